@@ -1,0 +1,11 @@
+"""s2s_ad: source-to-source automatic differentiation for Python and NumPy.
+
+``grad(f)`` reads ``f``'s source and returns a gradient function that is
+itself readable Python (``grad(f).source``).  See API.md for the contract.
+"""
+from .api import GradientFunction, grad, source, value_and_grad
+from .errors import TransformError
+from .rules import adjoint, tangent
+
+__version__ = "0.1.0"
+__all__ = ["GradientFunction", "TransformError", "adjoint", "grad", "source", "tangent", "value_and_grad"]

@@ -1,0 +1,106 @@
+"""Stage 3: facts about an SSA function that the generators need.
+
+Input: an ``ir.Function`` in SSA form, the parameters to differentiate, and
+what is known of each parameter's kind (``"scalar"``, ``"array"`` or
+unknown).  Output: an ``Analysis`` with
+
+* ``active``: the values that depend on a ``wrt`` parameter *and* reach the
+  result; only these get adjoint code;
+* ``shape``: a shape class per value.  ``SCALAR`` means a number; two values
+  with the same integer class provably have the same shape.  The reverse
+  generator reduces a broadcast contribution only where classes differ.
+* ``uses``: how many times each value is read.
+"""
+from __future__ import annotations
+
+import itertools
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Iterable, Optional, Union
+
+import numpy as np
+
+from . import ir, rules
+
+SCALAR = "scalar"
+ShapeClass = Union[str, int]
+
+
+@dataclass
+class Analysis:
+    active: set[str]
+    shape: dict[str, ShapeClass]
+    uses: Counter = field(default_factory=Counter)
+
+    def shape_of(self, expr: ir.Expr) -> Optional[ShapeClass]:
+        if isinstance(expr, ir.Var):
+            return self.shape.get(expr.name)
+        if isinstance(expr, ir.Const) and isinstance(expr.value, (int, float, np.generic)):
+            return SCALAR
+        return None
+
+
+def differentiable_operands(stmt: ir.Assign) -> list[tuple[str, ir.Expr]]:
+    """The (rule input, operand) pairs through which derivatives flow."""
+    call = stmt.value
+    if not isinstance(call, ir.Call) or rules.is_nondifferentiable(call.fn):
+        return []
+    rule = rules.adjoint_rule(call.fn)
+    bound = rules.bind_arguments(rule, call.args, call.kwargs)
+    return [(name, bound[name]) for name in rule.differentiable_inputs() if not rules.is_default(bound[name])]
+
+
+def _reads(exprs: Iterable[ir.Expr]) -> set[str]:
+    return {name for e in exprs for name in ir.names_read(e)}
+
+
+def _statements(fn: ir.Function) -> list[ir.Assign]:
+    return [s for s in fn.body if isinstance(s, ir.Assign)]
+
+
+def activity(fn: ir.Function, wrt: Iterable[str]) -> set[str]:
+    """Values that depend on ``wrt`` and reach the returned value."""
+    varied = set(wrt)
+    for stmt in _statements(fn):
+        if _reads(e for _, e in differentiable_operands(stmt)) & varied:
+            varied.add(stmt.target)
+    result = fn.body[-1].value
+    useful = set(ir.names_read(result))
+    for stmt in reversed(_statements(fn)):
+        if stmt.target in useful:
+            useful |= _reads(e for _, e in differentiable_operands(stmt))
+    return varied & useful
+
+
+def shape_classes(fn: ir.Function, kinds: dict[str, Optional[str]]) -> dict[str, ShapeClass]:
+    """Assign each value a shape class (see the module docstring)."""
+    fresh = itertools.count()
+    shape: dict[str, ShapeClass] = {}
+    for p in fn.params:
+        shape[p] = SCALAR if kinds.get(p) == "scalar" else next(fresh)
+
+    def class_of(expr: ir.Expr) -> ShapeClass:
+        if isinstance(expr, ir.Var):
+            return shape[expr.name]
+        if isinstance(expr, ir.Const) and not isinstance(expr.value, np.ndarray):
+            return SCALAR  # numbers; None and strings do not take part in broadcasting
+        return next(fresh)
+
+    for stmt in _statements(fn):
+        value = stmt.value
+        if isinstance(value, ir.Call) and rules.is_elementwise(value.fn):
+            operands = list(value.args) + [v for _, v in value.kwargs]
+            classes = {class_of(a) for a in operands} - {SCALAR}
+            shape[stmt.target] = SCALAR if not classes else classes.pop() if len(classes) == 1 else next(fresh)
+        elif isinstance(value, ir.Call):
+            shape[stmt.target] = next(fresh)
+        else:
+            shape[stmt.target] = class_of(value)
+    return shape
+
+
+def analyse(fn: ir.Function, wrt: Iterable[str], kinds: dict[str, Optional[str]]) -> Analysis:
+    uses: Counter = Counter()
+    for stmt in fn.body:
+        uses.update(ir.names_read(stmt.value))
+    return Analysis(activity(fn, wrt), shape_classes(fn, kinds), uses)

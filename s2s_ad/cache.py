@@ -1,0 +1,52 @@
+"""Stage 7: compile generated source, make tracebacks readable, and cache.
+
+Input: an ``emit.Emitted`` module.  Output: the compiled function.  The
+source is registered with ``linecache`` under a name like
+``<s2s_ad d_f from rational.py:3>``, so a traceback raised inside generated
+code shows the generated line (whose comment names the user's line).
+
+``TransformCache`` maps a key to a built value and is safe to use from
+several threads: a key is built once, by the first thread asking for it.
+"""
+from __future__ import annotations
+
+import linecache
+import os
+import threading
+from typing import Any, Callable, Hashable
+
+from .emit import Emitted
+
+
+def compile_emitted(emitted: Emitted, origin: str) -> Callable:
+    filename = f"<s2s_ad {emitted.name} from {origin}>"
+    lines = emitted.source.splitlines(True)
+    linecache.cache[filename] = (len(emitted.source), None, lines, filename)
+    code = compile(emitted.source, filename, "exec")
+    namespace = dict(emitted.namespace.globals)
+    exec(code, namespace)
+    function = namespace[emitted.name]
+    function.__s2s_source__ = emitted.source
+    return function
+
+
+def origin_of(filename: str, line: int) -> str:
+    return f"{os.path.basename(filename)}:{line}"
+
+
+class TransformCache:
+    """A thread-safe map from keys to transformed functions."""
+
+    def __init__(self) -> None:
+        self._entries: dict[Hashable, Any] = {}
+        self._lock = threading.RLock()
+
+    def get(self, key: Hashable, build: Callable[[], Any]) -> Any:
+        try:
+            return self._entries[key]
+        except KeyError:
+            pass
+        with self._lock:
+            if key not in self._entries:
+                self._entries[key] = build()
+            return self._entries[key]

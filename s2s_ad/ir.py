@@ -1,0 +1,187 @@
+"""The intermediate representation shared by the middle stages.
+
+Expressions are small immutable trees: ``Var`` (a name), ``Const`` (a Python
+value), ``Call`` (a call of a Python callable, recognised by identity: an
+operator such as ``operator.add``, ``numpy.sin``, a runtime helper), ``Slice``
+and ``Display`` (tuple and list displays, used for indices and shape
+arguments).
+
+A ``Function`` holds parameters and a body of ``Assign`` statements ending in
+``Return``.  Two forms use it:
+
+* the **SSA form** made by ``lower.py``.  Its invariants, checked by
+  :func:`check_ssa`, are: (1) every name is assigned once, parameters
+  included; (2) every name is assigned before it is read; (3) every
+  assignment is three-address: its value is an *atom* (``Var``/``Const``) or a
+  single ``Call`` whose arguments are atoms, slices of atoms, or displays of
+  atoms; (4) the body ends with one ``Return`` of an atom, and nothing else
+  returns.
+* the **adjoint form** made by ``reverse.py``: the same statements, but values
+  may be nested expressions and adjoint names may be reassigned (``d_a = d_a
+  + ...``), as a person writes accumulations.
+
+``reverse.py`` and ``forward.py`` work on this IR only; only ``lower.py`` and
+``emit.py`` know gast.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable, Iterator, Optional, Union
+
+
+@dataclass(frozen=True)
+class Var:
+    name: str
+
+
+@dataclass(frozen=True, eq=False)
+class Const:
+    value: Any
+
+
+@dataclass(frozen=True)
+class Call:
+    fn: Any
+    args: tuple["Expr", ...]
+    kwargs: tuple[tuple[str, "Expr"], ...] = ()
+
+
+@dataclass(frozen=True)
+class Slice:
+    lower: Optional["Expr"]
+    upper: Optional["Expr"]
+    step: Optional["Expr"]
+
+
+@dataclass(frozen=True)
+class Display:
+    kind: str  # "tuple" or "list"
+    items: tuple["Expr", ...]
+
+
+Expr = Union[Var, Const, Call, Slice, Display]
+
+
+@dataclass
+class Assign:
+    target: str
+    value: Expr
+    line: Optional[int] = None
+
+
+@dataclass
+class Return:
+    value: Expr
+    line: Optional[int] = None
+
+
+Stmt = Union[Assign, Return]
+
+
+@dataclass
+class Function:
+    """A function in IR form, with where it came from for comments and errors."""
+
+    name: str
+    params: list[str]
+    body: list[Stmt]
+    filename: str = "<unknown>"
+    firstline: int = 1
+    docstring: Optional[str] = None
+    # Names bound in the generated module's globals (arrays, user black boxes).
+    constants: dict[str, Any] = field(default_factory=dict)
+
+
+def is_atom(expr: Expr) -> bool:
+    return isinstance(expr, (Var, Const))
+
+
+def is_const(expr: Optional[Expr], value: Any) -> bool:
+    """True if ``expr`` is a numeric constant equal to ``value`` (never an array)."""
+    if not isinstance(expr, Const):
+        return False
+    v = expr.value
+    return isinstance(v, (int, float)) and not isinstance(v, bool) and v == value
+
+
+def children(expr: Expr) -> Iterator[Expr]:
+    if isinstance(expr, Call):
+        yield from expr.args
+        for _, v in expr.kwargs:
+            yield v
+    elif isinstance(expr, Slice):
+        for part in (expr.lower, expr.upper, expr.step):
+            if part is not None:
+                yield part
+    elif isinstance(expr, Display):
+        yield from expr.items
+
+
+def names_read(expr: Expr) -> Iterator[str]:
+    """Every variable name the expression reads, with repeats."""
+    if isinstance(expr, Var):
+        yield expr.name
+        return
+    for child in children(expr):
+        yield from names_read(child)
+
+
+def transform(expr: Expr, visit: Callable[[Expr], Optional[Expr]]) -> Expr:
+    """Rebuild ``expr`` bottom-up; ``visit`` may return a replacement for a node."""
+    if isinstance(expr, Call):
+        args = tuple(transform(a, visit) for a in expr.args)
+        kwargs = tuple((k, transform(v, visit)) for k, v in expr.kwargs)
+        expr = Call(expr.fn, args, kwargs)
+    elif isinstance(expr, Slice):
+        expr = Slice(*(None if p is None else transform(p, visit) for p in (expr.lower, expr.upper, expr.step)))
+    elif isinstance(expr, Display):
+        expr = Display(expr.kind, tuple(transform(i, visit) for i in expr.items))
+    replaced = visit(expr)
+    return expr if replaced is None else replaced
+
+
+def substitute(expr: Expr, mapping: dict[str, Expr]) -> Expr:
+    """Replace variables by expressions."""
+    return transform(expr, lambda e: mapping.get(e.name) if isinstance(e, Var) else None)
+
+
+class SSAViolation(AssertionError):
+    """The lowered form broke one of the SSA invariants (a bug in lower.py)."""
+
+
+def _is_operand(expr: Expr) -> bool:
+    if is_atom(expr):
+        return True
+    if isinstance(expr, Slice):
+        return all(p is None or is_atom(p) for p in (expr.lower, expr.upper, expr.step))
+    if isinstance(expr, Display):
+        return all(_is_operand(i) for i in expr.items)
+    return False
+
+
+def check_ssa(fn: Function) -> None:
+    """Raise ``SSAViolation`` unless ``fn`` satisfies the SSA invariants above."""
+    defined = set(fn.params)
+    if len(defined) != len(fn.params):
+        raise SSAViolation(f"repeated parameter in {fn.params}")
+    if not fn.body or not isinstance(fn.body[-1], Return):
+        raise SSAViolation("body must end with a Return")
+    for stmt in fn.body:
+        for name in names_read(stmt.value):
+            if name not in defined:
+                raise SSAViolation(f"line {stmt.line}: {name!r} read before it is assigned")
+        if isinstance(stmt, Return):
+            if stmt is not fn.body[-1]:
+                raise SSAViolation("Return before the end of the body")
+            if not is_atom(stmt.value):
+                raise SSAViolation("Return of a compound expression")
+            continue
+        if stmt.target in defined:
+            raise SSAViolation(f"{stmt.target!r} assigned twice")
+        value = stmt.value
+        if isinstance(value, Call):
+            if not all(_is_operand(a) for a in value.args) or not all(_is_operand(v) for _, v in value.kwargs):
+                raise SSAViolation(f"line {stmt.line}: nested call in {stmt.target!r}")
+        elif not is_atom(value):
+            raise SSAViolation(f"line {stmt.line}: {stmt.target!r} is not three-address")
+        defined.add(stmt.target)

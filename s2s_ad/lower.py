@@ -1,0 +1,398 @@
+"""Stage 2: gast → SSA three-address IR.
+
+Input: a ``ParsedFunction`` (its body already checked against the subset).
+Output: an ``ir.Function`` satisfying the SSA invariants of ``ir.py``: one
+operation per statement, every value named once, constants inline, names
+derived from the user's (``a``, ``a_1`` for a reassigned ``a``, ``x_sq`` for
+``x ** 2``, ``sin_x`` for ``np.sin(x)``).  Plain copies (``a = x``) and
+constant assignments do not become statements: later reads use the copied
+value directly.
+
+The same expression converter turns the bodies of rule templates into IR
+trees (``template_ir``); there nothing is flattened.
+"""
+from __future__ import annotations
+
+import builtins
+import keyword
+import operator
+import types
+from typing import Any, Callable, Optional
+
+import gast
+import numpy as np
+
+from . import ir, rules, runtime
+from .errors import TransformError
+from .parse import ParsedFunction, Resolver
+
+BINARY_OPERATORS = {
+    gast.Add: operator.add, gast.Sub: operator.sub, gast.Mult: operator.mul,
+    gast.Div: operator.truediv, gast.FloorDiv: operator.floordiv, gast.Mod: operator.mod,
+    gast.Pow: operator.pow, gast.MatMult: operator.matmul,
+}
+UNARY_OPERATORS = {gast.USub: operator.neg, gast.UAdd: operator.pos, gast.Not: operator.not_}
+COMPARISONS = {
+    gast.Lt: operator.lt, gast.LtE: operator.le, gast.Gt: operator.gt, gast.GtE: operator.ge,
+    gast.Eq: operator.eq, gast.NotEq: operator.ne, gast.Is: operator.is_, gast.IsNot: operator.is_not,
+}
+# Words for naming intermediate values after the operation that made them.
+_OP_WORDS = {
+    operator.add: ("plus", "total"), operator.sub: ("minus", "diff"), operator.mul: ("times", "prod"),
+    operator.truediv: ("over", "ratio"), operator.matmul: ("at", "matprod"), operator.pow: ("pow", "power"),
+    operator.mod: ("mod", "rem"), operator.floordiv: ("div", "quot"),
+}
+_CONSTANT_TYPES = (int, float, complex, bool, str, type(None), np.generic)
+_NAME_LIMIT = 16
+
+
+def _is_plain_constant(value: Any) -> bool:
+    if isinstance(value, tuple):
+        return all(_is_plain_constant(v) for v in value)
+    return isinstance(value, _CONSTANT_TYPES)
+
+
+class ExpressionConverter:
+    """Turns gast expressions into IR trees, resolving every name it meets.
+
+    ``local`` maps a name to the IR value it currently holds, or ``None`` if
+    the name is not local; ``error`` builds a located ``TransformError``.
+    """
+
+    def __init__(self, local: Callable[[str], Optional[ir.Expr]], resolver: Resolver,
+                 error: Callable[[str, str, Any], TransformError], check_calls: bool = True) -> None:
+        self.check_calls = check_calls
+        self.local = local
+        self.resolver = resolver
+        self.error = error
+
+    def convert(self, node: Any) -> ir.Expr:
+        method = getattr(self, "_" + type(node).__name__, None)
+        if method is None:
+            raise self.error(f"the expression {type(node).__name__}", "rewrite it with simpler expressions", node)
+        return method(node)
+
+    def _Constant(self, node: gast.Constant) -> ir.Expr:
+        return ir.Const(node.value)
+
+    def _Name(self, node: gast.Name) -> ir.Expr:
+        value = self.local(node.id)
+        if value is not None:
+            return value
+        return self._global_value(node.id, self._lookup(node), node)
+
+    def _lookup(self, node: gast.Name) -> Any:
+        found, value = self.resolver.lookup(node.id)
+        if not found:
+            raise self.error(f"the name {node.id!r}", "it is not defined where the function is", node)
+        return value
+
+    def _global_value(self, name: str, value: Any, node: Any) -> ir.Expr:
+        if _is_plain_constant(value):
+            return ir.Const(value)
+        if isinstance(value, np.ndarray):
+            return ir.Const(value)
+        raise self.error(f"the value of {name!r} ({type(value).__name__})",
+                         "only numbers and arrays can be used as values; functions must be called", node)
+
+    def _UnaryOp(self, node: gast.UnaryOp) -> ir.Expr:
+        operand = self.convert(node.operand)
+        fn = UNARY_OPERATORS.get(type(node.op))
+        if fn is None:
+            raise self.error("the operator ~", "use np.logical_not or arithmetic", node)
+        if fn is operator.neg and isinstance(operand, ir.Const) and isinstance(operand.value, (int, float)):
+            return ir.Const(-operand.value)
+        return ir.Call(fn, (operand,))
+
+    def _BinOp(self, node: gast.BinOp) -> ir.Expr:
+        fn = BINARY_OPERATORS.get(type(node.op))
+        if fn is None:
+            raise self.error(f"the operator {type(node.op).__name__}", "bitwise operators cannot be differentiated", node)
+        return ir.Call(fn, (self.convert(node.left), self.convert(node.right)))
+
+    def _Compare(self, node: gast.Compare) -> ir.Expr:
+        op = type(node.ops[0])
+        left, right = self.convert(node.left), self.convert(node.comparators[0])
+        if op is gast.In:
+            return ir.Call(operator.contains, (right, left))
+        if op is gast.NotIn:
+            return ir.Call(operator.not_, (ir.Call(operator.contains, (right, left)),))
+        return ir.Call(COMPARISONS[op], (left, right))
+
+    def _Tuple(self, node: gast.Tuple) -> ir.Expr:
+        return ir.Display("tuple", tuple(self.convert(e) for e in node.elts))
+
+    def _List(self, node: gast.List) -> ir.Expr:
+        return ir.Display("list", tuple(self.convert(e) for e in node.elts))
+
+    def _Slice(self, node: gast.Slice) -> ir.Expr:
+        parts = (node.lower, node.upper, node.step)
+        return ir.Slice(*(None if p is None else self.convert(p) for p in parts))
+
+    def _Subscript(self, node: gast.Subscript) -> ir.Expr:
+        return ir.Call(operator.getitem, (self.convert(node.value), self.convert(node.slice)))
+
+    def _static(self, node: Any) -> tuple[bool, Any]:
+        """Resolve ``np.linalg.norm``-style chains of modules and classes."""
+        if isinstance(node, gast.Name):
+            if self.local(node.id) is not None:
+                return False, None
+            return True, self._lookup(node)
+        if isinstance(node, gast.Attribute):
+            found, base = self._static(node.value)
+            if found and isinstance(base, (types.ModuleType, type)):
+                if not hasattr(base, node.attr):
+                    raise self.error(f"{getattr(base, '__name__', base)}.{node.attr}", "no such attribute", node)
+                return True, getattr(base, node.attr)
+        return False, None
+
+    def _Attribute(self, node: gast.Attribute) -> ir.Expr:
+        found, value = self._static(node)
+        if found:
+            return self._global_value(node.attr, value, node)
+        fn = rules.attribute_function(node.attr)
+        if fn is None:
+            raise self.error(f"the attribute .{node.attr}", "only array attributes with a rule (.T, .shape, "
+                             ".ndim, .size) can be read", node)
+        return ir.Call(fn, (self.convert(node.value),))
+
+    def _Call(self, node: gast.Call) -> ir.Expr:
+        args = [self.convert(a) for a in node.args]
+        kwargs = tuple((k.arg, self.convert(k.value)) for k in node.keywords)
+        if any(k.arg is None for k in node.keywords):
+            raise self.error("**kwargs in a call", "pass keyword arguments one by one", node)
+        found, fn = self._static(node.func)
+        if not found:
+            fn, args = self._method(node, args)
+        if self.check_calls:
+            self._check_callee(fn, node, tuple(args), kwargs)
+        return ir.Call(fn, tuple(args), kwargs)
+
+    def _method(self, node: gast.Call, args: list) -> tuple[Any, list]:
+        func = node.func
+        if not isinstance(func, gast.Attribute):
+            raise self.error(f"a call of {type(func).__name__}", "call functions by name", node)
+        entry = rules.method_function(func.attr)
+        if entry is None:
+            raise self.error(f"the method .{func.attr}()", "only array methods with a rule can be called "
+                             "(sum, mean, reshape, ...); call the NumPy function instead", node)
+        fn, pack = entry
+        if pack and len(args) > 1:
+            args = [ir.Display("tuple", tuple(args))]
+        return fn, [self.convert(func.value)] + args
+
+    def _check_callee(self, fn: Any, node: Any, args: tuple, kwargs: tuple) -> None:
+        name = getattr(fn, "__qualname__", None) or getattr(fn, "__name__", repr(fn))
+        rule = rules.adjoint_rule(fn)
+        if rule is not None:
+            try:
+                rules.bind_arguments(rule, args, kwargs)
+            except rules.ArgumentMismatch as exc:
+                raise self.error(f"the call of {name}", f"it passes {exc}", node) from None
+            return
+        if rules.is_nondifferentiable(fn):
+            return
+        if isinstance(fn, types.FunctionType):
+            raise self.error(f"the call of your function {name!r}", "calls to Python functions are not "
+                             "supported yet; inline it, or give it a rule with @s2s_ad.adjoint", node)
+        raise self.error(f"the call of {name}", f"it has no derivative rule; add one with "
+                         f"@s2s_ad.adjoint({name}) (see README, 'Adding a rule')", node)
+
+
+class _Names:
+    """Hands out unique SSA names, keeping the user's names where it can."""
+
+    # Names generated code reads as globals must never be shadowed by a local.
+    RESERVED = ({"np", "math", "operator", "builtins"} | set(keyword.kwlist) | set(dir(builtins))
+                | {n for n in dir(runtime) if not n.startswith("_")})
+
+    def __init__(self, reserved: set[str]) -> None:
+        self.taken = set(self.RESERVED) | set(reserved)
+
+    @staticmethod
+    def _clean(base: str) -> str:
+        base = "".join(c if c.isalnum() or c == "_" else "_" for c in base).strip("_") or "v"
+        if base[0].isdigit():
+            base = "v_" + base
+        return base
+
+    def fresh(self, base: str) -> str:
+        base = self._clean(base)
+        if base not in self.taken:
+            self.taken.add(base)
+            return base
+        stem, _, suffix = base.rpartition("_")
+        if stem and suffix.isdigit():
+            base = stem
+        n = 1
+        while f"{base}_{n}" in self.taken:
+            n += 1
+        self.taken.add(f"{base}_{n}")
+        return f"{base}_{n}"
+
+    def claim(self, name: str) -> str:
+        """Use the user's own name if free (the first binding of a local)."""
+        clean = self._clean(name)
+        if clean == name and name not in self.taken:
+            self.taken.add(name)
+            return name
+        return self.fresh(name)
+
+
+class Lowering:
+    """Flattens one function body into SSA statements."""
+
+    def __init__(self, parsed: ParsedFunction) -> None:
+        self.parsed = parsed
+        self.names = _Names(set())
+        self.user_names: set[str] = set()
+        self.env: dict[str, ir.Expr] = {}
+        self.body: list[ir.Stmt] = []
+        self.line: Optional[int] = None
+        self.converter = ExpressionConverter(self.env.get, parsed.resolver, parsed.error)
+
+    def run(self) -> ir.Function:
+        params = []
+        for p in self.parsed.params:
+            name = self.names.claim(p)
+            self.env[p] = ir.Var(name)
+            self.user_names.add(name)
+            params.append(name)
+        for stmt in self.parsed.node.body:
+            self.line = stmt.lineno
+            self.statement(stmt)
+        node = self.parsed.node
+        docstring = gast.get_docstring(node) if hasattr(gast, "get_docstring") else None
+        return ir.Function(node.name, params, self.body, self.parsed.filename, node.lineno, docstring)
+
+    def statement(self, stmt: Any) -> None:
+        if isinstance(stmt, gast.Assign):
+            value = self.converter.convert(stmt.value)
+            for target in stmt.targets:
+                self.bind(target, value)
+        elif isinstance(stmt, gast.AugAssign):
+            op = BINARY_OPERATORS[type(stmt.op)]
+            current = self.converter.convert(stmt.target)
+            self.bind(stmt.target, ir.Call(op, (current, self.converter.convert(stmt.value))))
+        elif isinstance(stmt, gast.Return):
+            self.ret(stmt)
+        # Pass and the docstring need nothing.
+
+    def bind(self, target: Any, value: ir.Expr) -> None:
+        if isinstance(target, gast.Name):
+            if ir.is_atom(value):
+                self.env[target.id] = value
+                return
+            name = self.names.claim(target.id)
+            self.user_names.add(name)
+            self.env[target.id] = self.flatten(value, name)
+            return
+        # Tuple unpacking: a display binds element-wise, anything else by index.
+        elements = target.elts
+        if isinstance(value, ir.Display) and len(value.items) == len(elements):
+            items = [self.flatten(v) for v in value.items]  # evaluate all before binding any
+            for element, item in zip(elements, items):
+                self.bind(element, item)
+            return
+        if isinstance(value, ir.Display):
+            raise self.parsed.error("an unpacking of the wrong length",
+                                    f"{len(value.items)} values into {len(elements)} names", target)
+        whole = self.flatten(value)
+        for i, element in enumerate(elements):
+            self.bind(element, ir.Call(operator.getitem, (whole, ir.Const(i))))
+
+    def ret(self, stmt: gast.Return) -> None:
+        if stmt.value is None:
+            raise self.parsed.error("a bare return", "return the scalar value to differentiate", stmt)
+        value = self.converter.convert(stmt.value)
+        if isinstance(value, ir.Display):
+            raise self.parsed.error("a function returning a tuple",
+                                    "grad needs one scalar result; use s2s_ad.vjp or s2s_ad.jacobian", stmt)
+        self.body.append(ir.Return(self.flatten(value, "out"), self.line))
+
+    def flatten(self, expr: ir.Expr, name: Optional[str] = None) -> ir.Expr:
+        """Emit statements computing ``expr``; return the atom holding it."""
+        if ir.is_atom(expr):
+            return expr
+        if isinstance(expr, ir.Slice):
+            return ir.Slice(*(None if p is None else self.flatten(p) for p in (expr.lower, expr.upper, expr.step)))
+        if isinstance(expr, ir.Display):
+            return ir.Display(expr.kind, tuple(self.flatten(i) for i in expr.items))
+        args = tuple(self._operand(a) for a in expr.args)
+        kwargs = tuple((k, self._operand(v)) for k, v in expr.kwargs)
+        call = ir.Call(expr.fn, args, kwargs)
+        target = self.names.fresh(self._describe(call)) if name is None else name
+        self.body.append(ir.Assign(target, call, self.line))
+        return ir.Var(target)
+
+    def _operand(self, expr: ir.Expr) -> ir.Expr:
+        if isinstance(expr, (ir.Slice, ir.Display)):
+            return self.flatten(expr)
+        return self.flatten(expr)
+
+    def _short(self, expr: ir.Expr) -> Optional[str]:
+        if isinstance(expr, ir.Var) and expr.name in self.user_names:
+            return expr.name
+        if isinstance(expr, ir.Const) and isinstance(expr.value, (int, float)) and not isinstance(expr.value, bool):
+            value = expr.value
+            if float(value).is_integer() and 0 <= value < 100:
+                return str(int(value))
+        return None
+
+    def _describe(self, call: ir.Call) -> str:
+        """A readable name for the value ``call`` makes: x_plus_1, x_sq, sin_x."""
+        fn, args = call.fn, call.args
+        shorts = [self._short(a) for a in args]
+        if fn is operator.pow and shorts[0] and ir.is_const(args[1], 2):
+            return f"{shorts[0]}_sq"
+        if fn in _OP_WORDS:
+            word, noun = _OP_WORDS[fn]
+            if all(shorts) and len(args) == 2:
+                name = f"{shorts[0]}_{word}_{shorts[1]}"
+                if len(name) <= _NAME_LIMIT:
+                    return name
+            return noun
+        if fn is operator.neg:
+            return f"neg_{shorts[0]}" if shorts[0] else "neg"
+        if fn is operator.getitem:
+            return f"{shorts[0]}_part" if shorts[0] else "part"
+        base = getattr(fn, "__name__", "value").lstrip("_") or "value"
+        if shorts and shorts[0] and len(base) + len(shorts[0]) < _NAME_LIMIT:
+            return f"{base}_{shorts[0]}"
+        return base
+
+
+def lower(parsed: ParsedFunction) -> ir.Function:
+    """Lower a parsed function to SSA form (see the module docstring)."""
+    return Lowering(parsed).run()
+
+
+_TEMPLATE_IR: dict[int, tuple[rules.Rule, tuple]] = {}
+
+
+def _template_ir(rule: rules.Rule) -> tuple[tuple[str, ir.Expr], ...]:
+    params = set(rule.inputs) | {rule.result} | set(rule.seeds)
+    local: set[str] = set()
+
+    def lookup(name: str) -> Optional[ir.Expr]:
+        return ir.Var(name) if name in params or name in local else None
+
+    def error(construct: str, hint: str, node: Any) -> TransformError:
+        return TransformError(construct, hint, filename=rule.filename, line=getattr(node, "lineno", 0) + rule.line - 2)
+
+    converter = ExpressionConverter(lookup, Resolver(rule.namespace, {}), error, check_calls=False)
+    statements = []
+    for stmt in rule.body:
+        if not (isinstance(stmt, gast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], gast.Name)):
+            raise error("a statement in a rule", "a rule body holds only assignments name = expression", stmt)
+        statements.append((stmt.targets[0].id, converter.convert(stmt.value)))
+        local.add(stmt.targets[0].id)
+    return tuple(statements)
+
+
+def template_ir(rule: rules.Rule) -> tuple[tuple[str, ir.Expr], ...]:
+    """The rule's body as ``(name, IR tree)`` pairs, names as in the template."""
+    cached = _TEMPLATE_IR.get(id(rule))
+    if cached is None or cached[0] is not rule:
+        cached = _TEMPLATE_IR[id(rule)] = (rule, _template_ir(rule))
+    return cached[1]

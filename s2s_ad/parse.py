@@ -1,0 +1,209 @@
+"""Stage 1: a Python function → its gast tree and what its free names mean.
+
+Input: a plain Python function object.  Output: a ``ParsedFunction`` with
+the ``gast.FunctionDef`` (decorators dropped, line numbers made absolute in
+the user's file), a resolver for the free names (globals, closure cells,
+builtins), and the parameters.  Before returning, the whole body is checked
+against the supported subset, so that refusals come early with file, line
+and column.
+"""
+from __future__ import annotations
+
+import builtins
+import inspect
+import textwrap
+import types
+from dataclasses import dataclass
+from typing import Any, Callable
+
+import gast
+
+from .errors import TransformError
+
+# Statements and expressions the lowering understands.  Anything else is
+# refused here with a reason and a hint (see ``_REFUSALS``).
+_STATEMENTS = (gast.Assign, gast.AugAssign, gast.Return, gast.Pass, gast.Expr)
+_EXPRESSIONS = (
+    gast.BinOp, gast.UnaryOp, gast.Compare, gast.Call, gast.Attribute, gast.Subscript,
+    gast.Name, gast.Constant, gast.Tuple, gast.List, gast.Slice, gast.keyword,
+)
+_REFUSALS: dict[type, tuple[str, str]] = {
+    gast.For: ("a for loop", "loops are not supported yet; write the computation with NumPy array operations"),
+    gast.While: ("a while loop", "loops are not supported yet; write the computation with NumPy array operations"),
+    gast.If: ("an if statement", "branches are not supported yet; use np.where(cond, a, b) for a choice per element"),
+    gast.IfExp: ("a conditional expression", "branches are not supported yet; use np.where(cond, a, b)"),
+    gast.BoolOp: ("and/or", "boolean operators are not supported yet; use np.logical_and / np.logical_or"),
+    gast.Try: ("a try statement", "exceptions cannot be differentiated; check inputs before calling the gradient"),
+    gast.With: ("a with statement", "move the context manager outside the differentiated function"),
+    gast.Raise: ("a raise statement", "check inputs before calling the gradient"),
+    gast.Assert: ("an assert statement", "check inputs before calling the gradient"),
+    gast.Global: ("a global statement", "pass the value as an argument and return the result instead"),
+    gast.Nonlocal: ("a nonlocal statement", "pass the value as an argument and return the result instead"),
+    gast.Delete: ("a del statement", "drop the del; names go out of scope at return"),
+    gast.FunctionDef: ("a nested function", "nested functions are not supported yet; define it at module level"),
+    gast.AsyncFunctionDef: ("an async function", "differentiate a plain def"),
+    gast.Lambda: ("a lambda", "define the function with def at module level"),
+    gast.ListComp: ("a list comprehension", "comprehensions are not supported yet; use NumPy array operations"),
+    gast.SetComp: ("a set comprehension", "sets cannot be differentiated"),
+    gast.DictComp: ("a dict comprehension", "dicts are not supported; use separate variables"),
+    gast.GeneratorExp: ("a generator expression", "use NumPy array operations"),
+    gast.Yield: ("yield", "generators cannot be differentiated; return a value"),
+    gast.YieldFrom: ("yield from", "generators cannot be differentiated; return a value"),
+    gast.Await: ("await", "differentiate a plain synchronous function"),
+    gast.Import: ("an import inside the function", "import at module level"),
+    gast.ImportFrom: ("an import inside the function", "import at module level"),
+    gast.ClassDef: ("a class definition", "define classes at module level"),
+    gast.Dict: ("a dict", "dicts are not supported; use separate variables"),
+    gast.Set: ("a set", "sets cannot be differentiated"),
+    gast.NamedExpr: ("the walrus operator :=", "assign in a statement of its own"),
+    gast.Starred: ("a starred expression", "pass the arguments one by one"),
+    gast.JoinedStr: ("an f-string", "strings cannot be differentiated; format outside the function"),
+}
+
+
+@dataclass
+class Resolver:
+    """Finds what a free name of the user's function means, as CPython would."""
+
+    globals: dict[str, Any]
+    closure: dict[str, Any]
+
+    def lookup(self, name: str) -> tuple[bool, Any]:
+        for scope in (self.closure, self.globals, vars(builtins)):
+            if name in scope:
+                return True, scope[name]
+        return False, None
+
+
+@dataclass
+class ParsedFunction:
+    fn: Callable
+    node: gast.FunctionDef
+    filename: str
+    resolver: Resolver
+    params: list[str]
+
+    @property
+    def name(self) -> str:
+        return self.node.name
+
+    @property
+    def line(self) -> int:
+        return self.node.lineno
+
+    def error(self, construct: str, hint: str, node: Any = None) -> TransformError:
+        line = getattr(node, "lineno", None) if node is not None else self.line
+        column = getattr(node, "col_offset", None) if node is not None else None
+        return TransformError(construct, hint, filename=self.filename, line=line,
+                              column=None if column is None else column + 1)
+
+
+def _closure_values(fn: types.FunctionType) -> dict[str, Any]:
+    values = {}
+    for name, cell in zip(fn.__code__.co_freevars, fn.__closure__ or ()):
+        try:
+            values[name] = cell.cell_contents
+        except ValueError:  # cell not filled yet
+            pass
+    return values
+
+
+def _read_source(fn: Any) -> tuple[str, str, int]:
+    name = getattr(fn, "__qualname__", repr(fn))
+    if not isinstance(fn, types.FunctionType):
+        raise TransformError(
+            f"{name!r} ({type(fn).__name__})",
+            "only plain Python functions defined with def can be transformed; "
+            "for a builtin or C function, give it a rule with @s2s_ad.adjoint",
+        )
+    filename = fn.__code__.co_filename
+    try:
+        lines, firstline = inspect.getsourcelines(fn)
+    except (OSError, TypeError) as exc:
+        raise TransformError(
+            f"{name!r}", "its source code cannot be read (it was typed into a bare REPL or made by exec); "
+            "define it in a .py file, or give it a rule with @s2s_ad.adjoint",
+            filename=filename, line=fn.__code__.co_firstlineno,
+        ) from exc
+    return textwrap.dedent("".join(lines)), filename, firstline
+
+
+def parse_function(fn: Callable) -> ParsedFunction:
+    """Parse ``fn`` and check its body against the supported subset."""
+    source, filename, firstline = _read_source(fn)
+    if fn.__name__ == "<lambda>":
+        raise TransformError("a lambda", "define the function with def", filename=filename, line=firstline)
+    try:
+        module = gast.parse(source)
+    except SyntaxError as exc:
+        raise TransformError(f"{fn.__qualname__!r}", f"its source does not parse on its own ({exc.msg})",
+                             filename=filename, line=firstline) from exc
+    node = module.body[0]
+    if not isinstance(node, gast.FunctionDef):
+        raise TransformError(f"{fn.__qualname__!r}", "its source is not a def statement",
+                             filename=filename, line=firstline)
+    gast.increment_lineno(node, firstline - 1)
+    node.decorator_list = []
+    params = _check_params(node, filename)
+    parsed = ParsedFunction(fn, node, filename, Resolver(fn.__globals__, _closure_values(fn)), params)
+    _check_subset(parsed)
+    return parsed
+
+
+def _check_params(node: gast.FunctionDef, filename: str) -> list[str]:
+    args = node.args
+    for extra, what in ((args.vararg, "*args"), (args.kwarg, "**kwargs")):
+        if extra is not None:
+            raise TransformError(f"a function with {what}", "name each parameter",
+                                 filename=filename, line=node.lineno)
+    if args.kwonlyargs or getattr(args, "posonlyargs", None):
+        pass  # bound by name through the signature; all are plain locals inside
+    return [a.id for a in list(getattr(args, "posonlyargs", [])) + args.args + args.kwonlyargs]
+
+
+def _check_subset(parsed: ParsedFunction) -> None:
+    body = parsed.node.body
+    if body and isinstance(body[0], gast.Expr) and isinstance(body[0].value, gast.Constant):
+        body = body[1:]  # the docstring
+    if not body or not isinstance(body[-1], gast.Return):
+        raise parsed.error(f"{parsed.name!r} without a final return", "end the function with return <scalar>",
+                           body[-1] if body else None)
+    for stmt in body:
+        for node in gast.walk(stmt):
+            refusal = _REFUSALS.get(type(node))
+            if refusal:
+                raise parsed.error(*refusal, node)
+        if isinstance(stmt, gast.Return) and stmt is not body[-1]:
+            raise parsed.error("a return before the end", "return once, at the end of the function", stmt)
+        if isinstance(stmt, gast.Expr):
+            raise parsed.error("an expression statement", "a differentiated function must be pure: "
+                               "drop calls made for their side effects (print, append, ...)", stmt)
+        if isinstance(stmt, gast.Assign):
+            for target in stmt.targets:
+                _check_target(parsed, target)
+        if isinstance(stmt, gast.AugAssign):
+            _check_target(parsed, stmt.target, tuple_ok=False)
+        if not isinstance(stmt, _STATEMENTS):
+            raise parsed.error(f"the statement {type(stmt).__name__}", "rewrite it with assignments", stmt)
+        for node in gast.walk(stmt):
+            if isinstance(node, gast.expr) and not isinstance(node, _EXPRESSIONS):
+                raise parsed.error(f"the expression {type(node).__name__}", "rewrite it with simpler expressions", node)
+            if isinstance(node, gast.Compare) and len(node.ops) > 1:
+                raise parsed.error("a chained comparison", "compare two values at a time", node)
+
+
+def _check_target(parsed: ParsedFunction, target: Any, tuple_ok: bool = True) -> None:
+    if isinstance(target, gast.Name):
+        return
+    if tuple_ok and isinstance(target, (gast.Tuple, gast.List)):
+        for element in target.elts:
+            _check_target(parsed, element, tuple_ok=True)
+        return
+    if isinstance(target, gast.Subscript):
+        raise parsed.error("an assignment into an array element",
+                           "writes into arrays are not supported yet; build the array with np.where or np.concatenate",
+                           target)
+    if isinstance(target, gast.Attribute):
+        raise parsed.error("an assignment to an attribute", "the function must not mutate objects; "
+                           "return the new value instead", target)
+    raise parsed.error(f"an assignment to {type(target).__name__}", "assign to plain names", target)

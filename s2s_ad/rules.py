@@ -1,0 +1,334 @@
+"""The rule registry: which functions have derivative rules, and the rules.
+
+A rule is a template: a small Python function whose parameters name the
+primal result, the primal inputs (as the differentiated function names its
+parameters) and the incoming adjoint (or the input tangents), and whose body
+is the derivative written as ordinary code.  It is parsed once and spliced
+into generated code; it is never called.
+
+Reverse rule::
+
+    @adjoint(np.tanh, elementwise=True)
+    def tanh(out, x, d_out):
+        d_x = d_out * (1.0 - out * out)
+
+Forward rule::
+
+    @tangent(np.tanh, elementwise=True)
+    def tanh(out, x, t_x):
+        t_out = t_x * (1.0 - out * out)
+
+Parameters with defaults are optional inputs (``axis=None``); keyword-only
+parameters after ``*`` are inputs that can only be passed by keyword.  An
+input whose ``d_<name>`` the body never assigns gets no gradient.
+``elementwise=True`` declares that the result has the broadcast shape of the
+inputs; the generator then reduces each contribution to its input's shape
+where broadcasting can have happened.  A rule that is not elementwise returns
+contributions already shaped like its inputs.
+
+Input: the decorated templates.  Output: ``Rule`` records, looked up by the
+function object's identity (so ``from numpy import tanh`` and ``np.tanh`` are
+the same rule).  The built-in rules live in ``s2s_ad.templates`` and are
+loaded on the first lookup.
+"""
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import inspect
+import os
+import sys
+import pkgutil
+import textwrap
+import threading
+from dataclasses import dataclass, field
+from typing import Any, Callable, Optional
+
+import gast
+
+from .errors import TransformError
+
+_NO_DEFAULT = object()
+
+
+@dataclass
+class Rule:
+    """One adjoint or tangent template."""
+
+    fn: Any
+    kind: str  # "adjoint" or "tangent"
+    name: str
+    result: str
+    inputs: tuple[str, ...]  # primal inputs, in positional order
+    positional: int  # how many of ``inputs`` may be passed by position
+    defaults: dict[str, Any]
+    seeds: tuple[str, ...]  # d_out, or t_<input> for each input
+    body: list  # gast statements
+    namespace: dict[str, Any] = field(repr=False)  # the template module's globals
+    filename: str
+    line: int
+    elementwise: bool = False
+    assigned: frozenset[str] = field(default_factory=frozenset)
+    # Test data for the registry-walking tests: calls to check against finite
+    # differences (input name -> shape for differentiable inputs, -> value
+    # for the others) and the interval inputs are drawn from.
+    examples: tuple[dict, ...] = ()
+    domain: tuple[float, float] = (0.2, 0.8)
+
+    def differentiable_inputs(self) -> tuple[str, ...]:
+        """Inputs whose derivative the rule gives."""
+        prefix = "d_" if self.kind == "adjoint" else "t_"
+        if self.kind == "adjoint":
+            return tuple(i for i in self.inputs if prefix + i in self.assigned)
+        return tuple(i for i in self.inputs if prefix + i in self.seeds)
+
+
+_ADJOINTS: dict[Any, Rule] = {}
+_TANGENTS: dict[Any, Rule] = {}
+_NONDIFFERENTIABLE: set = set()
+_ELEMENTWISE_CONSTANTS: set = set()  # non-differentiable, but shaped like their broadcast inputs
+_METHODS: dict[str, tuple[Any, bool]] = {}
+_ATTRIBUTES: dict[str, Any] = {}
+_loaded = False
+_load_lock = threading.Lock()
+
+
+def _key(fn: Any) -> Any:
+    # Bound builtin methods compare equal but are not identical; identity of
+    # the underlying object is what "recognised by identity" means for us.
+    return fn
+
+
+def _parse_template(template: Callable, kind: str, fn: Any) -> tuple[Rule, gast.FunctionDef]:
+    try:
+        source = textwrap.dedent(inspect.getsource(template))
+        filename = inspect.getsourcefile(template) or "<template>"
+        _, line = inspect.getsourcelines(template)
+    except (OSError, TypeError) as exc:
+        raise TransformError(
+            f"the {kind} rule {template.__name__!r}",
+            "its source cannot be read; define rules in a .py file",
+        ) from exc
+    module = gast.parse(source)
+    fdef = module.body[0]
+    assert isinstance(fdef, gast.FunctionDef)
+    args = fdef.args
+    if args.vararg or args.kwarg:
+        raise TransformError(f"the {kind} rule {template.__name__!r}", "*args and **kwargs are not allowed in a rule",
+                             filename=filename, line=line)
+    positional = [a.id for a in args.args]
+    keyword_only = [a.id for a in args.kwonlyargs]
+    all_params = positional + keyword_only
+    defaults: dict[str, Any] = {}
+    positional_defaults = template.__defaults__ or ()
+    for param, value in zip(positional[len(positional) - len(positional_defaults):], positional_defaults):
+        defaults[param] = value
+    defaults.update(template.__kwdefaults__ or {})
+    body = [s for s in fdef.body if not (isinstance(s, gast.Expr) and isinstance(s.value, gast.Constant))]
+    assigned = frozenset(
+        t.id for s in body if isinstance(s, gast.Assign) for t in s.targets if isinstance(t, gast.Name)
+    )
+    if len(all_params) < 2:
+        raise TransformError(f"the {kind} rule {template.__name__!r}",
+                             "a rule takes the result, the inputs and the incoming derivative",
+                             filename=filename, line=line)
+    result = all_params[0]
+    if kind == "adjoint":
+        seeds = (all_params[-1],)
+        inputs = all_params[1:-1]
+        bad = sorted(n for n in assigned if n.startswith("d_") and n[2:] not in inputs)
+        if bad:
+            raise TransformError(f"the adjoint rule {template.__name__!r}",
+                                 f"it assigns {', '.join(bad)} but has no input named {bad[0][2:]!r}",
+                                 filename=filename, line=line)
+    else:
+        seeds = tuple(p for p in all_params[1:] if p.startswith("t_") and p[2:] in all_params)
+        inputs = [p for p in all_params[1:] if p not in seeds]
+        if "t_" + result not in assigned:
+            raise TransformError(f"the tangent rule {template.__name__!r}",
+                                 f"its body must assign t_{result}", filename=filename, line=line)
+    n_positional = len([p for p in positional if p in inputs])
+    rule = Rule(
+        fn=fn, kind=kind, name=template.__name__, result=result, inputs=tuple(inputs),
+        positional=n_positional, defaults=defaults, seeds=seeds, body=body,
+        namespace=template.__globals__, filename=filename, line=line + 1, assigned=assigned,
+    )
+    return rule, fdef
+
+
+def _register(table: dict, kind: str, fn: Any, elementwise: bool, method: Optional[str],
+              pack_method_args: bool, attribute: Optional[str],
+              examples: tuple = (), domain: tuple = (0.2, 0.8)) -> Callable:
+    def decorate(template: Callable) -> Callable:
+        rule, _ = _parse_template(template, kind, fn)
+        rule.elementwise = elementwise
+        rule.examples = tuple(examples)
+        rule.domain = tuple(domain)
+        table[_key(fn)] = rule
+        if method:
+            _METHODS[method] = (fn, pack_method_args)
+        if attribute:
+            _ATTRIBUTES[attribute] = fn
+        return template
+    return decorate
+
+
+def adjoint(fn: Any, *, elementwise: bool = False, method: Optional[str] = None,
+            pack_method_args: bool = False, attribute: Optional[str] = None,
+            examples: tuple = (), domain: tuple = (0.2, 0.8)) -> Callable:
+    """Declare the reverse rule of ``fn`` (see the module docstring).
+
+    ``method="sum"`` also makes ``x.sum(...)`` mean ``fn(x, ...)``;
+    ``pack_method_args`` packs ``x.reshape(2, 3)`` into ``fn(x, (2, 3))``;
+    ``attribute="T"`` makes ``x.T`` mean ``fn(x)``.  ``examples`` and
+    ``domain`` are test data: see ``Rule``.
+    """
+    return _register(_ADJOINTS, "adjoint", fn, elementwise, method, pack_method_args, attribute,
+                     examples, domain)
+
+
+def tangent(fn: Any, *, elementwise: bool = False) -> Callable:
+    """Declare the forward (tangent) rule of ``fn``."""
+    return _register(_TANGENTS, "tangent", fn, elementwise, None, False, None)
+
+
+def nondifferentiable(*fns: Any, elementwise: bool = False, methods: Optional[dict[str, Any]] = None,
+                      attributes: Optional[dict[str, Any]] = None) -> None:
+    """Declare functions whose results carry no derivative (comparisons, shapes).
+
+    ``elementwise=True`` says the result has the broadcast shape of the inputs
+    (comparisons, ``np.sign``), which lets the generator prove shapes equal.
+    """
+    for fn in fns:
+        _NONDIFFERENTIABLE.add(_key(fn))
+        if elementwise:
+            _ELEMENTWISE_CONSTANTS.add(_key(fn))
+    for name, fn in (methods or {}).items():
+        _METHODS[name] = (fn, False)
+    for name, fn in (attributes or {}).items():
+        _ATTRIBUTES[name] = fn
+
+
+def _templates_package() -> Any:
+    """``s2s_ad.templates``; in a source checkout that is not installed, ../templates."""
+    try:
+        return importlib.import_module("s2s_ad.templates")
+    except ModuleNotFoundError:
+        folder = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "templates")
+        spec = importlib.util.spec_from_file_location(
+            "s2s_ad.templates", os.path.join(folder, "__init__.py"), submodule_search_locations=[folder])
+        if spec is None:
+            raise
+        package = importlib.util.module_from_spec(spec)
+        sys.modules["s2s_ad.templates"] = package
+        spec.loader.exec_module(package)
+        return package
+
+
+def load_templates() -> None:
+    """Import every module of ``s2s_ad.templates`` once (thread-safe)."""
+    global _loaded
+    if _loaded:
+        return
+    with _load_lock:
+        if _loaded:
+            return
+        package = _templates_package()
+        for info in sorted(pkgutil.iter_modules(package.__path__), key=lambda i: i.name):
+            importlib.import_module(f"s2s_ad.templates.{info.name}")
+        _loaded = True
+
+
+def adjoint_rule(fn: Any) -> Optional[Rule]:
+    load_templates()
+    try:
+        return _ADJOINTS.get(_key(fn))
+    except TypeError:  # unhashable callable
+        return None
+
+
+def tangent_rule(fn: Any) -> Optional[Rule]:
+    load_templates()
+    try:
+        return _TANGENTS.get(_key(fn))
+    except TypeError:
+        return None
+
+
+def is_nondifferentiable(fn: Any) -> bool:
+    load_templates()
+    try:
+        return _key(fn) in _NONDIFFERENTIABLE
+    except TypeError:
+        return False
+
+
+def is_elementwise(fn: Any) -> bool:
+    """True if ``fn``'s result has the broadcast shape of its inputs."""
+    rule = adjoint_rule(fn)
+    if rule is not None:
+        return rule.elementwise
+    try:
+        return _key(fn) in _ELEMENTWISE_CONSTANTS
+    except TypeError:
+        return False
+
+
+def is_known(fn: Any) -> bool:
+    """True if ``fn`` is a primitive: it has a rule or is declared constant."""
+    return adjoint_rule(fn) is not None or is_nondifferentiable(fn)
+
+
+def method_function(name: str) -> Optional[tuple[Any, bool]]:
+    load_templates()
+    return _METHODS.get(name)
+
+
+def attribute_function(name: str) -> Optional[Any]:
+    load_templates()
+    return _ATTRIBUTES.get(name)
+
+
+def all_adjoint_rules() -> list[Rule]:
+    """Every registered reverse rule (the registry-walking tests use this)."""
+    load_templates()
+    return list(_ADJOINTS.values())
+
+
+class ArgumentMismatch(Exception):
+    """A call's arguments do not fit its rule's parameters (lower.py locates it)."""
+
+
+def bind_arguments(rule: Rule, args: tuple, kwargs: tuple) -> dict[str, Any]:
+    """Match a call's arguments to the rule's inputs, filling in defaults.
+
+    ``args`` and ``kwargs`` hold IR expressions; defaults are returned as
+    plain values for the caller to wrap.  Raises ``ArgumentMismatch``.
+    """
+    if len(args) > rule.positional:
+        raise ArgumentMismatch(
+            f"{len(args)} positional arguments, but the rule {rule.name!r} takes at most {rule.positional}")
+    bound: dict[str, Any] = dict(zip(rule.inputs, args))
+    for name, value in kwargs:
+        if name not in rule.inputs:
+            raise ArgumentMismatch(f"the keyword {name!r}, which the rule {rule.name!r} does not handle")
+        if name in bound:
+            raise ArgumentMismatch(f"{name!r} given twice")
+        bound[name] = value
+    for name in rule.inputs:
+        if name not in bound:
+            if name not in rule.defaults:
+                raise ArgumentMismatch(f"no value for {name!r}")
+            bound[name] = _Default(rule.defaults[name])
+    return bound
+
+
+@dataclass(frozen=True)
+class _Default:
+    """A default value of a rule parameter, not given by the call."""
+
+    value: Any
+
+
+def is_default(value: Any) -> bool:
+    return isinstance(value, _Default)

@@ -1,0 +1,96 @@
+"""Rules for Python's arithmetic operators (``+ - * / ** // %``, unary ``-``).
+
+Comparisons and ``//`` are piecewise constant: declared non-differentiable.
+"""
+import operator
+
+import numpy as np
+
+from s2s_ad.rules import adjoint, nondifferentiable, tangent
+
+nondifferentiable(
+    operator.lt, operator.le, operator.gt, operator.ge, operator.eq, operator.ne, operator.floordiv,
+    elementwise=True,
+)
+nondifferentiable(operator.not_, operator.is_, operator.is_not, operator.contains)
+
+
+@adjoint(operator.add, elementwise=True)
+def add(out, x, y, d_out):
+    d_x = d_out
+    d_y = d_out
+
+
+@adjoint(operator.sub, elementwise=True)
+def sub(out, x, y, d_out):
+    d_x = d_out
+    d_y = -d_out
+
+
+@adjoint(operator.mul, elementwise=True)
+def mul(out, x, y, d_out):
+    d_x = d_out * y
+    d_y = d_out * x
+
+
+@adjoint(operator.truediv, elementwise=True)
+def truediv(out, x, y, d_out):
+    d_x = d_out / y
+    d_y = -d_out * out / y
+
+
+@adjoint(operator.pow, elementwise=True)
+def pow(out, x, y, d_out):
+    d_x = d_out * y * x ** (y - 1)
+    d_y = d_out * out * np.log(x)
+
+
+@adjoint(operator.mod, elementwise=True)
+def mod(out, x, y, d_out):
+    d_x = d_out
+    d_y = -d_out * np.floor(x / y)
+
+
+@adjoint(operator.neg, elementwise=True)
+def neg(out, x, d_out):
+    d_x = -d_out
+
+
+@adjoint(operator.pos, elementwise=True)
+def pos(out, x, d_out):
+    d_x = d_out
+
+
+@tangent(operator.add, elementwise=True)
+def add(out, x, y, t_x, t_y):
+    t_out = t_x + t_y
+
+
+@tangent(operator.sub, elementwise=True)
+def sub(out, x, y, t_x, t_y):
+    t_out = t_x - t_y
+
+
+@tangent(operator.mul, elementwise=True)
+def mul(out, x, y, t_x, t_y):
+    t_out = t_x * y + x * t_y
+
+
+@tangent(operator.truediv, elementwise=True)
+def truediv(out, x, y, t_x, t_y):
+    t_out = (t_x - out * t_y) / y
+
+
+@tangent(operator.pow, elementwise=True)
+def pow(out, x, y, t_x, t_y):
+    t_out = t_x * y * x ** (y - 1) + t_y * out * np.log(x)
+
+
+@tangent(operator.neg, elementwise=True)
+def neg(out, x, t_x):
+    t_out = -t_x
+
+
+@tangent(operator.pos, elementwise=True)
+def pos(out, x, t_x):
+    t_out = t_x
