@@ -182,7 +182,7 @@ class ExpressionConverter:
         return fn, [self.convert(func.value)] + args
 
     def _check_callee(self, fn: Any, node: Any, args: tuple, kwargs: tuple) -> None:
-        name = getattr(fn, "__qualname__", None) or getattr(fn, "__name__", repr(fn))
+        name = describe_callable(fn)
         rule = rules.adjoint_rule(fn)
         if rule is not None:
             try:
@@ -197,6 +197,14 @@ class ExpressionConverter:
                              "supported yet; inline it, or give it a rule with @s2s_ad.adjoint", node)
         raise self.error(f"the call of {name}", f"it has no derivative rule; add one with "
                          f"@s2s_ad.adjoint({name}) (see README, 'Adding a rule')", node)
+
+
+def describe_callable(fn: Any) -> str:
+    """``np.sin``, ``math.sin``, ``mymodule.helper``: how a user would spell ``fn``."""
+    name = getattr(fn, "__qualname__", None) or getattr(fn, "__name__", None) or repr(fn)
+    module = getattr(fn, "__module__", None) or ("numpy" if isinstance(fn, np.ufunc) else "")
+    module = {"numpy": "np", "builtins": "", "_operator": "operator"}.get(module, module)
+    return f"{module}.{name}" if module else name
 
 
 class _Names:

@@ -1,0 +1,168 @@
+"""Every registered adjoint rule, checked against central finite differences.
+
+The test walks the rule registry: a new template is tested with no new test
+code.  Elementwise rules get synthesised calls (numbers, vectors, and
+broadcasting pairs where the function takes arrays); every other rule must
+declare ``examples`` (see ``s2s_ad.rules.Rule``).  Each call is wrapped in a
+probe function written to a real file (so its source can be read), reduced
+to a scalar with fixed random weights, and differentiated both by the code
+specialised for the arguments and by the generic code.
+"""
+from __future__ import annotations
+
+import importlib.util
+import itertools
+import math
+import operator
+import sys
+import types
+from typing import Any
+
+import astor
+import gast
+import numpy as np
+import pytest
+
+from conftest import numeric_grad
+from s2s_ad import grad, ir, rules
+from s2s_ad.emit import Namespace, _Builder
+from s2s_ad.pipeline import build_reverse
+
+_probe_counter = itertools.count()
+
+
+def _takes_arrays(fn: Any) -> bool:
+    module = getattr(fn, "__module__", None) or ""
+    return isinstance(fn, np.ufunc) or module in ("_operator", "operator") or module.startswith("numpy")
+
+
+def _synthesised_examples(rule: rules.Rule) -> list[dict]:
+    inputs = rule.differentiable_inputs()
+    examples = [{name: () for name in inputs}]
+    if _takes_arrays(rule.fn):
+        examples.append({name: (3,) for name in inputs})
+        if len(inputs) == 2:
+            examples.append({inputs[0]: (2, 3), inputs[1]: (3,)})
+            examples.append({inputs[0]: (2, 1), inputs[1]: (1, 3)})
+            examples.append({inputs[0]: (), inputs[1]: (2, 3)})
+    return examples
+
+
+def _cases() -> list:
+    cases = []
+    for rule in rules.all_adjoint_rules():
+        examples = rule.examples or (_synthesised_examples(rule) if rule.elementwise else [])
+        label = f"{getattr(rule.fn, '__module__', '') or ''}.{rule.name}".lstrip(".")
+        if not examples:
+            cases.append(pytest.param(rule, None, id=f"{label}-no-examples"))
+        for i, example in enumerate(examples):
+            cases.append(pytest.param(rule, example, id=f"{label}-{i}"))
+    return cases
+
+
+def _as_ir(value: Any) -> ir.Expr:
+    if isinstance(value, slice):
+        return ir.Slice(*(None if p is None else ir.Const(p) for p in (value.start, value.stop, value.step)))
+    if isinstance(value, tuple):
+        return ir.Display("tuple", tuple(_as_ir(v) for v in value))
+    if isinstance(value, list):
+        return ir.Display("list", tuple(_as_ir(v) for v in value))
+    return ir.Const(value)
+
+
+def _is_shape(value: Any) -> bool:
+    return isinstance(value, tuple) and all(isinstance(n, int) for n in value)
+
+
+def _sample(shape: tuple, rng: np.random.Generator, domain: tuple) -> Any:
+    low, high = domain
+    if shape == ():
+        return float(rng.uniform(low, high))
+    return rng.uniform(low, high, size=shape)
+
+
+class Probe:
+    """A file-backed function ``probe(p0, p1, ...)`` = weighted sum of one call of the rule's function."""
+
+    def __init__(self, rule: rules.Rule, example: dict, tmp_path: Any) -> None:
+        rng = np.random.default_rng(0)
+        self.params: list[str] = []
+        self.args: list[Any] = []
+        differentiable = set(rule.differentiable_inputs())
+        bound: dict[str, ir.Expr] = {}
+        for name, value in example.items():
+            if name in differentiable and isinstance(value, list) and all(_is_shape(v) for v in value):
+                items = []
+                for shape in value:
+                    items.append(ir.Var(self._param(_sample(shape, rng, rule.domain))))
+                bound[name] = ir.Display("list", tuple(items))
+            elif name in differentiable and _is_shape(value):
+                bound[name] = ir.Var(self._param(_sample(value, rng, rule.domain)))
+            else:
+                bound[name] = _as_ir(value)
+        positional, keywords = [], []
+        for name in rule.inputs:
+            if name not in bound:
+                continue
+            if len(positional) == rule.inputs.index(name) and name in rule.inputs[:rule.positional]:
+                positional.append(bound[name])
+            else:
+                keywords.append((name, bound[name]))
+        call = ir.Call(rule.fn, tuple(positional), tuple(keywords))
+        namespace = Namespace(avoid=set(self.params))
+        call_source = astor.to_source(gast.gast_to_ast(gast.Expr(value=_Builder(namespace).expr(call)))).strip()
+        self.module = self._write(call_source, namespace, tmp_path)
+        result = self.module.call(*self.args)
+        self.module.WEIGHTS = rng.uniform(0.5, 1.5, size=np.shape(result)) if np.ndim(result) else 1.25
+        # A scalar result needs no reduction (and so no np.sum rule).
+        self.probe = self.module.probe_array if np.ndim(result) else self.module.probe_scalar
+        self.call_source = call_source
+
+    def _param(self, value: Any) -> str:
+        name = f"p{len(self.params)}"
+        self.params.append(name)
+        self.args.append(value)
+        return name
+
+    def _write(self, call_source: str, namespace: Namespace, tmp_path: Any) -> types.ModuleType:
+        params = ", ".join(self.params)
+        text = (
+            "import math\nimport numpy as np\n\n\n"
+            f"def call({params}):\n    return {call_source}\n\n\n"
+            f"def probe_scalar({params}):\n    return {call_source} * WEIGHTS\n\n\n"
+            f"def probe_array({params}):\n    return np.sum({call_source} * WEIGHTS)\n"
+        )
+        name = f"_rule_probe_{next(_probe_counter)}"
+        path = tmp_path / f"{name}.py"
+        path.write_text(text)
+        spec = importlib.util.spec_from_file_location(name, path)
+        module = importlib.util.module_from_spec(spec)
+        module.__dict__.update(namespace.globals)
+        sys.modules[name] = module
+        spec.loader.exec_module(module)
+        module.__dict__.update({k: v for k, v in namespace.globals.items() if k not in ("np", "math")})
+        return module
+
+
+@pytest.mark.parametrize("rule, example", _cases())
+def test_rule_matches_finite_differences(rule: rules.Rule, example: dict, tmp_path: Any) -> None:
+    if example is None:
+        pytest.fail(f"the rule {rule.name!r} ({rule.filename}:{rule.line}) is not elementwise and declares "
+                    f"no examples, so nothing checks it")
+    probe = Probe(rule, example, tmp_path)
+    wrt = tuple(range(len(probe.params)))
+    expected = [numeric_grad(probe.probe, probe.args, i) for i in wrt]
+    specialised = grad(probe.probe, wrt=wrt)(*probe.args)
+    generic = build_reverse(probe.probe, tuple(probe.params), (None,) * len(probe.params)).function(*probe.args)[1]
+    generic = generic if isinstance(generic, tuple) else (generic,)
+    for i, (want, got, got_generic) in enumerate(zip(expected, specialised, generic)):
+        where = f"{probe.call_source}, d/d{probe.params[i]}"
+        assert np.shape(got) == np.shape(probe.args[i]), where
+        assert np.shape(got_generic) == np.shape(probe.args[i]), where
+        np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6, err_msg=where)
+        np.testing.assert_allclose(got_generic, want, rtol=1e-5, atol=1e-6, err_msg=where + " (generic code)")
+
+
+def test_registry_has_the_operators() -> None:
+    for fn in (operator.add, operator.sub, operator.mul, operator.truediv, operator.pow, operator.neg):
+        assert rules.adjoint_rule(fn) is not None, fn
