@@ -65,32 +65,37 @@ class GradientFunction:
         self._n_params = len(self._signature.parameters)
         self.wrt, self._several = _resolve_wrt(fn, wrt)
         self._with_value = with_value
-        self._by_kinds: dict[Kinds, Callable] = {}
+        # Kinds depend only on argument types, so the hot path keys on types.
+        self._by_types: dict[tuple, Callable] = {}
+        self._wrap_single = self._several and len(self.wrt) == 1
         self._last_source: Optional[str] = None
         self._lock = threading.Lock()
         functools.update_wrapper(self, fn)
         self.__name__ = f"grad_{getattr(fn, '__name__', 'f')}"
 
-    def _adjoint(self, kinds: Kinds) -> Callable:
+    def _specialise(self, args: tuple) -> Callable:
+        kinds = tuple(map(_kind, args))
         key = (self.fn, self.fn.__code__, self.wrt, kinds)
         built = _CACHE.get(key, lambda: build_reverse(self.fn, self.wrt, kinds))
-        self._by_kinds[kinds] = built.function
+        self._by_types[tuple(map(type, args))] = built.function
         self._last_source = built.source
         return built.function
 
+    def _bind(self, args: tuple, kwargs: dict) -> tuple:
+        bound = self._signature.bind(*args, **kwargs)
+        bound.apply_defaults()
+        return tuple(bound.arguments.values())
+
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         if kwargs or len(args) != self._n_params:
-            bound = self._signature.bind(*args, **kwargs)
-            bound.apply_defaults()
-            args = tuple(bound.arguments.values())
-        kinds = tuple(map(_kind, args))
-        adjoint = self._by_kinds.get(kinds) or self._adjoint(kinds)
+            args = self._bind(args, kwargs)
+        adjoint = self._by_types.get(tuple(map(type, args))) or self._specialise(args)
         value, gradient = adjoint(*args)
-        if type(value) is not float and np.ndim(value) != 0:
+        if value.__class__ is not float and np.ndim(value) != 0:
             raise TypeError(
                 f"grad needs {self.fn.__name__} to return a scalar, but it returned an array of shape "
                 f"{np.shape(value)}; use s2s_ad.vjp or s2s_ad.jacobian for non-scalar results")
-        if self._several and len(self.wrt) == 1:
+        if self._wrap_single:
             gradient = (gradient,)
         return (value, gradient) if self._with_value else gradient
 
@@ -103,9 +108,7 @@ class GradientFunction:
 
     def source_for(self, *args: Any, **kwargs: Any) -> str:
         """The adjoint's source specialised for these arguments (nothing is run)."""
-        bound = self._signature.bind(*args, **kwargs)
-        bound.apply_defaults()
-        kinds = tuple(map(_kind, bound.arguments.values()))
+        kinds = tuple(map(_kind, self._bind(args, kwargs)))
         return _CACHE.get((self.fn, self.fn.__code__, self.wrt, kinds),
                           lambda: build_reverse(self.fn, self.wrt, kinds)).source
 

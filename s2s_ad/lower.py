@@ -351,7 +351,8 @@ class Lowering:
         """A readable name for the value ``call`` makes: x_plus_1, x_sq, sin_x."""
         fn, args = call.fn, call.args
         shorts = [self._short(a) for a in args]
-        if fn is operator.pow and shorts[0] and ir.is_const(args[1], 2):
+        squares = (fn is operator.pow and ir.is_const(args[1], 2)) or (fn is operator.mul and args[0] == args[1])
+        if squares and shorts[0]:
             return f"{shorts[0]}_sq"
         if fn in _OP_WORDS:
             word, noun = _OP_WORDS[fn]
