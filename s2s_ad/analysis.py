@@ -54,53 +54,95 @@ def _reads(exprs: Iterable[ir.Expr]) -> set[str]:
     return {name for e in exprs for name in ir.names_read(e)}
 
 
-def _statements(fn: ir.Function) -> list[ir.Assign]:
-    return [s for s in fn.body if isinstance(s, ir.Assign)]
+def _assignments(fn: ir.Function) -> list[ir.Assign]:
+    return [s for s in ir.walk(fn.body) if isinstance(s, ir.Assign)]
+
+
+def _flows(stmt: ir.Assign) -> set[str]:
+    """Names whose derivative flows into ``stmt.target``."""
+    if isinstance(stmt.value, ir.Call):
+        return _reads(e for _, e in differentiable_operands(stmt))
+    return _reads([stmt.value])
 
 
 def activity(fn: ir.Function, wrt: Iterable[str]) -> set[str]:
-    """Values that depend on ``wrt`` and reach the returned value."""
+    """Values that depend on ``wrt`` and reach the returned value (fixed points over loops)."""
+    assignments = _assignments(fn)
     varied = set(wrt)
-    for stmt in _statements(fn):
-        if _reads(e for _, e in differentiable_operands(stmt)) & varied:
-            varied.add(stmt.target)
-    result = fn.body[-1].value
-    useful = set(ir.names_read(result))
-    for stmt in reversed(_statements(fn)):
-        if stmt.target in useful:
-            useful |= _reads(e for _, e in differentiable_operands(stmt))
+    changed = True
+    while changed:
+        changed = False
+        for stmt in assignments:
+            if stmt.target not in varied and _flows(stmt) & varied:
+                varied.add(stmt.target)
+                changed = True
+    useful = set(ir.names_read(fn.body[-1].value))
+    changed = True
+    while changed:
+        changed = False
+        for stmt in reversed(assignments):
+            if stmt.target in useful:
+                new = _flows(stmt) - useful
+                if new:
+                    useful |= new
+                    changed = True
     return varied & useful
 
 
 def shape_classes(fn: ir.Function, kinds: dict[str, Optional[str]]) -> dict[str, ShapeClass]:
-    """Assign each value a shape class (see the module docstring)."""
-    fresh = itertools.count()
+    """Assign each value a shape class (see the module docstring).
+
+    Merge variables get their sources' class when all sources agree; loops
+    are iterated until the classes settle.
+    """
+    counter = itertools.count()
+    fresh_for: dict[int, int] = {}
+
+    def fresh(key: object) -> int:
+        if id(key) not in fresh_for:
+            fresh_for[id(key)] = next(counter)
+        return fresh_for[id(key)]
+
     shape: dict[str, ShapeClass] = {}
     for p in fn.params:
-        shape[p] = SCALAR if kinds.get(p) == "scalar" else next(fresh)
+        shape[p] = SCALAR if kinds.get(p) == "scalar" else fresh(p)
 
-    def class_of(expr: ir.Expr) -> ShapeClass:
+    def class_of(expr: ir.Expr, owner: object) -> ShapeClass:
         if isinstance(expr, ir.Var):
-            return shape[expr.name]
+            return shape.get(expr.name, fresh(owner))
         if isinstance(expr, ir.Const) and not isinstance(expr.value, np.ndarray):
             return SCALAR  # numbers; None and strings do not take part in broadcasting
-        return next(fresh)
+        return fresh(expr)
 
-    for stmt in _statements(fn):
-        value = stmt.value
-        if isinstance(value, ir.Call) and rules.is_elementwise(value.fn):
-            operands = list(value.args) + [v for _, v in value.kwargs]
-            classes = {class_of(a) for a in operands} - {SCALAR}
-            shape[stmt.target] = SCALAR if not classes else classes.pop() if len(classes) == 1 else next(fresh)
-        elif isinstance(value, ir.Call):
-            shape[stmt.target] = next(fresh)
-        else:
-            shape[stmt.target] = class_of(value)
+    for _ in range(4):
+        before = dict(shape)
+        sources: dict[str, set] = {}
+        for stmt in ir.walk(fn.body):
+            if isinstance(stmt, ir.For):
+                shape[stmt.index] = SCALAR
+            if not isinstance(stmt, ir.Assign):
+                continue
+            value = stmt.value
+            if stmt.merge:
+                sources.setdefault(stmt.target, set()).add(class_of(value, stmt))
+                found = sources[stmt.target]
+                shape[stmt.target] = next(iter(found)) if len(found) == 1 else fresh(stmt.target)
+            elif isinstance(value, ir.Call) and rules.is_elementwise(value.fn):
+                operands = list(value.args) + [v for _, v in value.kwargs]
+                classes = {class_of(a, stmt) for a in operands} - {SCALAR}
+                shape[stmt.target] = SCALAR if not classes else classes.pop() if len(classes) == 1 else fresh(stmt)
+            elif isinstance(value, ir.Call):
+                shape[stmt.target] = fresh(stmt)
+            else:
+                shape[stmt.target] = class_of(value, stmt)
+        if shape == before:
+            break
     return shape
 
 
 def analyse(fn: ir.Function, wrt: Iterable[str], kinds: dict[str, Optional[str]]) -> Analysis:
     uses: Counter = Counter()
-    for stmt in fn.body:
-        uses.update(ir.names_read(stmt.value))
+    for stmt in ir.walk(fn.body):
+        for expr in ir.exprs_of(stmt):
+            uses.update(ir.names_read(expr))
     return Analysis(activity(fn, wrt), shape_classes(fn, kinds), uses)

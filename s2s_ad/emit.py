@@ -12,6 +12,7 @@ from __future__ import annotations
 import builtins
 import math
 import operator
+import types
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
@@ -119,15 +120,84 @@ class _Builder:
         if fn is operator.getitem and len(args) == 2:
             return gast.Subscript(value=args[0], slice=args[1], ctx=gast.Load())
         keywords = [gast.keyword(arg=k, value=self.expr(v)) for k, v in e.kwargs]
+        if isinstance(fn, types.MethodDescriptorType) and args:  # list.append(tape, x) -> tape.append(x)
+            method = gast.Attribute(value=args[0], attr=fn.__name__, ctx=gast.Load())
+            return gast.Call(func=method, args=args[1:], keywords=keywords)
         return gast.Call(func=self.ns.reference(fn), args=args, keywords=keywords)
 
-    def statement(self, stmt: ir.Stmt) -> str:
+    def text(self, e: ir.Expr) -> str:
+        return astor.to_source(gast.gast_to_ast(gast.Expr(value=self.expr(e)))).strip()
+
+    def simple(self, stmt: ir.Stmt) -> str:
+        """One line of source for a statement that has no nested block."""
         if isinstance(stmt, ir.Return):
             node = gast.Return(value=self.expr(stmt.value))
+        elif isinstance(stmt, ir.Effect):
+            node = gast.Expr(value=self.expr(stmt.value))
+        elif isinstance(stmt, ir.Unpack):
+            names = [_name(t, gast.Store()) for t in stmt.targets]
+            node = gast.Assign(targets=[gast.Tuple(elts=names, ctx=gast.Store())], value=self.expr(stmt.value),
+                               type_comment=None)
         else:
             node = gast.Assign(targets=[_name(stmt.target, gast.Store())], value=self.expr(stmt.value),
                                type_comment=None)
         return astor.to_source(gast.gast_to_ast(node)).rstrip("\n")
+
+
+class _Printer:
+    """Lays statements out as indented lines with ``# line N`` comments."""
+
+    def __init__(self, builder: _Builder) -> None:
+        self.builder = builder
+        self.lines: list[str] = []
+        self.last_line: Optional[int] = None
+
+    def put(self, depth: int, text: str, line: Optional[int]) -> None:
+        pad = "    " * depth
+        if line is not None and line != self.last_line and "\n" not in text:
+            text = f"{text.ljust(_COMMENT_COLUMN - len(pad))}  # line {line}"
+            self.last_line = line
+        self.lines.extend(pad + part for part in text.split("\n"))
+
+    def block(self, body: list[ir.Stmt], depth: int) -> None:
+        if not any(not isinstance(s, ir.Comment) for s in body):
+            self.put(depth, "pass", None)
+        for stmt in body:
+            self.statement(stmt, depth)
+
+    def _exit(self, flag: Optional[ir.Expr], depth: int) -> None:
+        if flag is not None:
+            self.put(depth + 1, f"if {self.builder.text(flag)}:", None)
+            self.put(depth + 2, "break", None)
+
+    def statement(self, stmt: ir.Stmt, depth: int) -> None:
+        text = self.builder.text
+        if isinstance(stmt, ir.If):
+            self.put(depth, f"if {text(stmt.test)}:", stmt.line)
+            self.block(stmt.body, depth + 1)
+            if stmt.orelse:
+                self.put(depth, "else:", None)
+                self.block(stmt.orelse, depth + 1)
+        elif isinstance(stmt, ir.For):
+            steps = f"reversed({text(stmt.iterable)})" if stmt.reverse else text(stmt.iterable)
+            self.put(depth, f"for {stmt.index} in {steps}:", stmt.line)
+            self.block(stmt.body, depth + 1)
+            self._exit(stmt.exit, depth)
+        elif isinstance(stmt, ir.While):
+            if stmt.test_block:
+                self.put(depth, "while True:", stmt.line)
+                self.block(stmt.test_block, depth + 1)
+                self.put(depth + 1, f"if not {text(stmt.test)}:", None)
+                self.put(depth + 2, "break", None)
+            else:
+                self.put(depth, f"while {text(stmt.test)}:", stmt.line)
+            self.block(stmt.body, depth + 1)
+            self._exit(stmt.exit, depth)
+        elif isinstance(stmt, ir.Comment):
+            self.lines.append("    " * depth + f"# {stmt.text}")
+            self.last_line = None
+        else:
+            self.put(depth, self.builder.simple(stmt), stmt.line)
 
 
 @dataclass
@@ -138,27 +208,18 @@ class Emitted:
 
 
 def emit(fn: ir.Function, header: list[str], defaults: Optional[dict[str, str]] = None,
-         docstring: Optional[str] = None, sections: Optional[dict[int, str]] = None) -> Emitted:
+         docstring: Optional[str] = None) -> Emitted:
     """Print ``fn`` as a module.
 
     ``header`` lines become comments above the def; ``defaults`` gives
-    parameters default values as source text; ``sections`` maps a statement
-    index to a comment line printed before it (``# reverse sweep``).
+    parameters default values as source text.
     """
-    local_names = set(fn.params) | {s.target for s in fn.body if isinstance(s, ir.Assign)}
+    local_names = set(fn.params) | ir.assigned_names(fn.body)
     builder = _Builder(Namespace(avoid=local_names))
     params = ", ".join(f"{p}={defaults[p]}" if defaults and p in defaults else p for p in fn.params)
-    lines = [f"# {h}" for h in header] + [f"def {fn.name}({params}):"]
+    printer = _Printer(builder)
+    printer.lines = [f"# {h}" for h in header] + [f"def {fn.name}({params}):"]
     if docstring:
-        lines.append(f'    """{docstring}"""')
-    last_line = None
-    for index, stmt in enumerate(fn.body):
-        if sections and index in sections:
-            lines.append(f"    # {sections[index]}")
-            last_line = None
-        text = builder.statement(stmt)
-        if stmt.line is not None and stmt.line != last_line and "\n" not in text:
-            text = f"{text.ljust(_COMMENT_COLUMN - 4)}  # line {stmt.line}"
-            last_line = stmt.line
-        lines.extend("    " + part for part in text.split("\n"))
-    return Emitted("\n".join(lines) + "\n", builder.ns, fn.name)
+        printer.lines.append(f'    """{docstring}"""')
+    printer.block(fn.body, 1)
+    return Emitted("\n".join(printer.lines) + "\n", builder.ns, fn.name)

@@ -64,9 +64,68 @@ Expr = Union[Var, Const, Call, Slice, Display]
 
 @dataclass
 class Assign:
+    """``target = value``.  ``merge`` marks the copies that join control flow:
+    a branch's value into the variable both branches assign, or an
+    iteration's value into a loop-carried variable."""
+
     target: str
     value: Expr
     line: Optional[int] = None
+    merge: bool = False
+
+
+@dataclass
+class Unpack:
+    """``a, b = value`` (generated code only: restoring values from the tape)."""
+
+    targets: tuple[str, ...]
+    value: Expr
+    line: Optional[int] = None
+
+
+@dataclass
+class Effect:
+    """A call made for its effect (generated code only: ``tape.append(x)``)."""
+
+    value: Expr
+    line: Optional[int] = None
+
+
+@dataclass
+class If:
+    test: Expr
+    body: list["Stmt"]
+    orelse: list["Stmt"]
+    line: Optional[int] = None
+
+
+@dataclass
+class For:
+    """``for index in iterable: body``; ``iterable`` is an atom holding a range.
+
+    ``exit``, if set, is a flag read after the body: the loop stops after an
+    iteration that set it (this is what ``break`` and ``return`` become).
+    ``trips``, if set, names a counter of completed iterations kept by the
+    forward sweep of a loop that can stop early.
+    """
+
+    index: str
+    iterable: Expr
+    body: list["Stmt"]
+    line: Optional[int] = None
+    exit: Optional[Expr] = None
+    reverse: bool = False  # generated code: iterate the range backwards
+
+
+@dataclass
+class While:
+    """``while True: <test_block>; if not test: break; body`` in structured form."""
+
+    test_block: list["Stmt"]
+    test: Expr
+    body: list["Stmt"]
+    line: Optional[int] = None
+    exit: Optional[Expr] = None
 
 
 @dataclass
@@ -75,7 +134,15 @@ class Return:
     line: Optional[int] = None
 
 
-Stmt = Union[Assign, Return]
+@dataclass
+class Comment:
+    """A comment line in generated code (``# reverse sweep``)."""
+
+    text: str
+    line: Optional[int] = None
+
+
+Stmt = Union[Assign, Unpack, Effect, If, For, While, Return, Comment]
 
 
 @dataclass
@@ -90,6 +157,53 @@ class Function:
     docstring: Optional[str] = None
     # Names bound in the generated module's globals (arrays, user black boxes).
     constants: dict[str, Any] = field(default_factory=dict)
+
+
+def blocks(stmt: Stmt) -> list[list[Stmt]]:
+    """The nested statement lists of a compound statement."""
+    if isinstance(stmt, If):
+        return [stmt.body, stmt.orelse]
+    if isinstance(stmt, For):
+        return [stmt.body]
+    if isinstance(stmt, While):
+        return [stmt.test_block, stmt.body]
+    return []
+
+
+def walk(body: list[Stmt]) -> Iterator[Stmt]:
+    """Every statement, nested ones included, in program order."""
+    for stmt in body:
+        yield stmt
+        for block in blocks(stmt):
+            yield from walk(block)
+
+
+def exprs_of(stmt: Stmt) -> list[Expr]:
+    """The expressions a statement itself reads (not its nested blocks')."""
+    if isinstance(stmt, (Assign, Unpack, Effect, Return)):
+        return [stmt.value]
+    if isinstance(stmt, If):
+        return [stmt.test]
+    if isinstance(stmt, For):
+        return [stmt.iterable] + ([stmt.exit] if stmt.exit is not None else [])
+    if isinstance(stmt, While):
+        return [stmt.test] + ([stmt.exit] if stmt.exit is not None else [])
+    return []  # Comment
+
+
+def targets_of(stmt: Stmt) -> tuple[str, ...]:
+    """The names a statement itself binds (not its nested blocks')."""
+    if isinstance(stmt, Assign):
+        return (stmt.target,)
+    if isinstance(stmt, Unpack):
+        return stmt.targets
+    if isinstance(stmt, For):
+        return (stmt.index,)
+    return ()
+
+
+def assigned_names(body: list[Stmt]) -> set[str]:
+    return {t for stmt in walk(body) for t in targets_of(stmt)}
 
 
 def is_atom(expr: Expr) -> bool:
@@ -160,28 +274,67 @@ def _is_operand(expr: Expr) -> bool:
 
 
 def check_ssa(fn: Function) -> None:
-    """Raise ``SSAViolation`` unless ``fn`` satisfies the SSA invariants above."""
-    defined = set(fn.params)
-    if len(defined) != len(fn.params):
+    """Raise ``SSAViolation`` unless ``fn`` satisfies the SSA invariants above.
+
+    With control flow the invariants read: a name is bound by one ordinary
+    statement, or it is a *merge variable*, bound only by merge copies (one
+    on each path into the join: both branches of an ``if``; before a loop
+    and at the end of its body).  A name is read only where every path has
+    bound it: after an ``if``, what both branches bound; after a loop, what
+    was bound before it.
+    """
+    if len(set(fn.params)) != len(fn.params):
         raise SSAViolation(f"repeated parameter in {fn.params}")
     if not fn.body or not isinstance(fn.body[-1], Return):
         raise SSAViolation("body must end with a Return")
-    for stmt in fn.body:
-        for name in names_read(stmt.value):
-            if name not in defined:
-                raise SSAViolation(f"line {stmt.line}: {name!r} read before it is assigned")
+    ordinary: set[str] = set(fn.params)
+    merged: set[str] = set()
+    for stmt in walk(fn.body):
+        if isinstance(stmt, Return) and stmt is not fn.body[-1]:
+            raise SSAViolation("Return before the end of the body")
+        if isinstance(stmt, Assign) and stmt.merge:
+            merged.add(stmt.target)
+        else:
+            for name in targets_of(stmt):
+                if name in ordinary:
+                    raise SSAViolation(f"{name!r} assigned twice")
+                ordinary.add(name)
+    if merged & ordinary:
+        raise SSAViolation(f"{sorted(merged & ordinary)} bound both by merges and ordinary statements")
+    _check_block(fn.body, set(fn.params))
+
+
+def _check_block(body: list[Stmt], defined: set[str]) -> set[str]:
+    defined = set(defined)
+    for stmt in body:
+        for expr in exprs_of(stmt):
+            if isinstance(stmt, (For, While)) and expr is stmt.exit:
+                continue  # read after the body, checked there
+            for name in names_read(expr):
+                if name not in defined and not (isinstance(stmt, While) and expr is stmt.test):
+                    raise SSAViolation(f"line {stmt.line}: {name!r} read before it is assigned")
         if isinstance(stmt, Return):
-            if stmt is not fn.body[-1]:
-                raise SSAViolation("Return before the end of the body")
             if not is_atom(stmt.value):
                 raise SSAViolation("Return of a compound expression")
-            continue
-        if stmt.target in defined:
-            raise SSAViolation(f"{stmt.target!r} assigned twice")
-        value = stmt.value
-        if isinstance(value, Call):
-            if not all(_is_operand(a) for a in value.args) or not all(_is_operand(v) for _, v in value.kwargs):
-                raise SSAViolation(f"line {stmt.line}: nested call in {stmt.target!r}")
-        elif not is_atom(value):
-            raise SSAViolation(f"line {stmt.line}: {stmt.target!r} is not three-address")
-        defined.add(stmt.target)
+        elif isinstance(stmt, Assign):
+            value = stmt.value
+            if isinstance(value, Call):
+                if not all(_is_operand(a) for a in value.args) or not all(_is_operand(v) for _, v in value.kwargs):
+                    raise SSAViolation(f"line {stmt.line}: nested call in {stmt.target!r}")
+            elif not is_atom(value):
+                raise SSAViolation(f"line {stmt.line}: {stmt.target!r} is not three-address")
+            defined.add(stmt.target)
+        elif isinstance(stmt, If):
+            after_body = _check_block(stmt.body, defined)
+            after_else = _check_block(stmt.orelse, defined)
+            defined |= after_body & after_else
+        elif isinstance(stmt, For):
+            inner = _check_block(stmt.body, defined | {stmt.index})
+            if stmt.exit is not None and not set(names_read(stmt.exit)) <= inner:
+                raise SSAViolation(f"line {stmt.line}: loop exit flag read before it is assigned")
+        elif isinstance(stmt, While):
+            after_test = _check_block(stmt.test_block, defined)
+            if not set(names_read(stmt.test)) <= after_test:
+                raise SSAViolation(f"line {stmt.line}: loop test read before it is assigned")
+            _check_block(stmt.body, after_test)
+    return defined

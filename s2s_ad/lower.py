@@ -17,12 +17,15 @@ import builtins
 import keyword
 import operator
 import types
+from collections import Counter
+from dataclasses import dataclass
 from typing import Any, Callable, Optional
 
 import gast
 import numpy as np
 
 from . import ir, rules, runtime
+from .desugar import desugar
 from .errors import TransformError
 from .parse import ParsedFunction, Resolver
 
@@ -62,6 +65,7 @@ class ExpressionConverter:
     def __init__(self, local: Callable[[str], Optional[ir.Expr]], resolver: Resolver,
                  error: Callable[[str, str, Any], TransformError], check_calls: bool = True) -> None:
         self.check_calls = check_calls
+        self.choice: Optional[Callable] = None  # how conditional expressions are represented
         self.local = local
         self.resolver = resolver
         self.error = error
@@ -132,6 +136,27 @@ class ExpressionConverter:
     def _Subscript(self, node: gast.Subscript) -> ir.Expr:
         return ir.Call(operator.getitem, (self.convert(node.value), self.convert(node.slice)))
 
+    def _IfExp(self, node: gast.IfExp) -> Any:
+        return self._make_choice(self.convert(node.test), self.convert(node.body), self.convert(node.orelse), node)
+
+    def _BoolOp(self, node: gast.BoolOp) -> Any:
+        values = [self.convert(v) for v in node.values]
+        result = values[-1]
+        for value in reversed(values[:-1]):
+            if isinstance(node.op, gast.And):
+                result = self._make_choice(value, result, None, node)
+            else:
+                result = self._make_choice(value, None, result, node)
+        return result
+
+    def _make_choice(self, test: Any, then: Any, orelse: Any, node: Any) -> Any:
+        if self.choice is None:
+            raise self.error("a conditional expression here", "use it in a function body", node)
+        return self.choice(test, then, orelse)
+
+    def static(self, node: Any) -> tuple[bool, Any]:
+        return self._static(node)
+
     def _static(self, node: Any) -> tuple[bool, Any]:
         """Resolve ``np.linalg.norm``-style chains of modules and classes."""
         if isinstance(node, gast.Name):
@@ -199,6 +224,11 @@ class ExpressionConverter:
                          f"@s2s_ad.adjoint({name}) (see README, 'Adding a rule')", node)
 
 
+def _stored_names(node: Any) -> set[str]:
+    """User names assigned anywhere inside ``node`` (loop targets included)."""
+    return {n.id for n in gast.walk(node) if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)}
+
+
 def describe_callable(fn: Any) -> str:
     """``np.sin``, ``math.sin``, ``mymodule.helper``: how a user would spell ``fn``."""
     name = getattr(fn, "__qualname__", None) or getattr(fn, "__name__", None) or repr(fn)
@@ -247,31 +277,52 @@ class _Names:
         return self.fresh(name)
 
 
+@dataclass(frozen=True)
+class _Choice:
+    """``then if test else orelse`` before flattening; ``None`` means "the test's value"
+    (``a and b`` is ``_Choice(a, b, None)``, ``a or b`` is ``_Choice(a, None, b)``)."""
+
+    test: Any
+    then: Any
+    orelse: Any
+
+
 class Lowering:
-    """Flattens one function body into SSA statements."""
+    """Flattens one function body into SSA statements, block by block."""
 
     def __init__(self, parsed: ParsedFunction) -> None:
         self.parsed = parsed
         self.names = _Names(set())
         self.user_names: set[str] = set()
-        self.env: dict[str, ir.Expr] = {}
-        self.body: list[ir.Stmt] = []
+        self.env: dict[str, Any] = {}
+        self.block: list[ir.Stmt] = []
         self.line: Optional[int] = None
-        self.converter = ExpressionConverter(self.env.get, parsed.resolver, parsed.error)
+        self.converter = ExpressionConverter(lambda name: self.env.get(name), parsed.resolver, parsed.error)
+        self.converter.choice = _Choice
+        node = parsed.node
+        desugar(node, {n.id for n in gast.walk(node) if isinstance(n, gast.Name)} | set(parsed.params))
+        self.reads = Counter(n.id for n in gast.walk(node)
+                             if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load))
 
     def run(self) -> ir.Function:
+        node = self.parsed.node
         params = []
         for p in self.parsed.params:
             name = self.names.claim(p)
             self.env[p] = ir.Var(name)
             self.user_names.add(name)
             params.append(name)
-        for stmt in self.parsed.node.body:
+        body = self.lower_block(node.body)
+        docstring = gast.get_docstring(node) if hasattr(gast, "get_docstring") else None
+        return ir.Function(node.name, params, body, self.parsed.filename, node.lineno, docstring)
+
+    def lower_block(self, stmts: list) -> list[ir.Stmt]:
+        outer, self.block = self.block, []
+        for stmt in stmts:
             self.line = stmt.lineno
             self.statement(stmt)
-        node = self.parsed.node
-        docstring = gast.get_docstring(node) if hasattr(gast, "get_docstring") else None
-        return ir.Function(node.name, params, self.body, self.parsed.filename, node.lineno, docstring)
+        inner, self.block = self.block, outer
+        return inner
 
     def statement(self, stmt: Any) -> None:
         if isinstance(stmt, gast.Assign):
@@ -284,7 +335,147 @@ class Lowering:
             self.bind(stmt.target, ir.Call(op, (current, self.converter.convert(stmt.value))))
         elif isinstance(stmt, gast.Return):
             self.ret(stmt)
+        elif isinstance(stmt, gast.If):
+            self.if_statement(stmt)
+        elif isinstance(stmt, gast.For):
+            self.for_loop(stmt)
+        elif isinstance(stmt, gast.While):
+            self.while_loop(stmt)
         # Pass and the docstring need nothing.
+
+    # -- joins -------------------------------------------------------------
+
+    def _read_outside(self, node: Any, name: str) -> bool:
+        inside = sum(1 for n in gast.walk(node) if isinstance(n, gast.Name) and n.id == name
+                     and isinstance(n.ctx, gast.Load))
+        return self.reads[name] > inside
+
+    def _joined(self, node: Any) -> list[str]:
+        """User names assigned inside ``node`` whose value matters outside it."""
+        return sorted(v for v in _stored_names(node) if v in self.env or self._read_outside(node, v))
+
+    def _merge_into(self, block: list[ir.Stmt], env: dict, targets: dict[str, str], line: Optional[int]) -> None:
+        for user_name, merged in targets.items():
+            value = env.get(user_name, ir.Const(None))
+            if not (isinstance(value, ir.Var) and value.name == merged):
+                block.append(ir.Assign(merged, value, line, merge=True))
+
+    def if_statement(self, stmt: gast.If) -> None:
+        test = self.flatten(self.converter.convert(stmt.test))
+        joined = self._joined(stmt)
+        before = dict(self.env)
+        body = self.lower_block(stmt.body)
+        after_body, self.env = self.env, dict(before)
+        orelse = self.lower_block(stmt.orelse)
+        after_else = self.env
+        targets = {v: self.names.fresh(v) for v in joined}
+        self._merge_into(body, {**before, **after_body}, targets, stmt.lineno)
+        self._merge_into(orelse, {**before, **after_else}, targets, stmt.lineno)
+        self.env = {**before, **{v: ir.Var(m) for v, m in targets.items()}}
+        self.block.append(ir.If(test, body, orelse, stmt.lineno))
+
+    def _carry(self, node: Any) -> dict[str, str]:
+        """Give each loop-carried user name its merge variable, initialised before the loop."""
+        targets = {v: self.names.fresh(v) for v in self._joined(node)}
+        self._merge_into(self.block, self.env, targets, node.lineno)
+        self.env.update({v: ir.Var(m) for v, m in targets.items()})
+        return targets
+
+    def _loop_body(self, stmts: list, targets: dict[str, str], prologue: Callable[[], None]) -> tuple[list, Any]:
+        """Lower a loop body; returns it with the merge copies, and the exit flag."""
+        exit_test = None
+        if stmts and isinstance(stmts[-1], gast.If) and isinstance(stmts[-1].body[0], gast.Break):
+            exit_test, stmts = stmts[-1].test, stmts[:-1]
+        outer, self.block = self.block, []
+        prologue()
+        for stmt in stmts:
+            self.line = stmt.lineno
+            self.statement(stmt)
+        body, self.block = self.block, outer
+        self._merge_into(body, self.env, targets, self.line)
+        exit_flag = None
+        if exit_test is not None:
+            exit_flag = ir.Var(targets[exit_test.id]) if exit_test.id in targets else self.env[exit_test.id]
+        return body, exit_flag
+
+    def for_loop(self, stmt: gast.For) -> None:
+        line = stmt.lineno
+        iterable, element = self._iteration(stmt)
+        targets = self._carry(stmt)
+        before = dict(self.env)
+        index_user = stmt.target.id if element is None else None
+        index = self.names.fresh(index_user or "k")
+        if index_user:
+            self.user_names.add(index)
+
+        def prologue() -> None:
+            if element is None:
+                self.env[index_user] = ir.Var(index)
+            else:
+                self.bind(stmt.target, element(ir.Var(index)))
+
+        body, exit_flag = self._loop_body(stmt.body, targets, prologue)
+        self.env = {**before, **{v: ir.Var(m) for v, m in targets.items()}}
+        self.block.append(ir.For(index, iterable, body, line, exit_flag))
+
+    def while_loop(self, stmt: gast.While) -> None:
+        targets = self._carry(stmt)
+        before = dict(self.env)
+        outer, self.block = self.block, []
+        test = self.flatten(self.converter.convert(stmt.test))
+        test_block, self.block = self.block, outer
+        body, exit_flag = self._loop_body(stmt.body, targets, lambda: None)
+        self.env = {**before, **{v: ir.Var(m) for v, m in targets.items()}}
+        self.block.append(ir.While(test_block, test, body, stmt.lineno, exit_flag))
+
+    def _iteration(self, stmt: gast.For) -> tuple[ir.Expr, Optional[Callable[[ir.Expr], ir.Expr]]]:
+        """The range a ``for`` walks, and how to get the element from the index.
+
+        ``range`` loops iterate their own index; sequences, ``enumerate``,
+        ``zip`` and ``reversed`` become loops over an index range.
+        """
+        it, target = stmt.iter, stmt.target
+        kind, args = self._iteration_call(it)
+        if kind is range:
+            if not isinstance(target, gast.Name):
+                raise self.parsed.error("unpacking a range element", "loop over range with one name", target)
+            return self.flatten(ir.Call(range, tuple(args)), "steps"), None
+        if kind is reversed and isinstance(it.args[0], gast.Call) and self._iteration_call(it.args[0])[0] is range:
+            steps = ir.Call(range, tuple(self._iteration_call(it.args[0])[1]))
+            backwards = ir.Call(operator.getitem, (steps, ir.Slice(None, None, ir.Const(-1))))
+            if not isinstance(target, gast.Name):
+                raise self.parsed.error("unpacking a range element", "loop over range with one name", target)
+            return self.flatten(backwards, "steps"), None
+        if kind is enumerate:
+            seq = self.flatten(args[0])
+            start = args[1] if len(args) > 1 else ir.Const(0)
+            steps = self.flatten(ir.Call(range, (ir.Call(len, (seq,)),)), "steps")
+            return steps, lambda k: ir.Display("tuple", (ir.Call(operator.add, (k, start)) if not ir.is_const(start, 0)
+                                                          else k, ir.Call(operator.getitem, (seq, k))))
+        if kind is zip:
+            seqs = [self.flatten(a) for a in args]
+            length = ir.Call(len, (seqs[0],))
+            for other in seqs[1:]:
+                length = ir.Call(min, (length, ir.Call(len, (other,))))
+            steps = self.flatten(ir.Call(range, (length,)), "steps")
+            return steps, lambda k: ir.Display("tuple", tuple(ir.Call(operator.getitem, (s, k)) for s in seqs))
+        if kind is reversed:
+            seq = self.flatten(args[0])
+            last = ir.Call(operator.sub, (ir.Call(len, (seq,)), ir.Const(1)))
+            steps = self.flatten(ir.Call(range, (last, ir.Const(-1), ir.Const(-1))), "steps")
+            return steps, lambda k: ir.Call(operator.getitem, (seq, k))
+        seq = self.flatten(self.converter.convert(it))
+        steps = self.flatten(ir.Call(range, (ir.Call(len, (seq,)),)), "steps")
+        return steps, lambda k: ir.Call(operator.getitem, (seq, k))
+
+    def _iteration_call(self, it: Any) -> tuple[Any, list]:
+        if isinstance(it, gast.Call) and not it.keywords:
+            found, fn = self.converter.static(it.func)
+            if found and fn in (range, enumerate, zip, reversed):
+                return fn, [self.converter.convert(a) for a in it.args]
+        return None, []
+
+    # -- assignments -------------------------------------------------------
 
     def bind(self, target: Any, value: ir.Expr) -> None:
         if isinstance(target, gast.Name):
@@ -310,33 +501,42 @@ class Lowering:
             self.bind(element, ir.Call(operator.getitem, (whole, ir.Const(i))))
 
     def ret(self, stmt: gast.Return) -> None:
-        if stmt.value is None:
-            raise self.parsed.error("a bare return", "return the scalar value to differentiate", stmt)
         value = self.converter.convert(stmt.value)
         if isinstance(value, ir.Display):
             raise self.parsed.error("a function returning a tuple",
                                     "grad needs one scalar result; use s2s_ad.vjp or s2s_ad.jacobian", stmt)
-        self.body.append(ir.Return(self.flatten(value, "out"), self.line))
+        self.block.append(ir.Return(self.flatten(value, "out" if not isinstance(value, ir.Var) else None), self.line))
 
-    def flatten(self, expr: ir.Expr, name: Optional[str] = None) -> ir.Expr:
+    def flatten(self, expr: Any, name: Optional[str] = None) -> ir.Expr:
         """Emit statements computing ``expr``; return the atom holding it."""
         if ir.is_atom(expr):
             return expr
+        if isinstance(expr, _Choice):
+            return self._choice(expr, name)
         if isinstance(expr, ir.Slice):
             return ir.Slice(*(None if p is None else self.flatten(p) for p in (expr.lower, expr.upper, expr.step)))
         if isinstance(expr, ir.Display):
             return ir.Display(expr.kind, tuple(self.flatten(i) for i in expr.items))
-        args = tuple(self._operand(a) for a in expr.args)
-        kwargs = tuple((k, self._operand(v)) for k, v in expr.kwargs)
+        args = tuple(self.flatten(a) for a in expr.args)
+        kwargs = tuple((k, self.flatten(v)) for k, v in expr.kwargs)
         call = ir.Call(expr.fn, args, kwargs)
         target = self.names.fresh(self._describe(call)) if name is None else name
-        self.body.append(ir.Assign(target, call, self.line))
+        self.block.append(ir.Assign(target, call, self.line))
         return ir.Var(target)
 
-    def _operand(self, expr: ir.Expr) -> ir.Expr:
-        if isinstance(expr, (ir.Slice, ir.Display)):
-            return self.flatten(expr)
-        return self.flatten(expr)
+    def _choice(self, choice: _Choice, name: Optional[str]) -> ir.Expr:
+        """A conditional expression (or ``and``/``or``) as an if statement."""
+        test = self.flatten(choice.test)
+        merged = self.names.fresh(name or "choice")
+        branches = []
+        for part in (choice.then, choice.orelse):
+            outer, self.block = self.block, []
+            value = test if part is None else self.flatten(part)
+            self.block.append(ir.Assign(merged, value, self.line, merge=True))
+            branches.append(self.block)
+            self.block = outer
+        self.block.append(ir.If(test, branches[0], branches[1], self.line))
+        return ir.Var(merged)
 
     def _short(self, expr: ir.Expr) -> Optional[str]:
         if isinstance(expr, ir.Var) and expr.name in self.user_names:

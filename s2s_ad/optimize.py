@@ -96,27 +96,95 @@ def _is_neg(expr: ir.Expr) -> bool:
     return isinstance(expr, ir.Call) and expr.fn is operator.neg
 
 
-def remove_dead(body: list[ir.Stmt]) -> list[ir.Stmt]:
-    """Drop assignments whose value is never read (walking backwards)."""
-    live: set[str] = set()
+def _reads(stmt: ir.Stmt) -> set[str]:
+    return {n for e in ir.exprs_of(stmt) for n in ir.names_read(e)}
+
+
+def _dead(body: list[ir.Stmt], live: set[str]) -> tuple[list[ir.Stmt], set[str]]:
+    """Drop assignments nothing reads; return the kept block and what is live before it."""
     kept: list[ir.Stmt] = []
+    live = set(live)
     for stmt in reversed(body):
-        if isinstance(stmt, ir.Assign) and stmt.target not in live:
-            continue
         if isinstance(stmt, ir.Assign):
+            if stmt.target not in live:
+                continue
             live.discard(stmt.target)
-        live.update(ir.names_read(stmt.value))
-        kept.append(stmt)
+            live |= _reads(stmt)
+            kept.append(stmt)
+        elif isinstance(stmt, ir.If):
+            new_body, live_body = _dead(stmt.body, live)
+            new_else, live_else = _dead(stmt.orelse, live)
+            if not new_body and not new_else:
+                continue
+            live = live_body | live_else | _reads(stmt)
+            kept.append(ir.If(stmt.test, new_body, new_else, stmt.line))
+        elif isinstance(stmt, (ir.For, ir.While)):
+            kept.append(_dead_loop(stmt, live))
+            live = live | _loop_live_in(kept[-1])
+        else:  # Return, Effect (tape pushes), Unpack (tape pops) and comments always stay
+            if isinstance(stmt, ir.Unpack):
+                live -= set(stmt.targets)
+            live |= _reads(stmt)
+            kept.append(stmt)
     kept.reverse()
-    return kept
+    return kept, live
 
 
-def optimize(fn: ir.Function, primal_count: int) -> ir.Function:
-    body = list(fn.body[:primal_count])
-    for stmt in fn.body[primal_count:]:
-        if isinstance(stmt, ir.Assign):
-            body.append(ir.Assign(stmt.target, simplify_expr(stmt.value), stmt.line))
+def _loop_live_in(stmt: ir.Stmt) -> set[str]:
+    live = set(_reads(stmt))
+    for block in ir.blocks(stmt):
+        for inner in ir.walk(block):
+            live |= _reads(inner)
+    return live
+
+
+def _dead_loop(stmt: ir.Stmt, live_after: set[str]) -> ir.Stmt:
+    # What the next iteration reads is live at the end of this one: iterate to a fixed point.
+    live_end = set(live_after) | _reads(stmt)
+    while True:
+        if isinstance(stmt, ir.For):
+            body, live_start = _dead(stmt.body, live_end)
+            live_start.discard(stmt.index)
         else:
-            body.append(ir.Return(simplify_expr(stmt.value), stmt.line))
-    return ir.Function(fn.name, fn.params, remove_dead(body), fn.filename, fn.firstline, fn.docstring,
-                       dict(fn.constants))
+            body, live_body = _dead(stmt.body, live_end)
+            test_block, live_start = _dead(stmt.test_block, live_body | _reads(stmt))
+        grown = live_end | live_start
+        if grown == live_end:
+            break
+        live_end = grown
+    if isinstance(stmt, ir.For):
+        return ir.For(stmt.index, stmt.iterable, body, stmt.line, stmt.exit, stmt.reverse)
+    return ir.While(test_block, stmt.test, body, stmt.line, stmt.exit)
+
+
+def remove_dead(body: list[ir.Stmt]) -> list[ir.Stmt]:
+    return _dead(body, set())[0]
+
+
+def _simplify_block(body: list[ir.Stmt], keep: set[int]) -> list[ir.Stmt]:
+    out: list[ir.Stmt] = []
+    for stmt in body:
+        if id(stmt) in keep:
+            out.append(stmt)
+        elif isinstance(stmt, ir.Assign):
+            out.append(ir.Assign(stmt.target, simplify_expr(stmt.value), stmt.line, stmt.merge))
+        elif isinstance(stmt, ir.Return):
+            out.append(ir.Return(simplify_expr(stmt.value), stmt.line))
+        elif isinstance(stmt, ir.If):
+            out.append(ir.If(stmt.test, _simplify_block(stmt.body, keep), _simplify_block(stmt.orelse, keep), stmt.line))
+        elif isinstance(stmt, ir.For):
+            out.append(ir.For(stmt.index, stmt.iterable, _simplify_block(stmt.body, keep), stmt.line, stmt.exit,
+                              stmt.reverse))
+        elif isinstance(stmt, ir.While):
+            out.append(ir.While(_simplify_block(stmt.test_block, keep), stmt.test, _simplify_block(stmt.body, keep),
+                                stmt.line, stmt.exit))
+        else:
+            out.append(stmt)
+    return out
+
+
+def optimize(fn: ir.Function, primal: list[ir.Stmt]) -> ir.Function:
+    """Simplify what was generated (statements not in ``primal``), then drop dead code."""
+    keep = {id(s) for s in ir.walk(primal)}
+    body = remove_dead(_simplify_block(fn.body, keep))
+    return ir.Function(fn.name, fn.params, body, fn.filename, fn.firstline, fn.docstring, dict(fn.constants))

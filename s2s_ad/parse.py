@@ -22,17 +22,13 @@ from .errors import TransformError
 
 # Statements and expressions the lowering understands.  Anything else is
 # refused here with a reason and a hint (see ``_REFUSALS``).
-_STATEMENTS = (gast.Assign, gast.AugAssign, gast.Return, gast.Pass, gast.Expr)
+_STATEMENTS = (gast.Assign, gast.AugAssign, gast.Return, gast.Pass, gast.Expr, gast.If, gast.For, gast.While,
+               gast.Break, gast.Continue)
 _EXPRESSIONS = (
     gast.BinOp, gast.UnaryOp, gast.Compare, gast.Call, gast.Attribute, gast.Subscript,
-    gast.Name, gast.Constant, gast.Tuple, gast.List, gast.Slice, gast.keyword,
+    gast.Name, gast.Constant, gast.Tuple, gast.List, gast.Slice, gast.keyword, gast.IfExp, gast.BoolOp,
 )
 _REFUSALS: dict[type, tuple[str, str]] = {
-    gast.For: ("a for loop", "loops are not supported yet; write the computation with NumPy array operations"),
-    gast.While: ("a while loop", "loops are not supported yet; write the computation with NumPy array operations"),
-    gast.If: ("an if statement", "branches are not supported yet; use np.where(cond, a, b) for a choice per element"),
-    gast.IfExp: ("a conditional expression", "branches are not supported yet; use np.where(cond, a, b)"),
-    gast.BoolOp: ("and/or", "boolean operators are not supported yet; use np.logical_and / np.logical_or"),
     gast.Try: ("a try statement", "exceptions cannot be differentiated; check inputs before calling the gradient"),
     gast.With: ("a with statement", "move the context manager outside the differentiated function"),
     gast.Raise: ("a raise statement", "check inputs before calling the gradient"),
@@ -168,13 +164,24 @@ def _check_subset(parsed: ParsedFunction) -> None:
     if not body or not isinstance(body[-1], gast.Return):
         raise parsed.error(f"{parsed.name!r} without a final return", "end the function with return <scalar>",
                            body[-1] if body else None)
+    for node in gast.walk(parsed.node):
+        if node is not parsed.node and type(node) in _REFUSALS:
+            raise parsed.error(*_REFUSALS[type(node)], node)
+        if isinstance(node, (gast.For, gast.While)) and node.orelse:
+            raise parsed.error(f"an else clause on a {'for' if isinstance(node, gast.For) else 'while'} loop",
+                               "set a flag before break and test it after the loop", node)
+        if isinstance(node, gast.Return) and node.value is None:
+            raise parsed.error("a bare return", "return the value to differentiate", node)
+    _check_statements(parsed, body)
+
+
+def _check_statements(parsed: ParsedFunction, body: list) -> None:
     for stmt in body:
-        for node in gast.walk(stmt):
-            refusal = _REFUSALS.get(type(node))
-            if refusal:
-                raise parsed.error(*refusal, node)
-        if isinstance(stmt, gast.Return) and stmt is not body[-1]:
-            raise parsed.error("a return before the end", "return once, at the end of the function", stmt)
+        for block in (getattr(stmt, "body", None), getattr(stmt, "orelse", None)):
+            if isinstance(stmt, (gast.If, gast.For, gast.While)) and block:
+                _check_statements(parsed, block)
+        if isinstance(stmt, gast.For):
+            _check_target(parsed, stmt.target)
         if isinstance(stmt, gast.Expr):
             raise parsed.error("an expression statement", "a differentiated function must be pure: "
                                "drop calls made for their side effects (print, append, ...)", stmt)
@@ -185,11 +192,20 @@ def _check_subset(parsed: ParsedFunction) -> None:
             _check_target(parsed, stmt.target, tuple_ok=False)
         if not isinstance(stmt, _STATEMENTS):
             raise parsed.error(f"the statement {type(stmt).__name__}", "rewrite it with assignments", stmt)
-        for node in gast.walk(stmt):
+        for node in _own_nodes(stmt):
             if isinstance(node, gast.expr) and not isinstance(node, _EXPRESSIONS):
                 raise parsed.error(f"the expression {type(node).__name__}", "rewrite it with simpler expressions", node)
             if isinstance(node, gast.Compare) and len(node.ops) > 1:
                 raise parsed.error("a chained comparison", "compare two values at a time", node)
+
+
+def _own_nodes(stmt: Any) -> list:
+    """The nodes of a statement, without those of its nested statement lists."""
+    if isinstance(stmt, (gast.If, gast.While)):
+        return list(gast.walk(stmt.test))
+    if isinstance(stmt, gast.For):
+        return list(gast.walk(stmt.iter)) + list(gast.walk(stmt.target))
+    return list(gast.walk(stmt))
 
 
 def _check_target(parsed: ParsedFunction, target: Any, tuple_ok: bool = True) -> None:

@@ -3,16 +3,25 @@
 Input: an SSA ``ir.Function``, the SSA names of the ``wrt`` parameters, and
 the ``Analysis`` of the function.  Output: an ``ir.Function`` in adjoint
 form taking the primal parameters and the seed ``d_<result>``, whose body is
-the forward sweep (the primal statements, unchanged) followed by the reverse
-sweep, and which returns ``(result, gradient)`` where the gradient is one
-adjoint or a tuple of them, in ``wrt`` order.
+the forward sweep (the primal statements, plus what loops must record)
+followed by the reverse sweep, and which returns ``(result, gradient)``: one
+adjoint, or a tuple of them in ``wrt`` order.
 
 The reverse sweep walks the statements backwards and splices in each rule's
 template.  Adjoints accumulate as the seeds describe (000): the first
 contribution is an assignment, later ones add; a contribution that is a bare
-adjoint passes straight through (no statement); zero only where no
-contribution happened.  Broadcast contributions are reduced to their
-input's shape only where the shape classes differ.
+adjoint passes straight through (no statement) where that is safe; zero only
+where no contribution may happen.  Broadcast contributions are reduced to
+their input's shape only where the shape classes differ.
+
+Control flow.  An ``if`` is reversed into an ``if`` on the same test.  A
+loop is reversed into a loop over the same range backwards (the forward
+sweep counts the trips of loops that can stop early).  Inside a loop, a
+value the reverse sweep reads but the next iteration overwrites is either
+recomputed (cheap arithmetic on numbers, indexing) or recorded: the forward
+sweep appends it to ``tape`` at the end of its block and the reverse sweep
+pops it at the start of the mirrored block.  Outside loops nothing is
+recorded: SSA values are never overwritten there.
 """
 from __future__ import annotations
 
@@ -25,6 +34,12 @@ from . import ir, rules, runtime
 from .analysis import SCALAR, Analysis, differentiable_operands
 from .lower import template_ir
 
+# Operations cheap enough to redo in the reverse sweep rather than record.
+_CHEAP = {
+    operator.add, operator.sub, operator.mul, operator.truediv, operator.neg, operator.pos,
+    operator.lt, operator.le, operator.gt, operator.ge, operator.eq, operator.ne, operator.not_,
+}
+
 
 class ReverseSweep:
     def __init__(self, fn: ir.Function, wrt: list[str], facts: Analysis) -> None:
@@ -32,16 +47,19 @@ class ReverseSweep:
         self.wrt = wrt
         self.facts = facts
         self.adjoint: dict[str, ir.Expr] = {}
-        self.body: list[ir.Stmt] = []
-        self.taken = {s.target for s in fn.body if isinstance(s, ir.Assign)} | set(fn.params)
+        self.out: list[ir.Stmt] = []
+        self.taken = ir.assigned_names(fn.body) | set(fn.params)
         self.names: dict[str, str] = {}
         self.line: Optional[int] = None
+        self.pinned: set[str] = set(wrt)  # adjoints that must live in their own name
+        self.local: set[str] = set()  # names bound in the block being reversed
+        self.loops: list[ir.Stmt] = []  # the loops being reversed, innermost last
+        self.pushes: dict[int, list[str]] = {}  # id(forward block) -> names recorded at its end
+        self.trips: dict[int, str] = {}  # id(loop) -> name of its trip counter
+        self.definitions = {s.target: s for s in ir.walk(fn.body) if isinstance(s, ir.Assign) and not s.merge}
+        self.tape = "tape"
 
-    def adjoint_name(self, name: str) -> str:
-        """``d_<name>``, unless the user's code already uses that name."""
-        if name not in self.names:
-            self.names[name] = self.fresh("d_" + name)
-        return self.names[name]
+    # -- names and emission ------------------------------------------------
 
     def fresh(self, base: str) -> str:
         name, n = base, 0
@@ -51,34 +69,85 @@ class ReverseSweep:
         self.taken.add(name)
         return name
 
-    def emit(self, target: str, value: ir.Expr) -> None:
-        self.body.append(ir.Assign(target, value, self.line))
+    def adjoint_name(self, name: str) -> str:
+        """``d_<name>``, unless the user's code already uses that name."""
+        if name not in self.names:
+            self.names[name] = self.fresh("d_" + name)
+        return self.names[name]
+
+    def emit(self, stmt: ir.Stmt) -> None:
+        self.out.append(stmt)
+
+    def assign(self, target: str, value: ir.Expr) -> None:
+        self.emit(ir.Assign(target, value, self.line))
+
+    def zero(self, name: str) -> ir.Expr:
+        if self.facts.shape.get(name) == SCALAR:
+            return ir.Const(0.0)
+        return ir.Call(runtime.zeros_like, (ir.Var(name),))
+
+    # -- the sweep ---------------------------------------------------------
 
     def run(self) -> ir.Function:
         result = self.fn.body[-1].value
         seed = self.adjoint_name(result.name if isinstance(result, ir.Var) else "out")
         if isinstance(result, ir.Var) and result.name in self.facts.active:
             self.adjoint[result.name] = ir.Var(seed)
-        for stmt in reversed(self.fn.body[:-1]):
-            if stmt.target in self.facts.active and stmt.target in self.adjoint:
-                self.line = stmt.line
-                self.propagate(stmt)
+            self.pinned.add(result.name)  # the seed's name is fixed: never alias it
+        self.tape = self.fresh("tape")
+        sweep = self.reverse_block(self.fn.body[:-1])
         self.line = None
+        self.out = sweep
+        restored = {n for s in ir.walk(sweep) if isinstance(s, (ir.Assign, ir.Unpack)) for n in ir.targets_of(s)}
+        if isinstance(result, ir.Var) and result.name in restored:
+            # The reverse sweep restores loop values under their own names: keep the result apart.
+            kept = self.fresh(f"{result.name}_final")
+            self.out.insert(0, ir.Assign(kept, result, None))
+            result = ir.Var(kept)
         gradients = tuple(self.final_adjoint(p) for p in self.wrt)
         gradient = gradients[0] if len(gradients) == 1 else ir.Display("tuple", gradients)
-        forward = [s for s in self.fn.body[:-1]]
-        body = forward + self.body + [ir.Return(ir.Display("tuple", (result, gradient)))]
+        forward = self.forward_block(self.fn.body[:-1])
+        if any(self.pushes.values()):
+            forward.insert(0, ir.Assign(self.tape, ir.Display("list", ()), None))
+        sweep = [ir.Comment("reverse sweep")] + self.out if self.out else []
+        body = forward + sweep + [ir.Return(ir.Display("tuple", (result, gradient)))]
         return ir.Function("d_" + self.fn.name, self.fn.params + [seed], body, self.fn.filename,
                            self.fn.firstline, self.fn.docstring, dict(self.fn.constants))
+
+    def final_adjoint(self, param: str) -> ir.Expr:
+        if param in self.adjoint:
+            return self.adjoint[param]
+        self.assign(self.adjoint_name(param), self.zero(param))
+        return ir.Var(self.adjoint_name(param))
+
+    def reverse_block(self, body: list[ir.Stmt]) -> list[ir.Stmt]:
+        outer_out, outer_local = self.out, self.local
+        self.out, self.local = [], {t for s in body for t in ir.targets_of(s)}
+        self.local |= {s.target for s in body if isinstance(s, ir.Assign) and not s.merge}
+        for stmt in reversed(body):
+            self.line = stmt.line
+            if isinstance(stmt, ir.Assign) and stmt.merge:
+                self.reverse_merge(stmt)
+            elif isinstance(stmt, ir.Assign):
+                if stmt.target in self.facts.active and stmt.target in self.adjoint:
+                    self.propagate(stmt)
+            elif isinstance(stmt, ir.If):
+                self.reverse_if(stmt)
+            elif isinstance(stmt, (ir.For, ir.While)):
+                self.reverse_loop(stmt)
+        reversed_body, self.out, self.local = self.out, outer_out, outer_local
+        return reversed_body
+
+    # -- one statement -----------------------------------------------------
 
     def propagate(self, stmt: ir.Assign) -> None:
         """Splice in the adjoint template of one primal statement."""
         call = stmt.value
-        rule = rules.adjoint_rule(call.fn)
         needed = {name: operand for name, operand in differentiable_operands(stmt)
                   if set(ir.names_read(operand)) & self.facts.active}
         if not needed:
             return
+        rule = rules.adjoint_rule(call.fn)
         bound = rules.bind_arguments(rule, call.args, call.kwargs)
         mapping: dict[str, ir.Expr] = {
             name: ir.Const(value.value) if rules.is_default(value) else value for name, value in bound.items()
@@ -92,8 +161,9 @@ class ReverseSweep:
                     self.distribute(value, needed[name[2:]], stmt, rule.elementwise)
                 continue
             temp = self.fresh(f"{name}_{stmt.target}")
-            self.emit(temp, value)
+            self.assign(temp, value)
             mapping[name] = ir.Var(temp)
+        del self.adjoint[stmt.target]  # complete and consumed
 
     def distribute(self, contribution: ir.Expr, operand: ir.Expr, stmt: ir.Assign, elementwise: bool) -> None:
         if isinstance(operand, ir.Var):
@@ -105,7 +175,7 @@ class ReverseSweep:
         if isinstance(operand, ir.Display):
             if not (isinstance(contribution, ir.Display) and len(contribution.items) == len(operand.items)):
                 whole = self.fresh(f"parts_{stmt.target}")
-                self.emit(whole, contribution)
+                self.assign(whole, contribution)
                 contribution = ir.Display("tuple", tuple(
                     ir.Call(operator.getitem, (ir.Var(whole), ir.Const(i))) for i in range(len(operand.items))))
             for item, part in zip(operand.items, contribution.items):
@@ -125,20 +195,196 @@ class ReverseSweep:
         current = self.adjoint.get(name)
         target = self.adjoint_name(name)
         if current is None:
-            if isinstance(contribution, ir.Var) and name not in self.wrt:
+            if isinstance(contribution, ir.Var) and self._may_alias(name):
                 self.adjoint[name] = contribution  # passes straight through
                 return
-            self.emit(target, contribution)
+            self.assign(target, contribution)
         else:
-            self.emit(target, ir.Call(operator.add, (current, contribution)))
+            self.assign(target, ir.Call(operator.add, (current, contribution)))
         self.adjoint[name] = ir.Var(target)
 
-    def final_adjoint(self, param: str) -> ir.Expr:
-        if param in self.adjoint:
-            return self.adjoint[param]
-        zero = ir.Const(0.0) if self.facts.shape.get(param) == SCALAR else ir.Call(runtime.zeros_like, (ir.Var(param),))
-        self.emit(self.adjoint_name(param), zero)
-        return ir.Var(self.adjoint_name(param))
+    def _may_alias(self, name: str) -> bool:
+        """An alias is safe only for a value bound once, in this very block."""
+        return name not in self.pinned and name in self.local and name in self.definitions
+
+    def canonical(self, name: str) -> None:
+        """Make sure the adjoint of ``name`` lives in its own name (``d_name``)."""
+        target = self.adjoint_name(name)
+        current = self.adjoint.get(name)
+        if current is None:
+            self.assign(target, self.zero(name))
+        elif not (isinstance(current, ir.Var) and current.name == target):
+            self.assign(target, current)
+        self.adjoint[name] = ir.Var(target)
+
+    def reverse_merge(self, stmt: ir.Assign) -> None:
+        """``m = v`` joins control flow: ``d_v`` receives ``d_m``, which is then used up."""
+        if stmt.target not in self.adjoint:
+            return
+        if isinstance(stmt.value, ir.Var) and stmt.value.name in self.facts.active:
+            source = stmt.value.name
+            current = self.adjoint.get(source)
+            incoming = self.adjoint[stmt.target]
+            target = self.adjoint_name(source)
+            if current is None:
+                self.assign(target, incoming)
+            else:
+                self.assign(target, ir.Call(operator.add, (current, incoming)))
+            self.adjoint[source] = ir.Var(target)
+        del self.adjoint[stmt.target]
+
+    # -- control flow ------------------------------------------------------
+
+    def reverse_if(self, stmt: ir.If) -> None:
+        merged = {s.target for s in stmt.body + stmt.orelse if isinstance(s, ir.Assign) and s.merge}
+        before = dict(self.adjoint)
+        body = self.reverse_block(stmt.body)
+        after_body, self.adjoint = self.adjoint, dict(before)
+        orelse = self.reverse_block(stmt.orelse)
+        after_else = self.adjoint
+        joined: dict[str, ir.Expr] = {}
+        for name in (set(after_body) | set(after_else)) - merged:
+            in_body, in_else = after_body.get(name), after_else.get(name)
+            if in_body is not None and in_body == in_else:
+                joined[name] = in_body
+                continue
+            target = ir.Var(self.adjoint_name(name))
+            for block, value in ((body, in_body), (orelse, in_else)):
+                if value is None:
+                    block.append(ir.Assign(target.name, self.zero(name), stmt.line))
+                elif value != target:
+                    block.append(ir.Assign(target.name, value, stmt.line))
+            joined[name] = target
+        self.adjoint = joined
+        self.line = stmt.line
+        if self.loops:  # inside a loop, each branch restores what its own reverse reads
+            body = self.restore(stmt.body, body) + body
+            orelse = self.restore(stmt.orelse, orelse) + orelse
+        if body or orelse:
+            self.emit(ir.If(stmt.test, body, orelse, stmt.line))
+
+    def reverse_loop(self, stmt: ir.Stmt) -> None:
+        body = stmt.body
+        assigned = ir.assigned_names(body) | ({stmt.index} if isinstance(stmt, ir.For) else set())
+        carried = {s.target for s in body if isinstance(s, ir.Assign) and s.merge} & self.facts.active
+        read = {n for s in ir.walk(body) if isinstance(s, ir.Assign) for n in ir.names_read(s.value)}
+        accumulators = ((read - assigned) & self.facts.active) | carried
+        # Every adjoint the loop adds to must exist, in its own name, before the loop.
+        for name in sorted(accumulators):
+            self.canonical(name)
+        outer_pinned, self.pinned = self.pinned, self.pinned | accumulators
+        self.loops.append(stmt)
+        reversed_body = self.reverse_block(body)
+        for name in sorted(carried):  # the next (earlier) iteration needs d_name again
+            self.out, saved = reversed_body, self.out
+            self.canonical(name)
+            self.out = saved
+        prologue = self.restore(body, reversed_body)
+        self.loops.pop()
+        self.pinned = outer_pinned
+        for name in list(self.adjoint):
+            if name in assigned and name not in carried:
+                del self.adjoint[name]
+        self.line = stmt.line
+        index, steps, backwards = self.reverse_steps(stmt)
+        self.emit(ir.For(index, steps, prologue + reversed_body, stmt.line, reverse=backwards))
+
+    def reverse_steps(self, stmt: ir.Stmt) -> tuple[str, ir.Expr, bool]:
+        """The index name, range and direction of the reversed loop."""
+        needs_count = isinstance(stmt, ir.While) or stmt.exit is not None
+        if needs_count:
+            counter = self.fresh("trips")
+            self.trips[id(stmt)] = counter
+        if isinstance(stmt, ir.While):
+            return self.fresh("step"), ir.Call(range, (ir.Var(counter),)), False
+        steps = stmt.iterable
+        if needs_count:
+            steps = ir.Call(operator.getitem, (steps, ir.Slice(None, ir.Var(counter), None)))
+        return stmt.index, steps, True
+
+    # -- what loops record -------------------------------------------------
+
+    def restore(self, body: list[ir.Stmt], reversed_body: list[ir.Stmt]) -> list[ir.Stmt]:
+        """Statements that bring back, at the start of a reversed block, what it reads.
+
+        ``body`` is a forward block inside a loop (the loop's body, or a branch
+        in it) and ``reversed_body`` its reverse.  Values the block binds are
+        recomputed when cheap, else recorded by the forward sweep (see the
+        module docstring); values bound outside the block are there already,
+        restored by the enclosing block or never overwritten.
+        """
+        reads = {n for s in ir.walk(reversed_body) for e in ir.exprs_of(s) for n in ir.names_read(e)}
+        bound = [t for s in body for t in ir.targets_of(s)]
+        bound += sorted(self._if_merges(body)) + [self.trips[id(s)] for s in body if id(s) in self.trips]
+        bound_set = set(bound)
+        recompute: list[ir.Assign] = []
+        record: list[str] = []
+        restored: set[str] = set()
+        for name in dict.fromkeys(n for n in bound if n in reads):
+            definition = self.definitions.get(name)
+            if definition is not None and self._cheap(definition):
+                missing = [n for n in ir.names_read(definition.value) if n in bound_set and n not in restored]
+                record += [n for n in missing if n not in record]
+                restored.update(missing)
+                recompute.append(definition)
+            elif name not in record:
+                record.append(name)
+            restored.add(name)
+        # Values recorded only to recompute something must come back before it.
+        self.pushes[id(body)] = record
+        prologue: list[ir.Stmt] = []
+        if record:
+            pop = ir.Call(list.pop, (ir.Var(self.tape),))
+            prologue.append(ir.Unpack(tuple(record), pop) if len(record) > 1 else ir.Assign(record[0], pop))
+        prologue += [ir.Assign(d.target, d.value, d.line) for d in recompute]
+        return prologue
+
+    @staticmethod
+    def _if_merges(body: list[ir.Stmt]) -> set[str]:
+        return {m.target for s in body if isinstance(s, ir.If)
+                for m in s.body + s.orelse if isinstance(m, ir.Assign) and m.merge}
+
+    def _cheap(self, stmt: ir.Assign) -> bool:
+        value = stmt.value
+        if not isinstance(value, ir.Call):
+            return False
+        if value.fn is operator.getitem:
+            return True
+        return value.fn in _CHEAP and all(self.facts.shape_of(a) == SCALAR for a in value.args)
+
+    # -- the forward sweep -------------------------------------------------
+
+    def forward_block(self, body: list[ir.Stmt]) -> list[ir.Stmt]:
+        """The primal statements, with trip counters and the recording loops need."""
+        out: list[ir.Stmt] = []
+        for stmt in body:
+            if isinstance(stmt, ir.If):
+                out.append(ir.If(stmt.test, self.forward_body(stmt.body), self.forward_body(stmt.orelse), stmt.line))
+            elif isinstance(stmt, (ir.For, ir.While)):
+                counter = self.trips.get(id(stmt))
+                inner = self.forward_body(stmt.body)
+                if counter:
+                    out.append(ir.Assign(counter, ir.Const(0), stmt.line))
+                    inner.append(ir.Assign(counter, ir.Call(operator.add, (ir.Var(counter), ir.Const(1))), stmt.line))
+                if isinstance(stmt, ir.For):
+                    out.append(ir.For(stmt.index, stmt.iterable, inner, stmt.line, stmt.exit))
+                else:
+                    out.append(ir.While(self.forward_block(stmt.test_block), stmt.test, inner, stmt.line, stmt.exit))
+            else:
+                out.append(stmt)
+        return out
+
+    def forward_body(self, body: list[ir.Stmt]) -> list[ir.Stmt]:
+        """A nested block: record what its reverse needs before its closing merge copies."""
+        out = self.forward_block(body)
+        record = self.pushes.get(id(body))
+        if record:
+            value = ir.Var(record[0]) if len(record) == 1 else ir.Display("tuple", tuple(ir.Var(n) for n in record))
+            at = len(out)
+            while at > 0 and isinstance(out[at - 1], ir.Assign) and out[at - 1].merge:
+                at -= 1
+            out.insert(at, ir.Effect(ir.Call(list.append, (ir.Var(self.tape), value))))
+        return out
 
 
 def reverse(fn: ir.Function, wrt: list[str], facts: Analysis) -> ir.Function:

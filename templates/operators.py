@@ -13,6 +13,8 @@ nondifferentiable(
     elementwise=True,
 )
 nondifferentiable(operator.not_, operator.is_, operator.is_not, operator.contains)
+# Iteration: what loops are lowered to (lower.py turns every for loop into one over a range).
+nondifferentiable(range, len)
 
 
 @adjoint(operator.add, elementwise=True)

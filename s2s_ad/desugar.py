@@ -1,0 +1,153 @@
+"""Stage 1b: make control flow structured (gast → gast).
+
+Input: a checked ``gast.FunctionDef``.  Output: the same function in which
+``break``, ``continue`` and every ``return`` but the last are gone:
+
+* ``continue`` in loop L sets ``skip_L``; ``break`` sets ``skip_L`` and
+  ``stop_L``; an early ``return v`` sets ``result = v`` and ``returned``, and
+  the skip and stop flags of every enclosing loop;
+* the statements after anything that may set a flag are guarded by
+  ``if not skip_L:`` (inside loop L) or ``if not returned:`` (outside loops);
+* a loop that can stop early ends its body with ``if stop_L: break``, the
+  only ``break`` left, which ``lower.py`` reads as the loop's exit flag;
+* the function ends with ``return result``.
+
+So every iteration runs its body from the top to that final test, which is
+what lets the reverse sweep replay iterations backwards.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Optional
+
+import gast
+
+
+def _name(id_: str, store: bool = False) -> gast.Name:
+    return gast.Name(id=id_, ctx=gast.Store() if store else gast.Load(), annotation=None, type_comment=None)
+
+
+def _set(name: str, value: Any, line: int) -> gast.Assign:
+    return _at(gast.Assign(targets=[_name(name, store=True)], value=value, type_comment=None), line)
+
+
+def _at(node: Any, line: int) -> Any:
+    for sub in gast.walk(node):
+        sub.lineno, sub.col_offset = line, 0
+        sub.end_lineno, sub.end_col_offset = line, 0
+    return node
+
+
+def _true() -> gast.Constant:
+    return gast.Constant(value=True, kind=None)
+
+
+def _false() -> gast.Constant:
+    return gast.Constant(value=False, kind=None)
+
+
+@dataclass
+class _Loop:
+    skip: str
+    stop: str
+    uses_skip: bool = False
+    uses_stop: bool = False
+
+
+@dataclass
+class Desugar:
+    taken: set[str]
+    loops: list[_Loop] = field(default_factory=list)
+    returned: Optional[str] = None
+    result: Optional[str] = None
+
+    def fresh(self, base: str) -> str:
+        name, n = base, 0
+        while name in self.taken:
+            n += 1
+            name = f"{base}_{n}"
+        self.taken.add(name)
+        return name
+
+    def function(self, node: gast.FunctionDef) -> None:
+        body = node.body
+        final = body[-1]
+        early = any(isinstance(n, gast.Return) for s in body[:-1] for n in gast.walk(s))
+        if not early:
+            node.body = self.block(body[:-1])[0] + [final]
+            return
+        self.returned, self.result = self.fresh("returned"), self.fresh("result")
+        new_body, _ = self.block(body)
+        line = final.lineno
+        node.body = [_set(self.returned, _false(), body[0].lineno)] + new_body + [
+            _at(gast.Return(value=_name(self.result)), line)]
+
+    def block(self, stmts: list) -> tuple[list, bool]:
+        """Rewrite a statement list; the flag says control may leave it early."""
+        out: list = []
+        for k, stmt in enumerate(stmts):
+            new, may_exit = self.statement(stmt)
+            out.extend(new)
+            if may_exit:
+                rest = stmts[k + 1:]
+                if rest:
+                    rest_body, _ = self.block(rest)
+                    if rest_body:
+                        out.append(_at(gast.If(test=self._continuing(), body=rest_body, orelse=[]), rest[0].lineno))
+                return out, True
+        return out, False
+
+    def _continuing(self) -> Any:
+        flag = self.loops[-1].skip if self.loops else self.returned
+        if self.loops:
+            self.loops[-1].uses_skip = True
+        return gast.UnaryOp(op=gast.Not(), operand=_name(flag))
+
+    def statement(self, stmt: Any) -> tuple[list, bool]:
+        line = stmt.lineno
+        if isinstance(stmt, gast.Continue):
+            self.loops[-1].uses_skip = True
+            return [_set(self.loops[-1].skip, _true(), line)], True
+        if isinstance(stmt, gast.Break):
+            loop = self.loops[-1]
+            loop.uses_skip = loop.uses_stop = True
+            return [_set(loop.skip, _true(), line), _set(loop.stop, _true(), line)], True
+        if isinstance(stmt, gast.Return):
+            sets = [_set(self.result, stmt.value, line), _set(self.returned, _true(), line)]
+            for loop in self.loops:
+                loop.uses_skip = loop.uses_stop = True
+                sets += [_set(loop.skip, _true(), line), _set(loop.stop, _true(), line)]
+            return sets, True
+        if isinstance(stmt, gast.If):
+            stmt.body, exits_body = self.block(stmt.body)
+            stmt.orelse, exits_else = self.block(stmt.orelse)
+            if not stmt.body:
+                stmt.body = [_at(gast.Pass(), line)]
+            return [stmt], exits_body or exits_else
+        if isinstance(stmt, (gast.For, gast.While)):
+            return self.loop(stmt)
+        return [stmt], False
+
+    def loop(self, stmt: Any) -> tuple[list, bool]:
+        line = stmt.lineno
+        loop = _Loop(self.fresh("skip"), self.fresh("stop"))
+        self.loops.append(loop)
+        body, _ = self.block(stmt.body)
+        self.loops.pop()
+        before = []
+        if loop.uses_skip:
+            body.insert(0, _set(loop.skip, _false(), line))
+        if loop.uses_stop:
+            before.append(_set(loop.stop, _false(), line))
+            body.append(_at(gast.If(test=_name(loop.stop), body=[gast.Break()], orelse=[]), line))
+        stmt.body = body
+        returns = self.returned is not None and any(
+            isinstance(n, gast.Assign) and any(isinstance(t, gast.Name) and t.id == self.returned for t in n.targets)
+            for n in gast.walk(stmt))
+        return before + [stmt], returns
+
+
+def desugar(node: gast.FunctionDef, taken: set[str]) -> gast.FunctionDef:
+    """Rewrite ``node`` in place (see the module docstring); ``taken`` are the user's names."""
+    Desugar(set(taken)).function(node)
+    return node
