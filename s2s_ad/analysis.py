@@ -46,6 +46,8 @@ def differentiable_operands(stmt: ir.Assign) -> list[tuple[str, ir.Expr]]:
     if not isinstance(call, ir.Call) or rules.is_nondifferentiable(call.fn):
         return []
     rule = rules.adjoint_rule(call.fn)
+    if rule is None:  # the user's own function: every argument may carry a derivative
+        return [(str(i), arg) for i, arg in enumerate(call.args)]
     bound = rules.bind_arguments(rule, call.args, call.kwargs)
     return [(name, bound[name]) for name in rule.differentiable_inputs() if not rules.is_default(bound[name])]
 

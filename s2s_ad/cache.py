@@ -13,21 +13,44 @@ from __future__ import annotations
 import linecache
 import os
 import threading
-from typing import Any, Callable, Hashable
+from typing import Any, Callable, Hashable, Optional
 
 from .emit import Emitted
 
 
-def compile_emitted(emitted: Emitted, origin: str) -> Callable:
+def compile_module(emitted: Emitted, origin: str) -> dict[str, Any]:
+    """Compile generated source; return the module's namespace."""
     filename = f"<s2s_ad {emitted.name} from {origin}>"
     lines = emitted.source.splitlines(True)
     linecache.cache[filename] = (len(emitted.source), None, lines, filename)
     code = compile(emitted.source, filename, "exec")
     namespace = dict(emitted.namespace.globals)
     exec(code, namespace)
-    function = namespace[emitted.name]
-    function.__s2s_source__ = emitted.source
-    return function
+    return namespace
+
+
+def compile_emitted(emitted: Emitted, origin: str) -> Callable:
+    return compile_module(emitted, origin)[emitted.name]
+
+
+class SplitAdjoint:
+    """The adjoint of a function the user's code calls, in two parts.
+
+    ``forward(*args, tape)`` returns the primal result and records on the
+    caller's tape what ``backward(d_out, tape)`` needs to return the tuple
+    of adjoints of every argument.  Generated code calls them as
+    ``d_helper.forward(...)`` and ``d_helper.backward(...)``.
+    """
+
+    def __init__(self, fn: Callable) -> None:
+        self.fn = fn
+        self.name = "d_" + getattr(fn, "__name__", "function")
+        self.forward: Optional[Callable] = None
+        self.backward: Optional[Callable] = None
+        self.source = ""
+
+    def __repr__(self) -> str:
+        return f"<split adjoint of {getattr(self.fn, '__qualname__', self.fn)}>"
 
 
 def origin_of(filename: str, line: int) -> str:

@@ -120,6 +120,10 @@ class _Builder:
         if fn is operator.getitem and len(args) == 2:
             return gast.Subscript(value=args[0], slice=args[1], ctx=gast.Load())
         keywords = [gast.keyword(arg=k, value=self.expr(v)) for k, v in e.kwargs]
+        if isinstance(fn, ir.Part):  # d_helper.forward(...)
+            owner = _name(self.ns.bind(fn.owner, fn.owner.name))
+            return gast.Call(func=gast.Attribute(value=owner, attr=fn.name, ctx=gast.Load()), args=args,
+                             keywords=keywords)
         if isinstance(fn, types.MethodDescriptorType) and args:  # list.append(tape, x) -> tape.append(x)
             method = gast.Attribute(value=args[0], attr=fn.__name__, ctx=gast.Load())
             return gast.Call(func=method, args=args[1:], keywords=keywords)
@@ -214,12 +218,21 @@ def emit(fn: ir.Function, header: list[str], defaults: Optional[dict[str, str]] 
     ``header`` lines become comments above the def; ``defaults`` gives
     parameters default values as source text.
     """
-    local_names = set(fn.params) | ir.assigned_names(fn.body)
+    return emit_module([(fn, defaults, docstring)], header)
+
+
+def emit_module(functions: list[tuple[ir.Function, Optional[dict[str, str]], Optional[str]]],
+                header: list[str]) -> Emitted:
+    """Print several functions as one module sharing one namespace; ``name`` is the first one's."""
+    local_names = set().union(*(set(f.params) | ir.assigned_names(f.body) | {f.name} for f, _, _ in functions))
     builder = _Builder(Namespace(avoid=local_names))
-    params = ", ".join(f"{p}={defaults[p]}" if defaults and p in defaults else p for p in fn.params)
-    printer = _Printer(builder)
-    printer.lines = [f"# {h}" for h in header] + [f"def {fn.name}({params}):"]
-    if docstring:
-        printer.lines.append(f'    """{docstring}"""')
-    printer.block(fn.body, 1)
-    return Emitted("\n".join(printer.lines) + "\n", builder.ns, fn.name)
+    lines = [f"# {h}" for h in header]
+    for fn, defaults, docstring in functions:
+        params = ", ".join(f"{p}={defaults[p]}" if defaults and p in defaults else p for p in fn.params)
+        printer = _Printer(builder)
+        printer.lines = [f"def {fn.name}({params}):"]
+        if docstring:
+            printer.lines.append(f'    """{docstring}"""')
+        printer.block(fn.body, 1)
+        lines += printer.lines + [""]
+    return Emitted("\n".join(lines[:-1]) + "\n", builder.ns, functions[0][0].name)

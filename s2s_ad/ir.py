@@ -59,6 +59,18 @@ class Display:
     items: tuple["Expr", ...]
 
 
+@dataclass(frozen=True, eq=False)
+class Part:
+    """A callable part of another generated adjoint: prints as ``d_helper.forward``.
+
+    ``owner`` is filled in (``owner.forward``, ``owner.backward``) once the
+    callee is compiled, which is what lets a function call itself.
+    """
+
+    owner: Any
+    name: str
+
+
 Expr = Union[Var, Const, Call, Slice, Display]
 
 

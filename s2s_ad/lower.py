@@ -14,6 +14,7 @@ trees (``template_ir``); there nothing is flattened.
 from __future__ import annotations
 
 import builtins
+import inspect
 import keyword
 import operator
 import types
@@ -191,7 +192,26 @@ class ExpressionConverter:
             fn, args = self._method(node, args)
         if self.check_calls:
             self._check_callee(fn, node, tuple(args), kwargs)
+            if is_user_function(fn):
+                return ir.Call(fn, self._bind_user_call(fn, args, kwargs, node))
         return ir.Call(fn, tuple(args), kwargs)
+
+    def _bind_user_call(self, fn: Any, args: list, kwargs: tuple, node: Any) -> tuple:
+        """Arguments of a call to the user's own function, in parameter order, defaults filled in."""
+        try:
+            bound = inspect.signature(fn).bind(*args, **dict(kwargs))
+        except TypeError as exc:
+            raise self.error(f"the call of {describe_callable(fn)}", str(exc), node) from None
+        bound.apply_defaults()
+        values = []
+        for name, value in bound.arguments.items():
+            if not isinstance(value, (ir.Var, ir.Const, ir.Call, ir.Slice, ir.Display, _Choice)):
+                if not _is_plain_constant(value):
+                    raise self.error(f"the default value of {name!r} in {describe_callable(fn)}",
+                                     "only numbers, strings, None and tuples of them can be defaults", node)
+                value = ir.Const(value)
+            values.append(value)
+        return tuple(values)
 
     def _method(self, node: gast.Call, args: list) -> tuple[Any, list]:
         func = node.func
@@ -217,11 +237,20 @@ class ExpressionConverter:
             return
         if rules.is_nondifferentiable(fn):
             return
-        if isinstance(fn, types.FunctionType):
-            raise self.error(f"the call of your function {name!r}", "calls to Python functions are not "
-                             "supported yet; inline it, or give it a rule with @s2s_ad.adjoint", node)
+        if is_user_function(fn):
+            try:
+                inspect.getsource(fn)
+            except (OSError, TypeError):
+                raise self.error(f"the call of {name}", "its source cannot be read and it has no derivative "
+                                 f"rule; add one with @s2s_ad.adjoint({name})", node) from None
+            return
         raise self.error(f"the call of {name}", f"it has no derivative rule; add one with "
                          f"@s2s_ad.adjoint({name}) (see README, 'Adding a rule')", node)
+
+
+def is_user_function(fn: Any) -> bool:
+    """A plain Python function with no rule: transformed and called through its own adjoint."""
+    return isinstance(fn, types.FunctionType) and not rules.is_known(fn)
 
 
 def _stored_names(node: Any) -> set[str]:
@@ -439,17 +468,17 @@ class Lowering:
         if kind is range:
             if not isinstance(target, gast.Name):
                 raise self.parsed.error("unpacking a range element", "loop over range with one name", target)
-            return self.flatten(ir.Call(range, tuple(args)), "steps"), None
+            return self.flatten(ir.Call(range, tuple(args)), self.names.fresh("steps")), None
         if kind is reversed and isinstance(it.args[0], gast.Call) and self._iteration_call(it.args[0])[0] is range:
             steps = ir.Call(range, tuple(self._iteration_call(it.args[0])[1]))
             backwards = ir.Call(operator.getitem, (steps, ir.Slice(None, None, ir.Const(-1))))
             if not isinstance(target, gast.Name):
                 raise self.parsed.error("unpacking a range element", "loop over range with one name", target)
-            return self.flatten(backwards, "steps"), None
+            return self.flatten(backwards, self.names.fresh("steps")), None
         if kind is enumerate:
             seq = self.flatten(args[0])
             start = args[1] if len(args) > 1 else ir.Const(0)
-            steps = self.flatten(ir.Call(range, (ir.Call(len, (seq,)),)), "steps")
+            steps = self.flatten(ir.Call(range, (ir.Call(len, (seq,)),)), self.names.fresh("steps"))
             return steps, lambda k: ir.Display("tuple", (ir.Call(operator.add, (k, start)) if not ir.is_const(start, 0)
                                                           else k, ir.Call(operator.getitem, (seq, k))))
         if kind is zip:
@@ -457,15 +486,15 @@ class Lowering:
             length = ir.Call(len, (seqs[0],))
             for other in seqs[1:]:
                 length = ir.Call(min, (length, ir.Call(len, (other,))))
-            steps = self.flatten(ir.Call(range, (length,)), "steps")
+            steps = self.flatten(ir.Call(range, (length,)), self.names.fresh("steps"))
             return steps, lambda k: ir.Display("tuple", tuple(ir.Call(operator.getitem, (s, k)) for s in seqs))
         if kind is reversed:
             seq = self.flatten(args[0])
             last = ir.Call(operator.sub, (ir.Call(len, (seq,)), ir.Const(1)))
-            steps = self.flatten(ir.Call(range, (last, ir.Const(-1), ir.Const(-1))), "steps")
+            steps = self.flatten(ir.Call(range, (last, ir.Const(-1), ir.Const(-1))), self.names.fresh("steps"))
             return steps, lambda k: ir.Call(operator.getitem, (seq, k))
         seq = self.flatten(self.converter.convert(it))
-        steps = self.flatten(ir.Call(range, (ir.Call(len, (seq,)),)), "steps")
+        steps = self.flatten(ir.Call(range, (ir.Call(len, (seq,)),)), self.names.fresh("steps"))
         return steps, lambda k: ir.Call(operator.getitem, (seq, k))
 
     def _iteration_call(self, it: Any) -> tuple[Any, list]:
@@ -505,7 +534,8 @@ class Lowering:
         if isinstance(value, ir.Display):
             raise self.parsed.error("a function returning a tuple",
                                     "grad needs one scalar result; use s2s_ad.vjp or s2s_ad.jacobian", stmt)
-        self.block.append(ir.Return(self.flatten(value, "out" if not isinstance(value, ir.Var) else None), self.line))
+        self.block.append(ir.Return(self.flatten(value, None if ir.is_atom(value) else self.names.fresh("out")),
+                                    self.line))
 
     def flatten(self, expr: Any, name: Optional[str] = None) -> ir.Expr:
         """Emit statements computing ``expr``; return the atom holding it."""

@@ -26,13 +26,17 @@ recorded: SSA values are never overwritten there.
 from __future__ import annotations
 
 import operator
-from typing import Optional
+from typing import Any, Callable, Optional
 
 import numpy as np
 
 from . import ir, rules, runtime
 from .analysis import SCALAR, Analysis, differentiable_operands
-from .lower import template_ir
+from .lower import is_user_function, template_ir
+
+# Builds (or finds) the split adjoint of a user function for argument kinds;
+# the result has ``forward`` and ``backward`` once compiled.
+CalleeBuilder = Callable[[Any, tuple], Any]
 
 # Operations cheap enough to redo in the reverse sweep rather than record.
 _CHEAP = {
@@ -42,8 +46,12 @@ _CHEAP = {
 
 
 class ReverseSweep:
-    def __init__(self, fn: ir.Function, wrt: list[str], facts: Analysis) -> None:
+    def __init__(self, fn: ir.Function, wrt: list[str], facts: Analysis,
+                 callee: Optional[CalleeBuilder] = None, split: bool = False) -> None:
         self.fn = fn
+        self.callee = callee
+        self.split = split  # a callee's adjoint: the tape is a parameter
+        self.calls: dict[int, Any] = {}  # id(primal call statement) -> the callee's split adjoint
         self.wrt = wrt
         self.facts = facts
         self.adjoint: dict[str, ir.Expr] = {}
@@ -99,7 +107,7 @@ class ReverseSweep:
         self.line = None
         self.out = sweep
         restored = {n for s in ir.walk(sweep) if isinstance(s, (ir.Assign, ir.Unpack)) for n in ir.targets_of(s)}
-        if isinstance(result, ir.Var) and result.name in restored:
+        if isinstance(result, ir.Var) and result.name in restored and not self.split:
             # The reverse sweep restores loop values under their own names: keep the result apart.
             kept = self.fresh(f"{result.name}_final")
             self.out.insert(0, ir.Assign(kept, result, None))
@@ -107,11 +115,12 @@ class ReverseSweep:
         gradients = tuple(self.final_adjoint(p) for p in self.wrt)
         gradient = gradients[0] if len(gradients) == 1 else ir.Display("tuple", gradients)
         forward = self.forward_block(self.fn.body[:-1])
-        if any(self.pushes.values()):
+        if (any(self.pushes.values()) or self.calls) and not self.split:
             forward.insert(0, ir.Assign(self.tape, ir.Display("list", ()), None))
-        sweep = [ir.Comment("reverse sweep")] + self.out if self.out else []
+        sweep = [ir.Comment("reverse sweep")] + self.out if self.out else [ir.Comment("reverse sweep")]
         body = forward + sweep + [ir.Return(ir.Display("tuple", (result, gradient)))]
-        return ir.Function("d_" + self.fn.name, self.fn.params + [seed], body, self.fn.filename,
+        params = self.fn.params + [seed] + ([self.tape] if self.split else [])
+        return ir.Function("d_" + self.fn.name, params, body, self.fn.filename,
                            self.fn.firstline, self.fn.docstring, dict(self.fn.constants))
 
     def final_adjoint(self, param: str) -> ir.Expr:
@@ -148,6 +157,9 @@ class ReverseSweep:
         if not needed:
             return
         rule = rules.adjoint_rule(call.fn)
+        if rule is None and is_user_function(call.fn):
+            self.propagate_call(stmt, needed)
+            return
         bound = rules.bind_arguments(rule, call.args, call.kwargs)
         mapping: dict[str, ir.Expr] = {
             name: ir.Const(value.value) if rules.is_default(value) else value for name, value in bound.items()
@@ -164,6 +176,24 @@ class ReverseSweep:
             self.assign(temp, value)
             mapping[name] = ir.Var(temp)
         del self.adjoint[stmt.target]  # complete and consumed
+
+    def propagate_call(self, stmt: ir.Assign, needed: dict[str, ir.Expr]) -> None:
+        """``y = helper(a, b)``: the callee's backward part gives the adjoints of all its arguments."""
+        call = stmt.value
+        kinds = tuple("scalar" if self.facts.shape_of(a) == SCALAR else None for a in call.args)
+        owner = self.callee(call.fn, kinds)
+        self.calls[id(stmt)] = owner
+        parts = []
+        for i, arg in enumerate(call.args):
+            base = f"d_{arg.name}_part" if isinstance(arg, ir.Var) and str(i) in needed else "unused"
+            parts.append(self.fresh(base))
+        backward = ir.Call(ir.Part(owner, "backward"), (self.adjoint[stmt.target], ir.Var(self.tape)))
+        self.emit(ir.Unpack(tuple(parts), backward, self.line) if len(parts) != 1
+                  else ir.Assign(parts[0], ir.Call(operator.getitem, (backward, ir.Const(0))), self.line))
+        for i, arg in enumerate(call.args):
+            if str(i) in needed:
+                self.distribute(ir.Var(parts[i]), arg, stmt, elementwise=False)
+        del self.adjoint[stmt.target]
 
     def distribute(self, contribution: ir.Expr, operand: ir.Expr, stmt: ir.Assign, elementwise: bool) -> None:
         if isinstance(operand, ir.Var):
@@ -257,7 +287,7 @@ class ReverseSweep:
             joined[name] = target
         self.adjoint = joined
         self.line = stmt.line
-        if self.loops:  # inside a loop, each branch restores what its own reverse reads
+        if self.loops or self.split:  # each branch restores what its own reverse reads
             body = self.restore(stmt.body, body) + body
             orelse = self.restore(stmt.orelse, orelse) + orelse
         if body or orelse:
@@ -370,6 +400,10 @@ class ReverseSweep:
                     out.append(ir.For(stmt.index, stmt.iterable, inner, stmt.line, stmt.exit))
                 else:
                     out.append(ir.While(self.forward_block(stmt.test_block), stmt.test, inner, stmt.line, stmt.exit))
+            elif id(stmt) in self.calls:  # record for the callee's backward part
+                call = stmt.value
+                forward = ir.Call(ir.Part(self.calls[id(stmt)], "forward"), call.args + (ir.Var(self.tape),))
+                out.append(ir.Assign(stmt.target, forward, stmt.line))
             else:
                 out.append(stmt)
         return out
@@ -387,6 +421,45 @@ class ReverseSweep:
         return out
 
 
-def reverse(fn: ir.Function, wrt: list[str], facts: Analysis) -> ir.Function:
-    """Build the adjoint of ``fn`` (see the module docstring)."""
-    return ReverseSweep(fn, wrt, facts).run()
+def reverse(fn: ir.Function, wrt: list[str], facts: Analysis, callee: Optional[CalleeBuilder] = None,
+            split: bool = False) -> ir.Function:
+    """Build the adjoint of ``fn`` (see the module docstring).
+
+    ``callee`` builds the adjoints of the user's functions that ``fn`` calls.
+    With ``split``, the adjoint takes the tape as its last parameter (for
+    ``pipeline.split_adjoint``, which cuts it into forward and backward parts).
+    """
+    return ReverseSweep(fn, wrt, facts, callee, split).run()
+
+
+def split_parts(adjoint: ir.Function, primal_name: str) -> tuple[ir.Function, ir.Function]:
+    """Cut a split-mode adjoint into ``forward(params..., tape)`` and ``backward(d_out, tape)``.
+
+    The forward part records on the tape what the backward part reads of the
+    forward sweep's values (parameters included); the backward part pops it.
+    """
+    body = adjoint.body
+    cut = next(i for i, s in enumerate(body) if isinstance(s, ir.Comment))
+    forward, backward, final = body[:cut], body[cut + 1:-1], body[-1]
+    params, seed, tape = adjoint.params[:-2], adjoint.params[-2], adjoint.params[-1]
+    result, gradient = final.value.items
+    gradients = gradient.items if isinstance(gradient, ir.Display) else (gradient,)
+    bound = set(params) | {t for s in forward for t in ir.targets_of(s)} | {
+        m.target for s in forward if isinstance(s, ir.If) for m in s.body + s.orelse
+        if isinstance(m, ir.Assign) and m.merge}  # nested blocks record their own values
+    reads = {n for s in ir.walk(backward) for e in ir.exprs_of(s) for n in ir.names_read(e)}
+    reads |= {n for g in gradients for n in ir.names_read(g)}
+    crossing = sorted((reads & bound) - ir.assigned_names(backward) - {tape})
+    forward_body = list(forward)
+    backward_body = list(backward)
+    if crossing:
+        saved = ir.Var(crossing[0]) if len(crossing) == 1 else ir.Display("tuple", tuple(ir.Var(n) for n in crossing))
+        forward_body.append(ir.Effect(ir.Call(list.append, (ir.Var(tape), saved))))
+        pop = ir.Call(list.pop, (ir.Var(tape),))
+        backward_body.insert(0, ir.Unpack(tuple(crossing), pop) if len(crossing) > 1 else ir.Assign(crossing[0], pop))
+    forward_body.append(ir.Return(result))
+    backward_body.append(ir.Return(ir.Display("tuple", tuple(gradients))))
+    make = lambda name, ps, b: ir.Function(name, ps, b, adjoint.filename, adjoint.firstline, None,
+                                           dict(adjoint.constants))
+    return (make(f"forward_{primal_name}", params + [tape], forward_body),
+            make(f"backward_{primal_name}", [seed, tape], backward_body))

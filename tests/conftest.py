@@ -30,3 +30,19 @@ def numeric_grad(f: Callable, args: Sequence[Any], i: int, eps: float = 1e-6) ->
         args[i] = minus
         grad[index] = (f_plus - float(f(*args))) / (2 * eps)
     return grad
+
+
+def assert_gradient_matches(f: Callable, args: Sequence[Any], wrt: Any = 0, rtol: float = 1e-5,
+                            atol: float = 1e-6) -> Any:
+    """Check ``s2s_ad.grad(f, wrt)(*args)`` against central finite differences; return it."""
+    import s2s_ad
+
+    got = s2s_ad.grad(f, wrt=wrt)(*args)
+    positions = wrt if isinstance(wrt, tuple) else (wrt,)
+    got_all = got if isinstance(wrt, tuple) else (got,)
+    for position, value in zip(positions, got_all):
+        index = position if isinstance(position, int) else list(__import__("inspect").signature(f).parameters).index(position)
+        want = numeric_grad(f, args, index)
+        assert np.shape(value) == np.shape(args[index]), (f.__name__, position)
+        np.testing.assert_allclose(value, want, rtol=rtol, atol=atol, err_msg=f"{f.__name__} d/d{position} at {args}")
+    return got
