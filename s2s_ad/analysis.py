@@ -56,15 +56,22 @@ def _reads(exprs: Iterable[ir.Expr]) -> set[str]:
     return {name for e in exprs for name in ir.names_read(e)}
 
 
-def _assignments(fn: ir.Function) -> list[ir.Assign]:
-    return [s for s in ir.walk(fn.body) if isinstance(s, ir.Assign)]
+def _assignments(fn: ir.Function) -> list:
+    """Statements that give a name a value: assignments, and stores (which change an array)."""
+    return [s for s in ir.walk(fn.body) if isinstance(s, (ir.Assign, ir.Store))]
 
 
-def _flows(stmt: ir.Assign) -> set[str]:
-    """Names whose derivative flows into ``stmt.target``."""
+def _flows(stmt: ir.Stmt) -> set[str]:
+    """Names whose derivative flows into the value the statement sets."""
+    if isinstance(stmt, ir.Store):
+        return _reads([stmt.value])
     if isinstance(stmt.value, ir.Call):
         return _reads(e for _, e in differentiable_operands(stmt))
     return _reads([stmt.value])
+
+
+def _target(stmt: ir.Stmt) -> str:
+    return stmt.array if isinstance(stmt, ir.Store) else stmt.target
 
 
 def activity(fn: ir.Function, wrt: Iterable[str]) -> set[str]:
@@ -75,15 +82,16 @@ def activity(fn: ir.Function, wrt: Iterable[str]) -> set[str]:
     while changed:
         changed = False
         for stmt in assignments:
-            if stmt.target not in varied and _flows(stmt) & varied:
-                varied.add(stmt.target)
+            target = _target(stmt)
+            if target not in varied and _flows(stmt) & varied:
+                varied.add(target)
                 changed = True
     useful = set(ir.names_read(fn.body[-1].value))
     changed = True
     while changed:
         changed = False
         for stmt in reversed(assignments):
-            if stmt.target in useful:
+            if _target(stmt) in useful:
                 new = _flows(stmt) - useful
                 if new:
                     useful |= new

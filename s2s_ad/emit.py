@@ -138,6 +138,12 @@ class _Builder:
             node = gast.Return(value=self.expr(stmt.value))
         elif isinstance(stmt, ir.Effect):
             node = gast.Expr(value=self.expr(stmt.value))
+        elif isinstance(stmt, ir.Store):
+            place = gast.Subscript(value=_name(stmt.array), slice=self.expr(stmt.index), ctx=gast.Store())
+            if stmt.op is None:
+                node = gast.Assign(targets=[place], value=self.expr(stmt.value), type_comment=None)
+            else:
+                node = gast.AugAssign(target=place, op=_BINARY[stmt.op](), value=self.expr(stmt.value))
         elif isinstance(stmt, ir.Unpack):
             names = [_name(t, gast.Store()) for t in stmt.targets]
             node = gast.Assign(targets=[gast.Tuple(elts=names, ctx=gast.Store())], value=self.expr(stmt.value),

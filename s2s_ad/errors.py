@@ -35,7 +35,7 @@ class TransformError(Exception):
                 where += f":{self.column}"
         text = f"{where}: cannot differentiate {self.construct}"
         if self.hint:
-            text += f". {self.hint[0].upper()}{self.hint[1:]}"
+            text += f": {self.hint}"
         return text
 
     def located(self, filename: str, line: Optional[int], column: Optional[int]) -> "TransformError":

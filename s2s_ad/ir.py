@@ -96,6 +96,21 @@ class Unpack:
 
 
 @dataclass
+class Store:
+    """``array[index] = value`` (``op`` set: ``array[index] op= value``), in place.
+
+    In SSA form only into arrays the function created itself; ``array``
+    keeps its name: the statement changes the object, not the binding.
+    """
+
+    array: str
+    index: Expr
+    value: Expr
+    line: Optional[int] = None
+    op: Any = None
+
+
+@dataclass
 class Effect:
     """A call made for its effect (generated code only: ``tape.append(x)``)."""
 
@@ -154,7 +169,7 @@ class Comment:
     line: Optional[int] = None
 
 
-Stmt = Union[Assign, Unpack, Effect, If, For, While, Return, Comment]
+Stmt = Union[Assign, Unpack, Store, Effect, If, For, While, Return, Comment]
 
 
 @dataclass
@@ -194,6 +209,8 @@ def exprs_of(stmt: Stmt) -> list[Expr]:
     """The expressions a statement itself reads (not its nested blocks')."""
     if isinstance(stmt, (Assign, Unpack, Effect, Return)):
         return [stmt.value]
+    if isinstance(stmt, Store):
+        return [Var(stmt.array), stmt.index, stmt.value]
     if isinstance(stmt, If):
         return [stmt.test]
     if isinstance(stmt, For):
@@ -328,6 +345,9 @@ def _check_block(body: list[Stmt], defined: set[str]) -> set[str]:
         if isinstance(stmt, Return):
             if not is_atom(stmt.value):
                 raise SSAViolation("Return of a compound expression")
+        elif isinstance(stmt, Store):
+            if not (_is_operand(stmt.index) and is_atom(stmt.value)):
+                raise SSAViolation(f"line {stmt.line}: a store that is not three-address")
         elif isinstance(stmt, Assign):
             value = stmt.value
             if isinstance(value, Call):

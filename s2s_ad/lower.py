@@ -323,6 +323,7 @@ class Lowering:
         self.parsed = parsed
         self.names = _Names(set())
         self.user_names: set[str] = set()
+        self.buffers: set[str] = set()  # arrays this function created: the only ones it may write into
         self.env: dict[str, Any] = {}
         self.block: list[ir.Stmt] = []
         self.line: Optional[int] = None
@@ -506,7 +507,22 @@ class Lowering:
 
     # -- assignments -------------------------------------------------------
 
+    def store(self, target: gast.Subscript, value: ir.Expr) -> None:
+        """``a[index] = value``: allowed into arrays the function made itself."""
+        array = self.env.get(target.value.id)
+        if not (isinstance(array, ir.Var) and array.name in self.buffers):
+            name = target.value.id
+            raise self.parsed.error(
+                f"an assignment into {name}[...]", f"{name} is not an array this function created (an argument, "
+                f"or a view of one), and writing into it would change the caller's data; copy it first: "
+                f"{name} = {name}.copy()", target)
+        index = self.flatten(self.converter.convert(target.slice))
+        self.block.append(ir.Store(array.name, index, self.flatten(value), self.line))
+
     def bind(self, target: Any, value: ir.Expr) -> None:
+        if isinstance(target, gast.Subscript):
+            self.store(target, value)
+            return
         if isinstance(target, gast.Name):
             if ir.is_atom(value):
                 self.env[target.id] = value
@@ -552,6 +568,8 @@ class Lowering:
         call = ir.Call(expr.fn, args, kwargs)
         target = self.names.fresh(self._describe(call)) if name is None else name
         self.block.append(ir.Assign(target, call, self.line))
+        if rules.makes_fresh_array(expr.fn):
+            self.buffers.add(target)
         return ir.Var(target)
 
     def _choice(self, choice: _Choice, name: Optional[str]) -> ir.Expr:

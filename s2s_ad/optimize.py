@@ -111,6 +111,11 @@ def _dead(body: list[ir.Stmt], live: set[str]) -> tuple[list[ir.Stmt], set[str]]
             live.discard(stmt.target)
             live |= _reads(stmt)
             kept.append(stmt)
+        elif isinstance(stmt, ir.Store):
+            if stmt.array not in live:
+                continue
+            live |= _reads(stmt)
+            kept.append(stmt)
         elif isinstance(stmt, ir.If):
             new_body, live_body = _dead(stmt.body, live)
             new_else, live_else = _dead(stmt.orelse, live)

@@ -190,6 +190,9 @@ def _check_statements(parsed: ParsedFunction, body: list) -> None:
                 _check_target(parsed, target)
         if isinstance(stmt, gast.AugAssign):
             _check_target(parsed, stmt.target, tuple_ok=False)
+        if isinstance(stmt, gast.Assign) and len(stmt.targets) > 1 and any(
+                isinstance(t, gast.Subscript) for t in stmt.targets):
+            raise parsed.error("a chained assignment into an array", "assign one target at a time", stmt)
         if not isinstance(stmt, _STATEMENTS):
             raise parsed.error(f"the statement {type(stmt).__name__}", "rewrite it with assignments", stmt)
         for node in _own_nodes(stmt):
@@ -216,9 +219,10 @@ def _check_target(parsed: ParsedFunction, target: Any, tuple_ok: bool = True) ->
             _check_target(parsed, element, tuple_ok=True)
         return
     if isinstance(target, gast.Subscript):
-        raise parsed.error("an assignment into an array element",
-                           "writes into arrays are not supported yet; build the array with np.where or np.concatenate",
-                           target)
+        if not isinstance(target.value, gast.Name):
+            raise parsed.error("an assignment into a nested element", "index the array by name: a[i, j] = v",
+                               target)
+        return
     if isinstance(target, gast.Attribute):
         raise parsed.error("an assignment to an attribute", "the function must not mutate objects; "
                            "return the new value instead", target)

@@ -66,6 +66,14 @@ class ReverseSweep:
         self.trips: dict[int, str] = {}  # id(loop) -> name of its trip counter
         self.definitions = {s.target: s for s in ir.walk(fn.body) if isinstance(s, ir.Assign) and not s.merge}
         self.tape = "tape"
+        # Adjoints updated in place (d_a[i] = ...): always held in an array the sweep owns.
+        self.owned: set[str] = set()
+        stores = [s for s in ir.walk(fn.body) if isinstance(s, ir.Store)]
+        read_elsewhere = {n for s in ir.walk(fn.body) if not isinstance(s, ir.Store)
+                          for e in ir.exprs_of(s) for n in ir.names_read(e)}
+        # A written array whose contents other statements read gets its overwritten slices back.
+        self.restored_arrays = {s.array for s in stores} & read_elsewhere
+        self.store_pushes: set[int] = set()  # id(Store) whose old slice the forward sweep records
 
     # -- names and emission ------------------------------------------------
 
@@ -115,7 +123,7 @@ class ReverseSweep:
         gradients = tuple(self.final_adjoint(p) for p in self.wrt)
         gradient = gradients[0] if len(gradients) == 1 else ir.Display("tuple", gradients)
         forward = self.forward_block(self.fn.body[:-1])
-        if (any(self.pushes.values()) or self.calls) and not self.split:
+        if (any(self.pushes.values()) or self.calls or self.store_pushes) and not self.split:
             forward.insert(0, ir.Assign(self.tape, ir.Display("list", ()), None))
         sweep = [ir.Comment("reverse sweep")] + self.out if self.out else [ir.Comment("reverse sweep")]
         body = forward + sweep + [ir.Return(ir.Display("tuple", (result, gradient)))]
@@ -140,6 +148,8 @@ class ReverseSweep:
             elif isinstance(stmt, ir.Assign):
                 if stmt.target in self.facts.active and stmt.target in self.adjoint:
                     self.propagate(stmt)
+            elif isinstance(stmt, ir.Store):
+                self.reverse_store(stmt)
             elif isinstance(stmt, ir.If):
                 self.reverse_if(stmt)
             elif isinstance(stmt, (ir.For, ir.While)):
@@ -160,6 +170,9 @@ class ReverseSweep:
         if rule is None and is_user_function(call.fn):
             self.propagate_call(stmt, needed)
             return
+        if call.fn is operator.getitem and isinstance(call.args[0], ir.Var) and call.args[0].name in self.owned:
+            self.scatter(call.args[0].name, call.args[1], self.adjoint.pop(stmt.target))
+            return
         bound = rules.bind_arguments(rule, call.args, call.kwargs)
         mapping: dict[str, ir.Expr] = {
             name: ir.Const(value.value) if rules.is_default(value) else value for name, value in bound.items()
@@ -176,6 +189,60 @@ class ReverseSweep:
             self.assign(temp, value)
             mapping[name] = ir.Var(temp)
         del self.adjoint[stmt.target]  # complete and consumed
+
+    # -- arrays updated in place --------------------------------------------
+
+    def _element_index(self, index: ir.Expr) -> bool:
+        """True if ``index`` picks single elements or basic slices (no repeats)."""
+        parts = index.items if isinstance(index, ir.Display) else (index,)
+        for part in parts:
+            if isinstance(part, ir.Slice):
+                if not all(p is None or self.facts.shape_of(p) == SCALAR for p in (part.lower, part.upper, part.step)):
+                    return False
+            elif isinstance(part, ir.Const):
+                if not (part.value is None or part.value is Ellipsis or isinstance(part.value, int)):
+                    return False
+            elif self.facts.shape_of(part) != SCALAR:
+                return False
+        return True
+
+    def scatter(self, array: str, index: ir.Expr, contribution: ir.Expr) -> None:
+        """``d_array[index] += contribution``, in place (``np.add.at`` where indices may repeat)."""
+        self.own(array)
+        target = self.adjoint_name(array)
+        if self._element_index(index):
+            self.emit(ir.Store(target, index, contribution, self.line, op=operator.add))
+        else:
+            self.emit(ir.Effect(ir.Call(np.add.at, (ir.Var(target), index, contribution)), self.line))
+
+    def own(self, name: str) -> None:
+        """Hold the adjoint of ``name`` in an array of its own, ready for in-place updates."""
+        target = self.adjoint_name(name)
+        current = self.adjoint.get(name)
+        if current is None:
+            self.assign(target, ir.Call(runtime.zeros_like, (ir.Var(name),)))
+        elif not (isinstance(current, ir.Var) and current.name == target and name in self.owned):
+            self.assign(target, ir.Call(runtime.writable_copy, (current, ir.Var(name))))
+        self.adjoint[name] = ir.Var(target)
+        self.owned.add(name)
+
+    def reverse_store(self, stmt: ir.Store) -> None:
+        """``a[i] = v``: ``v`` takes the adjoint of the slice it wrote, which then becomes zero."""
+        array, index, value = stmt.array, stmt.index, stmt.value
+        if array in self.adjoint and array in self.facts.active:
+            self.own(array)
+            target = ir.Var(self.adjoint_name(array))
+            if isinstance(value, ir.Var) and value.name in self.facts.active:
+                part = ir.Call(operator.getitem, (target, index))
+                single = self._element_index(index) and all(
+                    not isinstance(p, ir.Slice) for p in (index.items if isinstance(index, ir.Display) else (index,)))
+                if not single:  # a slice is a view: copy before zeroing it
+                    part = ir.Call(runtime.unbroadcast, (ir.Call(np.copy, (part,)), value))
+                self.accumulate(value.name, part)
+            self.emit(ir.Store(target.name, index, ir.Const(0.0), self.line))
+        if array in self.restored_arrays:
+            self.store_pushes.add(id(stmt))
+            self.emit(ir.Store(array, index, ir.Call(list.pop, (ir.Var(self.tape),)), self.line))
 
     def propagate_call(self, stmt: ir.Assign, needed: dict[str, ir.Expr]) -> None:
         """``y = helper(a, b)``: the callee's backward part gives the adjoints of all its arguments."""
@@ -224,6 +291,9 @@ class ReverseSweep:
     def accumulate(self, name: str, contribution: ir.Expr) -> None:
         current = self.adjoint.get(name)
         target = self.adjoint_name(name)
+        if name in self.owned and current is not None:  # a sum is a new array: still ours
+            self.assign(target, ir.Call(operator.add, (current, contribution)))
+            return
         if current is None:
             if isinstance(contribution, ir.Var) and self._may_alias(name):
                 self.adjoint[name] = contribution  # passes straight through
@@ -299,9 +369,17 @@ class ReverseSweep:
         carried = {s.target for s in body if isinstance(s, ir.Assign) and s.merge} & self.facts.active
         read = {n for s in ir.walk(body) if isinstance(s, ir.Assign) for n in ir.names_read(s.value)}
         accumulators = ((read - assigned) & self.facts.active) | carried
-        # Every adjoint the loop adds to must exist, in its own name, before the loop.
+        # Every adjoint the loop adds to must exist, in its own name, before the loop;
+        # arrays the loop indexes or writes get theirs updated in place.
+        in_place = {s.value.args[0].name for s in ir.walk(body) if isinstance(s, ir.Assign)
+                    and isinstance(s.value, ir.Call) and s.value.fn is operator.getitem
+                    and isinstance(s.value.args[0], ir.Var) and self.facts.shape_of(s.value.args[0]) != SCALAR}
+        in_place |= {s.array for s in ir.walk(body) if isinstance(s, ir.Store)}
         for name in sorted(accumulators):
-            self.canonical(name)
+            if name in in_place:
+                self.own(name)
+            else:
+                self.canonical(name)
         outer_pinned, self.pinned = self.pinned, self.pinned | accumulators
         self.loops.append(stmt)
         reversed_body = self.reverse_block(body)
@@ -400,6 +478,10 @@ class ReverseSweep:
                     out.append(ir.For(stmt.index, stmt.iterable, inner, stmt.line, stmt.exit))
                 else:
                     out.append(ir.While(self.forward_block(stmt.test_block), stmt.test, inner, stmt.line, stmt.exit))
+            elif id(stmt) in self.store_pushes:  # record the slice the store overwrites
+                old = ir.Call(np.copy, (ir.Call(operator.getitem, (ir.Var(stmt.array), stmt.index)),))
+                out.append(ir.Effect(ir.Call(list.append, (ir.Var(self.tape), old)), stmt.line))
+                out.append(stmt)
             elif id(stmt) in self.calls:  # record for the callee's backward part
                 call = stmt.value
                 forward = ir.Call(ir.Part(self.calls[id(stmt)], "forward"), call.args + (ir.Var(self.tape),))

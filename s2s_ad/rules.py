@@ -89,6 +89,7 @@ _NONDIFFERENTIABLE: set = set()
 _ELEMENTWISE_CONSTANTS: set = set()  # non-differentiable, but shaped like their broadcast inputs
 _METHODS: dict[str, tuple[Any, bool]] = {}
 _ATTRIBUTES: dict[str, Any] = {}
+_FRESH_ARRAYS: set = set()  # functions that return a new array the caller owns
 _loaded = False
 _load_lock = threading.Lock()
 
@@ -223,6 +224,24 @@ def _templates_package() -> Any:
         sys.modules["s2s_ad.templates"] = package
         spec.loader.exec_module(package)
         return package
+
+
+def fresh_arrays(*fns: Any) -> None:
+    """Declare functions that return a new array (``np.zeros``, ``np.copy``...).
+
+    Only such arrays may be written into (``out[i] = v``) by a differentiated
+    function: writing into an argument would change the caller's data.
+    """
+    for fn in fns:
+        _FRESH_ARRAYS.add(_key(fn))
+
+
+def makes_fresh_array(fn: Any) -> bool:
+    load_templates()
+    try:
+        return _key(fn) in _FRESH_ARRAYS
+    except TypeError:
+        return False
 
 
 def load_templates() -> None:

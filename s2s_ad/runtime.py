@@ -40,3 +40,8 @@ def zeros_like(value: Any) -> Any:
     if isinstance(value, (int, float)):
         return 0.0
     return np.zeros(np.shape(value), dtype=np.result_type(value, 1.0))
+
+
+def writable_copy(grad: Any, like: Any) -> np.ndarray:
+    """A fresh float array of ``like``'s shape holding ``grad``, for in-place updates."""
+    return np.array(np.broadcast_to(grad, np.shape(like)), dtype=np.result_type(grad, 1.0))

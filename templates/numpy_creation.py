@@ -1,0 +1,34 @@
+"""Array creation: functions whose result is a new array the function owns.
+
+Arrays made by these may be written into (``out[i] = v``); the zero-valued
+constructors carry no derivative.
+"""
+import numpy as np
+
+from s2s_ad.rules import adjoint, fresh_arrays, nondifferentiable, tangent
+
+nondifferentiable(np.zeros, np.ones, np.empty, np.full, np.zeros_like, np.ones_like, np.empty_like,
+                  np.arange, np.linspace, np.eye, np.identity)
+nondifferentiable(np.shape, np.ndim, np.size, attributes={"shape": np.shape, "ndim": np.ndim, "size": np.size})
+fresh_arrays(np.zeros, np.ones, np.empty, np.full, np.zeros_like, np.ones_like, np.empty_like, np.full_like,
+             np.arange, np.linspace, np.eye, np.identity, np.copy, np.array)
+
+
+@adjoint(np.copy, method="copy", examples=({"a": (3,)}, {"a": (2, 3)}))
+def copy(out, a, d_out):
+    d_a = d_out
+
+
+@adjoint(np.array, examples=({"object": (3,)},))
+def array(out, object, dtype=None, *, d_out):
+    d_object = d_out
+
+
+@adjoint(np.full_like, examples=({"a": (3,), "fill_value": ()},))
+def full_like(out, a, fill_value, *, d_out):
+    d_fill_value = np.sum(d_out)
+
+
+@tangent(np.copy)
+def copy(out, a, t_a):
+    t_out = t_a

@@ -1,0 +1,39 @@
+"""Calls to the user's own functions: each is transformed and called through its own adjoint."""
+import pytest
+
+import s2s_ad
+from conftest import assert_gradient_matches
+import call_functions as cf
+
+
+def test_helper_called_twice_with_keyword_and_default():
+    assert_gradient_matches(cf.uses_helper_twice, (1.5, 0.7), (0, 1))
+
+
+@pytest.mark.parametrize("n", [0, 1, 5])
+def test_helpers_with_loops_called_in_a_loop(n):
+    assert_gradient_matches(cf.calls_inside_loop, (0.3, n))
+
+
+@pytest.mark.parametrize("n", [1, 2, 6])
+def test_recursion(n):
+    got = assert_gradient_matches(cf.power, (1.3, n))
+    assert got == pytest.approx(n * 1.3 ** (n - 1))
+
+
+def test_closure():
+    assert s2s_ad.grad(cf.uses_closure)(2.0) == pytest.approx(2 * 3.0 * 2.0 + cf.OFFSET)
+
+
+@pytest.mark.parametrize("x, y", [(2.0, 1.0), (0.5, 1.0), (-1.0, -2.0)])
+def test_helper_with_branches_and_early_return(x, y):
+    assert_gradient_matches(cf.branchy_caller, (x, y), (0, 1))
+
+
+def test_integer_arguments_are_never_differentiated():
+    assert s2s_ad.grad(cf.passes_an_integer)(1.5) == pytest.approx(3 * 1.5 ** 2 + 8 * 1.5)
+
+
+def test_helper_is_called_through_its_adjoint_not_inlined():
+    text = s2s_ad.source(cf.uses_helper_twice, wrt=(0, 1), args=(1.5, 0.7))
+    assert "d_square_plus.forward(" in text and "d_square_plus.backward(" in text
