@@ -69,7 +69,62 @@ class Desugar:
         self.taken.add(name)
         return name
 
+    # -- comprehensions ---------------------------------------------------
+
+    def hoist(self, stmts: list) -> list:
+        """Turn each list comprehension into an append loop placed before its statement."""
+        out: list = []
+        for stmt in stmts:
+            for field_name in ("body", "orelse"):
+                if isinstance(stmt, (gast.If, gast.For, gast.While)) and getattr(stmt, field_name, None):
+                    setattr(stmt, field_name, self.hoist(getattr(stmt, field_name)))
+            own = [stmt.test] if isinstance(stmt, (gast.If, gast.While)) else \
+                [stmt.iter] if isinstance(stmt, gast.For) else [stmt]
+            loops: list = []
+            if (isinstance(stmt, gast.Assign) and isinstance(stmt.value, gast.ListComp)
+                    and len(stmt.targets) == 1 and isinstance(stmt.targets[0], gast.Name)):
+                # squares = [...]: build the list under the user's own name
+                stmt.value = self._comprehension(stmt.value, loops, stmt.lineno, stmt.targets[0].id)
+            for root in own:
+                for parent in list(gast.walk(root)):
+                    for name, value in gast.iter_fields(parent):
+                        if isinstance(value, gast.ListComp):
+                            setattr(parent, name, self._comprehension(value, loops, stmt.lineno))
+                        elif isinstance(value, list):
+                            for i, item in enumerate(value):
+                                if isinstance(item, gast.ListComp):
+                                    value[i] = self._comprehension(item, loops, stmt.lineno)
+            if isinstance(stmt, gast.While) and loops:
+                raise ValueError(stmt.lineno)  # re-evaluated every iteration: parse.py refuses it first
+            out.extend(loops)
+            out.append(stmt)
+        return out
+
+    def _comprehension(self, comp: gast.ListComp, loops: list, line: int, name: str = "") -> gast.Name:
+        result = name or self.fresh("items")
+        renames = {}
+        for generator in comp.generators:
+            for target in gast.walk(generator.target):
+                if isinstance(target, gast.Name):
+                    renames[target.id] = self.fresh(target.id)
+        for node in gast.walk(comp):
+            if isinstance(node, gast.Name) and node.id in renames:
+                node.id = renames[node.id]
+        append = gast.Expr(value=gast.Call(func=gast.Attribute(value=_name(result), attr="append", ctx=gast.Load()),
+                                           args=[comp.elt], keywords=[]))
+        body: list = [append]
+        for generator in reversed(comp.generators):
+            for condition in reversed(generator.ifs):
+                body = [gast.If(test=condition, body=body, orelse=[])]
+            body = [gast.For(target=generator.target, iter=generator.iter, body=body, orelse=[], type_comment=None)]
+        loops.append(_set(result, gast.List(elts=[], ctx=gast.Load()), line))
+        loops.extend(self.hoist([_at(node, line) for node in body]))
+        return _name(result)
+
+    # -- early exits -----------------------------------------------------
+
     def function(self, node: gast.FunctionDef) -> None:
+        node.body = self.hoist(node.body)
         body = node.body
         final = body[-1]
         early = any(isinstance(n, gast.Return) for s in body[:-1] for n in gast.walk(s))

@@ -12,9 +12,9 @@ A ``Function`` holds parameters and a body of ``Assign`` statements ending in
 * the **SSA form** made by ``lower.py``.  Its invariants, checked by
   :func:`check_ssa`, are: (1) every name is assigned once, parameters
   included; (2) every name is assigned before it is read; (3) every
-  assignment is three-address: its value is an *atom* (``Var``/``Const``) or a
-  single ``Call`` whose arguments are atoms, slices of atoms, or displays of
-  atoms; (4) the body ends with one ``Return`` of an atom, and nothing else
+  assignment is three-address: its value is an *atom* (``Var``/``Const``), a
+  tuple or list display of atoms, or a single ``Call`` whose arguments are
+  atoms, slices of atoms, or displays of atoms; (4) the body ends with one ``Return`` of an atom, and nothing else
   returns.
 * the **adjoint form** made by ``reverse.py``: the same statements, but values
   may be nested expressions and adjoint names may be reassigned (``d_a = d_a
@@ -353,7 +353,7 @@ def _check_block(body: list[Stmt], defined: set[str]) -> set[str]:
             if isinstance(value, Call):
                 if not all(_is_operand(a) for a in value.args) or not all(_is_operand(v) for _, v in value.kwargs):
                     raise SSAViolation(f"line {stmt.line}: nested call in {stmt.target!r}")
-            elif not is_atom(value):
+            elif not (is_atom(value) or (isinstance(value, Display) and _is_operand(value))):
                 raise SSAViolation(f"line {stmt.line}: {stmt.target!r} is not three-address")
             defined.add(stmt.target)
         elif isinstance(stmt, If):

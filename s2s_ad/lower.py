@@ -254,8 +254,17 @@ def is_user_function(fn: Any) -> bool:
 
 
 def _stored_names(node: Any) -> set[str]:
-    """User names assigned anywhere inside ``node`` (loop targets included)."""
-    return {n.id for n in gast.walk(node) if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)}
+    """User names assigned anywhere inside ``node`` (loop targets and appended lists included)."""
+    names = {n.id for n in gast.walk(node) if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)}
+    return names | {n.value.func.value.id for n in gast.walk(node) if _is_append(n)}
+
+
+def _is_append(node: Any) -> bool:
+    """``name.append(value)`` as a statement."""
+    return (isinstance(node, gast.Expr) and isinstance(node.value, gast.Call)
+            and isinstance(node.value.func, gast.Attribute) and node.value.func.attr == "append"
+            and isinstance(node.value.func.value, gast.Name) and len(node.value.args) == 1
+            and not node.value.keywords)
 
 
 def describe_callable(fn: Any) -> str:
@@ -363,6 +372,11 @@ class Lowering:
             op = BINARY_OPERATORS[type(stmt.op)]
             current = self.converter.convert(stmt.target)
             self.bind(stmt.target, ir.Call(op, (current, self.converter.convert(stmt.value))))
+        elif _is_append(stmt):  # lists grow by a pure append: items = items + [item]
+            call = stmt.value
+            items = self.converter.convert(call.func.value)
+            self.bind(gast.Name(id=call.func.value.id, ctx=gast.Store(), annotation=None, type_comment=None),
+                      ir.Call(runtime.list_append, (items, self.converter.convert(call.args[0]))))
         elif isinstance(stmt, gast.Return):
             self.ret(stmt)
         elif isinstance(stmt, gast.If):
@@ -387,6 +401,11 @@ class Lowering:
     def _merge_into(self, block: list[ir.Stmt], env: dict, targets: dict[str, str], line: Optional[int]) -> None:
         for user_name, merged in targets.items():
             value = env.get(user_name, ir.Const(None))
+            if isinstance(value, ir.Display) and any(True for _ in ir.names_read(value)):
+                # a merge copy joins names: give a display of variables a name of its own first
+                name = self.names.fresh("items")
+                block.append(ir.Assign(name, value, line))
+                value = ir.Var(name)
             if not (isinstance(value, ir.Var) and value.name == merged):
                 block.append(ir.Assign(merged, value, line, merge=True))
 
@@ -547,11 +566,16 @@ class Lowering:
 
     def ret(self, stmt: gast.Return) -> None:
         value = self.converter.convert(stmt.value)
-        if isinstance(value, ir.Display):
-            raise self.parsed.error("a function returning a tuple",
-                                    "grad needs one scalar result; use s2s_ad.vjp or s2s_ad.jacobian", stmt)
+        if isinstance(value, ir.Display):  # a tuple result is one value, made by a display
+            value = self.materialise(self.flatten(value), "out")
         self.block.append(ir.Return(self.flatten(value, None if ir.is_atom(value) else self.names.fresh("out")),
                                     self.line))
+
+    def materialise(self, display: ir.Display, base: str) -> ir.Var:
+        """Bind a tuple or list display to a name (SSA: ``t = (a, b)``)."""
+        name = self.names.fresh(base)
+        self.block.append(ir.Assign(name, display, self.line))
+        return ir.Var(name)
 
     def flatten(self, expr: Any, name: Optional[str] = None) -> ir.Expr:
         """Emit statements computing ``expr``; return the atom holding it."""
@@ -565,6 +589,13 @@ class Lowering:
             return ir.Display(expr.kind, tuple(self.flatten(i) for i in expr.items))
         args = tuple(self.flatten(a) for a in expr.args)
         kwargs = tuple((k, self.flatten(v)) for k, v in expr.kwargs)
+        if expr.fn is operator.getitem and isinstance(args[0], ir.Display):
+            index = args[1]
+            if isinstance(index, ir.Const) and isinstance(index.value, int) and -len(args[0].items) <= index.value < len(args[0].items):
+                return args[0].items[index.value]  # (a, b)[0] is a
+            args = (self.materialise(args[0], "items"),) + args[1:]
+        if expr.fn is len and len(args) == 1 and isinstance(args[0], ir.Display):
+            return ir.Const(len(args[0].items))
         call = ir.Call(expr.fn, args, kwargs)
         target = self.names.fresh(self._describe(call)) if name is None else name
         self.block.append(ir.Assign(target, call, self.line))

@@ -27,6 +27,7 @@ _STATEMENTS = (gast.Assign, gast.AugAssign, gast.Return, gast.Pass, gast.Expr, g
 _EXPRESSIONS = (
     gast.BinOp, gast.UnaryOp, gast.Compare, gast.Call, gast.Attribute, gast.Subscript,
     gast.Name, gast.Constant, gast.Tuple, gast.List, gast.Slice, gast.keyword, gast.IfExp, gast.BoolOp,
+    gast.ListComp,
 )
 _REFUSALS: dict[type, tuple[str, str]] = {
     gast.Try: ("a try statement", "exceptions cannot be differentiated; check inputs before calling the gradient"),
@@ -39,7 +40,6 @@ _REFUSALS: dict[type, tuple[str, str]] = {
     gast.FunctionDef: ("a nested function", "nested functions are not supported yet; define it at module level"),
     gast.AsyncFunctionDef: ("an async function", "differentiate a plain def"),
     gast.Lambda: ("a lambda", "define the function with def at module level"),
-    gast.ListComp: ("a list comprehension", "comprehensions are not supported yet; use NumPy array operations"),
     gast.SetComp: ("a set comprehension", "sets cannot be differentiated"),
     gast.DictComp: ("a dict comprehension", "dicts are not supported; use separate variables"),
     gast.GeneratorExp: ("a generator expression", "use NumPy array operations"),
@@ -182,9 +182,11 @@ def _check_statements(parsed: ParsedFunction, body: list) -> None:
                 _check_statements(parsed, block)
         if isinstance(stmt, gast.For):
             _check_target(parsed, stmt.target)
-        if isinstance(stmt, gast.Expr):
+        if isinstance(stmt, gast.Expr) and not _is_list_append(stmt):
             raise parsed.error("an expression statement", "a differentiated function must be pure: "
-                               "drop calls made for their side effects (print, append, ...)", stmt)
+                               "drop calls made for their side effects (print, ...)", stmt)
+        if isinstance(stmt, gast.While) and any(isinstance(n, gast.ListComp) for n in gast.walk(stmt.test)):
+            raise parsed.error("a list comprehension in a while condition", "compute it in the loop body", stmt)
         if isinstance(stmt, gast.Assign):
             for target in stmt.targets:
                 _check_target(parsed, target)
@@ -200,6 +202,12 @@ def _check_statements(parsed: ParsedFunction, body: list) -> None:
                 raise parsed.error(f"the expression {type(node).__name__}", "rewrite it with simpler expressions", node)
             if isinstance(node, gast.Compare) and len(node.ops) > 1:
                 raise parsed.error("a chained comparison", "compare two values at a time", node)
+
+
+def _is_list_append(stmt: Any) -> bool:
+    call = stmt.value
+    return (isinstance(call, gast.Call) and isinstance(call.func, gast.Attribute) and call.func.attr == "append"
+            and isinstance(call.func.value, gast.Name) and len(call.args) == 1 and not call.keywords)
 
 
 def _own_nodes(stmt: Any) -> list:

@@ -161,6 +161,9 @@ class ReverseSweep:
 
     def propagate(self, stmt: ir.Assign) -> None:
         """Splice in the adjoint template of one primal statement."""
+        if isinstance(stmt.value, ir.Display):  # t = (a, b): each item takes its row of d_t
+            self.distribute(self.adjoint.pop(stmt.target), stmt.value, stmt, elementwise=False)
+            return
         call = stmt.value
         needed = {name: operand for name, operand in differentiable_operands(stmt)
                   if set(ir.names_read(operand)) & self.facts.active}

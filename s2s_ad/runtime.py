@@ -45,3 +45,8 @@ def zeros_like(value: Any) -> Any:
 def writable_copy(grad: Any, like: Any) -> np.ndarray:
     """A fresh float array of ``like``'s shape holding ``grad``, for in-place updates."""
     return np.array(np.broadcast_to(grad, np.shape(like)), dtype=np.result_type(grad, 1.0))
+
+
+def list_append(items: list, item: Any) -> list:
+    """``items + [item]``: what ``items.append(item)`` means in differentiated code."""
+    return items + [item]

@@ -1,0 +1,28 @@
+"""Rules for Python's own containers: lists and tuples, and the builtin ``sum``.
+
+The adjoint of a list or tuple is held as an array with one row per item
+(items must be numbers or arrays of one shape; NumPy raises otherwise).
+"""
+import builtins
+
+import numpy as np
+
+from s2s_ad.rules import adjoint, tangent
+from s2s_ad.runtime import list_append
+
+
+@adjoint(list_append, examples=({"items": [(), ()], "item": ()}, {"items": [(3,), (3,)], "item": (3,)}))
+def list_append(out, items, item, d_out):
+    d_items = d_out[:-1]
+    d_item = d_out[-1]
+
+
+@adjoint(builtins.sum, examples=({"iterable": [(), (), ()]}, {"iterable": [(2,), (2,)]}))
+def sum(out, iterable, start=0, *, d_out):
+    d_iterable = np.broadcast_to(d_out, np.shape(iterable))
+    d_start = d_out
+
+
+@tangent(list_append)
+def list_append(out, items, item, t_items, t_item):
+    t_out = list(t_items) + [t_item]
