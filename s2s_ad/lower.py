@@ -14,6 +14,7 @@ trees (``template_ir``); there nothing is flattened.
 from __future__ import annotations
 
 import builtins
+import copy
 import inspect
 import keyword
 import operator
@@ -187,6 +188,11 @@ class ExpressionConverter:
         kwargs = tuple((k.arg, self.convert(k.value)) for k in node.keywords)
         if any(k.arg is None for k in node.keywords):
             raise self.error("**kwargs in a call", "pass keyword arguments one by one", node)
+        if isinstance(node.func, gast.Name) and isinstance(self.local(node.func.id), _Nested):
+            if kwargs:
+                raise self.error(f"keyword arguments to the nested function {node.func.id!r}", "pass them by "
+                                 "position", node)
+            return _Inline(self.local(node.func.id), tuple(args))
         found, fn = self._static(node.func)
         if not found:
             fn, args = self._method(node, args)
@@ -316,6 +322,21 @@ class _Names:
 
 
 @dataclass(frozen=True)
+class _Nested:
+    """A function defined in the body: calls to it are inlined (see ``Lowering.inline``)."""
+
+    node: Any
+
+
+@dataclass(frozen=True)
+class _Inline:
+    """A call of a nested function, before flattening."""
+
+    function: _Nested
+    args: tuple
+
+
+@dataclass(frozen=True)
 class _Choice:
     """``then if test else orelse`` before flattening; ``None`` means "the test's value"
     (``a and b`` is ``_Choice(a, b, None)``, ``a or b`` is ``_Choice(a, None, b)``)."""
@@ -333,6 +354,7 @@ class Lowering:
         self.names = _Names(set())
         self.user_names: set[str] = set()
         self.buffers: set[str] = set()  # arrays this function created: the only ones it may write into
+        self.inlining: set[str] = set()  # nested functions being inlined (to refuse recursion)
         self.env: dict[str, Any] = {}
         self.block: list[ir.Stmt] = []
         self.line: Optional[int] = None
@@ -385,6 +407,8 @@ class Lowering:
             self.for_loop(stmt)
         elif isinstance(stmt, gast.While):
             self.while_loop(stmt)
+        elif isinstance(stmt, gast.FunctionDef):
+            self.env[stmt.name] = _Nested(stmt)
         # Pass and the docstring need nothing.
 
     # -- joins -------------------------------------------------------------
@@ -583,6 +607,8 @@ class Lowering:
             return expr
         if isinstance(expr, _Choice):
             return self._choice(expr, name)
+        if isinstance(expr, _Inline):
+            return self.inline(expr)
         if isinstance(expr, ir.Slice):
             return ir.Slice(*(None if p is None else self.flatten(p) for p in (expr.lower, expr.upper, expr.step)))
         if isinstance(expr, ir.Display):
@@ -602,6 +628,39 @@ class Lowering:
         if rules.makes_fresh_array(expr.fn):
             self.buffers.add(target)
         return ir.Var(target)
+
+    def inline(self, call: _Inline) -> ir.Expr:
+        """Lower a nested function's body in place of its call, with Python's scoping:
+        its parameters and the names it assigns are its own; other names are read
+        from the enclosing function as they are at the call."""
+        node = call.function.node
+        if node.name in self.inlining:
+            raise self.parsed.error(f"the recursive nested function {node.name!r}",
+                                    "define it at module level to recurse", node)
+        params = [a.id for a in node.args.args]
+        if len(params) != len(call.args):
+            raise self.parsed.error(f"the call of {node.name!r}", f"it takes {len(params)} arguments", node)
+        args = [self.flatten(a) for a in call.args]
+        body = copy.deepcopy(node.body)
+        function = gast.FunctionDef(name=node.name, args=node.args, body=body, decorator_list=[], returns=None,
+                                    type_comment=None)
+        own = _stored_names(function) | set(params)
+        desugar(function, own | set(self.reads) | self.names.taken)
+        inner_env = {k: v for k, v in self.env.items() if k not in own}
+        inner_env.update(zip(params, args))
+        outer_env, outer_reads, self.env = self.env, self.reads, inner_env
+        self.reads = Counter(n.id for n in gast.walk(function) if isinstance(n, gast.Name)
+                             and isinstance(n.ctx, gast.Load))
+        self.inlining.add(node.name)
+        try:
+            for stmt in function.body[:-1]:
+                self.line = stmt.lineno
+                self.statement(stmt)
+            result = self.flatten(self.converter.convert(function.body[-1].value))
+        finally:
+            self.inlining.discard(node.name)
+            self.env, self.reads = outer_env, outer_reads
+        return result
 
     def _choice(self, choice: _Choice, name: Optional[str]) -> ir.Expr:
         """A conditional expression (or ``and``/``or``) as an if statement."""

@@ -23,7 +23,7 @@ from .errors import TransformError
 # Statements and expressions the lowering understands.  Anything else is
 # refused here with a reason and a hint (see ``_REFUSALS``).
 _STATEMENTS = (gast.Assign, gast.AugAssign, gast.Return, gast.Pass, gast.Expr, gast.If, gast.For, gast.While,
-               gast.Break, gast.Continue)
+               gast.Break, gast.Continue, gast.FunctionDef)
 _EXPRESSIONS = (
     gast.BinOp, gast.UnaryOp, gast.Compare, gast.Call, gast.Attribute, gast.Subscript,
     gast.Name, gast.Constant, gast.Tuple, gast.List, gast.Slice, gast.keyword, gast.IfExp, gast.BoolOp,
@@ -37,7 +37,6 @@ _REFUSALS: dict[type, tuple[str, str]] = {
     gast.Global: ("a global statement", "pass the value as an argument and return the result instead"),
     gast.Nonlocal: ("a nonlocal statement", "pass the value as an argument and return the result instead"),
     gast.Delete: ("a del statement", "drop the del; names go out of scope at return"),
-    gast.FunctionDef: ("a nested function", "nested functions are not supported yet; define it at module level"),
     gast.AsyncFunctionDef: ("an async function", "differentiate a plain def"),
     gast.Lambda: ("a lambda", "define the function with def at module level"),
     gast.SetComp: ("a set comprehension", "sets cannot be differentiated"),
@@ -182,6 +181,9 @@ def _check_statements(parsed: ParsedFunction, body: list) -> None:
                 _check_statements(parsed, block)
         if isinstance(stmt, gast.For):
             _check_target(parsed, stmt.target)
+        if isinstance(stmt, gast.FunctionDef):
+            _check_nested(parsed, stmt)
+            continue
         if isinstance(stmt, gast.Expr) and not _is_list_append(stmt):
             raise parsed.error("an expression statement", "a differentiated function must be pure: "
                                "drop calls made for their side effects (print, ...)", stmt)
@@ -202,6 +204,24 @@ def _check_statements(parsed: ParsedFunction, body: list) -> None:
                 raise parsed.error(f"the expression {type(node).__name__}", "rewrite it with simpler expressions", node)
             if isinstance(node, gast.Compare) and len(node.ops) > 1:
                 raise parsed.error("a chained comparison", "compare two values at a time", node)
+
+
+def _check_nested(parsed: ParsedFunction, node: gast.FunctionDef) -> None:
+    """A function defined inside the differentiated one: inlined where it is called."""
+    if node.decorator_list:
+        raise parsed.error(f"a decorated nested function {node.name!r}", "drop the decorator", node)
+    args = node.args
+    if args.vararg or args.kwarg or args.kwonlyargs or args.defaults:
+        raise parsed.error(f"the parameters of the nested function {node.name!r}",
+                           "give it plain positional parameters without defaults", node)
+    body = node.body
+    if body and isinstance(body[0], gast.Expr) and isinstance(body[0].value, gast.Constant):
+        body = body[1:]
+    if not body or not isinstance(body[-1], gast.Return):
+        raise parsed.error(f"the nested function {node.name!r} without a final return", "end it with return", node)
+    if any(isinstance(n, (gast.Global, gast.Nonlocal)) for n in gast.walk(node)):
+        raise parsed.error(f"nonlocal or global in {node.name!r}", "return the new value instead", node)
+    _check_statements(parsed, body)
 
 
 def _is_list_append(stmt: Any) -> bool:
