@@ -234,6 +234,8 @@ class ExpressionConverter:
 
     def _check_callee(self, fn: Any, node: Any, args: tuple, kwargs: tuple) -> None:
         name = describe_callable(fn)
+        if fn in _REFUSED_CALLS if _hashable(fn) else False:
+            raise self.error(f"the call of {name}", _REFUSED_CALLS[fn], node)
         rule = rules.adjoint_rule(fn)
         if rule is not None:
             try:
@@ -252,6 +254,27 @@ class ExpressionConverter:
             return
         raise self.error(f"the call of {name}", f"it has no derivative rule; add one with "
                          f"@s2s_ad.adjoint({name}) (see README, 'Adding a rule')", node)
+
+
+# Calls refused outright, with what to do instead.
+_REFUSED_CALLS = {
+    eval: "code built at run time cannot be transformed; write the expression out",
+    exec: "code built at run time cannot be transformed; write the statements out",
+    print: "a differentiated function must be pure; print outside it, or print df's result",
+    open: "a differentiated function must be pure; read files outside it and pass the data in",
+    input: "a differentiated function must be pure; ask outside it and pass the answer in",
+    setattr: "a differentiated function must not mutate objects; return the new value instead",
+    globals: "pass what you need as arguments",
+    locals: "name the values you need",
+}
+
+
+def _hashable(value: Any) -> bool:
+    try:
+        hash(value)
+    except TypeError:
+        return False
+    return True
 
 
 def is_user_function(fn: Any) -> bool:
