@@ -91,9 +91,19 @@ class _Builder:
         if isinstance(e, ir.Display):
             items = [self.expr(i) for i in e.items]
             return gast.Tuple(elts=items, ctx=gast.Load()) if e.kind == "tuple" else gast.List(elts=items, ctx=gast.Load())
+        if isinstance(e, ir.Slice):  # outside a subscript, a slice is a slice() call
+            parts = [gast.Constant(value=None, kind=None) if p is None else self.expr(p)
+                     for p in (e.lower, e.upper, e.step)]
+            return gast.Call(func=_name("slice"), args=parts, keywords=[])
+        return self.call(e)
+
+    def index(self, e: ir.Expr) -> Any:
+        """An index in a subscript, where ``a:b`` syntax is allowed."""
         if isinstance(e, ir.Slice):
             return gast.Slice(*(None if p is None else self.expr(p) for p in (e.lower, e.upper, e.step)))
-        return self.call(e)
+        if isinstance(e, ir.Display) and e.kind == "tuple":
+            return gast.Tuple(elts=[self.index(i) for i in e.items], ctx=gast.Load())
+        return self.expr(e)
 
     def const(self, value: Any) -> Any:
         if isinstance(value, np.generic):
@@ -118,7 +128,7 @@ class _Builder:
         if fn is operator.contains and len(args) == 2:
             return gast.Compare(left=args[1], ops=[gast.In()], comparators=[args[0]])
         if fn is operator.getitem and len(args) == 2:
-            return gast.Subscript(value=args[0], slice=args[1], ctx=gast.Load())
+            return gast.Subscript(value=args[0], slice=self.index(e.args[1]), ctx=gast.Load())
         keywords = [gast.keyword(arg=k, value=self.expr(v)) for k, v in e.kwargs]
         if isinstance(fn, ir.Part):  # d_helper.forward(...)
             owner = _name(self.ns.bind(fn.owner, fn.owner.name))
@@ -139,7 +149,7 @@ class _Builder:
         elif isinstance(stmt, ir.Effect):
             node = gast.Expr(value=self.expr(stmt.value))
         elif isinstance(stmt, ir.Store):
-            place = gast.Subscript(value=_name(stmt.array), slice=self.expr(stmt.index), ctx=gast.Store())
+            place = gast.Subscript(value=_name(stmt.array), slice=self.index(stmt.index), ctx=gast.Store())
             if stmt.op is None:
                 node = gast.Assign(targets=[place], value=self.expr(stmt.value), type_comment=None)
             else:

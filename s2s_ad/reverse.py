@@ -425,7 +425,8 @@ class ReverseSweep:
         restored by the enclosing block or never overwritten.
         """
         reads = {n for s in ir.walk(reversed_body) for e in ir.exprs_of(s) for n in ir.names_read(e)}
-        bound = [t for s in body for t in ir.targets_of(s)]
+        # (a nested loop's index is not among them: the reversed loop binds it again)
+        bound = [t for s in body if not isinstance(s, ir.For) for t in ir.targets_of(s)]
         bound += sorted(self._if_merges(body)) + [self.trips[id(s)] for s in body if id(s) in self.trips]
         bound_set = set(bound)
         recompute: list[ir.Assign] = []

@@ -50,3 +50,113 @@ def writable_copy(grad: Any, like: Any) -> np.ndarray:
 def list_append(items: list, item: Any) -> list:
     """``items + [item]``: what ``items.append(item)`` means in differentiated code."""
     return items + [item]
+
+
+def broadcast_reduced(grad: Any, like: Any, axis: Any = None, keepdims: bool = False) -> np.ndarray:
+    """Spread the adjoint of a reduction over ``like``'s shape (a new, writable array).
+
+    ``grad`` has the reduced shape (``axis`` removed unless ``keepdims``).
+    """
+    shape = np.shape(like)
+    if axis is not None and not keepdims:
+        grad = np.expand_dims(grad, axis)
+    return np.array(np.broadcast_to(grad, shape), dtype=np.result_type(grad, 1.0))
+
+
+def _promoted(a: np.ndarray, b: np.ndarray, g: np.ndarray) -> tuple:
+    """Matrix forms of matmul's operands and adjoint, with 1-D operands promoted as NumPy does."""
+    a2 = a[np.newaxis, :] if a.ndim == 1 else a
+    b2 = b[:, np.newaxis] if b.ndim == 1 else b
+    g2 = np.asarray(g)
+    if a.ndim == 1:
+        g2 = np.expand_dims(g2, -2)
+    if b.ndim == 1:
+        g2 = np.expand_dims(g2, -1)
+    return a2, b2, g2
+
+
+def matmul_grad_a(grad: Any, a: Any, b: Any) -> Any:
+    """The adjoint of ``a`` in ``a @ b`` (any dimensions, 1-D promoted as NumPy does)."""
+    a, b = np.asarray(a), np.asarray(b)
+    if a.ndim == 0 or b.ndim == 0:  # np.dot of a scalar is a product
+        return unbroadcast(grad * b, a)
+    if a.ndim == 1 and b.ndim == 1:  # an inner product
+        return grad * b
+    a2, b2, g2 = _promoted(a, b, grad)
+    result = g2 @ np.swapaxes(b2, -1, -2)
+    if a.ndim == 1:
+        result = result[..., 0, :]
+    return unbroadcast(result, a)
+
+
+def matmul_grad_b(grad: Any, a: Any, b: Any) -> Any:
+    """The adjoint of ``b`` in ``a @ b``."""
+    a, b = np.asarray(a), np.asarray(b)
+    if a.ndim == 0 or b.ndim == 0:
+        return unbroadcast(grad * a, b)
+    if a.ndim == 1 and b.ndim == 1:
+        return grad * a
+    a2, b2, g2 = _promoted(a, b, grad)
+    result = np.swapaxes(a2, -1, -2) @ g2
+    if b.ndim == 1:
+        result = result[..., 0]
+    return unbroadcast(result, b)
+
+
+def inverse_axes(axes: Any) -> Any:
+    """The permutation that undoes ``np.transpose(x, axes)`` (``None`` undoes itself)."""
+    return None if axes is None else tuple(np.argsort(axes))
+
+
+def concatenate_grad(grad: Any, arrays: Any, axis: int = 0) -> list:
+    """Split the adjoint of ``np.concatenate(arrays, axis)`` back into one piece per array."""
+    if axis is None:
+        sizes = [np.size(a) for a in arrays]
+        return [np.reshape(p, np.shape(a)) for p, a in zip(np.split(grad, np.cumsum(sizes)[:-1]), arrays)]
+    sizes = [np.shape(a)[axis] for a in arrays]
+    return np.split(grad, np.cumsum(sizes)[:-1], axis=axis)
+
+
+def stack_grad(grad: Any, arrays: Any, axis: int = 0) -> list:
+    """One slice of the adjoint of ``np.stack(arrays, axis)`` per array."""
+    return list(np.moveaxis(grad, axis, 0))
+
+
+def pad_grad(grad: Any, array: Any, pad_width: Any, mode: str = "constant") -> np.ndarray:
+    """The adjoint of ``np.pad(array, pad_width, mode)`` for modes "constant" and "edge".
+
+    Constant padding drops the border; edge padding also adds each border's
+    adjoint onto the edge it copied.
+    """
+    if mode not in ("constant", "edge"):
+        raise ValueError(f"np.pad mode {mode!r} has no derivative rule (constant and edge do)")
+    shape = np.shape(array)
+    widths = np.broadcast_to(np.asarray(pad_width, dtype=int), (len(shape), 2))
+    result = np.asarray(grad, dtype=np.result_type(grad, 1.0))
+    for axis, (before, after) in enumerate(widths):
+        n = shape[axis]
+        core = np.take(result, np.arange(before, before + n), axis=axis).copy()
+        if mode == "edge" and n > 0:
+            head = np.sum(np.take(result, np.arange(0, before), axis=axis), axis=axis)
+            tail = np.sum(np.take(result, np.arange(before + n, before + n + after), axis=axis), axis=axis)
+            first = [slice(None)] * len(shape)
+            first[axis] = 0
+            core[tuple(first)] += head
+            first[axis] = n - 1
+            core[tuple(first)] += tail
+        result = core
+    return result
+
+
+def getitem_grad(grad: Any, a: Any, index: Any) -> np.ndarray:
+    """The adjoint of ``a[index]``: ``grad`` scattered into zeros shaped like ``a``.
+
+    Repeated integer-array indices add up (``np.add.at``).
+    """
+    result = np.zeros(np.shape(a), dtype=np.result_type(grad, 1.0))
+    parts = index if isinstance(index, tuple) else (index,)
+    if any(isinstance(p, (list, np.ndarray)) for p in parts):
+        np.add.at(result, index, grad)
+    else:
+        result[index] = grad
+    return result

@@ -1,0 +1,30 @@
+"""Rules for Python builtins: ``abs``, ``min``/``max`` of two values, ``float``."""
+import numpy as np
+
+from s2s_ad.rules import adjoint, nondifferentiable
+
+nondifferentiable(int, round, bool, len, range, isinstance)
+
+
+@adjoint(abs, elementwise=True, domain=(-0.8, 0.8))
+def abs(out, x, d_out):
+    d_x = d_out * np.sign(x)  # 0 at the kink, as JAX
+
+
+@adjoint(max, elementwise=True)
+def max(out, a, b, d_out):
+    first = (a > b) + 0.5 * (a == b)  # a tie splits the adjoint evenly, as JAX does
+    d_a = d_out * first
+    d_b = d_out * (1.0 - first)
+
+
+@adjoint(min, elementwise=True)
+def min(out, a, b, d_out):
+    first = (a < b) + 0.5 * (a == b)
+    d_a = d_out * first
+    d_b = d_out * (1.0 - first)
+
+
+@adjoint(float, elementwise=True)
+def float(out, x, d_out):
+    d_x = d_out

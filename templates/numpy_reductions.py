@@ -1,0 +1,39 @@
+"""Rules for NumPy reductions: sum, mean, prod, max, min (with ``axis`` and ``keepdims``)."""
+import numpy as np
+
+from s2s_ad.rules import adjoint
+from s2s_ad.runtime import broadcast_reduced
+
+_AXES = (
+    {"a": (3, 4)}, {"a": (3, 4), "axis": 0}, {"a": (3, 4), "axis": -1, "keepdims": True},
+    {"a": (2, 3, 4), "axis": (0, 2)}, {"a": (5,)}, {"a": (2, 3), "keepdims": True},
+)
+
+
+@adjoint(np.sum, method="sum", examples=_AXES)
+def sum(out, a, axis=None, dtype=None, *, keepdims=False, d_out):
+    d_a = broadcast_reduced(d_out, a, axis, keepdims)
+
+
+@adjoint(np.mean, method="mean", examples=_AXES)
+def mean(out, a, axis=None, dtype=None, *, keepdims=False, d_out):
+    d_a = broadcast_reduced(d_out, a, axis, keepdims) * (np.size(out) / np.size(a))
+
+
+@adjoint(np.prod, method="prod", examples=_AXES)
+def prod(out, a, axis=None, dtype=None, *, keepdims=False, d_out):
+    d_a = broadcast_reduced(d_out * out, a, axis, keepdims) / a  # needs no zero in a
+
+
+@adjoint(np.max, method="max", examples=_AXES)
+def max(out, a, axis=None, *, keepdims=False, d_out):
+    at_max = a == broadcast_reduced(out, a, axis, keepdims)
+    ties = broadcast_reduced(np.sum(at_max, axis=axis, keepdims=keepdims), a, axis, keepdims)
+    d_a = broadcast_reduced(d_out, a, axis, keepdims) * at_max / ties  # ties share evenly
+
+
+@adjoint(np.min, method="min", examples=_AXES)
+def min(out, a, axis=None, *, keepdims=False, d_out):
+    at_min = a == broadcast_reduced(out, a, axis, keepdims)
+    ties = broadcast_reduced(np.sum(at_min, axis=axis, keepdims=keepdims), a, axis, keepdims)
+    d_a = broadcast_reduced(d_out, a, axis, keepdims) * at_min / ties

@@ -1,0 +1,112 @@
+"""Rules for the ``math`` module (numbers only, so every rule is elementwise)."""
+import math
+
+import numpy as np
+
+from s2s_ad.rules import adjoint, nondifferentiable
+
+nondifferentiable(math.floor, math.ceil, math.trunc, math.isnan, math.isinf, math.isfinite, math.factorial)
+
+
+@adjoint(math.sin, elementwise=True)
+def sin(out, x, d_out):
+    d_x = d_out * math.cos(x)
+
+
+@adjoint(math.cos, elementwise=True)
+def cos(out, x, d_out):
+    d_x = -d_out * math.sin(x)
+
+
+@adjoint(math.tan, elementwise=True)
+def tan(out, x, d_out):
+    d_x = d_out * (1.0 + out * out)
+
+
+@adjoint(math.exp, elementwise=True)
+def exp(out, x, d_out):
+    d_x = d_out * out
+
+
+@adjoint(math.log, elementwise=True, examples=({"x": ()}, {"x": (), "base": ()}))
+def log(out, x, base=math.e, *, d_out):
+    d_x = d_out / (x * math.log(base))
+    d_base = -d_out * out / (base * math.log(base))
+
+
+@adjoint(math.log10, elementwise=True)
+def log10(out, x, d_out):
+    d_x = d_out / (x * math.log(10.0))
+
+
+@adjoint(math.log2, elementwise=True)
+def log2(out, x, d_out):
+    d_x = d_out / (x * math.log(2.0))
+
+
+@adjoint(math.log1p, elementwise=True)
+def log1p(out, x, d_out):
+    d_x = d_out / (1.0 + x)
+
+
+@adjoint(math.expm1, elementwise=True)
+def expm1(out, x, d_out):
+    d_x = d_out * (out + 1.0)
+
+
+@adjoint(math.sqrt, elementwise=True)
+def sqrt(out, x, d_out):
+    d_x = d_out * 0.5 / out
+
+
+@adjoint(math.tanh, elementwise=True)
+def tanh(out, x, d_out):
+    d_x = d_out * (1.0 - out * out)
+
+
+@adjoint(math.sinh, elementwise=True)
+def sinh(out, x, d_out):
+    d_x = d_out * math.cosh(x)
+
+
+@adjoint(math.cosh, elementwise=True)
+def cosh(out, x, d_out):
+    d_x = d_out * math.sinh(x)
+
+
+@adjoint(math.asin, elementwise=True)
+def asin(out, x, d_out):
+    d_x = d_out / math.sqrt(1.0 - x * x)
+
+
+@adjoint(math.acos, elementwise=True)
+def acos(out, x, d_out):
+    d_x = -d_out / math.sqrt(1.0 - x * x)
+
+
+@adjoint(math.atan, elementwise=True)
+def atan(out, x, d_out):
+    d_x = d_out / (1.0 + x * x)
+
+
+@adjoint(math.atan2, elementwise=True)
+def atan2(out, y, x, d_out):
+    d_y = d_out * x / (x * x + y * y)
+    d_x = -d_out * y / (x * x + y * y)
+
+
+@adjoint(math.hypot, elementwise=True)
+def hypot(out, x, y, d_out):
+    d_x = d_out * x / out
+    d_y = d_out * y / out
+
+
+@adjoint(math.pow, elementwise=True)
+def pow(out, x, y, d_out):
+    d_x = d_out * y * math.pow(x, y - 1.0)
+    d_y = d_out * out * math.log(x)
+
+
+@adjoint(math.fabs, elementwise=True, domain=(-0.8, 0.8))
+def fabs(out, x, d_out):
+    d_x = d_out * np.sign(x)  # 0 at the kink, as JAX
