@@ -41,6 +41,7 @@ CalleeBuilder = Callable[[Any, tuple], Any]
 # Operations cheap enough to redo in the reverse sweep rather than record.
 _CHEAP = {
     operator.add, operator.sub, operator.mul, operator.truediv, operator.neg, operator.pos,
+    operator.mod, operator.floordiv, operator.pow,
     operator.lt, operator.le, operator.gt, operator.ge, operator.eq, operator.ne, operator.not_,
 }
 
@@ -73,6 +74,7 @@ class ReverseSweep:
                           for e in ir.exprs_of(s) for n in ir.names_read(e)}
         # A written array whose contents other statements read gets its overwritten slices back.
         self.restored_arrays = {s.array for s in stores} & read_elsewhere
+        self.written = {s.array for s in stores}
         self.store_pushes: set[int] = set()  # id(Store) whose old slice the forward sweep records
 
     # -- names and emission ------------------------------------------------
@@ -457,9 +459,13 @@ class ReverseSweep:
                 for m in s.body + s.orelse if isinstance(m, ir.Assign) and m.merge}
 
     def _cheap(self, stmt: ir.Assign) -> bool:
+        """Worth recomputing rather than recording (and safe to: see below)."""
         value = stmt.value
         if not isinstance(value, ir.Call):
             return False
+        if set(ir.names_read(value)) & self.written:
+            return False  # an array written in place may hold other contents by then
+
         if value.fn is operator.getitem:
             return True
         return value.fn in _CHEAP and all(self.facts.shape_of(a) == SCALAR for a in value.args)

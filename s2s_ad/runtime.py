@@ -39,7 +39,8 @@ def zeros_like(value: Any) -> Any:
     """The zero gradient of ``value``: ``0.0`` for a number, else an array of zeros."""
     if isinstance(value, (int, float)):
         return 0.0
-    return np.zeros(np.shape(value), dtype=np.result_type(value, 1.0))
+    dtype = np.result_type(value, 1.0) if isinstance(value, (np.ndarray, np.generic)) else float
+    return np.zeros(np.shape(value), dtype=dtype)
 
 
 def writable_copy(grad: Any, like: Any) -> np.ndarray:

@@ -1,0 +1,96 @@
+"""User functions with lists, tuples, local array writes and nested functions."""
+import numpy as np
+
+
+def build_list(x, n):
+    values = []
+    for i in range(n):
+        values.append(x * i)
+    return sum(values) + values[1] * x
+
+
+def tuple_helper(a, b):
+    return a * b, a + b
+
+
+def unpack_helper(x, y):
+    p, q = tuple_helper(x, y)
+    return p * q
+
+
+def local_tuple(x, y):
+    t = (x, y * 2.0)
+    a, b = t
+    return a * b + t[0]
+
+
+def comprehension(x, n):
+    squares = [x * i for i in range(n) if i % 2 == 0]
+    return sum(squares) * x
+
+
+def nested_comprehension(x):
+    grid = [[x * i * j for j in range(3)] for i in range(2)]
+    return sum([sum(row) for row in grid])
+
+
+def list_to_array(x, y):
+    v = np.array([x, y, x * y])
+    return np.sum(v ** 2)
+
+
+def stencil(x):
+    n = x.shape[0]
+    out = np.zeros(n)
+    for i in range(1, n - 1):
+        out[i] = x[i - 1] - 2.0 * x[i] + x[i + 1]
+    return np.sum(out * out)
+
+
+def accumulate_in_place(x, w):
+    acc = np.zeros(3)
+    for i in range(len(x)):
+        acc[i % 3] += x[i] * w
+    return np.sum(acc * acc)
+
+
+def overwrite_read_later(x):
+    buf = np.ones(4)
+    total = 0.0
+    for i in range(4):
+        buf[i] = buf[i] * x[i] + 1.0
+        total = total + np.sum(buf) * x[i]
+    return total
+
+
+def row_writes(a):
+    out = np.zeros((3, 2))
+    for i in range(3):
+        out[i, :] = a[i] * a[i + 1]
+    return np.sum(np.sin(out))
+
+
+def copy_then_write(x):
+    y = x.copy()
+    y[0] = y[0] * 3.0
+    return np.sum(y * x)
+
+
+def with_nested(x, y):
+    scale = y * 2.0
+
+    def g(v):
+        w = v * scale
+        if w > 1.0:
+            return w * w
+        return w
+
+    total = 0.0
+    for i in range(3):
+        total = total + g(x * i)
+    return total + g(y)
+
+
+def writes_argument(x):
+    x[0] = 1.0
+    return np.sum(x)

@@ -1,0 +1,68 @@
+"""Lists, tuples, local array writes and nested functions against finite differences."""
+import numpy as np
+import pytest
+
+import s2s_ad
+from conftest import assert_gradient_matches
+import data_functions as df
+
+RNG = np.random.default_rng(11)
+
+
+@pytest.mark.parametrize("n", [2, 5])
+def test_list_built_with_append_then_summed_and_indexed(n):
+    assert_gradient_matches(df.build_list, (1.5, n))
+
+
+def test_tuple_returned_from_a_helper():
+    assert_gradient_matches(df.unpack_helper, (1.5, 0.7), (0, 1))
+
+
+def test_local_tuple_packing_and_unpacking():
+    assert_gradient_matches(df.local_tuple, (1.5, 0.7), (0, 1))
+
+
+@pytest.mark.parametrize("n", [0, 1, 6])
+def test_list_comprehension_with_condition(n):
+    assert_gradient_matches(df.comprehension, (1.3, n))
+
+
+def test_nested_comprehensions():
+    assert_gradient_matches(df.nested_comprehension, (0.7,))
+
+
+def test_list_of_values_to_array():
+    assert_gradient_matches(df.list_to_array, (0.4, -1.1), (0, 1))
+
+
+@pytest.mark.parametrize("fn", [df.stencil, df.overwrite_read_later, df.copy_then_write],
+                         ids=lambda f: f.__name__)
+def test_writes_into_arrays_the_function_created(fn):
+    x = RNG.normal(size=6)[:4] if fn is df.overwrite_read_later else RNG.normal(size=6)
+    before = x.copy()
+    assert_gradient_matches(fn, (x,))
+    np.testing.assert_array_equal(x, before)  # the argument is never changed
+
+
+def test_augmented_writes_with_repeated_positions():
+    assert_gradient_matches(df.accumulate_in_place, (RNG.normal(size=7), 0.8), (0, 1))
+
+
+def test_row_writes():
+    assert_gradient_matches(df.row_writes, (RNG.normal(size=4),))
+
+
+def test_overwritten_slices_go_on_the_tape():
+    text = s2s_ad.source(df.overwrite_read_later, args=(np.ones(4),))
+    forward, sweep = text.split("# reverse sweep")
+    assert "tape.append(np.copy(buf[i]))" in forward and "buf[i] = tape.pop()" in sweep
+
+
+@pytest.mark.parametrize("x, y", [(0.4, 0.7), (0.1, 0.2)])
+def test_nested_function_inlined_with_its_scope(x, y):
+    assert_gradient_matches(df.with_nested, (x, y), (0, 1))
+
+
+def test_writing_into_an_argument_is_refused():
+    with pytest.raises(s2s_ad.TransformError, match=r"data_functions.py:\d+:\d+: .*x\[\.\.\.\].*x = x.copy\(\)"):
+        s2s_ad.grad(df.writes_argument)(np.ones(3))
