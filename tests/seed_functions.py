@@ -38,3 +38,22 @@ def deblur_loss(guess, observed):
                + padded[1:-1, :-2] + padded[1:-1, 1:-1] + padded[1:-1, 2:]
                + padded[2:, :-2] + padded[2:, 1:-1] + padded[2:, 2:]) / 9.0
     return np.sum((blurred - observed) ** 2)
+
+
+def deblur_loss_loops(guess, observed):
+    """The same loss with explicit Python loops over pixels and a local output image."""
+    rows, cols = guess.shape
+    padded = np.pad(guess, 1, mode="edge")
+    blurred = np.zeros((rows, cols))
+    for i in range(rows):
+        for j in range(cols):
+            total = 0.0
+            for di in range(3):
+                for dj in range(3):
+                    total += padded[i + di, j + dj]
+            blurred[i, j] = total / 9.0
+    loss = 0.0
+    for i in range(rows):
+        for j in range(cols):
+            loss = loss + (blurred[i, j] - observed[i, j]) ** 2
+    return loss

@@ -47,3 +47,14 @@ def test_deblur_loss_gradient_matches_finite_differences():
     guess, observed = rng.uniform(size=(5, 6)), rng.uniform(size=(5, 6))
     got = s2s_ad.grad(deblur_loss)(guess, observed)
     np.testing.assert_allclose(got, numeric_grad(deblur_loss, [guess, observed], 0), rtol=1e-6, atol=1e-8)
+
+
+def test_deblur_loss_with_pixel_loops_matches_the_vectorised_one():
+    from seed_functions import deblur_loss_loops
+
+    rng = np.random.default_rng(5)
+    guess, observed = rng.uniform(size=(4, 5)), rng.uniform(size=(4, 5))
+    looped = s2s_ad.grad(deblur_loss_loops)(guess, observed)
+    vectorised = s2s_ad.grad(deblur_loss)(guess, observed)
+    np.testing.assert_allclose(looped, vectorised, rtol=1e-10)
+    np.testing.assert_allclose(looped, numeric_grad(deblur_loss_loops, [guess, observed], 0), rtol=1e-6, atol=1e-8)
