@@ -75,7 +75,7 @@ class GradientFunction:
 
     def _specialise(self, args: tuple) -> Callable:
         kinds = tuple(map(_kind, args))
-        key = (self.fn, self.fn.__code__, self.wrt, kinds)
+        key = (self.fn, getattr(self.fn, "__code__", None), self.wrt, kinds)
         built = _CACHE.get(key, lambda: build_reverse(self.fn, self.wrt, kinds))
         self._by_types[tuple(map(type, args))] = built.function
         self._last_source = built.source
@@ -109,7 +109,7 @@ class GradientFunction:
     def source_for(self, *args: Any, **kwargs: Any) -> str:
         """The adjoint's source specialised for these arguments (nothing is run)."""
         kinds = tuple(map(_kind, self._bind(args, kwargs)))
-        return _CACHE.get((self.fn, self.fn.__code__, self.wrt, kinds),
+        return _CACHE.get((self.fn, getattr(self.fn, "__code__", None), self.wrt, kinds),
                           lambda: build_reverse(self.fn, self.wrt, kinds)).source
 
     def __repr__(self) -> str:

@@ -134,6 +134,9 @@ def parse_function(fn: Callable) -> ParsedFunction:
         raise TransformError(f"{fn.__qualname__!r}", f"its source does not parse on its own ({exc.msg})",
                              filename=filename, line=firstline) from exc
     node = module.body[0]
+    if isinstance(node, gast.AsyncFunctionDef):
+        raise TransformError("an async function", "differentiate a plain (synchronous) def",
+                             filename=filename, line=firstline)
     if not isinstance(node, gast.FunctionDef):
         raise TransformError(f"{fn.__qualname__!r}", "its source is not a def statement",
                              filename=filename, line=firstline)

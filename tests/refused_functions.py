@@ -1,0 +1,126 @@
+"""One function per construct s2s_ad refuses. Each offending line ends with a
+``# REFUSED: <words the error must contain>`` marker read by tests/test_refusals.py."""
+import numpy as np
+
+
+def helper_without_rule_or_source(x):
+    return x
+
+
+helper_without_rule_or_source = np.frompyfunc(lambda v: v, 1, 1)
+
+
+def generator(x):
+    yield x * 2.0  # REFUSED: yield
+    return x
+
+
+def try_statement(x):
+    try:  # REFUSED: a try statement
+        y = x * 2.0
+    except ValueError:
+        y = x
+    return y
+
+
+def with_statement(x):
+    with np.errstate(all="ignore"):  # REFUSED: a with statement
+        y = x * 2.0
+    return y
+
+
+def global_statement(x):
+    global COUNTER  # REFUSED: a global statement
+    return x
+
+
+def nonlocal_statement(x):
+    def inner(v):
+        nonlocal x  # REFUSED: a nonlocal statement
+        return v
+    return inner(x)
+
+
+async def async_function(x):  # REFUSED: an async function
+    return x
+
+
+def uses_eval(x):
+    return eval("x * 2.0")  # REFUSED: the call of eval
+
+
+def uses_exec(x):
+    exec("y = 1")  # REFUSED: an expression statement
+    return x
+
+
+def prints(x):
+    print(x)  # REFUSED: an expression statement
+    return x
+
+
+def attribute_write(x):
+    x.flags = None  # REFUSED: an assignment to an attribute
+    return x
+
+
+def writes_into_argument(x):
+    x[0] = 2.0  # REFUSED: an assignment into x[...]
+    return np.sum(x)
+
+
+def dict_literal(x):
+    d = {"a": x}  # REFUSED: a dict
+    return d["a"]
+
+
+def set_literal(x):
+    s = {x}  # REFUSED: a set
+    return x
+
+
+def lambda_inside(x):
+    f = lambda v: v * 2.0  # REFUSED: a lambda
+    return f(x)
+
+
+def while_else(x):
+    while x > 1.0:  # REFUSED: an else clause on a while loop
+        x = x / 2.0
+    else:
+        x = x * 1.0
+    return x
+
+
+def starred_call(x):
+    args = (x, 2.0)
+    return np.hypot(*args)  # REFUSED: a starred expression
+
+
+def undefined_name(x):
+    return x * not_defined_anywhere  # REFUSED: the name 'not_defined_anywhere'
+
+
+def no_rule(x):
+    return helper_without_rule_or_source(x)  # REFUSED: the call of
+
+
+def chained_comparison(x):
+    if 0.0 < x < 1.0:  # REFUSED: a chained comparison
+        return x
+    return x * 2.0
+
+
+def no_return(x):
+    y = x * 2.0  # REFUSED: without a final return
+
+
+def f_string(x):
+    label = f"{x}"  # REFUSED: an f-string
+    return x
+
+
+def walrus(x):
+    if (y := x * 2.0) > 1.0:  # REFUSED: the walrus operator
+        return y
+    return x
