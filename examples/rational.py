@@ -9,7 +9,7 @@ def f(x, y):
     a = x + 1.0
     b = x - y
     c = a * b
-    d = a + y + 1.0
+    d = x + y + 1.0
     return c / d
 
 

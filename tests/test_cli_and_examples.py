@@ -1,0 +1,72 @@
+"""The s2s-ad command and the examples, run as a user would run them."""
+import os
+import pathlib
+import re
+import subprocess
+import sys
+
+import pytest
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+EXAMPLES = ROOT / "examples"
+
+
+def run(*args, **kwargs):
+    return subprocess.run([sys.executable, *args], capture_output=True, text=True, timeout=120, **kwargs)
+
+
+def test_cli_prints_the_adjoint():
+    done = run("-m", "s2s_ad", f"{EXAMPLES / 'rational.py'}:f", "--wrt", "x,y", "--args", "3,2")
+    assert done.returncode == 0, done.stderr
+    assert "def d_f(x, y, d_out=1.0):" in done.stdout and "unbroadcast" not in done.stdout
+
+
+def test_cli_stages():
+    done = run("-m", "s2s_ad", f"{EXAMPLES / 'rational.py'}:f", "--stage", "ssa")
+    assert done.returncode == 0 and "def f(x, y):" in done.stdout and "reverse sweep" not in done.stdout
+
+
+def test_console_script_is_installed():
+    script = pathlib.Path(sys.executable).with_name("s2s-ad")
+    if not script.exists():
+        pytest.skip("s2s-ad is not installed next to this interpreter")
+    done = subprocess.run([str(script), f"{EXAMPLES / 'quadratic.py'}:quadratic"], capture_output=True, text=True)
+    assert done.returncode == 0 and "def d_quadratic(" in done.stdout
+
+
+@pytest.mark.parametrize("target", ["nope.py:f", "examples/rational.py:missing", "examples/rational.py"])
+def test_cli_errors_are_one_line_and_exit_2(target):
+    done = run("-m", "s2s_ad", target, cwd=ROOT)
+    assert done.returncode == 2
+    assert len(done.stderr.strip().splitlines()) == 1 and "Traceback" not in done.stderr
+
+
+def test_cli_transform_error_is_one_line(tmp_path):
+    bad = tmp_path / "bad.py"
+    bad.write_text("def f(x):\n    print(x)\n    return x\n")
+    done = run("-m", "s2s_ad", f"{bad}:f")
+    assert done.returncode == 2 and "bad.py:2" in done.stderr and "Traceback" not in done.stderr
+
+
+def test_cli_help_shows_examples():
+    done = run("-m", "s2s_ad", "--help")
+    assert done.returncode == 0 and "examples:" in done.stdout
+
+
+def test_rational_example_prints_the_seed_answer():
+    done = run(str(EXAMPLES / "rational.py"))
+    assert done.returncode == 0, done.stderr
+    d_x, d_y = map(float, re.search(r"gradient at \(3, 2\): \(([-\d.]+), ([-\d.]+)\)", done.stdout).groups())
+    assert d_x == pytest.approx(13 / 18, abs=1e-6) and d_y == pytest.approx(-7 / 9, abs=1e-6)
+    assert "def d_f(" in done.stdout
+
+
+def test_quadratic_example_prints_the_four_partials():
+    done = run(str(EXAMPLES / "quadratic.py"))
+    assert done.returncode == 0, done.stderr
+    values = dict(re.findall(r"dy/d(\w) = ([-\d.]+)", done.stdout))
+    a, b, x = 2.0, -3.0, 1.5
+    assert float(values["a"]) == pytest.approx(x * x)
+    assert float(values["b"]) == pytest.approx(x)
+    assert float(values["c"]) == pytest.approx(1.0)
+    assert float(values["x"]) == pytest.approx(2 * a * x + b)

@@ -1,0 +1,177 @@
+"""The public contract of API.md for reverse mode: names, argument forms, return shapes."""
+import importlib.util
+import sys
+import traceback
+
+import numpy as np
+import pytest
+
+import s2s_ad
+from conftest import assert_gradient_matches, numeric_grad
+
+
+def f(x, y):
+    return x * x * y + np.sin(y)
+
+
+def with_defaults(a, b=2.0, *, c=3.0):
+    return a * b + c * a * a
+
+
+def loss(a, b, data):
+    return np.sum((a * data + b) ** 2)
+
+
+def vector_valued(x):
+    return x * 2.0
+
+
+def sum_plus_bias(x, b):
+    return np.sum((x + b) ** 2)
+
+
+def divides(x):
+    return np.sum(1.0 / x)
+
+
+def test_wrt_by_position_name_negative_and_tuple():
+    x, y = 1.5, 0.5
+    d_x, d_y = 2 * x * y, x * x + np.cos(y)
+    assert s2s_ad.grad(f)(x, y) == pytest.approx(d_x)
+    assert s2s_ad.grad(f, wrt=1)(x, y) == pytest.approx(d_y)
+    assert s2s_ad.grad(f, wrt=-1)(x, y) == pytest.approx(d_y)
+    assert s2s_ad.grad(f, wrt="y")(x, y) == pytest.approx(d_y)
+    assert s2s_ad.grad(f, wrt=(0, "y"))(x, y) == pytest.approx((d_x, d_y))
+    single = s2s_ad.grad(f, wrt=("x",))(x, y)
+    assert isinstance(single, tuple) and single == pytest.approx((d_x,))
+
+
+def test_decorator_forms():
+    @s2s_ad.grad
+    def square(x):
+        return x * x
+
+    @s2s_ad.grad(wrt=("a", "b"))
+    def two(a, b, data):
+        return a * b * data
+
+    assert square(3.0) == pytest.approx(6.0)
+    assert two(2.0, 3.0, 4.0) == pytest.approx((12.0, 8.0))
+
+
+def test_same_call_signature_as_the_function():
+    grad_a = s2s_ad.grad(with_defaults)
+    assert grad_a(1.5) == pytest.approx(2.0 + 2 * 3.0 * 1.5)
+    assert grad_a(1.5, 4.0, c=0.5) == pytest.approx(4.0 + 2 * 0.5 * 1.5)
+    assert grad_a(a=1.5, b=4.0) == pytest.approx(4.0 + 2 * 3.0 * 1.5)
+
+
+def test_value_and_grad():
+    value, (d_a, d_b) = s2s_ad.value_and_grad(loss, wrt=("a", "b"))(0.5, 1.0, np.arange(3.0))
+    assert value == pytest.approx(loss(0.5, 1.0, np.arange(3.0)))
+    assert d_b == pytest.approx(np.sum(2 * (0.5 * np.arange(3.0) + 1.0)))
+
+
+def test_gradients_have_the_type_and_shape_of_their_argument():
+    g = s2s_ad.grad(sum_plus_bias, wrt=(0, 1))
+    d_x, d_b = g(np.ones((4, 3)), 0.5)
+    assert isinstance(d_b, float) and d_x.shape == (4, 3)
+    d_x, d_b = g(np.ones((4, 3), dtype=np.float32), np.ones(3, dtype=np.float32))
+    assert d_x.shape == (4, 3) and d_b.shape == (3,) and d_b.dtype.kind == "f"
+    assert isinstance(s2s_ad.grad(f)(2, 1.0), float)  # an int argument gets a float gradient
+
+
+@pytest.mark.parametrize("b", [np.ones(3), np.ones((4, 1)), 0.5, np.ones((1, 3))], ids=["row", "column", "number", "2d-row"])
+def test_broadcasting_reduces_to_each_arguments_shape(b):
+    x = np.linspace(0.1, 1.2, 12).reshape(4, 3)
+    assert_gradient_matches(sum_plus_bias, (x, b), (0, 1))
+    # the generic code (before specialisation) agrees
+    generic = s2s_ad.pipeline.build_reverse(sum_plus_bias, ("x", "b"), (None, None)).function(x, b)[1]
+    np.testing.assert_allclose(generic[1], numeric_grad(sum_plus_bias, [x, b], 1), rtol=1e-6)
+
+
+def test_non_scalar_result_is_an_error_not_a_sum():
+    with pytest.raises(TypeError, match="vjp"):
+        s2s_ad.grad(vector_valued)(np.ones(3))
+
+
+def test_arguments_are_never_mutated():
+    x, b = np.arange(6.0).reshape(2, 3), np.ones(3)
+    x0, b0 = x.copy(), b.copy()
+    s2s_ad.grad(sum_plus_bias, wrt=(0, 1))(x, b)
+    np.testing.assert_array_equal(x, x0)
+    np.testing.assert_array_equal(b, b0)
+
+
+@pytest.mark.parametrize("wrt, error", [(5, ValueError), ("z", ValueError), (1.5, TypeError), ((0, 0), ValueError)])
+def test_bad_wrt(wrt, error):
+    with pytest.raises(error):
+        s2s_ad.grad(f, wrt=wrt)
+
+
+def test_asking_twice_reuses_the_compiled_adjoint():
+    g = s2s_ad.grad(f)
+    g(1.0, 2.0)
+    entries = len(s2s_ad.api._CACHE._entries)
+    again = s2s_ad.grad(f)
+    again(1.0, 2.0)
+    assert len(s2s_ad.api._CACHE._entries) == entries
+    assert again.source == g.source
+
+
+def _module(tmp_path, name, text):
+    path = tmp_path / f"{name}.py"
+    path.write_text(text)
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_redefining_a_function_gives_a_fresh_gradient(tmp_path):
+    first = _module(tmp_path, "redefined_a", "def h(x):\n    return x * x\n")
+    second = _module(tmp_path, "redefined_b", "def h(x):\n    return x * x * x\n")
+    assert s2s_ad.grad(first.h)(2.0) == pytest.approx(4.0)
+    assert s2s_ad.grad(second.h)(2.0) == pytest.approx(12.0)
+
+
+def test_source_forms():
+    g = s2s_ad.grad(f, wrt=(0, 1))
+    generic = g.source
+    assert "def d_f(" in generic and "unbroadcast" in generic
+    compile(generic, "<test>", "exec")
+    assert "unbroadcast" not in g.source_for(1.0, 2.0)
+    g(1.0, 2.0)
+    assert "Specialised for: x number, y number." in g.source
+    assert "def f(" in s2s_ad.source(f, stage="ssa")
+    assert "# reverse sweep" in s2s_ad.source(f, stage="adjoint")
+    with pytest.raises(ValueError):
+        s2s_ad.source(f, stage="final")
+
+
+def test_traceback_inside_generated_code_shows_the_generated_line():
+    with np.errstate(divide="raise"):
+        try:
+            s2s_ad.grad(divides)(np.array([1.0, 0.0]))
+        except FloatingPointError:
+            text = traceback.format_exc()
+        else:
+            pytest.fail("no error raised")
+    assert "<s2s_ad d_divides from test_public_api.py:" in text
+    assert "/ x" in text  # the generated statement itself is shown
+
+
+def test_user_rule_for_a_black_box():
+    def black_box(x, y):
+        return float(np.cbrt(x) * y)
+
+    @s2s_ad.adjoint(black_box)
+    def _(out, x, y, d_out):
+        d_x = d_out * y / (3.0 * np.cbrt(x) ** 2)
+        d_y = d_out * np.cbrt(x)
+
+    def uses(x, y):
+        return black_box(x, y) * x
+
+    assert_gradient_matches(uses, (2.0, 0.7), (0, 1))
