@@ -70,3 +70,17 @@ def test_quadratic_example_prints_the_four_partials():
     assert float(values["b"]) == pytest.approx(x)
     assert float(values["c"]) == pytest.approx(1.0)
     assert float(values["x"]) == pytest.approx(2 * a * x + b)
+
+
+def test_logistic_example_matches_finite_differences():
+    done = run(str(EXAMPLES / "logistic.py"))
+    assert done.returncode == 0, done.stderr
+    ours, theirs = map(float, re.search(r"d/dr = ([-\d.]+) \(finite differences: ([-\d.]+)\)", done.stdout).groups())
+    assert ours == pytest.approx(theirs, abs=1e-5)
+    assert "tape.append(s)" in done.stdout and "s = tape.pop()" in done.stdout
+
+
+def test_readme_shows_the_code_the_commands_print():
+    readme = (ROOT / "README.md").read_text()
+    done = run("-m", "s2s_ad", f"{EXAMPLES / 'rational.py'}:f", "--wrt", "x,y", "--args", "3,2")
+    assert done.stdout.strip() in readme
