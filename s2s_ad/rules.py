@@ -226,6 +226,11 @@ def _templates_package() -> Any:
         return package
 
 
+def method_alias(name: str, fn: Any) -> None:
+    """Make ``x.<name>(...)`` mean ``fn(x, ...)`` where the rule already names another method."""
+    _METHODS[name] = (fn, False)
+
+
 def fresh_arrays(*fns: Any) -> None:
     """Declare functions that return a new array (``np.zeros``, ``np.copy``...).
 

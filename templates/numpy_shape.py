@@ -2,7 +2,7 @@
 broadcast_to, pad (constant and edge modes)."""
 import numpy as np
 
-from s2s_ad.rules import adjoint
+from s2s_ad.rules import adjoint, method_alias
 from s2s_ad.runtime import concatenate_grad, pad_grad, stack_grad, unbroadcast
 
 
@@ -15,6 +15,9 @@ def reshape(out, a, shape, *, d_out):
 @adjoint(np.ravel, method="ravel", examples=({"a": (2, 3)},))
 def ravel(out, a, d_out):
     d_a = np.reshape(d_out, np.shape(a))
+
+
+method_alias("flatten", np.ravel)  # a copy where ravel may give a view: the same derivative
 
 
 @adjoint(np.expand_dims, examples=({"a": (3,), "axis": 0}, {"a": (2, 3), "axis": (0, 3)}))
