@@ -13,6 +13,7 @@ import builtins
 import math
 import operator
 import types
+import warnings
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
@@ -40,6 +41,13 @@ def _name(id_: str, ctx: Any = None) -> gast.Name:
     return gast.Name(id=id_, ctx=ctx or gast.Load(), annotation=None, type_comment=None)
 
 
+def _quiet_getattr(module: Any, name: str) -> Any:
+    """``getattr`` without the DeprecationWarning old NumPy gives for aliases such as ``np.float``."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return getattr(module, name, None)
+
+
 def _dotted(path: str) -> Any:
     parts = path.split(".")
     node: Any = _name(parts[0])
@@ -57,13 +65,12 @@ class Namespace:
     _names: dict[int, str] = field(default_factory=dict)
 
     def reference(self, obj: Any, hint: str = "value") -> Any:
-        for prefix, module in _MODULES:
-            name = getattr(obj, "__name__", None)
-            if name and getattr(module, name, None) is obj:
-                return _dotted(f"{prefix}.{name}")
         name = getattr(obj, "__name__", None)
-        if name and getattr(builtins, name, None) is obj:
+        if name and getattr(builtins, name, None) is obj:  # first: old NumPy has np.float is float
             return _name(name)
+        for prefix, module in _MODULES:
+            if name and not name.startswith("_") and _quiet_getattr(module, name) is obj:
+                return _dotted(f"{prefix}.{name}")
         return _name(self.bind(obj, name if name and getattr(runtime, name, None) is obj else name or hint))
 
     def bind(self, obj: Any, hint: str) -> str:
