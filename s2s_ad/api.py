@@ -18,7 +18,7 @@ import numpy as np
 
 from .cache import TransformCache
 from .errors import TransformError
-from .pipeline import STAGES, Kinds, build_reverse
+from .pipeline import STAGES, build_reverse
 
 Wrt = Union[int, str, Sequence[Union[int, str]]]
 

@@ -22,6 +22,8 @@ from typing import Any, Optional
 
 import gast
 
+from . import ir
+
 
 def _name(id_: str, store: bool = False) -> gast.Name:
     return gast.Name(id=id_, ctx=gast.Store() if store else gast.Load(), annotation=None, type_comment=None)
@@ -62,12 +64,7 @@ class Desugar:
     result: Optional[str] = None
 
     def fresh(self, base: str) -> str:
-        name, n = base, 0
-        while name in self.taken:
-            n += 1
-            name = f"{base}_{n}"
-        self.taken.add(name)
-        return name
+        return ir.fresh_name(base, self.taken)
 
     # -- comprehensions ---------------------------------------------------
 

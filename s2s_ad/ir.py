@@ -235,6 +235,16 @@ def assigned_names(body: list[Stmt]) -> set[str]:
     return {t for stmt in walk(body) for t in targets_of(stmt)}
 
 
+def fresh_name(base: str, taken: set[str]) -> str:
+    """``base``, or ``base_1``, ``base_2``... whichever is not yet in ``taken`` (which it joins)."""
+    name, n = base, 0
+    while name in taken:
+        n += 1
+        name = f"{base}_{n}"
+    taken.add(name)
+    return name
+
+
 def is_atom(expr: Expr) -> bool:
     return isinstance(expr, (Var, Const))
 

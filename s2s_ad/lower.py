@@ -8,278 +8,32 @@ derived from the user's (``a``, ``a_1`` for a reassigned ``a``, ``x_sq`` for
 constant assignments do not become statements: later reads use the copied
 value directly.
 
-The same expression converter turns the bodies of rule templates into IR
-trees (``template_ir``); there nothing is flattened.
+Expressions are first converted to IR trees by ``expressions.py``; this
+module flattens them, and turns statements (assignments, ``if``, loops,
+stores into arrays, calls of nested functions) into SSA statements.
 """
 from __future__ import annotations
 
 import builtins
 import copy
-import inspect
 import keyword
 import operator
-import types
 from collections import Counter
-from dataclasses import dataclass
 from typing import Any, Callable, Optional
 
 import gast
-import numpy as np
 
 from . import ir, rules, runtime
 from .desugar import desugar
-from .errors import TransformError
-from .parse import ParsedFunction, Resolver
+from .expressions import BINARY_OPERATORS, Choice, ExpressionConverter, Inline, Nested
+from .parse import ParsedFunction
 
-BINARY_OPERATORS = {
-    gast.Add: operator.add, gast.Sub: operator.sub, gast.Mult: operator.mul,
-    gast.Div: operator.truediv, gast.FloorDiv: operator.floordiv, gast.Mod: operator.mod,
-    gast.Pow: operator.pow, gast.MatMult: operator.matmul,
-}
-UNARY_OPERATORS = {gast.USub: operator.neg, gast.UAdd: operator.pos, gast.Not: operator.not_}
-COMPARISONS = {
-    gast.Lt: operator.lt, gast.LtE: operator.le, gast.Gt: operator.gt, gast.GtE: operator.ge,
-    gast.Eq: operator.eq, gast.NotEq: operator.ne, gast.Is: operator.is_, gast.IsNot: operator.is_not,
-}
-# Words for naming intermediate values after the operation that made them.
 _OP_WORDS = {
     operator.add: ("plus", "total"), operator.sub: ("minus", "diff"), operator.mul: ("times", "prod"),
     operator.truediv: ("over", "ratio"), operator.matmul: ("at", "matprod"), operator.pow: ("pow", "power"),
     operator.mod: ("mod", "rem"), operator.floordiv: ("div", "quot"),
 }
-_CONSTANT_TYPES = (int, float, complex, bool, str, type(None), np.generic)
 _NAME_LIMIT = 16
-
-
-def _is_plain_constant(value: Any) -> bool:
-    if isinstance(value, tuple):
-        return all(_is_plain_constant(v) for v in value)
-    return isinstance(value, _CONSTANT_TYPES)
-
-
-class ExpressionConverter:
-    """Turns gast expressions into IR trees, resolving every name it meets.
-
-    ``local`` maps a name to the IR value it currently holds, or ``None`` if
-    the name is not local; ``error`` builds a located ``TransformError``.
-    """
-
-    def __init__(self, local: Callable[[str], Optional[ir.Expr]], resolver: Resolver,
-                 error: Callable[[str, str, Any], TransformError], check_calls: bool = True) -> None:
-        self.check_calls = check_calls
-        self.choice: Optional[Callable] = None  # how conditional expressions are represented
-        self.local = local
-        self.resolver = resolver
-        self.error = error
-
-    def convert(self, node: Any) -> ir.Expr:
-        method = getattr(self, "_" + type(node).__name__, None)
-        if method is None:
-            raise self.error(f"the expression {type(node).__name__}", "rewrite it with simpler expressions", node)
-        return method(node)
-
-    def _Constant(self, node: gast.Constant) -> ir.Expr:
-        return ir.Const(node.value)
-
-    def _Name(self, node: gast.Name) -> ir.Expr:
-        value = self.local(node.id)
-        if value is not None:
-            return value
-        return self._global_value(node.id, self._lookup(node), node)
-
-    def _lookup(self, node: gast.Name) -> Any:
-        found, value = self.resolver.lookup(node.id)
-        if not found:
-            raise self.error(f"the name {node.id!r}", "it is not defined where the function is", node)
-        return value
-
-    def _global_value(self, name: str, value: Any, node: Any) -> ir.Expr:
-        if _is_plain_constant(value):
-            return ir.Const(value)
-        if isinstance(value, np.ndarray):
-            return ir.Const(value)
-        raise self.error(f"the value of {name!r} ({type(value).__name__})",
-                         "only numbers and arrays can be used as values; functions must be called", node)
-
-    def _UnaryOp(self, node: gast.UnaryOp) -> ir.Expr:
-        operand = self.convert(node.operand)
-        fn = UNARY_OPERATORS.get(type(node.op))
-        if fn is None:
-            raise self.error("the operator ~", "use np.logical_not or arithmetic", node)
-        if fn is operator.neg and isinstance(operand, ir.Const) and isinstance(operand.value, (int, float)):
-            return ir.Const(-operand.value)
-        return ir.Call(fn, (operand,))
-
-    def _BinOp(self, node: gast.BinOp) -> ir.Expr:
-        fn = BINARY_OPERATORS.get(type(node.op))
-        if fn is None:
-            raise self.error(f"the operator {type(node.op).__name__}", "bitwise operators cannot be differentiated", node)
-        return ir.Call(fn, (self.convert(node.left), self.convert(node.right)))
-
-    def _Compare(self, node: gast.Compare) -> ir.Expr:
-        op = type(node.ops[0])
-        left, right = self.convert(node.left), self.convert(node.comparators[0])
-        if op is gast.In:
-            return ir.Call(operator.contains, (right, left))
-        if op is gast.NotIn:
-            return ir.Call(operator.not_, (ir.Call(operator.contains, (right, left)),))
-        return ir.Call(COMPARISONS[op], (left, right))
-
-    def _Tuple(self, node: gast.Tuple) -> ir.Expr:
-        return ir.Display("tuple", tuple(self.convert(e) for e in node.elts))
-
-    def _List(self, node: gast.List) -> ir.Expr:
-        return ir.Display("list", tuple(self.convert(e) for e in node.elts))
-
-    def _Slice(self, node: gast.Slice) -> ir.Expr:
-        parts = (node.lower, node.upper, node.step)
-        return ir.Slice(*(None if p is None else self.convert(p) for p in parts))
-
-    def _Subscript(self, node: gast.Subscript) -> ir.Expr:
-        return ir.Call(operator.getitem, (self.convert(node.value), self.convert(node.slice)))
-
-    def _IfExp(self, node: gast.IfExp) -> Any:
-        return self._make_choice(self.convert(node.test), self.convert(node.body), self.convert(node.orelse), node)
-
-    def _BoolOp(self, node: gast.BoolOp) -> Any:
-        values = [self.convert(v) for v in node.values]
-        result = values[-1]
-        for value in reversed(values[:-1]):
-            if isinstance(node.op, gast.And):
-                result = self._make_choice(value, result, None, node)
-            else:
-                result = self._make_choice(value, None, result, node)
-        return result
-
-    def _make_choice(self, test: Any, then: Any, orelse: Any, node: Any) -> Any:
-        if self.choice is None:
-            raise self.error("a conditional expression here", "use it in a function body", node)
-        return self.choice(test, then, orelse)
-
-    def static(self, node: Any) -> tuple[bool, Any]:
-        return self._static(node)
-
-    def _static(self, node: Any) -> tuple[bool, Any]:
-        """Resolve ``np.linalg.norm``-style chains of modules and classes."""
-        if isinstance(node, gast.Name):
-            if self.local(node.id) is not None:
-                return False, None
-            return True, self._lookup(node)
-        if isinstance(node, gast.Attribute):
-            found, base = self._static(node.value)
-            if found and isinstance(base, (types.ModuleType, type)):
-                if not hasattr(base, node.attr):
-                    raise self.error(f"{getattr(base, '__name__', base)}.{node.attr}", "no such attribute", node)
-                return True, getattr(base, node.attr)
-        return False, None
-
-    def _Attribute(self, node: gast.Attribute) -> ir.Expr:
-        found, value = self._static(node)
-        if found:
-            return self._global_value(node.attr, value, node)
-        fn = rules.attribute_function(node.attr)
-        if fn is None:
-            raise self.error(f"the attribute .{node.attr}", "only array attributes with a rule (.T, .shape, "
-                             ".ndim, .size) can be read", node)
-        return ir.Call(fn, (self.convert(node.value),))
-
-    def _Call(self, node: gast.Call) -> ir.Expr:
-        args = [self.convert(a) for a in node.args]
-        kwargs = tuple((k.arg, self.convert(k.value)) for k in node.keywords)
-        if any(k.arg is None for k in node.keywords):
-            raise self.error("**kwargs in a call", "pass keyword arguments one by one", node)
-        if isinstance(node.func, gast.Name) and isinstance(self.local(node.func.id), _Nested):
-            if kwargs:
-                raise self.error(f"keyword arguments to the nested function {node.func.id!r}", "pass them by "
-                                 "position", node)
-            return _Inline(self.local(node.func.id), tuple(args))
-        found, fn = self._static(node.func)
-        if not found:
-            fn, args = self._method(node, args)
-        if self.check_calls:
-            self._check_callee(fn, node, tuple(args), kwargs)
-            if is_user_function(fn):
-                return ir.Call(fn, self._bind_user_call(fn, args, kwargs, node))
-        return ir.Call(fn, tuple(args), kwargs)
-
-    def _bind_user_call(self, fn: Any, args: list, kwargs: tuple, node: Any) -> tuple:
-        """Arguments of a call to the user's own function, in parameter order, defaults filled in."""
-        try:
-            bound = inspect.signature(fn).bind(*args, **dict(kwargs))
-        except TypeError as exc:
-            raise self.error(f"the call of {describe_callable(fn)}", str(exc), node) from None
-        bound.apply_defaults()
-        values = []
-        for name, value in bound.arguments.items():
-            if not isinstance(value, (ir.Var, ir.Const, ir.Call, ir.Slice, ir.Display, _Choice)):
-                if not _is_plain_constant(value):
-                    raise self.error(f"the default value of {name!r} in {describe_callable(fn)}",
-                                     "only numbers, strings, None and tuples of them can be defaults", node)
-                value = ir.Const(value)
-            values.append(value)
-        return tuple(values)
-
-    def _method(self, node: gast.Call, args: list) -> tuple[Any, list]:
-        func = node.func
-        if not isinstance(func, gast.Attribute):
-            raise self.error(f"a call of {type(func).__name__}", "call functions by name", node)
-        entry = rules.method_function(func.attr)
-        if entry is None:
-            raise self.error(f"the method .{func.attr}()", "only array methods with a rule can be called "
-                             "(sum, mean, reshape, ...); call the NumPy function instead", node)
-        fn, pack = entry
-        if pack and len(args) > 1:
-            args = [ir.Display("tuple", tuple(args))]
-        return fn, [self.convert(func.value)] + args
-
-    def _check_callee(self, fn: Any, node: Any, args: tuple, kwargs: tuple) -> None:
-        name = describe_callable(fn)
-        if fn in _REFUSED_CALLS if _hashable(fn) else False:
-            raise self.error(f"the call of {name}", _REFUSED_CALLS[fn], node)
-        rule = rules.adjoint_rule(fn)
-        if rule is not None:
-            try:
-                rules.bind_arguments(rule, args, kwargs)
-            except rules.ArgumentMismatch as exc:
-                raise self.error(f"the call of {name}", f"it passes {exc}", node) from None
-            return
-        if rules.is_nondifferentiable(fn):
-            return
-        if is_user_function(fn):
-            try:
-                inspect.getsource(fn)
-            except (OSError, TypeError):
-                raise self.error(f"the call of {name}", "its source cannot be read and it has no derivative "
-                                 f"rule; add one with @s2s_ad.adjoint({name})", node) from None
-            return
-        raise self.error(f"the call of {name}", f"it has no derivative rule; add one with "
-                         f"@s2s_ad.adjoint({name}) (see README, 'Adding a rule')", node)
-
-
-# Calls refused outright, with what to do instead.
-_REFUSED_CALLS = {
-    eval: "code built at run time cannot be transformed; write the expression out",
-    exec: "code built at run time cannot be transformed; write the statements out",
-    print: "a differentiated function must be pure; print outside it, or print df's result",
-    open: "a differentiated function must be pure; read files outside it and pass the data in",
-    input: "a differentiated function must be pure; ask outside it and pass the answer in",
-    setattr: "a differentiated function must not mutate objects; return the new value instead",
-    globals: "pass what you need as arguments",
-    locals: "name the values you need",
-}
-
-
-def _hashable(value: Any) -> bool:
-    try:
-        hash(value)
-    except TypeError:
-        return False
-    return True
-
-
-def is_user_function(fn: Any) -> bool:
-    """A plain Python function with no rule: transformed and called through its own adjoint."""
-    return isinstance(fn, types.FunctionType) and not rules.is_known(fn)
 
 
 def _stored_names(node: Any) -> set[str]:
@@ -294,14 +48,6 @@ def _is_append(node: Any) -> bool:
             and isinstance(node.value.func, gast.Attribute) and node.value.func.attr == "append"
             and isinstance(node.value.func.value, gast.Name) and len(node.value.args) == 1
             and not node.value.keywords)
-
-
-def describe_callable(fn: Any) -> str:
-    """``np.sin``, ``math.sin``, ``mymodule.helper``: how a user would spell ``fn``."""
-    name = getattr(fn, "__qualname__", None) or getattr(fn, "__name__", None) or repr(fn)
-    module = getattr(fn, "__module__", None) or ("numpy" if isinstance(fn, np.ufunc) else "")
-    module = {"numpy": "np", "builtins": "", "_operator": "operator"}.get(module, module)
-    return f"{module}.{name}" if module else name
 
 
 class _Names:
@@ -344,31 +90,6 @@ class _Names:
         return self.fresh(name)
 
 
-@dataclass(frozen=True)
-class _Nested:
-    """A function defined in the body: calls to it are inlined (see ``Lowering.inline``)."""
-
-    node: Any
-
-
-@dataclass(frozen=True)
-class _Inline:
-    """A call of a nested function, before flattening."""
-
-    function: _Nested
-    args: tuple
-
-
-@dataclass(frozen=True)
-class _Choice:
-    """``then if test else orelse`` before flattening; ``None`` means "the test's value"
-    (``a and b`` is ``_Choice(a, b, None)``, ``a or b`` is ``_Choice(a, None, b)``)."""
-
-    test: Any
-    then: Any
-    orelse: Any
-
-
 class Lowering:
     """Flattens one function body into SSA statements, block by block."""
 
@@ -382,7 +103,6 @@ class Lowering:
         self.block: list[ir.Stmt] = []
         self.line: Optional[int] = None
         self.converter = ExpressionConverter(lambda name: self.env.get(name), parsed.resolver, parsed.error)
-        self.converter.choice = _Choice
         node = parsed.node
         desugar(node, {n.id for n in gast.walk(node) if isinstance(n, gast.Name)} | set(parsed.params))
         self.reads = Counter(n.id for n in gast.walk(node)
@@ -431,7 +151,7 @@ class Lowering:
         elif isinstance(stmt, gast.While):
             self.while_loop(stmt)
         elif isinstance(stmt, gast.FunctionDef):
-            self.env[stmt.name] = _Nested(stmt)
+            self.env[stmt.name] = Nested(stmt)
         # Pass and the docstring need nothing.
 
     # -- joins -------------------------------------------------------------
@@ -628,9 +348,9 @@ class Lowering:
         """Emit statements computing ``expr``; return the atom holding it."""
         if ir.is_atom(expr):
             return expr
-        if isinstance(expr, _Choice):
+        if isinstance(expr, Choice):
             return self._choice(expr, name)
-        if isinstance(expr, _Inline):
+        if isinstance(expr, Inline):
             return self.inline(expr)
         if isinstance(expr, ir.Slice):
             return ir.Slice(*(None if p is None else self.flatten(p) for p in (expr.lower, expr.upper, expr.step)))
@@ -652,7 +372,7 @@ class Lowering:
             self.buffers.add(target)
         return ir.Var(target)
 
-    def inline(self, call: _Inline) -> ir.Expr:
+    def inline(self, call: Inline) -> ir.Expr:
         """Lower a nested function's body in place of its call, with Python's scoping:
         its parameters and the names it assigns are its own; other names are read
         from the enclosing function as they are at the call."""
@@ -685,7 +405,7 @@ class Lowering:
             self.env, self.reads = outer_env, outer_reads
         return result
 
-    def _choice(self, choice: _Choice, name: Optional[str]) -> ir.Expr:
+    def _choice(self, choice: Choice, name: Optional[str]) -> ir.Expr:
         """A conditional expression (or ``and``/``or``) as an if statement."""
         test = self.flatten(choice.test)
         merged = self.names.fresh(name or "choice")
@@ -737,32 +457,3 @@ def lower(parsed: ParsedFunction) -> ir.Function:
     return Lowering(parsed).run()
 
 
-_TEMPLATE_IR: dict[int, tuple[rules.Rule, tuple]] = {}
-
-
-def _template_ir(rule: rules.Rule) -> tuple[tuple[str, ir.Expr], ...]:
-    params = set(rule.inputs) | {rule.result} | set(rule.seeds)
-    local: set[str] = set()
-
-    def lookup(name: str) -> Optional[ir.Expr]:
-        return ir.Var(name) if name in params or name in local else None
-
-    def error(construct: str, hint: str, node: Any) -> TransformError:
-        return TransformError(construct, hint, filename=rule.filename, line=getattr(node, "lineno", 0) + rule.line - 2)
-
-    converter = ExpressionConverter(lookup, Resolver(rule.namespace, {}), error, check_calls=False)
-    statements = []
-    for stmt in rule.body:
-        if not (isinstance(stmt, gast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], gast.Name)):
-            raise error("a statement in a rule", "a rule body holds only assignments name = expression", stmt)
-        statements.append((stmt.targets[0].id, converter.convert(stmt.value)))
-        local.add(stmt.targets[0].id)
-    return tuple(statements)
-
-
-def template_ir(rule: rules.Rule) -> tuple[tuple[str, ir.Expr], ...]:
-    """The rule's body as ``(name, IR tree)`` pairs, names as in the template."""
-    cached = _TEMPLATE_IR.get(id(rule))
-    if cached is None or cached[0] is not rule:
-        cached = _TEMPLATE_IR[id(rule)] = (rule, _template_ir(rule))
-    return cached[1]

@@ -7,9 +7,8 @@ source and, for the last stage, the compiled adjoint.
 """
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
-from typing import Any, Callable, Optional
+from typing import Callable, Optional
 
 from . import ir
 from .analysis import analyse

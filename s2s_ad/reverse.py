@@ -32,7 +32,7 @@ import numpy as np
 
 from . import ir, rules, runtime
 from .analysis import SCALAR, Analysis, differentiable_operands
-from .lower import is_user_function, template_ir
+from .expressions import is_user_function, template_ir
 
 # Builds (or finds) the split adjoint of a user function for argument kinds;
 # the result has ``forward`` and ``backward`` once compiled.
@@ -80,12 +80,7 @@ class ReverseSweep:
     # -- names and emission ------------------------------------------------
 
     def fresh(self, base: str) -> str:
-        name, n = base, 0
-        while name in self.taken:
-            n += 1
-            name = f"{base}_{n}"
-        self.taken.add(name)
-        return name
+        return ir.fresh_name(base, self.taken)
 
     def adjoint_name(self, name: str) -> str:
         """``d_<name>``, unless the user's code already uses that name."""

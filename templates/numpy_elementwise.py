@@ -1,5 +1,8 @@
 """Rules for NumPy's elementwise functions (ufuncs and ``np.where``/``np.clip``).
 
+``np.add``, ``np.subtract``, ``np.multiply``, ``np.divide``, ``np.power`` and
+``np.negative`` share the operators' rules (templates/operators.py).
+
 Each contribution has the result's shape; the generator reduces it to the
 input's shape where broadcasting may have happened.
 """
@@ -11,41 +14,6 @@ nondifferentiable(np.sign, np.floor, np.ceil, np.round, np.rint, np.trunc, np.is
                   np.isfinite, np.greater, np.less, np.equal, np.logical_and, np.logical_or, np.logical_not,
                   elementwise=True)
 nondifferentiable(np.argmax, np.argmin, np.argsort, np.all, np.any, np.count_nonzero)
-
-
-@adjoint(np.add, elementwise=True)
-def add(out, x1, x2, d_out):
-    d_x1 = d_out
-    d_x2 = d_out
-
-
-@adjoint(np.subtract, elementwise=True)
-def subtract(out, x1, x2, d_out):
-    d_x1 = d_out
-    d_x2 = -d_out
-
-
-@adjoint(np.multiply, elementwise=True)
-def multiply(out, x1, x2, d_out):
-    d_x1 = d_out * x2
-    d_x2 = d_out * x1
-
-
-@adjoint(np.divide, elementwise=True)
-def divide(out, x1, x2, d_out):
-    d_x1 = d_out / x2
-    d_x2 = -d_out * out / x2
-
-
-@adjoint(np.power, elementwise=True)
-def power(out, x1, x2, d_out):
-    d_x1 = d_out * x2 * x1 ** (x2 - 1)
-    d_x2 = d_out * out * np.log(x1)
-
-
-@adjoint(np.negative, elementwise=True)
-def negative(out, x, d_out):
-    d_x = -d_out
 
 
 @adjoint(np.reciprocal, elementwise=True)

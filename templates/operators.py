@@ -1,4 +1,5 @@
-"""Rules for Python's arithmetic operators (``+ - * / ** // %``, unary ``-``).
+"""Rules for Python's arithmetic operators (``+ - * / ** // %``, unary ``-``),
+which also serve NumPy's ufuncs of the same meaning (``np.add``...).
 
 Comparisons and ``//`` are piecewise constant: declared non-differentiable.
 """
@@ -17,30 +18,35 @@ nondifferentiable(operator.not_, operator.is_, operator.is_not, operator.contain
 nondifferentiable(range, len)
 
 
+@adjoint(np.add, elementwise=True)
 @adjoint(operator.add, elementwise=True)
 def add(out, x, y, d_out):
     d_x = d_out
     d_y = d_out
 
 
+@adjoint(np.subtract, elementwise=True)
 @adjoint(operator.sub, elementwise=True)
 def sub(out, x, y, d_out):
     d_x = d_out
     d_y = -d_out
 
 
+@adjoint(np.multiply, elementwise=True)
 @adjoint(operator.mul, elementwise=True)
 def mul(out, x, y, d_out):
     d_x = d_out * y
     d_y = d_out * x
 
 
+@adjoint(np.divide, elementwise=True)
 @adjoint(operator.truediv, elementwise=True)
 def truediv(out, x, y, d_out):
     d_x = d_out / y
     d_y = -d_out * out / y
 
 
+@adjoint(np.power, elementwise=True)
 @adjoint(operator.pow, elementwise=True)
 def pow(out, x, y, d_out):
     d_x = d_out * y * x ** (y - 1)
@@ -53,6 +59,7 @@ def mod(out, x, y, d_out):
     d_y = -d_out * np.floor(x / y)
 
 
+@adjoint(np.negative, elementwise=True)
 @adjoint(operator.neg, elementwise=True)
 def neg(out, x, d_out):
     d_x = -d_out

@@ -1,7 +1,5 @@
 """User functions that call other user functions, for tests/test_calls.py."""
-import math
 
-import numpy as np
 
 OFFSET = 0.25
 

@@ -1,5 +1,4 @@
 """The s2s-ad command and the examples, run as a user would run them."""
-import os
 import pathlib
 import re
 import subprocess

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import importlib.util
 import itertools
-import math
 import operator
 import sys
 import types

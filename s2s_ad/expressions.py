@@ -1,0 +1,334 @@
+"""gast expressions → IR expression trees, every name resolved.
+
+Input: a gast expression and a way to look names up (the local variables in
+scope, then the globals, closure cells and builtins of the function).
+Output: an IR tree (``ir.Call`` of the callable itself, recognised by
+identity; ``ir.Const`` for numbers and arrays) or, for constructs that need
+statements, a pending node that ``lower.py`` expands: ``Choice`` (a
+conditional expression, ``and``/``or``) and ``Inline`` (a call of a nested
+function).  Calls are checked here: a function with no rule and no readable
+source is refused with a hint.
+
+``lower.py`` flattens these trees for user code; ``template_ir`` uses them,
+unflattened, for the bodies of rule templates.
+"""
+from __future__ import annotations
+
+import inspect
+import operator
+import types
+from dataclasses import dataclass
+from typing import Any, Callable, Optional
+
+import gast
+import numpy as np
+
+from . import ir, rules
+from .errors import TransformError
+from .parse import Resolver
+
+BINARY_OPERATORS = {
+    gast.Add: operator.add, gast.Sub: operator.sub, gast.Mult: operator.mul,
+    gast.Div: operator.truediv, gast.FloorDiv: operator.floordiv, gast.Mod: operator.mod,
+    gast.Pow: operator.pow, gast.MatMult: operator.matmul,
+}
+UNARY_OPERATORS = {gast.USub: operator.neg, gast.UAdd: operator.pos, gast.Not: operator.not_}
+COMPARISONS = {
+    gast.Lt: operator.lt, gast.LtE: operator.le, gast.Gt: operator.gt, gast.GtE: operator.ge,
+    gast.Eq: operator.eq, gast.NotEq: operator.ne, gast.Is: operator.is_, gast.IsNot: operator.is_not,
+}
+# Words for naming intermediate values after the operation that made them.
+_CONSTANT_TYPES = (int, float, complex, bool, str, type(None), np.generic)
+def _is_plain_constant(value: Any) -> bool:
+    if isinstance(value, tuple):
+        return all(_is_plain_constant(v) for v in value)
+    return isinstance(value, _CONSTANT_TYPES)
+
+
+@dataclass(frozen=True)
+class Nested:
+    """A function defined in the body: calls to it are inlined (see ``Lowering.inline``)."""
+
+    node: Any
+
+
+@dataclass(frozen=True)
+class Inline:
+    """A call of a nested function, before flattening."""
+
+    function: Nested
+    args: tuple
+
+
+@dataclass(frozen=True)
+class Choice:
+    """``then if test else orelse`` before flattening; ``None`` means "the test's value"
+    (``a and b`` is ``Choice(a, b, None)``, ``a or b`` is ``Choice(a, None, b)``)."""
+
+    test: Any
+    then: Any
+    orelse: Any
+
+
+class ExpressionConverter:
+    """Turns gast expressions into IR trees, resolving every name it meets.
+
+    ``local`` maps a name to the IR value it currently holds, or ``None`` if
+    the name is not local; ``error`` builds a located ``TransformError``.
+    """
+
+    def __init__(self, local: Callable[[str], Optional[ir.Expr]], resolver: Resolver,
+                 error: Callable[[str, str, Any], TransformError], check_calls: bool = True) -> None:
+        """``check_calls`` is False for rule templates, which may call anything (runtime helpers)."""
+        self.check_calls = check_calls
+        self.local = local
+        self.resolver = resolver
+        self.error = error
+
+    def convert(self, node: Any) -> ir.Expr:
+        method = getattr(self, "_" + type(node).__name__, None)
+        if method is None:
+            raise self.error(f"the expression {type(node).__name__}", "rewrite it with simpler expressions", node)
+        return method(node)
+
+    def _Constant(self, node: gast.Constant) -> ir.Expr:
+        return ir.Const(node.value)
+
+    def _Name(self, node: gast.Name) -> ir.Expr:
+        value = self.local(node.id)
+        if value is not None:
+            return value
+        return self._global_value(node.id, self._lookup(node), node)
+
+    def _lookup(self, node: gast.Name) -> Any:
+        found, value = self.resolver.lookup(node.id)
+        if not found:
+            raise self.error(f"the name {node.id!r}", "it is not defined where the function is", node)
+        return value
+
+    def _global_value(self, name: str, value: Any, node: Any) -> ir.Expr:
+        if _is_plain_constant(value):
+            return ir.Const(value)
+        if isinstance(value, np.ndarray):
+            return ir.Const(value)
+        raise self.error(f"the value of {name!r} ({type(value).__name__})",
+                         "only numbers and arrays can be used as values; functions must be called", node)
+
+    def _UnaryOp(self, node: gast.UnaryOp) -> ir.Expr:
+        operand = self.convert(node.operand)
+        fn = UNARY_OPERATORS.get(type(node.op))
+        if fn is None:
+            raise self.error("the operator ~", "use np.logical_not or arithmetic", node)
+        if fn is operator.neg and isinstance(operand, ir.Const) and isinstance(operand.value, (int, float)):
+            return ir.Const(-operand.value)
+        return ir.Call(fn, (operand,))
+
+    def _BinOp(self, node: gast.BinOp) -> ir.Expr:
+        fn = BINARY_OPERATORS.get(type(node.op))
+        if fn is None:
+            raise self.error(f"the operator {type(node.op).__name__}", "bitwise operators cannot be differentiated", node)
+        return ir.Call(fn, (self.convert(node.left), self.convert(node.right)))
+
+    def _Compare(self, node: gast.Compare) -> ir.Expr:
+        op = type(node.ops[0])
+        left, right = self.convert(node.left), self.convert(node.comparators[0])
+        if op is gast.In:
+            return ir.Call(operator.contains, (right, left))
+        if op is gast.NotIn:
+            return ir.Call(operator.not_, (ir.Call(operator.contains, (right, left)),))
+        return ir.Call(COMPARISONS[op], (left, right))
+
+    def _Tuple(self, node: gast.Tuple) -> ir.Expr:
+        return ir.Display("tuple", tuple(self.convert(e) for e in node.elts))
+
+    def _List(self, node: gast.List) -> ir.Expr:
+        return ir.Display("list", tuple(self.convert(e) for e in node.elts))
+
+    def _Slice(self, node: gast.Slice) -> ir.Expr:
+        parts = (node.lower, node.upper, node.step)
+        return ir.Slice(*(None if p is None else self.convert(p) for p in parts))
+
+    def _Subscript(self, node: gast.Subscript) -> ir.Expr:
+        return ir.Call(operator.getitem, (self.convert(node.value), self.convert(node.slice)))
+
+    def _IfExp(self, node: gast.IfExp) -> Any:
+        return self._make_choice(self.convert(node.test), self.convert(node.body), self.convert(node.orelse), node)
+
+    def _BoolOp(self, node: gast.BoolOp) -> Any:
+        values = [self.convert(v) for v in node.values]
+        result = values[-1]
+        for value in reversed(values[:-1]):
+            if isinstance(node.op, gast.And):
+                result = self._make_choice(value, result, None, node)
+            else:
+                result = self._make_choice(value, None, result, node)
+        return result
+
+    def _make_choice(self, test: Any, then: Any, orelse: Any, node: Any) -> Any:
+        if not self.check_calls:  # a rule template: straight-line expressions only
+            raise self.error("a conditional expression in a rule", "write the rule with np.where", node)
+        return Choice(test, then, orelse)
+
+    def static(self, node: Any) -> tuple[bool, Any]:
+        return self._static(node)
+
+    def _static(self, node: Any) -> tuple[bool, Any]:
+        """Resolve ``np.linalg.norm``-style chains of modules and classes."""
+        if isinstance(node, gast.Name):
+            if self.local(node.id) is not None:
+                return False, None
+            return True, self._lookup(node)
+        if isinstance(node, gast.Attribute):
+            found, base = self._static(node.value)
+            if found and isinstance(base, (types.ModuleType, type)):
+                if not hasattr(base, node.attr):
+                    raise self.error(f"{getattr(base, '__name__', base)}.{node.attr}", "no such attribute", node)
+                return True, getattr(base, node.attr)
+        return False, None
+
+    def _Attribute(self, node: gast.Attribute) -> ir.Expr:
+        found, value = self._static(node)
+        if found:
+            return self._global_value(node.attr, value, node)
+        fn = rules.attribute_function(node.attr)
+        if fn is None:
+            raise self.error(f"the attribute .{node.attr}", "only array attributes with a rule (.T, .shape, "
+                             ".ndim, .size) can be read", node)
+        return ir.Call(fn, (self.convert(node.value),))
+
+    def _Call(self, node: gast.Call) -> ir.Expr:
+        args = [self.convert(a) for a in node.args]
+        kwargs = tuple((k.arg, self.convert(k.value)) for k in node.keywords)
+        if any(k.arg is None for k in node.keywords):
+            raise self.error("**kwargs in a call", "pass keyword arguments one by one", node)
+        if isinstance(node.func, gast.Name) and isinstance(self.local(node.func.id), Nested):
+            if kwargs:
+                raise self.error(f"keyword arguments to the nested function {node.func.id!r}", "pass them by "
+                                 "position", node)
+            return Inline(self.local(node.func.id), tuple(args))
+        found, fn = self._static(node.func)
+        if not found:
+            fn, args = self._method(node, args)
+        if self.check_calls:
+            self._check_callee(fn, node, tuple(args), kwargs)
+            if is_user_function(fn):
+                return ir.Call(fn, self._bind_user_call(fn, args, kwargs, node))
+        return ir.Call(fn, tuple(args), kwargs)
+
+    def _bind_user_call(self, fn: Any, args: list, kwargs: tuple, node: Any) -> tuple:
+        """Arguments of a call to the user's own function, in parameter order, defaults filled in."""
+        try:
+            bound = inspect.signature(fn).bind(*args, **dict(kwargs))
+        except TypeError as exc:
+            raise self.error(f"the call of {describe_callable(fn)}", str(exc), node) from None
+        bound.apply_defaults()
+        values = []
+        for name, value in bound.arguments.items():
+            if not isinstance(value, (ir.Var, ir.Const, ir.Call, ir.Slice, ir.Display, Choice)):
+                if not _is_plain_constant(value):
+                    raise self.error(f"the default value of {name!r} in {describe_callable(fn)}",
+                                     "only numbers, strings, None and tuples of them can be defaults", node)
+                value = ir.Const(value)
+            values.append(value)
+        return tuple(values)
+
+    def _method(self, node: gast.Call, args: list) -> tuple[Any, list]:
+        func = node.func
+        if not isinstance(func, gast.Attribute):
+            raise self.error(f"a call of {type(func).__name__}", "call functions by name", node)
+        entry = rules.method_function(func.attr)
+        if entry is None:
+            raise self.error(f"the method .{func.attr}()", "only array methods with a rule can be called "
+                             "(sum, mean, reshape, ...); call the NumPy function instead", node)
+        fn, pack = entry
+        if pack and len(args) > 1:
+            args = [ir.Display("tuple", tuple(args))]
+        return fn, [self.convert(func.value)] + args
+
+    def _check_callee(self, fn: Any, node: Any, args: tuple, kwargs: tuple) -> None:
+        name = describe_callable(fn)
+        if fn in _REFUSED_CALLS if _hashable(fn) else False:
+            raise self.error(f"the call of {name}", _REFUSED_CALLS[fn], node)
+        rule = rules.adjoint_rule(fn)
+        if rule is not None:
+            try:
+                rules.bind_arguments(rule, args, kwargs)
+            except rules.ArgumentMismatch as exc:
+                raise self.error(f"the call of {name}", f"it passes {exc}", node) from None
+            return
+        if rules.is_nondifferentiable(fn):
+            return
+        if is_user_function(fn):
+            try:
+                inspect.getsource(fn)
+            except (OSError, TypeError):
+                raise self.error(f"the call of {name}", "its source cannot be read and it has no derivative "
+                                 f"rule; add one with @s2s_ad.adjoint({name})", node) from None
+            return
+        raise self.error(f"the call of {name}", f"it has no derivative rule; add one with "
+                         f"@s2s_ad.adjoint({name}) (see README, 'Adding a rule')", node)
+
+
+# Calls refused outright, with what to do instead.
+_REFUSED_CALLS = {
+    eval: "code built at run time cannot be transformed; write the expression out",
+    exec: "code built at run time cannot be transformed; write the statements out",
+    print: "a differentiated function must be pure; print outside it, or print df's result",
+    open: "a differentiated function must be pure; read files outside it and pass the data in",
+    input: "a differentiated function must be pure; ask outside it and pass the answer in",
+    setattr: "a differentiated function must not mutate objects; return the new value instead",
+    globals: "pass what you need as arguments",
+    locals: "name the values you need",
+}
+
+
+def _hashable(value: Any) -> bool:
+    try:
+        hash(value)
+    except TypeError:
+        return False
+    return True
+
+
+def is_user_function(fn: Any) -> bool:
+    """A plain Python function with no rule: transformed and called through its own adjoint."""
+    return isinstance(fn, types.FunctionType) and not rules.is_known(fn)
+
+
+def describe_callable(fn: Any) -> str:
+    """``np.sin``, ``math.sin``, ``mymodule.helper``: how a user would spell ``fn``."""
+    name = getattr(fn, "__qualname__", None) or getattr(fn, "__name__", None) or repr(fn)
+    module = getattr(fn, "__module__", None) or ("numpy" if isinstance(fn, np.ufunc) else "")
+    module = {"numpy": "np", "builtins": "", "_operator": "operator"}.get(module, module)
+    return f"{module}.{name}" if module else name
+
+
+_TEMPLATE_IR: dict[int, tuple[rules.Rule, tuple]] = {}
+
+
+def _template_ir(rule: rules.Rule) -> tuple[tuple[str, ir.Expr], ...]:
+    params = set(rule.inputs) | {rule.result} | set(rule.seeds)
+    local: set[str] = set()
+
+    def lookup(name: str) -> Optional[ir.Expr]:
+        return ir.Var(name) if name in params or name in local else None
+
+    def error(construct: str, hint: str, node: Any) -> TransformError:
+        return TransformError(construct, hint, filename=rule.filename, line=getattr(node, "lineno", 0) + rule.line - 2)
+
+    converter = ExpressionConverter(lookup, Resolver(rule.namespace, {}), error, check_calls=False)
+    statements = []
+    for stmt in rule.body:
+        if not (isinstance(stmt, gast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], gast.Name)):
+            raise error("a statement in a rule", "a rule body holds only assignments name = expression", stmt)
+        statements.append((stmt.targets[0].id, converter.convert(stmt.value)))
+        local.add(stmt.targets[0].id)
+    return tuple(statements)
+
+
+def template_ir(rule: rules.Rule) -> tuple[tuple[str, ir.Expr], ...]:
+    """The rule's body as ``(name, IR tree)`` pairs, names as in the template."""
+    cached = _TEMPLATE_IR.get(id(rule))
+    if cached is None or cached[0] is not rule:
+        cached = _TEMPLATE_IR[id(rule)] = (rule, _template_ir(rule))
+    return cached[1]
