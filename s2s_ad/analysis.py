@@ -14,6 +14,7 @@ unknown).  Output: an ``Analysis`` with
 from __future__ import annotations
 
 import itertools
+import operator
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import Iterable, Optional, Union
@@ -114,8 +115,12 @@ def shape_classes(fn: ir.Function, kinds: dict[str, Optional[str]]) -> dict[str,
         return fresh_for[id(key)]
 
     shape: dict[str, ShapeClass] = {}
+    ndim: dict[str, int] = {}  # known ranks of arrays, so that reading one element gives a number
     for p in fn.params:
-        shape[p] = SCALAR if kinds.get(p) == "scalar" else fresh(p)
+        kind = kinds.get(p) or ""
+        shape[p] = SCALAR if kind == "scalar" else fresh(p)
+        if kind[5:].isdigit():
+            ndim[p] = int(kind[5:])
 
     def class_of(expr: ir.Expr, owner: object) -> ShapeClass:
         if isinstance(expr, ir.Var):
@@ -137,6 +142,11 @@ def shape_classes(fn: ir.Function, kinds: dict[str, Optional[str]]) -> dict[str,
                 sources.setdefault(stmt.target, set()).add(class_of(value, stmt))
                 found = sources[stmt.target]
                 shape[stmt.target] = next(iter(found)) if len(found) == 1 else fresh(stmt.target)
+            elif isinstance(value, ir.Call) and value.fn is operator.getitem:
+                rank = _indexed_rank(value, ndim, lambda e: class_of(e, stmt))
+                shape[stmt.target] = SCALAR if rank == 0 else fresh(stmt)
+                if rank:
+                    ndim[stmt.target] = rank
             elif isinstance(value, ir.Call) and rules.is_elementwise(value.fn):
                 operands = list(value.args) + [v for _, v in value.kwargs]
                 classes = {class_of(a, stmt) for a in operands} - {SCALAR}
@@ -148,6 +158,21 @@ def shape_classes(fn: ir.Function, kinds: dict[str, Optional[str]]) -> dict[str,
         if shape == before:
             break
     return shape
+
+
+def _indexed_rank(call: ir.Call, ndim: dict[str, int], class_of) -> Optional[int]:
+    """The rank of ``a[index]`` when ``a``'s rank is known and the index is numbers only."""
+    array, index = call.args
+    if not isinstance(array, ir.Var) or array.name not in ndim:
+        return None
+    parts = index.items if isinstance(index, ir.Display) else (index,)
+    if not all(not isinstance(p, (ir.Slice, ir.Display)) and class_of(p) == SCALAR
+               and not (isinstance(p, ir.Const) and p.value is None) for p in parts):
+        return None
+    if isinstance(index, ir.Const) and isinstance(index.value, np.ndarray):
+        return None
+    rank = ndim[array.name] - len(parts)
+    return rank if rank >= 0 else None
 
 
 def analyse(fn: ir.Function, wrt: Iterable[str], kinds: dict[str, Optional[str]]) -> Analysis:

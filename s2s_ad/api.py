@@ -26,11 +26,12 @@ _CACHE = TransformCache()
 
 
 def _kind(value: Any) -> Optional[str]:
+    """``"scalar"`` for a number, ``"array<N>"`` for an N-dimensional array, else ``None``."""
     cls = type(value)
     if cls is float or cls is int or cls is bool or isinstance(value, (numbers.Number, np.generic)):
         return "scalar"
     if cls is np.ndarray:
-        return "array"
+        return f"array{value.ndim}"
     return None
 
 
@@ -65,8 +66,10 @@ class GradientFunction:
         self._n_params = len(self._signature.parameters)
         self.wrt, self._several = _resolve_wrt(fn, wrt)
         self._with_value = with_value
-        # Kinds depend only on argument types, so the hot path keys on types.
+        # Without arrays, kinds follow from types alone: the hot path keys on types.
+        # With arrays the rank matters too, so those calls go through _by_kinds.
         self._by_types: dict[tuple, Callable] = {}
+        self._by_kinds: dict[tuple, Callable] = {}
         self._wrap_single = self._several and len(self.wrt) == 1
         self._last_source: Optional[str] = None
         self._lock = threading.Lock()
@@ -75,11 +78,15 @@ class GradientFunction:
 
     def _specialise(self, args: tuple) -> Callable:
         kinds = tuple(map(_kind, args))
-        key = (self.fn, getattr(self.fn, "__code__", None), self.wrt, kinds)
-        built = _CACHE.get(key, lambda: build_reverse(self.fn, self.wrt, kinds))
-        self._by_types[tuple(map(type, args))] = built.function
-        self._last_source = built.source
-        return built.function
+        adjoint = self._by_kinds.get(kinds)
+        if adjoint is None:
+            key = (self.fn, getattr(self.fn, "__code__", None), self.wrt, kinds)
+            built = _CACHE.get(key, lambda: build_reverse(self.fn, self.wrt, kinds))
+            adjoint = self._by_kinds[kinds] = built.function
+            self._last_source = built.source
+        if not any(k and k.startswith("array") for k in kinds):
+            self._by_types[tuple(map(type, args))] = adjoint
+        return adjoint
 
     def _bind(self, args: tuple, kwargs: dict) -> tuple:
         bound = self._signature.bind(*args, **kwargs)

@@ -20,7 +20,7 @@ from .parse import parse_function
 from .reverse import reverse, split_parts
 
 STAGES = ("ssa", "adjoint", "optimized")
-Kinds = tuple[Optional[str], ...]  # per parameter: "scalar", "array" or None (unknown)
+Kinds = tuple[Optional[str], ...]  # per parameter: "scalar", "array<ndim>" or None (unknown)
 
 
 @dataclass
@@ -29,10 +29,18 @@ class Built:
     function: Optional[Callable]
 
 
+def _describe_kind(kind: Optional[str]) -> str:
+    if kind == "scalar":
+        return "number"
+    if kind and kind.startswith("array"):
+        return f"{kind[5:]}-d array" if kind[5:] else "array"
+    return "any"
+
+
 def _kind_note(params: list[str], kinds: Kinds) -> str:
     if all(k is None for k in kinds):
         return "Argument kinds unknown: broadcasting is undone at run time where shapes may differ."
-    described = ", ".join(f"{p} {'number' if k == 'scalar' else k or 'any'}" for p, k in zip(params, kinds))
+    described = ", ".join(f"{p} {_describe_kind(k)}" for p, k in zip(params, kinds))
     return f"Specialised for: {described}."
 
 

@@ -175,3 +175,14 @@ def test_user_rule_for_a_black_box():
         return black_box(x, y) * x
 
     assert_gradient_matches(uses, (2.0, 0.7), (0, 1))
+
+
+def first_item_squared(x):
+    return np.sum(x[0] * x[0])
+
+
+def test_arrays_of_different_rank_get_their_own_code():
+    g = s2s_ad.grad(first_item_squared)
+    np.testing.assert_allclose(g(np.array([3.0, 1.0])), [6.0, 0.0])
+    np.testing.assert_allclose(g(np.array([[3.0, 1.0], [2.0, 2.0]])), [[6.0, 2.0], [0.0, 0.0]])
+    np.testing.assert_allclose(g(np.array([2.0, 5.0])), [4.0, 0.0])
