@@ -79,3 +79,16 @@ def test_generic_code_undoes_broadcasting_only_where_shapes_may_differ():
 
     text = s2s_ad.source(same_shapes)
     assert "unbroadcast" not in text  # tanh(x)*2 and x provably share x's shape
+
+
+def with_methods(x, y):
+    m = x.reshape(2, 3).T
+    s = m.sum(axis=0) * x.mean() + x.max() + m.dot(y).prod()
+    return s.sum() + x.clip(0.2, 0.8).sum() + x.ravel().min() + x.flatten().sum() + x.copy().squeeze().sum()
+
+
+def test_array_methods_work_like_their_functions():
+    x = np.array([0.15, 0.9, 0.4, 0.55, 0.3, 0.7])
+    got = s2s_ad.grad(with_methods, wrt=(0, 1))(x, np.array([0.5, 1.5]))
+    np.testing.assert_allclose(got[0], numeric_grad(with_methods, [x, np.array([0.5, 1.5])], 0), rtol=1e-6)
+    np.testing.assert_allclose(got[1], numeric_grad(with_methods, [x, np.array([0.5, 1.5])], 1), rtol=1e-6)
