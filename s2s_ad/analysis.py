@@ -32,6 +32,7 @@ class Analysis:
     active: set[str]
     shape: dict[str, ShapeClass]
     uses: Counter = field(default_factory=Counter)
+    varied: set[str] = field(default_factory=set)  # depend on wrt (what forward mode follows)
 
     def shape_of(self, expr: ir.Expr) -> Optional[ShapeClass]:
         if isinstance(expr, ir.Var):
@@ -75,8 +76,8 @@ def _target(stmt: ir.Stmt) -> str:
     return stmt.array if isinstance(stmt, ir.Store) else stmt.target
 
 
-def activity(fn: ir.Function, wrt: Iterable[str]) -> set[str]:
-    """Values that depend on ``wrt`` and reach the returned value (fixed points over loops)."""
+def varied_names(fn: ir.Function, wrt: Iterable[str]) -> set[str]:
+    """Values that depend on ``wrt`` (a fixed point over loops)."""
     assignments = _assignments(fn)
     varied = set(wrt)
     changed = True
@@ -87,6 +88,13 @@ def activity(fn: ir.Function, wrt: Iterable[str]) -> set[str]:
             if target not in varied and _flows(stmt) & varied:
                 varied.add(target)
                 changed = True
+    return varied
+
+
+def activity(fn: ir.Function, wrt: Iterable[str]) -> set[str]:
+    """Values that depend on ``wrt`` and reach the returned value (fixed points over loops)."""
+    assignments = _assignments(fn)
+    varied = varied_names(fn, wrt)
     useful = set(ir.names_read(fn.body[-1].value))
     changed = True
     while changed:
@@ -180,4 +188,5 @@ def analyse(fn: ir.Function, wrt: Iterable[str], kinds: dict[str, Optional[str]]
     for stmt in ir.walk(fn.body):
         for expr in ir.exprs_of(stmt):
             uses.update(ir.names_read(expr))
-    return Analysis(activity(fn, wrt), shape_classes(fn, kinds), uses)
+    wrt = list(wrt)
+    return Analysis(activity(fn, wrt), shape_classes(fn, kinds), uses, varied_names(fn, wrt))

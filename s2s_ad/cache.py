@@ -53,6 +53,24 @@ class SplitAdjoint:
         return f"<split adjoint of {getattr(self.fn, '__qualname__', self.fn)}>"
 
 
+class TangentCallee:
+    """The tangent function of a function the user's code calls, in forward mode.
+
+    ``jvp(*args, *tangents)`` returns ``(result, tangent of the result)``;
+    tangents are passed for the arguments that carry one, in order.
+    Generated code calls it as ``t_helper.jvp(...)``.
+    """
+
+    def __init__(self, fn: Callable) -> None:
+        self.fn = fn
+        self.name = "t_" + getattr(fn, "__name__", "function")
+        self.jvp: Optional[Callable] = None
+        self.source = ""
+
+    def __repr__(self) -> str:
+        return f"<tangent function of {getattr(self.fn, '__qualname__', self.fn)}>"
+
+
 def origin_of(filename: str, line: int) -> str:
     return f"{os.path.basename(filename)}:{line}"
 

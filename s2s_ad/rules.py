@@ -74,6 +74,10 @@ class Rule:
     # for the others) and the interval inputs are drawn from.
     examples: tuple[dict, ...] = ()
     domain: tuple[float, float] = (0.2, 0.8)
+    # How forward mode finds the tangent when no @tangent rule is given:
+    # "linear" (the same call on the tangents), "bilinear" (f(t_a, b) + f(a, t_b)),
+    # or derived from an elementwise adjoint (see forward.py).
+    form: str = ""
 
     def differentiable_inputs(self) -> tuple[str, ...]:
         """Inputs whose derivative the rule gives."""
@@ -159,10 +163,11 @@ def _parse_template(template: Callable, kind: str, fn: Any) -> tuple[Rule, gast.
 
 def _register(table: dict, kind: str, fn: Any, elementwise: bool, method: Optional[str],
               pack_method_args: bool, attribute: Optional[str],
-              examples: tuple = (), domain: tuple = (0.2, 0.8)) -> Callable:
+              examples: tuple = (), domain: tuple = (0.2, 0.8), form: str = "") -> Callable:
     def decorate(template: Callable) -> Callable:
         rule, _ = _parse_template(template, kind, fn)
         rule.elementwise = elementwise
+        rule.form = form
         rule.examples = tuple(examples)
         rule.domain = tuple(domain)
         table[_key(fn)] = rule
@@ -176,16 +181,19 @@ def _register(table: dict, kind: str, fn: Any, elementwise: bool, method: Option
 
 def adjoint(fn: Any, *, elementwise: bool = False, method: Optional[str] = None,
             pack_method_args: bool = False, attribute: Optional[str] = None,
-            examples: tuple = (), domain: tuple = (0.2, 0.8)) -> Callable:
+            examples: tuple = (), domain: tuple = (0.2, 0.8), linear: bool = False,
+            bilinear: bool = False) -> Callable:
     """Declare the reverse rule of ``fn`` (see the module docstring).
 
     ``method="sum"`` also makes ``x.sum(...)`` mean ``fn(x, ...)``;
     ``pack_method_args`` packs ``x.reshape(2, 3)`` into ``fn(x, (2, 3))``;
     ``attribute="T"`` makes ``x.T`` mean ``fn(x)``.  ``examples`` and
-    ``domain`` are test data: see ``Rule``.
+    ``domain`` are test data: see ``Rule``.  ``linear`` (``fn`` is linear in
+    its differentiable inputs) and ``bilinear`` tell forward mode its tangent.
     """
+    form = "linear" if linear else "bilinear" if bilinear else ""
     return _register(_ADJOINTS, "adjoint", fn, elementwise, method, pack_method_args, attribute,
-                     examples, domain)
+                     examples, domain, form)
 
 
 def tangent(fn: Any, *, elementwise: bool = False) -> Callable:

@@ -49,8 +49,12 @@ def writable_copy(grad: Any, like: Any) -> np.ndarray:
 
 
 def list_append(items: list, item: Any) -> list:
-    """``items + [item]``: what ``items.append(item)`` means in differentiated code."""
-    return items + [item]
+    """A new list: ``items`` then ``item``.  What ``items.append(item)`` means in differentiated code.
+
+    ``items`` may also be an array of rows (a zero tangent or adjoint of a
+    list): it is read row by row, never added to.
+    """
+    return [*items, item]
 
 
 def broadcast_reduced(grad: Any, like: Any, axis: Any = None, keepdims: bool = False) -> np.ndarray:

@@ -14,12 +14,12 @@ fresh_arrays(np.zeros, np.ones, np.empty, np.full, np.zeros_like, np.ones_like, 
              np.arange, np.linspace, np.eye, np.identity, np.copy, np.array)
 
 
-@adjoint(np.copy, method="copy", examples=({"a": (3,)}, {"a": (2, 3)}))
+@adjoint(np.copy, linear=True, method="copy", examples=({"a": (3,)}, {"a": (2, 3)}))
 def copy(out, a, d_out):
     d_a = d_out
 
 
-@adjoint(np.array, examples=({"object": (3,)},))
+@adjoint(np.array, linear=True, examples=({"object": (3,)},))
 def array(out, object, dtype=None, *, d_out):
     d_object = d_out
 
@@ -29,6 +29,11 @@ def full_like(out, a, fill_value, *, d_out):
     d_fill_value = np.sum(d_out)
 
 
+@tangent(np.full_like)
+def full_like(out, a, fill_value, *, t_fill_value):
+    t_out = np.zeros(np.shape(out)) + t_fill_value
+
+
 @tangent(np.copy)
 def copy(out, a, t_a):
-    t_out = t_a
+    t_out = np.copy(t_a)  # a new array, like the copy: writes into it must not reach t_a

@@ -7,7 +7,7 @@ from s2s_ad.rules import adjoint
 from s2s_ad.runtime import getitem_grad
 
 
-@adjoint(operator.getitem, examples=(
+@adjoint(operator.getitem, linear=True, examples=(
     {"a": (5,), "b": 0}, {"a": (5,), "b": slice(1, -1)}, {"a": (4, 3), "b": (slice(None), 2)},
     {"a": (4, 3), "b": (1, slice(0, 2))}, {"a": (5,), "b": np.array([0, 2, 2, 4])},
     {"a": (4, 3), "b": (np.array([0, 3, 0]), slice(None))}, {"a": (5,), "b": slice(None, None, -2)},

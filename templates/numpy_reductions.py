@@ -1,7 +1,7 @@
 """Rules for NumPy reductions: sum, mean, prod, max, min (with ``axis`` and ``keepdims``)."""
 import numpy as np
 
-from s2s_ad.rules import adjoint
+from s2s_ad.rules import adjoint, tangent
 from s2s_ad.runtime import broadcast_reduced
 
 _AXES = (
@@ -10,12 +10,12 @@ _AXES = (
 )
 
 
-@adjoint(np.sum, method="sum", examples=_AXES)
+@adjoint(np.sum, method="sum", linear=True, examples=_AXES)
 def sum(out, a, axis=None, dtype=None, *, keepdims=False, d_out):
     d_a = broadcast_reduced(d_out, a, axis, keepdims)
 
 
-@adjoint(np.mean, method="mean", examples=_AXES)
+@adjoint(np.mean, method="mean", linear=True, examples=_AXES)
 def mean(out, a, axis=None, dtype=None, *, keepdims=False, d_out):
     d_a = broadcast_reduced(d_out, a, axis, keepdims) * (np.size(out) / np.size(a))
 
@@ -37,3 +37,20 @@ def min(out, a, axis=None, *, keepdims=False, d_out):
     at_min = a == broadcast_reduced(out, a, axis, keepdims)
     ties = broadcast_reduced(np.sum(at_min, axis=axis, keepdims=keepdims), a, axis, keepdims)
     d_a = broadcast_reduced(d_out, a, axis, keepdims) * at_min / ties
+
+
+@tangent(np.prod)
+def prod(out, a, axis=None, dtype=None, *, keepdims=False, t_a):
+    t_out = np.sum(t_a * broadcast_reduced(out, a, axis, keepdims) / a, axis=axis, keepdims=keepdims)
+
+
+@tangent(np.max)
+def max(out, a, axis=None, *, keepdims=False, t_a):
+    at_max = a == broadcast_reduced(out, a, axis, keepdims)
+    t_out = np.sum(t_a * at_max, axis=axis, keepdims=keepdims) / np.sum(at_max, axis=axis, keepdims=keepdims)
+
+
+@tangent(np.min)
+def min(out, a, axis=None, *, keepdims=False, t_a):
+    at_min = a == broadcast_reduced(out, a, axis, keepdims)
+    t_out = np.sum(t_a * at_min, axis=axis, keepdims=keepdims) / np.sum(at_min, axis=axis, keepdims=keepdims)

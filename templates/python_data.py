@@ -11,13 +11,13 @@ from s2s_ad.rules import adjoint, tangent
 from s2s_ad.runtime import list_append
 
 
-@adjoint(list_append, examples=({"items": [(), ()], "item": ()}, {"items": [(3,), (3,)], "item": (3,)}))
+@adjoint(list_append, linear=True, examples=({"items": [(), ()], "item": ()}, {"items": [(3,), (3,)], "item": (3,)}))
 def list_append(out, items, item, d_out):
     d_items = d_out[:-1]
     d_item = d_out[-1]
 
 
-@adjoint(builtins.sum, examples=({"iterable": [(), (), ()]}, {"iterable": [(2,), (2,)]}))
+@adjoint(builtins.sum, linear=True, examples=({"iterable": [(), (), ()]}, {"iterable": [(2,), (2,)]}))
 def sum(out, iterable, start=0, *, d_out):
     d_iterable = np.broadcast_to(d_out, np.shape(iterable))
     d_start = d_out

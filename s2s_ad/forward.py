@@ -1,0 +1,270 @@
+"""Stage 4 (forward mode): SSA function → tangent function, in IR.
+
+Input: an SSA ``ir.Function``, the SSA names of the parameters that carry
+tangents, and the ``Analysis`` of the function.  Output: an ``ir.Function``
+``jvp_<name>(params..., t_<p> for each such parameter)`` returning
+``(result, t_result)``.  Each primal statement is followed by the statement
+computing its tangent ``t_<name>``, in the same block: branches, loops and
+stores keep their shape, so forward mode needs no tape.
+
+Where a tangent comes from, in order:
+
+1. an explicit ``@tangent`` rule (a template, as for adjoints);
+2. ``linear=True`` on the adjoint rule: the same call on the tangents;
+3. ``bilinear=True``: ``f(t_a, b) + f(a, t_b)``;
+4. an elementwise adjoint rule, whose contribution ``d_x = d_out * g`` is
+   linear in ``d_out``: substituting ``t_x`` for ``d_out`` gives the term
+   ``t_x * g`` of the tangent, and the terms add up.
+
+Inputs without a tangent contribute nothing (their terms are dropped, not
+multiplied by zero, so ``0 * inf`` never turns into ``nan``).
+"""
+from __future__ import annotations
+
+import operator
+from typing import Any, Callable, Optional
+
+import numpy as np
+
+from . import ir, rules, runtime
+from .analysis import SCALAR, Analysis, differentiable_operands
+from .errors import TransformError
+from .expressions import describe_callable, is_user_function, template_ir
+
+# Builds (or finds) the tangent function of a user function for argument kinds
+# and the positions that carry tangents; the result has ``jvp`` once compiled.
+TangentBuilder = Callable[[Any, tuple, tuple], Any]
+
+_ZERO = ir.Const(0.0)  # a missing tangent, dropped by _drop_zeros wherever it can be
+
+
+def _is_zero(expr: ir.Expr) -> bool:
+    return expr is _ZERO
+
+
+def _drop_zeros(expr: ir.Expr) -> ir.Expr:
+    """Fold away terms whose tangent is missing: ``0 * a``, ``a + 0``, ``-0``, ``0 / a``."""
+    def visit(e: ir.Expr) -> Optional[ir.Expr]:
+        if not isinstance(e, ir.Call) or len(e.args) not in (1, 2):
+            return None
+        args = e.args
+        if e.fn in (operator.mul, operator.matmul, np.multiply, np.dot, np.matmul, np.outer) and any(map(_is_zero, args)):
+            return _ZERO
+        if e.fn in (operator.truediv, np.divide) and _is_zero(args[0]):
+            return _ZERO
+        if e.fn in (operator.neg, np.negative) and _is_zero(args[0]):
+            return _ZERO
+        if e.fn in (operator.add, np.add) and len(args) == 2:
+            if _is_zero(args[0]):
+                return args[1]
+            if _is_zero(args[1]):
+                return args[0]
+        if e.fn in (operator.sub, np.subtract) and len(args) == 2:
+            if _is_zero(args[1]):
+                return args[0]
+            if _is_zero(args[0]):
+                return ir.Call(operator.neg, (args[1],))
+        return None
+    return ir.transform(expr, visit)
+
+
+class TangentSweep:
+    def __init__(self, fn: ir.Function, wrt: list[str], facts: Analysis,
+                 callee: Optional[TangentBuilder] = None) -> None:
+        self.fn = fn
+        self.wrt = wrt
+        self.facts = facts
+        self.callee = callee
+        self.varied = facts.varied
+        self.taken = ir.assigned_names(fn.body) | set(fn.params)
+        self.names: dict[str, str] = {}
+        self.line: Optional[int] = None
+        self.out: list[ir.Stmt] = []
+
+    def tangent_name(self, name: str) -> str:
+        if name not in self.names:
+            self.names[name] = ir.fresh_name("t_" + name, self.taken)
+        return self.names[name]
+
+    def tangent_of(self, expr: ir.Expr) -> Optional[ir.Expr]:
+        """The tangent of an operand, or None where it has none."""
+        if isinstance(expr, ir.Var) and expr.name in self.varied:
+            return ir.Var(self.tangent_name(expr.name))
+        if isinstance(expr, ir.Display) and any(self.tangent_of(i) is not None for i in expr.items):
+            return ir.Display(expr.kind, tuple(self.tangent_or_zeros(i) for i in expr.items))
+        return None
+
+    def tangent_or_zeros(self, expr: ir.Expr) -> ir.Expr:
+        tangent = self.tangent_of(expr)
+        return tangent if tangent is not None else self.zeros(expr)
+
+    def zeros(self, expr: ir.Expr) -> ir.Expr:
+        if isinstance(expr, ir.Display):  # a list's tangent is a list: [] stays []
+            return ir.Display(expr.kind, tuple(self.zeros(i) for i in expr.items))
+        if self.facts.shape_of(expr) == SCALAR:
+            return ir.Const(0.0)
+        return ir.Call(runtime.zeros_like, (expr,))
+
+    def emit(self, stmt: ir.Stmt) -> None:
+        self.out.append(stmt)
+
+    # -- the sweep ---------------------------------------------------------
+
+    def run(self) -> ir.Function:
+        body = self.block(self.fn.body[:-1])
+        result = self.fn.body[-1].value
+        t_result = self.tangent_of(result)
+        if t_result is None:
+            t_result = self.zeros(result)
+        body.append(ir.Return(ir.Display("tuple", (result, t_result))))
+        params = self.fn.params + [self.tangent_name(p) for p in self.wrt]
+        return ir.Function("jvp_" + self.fn.name, params, body, self.fn.filename, self.fn.firstline,
+                           self.fn.docstring, dict(self.fn.constants))
+
+    def block(self, body: list[ir.Stmt]) -> list[ir.Stmt]:
+        outer, self.out = self.out, []
+        for stmt in body:
+            self.line = stmt.line
+            if isinstance(stmt, ir.Assign):
+                self.assignment(stmt)
+            elif isinstance(stmt, ir.Store):
+                self.emit(stmt)
+                if stmt.array in self.varied:
+                    tangent = self.tangent_of(stmt.value)
+                    self.emit(ir.Store(self.tangent_name(stmt.array), stmt.index,
+                                       tangent if tangent is not None else ir.Const(0.0), stmt.line))
+            elif isinstance(stmt, ir.If):
+                self.emit(ir.If(stmt.test, self.block(stmt.body), self.block(stmt.orelse), stmt.line))
+            elif isinstance(stmt, ir.For):
+                self.emit(ir.For(stmt.index, stmt.iterable, self.block(stmt.body), stmt.line, stmt.exit))
+            elif isinstance(stmt, ir.While):
+                self.emit(ir.While(self.block(stmt.test_block), stmt.test, self.block(stmt.body), stmt.line,
+                                   stmt.exit))
+            else:
+                self.emit(stmt)
+        inner, self.out = self.out, outer
+        return inner
+
+    def assignment(self, stmt: ir.Assign) -> None:
+        target = stmt.target
+        if target not in self.varied:
+            self.emit(stmt)
+            return
+        t_target = self.tangent_name(target)
+        value = stmt.value
+        if stmt.merge or not isinstance(value, ir.Call):
+            self.emit(stmt)
+            tangent = self.tangent_of(value)
+            if tangent is None:
+                known = not stmt.merge or isinstance(value, ir.Display)
+                tangent = self.zeros(value) if known else self.zeros(ir.Var(target))
+            self.emit(ir.Assign(t_target, tangent, stmt.line, merge=stmt.merge))
+            return
+        if is_user_function(value.fn) and rules.adjoint_rule(value.fn) is None:
+            self.user_call(stmt)
+            return
+        self.emit(stmt)
+        if rules.is_nondifferentiable(value.fn):  # an array made here, varied later by stores into it
+            self.emit(ir.Assign(t_target, ir.Call(runtime.zeros_like, (ir.Var(target),)), stmt.line))
+            return
+        self.emit(ir.Assign(t_target, self.rule_tangent(stmt), stmt.line))
+
+    def user_call(self, stmt: ir.Assign) -> None:
+        """``y = helper(a, b)`` becomes ``y, t_y = t_helper.jvp(a, b, t_a, ...)``."""
+        call = stmt.value
+        kinds = tuple("scalar" if self.facts.shape_of(a) == SCALAR else None for a in call.args)
+        carries = tuple(self.tangent_of(a) is not None for a in call.args)
+        owner = self.callee(call.fn, kinds, carries)
+        tangents = tuple(self.tangent_of(a) for a, c in zip(call.args, carries) if c)
+        jvp = ir.Call(ir.Part(owner, "jvp"), call.args + tangents)
+        self.emit(ir.Unpack((stmt.target, self.tangent_name(stmt.target)), jvp, stmt.line))
+
+    # -- tangents from rules -----------------------------------------------
+
+    def rule_tangent(self, stmt: ir.Assign) -> ir.Expr:
+        call = stmt.value
+        explicit = rules.tangent_rule(call.fn)
+        if explicit is not None:
+            return self.from_template(explicit, stmt)
+        rule = rules.adjoint_rule(call.fn)
+        if rule is None:
+            raise TransformError(f"the call of {describe_callable(call.fn)} in forward mode",
+                                 f"it has no tangent rule; add one with @s2s_ad.tangent({describe_callable(call.fn)})",
+                                 filename=self.fn.filename, line=stmt.line)
+        if rule.form == "linear":
+            return self.same_call(call, rule)
+        varied = [(name, op) for name, op in differentiable_operands(stmt) if self.tangent_of(op) is not None]
+        if rule.form == "bilinear":
+            terms = [self.same_call(call, rule, name) for name, _ in varied]
+        elif rule.elementwise:
+            terms = [self.elementwise_term(rule, stmt, name, op) for name, op in varied]
+        else:
+            raise TransformError(f"the call of {describe_callable(call.fn)} in forward mode",
+                                 "its rule declares no tangent; add one with @s2s_ad.tangent",
+                                 filename=self.fn.filename, line=stmt.line)
+        total = terms[0]
+        for term in terms[1:]:
+            total = ir.Call(operator.add, (total, term))
+        if rule.elementwise and not any(self.facts.shape_of(op) == self.facts.shape.get(stmt.target)
+                                        for _, op in varied):
+            # every input that moves is smaller than the result: give the tangent the result's shape
+            total = ir.Call(np.broadcast_to, (total, ir.Call(np.shape, (ir.Var(stmt.target),))))
+        return total
+
+    def same_call(self, call: ir.Call, rule: rules.Rule, moving: Optional[str] = None) -> ir.Expr:
+        """``call`` on tangents.  Linear (``moving`` None): every differentiable input
+        becomes its tangent (zeros where it has none).  Bilinear: only ``moving`` does."""
+        names = list(rule.inputs[:len(call.args)])
+        differentiable = set(rule.differentiable_inputs())
+
+        def replace(name: str, expr: ir.Expr) -> ir.Expr:
+            if name in differentiable and (moving is None or name == moving):
+                return self.tangent_or_zeros(expr)
+            return expr
+
+        args = tuple(replace(n, a) for n, a in zip(names, call.args))
+        kwargs = tuple((k, replace(k, v)) for k, v in call.kwargs)
+        return ir.Call(call.fn, args, kwargs)
+
+    def elementwise_term(self, rule: rules.Rule, stmt: ir.Assign, name: str, operand: ir.Expr) -> ir.Expr:
+        """``d_<name>`` of an elementwise adjoint, with the operand's tangent as the seed."""
+        call = stmt.value
+        bound = rules.bind_arguments(rule, call.args, call.kwargs)
+        mapping: dict[str, ir.Expr] = {n: ir.Const(v.value) if rules.is_default(v) else v for n, v in bound.items()}
+        mapping[rule.result] = ir.Var(stmt.target)
+        mapping[rule.seeds[0]] = self.tangent_of(operand)
+        for local, tree in template_ir(rule):
+            value = ir.substitute(tree, mapping)
+            if local == "d_" + name:
+                return value
+            if not local.startswith("d_"):
+                temp = ir.fresh_name(f"{local}_{stmt.target}", self.taken)
+                self.emit(ir.Assign(temp, value, stmt.line))
+                mapping[local] = ir.Var(temp)
+        raise AssertionError(f"rule {rule.name} has no d_{name}")
+
+    def from_template(self, rule: rules.Rule, stmt: ir.Assign) -> ir.Expr:
+        call = stmt.value
+        bound = rules.bind_arguments(rule, call.args, call.kwargs)
+        mapping: dict[str, ir.Expr] = {n: ir.Const(v.value) if rules.is_default(v) else v for n, v in bound.items()}
+        mapping[rule.result] = ir.Var(stmt.target)
+        for seed in rule.seeds:
+            tangent = self.tangent_of(mapping.get(seed[2:], ir.Const(None)))
+            mapping[seed] = tangent if tangent is not None else _ZERO
+        result = None
+        for local, tree in template_ir(rule):
+            value = _drop_zeros(ir.substitute(tree, mapping))
+            if local == "t_" + rule.result:
+                result = value
+            else:
+                temp = ir.fresh_name(f"{local}_{stmt.target}", self.taken)
+                self.emit(ir.Assign(temp, value, stmt.line))
+                mapping[local] = ir.Var(temp)
+        if result is None or _is_zero(result):
+            return self.zeros(ir.Var(stmt.target))
+        return result
+
+
+def forward(fn: ir.Function, wrt: list[str], facts: Analysis, callee: Optional[TangentBuilder] = None) -> ir.Function:
+    """Build the tangent function of ``fn`` (see the module docstring)."""
+    return TangentSweep(fn, wrt, facts, callee).run()
