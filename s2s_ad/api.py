@@ -1,4 +1,5 @@
-"""The public interface: ``grad``, ``value_and_grad``, ``source``.
+"""The public interface: ``grad``, ``value_and_grad``, ``jvp``, ``vjp``,
+``jacobian``, ``source``.
 
 A gradient function binds its arguments like the user's function (defaults,
 keywords), classifies each argument as a number or an array, and calls the
@@ -18,7 +19,7 @@ import numpy as np
 
 from .cache import TransformCache
 from .errors import TransformError
-from .pipeline import STAGES, build_reverse
+from .pipeline import STAGES, build_forward, build_reverse, build_split
 
 Wrt = Union[int, str, Sequence[Union[int, str]]]
 
@@ -149,12 +150,153 @@ def source(fn: Callable, wrt: Wrt = 0, mode: str = "reverse", stage: str = "opti
     """
     if stage not in STAGES:
         raise ValueError(f"stage must be one of {', '.join(STAGES)}, not {stage!r}")
-    if mode != "reverse":
-        if mode == "forward":
-            raise TransformError("in forward mode", "forward mode (jvp) is not available in this version; "
-                                 "use mode='reverse'")
+    if mode not in ("reverse", "forward"):
         raise ValueError(f"mode must be 'reverse' or 'forward', not {mode!r}")
     names, _ = _resolve_wrt(fn, wrt)
     n = len(inspect.signature(fn).parameters)
     kinds = (None,) * n if args is None else tuple(map(_kind, args))
-    return build_reverse(fn, names, kinds, stage=stage, compile_it=False).source
+    build = build_reverse if mode == "reverse" else build_forward
+    return build(fn, names, kinds, stage=stage, compile_it=False).source
+
+
+# -- forward mode, vjp and Jacobians ------------------------------------------
+
+
+def _differentiable(value: Any) -> bool:
+    """True for values that carry derivatives: floats and float (or complex) arrays."""
+    if isinstance(value, (bool, np.bool_)) or value is None:
+        return False
+    if isinstance(value, (int, np.integer)):
+        return False
+    return np.issubdtype(np.result_type(value), np.inexact) if _kind(value) else False
+
+
+def _bound_primals(fn: Callable, primals: Sequence[Any]) -> tuple[list[str], tuple]:
+    """Parameter names and the full argument tuple (defaults filled in) for positional primals."""
+    if not isinstance(primals, (tuple, list)):
+        raise TypeError(f"primals must be a tuple of arguments, not {type(primals).__name__}")
+    signature = inspect.signature(fn)
+    try:
+        bound = signature.bind(*primals)
+    except TypeError as exc:
+        raise TypeError(f"the primals do not fit {fn.__name__}{signature}: {exc}") from None
+    bound.apply_defaults()
+    return list(signature.parameters), tuple(bound.arguments.values())
+
+
+def _check_tangent(fn: Callable, name: str, primal: Any, tangent: Any) -> Any:
+    if not _differentiable(primal):
+        if tangent is not None and np.any(np.asarray(tangent) != 0):
+            raise ValueError(f"jvp of {fn.__name__}: {name} = {primal!r} carries no derivative "
+                             f"(it is not a float), so its tangent must be None or zero")
+        return None
+    if np.shape(tangent) != np.shape(primal):
+        raise ValueError(f"jvp of {fn.__name__}: the tangent of {name} has shape {np.shape(tangent)}, "
+                         f"but {name} has shape {np.shape(primal)}; tangents are never broadcast")
+    return tangent
+
+
+def _tangent_function(fn: Callable, wrt: tuple[str, ...], args: tuple) -> Callable:
+    kinds = tuple(map(_kind, args))
+    key = ("forward", fn, getattr(fn, "__code__", None), wrt, kinds)
+    return _CACHE.get(key, lambda: build_forward(fn, wrt, kinds)).function
+
+
+def jvp(fn: Callable, primals: Sequence[Any], tangents: Sequence[Any]) -> tuple[Any, Any]:
+    """Forward mode: ``(fn(*primals), directional derivative of fn along tangents)``.
+
+    ``tangents`` has one entry per primal, of the primal's shape; arguments
+    that are not floats (integers, booleans) take ``None`` or zero.
+    """
+    params, args = _bound_primals(fn, primals)
+    if not isinstance(tangents, (tuple, list)) or len(tangents) != len(primals):
+        raise ValueError(f"jvp of {fn.__name__}: give one tangent per primal "
+                         f"({len(primals)} primals, {len(tangents) if isinstance(tangents, (tuple, list)) else 'no tuple of'} tangents)")
+    checked = [_check_tangent(fn, p, a, t) for p, a, t in zip(params, args, tangents)]
+    wrt = tuple(p for p, t in zip(params, checked) if t is not None)
+    tangent_args = tuple(t for t in checked if t is not None)
+    return _tangent_function(fn, wrt, args)(*args, *tangent_args)
+
+
+def vjp(fn: Callable, *primals: Any) -> tuple[Any, Callable]:
+    """Reverse mode: ``(fn(*primals), vjp_fn)``; ``vjp_fn(cotangent)`` returns one adjoint per primal.
+
+    The forward sweep runs once, here; each call of ``vjp_fn`` runs the
+    reverse sweep alone, so pulling back many cotangents costs one sweep each.
+    """
+    params, args = _bound_primals(fn, primals)
+    kinds = tuple(map(_kind, args))
+    split = build_split(fn, kinds)
+    tape: list = []
+    out = split.forward(*args, tape)
+
+    def vjp_fn(cotangent: Any) -> tuple:
+        if np.shape(cotangent) != np.shape(out):
+            raise ValueError(f"vjp of {fn.__name__}: the cotangent has shape {np.shape(cotangent)}, but the "
+                             f"result has shape {np.shape(out)}; cotangents are never broadcast")
+        adjoints = split.backward(cotangent, list(tape))  # a copy: the backward part pops it
+        return tuple(adjoints[:len(primals)])
+
+    return out, vjp_fn
+
+
+class Jacobian:
+    """``jacobian(fn, wrt)(*args)``: the array of partial derivatives, shaped ``out.shape + arg.shape``.
+
+    Forward mode (one jvp per input element) when the inputs are fewer than
+    the outputs, reverse mode (one vjp per output element) otherwise.
+    """
+
+    def __init__(self, fn: Callable, wrt: Wrt) -> None:
+        self.fn = fn
+        self.wrt, self._several = _resolve_wrt(fn, wrt)
+        functools.update_wrapper(self, fn)
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        bound = inspect.signature(self.fn).bind(*args, **kwargs)
+        bound.apply_defaults()
+        params, values = list(bound.arguments), tuple(bound.arguments.values())
+        positions = [params.index(w) for w in self.wrt]
+        for i in positions:
+            if not _differentiable(values[i]):
+                raise TypeError(f"jacobian of {self.fn.__name__}: {params[i]} = {values[i]!r} is not a float "
+                                f"or float array, so it has no derivative")
+        out = self.fn(*values)
+        inputs = sum(np.size(values[i]) for i in positions)
+        if inputs <= np.size(out):
+            blocks = self._forward(values, positions, out)
+        else:
+            blocks = self._reverse(values, positions, out)
+        return blocks if self._several else blocks[0]
+
+    def _forward(self, values: tuple, positions: list[int], out: Any) -> list:
+        tangent_fn = _tangent_function(self.fn, self.wrt, values)
+        zeros = [np.zeros_like(values[i], dtype=float) for i in positions]
+        blocks = []
+        for k, i in enumerate(positions):
+            columns = []
+            for index in np.ndindex(np.shape(values[i])):
+                tangents = [z if isinstance(values[j], np.ndarray) else 0.0 for j, z in zip(positions, zeros)]
+                unit = np.zeros(np.shape(values[i]))
+                unit[index] = 1.0
+                tangents[k] = unit if isinstance(values[i], np.ndarray) else 1.0
+                columns.append(np.asarray(tangent_fn(*values, *tangents)[1], dtype=float))
+            stacked = np.stack(columns, axis=-1) if columns else np.zeros(np.shape(out) + (0,))
+            blocks.append(stacked.reshape(np.shape(out) + np.shape(values[i])))
+        return blocks
+
+    def _reverse(self, values: tuple, positions: list[int], out: Any) -> list:
+        _, pull = vjp(self.fn, *values)
+        rows = {i: [] for i in positions}
+        for index in np.ndindex(np.shape(out)):
+            unit = np.zeros(np.shape(out))
+            unit[index] = 1.0
+            adjoints = pull(unit if np.ndim(out) else 1.0)
+            for i in positions:
+                rows[i].append(np.asarray(adjoints[i], dtype=float))
+        return [np.stack(rows[i]).reshape(np.shape(out) + np.shape(values[i])) for i in positions]
+
+
+def jacobian(fn: Callable, wrt: Wrt = 0) -> Jacobian:
+    """The Jacobian of ``fn`` with respect to ``wrt`` (a tuple ``wrt`` gives a tuple of blocks)."""
+    return Jacobian(fn, wrt)

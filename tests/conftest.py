@@ -1,4 +1,4 @@
-"""Shared test oracles: central finite differences."""
+"""Shared test oracles: central finite differences, and forward mode against reverse mode."""
 from __future__ import annotations
 
 from typing import Any, Callable, Sequence
@@ -32,9 +32,40 @@ def numeric_grad(f: Callable, args: Sequence[Any], i: int, eps: float = 1e-6) ->
     return grad
 
 
+def _is_float_argument(value: Any) -> bool:
+    if isinstance(value, (bool, int, np.integer)) or value is None:
+        return False
+    return isinstance(value, (float, np.floating)) or (
+        isinstance(value, np.ndarray) and np.issubdtype(value.dtype, np.floating))
+
+
+def assert_forward_matches_reverse(f: Callable, args: Sequence[Any], rtol: float = 1e-7,
+                                   atol: float = 1e-9) -> None:
+    """Check <v, grad f> == jvp(f, v) for a random direction v over every float argument."""
+    import s2s_ad
+
+    positions = tuple(i for i, a in enumerate(args) if _is_float_argument(a))
+    if not positions:
+        return
+    rng = np.random.default_rng(len(positions))
+    tangents = [rng.normal(size=np.shape(a)) if isinstance(a, np.ndarray) else float(rng.normal())
+                if i in positions else None for i, a in enumerate(args)]
+    gradients = s2s_ad.grad(f, wrt=positions)(*args)
+    want = sum(float(np.sum(np.asarray(g) * tangents[i])) for i, g in zip(positions, gradients))
+    value, got = s2s_ad.jvp(f, tuple(args), tuple(tangents))
+    assert np.ndim(got) == 0, f"{f.__name__}: the tangent of a scalar result is a scalar"
+    np.testing.assert_allclose(got, want, rtol=rtol, atol=atol,
+                               err_msg=f"{f.__name__}: forward mode disagrees with reverse mode at {args}")
+    np.testing.assert_allclose(value, f(*args), rtol=1e-12, err_msg=f"{f.__name__}: jvp's primal value")
+
+
 def assert_gradient_matches(f: Callable, args: Sequence[Any], wrt: Any = 0, rtol: float = 1e-5,
                             atol: float = 1e-6) -> Any:
-    """Check ``s2s_ad.grad(f, wrt)(*args)`` against central finite differences; return it."""
+    """Check ``s2s_ad.grad(f, wrt)(*args)`` against central finite differences; return it.
+
+    Every such check also cross-checks forward mode against reverse mode
+    (``assert_forward_matches_reverse``).
+    """
     import s2s_ad
 
     got = s2s_ad.grad(f, wrt=wrt)(*args)
@@ -45,4 +76,5 @@ def assert_gradient_matches(f: Callable, args: Sequence[Any], wrt: Any = 0, rtol
         want = numeric_grad(f, args, index)
         assert np.shape(value) == np.shape(args[index]), (f.__name__, position)
         np.testing.assert_allclose(value, want, rtol=rtol, atol=atol, err_msg=f"{f.__name__} d/d{position} at {args}")
+    assert_forward_matches_reverse(f, args)
     return got

@@ -174,7 +174,16 @@ def test_user_rule_for_a_black_box():
     def uses(x, y):
         return black_box(x, y) * x
 
-    assert_gradient_matches(uses, (2.0, 0.7), (0, 1))
+    assert s2s_ad.grad(uses, wrt=(0, 1))(2.0, 0.7) == pytest.approx(
+        (numeric_grad(uses, (2.0, 0.7), 0), numeric_grad(uses, (2.0, 0.7), 1)))
+    with pytest.raises(s2s_ad.TransformError, match=r"black_box in forward mode.*@s2s_ad.tangent"):
+        s2s_ad.jvp(uses, (2.0, 0.7), (1.0, 0.0))
+
+    @s2s_ad.tangent(black_box)
+    def _(out, x, y, t_x, t_y):
+        t_out = t_x * y / (3.0 * np.cbrt(x) ** 2) + t_y * np.cbrt(x)
+
+    assert_gradient_matches(uses, (2.0, 0.7), (0, 1))  # and forward mode agrees
 
 
 def first_item_squared(x):

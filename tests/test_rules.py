@@ -23,6 +23,7 @@ import numpy as np
 import pytest
 
 from conftest import numeric_grad
+import s2s_ad
 from s2s_ad import grad, ir, rules
 from s2s_ad.emit import Namespace, _Builder
 from s2s_ad.pipeline import build_reverse
@@ -160,6 +161,12 @@ def test_rule_matches_finite_differences(rule: rules.Rule, example: dict, tmp_pa
         assert np.shape(got_generic) == np.shape(probe.args[i]), where
         np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6, err_msg=where)
         np.testing.assert_allclose(got_generic, want, rtol=1e-5, atol=1e-6, err_msg=where + " (generic code)")
+    # Forward mode: the rule's tangent (declared, or derived from the adjoint) along a random direction.
+    rng = np.random.default_rng(1)
+    tangents = tuple(rng.normal(size=np.shape(a)) if np.ndim(a) else float(rng.normal()) for a in probe.args)
+    _, directional = s2s_ad.jvp(probe.probe, tuple(probe.args), tangents)
+    want = sum(float(np.sum(e * t)) for e, t in zip(expected, tangents))
+    np.testing.assert_allclose(directional, want, rtol=1e-5, atol=1e-6, err_msg=f"{probe.call_source} (forward mode)")
 
 
 def test_registry_has_the_operators() -> None:
