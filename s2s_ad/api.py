@@ -227,14 +227,13 @@ def vjp(fn: Callable, *primals: Any) -> tuple[Any, Callable]:
     params, args = _bound_primals(fn, primals)
     kinds = tuple(map(_kind, args))
     split = build_split(fn, kinds)
-    tape: list = []
-    out = split.forward(*args, tape)
+    out, tape = split.forward(*args, None)
 
     def vjp_fn(cotangent: Any) -> tuple:
         if np.shape(cotangent) != np.shape(out):
             raise ValueError(f"vjp of {fn.__name__}: the cotangent has shape {np.shape(cotangent)}, but the "
                              f"result has shape {np.shape(out)}; cotangents are never broadcast")
-        adjoints = split.backward(cotangent, list(tape))  # a copy: the backward part pops it
+        adjoints = split.backward(cotangent, tape)  # the tape is persistent: reading it takes nothing away
         return tuple(adjoints[:len(primals)])
 
     return out, vjp_fn

@@ -36,10 +36,11 @@ def compile_emitted(emitted: Emitted, origin: str) -> Callable:
 class SplitAdjoint:
     """The adjoint of a function the user's code calls, in two parts.
 
-    ``forward(*args, tape)`` returns the primal result and records on the
-    caller's tape what ``backward(d_out, tape)`` needs to return the tuple
-    of adjoints of every argument.  Generated code calls them as
-    ``d_helper.forward(...)`` and ``d_helper.backward(...)``.
+    ``forward(*args, tape)`` returns ``(result, tape)``, the tape with what
+    ``backward(d_out, tape)`` needs to return ``(*adjoints, tape)``: the
+    adjoint of every argument, and the tape as it was before ``forward``.
+    Generated code calls them as ``d_helper.forward(...)`` and
+    ``d_helper.backward(...)``.
     """
 
     def __init__(self, fn: Callable) -> None:

@@ -165,6 +165,10 @@ class _Builder:
             names = [_name(t, gast.Store()) for t in stmt.targets]
             node = gast.Assign(targets=[gast.Tuple(elts=names, ctx=gast.Store())], value=self.expr(stmt.value),
                                type_comment=None)
+        elif isinstance(stmt.value, ir.Display) and stmt.value.kind == "tuple":
+            # astor drops the parentheses of a tuple on the right: keep them, the tape reads better
+            items = [self.text(i) for i in stmt.value.items]
+            return f"{stmt.target} = ({', '.join(items)}{',' if len(items) == 1 else ''})"
         else:
             node = gast.Assign(targets=[_name(stmt.target, gast.Store())], value=self.expr(stmt.value),
                                type_comment=None)

@@ -100,31 +100,19 @@ def _reads(stmt: ir.Stmt) -> set[str]:
     return {n for e in ir.exprs_of(stmt) for n in ir.names_read(e)}
 
 
-def _pops(stmt: ir.Stmt) -> bool:
-    """True if the statement takes a value off the tape: it must stay, or the tape goes out of step."""
-    return any(isinstance(e, ir.Call) and e.fn is list.pop
-               for expr in ir.exprs_of(stmt) for e in _subexpressions(expr))
-
-
-def _subexpressions(expr: ir.Expr):
-    yield expr
-    for child in ir.children(expr):
-        yield from _subexpressions(child)
-
-
 def _dead(body: list[ir.Stmt], live: set[str]) -> tuple[list[ir.Stmt], set[str]]:
     """Drop assignments nothing reads; return the kept block and what is live before it."""
     kept: list[ir.Stmt] = []
     live = set(live)
     for stmt in reversed(body):
         if isinstance(stmt, ir.Assign):
-            if stmt.target not in live and not _pops(stmt):
+            if stmt.target not in live:
                 continue
             live.discard(stmt.target)
             live |= _reads(stmt)
             kept.append(stmt)
         elif isinstance(stmt, ir.Store):
-            if stmt.array not in live and not _pops(stmt):
+            if stmt.array not in live:
                 continue
             live |= _reads(stmt)
             kept.append(stmt)
@@ -138,7 +126,7 @@ def _dead(body: list[ir.Stmt], live: set[str]) -> tuple[list[ir.Stmt], set[str]]
         elif isinstance(stmt, (ir.For, ir.While)):
             kept.append(_dead_loop(stmt, live))
             live = live | _loop_live_in(kept[-1])
-        else:  # Return, Effect (tape pushes), Unpack (tape pops) and comments always stay
+        else:  # Return, Effect, Unpack (tape pops: the tape must stay in step) and comments always stay
             if isinstance(stmt, ir.Unpack):
                 live -= set(stmt.targets)
             live |= _reads(stmt)

@@ -19,9 +19,15 @@ loop is reversed into a loop over the same range backwards (the forward
 sweep counts the trips of loops that can stop early).  Inside a loop, a
 value the reverse sweep reads but the next iteration overwrites is either
 recomputed (cheap arithmetic on numbers, indexing) or recorded: the forward
-sweep appends it to ``tape`` at the end of its block and the reverse sweep
+sweep pushes it on ``tape`` at the end of its block and the reverse sweep
 pops it at the start of the mirrored block.  Outside loops nothing is
 recorded: SSA values are never overwritten there.
+
+The tape is a persistent stack made of tuples: ``tape = (a, b, tape)``
+pushes, ``a, b, tape = tape`` pops, and ``None`` is the empty tape.  It is
+threaded explicitly (a callee's parts take the tape and return it), so the
+generated code is pure Python: it can itself be transformed again, which is
+how higher derivatives work.
 """
 from __future__ import annotations
 
@@ -51,7 +57,7 @@ class ReverseSweep:
                  callee: Optional[CalleeBuilder] = None, split: bool = False) -> None:
         self.fn = fn
         self.callee = callee
-        self.split = split  # a callee's adjoint: the tape is a parameter
+        self.split = split  # a callee's adjoint: the tape is a parameter, and returned
         self.calls: dict[int, Any] = {}  # id(primal call statement) -> the callee's split adjoint
         self.wrt = wrt
         self.facts = facts
@@ -121,7 +127,7 @@ class ReverseSweep:
         gradient = gradients[0] if len(gradients) == 1 else ir.Display("tuple", gradients)
         forward = self.forward_block(self.fn.body[:-1])
         if (any(self.pushes.values()) or self.calls or self.store_pushes) and not self.split:
-            forward.insert(0, ir.Assign(self.tape, ir.Display("list", ()), None))
+            forward.insert(0, ir.Assign(self.tape, ir.Const(None), None))
         sweep = [ir.Comment("reverse sweep")] + self.out if self.out else [ir.Comment("reverse sweep")]
         body = forward + sweep + [ir.Return(ir.Display("tuple", (result, gradient)))]
         params = self.fn.params + [seed] + ([self.tape] if self.split else [])
@@ -242,7 +248,9 @@ class ReverseSweep:
             self.emit(ir.Store(target.name, index, ir.Const(0.0), self.line))
         if array in self.restored_arrays:
             self.store_pushes.add(id(stmt))
-            self.emit(ir.Store(array, index, ir.Call(list.pop, (ir.Var(self.tape),)), self.line))
+            old = self.fresh(f"old_{array}")
+            self.emit(pop(self.tape, (old,), self.line))
+            self.emit(ir.Store(array, index, ir.Var(old), self.line))
 
     def propagate_call(self, stmt: ir.Assign, needed: dict[str, ir.Expr]) -> None:
         """``y = helper(a, b)``: the callee's backward part gives the adjoints of all its arguments."""
@@ -255,8 +263,7 @@ class ReverseSweep:
             base = f"d_{arg.name}_part" if isinstance(arg, ir.Var) and str(i) in needed else "unused"
             parts.append(self.fresh(base))
         backward = ir.Call(ir.Part(owner, "backward"), (self.adjoint[stmt.target], ir.Var(self.tape)))
-        self.emit(ir.Unpack(tuple(parts), backward, self.line) if len(parts) != 1
-                  else ir.Assign(parts[0], ir.Call(operator.getitem, (backward, ir.Const(0))), self.line))
+        self.emit(ir.Unpack(tuple(parts) + (self.tape,), backward, self.line))
         for i, arg in enumerate(call.args):
             if str(i) in needed:
                 self.distribute(ir.Var(parts[i]), arg, stmt, elementwise=False)
@@ -443,8 +450,7 @@ class ReverseSweep:
         self.pushes[id(body)] = record
         prologue: list[ir.Stmt] = []
         if record:
-            pop = ir.Call(list.pop, (ir.Var(self.tape),))
-            prologue.append(ir.Unpack(tuple(record), pop) if len(record) > 1 else ir.Assign(record[0], pop))
+            prologue.append(pop(self.tape, tuple(record)))
         prologue += [ir.Assign(d.target, d.value, d.line) for d in recompute]
         return prologue
 
@@ -485,12 +491,12 @@ class ReverseSweep:
                     out.append(ir.While(self.forward_block(stmt.test_block), stmt.test, inner, stmt.line, stmt.exit))
             elif id(stmt) in self.store_pushes:  # record the slice the store overwrites
                 old = ir.Call(np.copy, (ir.Call(operator.getitem, (ir.Var(stmt.array), stmt.index)),))
-                out.append(ir.Effect(ir.Call(list.append, (ir.Var(self.tape), old)), stmt.line))
+                out.append(push(self.tape, (old,), stmt.line))
                 out.append(stmt)
             elif id(stmt) in self.calls:  # record for the callee's backward part
                 call = stmt.value
                 forward = ir.Call(ir.Part(self.calls[id(stmt)], "forward"), call.args + (ir.Var(self.tape),))
-                out.append(ir.Assign(stmt.target, forward, stmt.line))
+                out.append(ir.Unpack((stmt.target, self.tape), forward, stmt.line))
             else:
                 out.append(stmt)
         return out
@@ -500,11 +506,10 @@ class ReverseSweep:
         out = self.forward_block(body)
         record = self.pushes.get(id(body))
         if record:
-            value = ir.Var(record[0]) if len(record) == 1 else ir.Display("tuple", tuple(ir.Var(n) for n in record))
             at = len(out)
             while at > 0 and isinstance(out[at - 1], ir.Assign) and out[at - 1].merge:
                 at -= 1
-            out.insert(at, ir.Effect(ir.Call(list.append, (ir.Var(self.tape), value))))
+            out.insert(at, push(self.tape, tuple(ir.Var(n) for n in record)))
         return out
 
 
@@ -519,8 +524,19 @@ def reverse(fn: ir.Function, wrt: list[str], facts: Analysis, callee: Optional[C
     return ReverseSweep(fn, wrt, facts, callee, split).run()
 
 
+def push(tape: str, values: tuple[ir.Expr, ...], line: Optional[int] = None) -> ir.Assign:
+    """``tape = (a, b, tape)``: record values on the tape."""
+    return ir.Assign(tape, ir.Display("tuple", tuple(values) + (ir.Var(tape),)), line)
+
+
+def pop(tape: str, targets: tuple[str, ...], line: Optional[int] = None) -> ir.Unpack:
+    """``a, b, tape = tape``: take back what the matching ``push`` recorded."""
+    return ir.Unpack(tuple(targets) + (tape,), ir.Var(tape), line)
+
+
 def split_parts(adjoint: ir.Function, primal_name: str) -> tuple[ir.Function, ir.Function]:
-    """Cut a split-mode adjoint into ``forward(params..., tape)`` and ``backward(d_out, tape)``.
+    """Cut a split-mode adjoint into ``forward(params..., tape)`` returning
+    ``(result, tape)`` and ``backward(d_out, tape)`` returning ``(*adjoints, tape)``.
 
     The forward part records on the tape what the backward part reads of the
     forward sweep's values (parameters included); the backward part pops it.
@@ -540,12 +556,10 @@ def split_parts(adjoint: ir.Function, primal_name: str) -> tuple[ir.Function, ir
     forward_body = list(forward)
     backward_body = list(backward)
     if crossing:
-        saved = ir.Var(crossing[0]) if len(crossing) == 1 else ir.Display("tuple", tuple(ir.Var(n) for n in crossing))
-        forward_body.append(ir.Effect(ir.Call(list.append, (ir.Var(tape), saved))))
-        pop = ir.Call(list.pop, (ir.Var(tape),))
-        backward_body.insert(0, ir.Unpack(tuple(crossing), pop) if len(crossing) > 1 else ir.Assign(crossing[0], pop))
-    forward_body.append(ir.Return(result))
-    backward_body.append(ir.Return(ir.Display("tuple", tuple(gradients))))
+        forward_body.append(push(tape, tuple(ir.Var(n) for n in crossing)))
+        backward_body.insert(0, pop(tape, tuple(crossing)))
+    forward_body.append(ir.Return(ir.Display("tuple", (result, ir.Var(tape)))))
+    backward_body.append(ir.Return(ir.Display("tuple", tuple(gradients) + (ir.Var(tape),))))
     make = lambda name, ps, b: ir.Function(name, ps, b, adjoint.filename, adjoint.firstline, None,
                                            dict(adjoint.constants))
     return (make(f"forward_{primal_name}", params + [tape], forward_body),
