@@ -9,7 +9,12 @@ unknown).  Output: an ``Analysis`` with
 * ``shape``: a shape class per value.  ``SCALAR`` means a number; two values
   with the same integer class provably have the same shape.  The reverse
   generator reduces a broadcast contribution only where classes differ.
-* ``uses``: how many times each value is read.
+* ``uses``: how many times each value is read;
+* ``varied``: the values that depend on a ``wrt`` parameter (forward mode
+  follows these);
+* ``ndim``: the rank of the arrays whose rank is known (parameters of
+  known rank, arrays made by ``np.zeros(n)``, ``np.zeros((n, m))``,
+  ``np.zeros_like(a)``, ``np.copy(a)``, and elements read from them).
 """
 from __future__ import annotations
 
@@ -32,7 +37,13 @@ class Analysis:
     active: set[str]
     shape: dict[str, ShapeClass]
     uses: Counter = field(default_factory=Counter)
-    varied: set[str] = field(default_factory=set)  # depend on wrt (what forward mode follows)
+    varied: set[str] = field(default_factory=set)
+    ndim: dict[str, int] = field(default_factory=dict)
+
+    def rank_of(self, expr: ir.Expr) -> Optional[int]:
+        if isinstance(expr, ir.Var):
+            return 0 if self.shape.get(expr.name) == SCALAR else self.ndim.get(expr.name)
+        return 0 if self.shape_of(expr) == SCALAR else None
 
     def shape_of(self, expr: ir.Expr) -> Optional[ShapeClass]:
         if isinstance(expr, ir.Var):
@@ -108,8 +119,15 @@ def activity(fn: ir.Function, wrt: Iterable[str]) -> set[str]:
     return varied & useful
 
 
-def shape_classes(fn: ir.Function, kinds: dict[str, Optional[str]]) -> dict[str, ShapeClass]:
-    """Assign each value a shape class (see the module docstring).
+# Functions that return one number whatever their argument.
+_COUNTS = {len, int, round, bool, np.size, np.ndim}
+# Array constructors whose first argument is a shape, and those shaped like their first argument.
+_SHAPED_BY_ARGUMENT = {np.zeros, np.ones, np.empty, np.full}
+_SHAPED_LIKE_ARGUMENT = {np.zeros_like, np.ones_like, np.empty_like, np.full_like, np.copy}
+
+
+def shape_classes(fn: ir.Function, kinds: dict[str, Optional[str]]) -> tuple[dict[str, ShapeClass], dict[str, int]]:
+    """Assign each value a shape class (see the module docstring), and the ranks known.
 
     Merge variables get their sources' class when all sources agree; loops
     are iterated until the classes settle.
@@ -155,17 +173,36 @@ def shape_classes(fn: ir.Function, kinds: dict[str, Optional[str]]) -> dict[str,
                 shape[stmt.target] = SCALAR if rank == 0 else fresh(stmt)
                 if rank:
                     ndim[stmt.target] = rank
+            elif isinstance(value, ir.Call) and value.fn in _COUNTS:
+                shape[stmt.target] = SCALAR
             elif isinstance(value, ir.Call) and rules.is_elementwise(value.fn):
                 operands = list(value.args) + [v for _, v in value.kwargs]
                 classes = {class_of(a, stmt) for a in operands} - {SCALAR}
                 shape[stmt.target] = SCALAR if not classes else classes.pop() if len(classes) == 1 else fresh(stmt)
             elif isinstance(value, ir.Call):
                 shape[stmt.target] = fresh(stmt)
+                rank = _made_rank(value, ndim, lambda e: class_of(e, stmt))
+                if rank is not None:
+                    ndim[stmt.target] = rank
             else:
                 shape[stmt.target] = class_of(value, stmt)
         if shape == before:
             break
-    return shape
+    return shape, ndim
+
+
+def _made_rank(call: ir.Call, ndim: dict[str, int], class_of) -> Optional[int]:
+    """The rank of an array made by ``np.zeros(shape)`` or ``np.zeros_like(a)``, if known."""
+    if not call.args:
+        return None
+    first = call.args[0]
+    if call.fn in _SHAPED_BY_ARGUMENT:
+        if isinstance(first, ir.Display):
+            return len(first.items)
+        return 1 if class_of(first) == SCALAR else None
+    if call.fn in _SHAPED_LIKE_ARGUMENT and isinstance(first, ir.Var):
+        return 0 if class_of(first) == SCALAR else ndim.get(first.name)
+    return None
 
 
 def _indexed_rank(call: ir.Call, ndim: dict[str, int], class_of) -> Optional[int]:
@@ -189,4 +226,5 @@ def analyse(fn: ir.Function, wrt: Iterable[str], kinds: dict[str, Optional[str]]
         for expr in ir.exprs_of(stmt):
             uses.update(ir.names_read(expr))
     wrt = list(wrt)
-    return Analysis(activity(fn, wrt), shape_classes(fn, kinds), uses, varied_names(fn, wrt))
+    shape, ndim = shape_classes(fn, kinds)
+    return Analysis(activity(fn, wrt), shape, uses, varied_names(fn, wrt), ndim)

@@ -212,6 +212,14 @@ class ReverseSweep:
                 return False
         return True
 
+    def _single_element(self, array: str, index: ir.Expr) -> bool:
+        """True if ``array[index]`` is provably one number: one integer per dimension of a known rank."""
+        parts = index.items if isinstance(index, ir.Display) else (index,)
+        return (self.facts.ndim.get(array) == len(parts)
+                and all(not isinstance(p, (ir.Slice, ir.Display)) and self.facts.shape_of(p) == SCALAR
+                        and not (isinstance(p, ir.Const) and (p.value is None or p.value is Ellipsis))
+                        for p in parts))
+
     def scatter(self, array: str, index: ir.Expr, contribution: ir.Expr) -> None:
         """``d_array[index] += contribution``, in place (``np.add.at`` where indices may repeat)."""
         self.own(array)
@@ -240,10 +248,11 @@ class ReverseSweep:
             target = ir.Var(self.adjoint_name(array))
             if isinstance(value, ir.Var) and value.name in self.facts.active:
                 part = ir.Call(operator.getitem, (target, index))
-                single = self._element_index(index) and all(
-                    not isinstance(p, ir.Slice) for p in (index.items if isinstance(index, ir.Display) else (index,)))
-                if not single:  # a slice is a view: copy before zeroing it
-                    part = ir.Call(runtime.unbroadcast, (ir.Call(np.copy, (part,)), value))
+                if not self._single_element(array, index):
+                    if self._element_index(index):  # a row or a slice is a view: copy it before it is zeroed
+                        part = ir.Call(runtime.unbroadcast, (ir.Call(np.copy, (part,)), value))
+                    else:  # an integer array may name an element twice: only the write NumPy kept counts
+                        part = ir.Call(runtime.stored_part, (target, index, value))
                 self.accumulate(value.name, part)
             self.emit(ir.Store(target.name, index, ir.Const(0.0), self.line))
         if array in self.restored_arrays:
@@ -381,7 +390,10 @@ class ReverseSweep:
         in_place = {s.value.args[0].name for s in ir.walk(body) if isinstance(s, ir.Assign)
                     and isinstance(s.value, ir.Call) and s.value.fn is operator.getitem
                     and isinstance(s.value.args[0], ir.Var) and self.facts.shape_of(s.value.args[0]) != SCALAR}
-        in_place |= {s.array for s in ir.walk(body) if isinstance(s, ir.Store)}
+        stored = {s.array for s in ir.walk(body) if isinstance(s, ir.Store)}
+        in_place |= stored
+        # an array the loop writes into reads its adjoint there: own it once, before the loop
+        accumulators |= (stored - assigned) & self.facts.active & set(self.adjoint)
         for name in sorted(accumulators):
             if name in in_place:
                 self.own(name)

@@ -48,6 +48,21 @@ def writable_copy(grad: Any, like: Any) -> np.ndarray:
     return np.array(np.broadcast_to(grad, np.shape(like)), dtype=np.result_type(grad, 1.0))
 
 
+def stored_part(grad: np.ndarray, index: Any, value: Any) -> Any:
+    """The adjoint of ``value`` in ``array[index] = value`` (``grad`` is the adjoint of ``array``).
+
+    ``grad[index]``, copied (the caller zeroes ``grad[index]`` next) and
+    reduced to ``value``'s shape.  Where an integer-array index names an
+    element twice, NumPy keeps one of the writes; replaying the store with
+    positions finds which, and only that position takes the adjoint.
+    """
+    part = np.array(grad[index], dtype=np.result_type(grad, 1.0))
+    positions = np.arange(part.size).reshape(part.shape)
+    kept = np.full(np.shape(grad), -1, dtype=np.intp)
+    kept[index] = positions
+    return unbroadcast(np.where(kept[index] == positions, part, 0.0), value)
+
+
 def list_append(items: list, item: Any) -> list:
     """A new list: ``items`` then ``item``.  What ``items.append(item)`` means in differentiated code.
 

@@ -94,3 +94,30 @@ def with_nested(x, y):
 def writes_argument(x):
     x[0] = 1.0
     return np.sum(x)
+
+
+# Regressions: each once gave a silent wrong gradient.
+def rows_of_a_local_matrix(x):
+    out = np.zeros((3, 2))
+    for i in range(3):
+        out[i] = x * i  # a row: its adjoint is a view, copied before it is zeroed
+    return np.sum(out ** 2)
+
+
+def rows_added_in_a_loop(x):
+    out = np.zeros((3, 2))
+    for i in range(3):
+        out[i] += x * (i + 1.0)
+    return np.sum(out ** 2)
+
+
+def repeated_index_added(x):
+    out = np.zeros(3)
+    out[np.array([0, 0, 1])] += x  # NumPy adds x once to out[0], not twice
+    return np.sum(out * out)
+
+
+def repeated_index_assigned(x):
+    out = np.zeros(3)
+    out[np.array([0, 0, 1])] = x * np.array([1.0, 2.0, 3.0])  # one write to out[0] survives
+    return np.sum(out * out)

@@ -67,3 +67,19 @@ def test_nested_function_inlined_with_its_scope(x, y):
 def test_writing_into_an_argument_is_refused():
     with pytest.raises(s2s_ad.TransformError, match=r"data_functions.py:\d+:\d+: .*x\[\.\.\.\].*x = x.copy\(\)"):
         s2s_ad.grad(df.writes_argument)(np.ones(3))
+
+
+@pytest.mark.parametrize("f, x", [
+    (df.rows_of_a_local_matrix, np.array([0.3, -0.2])),
+    (df.rows_added_in_a_loop, np.array([0.3, -0.2])),
+    (df.repeated_index_added, 0.7),
+    (df.repeated_index_assigned, 0.7),
+])
+def test_writes_of_rows_and_repeated_indices(f, x):
+    assert_gradient_matches(f, (x,))
+
+
+def test_an_array_written_in_a_loop_gets_its_adjoint_copied_once():
+    text = s2s_ad.source(df.row_writes, args=(np.ones(4),))
+    loop = text.split("# reverse sweep")[1].split("for ")[1]
+    assert "writable_copy" not in loop and "zeros_like" not in loop
