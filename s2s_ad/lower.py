@@ -22,9 +22,11 @@ from collections import Counter
 from typing import Any, Callable, Optional
 
 import gast
+import numpy as np
 
 from . import ir, rules, runtime
 from .desugar import desugar
+from .errors import TransformError
 from .expressions import BINARY_OPERATORS, Choice, ExpressionConverter, Inline, Nested
 from .parse import ParsedFunction
 
@@ -34,6 +36,9 @@ _OP_WORDS = {
     operator.mod: ("mod", "rem"), operator.floordiv: ("div", "quot"),
 }
 _NAME_LIMIT = 16
+# Calls whose result may share memory with an argument (a view, or a list holding it).
+_VIEWING = {operator.getitem, np.reshape, np.transpose, np.ravel, np.squeeze, np.expand_dims, np.broadcast_to,
+            runtime.list_append}
 
 
 def _stored_names(node: Any) -> set[str]:
@@ -90,6 +95,46 @@ class _Names:
         return self.fresh(name)
 
 
+class _Views:
+    """Names that may share memory with an array the function writes into.
+
+    NumPy shows a later write through a view (``v = out[0:2]``, ``out.T``, a
+    row ``out[i]``, a list holding ``out``); SSA form treats ``v`` as the
+    value it had.  Rather than compute something else than the user's
+    function, a read of such a name after a write into its array is refused.
+    """
+
+    def __init__(self, buffers: set[str]) -> None:
+        self.buffers = buffers  # the arrays the function made (shared with Lowering)
+        self.root: dict[str, str] = {}  # SSA name -> the array it may view
+        self.seen: dict[str, int] = {}  # SSA name -> writes into its array when it was bound
+        self.writes: Counter = Counter()
+        self.stale: set[str] = set()  # views bound before a loop that writes into their array
+
+    def root_of(self, expr: Any) -> Optional[str]:
+        if isinstance(expr, ir.Var):
+            return expr.name if expr.name in self.buffers else self.root.get(expr.name)
+        if isinstance(expr, ir.Display) or (isinstance(expr, ir.Call) and expr.fn in _VIEWING):
+            roots = [self.root_of(e) for e in ir.children(expr)]
+            return next((r for r in roots if r is not None), None)
+        return None
+
+    def bound(self, name: str, value: Any) -> None:
+        root = self.root_of(value) if not isinstance(value, ir.Var) else None
+        if root is not None:
+            self.root[name], self.seen[name] = root, self.writes[root]
+
+    def wrote(self, array: str) -> None:
+        self.writes[array] += 1
+
+    def outdated(self, name: str) -> Optional[str]:
+        """The array ``name`` views, if it has been written since ``name`` was bound."""
+        root = self.root.get(name)
+        if root is not None and (name in self.stale or self.writes[root] > self.seen[name]):
+            return root
+        return None
+
+
 class Lowering:
     """Flattens one function body into SSA statements, block by block."""
 
@@ -102,7 +147,8 @@ class Lowering:
         self.env: dict[str, Any] = {}
         self.block: list[ir.Stmt] = []
         self.line: Optional[int] = None
-        self.converter = ExpressionConverter(lambda name: self.env.get(name), parsed.resolver, parsed.error)
+        self.views = _Views(self.buffers)
+        self.converter = ExpressionConverter(self.read, parsed.resolver, parsed.error)
         node = parsed.node
         desugar(node, {n.id for n in gast.walk(node) if isinstance(n, gast.Name)} | set(parsed.params))
         self.reads = Counter(n.id for n in gast.walk(node)
@@ -120,6 +166,19 @@ class Lowering:
         docstring = gast.get_docstring(node) if hasattr(gast, "get_docstring") else None
         return ir.Function(node.name, params, body, self.parsed.filename, node.lineno, docstring)
 
+    def read(self, name: str) -> Optional[ir.Expr]:
+        """What the user's local ``name`` holds now (``None`` if it is not a local)."""
+        value = self.env.get(name)
+        if isinstance(value, ir.Var):
+            array = self.views.outdated(value.name)
+            if array is not None:
+                raise TransformError(
+                    f"reading {name} after {array} was written", f"{name} may be a view of {array} "
+                    f"(a slice, a row, .T, a reshape, or a list holding it), and NumPy would show the new values "
+                    f"through it; copy it where you take it (.copy()), or use float(...) for one number",
+                    filename=self.parsed.filename, line=self.line)
+        return value
+
     def lower_block(self, stmts: list) -> list[ir.Stmt]:
         outer, self.block = self.block, []
         for stmt in stmts:
@@ -136,7 +195,17 @@ class Lowering:
         elif isinstance(stmt, gast.AugAssign):
             op = BINARY_OPERATORS[type(stmt.op)]
             current = self.converter.convert(stmt.target)
-            self.bind(stmt.target, ir.Call(op, (current, self.converter.convert(stmt.value))))
+            value = ir.Call(op, (current, self.converter.convert(stmt.value)))
+            if isinstance(stmt.target, gast.Name) and isinstance(current, ir.Var):
+                if current.name in self.buffers:  # out += x changes the array itself, as NumPy does
+                    self.block.append(ir.Store(current.name, ir.Const(Ellipsis), self.flatten(value), self.line))
+                    self.views.wrote(current.name)
+                    return
+                if current.name in self.views.root:
+                    raise self.parsed.error(f"an in-place update of {stmt.target.id}", f"{stmt.target.id} may be a "
+                                            f"view of {self.views.root[current.name]}; write into that array by index "
+                                            "instead", stmt)
+            self.bind(stmt.target, value)
         elif _is_append(stmt):  # lists grow by a pure append: items = items + [item]
             call = stmt.value
             items = self.converter.convert(call.func.value)
@@ -230,7 +299,9 @@ class Lowering:
             else:
                 self.bind(stmt.target, element(ir.Var(index)))
 
+        stale = self._views_written_in(stmt)
         body, exit_flag = self._loop_body(stmt.body, targets, prologue)
+        self.views.stale -= stale
         self.env = {**before, **{v: ir.Var(m) for v, m in targets.items()}}
         self.block.append(ir.For(index, iterable, body, line, exit_flag))
 
@@ -240,9 +311,25 @@ class Lowering:
         outer, self.block = self.block, []
         test = self.flatten(self.converter.convert(stmt.test))
         test_block, self.block = self.block, outer
+        stale = self._views_written_in(stmt)
         body, exit_flag = self._loop_body(stmt.body, targets, lambda: None)
+        self.views.stale -= stale
         self.env = {**before, **{v: ir.Var(m) for v, m in targets.items()}}
         self.block.append(ir.While(test_block, test, body, stmt.lineno, exit_flag))
+
+    def _views_written_in(self, loop: Any) -> set[str]:
+        """Mark views bound before ``loop`` of arrays it writes into: a second iteration would read them
+        after a write.  Returns the names marked (the caller unmarks them after the loop)."""
+        written = set()
+        for node in gast.walk(loop):
+            if isinstance(node, gast.Subscript) and isinstance(node.ctx, gast.Store) and isinstance(node.value, gast.Name):
+                written.add(node.value.id)
+            elif isinstance(node, gast.AugAssign) and isinstance(node.target, gast.Name):
+                written.add(node.target.id)
+        roots = {self.views.root_of(self.env.get(name)) for name in written} - {None}
+        marked = {name for name, root in self.views.root.items() if root in roots} - self.views.stale
+        self.views.stale |= marked
+        return marked
 
     def _iteration(self, stmt: gast.For) -> tuple[ir.Expr, Optional[Callable[[ir.Expr], ir.Expr]]]:
         """The range a ``for`` walks, and how to get the element from the index.
@@ -296,14 +383,18 @@ class Lowering:
     def store(self, target: gast.Subscript, value: ir.Expr) -> None:
         """``a[index] = value``: allowed into arrays the function made itself."""
         array = self.env.get(target.value.id)
+        name = target.value.id
+        if isinstance(array, ir.Var) and array.name in self.views.root:
+            raise self.parsed.error(f"an assignment into {name}[...]", f"{name} may be a view of "
+                                    f"{self.views.root[array.name]}; write into that array by index instead", target)
         if not (isinstance(array, ir.Var) and array.name in self.buffers):
-            name = target.value.id
             raise self.parsed.error(
                 f"an assignment into {name}[...]", f"{name} is not an array this function created (an argument, "
                 f"or a view of one), and writing into it would change the caller's data; copy it first: "
                 f"{name} = {name}.copy()", target)
         index = self.flatten(self.converter.convert(target.slice))
         self.block.append(ir.Store(array.name, index, self.flatten(value), self.line))
+        self.views.wrote(array.name)
 
     def bind(self, target: Any, value: ir.Expr) -> None:
         if isinstance(target, gast.Subscript):
@@ -316,6 +407,7 @@ class Lowering:
             name = self.names.claim(target.id)
             self.user_names.add(name)
             self.env[target.id] = self.flatten(value, name)
+            self.views.bound(name, value)
             return
         # Tuple unpacking: a display binds element-wise, anything else by index.
         elements = target.elts

@@ -121,3 +121,17 @@ def repeated_index_assigned(x):
     out = np.zeros(3)
     out[np.array([0, 0, 1])] = x * np.array([1.0, 2.0, 3.0])  # one write to out[0] survives
     return np.sum(out * out)
+
+
+def alias_sees_an_in_place_update(x):
+    out = np.zeros(3)
+    same = out
+    out += x  # changes the array itself: `same` sees it, as in NumPy
+    return np.sum(same * same) + out[0]
+
+
+def view_taken_after_the_write(x):
+    out = np.zeros(3)
+    out[0] = x
+    first_two = out[0:2]
+    return np.sum(first_two) * x

@@ -124,3 +124,25 @@ def walrus(x):
     if (y := x * 2.0) > 1.0:  # REFUSED: the walrus operator
         return y
     return x
+
+
+def view_read_after_write(x):
+    out = np.zeros(3)
+    first_two = out[0:2]
+    out[0] = 2.0 * x[0]
+    return np.sum(first_two) * x[1]  # REFUSED: reading first_two after out was written
+
+
+def row_read_in_a_loop_that_writes(x):
+    out = np.zeros((2, 2))
+    row = out[0]
+    for i in range(2):
+        out[i, 0] = x[i] * row[1]  # REFUSED: reading row after out was written
+    return np.sum(out)
+
+
+def write_into_a_view(x):
+    out = np.zeros((2, 2))
+    for row in out:
+        row[0] = x[0]  # REFUSED: row may be a view of out
+    return np.sum(out)

@@ -74,6 +74,8 @@ def test_writing_into_an_argument_is_refused():
     (df.rows_added_in_a_loop, np.array([0.3, -0.2])),
     (df.repeated_index_added, 0.7),
     (df.repeated_index_assigned, 0.7),
+    (df.alias_sees_an_in_place_update, 0.7),
+    (df.view_taken_after_the_write, 0.7),
 ])
 def test_writes_of_rows_and_repeated_indices(f, x):
     assert_gradient_matches(f, (x,))
