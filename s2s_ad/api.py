@@ -17,9 +17,9 @@ from typing import Any, Callable, Optional, Sequence, Union
 
 import numpy as np
 
-from .cache import TransformCache
+from .cache import TransformCache, is_current
 from .errors import TransformError
-from .pipeline import STAGES, build_forward, build_reverse, build_split
+from .pipeline import STAGES, Built, build_forward, build_reverse, build_split
 
 Wrt = Union[int, str, Sequence[Union[int, str]]]
 
@@ -69,8 +69,9 @@ class GradientFunction:
         self._with_value = with_value
         # Without arrays, kinds follow from types alone: the hot path keys on types.
         # With arrays the rank matters too, so those calls go through _by_kinds.
-        self._by_types: dict[tuple, Callable] = {}
-        self._by_kinds: dict[tuple, Callable] = {}
+        # Both hold Built records, checked against their snapshot at each call.
+        self._by_types: dict[tuple, Built] = {}
+        self._by_kinds: dict[tuple, Built] = {}
         self._wrap_single = self._several and len(self.wrt) == 1
         self._last_source: Optional[str] = None
         self._lock = threading.Lock()
@@ -79,15 +80,14 @@ class GradientFunction:
 
     def _specialise(self, args: tuple) -> Callable:
         kinds = tuple(map(_kind, args))
-        adjoint = self._by_kinds.get(kinds)
-        if adjoint is None:
+        built = self._by_kinds.get(kinds)
+        if built is None or not is_current(built):
             key = (self.fn, getattr(self.fn, "__code__", None), self.wrt, kinds)
-            built = _CACHE.get(key, lambda: build_reverse(self.fn, self.wrt, kinds))
-            adjoint = self._by_kinds[kinds] = built.function
+            built = self._by_kinds[kinds] = _CACHE.get(key, lambda: build_reverse(self.fn, self.wrt, kinds))
             self._last_source = built.source
         if not any(k and k.startswith("array") for k in kinds):
-            self._by_types[tuple(map(type, args))] = adjoint
-        return adjoint
+            self._by_types[tuple(map(type, args))] = built
+        return built.function
 
     def _bind(self, args: tuple, kwargs: dict) -> tuple:
         bound = self._signature.bind(*args, **kwargs)
@@ -97,7 +97,8 @@ class GradientFunction:
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         if kwargs or len(args) != self._n_params:
             args = self._bind(args, kwargs)
-        adjoint = self._by_types.get(tuple(map(type, args))) or self._specialise(args)
+        built = self._by_types.get(tuple(map(type, args)))
+        adjoint = built.function if built is not None and built.snapshot.valid() else self._specialise(args)
         value, gradient = adjoint(*args)
         if value.__class__ is not float and np.ndim(value) != 0:
             raise TypeError(

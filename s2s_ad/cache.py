@@ -7,6 +7,9 @@ code shows the generated line (whose comment names the user's line).
 
 ``TransformCache`` maps a key to a built value and is safe to use from
 several threads: a key is built once, by the first thread asking for it.
+An entry with a ``snapshot`` (what the free names of its code meant) is
+built again once that snapshot is no longer valid: a global rebound, a
+closure cell changed, a helper redefined.
 """
 from __future__ import annotations
 
@@ -49,6 +52,7 @@ class SplitAdjoint:
         self.forward: Optional[Callable] = None
         self.backward: Optional[Callable] = None
         self.source = ""
+        self.snapshot: Any = None  # set once built (see parse.Snapshot)
 
     def __repr__(self) -> str:
         return f"<split adjoint of {getattr(self.fn, '__qualname__', self.fn)}>"
@@ -67,6 +71,7 @@ class TangentCallee:
         self.name = "t_" + getattr(fn, "__name__", "function")
         self.jvp: Optional[Callable] = None
         self.source = ""
+        self.snapshot: Any = None
 
     def __repr__(self) -> str:
         return f"<tangent function of {getattr(self.fn, '__qualname__', self.fn)}>"
@@ -84,11 +89,17 @@ class TransformCache:
         self._lock = threading.RLock()
 
     def get(self, key: Hashable, build: Callable[[], Any]) -> Any:
-        try:
-            return self._entries[key]
-        except KeyError:
-            pass
+        entry = self._entries.get(key)
+        if entry is not None and is_current(entry):
+            return entry
         with self._lock:
-            if key not in self._entries:
-                self._entries[key] = build()
-            return self._entries[key]
+            entry = self._entries.get(key)
+            if entry is None or not is_current(entry):
+                entry = self._entries[key] = build()
+            return entry
+
+
+def is_current(entry: Any) -> bool:
+    """False if the code was generated for names that mean something else now."""
+    snapshot = getattr(entry, "snapshot", None)
+    return snapshot is None or snapshot.valid()

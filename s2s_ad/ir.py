@@ -279,6 +279,14 @@ def names_read(expr: Expr) -> Iterator[str]:
         yield from names_read(child)
 
 
+def calls_in(expr: Expr) -> Iterator[Call]:
+    """Every call in the expression, nested ones included."""
+    if isinstance(expr, Call):
+        yield expr
+    for child in children(expr):
+        yield from calls_in(child)
+
+
 def transform(expr: Expr, visit: Callable[[Expr], Optional[Expr]]) -> Expr:
     """Rebuild ``expr`` bottom-up; ``visit`` may return a replacement for a node."""
     if isinstance(expr, Call):

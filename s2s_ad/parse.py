@@ -13,8 +13,8 @@ import builtins
 import inspect
 import textwrap
 import types
-from dataclasses import dataclass
-from typing import Any, Callable
+from dataclasses import dataclass, field
+from typing import Any, Callable, Optional
 
 import gast
 
@@ -56,17 +56,83 @@ _REFUSALS: dict[type, tuple[str, str]] = {
 }
 
 
+_ABSENT = object()
+_PLAIN = (int, float, complex, bool, str, bytes, tuple, type(None))
+
+
+def _same(current: Any, recorded: Any) -> bool:
+    """The same object, or an equal plain constant (re-running ``SCALE = 3.0`` changes nothing)."""
+    if current is recorded:
+        return True
+    return type(current) is type(recorded) and isinstance(current, _PLAIN) and current == recorded
+
+
+class Snapshot:
+    """What the free names of generated code meant when it was generated.
+
+    Generated code inlines module constants and calls the adjoints of the
+    helpers as they were.  ``valid()`` tells whether every name still means
+    the same (a global, a closure cell, a builtin not shadowed since), so a
+    cache never serves code built for an old value.
+    """
+
+    def __init__(self) -> None:
+        self.names: dict[tuple[int, str], tuple[dict, str, Any]] = {}
+        self.cells: dict[int, tuple[Any, Any]] = {}
+
+    def record_global(self, scope: dict, name: str, value: Any) -> None:
+        self.names.setdefault((id(scope), name), (scope, name, value))
+
+    def record_cell(self, cell: Any, value: Any) -> None:
+        self.cells.setdefault(id(cell), (cell, value))
+
+    def include(self, other: Optional["Snapshot"]) -> None:
+        """Also depend on what ``other`` depends on (a helper's names)."""
+        if other is not None and other is not self:
+            for key, entry in other.names.items():
+                self.names.setdefault(key, entry)
+            for key, entry in other.cells.items():
+                self.cells.setdefault(key, entry)
+
+    def valid(self) -> bool:
+        for scope, name, value in self.names.values():
+            if not _same(scope.get(name, _ABSENT), value):
+                return False
+        for cell, value in self.cells.values():
+            try:
+                current = cell.cell_contents
+            except ValueError:
+                return False
+            if not _same(current, value):
+                return False
+        return True
+
+
 @dataclass
 class Resolver:
-    """Finds what a free name of the user's function means, as CPython would."""
+    """Finds what a free name of the user's function means, as CPython would,
+    and records each answer in ``snapshot``."""
 
     globals: dict[str, Any]
-    closure: dict[str, Any]
+    closure: dict[str, Any]  # name -> cell
+    snapshot: Snapshot = field(default_factory=Snapshot)
 
     def lookup(self, name: str) -> tuple[bool, Any]:
-        for scope in (self.closure, self.globals, vars(builtins)):
-            if name in scope:
-                return True, scope[name]
+        cell = self.closure.get(name)
+        if cell is not None:
+            try:
+                value = cell.cell_contents
+            except ValueError:  # a cell not filled yet
+                return False, None
+            self.snapshot.record_cell(cell, value)
+            return True, value
+        if name in self.globals:
+            value = self.globals[name]
+            self.snapshot.record_global(self.globals, name, value)
+            return True, value
+        if name in vars(builtins):
+            self.snapshot.record_global(self.globals, name, _ABSENT)  # a later global would shadow it
+            return True, vars(builtins)[name]
         return False, None
 
 
@@ -93,14 +159,8 @@ class ParsedFunction:
                               column=None if column is None else column + 1)
 
 
-def _closure_values(fn: types.FunctionType) -> dict[str, Any]:
-    values = {}
-    for name, cell in zip(fn.__code__.co_freevars, fn.__closure__ or ()):
-        try:
-            values[name] = cell.cell_contents
-        except ValueError:  # cell not filled yet
-            pass
-    return values
+def _closure_cells(fn: types.FunctionType) -> dict[str, Any]:
+    return dict(zip(fn.__code__.co_freevars, fn.__closure__ or ()))
 
 
 def _read_source(fn: Any) -> tuple[str, str, int]:
@@ -143,7 +203,7 @@ def parse_function(fn: Callable) -> ParsedFunction:
     gast.increment_lineno(node, firstline - 1)
     node.decorator_list = []
     params = _check_params(node, filename)
-    parsed = ParsedFunction(fn, node, filename, Resolver(fn.__globals__, _closure_values(fn)), params)
+    parsed = ParsedFunction(fn, node, filename, Resolver(fn.__globals__, _closure_cells(fn)), params)
     _check_subset(parsed)
     return parsed
 
