@@ -58,7 +58,7 @@ def differentiable_operands(stmt: ir.Assign) -> list[tuple[str, ir.Expr]]:
     call = stmt.value
     if not isinstance(call, ir.Call) or rules.is_nondifferentiable(call.fn):
         return []
-    rule = rules.adjoint_rule(call.fn)
+    rule = rules.adjoint_rule(call.fn) or rules.tangent_rule(call.fn)
     if rule is None:  # the user's own function: every argument may carry a derivative
         return [(str(i), arg) for i, arg in enumerate(call.args)]
     bound = rules.bind_arguments(rule, call.args, call.kwargs)

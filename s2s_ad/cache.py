@@ -46,6 +46,8 @@ class SplitAdjoint:
     ``d_helper.backward(...)``.
     """
 
+    generated_parts = ("forward", "backward")  # what generated code may call (expressions.py)
+
     def __init__(self, fn: Callable) -> None:
         self.fn = fn
         self.name = "d_" + getattr(fn, "__name__", "function")
@@ -65,6 +67,8 @@ class TangentCallee:
     tangents are passed for the arguments that carry one, in order.
     Generated code calls it as ``t_helper.jvp(...)``.
     """
+
+    generated_parts = ("jvp",)
 
     def __init__(self, fn: Callable) -> None:
         self.fn = fn

@@ -180,6 +180,8 @@ class ExpressionConverter:
             return True, self._lookup(node)
         if isinstance(node, gast.Attribute):
             found, base = self._static(node.value)
+            if found and getattr(base, "generated_parts", None) and node.attr in base.generated_parts:
+                return True, getattr(base, node.attr)  # d_helper.forward in code we generated
             if found and isinstance(base, (types.ModuleType, type)):
                 if not hasattr(base, node.attr):
                     raise self.error(f"{getattr(base, '__name__', base)}.{node.attr}", "no such attribute", node)
@@ -249,7 +251,7 @@ class ExpressionConverter:
         name = describe_callable(fn)
         if fn in _REFUSED_CALLS if _hashable(fn) else False:
             raise self.error(f"the call of {name}", _REFUSED_CALLS[fn], node)
-        rule = rules.adjoint_rule(fn)
+        rule = rules.adjoint_rule(fn) or rules.tangent_rule(fn)
         if rule is not None:
             try:
                 rules.bind_arguments(rule, args, kwargs)

@@ -101,6 +101,8 @@ class TangentSweep:
     def zeros(self, expr: ir.Expr) -> ir.Expr:
         if isinstance(expr, ir.Display):  # a list's tangent is a list: [] stays []
             return ir.Display(expr.kind, tuple(self.zeros(i) for i in expr.items))
+        if isinstance(expr, ir.Const) and expr.value is None:  # the empty tape
+            return expr
         if self.facts.shape_of(expr) == SCALAR:
             return ir.Const(0.0)
         return ir.Call(runtime.zeros_like, (expr,))

@@ -28,7 +28,7 @@ from . import ir, rules, runtime
 from .desugar import desugar
 from .errors import TransformError
 from .expressions import BINARY_OPERATORS, Choice, ExpressionConverter, Inline, Nested
-from .parse import ParsedFunction
+from .parse import ParsedFunction, is_generated
 
 _OP_WORDS = {
     operator.add: ("plus", "total"), operator.sub: ("minus", "diff"), operator.mul: ("times", "prod"),
@@ -104,7 +104,8 @@ class _Views:
     function, a read of such a name after a write into its array is refused.
     """
 
-    def __init__(self, buffers: set[str]) -> None:
+    def __init__(self, buffers: set[str], enabled: bool = True) -> None:
+        self.enabled = enabled
         self.buffers = buffers  # the arrays the function made (shared with Lowering)
         self.root: dict[str, str] = {}  # SSA name -> the array it may view
         self.seen: dict[str, int] = {}  # SSA name -> writes into its array when it was bound
@@ -130,7 +131,7 @@ class _Views:
     def outdated(self, name: str) -> Optional[str]:
         """The array ``name`` views, if it has been written since ``name`` was bound."""
         root = self.root.get(name)
-        if root is not None and (name in self.stale or self.writes[root] > self.seen[name]):
+        if self.enabled and root is not None and (name in self.stale or self.writes[root] > self.seen[name]):
             return root
         return None
 
@@ -147,7 +148,9 @@ class Lowering:
         self.env: dict[str, Any] = {}
         self.block: list[ir.Stmt] = []
         self.line: Optional[int] = None
-        self.views = _Views(self.buffers)
+        # Code s2s_ad generated reads an element after a write only where it proved the element
+        # is one number (reverse.py knows ranks this stage does not): it is not checked again.
+        self.views = _Views(self.buffers, enabled=not is_generated(parsed.filename))
         self.converter = ExpressionConverter(self.read, parsed.resolver, parsed.error)
         node = parsed.node
         desugar(node, {n.id for n in gast.walk(node) if isinstance(n, gast.Name)} | set(parsed.params))

@@ -183,6 +183,11 @@ def _read_source(fn: Any) -> tuple[str, str, int]:
     return textwrap.dedent("".join(lines)), filename, firstline
 
 
+def is_generated(filename: str) -> bool:
+    """True for code s2s_ad generated (compiled under ``<s2s_ad ...>``, see cache.py)."""
+    return filename.startswith("<s2s_ad ")
+
+
 def parse_function(fn: Callable) -> ParsedFunction:
     """Parse ``fn`` and check its body against the supported subset."""
     source, filename, firstline = _read_source(fn)

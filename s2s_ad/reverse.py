@@ -38,7 +38,8 @@ import numpy as np
 
 from . import ir, rules, runtime
 from .analysis import SCALAR, Analysis, differentiable_operands
-from .expressions import is_user_function, template_ir
+from .errors import TransformError
+from .expressions import describe_callable, is_user_function, template_ir
 
 # Builds (or finds) the split adjoint of a user function for argument kinds;
 # the result has ``forward`` and ``backward`` once compiled.
@@ -176,6 +177,11 @@ class ReverseSweep:
         if rule is None and is_user_function(call.fn):
             self.propagate_call(stmt, needed)
             return
+        if rule is None:
+            name = describe_callable(call.fn)
+            raise TransformError(f"the call of {name} in reverse mode", f"it has a tangent rule only: use "
+                                 f"s2s_ad.jvp, or add a reverse rule with @s2s_ad.adjoint({name})",
+                                 filename=self.fn.filename, line=stmt.line)
         if call.fn is operator.getitem and isinstance(call.args[0], ir.Var) and call.args[0].name in self.owned:
             self.scatter(call.args[0].name, call.args[1], self.adjoint.pop(stmt.target))
             return

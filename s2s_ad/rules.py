@@ -165,6 +165,10 @@ def _register(table: dict, kind: str, fn: Any, elementwise: bool, method: Option
               pack_method_args: bool, attribute: Optional[str],
               examples: tuple = (), domain: tuple = (0.2, 0.8), form: str = "") -> Callable:
     def decorate(template: Callable) -> Callable:
+        if template.__globals__.get(template.__name__) is fn:
+            raise TransformError(f"the {kind} rule {template.__name__!r}", f"it is named like the function it is "
+                                 f"a rule for, and so hides it from the rest of its module; name it "
+                                 f"{template.__name__}_rule", filename=inspect.getsourcefile(template))
         rule, _ = _parse_template(template, kind, fn)
         rule.elementwise = elementwise
         rule.form = form
@@ -196,9 +200,14 @@ def adjoint(fn: Any, *, elementwise: bool = False, method: Optional[str] = None,
                      examples, domain, form)
 
 
-def tangent(fn: Any, *, elementwise: bool = False) -> Callable:
-    """Declare the forward (tangent) rule of ``fn``."""
-    return _register(_TANGENTS, "tangent", fn, elementwise, None, False, None)
+def tangent(fn: Any, *, elementwise: bool = False, examples: tuple = (), domain: tuple = (0.2, 0.8)) -> Callable:
+    """Declare the forward (tangent) rule of ``fn``.
+
+    A function with a tangent rule and no adjoint rule works in forward mode
+    (``jvp``, and the outer levels of higher derivatives) and is refused by
+    reverse mode.  ``examples`` and ``domain`` are test data, as for adjoints.
+    """
+    return _register(_TANGENTS, "tangent", fn, elementwise, None, False, None, examples, domain)
 
 
 def nondifferentiable(*fns: Any, elementwise: bool = False, methods: Optional[dict[str, Any]] = None,
@@ -308,7 +317,7 @@ def is_elementwise(fn: Any) -> bool:
 
 def is_known(fn: Any) -> bool:
     """True if ``fn`` is a primitive: it has a rule or is declared constant."""
-    return adjoint_rule(fn) is not None or is_nondifferentiable(fn)
+    return adjoint_rule(fn) is not None or tangent_rule(fn) is not None or is_nondifferentiable(fn)
 
 
 def method_function(name: str) -> Optional[tuple[Any, bool]]:
@@ -325,6 +334,12 @@ def all_adjoint_rules() -> list[Rule]:
     """Every registered reverse rule (the registry-walking tests use this)."""
     load_templates()
     return list(_ADJOINTS.values())
+
+
+def tangent_only_rules() -> list[Rule]:
+    """The tangent rules of functions that have no reverse rule."""
+    load_templates()
+    return [rule for key, rule in _TANGENTS.items() if key not in _ADJOINTS]
 
 
 class ArgumentMismatch(Exception):

@@ -14,11 +14,12 @@ import numpy as np
 
 
 def unbroadcast(grad: Any, like: Any) -> Any:
-    """Sum ``grad`` down to the shape of ``like`` (undoing NumPy broadcasting).
+    """``grad`` brought to the shape of ``like``: summed over the axes NumPy broadcast.
 
-    ``grad`` has the broadcast shape of an elementwise operation that ``like``
-    took part in; the result has ``like``'s shape.  A Python number ``like``
-    gets a NumPy scalar.
+    ``grad`` is the adjoint of a result that ``like`` took part in.  Where
+    ``grad`` is the smaller one in some axis (a scalar seed flowing into an
+    array), it is spread over that axis first.  A Python number ``like`` gets
+    a NumPy scalar.
     """
     shape = np.shape(like)
     grad_shape = np.shape(grad)
@@ -26,12 +27,13 @@ def unbroadcast(grad: Any, like: Any) -> Any:
         return grad
     if not shape:
         return np.sum(grad)
-    extra = len(grad_shape) - len(shape)
-    if extra < 0:  # a scalar adjoint flowing into an array (seeded results)
-        return np.broadcast_to(grad, shape).copy()
-    axes = tuple(range(extra)) + tuple(
-        extra + i for i, n in enumerate(shape) if n == 1 and grad_shape[extra + i] != 1
-    )
+    full = np.broadcast_shapes(grad_shape, shape)
+    if full != grad_shape:
+        grad = np.broadcast_to(grad, full)
+        if full == shape:
+            return grad.copy()  # writable, like every other adjoint
+    extra = len(full) - len(shape)
+    axes = tuple(range(extra)) + tuple(extra + i for i, n in enumerate(shape) if n == 1 and full[extra + i] != 1)
     return np.sum(grad, axis=axes).reshape(shape)
 
 

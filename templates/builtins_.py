@@ -3,7 +3,7 @@ import numpy as np
 
 from s2s_ad.rules import adjoint, nondifferentiable
 
-nondifferentiable(int, round, bool, len, range, isinstance)
+nondifferentiable(int, round, bool, len, range, isinstance, slice)
 
 
 @adjoint(abs, elementwise=True, domain=(-0.8, 0.8))

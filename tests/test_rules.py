@@ -172,3 +172,28 @@ def test_rule_matches_finite_differences(rule: rules.Rule, example: dict, tmp_pa
 def test_registry_has_the_operators() -> None:
     for fn in (operator.add, operator.sub, operator.mul, operator.truediv, operator.pow, operator.neg):
         assert rules.adjoint_rule(fn) is not None, fn
+
+
+def _tangent_only_cases() -> list:
+    cases = []
+    for rule in rules.tangent_only_rules():
+        label = f"{getattr(rule.fn, '__module__', '') or ''}.{rule.name}".lstrip(".")
+        if not rule.examples:
+            cases.append(pytest.param(rule, None, id=f"{label}-no-examples"))
+        for i, example in enumerate(rule.examples):
+            cases.append(pytest.param(rule, example, id=f"{label}-{i}"))
+    return cases
+
+
+@pytest.mark.parametrize("rule, example", _tangent_only_cases())
+def test_tangent_only_rule_matches_finite_differences(rule: rules.Rule, example: dict, tmp_path: Any) -> None:
+    if example is None:
+        pytest.fail(f"the tangent rule {rule.name!r} ({rule.filename}:{rule.line}) declares no examples")
+    probe = Probe(rule, example, tmp_path)
+    rng = np.random.default_rng(2)
+    tangents = tuple(rng.normal(size=np.shape(a)) if np.ndim(a) else float(rng.normal()) for a in probe.args)
+    _, directional = s2s_ad.jvp(probe.probe, tuple(probe.args), tangents)
+    want = sum(float(np.sum(numeric_grad(probe.probe, probe.args, i) * t)) for i, t in enumerate(tangents))
+    np.testing.assert_allclose(directional, want, rtol=1e-5, atol=1e-6, err_msg=probe.call_source)
+    with pytest.raises(s2s_ad.TransformError, match="tangent rule only"):
+        grad(probe.probe)(*probe.args)
