@@ -3,10 +3,10 @@
 ``grad(f)`` reads ``f``'s source and returns a gradient function that is
 itself readable Python (``grad(f).source``).  See API.md for the contract.
 """
-from .api import GradientFunction, grad, jacobian, jvp, source, value_and_grad, vjp
+from .api import GradientFunction, grad, hessian, jacobian, jvp, source, value_and_grad, vjp
 from .errors import TransformError
 from .rules import adjoint, tangent
 
 __version__ = "0.1.0"
-__all__ = ["GradientFunction", "TransformError", "adjoint", "grad", "jacobian", "jvp", "source", "tangent",
+__all__ = ["GradientFunction", "TransformError", "adjoint", "grad", "hessian", "jacobian", "jvp", "source", "tangent",
            "value_and_grad", "vjp"]

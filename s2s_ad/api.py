@@ -19,7 +19,8 @@ import numpy as np
 
 from .cache import TransformCache, is_current
 from .errors import TransformError
-from .pipeline import STAGES, Built, build_forward, build_reverse, build_split
+from .pipeline import (STAGES, Built, build_derivative_of, build_forward, build_gradient_only, build_reverse,
+                       build_split)
 
 Wrt = Union[int, str, Sequence[Union[int, str]]]
 
@@ -57,12 +58,20 @@ def _resolve_wrt(fn: Callable, wrt: Wrt) -> tuple[tuple[str, ...], bool]:
 
 
 class GradientFunction:
-    """The gradient of a function; call it like the function itself."""
+    """The gradient of a function; call it like the function itself.
+
+    ``fn`` may itself be a gradient (``grad(grad(f))``): then this is forward
+    mode over the plain function the inner gradient generates (see
+    ``function_for``), to any order.
+    """
 
     def __init__(self, fn: Callable, wrt: Wrt, with_value: bool) -> None:
         if not callable(fn):
             raise TypeError(f"grad expects a function, got {type(fn).__name__}")
+        if isinstance(fn, GradientFunction) and fn._with_value:
+            raise TypeError("grad of value_and_grad(f) returns a pair; differentiate grad(f) instead")
         self.fn = fn
+        self.inner = fn if isinstance(fn, GradientFunction) else None
         self._signature = inspect.signature(fn)
         self._n_params = len(self._signature.parameters)
         self.wrt, self._several = _resolve_wrt(fn, wrt)
@@ -75,15 +84,47 @@ class GradientFunction:
         self._wrap_single = self._several and len(self.wrt) == 1
         self._last_source: Optional[str] = None
         self._lock = threading.Lock()
-        functools.update_wrapper(self, fn)
+        functools.update_wrapper(self, fn, updated=())  # not __dict__: fn may be a gradient
         self.__name__ = f"grad_{getattr(fn, '__name__', 'f')}"
+
+    @property
+    def key(self) -> tuple:
+        """What this derivative is, for the transform cache: equal keys, equal code."""
+        base = self.inner.key if self.inner is not None else (self.fn, getattr(self.fn, "__code__", None))
+        return ("grad", base, self.wrt, self._several, self._wrap_single)
+
+    def _adjoint(self, kinds: tuple) -> Built:
+        key = (self.fn, getattr(self.fn, "__code__", None), self.wrt, kinds)
+        return _CACHE.get(key, lambda: build_reverse(self.fn, self.wrt, kinds))
+
+    def function_for(self, kinds: tuple) -> Built:
+        """This derivative as a plain generated function of the same parameters, returning
+        exactly what a call returns, for arguments of these kinds.  It is valid input to
+        the transformer: that is how the next order is taken."""
+        params = list(self._signature.parameters)
+        if self.inner is None:
+            adjoint = self._adjoint(kinds)
+            return _CACHE.get(self.key + (kinds,), lambda: build_gradient_only(
+                self.fn, adjoint, params, self.wrt, self._wrap_single))
+        self.inner.check_scalar_result(kinds)
+        inner = self.inner.function_for(kinds)
+        return _CACHE.get(self.key + (kinds,), lambda: build_derivative_of(
+            inner, params, kinds, self.wrt, self._several))
+
+    def check_scalar_result(self, kinds: tuple) -> None:
+        """Refuse to be differentiated by ``grad`` where the gradient is not a number."""
+        params = list(self._signature.parameters)
+        arrays = [w for w in self.wrt if (kinds[params.index(w)] or "").startswith("array")]
+        if self._several or arrays:
+            what = "a tuple" if self._several else f"an array (the gradient by {arrays[0]})"
+            raise TypeError(f"grad of {self!r}: its result is {what}, not a number; "
+                            f"use s2s_ad.hessian or s2s_ad.jacobian")
 
     def _specialise(self, args: tuple) -> Callable:
         kinds = tuple(map(_kind, args))
         built = self._by_kinds.get(kinds)
         if built is None or not is_current(built):
-            key = (self.fn, getattr(self.fn, "__code__", None), self.wrt, kinds)
-            built = self._by_kinds[kinds] = _CACHE.get(key, lambda: build_reverse(self.fn, self.wrt, kinds))
+            built = self._by_kinds[kinds] = self._adjoint(kinds) if self.inner is None else self.function_for(kinds)
             self._last_source = built.source
         if not any(k and k.startswith("array") for k in kinds):
             self._by_types[tuple(map(type, args))] = built
@@ -97,6 +138,9 @@ class GradientFunction:
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         if kwargs or len(args) != self._n_params:
             args = self._bind(args, kwargs)
+        if self.inner is not None:
+            gradient = self._specialise(args)(*args)
+            return (self.inner(*args), gradient) if self._with_value else gradient
         built = self._by_types.get(tuple(map(type, args)))
         adjoint = built.function if built is not None and built.snapshot.valid() else self._specialise(args)
         value, gradient = adjoint(*args)
@@ -112,17 +156,17 @@ class GradientFunction:
     def source(self) -> str:
         """The adjoint's source: the one the last call ran, or before any call the generic one."""
         if self._last_source is None:
-            self._last_source = build_reverse(self.fn, self.wrt, (None,) * self._n_params).source
+            unknown = (None,) * self._n_params
+            self._last_source = (self._adjoint(unknown) if self.inner is None else self.function_for(unknown)).source
         return self._last_source
 
     def source_for(self, *args: Any, **kwargs: Any) -> str:
         """The adjoint's source specialised for these arguments (nothing is run)."""
         kinds = tuple(map(_kind, self._bind(args, kwargs)))
-        return _CACHE.get((self.fn, getattr(self.fn, "__code__", None), self.wrt, kinds),
-                          lambda: build_reverse(self.fn, self.wrt, kinds)).source
+        return (self._adjoint(kinds) if self.inner is None else self.function_for(kinds)).source
 
     def __repr__(self) -> str:
-        return f"<gradient of {getattr(self.fn, '__qualname__', self.fn)} with respect to {', '.join(self.wrt)}>"
+        return f"<gradient of {getattr(self.fn, '__qualname__', self.fn)!s} with respect to {', '.join(self.wrt)}>"
 
 
 def _decorator_or_call(fn: Optional[Callable], wrt: Wrt, with_value: bool) -> Any:
@@ -197,7 +241,15 @@ def _check_tangent(fn: Callable, name: str, primal: Any, tangent: Any) -> Any:
     return tangent
 
 
+def _plain(fn: Callable, args: tuple) -> Callable:
+    """``fn`` itself, or for a gradient the plain function it generates for such arguments."""
+    if isinstance(fn, GradientFunction):
+        return fn.function_for(tuple(map(_kind, args))).function
+    return fn
+
+
 def _tangent_function(fn: Callable, wrt: tuple[str, ...], args: tuple) -> Callable:
+    fn = _plain(fn, args)
     kinds = tuple(map(_kind, args))
     key = ("forward", fn, getattr(fn, "__code__", None), wrt, kinds)
     return _CACHE.get(key, lambda: build_forward(fn, wrt, kinds)).function
@@ -225,6 +277,9 @@ def vjp(fn: Callable, *primals: Any) -> tuple[Any, Callable]:
     The forward sweep runs once, here; each call of ``vjp_fn`` runs the
     reverse sweep alone, so pulling back many cotangents costs one sweep each.
     """
+    if isinstance(fn, GradientFunction):
+        raise TypeError("vjp of a gradient would be reverse over reverse, which s2s_ad does not do; "
+                        "use s2s_ad.jvp of the gradient, or s2s_ad.hessian (forward over reverse)")
     params, args = _bound_primals(fn, primals)
     kinds = tuple(map(_kind, args))
     split = build_split(fn, kinds)
@@ -250,7 +305,7 @@ class Jacobian:
     def __init__(self, fn: Callable, wrt: Wrt) -> None:
         self.fn = fn
         self.wrt, self._several = _resolve_wrt(fn, wrt)
-        functools.update_wrapper(self, fn)
+        functools.update_wrapper(self, fn, updated=())  # not __dict__: fn may be a gradient
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         bound = inspect.signature(self.fn).bind(*args, **kwargs)
@@ -263,7 +318,7 @@ class Jacobian:
                                 f"or float array, so it has no derivative")
         out = self.fn(*values)
         inputs = sum(np.size(values[i]) for i in positions)
-        if inputs <= np.size(out):
+        if inputs <= np.size(out) or isinstance(self.fn, GradientFunction):  # no reverse over reverse
             blocks = self._forward(values, positions, out)
         else:
             blocks = self._reverse(values, positions, out)
@@ -300,3 +355,28 @@ class Jacobian:
 def jacobian(fn: Callable, wrt: Wrt = 0) -> Jacobian:
     """The Jacobian of ``fn`` with respect to ``wrt`` (a tuple ``wrt`` gives a tuple of blocks)."""
     return Jacobian(fn, wrt)
+
+
+class Hessian:
+    """``hessian(fn, wrt)(*args)``: second derivatives, forward mode over the generated gradient.
+
+    With one ``wrt``, an array shaped ``arg.shape + arg.shape``; with a tuple,
+    nested tuples of blocks ``H[i][j]`` = d²fn / d wrt_i d wrt_j.
+    """
+
+    def __init__(self, fn: Callable, wrt: Wrt) -> None:
+        self.fn = fn
+        self.wrt, self._several = _resolve_wrt(fn, wrt)
+        functools.update_wrapper(self, fn, updated=())  # not __dict__: fn may be a gradient
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        rows = tuple(Jacobian(GradientFunction(self.fn, w, with_value=False), self.wrt)(*args, **kwargs)
+                     for w in self.wrt)
+        if self._several:
+            return tuple(row for row in rows)
+        return rows[0]
+
+
+def hessian(fn: Callable, wrt: Wrt = 0) -> Hessian:
+    """The Hessian of scalar ``fn`` with respect to ``wrt`` (forward over reverse)."""
+    return Hessian(fn, wrt)

@@ -146,6 +146,12 @@ class _Builder:
             return gast.Call(func=method, args=args[1:], keywords=keywords)
         return gast.Call(func=self.ns.reference(fn), args=args, keywords=keywords)
 
+    def tuple_text(self, e: ir.Display) -> str:
+        """``(a, (b, c))``: a tuple display with every level's parentheses."""
+        items = [self.tuple_text(i) if isinstance(i, ir.Display) and i.kind == "tuple" else self.text(i)
+                 for i in e.items]
+        return f"({', '.join(items)}{',' if len(items) == 1 else ''})"
+
     def text(self, e: ir.Expr) -> str:
         return astor.to_source(gast.gast_to_ast(gast.Expr(value=self.expr(e)))).strip()
 
@@ -167,8 +173,7 @@ class _Builder:
                                type_comment=None)
         elif isinstance(stmt.value, ir.Display) and stmt.value.kind == "tuple":
             # astor drops the parentheses of a tuple on the right: keep them, the tape reads better
-            items = [self.text(i) for i in stmt.value.items]
-            return f"{stmt.target} = ({', '.join(items)}{',' if len(items) == 1 else ''})"
+            return f"{stmt.target} = {self.tuple_text(stmt.value)}"
         else:
             node = gast.Assign(targets=[_name(stmt.target, gast.Store())], value=self.expr(stmt.value),
                                type_comment=None)

@@ -238,13 +238,24 @@ class Lowering:
         return sorted(v for v in _stored_names(node) if v in self.env or self._read_outside(node, v))
 
     def _merge_into(self, block: list[ir.Stmt], env: dict, targets: dict[str, str], line: Optional[int]) -> None:
+        """Append the merge copies ``merged = value`` for ``targets``, as one parallel assignment.
+
+        At the end of a loop body a value may read another merge variable
+        (``a, b = b * 2, a``; a display ``(s, tape)``): every copy must see the
+        values from before any of them.  So displays of variables, and values
+        that read another target, are bound to a name of their own first.
+        """
+        merged_names = set(targets.values())
+        copies = []
         for user_name, merged in targets.items():
             value = env.get(user_name, ir.Const(None))
-            if isinstance(value, ir.Display) and any(True for _ in ir.names_read(value)):
-                # a merge copy joins names: give a display of variables a name of its own first
-                name = self.names.fresh("items")
+            reads_targets = set(ir.names_read(value)) & (merged_names - {merged})
+            if (isinstance(value, ir.Display) and any(True for _ in ir.names_read(value))) or reads_targets:
+                name = self.names.fresh("items" if isinstance(value, ir.Display) else f"{user_name}_next")
                 block.append(ir.Assign(name, value, line))
                 value = ir.Var(name)
+            copies.append((merged, value))
+        for merged, value in copies:
             if not (isinstance(value, ir.Var) and value.name == merged):
                 block.append(ir.Assign(merged, value, line, merge=True))
 

@@ -11,10 +11,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable, Optional
 
+import numpy as np
+
 from . import ir
 from .analysis import analyse
 from .cache import SplitAdjoint, TangentCallee, TransformCache, compile_emitted, compile_module, origin_of
-from .emit import emit, emit_module
+from .emit import Emitted, Namespace, emit, emit_module
 from .forward import forward
 from .lower import lower
 from .optimize import optimize
@@ -190,3 +192,76 @@ def build_tangent_callee(fn: Callable, kinds: Kinds, carries: tuple[bool, ...]) 
             del _BUILDING_TANGENTS[key]
 
     return _TANGENT_CALLEES.get(key, build)
+
+
+# -- higher order: derivatives as plain functions ------------------------------
+#
+# Each level of ``grad(grad(...))`` is a generated Python function returning
+# exactly what that level returns, registered with linecache like all
+# generated code; the next level is forward mode over it.  These functions
+# are written as source text: they are tiny, and in the subset the
+# transformer reads, so every level can be transformed once more.
+
+
+def _compile_text(source: str, name: str, names: dict, origin: str) -> Callable:
+    return compile_module(Emitted(source, Namespace(globals={"np": np, **names}), name), origin)[name]
+
+
+def build_gradient_only(fn: Callable, adjoint: Built, params: list[str], wrt: tuple[str, ...],
+                        wrap_single: bool) -> Built:
+    """``gradient_<f>(params)``: the gradient part of a compiled adjoint (level 1)."""
+    taken = set(params) | {"np"}
+    callee, value, gradient = (ir.fresh_name(n, taken) for n in (adjoint.function.__name__, "value", "gradient"))
+    name = ir.fresh_name(f"gradient_{fn.__name__}", taken)
+    result = f"({gradient},)" if wrap_single else gradient
+    source = (f"def {name}({', '.join(params)}):\n"
+              f'    """d {fn.__name__} / d ({", ".join(wrt)}), as a plain function."""\n'
+              f"    {value}, {gradient} = {callee}({', '.join(params)})\n"
+              f"    return {result}\n")
+    origin = f"{fn.__name__}, gradient"
+    return Built(source, _compile_text(source, name, {callee: adjoint.function}, origin), adjoint.snapshot)
+
+
+def build_derivative_of(inner: Built, params: list[str], kinds: Kinds, wrt: tuple[str, ...],
+                        several: bool) -> Built:
+    """The derivative of the scalar function ``inner.function`` by ``wrt``, as a plain function.
+
+    Forward mode: one ``jvp`` per number in ``wrt``, with a unit tangent;
+    an array argument is walked element by element.
+    """
+    tangent = build_forward(inner.function, wrt, kinds)
+    by_param = dict(zip(params, kinds))
+    taken = set(params) | {"np", "range"}
+    jvp_name = ir.fresh_name(tangent.function.__name__, taken)
+    name = ir.fresh_name(f"derivative_{inner.function.__name__}", taken)
+    k, unit = ir.fresh_name("k", taken), ir.fresh_name("unit", taken)
+    lines = [f"def {name}({', '.join(params)}):"]
+    results = []
+    for w in wrt:
+        is_array = (by_param.get(w) or "").startswith("array")
+        tangents = []
+        for other in wrt:
+            if other == w:
+                tangents.append(f"np.reshape({unit}, np.shape({w}))" if is_array else "1.0")
+            else:
+                tangents.append(f"np.zeros(np.shape({other}))" if (by_param.get(other) or "").startswith("array")
+                                else "0.0")
+        call = f"{jvp_name}({', '.join(params + tangents)})[1]"
+        d_w = ir.fresh_name(f"d_{w}", taken)
+        if is_array:
+            lines += [f"    {d_w} = np.zeros(np.size({w}))",
+                      f"    for {k} in range(np.size({w})):",
+                      f"        {unit} = np.zeros(np.size({w}))",
+                      f"        {unit}[{k}] = 1.0",
+                      f"        {d_w}[{k}] = {call}",
+                      f"    {d_w} = np.reshape({d_w}, np.shape({w}))"]
+        else:
+            lines.append(f"    {d_w} = {call}")
+        results.append(d_w)
+    lines.append(f"    return ({', '.join(results)},)" if several else f"    return {results[0]}")
+    source = "\n".join(lines) + "\n"
+    function = _compile_text(source, name, {jvp_name: tangent.function}, f"{inner.function.__name__}, derivative")
+    snapshot = Snapshot()
+    snapshot.include(inner.snapshot)  # the user's names, read by the first level
+    snapshot.include(tangent.snapshot)
+    return Built(tangent.source + "\n\n" + source, function, snapshot)

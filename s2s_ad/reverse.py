@@ -168,6 +168,9 @@ class ReverseSweep:
         if isinstance(stmt.value, ir.Display):  # t = (a, b): each item takes its row of d_t
             self.distribute(self.adjoint.pop(stmt.target), stmt.value, stmt, elementwise=False)
             return
+        if isinstance(stmt.value, ir.Var):  # a copy (lower.py's parallel merges make them): passes through
+            self.distribute(self.adjoint.pop(stmt.target), stmt.value, stmt, elementwise=False)
+            return
         call = stmt.value
         needed = {name: operand for name, operand in differentiable_operands(stmt)
                   if set(ir.names_read(operand)) & self.facts.active}

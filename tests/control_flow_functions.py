@@ -171,3 +171,20 @@ def conditional_expression_in_loop(x, n):
     for i in range(n):
         s = s + (x * i if i % 2 == 0 else -x)
     return s
+
+
+# Regressions: each once gave a silent wrong value and gradient (merge copies made one after another).
+def swap_in_a_loop(x, n):
+    a, b = x, 1.0
+    for i in range(n):
+        a, b = b * 2.0, a
+    return a * 3.0 + b
+
+
+def pair_carried_through_a_loop(x, n):
+    s = x
+    pair = (s, 0.0)
+    for i in range(n):
+        pair = (s, pair[0])
+        s = s * 1.5 + x
+    return pair[0] * pair[1] + s

@@ -110,3 +110,12 @@ def test_generated_loop_reads_like_a_reverse_loop():
     forward, sweep = text.split("# reverse sweep")
     assert "for i in steps:" in forward and "tape = (s, tape)" in forward
     assert "for i in reversed(steps):" in sweep and "s, tape = tape" in sweep
+
+
+@pytest.mark.parametrize("n", [0, 1, 2, 3, 6])
+def test_loop_carried_values_are_updated_together(n):
+    assert s2s_ad.value_and_grad(cf.swap_in_a_loop)(0.5, n)[0] == pytest.approx(cf.swap_in_a_loop(0.5, n))
+    assert_gradient_matches(cf.swap_in_a_loop, (0.5, n))
+    assert s2s_ad.value_and_grad(cf.pair_carried_through_a_loop)(0.7, n)[0] == pytest.approx(
+        cf.pair_carried_through_a_loop(0.7, n))
+    assert_gradient_matches(cf.pair_carried_through_a_loop, (0.7, n))
