@@ -322,7 +322,7 @@ class Jacobian:
             blocks = self._forward(values, positions, out)
         else:
             blocks = self._reverse(values, positions, out)
-        return blocks if self._several else blocks[0]
+        return tuple(blocks) if self._several else blocks[0]
 
     def _forward(self, values: tuple, positions: list[int], out: Any) -> list:
         tangent_fn = _tangent_function(self.fn, self.wrt, values)
@@ -370,11 +370,9 @@ class Hessian:
         functools.update_wrapper(self, fn, updated=())  # not __dict__: fn may be a gradient
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        rows = tuple(Jacobian(GradientFunction(self.fn, w, with_value=False), self.wrt)(*args, **kwargs)
-                     for w in self.wrt)
-        if self._several:
-            return tuple(row for row in rows)
-        return rows[0]
+        by = self.wrt if self._several else self.wrt[0]
+        rows = tuple(Jacobian(GradientFunction(self.fn, w, with_value=False), by)(*args, **kwargs) for w in self.wrt)
+        return rows if self._several else rows[0]
 
 
 def hessian(fn: Callable, wrt: Wrt = 0) -> Hessian:

@@ -2,7 +2,7 @@
 
 Input: an ``emit.Emitted`` module.  Output: the compiled function.  The
 source is registered with ``linecache`` under a name like
-``<s2s_ad d_f from rational.py:3>``, so a traceback raised inside generated
+``<s2s_ad d_f from rational.py:3 #1a2b3c>``, so a traceback raised inside generated
 code shows the generated line (whose comment names the user's line).
 
 ``TransformCache`` maps a key to a built value and is safe to use from
@@ -13,6 +13,7 @@ closure cell changed, a helper redefined.
 """
 from __future__ import annotations
 
+import hashlib
 import linecache
 import os
 import threading
@@ -23,7 +24,9 @@ from .emit import Emitted
 
 def compile_module(emitted: Emitted, origin: str) -> dict[str, Any]:
     """Compile generated source; return the module's namespace."""
-    filename = f"<s2s_ad {emitted.name} from {origin}>"
+    # One name per source text: specialisations of one function must not share a linecache entry.
+    digest = hashlib.sha1(emitted.source.encode()).hexdigest()[:6]
+    filename = f"<s2s_ad {emitted.name} from {origin} #{digest}>"
     lines = emitted.source.splitlines(True)
     linecache.cache[filename] = (len(emitted.source), None, lines, filename)
     code = compile(emitted.source, filename, "exec")

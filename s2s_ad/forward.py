@@ -42,14 +42,24 @@ def _is_zero(expr: ir.Expr) -> bool:
     return expr is _ZERO
 
 
+# Calls that are zero when the argument at one of these positions is zero (their factors).
+_FACTORS = {
+    operator.mul: (0, 1), operator.matmul: (0, 1), np.multiply: (0, 1), np.dot: (0, 1), np.matmul: (0, 1),
+    np.outer: (0, 1), runtime.matmul_grad_a: (0, 2), runtime.matmul_grad_b: (0, 1),
+}
+
+
 def _drop_zeros(expr: ir.Expr) -> ir.Expr:
     """Fold away terms whose tangent is missing: ``0 * a``, ``a + 0``, ``-0``, ``0 / a``."""
     def visit(e: ir.Expr) -> Optional[ir.Expr]:
-        if not isinstance(e, ir.Call) or len(e.args) not in (1, 2):
+        if not isinstance(e, ir.Call):
             return None
         args = e.args
-        if e.fn in (operator.mul, operator.matmul, np.multiply, np.dot, np.matmul, np.outer) and any(map(_is_zero, args)):
+        factors = _FACTORS.get(e.fn, ()) if not isinstance(e.fn, ir.Part) else ()
+        if any(i < len(args) and _is_zero(args[i]) for i in factors):
             return _ZERO
+        if len(args) not in (1, 2):
+            return None
         if e.fn in (operator.truediv, np.divide) and _is_zero(args[0]):
             return _ZERO
         if e.fn in (operator.neg, np.negative) and _is_zero(args[0]):

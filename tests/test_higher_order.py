@@ -1,0 +1,146 @@
+"""Higher derivatives: each order is forward mode over the code the order below generated.
+
+Oracles: closed forms, and central differences of the order below (which is
+itself checked against finite differences elsewhere).
+"""
+import math
+
+import numpy as np
+import pytest
+
+import s2s_ad
+from conftest import numeric_grad
+import call_functions as calls
+import control_flow_functions as cf
+
+RNG = np.random.default_rng(5)
+
+
+def sin_cubed(x):
+    return math.sin(x) * x ** 3
+
+
+def derivatives_of_sin_cubed(x):
+    s, c = math.sin(x), math.cos(x)
+    return (c * x ** 3 + 3 * x ** 2 * s,
+            -s * x ** 3 + 6 * x ** 2 * c + 6 * x * s,
+            -c * x ** 3 - 9 * x ** 2 * s + 18 * x * c + 6 * s,
+            s * x ** 3 - 12 * x ** 2 * c - 36 * x * s + 24 * c)
+
+
+def rosenbrock(v):
+    return np.sum(100.0 * (v[1:] - v[:-1] ** 2) ** 2 + (1.0 - v[:-1]) ** 2)
+
+
+def rosenbrock_hessian(v):
+    n = len(v)
+    h = np.zeros((n, n))
+    for i in range(n - 1):
+        h[i, i] += 1200.0 * v[i] ** 2 - 400.0 * v[i + 1] + 2.0
+        h[i + 1, i + 1] += 200.0
+        h[i, i + 1] += -400.0 * v[i]
+        h[i + 1, i] += -400.0 * v[i]
+    return h
+
+
+def tanh_layer_loss(w, x):
+    return np.sum(np.tanh(x @ w) ** 2)
+
+
+def stencil_energy(u):
+    out = np.zeros(len(u))
+    for i in range(1, len(u) - 1):
+        out[i] = u[i - 1] - 2.0 * u[i] + u[i + 1]
+    return np.sum(out * out * u)
+
+
+def mixed(x, w):
+    return x ** 2 * np.sum(w ** 3)
+
+
+@pytest.mark.parametrize("x", [0.7, -1.3])
+def test_fourth_order_matches_the_closed_form(x):
+    d = s2s_ad.grad(sin_cubed)
+    got = []
+    for _ in range(4):
+        got.append(d(x))
+        d = s2s_ad.grad(d)
+    assert got == pytest.approx(derivatives_of_sin_cubed(x), rel=1e-12)
+
+
+@pytest.mark.parametrize("n", [1, 2, 5])
+def test_recursion_to_third_order(n):
+    d3 = s2s_ad.grad(s2s_ad.grad(s2s_ad.grad(calls.power)))
+    assert d3(1.3, n + 2) == pytest.approx((n + 2) * (n + 1) * n * 1.3 ** (n - 1))
+
+
+@pytest.mark.parametrize("f, args", [
+    (cf.logistic_loop, (3.1, 0.2, 6)),           # a loop with a tape
+    (calls.calls_inside_loop, (0.3, 4)),         # helpers with loops, called in a loop
+    (cf.with_continue_and_break, (0.7, 10)),     # early exits
+    (cf.while_halving, (5.0,)),                  # a while loop
+    (cf.swap_in_a_loop, (0.5, 4)),
+])
+def test_second_and_third_order_through_control_flow(f, args):
+    d1 = s2s_ad.grad(f)
+    d2 = s2s_ad.grad(d1)
+    d3 = s2s_ad.grad(d2)
+    assert d2(*args) == pytest.approx(numeric_grad(d1, args, 0, eps=1e-5), rel=1e-5, abs=1e-7)
+    assert d3(*args) == pytest.approx(numeric_grad(d2, args, 0, eps=1e-4), rel=1e-4, abs=1e-6)
+
+
+def test_hessian_of_rosenbrock():
+    v = np.array([1.2, 0.8, 1.1, -0.4])
+    np.testing.assert_allclose(s2s_ad.hessian(rosenbrock)(v), rosenbrock_hessian(v), rtol=1e-12)
+
+
+@pytest.mark.parametrize("f, args", [
+    (tanh_layer_loss, (RNG.normal(size=(3, 2)), RNG.normal(size=(4, 3)))),  # matmul adjoints, differentiated
+    (stencil_energy, (RNG.normal(size=5),)),                                # writes into a local array
+])
+def test_hessian_matches_differences_of_the_gradient(f, args):
+    h = s2s_ad.hessian(f)(*args)
+    x = args[0]
+    assert h.shape == x.shape + x.shape
+    g = s2s_ad.grad(f)
+    for index in np.ndindex(x.shape):
+        step = np.zeros_like(x)
+        step[index] = 1e-6
+        column = (g(x + step, *args[1:]) - g(x - step, *args[1:])) / 2e-6
+        np.testing.assert_allclose(h[(...,) + index], column, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(h, np.swapaxes(h.reshape(x.size, x.size), 0, 1).reshape(h.shape), rtol=1e-9)
+
+
+def test_hessian_blocks_by_several_arguments():
+    x, w = 0.8, RNG.normal(size=3)
+    (h_xx, h_xw), (h_wx, h_ww) = s2s_ad.hessian(mixed, wrt=(0, 1))(x, w)
+    assert h_xx == pytest.approx(2 * np.sum(w ** 3))
+    np.testing.assert_allclose(h_xw, 6 * x * w ** 2)
+    np.testing.assert_allclose(h_wx, 6 * x * w ** 2)
+    np.testing.assert_allclose(h_ww, np.diag(6 * x ** 2 * w))
+
+
+def test_mixed_partial_by_an_array_and_jvp_of_a_gradient():
+    x, w = 0.8, RNG.normal(size=3)
+    np.testing.assert_allclose(s2s_ad.grad(s2s_ad.grad(mixed, wrt=0), wrt=1)(x, w), 6 * x * w ** 2)
+    v = RNG.normal(size=4)
+    u = np.array([1.2, 0.8, 1.1, -0.4])
+    _, hv = s2s_ad.jvp(s2s_ad.grad(rosenbrock), (u,), (v,))
+    np.testing.assert_allclose(hv, rosenbrock_hessian(u) @ v, rtol=1e-12)
+    value, second = s2s_ad.value_and_grad(s2s_ad.grad(sin_cubed))(0.7)
+    assert (value, second) == pytest.approx(derivatives_of_sin_cubed(0.7)[:2])
+
+
+def test_what_cannot_be_differentiated_again_is_refused():
+    with pytest.raises(TypeError, match="not a number.*hessian"):
+        s2s_ad.grad(s2s_ad.grad(rosenbrock))(np.ones(3))
+    with pytest.raises(TypeError, match="returns a pair"):
+        s2s_ad.grad(s2s_ad.value_and_grad(sin_cubed))
+    with pytest.raises(TypeError, match="reverse over reverse"):
+        s2s_ad.vjp(s2s_ad.grad(sin_cubed), 0.7)
+
+
+def test_each_order_is_readable_generated_code():
+    text = s2s_ad.grad(s2s_ad.grad(sin_cubed)).source_for(0.7)
+    assert "def jvp_gradient_sin_cubed(x, t_x):" in text
+    assert "def derivative_gradient_sin_cubed(x):" in text
