@@ -3,10 +3,14 @@
 ``grad(f)`` reads ``f``'s source and returns a gradient function that is
 itself readable Python (``grad(f).source``).  See API.md for the contract.
 """
-from .api import GradientFunction, grad, hessian, jacobian, jvp, source, value_and_grad, vjp
+from .api import (GradCheck, GradientFunction, check_grad, grad, hessian, jacobian, jvp, source, value_and_grad,
+                  vjp)
 from .errors import TransformError
 from .rules import adjoint, tangent
+from .runtime import stop_gradient
 
 __version__ = "0.1.0"
-__all__ = ["GradientFunction", "TransformError", "adjoint", "grad", "hessian", "jacobian", "jvp", "source", "tangent",
-           "value_and_grad", "vjp"]
+__all__ = [
+    "GradCheck", "GradientFunction", "TransformError", "adjoint", "check_grad", "grad", "hessian", "jacobian",
+    "jvp", "source", "stop_gradient", "tangent", "value_and_grad", "vjp",
+]

@@ -13,6 +13,7 @@ import functools
 import inspect
 import numbers
 import threading
+from dataclasses import dataclass
 from typing import Any, Callable, Optional, Sequence, Union
 
 import numpy as np
@@ -378,3 +379,53 @@ class Hessian:
 def hessian(fn: Callable, wrt: Wrt = 0) -> Hessian:
     """The Hessian of scalar ``fn`` with respect to ``wrt`` (forward over reverse)."""
     return Hessian(fn, wrt)
+
+
+# -- checking a gradient ------------------------------------------------------
+
+
+@dataclass
+class GradCheck:
+    """How far ``grad(fn)`` is from central finite differences (``check_grad``)."""
+
+    ok: bool
+    worst: str  # the component furthest off, e.g. "d/dx[2]"
+    ours: float
+    numeric: float
+    error: float  # |ours - numeric| there, over atol + rtol * |numeric| (ok means <= 1)
+
+    def __str__(self) -> str:
+        verdict = "ok" if self.ok else "MISMATCH"
+        return (f"{verdict}: worst component {self.worst}: ours {self.ours:.10g}, finite differences "
+                f"{self.numeric:.10g} ({self.error:.3g} of the tolerance)")
+
+
+def check_grad(fn: Callable, *args: Any, wrt: Optional[Wrt] = None, eps: float = 1e-6, rtol: float = 1e-5,
+               atol: float = 1e-6) -> GradCheck:
+    """Compare ``grad(fn, wrt)(*args)`` with central differences; report the worst component.
+
+    ``wrt`` defaults to every float argument.  Use it to check a rule you
+    wrote with ``@s2s_ad.adjoint``: ``assert s2s_ad.check_grad(f, x).ok``.
+    """
+    params = list(inspect.signature(fn).parameters)
+    positions = [i for i, a in enumerate(args) if _differentiable(a)] if wrt is None else [
+        params.index(w) for w in _resolve_wrt(fn, wrt)[0]]
+    if not positions:
+        raise TypeError(f"check_grad of {fn.__name__}: no argument is a float or float array")
+    gradients = GradientFunction(fn, tuple(positions), with_value=False)(*args)
+    worst = GradCheck(True, "", 0.0, 0.0, -1.0)
+    for i, ours in zip(positions, gradients):
+        x = np.asarray(args[i], dtype=float)
+        for index in np.ndindex(x.shape):
+            step = np.zeros_like(x)
+            step[index] = eps
+            moved = [list(args), list(args)]
+            for sign, values in zip((1, -1), moved):
+                values[i] = x + sign * step if isinstance(args[i], np.ndarray) else float(x + sign * step)
+            numeric = (float(fn(*moved[0])) - float(fn(*moved[1]))) / (2 * eps)
+            value = float(np.asarray(ours)[index])
+            error = abs(value - numeric) / (atol + rtol * abs(numeric))
+            if error > worst.error:
+                label = f"d/d{params[i]}" + (f"[{', '.join(map(str, index))}]" if index else "")
+                worst = GradCheck(error <= 1.0, label, value, numeric, error)
+    return worst

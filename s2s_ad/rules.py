@@ -130,28 +130,39 @@ def _parse_template(template: Callable, kind: str, fn: Any) -> tuple[Rule, gast.
         defaults[param] = value
     defaults.update(template.__kwdefaults__ or {})
     body = [s for s in fdef.body if not (isinstance(s, gast.Expr) and isinstance(s.value, gast.Constant))]
-    assigned = frozenset(
-        t.id for s in body if isinstance(s, gast.Assign) for t in s.targets if isinstance(t, gast.Name)
-    )
+
+    def refuse(hint: str, node: Any = None) -> TransformError:
+        at = line + (node.lineno - 1 if node is not None else 0)
+        return TransformError(f"the {kind} rule {template.__name__!r}", hint, filename=filename, line=at)
+
+    for stmt in body:
+        if not (isinstance(stmt, gast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], gast.Name)):
+            raise refuse("a rule body holds only assignments name = expression (use np.where for a choice)", stmt)
+    assigned = frozenset(stmt.targets[0].id for stmt in body)
     if len(all_params) < 2:
-        raise TransformError(f"the {kind} rule {template.__name__!r}",
-                             "a rule takes the result, the inputs and the incoming derivative",
-                             filename=filename, line=line)
+        raise refuse("a rule takes the result, the inputs and the incoming derivative")
     result = all_params[0]
     if kind == "adjoint":
         seeds = (all_params[-1],)
         inputs = all_params[1:-1]
+        if not seeds[0].startswith("d_"):
+            raise refuse(f"its last parameter is the incoming adjoint and must be named d_{result}, "
+                         f"not {seeds[0]!r}")
         bad = sorted(n for n in assigned if n.startswith("d_") and n[2:] not in inputs)
         if bad:
-            raise TransformError(f"the adjoint rule {template.__name__!r}",
-                                 f"it assigns {', '.join(bad)} but has no input named {bad[0][2:]!r}",
-                                 filename=filename, line=line)
+            raise refuse(f"it assigns {', '.join(bad)} but has no input named {bad[0][2:]!r}")
     else:
+        strays = [p for p in all_params[1:] if p.startswith("t_") and p[2:] not in all_params]
+        if strays:
+            raise refuse(f"{strays[0]} is the tangent of no input (tangents are named t_<input>)")
         seeds = tuple(p for p in all_params[1:] if p.startswith("t_") and p[2:] in all_params)
         inputs = [p for p in all_params[1:] if p not in seeds]
         if "t_" + result not in assigned:
-            raise TransformError(f"the tangent rule {template.__name__!r}",
-                                 f"its body must assign t_{result}", filename=filename, line=line)
+            raise refuse(f"its body must assign t_{result}")
+    expected = _parameter_names(fn)
+    if expected is not None and list(inputs) != expected:
+        raise refuse(f"its inputs must be named and ordered as the parameters of "
+                     f"{getattr(fn, '__qualname__', fn)}: ({', '.join(expected)}), not ({', '.join(inputs)})")
     n_positional = len([p for p in positional if p in inputs])
     rule = Rule(
         fn=fn, kind=kind, name=template.__name__, result=result, inputs=tuple(inputs),
@@ -159,6 +170,17 @@ def _parse_template(template: Callable, kind: str, fn: Any) -> tuple[Rule, gast.
         namespace=template.__globals__, filename=filename, line=line + 1, assigned=assigned,
     )
     return rule, fdef
+
+
+def _parameter_names(fn: Any) -> Optional[list[str]]:
+    """The parameters of a plain Python function (``None`` for builtins and ufuncs, which rules
+    may name as NumPy's documentation does)."""
+    if not inspect.isfunction(fn):
+        return None
+    parameters = inspect.signature(fn).parameters.values()
+    if any(p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD) for p in parameters):
+        return None
+    return [p.name for p in parameters]
 
 
 def _register(table: dict, kind: str, fn: Any, elementwise: bool, method: Optional[str],

@@ -13,6 +13,11 @@ from typing import Any
 import numpy as np
 
 
+def stop_gradient(x: Any) -> Any:
+    """``x`` itself; differentiation treats it as a constant (``s2s_ad.stop_gradient``)."""
+    return x
+
+
 def unbroadcast(grad: Any, like: Any) -> Any:
     """``grad`` brought to the shape of ``like``: summed over the axes NumPy broadcast.
 
