@@ -7,10 +7,10 @@ from .api import (GradCheck, GradientFunction, check_grad, grad, hessian, jacobi
                   vjp)
 from .errors import TransformError
 from .rules import adjoint, tangent
-from .runtime import stop_gradient
+from .runtime import checkpointed, stop_gradient
 
 __version__ = "0.1.0"
 __all__ = [
-    "GradCheck", "GradientFunction", "TransformError", "adjoint", "check_grad", "grad", "hessian", "jacobian",
+    "GradCheck", "GradientFunction", "TransformError", "adjoint", "check_grad", "checkpointed", "grad", "hessian", "jacobian",
     "jvp", "source", "stop_gradient", "tangent", "value_and_grad", "vjp",
 ]

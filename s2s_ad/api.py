@@ -28,6 +28,18 @@ Wrt = Union[int, str, Sequence[Union[int, str]]]
 _CACHE = TransformCache()
 
 
+def _user_facing(function: Callable) -> Callable:
+    """Let a ``TransformError`` reach the user without s2s_ad's own frames and causes:
+    its message names the user's file, line and construct, which is what they need."""
+    @functools.wraps(function)
+    def call(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return function(*args, **kwargs)
+        except TransformError as exc:
+            raise exc.with_traceback(None) from None
+    return call
+
+
 def _kind(value: Any) -> Optional[str]:
     """``"scalar"`` for a number, ``"array<N>"`` for an N-dimensional array, else ``None``."""
     cls = type(value)
@@ -94,10 +106,12 @@ class GradientFunction:
         base = self.inner.key if self.inner is not None else (self.fn, getattr(self.fn, "__code__", None))
         return ("grad", base, self.wrt, self._several, self._wrap_single)
 
+    @_user_facing
     def _adjoint(self, kinds: tuple) -> Built:
         key = (self.fn, getattr(self.fn, "__code__", None), self.wrt, kinds)
         return _CACHE.get(key, lambda: build_reverse(self.fn, self.wrt, kinds))
 
+    @_user_facing
     def function_for(self, kinds: tuple) -> Built:
         """This derivative as a plain generated function of the same parameters, returning
         exactly what a call returns, for arguments of these kinds.  It is valid input to
@@ -186,6 +200,7 @@ def value_and_grad(fn: Optional[Callable] = None, wrt: Wrt = 0) -> Any:
     return _decorator_or_call(fn, wrt, with_value=True)
 
 
+@_user_facing
 def source(fn: Callable, wrt: Wrt = 0, mode: str = "reverse", stage: str = "optimized",
            args: Optional[tuple] = None) -> str:
     """The generated code for ``fn`` as Python source.
@@ -249,6 +264,7 @@ def _plain(fn: Callable, args: tuple) -> Callable:
     return fn
 
 
+@_user_facing
 def _tangent_function(fn: Callable, wrt: tuple[str, ...], args: tuple) -> Callable:
     fn = _plain(fn, args)
     kinds = tuple(map(_kind, args))
@@ -272,6 +288,7 @@ def jvp(fn: Callable, primals: Sequence[Any], tangents: Sequence[Any]) -> tuple[
     return _tangent_function(fn, wrt, args)(*args, *tangent_args)
 
 
+@_user_facing
 def vjp(fn: Callable, *primals: Any) -> tuple[Any, Callable]:
     """Reverse mode: ``(fn(*primals), vjp_fn)``; ``vjp_fn(cotangent)`` returns one adjoint per primal.
 

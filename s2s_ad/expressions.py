@@ -23,7 +23,7 @@ from typing import Any, Callable, Optional
 import gast
 import numpy as np
 
-from . import ir, rules
+from . import ir, rules, runtime
 from .errors import TransformError
 from .parse import Resolver
 
@@ -273,6 +273,8 @@ class ExpressionConverter:
 
 # Calls refused outright, with what to do instead.
 _REFUSED_CALLS = {
+    runtime.checkpointed: "checkpointed(...) marks a loop: write it as the loop's iterable, "
+                          "for t in s2s_ad.checkpointed(range(n)):",
     eval: "code built at run time cannot be transformed; write the expression out",
     exec: "code built at run time cannot be transformed; write the statements out",
     print: "a differentiated function must be pure; print outside it, or print df's result",

@@ -142,6 +142,9 @@ class For:
     line: Optional[int] = None
     exit: Optional[Expr] = None
     reverse: bool = False  # generated code: iterate the range backwards
+    # Set for a loop the user marked ``checkpointed``: the segment length asked for (``Const(None)``: about
+    # the square root of the trip count).  Reverse mode then keeps snapshots, not every iteration.
+    checkpoint: Optional[Expr] = None
 
 
 @dataclass
@@ -214,7 +217,7 @@ def exprs_of(stmt: Stmt) -> list[Expr]:
     if isinstance(stmt, If):
         return [stmt.test]
     if isinstance(stmt, For):
-        return [stmt.iterable] + ([stmt.exit] if stmt.exit is not None else [])
+        return [stmt.iterable] + [e for e in (stmt.exit, stmt.checkpoint) if e is not None]
     if isinstance(stmt, While):
         return [stmt.test] + ([stmt.exit] if stmt.exit is not None else [])
     return []  # Comment
@@ -229,6 +232,19 @@ def targets_of(stmt: Stmt) -> tuple[str, ...]:
     if isinstance(stmt, For):
         return (stmt.index,)
     return ()
+
+
+def loop_carried(body: list[Stmt]) -> list[str]:
+    """The values a loop body hands the next iteration: the merge copies closing it.
+
+    (A merge copy earlier in the body starts a nested loop; it is not carried.)
+    """
+    carried = []
+    for stmt in reversed(body):
+        if not (isinstance(stmt, Assign) and stmt.merge):
+            break
+        carried.append(stmt.target)
+    return carried[::-1]
 
 
 def assigned_names(body: list[Stmt]) -> set[str]:

@@ -299,6 +299,7 @@ class Lowering:
 
     def for_loop(self, stmt: gast.For) -> None:
         line = stmt.lineno
+        checkpoint = self._checkpoint(stmt)
         iterable, element = self._iteration(stmt)
         targets = self._carry(stmt)
         before = dict(self.env)
@@ -317,7 +318,30 @@ class Lowering:
         body, exit_flag = self._loop_body(stmt.body, targets, prologue)
         self.views.stale -= stale
         self.env = {**before, **{v: ir.Var(m) for v, m in targets.items()}}
-        self.block.append(ir.For(index, iterable, body, line, exit_flag))
+        if checkpoint is not None:
+            self._check_checkpointed(stmt, body, exit_flag)
+        self.block.append(ir.For(index, iterable, body, line, exit_flag, checkpoint=checkpoint))
+
+    def _checkpoint(self, stmt: gast.For) -> Optional[ir.Expr]:
+        """For ``for t in checkpointed(steps, every=k)``: unwrap the iterable, return ``k``."""
+        it = stmt.iter
+        if not (isinstance(it, gast.Call) and self.converter.static(it.func) == (True, runtime.checkpointed)):
+            return None
+        every = [a for a in it.args[1:]] + [k.value for k in it.keywords if k.arg == "every"]
+        if not it.args or len(every) > 1 or any(k.arg != "every" for k in it.keywords):
+            raise self.parsed.error("this use of checkpointed", "write checkpointed(steps) or "
+                                    "checkpointed(steps, every=k)", it)
+        stmt.iter = it.args[0]
+        return self.flatten(self.converter.convert(every[0])) if every else ir.Const(None)
+
+    def _check_checkpointed(self, stmt: gast.For, body: list[ir.Stmt], exit_flag: Any) -> None:
+        if exit_flag is not None:
+            raise self.parsed.error("a checkpointed loop that can stop early", "checkpointing needs the trip "
+                                    "count in advance: drop break/return from the loop, or checkpointed", stmt)
+        if any(isinstance(s, ir.Store) for s in ir.walk(body)):
+            raise self.parsed.error("a checkpointed loop that writes into an array", "a segment run again "
+                                    "would see the later values; carry the values in variables, or drop "
+                                    "checkpointed", stmt)
 
     def while_loop(self, stmt: gast.While) -> None:
         targets = self._carry(stmt)

@@ -83,6 +83,8 @@ class ReverseSweep:
         self.restored_arrays = {s.array for s in stores} & read_elsewhere
         self.written = {s.array for s in stores}
         self.store_pushes: set[int] = set()  # id(Store) whose old slice the forward sweep records
+        # False while generating the first pass of a checkpointed loop, which records nothing.
+        self.recording = True
 
     # -- names and emission ------------------------------------------------
 
@@ -391,7 +393,7 @@ class ReverseSweep:
     def reverse_loop(self, stmt: ir.Stmt) -> None:
         body = stmt.body
         assigned = ir.assigned_names(body) | ({stmt.index} if isinstance(stmt, ir.For) else set())
-        carried = {s.target for s in body if isinstance(s, ir.Assign) and s.merge} & self.facts.active
+        carried = set(ir.loop_carried(body)) & self.facts.active
         read = {n for s in ir.walk(body) if isinstance(s, ir.Assign) for n in ir.names_read(s.value)}
         accumulators = ((read - assigned) & self.facts.active) | carried
         # Every adjoint the loop adds to must exist, in its own name, before the loop;
@@ -422,8 +424,62 @@ class ReverseSweep:
             if name in assigned and name not in carried:
                 del self.adjoint[name]
         self.line = stmt.line
+        if isinstance(stmt, ir.For) and stmt.checkpoint is not None:
+            self.reverse_checkpointed(stmt, prologue + reversed_body)
+            return
         index, steps, backwards = self.reverse_steps(stmt)
         self.emit(ir.For(index, steps, prologue + reversed_body, stmt.line, reverse=backwards))
+
+    # -- checkpointed loops ------------------------------------------------
+
+    def segments(self, stmt: ir.For) -> tuple[list[ir.Stmt], str, str]:
+        """``stride = checkpoint_stride(len(steps), every)`` and ``starts = range(0, len(steps), stride)``."""
+        stride, starts = self.fresh("stride"), self.fresh("starts")
+        length = ir.Call(len, (stmt.iterable,))
+        return [ir.Assign(stride, ir.Call(runtime.checkpoint_stride, (length, stmt.checkpoint)), stmt.line),
+                ir.Assign(starts, ir.Call(range, (ir.Const(0), length, ir.Var(stride))), stmt.line)], stride, starts
+
+    @staticmethod
+    def segment(stmt: ir.For, start: str, stride: str) -> ir.Expr:
+        """``steps[start:start + stride]``: the iterations of one segment."""
+        end = ir.Call(operator.add, (ir.Var(start), ir.Var(stride)))
+        return ir.Call(operator.getitem, (stmt.iterable, ir.Slice(ir.Var(start), end, None)))
+
+    @staticmethod
+    def loop_state(stmt: ir.For) -> tuple[str, ...]:
+        """The values one iteration hands the next: all a segment needs to run again."""
+        return tuple(sorted(ir.loop_carried(stmt.body)))
+
+    def reverse_checkpointed(self, stmt: ir.For, reversed_body: list[ir.Stmt]) -> None:
+        """Segments backwards: restore the segment's starting state from its snapshot, run the
+        segment again recording as an ordinary loop does, then reverse its iterations."""
+        setup, stride, starts = self.segments(stmt)
+        start, segment = self.fresh("start"), self.fresh("segment")
+        state = self.loop_state(stmt)
+        recompute = self.forward_body(stmt.body)
+        body = ([pop(self.tape, state, stmt.line)] if state else []) + [
+            ir.Assign(segment, self.segment(stmt, start, stride), stmt.line),
+            ir.Comment("run the segment again, recording"),
+            ir.For(stmt.index, ir.Var(segment), recompute, stmt.line),
+            ir.Comment("and reverse it"),
+            ir.For(stmt.index, ir.Var(segment), reversed_body, stmt.line, reverse=True),
+        ]
+        for assignment in setup:
+            self.emit(assignment)
+        self.emit(ir.For(start, ir.Var(starts), body, stmt.line, reverse=True))
+
+    def forward_checkpointed(self, stmt: ir.For) -> list[ir.Stmt]:
+        """The first pass of a checkpointed loop: a snapshot of the state before each segment."""
+        setup, stride, starts = self.segments(stmt)
+        start = self.fresh("start")
+        state = self.loop_state(stmt)
+        recording, self.recording = self.recording, False
+        inner = self.forward_block(stmt.body)
+        self.recording = recording
+        snapshot = [push(self.tape, tuple(ir.Var(n) for n in state), stmt.line)] if state else []
+        segment = ir.For(stmt.index, self.segment(stmt, start, stride), inner, stmt.line)
+        return setup + [ir.Comment("checkpointed: keep the state at the start of each segment"),
+                        ir.For(start, ir.Var(starts), snapshot + [segment], stmt.line)]
 
     def reverse_steps(self, stmt: ir.Stmt) -> tuple[str, ir.Expr, bool]:
         """The index name, range and direction of the reversed loop."""
@@ -500,6 +556,8 @@ class ReverseSweep:
         for stmt in body:
             if isinstance(stmt, ir.If):
                 out.append(ir.If(stmt.test, self.forward_body(stmt.body), self.forward_body(stmt.orelse), stmt.line))
+            elif isinstance(stmt, ir.For) and stmt.checkpoint is not None and self.recording:
+                out.extend(self.forward_checkpointed(stmt))
             elif isinstance(stmt, (ir.For, ir.While)):
                 counter = self.trips.get(id(stmt))
                 inner = self.forward_body(stmt.body)
@@ -514,7 +572,7 @@ class ReverseSweep:
                 old = ir.Call(np.copy, (ir.Call(operator.getitem, (ir.Var(stmt.array), stmt.index)),))
                 out.append(push(self.tape, (old,), stmt.line))
                 out.append(stmt)
-            elif id(stmt) in self.calls:  # record for the callee's backward part
+            elif id(stmt) in self.calls and self.recording:  # record for the callee's backward part
                 call = stmt.value
                 forward = ir.Call(ir.Part(self.calls[id(stmt)], "forward"), call.args + (ir.Var(self.tape),))
                 out.append(ir.Unpack((stmt.target, self.tape), forward, stmt.line))
@@ -525,7 +583,7 @@ class ReverseSweep:
     def forward_body(self, body: list[ir.Stmt]) -> list[ir.Stmt]:
         """A nested block: record what its reverse needs before its closing merge copies."""
         out = self.forward_block(body)
-        record = self.pushes.get(id(body))
+        record = self.pushes.get(id(body)) if self.recording else None
         if record:
             at = len(out)
             while at > 0 and isinstance(out[at - 1], ir.Assign) and out[at - 1].merge:

@@ -8,9 +8,31 @@ transformed again for higher derivatives).
 """
 from __future__ import annotations
 
-from typing import Any
+import math
+from typing import Any, Optional
 
 import numpy as np
+
+
+def checkpointed(steps: Any, every: Optional[int] = None) -> Any:
+    """Mark a loop for checkpointing: ``for t in s2s_ad.checkpointed(range(n)):``.
+
+    Run as plain Python it is ``steps`` itself.  Reverse mode then keeps the
+    loop's state once every ``every`` iterations (about sqrt(n) by default)
+    instead of every iteration, and runs each segment again when its reverse
+    needs it: memory about 2 sqrt(n) records instead of n, one more forward
+    pass of the loop, the same gradient.
+    """
+    return steps
+
+
+def checkpoint_stride(n: int, every: Optional[int] = None) -> int:
+    """Iterations per checkpointed segment: ``every``, or the ceiling of sqrt(n)."""
+    if every is not None:
+        if int(every) < 1:
+            raise ValueError(f"checkpointed(..., every={every}): a segment needs at least one iteration")
+        return int(every)
+    return math.isqrt(n - 1) + 1 if n > 0 else 1
 
 
 def stop_gradient(x: Any) -> Any:

@@ -1,5 +1,5 @@
 """Rules for shape functions: reshape, ravel, expand_dims, squeeze, concatenate, stack,
-broadcast_to, pad (constant and edge modes)."""
+broadcast_to, pad (constant and edge modes), roll."""
 import numpy as np
 
 from s2s_ad.rules import adjoint, method_alias, tangent
@@ -56,3 +56,9 @@ def pad(out, array, pad_width, mode="constant", *, constant_values=0, d_out):
 @tangent(np.pad)
 def pad(out, array, pad_width, mode="constant", *, constant_values=0, t_array):
     t_out = np.pad(t_array, pad_width, mode)  # the border's constant has no tangent
+
+
+@adjoint(np.roll, linear=True, examples=({"a": (5,), "shift": 2}, {"a": (3, 4), "shift": -1, "axis": 1},
+                                         {"a": (3, 4), "shift": (1, 2), "axis": (0, 1)}))
+def roll(out, a, shift, axis=None, *, d_out):
+    d_a = np.roll(d_out, np.negative(shift), axis)

@@ -11,12 +11,13 @@ would hide the helper its own body calls.)
 import numpy as np
 
 from s2s_ad.rules import adjoint, fresh_arrays, nondifferentiable, tangent
-from s2s_ad.runtime import (broadcast_reduced, concatenate_grad, getitem_grad, inverse_axes, matmul_grad_a,
+from s2s_ad.runtime import (broadcast_reduced, checkpoint_stride, concatenate_grad, getitem_grad, inverse_axes, matmul_grad_a,
                             matmul_grad_b, pad_grad, stack_grad, stop_gradient, stored_part, unbroadcast,
                             writable_copy, zeros_like)
 
 nondifferentiable(zeros_like, inverse_axes)
 nondifferentiable(stop_gradient, elementwise=True)
+nondifferentiable(checkpoint_stride)
 fresh_arrays(zeros_like, writable_copy, broadcast_reduced, getitem_grad)
 
 

@@ -188,3 +188,13 @@ def pair_carried_through_a_loop(x, n):
         pair = (s, pair[0])
         s = s * 1.5 + x
     return pair[0] * pair[1] + s
+
+
+def loop_in_a_loop_that_may_not_run(x, n):
+    total = 0.0
+    for i in range(n):
+        partial = total  # the inner loop's start: not a value the outer loop carries
+        for j in range(2):
+            partial = partial + x * (i + j)
+        total = partial * 0.5
+    return total + x

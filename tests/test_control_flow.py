@@ -119,3 +119,9 @@ def test_loop_carried_values_are_updated_together(n):
     assert s2s_ad.value_and_grad(cf.pair_carried_through_a_loop)(0.7, n)[0] == pytest.approx(
         cf.pair_carried_through_a_loop(0.7, n))
     assert_gradient_matches(cf.pair_carried_through_a_loop, (0.7, n))
+
+
+@pytest.mark.parametrize("n", [0, 1, 3])
+def test_a_nested_loop_whose_outer_loop_may_not_run(n):
+    # regression: the inner loop's starting copy was taken for an outer loop value (unbound when n = 0)
+    assert_gradient_matches(cf.loop_in_a_loop_that_may_not_run, (0.5, n))
