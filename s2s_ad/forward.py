@@ -88,16 +88,22 @@ class TangentSweep:
         self.varied = facts.varied
         self.taken = ir.assigned_names(fn.body) | set(fn.params)
         self.names: dict[str, str] = {}
+        self.primal_of: dict[str, str] = {}  # tangent name -> its primal's name
+        self.merged = {s.target for s in ir.walk(fn.body) if isinstance(s, ir.Assign) and s.merge}
+        self.aliases: dict[str, ir.Var] = {}  # primal name -> the tangent it shares
         self.line: Optional[int] = None
         self.out: list[ir.Stmt] = []
 
     def tangent_name(self, name: str) -> str:
         if name not in self.names:
             self.names[name] = ir.fresh_name("t_" + name, self.taken)
+            self.primal_of[self.names[name]] = name
         return self.names[name]
 
     def tangent_of(self, expr: ir.Expr) -> Optional[ir.Expr]:
         """The tangent of an operand, or None where it has none."""
+        if isinstance(expr, ir.Var) and expr.name in self.aliases:
+            return self.aliases[expr.name]
         if isinstance(expr, ir.Var) and expr.name in self.varied:
             return ir.Var(self.tangent_name(expr.name))
         if isinstance(expr, ir.Display) and any(self.tangent_of(i) is not None for i in expr.items):
@@ -170,7 +176,10 @@ class TangentSweep:
             if tangent is None:
                 known = not stmt.merge or isinstance(value, ir.Display)
                 tangent = self.zeros(value) if known else self.zeros(ir.Var(target))
-            self.emit(ir.Assign(t_target, tangent, stmt.line, merge=stmt.merge))
+            if stmt.merge:
+                self.emit(ir.Assign(t_target, tangent, stmt.line, merge=True))
+            else:
+                self.bind(target, tangent)
             return
         if is_user_function(value.fn) and rules.adjoint_rule(value.fn) is None:
             self.user_call(stmt)
@@ -179,7 +188,15 @@ class TangentSweep:
         if rules.is_nondifferentiable(value.fn):  # an array made here, varied later by stores into it
             self.emit(ir.Assign(t_target, ir.Call(runtime.zeros_like, (ir.Var(target),)), stmt.line))
             return
-        self.emit(ir.Assign(t_target, self.rule_tangent(stmt), stmt.line))
+        self.bind(target, self.rule_tangent(stmt))
+
+    def bind(self, target: str, tangent: ir.Expr) -> None:
+        """``t_target = tangent``; a tangent that is another one's name passes through instead
+        (no ``t_a = t_x`` copies), unless that name is a merge variable a loop may change later."""
+        if isinstance(tangent, ir.Var) and self.primal_of.get(tangent.name) not in self.merged:
+            self.aliases[target] = tangent
+            return
+        self.emit(ir.Assign(self.tangent_name(target), tangent, self.line))
 
     def user_call(self, stmt: ir.Assign) -> None:
         """``y = helper(a, b)`` becomes ``y, t_y = t_helper.jvp(a, b, t_a, ...)``."""

@@ -156,5 +156,6 @@ def test_jacobian_refuses_an_integer_argument():
 def test_forward_source_reads_like_tangent_code():
     text = s2s_ad.source(rational, wrt=("x", "y"), mode="forward", args=(3.0, 2.0))
     assert "def jvp_rational(x, y, t_x, t_y):" in text
-    assert "t_out = (t_prod - out * t_total) / total" in text
+    assert "t_out = (t_prod - out * t_x_plus_y) / total" in text
+    assert "t_x_plus_1 = t_x" not in text  # a tangent that only passes through gets no copy
     assert "zeros_like" not in text and "tape" not in text
