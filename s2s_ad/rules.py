@@ -159,10 +159,14 @@ def _parse_template(template: Callable, kind: str, fn: Any) -> tuple[Rule, gast.
         inputs = [p for p in all_params[1:] if p not in seeds]
         if "t_" + result not in assigned:
             raise refuse(f"its body must assign t_{result}")
-    expected = _parameter_names(fn)
-    if expected is not None and list(inputs) != expected:
-        raise refuse(f"its inputs must be named and ordered as the parameters of "
-                     f"{getattr(fn, '__qualname__', fn)}: ({', '.join(expected)}), not ({', '.join(inputs)})")
+    expected = _parameters(fn)
+    if expected is not None:
+        names = [p.name for p in expected]
+        required = [p.name for p in expected if p.default is p.empty]
+        in_order = [n for n in names if n in inputs] == list(inputs)
+        if not in_order or not set(required) <= set(inputs):
+            raise refuse(f"its inputs must be named and ordered as the parameters of "
+                         f"{getattr(fn, '__qualname__', fn)}: ({', '.join(names)}), not ({', '.join(inputs)})")
     n_positional = len([p for p in positional if p in inputs])
     rule = Rule(
         fn=fn, kind=kind, name=template.__name__, result=result, inputs=tuple(inputs),
@@ -172,15 +176,19 @@ def _parse_template(template: Callable, kind: str, fn: Any) -> tuple[Rule, gast.
     return rule, fdef
 
 
-def _parameter_names(fn: Any) -> Optional[list[str]]:
-    """The parameters of a plain Python function (``None`` for builtins and ufuncs, which rules
-    may name as NumPy's documentation does)."""
-    if not inspect.isfunction(fn):
+def _parameters(fn: Any) -> Optional[list[inspect.Parameter]]:
+    """The parameters a rule's inputs must follow: those of a plain Python function.
+
+    A rule may leave out optional parameters.  NumPy's own functions, builtins
+    and ufuncs are not checked: rules name their inputs as NumPy's
+    documentation does, and NumPy renames parameters between releases.
+    """
+    if not inspect.isfunction(fn) or (getattr(fn, "__module__", None) or "").startswith("numpy"):
         return None
-    parameters = inspect.signature(fn).parameters.values()
+    parameters = list(inspect.signature(fn).parameters.values())
     if any(p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD) for p in parameters):
         return None
-    return [p.name for p in parameters]
+    return parameters
 
 
 def _register(table: dict, kind: str, fn: Any, elementwise: bool, method: Optional[str],
