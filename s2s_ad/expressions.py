@@ -211,11 +211,24 @@ class ExpressionConverter:
         found, fn = self._static(node.func)
         if not found:
             fn, args = self._method(node, args)
+        if fn in (max, min) and self.check_calls and not kwargs and len(args) != 2:
+            return self._extremum(fn, args, node)
         if self.check_calls:
             self._check_callee(fn, node, tuple(args), kwargs)
             if is_user_function(fn):
                 return ir.Call(fn, self._bind_user_call(fn, args, kwargs, node))
         return ir.Call(fn, tuple(args), kwargs)
+
+    def _extremum(self, fn: Any, args: list, node: Any) -> ir.Expr:
+        """``max(values)`` is ``np.max(values)``; ``max(a, b, c)`` is ``max(max(a, b), c)``."""
+        if len(args) == 1:
+            return ir.Call(np.max if fn is max else np.min, (args[0],))
+        if not args:
+            raise self.error(f"{fn.__name__}() of nothing", "give it values", node)
+        result = args[0]
+        for arg in args[1:]:
+            result = ir.Call(fn, (result, arg))
+        return result
 
     def _bind_user_call(self, fn: Any, args: list, kwargs: tuple, node: Any) -> tuple:
         """Arguments of a call to the user's own function, in parameter order, defaults filled in."""
@@ -260,6 +273,10 @@ class ExpressionConverter:
             return
         if rules.is_nondifferentiable(fn):
             return
+        if hasattr(fn, "function_for"):  # an s2s_ad gradient, called inside a differentiated function
+            raise self.error(f"the call of the gradient {fn!r}", "differentiating a gradient in reverse mode would "
+                             "be reverse over reverse, which s2s_ad does not do; take higher derivatives with "
+                             "grad(grad(f)), s2s_ad.hessian or s2s_ad.jvp of the gradient", node)
         if is_user_function(fn):
             try:
                 inspect.getsource(fn)

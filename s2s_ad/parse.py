@@ -41,7 +41,7 @@ _REFUSALS: dict[type, tuple[str, str]] = {
     gast.Lambda: ("a lambda", "define the function with def at module level"),
     gast.SetComp: ("a set comprehension", "sets cannot be differentiated"),
     gast.DictComp: ("a dict comprehension", "dicts are not supported; use separate variables"),
-    gast.GeneratorExp: ("a generator expression", "use NumPy array operations"),
+    gast.GeneratorExp: ("a generator expression", "write a list comprehension instead: sum([v * v for v in x])"),
     gast.Yield: ("yield", "generators cannot be differentiated; return a value"),
     gast.YieldFrom: ("yield from", "generators cannot be differentiated; return a value"),
     gast.Await: ("await", "differentiate a plain synchronous function"),

@@ -135,3 +135,8 @@ def view_taken_after_the_write(x):
     out[0] = x
     first_two = out[0:2]
     return np.sum(first_two) * x
+
+
+def extremes(x, y, z):
+    values = [x * 2.0, y, z * z]
+    return max(values) + min(x, y, z) * 3.0 + max(np.array([x, y]))

@@ -2,6 +2,8 @@
 ``# REFUSED: <words the error must contain>`` marker read by tests/test_refusals.py."""
 import numpy as np
 
+import s2s_ad
+
 
 def helper_without_rule_or_source(x):
     return x
@@ -146,3 +148,18 @@ def write_into_a_view(x):
     for row in out:
         row[0] = x[0]  # REFUSED: row may be a view of out
     return np.sum(out)
+
+
+def _square(v):
+    return v * v
+
+
+_d_square = s2s_ad.grad(_square)
+
+
+def calls_a_gradient(x):
+    return np.sum(_d_square(x[0]) * x)  # REFUSED: the call of the gradient
+
+
+def generator_in_sum(x):
+    return sum(v * v for v in x)  # REFUSED: write a list comprehension instead

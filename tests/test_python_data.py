@@ -85,3 +85,8 @@ def test_an_array_written_in_a_loop_gets_its_adjoint_copied_once():
     text = s2s_ad.source(df.row_writes, args=(np.ones(4),))
     loop = text.split("# reverse sweep")[1].split("for ")[1]
     assert "writable_copy" not in loop and "zeros_like" not in loop
+
+
+@pytest.mark.parametrize("x, y, z", [(0.5, 0.2, 0.9), (0.1, 0.7, 0.3)])
+def test_max_and_min_of_a_list_or_of_three_values(x, y, z):
+    assert_gradient_matches(df.extremes, (x, y, z), (0, 1, 2))

@@ -19,7 +19,7 @@ for number, text in enumerate(SOURCE, start=1):
 def _functions():
     cases = []
     for name, fn in inspect.getmembers(refused_functions, inspect.isfunction):
-        if fn.__module__ != refused_functions.__name__ or name == "helper_without_rule_or_source":
+        if fn.__module__ != refused_functions.__name__ or name == "helper_without_rule_or_source" or name[0] == "_":
             continue
         start = fn.__code__.co_firstlineno
         end = start + len(inspect.getsourcelines(fn)[0])
