@@ -124,8 +124,9 @@ def _dead(body: list[ir.Stmt], live: set[str]) -> tuple[list[ir.Stmt], set[str]]
             live = live_body | live_else | _reads(stmt)
             kept.append(ir.If(stmt.test, new_body, new_else, stmt.line))
         elif isinstance(stmt, (ir.For, ir.While)):
-            kept.append(_dead_loop(stmt, live))
-            live = live | _loop_live_in(kept[-1])
+            loop, live_in = _dead_loop(stmt, live)
+            kept.append(loop)
+            live = live | live_in | _reads(stmt)  # the loop may run no iteration: what is live after stays
         else:  # Return, Effect, Unpack (tape pops: the tape must stay in step) and comments always stay
             if isinstance(stmt, ir.Unpack):
                 live -= set(stmt.targets)
@@ -135,35 +136,33 @@ def _dead(body: list[ir.Stmt], live: set[str]) -> tuple[list[ir.Stmt], set[str]]
     return kept, live
 
 
-def _loop_live_in(stmt: ir.Stmt) -> set[str]:
-    live = set(_reads(stmt))
-    for block in ir.blocks(stmt):
-        for inner in ir.walk(block):
-            live |= _reads(inner)
-    return live
-
-
-def _dead_loop(stmt: ir.Stmt, live_after: set[str]) -> ir.Stmt:
+def _dead_loop(stmt: ir.Stmt, live_after: set[str]) -> tuple[ir.Stmt, set[str]]:
+    """The loop without dead statements, and what it reads before assigning (its live-in)."""
     # What the next iteration reads is live at the end of this one: iterate to a fixed point.
     live_end = set(live_after) | _reads(stmt)
     while True:
         if isinstance(stmt, ir.For):
             body, live_start = _dead(stmt.body, live_end)
             live_start.discard(stmt.index)
-        else:
+        else:  # the test block runs first, and the loop leaves after it: what is live after is live there
             body, live_body = _dead(stmt.body, live_end)
-            test_block, live_start = _dead(stmt.test_block, live_body | _reads(stmt))
+            test_block, live_start = _dead(stmt.test_block, live_body | live_end)
         grown = live_end | live_start
         if grown == live_end:
             break
         live_end = grown
     if isinstance(stmt, ir.For):
-        return ir.For(stmt.index, stmt.iterable, body, stmt.line, stmt.exit, stmt.reverse)
-    return ir.While(test_block, stmt.test, body, stmt.line, stmt.exit)
+        return ir.For(stmt.index, stmt.iterable, body, stmt.line, stmt.exit, stmt.reverse, stmt.checkpoint), live_start
+    return ir.While(test_block, stmt.test, body, stmt.line, stmt.exit), live_start
 
 
 def remove_dead(body: list[ir.Stmt]) -> list[ir.Stmt]:
     return _dead(body, set())[0]
+
+
+def live_before(body: list[ir.Stmt], live_after: set[str]) -> set[str]:
+    """The names ``body`` may read before assigning them (a superset where loops make it hard)."""
+    return _dead(body, live_after)[1]
 
 
 def _simplify_block(body: list[ir.Stmt], keep: set[int]) -> list[ir.Stmt]:
@@ -179,7 +178,7 @@ def _simplify_block(body: list[ir.Stmt], keep: set[int]) -> list[ir.Stmt]:
             out.append(ir.If(stmt.test, _simplify_block(stmt.body, keep), _simplify_block(stmt.orelse, keep), stmt.line))
         elif isinstance(stmt, ir.For):
             out.append(ir.For(stmt.index, stmt.iterable, _simplify_block(stmt.body, keep), stmt.line, stmt.exit,
-                              stmt.reverse))
+                              stmt.reverse, stmt.checkpoint))
         elif isinstance(stmt, ir.While):
             out.append(ir.While(_simplify_block(stmt.test_block, keep), stmt.test, _simplify_block(stmt.body, keep),
                                 stmt.line, stmt.exit))

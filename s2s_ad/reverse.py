@@ -40,6 +40,7 @@ from . import ir, rules, runtime
 from .analysis import SCALAR, Analysis, differentiable_operands
 from .errors import TransformError
 from .expressions import describe_callable, is_user_function, template_ir
+from .optimize import live_before
 
 # Builds (or finds) the split adjoint of a user function for argument kinds;
 # the result has ``forward`` and ``backward`` once compiled.
@@ -129,9 +130,10 @@ class ReverseSweep:
         gradients = tuple(self.final_adjoint(p) for p in self.wrt)
         gradient = gradients[0] if len(gradients) == 1 else ir.Display("tuple", gradients)
         forward = self.forward_block(self.fn.body[:-1])
-        if (any(self.pushes.values()) or self.calls or self.store_pushes) and not self.split:
+        uses_tape = any(self.tape in ir.targets_of(s) for s in ir.walk(forward + self.out))
+        if uses_tape and not self.split:
             forward.insert(0, ir.Assign(self.tape, ir.Const(None), None))
-        sweep = [ir.Comment("reverse sweep")] + self.out if self.out else [ir.Comment("reverse sweep")]
+        sweep = [ir.Comment(REVERSE_SWEEP)] + self.out
         body = forward + sweep + [ir.Return(ir.Display("tuple", (result, gradient)))]
         params = self.fn.params + [seed] + ([self.tape] if self.split else [])
         return ir.Function("d_" + self.fn.name, params, body, self.fn.filename,
@@ -603,6 +605,9 @@ def reverse(fn: ir.Function, wrt: list[str], facts: Analysis, callee: Optional[C
     return ReverseSweep(fn, wrt, facts, callee, split).run()
 
 
+REVERSE_SWEEP = "reverse sweep"  # the comment that separates the sweeps (split_parts cuts there)
+
+
 def push(tape: str, values: tuple[ir.Expr, ...], line: Optional[int] = None) -> ir.Assign:
     """``tape = (a, b, tape)``: record values on the tape."""
     return ir.Assign(tape, ir.Display("tuple", tuple(values) + (ir.Var(tape),)), line)
@@ -621,17 +626,15 @@ def split_parts(adjoint: ir.Function, primal_name: str) -> tuple[ir.Function, ir
     forward sweep's values (parameters included); the backward part pops it.
     """
     body = adjoint.body
-    cut = next(i for i, s in enumerate(body) if isinstance(s, ir.Comment))
+    cut = next(i for i, s in enumerate(body) if isinstance(s, ir.Comment) and s.text == REVERSE_SWEEP)
     forward, backward, final = body[:cut], body[cut + 1:-1], body[-1]
     params, seed, tape = adjoint.params[:-2], adjoint.params[-2], adjoint.params[-1]
     result, gradient = final.value.items
     gradients = gradient.items if isinstance(gradient, ir.Display) else (gradient,)
-    bound = set(params) | {t for s in forward for t in ir.targets_of(s)} | {
-        m.target for s in forward if isinstance(s, ir.If) for m in s.body + s.orelse
-        if isinstance(m, ir.Assign) and m.merge}  # nested blocks record their own values
-    reads = {n for s in ir.walk(backward) for e in ir.exprs_of(s) for n in ir.names_read(e)}
-    reads |= {n for g in gradients for n in ir.names_read(g)}
-    crossing = sorted((reads & bound) - ir.assigned_names(backward) - {tape})
+    bound = set(params) | ir.assigned_names(forward)
+    # What the backward part reads before it assigns it (a loop's final value, say) comes over on the tape.
+    needed = live_before(backward, {n for g in gradients for n in ir.names_read(g)})
+    crossing = sorted((needed & bound) - {tape, seed})
     forward_body = list(forward)
     backward_body = list(backward)
     if crossing:

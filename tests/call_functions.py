@@ -1,4 +1,7 @@
 """User functions that call other user functions, for tests/test_calls.py."""
+import numpy as np
+
+import s2s_ad
 
 
 OFFSET = 0.25
@@ -61,3 +64,42 @@ def int_argument_helper(x, k):
 
 def passes_an_integer(x):
     return int_argument_helper(x, 3) + int_argument_helper(x * 2.0, 2)
+
+
+# Regressions: each once crashed in the split form helpers and vjp use.
+def cube_by_loop(a, c):
+    q = a
+    for k in range(2):
+        q = q * a
+    return q * c  # the loop's final q, read by the backward part before the loop is reversed
+
+
+def calls_cube_by_loop(x):
+    return cube_by_loop(x, 0.3) + x
+
+
+def early_array_return(x):
+    s = x
+    for i in range(3):
+        s = s * 0.9
+        if np.sum(s) > 3.0:
+            return s * 2.0
+    return s
+
+
+def checkpointed_helper(x, n):
+    s = x
+    for t in s2s_ad.checkpointed(range(n)):
+        s = s * s * 0.3 + 0.5
+    return s
+
+
+def calls_checkpointed_helper(x):
+    return checkpointed_helper(x, 4) * x
+
+
+def linear_checkpointed(x, n):
+    s = 0.0
+    for t in s2s_ad.checkpointed(range(n)):
+        s = s * 0.5 + x  # nothing to record: only the snapshots use the tape
+    return s

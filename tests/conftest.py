@@ -1,9 +1,11 @@
 """Shared test oracles: central finite differences, and forward mode against reverse mode."""
 from __future__ import annotations
 
+import os
 from typing import Any, Callable, Sequence
 
 import numpy as np
+import pytest
 
 
 def numeric_grad(f: Callable, args: Sequence[Any], i: int, eps: float = 1e-6) -> Any:
@@ -78,3 +80,17 @@ def assert_gradient_matches(f: Callable, args: Sequence[Any], wrt: Any = 0, rtol
         np.testing.assert_allclose(value, want, rtol=rtol, atol=atol, err_msg=f"{f.__name__} d/d{position} at {args}")
     assert_forward_matches_reverse(f, args)
     return got
+
+
+# -- the fuzzer's size: ``pytest tests/fuzz --soak`` or S2S_FUZZ_EXAMPLES=N ----------------
+
+
+def pytest_addoption(parser) -> None:
+    parser.addoption("--soak", action="store_true", help="run 20,000 random programs in tests/fuzz")
+
+
+@pytest.fixture(scope="session")
+def fuzz_examples(request) -> int:
+    if request.config.getoption("--soak"):
+        return 20_000
+    return int(os.environ.get("S2S_FUZZ_EXAMPLES", "300"))

@@ -1,8 +1,9 @@
 """Calls to the user's own functions: each is transformed and called through its own adjoint."""
+import numpy as np
 import pytest
 
 import s2s_ad
-from conftest import assert_gradient_matches
+from conftest import assert_gradient_matches, numeric_grad
 import call_functions as cf
 
 
@@ -37,3 +38,25 @@ def test_integer_arguments_are_never_differentiated():
 def test_helper_is_called_through_its_adjoint_not_inlined():
     text = s2s_ad.source(cf.uses_helper_twice, wrt=(0, 1), args=(1.5, 0.7))
     assert "d_square_plus.forward(" in text and "d_square_plus.backward(" in text
+
+
+def test_a_helper_whose_loop_result_is_used_after_the_loop():
+    assert_gradient_matches(cf.calls_cube_by_loop, (0.7,))
+    assert s2s_ad.vjp(cf.cube_by_loop, 0.7, 0.4)[1](1.0) == pytest.approx((3 * 0.49 * 0.4, 0.343))
+    assert s2s_ad.grad(s2s_ad.grad(cf.calls_cube_by_loop))(0.7) == pytest.approx(6 * 0.7 * 0.3)
+
+
+def test_vjp_of_an_array_returned_from_inside_a_loop():
+    x = np.array([0.5, 0.1])
+    out, pull = s2s_ad.vjp(cf.early_array_return, x)
+    np.testing.assert_allclose(out, x * 0.729)
+    np.testing.assert_allclose(pull(np.ones(2))[0], [0.729, 0.729])
+
+
+@pytest.mark.parametrize("n", [0, 1, 4])
+def test_checkpointed_loops_in_helpers_and_under_vjp(n):
+    out, pull = s2s_ad.vjp(cf.checkpointed_helper, 0.6, n)
+    assert out == pytest.approx(cf.checkpointed_helper(0.6, n))
+    assert pull(1.0)[0] == pytest.approx(numeric_grad(cf.checkpointed_helper, (0.6, n), 0), rel=1e-6)
+    assert_gradient_matches(cf.calls_checkpointed_helper, (0.6,))
+    assert_gradient_matches(cf.linear_checkpointed, (0.6, n))

@@ -1,0 +1,142 @@
+"""Measuring one workload: primal, s2s_ad's gradient, the hand-written one, and each peer."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable, Optional, Sequence
+
+import numpy as np
+
+import s2s_ad
+from benchmarks.cases import Case
+from benchmarks.check import max_abs_difference
+from benchmarks.peers import Peer
+from benchmarks.timing import Budget, best_seconds, first_call_seconds
+
+
+@dataclass
+class PeerResult:
+    """A peer on one workload: seconds per gradient and its distance from the hand-written one,
+    or why it could not run."""
+
+    seconds: Optional[float] = None
+    max_error: Optional[float] = None
+    failure: Optional[str] = None
+
+
+@dataclass
+class CaseResult:
+    """Seconds per call of each contender on one workload, and how far s2s_ad is from the hand gradient."""
+
+    name: str
+    summary: str
+    primal: float
+    ours: float
+    hand: float
+    first_call: float
+    max_error: float
+    peers: dict[str, PeerResult] = field(default_factory=dict)
+
+    @property
+    def transform(self) -> float:
+        """The first gradient call (which generates and compiles the code) minus a cached call."""
+        return self.first_call - self.ours
+
+    def ratios(self) -> dict[str, Optional[float]]:
+        """The figures the table shows, all ratios of times taken in this run."""
+        figures = {"ours/primal": self.ours / self.primal, "hand/primal": self.hand / self.primal,
+                   "ours/hand": self.ours / self.hand}
+        for name, peer in self.peers.items():
+            figures[f"ours/{name}"] = self.ours / peer.seconds if peer.seconds else None
+        return figures
+
+
+def _as_tuple(gradient: Any) -> tuple:
+    return tuple(gradient) if isinstance(gradient, tuple) else (gradient,)
+
+
+def _describe(exc: BaseException) -> str:
+    first_line = (str(exc).strip().splitlines() or [""])[0]
+    return f"{type(exc).__name__}: {first_line[:120]}"
+
+
+def measure_peer(peer: Peer, case: Case, args: tuple, hand: tuple, budget: Budget) -> PeerResult:
+    """Time a peer's gradient, after checking that it runs and how close it is to the hand one."""
+    try:
+        gradient = peer.make(case)
+        error = max_abs_difference(_as_tuple(gradient(*args)), hand)
+    except Exception as exc:  # a peer that cannot run a workload is reported, not fatal
+        return PeerResult(failure=_describe(exc))
+    return PeerResult(seconds=best_seconds(gradient, args, budget), max_error=error)
+
+
+def measure_case(case: Case, budget: Budget, peers: Sequence[Peer]) -> CaseResult:
+    """Measure one workload at its benchmark size.
+
+    The first s2s_ad call comes first, so that it is the one that generates the
+    code (as long as nothing differentiated this function earlier in the process).
+    """
+    args = case.make_args(False)
+    ours_gradient = s2s_ad.grad(case.function, wrt=case.wrt)
+    first_call, ours = first_call_seconds(ours_gradient, args)
+    hand = _as_tuple(case.hand_gradient(*args))
+    result = CaseResult(
+        name=case.name, summary=case.summary,
+        primal=best_seconds(case.function, args, budget),
+        ours=best_seconds(ours_gradient, args, budget),
+        hand=best_seconds(case.hand_gradient, args, budget),
+        first_call=first_call,
+        max_error=max_abs_difference(_as_tuple(ours), hand),
+    )
+    for peer in peers:
+        result.peers[peer.name] = measure_peer(peer, case, args, hand, budget)
+    return result
+
+
+def warm_up_square(x):
+    return x * x
+
+
+def startup_seconds() -> float:
+    """The first s2s_ad transform in the process, of a one-line function: the one-off cost
+    (loading the rule templates and so on) that the first workload would otherwise carry."""
+    seconds, _ = first_call_seconds(s2s_ad.grad(warm_up_square), (1.5,))
+    return seconds
+
+
+@dataclass
+class CallOverhead:
+    """A cached s2s_ad gradient call on the tiny rational workload, against the hand-written one."""
+
+    ours: float
+    hand: float
+    generated_only: Optional[float]  # the generated function called directly, without the wrapper
+
+    @property
+    def ratio(self) -> float:
+        return self.ours / self.hand
+
+
+def _generated_function(gradient: Any, args: tuple) -> Optional[Callable[..., Any]]:
+    """The code s2s_ad generates for these arguments, compiled here from ``source_for``
+    (only when it needs nothing but NumPy and s2s_ad's runtime helpers)."""
+    from s2s_ad import runtime
+    namespace: dict[str, Any] = {"np": np, **vars(runtime)}
+    try:
+        exec(compile(gradient.source_for(*args), "<generated>", "exec"), namespace)
+    except Exception:
+        return None
+    functions = [v for k, v in namespace.items() if k.startswith("d_") and callable(v)]
+    return functions[0] if len(functions) == 1 else None
+
+
+def call_overhead(case: Case, budget: Budget) -> CallOverhead:
+    """Cost of a cached ``s2s_ad.grad(f)(...)`` call on a tiny workload against the hand gradient."""
+    args = case.make_args(False)
+    gradient = s2s_ad.grad(case.function, wrt=case.wrt)
+    gradient(*args)
+    generated = _generated_function(gradient, args)
+    return CallOverhead(
+        ours=best_seconds(gradient, args, budget),
+        hand=best_seconds(case.hand_gradient, args, budget),
+        generated_only=best_seconds(generated, args, budget) if generated else None,
+    )

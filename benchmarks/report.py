@@ -1,0 +1,116 @@
+"""Printing the results as one table, and writing them as JSON."""
+from __future__ import annotations
+
+import json
+import platform
+import statistics
+from typing import Any, Optional, Sequence
+
+import numpy as np
+
+from benchmarks.measure import CallOverhead, CaseResult
+
+PEER_TOLERANCE = 1e-6  # a peer farther than this (relative) from the hand gradient gets a footnote
+
+
+def seconds_text(seconds: Optional[float]) -> str:
+    """A duration with a unit that keeps three significant figures readable."""
+    if seconds is None:
+        return "n/a"
+    for unit, scale in (("s", 1.0), ("ms", 1e-3), ("us", 1e-6)):
+        if abs(seconds) >= scale:
+            return f"{seconds / scale:.3g} {unit}"
+    return f"{seconds / 1e-9:.3g} ns"
+
+
+def _ratio_text(ratio: Optional[float]) -> str:
+    return "n/a" if ratio is None else f"{ratio:.3g}"
+
+
+def _columns(peer_names: Sequence[str]) -> list[tuple[str, int]]:
+    fixed = [("workload", 13), ("primal", 9), ("ours/primal", 11), ("hand/primal", 11), ("ours/hand", 9)]
+    return fixed + [(f"ours/{name}", max(9, len(name) + 5)) for name in peer_names] + [
+        ("transform", 9), ("max|ours-hand|", 14)]
+
+
+def _row(result: CaseResult, peer_names: Sequence[str]) -> list[str]:
+    ratios = result.ratios()
+    cells = [result.name, seconds_text(result.primal), _ratio_text(ratios["ours/primal"]),
+             _ratio_text(ratios["hand/primal"]), _ratio_text(ratios["ours/hand"])]
+    cells += [_ratio_text(ratios.get(f"ours/{name}")) for name in peer_names]
+    return cells + [seconds_text(result.transform), f"{result.max_error:.1e}"]
+
+
+def _footnotes(results: Sequence[CaseResult]) -> list[str]:
+    """Why a peer shows n/a, and any peer whose gradient is not the hand-written one."""
+    notes = []
+    for result in results:
+        for name, peer in result.peers.items():
+            if peer.failure:
+                notes.append(f"{name} on {result.name}: n/a ({peer.failure})")
+            elif peer.max_error is not None and peer.max_error > PEER_TOLERANCE:
+                notes.append(f"{name} on {result.name}: gradient differs from the hand-written one "
+                             f"by {peer.max_error:.1e}")
+    return notes
+
+
+def median_ours_over_hand(results: Sequence[CaseResult]) -> float:
+    """The median across workloads of s2s_ad's gradient time over the hand-written one's."""
+    return statistics.median(result.ours / result.hand for result in results)
+
+
+def print_table(results: Sequence[CaseResult], peer_names: Sequence[str], mode: str) -> None:
+    """The results as one table, then footnotes and the median of ours/hand."""
+    columns = _columns(peer_names)
+    print(f"\ngradient benchmarks ({mode}; times are minima over repeats; ratios of times from this run)")
+    print("  ".join(f"{title:<{width}}" if i == 0 else f"{title:>{width}}"
+                    for i, (title, width) in enumerate(columns)))
+    for result in results:
+        cells = _row(result, peer_names)
+        print("  ".join(f"{cell:<{width}}" if i == 0 else f"{cell:>{width}}"
+                        for i, (cell, (_, width)) in enumerate(zip(cells, columns))))
+    print("primal: seconds per call of the function itself; transform: first gradient call minus a "
+          "cached one (code generation and compilation)")
+    for note in _footnotes(results):
+        print(f"  note: {note}")
+    print(f"median ours/hand across {len(results)} workloads: {median_ours_over_hand(results):.2f}")
+
+
+def print_extras(startup: float, overhead: CallOverhead) -> None:
+    """The one-off start-up cost and the cached call overhead on the rational workload."""
+    print(f"s2s_ad start-up (first transform in the process, a one-line function): {seconds_text(startup)}")
+    line = (f"cached call overhead (rational): s2s_ad.grad(f)(3.0, 2.0) {seconds_text(overhead.ours)} "
+            f"vs hand-written {seconds_text(overhead.hand)}: ratio {overhead.ratio:.2f}")
+    if overhead.generated_only is not None:
+        line += f"; the generated function alone {seconds_text(overhead.generated_only)}"
+    print(line)
+
+
+def _environment() -> dict[str, Any]:
+    return {"python": platform.python_version(), "numpy": np.__version__, "machine": platform.machine(),
+            "processor": platform.processor()}
+
+
+def write_json(path: str, results: Sequence[CaseResult], startup: Optional[float],
+               overhead: Optional[CallOverhead], mode: str, peer_names: Sequence[str]) -> None:
+    """Every measurement (seconds) and ratio of the run, as JSON."""
+    document = {
+        "mode": mode,
+        "environment": _environment(),
+        "peers": list(peer_names),
+        "workloads": [{
+            "name": r.name, "summary": r.summary, "seconds": {
+                "primal": r.primal, "ours": r.ours, "hand": r.hand, "first_call": r.first_call,
+                "transform": r.transform, **{f"peer_{n}": p.seconds for n, p in r.peers.items()}},
+            "ratios": r.ratios(), "max_abs_error_ours_vs_hand": r.max_error,
+            "peers": {n: vars(p) for n, p in r.peers.items()},
+        } for r in results],
+        "median_ours_over_hand": median_ours_over_hand(results) if results else None,
+        "startup_seconds": startup,
+        "cached_call_overhead": None if overhead is None else {
+            "ours_seconds": overhead.ours, "hand_seconds": overhead.hand, "ratio": overhead.ratio,
+            "generated_only_seconds": overhead.generated_only},
+    }
+    with open(path, "w", encoding="utf-8") as handle:
+        json.dump(document, handle, indent=2)
+        handle.write("\n")
