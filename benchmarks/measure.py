@@ -10,7 +10,7 @@ import s2s_ad
 from benchmarks.cases import Case
 from benchmarks.check import max_abs_difference
 from benchmarks.peers import Peer
-from benchmarks.timing import Budget, best_seconds, first_call_seconds
+from benchmarks.timing import Budget, best_seconds_each, first_call_seconds
 
 
 @dataclass
@@ -59,14 +59,14 @@ def _describe(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {first_line[:120]}"
 
 
-def measure_peer(peer: Peer, case: Case, args: tuple, hand: tuple, budget: Budget) -> PeerResult:
-    """Time a peer's gradient, after checking that it runs and how close it is to the hand one."""
+def _ready_peer(peer: Peer, case: Case, args: tuple, hand: tuple) -> tuple[Optional[Callable], PeerResult]:
+    """A peer's gradient for this case after one checked call, or why it cannot run it."""
     try:
         gradient = peer.make(case)
         error = max_abs_difference(_as_tuple(gradient(*args)), hand)
     except Exception as exc:  # a peer that cannot run a workload is reported, not fatal
-        return PeerResult(failure=_describe(exc))
-    return PeerResult(seconds=best_seconds(gradient, args, budget), max_error=error)
+        return None, PeerResult(failure=_describe(exc))
+    return gradient, PeerResult(max_error=error)
 
 
 def measure_case(case: Case, budget: Budget, peers: Sequence[Peer]) -> CaseResult:
@@ -79,20 +79,22 @@ def measure_case(case: Case, budget: Budget, peers: Sequence[Peer]) -> CaseResul
     ours_gradient = s2s_ad.grad(case.function, wrt=case.wrt)
     first_call, ours = first_call_seconds(ours_gradient, args)
     hand = _as_tuple(case.hand_gradient(*args))
-    result = CaseResult(
-        name=case.name, summary=case.summary,
-        primal=best_seconds(case.function, args, budget),
-        ours=best_seconds(ours_gradient, args, budget),
-        hand=best_seconds(case.hand_gradient, args, budget),
-        first_call=first_call,
-        max_error=max_abs_difference(_as_tuple(ours), hand),
-    )
+    calls = {"primal": (case.function, args), "ours": (ours_gradient, args), "hand": (case.hand_gradient, args)}
+    peer_results = {}
     for peer in peers:
-        result.peers[peer.name] = measure_peer(peer, case, args, hand, budget)
-    return result
+        gradient, peer_results[peer.name] = _ready_peer(peer, case, args, hand)
+        if gradient is not None:
+            calls[f"peer {peer.name}"] = (gradient, args)
+    seconds = best_seconds_each(calls, budget)
+    for name, result in peer_results.items():
+        result.seconds = seconds.get(f"peer {name}")
+    return CaseResult(name=case.name, summary=case.summary, primal=seconds["primal"], ours=seconds["ours"],
+                      hand=seconds["hand"], first_call=first_call,
+                      max_error=max_abs_difference(_as_tuple(ours), hand), peers=peer_results)
 
 
-def warm_up_square(x):
+def warm_up_square(x: float) -> float:
+    """What ``startup_seconds`` differentiates."""
     return x * x
 
 
@@ -134,9 +136,9 @@ def call_overhead(case: Case, budget: Budget) -> CallOverhead:
     args = case.make_args(False)
     gradient = s2s_ad.grad(case.function, wrt=case.wrt)
     gradient(*args)
+    calls = {"ours": (gradient, args), "hand": (case.hand_gradient, args)}
     generated = _generated_function(gradient, args)
-    return CallOverhead(
-        ours=best_seconds(gradient, args, budget),
-        hand=best_seconds(case.hand_gradient, args, budget),
-        generated_only=best_seconds(generated, args, budget) if generated else None,
-    )
+    if generated is not None:
+        calls["generated"] = (generated, args)
+    seconds = best_seconds_each(calls, budget)
+    return CallOverhead(ours=seconds["ours"], hand=seconds["hand"], generated_only=seconds.get("generated"))

@@ -69,8 +69,8 @@ def print_table(results: Sequence[CaseResult], peer_names: Sequence[str], mode: 
         cells = _row(result, peer_names)
         print("  ".join(f"{cell:<{width}}" if i == 0 else f"{cell:>{width}}"
                         for i, (cell, (_, width)) in enumerate(zip(cells, columns))))
-    print("primal: seconds per call of the function itself; transform: first gradient call minus a "
-          "cached one (code generation and compilation)")
+    print("primal: time per call of the function itself; transform: the first gradient call minus a "
+          "cached one (code generation and compilation; a single measurement)")
     for note in _footnotes(results):
         print(f"  note: {note}")
     print(f"median ours/hand across {len(results)} workloads: {median_ours_over_hand(results):.2f}")

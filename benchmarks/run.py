@@ -35,7 +35,7 @@ from benchmarks.check import run_checks  # noqa: E402
 from benchmarks.measure import call_overhead, measure_case, startup_seconds  # noqa: E402
 from benchmarks.peers import installed_peers  # noqa: E402
 from benchmarks.report import print_extras, print_table, seconds_text, write_json  # noqa: E402
-from benchmarks.timing import FULL, QUICK  # noqa: E402
+from benchmarks.timing import FULL, QUICK, steady_allocator  # noqa: E402
 
 
 def parse_arguments(argv: Optional[Sequence[str]] = None) -> argparse.Namespace:
@@ -49,6 +49,8 @@ def parse_arguments(argv: Optional[Sequence[str]] = None) -> argparse.Namespace:
     parser.add_argument("--json", metavar="PATH", help="also write the results to PATH as JSON")
     parser.add_argument("--only", nargs="+", metavar="NAME", help="run only these workloads")
     parser.add_argument("--no-peers", action="store_true", help="leave out autograd, JAX and Tangent")
+    parser.add_argument("--system-malloc", action="store_true",
+                        help="leave glibc's malloc thresholds as they are (see timing.steady_allocator)")
     return parser.parse_args(argv)
 
 
@@ -62,8 +64,10 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     mode = "quick" if options.quick else "full"
     peers = [] if options.no_peers else installed_peers()
     peer_names = [peer.name for peer in peers]
+    steady = not options.system_malloc and steady_allocator()
     print(f"workloads: {', '.join(case.name for case in selected)}; "
-          f"peers installed: {', '.join(peer_names) or 'none'}; mode: {mode}")
+          f"peers installed: {', '.join(peer_names) or 'none'}; mode: {mode}; "
+          f"malloc: {'large blocks from the heap (steady)' if steady else 'as the system has it'}")
     startup = startup_seconds()
     results = []
     for case in selected:

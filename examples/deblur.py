@@ -46,7 +46,7 @@ def loss(guess, observed, smoothness):
     return np.sum(residual ** 2) + smoothness * roughness(guess)
 
 
-def test_image(size=48):
+def sample_image(size=48):
     """A deterministic scene: a shaded background, a bright square and a dark disc."""
     y, x = np.mgrid[0:size, 0:size] / (size - 1)
     image = 0.2 + 0.3 * x
@@ -106,7 +106,7 @@ def main():
     parser.add_argument("--out", help="folder for the PNGs (default: a new temporary folder)")
     options = parser.parse_args()
 
-    truth = test_image()
+    truth = sample_image()
     observed = blur(truth)
     print(f"48x48 image, 3x3 box blur; error of the blurred image to the truth: {rms(observed, truth):.5f}")
     recovered = deblur(observed, truth, options.steps)

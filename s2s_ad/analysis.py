@@ -27,6 +27,7 @@ from typing import Iterable, Optional, Union
 import numpy as np
 
 from . import ir, rules
+from .errors import TransformError
 
 SCALAR = "scalar"
 ShapeClass = Union[str, int]
@@ -158,6 +159,7 @@ def shape_classes(fn: ir.Function, kinds: dict[str, Optional[str]]) -> tuple[dic
     for _ in range(4):
         before = dict(shape)
         sources: dict[str, set] = {}
+        ranks: dict[str, set] = {}
         for stmt in ir.walk(fn.body):
             if isinstance(stmt, ir.For):
                 shape[stmt.index] = SCALAR
@@ -168,6 +170,12 @@ def shape_classes(fn: ir.Function, kinds: dict[str, Optional[str]]) -> tuple[dic
                 sources.setdefault(stmt.target, set()).add(class_of(value, stmt))
                 found = sources[stmt.target]
                 shape[stmt.target] = next(iter(found)) if len(found) == 1 else fresh(stmt.target)
+                rank = ndim.get(value.name) if isinstance(value, ir.Var) else None
+                ranks.setdefault(stmt.target, set()).add(rank)
+                if len(ranks[stmt.target]) == 1 and rank is not None:  # every source agrees so far
+                    ndim[stmt.target] = rank
+                else:
+                    ndim.pop(stmt.target, None)
             elif isinstance(value, ir.Call) and value.fn is operator.getitem:
                 rank = _indexed_rank(value, ndim, lambda e: class_of(e, stmt))
                 shape[stmt.target] = SCALAR if rank == 0 else fresh(stmt)
@@ -179,6 +187,9 @@ def shape_classes(fn: ir.Function, kinds: dict[str, Optional[str]]) -> tuple[dic
                 operands = list(value.args) + [v for _, v in value.kwargs]
                 classes = {class_of(a, stmt) for a in operands} - {SCALAR}
                 shape[stmt.target] = SCALAR if not classes else classes.pop() if len(classes) == 1 else fresh(stmt)
+                ranks_in = [0 if class_of(a, stmt) == SCALAR else ndim.get(getattr(a, "name", None)) for a in operands]
+                if None not in ranks_in:  # broadcasting: the largest rank
+                    ndim[stmt.target] = max(ranks_in, default=0)
             elif isinstance(value, ir.Call):
                 shape[stmt.target] = fresh(stmt)
                 rank = _made_rank(value, ndim, lambda e: class_of(e, stmt))
@@ -228,3 +239,24 @@ def analyse(fn: ir.Function, wrt: Iterable[str], kinds: dict[str, Optional[str]]
     wrt = list(wrt)
     shape, ndim = shape_classes(fn, kinds)
     return Analysis(activity(fn, wrt), shape, uses, varied_names(fn, wrt), ndim)
+
+
+def check_in_place(fn: ir.Function, facts: Analysis, kinds: dict[str, Optional[str]]) -> None:
+    """Refuse ``name op= value`` where ``name`` provably holds an array another name shares.
+
+    Lowering made such updates new bindings, which is what Python does for
+    numbers; for a shared array NumPy would change it for every name that
+    sees it (and an argument's array is the caller's).  Only what the kinds
+    prove decides: a value of unknown rank is not refused.
+    """
+    for update in fn.in_place:
+        if update.base is None:
+            array = (facts.rank_of(ir.Var(update.value)) or 0) > 0
+        else:  # a view: an array if its base is one and the index keeps a dimension
+            base = facts.rank_of(ir.Var(update.base))
+            array = base is not None and base > 0 and (update.keeps_dimension or base > update.integers)
+        if array:
+            raise TransformError(
+                f"the in-place update of {update.name}", f"{update.name} is {update.shared}, and NumPy would "
+                f"change that array too; write {update.name} = {update.name} + ... (a new array), or copy it "
+                f"first", filename=fn.filename, line=update.line, column=update.column)

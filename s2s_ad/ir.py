@@ -187,6 +187,22 @@ class Function:
     docstring: Optional[str] = None
     # Names bound in the generated module's globals (arrays, user black boxes).
     constants: dict[str, Any] = field(default_factory=dict)
+    # ``name op= value`` statements that change an object in place in Python but were lowered as a
+    # new binding: right for numbers, wrong for an array another name shares.  The pipeline checks
+    # them once argument kinds are known (analysis.check_in_place).
+    in_place: list["InPlace"] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class InPlace:
+    value: str  # the SSA name updated
+    name: str  # the user's name for it
+    shared: str  # why the object may be shared: "the argument x", "the same object as a", "a view of x"
+    line: Optional[int]
+    column: Optional[int]
+    base: Optional[str] = None  # for a view: the array it views
+    integers: int = 0  # for a view by index: how many integer parts the index has
+    keeps_dimension: bool = True  # for a view by index: a slice (or None, Ellipsis) keeps a dimension
 
 
 def blocks(stmt: Stmt) -> list[list[Stmt]]:

@@ -151,6 +151,11 @@ class Lowering:
         # Code s2s_ad generated reads an element after a write only where it proved the element
         # is one number (reverse.py knows ranks this stage does not): it is not checked again.
         self.views = _Views(self.buffers, enabled=not is_generated(parsed.filename))
+        # values that may be views of another array (x[1:], x.T): the array, integer index parts, a slice or not
+        self.view_values: dict[str, tuple[str, int, bool]] = {}
+        self.merged_from: dict[str, str] = {}  # merge variables that may be an array another name holds
+        self.in_place: list[ir.InPlace] = []
+        self.params: dict[str, str] = {}  # SSA name of each parameter -> the user's name
         self.converter = ExpressionConverter(self.read, parsed.resolver, parsed.error)
         node = parsed.node
         desugar(node, {n.id for n in gast.walk(node) if isinstance(n, gast.Name)} | set(parsed.params))
@@ -165,9 +170,41 @@ class Lowering:
             self.env[p] = ir.Var(name)
             self.user_names.add(name)
             params.append(name)
+        self.params = dict(zip(params, self.parsed.params))
         body = self.lower_block(node.body)
         docstring = gast.get_docstring(node) if hasattr(gast, "get_docstring") else None
-        return ir.Function(node.name, params, body, self.parsed.filename, node.lineno, docstring)
+        return ir.Function(node.name, params, body, self.parsed.filename, node.lineno, docstring,
+                           in_place=self.in_place)
+
+    def _shared(self, name: str, value: str, stmt: Any) -> Optional[ir.InPlace]:
+        """An ``InPlace`` record if ``value`` (what ``name`` holds) may be an object other names see."""
+        at = dict(line=stmt.lineno, column=stmt.col_offset + 1)
+        if value in self.params:
+            return ir.InPlace(value, name, f"the argument {self.params[value]}", **at)
+        others = sorted(k for k, v in self.env.items() if k != name and v == ir.Var(value))
+        if others:
+            return ir.InPlace(value, name, f"the same object as {others[0]}", **at)
+        if value in self.merged_from:
+            return ir.InPlace(value, name, f"the same object as {self.merged_from[value]} on some paths", **at)
+        if value in self.view_values:
+            base, integers, keeps = self.view_values[value]
+            return ir.InPlace(value, name, f"a view of {base}", base=base, integers=integers, keeps_dimension=keeps,
+                              **at)
+        return None
+
+    def _note_view(self, name: str, value: Any) -> None:
+        """Remember that ``name`` may view another array (for ``_shared``)."""
+        if not (isinstance(value, ir.Call) and value.fn in _VIEWING and value.fn is not runtime.list_append
+                and value.args and isinstance(value.args[0], ir.Var)):
+            return
+        base = value.args[0].name
+        if value.fn is not operator.getitem:
+            self.view_values[name] = (base, 0, True)
+            return
+        parts = value.args[1].items if isinstance(value.args[1], ir.Display) else (value.args[1],)
+        keeps = any(isinstance(p, ir.Slice) or (isinstance(p, ir.Const) and p.value in (None, Ellipsis))
+                    for p in parts)
+        self.view_values[name] = (base, len(parts), keeps)
 
     def read(self, name: str) -> Optional[ir.Expr]:
         """What the user's local ``name`` holds now (``None`` if it is not a local)."""
@@ -208,6 +245,9 @@ class Lowering:
                     raise self.parsed.error(f"an in-place update of {stmt.target.id}", f"{stmt.target.id} may be a "
                                             f"view of {self.views.root[current.name]}; write into that array by index "
                                             "instead", stmt)
+                update = self._shared(stmt.target.id, current.name, stmt)
+                if update is not None:
+                    self.in_place.append(update)
             self.bind(stmt.target, value)
         elif _is_append(stmt):  # lists grow by a pure append: items = items + [item]
             call = stmt.value
@@ -249,6 +289,10 @@ class Lowering:
         copies = []
         for user_name, merged in targets.items():
             value = env.get(user_name, ir.Const(None))
+            if isinstance(value, ir.Var):  # an array another name holds, joined into this one
+                holders = sorted(k for k, v in env.items() if k != user_name and v == value)
+                if holders or value.name in self.merged_from:
+                    self.merged_from[merged] = holders[0] if holders else self.merged_from[value.name]
             reads_targets = set(ir.names_read(value)) & (merged_names - {merged})
             if (isinstance(value, ir.Display) and any(True for _ in ir.names_read(value))) or reads_targets:
                 name = self.names.fresh("items" if isinstance(value, ir.Display) else f"{user_name}_next")
@@ -446,6 +490,7 @@ class Lowering:
             self.user_names.add(name)
             self.env[target.id] = self.flatten(value, name)
             self.views.bound(name, value)
+            self._note_view(name, value)
             return
         # Tuple unpacking: a display binds element-wise, anything else by index.
         elements = target.elts
@@ -460,6 +505,8 @@ class Lowering:
         whole = self.flatten(value)
         for i, element in enumerate(elements):
             self.bind(element, ir.Call(operator.getitem, (whole, ir.Const(i))))
+            if isinstance(element, gast.Name):  # an item of a tuple, not a view
+                self.view_values.pop(getattr(self.env.get(element.id), "name", None), None)
 
     def ret(self, stmt: gast.Return) -> None:
         value = self.converter.convert(stmt.value)

@@ -140,3 +140,14 @@ def view_taken_after_the_write(x):
 def extremes(x, y, z):
     values = [x * 2.0, y, z * z]
     return max(values) + min(x, y, z) * 3.0 + max(np.array([x, y]))
+
+
+def in_place_updates_that_are_fine(x, y):
+    total = x  # a number: += makes a new one, as in Python
+    total += y * 2.0
+    first, second = (x * 0.5, y)
+    first += second  # an item of a tuple, not a view
+    copied = np.array([x, y]).copy()
+    alias = copied
+    alias += 1.0  # an array the function made: updated in place, and `copied` sees it
+    return total * first + np.sum(copied * copied)

@@ -163,3 +163,31 @@ def calls_a_gradient(x):
 
 def generator_in_sum(x):
     return sum(v * v for v in x)  # REFUSED: write a list comprehension instead
+
+
+def in_place_on_an_argument(x):
+    y = x
+    y *= 2.0  # REFUSED: y is the argument x
+    return np.sum(y * x)
+
+
+def in_place_on_a_view_of_an_argument(x):
+    rest = x[1:]
+    rest += 1.0  # REFUSED: rest is a view of x
+    return np.sum(x * x)
+
+
+def in_place_on_a_shared_array(x):
+    a = x * 1.0
+    b = a
+    b += x  # REFUSED: b is the same object as a
+    return np.sum(a * a)
+
+
+def in_place_on_an_array_shared_on_some_paths(x):
+    a = np.ones(2)
+    c = a
+    if x[0] > 0:
+        c = np.zeros(2)
+    c += x  # REFUSED: c is the same object as a on some paths
+    return np.sum(a * x)

@@ -90,3 +90,9 @@ def test_an_array_written_in_a_loop_gets_its_adjoint_copied_once():
 @pytest.mark.parametrize("x, y, z", [(0.5, 0.2, 0.9), (0.1, 0.7, 0.3)])
 def test_max_and_min_of_a_list_or_of_three_values(x, y, z):
     assert_gradient_matches(df.extremes, (x, y, z), (0, 1, 2))
+
+
+def test_in_place_updates_that_are_fine():
+    assert_gradient_matches(df.in_place_updates_that_are_fine, (0.7, -0.3), (0, 1))
+    assert s2s_ad.value_and_grad(df.in_place_updates_that_are_fine)(0.7, -0.3)[0] == pytest.approx(
+        df.in_place_updates_that_are_fine(0.7, -0.3))

@@ -42,7 +42,7 @@ def test_every_refusal_says_what_to_do_instead():
     for param in _functions():
         fn = param.values[0]
         with pytest.raises(s2s_ad.TransformError) as caught:
-            s2s_ad.source(fn)
+            s2s_ad.source(fn, args=(np.ones(2),))
         assert caught.value.hint, fn.__name__
 
 
