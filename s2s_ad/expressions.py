@@ -213,6 +213,8 @@ class ExpressionConverter:
             fn, args = self._method(node, args)
         if fn in (max, min) and self.check_calls and not kwargs and len(args) != 2:
             return self._extremum(fn, args, node)
+        if fn is reversed and len(args) == 1 and not kwargs:  # enumerate(reversed(x)): x[::-1]
+            return ir.Call(operator.getitem, (args[0], ir.Slice(None, None, ir.Const(-1))))
         if self.check_calls:
             self._check_callee(fn, node, tuple(args), kwargs)
             if is_user_function(fn):

@@ -28,6 +28,7 @@ _FOLDABLE_MODULES = (math, np)
 _FOLDABLE = {
     operator.add, operator.sub, operator.mul, operator.truediv, operator.pow, operator.neg,
     operator.pos, operator.floordiv, operator.mod,
+    operator.eq, operator.ne, operator.lt, operator.le, operator.gt, operator.ge,
 }
 
 
@@ -44,7 +45,7 @@ def _fold(call: ir.Call) -> Optional[ir.Expr]:
     values = [a.value for a in call.args if isinstance(a, ir.Const)]
     if call.kwargs or len(values) != len(call.args) or not _foldable(call.fn):
         return None
-    if not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in values):
+    if not all(isinstance(v, (int, float)) for v in values):  # booleans too: y - 1 + (y == 0)
         return None
     try:
         result = call.fn(*values)
@@ -52,6 +53,9 @@ def _fold(call: ir.Call) -> Optional[ir.Expr]:
         return None
     if isinstance(result, np.generic):
         result = result.item()
+    if isinstance(result, bool) and call.fn not in (operator.eq, operator.ne, operator.lt, operator.le,
+                                                   operator.gt, operator.ge):
+        result = int(result)
     return ir.Const(result)
 
 

@@ -209,3 +209,49 @@ def getitem_grad(grad: Any, a: Any, index: Any) -> np.ndarray:
     else:
         result[index] = grad
     return result
+
+
+def _along_last(a: np.ndarray, axis: Any) -> tuple[np.ndarray, Any]:
+    """``a`` with the ``axis`` dimensions moved last and merged into one, and how to undo it."""
+    if axis is None:
+        return a.reshape(1, -1), lambda r: r.reshape(a.shape)
+    axes = tuple(int(x) % a.ndim for x in np.atleast_1d(axis))
+    last = tuple(range(a.ndim - len(axes), a.ndim))
+    moved = np.moveaxis(a, axes, last)
+    return moved.reshape(moved.shape[:a.ndim - len(axes)] + (-1,)), \
+        lambda r: np.moveaxis(r.reshape(moved.shape), last, axes)
+
+
+def prod_others(a: Any, axis: Any = None) -> np.ndarray:
+    """For each element of ``a``, the product of the others it is multiplied with in
+    ``np.prod(a, axis)``: the derivative of ``np.prod``, without dividing (a zero in ``a`` is fine)."""
+    a = np.asarray(a, dtype=np.result_type(a, 1.0))
+    flat, back = _along_last(a, axis)
+    ones = np.ones(flat.shape[:-1] + (1,))
+    before = np.cumprod(np.concatenate([ones, flat[..., :-1]], axis=-1), axis=-1)
+    after = np.cumprod(np.concatenate([ones, flat[..., :0:-1]], axis=-1), axis=-1)[..., ::-1]
+    return back(before * after)
+
+
+def prod_others_jvp(a: Any, t: Any, axis: Any = None) -> np.ndarray:
+    """The tangent of ``prod_others(a, axis)`` along ``t``: sum over j != i of t_j times the
+    product of the elements other than i and j."""
+    a = np.asarray(a, dtype=np.result_type(a, t, 1.0))
+    flat, back = _along_last(a, axis)
+    flat_t, _ = _along_last(np.broadcast_to(np.asarray(t, dtype=a.dtype), a.shape), axis)
+    result = np.zeros_like(flat)
+    for j in range(flat.shape[-1]):
+        replaced = flat.copy()
+        replaced[..., j] = flat_t[..., j]
+        term = prod_others(replaced, -1)
+        term[..., j] = 0.0
+        result += term
+    return back(result)
+
+
+def cumsum_grad(grad: Any, a: Any, axis: Any = None) -> np.ndarray:
+    """The adjoint of ``np.cumsum(a, axis)``: sums from the end (a flat ``grad`` when ``axis`` is None)."""
+    grad = np.asarray(grad)
+    if axis is None:
+        return np.reshape(np.cumsum(grad[::-1])[::-1], np.shape(a))
+    return np.flip(np.cumsum(np.flip(grad, axis), axis), axis)

@@ -1,8 +1,8 @@
-"""Rules for NumPy reductions: sum, mean, prod, max, min (with ``axis`` and ``keepdims``)."""
+"""Rules for NumPy reductions: sum, mean, prod, max, min (with ``axis`` and ``keepdims``), cumsum."""
 import numpy as np
 
 from s2s_ad.rules import adjoint, tangent
-from s2s_ad.runtime import broadcast_reduced
+from s2s_ad.runtime import broadcast_reduced, cumsum_grad, prod_others
 
 _AXES = (
     {"a": (3, 4)}, {"a": (3, 4), "axis": 0}, {"a": (3, 4), "axis": -1, "keepdims": True},
@@ -22,7 +22,7 @@ def mean(out, a, axis=None, dtype=None, *, keepdims=False, d_out):
 
 @adjoint(np.prod, method="prod", examples=_AXES)
 def prod(out, a, axis=None, dtype=None, *, keepdims=False, d_out):
-    d_a = broadcast_reduced(d_out * out, a, axis, keepdims) / a  # needs no zero in a
+    d_a = broadcast_reduced(d_out, a, axis, keepdims) * prod_others(a, axis)  # zeros in a are fine
 
 
 @adjoint(np.max, method="max", examples=_AXES)
@@ -41,7 +41,13 @@ def min(out, a, axis=None, *, keepdims=False, d_out):
 
 @tangent(np.prod)
 def prod(out, a, axis=None, dtype=None, *, keepdims=False, t_a):
-    t_out = np.sum(t_a * broadcast_reduced(out, a, axis, keepdims) / a, axis=axis, keepdims=keepdims)
+    t_out = np.sum(t_a * prod_others(a, axis), axis=axis, keepdims=keepdims)
+
+
+@adjoint(np.cumsum, linear=True, method="cumsum", examples=({"a": (5,)}, {"a": (3, 4), "axis": 1},
+                                                              {"a": (2, 3)}))
+def cumsum(out, a, axis=None, *, d_out):
+    d_a = cumsum_grad(d_out, a, axis)
 
 
 @tangent(np.max)

@@ -49,8 +49,8 @@ def truediv(out, x, y, d_out):
 @adjoint(np.power, elementwise=True)
 @adjoint(operator.pow, elementwise=True)
 def pow(out, x, y, d_out):
-    d_x = d_out * y * x ** (y - 1)
-    d_y = d_out * out * np.log(x)
+    d_x = d_out * y * x ** (y - 1 + (y == 0))  # x ** 0 has derivative 0, also at x = 0 (as JAX)
+    d_y = d_out * out * np.log(x + (x == 0))  # 0 ** y has derivative 0 in y: out is 0 there (as JAX)
 
 
 @adjoint(operator.mod, elementwise=True)
@@ -92,7 +92,7 @@ def truediv(out, x, y, t_x, t_y):
 
 @tangent(operator.pow, elementwise=True)
 def pow(out, x, y, t_x, t_y):
-    t_out = t_x * y * x ** (y - 1) + t_y * out * np.log(x)
+    t_out = t_x * y * x ** (y - 1 + (y == 0)) + t_y * out * np.log(x + (x == 0))
 
 
 @tangent(operator.neg, elementwise=True)

@@ -108,8 +108,8 @@ def hypot(out, x, y, d_out):
 
 @adjoint(math.pow, elementwise=True)
 def pow(out, x, y, d_out):
-    d_x = d_out * y * math.pow(x, y - 1.0)
-    d_y = d_out * out * math.log(x)
+    d_x = d_out * y * math.pow(x, y - 1.0 + (y == 0))  # as operator.pow: 0 where y is 0
+    d_y = d_out * out * math.log(x + (x == 0))
 
 
 @adjoint(math.fabs, elementwise=True, domain=(-0.8, 0.8))

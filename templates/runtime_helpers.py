@@ -11,7 +11,7 @@ would hide the helper its own body calls.)
 import numpy as np
 
 from s2s_ad.rules import adjoint, fresh_arrays, nondifferentiable, tangent
-from s2s_ad.runtime import (broadcast_reduced, checkpoint_stride, concatenate_grad, getitem_grad, inverse_axes, matmul_grad_a,
+from s2s_ad.runtime import (broadcast_reduced, checkpoint_stride, cumsum_grad, prod_others, prod_others_jvp, concatenate_grad, getitem_grad, inverse_axes, matmul_grad_a,
                             matmul_grad_b, pad_grad, stack_grad, stop_gradient, stored_part, unbroadcast,
                             writable_copy, zeros_like)
 
@@ -79,3 +79,13 @@ def matmul_grad_a_rule(out, grad, a, b, t_grad, t_b):
                                   {"grad": (2,), "a": (2, 3), "b": np.zeros(3)}))
 def matmul_grad_b_rule(out, grad, a, b, t_grad, t_a):
     t_out = matmul_grad_b(t_grad, a, b) + matmul_grad_b(grad, t_a, b)
+
+
+@tangent(prod_others, examples=({"a": (4,)}, {"a": (2, 3), "axis": 1}, {"a": (2, 3, 2), "axis": (0, 2)}))
+def prod_others_rule(out, a, axis=None, *, t_a):
+    t_out = prod_others_jvp(a, t_a, axis)
+
+
+@tangent(cumsum_grad, examples=({"grad": (5,), "a": np.zeros(5)}, {"grad": (3, 4), "a": np.zeros((3, 4)), "axis": 0}))
+def cumsum_grad_rule(out, grad, a, axis=None, *, t_grad):
+    t_out = cumsum_grad(t_grad, a, axis)

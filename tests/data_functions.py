@@ -151,3 +151,20 @@ def in_place_updates_that_are_fine(x, y):
     alias = copied
     alias += 1.0  # an array the function made: updated in place, and `copied` sees it
     return total * first + np.sum(copied * copied)
+
+
+def product_with_a_zero(x):
+    return np.prod(x) + np.sum(np.prod(np.reshape(x, (2, 2)), axis=0))
+
+
+def powers_at_zero(x, y):
+    return x ** 0 + x ** y + 0.0 ** y
+
+
+def enumerate_reversed_and_cumsum(x):
+    total = 0.0
+    for i, a in enumerate(reversed(x)):
+        total = total + a * (i + 1.0)
+    for a, b in zip(x, reversed(x)):
+        total = total + a * b
+    return total + np.sum(np.cumsum(x) ** 2)

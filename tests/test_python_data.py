@@ -3,7 +3,7 @@ import numpy as np
 import pytest
 
 import s2s_ad
-from conftest import assert_gradient_matches
+from conftest import assert_gradient_matches, numeric_grad
 import data_functions as df
 
 RNG = np.random.default_rng(11)
@@ -96,3 +96,23 @@ def test_in_place_updates_that_are_fine():
     assert_gradient_matches(df.in_place_updates_that_are_fine, (0.7, -0.3), (0, 1))
     assert s2s_ad.value_and_grad(df.in_place_updates_that_are_fine)(0.7, -0.3)[0] == pytest.approx(
         df.in_place_updates_that_are_fine(0.7, -0.3))
+
+
+def test_derivatives_at_zero_are_numbers_not_nan():
+    # regressions: np.prod divided by the input; x ** y took log(0) and 0 ** -1
+    x = np.array([0.0, 2.0, 3.0, 0.5])
+    np.testing.assert_allclose(s2s_ad.grad(df.product_with_a_zero)(x), numeric_grad(df.product_with_a_zero, (x,), 0),
+                               atol=1e-6)
+    assert s2s_ad.grad(df.powers_at_zero, wrt=(0, 1))(0.0, 2.0) == (0.0, 0.0)
+    assert s2s_ad.jvp(df.product_with_a_zero, (x,), (np.ones(4),))[1] == pytest.approx(
+        float(numeric_grad(df.product_with_a_zero, (x,), 0).sum()))
+
+
+def test_reversed_inside_enumerate_and_zip():
+    assert_gradient_matches(df.enumerate_reversed_and_cumsum, (np.array([0.3, -0.5, 0.8]),))
+
+
+def test_an_integer_tangent_is_a_direction_like_any_other():
+    _, integer = s2s_ad.jvp(df.copy_then_write, (np.array([1.0, 2.0, 3.0]),), (np.array([1, 1, 1]),))
+    _, floating = s2s_ad.jvp(df.copy_then_write, (np.array([1.0, 2.0, 3.0]),), (np.ones(3),))
+    assert integer == floating
