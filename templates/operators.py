@@ -49,7 +49,7 @@ def truediv(out, x, y, d_out):
 @adjoint(np.power, elementwise=True)
 @adjoint(operator.pow, elementwise=True)
 def pow(out, x, y, d_out):
-    d_x = d_out * y * x ** (y - 1 + (y == 0))  # x ** 0 has derivative 0, also at x = 0 (as JAX)
+    d_x = d_out * y * x ** (y - 1 + (y == 0))  # x ** 0 is constant: derivative 0, also at x = 0
     d_y = d_out * out * np.log(x + (x == 0))  # 0 ** y has derivative 0 in y: out is 0 there (as JAX)
 
 
