@@ -17,6 +17,7 @@ what lets the reverse sweep replay iterations backwards.
 """
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
@@ -121,10 +122,12 @@ class Desugar:
     # -- early exits -----------------------------------------------------
 
     def function(self, node: gast.FunctionDef) -> None:
-        node.body = self.hoist(node.body)
+        kinds = Counter(type(n) for n in gast.walk(node))  # one walk spares one per statement
+        if kinds[gast.ListComp]:
+            node.body = self.hoist(node.body)
         body = node.body
         final = body[-1]
-        early = any(isinstance(n, gast.Return) for s in body[:-1] for n in gast.walk(s))
+        early = kinds[gast.Return] > 1  # (a nested function's return counts too: flags it may not need)
         if not early:
             node.body = self.block(body[:-1])[0] + [final]
             return
@@ -201,5 +204,5 @@ class Desugar:
 
 def desugar(node: gast.FunctionDef, taken: set[str]) -> gast.FunctionDef:
     """Rewrite ``node`` in place (see the module docstring); ``taken`` are the user's names."""
-    Desugar(set(taken)).function(node)
+    Desugar(ir.NameSet(taken)).function(node)
     return node

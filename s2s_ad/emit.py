@@ -1,4 +1,4 @@
-"""Stage 6: IR → Python source text (via gast and astor).
+"""Stage 6: IR → Python source text (via ``ast`` nodes and astor).
 
 Input: an ``ir.Function`` (SSA, adjoint or tangent form) and a header.
 Output: an ``Emitted`` record: the module source, and the globals the code
@@ -9,6 +9,7 @@ changes, so every generated statement can be traced to its origin.
 """
 from __future__ import annotations
 
+import ast
 import builtins
 import math
 import operator
@@ -18,27 +19,26 @@ from dataclasses import dataclass, field
 from typing import Any, Optional
 
 import astor
-import gast
 import numpy as np
 
 from . import ir, runtime
 
 _BINARY = {
-    operator.add: gast.Add, operator.sub: gast.Sub, operator.mul: gast.Mult, operator.truediv: gast.Div,
-    operator.floordiv: gast.FloorDiv, operator.mod: gast.Mod, operator.pow: gast.Pow,
-    operator.matmul: gast.MatMult,
+    operator.add: ast.Add, operator.sub: ast.Sub, operator.mul: ast.Mult, operator.truediv: ast.Div,
+    operator.floordiv: ast.FloorDiv, operator.mod: ast.Mod, operator.pow: ast.Pow,
+    operator.matmul: ast.MatMult,
 }
-_UNARY = {operator.neg: gast.USub, operator.pos: gast.UAdd, operator.not_: gast.Not}
+_UNARY = {operator.neg: ast.USub, operator.pos: ast.UAdd, operator.not_: ast.Not}
 _COMPARE = {
-    operator.lt: gast.Lt, operator.le: gast.LtE, operator.gt: gast.Gt, operator.ge: gast.GtE,
-    operator.eq: gast.Eq, operator.ne: gast.NotEq, operator.is_: gast.Is, operator.is_not: gast.IsNot,
+    operator.lt: ast.Lt, operator.le: ast.LtE, operator.gt: ast.Gt, operator.ge: ast.GtE,
+    operator.eq: ast.Eq, operator.ne: ast.NotEq, operator.is_: ast.Is, operator.is_not: ast.IsNot,
 }
 _MODULES = (("np", np), ("np.linalg", np.linalg), ("math", math))
 _COMMENT_COLUMN = 32
 
 
-def _name(id_: str, ctx: Any = None) -> gast.Name:
-    return gast.Name(id=id_, ctx=ctx or gast.Load(), annotation=None, type_comment=None)
+def _name(id_: str, ctx: Any = None) -> ast.Name:
+    return ast.Name(id=id_, ctx=ctx or ast.Load())
 
 
 def _quiet_getattr(module: Any, name: str) -> Any:
@@ -52,7 +52,7 @@ def _dotted(path: str) -> Any:
     parts = path.split(".")
     node: Any = _name(parts[0])
     for part in parts[1:]:
-        node = gast.Attribute(value=node, attr=part, ctx=gast.Load())
+        node = ast.Attribute(value=node, attr=part, ctx=ast.Load())
     return node
 
 
@@ -97,19 +97,19 @@ class _Builder:
             return self.const(e.value)
         if isinstance(e, ir.Display):
             items = [self.expr(i) for i in e.items]
-            return gast.Tuple(elts=items, ctx=gast.Load()) if e.kind == "tuple" else gast.List(elts=items, ctx=gast.Load())
+            return ast.Tuple(elts=items, ctx=ast.Load()) if e.kind == "tuple" else ast.List(elts=items, ctx=ast.Load())
         if isinstance(e, ir.Slice):  # outside a subscript, a slice is a slice() call
-            parts = [gast.Constant(value=None, kind=None) if p is None else self.expr(p)
+            parts = [ast.Constant(value=None) if p is None else self.expr(p)
                      for p in (e.lower, e.upper, e.step)]
-            return gast.Call(func=_name("slice"), args=parts, keywords=[])
+            return ast.Call(func=_name("slice"), args=parts, keywords=[])
         return self.call(e)
 
     def index(self, e: ir.Expr) -> Any:
         """An index in a subscript, where ``a:b`` syntax is allowed."""
         if isinstance(e, ir.Slice):
-            return gast.Slice(*(None if p is None else self.expr(p) for p in (e.lower, e.upper, e.step)))
+            return ast.Slice(*(None if p is None else self.expr(p) for p in (e.lower, e.upper, e.step)))
         if isinstance(e, ir.Display) and e.kind == "tuple":
-            return gast.Tuple(elts=[self.index(i) for i in e.items], ctx=gast.Load())
+            return ast.Tuple(elts=[self.index(i) for i in e.items], ctx=ast.Load())
         return self.expr(e)
 
     def const(self, value: Any) -> Any:
@@ -117,34 +117,34 @@ class _Builder:
             value = value.item()
         if isinstance(value, float) and not math.isfinite(value):
             node = _dotted("math.nan" if math.isnan(value) else "math.inf")
-            return gast.UnaryOp(op=gast.USub(), operand=node) if value < 0 else node
+            return ast.UnaryOp(op=ast.USub(), operand=node) if value < 0 else node
         if isinstance(value, tuple):
-            return gast.Tuple(elts=[self.const(v) for v in value], ctx=gast.Load())
+            return ast.Tuple(elts=[self.const(v) for v in value], ctx=ast.Load())
         if isinstance(value, (int, float, complex, str, bytes, bool, type(None))):
-            return gast.Constant(value=value, kind=None)
+            return ast.Constant(value=value)
         return _name(self.ns.bind(value, "array" if isinstance(value, np.ndarray) else "constant"))
 
     def call(self, e: ir.Call) -> Any:
         fn, args = e.fn, [self.expr(a) for a in e.args]
         if fn in _BINARY and len(args) == 2 and not e.kwargs:
-            return gast.BinOp(left=args[0], op=_BINARY[fn](), right=args[1])
+            return ast.BinOp(left=args[0], op=_BINARY[fn](), right=args[1])
         if fn in _UNARY and len(args) == 1:
-            return gast.UnaryOp(op=_UNARY[fn](), operand=args[0])
+            return ast.UnaryOp(op=_UNARY[fn](), operand=args[0])
         if fn in _COMPARE and len(args) == 2:
-            return gast.Compare(left=args[0], ops=[_COMPARE[fn]()], comparators=[args[1]])
+            return ast.Compare(left=args[0], ops=[_COMPARE[fn]()], comparators=[args[1]])
         if fn is operator.contains and len(args) == 2:
-            return gast.Compare(left=args[1], ops=[gast.In()], comparators=[args[0]])
+            return ast.Compare(left=args[1], ops=[ast.In()], comparators=[args[0]])
         if fn is operator.getitem and len(args) == 2:
-            return gast.Subscript(value=args[0], slice=self.index(e.args[1]), ctx=gast.Load())
-        keywords = [gast.keyword(arg=k, value=self.expr(v)) for k, v in e.kwargs]
+            return ast.Subscript(value=args[0], slice=self.index(e.args[1]), ctx=ast.Load())
+        keywords = [ast.keyword(arg=k, value=self.expr(v)) for k, v in e.kwargs]
         if isinstance(fn, ir.Part):  # d_helper.forward(...)
             owner = _name(self.ns.bind(fn.owner, fn.owner.name))
-            return gast.Call(func=gast.Attribute(value=owner, attr=fn.name, ctx=gast.Load()), args=args,
+            return ast.Call(func=ast.Attribute(value=owner, attr=fn.name, ctx=ast.Load()), args=args,
                              keywords=keywords)
         if isinstance(fn, types.MethodDescriptorType) and args:  # list.append(tape, x) -> tape.append(x)
-            method = gast.Attribute(value=args[0], attr=fn.__name__, ctx=gast.Load())
-            return gast.Call(func=method, args=args[1:], keywords=keywords)
-        return gast.Call(func=self.ns.reference(fn), args=args, keywords=keywords)
+            method = ast.Attribute(value=args[0], attr=fn.__name__, ctx=ast.Load())
+            return ast.Call(func=method, args=args[1:], keywords=keywords)
+        return ast.Call(func=self.ns.reference(fn), args=args, keywords=keywords)
 
     def tuple_text(self, e: ir.Display) -> str:
         """``(a, (b, c))``: a tuple display with every level's parentheses."""
@@ -153,31 +153,29 @@ class _Builder:
         return f"({', '.join(items)}{',' if len(items) == 1 else ''})"
 
     def text(self, e: ir.Expr) -> str:
-        return astor.to_source(gast.gast_to_ast(gast.Expr(value=self.expr(e)))).strip()
+        return astor.to_source((ast.Expr(value=self.expr(e)))).strip()
 
     def simple(self, stmt: ir.Stmt) -> str:
         """One line of source for a statement that has no nested block."""
         if isinstance(stmt, ir.Return):
-            node = gast.Return(value=self.expr(stmt.value))
+            node = ast.Return(value=self.expr(stmt.value))
         elif isinstance(stmt, ir.Effect):
-            node = gast.Expr(value=self.expr(stmt.value))
+            node = ast.Expr(value=self.expr(stmt.value))
         elif isinstance(stmt, ir.Store):
-            place = gast.Subscript(value=_name(stmt.array), slice=self.index(stmt.index), ctx=gast.Store())
+            place = ast.Subscript(value=_name(stmt.array), slice=self.index(stmt.index), ctx=ast.Store())
             if stmt.op is None:
-                node = gast.Assign(targets=[place], value=self.expr(stmt.value), type_comment=None)
+                node = ast.Assign(targets=[place], value=self.expr(stmt.value))
             else:
-                node = gast.AugAssign(target=place, op=_BINARY[stmt.op](), value=self.expr(stmt.value))
+                node = ast.AugAssign(target=place, op=_BINARY[stmt.op](), value=self.expr(stmt.value))
         elif isinstance(stmt, ir.Unpack):
-            names = [_name(t, gast.Store()) for t in stmt.targets]
-            node = gast.Assign(targets=[gast.Tuple(elts=names, ctx=gast.Store())], value=self.expr(stmt.value),
-                               type_comment=None)
+            names = [_name(t, ast.Store()) for t in stmt.targets]
+            node = ast.Assign(targets=[ast.Tuple(elts=names, ctx=ast.Store())], value=self.expr(stmt.value))
         elif isinstance(stmt.value, ir.Display) and stmt.value.kind == "tuple":
             # astor drops the parentheses of a tuple on the right: keep them, the tape reads better
             return f"{stmt.target} = {self.tuple_text(stmt.value)}"
         else:
-            node = gast.Assign(targets=[_name(stmt.target, gast.Store())], value=self.expr(stmt.value),
-                               type_comment=None)
-        return astor.to_source(gast.gast_to_ast(node)).rstrip("\n")
+            node = ast.Assign(targets=[_name(stmt.target, ast.Store())], value=self.expr(stmt.value))
+        return astor.to_source((node)).rstrip("\n")
 
 
 class _Printer:

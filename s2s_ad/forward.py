@@ -86,7 +86,7 @@ class TangentSweep:
         self.facts = facts
         self.callee = callee
         self.varied = facts.varied
-        self.taken = ir.assigned_names(fn.body) | set(fn.params)
+        self.taken = ir.NameSet(ir.assigned_names(fn.body) | set(fn.params))
         self.names: dict[str, str] = {}
         self.primal_of: dict[str, str] = {}  # tangent name -> its primal's name
         self.merged = {s.target for s in ir.walk(fn.body) if isinstance(s, ir.Assign) and s.merge}

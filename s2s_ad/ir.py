@@ -267,12 +267,28 @@ def assigned_names(body: list[Stmt]) -> set[str]:
     return {t for stmt in walk(body) for t in targets_of(stmt)}
 
 
+class NameSet(set):
+    """A set of names taken, remembering per base how far ``fresh_name`` has counted
+    (so naming stays linear in the size of the function)."""
+
+    def __init__(self, names: Any = ()) -> None:
+        super().__init__(names)
+        self.counted: dict[str, int] = {}
+
+
 def fresh_name(base: str, taken: set[str]) -> str:
     """``base``, or ``base_1``, ``base_2``... whichever is not yet in ``taken`` (which it joins)."""
-    name, n = base, 0
-    while name in taken:
+    if base not in taken:
+        taken.add(base)
+        return base
+    counted = getattr(taken, "counted", {})
+    n = counted.get(base, 0)
+    while True:
         n += 1
         name = f"{base}_{n}"
+        if name not in taken:
+            break
+    counted[base] = n
     taken.add(name)
     return name
 

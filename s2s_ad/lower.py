@@ -63,7 +63,7 @@ class _Names:
                 | {n for n in dir(runtime) if not n.startswith("_")})
 
     def __init__(self, reserved: set[str]) -> None:
-        self.taken = set(self.RESERVED) | set(reserved)
+        self.taken = ir.NameSet(set(self.RESERVED) | set(reserved))
 
     @staticmethod
     def _clean(base: str) -> str:
@@ -80,11 +80,7 @@ class _Names:
         stem, _, suffix = base.rpartition("_")
         if stem and suffix.isdigit():
             base = stem
-        n = 1
-        while f"{base}_{n}" in self.taken:
-            n += 1
-        self.taken.add(f"{base}_{n}")
-        return f"{base}_{n}"
+        return ir.fresh_name(base, self.taken)
 
     def claim(self, name: str) -> str:
         """Use the user's own name if free (the first binding of a local)."""

@@ -65,7 +65,7 @@ class ReverseSweep:
         self.facts = facts
         self.adjoint: dict[str, ir.Expr] = {}
         self.out: list[ir.Stmt] = []
-        self.taken = ir.assigned_names(fn.body) | set(fn.params)
+        self.taken = ir.NameSet(ir.assigned_names(fn.body) | set(fn.params))
         self.names: dict[str, str] = {}
         self.line: Optional[int] = None
         self.pinned: set[str] = set(wrt)  # adjoints that must live in their own name
