@@ -253,8 +253,11 @@ def _check_statements(parsed: ParsedFunction, body: list) -> None:
             _check_nested(parsed, stmt)
             continue
         if isinstance(stmt, gast.Expr) and not _is_list_append(stmt):
-            raise parsed.error("an expression statement", "a differentiated function must be pure: "
-                               "drop calls made for their side effects (print, ...)", stmt)
+            call = stmt.value
+            what = (f"the call of {call.func.id}() made for its effect" if isinstance(call, gast.Call)
+                    and isinstance(call.func, gast.Name) else "an expression statement")
+            raise parsed.error(what, "a differentiated function must be pure: drop calls made for their side "
+                               "effects (print, exec, ...)", stmt)
         if isinstance(stmt, gast.While) and any(isinstance(n, gast.ListComp) for n in gast.walk(stmt.test)):
             raise parsed.error("a list comprehension in a while condition", "compute it in the loop body", stmt)
         if isinstance(stmt, gast.Assign):

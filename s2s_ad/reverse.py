@@ -396,7 +396,9 @@ class ReverseSweep:
         body = stmt.body
         assigned = ir.assigned_names(body) | ({stmt.index} if isinstance(stmt, ir.For) else set())
         carried = set(ir.loop_carried(body)) & self.facts.active
-        read = {n for s in ir.walk(body) if isinstance(s, ir.Assign) for n in ir.names_read(s.value)}
+        # (what a store writes is read too: out[j] = u takes u's adjoint every iteration)
+        read = {n for s in ir.walk(body) if isinstance(s, (ir.Assign, ir.Store)) for e in ir.exprs_of(s)
+                for n in ir.names_read(e)}
         accumulators = ((read - assigned) & self.facts.active) | carried
         # Every adjoint the loop adds to must exist, in its own name, before the loop;
         # arrays the loop indexes or writes get theirs updated in place.

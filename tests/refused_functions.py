@@ -52,12 +52,12 @@ def uses_eval(x):
 
 
 def uses_exec(x):
-    exec("y = 1")  # REFUSED: an expression statement
+    exec("y = 1")  # REFUSED: the call of exec() made for its effect
     return x
 
 
 def prints(x):
-    print(x)  # REFUSED: an expression statement
+    print(x)  # REFUSED: the call of print() made for its effect
     return x
 
 

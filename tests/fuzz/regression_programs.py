@@ -1,0 +1,22 @@
+"""The programs behind tests/fuzz/test_regressions.py, reduced by hand from what the fuzzer printed."""
+import math
+
+import numpy as np
+
+
+def pair(p):
+    return p * 0.5 + 1.0, math.sin(p) * p
+
+
+def stored_in_a_loop(x, v):
+    u2, u3 = pair(x)
+    out7 = np.zeros(3)
+    for j in range(3):
+        out7[j] = u2
+    return np.sum(out7) + np.sum(v) * u3
+
+
+def tuple_item_updated(x, y):
+    u4, u5 = pair(x)
+    u4 += x
+    return u4 * y + u5

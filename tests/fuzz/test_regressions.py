@@ -1,0 +1,15 @@
+"""Programs the fuzzer found wrong, kept as named tests (see test_fuzz.py)."""
+import numpy as np
+
+from conftest import assert_gradient_matches
+import regression_programs as rp
+
+
+def test_a_value_read_in_a_loop_only_by_a_store():
+    # soak run, 2026-11-22: out7[j] = u2 in a loop; d_u2 was overwritten each iteration, not summed
+    assert_gradient_matches(rp.stored_in_a_loop, (0.6551136029553816, np.array([0.089, 0.066, 0.823])))
+
+
+def test_an_item_of_a_returned_tuple_updated_in_place():
+    # fuzz run, 2026-11-22: u4 += x on an item of a tuple was refused as an update of a view
+    assert_gradient_matches(rp.tuple_item_updated, (0.655, 0.306))
