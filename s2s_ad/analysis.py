@@ -22,12 +22,13 @@ import itertools
 import operator
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Iterable, Optional, Union
+from typing import Any, Callable, Iterable, Optional, Union
 
 import numpy as np
 
 from . import ir, rules
 from .errors import TransformError
+from .expressions import is_user_function
 
 SCALAR = "scalar"
 ShapeClass = Union[str, int]
@@ -40,6 +41,14 @@ class Analysis:
     uses: Counter = field(default_factory=Counter)
     varied: set[str] = field(default_factory=set)
     ndim: dict[str, int] = field(default_factory=dict)
+    items: dict[str, tuple] = field(default_factory=dict)  # tuples: the kind of each item
+
+    def kind_of(self, expr: ir.Expr) -> Optional[str]:
+        """What a callee is told of an argument: "scalar", "array<N>" when the rank is known, else None."""
+        rank = self.rank_of(expr)
+        if rank == 0:
+            return "scalar"
+        return f"array{rank}" if rank is not None else None
 
     def rank_of(self, expr: ir.Expr) -> Optional[int]:
         if isinstance(expr, ir.Var):
@@ -127,11 +136,19 @@ _SHAPED_BY_ARGUMENT = {np.zeros, np.ones, np.empty, np.full}
 _SHAPED_LIKE_ARGUMENT = {np.zeros_like, np.ones_like, np.empty_like, np.full_like, np.copy}
 
 
-def shape_classes(fn: ir.Function, kinds: dict[str, Optional[str]]) -> tuple[dict[str, ShapeClass], dict[str, int]]:
-    """Assign each value a shape class (see the module docstring), and the ranks known.
+# What a user function returns for arguments of given kinds: "scalar", "array<N>", a tuple of
+# those, or None (unknown).  The pipeline provides it (it lowers and analyses the callee).
+ResultKind = Callable[[Any, tuple], Any]
+
+
+def shape_classes(fn: ir.Function, kinds: dict[str, Optional[str]], result_kind: Optional[ResultKind] = None
+                  ) -> tuple[dict[str, ShapeClass], dict[str, int], dict[str, tuple]]:
+    """Assign each value a shape class (see the module docstring), the ranks known, and the
+    kinds of the items of tuples.
 
     Merge variables get their sources' class when all sources agree; loops
-    are iterated until the classes settle.
+    are iterated until the classes settle.  A call of the user's own function
+    takes the kind ``result_kind`` reports for it.
     """
     counter = itertools.count()
     fresh_for: dict[int, int] = {}
@@ -156,6 +173,24 @@ def shape_classes(fn: ir.Function, kinds: dict[str, Optional[str]]) -> tuple[dic
             return SCALAR  # numbers; None and strings do not take part in broadcasting
         return fresh(expr)
 
+    items: dict[str, tuple] = {}
+
+    def kind_of(expr: ir.Expr, owner: object) -> Any:
+        if class_of(expr, owner) == SCALAR:
+            return "scalar"
+        if isinstance(expr, ir.Var) and expr.name in items:
+            return items[expr.name]
+        if isinstance(expr, ir.Var) and expr.name in ndim:
+            return f"array{ndim[expr.name]}"
+        return None
+
+    def set_kind(target: str, kind: Any, owner: object) -> None:
+        shape[target] = SCALAR if kind == "scalar" else fresh(owner)
+        if isinstance(kind, tuple):
+            items[target] = kind
+        elif isinstance(kind, str) and kind[5:].isdigit():
+            ndim[target] = int(kind[5:])
+
     for _ in range(4):
         before = dict(shape)
         sources: dict[str, set] = {}
@@ -176,6 +211,11 @@ def shape_classes(fn: ir.Function, kinds: dict[str, Optional[str]]) -> tuple[dic
                     ndim[stmt.target] = rank
                 else:
                     ndim.pop(stmt.target, None)
+            elif isinstance(value, ir.Call) and value.fn is operator.getitem and _item_of(value, items) is not None:
+                set_kind(stmt.target, _item_of(value, items), stmt)  # t[0] of a tuple whose items are known
+            elif isinstance(value, ir.Call) and result_kind is not None and is_user_function(value.fn):
+                arguments = tuple(kind_of(a, stmt) for a in value.args)
+                set_kind(stmt.target, result_kind(value.fn, arguments), stmt)
             elif isinstance(value, ir.Call) and value.fn is operator.getitem:
                 rank = _indexed_rank(value, ndim, lambda e: class_of(e, stmt))
                 shape[stmt.target] = SCALAR if rank == 0 else fresh(stmt)
@@ -197,9 +237,20 @@ def shape_classes(fn: ir.Function, kinds: dict[str, Optional[str]]) -> tuple[dic
                     ndim[stmt.target] = rank
             else:
                 shape[stmt.target] = class_of(value, stmt)
+                if isinstance(value, ir.Display) and value.kind == "tuple":
+                    items[stmt.target] = tuple(kind_of(i, stmt) for i in value.items)
         if shape == before:
             break
-    return shape, ndim
+    return shape, ndim, items
+
+
+def _item_of(call: ir.Call, items: dict[str, tuple]) -> Any:
+    """The kind of ``t[k]`` for a tuple ``t`` whose item kinds are known (else None)."""
+    base, index = call.args
+    if isinstance(base, ir.Var) and base.name in items and isinstance(index, ir.Const) \
+            and isinstance(index.value, int) and -len(items[base.name]) <= index.value < len(items[base.name]):
+        return items[base.name][index.value]
+    return None
 
 
 def _made_rank(call: ir.Call, ndim: dict[str, int], class_of) -> Optional[int]:
@@ -231,14 +282,15 @@ def _indexed_rank(call: ir.Call, ndim: dict[str, int], class_of) -> Optional[int
     return rank if rank >= 0 else None
 
 
-def analyse(fn: ir.Function, wrt: Iterable[str], kinds: dict[str, Optional[str]]) -> Analysis:
+def analyse(fn: ir.Function, wrt: Iterable[str], kinds: dict[str, Optional[str]],
+            result_kind: Optional[ResultKind] = None) -> Analysis:
     uses: Counter = Counter()
     for stmt in ir.walk(fn.body):
         for expr in ir.exprs_of(stmt):
             uses.update(ir.names_read(expr))
     wrt = list(wrt)
-    shape, ndim = shape_classes(fn, kinds)
-    return Analysis(activity(fn, wrt), shape, uses, varied_names(fn, wrt), ndim)
+    shape, ndim, items = shape_classes(fn, kinds, result_kind)
+    return Analysis(activity(fn, wrt), shape, uses, varied_names(fn, wrt), ndim, items)
 
 
 def check_in_place(fn: ir.Function, facts: Analysis, kinds: dict[str, Optional[str]]) -> None:

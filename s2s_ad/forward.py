@@ -201,7 +201,7 @@ class TangentSweep:
     def user_call(self, stmt: ir.Assign) -> None:
         """``y = helper(a, b)`` becomes ``y, t_y = t_helper.jvp(a, b, t_a, ...)``."""
         call = stmt.value
-        kinds = tuple("scalar" if self.facts.shape_of(a) == SCALAR else None for a in call.args)
+        kinds = tuple(map(self.facts.kind_of, call.args))
         carries = tuple(self.tangent_of(a) is not None for a in call.args)
         owner = self.callee(call.fn, kinds, carries)
         tangents = tuple(self.tangent_of(a) for a, c in zip(call.args, carries) if c)

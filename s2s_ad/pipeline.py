@@ -16,6 +16,7 @@ import numpy as np
 from . import ir
 from .analysis import analyse, check_in_place
 from .cache import SplitAdjoint, TangentCallee, TransformCache, compile_emitted, compile_module, origin_of
+from .errors import TransformError
 from .emit import Emitted, Namespace, emit, emit_module
 from .forward import forward
 from .lower import lower
@@ -69,6 +70,31 @@ def _lowered(fn: Callable) -> tuple[ParsedFunction, ir.Function]:
     return parsed, ssa
 
 
+_RESULT_KINDS: dict[tuple, tuple] = {}
+
+
+def result_kind(fn: Callable, kinds: Kinds) -> object:
+    """What ``fn`` returns for arguments of these kinds: "scalar", "array<N>", a tuple of those,
+    or None.  Lowers and analyses ``fn`` (cached, and checked against its snapshot, so a redefined
+    helper is analysed again); a function asked about while it is being analysed (recursion) is
+    unknown."""
+    key = (fn, fn.__code__, kinds)
+    cached = _RESULT_KINDS.get(key)
+    if cached is not None and (cached[1] is None or cached[1].valid()):
+        return cached[0]
+    _RESULT_KINDS[key] = (None, None)
+    try:
+        parsed, ssa = _lowered(fn)
+    except TransformError:  # refused: the caller's own transformation reports it where it matters
+        return None
+    facts = analyse(ssa, [], dict(zip(ssa.params, kinds)), result_kind)
+    returned = ssa.body[-1].value
+    kind = facts.items.get(returned.name) if isinstance(returned, ir.Var) else None
+    kind = kind if kind is not None else facts.kind_of(returned)
+    _RESULT_KINDS[key] = (kind, parsed.resolver.snapshot)
+    return kind
+
+
 def _ssa_source(parsed: ParsedFunction, ssa: ir.Function) -> Built:
     origin = origin_of(parsed.filename, parsed.line)
     return Built(emit(ssa, [f"SSA form of {parsed.name}, from {origin}"]).source, None)
@@ -82,7 +108,7 @@ def build_reverse(fn: Callable, wrt: tuple[str, ...], kinds: Kinds, stage: str =
     if stage == "ssa":
         return _ssa_source(parsed, ssa)
     ssa_wrt = [ssa.params[parsed.params.index(w)] for w in wrt]
-    facts = analyse(ssa, ssa_wrt, dict(zip(ssa.params, kinds)))
+    facts = analyse(ssa, ssa_wrt, dict(zip(ssa.params, kinds)), result_kind)
     check_in_place(ssa, facts, dict(zip(ssa.params, kinds)))
     adjoint = reverse(ssa, ssa_wrt, facts, callee=build_split)
     if stage == "optimized":
@@ -118,7 +144,7 @@ def build_split(fn: Callable, kinds: Kinds) -> SplitAdjoint:
         try:
             parsed, ssa = _lowered(fn)
             kinds_by_param = dict(zip(ssa.params, kinds))
-            facts = analyse(ssa, ssa.params, kinds_by_param)
+            facts = analyse(ssa, ssa.params, kinds_by_param, result_kind)
             check_in_place(ssa, facts, kinds_by_param)
             adjoint = optimize(reverse(ssa, ssa.params, facts, callee=build_split, split=True), ssa.body)
             forward, backward = split_parts(adjoint, parsed.name)
@@ -147,7 +173,7 @@ def build_forward(fn: Callable, wrt: tuple[str, ...], kinds: Kinds, stage: str =
     if stage == "ssa":
         return _ssa_source(parsed, ssa)
     ssa_wrt = [ssa.params[parsed.params.index(w)] for w in wrt]
-    facts = analyse(ssa, ssa_wrt, dict(zip(ssa.params, kinds)))
+    facts = analyse(ssa, ssa_wrt, dict(zip(ssa.params, kinds)), result_kind)
     check_in_place(ssa, facts, dict(zip(ssa.params, kinds)))
     tangent = forward(ssa, ssa_wrt, facts, callee=build_tangent_callee)
     if stage == "optimized":
@@ -183,7 +209,7 @@ def build_tangent_callee(fn: Callable, kinds: Kinds, carries: tuple[bool, ...]) 
         try:
             parsed, ssa = _lowered(fn)
             wrt = [p for p, carried in zip(ssa.params, carries) if carried]
-            facts = analyse(ssa, wrt, dict(zip(ssa.params, kinds)))
+            facts = analyse(ssa, wrt, dict(zip(ssa.params, kinds)), result_kind)
             check_in_place(ssa, facts, dict(zip(ssa.params, kinds)))
             tangent = optimize(forward(ssa, wrt, facts, callee=build_tangent_callee), ssa.body)
             origin = origin_of(parsed.filename, parsed.line)

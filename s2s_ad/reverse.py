@@ -277,7 +277,7 @@ class ReverseSweep:
     def propagate_call(self, stmt: ir.Assign, needed: dict[str, ir.Expr]) -> None:
         """``y = helper(a, b)``: the callee's backward part gives the adjoints of all its arguments."""
         call = stmt.value
-        kinds = tuple("scalar" if self.facts.shape_of(a) == SCALAR else None for a in call.args)
+        kinds = tuple(map(self.facts.kind_of, call.args))
         owner = self.callee(call.fn, kinds)
         self.calls[id(stmt)] = owner
         parts = []
