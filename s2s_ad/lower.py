@@ -19,7 +19,7 @@ import copy
 import keyword
 import operator
 from collections import Counter
-from typing import Any, Callable, Optional
+from typing import Any, Callable, Iterator, Optional
 
 import gast
 import numpy as np
@@ -45,6 +45,15 @@ def _stored_names(node: Any) -> set[str]:
     """User names assigned anywhere inside ``node`` (loop targets and appended lists included)."""
     names = {n.id for n in gast.walk(node) if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)}
     return names | {n.value.func.value.id for n in gast.walk(node) if _is_append(n)}
+
+
+def _names_read(node: Any) -> Iterator[str]:
+    """Every read of a user name inside ``node``, with repeats; ``a += b`` reads ``a`` too."""
+    for n in gast.walk(node):
+        if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load):
+            yield n.id
+        elif isinstance(n, gast.AugAssign) and isinstance(n.target, gast.Name):
+            yield n.target.id
 
 
 def _is_append(node: Any) -> bool:
@@ -155,8 +164,7 @@ class Lowering:
         self.converter = ExpressionConverter(self.read, parsed.resolver, parsed.error)
         node = parsed.node
         desugar(node, {n.id for n in gast.walk(node) if isinstance(n, gast.Name)} | set(parsed.params))
-        self.reads = Counter(n.id for n in gast.walk(node)
-                             if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load))
+        self.reads = Counter(_names_read(node))
 
     def run(self) -> ir.Function:
         node = self.parsed.node
@@ -265,8 +273,7 @@ class Lowering:
     # -- joins -------------------------------------------------------------
 
     def _read_outside(self, node: Any, name: str) -> bool:
-        inside = sum(1 for n in gast.walk(node) if isinstance(n, gast.Name) and n.id == name
-                     and isinstance(n.ctx, gast.Load))
+        inside = sum(1 for read in _names_read(node) if read == name)
         return self.reads[name] > inside
 
     def _joined(self, node: Any) -> list[str]:
@@ -565,8 +572,7 @@ class Lowering:
         inner_env = {k: v for k, v in self.env.items() if k not in own}
         inner_env.update(zip(params, args))
         outer_env, outer_reads, self.env = self.env, self.reads, inner_env
-        self.reads = Counter(n.id for n in gast.walk(function) if isinstance(n, gast.Name)
-                             and isinstance(n.ctx, gast.Load))
+        self.reads = Counter(_names_read(function))
         self.inlining.add(node.name)
         try:
             for stmt in function.body[:-1]:

@@ -20,3 +20,12 @@ def tuple_item_updated(x, y):
     u4, u5 = pair(x)
     u4 += x
     return u4 * y + u5
+
+
+def updated_after_a_branch(x, y):
+    if x > y:
+        b2 = x
+    else:
+        b2 = x + x
+    b2 += x  # the update reads b2: the branches' values must be joined
+    return b2 * y

@@ -13,3 +13,9 @@ def test_a_value_read_in_a_loop_only_by_a_store():
 def test_an_item_of_a_returned_tuple_updated_in_place():
     # fuzz run, 2026-11-22: u4 += x on an item of a tuple was refused as an update of a view
     assert_gradient_matches(rp.tuple_item_updated, (0.655, 0.306))
+
+
+def test_a_name_set_in_both_branches_then_updated():
+    # soak run, 2026-11-22: b2 += x after an if; "+=" reads b2 but was not counted as a read
+    assert_gradient_matches(rp.updated_after_a_branch, (0.655, 0.306), (0, 1))
+    assert_gradient_matches(rp.updated_after_a_branch, (0.306, 0.655), (0, 1))
