@@ -32,6 +32,7 @@ how higher derivatives work.
 from __future__ import annotations
 
 import operator
+from collections import Counter
 from typing import Any, Callable, Optional
 
 import numpy as np
@@ -86,6 +87,8 @@ class ReverseSweep:
         self.store_pushes: set[int] = set()  # id(Store) whose old slice the forward sweep records
         # False while generating the first pass of a checkpointed loop, which records nothing.
         self.recording = True
+        self.tuples = self._tuples_read_by_item(fn.body)
+        self.slots: dict[str, list] = {}  # tuple name -> the adjoint of each item so far (None: none yet)
 
     # -- names and emission ------------------------------------------------
 
@@ -192,6 +195,9 @@ class ReverseSweep:
         if call.fn is operator.getitem and isinstance(call.args[0], ir.Var) and call.args[0].name in self.owned:
             self.scatter(call.args[0].name, call.args[1], self.adjoint.pop(stmt.target))
             return
+        if call.fn is operator.getitem and isinstance(call.args[0], ir.Var) and call.args[0].name in self.tuples:
+            self.item_adjoint(call.args[0].name, call.args[1].value, stmt.target)
+            return
         bound = rules.bind_arguments(rule, call.args, call.kwargs)
         mapping: dict[str, ir.Expr] = {
             name: ir.Const(value.value) if rules.is_default(value) else value for name, value in bound.items()
@@ -208,6 +214,35 @@ class ReverseSweep:
             self.assign(temp, value)
             mapping[name] = ir.Var(temp)
         del self.adjoint[stmt.target]  # complete and consumed
+
+    # -- tuples read item by item --------------------------------------------
+
+    def _tuples_read_by_item(self, body: list[ir.Stmt]) -> set[str]:
+        """Tuples (of known items) read only as ``t[k]`` in the block that makes them: their adjoint
+        is a tuple of the items' adjoints, built in place, never an array of rows."""
+        found: set[str] = set()
+        blocks = [body] + [b for s in ir.walk(body) for b in ir.blocks(s)]
+        for block in blocks:
+            made = {s.target for s in block if isinstance(s, ir.Assign) and s.target in self.facts.items}
+            reads = Counter(s.value.args[0].name for s in block if isinstance(s, ir.Assign)
+                            and isinstance(s.value, ir.Call) and s.value.fn is operator.getitem
+                            and isinstance(s.value.args[0], ir.Var) and isinstance(s.value.args[1], ir.Const)
+                            and isinstance(s.value.args[1].value, int))
+            found |= {name for name in made if reads[name] == self.facts.uses[name]}
+        return found
+
+    def item_adjoint(self, name: str, index: int, item: str) -> None:
+        """``item = t[index]``: ``d_item`` joins item ``index`` of the tuple ``d_t``."""
+        # held in d_item's own name: an alias could change before the tuple is used
+        self.canonical(item)
+        contribution = self.adjoint.pop(item)
+        kinds = self.facts.items[name]
+        slots = self.slots.setdefault(name, [None] * len(kinds))
+        slots[index] = contribution if slots[index] is None else ir.Call(operator.add, (slots[index], contribution))
+        self.adjoint[name] = ir.Display("tuple", tuple(
+            part if part is not None else ir.Const(0.0) if kind == "scalar"
+            else ir.Call(runtime.zeros_like, (ir.Call(operator.getitem, (ir.Var(name), ir.Const(i))),))
+            for i, (part, kind) in enumerate(zip(slots, kinds))))
 
     # -- arrays updated in place --------------------------------------------
 
