@@ -174,6 +174,7 @@ def shape_classes(fn: ir.Function, kinds: dict[str, Optional[str]], result_kind:
         return fresh(expr)
 
     items: dict[str, tuple] = {}
+    shapes: set[str] = set()  # results of np.shape: tuples of numbers
 
     def kind_of(expr: ir.Expr, owner: object) -> Any:
         if class_of(expr, owner) == SCALAR:
@@ -211,6 +212,9 @@ def shape_classes(fn: ir.Function, kinds: dict[str, Optional[str]], result_kind:
                     ndim[stmt.target] = rank
                 else:
                     ndim.pop(stmt.target, None)
+            elif isinstance(value, ir.Call) and value.fn is operator.getitem and isinstance(value.args[0], ir.Var) \
+                    and value.args[0].name in shapes and isinstance(value.args[1], ir.Const):
+                shape[stmt.target] = SCALAR  # n = x.shape[0]
             elif isinstance(value, ir.Call) and value.fn is operator.getitem and _item_of(value, items) is not None:
                 set_kind(stmt.target, _item_of(value, items), stmt)  # t[0] of a tuple whose items are known
             elif isinstance(value, ir.Call) and result_kind is not None and is_user_function(value.fn):
@@ -221,8 +225,11 @@ def shape_classes(fn: ir.Function, kinds: dict[str, Optional[str]], result_kind:
                 shape[stmt.target] = SCALAR if rank == 0 else fresh(stmt)
                 if rank:
                     ndim[stmt.target] = rank
-            elif isinstance(value, ir.Call) and value.fn in _COUNTS:
+            elif isinstance(value, ir.Call) and (value.fn in _COUNTS or _whole_reduction(value)):
                 shape[stmt.target] = SCALAR
+            elif isinstance(value, ir.Call) and value.fn is np.shape:
+                shape[stmt.target] = fresh(stmt)
+                shapes.add(stmt.target)
             elif isinstance(value, ir.Call) and rules.is_elementwise(value.fn):
                 operands = list(value.args) + [v for _, v in value.kwargs]
                 classes = {class_of(a, stmt) for a in operands} - {SCALAR}
@@ -251,6 +258,14 @@ def _item_of(call: ir.Call, items: dict[str, tuple]) -> Any:
             and isinstance(index.value, int) and -len(items[base.name]) <= index.value < len(items[base.name]):
         return items[base.name][index.value]
     return None
+
+
+_REDUCTIONS = {np.sum, np.mean, np.prod, np.max, np.min}
+
+
+def _whole_reduction(call: ir.Call) -> bool:
+    """``np.sum(x)`` and its siblings with no axis and no keepdims: one number."""
+    return call.fn in _REDUCTIONS and len(call.args) == 1 and not call.kwargs
 
 
 def _made_rank(call: ir.Call, ndim: dict[str, int], class_of) -> Optional[int]:

@@ -41,7 +41,7 @@ from . import ir, rules, runtime
 from .analysis import SCALAR, Analysis, differentiable_operands
 from .errors import TransformError
 from .expressions import describe_callable, is_user_function, template_ir
-from .optimize import live_before
+from .optimize import live_before, remove_dead
 
 # Builds (or finds) the split adjoint of a user function for argument kinds;
 # the result has ``forward`` and ``backward`` once compiled.
@@ -57,9 +57,12 @@ _CHEAP = {
 
 class ReverseSweep:
     def __init__(self, fn: ir.Function, wrt: list[str], facts: Analysis,
-                 callee: Optional[CalleeBuilder] = None, split: bool = False) -> None:
+                 callee: Optional[CalleeBuilder] = None, split: bool = False,
+                 unrestored: frozenset = frozenset()) -> None:
         self.fn = fn
         self.callee = callee
+        self.unrestored = unrestored  # id(Store) whose overwritten slice nothing reads again
+        self.restores: dict[int, ir.Store] = {}  # id(primal Store) -> the store that puts the slice back
         self.split = split  # a callee's adjoint: the tape is a parameter, and returned
         self.calls: dict[int, Any] = {}  # id(primal call statement) -> the callee's split adjoint
         self.wrt = wrt
@@ -303,11 +306,12 @@ class ReverseSweep:
                         part = ir.Call(runtime.stored_part, (target, index, value))
                 self.accumulate(value.name, part)
             self.emit(ir.Store(target.name, index, ir.Const(0.0), self.line))
-        if array in self.restored_arrays:
+        if array in self.restored_arrays and id(stmt) not in self.unrestored:
             self.store_pushes.add(id(stmt))
             old = self.fresh(f"old_{array}")
             self.emit(pop(self.tape, (old,), self.line))
-            self.emit(ir.Store(array, index, ir.Var(old), self.line))
+            self.restores[id(stmt)] = ir.Store(array, index, ir.Var(old), self.line)
+            self.emit(self.restores[id(stmt)])
 
     def propagate_call(self, stmt: ir.Assign, needed: dict[str, ir.Expr]) -> None:
         """``y = helper(a, b)``: the callee's backward part gives the adjoints of all its arguments."""
@@ -639,7 +643,14 @@ def reverse(fn: ir.Function, wrt: list[str], facts: Analysis, callee: Optional[C
     With ``split``, the adjoint takes the tape as its last parameter (for
     ``pipeline.split_adjoint``, which cuts it into forward and backward parts).
     """
-    return ReverseSweep(fn, wrt, facts, callee, split).run()
+    sweep = ReverseSweep(fn, wrt, facts, callee, split)
+    adjoint = sweep.run()
+    # A slice put back that nothing reads afterwards needs no recording: generate once more without it.
+    kept = {id(s) for s in ir.walk(remove_dead(adjoint.body))}
+    unread = frozenset(store for store, restore in sweep.restores.items() if id(restore) not in kept)
+    if unread:
+        adjoint = ReverseSweep(fn, wrt, facts, callee, split, unrestored=unread).run()
+    return adjoint
 
 
 REVERSE_SWEEP = "reverse sweep"  # the comment that separates the sweeps (split_parts cuts there)
