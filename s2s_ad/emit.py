@@ -120,6 +120,9 @@ class _Builder:
             return ast.UnaryOp(op=ast.USub(), operand=node) if value < 0 else node
         if isinstance(value, tuple):
             return ast.Tuple(elts=[self.const(v) for v in value], ctx=ast.Load())
+        if isinstance(value, (int, float)) and not isinstance(value, bool) and math.copysign(1, value) < 0:
+            # -0.5 as minus 0.5: astor then parenthesises it by precedence, (-0.5) ** 2, never -0.5 ** 2
+            return ast.UnaryOp(op=ast.USub(), operand=ast.Constant(value=-value))
         if isinstance(value, (int, float, complex, str, bytes, bool, type(None))):
             return ast.Constant(value=value)
         return _name(self.ns.bind(value, "array" if isinstance(value, np.ndarray) else "constant"))

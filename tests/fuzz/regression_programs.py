@@ -29,3 +29,10 @@ def updated_after_a_branch(x, y):
         b2 = x + x
     b2 += x  # the update reads b2: the branches' values must be joined
     return b2 * y
+
+
+def negative_base(x, y):
+    out = np.zeros(3)
+    for j in range(3):
+        out[j] = (-0.5) ** 2  # was printed as -0.5 ** 2, which Python reads as -(0.5 ** 2)
+    return np.sum(out) * x + (-2.0) ** y

@@ -1,6 +1,7 @@
 """Programs the fuzzer found wrong, kept as named tests (see test_fuzz.py)."""
 import numpy as np
 
+import s2s_ad
 from conftest import assert_gradient_matches
 import regression_programs as rp
 
@@ -19,3 +20,10 @@ def test_a_name_set_in_both_branches_then_updated():
     # soak run, 2026-11-22: b2 += x after an if; "+=" reads b2 but was not counted as a read
     assert_gradient_matches(rp.updated_after_a_branch, (0.655, 0.306), (0, 1))
     assert_gradient_matches(rp.updated_after_a_branch, (0.306, 0.655), (0, 1))
+
+
+def test_a_negative_constant_raised_to_a_power():
+    # soak run, 2026-11-22: a wrong value, from the printed code's operator precedence
+    value, gradient = s2s_ad.value_and_grad(rp.negative_base, wrt=(0, 1))(0.655, 2.0)
+    assert value == rp.negative_base(0.655, 2.0)
+    assert_gradient_matches(rp.negative_base, (0.655, 2.0), 0)
