@@ -79,9 +79,11 @@ class Snapshot:
     def __init__(self) -> None:
         self.names: dict[tuple[int, str], tuple[dict, str, Any]] = {}
         self.cells: dict[int, tuple[Any, Any]] = {}
+        self._checks: Optional[tuple] = None  # names.values() as a tuple: valid() runs on every call
 
     def record_global(self, scope: dict, name: str, value: Any) -> None:
         self.names.setdefault((id(scope), name), (scope, name, value))
+        self._checks = None
 
     def record_cell(self, cell: Any, value: Any) -> None:
         self.cells.setdefault(id(cell), (cell, value))
@@ -93,17 +95,22 @@ class Snapshot:
                 self.names.setdefault(key, entry)
             for key, entry in other.cells.items():
                 self.cells.setdefault(key, entry)
+            self._checks = None
 
     def valid(self) -> bool:
-        for scope, name, value in self.names.values():
-            if not _same(scope.get(name, _ABSENT), value):
+        checks = self._checks
+        if checks is None:
+            checks = self._checks = tuple(self.names.values())
+        for scope, name, value in checks:
+            current = scope.get(name, _ABSENT)
+            if current is not value and not _same(current, value):
                 return False
         for cell, value in self.cells.values():
             try:
                 current = cell.cell_contents
             except ValueError:
                 return False
-            if not _same(current, value):
+            if current is not value and not _same(current, value):
                 return False
         return True
 
