@@ -112,6 +112,14 @@ def broadcast_reduced(grad: Any, like: Any, axis: Any = None, keepdims: bool = F
     return np.array(np.broadcast_to(grad, shape), dtype=np.result_type(grad, 1.0))
 
 
+def expand_reduced(x: Any, axis: Any = None, keepdims: bool = False) -> Any:
+    """The result of a reduction, with its reduced axes back as length 1 (a view, not a copy):
+    it broadcasts against the reduction's input."""
+    if axis is None or keepdims:
+        return x
+    return np.expand_dims(x, axis)
+
+
 def _promoted(a: np.ndarray, b: np.ndarray, g: np.ndarray) -> tuple:
     """Matrix forms of matmul's operands and adjoint, with 1-D operands promoted as NumPy does."""
     a2 = a[np.newaxis, :] if a.ndim == 1 else a

@@ -2,7 +2,7 @@
 import numpy as np
 
 from s2s_ad.rules import adjoint, tangent
-from s2s_ad.runtime import broadcast_reduced, cumsum_grad, prod_others
+from s2s_ad.runtime import broadcast_reduced, cumsum_grad, expand_reduced, prod_others
 
 _AXES = (
     {"a": (3, 4)}, {"a": (3, 4), "axis": 0}, {"a": (3, 4), "axis": -1, "keepdims": True},
@@ -22,21 +22,21 @@ def mean(out, a, axis=None, dtype=None, *, keepdims=False, d_out):
 
 @adjoint(np.prod, method="prod", examples=_AXES)
 def prod(out, a, axis=None, dtype=None, *, keepdims=False, d_out):
-    d_a = broadcast_reduced(d_out, a, axis, keepdims) * prod_others(a, axis)  # zeros in a are fine
+    d_a = expand_reduced(d_out, axis, keepdims) * prod_others(a, axis)  # zeros in a are fine
 
 
 @adjoint(np.max, method="max", examples=_AXES)
 def max(out, a, axis=None, *, keepdims=False, d_out):
-    at_max = a == broadcast_reduced(out, a, axis, keepdims)
-    ties = broadcast_reduced(np.sum(at_max, axis=axis, keepdims=keepdims), a, axis, keepdims)
-    d_a = broadcast_reduced(d_out, a, axis, keepdims) * at_max / ties  # ties share evenly
+    at_max = a == expand_reduced(out, axis, keepdims)
+    ties = np.sum(at_max, axis=axis, keepdims=True)
+    d_a = expand_reduced(d_out, axis, keepdims) * at_max / ties  # ties share evenly
 
 
 @adjoint(np.min, method="min", examples=_AXES)
 def min(out, a, axis=None, *, keepdims=False, d_out):
-    at_min = a == broadcast_reduced(out, a, axis, keepdims)
-    ties = broadcast_reduced(np.sum(at_min, axis=axis, keepdims=keepdims), a, axis, keepdims)
-    d_a = broadcast_reduced(d_out, a, axis, keepdims) * at_min / ties
+    at_min = a == expand_reduced(out, axis, keepdims)
+    ties = np.sum(at_min, axis=axis, keepdims=True)
+    d_a = expand_reduced(d_out, axis, keepdims) * at_min / ties
 
 
 @tangent(np.prod)
@@ -52,11 +52,11 @@ def cumsum(out, a, axis=None, *, d_out):
 
 @tangent(np.max)
 def max(out, a, axis=None, *, keepdims=False, t_a):
-    at_max = a == broadcast_reduced(out, a, axis, keepdims)
+    at_max = a == expand_reduced(out, axis, keepdims)
     t_out = np.sum(t_a * at_max, axis=axis, keepdims=keepdims) / np.sum(at_max, axis=axis, keepdims=keepdims)
 
 
 @tangent(np.min)
 def min(out, a, axis=None, *, keepdims=False, t_a):
-    at_min = a == broadcast_reduced(out, a, axis, keepdims)
+    at_min = a == expand_reduced(out, axis, keepdims)
     t_out = np.sum(t_a * at_min, axis=axis, keepdims=keepdims) / np.sum(at_min, axis=axis, keepdims=keepdims)

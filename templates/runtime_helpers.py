@@ -11,9 +11,10 @@ would hide the helper its own body calls.)
 import numpy as np
 
 from s2s_ad.rules import adjoint, fresh_arrays, nondifferentiable, tangent
-from s2s_ad.runtime import (broadcast_reduced, checkpoint_stride, cumsum_grad, prod_others, prod_others_jvp, concatenate_grad, getitem_grad, inverse_axes, matmul_grad_a,
-                            matmul_grad_b, pad_grad, stack_grad, stop_gradient, stored_part, unbroadcast,
-                            writable_copy, zeros_like)
+from s2s_ad.runtime import (broadcast_reduced, checkpoint_stride, concatenate_grad, cumsum_grad,
+                            expand_reduced, getitem_grad, inverse_axes, matmul_grad_a, matmul_grad_b,
+                            pad_grad, prod_others, prod_others_jvp, stack_grad, stop_gradient, stored_part,
+                            unbroadcast, writable_copy, zeros_like)
 
 nondifferentiable(zeros_like, inverse_axes)
 nondifferentiable(stop_gradient, elementwise=True)
@@ -89,3 +90,8 @@ def prod_others_rule(out, a, axis=None, *, t_a):
 @tangent(cumsum_grad, examples=({"grad": (5,), "a": np.zeros(5)}, {"grad": (3, 4), "a": np.zeros((3, 4)), "axis": 0}))
 def cumsum_grad_rule(out, grad, a, axis=None, *, t_grad):
     t_out = cumsum_grad(t_grad, a, axis)
+
+
+@adjoint(expand_reduced, linear=True, examples=({"x": (3,), "axis": 1}, {"x": (2, 3)}, {"x": (4,), "axis": 0}))
+def expand_reduced_rule(out, x, axis=None, keepdims=False, *, d_out):
+    d_x = np.reshape(d_out, np.shape(x))
