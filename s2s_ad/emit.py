@@ -63,15 +63,23 @@ class Namespace:
     globals: dict[str, Any] = field(default_factory=lambda: {"np": np, "math": math})
     avoid: set[str] = field(default_factory=set)  # the function's local names
     _names: dict[int, str] = field(default_factory=dict)
+    _spellings: dict[int, str] = field(default_factory=dict)  # id(obj) -> how reference() spells it
 
     def reference(self, obj: Any, hint: str = "value") -> Any:
+        """How generated code names ``obj``: ``abs``, ``np.sin``, ``math.cos``, or a bound global."""
+        spelling = self._spellings.get(id(obj))
+        if spelling is None:
+            spelling = self._spellings[id(obj)] = self._spell(obj, hint)
+        return _dotted(spelling)
+
+    def _spell(self, obj: Any, hint: str) -> str:
         name = getattr(obj, "__name__", None)
         if name and getattr(builtins, name, None) is obj:  # first: old NumPy has np.float is float
-            return _name(name)
+            return name
         for prefix, module in _MODULES:
             if name and not name.startswith("_") and _quiet_getattr(module, name) is obj:
-                return _dotted(f"{prefix}.{name}")
-        return _name(self.bind(obj, name if name and getattr(runtime, name, None) is obj else name or hint))
+                return f"{prefix}.{name}"
+        return self.bind(obj, name if name and getattr(runtime, name, None) is obj else name or hint)
 
     def bind(self, obj: Any, hint: str) -> str:
         if id(obj) in self._names:
