@@ -2,8 +2,6 @@
 import functools
 import math
 
-import numpy as np
-
 
 def names_like_ours(x, d_x, tape, t_x):
     trips = x * d_x

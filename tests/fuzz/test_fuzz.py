@@ -20,7 +20,6 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import pytest
 from hypothesis import HealthCheck, assume, given, note, settings
 from hypothesis import strategies as st
 
@@ -75,7 +74,6 @@ def autograd_gradient(source: str, args: list):
     """autograd's gradient of the same program, if autograd is installed (else None)."""
     try:
         import autograd
-        import autograd.numpy as anp
     except ImportError:
         return None
     namespace: dict = {}

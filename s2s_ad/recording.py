@@ -1,0 +1,176 @@
+"""What the forward sweep records, and how the reverse sweep gets it back.
+
+A mixin of ``reverse.ReverseSweep`` (it uses the sweep's names, facts and
+bookkeeping): inside loops, the values the reverse sweep reads but the next
+iteration overwrites are recomputed when cheap, else pushed on the tape at
+the end of their block and popped at the start of the mirrored block;
+checkpointed loops keep a snapshot per segment and replay segments; and the
+forward sweep itself is the primal code with those pushes, trip counters,
+and calls through helpers' forward parts.
+"""
+from __future__ import annotations
+
+import operator
+
+import numpy as np
+
+from . import ir, runtime
+from .analysis import SCALAR
+from .tape import pop, push
+
+# Operations cheap enough to redo in the reverse sweep rather than record.
+_CHEAP = {
+    operator.add, operator.sub, operator.mul, operator.truediv, operator.neg, operator.pos,
+    operator.mod, operator.floordiv, operator.pow,
+    operator.lt, operator.le, operator.gt, operator.ge, operator.eq, operator.ne, operator.not_,
+}
+
+
+class Recording:
+    # -- checkpointed loops ------------------------------------------------
+
+    def segments(self, stmt: ir.For) -> tuple[list[ir.Stmt], str, str]:
+        """``stride = checkpoint_stride(len(steps), every)`` and ``starts = range(0, len(steps), stride)``."""
+        stride, starts = self.fresh("stride"), self.fresh("starts")
+        length = ir.Call(len, (stmt.iterable,))
+        return [ir.Assign(stride, ir.Call(runtime.checkpoint_stride, (length, stmt.checkpoint)), stmt.line),
+                ir.Assign(starts, ir.Call(range, (ir.Const(0), length, ir.Var(stride))), stmt.line)], stride, starts
+
+    @staticmethod
+    def segment(stmt: ir.For, start: str, stride: str) -> ir.Expr:
+        """``steps[start:start + stride]``: the iterations of one segment."""
+        end = ir.Call(operator.add, (ir.Var(start), ir.Var(stride)))
+        return ir.Call(operator.getitem, (stmt.iterable, ir.Slice(ir.Var(start), end, None)))
+
+    @staticmethod
+    def loop_state(stmt: ir.For) -> tuple[str, ...]:
+        """The values one iteration hands the next: all a segment needs to run again."""
+        return tuple(sorted(ir.loop_carried(stmt.body)))
+
+    def reverse_checkpointed(self, stmt: ir.For, reversed_body: list[ir.Stmt]) -> None:
+        """Segments backwards: restore the segment's starting state from its snapshot, run the
+        segment again recording as an ordinary loop does, then reverse its iterations."""
+        setup, stride, starts = self.segments(stmt)
+        start, segment = self.fresh("start"), self.fresh("segment")
+        state = self.loop_state(stmt)
+        recompute = self.forward_body(stmt.body)
+        body = ([pop(self.tape, state, stmt.line)] if state else []) + [
+            ir.Assign(segment, self.segment(stmt, start, stride), stmt.line),
+            ir.Comment("run the segment again, recording"),
+            ir.For(stmt.index, ir.Var(segment), recompute, stmt.line),
+            ir.Comment("and reverse it"),
+            ir.For(stmt.index, ir.Var(segment), reversed_body, stmt.line, reverse=True),
+        ]
+        for assignment in setup:
+            self.emit(assignment)
+        self.emit(ir.For(start, ir.Var(starts), body, stmt.line, reverse=True))
+
+    def forward_checkpointed(self, stmt: ir.For) -> list[ir.Stmt]:
+        """The first pass of a checkpointed loop: a snapshot of the state before each segment."""
+        setup, stride, starts = self.segments(stmt)
+        start = self.fresh("start")
+        state = self.loop_state(stmt)
+        recording, self.recording = self.recording, False
+        inner = self.forward_block(stmt.body)
+        self.recording = recording
+        snapshot = [push(self.tape, tuple(ir.Var(n) for n in state), stmt.line)] if state else []
+        segment = ir.For(stmt.index, self.segment(stmt, start, stride), inner, stmt.line)
+        return setup + [ir.Comment("checkpointed: keep the state at the start of each segment"),
+                        ir.For(start, ir.Var(starts), snapshot + [segment], stmt.line)]
+
+    # -- what loops record -------------------------------------------------
+
+    def restore(self, body: list[ir.Stmt], reversed_body: list[ir.Stmt]) -> list[ir.Stmt]:
+        """Statements that bring back, at the start of a reversed block, what it reads.
+
+        ``body`` is a forward block inside a loop (the loop's body, or a branch
+        in it) and ``reversed_body`` its reverse.  Values the block binds are
+        recomputed when cheap, else recorded by the forward sweep (see the
+        module docstring); values bound outside the block are there already,
+        restored by the enclosing block or never overwritten.
+        """
+        reads = {n for s in ir.walk(reversed_body) for e in ir.exprs_of(s) for n in ir.names_read(e)}
+        # (a nested loop's index is not among them: the reversed loop binds it again)
+        bound = [t for s in body if not isinstance(s, ir.For) for t in ir.targets_of(s)]
+        bound += sorted(self._if_merges(body)) + [self.trips[id(s)] for s in body if id(s) in self.trips]
+        bound_set = set(bound)
+        recompute: list[ir.Assign] = []
+        record: list[str] = []
+        restored: set[str] = set()
+        for name in dict.fromkeys(n for n in bound if n in reads):
+            definition = self.definitions.get(name)
+            if definition is not None and self._cheap(definition):
+                missing = [n for n in ir.names_read(definition.value) if n in bound_set and n not in restored]
+                record += [n for n in missing if n not in record]
+                restored.update(missing)
+                recompute.append(definition)
+            elif name not in record:
+                record.append(name)
+            restored.add(name)
+        # Values recorded only to recompute something must come back before it.
+        self.pushes[id(body)] = record
+        prologue: list[ir.Stmt] = []
+        if record:
+            prologue.append(pop(self.tape, tuple(record)))
+        prologue += [ir.Assign(d.target, d.value, d.line) for d in recompute]
+        return prologue
+
+    @staticmethod
+    def _if_merges(body: list[ir.Stmt]) -> set[str]:
+        return {m.target for s in body if isinstance(s, ir.If)
+                for m in s.body + s.orelse if isinstance(m, ir.Assign) and m.merge}
+
+    def _cheap(self, stmt: ir.Assign) -> bool:
+        """Worth recomputing rather than recording (and safe to: see below)."""
+        value = stmt.value
+        if not isinstance(value, ir.Call):
+            return False
+        if set(ir.names_read(value)) & self.written:
+            return False  # an array written in place may hold other contents by then
+
+        if value.fn is operator.getitem:
+            return True
+        return value.fn in _CHEAP and all(self.facts.shape_of(a) == SCALAR for a in value.args)
+
+    # -- the forward sweep -------------------------------------------------
+
+    def forward_block(self, body: list[ir.Stmt]) -> list[ir.Stmt]:
+        """The primal statements, with trip counters and the recording loops need."""
+        out: list[ir.Stmt] = []
+        for stmt in body:
+            if isinstance(stmt, ir.If):
+                out.append(ir.If(stmt.test, self.forward_body(stmt.body), self.forward_body(stmt.orelse), stmt.line))
+            elif isinstance(stmt, ir.For) and stmt.checkpoint is not None and self.recording:
+                out.extend(self.forward_checkpointed(stmt))
+            elif isinstance(stmt, (ir.For, ir.While)):
+                counter = self.trips.get(id(stmt))
+                inner = self.forward_body(stmt.body)
+                if counter:
+                    out.append(ir.Assign(counter, ir.Const(0), stmt.line))
+                    inner.append(ir.Assign(counter, ir.Call(operator.add, (ir.Var(counter), ir.Const(1))), stmt.line))
+                if isinstance(stmt, ir.For):
+                    out.append(ir.For(stmt.index, stmt.iterable, inner, stmt.line, stmt.exit))
+                else:
+                    out.append(ir.While(self.forward_block(stmt.test_block), stmt.test, inner, stmt.line, stmt.exit))
+            elif id(stmt) in self.store_pushes:  # record the slice the store overwrites
+                old = ir.Call(np.copy, (ir.Call(operator.getitem, (ir.Var(stmt.array), stmt.index)),))
+                out.append(push(self.tape, (old,), stmt.line))
+                out.append(stmt)
+            elif id(stmt) in self.calls and self.recording:  # record for the callee's backward part
+                call = stmt.value
+                forward = ir.Call(ir.Part(self.calls[id(stmt)], "forward"), call.args + (ir.Var(self.tape),))
+                out.append(ir.Unpack((stmt.target, self.tape), forward, stmt.line))
+            else:
+                out.append(stmt)
+        return out
+
+    def forward_body(self, body: list[ir.Stmt]) -> list[ir.Stmt]:
+        """A nested block: record what its reverse needs before its closing merge copies."""
+        out = self.forward_block(body)
+        record = self.pushes.get(id(body)) if self.recording else None
+        if record:
+            at = len(out)
+            while at > 0 and isinstance(out[at - 1], ir.Assign) and out[at - 1].merge:
+                at -= 1
+            out.insert(at, push(self.tape, tuple(ir.Var(n) for n in record)))
+        return out
