@@ -22,9 +22,9 @@ from collections import Counter
 from typing import Any, Callable, Iterator, Optional
 
 import gast
-import numpy as np
 
 from . import ir, rules, runtime
+from .aliasing import VIEWING, Views
 from .desugar import desugar
 from .errors import TransformError
 from .expressions import BINARY_OPERATORS, Choice, ExpressionConverter, Inline, Nested
@@ -36,9 +36,6 @@ _OP_WORDS = {
     operator.mod: ("mod", "rem"), operator.floordiv: ("div", "quot"),
 }
 _NAME_LIMIT = 16
-# Calls whose result may share memory with an argument (a view, or a list holding it).
-_VIEWING = {operator.getitem, np.reshape, np.transpose, np.ravel, np.squeeze, np.expand_dims, np.broadcast_to,
-            runtime.list_append}
 
 
 def _stored_names(node: Any) -> set[str]:
@@ -100,47 +97,6 @@ class _Names:
         return self.fresh(name)
 
 
-class _Views:
-    """Names that may share memory with an array the function writes into.
-
-    NumPy shows a later write through a view (``v = out[0:2]``, ``out.T``, a
-    row ``out[i]``, a list holding ``out``); SSA form treats ``v`` as the
-    value it had.  Rather than compute something else than the user's
-    function, a read of such a name after a write into its array is refused.
-    """
-
-    def __init__(self, buffers: set[str], enabled: bool = True) -> None:
-        self.enabled = enabled
-        self.buffers = buffers  # the arrays the function made (shared with Lowering)
-        self.root: dict[str, str] = {}  # SSA name -> the array it may view
-        self.seen: dict[str, int] = {}  # SSA name -> writes into its array when it was bound
-        self.writes: Counter = Counter()
-        self.stale: set[str] = set()  # views bound before a loop that writes into their array
-
-    def root_of(self, expr: Any) -> Optional[str]:
-        if isinstance(expr, ir.Var):
-            return expr.name if expr.name in self.buffers else self.root.get(expr.name)
-        if isinstance(expr, ir.Display) or (isinstance(expr, ir.Call) and expr.fn in _VIEWING):
-            roots = [self.root_of(e) for e in ir.children(expr)]
-            return next((r for r in roots if r is not None), None)
-        return None
-
-    def bound(self, name: str, value: Any) -> None:
-        root = self.root_of(value) if not isinstance(value, ir.Var) else None
-        if root is not None:
-            self.root[name], self.seen[name] = root, self.writes[root]
-
-    def wrote(self, array: str) -> None:
-        self.writes[array] += 1
-
-    def outdated(self, name: str) -> Optional[str]:
-        """The array ``name`` views, if it has been written since ``name`` was bound."""
-        root = self.root.get(name)
-        if self.enabled and root is not None and (name in self.stale or self.writes[root] > self.seen[name]):
-            return root
-        return None
-
-
 class Lowering:
     """Flattens one function body into SSA statements, block by block."""
 
@@ -155,7 +111,7 @@ class Lowering:
         self.line: Optional[int] = None
         # Code s2s_ad generated reads an element after a write only where it proved the element
         # is one number (reverse.py knows ranks this stage does not): it is not checked again.
-        self.views = _Views(self.buffers, enabled=not is_generated(parsed.filename))
+        self.views = Views(self.buffers, enabled=not is_generated(parsed.filename))
         # values that may be views of another array (x[1:], x.T): the array, integer index parts, a slice or not
         self.view_values: dict[str, tuple[str, int, bool]] = {}
         self.merged_from: dict[str, str] = {}  # merge variables that may be an array another name holds
@@ -198,7 +154,7 @@ class Lowering:
 
     def _note_view(self, name: str, value: Any) -> None:
         """Remember that ``name`` may view another array (for ``_shared``)."""
-        if not (isinstance(value, ir.Call) and value.fn in _VIEWING and value.fn is not runtime.list_append
+        if not (isinstance(value, ir.Call) and value.fn in VIEWING and value.fn is not runtime.list_append
                 and value.args and isinstance(value.args[0], ir.Var)):
             return
         base = value.args[0].name
