@@ -23,7 +23,7 @@ _SCALAR_UNARY = ("-({a})", "math.sin({a})", "math.cos({a})", "math.tanh({a})", "
                  "math.exp(math.tanh({a}))", "({a}) ** 2", "math.sqrt(1.0 + {a} * {a})", "np.sin({a})",
                  "float({a})", "abs({a})", "math.atan({a})", "np.log1p({a} * {a})")
 _SCALAR_BINARY = ("{a} + {b}", "{a} - {b}", "{a} * {b}", "{a} / (1.5 + {b} * {b})", "max({a}, {b})",
-                  "min({a}, {b})", "({a} if {a} > {b} else {b} * 0.5)", "math.hypot({a}, {b})")
+                  "min({a}, {b})", "({a} if {a} > {b} else {b} * 0.5)", "math.hypot({a}, 0.5 + {b} * {b})")
 _ARRAY_UNARY = ("np.sin({A})", "np.tanh({A})", "np.exp(np.tanh({A}))", "{A} ** 2", "np.sqrt(1.0 + {A} * {A})",
                 "{A}[::-1]", "np.concatenate([{A}[1:], {A}[:1]])", "np.clip({A}, -0.5, 0.5)", "np.abs({A})",
                 "np.roll({A}, 1)", "{A} - np.mean({A})")
