@@ -11,6 +11,8 @@ and calls through helpers' forward parts.
 from __future__ import annotations
 
 import operator
+from collections import Counter
+from typing import Optional
 
 import numpy as np
 
@@ -108,12 +110,34 @@ class Recording:
                 record.append(name)
             restored.add(name)
         # Values recorded only to recompute something must come back before it.
-        self.pushes[id(body)] = record
+        shapes = self._only_shapes_read(record, reversed_body, recompute)
+        self.pushes[id(body)] = [ir.Call(np.shape, (ir.Var(n),)) if n in shapes else ir.Var(n) for n in record]
         prologue: list[ir.Stmt] = []
         if record:
-            prologue.append(pop(self.tape, tuple(record)))
+            prologue.append(pop(self.tape, tuple(shapes.get(n, n) for n in record)))
         prologue += [ir.Assign(d.target, d.value, d.line) for d in recompute]
         return prologue
+
+    def _only_shapes_read(self, record: list[str], reversed_body: list[ir.Stmt],
+                          recompute: list[ir.Assign]) -> dict[str, str]:
+        """Recorded values the reverse block reads only for their shape (``unbroadcast(d, x)``):
+        the tape keeps ``np.shape(x)`` instead, and those reads become ``unbroadcast_to(d, shape_x)``.
+        Returns name -> the name of its shape."""
+        exprs = [e for s in ir.walk(reversed_body) for e in ir.exprs_of(s)] + [d.value for d in recompute]
+        reads = Counter(n for e in exprs for n in ir.names_read(e))
+        as_shape = Counter(c.args[1].name for e in exprs for c in ir.calls_in(e)
+                           if c.fn is runtime.unbroadcast and isinstance(c.args[1], ir.Var))
+        recomputed = {n for d in recompute for n in ir.names_read(d.value)}
+        shapes = {n: self.fresh(f"shape_{n}") for n in record
+                  if reads[n] and as_shape[n] == reads[n] and n not in recomputed}
+        if shapes:
+            def visit(e: ir.Expr) -> Optional[ir.Expr]:
+                if isinstance(e, ir.Call) and e.fn is runtime.unbroadcast and isinstance(e.args[1], ir.Var) \
+                        and e.args[1].name in shapes:
+                    return ir.Call(runtime.unbroadcast_to, (e.args[0], ir.Var(shapes[e.args[1].name])))
+                return None
+            _rewrite(reversed_body, visit)
+        return shapes
 
     @staticmethod
     def _if_merges(body: list[ir.Stmt]) -> set[str]:
@@ -172,5 +196,18 @@ class Recording:
             at = len(out)
             while at > 0 and isinstance(out[at - 1], ir.Assign) and out[at - 1].merge:
                 at -= 1
-            out.insert(at, push(self.tape, tuple(ir.Var(n) for n in record)))
+            out.insert(at, push(self.tape, tuple(record)))
         return out
+
+
+def _rewrite(block: list[ir.Stmt], visit) -> None:
+    """Transform every expression of ``block`` in place with ``ir.transform(expr, visit)``."""
+    for stmt in block:
+        if isinstance(stmt, (ir.Assign, ir.Unpack, ir.Effect, ir.Return)):
+            stmt.value = ir.transform(stmt.value, visit)
+        elif isinstance(stmt, ir.Store):
+            stmt.index, stmt.value = ir.transform(stmt.index, visit), ir.transform(stmt.value, visit)
+        elif isinstance(stmt, ir.If):
+            stmt.test = ir.transform(stmt.test, visit)
+        for inner in ir.blocks(stmt):
+            _rewrite(inner, visit)

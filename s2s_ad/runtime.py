@@ -48,7 +48,11 @@ def unbroadcast(grad: Any, like: Any) -> Any:
     array), it is spread over that axis first.  A Python number ``like`` gets
     a NumPy scalar.
     """
-    shape = np.shape(like)
+    return unbroadcast_to(grad, np.shape(like))
+
+
+def unbroadcast_to(grad: Any, shape: tuple) -> Any:
+    """``unbroadcast`` given the shape alone (what loops record when the value is not needed)."""
     grad_shape = np.shape(grad)
     if grad_shape == shape:
         return grad
@@ -189,20 +193,21 @@ def pad_grad(grad: Any, array: Any, pad_width: Any, mode: str = "constant") -> n
         raise ValueError(f"np.pad mode {mode!r} has no derivative rule (constant and edge do)")
     shape = np.shape(array)
     widths = np.broadcast_to(np.asarray(pad_width, dtype=int), (len(shape), 2))
-    result = np.asarray(grad, dtype=np.result_type(grad, 1.0))
+    result = np.array(grad, dtype=np.result_type(grad, 1.0))  # a copy: the edges are added into it
     for axis, (before, after) in enumerate(widths):
         n = shape[axis]
-        core = np.take(result, np.arange(before, before + n), axis=axis).copy()
+
+        def along(part: slice) -> tuple:
+            return (slice(None),) * axis + (part,)
+
         if mode == "edge" and n > 0:
-            head = np.sum(np.take(result, np.arange(0, before), axis=axis), axis=axis)
-            tail = np.sum(np.take(result, np.arange(before + n, before + n + after), axis=axis), axis=axis)
-            first = [slice(None)] * len(shape)
-            first[axis] = 0
-            core[tuple(first)] += head
-            first[axis] = n - 1
-            core[tuple(first)] += tail
-        result = core
-    return result
+            result[along(slice(before, before + 1))] += np.sum(result[along(slice(0, before))], axis=axis,
+                                                               keepdims=True)
+            end = before + n
+            result[along(slice(end - 1, end))] += np.sum(result[along(slice(end, end + after))], axis=axis,
+                                                         keepdims=True)
+        result = result[along(slice(before, before + n))]
+    return np.ascontiguousarray(result)
 
 
 def getitem_grad(grad: Any, a: Any, index: Any) -> np.ndarray:

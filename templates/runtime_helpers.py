@@ -14,7 +14,7 @@ from s2s_ad.rules import adjoint, fresh_arrays, nondifferentiable, tangent
 from s2s_ad.runtime import (broadcast_reduced, checkpoint_stride, concatenate_grad, cumsum_grad,
                             expand_reduced, getitem_grad, inverse_axes, matmul_grad_a, matmul_grad_b,
                             pad_grad, prod_others, prod_others_jvp, stack_grad, stop_gradient, stored_part,
-                            unbroadcast, writable_copy, zeros_like)
+                            unbroadcast, unbroadcast_to, writable_copy, zeros_like)
 
 nondifferentiable(zeros_like, inverse_axes)
 nondifferentiable(stop_gradient, elementwise=True)
@@ -26,6 +26,12 @@ fresh_arrays(zeros_like, writable_copy, broadcast_reduced, getitem_grad)
                                              {"grad": (3, 1), "like": np.zeros((3, 4))}))
 def unbroadcast_rule(out, grad, like, d_out):
     d_grad = unbroadcast(np.broadcast_to(d_out, np.broadcast_shapes(np.shape(grad), np.shape(like))), grad)
+
+
+@adjoint(unbroadcast_to, linear=True, examples=({"grad": (2, 3), "shape": (3,)}, {"grad": (3,), "shape": ()},
+                                                {"grad": (3, 1), "shape": (3, 4)}))
+def unbroadcast_to_rule(out, grad, shape, d_out):
+    d_grad = unbroadcast(np.broadcast_to(d_out, np.broadcast_shapes(np.shape(grad), shape)), grad)
 
 
 @adjoint(writable_copy, linear=True, examples=({"grad": (3,), "like": np.zeros(3)}, {"grad": (), "like": np.zeros(4)}))
