@@ -1,4 +1,4 @@
-"""``s2s-ad FILE:FUNC``: print the code s2s_ad generates for a function.
+"""``s2s-ad FILE:FUNC``: print the code s2s_ad generates for a function (or its graph, or a check).
 
 Errors print one readable line to stderr and exit with status 2.
 """
@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import argparse
 import ast
+import difflib
+import inspect
 import importlib.util
 import os
 import sys
@@ -13,20 +15,28 @@ from typing import Optional, Sequence
 
 import numpy as np
 
-from .api import source
+from .analysis import analyse
+from .api import _kind, check_grad, grad, source
+from .graph import to_dot
 from .errors import TransformError
-from .pipeline import STAGES
+from .pipeline import STAGES, lowered
 
 _EXAMPLES = """examples:
+  s2s-ad examples/rational.py                   the functions in a file, and whether each can be transformed
   s2s-ad examples/rational.py:f                 the gradient with respect to the first parameter
   s2s-ad examples/rational.py:f --wrt x,y       with respect to x and y
   s2s-ad examples/rational.py:f --stage ssa     the lowered three-address form
   s2s-ad examples/rational.py:f --args 3,2      the code a call with two numbers runs
+  s2s-ad examples/rational.py:f --mode forward  the tangent (jvp) code
+  s2s-ad examples/rational.py:f --order 2 --args 3,2     the second derivative's code
+  s2s-ad examples/rational.py:f --diff          what the optimizer changed
+  s2s-ad examples/rational.py:f --check 3,2     the gradient at (3, 2) against finite differences
+  s2s-ad examples/deblur.py:loss --format dot | dot -Tpng > loss.png     the data-flow graph
   s2s-ad model.py:loss --args "[[0.5, 0.2], [0.1, 0.3]], 0.1"   an array and a number
 """
 
 
-def _load(path: str, name: str):
+def _module(path: str):
     if not os.path.isfile(path):
         raise SystemExit(f"s2s-ad: no such file: {path}")
     module_name = "_s2s_ad_cli_" + "".join(c if c.isalnum() else "_" for c in os.path.splitext(os.path.basename(path))[0])
@@ -35,10 +45,30 @@ def _load(path: str, name: str):
     sys.modules[module_name] = module
     sys.path.insert(0, os.path.dirname(os.path.abspath(path)))
     spec.loader.exec_module(module)
-    fn = getattr(module, name, None)
+    return module
+
+
+def _load(path: str, name: str):
+    fn = getattr(_module(path), name, None)
     if fn is None:
         raise SystemExit(f"s2s-ad: {path} defines no function {name!r}")
     return fn
+
+
+def _list_functions(path: str) -> str:
+    """Each function the file defines, and whether s2s_ad can transform it."""
+    module = _module(path)
+    lines = []
+    for name, fn in inspect.getmembers(module, inspect.isfunction):
+        if fn.__module__ != module.__name__:
+            continue
+        try:
+            lowered(fn)
+            status = "ok"
+        except TransformError as exc:
+            status = f"refused: {exc}"
+        lines.append(f"{name}{inspect.signature(fn)}  {status}")
+    return "\n".join(lines) + "\n" if lines else f"{path} defines no functions\n"
 
 
 def _parse_args(text: str) -> tuple:
@@ -50,27 +80,78 @@ def _parse_args(text: str) -> tuple:
     return tuple(np.asarray(v, dtype=float) if isinstance(v, (list, tuple)) else float(v) for v in values)
 
 
-def main(argv: Optional[Sequence[str]] = None) -> int:
+def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="s2s-ad", description="Print the code s2s_ad generates for a function.",
         epilog=_EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("target", help="FILE:FUNC, e.g. examples/rational.py:f")
+    parser.add_argument("target", help="FILE:FUNC (e.g. examples/rational.py:f), or FILE to list its functions")
     parser.add_argument("--wrt", default=None, help="parameters to differentiate by, comma-separated (default: the first)")
     parser.add_argument("--mode", choices=("reverse", "forward"), default="reverse")
     parser.add_argument("--stage", choices=STAGES, default="optimized")
+    parser.add_argument("--no-optimize", action="store_true", help="the code as generated (--stage adjoint)")
+    parser.add_argument("--order", type=int, default=1, help="the N-th derivative (forward over reverse above 1)")
+    parser.add_argument("--diff", action="store_true", help="a unified diff: as generated -> optimized")
+    parser.add_argument("--format", choices=("python", "dot"), default="python",
+                        help="dot: the SSA data-flow graph with the adjoints' path, for Graphviz")
     parser.add_argument("--args", default=None, metavar="VALUES",
                         help="example arguments, as Python literals separated by commas: the code is "
                              "specialised for them (numbers or arrays) as a call would be")
-    options = parser.parse_args(argv)
-    path, _, name = options.target.rpartition(":")
-    if not path or not name:
-        print("s2s-ad: give the target as FILE:FUNC", file=sys.stderr)
-        return 2
+    parser.add_argument("--check", default=None, metavar="VALUES",
+                        help="evaluate the gradient at these arguments and compare it with finite differences")
+    return parser
+
+
+def _output(fn, options, wrt, args) -> str:
+    stage = "adjoint" if options.no_optimize else options.stage
+    if options.format == "dot":
+        parsed, ssa = lowered(fn)
+        names = [wrt] if not isinstance(wrt, tuple) else list(wrt)
+        names = [parsed.params[w] if isinstance(w, int) else w for w in names]
+        kinds = tuple(map(_kind, args)) if args else (None,) * len(ssa.params)
+        facts = analyse(ssa, [ssa.params[parsed.params.index(w)] for w in names], dict(zip(ssa.params, kinds)))
+        return to_dot(ssa, facts)
+    if options.diff:
+        before = source(fn, wrt=wrt, mode=options.mode, stage="adjoint", args=args).splitlines(True)
+        after = source(fn, wrt=wrt, mode=options.mode, stage="optimized", args=args).splitlines(True)
+        diff = "".join(difflib.unified_diff(before, after, "as generated", "optimized"))
+        return diff or "# the optimizer changed nothing\n"
+    if options.order > 1:
+        derivative = grad(fn, wrt=wrt)
+        for _ in range(options.order - 1):
+            derivative = grad(derivative, wrt=wrt)
+        return derivative.source_for(*args) if args else derivative.source
+    return source(fn, wrt=wrt, mode=options.mode, stage=stage, args=args)
+
+
+def _coloured(text: str) -> str:
+    """Syntax colouring on a terminal, when Pygments is installed (an optional extra)."""
+    if not sys.stdout.isatty():
+        return text
     try:
+        from pygments import highlight
+        from pygments.formatters import TerminalFormatter
+        from pygments.lexers import PythonLexer
+    except ImportError:
+        return text
+    return highlight(text, PythonLexer(), TerminalFormatter())
+
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    options = _parser().parse_args(argv)
+    path, _, name = options.target.rpartition(":")
+    try:
+        if not path:  # FILE alone
+            print(_list_functions(options.target), end="")
+            return 0
         fn = _load(path, name)
         wrt = 0 if options.wrt is None else tuple(w.strip() for w in options.wrt.split(","))
+        if options.check is not None:
+            report = check_grad(fn, *_parse_args(options.check), wrt=None if options.wrt is None else wrt)
+            print(report)
+            return 0 if report.ok else 1
         args = None if options.args is None else _parse_args(options.args)
-        print(source(fn, wrt=wrt, mode=options.mode, stage=options.stage, args=args), end="")
+        text = _output(fn, options, wrt, args)
+        print(_coloured(text) if options.format == "python" else text, end="")
     except SystemExit as exc:
         print(exc, file=sys.stderr)
         return 2

@@ -235,10 +235,7 @@ def _check_subset(parsed: ParsedFunction) -> None:
     body = parsed.node.body
     if body and isinstance(body[0], gast.Expr) and isinstance(body[0].value, gast.Constant):
         body = body[1:]  # the docstring
-    if not body or not isinstance(body[-1], gast.Return):
-        raise parsed.error(f"{parsed.name!r} without a final return", "end the function with return <scalar>",
-                           body[-1] if body else None)
-    for node in gast.walk(parsed.node):
+    for node in gast.walk(parsed.node):  # first: a refused construct says more than a missing return
         if node is not parsed.node and type(node) in _REFUSALS:
             raise parsed.error(*_REFUSALS[type(node)], node)
         if isinstance(node, (gast.For, gast.While)) and node.orelse:
@@ -246,6 +243,9 @@ def _check_subset(parsed: ParsedFunction) -> None:
                                "set a flag before break and test it after the loop", node)
         if isinstance(node, gast.Return) and node.value is None:
             raise parsed.error("a bare return", "return the value to differentiate", node)
+    if not body or not isinstance(body[-1], gast.Return):
+        raise parsed.error(f"{parsed.name!r} without a final return", "end the function with return <scalar>",
+                           body[-1] if body else None)
     _check_statements(parsed, body)
 
 

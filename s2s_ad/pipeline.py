@@ -63,7 +63,7 @@ def _kind_note(params: list[str], kinds: Kinds) -> str:
     return f"Specialised for: {described}."
 
 
-def _lowered(fn: Callable) -> tuple[ParsedFunction, ir.Function]:
+def lowered(fn: Callable) -> tuple[ParsedFunction, ir.Function]:
     """Stages 1 and 2: parse, lower to SSA, and check the SSA invariants."""
     parsed = parse_function(fn)
     ssa = lower(parsed)
@@ -85,7 +85,7 @@ def result_kind(fn: Callable, kinds: Kinds) -> object:
         return cached[0]
     _RESULT_KINDS[key] = (None, None)
     try:
-        parsed, ssa = _lowered(fn)
+        parsed, ssa = lowered(fn)
     except TransformError:  # refused: the caller's own transformation reports it where it matters
         return None
     facts = analyse(ssa, [], dict(zip(ssa.params, kinds)), result_kind)
@@ -103,7 +103,7 @@ def _ssa_source(parsed: ParsedFunction, ssa: ir.Function) -> Built:
 
 def _build(fn: Callable, wrt: tuple[str, ...], kinds: Kinds, stage: str, compile_it: bool, mode: str) -> Built:
     """Parse, lower, analyse, generate (reverse or forward), optimize, emit and compile."""
-    parsed, ssa = _lowered(fn)
+    parsed, ssa = lowered(fn)
     if stage == "ssa":
         return _ssa_source(parsed, ssa)
     ssa_wrt = [ssa.params[parsed.params.index(w)] for w in wrt]
@@ -154,7 +154,7 @@ def build_split(fn: Callable, kinds: Kinds) -> SplitAdjoint:
     def build() -> SplitAdjoint:
         split = _BUILDING[key] = SplitAdjoint(fn)
         try:
-            parsed, ssa = _lowered(fn)
+            parsed, ssa = lowered(fn)
             kinds_by_param = dict(zip(ssa.params, kinds))
             facts = analyse(ssa, ssa.params, kinds_by_param, result_kind)
             check_in_place(ssa, facts, kinds_by_param)
@@ -202,7 +202,7 @@ def build_tangent_callee(fn: Callable, kinds: Kinds, carries: tuple[bool, ...]) 
     def build() -> TangentCallee:
         callee = _BUILDING_TANGENTS[key] = TangentCallee(fn)
         try:
-            parsed, ssa = _lowered(fn)
+            parsed, ssa = lowered(fn)
             wrt = [p for p, carried in zip(ssa.params, carries) if carried]
             facts = analyse(ssa, wrt, dict(zip(ssa.params, kinds)), result_kind)
             check_in_place(ssa, facts, dict(zip(ssa.params, kinds)))

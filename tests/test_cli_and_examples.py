@@ -1,6 +1,7 @@
 """The s2s-ad command and the examples, run as a user would run them."""
 import pathlib
 import re
+import shutil
 import subprocess
 import sys
 
@@ -113,3 +114,53 @@ def test_cli_forward_mode():
     readme = (ROOT / "README.md").read_text()
     for line in ("t_b = t_x - t_y", "t_c = t_x * b + a * t_b"):
         assert line in done.stdout and line in readme
+
+
+def test_cli_lists_the_functions_of_a_file(tmp_path):
+    script = tmp_path / "two.py"
+    script.write_text("def fine(x):\n    return x * x\n\n\ndef refused(x):\n    try:\n        return x\n"
+                      "    except ValueError:\n        return 0.0\n")
+    done = run("-m", "s2s_ad", str(script))
+    assert done.returncode == 0, done.stderr
+    assert "fine(x)  ok" in done.stdout
+    assert "refused(x)  refused:" in done.stdout and "a try statement" in done.stdout
+
+
+def test_cli_higher_order_diff_and_no_optimize(tmp_path):
+    script = tmp_path / "cubic.py"
+    script.write_text("def cubic(x):\n    return x * x * x * 1.0 + (x - x) * 0.0\n")
+    second = run("-m", "s2s_ad", f"{script}:cubic", "--order", "2", "--args", "0.5")
+    assert second.returncode == 0 and "def derivative_gradient_cubic(x):" in second.stdout
+    diff = run("-m", "s2s_ad", f"{script}:cubic", "--diff", "--args", "0.5")
+    assert diff.returncode == 0 and "--- as generated" in diff.stdout and "+++ optimized" in diff.stdout
+    raw = run("-m", "s2s_ad", f"{script}:cubic", "--no-optimize", "--args", "0.5")
+    optimized = run("-m", "s2s_ad", f"{script}:cubic", "--args", "0.5")
+    assert raw.stdout != optimized.stdout
+
+
+def test_cli_check_compares_with_finite_differences(tmp_path):
+    done = run("-m", "s2s_ad", f"{EXAMPLES / 'rational.py'}:f", "--wrt", "x,y", "--check", "3,2")
+    assert done.returncode == 0 and done.stdout.startswith("ok: worst component")
+    script = tmp_path / "wrong.py"
+    script.write_text("import numpy as np\nimport s2s_ad\n\n\ndef box(x):\n    return float(np.cbrt(x))\n\n\n"
+                      "@s2s_ad.adjoint(box)\ndef _(out, x, d_out):\n    d_x = d_out * 2.0\n\n\n"
+                      "def uses(x):\n    return box(x) * x\n")
+    done = run("-m", "s2s_ad", f"{script}:uses", "--check", "2.0")
+    assert done.returncode == 1 and done.stdout.startswith("MISMATCH")
+
+
+def test_cli_dot_graph_marks_the_adjoints_path():
+    done = run("-m", "s2s_ad", f"{EXAMPLES / 'logistic.py'}:logistic", "--wrt", "r,x", "--format", "dot")
+    assert done.returncode == 0, done.stderr
+    text = done.stdout
+    assert text.startswith('digraph "logistic" {') and text.rstrip().endswith("}")
+    assert "subgraph cluster_0" in text and 'label="for i in steps"' in text
+    assert '"r" -> "prod"' in text and '"prod" -> "r" [style=dashed' in text
+    if shutil.which("dot"):  # Graphviz, where installed, draws it
+        drawn = subprocess.run(["dot", "-Tsvg"], input=text, capture_output=True, text=True, timeout=60)
+        assert drawn.returncode == 0 and "<svg" in drawn.stdout
+
+
+def test_cli_errors_are_one_line_and_exit_2():
+    done = run("-m", "s2s_ad", f"{EXAMPLES / 'rational.py'}:nothing")
+    assert done.returncode == 2 and done.stderr.count("\n") == 1 and "defines no function" in done.stderr
