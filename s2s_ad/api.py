@@ -18,7 +18,7 @@ from typing import Any, Callable, Optional, Sequence, Union
 
 import numpy as np
 
-from .cache import TransformCache, is_current
+from .cache import TransformCache, is_current, name_the_users_line
 from .errors import TransformError
 from .pipeline import (STAGES, Built, build_derivative_of, build_forward, build_gradient_only, build_reverse,
                        build_split)
@@ -26,6 +26,15 @@ from .pipeline import (STAGES, Built, build_derivative_of, build_forward, build_
 Wrt = Union[int, str, Sequence[Union[int, str]]]
 
 _CACHE = TransformCache()
+
+
+def _run(generated: Callable, args: tuple) -> Any:
+    """Call generated code; an error inside it gets a note naming the user's line."""
+    try:
+        return generated(*args)
+    except Exception as exc:
+        name_the_users_line(exc)
+        raise
 
 
 def _user_facing(function: Callable) -> Callable:
@@ -154,11 +163,11 @@ class GradientFunction:
         if kwargs or len(args) != self._n_params:
             args = self._bind(args, kwargs)
         if self.inner is not None:
-            gradient = self._specialise(args)(*args)
+            gradient = _run(self._specialise(args), args)
             return (self.inner(*args), gradient) if self._with_value else gradient
         built = self._by_types.get(tuple(map(type, args)))
         adjoint = built.function if built is not None and built.snapshot.valid() else self._specialise(args)
-        value, gradient = adjoint(*args)
+        value, gradient = _run(adjoint, args)
         if value.__class__ is not float and np.ndim(value) != 0:
             raise TypeError(
                 f"grad needs {self.fn.__name__} to return a scalar, but it returned an array of shape "
@@ -287,7 +296,7 @@ def jvp(fn: Callable, primals: Sequence[Any], tangents: Sequence[Any]) -> tuple[
     checked = [_check_tangent(fn, p, a, t) for p, a, t in zip(params, args, tangents)]
     wrt = tuple(p for p, t in zip(params, checked) if t is not None)
     tangent_args = tuple(t for t in checked if t is not None)
-    return _tangent_function(fn, wrt, args)(*args, *tangent_args)
+    return _run(_tangent_function(fn, wrt, args), args + tangent_args)
 
 
 @_user_facing
@@ -303,13 +312,13 @@ def vjp(fn: Callable, *primals: Any) -> tuple[Any, Callable]:
     params, args = _bound_primals(fn, primals)
     kinds = tuple(map(_kind, args))
     split = build_split(fn, kinds)
-    out, tape = split.forward(*args, None)
+    out, tape = _run(split.forward, args + (None,))
 
     def vjp_fn(cotangent: Any) -> tuple:
         if np.shape(cotangent) != np.shape(out):
             raise ValueError(f"vjp of {fn.__name__}: the cotangent has shape {np.shape(cotangent)}, but the "
                              f"result has shape {np.shape(out)}; cotangents are never broadcast")
-        adjoints = split.backward(cotangent, tape)  # the tape is persistent: reading it takes nothing away
+        adjoints = _run(split.backward, (cotangent, tape))  # the tape is persistent: reading it takes nothing
         return tuple(adjoints[:len(primals)])
 
     return out, vjp_fn

@@ -22,6 +22,10 @@ from typing import Any, Callable, Hashable, Optional
 from .emit import Emitted
 
 
+# Generated file name -> (the user's file, the user's line of each generated line).
+_ORIGINS: dict[str, tuple[str, list]] = {}
+
+
 def compile_module(emitted: Emitted, origin: str) -> dict[str, Any]:
     """Compile generated source; return the module's namespace."""
     # One name per source text: specialisations of one function must not share a linecache entry.
@@ -29,10 +33,24 @@ def compile_module(emitted: Emitted, origin: str) -> dict[str, Any]:
     filename = f"<s2s_ad {emitted.name} from {origin} #{digest}>"
     lines = emitted.source.splitlines(True)
     linecache.cache[filename] = (len(emitted.source), None, lines, filename)
+    _ORIGINS[filename] = (origin.rpartition(":")[0], emitted.origins)
     code = compile(emitted.source, filename, "exec")
     namespace = dict(emitted.namespace.globals)
     exec(code, namespace)
     return namespace
+
+
+def name_the_users_line(exc: BaseException) -> None:
+    """Add a note to an exception raised inside generated code naming the user's line it came from
+    (Python 3.11 and later show notes; before that the traceback's ``# line N`` comments remain)."""
+    tb, found = exc.__traceback__, None
+    while tb is not None:
+        entry = _ORIGINS.get(tb.tb_frame.f_code.co_filename)
+        if entry is not None and 0 < tb.tb_lineno <= len(entry[1]) and entry[1][tb.tb_lineno - 1] is not None:
+            found = (entry[0], entry[1][tb.tb_lineno - 1], tb.tb_frame.f_code.co_name)
+        tb = tb.tb_next
+    if found is not None and hasattr(exc, "add_note"):
+        exc.add_note(f"s2s_ad: raised in {found[2]}, generated from line {found[1]} of {found[0]}")
 
 
 def compile_emitted(emitted: Emitted, origin: str) -> Callable:

@@ -195,6 +195,7 @@ class _Printer:
     def __init__(self, builder: _Builder) -> None:
         self.builder = builder
         self.lines: list[str] = []
+        self.origins: list[Optional[int]] = []  # per printed line: the user's line it came from
         self.last_line: Optional[int] = None
 
     def put(self, depth: int, text: str, line: Optional[int]) -> None:
@@ -202,7 +203,9 @@ class _Printer:
         if line is not None and line != self.last_line and "\n" not in text:
             text = f"{text.ljust(_COMMENT_COLUMN - len(pad))}  # line {line}"
             self.last_line = line
-        self.lines.extend(pad + part for part in text.split("\n"))
+        parts = text.split("\n")
+        self.lines.extend(pad + part for part in parts)
+        self.origins.extend([line if line is not None else self.last_line] * len(parts))
 
     def block(self, body: list[ir.Stmt], depth: int) -> None:
         if not any(not isinstance(s, ir.Comment) for s in body):
@@ -240,6 +243,7 @@ class _Printer:
             self._exit(stmt.exit, depth)
         elif isinstance(stmt, ir.Comment):
             self.lines.append("    " * depth + f"# {stmt.text}")
+            self.origins.append(None)
             self.last_line = None
         else:
             self.put(depth, self.builder.simple(stmt), stmt.line)
@@ -250,6 +254,7 @@ class Emitted:
     source: str
     namespace: Namespace
     name: str
+    origins: list = field(default_factory=list)  # per source line: the user's line it came from, or None
 
 
 def emit(fn: ir.Function, header: list[str], defaults: Optional[dict[str, str]] = None,
@@ -268,12 +273,16 @@ def emit_module(functions: list[tuple[ir.Function, Optional[dict[str, str]], Opt
     local_names = set().union(*(set(f.params) | ir.assigned_names(f.body) | {f.name} for f, _, _ in functions))
     builder = _Builder(Namespace(avoid=local_names))
     lines = [f"# {h}" for h in header]
+    origins: list[Optional[int]] = [None] * len(lines)
     for fn, defaults, docstring in functions:
         params = ", ".join(f"{p}={defaults[p]}" if defaults and p in defaults else p for p in fn.params)
         printer = _Printer(builder)
         printer.lines = [f"def {fn.name}({params}):"]
+        printer.origins = [None]
         if docstring:
             printer.lines.append(f'    """{docstring}"""')
+            printer.origins.append(None)
         printer.block(fn.body, 1)
         lines += printer.lines + [""]
-    return Emitted("\n".join(lines[:-1]) + "\n", builder.ns, functions[0][0].name)
+        origins += printer.origins + [None]
+    return Emitted("\n".join(lines[:-1]) + "\n", builder.ns, functions[0][0].name, origins[:-1])

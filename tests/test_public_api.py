@@ -1,5 +1,6 @@
 """The public contract of API.md for reverse mode: names, argument forms, return shapes."""
 import importlib.util
+import math
 import sys
 import traceback
 
@@ -195,3 +196,25 @@ def test_arrays_of_different_rank_get_their_own_code():
     np.testing.assert_allclose(g(np.array([3.0, 1.0])), [6.0, 0.0])
     np.testing.assert_allclose(g(np.array([[3.0, 1.0], [2.0, 2.0]])), [[6.0, 2.0], [0.0, 0.0]])
     np.testing.assert_allclose(g(np.array([2.0, 5.0])), [4.0, 0.0])
+
+
+def log_of_a_difference(x, y):
+    scaled = x * 2.0
+    return math.log(scaled - y) * x  # two operations on this line: the failing one is the second
+
+
+@pytest.mark.skipif(sys.version_info < (3, 11), reason="exception notes are Python 3.11+")
+def test_an_error_in_generated_code_names_the_users_line():
+    line = log_of_a_difference.__code__.co_firstlineno + 2
+    with pytest.raises(ValueError) as caught:
+        s2s_ad.grad(log_of_a_difference)(1.0, 2.0)  # log(0) in the forward sweep
+    notes = getattr(caught.value, "__notes__", [])
+    assert any(f"generated from line {line} of test_public_api.py" in n for n in notes), notes
+    with pytest.raises(ZeroDivisionError) as caught:
+        s2s_ad.grad(root_of_a_square)(0.0)  # the forward sweep works; the reverse divides by zero
+    line = root_of_a_square.__code__.co_firstlineno + 1
+    assert any(f"generated from line {line} of test_public_api.py" in n for n in caught.value.__notes__)
+
+
+def root_of_a_square(x):
+    return math.sqrt(x * x) + x
