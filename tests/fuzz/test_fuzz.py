@@ -113,6 +113,8 @@ def check_program(source: str, args: list) -> None:
 
 
 def test_random_programs(fuzz_examples):
+    checked = []
+
     @settings(max_examples=fuzz_examples, deadline=None, derandomize=fuzz_examples <= 1000,
               suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much, HealthCheck.data_too_large])
     @given(st.data(), st.integers(0, 2 ** 32 - 1))
@@ -122,5 +124,7 @@ def test_random_programs(fuzz_examples):
         note(source)
         note(f"arguments: {args}")
         check_program(source, args)
+        checked.append(source)
 
     run()
+    print(f"\nfuzz: {len(checked)} programs checked ({len(set(checked))} distinct), no mismatch")
