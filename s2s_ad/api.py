@@ -94,7 +94,12 @@ class GradientFunction:
             raise TypeError("grad of value_and_grad(f) returns a pair; differentiate grad(f) instead")
         self.fn = fn
         self.inner = fn if isinstance(fn, GradientFunction) else None
-        self._signature = inspect.signature(fn)
+        try:
+            self._signature = inspect.signature(fn)
+        except (TypeError, ValueError):  # a builtin or ufunc without one (older NumPy)
+            raise TransformError(f"{getattr(fn, '__qualname__', fn)!r} ({type(fn).__name__})",
+                                 "only plain Python functions defined with def can be transformed; for a "
+                                 "builtin or C function, give it a rule with @s2s_ad.adjoint") from None
         self._n_params = len(self._signature.parameters)
         self.wrt, self._several = _resolve_wrt(fn, wrt)
         self._with_value = with_value

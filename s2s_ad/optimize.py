@@ -48,11 +48,14 @@ def _fold(call: ir.Call) -> Optional[ir.Expr]:
     if not all(isinstance(v, (int, float)) for v in values):  # booleans too: y - 1 + (y == 0)
         return None
     try:
-        result = call.fn(*values)
+        with np.errstate(all="ignore"):
+            result = call.fn(*values)
     except (ArithmeticError, ValueError):
         return None
     if isinstance(result, np.generic):
         result = result.item()
+    if isinstance(result, float) and not math.isfinite(result):
+        return None  # keep the expression: np.log(-1.0) reads better than nan
     if isinstance(result, bool) and call.fn not in (operator.eq, operator.ne, operator.lt, operator.le,
                                                    operator.gt, operator.ge):
         result = int(result)

@@ -35,4 +35,4 @@ def negative_base(x, y):
     out = np.zeros(3)
     for j in range(3):
         out[j] = (-0.5) ** 2  # was printed as -0.5 ** 2, which Python reads as -(0.5 ** 2)
-    return np.sum(out) * x + (-2.0) ** y
+    return np.sum(out) * x + (-2.0) ** 3 * y
