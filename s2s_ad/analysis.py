@@ -97,32 +97,37 @@ def _target(stmt: ir.Stmt) -> str:
     return stmt.array if isinstance(stmt, ir.Store) else stmt.target
 
 
-def varied_names(fn: ir.Function, wrt: Iterable[str]) -> set[str]:
+def _flow_table(fn: ir.Function) -> list[tuple[str, set[str]]]:
+    """(the name a statement sets, the names whose derivative flows into it), per statement, in order."""
+    return [(_target(s), _flows(s)) for s in _assignments(fn)]
+
+
+def varied_names(fn: ir.Function, wrt: Iterable[str], table: Optional[list] = None) -> set[str]:
     """Values that depend on ``wrt`` (a fixed point over loops)."""
-    assignments = _assignments(fn)
+    table = _flow_table(fn) if table is None else table
     varied = set(wrt)
     changed = True
     while changed:
         changed = False
-        for stmt in assignments:
-            target = _target(stmt)
-            if target not in varied and _flows(stmt) & varied:
+        for target, flows in table:
+            if target not in varied and flows & varied:
                 varied.add(target)
                 changed = True
     return varied
 
 
-def activity(fn: ir.Function, wrt: Iterable[str]) -> set[str]:
+def activity(fn: ir.Function, wrt: Iterable[str], table: Optional[list] = None,
+             varied: Optional[set[str]] = None) -> set[str]:
     """Values that depend on ``wrt`` and reach the returned value (fixed points over loops)."""
-    assignments = _assignments(fn)
-    varied = varied_names(fn, wrt)
+    table = _flow_table(fn) if table is None else table
+    varied = varied_names(fn, wrt, table) if varied is None else varied
     useful = set(ir.names_read(fn.body[-1].value))
     changed = True
     while changed:
         changed = False
-        for stmt in reversed(assignments):
-            if _target(stmt) in useful:
-                new = _flows(stmt) - useful
+        for target, flows in reversed(table):
+            if target in useful:
+                new = flows - useful
                 if new:
                     useful |= new
                     changed = True
@@ -305,7 +310,9 @@ def analyse(fn: ir.Function, wrt: Iterable[str], kinds: dict[str, Optional[str]]
             uses.update(ir.names_read(expr))
     wrt = list(wrt)
     shape, ndim, items = shape_classes(fn, kinds, result_kind)
-    return Analysis(activity(fn, wrt), shape, uses, varied_names(fn, wrt), ndim, items)
+    table = _flow_table(fn)  # computed once: both fixed points walk it several times
+    varied = varied_names(fn, wrt, table)
+    return Analysis(activity(fn, wrt, table, varied), shape, uses, varied, ndim, items)
 
 
 def check_in_place(fn: ir.Function, facts: Analysis, kinds: dict[str, Optional[str]]) -> None:

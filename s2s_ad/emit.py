@@ -97,6 +97,20 @@ class Namespace:
 class _Builder:
     def __init__(self, namespace: Namespace) -> None:
         self.ns = namespace
+        self.generator = astor.SourceGenerator(" " * 4)
+
+    def source(self, node: Any) -> str:
+        """``astor.to_source(node)``, with one source generator for the whole module: building one per
+        statement was most of the printing time.  (Its result list is shared with its ``write``
+        closure, so it is cleared, not replaced; astor is pinned to 0.8.x, whose to_source this mirrors.)"""
+        generator = self.generator
+        generator.result.clear()
+        generator.indentation, generator.new_lines, generator.colinfo = 0, 0, (0, 0)
+        generator.visit(node)
+        generator.result.append("\n")
+        if set(generator.result[0]) == {"\n"}:
+            generator.result[0] = ""
+        return astor.source_repr.pretty_source(generator.result)
 
     def expr(self, e: ir.Expr) -> Any:
         if isinstance(e, ir.Var):
@@ -164,7 +178,7 @@ class _Builder:
         return f"({', '.join(items)}{',' if len(items) == 1 else ''})"
 
     def text(self, e: ir.Expr) -> str:
-        return astor.to_source((ast.Expr(value=self.expr(e)))).strip()
+        return self.source(ast.Expr(value=self.expr(e))).strip()
 
     def simple(self, stmt: ir.Stmt) -> str:
         """One line of source for a statement that has no nested block."""
@@ -186,7 +200,7 @@ class _Builder:
             return f"{stmt.target} = {self.tuple_text(stmt.value)}"
         else:
             node = ast.Assign(targets=[_name(stmt.target, ast.Store())], value=self.expr(stmt.value))
-        return astor.to_source((node)).rstrip("\n")
+        return self.source(node).rstrip("\n")
 
 
 class _Printer:

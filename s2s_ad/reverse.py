@@ -493,6 +493,8 @@ def reverse(fn: ir.Function, wrt: list[str], facts: Analysis, callee: Optional[C
     sweep = ReverseSweep(fn, wrt, facts, callee, split)
     adjoint = sweep.run()
     # A slice put back that nothing reads afterwards needs no recording: generate once more without it.
+    if not sweep.restores:
+        return adjoint
     kept = {id(s) for s in ir.walk(remove_dead(adjoint.body))}
     unread = frozenset(store for store, restore in sweep.restores.items() if id(restore) not in kept)
     if unread:
