@@ -121,7 +121,7 @@ class TangentSweep:
             return expr
         if self.facts.shape_of(expr) == SCALAR:
             return ir.Const(0.0)
-        return ir.Call(runtime.zeros_like, (expr,))
+        return ir.Call(runtime.zero_tangent, (expr,))
 
     def emit(self, stmt: ir.Stmt) -> None:
         self.out.append(stmt)
@@ -186,7 +186,7 @@ class TangentSweep:
             return
         self.emit(stmt)
         if rules.is_nondifferentiable(value.fn):  # an array made here, varied later by stores into it
-            self.emit(ir.Assign(t_target, ir.Call(runtime.zeros_like, (ir.Var(target),)), stmt.line))
+            self.emit(ir.Assign(t_target, ir.Call(runtime.zero_tangent, (ir.Var(target),)), stmt.line))
             return
         self.bind(target, self.rule_tangent(stmt))
 

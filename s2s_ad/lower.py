@@ -111,7 +111,8 @@ class Lowering:
         self.line: Optional[int] = None
         # Code s2s_ad generated reads an element after a write only where it proved the element
         # is one number (reverse.py knows ranks this stage does not): it is not checked again.
-        self.views = Views(self.buffers, enabled=not is_generated(parsed.filename))
+        self.generated = is_generated(parsed.filename)
+        self.views = Views(self.buffers, enabled=not self.generated)
         # values that may be views of another array (x[1:], x.T): the array, integer index parts, a slice or not
         self.view_values: dict[str, tuple[str, int, bool]] = {}
         self.merged_from: dict[str, str] = {}  # merge variables that may be an array another name holds
@@ -425,6 +426,8 @@ class Lowering:
         """``a[index] = value``: allowed into arrays the function made itself."""
         array = self.env.get(target.value.id)
         name = target.value.id
+        if self.generated and isinstance(array, ir.Var):
+            self.buffers.add(array.name)  # generated code writes only into adjoints it owns (reverse.py)
         if isinstance(array, ir.Var) and array.name in self.views.root:
             raise self.parsed.error(f"an assignment into {name}[...]", f"{name} may be a view of "
                                     f"{self.views.root[array.name]}; write into that array by index instead", target)

@@ -76,6 +76,22 @@ def zeros_like(value: Any) -> Any:
     return np.zeros(np.shape(value), dtype=dtype)
 
 
+def zero_tangent(value: Any) -> Any:
+    """The zero tangent of ``value`` in forward mode, shaped like it: 0.0 for a number, zeros for
+    an array, ``None`` for ``None``, a tuple of zeros for a tuple (the tape included: its chain is
+    walked without recursion, however long)."""
+    if not isinstance(value, tuple):
+        return None if value is None else zeros_like(value)
+    chain = []
+    while isinstance(value, tuple) and value:
+        chain.append(value[:-1])
+        value = value[-1]
+    tail = () if isinstance(value, tuple) else zero_tangent(value)
+    for items in reversed(chain):
+        tail = tuple(zero_tangent(item) for item in items) + (tail,)
+    return tail
+
+
 def writable_copy(grad: Any, like: Any) -> np.ndarray:
     """A fresh float array of ``like``'s shape holding ``grad``, for in-place updates."""
     return np.array(np.broadcast_to(grad, np.shape(like)), dtype=np.result_type(grad, 1.0))

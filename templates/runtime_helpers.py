@@ -14,12 +14,13 @@ from s2s_ad.rules import adjoint, fresh_arrays, nondifferentiable, tangent
 from s2s_ad.runtime import (broadcast_reduced, checkpoint_stride, concatenate_grad, cumsum_grad,
                             expand_reduced, getitem_grad, inverse_axes, matmul_grad_a, matmul_grad_b,
                             pad_grad, prod_others, prod_others_jvp, stack_grad, stop_gradient, stored_part,
-                            unbroadcast, unbroadcast_to, writable_copy, zeros_like)
+                            unbroadcast, unbroadcast_to, writable_copy, zero_tangent,
+                            zeros_like)
 
-nondifferentiable(zeros_like, inverse_axes)
+nondifferentiable(zeros_like, zero_tangent, inverse_axes)
 nondifferentiable(stop_gradient, elementwise=True)
 nondifferentiable(checkpoint_stride)
-fresh_arrays(zeros_like, writable_copy, broadcast_reduced, getitem_grad)
+fresh_arrays(zeros_like, zero_tangent, writable_copy, broadcast_reduced, getitem_grad)
 
 
 @adjoint(unbroadcast, linear=True, examples=({"grad": (2, 3), "like": np.zeros(3)}, {"grad": (3,), "like": 0.5},

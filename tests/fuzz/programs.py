@@ -108,8 +108,11 @@ class ProgramWriter:
     def _for_loop(self) -> None:
         s = self.fresh("s")
         self.emit(f"{s} = {self.scalar(1)}")
-        self.emit("for i in range(n):")
-        exit_kind = self.pick(["none", "none", "continue", "break"])
+        exit_kind = self.pick(["none", "none", "continue", "break", "checkpointed"])
+        if exit_kind == "checkpointed":  # segments replayed in the reverse sweep
+            self.emit(f"for i in s2s_ad.checkpointed(range(n), every={self.pick(['None', '1', '2'])}):")
+        else:
+            self.emit("for i in range(n):")
         if exit_kind == "continue":
             self.emit("if i == 1:", 2)
             self.emit("continue", 3)
@@ -190,7 +193,7 @@ class ProgramWriter:
     def source(self) -> str:
         terms = [self.pick(self.scalars) for _ in range(3)] + [f"np.sum({self.pick(self.arrays)})"]
         body = "\n".join(self.lines + [f"    return {' + '.join(terms)} + x * y"])
-        return ("import math\n\nimport numpy as np\n\n\n" + "\n\n".join(self.helpers) + "\n\n"
+        return ("import math\n\nimport numpy as np\n\nimport s2s_ad\n\n\n" + "\n\n".join(self.helpers) + "\n\n"
                 + "def f(x, y, v, n):\n" + body + "\n")
 
 

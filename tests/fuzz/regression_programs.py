@@ -36,3 +36,21 @@ def negative_base(x, y):
     for j in range(3):
         out[j] = (-0.5) ** 2  # was printed as -0.5 ** 2, which Python reads as -(0.5 ** 2)
     return np.sum(out) * x + (-2.0) ** 3 * y
+
+
+def passes_through(p, q, v):
+    return p
+
+
+def second_order_through_a_helper(x, y, v):
+    # forward over reverse: the helper's forward part takes the tape, whose zero tangent is a tuple
+    c = passes_through(y, x, v)
+    return x * x * c + np.sum(v) * x
+
+
+def second_order_through_a_stored_adjoint(x, v):
+    # forward over reverse: the adjoint of out is written in place (d_out[j] = ...) by generated code
+    out = np.zeros(3)
+    for j in range(3):
+        out[j] = x * x * v[j]
+    return np.sum(out) * x

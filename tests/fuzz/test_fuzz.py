@@ -2,7 +2,9 @@
 
 1. the gradient against central finite differences (points near a kink,
    where differences at two step sizes disagree, are skipped, not counted);
-2. forward mode against reverse mode: jvp(f, t) == <t, grad f>;
+2. forward mode against reverse mode: jvp(f, t) == <t, grad f>, and for one
+   program in five the second derivative (forward over reverse) against
+   differences of the gradient;
 3. the value returned with the gradient against the plain function;
 4. the arguments, unchanged after every call.
 
@@ -84,7 +86,16 @@ def autograd_gradient(source: str, args: list):
     return autograd.grad(namespace["f"], (0, 1, 2))(*args)
 
 
-def check_program(source: str, args: list) -> None:
+def smooth_second(first, args: list) -> float:
+    """Central differences of the gradient by x, or ``assume(False)`` near a kink."""
+    def at(eps):
+        return (first(args[0] + eps, *args[1:]) - first(args[0] - eps, *args[1:])) / (2 * eps)
+    fine, coarse = at(1e-5), at(1e-3)
+    assume(np.isfinite(fine) and np.allclose(fine, coarse, rtol=1e-3, atol=1e-5))
+    return fine
+
+
+def check_program(source: str, args: list, second_order: bool = False) -> None:
     module = load(source)
     f = module.f
     value = f(*args)
@@ -106,6 +117,10 @@ def check_program(source: str, args: list) -> None:
 
     for before, after in zip(originals, args):
         np.testing.assert_array_equal(before, after, err_msg="an argument was changed")
+    if second_order:  # forward over reverse, against differences of the gradient
+        first = s2s_ad.grad(f)
+        want = smooth_second(first, args)
+        np.testing.assert_allclose(s2s_ad.grad(first)(*args), want, rtol=1e-4, atol=1e-6, err_msg="d2/dx2")
     peer = autograd_gradient(source, args)
     if peer is not None:
         for ours, theirs in zip(got, peer):
@@ -123,7 +138,7 @@ def test_random_programs(fuzz_examples):
         args = arguments(seed)
         note(source)
         note(f"arguments: {args}")
-        check_program(source, args)
+        check_program(source, args, second_order=seed % 5 == 0)
         checked.append(source)
 
     run()

@@ -1,5 +1,6 @@
 """Programs the fuzzer found wrong, kept as named tests (see test_fuzz.py)."""
 import numpy as np
+import pytest
 
 import s2s_ad
 from conftest import assert_gradient_matches
@@ -27,3 +28,12 @@ def test_a_negative_constant_raised_to_a_power():
     value, gradient = s2s_ad.value_and_grad(rp.negative_base, wrt=(0, 1))(0.655, 2.0)
     assert value == rp.negative_base(0.655, 2.0)
     assert_gradient_matches(rp.negative_base, (0.655, 2.0), 0)
+
+
+def test_second_order_through_a_helper_and_a_stored_adjoint():
+    # fuzz run with second-order checks, 2026-11-22: both crashed in forward mode over the adjoint
+    v = np.array([0.2, -0.4, 0.9])
+    d2 = s2s_ad.grad(s2s_ad.grad(rp.second_order_through_a_helper))
+    assert d2(0.6, 0.3, v) == pytest.approx(2 * 0.3)
+    d2 = s2s_ad.grad(s2s_ad.grad(rp.second_order_through_a_stored_adjoint))
+    assert d2(0.6, v) == pytest.approx(6 * 0.6 * np.sum(v))
