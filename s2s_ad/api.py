@@ -268,9 +268,10 @@ def _check_tangent(fn: Callable, name: str, primal: Any, tangent: Any) -> Any:
     if np.shape(tangent) != np.shape(primal):
         raise ValueError(f"jvp of {fn.__name__}: the tangent of {name} has shape {np.shape(tangent)}, "
                          f"but {name} has shape {np.shape(primal)}; tangents are never broadcast")
-    if isinstance(tangent, np.ndarray):  # an integer tangent would truncate what is written into it
-        return tangent.astype(np.result_type(tangent, primal, 1.0), copy=False)
-    return tangent if isinstance(primal, np.ndarray) else float(tangent) if np.isrealobj(tangent) else tangent
+    if isinstance(tangent, np.ndarray) or isinstance(primal, np.ndarray):
+        # float, not integer: an integer tangent would truncate what is written into it
+        return np.asarray(tangent, dtype=np.result_type(tangent, primal, 1.0))
+    return complex(tangent) if np.iscomplexobj(tangent) else float(tangent)
 
 
 def _plain(fn: Callable, args: tuple) -> Callable:
