@@ -29,6 +29,9 @@ _CHEAP = {
 
 
 class Recording:
+    """The recording half of ``ReverseSweep``: it relies on the sweep's ``fresh``, ``facts``,
+    ``definitions``, ``tape``, ``pushes``, ``trips``, ``calls``, ``store_pushes`` and ``recording``."""
+
     # -- checkpointed loops ------------------------------------------------
 
     def segments(self, stmt: ir.For) -> tuple[list[ir.Stmt], str, str]:
