@@ -214,7 +214,7 @@ class TangentSweep:
         call = stmt.value
         explicit = rules.tangent_rule(call.fn)
         if explicit is not None:
-            return self.from_template(explicit, stmt)
+            return self.result_shaped(self.from_template(explicit, stmt), stmt, explicit.elementwise)
         rule = rules.adjoint_rule(call.fn)
         if rule is None:
             raise TransformError(f"the call of {describe_callable(call.fn)} in forward mode",
@@ -234,11 +234,15 @@ class TangentSweep:
         total = terms[0]
         for term in terms[1:]:
             total = ir.Call(operator.add, (total, term))
-        if rule.elementwise and not any(self.facts.shape_of(op) == self.facts.shape.get(stmt.target)
-                                        for _, op in varied):
-            # every input that moves is smaller than the result: give the tangent the result's shape
-            total = ir.Call(np.broadcast_to, (total, ir.Call(np.shape, (ir.Var(stmt.target),))))
-        return total
+        return self.result_shaped(total, stmt, rule.elementwise)
+
+    def result_shaped(self, tangent: ir.Expr, stmt: ir.Assign, elementwise: bool) -> ir.Expr:
+        """An elementwise tangent built only from inputs smaller than the result (``v + b``, only ``b``
+        moving) is given the result's shape: ``np.sum`` of it must count every element."""
+        varied = [op for _, op in differentiable_operands(stmt) if self.tangent_of(op) is not None]
+        if elementwise and not any(self.facts.shape_of(op) == self.facts.shape.get(stmt.target) for op in varied):
+            return ir.Call(np.broadcast_to, (tangent, ir.Call(np.shape, (ir.Var(stmt.target),))))
+        return tangent
 
     def same_call(self, call: ir.Call, rule: rules.Rule, moving: Optional[str] = None) -> ir.Expr:
         """``call`` on tangents.  Linear (``moving`` None): every differentiable input

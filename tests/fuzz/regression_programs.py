@@ -54,3 +54,12 @@ def second_order_through_a_stored_adjoint(x, v):
     for j in range(3):
         out[j] = x * x * v[j]
     return np.sum(out) * x
+
+
+def sum_of_array_plus_number(b, v):
+    return np.sum(v + b)  # with only b moving, the tangent of v + b has v's shape, not b's
+
+
+def indexes_an_array_made_from_a_number(x, v):
+    w = v + x * x
+    return w[0] * x + np.mean(w)

@@ -37,3 +37,14 @@ def test_second_order_through_a_helper_and_a_stored_adjoint():
     assert d2(0.6, 0.3, v) == pytest.approx(2 * 0.3)
     d2 = s2s_ad.grad(s2s_ad.grad(rp.second_order_through_a_stored_adjoint))
     assert d2(0.6, v) == pytest.approx(6 * 0.6 * np.sum(v))
+
+
+def test_forward_mode_by_some_arguments_only():
+    # soak run with second-order checks, 2026-11-22: a silent wrong jacobian (1.0 for 3.0) when the
+    # array in v + b carried no tangent; the tangent of v + b had b's shape
+    v = np.array([0.2, -0.4, 0.9])
+    assert s2s_ad.jacobian(rp.sum_of_array_plus_number, wrt=0)(0.5, v) == pytest.approx(3.0)
+    d2 = s2s_ad.grad(s2s_ad.grad(rp.indexes_an_array_made_from_a_number))
+    first = s2s_ad.grad(rp.indexes_an_array_made_from_a_number)
+    want = (first(0.6 + 1e-5, v) - first(0.6 - 1e-5, v)) / 2e-5
+    assert d2(0.6, v) == pytest.approx(want, rel=1e-6)
