@@ -241,7 +241,8 @@ class TangentSweep:
         moving) is given the result's shape: ``np.sum`` of it must count every element."""
         varied = [op for _, op in differentiable_operands(stmt) if self.tangent_of(op) is not None]
         if elementwise and not any(self.facts.shape_of(op) == self.facts.shape.get(stmt.target) for op in varied):
-            return ir.Call(np.broadcast_to, (tangent, ir.Call(np.shape, (ir.Var(stmt.target),))))
+            # a writable array of the result's shape: code transformed again may write into it
+            return ir.Call(runtime.writable_copy, (tangent, ir.Var(stmt.target)))
         return tangent
 
     def same_call(self, call: ir.Call, rule: rules.Rule, moving: Optional[str] = None) -> ir.Expr:

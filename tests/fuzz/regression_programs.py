@@ -63,3 +63,13 @@ def sum_of_array_plus_number(b, v):
 def indexes_an_array_made_from_a_number(x, v):
     w = v + x * x
     return w[0] * x + np.mean(w)
+
+
+def updated_from_its_own_array(x, y, v):
+    if x + np.sum(v) > x + x:
+        b1 = x + x + y
+    else:
+        b1 = math.exp(math.tanh(np.dot(v, v) ** 2))
+    w2 = v + b1
+    b1 -= x - w2[0]  # second order writes into the adjoint of w2: its tangent must be writable
+    return np.mean(w2) + b1 * y + x * y

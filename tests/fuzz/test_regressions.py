@@ -48,3 +48,11 @@ def test_forward_mode_by_some_arguments_only():
     first = s2s_ad.grad(rp.indexes_an_array_made_from_a_number)
     want = (first(0.6 + 1e-5, v) - first(0.6 - 1e-5, v)) / 2e-5
     assert d2(0.6, v) == pytest.approx(want, rel=1e-6)
+
+
+@pytest.mark.parametrize("x", [0.29, -0.8])
+def test_second_order_where_the_reverse_sweep_writes_into_an_adjoint(x):
+    v = np.array([0.93, -0.48, -0.92])
+    first = s2s_ad.grad(rp.updated_from_its_own_array)
+    want = (first(x + 1e-5, -0.29, v) - first(x - 1e-5, -0.29, v)) / 2e-5
+    assert s2s_ad.grad(first)(x, -0.29, v) == pytest.approx(want, rel=1e-6, abs=1e-8)
