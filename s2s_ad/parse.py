@@ -150,6 +150,9 @@ class ParsedFunction:
     filename: str
     resolver: Resolver
     params: list[str]
+    # Every node of ``node`` as parsed, in ``gast.walk`` order: the subset check walks the tree once,
+    # and lowering reads the names and node kinds from this list instead of walking it again.
+    nodes: list = field(default_factory=list, repr=False)
 
     @property
     def name(self) -> str:
@@ -201,7 +204,8 @@ def parse_function(fn: Callable) -> ParsedFunction:
     if fn.__name__ == "<lambda>":
         raise TransformError("a lambda", "define the function with def", filename=filename, line=firstline)
     try:
-        module = gast.parse(source)
+        # Blank lines first put every node on its line in the user's file (cheaper than renumbering the tree).
+        module = gast.parse("\n" * (firstline - 1) + source)
     except SyntaxError as exc:
         raise TransformError(f"{fn.__qualname__!r}", f"its source does not parse on its own ({exc.msg})",
                              filename=filename, line=firstline) from exc
@@ -212,7 +216,6 @@ def parse_function(fn: Callable) -> ParsedFunction:
     if not isinstance(node, gast.FunctionDef):
         raise TransformError(f"{fn.__qualname__!r}", "its source is not a def statement",
                              filename=filename, line=firstline)
-    gast.increment_lineno(node, firstline - 1)
     node.decorator_list = []
     params = _check_params(node, filename)
     parsed = ParsedFunction(fn, node, filename, Resolver(fn.__globals__, _closure_cells(fn)), params)
@@ -235,7 +238,10 @@ def _check_subset(parsed: ParsedFunction) -> None:
     body = parsed.node.body
     if body and isinstance(body[0], gast.Expr) and isinstance(body[0].value, gast.Constant):
         body = body[1:]  # the docstring
-    for node in gast.walk(parsed.node):  # first: a refused construct says more than a missing return
+    parsed.nodes = list(gast.walk(parsed.node))
+    suspects = False  # an expression the statement checks refuse (they look for it only if there is one)
+    for node in parsed.nodes:  # first: a refused construct says more than a missing return
+        suspects = suspects or _is_suspect(node)
         if node is not parsed.node and type(node) in _REFUSALS:
             raise parsed.error(*_REFUSALS[type(node)], node)
         if isinstance(node, (gast.For, gast.While)) and node.orelse:
@@ -246,18 +252,26 @@ def _check_subset(parsed: ParsedFunction) -> None:
     if not body or not isinstance(body[-1], gast.Return):
         raise parsed.error(f"{parsed.name!r} without a final return", "end the function with return <scalar>",
                            body[-1] if body else None)
-    _check_statements(parsed, body)
+    _check_statements(parsed, body, suspects)
 
 
-def _check_statements(parsed: ParsedFunction, body: list) -> None:
+def _is_suspect(node: Any) -> bool:
+    """An expression ``_check_statements`` refuses where a statement holds it."""
+    return (isinstance(node, gast.expr) and not isinstance(node, _EXPRESSIONS)) or (
+        isinstance(node, gast.Compare) and len(node.ops) > 1)
+
+
+def _check_statements(parsed: ParsedFunction, body: list, suspects: bool) -> None:
+    """Check each statement in ``body``; ``suspects`` False says the tree holds no expression to refuse
+    (so the statements' own nodes need not be walked to find one)."""
     for stmt in body:
         for block in (getattr(stmt, "body", None), getattr(stmt, "orelse", None)):
             if isinstance(stmt, (gast.If, gast.For, gast.While)) and block:
-                _check_statements(parsed, block)
+                _check_statements(parsed, block, suspects)
         if isinstance(stmt, gast.For):
             _check_target(parsed, stmt.target)
         if isinstance(stmt, gast.FunctionDef):
-            _check_nested(parsed, stmt)
+            _check_nested(parsed, stmt, suspects)
             continue
         if isinstance(stmt, gast.Expr) and not _is_list_append(stmt):
             call = stmt.value
@@ -277,14 +291,14 @@ def _check_statements(parsed: ParsedFunction, body: list) -> None:
             raise parsed.error("a chained assignment into an array", "assign one target at a time", stmt)
         if not isinstance(stmt, _STATEMENTS):
             raise parsed.error(f"the statement {type(stmt).__name__}", "rewrite it with assignments", stmt)
-        for node in _own_nodes(stmt):
+        for node in _own_nodes(stmt) if suspects else ():
             if isinstance(node, gast.expr) and not isinstance(node, _EXPRESSIONS):
                 raise parsed.error(f"the expression {type(node).__name__}", "rewrite it with simpler expressions", node)
             if isinstance(node, gast.Compare) and len(node.ops) > 1:
                 raise parsed.error("a chained comparison", "compare two values at a time", node)
 
 
-def _check_nested(parsed: ParsedFunction, node: gast.FunctionDef) -> None:
+def _check_nested(parsed: ParsedFunction, node: gast.FunctionDef, suspects: bool) -> None:
     """A function defined inside the differentiated one: inlined where it is called."""
     if node.decorator_list:
         raise parsed.error(f"a decorated nested function {node.name!r}", "drop the decorator", node)
@@ -299,7 +313,7 @@ def _check_nested(parsed: ParsedFunction, node: gast.FunctionDef) -> None:
         raise parsed.error(f"the nested function {node.name!r} without a final return", "end it with return", node)
     if any(isinstance(n, (gast.Global, gast.Nonlocal)) for n in gast.walk(node)):
         raise parsed.error(f"nonlocal or global in {node.name!r}", "return the new value instead", node)
-    _check_statements(parsed, body)
+    _check_statements(parsed, body, suspects)
 
 
 def _is_list_append(stmt: Any) -> bool:
