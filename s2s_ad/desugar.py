@@ -121,8 +121,8 @@ class Desugar:
 
     # -- early exits -----------------------------------------------------
 
-    def function(self, node: gast.FunctionDef) -> None:
-        kinds = Counter(type(n) for n in gast.walk(node))  # one walk spares one per statement
+    def function(self, node: gast.FunctionDef, kinds: Counter) -> bool:
+        """Rewrite ``node``; ``kinds`` counts its nodes by type.  Returns False if nothing changed."""
         if kinds[gast.ListComp]:
             node.body = self.hoist(node.body)
         body = node.body
@@ -130,12 +130,13 @@ class Desugar:
         early = kinds[gast.Return] > 1  # (a nested function's return counts too: flags it may not need)
         if not early:
             node.body = self.block(body[:-1])[0] + [final]
-            return
+            return bool(kinds[gast.ListComp] or kinds[gast.Break] or kinds[gast.Continue])
         self.returned, self.result = self.fresh("returned"), self.fresh("result")
         new_body, _ = self.block(body)
         line = final.lineno
         node.body = [_set(self.returned, _false(), body[0].lineno)] + new_body + [
             _at(gast.Return(value=_name(self.result)), line)]
+        return True
 
     def block(self, stmts: list) -> tuple[list, bool]:
         """Rewrite a statement list; the flag says control may leave it early."""
@@ -202,7 +203,12 @@ class Desugar:
         return before + [stmt], returns
 
 
-def desugar(node: gast.FunctionDef, taken: set[str]) -> gast.FunctionDef:
-    """Rewrite ``node`` in place (see the module docstring); ``taken`` are the user's names."""
-    Desugar(ir.NameSet(taken)).function(node)
-    return node
+def desugar(node: gast.FunctionDef, taken: set[str], kinds: Optional[Counter] = None) -> bool:
+    """Rewrite ``node`` in place (see the module docstring); ``taken`` are the user's names.
+
+    ``kinds`` counts the nodes of ``node`` by type, if the caller has counted them (one walk spares
+    one per statement).  Returns False if the function needed no rewriting: its tree is unchanged.
+    """
+    if kinds is None:
+        kinds = Counter(type(n) for n in gast.walk(node))
+    return Desugar(ir.NameSet(taken)).function(node, kinds)

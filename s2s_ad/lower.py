@@ -19,7 +19,7 @@ import copy
 import keyword
 import operator
 from collections import Counter
-from typing import Any, Callable, Iterator, Optional
+from typing import Any, Callable, Iterable, Iterator, Optional
 
 import gast
 
@@ -46,7 +46,12 @@ def _stored_names(node: Any) -> set[str]:
 
 def _names_read(node: Any) -> Iterator[str]:
     """Every read of a user name inside ``node``, with repeats; ``a += b`` reads ``a`` too."""
-    for n in gast.walk(node):
+    return _reads_among(gast.walk(node))
+
+
+def _reads_among(nodes: Iterable) -> Iterator[str]:
+    """``_names_read`` of a tree given as the list of its nodes."""
+    for n in nodes:
         if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load):
             yield n.id
         elif isinstance(n, gast.AugAssign) and isinstance(n.target, gast.Name):
@@ -119,9 +124,10 @@ class Lowering:
         self.in_place: list[ir.InPlace] = []
         self.params: dict[str, str] = {}  # SSA name of each parameter -> the user's name
         self.converter = ExpressionConverter(self.read, parsed.resolver, parsed.error)
-        node = parsed.node
-        desugar(node, {n.id for n in gast.walk(node) if isinstance(n, gast.Name)} | set(parsed.params))
-        self.reads = Counter(_names_read(node))
+        node, nodes = parsed.node, parsed.nodes  # the nodes as parsed: no walk of the tree needed
+        rewritten = desugar(node, {n.id for n in nodes if isinstance(n, gast.Name)} | set(parsed.params),
+                            Counter(type(n) for n in nodes))
+        self.reads = Counter(_names_read(node) if rewritten else _reads_among(nodes))
 
     def run(self) -> ir.Function:
         node = self.parsed.node
