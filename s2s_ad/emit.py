@@ -4,8 +4,9 @@ Input: an ``ir.Function`` (SSA, adjoint or tangent form) and a header.
 Output: an ``Emitted`` record: the module source, and the globals the code
 needs (``np``, ``math``, runtime helpers, the user's arrays and black-box
 functions, each bound once under a readable name).  Each statement is
-printed by astor; a ``# line N`` comment marks where the user's line
-changes, so every generated statement can be traced to its origin.
+printed by astor, or, if it is short and plain, written directly as astor
+would print it (``linetext.py``); a ``# line N`` comment marks where the
+user's line changes, so every generated statement can be traced to its origin.
 """
 from __future__ import annotations
 
@@ -22,6 +23,7 @@ import astor
 import numpy as np
 
 from . import ir, runtime
+from .linetext import LineText
 
 _BINARY = {
     operator.add: ast.Add, operator.sub: ast.Sub, operator.mul: ast.Mult, operator.truediv: ast.Div,
@@ -67,10 +69,14 @@ class Namespace:
 
     def reference(self, obj: Any, hint: str = "value") -> Any:
         """How generated code names ``obj``: ``abs``, ``np.sin``, ``math.cos``, or a bound global."""
+        return _dotted(self.spelling(obj, hint))
+
+    def spelling(self, obj: Any, hint: str = "value") -> str:
+        """``reference`` as text."""
         spelling = self._spellings.get(id(obj))
         if spelling is None:
             spelling = self._spellings[id(obj)] = self._spell(obj, hint)
-        return _dotted(spelling)
+        return spelling
 
     def _spell(self, obj: Any, hint: str) -> str:
         name = getattr(obj, "__name__", None)
@@ -98,6 +104,7 @@ class _Builder:
     def __init__(self, namespace: Namespace) -> None:
         self.ns = namespace
         self.generator = astor.SourceGenerator(" " * 4)
+        self.lines = LineText(_BINARY, _UNARY, _COMPARE, namespace.spelling, namespace.bind)
 
     def source(self, node: Any) -> str:
         """``astor.to_source(node)``, with one source generator for the whole module: building one per
@@ -178,10 +185,14 @@ class _Builder:
         return f"({', '.join(items)}{',' if len(items) == 1 else ''})"
 
     def text(self, e: ir.Expr) -> str:
-        return self.source(ast.Expr(value=self.expr(e))).strip()
+        written = self.lines.expression(e)  # most are short and plain: no need for astor (see linetext.py)
+        return written if written is not None else self.source(ast.Expr(value=self.expr(e))).strip()
 
     def simple(self, stmt: ir.Stmt) -> str:
         """One line of source for a statement that has no nested block."""
+        written = self.lines.statement(stmt)
+        if written is not None:
+            return written
         if isinstance(stmt, ir.Return):
             node = ast.Return(value=self.expr(stmt.value))
         elif isinstance(stmt, ir.Effect):
