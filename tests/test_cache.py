@@ -6,6 +6,7 @@ they were; each cached entry keeps a snapshot of what its free names meant
 snapshot no longer holds.  In-place changes to a global array need no
 rebuild: the code reads the array itself.
 """
+import gc
 import threading
 
 import numpy as np
@@ -86,3 +87,23 @@ def test_threads_asking_at_once_get_one_correct_gradient():
     for t in threads:
         t.join()
     assert results == pytest.approx([2 * cf.SCALE * i for i in range(8)])
+
+
+def _prints(x):
+    print(x)
+    return x
+
+
+@pytest.mark.parametrize("enabled", [True, False])
+def test_the_garbage_collector_is_as_it_was_after_a_transformation(enabled):
+    """Transformations pause the cycle collector (pipeline.collector_paused), then leave it as they found it,
+    even when a build fails."""
+    was = gc.isenabled()
+    (gc.enable if enabled else gc.disable)()
+    try:
+        s2s_ad.source(cf.calls_helper, args=(2.0,))  # a helper: a build inside a build
+        with pytest.raises(s2s_ad.TransformError):
+            s2s_ad.grad(_prints)(1.0)
+        assert gc.isenabled() is enabled
+    finally:
+        (gc.enable if was else gc.disable)()
