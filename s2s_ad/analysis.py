@@ -173,7 +173,7 @@ def shape_classes(fn: ir.Function, kinds: dict[str, Optional[str]], result_kind:
 
     def class_of(expr: ir.Expr, owner: object) -> ShapeClass:
         if isinstance(expr, ir.Var):
-            return shape.get(expr.name, fresh(owner))
+            return shape[expr.name] if expr.name in shape else fresh(owner)
         if isinstance(expr, ir.Const) and not isinstance(expr.value, np.ndarray):
             return SCALAR  # numbers; None and strings do not take part in broadcasting
         return fresh(expr)
@@ -197,7 +197,9 @@ def shape_classes(fn: ir.Function, kinds: dict[str, Optional[str]], result_kind:
         elif isinstance(kind, str) and kind[5:].isdigit():
             ndim[target] = int(kind[5:])
 
-    for _ in range(4):
+    # Without loops every value is read after it is set: one pass in program order settles all classes.
+    loops = any(isinstance(s, (ir.For, ir.While)) for s in ir.walk(fn.body))
+    for _ in range(4 if loops else 1):
         before = dict(shape)
         sources: dict[str, set] = {}
         ranks: dict[str, set] = {}
