@@ -324,7 +324,10 @@ def names_read(expr: Expr) -> Iterator[str]:
         yield expr.name
         return
     for child in children(expr):
-        yield from names_read(child)
+        if isinstance(child, Var):  # most operands: read here, not through one more generator
+            yield child.name
+        elif not isinstance(child, Const):
+            yield from names_read(child)
 
 
 def calls_in(expr: Expr) -> Iterator[Call]:
@@ -338,8 +341,8 @@ def calls_in(expr: Expr) -> Iterator[Call]:
 def transform(expr: Expr, visit: Callable[[Expr], Optional[Expr]]) -> Expr:
     """Rebuild ``expr`` bottom-up; ``visit`` may return a replacement for a node."""
     if isinstance(expr, Call):
-        args = tuple(transform(a, visit) for a in expr.args)
-        kwargs = tuple((k, transform(v, visit)) for k, v in expr.kwargs)
+        args = tuple([transform(a, visit) for a in expr.args])
+        kwargs = tuple([(k, transform(v, visit)) for k, v in expr.kwargs])
         expr = Call(expr.fn, args, kwargs)
     elif isinstance(expr, Slice):
         expr = Slice(*(None if p is None else transform(p, visit) for p in (expr.lower, expr.upper, expr.step)))
