@@ -19,6 +19,7 @@ from typing import Any, Callable, Optional
 import gast
 
 from .errors import TransformError
+from .nodes import all_nodes
 
 # Statements and expressions the lowering understands.  Anything else is
 # refused here with a reason and a hint (see ``_REFUSALS``).
@@ -55,6 +56,12 @@ _REFUSALS: dict[type, tuple[str, str]] = {
     gast.JoinedStr: ("an f-string", "strings cannot be differentiated; format outside the function"),
 }
 
+
+# The node types the whole-tree check looks at (gast makes a tree of its own classes only).  _SUSPECT:
+# expressions _check_statements refuses where a statement holds them (so do chained comparisons).
+_SUSPECT = {kind for kind in vars(gast).values() if isinstance(kind, type) and issubclass(kind, gast.expr)
+            and not issubclass(kind, _EXPRESSIONS)}
+_WATCHED = _SUSPECT | set(_REFUSALS) | {gast.For, gast.While, gast.Return, gast.Compare}
 
 _ABSENT = object()
 _PLAIN = (int, float, complex, bool, str, bytes, tuple, type(None))
@@ -286,27 +293,24 @@ def _check_subset(parsed: ParsedFunction) -> None:
     body = parsed.node.body
     if body and isinstance(body[0], gast.Expr) and isinstance(body[0].value, gast.Constant):
         body = body[1:]  # the docstring
-    parsed.nodes = list(gast.walk(parsed.node))
+    parsed.nodes = all_nodes(parsed.node)
     suspects = False  # an expression the statement checks refuse (they look for it only if there is one)
     for node in parsed.nodes:  # first: a refused construct says more than a missing return
-        suspects = suspects or _is_suspect(node)
-        if node is not parsed.node and type(node) in _REFUSALS:
-            raise parsed.error(*_REFUSALS[type(node)], node)
-        if isinstance(node, (gast.For, gast.While)) and node.orelse:
-            raise parsed.error(f"an else clause on a {'for' if isinstance(node, gast.For) else 'while'} loop",
+        kind = type(node)
+        if kind not in _WATCHED:
+            continue
+        suspects = suspects or kind in _SUSPECT or (kind is gast.Compare and len(node.ops) > 1)
+        if node is not parsed.node and kind in _REFUSALS:
+            raise parsed.error(*_REFUSALS[kind], node)
+        if kind in (gast.For, gast.While) and node.orelse:
+            raise parsed.error(f"an else clause on a {'for' if kind is gast.For else 'while'} loop",
                                "set a flag before break and test it after the loop", node)
-        if isinstance(node, gast.Return) and node.value is None:
+        if kind is gast.Return and node.value is None:
             raise parsed.error("a bare return", "return the value to differentiate", node)
     if not body or not isinstance(body[-1], gast.Return):
         raise parsed.error(f"{parsed.name!r} without a final return", "end the function with return <scalar>",
                            body[-1] if body else None)
     _check_statements(parsed, body, suspects)
-
-
-def _is_suspect(node: Any) -> bool:
-    """An expression ``_check_statements`` refuses where a statement holds it."""
-    return (isinstance(node, gast.expr) and not isinstance(node, _EXPRESSIONS)) or (
-        isinstance(node, gast.Compare) and len(node.ops) > 1)
 
 
 def _check_statements(parsed: ParsedFunction, body: list, suspects: bool) -> None:
