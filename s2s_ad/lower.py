@@ -19,7 +19,7 @@ import copy
 import keyword
 import operator
 from collections import Counter
-from typing import Any, Callable, Iterable, Iterator, Optional
+from typing import Any, Callable, Iterator, Optional
 
 import gast
 
@@ -28,6 +28,7 @@ from .aliasing import VIEWING, Views
 from .desugar import desugar
 from .errors import TransformError
 from .expressions import BINARY_OPERATORS, Choice, ExpressionConverter, Inline, Nested
+from .nodes import all_nodes
 from .parse import ParsedFunction, is_generated
 
 _OP_WORDS = {
@@ -40,16 +41,21 @@ _NAME_LIMIT = 16
 
 def _stored_names(node: Any) -> set[str]:
     """User names assigned anywhere inside ``node`` (loop targets and appended lists included)."""
-    names = {n.id for n in gast.walk(node) if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)}
-    return names | {n.value.func.value.id for n in gast.walk(node) if _is_append(n)}
+    return _stored_among(all_nodes(node))
+
+
+def _stored_among(nodes: list) -> set[str]:
+    """``_stored_names`` of a tree given as the list of its nodes."""
+    names = {n.id for n in nodes if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)}
+    return names | {n.value.func.value.id for n in nodes if _is_append(n)}
 
 
 def _names_read(node: Any) -> Iterator[str]:
     """Every read of a user name inside ``node``, with repeats; ``a += b`` reads ``a`` too."""
-    return _reads_among(gast.walk(node))
+    return _reads_among(all_nodes(node))
 
 
-def _reads_among(nodes: Iterable) -> Iterator[str]:
+def _reads_among(nodes: list) -> Iterator[str]:
     """``_names_read`` of a tree given as the list of its nodes."""
     for n in nodes:
         if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load):
@@ -235,13 +241,12 @@ class Lowering:
 
     # -- joins -------------------------------------------------------------
 
-    def _read_outside(self, node: Any, name: str) -> bool:
-        inside = sum(1 for read in _names_read(node) if read == name)
-        return self.reads[name] > inside
-
     def _joined(self, node: Any) -> list[str]:
-        """User names assigned inside ``node`` whose value matters outside it."""
-        return sorted(v for v in _stored_names(node) if v in self.env or self._read_outside(node, v))
+        """User names assigned inside ``node`` whose value matters outside it: bound before it,
+        or read outside it.  (One walk of ``node``, whatever the number of names.)"""
+        nodes = all_nodes(node)
+        inside = Counter(_reads_among(nodes))
+        return sorted(v for v in _stored_among(nodes) if v in self.env or self.reads[v] > inside[v])
 
     def _merge_into(self, block: list[ir.Stmt], env: dict, targets: dict[str, str], line: Optional[int]) -> None:
         """Append the merge copies ``merged = value`` for ``targets``, as one parallel assignment.
@@ -369,7 +374,7 @@ class Lowering:
         """Mark views bound before ``loop`` of arrays it writes into: a second iteration would read them
         after a write.  Returns the names marked (the caller unmarks them after the loop)."""
         written = set()
-        for node in gast.walk(loop):
+        for node in all_nodes(loop):
             if isinstance(node, gast.Subscript) and isinstance(node.ctx, gast.Store) and isinstance(node.value, gast.Name):
                 written.add(node.value.id)
             elif isinstance(node, gast.AugAssign) and isinstance(node.target, gast.Name):
