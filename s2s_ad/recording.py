@@ -101,16 +101,20 @@ class Recording:
         bound_set = set(bound)
         recompute: list[ir.Assign] = []
         record: list[str] = []
+        recorded: set[str] = set()  # record's names: "in" a list made this quadratic in the block's size
         restored: set[str] = set()
         for name in dict.fromkeys(n for n in bound if n in reads):
             definition = self.definitions.get(name)
             if definition is not None and self._cheap(definition):
                 missing = [n for n in ir.names_read(definition.value) if n in bound_set and n not in restored]
-                record += [n for n in missing if n not in record]
+                added = [n for n in missing if n not in recorded]
+                record += added
+                recorded.update(added)
                 restored.update(missing)
                 recompute.append(definition)
-            elif name not in record:
+            elif name not in recorded:
                 record.append(name)
+                recorded.add(name)
             restored.add(name)
         # Values recorded only to recompute something must come back before it.
         shapes = self._only_shapes_read(record, reversed_body, recompute)
