@@ -11,12 +11,11 @@ value directly.
 Expressions are first converted to IR trees by ``expressions.py``; this
 module flattens them, and turns statements (assignments, ``if``, loops,
 stores into arrays, calls of nested functions) into SSA statements.
+``naming.py`` chooses the names.
 """
 from __future__ import annotations
 
-import builtins
 import copy
-import keyword
 import operator
 from collections import Counter
 from typing import Any, Callable, Iterator, Optional
@@ -28,15 +27,9 @@ from .aliasing import VIEWING, Views
 from .desugar import desugar
 from .errors import TransformError
 from .expressions import BINARY_OPERATORS, Choice, ExpressionConverter, Inline, Nested
+from .naming import Names, describe
 from .nodes import all_nodes
 from .parse import ParsedFunction, is_generated
-
-_OP_WORDS = {
-    operator.add: ("plus", "total"), operator.sub: ("minus", "diff"), operator.mul: ("times", "prod"),
-    operator.truediv: ("over", "ratio"), operator.matmul: ("at", "matprod"), operator.pow: ("pow", "power"),
-    operator.mod: ("mod", "rem"), operator.floordiv: ("div", "quot"),
-}
-_NAME_LIMIT = 16
 
 
 def _stored_names(node: Any) -> set[str]:
@@ -72,48 +65,12 @@ def _is_append(node: Any) -> bool:
             and not node.value.keywords)
 
 
-class _Names:
-    """Hands out unique SSA names, keeping the user's names where it can."""
-
-    # Names generated code reads as globals must never be shadowed by a local.
-    RESERVED = ({"np", "math", "operator", "builtins"} | set(keyword.kwlist) | set(dir(builtins))
-                | {n for n in dir(runtime) if not n.startswith("_")})
-
-    def __init__(self, reserved: set[str]) -> None:
-        self.taken = ir.NameSet(set(self.RESERVED) | set(reserved))
-
-    @staticmethod
-    def _clean(base: str) -> str:
-        base = "".join(c if c.isalnum() or c == "_" else "_" for c in base).strip("_") or "v"
-        if base[0].isdigit():
-            base = "v_" + base
-        return base
-
-    def fresh(self, base: str) -> str:
-        base = self._clean(base)
-        if base not in self.taken:
-            self.taken.add(base)
-            return base
-        stem, _, suffix = base.rpartition("_")
-        if stem and suffix.isdigit():
-            base = stem
-        return ir.fresh_name(base, self.taken)
-
-    def claim(self, name: str) -> str:
-        """Use the user's own name if free (the first binding of a local)."""
-        clean = self._clean(name)
-        if clean == name and name not in self.taken:
-            self.taken.add(name)
-            return name
-        return self.fresh(name)
-
-
 class Lowering:
     """Flattens one function body into SSA statements, block by block."""
 
     def __init__(self, parsed: ParsedFunction) -> None:
         self.parsed = parsed
-        self.names = _Names(set())
+        self.names = Names(set())
         self.user_names: set[str] = set()
         self.buffers: set[str] = set()  # arrays this function created: the only ones it may write into
         self.inlining: set[str] = set()  # nested functions being inlined (to refuse recursion)
@@ -516,7 +473,7 @@ class Lowering:
         if expr.fn is len and len(args) == 1 and isinstance(args[0], ir.Display):
             return ir.Const(len(args[0].items))
         call = ir.Call(expr.fn, args, kwargs)
-        target = self.names.fresh(self._describe(call)) if name is None else name
+        target = self.names.fresh(describe(call, self.user_names)) if name is None else name
         self.block.append(ir.Assign(target, call, self.line))
         if rules.makes_fresh_array(expr.fn):
             self.buffers.add(target)
@@ -568,37 +525,6 @@ class Lowering:
         self.block.append(ir.If(test, branches[0], branches[1], self.line))
         return ir.Var(merged)
 
-    def _short(self, expr: ir.Expr) -> Optional[str]:
-        if isinstance(expr, ir.Var) and expr.name in self.user_names:
-            return expr.name
-        if isinstance(expr, ir.Const) and isinstance(expr.value, (int, float)) and not isinstance(expr.value, bool):
-            value = expr.value
-            if float(value).is_integer() and 0 <= value < 100:
-                return str(int(value))
-        return None
-
-    def _describe(self, call: ir.Call) -> str:
-        """A readable name for the value ``call`` makes: x_plus_1, x_sq, sin_x."""
-        fn, args = call.fn, call.args
-        shorts = [self._short(a) for a in args]
-        squares = (fn is operator.pow and ir.is_const(args[1], 2)) or (fn is operator.mul and args[0] == args[1])
-        if squares and shorts[0]:
-            return f"{shorts[0]}_sq"
-        if fn in _OP_WORDS:
-            word, noun = _OP_WORDS[fn]
-            if all(shorts) and len(args) == 2:
-                name = f"{shorts[0]}_{word}_{shorts[1]}"
-                if len(name) <= _NAME_LIMIT:
-                    return name
-            return noun
-        if fn is operator.neg:
-            return f"neg_{shorts[0]}" if shorts[0] else "neg"
-        if fn is operator.getitem:
-            return f"{shorts[0]}_part" if shorts[0] else "part"
-        base = getattr(fn, "__name__", "value").lstrip("_") or "value"
-        if shorts and shorts[0] and len(base) + len(shorts[0]) < _NAME_LIMIT:
-            return f"{base}_{shorts[0]}"
-        return base
 
 
 def lower(parsed: ParsedFunction) -> ir.Function:
