@@ -35,7 +35,7 @@ from .expressions import describe_callable, is_user_function, template_ir
 # and the positions that carry tangents; the result has ``jvp`` once compiled.
 TangentBuilder = Callable[[Any, tuple, tuple], Any]
 
-_ZERO = ir.Const(0.0)  # a missing tangent, dropped by _drop_zeros wherever it can be
+_ZERO = ir.Const(0.0)  # a missing tangent, dropped by _without_zeros wherever it can be
 
 
 def _is_zero(expr: ir.Expr) -> bool:
@@ -49,33 +49,44 @@ _FACTORS = {
 }
 
 
-def _drop_zeros(expr: ir.Expr) -> ir.Expr:
-    """Fold away terms whose tangent is missing: ``0 * a``, ``a + 0``, ``-0``, ``0 / a``."""
-    def visit(e: ir.Expr) -> Optional[ir.Expr]:
-        if not isinstance(e, ir.Call):
-            return None
-        args = e.args
-        factors = _FACTORS.get(e.fn, ()) if not isinstance(e.fn, ir.Part) else ()
-        if any(i < len(args) and _is_zero(args[i]) for i in factors):
-            return _ZERO
-        if len(args) not in (1, 2):
-            return None
-        if e.fn in (operator.truediv, np.divide) and _is_zero(args[0]):
-            return _ZERO
-        if e.fn in (operator.neg, np.negative) and _is_zero(args[0]):
-            return _ZERO
-        if e.fn in (operator.add, np.add) and len(args) == 2:
-            if _is_zero(args[0]):
-                return args[1]
-            if _is_zero(args[1]):
-                return args[0]
-        if e.fn in (operator.sub, np.subtract) and len(args) == 2:
-            if _is_zero(args[1]):
-                return args[0]
-            if _is_zero(args[0]):
-                return ir.Call(operator.neg, (args[1],))
+def _without_zeros(e: ir.Expr) -> Optional[ir.Expr]:
+    """``e`` with a missing tangent folded away (``0 * a``, ``a + 0``, ``-0``, ``0 / a``), or None
+    if it has none among its arguments."""
+    if not isinstance(e, ir.Call):
         return None
-    return ir.transform(expr, visit)
+    args = e.args
+    factors = _FACTORS.get(e.fn, ()) if not isinstance(e.fn, ir.Part) else ()
+    if any(i < len(args) and _is_zero(args[i]) for i in factors):
+        return _ZERO
+    if len(args) not in (1, 2):
+        return None
+    if e.fn in (operator.truediv, np.divide) and _is_zero(args[0]):
+        return _ZERO
+    if e.fn in (operator.neg, np.negative) and _is_zero(args[0]):
+        return _ZERO
+    if e.fn in (operator.add, np.add) and len(args) == 2:
+        if _is_zero(args[0]):
+            return args[1]
+        if _is_zero(args[1]):
+            return args[0]
+    if e.fn in (operator.sub, np.subtract) and len(args) == 2:
+        if _is_zero(args[1]):
+            return args[0]
+        if _is_zero(args[0]):
+            return ir.Call(operator.neg, (args[1],))
+    return None
+
+
+def _substitute_dropping_zeros(tree: ir.Expr, mapping: dict[str, ir.Expr]) -> ir.Expr:
+    """A template's expression with its names replaced, and the terms of missing tangents dropped.
+
+    One pass, bottom-up: a name's replacement is not looked into, which is
+    right because only a replacement itself (``_ZERO``) is ever a missing
+    tangent, never a part of one.
+    """
+    def visit(e: ir.Expr) -> Optional[ir.Expr]:
+        return mapping.get(e.name) if isinstance(e, ir.Var) else _without_zeros(e)
+    return ir.transform(tree, visit)
 
 
 class TangentSweep:
@@ -287,7 +298,7 @@ class TangentSweep:
             mapping[seed] = tangent if tangent is not None else _ZERO
         result = None
         for local, tree in template_ir(rule):
-            value = _drop_zeros(ir.substitute(tree, mapping))
+            value = _substitute_dropping_zeros(tree, mapping)
             if local == "t_" + rule.result:
                 result = value
             else:
