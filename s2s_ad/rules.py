@@ -78,13 +78,16 @@ class Rule:
     # "linear" (the same call on the tangents), "bilinear" (f(t_a, b) + f(a, t_b)),
     # or derived from an elementwise adjoint (see forward.py).
     form: str = ""
+    _differentiable: Optional[tuple[str, ...]] = field(default=None, init=False, repr=False, compare=False)
 
     def differentiable_inputs(self) -> tuple[str, ...]:
-        """Inputs whose derivative the rule gives."""
-        prefix = "d_" if self.kind == "adjoint" else "t_"
-        if self.kind == "adjoint":
-            return tuple(i for i in self.inputs if prefix + i in self.assigned)
-        return tuple(i for i in self.inputs if prefix + i in self.seeds)
+        """Inputs whose derivative the rule gives (worked out once: every call of ``fn`` asks)."""
+        if self._differentiable is None:
+            if self.kind == "adjoint":
+                self._differentiable = tuple(i for i in self.inputs if "d_" + i in self.assigned)
+            else:
+                self._differentiable = tuple(i for i in self.inputs if "t_" + i in self.seeds)
+        return self._differentiable
 
 
 _ADJOINTS: dict[Any, Rule] = {}
