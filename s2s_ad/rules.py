@@ -109,9 +109,9 @@ def _key(fn: Any) -> Any:
 
 def _parse_template(template: Callable, kind: str, fn: Any) -> tuple[Rule, gast.FunctionDef]:
     try:
-        source = textwrap.dedent(inspect.getsource(template))
+        lines, line = inspect.getsourcelines(template)  # (inspect.getsource would tokenize it again)
+        source = textwrap.dedent("".join(lines))
         filename = inspect.getsourcefile(template) or "<template>"
-        _, line = inspect.getsourcelines(template)
     except (OSError, TypeError) as exc:
         raise TransformError(
             f"the {kind} rule {template.__name__!r}",
