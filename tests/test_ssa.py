@@ -1,9 +1,13 @@
 """The lowered form satisfies the SSA invariants, and the checker catches violations."""
+import importlib.util
 import operator
 
+import gast
 import numpy as np
 import pytest
 
+import s2s_ad.lower
+import s2s_ad.parse
 from s2s_ad import ir
 from s2s_ad.lower import lower
 from s2s_ad.parse import parse_function
@@ -66,3 +70,44 @@ def _function(body, params=("x",)):
 def test_the_checker_catches_each_violation(body, complaint):
     with pytest.raises(ir.SSAViolation, match=complaint):
         ir.check_ssa(_function(body))
+
+
+def _function_from_file(tmp_path, name, source):
+    """A function defined in a real file (its source is read with inspect)."""
+    path = tmp_path / f"{name}.py"
+    path.write_text(source)
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.f
+
+
+def _branchy(n):
+    """f(x): an if whose branches assign n names, read after it."""
+    then = "".join(f"        a{i} = x * {i + 1}.0\n" for i in range(n))
+    orelse = "".join(f"        a{i} = x\n" for i in range(n))
+    total = " + ".join(f"a{i}" for i in range(n))
+    return f"def f(x):\n    if x > 0:\n{then}    else:\n{orelse}    return {total}\n"
+
+
+def test_lowering_walks_a_block_a_fixed_number_of_times(tmp_path, monkeypatch):
+    """Parsing and lowering walk the tree, or an if or loop in it, a number of times that does not grow
+    with the number of names the block assigns (it once walked the block again for each name)."""
+    walks = []
+
+    def counting(walk):
+        def counted(node):
+            walks.append(node)
+            return walk(node)
+        return counted
+
+    monkeypatch.setattr(gast, "walk", counting(gast.walk))
+    for module in (s2s_ad.lower, s2s_ad.parse):
+        monkeypatch.setattr(module, "all_nodes", counting(module.all_nodes))
+    counts = []
+    for n in (3, 30):
+        walks.clear()
+        ssa = lower(parse_function(_function_from_file(tmp_path, f"branchy_{n}", _branchy(n))))
+        ir.check_ssa(ssa)
+        counts.append(len(walks))
+    assert counts[0] == counts[1]
