@@ -529,6 +529,12 @@ class Lowering:
 
 def lower(parsed: ParsedFunction) -> ir.Function:
     """Lower a parsed function to SSA form (see the module docstring)."""
-    return Lowering(parsed).run()
+    lowering = Lowering(parsed)
+    try:
+        return lowering.run()
+    finally:
+        # The converter holds lowering.read, a cycle: without this, the lowering and the whole tree it
+        # reaches would wait for the cycle collector (tens of milliseconds for a big function).
+        lowering.converter = None
 
 
