@@ -77,16 +77,20 @@ class ReverseSweep(Recording):
         # Adjoints updated in place (d_a[i] = ...): always held in an array the sweep owns.
         self.owned: set[str] = set()
         stores = [s for s in ir.walk(fn.body) if isinstance(s, ir.Store)]
-        read_elsewhere = {n for s in ir.walk(fn.body) if not isinstance(s, ir.Store)
-                          for e in ir.exprs_of(s) for n in ir.names_read(e)}
-        # A written array whose contents other statements read gets its overwritten slices back.
-        self.restored_arrays = {s.array for s in stores} & read_elsewhere
         self.written = {s.array for s in stores}
+        # A written array whose contents other statements read gets its overwritten slices back.
+        self.restored_arrays = self.written & self._read_elsewhere(fn.body) if stores else set()
         self.store_pushes: set[int] = set()  # id(Store) whose old slice the forward sweep records
         # False while generating the first pass of a checkpointed loop, which records nothing.
         self.recording = True
         self.tuples = self._tuples_read_by_item(fn.body)
         self.slots: dict[str, list] = {}  # tuple name -> the adjoint of each item so far (None: none yet)
+
+    @staticmethod
+    def _read_elsewhere(body: list[ir.Stmt]) -> set[str]:
+        """The names statements other than stores read."""
+        return {n for s in ir.walk(body) if not isinstance(s, ir.Store)
+                for e in ir.exprs_of(s) for n in ir.names_read(e)}
 
     # -- names and emission ------------------------------------------------
 
@@ -219,6 +223,8 @@ class ReverseSweep(Recording):
         """Tuples (of known items) read only as ``t[k]`` in the block that makes them: their adjoint
         is a tuple of the items' adjoints, built in place, never an array of rows."""
         found: set[str] = set()
+        if not self.facts.items:  # no tuple whose items are known
+            return found
         blocks = [body] + [b for s in ir.walk(body) for b in ir.blocks(s)]
         for block in blocks:
             made = {s.target for s in block if isinstance(s, ir.Assign) and s.target in self.facts.items}
