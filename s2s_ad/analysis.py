@@ -306,10 +306,7 @@ def _indexed_rank(call: ir.Call, ndim: dict[str, int], class_of) -> Optional[int
 
 def analyse(fn: ir.Function, wrt: Iterable[str], kinds: dict[str, Optional[str]],
             result_kind: Optional[ResultKind] = None) -> Analysis:
-    uses: Counter = Counter()
-    for stmt in ir.walk(fn.body):
-        for expr in ir.exprs_of(stmt):
-            uses.update(ir.names_read(expr))
+    uses = Counter(name for stmt in ir.walk(fn.body) for expr in ir.exprs_of(stmt) for name in ir.names_read(expr))
     wrt = list(wrt)
     shape, ndim, items = shape_classes(fn, kinds, result_kind)
     table = _flow_table(fn)  # computed once: both fixed points walk it several times
