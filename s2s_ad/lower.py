@@ -31,6 +31,14 @@ from .naming import Names, describe
 from .nodes import all_nodes
 from .parse import ParsedFunction, is_generated
 
+# Pure operations an expression may repeat (``temp[t] + a * (outside[t] - temp[t])``): the second
+# one reuses the first's value, so the forward sweep reads once and the reverse sweep adds once.
+_REUSABLE = frozenset({
+    operator.add, operator.sub, operator.mul, operator.truediv, operator.floordiv, operator.mod, operator.pow,
+    operator.matmul, operator.neg, operator.pos, operator.getitem, operator.lt, operator.le, operator.gt,
+    operator.ge, operator.eq, operator.ne,
+})
+
 
 def _stored_names(node: Any) -> set[str]:
     """User names assigned anywhere inside ``node`` (loop targets and appended lists included)."""
@@ -55,6 +63,16 @@ def _reads_among(nodes: list) -> Iterator[str]:
             yield n.id
         elif isinstance(n, gast.AugAssign) and isinstance(n.target, gast.Name):
             yield n.target.id
+
+
+def _value_key(atom: Any) -> Any:
+    """``atom`` for comparing operations: constants by type and value (``ir.Const`` compares by identity)."""
+    if isinstance(atom, ir.Const):
+        value = atom.value
+        return ("constant", type(value), repr(value) if isinstance(value, (float, complex)) else value)  # -0.0
+    if isinstance(atom, ir.Display):
+        return (atom.kind,) + tuple(_value_key(item) for item in atom.items)
+    return atom
 
 
 def _is_append(node: Any) -> bool:
@@ -86,6 +104,9 @@ class Lowering:
         self.merged_from: dict[str, str] = {}  # merge variables that may be an array another name holds
         self.in_place: list[ir.InPlace] = []
         self.params: dict[str, str] = {}  # SSA name of each parameter -> the user's name
+        # Values already computed in this statement, by block: (id(block), operation) -> the atom.
+        # Forgotten at each statement and each store, so a reused value is never stale.
+        self.computed: dict[tuple, ir.Var] = {}
         self.converter = ExpressionConverter(self.read, parsed.resolver, parsed.error)
         node, nodes = parsed.node, parsed.nodes  # the nodes as parsed: no walk of the tree needed
         rewritten = desugar(node, {n.id for n in nodes if isinstance(n, gast.Name)} | set(parsed.params),
@@ -158,6 +179,7 @@ class Lowering:
         return inner
 
     def statement(self, stmt: Any) -> None:
+        self.computed.clear()
         if isinstance(stmt, gast.Assign):
             value = self.converter.convert(stmt.value)
             for target in stmt.targets:
@@ -169,6 +191,7 @@ class Lowering:
             if isinstance(stmt.target, gast.Name) and isinstance(current, ir.Var):
                 if current.name in self.buffers:  # out += x changes the array itself, as NumPy does
                     self.block.append(ir.Store(current.name, ir.Const(Ellipsis), self.flatten(value), self.line))
+                    self.computed.clear()
                     self.views.wrote(current.name)
                     return
                 if current.name in self.views.root:
@@ -406,6 +429,7 @@ class Lowering:
                 f"{name} = {name}.copy()", target)
         index = self.flatten(self.converter.convert(target.slice))
         self.block.append(ir.Store(array.name, index, self.flatten(value), self.line))
+        self.computed.clear()
         self.views.wrote(array.name)
 
     def bind(self, target: Any, value: ir.Expr) -> None:
@@ -473,11 +497,27 @@ class Lowering:
         if expr.fn is len and len(args) == 1 and isinstance(args[0], ir.Display):
             return ir.Const(len(args[0].items))
         call = ir.Call(expr.fn, args, kwargs)
+        key = self._reuse_key(call) if name is None else None
+        if key in self.computed:
+            return self.computed[key]
         target = self.names.fresh(describe(call, self.user_names)) if name is None else name
         self.block.append(ir.Assign(target, call, self.line))
         if rules.makes_fresh_array(expr.fn):
             self.buffers.add(target)
+        if key is not None:
+            self.computed[key] = ir.Var(target)
         return ir.Var(target)
+
+    def _reuse_key(self, call: ir.Call) -> Optional[tuple]:
+        """What identifies ``call``'s value within this statement and block, if it may be reused."""
+        if call.fn not in _REUSABLE or call.kwargs:
+            return None
+        key = (id(self.block), call.fn, tuple(_value_key(a) for a in call.args))
+        try:
+            hash(key)
+        except TypeError:  # an array constant, or a slice
+            return None
+        return key
 
     def inline(self, call: Inline) -> ir.Expr:
         """Lower a nested function's body in place of its call, with Python's scoping:
@@ -499,6 +539,7 @@ class Lowering:
         inner_env = {k: v for k, v in self.env.items() if k not in own}
         inner_env.update(zip(params, args))
         outer_env, outer_reads, self.env = self.env, self.reads, inner_env
+        self.computed.clear()  # the nested function's statements may write into arrays
         self.reads = Counter(_names_read(function))
         self.inlining.add(node.name)
         try:
@@ -509,6 +550,7 @@ class Lowering:
         finally:
             self.inlining.discard(node.name)
             self.env, self.reads = outer_env, outer_reads
+            self.computed.clear()
         return result
 
     def _choice(self, choice: Choice, name: Optional[str]) -> ir.Expr:

@@ -203,27 +203,38 @@ def pad_grad(grad: Any, array: Any, pad_width: Any, mode: str = "constant") -> n
     """The adjoint of ``np.pad(array, pad_width, mode)`` for modes "constant" and "edge".
 
     Constant padding drops the border; edge padding also adds each border's
-    adjoint onto the edge it copied.
+    adjoint onto the edge it copied.  Axes are handled in NumPy's order, each
+    on the part the previous ones kept, so a corner's adjoint reaches the
+    corner element it was copied from.
     """
     if mode not in ("constant", "edge"):
         raise ValueError(f"np.pad mode {mode!r} has no derivative rule (constant and edge do)")
     shape = np.shape(array)
-    widths = np.broadcast_to(np.asarray(pad_width, dtype=int), (len(shape), 2))
     result = np.array(grad, dtype=np.result_type(grad, 1.0))  # a copy: the edges are added into it
-    for axis, (before, after) in enumerate(widths):
+    for axis, (before, after) in enumerate(_pad_widths(pad_width, len(shape))):
         n = shape[axis]
-
-        def along(part: slice) -> tuple:
-            return (slice(None),) * axis + (part,)
-
+        lead = (slice(None),) * axis  # index tuples, not np.moveaxis: this runs on every call
         if mode == "edge" and n > 0:
-            result[along(slice(before, before + 1))] += np.sum(result[along(slice(0, before))], axis=axis,
-                                                               keepdims=True)
-            end = before + n
-            result[along(slice(end - 1, end))] += np.sum(result[along(slice(end, end + after))], axis=axis,
-                                                         keepdims=True)
-        result = result[along(slice(before, before + n))]
+            _fold_border(result, lead, before, 0, before)
+            _fold_border(result, lead, before + n - 1, before + n, after)
+        result = result[lead + (slice(before, before + n),)]
     return np.ascontiguousarray(result)
+
+
+def _pad_widths(pad_width: Any, ndim: int) -> list:
+    """``np.pad``'s ``pad_width`` as one ``[before, after]`` pair of ints per axis."""
+    if isinstance(pad_width, int):
+        return [[pad_width, pad_width]] * ndim
+    return np.broadcast_to(np.asarray(pad_width, dtype=int), (ndim, 2)).tolist()
+
+
+def _fold_border(result: np.ndarray, lead: tuple, edge: int, start: int, width: int) -> None:
+    """Add the adjoint of the ``width`` border copies from ``start`` (along the axis after
+    ``lead``) onto the ``edge`` element they copied."""
+    if width == 1:
+        result[lead + (edge,)] += result[lead + (start,)]
+    elif width > 1:
+        result[lead + (edge,)] += np.sum(result[lead + (slice(start, start + width),)], axis=len(lead))
 
 
 def getitem_grad(grad: Any, a: Any, index: Any) -> np.ndarray:

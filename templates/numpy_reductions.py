@@ -29,14 +29,15 @@ def prod(out, a, axis=None, dtype=None, *, keepdims=False, d_out):
 def max(out, a, axis=None, *, keepdims=False, d_out):
     at_max = a == expand_reduced(out, axis, keepdims)
     ties = np.sum(at_max, axis=axis, keepdims=True)
-    d_a = expand_reduced(d_out, axis, keepdims) * at_max / ties  # ties share evenly
+    # ties share evenly; dividing the small reduced array first keeps the full-size work to one product
+    d_a = at_max * (expand_reduced(d_out, axis, keepdims) / ties)
 
 
 @adjoint(np.min, method="min", examples=_AXES)
 def min(out, a, axis=None, *, keepdims=False, d_out):
     at_min = a == expand_reduced(out, axis, keepdims)
     ties = np.sum(at_min, axis=axis, keepdims=True)
-    d_a = expand_reduced(d_out, axis, keepdims) * at_min / ties
+    d_a = at_min * (expand_reduced(d_out, axis, keepdims) / ties)
 
 
 @tangent(np.prod)

@@ -92,3 +92,35 @@ def test_array_methods_work_like_their_functions():
     got = s2s_ad.grad(with_methods, wrt=(0, 1))(x, np.array([0.5, 1.5]))
     np.testing.assert_allclose(got[0], numeric_grad(with_methods, [x, np.array([0.5, 1.5])], 0), rtol=1e-6)
     np.testing.assert_allclose(got[1], numeric_grad(with_methods, [x, np.array([0.5, 1.5])], 1), rtol=1e-6)
+
+
+def simulate(heat, a):
+    temp = np.zeros(heat.shape[0] + 1)
+    for t in range(heat.shape[0]):
+        temp[t + 1] = temp[t] + a * (heat[t] - temp[t])
+    return np.sum(temp ** 2)
+
+
+def test_a_value_an_expression_repeats_is_computed_once():
+    from conftest import assert_gradient_matches
+    heat = np.array([1.0, 2.0, 0.5, 3.0])
+    assert_gradient_matches(simulate, (heat, 0.3), wrt=(0, 1))
+    text = s2s_ad.source(simulate, args=(heat, 0.3))
+    forward, backward = text.split("# reverse sweep")
+    assert forward.count("temp[t]") == 1          # one read, used twice
+    assert backward.count("d_temp[t] +=") == 1    # so one update of its adjoint
+
+
+def reads_around_writes(x):
+    a = x.copy()
+    b = a[0] * 2.0 + (a[0] if x[1] > 0.0 else x[2]) + a[0] ** 2
+    a[0] = b
+    c = a[0] * a[0] + a[1]
+    a[1] = a[0] * 3.0
+    return c + a[1] * a[0]
+
+
+def test_reused_reads_never_outlive_a_write_or_a_branch():
+    from conftest import assert_gradient_matches
+    for x in (np.array([0.5, 1.5, -0.7]), np.array([0.5, -1.5, -0.7])):
+        assert_gradient_matches(reads_around_writes, (x,))
