@@ -9,12 +9,16 @@ same function with
   folding of pure calls on constants (``2 - 1`` → ``1``,
   ``math.log(math.e)`` → ``1.0``).  The user's own statements are left as
   written: a rewrite there could change a dtype.
+* copies forwarded: after ``d_x = d_total``, a read of ``d_x`` reads
+  ``d_total`` while neither is reassigned, so ``d_x = d_total`` followed by
+  ``d_x = d_x + e`` becomes ``d_x = d_total + e`` once the copy is dead.
 * dead statements removed (values nothing reads).
 
 Every rewrite keeps shapes: ``0 * x`` is *not* folded to ``0``.
 """
 from __future__ import annotations
 
+import copy
 import math
 import operator
 import types
@@ -194,8 +198,67 @@ def _simplify_block(body: list[ir.Stmt], keep: set[int]) -> list[ir.Stmt]:
     return out
 
 
+def _forward_copies(body: list[ir.Stmt], keep: set[int]) -> list[ir.Stmt]:
+    """Read the original instead of a copy of it (``a = b``), within one straight-line stretch.
+
+    Only the copies' readers change, never which object a name holds: a copy
+    is forgotten as soon as either name is bound again, and at the start of
+    every nested block.  Merge copies (which run as one parallel assignment)
+    are left alone.  The copies themselves go when ``remove_dead`` finds them unread.
+    """
+    copies: dict[str, ir.Var] = {}
+    out: list[ir.Stmt] = []
+    for stmt in body:
+        if isinstance(stmt, (ir.If, ir.For, ir.While)):
+            copies.clear()
+            out.append(_forward_nested(stmt, keep))
+            continue
+        # (a return keeps its names: ``return out, (d_a, d_c)`` reads better than ``(d_a, d_out)``)
+        if copies and id(stmt) not in keep and not getattr(stmt, "merge", False) and not isinstance(stmt, ir.Return):
+            stmt = _read_originals(stmt, copies)
+        bound = set(_bound_names(stmt))
+        if bound:
+            copies = {k: v for k, v in copies.items() if k not in bound and v.name not in bound}
+        if (isinstance(stmt, ir.Assign) and isinstance(stmt.value, ir.Var) and not stmt.merge
+                and id(stmt) not in keep and stmt.value.name != stmt.target):
+            copies[stmt.target] = stmt.value
+        out.append(stmt)
+    return out
+
+
+def _forward_nested(stmt: ir.Stmt, keep: set[int]) -> ir.Stmt:
+    if isinstance(stmt, ir.If):
+        return ir.If(stmt.test, _forward_copies(stmt.body, keep), _forward_copies(stmt.orelse, keep), stmt.line)
+    if isinstance(stmt, ir.For):
+        return ir.For(stmt.index, stmt.iterable, _forward_copies(stmt.body, keep), stmt.line, stmt.exit,
+                      stmt.reverse, stmt.checkpoint)
+    return ir.While(_forward_copies(stmt.test_block, keep), stmt.test, _forward_copies(stmt.body, keep),
+                    stmt.line, stmt.exit)
+
+
+def _bound_names(stmt: ir.Stmt) -> tuple[str, ...]:
+    if isinstance(stmt, ir.Assign):
+        return (stmt.target,)
+    if isinstance(stmt, ir.Unpack):
+        return stmt.targets
+    return ()
+
+
+def _read_originals(stmt: ir.Stmt, copies: dict[str, ir.Var]) -> ir.Stmt:
+    """``stmt`` reading each copied name's original (a Store's own array stays as written)."""
+    if isinstance(stmt, ir.Assign):
+        return ir.Assign(stmt.target, ir.substitute(stmt.value, copies), stmt.line, stmt.merge)
+    if isinstance(stmt, ir.Store):
+        return ir.Store(stmt.array, ir.substitute(stmt.index, copies), ir.substitute(stmt.value, copies),
+                        stmt.line, stmt.op)
+    if isinstance(stmt, (ir.Unpack, ir.Effect)):
+        stmt = copy.copy(stmt)
+        stmt.value = ir.substitute(stmt.value, copies)
+    return stmt
+
+
 def optimize(fn: ir.Function, primal: list[ir.Stmt]) -> ir.Function:
-    """Simplify what was generated (statements not in ``primal``), then drop dead code."""
+    """Simplify what was generated (statements not in ``primal``), forward copies, then drop dead code."""
     keep = {id(s) for s in ir.walk(primal)}
-    body = remove_dead(_simplify_block(fn.body, keep))
+    body = remove_dead(_forward_copies(_simplify_block(fn.body, keep), keep))
     return ir.Function(fn.name, fn.params, body, fn.filename, fn.firstline, fn.docstring, dict(fn.constants))
