@@ -124,3 +124,48 @@ def test_reused_reads_never_outlive_a_write_or_a_branch():
     from conftest import assert_gradient_matches
     for x in (np.array([0.5, 1.5, -0.7]), np.array([0.5, -1.5, -0.7])):
         assert_gradient_matches(reads_around_writes, (x,))
+
+
+def invariant_arithmetic(x, dt, n):
+    s = x
+    for i in range(n):
+        for j in range(2):
+            s = s + 0.5 * dt * s - dt * i + (-x) * 0.01 * j
+        s = s * (1.0 + dt)
+    return s
+
+
+def test_invariant_arithmetic_on_numbers_runs_once_before_the_loop():
+    from conftest import assert_gradient_matches
+    assert_gradient_matches(invariant_arithmetic, (0.7, 0.1, 4), wrt=(0, 1))
+    assert s2s_ad.grad(invariant_arithmetic, wrt=(0, 1))(0.7, 0.1, 0) == (1.0, 0.0)
+    text = s2s_ad.source(invariant_arithmetic, wrt=(0, 1), args=(0.7, 0.1, 4))
+    forward = text.split("# reverse sweep")[0]
+    before_loops = forward.split("for ")[0]
+    assert "0.5 * dt" in before_loops and "1.0 + dt" in before_loops and "-x" in before_loops
+    assert "dt * i" not in before_loops  # i changes
+
+
+def divides_in_a_loop(x, n):
+    s = 1.0
+    for i in range(n):
+        s = s + 1.0 / x + s * x
+    return s
+
+
+def test_only_what_cannot_raise_leaves_a_loop():
+    assert s2s_ad.grad(divides_in_a_loop)(0.0, 0) == 0.0  # a loop that never runs divides by nothing
+    text = s2s_ad.source(divides_in_a_loop, args=(2.0, 3))
+    assert text.split("# reverse sweep")[0].index("1.0 / x") > text.index("for ")
+
+
+def test_arrays_stay_in_the_loop():
+    def scale(x, w, n):
+        s = x
+        for i in range(n):
+            s = s * 0.5 + w * 2.0
+        return np.sum(s)
+    from conftest import assert_gradient_matches
+    assert_gradient_matches(scale, (np.array([1.0, 2.0]), np.array([[0.5], [1.5]]), 3), wrt=(0, 1))
+    forward = s2s_ad.source(scale, wrt=(0, 1), args=(np.ones(2), np.ones((2, 1)), 3)).split("# reverse sweep")[0]
+    assert forward.index("w * 2.0") > forward.index("for ")  # only numbers move: arrays may fail to broadcast

@@ -1,0 +1,72 @@
+"""Stage 3b: move loop-invariant arithmetic on numbers out of ``for`` loops.
+
+Input: an SSA ``ir.Function`` and its analysis (which values are numbers).
+Output: the same function where a statement at the top level of a ``for``
+body that adds, subtracts, multiplies or negates numbers the loop does not
+change (``half_dt = 0.5 * dt``) runs once, just before the loop.  Names and
+facts are unchanged: SSA names each value once, so moving its one assignment
+keeps every fact about it, and the reverse sweep then adds that value's
+adjoint up across the iterations and pulls it back once, after the loop.
+
+Only operations that cannot raise on numbers are moved (no division, no
+power, no function call), because a moved statement also runs when the loop
+runs no iteration.  Statements inside branches, and ``while`` loops, stay.
+"""
+from __future__ import annotations
+
+import dataclasses
+import operator
+from typing import Callable
+
+from . import ir
+
+_CANNOT_RAISE_ON_NUMBERS = frozenset({operator.add, operator.sub, operator.mul, operator.neg, operator.pos})
+
+
+def hoist_invariants(fn: ir.Function, is_number: Callable[[ir.Expr], bool]) -> ir.Function:
+    """``fn`` with its loops' invariant arithmetic on numbers moved before them."""
+    return dataclasses.replace(fn, body=_hoisted(fn.body, is_number))
+
+
+def _hoisted(body: list[ir.Stmt], is_number: Callable[[ir.Expr], bool]) -> list[ir.Stmt]:
+    out: list[ir.Stmt] = []
+    for stmt in body:
+        if isinstance(stmt, ir.For):
+            inner = _hoisted(stmt.body, is_number)  # innermost first: what it moves out may move further
+            moved, kept = _split_invariant(stmt, inner, is_number)
+            out.extend(moved)
+            out.append(dataclasses.replace(stmt, body=kept))
+        elif isinstance(stmt, ir.If):
+            out.append(dataclasses.replace(stmt, body=_hoisted(stmt.body, is_number),
+                                           orelse=_hoisted(stmt.orelse, is_number)))
+        elif isinstance(stmt, ir.While):
+            out.append(dataclasses.replace(stmt, test_block=_hoisted(stmt.test_block, is_number),
+                                           body=_hoisted(stmt.body, is_number)))
+        else:
+            out.append(stmt)
+    return out
+
+
+def _split_invariant(loop: ir.For, body: list[ir.Stmt],
+                     is_number: Callable[[ir.Expr], bool]) -> tuple[list[ir.Stmt], list[ir.Stmt]]:
+    """The statements of ``body`` that may run once before ``loop``, and the rest."""
+    varying = ir.assigned_names(body) | {loop.index}
+    moved: list[ir.Stmt] = []
+    kept: list[ir.Stmt] = []
+    for stmt in body:
+        if _invariant(stmt, varying, is_number):
+            moved.append(stmt)
+            varying.discard(stmt.target)  # assigned only here (SSA): now fixed before the loop
+        else:
+            kept.append(stmt)
+    return moved, kept
+
+
+def _invariant(stmt: ir.Stmt, varying: set[str], is_number: Callable[[ir.Expr], bool]) -> bool:
+    if not (isinstance(stmt, ir.Assign) and not stmt.merge and isinstance(stmt.value, ir.Call)):
+        return False
+    call = stmt.value
+    if call.fn not in _CANNOT_RAISE_ON_NUMBERS or call.kwargs or not is_number(ir.Var(stmt.target)):
+        return False
+    return all(ir.is_atom(arg) and is_number(arg) and not (isinstance(arg, ir.Var) and arg.name in varying)
+               for arg in call.args)
