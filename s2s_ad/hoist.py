@@ -8,9 +8,10 @@ facts are unchanged: SSA names each value once, so moving its one assignment
 keeps every fact about it, and the reverse sweep then adds that value's
 adjoint up across the iterations and pulls it back once, after the loop.
 
-Only operations that cannot raise on numbers are moved (no division, no
-power, no function call), because a moved statement also runs when the loop
-runs no iteration.  Statements inside branches, and ``while`` loops, stay.
+Only operations that cannot raise on numbers are moved (no division but by
+a nonzero constant, no power, no function call), because a moved statement
+also runs when the loop runs no iteration.  The same operation moved twice
+(``0.5 * dt`` on two lines) is computed once: the loop reads the first.  Statements inside branches, and ``while`` loops, stay.
 """
 from __future__ import annotations
 
@@ -53,20 +54,47 @@ def _split_invariant(loop: ir.For, body: list[ir.Stmt],
     varying = ir.assigned_names(body) | {loop.index}
     moved: list[ir.Stmt] = []
     kept: list[ir.Stmt] = []
+    first: dict[tuple, str] = {}  # each moved operation -> the name that holds it
+    same: dict[str, ir.Expr] = {}  # a repeated operation's name -> the first one's
     for stmt in body:
+        if same:
+            stmt = _reading(stmt, same)
         if _invariant(stmt, varying, is_number):
-            moved.append(stmt)
             varying.discard(stmt.target)  # assigned only here (SSA): now fixed before the loop
+            key = (stmt.value.fn, tuple(ir.value_key(a) for a in stmt.value.args))
+            if key in first:
+                same[stmt.target] = ir.Var(first[key])
+                continue
+            first[key] = stmt.target
+            moved.append(stmt)
         else:
             kept.append(stmt)
     return moved, kept
+
+
+def _reading(stmt: ir.Stmt, same: dict[str, ir.Expr]) -> ir.Stmt:
+    """``stmt`` (nested blocks too) reading the first name of each repeated operation."""
+    fields = {}
+    for field in dataclasses.fields(stmt):
+        value = getattr(stmt, field.name)
+        if isinstance(value, (ir.Var, ir.Const, ir.Call, ir.Slice, ir.Display)):
+            fields[field.name] = ir.substitute(value, same)
+        elif isinstance(value, list):
+            fields[field.name] = [_reading(s, same) for s in value]
+    return dataclasses.replace(stmt, **fields) if fields else stmt
+
+
+def _nonzero_constant(expr: ir.Expr) -> bool:
+    return (isinstance(expr, ir.Const) and isinstance(expr.value, (int, float)) and not isinstance(expr.value, bool)
+            and expr.value != 0)
 
 
 def _invariant(stmt: ir.Stmt, varying: set[str], is_number: Callable[[ir.Expr], bool]) -> bool:
     if not (isinstance(stmt, ir.Assign) and not stmt.merge and isinstance(stmt.value, ir.Call)):
         return False
     call = stmt.value
-    if call.fn not in _CANNOT_RAISE_ON_NUMBERS or call.kwargs or not is_number(ir.Var(stmt.target)):
+    safe = call.fn in _CANNOT_RAISE_ON_NUMBERS or (call.fn is operator.truediv and _nonzero_constant(call.args[1]))
+    if not safe or call.kwargs or not is_number(ir.Var(stmt.target)):
         return False
     return all(ir.is_atom(arg) and is_number(arg) and not (isinstance(arg, ir.Var) and arg.name in varying)
                for arg in call.args)

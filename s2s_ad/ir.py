@@ -297,6 +297,16 @@ def is_atom(expr: Expr) -> bool:
     return isinstance(expr, (Var, Const))
 
 
+def value_key(atom: Any) -> Any:
+    """``atom`` for comparing operations: constants by type and value (``Const`` compares by identity)."""
+    if isinstance(atom, Const):
+        value = atom.value
+        return ("constant", type(value), repr(value) if isinstance(value, (float, complex)) else value)  # -0.0
+    if isinstance(atom, Display):
+        return (atom.kind,) + tuple(value_key(item) for item in atom.items)
+    return atom
+
+
 def is_const(expr: Optional[Expr], value: Any) -> bool:
     """True if ``expr`` is a numeric constant equal to ``value`` (never an array)."""
     if not isinstance(expr, Const):

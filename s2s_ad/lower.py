@@ -65,16 +65,6 @@ def _reads_among(nodes: list) -> Iterator[str]:
             yield n.target.id
 
 
-def _value_key(atom: Any) -> Any:
-    """``atom`` for comparing operations: constants by type and value (``ir.Const`` compares by identity)."""
-    if isinstance(atom, ir.Const):
-        value = atom.value
-        return ("constant", type(value), repr(value) if isinstance(value, (float, complex)) else value)  # -0.0
-    if isinstance(atom, ir.Display):
-        return (atom.kind,) + tuple(_value_key(item) for item in atom.items)
-    return atom
-
-
 def _is_append(node: Any) -> bool:
     """``name.append(value)`` as a statement."""
     return (isinstance(node, gast.Expr) and isinstance(node.value, gast.Call)
@@ -512,7 +502,7 @@ class Lowering:
         """What identifies ``call``'s value within this statement and block, if it may be reused."""
         if call.fn not in _REUSABLE or call.kwargs:
             return None
-        key = (id(self.block), call.fn, tuple(_value_key(a) for a in call.args))
+        key = (id(self.block), call.fn, tuple(ir.value_key(a) for a in call.args))
         try:
             hash(key)
         except TypeError:  # an array constant, or a slice

@@ -216,6 +216,8 @@ def _forward_copies(body: list[ir.Stmt], keep: set[int]) -> list[ir.Stmt]:
         # (a return keeps its names: ``return out, (d_a, d_c)`` reads better than ``(d_a, d_out)``)
         if copies and id(stmt) not in keep and not getattr(stmt, "merge", False) and not isinstance(stmt, ir.Return):
             stmt = _read_originals(stmt, copies)
+            if isinstance(stmt, ir.Assign) and stmt.value == ir.Var(stmt.target):
+                continue  # d_u = d_u_1 became d_u = d_u: nothing changes
         bound = set(_bound_names(stmt))
         if bound:
             copies = {k: v for k, v in copies.items() if k not in bound and v.name not in bound}
