@@ -17,7 +17,7 @@ def sum(out, a, axis=None, dtype=None, *, keepdims=False, d_out):
 
 @adjoint(np.mean, method="mean", linear=True, examples=_AXES)
 def mean(out, a, axis=None, dtype=None, *, keepdims=False, d_out):
-    d_a = broadcast_reduced(d_out, a, axis, keepdims) * (np.size(out) / np.size(a))
+    d_a = broadcast_reduced(d_out * (np.size(out) / np.size(a)), a, axis, keepdims)  # scale the small one
 
 
 @adjoint(np.prod, method="prod", examples=_AXES)
