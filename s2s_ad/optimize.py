@@ -5,7 +5,8 @@ Input: an ``ir.Function`` in adjoint (or tangent) form whose first
 same function with
 
 * algebraic simplification of generated expressions (``x * 1`` → ``x``,
-  ``x ** 1`` → ``x``, ``a + -b`` → ``a - b``, ``--a`` → ``a``) and constant
+  ``x ** 1`` → ``x``, ``a + -b`` → ``a - b``, ``--a`` → ``a``,
+  ``unbroadcast(-g, x)`` → ``-unbroadcast(g, x)``) and constant
   folding of pure calls on constants (``2 - 1`` → ``1``,
   ``math.log(math.e)`` → ``1.0``).  The user's own statements are left as
   written: a rewrite there could change a dtype.
@@ -26,7 +27,7 @@ from typing import Any, Optional
 
 import numpy as np
 
-from . import ir
+from . import ir, runtime
 
 _FOLDABLE_MODULES = (math, np)
 _FOLDABLE = {
@@ -100,6 +101,9 @@ def _simplify_node(expr: ir.Expr) -> Optional[ir.Expr]:
             return ir.Call(operator.add, (args[0], args[1].args[0]))
     if fn is operator.neg and _is_neg(args[0]):
         return args[0].args[0]
+    if fn in (runtime.unbroadcast, runtime.unbroadcast_to) and _is_neg(args[0]):
+        # it is linear: negate the reduced adjoint rather than the full one
+        return ir.Call(operator.neg, (ir.Call(fn, (args[0].args[0],) + args[1:], expr.kwargs),))
     return None
 
 
