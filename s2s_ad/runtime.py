@@ -48,12 +48,17 @@ def unbroadcast(grad: Any, like: Any) -> Any:
     array), it is spread over that axis first.  A Python number ``like`` gets
     a NumPy scalar.
     """
+    # the common cases first, without np.shape: this runs for many statements of generated code
+    if type(grad) is np.ndarray and type(like) is np.ndarray and grad.shape == like.shape:
+        return grad
+    if type(grad) is float and type(like) is float:
+        return grad
     return unbroadcast_to(grad, np.shape(like))
 
 
 def unbroadcast_to(grad: Any, shape: tuple) -> Any:
     """``unbroadcast`` given the shape alone (what loops record when the value is not needed)."""
-    grad_shape = np.shape(grad)
+    grad_shape = grad.shape if type(grad) is np.ndarray else np.shape(grad)
     if grad_shape == shape:
         return grad
     if not shape:
