@@ -9,7 +9,7 @@ import numpy as np
 import s2s_ad
 from benchmarks.cases import Case
 from benchmarks.check import max_abs_difference
-from benchmarks.peers import Peer
+from benchmarks.peers import Peer, describe_failure
 from benchmarks.timing import Budget, best_seconds_each, first_call_seconds
 
 
@@ -21,6 +21,8 @@ class PeerResult:
     seconds: Optional[float] = None
     max_error: Optional[float] = None
     failure: Optional[str] = None
+    first_call: Optional[float] = None
+    compile_seconds: Optional[float] = None  # for a peer that compiles: its first call minus a cached one
 
 
 @dataclass
@@ -54,19 +56,17 @@ def _as_tuple(gradient: Any) -> tuple:
     return tuple(gradient) if isinstance(gradient, tuple) else (gradient,)
 
 
-def _describe(exc: BaseException) -> str:
-    first_line = (str(exc).strip().splitlines() or [""])[0]
-    return f"{type(exc).__name__}: {first_line[:120]}"
-
-
-def _ready_peer(peer: Peer, case: Case, args: tuple, hand: tuple) -> tuple[Optional[Callable], PeerResult]:
-    """A peer's gradient for this case after one checked call, or why it cannot run it."""
+def _ready_peer(peer: Peer, case: Case, args: tuple, hand: tuple) -> tuple[Optional[tuple], PeerResult]:
+    """A peer's ``(gradient, its arguments)`` for this case after one timed and checked call,
+    or why it cannot run it.  The arguments are converted here, once, outside the timed calls."""
     try:
-        gradient = peer.make(case)
-        error = max_abs_difference(_as_tuple(gradient(*args)), hand)
+        peer_args = peer.convert(case, args)
+        gradient = peer.make(case, peer_args)
+        first_call, result = first_call_seconds(gradient, peer_args)
+        error = max_abs_difference(_as_tuple(result), hand)
     except Exception as exc:  # a peer that cannot run a workload is reported, not fatal
-        return None, PeerResult(failure=_describe(exc))
-    return gradient, PeerResult(max_error=error)
+        return None, PeerResult(failure=describe_failure(exc))
+    return (gradient, peer_args), PeerResult(max_error=error, first_call=first_call)
 
 
 def measure_case(case: Case, budget: Budget, peers: Sequence[Peer]) -> CaseResult:
@@ -82,12 +82,15 @@ def measure_case(case: Case, budget: Budget, peers: Sequence[Peer]) -> CaseResul
     calls = {"primal": (case.function, args), "ours": (ours_gradient, args), "hand": (case.hand_gradient, args)}
     peer_results = {}
     for peer in peers:
-        gradient, peer_results[peer.name] = _ready_peer(peer, case, args, hand)
-        if gradient is not None:
-            calls[f"peer {peer.name}"] = (gradient, args)
+        call, peer_results[peer.name] = _ready_peer(peer, case, args, hand)
+        if call is not None:
+            calls[f"peer {peer.name}"] = call
     seconds = best_seconds_each(calls, budget)
-    for name, result in peer_results.items():
-        result.seconds = seconds.get(f"peer {name}")
+    for peer in peers:
+        result = peer_results[peer.name]
+        result.seconds = seconds.get(f"peer {peer.name}")
+        if peer.compiles and result.seconds is not None:
+            result.compile_seconds = result.first_call - result.seconds
     return CaseResult(name=case.name, summary=case.summary, primal=seconds["primal"], ours=seconds["ours"],
                       hand=seconds["hand"], first_call=first_call,
                       max_error=max_abs_difference(_as_tuple(ours), hand), peers=peer_results)

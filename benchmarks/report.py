@@ -27,18 +27,27 @@ def _ratio_text(ratio: Optional[float]) -> str:
     return "n/a" if ratio is None else f"{ratio:.3g}"
 
 
-def _columns(peer_names: Sequence[str]) -> list[tuple[str, int]]:
+def compiling_peers(results: Sequence[CaseResult], peer_names: Sequence[str]) -> list[str]:
+    """The peers (in table order) whose compile time was measured on some workload."""
+    return [name for name in peer_names
+            if any(name in r.peers and r.peers[name].compile_seconds is not None for r in results)]
+
+
+def _columns(peer_names: Sequence[str], compiled: Sequence[str]) -> list[tuple[str, int]]:
     fixed = [("workload", 13), ("primal", 9), ("ours/primal", 11), ("hand/primal", 11), ("ours/hand", 9)]
     return fixed + [(f"ours/{name}", max(9, len(name) + 5)) for name in peer_names] + [
-        ("transform", 9), ("max|ours-hand|", 14)]
+        ("transform", 9)] + [(f"{name} compile", len(name) + 8) for name in compiled] + [("max|ours-hand|", 14)]
 
 
-def _row(result: CaseResult, peer_names: Sequence[str]) -> list[str]:
+def _row(result: CaseResult, peer_names: Sequence[str], compiled: Sequence[str]) -> list[str]:
     ratios = result.ratios()
     cells = [result.name, seconds_text(result.primal), _ratio_text(ratios["ours/primal"]),
              _ratio_text(ratios["hand/primal"]), _ratio_text(ratios["ours/hand"])]
     cells += [_ratio_text(ratios.get(f"ours/{name}")) for name in peer_names]
-    return cells + [seconds_text(result.transform), f"{result.max_error:.1e}"]
+    cells.append(seconds_text(result.transform))
+    cells += [seconds_text(result.peers[name].compile_seconds if name in result.peers else None)
+              for name in compiled]
+    return cells + [f"{result.max_error:.1e}"]
 
 
 def _footnotes(results: Sequence[CaseResult]) -> list[str]:
@@ -59,19 +68,23 @@ def median_ours_over_hand(results: Sequence[CaseResult]) -> float:
     return statistics.median(result.ours / result.hand for result in results)
 
 
-def print_table(results: Sequence[CaseResult], peer_names: Sequence[str], mode: str) -> None:
-    """The results as one table, then footnotes and the median of ours/hand."""
-    columns = _columns(peer_names)
+def print_table(results: Sequence[CaseResult], peer_names: Sequence[str], mode: str,
+                peer_notes: Sequence[str] = ()) -> None:
+    """The results as one table, then footnotes (``peer_notes`` first) and the median of ours/hand."""
+    compiled = compiling_peers(results, peer_names)
+    columns = _columns(peer_names, compiled)
     print(f"\ngradient benchmarks ({mode}; times are minima over repeats; ratios of times from this run)")
     print("  ".join(f"{title:<{width}}" if i == 0 else f"{title:>{width}}"
                     for i, (title, width) in enumerate(columns)))
     for result in results:
-        cells = _row(result, peer_names)
+        cells = _row(result, peer_names, compiled)
         print("  ".join(f"{cell:<{width}}" if i == 0 else f"{cell:>{width}}"
                         for i, (cell, (_, width)) in enumerate(zip(cells, columns))))
     print("primal: time per call of the function itself; transform: the first gradient call minus a "
           "cached one (code generation and compilation; a single measurement)")
-    for note in _footnotes(results):
+    for name in compiled:
+        print(f"{name} compile: likewise, {name}'s first gradient call (tracing and compiling) minus a cached one")
+    for note in list(peer_notes) + _footnotes(results):
         print(f"  note: {note}")
     print(f"median ours/hand across {len(results)} workloads: {median_ours_over_hand(results):.2f}")
 
@@ -92,12 +105,15 @@ def _environment() -> dict[str, Any]:
 
 
 def write_json(path: str, results: Sequence[CaseResult], startup: Optional[float],
-               overhead: Optional[CallOverhead], mode: str, peer_names: Sequence[str]) -> None:
-    """Every measurement (seconds) and ratio of the run, as JSON."""
+               overhead: Optional[CallOverhead], mode: str, peer_names: Sequence[str],
+               unusable_peers: Optional[dict[str, str]] = None) -> None:
+    """Every measurement (seconds) and ratio of the run, as JSON (``unusable_peers``: libraries
+    installed but failing to import, with why)."""
     document = {
         "mode": mode,
         "environment": _environment(),
         "peers": list(peer_names),
+        "unusable_peers": dict(unusable_peers or {}),
         "workloads": [{
             "name": r.name, "summary": r.summary, "seconds": {
                 "primal": r.primal, "ours": r.ours, "hand": r.hand, "first_call": r.first_call,
