@@ -17,7 +17,7 @@ import operator
 import types
 import warnings
 from dataclasses import dataclass, field
-from typing import Any, Optional
+from typing import Any, Callable, Optional
 
 import astor
 import numpy as np
@@ -245,6 +245,17 @@ class _Printer:
 
     def statement(self, stmt: ir.Stmt, depth: int) -> None:
         text = self.builder.text
+        if isinstance(stmt, (ir.If, ir.For, ir.While)):
+            self.compound(stmt, depth, text)
+            self.last_line = None  # what follows a block names its line again, even the block's last one
+        elif isinstance(stmt, ir.Comment):
+            self.lines.append("    " * depth + f"# {stmt.text}")
+            self.origins.append(None)
+            self.last_line = None
+        else:
+            self.put(depth, self.builder.simple(stmt), stmt.line)
+
+    def compound(self, stmt: ir.Stmt, depth: int, text: Callable[[ir.Expr], str]) -> None:
         if isinstance(stmt, ir.If):
             self.put(depth, f"if {text(stmt.test)}:", stmt.line)
             self.block(stmt.body, depth + 1)
@@ -266,12 +277,6 @@ class _Printer:
                 self.put(depth, f"while {text(stmt.test)}:", stmt.line)
             self.block(stmt.body, depth + 1)
             self._exit(stmt.exit, depth)
-        elif isinstance(stmt, ir.Comment):
-            self.lines.append("    " * depth + f"# {stmt.text}")
-            self.origins.append(None)
-            self.last_line = None
-        else:
-            self.put(depth, self.builder.simple(stmt), stmt.line)
 
 
 @dataclass
