@@ -34,7 +34,7 @@ def test_console_script_is_installed():
     assert done.returncode == 0 and "def d_quadratic(" in done.stdout
 
 
-@pytest.mark.parametrize("target", ["nope.py:f", "examples/rational.py:missing", "examples/rational.py"])
+@pytest.mark.parametrize("target", ["nope.py:f", "examples/rational.py:missing", "examples/no_such_file.py"])
 def test_cli_errors_are_one_line_and_exit_2(target):
     done = run("-m", "s2s_ad", target, cwd=ROOT)
     assert done.returncode == 2
@@ -161,6 +161,6 @@ def test_cli_dot_graph_marks_the_adjoints_path():
         assert drawn.returncode == 0 and "<svg" in drawn.stdout
 
 
-def test_cli_errors_are_one_line_and_exit_2():
+def test_cli_names_a_missing_function_in_one_line():
     done = run("-m", "s2s_ad", f"{EXAMPLES / 'rational.py'}:nothing")
     assert done.returncode == 2 and done.stderr.count("\n") == 1 and "defines no function" in done.stderr
