@@ -14,6 +14,7 @@ spells out, the port uses it, since that is what a PyTorch user would time:
 * ``logsumexp_ce`` uses ``torch.log_softmax``, which subtracts the row
   maximum as the NumPy code does by hand.
 
+``rk4`` is plain arithmetic, so the NumPy workload itself runs on tensors.
 Every function takes tensors (and plain Python numbers where the NumPy one
 takes them, such as ``n``) and returns a 0-dim tensor.  ``PORTS`` maps each
 case name to its port; PyTorch itself is imported only when this module is.
@@ -24,6 +25,8 @@ from typing import Callable
 
 import torch
 import torch.nn.functional as F
+
+from benchmarks import workloads
 
 Tensor = torch.Tensor
 
@@ -64,26 +67,6 @@ def deblur(guess: Tensor, observed: Tensor) -> Tensor:
     return torch.sum((blurred - observed) ** 2)
 
 
-def lotka_volterra(u: Tensor, v: Tensor, alpha: Tensor, beta: Tensor, gamma: Tensor,
-                   delta: Tensor) -> tuple[Tensor, Tensor]:
-    """Time derivatives of prey u and predators v."""
-    return alpha * u - beta * u * v, delta * u * v - gamma * v
-
-
-def rk4(alpha: Tensor, beta: Tensor, gamma: Tensor, delta: Tensor, u0: float = 1.0, v0: float = 0.5,
-        steps: int = 500, dt: float = 0.01) -> Tensor:
-    """Integrate Lotka-Volterra by classic RK4; a smooth loss of the final state."""
-    u, v = u0, v0
-    for _ in range(steps):
-        k1u, k1v = lotka_volterra(u, v, alpha, beta, gamma, delta)
-        k2u, k2v = lotka_volterra(u + 0.5 * dt * k1u, v + 0.5 * dt * k1v, alpha, beta, gamma, delta)
-        k3u, k3v = lotka_volterra(u + 0.5 * dt * k2u, v + 0.5 * dt * k2v, alpha, beta, gamma, delta)
-        k4u, k4v = lotka_volterra(u + dt * k3u, v + dt * k3v, alpha, beta, gamma, delta)
-        u = u + dt / 6.0 * (k1u + 2.0 * k2u + 2.0 * k3u + k4u)
-        v = v + dt / 6.0 * (k1v + 2.0 * k2v + 2.0 * k3v + k4v)
-    return (u - 1.0) ** 2 + 0.5 * (v - 0.5) ** 2
-
-
 def logsumexp_ce(logits: Tensor, onehot: Tensor) -> Tensor:
     """Mean softmax cross-entropy."""
     return -torch.sum(onehot * torch.log_softmax(logits, dim=1)) / logits.shape[0]
@@ -91,5 +74,5 @@ def logsumexp_ce(logits: Tensor, onehot: Tensor) -> Tensor:
 
 PORTS: dict[str, Callable[..., Tensor]] = {
     "rational": rational, "poly_loop": poly_loop, "building": building, "mlp": mlp,
-    "deblur": deblur, "rk4": rk4, "logsumexp_ce": logsumexp_ce,
+    "deblur": deblur, "rk4": workloads.rk4, "logsumexp_ce": logsumexp_ce,
 }
