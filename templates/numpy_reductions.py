@@ -1,4 +1,4 @@
-"""Rules for NumPy reductions: sum, mean, prod, max, min (with ``axis`` and ``keepdims``), cumsum."""
+"""Rules for NumPy reductions: sum, mean, var, std, prod, max, min (with ``axis`` and ``keepdims``), cumsum."""
 import numpy as np
 
 from s2s_ad.rules import adjoint, tangent
@@ -18,6 +18,19 @@ def sum(out, a, axis=None, dtype=None, *, keepdims=False, d_out):
 @adjoint(np.mean, method="mean", linear=True, examples=_AXES)
 def mean(out, a, axis=None, dtype=None, *, keepdims=False, d_out):
     d_a = broadcast_reduced(d_out * (np.size(out) / np.size(a)), a, axis, keepdims)  # scale the small one
+
+
+@adjoint(np.var, method="var", examples=_AXES)
+def var(out, a, axis=None, dtype=None, *, ddof=0, keepdims=False, d_out):
+    # out = sum((a - mean)**2) / (n - ddof); the mean's own adjoint term sums to zero
+    centred = a - np.mean(a, axis=axis, keepdims=True)
+    d_a = expand_reduced(d_out * (2.0 / (np.size(a) / np.size(out) - ddof)), axis, keepdims) * centred
+
+
+@adjoint(np.std, method="std", examples=_AXES)
+def std(out, a, axis=None, dtype=None, *, ddof=0, keepdims=False, d_out):
+    centred = a - np.mean(a, axis=axis, keepdims=True)  # d std = d var / (2 std)
+    d_a = expand_reduced(d_out / (out * (np.size(a) / np.size(out) - ddof)), axis, keepdims) * centred
 
 
 @adjoint(np.prod, method="prod", examples=_AXES)
@@ -49,6 +62,18 @@ def prod(out, a, axis=None, dtype=None, *, keepdims=False, t_a):
                                                               {"a": (2, 3)}))
 def cumsum(out, a, axis=None, *, d_out):
     d_a = cumsum_grad(d_out, a, axis)
+
+
+@tangent(np.var)
+def var(out, a, axis=None, dtype=None, *, ddof=0, keepdims=False, t_a):
+    centred = a - np.mean(a, axis=axis, keepdims=True)
+    t_out = np.sum(centred * t_a, axis=axis, keepdims=keepdims) * (2.0 / (np.size(a) / np.size(out) - ddof))
+
+
+@tangent(np.std)
+def std(out, a, axis=None, dtype=None, *, ddof=0, keepdims=False, t_a):
+    centred = a - np.mean(a, axis=axis, keepdims=True)
+    t_out = np.sum(centred * t_a, axis=axis, keepdims=keepdims) / (out * (np.size(a) / np.size(out) - ddof))
 
 
 @tangent(np.max)

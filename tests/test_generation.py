@@ -169,3 +169,22 @@ def test_arrays_stay_in_the_loop():
     assert_gradient_matches(scale, (np.array([1.0, 2.0]), np.array([[0.5], [1.5]]), 3), wrt=(0, 1))
     forward = s2s_ad.source(scale, wrt=(0, 1), args=(np.ones(2), np.ones((2, 1)), 3)).split("# reverse sweep")[0]
     assert forward.index("w * 2.0") > forward.index("for ")  # only numbers move: arrays may fail to broadcast
+
+
+def spread_statistics(x):
+    return np.sum(np.std(x, axis=0, ddof=1)) + np.var(x) * 2.0 + np.std(x[0], keepdims=True)[0] + x.var(axis=1).sum()
+
+
+def test_variance_and_standard_deviation_have_rules():
+    from conftest import assert_gradient_matches
+    x = np.random.default_rng(3).normal(size=(4, 3))
+    assert_gradient_matches(spread_statistics, (x,))
+    point = np.array([0.3, 1.2, -0.4])
+    hessian = s2s_ad.hessian(std_times_energy)(point)
+    gradient, h = s2s_ad.grad(std_times_energy), 1e-6
+    by_differences = np.array([(gradient(point + h * e) - gradient(point - h * e)) / (2 * h) for e in np.eye(3)])
+    assert np.allclose(hessian, by_differences, rtol=1e-5, atol=1e-6)
+
+
+def std_times_energy(x):
+    return np.std(x) * np.sum(x ** 2)
