@@ -7,6 +7,7 @@ from typing import Any, Callable, Optional, Sequence
 import numpy as np
 
 import s2s_ad
+from benchmarks import fifty_lines
 from benchmarks.cases import Case
 from benchmarks.check import max_abs_difference
 from benchmarks.peers import Peer, describe_failure
@@ -106,6 +107,16 @@ def startup_seconds() -> float:
     (loading the rule templates and so on) that the first workload would otherwise carry."""
     seconds, _ = first_call_seconds(s2s_ad.grad(warm_up_square), (1.5,))
     return seconds
+
+
+def fifty_line_transform() -> float:
+    """The first gradient call of a 50-line function (``fifty_lines.valuation``) minus a cached one:
+    what generating and compiling its code costs, once the process has loaded the rules."""
+    gradient = s2s_ad.grad(fifty_lines.valuation, wrt=(0, 1, 2, 3))
+    args = fifty_lines.valuation_args()
+    first, _ = first_call_seconds(gradient, args)
+    cached = min(first_call_seconds(gradient, args)[0] for _ in range(5))
+    return first - cached
 
 
 @dataclass

@@ -89,9 +89,12 @@ def print_table(results: Sequence[CaseResult], peer_names: Sequence[str], mode: 
     print(f"median ours/hand across {len(results)} workloads: {median_ours_over_hand(results):.2f}")
 
 
-def print_extras(startup: float, overhead: CallOverhead) -> None:
-    """The one-off start-up cost and the cached call overhead on the rational workload."""
+def print_extras(startup: float, fifty_lines: float, overhead: CallOverhead) -> None:
+    """The one-off start-up cost, the transform of a 50-line function, and the cached call overhead
+    on the rational workload."""
     print(f"s2s_ad start-up (first transform in the process, a one-line function): {seconds_text(startup)}")
+    print(f"transform of a 50-line function (benchmarks/fifty_lines.py; first call minus a cached one): "
+          f"{seconds_text(fifty_lines)}")
     line = (f"cached call overhead (rational): s2s_ad.grad(f)(3.0, 2.0) {seconds_text(overhead.ours)} "
             f"vs hand-written {seconds_text(overhead.hand)}: ratio {overhead.ratio:.2f}")
     if overhead.generated_only is not None:
@@ -106,7 +109,7 @@ def _environment() -> dict[str, Any]:
 
 def write_json(path: str, results: Sequence[CaseResult], startup: Optional[float],
                overhead: Optional[CallOverhead], mode: str, peer_names: Sequence[str],
-               unusable_peers: Optional[dict[str, str]] = None) -> None:
+               unusable_peers: Optional[dict[str, str]] = None, fifty_lines: Optional[float] = None) -> None:
     """Every measurement (seconds) and ratio of the run, as JSON (``unusable_peers``: libraries
     installed but failing to import, with why)."""
     document = {
@@ -123,6 +126,7 @@ def write_json(path: str, results: Sequence[CaseResult], startup: Optional[float
         } for r in results],
         "median_ours_over_hand": median_ours_over_hand(results) if results else None,
         "startup_seconds": startup,
+        "fifty_line_transform_seconds": fifty_lines,
         "cached_call_overhead": None if overhead is None else {
             "ours_seconds": overhead.ours, "hand_seconds": overhead.hand, "ratio": overhead.ratio,
             "generated_only_seconds": overhead.generated_only},

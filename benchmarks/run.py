@@ -34,7 +34,7 @@ from typing import Optional, Sequence  # noqa: E402
 
 from benchmarks import cases as cases_module  # noqa: E402
 from benchmarks.check import run_checks  # noqa: E402
-from benchmarks.measure import call_overhead, measure_case, startup_seconds  # noqa: E402
+from benchmarks.measure import call_overhead, fifty_line_transform, measure_case, startup_seconds  # noqa: E402
 from benchmarks.peers import find_peers  # noqa: E402
 from benchmarks.report import print_extras, print_table, seconds_text, write_json  # noqa: E402
 from benchmarks.timing import FULL, QUICK, steady_allocator  # noqa: E402
@@ -82,9 +82,10 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         results.append(result)
     print_table(results, peer_names, mode, [f"{peer.name} {peer.note}" for peer in peers if peer.note])
     overhead = call_overhead(cases_module.CASES[0], budget)
-    print_extras(startup, overhead)
+    fifty = fifty_line_transform()
+    print_extras(startup, fifty, overhead)
     if options.json:
-        write_json(options.json, results, startup, overhead, mode, peer_names, unusable)
+        write_json(options.json, results, startup, overhead, mode, peer_names, unusable, fifty)
         print(f"results written to {options.json}")
     if options.check:  # after the timings: the check would otherwise build (and cache) the code first
         print()
