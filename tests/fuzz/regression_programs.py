@@ -73,3 +73,13 @@ def updated_from_its_own_array(x, y, v):
     w2 = v + b1
     b1 -= x - w2[0]  # second order writes into the adjoint of w2: its tangent must be writable
     return np.mean(w2) + b1 * y + x * y
+
+
+def large_gradient_small_curvature(x, y, v):
+    items = []
+    for i in range(3):
+        items.append(math.exp(math.tanh(np.sum(v))) * (i + 1.0))
+    total = sum(items) + items[0]
+    a3 = math.hypot(x, 0.5 + math.hypot(y, 0.5 + total * total) * math.hypot(y, 0.5 + total * total))
+    total *= x * a3
+    return x + x + total + np.sum(v) + x * y

@@ -87,11 +87,16 @@ def autograd_gradient(source: str, args: list):
 
 
 def smooth_second(first, args: list) -> float:
-    """Central differences of the gradient by x, or ``assume(False)`` near a kink."""
+    """Central differences of the gradient by x, or ``assume(False)`` near a kink, or where the
+    gradient is so large against its change that rounding swamps the difference (each gradient is
+    good to about 1e-13 of its size, and the difference divides that error by the step)."""
     def at(eps):
-        return (first(args[0] + eps, *args[1:]) - first(args[0] - eps, *args[1:])) / (2 * eps)
-    fine, coarse = at(1e-5), at(1e-3)
-    assume(np.isfinite(fine) and np.allclose(fine, coarse, rtol=1e-3, atol=1e-5))
+        plus, minus = first(args[0] + eps, *args[1:]), first(args[0] - eps, *args[1:])
+        return (plus - minus) / (2 * eps), max(abs(plus), abs(minus))
+    (fine, size), (coarse, _) = at(1e-5), at(1e-3)
+    rounding = 1e-13 * size / 1e-5
+    assume(np.isfinite(fine) and rounding < 1e-7 + 1e-5 * abs(fine))
+    assume(np.allclose(fine, coarse, rtol=1e-3, atol=1e-5))
     return fine
 
 
