@@ -83,3 +83,13 @@ def large_gradient_small_curvature(x, y, v):
     a3 = math.hypot(x, 0.5 + math.hypot(y, 0.5 + total * total) * math.hypot(y, 0.5 + total * total))
     total *= x * a3
     return x + x + total + np.sum(v) + x * y
+
+
+def large_value_small_slope(x, y, v):
+    items = []
+    for i in range(3):
+        items.append(math.exp(math.tanh(np.sum(v))) * (i + 1.0))
+    total = sum(items) + items[0]
+    a3 = max(x, math.hypot(y, 0.5 + total * total))
+    total *= math.hypot(x, 0.5 + a3 * a3)
+    return y + y + total + np.sum(v) + x * y

@@ -64,11 +64,15 @@ def differences(f, args: list, eps: float) -> tuple:
     return d_x, d_y, d_v
 
 
-def smooth_differences(f, args: list) -> tuple:
-    """Finite differences, or ``assume(False)`` where two step sizes disagree (a kink nearby)."""
+def smooth_differences(f, args: list, value: float) -> tuple:
+    """Finite differences, or ``assume(False)`` where two step sizes disagree (a kink nearby), or
+    where rounding in a large ``value`` (good to about 1e-15 of its size, divided by the step)
+    would reach a tenth of the tolerance the gradient is checked to."""
     fine, coarse = differences(f, args, 1e-6), differences(f, args, 1e-4)
+    rounding = 1e-15 * abs(value) / 1e-6
     for a, b in zip(fine, coarse):
         assume(np.allclose(a, b, rtol=1e-3, atol=1e-5))
+        assume(np.all(rounding < 0.1 * (1e-6 + 1e-4 * np.abs(a))))
     return fine
 
 
@@ -105,7 +109,7 @@ def check_program(source: str, args: list, second_order: bool = False) -> None:
     f = module.f
     value = f(*args)
     assume(np.isfinite(value) and abs(value) < 1e6)
-    want = smooth_differences(f, args)
+    want = smooth_differences(f, args, value)
     originals = [np.copy(a) for a in args]
 
     got_value, got = s2s_ad.value_and_grad(f, wrt=(0, 1, 2))(*args)
