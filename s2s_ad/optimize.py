@@ -19,7 +19,7 @@ Every rewrite keeps shapes: ``0 * x`` is *not* folded to ``0``.
 """
 from __future__ import annotations
 
-import copy
+import dataclasses
 import math
 import operator
 import types
@@ -222,7 +222,7 @@ def _forward_copies(body: list[ir.Stmt], keep: set[int]) -> list[ir.Stmt]:
             stmt = _read_originals(stmt, copies)
             if isinstance(stmt, ir.Assign) and stmt.value == ir.Var(stmt.target):
                 continue  # d_u = d_u_1 became d_u = d_u: nothing changes
-        bound = set(_bound_names(stmt))
+        bound = set(ir.targets_of(stmt))
         if bound:
             copies = {k: v for k, v in copies.items() if k not in bound and v.name not in bound}
         if (isinstance(stmt, ir.Assign) and isinstance(stmt.value, ir.Var) and not stmt.merge
@@ -233,21 +233,14 @@ def _forward_copies(body: list[ir.Stmt], keep: set[int]) -> list[ir.Stmt]:
 
 
 def _forward_nested(stmt: ir.Stmt, keep: set[int]) -> ir.Stmt:
+    """A compound statement with copies forwarded in each of its blocks, each on its own."""
     if isinstance(stmt, ir.If):
-        return ir.If(stmt.test, _forward_copies(stmt.body, keep), _forward_copies(stmt.orelse, keep), stmt.line)
+        return dataclasses.replace(stmt, body=_forward_copies(stmt.body, keep),
+                                   orelse=_forward_copies(stmt.orelse, keep))
     if isinstance(stmt, ir.For):
-        return ir.For(stmt.index, stmt.iterable, _forward_copies(stmt.body, keep), stmt.line, stmt.exit,
-                      stmt.reverse, stmt.checkpoint)
-    return ir.While(_forward_copies(stmt.test_block, keep), stmt.test, _forward_copies(stmt.body, keep),
-                    stmt.line, stmt.exit)
-
-
-def _bound_names(stmt: ir.Stmt) -> tuple[str, ...]:
-    if isinstance(stmt, ir.Assign):
-        return (stmt.target,)
-    if isinstance(stmt, ir.Unpack):
-        return stmt.targets
-    return ()
+        return dataclasses.replace(stmt, body=_forward_copies(stmt.body, keep))
+    return dataclasses.replace(stmt, test_block=_forward_copies(stmt.test_block, keep),
+                               body=_forward_copies(stmt.body, keep))
 
 
 def _read_originals(stmt: ir.Stmt, copies: dict[str, ir.Var]) -> ir.Stmt:
@@ -258,8 +251,7 @@ def _read_originals(stmt: ir.Stmt, copies: dict[str, ir.Var]) -> ir.Stmt:
         return ir.Store(stmt.array, ir.substitute(stmt.index, copies), ir.substitute(stmt.value, copies),
                         stmt.line, stmt.op)
     if isinstance(stmt, (ir.Unpack, ir.Effect)):
-        stmt = copy.copy(stmt)
-        stmt.value = ir.substitute(stmt.value, copies)
+        return dataclasses.replace(stmt, value=ir.substitute(stmt.value, copies))
     return stmt
 
 
