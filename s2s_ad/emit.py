@@ -16,7 +16,7 @@ import math
 import operator
 import types
 import warnings
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Optional
 
 import astor
@@ -157,6 +157,8 @@ class _Builder:
         return _name(self.ns.bind(value, "array" if isinstance(value, np.ndarray) else "constant"))
 
     def call(self, e: ir.Call) -> Any:
+        positional, named = ir.spelled_arguments(e)
+        e = ir.Call(e.fn, positional, named)
         fn, args = e.fn, [self.expr(a) for a in e.args]
         if fn in _BINARY and len(args) == 2 and not e.kwargs:
             return ast.BinOp(left=args[0], op=_BINARY[fn](), right=args[1])
@@ -279,6 +281,70 @@ class _Printer:
             self._exit(stmt.exit, depth)
 
 
+# Python refuses source indented 100 levels deep.  An ``elif`` chain the user wrote flat is, in the IR,
+# an ``if`` nested in each ``else``: past this depth such chains are laid out flat (see ``_unnest``).
+_MAX_NESTING = 40
+
+
+def _nesting(stmt: ir.Stmt, memo: dict[int, int]) -> int:
+    """How many blocks deep ``stmt`` reaches (0 for a simple statement); ``memo`` keeps it linear."""
+    key = id(stmt)
+    if key not in memo:
+        inner = [s for block in ir.blocks(stmt) for s in block]
+        memo[key] = 0 if not ir.blocks(stmt) else 1 + max((_nesting(s, memo) for s in inner), default=0)
+    return memo[key]
+
+
+def _unnest(body: list[ir.Stmt], taken: set[str], memo: dict[int, int]) -> list[ir.Stmt]:
+    """``body`` with every ``if`` chain nested deeper than ``_MAX_NESTING`` laid out flat.
+
+    ``if a: A  else: (pre; if b: B else: C; post)`` becomes ``live = False``,
+    ``if a: A  else: pre; live = True``, then ``if live: (if b: B else: C)``,
+    then ``if live: post``: the same statements run in the same order, one level deep
+    per link instead of one level more per link.  The IR given is left as it is.
+    """
+    out: list[ir.Stmt] = []
+    for stmt in body:
+        if isinstance(stmt, ir.If) and _nesting(stmt, memo) > _MAX_NESTING:
+            out.extend(_unchain(stmt, taken, memo))
+        elif isinstance(stmt, ir.If):
+            out.append(replace(stmt, body=_unnest(stmt.body, taken, memo), orelse=_unnest(stmt.orelse, taken, memo)))
+        elif isinstance(stmt, ir.For):
+            out.append(replace(stmt, body=_unnest(stmt.body, taken, memo)))
+        elif isinstance(stmt, ir.While):
+            out.append(replace(stmt, test_block=_unnest(stmt.test_block, taken, memo),
+                               body=_unnest(stmt.body, taken, memo)))
+        else:
+            out.append(stmt)
+    return out
+
+
+def _unchain(stmt: ir.If, taken: set[str], memo: dict[int, int]) -> list[ir.Stmt]:
+    """One deep ``if``/``else if`` chain as a flat sequence of guarded links (see ``_unnest``)."""
+    out: list[ir.Stmt] = []
+    afters: list[ir.Stmt] = []  # each link's statements after its inner ``if``, innermost last
+    guard: Optional[str] = None
+    current = stmt
+    while _nesting(current, memo) > _MAX_NESTING and current.orelse:
+        deepest = max(range(len(current.orelse)), key=lambda i: _nesting(current.orelse[i], memo))
+        inner = current.orelse[deepest]
+        if not isinstance(inner, ir.If):
+            break
+        live = ir.fresh_name("chain_live", taken)  # True once this link took its ``else``
+        link = ir.If(current.test, _unnest(current.body, taken, memo),
+                     _unnest(current.orelse[:deepest], taken, memo) + [ir.Assign(live, ir.Const(True))],
+                     current.line)
+        out.append(ir.Assign(live, ir.Const(False)))
+        out.append(link if guard is None else ir.If(ir.Var(guard), [link], []))
+        after = _unnest(current.orelse[deepest + 1:], taken, memo)
+        if after:
+            afters.append(ir.If(ir.Var(live), after, []))
+        guard, current = live, inner
+    last = replace(current, body=_unnest(current.body, taken, memo), orelse=_unnest(current.orelse, taken, memo))
+    out.append(last if guard is None else ir.If(ir.Var(guard), [last], []))
+    return out + afters[::-1]
+
+
 @dataclass
 class Emitted:
     source: str
@@ -300,7 +366,10 @@ def emit(fn: ir.Function, header: list[str], defaults: Optional[dict[str, str]] 
 def emit_module(functions: list[tuple[ir.Function, Optional[dict[str, str]], Optional[str]]],
                 header: list[str]) -> Emitted:
     """Print several functions as one module sharing one namespace; ``name`` is the first one's."""
-    local_names = set().union(*(set(f.params) | ir.assigned_names(f.body) | {f.name} for f, _, _ in functions))
+    local_names = ir.NameSet(set().union(*(set(f.params) | ir.assigned_names(f.body) | {f.name}
+                                           for f, _, _ in functions)))
+    memo: dict[int, int] = {}
+    functions = [(replace(f, body=_unnest(f.body, local_names, memo)), d, s) for f, d, s in functions]
     builder = _Builder(Namespace(avoid=local_names))
     lines = [f"# {h}" for h in header]
     origins: list[Optional[int]] = [None] * len(lines)

@@ -348,6 +348,27 @@ def calls_in(expr: Expr) -> Iterator[Call]:
         yield from calls_in(child)
 
 
+def spelled_arguments(call: Call) -> tuple[tuple[Expr, ...], tuple[tuple[str, Expr], ...]]:
+    """The positional and keyword arguments ``call`` must be written with.
+
+    A call of the user's own function holds its arguments in parameter order
+    (``expressions.py`` binds them so the generators can pair them with the
+    callee's adjoint); the ones past the positional parameters belong to
+    keyword-only parameters and are passed by name.
+    """
+    code = getattr(call.fn, "__code__", None)
+    if code is None or call.kwargs or not code.co_kwonlyargcount or code.co_flags & _VARARGS:
+        return call.args, call.kwargs
+    count = code.co_argcount
+    if len(call.args) <= count:
+        return call.args, call.kwargs
+    names = code.co_varnames[count:count + code.co_kwonlyargcount]
+    return call.args[:count], tuple(zip(names, call.args[count:]))
+
+
+_VARARGS = 0x04  # inspect.CO_VARARGS: a function taking *args accepts any number of positional arguments
+
+
 def transform(expr: Expr, visit: Callable[[Expr], Optional[Expr]]) -> Expr:
     """Rebuild ``expr`` bottom-up; ``visit`` may return a replacement for a node."""
     if isinstance(expr, Call):

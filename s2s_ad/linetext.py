@@ -182,6 +182,7 @@ class LineText:
         return self._general_call(e)
 
     def _general_call(self, e: ir.Call) -> str:
+        e = ir.Call(e.fn, *ir.spelled_arguments(e))
         fn, args = e.fn, e.args
         method = isinstance(fn, types.MethodDescriptorType) and len(args) > 0  # list.append(tape, x): tape.append(x)
         passed = len(args) - method + len(e.kwargs)  # the arguments in the parentheses

@@ -148,8 +148,11 @@ class Recording:
 
     @staticmethod
     def _if_merges(body: list[ir.Stmt]) -> set[str]:
-        return {m.target for s in body if isinstance(s, ir.If)
-                for m in s.body + s.orelse if isinstance(m, ir.Assign) and m.merge}
+        """The values the ``if`` statements of ``body`` bind on both paths: the merge copies closing
+        each branch.  (A merge copy earlier in a branch starts a loop there: it is bound on that
+        path only, and the branch's own block records it.)"""
+        return {name for s in body if isinstance(s, ir.If)
+                for branch in (s.body, s.orelse) for name in ir.loop_carried(branch)}
 
     def _cheap(self, stmt: ir.Assign) -> bool:
         """Worth recomputing rather than recording (and safe to: see below)."""
