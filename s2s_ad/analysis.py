@@ -103,35 +103,37 @@ def _flow_table(fn: ir.Function) -> list[tuple[str, set[str]]]:
 
 
 def varied_names(fn: ir.Function, wrt: Iterable[str], table: Optional[list] = None) -> set[str]:
-    """Values that depend on ``wrt`` (a fixed point over loops)."""
+    """Values that depend on ``wrt``: those reachable from it along the flow table's edges
+    (one visit per statement, however long a chain of loop-carried copies is)."""
     table = _flow_table(fn) if table is None else table
-    varied = set(wrt)
-    changed = True
-    while changed:
-        changed = False
-        for target, flows in table:
-            if target not in varied and flows & varied:
-                varied.add(target)
-                changed = True
-    return varied
+    readers: dict[str, list[str]] = {}
+    for target, flows in table:
+        for name in flows:
+            readers.setdefault(name, []).append(target)
+    return _reachable(set(wrt), readers)
 
 
 def activity(fn: ir.Function, wrt: Iterable[str], table: Optional[list] = None,
              varied: Optional[set[str]] = None) -> set[str]:
-    """Values that depend on ``wrt`` and reach the returned value (fixed points over loops)."""
+    """Values that depend on ``wrt`` and reach the returned value."""
     table = _flow_table(fn) if table is None else table
     varied = varied_names(fn, wrt, table) if varied is None else varied
-    useful = set(ir.names_read(fn.body[-1].value))
-    changed = True
-    while changed:
-        changed = False
-        for target, flows in reversed(table):
-            if target in useful:
-                new = flows - useful
-                if new:
-                    useful |= new
-                    changed = True
+    sources: dict[str, list[str]] = {}
+    for target, flows in table:
+        sources.setdefault(target, []).extend(flows)
+    useful = _reachable(set(ir.names_read(fn.body[-1].value)), sources)
     return varied & useful
+
+
+def _reachable(start: set[str], edges: dict[str, list[str]]) -> set[str]:
+    """``start`` and every name reachable from it along ``edges``."""
+    seen, stack = set(start), list(start)
+    while stack:
+        for successor in edges.get(stack.pop(), ()):
+            if successor not in seen:
+                seen.add(successor)
+                stack.append(successor)
+    return seen
 
 
 # Functions that return one number whatever their argument.

@@ -227,14 +227,18 @@ class Lowering:
         that read another target, are bound to a name of their own first.
         """
         merged_names = set(targets.values())
+        holding: dict[str, list[str]] = {}  # value name -> the user names that hold it (one walk of env)
+        for k, v in env.items():
+            if isinstance(v, ir.Var):
+                holding.setdefault(v.name, []).append(k)
         copies = []
         for user_name, merged in targets.items():
             value = env.get(user_name, ir.Const(None))
             if isinstance(value, ir.Var):  # an array another name holds, joined into this one
-                holders = sorted(k for k, v in env.items() if k != user_name and v == value)
+                holders = sorted(k for k in holding.get(value.name, ()) if k != user_name)
                 if holders or value.name in self.merged_from:
                     self.merged_from[merged] = holders[0] if holders else self.merged_from[value.name]
-            reads_targets = set(ir.names_read(value)) & (merged_names - {merged})
+            reads_targets = {n for n in ir.names_read(value) if n in merged_names and n != merged}
             if (isinstance(value, ir.Display) and any(True for _ in ir.names_read(value))) or reads_targets:
                 name = self.names.fresh("items" if isinstance(value, ir.Display) else f"{user_name}_next")
                 block.append(ir.Assign(name, value, line))

@@ -151,11 +151,20 @@ def _dead(body: list[ir.Stmt], live: set[str]) -> tuple[list[ir.Stmt], set[str]]
     return kept, live
 
 
+# Rounds of the fixed point below before it settles for an upper bound (see ``_dead_loop``).
+_LOOP_ROUNDS = 3
+
+
 def _dead_loop(stmt: ir.Stmt, live_after: set[str]) -> tuple[ir.Stmt, set[str]]:
     """The loop without dead statements, and what it reads before assigning (its live-in)."""
     # What the next iteration reads is live at the end of this one: iterate to a fixed point.
     live_end = set(live_after) | _reads(stmt)
-    while True:
+    for round_ in range(_LOOP_ROUNDS + 1):
+        if round_ == _LOOP_ROUNDS:
+            # Values handed along a chain (a0 = a1; a1 = a2; ...) turn live one link per round:
+            # quadratic in the chain's length.  Take at once every name the loop may read before
+            # assigning it, live or not: a superset of the fixed point, reached in one more round.
+            live_end |= _exposed([stmt])
         if isinstance(stmt, ir.For):
             body, live_start = _dead(stmt.body, live_end)
             live_start.discard(stmt.index)
@@ -169,6 +178,24 @@ def _dead_loop(stmt: ir.Stmt, live_after: set[str]) -> tuple[ir.Stmt, set[str]]:
     if isinstance(stmt, ir.For):
         return ir.For(stmt.index, stmt.iterable, body, stmt.line, stmt.exit, stmt.reverse, stmt.checkpoint), live_start
     return ir.While(test_block, stmt.test, body, stmt.line, stmt.exit), live_start
+
+
+def _exposed(body: list[ir.Stmt]) -> set[str]:
+    """The names ``body`` may read before assigning them, whether or not what reads them is live."""
+    exposed: set[str] = set()
+    for stmt in reversed(body):
+        if isinstance(stmt, ir.If):
+            exposed |= _exposed(stmt.body) | _exposed(stmt.orelse)
+        elif isinstance(stmt, ir.For):
+            exposed |= _exposed(stmt.body) - {stmt.index}
+        elif isinstance(stmt, ir.While):
+            exposed |= _exposed(stmt.test_block) | _exposed(stmt.body)
+        elif isinstance(stmt, ir.Store):  # it changes the array in place: what it was is read
+            exposed.add(stmt.array)
+        else:
+            exposed -= set(ir.targets_of(stmt))
+        exposed |= _reads(stmt)
+    return exposed
 
 
 def remove_dead(body: list[ir.Stmt]) -> list[ir.Stmt]:
@@ -211,10 +238,12 @@ def _forward_copies(body: list[ir.Stmt], keep: set[int]) -> list[ir.Stmt]:
     are left alone.  The copies themselves go when ``remove_dead`` finds them unread.
     """
     copies: dict[str, ir.Var] = {}
+    copied: dict[str, set[str]] = {}  # original -> its copies: forgetting them costs what is forgotten
     out: list[ir.Stmt] = []
     for stmt in body:
         if isinstance(stmt, (ir.If, ir.For, ir.While)):
             copies.clear()
+            copied.clear()
             out.append(_forward_nested(stmt, keep))
             continue
         # (a return keeps its names: ``return out, (d_a, d_c)`` reads better than ``(d_a, d_out)``)
@@ -222,12 +251,15 @@ def _forward_copies(body: list[ir.Stmt], keep: set[int]) -> list[ir.Stmt]:
             stmt = _read_originals(stmt, copies)
             if isinstance(stmt, ir.Assign) and stmt.value == ir.Var(stmt.target):
                 continue  # d_u = d_u_1 became d_u = d_u: nothing changes
-        bound = set(ir.targets_of(stmt))
-        if bound:
-            copies = {k: v for k, v in copies.items() if k not in bound and v.name not in bound}
+        for name in ir.targets_of(stmt):
+            for copy in [name, *copied.pop(name, ())]:
+                original = copies.pop(copy, None)
+                if original is not None and original.name in copied:
+                    copied[original.name].discard(copy)
         if (isinstance(stmt, ir.Assign) and isinstance(stmt.value, ir.Var) and not stmt.merge
                 and id(stmt) not in keep and stmt.value.name != stmt.target):
             copies[stmt.target] = stmt.value
+            copied.setdefault(stmt.value.name, set()).add(stmt.target)
         out.append(stmt)
     return out
 
