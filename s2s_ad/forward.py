@@ -223,6 +223,10 @@ class TangentSweep:
 
     def rule_tangent(self, stmt: ir.Assign) -> ir.Expr:
         call = stmt.value
+        if all(self.tangent_of(op) is None for _, op in differentiable_operands(stmt)):
+            # varied only by what is stored into it later (b = v.copy(); b[0] = x): zeros of its shape,
+            # never the rule on symbolic zeros (np.copy(0.0) is a number, and b[0] = ... fails on it)
+            return self.zeros(ir.Var(stmt.target))
         explicit = rules.tangent_rule(call.fn)
         if explicit is not None:
             return self.result_shaped(self.from_template(explicit, stmt), stmt, explicit.elementwise)

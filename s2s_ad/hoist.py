@@ -1,4 +1,5 @@
-"""Stage 3b: move loop-invariant arithmetic on numbers out of ``for`` loops.
+"""Stage 3b: move loop-invariant arithmetic on numbers out of ``for`` loops, and the reads of a
+tuple's items to where the tuple is made (``hoist_item_reads``).
 
 Input: an SSA ``ir.Function`` and its analysis (which values are numbers).
 Output: the same function where a statement at the top level of a ``for``
@@ -98,3 +99,59 @@ def _invariant(stmt: ir.Stmt, varying: set[str], is_number: Callable[[ir.Expr], 
         return False
     return all(ir.is_atom(arg) and is_number(arg) and not (isinstance(arg, ir.Var) and arg.name in varying)
                for arg in call.args)
+
+
+def hoist_item_reads(fn: ir.Function, items: dict[str, tuple], uses: dict[str, int]) -> ir.Function:
+    """``fn`` with each read ``p = t[k]`` of a tuple of known items moved to just after ``t`` is made,
+    for the tuples read only that way.
+
+    The reverse sweep gives such a tuple a tuple of adjoints, one per item, built
+    where the tuple is made from its items' adjoints; it can do that only when the
+    reads are in that block (an item read in an ``if`` or a loop would otherwise take
+    the adjoint of a whole array, which a tuple of arrays of different shapes is not).
+    A tuple is never changed, and SSA names each item once, so the moved read holds
+    the same value and keeps every fact; the index is one the tuple has (the
+    analysis knows the item), so the moved read cannot raise.
+    """
+    reads: dict[str, list[ir.Assign]] = {}
+    for stmt in ir.walk(fn.body):
+        if isinstance(stmt, ir.Assign) and _item_read(stmt, items):
+            reads.setdefault(stmt.value.args[0].name, []).append(stmt)
+    movable = {t: found for t, found in reads.items() if len(found) == uses.get(t, 0)}
+    if not movable:
+        return fn
+    moved = {id(s) for found in movable.values() for s in found}
+    body = _with_item_reads(fn.body, movable, moved)
+    at_entry = [s for p in fn.params if p in movable for s in movable[p]]
+    return dataclasses.replace(fn, body=at_entry + body)
+
+
+def _item_read(stmt: ir.Assign, items: dict[str, tuple]) -> bool:
+    """``p = t[k]``: an item of a tuple whose items are known, at a constant index it has."""
+    value = stmt.value
+    if not (isinstance(value, ir.Call) and value.fn is operator.getitem and not value.kwargs):
+        return False
+    base, index = value.args
+    return (isinstance(base, ir.Var) and base.name in items and isinstance(index, ir.Const)
+            and type(index.value) is int and -len(items[base.name]) <= index.value < len(items[base.name]))
+
+
+def _with_item_reads(body: list[ir.Stmt], movable: dict[str, list[ir.Assign]], moved: set[int]) -> list[ir.Stmt]:
+    out: list[ir.Stmt] = []
+    for stmt in body:
+        if id(stmt) in moved:
+            continue
+        blocks = {}
+        if isinstance(stmt, ir.If):
+            blocks = {"body": stmt.body, "orelse": stmt.orelse}
+        elif isinstance(stmt, ir.For):
+            blocks = {"body": stmt.body}
+        elif isinstance(stmt, ir.While):
+            blocks = {"test_block": stmt.test_block, "body": stmt.body}
+        if blocks:
+            stmt = dataclasses.replace(stmt, **{k: _with_item_reads(b, movable, moved) for k, b in blocks.items()})
+        out.append(stmt)
+        for target in ir.targets_of(stmt):
+            if target in movable and not isinstance(stmt, ir.For):
+                out.extend(movable[target])
+    return out

@@ -22,7 +22,7 @@ from .cache import SplitAdjoint, TangentCallee, TransformCache, compile_emitted,
 from .errors import TransformError
 from .emit import Emitted, Namespace, emit, emit_module
 from .forward import forward
-from .hoist import hoist_invariants
+from .hoist import hoist_invariants, hoist_item_reads
 from .lower import lower
 from .optimize import optimize
 from .parse import ParsedFunction, Snapshot, parse_function
@@ -139,6 +139,7 @@ def _analysed(ssa: ir.Function, wrt: list[str], kinds: Kinds) -> tuple[ir.Functi
     kinds_by_param = dict(zip(ssa.params, kinds))
     facts = analyse(ssa, wrt, kinds_by_param, result_kind)
     check_in_place(ssa, facts, kinds_by_param)
+    ssa = hoist_item_reads(ssa, facts.items, facts.uses)
     return hoist_invariants(ssa, lambda expr: facts.shape_of(expr) == SCALAR), facts
 
 
