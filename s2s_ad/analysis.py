@@ -294,7 +294,7 @@ def _indexed_rank(call: ir.Call, ndim: dict[str, int], class_of) -> Optional[int
     array, index = call.args
     if not isinstance(array, ir.Var) or array.name not in ndim:
         return None
-    parts = index.items if isinstance(index, ir.Display) else (index,)
+    parts = ir.index_parts(index)
     if not all(not isinstance(p, (ir.Slice, ir.Display)) and class_of(p) == SCALAR
                and not (isinstance(p, ir.Const) and p.value is None) for p in parts):
         return None

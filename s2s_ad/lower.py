@@ -418,7 +418,10 @@ class Lowering:
                 f"or a view of one), and writing into it would change the caller's data; copy it first: "
                 f"{name} = {name}.copy()", target)
         index = self.flatten(self.converter.convert(target.slice))
-        self.block.append(ir.Store(array.name, index, self.flatten(value), self.line))
+        value = self.flatten(value)
+        if isinstance(value, ir.Display):  # b[[1, 2]] = [x, y]: a store writes one value
+            value = self.materialise(value, "items")
+        self.block.append(ir.Store(array.name, index, value, self.line))
         self.computed.clear()
         self.views.wrote(array.name)
 

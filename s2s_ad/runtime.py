@@ -185,6 +185,40 @@ def matmul_grad_b(grad: Any, a: Any, b: Any) -> Any:
     return unbroadcast(result, b)
 
 
+def _dot_is_matmul(a: np.ndarray, b: np.ndarray) -> bool:
+    """True where ``np.dot(a, b)`` is ``a @ b`` (or a product): unless ``a`` is N-D and ``b`` 3-D or more."""
+    return a.ndim < 2 or b.ndim < 3
+
+
+def dot_grad_a(grad: Any, a: Any, b: Any) -> Any:
+    """The adjoint of ``a`` in ``np.dot(a, b)``.
+
+    For N-D operands ``np.dot`` sums over the last axis of ``a`` and the
+    second-to-last of ``b``, and keeps every other axis of both (no
+    broadcasting of leading axes, unlike matmul).
+    """
+    a, b = np.asarray(a), np.asarray(b)
+    if _dot_is_matmul(a, b):
+        return matmul_grad_a(grad, a, b)
+    kept_b = list(range(b.ndim - 2)) + [b.ndim - 1]  # b's axes in the result, in order
+    return np.tensordot(grad, b, axes=(list(range(a.ndim - 1, np.ndim(grad))), kept_b))
+
+
+def dot_grad_b(grad: Any, a: Any, b: Any) -> Any:
+    """The adjoint of ``b`` in ``np.dot(a, b)`` (see ``dot_grad_a``)."""
+    a, b = np.asarray(a), np.asarray(b)
+    if _dot_is_matmul(a, b):
+        return matmul_grad_b(grad, a, b)
+    lead = list(range(a.ndim - 1))
+    return np.moveaxis(np.tensordot(a, grad, axes=(lead, lead)), 0, -2)
+
+
+def linspace_weights(num: int, endpoint: bool = True, ndim: int = 0) -> np.ndarray:
+    """How much of ``stop`` each point of ``np.linspace(start, stop, num, endpoint)`` holds
+    (``1 -`` that of ``start``), shaped to broadcast against ``ndim``-dimensional endpoints."""
+    return np.reshape(np.linspace(0.0, 1.0, num, endpoint=endpoint), (-1,) + (1,) * ndim)
+
+
 def inverse_axes(axes: Any) -> Any:
     """The permutation that undoes ``np.transpose(x, axes)`` (``None`` undoes itself)."""
     return None if axes is None else tuple(np.argsort(axes))
@@ -245,15 +279,31 @@ def _fold_border(result: np.ndarray, lead: tuple, edge: int, start: int, width: 
 def getitem_grad(grad: Any, a: Any, index: Any) -> np.ndarray:
     """The adjoint of ``a[index]``: ``grad`` scattered into zeros shaped like ``a``.
 
-    Repeated integer-array indices add up (``np.add.at``).
+    Where an integer index (an array, a list, a tuple inside the index) may
+    name an element twice, each reading adds its part (``np.add.at``); a basic
+    index (numbers, slices, ``None``, ``...``) or a boolean mask never repeats,
+    and is written directly.
     """
     result = np.zeros(np.shape(a), dtype=np.result_type(grad, 1.0))
-    parts = index if isinstance(index, tuple) else (index,)
-    if any(isinstance(p, (list, np.ndarray)) for p in parts):
-        np.add.at(result, index, grad)
-    else:
+    if _never_repeats(index):
         result[index] = grad
+    else:
+        np.add.at(result, index, grad)
     return result
+
+
+def _never_repeats(index: Any) -> bool:
+    """True if ``a[index]`` names each element of ``a`` at most once (NumPy's basic indexing, or masks)."""
+    parts = index if isinstance(index, tuple) else (index,)
+    for part in parts:
+        if isinstance(part, (bool, np.bool_)) or part is None or part is Ellipsis:
+            continue
+        if isinstance(part, (int, np.integer, slice)):
+            continue
+        if isinstance(part, np.ndarray) and (part.dtype == np.bool_ or part.ndim == 0):
+            continue
+        return False
+    return True
 
 
 def _along_last(a: np.ndarray, axis: Any) -> tuple[np.ndarray, Any]:

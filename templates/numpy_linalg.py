@@ -4,7 +4,7 @@ import operator
 import numpy as np
 
 from s2s_ad.rules import adjoint
-from s2s_ad.runtime import inverse_axes, matmul_grad_a, matmul_grad_b
+from s2s_ad.runtime import dot_grad_a, dot_grad_b, inverse_axes, matmul_grad_a, matmul_grad_b
 
 _PRODUCTS = (
     {"x1": (3, 4), "x2": (4, 2)}, {"x1": (3, 4), "x2": (4,)}, {"x1": (4,), "x2": (4, 2)},
@@ -24,11 +24,12 @@ def matmul_operator(out, a, b, d_out):
     d_b = matmul_grad_b(d_out, a, b)
 
 
-@adjoint(np.dot, bilinear=True, method="dot", examples=tuple({"a": e["x1"], "b": e["x2"]} for e in _PRODUCTS[:4])
-         + ({"a": (), "b": (3,)},))
+@adjoint(np.dot, bilinear=True, method="dot", examples=tuple({"a": e["x1"], "b": e["x2"]} for e in _PRODUCTS)
+         + ({"a": (), "b": (3,)}, {"a": (2, 3), "b": (4, 3, 2)}, {"a": (2, 2, 3), "b": (4, 3, 2)},
+            {"a": (3,), "b": (2, 3, 4)}, {"a": (2, 3, 4), "b": (4,)}))
 def dot(out, a, b, d_out):
-    d_a = matmul_grad_a(d_out, a, b)
-    d_b = matmul_grad_b(d_out, a, b)
+    d_a = dot_grad_a(d_out, a, b)  # N-D np.dot is not matmul: it keeps the leading axes of both
+    d_b = dot_grad_b(d_out, a, b)
 
 
 @adjoint(np.outer, bilinear=True, examples=({"a": (3,), "b": (4,)}, {"a": (2, 2), "b": (3,)}))

@@ -27,10 +27,12 @@ def var(out, a, axis=None, dtype=None, *, ddof=0, keepdims=False, d_out):
     d_a = expand_reduced(d_out * (2.0 / (np.size(a) / np.size(out) - ddof)), axis, keepdims) * centred
 
 
-@adjoint(np.std, method="std", examples=_AXES)
+@adjoint(np.std, method="std", examples=_AXES + ({"a": (3, 4), "axis": 1, "ddof": 1},))
 def std(out, a, axis=None, dtype=None, *, ddof=0, keepdims=False, d_out):
     centred = a - np.mean(a, axis=axis, keepdims=True)  # d std = d var / (2 std)
-    d_a = expand_reduced(d_out / (out * (np.size(a) / np.size(out) - ddof)), axis, keepdims) * centred
+    # where the spread is zero, centred is zero too: 0, the smallest subgradient of this cone, not 0 / 0
+    spread = out + (out == 0)
+    d_a = expand_reduced(d_out / (spread * (np.size(a) / np.size(out) - ddof)), axis, keepdims) * centred
 
 
 @adjoint(np.prod, method="prod", examples=_AXES)
@@ -73,7 +75,8 @@ def var(out, a, axis=None, dtype=None, *, ddof=0, keepdims=False, t_a):
 @tangent(np.std)
 def std(out, a, axis=None, dtype=None, *, ddof=0, keepdims=False, t_a):
     centred = a - np.mean(a, axis=axis, keepdims=True)
-    t_out = np.sum(centred * t_a, axis=axis, keepdims=keepdims) / (out * (np.size(a) / np.size(out) - ddof))
+    spread = out + (out == 0)  # 0 where the spread is zero, as the adjoint
+    t_out = np.sum(centred * t_a, axis=axis, keepdims=keepdims) / (spread * (np.size(a) / np.size(out) - ddof))
 
 
 @tangent(np.max)

@@ -11,13 +11,14 @@ would hide the helper its own body calls.)
 import numpy as np
 
 from s2s_ad.rules import adjoint, fresh_arrays, nondifferentiable, tangent
-from s2s_ad.runtime import (broadcast_reduced, checkpoint_stride, concatenate_grad, cumsum_grad,
+from s2s_ad.runtime import (broadcast_reduced, checkpoint_stride, concatenate_grad, cumsum_grad, dot_grad_a,
+                            dot_grad_b, linspace_weights,
                             expand_reduced, getitem_grad, inverse_axes, matmul_grad_a, matmul_grad_b,
                             pad_grad, prod_others, prod_others_jvp, stack_grad, stop_gradient, stored_part,
                             unbroadcast, unbroadcast_to, writable_copy, zero_tangent,
                             zeros_like)
 
-nondifferentiable(zeros_like, zero_tangent, inverse_axes)
+nondifferentiable(zeros_like, zero_tangent, inverse_axes, linspace_weights)
 nondifferentiable(stop_gradient, elementwise=True)
 nondifferentiable(checkpoint_stride)
 fresh_arrays(zeros_like, zero_tangent, writable_copy, broadcast_reduced, getitem_grad)
@@ -87,6 +88,18 @@ def matmul_grad_a_rule(out, grad, a, b, t_grad, t_b):
                                   {"grad": (2,), "a": (2, 3), "b": np.zeros(3)}))
 def matmul_grad_b_rule(out, grad, a, b, t_grad, t_a):
     t_out = matmul_grad_b(t_grad, a, b) + matmul_grad_b(grad, t_a, b)
+
+
+@tangent(dot_grad_a, examples=({"grad": (2, 4), "a": np.zeros((2, 3)), "b": (3, 4)},
+                               {"grad": (2, 5, 2), "a": np.zeros((2, 3)), "b": (5, 3, 2)}))
+def dot_grad_a_rule(out, grad, a, b, t_grad, t_b):
+    t_out = dot_grad_a(t_grad, a, b) + dot_grad_a(grad, a, t_b)
+
+
+@tangent(dot_grad_b, examples=({"grad": (2, 4), "a": (2, 3), "b": np.zeros((3, 4))},
+                               {"grad": (2, 5, 2), "a": (2, 3), "b": np.zeros((5, 3, 2))}))
+def dot_grad_b_rule(out, grad, a, b, t_grad, t_a):
+    t_out = dot_grad_b(t_grad, a, b) + dot_grad_b(grad, t_a, b)
 
 
 @tangent(prod_others, examples=({"a": (4,)}, {"a": (2, 3), "axis": 1}, {"a": (2, 3, 2), "axis": (0, 2)}))

@@ -1,0 +1,181 @@
+"""Regressions for issue #12 (wrong numbers from index lists with repeats and from some rules)
+and for the rules issue #14 added.  Oracles: central finite differences, closed forms, JAX."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+import s2s_ad
+from conftest import assert_gradient_matches, numeric_grad
+
+RNG = np.random.default_rng(12)
+
+
+def _hessian_by_differences(f, x, eps=1e-5):
+    """Central differences of s2s_ad's own gradient (checked against differences separately)."""
+    g = s2s_ad.grad(f)
+    h = np.zeros((x.size, x.size))
+    for i in range(x.size):
+        e = np.zeros_like(x)
+        e.flat[i] = eps
+        h[:, i] = (np.ravel(g(x + e)) - np.ravel(g(x - e))) / (2 * eps)
+    return h
+
+
+def _check_all_orders(f, x):
+    """grad and jvp against differences, hessian against differences of the gradient."""
+    assert_gradient_matches(f, (x,))
+    direction = RNG.normal(size=x.shape)
+    _, got = s2s_ad.jvp(f, (x,), (direction,))
+    np.testing.assert_allclose(got, np.sum(numeric_grad(f, (x,), 0) * direction), rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(np.reshape(s2s_ad.hessian(f)(x), (x.size, x.size)), _hessian_by_differences(f, x),
+                               rtol=1e-4, atol=1e-5)
+
+
+# -- issue #12: index lists with repeats -------------------------------------------------------
+
+def add_into_repeated_positions(v):
+    b = np.zeros(5)
+    b[[3, 1, 3]] += v[:3] ** 2  # NumPy: b[idx] = b[idx] + v; position 3 keeps the last write
+    return np.sum(b * np.arange(1.0, 6.0))
+
+
+def read_repeated_in_loop(v):
+    s = 0.0
+    for i in range(2):
+        s = s + np.sum(v[[0, 0]] * v[1])  # v[0] read twice per step: both count
+    return s
+
+
+def store_list_last_write_wins(v):
+    b = np.zeros(3)
+    b[[1, 1]] = [v[0], v[1]]  # b[1] is v[1]: v[0] gets no gradient
+    return np.sum(b * b)
+
+
+def read_tuple_display_index(v):
+    return np.sum(v[(0, 0, 2),] ** 2)
+
+
+def read_boolean_mask(v):
+    return np.sum(v[v > 0.5] ** 2)
+
+
+def store_integer_array_repeats(v):
+    idx = np.array([2, 2, 0])
+    b = np.zeros(4)
+    b[idx] = v[:3] ** 2
+    return np.sum(b * b)
+
+
+def add_scalar_into_repeats(v):
+    b = np.zeros(5)
+    b[[1, 1]] += v[0]
+    return np.sum(b ** 3)
+
+
+def store_scaled_into_repeats(v):
+    b = np.zeros(3)
+    b[[0, 0]] = v[:2] * 2
+    return np.sum(b ** 2)
+
+
+def matrix_rows_by_list(m):
+    rows = m[[0, 2, 0]]  # a list of row numbers on a matrix: rows, not one element
+    return np.sum(rows ** 2) + np.sum(rows[1] * m[1])
+
+
+def repeated_read_accumulated_in_loop(v):
+    b = np.zeros(3)
+    for i in range(3):
+        b[[i, 0]] += v[[1, 1]] * v[i]
+    return np.sum(b ** 2)
+
+
+def scatter_then_gather(v):
+    idx = [2, 0, 2]
+    b = np.zeros(4)
+    b[idx] = v[:3]
+    return np.sum(b[idx] ** 2) + np.sum(b[[True, False, True, True]] * v[1:])
+
+
+@pytest.mark.parametrize("f", [
+    add_into_repeated_positions, read_repeated_in_loop, store_list_last_write_wins, read_tuple_display_index,
+    read_boolean_mask, store_integer_array_repeats, add_scalar_into_repeats, store_scaled_into_repeats,
+    repeated_read_accumulated_in_loop, scatter_then_gather,
+])
+def test_index_repeats_follow_numpy(f):
+    _check_all_orders(f, np.array([0.3, 0.7, 0.9, 0.2]))
+
+
+def test_list_index_on_matrix_picks_rows():
+    _check_all_orders(matrix_rows_by_list, RNG.uniform(0.2, 0.8, size=(3, 2)))
+
+
+def test_store_list_last_write_wins_closed_form():
+    v = np.array([0.3, 0.7, 0.9, 0.2])
+    np.testing.assert_allclose(s2s_ad.grad(store_list_last_write_wins)(v), [0.0, 1.4, 0.0, 0.0])
+    np.testing.assert_allclose(s2s_ad.grad(read_repeated_in_loop)(v), [4 * v[1], 4 * v[0], 0.0, 0.0])
+
+
+# -- issue #12: rules ----------------------------------------------------------------------
+
+def dot_three_dimensional(a, b):
+    return np.sum(np.dot(a, b) ** 2)
+
+
+def test_dot_of_n_d_operands_sums_last_axis_of_a_with_second_to_last_of_b():
+    jax = pytest.importorskip("jax")
+    jax.config.update("jax_enable_x64", True)
+    jnp = jax.numpy
+    a, b = RNG.normal(size=(2, 3)), RNG.normal(size=(4, 3, 5))
+    got = s2s_ad.grad(dot_three_dimensional, wrt=(0, 1))(a, b)
+    want = jax.grad(lambda a, b: jnp.sum(jnp.dot(a, b) ** 2), argnums=(0, 1))(a, b)
+    for g, w in zip(got, want):
+        np.testing.assert_allclose(g, np.asarray(w), rtol=1e-10)
+    a3 = RNG.normal(size=(2, 2, 3))
+    assert_gradient_matches(dot_three_dimensional, (a3, b), wrt=(0, 1))
+    h = s2s_ad.hessian(dot_three_dimensional)(a3, b)
+    want_h = jax.hessian(lambda a: jnp.sum(jnp.dot(a, b) ** 2))(a3)
+    np.testing.assert_allclose(h, np.asarray(want_h), rtol=1e-9, atol=1e-12)
+
+
+def linspace_path(start, stop):
+    points = np.linspace(start, stop, 5)
+    return np.sum(np.sin(points) * np.arange(5.0))
+
+
+def linspace_open_interval(start, stop):
+    return np.sum(np.linspace(start, stop, 4, endpoint=False) ** 2)
+
+
+@pytest.mark.parametrize("f", [linspace_path, linspace_open_interval])
+def test_linspace_endpoints_are_differentiable(f):
+    args = (0.3, 1.7)
+    got = assert_gradient_matches(f, args, wrt=(0, 1))
+    assert got[0] != 0.0 and got[1] != 0.0
+    _, t = s2s_ad.jvp(f, args, (1.0, -0.5))
+    np.testing.assert_allclose(t, numeric_grad(f, args, 0) - 0.5 * numeric_grad(f, args, 1), rtol=1e-6)
+    np.testing.assert_allclose(s2s_ad.grad(s2s_ad.grad(f))(*args),
+                               numeric_grad(s2s_ad.grad(f), args, 0), rtol=1e-5, atol=1e-7)
+
+
+def spread(x):
+    return np.std(x)
+
+
+def spread_of_rows(m):
+    return np.sum(np.std(m, axis=1, ddof=1))
+
+
+def test_std_at_zero_spread_is_zero_not_nan():
+    x = np.full(3, 0.75)  # (exactly representable: a rounded mean would leave a spread of 1e-17)
+    np.testing.assert_array_equal(s2s_ad.grad(spread)(x), np.zeros(3))
+    np.testing.assert_array_equal(s2s_ad.jvp(spread, (x,), (np.arange(3.0),))[1], 0.0)
+    m = np.array([[1.0, 1.0, 1.0], [0.2, 0.5, 0.9]])
+    got = s2s_ad.grad(spread_of_rows)(m)
+    np.testing.assert_array_equal(got[0], np.zeros(3))
+    np.testing.assert_allclose(got[1], numeric_grad(lambda r: np.std(r, ddof=1), (m[1],), 0), rtol=1e-6)
+    assert np.all(np.isfinite(s2s_ad.hessian(spread)(x)))
