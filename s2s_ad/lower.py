@@ -143,7 +143,7 @@ class Lowering:
             self.view_values[name] = (base, 0, True)
             return
         parts = value.args[1].items if isinstance(value.args[1], ir.Display) else (value.args[1],)
-        keeps = any(isinstance(p, ir.Slice) or (isinstance(p, ir.Const) and p.value in (None, Ellipsis))
+        keeps = any(isinstance(p, ir.Slice) or (isinstance(p, ir.Const) and (p.value is None or p.value is Ellipsis))
                     for p in parts)
         self.view_values[name] = (base, len(parts), keeps)
 

@@ -20,7 +20,7 @@ from s2s_ad.runtime import (broadcast_reduced, checkpoint_stride, concatenate_gr
 
 nondifferentiable(zeros_like, zero_tangent, inverse_axes, linspace_weights)
 nondifferentiable(stop_gradient, elementwise=True)
-nondifferentiable(checkpoint_stride)
+nondifferentiable(checkpoint_stride, np.broadcast_shapes)
 fresh_arrays(zeros_like, zero_tangent, writable_copy, broadcast_reduced, getitem_grad)
 
 

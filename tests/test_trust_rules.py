@@ -179,3 +179,34 @@ def test_std_at_zero_spread_is_zero_not_nan():
     np.testing.assert_array_equal(got[0], np.zeros(3))
     np.testing.assert_allclose(got[1], numeric_grad(lambda r: np.std(r, ddof=1), (m[1],), 0), rtol=1e-6)
     assert np.all(np.isfinite(s2s_ad.hessian(spread)(x)))
+
+
+# -- every rule to second order ---------------------------------------------------------------
+
+def _second_order_cases() -> list:
+    from test_rules import _cases
+    return [c for c in _cases() if c.values[1] is not None]
+
+
+@pytest.mark.parametrize("rule, example", _second_order_cases())
+def test_rule_second_order_matches_differences_of_its_gradient(rule, example, tmp_path):
+    """grad(grad(...)) runs forward mode over the generated adjoint: every function a rule's body
+    calls needs a rule of its own.  Checked as the directional derivative of the gradient."""
+    from test_rules import Probe
+    probe = Probe(rule, example, tmp_path)
+    wrt = tuple(range(len(probe.params)))
+    gradient = s2s_ad.grad(probe.probe, wrt=wrt)
+    rng = np.random.default_rng(3)
+    directions = tuple(rng.normal(size=np.shape(a)) if np.ndim(a) else float(rng.normal()) for a in probe.args)
+
+    def along(t: float) -> tuple:
+        moved = [a + t * d for a, d in zip(probe.args, directions)]
+        return gradient(*moved)
+
+    eps = 1e-5
+    want = [(p - m) / (2 * eps) for p, m in zip(along(eps), along(-eps))]
+    blocks = s2s_ad.hessian(probe.probe, wrt=wrt)(*probe.args)
+    for i in wrt:
+        got = sum(np.tensordot(blocks[i][j], directions[j], axes=np.ndim(directions[j])) for j in wrt)
+        np.testing.assert_allclose(got, want[i], rtol=1e-4, atol=1e-5,
+                                   err_msg=f"{probe.call_source}, second order in p{i}")
