@@ -350,3 +350,128 @@ def cumsum_grad(grad: Any, a: Any, axis: Any = None) -> np.ndarray:
     if axis is None:
         return np.reshape(np.cumsum(grad[::-1])[::-1], np.shape(a))
     return np.flip(np.cumsum(np.flip(grad, axis), axis), axis)
+
+
+# -- adjoints of shape functions (each linear in ``grad``) -------------------------------------
+
+
+def _joined_parts(arrays: Any, how: str) -> tuple[list, int]:
+    """The arrays ``np.hstack``/``vstack``/``dstack``/``column_stack`` join, as they join them, and the axis."""
+    if how == "vstack":
+        return [np.atleast_2d(a) for a in arrays], 0
+    if how == "dstack":
+        return [np.atleast_3d(a) for a in arrays], 2
+    if how == "column_stack":
+        return [np.asarray(a).reshape(-1, 1) if np.ndim(a) < 2 else np.asarray(a) for a in arrays], 1
+    parts = [np.atleast_1d(a) for a in arrays]
+    return parts, 0 if parts and parts[0].ndim == 1 else 1
+
+
+def joined_grad(grad: Any, arrays: Any, how: str) -> list:
+    """The adjoint of ``np.<how>(arrays)`` (how: hstack, vstack, dstack, column_stack): one piece per array."""
+    parts, axis = _joined_parts(arrays, how)
+    pieces = np.split(np.asarray(grad), np.cumsum([p.shape[axis] for p in parts])[:-1], axis=axis)
+    return [np.reshape(piece, np.shape(a)) for piece, a in zip(pieces, arrays)]
+
+
+def repeat_grad(grad: Any, a: Any, repeats: Any, axis: Any = None) -> np.ndarray:
+    """The adjoint of ``np.repeat(a, repeats, axis)``: each element gathers the adjoints of its copies."""
+    grad = np.asarray(grad)
+    shape = np.shape(a)
+    n = int(np.prod(shape)) if axis is None else shape[axis]
+    if axis is None:
+        axis = 0
+    counts = np.broadcast_to(np.asarray(repeats, dtype=np.intp), (n,))
+    owner = np.repeat(np.arange(n), counts)  # which element each copy came from
+    moved = np.moveaxis(grad, axis, 0)
+    result = np.zeros((n,) + moved.shape[1:], dtype=np.result_type(grad, 1.0))
+    np.add.at(result, owner, moved)
+    return np.reshape(np.moveaxis(result, 0, axis), shape)
+
+
+def tile_grad(grad: Any, a: Any, reps: Any) -> np.ndarray:
+    """The adjoint of ``np.tile(a, reps)``: the adjoints of the copies, summed."""
+    shape = np.shape(a)
+    reps = tuple(np.atleast_1d(reps).tolist())
+    ndim = max(len(shape), len(reps))
+    shape_full = (1,) * (ndim - len(shape)) + tuple(shape)
+    reps_full = (1,) * (ndim - len(reps)) + reps
+    split = [n for pair in zip(reps_full, shape_full) for n in pair]  # (r0, n0, r1, n1, ...)
+    summed = np.sum(np.reshape(grad, split), axis=tuple(range(0, 2 * ndim, 2)))
+    return np.reshape(summed, shape)
+
+
+def diag_grad(grad: Any, v: Any, k: int = 0) -> np.ndarray:
+    """The adjoint of ``np.diag(v, k)``: the diagonal of ``grad`` for a vector ``v``; for a matrix
+    ``v``, zeros holding ``grad`` on the ``k``-th diagonal."""
+    if np.ndim(v) == 1:
+        return np.array(np.diagonal(grad, k))
+    return diagonal_grad(grad, v, k)
+
+
+def diagonal_grad(grad: Any, a: Any, offset: int = 0, axis1: int = 0, axis2: int = 1) -> np.ndarray:
+    """The adjoint of ``np.diagonal(a, offset, axis1, axis2)``: ``grad`` written onto that diagonal of zeros."""
+    grad = np.asarray(grad)
+    result = np.zeros(np.shape(a), dtype=np.result_type(grad, 1.0))
+    view = np.moveaxis(result, (axis1, axis2), (-2, -1))  # a view: writes reach result
+    i = np.arange(grad.shape[-1]) if grad.ndim else np.arange(0)
+    view[..., i + max(-offset, 0), i + max(offset, 0)] = grad
+    return result
+
+
+def append_grad(grad: Any, arr: Any, values: Any, axis: Any, which: int) -> np.ndarray:
+    """The adjoint of ``arr`` (``which`` 0) or ``values`` (1) in ``np.append(arr, values, axis)``."""
+    grad = np.asarray(grad)
+    if axis is None:
+        n = np.size(arr)
+        piece = grad[:n] if which == 0 else grad[n:]
+    else:
+        n = np.shape(arr)[axis]
+        index = (slice(None),) * (axis % grad.ndim)
+        piece = grad[index + (slice(None, n),)] if which == 0 else grad[index + (slice(n, None),)]
+    return np.reshape(piece, np.shape(arr if which == 0 else values))
+
+
+def diff_grad(grad: Any, a: Any, n: int = 1, axis: int = -1) -> np.ndarray:
+    """The adjoint of ``np.diff(a, n, axis)``: the transpose of differencing, ``n`` times."""
+    grad = np.asarray(grad)
+    widths = [(0, 0)] * grad.ndim
+    widths[axis % grad.ndim] = (1, 1)
+    for _ in range(n):
+        grad = -np.diff(np.pad(grad, widths), axis=axis)
+    return np.reshape(grad, np.shape(a))
+
+
+def take_grad(grad: Any, a: Any, indices: Any, axis: Any = None) -> np.ndarray:
+    """The adjoint of ``np.take(a, indices, axis)``: repeated indices add up."""
+    grad = np.asarray(grad)
+    if axis is None:
+        result = np.zeros(np.size(a), dtype=np.result_type(grad, 1.0))
+        np.add.at(result, np.ravel(indices), np.ravel(grad))
+        return np.reshape(result, np.shape(a))
+    result = np.zeros(np.shape(a), dtype=np.result_type(grad, 1.0))
+    index = (slice(None),) * (axis % result.ndim) + (indices,)
+    np.add.at(result, index, grad)
+    return result
+
+
+def take_along_axis_grad(grad: Any, arr: Any, indices: Any, axis: Any) -> np.ndarray:
+    """The adjoint of ``np.take_along_axis(arr, indices, axis)``: repeated indices add up."""
+    grad = np.asarray(grad)
+    if axis is None:
+        result = np.zeros(np.size(arr), dtype=np.result_type(grad, 1.0))
+        np.add.at(result, np.ravel(indices), np.ravel(grad))
+        return np.reshape(result, np.shape(arr))
+    result = np.zeros(np.shape(arr), dtype=np.result_type(grad, 1.0))
+    axis = axis % result.ndim
+    grids = np.ogrid[tuple(slice(n) for n in np.shape(indices))]
+    index = tuple(np.asarray(indices) if d == axis else grids[d] for d in range(result.ndim))
+    np.add.at(result, index, grad)
+    return result
+
+
+def sort_grad(grad: Any, a: Any, axis: Any = -1) -> np.ndarray:
+    """The adjoint of ``np.sort(a, axis)``: each sorted position's adjoint goes back where it came from."""
+    order = np.argsort(a, axis=axis, kind="stable")
+    return take_along_axis_grad(grad, a, order, axis)
+

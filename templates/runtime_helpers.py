@@ -11,7 +11,8 @@ would hide the helper its own body calls.)
 import numpy as np
 
 from s2s_ad.rules import adjoint, fresh_arrays, nondifferentiable, tangent
-from s2s_ad.runtime import (broadcast_reduced, checkpoint_stride, concatenate_grad, cumsum_grad, dot_grad_a,
+from s2s_ad.runtime import (append_grad, broadcast_reduced, diag_grad, diagonal_grad, diff_grad, joined_grad,
+                            repeat_grad, sort_grad, take_along_axis_grad, take_grad, tile_grad, checkpoint_stride, concatenate_grad, cumsum_grad, dot_grad_a,
                             dot_grad_b, linspace_weights,
                             expand_reduced, getitem_grad, inverse_axes, matmul_grad_a, matmul_grad_b,
                             pad_grad, prod_others, prod_others_jvp, stack_grad, stop_gradient, stored_part,
@@ -115,3 +116,57 @@ def cumsum_grad_rule(out, grad, a, axis=None, *, t_grad):
 @adjoint(expand_reduced, linear=True, examples=({"x": (3,), "axis": 1}, {"x": (2, 3)}, {"x": (4,), "axis": 0}))
 def expand_reduced_rule(out, x, axis=None, keepdims=False, *, d_out):
     d_x = np.reshape(d_out, np.shape(x))
+
+
+# The adjoints of shape functions are linear in the adjoint they move: the tangent is the same call.
+
+@tangent(joined_grad, examples=({"grad": (4,), "arrays": [np.zeros(2), np.zeros(2)], "how": "hstack"},
+                                {"grad": (2, 3), "arrays": [np.zeros(3), np.zeros(3)], "how": "vstack"}))
+def joined_grad_rule(out, grad, arrays, how, t_grad):
+    t_out = joined_grad(t_grad, arrays, how)
+
+
+@tangent(repeat_grad, examples=({"grad": (6,), "a": np.zeros(3), "repeats": 2},))
+def repeat_grad_rule(out, grad, a, repeats, axis=None, *, t_grad):
+    t_out = repeat_grad(t_grad, a, repeats, axis)
+
+
+@tangent(tile_grad, examples=({"grad": (6,), "a": np.zeros(3), "reps": 2},))
+def tile_grad_rule(out, grad, a, reps, t_grad):
+    t_out = tile_grad(t_grad, a, reps)
+
+
+@tangent(diag_grad, examples=({"grad": (3, 3), "v": np.zeros(3)}, {"grad": (3,), "v": np.zeros((3, 4)), "k": 1}))
+def diag_grad_rule(out, grad, v, k=0, *, t_grad):
+    t_out = diag_grad(t_grad, v, k)
+
+
+@tangent(diagonal_grad, examples=({"grad": (3,), "a": np.zeros((3, 4))},))
+def diagonal_grad_rule(out, grad, a, offset=0, axis1=0, axis2=1, *, t_grad):
+    t_out = diagonal_grad(t_grad, a, offset, axis1, axis2)
+
+
+@tangent(append_grad, examples=({"grad": (5,), "arr": np.zeros(3), "values": np.zeros(2), "axis": None, "which": 1},))
+def append_grad_rule(out, grad, arr, values, axis, which, t_grad):
+    t_out = append_grad(t_grad, arr, values, axis, which)
+
+
+@tangent(diff_grad, examples=({"grad": (4,), "a": np.zeros(5)},))
+def diff_grad_rule(out, grad, a, n=1, axis=-1, *, t_grad):
+    t_out = diff_grad(t_grad, a, n, axis)
+
+
+@tangent(take_grad, examples=({"grad": (3,), "a": np.zeros(4), "indices": np.array([0, 0, 2])},))
+def take_grad_rule(out, grad, a, indices, axis=None, *, t_grad):
+    t_out = take_grad(t_grad, a, indices, axis)
+
+
+@tangent(take_along_axis_grad, examples=({"grad": (3,), "arr": np.zeros(4), "indices": np.array([0, 0, 2]),
+                                          "axis": 0},))
+def take_along_axis_grad_rule(out, grad, arr, indices, axis, t_grad):
+    t_out = take_along_axis_grad(t_grad, arr, indices, axis)
+
+
+@tangent(sort_grad, examples=({"grad": (4,), "a": np.array([0.3, 0.1, 0.9, 0.5])},))
+def sort_grad_rule(out, grad, a, axis=-1, *, t_grad):
+    t_out = sort_grad(t_grad, a, axis)  # the order is piecewise constant in a
