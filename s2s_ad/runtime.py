@@ -475,3 +475,113 @@ def sort_grad(grad: Any, a: Any, axis: Any = -1) -> np.ndarray:
     order = np.argsort(a, axis=axis, kind="stable")
     return take_along_axis_grad(grad, a, order, axis)
 
+
+
+# -- linear algebra -----------------------------------------------------------------------------
+
+
+def solve_columns(x: Any, b: Any) -> Any:
+    """``x`` as a stack of columns, as ``np.linalg.solve(a, b)`` reads ``b``: a vector ``b`` (1-D)
+    gets a trailing axis of length 1.  (A missing tangent, the number 0, stays a number.)"""
+    if np.ndim(b) == 1 and np.ndim(x) >= 1:
+        return np.expand_dims(x, -1)
+    return x
+
+
+def norm_order(ord: Any, ndim: int, axis: Any) -> float:
+    """The ``p`` of the p-norm ``np.linalg.norm(x, ord, axis)`` computes, for the norms whose
+    derivative is ``sign(x) |x|**(p-1) / norm**(p-1)``; other norms raise (no rule: not a wrong number)."""
+    matrix = (axis is None and ndim == 2) or (isinstance(axis, tuple) and len(axis) == 2)
+    if ord is None or ord == "fro":
+        return 2.0
+    if not matrix and isinstance(ord, (int, float, np.integer, np.floating)) and 1 <= ord < np.inf:
+        return float(ord)
+    kind = "matrix" if matrix else "vector"
+    raise ValueError(f"np.linalg.norm with ord={ord!r} ({kind} norm) has no derivative rule in s2s_ad; "
+                     f"write it out (e.g. np.max(np.abs(x)) for ord=inf) or use ord=None, 'fro' or p >= 1")
+
+
+def norm_weight(x: Any, p: float) -> Any:
+    """``sign(x) |x|**(p - 1)``, the p-norm's derivative times ``norm**(p - 1)``; written
+    ``x |x|**(p - 2)`` for p >= 2, whose own derivative is right at 0 too."""
+    x = np.asarray(x, dtype=np.result_type(x, 1.0))
+    if p == 2.0:
+        return x
+    if p >= 2.0:
+        return x * np.abs(x) ** (p - 2.0)
+    return np.sign(x) * np.abs(x) ** (p - 1.0)
+
+
+def norm_weight_slope(x: Any, p: float) -> Any:
+    """The derivative of ``norm_weight(x, p)`` in ``x``: ``(p - 1) |x|**(p - 2)`` (1 for p = 2,
+    0 for p = 1, infinite at 0 for 1 < p < 2)."""
+    x = np.asarray(x, dtype=np.result_type(x, 1.0))
+    if p == 2.0:
+        return np.ones_like(x)
+    if p == 1.0:
+        return np.zeros_like(x)
+    with np.errstate(divide="ignore"):
+        return (p - 1.0) * np.abs(x) ** (p - 2.0)
+
+
+def inner_axes(a: Any, b: Any) -> Any:
+    """``np.inner(a, b)`` as ``np.tensordot``'s ``axes``: the last axes, or 0 (a product) for a number."""
+    if np.ndim(a) == 0 or np.ndim(b) == 0:
+        return 0
+    return (np.ndim(a) - 1, np.ndim(b) - 1)
+
+
+def tensordot_axes(a: Any, b: Any, axes: Any) -> tuple[list, list]:
+    """``np.tensordot``'s ``axes`` argument as two lists of non-negative axes of ``a`` and ``b``."""
+    na, nb = np.ndim(a), np.ndim(b)
+    if isinstance(axes, (int, np.integer)):
+        return list(range(na - axes, na)), list(range(axes))
+    first, second = axes
+    first = [first] if isinstance(first, (int, np.integer)) else list(first)
+    second = [second] if isinstance(second, (int, np.integer)) else list(second)
+    return [int(x) % na for x in first], [int(x) % nb for x in second]
+
+
+def tensordot_adjoint_plan(a: Any, b: Any, axes: Any, which: int) -> tuple:
+    """How the adjoint of operand ``which`` of ``np.tensordot(a, b, axes)`` is one more tensordot:
+    the ``axes`` to contract the result's adjoint with the other operand, and the permutation
+    that puts the product's axes in the operand's order."""
+    ca, cb = tensordot_axes(a, b, axes)
+    free_a = [i for i in range(np.ndim(a)) if i not in ca]
+    free_b = [i for i in range(np.ndim(b)) if i not in cb]
+    if which == 0:  # tensordot(grad, b): free_a, then the partners of b's contracted axes in b's order
+        contract = (list(range(len(free_a), len(free_a) + len(free_b))), free_b)
+        return contract, tuple(np.argsort(free_a + [ca[cb.index(j)] for j in sorted(cb)]).tolist())
+    contract = (free_a, list(range(len(free_a))))  # tensordot(a, grad): the partners of a's, then free_b
+    return contract, tuple(np.argsort([cb[ca.index(i)] for i in sorted(ca)] + free_b).tolist())
+
+
+def trace_grad(grad: Any, a: Any, offset: int = 0, axis1: int = 0, axis2: int = 1) -> np.ndarray:
+    """The adjoint of ``np.trace(a, offset, axis1, axis2)``: ``grad`` on every element of that diagonal."""
+    length = np.diagonal(np.zeros(np.shape(a), dtype=bool), offset, axis1, axis2).shape[-1]
+    grad = np.asarray(grad)
+    return diagonal_grad(np.broadcast_to(grad[..., np.newaxis], grad.shape + (length,)), a, offset, axis1, axis2)
+
+
+def kron_blocks(grad: Any, a: Any, b: Any) -> np.ndarray:
+    """The adjoint of ``np.kron(a, b)`` with its axes split as (a0, b0, a1, b1, ...)."""
+    nd = max(np.ndim(a), np.ndim(b))
+    sa = (1,) * (nd - np.ndim(a)) + np.shape(a)
+    sb = (1,) * (nd - np.ndim(b)) + np.shape(b)
+    return np.reshape(grad, [n for pair in zip(sa, sb) for n in pair])
+
+
+def kron_spread(x: Any, other: Any, which: int) -> np.ndarray:
+    """``x`` (operand ``which`` of kron) shaped to broadcast against ``kron_blocks``: length-1 axes
+    interleaved where the other operand's axes are."""
+    nd = max(np.ndim(x), np.ndim(other))
+    sx = (1,) * (nd - np.ndim(x)) + np.shape(x)
+    ones = (1,) * nd
+    pairs = zip(sx, ones) if which == 0 else zip(ones, sx)
+    return np.reshape(x, [n for pair in pairs for n in pair])
+
+
+def kron_axes(a: Any, b: Any, which: int) -> tuple:
+    """The axes of ``kron_blocks`` that belong to the operand other than ``which`` (summed out)."""
+    nd = max(np.ndim(a), np.ndim(b))
+    return tuple(range(1 if which == 0 else 0, 2 * nd, 2))

@@ -1,10 +1,16 @@
-"""Rules for linear algebra: matmul and ``@``, dot, outer, transpose and ``.T``, trace."""
+"""Rules for linear algebra: matmul and ``@``, dot, outer, transpose and ``.T``, trace, tensordot,
+inner, kron, cross, and ``np.linalg``'s inv, solve, det, cholesky and norm (batched over leading
+axes where NumPy batches)."""
 import operator
 
 import numpy as np
 
-from s2s_ad.rules import adjoint
-from s2s_ad.runtime import dot_grad_a, dot_grad_b, inverse_axes, matmul_grad_a, matmul_grad_b
+from s2s_ad.rules import adjoint, nondifferentiable, tangent
+from s2s_ad.runtime import (dot_grad_a, dot_grad_b, expand_reduced, inner_axes, inverse_axes, norm_weight, kron_axes, kron_blocks, kron_spread,
+                            matmul_grad_a, matmul_grad_b, norm_order, solve_columns, tensordot_adjoint_plan,
+                            trace_grad, unbroadcast)
+
+nondifferentiable(norm_order, tensordot_adjoint_plan, kron_axes, inner_axes)
 
 _PRODUCTS = (
     {"x1": (3, 4), "x2": (4, 2)}, {"x1": (3, 4), "x2": (4,)}, {"x1": (4,), "x2": (4, 2)},
@@ -44,6 +50,123 @@ def transpose(out, a, axes=None, *, d_out):
     d_a = np.transpose(d_out, inverse_axes(axes))
 
 
-@adjoint(np.trace, linear=True, method="trace", examples=({"a": (3, 3)}, {"a": (3, 4), "offset": 1}))
-def trace(out, a, offset=0, *, d_out):
-    d_a = d_out * np.eye(np.shape(a)[0], np.shape(a)[1], k=offset)
+@adjoint(np.trace, linear=True, method="trace", examples=(
+    {"a": (3, 3)}, {"a": (3, 4), "offset": 1}, {"a": (2, 3, 4), "offset": -1, "axis1": 1, "axis2": 2},
+    {"a": (3, 2, 3), "axis1": 2, "axis2": 0}))
+def trace(out, a, offset=0, axis1=0, axis2=1, *, d_out):
+    d_a = trace_grad(d_out, a, offset, axis1, axis2)
+
+
+@adjoint(np.tensordot, bilinear=True, examples=(
+    {"a": (3, 4), "b": (4, 2), "axes": 1}, {"a": (2, 3, 4), "b": (3, 4, 5)}, {"a": (2, 3, 4), "b": (4, 2, 3),
+                                                                          "axes": ([1, 0], [2, 1])},
+    {"a": (3,), "b": (2,), "axes": 0}))
+def tensordot(out, a, b, axes=2, *, d_out):
+    plan_a = tensordot_adjoint_plan(a, b, axes, 0)
+    plan_b = tensordot_adjoint_plan(a, b, axes, 1)
+    d_a = np.transpose(np.tensordot(d_out, b, plan_a[0]), plan_a[1])
+    d_b = np.transpose(np.tensordot(a, d_out, plan_b[0]), plan_b[1])
+
+
+@adjoint(np.inner, bilinear=True, examples=({"a": (3,), "b": (3,)}, {"a": (2, 3), "b": (4, 3)}, {"a": (), "b": (3,)},
+                                           {"a": (2, 2, 3), "b": (3,)}))
+def inner(out, a, b, d_out):
+    # np.inner is tensordot over the last axes (a product where one is a number)
+    plan_a = tensordot_adjoint_plan(a, b, inner_axes(a, b), 0)
+    plan_b = tensordot_adjoint_plan(a, b, inner_axes(a, b), 1)
+    d_a = np.transpose(np.tensordot(d_out, b, plan_a[0]), plan_a[1])
+    d_b = np.transpose(np.tensordot(a, d_out, plan_b[0]), plan_b[1])
+
+
+@adjoint(np.kron, bilinear=True, examples=({"a": (2, 3), "b": (3, 2)}, {"a": (3,), "b": (2,)}, {"a": (2,), "b": (2, 3)}))
+def kron(out, a, b, d_out):
+    blocks = kron_blocks(d_out, a, b)
+    d_a = np.reshape(np.sum(blocks * kron_spread(b, a, 1), axis=kron_axes(a, b, 0)), np.shape(a))
+    d_b = np.reshape(np.sum(blocks * kron_spread(a, b, 0), axis=kron_axes(a, b, 1)), np.shape(b))
+
+
+@adjoint(np.cross, bilinear=True, examples=({"a": (3,), "b": (3,)}, {"a": (4, 3), "b": (3,)},
+                                           {"a": (3, 2), "b": (3, 2), "axis": 0},
+                                           {"a": (3, 2), "b": (2, 3), "axisa": 0, "axisc": 0}))
+def cross(out, a, b, axisa=-1, axisb=-1, axisc=-1, axis=None, *, d_out):
+    # 3-vectors (2-vectors give a number, and NumPy refuses the adjoint's shapes: an error, not a number)
+    d_a = unbroadcast(np.cross(b, d_out, axisb, axisc, axisa, axis), a)
+    d_b = unbroadcast(np.cross(d_out, a, axisc, axisa, axisb, axis), b)
+
+
+# -- np.linalg ----------------------------------------------------------------------------------
+
+_SQUARE = ({"a": (3, 3)}, {"a": (2, 3, 3)})
+
+
+@adjoint(np.linalg.inv, examples=_SQUARE)
+def inv(out, a, d_out):
+    d_a = -np.matmul(np.swapaxes(out, -1, -2), np.matmul(d_out, np.swapaxes(out, -1, -2)))
+
+
+@tangent(np.linalg.inv)
+def inv(out, a, t_a):
+    t_out = -np.matmul(out, np.matmul(t_a, out))
+
+
+@adjoint(np.linalg.solve, examples=({"a": (3, 3), "b": (3,)}, {"a": (3, 3), "b": (3, 2)}, {"a": (2, 3, 3), "b": (3,)},
+                                    {"a": (2, 3, 3), "b": (2, 3, 2)}, {"a": (3, 3), "b": (2, 3, 1)}))
+def solve(out, a, b, d_out):
+    columns = solve_columns(out, b)  # a vector b is one column
+    adjoint_columns = np.linalg.solve(np.swapaxes(a, -1, -2), solve_columns(d_out, b))
+    d_a = unbroadcast(-np.matmul(adjoint_columns, np.swapaxes(columns, -1, -2)), a)
+    d_b = unbroadcast(np.reshape(adjoint_columns, np.shape(out)), b)
+
+
+@tangent(np.linalg.solve)
+def solve(out, a, b, t_a, t_b):
+    t_out = np.reshape(np.linalg.solve(a, solve_columns(t_b, b) - np.matmul(t_a, solve_columns(out, b))), np.shape(out))
+
+
+@adjoint(np.linalg.det, examples=_SQUARE)
+def det(out, a, d_out):
+    d_a = np.expand_dims(d_out * out, (-2, -1)) * np.swapaxes(np.linalg.inv(a), -1, -2)
+
+
+@tangent(np.linalg.det)
+def det(out, a, t_a):
+    t_out = out * np.sum(np.swapaxes(np.linalg.inv(a), -1, -2) * t_a, axis=(-2, -1))
+
+
+_SPD = np.array([[2.0, 0.3, 0.1], [0.3, 1.5, -0.2], [0.1, -0.2, 1.2]])
+
+
+@adjoint(np.linalg.cholesky, examples=({"a": _SPD}, {"a": np.stack([_SPD, _SPD.T @ _SPD])}))
+def cholesky(out, a, d_out):
+    # NumPy reads only the lower triangle of a, so the adjoint is the lower triangle's: an element
+    # below the diagonal stands for itself and its mirror image (Murray 2016, then folded)
+    lower_t = np.swapaxes(out, -1, -2)
+    middle = np.matmul(lower_t, d_out)
+    middle = np.tril(middle) - 0.5 * middle * np.eye(np.shape(a)[-1])
+    left = np.linalg.solve(lower_t, middle)
+    both = np.swapaxes(np.linalg.solve(lower_t, np.swapaxes(left, -1, -2)), -1, -2)
+    both = both + np.swapaxes(both, -1, -2)
+    d_a = np.tril(both) - 0.5 * both * np.eye(np.shape(a)[-1])
+
+
+@tangent(np.linalg.cholesky)
+def cholesky(out, a, t_a):
+    seen = np.tril(t_a) + np.swapaxes(np.tril(t_a, -1), -1, -2)  # the symmetric matrix NumPy reads
+    inner = np.linalg.solve(out, np.swapaxes(np.linalg.solve(out, seen), -1, -2))  # L^-1 seen L^-T
+    t_out = np.matmul(out, np.tril(inner) - 0.5 * inner * np.eye(np.shape(a)[-1]))
+
+
+@adjoint(np.linalg.norm, domain=(-0.8, 0.8), examples=(
+    {"x": (4,)}, {"x": (3, 4)}, {"x": (3, 4), "axis": 1}, {"x": (3, 4), "ord": 1, "axis": 0},
+    {"x": (2, 3, 4), "axis": (0, 2), "keepdims": True}, {"x": (5,), "ord": 3}, {"x": (3, 3), "ord": "fro"},
+    {"x": (4,), "ord": 1.5, "keepdims": True}))
+def norm(out, x, ord=None, axis=None, keepdims=False, *, d_out):
+    # the p-norms: d |x|_p = sign(x) |x|**(p - 1) / |x|_p**(p - 1); 0 where the norm is 0
+    p = norm_order(ord, np.ndim(x), axis)
+    d_x = expand_reduced(d_out * (out + (out == 0)) ** (1.0 - p), axis, keepdims) * norm_weight(x, p)
+
+
+@tangent(np.linalg.norm)
+def norm(out, x, ord=None, axis=None, keepdims=False, *, t_x):
+    p = norm_order(ord, np.ndim(x), axis)
+    t_out = np.sum(norm_weight(x, p) * t_x, axis=axis, keepdims=keepdims) * (out + (out == 0)) ** (1.0 - p)

@@ -11,7 +11,8 @@ would hide the helper its own body calls.)
 import numpy as np
 
 from s2s_ad.rules import adjoint, fresh_arrays, nondifferentiable, tangent
-from s2s_ad.runtime import (append_grad, broadcast_reduced, diag_grad, diagonal_grad, diff_grad, joined_grad,
+from s2s_ad.runtime import (append_grad, kron_blocks, kron_spread, norm_weight, norm_weight_slope, solve_columns,
+                            trace_grad, broadcast_reduced, diag_grad, diagonal_grad, diff_grad, joined_grad,
                             repeat_grad, sort_grad, take_along_axis_grad, take_grad, tile_grad, checkpoint_stride, concatenate_grad, cumsum_grad, dot_grad_a,
                             dot_grad_b, linspace_weights,
                             expand_reduced, getitem_grad, inverse_axes, matmul_grad_a, matmul_grad_b,
@@ -170,3 +171,30 @@ def take_along_axis_grad_rule(out, grad, arr, indices, axis, t_grad):
 @tangent(sort_grad, examples=({"grad": (4,), "a": np.array([0.3, 0.1, 0.9, 0.5])},))
 def sort_grad_rule(out, grad, a, axis=-1, *, t_grad):
     t_out = sort_grad(t_grad, a, axis)  # the order is piecewise constant in a
+
+
+@tangent(norm_weight, examples=({"x": (4,), "p": 2.0}, {"x": (4,), "p": 3.0}, {"x": (4,), "p": 1.5}, {"x": (3,), "p": 1.0}))
+def norm_weight_rule(out, x, p, t_x):
+    t_out = norm_weight_slope(x, p) * t_x
+
+
+@adjoint(solve_columns, linear=True, examples=({"x": (3,), "b": np.zeros(3)}, {"x": (2, 3), "b": np.zeros((3, 2))}))
+def solve_columns_rule(out, x, b, d_out):
+    d_x = np.reshape(d_out, np.shape(x))
+
+
+@tangent(trace_grad, examples=({"grad": (), "a": np.zeros((3, 3))}, {"grad": (2,), "a": np.zeros((2, 3, 4)),
+                                                                     "axis1": 1, "axis2": 2}))
+def trace_grad_rule(out, grad, a, offset=0, axis1=0, axis2=1, *, t_grad):
+    t_out = trace_grad(t_grad, a, offset, axis1, axis2)
+
+
+@adjoint(kron_blocks, linear=True, examples=({"grad": (6,), "a": np.zeros(2), "b": np.zeros(3)},))
+def kron_blocks_rule(out, grad, a, b, d_out):
+    d_grad = np.reshape(d_out, np.shape(grad))
+
+
+@adjoint(kron_spread, linear=True, examples=({"x": (2,), "other": np.zeros(3), "which": 0},
+                                             {"x": (2, 2), "other": np.zeros(3), "which": 1}))
+def kron_spread_rule(out, x, other, which, d_out):
+    d_x = np.reshape(d_out, np.shape(x))

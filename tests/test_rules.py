@@ -103,6 +103,8 @@ class Probe:
                 bound[name] = ir.Display("list", tuple(items))
             elif name in differentiable and _is_shape(value):
                 bound[name] = ir.Var(self._param(_sample(value, rng, rule.domain)))
+            elif name in differentiable and isinstance(value, np.ndarray) and value.dtype.kind == "f":
+                bound[name] = ir.Var(self._param(value.copy()))  # a point given (a matrix that must be SPD)
             else:
                 bound[name] = _as_ir(value)
         positional, keywords = [], []
