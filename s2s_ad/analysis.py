@@ -237,6 +237,9 @@ def shape_classes(fn: ir.Function, kinds: dict[str, Optional[str]], result_kind:
             elif isinstance(value, ir.Call) and value.fn is np.shape:
                 shape[stmt.target] = fresh(stmt)
                 shapes.add(stmt.target)
+            elif isinstance(value, ir.Call) and rules.result_items(value.fn):
+                shape[stmt.target] = fresh(stmt)  # a tuple a rule declares (np.linalg.eigh): items of unknown kinds
+                items[stmt.target] = (None,) * rules.result_items(value.fn)
             elif isinstance(value, ir.Call) and rules.is_elementwise(value.fn):
                 operands = list(value.args) + [v for _, v in value.kwargs]
                 classes = {class_of(a, stmt) for a in operands} - {SCALAR}

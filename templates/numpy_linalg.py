@@ -170,3 +170,62 @@ def norm(out, x, ord=None, axis=None, keepdims=False, *, d_out):
 def norm(out, x, ord=None, axis=None, keepdims=False, *, t_x):
     p = norm_order(ord, np.ndim(x), axis)
     t_out = np.sum(norm_weight(x, p) * t_x, axis=axis, keepdims=keepdims) * (out + (out == 0)) ** (1.0 - p)
+
+
+@adjoint(np.linalg.slogdet, items=2, examples=_SQUARE)
+def slogdet(out, a, d_out):
+    # out is (sign, log|det|); the sign is piecewise constant: only log|det| carries the derivative
+    d_a = np.expand_dims(d_out[1], (-2, -1)) * np.swapaxes(np.linalg.inv(a), -1, -2)
+
+
+@tangent(np.linalg.slogdet)
+def slogdet(out, a, t_a):
+    t_out = (np.zeros(np.shape(out[0])), np.sum(np.swapaxes(np.linalg.inv(a), -1, -2) * t_a, axis=(-2, -1)))
+
+
+# Points where LAPACK's choice of each eigenvector's sign does not flip within finite differences' step
+_SYMMETRIC = ({"a": np.array([[3.0, 0.5, 0.2], [0.5, 1.0, 0.4], [0.2, 0.4, -1.0]])},
+              {"a": np.stack([np.array([[1.0, 0.2, 0.7], [0.2, 2.0, 0.1], [0.7, 0.1, 3.5]]),
+                              np.array([[0.5, -0.4, 0.2], [-0.4, -1.0, 0.3], [0.2, 0.3, 2.5]])])})
+
+
+@adjoint(np.linalg.eigh, items=2, examples=_SYMMETRIC)
+def eigh(out, a, d_out):
+    # out is (w, v); with gaps F[i, j] = 1 / (w[j] - w[i]) (distinct eigenvalues), the symmetric
+    # adjoint is v (diag(d_w) + F * (v^T d_v)) v^T, folded onto the lower triangle NumPy reads
+    values = out[0]
+    vectors = out[1]
+    eye = np.eye(np.shape(a)[-1])
+    gaps = np.expand_dims(values, -2) - np.expand_dims(values, -1)
+    inverse_gaps = 1.0 / (gaps + eye) - eye
+    vectors_t = np.swapaxes(vectors, -1, -2)
+    middle = np.expand_dims(d_out[0], -1) * eye + inverse_gaps * np.matmul(vectors_t, d_out[1])
+    both = np.matmul(vectors, np.matmul(middle, vectors_t))
+    both = both + np.swapaxes(both, -1, -2)
+    d_a = np.tril(both) - 0.5 * both * eye
+
+
+@tangent(np.linalg.eigh)
+def eigh(out, a, t_a):
+    values = out[0]
+    vectors = out[1]
+    eye = np.eye(np.shape(a)[-1])
+    gaps = np.expand_dims(values, -2) - np.expand_dims(values, -1)
+    seen = np.tril(t_a) + np.swapaxes(np.tril(t_a, -1), -1, -2)  # the symmetric matrix NumPy reads
+    moved = np.matmul(np.swapaxes(vectors, -1, -2), np.matmul(seen, vectors))
+    t_out = (np.diagonal(moved, 0, -2, -1), np.matmul(vectors, (1.0 / (gaps + eye) - eye) * moved))
+
+
+@adjoint(np.linalg.eigvalsh, examples=_SYMMETRIC)
+def eigvalsh(out, a, d_out):
+    vectors = np.linalg.eigh(a)[1]
+    both = np.matmul(vectors * np.expand_dims(d_out, -2), np.swapaxes(vectors, -1, -2))
+    both = both + np.swapaxes(both, -1, -2)
+    d_a = np.tril(both) - 0.5 * both * np.eye(np.shape(a)[-1])
+
+
+@tangent(np.linalg.eigvalsh)
+def eigvalsh(out, a, t_a):
+    vectors = np.linalg.eigh(a)[1]
+    seen = np.tril(t_a) + np.swapaxes(np.tril(t_a, -1), -1, -2)
+    t_out = np.sum(vectors * np.matmul(seen, vectors), axis=-2)
