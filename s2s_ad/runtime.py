@@ -585,3 +585,65 @@ def kron_axes(a: Any, b: Any, which: int) -> tuple:
     """The axes of ``kron_blocks`` that belong to the operand other than ``which`` (summed out)."""
     nd = max(np.ndim(a), np.ndim(b))
     return tuple(range(1 if which == 0 else 0, 2 * nd, 2))
+
+
+# -- einsum ---------------------------------------------------------------------------------------
+
+
+def _einsum_terms(subscripts: str, operands: list) -> tuple[list, str, dict]:
+    """``subscripts`` with every ``...`` spelled out in letters of its own (right-aligned, as NumPy
+    broadcasts them), the implicit output made explicit, and the size of every letter (broadcast)."""
+    subscripts = subscripts.replace(" ", "")
+    inputs, _, output = subscripts.partition("->")
+    terms = inputs.split(",")
+    if len(terms) != len(operands):
+        raise ValueError(f"einsum {subscripts!r} names {len(terms)} operands, but {len(operands)} are given")
+    spare = [c for c in "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ" if c not in subscripts]
+    widths = [np.ndim(op) - (len(t) - 3) if "..." in t else 0 for t, op in zip(terms, operands)]
+    ellipsis = "".join(spare[:max(widths, default=0)])
+    terms = [t.replace("...", ellipsis[len(ellipsis) - w:] if w else "") for t, w in zip(terms, widths)]
+    if "->" not in subscripts:
+        letters = "".join(terms)
+        output = ellipsis + "".join(sorted(c for c in set(letters) if letters.count(c) == 1 and c not in ellipsis))
+    else:
+        output = output.replace("...", ellipsis)
+    sizes: dict = {}
+    for term, op in zip(terms, operands):
+        for letter, n in zip(term, np.shape(op)):
+            sizes[letter] = max(sizes.get(letter, 1), n)
+    return terms, output, sizes
+
+
+def einsum_grad(grad: Any, subscripts: str, which: int, like: Any, *slots: Any) -> np.ndarray:
+    """The adjoint of operand ``which`` (shaped like ``like``) of ``np.einsum(subscripts, *slots)``.
+
+    One more einsum of the result's adjoint with the other operands; labels summed within the
+    operand alone are spread back, repeated labels (a diagonal, ``"ii->"``) written onto the
+    diagonal of zeros, and broadcast ``...`` axes summed.  Slot ``which`` is not read (only
+    ``like``), and slots past the operands ``subscripts`` names are ignored.  Another operand
+    given as the number 0 (a missing tangent) makes the adjoint zero.
+    """
+    shape = np.shape(like)
+    if any(i != which and isinstance(op, (int, float)) and op == 0 for i, op in enumerate(slots)):
+        return np.zeros(shape)  # (a slot past the operands holds 0 only as a missing tangent)
+    count = subscripts.count(",") + 1
+    operands = [like if i == which else slots[i] for i in range(count)]
+    terms, output, sizes = _einsum_terms(subscripts, operands)
+    mine = terms[which]
+    unique = "".join(dict.fromkeys(mine))
+    others = [(t, np.broadcast_to(op, [sizes[c] for c in t])) for i, (t, op) in enumerate(zip(terms, operands))
+              if i != which]
+    reached = set(output).union(*[set(t) for t, _ in others])
+    kept = "".join(c for c in unique if c in reached)
+    full_grad = np.broadcast_to(grad, [sizes[c] for c in output])
+    core = np.einsum(",".join([output] + [t for t, _ in others]) + "->" + kept, full_grad, *[op for _, op in others])
+    for position, letter in enumerate(unique):  # labels summed within this operand alone: spread back
+        if letter not in reached:
+            core = np.expand_dims(core, position)
+    core = np.broadcast_to(core, [sizes[c] for c in unique])
+    if len(unique) == len(mine):
+        result = np.einsum(unique + "->" + mine, core)
+    else:  # a repeated label: onto the diagonal of zeros (einsum's diagonal view is writable)
+        result = np.zeros([sizes[c] for c in mine], dtype=np.result_type(core, 1.0))
+        np.einsum(mine + "->" + unique, result)[...] = core
+    return unbroadcast_to(np.array(result, dtype=np.result_type(result, 1.0)), shape)

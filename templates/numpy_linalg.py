@@ -6,7 +6,7 @@ import operator
 import numpy as np
 
 from s2s_ad.rules import adjoint, nondifferentiable, tangent
-from s2s_ad.runtime import (dot_grad_a, dot_grad_b, expand_reduced, inner_axes, inverse_axes, norm_weight, kron_axes, kron_blocks, kron_spread,
+from s2s_ad.runtime import (dot_grad_a, dot_grad_b, einsum_grad, expand_reduced, inner_axes, inverse_axes, norm_weight, kron_axes, kron_blocks, kron_spread,
                             matmul_grad_a, matmul_grad_b, norm_order, solve_columns, tensordot_adjoint_plan,
                             trace_grad, unbroadcast)
 
@@ -229,3 +229,19 @@ def eigvalsh(out, a, t_a):
     vectors = np.linalg.eigh(a)[1]
     seen = np.tril(t_a) + np.swapaxes(np.tril(t_a, -1), -1, -2)
     t_out = np.sum(vectors * np.matmul(seen, vectors), axis=-2)
+
+
+@adjoint(np.einsum, bilinear=True, examples=(
+    {"subscripts": "ij,jk->ik", "op0": (2, 3), "op1": (3, 4)}, {"subscripts": "ii->", "op0": (3, 3)},
+    {"subscripts": "ij->i", "op0": (2, 3)}, {"subscripts": "i,i", "op0": (3,), "op1": (3,)},
+    {"subscripts": "...ij,...jk->...ik", "op0": (2, 3, 4), "op1": (4, 2)},
+    {"subscripts": "ij,jk,k->i", "op0": (2, 3), "op1": (3, 2), "op2": (2,)}, {"subscripts": "iji->j", "op0": (2, 3, 2)},
+    {"subscripts": "i,j,k,ij", "op0": (2,), "op1": (3,), "op2": (2,), "op3": (2, 3)},
+    {"subscripts": "i...,i->...", "op0": (3, 1, 2), "op1": (3,)}, {"subscripts": "ij,j", "op0": (1, 3), "op1": (3,)},
+    {"subscripts": "i,j->ij", "op0": (3,), "op1": (2,)}))
+def einsum(out, subscripts, op0, op1=None, op2=None, op3=None, *, optimize=False, d_out):
+    # multilinear: the adjoint of each operand is one more einsum (up to four operands)
+    d_op0 = einsum_grad(d_out, subscripts, 0, op0, op0, op1, op2, op3)
+    d_op1 = einsum_grad(d_out, subscripts, 1, op1, op0, op1, op2, op3)
+    d_op2 = einsum_grad(d_out, subscripts, 2, op2, op0, op1, op2, op3)
+    d_op3 = einsum_grad(d_out, subscripts, 3, op3, op0, op1, op2, op3)

@@ -11,7 +11,7 @@ would hide the helper its own body calls.)
 import numpy as np
 
 from s2s_ad.rules import adjoint, fresh_arrays, nondifferentiable, tangent
-from s2s_ad.runtime import (append_grad, kron_blocks, kron_spread, norm_weight, norm_weight_slope, solve_columns,
+from s2s_ad.runtime import (append_grad, einsum_grad, kron_blocks, kron_spread, norm_weight, norm_weight_slope, solve_columns,
                             trace_grad, broadcast_reduced, diag_grad, diagonal_grad, diff_grad, joined_grad,
                             repeat_grad, sort_grad, take_along_axis_grad, take_grad, tile_grad, checkpoint_stride, concatenate_grad, cumsum_grad, dot_grad_a,
                             dot_grad_b, linspace_weights,
@@ -198,3 +198,17 @@ def kron_blocks_rule(out, grad, a, b, d_out):
                                              {"x": (2, 2), "other": np.zeros(3), "which": 1}))
 def kron_spread_rule(out, x, other, which, d_out):
     d_x = np.reshape(d_out, np.shape(x))
+
+
+@tangent(einsum_grad, examples=(
+    {"grad": (2, 4), "subscripts": "ij,jk->ik", "which": 0, "like": np.zeros((2, 3)), "op0": None, "op1": (3, 4)},
+    {"grad": (), "subscripts": "i,ij,j", "which": 1, "like": np.zeros((2, 3)), "op0": (2,), "op1": None,
+     "op2": (3,)}))
+def einsum_grad_rule(out, grad, subscripts, which, like, op0, op1=None, op2=None, op3=None, *,
+                     t_grad, t_op0, t_op1, t_op2, t_op3):
+    # linear in grad and in each operand but the one whose adjoint it is (slot ``which``, not read)
+    t_out = (einsum_grad(t_grad, subscripts, which, like, op0, op1, op2, op3)
+             + einsum_grad(grad, subscripts, which, like, t_op0, op1, op2, op3) * (which != 0)
+             + einsum_grad(grad, subscripts, which, like, op0, t_op1, op2, op3) * (which != 1)
+             + einsum_grad(grad, subscripts, which, like, op0, op1, t_op2, op3) * (which != 2)
+             + einsum_grad(grad, subscripts, which, like, op0, op1, op2, t_op3) * (which != 3))
