@@ -647,3 +647,42 @@ def einsum_grad(grad: Any, subscripts: str, which: int, like: Any, *slots: Any) 
         result = np.zeros([sizes[c] for c in mine], dtype=np.result_type(core, 1.0))
         np.einsum(mine + "->" + unique, result)[...] = core
     return unbroadcast_to(np.array(result, dtype=np.result_type(result, 1.0)), shape)
+
+
+# -- special functions (for the math module's gamma family) ------------------------------------
+
+
+def digamma(x: float) -> float:
+    """The digamma function psi = d lgamma / dx, for a number (the derivative of ``math.lgamma``).
+
+    Shifted up by the recurrence psi(x) = psi(x + 1) - 1/x until x >= 10, then the asymptotic
+    series (error below 1e-14); reflected for negative x.
+    """
+    x = float(x)
+    if x <= 0.0 and x == math.floor(x):
+        return math.nan  # a pole
+    if x < 0.0:
+        return digamma(1.0 - x) - math.pi / math.tan(math.pi * x)
+    shift = 0.0
+    while x < 10.0:
+        shift -= 1.0 / x
+        x += 1.0
+    inv = 1.0 / (x * x)
+    series = inv * (1.0 / 12 - inv * (1.0 / 120 - inv * (1.0 / 252 - inv * (1.0 / 240 - inv * (1.0 / 132)))))
+    return shift + math.log(x) - 0.5 / x - series
+
+
+def trigamma(x: float) -> float:
+    """psi'(x), the derivative of ``digamma`` (recurrence, asymptotic series, reflection)."""
+    x = float(x)
+    if x <= 0.0 and x == math.floor(x):
+        return math.inf
+    if x < 0.0:
+        return -trigamma(1.0 - x) + (math.pi / math.sin(math.pi * x)) ** 2
+    shift = 0.0
+    while x < 10.0:
+        shift += 1.0 / (x * x)
+        x += 1.0
+    inv = 1.0 / (x * x)
+    series = (1.0 / x) * (1.0 + 1.0 / (2 * x) + inv * (1.0 / 6 - inv * (1.0 / 30 - inv * (1.0 / 42 - inv / 30))))
+    return shift + series
