@@ -686,3 +686,78 @@ def trigamma(x: float) -> float:
     inv = 1.0 / (x * x)
     series = (1.0 / x) * (1.0 + 1.0 / (2 * x) + inv * (1.0 / 6 - inv * (1.0 / 30 - inv * (1.0 / 42 - inv / 30))))
     return shift + series
+
+
+# -- quantiles (NumPy's default, linear method): piecewise linear in the data and in q ------------
+
+
+def _quantile_plan(a: Any, q: Any, axis: Any, keepdims: bool) -> tuple:
+    """Where each quantile lies in ``a`` sorted along ``axis``: the sorting order (flattened to the
+    last axis), the neighbours below and above, the fraction between them, and the shapes."""
+    a = np.asarray(a)
+    flat, back = _along_last(a, axis)
+    n = flat.shape[-1]
+    order = np.argsort(flat, axis=-1, kind="stable")
+    position = np.asarray(q, dtype=float) * (n - 1)
+    low = np.clip(np.floor(position).astype(np.intp), 0, n - 1)
+    high = np.clip(low + 1, 0, n - 1)
+    reduced = np.sum(np.zeros(a.shape), axis=axis, keepdims=keepdims).shape
+    return flat, back, order, low, high, position - low, reduced
+
+
+def _quantile_layout(rows: np.ndarray, q: Any, reduced: tuple) -> np.ndarray:
+    """(lead..., q...) rows as NumPy lays out quantiles: q's axes first, then the reduced shape."""
+    qdims = np.ndim(q)
+    moved = np.moveaxis(rows, tuple(range(rows.ndim - qdims, rows.ndim)), tuple(range(qdims))) if qdims else rows
+    return np.reshape(moved, np.shape(q) + reduced)
+
+
+def quantile_linear(values: Any, a: Any, q: Any, axis: Any = None, keepdims: bool = False) -> np.ndarray:
+    """``np.quantile(a, q, axis, keepdims=keepdims)``, interpolating ``values`` (shaped like ``a``) at
+    the positions where ``a``'s quantiles lie: linear in ``values`` (``values`` is ``a`` itself for the
+    quantile)."""
+    flat, _, order, low, high, fraction, reduced = _quantile_plan(a, q, axis, keepdims)
+    ordered = np.take_along_axis(_along_last(np.asarray(values, dtype=float), axis)[0], order, axis=-1)
+    rows = (1.0 - fraction) * ordered[..., low] + fraction * ordered[..., high]
+    return _quantile_layout(rows, q, reduced)
+
+
+def quantile_slope(values: Any, a: Any, q: Any, axis: Any = None, keepdims: bool = False) -> np.ndarray:
+    """d quantile_linear / d q: (n - 1) times the gap of ``values`` between the two neighbours."""
+    flat, _, order, low, high, _, reduced = _quantile_plan(a, q, axis, keepdims)
+    if isinstance(values, (int, float)) and values == 0:
+        return np.zeros(np.shape(q) + reduced)  # a missing tangent
+    ordered = np.take_along_axis(_along_last(np.asarray(values, dtype=float), axis)[0], order, axis=-1)
+    rows = (ordered[..., high] - ordered[..., low]) * (flat.shape[-1] - 1)
+    return _quantile_layout(rows, q, reduced)
+
+
+def quantile_scatter(grad: Any, a: Any, q: Any, axis: Any = None, keepdims: bool = False,
+                     slope: bool = False) -> np.ndarray:
+    """The adjoint of ``values`` in ``quantile_linear`` (or, with ``slope``, in ``quantile_slope``):
+    each quantile's adjoint shared by its two neighbours in ``a``."""
+    flat, back, order, low, high, fraction, reduced = _quantile_plan(a, q, axis, keepdims)
+    n = flat.shape[-1]
+    grad = np.broadcast_to(np.asarray(grad, dtype=float), np.shape(q) + reduced)
+    qdims = np.ndim(q)
+    rows = np.reshape(np.moveaxis(grad, tuple(range(qdims)), tuple(range(-qdims, 0))) if qdims else grad,
+                      flat.shape[:-1] + np.shape(q))
+    below, above = ((-(n - 1.0), n - 1.0) if slope else (1.0 - fraction, fraction))
+    ordered = np.zeros(flat.shape)
+    for index in np.ndindex(*np.shape(q)):
+        part = rows[(Ellipsis,) + index]
+        ordered[..., low[index]] += part * (below if slope else below[index])
+        ordered[..., high[index]] += part * (above if slope else above[index])
+    result = np.zeros(flat.shape)
+    np.put_along_axis(result, order, ordered, axis=-1)
+    return back(result)
+
+
+def expand_quantiles(t: Any, like: Any) -> Any:
+    """``t`` (shaped like q) with length-1 axes appended to broadcast against quantiles ``like``."""
+    return np.reshape(t, np.shape(t) + (1,) * (np.ndim(like) - np.ndim(t)))
+
+
+def trailing_axes(q: Any, out: Any) -> tuple:
+    """The axes of quantiles ``out`` after q's own: the reduced shape's."""
+    return tuple(range(np.ndim(q), np.ndim(out)))

@@ -1,8 +1,12 @@
-"""Rules for NumPy reductions: sum, mean, var, std, prod, max, min (with ``axis`` and ``keepdims``), cumsum."""
+"""Rules for NumPy reductions: sum, mean, var, std, prod, max, min (with ``axis`` and ``keepdims``), cumsum,
+median, quantile and percentile (the default, linear method)."""
 import numpy as np
 
-from s2s_ad.rules import adjoint, tangent
-from s2s_ad.runtime import broadcast_reduced, cumsum_grad, expand_reduced, prod_others
+from s2s_ad.rules import adjoint, nondifferentiable, tangent
+from s2s_ad.runtime import (broadcast_reduced, cumsum_grad, expand_quantiles, expand_reduced, prod_others,
+                            quantile_linear, quantile_scatter, quantile_slope, trailing_axes)
+
+nondifferentiable(trailing_axes)
 
 _AXES = (
     {"a": (3, 4)}, {"a": (3, 4), "axis": 0}, {"a": (3, 4), "axis": -1, "keepdims": True},
@@ -89,3 +93,45 @@ def max(out, a, axis=None, *, keepdims=False, t_a):
 def min(out, a, axis=None, *, keepdims=False, t_a):
     at_min = a == expand_reduced(out, axis, keepdims)
     t_out = np.sum(t_a * at_min, axis=axis, keepdims=keepdims) / np.sum(at_min, axis=axis, keepdims=keepdims)
+
+
+_QUANTILES = (
+    {"a": (5,), "q": 0.3}, {"a": (3, 4), "q": (), "axis": 1}, {"a": (4, 3), "q": np.array([0.25, 0.9]), "axis": 0},
+    {"a": (6,), "q": (2,)}, {"a": (2, 3, 4), "q": 0.5, "axis": (0, 2), "keepdims": True}, {"a": (4,), "q": 1.0},
+)
+
+
+@adjoint(np.quantile, examples=_QUANTILES)
+def quantile(out, a, q, axis=None, *, keepdims=False, d_out):
+    # the linear method: each quantile lies between two neighbours in sorted order, q picks where
+    d_a = quantile_scatter(d_out, a, q, axis, keepdims, False)
+    d_q = np.sum(d_out * quantile_slope(a, a, q, axis, keepdims), axis=trailing_axes(q, out))
+
+
+@tangent(np.quantile)
+def quantile(out, a, q, axis=None, *, keepdims=False, t_a, t_q):
+    t_out = quantile_linear(t_a, a, q, axis, keepdims) + expand_quantiles(t_q, out) * quantile_slope(a, a, q, axis, keepdims)
+
+
+@adjoint(np.percentile, examples=tuple(dict(e, q=np.asarray(e["q"]) * 100.0 if not isinstance(e["q"], tuple) else e["q"])
+                                       for e in _QUANTILES[:4]) + ({"a": (5,), "q": 30.0},), domain=(0.2, 0.8))
+def percentile(out, a, q, axis=None, *, keepdims=False, d_out):
+    d_a = quantile_scatter(d_out, a, q / 100.0, axis, keepdims, False)
+    d_q = np.sum(d_out * quantile_slope(a, a, q / 100.0, axis, keepdims), axis=trailing_axes(q, out)) / 100.0
+
+
+@tangent(np.percentile)
+def percentile(out, a, q, axis=None, *, keepdims=False, t_a, t_q):
+    t_out = (quantile_linear(t_a, a, q / 100.0, axis, keepdims)
+             + expand_quantiles(t_q, out) * quantile_slope(a, a, q / 100.0, axis, keepdims) / 100.0)
+
+
+@adjoint(np.median, examples=({"a": (5,)}, {"a": (4,)}, {"a": (3, 4), "axis": 1}, {"a": (2, 3, 4), "axis": (0, 2),
+                                                                               "keepdims": True}))
+def median(out, a, axis=None, *, keepdims=False, d_out):
+    d_a = quantile_scatter(d_out, a, 0.5, axis, keepdims, False)  # the middle one, or the middle two halved
+
+
+@tangent(np.median)
+def median(out, a, axis=None, *, keepdims=False, t_a):
+    t_out = quantile_linear(t_a, a, 0.5, axis, keepdims)

@@ -11,7 +11,8 @@ would hide the helper its own body calls.)
 import numpy as np
 
 from s2s_ad.rules import adjoint, fresh_arrays, nondifferentiable, tangent
-from s2s_ad.runtime import (append_grad, einsum_grad, kron_blocks, kron_spread, norm_weight, norm_weight_slope, solve_columns,
+from s2s_ad.runtime import (append_grad, einsum_grad, expand_quantiles, quantile_linear, quantile_scatter,
+                            quantile_slope, kron_blocks, kron_spread, norm_weight, norm_weight_slope, solve_columns,
                             trace_grad, broadcast_reduced, diag_grad, diagonal_grad, diff_grad, joined_grad,
                             repeat_grad, sort_grad, take_along_axis_grad, take_grad, tile_grad, checkpoint_stride, concatenate_grad, cumsum_grad, dot_grad_a,
                             dot_grad_b, linspace_weights,
@@ -212,3 +213,26 @@ def einsum_grad_rule(out, grad, subscripts, which, like, op0, op1=None, op2=None
              + einsum_grad(grad, subscripts, which, like, op0, t_op1, op2, op3) * (which != 1)
              + einsum_grad(grad, subscripts, which, like, op0, op1, t_op2, op3) * (which != 2)
              + einsum_grad(grad, subscripts, which, like, op0, op1, op2, t_op3) * (which != 3))
+
+
+@tangent(quantile_linear, examples=({"values": (5,), "a": np.array([0.3, 0.1, 0.9, 0.5, 0.7]), "q": (2,)},))
+def quantile_linear_rule(out, values, a, q, axis=None, keepdims=False, *, t_values, t_q):
+    # linear in values; the order of a is piecewise constant; q moves along the gap
+    t_out = quantile_linear(t_values, a, q, axis, keepdims) + expand_quantiles(t_q, out) * quantile_slope(
+        values, a, q, axis, keepdims)
+
+
+@tangent(quantile_slope, examples=({"values": (5,), "a": np.array([0.3, 0.1, 0.9, 0.5, 0.7]), "q": np.array([0.3])},))
+def quantile_slope_rule(out, values, a, q, axis=None, keepdims=False, *, t_values):
+    t_out = quantile_slope(t_values, a, q, axis, keepdims)  # piecewise constant in q
+
+
+@tangent(quantile_scatter, examples=({"grad": (2,), "a": np.array([0.3, 0.1, 0.9, 0.5, 0.7]), "q": (2,)},))
+def quantile_scatter_rule(out, grad, a, q, axis=None, keepdims=False, slope=False, *, t_grad, t_q):
+    t_out = quantile_scatter(t_grad, a, q, axis, keepdims, slope) + quantile_scatter(
+        grad * expand_quantiles(t_q, grad), a, q, axis, keepdims, True) * (1.0 - slope)
+
+
+@adjoint(expand_quantiles, linear=True, examples=({"t": (2,), "like": np.zeros((2, 3))}, {"t": (), "like": np.zeros(3)}))
+def expand_quantiles_rule(out, t, like, d_out):
+    d_t = np.reshape(d_out, np.shape(t))
