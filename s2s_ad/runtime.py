@@ -761,3 +761,67 @@ def expand_quantiles(t: Any, like: Any) -> Any:
 def trailing_axes(q: Any, out: Any) -> tuple:
     """The axes of quantiles ``out`` after q's own: the reduced shape's."""
     return tuple(range(np.ndim(q), np.ndim(out)))
+
+
+def cumprod_grad(grad: Any, a: Any, axis: Any = None) -> np.ndarray:
+    """The adjoint of ``np.cumprod(a, axis)``, without dividing (zeros in ``a`` are fine):
+    d a_i = (a_0 ... a_{i-1}) * r_i with r_i = g_i + a_{i+1} r_{i+1}, along the axis."""
+    a = np.asarray(a, dtype=np.result_type(a, 1.0))
+    shape = a.shape
+    if axis is None:
+        a, axis = np.ravel(a), 0
+    a = np.moveaxis(a, axis, 0)
+    g = np.moveaxis(np.broadcast_to(np.asarray(grad, dtype=a.dtype), np.shape(np.moveaxis(a, 0, axis))), axis, 0)
+    n = a.shape[0]
+    before = np.concatenate([np.ones((1,) + a.shape[1:]), np.cumprod(a[:-1], axis=0)], axis=0)
+    rest = np.zeros_like(a)
+    carry = np.zeros(a.shape[1:])
+    for i in range(n - 1, -1, -1):
+        carry = g[i] + (a[i + 1] * carry if i + 1 < n else 0.0)
+        rest[i] = carry
+    return np.reshape(np.moveaxis(before * rest, 0, axis), shape)
+
+
+def cumprod_jvp(a: Any, t: Any, axis: Any = None) -> np.ndarray:
+    """The tangent of ``np.cumprod(a, axis)`` along ``t``: c_j = c_{j-1} a_j + p_{j-1} t_j (p the
+    running product), without dividing."""
+    a = np.asarray(a, dtype=np.result_type(a, t, 1.0))
+    t = np.broadcast_to(np.asarray(t, dtype=a.dtype), a.shape)
+    if axis is None:
+        a, t, axis = np.ravel(a), np.ravel(t), 0
+    a, t = np.moveaxis(a, axis, 0), np.moveaxis(t, axis, 0)
+    result = np.zeros_like(a)
+    product = np.ones(a.shape[1:])
+    carry = np.zeros(a.shape[1:])
+    for i in range(a.shape[0]):
+        carry = carry * a[i] + product * t[i]
+        product = product * a[i]
+        result[i] = carry
+    return np.moveaxis(result, 0, axis)
+
+
+def cumprod_grad_jvp(grad: Any, a: Any, t: Any, axis: Any = None) -> np.ndarray:
+    """The tangent of ``cumprod_grad(grad, a, axis)`` as ``a`` moves along ``t`` (``grad`` fixed):
+    the recursion of ``cumprod_grad`` differentiated term by term."""
+    a = np.asarray(a, dtype=np.result_type(a, t, 1.0))
+    shape = a.shape
+    if isinstance(t, (int, float)) and t == 0:
+        return np.zeros(shape)  # a missing tangent
+    t = np.broadcast_to(np.asarray(t, dtype=a.dtype), shape)
+    if axis is None:
+        a, t, axis = np.ravel(a), np.ravel(t), 0
+    a, t = np.moveaxis(a, axis, 0), np.moveaxis(t, axis, 0)
+    g = np.moveaxis(np.broadcast_to(np.asarray(grad, dtype=a.dtype), np.shape(np.moveaxis(a, 0, axis))), axis, 0)
+    n = a.shape[0]
+    ones = np.ones((1,) + a.shape[1:])
+    before = np.concatenate([ones, np.cumprod(a[:-1], axis=0)], axis=0)
+    before_t = np.concatenate([0.0 * ones, cumprod_jvp(a[:-1], t[:-1], 0)], axis=0)
+    rest, rest_t = np.zeros_like(a), np.zeros_like(a)
+    carry, carry_t = np.zeros(a.shape[1:]), np.zeros(a.shape[1:])
+    for i in range(n - 1, -1, -1):
+        if i + 1 < n:
+            carry, carry_t = g[i] + a[i + 1] * carry, t[i + 1] * carry + a[i + 1] * carry_t
+        else:
+            carry, carry_t = g[i] + 0.0 * carry, carry_t
+        rest[i], rest_t[i] = carry, carry_t
+    return np.reshape(np.moveaxis(before_t * rest + before * rest_t, 0, axis), shape)

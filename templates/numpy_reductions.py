@@ -3,7 +3,7 @@ median, quantile and percentile (the default, linear method)."""
 import numpy as np
 
 from s2s_ad.rules import adjoint, nondifferentiable, tangent
-from s2s_ad.runtime import (broadcast_reduced, cumsum_grad, expand_quantiles, expand_reduced, prod_others,
+from s2s_ad.runtime import (broadcast_reduced, cumprod_grad, cumprod_jvp, cumsum_grad, expand_quantiles, expand_reduced, prod_others,
                             quantile_linear, quantile_scatter, quantile_slope, trailing_axes)
 
 nondifferentiable(trailing_axes)
@@ -135,3 +135,14 @@ def median(out, a, axis=None, *, keepdims=False, d_out):
 @tangent(np.median)
 def median(out, a, axis=None, *, keepdims=False, t_a):
     t_out = quantile_linear(t_a, a, 0.5, axis, keepdims)
+
+
+@adjoint(np.cumprod, method="cumprod", examples=({"a": (5,)}, {"a": (3, 4), "axis": 1}, {"a": (2, 3)},
+                                                 {"a": np.array([0.5, 0.0, 2.0, 0.0, 1.5])}))
+def cumprod(out, a, axis=None, *, d_out):
+    d_a = cumprod_grad(d_out, a, axis)  # zeros in a are fine: no division
+
+
+@tangent(np.cumprod)
+def cumprod(out, a, axis=None, *, t_a):
+    t_out = cumprod_jvp(a, t_a, axis)
