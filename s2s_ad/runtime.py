@@ -825,3 +825,61 @@ def cumprod_grad_jvp(grad: Any, a: Any, t: Any, axis: Any = None) -> np.ndarray:
             carry, carry_t = g[i] + 0.0 * carry, carry_t
         rest[i], rest_t[i] = carry, carry_t
     return np.reshape(np.moveaxis(before_t * rest + before * rest_t, 0, axis), shape)
+
+
+def _powers(m: np.ndarray, n: int) -> list:
+    """``[I, m, m @ m, ..., m**n]`` (matrix powers, batched over leading axes)."""
+    out = [np.broadcast_to(np.eye(m.shape[-1]), m.shape)]
+    for _ in range(n):
+        out.append(np.matmul(out[-1], m))
+    return out
+
+
+def _check_power(n: Any) -> int:
+    if int(n) != n or n < 0:
+        raise ValueError(f"np.linalg.matrix_power(a, {n}) has a derivative rule for n >= 0 only; for a negative "
+                         f"power write np.linalg.matrix_power(np.linalg.inv(a), {-n})")
+    return int(n)
+
+
+def matrix_power_grad(grad: Any, a: Any, n: int) -> np.ndarray:
+    """The adjoint of ``np.linalg.matrix_power(a, n)`` (n >= 0): the sum over k of
+    (a^T)^k grad (a^T)^(n-1-k)."""
+    n = _check_power(n)
+    at = np.swapaxes(np.asarray(a, dtype=float), -1, -2)
+    grad = np.broadcast_to(np.asarray(grad, dtype=float), at.shape)
+    powers = _powers(at, max(n - 1, 0))
+    total = np.zeros(at.shape)
+    for k in range(n):
+        total = total + np.matmul(powers[k], np.matmul(grad, powers[n - 1 - k]))
+    return total
+
+
+def matrix_power_jvp(a: Any, t: Any, n: int) -> np.ndarray:
+    """The tangent of ``np.linalg.matrix_power(a, n)`` along ``t``: the sum over k of a^k t a^(n-1-k)."""
+    n = _check_power(n)
+    a = np.asarray(a, dtype=float)
+    if isinstance(t, (int, float)) and t == 0:
+        return np.zeros(a.shape)
+    powers = _powers(a, max(n - 1, 0))
+    total = np.zeros(np.broadcast_shapes(a.shape, np.shape(t)))
+    for k in range(n):
+        total = total + np.matmul(powers[k], np.matmul(t, powers[n - 1 - k]))
+    return total
+
+
+def matrix_power_grad_jvp(grad: Any, a: Any, t: Any, n: int) -> np.ndarray:
+    """The tangent of ``matrix_power_grad(grad, a, n)`` as ``a`` moves along ``t``."""
+    n = _check_power(n)
+    at = np.swapaxes(np.asarray(a, dtype=float), -1, -2)
+    if isinstance(t, (int, float)) and t == 0:
+        return np.zeros(at.shape)
+    tt = np.swapaxes(np.asarray(t, dtype=float), -1, -2)
+    grad = np.broadcast_to(np.asarray(grad, dtype=float), at.shape)
+    powers = _powers(at, max(n - 1, 0))
+    moved = [np.zeros(at.shape)] + [matrix_power_jvp(at, tt, k) for k in range(1, n)]
+    total = np.zeros(at.shape)
+    for k in range(n):
+        total = total + np.matmul(moved[k], np.matmul(grad, powers[n - 1 - k])) \
+            + np.matmul(powers[k], np.matmul(grad, moved[n - 1 - k]))
+    return total

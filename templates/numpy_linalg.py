@@ -6,7 +6,7 @@ import operator
 import numpy as np
 
 from s2s_ad.rules import adjoint, nondifferentiable, tangent
-from s2s_ad.runtime import (dot_grad_a, dot_grad_b, einsum_grad, expand_reduced, inner_axes, inverse_axes, norm_weight, kron_axes, kron_blocks, kron_spread,
+from s2s_ad.runtime import (dot_grad_a, dot_grad_b, einsum_grad, matrix_power_grad, matrix_power_jvp, expand_reduced, inner_axes, inverse_axes, norm_weight, kron_axes, kron_blocks, kron_spread,
                             matmul_grad_a, matmul_grad_b, norm_order, solve_columns, tensordot_adjoint_plan,
                             trace_grad, unbroadcast)
 
@@ -245,3 +245,14 @@ def einsum(out, subscripts, op0, op1=None, op2=None, op3=None, *, optimize=False
     d_op1 = einsum_grad(d_out, subscripts, 1, op1, op0, op1, op2, op3)
     d_op2 = einsum_grad(d_out, subscripts, 2, op2, op0, op1, op2, op3)
     d_op3 = einsum_grad(d_out, subscripts, 3, op3, op0, op1, op2, op3)
+
+
+@adjoint(np.linalg.matrix_power, examples=({"a": (3, 3), "n": 3}, {"a": (2, 3, 3), "n": 2}, {"a": (2, 2), "n": 0},
+                                           {"a": (2, 2), "n": 1}))
+def matrix_power(out, a, n, d_out):  # n >= 0 (a negative n raises: write matrix_power(inv(a), -n))
+    d_a = matrix_power_grad(d_out, a, n)
+
+
+@tangent(np.linalg.matrix_power)
+def matrix_power(out, a, n, t_a):
+    t_out = matrix_power_jvp(a, t_a, n)

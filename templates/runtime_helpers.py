@@ -11,7 +11,7 @@ would hide the helper its own body calls.)
 import numpy as np
 
 from s2s_ad.rules import adjoint, fresh_arrays, nondifferentiable, tangent
-from s2s_ad.runtime import (append_grad, cumprod_grad, cumprod_grad_jvp, einsum_grad, expand_quantiles, quantile_linear, quantile_scatter,
+from s2s_ad.runtime import (append_grad, matrix_power_grad, matrix_power_grad_jvp, cumprod_grad, cumprod_grad_jvp, einsum_grad, expand_quantiles, quantile_linear, quantile_scatter,
                             quantile_slope, kron_blocks, kron_spread, norm_weight, norm_weight_slope, solve_columns,
                             trace_grad, broadcast_reduced, diag_grad, diagonal_grad, diff_grad, joined_grad,
                             repeat_grad, sort_grad, take_along_axis_grad, take_grad, tile_grad, checkpoint_stride, concatenate_grad, cumsum_grad, dot_grad_a,
@@ -241,3 +241,9 @@ def expand_quantiles_rule(out, t, like, d_out):
 @tangent(cumprod_grad, examples=({"grad": (4,), "a": (4,)}, {"grad": (2, 3), "a": (2, 3), "axis": 1}))
 def cumprod_grad_rule(out, grad, a, axis=None, *, t_grad, t_a):
     t_out = cumprod_grad(t_grad, a, axis) + cumprod_grad_jvp(grad, a, t_a, axis)
+
+
+@tangent(matrix_power_grad, examples=({"grad": (3, 3), "a": (3, 3), "n": 3},))
+def matrix_power_grad_rule(out, grad, a, n, t_grad, t_a):
+    t_out = matrix_power_grad(t_grad, a, n) + matrix_power_grad_jvp(grad, a, t_a, n)
+
