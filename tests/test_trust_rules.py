@@ -210,3 +210,137 @@ def test_rule_second_order_matches_differences_of_its_gradient(rule, example, tm
         got = sum(np.tensordot(blocks[i][j], directions[j], axes=np.ndim(directions[j])) for j in wrt)
         np.testing.assert_allclose(got, want[i], rtol=1e-4, atol=1e-5,
                                    err_msg=f"{probe.call_source}, second order in p{i}")
+
+
+# -- issue #14: the new rules in functions written as a user would, against JAX ------------------
+
+def gaussian_log_likelihood(mean, chol_params, data):
+    lower = np.tril(chol_params) + np.diag(np.exp(np.diagonal(chol_params)))
+    cov = lower @ lower.T
+    centred = data - mean
+    solved = np.linalg.solve(cov, centred.T)
+    sign, logdet = np.linalg.slogdet(cov)
+    return -0.5 * np.sum(centred.T * solved) - 0.5 * len(data) * logdet
+
+
+def attention(q, k, v):
+    scores = np.einsum("id,jd->ij", q, k) / np.sqrt(q.shape[-1])
+    weights = np.exp(scores)
+    weights = weights / np.sum(weights, axis=1, keepdims=True)
+    return np.sum(np.einsum("ij,jd->id", weights, v) ** 2)
+
+
+def spectral_and_robust(m):
+    sym = m + m.T
+    w, vecs = np.linalg.eigh(sym)
+    spread = np.quantile(np.ravel(m), 0.75) - np.median(np.ravel(m))
+    return np.sum(w ** 3) + np.sum((vecs ** 2) * np.arange(3.0)) + spread + np.linalg.norm(m, axis=0).sum()
+
+
+def shapes_pipeline(x):
+    stacked = np.vstack([x, np.flip(x), np.roll(x, 1)])
+    tiled = np.tile(stacked[:, :2], (1, 2))
+    moved = np.moveaxis(np.atleast_3d(tiled), 2, 0)
+    return np.sum(np.cumprod(np.diff(np.sort(x)) + 1.0)) + np.sum(moved * np.kron(np.array([[0.5, 2.0]]), tiled[:1, :2])) \
+        + np.sum(np.triu(np.outer(x, x), 1)) + np.trace(np.tensordot(stacked, stacked, axes=([0], [0])))
+
+
+def elementwise_mix(x):
+    return np.sum(np.hypot(x, 1.0 - x) + np.logaddexp(x, -x) + np.arcsinh(x) + np.sinc(x) + np.exp2(x)
+                  + np.arctanh(x / 2.0) + np.fmax(x, 0.5) + np.deg2rad(x) + np.cbrt(x + 1.0))
+
+
+def _jax():
+    jax = pytest.importorskip("jax")
+    jax.config.update("jax_enable_x64", True)
+    return jax, jax.numpy
+
+
+def test_user_functions_match_jax_to_second_order():
+    jax, jnp = _jax()
+    rng = np.random.default_rng(14)
+
+    def j_gaussian(mean, chol_params, data):
+        lower = jnp.tril(chol_params) + jnp.diag(jnp.exp(jnp.diagonal(chol_params)))
+        cov = lower @ lower.T
+        centred = data - mean
+        solved = jnp.linalg.solve(cov, centred.T)
+        return -0.5 * jnp.sum(centred.T * solved) - 0.5 * len(data) * jnp.linalg.slogdet(cov)[1]
+
+    mean, params, data = rng.normal(size=3), 0.3 * rng.normal(size=(3, 3)), rng.normal(size=(5, 3))
+    got = s2s_ad.grad(gaussian_log_likelihood, wrt=(0, 1))(mean, params, data)
+    want = jax.grad(j_gaussian, argnums=(0, 1))(mean, params, data)
+    for g, w in zip(got, want):
+        np.testing.assert_allclose(g, np.asarray(w), rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(s2s_ad.hessian(gaussian_log_likelihood, wrt=1)(mean, params, data),
+                               np.asarray(jax.hessian(j_gaussian, argnums=1)(mean, params, data)), rtol=1e-8, atol=1e-10)
+
+    def j_attention(q, k, v):
+        scores = jnp.einsum("id,jd->ij", q, k) / jnp.sqrt(q.shape[-1])
+        weights = jnp.exp(scores)
+        weights = weights / jnp.sum(weights, axis=1, keepdims=True)
+        return jnp.sum(jnp.einsum("ij,jd->id", weights, v) ** 2)
+
+    q, k, v = (rng.normal(size=(3, 2)) for _ in range(3))
+    got = s2s_ad.grad(attention, wrt=(0, 1, 2))(q, k, v)
+    want = jax.grad(j_attention, argnums=(0, 1, 2))(q, k, v)
+    for g, w in zip(got, want):
+        np.testing.assert_allclose(g, np.asarray(w), rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(s2s_ad.hessian(attention)(q, k, v), np.asarray(jax.hessian(j_attention)(q, k, v)),
+                               rtol=1e-8, atol=1e-10)
+
+    def j_elementwise(x):
+        return jnp.sum(jnp.hypot(x, 1.0 - x) + jnp.logaddexp(x, -x) + jnp.arcsinh(x) + jnp.sinc(x) + jnp.exp2(x)
+                       + jnp.arctanh(x / 2.0) + jnp.fmax(x, 0.5) + jnp.deg2rad(x) + jnp.cbrt(x + 1.0))
+
+    x = rng.uniform(-0.9, 0.9, size=5)
+    np.testing.assert_allclose(s2s_ad.grad(elementwise_mix)(x), np.asarray(jax.grad(j_elementwise)(x)), rtol=1e-10)
+    np.testing.assert_allclose(s2s_ad.hessian(elementwise_mix)(x), np.asarray(jax.hessian(j_elementwise)(x)),
+                               rtol=1e-8, atol=1e-10)
+
+
+def test_eigenvalues_quantiles_and_shapes_match_differences():
+    rng = np.random.default_rng(15)
+    _check_all_orders(spectral_and_robust, rng.uniform(0.2, 0.8, size=(3, 3)))
+    _check_all_orders(shapes_pipeline, rng.uniform(0.2, 0.8, size=4))
+
+
+def test_sinc_second_derivative_at_zero():
+    def f(x):
+        return np.sum(np.sinc(x))
+    np.testing.assert_allclose(s2s_ad.hessian(f)(np.zeros(2)), -np.pi ** 2 / 3 * np.eye(2), rtol=1e-12)
+
+
+def norm_of(x):
+    return np.linalg.norm(x)
+
+
+def hypot_of(x):
+    return np.sum(np.hypot(x, x))
+
+
+def test_norm_and_hypot_at_zero_are_zero():
+    np.testing.assert_array_equal(s2s_ad.grad(norm_of)(np.zeros(3)), np.zeros(3))
+    np.testing.assert_array_equal(s2s_ad.grad(hypot_of)(np.zeros(3)), np.zeros(3))
+    # and the Hessian of the norm where a component is 0 (not at 0) is right
+    x = np.array([0.0, 0.6, 0.8])
+    want = (np.eye(3) - np.outer(x, x)) / 1.0
+    np.testing.assert_allclose(s2s_ad.hessian(norm_of)(x), want, atol=1e-12)
+
+
+def infinity_norm(x):
+    return np.linalg.norm(x, ord=np.inf)
+
+
+def test_unsupported_norm_is_refused_not_wrong():
+    with pytest.raises(ValueError, match="ord=inf"):
+        s2s_ad.grad(infinity_norm)(np.array([0.3, -0.7]))
+
+
+def negative_matrix_power(a):
+    return np.sum(np.linalg.matrix_power(a, -2))
+
+
+def test_negative_matrix_power_is_refused_not_wrong():
+    with pytest.raises(ValueError, match="inv"):
+        s2s_ad.grad(negative_matrix_power)(np.eye(2) * 2.0)
