@@ -488,22 +488,57 @@ def solve_columns(x: Any, b: Any) -> Any:
     return x
 
 
+def _matrix_norm(ndim: int, axis: Any) -> bool:
+    return (axis is None and ndim == 2) or (isinstance(axis, tuple) and len(axis) == 2)
+
+
 def norm_order(ord: Any, ndim: int, axis: Any) -> float:
-    """The ``p`` of the p-norm ``np.linalg.norm(x, ord, axis)`` computes, for the norms whose
-    derivative is ``sign(x) |x|**(p-1) / norm**(p-1)``; other norms raise (no rule: not a wrong number)."""
-    matrix = (axis is None and ndim == 2) or (isinstance(axis, tuple) and len(axis) == 2)
+    """The ``p`` of the p-norm ``np.linalg.norm(x, ord, axis)`` computes, whose derivative is
+    ``sign(x) |x|**(p-1) / norm**(p-1)``; 0 for the norms made of a max or a min (see
+    ``norm_max_weights``) and for the count ``ord=0``.  The matrix norms made of singular values
+    (ord 2, -2, 'nuc') raise: no rule, rather than a wrong number."""
     if ord is None or ord == "fro":
         return 2.0
-    if not matrix and isinstance(ord, (int, float, np.integer, np.floating)) and 1 <= ord < np.inf:
-        return float(ord)
-    kind = "matrix" if matrix else "vector"
-    raise ValueError(f"np.linalg.norm with ord={ord!r} ({kind} norm) has no derivative rule in s2s_ad; "
-                     f"write it out (e.g. np.max(np.abs(x)) for ord=inf) or use ord=None, 'fro' or p >= 1")
+    if _matrix_norm(ndim, axis):
+        if ord in (1, -1, np.inf, -np.inf):
+            return 0.0
+    elif isinstance(ord, (int, float, np.integer, np.floating)):
+        return 0.0 if ord == 0 or np.isinf(ord) else float(ord)
+    raise ValueError(f"np.linalg.norm with ord={ord!r} (a matrix norm of singular values) has no derivative rule "
+                     f"in s2s_ad; use ord=None, 'fro', 1, -1, inf or -inf")
+
+
+def norm_max_weights(x: Any, ord: Any, axis: Any, keepdims: bool) -> Any:
+    """d norm / d x for the norms made of a max or a min (vector ord inf and -inf; matrix ord 1, -1,
+    inf, -inf: the largest or smallest absolute column or row sum): ``sign(x)`` where the extreme is
+    reached, ties sharing evenly (as ``np.max``'s rule); the number 0 for every other norm.
+    Piecewise constant in ``x``."""
+    x = np.asarray(x, dtype=np.result_type(x, 1.0))
+    matrix = _matrix_norm(x.ndim, axis)
+    if not matrix and ord == 0:
+        return np.zeros(x.shape)  # a count of the nonzero elements: constant
+    if ord is None or ord == "fro" or (matrix and ord not in (1, -1, np.inf, -np.inf)) or \
+            (not matrix and not (isinstance(ord, (int, float, np.number)) and np.isinf(ord))):
+        return 0.0
+    magnitude = np.abs(x)
+    pick = np.max if ord > 0 else np.min
+    if matrix:
+        rows, cols = (0, 1) if axis is None else tuple(a % x.ndim for a in axis)
+        summed_over = rows if abs(ord) == 1 else cols  # ord 1: column sums; inf: row sums
+        sums = np.sum(magnitude, axis=summed_over, keepdims=True)
+        other = cols if summed_over == rows else rows
+        extreme = sums == pick(sums, axis=other, keepdims=True)
+        return np.sign(x) * extreme / np.sum(extreme, axis=other, keepdims=True)
+    reduce_axis = None if axis is None else axis
+    extreme = magnitude == pick(magnitude, axis=reduce_axis, keepdims=True)
+    return np.sign(x) * extreme / np.sum(extreme, axis=reduce_axis, keepdims=True)
 
 
 def norm_weight(x: Any, p: float) -> Any:
     """``sign(x) |x|**(p - 1)``, the p-norm's derivative times ``norm**(p - 1)``; written
     ``x |x|**(p - 2)`` for p >= 2, whose own derivative is right at 0 too."""
+    if p == 0.0:
+        return 0.0  # a norm of maxima (norm_max_weights), or the count ord=0: no p-norm term
     x = np.asarray(x, dtype=np.result_type(x, 1.0))
     if p == 2.0:
         return x
@@ -512,9 +547,18 @@ def norm_weight(x: Any, p: float) -> Any:
     return np.sign(x) * np.abs(x) ** (p - 1.0)
 
 
+def norm_weight_jvp(x: Any, p: float, t: Any) -> Any:
+    """The tangent of ``norm_weight(x, p)`` along ``t`` (the number 0 where that is the number 0)."""
+    if p == 0.0:
+        return 0.0
+    return norm_weight_slope(x, p) * t
+
+
 def norm_weight_slope(x: Any, p: float) -> Any:
     """The derivative of ``norm_weight(x, p)`` in ``x``: ``(p - 1) |x|**(p - 2)`` (1 for p = 2,
     0 for p = 1, infinite at 0 for 1 < p < 2)."""
+    if p == 0.0:
+        return 0.0
     x = np.asarray(x, dtype=np.result_type(x, 1.0))
     if p == 2.0:
         return np.ones_like(x)

@@ -6,11 +6,11 @@ import operator
 import numpy as np
 
 from s2s_ad.rules import adjoint, nondifferentiable, tangent
-from s2s_ad.runtime import (dot_grad_a, dot_grad_b, einsum_grad, matrix_power_grad, matrix_power_jvp, expand_reduced, inner_axes, inverse_axes, norm_weight, kron_axes, kron_blocks, kron_spread,
+from s2s_ad.runtime import (dot_grad_a, dot_grad_b, einsum_grad, matrix_power_grad, matrix_power_jvp, norm_max_weights, expand_reduced, inner_axes, inverse_axes, norm_weight, kron_axes, kron_blocks, kron_spread,
                             matmul_grad_a, matmul_grad_b, norm_order, solve_columns, tensordot_adjoint_plan,
                             trace_grad, unbroadcast)
 
-nondifferentiable(norm_order, tensordot_adjoint_plan, kron_axes, inner_axes)
+nondifferentiable(norm_order, norm_max_weights, tensordot_adjoint_plan, kron_axes, inner_axes)
 
 _PRODUCTS = (
     {"x1": (3, 4), "x2": (4, 2)}, {"x1": (3, 4), "x2": (4,)}, {"x1": (4,), "x2": (4, 2)},
@@ -159,17 +159,22 @@ def cholesky(out, a, t_a):
 @adjoint(np.linalg.norm, domain=(-0.8, 0.8), examples=(
     {"x": (4,)}, {"x": (3, 4)}, {"x": (3, 4), "axis": 1}, {"x": (3, 4), "ord": 1, "axis": 0},
     {"x": (2, 3, 4), "axis": (0, 2), "keepdims": True}, {"x": (5,), "ord": 3}, {"x": (3, 3), "ord": "fro"},
-    {"x": (4,), "ord": 1.5, "keepdims": True}))
+    {"x": (4,), "ord": 1.5, "keepdims": True}, {"x": (4,), "ord": np.inf}, {"x": (3, 4), "ord": -np.inf, "axis": 1},
+    {"x": (3, 4), "ord": 1}, {"x": (3, 4), "ord": -1}, {"x": (2, 3, 4), "ord": np.inf, "axis": (2, 0)},
+    {"x": (3, 4), "ord": -np.inf, "keepdims": True}, {"x": (4,), "ord": 0}, {"x": (4,), "ord": -2}))
 def norm(out, x, ord=None, axis=None, keepdims=False, *, d_out):
-    # the p-norms: d |x|_p = sign(x) |x|**(p - 1) / |x|_p**(p - 1); 0 where the norm is 0
+    # the p-norms: d |x|_p = sign(x) |x|**(p - 1) / |x|_p**(p - 1) (0 where the norm is 0); the norms
+    # of a max or a min: sign(x) where the extreme is reached (norm_order gives them p = 0)
     p = norm_order(ord, np.ndim(x), axis)
-    d_x = expand_reduced(d_out * (out + (out == 0)) ** (1.0 - p), axis, keepdims) * norm_weight(x, p)
+    d_x = (expand_reduced(d_out * (out + (out == 0)) ** (1.0 - p), axis, keepdims) * norm_weight(x, p)
+           + expand_reduced(d_out, axis, keepdims) * norm_max_weights(x, ord, axis, keepdims))
 
 
 @tangent(np.linalg.norm)
 def norm(out, x, ord=None, axis=None, keepdims=False, *, t_x):
     p = norm_order(ord, np.ndim(x), axis)
-    t_out = np.sum(norm_weight(x, p) * t_x, axis=axis, keepdims=keepdims) * (out + (out == 0)) ** (1.0 - p)
+    t_out = (np.sum(norm_weight(x, p) * t_x, axis=axis, keepdims=keepdims) * (out + (out == 0)) ** (1.0 - p)
+             + np.sum(norm_max_weights(x, ord, axis, keepdims) * t_x, axis=axis, keepdims=keepdims))
 
 
 @adjoint(np.linalg.slogdet, items=2, examples=_SQUARE)

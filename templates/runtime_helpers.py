@@ -12,7 +12,7 @@ import numpy as np
 
 from s2s_ad.rules import adjoint, fresh_arrays, nondifferentiable, tangent
 from s2s_ad.runtime import (append_grad, matrix_power_grad, matrix_power_grad_jvp, cumprod_grad, cumprod_grad_jvp, einsum_grad, expand_quantiles, quantile_linear, quantile_scatter,
-                            quantile_slope, kron_blocks, kron_spread, norm_weight, norm_weight_slope, solve_columns,
+                            quantile_slope, kron_blocks, kron_spread, norm_weight, norm_weight_jvp, solve_columns,
                             trace_grad, broadcast_reduced, diag_grad, diagonal_grad, diff_grad, joined_grad,
                             repeat_grad, sort_grad, take_along_axis_grad, take_grad, tile_grad, checkpoint_stride, concatenate_grad, cumsum_grad, dot_grad_a,
                             dot_grad_b, linspace_weights,
@@ -176,7 +176,7 @@ def sort_grad_rule(out, grad, a, axis=-1, *, t_grad):
 
 @tangent(norm_weight, examples=({"x": (4,), "p": 2.0}, {"x": (4,), "p": 3.0}, {"x": (4,), "p": 1.5}, {"x": (3,), "p": 1.0}))
 def norm_weight_rule(out, x, p, t_x):
-    t_out = norm_weight_slope(x, p) * t_x
+    t_out = norm_weight_jvp(x, p, t_x)
 
 
 @adjoint(solve_columns, linear=True, examples=({"x": (3,), "b": np.zeros(3)}, {"x": (2, 3), "b": np.zeros((3, 2))}))
