@@ -927,3 +927,17 @@ def matrix_power_grad_jvp(grad: Any, a: Any, t: Any, n: int) -> np.ndarray:
         total = total + np.matmul(moved[k], np.matmul(grad, powers[n - 1 - k])) \
             + np.matmul(powers[k], np.matmul(grad, moved[n - 1 - k]))
     return total
+
+
+def svd_checked(u: Any, a: Any, full_matrices: bool = True, compute_uv: bool = True) -> Any:
+    """``u`` itself, once ``np.linalg.svd(a, full_matrices, compute_uv)`` is known to have a derivative:
+    a full ``u`` or ``vh`` of a matrix that is not square raises (its extra columns are any basis),
+    and so does ``compute_uv=False`` (write ``np.linalg.svd(a, full_matrices=False)[1]``)."""
+    if not compute_uv:
+        raise ValueError("np.linalg.svd(..., compute_uv=False) has no derivative rule in s2s_ad; write "
+                         "np.linalg.svd(a, full_matrices=False)[1] for the singular values")
+    m, n = np.shape(a)[-2:]
+    if full_matrices and m != n:
+        raise ValueError("np.linalg.svd of a matrix that is not square has a derivative only with "
+                         "full_matrices=False (the extra columns of a full u or vh are any basis)")
+    return u

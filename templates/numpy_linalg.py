@@ -6,7 +6,7 @@ import operator
 import numpy as np
 
 from s2s_ad.rules import adjoint, nondifferentiable, tangent
-from s2s_ad.runtime import (dot_grad_a, dot_grad_b, einsum_grad, matrix_power_grad, matrix_power_jvp, norm_max_weights, expand_reduced, inner_axes, inverse_axes, norm_weight, kron_axes, kron_blocks, kron_spread,
+from s2s_ad.runtime import (svd_checked, dot_grad_a, dot_grad_b, einsum_grad, matrix_power_grad, matrix_power_jvp, norm_max_weights, expand_reduced, inner_axes, inverse_axes, norm_weight, kron_axes, kron_blocks, kron_spread,
                             matmul_grad_a, matmul_grad_b, norm_order, solve_columns, tensordot_adjoint_plan,
                             trace_grad, unbroadcast)
 
@@ -261,3 +261,53 @@ def matrix_power(out, a, n, d_out):  # n >= 0 (a negative n raises: write matrix
 @tangent(np.linalg.matrix_power)
 def matrix_power(out, a, n, t_a):
     t_out = matrix_power_jvp(a, t_a, n)
+
+
+_SVD_POINTS = (
+    {"a": np.array([[0.25, 0.79, 0.55], [-0.55, -0.4, 0.75], [-0.99, 0.64, 0.59]])},
+    {"a": np.array([[-0.06, -0.39, -0.44], [-0.49, -0.11, 0.01], [0.11, 0.99, 0.59], [0.24, 0.98, -0.57]]),
+     "full_matrices": False},
+    {"a": np.array([[-0.68, 0.23, -0.91, -0.93], [0.03, -0.07, 0.83, 0.26]]), "full_matrices": False},
+    {"a": np.array([[[0.03, -0.01], [-0.5, -0.98], [-0.62, 0.38]], [[-0.6, -0.26], [-0.99, 0.66], [-0.69, -0.46]]]),
+     "full_matrices": False},
+)
+
+
+@adjoint(np.linalg.svd, items=3, examples=_SVD_POINTS)
+def svd(out, a, full_matrices=True, compute_uv=True, hermitian=False, *, d_out):
+    # Townsend (2016), with F[i, j] = 1 / (s[j]**2 - s[i]**2) (distinct singular values, none 0):
+    # u (F * (u^T du - du^T u) S + diag(ds) + S F * (v^T dv - dv^T v)) v^T + the parts outside u's and v's span
+    u = svd_checked(out[0], a, full_matrices, compute_uv)
+    s = out[1]
+    v = np.swapaxes(out[2], -1, -2)
+    adjoint_v = np.swapaxes(d_out[2], -1, -2)
+    eye = np.eye(np.shape(s)[-1])
+    squares = s * s
+    gaps = 1.0 / (np.expand_dims(squares, -2) - np.expand_dims(squares, -1) + eye) - eye
+    u_t = np.swapaxes(u, -1, -2)
+    v_t = np.swapaxes(v, -1, -2)
+    left = np.matmul(u_t, d_out[0])
+    right = np.matmul(v_t, adjoint_v)
+    core = (gaps * (left - np.swapaxes(left, -1, -2)) * np.expand_dims(s, -2) + np.expand_dims(d_out[1], -1) * eye
+            + np.expand_dims(s, -1) * (gaps * (right - np.swapaxes(right, -1, -2))))
+    outside_u = d_out[0] / np.expand_dims(s, -2) - np.matmul(u, np.matmul(u_t, d_out[0] / np.expand_dims(s, -2)))
+    outside_v = adjoint_v / np.expand_dims(s, -2) - np.matmul(v, np.matmul(v_t, adjoint_v / np.expand_dims(s, -2)))
+    d_a = (np.matmul(u, np.matmul(core, v_t)) + np.matmul(outside_u, v_t)
+           + np.matmul(u, np.swapaxes(outside_v, -1, -2)))
+
+
+@tangent(np.linalg.svd)
+def svd(out, a, full_matrices=True, compute_uv=True, hermitian=False, *, t_a):
+    u = svd_checked(out[0], a, full_matrices, compute_uv)
+    s = out[1]
+    v = np.swapaxes(out[2], -1, -2)
+    eye = np.eye(np.shape(s)[-1])
+    squares = s * s
+    gaps = 1.0 / (np.expand_dims(squares, -2) - np.expand_dims(squares, -1) + eye) - eye
+    moved = np.matmul(np.swapaxes(u, -1, -2), np.matmul(t_a, v))
+    moved_t = np.swapaxes(moved, -1, -2)
+    t_u = (np.matmul(u, gaps * (moved * np.expand_dims(s, -2) + np.expand_dims(s, -1) * moved_t))
+           + (np.matmul(t_a, v) - np.matmul(u, moved)) / np.expand_dims(s, -2))
+    t_v = (np.matmul(v, gaps * (np.expand_dims(s, -1) * moved + moved_t * np.expand_dims(s, -2)))
+           + (np.matmul(np.swapaxes(t_a, -1, -2), u) - np.matmul(v, moved_t)) / np.expand_dims(s, -2))
+    t_out = (t_u, np.diagonal(moved, 0, -2, -1), np.swapaxes(t_v, -1, -2))
