@@ -941,3 +941,14 @@ def svd_checked(u: Any, a: Any, full_matrices: bool = True, compute_uv: bool = T
         raise ValueError("np.linalg.svd of a matrix that is not square has a derivative only with "
                          "full_matrices=False (the extra columns of a full u or vh are any basis)")
     return u
+
+
+def qr_checked(q: Any, a: Any, mode: str = "reduced") -> Any:
+    """``q`` itself, once ``np.linalg.qr(a, mode)`` is known to have a derivative rule: the reduced
+    factors of a matrix with at least as many rows as columns (complete ones of a square matrix are
+    the same); other calls raise."""
+    m, n = np.shape(a)[-2:]
+    if mode not in ("reduced", "complete") or m < n or (mode == "complete" and m != n):
+        raise ValueError(f"np.linalg.qr(a, mode={mode!r}) of a {m} x {n} matrix has no derivative rule in s2s_ad: "
+                         f"the rule covers mode='reduced' with at least as many rows as columns")
+    return q

@@ -6,7 +6,7 @@ import operator
 import numpy as np
 
 from s2s_ad.rules import adjoint, nondifferentiable, tangent
-from s2s_ad.runtime import (svd_checked, dot_grad_a, dot_grad_b, einsum_grad, matrix_power_grad, matrix_power_jvp, norm_max_weights, expand_reduced, inner_axes, inverse_axes, norm_weight, kron_axes, kron_blocks, kron_spread,
+from s2s_ad.runtime import (qr_checked, svd_checked, dot_grad_a, dot_grad_b, einsum_grad, matrix_power_grad, matrix_power_jvp, norm_max_weights, expand_reduced, inner_axes, inverse_axes, norm_weight, kron_axes, kron_blocks, kron_spread,
                             matmul_grad_a, matmul_grad_b, norm_order, solve_columns, tensordot_adjoint_plan,
                             trace_grad, unbroadcast)
 
@@ -311,3 +311,26 @@ def svd(out, a, full_matrices=True, compute_uv=True, hermitian=False, *, t_a):
     t_v = (np.matmul(v, gaps * (np.expand_dims(s, -1) * moved + moved_t * np.expand_dims(s, -2)))
            + (np.matmul(np.swapaxes(t_a, -1, -2), u) - np.matmul(v, moved_t)) / np.expand_dims(s, -2))
     t_out = (t_u, np.diagonal(moved, 0, -2, -1), np.swapaxes(t_v, -1, -2))
+
+
+_QR_POINTS = ({"a": (3, 3)}, {"a": (4, 3)}, {"a": (2, 4, 2)})
+
+
+@adjoint(np.linalg.qr, items=2, examples=_QR_POINTS)
+def qr(out, a, mode="reduced", *, d_out):
+    # Walter and Lehmann; as JAX: with M = R dR^T - dQ^T Q, d_a = (dQ + Q copyltu(M)) R^-T
+    q = qr_checked(out[0], a, mode)
+    r = out[1]
+    middle = np.matmul(r, np.swapaxes(d_out[1], -1, -2)) - np.matmul(np.swapaxes(d_out[0], -1, -2), q)
+    middle = np.tril(middle) + np.swapaxes(np.tril(middle, -1), -1, -2)
+    d_a = np.swapaxes(np.linalg.solve(r, np.swapaxes(d_out[0] + np.matmul(q, middle), -1, -2)), -1, -2)
+
+
+@tangent(np.linalg.qr)
+def qr(out, a, mode="reduced", *, t_a):
+    q = qr_checked(out[0], a, mode)
+    r = out[1]
+    moved = np.swapaxes(np.linalg.solve(np.swapaxes(r, -1, -2), np.swapaxes(t_a, -1, -2)), -1, -2)  # t_a R^-1
+    rotated = np.matmul(np.swapaxes(q, -1, -2), moved)
+    skew = np.tril(rotated, -1) - np.swapaxes(np.tril(rotated, -1), -1, -2)
+    t_out = (np.matmul(q, skew - rotated) + moved, np.matmul(rotated - skew, r))
