@@ -952,3 +952,70 @@ def qr_checked(q: Any, a: Any, mode: str = "reduced") -> Any:
         raise ValueError(f"np.linalg.qr(a, mode={mode!r}) of a {m} x {n} matrix has no derivative rule in s2s_ad: "
                          f"the rule covers mode='reduced' with at least as many rows as columns")
     return q
+
+
+def _chain(matrices: list, size: int) -> np.ndarray:
+    """The product of ``matrices`` (the identity of ``size`` when there are none)."""
+    result = np.eye(size)
+    for m in matrices:
+        result = result @ m
+    return result
+
+
+def _multi_dot_terms(arrays: list) -> list:
+    """``np.linalg.multi_dot``'s operands as matrices: a 1-D first one a row, a 1-D last one a column."""
+    mats = [np.asarray(a, dtype=float) for a in arrays]
+    if mats[0].ndim == 1:
+        mats[0] = mats[0][np.newaxis, :]
+    if mats[-1].ndim == 1:
+        mats[-1] = mats[-1][:, np.newaxis]
+    return mats
+
+
+def _multi_dot_adjoints(grad: Any, mats: list, like: list) -> list:
+    """P_i^T grad S_i^T for each operand (P_i, S_i the products before and after it), shaped like it."""
+    g = np.reshape(np.asarray(grad, dtype=float), (mats[0].shape[0], mats[-1].shape[1]))
+    out = []
+    for i, m in enumerate(mats):
+        before = _chain(mats[:i], mats[0].shape[0])
+        after = _chain(mats[i + 1:], m.shape[1])
+        out.append(np.reshape(before.T @ g @ after.T, np.shape(like[i])))
+    return out
+
+
+def multi_dot_grad(grad: Any, arrays: Any) -> list:
+    """The adjoints of the operands of ``np.linalg.multi_dot(arrays)``, one per operand."""
+    return _multi_dot_adjoints(grad, _multi_dot_terms(arrays), list(arrays))
+
+
+def _is_missing(t: Any) -> bool:
+    return isinstance(t, (int, float)) and t == 0
+
+
+def multi_dot_jvp(arrays: Any, tangents: Any) -> Any:
+    """The tangent of ``np.linalg.multi_dot(arrays)``: each operand's tangent in its place, summed."""
+    arrays = list(arrays)
+    total = 0.0
+    for i, t in enumerate(tangents):
+        if not _is_missing(t):
+            total = total + np.linalg.multi_dot(arrays[:i] + [t] + arrays[i + 1:])
+    if _is_missing(total):
+        return np.zeros(np.shape(np.linalg.multi_dot(arrays)))
+    return total
+
+
+def multi_dot_grad_jvp(grad: Any, t_grad: Any, arrays: Any, tangents: Any) -> list:
+    """The tangent of ``multi_dot_grad(grad, arrays)`` as ``grad`` moves along ``t_grad`` and the
+    operands along ``tangents`` (one list: lists do not add elementwise)."""
+    arrays = list(arrays)
+    total = [np.zeros(np.shape(a)) for a in arrays]
+    if not _is_missing(t_grad):
+        total = multi_dot_grad(t_grad, arrays)
+    for j, t in enumerate(tangents if not _is_missing(tangents) else ()):
+        if _is_missing(t):
+            continue
+        moved = _multi_dot_adjoints(grad, _multi_dot_terms(arrays[:j] + [t] + arrays[j + 1:]), arrays)
+        for i in range(len(arrays)):
+            if i != j:  # operand i's own adjoint does not read operand i
+                total[i] = total[i] + moved[i]
+    return total

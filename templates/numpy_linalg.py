@@ -6,7 +6,7 @@ import operator
 import numpy as np
 
 from s2s_ad.rules import adjoint, nondifferentiable, tangent
-from s2s_ad.runtime import (qr_checked, svd_checked, dot_grad_a, dot_grad_b, einsum_grad, matrix_power_grad, matrix_power_jvp, norm_max_weights, expand_reduced, inner_axes, inverse_axes, norm_weight, kron_axes, kron_blocks, kron_spread,
+from s2s_ad.runtime import (multi_dot_grad, multi_dot_jvp, qr_checked, svd_checked, dot_grad_a, dot_grad_b, einsum_grad, matrix_power_grad, matrix_power_jvp, norm_max_weights, expand_reduced, inner_axes, inverse_axes, norm_weight, kron_axes, kron_blocks, kron_spread,
                             matmul_grad_a, matmul_grad_b, norm_order, solve_columns, tensordot_adjoint_plan,
                             trace_grad, unbroadcast)
 
@@ -334,3 +334,14 @@ def qr(out, a, mode="reduced", *, t_a):
     rotated = np.matmul(np.swapaxes(q, -1, -2), moved)
     skew = np.tril(rotated, -1) - np.swapaxes(np.tril(rotated, -1), -1, -2)
     t_out = (np.matmul(q, skew - rotated) + moved, np.matmul(rotated - skew, r))
+
+
+@adjoint(np.linalg.multi_dot, examples=({"arrays": [(2, 3), (3, 4), (4, 2)]}, {"arrays": [(3,), (3, 2), (2, 4), (4,)]},
+                                        {"arrays": [(2, 3), (3,)]}))
+def multi_dot(out, arrays, *, d_out):
+    d_arrays = multi_dot_grad(d_out, arrays)
+
+
+@tangent(np.linalg.multi_dot)
+def multi_dot(out, arrays, *, t_arrays):
+    t_out = multi_dot_jvp(arrays, t_arrays)

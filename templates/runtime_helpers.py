@@ -11,7 +11,7 @@ would hide the helper its own body calls.)
 import numpy as np
 
 from s2s_ad.rules import adjoint, fresh_arrays, nondifferentiable, tangent
-from s2s_ad.runtime import (append_grad, qr_checked, svd_checked, matrix_power_grad, matrix_power_grad_jvp, cumprod_grad, cumprod_grad_jvp, einsum_grad, expand_quantiles, quantile_linear, quantile_scatter,
+from s2s_ad.runtime import (append_grad, multi_dot_grad, multi_dot_grad_jvp, qr_checked, svd_checked, matrix_power_grad, matrix_power_grad_jvp, cumprod_grad, cumprod_grad_jvp, einsum_grad, expand_quantiles, quantile_linear, quantile_scatter,
                             quantile_slope, kron_blocks, kron_spread, norm_weight, norm_weight_jvp, solve_columns,
                             trace_grad, broadcast_reduced, diag_grad, diagonal_grad, diff_grad, joined_grad,
                             repeat_grad, sort_grad, take_along_axis_grad, take_grad, tile_grad, checkpoint_stride, concatenate_grad, cumsum_grad, dot_grad_a,
@@ -258,3 +258,9 @@ def svd_checked_rule(out, u, a, full_matrices=True, compute_uv=True, *, d_out):
 @adjoint(qr_checked, linear=True, examples=({"q": (3, 3), "a": np.zeros((3, 3))}, {"q": (4, 3), "a": np.zeros((4, 3))}))
 def qr_checked_rule(out, q, a, mode="reduced", *, d_out):
     d_q = d_out
+
+
+@tangent(multi_dot_grad, examples=({"grad": (2, 2), "arrays": [(2, 2), (2, 2)]},
+                                   {"grad": (2, 2), "arrays": [(2, 2), (2, 2), (2, 2)]}))
+def multi_dot_grad_rule(out, grad, arrays, t_grad, t_arrays):
+    t_out = multi_dot_grad_jvp(grad, t_grad, arrays, t_arrays)  # a list: one call, not a sum of lists
