@@ -345,3 +345,25 @@ def multi_dot(out, arrays, *, d_out):
 @tangent(np.linalg.multi_dot)
 def multi_dot(out, arrays, *, t_arrays):
     t_out = multi_dot_jvp(arrays, t_arrays)
+
+
+@adjoint(np.linalg.pinv, examples=({"a": (3, 3)}, {"a": (4, 2)}, {"a": (2, 4)}, {"a": (2, 3, 2)}))
+def pinv(out, a, rcond=None, hermitian=False, *, rtol=None, d_out):
+    # Golub and Pereyra, where the rank does not change: with X = pinv(a) and G = d_out,
+    # -X^T G X^T + (I - a X) G^T X X^T + X^T X G^T (I - X a)
+    x_t = np.swapaxes(out, -1, -2)
+    g_t = np.swapaxes(d_out, -1, -2)
+    rows = np.eye(np.shape(a)[-2]) - np.matmul(a, out)
+    cols = np.eye(np.shape(a)[-1]) - np.matmul(out, a)
+    d_a = (-np.matmul(x_t, np.matmul(d_out, x_t)) + np.matmul(rows, np.matmul(g_t, np.matmul(out, x_t)))
+           + np.matmul(np.matmul(x_t, out), np.matmul(g_t, cols)))
+
+
+@tangent(np.linalg.pinv)
+def pinv(out, a, rcond=None, hermitian=False, *, rtol=None, t_a):
+    t_a_t = np.swapaxes(t_a, -1, -2)
+    x_t = np.swapaxes(out, -1, -2)
+    rows = np.eye(np.shape(a)[-2]) - np.matmul(a, out)
+    cols = np.eye(np.shape(a)[-1]) - np.matmul(out, a)
+    t_out = (-np.matmul(out, np.matmul(t_a, out)) + np.matmul(np.matmul(out, x_t), np.matmul(t_a_t, rows))
+             + np.matmul(cols, np.matmul(t_a_t, np.matmul(x_t, out))))
