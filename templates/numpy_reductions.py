@@ -44,6 +44,7 @@ def prod(out, a, axis=None, dtype=None, *, keepdims=False, d_out):
     d_a = expand_reduced(d_out, axis, keepdims) * prod_others(a, axis)  # zeros in a are fine
 
 
+@adjoint(np.amax, examples=_AXES)
 @adjoint(np.max, method="max", examples=_AXES)
 def max(out, a, axis=None, *, keepdims=False, d_out):
     at_max = a == expand_reduced(out, axis, keepdims)
@@ -52,6 +53,7 @@ def max(out, a, axis=None, *, keepdims=False, d_out):
     d_a = at_max * (expand_reduced(d_out, axis, keepdims) / ties)
 
 
+@adjoint(np.amin, examples=_AXES)
 @adjoint(np.min, method="min", examples=_AXES)
 def min(out, a, axis=None, *, keepdims=False, d_out):
     at_min = a == expand_reduced(out, axis, keepdims)
@@ -83,12 +85,14 @@ def std(out, a, axis=None, dtype=None, *, ddof=0, keepdims=False, t_a):
     t_out = np.sum(centred * t_a, axis=axis, keepdims=keepdims) / (spread * (np.size(a) / np.size(out) - ddof))
 
 
+@tangent(np.amax)
 @tangent(np.max)
 def max(out, a, axis=None, *, keepdims=False, t_a):
     at_max = a == expand_reduced(out, axis, keepdims)
     t_out = np.sum(t_a * at_max, axis=axis, keepdims=keepdims) / np.sum(at_max, axis=axis, keepdims=keepdims)
 
 
+@tangent(np.amin)
 @tangent(np.min)
 def min(out, a, axis=None, *, keepdims=False, t_a):
     at_min = a == expand_reduced(out, axis, keepdims)
