@@ -239,6 +239,9 @@ def shape_classes(fn: ir.Function, kinds: dict[str, Optional[str]], result_kind:
             elif isinstance(value, ir.Call) and value.fn is np.shape:
                 shape[stmt.target] = fresh(stmt)
                 shapes.add(stmt.target)
+            elif isinstance(value, ir.Call) and rules.result_items(value.fn):
+                shape[stmt.target] = fresh(stmt)  # a tuple a rule declares (np.linalg.eigh): items of unknown kinds
+                items[stmt.target] = (None,) * rules.result_items(value.fn)
             elif isinstance(value, ir.Call) and rules.is_elementwise(value.fn):
                 operands = list(value.args) + [v for _, v in value.kwargs]
                 classes = {class_of(a, stmt) for a in operands} - {SCALAR}
@@ -296,7 +299,7 @@ def _indexed_rank(call: ir.Call, ndim: dict[str, int], class_of) -> Optional[int
     array, index = call.args
     if not isinstance(array, ir.Var) or array.name not in ndim:
         return None
-    parts = index.items if isinstance(index, ir.Display) else (index,)
+    parts = ir.index_parts(index)
     if not all(not isinstance(p, (ir.Slice, ir.Display)) and class_of(p) == SCALAR
                and not (isinstance(p, ir.Const) and p.value is None) for p in parts):
         return None

@@ -46,6 +46,7 @@ def _is_zero(expr: ir.Expr) -> bool:
 _FACTORS = {
     operator.mul: (0, 1), operator.matmul: (0, 1), np.multiply: (0, 1), np.dot: (0, 1), np.matmul: (0, 1),
     np.outer: (0, 1), runtime.matmul_grad_a: (0, 2), runtime.matmul_grad_b: (0, 1),
+    runtime.dot_grad_a: (0, 2), runtime.dot_grad_b: (0, 1),
 }
 
 

@@ -293,6 +293,17 @@ def fresh_name(base: str, taken: set[str]) -> str:
     return name
 
 
+def index_parts(index: Expr) -> tuple:
+    """The per-axis parts of the index in ``a[index]``.
+
+    Only a tuple display (``a[i, j]``) is split: a list display (``a[[1, 1]]``)
+    is one integer-array index, as NumPy reads it.
+    """
+    if isinstance(index, Display) and index.kind == "tuple":
+        return index.items
+    return (index,)
+
+
 def is_atom(expr: Expr) -> bool:
     return isinstance(expr, (Var, Const))
 

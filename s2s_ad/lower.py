@@ -143,7 +143,7 @@ class Lowering:
             self.view_values[name] = (base, 0, True)
             return
         parts = value.args[1].items if isinstance(value.args[1], ir.Display) else (value.args[1],)
-        keeps = any(isinstance(p, ir.Slice) or (isinstance(p, ir.Const) and p.value in (None, Ellipsis))
+        keeps = any(isinstance(p, ir.Slice) or (isinstance(p, ir.Const) and (p.value is None or p.value is Ellipsis))
                     for p in parts)
         self.view_values[name] = (base, len(parts), keeps)
 
@@ -422,7 +422,10 @@ class Lowering:
                 f"or a view of one), and writing into it would change the caller's data; copy it first: "
                 f"{name} = {name}.copy()", target)
         index = self.flatten(self.converter.convert(target.slice))
-        self.block.append(ir.Store(array.name, index, self.flatten(value), self.line))
+        value = self.flatten(value)
+        if isinstance(value, ir.Display):  # b[[1, 2]] = [x, y]: a store writes one value
+            value = self.materialise(value, "items")
+        self.block.append(ir.Store(array.name, index, value, self.line))
         self.computed.clear()
         self.views.wrote(array.name)
 

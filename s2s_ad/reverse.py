@@ -251,8 +251,12 @@ class ReverseSweep(Recording):
     # -- arrays updated in place --------------------------------------------
 
     def _element_index(self, index: ir.Expr) -> bool:
-        """True if ``index`` picks single elements or basic slices (no repeats)."""
-        parts = index.items if isinstance(index, ir.Display) else (index,)
+        """True if ``index`` picks single elements or basic slices (no repeats).
+
+        Only a tuple display is a tuple of per-axis indices: a list display
+        (``b[[1, 1]]``) is one integer-array index, and may repeat positions.
+        """
+        parts = ir.index_parts(index)
         for part in parts:
             if isinstance(part, ir.Slice):
                 if not all(p is None or self.facts.shape_of(p) == SCALAR for p in (part.lower, part.upper, part.step)):
@@ -266,20 +270,26 @@ class ReverseSweep(Recording):
 
     def _single_element(self, array: str, index: ir.Expr) -> bool:
         """True if ``array[index]`` is provably one number: one integer per dimension of a known rank."""
-        parts = index.items if isinstance(index, ir.Display) else (index,)
+        parts = ir.index_parts(index)
         return (self.facts.ndim.get(array) == len(parts)
                 and all(not isinstance(p, (ir.Slice, ir.Display)) and self.facts.shape_of(p) == SCALAR
                         and not (isinstance(p, ir.Const) and (p.value is None or p.value is Ellipsis))
                         for p in parts))
 
     def scatter(self, array: str, index: ir.Expr, contribution: ir.Expr) -> None:
-        """``d_array[index] += contribution``, in place (``np.add.at`` where indices may repeat)."""
+        """``d_array[index] += contribution``: in place where the index cannot repeat a position.
+
+        An integer-array index may read an element twice, and each reading adds
+        its part: ``getitem_grad`` scatters with ``np.add.at``, as a call whose
+        result is added (generated code stays pure, so higher orders can
+        differentiate it again).
+        """
         self.own(array)
         target = self.adjoint_name(array)
         if self._element_index(index):
             self.emit(ir.Store(target, index, contribution, self.line, op=operator.add))
         else:
-            self.emit(ir.Effect(ir.Call(np.add.at, (ir.Var(target), index, contribution)), self.line))
+            self.accumulate(array, ir.Call(runtime.getitem_grad, (contribution, ir.Var(array), index)))
 
     def own(self, name: str) -> None:
         """Hold the adjoint of ``name`` in an array of its own, ready for in-place updates."""

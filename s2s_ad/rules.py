@@ -97,6 +97,7 @@ _ELEMENTWISE_CONSTANTS: set = set()  # non-differentiable, but shaped like their
 _METHODS: dict[str, tuple[Any, bool]] = {}
 _ATTRIBUTES: dict[str, Any] = {}
 _FRESH_ARRAYS: set = set()  # functions that return a new array the caller owns
+_RESULT_ITEMS: dict = {}  # functions that return a tuple: how many items (np.linalg.eigh: 2)
 _loaded = False
 _load_lock = threading.Lock()
 
@@ -219,7 +220,7 @@ def _register(table: dict, kind: str, fn: Any, elementwise: bool, method: Option
 def adjoint(fn: Any, *, elementwise: bool = False, method: Optional[str] = None,
             pack_method_args: bool = False, attribute: Optional[str] = None,
             examples: tuple = (), domain: tuple = (0.2, 0.8), linear: bool = False,
-            bilinear: bool = False) -> Callable:
+            bilinear: bool = False, items: int = 0) -> Callable:
     """Declare the reverse rule of ``fn`` (see the module docstring).
 
     ``method="sum"`` also makes ``x.sum(...)`` mean ``fn(x, ...)``;
@@ -227,7 +228,12 @@ def adjoint(fn: Any, *, elementwise: bool = False, method: Optional[str] = None,
     ``attribute="T"`` makes ``x.T`` mean ``fn(x)``.  ``examples`` and
     ``domain`` are test data: see ``Rule``.  ``linear`` (``fn`` is linear in
     its differentiable inputs) and ``bilinear`` tell forward mode its tangent.
+    ``items=2`` declares that ``fn`` returns a tuple of two items (``w, v =
+    np.linalg.eigh(a)``): its adjoint ``d_out`` is then a tuple of the items'
+    adjoints (zeros for an item not used), read as ``d_out[0]``.
     """
+    if items:
+        _RESULT_ITEMS[_key(fn)] = items
     form = "linear" if linear else "bilinear" if bilinear else ""
     return _register(_ADJOINTS, "adjoint", fn, elementwise, method, pack_method_args, attribute,
                      examples, domain, form)
@@ -297,6 +303,15 @@ def makes_fresh_array(fn: Any) -> bool:
         return _key(fn) in _FRESH_ARRAYS
     except TypeError:
         return False
+
+
+def result_items(fn: Any) -> int:
+    """How many items the tuple ``fn`` returns (declared with ``items=``), or 0."""
+    load_templates()
+    try:
+        return _RESULT_ITEMS.get(_key(fn), 0)
+    except TypeError:
+        return 0
 
 
 def load_templates() -> None:

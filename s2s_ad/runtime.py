@@ -185,6 +185,40 @@ def matmul_grad_b(grad: Any, a: Any, b: Any) -> Any:
     return unbroadcast(result, b)
 
 
+def _dot_is_matmul(a: np.ndarray, b: np.ndarray) -> bool:
+    """True where ``np.dot(a, b)`` is ``a @ b`` (or a product): unless ``a`` is N-D and ``b`` 3-D or more."""
+    return a.ndim < 2 or b.ndim < 3
+
+
+def dot_grad_a(grad: Any, a: Any, b: Any) -> Any:
+    """The adjoint of ``a`` in ``np.dot(a, b)``.
+
+    For N-D operands ``np.dot`` sums over the last axis of ``a`` and the
+    second-to-last of ``b``, and keeps every other axis of both (no
+    broadcasting of leading axes, unlike matmul).
+    """
+    a, b = np.asarray(a), np.asarray(b)
+    if _dot_is_matmul(a, b):
+        return matmul_grad_a(grad, a, b)
+    kept_b = list(range(b.ndim - 2)) + [b.ndim - 1]  # b's axes in the result, in order
+    return np.tensordot(grad, b, axes=(list(range(a.ndim - 1, np.ndim(grad))), kept_b))
+
+
+def dot_grad_b(grad: Any, a: Any, b: Any) -> Any:
+    """The adjoint of ``b`` in ``np.dot(a, b)`` (see ``dot_grad_a``)."""
+    a, b = np.asarray(a), np.asarray(b)
+    if _dot_is_matmul(a, b):
+        return matmul_grad_b(grad, a, b)
+    lead = list(range(a.ndim - 1))
+    return np.moveaxis(np.tensordot(a, grad, axes=(lead, lead)), 0, -2)
+
+
+def linspace_weights(num: int, endpoint: bool = True, ndim: int = 0) -> np.ndarray:
+    """How much of ``stop`` each point of ``np.linspace(start, stop, num, endpoint)`` holds
+    (``1 -`` that of ``start``), shaped to broadcast against ``ndim``-dimensional endpoints."""
+    return np.reshape(np.linspace(0.0, 1.0, num, endpoint=endpoint), (-1,) + (1,) * ndim)
+
+
 def inverse_axes(axes: Any) -> Any:
     """The permutation that undoes ``np.transpose(x, axes)`` (``None`` undoes itself)."""
     return None if axes is None else tuple(np.argsort(axes))
@@ -245,15 +279,31 @@ def _fold_border(result: np.ndarray, lead: tuple, edge: int, start: int, width: 
 def getitem_grad(grad: Any, a: Any, index: Any) -> np.ndarray:
     """The adjoint of ``a[index]``: ``grad`` scattered into zeros shaped like ``a``.
 
-    Repeated integer-array indices add up (``np.add.at``).
+    Where an integer index (an array, a list, a tuple inside the index) may
+    name an element twice, each reading adds its part (``np.add.at``); a basic
+    index (numbers, slices, ``None``, ``...``) or a boolean mask never repeats,
+    and is written directly.
     """
     result = np.zeros(np.shape(a), dtype=np.result_type(grad, 1.0))
-    parts = index if isinstance(index, tuple) else (index,)
-    if any(isinstance(p, (list, np.ndarray)) for p in parts):
-        np.add.at(result, index, grad)
-    else:
+    if _never_repeats(index):
         result[index] = grad
+    else:
+        np.add.at(result, index, grad)
     return result
+
+
+def _never_repeats(index: Any) -> bool:
+    """True if ``a[index]`` names each element of ``a`` at most once (NumPy's basic indexing, or masks)."""
+    parts = index if isinstance(index, tuple) else (index,)
+    for part in parts:
+        if isinstance(part, (bool, np.bool_)) or part is None or part is Ellipsis:
+            continue
+        if isinstance(part, (int, np.integer, slice)):
+            continue
+        if isinstance(part, np.ndarray) and (part.dtype == np.bool_ or part.ndim == 0):
+            continue
+        return False
+    return True
 
 
 def _along_last(a: np.ndarray, axis: Any) -> tuple[np.ndarray, Any]:
@@ -300,3 +350,672 @@ def cumsum_grad(grad: Any, a: Any, axis: Any = None) -> np.ndarray:
     if axis is None:
         return np.reshape(np.cumsum(grad[::-1])[::-1], np.shape(a))
     return np.flip(np.cumsum(np.flip(grad, axis), axis), axis)
+
+
+# -- adjoints of shape functions (each linear in ``grad``) -------------------------------------
+
+
+def _joined_parts(arrays: Any, how: str) -> tuple[list, int]:
+    """The arrays ``np.hstack``/``vstack``/``dstack``/``column_stack`` join, as they join them, and the axis."""
+    if how == "vstack":
+        return [np.atleast_2d(a) for a in arrays], 0
+    if how == "dstack":
+        return [np.atleast_3d(a) for a in arrays], 2
+    if how == "column_stack":
+        return [np.asarray(a).reshape(-1, 1) if np.ndim(a) < 2 else np.asarray(a) for a in arrays], 1
+    parts = [np.atleast_1d(a) for a in arrays]
+    return parts, 0 if parts and parts[0].ndim == 1 else 1
+
+
+def joined_grad(grad: Any, arrays: Any, how: str) -> list:
+    """The adjoint of ``np.<how>(arrays)`` (how: hstack, vstack, dstack, column_stack): one piece per array."""
+    parts, axis = _joined_parts(arrays, how)
+    pieces = np.split(np.asarray(grad), np.cumsum([p.shape[axis] for p in parts])[:-1], axis=axis)
+    return [np.reshape(piece, np.shape(a)) for piece, a in zip(pieces, arrays)]
+
+
+def repeat_grad(grad: Any, a: Any, repeats: Any, axis: Any = None) -> np.ndarray:
+    """The adjoint of ``np.repeat(a, repeats, axis)``: each element gathers the adjoints of its copies."""
+    grad = np.asarray(grad)
+    shape = np.shape(a)
+    n = int(np.prod(shape)) if axis is None else shape[axis]
+    if axis is None:
+        axis = 0
+    counts = np.broadcast_to(np.asarray(repeats, dtype=np.intp), (n,))
+    owner = np.repeat(np.arange(n), counts)  # which element each copy came from
+    moved = np.moveaxis(grad, axis, 0)
+    result = np.zeros((n,) + moved.shape[1:], dtype=np.result_type(grad, 1.0))
+    np.add.at(result, owner, moved)
+    return np.reshape(np.moveaxis(result, 0, axis), shape)
+
+
+def tile_grad(grad: Any, a: Any, reps: Any) -> np.ndarray:
+    """The adjoint of ``np.tile(a, reps)``: the adjoints of the copies, summed."""
+    shape = np.shape(a)
+    reps = tuple(np.atleast_1d(reps).tolist())
+    ndim = max(len(shape), len(reps))
+    shape_full = (1,) * (ndim - len(shape)) + tuple(shape)
+    reps_full = (1,) * (ndim - len(reps)) + reps
+    split = [n for pair in zip(reps_full, shape_full) for n in pair]  # (r0, n0, r1, n1, ...)
+    summed = np.sum(np.reshape(grad, split), axis=tuple(range(0, 2 * ndim, 2)))
+    return np.reshape(summed, shape)
+
+
+def diag_grad(grad: Any, v: Any, k: int = 0) -> np.ndarray:
+    """The adjoint of ``np.diag(v, k)``: the diagonal of ``grad`` for a vector ``v``; for a matrix
+    ``v``, zeros holding ``grad`` on the ``k``-th diagonal."""
+    if np.ndim(v) == 1:
+        return np.array(np.diagonal(grad, k))
+    return diagonal_grad(grad, v, k)
+
+
+def diagonal_grad(grad: Any, a: Any, offset: int = 0, axis1: int = 0, axis2: int = 1) -> np.ndarray:
+    """The adjoint of ``np.diagonal(a, offset, axis1, axis2)``: ``grad`` written onto that diagonal of zeros."""
+    grad = np.asarray(grad)
+    result = np.zeros(np.shape(a), dtype=np.result_type(grad, 1.0))
+    view = np.moveaxis(result, (axis1, axis2), (-2, -1))  # a view: writes reach result
+    i = np.arange(grad.shape[-1]) if grad.ndim else np.arange(0)
+    view[..., i + max(-offset, 0), i + max(offset, 0)] = grad
+    return result
+
+
+def append_grad(grad: Any, arr: Any, values: Any, axis: Any, which: int) -> np.ndarray:
+    """The adjoint of ``arr`` (``which`` 0) or ``values`` (1) in ``np.append(arr, values, axis)``."""
+    grad = np.asarray(grad)
+    if axis is None:
+        n = np.size(arr)
+        piece = grad[:n] if which == 0 else grad[n:]
+    else:
+        n = np.shape(arr)[axis]
+        index = (slice(None),) * (axis % grad.ndim)
+        piece = grad[index + (slice(None, n),)] if which == 0 else grad[index + (slice(n, None),)]
+    return np.reshape(piece, np.shape(arr if which == 0 else values))
+
+
+def diff_grad(grad: Any, a: Any, n: int = 1, axis: int = -1) -> np.ndarray:
+    """The adjoint of ``np.diff(a, n, axis)``: the transpose of differencing, ``n`` times."""
+    grad = np.asarray(grad)
+    widths = [(0, 0)] * grad.ndim
+    widths[axis % grad.ndim] = (1, 1)
+    for _ in range(n):
+        grad = -np.diff(np.pad(grad, widths), axis=axis)
+    return np.reshape(grad, np.shape(a))
+
+
+def take_grad(grad: Any, a: Any, indices: Any, axis: Any = None) -> np.ndarray:
+    """The adjoint of ``np.take(a, indices, axis)``: repeated indices add up."""
+    grad = np.asarray(grad)
+    if axis is None:
+        result = np.zeros(np.size(a), dtype=np.result_type(grad, 1.0))
+        np.add.at(result, np.ravel(indices), np.ravel(grad))
+        return np.reshape(result, np.shape(a))
+    result = np.zeros(np.shape(a), dtype=np.result_type(grad, 1.0))
+    index = (slice(None),) * (axis % result.ndim) + (indices,)
+    np.add.at(result, index, grad)
+    return result
+
+
+def take_along_axis_grad(grad: Any, arr: Any, indices: Any, axis: Any) -> np.ndarray:
+    """The adjoint of ``np.take_along_axis(arr, indices, axis)``: repeated indices add up."""
+    grad = np.asarray(grad)
+    if axis is None:
+        result = np.zeros(np.size(arr), dtype=np.result_type(grad, 1.0))
+        np.add.at(result, np.ravel(indices), np.ravel(grad))
+        return np.reshape(result, np.shape(arr))
+    result = np.zeros(np.shape(arr), dtype=np.result_type(grad, 1.0))
+    axis = axis % result.ndim
+    grids = np.ogrid[tuple(slice(n) for n in np.shape(indices))]
+    index = tuple(np.asarray(indices) if d == axis else grids[d] for d in range(result.ndim))
+    np.add.at(result, index, grad)
+    return result
+
+
+def sort_grad(grad: Any, a: Any, axis: Any = -1) -> np.ndarray:
+    """The adjoint of ``np.sort(a, axis)``: each sorted position's adjoint goes back where it came from."""
+    order = np.argsort(a, axis=axis, kind="stable")
+    return take_along_axis_grad(grad, a, order, axis)
+
+
+
+# -- linear algebra -----------------------------------------------------------------------------
+
+
+def solve_columns(x: Any, b: Any) -> Any:
+    """``x`` as a stack of columns, as ``np.linalg.solve(a, b)`` reads ``b``: a vector ``b`` (1-D)
+    gets a trailing axis of length 1.  (A missing tangent, the number 0, stays a number.)"""
+    if np.ndim(b) == 1 and np.ndim(x) >= 1:
+        return np.expand_dims(x, -1)
+    return x
+
+
+def _matrix_norm(ndim: int, axis: Any) -> bool:
+    return (axis is None and ndim == 2) or (isinstance(axis, tuple) and len(axis) == 2)
+
+
+def norm_order(ord: Any, ndim: int, axis: Any) -> float:
+    """The ``p`` of the p-norm ``np.linalg.norm(x, ord, axis)`` computes, whose derivative is
+    ``sign(x) |x|**(p-1) / norm**(p-1)``; 0 for the norms made of a max or a min (see
+    ``norm_max_weights``) and for the count ``ord=0``.  The matrix norms made of singular values
+    (ord 2, -2, 'nuc') raise: no rule, rather than a wrong number."""
+    if ord is None or ord == "fro":
+        return 2.0
+    if _matrix_norm(ndim, axis):
+        if ord in (1, -1, np.inf, -np.inf):
+            return 0.0
+    elif isinstance(ord, (int, float, np.integer, np.floating)):
+        return 0.0 if ord == 0 or np.isinf(ord) else float(ord)
+    raise ValueError(f"np.linalg.norm with ord={ord!r} (a matrix norm of singular values) has no derivative rule "
+                     f"in s2s_ad; use ord=None, 'fro', 1, -1, inf or -inf")
+
+
+def norm_max_weights(x: Any, ord: Any, axis: Any, keepdims: bool) -> Any:
+    """d norm / d x for the norms made of a max or a min (vector ord inf and -inf; matrix ord 1, -1,
+    inf, -inf: the largest or smallest absolute column or row sum): ``sign(x)`` where the extreme is
+    reached, ties sharing evenly (as ``np.max``'s rule); the number 0 for every other norm.
+    Piecewise constant in ``x``."""
+    x = np.asarray(x, dtype=np.result_type(x, 1.0))
+    matrix = _matrix_norm(x.ndim, axis)
+    if not matrix and ord == 0:
+        return np.zeros(x.shape)  # a count of the nonzero elements: constant
+    if ord is None or ord == "fro" or (matrix and ord not in (1, -1, np.inf, -np.inf)) or \
+            (not matrix and not (isinstance(ord, (int, float, np.number)) and np.isinf(ord))):
+        return 0.0
+    magnitude = np.abs(x)
+    pick = np.max if ord > 0 else np.min
+    if matrix:
+        rows, cols = (0, 1) if axis is None else tuple(a % x.ndim for a in axis)
+        summed_over = rows if abs(ord) == 1 else cols  # ord 1: column sums; inf: row sums
+        sums = np.sum(magnitude, axis=summed_over, keepdims=True)
+        other = cols if summed_over == rows else rows
+        extreme = sums == pick(sums, axis=other, keepdims=True)
+        return np.sign(x) * extreme / np.sum(extreme, axis=other, keepdims=True)
+    reduce_axis = None if axis is None else axis
+    extreme = magnitude == pick(magnitude, axis=reduce_axis, keepdims=True)
+    return np.sign(x) * extreme / np.sum(extreme, axis=reduce_axis, keepdims=True)
+
+
+def norm_weight(x: Any, p: float) -> Any:
+    """``sign(x) |x|**(p - 1)``, the p-norm's derivative times ``norm**(p - 1)``; written
+    ``x |x|**(p - 2)`` for p >= 2, whose own derivative is right at 0 too."""
+    if p == 0.0:
+        return 0.0  # a norm of maxima (norm_max_weights), or the count ord=0: no p-norm term
+    x = np.asarray(x, dtype=np.result_type(x, 1.0))
+    if p == 2.0:
+        return x
+    if p >= 2.0:
+        return x * np.abs(x) ** (p - 2.0)
+    return np.sign(x) * np.abs(x) ** (p - 1.0)
+
+
+def norm_weight_jvp(x: Any, p: float, t: Any) -> Any:
+    """The tangent of ``norm_weight(x, p)`` along ``t`` (the number 0 where that is the number 0)."""
+    if p == 0.0:
+        return 0.0
+    return norm_weight_slope(x, p) * t
+
+
+def norm_weight_slope(x: Any, p: float) -> Any:
+    """The derivative of ``norm_weight(x, p)`` in ``x``: ``(p - 1) |x|**(p - 2)`` (1 for p = 2,
+    0 for p = 1, infinite at 0 for 1 < p < 2)."""
+    if p == 0.0:
+        return 0.0
+    x = np.asarray(x, dtype=np.result_type(x, 1.0))
+    if p == 2.0:
+        return np.ones_like(x)
+    if p == 1.0:
+        return np.zeros_like(x)
+    with np.errstate(divide="ignore"):
+        return (p - 1.0) * np.abs(x) ** (p - 2.0)
+
+
+def inner_axes(a: Any, b: Any) -> Any:
+    """``np.inner(a, b)`` as ``np.tensordot``'s ``axes``: the last axes, or 0 (a product) for a number."""
+    if np.ndim(a) == 0 or np.ndim(b) == 0:
+        return 0
+    return (np.ndim(a) - 1, np.ndim(b) - 1)
+
+
+def tensordot_axes(a: Any, b: Any, axes: Any) -> tuple[list, list]:
+    """``np.tensordot``'s ``axes`` argument as two lists of non-negative axes of ``a`` and ``b``."""
+    na, nb = np.ndim(a), np.ndim(b)
+    if isinstance(axes, (int, np.integer)):
+        return list(range(na - axes, na)), list(range(axes))
+    first, second = axes
+    first = [first] if isinstance(first, (int, np.integer)) else list(first)
+    second = [second] if isinstance(second, (int, np.integer)) else list(second)
+    return [int(x) % na for x in first], [int(x) % nb for x in second]
+
+
+def tensordot_adjoint_plan(a: Any, b: Any, axes: Any, which: int) -> tuple:
+    """How the adjoint of operand ``which`` of ``np.tensordot(a, b, axes)`` is one more tensordot:
+    the ``axes`` to contract the result's adjoint with the other operand, and the permutation
+    that puts the product's axes in the operand's order."""
+    ca, cb = tensordot_axes(a, b, axes)
+    free_a = [i for i in range(np.ndim(a)) if i not in ca]
+    free_b = [i for i in range(np.ndim(b)) if i not in cb]
+    if which == 0:  # tensordot(grad, b): free_a, then the partners of b's contracted axes in b's order
+        contract = (list(range(len(free_a), len(free_a) + len(free_b))), free_b)
+        return contract, tuple(np.argsort(free_a + [ca[cb.index(j)] for j in sorted(cb)]).tolist())
+    contract = (free_a, list(range(len(free_a))))  # tensordot(a, grad): the partners of a's, then free_b
+    return contract, tuple(np.argsort([cb[ca.index(i)] for i in sorted(ca)] + free_b).tolist())
+
+
+def trace_grad(grad: Any, a: Any, offset: int = 0, axis1: int = 0, axis2: int = 1) -> np.ndarray:
+    """The adjoint of ``np.trace(a, offset, axis1, axis2)``: ``grad`` on every element of that diagonal."""
+    length = np.diagonal(np.zeros(np.shape(a), dtype=bool), offset, axis1, axis2).shape[-1]
+    grad = np.asarray(grad)
+    return diagonal_grad(np.broadcast_to(grad[..., np.newaxis], grad.shape + (length,)), a, offset, axis1, axis2)
+
+
+def kron_blocks(grad: Any, a: Any, b: Any) -> np.ndarray:
+    """The adjoint of ``np.kron(a, b)`` with its axes split as (a0, b0, a1, b1, ...)."""
+    nd = max(np.ndim(a), np.ndim(b))
+    sa = (1,) * (nd - np.ndim(a)) + np.shape(a)
+    sb = (1,) * (nd - np.ndim(b)) + np.shape(b)
+    return np.reshape(grad, [n for pair in zip(sa, sb) for n in pair])
+
+
+def kron_spread(x: Any, other: Any, which: int) -> np.ndarray:
+    """``x`` (operand ``which`` of kron) shaped to broadcast against ``kron_blocks``: length-1 axes
+    interleaved where the other operand's axes are."""
+    nd = max(np.ndim(x), np.ndim(other))
+    sx = (1,) * (nd - np.ndim(x)) + np.shape(x)
+    ones = (1,) * nd
+    pairs = zip(sx, ones) if which == 0 else zip(ones, sx)
+    return np.reshape(x, [n for pair in pairs for n in pair])
+
+
+def kron_axes(a: Any, b: Any, which: int) -> tuple:
+    """The axes of ``kron_blocks`` that belong to the operand other than ``which`` (summed out)."""
+    nd = max(np.ndim(a), np.ndim(b))
+    return tuple(range(1 if which == 0 else 0, 2 * nd, 2))
+
+
+# -- einsum ---------------------------------------------------------------------------------------
+
+
+def _einsum_terms(subscripts: str, operands: list) -> tuple[list, str, dict]:
+    """``subscripts`` with every ``...`` spelled out in letters of its own (right-aligned, as NumPy
+    broadcasts them), the implicit output made explicit, and the size of every letter (broadcast)."""
+    subscripts = subscripts.replace(" ", "")
+    inputs, _, output = subscripts.partition("->")
+    terms = inputs.split(",")
+    if len(terms) != len(operands):
+        raise ValueError(f"einsum {subscripts!r} names {len(terms)} operands, but {len(operands)} are given")
+    spare = [c for c in "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ" if c not in subscripts]
+    widths = [np.ndim(op) - (len(t) - 3) if "..." in t else 0 for t, op in zip(terms, operands)]
+    ellipsis = "".join(spare[:max(widths, default=0)])
+    terms = [t.replace("...", ellipsis[len(ellipsis) - w:] if w else "") for t, w in zip(terms, widths)]
+    if "->" not in subscripts:
+        letters = "".join(terms)
+        output = ellipsis + "".join(sorted(c for c in set(letters) if letters.count(c) == 1 and c not in ellipsis))
+    else:
+        output = output.replace("...", ellipsis)
+    sizes: dict = {}
+    for term, op in zip(terms, operands):
+        for letter, n in zip(term, np.shape(op)):
+            sizes[letter] = max(sizes.get(letter, 1), n)
+    return terms, output, sizes
+
+
+def einsum_grad(grad: Any, subscripts: str, which: int, like: Any, *slots: Any) -> np.ndarray:
+    """The adjoint of operand ``which`` (shaped like ``like``) of ``np.einsum(subscripts, *slots)``.
+
+    One more einsum of the result's adjoint with the other operands; labels summed within the
+    operand alone are spread back, repeated labels (a diagonal, ``"ii->"``) written onto the
+    diagonal of zeros, and broadcast ``...`` axes summed.  Slot ``which`` is not read (only
+    ``like``), and slots past the operands ``subscripts`` names are ignored.  Another operand
+    given as the number 0 (a missing tangent) makes the adjoint zero.
+    """
+    shape = np.shape(like)
+    if any(i != which and isinstance(op, (int, float)) and op == 0 for i, op in enumerate(slots)):
+        return np.zeros(shape)  # (a slot past the operands holds 0 only as a missing tangent)
+    count = subscripts.count(",") + 1
+    operands = [like if i == which else slots[i] for i in range(count)]
+    terms, output, sizes = _einsum_terms(subscripts, operands)
+    mine = terms[which]
+    unique = "".join(dict.fromkeys(mine))
+    others = [(t, np.broadcast_to(op, [sizes[c] for c in t])) for i, (t, op) in enumerate(zip(terms, operands))
+              if i != which]
+    reached = set(output).union(*[set(t) for t, _ in others])
+    kept = "".join(c for c in unique if c in reached)
+    full_grad = np.broadcast_to(grad, [sizes[c] for c in output])
+    core = np.einsum(",".join([output] + [t for t, _ in others]) + "->" + kept, full_grad, *[op for _, op in others])
+    for position, letter in enumerate(unique):  # labels summed within this operand alone: spread back
+        if letter not in reached:
+            core = np.expand_dims(core, position)
+    core = np.broadcast_to(core, [sizes[c] for c in unique])
+    if len(unique) == len(mine):
+        result = np.einsum(unique + "->" + mine, core)
+    else:  # a repeated label: onto the diagonal of zeros (einsum's diagonal view is writable)
+        result = np.zeros([sizes[c] for c in mine], dtype=np.result_type(core, 1.0))
+        np.einsum(mine + "->" + unique, result)[...] = core
+    return unbroadcast_to(np.array(result, dtype=np.result_type(result, 1.0)), shape)
+
+
+# -- special functions (for the math module's gamma family) ------------------------------------
+
+
+def digamma(x: float) -> float:
+    """The digamma function psi = d lgamma / dx, for a number (the derivative of ``math.lgamma``).
+
+    Shifted up by the recurrence psi(x) = psi(x + 1) - 1/x until x >= 10, then the asymptotic
+    series (error below 1e-14); reflected for negative x.
+    """
+    x = float(x)
+    if x <= 0.0 and x == math.floor(x):
+        return math.nan  # a pole
+    if x < 0.0:
+        return digamma(1.0 - x) - math.pi / math.tan(math.pi * x)
+    shift = 0.0
+    while x < 10.0:
+        shift -= 1.0 / x
+        x += 1.0
+    inv = 1.0 / (x * x)
+    series = inv * (1.0 / 12 - inv * (1.0 / 120 - inv * (1.0 / 252 - inv * (1.0 / 240 - inv * (1.0 / 132)))))
+    return shift + math.log(x) - 0.5 / x - series
+
+
+def trigamma(x: float) -> float:
+    """psi'(x), the derivative of ``digamma`` (recurrence, asymptotic series, reflection)."""
+    x = float(x)
+    if x <= 0.0 and x == math.floor(x):
+        return math.inf
+    if x < 0.0:
+        return -trigamma(1.0 - x) + (math.pi / math.sin(math.pi * x)) ** 2
+    shift = 0.0
+    while x < 10.0:
+        shift += 1.0 / (x * x)
+        x += 1.0
+    inv = 1.0 / (x * x)
+    series = (1.0 / x) * (1.0 + 1.0 / (2 * x) + inv * (1.0 / 6 - inv * (1.0 / 30 - inv * (1.0 / 42 - inv / 30))))
+    return shift + series
+
+
+# -- quantiles (NumPy's default, linear method): piecewise linear in the data and in q ------------
+
+
+def _quantile_plan(a: Any, q: Any, axis: Any, keepdims: bool) -> tuple:
+    """Where each quantile lies in ``a`` sorted along ``axis``: the sorting order (flattened to the
+    last axis), the neighbours below and above, the fraction between them, and the shapes."""
+    a = np.asarray(a)
+    flat, back = _along_last(a, axis)
+    n = flat.shape[-1]
+    order = np.argsort(flat, axis=-1, kind="stable")
+    position = np.asarray(q, dtype=float) * (n - 1)
+    low = np.clip(np.floor(position).astype(np.intp), 0, n - 1)
+    high = np.clip(low + 1, 0, n - 1)
+    reduced = np.sum(np.zeros(a.shape), axis=axis, keepdims=keepdims).shape
+    return flat, back, order, low, high, position - low, reduced
+
+
+def _quantile_layout(rows: np.ndarray, q: Any, reduced: tuple) -> np.ndarray:
+    """(lead..., q...) rows as NumPy lays out quantiles: q's axes first, then the reduced shape."""
+    qdims = np.ndim(q)
+    moved = np.moveaxis(rows, tuple(range(rows.ndim - qdims, rows.ndim)), tuple(range(qdims))) if qdims else rows
+    return np.reshape(moved, np.shape(q) + reduced)
+
+
+def quantile_linear(values: Any, a: Any, q: Any, axis: Any = None, keepdims: bool = False) -> np.ndarray:
+    """``np.quantile(a, q, axis, keepdims=keepdims)``, interpolating ``values`` (shaped like ``a``) at
+    the positions where ``a``'s quantiles lie: linear in ``values`` (``values`` is ``a`` itself for the
+    quantile)."""
+    flat, _, order, low, high, fraction, reduced = _quantile_plan(a, q, axis, keepdims)
+    ordered = np.take_along_axis(_along_last(np.asarray(values, dtype=float), axis)[0], order, axis=-1)
+    rows = (1.0 - fraction) * ordered[..., low] + fraction * ordered[..., high]
+    return _quantile_layout(rows, q, reduced)
+
+
+def quantile_slope(values: Any, a: Any, q: Any, axis: Any = None, keepdims: bool = False) -> np.ndarray:
+    """d quantile_linear / d q: (n - 1) times the gap of ``values`` between the two neighbours."""
+    flat, _, order, low, high, _, reduced = _quantile_plan(a, q, axis, keepdims)
+    if isinstance(values, (int, float)) and values == 0:
+        return np.zeros(np.shape(q) + reduced)  # a missing tangent
+    ordered = np.take_along_axis(_along_last(np.asarray(values, dtype=float), axis)[0], order, axis=-1)
+    rows = (ordered[..., high] - ordered[..., low]) * (flat.shape[-1] - 1)
+    return _quantile_layout(rows, q, reduced)
+
+
+def quantile_scatter(grad: Any, a: Any, q: Any, axis: Any = None, keepdims: bool = False,
+                     slope: bool = False) -> np.ndarray:
+    """The adjoint of ``values`` in ``quantile_linear`` (or, with ``slope``, in ``quantile_slope``):
+    each quantile's adjoint shared by its two neighbours in ``a``."""
+    flat, back, order, low, high, fraction, reduced = _quantile_plan(a, q, axis, keepdims)
+    n = flat.shape[-1]
+    grad = np.broadcast_to(np.asarray(grad, dtype=float), np.shape(q) + reduced)
+    qdims = np.ndim(q)
+    rows = np.reshape(np.moveaxis(grad, tuple(range(qdims)), tuple(range(-qdims, 0))) if qdims else grad,
+                      flat.shape[:-1] + np.shape(q))
+    below, above = ((-(n - 1.0), n - 1.0) if slope else (1.0 - fraction, fraction))
+    ordered = np.zeros(flat.shape)
+    for index in np.ndindex(*np.shape(q)):
+        part = rows[(Ellipsis,) + index]
+        ordered[..., low[index]] += part * (below if slope else below[index])
+        ordered[..., high[index]] += part * (above if slope else above[index])
+    result = np.zeros(flat.shape)
+    np.put_along_axis(result, order, ordered, axis=-1)
+    return back(result)
+
+
+def expand_quantiles(t: Any, like: Any) -> Any:
+    """``t`` (shaped like q) with length-1 axes appended to broadcast against quantiles ``like``."""
+    return np.reshape(t, np.shape(t) + (1,) * (np.ndim(like) - np.ndim(t)))
+
+
+def trailing_axes(q: Any, out: Any) -> tuple:
+    """The axes of quantiles ``out`` after q's own: the reduced shape's."""
+    return tuple(range(np.ndim(q), np.ndim(out)))
+
+
+def cumprod_grad(grad: Any, a: Any, axis: Any = None) -> np.ndarray:
+    """The adjoint of ``np.cumprod(a, axis)``, without dividing (zeros in ``a`` are fine):
+    d a_i = (a_0 ... a_{i-1}) * r_i with r_i = g_i + a_{i+1} r_{i+1}, along the axis."""
+    a = np.asarray(a, dtype=np.result_type(a, 1.0))
+    shape = a.shape
+    if axis is None:
+        a, axis = np.ravel(a), 0
+    a = np.moveaxis(a, axis, 0)
+    g = np.moveaxis(np.broadcast_to(np.asarray(grad, dtype=a.dtype), np.shape(np.moveaxis(a, 0, axis))), axis, 0)
+    n = a.shape[0]
+    before = np.concatenate([np.ones((1,) + a.shape[1:]), np.cumprod(a[:-1], axis=0)], axis=0)
+    rest = np.zeros_like(a)
+    carry = np.zeros(a.shape[1:])
+    for i in range(n - 1, -1, -1):
+        carry = g[i] + (a[i + 1] * carry if i + 1 < n else 0.0)
+        rest[i] = carry
+    return np.reshape(np.moveaxis(before * rest, 0, axis), shape)
+
+
+def cumprod_jvp(a: Any, t: Any, axis: Any = None) -> np.ndarray:
+    """The tangent of ``np.cumprod(a, axis)`` along ``t``: c_j = c_{j-1} a_j + p_{j-1} t_j (p the
+    running product), without dividing."""
+    a = np.asarray(a, dtype=np.result_type(a, t, 1.0))
+    t = np.broadcast_to(np.asarray(t, dtype=a.dtype), a.shape)
+    if axis is None:
+        a, t, axis = np.ravel(a), np.ravel(t), 0
+    a, t = np.moveaxis(a, axis, 0), np.moveaxis(t, axis, 0)
+    result = np.zeros_like(a)
+    product = np.ones(a.shape[1:])
+    carry = np.zeros(a.shape[1:])
+    for i in range(a.shape[0]):
+        carry = carry * a[i] + product * t[i]
+        product = product * a[i]
+        result[i] = carry
+    return np.moveaxis(result, 0, axis)
+
+
+def cumprod_grad_jvp(grad: Any, a: Any, t: Any, axis: Any = None) -> np.ndarray:
+    """The tangent of ``cumprod_grad(grad, a, axis)`` as ``a`` moves along ``t`` (``grad`` fixed):
+    the recursion of ``cumprod_grad`` differentiated term by term."""
+    a = np.asarray(a, dtype=np.result_type(a, t, 1.0))
+    shape = a.shape
+    if isinstance(t, (int, float)) and t == 0:
+        return np.zeros(shape)  # a missing tangent
+    t = np.broadcast_to(np.asarray(t, dtype=a.dtype), shape)
+    if axis is None:
+        a, t, axis = np.ravel(a), np.ravel(t), 0
+    a, t = np.moveaxis(a, axis, 0), np.moveaxis(t, axis, 0)
+    g = np.moveaxis(np.broadcast_to(np.asarray(grad, dtype=a.dtype), np.shape(np.moveaxis(a, 0, axis))), axis, 0)
+    n = a.shape[0]
+    ones = np.ones((1,) + a.shape[1:])
+    before = np.concatenate([ones, np.cumprod(a[:-1], axis=0)], axis=0)
+    before_t = np.concatenate([0.0 * ones, cumprod_jvp(a[:-1], t[:-1], 0)], axis=0)
+    rest, rest_t = np.zeros_like(a), np.zeros_like(a)
+    carry, carry_t = np.zeros(a.shape[1:]), np.zeros(a.shape[1:])
+    for i in range(n - 1, -1, -1):
+        if i + 1 < n:
+            carry, carry_t = g[i] + a[i + 1] * carry, t[i + 1] * carry + a[i + 1] * carry_t
+        else:
+            carry, carry_t = g[i] + 0.0 * carry, carry_t
+        rest[i], rest_t[i] = carry, carry_t
+    return np.reshape(np.moveaxis(before_t * rest + before * rest_t, 0, axis), shape)
+
+
+def _powers(m: np.ndarray, n: int) -> list:
+    """``[I, m, m @ m, ..., m**n]`` (matrix powers, batched over leading axes)."""
+    out = [np.broadcast_to(np.eye(m.shape[-1]), m.shape)]
+    for _ in range(n):
+        out.append(np.matmul(out[-1], m))
+    return out
+
+
+def _check_power(n: Any) -> int:
+    if int(n) != n or n < 0:
+        raise ValueError(f"np.linalg.matrix_power(a, {n}) has a derivative rule for n >= 0 only; for a negative "
+                         f"power write np.linalg.matrix_power(np.linalg.inv(a), {-n})")
+    return int(n)
+
+
+def matrix_power_grad(grad: Any, a: Any, n: int) -> np.ndarray:
+    """The adjoint of ``np.linalg.matrix_power(a, n)`` (n >= 0): the sum over k of
+    (a^T)^k grad (a^T)^(n-1-k)."""
+    n = _check_power(n)
+    at = np.swapaxes(np.asarray(a, dtype=float), -1, -2)
+    grad = np.broadcast_to(np.asarray(grad, dtype=float), at.shape)
+    powers = _powers(at, max(n - 1, 0))
+    total = np.zeros(at.shape)
+    for k in range(n):
+        total = total + np.matmul(powers[k], np.matmul(grad, powers[n - 1 - k]))
+    return total
+
+
+def matrix_power_jvp(a: Any, t: Any, n: int) -> np.ndarray:
+    """The tangent of ``np.linalg.matrix_power(a, n)`` along ``t``: the sum over k of a^k t a^(n-1-k)."""
+    n = _check_power(n)
+    a = np.asarray(a, dtype=float)
+    if isinstance(t, (int, float)) and t == 0:
+        return np.zeros(a.shape)
+    powers = _powers(a, max(n - 1, 0))
+    total = np.zeros(np.broadcast_shapes(a.shape, np.shape(t)))
+    for k in range(n):
+        total = total + np.matmul(powers[k], np.matmul(t, powers[n - 1 - k]))
+    return total
+
+
+def matrix_power_grad_jvp(grad: Any, a: Any, t: Any, n: int) -> np.ndarray:
+    """The tangent of ``matrix_power_grad(grad, a, n)`` as ``a`` moves along ``t``."""
+    n = _check_power(n)
+    at = np.swapaxes(np.asarray(a, dtype=float), -1, -2)
+    if isinstance(t, (int, float)) and t == 0:
+        return np.zeros(at.shape)
+    tt = np.swapaxes(np.asarray(t, dtype=float), -1, -2)
+    grad = np.broadcast_to(np.asarray(grad, dtype=float), at.shape)
+    powers = _powers(at, max(n - 1, 0))
+    moved = [np.zeros(at.shape)] + [matrix_power_jvp(at, tt, k) for k in range(1, n)]
+    total = np.zeros(at.shape)
+    for k in range(n):
+        total = total + np.matmul(moved[k], np.matmul(grad, powers[n - 1 - k])) \
+            + np.matmul(powers[k], np.matmul(grad, moved[n - 1 - k]))
+    return total
+
+
+def svd_checked(u: Any, a: Any, full_matrices: bool = True, compute_uv: bool = True) -> Any:
+    """``u`` itself, once ``np.linalg.svd(a, full_matrices, compute_uv)`` is known to have a derivative:
+    a full ``u`` or ``vh`` of a matrix that is not square raises (its extra columns are any basis),
+    and so does ``compute_uv=False`` (write ``np.linalg.svd(a, full_matrices=False)[1]``)."""
+    if not compute_uv:
+        raise ValueError("np.linalg.svd(..., compute_uv=False) has no derivative rule in s2s_ad; write "
+                         "np.linalg.svd(a, full_matrices=False)[1] for the singular values")
+    m, n = np.shape(a)[-2:]
+    if full_matrices and m != n:
+        raise ValueError("np.linalg.svd of a matrix that is not square has a derivative only with "
+                         "full_matrices=False (the extra columns of a full u or vh are any basis)")
+    return u
+
+
+def qr_checked(q: Any, a: Any, mode: str = "reduced") -> Any:
+    """``q`` itself, once ``np.linalg.qr(a, mode)`` is known to have a derivative rule: the reduced
+    factors of a matrix with at least as many rows as columns (complete ones of a square matrix are
+    the same); other calls raise."""
+    m, n = np.shape(a)[-2:]
+    if mode not in ("reduced", "complete") or m < n or (mode == "complete" and m != n):
+        raise ValueError(f"np.linalg.qr(a, mode={mode!r}) of a {m} x {n} matrix has no derivative rule in s2s_ad: "
+                         f"the rule covers mode='reduced' with at least as many rows as columns")
+    return q
+
+
+def _chain(matrices: list, size: int) -> np.ndarray:
+    """The product of ``matrices`` (the identity of ``size`` when there are none)."""
+    result = np.eye(size)
+    for m in matrices:
+        result = result @ m
+    return result
+
+
+def _multi_dot_terms(arrays: list) -> list:
+    """``np.linalg.multi_dot``'s operands as matrices: a 1-D first one a row, a 1-D last one a column."""
+    mats = [np.asarray(a, dtype=float) for a in arrays]
+    if mats[0].ndim == 1:
+        mats[0] = mats[0][np.newaxis, :]
+    if mats[-1].ndim == 1:
+        mats[-1] = mats[-1][:, np.newaxis]
+    return mats
+
+
+def _multi_dot_adjoints(grad: Any, mats: list, like: list) -> list:
+    """P_i^T grad S_i^T for each operand (P_i, S_i the products before and after it), shaped like it."""
+    g = np.reshape(np.asarray(grad, dtype=float), (mats[0].shape[0], mats[-1].shape[1]))
+    out = []
+    for i, m in enumerate(mats):
+        before = _chain(mats[:i], mats[0].shape[0])
+        after = _chain(mats[i + 1:], m.shape[1])
+        out.append(np.reshape(before.T @ g @ after.T, np.shape(like[i])))
+    return out
+
+
+def multi_dot_grad(grad: Any, arrays: Any) -> list:
+    """The adjoints of the operands of ``np.linalg.multi_dot(arrays)``, one per operand."""
+    return _multi_dot_adjoints(grad, _multi_dot_terms(arrays), list(arrays))
+
+
+def _is_missing(t: Any) -> bool:
+    return isinstance(t, (int, float)) and t == 0
+
+
+def multi_dot_jvp(arrays: Any, tangents: Any) -> Any:
+    """The tangent of ``np.linalg.multi_dot(arrays)``: each operand's tangent in its place, summed."""
+    arrays = list(arrays)
+    total = 0.0
+    for i, t in enumerate(tangents):
+        if not _is_missing(t):
+            total = total + np.linalg.multi_dot(arrays[:i] + [t] + arrays[i + 1:])
+    if _is_missing(total):
+        return np.zeros(np.shape(np.linalg.multi_dot(arrays)))
+    return total
+
+
+def multi_dot_grad_jvp(grad: Any, t_grad: Any, arrays: Any, tangents: Any) -> list:
+    """The tangent of ``multi_dot_grad(grad, arrays)`` as ``grad`` moves along ``t_grad`` and the
+    operands along ``tangents`` (one list: lists do not add elementwise)."""
+    arrays = list(arrays)
+    total = [np.zeros(np.shape(a)) for a in arrays]
+    if not _is_missing(t_grad):
+        total = multi_dot_grad(t_grad, arrays)
+    for j, t in enumerate(tangents if not _is_missing(tangents) else ()):
+        if _is_missing(t):
+            continue
+        moved = _multi_dot_adjoints(grad, _multi_dot_terms(arrays[:j] + [t] + arrays[j + 1:]), arrays)
+        for i in range(len(arrays)):
+            if i != j:  # operand i's own adjoint does not read operand i
+                total[i] = total[i] + moved[i]
+    return total

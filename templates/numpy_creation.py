@@ -6,9 +6,10 @@ constructors carry no derivative.
 import numpy as np
 
 from s2s_ad.rules import adjoint, fresh_arrays, nondifferentiable, tangent
+from s2s_ad.runtime import linspace_weights, unbroadcast
 
 nondifferentiable(np.zeros, np.ones, np.empty, np.full, np.zeros_like, np.ones_like, np.empty_like,
-                  np.arange, np.linspace, np.eye, np.identity)
+                  np.arange, np.eye, np.identity)
 nondifferentiable(np.shape, np.ndim, np.size, attributes={"shape": np.shape, "ndim": np.ndim, "size": np.size})
 fresh_arrays(np.zeros, np.ones, np.empty, np.full, np.zeros_like, np.ones_like, np.empty_like, np.full_like,
              np.arange, np.linspace, np.eye, np.identity, np.copy, np.array)
@@ -37,3 +38,19 @@ def full_like(out, a, fill_value, *, t_fill_value):
 @tangent(np.copy)
 def copy(out, a, t_a):
     t_out = np.copy(t_a)  # a new array, like the copy: writes into it must not reach t_a
+
+
+@adjoint(np.linspace, examples=({"start": (), "stop": (), "num": 5}, {"start": (), "stop": (), "num": 4, "endpoint": False},
+                                {"start": (), "stop": (), "num": 1}, {"start": (3,), "stop": (), "num": 4},
+                                {"start": (2, 3), "stop": (3,), "num": 3}))
+def linspace(out, start, stop, num=50, endpoint=True, *, d_out):
+    # out[k] = start + (stop - start) * w[k]: the endpoints are inputs, not constants
+    weights = linspace_weights(num, endpoint, np.ndim(out) - 1)
+    d_start = unbroadcast(np.sum(d_out * (1.0 - weights), axis=0), start)
+    d_stop = unbroadcast(np.sum(d_out * weights, axis=0), stop)
+
+
+@tangent(np.linspace)
+def linspace(out, start, stop, num=50, endpoint=True, *, t_start, t_stop):
+    weights = linspace_weights(num, endpoint, np.ndim(out) - 1)
+    t_out = t_start * (1.0 - weights) + t_stop * weights + np.zeros(np.shape(out))

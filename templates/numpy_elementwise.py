@@ -10,7 +10,8 @@ import numpy as np
 
 from s2s_ad.rules import adjoint, nondifferentiable
 
-nondifferentiable(np.sign, np.floor, np.ceil, np.round, np.rint, np.trunc, np.isnan, np.isinf,
+nondifferentiable(np.sign, np.floor, np.ceil, np.round, np.around, np.rint, np.trunc, np.fix, np.isnan, np.isinf,
+                  np.signbit, np.heaviside, np.greater_equal, np.less_equal, np.not_equal, np.logical_xor,
                   np.isfinite, np.greater, np.less, np.equal, np.logical_and, np.logical_or, np.logical_not,
                   elementwise=True)
 nondifferentiable(np.argmax, np.argmin, np.argsort, np.all, np.any, np.count_nonzero)
@@ -149,3 +150,121 @@ def clip(out, a, a_min=None, a_max=None, *, d_out):
     d_a = d_out * (out == a)  # passes where nothing was clipped
     d_a_min = d_out * (out != a) * (out == a_min)
     d_a_max = d_out * (out != a) * (out == a_max)
+
+
+@adjoint(np.fabs, elementwise=True, domain=(-0.8, 0.8))
+def fabs(out, x, d_out):
+    d_x = d_out * (1.0 - 2.0 * (x < 0))  # +1 at the kink x = 0, as np.abs
+
+
+@adjoint(np.positive, elementwise=True)
+def positive(out, x, d_out):
+    d_x = d_out
+
+
+@adjoint(np.cbrt, elementwise=True)
+def cbrt(out, x, d_out):
+    d_x = d_out / (3.0 * out * out)
+
+
+@adjoint(np.exp2, elementwise=True)
+def exp2(out, x, d_out):
+    d_x = d_out * out * np.log(2.0)
+
+
+@adjoint(np.logaddexp, elementwise=True, domain=(-2.0, 2.0))
+def logaddexp(out, x1, x2, d_out):
+    d_x1 = d_out * np.exp(x1 - out)  # exp(x1) / (exp(x1) + exp(x2)), without overflow
+    d_x2 = d_out * np.exp(x2 - out)
+
+
+@adjoint(np.logaddexp2, elementwise=True, domain=(-2.0, 2.0))
+def logaddexp2(out, x1, x2, d_out):
+    d_x1 = d_out * np.exp2(x1 - out)
+    d_x2 = d_out * np.exp2(x2 - out)
+
+
+@adjoint(np.hypot, elementwise=True, domain=(-0.8, 0.8))
+def hypot(out, x1, x2, d_out):
+    length = out + (out == 0)  # 0 at the origin, as np.linalg.norm
+    d_x1 = d_out * x1 / length
+    d_x2 = d_out * x2 / length
+
+
+@adjoint(np.arcsinh, elementwise=True, domain=(-2.0, 2.0))
+def arcsinh(out, x, d_out):
+    d_x = d_out / np.sqrt(x * x + 1.0)
+
+
+@adjoint(np.arccosh, elementwise=True, domain=(1.2, 3.0))
+def arccosh(out, x, d_out):
+    d_x = d_out / np.sqrt(x * x - 1.0)
+
+
+@adjoint(np.arctanh, elementwise=True, domain=(-0.8, 0.8))
+def arctanh(out, x, d_out):
+    d_x = d_out / (1.0 - x * x)
+
+
+@adjoint(np.deg2rad, elementwise=True)
+def deg2rad(out, x, d_out):
+    d_x = d_out * (np.pi / 180.0)
+
+
+@adjoint(np.radians, elementwise=True)
+def radians(out, x, d_out):
+    d_x = d_out * (np.pi / 180.0)
+
+
+@adjoint(np.rad2deg, elementwise=True)
+def rad2deg(out, x, d_out):
+    d_x = d_out * (180.0 / np.pi)
+
+
+@adjoint(np.degrees, elementwise=True)
+def degrees(out, x, d_out):
+    d_x = d_out * (180.0 / np.pi)
+
+
+@adjoint(np.fmax, elementwise=True)
+def fmax(out, x1, x2, d_out):
+    # as np.maximum, except that a nan loses: the other input is the result
+    first = (x1 > x2) + 0.5 * (x1 == x2) + np.isnan(x2) * (x1 == x1)
+    d_x1 = d_out * first
+    d_x2 = d_out * (1.0 - first)
+
+
+@adjoint(np.fmin, elementwise=True)
+def fmin(out, x1, x2, d_out):
+    first = (x1 < x2) + 0.5 * (x1 == x2) + np.isnan(x2) * (x1 == x1)
+    d_x1 = d_out * first
+    d_x2 = d_out * (1.0 - first)
+
+
+@adjoint(np.remainder, elementwise=True, domain=(0.3, 2.5))
+def remainder(out, x1, x2, d_out):  # also np.mod: x1 - floor(x1 / x2) * x2
+    d_x1 = d_out
+    d_x2 = -d_out * np.floor(x1 / x2)
+
+
+@adjoint(np.fmod, elementwise=True, domain=(0.3, 2.5))
+def fmod(out, x1, x2, d_out):  # x1 - trunc(x1 / x2) * x2
+    d_x1 = d_out
+    d_x2 = -d_out * np.trunc(x1 / x2)
+
+
+@adjoint(np.sinc, elementwise=True, domain=(-0.9, 0.9))
+def sinc(out, x, d_out):
+    # (cos(pi x) - sinc(x)) / x; at 0 the series -pi**2 x / 3, which also has sinc's second derivative there
+    d_x = d_out * np.where(x == 0, (-np.pi * np.pi / 3.0) * x, (np.cos(np.pi * x) - out) / (x + (x == 0)))
+
+
+@adjoint(np.nan_to_num, elementwise=True)
+def nan_to_num(out, x, copy=True, nan=0.0, posinf=None, neginf=None, *, d_out):
+    d_x = d_out * np.isfinite(x)  # a replaced value is a constant
+
+
+@adjoint(np.float_power, elementwise=True)
+def float_power(out, x1, x2, d_out):
+    d_x1 = d_out * x2 * np.float_power(x1, x2 - 1 + (x2 == 0))  # as operator.pow
+    d_x2 = d_out * out * np.log(x1 + (x1 == 0))

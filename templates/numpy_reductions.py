@@ -1,8 +1,12 @@
-"""Rules for NumPy reductions: sum, mean, var, std, prod, max, min (with ``axis`` and ``keepdims``), cumsum."""
+"""Rules for NumPy reductions: sum, mean, var, std, prod, max, min (with ``axis`` and ``keepdims``), cumsum,
+median, quantile and percentile (the default, linear method)."""
 import numpy as np
 
-from s2s_ad.rules import adjoint, tangent
-from s2s_ad.runtime import broadcast_reduced, cumsum_grad, expand_reduced, prod_others
+from s2s_ad.rules import adjoint, nondifferentiable, tangent
+from s2s_ad.runtime import (broadcast_reduced, cumprod_grad, cumprod_jvp, cumsum_grad, expand_quantiles, expand_reduced, prod_others,
+                            quantile_linear, quantile_scatter, quantile_slope, trailing_axes)
+
+nondifferentiable(trailing_axes)
 
 _AXES = (
     {"a": (3, 4)}, {"a": (3, 4), "axis": 0}, {"a": (3, 4), "axis": -1, "keepdims": True},
@@ -27,10 +31,12 @@ def var(out, a, axis=None, dtype=None, *, ddof=0, keepdims=False, d_out):
     d_a = expand_reduced(d_out * (2.0 / (np.size(a) / np.size(out) - ddof)), axis, keepdims) * centred
 
 
-@adjoint(np.std, method="std", examples=_AXES)
+@adjoint(np.std, method="std", examples=_AXES + ({"a": (3, 4), "axis": 1, "ddof": 1},))
 def std(out, a, axis=None, dtype=None, *, ddof=0, keepdims=False, d_out):
     centred = a - np.mean(a, axis=axis, keepdims=True)  # d std = d var / (2 std)
-    d_a = expand_reduced(d_out / (out * (np.size(a) / np.size(out) - ddof)), axis, keepdims) * centred
+    # where the spread is zero, centred is zero too: 0, the smallest subgradient of this cone, not 0 / 0
+    spread = out + (out == 0)
+    d_a = expand_reduced(d_out / (spread * (np.size(a) / np.size(out) - ddof)), axis, keepdims) * centred
 
 
 @adjoint(np.prod, method="prod", examples=_AXES)
@@ -38,6 +44,7 @@ def prod(out, a, axis=None, dtype=None, *, keepdims=False, d_out):
     d_a = expand_reduced(d_out, axis, keepdims) * prod_others(a, axis)  # zeros in a are fine
 
 
+@adjoint(np.amax, examples=_AXES)
 @adjoint(np.max, method="max", examples=_AXES)
 def max(out, a, axis=None, *, keepdims=False, d_out):
     at_max = a == expand_reduced(out, axis, keepdims)
@@ -46,6 +53,7 @@ def max(out, a, axis=None, *, keepdims=False, d_out):
     d_a = at_max * (expand_reduced(d_out, axis, keepdims) / ties)
 
 
+@adjoint(np.amin, examples=_AXES)
 @adjoint(np.min, method="min", examples=_AXES)
 def min(out, a, axis=None, *, keepdims=False, d_out):
     at_min = a == expand_reduced(out, axis, keepdims)
@@ -73,16 +81,72 @@ def var(out, a, axis=None, dtype=None, *, ddof=0, keepdims=False, t_a):
 @tangent(np.std)
 def std(out, a, axis=None, dtype=None, *, ddof=0, keepdims=False, t_a):
     centred = a - np.mean(a, axis=axis, keepdims=True)
-    t_out = np.sum(centred * t_a, axis=axis, keepdims=keepdims) / (out * (np.size(a) / np.size(out) - ddof))
+    spread = out + (out == 0)  # 0 where the spread is zero, as the adjoint
+    t_out = np.sum(centred * t_a, axis=axis, keepdims=keepdims) / (spread * (np.size(a) / np.size(out) - ddof))
 
 
+@tangent(np.amax)
 @tangent(np.max)
 def max(out, a, axis=None, *, keepdims=False, t_a):
     at_max = a == expand_reduced(out, axis, keepdims)
     t_out = np.sum(t_a * at_max, axis=axis, keepdims=keepdims) / np.sum(at_max, axis=axis, keepdims=keepdims)
 
 
+@tangent(np.amin)
 @tangent(np.min)
 def min(out, a, axis=None, *, keepdims=False, t_a):
     at_min = a == expand_reduced(out, axis, keepdims)
     t_out = np.sum(t_a * at_min, axis=axis, keepdims=keepdims) / np.sum(at_min, axis=axis, keepdims=keepdims)
+
+
+_QUANTILES = (
+    {"a": (5,), "q": 0.3}, {"a": (3, 4), "q": (), "axis": 1}, {"a": (4, 3), "q": np.array([0.25, 0.9]), "axis": 0},
+    {"a": (6,), "q": (2,)}, {"a": (2, 3, 4), "q": 0.5, "axis": (0, 2), "keepdims": True}, {"a": (4,), "q": 1.0},
+)
+
+
+@adjoint(np.quantile, examples=_QUANTILES)
+def quantile(out, a, q, axis=None, *, keepdims=False, d_out):
+    # the linear method: each quantile lies between two neighbours in sorted order, q picks where
+    d_a = quantile_scatter(d_out, a, q, axis, keepdims, False)
+    d_q = np.sum(d_out * quantile_slope(a, a, q, axis, keepdims), axis=trailing_axes(q, out))
+
+
+@tangent(np.quantile)
+def quantile(out, a, q, axis=None, *, keepdims=False, t_a, t_q):
+    t_out = quantile_linear(t_a, a, q, axis, keepdims) + expand_quantiles(t_q, out) * quantile_slope(a, a, q, axis, keepdims)
+
+
+@adjoint(np.percentile, examples=tuple(dict(e, q=np.asarray(e["q"]) * 100.0 if not isinstance(e["q"], tuple) else e["q"])
+                                       for e in _QUANTILES[:4]) + ({"a": (5,), "q": 30.0},), domain=(0.2, 0.8))
+def percentile(out, a, q, axis=None, *, keepdims=False, d_out):
+    d_a = quantile_scatter(d_out, a, q / 100.0, axis, keepdims, False)
+    d_q = np.sum(d_out * quantile_slope(a, a, q / 100.0, axis, keepdims), axis=trailing_axes(q, out)) / 100.0
+
+
+@tangent(np.percentile)
+def percentile(out, a, q, axis=None, *, keepdims=False, t_a, t_q):
+    t_out = (quantile_linear(t_a, a, q / 100.0, axis, keepdims)
+             + expand_quantiles(t_q, out) * quantile_slope(a, a, q / 100.0, axis, keepdims) / 100.0)
+
+
+@adjoint(np.median, examples=({"a": (5,)}, {"a": (4,)}, {"a": (3, 4), "axis": 1}, {"a": (2, 3, 4), "axis": (0, 2),
+                                                                               "keepdims": True}))
+def median(out, a, axis=None, *, keepdims=False, d_out):
+    d_a = quantile_scatter(d_out, a, 0.5, axis, keepdims, False)  # the middle one, or the middle two halved
+
+
+@tangent(np.median)
+def median(out, a, axis=None, *, keepdims=False, t_a):
+    t_out = quantile_linear(t_a, a, 0.5, axis, keepdims)
+
+
+@adjoint(np.cumprod, method="cumprod", examples=({"a": (5,)}, {"a": (3, 4), "axis": 1}, {"a": (2, 3)},
+                                                 {"a": np.array([0.5, 0.0, 2.0, 0.0, 1.5])}))
+def cumprod(out, a, axis=None, *, d_out):
+    d_a = cumprod_grad(d_out, a, axis)  # zeros in a are fine: no division
+
+
+@tangent(np.cumprod)
+def cumprod(out, a, axis=None, *, t_a):
+    t_out = cumprod_jvp(a, t_a, axis)

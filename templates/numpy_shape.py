@@ -1,9 +1,13 @@
 """Rules for shape functions: reshape, ravel, expand_dims, squeeze, concatenate, stack,
-broadcast_to, pad (constant and edge modes), roll."""
+broadcast_to, pad (constant and edge modes), roll, moveaxis, swapaxes, atleast_*d, hstack and
+friends, repeat, tile, flips and rot90, diag, diagonal, tril/triu, append, diff, take,
+take_along_axis, sort."""
 import numpy as np
 
 from s2s_ad.rules import adjoint, method_alias, tangent
-from s2s_ad.runtime import concatenate_grad, pad_grad, stack_grad, unbroadcast
+from s2s_ad.runtime import (append_grad, concatenate_grad, diag_grad, diagonal_grad, diff_grad, joined_grad,
+                            pad_grad, repeat_grad, sort_grad,
+                            stack_grad, take_along_axis_grad, take_grad, tile_grad, unbroadcast)
 
 
 @adjoint(np.reshape, linear=True, method="reshape", pack_method_args=True,
@@ -62,3 +66,139 @@ def pad(out, array, pad_width, mode="constant", *, constant_values=0, t_array):
                                          {"a": (3, 4), "shift": (1, 2), "axis": (0, 1)}))
 def roll(out, a, shift, axis=None, *, d_out):
     d_a = np.roll(d_out, np.negative(shift), axis)
+
+
+@adjoint(np.moveaxis, linear=True, examples=({"a": (2, 3, 4), "source": 0, "destination": -1},
+                                             {"a": (2, 3, 4), "source": (0, 1), "destination": (2, 0)}))
+def moveaxis(out, a, source, destination, *, d_out):
+    d_a = np.moveaxis(d_out, destination, source)
+
+
+@adjoint(np.swapaxes, linear=True, method="swapaxes", examples=({"a": (2, 3, 4), "axis1": 0, "axis2": 2},
+                                                                {"a": (2, 3), "axis1": -1, "axis2": -2}))
+def swapaxes(out, a, axis1, axis2, *, d_out):
+    d_a = np.swapaxes(d_out, axis1, axis2)
+
+
+@adjoint(np.atleast_1d, linear=True, examples=({"arys": ()}, {"arys": (3,)}))
+def atleast_1d(out, arys, *, d_out):  # one array: several give a tuple, which has no rule
+    d_arys = np.reshape(d_out, np.shape(arys))
+
+
+@adjoint(np.atleast_2d, linear=True, examples=({"arys": (3,)}, {"arys": (2, 3)}))
+def atleast_2d(out, arys, *, d_out):
+    d_arys = np.reshape(d_out, np.shape(arys))
+
+
+@adjoint(np.atleast_3d, linear=True, examples=({"arys": (3,)}, {"arys": (2, 3)}))
+def atleast_3d(out, arys, *, d_out):
+    d_arys = np.reshape(d_out, np.shape(arys))
+
+
+@adjoint(np.hstack, linear=True, examples=({"tup": [(2,), (3,)]}, {"tup": [(2, 1), (2, 3)]}))
+def hstack(out, tup, *, d_out):
+    d_tup = joined_grad(d_out, tup, "hstack")
+
+
+@adjoint(np.vstack, linear=True, examples=({"tup": [(3,), (3,)]}, {"tup": [(2, 3), (3,)]}))
+def vstack(out, tup, *, d_out):
+    d_tup = joined_grad(d_out, tup, "vstack")
+
+
+@adjoint(np.dstack, linear=True, examples=({"tup": [(3,), (3,)]}, {"tup": [(2, 3), (2, 3)]}))
+def dstack(out, tup, *, d_out):
+    d_tup = joined_grad(d_out, tup, "dstack")
+
+
+@adjoint(np.column_stack, linear=True, examples=({"tup": [(3,), (3, 2)]},))
+def column_stack(out, tup, *, d_out):
+    d_tup = joined_grad(d_out, tup, "column_stack")
+
+
+@adjoint(np.repeat, linear=True, method="repeat", examples=(
+    {"a": (3,), "repeats": 2}, {"a": (2, 3), "repeats": np.array([1, 0, 2]), "axis": 1}, {"a": (2, 2), "repeats": 3}))
+def repeat(out, a, repeats, axis=None, *, d_out):
+    d_a = repeat_grad(d_out, a, repeats, axis)
+
+
+@adjoint(np.tile, linear=True, examples=({"A": (3,), "reps": 2}, {"A": (2, 3), "reps": (2, 1, 2)}))
+def tile(out, A, reps, *, d_out):
+    d_A = tile_grad(d_out, A, reps)
+
+
+@adjoint(np.flip, linear=True, examples=({"m": (4,)}, {"m": (2, 3), "axis": 1}, {"m": (2, 3)}))
+def flip(out, m, axis=None, *, d_out):
+    d_m = np.flip(d_out, axis)
+
+
+@adjoint(np.fliplr, linear=True, examples=({"m": (2, 3)},))
+def fliplr(out, m, *, d_out):
+    d_m = np.fliplr(d_out)
+
+
+@adjoint(np.flipud, linear=True, examples=({"m": (2, 3)},))
+def flipud(out, m, *, d_out):
+    d_m = np.flipud(d_out)
+
+
+@adjoint(np.rot90, linear=True, examples=({"m": (2, 3)}, {"m": (2, 3, 4), "k": 3, "axes": (2, 0)}))
+def rot90(out, m, k=1, axes=(0, 1), *, d_out):
+    d_m = np.rot90(d_out, -k, axes)
+
+
+@adjoint(np.diag, linear=True, examples=({"v": (3,)}, {"v": (3,), "k": -1}, {"v": (3, 4), "k": 1}, {"v": (3, 3)}))
+def diag(out, v, k=0, *, d_out):
+    d_v = diag_grad(d_out, v, k)
+
+
+@adjoint(np.diagonal, linear=True, method="diagonal", examples=(
+    {"a": (3, 4)}, {"a": (3, 4), "offset": -1}, {"a": (2, 3, 3), "offset": 1, "axis1": 1, "axis2": 2}))
+def diagonal(out, a, offset=0, axis1=0, axis2=1, *, d_out):
+    d_a = diagonal_grad(d_out, a, offset, axis1, axis2)
+
+
+@adjoint(np.tril, linear=True, examples=({"m": (3, 3)}, {"m": (2, 3, 4), "k": 1}))
+def tril(out, m, k=0, *, d_out):
+    d_m = np.tril(d_out, k)
+
+
+@adjoint(np.triu, linear=True, examples=({"m": (3, 3)}, {"m": (2, 3, 4), "k": -1}))
+def triu(out, m, k=0, *, d_out):
+    d_m = np.triu(d_out, k)
+
+
+@adjoint(np.append, linear=True, examples=({"arr": (3,), "values": (2,)}, {"arr": (2, 3), "values": (),},
+                                           {"arr": (2, 3), "values": (1, 3), "axis": 0}))
+def append(out, arr, values, axis=None, *, d_out):
+    d_arr = append_grad(d_out, arr, values, axis, 0)
+    d_values = append_grad(d_out, arr, values, axis, 1)
+
+
+@adjoint(np.diff, linear=True, examples=({"a": (5,)}, {"a": (3, 4), "n": 2, "axis": 0}, {"a": (3, 4)}))
+def diff(out, a, n=1, axis=-1, *, d_out):
+    d_a = diff_grad(d_out, a, n, axis)
+
+
+@adjoint(np.take, linear=True, method="take", examples=(
+    {"a": (5,), "indices": np.array([0, 3, 3])}, {"a": (3, 4), "indices": np.array([[1, 1], [0, 2]]), "axis": 1},
+    {"a": (2, 3), "indices": 4}))
+def take(out, a, indices, axis=None, *, d_out):
+    d_a = take_grad(d_out, a, indices, axis)
+
+
+@adjoint(np.take_along_axis, linear=True, examples=(
+    {"arr": (3, 4), "indices": np.array([[0, 0], [3, 1], [2, 2]]), "axis": 1},
+    {"arr": (5,), "indices": np.array([4, 4, 0]), "axis": 0}, {"arr": (2, 3), "indices": np.array([5, 0]), "axis": None}))
+def take_along_axis(out, arr, indices, axis, *, d_out):
+    d_arr = take_along_axis_grad(d_out, arr, indices, axis)
+
+
+@adjoint(np.sort, examples=({"a": (5,)}, {"a": (3, 4), "axis": 0}, {"a": (3, 4), "axis": None}))
+def sort(out, a, axis=-1, *, d_out):
+    d_a = sort_grad(d_out, a, axis)
+
+
+@tangent(np.sort)
+def sort(out, a, axis=-1, *, t_a):
+    t_out = np.take_along_axis(t_a, np.argsort(a, axis=axis, kind="stable"), axis)
+

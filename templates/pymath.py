@@ -9,6 +9,7 @@ import math
 import numpy as np
 
 from s2s_ad.rules import adjoint, nondifferentiable
+from s2s_ad.runtime import digamma, trigamma
 
 nondifferentiable(math.floor, math.ceil, math.trunc, math.isnan, math.isinf, math.isfinite, math.factorial)
 
@@ -115,3 +116,75 @@ def pow(out, x, y, d_out):
 @adjoint(math.fabs, elementwise=True, domain=(-0.8, 0.8))
 def fabs(out, x, d_out):
     d_x = d_out * (1.0 - 2.0 * (x < 0))  # +1 at the kink x = 0, as JAX
+
+
+@adjoint(math.asinh, elementwise=True, domain=(-2.0, 2.0))
+def asinh(out, x, d_out):
+    d_x = d_out / math.sqrt(x * x + 1.0)
+
+
+@adjoint(math.acosh, elementwise=True, domain=(1.2, 3.0))
+def acosh(out, x, d_out):
+    d_x = d_out / math.sqrt(x * x - 1.0)
+
+
+@adjoint(math.atanh, elementwise=True, domain=(-0.8, 0.8))
+def atanh(out, x, d_out):
+    d_x = d_out / (1.0 - x * x)
+
+
+@adjoint(math.degrees, elementwise=True)
+def degrees(out, x, d_out):
+    d_x = d_out * (180.0 / math.pi)
+
+
+@adjoint(math.radians, elementwise=True)
+def radians(out, x, d_out):
+    d_x = d_out * (math.pi / 180.0)
+
+
+@adjoint(math.cbrt, elementwise=True)
+def cbrt(out, x, d_out):
+    d_x = d_out / (3.0 * out * out)
+
+
+@adjoint(math.exp2, elementwise=True)
+def exp2(out, x, d_out):
+    d_x = d_out * out * math.log(2.0)
+
+
+@adjoint(math.fmod, elementwise=True, domain=(0.3, 2.5))
+def fmod(out, x, y, d_out):  # x - trunc(x / y) * y
+    d_x = d_out
+    d_y = -d_out * math.trunc(x / y)
+
+
+@adjoint(math.remainder, elementwise=True, domain=(0.3, 2.5))
+def remainder(out, x, y, d_out):  # x - n * y, n the integer nearest x / y
+    d_x = d_out
+    d_y = -d_out * round(x / y)
+
+
+@adjoint(math.erf, elementwise=True, domain=(-1.5, 1.5))
+def erf(out, x, d_out):
+    d_x = d_out * (2.0 / math.sqrt(math.pi)) * math.exp(-x * x)
+
+
+@adjoint(math.erfc, elementwise=True, domain=(-1.5, 1.5))
+def erfc(out, x, d_out):
+    d_x = -d_out * (2.0 / math.sqrt(math.pi)) * math.exp(-x * x)
+
+
+@adjoint(math.lgamma, elementwise=True, domain=(0.3, 4.0))
+def lgamma(out, x, d_out):
+    d_x = d_out * digamma(x)
+
+
+@adjoint(math.gamma, elementwise=True, domain=(0.3, 4.0))
+def gamma(out, x, d_out):
+    d_x = d_out * out * digamma(x)
+
+
+@adjoint(digamma, elementwise=True, domain=(0.3, 4.0))
+def digamma_rule(out, x, d_out):
+    d_x = d_out * trigamma(x)  # trigamma has no rule: a third derivative of lgamma is refused

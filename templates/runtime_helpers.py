@@ -11,15 +11,19 @@ would hide the helper its own body calls.)
 import numpy as np
 
 from s2s_ad.rules import adjoint, fresh_arrays, nondifferentiable, tangent
-from s2s_ad.runtime import (broadcast_reduced, checkpoint_stride, concatenate_grad, cumsum_grad,
+from s2s_ad.runtime import (append_grad, multi_dot_grad, multi_dot_grad_jvp, qr_checked, svd_checked, matrix_power_grad, matrix_power_grad_jvp, cumprod_grad, cumprod_grad_jvp, einsum_grad, expand_quantiles, quantile_linear, quantile_scatter,
+                            quantile_slope, kron_blocks, kron_spread, norm_weight, norm_weight_jvp, solve_columns,
+                            trace_grad, broadcast_reduced, diag_grad, diagonal_grad, diff_grad, joined_grad,
+                            repeat_grad, sort_grad, take_along_axis_grad, take_grad, tile_grad, checkpoint_stride, concatenate_grad, cumsum_grad, dot_grad_a,
+                            dot_grad_b, linspace_weights,
                             expand_reduced, getitem_grad, inverse_axes, matmul_grad_a, matmul_grad_b,
                             pad_grad, prod_others, prod_others_jvp, stack_grad, stop_gradient, stored_part,
                             unbroadcast, unbroadcast_to, writable_copy, zero_tangent,
                             zeros_like)
 
-nondifferentiable(zeros_like, zero_tangent, inverse_axes)
+nondifferentiable(zeros_like, zero_tangent, inverse_axes, linspace_weights)
 nondifferentiable(stop_gradient, elementwise=True)
-nondifferentiable(checkpoint_stride)
+nondifferentiable(checkpoint_stride, np.broadcast_shapes)
 fresh_arrays(zeros_like, zero_tangent, writable_copy, broadcast_reduced, getitem_grad)
 
 
@@ -89,6 +93,18 @@ def matmul_grad_b_rule(out, grad, a, b, t_grad, t_a):
     t_out = matmul_grad_b(t_grad, a, b) + matmul_grad_b(grad, t_a, b)
 
 
+@tangent(dot_grad_a, examples=({"grad": (2, 4), "a": np.zeros((2, 3)), "b": (3, 4)},
+                               {"grad": (2, 5, 2), "a": np.zeros((2, 3)), "b": (5, 3, 2)}))
+def dot_grad_a_rule(out, grad, a, b, t_grad, t_b):
+    t_out = dot_grad_a(t_grad, a, b) + dot_grad_a(grad, a, t_b)
+
+
+@tangent(dot_grad_b, examples=({"grad": (2, 4), "a": (2, 3), "b": np.zeros((3, 4))},
+                               {"grad": (2, 5, 2), "a": (2, 3), "b": np.zeros((5, 3, 2))}))
+def dot_grad_b_rule(out, grad, a, b, t_grad, t_a):
+    t_out = dot_grad_b(t_grad, a, b) + dot_grad_b(grad, t_a, b)
+
+
 @tangent(prod_others, examples=({"a": (4,)}, {"a": (2, 3), "axis": 1}, {"a": (2, 3, 2), "axis": (0, 2)}))
 def prod_others_rule(out, a, axis=None, *, t_a):
     t_out = prod_others_jvp(a, t_a, axis)
@@ -102,3 +118,149 @@ def cumsum_grad_rule(out, grad, a, axis=None, *, t_grad):
 @adjoint(expand_reduced, linear=True, examples=({"x": (3,), "axis": 1}, {"x": (2, 3)}, {"x": (4,), "axis": 0}))
 def expand_reduced_rule(out, x, axis=None, keepdims=False, *, d_out):
     d_x = np.reshape(d_out, np.shape(x))
+
+
+# The adjoints of shape functions are linear in the adjoint they move: the tangent is the same call.
+
+@tangent(joined_grad, examples=({"grad": (4,), "arrays": [np.zeros(2), np.zeros(2)], "how": "hstack"},
+                                {"grad": (2, 3), "arrays": [np.zeros(3), np.zeros(3)], "how": "vstack"}))
+def joined_grad_rule(out, grad, arrays, how, t_grad):
+    t_out = joined_grad(t_grad, arrays, how)
+
+
+@tangent(repeat_grad, examples=({"grad": (6,), "a": np.zeros(3), "repeats": 2},))
+def repeat_grad_rule(out, grad, a, repeats, axis=None, *, t_grad):
+    t_out = repeat_grad(t_grad, a, repeats, axis)
+
+
+@tangent(tile_grad, examples=({"grad": (6,), "a": np.zeros(3), "reps": 2},))
+def tile_grad_rule(out, grad, a, reps, t_grad):
+    t_out = tile_grad(t_grad, a, reps)
+
+
+@tangent(diag_grad, examples=({"grad": (3, 3), "v": np.zeros(3)}, {"grad": (3,), "v": np.zeros((3, 4)), "k": 1}))
+def diag_grad_rule(out, grad, v, k=0, *, t_grad):
+    t_out = diag_grad(t_grad, v, k)
+
+
+@tangent(diagonal_grad, examples=({"grad": (3,), "a": np.zeros((3, 4))},))
+def diagonal_grad_rule(out, grad, a, offset=0, axis1=0, axis2=1, *, t_grad):
+    t_out = diagonal_grad(t_grad, a, offset, axis1, axis2)
+
+
+@tangent(append_grad, examples=({"grad": (5,), "arr": np.zeros(3), "values": np.zeros(2), "axis": None, "which": 1},))
+def append_grad_rule(out, grad, arr, values, axis, which, t_grad):
+    t_out = append_grad(t_grad, arr, values, axis, which)
+
+
+@tangent(diff_grad, examples=({"grad": (4,), "a": np.zeros(5)},))
+def diff_grad_rule(out, grad, a, n=1, axis=-1, *, t_grad):
+    t_out = diff_grad(t_grad, a, n, axis)
+
+
+@tangent(take_grad, examples=({"grad": (3,), "a": np.zeros(4), "indices": np.array([0, 0, 2])},))
+def take_grad_rule(out, grad, a, indices, axis=None, *, t_grad):
+    t_out = take_grad(t_grad, a, indices, axis)
+
+
+@tangent(take_along_axis_grad, examples=({"grad": (3,), "arr": np.zeros(4), "indices": np.array([0, 0, 2]),
+                                          "axis": 0},))
+def take_along_axis_grad_rule(out, grad, arr, indices, axis, t_grad):
+    t_out = take_along_axis_grad(t_grad, arr, indices, axis)
+
+
+@tangent(sort_grad, examples=({"grad": (4,), "a": np.array([0.3, 0.1, 0.9, 0.5])},))
+def sort_grad_rule(out, grad, a, axis=-1, *, t_grad):
+    t_out = sort_grad(t_grad, a, axis)  # the order is piecewise constant in a
+
+
+@tangent(norm_weight, examples=({"x": (4,), "p": 2.0}, {"x": (4,), "p": 3.0}, {"x": (4,), "p": 1.5}, {"x": (3,), "p": 1.0}))
+def norm_weight_rule(out, x, p, t_x):
+    t_out = norm_weight_jvp(x, p, t_x)
+
+
+@adjoint(solve_columns, linear=True, examples=({"x": (3,), "b": np.zeros(3)}, {"x": (2, 3), "b": np.zeros((3, 2))}))
+def solve_columns_rule(out, x, b, d_out):
+    d_x = np.reshape(d_out, np.shape(x))
+
+
+@tangent(trace_grad, examples=({"grad": (), "a": np.zeros((3, 3))}, {"grad": (2,), "a": np.zeros((2, 3, 4)),
+                                                                     "axis1": 1, "axis2": 2}))
+def trace_grad_rule(out, grad, a, offset=0, axis1=0, axis2=1, *, t_grad):
+    t_out = trace_grad(t_grad, a, offset, axis1, axis2)
+
+
+@adjoint(kron_blocks, linear=True, examples=({"grad": (6,), "a": np.zeros(2), "b": np.zeros(3)},))
+def kron_blocks_rule(out, grad, a, b, d_out):
+    d_grad = np.reshape(d_out, np.shape(grad))
+
+
+@adjoint(kron_spread, linear=True, examples=({"x": (2,), "other": np.zeros(3), "which": 0},
+                                             {"x": (2, 2), "other": np.zeros(3), "which": 1}))
+def kron_spread_rule(out, x, other, which, d_out):
+    d_x = np.reshape(d_out, np.shape(x))
+
+
+@tangent(einsum_grad, examples=(
+    {"grad": (2, 4), "subscripts": "ij,jk->ik", "which": 0, "like": np.zeros((2, 3)), "op0": None, "op1": (3, 4)},
+    {"grad": (), "subscripts": "i,ij,j", "which": 1, "like": np.zeros((2, 3)), "op0": (2,), "op1": None,
+     "op2": (3,)}))
+def einsum_grad_rule(out, grad, subscripts, which, like, op0, op1=None, op2=None, op3=None, *,
+                     t_grad, t_op0, t_op1, t_op2, t_op3):
+    # linear in grad and in each operand but the one whose adjoint it is (slot ``which``, not read)
+    t_out = (einsum_grad(t_grad, subscripts, which, like, op0, op1, op2, op3)
+             + einsum_grad(grad, subscripts, which, like, t_op0, op1, op2, op3) * (which != 0)
+             + einsum_grad(grad, subscripts, which, like, op0, t_op1, op2, op3) * (which != 1)
+             + einsum_grad(grad, subscripts, which, like, op0, op1, t_op2, op3) * (which != 2)
+             + einsum_grad(grad, subscripts, which, like, op0, op1, op2, t_op3) * (which != 3))
+
+
+@tangent(quantile_linear, examples=({"values": (5,), "a": np.array([0.3, 0.1, 0.9, 0.5, 0.7]), "q": (2,)},))
+def quantile_linear_rule(out, values, a, q, axis=None, keepdims=False, *, t_values, t_q):
+    # linear in values; the order of a is piecewise constant; q moves along the gap
+    t_out = quantile_linear(t_values, a, q, axis, keepdims) + expand_quantiles(t_q, out) * quantile_slope(
+        values, a, q, axis, keepdims)
+
+
+@tangent(quantile_slope, examples=({"values": (5,), "a": np.array([0.3, 0.1, 0.9, 0.5, 0.7]), "q": np.array([0.3])},))
+def quantile_slope_rule(out, values, a, q, axis=None, keepdims=False, *, t_values):
+    t_out = quantile_slope(t_values, a, q, axis, keepdims)  # piecewise constant in q
+
+
+@tangent(quantile_scatter, examples=({"grad": (2,), "a": np.array([0.3, 0.1, 0.9, 0.5, 0.7]), "q": (2,)},))
+def quantile_scatter_rule(out, grad, a, q, axis=None, keepdims=False, slope=False, *, t_grad, t_q):
+    t_out = quantile_scatter(t_grad, a, q, axis, keepdims, slope) + quantile_scatter(
+        grad * expand_quantiles(t_q, grad), a, q, axis, keepdims, True) * (1.0 - slope)
+
+
+@adjoint(expand_quantiles, linear=True, examples=({"t": (2,), "like": np.zeros((2, 3))}, {"t": (), "like": np.zeros(3)}))
+def expand_quantiles_rule(out, t, like, d_out):
+    d_t = np.reshape(d_out, np.shape(t))
+
+
+@tangent(cumprod_grad, examples=({"grad": (4,), "a": (4,)}, {"grad": (2, 3), "a": (2, 3), "axis": 1}))
+def cumprod_grad_rule(out, grad, a, axis=None, *, t_grad, t_a):
+    t_out = cumprod_grad(t_grad, a, axis) + cumprod_grad_jvp(grad, a, t_a, axis)
+
+
+@tangent(matrix_power_grad, examples=({"grad": (3, 3), "a": (3, 3), "n": 3},))
+def matrix_power_grad_rule(out, grad, a, n, t_grad, t_a):
+    t_out = matrix_power_grad(t_grad, a, n) + matrix_power_grad_jvp(grad, a, t_a, n)
+
+
+
+@adjoint(svd_checked, linear=True, examples=({"u": (3, 3), "a": np.zeros((3, 3))},
+                                             {"u": (4, 3), "a": np.zeros((4, 3)), "full_matrices": False}))
+def svd_checked_rule(out, u, a, full_matrices=True, compute_uv=True, *, d_out):
+    d_u = d_out
+
+
+@adjoint(qr_checked, linear=True, examples=({"q": (3, 3), "a": np.zeros((3, 3))}, {"q": (4, 3), "a": np.zeros((4, 3))}))
+def qr_checked_rule(out, q, a, mode="reduced", *, d_out):
+    d_q = d_out
+
+
+@tangent(multi_dot_grad, examples=({"grad": (2, 2), "arrays": [(2, 2), (2, 2)]},
+                                   {"grad": (2, 2), "arrays": [(2, 2), (2, 2), (2, 2)]}))
+def multi_dot_grad_rule(out, grad, arrays, t_grad, t_arrays):
+    t_out = multi_dot_grad_jvp(grad, t_grad, arrays, t_arrays)  # a list: one call, not a sum of lists

@@ -103,6 +103,8 @@ class Probe:
                 bound[name] = ir.Display("list", tuple(items))
             elif name in differentiable and _is_shape(value):
                 bound[name] = ir.Var(self._param(_sample(value, rng, rule.domain)))
+            elif name in differentiable and isinstance(value, np.ndarray) and value.dtype.kind == "f":
+                bound[name] = ir.Var(self._param(value.copy()))  # a point given (a matrix that must be SPD)
             else:
                 bound[name] = _as_ir(value)
         positional, keywords = [], []
@@ -118,9 +120,15 @@ class Probe:
         call_source = astor.to_source(gast.gast_to_ast(gast.Expr(value=_Builder(namespace).expr(call)))).strip()
         self.module = self._write(call_source, namespace, tmp_path)
         result = self.module.call(*self.args)
-        self.module.WEIGHTS = rng.uniform(0.5, 1.5, size=np.shape(result)) if np.ndim(result) else 1.25
-        # A scalar result needs no reduction (and so no np.sum rule).
-        self.probe = self.module.probe_array if np.ndim(result) else self.module.probe_scalar
+        if isinstance(result, tuple):  # (w, v) of eigh, (sign, logdet) of slogdet: each item weighted
+            self.module = self._write(call_source, namespace, tmp_path, items=len(result))
+            for i, item in enumerate(result):
+                setattr(self.module, f"WEIGHTS{i}", rng.uniform(0.5, 1.5, size=np.shape(item)))
+            self.probe = self.module.probe_items
+        else:
+            self.module.WEIGHTS = rng.uniform(0.5, 1.5, size=np.shape(result)) if np.ndim(result) else 1.25
+            # A scalar result needs no reduction (and so no np.sum rule).
+            self.probe = self.module.probe_array if np.ndim(result) else self.module.probe_scalar
         self.call_source = call_source
 
     def _param(self, value: Any) -> str:
@@ -129,13 +137,15 @@ class Probe:
         self.args.append(value)
         return name
 
-    def _write(self, call_source: str, namespace: Namespace, tmp_path: Any) -> types.ModuleType:
+    def _write(self, call_source: str, namespace: Namespace, tmp_path: Any, items: int = 0) -> types.ModuleType:
         params = ", ".join(self.params)
+        weighted = " + ".join(f"np.sum(result[{i}] * WEIGHTS{i})" for i in range(items)) or "0.0"
         text = (
             "import math\nimport numpy as np\n\n\n"
             f"def call({params}):\n    return {call_source}\n\n\n"
             f"def probe_scalar({params}):\n    return {call_source} * WEIGHTS\n\n\n"
-            f"def probe_array({params}):\n    return np.sum({call_source} * WEIGHTS)\n"
+            f"def probe_array({params}):\n    return np.sum({call_source} * WEIGHTS)\n\n\n"
+            f"def probe_items({params}):\n    result = {call_source}\n    return {weighted}\n"
         )
         name = f"_rule_probe_{next(_probe_counter)}"
         path = tmp_path / f"{name}.py"
