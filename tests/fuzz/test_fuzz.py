@@ -16,8 +16,9 @@
 6. ``float32``: v and m passed as float32 too; the gradient against the
    float64 differences within float32's precision, and forward against reverse;
 7. ``jax``, when JAX is installed: the program run by jax.numpy (``math``
-   functions and ``float`` mapped onto it) and ``jax.grad`` compared, for
-   programs without subscript writes only (JAX arrays have no in-place writes);
+   functions and ``float`` mapped onto it, list indices ``v[[0, 0]]`` onto
+   arrays) and ``jax.grad`` compared, for programs without subscript writes
+   only (JAX arrays have no in-place writes);
 8. ``autograd``, when installed: the same for programs that also call no
    ``math`` function and no ``float`` (autograd's boxes do not go through them).
 
@@ -163,6 +164,7 @@ def jax_gradient(program: Program, args: list):
     shim_s2s = types.SimpleNamespace(checkpointed=lambda iterable, **_: iterable)
     body = program.source.replace("import math\n", "").replace("import numpy as np\n", "").replace(
         "import s2s_ad\n", "")
+    body = re.sub(r"\[\[([\d, ]+)\]\]", r"[np.array([\1])]", body)  # JAX takes no list as an index: v[[0, 0]]
     namespace: dict = {"np": jnp, "math": shim_math, "s2s_ad": shim_s2s, "float": lambda z: z}
     exec(compile(body, "<jax>", "exec"), namespace)
     jax_args = [a if isinstance(a, float) else jnp.asarray(a) for a in args[:4]] + [args[4]]
