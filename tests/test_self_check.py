@@ -200,3 +200,22 @@ def test_the_users_random_state_is_left_alone():
 
 def test_the_check_fails_nothing_that_overflows_on_both_sides():
     assert s2s_ad.grad(scalar_cubic, check=True)(float("inf")) == float("inf")
+
+
+def knee(x):
+    return x * x * 0.5
+
+
+@s2s_ad.adjoint(knee)
+def _(out, x, d_out):
+    d_x = d_out * x
+
+
+def uses_knee(x):
+    return knee(x) + x
+
+
+def test_a_call_with_no_tangent_rule_cannot_be_checked_and_says_so():
+    assert s2s_ad.grad(uses_knee)(0.3) == pytest.approx(1.3)
+    with pytest.raises(s2s_ad.TransformError, match=r"knee in forward mode.*@s2s_ad.tangent"):
+        s2s_ad.grad(uses_knee, check=True)(0.3)
