@@ -138,6 +138,9 @@ def test_a_wrong_adjoint_rule_is_caught():
     assert "@s2s_ad.adjoint" in str(error) and "a difference of" in str(error)
     with pytest.raises(s2s_ad.GradientCheckError, match="scalar_squash"):
         s2s_ad.value_and_grad(scalar_squash, check=True)(0.6)
+    # float32's looser tolerance still catches it
+    with pytest.raises(s2s_ad.GradientCheckError):
+        s2s_ad.grad(uses_squash, check=True)(x.astype(np.float32), y.astype(np.float32))
 
 
 def test_a_wrong_tangent_rule_is_caught():
