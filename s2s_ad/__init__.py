@@ -5,12 +5,12 @@ itself readable Python (``grad(f).source``).  See API.md for the contract.
 """
 from .api import (GradCheck, GradientFunction, check_grad, grad, hessian, jacobian, jvp, source, value_and_grad,
                   vjp)
-from .errors import TransformError
+from .errors import GradientCheckError, TransformError
 from .rules import adjoint, tangent
 from .runtime import checkpointed, stop_gradient
 
 __version__ = "0.1.0"
 __all__ = [
-    "GradCheck", "GradientFunction", "TransformError", "adjoint", "check_grad", "checkpointed", "grad", "hessian", "jacobian",
+    "GradCheck", "GradientCheckError", "GradientFunction", "TransformError", "adjoint", "check_grad", "checkpointed", "grad", "hessian", "jacobian",
     "jvp", "source", "stop_gradient", "tangent", "value_and_grad", "vjp",
 ]

@@ -21,6 +21,7 @@ import numpy as np
 from .cache import TransformCache, is_current, name_the_users_line
 from .errors import TransformError
 from .parse import Snapshot
+from .selfcheck import dot_product_test, switched_on_by_environment
 from .pipeline import (STAGES, Built, build_derivative_of, build_forward, build_gradient_only, build_reverse,
                        build_split)
 
@@ -96,7 +97,7 @@ class GradientFunction:
     ``function_for``), to any order.
     """
 
-    def __init__(self, fn: Callable, wrt: Wrt, with_value: bool) -> None:
+    def __init__(self, fn: Callable, wrt: Wrt, with_value: bool, check: bool = False) -> None:
         if not callable(fn):
             raise TypeError(f"grad expects a function, got {type(fn).__name__}")
         if isinstance(fn, GradientFunction) and fn._with_value:
@@ -122,6 +123,11 @@ class GradientFunction:
         self._wrap_single = self._several and len(self.wrt) == 1
         self._last_source: Optional[str] = None
         self._lock = threading.Lock()
+        # The self-check (selfcheck.py): switched on here, or for the whole program by S2S_AD_CHECK,
+        # read once, now, so the hot path pays one attribute test.  Its own generator: the user's
+        # np.random state is left alone.
+        self._check = bool(check) or switched_on_by_environment()
+        self._rng = np.random.default_rng() if self._check else None
         functools.update_wrapper(self, fn, updated=())  # not __dict__: fn may be a gradient
         self.__name__ = f"grad_{getattr(fn, '__name__', 'f')}"
 
@@ -182,6 +188,8 @@ class GradientFunction:
             args = self._bind(args, kwargs)
         if self.inner is not None:
             gradient = _run(self._specialise(args), args)
+            if self._check:
+                self._self_check(args, None, gradient if self._several else (gradient,))
             return (self.inner(*args), gradient) if self._with_value else gradient
         # The hot path: one dictionary look-up, and the snapshot only where there is one.
         entry = self._by_types.get(self._types_of(args))
@@ -198,9 +206,22 @@ class GradientFunction:
             raise TypeError(
                 f"grad needs {self.fn.__name__} to return a scalar, but it returned an array of shape "
                 f"{np.shape(value)}; use s2s_ad.vjp or s2s_ad.jacobian for non-scalar results")
+        if self._check:
+            self._self_check(args, value, gradient if self._several and not self._wrap_single else (gradient,))
         if self._wrap_single:
             gradient = (gradient,)
         return (value, gradient) if self._with_value else gradient
+
+    def _self_check(self, args: tuple, value: Any, gradients: tuple) -> None:
+        """The dot-product test of this call's gradients (one per ``wrt``) against forward mode."""
+        code = getattr(self.fn, "__code__", None)
+        where = f" ({code.co_filename}:{code.co_firstlineno})" if code is not None else ""
+        name = f"grad of {getattr(self.fn, '__qualname__', self.fn)}{where}"
+
+        def forward(names: tuple, values: tuple, tangents: tuple) -> tuple:
+            return _run(_tangent_function(self.fn, names, values), values + tangents)
+
+        dot_product_test(name, list(self._signature.parameters), args, self.wrt, gradients, value, forward, self._rng)
 
     @property
     def source(self) -> str:
@@ -219,20 +240,26 @@ class GradientFunction:
         return f"<gradient of {getattr(self.fn, '__qualname__', self.fn)!s} with respect to {', '.join(self.wrt)}>"
 
 
-def _decorator_or_call(fn: Optional[Callable], wrt: Wrt, with_value: bool) -> Any:
+def _decorator_or_call(fn: Optional[Callable], wrt: Wrt, with_value: bool, check: bool) -> Any:
     if fn is None:
-        return lambda f: GradientFunction(f, wrt, with_value)
-    return GradientFunction(fn, wrt, with_value)
+        return lambda f: GradientFunction(f, wrt, with_value, check)
+    return GradientFunction(fn, wrt, with_value, check)
 
 
-def grad(fn: Optional[Callable] = None, wrt: Wrt = 0) -> Any:
-    """The gradient of a scalar function with respect to ``wrt`` (see API.md)."""
-    return _decorator_or_call(fn, wrt, with_value=False)
+def grad(fn: Optional[Callable] = None, wrt: Wrt = 0, check: bool = False) -> Any:
+    """The gradient of a scalar function with respect to ``wrt`` (see API.md).
+
+    ``check=True``, or the environment variable ``S2S_AD_CHECK=1`` when ``grad`` is
+    called, makes every call also run the dot-product test (forward mode along a
+    random direction against the gradient) and raise ``GradientCheckError`` on a
+    disagreement.
+    """
+    return _decorator_or_call(fn, wrt, with_value=False, check=check)
 
 
-def value_and_grad(fn: Optional[Callable] = None, wrt: Wrt = 0) -> Any:
-    """Like ``grad``, but the call returns ``(fn(*args), gradient)``."""
-    return _decorator_or_call(fn, wrt, with_value=True)
+def value_and_grad(fn: Optional[Callable] = None, wrt: Wrt = 0, check: bool = False) -> Any:
+    """Like ``grad``, but the call returns ``(fn(*args), gradient)``; ``check`` as for ``grad``."""
+    return _decorator_or_call(fn, wrt, with_value=True, check=check)
 
 
 @_user_facing

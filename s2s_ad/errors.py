@@ -43,3 +43,31 @@ class TransformError(Exception):
         if self.line is not None:
             return self
         return TransformError(self.construct, self.hint, filename=filename, line=line, column=column)
+
+
+class GradientCheckError(Exception):
+    """Raised by ``grad(f, check=True)`` (or ``S2S_AD_CHECK=1``) when forward and reverse
+    mode disagree: one of them, or a rule one of them used, is wrong.
+
+    ``function`` names the differentiated function (and its file and line); ``forward``
+    and ``reverse`` are what the two modes gave, ``difference`` their gap and ``tolerance``
+    what was allowed.  ``what`` is "derivative" (along a random direction) or "value".
+    """
+
+    def __init__(self, function: str, forward: float, reverse: float, tolerance: float,
+                 what: str = "derivative") -> None:
+        self.function = function
+        self.forward = forward
+        self.reverse = reverse
+        self.difference = abs(forward - reverse)
+        self.tolerance = tolerance
+        self.what = what
+        compared = ("the derivative along a random direction: forward mode gives {f!r}, the reverse-mode "
+                    "gradient gives {r!r}" if what == "derivative" else
+                    "the function's value: forward mode gives {f!r}, reverse mode {r!r}").format(f=forward, r=reverse)
+        super().__init__(
+            f"{function}: the gradient failed its self-check on {compared}, a difference of "
+            f"{self.difference:.3g} (allowed: {tolerance:.3g}). A rule declared with @s2s_ad.adjoint or "
+            f"@s2s_ad.tangent for a function called here may be wrong; s2s_ad.check_grad(f, *args) compares "
+            f"the gradient with finite differences. If no rule of yours is involved, this is a bug in s2s_ad: "
+            f"please report it with the function.")

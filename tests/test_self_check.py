@@ -1,0 +1,224 @@
+"""The self-check: ``grad(f, check=True)`` and ``S2S_AD_CHECK=1`` (the dot-product test).
+
+Each checked call also runs forward mode along a random direction and compares
+it with the reverse-mode gradient; a deliberately wrong rule (reverse or
+forward) must be caught with ``GradientCheckError``, correct functions must
+pass, in float64 and float32.
+"""
+import math
+
+import numpy as np
+import pytest
+
+import s2s_ad
+from conftest import numeric_grad
+
+
+# -- black boxes with rules, one of the two rules wrong --------------------------------------------
+
+
+def squash(x):
+    """A 'black box': its derivatives come from the rules below only."""
+    return x / (1.0 + x * x)
+
+
+@s2s_ad.adjoint(squash, elementwise=True)
+def _(out, x, d_out):
+    d_x = d_out * 2.0 * x  # wrong: the derivative is (1 - x**2) / (1 + x**2)**2
+
+
+@s2s_ad.tangent(squash, elementwise=True)
+def _(out, x, t_x):
+    t_out = t_x * (1.0 - x * x) / ((1.0 + x * x) * (1.0 + x * x))
+
+
+def stretch(x):
+    return x * x * x
+
+
+@s2s_ad.adjoint(stretch, elementwise=True)
+def _(out, x, d_out):
+    d_x = d_out * 3.0 * x * x
+
+
+@s2s_ad.tangent(stretch, elementwise=True)
+def _(out, x, t_x):
+    t_out = t_x * 2.0 * x  # wrong: 3 x**2
+
+
+def uses_squash(x, y):
+    return np.sum(squash(x) * y)
+
+
+def uses_stretch(x, y):
+    return np.sum(np.sin(stretch(x))) * y
+
+
+def scalar_squash(x):
+    return squash(x) + math.cos(x)
+
+
+# -- correct functions: the check passes and the gradient is the plain one -------------------------
+
+
+def loop_and_branches(x, w, n):
+    total = 0.0
+    for i in range(n):
+        if total > 0.3:
+            total = total * 0.5 + np.sum(np.tanh(w * x))
+        else:
+            total = total + np.dot(w, w) * math.sin(x)
+    return total
+
+
+def helper(a, b):
+    return a * np.exp(-b)
+
+
+def through_helpers(w, b, unused=None):
+    hidden = np.tanh(np.outer(w, w) @ w + b)
+    return float(np.sum(helper(hidden, b) ** 2))
+
+
+def test_the_check_passes_on_correct_functions_and_returns_the_plain_gradient():
+    w = np.array([0.3, -0.7, 0.2])
+    for checked in (s2s_ad.grad(loop_and_branches, wrt=(0, 1), check=True),
+                    s2s_ad.grad(loop_and_branches, wrt=("w", "x"), check=True)):
+        plain = s2s_ad.grad(loop_and_branches, wrt=checked.wrt)
+        for _ in range(5):  # a fresh direction each call
+            for got, want in zip(checked(0.4, w, 4), plain(0.4, w, 4)):
+                np.testing.assert_array_equal(got, want)
+    np.testing.assert_allclose(s2s_ad.grad(through_helpers, check=True)(w, 0.25),
+                               numeric_grad(through_helpers, (w, 0.25), 0), rtol=1e-6)
+    value, gradient = s2s_ad.value_and_grad(through_helpers, wrt=(0, 1), check=True)(w, 0.25)
+    assert value == pytest.approx(through_helpers(w, 0.25))
+    assert gradient[1] == pytest.approx(numeric_grad(through_helpers, (w, 0.25), 1), rel=1e-6)
+
+
+def float32_throughout(v):
+    return np.sum(np.sin(v)) ** 2
+
+
+def test_the_check_passes_in_float32():
+    w = np.array([0.3, -0.7, 0.2], dtype=np.float32)
+    checked = s2s_ad.grad(through_helpers, wrt=(0, 1), check=True)
+    for _ in range(20):
+        gradient_w, gradient_b = checked(w, np.float32(0.25))
+    assert gradient_w.dtype.kind == "f"
+    long_sum = s2s_ad.grad(float32_throughout, check=True)
+    v = np.linspace(-1.0, 1.0, 1000).astype(np.float32)
+    for _ in range(20):
+        gradient = long_sum(v)
+    assert gradient.dtype == np.float32
+    np.testing.assert_allclose(gradient, np.cos(v.astype(float)) * 2 * np.sum(np.sin(v.astype(float))), rtol=1e-3)
+    np.testing.assert_allclose(gradient_w, numeric_grad(through_helpers, (w.astype(float), 0.25), 0), rtol=1e-3)
+
+
+def test_a_second_derivative_can_be_checked():
+    def_check = s2s_ad.grad(s2s_ad.grad(scalar_cubic), check=True)
+    assert def_check(0.7) == pytest.approx(6 * 0.7 + 2.0)
+
+
+def scalar_cubic(x):
+    return x ** 3 + x * x
+
+
+# -- wrong rules are caught ------------------------------------------------------------------------
+
+
+def test_a_wrong_adjoint_rule_is_caught():
+    x, y = np.array([0.5, -1.2, 0.8]), np.array([1.0, 2.0, -0.5])
+    wrong = s2s_ad.grad(uses_squash)(x, y)  # unchecked: the wrong rule's number, silently
+    assert not np.allclose(wrong, numeric_grad(uses_squash, (x, y), 0), rtol=1e-3)
+    with pytest.raises(s2s_ad.GradientCheckError, match=r"grad of uses_squash \(.*test_self_check.py:\d+\)") as caught:
+        s2s_ad.grad(uses_squash, check=True)(x, y)
+    error = caught.value
+    assert error.difference == pytest.approx(abs(error.forward - error.reverse))
+    assert error.difference > error.tolerance > 0
+    assert "@s2s_ad.adjoint" in str(error) and "a difference of" in str(error)
+    with pytest.raises(s2s_ad.GradientCheckError, match="scalar_squash"):
+        s2s_ad.value_and_grad(scalar_squash, check=True)(0.6)
+    # float32's looser tolerance still catches it
+    with pytest.raises(s2s_ad.GradientCheckError):
+        s2s_ad.grad(uses_squash, check=True)(x.astype(np.float32), y.astype(np.float32))
+
+
+def test_a_wrong_tangent_rule_is_caught():
+    x = np.array([0.5, -1.2, 0.8])
+    with pytest.raises(s2s_ad.GradientCheckError, match="uses_stretch"):
+        s2s_ad.grad(uses_stretch, wrt=(0, 1), check=True)(x, 0.3)
+    # by y alone, the wrong tangent of stretch(x) takes no part: nothing to catch
+    assert s2s_ad.grad(uses_stretch, wrt=1, check=True)(x, 0.3) == pytest.approx(np.sum(np.sin(x ** 3)))
+
+
+def test_the_error_is_an_exception_exported_by_the_package():
+    assert issubclass(s2s_ad.GradientCheckError, Exception)
+    assert "GradientCheckError" in s2s_ad.__all__
+
+
+# -- switching it on for a whole program ----------------------------------------------------------
+
+
+def test_the_environment_variable_switches_it_on_when_grad_is_called(monkeypatch):
+    x, y = np.array([0.5, -1.2, 0.8]), np.array([1.0, 2.0, -0.5])
+    monkeypatch.delenv("S2S_AD_CHECK", raising=False)
+    unchecked = s2s_ad.grad(uses_squash)
+    monkeypatch.setenv("S2S_AD_CHECK", "1")
+    checked = s2s_ad.grad(uses_squash)
+    unchecked(x, y)  # read when grad() is called: this one was made before
+    with pytest.raises(s2s_ad.GradientCheckError):
+        checked(x, y)
+    with pytest.raises(s2s_ad.GradientCheckError):
+        s2s_ad.value_and_grad(uses_squash)(x, y)
+    for off in ("0", "", "false", "off"):
+        monkeypatch.setenv("S2S_AD_CHECK", off)
+        s2s_ad.grad(uses_squash)(x, y)
+
+
+# -- what takes no part -----------------------------------------------------------------------------
+
+
+def scaled_by_count(x, n, scale=None):
+    factor = 1.0 if scale is None else scale
+    return float(np.sum(squash(x))) * n * factor
+
+
+def test_integers_and_none_take_no_part(monkeypatch):
+    x = np.array([0.5, -1.2])
+    # n is an integer and scale None: by them alone there is no direction, so no check (and no error)
+    assert s2s_ad.grad(scaled_by_count, wrt=(1, 2), check=True)(x, 3) is not None
+    with pytest.raises(s2s_ad.GradientCheckError):  # by x the wrong adjoint of squash is caught
+        s2s_ad.grad(scaled_by_count, wrt=(0, 1, 2), check=True)(x, 3)
+
+
+def test_the_users_random_state_is_left_alone():
+    w = np.array([0.3, -0.7, 0.2])
+    checked = s2s_ad.grad(through_helpers, check=True)
+    np.random.seed(1234)
+    expected = np.random.random(3)
+    np.random.seed(1234)
+    checked(w, 0.25)
+    np.testing.assert_array_equal(np.random.random(3), expected)
+
+
+def test_the_check_fails_nothing_that_overflows_on_both_sides():
+    assert s2s_ad.grad(scalar_cubic, check=True)(float("inf")) == float("inf")
+
+
+def knee(x):
+    return x * x * 0.5
+
+
+@s2s_ad.adjoint(knee)
+def _(out, x, d_out):
+    d_x = d_out * x
+
+
+def uses_knee(x):
+    return knee(x) + x
+
+
+def test_a_call_with_no_tangent_rule_cannot_be_checked_and_says_so():
+    assert s2s_ad.grad(uses_knee)(0.3) == pytest.approx(1.3)
+    with pytest.raises(s2s_ad.TransformError, match=r"knee in forward mode.*@s2s_ad.tangent"):
+        s2s_ad.grad(uses_knee, check=True)(0.3)
