@@ -185,7 +185,9 @@ class ExpressionConverter:
             if found and isinstance(base, (types.ModuleType, type)):
                 if not hasattr(base, node.attr):
                     raise self.error(f"{getattr(base, '__name__', base)}.{node.attr}", "no such attribute", node)
-                return True, getattr(base, node.attr)
+                value = getattr(base, node.attr)
+                self.resolver.snapshot.record_attribute(base, node.attr, value)  # config.K = 5.0 later
+                return True, value
         return False, None
 
     def _Attribute(self, node: gast.Attribute) -> ir.Expr:
@@ -264,6 +266,8 @@ class ExpressionConverter:
 
     def _check_callee(self, fn: Any, node: Any, args: tuple, kwargs: tuple) -> None:
         name = describe_callable(fn)
+        if _hashable(fn):
+            self.resolver.snapshot.record_rules(fn)  # a rule registered later must be picked up
         if fn in _REFUSED_CALLS if _hashable(fn) else False:
             raise self.error(f"the call of {name}", _REFUSED_CALLS[fn], node)
         rule = rules.adjoint_rule(fn) or rules.tangent_rule(fn)

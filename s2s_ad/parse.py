@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import builtins
 import inspect
+import struct
 import textwrap
 import types
 from dataclasses import dataclass, field
@@ -18,6 +19,7 @@ from typing import Any, Callable, Optional
 
 import gast
 
+from . import rules
 from .errors import TransformError
 from .nodes import all_nodes
 
@@ -68,24 +70,54 @@ _PLAIN = (int, float, complex, bool, str, bytes, tuple, type(None))
 
 
 def _same(current: Any, recorded: Any) -> bool:
-    """The same object, or an equal plain constant (re-running ``SCALE = 3.0`` changes nothing)."""
+    """The same object, or an identical plain constant (re-running ``SCALE = 3.0`` changes nothing).
+
+    Identical, not equal: ``-0.0`` is not ``0.0`` (``1 / x`` differs) and a NaN is the same as
+    itself; floats are compared bit for bit, tuples item by item.
+    """
     if current is recorded:
         return True
-    return type(current) is type(recorded) and isinstance(current, _PLAIN) and current == recorded
+    if type(current) is not type(recorded) or not isinstance(current, _PLAIN):
+        return False
+    if isinstance(current, float):
+        return struct.pack("<d", current) == struct.pack("<d", recorded)
+    if isinstance(current, complex):
+        return _same(current.real, recorded.real) and _same(current.imag, recorded.imag)
+    if isinstance(current, tuple):
+        return len(current) == len(recorded) and all(map(_same, current, recorded))
+    return current == recorded
+
+
+def _rules_of(fn: Any) -> tuple:
+    """What the registry says of ``fn``: its rules, and whether it is declared non-differentiable."""
+    return rules.adjoint_rule(fn), rules.tangent_rule(fn), rules.is_nondifferentiable(fn)
+
+
+def _attribute(owner: Any, name: str) -> Any:
+    """``owner.name`` now, or ``_ABSENT``."""
+    try:
+        return getattr(owner, name)
+    except AttributeError:
+        return _ABSENT
 
 
 class Snapshot:
     """What the free names of generated code meant when it was generated.
 
-    Generated code inlines module constants and calls the adjoints of the
-    helpers as they were.  ``valid()`` tells whether every name still means
-    the same (a global, a closure cell, a builtin not shadowed since), so a
-    cache never serves code built for an old value.
+    Generated code inlines module constants (``K``, ``config.K``, ``Cfg.K``),
+    calls the adjoints of the helpers as they were, and splices in the rules
+    registered for the functions it calls.  ``valid()`` tells whether every
+    one still means the same (a global, a closure cell, an attribute of a
+    module or class, a builtin not shadowed since, the rules of each callee),
+    so a cache never serves code built for an old value or an old rule.
     """
 
     def __init__(self) -> None:
         self.names: dict[tuple[int, str], tuple[dict, str, Any]] = {}
         self.cells: dict[int, tuple[Any, Any]] = {}
+        self.attributes: dict[tuple[int, str], tuple[Any, str, Any]] = {}
+        self.rules: dict[int, tuple] = {}  # id(fn) -> (fn, its adjoint rule, tangent rule, non-differentiable)
+        self._rules_checked = -1  # rules.generation() when self.rules were last found current
         self._checks: Optional[tuple] = None  # names.values() as a tuple: valid() runs on every call
 
     def record_global(self, scope: dict, name: str, value: Any) -> None:
@@ -95,14 +127,30 @@ class Snapshot:
     def record_cell(self, cell: Any, value: Any) -> None:
         self.cells.setdefault(id(cell), (cell, value))
 
+    def record_attribute(self, owner: Any, name: str, value: Any) -> None:
+        """``owner.name`` (a module or class attribute) was read as ``value``."""
+        self.attributes.setdefault((id(owner), name), (owner, name, value))
+
+    def record_rules(self, fn: Any) -> None:
+        """The generated code calls ``fn`` with the rules it has now (or as a helper, if none)."""
+        if id(fn) not in self.rules:
+            self.rules[id(fn)] = (fn,) + _rules_of(fn)
+            self._rules_checked = -1
+
+    @property
+    def empty(self) -> bool:
+        """True if nothing can make this snapshot invalid (the code reads nothing from outside)."""
+        return not (self.names or self.cells or self.attributes or self.rules)
+
     def include(self, other: Optional["Snapshot"]) -> None:
         """Also depend on what ``other`` depends on (a helper's names)."""
         if other is not None and other is not self:
-            for key, entry in other.names.items():
-                self.names.setdefault(key, entry)
-            for key, entry in other.cells.items():
-                self.cells.setdefault(key, entry)
+            for mine, theirs in ((self.names, other.names), (self.cells, other.cells),
+                                 (self.attributes, other.attributes), (self.rules, other.rules)):
+                for key, entry in theirs.items():
+                    mine.setdefault(key, entry)
             self._checks = None
+            self._rules_checked = -1
 
     def valid(self) -> bool:
         checks = self._checks
@@ -119,6 +167,22 @@ class Snapshot:
                 return False
             if current is not value and not _same(current, value):
                 return False
+        for owner, name, value in self.attributes.values():
+            current = _attribute(owner, name)
+            if current is not value and not _same(current, value):
+                return False
+        return self._rules_current()
+
+    def _rules_current(self) -> bool:
+        """The rules of every callee are those the code was made with (checked again only after
+        a registration, which ``rules.generation()`` counts)."""
+        generation = rules.generation()
+        if generation == self._rules_checked:
+            return True
+        for fn, *recorded in self.rules.values():
+            if any(now is not then for now, then in zip(_rules_of(fn), recorded)):
+                return False
+        self._rules_checked = generation
         return True
 
 

@@ -1,0 +1,62 @@
+"""Functions for tests/test_trust_front.py (s2s_ad reads their source, so they live in a file)."""
+import functools
+
+import numpy as np
+
+import front_config  # a module whose attribute the tests rebind
+
+# -- stale results (issue #12, item 14) ---------------------------------------
+
+SIGN = 0.0  # rebound to -0.0 by a test: arctan2(SIGN, -1.0) is pi for 0.0, -pi for -0.0
+
+
+class Cfg:
+    K = 2.0
+
+
+def scaled_by_class(x):
+    return Cfg.K * x * x
+
+
+def scaled_by_module(x):
+    return front_config.K * x * x
+
+
+def signed(x):
+    return np.arctan2(SIGN, -1.0) * x
+
+
+def ruled(x):
+    """Given a rule by the test, twice."""
+    return np.sin(x)
+
+
+def calls_ruled(x):
+    return 3.0 * ruled(x)
+
+
+# -- threads and memory --------------------------------------------------------
+
+def shared_helper(x):
+    return np.sin(x) * x
+
+
+def uses_helper(x):
+    return x * x * x + shared_helper(x)
+
+
+def make_pair(a):
+    """A closure calling a closure of its own: each call makes both fresh (nothing cached yet)."""
+    def inner(x):
+        return np.sin(a * x) * x
+
+    def outer(x):
+        return x * inner(x) + a
+    return outer
+
+
+def make_closure(a):
+    def closure(x):
+        return a * x * x + shared_helper(x)
+    return closure
+
