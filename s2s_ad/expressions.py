@@ -25,7 +25,7 @@ import numpy as np
 
 from . import ir, rules, runtime
 from .errors import TransformError
-from .parse import Resolver
+from .parse import Resolver, transparent
 
 BINARY_OPERATORS = {
     gast.Add: operator.add, gast.Sub: operator.sub, gast.Mult: operator.mul,
@@ -213,6 +213,7 @@ class ExpressionConverter:
         found, fn = self._static(node.func)
         if not found:
             fn, args = self._method(node, args)
+        fn = transparent(fn)  # functools.cache(f) calls f
         if fn in (max, min) and self.check_calls and not kwargs and len(args) != 2:
             return self._extremum(fn, args, node)
         if fn is reversed and len(args) == 1 and not kwargs:  # enumerate(reversed(x)): x[::-1]

@@ -10,9 +10,12 @@ and column.
 from __future__ import annotations
 
 import builtins
+import functools
 import inspect
+import linecache
 import struct
 import textwrap
+import threading
 import types
 from dataclasses import dataclass, field
 from typing import Any, Callable, Optional
@@ -256,7 +259,9 @@ def _read_source(fn: Any, exact: bool = False) -> tuple[str, str, int]:
         )
     filename = fn.__code__.co_filename
     try:
-        lines, firstline = inspect.getsourcelines(fn) if exact else _source_lines(fn)
+        # fn.__code__, not fn: inspect would follow __wrapped__ to the function a decorator wrapped,
+        # and the code that runs is the wrapper's.
+        lines, firstline = inspect.getsourcelines(fn.__code__) if exact else _source_lines(fn)
     except (OSError, TypeError) as exc:
         raise TransformError(
             f"{name!r}", "its source code cannot be read (it was typed into a bare REPL or made by exec); "
@@ -275,10 +280,10 @@ def _source_lines(fn: types.FunctionType) -> tuple[list[str], int]:
     ends inside them and does not parse, and ``parse_function`` reads the
     source again, with inspect.
     """
-    lines, start = inspect.findsource(inspect.unwrap(fn))
+    lines, start = inspect.findsource(fn.__code__)
     end = _end_of_def(lines, start)
     if end is None:
-        return inspect.getsourcelines(fn)
+        return inspect.getsourcelines(fn.__code__)
     return lines[start:end], start + 1
 
 
@@ -308,8 +313,49 @@ def is_generated(filename: str) -> bool:
     return filename.startswith("<s2s_ad ")
 
 
+def transparent(fn: Any) -> Any:
+    """``fn`` without the wrappers that call it unchanged: ``functools.lru_cache`` and
+    ``functools.cache``.  Such a wrapper returns what the function returns for the same
+    arguments (a cache hit returns an earlier result of the same call), so for the pure
+    functions s2s_ad differentiates it is the function itself."""
+    while isinstance(fn, _LRU_CACHE_WRAPPER) and isinstance(getattr(fn, "__wrapped__", None), types.FunctionType):
+        fn = fn.__wrapped__
+    return fn
+
+
+_LRU_CACHE_WRAPPER = type(functools.lru_cache(maxsize=None)(lambda: None))
+
+
 def parse_function(fn: Callable) -> ParsedFunction:
-    """Parse ``fn`` and check its body against the supported subset."""
+    """Parse ``fn`` and check its body against the supported subset.
+
+    What is parsed is what runs: for a function a decorator wrapped (with
+    ``functools.wraps``), the wrapper, never the ``__wrapped__`` function;
+    and the text read from the file must still compile to ``fn.__code__``.
+    """
+    fn = transparent(fn)
+    wrapped = getattr(fn, "__wrapped__", None)
+    if wrapped is None or wrapped is fn:
+        return _parse(fn)
+    what = (f"{fn.__qualname__!r} as decorated (the call runs the decorator's wrapper "
+            f"{getattr(fn.__code__, 'co_qualname', fn.__code__.co_name)}, not the function it wraps)")
+    try:
+        parsed = _parse(fn)
+    except TransformError as exc:
+        raise TransformError(what, f"the wrapper cannot be differentiated: {exc.construct}"
+                             + (f" ({exc.hint})" if exc.hint else "") + f"; differentiate the undecorated "
+                             f"function ({fn.__name__}.__wrapped__), or write the wrapper with plain named "
+                             f"parameters", filename=exc.filename, line=exc.line, column=exc.column) from None
+    signature = [p for p in inspect.signature(fn).parameters]  # what callers bind to: the wrapped one's
+    if signature != parsed.params:
+        raise TransformError(what, f"the wrapper's parameters ({', '.join(parsed.params)}) are not those of the "
+                             f"function it wraps ({', '.join(signature)}); name them alike, or differentiate "
+                             f"{fn.__name__}.__wrapped__", filename=parsed.filename, line=parsed.line)
+    return parsed
+
+
+def _parse(fn: Callable) -> ParsedFunction:
+    """``parse_function`` of ``fn`` itself."""
     source, filename, firstline = _read_source(fn)
     if fn.__name__ == "<lambda>":
         raise TransformError("a lambda", "define the function with def", filename=filename, line=firstline)
@@ -322,6 +368,8 @@ def parse_function(fn: Callable) -> ParsedFunction:
     except SyntaxError as exc:
         raise TransformError(f"{fn.__qualname__!r}", f"its source does not parse on its own ({exc.msg})",
                              filename=filename, line=firstline) from exc
+    if not is_generated(filename):
+        _check_source_runs(fn, filename, firstline)
     node = module.body[0]
     if isinstance(node, gast.AsyncFunctionDef):
         raise TransformError("an async function", "differentiate a plain (synchronous) def",
@@ -334,6 +382,69 @@ def parse_function(fn: Callable) -> ParsedFunction:
     parsed = ParsedFunction(fn, node, filename, Resolver(fn.__globals__, _closure_cells(fn)), params)
     _check_subset(parsed)
     return parsed
+
+
+def _check_source_runs(fn: types.FunctionType, filename: str, firstline: int) -> None:
+    """Refuse if the text read for ``fn`` does not compile to the code that runs.
+
+    The file may have been edited since its module was imported: Python
+    runs the old code, inspect reads the new text.  The file's text, as
+    inspect read it (``linecache``), is compiled whole, so that its imports,
+    classes and closures shape the code as they did at import, and the
+    code object of the def at ``fn``'s line is compared with ``fn.__code__``.
+    """
+    code = fn.__code__
+    compiled = _file_codes(filename, fn.__globals__).get((code.co_name, code.co_firstlineno), ())
+    if not any(_same_code(candidate, code) for candidate in compiled):
+        raise TransformError(
+            f"{fn.__qualname__!r}", f"its source file changed after the function was defined: Python runs the "
+            f"code it compiled then, and the text now at line {firstline} is different; reload the module "
+            f"(importlib.reload) or restart Python, then take the gradient again", filename=filename, line=firstline)
+
+
+_FILE_CODES: dict[str, tuple[list, dict]] = {}  # file name -> (its lines as compiled, its code objects)
+_FILE_CODES_LOCK = threading.Lock()
+
+
+def _file_codes(filename: str, scope: dict) -> dict[tuple[str, int], list[types.CodeType]]:
+    """Every code object compiled from ``filename``'s current text, by name and first line
+    (cached for as long as linecache holds the same text)."""
+    lines = linecache.getlines(filename, scope)
+    with _FILE_CODES_LOCK:
+        cached = _FILE_CODES.get(filename)
+        if cached is not None and cached[0] is lines:
+            return cached[1]
+    codes: dict[tuple[str, int], list[types.CodeType]] = {}
+    try:
+        # dont_inherit: as at import, the file's own __future__ statements alone set the flags
+        queue = [compile("".join(lines), filename, "exec", dont_inherit=True)]
+    except (SyntaxError, ValueError):
+        queue = []
+    while queue:
+        current = queue.pop()
+        codes.setdefault((current.co_name, current.co_firstlineno), []).append(current)
+        queue.extend(c for c in current.co_consts if isinstance(c, types.CodeType))
+    with _FILE_CODES_LOCK:
+        _FILE_CODES[filename] = (lines, codes)
+    return codes
+
+
+def _same_code(a: types.CodeType, b: types.CodeType) -> bool:
+    """The same operations on the same names and constants (line numbers aside)."""
+    fields = ("co_code", "co_names", "co_varnames", "co_freevars", "co_cellvars", "co_argcount",
+              "co_posonlyargcount", "co_kwonlyargcount")
+    if any(getattr(a, f) != getattr(b, f) for f in fields) or len(a.co_consts) != len(b.co_consts):
+        return False
+    return all(_same_constant(x, y) for x, y in zip(a.co_consts, b.co_consts))
+
+
+def _same_constant(x: Any, y: Any) -> bool:
+    if isinstance(x, types.CodeType) and isinstance(y, types.CodeType):
+        return _same_code(x, y)
+    if isinstance(x, (tuple, frozenset)) and type(x) is type(y):
+        return len(x) == len(y) and all(map(_same_constant, sorted(x, key=repr) if isinstance(x, frozenset) else x,
+                                            sorted(y, key=repr) if isinstance(y, frozenset) else y))
+    return _same(x, y) or (type(x) is type(y) and x == y and not isinstance(x, (float, complex)))
 
 
 def _parse_at(source: str, firstline: int) -> gast.Module:

@@ -26,7 +26,7 @@ from .forward import forward
 from .hoist import hoist_invariants
 from .lower import lower
 from .optimize import optimize
-from .parse import ParsedFunction, Snapshot, parse_function
+from .parse import ParsedFunction, Snapshot, parse_function, transparent
 from .reverse import reverse
 from .tape import split_parts
 
@@ -201,6 +201,8 @@ def build_split(fn: Callable, kinds: Kinds) -> SplitAdjoint:
     building it: that is recursion, and its parts are filled in before any
     generated code runs.
     """
+    fn = transparent(fn)
+
     def fill(split: SplitAdjoint) -> None:
         parsed, ssa = lowered(fn)
         ssa, facts = _analysed(ssa, ssa.params, kinds)
@@ -268,6 +270,8 @@ def build_tangent_callee(fn: Callable, kinds: Kinds, carries: tuple[bool, ...]) 
     ``build_split``, a function being built is handed out unfinished to the
     calls made while building it (recursion).
     """
+    fn = transparent(fn)
+
     def fill(callee: TangentCallee) -> None:
         parsed, ssa = lowered(fn)
         wrt = [p for p, carried in zip(ssa.params, carries) if carried]

@@ -60,3 +60,57 @@ def make_closure(a):
         return a * x * x + shared_helper(x)
     return closure
 
+
+
+# -- decorators (item 12) ------------------------------------------------------
+
+def doubled(f):
+    """A decorator that changes the result, and says it is ``f`` (functools.wraps)."""
+    @functools.wraps(f)
+    def wrapper(x):
+        return 2.0 * f(x)
+    return wrapper
+
+
+def passthrough(f):
+    """The usual logging-style decorator: it calls ``f`` with whatever it is given."""
+    @functools.wraps(f)
+    def wrapper(*args, **kwargs):
+        return f(*args, **kwargs)
+    return wrapper
+
+
+def renamed(f):
+    @functools.wraps(f)
+    def wrapper(t):
+        return f(t) + t
+    return wrapper
+
+
+@doubled
+def doubled_square(x):
+    return x * x
+
+
+@passthrough
+def passed_cube(x):
+    return x * x * x
+
+
+@renamed
+def renamed_square(x):
+    return x * x
+
+
+@functools.lru_cache(maxsize=None)
+def cached_wave(x):
+    return np.sin(x) * x
+
+
+@functools.cache
+def cached_cube(x):
+    return x ** 3
+
+
+def calls_decorated(x):
+    return doubled_square(x) + cached_wave(x) + 0.5 * cached_cube(x)

@@ -6,6 +6,9 @@ or the transformation must refuse with a TransformError that says why.  Oracles:
 central finite differences (conftest).
 """
 import gc
+import importlib
+import os
+import sys
 import threading
 import weakref
 
@@ -116,3 +119,78 @@ def test_dropped_closures_are_freed():
         del fn
     gc.collect()
     assert [r for r in refs if r() is not None] == []
+
+
+# -- item 12: decorators that use functools.wraps ----------------------------
+
+def test_a_decorated_function_is_differentiated_as_what_runs():
+    # The wrapper doubles: d/dx 2 x^2 = 4 x (the undecorated function would give 2 x).
+    assert s2s_ad.grad(ff.doubled_square)(1.5) == pytest.approx(6.0)
+    assert_gradient_matches(ff.doubled_square, (1.5,))
+    assert s2s_ad.jvp(ff.doubled_square, (1.5,), (1.0,)) == pytest.approx((4.5, 6.0))
+    assert s2s_ad.vjp(ff.doubled_square, 1.5)[1](1.0)[0] == pytest.approx(6.0)
+
+
+def test_a_decorated_helper_is_called_as_what_runs():
+    assert_gradient_matches(ff.calls_decorated, (0.7,))
+
+
+def test_lru_cache_and_cache_wrappers_are_transparent():
+    x = 0.7
+    assert s2s_ad.grad(ff.cached_wave)(x) == pytest.approx(np.cos(x) * x + np.sin(x))
+    assert s2s_ad.grad(ff.cached_cube)(x) == pytest.approx(3 * x * x)
+    assert s2s_ad.vjp(ff.cached_cube, x)[1](1.0)[0] == pytest.approx(3 * x * x)
+
+
+def test_a_wrapper_that_cannot_be_differentiated_is_refused_naming_the_decorator():
+    with pytest.raises(s2s_ad.TransformError, match=r"as decorated .*wrapper.*__wrapped__"):
+        s2s_ad.grad(ff.passed_cube)(1.0)
+    assert s2s_ad.grad(ff.passed_cube.__wrapped__)(2.0) == pytest.approx(12.0)
+
+
+def test_a_wrapper_with_other_parameter_names_is_refused():
+    with pytest.raises(s2s_ad.TransformError, match="parameters"):
+        s2s_ad.grad(ff.renamed_square)(1.0)
+
+
+# -- item 13: a source file edited after its module was imported ------------
+
+def _import_fresh(tmp_path, monkeypatch, name, text):
+    path = tmp_path / f"{name}.py"
+    path.write_text(text)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.delitem(sys.modules, name, raising=False)
+    importlib.invalidate_caches()
+    return importlib.import_module(name), path
+
+
+def _edit(path, text):
+    path.write_text(text)
+    stat = os.stat(path)
+    os.utime(path, (stat.st_atime, stat.st_mtime + 10))  # a new time even on a coarse clock
+
+
+def test_a_file_edited_after_import_is_refused_not_read(tmp_path, monkeypatch):
+    before = "import numpy as np\n\ndef f(x):\n    return x * x\n\ndef g(x):\n    return f(x) + np.sin(x)\n"
+    after = before.replace("x * x", "x * x * x")
+    module, path = _import_fresh(tmp_path, monkeypatch, "front_edited_module", before)
+    _edit(path, after)
+    assert module.f(3.0) == 9.0  # Python runs the old code
+    with pytest.raises(s2s_ad.TransformError, match="source file changed"):
+        s2s_ad.grad(module.f)(3.0)
+    with pytest.raises(s2s_ad.TransformError, match="source file changed"):
+        s2s_ad.grad(module.g)(3.0)  # through a helper
+    with pytest.raises(s2s_ad.TransformError, match="source file changed"):
+        s2s_ad.jvp(module.f, (3.0,), (1.0,))
+    module = importlib.reload(module)
+    assert s2s_ad.grad(module.f)(3.0) == pytest.approx(27.0)
+    assert s2s_ad.grad(module.g)(3.0) == pytest.approx(27.0 + np.cos(3.0))
+
+
+def test_lines_added_above_a_function_after_import_are_refused(tmp_path, monkeypatch):
+    before = "def f(x):\n    return x * x\n\ndef h(x):\n    return x * 4.0\n"
+    module, path = _import_fresh(tmp_path, monkeypatch, "front_shifted_module", before)
+    _edit(path, "def f(x):\n    return x * x\n\n\n\ndef h(x):\n    return x * 4.0\n")
+    with pytest.raises(s2s_ad.TransformError, match="source file changed"):
+        s2s_ad.grad(module.h)(1.0)
+    assert s2s_ad.grad(module.f)(3.0) == pytest.approx(6.0)  # unchanged where it is: still fine
