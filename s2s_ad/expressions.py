@@ -53,10 +53,22 @@ class Nested:
 
 
 @dataclass(frozen=True)
-class Inline:
-    """A call of a nested function, before flattening."""
+class Dispatch:
+    """A name bound to different nested functions on different paths (a def redefined in a
+    branch or a loop): ``var`` holds, at run time, the tag of the one bound on the path taken
+    (``Lowering.defs`` maps tags to functions).  ``missing`` says why a call cannot be made,
+    if some path binds no function to the name ("" if every path binds one)."""
 
-    function: Nested
+    var: ir.Var
+    tags: frozenset
+    missing: str
+
+
+@dataclass(frozen=True)
+class Inline:
+    """A call of a nested function (or of the one a ``Dispatch`` picks), before flattening."""
+
+    function: Any  # Nested or Dispatch
     args: tuple
 
 
@@ -205,7 +217,7 @@ class ExpressionConverter:
         kwargs = tuple((k.arg, self.convert(k.value)) for k in node.keywords)
         if any(k.arg is None for k in node.keywords):
             raise self.error("**kwargs in a call", "pass keyword arguments one by one", node)
-        if isinstance(node.func, gast.Name) and isinstance(self.local(node.func.id), Nested):
+        if isinstance(node.func, gast.Name) and isinstance(self.local(node.func.id), (Nested, Dispatch)):
             if kwargs:
                 raise self.error(f"keyword arguments to the nested function {node.func.id!r}", "pass them by "
                                  "position", node)

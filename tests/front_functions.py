@@ -114,3 +114,97 @@ def cached_cube(x):
 
 def calls_decorated(x):
     return doubled_square(x) + cached_wave(x) + 0.5 * cached_cube(x)
+
+
+# -- a nested def redefined (item 8) ------------------------------------------
+
+def redefined_in_branch(x, flag):
+    def g(t):
+        return t * t
+    if flag > 0:
+        def g(t):
+            return t * t * t
+    return g(x)
+
+
+def defined_in_both_branches(x, flag):
+    if flag:
+        def scale(t):
+            return np.sin(t) * x
+    else:
+        def scale(t):
+            return t * 3.0
+    return scale(x) + 1.0
+
+
+def redefined_in_loop_body(x):
+    def g(t):
+        return t
+    s = 0.0
+    for i in range(3):
+        s = s + g(x)  # the first iteration calls the def above the loop, the others the one below
+        def g(t):
+            return t * t
+    return s
+
+
+def chosen_in_loop_branch(x, n):
+    s = 0.0
+    for i in range(n):
+        if i % 2 == 0:
+            def step(t):
+                return t * x
+        else:
+            def step(t):
+                return np.cos(t)
+        s = s + step(s + x)
+    return s
+
+
+def redefined_in_while(x, n):
+    def g(t):
+        return t + 1.0
+    s = x
+    i = 0
+    while i < n:
+        s = g(s) * x
+        if s > 5.0:
+            def g(t):
+                return np.sin(t) * 2.0
+        i = i + 1
+    return s
+
+
+def aliased_after_branch(x, flag):
+    def g(t):
+        return t * 3.0
+    if flag:
+        def g(t):
+            return t * t
+    h = g
+    return h(x)
+
+
+def array_def_redefined(x, w):
+    def g(t):
+        return t * w
+    for i in range(3):
+        y = g(x)
+        def g(t):
+            return t * t * w
+    return np.sum(y)
+
+
+def defined_on_one_path_only(x, flag):
+    if flag:
+        def g(t):
+            return t * t
+    return g(x)
+
+
+def unused_value_or_def(x, flag):
+    g = 2.0
+    if flag:
+        def g(t):
+            return t * t
+    return x * x

@@ -194,3 +194,52 @@ def test_lines_added_above_a_function_after_import_are_refused(tmp_path, monkeyp
     with pytest.raises(s2s_ad.TransformError, match="source file changed"):
         s2s_ad.grad(module.h)(1.0)
     assert s2s_ad.grad(module.f)(3.0) == pytest.approx(6.0)  # unchanged where it is: still fine
+
+
+# -- item 8: a nested def redefined inside a branch or a loop ----------------
+
+@pytest.mark.parametrize("flag, value, slope", [(1, 8.0, 12.0), (-1, 4.0, 4.0)])
+def test_the_call_after_a_branch_uses_the_def_live_on_the_path_taken(flag, value, slope):
+    assert s2s_ad.value_and_grad(ff.redefined_in_branch)(2.0, flag) == pytest.approx((value, slope))
+    assert s2s_ad.jvp(ff.redefined_in_branch, (2.0, flag), (1.0, None)) == pytest.approx((value, slope))
+
+
+@pytest.mark.parametrize("flag", [True, False])
+def test_a_def_in_each_branch(flag):
+    assert_gradient_matches(ff.defined_in_both_branches, (0.8, flag))
+
+
+def test_a_def_redefined_in_a_loop_body_is_called_as_python_would():
+    # 2 + 4 + 4 at x = 2; d/dx: 1 + 4 + 4
+    assert s2s_ad.value_and_grad(ff.redefined_in_loop_body)(2.0) == pytest.approx((10.0, 9.0))
+    assert_gradient_matches(ff.redefined_in_loop_body, (1.3,))
+
+
+@pytest.mark.parametrize("n", [0, 1, 2, 5])
+def test_a_def_chosen_in_a_branch_inside_a_loop(n):
+    assert_gradient_matches(ff.chosen_in_loop_branch, (0.6, n))
+
+
+@pytest.mark.parametrize("x", [0.9, 2.0])
+def test_a_def_redefined_in_a_while_loop(x):
+    assert_gradient_matches(ff.redefined_in_while, (x, 4))
+
+
+@pytest.mark.parametrize("flag, slope", [(True, 4.0), (False, 3.0)])
+def test_an_alias_of_a_redefined_def(flag, slope):
+    assert s2s_ad.grad(ff.aliased_after_branch)(2.0, flag) == pytest.approx(slope)
+
+
+def test_a_redefined_def_on_arrays():
+    w = np.array([1.0, 2.0])
+    assert s2s_ad.grad(ff.array_def_redefined)(1.5, w) == pytest.approx(2 * 1.5 * np.sum(w))
+    assert s2s_ad.grad(ff.array_def_redefined, wrt=1)(1.5, w) == pytest.approx([2.25, 2.25])
+
+
+def test_a_def_bound_on_one_path_only_is_refused_saying_so():
+    with pytest.raises(s2s_ad.TransformError, match="defined on some paths only"):
+        s2s_ad.grad(ff.defined_on_one_path_only)(1.0, True)
+
+
+def test_a_name_that_is_a_def_on_one_path_and_a_value_on_another_is_fine_unless_called():
+    assert s2s_ad.grad(ff.unused_value_or_def)(1.5, True) == pytest.approx(3.0)
