@@ -18,6 +18,7 @@ import hashlib
 import linecache
 import os
 import threading
+import types
 import weakref
 from typing import Any, Callable, Hashable, Optional
 
@@ -34,12 +35,40 @@ def compile_module(emitted: Emitted, origin: str) -> dict[str, Any]:
     digest = hashlib.sha1(emitted.source.encode()).hexdigest()[:6]
     filename = f"<s2s_ad {emitted.name} from {origin} #{digest}>"
     lines = emitted.source.splitlines(True)
-    linecache.cache[filename] = (len(emitted.source), None, lines, filename)
-    _ORIGINS[filename] = (origin.rpartition(":")[0], emitted.origins)
-    code = compile(emitted.source, filename, "exec")
-    namespace = dict(emitted.namespace.globals)
-    exec(code, namespace)
+    with _ALIVE_LOCK:  # this compilation holds the text (a function of the same text may die meanwhile)
+        _ALIVE[filename] = _ALIVE.get(filename, 0) + 1
+        linecache.cache[filename] = (len(emitted.source), None, lines, filename)
+        _ORIGINS[filename] = (origin.rpartition(":")[0], emitted.origins)
+    try:
+        code = compile(emitted.source, filename, "exec")
+        namespace = dict(emitted.namespace.globals)
+        exec(code, namespace)
+        functions = [value for value in namespace.values()
+                     if isinstance(value, types.FunctionType) and value.__code__.co_filename == filename]
+        with _ALIVE_LOCK:
+            _ALIVE[filename] += len(functions)
+        for function in functions:
+            weakref.finalize(function, _gone, filename)
+    finally:
+        _gone(filename)  # the compilation's own hold
     return namespace
+
+
+# Generated file name -> how many functions compiled under it are alive (and compilations under way).
+# When none is, its linecache entry goes: the text of code for a function that is gone (a dropped
+# closure) must not stay behind.  Reentrant: the cycle collector may run a finalizer while it is held.
+_ALIVE: dict[str, int] = {}
+_ALIVE_LOCK = threading.RLock()
+
+
+def _gone(filename: str) -> None:
+    with _ALIVE_LOCK:
+        _ALIVE[filename] -= 1
+        if _ALIVE[filename] > 0:
+            return
+        del _ALIVE[filename]
+        linecache.cache.pop(filename, None)
+        _ORIGINS.pop(filename, None)
 
 
 def name_the_users_line(exc: BaseException) -> None:

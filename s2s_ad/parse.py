@@ -17,6 +17,7 @@ import struct
 import textwrap
 import threading
 import types
+import weakref
 from dataclasses import dataclass, field
 from typing import Any, Callable, Optional
 
@@ -96,6 +97,18 @@ def _rules_of(fn: Any) -> tuple:
     return rules.adjoint_rule(fn), rules.tangent_rule(fn), rules.is_nondifferentiable(fn)
 
 
+class _Strong:
+    """A strong reference with the interface of ``weakref.ref``."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value: Any) -> None:
+        self.value = value
+
+    def __call__(self) -> Any:
+        return self.value
+
+
 def _attribute(owner: Any, name: str) -> Any:
     """``owner.name`` now, or ``_ABSENT``."""
     try:
@@ -119,7 +132,9 @@ class Snapshot:
         self.names: dict[tuple[int, str], tuple[dict, str, Any]] = {}
         self.cells: dict[int, tuple[Any, Any]] = {}
         self.attributes: dict[tuple[int, str], tuple[Any, str, Any]] = {}
-        self.rules: dict[int, tuple] = {}  # id(fn) -> (fn, its adjoint rule, tangent rule, non-differentiable)
+        # id(fn) -> (fn, weakly where it can be: a recursive function's own snapshot names it;
+        # its adjoint rule, tangent rule, non-differentiable)
+        self.rules: dict[int, tuple] = {}
         self._rules_checked = -1  # rules.generation() when self.rules were last found current
         self._checks: Optional[tuple] = None  # names.values() as a tuple: valid() runs on every call
 
@@ -137,7 +152,11 @@ class Snapshot:
     def record_rules(self, fn: Any) -> None:
         """The generated code calls ``fn`` with the rules it has now (or as a helper, if none)."""
         if id(fn) not in self.rules:
-            self.rules[id(fn)] = (fn,) + _rules_of(fn)
+            try:
+                held = weakref.ref(fn)
+            except TypeError:  # a builtin or ufunc: lives forever anyway
+                held = _Strong(fn)
+            self.rules[id(fn)] = (held,) + _rules_of(fn)
             self._rules_checked = -1
 
     @property
@@ -182,9 +201,10 @@ class Snapshot:
         generation = rules.generation()
         if generation == self._rules_checked:
             return True
-        for fn, *recorded in self.rules.values():
-            if any(now is not then for now, then in zip(_rules_of(fn), recorded)):
-                return False
+        for held, *recorded in self.rules.values():
+            fn = held()
+            if fn is not None and any(now is not then for now, then in zip(_rules_of(fn), recorded)):
+                return False  # (a function that is gone can be given no rule)
         self._rules_checked = generation
         return True
 
@@ -197,6 +217,9 @@ class Resolver:
     globals: dict[str, Any]
     closure: dict[str, Any]  # name -> cell
     snapshot: Snapshot = field(default_factory=Snapshot)
+    # False for code s2s_ad generated: its namespace is its own and never rebound, and holds the
+    # function itself, which a snapshot in a cache keyed weakly on that function must not hold.
+    record: bool = True
 
     def lookup(self, name: str) -> tuple[bool, Any]:
         cell = self.closure.get(name)
@@ -205,14 +228,17 @@ class Resolver:
                 value = cell.cell_contents
             except ValueError:  # a cell not filled yet
                 return False, None
-            self.snapshot.record_cell(cell, value)
+            if self.record:
+                self.snapshot.record_cell(cell, value)
             return True, value
         if name in self.globals:
             value = self.globals[name]
-            self.snapshot.record_global(self.globals, name, value)
+            if self.record:
+                self.snapshot.record_global(self.globals, name, value)
             return True, value
         if name in vars(builtins):
-            self.snapshot.record_global(self.globals, name, _ABSENT)  # a later global would shadow it
+            if self.record:
+                self.snapshot.record_global(self.globals, name, _ABSENT)  # a later global would shadow it
             return True, vars(builtins)[name]
         return False, None
 
@@ -379,7 +405,8 @@ def _parse(fn: Callable) -> ParsedFunction:
                              filename=filename, line=firstline)
     node.decorator_list = []
     params = _check_params(node, filename)
-    parsed = ParsedFunction(fn, node, filename, Resolver(fn.__globals__, _closure_cells(fn)), params)
+    parsed = ParsedFunction(fn, node, filename, Resolver(fn.__globals__, _closure_cells(fn),
+                                                                   record=not is_generated(filename)), params)
     _check_subset(parsed)
     return parsed
 
