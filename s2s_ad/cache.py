@@ -48,7 +48,7 @@ def compile_module(emitted: Emitted, origin: str) -> dict[str, Any]:
         with _ALIVE_LOCK:
             _ALIVE[filename] += len(functions)
         for function in functions:
-            weakref.finalize(function, _gone, filename)
+            weakref.finalize(function, _gone, filename).atexit = False  # nothing to tidy at exit
     finally:
         _gone(filename)  # the compilation's own hold
     return namespace
