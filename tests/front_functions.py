@@ -208,3 +208,20 @@ def unused_value_or_def(x, flag):
         def g(t):
             return t * t
     return x * x
+
+
+def helper_reading_class(x):
+    return Cfg.K * np.sin(x)
+
+
+def calls_helper_reading_class(x):
+    return helper_reading_class(x) * x
+
+
+def plain_helper(x):
+    """Differentiated from its source until a test gives it a rule."""
+    return x * x * x
+
+
+def calls_plain_helper(x):
+    return plain_helper(x) + x

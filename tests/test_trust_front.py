@@ -253,3 +253,32 @@ def test_a_def_bound_on_one_path_only_is_refused_saying_so():
 
 def test_a_name_that_is_a_def_on_one_path_and_a_value_on_another_is_fine_unless_called():
     assert s2s_ad.grad(ff.unused_value_or_def)(1.5, True) == pytest.approx(3.0)
+
+
+def test_a_class_attribute_read_by_a_helper_is_seen_by_its_caller(restore_front_values):
+    g = s2s_ad.grad(ff.calls_helper_reading_class)
+    assert g(0.6) == pytest.approx(numeric_grad(ff.calls_helper_reading_class, (0.6,), 0))
+    ff.Cfg.K = -3.0
+    assert g(0.6) == pytest.approx(numeric_grad(ff.calls_helper_reading_class, (0.6,), 0))
+    assert s2s_ad.jvp(ff.calls_helper_reading_class, (0.6,), (1.0,))[1] == pytest.approx(
+        numeric_grad(ff.calls_helper_reading_class, (0.6,), 0))
+
+
+def test_a_rule_given_to_a_helper_differentiated_from_its_source_is_picked_up():
+    g = s2s_ad.grad(ff.calls_plain_helper)
+    assert g(2.0) == pytest.approx(13.0)
+
+    def scaled_rule(out, x, d_out):
+        d_x = d_out * 10.0  # not the derivative, so that using it shows
+
+    s2s_ad.adjoint(ff.plain_helper)(scaled_rule)
+    try:
+        assert g(2.0) == pytest.approx(11.0)
+        assert not s2s_ad.check_grad(ff.calls_plain_helper, 2.0).ok
+    finally:
+        s2s_ad.adjoint(ff.plain_helper)(_cube_rule)
+    assert g(2.0) == pytest.approx(13.0)
+
+
+def _cube_rule(out, x, d_out):
+    d_x = d_out * 3.0 * x * x
