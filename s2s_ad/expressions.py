@@ -256,6 +256,10 @@ class ExpressionConverter:
         bound.apply_defaults()
         values = []
         for name, value in bound.arguments.items():
+            if isinstance(value, (Nested, Dispatch)):
+                raise self.error(f"passing a nested function as {name!r} to {describe_callable(fn)}",
+                                 "functions cannot be passed as values; call it here and pass its result, or "
+                                 "have the helper call a module-level function by name", node)
             if not isinstance(value, (ir.Var, ir.Const, ir.Call, ir.Slice, ir.Display, Choice)):
                 if not _is_plain_constant(value):
                     raise self.error(f"the default value of {name!r} in {describe_callable(fn)}",

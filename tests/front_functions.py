@@ -225,3 +225,28 @@ def plain_helper(x):
 
 def calls_plain_helper(x):
     return plain_helper(x) + x
+
+
+def apply_to(f, x):
+    return f(x)
+
+
+def passes_nested_function(x, flag):
+    def g(t):
+        return t * t
+    if flag:
+        def g(t):
+            return t * 3.0
+    return apply_to(g, x)
+
+
+def nested_call_inside_comprehension_and_helper(x, flag):
+    def g(t):
+        return t * t
+    if flag:
+        def g(t):
+            return t * 3.0
+
+    def h(t):
+        return g(t) + 1.0
+    return sum([h(x * k) for k in range(3)]) + g(g(x))

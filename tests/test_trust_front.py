@@ -282,3 +282,13 @@ def test_a_rule_given_to_a_helper_differentiated_from_its_source_is_picked_up():
 
 def _cube_rule(out, x, d_out):
     d_x = d_out * 3.0 * x * x
+
+
+@pytest.mark.parametrize("flag", [True, False])
+def test_a_redefined_def_called_from_a_comprehension_another_def_and_itself(flag):
+    assert_gradient_matches(ff.nested_call_inside_comprehension_and_helper, (0.7, flag))
+
+
+def test_passing_a_nested_function_to_a_helper_is_refused_with_the_true_reason():
+    with pytest.raises(s2s_ad.TransformError, match="passing a nested function as 'f'"):
+        s2s_ad.grad(ff.passes_nested_function)(0.7, True)
