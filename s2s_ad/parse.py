@@ -363,6 +363,11 @@ def parse_function(fn: Callable) -> ParsedFunction:
     wrapped = getattr(fn, "__wrapped__", None)
     if wrapped is None or wrapped is fn:
         return _parse(fn)
+    inner = _passed_through(fn)
+    if inner is not None:  # the wrapper calls inner with what it is given, and returns what it returns
+        parsed = parse_function(inner[1])
+        parsed.resolver.snapshot.record_cell(*inner)
+        return parsed
     what = (f"{fn.__qualname__!r} as decorated (the call runs the decorator's wrapper "
             f"{getattr(fn.__code__, 'co_qualname', fn.__code__.co_name)}, not the function it wraps)")
     try:
@@ -378,6 +383,41 @@ def parse_function(fn: Callable) -> ParsedFunction:
                              f"function it wraps ({', '.join(signature)}); name them alike, or differentiate "
                              f"{fn.__name__}.__wrapped__", filename=parsed.filename, line=parsed.line)
     return parsed
+
+
+def _passed_through(wrapper: types.FunctionType) -> Optional[tuple[Any, types.FunctionType]]:
+    """``(cell, function)`` if ``wrapper``'s body is only ``return function(*args, **kwargs)`` of its
+    own ``*args`` and ``**kwargs`` (a docstring aside), ``function`` a plain function in its closure
+    cell: a transparent decorator, whose call is the function's call.  Else None."""
+    code = wrapper.__code__
+    if not code.co_flags & inspect.CO_VARARGS or code.co_argcount or code.co_kwonlyargcount:
+        return None
+    try:
+        source, filename, firstline = _read_source(wrapper, exact=True)
+        node = _parse_at(source, firstline).body[0]
+    except (TransformError, SyntaxError):
+        return None
+    body = node.body
+    if body and isinstance(body[0], gast.Expr) and isinstance(body[0].value, gast.Constant):
+        body = body[1:]  # the docstring
+    args = node.args
+    if len(body) != 1 or not isinstance(body[0], gast.Return) or not isinstance(body[0].value, gast.Call):
+        return None
+    call = body[0].value
+    star = [a.value.id for a in call.args if isinstance(a, gast.Starred) and isinstance(a.value, gast.Name)]
+    double = [k.value.id for k in call.keywords if k.arg is None and isinstance(k.value, gast.Name)]
+    if (not isinstance(call.func, gast.Name) or star != [args.vararg.id] or len(call.args) != 1
+            or double != ([args.kwarg.id] if args.kwarg else []) or len(call.keywords) != len(double)):
+        return None
+    cell = _closure_cells(wrapper).get(call.func.id)
+    try:
+        function = cell.cell_contents if cell is not None else None
+    except ValueError:
+        return None
+    if not isinstance(function, types.FunctionType):
+        return None
+    _check_source_runs(wrapper, filename, firstline)
+    return cell, function
 
 
 def _parse(fn: Callable) -> ParsedFunction:

@@ -80,6 +80,14 @@ def passthrough(f):
     return wrapper
 
 
+def tripled(f):
+    """Changes the result, and takes anything: it cannot be differentiated as it runs."""
+    @functools.wraps(f)
+    def wrapper(*args, **kwargs):
+        return 3.0 * f(*args, **kwargs)
+    return wrapper
+
+
 def renamed(f):
     @functools.wraps(f)
     def wrapper(t):
@@ -95,6 +103,17 @@ def doubled_square(x):
 @passthrough
 def passed_cube(x):
     return x * x * x
+
+
+@tripled
+def tripled_cube(x):
+    return x * x * x
+
+
+@passthrough
+@doubled
+def passed_doubled(x):
+    return x * x
 
 
 @renamed
@@ -113,7 +132,7 @@ def cached_cube(x):
 
 
 def calls_decorated(x):
-    return doubled_square(x) + cached_wave(x) + 0.5 * cached_cube(x)
+    return doubled_square(x) + cached_wave(x) + 0.5 * cached_cube(x) + passed_cube(x) + passed_doubled(x)
 
 
 # -- a nested def redefined (item 8) ------------------------------------------

@@ -152,10 +152,18 @@ def test_lru_cache_and_cache_wrappers_are_transparent():
     assert s2s_ad.vjp(ff.cached_cube, x)[1](1.0)[0] == pytest.approx(3 * x * x)
 
 
+def test_a_wrapper_that_passes_everything_through_is_transparent():
+    assert s2s_ad.grad(ff.passed_cube)(2.0) == pytest.approx(12.0)
+    # a pass-through around a wrapper that doubles: what runs is 2 x^2
+    assert s2s_ad.grad(ff.passed_doubled)(1.5) == pytest.approx(6.0)
+    assert s2s_ad.jvp(ff.passed_doubled, (1.5,), (1.0,)) == pytest.approx((4.5, 6.0))
+
+
 def test_a_wrapper_that_cannot_be_differentiated_is_refused_naming_the_decorator():
+    # It triples the result: differentiating the wrapped function alone would be wrong by 3x.
     with pytest.raises(s2s_ad.TransformError, match=r"as decorated .*wrapper.*__wrapped__"):
-        s2s_ad.grad(ff.passed_cube)(1.0)
-    assert s2s_ad.grad(ff.passed_cube.__wrapped__)(2.0) == pytest.approx(12.0)
+        s2s_ad.grad(ff.tripled_cube)(1.0)
+    assert s2s_ad.grad(ff.tripled_cube.__wrapped__)(2.0) == pytest.approx(12.0)
 
 
 def test_a_wrapper_with_other_parameter_names_is_refused():
