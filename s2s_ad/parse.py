@@ -6,6 +6,12 @@ the user's file), a resolver for the free names (globals, closure cells,
 builtins), and the parameters.  Before returning, the whole body is checked
 against the supported subset, so that refusals come early with file, line
 and column.
+
+What is parsed is what runs: a function a decorator wrapped is read as its
+wrapper (or, for a pass-through wrapper or ``functools.cache``, as the
+function it calls), and the text read from the file must compile to the
+code Python runs (a file edited after import is refused).  ``Snapshot``
+records what every free name, attribute and rule meant, for the caches.
 """
 from __future__ import annotations
 
