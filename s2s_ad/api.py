@@ -134,13 +134,18 @@ class GradientFunction:
     @property
     def key(self) -> tuple:
         """What this derivative is, for the transform cache: equal keys, equal code."""
-        base = self.inner.key if self.inner is not None else (self.fn, getattr(self.fn, "__code__", None))
+        base = self.inner.key if self.inner is not None else (getattr(self.fn, "__code__", None),)
         return ("grad", base, self.wrt, self._several, self._wrap_single)
+
+    @property
+    def owner(self) -> Callable:
+        """The user's function this derivative is of (the cache holds it weakly)."""
+        return self.inner.owner if self.inner is not None else self.fn
 
     @_user_facing
     def _adjoint(self, kinds: tuple) -> Built:
-        key = (self.fn, getattr(self.fn, "__code__", None), self.wrt, kinds)
-        return _CACHE.get(key, lambda: build_reverse(self.fn, self.wrt, kinds))
+        key = (getattr(self.fn, "__code__", None), self.wrt, kinds)
+        return _CACHE.get(self.fn, key, lambda: build_reverse(self.fn, self.wrt, kinds))
 
     @_user_facing
     def function_for(self, kinds: tuple) -> Built:
@@ -150,11 +155,11 @@ class GradientFunction:
         params = list(self._signature.parameters)
         if self.inner is None:
             adjoint = self._adjoint(kinds)
-            return _CACHE.get(self.key + (kinds,), lambda: build_gradient_only(
+            return _CACHE.get(self.owner, self.key + (kinds,), lambda: build_gradient_only(
                 self.fn, adjoint, params, self.wrt, self._wrap_single))
         self.inner.check_scalar_result(kinds)
         inner = self.inner.function_for(kinds)
-        return _CACHE.get(self.key + (kinds,), lambda: build_derivative_of(
+        return _CACHE.get(self.owner, self.key + (kinds,), lambda: build_derivative_of(
             inner, params, kinds, self.wrt, self._several))
 
     def check_scalar_result(self, kinds: tuple) -> None:
@@ -174,7 +179,7 @@ class GradientFunction:
             self._last_source = built.source
         if not any(k and k.startswith("array") for k in kinds):
             snapshot = built.snapshot
-            depends = snapshot is not None and bool(snapshot.names or snapshot.cells)
+            depends = snapshot is not None and not snapshot.empty
             self._by_types[self._types_of(args)] = (built.function, snapshot if depends else None)
         return built.function
 
@@ -333,8 +338,8 @@ def _plain(fn: Callable, args: tuple) -> Callable:
 def _tangent_function(fn: Callable, wrt: tuple[str, ...], args: tuple) -> Callable:
     fn = _plain(fn, args)
     kinds = tuple(map(_kind, args))
-    key = ("forward", fn, getattr(fn, "__code__", None), wrt, kinds)
-    return _CACHE.get(key, lambda: build_forward(fn, wrt, kinds)).function
+    key = ("forward", getattr(fn, "__code__", None), wrt, kinds)
+    return _CACHE.get(fn, key, lambda: build_forward(fn, wrt, kinds)).function
 
 
 def jvp(fn: Callable, primals: Sequence[Any], tangents: Sequence[Any]) -> tuple[Any, Any]:

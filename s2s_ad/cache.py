@@ -5,8 +5,9 @@ source is registered with ``linecache`` under a name like
 ``<s2s_ad d_f from rational.py:3 #1a2b3c>``, so a traceback raised inside generated
 code shows the generated line (whose comment names the user's line).
 
-``TransformCache`` maps a key to a built value and is safe to use from
-several threads: a key is built once, by the first thread asking for it.
+``TransformCache`` maps a user function and a key to a built value, holds
+the function weakly, and is safe to use from several threads: a key is
+built once, by the first thread asking for it.
 An entry with a ``snapshot`` (what the free names of its code meant) is
 built again once that snapshot is no longer valid: a global rebound, a
 closure cell changed, a helper redefined.
@@ -17,6 +18,8 @@ import hashlib
 import linecache
 import os
 import threading
+import types
+import weakref
 from typing import Any, Callable, Hashable, Optional
 
 from .emit import Emitted
@@ -32,12 +35,40 @@ def compile_module(emitted: Emitted, origin: str) -> dict[str, Any]:
     digest = hashlib.sha1(emitted.source.encode()).hexdigest()[:6]
     filename = f"<s2s_ad {emitted.name} from {origin} #{digest}>"
     lines = emitted.source.splitlines(True)
-    linecache.cache[filename] = (len(emitted.source), None, lines, filename)
-    _ORIGINS[filename] = (origin.rpartition(":")[0], emitted.origins)
-    code = compile(emitted.source, filename, "exec")
-    namespace = dict(emitted.namespace.globals)
-    exec(code, namespace)
+    with _ALIVE_LOCK:  # this compilation holds the text (a function of the same text may die meanwhile)
+        _ALIVE[filename] = _ALIVE.get(filename, 0) + 1
+        linecache.cache[filename] = (len(emitted.source), None, lines, filename)
+        _ORIGINS[filename] = (origin.rpartition(":")[0], emitted.origins)
+    try:
+        code = compile(emitted.source, filename, "exec")
+        namespace = dict(emitted.namespace.globals)
+        exec(code, namespace)
+        functions = [value for value in namespace.values()
+                     if isinstance(value, types.FunctionType) and value.__code__.co_filename == filename]
+        with _ALIVE_LOCK:
+            _ALIVE[filename] += len(functions)
+        for function in functions:
+            weakref.finalize(function, _gone, filename).atexit = False  # nothing to tidy at exit
+    finally:
+        _gone(filename)  # the compilation's own hold
     return namespace
+
+
+# Generated file name -> how many functions compiled under it are alive (and compilations under way).
+# When none is, its linecache entry goes: the text of code for a function that is gone (a dropped
+# closure) must not stay behind.  Reentrant: the cycle collector may run a finalizer while it is held.
+_ALIVE: dict[str, int] = {}
+_ALIVE_LOCK = threading.RLock()
+
+
+def _gone(filename: str) -> None:
+    with _ALIVE_LOCK:
+        _ALIVE[filename] -= 1
+        if _ALIVE[filename] > 0:
+            return
+        del _ALIVE[filename]
+        linecache.cache.pop(filename, None)
+        _ORIGINS.pop(filename, None)
 
 
 def name_the_users_line(exc: BaseException) -> None:
@@ -70,7 +101,7 @@ class SplitAdjoint:
     generated_parts = ("forward", "backward")  # what generated code may call (expressions.py)
 
     def __init__(self, fn: Callable) -> None:
-        self.fn = fn
+        self.qualname = getattr(fn, "__qualname__", repr(fn))  # not fn: caches hold this, keyed weakly on fn
         self.name = "d_" + getattr(fn, "__name__", "function")
         self.forward: Optional[Callable] = None
         self.backward: Optional[Callable] = None
@@ -78,7 +109,7 @@ class SplitAdjoint:
         self.snapshot: Any = None  # set once built (see parse.Snapshot)
 
     def __repr__(self) -> str:
-        return f"<split adjoint of {getattr(self.fn, '__qualname__', self.fn)}>"
+        return f"<split adjoint of {self.qualname}>"
 
 
 class TangentCallee:
@@ -92,36 +123,66 @@ class TangentCallee:
     generated_parts = ("jvp",)
 
     def __init__(self, fn: Callable) -> None:
-        self.fn = fn
+        self.qualname = getattr(fn, "__qualname__", repr(fn))  # not fn (see SplitAdjoint)
         self.name = "t_" + getattr(fn, "__name__", "function")
         self.jvp: Optional[Callable] = None
         self.source = ""
         self.snapshot: Any = None
 
     def __repr__(self) -> str:
-        return f"<tangent function of {getattr(self.fn, '__qualname__', self.fn)}>"
+        return f"<tangent function of {self.qualname}>"
 
 
 def origin_of(filename: str, line: int) -> str:
     return f"{os.path.basename(filename)}:{line}"
 
 
+# One lock for every cache: a build may need another (a helper's adjoint, a tangent callee), and
+# with a lock of their own two threads could each hold one and wait for the other's.
+_BUILD_LOCK = threading.RLock()
+
+
 class TransformCache:
-    """A thread-safe map from keys to transformed functions."""
+    """A thread-safe map from ``(owner, key)`` to transformed functions.
+
+    ``owner`` is the user's function the entry was made from.  It is held
+    weakly: code made for a function that is gone (a dropped closure) goes
+    with it, so the cache keeps no user function alive.  Nothing in an entry
+    may refer to its owner (see ``SplitAdjoint``).  An entry is built by the
+    first thread asking for it, under one lock, and published only once
+    complete, so another thread never sees it half made.
+    """
 
     def __init__(self) -> None:
-        self._entries: dict[Hashable, Any] = {}
-        self._lock = threading.RLock()
+        self._entries: "weakref.WeakKeyDictionary[Any, dict]" = weakref.WeakKeyDictionary()
+        self._strong: dict[Hashable, dict] = {}  # owners that cannot be weakly referenced
 
-    def get(self, key: Hashable, build: Callable[[], Any]) -> Any:
-        entry = self._entries.get(key)
+    def _table(self, owner: Any) -> dict:
+        try:
+            table = self._entries.get(owner)
+            if table is None:
+                table = self._entries[owner] = {}
+        except TypeError:  # not weakly referable (a builtin): kept, as such owners live forever anyway
+            table = self._strong.setdefault(owner, {})
+        return table
+
+    def get(self, owner: Any, key: Hashable, build: Callable[[], Any]) -> Any:
+        try:
+            entry = self._entries.get(owner, _EMPTY).get(key)
+        except TypeError:
+            entry = None
         if entry is not None and is_current(entry):
             return entry
-        with self._lock:
-            entry = self._entries.get(key)
+        with _BUILD_LOCK:
+            table = self._table(owner)
+            entry = table.get(key)
             if entry is None or not is_current(entry):
-                entry = self._entries[key] = build()
+                entry = build()
+                table[key] = entry
             return entry
+
+
+_EMPTY: dict = {}
 
 
 def is_current(entry: Any) -> bool:

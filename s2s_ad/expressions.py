@@ -25,7 +25,7 @@ import numpy as np
 
 from . import ir, rules, runtime
 from .errors import TransformError
-from .parse import Resolver
+from .parse import Resolver, transparent
 
 BINARY_OPERATORS = {
     gast.Add: operator.add, gast.Sub: operator.sub, gast.Mult: operator.mul,
@@ -53,10 +53,22 @@ class Nested:
 
 
 @dataclass(frozen=True)
-class Inline:
-    """A call of a nested function, before flattening."""
+class Dispatch:
+    """A name bound to different nested functions on different paths (a def redefined in a
+    branch or a loop): ``var`` holds, at run time, the tag of the one bound on the path taken
+    (``Lowering.defs`` maps tags to functions).  ``missing`` says why a call cannot be made,
+    if some path binds no function to the name ("" if every path binds one)."""
 
-    function: Nested
+    var: ir.Var
+    tags: frozenset
+    missing: str
+
+
+@dataclass(frozen=True)
+class Inline:
+    """A call of a nested function (or of the one a ``Dispatch`` picks), before flattening."""
+
+    function: Any  # Nested or Dispatch
     args: tuple
 
 
@@ -185,7 +197,9 @@ class ExpressionConverter:
             if found and isinstance(base, (types.ModuleType, type)):
                 if not hasattr(base, node.attr):
                     raise self.error(f"{getattr(base, '__name__', base)}.{node.attr}", "no such attribute", node)
-                return True, getattr(base, node.attr)
+                value = getattr(base, node.attr)
+                self.resolver.snapshot.record_attribute(base, node.attr, value)  # config.K = 5.0 later
+                return True, value
         return False, None
 
     def _Attribute(self, node: gast.Attribute) -> ir.Expr:
@@ -203,7 +217,7 @@ class ExpressionConverter:
         kwargs = tuple((k.arg, self.convert(k.value)) for k in node.keywords)
         if any(k.arg is None for k in node.keywords):
             raise self.error("**kwargs in a call", "pass keyword arguments one by one", node)
-        if isinstance(node.func, gast.Name) and isinstance(self.local(node.func.id), Nested):
+        if isinstance(node.func, gast.Name) and isinstance(self.local(node.func.id), (Nested, Dispatch)):
             if kwargs:
                 raise self.error(f"keyword arguments to the nested function {node.func.id!r}", "pass them by "
                                  "position", node)
@@ -211,6 +225,7 @@ class ExpressionConverter:
         found, fn = self._static(node.func)
         if not found:
             fn, args = self._method(node, args)
+        fn = transparent(fn)  # functools.cache(f) calls f
         if fn in (max, min) and self.check_calls and not kwargs and len(args) != 2:
             return self._extremum(fn, args, node)
         if fn is reversed and len(args) == 1 and not kwargs:  # enumerate(reversed(x)): x[::-1]
@@ -241,6 +256,10 @@ class ExpressionConverter:
         bound.apply_defaults()
         values = []
         for name, value in bound.arguments.items():
+            if isinstance(value, (Nested, Dispatch)):
+                raise self.error(f"passing a nested function as {name!r} to {describe_callable(fn)}",
+                                 "functions cannot be passed as values; call it here and pass its result, or "
+                                 "have the helper call a module-level function by name", node)
             if not isinstance(value, (ir.Var, ir.Const, ir.Call, ir.Slice, ir.Display, Choice)):
                 if not _is_plain_constant(value):
                     raise self.error(f"the default value of {name!r} in {describe_callable(fn)}",
@@ -264,6 +283,8 @@ class ExpressionConverter:
 
     def _check_callee(self, fn: Any, node: Any, args: tuple, kwargs: tuple) -> None:
         name = describe_callable(fn)
+        if _hashable(fn):
+            self.resolver.snapshot.record_rules(fn)  # a rule registered later must be picked up
         if fn in _REFUSED_CALLS if _hashable(fn) else False:
             raise self.error(f"the call of {name}", _REFUSED_CALLS[fn], node)
         rule = rules.adjoint_rule(fn) or rules.tangent_rule(fn)

@@ -26,7 +26,7 @@ from . import ir, rules, runtime
 from .aliasing import VIEWING, Views
 from .desugar import desugar
 from .errors import TransformError
-from .expressions import BINARY_OPERATORS, Choice, ExpressionConverter, Inline, Nested
+from .expressions import BINARY_OPERATORS, Choice, Dispatch, ExpressionConverter, Inline, Nested
 from .naming import Names, describe
 from .nodes import all_nodes
 from .parse import ParsedFunction, is_generated
@@ -41,14 +41,38 @@ _REUSABLE = frozenset({
 
 
 def _stored_names(node: Any) -> set[str]:
-    """User names assigned anywhere inside ``node`` (loop targets and appended lists included)."""
+    """User names assigned anywhere inside ``node`` (loop targets, appended lists and the names
+    of nested defs included; a def ``node`` itself does not bind its own name inside)."""
     return _stored_among(all_nodes(node))
 
 
 def _stored_among(nodes: list) -> set[str]:
     """``_stored_names`` of a tree given as the list of its nodes."""
     names = {n.id for n in nodes if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)}
+    names |= {n.name for n in nodes[1:] if isinstance(n, gast.FunctionDef)}
     return names | {n.value.func.value.id for n in nodes if _is_append(n)}
+
+
+def _binders(stmts: list, name: str) -> tuple[list, bool]:
+    """The defs of ``name`` among ``stmts`` and the blocks they hold (not inside nested defs,
+    whose names are their own), and whether ``name`` is also assigned a value there."""
+    defs, assigned = [], False
+    for stmt in stmts:
+        if isinstance(stmt, gast.FunctionDef):
+            if stmt.name == name:
+                defs.append(stmt)
+            continue
+        blocks = [getattr(stmt, "body", None), getattr(stmt, "orelse", None)]
+        if isinstance(stmt, (gast.If, gast.For, gast.While)):
+            for block in blocks:
+                inner, more = _binders(block or [], name)
+                defs += inner
+                assigned = assigned or more
+            own = [stmt.test] if not isinstance(stmt, gast.For) else [stmt.target, stmt.iter]
+        else:
+            own = [stmt]
+        assigned = assigned or name in {n for part in own for n in _stored_names(part)}
+    return defs, assigned
 
 
 def _names_read(node: Any) -> Iterator[str]:
@@ -82,6 +106,11 @@ class Lowering:
         self.user_names: set[str] = set()
         self.buffers: set[str] = set()  # arrays this function created: the only ones it may write into
         self.inlining: set[str] = set()  # nested functions being inlined (to refuse recursion)
+        # A name bound to different defs on different paths is an SSA value like any other: the tag of
+        # the def, merged at joins, and a call dispatches on it (see ``_dispatch``).
+        self.defs: dict[int, Nested] = {}  # tag -> def
+        self.def_tags: dict[int, int] = {}  # id(def node) -> tag
+        self.function_vars: dict[str, tuple[frozenset, str]] = {}  # merge variable -> (tags, Dispatch.missing)
         self.env: dict[str, Any] = {}
         self.block: list[ir.Stmt] = []
         self.line: Optional[int] = None
@@ -234,6 +263,10 @@ class Lowering:
         copies = []
         for user_name, merged in targets.items():
             value = env.get(user_name, ir.Const(None))
+            if isinstance(value, Nested):
+                value = ir.Const(self.tag(value))
+            elif isinstance(value, Dispatch):
+                value = value.var
             if isinstance(value, ir.Var):  # an array another name holds, joined into this one
                 holders = sorted(k for k in holding.get(value.name, ()) if k != user_name)
                 if holders or value.name in self.merged_from:
@@ -248,6 +281,43 @@ class Lowering:
             if not (isinstance(value, ir.Var) and value.name == merged):
                 block.append(ir.Assign(merged, value, line, merge=True))
 
+    def tag(self, function: Nested) -> int:
+        """The number that stands for the def ``function`` in a merged function binding."""
+        tag = self.def_tags.get(id(function.node))
+        if tag is None:
+            tag = self.def_tags[id(function.node)] = len(self.defs)
+            self.defs[tag] = function
+        return tag
+
+    def merged(self, name: str) -> Any:
+        """What a merge variable holds for the user: a value, or the choice of a def."""
+        if name in self.function_vars:
+            tags, missing = self.function_vars[name]
+            return Dispatch(ir.Var(name), tags, missing)
+        return ir.Var(name)
+
+    def _join_functions(self, user_name: str, merged: str, values: list, node: Any) -> None:
+        """Record that ``merged`` holds the tag of a def, if one of the joined ``values`` is a
+        def (None: the name is unbound on that path).  A path where it is unbound or a value
+        makes a later call refused (Python would raise there), not the join."""
+        if not any(isinstance(v, (Nested, Dispatch)) for v in values):
+            return
+        tags, missing = set(), ""
+        for value in values:
+            if isinstance(value, Nested):
+                tags.add(self.tag(value))
+            elif isinstance(value, Dispatch):
+                tags |= value.tags
+                missing = missing or value.missing
+            elif value is None:
+                missing = missing or (f"{user_name} is defined on some paths only (in one branch of an if, or in "
+                                      f"a loop that may not run), and Python would raise where it is not; define "
+                                      f"{user_name} on every path before the call")
+            else:
+                missing = missing or (f"{user_name} is a nested function on some paths and a value on others (line "
+                                      f"{node.lineno}); give the function and the value different names")
+        self.function_vars[merged] = (frozenset(tags), missing)
+
     def if_statement(self, stmt: gast.If) -> None:
         test = self.flatten(self.converter.convert(stmt.test))
         joined = self._joined(stmt)
@@ -257,16 +327,25 @@ class Lowering:
         orelse = self.lower_block(stmt.orelse)
         after_else = self.env
         targets = {v: self.names.fresh(v) for v in joined}
+        for v, m in targets.items():
+            self._join_functions(v, m, [{**before, **after_body}.get(v), {**before, **after_else}.get(v)], stmt)
         self._merge_into(body, {**before, **after_body}, targets, stmt.lineno)
         self._merge_into(orelse, {**before, **after_else}, targets, stmt.lineno)
-        self.env = {**before, **{v: ir.Var(m) for v, m in targets.items()}}
+        self.env = {**before, **{v: self.merged(m) for v, m in targets.items()}}
         self.block.append(ir.If(test, body, orelse, stmt.lineno))
 
     def _carry(self, node: Any) -> dict[str, str]:
         """Give each loop-carried user name its merge variable, initialised before the loop."""
         targets = {v: self.names.fresh(v) for v in self._joined(node)}
+        for v, m in targets.items():
+            defs, assigned = _binders(node.body, v)
+            if defs or isinstance(self.env.get(v), (Nested, Dispatch)):
+                # what the body may bind, known before it is lowered: a call early in the body may run
+                # a def from late in the previous iteration
+                inside = [Nested(d) for d in defs] + ([ir.Const(None)] if assigned else [])
+                self._join_functions(v, m, [self.env.get(v)] + inside, node)
         self._merge_into(self.block, self.env, targets, node.lineno)
-        self.env.update({v: ir.Var(m) for v, m in targets.items()})
+        self.env.update({v: self.merged(m) for v, m in targets.items()})
         return targets
 
     def _loop_body(self, stmts: list, targets: dict[str, str], prologue: Callable[[], None]) -> tuple[list, Any]:
@@ -306,7 +385,7 @@ class Lowering:
         stale = self._views_written_in(stmt)
         body, exit_flag = self._loop_body(stmt.body, targets, prologue)
         self.views.stale -= stale
-        self.env = {**before, **{v: ir.Var(m) for v, m in targets.items()}}
+        self.env = {**before, **{v: self.merged(m) for v, m in targets.items()}}
         if checkpoint is not None:
             self._check_checkpointed(stmt, body, exit_flag)
         self.block.append(ir.For(index, iterable, body, line, exit_flag, checkpoint=checkpoint))
@@ -341,7 +420,7 @@ class Lowering:
         stale = self._views_written_in(stmt)
         body, exit_flag = self._loop_body(stmt.body, targets, lambda: None)
         self.views.stale -= stale
-        self.env = {**before, **{v: ir.Var(m) for v, m in targets.items()}}
+        self.env = {**before, **{v: self.merged(m) for v, m in targets.items()}}
         self.block.append(ir.While(test_block, test, body, stmt.lineno, exit_flag))
 
     def _views_written_in(self, loop: Any) -> set[str]:
@@ -434,7 +513,7 @@ class Lowering:
             self.store(target, value)
             return
         if isinstance(target, gast.Name):
-            if ir.is_atom(value):
+            if ir.is_atom(value) or isinstance(value, (Nested, Dispatch)):  # h = g: h names the same def
                 self.env[target.id] = value
                 return
             name = self.names.claim(target.id)
@@ -480,6 +559,10 @@ class Lowering:
             return self._choice(expr, name)
         if isinstance(expr, Inline):
             return self.inline(expr)
+        if isinstance(expr, (Nested, Dispatch)):
+            raise TransformError("a nested function used as a value", "call it where it is needed (its result "
+                                 "can be differentiated, the function itself cannot)",
+                                 filename=self.parsed.filename, line=self.line)
         if isinstance(expr, ir.Slice):
             return ir.Slice(*(None if p is None else self.flatten(p) for p in (expr.lower, expr.upper, expr.step)))
         if isinstance(expr, ir.Display):
@@ -520,6 +603,8 @@ class Lowering:
         """Lower a nested function's body in place of its call, with Python's scoping:
         its parameters and the names it assigns are its own; other names are read
         from the enclosing function as they are at the call."""
+        if isinstance(call.function, Dispatch):
+            return self._dispatch(call.function, call.args)
         node = call.function.node
         if node.name in self.inlining:
             raise self.parsed.error(f"the recursive nested function {node.name!r}",
@@ -549,6 +634,42 @@ class Lowering:
             self.env, self.reads = outer_env, outer_reads
             self.computed.clear()
         return result
+
+    def _dispatch(self, dispatch: Dispatch, call_args: tuple) -> ir.Expr:
+        """Call the def a name holds on the path taken: an if on its tag per def it may hold,
+        each branch inlining that def, all assigning one merged result."""
+        tags = sorted(dispatch.tags)
+        name = self.defs[tags[0]].node.name
+        if dispatch.missing:
+            raise TransformError(f"the call of the nested function {name!r}", dispatch.missing,
+                                 filename=self.parsed.filename, line=self.line)
+        args = tuple(self.flatten(a) for a in call_args)
+        if len(tags) == 1:
+            return self.inline(Inline(self.defs[tags[0]], args))
+        merged = self.names.fresh(f"{name}_result")
+
+        def branch(k: int) -> list[ir.Stmt]:
+            """The block choosing among ``tags[k:]`` (the last needs no test)."""
+            if k == len(tags) - 1:
+                return self._only(tags[k], args, merged)
+            outer, self.block = self.block, []
+            test = self.flatten(ir.Call(operator.eq, (dispatch.var, ir.Const(tags[k]))))
+            self.block.append(ir.If(test, self._only(tags[k], args, merged), branch(k + 1), self.line))
+            block, self.block = self.block, outer
+            return block
+
+        self.block.extend(branch(0))
+        return ir.Var(merged)
+
+    def _only(self, tag: int, args: tuple, merged: str) -> list[ir.Stmt]:
+        """A block inlining the def ``tag`` and assigning its result to ``merged``."""
+        outer, self.block = self.block, []
+        value = self.inline(Inline(self.defs[tag], args))
+        if isinstance(value, ir.Display):
+            value = self.materialise(value, "items")
+        self.block.append(ir.Assign(merged, value, self.line, merge=True))
+        block, self.block = self.block, outer
+        return block
 
     def _choice(self, choice: Choice, name: Optional[str]) -> ir.Expr:
         """A conditional expression (or ``and``/``or``) as an if statement."""

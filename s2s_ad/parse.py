@@ -6,18 +6,30 @@ the user's file), a resolver for the free names (globals, closure cells,
 builtins), and the parameters.  Before returning, the whole body is checked
 against the supported subset, so that refusals come early with file, line
 and column.
+
+What is parsed is what runs: a function a decorator wrapped is read as its
+wrapper (or, for a pass-through wrapper or ``functools.cache``, as the
+function it calls), and the text read from the file must compile to the
+code Python runs (a file edited after import is refused).  ``Snapshot``
+records what every free name, attribute and rule meant, for the caches.
 """
 from __future__ import annotations
 
 import builtins
+import functools
 import inspect
+import linecache
+import struct
 import textwrap
+import threading
 import types
+import weakref
 from dataclasses import dataclass, field
 from typing import Any, Callable, Optional
 
 import gast
 
+from . import rules
 from .errors import TransformError
 from .nodes import all_nodes
 
@@ -68,24 +80,68 @@ _PLAIN = (int, float, complex, bool, str, bytes, tuple, type(None))
 
 
 def _same(current: Any, recorded: Any) -> bool:
-    """The same object, or an equal plain constant (re-running ``SCALE = 3.0`` changes nothing)."""
+    """The same object, or an identical plain constant (re-running ``SCALE = 3.0`` changes nothing).
+
+    Identical, not equal: ``-0.0`` is not ``0.0`` (``1 / x`` differs) and a NaN is the same as
+    itself; floats are compared bit for bit, tuples item by item.
+    """
     if current is recorded:
         return True
-    return type(current) is type(recorded) and isinstance(current, _PLAIN) and current == recorded
+    if type(current) is not type(recorded) or not isinstance(current, _PLAIN):
+        return False
+    if isinstance(current, float):
+        return struct.pack("<d", current) == struct.pack("<d", recorded)
+    if isinstance(current, complex):
+        return _same(current.real, recorded.real) and _same(current.imag, recorded.imag)
+    if isinstance(current, tuple):
+        return len(current) == len(recorded) and all(map(_same, current, recorded))
+    return current == recorded
+
+
+def _rules_of(fn: Any) -> tuple:
+    """What the registry says of ``fn``: its rules, and whether it is declared non-differentiable."""
+    return rules.adjoint_rule(fn), rules.tangent_rule(fn), rules.is_nondifferentiable(fn)
+
+
+class _Strong:
+    """A strong reference with the interface of ``weakref.ref``."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value: Any) -> None:
+        self.value = value
+
+    def __call__(self) -> Any:
+        return self.value
+
+
+def _attribute(owner: Any, name: str) -> Any:
+    """``owner.name`` now, or ``_ABSENT``."""
+    try:
+        return getattr(owner, name)
+    except AttributeError:
+        return _ABSENT
 
 
 class Snapshot:
     """What the free names of generated code meant when it was generated.
 
-    Generated code inlines module constants and calls the adjoints of the
-    helpers as they were.  ``valid()`` tells whether every name still means
-    the same (a global, a closure cell, a builtin not shadowed since), so a
-    cache never serves code built for an old value.
+    Generated code inlines module constants (``K``, ``config.K``, ``Cfg.K``),
+    calls the adjoints of the helpers as they were, and splices in the rules
+    registered for the functions it calls.  ``valid()`` tells whether every
+    one still means the same (a global, a closure cell, an attribute of a
+    module or class, a builtin not shadowed since, the rules of each callee),
+    so a cache never serves code built for an old value or an old rule.
     """
 
     def __init__(self) -> None:
         self.names: dict[tuple[int, str], tuple[dict, str, Any]] = {}
         self.cells: dict[int, tuple[Any, Any]] = {}
+        self.attributes: dict[tuple[int, str], tuple[Any, str, Any]] = {}
+        # id(fn) -> (fn, weakly where it can be: a recursive function's own snapshot names it;
+        # its adjoint rule, tangent rule, non-differentiable)
+        self.rules: dict[int, tuple] = {}
+        self._rules_checked = -1  # rules.generation() when self.rules were last found current
         self._checks: Optional[tuple] = None  # names.values() as a tuple: valid() runs on every call
 
     def record_global(self, scope: dict, name: str, value: Any) -> None:
@@ -95,14 +151,34 @@ class Snapshot:
     def record_cell(self, cell: Any, value: Any) -> None:
         self.cells.setdefault(id(cell), (cell, value))
 
+    def record_attribute(self, owner: Any, name: str, value: Any) -> None:
+        """``owner.name`` (a module or class attribute) was read as ``value``."""
+        self.attributes.setdefault((id(owner), name), (owner, name, value))
+
+    def record_rules(self, fn: Any) -> None:
+        """The generated code calls ``fn`` with the rules it has now (or as a helper, if none)."""
+        if id(fn) not in self.rules:
+            try:
+                held = weakref.ref(fn)
+            except TypeError:  # a builtin or ufunc: lives forever anyway
+                held = _Strong(fn)
+            self.rules[id(fn)] = (held,) + _rules_of(fn)
+            self._rules_checked = -1
+
+    @property
+    def empty(self) -> bool:
+        """True if nothing can make this snapshot invalid (the code reads nothing from outside)."""
+        return not (self.names or self.cells or self.attributes or self.rules)
+
     def include(self, other: Optional["Snapshot"]) -> None:
         """Also depend on what ``other`` depends on (a helper's names)."""
         if other is not None and other is not self:
-            for key, entry in other.names.items():
-                self.names.setdefault(key, entry)
-            for key, entry in other.cells.items():
-                self.cells.setdefault(key, entry)
+            for mine, theirs in ((self.names, other.names), (self.cells, other.cells),
+                                 (self.attributes, other.attributes), (self.rules, other.rules)):
+                for key, entry in theirs.items():
+                    mine.setdefault(key, entry)
             self._checks = None
+            self._rules_checked = -1
 
     def valid(self) -> bool:
         checks = self._checks
@@ -119,6 +195,23 @@ class Snapshot:
                 return False
             if current is not value and not _same(current, value):
                 return False
+        for owner, name, value in self.attributes.values():
+            current = _attribute(owner, name)
+            if current is not value and not _same(current, value):
+                return False
+        return self._rules_current()
+
+    def _rules_current(self) -> bool:
+        """The rules of every callee are those the code was made with (checked again only after
+        a registration, which ``rules.generation()`` counts)."""
+        generation = rules.generation()
+        if generation == self._rules_checked:
+            return True
+        for held, *recorded in self.rules.values():
+            fn = held()
+            if fn is not None and any(now is not then for now, then in zip(_rules_of(fn), recorded)):
+                return False  # (a function that is gone can be given no rule)
+        self._rules_checked = generation
         return True
 
 
@@ -130,6 +223,9 @@ class Resolver:
     globals: dict[str, Any]
     closure: dict[str, Any]  # name -> cell
     snapshot: Snapshot = field(default_factory=Snapshot)
+    # False for code s2s_ad generated: its namespace is its own and never rebound, and holds the
+    # function itself, which a snapshot in a cache keyed weakly on that function must not hold.
+    record: bool = True
 
     def lookup(self, name: str) -> tuple[bool, Any]:
         cell = self.closure.get(name)
@@ -138,14 +234,17 @@ class Resolver:
                 value = cell.cell_contents
             except ValueError:  # a cell not filled yet
                 return False, None
-            self.snapshot.record_cell(cell, value)
+            if self.record:
+                self.snapshot.record_cell(cell, value)
             return True, value
         if name in self.globals:
             value = self.globals[name]
-            self.snapshot.record_global(self.globals, name, value)
+            if self.record:
+                self.snapshot.record_global(self.globals, name, value)
             return True, value
         if name in vars(builtins):
-            self.snapshot.record_global(self.globals, name, _ABSENT)  # a later global would shadow it
+            if self.record:
+                self.snapshot.record_global(self.globals, name, _ABSENT)  # a later global would shadow it
             return True, vars(builtins)[name]
         return False, None
 
@@ -192,7 +291,9 @@ def _read_source(fn: Any, exact: bool = False) -> tuple[str, str, int]:
         )
     filename = fn.__code__.co_filename
     try:
-        lines, firstline = inspect.getsourcelines(fn) if exact else _source_lines(fn)
+        # fn.__code__, not fn: inspect would follow __wrapped__ to the function a decorator wrapped,
+        # and the code that runs is the wrapper's.
+        lines, firstline = inspect.getsourcelines(fn.__code__) if exact else _source_lines(fn)
     except (OSError, TypeError) as exc:
         raise TransformError(
             f"{name!r}", "its source code cannot be read (it was typed into a bare REPL or made by exec); "
@@ -211,10 +312,10 @@ def _source_lines(fn: types.FunctionType) -> tuple[list[str], int]:
     ends inside them and does not parse, and ``parse_function`` reads the
     source again, with inspect.
     """
-    lines, start = inspect.findsource(inspect.unwrap(fn))
+    lines, start = inspect.findsource(fn.__code__)
     end = _end_of_def(lines, start)
     if end is None:
-        return inspect.getsourcelines(fn)
+        return inspect.getsourcelines(fn.__code__)
     return lines[start:end], start + 1
 
 
@@ -244,8 +345,89 @@ def is_generated(filename: str) -> bool:
     return filename.startswith("<s2s_ad ")
 
 
+def transparent(fn: Any) -> Any:
+    """``fn`` without the wrappers that call it unchanged: ``functools.lru_cache`` and
+    ``functools.cache``.  Such a wrapper returns what the function returns for the same
+    arguments (a cache hit returns an earlier result of the same call), so for the pure
+    functions s2s_ad differentiates it is the function itself."""
+    while isinstance(fn, _LRU_CACHE_WRAPPER) and isinstance(getattr(fn, "__wrapped__", None), types.FunctionType):
+        fn = fn.__wrapped__
+    return fn
+
+
+_LRU_CACHE_WRAPPER = type(functools.lru_cache(maxsize=None)(lambda: None))
+
+
 def parse_function(fn: Callable) -> ParsedFunction:
-    """Parse ``fn`` and check its body against the supported subset."""
+    """Parse ``fn`` and check its body against the supported subset.
+
+    What is parsed is what runs: for a function a decorator wrapped (with
+    ``functools.wraps``), the wrapper, never the ``__wrapped__`` function;
+    and the text read from the file must still compile to ``fn.__code__``.
+    """
+    fn = transparent(fn)
+    wrapped = getattr(fn, "__wrapped__", None)
+    if wrapped is None or wrapped is fn:
+        return _parse(fn)
+    inner = _passed_through(fn)
+    if inner is not None:  # the wrapper calls inner with what it is given, and returns what it returns
+        parsed = parse_function(inner[1])
+        parsed.resolver.snapshot.record_cell(*inner)
+        return parsed
+    what = (f"{fn.__qualname__!r} as decorated (the call runs the decorator's wrapper "
+            f"{getattr(fn.__code__, 'co_qualname', fn.__code__.co_name)}, not the function it wraps)")
+    try:
+        parsed = _parse(fn)
+    except TransformError as exc:
+        raise TransformError(what, f"the wrapper cannot be differentiated: {exc.construct}"
+                             + (f" ({exc.hint})" if exc.hint else "") + f"; differentiate the undecorated "
+                             f"function ({fn.__name__}.__wrapped__), or write the wrapper with plain named "
+                             f"parameters", filename=exc.filename, line=exc.line, column=exc.column) from None
+    signature = [p for p in inspect.signature(fn).parameters]  # what callers bind to: the wrapped one's
+    if signature != parsed.params:
+        raise TransformError(what, f"the wrapper's parameters ({', '.join(parsed.params)}) are not those of the "
+                             f"function it wraps ({', '.join(signature)}); name them alike, or differentiate "
+                             f"{fn.__name__}.__wrapped__", filename=parsed.filename, line=parsed.line)
+    return parsed
+
+
+def _passed_through(wrapper: types.FunctionType) -> Optional[tuple[Any, types.FunctionType]]:
+    """``(cell, function)`` if ``wrapper``'s body is only ``return function(*args, **kwargs)`` of its
+    own ``*args`` and ``**kwargs`` (a docstring aside), ``function`` a plain function in its closure
+    cell: a transparent decorator, whose call is the function's call.  Else None."""
+    code = wrapper.__code__
+    if not code.co_flags & inspect.CO_VARARGS or code.co_argcount or code.co_kwonlyargcount:
+        return None
+    try:
+        source, filename, firstline = _read_source(wrapper, exact=True)
+        node = _parse_at(source, firstline).body[0]
+    except (TransformError, SyntaxError):
+        return None
+    body = node.body
+    if body and isinstance(body[0], gast.Expr) and isinstance(body[0].value, gast.Constant):
+        body = body[1:]  # the docstring
+    args = node.args
+    if len(body) != 1 or not isinstance(body[0], gast.Return) or not isinstance(body[0].value, gast.Call):
+        return None
+    call = body[0].value
+    star = [a.value.id for a in call.args if isinstance(a, gast.Starred) and isinstance(a.value, gast.Name)]
+    double = [k.value.id for k in call.keywords if k.arg is None and isinstance(k.value, gast.Name)]
+    if (not isinstance(call.func, gast.Name) or star != [args.vararg.id] or len(call.args) != 1
+            or double != ([args.kwarg.id] if args.kwarg else []) or len(call.keywords) != len(double)):
+        return None
+    cell = _closure_cells(wrapper).get(call.func.id)
+    try:
+        function = cell.cell_contents if cell is not None else None
+    except ValueError:
+        return None
+    if not isinstance(function, types.FunctionType):
+        return None
+    _check_source_runs(wrapper, filename, firstline)
+    return cell, function
+
+
+def _parse(fn: Callable) -> ParsedFunction:
+    """``parse_function`` of ``fn`` itself."""
     source, filename, firstline = _read_source(fn)
     if fn.__name__ == "<lambda>":
         raise TransformError("a lambda", "define the function with def", filename=filename, line=firstline)
@@ -258,6 +440,8 @@ def parse_function(fn: Callable) -> ParsedFunction:
     except SyntaxError as exc:
         raise TransformError(f"{fn.__qualname__!r}", f"its source does not parse on its own ({exc.msg})",
                              filename=filename, line=firstline) from exc
+    if not is_generated(filename):
+        _check_source_runs(fn, filename, firstline)
     node = module.body[0]
     if isinstance(node, gast.AsyncFunctionDef):
         raise TransformError("an async function", "differentiate a plain (synchronous) def",
@@ -267,9 +451,73 @@ def parse_function(fn: Callable) -> ParsedFunction:
                              filename=filename, line=firstline)
     node.decorator_list = []
     params = _check_params(node, filename)
-    parsed = ParsedFunction(fn, node, filename, Resolver(fn.__globals__, _closure_cells(fn)), params)
+    parsed = ParsedFunction(fn, node, filename, Resolver(fn.__globals__, _closure_cells(fn),
+                                                                   record=not is_generated(filename)), params)
     _check_subset(parsed)
     return parsed
+
+
+def _check_source_runs(fn: types.FunctionType, filename: str, firstline: int) -> None:
+    """Refuse if the text read for ``fn`` does not compile to the code that runs.
+
+    The file may have been edited since its module was imported: Python
+    runs the old code, inspect reads the new text.  The file's text, as
+    inspect read it (``linecache``), is compiled whole, so that its imports,
+    classes and closures shape the code as they did at import, and the
+    code object of the def at ``fn``'s line is compared with ``fn.__code__``.
+    """
+    code = fn.__code__
+    compiled = _file_codes(filename, fn.__globals__).get((code.co_name, code.co_firstlineno), ())
+    if not any(_same_code(candidate, code) for candidate in compiled):
+        raise TransformError(
+            f"{fn.__qualname__!r}", f"its source file changed after the function was defined: Python runs the "
+            f"code it compiled then, and the text now at line {firstline} is different; reload the module "
+            f"(importlib.reload) or restart Python, then take the gradient again", filename=filename, line=firstline)
+
+
+_FILE_CODES: dict[str, tuple[list, dict]] = {}  # file name -> (its lines as compiled, its code objects)
+_FILE_CODES_LOCK = threading.Lock()
+
+
+def _file_codes(filename: str, scope: dict) -> dict[tuple[str, int], list[types.CodeType]]:
+    """Every code object compiled from ``filename``'s current text, by name and first line
+    (cached for as long as linecache holds the same text)."""
+    lines = linecache.getlines(filename, scope)
+    with _FILE_CODES_LOCK:
+        cached = _FILE_CODES.get(filename)
+        if cached is not None and cached[0] is lines:
+            return cached[1]
+    codes: dict[tuple[str, int], list[types.CodeType]] = {}
+    try:
+        # dont_inherit: as at import, the file's own __future__ statements alone set the flags
+        queue = [compile("".join(lines), filename, "exec", dont_inherit=True)]
+    except (SyntaxError, ValueError):
+        queue = []
+    while queue:
+        current = queue.pop()
+        codes.setdefault((current.co_name, current.co_firstlineno), []).append(current)
+        queue.extend(c for c in current.co_consts if isinstance(c, types.CodeType))
+    with _FILE_CODES_LOCK:
+        _FILE_CODES[filename] = (lines, codes)
+    return codes
+
+
+def _same_code(a: types.CodeType, b: types.CodeType) -> bool:
+    """The same operations on the same names and constants (line numbers aside)."""
+    fields = ("co_code", "co_names", "co_varnames", "co_freevars", "co_cellvars", "co_argcount",
+              "co_posonlyargcount", "co_kwonlyargcount")
+    if any(getattr(a, f) != getattr(b, f) for f in fields) or len(a.co_consts) != len(b.co_consts):
+        return False
+    return all(_same_constant(x, y) for x, y in zip(a.co_consts, b.co_consts))
+
+
+def _same_constant(x: Any, y: Any) -> bool:
+    if isinstance(x, types.CodeType) and isinstance(y, types.CodeType):
+        return _same_code(x, y)
+    if isinstance(x, (tuple, frozenset)) and type(x) is type(y):
+        return len(x) == len(y) and all(map(_same_constant, sorted(x, key=repr) if isinstance(x, frozenset) else x,
+                                            sorted(y, key=repr) if isinstance(y, frozenset) else y))
+    return _same(x, y) or (type(x) is type(y) and x == y and not isinstance(x, (float, complex)))
 
 
 def _parse_at(source: str, firstline: int) -> gast.Module:

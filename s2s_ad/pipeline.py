@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import gc
 import threading
+import weakref
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, Callable, Iterator, Optional
@@ -25,7 +26,7 @@ from .forward import forward
 from .hoist import hoist_invariants, hoist_item_reads
 from .lower import lower
 from .optimize import optimize
-from .parse import ParsedFunction, Snapshot, parse_function
+from .parse import ParsedFunction, Snapshot, parse_function, transparent
 from .reverse import reverse
 from .tape import split_parts
 
@@ -108,7 +109,8 @@ def lowered(fn: Callable) -> tuple[ParsedFunction, ir.Function]:
     return parsed, ssa
 
 
-_RESULT_KINDS: dict[tuple, tuple] = {}
+# fn -> {(code, kinds): (kind, snapshot)}, weakly keyed on fn (see cache.TransformCache).
+_RESULT_KINDS: "weakref.WeakKeyDictionary[Callable, dict]" = weakref.WeakKeyDictionary()
 
 
 def result_kind(fn: Callable, kinds: Kinds) -> object:
@@ -116,11 +118,14 @@ def result_kind(fn: Callable, kinds: Kinds) -> object:
     or None.  Lowers and analyses ``fn`` (cached, and checked against its snapshot, so a redefined
     helper is analysed again); a function asked about while it is being analysed (recursion) is
     unknown."""
-    key = (fn, fn.__code__, kinds)
-    cached = _RESULT_KINDS.get(key)
+    key = (fn.__code__, kinds)
+    known = _RESULT_KINDS.get(fn)
+    if known is None:
+        known = _RESULT_KINDS[fn] = {}
+    cached = known.get(key)
     if cached is not None and (cached[1] is None or cached[1].valid()):
         return cached[0]
-    _RESULT_KINDS[key] = (None, None)
+    known[key] = (None, None)
     try:
         parsed, ssa = lowered(fn)
     except TransformError:  # refused: the caller's own transformation reports it where it matters
@@ -129,7 +134,7 @@ def result_kind(fn: Callable, kinds: Kinds) -> object:
     returned = ssa.body[-1].value
     kind = facts.items.get(returned.name) if isinstance(returned, ir.Var) else None
     kind = kind if kind is not None else facts.kind_of(returned)
-    _RESULT_KINDS[key] = (kind, parsed.resolver.snapshot)
+    known[key] = (kind, parsed.resolver.snapshot)
     return kind
 
 
@@ -188,7 +193,6 @@ def build_reverse(fn: Callable, wrt: tuple[str, ...], kinds: Kinds, stage: str =
 
 
 _SPLITS = TransformCache()
-_BUILDING: dict[tuple, SplitAdjoint] = {}
 
 
 def build_split(fn: Callable, kinds: Kinds) -> SplitAdjoint:
@@ -198,6 +202,8 @@ def build_split(fn: Callable, kinds: Kinds) -> SplitAdjoint:
     building it: that is recursion, and its parts are filled in before any
     generated code runs.
     """
+    fn = transparent(fn)
+
     def fill(split: SplitAdjoint) -> None:
         parsed, ssa = lowered(fn)
         ssa, facts = _analysed(ssa, ssa.params, kinds)
@@ -211,29 +217,38 @@ def build_split(fn: Callable, kinds: Kinds) -> SplitAdjoint:
         split.source = emitted.source
         split.snapshot = _snapshot(parsed, emitted)
 
-    return _build_once(_SPLITS, _BUILDING, (fn, fn.__code__, kinds), lambda: SplitAdjoint(fn), fill)
+    return _build_once(_SPLITS, fn, (fn.__code__, kinds), lambda: SplitAdjoint(fn), fill)
 
 
-def _build_once(cache: TransformCache, building: dict, key: tuple, empty: Callable, fill: Callable) -> Any:
-    """The generated callee for ``key``, made once (``empty()``, then ``fill``) and cached.
+# What this thread is building now, by (cache, function, key): recursion gets the unfinished object.
+# Per thread: another thread asking for the same key waits for the finished one (TransformCache.get).
+_BUILDING = threading.local()
 
-    While it is being filled, calls made by the code being generated get the
-    unfinished object: that is recursion, and it is complete before any
-    generated code runs.
+
+def _build_once(cache: TransformCache, fn: Callable, key: tuple, empty: Callable, fill: Callable) -> Any:
+    """The generated callee of ``fn`` for ``key``, made once (``empty()``, then ``fill``) and cached.
+
+    While it is being filled, calls made by the code being generated (in
+    this thread) get the unfinished object: that is recursion, and it is
+    complete before any generated code runs.  Other threads wait for it.
     """
-    if key in building:
-        return building[key]
+    building = getattr(_BUILDING, "entries", None)
+    if building is None:
+        building = _BUILDING.entries = {}
+    mark = (id(cache), id(fn), key)
+    if mark in building:
+        return building[mark]
 
     def build() -> Any:
-        made = building[key] = empty()
+        made = building[mark] = empty()
         try:
             with collector_paused():
                 fill(made)
             return made
         finally:
-            del building[key]
+            del building[mark]
 
-    return cache.get(key, build)
+    return cache.get(fn, key, build)
 
 
 def build_forward(fn: Callable, wrt: tuple[str, ...], kinds: Kinds, stage: str = "optimized",
@@ -247,7 +262,6 @@ def build_forward(fn: Callable, wrt: tuple[str, ...], kinds: Kinds, stage: str =
 
 
 _TANGENT_CALLEES = TransformCache()
-_BUILDING_TANGENTS: dict[tuple, TangentCallee] = {}
 
 
 def build_tangent_callee(fn: Callable, kinds: Kinds, carries: tuple[bool, ...]) -> TangentCallee:
@@ -257,6 +271,8 @@ def build_tangent_callee(fn: Callable, kinds: Kinds, carries: tuple[bool, ...]) 
     ``build_split``, a function being built is handed out unfinished to the
     calls made while building it (recursion).
     """
+    fn = transparent(fn)
+
     def fill(callee: TangentCallee) -> None:
         parsed, ssa = lowered(fn)
         wrt = [p for p, carried in zip(ssa.params, carries) if carried]
@@ -268,8 +284,7 @@ def build_tangent_callee(fn: Callable, kinds: Kinds, carries: tuple[bool, ...]) 
         callee.source = emitted.source
         callee.snapshot = _snapshot(parsed, emitted)
 
-    return _build_once(_TANGENT_CALLEES, _BUILDING_TANGENTS, (fn, fn.__code__, kinds, carries),
-                       lambda: TangentCallee(fn), fill)
+    return _build_once(_TANGENT_CALLEES, fn, (fn.__code__, kinds, carries), lambda: TangentCallee(fn), fill)
 
 
 # -- higher order: derivatives as plain functions ------------------------------

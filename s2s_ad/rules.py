@@ -100,6 +100,12 @@ _FRESH_ARRAYS: set = set()  # functions that return a new array the caller owns
 _RESULT_ITEMS: dict = {}  # functions that return a tuple: how many items (np.linalg.eigh: 2)
 _loaded = False
 _load_lock = threading.Lock()
+_generation = 0  # rules registered so far: cached code checks its callees' rules again when it changes
+
+
+def generation() -> int:
+    """A count that changes whenever a rule is registered (see ``parse.Snapshot``)."""
+    return _generation
 
 
 def _key(fn: Any) -> Any:
@@ -208,7 +214,9 @@ def _register(table: dict, kind: str, fn: Any, elementwise: bool, method: Option
         rule.form = form
         rule.examples = tuple(examples)
         rule.domain = tuple(domain)
+        global _generation
         table[_key(fn)] = rule
+        _generation += 1
         if method:
             _METHODS[method] = (fn, pack_method_args)
         if attribute:
@@ -256,6 +264,8 @@ def nondifferentiable(*fns: Any, elementwise: bool = False, methods: Optional[di
     ``elementwise=True`` says the result has the broadcast shape of the inputs
     (comparisons, ``np.sign``), which lets the generator prove shapes equal.
     """
+    global _generation
+    _generation += 1
     for fn in fns:
         _NONDIFFERENTIABLE.add(_key(fn))
         if elementwise:
