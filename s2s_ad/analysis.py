@@ -44,6 +44,7 @@ class Analysis:
     ndim: dict[str, int] = field(default_factory=dict)
     items: dict[str, tuple] = field(default_factory=dict)  # tuples: the kind of each item
     kinds: dict[str, Kind] = field(default_factory=dict)  # what is known of each value (kinds.py)
+    inexact: set[str] = field(default_factory=set)  # arrays provably of floats: stores keep derivatives
 
     def kind_of(self, expr: ir.Expr) -> Optional[str]:
         """What a callee is told of an argument: "scalar", "array<N>" when the rank is known, else None."""
@@ -409,6 +410,23 @@ def _sequence_result(fn: Any, kinds: list[Kind], args: tuple) -> Kind:
     return UNKNOWN
 
 
+# Constructors whose array holds float64 when no dtype is given.
+_FLOAT_CONSTRUCTORS = {np.zeros, np.ones, np.empty, np.eye, np.identity, np.linspace, np.random.rand,
+                       np.random.randn, np.random.random}
+
+
+def _float_arrays(fn: ir.Function) -> set[str]:
+    """Arrays provably of floats: made by ``np.zeros(shape)`` and the like, with no dtype.
+
+    A store into any other array (``np.arange(4)``, ``np.zeros(n, dtype=int)``, ``x.astype(int)``,
+    an argument, an array carried through a loop) keeps the derivative only if the array's dtype,
+    checked at run time, is inexact: NumPy truncates a float stored into integers.
+    """
+    return {s.target for s in ir.walk(fn.body) if isinstance(s, ir.Assign) and not s.merge
+            and isinstance(s.value, ir.Call) and s.value.fn in _FLOAT_CONSTRUCTORS and not s.value.kwargs
+            and len(s.value.args) == (1 if s.value.fn is not np.linspace else 2)}
+
+
 _REDUCTIONS = {np.sum, np.mean, np.prod, np.max, np.min}
 
 
@@ -457,7 +475,7 @@ def analyse(fn: ir.Function, wrt: Iterable[str], kinds: dict[str, Optional[str]]
     ndim, items = _ranks_and_items(kind)
     table = _flow_table(fn)  # computed once: both fixed points walk it several times
     varied = varied_names(fn, wrt, table)
-    return Analysis(activity(fn, wrt, table, varied), shape, uses, varied, ndim, items, kind)
+    return Analysis(activity(fn, wrt, table, varied), shape, uses, varied, ndim, items, kind, _float_arrays(fn))
 
 
 def check_in_place(fn: ir.Function, facts: Analysis, kinds: dict[str, Optional[str]]) -> None:

@@ -160,6 +160,8 @@ class TangentSweep:
                 self.emit(stmt)
                 if stmt.array in self.varied:
                     tangent = self.tangent_of(stmt.value)
+                    if tangent is not None and stmt.array not in self.facts.inexact:  # integers truncate
+                        tangent = ir.Call(runtime.stored_if_inexact, (tangent, ir.Var(stmt.array)))
                     self.emit(ir.Store(self.tangent_name(stmt.array), stmt.index,
                                        tangent if tangent is not None else ir.Const(0.0), stmt.line))
             elif isinstance(stmt, ir.If):
@@ -223,6 +225,9 @@ class TangentSweep:
 
     def rule_tangent(self, stmt: ir.Assign) -> ir.Expr:
         call = stmt.value
+        if self.facts.sequence_operation(call):  # concatenation or repetition, decided at run time
+            helper = runtime.add_tangent if call.fn is operator.add else runtime.mul_tangent
+            return ir.Call(helper, tuple(map(self.tangent_or_zeros, call.args)) + call.args)
         explicit = rules.tangent_rule(call.fn)
         if explicit is not None:
             return self.result_shaped(self.from_template(explicit, stmt), stmt, explicit.elementwise)

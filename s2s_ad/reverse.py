@@ -200,6 +200,9 @@ class ReverseSweep(Recording):
         if call.fn is operator.getitem and isinstance(call.args[0], ir.Var) and call.args[0].name in self.tuples:
             self.item_adjoint(call.args[0].name, call.args[1].value, stmt.target)
             return
+        if self.facts.sequence_operation(call):
+            self.sequence_adjoint(stmt)
+            return
         bound = rules.bind_arguments(rule, call.args, call.kwargs)
         mapping: dict[str, ir.Expr] = {
             name: ir.Const(value.value) if rules.is_default(value) else value for name, value in bound.items()
@@ -216,6 +219,19 @@ class ReverseSweep(Recording):
             self.assign(temp, value)
             mapping[name] = ir.Var(temp)
         del self.adjoint[stmt.target]  # complete and consumed
+
+    def sequence_adjoint(self, stmt: ir.Assign) -> None:
+        """``c = a + b`` or ``c = a * n`` where tuples or lists may be concatenated or repeated: the
+        adjoint splits or adds copies up, not the arithmetic rule (``runtime.add_adjoint`` decides
+        which at run time where the kinds could not)."""
+        call = stmt.value
+        helper = runtime.add_adjoint if call.fn is operator.add else runtime.mul_adjoint
+        whole = self.fresh(f"parts_{stmt.target}")
+        self.assign(whole, ir.Call(helper, (self.adjoint.pop(stmt.target),) + call.args))
+        for i, operand in enumerate(call.args):
+            if set(ir.names_read(operand)) & self.facts.active:
+                self.distribute(ir.Call(operator.getitem, (ir.Var(whole), ir.Const(i))), operand, stmt,
+                                elementwise=False)
 
     # -- tuples read item by item --------------------------------------------
 
@@ -305,6 +321,8 @@ class ReverseSweep(Recording):
                         part = ir.Call(runtime.unbroadcast, (ir.Call(np.copy, (part,)), value))
                     else:  # an integer array may name an element twice: only the write NumPy kept counts
                         part = ir.Call(runtime.stored_part, (target, index, value))
+                if array not in self.facts.inexact:  # into integers, NumPy truncates: no derivative
+                    part = ir.Call(runtime.stored_if_inexact, (part, ir.Var(array)))
                 self.accumulate(value.name, part)
             self.emit(ir.Store(target.name, index, ir.Const(0.0), self.line))
         if array in self.restored_arrays and id(stmt) not in self.unrestored:

@@ -11,9 +11,10 @@ would hide the helper its own body calls.)
 import numpy as np
 
 from s2s_ad.rules import adjoint, fresh_arrays, nondifferentiable, tangent
-from s2s_ad.runtime import (broadcast_reduced, checkpoint_stride, concatenate_grad, cumsum_grad,
+from s2s_ad.runtime import (add_adjoint, add_tangent, mul_adjoint, mul_adjoint_cross, mul_tangent,
+                            mul_tangent_cross, pair_sum, tangent_sum, broadcast_reduced, checkpoint_stride, concatenate_grad, cumsum_grad,
                             expand_reduced, getitem_grad, inverse_axes, matmul_grad_a, matmul_grad_b,
-                            pad_grad, prod_others, prod_others_jvp, stack_grad, stop_gradient, stored_part,
+                            pad_grad, prod_others, prod_others_jvp, stack_grad, stop_gradient, stored_if_inexact, stored_part,
                             unbroadcast, unbroadcast_to, writable_copy, zero_tangent,
                             zeros_like)
 
@@ -102,3 +103,59 @@ def cumsum_grad_rule(out, grad, a, axis=None, *, t_grad):
 @adjoint(expand_reduced, linear=True, examples=({"x": (3,), "axis": 1}, {"x": (2, 3)}, {"x": (4,), "axis": 0}))
 def expand_reduced_rule(out, x, axis=None, keepdims=False, *, d_out):
     d_x = np.reshape(d_out, np.shape(x))
+
+
+# ``a + b`` and ``a * b`` that may concatenate or repeat tuples and lists (decided at run time).  The
+# operands enter add_adjoint and add_tangent only by their lengths and shapes; products are bilinear, and
+# their tangents are made of the same helpers again (so every order of derivative has its rules).
+_PAIR = {"grad": (3,), "a": (3,), "b": (3,)}
+
+
+@tangent(add_adjoint, examples=({"grad": (3,), "a": np.zeros(3), "b": np.zeros(3)},
+                               {"grad": (2, 3), "a": np.zeros((2, 3)), "b": np.zeros((2, 3))}))
+def add_adjoint_rule(out, grad, a, b, t_grad):
+    t_out = add_adjoint(t_grad, a, b)
+
+
+@tangent(mul_adjoint, examples=(_PAIR, {"grad": (2, 3), "a": (2, 3), "b": (2, 3)}))
+def mul_adjoint_rule(out, grad, a, b, t_grad, t_a, t_b):
+    t_out = pair_sum(mul_adjoint(t_grad, a, b), mul_adjoint_cross(grad, a, b, t_a, t_b))
+
+
+@tangent(mul_adjoint_cross, examples=(dict(_PAIR, tangent_a=(3,), tangent_b=(3,)),))
+def mul_adjoint_cross_rule(out, grad, a, b, tangent_a, tangent_b, t_grad, t_tangent_a, t_tangent_b):
+    t_out = pair_sum(mul_adjoint_cross(t_grad, a, b, tangent_a, tangent_b),
+                     mul_adjoint_cross(grad, a, b, t_tangent_a, t_tangent_b))
+
+
+@tangent(pair_sum, examples=({"p": [(3,), (3,)], "q": [(3,), (3,)]},))
+def pair_sum_rule(out, p, q, t_p, t_q):
+    t_out = pair_sum(t_p, t_q)
+
+
+@tangent(tangent_sum, examples=({"x": (3,), "y": (3,)},))
+def tangent_sum_rule(out, x, y, t_x, t_y):
+    t_out = tangent_sum(t_x, t_y)
+
+
+@tangent(add_tangent, examples=({"tangent_a": (3,), "tangent_b": (3,), "a": np.zeros(3), "b": np.zeros(3)},))
+def add_tangent_rule(out, tangent_a, tangent_b, a, b, t_tangent_a, t_tangent_b):
+    t_out = add_tangent(t_tangent_a, t_tangent_b, a, b)
+
+
+@tangent(mul_tangent, examples=({"tangent_a": (3,), "tangent_b": (3,), "a": (3,), "b": (3,)},))
+def mul_tangent_rule(out, tangent_a, tangent_b, a, b, t_tangent_a, t_tangent_b, t_a, t_b):
+    t_out = tangent_sum(mul_tangent(t_tangent_a, t_tangent_b, a, b), mul_tangent_cross(tangent_a, tangent_b, t_a, t_b, a, b))
+
+
+@tangent(mul_tangent_cross, examples=({"tangent_a": (3,), "tangent_b": (3,), "second_a": (3,), "second_b": (3,),
+                                       "a": np.zeros(3), "b": np.zeros(3)},))
+def mul_tangent_cross_rule(out, tangent_a, tangent_b, second_a, second_b, a, b, t_tangent_a, t_tangent_b,
+                           t_second_a, t_second_b):
+    t_out = tangent_sum(mul_tangent_cross(t_tangent_a, t_tangent_b, second_a, second_b, a, b),
+                        mul_tangent_cross(tangent_a, tangent_b, t_second_a, t_second_b, a, b))
+
+
+@tangent(stored_if_inexact, examples=({"grad": (3,), "array": np.zeros(3)}, {"grad": (3,), "array": np.arange(3)}))
+def stored_if_inexact_rule(out, grad, array, t_grad):
+    t_out = stored_if_inexact(t_grad, array)  # linear in grad; the array's dtype decides
