@@ -161,7 +161,7 @@ class TangentSweep:
                 if stmt.array in self.varied:
                     tangent = self.tangent_of(stmt.value)
                     if tangent is not None and stmt.array not in self.facts.inexact:  # integers truncate
-                        tangent = ir.Call(runtime.stored_if_inexact, (tangent, ir.Var(stmt.array)))
+                        tangent = ir.Call(runtime.if_inexact, (tangent, ir.Var(stmt.array)))
                     self.emit(ir.Store(self.tangent_name(stmt.array), stmt.index,
                                        tangent if tangent is not None else ir.Const(0.0), stmt.line))
             elif isinstance(stmt, ir.If):
@@ -198,7 +198,10 @@ class TangentSweep:
             self.user_call(stmt)
             return
         self.emit(stmt)
-        if rules.is_nondifferentiable(value.fn):  # an array made here, varied later by stores into it
+        if rules.is_nondifferentiable(value.fn) or not any(self.tangent_of(op) is not None
+                                                           for _, op in differentiable_operands(stmt)):
+            # an array made here (or from values that do not vary), varied later by stores into it:
+            # zeros of its own shape, not a rule's template applied to a missing (scalar) tangent
             self.emit(ir.Assign(t_target, ir.Call(runtime.zero_tangent, (ir.Var(target),)), stmt.line))
             return
         self.bind(target, self.rule_tangent(stmt))

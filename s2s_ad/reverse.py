@@ -322,7 +322,7 @@ class ReverseSweep(Recording):
                     else:  # an integer array may name an element twice: only the write NumPy kept counts
                         part = ir.Call(runtime.stored_part, (target, index, value))
                 if array not in self.facts.inexact:  # into integers, NumPy truncates: no derivative
-                    part = ir.Call(runtime.stored_if_inexact, (part, ir.Var(array)))
+                    part = ir.Call(runtime.if_inexact, (part, ir.Var(array)))
                 self.accumulate(value.name, part)
             self.emit(ir.Store(target.name, index, ir.Const(0.0), self.line))
         if array in self.restored_arrays and id(stmt) not in self.unrestored:

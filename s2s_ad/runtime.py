@@ -409,9 +409,10 @@ def mul_tangent_cross(tangent_a: Any, tangent_b: Any, second_a: Any, second_b: A
     return tangent_a * second_b + second_a * tangent_b
 
 
-def stored_if_inexact(grad: Any, array: np.ndarray) -> Any:
-    """The derivative passed through ``array[i] = value``: ``grad`` where ``array`` holds floats (or
-    complex numbers), zero where it holds integers or booleans (NumPy truncates what it stores)."""
-    if np.issubdtype(np.asarray(array).dtype, np.inexact):
+def if_inexact(grad: Any, like: Any) -> Any:
+    """``grad`` where ``like`` holds floats (or complex numbers), zeros where it holds integers or
+    booleans: a value stored into such an array, or converted to one, is truncated, and so has no
+    derivative (``b = np.arange(4); b[1] = 3 * x``, ``np.array(x, dtype="int32")``)."""
+    if np.issubdtype(np.asarray(like).dtype, np.inexact):
         return grad
     return zeros_like(grad)

@@ -14,7 +14,7 @@ from s2s_ad.rules import adjoint, fresh_arrays, nondifferentiable, tangent
 from s2s_ad.runtime import (add_adjoint, add_tangent, mul_adjoint, mul_adjoint_cross, mul_tangent,
                             mul_tangent_cross, pair_sum, tangent_sum, broadcast_reduced, checkpoint_stride, concatenate_grad, cumsum_grad,
                             expand_reduced, getitem_grad, inverse_axes, matmul_grad_a, matmul_grad_b,
-                            pad_grad, prod_others, prod_others_jvp, stack_grad, stop_gradient, stored_if_inexact, stored_part,
+                            pad_grad, prod_others, prod_others_jvp, stack_grad, stop_gradient, if_inexact, stored_part,
                             unbroadcast, unbroadcast_to, writable_copy, zero_tangent,
                             zeros_like)
 
@@ -156,6 +156,6 @@ def mul_tangent_cross_rule(out, tangent_a, tangent_b, second_a, second_b, a, b, 
                         mul_tangent_cross(tangent_a, tangent_b, t_second_a, t_second_b, a, b))
 
 
-@tangent(stored_if_inexact, examples=({"grad": (3,), "array": np.zeros(3)}, {"grad": (3,), "array": np.arange(3)}))
-def stored_if_inexact_rule(out, grad, array, t_grad):
-    t_out = stored_if_inexact(t_grad, array)  # linear in grad; the array's dtype decides
+@tangent(if_inexact, examples=({"grad": (3,), "like": np.zeros(3)}, {"grad": (3,), "like": np.arange(3)}))
+def if_inexact_rule(out, grad, like, t_grad):
+    t_out = if_inexact(t_grad, like)  # linear in grad; the dtype of like decides
