@@ -1,12 +1,13 @@
 """What the analysis knows of a value: its kind, as a small type with a join.
 
-``Number`` (a Python or NumPy number), ``Array(rank)`` (an ndarray; ``rank``
-None when not known), ``Sequence(items, display)`` (a tuple or list whose
+``Number`` (a Python or NumPy number), ``Array(rank)`` (an ndarray of that
+rank; ``Array(None)``: a number or an array, rank unknown), ``Sequence(items, display)`` (a tuple or list whose
 length and items' kinds are known) and ``Unknown``.  Facts about a variable
 assigned on several paths (a branch's two sides, a loop's entry and its
 back edge) are the ``join`` of the facts of its sources: the most that holds
-on every path.  In particular a number joined with an array is ``Unknown``,
-never a number: the generators then fall back to what is right at run time.
+on every path.  In particular a number joined with an array is ``Array(None)``
+("a number or an array"), never a number: the generators then fall back to
+what is right at run time (``unbroadcast``, ``zeros_like``).
 
 The rest of the pipeline (argument kinds from ``api.py``, the kinds a
 callee is specialised for) speaks in strings: ``"scalar"``, ``"array<N>"``,
@@ -36,6 +37,11 @@ class Unknown(Kind):
 
 @dataclass(frozen=True)
 class Number(Kind):
+    def join(self, other: Kind) -> Kind:
+        if isinstance(other, Array):
+            return Array(None)
+        return self if self == other else UNKNOWN
+
     def __str__(self) -> str:
         return "number"
 
@@ -47,10 +53,10 @@ class Array(Kind):
     def join(self, other: Kind) -> Kind:
         if isinstance(other, Array):
             return self if self.rank == other.rank else Array(None)
-        return UNKNOWN
+        return Array(None) if isinstance(other, Number) else UNKNOWN
 
     def __str__(self) -> str:
-        return "array" if self.rank is None else f"array of rank {self.rank}"
+        return "number or array" if self.rank is None else f"array of rank {self.rank}"
 
 
 @dataclass(frozen=True)

@@ -43,6 +43,16 @@ def previous_only(x, y, n):
     return np.sum(prev)
 
 
+def previous_plus_start(x, y, n):
+    cur = x
+    prev = x
+    for i in range(n):
+        prev = cur
+        cur = np.tanh(cur + y)
+    d = prev + x
+    return np.sum(d * d)
+
+
 def broadcasts_differently_each_trip(x, col, row, n):
     z = x
     for i in range(n):
