@@ -197,13 +197,18 @@ def infer(fn: ir.Function, kinds: dict[str, Optional[str]], result_kind: Optiona
         return state.run_pass()  # every value is read after it is set: one pass settles all
     merges = {s.target for s in ir.walk(fn.body) if isinstance(s, ir.Assign) and s.merge}
     previous = None
-    for _ in range(2 * len(merges) + 3):
+    for _ in range(_pass_limit(len(merges))):
         current = state.run_pass()
         if current == previous:
             return current
         previous = current
     state.pessimistic = True
     return state.run_pass()
+
+
+def _pass_limit(merges: int) -> int:
+    """Passes enough to settle: each pass that changes something widens a merge or follows one."""
+    return 2 * merges + 3
 
 
 class _Inference:
@@ -214,7 +219,7 @@ class _Inference:
         self.params = {p: from_string(kinds.get(p)) for p in fn.params}
         self.result_kind = result_kind
         self.counter = itertools.count()
-        self.fresh_for: dict[int, int] = {}
+        self.fresh_for: dict[object, int] = {}
         # merge target -> id(merge statement) -> (class, kind) of its source when last seen
         self.sources: dict[str, dict[int, tuple[ShapeClass, Kind]]] = {}
         self.widened: set[str] = set()  # merges whose sources disagree on the class: they never agree again
@@ -224,13 +229,15 @@ class _Inference:
         self.shapes: set[str] = set()  # results of np.shape: tuples of numbers
 
     def fresh(self, key: object) -> int:
-        if id(key) not in self.fresh_for:
-            self.fresh_for[id(key)] = next(self.counter)
-        return self.fresh_for[id(key)]
+        """The class of its own that ``key`` (an IR object, or a tuple naming one) gets, the same in every pass."""
+        key = key if isinstance(key, tuple) else id(key)
+        if key not in self.fresh_for:
+            self.fresh_for[key] = next(self.counter)
+        return self.fresh_for[key]
 
     def class_of(self, expr: ir.Expr, owner: object) -> ShapeClass:
-        if isinstance(expr, ir.Var):
-            return self.shape[expr.name] if expr.name in self.shape else self.fresh(owner)
+        if isinstance(expr, ir.Var):  # (a name not set in the function: a class of its own per read)
+            return self.shape[expr.name] if expr.name in self.shape else self.fresh((id(owner), expr.name))
         if isinstance(expr, ir.Const) and _is_number_or_inert(expr.value):
             return SCALAR  # numbers; None and strings do not take part in broadcasting
         return self.fresh(expr)
@@ -251,7 +258,7 @@ class _Inference:
     def run_pass(self) -> tuple[dict[str, ShapeClass], dict[str, Kind]]:
         self.shape, self.kind, self.shapes = {}, {}, set()
         for p, kind in self.params.items():
-            self.set(p, kind, p)
+            self.set(p, kind, ("parameter", p))
         for stmt in ir.walk(self.fn.body):
             if isinstance(stmt, ir.For):
                 self.set(stmt.index, NUMBER, stmt)  # the index of a range
@@ -267,12 +274,12 @@ class _Inference:
         seen = self.sources.setdefault(target, {})
         seen[id(stmt)] = (self.class_of(stmt.value, stmt), self.kind_of(stmt.value))
         if self.pessimistic:
-            self.kind[target], self.shape[target] = UNKNOWN, self.fresh(target)
+            self.kind[target], self.shape[target] = UNKNOWN, self.fresh(("merge", target))
             return
         classes = {c for c, _ in seen.values()}
         if len(classes) > 1:
             self.widened.add(target)
-        self.shape[target] = self.fresh(target) if target in self.widened else classes.pop()
+        self.shape[target] = self.fresh(("merge", target)) if target in self.widened else classes.pop()
         kinds = [k for _, k in seen.values()]
         joined = kinds[0]
         for k in kinds[1:]:

@@ -90,6 +90,16 @@ def number_joins_array_in_loop_branch(x, n):
     return np.sum(s * s)
 
 
+def pessimistic_probe(x, y, n):
+    """Only for the test of the analysis' fallback (its generated code must not be cached before)."""
+    acc = 0.0
+    z = x
+    for i in range(n):
+        acc = acc * 0.5 + z
+        z = z * y
+    return np.sum(acc * acc)
+
+
 def grows_rank(v, m, n):
     acc = v
     for i in range(n):

@@ -264,3 +264,18 @@ def test_cli_prints_the_facts_stage():
 
 def test_everyday_loops_still_match():
     assert_gradient_matches(kf.number_then_array, (RNG.normal(size=4), 5))
+
+
+def test_the_fallback_when_passes_do_not_settle_assumes_nothing_of_merges(monkeypatch):
+    from s2s_ad import analysis
+
+    monkeypatch.setattr(analysis, "_pass_limit", lambda merges: 0)  # as if the passes never settled
+    parsed, ssa = lowered(kf.pessimistic_probe)
+    shape, kind = analysis.infer(ssa, dict(zip(ssa.params, ("array1", "array2", "scalar"))))
+    merged = {s.target for s in ir.walk(ssa.body) if isinstance(s, ir.Assign) and s.merge}
+    assert merged and all(kind[m] == UNKNOWN for m in merged)
+    assert len({shape[m] for m in merged}) == len(merged)
+    # code generated from such facts is slower, never wrong
+    args = (RNG.normal(size=3), RNG.normal(size=(2, 3)), 2)
+    for wrt in (0, 1):
+        check_all_modes(kf.pessimistic_probe, args, wrt, hessian=wrt == 0)
