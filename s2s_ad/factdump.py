@@ -15,7 +15,7 @@ from typing import Optional
 
 from . import ir
 from .analysis import SCALAR, Analysis
-from .kinds import UNKNOWN
+from .kinds import UNKNOWN, Sequence
 
 
 def _class_names(facts: Analysis, order: list[str]) -> dict[object, str]:
@@ -53,6 +53,14 @@ def recorded(adjoint: ir.Function, tape: str = "tape") -> list[str]:
     return found
 
 
+def _sequence_note(call: ir.Call, facts: Analysis) -> str:
+    """How ``a + b`` or ``a * n`` that may concatenate or repeat tuples or lists is differentiated."""
+    what = "concatenation" if call.fn.__name__ == "add" else "repetition"
+    proven = all(isinstance(facts.fact(a), Sequence) for a in call.args) if what == "concatenation" \
+        else any(isinstance(facts.fact(a), Sequence) for a in call.args)
+    return what if proven else f"{what} or arithmetic: decided at run time"
+
+
 def report(ssa_source: str, fn: ir.Function, facts: Analysis, wrt: list[str],
            adjoint: Optional[ir.Function] = None) -> str:
     """The SSA source followed by the facts of every value (see the module docstring)."""
@@ -62,6 +70,9 @@ def report(ssa_source: str, fn: ir.Function, facts: Analysis, wrt: list[str],
             if target not in order:
                 order.append(target)
     merges = {s.target for s in ir.walk(fn.body) if isinstance(s, ir.Assign) and s.merge}
+    sequences = {s.target: _sequence_note(s.value, facts) for s in ir.walk(fn.body) if isinstance(s, ir.Assign)
+                 and isinstance(s.value, ir.Call) and facts.sequence_operation(s.value)}
+    written = {s.array for s in ir.walk(fn.body) if isinstance(s, ir.Store)}
     classes = _class_names(facts, order)
     width = max((len(n) for n in order), default=4) + 2
     kind_width = max((len(str(facts.kinds.get(n, UNKNOWN))) for n in order), default=8) + 2
@@ -74,8 +85,11 @@ def report(ssa_source: str, fn: ir.Function, facts: Analysis, wrt: list[str],
         notes = ["active" if name in facts.active else "varied" if name in facts.varied else "constant"]
         if name in merges:
             notes.append("merge: the join of every path")
-        if name in facts.inexact:
-            notes.append("floats: stores keep derivatives")
+        if name in sequences:
+            notes.append(sequences[name])
+        if name in written:
+            notes.append("written into: floats, stores keep derivatives" if name in facts.inexact
+                         else "written into: stores keep derivatives only if its dtype is inexact (run time)")
         lines.append(f"#   {name:<{width}}{str(kind):<{kind_width}}shape {shape:<8}{', '.join(notes)}")
     if adjoint is not None:
         tape = recorded(adjoint)
