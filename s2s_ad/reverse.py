@@ -418,6 +418,8 @@ class ReverseSweep(Recording):
             else:
                 self.assign(target, ir.Call(operator.add, (current, incoming)))
             self.adjoint[source] = ir.Var(target)
+        elif isinstance(stmt.value, ir.Display):  # s = (x, y) on one path: each item takes its part
+            self.distribute(self.adjoint[stmt.target], stmt.value, stmt, elementwise=False)
         del self.adjoint[stmt.target]
 
     # -- control flow ------------------------------------------------------

@@ -203,3 +203,22 @@ def arithmetic_still_arithmetic(x, y):
     a = x + y
     b = x * y
     return a * b + (x + 1.0) * 2.0
+
+
+# -- a tuple made on one path of a branch or a loop (its merge is a display, not a name) ------------
+
+def pair_product(t):
+    return t[0] * t[1]
+
+
+def tuple_chosen_by_a_branch(x, y, c):
+    t = (x, y)
+    s = t if c > 0 else (y, x * x)
+    return pair_product(s) + s[0] * pair_product(t)
+
+
+def tuple_rotated_in_a_loop(x, y, n):
+    t = (x, y * y)
+    for i in range(n):
+        t = (t[1] * 0.5, t[0] + x)
+    return t[0] * 3.0 + t[1]

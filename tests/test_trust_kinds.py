@@ -279,3 +279,16 @@ def test_the_fallback_when_passes_do_not_settle_assumes_nothing_of_merges(monkey
     args = (RNG.normal(size=3), RNG.normal(size=(2, 3)), 2)
     for wrt in (0, 1):
         check_all_modes(kf.pessimistic_probe, args, wrt, hessian=wrt == 0)
+
+
+@pytest.mark.parametrize("c", [-1.0, 1.0])
+def test_tuple_made_on_one_path_of_a_branch(c):
+    # once: the adjoint reaching s was dropped where s = (y, x * x) on one path (a silent 0)
+    for wrt in (0, 1):
+        check_all_modes(kf.tuple_chosen_by_a_branch, (0.7, 1.3, c), wrt)
+
+
+@pytest.mark.parametrize("n", [0, 1, 4])
+def test_tuple_remade_in_a_loop(n):
+    for wrt in (0, 1):
+        check_all_modes(kf.tuple_rotated_in_a_loop, (0.7, 1.3, n), wrt)
