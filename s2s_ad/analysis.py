@@ -14,7 +14,17 @@ unknown).  Output: an ``Analysis`` with
   follows these);
 * ``ndim``: the rank of the arrays whose rank is known (parameters of
   known rank, arrays made by ``np.zeros(n)``, ``np.zeros((n, m))``,
-  ``np.zeros_like(a)``, ``np.copy(a)``, and elements read from them).
+  ``np.zeros_like(a)``, ``np.copy(a)``, and elements read from them);
+* ``kinds``: what is known of each value, a ``kinds.Kind`` (``ndim`` and
+  ``items``, the item kinds of tuples, are read off it for the generators);
+* ``inexact``: arrays provably of floats, whose stores keep derivatives.
+
+Shape classes and kinds are a fixed point over loops and branches (``infer``):
+a merge (a value assigned on several paths) has what holds on every path,
+passes repeat until nothing changes, and should they not settle, every merge
+is taken as unknown.  A fact is only ever what holds on every run: where
+nothing can be proven the generators do what is right at run time
+(``unbroadcast``, ``zeros_like``, ``if_inexact``, ``add_adjoint``).
 """
 from __future__ import annotations
 
