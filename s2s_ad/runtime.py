@@ -320,8 +320,15 @@ def _repeats(sequence: Any, count: Any) -> bool:
     return _is_sequence(sequence) and isinstance(count, (int, np.integer))
 
 
+def _broadcast_number(value: Any) -> bool:
+    """A number standing for a whole sequence's adjoint or tangent (a missing one: zero)."""
+    return not _is_sequence(value) and np.ndim(value) == 0
+
+
 def _rows(grad: Any, start: int, stop: int) -> Any:
     """``grad[start:stop]``, a copy where ``grad`` is an array."""
+    if _broadcast_number(grad):  # one number for every row (a missing tangent: zeros)
+        return np.full(stop - start, grad, dtype=np.result_type(grad, 1.0))
     part = grad[start:stop]
     return np.array(part) if isinstance(part, np.ndarray) else part
 
@@ -331,6 +338,8 @@ def _repeated_sum(grad: Any, like: Any, count: int) -> Any:
     n = len(like)
     if count <= 0 or n == 0:
         return zeros_like(like)
+    if _broadcast_number(grad):
+        return np.full(n, grad * count, dtype=np.result_type(grad, 1.0))
     if isinstance(grad, np.ndarray):
         return np.sum(np.reshape(grad, (count, n) + grad.shape[1:]), axis=0)
     return tuple(sum((grad[k * n + i] for k in range(1, count)), grad[i]) for i in range(n))
@@ -370,7 +379,7 @@ def pair_sum(p: tuple, q: tuple) -> tuple:
 
 def _as_sequence(tangent: Any, like: Any) -> Any:
     """A tangent read as a sequence of the primal's type (tuple or list)."""
-    return type(like)(tangent[i] for i in range(len(like)))
+    return type(like)(_item(tangent, i) for i in range(len(like)))
 
 
 def _item(value: Any, i: int) -> Any:

@@ -222,3 +222,42 @@ def tuple_rotated_in_a_loop(x, y, n):
     for i in range(n):
         t = (t[1] * 0.5, t[0] + x)
     return t[0] * 3.0 + t[1]
+
+
+# -- written as users write them (compared with JAX in the tests) ----------------------------------
+
+def rnn_loss(W, U, xs, steps):
+    h = 0.0  # the hidden state starts as a number
+    for t in range(steps):
+        h = np.tanh(W @ xs[t] + U * h)
+    return np.sum(h ** 2)
+
+
+def moving_average(prices, alpha):
+    avg = 0
+    for p in prices:
+        avg = alpha * p + (1 - alpha) * avg
+    return np.sum(avg)
+
+
+def polynomial_features(x, y):
+    basis = [1.0, x] + [x * x, x * y]
+    basis = basis + [np.sin(y)] * 2
+    w = np.array([0.5, -1.0, 2.0, 0.3, 1.5, -0.7])
+    return np.dot(w, np.array(basis))
+
+
+def shift_register(v, n):
+    regs = [v * 0.0, v * 0.0, v]
+    for i in range(n):
+        regs = [regs[1] * 0.9 + v] + regs[2:] + regs[:1]
+    return np.sum(regs[0] * regs[1] + regs[2])
+
+
+def momentum(w, lr, steps):
+    v = 0.0
+    for s in range(steps):
+        g = 2.0 * w + np.sin(w)
+        v = 0.9 * v + g
+        w = w - lr * v
+    return np.sum(w * w)

@@ -292,3 +292,38 @@ def test_tuple_made_on_one_path_of_a_branch(c):
 def test_tuple_remade_in_a_loop(n):
     for wrt in (0, 1):
         check_all_modes(kf.tuple_rotated_in_a_loop, (0.7, 1.3, n), wrt)
+
+
+# -- code written as users write it, against JAX (the same source, run with jax.numpy) ---------------
+
+def _jax_twin(fn):
+    """``fn`` with ``np`` meaning ``jax.numpy``: the same source, differentiated by JAX."""
+    jax = pytest.importorskip("jax")
+    jax.config.update("jax_enable_x64", True)
+    import types
+    namespace = dict(fn.__globals__, np=jax.numpy)
+    return types.FunctionType(fn.__code__, namespace, fn.__name__), jax
+
+
+_W, _U, _XS = RNG.normal(size=(2, 2)), RNG.normal(size=2), RNG.normal(size=(3, 2))
+
+
+@pytest.mark.parametrize("fn, args, wrt", [
+    (kf.rnn_loss, (_W, _U, _XS, 3), (0, 1)),
+    (kf.moving_average, (RNG.normal(size=(3, 2)), 0.3), (0, 1)),
+    (kf.polynomial_features, (0.7, 1.3), (0, 1)),
+    (kf.shift_register, (RNG.normal(size=3), 4), (0,)),
+    (kf.momentum, (RNG.normal(size=2), 0.1, 3), (0, 1)),
+], ids=lambda v: getattr(v, "__name__", ""))
+def test_user_code_against_jax(fn, args, wrt):
+    twin, jax = _jax_twin(fn)
+    for i in wrt:
+        want = jax.grad(twin, argnums=i)(*args)
+        np.testing.assert_allclose(s2s_ad.grad(fn, wrt=i)(*args), want, rtol=1e-7, atol=1e-9)
+        hessian = np.asarray(s2s_ad.hessian(fn, wrt=i)(*args))
+        want_hessian = jax.hessian(twin, argnums=i)(*args)
+        np.testing.assert_allclose(hessian.reshape(np.shape(want_hessian)), want_hessian, rtol=1e-6, atol=1e-8)
+        tangents = [np.zeros(np.shape(a)) if np.ndim(a) else 0.0 for a in args]
+        tangents[i] = _direction(args[i])
+        _, directional = s2s_ad.jvp(fn, args, tuple(tangents))
+        np.testing.assert_allclose(directional, np.sum(np.asarray(want) * tangents[i]), rtol=1e-7, atol=1e-9)
