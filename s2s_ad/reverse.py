@@ -41,6 +41,7 @@ from . import ir, rules, runtime
 from .analysis import SCALAR, Analysis, differentiable_operands
 from .errors import TransformError
 from .expressions import describe_callable, is_user_function, template_ir
+from .kinds import Kind, Number
 from .optimize import remove_dead
 from .recording import Recording
 from .tape import REVERSE_SWEEP, pop
@@ -110,9 +111,7 @@ class ReverseSweep(Recording):
         self.emit(ir.Assign(target, value, self.line))
 
     def zero(self, name: str) -> ir.Expr:
-        if self.facts.shape.get(name) == SCALAR:
-            return ir.Const(0.0)
-        return ir.Call(runtime.zeros_like, (ir.Var(name),))
+        return zero_of(self.facts.fact(ir.Var(name)), ir.Var(name))
 
     # -- the sweep ---------------------------------------------------------
 
@@ -256,12 +255,11 @@ class ReverseSweep(Recording):
         # held in d_item's own name: an alias could change before the tuple is used
         self.canonical(item)
         contribution = self.adjoint.pop(item)
-        kinds = self.facts.items[name]
-        slots = self.slots.setdefault(name, [None] * len(kinds))
+        kinds = self.facts.fact(ir.Var(name)).items
+        slots = self.slots.setdefault(name, [None] * len(kinds))  # None: no contribution yet
         slots[index] = contribution if slots[index] is None else ir.Call(operator.add, (slots[index], contribution))
         self.adjoint[name] = ir.Display("tuple", tuple(
-            part if part is not None else ir.Const(0.0) if kind == "scalar"
-            else ir.Call(runtime.zeros_like, (ir.Call(operator.getitem, (ir.Var(name), ir.Const(i))),))
+            part if part is not None else zero_of(kind, ir.Call(operator.getitem, (ir.Var(name), ir.Const(i))))
             for i, (part, kind) in enumerate(zip(slots, kinds))))
 
     # -- arrays updated in place --------------------------------------------
@@ -506,6 +504,14 @@ class ReverseSweep(Recording):
         if needs_count:
             steps = ir.Call(operator.getitem, (steps, ir.Slice(None, ir.Var(counter), None)))
         return stmt.index, steps, True
+
+
+def zero_of(kind: Kind, value: ir.Expr) -> ir.Expr:
+    """The adjoint of ``value`` where nothing contributed: ``0.0`` only for a proven number, else
+    zeros shaped like the value at run time (a wrong guess would change the result's shape)."""
+    if isinstance(kind, Number):
+        return ir.Const(0.0)
+    return ir.Call(runtime.zeros_like, (value,))
 
 
 def reverse(fn: ir.Function, wrt: list[str], facts: Analysis, callee: Optional[CalleeBuilder] = None,
