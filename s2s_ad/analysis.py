@@ -496,7 +496,7 @@ def analyse(fn: ir.Function, wrt: Iterable[str], kinds: dict[str, Optional[str]]
 
 
 def check_in_place(fn: ir.Function, facts: Analysis, kinds: dict[str, Optional[str]]) -> None:
-    """Refuse ``name op= value`` where ``name`` provably holds an array another name shares.
+    """Refuse ``name op= value`` where ``name`` provably holds an array (or a list) another name shares.
 
     Lowering made such updates new bindings, which is what Python does for
     numbers; for a shared array NumPy would change it for every name that
@@ -509,6 +509,12 @@ def check_in_place(fn: ir.Function, facts: Analysis, kinds: dict[str, Optional[s
         else:  # a view: an array if its base is one and the index keeps a dimension
             base = facts.rank_of(ir.Var(update.base))
             array = base is not None and base > 0 and (update.keeps_dimension or base > update.integers)
+        kind = facts.fact(ir.Var(update.value))
+        if update.base is None and isinstance(kind, Sequence) and kind.display == "list":
+            raise TransformError(
+                f"the in-place update of {update.name}", f"{update.name} is {update.shared}, and Python would "
+                f"change that list too (+= extends a list in place); write {update.name} = {update.name} + ... "
+                f"(a new list)", filename=fn.filename, line=update.line, column=update.column)
         if array:
             raise TransformError(
                 f"the in-place update of {update.name}", f"{update.name} is {update.shared}, and NumPy would "

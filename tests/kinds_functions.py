@@ -261,3 +261,10 @@ def momentum(w, lr, steps):
         v = 0.9 * v + g
         w = w - lr * v
     return np.sum(w * w)
+
+
+def extend_shared_list(x, y):
+    xs = [x] + [x * 2.0]
+    ys = xs
+    xs += [y * y]  # extends the list ys names too
+    return sum(ys) * x

@@ -327,3 +327,10 @@ def test_user_code_against_jax(fn, args, wrt):
         tangents[i] = _direction(args[i])
         _, directional = s2s_ad.jvp(fn, args, tuple(tangents))
         np.testing.assert_allclose(directional, np.sum(np.asarray(want) * tangents[i]), rtol=1e-7, atol=1e-9)
+
+
+def test_extending_a_list_another_name_shares_is_refused():
+    # xs += [...] extends the list in place, which ys sees: lowering it as xs = xs + [...] would be wrong
+    assert kf.extend_shared_list(0.7, 1.3) == pytest.approx((0.7 + 1.4 + 1.69) * 0.7)
+    with pytest.raises(s2s_ad.TransformError, match=r"kinds_functions.py:\d+.*in-place update of xs.*list"):
+        s2s_ad.grad(kf.extend_shared_list)(0.7, 1.3)
