@@ -397,6 +397,9 @@ def _item_kind(sequence: Sequence, index: ir.Expr) -> Kind:
     bounds = _constant_slice(index)
     if bounds is not None:
         return Sequence(tuple(sequence.items[slice(*bounds)]), sequence.display)
+    if not isinstance(index, (ir.Slice, ir.Display)) and sequence.items \
+            and all(item == sequence.items[0] for item in sequence.items):
+        return sequence.items[0]  # xs[i] of items all alike (an index out of range raises)
     return UNKNOWN
 
 
