@@ -14,7 +14,17 @@ unknown).  Output: an ``Analysis`` with
   follows these);
 * ``ndim``: the rank of the arrays whose rank is known (parameters of
   known rank, arrays made by ``np.zeros(n)``, ``np.zeros((n, m))``,
-  ``np.zeros_like(a)``, ``np.copy(a)``, and elements read from them).
+  ``np.zeros_like(a)``, ``np.copy(a)``, and elements read from them);
+* ``kinds``: what is known of each value, a ``kinds.Kind`` (``ndim`` and
+  ``items``, the item kinds of tuples, are read off it for the generators);
+* ``inexact``: arrays provably of floats, whose stores keep derivatives.
+
+Shape classes and kinds are a fixed point over loops and branches (``infer``):
+a merge (a value assigned on several paths) has what holds on every path,
+passes repeat until nothing changes, and should they not settle, every merge
+is taken as unknown.  A fact is only ever what holds on every run: where
+nothing can be proven the generators do what is right at run time
+(``unbroadcast``, ``zeros_like``, ``if_inexact``, ``add_adjoint``).
 """
 from __future__ import annotations
 
@@ -29,6 +39,7 @@ import numpy as np
 from . import ir, rules
 from .errors import TransformError
 from .expressions import is_user_function
+from .kinds import NUMBER, UNKNOWN, Array, Kind, Number, Sequence, Unknown, from_string, rank, to_string
 
 SCALAR = "scalar"
 ShapeClass = Union[str, int]
@@ -42,6 +53,8 @@ class Analysis:
     varied: set[str] = field(default_factory=set)
     ndim: dict[str, int] = field(default_factory=dict)
     items: dict[str, tuple] = field(default_factory=dict)  # tuples: the kind of each item
+    kinds: dict[str, Kind] = field(default_factory=dict)  # what is known of each value (kinds.py)
+    inexact: set[str] = field(default_factory=set)  # arrays provably of floats: stores keep derivatives
 
     def kind_of(self, expr: ir.Expr) -> Optional[str]:
         """What a callee is told of an argument: "scalar", "array<N>" when the rank is known, else None."""
@@ -49,6 +62,20 @@ class Analysis:
         if rank == 0:
             return "scalar"
         return f"array{rank}" if rank is not None else None
+
+    def fact(self, expr: ir.Expr) -> Kind:
+        """What is known of an operand (a ``kinds.Kind``)."""
+        if isinstance(expr, ir.Var):
+            return self.kinds.get(expr.name, UNKNOWN)
+        if isinstance(expr, ir.Const):
+            return _constant_kind(expr.value)
+        if isinstance(expr, ir.Display):
+            return Sequence(tuple(map(self.fact, expr.items)), expr.kind)
+        return UNKNOWN
+
+    def sequence_operation(self, call: ir.Call) -> bool:
+        """True if ``call`` may concatenate or repeat tuples or lists (see ``may_be_sequence_operation``)."""
+        return may_be_sequence_operation(call.fn, [self.fact(a) for a in call.args], call.args)
 
     def rank_of(self, expr: ir.Expr) -> Optional[int]:
         if isinstance(expr, ir.Var):
@@ -137,10 +164,12 @@ def _reachable(start: set[str], edges: dict[str, list[str]]) -> set[str]:
 
 
 # Functions that return one number whatever their argument.
-_COUNTS = {len, int, round, bool, np.size, np.ndim}
+_COUNTS = {len, int, bool, np.size, np.ndim}
 # Array constructors whose first argument is a shape, and those shaped like their first argument.
 _SHAPED_BY_ARGUMENT = {np.zeros, np.ones, np.empty, np.full}
 _SHAPED_LIKE_ARGUMENT = {np.zeros_like, np.ones_like, np.empty_like, np.full_like, np.copy}
+# ``a + b`` and ``a * n`` of tuples and lists are concatenation and repetition, not arithmetic.
+SEQUENCE_OPERATORS = {operator.add, operator.mul}
 
 
 # What a user function returns for arguments of given kinds: "scalar", "array<N>", a tuple of
@@ -150,126 +179,276 @@ ResultKind = Callable[[Any, tuple], Any]
 
 def shape_classes(fn: ir.Function, kinds: dict[str, Optional[str]], result_kind: Optional[ResultKind] = None
                   ) -> tuple[dict[str, ShapeClass], dict[str, int], dict[str, tuple]]:
-    """Assign each value a shape class (see the module docstring), the ranks known, and the
-    kinds of the items of tuples.
+    """Each value's shape class (see the module docstring), the ranks known, and the kinds of
+    the items of tuples: ``infer``'s facts in the form the generators read."""
+    shape, kind = infer(fn, kinds, result_kind)
+    return (shape,) + _ranks_and_items(kind)
 
-    Merge variables get their sources' class when all sources agree; loops
-    are iterated until the classes settle.  A call of the user's own function
-    takes the kind ``result_kind`` reports for it.
+
+def _ranks_and_items(kind: dict[str, Kind]) -> tuple[dict[str, int], dict[str, tuple]]:
+    """The ranks of arrays of known rank, and the item kinds of tuples (as strings)."""
+    ndim = {name: k.rank for name, k in kind.items() if isinstance(k, Array) and k.rank is not None}
+    items = {name: to_string(k) for name, k in kind.items() if isinstance(k, Sequence) and k.display == "tuple"}
+    return ndim, items
+
+
+def infer(fn: ir.Function, kinds: dict[str, Optional[str]], result_kind: Optional[ResultKind] = None
+          ) -> tuple[dict[str, ShapeClass], dict[str, Kind]]:
+    """Each value's shape class and ``Kind``, as a fixed point over loops and branches.
+
+    A merge variable (a branch's result, a loop-carried value) gets the join
+    of its sources' facts: one class only if every source has it, else a
+    class of its own.  Loops are iterated, each pass in program order, the
+    back edges' facts carried from the pass before, until a pass changes
+    nothing.  Passes are bounded; should they not settle (they do: merges only
+    ever widen), the facts are computed once more with every merge unknown,
+    which holds whatever the loops do.
     """
-    counter = itertools.count()
-    fresh_for: dict[int, int] = {}
+    state = _Inference(fn, kinds, result_kind)
+    if not any(isinstance(s, (ir.For, ir.While)) for s in ir.walk(fn.body)):
+        return state.run_pass()  # every value is read after it is set: one pass settles all
+    merges = {s.target for s in ir.walk(fn.body) if isinstance(s, ir.Assign) and s.merge}
+    previous = None
+    for _ in range(_pass_limit(len(merges))):
+        current = state.run_pass()
+        if current == previous:
+            return current
+        previous = current
+    state.pessimistic = True
+    return state.run_pass()
 
-    def fresh(key: object) -> int:
-        if id(key) not in fresh_for:
-            fresh_for[id(key)] = next(counter)
-        return fresh_for[id(key)]
 
-    shape: dict[str, ShapeClass] = {}
-    ndim: dict[str, int] = {}  # known ranks of arrays, so that reading one element gives a number
-    for p in fn.params:
-        kind = kinds.get(p) or ""
-        shape[p] = SCALAR if kind == "scalar" else fresh(p)
-        if kind[5:].isdigit():
-            ndim[p] = int(kind[5:])
+def _pass_limit(merges: int) -> int:
+    """Passes enough to settle: each pass that changes something widens a merge or follows one."""
+    return 2 * merges + 3
 
-    def class_of(expr: ir.Expr, owner: object) -> ShapeClass:
-        if isinstance(expr, ir.Var):
-            return shape[expr.name] if expr.name in shape else fresh(owner)
-        if isinstance(expr, ir.Const) and not isinstance(expr.value, np.ndarray):
+
+class _Inference:
+    """One function's facts, recomputed by ``run_pass`` until they settle (see ``infer``)."""
+
+    def __init__(self, fn: ir.Function, kinds: dict[str, Optional[str]], result_kind: Optional[ResultKind]) -> None:
+        self.fn = fn
+        self.params = {p: from_string(kinds.get(p)) for p in fn.params}
+        self.result_kind = result_kind
+        self.counter = itertools.count()
+        self.fresh_for: dict[object, int] = {}
+        # merge target -> id(merge statement) -> (class, kind) of its source when last seen
+        self.sources: dict[str, dict[int, tuple[ShapeClass, Kind]]] = {}
+        self.widened: set[str] = set()  # merges whose sources disagree on the class: they never agree again
+        self.pessimistic = False
+        self.shape: dict[str, ShapeClass] = {}
+        self.kind: dict[str, Kind] = {}
+        self.shapes: set[str] = set()  # results of np.shape: tuples of numbers
+
+    def fresh(self, key: object) -> int:
+        """The class of its own that ``key`` (an IR object, or a tuple naming one) gets, the same in every pass."""
+        key = key if isinstance(key, tuple) else id(key)
+        if key not in self.fresh_for:
+            self.fresh_for[key] = next(self.counter)
+        return self.fresh_for[key]
+
+    def class_of(self, expr: ir.Expr, owner: object) -> ShapeClass:
+        if isinstance(expr, ir.Var):  # (a name not set in the function: a class of its own per read)
+            return self.shape[expr.name] if expr.name in self.shape else self.fresh((id(owner), expr.name))
+        if isinstance(expr, ir.Const) and _is_number_or_inert(expr.value):
             return SCALAR  # numbers; None and strings do not take part in broadcasting
-        return fresh(expr)
+        return self.fresh(expr)
 
-    items: dict[str, tuple] = {}
-    shapes: set[str] = set()  # results of np.shape: tuples of numbers
+    def kind_of(self, expr: ir.Expr) -> Kind:
+        if isinstance(expr, ir.Var):
+            return self.kind.get(expr.name, UNKNOWN)
+        if isinstance(expr, ir.Const):
+            return _constant_kind(expr.value)
+        if isinstance(expr, ir.Display):
+            return Sequence(tuple(map(self.kind_of, expr.items)), expr.kind)
+        return UNKNOWN
 
-    def kind_of(expr: ir.Expr, owner: object) -> Any:
-        if class_of(expr, owner) == SCALAR:
-            return "scalar"
-        if isinstance(expr, ir.Var) and expr.name in items:
-            return items[expr.name]
-        if isinstance(expr, ir.Var) and expr.name in ndim:
-            return f"array{ndim[expr.name]}"
-        return None
+    def set(self, target: str, kind: Kind, owner: object) -> None:
+        self.kind[target] = kind
+        self.shape[target] = SCALAR if isinstance(kind, Number) else self.fresh(owner)
 
-    def set_kind(target: str, kind: Any, owner: object) -> None:
-        shape[target] = SCALAR if kind == "scalar" else fresh(owner)
-        if isinstance(kind, tuple):
-            items[target] = kind
-        elif isinstance(kind, str) and kind[5:].isdigit():
-            ndim[target] = int(kind[5:])
-
-    # Without loops every value is read after it is set: one pass in program order settles all classes.
-    loops = any(isinstance(s, (ir.For, ir.While)) for s in ir.walk(fn.body))
-    for _ in range(4 if loops else 1):
-        before = dict(shape)
-        sources: dict[str, set] = {}
-        ranks: dict[str, set] = {}
-        for stmt in ir.walk(fn.body):
+    def run_pass(self) -> tuple[dict[str, ShapeClass], dict[str, Kind]]:
+        self.shape, self.kind, self.shapes = {}, {}, set()
+        for p, kind in self.params.items():
+            self.set(p, kind, ("parameter", p))
+        for stmt in ir.walk(self.fn.body):
             if isinstance(stmt, ir.For):
-                shape[stmt.index] = SCALAR
-            if not isinstance(stmt, ir.Assign):
-                continue
-            value = stmt.value
-            if stmt.merge:
-                sources.setdefault(stmt.target, set()).add(class_of(value, stmt))
-                found = sources[stmt.target]
-                shape[stmt.target] = next(iter(found)) if len(found) == 1 else fresh(stmt.target)
-                rank = ndim.get(value.name) if isinstance(value, ir.Var) else None
-                ranks.setdefault(stmt.target, set()).add(rank)
-                if len(ranks[stmt.target]) == 1 and rank is not None:  # every source agrees so far
-                    ndim[stmt.target] = rank
-                else:
-                    ndim.pop(stmt.target, None)
-            elif isinstance(value, ir.Call) and value.fn is operator.getitem and isinstance(value.args[0], ir.Var) \
-                    and value.args[0].name in shapes and isinstance(value.args[1], ir.Const):
-                shape[stmt.target] = SCALAR  # n = x.shape[0]
-            elif isinstance(value, ir.Call) and value.fn is operator.getitem and _item_of(value, items) is not None:
-                set_kind(stmt.target, _item_of(value, items), stmt)  # t[0] of a tuple whose items are known
-            elif isinstance(value, ir.Call) and result_kind is not None and is_user_function(value.fn):
-                arguments = tuple(kind_of(a, stmt) for a in value.args)
-                set_kind(stmt.target, result_kind(value.fn, arguments), stmt)
-            elif isinstance(value, ir.Call) and value.fn is operator.getitem:
-                rank = _indexed_rank(value, ndim, lambda e: class_of(e, stmt))
-                shape[stmt.target] = SCALAR if rank == 0 else fresh(stmt)
-                if rank:
-                    ndim[stmt.target] = rank
-            elif isinstance(value, ir.Call) and (value.fn in _COUNTS or _whole_reduction(value)):
-                shape[stmt.target] = SCALAR
-            elif isinstance(value, ir.Call) and value.fn is np.shape:
-                shape[stmt.target] = fresh(stmt)
-                shapes.add(stmt.target)
-            elif isinstance(value, ir.Call) and rules.result_items(value.fn):
-                shape[stmt.target] = fresh(stmt)  # a tuple a rule declares (np.linalg.eigh): items of unknown kinds
-                items[stmt.target] = (None,) * rules.result_items(value.fn)
-            elif isinstance(value, ir.Call) and rules.is_elementwise(value.fn):
-                operands = list(value.args) + [v for _, v in value.kwargs]
-                classes = {class_of(a, stmt) for a in operands} - {SCALAR}
-                shape[stmt.target] = SCALAR if not classes else classes.pop() if len(classes) == 1 else fresh(stmt)
-                ranks_in = [0 if class_of(a, stmt) == SCALAR else ndim.get(getattr(a, "name", None)) for a in operands]
-                if None not in ranks_in:  # broadcasting: the largest rank
-                    ndim[stmt.target] = max(ranks_in, default=0)
-            elif isinstance(value, ir.Call):
-                shape[stmt.target] = fresh(stmt)
-                rank = _made_rank(value, ndim, lambda e: class_of(e, stmt))
-                if rank is not None:
-                    ndim[stmt.target] = rank
-            else:
-                shape[stmt.target] = class_of(value, stmt)
-                if isinstance(value, ir.Display) and value.kind == "tuple":
-                    items[stmt.target] = tuple(kind_of(i, stmt) for i in value.items)
-        if shape == before:
-            break
-    return shape, ndim, items
+                self.set(stmt.index, NUMBER, stmt)  # the index of a range
+            elif isinstance(stmt, ir.Assign) and stmt.merge:
+                self.merge(stmt)
+            elif isinstance(stmt, ir.Assign):
+                self.assignment(stmt)
+        return dict(self.shape), dict(self.kind)
+
+    def merge(self, stmt: ir.Assign) -> None:
+        """``m = v`` on one path: ``m`` holds what holds on every path seen so far."""
+        target = stmt.target
+        seen = self.sources.setdefault(target, {})
+        seen[id(stmt)] = (self.class_of(stmt.value, stmt), self.kind_of(stmt.value))
+        if self.pessimistic:
+            self.kind[target], self.shape[target] = UNKNOWN, self.fresh(("merge", target))
+            return
+        classes = {c for c, _ in seen.values()}
+        if len(classes) > 1:
+            self.widened.add(target)
+        self.shape[target] = self.fresh(("merge", target)) if target in self.widened else classes.pop()
+        kinds = [k for _, k in seen.values()]
+        joined = kinds[0]
+        for k in kinds[1:]:
+            joined = joined.join(k)
+        self.kind[target] = joined
+
+    def assignment(self, stmt: ir.Assign) -> None:
+        target, value = stmt.target, stmt.value
+        if not isinstance(value, ir.Call):
+            self.kind[target] = self.kind_of(value)
+            self.shape[target] = self.class_of(value, stmt)
+            return
+        fn, args = value.fn, value.args
+        if fn is operator.getitem and isinstance(args[0], ir.Var) and args[0].name in self.shapes \
+                and isinstance(args[1], ir.Const):
+            self.set(target, NUMBER, stmt)  # n = x.shape[0]
+        elif fn is operator.getitem and isinstance(self.kind_of(args[0]), Sequence):
+            self.set(target, _item_kind(self.kind_of(args[0]), args[1]), stmt)
+        elif self.result_kind is not None and is_user_function(fn):
+            result = self.result_kind(fn, tuple(to_string(self.kind_of(a)) if self.class_of(a, stmt) != SCALAR
+                                                else "scalar" for a in args))
+            self.set(target, from_string(result), stmt)
+        elif fn is operator.getitem:
+            rank = _indexed_rank(value, self.kind, lambda e: self.class_of(e, stmt))
+            self.set(target, UNKNOWN if rank is None else NUMBER if rank == 0 else Array(rank), stmt)
+        elif fn in _COUNTS or _whole_reduction(value) or (fn is round and self.kind_of(args[0]) == NUMBER):
+            self.set(target, NUMBER, stmt)
+        elif fn is np.shape:
+            self.set(target, UNKNOWN, stmt)
+            self.shapes.add(target)
+        elif rules.result_items(fn):  # a tuple a rule declares (np.linalg.eigh): items of unknown kinds
+            self.set(target, Sequence((UNKNOWN,) * rules.result_items(fn), "tuple"), stmt)
+        elif may_be_sequence_operation(fn, [self.kind_of(a) for a in args], args):
+            # a tuple or list concatenated or repeated, or operands that may be ones
+            self.set(target, _sequence_result(fn, [self.kind_of(a) for a in args], args), stmt)
+        elif rules.is_elementwise(fn):
+            self.elementwise(stmt)
+        else:
+            rank = _made_rank(value, self.kind, lambda e: self.class_of(e, stmt))
+            numeric = _returns_numeric(fn)
+            self.set(target, Array(rank) if rank is not None or numeric else UNKNOWN, stmt)
+
+    def elementwise(self, stmt: ir.Assign) -> None:
+        """A broadcast result: the operands' class if they all share it (numbers aside)."""
+        value = stmt.value
+        operands = list(value.args) + [v for _, v in value.kwargs]
+        classes = {self.class_of(a, stmt) for a in operands} - {SCALAR}
+        ranks = [0 if self.class_of(a, stmt) == SCALAR else rank(self.kind_of(a)) for a in operands]
+        if not classes:
+            self.set(stmt.target, NUMBER, stmt)
+            return
+        self.kind[stmt.target] = Array(max(ranks) if None not in ranks else None)  # numeric in any case
+        self.shape[stmt.target] = classes.pop() if len(classes) == 1 else self.fresh(stmt)
 
 
-def _item_of(call: ir.Call, items: dict[str, tuple]) -> Any:
-    """The kind of ``t[k]`` for a tuple ``t`` whose item kinds are known (else None)."""
-    base, index = call.args
-    if isinstance(base, ir.Var) and base.name in items and isinstance(index, ir.Const) \
-            and isinstance(index.value, int) and -len(items[base.name]) <= index.value < len(items[base.name]):
-        return items[base.name][index.value]
-    return None
+# Modules whose functions return NumPy numbers or arrays (never a tuple or list we differentiate through).
+_NUMPY_MODULES = {"numpy", "numpy.linalg", "numpy.fft", "numpy.lib", "numpy._core.fromnumeric",
+                  "numpy.core.fromnumeric", "numpy._core.numeric", "numpy.core.numeric"}
+
+
+# NumPy functions that may return a tuple or list (of arrays).
+_SEQUENCE_RESULTS = {"eig", "eigh", "svd", "qr", "slogdet", "lstsq", "unique", "histogram", "histogram2d",
+                     "meshgrid", "nonzero", "where", "broadcast_arrays", "split", "array_split", "hsplit",
+                     "vsplit", "dsplit", "gradient", "atleast_1d", "atleast_2d", "atleast_3d", "indices",
+                     "unravel_index", "tolist"}
+
+
+def _returns_numeric(fn: Any) -> bool:
+    """True for NumPy functions that return a number or an array (not a tuple or list)."""
+    if isinstance(fn, np.ufunc):
+        return fn.nout == 1
+    return getattr(fn, "__module__", None) in _NUMPY_MODULES and getattr(fn, "__name__", "") not in _SEQUENCE_RESULTS
+
+
+def may_be_sequence_operation(fn: Any, kinds: list[Kind], args: tuple) -> bool:
+    """True unless ``fn(*args)`` is provably arithmetic: ``a + b`` concatenates when both are tuples
+    or lists, ``a * n`` repeats when one is and the other an integer."""
+    if fn not in SEQUENCE_OPERATORS or len(kinds) != 2:
+        return False
+    numeric = [isinstance(k, (Number, Array)) for k in kinds]
+    if fn is operator.add:
+        return not any(numeric)
+    integral = [isinstance(k, (Number, Unknown)) and not (isinstance(a, ir.Const) and isinstance(a.value, float))
+                for k, a in zip(kinds, args)]
+    return (not numeric[0] and integral[1]) or (not numeric[1] and integral[0])
+
+
+def _is_number_or_inert(value: Any) -> bool:
+    return value is None or isinstance(value, (bool, int, float, complex, str, np.generic))
+
+
+def _constant_kind(value: Any) -> Kind:
+    if isinstance(value, (bool, int, float, complex, np.generic)):
+        return NUMBER
+    if isinstance(value, np.ndarray):
+        return Array(value.ndim)
+    if isinstance(value, (tuple, list)):
+        return Sequence(tuple(map(_constant_kind, value)), "tuple" if isinstance(value, tuple) else "list")
+    return UNKNOWN
+
+
+def _item_kind(sequence: Sequence, index: ir.Expr) -> Kind:
+    """The kind of ``s[k]`` (an item) or ``s[i:j]`` (a shorter sequence) for constant indices."""
+    n = len(sequence.items)
+    if isinstance(index, ir.Const) and isinstance(index.value, int) and not isinstance(index.value, bool):
+        return sequence.items[index.value] if -n <= index.value < n else UNKNOWN
+    bounds = _constant_slice(index)
+    if bounds is not None:
+        return Sequence(tuple(sequence.items[slice(*bounds)]), sequence.display)
+    if not isinstance(index, (ir.Slice, ir.Display)) and sequence.items \
+            and all(item == sequence.items[0] for item in sequence.items):
+        return sequence.items[0]  # xs[i] of items all alike (an index out of range raises)
+    return UNKNOWN
+
+
+def _constant_slice(index: ir.Expr) -> Optional[tuple]:
+    """``(start, stop, step)`` of a slice whose parts are all constants (or absent), else None."""
+    if not isinstance(index, ir.Slice):
+        return None
+    parts = []
+    for part in (index.lower, index.upper, index.step):
+        if part is None or (isinstance(part, ir.Const) and part.value is None):
+            parts.append(None)
+        elif isinstance(part, ir.Const) and isinstance(part.value, int) and not isinstance(part.value, bool):
+            parts.append(part.value)
+        else:
+            return None
+    return tuple(parts)
+
+
+def _sequence_result(fn: Any, kinds: list[Kind], args: tuple) -> Kind:
+    """The kind of ``a + b`` or ``a * n`` where an operand is (or may be) a tuple or list."""
+    if fn is operator.add and all(isinstance(k, Sequence) for k in kinds) and kinds[0].display == kinds[1].display:
+        return Sequence(kinds[0].items + kinds[1].items, kinds[0].display)
+    if fn is operator.mul:
+        for seq, count in ((0, 1), (1, 0)):
+            if isinstance(kinds[seq], Sequence) and isinstance(args[count], ir.Const) \
+                    and isinstance(args[count].value, int) and not isinstance(args[count].value, bool):
+                return Sequence(kinds[seq].items * max(args[count].value, 0), kinds[seq].display)
+    return UNKNOWN
+
+
+# Constructors whose array holds float64 when no dtype is given.
+_FLOAT_CONSTRUCTORS = {np.zeros, np.ones, np.empty, np.eye, np.identity, np.linspace, np.random.rand,
+                       np.random.randn, np.random.random}
+
+
+def _float_arrays(fn: ir.Function) -> set[str]:
+    """Arrays provably of floats: made by ``np.zeros(shape)`` and the like, with no dtype.
+
+    A store into any other array (``np.arange(4)``, ``np.zeros(n, dtype=int)``, ``x.astype(int)``,
+    an argument, an array carried through a loop) keeps the derivative only if the array's dtype,
+    checked at run time, is inexact: NumPy truncates a float stored into integers.
+    """
+    return {s.target for s in ir.walk(fn.body) if isinstance(s, ir.Assign) and not s.merge
+            and isinstance(s.value, ir.Call) and s.value.fn in _FLOAT_CONSTRUCTORS and not s.value.kwargs
+            and len(s.value.args) == (1 if s.value.fn is not np.linspace else 2)}
 
 
 _REDUCTIONS = {np.sum, np.mean, np.prod, np.max, np.min}
@@ -280,7 +459,7 @@ def _whole_reduction(call: ir.Call) -> bool:
     return call.fn in _REDUCTIONS and len(call.args) == 1 and not call.kwargs
 
 
-def _made_rank(call: ir.Call, ndim: dict[str, int], class_of) -> Optional[int]:
+def _made_rank(call: ir.Call, kind: dict[str, Kind], class_of) -> Optional[int]:
     """The rank of an array made by ``np.zeros(shape)`` or ``np.zeros_like(a)``, if known."""
     if not call.args:
         return None
@@ -290,14 +469,17 @@ def _made_rank(call: ir.Call, ndim: dict[str, int], class_of) -> Optional[int]:
             return len(first.items)
         return 1 if class_of(first) == SCALAR else None
     if call.fn in _SHAPED_LIKE_ARGUMENT and isinstance(first, ir.Var):
-        return 0 if class_of(first) == SCALAR else ndim.get(first.name)
+        return 0 if class_of(first) == SCALAR else rank(kind.get(first.name, UNKNOWN))
+    if call.fn is np.arange:
+        return 1
     return None
 
 
-def _indexed_rank(call: ir.Call, ndim: dict[str, int], class_of) -> Optional[int]:
+def _indexed_rank(call: ir.Call, kind: dict[str, Kind], class_of) -> Optional[int]:
     """The rank of ``a[index]`` when ``a``'s rank is known and the index is numbers only."""
     array, index = call.args
-    if not isinstance(array, ir.Var) or array.name not in ndim:
+    known = rank(kind.get(array.name, UNKNOWN)) if isinstance(array, ir.Var) else None
+    if not isinstance(kind.get(getattr(array, "name", None)), Array) or not known:
         return None
     parts = ir.index_parts(index)
     if not all(not isinstance(p, (ir.Slice, ir.Display)) and class_of(p) == SCALAR
@@ -305,22 +487,23 @@ def _indexed_rank(call: ir.Call, ndim: dict[str, int], class_of) -> Optional[int
         return None
     if isinstance(index, ir.Const) and isinstance(index.value, np.ndarray):
         return None
-    rank = ndim[array.name] - len(parts)
-    return rank if rank >= 0 else None
+    left = known - len(parts)
+    return left if left >= 0 else None
 
 
 def analyse(fn: ir.Function, wrt: Iterable[str], kinds: dict[str, Optional[str]],
             result_kind: Optional[ResultKind] = None) -> Analysis:
     uses = Counter(name for stmt in ir.walk(fn.body) for expr in ir.exprs_of(stmt) for name in ir.names_read(expr))
     wrt = list(wrt)
-    shape, ndim, items = shape_classes(fn, kinds, result_kind)
+    shape, kind = infer(fn, kinds, result_kind)
+    ndim, items = _ranks_and_items(kind)
     table = _flow_table(fn)  # computed once: both fixed points walk it several times
     varied = varied_names(fn, wrt, table)
-    return Analysis(activity(fn, wrt, table, varied), shape, uses, varied, ndim, items)
+    return Analysis(activity(fn, wrt, table, varied), shape, uses, varied, ndim, items, kind, _float_arrays(fn))
 
 
 def check_in_place(fn: ir.Function, facts: Analysis, kinds: dict[str, Optional[str]]) -> None:
-    """Refuse ``name op= value`` where ``name`` provably holds an array another name shares.
+    """Refuse ``name op= value`` where ``name`` provably holds an array (or a list) another name shares.
 
     Lowering made such updates new bindings, which is what Python does for
     numbers; for a shared array NumPy would change it for every name that
@@ -333,6 +516,12 @@ def check_in_place(fn: ir.Function, facts: Analysis, kinds: dict[str, Optional[s
         else:  # a view: an array if its base is one and the index keeps a dimension
             base = facts.rank_of(ir.Var(update.base))
             array = base is not None and base > 0 and (update.keeps_dimension or base > update.integers)
+        kind = facts.fact(ir.Var(update.value))
+        if update.base is None and isinstance(kind, Sequence) and kind.display == "list":
+            raise TransformError(
+                f"the in-place update of {update.name}", f"{update.name} is {update.shared}, and Python would "
+                f"change that list too (+= extends a list in place); write {update.name} = {update.name} + ... "
+                f"(a new list)", filename=fn.filename, line=update.line, column=update.column)
         if array:
             raise TransformError(
                 f"the in-place update of {update.name}", f"{update.name} is {update.shared}, and NumPy would "

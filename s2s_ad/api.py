@@ -272,7 +272,8 @@ def source(fn: Callable, wrt: Wrt = 0, mode: str = "reverse", stage: str = "opti
            args: Optional[tuple] = None) -> str:
     """The generated code for ``fn`` as Python source.
 
-    ``stage`` is "ssa" (the lowered three-address form), "adjoint" (as
+    ``stage`` is "ssa" (the lowered three-address form), "facts" (the SSA form
+    with what the analysis proved of each value: see ``factdump.py``), "adjoint" (as
     generated) or "optimized" (as run).  ``args``, if given, specialises the
     code for arguments like these (numbers vs arrays), as a call would.
     """

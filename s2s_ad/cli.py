@@ -26,6 +26,7 @@ _EXAMPLES = """examples:
   s2s-ad examples/rational.py:f                 the gradient with respect to the first parameter
   s2s-ad examples/rational.py:f --wrt x,y       with respect to x and y
   s2s-ad examples/rational.py:f --stage ssa     the lowered three-address form
+  s2s-ad examples/rational.py:f --stage facts --args 3,2   what the analysis proved of each value
   s2s-ad examples/rational.py:f --args 3,2      the code a call with two numbers runs
   s2s-ad examples/rational.py:f --mode forward  the tangent (jvp) code
   s2s-ad examples/rational.py:f --order 2 --args 3,2     the second derivative's code

@@ -161,6 +161,8 @@ class TangentSweep:
                 self.emit(stmt)
                 if stmt.array in self.varied:
                     tangent = self.tangent_of(stmt.value)
+                    if tangent is not None and stmt.array not in self.facts.inexact:  # integers truncate
+                        tangent = ir.Call(runtime.if_inexact, (tangent, ir.Var(stmt.array)))
                     self.emit(ir.Store(self.tangent_name(stmt.array), stmt.index,
                                        tangent if tangent is not None else ir.Const(0.0), stmt.line))
             elif isinstance(stmt, ir.If):
@@ -197,7 +199,10 @@ class TangentSweep:
             self.user_call(stmt)
             return
         self.emit(stmt)
-        if rules.is_nondifferentiable(value.fn):  # an array made here, varied later by stores into it
+        if rules.is_nondifferentiable(value.fn) or not any(self.tangent_of(op) is not None
+                                                           for _, op in differentiable_operands(stmt)):
+            # an array made here (or from values that do not vary), varied later by stores into it:
+            # zeros of its own shape, not a rule's template applied to a missing (scalar) tangent
             self.emit(ir.Assign(t_target, ir.Call(runtime.zero_tangent, (ir.Var(target),)), stmt.line))
             return
         self.bind(target, self.rule_tangent(stmt))
@@ -224,6 +229,9 @@ class TangentSweep:
 
     def rule_tangent(self, stmt: ir.Assign) -> ir.Expr:
         call = stmt.value
+        if self.facts.sequence_operation(call):  # concatenation or repetition, decided at run time
+            helper = runtime.add_tangent if call.fn is operator.add else runtime.mul_tangent
+            return ir.Call(helper, tuple(map(self.tangent_or_zeros, call.args)) + call.args)
         if all(self.tangent_of(op) is None for _, op in differentiable_operands(stmt)):
             # varied only by what is stored into it later (b = v.copy(); b[0] = x): zeros of its shape,
             # never the rule on symbolic zeros (np.copy(0.0) is a number, and b[0] = ... fails on it)

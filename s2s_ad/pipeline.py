@@ -22,6 +22,7 @@ from .analysis import SCALAR, Analysis, analyse, check_in_place
 from .cache import SplitAdjoint, TangentCallee, TransformCache, compile_emitted, compile_module, origin_of
 from .errors import TransformError
 from .emit import Emitted, Namespace, emit, emit_module
+from .factdump import report
 from .forward import forward
 from .hoist import hoist_invariants, hoist_item_reads
 from .lower import lower
@@ -30,7 +31,7 @@ from .parse import ParsedFunction, Snapshot, parse_function, transparent
 from .reverse import reverse
 from .tape import split_parts
 
-STAGES = ("ssa", "adjoint", "optimized")
+STAGES = ("ssa", "facts", "adjoint", "optimized")
 Kinds = tuple[Optional[str], ...]  # per parameter: "scalar", "array<ndim>" or None (unknown)
 
 
@@ -170,6 +171,10 @@ def _build_paused(fn: Callable, wrt: tuple[str, ...], kinds: Kinds, stage: str, 
         generated = reverse(ssa, ssa_wrt, facts, callee=build_split)
     else:
         generated = forward(ssa, ssa_wrt, facts, callee=build_tangent_callee)
+    if stage == "facts":
+        origin = origin_of(parsed.filename, parsed.line)
+        text = emit(ssa, [f"Facts about {parsed.name} ({origin}), {mode} mode", _kind_note(parsed.params, kinds)])
+        return Built(report(text.source, ssa, facts, ssa_wrt, generated if mode == "reverse" else None), None)
     if stage == "optimized":
         generated = optimize(generated, ssa.body)
     origin = origin_of(parsed.filename, parsed.line)

@@ -41,6 +41,7 @@ from . import ir, rules, runtime
 from .analysis import SCALAR, Analysis, differentiable_operands
 from .errors import TransformError
 from .expressions import describe_callable, is_user_function, template_ir
+from .kinds import Kind, Number
 from .optimize import remove_dead
 from .recording import Recording
 from .tape import REVERSE_SWEEP, pop
@@ -110,9 +111,7 @@ class ReverseSweep(Recording):
         self.emit(ir.Assign(target, value, self.line))
 
     def zero(self, name: str) -> ir.Expr:
-        if self.facts.shape.get(name) == SCALAR:
-            return ir.Const(0.0)
-        return ir.Call(runtime.zeros_like, (ir.Var(name),))
+        return zero_of(self.facts.fact(ir.Var(name)), ir.Var(name))
 
     # -- the sweep ---------------------------------------------------------
 
@@ -200,6 +199,9 @@ class ReverseSweep(Recording):
         if call.fn is operator.getitem and isinstance(call.args[0], ir.Var) and call.args[0].name in self.tuples:
             self.item_adjoint(call.args[0].name, call.args[1].value, stmt.target)
             return
+        if self.facts.sequence_operation(call):
+            self.sequence_adjoint(stmt)
+            return
         bound = rules.bind_arguments(rule, call.args, call.kwargs)
         mapping: dict[str, ir.Expr] = {
             name: ir.Const(value.value) if rules.is_default(value) else value for name, value in bound.items()
@@ -216,6 +218,19 @@ class ReverseSweep(Recording):
             self.assign(temp, value)
             mapping[name] = ir.Var(temp)
         del self.adjoint[stmt.target]  # complete and consumed
+
+    def sequence_adjoint(self, stmt: ir.Assign) -> None:
+        """``c = a + b`` or ``c = a * n`` where tuples or lists may be concatenated or repeated: the
+        adjoint splits or adds copies up, not the arithmetic rule (``runtime.add_adjoint`` decides
+        which at run time where the kinds could not)."""
+        call = stmt.value
+        helper = runtime.add_adjoint if call.fn is operator.add else runtime.mul_adjoint
+        whole = self.fresh(f"parts_{stmt.target}")
+        self.assign(whole, ir.Call(helper, (self.adjoint.pop(stmt.target),) + call.args))
+        for i, operand in enumerate(call.args):
+            if set(ir.names_read(operand)) & self.facts.active:
+                self.distribute(ir.Call(operator.getitem, (ir.Var(whole), ir.Const(i))), operand, stmt,
+                                elementwise=False)
 
     # -- tuples read item by item --------------------------------------------
 
@@ -240,12 +255,11 @@ class ReverseSweep(Recording):
         # held in d_item's own name: an alias could change before the tuple is used
         self.canonical(item)
         contribution = self.adjoint.pop(item)
-        kinds = self.facts.items[name]
-        slots = self.slots.setdefault(name, [None] * len(kinds))
+        kinds = self.facts.fact(ir.Var(name)).items
+        slots = self.slots.setdefault(name, [None] * len(kinds))  # None: no contribution yet
         slots[index] = contribution if slots[index] is None else ir.Call(operator.add, (slots[index], contribution))
         self.adjoint[name] = ir.Display("tuple", tuple(
-            part if part is not None else ir.Const(0.0) if kind == "scalar"
-            else ir.Call(runtime.zeros_like, (ir.Call(operator.getitem, (ir.Var(name), ir.Const(i))),))
+            part if part is not None else zero_of(kind, ir.Call(operator.getitem, (ir.Var(name), ir.Const(i))))
             for i, (part, kind) in enumerate(zip(slots, kinds))))
 
     # -- arrays updated in place --------------------------------------------
@@ -315,6 +329,8 @@ class ReverseSweep(Recording):
                         part = ir.Call(runtime.unbroadcast, (ir.Call(np.copy, (part,)), value))
                     else:  # an integer array may name an element twice: only the write NumPy kept counts
                         part = ir.Call(runtime.stored_part, (target, index, value))
+                if array not in self.facts.inexact:  # into integers, NumPy truncates: no derivative
+                    part = ir.Call(runtime.if_inexact, (part, ir.Var(array)))
                 self.accumulate(value.name, part)
             self.emit(ir.Store(target.name, index, ir.Const(0.0), self.line))
         if array in self.restored_arrays and id(stmt) not in self.unrestored:
@@ -410,6 +426,8 @@ class ReverseSweep(Recording):
             else:
                 self.assign(target, ir.Call(operator.add, (current, incoming)))
             self.adjoint[source] = ir.Var(target)
+        elif isinstance(stmt.value, ir.Display):  # s = (x, y) on one path: each item takes its part
+            self.distribute(self.adjoint[stmt.target], stmt.value, stmt, elementwise=False)
         del self.adjoint[stmt.target]
 
     # -- control flow ------------------------------------------------------
@@ -496,6 +514,14 @@ class ReverseSweep(Recording):
         if needs_count:
             steps = ir.Call(operator.getitem, (steps, ir.Slice(None, ir.Var(counter), None)))
         return stmt.index, steps, True
+
+
+def zero_of(kind: Kind, value: ir.Expr) -> ir.Expr:
+    """The adjoint of ``value`` where nothing contributed: ``0.0`` only for a proven number, else
+    zeros shaped like the value at run time (a wrong guess would change the result's shape)."""
+    if isinstance(kind, Number):
+        return ir.Const(0.0)
+    return ir.Call(runtime.zeros_like, (value,))
 
 
 def reverse(fn: ir.Function, wrt: list[str], facts: Analysis, callee: Optional[CalleeBuilder] = None,

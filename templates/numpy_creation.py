@@ -6,7 +6,7 @@ constructors carry no derivative.
 import numpy as np
 
 from s2s_ad.rules import adjoint, fresh_arrays, nondifferentiable, tangent
-from s2s_ad.runtime import linspace_weights, unbroadcast
+from s2s_ad.runtime import if_inexact, linspace_weights, unbroadcast
 
 nondifferentiable(np.zeros, np.ones, np.empty, np.full, np.zeros_like, np.ones_like, np.empty_like,
                   np.arange, np.eye, np.identity)
@@ -20,9 +20,14 @@ def copy(out, a, d_out):
     d_a = d_out
 
 
-@adjoint(np.array, linear=True, examples=({"object": (3,)},))
+@adjoint(np.array, examples=({"object": (3,)}, {"object": (3,), "dtype": "int32"}))
 def array(out, object, dtype=None, *, d_out):
-    d_object = d_out
+    d_object = if_inexact(d_out, out)  # converted to integers: truncated, no derivative
+
+
+@tangent(np.array)
+def array(out, object, dtype=None, *, t_object):
+    t_out = if_inexact(np.array(t_object), out)
 
 
 @adjoint(np.full_like, examples=({"a": np.zeros(3), "fill_value": ()},))
