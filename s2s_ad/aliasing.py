@@ -1,19 +1,26 @@
 """Which names may share memory with an array the function writes into.
 
-Used by ``lower.py``: NumPy shows a later write through a view (a slice, a
-row, ``.T``, a reshape, a list holding the array); SSA form does not.  So a
-read of such a name after a write into its array is refused rather than
-computed differently from the user's function.
+``Views`` is used by ``lower.py``: NumPy shows a later write through a view
+(a slice, a row, ``.T``, a reshape, a list holding the array); SSA form does
+not.  So a read of such a name after a write into its array is refused
+rather than computed differently from the user's function.
+
+``Sharing`` is a may-alias analysis of the SSA form, used by the reverse
+sweep: a value it reads must hold what the forward sweep saw, so a view
+whose memory a later store writes is copied when it is recorded, and the
+slices a store overwrote are put back before anything that may hold the
+array (a helper's tape) reads it.
 """
 from __future__ import annotations
 
 import operator
+import types
 from collections import Counter
 from typing import Any, Optional
 
 import numpy as np
 
-from . import ir, runtime
+from . import ir, rules, runtime
 
 # Calls whose result may share memory with an argument (a view, or a list holding it).
 VIEWING = {operator.getitem, np.reshape, np.transpose, np.ravel, np.squeeze, np.expand_dims, np.broadcast_to,
@@ -59,3 +66,116 @@ class Views:
         if self.enabled and root is not None and (name in self.stale or self.writes[root] > self.seen[name]):
             return root
         return None
+
+
+# Further calls that may give back their argument itself or a view of it (np.asarray(a) is a).
+MAY_VIEW = VIEWING | {np.asarray, np.asanyarray, np.atleast_1d, np.atleast_2d, np.atleast_3d, np.diagonal,
+                      np.real, np.imag, np.swapaxes, np.moveaxis, np.flip, np.fliplr, np.flipud, np.rot90,
+                      np.ascontiguousarray, np.asfortranarray, np.array_split, np.split, np.hsplit, np.vsplit}
+
+
+def _may_view(fn: Any) -> bool:
+    """A call whose result may share memory with its arguments: a view-making call, or a user's
+    function (it may return its argument, or a view of it)."""
+    try:
+        if fn in MAY_VIEW:
+            return True
+    except TypeError:  # an unhashable callable
+        return True
+    # a generated part of a helper's adjoint returns what the helper does, and its tape holds arguments
+    return isinstance(fn, ir.Part) or (isinstance(fn, types.FunctionType) and not rules.is_known(fn))
+
+
+class Sharing:
+    """A may-alias analysis of an SSA function: which arrays each name may share memory with.
+
+    Every array the function holds is made somewhere: a parameter, or a
+    statement whose value is a new array (arithmetic, ``np.zeros``, a copy).
+    ``roots[name]`` is the set of those that ``name`` may be, or view, or
+    hold (a list of arrays holds its items).  A view-making call, a user's
+    function, a copy, a merge or a container shares its operands' roots;
+    any other call makes a new root, its own name.  The analysis is
+    flow-insensitive (a fixed point over all statements), hence sound for
+    loops and branches.
+
+    ``written`` is the roots some ``Store`` writes into; ``stale`` the names
+    bound to memory of another root that a ``Store`` may write *after* the
+    binding (later in program order, or anywhere in a loop around both):
+    what such a name holds when it is read later need not be what it held
+    when it was bound.
+    """
+
+    def __init__(self, fn: ir.Function) -> None:
+        self.roots: dict[str, frozenset[str]] = {p: frozenset((p,)) for p in fn.params}
+        self._solve(fn.body)
+        stores = [s for s in ir.walk(fn.body) if isinstance(s, ir.Store)]
+        self.written: frozenset[str] = frozenset(r for s in stores for r in self.of(s.array))
+        self.stale: set[str] = set()
+        if stores:
+            self._find_stale(fn.body, [])
+
+    def of(self, name: str) -> frozenset[str]:
+        """The roots ``name`` may share memory with (its own name when nothing is known)."""
+        return self.roots.get(name, frozenset((name,)))
+
+    def shares(self, a: str, b: str) -> bool:
+        """True if ``a`` and ``b`` may share memory."""
+        return bool(self.of(a) & self.of(b))
+
+    def may_change(self, name: str) -> bool:
+        """True if some store may write into memory ``name`` shares."""
+        return bool(self.of(name) & self.written)
+
+    def _operands(self, expr: ir.Expr) -> frozenset[str]:
+        """The roots of the arrays ``expr`` passes on (a variable, the items of a display, or the
+        arguments of a call that may share them)."""
+        if isinstance(expr, ir.Var):
+            return self.of(expr.name)
+        if isinstance(expr, ir.Display):
+            return frozenset(r for e in expr.items for r in self._operands(e))
+        if isinstance(expr, ir.Call) and _may_view(expr.fn):
+            return frozenset(r for e in ir.children(expr) for r in self._operands(e))
+        return frozenset()
+
+    def _value_roots(self, target: str, value: ir.Expr) -> frozenset[str]:
+        if isinstance(value, (ir.Var, ir.Display)):
+            return self._operands(value)
+        if isinstance(value, ir.Call) and _may_view(value.fn):
+            # a user's function may also return a new array: its own root too
+            return self._operands(value) | {target}
+        return frozenset((target,))
+
+    def _solve(self, body: list[ir.Stmt]) -> None:
+        """Propagate roots to a fixed point (merges in loops carry values backwards)."""
+        changed = True
+        while changed:
+            changed = False
+            for stmt in ir.walk(body):
+                found: list[tuple[str, frozenset[str]]] = []
+                if isinstance(stmt, ir.Assign):
+                    roots = self._value_roots(stmt.target, stmt.value)
+                    if stmt.merge:
+                        roots |= self.roots.get(stmt.target, frozenset())
+                    found.append((stmt.target, roots))
+                elif isinstance(stmt, ir.Unpack):
+                    roots = self._operands(stmt.value) | set(stmt.targets)
+                    found += [(t, roots) for t in stmt.targets]
+                elif isinstance(stmt, ir.For):
+                    found.append((stmt.index, frozenset((stmt.index,))))
+                for name, roots in found:
+                    if self.roots.get(name) != roots and not roots <= self.roots.get(name, frozenset()):
+                        self.roots[name] = roots | self.roots.get(name, frozenset())
+                        changed = True
+
+    def _find_stale(self, body: list[ir.Stmt], loops: list[list[ir.Stmt]]) -> None:
+        """Mark names bound in ``body`` whose other roots a later store (or one in an enclosing loop) writes."""
+        for i, stmt in enumerate(body):
+            for name in ir.targets_of(stmt):
+                others = self.of(name) - {name}
+                if not others & self.written:
+                    continue
+                later = [s for rest in [body[i + 1:]] + loops for s in ir.walk(rest) if isinstance(s, ir.Store)]
+                if any(self.of(s.array) & others for s in later):
+                    self.stale.add(name)
+            for inner in ir.blocks(stmt):
+                self._find_stale(inner, loops + ([stmt.body] if isinstance(stmt, (ir.For, ir.While)) else []))

@@ -28,6 +28,7 @@ from typing import Any, Optional
 import numpy as np
 
 from . import ir, runtime
+from .aliasing import Sharing
 
 _FOLDABLE_MODULES = (math, np)
 _FOLDABLE = {
@@ -115,7 +116,8 @@ def _reads(stmt: ir.Stmt) -> set[str]:
     return {n for e in ir.exprs_of(stmt) for n in ir.names_read(e)}
 
 
-def _dead(body: list[ir.Stmt], live: set[str]) -> tuple[list[ir.Stmt], set[str]]:
+def _dead(body: list[ir.Stmt], live: set[str], sharing: Optional[_LazySharing] = None
+          ) -> tuple[list[ir.Stmt], set[str]]:
     """Drop assignments nothing reads; return the kept block and what is live before it."""
     kept: list[ir.Stmt] = []
     live = set(live)
@@ -127,19 +129,19 @@ def _dead(body: list[ir.Stmt], live: set[str]) -> tuple[list[ir.Stmt], set[str]]
             live |= _reads(stmt)
             kept.append(stmt)
         elif isinstance(stmt, ir.Store):
-            if stmt.array not in live:
+            if stmt.array not in live and not (sharing is not None and sharing.read_through(stmt.array, live)):
                 continue
-            live |= _reads(stmt)
+            live |= _reads(stmt) | {stmt.array}
             kept.append(stmt)
         elif isinstance(stmt, ir.If):
-            new_body, live_body = _dead(stmt.body, live)
-            new_else, live_else = _dead(stmt.orelse, live)
+            new_body, live_body = _dead(stmt.body, live, sharing)
+            new_else, live_else = _dead(stmt.orelse, live, sharing)
             if not new_body and not new_else:
                 continue
             live = live_body | live_else | _reads(stmt)
             kept.append(ir.If(stmt.test, new_body, new_else, stmt.line))
         elif isinstance(stmt, (ir.For, ir.While)):
-            loop, live_in = _dead_loop(stmt, live)
+            loop, live_in = _dead_loop(stmt, live, sharing)
             kept.append(loop)
             live = live | live_in | _reads(stmt)  # the loop may run no iteration: what is live after stays
         else:  # Return, Effect, Unpack (tape pops: the tape must stay in step) and comments always stay
@@ -151,17 +153,18 @@ def _dead(body: list[ir.Stmt], live: set[str]) -> tuple[list[ir.Stmt], set[str]]
     return kept, live
 
 
-def _dead_loop(stmt: ir.Stmt, live_after: set[str]) -> tuple[ir.Stmt, set[str]]:
+def _dead_loop(stmt: ir.Stmt, live_after: set[str], sharing: Optional[_LazySharing] = None
+               ) -> tuple[ir.Stmt, set[str]]:
     """The loop without dead statements, and what it reads before assigning (its live-in)."""
     # What the next iteration reads is live at the end of this one: iterate to a fixed point.
     live_end = set(live_after) | _reads(stmt)
     while True:
         if isinstance(stmt, ir.For):
-            body, live_start = _dead(stmt.body, live_end)
+            body, live_start = _dead(stmt.body, live_end, sharing)
             live_start.discard(stmt.index)
         else:  # the test block runs first, and the loop leaves after it: what is live after is live there
-            body, live_body = _dead(stmt.body, live_end)
-            test_block, live_start = _dead(stmt.test_block, live_body | live_end)
+            body, live_body = _dead(stmt.body, live_end, sharing)
+            test_block, live_start = _dead(stmt.test_block, live_body | live_end, sharing)
         grown = live_end | live_start
         if grown == live_end:
             break
@@ -172,7 +175,24 @@ def _dead_loop(stmt: ir.Stmt, live_after: set[str]) -> tuple[ir.Stmt, set[str]]:
 
 
 def remove_dead(body: list[ir.Stmt]) -> list[ir.Stmt]:
-    return _dead(body, set())[0]
+    """``body`` without the statements whose values nothing reads (a store into an array is read
+    through every name that may share the array's memory: a view, a list, a helper's tape)."""
+    return _dead(body, set(), _LazySharing(body))[0]
+
+
+class _LazySharing:
+    """``aliasing.Sharing`` of a block, computed the first time a store looks dead."""
+
+    def __init__(self, body: list[ir.Stmt]) -> None:
+        self.body = body
+        self.sharing: Optional[Sharing] = None
+
+    def read_through(self, array: str, live: set[str]) -> bool:
+        """True if a live name may share memory with ``array``."""
+        if self.sharing is None:
+            self.sharing = Sharing(ir.Function("block", [], self.body))
+        roots = self.sharing.of(array)
+        return any(roots & self.sharing.of(n) for n in live)
 
 
 def live_before(body: list[ir.Stmt], live_after: set[str]) -> set[str]:
