@@ -86,6 +86,18 @@ def _may_view(fn: Any) -> bool:
     return isinstance(fn, ir.Part) or (isinstance(fn, types.FunctionType) and not rules.is_known(fn))
 
 
+def shared_operands(expr: Any) -> set[str]:
+    """The variables whose memory the value of ``expr`` (an IR tree) may share: the variable itself,
+    the items of a display, the operands of a view-making call or of a user's function."""
+    if isinstance(expr, ir.Var):
+        return {expr.name}
+    if isinstance(expr, ir.Call) and expr.fn in VIEWING and expr.fn is not runtime.list_append and expr.args:
+        return shared_operands(expr.args[0])  # a[i], np.reshape(a, shape): the index and shape are not shared
+    if isinstance(expr, ir.Display) or (isinstance(expr, ir.Call) and _may_view(expr.fn)):
+        return {n for e in ir.children(expr) for n in shared_operands(e)}
+    return set()
+
+
 class Sharing:
     """A may-alias analysis of an SSA function: which arrays each name may share memory with.
 

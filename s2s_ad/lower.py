@@ -16,6 +16,7 @@ stores into arrays, calls of nested functions) into SSA statements.
 from __future__ import annotations
 
 import copy
+import dataclasses
 import operator
 from collections import Counter
 from typing import Any, Callable, Iterator, Optional
@@ -23,7 +24,7 @@ from typing import Any, Callable, Iterator, Optional
 import gast
 
 from . import ir, rules, runtime
-from .aliasing import VIEWING, Views
+from .aliasing import VIEWING, Views, shared_operands
 from .desugar import desugar
 from .errors import TransformError
 from .expressions import BINARY_OPERATORS, Choice, ExpressionConverter, Inline, Nested
@@ -92,6 +93,7 @@ class Lowering:
         # values that may be views of another array (x[1:], x.T): the array, integer index parts, a slice or not
         self.view_values: dict[str, tuple[str, int, bool]] = {}
         self.merged_from: dict[str, str] = {}  # merge variables that may be an array another name holds
+        self.holders: dict[str, str] = {}  # SSA name -> a user's name that may view or hold its array
         self.in_place: list[ir.InPlace] = []
         self.params: dict[str, str] = {}  # SSA name of each parameter -> the user's name
         # Values already computed in this statement, by block: (id(block), operation) -> the atom.
@@ -127,11 +129,32 @@ class Lowering:
             return ir.InPlace(value, name, f"the same object as {others[0]}", **at)
         if value in self.merged_from:
             return ir.InPlace(value, name, f"the same object as {self.merged_from[value]} on some paths", **at)
+        if value in self.holders:
+            return ir.InPlace(value, name, f"shared with {self.holders[value]} (a view of it, a list holding it, or "
+                              f"what a function returned for it)", **at)
         if value in self.view_values:
             base, integers, keeps = self.view_values[value]
             return ir.InPlace(value, name, f"a view of {base}", base=base, integers=integers, keeps_dimension=keeps,
                               **at)
         return None
+
+    def _guarded(self, update: ir.InPlace) -> ir.InPlace:
+        """``update`` with a run-time check, emitted here, that the value updated is a number:
+        NumPy changes an array (a 0-d one too) in place, and the other names sharing it would see that."""
+        what = f"the in-place update of {update.name}"
+        hint = (f"{update.name} is {update.shared}, and it holds an array here: NumPy would change that array "
+                f"too; write {update.name} = {update.name} + ... (a new array), or copy it first")
+        guard = ir.Effect(ir.Call(runtime.check_number_update, (
+            ir.Var(update.value), ir.Const(what), ir.Const(hint), ir.Const(self.parsed.filename),
+            ir.Const(update.line))), self.line)
+        self.block.append(guard)
+        return dataclasses.replace(update, guard=guard)
+
+    def _note_holders(self, name: str, value: Any) -> None:
+        """Remember the arrays ``name`` may view or hold (a slice, a reshape, a list of them, what a
+        helper returns): an in-place update of one of them changes what ``name`` shows."""
+        for operand in shared_operands(value):
+            self.holders.setdefault(operand, name)
 
     def _note_view(self, name: str, value: Any) -> None:
         """Remember that ``name`` may view another array (for ``_shared``)."""
@@ -190,7 +213,7 @@ class Lowering:
                                             "instead", stmt)
                 update = self._shared(stmt.target.id, current.name, stmt)
                 if update is not None:
-                    self.in_place.append(update)
+                    self.in_place.append(self._guarded(update))
             self.bind(stmt.target, value)
         elif _is_append(stmt):  # lists grow by a pure append: items = items + [item]
             call = stmt.value
@@ -435,6 +458,7 @@ class Lowering:
             self.env[target.id] = self.flatten(value, name)
             self.views.bound(name, value)
             self._note_view(name, value)
+            self._note_holders(target.id, value)
             return
         # Tuple unpacking: a display binds element-wise, anything else by index.
         elements = target.elts

@@ -138,7 +138,7 @@ def _analysed(ssa: ir.Function, wrt: list[str], kinds: Kinds) -> tuple[ir.Functi
     and then loop-invariant arithmetic on numbers moved out of its loops (the facts still hold)."""
     kinds_by_param = dict(zip(ssa.params, kinds))
     facts = analyse(ssa, wrt, kinds_by_param, result_kind)
-    check_in_place(ssa, facts, kinds_by_param)
+    ssa = check_in_place(ssa, facts, kinds_by_param)
     return hoist_invariants(ssa, lambda expr: facts.shape_of(expr) == SCALAR), facts
 
 
