@@ -16,7 +16,7 @@ from __future__ import annotations
 import operator
 import types
 from collections import Counter
-from typing import Any, Optional
+from typing import Any, Callable, Optional
 
 import numpy as np
 
@@ -36,8 +36,10 @@ class Views:
     function, a read of such a name after a write into its array is refused.
     """
 
-    def __init__(self, buffers: set[str], enabled: bool = True) -> None:
+    def __init__(self, buffers: set[str], enabled: bool = True,
+                 helper_shares: Callable[[Any], bool] = lambda fn: True) -> None:
         self.enabled = enabled
+        self.helper_shares = helper_shares  # whether a user's function may return (a view of) an argument
         self.buffers = buffers  # the arrays the function made (shared with Lowering)
         self.root: dict[str, str] = {}  # SSA name -> the array it may view
         self.seen: dict[str, int] = {}  # SSA name -> writes into its array when it was bound
@@ -47,7 +49,9 @@ class Views:
     def root_of(self, expr: Any) -> Optional[str]:
         if isinstance(expr, ir.Var):
             return expr.name if expr.name in self.buffers else self.root.get(expr.name)
-        if isinstance(expr, ir.Display) or (isinstance(expr, ir.Call) and expr.fn in VIEWING):
+        if isinstance(expr, ir.Display) or (isinstance(expr, ir.Call) and (
+                expr.fn in VIEWING or (_may_view(expr.fn) and expr.fn not in MAY_VIEW
+                                       and self.helper_shares(expr.fn)))):
             roots = [self.root_of(e) for e in ir.children(expr)]
             return next((r for r in roots if r is not None), None)
         return None
@@ -96,6 +100,14 @@ def shared_operands(expr: Any) -> set[str]:
     if isinstance(expr, ir.Display) or (isinstance(expr, ir.Call) and _may_view(expr.fn)):
         return {n for e in ir.children(expr) for n in shared_operands(e)}
     return set()
+
+
+def returns_shared(fn: ir.Function) -> bool:
+    """True if the SSA function ``fn`` may return one of its arguments, a view of one, or a
+    container holding one."""
+    returned = [s.value for s in ir.walk(fn.body) if isinstance(s, ir.Return)]
+    sharing = Sharing(fn)
+    return any(sharing._operands(value) & set(fn.params) for value in returned)
 
 
 class Sharing:

@@ -24,13 +24,13 @@ from typing import Any, Callable, Iterator, Optional
 import gast
 
 from . import ir, rules, runtime
-from .aliasing import VIEWING, Views, shared_operands
+from .aliasing import VIEWING, Views, returns_shared, shared_operands
 from .desugar import desugar
 from .errors import TransformError
 from .expressions import BINARY_OPERATORS, Choice, ExpressionConverter, Inline, Nested
 from .naming import Names, describe
 from .nodes import all_nodes
-from .parse import ParsedFunction, is_generated
+from .parse import ParsedFunction, is_generated, parse_function
 
 # Pure operations an expression may repeat (``temp[t] + a * (outside[t] - temp[t])``): the second
 # one reuses the first's value, so the forward sweep reads once and the reverse sweep adds once.
@@ -74,6 +74,26 @@ def _is_append(node: Any) -> bool:
             and not node.value.keywords)
 
 
+# code object of a user's function -> whether it may return an argument (or a view of one)
+_RETURNS_SHARED: dict[Any, bool] = {}
+
+
+def helper_returns_shared(fn: Any) -> bool:
+    """True if the user's function ``fn`` may return one of its arguments or a view of one (then
+    the caller's later writes into that argument show through the result).  Found by lowering
+    ``fn`` and asking the may-alias analysis; unknown (recursion, a refusal) counts as may."""
+    code = getattr(fn, "__code__", None)
+    if code in _RETURNS_SHARED:
+        return _RETURNS_SHARED[code]
+    _RETURNS_SHARED[code] = True  # while it is analysed (a recursive helper), assume the worst
+    try:
+        shares = returns_shared(lower(parse_function(fn)))
+    except Exception:  # noqa: BLE001 -- a helper s2s_ad cannot read: assume the worst
+        shares = True
+    _RETURNS_SHARED[code] = shares
+    return shares
+
+
 class Lowering:
     """Flattens one function body into SSA statements, block by block."""
 
@@ -89,7 +109,7 @@ class Lowering:
         # Code s2s_ad generated reads an element after a write only where it proved the element
         # is one number (reverse.py knows ranks this stage does not): it is not checked again.
         self.generated = is_generated(parsed.filename)
-        self.views = Views(self.buffers, enabled=not self.generated)
+        self.views = Views(self.buffers, enabled=not self.generated, helper_shares=helper_returns_shared)
         # values that may be views of another array (x[1:], x.T): the array, integer index parts, a slice or not
         self.view_values: dict[str, tuple[str, int, bool]] = {}
         self.merged_from: dict[str, str] = {}  # merge variables that may be an array another name holds
@@ -178,8 +198,9 @@ class Lowering:
             if array is not None:
                 raise TransformError(
                     f"reading {name} after {array} was written", f"{name} may be a view of {array} "
-                    f"(a slice, a row, .T, a reshape, or a list holding it), and NumPy would show the new values "
-                    f"through it; copy it where you take it (.copy()), or use float(...) for one number",
+                    f"(a slice, a row, .T, a reshape, a list holding it, or what a function returned for it), and "
+                    f"NumPy would show the new values through it; copy it where you take it (.copy()), or use "
+                    f"float(...) for one number",
                     filename=self.parsed.filename, line=self.line)
         return value
 

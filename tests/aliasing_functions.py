@@ -135,3 +135,17 @@ def reshape_shared(x):
     b = np.reshape(a, (2, 2))
     a += 1.0
     return np.sum(b * x[1])
+
+
+def write_after_helper_returned_it(x):
+    y = x.copy()
+    z = _same(y)
+    y[1] = 5.0
+    return np.sum(z * x)
+
+
+def write_after_helper_returned_a_view(x):
+    y = x.copy()
+    h = _head(y)
+    y[0] = 5.0
+    return np.sum(h * x[0:2])
