@@ -110,6 +110,37 @@ def returns_shared(fn: ir.Function) -> bool:
     return any(sharing._operands(value) & set(fn.params) for value in returned)
 
 
+# Generated calls that read an argument for its shape (and dtype) only, by position: a write into
+# the array since changes neither.
+_SHAPE_ONLY = {runtime.unbroadcast: 1, runtime.writable_copy: 1, runtime.broadcast_reduced: 1,
+               runtime.zeros_like: 0}
+
+
+def values_read(expr: ir.Expr) -> set[str]:
+    """The names whose contents (not only shape) ``expr`` reads."""
+    if isinstance(expr, ir.Call) and expr.fn in _SHAPE_ONLY and len(expr.args) > _SHAPE_ONLY[expr.fn]:
+        like = _SHAPE_ONLY[expr.fn]
+        rest = expr.args[:like] + expr.args[like + 1:] + tuple(v for _, v in expr.kwargs)
+        return {n for e in rest for n in values_read(e)}
+    if isinstance(expr, ir.Var):
+        return {expr.name}
+    return {n for e in ir.children(expr) for n in values_read(e)}
+
+
+def _passed_on(call: ir.Call) -> tuple[ir.Expr, ...]:
+    """The operands of a call that may share memory with its result: the array a view is taken of
+    (not the index or shape), every item of a list it grows, every argument of a user's function
+    but one read for its shape only."""
+    if call.fn in VIEWING and call.fn is not runtime.list_append and call.args:
+        return call.args[:1]
+    try:
+        like = _SHAPE_ONLY.get(call.fn)
+    except TypeError:  # an unhashable callable
+        like = None
+    args = tuple(ir.children(call))
+    return args if like is None else args[:like] + args[like + 1:]
+
+
 class Sharing:
     """A may-alias analysis of an SSA function: which arrays each name may share memory with.
 
@@ -158,7 +189,7 @@ class Sharing:
         if isinstance(expr, ir.Display):
             return frozenset(r for e in expr.items for r in self._operands(e))
         if isinstance(expr, ir.Call) and _may_view(expr.fn):
-            return frozenset(r for e in ir.children(expr) for r in self._operands(e))
+            return frozenset(r for e in _passed_on(expr) for r in self._operands(e))
         return frozenset()
 
     def _value_roots(self, target: str, value: ir.Expr) -> frozenset[str]:

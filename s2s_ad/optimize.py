@@ -28,7 +28,7 @@ from typing import Any, Optional
 import numpy as np
 
 from . import ir, runtime
-from .aliasing import Sharing
+from .aliasing import Sharing, values_read
 
 _FOLDABLE_MODULES = (math, np)
 _FOLDABLE = {
@@ -122,6 +122,8 @@ def _dead(body: list[ir.Stmt], live: set[str], sharing: Optional[_LazySharing] =
     kept: list[ir.Stmt] = []
     live = set(live)
     for stmt in reversed(body):
+        if sharing is not None and not isinstance(stmt, ir.Store):
+            sharing.note(stmt)
         if isinstance(stmt, ir.Assign):
             if stmt.target not in live:
                 continue
@@ -131,6 +133,8 @@ def _dead(body: list[ir.Stmt], live: set[str], sharing: Optional[_LazySharing] =
         elif isinstance(stmt, ir.Store):
             if stmt.array not in live and not (sharing is not None and sharing.read_through(stmt.array, live)):
                 continue
+            if sharing is not None:
+                sharing.note(stmt)
             live |= _reads(stmt) | {stmt.array}
             kept.append(stmt)
         elif isinstance(stmt, ir.If):
@@ -177,7 +181,8 @@ def _dead_loop(stmt: ir.Stmt, live_after: set[str], sharing: Optional[_LazyShari
 def remove_dead(body: list[ir.Stmt]) -> list[ir.Stmt]:
     """``body`` without the statements whose values nothing reads (a store into an array is read
     through every name that may share the array's memory: a view, a list, a helper's tape)."""
-    return _dead(body, set(), _LazySharing(body))[0]
+    has_stores = any(isinstance(s, ir.Store) for s in ir.walk(body))
+    return _dead(body, set(), _LazySharing(body) if has_stores else None)[0]
 
 
 class _LazySharing:
@@ -186,13 +191,21 @@ class _LazySharing:
     def __init__(self, body: list[ir.Stmt]) -> None:
         self.body = body
         self.sharing: Optional[Sharing] = None
+        # Names whose contents (more than the shape) the statements after the current one read
+        # (all of a loop's, from its end on): ``_dead`` notes each statement as it walks back.
+        self.contents_read: set[str] = set()
+
+    def note(self, stmt: ir.Stmt) -> None:
+        """``stmt`` comes before the statements noted so far (a compound one: all it holds)."""
+        for inner in [stmt, *(s for block in ir.blocks(stmt) for s in ir.walk(block))]:
+            self.contents_read.update(n for e in ir.exprs_of(inner) for n in values_read(e))
 
     def read_through(self, array: str, live: set[str]) -> bool:
-        """True if a live name may share memory with ``array``."""
+        """True if a live name whose contents a later statement reads may share memory with ``array``."""
         if self.sharing is None:
             self.sharing = Sharing(ir.Function("block", [], self.body))
         roots = self.sharing.of(array)
-        return any(roots & self.sharing.of(n) for n in live)
+        return any(roots & self.sharing.of(n) for n in live if n in self.contents_read)
 
 
 def live_before(body: list[ir.Stmt], live_after: set[str]) -> set[str]:

@@ -42,7 +42,7 @@ from .analysis import SCALAR, Analysis, differentiable_operands
 from .errors import TransformError
 from .expressions import describe_callable, is_user_function, template_ir
 from .optimize import remove_dead
-from .aliasing import Sharing
+from .aliasing import Sharing, values_read
 from .recording import Recording
 from .tape import REVERSE_SWEEP, pop
 
@@ -154,7 +154,7 @@ class ReverseSweep(Recording):
         array written after it was taken): the forward sweep keeps a copy of what they held."""
         if not self.sharing.stale:
             return set()
-        reads = {n for s in ir.walk(sweep) for e in ir.exprs_of(s) for n in ir.names_read(e)}
+        reads = {n for s in ir.walk(sweep) for e in ir.exprs_of(s) for n in values_read(e)}
         return {n for n in self.sharing.stale & reads if self.facts.shape.get(n) != SCALAR}
 
     def final_adjoint(self, param: str) -> ir.Expr:

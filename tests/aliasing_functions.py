@@ -149,3 +149,36 @@ def write_after_helper_returned_a_view(x):
     h = _head(y)
     y[0] = 5.0
     return np.sum(h * x[0:2])
+
+
+def shared_number_updated(x):
+    s = np.sum(x)
+    t = s
+    t += 1.0  # s is a NumPy scalar: += makes a new one, s keeps its value
+    return s * t
+
+
+def shared_unknown_rank_updated(x, w):
+    a = np.dot(x, w)
+    b = a
+    a += 1.0  # a is an array when w is a matrix: b would change too
+    return np.sum(b * a)
+
+
+def builtin_sum_scaled(v):
+    return sum(v) * 2.0
+
+
+def identity_sum(x, y):
+    return np.sum(x * y)
+
+
+def slice_sum_shifted(x):
+    y = x.copy()
+    y[0:2] = y[0:2] + y[1:3]
+    return np.sum(y)
+
+
+def list_view_unwritten(x):
+    items = [x, x[0:2]]
+    return np.sum(items[1])

@@ -1,0 +1,222 @@
+"""Issue #12, "no silent wrong gradient": arrays that share memory, read and then written.
+
+Each function in ``aliasing_functions.py`` reads an array (a slice, a row, a
+column, an array handed to a helper) and writes into it afterwards.  The
+reverse sweep must read what the forward sweep saw; ``vjp`` must not change
+what it returned; arrays handed to users are writable and their own; and an
+in-place update that NumPy would make through another name is refused,
+never computed differently.  Oracles: central finite differences, closed
+forms, and JAX where installed.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import s2s_ad
+from s2s_ad import ir
+from s2s_ad.aliasing import Sharing, returns_shared
+from s2s_ad.pipeline import lowered
+
+import aliasing_functions as af
+from conftest import assert_gradient_matches, numeric_grad
+
+X = np.array([0.5, 1.5, 2.5])
+M = np.arange(6.0).reshape(2, 3) / 3 + 0.2
+U = np.array([0.3, 0.7, 1.1])
+
+
+def numeric_hessian(f, args, h=1e-4):
+    """Second differences of ``f`` by its first (array) argument."""
+    x = np.array(args[0], dtype=float)
+    n = x.size
+    hess = np.zeros((n, n))
+    at = lambda y: float(f(y.reshape(x.shape), *args[1:]))
+    for i in range(n):
+        for j in range(n):
+            ei, ej = np.eye(n)[i] * h, np.eye(n)[j] * h
+            flat = x.ravel()
+            hess[i, j] = (at(flat + ei + ej) - at(flat + ei - ej) - at(flat - ei + ej) + at(flat - ei - ej)) / (4 * h * h)
+    return hess
+
+
+def check_every_mode(f, args):
+    """grad, vjp, jvp and hessian of ``f`` by its first argument, against finite differences."""
+    want = numeric_grad(f, args, 0)
+    assert_gradient_matches(f, args)  # grad against finite differences, and jvp against grad
+    out, pullback = s2s_ad.vjp(f, *args)
+    np.testing.assert_allclose(out, f(*args), rtol=1e-12)
+    np.testing.assert_allclose(pullback(1.0)[0], want, rtol=1e-5, atol=1e-6)
+    direction = np.linspace(0.3, -0.7, np.size(args[0])).reshape(np.shape(args[0]))
+    value, tangent = s2s_ad.jvp(f, args, (direction,) + tuple(np.zeros_like(a) for a in args[1:]))
+    np.testing.assert_allclose(value, f(*args), rtol=1e-12)
+    np.testing.assert_allclose(tangent, np.sum(want * direction), rtol=1e-5, atol=1e-6)
+    hess = np.asarray(s2s_ad.hessian(f)(*args)).reshape(np.size(args[0]), np.size(args[0]))
+    np.testing.assert_allclose(hess, numeric_hessian(f, args), rtol=1e-4, atol=1e-4)
+
+
+# -- 2. a slice, row or column read into an operation and then overwritten ------------------
+
+
+def test_a_slice_squared_into_itself_has_the_closed_form_gradient():
+    # y[0:2] = y[0:2] ** 2 at x = [.5, 1.5, 2.5]: d/dx sum = [2 x0, 2 x1, 1] = [1, 3, 1] (was [0.5, 4.5, 1])
+    np.testing.assert_allclose(s2s_ad.grad(af.slice_squared)(X), [1.0, 3.0, 1.0], rtol=1e-12)
+
+
+@pytest.mark.parametrize("f, args", [
+    (af.slice_squared, (X,)),
+    (af.column_squared, (M,)),
+    (af.tail_sine, (X,)),
+    (af.slice_times_shifted, (X,)),
+    (af.recurrence, (X, U)),
+    (af.normalise_rows, (M,)),
+], ids=lambda v: getattr(v, "__name__", ""))
+def test_a_view_read_then_overwritten_gives_the_right_gradient_in_every_mode(f, args):
+    check_every_mode(f, args)
+
+
+def test_the_recurrence_in_a_loop_by_its_second_argument():
+    assert_gradient_matches(af.recurrence, (X, U), wrt=(0, 1))
+
+
+def test_a_slice_read_then_overwritten_agrees_with_jax():
+    jax = pytest.importorskip("jax")
+    jax.config.update("jax_enable_x64", True)
+    jnp = jax.numpy
+
+    def recurrence(x, u):
+        v = x
+        for k in range(3):
+            v = v.at[1:3].set(v[1:3] * u[k] + jnp.sin(v[0:2]))
+        return jnp.sum(v * v)
+
+    ours = s2s_ad.grad(af.recurrence, wrt=(0, 1))(X, U)
+    theirs = jax.grad(recurrence, argnums=(0, 1))(X, U)
+    for a, b in zip(ours, theirs):
+        np.testing.assert_allclose(a, np.asarray(b), rtol=1e-10)
+    np.testing.assert_allclose(s2s_ad.hessian(af.recurrence)(X, U), np.asarray(jax.hessian(recurrence)(X, U)),
+                               rtol=1e-9, atol=1e-12)
+
+
+def test_only_views_the_reverse_sweep_reads_are_copied():
+    source = s2s_ad.source(af.slice_squared)
+    assert "y_part = np.copy(y[0:2])" in source  # the square's adjoint reads it after the write
+    source = s2s_ad.source(af.tail_sine)
+    assert "np.copy(y[1:])" in source  # cos(y[1:]) is read after the write
+    # a view whose adjoint nothing reads is not copied: the sum's adjoint needs no values
+    assert "np.copy(y[" not in s2s_ad.source(af.slice_sum_shifted)
+
+
+# -- 3. a local array handed to a helper and written afterwards ---------------------------
+
+
+@pytest.mark.parametrize("f", [af.helper_then_write, af.helper_view_then_write, af.helper_reads_then_write],
+                         ids=lambda f: f.__name__)
+def test_an_array_handed_to_a_helper_and_written_afterwards(f):
+    check_every_mode(f, (X,))
+
+
+# -- 5. vjp does not change what it returned ------------------------------------------------
+
+
+def test_vjp_leaves_its_output_alone_and_gives_the_same_answer_twice():
+    x = np.array([1.5, 0.5, 2.5])
+    out, pullback = s2s_ad.vjp(af.vjp_vector, x)
+    before = out.copy()
+    np.testing.assert_allclose(before, af.vjp_vector(x))
+    cotangent = np.array([1.0, 2.0, 3.0])
+    first = pullback(cotangent)[0]
+    np.testing.assert_array_equal(out, before)  # was zeroed: the pullback restored a shared buffer
+    second = pullback(cotangent)[0]
+    np.testing.assert_array_equal(out, before)
+    np.testing.assert_allclose(first, [2 * 1.5 * 1.0, 2.0, 3.0], rtol=1e-12)  # closed form
+    np.testing.assert_array_equal(first, second)
+    assert not np.shares_memory(first, second)
+
+
+# -- 7. an in-place update of an array another name shares ----------------------------------
+
+
+@pytest.mark.parametrize("f", [af.list_shared, af.view_shared, af.zero_d_shared, af.reshape_shared],
+                         ids=lambda f: f.__name__)
+def test_an_update_another_name_would_see_is_refused(f):
+    with pytest.raises(s2s_ad.TransformError, match="in-place update of a"):
+        s2s_ad.grad(f)(X)
+
+
+def test_an_update_of_unknown_rank_is_decided_when_it_runs():
+    w = np.array([0.2, -0.4, 0.9])
+    # a vector times a vector is a number: += makes a new one, as in Python
+    assert_gradient_matches(af.shared_unknown_rank_updated, (X, w), wrt=(0, 1))
+    # a matrix times a vector is an array that b shares: refused, not computed differently
+    with pytest.raises(s2s_ad.TransformError, match="in-place update of a"):
+        s2s_ad.grad(af.shared_unknown_rank_updated)(X, np.eye(3))
+
+
+def test_a_shared_number_updated_is_still_fine():
+    g = assert_gradient_matches(af.shared_number_updated, (X,))
+    s = np.sum(X)
+    np.testing.assert_allclose(g, np.full(3, 2 * s + 1.0), rtol=1e-12)  # d/dx s (s + 1)
+
+
+# -- 11. a helper that returns its argument, or a view of it --------------------------------
+
+
+@pytest.mark.parametrize("f", [af.write_after_helper_returned_it, af.write_after_helper_returned_a_view,
+                               af.helper_returns_argument, af.helper_returns_view_write],
+                         ids=lambda f: f.__name__)
+def test_a_write_through_what_a_helper_returned_is_refused_not_dropped(f):
+    with pytest.raises(s2s_ad.TransformError, match="may be a view of y"):
+        s2s_ad.grad(f)(X)
+
+
+# -- arrays handed to users ------------------------------------------------------------------
+
+
+def test_the_gradient_of_builtin_sum_is_a_writable_array_of_its_own():
+    v = np.array([1.0, 2.0, 3.0])
+    g = s2s_ad.grad(af.builtin_sum)(v)
+    g *= 0.5  # was a read-only zero-stride array
+    np.testing.assert_array_equal(g, [0.5, 0.5, 0.5])
+    np.testing.assert_array_equal(s2s_ad.grad(af.builtin_sum)(v), [1.0, 1.0, 1.0])
+
+
+def test_gradients_tangents_and_cotangents_share_memory_with_nothing_the_user_holds():
+    x, y = np.array([1.0, 2.0]), np.array([3.0, 4.0])
+    dx, dy = s2s_ad.grad(af.identity_sum, wrt=(0, 1))(x, y)
+    for g in (dx, dy):
+        assert g.flags.writeable
+        assert not any(np.shares_memory(g, a) for a in (x, y))
+    assert not np.shares_memory(dx, dy)
+    np.testing.assert_array_equal(dx, y)
+    tx = np.array([1.0, 0.0])
+    out, t_out = s2s_ad.jvp(af.vjp_vector, (x,), (tx,))
+    assert not np.shares_memory(t_out, tx) and t_out.flags.writeable
+    out, pullback = s2s_ad.vjp(af.vjp_vector, x)
+    c = np.array([1.0, 1.0])
+    (d,) = pullback(c)
+    assert not np.shares_memory(d, c) and not np.shares_memory(d, out) and d.flags.writeable
+
+
+# -- the may-alias analysis ------------------------------------------------------------------
+
+
+def test_the_analysis_follows_views_lists_and_helpers():
+    _, ssa = lowered(af.helper_then_write)
+    sharing = Sharing(ssa)
+    (y,) = [s.target for s in ssa.body if isinstance(s, ir.Assign) and s.target.startswith("y")][:1]
+    assert "x" not in sharing.of(y)  # a copy is an array of its own
+    assert sharing.may_change(y)
+    _, ssa = lowered(af.slice_squared)
+    sharing = Sharing(ssa)
+    part = next(s.target for s in ssa.body if isinstance(s, ir.Assign) and s.target.startswith("y_part"))
+    assert sharing.shares(part, "y") and part in sharing.stale  # a view of y, which is written after it
+    _, ssa = lowered(af.list_view_unwritten)
+    assert not Sharing(ssa).stale  # nothing is written: nothing is stale
+
+
+def test_the_analysis_knows_which_helpers_return_their_argument():
+    assert returns_shared(lowered(af._same)[1])
+    assert returns_shared(lowered(af._head)[1])
+    assert not returns_shared(lowered(af._scaled)[1])
+    assert not returns_shared(lowered(af._square_sum)[1])
