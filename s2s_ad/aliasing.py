@@ -160,10 +160,13 @@ class Sharing:
     when it was bound.
     """
 
-    def __init__(self, fn: ir.Function) -> None:
+    def __init__(self, fn: ir.Function, only_if_written: bool = False) -> None:
+        """With ``only_if_written``, a function that writes into no array is not analysed: nothing
+        it binds can change, which is all ``written``, ``stale`` and ``may_change`` tell."""
         self.roots: dict[str, frozenset[str]] = {p: frozenset((p,)) for p in fn.params}
-        self._solve(fn.body)
         stores = [s for s in ir.walk(fn.body) if isinstance(s, ir.Store)]
+        if stores or not only_if_written:
+            self._solve(fn.body)
         self.written: frozenset[str] = frozenset(r for s in stores for r in self.of(s.array))
         self.stale: set[str] = set()
         if stores:

@@ -352,7 +352,9 @@ def vjp(fn: Callable, *primals: Any) -> tuple[Any, Callable]:
     """Reverse mode: ``(fn(*primals), vjp_fn)``; ``vjp_fn(cotangent)`` returns one adjoint per primal.
 
     The forward sweep runs once, here; each call of ``vjp_fn`` runs the
-    reverse sweep alone, so pulling back many cotangents costs one sweep each.
+    reverse sweep alone, so pulling back many cotangents costs one sweep each
+    (where ``fn`` writes into arrays, the reverse sweep puts the overwritten
+    slices back as it goes: calls after the first run the forward sweep again).
     """
     if isinstance(fn, GradientFunction):
         raise TypeError("vjp of a gradient would be reverse over reverse, which s2s_ad does not do; "
@@ -364,12 +366,17 @@ def vjp(fn: Callable, *primals: Any) -> tuple[Any, Callable]:
     # The backward part puts back what the forward part overwrote, in arrays the result may be, and
     # the tape keeps referring to them: the caller gets arrays of its own.
     out = _handed_out(out, args, copy_all=True)
+    pulled: list[bool] = []  # one item per call of vjp_fn so far
 
     def vjp_fn(cotangent: Any) -> tuple:
         if np.shape(cotangent) != np.shape(out):
             raise ValueError(f"vjp of {fn.__name__}: the cotangent has shape {np.shape(cotangent)}, but the "
                              f"result has shape {np.shape(out)}; cotangents are never broadcast")
-        adjoints = _run(split.backward, (cotangent, tape))  # the tape is persistent: reading it takes nothing
+        taped = tape
+        if split.restores and pulled:  # the first call put overwritten slices back: record them again
+            taped = _run(split.forward, args + (None,))[1]
+        pulled.append(True)
+        adjoints = _run(split.backward, (cotangent, taped))  # the tape is persistent: reading it takes nothing
         return _handed_out(tuple(adjoints[:len(primals)]), args + (out, cotangent))
 
     return out, vjp_fn

@@ -208,9 +208,19 @@ def build_split(fn: Callable, kinds: Kinds) -> SplitAdjoint:
         namespace = compile_module(emitted, origin)
         split.forward, split.backward = namespace[forward.name], namespace[backward.name]
         split.source = emitted.source
+        split.restores = _restores(forward, backward, emitted.namespace.globals.values())
         split.snapshot = _snapshot(parsed, emitted)
 
     return _build_once(_SPLITS, _BUILDING, (fn, fn.__code__, kinds), lambda: SplitAdjoint(fn), fill)
+
+
+def _restores(forward: ir.Function, backward: ir.Function, callees: Any) -> bool:
+    """True if ``backward`` writes into an array the forward part made (it puts an overwritten slice
+    back), or calls a helper's backward part that does: running it changes what the tape holds."""
+    primal = ir.assigned_names(forward.body) | set(forward.params)
+    if any(isinstance(s, ir.Store) and s.array in primal for s in ir.walk(backward.body)):
+        return True
+    return any(isinstance(c, SplitAdjoint) and c.restores for c in callees)
 
 
 def _build_once(cache: TransformCache, building: dict, key: tuple, empty: Callable, fill: Callable) -> Any:

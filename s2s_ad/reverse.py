@@ -80,7 +80,7 @@ class ReverseSweep(Recording):
         stores = [s for s in ir.walk(fn.body) if isinstance(s, ir.Store)]
         self.written = {s.array for s in stores}
         # which names may share memory with a written array (the forward sweep copies those the reverse reads)
-        self.sharing = Sharing(fn)
+        self.sharing = Sharing(fn, only_if_written=True)
         self.snapshots: set[str] = set()  # views the forward sweep copies where it binds them
         # A written array whose contents other statements read gets its overwritten slices back.
         self.restored_arrays = self.written & self._read_elsewhere(fn.body) if stores else set()

@@ -182,3 +182,11 @@ def slice_sum_shifted(x):
 def list_view_unwritten(x):
     items = [x, x[0:2]]
     return np.sum(items[1])
+
+
+def recurrence_of_one(x):
+    return recurrence(x, np.array([0.3, 0.7, 1.1]))
+
+
+def vjp_vector_sum(x):
+    return np.sum(vjp_vector(x) * x)

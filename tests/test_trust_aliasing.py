@@ -134,6 +134,16 @@ def test_vjp_leaves_its_output_alone_and_gives_the_same_answer_twice():
     assert not np.shares_memory(first, second)
 
 
+@pytest.mark.parametrize("f", [af.helper_then_write, af.recurrence_of_one, af.vjp_vector_sum],
+                         ids=lambda f: f.__name__)
+def test_a_pullback_called_again_gives_the_same_answer(f):
+    out, pullback = s2s_ad.vjp(f, X)
+    want = numeric_grad(f, (X,), 0)
+    for _ in range(3):
+        np.testing.assert_allclose(pullback(1.0)[0], want, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(out, f(X), rtol=1e-12)
+
+
 # -- 7. an in-place update of an array another name shares ----------------------------------
 
 
