@@ -170,7 +170,7 @@ class Sharing:
         self.written: frozenset[str] = frozenset(r for s in stores for r in self.of(s.array))
         self.stale: set[str] = set()
         if stores:
-            self._find_stale(fn.body, [])
+            self._find_stale(fn.body, frozenset())
 
     def of(self, name: str) -> frozenset[str]:
         """The roots ``name`` may share memory with (its own name when nothing is known)."""
@@ -225,15 +225,26 @@ class Sharing:
                         self.roots[name] = roots | self.roots.get(name, frozenset())
                         changed = True
 
-    def _find_stale(self, body: list[ir.Stmt], loops: list[list[ir.Stmt]]) -> None:
-        """Mark names bound in ``body`` whose other roots a later store (or one in an enclosing loop) writes."""
+    def _find_stale(self, body: list[ir.Stmt], around: frozenset[str]) -> None:
+        """Mark names bound in ``body`` whose other roots a later store writes: later in ``body``,
+        or among ``around`` (written after ``body``, or anywhere in a loop around it)."""
+        written_in = [self._written_in(stmt) for stmt in body]
+        later = around
+        after: list[frozenset[str]] = []
+        for roots in reversed(written_in):  # after[i]: the roots written after statement i
+            after.append(later)
+            later = later | roots
+        after.reverse()
         for i, stmt in enumerate(body):
             for name in ir.targets_of(stmt):
-                others = self.of(name) - {name}
-                if not others & self.written:
-                    continue
-                later = [s for rest in [body[i + 1:]] + loops for s in ir.walk(rest) if isinstance(s, ir.Store)]
-                if any(self.of(s.array) & others for s in later):
+                if (self.of(name) - {name}) & after[i]:
                     self.stale.add(name)
+            inner_around = after[i] | (written_in[i] if isinstance(stmt, (ir.For, ir.While)) else frozenset())
             for inner in ir.blocks(stmt):
-                self._find_stale(inner, loops + ([stmt.body] if isinstance(stmt, (ir.For, ir.While)) else []))
+                self._find_stale(inner, inner_around)
+
+    def _written_in(self, stmt: ir.Stmt) -> frozenset[str]:
+        """The roots the stores in ``stmt`` (and the blocks it holds) write."""
+        if isinstance(stmt, ir.Store):
+            return self.of(stmt.array)
+        return frozenset(r for s in ir.walk([stmt]) if isinstance(s, ir.Store) for r in self.of(s.array))

@@ -161,11 +161,8 @@ class Lowering:
     def _guarded(self, update: ir.InPlace) -> ir.InPlace:
         """``update`` with a run-time check, emitted here, that the value updated is a number:
         NumPy changes an array (a 0-d one too) in place, and the other names sharing it would see that."""
-        what = f"the in-place update of {update.name}"
-        hint = (f"{update.name} is {update.shared}, and it holds an array here: NumPy would change that array "
-                f"too; write {update.name} = {update.name} + ... (a new array), or copy it first")
         guard = ir.Effect(ir.Call(runtime.check_number_update, (
-            ir.Var(update.value), ir.Const(what), ir.Const(hint), ir.Const(self.parsed.filename),
+            ir.Var(update.value), ir.Const(update.name), ir.Const(update.shared), ir.Const(self.parsed.filename),
             ir.Const(update.line))), self.line)
         self.block.append(guard)
         return dataclasses.replace(update, guard=guard)

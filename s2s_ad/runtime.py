@@ -120,11 +120,14 @@ def stored_part(grad: np.ndarray, index: Any, value: Any) -> Any:
     return unbroadcast(np.where(kept[index] == positions, part, 0.0), value)
 
 
-def check_number_update(value: Any, construct: str, hint: str, filename: str, line: int) -> None:
+def check_number_update(value: Any, name: str, shared: str, filename: str, line: int) -> None:
     """Before ``name op= v`` runs as a new binding (Python's meaning for a number): refuse an object
-    that ``op=`` would change in place (an array, 0-d included, or a list) while another name sees it."""
+    that ``op=`` would change in place (an array, 0-d included, or a list) while ``shared`` (another
+    name, the argument) sees it."""
     if not isinstance(value, (numbers.Number, np.generic, tuple, str)):
-        raise TransformError(construct, hint, filename=filename, line=line)
+        raise TransformError(f"the in-place update of {name}", f"{name} is {shared}, and it holds an array here: "
+                             f"NumPy would change that array too; write {name} = {name} + ... (a new array), or "
+                             f"copy it first", filename=filename, line=line)
 
 
 def list_append(items: list, item: Any) -> list:
