@@ -248,6 +248,9 @@ class Lowering:
             self.while_loop(stmt)
         elif isinstance(stmt, gast.FunctionDef):
             self.env[stmt.name] = Nested(stmt)
+        elif isinstance(stmt, gast.Expr) and isinstance(stmt.value, gast.Call):  # (parse.py: only generated checks)
+            call = self.converter.convert(stmt.value)
+            self.block.append(ir.Effect(ir.Call(call.fn, tuple(self.flatten(a) for a in call.args)), self.line))
         # Pass and the docstring need nothing.
 
     # -- joins -------------------------------------------------------------

@@ -158,6 +158,8 @@ def test_an_update_of_unknown_rank_is_decided_when_it_runs():
     w = np.array([0.2, -0.4, 0.9])
     # a vector times a vector is a number: += makes a new one, as in Python
     assert_gradient_matches(af.shared_unknown_rank_updated, (X, w), wrt=(0, 1))
+    hess = s2s_ad.hessian(af.shared_unknown_rank_updated)(X, w)  # the check survives differentiating again
+    np.testing.assert_allclose(hess, numeric_hessian(af.shared_unknown_rank_updated, (X, w)), rtol=1e-4, atol=1e-4)
     # a matrix times a vector is an array that b shares: refused, not computed differently
     with pytest.raises(s2s_ad.TransformError, match="in-place update of a"):
         s2s_ad.grad(af.shared_unknown_rank_updated)(X, np.eye(3))
