@@ -58,3 +58,91 @@ def split_parts(adjoint: ir.Function, primal_name: str) -> tuple[ir.Function, ir
                                            dict(adjoint.constants))
     return (make(f"forward_{primal_name}", params + [tape], forward_body),
             make(f"backward_{primal_name}", [seed, tape], backward_body))
+
+
+class TapeViolation(AssertionError):
+    """Generated code whose tape pushes and pops do not pair up (a bug in s2s_ad, never the user's)."""
+
+
+def check_tape(adjoint: ir.Function) -> None:
+    """Check that every pop of an adjoint (before ``split_parts``) has its push.
+
+    Each block of the forward sweep gives a list of events: a push of ``k``
+    values, or a loop or branch holding pushes.  The reverse sweep must pop
+    them in the mirrored order: the same counts, backwards, with each loop
+    and branch mirrored.  (A checkpointed loop's reverse records a segment
+    again and pops it at once: such a recording loop followed by its own
+    mirror is balanced, and is left out.)  Calls of a helper's parts leave
+    the tape as they found it.  A mismatch raises ``TapeViolation``.
+    """
+    body = adjoint.body
+    tape = adjoint.params[-1] if adjoint.params and adjoint.params[-1].startswith("tape") else _tape_name(body)
+    if tape is None:
+        return
+    cut = next((i for i, s in enumerate(body) if isinstance(s, ir.Comment) and s.text == REVERSE_SWEEP), None)
+    if cut is None:
+        return
+    pushed = _events(body[:cut], tape)
+    popped = _events(body[cut + 1:], tape)
+    if popped != _mirror(pushed):
+        raise TapeViolation(f"{adjoint.name}: the reverse sweep pops {popped}, but the forward sweep pushed "
+                            f"{pushed} (expected {_mirror(pushed)} in the reverse sweep)")
+
+
+def _tape_name(body: list[ir.Stmt]) -> Optional[str]:
+    """The tape's name: what ``tape = None`` (the first statement that records) binds."""
+    for stmt in body:
+        if isinstance(stmt, ir.Assign) and isinstance(stmt.value, ir.Const) and stmt.value.value is None \
+                and stmt.target.startswith("tape"):
+            return stmt.target
+    return None
+
+
+def _events(block: list[ir.Stmt], tape: str) -> list:
+    """The tape events of ``block``: ``("push", k)``, ``("pop", k)``, or ``(kind, events of each block)``
+    for a loop or branch that pushes or pops."""
+    out: list = []
+    for stmt in block:
+        if isinstance(stmt, ir.Assign) and stmt.target == tape and isinstance(stmt.value, ir.Display) \
+                and stmt.value.items and stmt.value.items[-1] == ir.Var(tape):
+            out.append(("push", len(stmt.value.items) - 1))
+        elif isinstance(stmt, ir.Unpack) and stmt.targets[-1] == tape and stmt.value == ir.Var(tape):
+            out.append(("pop", len(stmt.targets) - 1))
+        elif isinstance(stmt, (ir.If, ir.For, ir.While)):
+            blocks = [stmt.body, stmt.orelse] if isinstance(stmt, ir.If) else [stmt.body]
+            inner = tuple(_balanced(_events(b, tape)) for b in blocks)
+            if any(inner):
+                out.append(("if" if isinstance(stmt, ir.If) else "loop", inner))
+    return _balanced(out)
+
+
+def _balanced(events: list) -> list:
+    """``events`` without a recording loop followed at once by its mirror (a replayed segment)."""
+    out: list = []
+    for event in events:
+        if out and out[-1][0] == "loop" and event == _mirror_event(out[-1]) and _pushes_only(out[-1]):
+            out.pop()
+        else:
+            out.append(event)
+    return out
+
+
+def _pushes_only(event: tuple) -> bool:
+    kind, detail = event
+    if kind == "push":
+        return True
+    if kind == "pop":
+        return False
+    return all(_pushes_only(e) for block in detail for e in block)
+
+
+def _mirror(events: list) -> list:
+    """What the reverse of ``events`` pops: the same counts, backwards, loops and branches mirrored."""
+    return [_mirror_event(e) for e in reversed(events)]
+
+
+def _mirror_event(event: tuple) -> tuple:
+    kind, detail = event
+    if kind in ("push", "pop"):
+        return ("pop" if kind == "push" else "push", detail)
+    return (kind, tuple(_mirror(list(block)) for block in detail))

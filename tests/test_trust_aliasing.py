@@ -232,3 +232,47 @@ def test_the_analysis_knows_which_helpers_return_their_argument():
     assert returns_shared(lowered(af._head)[1])
     assert not returns_shared(lowered(af._scaled)[1])
     assert not returns_shared(lowered(af._square_sum)[1])
+
+
+# -- the tape: every pop has its push --------------------------------------------------------
+
+
+def _adjoint_ir(f, kinds):
+    from s2s_ad.optimize import optimize
+    from s2s_ad.pipeline import _analysed, build_split
+    from s2s_ad.reverse import reverse
+
+    _, ssa = lowered(f)
+    ssa, facts = _analysed(ssa, ssa.params[:1], kinds)
+    return optimize(reverse(ssa, ssa.params[:1], facts, callee=build_split), ssa.body)
+
+
+def _pops(body):
+    return [s for s in ir.walk(body) if isinstance(s, ir.Unpack) and isinstance(s.value, ir.Var)]
+
+
+def test_the_tape_checker_accepts_what_is_generated_and_catches_a_missing_pop():
+    from s2s_ad.tape import TapeViolation, check_tape
+
+    adjoint = _adjoint_ir(af.recurrence, ("array1", "array1"))
+    check_tape(adjoint)
+    loop = next(s for s in adjoint.body if isinstance(s, ir.For) and s.reverse)
+    pop = _pops(loop.body)[0]
+    loop.body.remove(pop)  # a record the reverse sweep no longer takes back
+    with pytest.raises(TapeViolation, match="pops"):
+        check_tape(adjoint)
+    loop.body.insert(0, ir.Unpack(pop.targets[1:], pop.value))  # one value fewer than was pushed
+    with pytest.raises(TapeViolation):
+        check_tape(adjoint)
+
+
+def test_the_tape_checker_follows_replayed_checkpoint_segments():
+    from s2s_ad.tape import TapeViolation, check_tape
+    import checkpoint_functions as cf
+
+    adjoint = _adjoint_ir(cf.mixed_body, ("array1", "scalar", "scalar"))
+    check_tape(adjoint)
+    segment = next(s for s in ir.walk(adjoint.body) if isinstance(s, ir.For) and s.reverse and _pops(s.body))
+    segment.body.remove(_pops(segment.body)[0])
+    with pytest.raises(TapeViolation):
+        check_tape(adjoint)
