@@ -45,6 +45,7 @@ class Views:
         self.seen: dict[str, int] = {}  # SSA name -> writes into its array when it was bound
         self.writes: Counter = Counter()
         self.stale: set[str] = set()  # views bound before a loop that writes into their array
+        self.others: dict[str, list[tuple[str, int]]] = {}  # a joined name's further arrays, as seen
 
     def root_of(self, expr: Any) -> Optional[str]:
         if isinstance(expr, ir.Var):
@@ -61,14 +62,33 @@ class Views:
         if root is not None:
             self.root[name], self.seen[name] = root, self.writes[root]
 
+    def joined(self, name: str, value: Any) -> None:
+        """``name = value`` joins control flow (a branch's value, a loop's carried one): ``name`` may
+        view whatever ``value`` views, as it was when ``value`` was bound (the earliest of the joins)."""
+        if not (isinstance(value, ir.Var) and value.name in self.root):
+            return
+        for root, seen in self.views_of(value.name):
+            if name not in self.root:
+                self.root[name], self.seen[name] = root, seen
+            else:
+                self.others.setdefault(name, []).append((root, seen))
+        if value.name in self.stale:
+            self.stale.add(name)
+
+    def views_of(self, name: str) -> list[tuple[str, int]]:
+        """Each array ``name`` may view, with the number of writes into it when it was bound."""
+        return [(self.root[name], self.seen[name])] + self.others.get(name, [])
+
     def wrote(self, array: str) -> None:
         self.writes[array] += 1
 
     def outdated(self, name: str) -> Optional[str]:
         """The array ``name`` views, if it has been written since ``name`` was bound."""
-        root = self.root.get(name)
-        if self.enabled and root is not None and (name in self.stale or self.writes[root] > self.seen[name]):
-            return root
+        if not self.enabled or name not in self.root:
+            return None
+        for root, seen in self.views_of(name):
+            if name in self.stale or self.writes[root] > seen:
+                return root
         return None
 
 

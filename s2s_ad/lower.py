@@ -284,6 +284,7 @@ class Lowering:
                 block.append(ir.Assign(name, value, line))
                 value = ir.Var(name)
             copies.append((merged, value))
+            self.views.joined(merged, value)
         for merged, value in copies:
             if not (isinstance(value, ir.Var) and value.name == merged):
                 block.append(ir.Assign(merged, value, line, merge=True))
@@ -394,7 +395,8 @@ class Lowering:
             elif isinstance(node, gast.AugAssign) and isinstance(node.target, gast.Name):
                 written.add(node.target.id)
         roots = {self.views.root_of(self.env.get(name)) for name in written} - {None}
-        marked = {name for name, root in self.views.root.items() if root in roots} - self.views.stale
+        marked = {name for name in self.views.root
+                  if any(root in roots for root, _ in self.views.views_of(name))} - self.views.stale
         self.views.stale |= marked
         return marked
 

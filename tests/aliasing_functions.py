@@ -190,3 +190,24 @@ def recurrence_of_one(x):
 
 def vjp_vector_sum(x):
     return np.sum(vjp_vector(x) * x)
+
+
+def branch_view_read_before_write(x):
+    y = x.copy()
+    if x[0] > 0:
+        v = y[0:2]
+    else:
+        v = y[1:3]
+    s = np.sum(v ** 2)
+    y[1] = np.cos(y[2])
+    return s + np.sum(y * x)
+
+
+def branch_view_read_after_write(x):
+    y = x.copy()
+    if x[0] > 0:
+        v = y[0:2]
+    else:
+        v = y[1:3]
+    y[1] = np.cos(y[2])
+    return np.sum(v ** 2) + np.sum(y * x)

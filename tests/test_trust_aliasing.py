@@ -75,6 +75,17 @@ def test_a_view_read_then_overwritten_gives_the_right_gradient_in_every_mode(f, 
     check_every_mode(f, args)
 
 
+@pytest.mark.parametrize("x", [X, -X], ids=["then", "else"])
+def test_a_view_chosen_in_a_branch_read_then_overwritten(x):
+    check_every_mode(af.branch_view_read_before_write, (x,))
+
+
+def test_a_view_chosen_in_a_branch_read_after_the_write_is_refused():
+    # NumPy shows the new y[1] through v: reading it then is refused, not differentiated as the old value
+    with pytest.raises(s2s_ad.TransformError, match="reading v after y was written"):
+        s2s_ad.grad(af.branch_view_read_after_write)(X)
+
+
 def test_the_recurrence_in_a_loop_by_its_second_argument():
     assert_gradient_matches(af.recurrence, (X, U), wrt=(0, 1))
 
