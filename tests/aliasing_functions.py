@@ -211,3 +211,23 @@ def branch_view_read_after_write(x):
         v = y[1:3]
     y[1] = np.cos(y[2])
     return np.sum(v ** 2) + np.sum(y * x)
+
+
+def filled(x):
+    y = np.zeros(3)
+    y[:] = x * 2.0
+    return y
+
+
+def filled_rows(x):
+    y = np.zeros((2, 3))
+    y[0] = x
+    y[1] = x ** 2
+    return y
+
+
+def updated_copy(x):
+    y = x.copy()
+    y += 1.0
+    y[1] = y[0] * y[2]
+    return y

@@ -145,6 +145,19 @@ def test_vjp_leaves_its_output_alone_and_gives_the_same_answer_twice():
     assert not np.shares_memory(first, second)
 
 
+@pytest.mark.parametrize("f", [af.filled, af.filled_rows, af.updated_copy, af.vjp_vector], ids=lambda f: f.__name__)
+def test_a_pullback_changes_neither_the_output_nor_the_cotangent(f):
+    out, pullback = s2s_ad.vjp(f, X)
+    kept = out.copy()
+    cotangent = np.linspace(0.5, 1.5, out.size).reshape(out.shape)
+    given = cotangent.copy()
+    jacobian = np.array([numeric_grad(lambda x: np.sum(f(x) * cotangent), (X,), 0)])  # cotangent . J
+    for _ in range(2):
+        np.testing.assert_allclose(pullback(cotangent)[0], jacobian[0], rtol=1e-5, atol=1e-6)
+        np.testing.assert_array_equal(out, kept)
+        np.testing.assert_array_equal(cotangent, given)
+
+
 @pytest.mark.parametrize("f", [af.helper_then_write, af.recurrence_of_one, af.vjp_vector_sum],
                          ids=lambda f: f.__name__)
 def test_a_pullback_called_again_gives_the_same_answer(f):
