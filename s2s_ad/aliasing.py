@@ -115,11 +115,43 @@ def shared_operands(expr: Any) -> set[str]:
     the items of a display, the operands of a view-making call or of a user's function."""
     if isinstance(expr, ir.Var):
         return {expr.name}
-    if isinstance(expr, ir.Call) and expr.fn in VIEWING and expr.fn is not runtime.list_append and expr.args:
-        return shared_operands(expr.args[0])  # a[i], np.reshape(a, shape): the index and shape are not shared
-    if isinstance(expr, ir.Display) or (isinstance(expr, ir.Call) and _may_view(expr.fn)):
-        return {n for e in ir.children(expr) for n in shared_operands(e)}
+    if isinstance(expr, ir.Display):
+        return {n for e in expr.items for n in shared_operands(e)}
+    if isinstance(expr, ir.Call) and _may_view(expr.fn):
+        return {n for e in _passed_on(expr) for n in shared_operands(e)}
     return set()
+
+
+class SharingClasses:
+    """A cheaper, coarser may-alias analysis for generated code (not SSA: names are bound again,
+    and the tape holds whatever was pushed): names that may share memory are put in one class
+    (union-find), whatever the direction or the order of the statements."""
+
+    def __init__(self, body: list[ir.Stmt]) -> None:
+        self.parent: dict[str, str] = {}
+        for stmt in ir.walk(body):
+            if isinstance(stmt, (ir.Assign, ir.Unpack)):
+                targets = ir.targets_of(stmt)
+                for operand in shared_operands(stmt.value):
+                    for target in targets:
+                        self._union(target, operand)
+
+    def find(self, name: str) -> str:
+        root = name
+        while self.parent.get(root, root) != root:
+            root = self.parent[root]
+        while name != root:  # path compression
+            self.parent[name], name = root, self.parent.get(name, root)
+        return root
+
+    def _union(self, a: str, b: str) -> None:
+        ra, rb = self.find(a), self.find(b)
+        if ra != rb:
+            self.parent[ra] = rb
+
+    def shares(self, a: str, b: str) -> bool:
+        """True if ``a`` and ``b`` may share memory."""
+        return self.find(a) == self.find(b)
 
 
 def returns_shared(fn: ir.Function) -> bool:
@@ -127,7 +159,7 @@ def returns_shared(fn: ir.Function) -> bool:
     container holding one."""
     returned = [s.value for s in ir.walk(fn.body) if isinstance(s, ir.Return)]
     sharing = Sharing(fn)
-    return any(sharing._operands(value) & set(fn.params) for value in returned)
+    return any(sharing.operands(value) & set(fn.params) for value in returned)
 
 
 # Generated calls that read an argument for its shape (and dtype) only, by position: a write into
@@ -204,23 +236,23 @@ class Sharing:
         """True if some store may write into memory ``name`` shares."""
         return bool(self.of(name) & self.written)
 
-    def _operands(self, expr: ir.Expr) -> frozenset[str]:
+    def operands(self, expr: ir.Expr) -> frozenset[str]:
         """The roots of the arrays ``expr`` passes on (a variable, the items of a display, or the
         arguments of a call that may share them)."""
         if isinstance(expr, ir.Var):
             return self.of(expr.name)
         if isinstance(expr, ir.Display):
-            return frozenset(r for e in expr.items for r in self._operands(e))
+            return frozenset(r for e in expr.items for r in self.operands(e))
         if isinstance(expr, ir.Call) and _may_view(expr.fn):
-            return frozenset(r for e in _passed_on(expr) for r in self._operands(e))
+            return frozenset(r for e in _passed_on(expr) for r in self.operands(e))
         return frozenset()
 
     def _value_roots(self, target: str, value: ir.Expr) -> frozenset[str]:
         if isinstance(value, (ir.Var, ir.Display)):
-            return self._operands(value)
+            return self.operands(value)
         if isinstance(value, ir.Call) and _may_view(value.fn):
             # a user's function may also return a new array: its own root too
-            return self._operands(value) | {target}
+            return self.operands(value) | {target}
         return frozenset((target,))
 
     def _solve(self, body: list[ir.Stmt]) -> None:
@@ -236,7 +268,7 @@ class Sharing:
                         roots |= self.roots.get(stmt.target, frozenset())
                     found.append((stmt.target, roots))
                 elif isinstance(stmt, ir.Unpack):
-                    roots = self._operands(stmt.value) | set(stmt.targets)
+                    roots = self.operands(stmt.value) | set(stmt.targets)
                     found += [(t, roots) for t in stmt.targets]
                 elif isinstance(stmt, ir.For):
                     found.append((stmt.index, frozenset((stmt.index,))))

@@ -28,7 +28,7 @@ from typing import Any, Optional
 import numpy as np
 
 from . import ir, runtime
-from .aliasing import Sharing, values_read
+from .aliasing import SharingClasses, values_read
 
 _FOLDABLE_MODULES = (math, np)
 _FOLDABLE = {
@@ -186,26 +186,33 @@ def remove_dead(body: list[ir.Stmt]) -> list[ir.Stmt]:
 
 
 class _LazySharing:
-    """``aliasing.Sharing`` of a block, computed the first time a store looks dead."""
+    """``aliasing.SharingClasses`` of a block, computed the first time a store looks dead."""
 
     def __init__(self, body: list[ir.Stmt]) -> None:
         self.body = body
-        self.sharing: Optional[Sharing] = None
+        self.sharing: Optional[SharingClasses] = None
         # Names whose contents (more than the shape) the statements after the current one read
         # (all of a loop's, from its end on): ``_dead`` notes each statement as it walks back.
         self.contents_read: set[str] = set()
+        self.pending: list[ir.Stmt] = []  # noted, not yet read for contents_read (most never need to be)
+        self.done: set[int] = set()  # ids of the statements in contents_read
 
     def note(self, stmt: ir.Stmt) -> None:
         """``stmt`` comes before the statements noted so far (a compound one: all it holds)."""
-        for inner in [stmt, *(s for block in ir.blocks(stmt) for s in ir.walk(block))]:
-            self.contents_read.update(n for e in ir.exprs_of(inner) for n in values_read(e))
+        self.pending.append(stmt)
 
     def read_through(self, array: str, live: set[str]) -> bool:
         """True if a live name whose contents a later statement reads may share memory with ``array``."""
         if self.sharing is None:
-            self.sharing = Sharing(ir.Function("block", [], self.body))
-        roots = self.sharing.of(array)
-        return any(roots & self.sharing.of(n) for n in live if n in self.contents_read)
+            self.sharing = SharingClasses(self.body)
+        for stmt in self.pending:
+            for inner in [stmt, *(s for block in ir.blocks(stmt) for s in ir.walk(block))]:
+                if id(inner) not in self.done:
+                    self.done.add(id(inner))
+                    self.contents_read.update(n for e in ir.exprs_of(inner) for n in values_read(e))
+        self.pending.clear()
+        group = self.sharing.find(array)
+        return any(self.sharing.find(n) == group for n in live if n in self.contents_read)
 
 
 def live_before(body: list[ir.Stmt], live_after: set[str]) -> set[str]:

@@ -54,7 +54,7 @@ CalleeBuilder = Callable[[Any, tuple], Any]
 class ReverseSweep(Recording):
     def __init__(self, fn: ir.Function, wrt: list[str], facts: Analysis,
                  callee: Optional[CalleeBuilder] = None, split: bool = False,
-                 unrestored: frozenset = frozenset()) -> None:
+                 unrestored: frozenset = frozenset(), sharing: Optional[Sharing] = None) -> None:
         self.fn = fn
         self.callee = callee
         self.unrestored = unrestored  # id(Store) whose overwritten slice nothing reads again
@@ -80,7 +80,7 @@ class ReverseSweep(Recording):
         stores = [s for s in ir.walk(fn.body) if isinstance(s, ir.Store)]
         self.written = {s.array for s in stores}
         # which names may share memory with a written array (the forward sweep copies those the reverse reads)
-        self.sharing = Sharing(fn, only_if_written=True)
+        self.sharing = sharing or Sharing(fn, only_if_written=True)
         self.snapshots: set[str] = set()  # views the forward sweep copies where it binds them
         # A written array whose contents other statements read gets its overwritten slices back.
         self.restored_arrays = self.written & self._read_elsewhere(fn.body) if stores else set()
@@ -517,5 +517,5 @@ def reverse(fn: ir.Function, wrt: list[str], facts: Analysis, callee: Optional[C
     kept = {id(s) for s in ir.walk(remove_dead(adjoint.body))}
     unread = frozenset(store for store, restore in sweep.restores.items() if id(restore) not in kept)
     if unread:
-        adjoint = ReverseSweep(fn, wrt, facts, callee, split, unrestored=unread).run()
+        adjoint = ReverseSweep(fn, wrt, facts, callee, split, unrestored=unread, sharing=sweep.sharing).run()
     return adjoint
