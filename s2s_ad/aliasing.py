@@ -50,9 +50,8 @@ class Views:
     def root_of(self, expr: Any) -> Optional[str]:
         if isinstance(expr, ir.Var):
             return expr.name if expr.name in self.buffers else self.root.get(expr.name)
-        if isinstance(expr, ir.Display) or (isinstance(expr, ir.Call) and (
-                expr.fn in VIEWING or (_may_view(expr.fn) and expr.fn not in MAY_VIEW
-                                       and self.helper_shares(expr.fn)))):
+        if isinstance(expr, ir.Display) or (isinstance(expr, ir.Call) and _may_view(expr.fn) and (
+                _listed(expr.fn) or self.helper_shares(expr.fn))):
             roots = [self.root_of(e) for e in ir.children(expr)]
             return next((r for r in roots if r is not None), None)
         return None
@@ -96,6 +95,14 @@ class Views:
 MAY_VIEW = VIEWING | {np.asarray, np.asanyarray, np.atleast_1d, np.atleast_2d, np.atleast_3d, np.diagonal,
                       np.real, np.imag, np.swapaxes, np.moveaxis, np.flip, np.fliplr, np.flipud, np.rot90,
                       np.ascontiguousarray, np.asfortranarray, np.array_split, np.split, np.hsplit, np.vsplit}
+
+
+def _listed(fn: Any) -> bool:
+    """``fn`` is one of NumPy's calls that may give back a view (``MAY_VIEW``)."""
+    try:
+        return fn in MAY_VIEW
+    except TypeError:  # an unhashable callable
+        return False
 
 
 def _may_view(fn: Any) -> bool:

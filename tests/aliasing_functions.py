@@ -231,3 +231,4 @@ def updated_copy(x):
     y += 1.0
     y[1] = y[0] * y[2]
     return y
+
