@@ -27,7 +27,7 @@ from .lower import lower
 from .optimize import optimize
 from .parse import ParsedFunction, Snapshot, parse_function
 from .reverse import reverse
-from .tape import check_tape, split_parts
+from .tape import check_tape, drop_unread_records, split_parts
 
 STAGES = ("ssa", "adjoint", "optimized")
 Kinds = tuple[Optional[str], ...]  # per parameter: "scalar", "array<ndim>" or None (unknown)
@@ -166,6 +166,8 @@ def _build_paused(fn: Callable, wrt: tuple[str, ...], kinds: Kinds, stage: str, 
         generated = forward(ssa, ssa_wrt, facts, callee=build_tangent_callee)
     if stage == "optimized":
         generated = optimize(generated, ssa.body)
+        if mode == "reverse":
+            generated = drop_unread_records(generated)
     if mode == "reverse":
         check_tape(generated)
     origin = origin_of(parsed.filename, parsed.line)
@@ -203,6 +205,7 @@ def build_split(fn: Callable, kinds: Kinds) -> SplitAdjoint:
         parsed, ssa = lowered(fn)
         ssa, facts = _analysed(ssa, ssa.params, kinds)
         adjoint = optimize(reverse(ssa, ssa.params, facts, callee=build_split, split=True), ssa.body)
+        adjoint = drop_unread_records(adjoint)
         check_tape(adjoint)
         forward, backward = split_parts(adjoint, parsed.name)
         origin = origin_of(parsed.filename, parsed.line)
