@@ -1,19 +1,26 @@
 """Which names may share memory with an array the function writes into.
 
-Used by ``lower.py``: NumPy shows a later write through a view (a slice, a
-row, ``.T``, a reshape, a list holding the array); SSA form does not.  So a
-read of such a name after a write into its array is refused rather than
-computed differently from the user's function.
+``Views`` is used by ``lower.py``: NumPy shows a later write through a view
+(a slice, a row, ``.T``, a reshape, a list holding the array); SSA form does
+not.  So a read of such a name after a write into its array is refused
+rather than computed differently from the user's function.
+
+``Sharing`` is a may-alias analysis of the SSA form, used by the reverse
+sweep: a value it reads must hold what the forward sweep saw, so a view
+whose memory a later store writes is copied when it is recorded, and the
+slices a store overwrote are put back before anything that may hold the
+array (a helper's tape) reads it.
 """
 from __future__ import annotations
 
 import operator
+import types
 from collections import Counter
-from typing import Any, Optional
+from typing import Any, Callable, Optional
 
 import numpy as np
 
-from . import ir, runtime
+from . import ir, rules, runtime
 
 # Calls whose result may share memory with an argument (a view, or a list holding it).
 VIEWING = {operator.getitem, np.reshape, np.transpose, np.ravel, np.squeeze, np.expand_dims, np.broadcast_to,
@@ -29,18 +36,22 @@ class Views:
     function, a read of such a name after a write into its array is refused.
     """
 
-    def __init__(self, buffers: set[str], enabled: bool = True) -> None:
+    def __init__(self, buffers: set[str], enabled: bool = True,
+                 helper_shares: Callable[[Any], bool] = lambda fn: True) -> None:
         self.enabled = enabled
+        self.helper_shares = helper_shares  # whether a user's function may return (a view of) an argument
         self.buffers = buffers  # the arrays the function made (shared with Lowering)
         self.root: dict[str, str] = {}  # SSA name -> the array it may view
         self.seen: dict[str, int] = {}  # SSA name -> writes into its array when it was bound
         self.writes: Counter = Counter()
         self.stale: set[str] = set()  # views bound before a loop that writes into their array
+        self.others: dict[str, list[tuple[str, int]]] = {}  # a joined name's further arrays, as seen
 
     def root_of(self, expr: Any) -> Optional[str]:
         if isinstance(expr, ir.Var):
             return expr.name if expr.name in self.buffers else self.root.get(expr.name)
-        if isinstance(expr, ir.Display) or (isinstance(expr, ir.Call) and expr.fn in VIEWING):
+        if isinstance(expr, ir.Display) or (isinstance(expr, ir.Call) and _may_view(expr.fn) and (
+                _listed(expr.fn) or self.helper_shares(expr.fn))):
             roots = [self.root_of(e) for e in ir.children(expr)]
             return next((r for r in roots if r is not None), None)
         return None
@@ -50,12 +61,249 @@ class Views:
         if root is not None:
             self.root[name], self.seen[name] = root, self.writes[root]
 
+    def joined(self, name: str, value: Any) -> None:
+        """``name = value`` joins control flow (a branch's value, a loop's carried one): ``name`` may
+        view whatever ``value`` views, as it was when ``value`` was bound (the earliest of the joins)."""
+        if not (isinstance(value, ir.Var) and value.name in self.root):
+            return
+        for root, seen in self.views_of(value.name):
+            if name not in self.root:
+                self.root[name], self.seen[name] = root, seen
+            else:
+                self.others.setdefault(name, []).append((root, seen))
+        if value.name in self.stale:
+            self.stale.add(name)
+
+    def views_of(self, name: str) -> list[tuple[str, int]]:
+        """Each array ``name`` may view, with the number of writes into it when it was bound."""
+        return [(self.root[name], self.seen[name])] + self.others.get(name, [])
+
     def wrote(self, array: str) -> None:
         self.writes[array] += 1
 
     def outdated(self, name: str) -> Optional[str]:
         """The array ``name`` views, if it has been written since ``name`` was bound."""
-        root = self.root.get(name)
-        if self.enabled and root is not None and (name in self.stale or self.writes[root] > self.seen[name]):
-            return root
+        if not self.enabled or name not in self.root:
+            return None
+        for root, seen in self.views_of(name):
+            if name in self.stale or self.writes[root] > seen:
+                return root
         return None
+
+
+# Further calls that may give back their argument itself or a view of it (np.asarray(a) is a).
+MAY_VIEW = VIEWING | {np.asarray, np.asanyarray, np.atleast_1d, np.atleast_2d, np.atleast_3d, np.diagonal,
+                      np.real, np.imag, np.swapaxes, np.moveaxis, np.flip, np.fliplr, np.flipud, np.rot90,
+                      np.ascontiguousarray, np.asfortranarray, np.array_split, np.split, np.hsplit, np.vsplit}
+
+
+def _listed(fn: Any) -> bool:
+    """``fn`` is one of NumPy's calls that may give back a view (``MAY_VIEW``)."""
+    try:
+        return fn in MAY_VIEW
+    except TypeError:  # an unhashable callable
+        return False
+
+
+def _may_view(fn: Any) -> bool:
+    """A call whose result may share memory with its arguments: a view-making call, or a user's
+    function (it may return its argument, or a view of it)."""
+    try:
+        if fn in MAY_VIEW:
+            return True
+    except TypeError:  # an unhashable callable
+        return True
+    # a generated part of a helper's adjoint returns what the helper does, and its tape holds arguments
+    return isinstance(fn, ir.Part) or (isinstance(fn, types.FunctionType) and not rules.is_known(fn))
+
+
+def shared_operands(expr: Any) -> set[str]:
+    """The variables whose memory the value of ``expr`` (an IR tree) may share: the variable itself,
+    the items of a display, the operands of a view-making call or of a user's function."""
+    if isinstance(expr, ir.Var):
+        return {expr.name}
+    if isinstance(expr, ir.Display):
+        return {n for e in expr.items for n in shared_operands(e)}
+    if isinstance(expr, ir.Call) and _may_view(expr.fn):
+        return {n for e in _passed_on(expr) for n in shared_operands(e)}
+    return set()
+
+
+class SharingClasses:
+    """A cheaper, coarser may-alias analysis for generated code (not SSA: names are bound again,
+    and the tape holds whatever was pushed): names that may share memory are put in one class
+    (union-find), whatever the direction or the order of the statements."""
+
+    def __init__(self, body: list[ir.Stmt]) -> None:
+        self.parent: dict[str, str] = {}
+        for stmt in ir.walk(body):
+            if isinstance(stmt, (ir.Assign, ir.Unpack)):
+                targets = ir.targets_of(stmt)
+                for operand in shared_operands(stmt.value):
+                    for target in targets:
+                        self._union(target, operand)
+
+    def find(self, name: str) -> str:
+        root = name
+        while self.parent.get(root, root) != root:
+            root = self.parent[root]
+        while name != root:  # path compression
+            self.parent[name], name = root, self.parent.get(name, root)
+        return root
+
+    def _union(self, a: str, b: str) -> None:
+        ra, rb = self.find(a), self.find(b)
+        if ra != rb:
+            self.parent[ra] = rb
+
+    def shares(self, a: str, b: str) -> bool:
+        """True if ``a`` and ``b`` may share memory."""
+        return self.find(a) == self.find(b)
+
+
+def returns_shared(fn: ir.Function) -> bool:
+    """True if the SSA function ``fn`` may return one of its arguments, a view of one, or a
+    container holding one."""
+    returned = [s.value for s in ir.walk(fn.body) if isinstance(s, ir.Return)]
+    sharing = Sharing(fn)
+    return any(sharing.operands(value) & set(fn.params) for value in returned)
+
+
+# Generated calls that read an argument for its shape (and dtype) only, by position: a write into
+# the array since changes neither.
+_SHAPE_ONLY = {runtime.unbroadcast: 1, runtime.writable_copy: 1, runtime.broadcast_reduced: 1,
+               runtime.zeros_like: 0}
+
+
+def values_read(expr: ir.Expr) -> set[str]:
+    """The names whose contents (not only shape) ``expr`` reads."""
+    if isinstance(expr, ir.Call) and expr.fn in _SHAPE_ONLY and len(expr.args) > _SHAPE_ONLY[expr.fn]:
+        like = _SHAPE_ONLY[expr.fn]
+        rest = expr.args[:like] + expr.args[like + 1:] + tuple(v for _, v in expr.kwargs)
+        return {n for e in rest for n in values_read(e)}
+    if isinstance(expr, ir.Var):
+        return {expr.name}
+    return {n for e in ir.children(expr) for n in values_read(e)}
+
+
+def _passed_on(call: ir.Call) -> tuple[ir.Expr, ...]:
+    """The operands of a call that may share memory with its result: the array a view is taken of
+    (not the index or shape), every item of a list it grows, every argument of a user's function
+    but one read for its shape only."""
+    if call.fn in VIEWING and call.fn is not runtime.list_append and call.args:
+        return call.args[:1]
+    try:
+        like = _SHAPE_ONLY.get(call.fn)
+    except TypeError:  # an unhashable callable
+        like = None
+    args = tuple(ir.children(call))
+    return args if like is None else args[:like] + args[like + 1:]
+
+
+class Sharing:
+    """A may-alias analysis of an SSA function: which arrays each name may share memory with.
+
+    Every array the function holds is made somewhere: a parameter, or a
+    statement whose value is a new array (arithmetic, ``np.zeros``, a copy).
+    ``roots[name]`` is the set of those that ``name`` may be, or view, or
+    hold (a list of arrays holds its items).  A view-making call, a user's
+    function, a copy, a merge or a container shares its operands' roots;
+    any other call makes a new root, its own name.  The analysis is
+    flow-insensitive (a fixed point over all statements), hence sound for
+    loops and branches.
+
+    ``written`` is the roots some ``Store`` writes into; ``stale`` the names
+    bound to memory of another root that a ``Store`` may write *after* the
+    binding (later in program order, or anywhere in a loop around both):
+    what such a name holds when it is read later need not be what it held
+    when it was bound.
+    """
+
+    def __init__(self, fn: ir.Function, only_if_written: bool = False) -> None:
+        """With ``only_if_written``, a function that writes into no array is not analysed: nothing
+        it binds can change, which is all ``written``, ``stale`` and ``may_change`` tell."""
+        self.roots: dict[str, frozenset[str]] = {p: frozenset((p,)) for p in fn.params}
+        stores = [s for s in ir.walk(fn.body) if isinstance(s, ir.Store)]
+        if stores or not only_if_written:
+            self._solve(fn.body)
+        self.written: frozenset[str] = frozenset(r for s in stores for r in self.of(s.array))
+        self.stale: set[str] = set()
+        if stores:
+            self._find_stale(fn.body, frozenset())
+
+    def of(self, name: str) -> frozenset[str]:
+        """The roots ``name`` may share memory with (its own name when nothing is known)."""
+        return self.roots.get(name, frozenset((name,)))
+
+    def shares(self, a: str, b: str) -> bool:
+        """True if ``a`` and ``b`` may share memory."""
+        return bool(self.of(a) & self.of(b))
+
+    def may_change(self, name: str) -> bool:
+        """True if some store may write into memory ``name`` shares."""
+        return bool(self.of(name) & self.written)
+
+    def operands(self, expr: ir.Expr) -> frozenset[str]:
+        """The roots of the arrays ``expr`` passes on (a variable, the items of a display, or the
+        arguments of a call that may share them)."""
+        if isinstance(expr, ir.Var):
+            return self.of(expr.name)
+        if isinstance(expr, ir.Display):
+            return frozenset(r for e in expr.items for r in self.operands(e))
+        if isinstance(expr, ir.Call) and _may_view(expr.fn):
+            return frozenset(r for e in _passed_on(expr) for r in self.operands(e))
+        return frozenset()
+
+    def _value_roots(self, target: str, value: ir.Expr) -> frozenset[str]:
+        if isinstance(value, (ir.Var, ir.Display)):
+            return self.operands(value)
+        if isinstance(value, ir.Call) and _may_view(value.fn):
+            # a user's function may also return a new array: its own root too
+            return self.operands(value) | {target}
+        return frozenset((target,))
+
+    def _solve(self, body: list[ir.Stmt]) -> None:
+        """Propagate roots to a fixed point (merges in loops carry values backwards)."""
+        changed = True
+        while changed:
+            changed = False
+            for stmt in ir.walk(body):
+                found: list[tuple[str, frozenset[str]]] = []
+                if isinstance(stmt, ir.Assign):
+                    roots = self._value_roots(stmt.target, stmt.value)
+                    if stmt.merge:
+                        roots |= self.roots.get(stmt.target, frozenset())
+                    found.append((stmt.target, roots))
+                elif isinstance(stmt, ir.Unpack):
+                    roots = self.operands(stmt.value) | set(stmt.targets)
+                    found += [(t, roots) for t in stmt.targets]
+                elif isinstance(stmt, ir.For):
+                    found.append((stmt.index, frozenset((stmt.index,))))
+                for name, roots in found:
+                    if self.roots.get(name) != roots and not roots <= self.roots.get(name, frozenset()):
+                        self.roots[name] = roots | self.roots.get(name, frozenset())
+                        changed = True
+
+    def _find_stale(self, body: list[ir.Stmt], around: frozenset[str]) -> None:
+        """Mark names bound in ``body`` whose other roots a later store writes: later in ``body``,
+        or among ``around`` (written after ``body``, or anywhere in a loop around it)."""
+        written_in = [self._written_in(stmt) for stmt in body]
+        later = around
+        after: list[frozenset[str]] = []
+        for roots in reversed(written_in):  # after[i]: the roots written after statement i
+            after.append(later)
+            later = later | roots
+        after.reverse()
+        for i, stmt in enumerate(body):
+            for name in ir.targets_of(stmt):
+                if (self.of(name) - {name}) & after[i]:
+                    self.stale.add(name)
+            inner_around = after[i] | (written_in[i] if isinstance(stmt, (ir.For, ir.While)) else frozenset())
+            for inner in ir.blocks(stmt):
+                self._find_stale(inner, inner_around)
+
+    def _written_in(self, stmt: ir.Stmt) -> frozenset[str]:
+        """The roots the stores in ``stmt`` (and the blocks it holds) write."""
+        if isinstance(stmt, ir.Store):
+            return self.of(stmt.array)
+        return frozenset(r for s in ir.walk([stmt]) if isinstance(s, ir.Store) for r in self.of(s.array))

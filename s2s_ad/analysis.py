@@ -28,6 +28,7 @@ nothing can be proven the generators do what is right at run time
 """
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import operator
 from collections import Counter
@@ -502,14 +503,19 @@ def analyse(fn: ir.Function, wrt: Iterable[str], kinds: dict[str, Optional[str]]
     return Analysis(activity(fn, wrt, table, varied), shape, uses, varied, ndim, items, kind, _float_arrays(fn))
 
 
-def check_in_place(fn: ir.Function, facts: Analysis, kinds: dict[str, Optional[str]]) -> None:
+def check_in_place(fn: ir.Function, facts: Analysis, kinds: dict[str, Optional[str]]) -> ir.Function:
     """Refuse ``name op= value`` where ``name`` provably holds an array (or a list) another name shares.
 
     Lowering made such updates new bindings, which is what Python does for
     numbers; for a shared array NumPy would change it for every name that
-    sees it (and an argument's array is the caller's).  Only what the kinds
-    prove decides: a value of unknown rank is not refused.
+    sees it (and an argument's array is the caller's).  Where the kinds
+    prove an array, the update is refused here; where they prove a number
+    (not a 0-d array), the run-time check lowering put before it goes;
+    otherwise that check decides when the function runs.  Returns ``fn``
+    without the checks that are not needed (``fn`` itself is not changed).
     """
+    dropped: set[int] = set()
+    definitions = {s.target: s.value for s in ir.walk(fn.body) if isinstance(s, ir.Assign) and not s.merge}
     for update in fn.in_place:
         if update.base is None:
             array = (facts.rank_of(ir.Var(update.value)) or 0) > 0
@@ -527,3 +533,41 @@ def check_in_place(fn: ir.Function, facts: Analysis, kinds: dict[str, Optional[s
                 f"the in-place update of {update.name}", f"{update.name} is {update.shared}, and NumPy would "
                 f"change that array too; write {update.name} = {update.name} + ... (a new array), or copy it "
                 f"first", filename=fn.filename, line=update.line, column=update.column)
+        if update.guard is not None and _proven_number(update, facts, kinds, definitions):
+            dropped.add(id(update.guard))
+    return dataclasses.replace(fn, body=_without(fn.body, dropped)) if dropped else fn
+
+
+def _proven_number(update: ir.InPlace, facts: Analysis, kinds: dict[str, Optional[str]],
+                   definitions: dict[str, ir.Expr]) -> bool:
+    """True if the value ``update`` changes is certainly an immutable number (never a 0-d array)."""
+    if update.base is not None:  # one element of an array (a NumPy scalar), by integers for every axis
+        base = facts.rank_of(ir.Var(update.base))
+        return base is not None and not update.keeps_dimension and base == update.integers
+    if update.value in kinds:
+        return kinds[update.value] == SCALAR
+    value = definitions.get(update.value)
+    # arithmetic and ufuncs give numbers, not 0-d arrays, for operands of rank 0
+    return (isinstance(value, ir.Call) and facts.rank_of(ir.Var(update.value)) == 0
+            and (isinstance(value.fn, np.ufunc) or (value.fn in _ARITHMETIC)))
+
+
+_ARITHMETIC = {operator.add, operator.sub, operator.mul, operator.truediv, operator.floordiv, operator.mod,
+               operator.pow, operator.neg, operator.pos, float, int, abs}
+
+
+def _without(body: list[ir.Stmt], dropped: set[int]) -> list[ir.Stmt]:
+    """``body`` without the statements whose ids are in ``dropped`` (nested blocks are new lists)."""
+    out: list[ir.Stmt] = []
+    for stmt in body:
+        if id(stmt) in dropped:
+            continue
+        if isinstance(stmt, ir.If):
+            stmt = dataclasses.replace(stmt, body=_without(stmt.body, dropped), orelse=_without(stmt.orelse, dropped))
+        elif isinstance(stmt, ir.For):
+            stmt = dataclasses.replace(stmt, body=_without(stmt.body, dropped))
+        elif isinstance(stmt, ir.While):
+            stmt = dataclasses.replace(stmt, test_block=_without(stmt.test_block, dropped),
+                                       body=_without(stmt.body, dropped))
+        out.append(stmt)
+    return out

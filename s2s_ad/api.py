@@ -51,6 +51,24 @@ def _user_facing(function: Callable) -> Callable:
     return call
 
 
+def _handed_out(values: Any, held: tuple, copy_all: bool = False) -> Any:
+    """``values`` (an array, or a tuple or list of them) as the user gets them: each array writable
+    and sharing memory with nothing in ``held`` (the arguments, the primal output) nor with another
+    of ``values``; copied only where it would (or, with ``copy_all``, always)."""
+    arrays = [h for h in held if isinstance(h, np.ndarray)]
+
+    def own(value: Any) -> Any:
+        if isinstance(value, np.ndarray):
+            if copy_all or not value.flags.writeable or any(np.may_share_memory(value, h) for h in arrays):
+                value = np.array(value, copy=True)
+            arrays.append(value)
+            return value
+        if type(value) in (tuple, list):
+            return type(value)(own(v) for v in value)
+        return value
+    return own(values)
+
+
 @functools.lru_cache(maxsize=None)
 def _types_of(n: int) -> Callable[[tuple], tuple]:
     """A function giving the types of an n-tuple's items, the key of a cached gradient.
@@ -192,7 +210,7 @@ class GradientFunction:
         if kwargs or len(args) != self._n_params:
             args = self._bind(args, kwargs)
         if self.inner is not None:
-            gradient = _run(self._specialise(args), args)
+            gradient = _handed_out(_run(self._specialise(args), args), args)
             if self._check:
                 self._self_check(args, None, gradient if self._several else (gradient,))
             return (self.inner(*args), gradient) if self._with_value else gradient
@@ -211,6 +229,8 @@ class GradientFunction:
             raise TypeError(
                 f"grad needs {self.fn.__name__} to return a scalar, but it returned an array of shape "
                 f"{np.shape(value)}; use s2s_ad.vjp or s2s_ad.jacobian for non-scalar results")
+        if gradient.__class__ is not float:
+            gradient = _handed_out(gradient, args)
         if self._check:
             self._self_check(args, value, gradient if self._several and not self._wrap_single else (gradient,))
         if self._wrap_single:
@@ -356,7 +376,8 @@ def jvp(fn: Callable, primals: Sequence[Any], tangents: Sequence[Any]) -> tuple[
     checked = [_check_tangent(fn, p, a, t) for p, a, t in zip(params, args, tangents)]
     wrt = tuple(p for p, t in zip(params, checked) if t is not None)
     tangent_args = tuple(t for t in checked if t is not None)
-    return _run(_tangent_function(fn, wrt, args), args + tangent_args)
+    out, tangent = _run(_tangent_function(fn, wrt, args), args + tangent_args)
+    return out, _handed_out(tangent, args + tangent_args + (out,))
 
 
 @_user_facing
@@ -364,7 +385,9 @@ def vjp(fn: Callable, *primals: Any) -> tuple[Any, Callable]:
     """Reverse mode: ``(fn(*primals), vjp_fn)``; ``vjp_fn(cotangent)`` returns one adjoint per primal.
 
     The forward sweep runs once, here; each call of ``vjp_fn`` runs the
-    reverse sweep alone, so pulling back many cotangents costs one sweep each.
+    reverse sweep alone, so pulling back many cotangents costs one sweep each
+    (where ``fn`` writes into arrays, the reverse sweep puts the overwritten
+    slices back as it goes: calls after the first run the forward sweep again).
     """
     if isinstance(fn, GradientFunction):
         raise TypeError("vjp of a gradient would be reverse over reverse, which s2s_ad does not do; "
@@ -373,13 +396,21 @@ def vjp(fn: Callable, *primals: Any) -> tuple[Any, Callable]:
     kinds = tuple(map(_kind, args))
     split = build_split(fn, kinds)
     out, tape = _run(split.forward, args + (None,))
+    # The backward part puts back what the forward part overwrote, in arrays the result may be, and
+    # the tape keeps referring to them: the caller gets arrays of its own.
+    out = _handed_out(out, args, copy_all=True)
+    pulled: list[bool] = []  # one item per call of vjp_fn so far
 
     def vjp_fn(cotangent: Any) -> tuple:
         if np.shape(cotangent) != np.shape(out):
             raise ValueError(f"vjp of {fn.__name__}: the cotangent has shape {np.shape(cotangent)}, but the "
                              f"result has shape {np.shape(out)}; cotangents are never broadcast")
-        adjoints = _run(split.backward, (cotangent, tape))  # the tape is persistent: reading it takes nothing
-        return tuple(adjoints[:len(primals)])
+        taped = tape
+        if split.restores and pulled:  # the first call put overwritten slices back: record them again
+            taped = _run(split.forward, args + (None,))[1]
+        pulled.append(True)
+        adjoints = _run(split.backward, (cotangent, taped))  # the tape is persistent: reading it takes nothing
+        return _handed_out(tuple(adjoints[:len(primals)]), args + (out, cotangent))
 
     return out, vjp_fn
 

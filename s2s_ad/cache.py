@@ -107,6 +107,9 @@ class SplitAdjoint:
         self.backward: Optional[Callable] = None
         self.source = ""
         self.snapshot: Any = None  # set once built (see parse.Snapshot)
+        # Whether ``backward`` puts back slices of arrays the tape holds (its own or a helper's): then
+        # a tape serves one backward call only.  Unknown (True) until built.
+        self.restores = True
 
     def __repr__(self) -> str:
         return f"<split adjoint of {self.qualname}>"

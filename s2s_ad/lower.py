@@ -16,6 +16,7 @@ stores into arrays, calls of nested functions) into SSA statements.
 from __future__ import annotations
 
 import copy
+import dataclasses
 import operator
 from collections import Counter
 from typing import Any, Callable, Iterator, Optional
@@ -23,13 +24,13 @@ from typing import Any, Callable, Iterator, Optional
 import gast
 
 from . import ir, rules, runtime
-from .aliasing import VIEWING, Views
+from .aliasing import VIEWING, Views, returns_shared, shared_operands
 from .desugar import desugar
 from .errors import TransformError
 from .expressions import BINARY_OPERATORS, Choice, Dispatch, ExpressionConverter, Inline, Nested
 from .naming import Names, describe
 from .nodes import all_nodes
-from .parse import ParsedFunction, is_generated
+from .parse import ParsedFunction, is_generated, parse_function
 
 # Pure operations an expression may repeat (``temp[t] + a * (outside[t] - temp[t])``): the second
 # one reuses the first's value, so the forward sweep reads once and the reverse sweep adds once.
@@ -97,6 +98,26 @@ def _is_append(node: Any) -> bool:
             and not node.value.keywords)
 
 
+# code object of a user's function -> whether it may return an argument (or a view of one)
+_RETURNS_SHARED: dict[Any, bool] = {}
+
+
+def helper_returns_shared(fn: Any) -> bool:
+    """True if the user's function ``fn`` may return one of its arguments or a view of one (then
+    the caller's later writes into that argument show through the result).  Found by lowering
+    ``fn`` and asking the may-alias analysis; unknown (recursion, a refusal) counts as may."""
+    code = getattr(fn, "__code__", None)
+    if code in _RETURNS_SHARED:
+        return _RETURNS_SHARED[code]
+    _RETURNS_SHARED[code] = True  # while it is analysed (a recursive helper), assume the worst
+    try:
+        shares = returns_shared(lower(parse_function(fn)))
+    except Exception:  # noqa: BLE001 -- a helper s2s_ad cannot read: assume the worst
+        shares = True
+    _RETURNS_SHARED[code] = shares
+    return shares
+
+
 class Lowering:
     """Flattens one function body into SSA statements, block by block."""
 
@@ -117,10 +138,11 @@ class Lowering:
         # Code s2s_ad generated reads an element after a write only where it proved the element
         # is one number (reverse.py knows ranks this stage does not): it is not checked again.
         self.generated = is_generated(parsed.filename)
-        self.views = Views(self.buffers, enabled=not self.generated)
+        self.views = Views(self.buffers, enabled=not self.generated, helper_shares=helper_returns_shared)
         # values that may be views of another array (x[1:], x.T): the array, integer index parts, a slice or not
         self.view_values: dict[str, tuple[str, int, bool]] = {}
         self.merged_from: dict[str, str] = {}  # merge variables that may be an array another name holds
+        self.holders: dict[str, str] = {}  # SSA name -> a user's name that may view or hold its array
         self.in_place: list[ir.InPlace] = []
         self.params: dict[str, str] = {}  # SSA name of each parameter -> the user's name
         # Values already computed in this statement, by block: (id(block), operation) -> the atom.
@@ -156,11 +178,29 @@ class Lowering:
             return ir.InPlace(value, name, f"the same object as {others[0]}", **at)
         if value in self.merged_from:
             return ir.InPlace(value, name, f"the same object as {self.merged_from[value]} on some paths", **at)
+        if value in self.holders:
+            return ir.InPlace(value, name, f"shared with {self.holders[value]} (a view of it, a list holding it, or "
+                              f"what a function returned for it)", **at)
         if value in self.view_values:
             base, integers, keeps = self.view_values[value]
             return ir.InPlace(value, name, f"a view of {base}", base=base, integers=integers, keeps_dimension=keeps,
                               **at)
         return None
+
+    def _guarded(self, update: ir.InPlace) -> ir.InPlace:
+        """``update`` with a run-time check, emitted here, that the value updated is a number:
+        NumPy changes an array (a 0-d one too) in place, and the other names sharing it would see that."""
+        guard = ir.Effect(ir.Call(runtime.check_number_update, (
+            ir.Var(update.value), ir.Const(update.name), ir.Const(update.shared), ir.Const(self.parsed.filename),
+            ir.Const(update.line))), self.line)
+        self.block.append(guard)
+        return dataclasses.replace(update, guard=guard)
+
+    def _note_holders(self, name: str, value: Any) -> None:
+        """Remember the arrays ``name`` may view or hold (a slice, a reshape, a list of them, what a
+        helper returns): an in-place update of one of them changes what ``name`` shows."""
+        for operand in shared_operands(value):
+            self.holders.setdefault(operand, name)
 
     def _note_view(self, name: str, value: Any) -> None:
         """Remember that ``name`` may view another array (for ``_shared``)."""
@@ -184,8 +224,9 @@ class Lowering:
             if array is not None:
                 raise TransformError(
                     f"reading {name} after {array} was written", f"{name} may be a view of {array} "
-                    f"(a slice, a row, .T, a reshape, or a list holding it), and NumPy would show the new values "
-                    f"through it; copy it where you take it (.copy()), or use float(...) for one number",
+                    f"(a slice, a row, .T, a reshape, a list holding it, or what a function returned for it), and "
+                    f"NumPy would show the new values through it; copy it where you take it (.copy()), or use "
+                    f"float(...) for one number",
                     filename=self.parsed.filename, line=self.line)
         return value
 
@@ -219,7 +260,7 @@ class Lowering:
                                             "instead", stmt)
                 update = self._shared(stmt.target.id, current.name, stmt)
                 if update is not None:
-                    self.in_place.append(update)
+                    self.in_place.append(self._guarded(update))
             self.bind(stmt.target, value)
         elif _is_append(stmt):  # lists grow by a pure append: items = items + [item]
             call = stmt.value
@@ -236,6 +277,9 @@ class Lowering:
             self.while_loop(stmt)
         elif isinstance(stmt, gast.FunctionDef):
             self.env[stmt.name] = Nested(stmt)
+        elif isinstance(stmt, gast.Expr) and isinstance(stmt.value, gast.Call):  # (parse.py: only generated checks)
+            call = self.converter.convert(stmt.value)
+            self.block.append(ir.Effect(ir.Call(call.fn, tuple(self.flatten(a) for a in call.args)), self.line))
         # Pass and the docstring need nothing.
 
     # -- joins -------------------------------------------------------------
@@ -277,6 +321,7 @@ class Lowering:
                 block.append(ir.Assign(name, value, line))
                 value = ir.Var(name)
             copies.append((merged, value))
+            self.views.joined(merged, value)
         for merged, value in copies:
             if not (isinstance(value, ir.Var) and value.name == merged):
                 block.append(ir.Assign(merged, value, line, merge=True))
@@ -433,7 +478,8 @@ class Lowering:
             elif isinstance(node, gast.AugAssign) and isinstance(node.target, gast.Name):
                 written.add(node.target.id)
         roots = {self.views.root_of(self.env.get(name)) for name in written} - {None}
-        marked = {name for name, root in self.views.root.items() if root in roots} - self.views.stale
+        marked = {name for name in self.views.root
+                  if any(root in roots for root, _ in self.views.views_of(name))} - self.views.stale
         self.views.stale |= marked
         return marked
 
@@ -521,6 +567,7 @@ class Lowering:
             self.env[target.id] = self.flatten(value, name)
             self.views.bound(name, value)
             self._note_view(name, value)
+            self._note_holders(target.id, value)
             return
         # Tuple unpacking: a display binds element-wise, anything else by index.
         elements = target.elts

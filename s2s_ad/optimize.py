@@ -28,6 +28,7 @@ from typing import Any, Optional
 import numpy as np
 
 from . import ir, runtime
+from .aliasing import SharingClasses, values_read
 
 _FOLDABLE_MODULES = (math, np)
 _FOLDABLE = {
@@ -115,11 +116,14 @@ def _reads(stmt: ir.Stmt) -> set[str]:
     return {n for e in ir.exprs_of(stmt) for n in ir.names_read(e)}
 
 
-def _dead(body: list[ir.Stmt], live: set[str]) -> tuple[list[ir.Stmt], set[str]]:
+def _dead(body: list[ir.Stmt], live: set[str], sharing: Optional[_LazySharing] = None
+          ) -> tuple[list[ir.Stmt], set[str]]:
     """Drop assignments nothing reads; return the kept block and what is live before it."""
     kept: list[ir.Stmt] = []
     live = set(live)
     for stmt in reversed(body):
+        if sharing is not None and not isinstance(stmt, ir.Store):
+            sharing.note(stmt)
         if isinstance(stmt, ir.Assign):
             if stmt.target not in live:
                 continue
@@ -127,19 +131,21 @@ def _dead(body: list[ir.Stmt], live: set[str]) -> tuple[list[ir.Stmt], set[str]]
             live |= _reads(stmt)
             kept.append(stmt)
         elif isinstance(stmt, ir.Store):
-            if stmt.array not in live:
+            if stmt.array not in live and not (sharing is not None and sharing.read_through(stmt.array, live)):
                 continue
-            live |= _reads(stmt)
+            if sharing is not None:
+                sharing.note(stmt)
+            live |= _reads(stmt) | {stmt.array}
             kept.append(stmt)
         elif isinstance(stmt, ir.If):
-            new_body, live_body = _dead(stmt.body, live)
-            new_else, live_else = _dead(stmt.orelse, live)
+            new_body, live_body = _dead(stmt.body, live, sharing)
+            new_else, live_else = _dead(stmt.orelse, live, sharing)
             if not new_body and not new_else:
                 continue
             live = live_body | live_else | _reads(stmt)
             kept.append(ir.If(stmt.test, new_body, new_else, stmt.line))
         elif isinstance(stmt, (ir.For, ir.While)):
-            loop, live_in = _dead_loop(stmt, live)
+            loop, live_in = _dead_loop(stmt, live, sharing)
             kept.append(loop)
             live = live | live_in | _reads(stmt)  # the loop may run no iteration: what is live after stays
         else:  # Return, Effect, Unpack (tape pops: the tape must stay in step) and comments always stay
@@ -155,7 +161,8 @@ def _dead(body: list[ir.Stmt], live: set[str]) -> tuple[list[ir.Stmt], set[str]]
 _LOOP_ROUNDS = 3
 
 
-def _dead_loop(stmt: ir.Stmt, live_after: set[str]) -> tuple[ir.Stmt, set[str]]:
+def _dead_loop(stmt: ir.Stmt, live_after: set[str], sharing: Optional[_LazySharing] = None
+               ) -> tuple[ir.Stmt, set[str]]:
     """The loop without dead statements, and what it reads before assigning (its live-in)."""
     # What the next iteration reads is live at the end of this one: iterate to a fixed point.
     live_end = set(live_after) | _reads(stmt)
@@ -166,11 +173,11 @@ def _dead_loop(stmt: ir.Stmt, live_after: set[str]) -> tuple[ir.Stmt, set[str]]:
             # assigning it, live or not: a superset of the fixed point, reached in one more round.
             live_end |= _exposed([stmt])
         if isinstance(stmt, ir.For):
-            body, live_start = _dead(stmt.body, live_end)
+            body, live_start = _dead(stmt.body, live_end, sharing)
             live_start.discard(stmt.index)
         else:  # the test block runs first, and the loop leaves after it: what is live after is live there
-            body, live_body = _dead(stmt.body, live_end)
-            test_block, live_start = _dead(stmt.test_block, live_body | live_end)
+            body, live_body = _dead(stmt.body, live_end, sharing)
+            test_block, live_start = _dead(stmt.test_block, live_body | live_end, sharing)
         grown = live_end | live_start
         if grown == live_end:
             break
@@ -199,7 +206,40 @@ def _exposed(body: list[ir.Stmt]) -> set[str]:
 
 
 def remove_dead(body: list[ir.Stmt]) -> list[ir.Stmt]:
-    return _dead(body, set())[0]
+    """``body`` without the statements whose values nothing reads (a store into an array is read
+    through every name that may share the array's memory: a view, a list, a helper's tape)."""
+    has_stores = any(isinstance(s, ir.Store) for s in ir.walk(body))
+    return _dead(body, set(), _LazySharing(body) if has_stores else None)[0]
+
+
+class _LazySharing:
+    """``aliasing.SharingClasses`` of a block, computed the first time a store looks dead."""
+
+    def __init__(self, body: list[ir.Stmt]) -> None:
+        self.body = body
+        self.sharing: Optional[SharingClasses] = None
+        # Names whose contents (more than the shape) the statements after the current one read
+        # (all of a loop's, from its end on): ``_dead`` notes each statement as it walks back.
+        self.contents_read: set[str] = set()
+        self.pending: list[ir.Stmt] = []  # noted, not yet read for contents_read (most never need to be)
+        self.done: set[int] = set()  # ids of the statements in contents_read
+
+    def note(self, stmt: ir.Stmt) -> None:
+        """``stmt`` comes before the statements noted so far (a compound one: all it holds)."""
+        self.pending.append(stmt)
+
+    def read_through(self, array: str, live: set[str]) -> bool:
+        """True if a live name whose contents a later statement reads may share memory with ``array``."""
+        if self.sharing is None:
+            self.sharing = SharingClasses(self.body)
+        for stmt in self.pending:
+            for inner in [stmt, *(s for block in ir.blocks(stmt) for s in ir.walk(block))]:
+                if id(inner) not in self.done:
+                    self.done.add(id(inner))
+                    self.contents_read.update(n for e in ir.exprs_of(inner) for n in values_read(e))
+        self.pending.clear()
+        group = self.sharing.find(array)
+        return any(self.sharing.find(n) == group for n in live if n in self.contents_read)
 
 
 def live_before(body: list[ir.Stmt], live_after: set[str]) -> set[str]:

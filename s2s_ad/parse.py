@@ -573,7 +573,7 @@ def _check_statements(parsed: ParsedFunction, body: list, suspects: bool) -> Non
         if isinstance(stmt, gast.FunctionDef):
             _check_nested(parsed, stmt, suspects)
             continue
-        if isinstance(stmt, gast.Expr) and not _is_list_append(stmt):
+        if isinstance(stmt, gast.Expr) and not _is_list_append(stmt) and not _is_generated_check(parsed, stmt):
             call = stmt.value
             what = (f"the call of {call.func.id}() made for its effect" if isinstance(call, gast.Call)
                     and isinstance(call.func, gast.Name) else "an expression statement")
@@ -614,6 +614,18 @@ def _check_nested(parsed: ParsedFunction, node: gast.FunctionDef, suspects: bool
     if any(isinstance(n, (gast.Global, gast.Nonlocal)) for n in gast.walk(node)):
         raise parsed.error(f"nonlocal or global in {node.name!r}", "return the new value instead", node)
     _check_statements(parsed, body, suspects)
+
+
+def _is_generated_check(parsed: ParsedFunction, stmt: Any) -> bool:
+    """``check_number_update(...)`` in code s2s_ad generated: a run-time check, kept when that code
+    is differentiated again (lower.py makes it an ``ir.Effect``)."""
+    call = stmt.value
+    return (is_generated(parsed.filename) and isinstance(call, gast.Call) and isinstance(call.func, gast.Name)
+            and call.func.id == GENERATED_CHECK and not call.keywords)
+
+
+# The name of the one call generated code makes for its effect (runtime.check_number_update).
+GENERATED_CHECK = "check_number_update"
 
 
 def _is_list_append(stmt: Any) -> bool:

@@ -29,7 +29,7 @@ from .lower import lower
 from .optimize import optimize
 from .parse import ParsedFunction, Snapshot, parse_function, transparent
 from .reverse import reverse
-from .tape import split_parts
+from .tape import check_tape, drop_unread_records, split_parts
 
 STAGES = ("ssa", "facts", "adjoint", "optimized")
 Kinds = tuple[Optional[str], ...]  # per parameter: "scalar", "array<ndim>" or None (unknown)
@@ -144,7 +144,7 @@ def _analysed(ssa: ir.Function, wrt: list[str], kinds: Kinds) -> tuple[ir.Functi
     and then loop-invariant arithmetic on numbers moved out of its loops (the facts still hold)."""
     kinds_by_param = dict(zip(ssa.params, kinds))
     facts = analyse(ssa, wrt, kinds_by_param, result_kind)
-    check_in_place(ssa, facts, kinds_by_param)
+    ssa = check_in_place(ssa, facts, kinds_by_param)
     ssa = hoist_item_reads(ssa, facts.items, facts.uses)
     return hoist_invariants(ssa, lambda expr: facts.shape_of(expr) == SCALAR), facts
 
@@ -177,6 +177,10 @@ def _build_paused(fn: Callable, wrt: tuple[str, ...], kinds: Kinds, stage: str, 
         return Built(report(text.source, ssa, facts, ssa_wrt, generated if mode == "reverse" else None), None)
     if stage == "optimized":
         generated = optimize(generated, ssa.body)
+        if mode == "reverse":
+            generated = drop_unread_records(generated)
+    if mode == "reverse":
+        check_tape(generated)
     origin = origin_of(parsed.filename, parsed.line)
     name, by = parsed.name, ", ".join(wrt)
     if mode == "reverse":
@@ -213,6 +217,8 @@ def build_split(fn: Callable, kinds: Kinds) -> SplitAdjoint:
         parsed, ssa = lowered(fn)
         ssa, facts = _analysed(ssa, ssa.params, kinds)
         adjoint = optimize(reverse(ssa, ssa.params, facts, callee=build_split, split=True), ssa.body)
+        adjoint = drop_unread_records(adjoint)
+        check_tape(adjoint)
         forward, backward = split_parts(adjoint, parsed.name)
         origin = origin_of(parsed.filename, parsed.line)
         emitted = emit_module([(forward, None, None), (backward, None, None)],
@@ -220,9 +226,19 @@ def build_split(fn: Callable, kinds: Kinds) -> SplitAdjoint:
         namespace = compile_module(emitted, origin)
         split.forward, split.backward = namespace[forward.name], namespace[backward.name]
         split.source = emitted.source
+        split.restores = _restores(forward, backward, emitted.namespace.globals.values())
         split.snapshot = _snapshot(parsed, emitted)
 
     return _build_once(_SPLITS, fn, (fn.__code__, kinds), lambda: SplitAdjoint(fn), fill)
+
+
+def _restores(forward: ir.Function, backward: ir.Function, callees: Any) -> bool:
+    """True if ``backward`` writes into an array the forward part made (it puts an overwritten slice
+    back), or calls a helper's backward part that does: running it changes what the tape holds."""
+    primal = ir.assigned_names(forward.body) | set(forward.params)
+    if any(isinstance(s, ir.Store) and s.array in primal for s in ir.walk(backward.body)):
+        return True
+    return any(isinstance(c, SplitAdjoint) and c.restores for c in callees)
 
 
 # What this thread is building now, by (cache, function, key): recursion gets the unfinished object.

@@ -30,7 +30,8 @@ _CHEAP = {
 
 class Recording:
     """The recording half of ``ReverseSweep``: it relies on the sweep's ``fresh``, ``facts``,
-    ``definitions``, ``tape``, ``pushes``, ``trips``, ``calls``, ``store_pushes`` and ``recording``."""
+    ``definitions``, ``tape``, ``pushes``, ``trips``, ``calls``, ``store_pushes``, ``recording``,
+    ``sharing`` (which names may share memory a store writes) and ``snapshots`` (views to copy)."""
 
     # -- checkpointed loops ------------------------------------------------
 
@@ -159,8 +160,8 @@ class Recording:
         value = stmt.value
         if not isinstance(value, ir.Call):
             return False
-        if set(ir.names_read(value)) & self.written:
-            return False  # an array written in place may hold other contents by then
+        if any(self.sharing.may_change(n) for n in ir.names_read(value)):
+            return False  # an array written in place (or a view of it) may hold other contents by then
 
         if value.fn is operator.getitem:
             return True
@@ -194,6 +195,11 @@ class Recording:
                 call = stmt.value
                 forward = ir.Call(ir.Part(self.calls[id(stmt)], "forward"), call.args + (ir.Var(self.tape),))
                 out.append(ir.Unpack((stmt.target, self.tape), forward, stmt.line))
+                if stmt.target in self.snapshots:
+                    out.append(ir.Assign(stmt.target, ir.Call(np.copy, (ir.Var(stmt.target),)), stmt.line))
+            elif isinstance(stmt, ir.Assign) and stmt.target in self.snapshots and not stmt.merge:
+                # a view of an array written later: the reverse sweep must read what it holds now
+                out.append(ir.Assign(stmt.target, ir.Call(np.copy, (stmt.value,)), stmt.line))
             else:
                 out.append(stmt)
         return out

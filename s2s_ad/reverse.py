@@ -43,6 +43,7 @@ from .errors import TransformError
 from .expressions import describe_callable, is_user_function, template_ir
 from .kinds import Kind, Number
 from .optimize import remove_dead
+from .aliasing import Sharing, values_read
 from .recording import Recording
 from .tape import REVERSE_SWEEP, pop
 
@@ -54,7 +55,7 @@ CalleeBuilder = Callable[[Any, tuple], Any]
 class ReverseSweep(Recording):
     def __init__(self, fn: ir.Function, wrt: list[str], facts: Analysis,
                  callee: Optional[CalleeBuilder] = None, split: bool = False,
-                 unrestored: frozenset = frozenset()) -> None:
+                 unrestored: frozenset = frozenset(), sharing: Optional[Sharing] = None) -> None:
         self.fn = fn
         self.callee = callee
         self.unrestored = unrestored  # id(Store) whose overwritten slice nothing reads again
@@ -79,6 +80,9 @@ class ReverseSweep(Recording):
         self.owned: set[str] = set()
         stores = [s for s in ir.walk(fn.body) if isinstance(s, ir.Store)]
         self.written = {s.array for s in stores}
+        # which names may share memory with a written array (the forward sweep copies those the reverse reads)
+        self.sharing = sharing or Sharing(fn, only_if_written=True)
+        self.snapshots: set[str] = set()  # views the forward sweep copies where it binds them
         # A written array whose contents other statements read gets its overwritten slices back.
         self.restored_arrays = self.written & self._read_elsewhere(fn.body) if stores else set()
         self.store_pushes: set[int] = set()  # id(Store) whose old slice the forward sweep records
@@ -123,6 +127,7 @@ class ReverseSweep(Recording):
             self.pinned.add(result.name)  # the seed's name is fixed: never alias it
         self.tape = self.fresh("tape")
         sweep = self.reverse_block(self.fn.body[:-1])
+        self.snapshots = self._snapshots(sweep)
         self.line = None
         self.out = sweep
         restored = {n for s in ir.walk(sweep) if isinstance(s, (ir.Assign, ir.Unpack)) for n in ir.targets_of(s)}
@@ -142,6 +147,14 @@ class ReverseSweep(Recording):
         params = self.fn.params + [seed] + ([self.tape] if self.split else [])
         return ir.Function("d_" + self.fn.name, params, body, self.fn.filename,
                            self.fn.firstline, self.fn.docstring, dict(self.fn.constants))
+
+    def _snapshots(self, sweep: list[ir.Stmt]) -> set[str]:
+        """Names the reverse sweep reads that may share memory a later store writes (a view of an
+        array written after it was taken): the forward sweep keeps a copy of what they held."""
+        if not self.sharing.stale:
+            return set()
+        reads = {n for s in ir.walk(sweep) for e in ir.exprs_of(s) for n in values_read(e)}
+        return {n for n in self.sharing.stale & reads if self.facts.shape.get(n) != SCALAR}
 
     def final_adjoint(self, param: str) -> ir.Expr:
         if param in self.adjoint:
@@ -540,5 +553,5 @@ def reverse(fn: ir.Function, wrt: list[str], facts: Analysis, callee: Optional[C
     kept = {id(s) for s in ir.walk(remove_dead(adjoint.body))}
     unread = frozenset(store for store, restore in sweep.restores.items() if id(restore) not in kept)
     if unread:
-        adjoint = ReverseSweep(fn, wrt, facts, callee, split, unrestored=unread).run()
+        adjoint = ReverseSweep(fn, wrt, facts, callee, split, unrestored=unread, sharing=sweep.sharing).run()
     return adjoint

@@ -9,9 +9,12 @@ transformed again for higher derivatives).
 from __future__ import annotations
 
 import math
+import numbers
 from typing import Any, Optional
 
 import numpy as np
+
+from .errors import TransformError
 
 
 def checkpointed(steps: Any, every: Optional[int] = None) -> Any:
@@ -115,6 +118,16 @@ def stored_part(grad: np.ndarray, index: Any, value: Any) -> Any:
     kept = np.full(np.shape(grad), -1, dtype=np.intp)
     kept[index] = positions
     return unbroadcast(np.where(kept[index] == positions, part, 0.0), value)
+
+
+def check_number_update(value: Any, name: str, shared: str, filename: str, line: int) -> None:
+    """Before ``name op= v`` runs as a new binding (Python's meaning for a number): refuse an object
+    that ``op=`` would change in place (an array, 0-d included, or a list) while ``shared`` (another
+    name, the argument) sees it."""
+    if not isinstance(value, (numbers.Number, np.generic, tuple, str)):
+        raise TransformError(f"the in-place update of {name}", f"{name} is {shared}, and it holds an array here: "
+                             f"NumPy would change that array too; write {name} = {name} + ... (a new array), or "
+                             f"copy it first", filename=filename, line=line)
 
 
 def list_append(items: list, item: Any) -> list:
