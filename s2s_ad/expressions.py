@@ -39,10 +39,16 @@ COMPARISONS = {
 }
 # Words for naming intermediate values after the operation that made them.
 _CONSTANT_TYPES = (int, float, complex, bool, str, type(None), np.generic)
+# Types that are values in everyday code: dtype=float, .astype(np.float32).
+_TYPE_VALUES = (int, float, complex, bool)
+
+
 def _is_plain_constant(value: Any) -> bool:
     if isinstance(value, tuple):
         return all(_is_plain_constant(v) for v in value)
-    return isinstance(value, _CONSTANT_TYPES)
+    if isinstance(value, type):
+        return value in _TYPE_VALUES or issubclass(value, np.generic)
+    return isinstance(value, _CONSTANT_TYPES) or value is Ellipsis or isinstance(value, np.dtype)
 
 
 @dataclass(frozen=True)
@@ -58,6 +64,15 @@ class Inline:
 
     function: Nested
     args: tuple
+
+
+@dataclass(eq=False)
+class Once:
+    """A value read by more than one operation, before flattening: flattened the first time, then
+    its atom is reused (the middle operand of ``a < b < c`` is evaluated once, as in Python)."""
+
+    value: Any
+    atom: Any = None
 
 
 @dataclass(frozen=True)
@@ -129,9 +144,20 @@ class ExpressionConverter:
             raise self.error(f"the operator {type(node.op).__name__}", "bitwise operators cannot be differentiated", node)
         return ir.Call(fn, (self.convert(node.left), self.convert(node.right)))
 
-    def _Compare(self, node: gast.Compare) -> ir.Expr:
-        op = type(node.ops[0])
-        left, right = self.convert(node.left), self.convert(node.comparators[0])
+    def _Compare(self, node: gast.Compare) -> Any:
+        """``a < b <= c`` is ``a < b and b <= c`` with ``b`` evaluated once, ``c`` only if ``a < b``."""
+        operands = [self.convert(node.left)] + [self.convert(c) for c in node.comparators]
+        if len(operands) == 2:
+            return self._comparison(node.ops[0], operands[0], operands[1])
+        shared = [operands[0]] + [v if ir.is_atom(v) else Once(v) for v in operands[1:-1]] + [operands[-1]]
+        links = [self._comparison(op, a, b) for op, a, b in zip(node.ops, shared, shared[1:])]
+        result = links[-1]
+        for link in reversed(links[:-1]):
+            result = self._make_choice(link, result, None, node)
+        return result
+
+    def _comparison(self, op_node: Any, left: Any, right: Any) -> ir.Expr:
+        op = type(op_node)
         if op is gast.In:
             return ir.Call(operator.contains, (right, left))
         if op is gast.NotIn:

@@ -26,7 +26,7 @@ from . import ir, rules, runtime
 from .aliasing import VIEWING, Views
 from .desugar import desugar
 from .errors import TransformError
-from .expressions import BINARY_OPERATORS, Choice, ExpressionConverter, Inline, Nested
+from .expressions import BINARY_OPERATORS, Choice, ExpressionConverter, Inline, Nested, Once
 from .naming import Names, describe
 from .nodes import all_nodes
 from .parse import ParsedFunction, is_generated
@@ -471,6 +471,10 @@ class Lowering:
             return expr
         if isinstance(expr, Choice):
             return self._choice(expr, name)
+        if isinstance(expr, Once):
+            if expr.atom is None:
+                expr.atom = self.flatten(expr.value)
+            return expr.atom
         if isinstance(expr, Inline):
             return self.inline(expr)
         if isinstance(expr, ir.Slice):

@@ -19,6 +19,7 @@ from typing import Any, Callable, Optional
 import gast
 
 from .errors import TransformError
+from . import sugar
 from .nodes import all_nodes
 
 # Statements and expressions the lowering understands.  Anything else is
@@ -39,7 +40,8 @@ _REFUSALS: dict[type, tuple[str, str]] = {
     gast.Nonlocal: ("a nonlocal statement", "pass the value as an argument and return the result instead"),
     gast.Delete: ("a del statement", "drop the del; names go out of scope at return"),
     gast.AsyncFunctionDef: ("an async function", "differentiate a plain def"),
-    gast.Lambda: ("a lambda", "define the function with def at module level"),
+    gast.Lambda: ("a lambda that is not bound to a name", "bind it to a name in a statement of its own "
+                  "(sq = lambda t: t * t) and call it by that name, or define the function with def"),
     gast.SetComp: ("a set comprehension", "sets cannot be differentiated"),
     gast.DictComp: ("a dict comprehension", "dicts are not supported; use separate variables"),
     gast.GeneratorExp: ("a generator expression", "write a list comprehension instead: sum([v * v for v in x])"),
@@ -294,12 +296,16 @@ def _check_subset(parsed: ParsedFunction) -> None:
     if body and isinstance(body[0], gast.Expr) and isinstance(body[0].value, gast.Constant):
         body = body[1:]  # the docstring
     parsed.nodes = all_nodes(parsed.node)
+    if any(isinstance(node, sugar.REWRITTEN) for node in parsed.nodes):
+        sugar.rewrite(parsed.node)
+        parsed.nodes = all_nodes(parsed.node)
+        body = parsed.node.body[len(parsed.node.body) - len(body):]  # the docstring still left out
     suspects = False  # an expression the statement checks refuse (they look for it only if there is one)
     for node in parsed.nodes:  # first: a refused construct says more than a missing return
         kind = type(node)
         if kind not in _WATCHED:
             continue
-        suspects = suspects or kind in _SUSPECT or (kind is gast.Compare and len(node.ops) > 1)
+        suspects = suspects or kind in _SUSPECT
         if node is not parsed.node and kind in _REFUSALS:
             raise parsed.error(*_REFUSALS[kind], node)
         if kind in (gast.For, gast.While) and node.orelse:
@@ -307,9 +313,9 @@ def _check_subset(parsed: ParsedFunction) -> None:
                                "set a flag before break and test it after the loop", node)
         if kind is gast.Return and node.value is None:
             raise parsed.error("a bare return", "return the value to differentiate", node)
-    if not body or not isinstance(body[-1], gast.Return):
-        raise parsed.error(f"{parsed.name!r} without a final return", "end the function with return <scalar>",
-                           body[-1] if body else None)
+    if not always_returns(body):
+        raise parsed.error(f"{parsed.name!r} without a final return", "end the function with return <scalar> "
+                           "(or an if/else whose every branch returns)", body[-1] if body else None)
     _check_statements(parsed, body, suspects)
 
 
@@ -346,8 +352,6 @@ def _check_statements(parsed: ParsedFunction, body: list, suspects: bool) -> Non
         for node in _own_nodes(stmt) if suspects else ():
             if isinstance(node, gast.expr) and not isinstance(node, _EXPRESSIONS):
                 raise parsed.error(f"the expression {type(node).__name__}", "rewrite it with simpler expressions", node)
-            if isinstance(node, gast.Compare) and len(node.ops) > 1:
-                raise parsed.error("a chained comparison", "compare two values at a time", node)
 
 
 def _check_nested(parsed: ParsedFunction, node: gast.FunctionDef, suspects: bool) -> None:
@@ -361,11 +365,22 @@ def _check_nested(parsed: ParsedFunction, node: gast.FunctionDef, suspects: bool
     body = node.body
     if body and isinstance(body[0], gast.Expr) and isinstance(body[0].value, gast.Constant):
         body = body[1:]
-    if not body or not isinstance(body[-1], gast.Return):
+    if not always_returns(body):
         raise parsed.error(f"the nested function {node.name!r} without a final return", "end it with return", node)
     if any(isinstance(n, (gast.Global, gast.Nonlocal)) for n in gast.walk(node)):
         raise parsed.error(f"nonlocal or global in {node.name!r}", "return the new value instead", node)
     _check_statements(parsed, body, suspects)
+
+
+def always_returns(body: list) -> bool:
+    """Whether control cannot fall off the end of ``body``: it ends with a return, or with an
+    if/else each of whose branches always returns (desugar.py turns those returns into one)."""
+    if not body:
+        return False
+    last = body[-1]
+    if isinstance(last, gast.If):
+        return always_returns(last.body) and always_returns(last.orelse)
+    return isinstance(last, gast.Return)
 
 
 def _is_list_append(stmt: Any) -> bool:

@@ -117,6 +117,19 @@ def stored_part(grad: np.ndarray, index: Any, value: Any) -> Any:
     return unbroadcast(np.where(kept[index] == positions, part, 0.0), value)
 
 
+def astype(a: Any, dtype: Any) -> np.ndarray:
+    """``a.astype(dtype)``: a new array (what the method means in differentiated code)."""
+    return np.asarray(a).astype(dtype)
+
+
+def cast_derivative(d: Any, dtype: Any) -> Any:
+    """A derivative carried through a cast to ``dtype``: itself (in floats) for a cast to a
+    floating type; zeros for a cast to integers or booleans, which carries no derivative."""
+    if np.issubdtype(np.dtype(dtype), np.inexact):
+        return np.array(d, dtype=np.result_type(d, 1.0))
+    return np.zeros(np.shape(d))
+
+
 def list_append(items: list, item: Any) -> list:
     """A new list: ``items`` then ``item``.  What ``items.append(item)`` means in differentiated code.
 
