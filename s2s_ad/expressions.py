@@ -15,8 +15,10 @@ unflattened, for the bodies of rule templates.
 from __future__ import annotations
 
 import inspect
+import logging
 import operator
 import types
+import warnings
 from dataclasses import dataclass
 from typing import Any, Callable, Optional
 
@@ -247,6 +249,32 @@ class ExpressionConverter:
                 return ir.Call(fn, self._bind_user_call(fn, args, kwargs, node))
         return ir.Call(fn, tuple(args), kwargs)
 
+    def effect(self, node: gast.Call) -> ir.Call:
+        """A call made for its effect (``print(...)``, ``logging.info(...)``, ``warnings.warn(...)``):
+        it runs where the primal computation runs and carries no derivative.  Any other call
+        made for its effect is refused: it may change what the function computes."""
+        fn = self.resolve(node.func)
+        if not _reports(fn):
+            name = (f"{node.func.id}()" if isinstance(node.func, gast.Name) else
+                    f".{node.func.attr}()" if isinstance(node.func, gast.Attribute) else "a function")
+            raise self.error(f"the call of {name} made for its effect", "a differentiated function must be pure: "
+                             "only print, assert, logging and warnings.warn may run for their effect; assign "
+                             "the result of other calls to a name", node)
+        if any(k.arg is None for k in node.keywords) or any(isinstance(a, gast.Starred) for a in node.args):
+            raise self.error("*args or **kwargs in a call", "pass the arguments one by one", node)
+        return ir.Call(fn, tuple(self.convert(a) for a in node.args),
+                       tuple((k.arg, self.convert(k.value)) for k in node.keywords))
+
+    def resolve(self, node: Any) -> Any:
+        """What a name or a chain of attributes of a global means (``LOG.info``), else None."""
+        if isinstance(node, gast.Name):
+            found, value = (False, None) if self.local(node.id) is not None else self.resolver.lookup(node.id)
+            return value if found else None
+        if isinstance(node, gast.Attribute):
+            base = self.resolve(node.value)
+            return getattr(base, node.attr, None) if base is not None else None
+        return None
+
     def _extremum(self, fn: Any, args: list, node: Any) -> ir.Expr:
         """``max(values)`` is ``np.max(values)``; ``max(a, b, c)`` is ``max(max(a, b), c)``."""
         if len(args) == 1:
@@ -329,6 +357,19 @@ _REFUSED_CALLS = {
     globals: "pass what you need as arguments",
     locals: "name the values you need",
 }
+
+
+def _reports(fn: Any) -> bool:
+    """Whether ``fn`` only reports (prints, logs, warns): what may be called for its effect."""
+    if fn is print or fn is warnings.warn or fn is runtime.check_assertion:
+        return True
+    owner = getattr(fn, "__self__", None)
+    if isinstance(owner, (logging.Logger, logging.LoggerAdapter)):
+        return True
+    return isinstance(fn, types.FunctionType) and fn.__module__ == "logging" and fn.__name__ in _LOGGING
+
+
+_LOGGING = frozenset({"debug", "info", "warning", "error", "critical", "exception", "log"})
 
 
 def _hashable(value: Any) -> bool:

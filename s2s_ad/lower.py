@@ -21,6 +21,7 @@ from collections import Counter
 from typing import Any, Callable, Iterator, Optional
 
 import gast
+import numpy as np
 
 from . import ir, rules, runtime
 from .aliasing import VIEWING, Views
@@ -71,6 +72,11 @@ def _is_append(node: Any) -> bool:
             and isinstance(node.value.func, gast.Attribute) and node.value.func.attr == "append"
             and isinstance(node.value.func.value, gast.Name) and len(node.value.args) == 1
             and not node.value.keywords)
+
+
+def _is_add_at(fn: Any) -> bool:
+    """``fn`` is ``np.add.at`` (a bound method: a new object at each attribute read)."""
+    return getattr(fn, "__self__", None) is np.add and getattr(fn, "__name__", None) == "at"
 
 
 class Lowering:
@@ -207,6 +213,17 @@ class Lowering:
             self.while_loop(stmt)
         elif isinstance(stmt, gast.FunctionDef):
             self.env[stmt.name] = Nested(stmt)
+        elif isinstance(stmt, gast.Expr) and isinstance(stmt.value, gast.Call):
+            if self.generated and self._adds_at(stmt.value):  # an adjoint's np.add.at(d_a, index, part)
+                call = stmt.value
+                update = ir.Call(runtime.added_at, tuple(self.converter.convert(a) for a in call.args))
+                self.bind(gast.Name(id=call.args[0].id, ctx=gast.Store(), annotation=None, type_comment=None),
+                          update)
+                return
+            self.effect(self.converter.effect(stmt.value))
+        elif isinstance(stmt, gast.Assert):
+            message = ir.Const(None) if stmt.msg is None else self.converter.convert(stmt.msg)
+            self.effect(ir.Call(runtime.check_assertion, (self.converter.convert(stmt.test), message)))
         # Pass and the docstring need nothing.
 
     # -- joins -------------------------------------------------------------
@@ -451,6 +468,19 @@ class Lowering:
             self.bind(element, ir.Call(operator.getitem, (whole, ir.Const(i))))
             if isinstance(element, gast.Name):  # an item of a tuple, not a view
                 self.view_values.pop(getattr(self.env.get(element.id), "name", None), None)
+
+    def _adds_at(self, call: gast.Call) -> bool:
+        """``np.add.at(name, index, value)``: in code s2s_ad generated, a new value of ``name``
+        (``runtime.added_at``), so forward mode over it sees an ordinary assignment."""
+        return (len(call.args) == 3 and not call.keywords and isinstance(call.args[0], gast.Name)
+                and _is_add_at(self.converter.resolve(call.func)))
+
+    def effect(self, call: ir.Call) -> None:
+        """A call made for its effect (print, logging, assert): its arguments flattened, the call a
+        statement of its own, which the derivative code keeps where the primal computation runs."""
+        args = tuple(self.flatten(a) for a in call.args)
+        kwargs = tuple((k, self.flatten(v)) for k, v in call.kwargs)
+        self.block.append(ir.Effect(ir.Call(call.fn, args, kwargs), self.line))
 
     def ret(self, stmt: gast.Return) -> None:
         value = self.converter.convert(stmt.value)

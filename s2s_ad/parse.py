@@ -25,7 +25,7 @@ from .nodes import all_nodes
 # Statements and expressions the lowering understands.  Anything else is
 # refused here with a reason and a hint (see ``_REFUSALS``).
 _STATEMENTS = (gast.Assign, gast.AugAssign, gast.Return, gast.Pass, gast.Expr, gast.If, gast.For, gast.While,
-               gast.Break, gast.Continue, gast.FunctionDef)
+               gast.Break, gast.Continue, gast.FunctionDef, gast.Assert)
 _EXPRESSIONS = (
     gast.BinOp, gast.UnaryOp, gast.Compare, gast.Call, gast.Attribute, gast.Subscript,
     gast.Name, gast.Constant, gast.Tuple, gast.List, gast.Slice, gast.keyword, gast.IfExp, gast.BoolOp,
@@ -35,7 +35,6 @@ _REFUSALS: dict[type, tuple[str, str]] = {
     gast.Try: ("a try statement", "exceptions cannot be differentiated; check inputs before calling the gradient"),
     gast.With: ("a with statement", "move the context manager outside the differentiated function"),
     gast.Raise: ("a raise statement", "check inputs before calling the gradient"),
-    gast.Assert: ("an assert statement", "check inputs before calling the gradient"),
     gast.Global: ("a global statement", "pass the value as an argument and return the result instead"),
     gast.Nonlocal: ("a nonlocal statement", "pass the value as an argument and return the result instead"),
     gast.Delete: ("a del statement", "drop the del; names go out of scope at return"),
@@ -331,12 +330,9 @@ def _check_statements(parsed: ParsedFunction, body: list, suspects: bool) -> Non
         if isinstance(stmt, gast.FunctionDef):
             _check_nested(parsed, stmt, suspects)
             continue
-        if isinstance(stmt, gast.Expr) and not _is_list_append(stmt):
-            call = stmt.value
-            what = (f"the call of {call.func.id}() made for its effect" if isinstance(call, gast.Call)
-                    and isinstance(call.func, gast.Name) else "an expression statement")
-            raise parsed.error(what, "a differentiated function must be pure: drop calls made for their side "
-                               "effects (print, exec, ...)", stmt)
+        if isinstance(stmt, gast.Expr) and not _is_list_append(stmt) and not isinstance(stmt.value, gast.Call):
+            raise parsed.error("an expression statement", "a differentiated function computes values: assign "
+                               "the expression to a name, or drop it", stmt)
         if isinstance(stmt, gast.While) and any(isinstance(n, gast.ListComp) for n in gast.walk(stmt.test)):
             raise parsed.error("a list comprehension in a while condition", "compute it in the loop body", stmt)
         if isinstance(stmt, gast.Assign):

@@ -117,6 +117,20 @@ def stored_part(grad: np.ndarray, index: Any, value: Any) -> Any:
     return unbroadcast(np.where(kept[index] == positions, part, 0.0), value)
 
 
+def check_assertion(test: Any, message: Any = None) -> None:
+    """``assert test, message`` in generated code (the message is computed before the test)."""
+    if not test:
+        raise AssertionError(message) if message is not None else AssertionError
+
+
+def added_at(a: Any, index: Any, value: Any) -> np.ndarray:
+    """A copy of ``a`` after ``np.add.at(a, index, value)``: what the adjoint's in-place
+    accumulation means when forward mode differentiates generated code (second derivatives)."""
+    out = np.array(a, dtype=np.result_type(a, value, 1.0))
+    np.add.at(out, index, value)
+    return out
+
+
 def astype(a: Any, dtype: Any) -> np.ndarray:
     """``a.astype(dtype)``: a new array (what the method means in differentiated code)."""
     return np.asarray(a).astype(dtype)

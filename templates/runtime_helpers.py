@@ -11,7 +11,7 @@ would hide the helper its own body calls.)
 import numpy as np
 
 from s2s_ad.rules import adjoint, fresh_arrays, nondifferentiable, tangent
-from s2s_ad.runtime import (broadcast_reduced, checkpoint_stride, concatenate_grad, cumsum_grad,
+from s2s_ad.runtime import (added_at, broadcast_reduced, checkpoint_stride, concatenate_grad, cumsum_grad,
                             expand_reduced, getitem_grad, inverse_axes, matmul_grad_a, matmul_grad_b,
                             pad_grad, prod_others, prod_others_jvp, stack_grad, stop_gradient, stored_part,
                             unbroadcast, unbroadcast_to, writable_copy, zero_tangent,
@@ -20,7 +20,7 @@ from s2s_ad.runtime import (broadcast_reduced, checkpoint_stride, concatenate_gr
 nondifferentiable(zeros_like, zero_tangent, inverse_axes)
 nondifferentiable(stop_gradient, elementwise=True)
 nondifferentiable(checkpoint_stride)
-fresh_arrays(zeros_like, zero_tangent, writable_copy, broadcast_reduced, getitem_grad)
+fresh_arrays(zeros_like, zero_tangent, writable_copy, broadcast_reduced, getitem_grad, added_at)
 
 
 @adjoint(unbroadcast, linear=True, examples=({"grad": (2, 3), "like": np.zeros(3)}, {"grad": (3,), "like": 0.5},
@@ -102,3 +102,10 @@ def cumsum_grad_rule(out, grad, a, axis=None, *, t_grad):
 @adjoint(expand_reduced, linear=True, examples=({"x": (3,), "axis": 1}, {"x": (2, 3)}, {"x": (4,), "axis": 0}))
 def expand_reduced_rule(out, x, axis=None, keepdims=False, *, d_out):
     d_x = np.reshape(d_out, np.shape(x))
+
+
+@adjoint(added_at, linear=True, examples=({"a": (4,), "index": np.array([0, 2, 0]), "value": (3,)},
+                                          {"a": (3, 2), "index": np.array([True, False, True]), "value": (2, 2)}))
+def added_at_rule(out, a, index, value, d_out):
+    d_a = d_out
+    d_value = unbroadcast(d_out[index], value)
