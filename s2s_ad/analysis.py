@@ -19,6 +19,7 @@ unknown).  Output: an ``Analysis`` with
 from __future__ import annotations
 
 import itertools
+import random
 import operator
 from collections import Counter
 from dataclasses import dataclass, field
@@ -28,7 +29,8 @@ import numpy as np
 
 from . import ir, rules
 from .errors import TransformError
-from .expressions import is_user_function
+from .parse import is_generated
+from .expressions import describe_callable, is_user_function, missing_rule
 
 SCALAR = "scalar"
 ShapeClass = Union[str, int]
@@ -333,3 +335,37 @@ def check_in_place(fn: ir.Function, facts: Analysis, kinds: dict[str, Optional[s
                 f"the in-place update of {update.name}", f"{update.name} is {update.shared}, and NumPy would "
                 f"change that array too; write {update.name} = {update.name} + ... (a new array), or copy it "
                 f"first", filename=fn.filename, line=update.line, column=update.column)
+
+
+def check_constant_calls(fn: ir.Function, facts: Analysis) -> None:
+    """Refuse a call of a function with no rule and no source whose arguments depend on the inputs.
+
+    One whose arguments do not (``np.random.normal(size=3)``, ``math.lgamma(k + 1)``) is a
+    constant: it runs once where the primal computation runs, and nothing differentiates it.
+    """
+    generated = is_generated(fn.filename)
+    for stmt in ir.walk(fn.body):
+        if not (isinstance(stmt, ir.Assign) and isinstance(stmt.value, ir.Call)):
+            continue
+        call = stmt.value
+        if generated and _private_draw(call.fn):
+            raise TransformError(f"the random draw {describe_callable(call.fn)} in a derivative of a derivative",
+                                 "it is taken in several passes, and each would draw again from this generator; "
+                                 "draw with np.random.* (replayed in each pass) or pass the draws in as an argument",
+                                 filename=fn.filename, line=stmt.line)
+        if not _reads(list(call.args) + [v for _, v in call.kwargs]) & facts.varied:
+            continue
+        why = missing_rule(call.fn)
+        if why is not None:
+            raise TransformError(f"the call of {describe_callable(call.fn)}", why, filename=fn.filename,
+                                 line=stmt.line)
+
+
+def _private_draw(fn: Any) -> bool:
+    """A draw from a generator other than the global ones ``api._Draws`` replays."""
+    owner = getattr(fn, "__self__", None)
+    if isinstance(owner, random.Random):
+        return owner is not random._inst
+    if isinstance(owner, (np.random.RandomState, np.random.Generator)):
+        return owner is not np.random.mtrand._rand
+    return False

@@ -237,6 +237,9 @@ class ExpressionConverter:
                                  "position", node)
             return Inline(self.local(node.func.id), tuple(args))
         found, fn = self._static(node.func)
+        if not found and isinstance(node.func, gast.Attribute) and rules.method_function(node.func.attr) is None:
+            fn = self.resolve(node.func)  # a method of a module-level object: settings.factor(2)
+            found = callable(fn)
         if not found:
             fn, args = self._method(node, args)
         if fn in (max, min) and self.check_calls and not kwargs and len(args) != 2:
@@ -333,15 +336,8 @@ class ExpressionConverter:
             raise self.error(f"the call of the gradient {fn!r}", "differentiating a gradient in reverse mode would "
                              "be reverse over reverse, which s2s_ad does not do; take higher derivatives with "
                              "grad(grad(f)), s2s_ad.hessian or s2s_ad.jvp of the gradient", node)
-        if is_user_function(fn):
-            try:
-                inspect.getsource(fn)
-            except (OSError, TypeError):
-                raise self.error(f"the call of {name}", "its source cannot be read and it has no derivative "
-                                 f"rule; add one with @s2s_ad.adjoint({name})", node) from None
-            return
-        raise self.error(f"the call of {name}", f"it has no derivative rule; add one with "
-                         f"@s2s_ad.adjoint({name}) (see README, 'Adding a rule')", node)
+        # A function with no rule and no source is refused only if an argument depends on the inputs
+        # (analysis.check_constant_calls): otherwise it is a constant and simply runs.
 
 
 # Calls refused outright, with what to do instead.
@@ -383,6 +379,21 @@ def _hashable(value: Any) -> bool:
 def is_user_function(fn: Any) -> bool:
     """A plain Python function with no rule: transformed and called through its own adjoint."""
     return isinstance(fn, types.FunctionType) and not rules.is_known(fn)
+
+
+def missing_rule(fn: Any) -> Optional[str]:
+    """Why a call of ``fn`` whose arguments depend on the inputs cannot be differentiated: it has
+    no rule and no source to transform.  None if it can be."""
+    if rules.is_known(fn) or not callable(fn) or hasattr(fn, "function_for"):
+        return None
+    name = describe_callable(fn)
+    if is_user_function(fn):
+        try:
+            inspect.getsource(fn)
+            return None
+        except (OSError, TypeError):
+            return f"its source cannot be read and it has no derivative rule; add one with @s2s_ad.adjoint({name})"
+    return f"it has no derivative rule; add one with @s2s_ad.adjoint({name}) (see README, 'Adding a rule')"
 
 
 def describe_callable(fn: Any) -> str:

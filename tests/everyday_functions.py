@@ -276,3 +276,22 @@ def passes_helper(x):
 
 def passes_lambda(x):
     return np.sum(_apply(lambda t: t ** 3, x))
+
+
+RNG = np.random.default_rng(0)
+
+
+def noise_from_a_generator(x):
+    total = 0.0
+    for i in range(3):
+        eps = RNG.normal()
+        total = total + x[i] * x[i] * eps
+    return total
+
+
+def noise_in_a_loop(x):
+    total = 0.0
+    for i in range(3):
+        eps = np.random.normal()
+        total = total + np.sin(x[i]) * eps + x[i] * eps * eps
+    return total
