@@ -196,7 +196,9 @@ class TangentSweep:
             self.user_call(stmt)
             return
         self.emit(stmt)
-        if rules.is_nondifferentiable(value.fn):  # an array made here, varied later by stores into it
+        operands = list(value.args) + [v for _, v in value.kwargs]
+        if rules.is_nondifferentiable(value.fn) or all(self.tangent_of(a) is None for a in operands):
+            # an array made here from constants, varied later by stores into it
             self.emit(ir.Assign(t_target, ir.Call(runtime.zero_tangent, (ir.Var(target),)), stmt.line))
             return
         self.bind(target, self.rule_tangent(stmt))

@@ -526,7 +526,7 @@ class Lowering:
             return self.computed[key]
         target = self.names.fresh(describe(call, self.user_names)) if name is None else name
         self.block.append(ir.Assign(target, call, self.line))
-        if rules.makes_fresh_array(expr.fn):
+        if rules.makes_fresh_array_of(expr.fn, args):
             self.buffers.add(target)
         if key is not None:
             self.computed[key] = ir.Var(target)

@@ -33,6 +33,8 @@ loaded on the first lookup.
 """
 from __future__ import annotations
 
+import operator
+
 import importlib
 import importlib.util
 import inspect
@@ -292,11 +294,28 @@ def fresh_arrays(*fns: Any) -> None:
 
 
 def makes_fresh_array(fn: Any) -> bool:
+    """Whether ``fn`` returns a new array: declared with ``fresh_arrays``, or elementwise with a rule
+    (``np.exp(x)``, ``x * 1.0``: NumPy computes every element into a new array).  ``max`` and ``min``
+    return one of their operands."""
     load_templates()
     try:
-        return _key(fn) in _FRESH_ARRAYS
+        if _key(fn) in _FRESH_ARRAYS:
+            return True
+        rule = _ADJOINTS.get(_key(fn)) or _TANGENTS.get(_key(fn))
     except TypeError:
         return False
+    return rule is not None and rule.elementwise and fn not in (max, min, operator.add, operator.mul)
+
+
+def makes_fresh_array_of(fn: Any, args: tuple) -> bool:
+    """``makes_fresh_array``, told the call's arguments (IR atoms): ``a + b`` and ``a * b`` may join or
+    repeat lists (``[x] * 3``), so they make a new array only with a float constant operand
+    (``x * 1.0``), which no list or tuple takes."""
+    if makes_fresh_array(fn):
+        return True
+    if fn in (operator.add, operator.mul):
+        return any(type(getattr(a, "value", None)) is float for a in args)
+    return False
 
 
 def load_templates() -> None:

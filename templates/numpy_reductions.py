@@ -1,7 +1,7 @@
 """Rules for NumPy reductions: sum, mean, var, std, prod, max, min (with ``axis`` and ``keepdims``), cumsum."""
 import numpy as np
 
-from s2s_ad.rules import adjoint, tangent
+from s2s_ad.rules import adjoint, fresh_arrays, tangent
 from s2s_ad.runtime import broadcast_reduced, cumsum_grad, expand_reduced, prod_others
 
 _AXES = (
@@ -86,3 +86,5 @@ def max(out, a, axis=None, *, keepdims=False, t_a):
 def min(out, a, axis=None, *, keepdims=False, t_a):
     at_min = a == expand_reduced(out, axis, keepdims)
     t_out = np.sum(t_a * at_min, axis=axis, keepdims=keepdims) / np.sum(at_min, axis=axis, keepdims=keepdims)
+
+fresh_arrays(np.cumsum)  # a new array, never a view

@@ -2,7 +2,7 @@
 broadcast_to, pad (constant and edge modes), roll."""
 import numpy as np
 
-from s2s_ad.rules import adjoint, method_alias, tangent
+from s2s_ad.rules import adjoint, fresh_arrays, method_alias, tangent
 from s2s_ad.runtime import concatenate_grad, pad_grad, stack_grad, unbroadcast
 
 
@@ -62,3 +62,5 @@ def pad(out, array, pad_width, mode="constant", *, constant_values=0, t_array):
                                          {"a": (3, 4), "shift": (1, 2), "axis": (0, 1)}))
 def roll(out, a, shift, axis=None, *, d_out):
     d_a = np.roll(d_out, np.negative(shift), axis)
+
+fresh_arrays(np.concatenate, np.stack, np.pad)  # new arrays, never views (unlike reshape, transpose)
