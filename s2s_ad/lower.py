@@ -87,6 +87,7 @@ class Lowering:
         self.names = Names(set())
         self.user_names: set[str] = set()
         self.buffers: set[str] = set()  # arrays this function created: the only ones it may write into
+        self.maybe_numbers: set[str] = set()  # buffers that may be numbers (np.exp(x)): += rebinds them
         self.inlining: set[str] = set()  # nested functions being inlined (to refuse recursion)
         self.env: dict[str, Any] = {}
         self.block: list[ir.Stmt] = []
@@ -185,7 +186,8 @@ class Lowering:
             current = self.converter.convert(stmt.target)
             value = ir.Call(op, (current, self.converter.convert(stmt.value)))
             if isinstance(stmt.target, gast.Name) and isinstance(current, ir.Var):
-                if current.name in self.buffers:  # out += x changes the array itself, as NumPy does
+                if current.name in self.buffers and current.name not in self.maybe_numbers:
+                    # out += x changes the array itself, as NumPy does
                     self.block.append(ir.Store(current.name, ir.Const(Ellipsis), self.flatten(value), self.line))
                     self.computed.clear()
                     self.views.wrote(current.name)
@@ -526,8 +528,11 @@ class Lowering:
             return self.computed[key]
         target = self.names.fresh(describe(call, self.user_names)) if name is None else name
         self.block.append(ir.Assign(target, call, self.line))
-        if rules.makes_fresh_array_of(expr.fn, args):
+        if rules.makes_fresh_array(expr.fn):
             self.buffers.add(target)
+        elif rules.makes_fresh_value(expr.fn, args):  # written into by index only: += rebinds a number
+            self.buffers.add(target)
+            self.maybe_numbers.add(target)
         if key is not None:
             self.computed[key] = ir.Var(target)
         return ir.Var(target)

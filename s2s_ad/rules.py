@@ -95,6 +95,7 @@ class Rule:
 _ADJOINTS: dict[Any, Rule] = {}
 _TANGENTS: dict[Any, Rule] = {}
 _NONDIFFERENTIABLE: set = set()
+_FRESH_VALUES: set = set()  # new arrays or numbers (see fresh_values)
 _ELEMENTWISE_CONSTANTS: set = set()  # non-differentiable, but shaped like their broadcast inputs
 _METHODS: dict[str, tuple[Any, bool]] = {}
 _ATTRIBUTES: dict[str, Any] = {}
@@ -294,28 +295,38 @@ def fresh_arrays(*fns: Any) -> None:
 
 
 def makes_fresh_array(fn: Any) -> bool:
-    """Whether ``fn`` returns a new array: declared with ``fresh_arrays``, or elementwise with a rule
-    (``np.exp(x)``, ``x * 1.0``: NumPy computes every element into a new array).  ``max`` and ``min``
-    return one of their operands."""
     load_templates()
     try:
-        if _key(fn) in _FRESH_ARRAYS:
+        return _key(fn) in _FRESH_ARRAYS
+    except TypeError:
+        return False
+
+
+def fresh_values(*fns: Any) -> None:
+    """Declare functions that return a new array or a number, never an argument or a view of one
+    (``np.dot``): an array they return may be written into by index."""
+    for fn in fns:
+        _FRESH_VALUES.add(_key(fn))
+
+
+def makes_fresh_value(fn: Any, args: tuple) -> bool:
+    """Whether a call of ``fn`` on ``args`` (IR atoms) returns a new array or a number: declared with
+    ``fresh_values``, or elementwise with a rule (``np.exp(x)``: NumPy computes every element into a
+    new array).  ``max`` and ``min`` return an operand; ``a + b`` and ``a * b`` may join or repeat
+    lists (``[x] * 3``), so they count only with a float constant operand (``x * 1.0``), which no
+    list or tuple takes."""
+    load_templates()
+    try:
+        if _key(fn) in _FRESH_VALUES:
             return True
         rule = _ADJOINTS.get(_key(fn)) or _TANGENTS.get(_key(fn))
     except TypeError:
         return False
-    return rule is not None and rule.elementwise and fn not in (max, min, operator.add, operator.mul)
-
-
-def makes_fresh_array_of(fn: Any, args: tuple) -> bool:
-    """``makes_fresh_array``, told the call's arguments (IR atoms): ``a + b`` and ``a * b`` may join or
-    repeat lists (``[x] * 3``), so they make a new array only with a float constant operand
-    (``x * 1.0``), which no list or tuple takes."""
-    if makes_fresh_array(fn):
-        return True
+    if rule is None or not rule.elementwise or fn in (max, min):
+        return False
     if fn in (operator.add, operator.mul):
         return any(type(getattr(a, "value", None)) is float for a in args)
-    return False
+    return True
 
 
 def load_templates() -> None:

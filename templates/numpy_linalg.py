@@ -3,7 +3,7 @@ import operator
 
 import numpy as np
 
-from s2s_ad.rules import adjoint, fresh_arrays
+from s2s_ad.rules import adjoint, fresh_arrays, fresh_values
 from s2s_ad.runtime import inverse_axes, matmul_grad_a, matmul_grad_b
 
 _PRODUCTS = (
@@ -47,4 +47,5 @@ def transpose(out, a, axes=None, *, d_out):
 def trace(out, a, offset=0, *, d_out):
     d_a = d_out * np.eye(np.shape(a)[0], np.shape(a)[1], k=offset)
 
-fresh_arrays(np.matmul, operator.matmul, np.dot, np.outer)  # products are computed into new arrays
+fresh_arrays(np.outer)  # products are computed into new arrays (or numbers: 1-d by 1-d)
+fresh_values(np.matmul, operator.matmul, np.dot)
