@@ -391,27 +391,36 @@ class Lowering:
             if not isinstance(target, gast.Name):
                 raise self.parsed.error("unpacking a range element", "loop over range with one name", target)
             return self.flatten(backwards, self.names.fresh("steps")), None
-        if kind is enumerate:
-            seq = self.flatten(args[0])
-            start = args[1] if len(args) > 1 else ir.Const(0)
-            steps = self.flatten(ir.Call(range, (ir.Call(len, (seq,)),)), self.names.fresh("steps"))
-            return steps, lambda k: ir.Display("tuple", (ir.Call(operator.add, (k, start)) if not ir.is_const(start, 0)
-                                                          else k, ir.Call(operator.getitem, (seq, k))))
-        if kind is zip:
-            seqs = [self.flatten(a) for a in args]
-            length = ir.Call(len, (seqs[0],))
-            for other in seqs[1:]:
-                length = ir.Call(min, (length, ir.Call(len, (other,))))
-            steps = self.flatten(ir.Call(range, (length,)), self.names.fresh("steps"))
-            return steps, lambda k: ir.Display("tuple", tuple(ir.Call(operator.getitem, (s, k)) for s in seqs))
-        if kind is reversed:
+        if kind is reversed and not self._iteration_call(it.args[0])[0]:
             seq = self.flatten(args[0])
             last = ir.Call(operator.sub, (ir.Call(len, (seq,)), ir.Const(1)))
             steps = self.flatten(ir.Call(range, (last, ir.Const(-1), ir.Const(-1))), self.names.fresh("steps"))
             return steps, lambda k: ir.Call(operator.getitem, (seq, k))
-        seq = self.flatten(self.converter.convert(it))
-        steps = self.flatten(ir.Call(range, (ir.Call(len, (seq,)),)), self.names.fresh("steps"))
-        return steps, lambda k: ir.Call(operator.getitem, (seq, k))
+        length, item = self._sequence(it)
+        steps = self.flatten(ir.Call(range, (length,)), self.names.fresh("steps"))
+        return steps, item
+
+    def _sequence(self, node: Any) -> tuple[ir.Expr, Callable[[ir.Expr], ir.Expr]]:
+        """What a ``for`` walks, as its length and its ``k``-th element; ``enumerate``, ``zip`` and
+        ``reversed`` nest (``enumerate(zip(a, b))``).  The sequences are read before the loop."""
+        kind, args = self._iteration_call(node)
+        if kind is enumerate:
+            length, item = self._sequence(node.args[0])
+            start = args[1] if len(args) > 1 else ir.Const(0)
+            return length, lambda k: ir.Display("tuple", (ir.Call(operator.add, (k, start)) if not ir.is_const(start, 0)
+                                                          else k, item(k)))
+        if kind is zip:
+            parts = [self._sequence(a) for a in node.args]
+            length = parts[0][0]
+            for other, _ in parts[1:]:
+                length = ir.Call(min, (length, other))
+            return length, lambda k: ir.Display("tuple", tuple(item(k) for _, item in parts))
+        if kind is reversed:
+            length, item = self._sequence(node.args[0])
+            last = self.flatten(ir.Call(operator.sub, (length, ir.Const(1))))
+            return ir.Call(operator.add, (last, ir.Const(1))), lambda k: item(ir.Call(operator.sub, (last, k)))
+        seq = self.flatten(self.converter.convert(node))  # range(...) too: a range object is indexed
+        return ir.Call(len, (seq,)), lambda k: ir.Call(operator.getitem, (seq, k))
 
     def _iteration_call(self, it: Any) -> tuple[Any, list]:
         if isinstance(it, gast.Call) and not it.keywords:
