@@ -27,7 +27,7 @@ import numpy as np
 
 from . import ir, rules, runtime
 from .errors import TransformError
-from .parse import Resolver
+from .parse import Resolver, parse_function
 
 BINARY_OPERATORS = {
     gast.Add: operator.add, gast.Sub: operator.sub, gast.Mult: operator.mul,
@@ -55,9 +55,22 @@ def _is_plain_constant(value: Any) -> bool:
 
 @dataclass(frozen=True)
 class Nested:
-    """A function defined in the body: calls to it are inlined (see ``Lowering.inline``)."""
+    """A function defined in the body: calls to it are inlined (see ``Lowering.inline``).
+
+    ``closed``: a module-level function inlined because it was passed a function; it sees its own
+    names and the module's, not the caller's."""
 
     node: Any
+    closed: bool = False
+    scope: Optional[tuple] = None  # passed as an argument: the names it reads, as where it was passed
+
+
+@dataclass(frozen=True, eq=False)
+class Known:
+    """A function passed by name as an argument (``apply(np.sin, x)``): inside the inlined callee,
+    calls of the parameter call it."""
+
+    value: Any
 
 
 @dataclass(frozen=True)
@@ -113,6 +126,9 @@ class ExpressionConverter:
 
     def _Name(self, node: gast.Name) -> ir.Expr:
         value = self.local(node.id)
+        if isinstance(value, (Nested, Known)):
+            raise self.error(f"the function {node.id!r} used as a value", "call it, or pass it straight to a "
+                             "function of yours as an argument", node)
         if value is not None:
             return value
         return self._global_value(node.id, self._lookup(node), node)
@@ -227,16 +243,24 @@ class ExpressionConverter:
         return ir.Call(fn, (self.convert(node.value),))
 
     def _Call(self, node: gast.Call) -> ir.Expr:
-        args = [self.convert(a) for a in node.args]
-        kwargs = tuple((k.arg, self.convert(k.value)) for k in node.keywords)
+        args = [self._argument(a) for a in node.args]
+        kwargs = tuple((k.arg, self._argument(k.value)) for k in node.keywords)
         if any(k.arg is None for k in node.keywords):
             raise self.error("**kwargs in a call", "pass keyword arguments one by one", node)
-        if isinstance(node.func, gast.Name) and isinstance(self.local(node.func.id), Nested):
+        callee = self.local(node.func.id) if isinstance(node.func, gast.Name) else None
+        if isinstance(callee, Nested):
             if kwargs:
                 raise self.error(f"keyword arguments to the nested function {node.func.id!r}", "pass them by "
                                  "position", node)
-            return Inline(self.local(node.func.id), tuple(args))
-        found, fn = self._static(node.func)
+            return Inline(callee, tuple(args))
+        if isinstance(callee, (Known, ir.Const)) and callable(callee.value):  # a function (or type) passed in
+            found, fn = True, callee.value
+        else:
+            found, fn = self._static(node.func)
+        values = args + [v for _, v in kwargs]
+        if any(isinstance(a, (Nested, Known)) for a in values) or (found and is_user_function(fn) and any(
+                isinstance(a, ir.Const) and isinstance(a.value, type) for a in values)):  # apply(float, x)
+            return self._passes_functions(fn if found else None, args, kwargs, node)
         if not found and isinstance(node.func, gast.Attribute) and rules.method_function(node.func.attr) is None:
             fn = self.resolve(node.func)  # a method of a module-level object: settings.factor(2)
             found = callable(fn)
@@ -278,6 +302,30 @@ class ExpressionConverter:
             return getattr(base, node.attr, None) if base is not None else None
         return None
 
+    def _argument(self, node: Any) -> Any:
+        """An argument of a call: its IR value, or the function it names (``np.sin``, ``helper``, a
+        nested def or lambda) as a ``Known`` or ``Nested`` for ``_passes_functions``."""
+        if isinstance(node, gast.Name) and isinstance(self.local(node.id), (Nested, Known)):
+            return self.local(node.id)
+        if isinstance(node, (gast.Name, gast.Attribute)):
+            found, value = self._static(node)
+            if found and callable(value) and not isinstance(value, type) and not hasattr(value, "function_for"):
+                return Known(value)
+        return self.convert(node)
+
+    def _passes_functions(self, fn: Any, args: list, kwargs: tuple, node: Any) -> Inline:
+        """``apply(np.sin, x)``: a call of your own function that is passed functions is inlined,
+        each function parameter then calling the function passed."""
+        where = ("module-level functions of the differentiated function's module, and functions defined "
+                 "in it, can take functions (or lambdas) as arguments")
+        if not is_user_function(fn) or fn.__closure__ or fn.__globals__ is not self.resolver.globals:
+            name = describe_callable(fn) if fn is not None else "this function"
+            raise self.error(f"a function passed as an argument to {name}", f"only {where}; for others, call "
+                             "the function yourself and pass its result", node)
+        parsed = parse_function(fn)
+        bound = self._bind_user_call(fn, args, kwargs, node)
+        return Inline(Nested(parsed.node, closed=True), bound)
+
     def _extremum(self, fn: Any, args: list, node: Any) -> ir.Expr:
         """``max(values)`` is ``np.max(values)``; ``max(a, b, c)`` is ``max(max(a, b), c)``."""
         if len(args) == 1:
@@ -298,7 +346,8 @@ class ExpressionConverter:
         bound.apply_defaults()
         values = []
         for name, value in bound.arguments.items():
-            if not isinstance(value, (ir.Var, ir.Const, ir.Call, ir.Slice, ir.Display, Choice)):
+            if not isinstance(value, (ir.Var, ir.Const, ir.Call, ir.Slice, ir.Display, Choice, Once, Nested, Known,
+                                      Inline)):
                 if not _is_plain_constant(value):
                     raise self.error(f"the default value of {name!r} in {describe_callable(fn)}",
                                      "only numbers, strings, None and tuples of them can be defaults", node)

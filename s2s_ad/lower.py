@@ -27,7 +27,7 @@ from . import ir, rules, runtime
 from .aliasing import VIEWING, Views
 from .desugar import desugar
 from .errors import TransformError
-from .expressions import BINARY_OPERATORS, Choice, ExpressionConverter, Inline, Nested, Once
+from .expressions import BINARY_OPERATORS, Choice, ExpressionConverter, Inline, Known, Nested, Once
 from .naming import Names, describe
 from .nodes import all_nodes
 from .parse import ParsedFunction, is_generated
@@ -568,13 +568,15 @@ class Lowering:
         params = [a.id for a in node.args.args]
         if len(params) != len(call.args):
             raise self.parsed.error(f"the call of {node.name!r}", f"it takes {len(params)} arguments", node)
-        args = [self.flatten(a) for a in call.args]
+        args = [self._passed(a) if isinstance(a, (Nested, Known)) else self.flatten(a) for a in call.args]
         body = copy.deepcopy(node.body)
         function = gast.FunctionDef(name=node.name, args=node.args, body=body, decorator_list=[], returns=None,
                                     type_comment=None)
         own = _stored_names(function) | set(params)
         desugar(function, own | set(self.reads) | self.names.taken)
-        inner_env = {k: v for k, v in self.env.items() if k not in own}
+        scope = dict(call.function.scope) if call.function.scope is not None else {} if call.function.closed \
+            else self.env
+        inner_env = {k: v for k, v in scope.items() if k not in own}
         inner_env.update(zip(params, args))
         outer_env, outer_reads, self.env = self.env, self.reads, inner_env
         self.computed.clear()  # the nested function's statements may write into arrays
@@ -590,6 +592,13 @@ class Lowering:
             self.env, self.reads = outer_env, outer_reads
             self.computed.clear()
         return result
+
+    def _passed(self, function: Any) -> Any:
+        """A function passed as an argument: a nested def or lambda keeps the names where it is
+        passed (the callee cannot rebind them), not those of the callee it is called in."""
+        if isinstance(function, Nested) and not function.closed and function.scope is None:
+            return Nested(function.node, scope=tuple(self.env.items()))
+        return function
 
     def _choice(self, choice: Choice, name: Optional[str]) -> ir.Expr:
         """A conditional expression (or ``and``/``or``) as an if statement."""

@@ -83,7 +83,7 @@ def set_literal(x):
 
 
 def lambda_passed_to_numpy(x):
-    return np.sum(np.apply_along_axis(lambda v: v * 2.0, 0, x))  # REFUSED: a lambda
+    return np.sum(np.apply_along_axis(lambda v: v * 2.0, 0, x))  # REFUSED: a function passed as an argument to np.apply_along_axis
 
 
 def while_else(x):
