@@ -436,6 +436,10 @@ def missing_rule(fn: Any) -> Optional[str]:
     if rules.is_known(fn) or not callable(fn) or hasattr(fn, "function_for"):
         return None
     name = describe_callable(fn)
+    owner = getattr(fn, "__self__", None)
+    if isinstance(getattr(fn, "__func__", None), types.FunctionType) and not isinstance(owner, types.ModuleType):
+        return (f"it is a method of a {type(owner).__name__} object, and methods are not differentiated; "
+                f"write the computation as a def that takes the object's numbers as arguments")
     if is_user_function(fn):
         try:
             inspect.getsource(fn)

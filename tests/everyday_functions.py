@@ -259,7 +259,16 @@ def lambda_with_closure(x):
 
 
 def _apply(fn, v):
-    return fn(v)
+    a = 3.0  # the caller's a is not this one
+    return fn(v) * a
+
+
+def _twice(fn, v):
+    return fn(fn(v))
+
+
+def _compose(f, g, v):
+    return _apply(f, g(v))
 
 
 def _helper(v):
@@ -295,3 +304,101 @@ def noise_in_a_loop(x):
         eps = np.random.normal()
         total = total + np.sin(x[i]) * eps + x[i] * eps * eps
     return total
+
+
+def lambda_reads_caller_local(x):
+    a = x[0]
+    scaled = lambda t: a * t
+    return np.sum(_apply(scaled, x))
+
+
+def passes_through_two_helpers(x):
+    return np.sum(_compose(np.tanh, lambda t: t * t, x))
+
+
+def twice_builtin(x):
+    return np.sum(_twice(np.sin, x)) + _twice(abs, x[0])
+
+
+def nested_def_passed(x):
+    def f(t):
+        return t ** 2 + x[1]
+    return np.sum(_twice(f, x))
+
+
+def passes_math_and_a_type(x):
+    return _apply(math.exp, x[0]) + _apply(float, x[1])
+
+
+def constant_array_then_store(x):
+    y = np.exp(np.arange(3.0))
+    y[0] = x[0] * x[1]
+    return np.sum(y * x)
+
+
+def list_of_zeros_written(x):
+    ys = [0.0] * 3
+    for i in range(3):
+        ys[i] = x[i] * x[i]
+    return ys[0] + ys[1] * ys[2]
+
+
+def zip_range(x):
+    total = 0.0
+    for i, a in zip(range(3), x):
+        total = total + i * a * a
+    return total
+
+
+def enumerate_reversed(x):
+    total = 0.0
+    for i, a in enumerate(reversed(x)):
+        total = total * a + i
+    return total
+
+
+def zip_in_zip(x):
+    w = x * 2.0
+    total = 0.0
+    for a, (b, c) in zip(x, zip(w, x[::-1])):
+        total = total + a * b * c
+    return total
+
+
+def cast_to_int_carries_nothing(x):
+    return np.sum(x.astype(int) * x) + np.sum((x * 10.0).astype(np.float32).astype(float))
+
+
+def float32_buffer(x):
+    out = np.zeros(3, dtype=np.float32)
+    out[0] = x[0]
+    return np.sum(out.astype(float) * x)
+
+
+def product_written(x):
+    m = np.outer(x, x)
+    m[0, 0] = np.sin(x[0])
+    d = np.dot(x, x)
+    d += 1.0
+    return np.sum(m) * d
+
+
+def annotated_in_loop(x):
+    total: float = 0.0
+    for i in range(3):
+        term: float = x[i] * (i + 1.0)
+        total += term
+    return total
+
+
+def chained_middle_is_random(x):
+    """The middle operand is evaluated once; the last only if the first link holds."""
+    if -1.0 < np.random.uniform() < x[0] + 2.0:
+        return x[0] * x[1]
+    return x[2]
+
+
+def chained_short_circuit(x):
+    if x[0] > 5.0 > np.random.uniform():
+        return x[0]
+    return x[1] * x[2]
