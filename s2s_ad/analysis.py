@@ -369,3 +369,14 @@ def _private_draw(fn: Any) -> bool:
     if isinstance(owner, (np.random.RandomState, np.random.Generator)):
         return owner is not np.random.mtrand._rand
     return False
+
+
+def check_element_reads(fn: ir.Function, facts: Analysis) -> None:
+    """Refuse a read of ``a[i]`` after ``a`` was written unless ``a[i]`` is one number (``a`` has as
+    many dimensions as the index has integers): otherwise it is a view, which NumPy would show the
+    write through.  A rank the kinds do not prove is refused."""
+    for read in fn.element_reads:
+        rank = facts.rank_of(ir.Var(read.base))
+        if rank is None or rank != read.integers:
+            raise TransformError(f"reading {read.name} after {read.base} was written", read.shared,
+                                 filename=fn.filename, line=read.line)

@@ -100,6 +100,7 @@ class Lowering:
         self.view_values: dict[str, tuple[str, int, bool]] = {}
         self.merged_from: dict[str, str] = {}  # merge variables that may be an array another name holds
         self.in_place: list[ir.InPlace] = []
+        self.element_reads: list[ir.InPlace] = []  # see ir.Function.element_reads
         self.params: dict[str, str] = {}  # SSA name of each parameter -> the user's name
         # Values already computed in this statement, by block: (id(block), operation) -> the atom.
         # Forgotten at each statement and each store, so a reused value is never stale.
@@ -122,7 +123,7 @@ class Lowering:
         body = self.lower_block(node.body)
         docstring = gast.get_docstring(node) if hasattr(gast, "get_docstring") else None
         return ir.Function(node.name, params, body, self.parsed.filename, node.lineno, docstring,
-                           in_place=self.in_place)
+                           in_place=self.in_place, element_reads=self.element_reads)
 
     def _shared(self, name: str, value: str, stmt: Any) -> Optional[ir.InPlace]:
         """An ``InPlace`` record if ``value`` (what ``name`` holds) may be an object other names see."""
@@ -160,11 +161,16 @@ class Lowering:
         if isinstance(value, ir.Var):
             array = self.views.outdated(value.name)
             if array is not None:
-                raise TransformError(
-                    f"reading {name} after {array} was written", f"{name} may be a view of {array} "
-                    f"(a slice, a row, .T, a reshape, or a list holding it), and NumPy would show the new values "
-                    f"through it; copy it where you take it (.copy()), or use float(...) for one number",
-                    filename=self.parsed.filename, line=self.line)
+                hint = (f"{name} may be a view of {array} (a slice, a row, .T, a reshape, or a list holding it), "
+                        f"and NumPy would show the new values through it; copy it where you take it (.copy()), "
+                        f"or use float(...) for one number")
+                base, integers, keeps = self.view_values.get(value.name, (None, 0, True))
+                if base != array or keeps:
+                    raise TransformError(f"reading {name} after {array} was written", hint,
+                                         filename=self.parsed.filename, line=self.line)
+                # first = out[0]: one number if out is 1-d, which only the argument kinds tell
+                self.element_reads.append(ir.InPlace(value.name, name, hint, self.line, None, base, integers,
+                                                     keeps_dimension=False))
         return value
 
     def lower_block(self, stmts: list) -> list[ir.Stmt]:

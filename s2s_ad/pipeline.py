@@ -17,7 +17,7 @@ from typing import Any, Callable, Iterator, Optional
 import numpy as np
 
 from . import ir
-from .analysis import SCALAR, Analysis, analyse, check_constant_calls, check_in_place
+from .analysis import SCALAR, Analysis, analyse, check_constant_calls, check_element_reads, check_in_place
 from .cache import SplitAdjoint, TangentCallee, TransformCache, compile_emitted, compile_module, origin_of
 from .errors import TransformError
 from .emit import Emitted, Namespace, emit, emit_module
@@ -140,6 +140,7 @@ def _analysed(ssa: ir.Function, wrt: list[str], kinds: Kinds) -> tuple[ir.Functi
     facts = analyse(ssa, wrt, kinds_by_param, result_kind)
     check_in_place(ssa, facts, kinds_by_param)
     check_constant_calls(ssa, facts)
+    check_element_reads(ssa, facts)
     return hoist_invariants(ssa, lambda expr: facts.shape_of(expr) == SCALAR), facts
 
 
