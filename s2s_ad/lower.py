@@ -352,6 +352,10 @@ class Lowering:
             raise self.parsed.error("a checkpointed loop that writes into an array", "a segment run again "
                                     "would see the later values; carry the values in variables, or drop "
                                     "checkpointed", stmt)
+        if any(isinstance(s, ir.Effect) for s in ir.walk(body)):
+            raise self.parsed.error("print, assert, logging or warnings in a checkpointed loop", "the reverse "
+                                    "sweep runs each segment again, which would repeat them; move them out of "
+                                    "the loop, or drop checkpointed", stmt)
 
     def while_loop(self, stmt: gast.While) -> None:
         targets = self._carry(stmt)

@@ -11,6 +11,8 @@ from __future__ import annotations
 import math
 from typing import Any, Optional
 
+import random
+
 import numpy as np
 
 
@@ -115,6 +117,18 @@ def stored_part(grad: np.ndarray, index: Any, value: Any) -> Any:
     kept = np.full(np.shape(grad), -1, dtype=np.intp)
     kept[index] = positions
     return unbroadcast(np.where(kept[index] == positions, part, 0.0), value)
+
+
+def random_states() -> tuple:
+    """The global random states (``np.random.*``, Python's ``random.*``): a checkpointed loop
+    keeps them per segment, so a segment run again draws what it drew the first time."""
+    return np.random.get_state(), random.getstate()
+
+
+def set_random_states(states: tuple) -> None:
+    """Put back what ``random_states`` returned."""
+    np.random.set_state(states[0])
+    random.setstate(states[1])
 
 
 def check_assertion(test: Any, message: Any = None) -> None:

@@ -8,6 +8,8 @@ import warnings
 
 import numpy as np
 
+import s2s_ad
+
 LOG = logging.getLogger(__name__)
 
 
@@ -402,3 +404,21 @@ def chained_short_circuit(x):
     if x[0] > 5.0 > np.random.uniform():
         return x[0]
     return x[1] * x[2]
+
+
+def noise_in_a_checkpointed_loop(x):
+    s = x
+    for t in s2s_ad.checkpointed(range(6), every=2):
+        s = np.sin(s) * np.random.normal()
+    return s
+
+
+def _noisy_square(v):
+    return v * v * np.random.normal()
+
+
+def helper_draws_in_a_checkpointed_loop(x):
+    s = x
+    for t in s2s_ad.checkpointed(range(4), every=2):
+        s = np.cos(s) + _noisy_square(s) * 0.1
+    return s

@@ -22,6 +22,7 @@ X = np.array([0.3, 0.7, -0.4])
 # Functions checked elsewhere: random draws need the same draws in the oracle; float32 rounding
 # swamps central differences; a view refusal; generator draws.
 SPECIAL = {"with_random_noise", "noise_in_a_loop", "noise_from_a_generator", "float32_buffer",
+           "noise_in_a_checkpointed_loop", "helper_draws_in_a_checkpointed_loop",
            "cast_to_int_carries_nothing", "chained_middle_is_random",
            "chained_short_circuit", "list_of_zeros_written"}
 FUNCTIONS = [fn for name, fn in inspect.getmembers(ef, inspect.isfunction)
@@ -225,3 +226,35 @@ def test_an_element_of_a_1d_array_is_a_number_but_a_row_is_a_view():
     assert caught.value.line == _row_of_a_matrix_read_after_write.__code__.co_firstlineno + 5
     np.testing.assert_allclose(s2s_ad.grad(ef.first_of_1d_is_a_number)(X),
                                numeric_grad(ef.first_of_1d_is_a_number, [X], 0), rtol=1e-6)
+
+
+@pytest.mark.parametrize("fn", [ef.noise_in_a_checkpointed_loop, ef.helper_draws_in_a_checkpointed_loop],
+                         ids=lambda f: f.__name__)
+def test_a_checkpointed_loop_run_again_draws_the_same(fn):
+    """The reverse sweep runs each segment again: it must see the first pass's draws, and leave the
+    random state as one call of the function does."""
+    np.random.seed(8)
+    state = np.random.get_state()
+
+    def same_draws(v):
+        np.random.set_state(state)
+        return fn(v)
+
+    want = numeric_grad(same_draws, [0.5], 0)
+    same_draws(0.5)
+    after_one_call = np.random.get_state()[1].copy()
+    np.random.set_state(state)
+    assert s2s_ad.grad(fn)(0.5) == pytest.approx(want, rel=1e-6)
+    assert np.array_equal(np.random.get_state()[1], after_one_call)
+
+
+def _prints_in_a_checkpointed_loop(x):
+    for t in s2s_ad.checkpointed(range(4)):
+        print(t)
+        x = np.sin(x)
+    return x
+
+
+def test_effects_in_a_checkpointed_loop_are_refused():
+    with pytest.raises(s2s_ad.TransformError, match="print, assert, logging or warnings in a checkpointed loop"):
+        s2s_ad.grad(_prints_in_a_checkpointed_loop)(0.5)
