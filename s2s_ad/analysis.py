@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import dataclasses
 import itertools
+import random
 import operator
 from collections import Counter
 from dataclasses import dataclass, field
@@ -39,8 +40,9 @@ import numpy as np
 
 from . import ir, rules
 from .errors import TransformError
-from .expressions import is_user_function
+from .expressions import describe_callable, is_user_function, missing_rule
 from .kinds import NUMBER, UNKNOWN, Array, Kind, Number, Sequence, Unknown, from_string, rank, to_string
+from .parse import is_generated
 
 SCALAR = "scalar"
 ShapeClass = Union[str, int]
@@ -571,3 +573,48 @@ def _without(body: list[ir.Stmt], dropped: set[int]) -> list[ir.Stmt]:
                                        body=_without(stmt.body, dropped))
         out.append(stmt)
     return out
+
+
+def check_constant_calls(fn: ir.Function, facts: Analysis) -> None:
+    """Refuse a call of a function with no rule and no source whose arguments depend on the inputs.
+
+    One whose arguments do not (``np.random.normal(size=3)``, ``math.lgamma(k + 1)``) is a
+    constant: it runs once where the primal computation runs, and nothing differentiates it.
+    """
+    generated = is_generated(fn.filename)
+    for stmt in ir.walk(fn.body):
+        if not (isinstance(stmt, ir.Assign) and isinstance(stmt.value, ir.Call)):
+            continue
+        call = stmt.value
+        if generated and _private_draw(call.fn):
+            raise TransformError(f"the random draw {describe_callable(call.fn)} in a derivative of a derivative",
+                                 "it is taken in several passes, and each would draw again from this generator; "
+                                 "draw with np.random.* (replayed in each pass) or pass the draws in as an argument",
+                                 filename=fn.filename, line=stmt.line)
+        if not _reads(list(call.args) + [v for _, v in call.kwargs]) & facts.varied:
+            continue
+        why = missing_rule(call.fn)
+        if why is not None:
+            raise TransformError(f"the call of {describe_callable(call.fn)}", why, filename=fn.filename,
+                                 line=stmt.line)
+
+
+def _private_draw(fn: Any) -> bool:
+    """A draw from a generator other than the global ones ``api._Draws`` replays."""
+    owner = getattr(fn, "__self__", None)
+    if isinstance(owner, random.Random):
+        return owner is not random._inst
+    if isinstance(owner, (np.random.RandomState, np.random.Generator)):
+        return owner is not np.random.mtrand._rand
+    return False
+
+
+def check_element_reads(fn: ir.Function, facts: Analysis) -> None:
+    """Refuse a read of ``a[i]`` after ``a`` was written unless ``a[i]`` is one number (``a`` has as
+    many dimensions as the index has integers): otherwise it is a view, which NumPy would show the
+    write through.  A rank the kinds do not prove is refused."""
+    for read in fn.element_reads:
+        rank = facts.rank_of(ir.Var(read.base))
+        if rank is None or rank != read.integers:
+            raise TransformError(f"reading {read.name} after {read.base} was written", read.shared,
+                                 filename=fn.filename, line=read.line)

@@ -12,6 +12,7 @@ from __future__ import annotations
 import functools
 import inspect
 import numbers
+import random
 import threading
 from dataclasses import dataclass
 from typing import Any, Callable, Optional, Sequence, Union
@@ -436,15 +437,17 @@ class Jacobian:
             if not _differentiable(values[i]):
                 raise TypeError(f"jacobian of {self.fn.__name__}: {params[i]} = {values[i]!r} is not a float "
                                 f"or float array, so it has no derivative")
+        draws = _Draws()
         out = self.fn(*values)
         inputs = sum(np.size(values[i]) for i in positions)
         if inputs <= np.size(out) or isinstance(self.fn, GradientFunction):  # no reverse over reverse
-            blocks = self._forward(values, positions, out)
+            blocks = self._forward(values, positions, out, draws)
         else:
+            draws.replay()
             blocks = self._reverse(values, positions, out)
         return tuple(blocks) if self._several else blocks[0]
 
-    def _forward(self, values: tuple, positions: list[int], out: Any) -> list:
+    def _forward(self, values: tuple, positions: list[int], out: Any, draws: _Draws) -> list:
         tangent_fn = _tangent_function(self.fn, self.wrt, values)
         zeros = [np.zeros_like(values[i], dtype=float) for i in positions]
         blocks = []
@@ -455,6 +458,7 @@ class Jacobian:
                 unit = np.zeros(np.shape(values[i]))
                 unit[index] = 1.0
                 tangents[k] = unit if isinstance(values[i], np.ndarray) else 1.0
+                draws.replay()
                 columns.append(np.asarray(tangent_fn(*values, *tangents)[1], dtype=float))
             stacked = np.stack(columns, axis=-1) if columns else np.zeros(np.shape(out) + (0,))
             blocks.append(stacked.reshape(np.shape(out) + np.shape(values[i])))
@@ -470,6 +474,20 @@ class Jacobian:
             for i in positions:
                 rows[i].append(np.asarray(adjoints[i], dtype=float))
         return [np.stack(rows[i]).reshape(np.shape(out) + np.shape(values[i])) for i in positions]
+
+
+class _Draws:
+    """The global random states (NumPy's ``np.random.*``, Python's ``random.*``) as a derivative
+    taken in several passes found them: each pass replays them, so every pass sees the draws of
+    one call of the function (``analysis.check_constant_calls`` refuses draws from other generators
+    in code run more than once)."""
+
+    def __init__(self) -> None:
+        self.numpy, self.python = np.random.get_state(), random.getstate()
+
+    def replay(self) -> None:
+        np.random.set_state(self.numpy)
+        random.setstate(self.python)
 
 
 def jacobian(fn: Callable, wrt: Wrt = 0) -> Jacobian:

@@ -15,8 +15,10 @@ unflattened, for the bodies of rule templates.
 from __future__ import annotations
 
 import inspect
+import logging
 import operator
 import types
+import warnings
 from dataclasses import dataclass
 from typing import Any, Callable, Optional
 
@@ -25,7 +27,7 @@ import numpy as np
 
 from . import ir, rules, runtime
 from .errors import TransformError
-from .parse import Resolver, transparent
+from .parse import Resolver, parse_function, transparent
 
 BINARY_OPERATORS = {
     gast.Add: operator.add, gast.Sub: operator.sub, gast.Mult: operator.mul,
@@ -39,17 +41,36 @@ COMPARISONS = {
 }
 # Words for naming intermediate values after the operation that made them.
 _CONSTANT_TYPES = (int, float, complex, bool, str, type(None), np.generic)
+# Types that are values in everyday code: dtype=float, .astype(np.float32).
+_TYPE_VALUES = (int, float, complex, bool)
+
+
 def _is_plain_constant(value: Any) -> bool:
     if isinstance(value, tuple):
         return all(_is_plain_constant(v) for v in value)
-    return isinstance(value, _CONSTANT_TYPES)
+    if isinstance(value, type):
+        return value in _TYPE_VALUES or issubclass(value, np.generic)
+    return isinstance(value, _CONSTANT_TYPES) or value is Ellipsis or isinstance(value, np.dtype)
 
 
 @dataclass(frozen=True)
 class Nested:
-    """A function defined in the body: calls to it are inlined (see ``Lowering.inline``)."""
+    """A function defined in the body: calls to it are inlined (see ``Lowering.inline``).
+
+    ``closed``: a module-level function inlined because it was passed a function; it sees its own
+    names and the module's, not the caller's."""
 
     node: Any
+    closed: bool = False
+    scope: Optional[tuple] = None  # passed as an argument: the names it reads, as where it was passed
+
+
+@dataclass(frozen=True, eq=False)
+class Known:
+    """A function passed by name as an argument (``apply(np.sin, x)``): inside the inlined callee,
+    calls of the parameter call it."""
+
+    value: Any
 
 
 @dataclass(frozen=True)
@@ -70,6 +91,15 @@ class Inline:
 
     function: Any  # Nested or Dispatch
     args: tuple
+
+
+@dataclass(eq=False)
+class Once:
+    """A value read by more than one operation, before flattening: flattened the first time, then
+    its atom is reused (the middle operand of ``a < b < c`` is evaluated once, as in Python)."""
+
+    value: Any
+    atom: Any = None
 
 
 @dataclass(frozen=True)
@@ -108,6 +138,9 @@ class ExpressionConverter:
 
     def _Name(self, node: gast.Name) -> ir.Expr:
         value = self.local(node.id)
+        if isinstance(value, (Nested, Known)):
+            raise self.error(f"the function {node.id!r} used as a value", "call it, or pass it straight to a "
+                             "function of yours as an argument", node)
         if value is not None:
             return value
         return self._global_value(node.id, self._lookup(node), node)
@@ -141,9 +174,20 @@ class ExpressionConverter:
             raise self.error(f"the operator {type(node.op).__name__}", "bitwise operators cannot be differentiated", node)
         return ir.Call(fn, (self.convert(node.left), self.convert(node.right)))
 
-    def _Compare(self, node: gast.Compare) -> ir.Expr:
-        op = type(node.ops[0])
-        left, right = self.convert(node.left), self.convert(node.comparators[0])
+    def _Compare(self, node: gast.Compare) -> Any:
+        """``a < b <= c`` is ``a < b and b <= c`` with ``b`` evaluated once, ``c`` only if ``a < b``."""
+        operands = [self.convert(node.left)] + [self.convert(c) for c in node.comparators]
+        if len(operands) == 2:
+            return self._comparison(node.ops[0], operands[0], operands[1])
+        shared = [operands[0]] + [v if ir.is_atom(v) else Once(v) for v in operands[1:-1]] + [operands[-1]]
+        links = [self._comparison(op, a, b) for op, a, b in zip(node.ops, shared, shared[1:])]
+        result = links[-1]
+        for link in reversed(links[:-1]):
+            result = self._make_choice(link, result, None, node)
+        return result
+
+    def _comparison(self, op_node: Any, left: Any, right: Any) -> ir.Expr:
+        op = type(op_node)
         if op is gast.In:
             return ir.Call(operator.contains, (right, left))
         if op is gast.NotIn:
@@ -213,16 +257,27 @@ class ExpressionConverter:
         return ir.Call(fn, (self.convert(node.value),))
 
     def _Call(self, node: gast.Call) -> ir.Expr:
-        args = [self.convert(a) for a in node.args]
-        kwargs = tuple((k.arg, self.convert(k.value)) for k in node.keywords)
+        args = [self._argument(a) for a in node.args]
+        kwargs = tuple((k.arg, self._argument(k.value)) for k in node.keywords)
         if any(k.arg is None for k in node.keywords):
             raise self.error("**kwargs in a call", "pass keyword arguments one by one", node)
-        if isinstance(node.func, gast.Name) and isinstance(self.local(node.func.id), (Nested, Dispatch)):
+        callee = self.local(node.func.id) if isinstance(node.func, gast.Name) else None
+        if isinstance(callee, (Nested, Dispatch)):
             if kwargs:
                 raise self.error(f"keyword arguments to the nested function {node.func.id!r}", "pass them by "
                                  "position", node)
-            return Inline(self.local(node.func.id), tuple(args))
-        found, fn = self._static(node.func)
+            return Inline(callee, tuple(args))
+        if isinstance(callee, (Known, ir.Const)) and callable(callee.value):  # a function (or type) passed in
+            found, fn = True, callee.value
+        else:
+            found, fn = self._static(node.func)
+        values = args + [v for _, v in kwargs]
+        if any(isinstance(a, (Nested, Known)) for a in values) or (found and is_user_function(fn) and any(
+                isinstance(a, ir.Const) and isinstance(a.value, type) for a in values)):  # apply(float, x)
+            return self._passes_functions(fn if found else None, args, kwargs, node)
+        if not found and isinstance(node.func, gast.Attribute) and rules.method_function(node.func.attr) is None:
+            fn = self.resolve(node.func)  # a method of a module-level object: settings.factor(2)
+            found = callable(fn)
         if not found:
             fn, args = self._method(node, args)
         fn = transparent(fn)  # functools.cache(f) calls f
@@ -235,6 +290,56 @@ class ExpressionConverter:
             if is_user_function(fn):
                 return ir.Call(fn, self._bind_user_call(fn, args, kwargs, node))
         return ir.Call(fn, tuple(args), kwargs)
+
+    def effect(self, node: gast.Call) -> ir.Call:
+        """A call made for its effect (``print(...)``, ``logging.info(...)``, ``warnings.warn(...)``):
+        it runs where the primal computation runs and carries no derivative.  Any other call
+        made for its effect is refused: it may change what the function computes."""
+        fn = self.resolve(node.func)
+        if not _reports(fn):
+            name = (f"{node.func.id}()" if isinstance(node.func, gast.Name) else
+                    f".{node.func.attr}()" if isinstance(node.func, gast.Attribute) else "a function")
+            raise self.error(f"the call of {name} made for its effect", "a differentiated function must be pure: "
+                             "only print, assert, logging and warnings.warn may run for their effect; assign "
+                             "the result of other calls to a name", node)
+        if any(k.arg is None for k in node.keywords) or any(isinstance(a, gast.Starred) for a in node.args):
+            raise self.error("*args or **kwargs in a call", "pass the arguments one by one", node)
+        return ir.Call(fn, tuple(self.convert(a) for a in node.args),
+                       tuple((k.arg, self.convert(k.value)) for k in node.keywords))
+
+    def resolve(self, node: Any) -> Any:
+        """What a name or a chain of attributes of a global means (``LOG.info``), else None."""
+        if isinstance(node, gast.Name):
+            found, value = (False, None) if self.local(node.id) is not None else self.resolver.lookup(node.id)
+            return value if found else None
+        if isinstance(node, gast.Attribute):
+            base = self.resolve(node.value)
+            return getattr(base, node.attr, None) if base is not None else None
+        return None
+
+    def _argument(self, node: Any) -> Any:
+        """An argument of a call: its IR value, or the function it names (``np.sin``, ``helper``, a
+        nested def or lambda) as a ``Known`` or ``Nested`` for ``_passes_functions``."""
+        if isinstance(node, gast.Name) and isinstance(self.local(node.id), (Nested, Known)):
+            return self.local(node.id)
+        if isinstance(node, (gast.Name, gast.Attribute)):
+            found, value = self._static(node)
+            if found and callable(value) and not isinstance(value, type) and not hasattr(value, "function_for"):
+                return Known(value)
+        return self.convert(node)
+
+    def _passes_functions(self, fn: Any, args: list, kwargs: tuple, node: Any) -> Inline:
+        """``apply(np.sin, x)``: a call of your own function that is passed functions is inlined,
+        each function parameter then calling the function passed."""
+        where = ("module-level functions of the differentiated function's module, and functions defined "
+                 "in it, can take functions (or lambdas) as arguments")
+        if not is_user_function(fn) or fn.__closure__ or fn.__globals__ is not self.resolver.globals:
+            name = describe_callable(fn) if fn is not None else "this function"
+            raise self.error(f"a function passed as an argument to {name}", f"only {where}; for others, call "
+                             "the function yourself and pass its result", node)
+        parsed = parse_function(fn)
+        bound = self._bind_user_call(fn, args, kwargs, node)
+        return Inline(Nested(parsed.node, closed=True), bound)
 
     def _extremum(self, fn: Any, args: list, node: Any) -> ir.Expr:
         """``max(values)`` is ``np.max(values)``; ``max(a, b, c)`` is ``max(max(a, b), c)``."""
@@ -256,11 +361,12 @@ class ExpressionConverter:
         bound.apply_defaults()
         values = []
         for name, value in bound.arguments.items():
-            if isinstance(value, (Nested, Dispatch)):
-                raise self.error(f"passing a nested function as {name!r} to {describe_callable(fn)}",
-                                 "functions cannot be passed as values; call it here and pass its result, or "
-                                 "have the helper call a module-level function by name", node)
-            if not isinstance(value, (ir.Var, ir.Const, ir.Call, ir.Slice, ir.Display, Choice)):
+            if isinstance(value, Dispatch):
+                raise self.error(f"passing {name!r} to {describe_callable(fn)}: a nested function defined "
+                                 "differently on different paths", "pass a function defined once, or call it "
+                                 "here and pass its result", node)
+            if not isinstance(value, (ir.Var, ir.Const, ir.Call, ir.Slice, ir.Display, Choice, Once, Nested, Known,
+                                      Inline)):
                 if not _is_plain_constant(value):
                     raise self.error(f"the default value of {name!r} in {describe_callable(fn)}",
                                      "only numbers, strings, None and tuples of them can be defaults", node)
@@ -300,15 +406,8 @@ class ExpressionConverter:
             raise self.error(f"the call of the gradient {fn!r}", "differentiating a gradient in reverse mode would "
                              "be reverse over reverse, which s2s_ad does not do; take higher derivatives with "
                              "grad(grad(f)), s2s_ad.hessian or s2s_ad.jvp of the gradient", node)
-        if is_user_function(fn):
-            try:
-                inspect.getsource(fn)
-            except (OSError, TypeError):
-                raise self.error(f"the call of {name}", "its source cannot be read and it has no derivative "
-                                 f"rule; add one with @s2s_ad.adjoint({name})", node) from None
-            return
-        raise self.error(f"the call of {name}", f"it has no derivative rule; add one with "
-                         f"@s2s_ad.adjoint({name}) (see README, 'Adding a rule')", node)
+        # A function with no rule and no source is refused only if an argument depends on the inputs
+        # (analysis.check_constant_calls): otherwise it is a constant and simply runs.
 
 
 # Calls refused outright, with what to do instead.
@@ -326,6 +425,19 @@ _REFUSED_CALLS = {
 }
 
 
+def _reports(fn: Any) -> bool:
+    """Whether ``fn`` only reports (prints, logs, warns): what may be called for its effect."""
+    if fn is print or fn is warnings.warn or fn in (runtime.check_assertion, runtime.check_number_update):
+        return True
+    owner = getattr(fn, "__self__", None)
+    if isinstance(owner, (logging.Logger, logging.LoggerAdapter)):
+        return True
+    return isinstance(fn, types.FunctionType) and fn.__module__ == "logging" and fn.__name__ in _LOGGING
+
+
+_LOGGING = frozenset({"debug", "info", "warning", "error", "critical", "exception", "log"})
+
+
 def _hashable(value: Any) -> bool:
     try:
         hash(value)
@@ -337,6 +449,25 @@ def _hashable(value: Any) -> bool:
 def is_user_function(fn: Any) -> bool:
     """A plain Python function with no rule: transformed and called through its own adjoint."""
     return isinstance(fn, types.FunctionType) and not rules.is_known(fn)
+
+
+def missing_rule(fn: Any) -> Optional[str]:
+    """Why a call of ``fn`` whose arguments depend on the inputs cannot be differentiated: it has
+    no rule and no source to transform.  None if it can be."""
+    if rules.is_known(fn) or not callable(fn) or hasattr(fn, "function_for"):
+        return None
+    name = describe_callable(fn)
+    owner = getattr(fn, "__self__", None)
+    if isinstance(getattr(fn, "__func__", None), types.FunctionType) and not isinstance(owner, types.ModuleType):
+        return (f"it is a method of a {type(owner).__name__} object, and methods are not differentiated; "
+                f"write the computation as a def that takes the object's numbers as arguments")
+    if is_user_function(fn):
+        try:
+            inspect.getsource(fn)
+            return None
+        except (OSError, TypeError):
+            return f"its source cannot be read and it has no derivative rule; add one with @s2s_ad.adjoint({name})"
+    return f"it has no derivative rule; add one with @s2s_ad.adjoint({name}) (see README, 'Adding a rule')"
 
 
 def describe_callable(fn: Any) -> str:

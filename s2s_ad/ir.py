@@ -191,6 +191,10 @@ class Function:
     # new binding: right for numbers, wrong for an array another name shares.  The pipeline checks
     # them once argument kinds are known (analysis.check_in_place).
     in_place: list["InPlace"] = field(default_factory=list)
+    # Reads of ``a[i]`` (integer index) after ``a`` was written: a number if ``a`` has as many
+    # dimensions as the index has integers, else a view showing the write.  The pipeline checks them
+    # once argument kinds are known (analysis.check_element_reads); ``shared`` holds the message.
+    element_reads: list["InPlace"] = field(default_factory=list)
 
 
 @dataclass(frozen=True)

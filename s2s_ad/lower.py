@@ -22,12 +22,13 @@ from collections import Counter
 from typing import Any, Callable, Iterator, Optional
 
 import gast
+import numpy as np
 
 from . import ir, rules, runtime
 from .aliasing import VIEWING, Views, returns_shared, shared_operands
 from .desugar import desugar
 from .errors import TransformError
-from .expressions import BINARY_OPERATORS, Choice, Dispatch, ExpressionConverter, Inline, Nested
+from .expressions import BINARY_OPERATORS, Choice, Dispatch, ExpressionConverter, Inline, Known, Nested, Once
 from .naming import Names, describe
 from .nodes import all_nodes
 from .parse import ParsedFunction, is_generated, parse_function
@@ -118,6 +119,11 @@ def helper_returns_shared(fn: Any) -> bool:
     return shares
 
 
+def _is_add_at(fn: Any) -> bool:
+    """``fn`` is ``np.add.at`` (a bound method: a new object at each attribute read)."""
+    return getattr(fn, "__self__", None) is np.add and getattr(fn, "__name__", None) == "at"
+
+
 class Lowering:
     """Flattens one function body into SSA statements, block by block."""
 
@@ -126,6 +132,7 @@ class Lowering:
         self.names = Names(set())
         self.user_names: set[str] = set()
         self.buffers: set[str] = set()  # arrays this function created: the only ones it may write into
+        self.maybe_numbers: set[str] = set()  # buffers that may be numbers (np.exp(x)): += rebinds them
         self.inlining: set[str] = set()  # nested functions being inlined (to refuse recursion)
         # A name bound to different defs on different paths is an SSA value like any other: the tag of
         # the def, merged at joins, and a call dispatches on it (see ``_dispatch``).
@@ -144,6 +151,7 @@ class Lowering:
         self.merged_from: dict[str, str] = {}  # merge variables that may be an array another name holds
         self.holders: dict[str, str] = {}  # SSA name -> a user's name that may view or hold its array
         self.in_place: list[ir.InPlace] = []
+        self.element_reads: list[ir.InPlace] = []  # see ir.Function.element_reads
         self.params: dict[str, str] = {}  # SSA name of each parameter -> the user's name
         # Values already computed in this statement, by block: (id(block), operation) -> the atom.
         # Forgotten at each statement and each store, so a reused value is never stale.
@@ -166,7 +174,7 @@ class Lowering:
         body = self.lower_block(node.body)
         docstring = gast.get_docstring(node) if hasattr(gast, "get_docstring") else None
         return ir.Function(node.name, params, body, self.parsed.filename, node.lineno, docstring,
-                           in_place=self.in_place)
+                           in_place=self.in_place, element_reads=self.element_reads)
 
     def _shared(self, name: str, value: str, stmt: Any) -> Optional[ir.InPlace]:
         """An ``InPlace`` record if ``value`` (what ``name`` holds) may be an object other names see."""
@@ -222,12 +230,17 @@ class Lowering:
         if isinstance(value, ir.Var):
             array = self.views.outdated(value.name)
             if array is not None:
-                raise TransformError(
-                    f"reading {name} after {array} was written", f"{name} may be a view of {array} "
-                    f"(a slice, a row, .T, a reshape, a list holding it, or what a function returned for it), and "
-                    f"NumPy would show the new values through it; copy it where you take it (.copy()), or use "
-                    f"float(...) for one number",
-                    filename=self.parsed.filename, line=self.line)
+                hint = (f"{name} may be a view of {array} (a slice, a row, .T, a reshape, a list holding it, or "
+                        f"what a function returned for it), "
+                        f"and NumPy would show the new values through it; copy it where you take it (.copy()), "
+                        f"or use float(...) for one number")
+                base, integers, keeps = self.view_values.get(value.name, (None, 0, True))
+                if base != array or keeps:
+                    raise TransformError(f"reading {name} after {array} was written", hint,
+                                         filename=self.parsed.filename, line=self.line)
+                # first = out[0]: one number if out is 1-d, which only the argument kinds tell
+                self.element_reads.append(ir.InPlace(value.name, name, hint, self.line, None, base, integers,
+                                                     keeps_dimension=False))
         return value
 
     def lower_block(self, stmts: list) -> list[ir.Stmt]:
@@ -249,7 +262,8 @@ class Lowering:
             current = self.converter.convert(stmt.target)
             value = ir.Call(op, (current, self.converter.convert(stmt.value)))
             if isinstance(stmt.target, gast.Name) and isinstance(current, ir.Var):
-                if current.name in self.buffers:  # out += x changes the array itself, as NumPy does
+                if current.name in self.buffers and current.name not in self.maybe_numbers:
+                    # out += x changes the array itself, as NumPy does
                     self.block.append(ir.Store(current.name, ir.Const(Ellipsis), self.flatten(value), self.line))
                     self.computed.clear()
                     self.views.wrote(current.name)
@@ -277,9 +291,17 @@ class Lowering:
             self.while_loop(stmt)
         elif isinstance(stmt, gast.FunctionDef):
             self.env[stmt.name] = Nested(stmt)
-        elif isinstance(stmt, gast.Expr) and isinstance(stmt.value, gast.Call):  # (parse.py: only generated checks)
-            call = self.converter.convert(stmt.value)
-            self.block.append(ir.Effect(ir.Call(call.fn, tuple(self.flatten(a) for a in call.args)), self.line))
+        elif isinstance(stmt, gast.Expr) and isinstance(stmt.value, gast.Call):
+            if self.generated and self._adds_at(stmt.value):  # an adjoint's np.add.at(d_a, index, part)
+                call = stmt.value
+                update = ir.Call(runtime.added_at, tuple(self.converter.convert(a) for a in call.args))
+                self.bind(gast.Name(id=call.args[0].id, ctx=gast.Store(), annotation=None, type_comment=None),
+                          update)
+                return
+            self.effect(self.converter.effect(stmt.value))
+        elif isinstance(stmt, gast.Assert):
+            message = ir.Const(None) if stmt.msg is None else self.converter.convert(stmt.msg)
+            self.effect(ir.Call(runtime.check_assertion, (self.converter.convert(stmt.test), message)))
         # Pass and the docstring need nothing.
 
     # -- joins -------------------------------------------------------------
@@ -455,6 +477,10 @@ class Lowering:
             raise self.parsed.error("a checkpointed loop that writes into an array", "a segment run again "
                                     "would see the later values; carry the values in variables, or drop "
                                     "checkpointed", stmt)
+        if any(isinstance(s, ir.Effect) for s in ir.walk(body)):
+            raise self.parsed.error("print, assert, logging or warnings in a checkpointed loop", "the reverse "
+                                    "sweep runs each segment again, which would repeat them; move them out of "
+                                    "the loop, or drop checkpointed", stmt)
 
     def while_loop(self, stmt: gast.While) -> None:
         targets = self._carry(stmt)
@@ -501,27 +527,36 @@ class Lowering:
             if not isinstance(target, gast.Name):
                 raise self.parsed.error("unpacking a range element", "loop over range with one name", target)
             return self.flatten(backwards, self.names.fresh("steps")), None
-        if kind is enumerate:
-            seq = self.flatten(args[0])
-            start = args[1] if len(args) > 1 else ir.Const(0)
-            steps = self.flatten(ir.Call(range, (ir.Call(len, (seq,)),)), self.names.fresh("steps"))
-            return steps, lambda k: ir.Display("tuple", (ir.Call(operator.add, (k, start)) if not ir.is_const(start, 0)
-                                                          else k, ir.Call(operator.getitem, (seq, k))))
-        if kind is zip:
-            seqs = [self.flatten(a) for a in args]
-            length = ir.Call(len, (seqs[0],))
-            for other in seqs[1:]:
-                length = ir.Call(min, (length, ir.Call(len, (other,))))
-            steps = self.flatten(ir.Call(range, (length,)), self.names.fresh("steps"))
-            return steps, lambda k: ir.Display("tuple", tuple(ir.Call(operator.getitem, (s, k)) for s in seqs))
-        if kind is reversed:
+        if kind is reversed and not self._iteration_call(it.args[0])[0]:
             seq = self.flatten(args[0])
             last = ir.Call(operator.sub, (ir.Call(len, (seq,)), ir.Const(1)))
             steps = self.flatten(ir.Call(range, (last, ir.Const(-1), ir.Const(-1))), self.names.fresh("steps"))
             return steps, lambda k: ir.Call(operator.getitem, (seq, k))
-        seq = self.flatten(self.converter.convert(it))
-        steps = self.flatten(ir.Call(range, (ir.Call(len, (seq,)),)), self.names.fresh("steps"))
-        return steps, lambda k: ir.Call(operator.getitem, (seq, k))
+        length, item = self._sequence(it)
+        steps = self.flatten(ir.Call(range, (length,)), self.names.fresh("steps"))
+        return steps, item
+
+    def _sequence(self, node: Any) -> tuple[ir.Expr, Callable[[ir.Expr], ir.Expr]]:
+        """What a ``for`` walks, as its length and its ``k``-th element; ``enumerate``, ``zip`` and
+        ``reversed`` nest (``enumerate(zip(a, b))``).  The sequences are read before the loop."""
+        kind, args = self._iteration_call(node)
+        if kind is enumerate:
+            length, item = self._sequence(node.args[0])
+            start = args[1] if len(args) > 1 else ir.Const(0)
+            return length, lambda k: ir.Display("tuple", (ir.Call(operator.add, (k, start)) if not ir.is_const(start, 0)
+                                                          else k, item(k)))
+        if kind is zip:
+            parts = [self._sequence(a) for a in node.args]
+            length = parts[0][0]
+            for other, _ in parts[1:]:
+                length = ir.Call(min, (length, other))
+            return length, lambda k: ir.Display("tuple", tuple(item(k) for _, item in parts))
+        if kind is reversed:
+            length, item = self._sequence(node.args[0])
+            last = self.flatten(ir.Call(operator.sub, (length, ir.Const(1))))
+            return ir.Call(operator.add, (last, ir.Const(1))), lambda k: item(ir.Call(operator.sub, (last, k)))
+        seq = self.flatten(self.converter.convert(node))  # range(...) too: a range object is indexed
+        return ir.Call(len, (seq,)), lambda k: ir.Call(operator.getitem, (seq, k))
 
     def _iteration_call(self, it: Any) -> tuple[Any, list]:
         if isinstance(it, gast.Call) and not it.keywords:
@@ -585,6 +620,19 @@ class Lowering:
             if isinstance(element, gast.Name):  # an item of a tuple, not a view
                 self.view_values.pop(getattr(self.env.get(element.id), "name", None), None)
 
+    def _adds_at(self, call: gast.Call) -> bool:
+        """``np.add.at(name, index, value)``: in code s2s_ad generated, a new value of ``name``
+        (``runtime.added_at``), so forward mode over it sees an ordinary assignment."""
+        return (len(call.args) == 3 and not call.keywords and isinstance(call.args[0], gast.Name)
+                and _is_add_at(self.converter.resolve(call.func)))
+
+    def effect(self, call: ir.Call) -> None:
+        """A call made for its effect (print, logging, assert): its arguments flattened, the call a
+        statement of its own, which the derivative code keeps where the primal computation runs."""
+        args = tuple(self.flatten(a) for a in call.args)
+        kwargs = tuple((k, self.flatten(v)) for k, v in call.kwargs)
+        self.block.append(ir.Effect(ir.Call(call.fn, args, kwargs), self.line))
+
     def ret(self, stmt: gast.Return) -> None:
         value = self.converter.convert(stmt.value)
         if isinstance(value, ir.Display):  # a tuple result is one value, made by a display
@@ -604,6 +652,10 @@ class Lowering:
             return expr
         if isinstance(expr, Choice):
             return self._choice(expr, name)
+        if isinstance(expr, Once):
+            if expr.atom is None:
+                expr.atom = self.flatten(expr.value)
+            return expr.atom
         if isinstance(expr, Inline):
             return self.inline(expr)
         if isinstance(expr, (Nested, Dispatch)):
@@ -631,6 +683,9 @@ class Lowering:
         self.block.append(ir.Assign(target, call, self.line))
         if rules.makes_fresh_array(expr.fn):
             self.buffers.add(target)
+        elif rules.makes_fresh_value(expr.fn, args):  # written into by index only: += rebinds a number
+            self.buffers.add(target)
+            self.maybe_numbers.add(target)
         if key is not None:
             self.computed[key] = ir.Var(target)
         return ir.Var(target)
@@ -659,13 +714,15 @@ class Lowering:
         params = [a.id for a in node.args.args]
         if len(params) != len(call.args):
             raise self.parsed.error(f"the call of {node.name!r}", f"it takes {len(params)} arguments", node)
-        args = [self.flatten(a) for a in call.args]
+        args = [self._passed(a) if isinstance(a, (Nested, Known)) else self.flatten(a) for a in call.args]
         body = copy.deepcopy(node.body)
         function = gast.FunctionDef(name=node.name, args=node.args, body=body, decorator_list=[], returns=None,
                                     type_comment=None)
         own = _stored_names(function) | set(params)
         desugar(function, own | set(self.reads) | self.names.taken)
-        inner_env = {k: v for k, v in self.env.items() if k not in own}
+        scope = dict(call.function.scope) if call.function.scope is not None else {} if call.function.closed \
+            else self.env
+        inner_env = {k: v for k, v in scope.items() if k not in own}
         inner_env.update(zip(params, args))
         outer_env, outer_reads, self.env = self.env, self.reads, inner_env
         self.computed.clear()  # the nested function's statements may write into arrays
@@ -717,6 +774,13 @@ class Lowering:
         self.block.append(ir.Assign(merged, value, self.line, merge=True))
         block, self.block = self.block, outer
         return block
+
+    def _passed(self, function: Any) -> Any:
+        """A function passed as an argument: a nested def or lambda keeps the names where it is
+        passed (the callee cannot rebind them), not those of the callee it is called in."""
+        if isinstance(function, Nested) and not function.closed and function.scope is None:
+            return Nested(function.node, scope=tuple(self.env.items()))
+        return function
 
     def _choice(self, choice: Choice, name: Optional[str]) -> ir.Expr:
         """A conditional expression (or ``and``/``or``) as an if statement."""

@@ -247,29 +247,34 @@ def live_before(body: list[ir.Stmt], live_after: set[str]) -> set[str]:
     return _dead(body, live_after)[1]
 
 
-def _simplify_block(body: list[ir.Stmt], keep: set[int]) -> list[ir.Stmt]:
+def _simplify_block(body: list[ir.Stmt], keep: set[int], written: frozenset = frozenset()) -> list[ir.Stmt]:
+    """``body`` simplified; ``written`` are the arrays stores change in place, whose values must
+    stay new arrays (never simplified into another name's array)."""
     out: list[ir.Stmt] = []
     for stmt in body:
         if id(stmt) in keep:
             out.append(stmt)
         elif isinstance(stmt, ir.Assign):
-            out.append(ir.Assign(stmt.target, simplify_expr(stmt.value), stmt.line, stmt.merge))
+            value = simplify_expr(stmt.value)
+            if stmt.target in written and ir.is_atom(value) and not ir.is_atom(stmt.value):
+                value = stmt.value  # t_y = t_x * 1.0 makes a new array, which stores then change: no copy
+            out.append(ir.Assign(stmt.target, value, stmt.line, stmt.merge))
         elif isinstance(stmt, ir.Return):
             out.append(ir.Return(simplify_expr(stmt.value), stmt.line))
         elif isinstance(stmt, ir.If):
-            out.append(ir.If(stmt.test, _simplify_block(stmt.body, keep), _simplify_block(stmt.orelse, keep), stmt.line))
+            out.append(ir.If(stmt.test, _simplify_block(stmt.body, keep, written), _simplify_block(stmt.orelse, keep, written), stmt.line))
         elif isinstance(stmt, ir.For):
-            out.append(ir.For(stmt.index, stmt.iterable, _simplify_block(stmt.body, keep), stmt.line, stmt.exit,
+            out.append(ir.For(stmt.index, stmt.iterable, _simplify_block(stmt.body, keep, written), stmt.line, stmt.exit,
                               stmt.reverse, stmt.checkpoint))
         elif isinstance(stmt, ir.While):
-            out.append(ir.While(_simplify_block(stmt.test_block, keep), stmt.test, _simplify_block(stmt.body, keep),
+            out.append(ir.While(_simplify_block(stmt.test_block, keep, written), stmt.test, _simplify_block(stmt.body, keep, written),
                                 stmt.line, stmt.exit))
         else:
             out.append(stmt)
     return out
 
 
-def _forward_copies(body: list[ir.Stmt], keep: set[int]) -> list[ir.Stmt]:
+def _forward_copies(body: list[ir.Stmt], keep: set[int], written: frozenset = frozenset()) -> list[ir.Stmt]:
     """Read the original instead of a copy of it (``a = b``), within one straight-line stretch.
 
     Only the copies' readers change, never which object a name holds: a copy
@@ -284,7 +289,7 @@ def _forward_copies(body: list[ir.Stmt], keep: set[int]) -> list[ir.Stmt]:
         if isinstance(stmt, (ir.If, ir.For, ir.While)):
             copies.clear()
             copied.clear()
-            out.append(_forward_nested(stmt, keep))
+            out.append(_forward_nested(stmt, keep, written))
             continue
         # (a return keeps its names: ``return out, (d_a, d_c)`` reads better than ``(d_a, d_out)``)
         if copies and id(stmt) not in keep and not getattr(stmt, "merge", False) and not isinstance(stmt, ir.Return):
@@ -297,22 +302,23 @@ def _forward_copies(body: list[ir.Stmt], keep: set[int]) -> list[ir.Stmt]:
                 if original is not None and original.name in copied:
                     copied[original.name].discard(copy)
         if (isinstance(stmt, ir.Assign) and isinstance(stmt.value, ir.Var) and not stmt.merge
-                and id(stmt) not in keep and stmt.value.name != stmt.target):
+                and id(stmt) not in keep and stmt.value.name != stmt.target
+                and not {stmt.target, stmt.value.name} & written):  # stores would write through the copy
             copies[stmt.target] = stmt.value
             copied.setdefault(stmt.value.name, set()).add(stmt.target)
         out.append(stmt)
     return out
 
 
-def _forward_nested(stmt: ir.Stmt, keep: set[int]) -> ir.Stmt:
+def _forward_nested(stmt: ir.Stmt, keep: set[int], written: frozenset) -> ir.Stmt:
     """A compound statement with copies forwarded in each of its blocks, each on its own."""
     if isinstance(stmt, ir.If):
-        return dataclasses.replace(stmt, body=_forward_copies(stmt.body, keep),
-                                   orelse=_forward_copies(stmt.orelse, keep))
+        return dataclasses.replace(stmt, body=_forward_copies(stmt.body, keep, written),
+                                   orelse=_forward_copies(stmt.orelse, keep, written))
     if isinstance(stmt, ir.For):
-        return dataclasses.replace(stmt, body=_forward_copies(stmt.body, keep))
-    return dataclasses.replace(stmt, test_block=_forward_copies(stmt.test_block, keep),
-                               body=_forward_copies(stmt.body, keep))
+        return dataclasses.replace(stmt, body=_forward_copies(stmt.body, keep, written))
+    return dataclasses.replace(stmt, test_block=_forward_copies(stmt.test_block, keep, written),
+                               body=_forward_copies(stmt.body, keep, written))
 
 
 def _read_originals(stmt: ir.Stmt, copies: dict[str, ir.Var]) -> ir.Stmt:
@@ -330,5 +336,6 @@ def _read_originals(stmt: ir.Stmt, copies: dict[str, ir.Var]) -> ir.Stmt:
 def optimize(fn: ir.Function, primal: list[ir.Stmt]) -> ir.Function:
     """Simplify what was generated (statements not in ``primal``), forward copies, then drop dead code."""
     keep = {id(s) for s in ir.walk(primal)}
-    body = remove_dead(_forward_copies(_simplify_block(fn.body, keep), keep))
+    written = frozenset(s.array for s in ir.walk(fn.body) if isinstance(s, ir.Store))
+    body = remove_dead(_forward_copies(_simplify_block(fn.body, keep, written), keep, written))
     return ir.Function(fn.name, fn.params, body, fn.filename, fn.firstline, fn.docstring, dict(fn.constants))

@@ -31,12 +31,13 @@ import gast
 
 from . import rules
 from .errors import TransformError
+from . import sugar
 from .nodes import all_nodes
 
 # Statements and expressions the lowering understands.  Anything else is
 # refused here with a reason and a hint (see ``_REFUSALS``).
 _STATEMENTS = (gast.Assign, gast.AugAssign, gast.Return, gast.Pass, gast.Expr, gast.If, gast.For, gast.While,
-               gast.Break, gast.Continue, gast.FunctionDef)
+               gast.Break, gast.Continue, gast.FunctionDef, gast.Assert)
 _EXPRESSIONS = (
     gast.BinOp, gast.UnaryOp, gast.Compare, gast.Call, gast.Attribute, gast.Subscript,
     gast.Name, gast.Constant, gast.Tuple, gast.List, gast.Slice, gast.keyword, gast.IfExp, gast.BoolOp,
@@ -46,12 +47,12 @@ _REFUSALS: dict[type, tuple[str, str]] = {
     gast.Try: ("a try statement", "exceptions cannot be differentiated; check inputs before calling the gradient"),
     gast.With: ("a with statement", "move the context manager outside the differentiated function"),
     gast.Raise: ("a raise statement", "check inputs before calling the gradient"),
-    gast.Assert: ("an assert statement", "check inputs before calling the gradient"),
     gast.Global: ("a global statement", "pass the value as an argument and return the result instead"),
     gast.Nonlocal: ("a nonlocal statement", "pass the value as an argument and return the result instead"),
     gast.Delete: ("a del statement", "drop the del; names go out of scope at return"),
     gast.AsyncFunctionDef: ("an async function", "differentiate a plain def"),
-    gast.Lambda: ("a lambda", "define the function with def at module level"),
+    gast.Lambda: ("a lambda that is not bound to a name", "bind it to a name in a statement of its own "
+                  "(sq = lambda t: t * t) and call it by that name, or define the function with def"),
     gast.SetComp: ("a set comprehension", "sets cannot be differentiated"),
     gast.DictComp: ("a dict comprehension", "dicts are not supported; use separate variables"),
     gast.GeneratorExp: ("a generator expression", "write a list comprehension instead: sum([v * v for v in x])"),
@@ -542,12 +543,16 @@ def _check_subset(parsed: ParsedFunction) -> None:
     if body and isinstance(body[0], gast.Expr) and isinstance(body[0].value, gast.Constant):
         body = body[1:]  # the docstring
     parsed.nodes = all_nodes(parsed.node)
+    if any(isinstance(node, sugar.REWRITTEN) for node in parsed.nodes):
+        sugar.rewrite(parsed.node)
+        parsed.nodes = all_nodes(parsed.node)
+        body = parsed.node.body[len(parsed.node.body) - len(body):]  # the docstring still left out
     suspects = False  # an expression the statement checks refuse (they look for it only if there is one)
     for node in parsed.nodes:  # first: a refused construct says more than a missing return
         kind = type(node)
         if kind not in _WATCHED:
             continue
-        suspects = suspects or kind in _SUSPECT or (kind is gast.Compare and len(node.ops) > 1)
+        suspects = suspects or kind in _SUSPECT
         if node is not parsed.node and kind in _REFUSALS:
             raise parsed.error(*_REFUSALS[kind], node)
         if kind in (gast.For, gast.While) and node.orelse:
@@ -555,9 +560,9 @@ def _check_subset(parsed: ParsedFunction) -> None:
                                "set a flag before break and test it after the loop", node)
         if kind is gast.Return and node.value is None:
             raise parsed.error("a bare return", "return the value to differentiate", node)
-    if not body or not isinstance(body[-1], gast.Return):
-        raise parsed.error(f"{parsed.name!r} without a final return", "end the function with return <scalar>",
-                           body[-1] if body else None)
+    if not always_returns(body):
+        raise parsed.error(f"{parsed.name!r} without a final return", "end the function with return <scalar> "
+                           "(or an if/else whose every branch returns)", body[-1] if body else None)
     _check_statements(parsed, body, suspects)
 
 
@@ -573,12 +578,9 @@ def _check_statements(parsed: ParsedFunction, body: list, suspects: bool) -> Non
         if isinstance(stmt, gast.FunctionDef):
             _check_nested(parsed, stmt, suspects)
             continue
-        if isinstance(stmt, gast.Expr) and not _is_list_append(stmt) and not _is_generated_check(parsed, stmt):
-            call = stmt.value
-            what = (f"the call of {call.func.id}() made for its effect" if isinstance(call, gast.Call)
-                    and isinstance(call.func, gast.Name) else "an expression statement")
-            raise parsed.error(what, "a differentiated function must be pure: drop calls made for their side "
-                               "effects (print, exec, ...)", stmt)
+        if isinstance(stmt, gast.Expr) and not _is_list_append(stmt) and not isinstance(stmt.value, gast.Call):
+            raise parsed.error("an expression statement", "a differentiated function computes values: assign "
+                               "the expression to a name, or drop it", stmt)
         if isinstance(stmt, gast.While) and any(isinstance(n, gast.ListComp) for n in gast.walk(stmt.test)):
             raise parsed.error("a list comprehension in a while condition", "compute it in the loop body", stmt)
         if isinstance(stmt, gast.Assign):
@@ -594,8 +596,6 @@ def _check_statements(parsed: ParsedFunction, body: list, suspects: bool) -> Non
         for node in _own_nodes(stmt) if suspects else ():
             if isinstance(node, gast.expr) and not isinstance(node, _EXPRESSIONS):
                 raise parsed.error(f"the expression {type(node).__name__}", "rewrite it with simpler expressions", node)
-            if isinstance(node, gast.Compare) and len(node.ops) > 1:
-                raise parsed.error("a chained comparison", "compare two values at a time", node)
 
 
 def _check_nested(parsed: ParsedFunction, node: gast.FunctionDef, suspects: bool) -> None:
@@ -609,23 +609,22 @@ def _check_nested(parsed: ParsedFunction, node: gast.FunctionDef, suspects: bool
     body = node.body
     if body and isinstance(body[0], gast.Expr) and isinstance(body[0].value, gast.Constant):
         body = body[1:]
-    if not body or not isinstance(body[-1], gast.Return):
+    if not always_returns(body):
         raise parsed.error(f"the nested function {node.name!r} without a final return", "end it with return", node)
     if any(isinstance(n, (gast.Global, gast.Nonlocal)) for n in gast.walk(node)):
         raise parsed.error(f"nonlocal or global in {node.name!r}", "return the new value instead", node)
     _check_statements(parsed, body, suspects)
 
 
-def _is_generated_check(parsed: ParsedFunction, stmt: Any) -> bool:
-    """``check_number_update(...)`` in code s2s_ad generated: a run-time check, kept when that code
-    is differentiated again (lower.py makes it an ``ir.Effect``)."""
-    call = stmt.value
-    return (is_generated(parsed.filename) and isinstance(call, gast.Call) and isinstance(call.func, gast.Name)
-            and call.func.id == GENERATED_CHECK and not call.keywords)
-
-
-# The name of the one call generated code makes for its effect (runtime.check_number_update).
-GENERATED_CHECK = "check_number_update"
+def always_returns(body: list) -> bool:
+    """Whether control cannot fall off the end of ``body``: it ends with a return, or with an
+    if/else each of whose branches always returns (desugar.py turns those returns into one)."""
+    if not body:
+        return False
+    last = body[-1]
+    if isinstance(last, gast.If):
+        return always_returns(last.body) and always_returns(last.orelse)
+    return isinstance(last, gast.Return)
 
 
 def _is_list_append(stmt: Any) -> bool:

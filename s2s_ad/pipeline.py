@@ -18,7 +18,7 @@ from typing import Any, Callable, Iterator, Optional
 import numpy as np
 
 from . import ir
-from .analysis import SCALAR, Analysis, analyse, check_in_place
+from .analysis import SCALAR, Analysis, analyse, check_constant_calls, check_element_reads, check_in_place
 from .cache import SplitAdjoint, TangentCallee, TransformCache, compile_emitted, compile_module, origin_of
 from .errors import TransformError
 from .emit import Emitted, Namespace, emit, emit_module
@@ -145,6 +145,8 @@ def _analysed(ssa: ir.Function, wrt: list[str], kinds: Kinds) -> tuple[ir.Functi
     kinds_by_param = dict(zip(ssa.params, kinds))
     facts = analyse(ssa, wrt, kinds_by_param, result_kind)
     ssa = check_in_place(ssa, facts, kinds_by_param)
+    check_constant_calls(ssa, facts)
+    check_element_reads(ssa, facts)
     ssa = hoist_item_reads(ssa, facts.items, facts.uses)
     return hoist_invariants(ssa, lambda expr: facts.shape_of(expr) == SCALAR), facts
 

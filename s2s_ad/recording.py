@@ -16,7 +16,7 @@ from typing import Optional
 
 import numpy as np
 
-from . import ir, runtime
+from . import ir, rules, runtime
 from .analysis import SCALAR
 from .tape import pop, push
 
@@ -53,6 +53,13 @@ class Recording:
         """The values one iteration hands the next: all a segment needs to run again."""
         return tuple(sorted(ir.loop_carried(stmt.body)))
 
+    @staticmethod
+    def draws(stmt: ir.For) -> bool:
+        """Whether the loop calls something with no rule (a random draw, a helper that may draw):
+        then each segment's snapshot holds the random states too, so running it again draws the same."""
+        return any(isinstance(e, ir.Call) and not rules.is_known(e.fn) and not isinstance(e.fn, ir.Part)
+                   for s in ir.walk(stmt.body) for e in ir.exprs_of(s))
+
     def reverse_checkpointed(self, stmt: ir.For, reversed_body: list[ir.Stmt]) -> None:
         """Segments backwards: restore the segment's starting state from its snapshot, run the
         segment again recording as an ordinary loop does, then reverse its iterations."""
@@ -60,7 +67,13 @@ class Recording:
         start, segment = self.fresh("start"), self.fresh("segment")
         state = self.loop_state(stmt)
         recompute = self.forward_body(stmt.body)
-        body = ([pop(self.tape, state, stmt.line)] if state else []) + [
+        replay: list[ir.Stmt] = []
+        if self.draws(stmt):  # the states as the first pass left them come back after the last segment
+            after, rng = self.fresh("states_after"), self.fresh("segment_states")
+            setup = setup + [ir.Assign(after, ir.Call(runtime.random_states, ()), stmt.line)]
+            state = state + (rng,)
+            replay = [ir.Effect(ir.Call(runtime.set_random_states, (ir.Var(rng),)), stmt.line)]
+        body = ([pop(self.tape, state, stmt.line)] if state else []) + replay + [
             ir.Assign(segment, self.segment(stmt, start, stride), stmt.line),
             ir.Comment("run the segment again, recording"),
             ir.For(stmt.index, ir.Var(segment), recompute, stmt.line),
@@ -70,6 +83,8 @@ class Recording:
         for assignment in setup:
             self.emit(assignment)
         self.emit(ir.For(start, ir.Var(starts), body, stmt.line, reverse=True))
+        if replay:
+            self.emit(ir.Effect(ir.Call(runtime.set_random_states, (ir.Var(after),)), stmt.line))
 
     def forward_checkpointed(self, stmt: ir.For) -> list[ir.Stmt]:
         """The first pass of a checkpointed loop: a snapshot of the state before each segment."""
@@ -79,7 +94,10 @@ class Recording:
         recording, self.recording = self.recording, False
         inner = self.forward_block(stmt.body)
         self.recording = recording
-        snapshot = [push(self.tape, tuple(ir.Var(n) for n in state), stmt.line)] if state else []
+        kept = tuple(ir.Var(n) for n in state)
+        if self.draws(stmt):  # see reverse_checkpointed
+            kept += (ir.Call(runtime.random_states, ()),)
+        snapshot = [push(self.tape, kept, stmt.line)] if kept else []
         segment = ir.For(stmt.index, self.segment(stmt, start, stride), inner, stmt.line)
         return setup + [ir.Comment("checkpointed: keep the state at the start of each segment"),
                         ir.For(start, ir.Var(starts), snapshot + [segment], stmt.line)]

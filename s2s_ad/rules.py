@@ -33,6 +33,8 @@ loaded on the first lookup.
 """
 from __future__ import annotations
 
+import operator
+
 import importlib
 import importlib.util
 import inspect
@@ -93,6 +95,7 @@ class Rule:
 _ADJOINTS: dict[Any, Rule] = {}
 _TANGENTS: dict[Any, Rule] = {}
 _NONDIFFERENTIABLE: set = set()
+_FRESH_VALUES: set = set()  # new arrays or numbers (see fresh_values)
 _ELEMENTWISE_CONSTANTS: set = set()  # non-differentiable, but shaped like their broadcast inputs
 _METHODS: dict[str, tuple[Any, bool]] = {}
 _ATTRIBUTES: dict[str, Any] = {}
@@ -322,6 +325,33 @@ def result_items(fn: Any) -> int:
         return _RESULT_ITEMS.get(_key(fn), 0)
     except TypeError:
         return 0
+
+
+def fresh_values(*fns: Any) -> None:
+    """Declare functions that return a new array or a number, never an argument or a view of one
+    (``np.dot``): an array they return may be written into by index."""
+    for fn in fns:
+        _FRESH_VALUES.add(_key(fn))
+
+
+def makes_fresh_value(fn: Any, args: tuple) -> bool:
+    """Whether a call of ``fn`` on ``args`` (IR atoms) returns a new array or a number: declared with
+    ``fresh_values``, or elementwise with a rule (``np.exp(x)``: NumPy computes every element into a
+    new array).  ``max`` and ``min`` return an operand; ``a + b`` and ``a * b`` may join or repeat
+    lists (``[x] * 3``), so they count only with a float constant operand (``x * 1.0``), which no
+    list or tuple takes."""
+    load_templates()
+    try:
+        if _key(fn) in _FRESH_VALUES:
+            return True
+        rule = _ADJOINTS.get(_key(fn)) or _TANGENTS.get(_key(fn))
+    except TypeError:
+        return False
+    if rule is None or not rule.elementwise or fn in (max, min):
+        return False
+    if fn in (operator.add, operator.mul):
+        return any(type(getattr(a, "value", None)) is float for a in args)
+    return True
 
 
 def load_templates() -> None:

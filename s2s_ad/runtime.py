@@ -12,6 +12,8 @@ import math
 import numbers
 from typing import Any, Optional
 
+import random
+
 import numpy as np
 
 from .errors import TransformError
@@ -128,6 +130,45 @@ def check_number_update(value: Any, name: str, shared: str, filename: str, line:
         raise TransformError(f"the in-place update of {name}", f"{name} is {shared}, and it holds an array here: "
                              f"NumPy would change that array too; write {name} = {name} + ... (a new array), or "
                              f"copy it first", filename=filename, line=line)
+
+
+def random_states() -> tuple:
+    """The global random states (``np.random.*``, Python's ``random.*``): a checkpointed loop
+    keeps them per segment, so a segment run again draws what it drew the first time."""
+    return np.random.get_state(), random.getstate()
+
+
+def set_random_states(states: tuple) -> None:
+    """Put back what ``random_states`` returned."""
+    np.random.set_state(states[0])
+    random.setstate(states[1])
+
+
+def check_assertion(test: Any, message: Any = None) -> None:
+    """``assert test, message`` in generated code (the message is computed before the test)."""
+    if not test:
+        raise AssertionError(message) if message is not None else AssertionError
+
+
+def added_at(a: Any, index: Any, value: Any) -> np.ndarray:
+    """A copy of ``a`` after ``np.add.at(a, index, value)``: what the adjoint's in-place
+    accumulation means when forward mode differentiates generated code (second derivatives)."""
+    out = np.array(a, dtype=np.result_type(a, value, 1.0))
+    np.add.at(out, index, value)
+    return out
+
+
+def astype(a: Any, dtype: Any) -> np.ndarray:
+    """``a.astype(dtype)``: a new array (what the method means in differentiated code)."""
+    return np.asarray(a).astype(dtype)
+
+
+def cast_derivative(d: Any, dtype: Any) -> Any:
+    """A derivative carried through a cast to ``dtype``: itself (in floats) for a cast to a
+    floating type; zeros for a cast to integers or booleans, which carries no derivative."""
+    if np.issubdtype(np.dtype(dtype), np.inexact):
+        return np.array(d, dtype=np.result_type(d, 1.0))
+    return np.zeros(np.shape(d))
 
 
 def list_append(items: list, item: Any) -> list:

@@ -6,13 +6,13 @@ constructors carry no derivative.
 import numpy as np
 
 from s2s_ad.rules import adjoint, fresh_arrays, nondifferentiable, tangent
-from s2s_ad.runtime import if_inexact, linspace_weights, unbroadcast
+from s2s_ad.runtime import astype, cast_derivative, if_inexact, linspace_weights, unbroadcast
 
 nondifferentiable(np.zeros, np.ones, np.empty, np.full, np.zeros_like, np.ones_like, np.empty_like,
                   np.arange, np.eye, np.identity)
 nondifferentiable(np.shape, np.ndim, np.size, attributes={"shape": np.shape, "ndim": np.ndim, "size": np.size})
 fresh_arrays(np.zeros, np.ones, np.empty, np.full, np.zeros_like, np.ones_like, np.empty_like, np.full_like,
-             np.arange, np.linspace, np.eye, np.identity, np.copy, np.array)
+             np.arange, np.linspace, np.eye, np.identity, np.copy, np.array, astype, cast_derivative)
 
 
 @adjoint(np.copy, linear=True, method="copy", examples=({"a": (3,)}, {"a": (2, 3)}))
@@ -59,3 +59,19 @@ def linspace(out, start, stop, num=50, endpoint=True, *, d_out):
 def linspace(out, start, stop, num=50, endpoint=True, *, t_start, t_stop):
     weights = linspace_weights(num, endpoint, np.ndim(out) - 1)
     t_out = t_start * (1.0 - weights) + t_stop * weights + np.zeros(np.shape(out))
+
+
+@adjoint(astype, method="astype", examples=({"a": (3,), "dtype": float}, {"a": (2, 3), "dtype": np.float64},
+                                            {"a": (3,), "dtype": int}))
+def astype_rule(out, a, dtype, d_out):
+    d_a = cast_derivative(d_out, dtype)
+
+
+@tangent(astype)
+def astype_rule(out, a, dtype, t_a):
+    t_out = cast_derivative(t_a, dtype)
+
+
+@adjoint(cast_derivative, linear=True, examples=({"d": (3,), "dtype": float}, {"d": (3,), "dtype": bool}))
+def cast_derivative_rule(out, d, dtype, d_out):
+    d_d = cast_derivative(d_out, dtype)

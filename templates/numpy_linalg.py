@@ -5,7 +5,7 @@ import operator
 
 import numpy as np
 
-from s2s_ad.rules import adjoint, nondifferentiable, tangent
+from s2s_ad.rules import adjoint, fresh_arrays, fresh_values, nondifferentiable, tangent
 from s2s_ad.runtime import (multi_dot_grad, multi_dot_jvp, qr_checked, svd_checked, dot_grad_a, dot_grad_b, einsum_grad, matrix_power_grad, matrix_power_jvp, norm_max_weights, expand_reduced, inner_axes, inverse_axes, norm_weight, kron_axes, kron_blocks, kron_spread,
                             matmul_grad_a, matmul_grad_b, norm_order, solve_columns, tensordot_adjoint_plan,
                             trace_grad, unbroadcast)
@@ -367,3 +367,7 @@ def pinv(out, a, rcond=None, hermitian=False, *, rtol=None, t_a):
     cols = np.eye(np.shape(a)[-1]) - np.matmul(out, a)
     t_out = (-np.matmul(out, np.matmul(t_a, out)) + np.matmul(np.matmul(out, x_t), np.matmul(t_a_t, rows))
              + np.matmul(cols, np.matmul(t_a_t, np.matmul(x_t, out))))
+
+
+fresh_arrays(np.outer)  # products are computed into new arrays (or numbers: 1-d by 1-d)
+fresh_values(np.matmul, operator.matmul, np.dot)

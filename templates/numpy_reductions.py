@@ -2,7 +2,7 @@
 median, quantile and percentile (the default, linear method)."""
 import numpy as np
 
-from s2s_ad.rules import adjoint, nondifferentiable, tangent
+from s2s_ad.rules import adjoint, fresh_arrays, nondifferentiable, tangent
 from s2s_ad.runtime import (broadcast_reduced, cumprod_grad, cumprod_jvp, cumsum_grad, expand_quantiles, expand_reduced, prod_others,
                             quantile_linear, quantile_scatter, quantile_slope, trailing_axes)
 
@@ -150,3 +150,6 @@ def cumprod(out, a, axis=None, *, d_out):
 @tangent(np.cumprod)
 def cumprod(out, a, axis=None, *, t_a):
     t_out = cumprod_jvp(a, t_a, axis)
+
+
+fresh_arrays(np.cumsum)  # a new array, never a view

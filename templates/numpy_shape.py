@@ -4,7 +4,7 @@ friends, repeat, tile, flips and rot90, diag, diagonal, tril/triu, append, diff,
 take_along_axis, sort."""
 import numpy as np
 
-from s2s_ad.rules import adjoint, method_alias, tangent
+from s2s_ad.rules import adjoint, fresh_arrays, method_alias, tangent
 from s2s_ad.runtime import (append_grad, concatenate_grad, diag_grad, diagonal_grad, diff_grad, joined_grad,
                             pad_grad, repeat_grad, sort_grad,
                             stack_grad, take_along_axis_grad, take_grad, tile_grad, unbroadcast)
@@ -202,3 +202,5 @@ def sort(out, a, axis=-1, *, d_out):
 def sort(out, a, axis=-1, *, t_a):
     t_out = np.take_along_axis(t_a, np.argsort(a, axis=axis, kind="stable"), axis)
 
+
+fresh_arrays(np.concatenate, np.stack, np.pad)  # new arrays, never views (unlike reshape, transpose)

@@ -11,7 +11,7 @@ would hide the helper its own body calls.)
 import numpy as np
 
 from s2s_ad.rules import adjoint, fresh_arrays, nondifferentiable, tangent
-from s2s_ad.runtime import (append_grad, multi_dot_grad, multi_dot_grad_jvp, qr_checked, svd_checked, matrix_power_grad, matrix_power_grad_jvp, cumprod_grad, cumprod_grad_jvp, einsum_grad, expand_quantiles, quantile_linear, quantile_scatter,
+from s2s_ad.runtime import (added_at, append_grad, multi_dot_grad, multi_dot_grad_jvp, qr_checked, svd_checked, matrix_power_grad, matrix_power_grad_jvp, cumprod_grad, cumprod_grad_jvp, einsum_grad, expand_quantiles, quantile_linear, quantile_scatter,
                             quantile_slope, kron_blocks, kron_spread, norm_weight, norm_weight_jvp, solve_columns,
                             trace_grad, broadcast_reduced, diag_grad, diagonal_grad, diff_grad, joined_grad,
                             repeat_grad, sort_grad, take_along_axis_grad, take_grad, tile_grad, checkpoint_stride, concatenate_grad, cumsum_grad, dot_grad_a,
@@ -26,7 +26,7 @@ from s2s_ad.runtime import (append_grad, multi_dot_grad, multi_dot_grad_jvp, qr_
 nondifferentiable(zeros_like, zero_tangent, inverse_axes, linspace_weights)
 nondifferentiable(stop_gradient, elementwise=True)
 nondifferentiable(checkpoint_stride, np.broadcast_shapes)
-fresh_arrays(zeros_like, zero_tangent, writable_copy, broadcast_reduced, getitem_grad)
+fresh_arrays(zeros_like, zero_tangent, writable_copy, broadcast_reduced, getitem_grad, added_at)
 
 
 @adjoint(unbroadcast, linear=True, examples=({"grad": (2, 3), "like": np.zeros(3)}, {"grad": (3,), "like": 0.5},
@@ -250,7 +250,6 @@ def matrix_power_grad_rule(out, grad, a, n, t_grad, t_a):
     t_out = matrix_power_grad(t_grad, a, n) + matrix_power_grad_jvp(grad, a, t_a, n)
 
 
-
 @adjoint(svd_checked, linear=True, examples=({"u": (3, 3), "a": np.zeros((3, 3))},
                                              {"u": (4, 3), "a": np.zeros((4, 3)), "full_matrices": False}))
 def svd_checked_rule(out, u, a, full_matrices=True, compute_uv=True, *, d_out):
@@ -266,6 +265,8 @@ def qr_checked_rule(out, q, a, mode="reduced", *, d_out):
                                    {"grad": (2, 2), "arrays": [(2, 2), (2, 2), (2, 2)]}))
 def multi_dot_grad_rule(out, grad, arrays, t_grad, t_arrays):
     t_out = multi_dot_grad_jvp(grad, t_grad, arrays, t_arrays)  # a list: one call, not a sum of lists
+
+
 # ``a + b`` and ``a * b`` that may concatenate or repeat tuples and lists (decided at run time).  The
 # operands enter add_adjoint and add_tangent only by their lengths and shapes; products are bilinear, and
 # their tangents are made of the same helpers again (so every order of derivative has its rules).
@@ -320,3 +321,10 @@ def mul_tangent_cross_rule(out, tangent_a, tangent_b, second_a, second_b, a, b, 
 @tangent(if_inexact, examples=({"grad": (3,), "like": np.zeros(3)}, {"grad": (3,), "like": np.arange(3)}))
 def if_inexact_rule(out, grad, like, t_grad):
     t_out = if_inexact(t_grad, like)  # linear in grad; the dtype of like decides
+
+
+@adjoint(added_at, linear=True, examples=({"a": (4,), "index": np.array([0, 2, 0]), "value": (3,)},
+                                          {"a": (3, 2), "index": np.array([True, False, True]), "value": (2, 2)}))
+def added_at_rule(out, a, index, value, d_out):
+    d_a = d_out
+    d_value = unbroadcast(d_out[index], value)

@@ -56,9 +56,10 @@ def uses_exec(x):
     return x
 
 
-def prints(x):
-    print(x)  # REFUSED: the call of print() made for its effect
-    return x
+def sorts_in_place(x):
+    y = x * 2.0
+    y.sort()  # REFUSED: the call of .sort() made for its effect
+    return np.sum(y)
 
 
 def attribute_write(x):
@@ -81,9 +82,8 @@ def set_literal(x):
     return x
 
 
-def lambda_inside(x):
-    f = lambda v: v * 2.0  # REFUSED: a lambda
-    return f(x)
+def lambda_passed_to_numpy(x):
+    return np.sum(np.apply_along_axis(lambda v: v * 2.0, 0, x))  # REFUSED: a function passed as an argument to np.apply_along_axis
 
 
 def while_else(x):
@@ -105,12 +105,6 @@ def undefined_name(x):
 
 def no_rule(x):
     return helper_without_rule_or_source(x)  # REFUSED: the call of
-
-
-def chained_comparison(x):
-    if 0.0 < x < 1.0:  # REFUSED: a chained comparison
-        return x
-    return x * 2.0
 
 
 def no_return(x):

@@ -43,7 +43,7 @@ def test_cli_errors_are_one_line_and_exit_2(target):
 
 def test_cli_transform_error_is_one_line(tmp_path):
     bad = tmp_path / "bad.py"
-    bad.write_text("def f(x):\n    print(x)\n    return x\n")
+    bad.write_text("def f(x):\n    exec('y = 1')\n    return x\n")
     done = run("-m", "s2s_ad", f"{bad}:f")
     assert done.returncode == 2 and "bad.py:2" in done.stderr and "Traceback" not in done.stderr
 
