@@ -18,6 +18,7 @@ from typing import Any, Callable, Optional, Sequence, Union
 
 import numpy as np
 
+from . import containers
 from .cache import TransformCache, is_current, name_the_users_line
 from .errors import TransformError
 from .parse import Snapshot
@@ -68,6 +69,49 @@ def _kind(value: Any) -> Optional[str]:
     return None
 
 
+def _kind_tree(value: Any) -> Any:
+    """``_kind`` of a number or array; for a container, its structure with each leaf's kind in place."""
+    kind = _kind(value)
+    if kind is not None:
+        return kind
+    structure = containers.structure_of(value, objects=True)
+    if not isinstance(structure, containers.Tree):
+        return None
+    return containers.relabel(structure, iter(map(_kind, containers.leaves(value, structure))))
+
+
+def _flat(args: tuple, kinds: tuple) -> tuple:
+    """The arguments of generated code: each container argument replaced by its leaves."""
+    if not any(isinstance(k, containers.Tree) for k in kinds):
+        return args
+    return tuple(leaf for a, k in zip(args, kinds)
+                 for leaf in (containers.leaves(a, k) if isinstance(k, containers.Tree) else (a,)))
+
+
+def _regroup(flat: Sequence[Any], kinds: Sequence[Any]) -> list:
+    """Per-leaf values (gradients, tangents) back into one value per parameter, containers rebuilt."""
+    out, i = [], 0
+    for kind in kinds:
+        n = containers.count(kind) if isinstance(kind, containers.Tree) else 1
+        out.append(containers.unflatten(kind, flat[i:i + n]) if isinstance(kind, containers.Tree) else flat[i])
+        i += n
+    return out
+
+
+def _unwrap(fn: Callable) -> tuple[Callable, tuple, dict]:
+    """The plain function under a bound method or ``functools.partial``, with the arguments those
+    fix: ``model.loss`` is ``Model.loss`` with ``model`` first."""
+    prefix: tuple = ()
+    fixed: dict = {}
+    while True:
+        if isinstance(fn, functools.partial):
+            prefix, fixed, fn = fn.args + prefix, {**fn.keywords, **fixed}, fn.func
+        elif inspect.ismethod(fn) and not isinstance(fn.__self__, type):
+            prefix, fn = (fn.__self__,) + prefix, fn.__func__
+        else:
+            return fn, prefix, fixed
+
+
 def _resolve_wrt(fn: Callable, wrt: Wrt) -> tuple[tuple[str, ...], bool]:
     """Parameter names to differentiate by, and whether the caller gets a tuple."""
     params = list(inspect.signature(fn).parameters)
@@ -96,11 +140,17 @@ class GradientFunction:
     ``function_for``), to any order.
     """
 
-    def __init__(self, fn: Callable, wrt: Wrt, with_value: bool) -> None:
+    def __init__(self, fn: Callable, wrt: Wrt, with_value: bool, has_aux: bool = False) -> None:
         if not callable(fn):
             raise TypeError(f"grad expects a function, got {type(fn).__name__}")
         if isinstance(fn, GradientFunction) and fn._with_value:
             raise TypeError("grad of value_and_grad(f) returns a pair; differentiate grad(f) instead")
+        if isinstance(fn, GradientFunction) and (has_aux or fn._has_aux):
+            raise TypeError("has_aux=True applies to the first derivative only; for higher derivatives "
+                            "differentiate a function that returns the value alone")
+        self.wrt, self._several = _resolve_wrt(fn, wrt)  # by the names the caller sees
+        self._has_aux = has_aux
+        fn, self._prefix, self._fixed = _unwrap(fn) if not isinstance(fn, GradientFunction) else (fn, (), {})
         self.fn = fn
         self.inner = fn if isinstance(fn, GradientFunction) else None
         try:
@@ -109,9 +159,9 @@ class GradientFunction:
             raise TransformError(f"{getattr(fn, '__qualname__', fn)!r} ({type(fn).__name__})",
                                  "only plain Python functions defined with def can be transformed; for a "
                                  "builtin or C function, give it a rule with @s2s_ad.adjoint") from None
-        self._n_params = len(self._signature.parameters)
-        self._types_of = _types_of(self._n_params)
-        self.wrt, self._several = _resolve_wrt(fn, wrt)
+        # a method or partial: every call binds, to put in what they fix (-1 never equals a count)
+        self._n_params = -1 if self._prefix or self._fixed else len(self._signature.parameters)
+        self._types_of = _types_of(len(self._signature.parameters))
         self._with_value = with_value
         # Without arrays, kinds follow from types alone: the hot path keys on types.
         # With arrays the rank matters too, so those calls go through _by_kinds.
@@ -133,8 +183,8 @@ class GradientFunction:
 
     @_user_facing
     def _adjoint(self, kinds: tuple) -> Built:
-        key = (self.fn, getattr(self.fn, "__code__", None), self.wrt, kinds)
-        return _CACHE.get(key, lambda: build_reverse(self.fn, self.wrt, kinds))
+        key = (self.fn, getattr(self.fn, "__code__", None), self.wrt, kinds) + (("aux",) if self._has_aux else ())
+        return _CACHE.get(key, lambda: build_reverse(self.fn, self.wrt, kinds, has_aux=self._has_aux))
 
     @_user_facing
     def function_for(self, kinds: tuple) -> Built:
@@ -142,6 +192,9 @@ class GradientFunction:
         exactly what a call returns, for arguments of these kinds.  It is valid input to
         the transformer: that is how the next order is taken."""
         params = list(self._signature.parameters)
+        if any(isinstance(k, containers.Tree) for k in kinds):
+            raise TypeError(f"higher derivatives of {self!r} with containers (dict, list, tuple, dataclass) as "
+                            "arguments: pass the arrays as separate arguments, or use s2s_ad.hessian")
         if self.inner is None:
             adjoint = self._adjoint(kinds)
             return _CACHE.get(self.key + (kinds,), lambda: build_gradient_only(
@@ -160,20 +213,21 @@ class GradientFunction:
             raise TypeError(f"grad of {self!r}: its result is {what}, not a number; "
                             f"use s2s_ad.hessian or s2s_ad.jacobian")
 
-    def _specialise(self, args: tuple) -> Callable:
-        kinds = tuple(map(_kind, args))
+    def _specialise(self, args: tuple, kinds: Optional[tuple] = None) -> Built:
+        kinds = tuple(map(_kind, args)) if kinds is None else kinds
         built = self._by_kinds.get(kinds)
         if built is None or not is_current(built):
             built = self._by_kinds[kinds] = self._adjoint(kinds) if self.inner is None else self.function_for(kinds)
             self._last_source = built.source
-        if not any(k and k.startswith("array") for k in kinds):
+        if not self._has_aux and not any(isinstance(k, containers.Tree) or (k and k.startswith("array"))
+                                         for k in kinds):
             snapshot = built.snapshot
             depends = snapshot is not None and bool(snapshot.names or snapshot.cells)
             self._by_types[self._types_of(args)] = (built.function, snapshot if depends else None)
-        return built.function
+        return built
 
     def _bind(self, args: tuple, kwargs: dict) -> tuple:
-        bound = self._signature.bind(*args, **kwargs)
+        bound = self._signature.bind(*self._prefix, *args, **{**self._fixed, **kwargs})
         bound.apply_defaults()
         return tuple(bound.arguments.values())
 
@@ -181,12 +235,15 @@ class GradientFunction:
         if kwargs or len(args) != self._n_params:
             args = self._bind(args, kwargs)
         if self.inner is not None:
-            gradient = _run(self._specialise(args), args)
+            gradient = _run(self._specialise(args, tuple(map(_kind_tree, args))).function, args)
             return (self.inner(*args), gradient) if self._with_value else gradient
         # The hot path: one dictionary look-up, and the snapshot only where there is one.
         entry = self._by_types.get(self._types_of(args))
         if entry is None or (entry[1] is not None and not entry[1].valid()):
-            adjoint = self._specialise(args)
+            kinds = tuple(map(_kind_tree, args))
+            if self._has_aux or any(isinstance(k, containers.Tree) for k in kinds):
+                return self._call_with_containers(args, kinds)
+            adjoint = self._specialise(args, kinds).function
         else:
             adjoint = entry[0]
         try:  # _run, inlined: this is every cached call
@@ -202,37 +259,61 @@ class GradientFunction:
             gradient = (gradient,)
         return (value, gradient) if self._with_value else gradient
 
+    def _call_with_containers(self, args: tuple, kinds: tuple) -> Any:
+        """A call with container arguments or ``has_aux``: leaves in, the gradient rebuilt with the
+        structure of each argument differentiated."""
+        built = self._specialise(args, kinds)
+        value, gradient = _run(built.function, _flat(args, kinds))
+        if self._has_aux:
+            value, aux_leaves = value
+            value = (value, containers.unflatten(built.aux_tree, aux_leaves))
+        loss = value[0] if self._has_aux else value
+        if loss.__class__ is not float and np.ndim(loss) != 0:
+            raise TypeError(
+                f"grad needs {self.fn.__name__} to return a scalar, but it returned an array of shape "
+                f"{np.shape(loss)}; use s2s_ad.vjp or s2s_ad.jacobian for non-scalar results")
+        params = list(self._signature.parameters)
+        by = [kinds[params.index(w)] for w in self.wrt]
+        total = sum(containers.count(k) if isinstance(k, containers.Tree) else 1 for k in by)
+        gradients = _regroup((gradient,) if total == 1 else tuple(gradient), by)
+        gradient = tuple(gradients) if self._several else gradients[0]
+        if self._with_value:
+            return value, gradient
+        return (gradient, value[1]) if self._has_aux else gradient
+
     @property
     def source(self) -> str:
         """The adjoint's source: the one the last call ran, or before any call the generic one."""
         if self._last_source is None:
-            unknown = (None,) * self._n_params
+            unknown = (None,) * len(self._signature.parameters)
             self._last_source = (self._adjoint(unknown) if self.inner is None else self.function_for(unknown)).source
         return self._last_source
 
     def source_for(self, *args: Any, **kwargs: Any) -> str:
         """The adjoint's source specialised for these arguments (nothing is run)."""
-        kinds = tuple(map(_kind, self._bind(args, kwargs)))
+        kinds = tuple(map(_kind_tree, self._bind(args, kwargs)))
         return (self._adjoint(kinds) if self.inner is None else self.function_for(kinds)).source
 
     def __repr__(self) -> str:
         return f"<gradient of {getattr(self.fn, '__qualname__', self.fn)!s} with respect to {', '.join(self.wrt)}>"
 
 
-def _decorator_or_call(fn: Optional[Callable], wrt: Wrt, with_value: bool) -> Any:
+def _decorator_or_call(fn: Optional[Callable], wrt: Wrt, with_value: bool, has_aux: bool = False) -> Any:
     if fn is None:
-        return lambda f: GradientFunction(f, wrt, with_value)
-    return GradientFunction(fn, wrt, with_value)
+        return lambda f: GradientFunction(f, wrt, with_value, has_aux)
+    return GradientFunction(fn, wrt, with_value, has_aux)
 
 
-def grad(fn: Optional[Callable] = None, wrt: Wrt = 0) -> Any:
-    """The gradient of a scalar function with respect to ``wrt`` (see API.md)."""
-    return _decorator_or_call(fn, wrt, with_value=False)
+def grad(fn: Optional[Callable] = None, wrt: Wrt = 0, has_aux: bool = False) -> Any:
+    """The gradient of a scalar function with respect to ``wrt`` (see API.md).  With ``has_aux``,
+    ``fn`` returns ``(value, aux)`` and the call returns ``(gradient, aux)``."""
+    return _decorator_or_call(fn, wrt, with_value=False, has_aux=has_aux)
 
 
-def value_and_grad(fn: Optional[Callable] = None, wrt: Wrt = 0) -> Any:
-    """Like ``grad``, but the call returns ``(fn(*args), gradient)``."""
-    return _decorator_or_call(fn, wrt, with_value=True)
+def value_and_grad(fn: Optional[Callable] = None, wrt: Wrt = 0, has_aux: bool = False) -> Any:
+    """Like ``grad``, but the call returns ``(fn(*args), gradient)``; with ``has_aux``,
+    ``((value, aux), gradient)``."""
+    return _decorator_or_call(fn, wrt, with_value=True, has_aux=has_aux)
 
 
 @_user_facing
@@ -250,7 +331,7 @@ def source(fn: Callable, wrt: Wrt = 0, mode: str = "reverse", stage: str = "opti
         raise ValueError(f"mode must be 'reverse' or 'forward', not {mode!r}")
     names, _ = _resolve_wrt(fn, wrt)
     n = len(inspect.signature(fn).parameters)
-    kinds = (None,) * n if args is None else tuple(map(_kind, args))
+    kinds = (None,) * n if args is None else tuple(map(_kind_tree, args))
     build = build_reverse if mode == "reverse" else build_forward
     return build(fn, names, kinds, stage=stage, compile_it=False).source
 

@@ -76,6 +76,7 @@ class SplitAdjoint:
         self.backward: Optional[Callable] = None
         self.source = ""
         self.snapshot: Any = None  # set once built (see parse.Snapshot)
+        self.result_tree: Any = None  # a container result's structure (containers.py), when called from the API
 
     def __repr__(self) -> str:
         return f"<split adjoint of {getattr(self.fn, '__qualname__', self.fn)}>"

@@ -14,6 +14,7 @@ unflattened, for the bodies of rule templates.
 """
 from __future__ import annotations
 
+import dataclasses
 import inspect
 import operator
 import types
@@ -58,6 +59,48 @@ class Inline:
 
     function: Nested
     args: tuple
+
+
+@dataclass(frozen=True, eq=False)
+class Record:
+    """A container with a static structure while lowering: a dict with constant keys, a list or
+    tuple of known length, a namedtuple, dataclass or object (see ``containers.py``).  ``items``
+    holds one IR value (or nested ``Record``) per key; reads with a constant key, attribute reads
+    and ``.items()`` resolve here, so no container reaches the generated code."""
+
+    kind: str  # as containers.Tree.kind
+    cls: type
+    keys: tuple
+    items: tuple
+
+    @property
+    def fields(self) -> bool:
+        return self.kind in ("namedtuple", "dataclass", "object", "registered")
+
+    @property
+    def sequence(self) -> bool:
+        return self.kind in ("list", "tuple", "namedtuple")
+
+    def get(self, key: Any) -> Any:
+        """The item at ``key`` (a negative position counts from the end of a sequence); KeyError if none."""
+        if self.kind in ("list", "tuple", "namedtuple") and isinstance(key, int) and not isinstance(key, bool):
+            return self.items[key]  # IndexError is a LookupError too
+        for k, item in zip(self.keys, self.items):
+            if type(k) is type(key) and k == key:
+                return item
+        raise KeyError(key)
+
+    def replaced(self, key: Any, item: Any) -> "Record":
+        """A copy with ``key`` set (added to a dict if new)."""
+        keys, items = list(self.keys), list(self.items)
+        for i, k in enumerate(keys):
+            if type(k) is type(key) and k == key:
+                items[i] = item
+                return Record(self.kind, self.cls, self.keys, tuple(items))
+        return Record(self.kind, self.cls, self.keys + (key,), self.items + (item,))
+
+
+_DICT_METHODS = ("items", "keys", "values", "get")
 
 
 @dataclass(frozen=True)
@@ -132,6 +175,9 @@ class ExpressionConverter:
     def _Compare(self, node: gast.Compare) -> ir.Expr:
         op = type(node.ops[0])
         left, right = self.convert(node.left), self.convert(node.comparators[0])
+        if op in (gast.In, gast.NotIn) and isinstance(right, Record) and isinstance(left, ir.Const):
+            inside = right.kind == "dict" and any(type(k) is type(left.value) and k == left.value for k in right.keys)
+            return ir.Const(inside if op is gast.In else not inside)
         if op is gast.In:
             return ir.Call(operator.contains, (right, left))
         if op is gast.NotIn:
@@ -149,7 +195,47 @@ class ExpressionConverter:
         return ir.Slice(*(None if p is None else self.convert(p) for p in parts))
 
     def _Subscript(self, node: gast.Subscript) -> ir.Expr:
-        return ir.Call(operator.getitem, (self.convert(node.value), self.convert(node.slice)))
+        value, index = self.convert(node.value), self.convert(node.slice)
+        if isinstance(value, Record):
+            return self._record_item(value, index, node)
+        return ir.Call(operator.getitem, (value, index))
+
+    def _Dict(self, node: gast.Dict) -> Record:
+        keys = []
+        for key in node.keys:
+            if key is None:
+                raise self.error("**unpacking in a dict display", "write the items out", node)
+            converted = self.convert(key)
+            if not (isinstance(converted, ir.Const) and _hashable(converted.value)):
+                raise self.error("a dict with a key computed at run time", "dict keys must be constants "
+                                 "(strings or numbers), so that the dict's structure is known", key)
+            keys.append(converted.value)
+        record = Record("dict", dict, (), ())
+        for key, value in zip(keys, node.values):
+            record = record.replaced(key, self.convert(value))
+        return record
+
+    def _record_item(self, record: Record, index: Any, node: Any) -> Any:
+        """``record[index]``: resolved now for a constant index; a sequence of plain values may also be
+        indexed at run time."""
+        if isinstance(index, ir.Const) and _hashable(index.value):
+            try:
+                return record.get(index.value)
+            except LookupError:
+                raise self.error(f"the item [{index.value!r}]", f"the {record.cls.__name__} has no such item "
+                                 f"(its keys are {', '.join(map(repr, record.keys))})", node) from None
+        if record.sequence and isinstance(index, ir.Slice) and all(
+                p is None or isinstance(p, ir.Const) for p in (index.lower, index.upper, index.step)):
+            part = slice(*(None if p is None else p.value for p in (index.lower, index.upper, index.step)))
+            items = record.items[part]
+            return Record("tuple" if record.kind == "namedtuple" else record.kind,
+                          tuple if record.kind == "namedtuple" else record.cls, tuple(range(len(items))), items)
+        if record.sequence and not any(isinstance(i, Record) for i in record.items):
+            return ir.Call(operator.getitem, (ir.Display("tuple" if record.kind != "list" else "list",
+                                                         record.items), index))
+        raise self.error(f"an index computed at run time into a {record.cls.__name__}",
+                         "its items differ in structure, so the index must be a constant; loop over it "
+                         "(for item in ...) or over .items() instead", node)
 
     def _IfExp(self, node: gast.IfExp) -> Any:
         return self._make_choice(self.convert(node.test), self.convert(node.body), self.convert(node.orelse), node)
@@ -192,11 +278,17 @@ class ExpressionConverter:
         found, value = self._static(node)
         if found:
             return self._global_value(node.attr, value, node)
+        base = self.convert(node.value)
+        if isinstance(base, Record):
+            if base.fields and node.attr in base.keys:
+                return base.get(node.attr)
+            raise self.error(f"the attribute .{node.attr} of a {base.cls.__name__}", "it is not one of its "
+                             f"data fields ({', '.join(map(str, base.keys)) or 'none'})", node)
         fn = rules.attribute_function(node.attr)
         if fn is None:
             raise self.error(f"the attribute .{node.attr}", "only array attributes with a rule (.T, .shape, "
                              ".ndim, .size) can be read", node)
-        return ir.Call(fn, (self.convert(node.value),))
+        return ir.Call(fn, (base,))
 
     def _Call(self, node: gast.Call) -> ir.Expr:
         args = [self.convert(a) for a in node.args]
@@ -210,7 +302,13 @@ class ExpressionConverter:
             return Inline(self.local(node.func.id), tuple(args))
         found, fn = self._static(node.func)
         if not found:
+            owner = self.convert(node.func.value) if isinstance(node.func, gast.Attribute) else None
+            if isinstance(owner, Record):
+                return self._record_method(owner, node.func.attr, args, kwargs, node)
             fn, args = self._method(node, args)
+        made = self._construct(fn, args, kwargs, node)
+        if made is not None:
+            return made
         if fn in (max, min) and self.check_calls and not kwargs and len(args) != 2:
             return self._extremum(fn, args, node)
         if fn is reversed and len(args) == 1 and not kwargs:  # enumerate(reversed(x)): x[::-1]
@@ -220,6 +318,79 @@ class ExpressionConverter:
             if is_user_function(fn):
                 return ir.Call(fn, self._bind_user_call(fn, args, kwargs, node))
         return ir.Call(fn, tuple(args), kwargs)
+
+    def _record_method(self, record: Record, name: str, args: list, kwargs: tuple, node: Any) -> Any:
+        """``d.items()``, ``d.get(k)``, ``self.method(x)``, ``self.fn(x)`` (a function held by an object)."""
+        if record.kind == "dict" and name in _DICT_METHODS and not kwargs:
+            if name == "get" and len(args) in (1, 2):
+                if not isinstance(args[0], ir.Const):
+                    raise self.error("d.get with a key computed at run time", "dict keys must be constants", node)
+                try:
+                    return record.get(args[0].value)
+                except LookupError:
+                    return args[1] if len(args) == 2 else ir.Const(None)
+            if name != "get" and not args:
+                parts = {"keys": [ir.Const(k) for k in record.keys], "values": list(record.items),
+                         "items": [ir.Display("tuple", (ir.Const(k), v)) for k, v in zip(record.keys, record.items)]}
+                return Record("tuple", tuple, tuple(range(len(parts[name]))), tuple(parts[name]))
+        if record.kind == "dict" and name == "copy" and not args and not kwargs:
+            return Record(record.kind, record.cls, record.keys, record.items)
+        if record.fields and name in record.keys:
+            held = record.get(name)
+            if isinstance(held, ir.Const) and callable(held.value):
+                return self._call_value(held.value, args, kwargs, node)
+        method = inspect.getattr_static(record.cls, name, None) if record.fields else None
+        if isinstance(method, staticmethod):
+            return self._call_value(method.__func__, args, kwargs, node)
+        if inspect.isfunction(method):  # self.method(x): the class's function, with self
+            return self._call_value(method, [record] + args, kwargs, node)
+        raise self.error(f"the method .{name}() of a {record.cls.__name__}", "a dict supports d[k], d.get, "
+                         ".items(), .keys(), .values() and .copy(); a dataclass, namedtuple or object its fields "
+                         "and the methods defined in its class", node)
+
+    def _call_value(self, fn: Any, args: list, kwargs: tuple, node: Any) -> Any:
+        """A call of a known function (a method, a function an object holds) with converted arguments."""
+        if self.check_calls:
+            self._check_callee(fn, node, tuple(args), kwargs)
+            if is_user_function(fn):
+                return ir.Call(fn, self._bind_user_call(fn, args, kwargs, node))
+        return ir.Call(fn, tuple(args), kwargs)
+
+    def _construct(self, fn: Any, args: list, kwargs: tuple, node: Any) -> Optional[Any]:
+        """Containers made in the body: ``dict(a=..)``, ``Params(w=.., b=..)`` (a dataclass or
+        namedtuple), ``len`` and ``list``/``tuple`` of a container; None for other calls."""
+        record = args[0] if len(args) == 1 and isinstance(args[0], Record) else None
+        if fn is len and record is not None and not kwargs:
+            return ir.Const(len(record.keys))
+        if fn in (list, tuple) and record is not None and not kwargs:
+            items = record.items if record.sequence else tuple(ir.Const(k) for k in record.keys)
+            return Record(fn.__name__, fn, tuple(range(len(items))), items)
+        if fn is dict and (record is not None or not args):
+            made = Record("dict", dict, record.keys, record.items) if record is not None else Record("dict", dict, (), ())
+            for key, value in kwargs:
+                made = made.replaced(key, value)
+            return made
+        if not isinstance(fn, type):
+            return None
+        if issubclass(fn, tuple) and hasattr(fn, "_fields"):
+            fields = tuple(fn._fields)
+            kind = "namedtuple"
+        elif dataclasses.is_dataclass(fn):
+            fields = tuple(f.name for f in dataclasses.fields(fn))
+            if not all(f.init for f in dataclasses.fields(fn)) or hasattr(fn, "__post_init__"):
+                raise self.error(f"making a {fn.__name__}", "a dataclass with __post_init__ or init=False fields "
+                                 "runs code s2s_ad does not read; make it outside the function", node)
+            kind = "dataclass"
+        else:
+            return None
+        try:
+            bound = inspect.signature(fn).bind(*args, **dict(kwargs))
+        except TypeError as exc:
+            raise self.error(f"making a {fn.__name__}", str(exc), node) from None
+        bound.apply_defaults()
+        items = tuple(v if isinstance(v, (Record, ir.Var, ir.Const, ir.Call, ir.Display, Choice, Inline, ir.Slice))
+                      else ir.Const(v) for v in (bound.arguments[f] for f in fields))
+        return Record(kind, fn, fields, items)
 
     def _extremum(self, fn: Any, args: list, node: Any) -> ir.Expr:
         """``max(values)`` is ``np.max(values)``; ``max(a, b, c)`` is ``max(max(a, b), c)``."""
@@ -241,7 +412,7 @@ class ExpressionConverter:
         bound.apply_defaults()
         values = []
         for name, value in bound.arguments.items():
-            if not isinstance(value, (ir.Var, ir.Const, ir.Call, ir.Slice, ir.Display, Choice)):
+            if not isinstance(value, (ir.Var, ir.Const, ir.Call, ir.Slice, ir.Display, Choice, Record, Inline)):
                 if not _is_plain_constant(value):
                     raise self.error(f"the default value of {name!r} in {describe_callable(fn)}",
                                      "only numbers, strings, None and tuples of them can be defaults", node)

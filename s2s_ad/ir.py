@@ -191,6 +191,13 @@ class Function:
     # new binding: right for numbers, wrong for an array another name shares.  The pipeline checks
     # them once argument kinds are known (analysis.check_in_place).
     in_place: list["InPlace"] = field(default_factory=list)
+    # Containers (containers.py): the SSA parameters holding each container parameter's leaves, the
+    # structure of a container result (returned as a tuple of its leaves) and, for has_aux, the
+    # auxiliary result (an atom or a display of atoms) and its structure.
+    groups: dict[str, list[str]] = field(default_factory=dict)
+    result_tree: Any = None
+    aux: Optional["Expr"] = None
+    aux_tree: Any = None
 
 
 @dataclass(frozen=True)
