@@ -385,10 +385,28 @@ def _plain(fn: Callable, args: tuple) -> Callable:
 
 @_user_facing
 def _tangent_function(fn: Callable, wrt: tuple[str, ...], args: tuple) -> Callable:
-    fn = _plain(fn, args)
-    kinds = tuple(map(_kind, args))
+    return _tangent_built(fn, wrt, tuple(map(_kind, args))).function
+
+
+@_user_facing
+def _tangent_built(fn: Callable, wrt: tuple[str, ...], kinds: tuple) -> Built:
+    """The forward-mode code of ``fn`` (or of the plain function a gradient generates) for these kinds."""
+    if isinstance(fn, GradientFunction):
+        fn = fn.function_for(kinds).function
     key = ("forward", fn, getattr(fn, "__code__", None), wrt, kinds)
-    return _CACHE.get(key, lambda: build_forward(fn, wrt, kinds)).function
+    return _CACHE.get(key, lambda: build_forward(fn, wrt, kinds))
+
+
+def _leaf_tangents(fn: Callable, name: str, primal: Any, tangent: Any, kind: Any) -> list:
+    """The tangents of a container argument's leaves (zero where a leaf carries no derivative)."""
+    primals = containers.leaves(primal, kind)
+    try:
+        tangents = [None] * len(primals) if tangent is None else containers.leaves(tangent, kind)
+    except ValueError as exc:
+        raise ValueError(f"jvp of {fn.__name__}: the tangent of {name} must have its structure: {exc}") from None
+    checked = [_check_tangent(fn, name, p, t) for p, t in zip(primals, tangents)]
+    return [np.zeros(np.shape(p)) if c is None and isinstance(p, np.ndarray) else 0.0 if c is None else c
+            for p, c in zip(primals, checked)]
 
 
 def jvp(fn: Callable, primals: Sequence[Any], tangents: Sequence[Any]) -> tuple[Any, Any]:
@@ -401,10 +419,36 @@ def jvp(fn: Callable, primals: Sequence[Any], tangents: Sequence[Any]) -> tuple[
     if not isinstance(tangents, (tuple, list)) or len(tangents) != len(primals):
         raise ValueError(f"jvp of {fn.__name__}: give one tangent per primal "
                          f"({len(primals)} primals, {len(tangents) if isinstance(tangents, (tuple, list)) else 'no tuple of'} tangents)")
-    checked = [_check_tangent(fn, p, a, t) for p, a, t in zip(params, args, tangents)]
-    wrt = tuple(p for p, t in zip(params, checked) if t is not None)
-    tangent_args = tuple(t for t in checked if t is not None)
-    return _run(_tangent_function(fn, wrt, args), args + tangent_args)
+    given = dict(zip(params, tangents))  # by name: a method's self or a default has none
+    fn, params, args = _without_prefix(fn, params, args)
+    kinds = tuple(map(_kind_tree, args))
+    wrt, tangent_args = [], []
+    for p, a, k in zip(params, args, kinds):
+        if p not in given:
+            continue
+        t = given[p]
+        checked = _leaf_tangents(fn, p, a, t, k) if isinstance(k, containers.Tree) else [_check_tangent(fn, p, a, t)]
+        if checked and checked[0] is not None:
+            wrt.append(p)
+            tangent_args += checked
+    built = _tangent_built(fn, tuple(wrt), kinds)
+    out, t_out = _run(built.function, _flat(args, kinds) + tuple(tangent_args))
+    if built.result_tree is not None:
+        return containers.unflatten(built.result_tree, out), containers.unflatten(built.result_tree, t_out)
+    return out, t_out
+
+
+def _without_prefix(fn: Callable, params: list[str], args: tuple) -> tuple[Callable, list[str], tuple]:
+    """For a bound method or partial: the plain function, all its parameters and arguments."""
+    if isinstance(fn, GradientFunction):
+        return fn, params, args
+    plain, prefix, fixed = _unwrap(fn)
+    if plain is fn:
+        return fn, params, args
+    signature = inspect.signature(plain)
+    bound = signature.bind(*prefix, **{**fixed, **dict(zip(params, args))})
+    bound.apply_defaults()
+    return plain, list(signature.parameters), tuple(bound.arguments.values())
 
 
 @_user_facing
@@ -418,18 +462,36 @@ def vjp(fn: Callable, *primals: Any) -> tuple[Any, Callable]:
         raise TypeError("vjp of a gradient would be reverse over reverse, which s2s_ad does not do; "
                         "use s2s_ad.jvp of the gradient, or s2s_ad.hessian (forward over reverse)")
     params, args = _bound_primals(fn, primals)
-    kinds = tuple(map(_kind, args))
+    visible = params[:len(primals)]
+    fn, params, args = _without_prefix(fn, params, args)
+    kinds = tuple(map(_kind_tree, args))
     split = build_split(fn, kinds)
-    out, tape = _run(split.forward, args + (None,))
+    out, tape = _run(split.forward, _flat(args, kinds) + (None,))
+    tree = split.result_tree
+    result = containers.unflatten(tree, out) if tree is not None else out
+    positions = [params.index(p) for p in visible]
 
     def vjp_fn(cotangent: Any) -> tuple:
-        if np.shape(cotangent) != np.shape(out):
-            raise ValueError(f"vjp of {fn.__name__}: the cotangent has shape {np.shape(cotangent)}, but the "
-                             f"result has shape {np.shape(out)}; cotangents are never broadcast")
+        cotangent = _matching_cotangent(fn, cotangent, result, tree)
         adjoints = _run(split.backward, (cotangent, tape))  # the tape is persistent: reading it takes nothing
-        return tuple(adjoints[:len(primals)])
+        adjoints = _regroup(adjoints[:-1], kinds)
+        return tuple(adjoints[i] for i in positions)
 
-    return out, vjp_fn
+    return result, vjp_fn
+
+
+def _matching_cotangent(fn: Callable, cotangent: Any, out: Any, tree: Any) -> Any:
+    """The cotangent as the generated code takes it, after checking it has the result's structure and shapes."""
+    structure = containers.structure_of(out)
+    try:
+        pairs = list(zip(containers.leaves(cotangent, structure), containers.leaves(out, structure)))
+    except ValueError as exc:
+        raise ValueError(f"vjp of {fn.__name__}: the cotangent must have the result's structure: {exc}") from None
+    for c, o in pairs:
+        if np.shape(c) != np.shape(o):
+            raise ValueError(f"vjp of {fn.__name__}: the cotangent has shape {np.shape(c)}, but the "
+                             f"result has shape {np.shape(o)}; cotangents are never broadcast")
+    return tuple(c for c, _ in pairs) if tree is not None else cotangent
 
 
 class Jacobian:

@@ -98,6 +98,7 @@ class TangentCallee:
         self.jvp: Optional[Callable] = None
         self.source = ""
         self.snapshot: Any = None
+        self.result_tree: Any = None  # a container result's structure (containers.py)
 
     def __repr__(self) -> str:
         return f"<tangent function of {getattr(self.fn, '__qualname__', self.fn)}>"

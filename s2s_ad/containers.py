@@ -158,12 +158,22 @@ def _collect(value: Any, structure: Structure, out: list) -> None:
     if is_leaf(structure):
         out.append(value)
     elif isinstance(structure, Tree):
-        if structure.kind == "object":
-            values = tuple(vars(value)[k] for k in structure.keys)
-        else:
-            values = _items(value)[2]
-        for child, item in zip(structure.children, values):
+        for child, item in zip(structure.children, _by_keys(value, structure)):
             _collect(item, child, out)
+
+
+def _by_keys(value: Any, tree: Tree) -> tuple:
+    """The items of ``value`` at ``tree``'s keys (a tangent or cotangent may list a dict's keys in
+    another order); ValueError if ``value`` does not have that structure."""
+    kind, keys, values = _items(value)
+    if tree.kind == "object" and not kind and hasattr(value, "__dict__"):
+        kind, keys, values = "object", tuple(vars(value)), tuple(vars(value).values())
+    found = dict(zip(keys, values))
+    if (kind != tree.kind and {kind, tree.kind} != {"object", "dataclass"}) or set(keys) != set(tree.keys) \
+            or len(keys) != len(tree.keys):
+        raise ValueError(f"expected a container like {describe(tree)}, got {type(value).__name__} with "
+                         f"keys {list(keys)}")
+    return tuple(found[k] for k in tree.keys)
 
 
 def count(structure: Structure) -> int:

@@ -300,6 +300,8 @@ class ExpressionConverter:
                 raise self.error(f"keyword arguments to the nested function {node.func.id!r}", "pass them by "
                                  "position", node)
             return Inline(self.local(node.func.id), tuple(args))
+        if isinstance(node.func, gast.Name) and isinstance(self.local(node.func.id), Record):
+            return self._record_method(self.local(node.func.id), "__call__", args, kwargs, node)  # self(x)
         found, fn = self._static(node.func)
         if not found:
             owner = self.convert(node.func.value) if isinstance(node.func, gast.Attribute) else None
