@@ -23,7 +23,7 @@ from .cache import TransformCache, is_current, name_the_users_line
 from .errors import TransformError
 from .parse import Snapshot
 from .pipeline import (STAGES, Built, build_derivative_of, build_forward, build_gradient_only, build_reverse,
-                       build_split)
+                       build_split, leaf_kinds)
 
 Wrt = Union[int, str, Sequence[Union[int, str]]]
 
@@ -96,6 +96,16 @@ def _regroup(flat: Sequence[Any], kinds: Sequence[Any]) -> list:
         out.append(containers.unflatten(kind, flat[i:i + n]) if isinstance(kind, containers.Tree) else flat[i])
         i += n
     return out
+
+
+def _leaf_positions(params: list[str], kinds: tuple, names: Sequence[str]) -> list[int]:
+    """Where the leaves of the parameters ``names`` are among the generated code's parameters."""
+    starts, at = {}, 0
+    for p, k in zip(params, kinds):
+        n = containers.count(k) if isinstance(k, containers.Tree) else 1
+        starts[p] = range(at, at + n)
+        at += n
+    return [i for name in names for i in starts[name]]
 
 
 def _unwrap(fn: Callable) -> tuple[Callable, tuple, dict]:
@@ -193,8 +203,15 @@ class GradientFunction:
         the transformer: that is how the next order is taken."""
         params = list(self._signature.parameters)
         if any(isinstance(k, containers.Tree) for k in kinds):
-            raise TypeError(f"higher derivatives of {self!r} with containers (dict, list, tuple, dataclass) as "
-                            "arguments: pass the arrays as separate arguments, or use s2s_ad.hessian")
+            if self.inner is not None or self._has_aux:
+                raise TypeError(f"higher derivatives of {self!r} with containers (dict, list, tuple, dataclass) "
+                                "as arguments: use s2s_ad.hessian, or pass the arrays as separate arguments")
+            # A function of the leaves returning the gradient's leaves (a tuple if more than one).
+            adjoint = self._adjoint(kinds)
+            leaf_params = list(inspect.signature(adjoint.function).parameters)[:-1]
+            by = tuple(leaf_params[i] for i in _leaf_positions(params, kinds, self.wrt))
+            return _CACHE.get(self.key + (kinds,), lambda: build_gradient_only(
+                self.fn, adjoint, leaf_params, by, False))
         if self.inner is None:
             adjoint = self._adjoint(kinds)
             return _CACHE.get(self.key + (kinds,), lambda: build_gradient_only(
@@ -427,6 +444,8 @@ def jvp(fn: Callable, primals: Sequence[Any], tangents: Sequence[Any]) -> tuple[
         if p not in given:
             continue
         t = given[p]
+        if t is None:
+            continue
         checked = _leaf_tangents(fn, p, a, t, k) if isinstance(k, containers.Tree) else [_check_tangent(fn, p, a, t)]
         if checked and checked[0] is not None:
             wrt.append(p)
@@ -511,17 +530,52 @@ class Jacobian:
         bound.apply_defaults()
         params, values = list(bound.arguments), tuple(bound.arguments.values())
         positions = [params.index(w) for w in self.wrt]
+        out = self.fn(*values)
+        if not isinstance(self.fn, GradientFunction) and (
+                any(isinstance(_kind_tree(values[i]), containers.Tree) for i in positions)
+                or isinstance(containers.structure_of(out), containers.Tree)):
+            blocks = [self._by_leaf(values, i, out) for i in positions]
+            return tuple(blocks) if self._several else blocks[0]
         for i in positions:
             if not _differentiable(values[i]):
                 raise TypeError(f"jacobian of {self.fn.__name__}: {params[i]} = {values[i]!r} is not a float "
                                 f"or float array, so it has no derivative")
-        out = self.fn(*values)
         inputs = sum(np.size(values[i]) for i in positions)
         if inputs <= np.size(out) or isinstance(self.fn, GradientFunction):  # no reverse over reverse
             blocks = self._forward(values, positions, out)
         else:
             blocks = self._reverse(values, positions, out)
         return tuple(blocks) if self._several else blocks[0]
+
+    def _by_leaf(self, values: tuple, i: int, out: Any) -> Any:
+        """The Jacobian by argument ``i`` where it or the result is a container: one jvp per input
+        element; a container of blocks per result leaf, each a container by input leaf (as JAX)."""
+        kind = _kind_tree(values[i])
+        inputs = containers.leaves(values[i], kind) if isinstance(kind, containers.Tree) else [values[i]]
+        structure = containers.structure_of(out)
+        outputs = containers.leaves(out, structure)
+        columns: list = [[[] for _ in outputs] for _ in inputs]
+        for j, leaf in enumerate(inputs):
+            for index in np.ndindex(np.shape(leaf)):
+                units = [np.zeros(np.shape(x)) if isinstance(x, np.ndarray) else 0.0 for x in inputs]
+                unit = np.zeros(np.shape(leaf))
+                unit[index] = 1.0
+                units[j] = unit if isinstance(leaf, np.ndarray) else 1.0
+                tangents = [None] * len(values)
+                tangents[i] = containers.unflatten(kind, units) if isinstance(kind, containers.Tree) else units[0]
+                t_out = jvp(self.fn, values, tangents)[1]
+                for o, t in enumerate(containers.leaves(t_out, structure)):
+                    columns[j][o].append(np.asarray(t, dtype=float))
+
+        def block(o: int, j: int) -> np.ndarray:
+            shape = np.shape(outputs[o]) + np.shape(inputs[j])
+            return np.stack(columns[j][o], axis=-1).reshape(shape) if columns[j][o] else np.zeros(shape)
+
+        def by_input(o: int) -> Any:
+            parts = [block(o, j) for j in range(len(inputs))]
+            return containers.unflatten(kind, parts) if isinstance(kind, containers.Tree) else parts[0]
+
+        return containers.unflatten(structure, [by_input(o) for o in range(len(outputs))])
 
     def _forward(self, values: tuple, positions: list[int], out: Any) -> list:
         tangent_fn = _tangent_function(self.fn, self.wrt, values)
@@ -569,9 +623,56 @@ class Hessian:
         functools.update_wrapper(self, fn, updated=())  # not __dict__: fn may be a gradient
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        gradient = GradientFunction(self.fn, self.wrt, with_value=False)
+        full = gradient._bind(args, kwargs)
+        kinds = tuple(map(_kind_tree, full))
+        if any(isinstance(k, containers.Tree) for k in kinds):
+            return self._by_leaf(gradient, full, kinds)
         by = self.wrt if self._several else self.wrt[0]
         rows = tuple(Jacobian(GradientFunction(self.fn, w, with_value=False), by)(*args, **kwargs) for w in self.wrt)
         return rows if self._several else rows[0]
+
+
+    def _by_leaf(self, gradient: GradientFunction, full: tuple, kinds: tuple) -> Any:
+        """With container arguments: forward mode over the gradient as a function of the leaves; the
+        block of two containers is a container (by the first) of containers (by the second), as JAX."""
+        plain = gradient.function_for(kinds).function
+        names = list(inspect.signature(plain).parameters)
+        params = list(gradient._signature.parameters)
+        groups = {w: _leaf_positions(params, kinds, (w,)) for w in self.wrt}
+        wrt_leaves = [i for w in self.wrt for i in groups[w]]
+        flat_kinds = leaf_kinds(kinds)
+        by = tuple(names[i] for i in wrt_leaves)
+        tangent = _CACHE.get(("forward", plain, plain.__code__, by, flat_kinds),
+                             lambda: build_forward(plain, by, flat_kinds)).function
+        flat = _flat(full, kinds)
+        columns: dict = {(a, b): [] for a in wrt_leaves for b in wrt_leaves}
+        for b in wrt_leaves:
+            for index in np.ndindex(np.shape(flat[b])):
+                tangents = [np.zeros(np.shape(flat[i])) if isinstance(flat[i], np.ndarray) else 0.0
+                            for i in wrt_leaves]
+                unit = np.zeros(np.shape(flat[b]))
+                unit[index] = 1.0
+                tangents[wrt_leaves.index(b)] = unit if isinstance(flat[b], np.ndarray) else 1.0
+                t_gradient = _run(tangent, flat + tuple(tangents))[1]
+                t_gradient = (t_gradient,) if len(wrt_leaves) == 1 else t_gradient
+                for a, t in zip(wrt_leaves, t_gradient):
+                    columns[a, b].append(np.asarray(t, dtype=float))
+
+        def block(a: int, b: int) -> np.ndarray:
+            shape = np.shape(flat[a]) + np.shape(flat[b])
+            return np.stack(columns[a, b], axis=-1).reshape(shape) if columns[a, b] else np.zeros(shape)
+
+        def rebuild(w: str, parts: list) -> Any:
+            kind = kinds[params.index(w)]
+            return containers.unflatten(kind, parts) if isinstance(kind, containers.Tree) else parts[0]
+
+        def pair(w1: str, w2: str) -> Any:
+            return rebuild(w1, [rebuild(w2, [block(a, b) for b in groups[w2]]) for a in groups[w1]])
+
+        if self._several:
+            return tuple(tuple(pair(w1, w2) for w2 in self.wrt) for w1 in self.wrt)
+        return pair(self.wrt[0], self.wrt[0])
 
 
 def hessian(fn: Callable, wrt: Wrt = 0) -> Hessian:
