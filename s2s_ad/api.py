@@ -80,6 +80,21 @@ def _kind_tree(value: Any) -> Any:
     return containers.relabel(structure, iter(map(_kind, containers.leaves(value, structure))))
 
 
+def _like(primal: Any, gradient: Any) -> Any:
+    """``gradient`` with the type of ``primal``: a float32 array gives a float32 gradient, a 0-d array a
+    0-d array, a NumPy float32 number a NumPy float32 number."""
+    if not isinstance(primal, (np.ndarray, np.generic)):
+        return gradient
+    have, want = np.result_type(gradient), primal.dtype
+    # only a change of precision: never drop an imaginary part, never round to an integer
+    cast = want.kind in "fc" and have != want and (have.kind == want.kind or (have.kind == "f" and want.kind == "c"))
+    if isinstance(primal, np.ndarray):
+        if cast:
+            return np.asarray(gradient, dtype=want)
+        return gradient if isinstance(gradient, np.ndarray) else np.asarray(gradient)
+    return want.type(gradient) if cast else gradient
+
+
 def _flat(args: tuple, kinds: tuple) -> tuple:
     """The arguments of generated code: each container argument replaced by its leaves."""
     if not any(isinstance(k, containers.Tree) for k in kinds):
@@ -237,7 +252,8 @@ class GradientFunction:
             built = self._by_kinds[kinds] = self._adjoint(kinds) if self.inner is None else self.function_for(kinds)
             self._last_source = built.source
         if not self._has_aux and not any(isinstance(k, containers.Tree) or (k and k.startswith("array"))
-                                         for k in kinds):
+                                         for k in kinds) and not any(
+                isinstance(a, np.generic) and a.dtype != np.float64 for a in args):  # those take _like
             snapshot = built.snapshot
             depends = snapshot is not None and bool(snapshot.names or snapshot.cells)
             self._by_types[self._types_of(args)] = (built.function, snapshot if depends else None)
@@ -261,8 +277,10 @@ class GradientFunction:
             if self._has_aux or any(isinstance(k, containers.Tree) for k in kinds):
                 return self._call_with_containers(args, kinds)
             adjoint = self._specialise(args, kinds).function
+            typed = True
         else:
             adjoint = entry[0]
+            typed = False
         try:  # _run, inlined: this is every cached call
             value, gradient = adjoint(*args)
         except Exception as exc:
@@ -272,6 +290,10 @@ class GradientFunction:
             raise TypeError(
                 f"grad needs {self.fn.__name__} to return a scalar, but it returned an array of shape "
                 f"{np.shape(value)}; use s2s_ad.vjp or s2s_ad.jacobian for non-scalar results")
+        if typed:  # arrays and NumPy numbers: gradients of their own dtype
+            params = list(self._signature.parameters)
+            primals = [args[params.index(w)] for w in self.wrt]
+            gradient = tuple(map(_like, primals, gradient)) if len(primals) > 1 else _like(primals[0], gradient)
         if self._wrap_single:
             gradient = (gradient,)
         return (value, gradient) if self._with_value else gradient
@@ -291,8 +313,9 @@ class GradientFunction:
                 f"{np.shape(loss)}; use s2s_ad.vjp or s2s_ad.jacobian for non-scalar results")
         params = list(self._signature.parameters)
         by = [kinds[params.index(w)] for w in self.wrt]
-        total = sum(containers.count(k) if isinstance(k, containers.Tree) else 1 for k in by)
-        gradients = _regroup((gradient,) if total == 1 else tuple(gradient), by)
+        primals = _flat(tuple(args[params.index(w)] for w in self.wrt), tuple(by))
+        flat = (gradient,) if len(primals) == 1 else tuple(gradient)
+        gradients = _regroup(tuple(map(_like, primals, flat)), by)
         gradient = tuple(gradients) if self._several else gradients[0]
         if self._with_value:
             return value, gradient

@@ -233,9 +233,11 @@ class ExpressionConverter:
         if record.sequence and not any(isinstance(i, Record) for i in record.items):
             return ir.Call(operator.getitem, (ir.Display("tuple" if record.kind != "list" else "list",
                                                          record.items), index))
-        raise self.error(f"an index computed at run time into a {record.cls.__name__}",
-                         "its items differ in structure, so the index must be a constant; loop over it "
-                         "(for item in ...) or over .items() instead", node)
+        if record.kind == "dict":
+            raise self.error("a dict read with a key computed at run time", "the keys must be constants "
+                             "(d['w']) so that the dict's structure is known; loop over d.items() instead", node)
+        raise self.error(f"an index computed at run time into a {record.cls.__name__}", "its items are "
+                         "containers, so the index must be a constant; loop over it (for item in ...) instead", node)
 
     def _IfExp(self, node: gast.IfExp) -> Any:
         return self._make_choice(self.convert(node.test), self.convert(node.body), self.convert(node.orelse), node)
