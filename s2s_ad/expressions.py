@@ -175,8 +175,9 @@ class ExpressionConverter:
     def _Compare(self, node: gast.Compare) -> ir.Expr:
         op = type(node.ops[0])
         left, right = self.convert(node.left), self.convert(node.comparators[0])
-        if op in (gast.In, gast.NotIn) and isinstance(right, Record) and isinstance(left, ir.Const):
-            inside = right.kind == "dict" and any(type(k) is type(left.value) and k == left.value for k in right.keys)
+        if op in (gast.In, gast.NotIn) and isinstance(right, Record) and right.kind == "dict" \
+                and isinstance(left, ir.Const):
+            inside = any(type(k) is type(left.value) and k == left.value for k in right.keys)
             return ir.Const(inside if op is gast.In else not inside)
         if op is gast.In:
             return ir.Call(operator.contains, (right, left))

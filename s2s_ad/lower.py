@@ -106,6 +106,7 @@ class Lowering:
         self.aux: Optional[ir.Expr] = None
         self.aux_tree: Any = None
         self.record_merges: set[str] = set()  # merge variables made for the items of joined containers
+        self.shared_records: dict[str, set[str]] = {}  # names that may reach a dict other names reach too
         self.names = Names(set())
         self.user_names: set[str] = set()
         self.buffers: set[str] = set()  # arrays this function created: the only ones it may write into
@@ -585,6 +586,7 @@ class Lowering:
         record = self.env[name]
         key = self.converter.convert(target.slice)
         shared = [k for k, v in self.env.items() if k != name and v is record]
+        shared = shared or sorted(self.shared_records.get(name, ()))
         if record.kind != "dict" or not isinstance(key, ir.Const) or shared or self._within_params(record):
             why = ("it is an argument (writing into it would change the caller's data); make a new dict: "
                    f"{name} = dict({name}, key=value)" if self._within_params(record) else
@@ -593,6 +595,22 @@ class Lowering:
             raise self.parsed.error(f"an assignment into {name}[...]", why, target)
         self.env[name] = record.replaced(key.value, self._settle(value))
 
+    def _note_sharing(self, name: str, value: Record) -> None:
+        """Remember which names may reach the same dict (``b = a``, ``ds = [d]``, ``e = d["inner"]``):
+        a write through one would show through the others in Python, so writes into them are refused."""
+        def records(v: Any) -> Iterator[Record]:
+            if isinstance(v, Record):
+                yield v
+                for item in v.items:
+                    yield from records(item)
+        mine = {id(r) for r in records(value)}
+        holders = {k for k, v in self.env.items() if k != name and mine & {id(r) for r in records(v)}}
+        if holders:
+            for holder in holders | {name}:
+                self.shared_records.setdefault(holder, set()).update((holders | {name}) - {holder})
+        else:
+            self.shared_records.pop(name, None)
+
     def _within_params(self, record: Record) -> bool:
         """Whether ``record`` is (part of) a container argument."""
         def inside(value: Any) -> bool:
@@ -600,9 +618,13 @@ class Lowering:
         return any(inside(self.env.get(p)) for p in self.parsed.params if p in self.structures)
 
     def _settle(self, value: Any) -> Any:
-        """``value`` with its computations emitted: an atom, or a record of settled items."""
+        """``value`` with its computations emitted: an atom, or a record of settled items (the same
+        record where it is settled already: identity tells which names share a dict)."""
         if isinstance(value, Record):
-            return Record(value.kind, value.cls, value.keys, tuple(self._settle(i) for i in value.items))
+            items = tuple(self._settle(i) for i in value.items)
+            if all(a is b for a, b in zip(items, value.items)):
+                return value
+            return Record(value.kind, value.cls, value.keys, items)
         if isinstance(value, ir.Display) and any(isinstance(i, Record) for i in value.items):
             return Record(value.kind, tuple if value.kind == "tuple" else list, tuple(range(len(value.items))),
                           tuple(self._settle(i) for i in value.items))
@@ -616,6 +638,7 @@ class Lowering:
                                                                               for i in value.items)):
             value = self._settle(value)
             if isinstance(target, gast.Name):
+                self._note_sharing(target.id, value)
                 self.env[target.id] = value
                 return
             if not value.sequence or len(value.items) != len(target.elts):
@@ -777,6 +800,9 @@ class Lowering:
         desugar(function, own | set(self.reads) | self.names.taken)
         inner_env = {k: v for k, v in self.env.items() if k not in own}
         inner_env.update(zip(params, args))
+        for param, arg in zip(params, args):
+            if isinstance(arg, Record):  # the caller's container: writing into it would change the caller's
+                self.shared_records.setdefault(param, set()).add(f"an argument of {node.name}")
         outer_env, outer_reads, self.env = self.env, self.reads, inner_env
         self.computed.clear()  # the nested function's statements may write into arrays
         self.reads = Counter(_names_read(function))

@@ -179,3 +179,42 @@ class Linear:
 
 def scaled(x, scale, shift=0.0):
     return np.sum(np.sin(x * scale) + shift * x)
+
+
+def alias_then_write(x):
+    a = {"x": x}
+    b = a
+    b["x"] = 2.0 * x  # REFUSED: b is the same dict as a
+    return a["x"]
+
+
+def held_in_a_list_then_written(x):
+    d = {"x": x}
+    ds = [d]
+    d["x"] = 3.0 * x  # REFUSED: d is the same dict as ds
+    return ds[0]["x"]
+
+
+def writes_argument_dict(p, x):
+    p["w"] = x  # REFUSED: it is an argument
+    return p["w"]
+
+
+def fresh_dict_writes(x):
+    a = {"x": x}
+    a["x"] = a["x"] * 3.0
+    a["y"] = x
+    return a["x"] + a["y"]
+
+
+def copy_then_write(p, x):
+    q = dict(p)
+    q["w"] = q["w"] * x
+    return q["w"] + p["w"]
+
+
+def membership(params, x):
+    total = x * (2.0 in [1.0, 2.0])
+    if "bias" in params:
+        total = total + params["bias"]
+    return total * params["w"]
