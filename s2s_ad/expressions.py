@@ -179,6 +179,13 @@ class ExpressionConverter:
                 and isinstance(left, ir.Const):
             inside = any(type(k) is type(left.value) and k == left.value for k in right.keys)
             return ir.Const(inside if op is gast.In else not inside)
+        if isinstance(left, ir.Const) and isinstance(right, ir.Const) and all(
+                isinstance(v, (str, type(None), bool)) for v in (left.value, right.value)):
+            # structure, not data (config.activation == "tanh", cfg.extra is None): known while lowering
+            if op in COMPARISONS:
+                return ir.Const(bool(COMPARISONS[op](left.value, right.value)))
+            if isinstance(left.value, str) and isinstance(right.value, str):
+                return ir.Const((left.value in right.value) == (op is gast.In))
         if op is gast.In:
             return ir.Call(operator.contains, (right, left))
         if op is gast.NotIn:
