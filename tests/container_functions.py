@@ -218,3 +218,20 @@ def membership(params, x):
     if "bias" in params:
         total = total + params["bias"]
     return total * params["w"]
+
+
+class Pair:
+    """A user type registered as a container (s2s_ad.containers.register)."""
+
+    def __init__(self, first, second):
+        self.first = first
+        self.second = second
+
+
+def pair_loss(pair, x):
+    return np.sum(np.sin(pair.first * x)) * pair.second
+
+
+def readme_loss(params, x):
+    h = np.tanh(params["w"] @ x + params["b"])
+    return np.sum(h ** 2), {"h": h}

@@ -293,3 +293,25 @@ def test_mlp_gradient_against_jax():
 def test_refusals_name_the_line_and_the_reason(f, args, message):
     with pytest.raises(s2s_ad.TransformError, match=r"container_functions.py:\d+.*" + message):
         s2s_ad.grad(f, wrt=len(args) - 1 if f is cf.writes_argument_dict else 0)(*args)
+
+
+def test_a_registered_type():
+    from s2s_ad import containers
+    rebuilt = []
+
+    def rebuild(keys, values):
+        rebuilt.append(keys)
+        return cf.Pair(*values)
+
+    containers.register(cf.Pair, lambda p: (("first", "second"), (p.first, p.second)), rebuild)
+    got = assert_container_gradient(cf.pair_loss, (cf.Pair(RNG.normal(size=3), 0.8), X3))
+    assert isinstance(got, cf.Pair) and rebuilt == [("first", "second")]
+
+
+def test_the_readme_example():
+    params, x = {"w": RNG.normal(size=(2, 3)), "b": RNG.normal(size=2)}, RNG.normal(size=3)
+    gradient, aux = s2s_ad.grad(cf.readme_loss, has_aux=True)(params, x)
+    np.testing.assert_allclose(aux["h"], cf.readme_loss(params, x)[1]["h"])
+    loss = lambda w, b: cf.readme_loss({"w": w, "b": b}, x)[0]  # noqa: E731
+    np.testing.assert_allclose(gradient["w"], numeric_grad(loss, (params["w"], params["b"]), 0), rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(gradient["b"], numeric_grad(loss, (params["w"], params["b"]), 1), rtol=1e-5, atol=1e-6)
