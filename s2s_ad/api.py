@@ -6,6 +6,12 @@ keywords), classifies each argument as a number or an array, and calls the
 adjoint generated for that combination of kinds (built on first use, then
 cached).  Knowing which arguments are numbers lets the generator drop every
 broadcasting reduction from scalar code.
+
+Container arguments (dicts, lists, tuples, namedtuples, dataclasses) are
+flattened here to their leaves, and gradients, tangents and adjoints rebuilt
+with the argument's structure (``containers.py``); bound methods and
+``functools.partial`` objects are unwrapped to the plain function and the
+arguments they fix.
 """
 from __future__ import annotations
 
@@ -432,6 +438,9 @@ def _tangent_function(fn: Callable, wrt: tuple[str, ...], args: tuple) -> Callab
 def _tangent_built(fn: Callable, wrt: tuple[str, ...], kinds: tuple) -> Built:
     """The forward-mode code of ``fn`` (or of the plain function a gradient generates) for these kinds."""
     if isinstance(fn, GradientFunction):
+        if any(isinstance(k, containers.Tree) for k in kinds):
+            raise TypeError(f"forward mode over {fn!r} with containers (dict, list, tuple, dataclass) as "
+                            "arguments: use s2s_ad.hessian, or pass the arrays as separate arguments")
         fn = fn.function_for(kinds).function
     key = ("forward", fn, getattr(fn, "__code__", None), wrt, kinds)
     return _CACHE.get(key, lambda: build_forward(fn, wrt, kinds))
@@ -555,7 +564,7 @@ class Jacobian:
         positions = [params.index(w) for w in self.wrt]
         out = self.fn(*values)
         if not isinstance(self.fn, GradientFunction) and (
-                any(isinstance(_kind_tree(values[i]), containers.Tree) for i in positions)
+                any(isinstance(_kind_tree(value), containers.Tree) for value in values)
                 or isinstance(containers.structure_of(out), containers.Tree)):
             blocks = [self._by_leaf(values, i, out) for i in positions]
             return tuple(blocks) if self._several else blocks[0]

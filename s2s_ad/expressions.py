@@ -6,7 +6,7 @@ Output: an IR tree (``ir.Call`` of the callable itself, recognised by
 identity; ``ir.Const`` for numbers and arrays) or, for constructs that need
 statements, a pending node that ``lower.py`` expands: ``Choice`` (a
 conditional expression, ``and``/``or``) and ``Inline`` (a call of a nested
-function).  Calls are checked here: a function with no rule and no readable
+function); a container with a static structure is a ``Record``.  Calls are checked here: a function with no rule and no readable
 source is refused with a hint.
 
 ``lower.py`` flattens these trees for user code; ``template_ir`` uses them,

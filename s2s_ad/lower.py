@@ -12,6 +12,13 @@ Expressions are first converted to IR trees by ``expressions.py``; this
 module flattens them, and turns statements (assignments, ``if``, loops,
 stores into arrays, calls of nested functions) into SSA statements.
 ``naming.py`` chooses the names.
+
+Containers (dicts with constant keys, lists and tuples, namedtuples,
+dataclasses, objects) are static here: a ``Record`` of IR values, never a
+value of the generated code.  A container parameter is one parameter per
+leaf (``params_w``); loops over a container are unrolled; an ``if`` or loop
+joins a container item by item; a user function given a container is
+inlined.  See ``containers.py``.
 """
 from __future__ import annotations
 
