@@ -75,15 +75,28 @@ def _kind(value: Any) -> Optional[str]:
     return None
 
 
-def _kind_tree(value: Any) -> Any:
-    """``_kind`` of a number or array; for a container, its structure with each leaf's kind in place."""
+def _kind_tree(value: Any, objects: bool = False) -> Any:
+    """``_kind`` of a number or array; for a container, its structure with each leaf's kind in place.
+    ``objects``: a plain object counts as a container of its attributes (``self``)."""
     kind = _kind(value)
     if kind is not None:
         return kind
-    structure = containers.structure_of(value, objects=True)
+    structure = containers.structure_of(value, objects=objects)
     if not isinstance(structure, containers.Tree):
         return None
     return containers.relabel(structure, iter(map(_kind, containers.leaves(value, structure))))
+
+
+def _kinds(fn: Callable, args: Sequence[Any]) -> tuple:
+    """``_kind_tree`` of each argument; the first is read by its attributes where its class defines
+    ``fn`` (``self`` of ``model.loss`` or ``Model.loss``).  Other objects stay opaque values."""
+    kinds = [_kind_tree(a) for a in args]
+    if args and not isinstance(args[0], type):
+        name = getattr(fn, "__name__", None)
+        found = inspect.getattr_static(type(args[0]), name, None) if name else None
+        if getattr(found, "__func__", found) is fn:
+            kinds[0] = _kind_tree(args[0], objects=True)
+    return tuple(kinds)
 
 
 def _like(primal: Any, gradient: Any) -> Any:
@@ -274,12 +287,12 @@ class GradientFunction:
         if kwargs or len(args) != self._n_params:
             args = self._bind(args, kwargs)
         if self.inner is not None:
-            gradient = _run(self._specialise(args, tuple(map(_kind_tree, args))).function, args)
+            gradient = _run(self._specialise(args, _kinds(self.fn, args)).function, args)
             return (self.inner(*args), gradient) if self._with_value else gradient
         # The hot path: one dictionary look-up, and the snapshot only where there is one.
         entry = self._by_types.get(self._types_of(args))
         if entry is None or (entry[1] is not None and not entry[1].valid()):
-            kinds = tuple(map(_kind_tree, args))
+            kinds = _kinds(self.fn, args)
             if self._has_aux or any(isinstance(k, containers.Tree) for k in kinds):
                 return self._call_with_containers(args, kinds)
             adjoint = self._specialise(args, kinds).function
@@ -337,7 +350,7 @@ class GradientFunction:
 
     def source_for(self, *args: Any, **kwargs: Any) -> str:
         """The adjoint's source specialised for these arguments (nothing is run)."""
-        kinds = tuple(map(_kind_tree, self._bind(args, kwargs)))
+        kinds = _kinds(self.fn, self._bind(args, kwargs))
         return (self._adjoint(kinds) if self.inner is None else self.function_for(kinds)).source
 
     def __repr__(self) -> str:
@@ -377,7 +390,7 @@ def source(fn: Callable, wrt: Wrt = 0, mode: str = "reverse", stage: str = "opti
         raise ValueError(f"mode must be 'reverse' or 'forward', not {mode!r}")
     names, _ = _resolve_wrt(fn, wrt)
     n = len(inspect.signature(fn).parameters)
-    kinds = (None,) * n if args is None else tuple(map(_kind_tree, args))
+    kinds = (None,) * n if args is None else _kinds(fn, args)
     build = build_reverse if mode == "reverse" else build_forward
     return build(fn, names, kinds, stage=stage, compile_it=False).source
 
@@ -470,7 +483,7 @@ def jvp(fn: Callable, primals: Sequence[Any], tangents: Sequence[Any]) -> tuple[
                          f"({len(primals)} primals, {len(tangents) if isinstance(tangents, (tuple, list)) else 'no tuple of'} tangents)")
     given = dict(zip(params, tangents))  # by name: a method's self or a default has none
     fn, params, args = _without_prefix(fn, params, args)
-    kinds = tuple(map(_kind_tree, args))
+    kinds = _kinds(fn, args)
     wrt, tangent_args = [], []
     for p, a, k in zip(params, args, kinds):
         if p not in given:
@@ -515,7 +528,7 @@ def vjp(fn: Callable, *primals: Any) -> tuple[Any, Callable]:
     params, args = _bound_primals(fn, primals)
     visible = params[:len(primals)]
     fn, params, args = _without_prefix(fn, params, args)
-    kinds = tuple(map(_kind_tree, args))
+    kinds = _kinds(fn, args)
     split = build_split(fn, kinds)
     out, tape = _run(split.forward, _flat(args, kinds) + (None,))
     tree = split.result_tree
@@ -657,7 +670,7 @@ class Hessian:
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         gradient = GradientFunction(self.fn, self.wrt, with_value=False)
         full = gradient._bind(args, kwargs)
-        kinds = tuple(map(_kind_tree, full))
+        kinds = _kinds(gradient.fn, full)
         if any(isinstance(k, containers.Tree) for k in kinds):
             return self._by_leaf(gradient, full, kinds)
         by = self.wrt if self._several else self.wrt[0]
