@@ -469,6 +469,10 @@ class ExpressionConverter:
                 raise self.error(f"the call of {name}", "its source cannot be read and it has no derivative "
                                  f"rule; add one with @s2s_ad.adjoint({name})", node) from None
             return
+        if isinstance(fn, type):
+            raise self.error(f"making a {fn.__name__} object", "only dicts, lists, tuples, namedtuples and "
+                             "dataclasses (whose fields are known) can be made in a differentiated function; make "
+                             "the object outside it and pass it in (its methods and attributes can be used)", node)
         raise self.error(f"the call of {name}", f"it has no derivative rule; add one with "
                          f"@s2s_ad.adjoint({name}) (see README, 'Adding a rule')", node)
 

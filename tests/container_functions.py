@@ -235,3 +235,8 @@ def pair_loss(pair, x):
 def readme_loss(params, x):
     h = np.tanh(params["w"] @ x + params["b"])
     return np.sum(h ** 2), {"h": h}
+
+
+def makes_a_plain_object(x):
+    model = Model(x, 2.0)  # REFUSED: making a Model object
+    return model.loss(x)

@@ -289,6 +289,8 @@ def test_mlp_gradient_against_jax():
     (cf.alias_then_write, (1.0,), r"assignment into b\[\.\.\.\]: b is the same dict as a"),
     (cf.held_in_a_list_then_written, (1.0,), r"assignment into d\[\.\.\.\]: d is the same dict as ds"),
     (cf.writes_argument_dict, ({"w": 1.0}, 2.0), r"assignment into p\[\.\.\.\]: it is an argument"),
+    (cf.makes_a_plain_object, (1.0,), r"making a Model object: only dicts, lists, tuples, namedtuples and "
+                                      r"dataclasses .* make the object outside it and pass it in"),
 ], ids=lambda v: getattr(v, "__name__", None) or "")
 def test_refusals_name_the_line_and_the_reason(f, args, message):
     with pytest.raises(s2s_ad.TransformError, match=r"container_functions.py:\d+.*" + message):
