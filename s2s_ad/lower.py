@@ -540,7 +540,7 @@ class Lowering:
         it = stmt.iter
         kind, args = self._iteration_call(it)
         if kind is range:
-            return None
+            return self._range_over_a_container(stmt, args)
         if kind is None:
             args = [self.converter.convert(it)]
         sequences = []
@@ -562,6 +562,22 @@ class Lowering:
         if kind is reversed:
             return list(reversed(sequences[0]))
         return sequences[0]
+
+    def _range_over_a_container(self, stmt: gast.For, args: list) -> Optional[list]:
+        """``for i in range(len(ws)): ... ws[i] ...``: the indices, where the bounds are constants and the
+        body indexes a container by the loop's name (its items may differ in shape), else None."""
+        if not (isinstance(stmt.target, gast.Name) and args and all(
+                isinstance(a, ir.Const) and type(a.value) is int for a in args)) or stmt.orelse:
+            return None
+        nodes = all_nodes(stmt)
+        if any(isinstance(n, (gast.Break, gast.Continue, gast.Return)) for n in nodes):
+            return None
+        index = stmt.target.id
+        if not any(isinstance(n, gast.Subscript) and isinstance(n.value, gast.Name)
+                   and isinstance(self.env.get(n.value.id), Record)
+                   and any(isinstance(m, gast.Name) and m.id == index for m in all_nodes(n.slice)) for n in nodes):
+            return None
+        return [ir.Const(i) for i in range(*(a.value for a in args))]
 
     def _iteration_call(self, it: Any) -> tuple[Any, list]:
         if isinstance(it, gast.Call) and not it.keywords:

@@ -240,3 +240,28 @@ def readme_loss(params, x):
 def makes_a_plain_object(x):
     model = Model(x, 2.0)  # REFUSED: making a Model object
     return model.loss(x)
+
+
+def by_index(ws, x):
+    total = 0.0
+    for i in range(len(ws)):
+        total = total + np.sum(ws[i] * x[i])
+    return total
+
+
+def augmented_items(x):
+    d = {"w": x}
+    d["w"] += 3.0 * x
+    d["w"] *= x
+    return d["w"]
+
+
+def int_keys(d, x):
+    return d[0] * x + d[1]
+
+
+def iterate_keys(d):
+    total = 0.0
+    for k in d:
+        total = total + np.sum(d[k] ** 2)
+    return total

@@ -98,6 +98,9 @@ X3 = RNG.normal(size=3)
     (cf.copy_then_write, ({"w": 0.7}, 1.3)),
     (cf.membership, ({"w": 0.7, "bias": 0.2}, 1.3)),
     (cf.membership, ({"w": 0.7}, 1.3)),
+    (cf.by_index, ([RNG.normal(size=3), RNG.normal(size=1)], np.array([0.4, -0.8]))),
+    (cf.int_keys, ({0: 0.5, 1: -1.5}, 1.3)),
+    (cf.iterate_keys, ({"a": RNG.normal(size=2), "b": 3.0},)),
 ], ids=lambda v: getattr(v, "__name__", None) or "")
 def test_container_arguments(f, args):
     assert_container_gradient(f, args)
@@ -105,7 +108,8 @@ def test_container_arguments(f, args):
 
 def test_containers_built_in_the_body():
     x, y = RNG.normal(size=3), RNG.normal(size=3)
-    for f, args in [(cf.dict_built_inside, (x, y)), (cf.make_params, (x, 0.7)), (cf.fresh_dict_writes, (0.4,))]:
+    for f, args in [(cf.dict_built_inside, (x, y)), (cf.make_params, (x, 0.7)), (cf.fresh_dict_writes, (0.4,)),
+                    (cf.augmented_items, (1.5,))]:
         got = s2s_ad.grad(f)(*args)
         np.testing.assert_allclose(got, numeric_grad(f, args, 0), rtol=1e-5, atol=1e-6, err_msg=f.__name__)
 
