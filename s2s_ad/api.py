@@ -152,8 +152,17 @@ def _unwrap(fn: Callable) -> tuple[Callable, tuple, dict]:
             prefix, fixed, fn = fn.args + prefix, {**fn.keywords, **fixed}, fn.func
         elif inspect.ismethod(fn) and not isinstance(fn.__self__, type):
             prefix, fn = (fn.__self__,) + prefix, fn.__func__
+        elif _callable_object(fn):  # grad(model): its __call__, with model as self
+            prefix, fn = (fn,) + prefix, type(fn).__call__
         else:
             return fn, prefix, fixed
+
+
+def _callable_object(value: Any) -> bool:
+    """An instance of the user's class with a ``__call__`` written in Python (not one of s2s_ad's own)."""
+    call = getattr(type(value), "__call__", None)
+    return (not isinstance(value, type) and inspect.isfunction(call)
+            and not type(value).__module__.startswith("s2s_ad"))
 
 
 def _resolve_wrt(fn: Callable, wrt: Wrt) -> tuple[tuple[str, ...], bool]:

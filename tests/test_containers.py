@@ -321,3 +321,10 @@ def test_the_readme_example():
     loss = lambda w, b: cf.readme_loss({"w": w, "b": b}, x)[0]  # noqa: E731
     np.testing.assert_allclose(gradient["w"], numeric_grad(loss, (params["w"], params["b"]), 0), rtol=1e-5, atol=1e-6)
     np.testing.assert_allclose(gradient["b"], numeric_grad(loss, (params["w"], params["b"]), 1), rtol=1e-5, atol=1e-6)
+
+
+def test_a_callable_object():  # d(W x + b)/dx = W
+    linear, x = cf.Linear(RNG.normal(size=(2, 3)), 0.5), RNG.normal(size=3)
+    np.testing.assert_allclose(s2s_ad.jacobian(linear)(x), linear.w)
+    out, tangent = s2s_ad.jvp(linear, (x,), (np.ones(3),))
+    np.testing.assert_allclose(out, linear(x)) and np.testing.assert_allclose(tangent, linear.w.sum(axis=1))
