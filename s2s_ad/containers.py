@@ -115,17 +115,21 @@ def _items(value: Any) -> tuple[str, tuple, tuple]:
     return "", (), ()
 
 
-def structure_of(value: Any, objects: bool = False) -> Structure:
-    """The structure of ``value``; ``objects``: plain instances count as containers of their ``__dict__``
-    (for ``self`` of a method)."""
+def structure_of(value: Any, objects: bool = False, _seen: frozenset = frozenset()) -> Structure:
+    """The structure of ``value``; ``objects``: a plain instance counts as a container of its
+    ``__dict__`` (for ``self`` of a method; the objects it holds are not read into).  A container that
+    holds itself is refused."""
     if is_data(value):
         return LEAF
     kind, keys, values = _items(value)
-    if not kind and objects and hasattr(value, "__dict__") and not isinstance(value, type) and not callable(value):
+    if not kind and objects and hasattr(value, "__dict__") and not isinstance(value, type):
         kind, keys, values = "object", tuple(vars(value)), tuple(vars(value).values())
     if not kind:
         return Static(value)
-    return Tree(kind, type(value), keys, tuple(structure_of(v, objects) for v in values))
+    if id(value) in _seen:
+        raise ValueError(f"a {type(value).__name__} that contains itself cannot be an argument")
+    seen = _seen | {id(value)}
+    return Tree(kind, type(value), keys, tuple(structure_of(v, False, seen) for v in values))
 
 
 def is_leaf(structure: Any) -> bool:

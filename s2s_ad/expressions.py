@@ -295,6 +295,12 @@ class ExpressionConverter:
             raise self.error(f"the attribute .{node.attr} of a {base.cls.__name__}", "it is not one of its "
                              f"data fields ({', '.join(map(str, base.keys)) or 'none'})", node)
         fn = rules.attribute_function(node.attr)
+        if fn is None and isinstance(base, ir.Const) and not _is_plain_constant(base.value) \
+                and not isinstance(base.value, np.ndarray):
+            raise self.error(f"the attribute .{node.attr} of a {type(base.value).__name__} object", "s2s_ad reads "
+                             "the attributes of self and of dataclasses, namedtuples and registered types "
+                             "(s2s_ad.containers.register), not of other objects they hold; make it a dataclass, "
+                             "or pass what you need as arguments", node)
         if fn is None:
             raise self.error(f"the attribute .{node.attr}", "only array attributes with a rule (.T, .shape, "
                              ".ndim, .size) can be read", node)

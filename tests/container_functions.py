@@ -265,3 +265,11 @@ def iterate_keys(d):
     for k in d:
         total = total + np.sum(d[k] ** 2)
     return total
+
+
+class Holder:
+    def __init__(self, inner):
+        self.inner = inner
+
+    def loss(self, x):
+        return np.sum(self.inner.w * x)  # REFUSED: the attribute .w of a Model object

@@ -295,10 +295,19 @@ def test_mlp_gradient_against_jax():
     (cf.writes_argument_dict, ({"w": 1.0}, 2.0), r"assignment into p\[\.\.\.\]: it is an argument"),
     (cf.makes_a_plain_object, (1.0,), r"making a Model object: only dicts, lists, tuples, namedtuples and "
                                       r"dataclasses .* make the object outside it and pass it in"),
+    (cf.Holder(cf.Model(np.ones(3), 1.0)).loss, (np.ones(3),), r"the attribute \.w of a Model object: s2s_ad "
+                                                                r"reads the attributes of self and of dataclasses"),
 ], ids=lambda v: getattr(v, "__name__", None) or "")
 def test_refusals_name_the_line_and_the_reason(f, args, message):
     with pytest.raises(s2s_ad.TransformError, match=r"container_functions.py:\d+.*" + message):
         s2s_ad.grad(f, wrt=len(args) - 1 if f is cf.writes_argument_dict else 0)(*args)
+
+
+def test_a_container_holding_itself_is_refused():
+    loop = {"w": 1.0}
+    loop["self"] = loop
+    with pytest.raises(ValueError, match="contains itself"):
+        s2s_ad.grad(cf.dict_loss)(loop, X3)
 
 
 def test_a_registered_type():
