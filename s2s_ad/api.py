@@ -90,8 +90,11 @@ def _kind_tree(value: Any, objects: bool = False) -> Any:
 def _kinds(fn: Callable, args: Sequence[Any]) -> tuple:
     """``_kind_tree`` of each argument; the first is read by its attributes where its class defines
     ``fn`` (``self`` of ``model.loss`` or ``Model.loss``).  Other objects stay opaque values."""
-    kinds = [_kind_tree(a) for a in args]
-    if args and not isinstance(args[0], type):
+    kinds = [_kind(a) for a in args]
+    if None not in kinds:  # numbers and arrays: the common case, kept cheap
+        return tuple(kinds)
+    kinds = [_kind_tree(a) if k is None else k for a, k in zip(args, kinds)]
+    if kinds[0] is None or isinstance(kinds[0], containers.Tree):
         name = getattr(fn, "__name__", None)
         found = inspect.getattr_static(type(args[0]), name, None) if name else None
         if getattr(found, "__func__", found) is fn:
@@ -104,6 +107,8 @@ def _like(primal: Any, gradient: Any) -> Any:
     0-d array, a NumPy float32 number a NumPy float32 number."""
     if not isinstance(primal, (np.ndarray, np.generic)):
         return gradient
+    if gradient.__class__ is np.ndarray and primal.__class__ is np.ndarray and gradient.dtype == primal.dtype:
+        return gradient  # the common case, kept cheap
     have, want = np.result_type(gradient), primal.dtype
     # only a change of precision: never drop an imaginary part, never round to an integer
     cast = want.kind in "fc" and have != want and (have.kind == want.kind or (have.kind == "f" and want.kind == "c"))
@@ -215,6 +220,7 @@ class GradientFunction:
         # a method or partial: every call binds, to put in what they fix (-1 never equals a count)
         self._n_params = -1 if self._prefix or self._fixed else len(self._signature.parameters)
         self._types_of = _types_of(len(self._signature.parameters))
+        self._positions = [list(self._signature.parameters).index(w) for w in self.wrt]
         self._with_value = with_value
         # Without arrays, kinds follow from types alone: the hot path keys on types.
         # With arrays the rank matters too, so those calls go through _by_kinds.
@@ -319,8 +325,7 @@ class GradientFunction:
                 f"grad needs {self.fn.__name__} to return a scalar, but it returned an array of shape "
                 f"{np.shape(value)}; use s2s_ad.vjp or s2s_ad.jacobian for non-scalar results")
         if typed:  # arrays and NumPy numbers: gradients of their own dtype
-            params = list(self._signature.parameters)
-            primals = [args[params.index(w)] for w in self.wrt]
+            primals = [args[i] for i in self._positions]
             gradient = tuple(map(_like, primals, gradient)) if len(primals) > 1 else _like(primals[0], gradient)
         if self._wrap_single:
             gradient = (gradient,)
