@@ -26,7 +26,7 @@ import numpy as np
 
 from . import ir, rules, runtime
 from .errors import TransformError
-from .parse import Resolver
+from .parse import ABSENT, Resolver
 
 BINARY_OPERATORS = {
     gast.Add: operator.add, gast.Sub: operator.sub, gast.Mult: operator.mul,
@@ -357,7 +357,7 @@ class ExpressionConverter:
             held = record.get(name)
             if isinstance(held, ir.Const) and callable(held.value):
                 return self._call_value(held.value, args, kwargs, node)
-        method = inspect.getattr_static(record.cls, name, None) if record.fields else None
+        method = self._class_attribute(record.cls, name) if record.fields else None
         if isinstance(method, staticmethod):
             return self._call_value(method.__func__, args, kwargs, node)
         if inspect.isfunction(method):  # self.method(x): the class's function, with self
@@ -365,6 +365,16 @@ class ExpressionConverter:
         raise self.error(f"the method .{name}() of a {record.cls.__name__}", "a dict supports d[k], d.get, "
                          ".items(), .keys(), .values() and .copy(); a dataclass, namedtuple or object its fields "
                          "and the methods defined in its class", node)
+
+    def _class_attribute(self, cls: type, name: str) -> Any:
+        """``cls.name`` as Python finds it (through the bases), recorded in the snapshot: the code is
+        generated again if the method is redefined or overridden later."""
+        for klass in cls.__mro__:
+            scope = vars(klass)
+            self.resolver.snapshot.record_global(scope, name, scope.get(name, ABSENT))
+            if name in scope:
+                return scope[name]
+        return None
 
     def _call_value(self, fn: Any, args: list, kwargs: tuple, node: Any) -> Any:
         """A call of a known function (a method, a function an object holds) with converted arguments."""

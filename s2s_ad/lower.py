@@ -793,12 +793,8 @@ class Lowering:
     def _inline_function(self, fn: Callable, args: tuple) -> Any:
         """A call of the user's function (or method) with a container argument: its body is lowered in
         place, as for a nested function, so the container stays static."""
-        if getattr(fn, "__globals__", None) is not self.parsed.fn.__globals__ or getattr(fn, "__closure__", None):
-            raise TransformError(
-                f"passing a container to {fn.__qualname__}", "a function taking a dict, list, dataclass or object "
-                "is lowered in place, which needs it in the same module as the function differentiated, "
-                "without closure variables; pass the items instead", filename=self.parsed.filename, line=self.line)
-        return self.inline(Inline(Nested(parse_function(fn).node), args))
+        callee = parse_function(fn)
+        return self.inline(Inline(Nested(callee.node), args), callee)
 
     def _reuse_key(self, call: ir.Call) -> Optional[tuple]:
         """What identifies ``call``'s value within this statement and block, if it may be reused."""
@@ -811,10 +807,12 @@ class Lowering:
             return None
         return key
 
-    def inline(self, call: Inline) -> ir.Expr:
+    def inline(self, call: Inline, callee: Optional[ParsedFunction] = None) -> ir.Expr:
         """Lower a nested function's body in place of its call, with Python's scoping:
         its parameters and the names it assigns are its own; other names are read
-        from the enclosing function as they are at the call."""
+        from the enclosing function as they are at the call.  For ``callee``, a function
+        defined elsewhere (a method, a helper given a container), only its parameters are
+        local, and other names are read from its own module."""
         node = call.function.node
         if node.name in self.inlining:
             raise self.parsed.error(f"the recursive nested function {node.name!r}",
@@ -828,12 +826,15 @@ class Lowering:
                                     type_comment=None)
         own = _stored_names(function) | set(params)
         desugar(function, own | set(self.reads) | self.names.taken)
-        inner_env = {k: v for k, v in self.env.items() if k not in own}
+        inner_env = {} if callee is not None else {k: v for k, v in self.env.items() if k not in own}
         inner_env.update(zip(params, args))
         for param, arg in zip(params, args):
             if isinstance(arg, Record):  # the caller's container: writing into it would change the caller's
                 self.shared_records.setdefault(param, set()).add(f"an argument of {node.name}")
         outer_env, outer_reads, self.env = self.env, self.reads, inner_env
+        outer_scope = self.parsed, self.converter.resolver, self.converter.error
+        if callee is not None:  # names, errors and the snapshot are the callee's own while it is lowered
+            self.parsed, self.converter.resolver, self.converter.error = callee, callee.resolver, callee.error
         self.computed.clear()  # the nested function's statements may write into arrays
         self.reads = Counter(_names_read(function))
         self.inlining.add(node.name)
@@ -845,6 +846,9 @@ class Lowering:
         finally:
             self.inlining.discard(node.name)
             self.env, self.reads = outer_env, outer_reads
+            self.parsed, self.converter.resolver, self.converter.error = outer_scope
+            if callee is not None:
+                self.parsed.resolver.snapshot.include(callee.resolver.snapshot)
             self.computed.clear()
         return result
 

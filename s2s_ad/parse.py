@@ -64,6 +64,7 @@ _SUSPECT = {kind for kind in vars(gast).values() if isinstance(kind, type) and i
 _WATCHED = _SUSPECT | set(_REFUSALS) | {gast.For, gast.While, gast.Return, gast.Compare}
 
 _ABSENT = object()
+ABSENT = _ABSENT  # the same marker, for scopes other modules record (a class's methods)
 _PLAIN = (int, float, complex, bool, str, bytes, tuple, type(None))
 
 

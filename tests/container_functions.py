@@ -5,6 +5,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from container_base import Base
+
 Affine = namedtuple("Affine", ["w", "b"])
 
 
@@ -273,3 +275,38 @@ class Holder:
 
     def loss(self, x):
         return np.sum(self.inner.w * x)  # REFUSED: the attribute .w of a Model object
+
+
+SCALE = 0.5
+
+
+def scaled_sum(params):
+    return np.sum(params["w"]) * SCALE  # SCALE: this module's global, whatever the caller names SCALE
+
+
+def caller_with_a_local_like_a_global(params):
+    SCALE = 100.0  # noqa: N806 (the helper must not see it)
+    return scaled_sum(params) + SCALE * 0.0
+
+
+class Derived(Base):
+    def __init__(self, w):
+        self.w = w
+
+    def loss(self, x):
+        return np.sum(self.features(x) ** 2)
+
+
+@dataclass
+class Activated:
+    w: float
+
+    def act(self, x):
+        return np.sin(self.w * x)
+
+    def loss(self, x):
+        return self.act(x) * 2.0
+
+
+def act_square(self, x):
+    return self.w * x * x

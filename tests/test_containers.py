@@ -337,3 +337,23 @@ def test_a_callable_object():  # d(W x + b)/dx = W
     np.testing.assert_allclose(s2s_ad.jacobian(linear)(x), linear.w)
     out, tangent = s2s_ad.jvp(linear, (x,), (np.ones(3),))
     np.testing.assert_allclose(out, linear(x)) and np.testing.assert_allclose(tangent, linear.w.sum(axis=1))
+
+
+def test_a_helper_given_a_container_reads_its_own_globals():
+    params = {"w": RNG.normal(size=3)}
+    np.testing.assert_allclose(s2s_ad.grad(cf.caller_with_a_local_like_a_global)(params)["w"], 0.5)
+
+
+def test_a_method_from_a_base_class_in_another_module():  # it reads that module's SCALE = 3.0
+    model, x = cf.Derived(RNG.normal(size=3)), RNG.normal(size=3)
+    np.testing.assert_allclose(s2s_ad.grad(model.loss)(x), numeric_grad(model.loss, (x,), 0), rtol=1e-5, atol=1e-6)
+    got = assert_container_gradient(cf.Derived.loss, (model, x))
+    assert isinstance(got, cf.Derived)
+
+
+def test_a_redefined_method_is_not_served_stale(monkeypatch):
+    model = cf.Activated(0.5)
+    gradient = s2s_ad.grad(model.loss)
+    assert gradient(1.0) == pytest.approx(2 * 0.5 * np.cos(0.5))
+    monkeypatch.setattr(cf.Activated, "act", cf.act_square)
+    assert gradient(1.0) == pytest.approx(2 * 0.5 * 2.0)  # d/dx 2 w x^2
