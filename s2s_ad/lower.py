@@ -815,6 +815,10 @@ class Lowering:
         local, and other names are read from its own module."""
         node = call.function.node
         if node.name in self.inlining:
+            if callee is not None:
+                raise self.parsed.error(f"the recursive call of {node.name!r} with a container argument",
+                                        "a function given a container is lowered in place; pass the arrays "
+                                        "as separate arguments to recurse", node)
             raise self.parsed.error(f"the recursive nested function {node.name!r}",
                                     "define it at module level to recurse", node)
         params = [a.id for a in node.args.args]
