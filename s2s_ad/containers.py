@@ -119,6 +119,8 @@ def structure_of(value: Any, objects: bool = False, _seen: frozenset = frozenset
     """The structure of ``value``; ``objects``: a plain instance counts as a container of its
     ``__dict__`` (for ``self`` of a method; the objects it holds are not read into).  A container that
     holds itself is refused."""
+    if isinstance(value, (bool, np.bool_)):
+        return Static(value)  # a flag: structure (an if on it keeps one branch), not data
     if is_data(value):
         return LEAF
     kind, keys, values = _items(value)

@@ -209,18 +209,20 @@ class ExpressionConverter:
         return ir.Call(operator.getitem, (value, index))
 
     def _Dict(self, node: gast.Dict) -> Record:
-        keys = []
-        for key in node.keys:
-            if key is None:
-                raise self.error("**unpacking in a dict display", "write the items out", node)
+        record = Record("dict", dict, (), ())
+        for key, value in zip(node.keys, node.values):
+            if key is None:  # {**params, "w": w}
+                unpacked = self.convert(value)
+                if not (isinstance(unpacked, Record) and unpacked.kind == "dict"):
+                    raise self.error("**unpacking of something other than a dict", "write the items out", node)
+                for k, item in zip(unpacked.keys, unpacked.items):
+                    record = record.replaced(k, item)
+                continue
             converted = self.convert(key)
             if not (isinstance(converted, ir.Const) and _hashable(converted.value)):
                 raise self.error("a dict with a key computed at run time", "dict keys must be constants "
                                  "(strings or numbers), so that the dict's structure is known", key)
-            keys.append(converted.value)
-        record = Record("dict", dict, (), ())
-        for key, value in zip(keys, node.values):
-            record = record.replaced(key, self.convert(value))
+            record = record.replaced(converted.value, self.convert(value))
         return record
 
     def _record_item(self, record: Record, index: Any, node: Any) -> Any:
@@ -353,6 +355,8 @@ class ExpressionConverter:
                 return Record("tuple", tuple, tuple(range(len(parts[name]))), tuple(parts[name]))
         if record.kind == "dict" and name == "copy" and not args and not kwargs:
             return Record(record.kind, record.cls, record.keys, record.items)
+        if record.kind == "namedtuple" and name == "_replace" and not args:
+            return self._replaced(record, kwargs, node)
         if record.fields and name in record.keys:
             held = record.get(name)
             if isinstance(held, ir.Const) and callable(held.value):
@@ -388,6 +392,8 @@ class ExpressionConverter:
         """Containers made in the body: ``dict(a=..)``, ``Params(w=.., b=..)`` (a dataclass or
         namedtuple), ``len`` and ``list``/``tuple`` of a container; None for other calls."""
         record = args[0] if len(args) == 1 and isinstance(args[0], Record) else None
+        if fn is dataclasses.replace and record is not None and record.kind == "dataclass":
+            return self._replaced(record, kwargs, node)
         if fn is len and record is not None and not kwargs:
             return ir.Const(len(record.keys))
         if fn in (list, tuple) and record is not None and not kwargs:
@@ -419,6 +425,15 @@ class ExpressionConverter:
         items = tuple(v if isinstance(v, (Record, ir.Var, ir.Const, ir.Call, ir.Display, Choice, Inline, ir.Slice))
                       else ir.Const(v) for v in (bound.arguments[f] for f in fields))
         return Record(kind, fn, fields, items)
+
+    def _replaced(self, record: Record, kwargs: tuple, node: Any) -> Record:
+        """``dataclasses.replace(p, w=...)``, ``p._replace(w=...)``: a new record with those fields."""
+        for key, value in kwargs:
+            if key not in record.keys:
+                raise self.error(f"replacing the field {key!r} of a {record.cls.__name__}", "it has no such field "
+                                 f"(its fields are {', '.join(map(str, record.keys))})", node)
+            record = record.replaced(key, value)
+        return record
 
     def _extremum(self, fn: Any, args: list, node: Any) -> ir.Expr:
         """``max(values)`` is ``np.max(values)``; ``max(a, b, c)`` is ``max(max(a, b), c)``."""

@@ -371,7 +371,7 @@ class Lowering:
 
     def if_statement(self, stmt: gast.If) -> None:
         test = self.flatten(self.converter.convert(stmt.test))
-        if isinstance(test, ir.Const) and isinstance(test.value, (bool, str, type(None))):
+        if isinstance(test, ir.Const) and isinstance(test.value, (bool, np.bool_, str, type(None))):
             # Known while lowering ("key" in params, config.kind == "tanh"): only that branch exists,
             # and the other may read items the container does not have.
             for inner in stmt.body if test.value else stmt.orelse:

@@ -1,6 +1,7 @@
 """User functions taking and returning containers (dicts, lists, tuples, namedtuples, dataclasses),
 methods and partials, written the way users write them."""
 from collections import namedtuple
+import dataclasses
 from dataclasses import dataclass
 
 import numpy as np
@@ -310,3 +311,17 @@ class Activated:
 
 def act_square(self, x):
     return self.w * x * x
+
+
+def flagged(params, x):
+    out = params["w"] * x
+    if params["use_bias"]:
+        out = out + params["bias"]
+    return np.sum(out ** 2)
+
+
+def functional_updates(params, p, a, x):
+    params = {**params, "w": params["w"] * 2.0}
+    p = dataclasses.replace(p, w=p.w + x)
+    a = a._replace(b=a.b * x)
+    return np.sum(params["w"] * p.w) + a.b * p.b

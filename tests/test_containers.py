@@ -61,6 +61,10 @@ def assert_container_gradient(f, args, wrt=0, rtol=1e-5, atol=1e-6):
     container = args[wrt]
     assert type(got) is type(container), (f.__name__, type(got))
     for path, leaf in _leaves(container):
+        if isinstance(leaf, (bool, str)) or leaf is None:  # structure, not data
+            assert _leaf_at(got, path) == leaf
+            continue
+
         def at(value, path=path):
             moved = list(args)
             moved[wrt] = _replaced(container, path, value)
@@ -357,3 +361,21 @@ def test_a_redefined_method_is_not_served_stale(monkeypatch):
     assert gradient(1.0) == pytest.approx(2 * 0.5 * np.cos(0.5))
     monkeypatch.setattr(cf.Activated, "act", cf.act_square)
     assert gradient(1.0) == pytest.approx(2 * 0.5 * 2.0)  # d/dx 2 w x^2
+
+
+def test_flags_are_structure():
+    x = RNG.normal(size=3)
+    with_bias = {"w": RNG.normal(size=3), "use_bias": True, "bias": 0.3}
+    got = assert_container_gradient(cf.flagged, (with_bias, x))
+    assert got["use_bias"] is True  # a flag is kept, not differentiated
+    assert_container_gradient(cf.flagged, ({"w": RNG.normal(size=3), "use_bias": False}, x))
+
+
+def test_functional_updates():
+    args = ({"w": RNG.normal(size=3)}, cf.Params(RNG.normal(size=3), 0.4), cf.Affine(0.2, 0.9), 0.7)
+    for position in range(4):
+        if position == 3:
+            np.testing.assert_allclose(s2s_ad.grad(cf.functional_updates, wrt=3)(*args),
+                                       numeric_grad(cf.functional_updates, args, 3), rtol=1e-5, atol=1e-6)
+        else:
+            assert_container_gradient(cf.functional_updates, args, wrt=position)
