@@ -6,6 +6,12 @@ keywords), classifies each argument as a number or an array, and calls the
 adjoint generated for that combination of kinds (built on first use, then
 cached).  Knowing which arguments are numbers lets the generator drop every
 broadcasting reduction from scalar code.
+
+Container arguments (dicts, lists, tuples, namedtuples, dataclasses) are
+flattened here to their leaves, and gradients, tangents and adjoints rebuilt
+with the argument's structure (``containers.py``); bound methods and
+``functools.partial`` objects are unwrapped to the plain function and the
+arguments they fix.
 """
 from __future__ import annotations
 
@@ -19,12 +25,13 @@ from typing import Any, Callable, Optional, Sequence, Union
 
 import numpy as np
 
+from . import containers
 from .cache import TransformCache, is_current, name_the_users_line
 from .errors import TransformError
 from .parse import Snapshot
 from .selfcheck import dot_product_test, switched_on_by_environment
 from .pipeline import (STAGES, Built, build_derivative_of, build_forward, build_gradient_only, build_reverse,
-                       build_split)
+                       build_split, leaf_kinds)
 
 Wrt = Union[int, str, Sequence[Union[int, str]]]
 
@@ -88,6 +95,101 @@ def _kind(value: Any) -> Optional[str]:
     return None
 
 
+def _kind_tree(value: Any, objects: bool = False) -> Any:
+    """``_kind`` of a number or array; for a container, its structure with each leaf's kind in place.
+    ``objects``: a plain object counts as a container of its attributes (``self``)."""
+    kind = _kind(value)
+    if kind is not None:
+        return kind
+    structure = containers.structure_of(value, objects=objects)
+    if not isinstance(structure, containers.Tree):
+        return None
+    return containers.relabel(structure, iter(map(_kind, containers.leaves(value, structure))))
+
+
+def _kinds(fn: Callable, args: Sequence[Any]) -> tuple:
+    """``_kind_tree`` of each argument; the first is read by its attributes where its class defines
+    ``fn`` (``self`` of ``model.loss`` or ``Model.loss``).  Other objects stay opaque values."""
+    kinds = [_kind(a) for a in args]
+    if None not in kinds:  # numbers and arrays: the common case, kept cheap
+        return tuple(kinds)
+    kinds = [_kind_tree(a) if k is None else k for a, k in zip(args, kinds)]
+    if kinds[0] is None or isinstance(kinds[0], containers.Tree):
+        name = getattr(fn, "__name__", None)
+        found = inspect.getattr_static(type(args[0]), name, None) if name else None
+        if getattr(found, "__func__", found) is fn:
+            kinds[0] = _kind_tree(args[0], objects=True)
+    return tuple(kinds)
+
+
+def _like(primal: Any, gradient: Any) -> Any:
+    """``gradient`` with the type of ``primal``: a float32 array gives a float32 gradient, a 0-d array a
+    0-d array, a NumPy float32 number a NumPy float32 number."""
+    if not isinstance(primal, (np.ndarray, np.generic)):
+        return gradient
+    if gradient.__class__ is np.ndarray and primal.__class__ is np.ndarray and gradient.dtype == primal.dtype:
+        return gradient  # the common case, kept cheap
+    have, want = np.result_type(gradient), primal.dtype
+    # only a change of precision: never drop an imaginary part, never round to an integer
+    cast = want.kind in "fc" and have != want and (have.kind == want.kind or (have.kind == "f" and want.kind == "c"))
+    if isinstance(primal, np.ndarray):
+        if cast:
+            return np.asarray(gradient, dtype=want)
+        return gradient if isinstance(gradient, np.ndarray) else np.asarray(gradient)
+    return want.type(gradient) if cast else gradient
+
+
+def _flat(args: tuple, kinds: tuple) -> tuple:
+    """The arguments of generated code: each container argument replaced by its leaves."""
+    if not any(isinstance(k, containers.Tree) for k in kinds):
+        return args
+    return tuple(leaf for a, k in zip(args, kinds)
+                 for leaf in (containers.leaves(a, k) if isinstance(k, containers.Tree) else (a,)))
+
+
+def _regroup(flat: Sequence[Any], kinds: Sequence[Any]) -> list:
+    """Per-leaf values (gradients, tangents) back into one value per parameter, containers rebuilt."""
+    out, i = [], 0
+    for kind in kinds:
+        n = containers.count(kind) if isinstance(kind, containers.Tree) else 1
+        out.append(containers.unflatten(kind, flat[i:i + n]) if isinstance(kind, containers.Tree) else flat[i])
+        i += n
+    return out
+
+
+def _leaf_positions(params: list[str], kinds: tuple, names: Sequence[str]) -> list[int]:
+    """Where the leaves of the parameters ``names`` are among the generated code's parameters."""
+    starts, at = {}, 0
+    for p, k in zip(params, kinds):
+        n = containers.count(k) if isinstance(k, containers.Tree) else 1
+        starts[p] = range(at, at + n)
+        at += n
+    return [i for name in names for i in starts[name]]
+
+
+def _unwrap(fn: Callable) -> tuple[Callable, tuple, dict]:
+    """The plain function under a bound method or ``functools.partial``, with the arguments those
+    fix: ``model.loss`` is ``Model.loss`` with ``model`` first."""
+    prefix: tuple = ()
+    fixed: dict = {}
+    while True:
+        if isinstance(fn, functools.partial):
+            prefix, fixed, fn = fn.args + prefix, {**fn.keywords, **fixed}, fn.func
+        elif inspect.ismethod(fn) and not isinstance(fn.__self__, type):
+            prefix, fn = (fn.__self__,) + prefix, fn.__func__
+        elif _callable_object(fn):  # grad(model): its __call__, with model as self
+            prefix, fn = (fn,) + prefix, type(fn).__call__
+        else:
+            return fn, prefix, fixed
+
+
+def _callable_object(value: Any) -> bool:
+    """An instance of the user's class with a ``__call__`` written in Python (not one of s2s_ad's own)."""
+    call = getattr(type(value), "__call__", None)
+    return (not isinstance(value, type) and inspect.isfunction(call)
+            and not type(value).__module__.startswith("s2s_ad"))
+
+
 def _resolve_wrt(fn: Callable, wrt: Wrt) -> tuple[tuple[str, ...], bool]:
     """Parameter names to differentiate by, and whether the caller gets a tuple."""
     params = list(inspect.signature(fn).parameters)
@@ -116,11 +218,17 @@ class GradientFunction:
     ``function_for``), to any order.
     """
 
-    def __init__(self, fn: Callable, wrt: Wrt, with_value: bool, check: bool = False) -> None:
+    def __init__(self, fn: Callable, wrt: Wrt, with_value: bool, has_aux: bool = False, check: bool = False) -> None:
         if not callable(fn):
             raise TypeError(f"grad expects a function, got {type(fn).__name__}")
         if isinstance(fn, GradientFunction) and fn._with_value:
             raise TypeError("grad of value_and_grad(f) returns a pair; differentiate grad(f) instead")
+        if isinstance(fn, GradientFunction) and (has_aux or fn._has_aux):
+            raise TypeError("has_aux=True applies to the first derivative only; for higher derivatives "
+                            "differentiate a function that returns the value alone")
+        self.wrt, self._several = _resolve_wrt(fn, wrt)  # by the names the caller sees
+        self._has_aux = has_aux
+        fn, self._prefix, self._fixed = _unwrap(fn) if not isinstance(fn, GradientFunction) else (fn, (), {})
         self.fn = fn
         self.inner = fn if isinstance(fn, GradientFunction) else None
         try:
@@ -129,9 +237,10 @@ class GradientFunction:
             raise TransformError(f"{getattr(fn, '__qualname__', fn)!r} ({type(fn).__name__})",
                                  "only plain Python functions defined with def can be transformed; for a "
                                  "builtin or C function, give it a rule with @s2s_ad.adjoint") from None
-        self._n_params = len(self._signature.parameters)
-        self._types_of = _types_of(self._n_params)
-        self.wrt, self._several = _resolve_wrt(fn, wrt)
+        # a method or partial: every call binds, to put in what they fix (-1 never equals a count)
+        self._n_params = -1 if self._prefix or self._fixed else len(self._signature.parameters)
+        self._types_of = _types_of(len(self._signature.parameters))
+        self._positions = [list(self._signature.parameters).index(w) for w in self.wrt]
         self._with_value = with_value
         # Without arrays, kinds follow from types alone: the hot path keys on types.
         # With arrays the rank matters too, so those calls go through _by_kinds.
@@ -163,8 +272,8 @@ class GradientFunction:
 
     @_user_facing
     def _adjoint(self, kinds: tuple) -> Built:
-        key = (getattr(self.fn, "__code__", None), self.wrt, kinds)
-        return _CACHE.get(self.fn, key, lambda: build_reverse(self.fn, self.wrt, kinds))
+        key = (getattr(self.fn, "__code__", None), self.wrt, kinds) + (("aux",) if self._has_aux else ())
+        return _CACHE.get(self.fn, key, lambda: build_reverse(self.fn, self.wrt, kinds, has_aux=self._has_aux))
 
     @_user_facing
     def function_for(self, kinds: tuple) -> Built:
@@ -172,6 +281,16 @@ class GradientFunction:
         exactly what a call returns, for arguments of these kinds.  It is valid input to
         the transformer: that is how the next order is taken."""
         params = list(self._signature.parameters)
+        if any(isinstance(k, containers.Tree) for k in kinds):
+            if self.inner is not None or self._has_aux:
+                raise TypeError(f"higher derivatives of {self!r} with containers (dict, list, tuple, dataclass) "
+                                "as arguments: use s2s_ad.hessian, or pass the arrays as separate arguments")
+            # A function of the leaves returning the gradient's leaves (a tuple if more than one).
+            adjoint = self._adjoint(kinds)
+            leaf_params = list(inspect.signature(adjoint.function).parameters)[:-1]
+            by = tuple(leaf_params[i] for i in _leaf_positions(params, kinds, self.wrt))
+            return _CACHE.get(self.owner, self.key + (kinds,), lambda: build_gradient_only(
+                self.fn, adjoint, leaf_params, by, False))
         if self.inner is None:
             adjoint = self._adjoint(kinds)
             return _CACHE.get(self.owner, self.key + (kinds,), lambda: build_gradient_only(
@@ -190,20 +309,22 @@ class GradientFunction:
             raise TypeError(f"grad of {self!r}: its result is {what}, not a number; "
                             f"use s2s_ad.hessian or s2s_ad.jacobian")
 
-    def _specialise(self, args: tuple) -> Callable:
-        kinds = tuple(map(_kind, args))
+    def _specialise(self, args: tuple, kinds: Optional[tuple] = None) -> Built:
+        kinds = tuple(map(_kind, args)) if kinds is None else kinds
         built = self._by_kinds.get(kinds)
         if built is None or not is_current(built):
             built = self._by_kinds[kinds] = self._adjoint(kinds) if self.inner is None else self.function_for(kinds)
             self._last_source = built.source
-        if not any(k and k.startswith("array") for k in kinds):
+        if not self._has_aux and not any(isinstance(k, containers.Tree) or (k and k.startswith("array"))
+                                         for k in kinds) and not any(
+                isinstance(a, np.generic) and a.dtype != np.float64 for a in args):  # those take _like
             snapshot = built.snapshot
             depends = snapshot is not None and not snapshot.empty
             self._by_types[self._types_of(args)] = (built.function, snapshot if depends else None)
-        return built.function
+        return built
 
     def _bind(self, args: tuple, kwargs: dict) -> tuple:
-        bound = self._signature.bind(*args, **kwargs)
+        bound = self._signature.bind(*self._prefix, *args, **{**self._fixed, **kwargs})
         bound.apply_defaults()
         return tuple(bound.arguments.values())
 
@@ -211,16 +332,21 @@ class GradientFunction:
         if kwargs or len(args) != self._n_params:
             args = self._bind(args, kwargs)
         if self.inner is not None:
-            gradient = _handed_out(_run(self._specialise(args), args), args)
+            gradient = _handed_out(_run(self._specialise(args, _kinds(self.fn, args)).function, args), args)
             if self._check:
                 self._self_check(args, None, gradient if self._several else (gradient,))
             return (self.inner(*args), gradient) if self._with_value else gradient
         # The hot path: one dictionary look-up, and the snapshot only where there is one.
         entry = self._by_types.get(self._types_of(args))
         if entry is None or (entry[1] is not None and not entry[1].valid()):
-            adjoint = self._specialise(args)
+            kinds = _kinds(self.fn, args)
+            if self._has_aux or any(isinstance(k, containers.Tree) for k in kinds):
+                return self._call_with_containers(args, kinds)
+            adjoint = self._specialise(args, kinds).function
+            typed = True
         else:
             adjoint = entry[0]
+            typed = False
         try:  # _run, inlined: this is every cached call
             value, gradient = adjoint(*args)
         except Exception as exc:
@@ -230,6 +356,9 @@ class GradientFunction:
             raise TypeError(
                 f"grad needs {self.fn.__name__} to return a scalar, but it returned an array of shape "
                 f"{np.shape(value)}; use s2s_ad.vjp or s2s_ad.jacobian for non-scalar results")
+        if typed:  # arrays and NumPy numbers: gradients of their own dtype
+            primals = [args[i] for i in self._positions]
+            gradient = tuple(map(_like, primals, gradient)) if len(primals) > 1 else _like(primals[0], gradient)
         if gradient.__class__ is not float:
             gradient = _handed_out(gradient, args)
         if self._check:
@@ -249,43 +378,68 @@ class GradientFunction:
 
         dot_product_test(name, list(self._signature.parameters), args, self.wrt, gradients, value, forward, self._rng)
 
+    def _call_with_containers(self, args: tuple, kinds: tuple) -> Any:
+        """A call with container arguments or ``has_aux``: leaves in, the gradient rebuilt with the
+        structure of each argument differentiated."""
+        built = self._specialise(args, kinds)
+        value, gradient = _run(built.function, _flat(args, kinds))
+        if self._has_aux:
+            value, aux_leaves = value
+            value = (value, containers.unflatten(built.aux_tree, aux_leaves))
+        loss = value[0] if self._has_aux else value
+        if loss.__class__ is not float and np.ndim(loss) != 0:
+            raise TypeError(
+                f"grad needs {self.fn.__name__} to return a scalar, but it returned an array of shape "
+                f"{np.shape(loss)}; use s2s_ad.vjp or s2s_ad.jacobian for non-scalar results")
+        params = list(self._signature.parameters)
+        by = [kinds[params.index(w)] for w in self.wrt]
+        primals = _flat(tuple(args[params.index(w)] for w in self.wrt), tuple(by))
+        flat = (gradient,) if len(primals) == 1 else tuple(gradient)
+        gradients = _regroup(tuple(map(_like, primals, flat)), by)
+        gradient = tuple(gradients) if self._several else gradients[0]
+        if self._with_value:
+            return value, gradient
+        return (gradient, value[1]) if self._has_aux else gradient
+
     @property
     def source(self) -> str:
         """The adjoint's source: the one the last call ran, or before any call the generic one."""
         if self._last_source is None:
-            unknown = (None,) * self._n_params
+            unknown = (None,) * len(self._signature.parameters)
             self._last_source = (self._adjoint(unknown) if self.inner is None else self.function_for(unknown)).source
         return self._last_source
 
     def source_for(self, *args: Any, **kwargs: Any) -> str:
         """The adjoint's source specialised for these arguments (nothing is run)."""
-        kinds = tuple(map(_kind, self._bind(args, kwargs)))
+        kinds = _kinds(self.fn, self._bind(args, kwargs))
         return (self._adjoint(kinds) if self.inner is None else self.function_for(kinds)).source
 
     def __repr__(self) -> str:
         return f"<gradient of {getattr(self.fn, '__qualname__', self.fn)!s} with respect to {', '.join(self.wrt)}>"
 
 
-def _decorator_or_call(fn: Optional[Callable], wrt: Wrt, with_value: bool, check: bool) -> Any:
+def _decorator_or_call(fn: Optional[Callable], wrt: Wrt, with_value: bool, has_aux: bool, check: bool) -> Any:
     if fn is None:
-        return lambda f: GradientFunction(f, wrt, with_value, check)
-    return GradientFunction(fn, wrt, with_value, check)
+        return lambda f: GradientFunction(f, wrt, with_value, has_aux, check)
+    return GradientFunction(fn, wrt, with_value, has_aux, check)
 
 
-def grad(fn: Optional[Callable] = None, wrt: Wrt = 0, check: bool = False) -> Any:
+def grad(fn: Optional[Callable] = None, wrt: Wrt = 0, has_aux: bool = False, check: bool = False) -> Any:
     """The gradient of a scalar function with respect to ``wrt`` (see API.md).
 
+    With ``has_aux``, ``fn`` returns ``(value, aux)`` and the call returns ``(gradient, aux)``.
     ``check=True``, or the environment variable ``S2S_AD_CHECK=1`` when ``grad`` is
     called, makes every call also run the dot-product test (forward mode along a
     random direction against the gradient) and raise ``GradientCheckError`` on a
     disagreement.
     """
-    return _decorator_or_call(fn, wrt, with_value=False, check=check)
+    return _decorator_or_call(fn, wrt, with_value=False, has_aux=has_aux, check=check)
 
 
-def value_and_grad(fn: Optional[Callable] = None, wrt: Wrt = 0, check: bool = False) -> Any:
-    """Like ``grad``, but the call returns ``(fn(*args), gradient)``; ``check`` as for ``grad``."""
-    return _decorator_or_call(fn, wrt, with_value=True, check=check)
+def value_and_grad(fn: Optional[Callable] = None, wrt: Wrt = 0, has_aux: bool = False, check: bool = False) -> Any:
+    """Like ``grad``, but the call returns ``(fn(*args), gradient)``; with ``has_aux``,
+    ``((value, aux), gradient)``; ``check`` as for ``grad``."""
+    return _decorator_or_call(fn, wrt, with_value=True, has_aux=has_aux, check=check)
 
 
 @_user_facing
@@ -304,7 +458,7 @@ def source(fn: Callable, wrt: Wrt = 0, mode: str = "reverse", stage: str = "opti
         raise ValueError(f"mode must be 'reverse' or 'forward', not {mode!r}")
     names, _ = _resolve_wrt(fn, wrt)
     n = len(inspect.signature(fn).parameters)
-    kinds = (None,) * n if args is None else tuple(map(_kind, args))
+    kinds = (None,) * n if args is None else _kinds(fn, args)
     build = build_reverse if mode == "reverse" else build_forward
     return build(fn, names, kinds, stage=stage, compile_it=False).source
 
@@ -358,10 +512,31 @@ def _plain(fn: Callable, args: tuple) -> Callable:
 
 @_user_facing
 def _tangent_function(fn: Callable, wrt: tuple[str, ...], args: tuple) -> Callable:
-    fn = _plain(fn, args)
-    kinds = tuple(map(_kind, args))
+    return _tangent_built(fn, wrt, tuple(map(_kind, args))).function
+
+
+@_user_facing
+def _tangent_built(fn: Callable, wrt: tuple[str, ...], kinds: tuple) -> Built:
+    """The forward-mode code of ``fn`` (or of the plain function a gradient generates) for these kinds."""
+    if isinstance(fn, GradientFunction):
+        if any(isinstance(k, containers.Tree) for k in kinds):
+            raise TypeError(f"forward mode over {fn!r} with containers (dict, list, tuple, dataclass) as "
+                            "arguments: use s2s_ad.hessian, or pass the arrays as separate arguments")
+        fn = fn.function_for(kinds).function
     key = ("forward", getattr(fn, "__code__", None), wrt, kinds)
-    return _CACHE.get(fn, key, lambda: build_forward(fn, wrt, kinds)).function
+    return _CACHE.get(fn, key, lambda: build_forward(fn, wrt, kinds))
+
+
+def _leaf_tangents(fn: Callable, name: str, primal: Any, tangent: Any, kind: Any) -> list:
+    """The tangents of a container argument's leaves (zero where a leaf carries no derivative)."""
+    primals = containers.leaves(primal, kind)
+    try:
+        tangents = [None] * len(primals) if tangent is None else containers.leaves(tangent, kind)
+    except ValueError as exc:
+        raise ValueError(f"jvp of {fn.__name__}: the tangent of {name} must have its structure: {exc}") from None
+    checked = [_check_tangent(fn, name, p, t) for p, t in zip(primals, tangents)]
+    return [np.zeros(np.shape(p)) if c is None and isinstance(p, np.ndarray) else 0.0 if c is None else c
+            for p, c in zip(primals, checked)]
 
 
 def jvp(fn: Callable, primals: Sequence[Any], tangents: Sequence[Any]) -> tuple[Any, Any]:
@@ -374,11 +549,38 @@ def jvp(fn: Callable, primals: Sequence[Any], tangents: Sequence[Any]) -> tuple[
     if not isinstance(tangents, (tuple, list)) or len(tangents) != len(primals):
         raise ValueError(f"jvp of {fn.__name__}: give one tangent per primal "
                          f"({len(primals)} primals, {len(tangents) if isinstance(tangents, (tuple, list)) else 'no tuple of'} tangents)")
-    checked = [_check_tangent(fn, p, a, t) for p, a, t in zip(params, args, tangents)]
-    wrt = tuple(p for p, t in zip(params, checked) if t is not None)
-    tangent_args = tuple(t for t in checked if t is not None)
-    out, tangent = _run(_tangent_function(fn, wrt, args), args + tangent_args)
-    return out, _handed_out(tangent, args + tangent_args + (out,))
+    given = dict(zip(params, tangents))  # by name: a method's self or a default has none
+    fn, params, args = _without_prefix(fn, params, args)
+    kinds = _kinds(fn, args)
+    wrt, tangent_args = [], []
+    for p, a, k in zip(params, args, kinds):
+        if p not in given:
+            continue
+        t = given[p]
+        if t is None:
+            continue
+        checked = _leaf_tangents(fn, p, a, t, k) if isinstance(k, containers.Tree) else [_check_tangent(fn, p, a, t)]
+        if checked and checked[0] is not None:
+            wrt.append(p)
+            tangent_args += checked
+    built = _tangent_built(fn, tuple(wrt), kinds)
+    out, t_out = _run(built.function, _flat(args, kinds) + tuple(tangent_args))
+    if built.result_tree is not None:
+        return containers.unflatten(built.result_tree, out), containers.unflatten(built.result_tree, t_out)
+    return out, _handed_out(t_out, args + tuple(tangent_args) + (out,))
+
+
+def _without_prefix(fn: Callable, params: list[str], args: tuple) -> tuple[Callable, list[str], tuple]:
+    """For a bound method or partial: the plain function, all its parameters and arguments."""
+    if isinstance(fn, GradientFunction):
+        return fn, params, args
+    plain, prefix, fixed = _unwrap(fn)
+    if plain is fn:
+        return fn, params, args
+    signature = inspect.signature(plain)
+    bound = signature.bind(*prefix, **{**fixed, **dict(zip(params, args))})
+    bound.apply_defaults()
+    return plain, list(signature.parameters), tuple(bound.arguments.values())
 
 
 @_user_facing
@@ -394,26 +596,44 @@ def vjp(fn: Callable, *primals: Any) -> tuple[Any, Callable]:
         raise TypeError("vjp of a gradient would be reverse over reverse, which s2s_ad does not do; "
                         "use s2s_ad.jvp of the gradient, or s2s_ad.hessian (forward over reverse)")
     params, args = _bound_primals(fn, primals)
-    kinds = tuple(map(_kind, args))
+    visible = params[:len(primals)]
+    fn, params, args = _without_prefix(fn, params, args)
+    kinds = _kinds(fn, args)
     split = build_split(fn, kinds)
-    out, tape = _run(split.forward, args + (None,))
+    out, tape = _run(split.forward, _flat(args, kinds) + (None,))
     # The backward part puts back what the forward part overwrote, in arrays the result may be, and
     # the tape keeps referring to them: the caller gets arrays of its own.
     out = _handed_out(out, args, copy_all=True)
+    tree = split.result_tree
+    result = containers.unflatten(tree, out) if tree is not None else out
+    positions = [params.index(p) for p in visible]
     pulled: list[bool] = []  # one item per call of vjp_fn so far
 
     def vjp_fn(cotangent: Any) -> tuple:
-        if np.shape(cotangent) != np.shape(out):
-            raise ValueError(f"vjp of {fn.__name__}: the cotangent has shape {np.shape(cotangent)}, but the "
-                             f"result has shape {np.shape(out)}; cotangents are never broadcast")
+        cotangent = _matching_cotangent(fn, cotangent, result, tree)
         taped = tape
         if split.restores and pulled:  # the first call put overwritten slices back: record them again
-            taped = _run(split.forward, args + (None,))[1]
+            taped = _run(split.forward, _flat(args, kinds) + (None,))[1]
         pulled.append(True)
         adjoints = _run(split.backward, (cotangent, taped))  # the tape is persistent: reading it takes nothing
-        return _handed_out(tuple(adjoints[:len(primals)]), args + (out, cotangent))
+        adjoints = _regroup(adjoints[:-1], kinds)
+        return _handed_out(tuple(adjoints[i] for i in positions), args + (out, cotangent))
 
-    return out, vjp_fn
+    return result, vjp_fn
+
+
+def _matching_cotangent(fn: Callable, cotangent: Any, out: Any, tree: Any) -> Any:
+    """The cotangent as the generated code takes it, after checking it has the result's structure and shapes."""
+    structure = containers.structure_of(out)
+    try:
+        pairs = list(zip(containers.leaves(cotangent, structure), containers.leaves(out, structure)))
+    except ValueError as exc:
+        raise ValueError(f"vjp of {fn.__name__}: the cotangent must have the result's structure: {exc}") from None
+    for c, o in pairs:
+        if np.shape(c) != np.shape(o):
+            raise ValueError(f"vjp of {fn.__name__}: the cotangent has shape {np.shape(c)}, but the "
+                             f"result has shape {np.shape(o)}; cotangents are never broadcast")
+    return tuple(c for c, _ in pairs) if tree is not None else cotangent
 
 
 class Jacobian:
@@ -433,12 +653,17 @@ class Jacobian:
         bound.apply_defaults()
         params, values = list(bound.arguments), tuple(bound.arguments.values())
         positions = [params.index(w) for w in self.wrt]
+        draws = _Draws()
+        out = self.fn(*values)
+        if not isinstance(self.fn, GradientFunction) and (
+                any(isinstance(_kind_tree(value), containers.Tree) for value in values)
+                or isinstance(containers.structure_of(out), containers.Tree)):
+            blocks = [self._by_leaf(values, i, out) for i in positions]
+            return tuple(blocks) if self._several else blocks[0]
         for i in positions:
             if not _differentiable(values[i]):
                 raise TypeError(f"jacobian of {self.fn.__name__}: {params[i]} = {values[i]!r} is not a float "
                                 f"or float array, so it has no derivative")
-        draws = _Draws()
-        out = self.fn(*values)
         inputs = sum(np.size(values[i]) for i in positions)
         if inputs <= np.size(out) or isinstance(self.fn, GradientFunction):  # no reverse over reverse
             blocks = self._forward(values, positions, out, draws)
@@ -446,6 +671,36 @@ class Jacobian:
             draws.replay()
             blocks = self._reverse(values, positions, out)
         return tuple(blocks) if self._several else blocks[0]
+
+    def _by_leaf(self, values: tuple, i: int, out: Any) -> Any:
+        """The Jacobian by argument ``i`` where it or the result is a container: one jvp per input
+        element; a container of blocks per result leaf, each a container by input leaf (as JAX)."""
+        kind = _kind_tree(values[i])
+        inputs = containers.leaves(values[i], kind) if isinstance(kind, containers.Tree) else [values[i]]
+        structure = containers.structure_of(out)
+        outputs = containers.leaves(out, structure)
+        columns: list = [[[] for _ in outputs] for _ in inputs]
+        for j, leaf in enumerate(inputs):
+            for index in np.ndindex(np.shape(leaf)):
+                units = [np.zeros(np.shape(x)) if isinstance(x, np.ndarray) else 0.0 for x in inputs]
+                unit = np.zeros(np.shape(leaf))
+                unit[index] = 1.0
+                units[j] = unit if isinstance(leaf, np.ndarray) else 1.0
+                tangents = [None] * len(values)
+                tangents[i] = containers.unflatten(kind, units) if isinstance(kind, containers.Tree) else units[0]
+                t_out = jvp(self.fn, values, tangents)[1]
+                for o, t in enumerate(containers.leaves(t_out, structure)):
+                    columns[j][o].append(np.asarray(t, dtype=float))
+
+        def block(o: int, j: int) -> np.ndarray:
+            shape = np.shape(outputs[o]) + np.shape(inputs[j])
+            return np.stack(columns[j][o], axis=-1).reshape(shape) if columns[j][o] else np.zeros(shape)
+
+        def by_input(o: int) -> Any:
+            parts = [block(o, j) for j in range(len(inputs))]
+            return containers.unflatten(kind, parts) if isinstance(kind, containers.Tree) else parts[0]
+
+        return containers.unflatten(structure, [by_input(o) for o in range(len(outputs))])
 
     def _forward(self, values: tuple, positions: list[int], out: Any, draws: _Draws) -> list:
         tangent_fn = _tangent_function(self.fn, self.wrt, values)
@@ -508,9 +763,56 @@ class Hessian:
         functools.update_wrapper(self, fn, updated=())  # not __dict__: fn may be a gradient
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        gradient = GradientFunction(self.fn, self.wrt, with_value=False)
+        full = gradient._bind(args, kwargs)
+        kinds = _kinds(gradient.fn, full)
+        if any(isinstance(k, containers.Tree) for k in kinds):
+            return self._by_leaf(gradient, full, kinds)
         by = self.wrt if self._several else self.wrt[0]
         rows = tuple(Jacobian(GradientFunction(self.fn, w, with_value=False), by)(*args, **kwargs) for w in self.wrt)
         return rows if self._several else rows[0]
+
+
+    def _by_leaf(self, gradient: GradientFunction, full: tuple, kinds: tuple) -> Any:
+        """With container arguments: forward mode over the gradient as a function of the leaves; the
+        block of two containers is a container (by the first) of containers (by the second), as JAX."""
+        plain = gradient.function_for(kinds).function
+        names = list(inspect.signature(plain).parameters)
+        params = list(gradient._signature.parameters)
+        groups = {w: _leaf_positions(params, kinds, (w,)) for w in self.wrt}
+        wrt_leaves = [i for w in self.wrt for i in groups[w]]
+        flat_kinds = leaf_kinds(kinds)
+        by = tuple(names[i] for i in wrt_leaves)
+        tangent = _CACHE.get(plain, ("forward", plain.__code__, by, flat_kinds),
+                             lambda: build_forward(plain, by, flat_kinds)).function
+        flat = _flat(full, kinds)
+        columns: dict = {(a, b): [] for a in wrt_leaves for b in wrt_leaves}
+        for b in wrt_leaves:
+            for index in np.ndindex(np.shape(flat[b])):
+                tangents = [np.zeros(np.shape(flat[i])) if isinstance(flat[i], np.ndarray) else 0.0
+                            for i in wrt_leaves]
+                unit = np.zeros(np.shape(flat[b]))
+                unit[index] = 1.0
+                tangents[wrt_leaves.index(b)] = unit if isinstance(flat[b], np.ndarray) else 1.0
+                t_gradient = _run(tangent, flat + tuple(tangents))[1]
+                t_gradient = (t_gradient,) if len(wrt_leaves) == 1 else t_gradient
+                for a, t in zip(wrt_leaves, t_gradient):
+                    columns[a, b].append(np.asarray(t, dtype=float))
+
+        def block(a: int, b: int) -> np.ndarray:
+            shape = np.shape(flat[a]) + np.shape(flat[b])
+            return np.stack(columns[a, b], axis=-1).reshape(shape) if columns[a, b] else np.zeros(shape)
+
+        def rebuild(w: str, parts: list) -> Any:
+            kind = kinds[params.index(w)]
+            return containers.unflatten(kind, parts) if isinstance(kind, containers.Tree) else parts[0]
+
+        def pair(w1: str, w2: str) -> Any:
+            return rebuild(w1, [rebuild(w2, [block(a, b) for b in groups[w2]]) for a in groups[w1]])
+
+        if self._several:
+            return tuple(tuple(pair(w1, w2) for w2 in self.wrt) for w1 in self.wrt)
+        return pair(self.wrt[0], self.wrt[0])
 
 
 def hessian(fn: Callable, wrt: Wrt = 0) -> Hessian:

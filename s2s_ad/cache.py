@@ -110,6 +110,7 @@ class SplitAdjoint:
         # Whether ``backward`` puts back slices of arrays the tape holds (its own or a helper's): then
         # a tape serves one backward call only.  Unknown (True) until built.
         self.restores = True
+        self.result_tree: Any = None  # a container result's structure (containers.py), when called from the API
 
     def __repr__(self) -> str:
         return f"<split adjoint of {self.qualname}>"
@@ -131,6 +132,7 @@ class TangentCallee:
         self.jvp: Optional[Callable] = None
         self.source = ""
         self.snapshot: Any = None
+        self.result_tree: Any = None  # a container result's structure (containers.py)
 
     def __repr__(self) -> str:
         return f"<tangent function of {self.qualname}>"

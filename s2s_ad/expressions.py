@@ -6,7 +6,7 @@ Output: an IR tree (``ir.Call`` of the callable itself, recognised by
 identity; ``ir.Const`` for numbers and arrays) or, for constructs that need
 statements, a pending node that ``lower.py`` expands: ``Choice`` (a
 conditional expression, ``and``/``or``) and ``Inline`` (a call of a nested
-function).  Calls are checked here: a function with no rule and no readable
+function); a container with a static structure is a ``Record``.  Calls are checked here: a function with no rule and no readable
 source is refused with a hint.
 
 ``lower.py`` flattens these trees for user code; ``template_ir`` uses them,
@@ -14,6 +14,7 @@ unflattened, for the bodies of rule templates.
 """
 from __future__ import annotations
 
+import dataclasses
 import inspect
 import logging
 import operator
@@ -27,7 +28,7 @@ import numpy as np
 
 from . import ir, rules, runtime
 from .errors import TransformError
-from .parse import Resolver, parse_function, transparent
+from .parse import ABSENT, Resolver, parse_function, transparent
 
 BINARY_OPERATORS = {
     gast.Add: operator.add, gast.Sub: operator.sub, gast.Mult: operator.mul,
@@ -100,6 +101,48 @@ class Once:
 
     value: Any
     atom: Any = None
+
+
+@dataclass(frozen=True, eq=False)
+class Record:
+    """A container with a static structure while lowering: a dict with constant keys, a list or
+    tuple of known length, a namedtuple, dataclass or object (see ``containers.py``).  ``items``
+    holds one IR value (or nested ``Record``) per key; reads with a constant key, attribute reads
+    and ``.items()`` resolve here, so no container reaches the generated code."""
+
+    kind: str  # as containers.Tree.kind
+    cls: type
+    keys: tuple
+    items: tuple
+
+    @property
+    def fields(self) -> bool:
+        return self.kind in ("namedtuple", "dataclass", "object", "registered")
+
+    @property
+    def sequence(self) -> bool:
+        return self.kind in ("list", "tuple", "namedtuple")
+
+    def get(self, key: Any) -> Any:
+        """The item at ``key`` (a negative position counts from the end of a sequence); KeyError if none."""
+        if self.kind in ("list", "tuple", "namedtuple") and isinstance(key, int) and not isinstance(key, bool):
+            return self.items[key]  # IndexError is a LookupError too
+        for k, item in zip(self.keys, self.items):
+            if type(k) is type(key) and k == key:
+                return item
+        raise KeyError(key)
+
+    def replaced(self, key: Any, item: Any) -> "Record":
+        """A copy with ``key`` set (added to a dict if new)."""
+        keys, items = list(self.keys), list(self.items)
+        for i, k in enumerate(keys):
+            if type(k) is type(key) and k == key:
+                items[i] = item
+                return Record(self.kind, self.cls, self.keys, tuple(items))
+        return Record(self.kind, self.cls, self.keys + (key,), self.items + (item,))
+
+
+_DICT_METHODS = ("items", "keys", "values", "get")
 
 
 @dataclass(frozen=True)
@@ -188,6 +231,17 @@ class ExpressionConverter:
 
     def _comparison(self, op_node: Any, left: Any, right: Any) -> ir.Expr:
         op = type(op_node)
+        if op in (gast.In, gast.NotIn) and isinstance(right, Record) and right.kind == "dict" \
+                and isinstance(left, ir.Const):
+            inside = any(type(k) is type(left.value) and k == left.value for k in right.keys)
+            return ir.Const(inside if op is gast.In else not inside)
+        if isinstance(left, ir.Const) and isinstance(right, ir.Const) and all(
+                isinstance(v, (str, type(None), bool)) for v in (left.value, right.value)):
+            # structure, not data (config.activation == "tanh", cfg.extra is None): known while lowering
+            if op in COMPARISONS:
+                return ir.Const(bool(COMPARISONS[op](left.value, right.value)))
+            if isinstance(left.value, str) and isinstance(right.value, str):
+                return ir.Const((left.value in right.value) == (op is gast.In))
         if op is gast.In:
             return ir.Call(operator.contains, (right, left))
         if op is gast.NotIn:
@@ -205,7 +259,51 @@ class ExpressionConverter:
         return ir.Slice(*(None if p is None else self.convert(p) for p in parts))
 
     def _Subscript(self, node: gast.Subscript) -> ir.Expr:
-        return ir.Call(operator.getitem, (self.convert(node.value), self.convert(node.slice)))
+        value, index = self.convert(node.value), self.convert(node.slice)
+        if isinstance(value, Record):
+            return self._record_item(value, index, node)
+        return ir.Call(operator.getitem, (value, index))
+
+    def _Dict(self, node: gast.Dict) -> Record:
+        record = Record("dict", dict, (), ())
+        for key, value in zip(node.keys, node.values):
+            if key is None:  # {**params, "w": w}
+                unpacked = self.convert(value)
+                if not (isinstance(unpacked, Record) and unpacked.kind == "dict"):
+                    raise self.error("**unpacking of something other than a dict", "write the items out", node)
+                for k, item in zip(unpacked.keys, unpacked.items):
+                    record = record.replaced(k, item)
+                continue
+            converted = self.convert(key)
+            if not (isinstance(converted, ir.Const) and _hashable(converted.value)):
+                raise self.error("a dict with a key computed at run time", "dict keys must be constants "
+                                 "(strings or numbers), so that the dict's structure is known", key)
+            record = record.replaced(converted.value, self.convert(value))
+        return record
+
+    def _record_item(self, record: Record, index: Any, node: Any) -> Any:
+        """``record[index]``: resolved now for a constant index; a sequence of plain values may also be
+        indexed at run time."""
+        if isinstance(index, ir.Const) and _hashable(index.value):
+            try:
+                return record.get(index.value)
+            except LookupError:
+                raise self.error(f"the item [{index.value!r}]", f"the {record.cls.__name__} has no such item "
+                                 f"(its keys are {', '.join(map(repr, record.keys))})", node) from None
+        if record.sequence and isinstance(index, ir.Slice) and all(
+                p is None or isinstance(p, ir.Const) for p in (index.lower, index.upper, index.step)):
+            part = slice(*(None if p is None else p.value for p in (index.lower, index.upper, index.step)))
+            items = record.items[part]
+            return Record("tuple" if record.kind == "namedtuple" else record.kind,
+                          tuple if record.kind == "namedtuple" else record.cls, tuple(range(len(items))), items)
+        if record.sequence and not any(isinstance(i, Record) for i in record.items):
+            return ir.Call(operator.getitem, (ir.Display("tuple" if record.kind != "list" else "list",
+                                                         record.items), index))
+        if record.kind == "dict":
+            raise self.error("a dict read with a key computed at run time", "the keys must be constants "
+                             "(d['w']) so that the dict's structure is known; loop over d.items() instead", node)
+        raise self.error(f"an index computed at run time into a {record.cls.__name__}", "its items are "
+                         "containers, so the index must be a constant; loop over it (for item in ...) instead", node)
 
     def _IfExp(self, node: gast.IfExp) -> Any:
         return self._make_choice(self.convert(node.test), self.convert(node.body), self.convert(node.orelse), node)
@@ -250,11 +348,23 @@ class ExpressionConverter:
         found, value = self._static(node)
         if found:
             return self._global_value(node.attr, value, node)
+        base = self.convert(node.value)
+        if isinstance(base, Record):
+            if base.fields and node.attr in base.keys:
+                return base.get(node.attr)
+            raise self.error(f"the attribute .{node.attr} of a {base.cls.__name__}", "it is not one of its "
+                             f"data fields ({', '.join(map(str, base.keys)) or 'none'})", node)
         fn = rules.attribute_function(node.attr)
+        if fn is None and isinstance(base, ir.Const) and not _is_plain_constant(base.value) \
+                and not isinstance(base.value, np.ndarray):
+            raise self.error(f"the attribute .{node.attr} of a {type(base.value).__name__} object", "s2s_ad reads "
+                             "the attributes of self and of dataclasses, namedtuples and registered types "
+                             "(s2s_ad.containers.register), not of other objects they hold; make it a dataclass, "
+                             "or pass what you need as arguments", node)
         if fn is None:
             raise self.error(f"the attribute .{node.attr}", "only array attributes with a rule (.T, .shape, "
                              ".ndim, .size) can be read", node)
-        return ir.Call(fn, (self.convert(node.value),))
+        return ir.Call(fn, (base,))
 
     def _Call(self, node: gast.Call) -> ir.Expr:
         args = [self._argument(a) for a in node.args]
@@ -267,6 +377,8 @@ class ExpressionConverter:
                 raise self.error(f"keyword arguments to the nested function {node.func.id!r}", "pass them by "
                                  "position", node)
             return Inline(callee, tuple(args))
+        if isinstance(callee, Record):
+            return self._record_method(callee, "__call__", args, kwargs, node)  # self(x)
         if isinstance(callee, (Known, ir.Const)) and callable(callee.value):  # a function (or type) passed in
             found, fn = True, callee.value
         else:
@@ -279,8 +391,14 @@ class ExpressionConverter:
             fn = self.resolve(node.func)  # a method of a module-level object: settings.factor(2)
             found = callable(fn)
         if not found:
+            owner = self.convert(node.func.value) if isinstance(node.func, gast.Attribute) else None
+            if isinstance(owner, Record):
+                return self._record_method(owner, node.func.attr, args, kwargs, node)
             fn, args = self._method(node, args)
         fn = transparent(fn)  # functools.cache(f) calls f
+        made = self._construct(fn, args, kwargs, node)
+        if made is not None:
+            return made
         if fn in (max, min) and self.check_calls and not kwargs and len(args) != 2:
             return self._extremum(fn, args, node)
         if fn is reversed and len(args) == 1 and not kwargs:  # enumerate(reversed(x)): x[::-1]
@@ -341,6 +459,102 @@ class ExpressionConverter:
         bound = self._bind_user_call(fn, args, kwargs, node)
         return Inline(Nested(parsed.node, closed=True), bound)
 
+    def _record_method(self, record: Record, name: str, args: list, kwargs: tuple, node: Any) -> Any:
+        """``d.items()``, ``d.get(k)``, ``self.method(x)``, ``self.fn(x)`` (a function held by an object)."""
+        if record.kind == "dict" and name in _DICT_METHODS and not kwargs:
+            if name == "get" and len(args) in (1, 2):
+                if not isinstance(args[0], ir.Const):
+                    raise self.error("d.get with a key computed at run time", "dict keys must be constants", node)
+                try:
+                    return record.get(args[0].value)
+                except LookupError:
+                    return args[1] if len(args) == 2 else ir.Const(None)
+            if name != "get" and not args:
+                parts = {"keys": [ir.Const(k) for k in record.keys], "values": list(record.items),
+                         "items": [ir.Display("tuple", (ir.Const(k), v)) for k, v in zip(record.keys, record.items)]}
+                return Record("tuple", tuple, tuple(range(len(parts[name]))), tuple(parts[name]))
+        if record.kind == "dict" and name == "copy" and not args and not kwargs:
+            return Record(record.kind, record.cls, record.keys, record.items)
+        if record.kind == "namedtuple" and name == "_replace" and not args:
+            return self._replaced(record, kwargs, node)
+        if record.fields and name in record.keys:
+            held = record.get(name)
+            if isinstance(held, ir.Const) and callable(held.value):
+                return self._call_value(held.value, args, kwargs, node)
+        method = self._class_attribute(record.cls, name) if record.fields else None
+        if isinstance(method, staticmethod):
+            return self._call_value(method.__func__, args, kwargs, node)
+        if inspect.isfunction(method):  # self.method(x): the class's function, with self
+            return self._call_value(method, [record] + args, kwargs, node)
+        raise self.error(f"the method .{name}() of a {record.cls.__name__}", "a dict supports d[k], d.get, "
+                         ".items(), .keys(), .values() and .copy(); a dataclass, namedtuple or object its fields "
+                         "and the methods defined in its class", node)
+
+    def _class_attribute(self, cls: type, name: str) -> Any:
+        """``cls.name`` as Python finds it (through the bases), recorded in the snapshot: the code is
+        generated again if the method is redefined or overridden later."""
+        for klass in cls.__mro__:
+            scope = vars(klass)
+            self.resolver.snapshot.record_global(scope, name, scope.get(name, ABSENT))
+            if name in scope:
+                return scope[name]
+        return None
+
+    def _call_value(self, fn: Any, args: list, kwargs: tuple, node: Any) -> Any:
+        """A call of a known function (a method, a function an object holds) with converted arguments."""
+        if self.check_calls:
+            self._check_callee(fn, node, tuple(args), kwargs)
+            if is_user_function(fn):
+                return ir.Call(fn, self._bind_user_call(fn, args, kwargs, node))
+        return ir.Call(fn, tuple(args), kwargs)
+
+    def _construct(self, fn: Any, args: list, kwargs: tuple, node: Any) -> Optional[Any]:
+        """Containers made in the body: ``dict(a=..)``, ``Params(w=.., b=..)`` (a dataclass or
+        namedtuple), ``len`` and ``list``/``tuple`` of a container; None for other calls."""
+        record = args[0] if len(args) == 1 and isinstance(args[0], Record) else None
+        if fn is dataclasses.replace and record is not None and record.kind == "dataclass":
+            return self._replaced(record, kwargs, node)
+        if fn is len and record is not None and not kwargs:
+            return ir.Const(len(record.keys))
+        if fn in (list, tuple) and record is not None and not kwargs:
+            items = record.items if record.sequence else tuple(ir.Const(k) for k in record.keys)
+            return Record(fn.__name__, fn, tuple(range(len(items))), items)
+        if fn is dict and (record is not None or not args):
+            made = Record("dict", dict, record.keys, record.items) if record is not None else Record("dict", dict, (), ())
+            for key, value in kwargs:
+                made = made.replaced(key, value)
+            return made
+        if not isinstance(fn, type):
+            return None
+        if issubclass(fn, tuple) and hasattr(fn, "_fields"):
+            fields = tuple(fn._fields)
+            kind = "namedtuple"
+        elif dataclasses.is_dataclass(fn):
+            fields = tuple(f.name for f in dataclasses.fields(fn))
+            if not all(f.init for f in dataclasses.fields(fn)) or hasattr(fn, "__post_init__"):
+                raise self.error(f"making a {fn.__name__}", "a dataclass with __post_init__ or init=False fields "
+                                 "runs code s2s_ad does not read; make it outside the function", node)
+            kind = "dataclass"
+        else:
+            return None
+        try:
+            bound = inspect.signature(fn).bind(*args, **dict(kwargs))
+        except TypeError as exc:
+            raise self.error(f"making a {fn.__name__}", str(exc), node) from None
+        bound.apply_defaults()
+        items = tuple(v if isinstance(v, (Record, ir.Var, ir.Const, ir.Call, ir.Display, Choice, Inline, ir.Slice))
+                      else ir.Const(v) for v in (bound.arguments[f] for f in fields))
+        return Record(kind, fn, fields, items)
+
+    def _replaced(self, record: Record, kwargs: tuple, node: Any) -> Record:
+        """``dataclasses.replace(p, w=...)``, ``p._replace(w=...)``: a new record with those fields."""
+        for key, value in kwargs:
+            if key not in record.keys:
+                raise self.error(f"replacing the field {key!r} of a {record.cls.__name__}", "it has no such field "
+                                 f"(its fields are {', '.join(map(str, record.keys))})", node)
+            record = record.replaced(key, value)
+        return record
+
     def _extremum(self, fn: Any, args: list, node: Any) -> ir.Expr:
         """``max(values)`` is ``np.max(values)``; ``max(a, b, c)`` is ``max(max(a, b), c)``."""
         if len(args) == 1:
@@ -366,7 +580,7 @@ class ExpressionConverter:
                                  "differently on different paths", "pass a function defined once, or call it "
                                  "here and pass its result", node)
             if not isinstance(value, (ir.Var, ir.Const, ir.Call, ir.Slice, ir.Display, Choice, Once, Nested, Known,
-                                      Inline)):
+                                      Inline, Record)):
                 if not _is_plain_constant(value):
                     raise self.error(f"the default value of {name!r} in {describe_callable(fn)}",
                                      "only numbers, strings, None and tuples of them can be defaults", node)
@@ -467,6 +681,10 @@ def missing_rule(fn: Any) -> Optional[str]:
             return None
         except (OSError, TypeError):
             return f"its source cannot be read and it has no derivative rule; add one with @s2s_ad.adjoint({name})"
+    if isinstance(fn, type):
+        return (f"making a {fn.__name__} object from values that depend on the inputs: only dicts, lists, tuples, "
+                "namedtuples and dataclasses (whose fields are known) can be made in a differentiated function; "
+                "make the object outside it and pass it in (its methods and attributes can be used)")
     return f"it has no derivative rule; add one with @s2s_ad.adjoint({name}) (see README, 'Adding a rule')"
 
 

@@ -195,6 +195,13 @@ class Function:
     # dimensions as the index has integers, else a view showing the write.  The pipeline checks them
     # once argument kinds are known (analysis.check_element_reads); ``shared`` holds the message.
     element_reads: list["InPlace"] = field(default_factory=list)
+    # Containers (containers.py): the SSA parameters holding each container parameter's leaves, the
+    # structure of a container result (returned as a tuple of its leaves) and, for has_aux, the
+    # auxiliary result (an atom or a display of atoms) and its structure.
+    groups: dict[str, list[str]] = field(default_factory=dict)
+    result_tree: Any = None
+    aux: Optional["Expr"] = None
+    aux_tree: Any = None
 
 
 @dataclass(frozen=True)

@@ -12,6 +12,13 @@ Expressions are first converted to IR trees by ``expressions.py``; this
 module flattens them, and turns statements (assignments, ``if``, loops,
 stores into arrays, calls of nested functions) into SSA statements.
 ``naming.py`` chooses the names.
+
+Containers (dicts with constant keys, lists and tuples, namedtuples,
+dataclasses, objects) are static here: a ``Record`` of IR values, never a
+value of the generated code.  A container parameter is one parameter per
+leaf (``params_w``); loops over a container are unrolled; an ``if`` or loop
+joins a container item by item; a user function given a container is
+inlined.  See ``containers.py``.
 """
 from __future__ import annotations
 
@@ -24,11 +31,12 @@ from typing import Any, Callable, Iterator, Optional
 import gast
 import numpy as np
 
-from . import ir, rules, runtime
+from . import containers, ir, rules, runtime
 from .aliasing import VIEWING, Views, returns_shared, shared_operands
 from .desugar import desugar
 from .errors import TransformError
-from .expressions import BINARY_OPERATORS, Choice, Dispatch, ExpressionConverter, Inline, Known, Nested, Once
+from .expressions import (BINARY_OPERATORS, Choice, Dispatch, ExpressionConverter, Inline, Known, Nested, Once,
+                          Record, is_user_function)
 from .naming import Names, describe
 from .nodes import all_nodes
 from .parse import ParsedFunction, is_generated, parse_function
@@ -91,6 +99,26 @@ def _reads_among(nodes: list) -> Iterator[str]:
             yield n.target.id
 
 
+def _identifier(key: Any) -> str:
+    """A key as part of a Python name: ``params["w 1"]`` gives ``params_w_1``."""
+    text = "".join(c if c.isalnum() or c == "_" else "_" for c in str(key))
+    return text or "item"
+
+
+def _same(a: Any, b: Any) -> bool:
+    """Whether two settled values are the same value (so a join needs no merge)."""
+    if a is b:
+        return True
+    if isinstance(a, ir.Var) and isinstance(b, ir.Var):
+        return a.name == b.name
+    if isinstance(a, ir.Const) and isinstance(b, ir.Const):
+        try:
+            return ir.value_key(a) == ir.value_key(b)
+        except Exception:  # noqa: BLE001 (an array constant: compared by identity above)
+            return False
+    return False
+
+
 def _is_append(node: Any) -> bool:
     """``name.append(value)`` as a statement."""
     return (isinstance(node, gast.Expr) and isinstance(node.value, gast.Call)
@@ -127,8 +155,16 @@ def _is_add_at(fn: Any) -> bool:
 class Lowering:
     """Flattens one function body into SSA statements, block by block."""
 
-    def __init__(self, parsed: ParsedFunction) -> None:
+    def __init__(self, parsed: ParsedFunction, structures: Optional[dict] = None, has_aux: bool = False) -> None:
         self.parsed = parsed
+        self.structures = structures or {}  # container parameters: their containers.Tree
+        self.has_aux = has_aux
+        self.groups: dict[str, list[str]] = {}
+        self.result_tree: Any = None
+        self.aux: Optional[ir.Expr] = None
+        self.aux_tree: Any = None
+        self.record_merges: set[str] = set()  # merge variables made for the items of joined containers
+        self.shared_records: dict[str, set[str]] = {}  # names that may reach a dict other names reach too
         self.names = Names(set())
         self.user_names: set[str] = set()
         self.buffers: set[str] = set()  # arrays this function created: the only ones it may write into
@@ -164,17 +200,41 @@ class Lowering:
 
     def run(self) -> ir.Function:
         node = self.parsed.node
-        params = []
+        params: list[str] = []
+        owners: list[str] = []
         for p in self.parsed.params:
+            if p in self.structures:  # a container: one parameter per leaf, the container static
+                leaves: list[str] = []
+                self.env[p] = self._record_of(self.structures[p], p, leaves)
+                self.groups[p] = leaves
+                owners += [p] * len(leaves)
+                params += leaves
+                continue
             name = self.names.claim(p)
             self.env[p] = ir.Var(name)
             self.user_names.add(name)
             params.append(name)
-        self.params = dict(zip(params, self.parsed.params))
+            owners.append(p)
+        self.params = dict(zip(params, owners))
         body = self.lower_block(node.body)
         docstring = gast.get_docstring(node) if hasattr(gast, "get_docstring") else None
         return ir.Function(node.name, params, body, self.parsed.filename, node.lineno, docstring,
-                           in_place=self.in_place, element_reads=self.element_reads)
+                           in_place=self.in_place, element_reads=self.element_reads, groups=self.groups, result_tree=self.result_tree,
+                           aux=self.aux, aux_tree=self.aux_tree)
+
+    def _record_of(self, tree: Any, base: str, leaves: list[str]) -> Any:
+        """The static record for a container parameter: a fresh parameter for each leaf (named after
+        its keys: ``params_w``), constants for the items that are not data."""
+        if isinstance(tree, containers.Static):
+            return ir.Const(tree.value)
+        if not isinstance(tree, containers.Tree):
+            name = self.names.claim(base)
+            self.user_names.add(name)
+            leaves.append(name)
+            return ir.Var(name)
+        items = tuple(self._record_of(child, f"{base}_{_identifier(key)}", leaves)
+                      for key, child in zip(tree.keys, tree.children))
+        return Record(tree.kind, tree.cls, tree.keys, items)
 
     def _shared(self, name: str, value: str, stmt: Any) -> Optional[ir.InPlace]:
         """An ``InPlace`` record if ``value`` (what ``name`` holds) may be an object other names see."""
@@ -311,7 +371,9 @@ class Lowering:
         or read outside it.  (One walk of ``node``, whatever the number of names.)"""
         nodes = all_nodes(node)
         inside = Counter(_reads_among(nodes))
-        return sorted(v for v in _stored_among(nodes) if v in self.env or self.reads[v] > inside[v])
+        stored = _stored_among(nodes) | {n.value.id for n in nodes if isinstance(n, gast.Subscript) and isinstance(
+            n.ctx, gast.Store) and isinstance(n.value, gast.Name) and isinstance(self.env.get(n.value.id), Record)}
+        return sorted(v for v in stored if v in self.env or self.reads[v] > inside[v])
 
     def _merge_into(self, block: list[ir.Stmt], env: dict, targets: dict[str, str], line: Optional[int]) -> None:
         """Append the merge copies ``merged = value`` for ``targets``, as one parallel assignment.
@@ -321,14 +383,24 @@ class Lowering:
         values from before any of them.  So displays of variables, and values
         that read another target, are bound to a name of their own first.
         """
-        merged_names = set(targets.values())
+        pairs: list[tuple[str, str, Any]] = []
+        for user_name, merged in targets.items():
+            value = env.get(user_name, ir.Const(None))
+            if isinstance(merged, Record):
+                pairs += [(user_name, m, v) for m, v in self._record_pairs(merged, value, user_name)]
+            elif isinstance(value, Record):
+                raise TransformError(f"{user_name}, a {value.cls.__name__} on some paths only", "a name that holds "
+                                     "a container after an if or loop must hold one of the same structure before "
+                                     "it and on every path", filename=self.parsed.filename, line=self.line)
+            else:
+                pairs.append((user_name, merged, value))
+        merged_names = {m for _, m, _ in pairs}
         holding: dict[str, list[str]] = {}  # value name -> the user names that hold it (one walk of env)
         for k, v in env.items():
             if isinstance(v, ir.Var):
                 holding.setdefault(v.name, []).append(k)
         copies = []
-        for user_name, merged in targets.items():
-            value = env.get(user_name, ir.Const(None))
+        for user_name, merged, value in pairs:
             if isinstance(value, Nested):
                 value = ir.Const(self.tag(value))
             elif isinstance(value, Dispatch):
@@ -385,26 +457,89 @@ class Lowering:
                                       f"{node.lineno}); give the function and the value different names")
         self.function_vars[merged] = (frozenset(tags), missing)
 
+    def _record_pairs(self, template: Record, value: Any, user_name: str) -> list[tuple[str, Any]]:
+        """(merge variable, value) for each data item of a container joined at an ``if`` or a loop."""
+        if not (isinstance(value, Record) and value.kind == template.kind and value.keys == template.keys):
+            raise TransformError(f"{user_name}, a {template.cls.__name__} whose structure changes in a branch or "
+                                 "loop", "keep its keys and item types the same on every path (set every key "
+                                 "before the if or loop)", filename=self.parsed.filename, line=self.line)
+        pairs = []
+        for kept, item in zip(template.items, value.items):
+            if isinstance(kept, Record):
+                pairs += self._record_pairs(kept, item, user_name)
+            elif isinstance(kept, ir.Var) and kept.name in self.record_merges:
+                pairs.append((kept.name, item))
+            elif not _same(kept, item):
+                raise TransformError(f"{user_name}, a {template.cls.__name__} whose item {item} changes in a "
+                                     "branch or loop", "only numbers and arrays in a container may change there",
+                                     filename=self.parsed.filename, line=self.line)
+        return pairs
+
+    def _template(self, values: list, loop: bool, base: str) -> Any:
+        """The joined form of a container: a merge variable where its data items may differ."""
+        first = values[0]
+        if isinstance(first, Record):
+            if not all(isinstance(v, Record) and v.kind == first.kind and v.keys == first.keys for v in values):
+                return first  # _record_pairs reports it
+            return Record(first.kind, first.cls, first.keys, tuple(
+                self._template([v.items[i] for v in values], loop, f"{base}_{_identifier(key)}")
+                for i, key in enumerate(first.keys)))
+        if isinstance(first, ir.Const) and not isinstance(first.value, (int, float, complex, np.generic,
+                                                                         np.ndarray)) and first.value is not None:
+            return first  # a string or function: structure, which must not change
+        if not loop and all(_same(first, v) for v in values[1:]):
+            return first
+        name = self.names.fresh(base)
+        self.record_merges.add(name)
+        return ir.Var(name)
+
+    def _targets(self, joined: list[str], branches: list[dict], loop: bool) -> dict[str, Any]:
+        """Merge targets: a fresh name per joined user name; for a container, a template of merge variables."""
+        targets: dict[str, Any] = {}
+        for v in joined:
+            values = [b.get(v) for b in branches]
+            if any(isinstance(x, Record) for x in values):
+                if not loop and all(x is values[0] for x in values):
+                    continue  # unchanged on both paths
+                targets[v] = self._template(values, loop, v)
+            else:
+                targets[v] = self.names.fresh(v)
+        return targets
+
+    def _joined_value(self, merged: Any) -> Any:
+        """What a user name holds after a join: a container's template, a value, or the choice of a def."""
+        return merged if isinstance(merged, Record) else self.merged(merged)
+
     def if_statement(self, stmt: gast.If) -> None:
         test = self.flatten(self.converter.convert(stmt.test))
+        if isinstance(test, ir.Const) and isinstance(test.value, (bool, np.bool_, str, type(None))):
+            # Known while lowering ("key" in params, config.kind == "tanh"): only that branch exists,
+            # and the other may read items the container does not have.
+            for inner in stmt.body if test.value else stmt.orelse:
+                self.line = inner.lineno
+                self.statement(inner)
+            return
         joined = self._joined(stmt)
         before = dict(self.env)
         body = self.lower_block(stmt.body)
         after_body, self.env = self.env, dict(before)
         orelse = self.lower_block(stmt.orelse)
         after_else = self.env
-        targets = {v: self.names.fresh(v) for v in joined}
+        targets = self._targets(joined, [{**before, **after_body}, {**before, **after_else}], loop=False)
         for v, m in targets.items():
-            self._join_functions(v, m, [{**before, **after_body}.get(v), {**before, **after_else}.get(v)], stmt)
+            if not isinstance(m, Record):
+                self._join_functions(v, m, [{**before, **after_body}.get(v), {**before, **after_else}.get(v)], stmt)
         self._merge_into(body, {**before, **after_body}, targets, stmt.lineno)
         self._merge_into(orelse, {**before, **after_else}, targets, stmt.lineno)
-        self.env = {**before, **{v: self.merged(m) for v, m in targets.items()}}
+        self.env = {**before, **{v: self._joined_value(m) for v, m in targets.items()}}
         self.block.append(ir.If(test, body, orelse, stmt.lineno))
 
     def _carry(self, node: Any) -> dict[str, str]:
         """Give each loop-carried user name its merge variable, initialised before the loop."""
-        targets = {v: self.names.fresh(v) for v in self._joined(node)}
+        targets = self._targets(self._joined(node), [self.env], loop=True)
         for v, m in targets.items():
+            if isinstance(m, Record):
+                continue
             defs, assigned = _binders(node.body, v)
             if defs or isinstance(self.env.get(v), (Nested, Dispatch)):
                 # what the body may bind, known before it is lowered: a call early in the body may run
@@ -412,7 +547,7 @@ class Lowering:
                 inside = [Nested(d) for d in defs] + ([ir.Const(None)] if assigned else [])
                 self._join_functions(v, m, [self.env.get(v)] + inside, node)
         self._merge_into(self.block, self.env, targets, node.lineno)
-        self.env.update({v: self.merged(m) for v, m in targets.items()})
+        self.env.update({v: self._joined_value(m) for v, m in targets.items()})
         return targets
 
     def _loop_body(self, stmts: list, targets: dict[str, str], prologue: Callable[[], None]) -> tuple[list, Any]:
@@ -435,6 +570,14 @@ class Lowering:
     def for_loop(self, stmt: gast.For) -> None:
         line = stmt.lineno
         checkpoint = self._checkpoint(stmt)
+        elements = None if checkpoint is not None else self._static_elements(stmt)
+        if elements is not None:  # over a container: unrolled, each item with its own shape and structure
+            for element in elements:
+                self.bind(stmt.target, element)
+                for inner in stmt.body:
+                    self.line = inner.lineno
+                    self.statement(inner)
+            return
         iterable, element = self._iteration(stmt)
         targets = self._carry(stmt)
         before = dict(self.env)
@@ -452,7 +595,7 @@ class Lowering:
         stale = self._views_written_in(stmt)
         body, exit_flag = self._loop_body(stmt.body, targets, prologue)
         self.views.stale -= stale
-        self.env = {**before, **{v: self.merged(m) for v, m in targets.items()}}
+        self.env = {**before, **{v: self._joined_value(m) for v, m in targets.items()}}
         if checkpoint is not None:
             self._check_checkpointed(stmt, body, exit_flag)
         self.block.append(ir.For(index, iterable, body, line, exit_flag, checkpoint=checkpoint))
@@ -491,7 +634,7 @@ class Lowering:
         stale = self._views_written_in(stmt)
         body, exit_flag = self._loop_body(stmt.body, targets, lambda: None)
         self.views.stale -= stale
-        self.env = {**before, **{v: self.merged(m) for v, m in targets.items()}}
+        self.env = {**before, **{v: self._joined_value(m) for v, m in targets.items()}}
         self.block.append(ir.While(test_block, test, body, stmt.lineno, exit_flag))
 
     def _views_written_in(self, loop: Any) -> set[str]:
@@ -558,6 +701,51 @@ class Lowering:
         seq = self.flatten(self.converter.convert(node))  # range(...) too: a range object is indexed
         return ir.Call(len, (seq,)), lambda k: ir.Call(operator.getitem, (seq, k))
 
+    def _static_elements(self, stmt: gast.For) -> Optional[list]:
+        """The elements of a loop over a container (``for w in ws``, ``for k, v in d.items()``,
+        ``enumerate``/``zip``/``reversed`` of them), or None for a loop run as a loop."""
+        it = stmt.iter
+        kind, args = self._iteration_call(it)
+        if kind is range:
+            return self._range_over_a_container(stmt, args)
+        if kind is None:
+            args = [self.converter.convert(it)]
+        sequences = []
+        for arg in args[:1] if kind is enumerate else args:
+            if not isinstance(arg, Record):
+                return None
+            sequences.append(list(arg.items) if arg.sequence else [ir.Const(k) for k in arg.keys])
+        if any(isinstance(n, (gast.Break, gast.Continue, gast.Return)) for n in all_nodes(stmt)) or stmt.orelse:
+            raise self.parsed.error("break, continue or return in a loop over a container", "the loop is "
+                                    "unrolled (each item may have its own shape); compute a flag instead", stmt)
+        if kind is enumerate:
+            start = args[1] if len(args) > 1 else ir.Const(0)
+            if not isinstance(start, ir.Const):
+                raise self.parsed.error("enumerate of a container with a start computed at run time",
+                                        "give a constant start", stmt)
+            return [ir.Display("tuple", (ir.Const(i + start.value), item)) for i, item in enumerate(sequences[0])]
+        if kind is zip:
+            return [ir.Display("tuple", items) for items in zip(*sequences)]
+        if kind is reversed:
+            return list(reversed(sequences[0]))
+        return sequences[0]
+
+    def _range_over_a_container(self, stmt: gast.For, args: list) -> Optional[list]:
+        """``for i in range(len(ws)): ... ws[i] ...``: the indices, where the bounds are constants and the
+        body indexes a container by the loop's name (its items may differ in shape), else None."""
+        if not (isinstance(stmt.target, gast.Name) and args and all(
+                isinstance(a, ir.Const) and type(a.value) is int for a in args)) or stmt.orelse:
+            return None
+        nodes = all_nodes(stmt)
+        if any(isinstance(n, (gast.Break, gast.Continue, gast.Return)) for n in nodes):
+            return None
+        index = stmt.target.id
+        if not any(isinstance(n, gast.Subscript) and isinstance(n.value, gast.Name)
+                   and isinstance(self.env.get(n.value.id), Record)
+                   and any(isinstance(m, gast.Name) and m.id == index for m in all_nodes(n.slice)) for n in nodes):
+            return None
+        return [ir.Const(i) for i in range(*(a.value for a in args))]
+
     def _iteration_call(self, it: Any) -> tuple[Any, list]:
         if isinstance(it, gast.Call) and not it.keywords:
             found, fn = self.converter.static(it.func)
@@ -568,7 +756,10 @@ class Lowering:
     # -- assignments -------------------------------------------------------
 
     def store(self, target: gast.Subscript, value: ir.Expr) -> None:
-        """``a[index] = value``: allowed into arrays the function made itself."""
+        """``a[index] = value``: allowed into arrays the function made itself, and into dicts."""
+        if isinstance(self.env.get(target.value.id), Record):
+            self._store_item(target, value)
+            return
         array = self.env.get(target.value.id)
         name = target.value.id
         if self.generated and isinstance(array, ir.Var):
@@ -589,9 +780,72 @@ class Lowering:
         self.computed.clear()
         self.views.wrote(array.name)
 
+    def _store_item(self, target: gast.Subscript, value: Any) -> None:
+        """``d["k"] = value`` into a dict the function made: a new static record under the same name."""
+        name = target.value.id
+        record = self.env[name]
+        key = self.converter.convert(target.slice)
+        shared = [k for k, v in self.env.items() if k != name and v is record]
+        shared = shared or sorted(self.shared_records.get(name, ()))
+        if record.kind != "dict" or not isinstance(key, ir.Const) or shared or self._within_params(record):
+            why = ("it is an argument (writing into it would change the caller's data); make a new dict: "
+                   f"{name} = dict({name}, key=value)" if self._within_params(record) else
+                   f"{name} is the same dict as {shared[0]}; copy it first: {name} = dict({name})" if shared else
+                   "only a dict can be written into, with a constant key")
+            raise self.parsed.error(f"an assignment into {name}[...]", why, target)
+        self.env[name] = record.replaced(key.value, self._settle(value))
+
+    def _note_sharing(self, name: str, value: Record) -> None:
+        """Remember which names may reach the same dict (``b = a``, ``ds = [d]``, ``e = d["inner"]``):
+        a write through one would show through the others in Python, so writes into them are refused."""
+        def records(v: Any) -> Iterator[Record]:
+            if isinstance(v, Record):
+                yield v
+                for item in v.items:
+                    yield from records(item)
+        mine = {id(r) for r in records(value)}
+        holders = {k for k, v in self.env.items() if k != name and mine & {id(r) for r in records(v)}}
+        if holders:
+            for holder in holders | {name}:
+                self.shared_records.setdefault(holder, set()).update((holders | {name}) - {holder})
+        else:
+            self.shared_records.pop(name, None)
+
+    def _within_params(self, record: Record) -> bool:
+        """Whether ``record`` is (part of) a container argument."""
+        def inside(value: Any) -> bool:
+            return value is record or (isinstance(value, Record) and any(inside(i) for i in value.items))
+        return any(inside(self.env.get(p)) for p in self.parsed.params if p in self.structures)
+
+    def _settle(self, value: Any) -> Any:
+        """``value`` with its computations emitted: an atom, or a record of settled items (the same
+        record where it is settled already: identity tells which names share a dict)."""
+        if isinstance(value, Record):
+            items = tuple(self._settle(i) for i in value.items)
+            if all(a is b for a, b in zip(items, value.items)):
+                return value
+            return Record(value.kind, value.cls, value.keys, items)
+        if isinstance(value, ir.Display) and any(isinstance(i, Record) for i in value.items):
+            return Record(value.kind, tuple if value.kind == "tuple" else list, tuple(range(len(value.items))),
+                          tuple(self._settle(i) for i in value.items))
+        return self.flatten(value)
+
     def bind(self, target: Any, value: ir.Expr) -> None:
         if isinstance(target, gast.Subscript):
             self.store(target, value)
+            return
+        if isinstance(value, Record) or (isinstance(value, ir.Display) and any(isinstance(i, Record)
+                                                                              for i in value.items)):
+            value = self._settle(value)
+            if isinstance(target, gast.Name):
+                self._note_sharing(target.id, value)
+                self.env[target.id] = value
+                return
+            if not value.sequence or len(value.items) != len(target.elts):
+                raise self.parsed.error("an unpacking of a container", f"{len(value.items)} items of a "
+                                        f"{value.cls.__name__} into {len(target.elts)} names", target)
+            for element, item in zip(target.elts, value.items):
+                self.bind(element, item)
             return
         if isinstance(target, gast.Name):
             if ir.is_atom(value) or isinstance(value, (Nested, Dispatch)):  # h = g: h names the same def
@@ -635,10 +889,39 @@ class Lowering:
 
     def ret(self, stmt: gast.Return) -> None:
         value = self.converter.convert(stmt.value)
+        if self.has_aux:
+            value = self._split_aux(value, stmt)
+        if isinstance(value, Record) or (isinstance(value, ir.Display) and any(isinstance(i, Record)
+                                                                              for i in value.items)):
+            leaves: list = []
+            self.result_tree = self._tree_of(self._settle(value), leaves)
+            value = ir.Display("tuple", tuple(leaves))
         if isinstance(value, ir.Display):  # a tuple result is one value, made by a display
             value = self.materialise(self.flatten(value), "out")
         self.block.append(ir.Return(self.flatten(value, None if ir.is_atom(value) else self.names.fresh("out")),
                                     self.line))
+
+    def _split_aux(self, value: Any, stmt: gast.Return) -> Any:
+        """For ``has_aux=True``: the value of ``return value, aux``; the aux is kept for the result."""
+        items = value.items if isinstance(value, ir.Display) or (isinstance(value, Record) and value.sequence) else ()
+        if len(items) != 2:
+            raise self.parsed.error("this return with has_aux=True", "the function must return a pair "
+                                    "(value, aux), written as return value, aux", stmt)
+        leaves: list = []
+        self.aux_tree = self._tree_of(self._settle(items[1]), leaves)
+        self.aux = ir.Display("tuple", tuple(leaves))
+        return items[0]
+
+    def _tree_of(self, value: Any, leaves: list) -> Any:
+        """The structure of a settled result (a containers.Tree, or LEAF), its leaves appended to ``leaves``."""
+        if isinstance(value, ir.Display):
+            value = Record(value.kind, tuple if value.kind == "tuple" else list, tuple(range(len(value.items))),
+                           value.items)
+        if isinstance(value, Record):
+            return containers.Tree(value.kind, value.cls, value.keys,
+                                   tuple(self._tree_of(i, leaves) for i in value.items))
+        leaves.append(self.flatten(value))
+        return containers.LEAF
 
     def materialise(self, display: ir.Display, base: str) -> ir.Var:
         """Bind a tuple or list display to a name (SSA: ``t = (a, b)``)."""
@@ -664,8 +947,12 @@ class Lowering:
                                  filename=self.parsed.filename, line=self.line)
         if isinstance(expr, ir.Slice):
             return ir.Slice(*(None if p is None else self.flatten(p) for p in (expr.lower, expr.upper, expr.step)))
+        if isinstance(expr, Record):
+            return self.flatten(self._as_display(expr))
         if isinstance(expr, ir.Display):
             return ir.Display(expr.kind, tuple(self.flatten(i) for i in expr.items))
+        if is_user_function(expr.fn) and any(isinstance(a, Record) for a in expr.args):
+            return self._inline_function(expr.fn, expr.args)
         args = tuple(self.flatten(a) for a in expr.args)
         kwargs = tuple((k, self.flatten(v)) for k, v in expr.kwargs)
         if expr.fn is operator.getitem and isinstance(args[0], ir.Display):
@@ -690,6 +977,20 @@ class Lowering:
             self.computed[key] = ir.Var(target)
         return ir.Var(target)
 
+    def _as_display(self, record: Record) -> ir.Display:
+        """A list or tuple record where a value is needed (``np.stack(ws)``, ``sum(d.values())``)."""
+        if not record.sequence:
+            raise TransformError(f"a {record.cls.__name__} used as a value", "pass its items (d['w']) or fields "
+                                 "(p.w); a container can be passed whole only to the user's own functions",
+                                 filename=self.parsed.filename, line=self.line)
+        return ir.Display("list" if record.kind == "list" else "tuple", record.items)
+
+    def _inline_function(self, fn: Callable, args: tuple) -> Any:
+        """A call of the user's function (or method) with a container argument: its body is lowered in
+        place, as for a nested function, so the container stays static."""
+        callee = parse_function(fn)
+        return self.inline(Inline(Nested(callee.node), args), callee)
+
     def _reuse_key(self, call: ir.Call) -> Optional[tuple]:
         """What identifies ``call``'s value within this statement and block, if it may be reused."""
         if call.fn not in _REUSABLE or call.kwargs:
@@ -701,30 +1002,45 @@ class Lowering:
             return None
         return key
 
-    def inline(self, call: Inline) -> ir.Expr:
+    def inline(self, call: Inline, callee: Optional[ParsedFunction] = None) -> ir.Expr:
         """Lower a nested function's body in place of its call, with Python's scoping:
         its parameters and the names it assigns are its own; other names are read
-        from the enclosing function as they are at the call."""
+        from the enclosing function as they are at the call.  For ``callee``, a function
+        defined elsewhere (a method, a helper given a container), only its parameters are
+        local, and other names are read from its own module."""
         if isinstance(call.function, Dispatch):
             return self._dispatch(call.function, call.args)
         node = call.function.node
         if node.name in self.inlining:
+            if callee is not None:
+                raise self.parsed.error(f"the recursive call of {node.name!r} with a container argument",
+                                        "a function given a container is lowered in place; pass the arrays "
+                                        "as separate arguments to recurse", node)
             raise self.parsed.error(f"the recursive nested function {node.name!r}",
                                     "define it at module level to recurse", node)
         params = [a.id for a in node.args.args]
         if len(params) != len(call.args):
             raise self.parsed.error(f"the call of {node.name!r}", f"it takes {len(params)} arguments", node)
-        args = [self._passed(a) if isinstance(a, (Nested, Known)) else self.flatten(a) for a in call.args]
+        args = [self._passed(a) if isinstance(a, (Nested, Known)) else self._settle(a) for a in call.args]
         body = copy.deepcopy(node.body)
         function = gast.FunctionDef(name=node.name, args=node.args, body=body, decorator_list=[], returns=None,
                                     type_comment=None)
         own = _stored_names(function) | set(params)
         desugar(function, own | set(self.reads) | self.names.taken)
-        scope = dict(call.function.scope) if call.function.scope is not None else {} if call.function.closed \
-            else self.env
-        inner_env = {k: v for k, v in scope.items() if k not in own}
+        if callee is not None:
+            inner_env = {}
+        else:
+            scope = dict(call.function.scope) if call.function.scope is not None else {} if call.function.closed \
+                else self.env
+            inner_env = {k: v for k, v in scope.items() if k not in own}
         inner_env.update(zip(params, args))
+        for param, arg in zip(params, args):
+            if isinstance(arg, Record):  # the caller's container: writing into it would change the caller's
+                self.shared_records.setdefault(param, set()).add(f"an argument of {node.name}")
         outer_env, outer_reads, self.env = self.env, self.reads, inner_env
+        outer_scope = self.parsed, self.converter.resolver, self.converter.error
+        if callee is not None:  # names, errors and the snapshot are the callee's own while it is lowered
+            self.parsed, self.converter.resolver, self.converter.error = callee, callee.resolver, callee.error
         self.computed.clear()  # the nested function's statements may write into arrays
         self.reads = Counter(_names_read(function))
         self.inlining.add(node.name)
@@ -732,10 +1048,13 @@ class Lowering:
             for stmt in function.body[:-1]:
                 self.line = stmt.lineno
                 self.statement(stmt)
-            result = self.flatten(self.converter.convert(function.body[-1].value))
+            result = self._settle(self.converter.convert(function.body[-1].value))
         finally:
             self.inlining.discard(node.name)
             self.env, self.reads = outer_env, outer_reads
+            self.parsed, self.converter.resolver, self.converter.error = outer_scope
+            if callee is not None:
+                self.parsed.resolver.snapshot.include(callee.resolver.snapshot)
             self.computed.clear()
         return result
 
@@ -798,9 +1117,10 @@ class Lowering:
 
 
 
-def lower(parsed: ParsedFunction) -> ir.Function:
-    """Lower a parsed function to SSA form (see the module docstring)."""
-    lowering = Lowering(parsed)
+def lower(parsed: ParsedFunction, structures: Optional[dict] = None, has_aux: bool = False) -> ir.Function:
+    """Lower a parsed function to SSA form (see the module docstring).  ``structures`` gives the
+    containers.Tree of each container parameter; ``has_aux``: the function returns ``(value, aux)``."""
+    lowering = Lowering(parsed, structures, has_aux)
     try:
         return lowering.run()
     finally:

@@ -41,7 +41,7 @@ _STATEMENTS = (gast.Assign, gast.AugAssign, gast.Return, gast.Pass, gast.Expr, g
 _EXPRESSIONS = (
     gast.BinOp, gast.UnaryOp, gast.Compare, gast.Call, gast.Attribute, gast.Subscript,
     gast.Name, gast.Constant, gast.Tuple, gast.List, gast.Slice, gast.keyword, gast.IfExp, gast.BoolOp,
-    gast.ListComp,
+    gast.ListComp, gast.Dict,
 )
 _REFUSALS: dict[type, tuple[str, str]] = {
     gast.Try: ("a try statement", "exceptions cannot be differentiated; check inputs before calling the gradient"),
@@ -54,7 +54,8 @@ _REFUSALS: dict[type, tuple[str, str]] = {
     gast.Lambda: ("a lambda that is not bound to a name", "bind it to a name in a statement of its own "
                   "(sq = lambda t: t * t) and call it by that name, or define the function with def"),
     gast.SetComp: ("a set comprehension", "sets cannot be differentiated"),
-    gast.DictComp: ("a dict comprehension", "dicts are not supported; use separate variables"),
+    gast.DictComp: ("a dict comprehension", "a dict's keys must be known before it runs; write the dict out "
+                    "with constant keys: {'w': w, 'b': b}"),
     gast.GeneratorExp: ("a generator expression", "write a list comprehension instead: sum([v * v for v in x])"),
     gast.Yield: ("yield", "generators cannot be differentiated; return a value"),
     gast.YieldFrom: ("yield from", "generators cannot be differentiated; return a value"),
@@ -62,7 +63,6 @@ _REFUSALS: dict[type, tuple[str, str]] = {
     gast.Import: ("an import inside the function", "import at module level"),
     gast.ImportFrom: ("an import inside the function", "import at module level"),
     gast.ClassDef: ("a class definition", "define classes at module level"),
-    gast.Dict: ("a dict", "dicts are not supported; use separate variables"),
     gast.Set: ("a set", "sets cannot be differentiated"),
     gast.NamedExpr: ("the walrus operator :=", "assign in a statement of its own"),
     gast.Starred: ("a starred expression", "pass the arguments one by one"),
@@ -77,6 +77,7 @@ _SUSPECT = {kind for kind in vars(gast).values() if isinstance(kind, type) and i
 _WATCHED = _SUSPECT | set(_REFUSALS) | {gast.For, gast.While, gast.Return, gast.Compare}
 
 _ABSENT = object()
+ABSENT = _ABSENT  # the same marker, for scopes other modules record (a class's methods)
 _PLAIN = (int, float, complex, bool, str, bytes, tuple, type(None))
 
 

@@ -17,7 +17,7 @@ from typing import Any, Callable, Iterator, Optional
 
 import numpy as np
 
-from . import ir
+from . import containers, ir
 from .analysis import SCALAR, Analysis, analyse, check_constant_calls, check_element_reads, check_in_place
 from .cache import SplitAdjoint, TangentCallee, TransformCache, compile_emitted, compile_module, origin_of
 from .errors import TransformError
@@ -32,7 +32,9 @@ from .reverse import reverse
 from .tape import check_tape, drop_unread_records, split_parts
 
 STAGES = ("ssa", "facts", "adjoint", "optimized")
-Kinds = tuple[Optional[str], ...]  # per parameter: "scalar", "array<ndim>" or None (unknown)
+# Per parameter: "scalar", "array<ndim>" or None (unknown); for a container argument, its
+# containers.Tree with the kind of each leaf in the leaf's place.
+Kinds = tuple[Any, ...]
 
 
 @dataclass
@@ -40,6 +42,8 @@ class Built:
     source: str
     function: Optional[Callable]
     snapshot: Optional[Snapshot] = None  # what the free names meant (see parse.Snapshot)
+    result_tree: Any = None  # a container result's structure (the code returns its leaves as a tuple)
+    aux_tree: Any = None  # has_aux: the auxiliary result's structure (the code returns its leaves)
 
 
 def _snapshot(parsed: ParsedFunction, emitted: Emitted) -> Snapshot:
@@ -56,7 +60,9 @@ def _snapshot(parsed: ParsedFunction, emitted: Emitted) -> Snapshot:
     return snapshot
 
 
-def _describe_kind(kind: Optional[str]) -> str:
+def _describe_kind(kind: Any) -> str:
+    if isinstance(kind, containers.Tree):
+        return containers.describe(containers.relabel(kind, iter(map(_describe_kind, containers.labels(kind)))))
     if kind == "scalar":
         return "number"
     if kind and kind.startswith("array"):
@@ -102,12 +108,29 @@ def collector_paused() -> Iterator[None]:
                 gc.enable()
 
 
-def lowered(fn: Callable) -> tuple[ParsedFunction, ir.Function]:
-    """Stages 1 and 2: parse, lower to SSA, and check the SSA invariants."""
+def lowered(fn: Callable, kinds: Optional[Kinds] = None, has_aux: bool = False) -> tuple[ParsedFunction, ir.Function]:
+    """Stages 1 and 2: parse, lower to SSA (container arguments, as ``kinds`` describes them, become
+    one parameter per leaf), and check the SSA invariants."""
     parsed = parse_function(fn)
-    ssa = lower(parsed)
+    structures = {p: k for p, k in zip(parsed.params, kinds or ()) if isinstance(k, containers.Tree)}
+    ssa = lower(parsed, structures, has_aux)
     ir.check_ssa(ssa)
     return parsed, ssa
+
+
+def leaf_kinds(kinds: Kinds) -> tuple:
+    """The kind of each parameter of the lowered function: a container's leaves in its place."""
+    return tuple(k for kind in kinds for k in (containers.labels(kind) if isinstance(kind, containers.Tree)
+                                               else (kind,)))
+
+
+def ssa_params_of(parsed: ParsedFunction, ssa: ir.Function, name: str) -> list[str]:
+    """The lowered function's parameters holding the user's parameter ``name``."""
+    if name in ssa.groups:
+        return ssa.groups[name]
+    position = parsed.params.index(name)
+    before = sum(len(ssa.groups.get(p, (p,))) for p in parsed.params[:position])
+    return [ssa.params[before]]
 
 
 # fn -> {(code, kinds): (kind, snapshot)}, weakly keyed on fn (see cache.TransformCache).
@@ -156,23 +179,25 @@ def _ssa_source(parsed: ParsedFunction, ssa: ir.Function) -> Built:
     return Built(emit(ssa, [f"SSA form of {parsed.name}, from {origin}"]).source, None)
 
 
-def _build(fn: Callable, wrt: tuple[str, ...], kinds: Kinds, stage: str, compile_it: bool, mode: str) -> Built:
+def _build(fn: Callable, wrt: tuple[str, ...], kinds: Kinds, stage: str, compile_it: bool, mode: str,
+           has_aux: bool = False) -> Built:
     """Parse, lower, analyse, generate (reverse or forward), optimize, emit and compile."""
     with collector_paused():
-        return _build_paused(fn, wrt, kinds, stage, compile_it, mode)
+        return _build_paused(fn, wrt, kinds, stage, compile_it, mode, has_aux)
 
 
-def _build_paused(fn: Callable, wrt: tuple[str, ...], kinds: Kinds, stage: str, compile_it: bool, mode: str) -> Built:
+def _build_paused(fn: Callable, wrt: tuple[str, ...], kinds: Kinds, stage: str, compile_it: bool, mode: str,
+                  has_aux: bool) -> Built:
     """``_build``'s work, done while the cycle collector is paused."""
-    parsed, ssa = lowered(fn)
+    parsed, ssa = lowered(fn, kinds, has_aux)
     if stage == "ssa":
         return _ssa_source(parsed, ssa)
-    ssa_wrt = [ssa.params[parsed.params.index(w)] for w in wrt]
-    ssa, facts = _analysed(ssa, ssa_wrt, kinds)
+    ssa_wrt = [p for w in wrt for p in ssa_params_of(parsed, ssa, w)]
+    ssa, facts = _analysed(ssa, ssa_wrt, leaf_kinds(kinds))
     if mode == "reverse":
-        generated = reverse(ssa, ssa_wrt, facts, callee=build_split)
+        generated = reverse(ssa, ssa_wrt, facts, callee=_split_callee)
     else:
-        generated = forward(ssa, ssa_wrt, facts, callee=build_tangent_callee)
+        generated = forward(ssa, ssa_wrt, facts, callee=_tangent_callee)
     if stage == "facts":
         origin = origin_of(parsed.filename, parsed.line)
         text = emit(ssa, [f"Facts about {parsed.name} ({origin}), {mode} mode", _kind_note(parsed.params, kinds)])
@@ -194,13 +219,14 @@ def _build_paused(fn: Callable, wrt: tuple[str, ...], kinds: Kinds, stage: str, 
     header = [f"Generated by s2s_ad from {name} ({origin}): {what}.", _kind_note(parsed.params, kinds)]
     emitted = emit(generated, header, defaults=defaults, docstring=docstring)
     function = compile_emitted(emitted, origin) if compile_it else None
-    return Built(emitted.source, function, _snapshot(parsed, emitted))
+    return Built(emitted.source, function, _snapshot(parsed, emitted), ssa.result_tree, ssa.aux_tree)
 
 
 def build_reverse(fn: Callable, wrt: tuple[str, ...], kinds: Kinds, stage: str = "optimized",
-                  compile_it: bool = True) -> Built:
-    """Run the reverse-mode pipeline up to ``stage`` ("ssa", "adjoint" or "optimized")."""
-    return _build(fn, wrt, kinds, stage, compile_it, "reverse")
+                  compile_it: bool = True, has_aux: bool = False) -> Built:
+    """Run the reverse-mode pipeline up to ``stage`` ("ssa", "adjoint" or "optimized").  With
+    ``has_aux``, ``fn`` returns ``(value, aux)`` and the code returns ``((value, aux leaves), gradient)``."""
+    return _build(fn, wrt, kinds, stage, compile_it, "reverse", has_aux)
 
 
 _SPLITS = TransformCache()
@@ -216,9 +242,10 @@ def build_split(fn: Callable, kinds: Kinds) -> SplitAdjoint:
     fn = transparent(fn)
 
     def fill(split: SplitAdjoint) -> None:
-        parsed, ssa = lowered(fn)
-        ssa, facts = _analysed(ssa, ssa.params, kinds)
-        adjoint = optimize(reverse(ssa, ssa.params, facts, callee=build_split, split=True), ssa.body)
+        parsed, ssa = lowered(fn, kinds)
+        split.result_tree = ssa.result_tree
+        ssa, facts = _analysed(ssa, ssa.params, leaf_kinds(kinds))
+        adjoint = optimize(reverse(ssa, ssa.params, facts, callee=_split_callee, split=True), ssa.body)
         adjoint = drop_unread_records(adjoint)
         check_tape(adjoint)
         forward, backward = split_parts(adjoint, parsed.name)
@@ -241,6 +268,28 @@ def _restores(forward: ir.Function, backward: ir.Function, callees: Any) -> bool
     if any(isinstance(s, ir.Store) and s.array in primal for s in ir.walk(backward.body)):
         return True
     return any(isinstance(c, SplitAdjoint) and c.restores for c in callees)
+
+
+def _no_container_result(fn: Callable, made: Any) -> Any:
+    """``made``, the generated callee of the user's ``fn``, unless ``fn`` returns a container: generated
+    code calling it would see a tuple of leaves where the user's code reads a dict or fields."""
+    if getattr(made, "result_tree", None) is not None:
+        parsed = parse_function(fn)
+        raise TransformError(f"the call of {fn.__qualname__}, which returns a "
+                             f"{made.result_tree.cls.__name__}", "a helper returning a container is lowered in "
+                             "place only when it takes a container argument; return a tuple, or pass the "
+                             "container it builds on", filename=parsed.filename, line=parsed.line)
+    return made
+
+
+def _split_callee(fn: Callable, kinds: Kinds) -> SplitAdjoint:
+    """``build_split`` for a call in generated code."""
+    return _no_container_result(fn, build_split(fn, kinds))
+
+
+def _tangent_callee(fn: Callable, kinds: Kinds, carries: tuple[bool, ...]) -> TangentCallee:
+    """``build_tangent_callee`` for a call in generated code."""
+    return _no_container_result(fn, build_tangent_callee(fn, kinds, carries))
 
 
 # What this thread is building now, by (cache, function, key): recursion gets the unfinished object.
@@ -300,7 +349,8 @@ def build_tangent_callee(fn: Callable, kinds: Kinds, carries: tuple[bool, ...]) 
         parsed, ssa = lowered(fn)
         wrt = [p for p, carried in zip(ssa.params, carries) if carried]
         ssa, facts = _analysed(ssa, wrt, kinds)
-        tangent = optimize(forward(ssa, wrt, facts, callee=build_tangent_callee), ssa.body)
+        callee.result_tree = ssa.result_tree
+        tangent = optimize(forward(ssa, wrt, facts, callee=_tangent_callee), ssa.body)
         origin = origin_of(parsed.filename, parsed.line)
         emitted = emit(tangent, [f"Generated by s2s_ad from {parsed.name} ({origin}): forward mode."])
         callee.jvp = compile_emitted(emitted, origin)

@@ -136,6 +136,16 @@ class ReverseSweep(Recording):
             kept = self.fresh(f"{result.name}_final")
             self.out.insert(0, ir.Assign(kept, result, None))
             result = ir.Var(kept)
+        aux = self.fn.aux
+        if aux is not None:  # has_aux: returned beside the value, kept apart from restored loop values
+            kept_aux = []
+            for item in aux.items:
+                if isinstance(item, ir.Var) and item.name in restored:
+                    name = self.fresh(f"{item.name}_final")
+                    self.out.insert(0, ir.Assign(name, item, None))
+                    item = ir.Var(name)
+                kept_aux.append(item)
+            result = ir.Display("tuple", (result, ir.Display("tuple", tuple(kept_aux))))
         gradients = tuple(self.final_adjoint(p) for p in self.wrt)
         gradient = gradients[0] if len(gradients) == 1 else ir.Display("tuple", gradients)
         forward = self.forward_block(self.fn.body[:-1])

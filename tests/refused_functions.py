@@ -72,8 +72,8 @@ def writes_into_argument(x):
     return np.sum(x)
 
 
-def dict_literal(x):
-    d = {"a": x}  # REFUSED: a dict
+def dict_comprehension(x):
+    d = {k: x for k in "ab"}  # REFUSED: a dict comprehension
     return d["a"]
 
 

@@ -1,0 +1,327 @@
+"""User functions taking and returning containers (dicts, lists, tuples, namedtuples, dataclasses),
+methods and partials, written the way users write them."""
+from collections import namedtuple
+import dataclasses
+from dataclasses import dataclass
+
+import numpy as np
+
+from container_base import Base
+
+Affine = namedtuple("Affine", ["w", "b"])
+
+
+@dataclass
+class Params:
+    w: np.ndarray
+    b: float
+
+
+@dataclass
+class Config:
+    scale: float
+    activation: str
+
+
+def dict_loss(params, x):
+    h = np.tanh(params["w"] * x + params["b"])
+    return np.sum(h ** 2)
+
+
+def dict_methods(params, x):
+    total = 0.0
+    for name, value in params.items():
+        total = total + np.sum(value * x[: np.size(value)] if np.ndim(value) else value * x[0])
+    scale = params.get("scale", 2.0)
+    missing = params.get("missing", 0.5)
+    return total * scale * missing + sum([np.sum(params[k]) ** 2 for k in params.keys()]) + \
+        len(params) * np.sum(list(params.values())[0])
+
+
+def mlp(layers, x):
+    """A list of (W, b) pairs of different shapes."""
+    h = x
+    for w, b in layers:
+        h = np.tanh(w @ h + b)
+    return np.sum(h ** 2)
+
+
+def mlp_indexed(weights, x):
+    h = np.tanh(weights[0] @ x)
+    h = np.tanh(weights[1] @ h)
+    return np.sum(weights[-1] * h)
+
+
+def nested(tree, x):
+    enc = tree["encoder"]
+    dec = tree["decoder"]
+    z = np.tanh(enc["w"] @ x + enc["b"])
+    y = dec[0] @ z + dec[1]
+    return np.sum(y ** 2) + tree["scale"] * np.sum(z)
+
+
+def namedtuple_loss(p, x):
+    return np.sum((p.w * x + p.b) ** 2) + p[1]
+
+
+def dataclass_loss(p, x):
+    return np.sum(np.sin(p.w * x) * p.b)
+
+
+def tuple_loss(pair, x):
+    a, b = pair
+    return np.sum(a * x) * b + pair[1] ** 2
+
+
+def dict_built_inside(x, y):
+    state = {"x": x, "y": y * 2.0}
+    state["z"] = state["x"] * state["y"]
+    out = {"sum": np.sum(state["z"]), "prod": np.prod(state["x"])}
+    return out["sum"] + out["prod"] * state.get("y")[0]
+
+
+def dict_in_branch(params, x, flag):
+    d = {"a": params["w"] * x}
+    if flag > 0:
+        d["a"] = d["a"] * 2.0
+    else:
+        d["a"] = np.sin(d["a"])
+    return np.sum(d["a"] ** 2)
+
+
+def gradient_steps(params, x, n):
+    """A few steps of descent on a quadratic, the parameters a dict carried through the loop."""
+    for _ in range(n):
+        residual = params["w"] * x + params["b"] - 1.0
+        params = {"w": params["w"] - 0.1 * residual * x, "b": params["b"] - 0.1 * np.sum(residual)}
+    return np.sum(params["w"] ** 2) + params["b"] ** 2
+
+
+def helper_predict(params, x):
+    return params["w"] @ x + params["b"]
+
+
+def uses_helper(params, x):
+    return np.sum(helper_predict(params, x) ** 2)
+
+
+def with_aux(params, x):
+    pred = np.tanh(params["w"] * x)
+    loss = np.sum((pred - 0.5) ** 2)
+    return loss, {"pred": pred, "norm": np.sum(params["w"] ** 2)}
+
+
+def with_aux_scalar(x):
+    y = x ** 2
+    return np.sin(y), y
+
+
+def make_params(x, y):
+    p = Params(w=x * 2.0, b=y)
+    q = Affine(x, y * 3.0)
+    return np.sum(p.w * q.w) * p.b + q.b
+
+
+def config_loss(params, config, x):
+    out = params["w"] * x * config.scale
+    if config.activation == "tanh":
+        out = np.tanh(out)
+    else:
+        out = np.sin(out)
+    return np.sum(out ** 2)
+
+
+def float32_loss(params):
+    return np.sum(params["w"] ** 2) + params["b"] * 3.0
+
+
+def returns_dict(x, y):
+    return {"s": np.sum(x * y), "v": x * np.sin(y)}
+
+
+def computed_key(params, key):
+    return params[key]
+
+
+def dict_passed_to_numpy(params):
+    return np.sum(params)
+
+
+class Model:
+    def __init__(self, w, scale):
+        self.w = w
+        self.scale = scale
+
+    def predict(self, x):
+        return np.tanh(self.w * x) * self.scale
+
+    def loss(self, x):
+        return np.sum(self.predict(x) ** 2)
+
+    def direct(self, x, y):
+        return np.sum(self.w * x * y)
+
+
+@dataclass
+class Linear:
+    w: np.ndarray
+    b: float
+
+    def __call__(self, x):
+        return self.w @ x + self.b
+
+    def loss(self, x, target):
+        return np.sum((self(x) - target) ** 2)
+
+    def loss_via_method(self, x, target):
+        return np.sum((self.forward(x) - target) ** 2)
+
+    def forward(self, x):
+        return self.w @ x + self.b
+
+
+def scaled(x, scale, shift=0.0):
+    return np.sum(np.sin(x * scale) + shift * x)
+
+
+def alias_then_write(x):
+    a = {"x": x}
+    b = a
+    b["x"] = 2.0 * x  # REFUSED: b is the same dict as a
+    return a["x"]
+
+
+def held_in_a_list_then_written(x):
+    d = {"x": x}
+    ds = [d]
+    d["x"] = 3.0 * x  # REFUSED: d is the same dict as ds
+    return ds[0]["x"]
+
+
+def writes_argument_dict(p, x):
+    p["w"] = x  # REFUSED: it is an argument
+    return p["w"]
+
+
+def fresh_dict_writes(x):
+    a = {"x": x}
+    a["x"] = a["x"] * 3.0
+    a["y"] = x
+    return a["x"] + a["y"]
+
+
+def copy_then_write(p, x):
+    q = dict(p)
+    q["w"] = q["w"] * x
+    return q["w"] + p["w"]
+
+
+def membership(params, x):
+    total = x * (2.0 in [1.0, 2.0])
+    if "bias" in params:
+        total = total + params["bias"]
+    return total * params["w"]
+
+
+class Pair:
+    """A user type registered as a container (s2s_ad.containers.register)."""
+
+    def __init__(self, first, second):
+        self.first = first
+        self.second = second
+
+
+def pair_loss(pair, x):
+    return np.sum(np.sin(pair.first * x)) * pair.second
+
+
+def readme_loss(params, x):
+    h = np.tanh(params["w"] @ x + params["b"])
+    return np.sum(h ** 2), {"h": h}
+
+
+def makes_a_plain_object(x):
+    model = Model(x, 2.0)  # REFUSED: making a Model object
+    return model.loss(x)
+
+
+def by_index(ws, x):
+    total = 0.0
+    for i in range(len(ws)):
+        total = total + np.sum(ws[i] * x[i])
+    return total
+
+
+def augmented_items(x):
+    d = {"w": x}
+    d["w"] += 3.0 * x
+    d["w"] *= x
+    return d["w"]
+
+
+def int_keys(d, x):
+    return d[0] * x + d[1]
+
+
+def iterate_keys(d):
+    total = 0.0
+    for k in d:
+        total = total + np.sum(d[k] ** 2)
+    return total
+
+
+class Holder:
+    def __init__(self, inner):
+        self.inner = inner
+
+    def loss(self, x):
+        return np.sum(self.inner.w * x)  # REFUSED: the attribute .w of a Model object
+
+
+SCALE = 0.5
+
+
+def scaled_sum(params):
+    return np.sum(params["w"]) * SCALE  # SCALE: this module's global, whatever the caller names SCALE
+
+
+def caller_with_a_local_like_a_global(params):
+    SCALE = 100.0  # noqa: N806 (the helper must not see it)
+    return scaled_sum(params) + SCALE * 0.0
+
+
+class Derived(Base):
+    def __init__(self, w):
+        self.w = w
+
+    def loss(self, x):
+        return np.sum(self.features(x) ** 2)
+
+
+@dataclass
+class Activated:
+    w: float
+
+    def act(self, x):
+        return np.sin(self.w * x)
+
+    def loss(self, x):
+        return self.act(x) * 2.0
+
+
+def act_square(self, x):
+    return self.w * x * x
+
+
+def flagged(params, x):
+    out = params["w"] * x
+    if params["use_bias"]:
+        out = out + params["bias"]
+    return np.sum(out ** 2)
+
+
+def functional_updates(params, p, a, x):
+    params = {**params, "w": params["w"] * 2.0}
+    p = dataclasses.replace(p, w=p.w + x)
+    a = a._replace(b=a.b * x)
+    return np.sum(params["w"] * p.w) + a.b * p.b
