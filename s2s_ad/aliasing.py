@@ -156,10 +156,6 @@ class SharingClasses:
         if ra != rb:
             self.parent[ra] = rb
 
-    def shares(self, a: str, b: str) -> bool:
-        """True if ``a`` and ``b`` may share memory."""
-        return self.find(a) == self.find(b)
-
 
 def returns_shared(fn: ir.Function) -> bool:
     """True if the SSA function ``fn`` may return one of its arguments, a view of one, or a

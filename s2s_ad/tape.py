@@ -8,6 +8,11 @@ it), so that code stays pure Python and can be transformed again.
 The split form cuts an adjoint in two for a function that generated code
 calls: ``forward_<f>(params..., tape)`` returns ``(result, tape)`` and
 ``backward_<f>(d_out, tape)`` returns ``(*adjoints, tape)``.
+
+Pushes and pops are plain statements of the adjoint IR, so they can be
+checked: ``check_tape`` pairs every pop with its push (same count, mirrored
+order) and ``drop_unread_records`` takes out of both a value the reverse
+sweep never reads.
 """
 from __future__ import annotations
 
