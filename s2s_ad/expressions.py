@@ -620,6 +620,10 @@ class ExpressionConverter:
             raise self.error(f"the call of the gradient {fn!r}", "differentiating a gradient in reverse mode would "
                              "be reverse over reverse, which s2s_ad does not do; take higher derivatives with "
                              "grad(grad(f)), s2s_ad.hessian or s2s_ad.jvp of the gradient", node)
+        if isinstance(fn, type) and not rules.is_known(fn):
+            raise self.error(f"making a {fn.__name__} object", "only dicts, lists, tuples, namedtuples and "
+                             "dataclasses (whose fields are known) can be made in a differentiated function; make "
+                             "the object outside it and pass it in (its methods and attributes can be used)", node)
         # A function with no rule and no source is refused only if an argument depends on the inputs
         # (analysis.check_constant_calls): otherwise it is a constant and simply runs.
 
@@ -681,10 +685,6 @@ def missing_rule(fn: Any) -> Optional[str]:
             return None
         except (OSError, TypeError):
             return f"its source cannot be read and it has no derivative rule; add one with @s2s_ad.adjoint({name})"
-    if isinstance(fn, type):
-        return (f"making a {fn.__name__} object from values that depend on the inputs: only dicts, lists, tuples, "
-                "namedtuples and dataclasses (whose fields are known) can be made in a differentiated function; "
-                "make the object outside it and pass it in (its methods and attributes can be used)")
     return f"it has no derivative rule; add one with @s2s_ad.adjoint({name}) (see README, 'Adding a rule')"
 
 
