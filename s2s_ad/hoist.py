@@ -122,7 +122,9 @@ def hoist_item_reads(fn: ir.Function, items: dict[str, tuple], uses: dict[str, i
         return fn
     moved = {id(s) for found in movable.values() for s in found}
     body = _with_item_reads(fn.body, movable, moved)
-    at_entry = [s for p in fn.params if p in movable for s in movable[p]]
+    at_entry: list[ir.Stmt] = []
+    for read in (s for p in fn.params if p in movable for s in movable[p]):
+        _append_with_reads(read, at_entry, movable)
     return dataclasses.replace(fn, body=at_entry + body)
 
 
@@ -150,8 +152,14 @@ def _with_item_reads(body: list[ir.Stmt], movable: dict[str, list[ir.Assign]], m
             blocks = {"test_block": stmt.test_block, "body": stmt.body}
         if blocks:
             stmt = dataclasses.replace(stmt, **{k: _with_item_reads(b, movable, moved) for k, b in blocks.items()})
-        out.append(stmt)
-        for target in ir.targets_of(stmt):
-            if target in movable and not isinstance(stmt, ir.For):
-                out.extend(movable[target])
+        _append_with_reads(stmt, out, movable)
     return out
+
+
+def _append_with_reads(stmt: ir.Stmt, out: list[ir.Stmt], movable: dict[str, list[ir.Assign]]) -> None:
+    """``stmt``, then the item reads of what it makes, then theirs (an item may be a tuple read by item)."""
+    out.append(stmt)
+    for target in ir.targets_of(stmt):
+        if target in movable and not isinstance(stmt, ir.For):
+            for read in movable[target]:
+                _append_with_reads(read, out, movable)
