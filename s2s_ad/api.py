@@ -21,9 +21,9 @@ import numpy as np
 from .cache import TransformCache, is_current, name_the_users_line
 from .errors import TransformError
 from .parse import Snapshot
-from .selfcheck import dot_product_test, switched_on_by_environment
 from .pipeline import (STAGES, Built, build_derivative_of, build_forward, build_gradient_only, build_reverse,
                        build_split)
+from .selfcheck import dot_product_test, switched_on_by_environment
 
 Wrt = Union[int, str, Sequence[Union[int, str]]]
 
