@@ -14,6 +14,12 @@ import s2s_ad
 from conftest import numeric_grad
 
 
+@pytest.fixture(autouse=True)
+def _unchecked_unless_asked(monkeypatch):
+    """These tests call unchecked gradients too: S2S_AD_CHECK=1 in the environment would check them."""
+    monkeypatch.delenv("S2S_AD_CHECK", raising=False)
+
+
 # -- black boxes with rules, one of the two rules wrong --------------------------------------------
 
 
@@ -201,8 +207,16 @@ def test_the_users_random_state_is_left_alone():
     np.testing.assert_array_equal(np.random.random(3), expected)
 
 
-def test_the_check_fails_nothing_that_overflows_on_both_sides():
+def masked_sqrt(x):
+    return np.sum(np.where(x > 0, np.sqrt(x), 0.0))
+
+
+def test_a_nan_or_inf_is_not_compared():
     assert s2s_ad.grad(scalar_cubic, check=True)(float("inf")) == float("inf")
+    # reverse mode: nan (0 * nan from the masked branch, as JAX); forward mode: finite. Not a wrong number.
+    with np.errstate(invalid="ignore"):
+        gradient = s2s_ad.grad(masked_sqrt, check=True)(np.array([-1.0, 4.0]))
+    assert np.isnan(gradient[0]) and gradient[1] == pytest.approx(0.25)
 
 
 def knee(x):

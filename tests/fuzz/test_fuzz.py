@@ -35,7 +35,6 @@ from __future__ import annotations
 
 import hashlib
 import importlib.util
-import math
 import re
 import sys
 import tempfile
