@@ -379,3 +379,10 @@ def test_functional_updates():
                                        numeric_grad(cf.functional_updates, args, 3), rtol=1e-5, atol=1e-6)
         else:
             assert_container_gradient(cf.functional_updates, args, wrt=position)
+
+
+@pytest.mark.parametrize("x", [0.7, -0.4])
+def test_has_aux_with_a_pair_from_returns_in_branches(x):
+    gradient, aux = s2s_ad.grad(cf.aux_from_branches, has_aux=True)(x)
+    assert gradient == pytest.approx(numeric_grad(lambda v: cf.aux_from_branches(v)[0], (x,), 0), rel=1e-6)
+    assert aux == pytest.approx(cf.aux_from_branches(x)[1])
