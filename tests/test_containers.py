@@ -386,3 +386,10 @@ def test_has_aux_with_a_pair_from_returns_in_branches(x):
     gradient, aux = s2s_ad.grad(cf.aux_from_branches, has_aux=True)(x)
     assert gradient == pytest.approx(numeric_grad(lambda v: cf.aux_from_branches(v)[0], (x,), 0), rel=1e-6)
     assert aux == pytest.approx(cf.aux_from_branches(x)[1])
+
+
+def test_arrays_of_another_library_in_a_dict_stay_data():
+    jnp = pytest.importorskip("jax.numpy")
+    got = s2s_ad.grad(cf.dict_loss)({"w": jnp.ones(3), "b": 0.3}, jnp.ones(3))
+    want = s2s_ad.grad(cf.dict_loss)({"w": np.ones(3), "b": 0.3}, np.ones(3))
+    np.testing.assert_allclose(np.asarray(got["w"]), want["w"], rtol=1e-6)  # not a constant (zero gradient)
