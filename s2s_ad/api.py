@@ -226,8 +226,8 @@ class GradientFunction:
         if isinstance(fn, GradientFunction) and (has_aux or fn._has_aux):
             raise TypeError("has_aux=True applies to the first derivative only; for higher derivatives "
                             "differentiate a function that returns the value alone")
-        self.wrt, self._several = _resolve_wrt(fn, wrt)  # by the names the caller sees
         self._has_aux = has_aux
+        visible = fn  # wrt names its parameters, as the caller sees them
         fn, self._prefix, self._fixed = _unwrap(fn) if not isinstance(fn, GradientFunction) else (fn, (), {})
         self.fn = fn
         self.inner = fn if isinstance(fn, GradientFunction) else None
@@ -237,6 +237,7 @@ class GradientFunction:
             raise TransformError(f"{getattr(fn, '__qualname__', fn)!r} ({type(fn).__name__})",
                                  "only plain Python functions defined with def can be transformed; for a "
                                  "builtin or C function, give it a rule with @s2s_ad.adjoint") from None
+        self.wrt, self._several = _resolve_wrt(visible, wrt)
         # a method or partial: every call binds, to put in what they fix (-1 never equals a count)
         self._n_params = -1 if self._prefix or self._fixed else len(self._signature.parameters)
         self._types_of = _types_of(len(self._signature.parameters))

@@ -88,9 +88,13 @@ def register(cls: type, children: Callable[[Any], tuple[tuple, tuple]],
     _REGISTRY[cls] = (children, rebuild)
 
 
+_ARRAY_PROTOCOLS = ("__array_namespace__", "__array__", "__dlpack__", "__cuda_array_interface__")
+
+
 def is_data(value: Any) -> bool:
-    """Numbers and arrays: what a leaf holds."""
-    return isinstance(value, (numbers.Number, np.generic, np.ndarray)) or hasattr(value, "__array_namespace__")
+    """Numbers and arrays (NumPy's, or another library's: PyTorch, JAX, CuPy, Dask): what a leaf holds."""
+    return isinstance(value, (numbers.Number, np.generic, np.ndarray)) or any(
+        hasattr(type(value), p) for p in _ARRAY_PROTOCOLS)
 
 
 def _is_namedtuple(value: Any) -> bool:

@@ -904,6 +904,8 @@ class Lowering:
     def _split_aux(self, value: Any, stmt: gast.Return) -> Any:
         """For ``has_aux=True``: the value of ``return value, aux``; the aux is kept for the result."""
         items = value.items if isinstance(value, ir.Display) or (isinstance(value, Record) and value.sequence) else ()
+        if isinstance(value, ir.Var):  # a pair bound to a name (or joined from early returns): read at run time
+            items = tuple(self.flatten(ir.Call(operator.getitem, (value, ir.Const(i)))) for i in range(2))
         if len(items) != 2:
             raise self.parsed.error("this return with has_aux=True", "the function must return a pair "
                                     "(value, aux), written as return value, aux", stmt)

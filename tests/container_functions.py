@@ -325,3 +325,10 @@ def functional_updates(params, p, a, x):
     p = dataclasses.replace(p, w=p.w + x)
     a = a._replace(b=a.b * x)
     return np.sum(params["w"] * p.w) + a.b * p.b
+
+
+def aux_from_branches(x):
+    if x > 0:
+        return x ** 2, x * 3.0
+    pair = (np.sin(x), -1.0)
+    return pair

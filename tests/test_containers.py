@@ -141,7 +141,8 @@ def test_types_are_kept():
     params = {"w": np.ones(3, dtype=np.float32), "b": np.float32(2.0)}
     got = s2s_ad.grad(cf.float32_loss)(params)
     assert got["w"].dtype == np.float32 and isinstance(got["b"], np.float32)
-    np.testing.assert_allclose(got["w"], 2.0) and np.testing.assert_allclose(got["b"], 3.0)
+    np.testing.assert_allclose(got["w"], 2.0)
+    np.testing.assert_allclose(got["b"], 3.0)
     got = s2s_ad.grad(cf.float32_loss)({"w": np.ones(3), "b": np.array(2.0)})
     assert isinstance(got["b"], np.ndarray) and got["b"].shape == () and float(got["b"]) == 3.0
     d_x = s2s_ad.grad(cf.dict_loss, wrt=1)({"w": X3, "b": 0.3}, np.ones(3, dtype=np.float32))
@@ -160,7 +161,8 @@ def test_has_aux_returns_the_aux_beside_the_gradient():
     np.testing.assert_allclose(gradient["w"], numeric_grad(loss, (params["w"],), 0), rtol=1e-5, atol=1e-6)
     want = cf.with_aux(params, x)[1]
     assert set(aux) == {"pred", "norm"}
-    np.testing.assert_allclose(aux["pred"], want["pred"]) and np.testing.assert_allclose(aux["norm"], want["norm"])
+    np.testing.assert_allclose(aux["pred"], want["pred"])
+    np.testing.assert_allclose(aux["norm"], want["norm"])
     (value, aux_again), gradient_again = s2s_ad.value_and_grad(cf.with_aux, has_aux=True)(params, x)
     assert value == pytest.approx(cf.with_aux(params, x)[0])
     np.testing.assert_allclose(aux_again["pred"], want["pred"])
@@ -285,7 +287,8 @@ def test_mlp_gradient_against_jax():
     ours, theirs = s2s_ad.grad(cf.mlp)(layers, X3), jax.grad(mlp)(layers, X3)
     assert type(ours) is list and all(type(layer) is tuple for layer in ours)
     for (w, b), (w_j, b_j) in zip(ours, theirs):
-        np.testing.assert_allclose(w, w_j, rtol=1e-10) and np.testing.assert_allclose(b, b_j, rtol=1e-10)
+        np.testing.assert_allclose(w, w_j, rtol=1e-10)
+        np.testing.assert_allclose(b, b_j, rtol=1e-10)
 
 
 # -- refusals say why ---------------------------------------------------------------------------
@@ -340,7 +343,8 @@ def test_a_callable_object():  # d(W x + b)/dx = W
     linear, x = cf.Linear(RNG.normal(size=(2, 3)), 0.5), RNG.normal(size=3)
     np.testing.assert_allclose(s2s_ad.jacobian(linear)(x), linear.w)
     out, tangent = s2s_ad.jvp(linear, (x,), (np.ones(3),))
-    np.testing.assert_allclose(out, linear(x)) and np.testing.assert_allclose(tangent, linear.w.sum(axis=1))
+    np.testing.assert_allclose(out, linear(x))
+    np.testing.assert_allclose(tangent, linear.w.sum(axis=1))
 
 
 def test_a_helper_given_a_container_reads_its_own_globals():
@@ -379,3 +383,17 @@ def test_functional_updates():
                                        numeric_grad(cf.functional_updates, args, 3), rtol=1e-5, atol=1e-6)
         else:
             assert_container_gradient(cf.functional_updates, args, wrt=position)
+
+
+@pytest.mark.parametrize("x", [0.7, -0.4])
+def test_has_aux_with_a_pair_from_returns_in_branches(x):
+    gradient, aux = s2s_ad.grad(cf.aux_from_branches, has_aux=True)(x)
+    assert gradient == pytest.approx(numeric_grad(lambda v: cf.aux_from_branches(v)[0], (x,), 0), rel=1e-6)
+    assert aux == pytest.approx(cf.aux_from_branches(x)[1])
+
+
+def test_arrays_of_another_library_in_a_dict_stay_data():
+    jnp = pytest.importorskip("jax.numpy")
+    got = s2s_ad.grad(cf.dict_loss)({"w": jnp.ones(3), "b": 0.3}, jnp.ones(3))
+    want = s2s_ad.grad(cf.dict_loss)({"w": np.ones(3), "b": 0.3}, np.ones(3))
+    np.testing.assert_allclose(np.asarray(got["w"]), want["w"], rtol=1e-6)  # not a constant (zero gradient)
