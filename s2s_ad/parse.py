@@ -105,6 +105,13 @@ def _rules_of(fn: Any) -> tuple:
     return rules.adjoint_rule(fn), rules.tangent_rule(fn), rules.is_nondifferentiable(fn)
 
 
+def _weakly(value: Any) -> Any:
+    """A weak reference to a function (it may be the one whose snapshot this is), else a strong one."""
+    if isinstance(value, types.FunctionType):
+        return weakref.ref(value)
+    return _Strong(value)
+
+
 class _Strong:
     """A strong reference with the interface of ``weakref.ref``."""
 
@@ -138,7 +145,10 @@ class Snapshot:
 
     def __init__(self) -> None:
         self.names: dict[tuple[int, str], tuple[dict, str, Any]] = {}
-        self.cells: dict[int, tuple[Any, Any]] = {}
+        # (id(function), free name) -> (the function, weakly; its cell's index; the value, weakly if it can be).
+        # Not the cell: a recursive closure's cell holds the function, which a cache keyed weakly on it
+        # must not hold.
+        self.cells: dict[tuple[int, str], tuple[Any, int, Any]] = {}
         self.attributes: dict[tuple[int, str], tuple[Any, str, Any]] = {}
         # id(fn) -> (fn, weakly where it can be: a recursive function's own snapshot names it;
         # its adjoint rule, tangent rule, non-differentiable)
@@ -150,8 +160,11 @@ class Snapshot:
         self.names.setdefault((id(scope), name), (scope, name, value))
         self._checks = None
 
-    def record_cell(self, cell: Any, value: Any) -> None:
-        self.cells.setdefault(id(cell), (cell, value))
+    def record_cell(self, function: types.FunctionType, name: str, value: Any) -> None:
+        """The closure cell of ``function`` for the free name ``name`` held ``value``."""
+        key = (id(function), name)
+        if key not in self.cells:
+            self.cells[key] = (weakref.ref(function), function.__code__.co_freevars.index(name), _weakly(value))
 
     def record_attribute(self, owner: Any, name: str, value: Any) -> None:
         """``owner.name`` (a module or class attribute) was read as ``value``."""
@@ -190,9 +203,12 @@ class Snapshot:
             current = scope.get(name, _ABSENT)
             if current is not value and not _same(current, value):
                 return False
-        for cell, value in self.cells.values():
+        for function, index, held in self.cells.values():
+            function, value = function(), held()
+            if function is None or (value is None and not isinstance(held, _Strong)):
+                return False  # gone: this code cannot be asked for again
             try:
-                current = cell.cell_contents
+                current = function.__closure__[index].cell_contents
             except ValueError:
                 return False
             if current is not value and not _same(current, value):
@@ -225,6 +241,7 @@ class Resolver:
     globals: dict[str, Any]
     closure: dict[str, Any]  # name -> cell
     snapshot: Snapshot = field(default_factory=Snapshot)
+    owner: Optional[types.FunctionType] = None  # the function whose closure ``closure`` is
     # False for code s2s_ad generated: its namespace is its own and never rebound, and holds the
     # function itself, which a snapshot in a cache keyed weakly on that function must not hold.
     record: bool = True
@@ -236,8 +253,8 @@ class Resolver:
                 value = cell.cell_contents
             except ValueError:  # a cell not filled yet
                 return False, None
-            if self.record:
-                self.snapshot.record_cell(cell, value)
+            if self.record and self.owner is not None:
+                self.snapshot.record_cell(self.owner, name, value)
             return True, value
         if name in self.globals:
             value = self.globals[name]
@@ -374,7 +391,7 @@ def parse_function(fn: Callable) -> ParsedFunction:
     inner = _passed_through(fn)
     if inner is not None:  # the wrapper calls inner with what it is given, and returns what it returns
         parsed = parse_function(inner[1])
-        parsed.resolver.snapshot.record_cell(*inner)
+        parsed.resolver.snapshot.record_cell(fn, *inner)
         return parsed
     what = (f"{fn.__qualname__!r} as decorated (the call runs the decorator's wrapper "
             f"{getattr(fn.__code__, 'co_qualname', fn.__code__.co_name)}, not the function it wraps)")
@@ -393,8 +410,8 @@ def parse_function(fn: Callable) -> ParsedFunction:
     return parsed
 
 
-def _passed_through(wrapper: types.FunctionType) -> Optional[tuple[Any, types.FunctionType]]:
-    """``(cell, function)`` if ``wrapper``'s body is only ``return function(*args, **kwargs)`` of its
+def _passed_through(wrapper: types.FunctionType) -> Optional[tuple[str, types.FunctionType]]:
+    """``(free name, function)`` if ``wrapper``'s body is only ``return function(*args, **kwargs)`` of its
     own ``*args`` and ``**kwargs`` (a docstring aside), ``function`` a plain function in its closure
     cell: a transparent decorator, whose call is the function's call.  Else None."""
     code = wrapper.__code__
@@ -425,7 +442,7 @@ def _passed_through(wrapper: types.FunctionType) -> Optional[tuple[Any, types.Fu
     if not isinstance(function, types.FunctionType):
         return None
     _check_source_runs(wrapper, filename, firstline)
-    return cell, function
+    return call.func.id, function
 
 
 def _parse(fn: Callable) -> ParsedFunction:
@@ -453,7 +470,7 @@ def _parse(fn: Callable) -> ParsedFunction:
                              filename=filename, line=firstline)
     node.decorator_list = []
     params = _check_params(node, filename)
-    parsed = ParsedFunction(fn, node, filename, Resolver(fn.__globals__, _closure_cells(fn),
+    parsed = ParsedFunction(fn, node, filename, Resolver(fn.__globals__, _closure_cells(fn), owner=fn,
                                                                    record=not is_generated(filename)), params)
     _check_subset(parsed)
     return parsed

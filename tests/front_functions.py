@@ -269,3 +269,12 @@ def nested_call_inside_comprehension_and_helper(x, flag):
     def h(t):
         return g(t) + 1.0
     return sum([h(x * k) for k in range(3)]) + g(g(x))
+
+
+def make_recursive(a):
+    """A closure that calls itself through its own cell."""
+    def power(x, n):
+        if n <= 0:
+            return x
+        return a * power(x, n - 1) * x
+    return power

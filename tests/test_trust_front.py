@@ -123,7 +123,10 @@ def test_dropped_closures_are_freed():
         s2s_ad.jvp(fn, (0.5,), (1.0,))
         s2s_ad.grad(s2s_ad.grad(fn))(0.5)
         refs.append(weakref.ref(fn))
-        del fn
+        recursive = ff.make_recursive(1.0 + k)
+        assert s2s_ad.grad(recursive)(0.5, 3) == pytest.approx(numeric_grad(recursive, (0.5, 3), 0))
+        refs.append(weakref.ref(recursive))
+        del fn, recursive
     for _ in range(3):  # what a dropped cache entry held in cycles is found by the next collection
         gc.collect()
     assert [r for r in refs if r() is not None] == []
