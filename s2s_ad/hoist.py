@@ -117,7 +117,10 @@ def hoist_item_reads(fn: ir.Function, items: dict[str, tuple], uses: dict[str, i
     for stmt in ir.walk(fn.body):
         if isinstance(stmt, ir.Assign) and _item_read(stmt, items):
             reads.setdefault(stmt.value.args[0].name, []).append(stmt)
-    movable = {t: found for t, found in reads.items() if len(found) == uses.get(t, 0)}
+    # Only a tuple bound once: a merge variable (a loop-carried or joined tuple) holds other tuples
+    # at other points, and a read moved to one of its bindings would read another value.
+    merged = {s.target for s in ir.walk(fn.body) if isinstance(s, ir.Assign) and s.merge}
+    movable = {t: found for t, found in reads.items() if len(found) == uses.get(t, 0) and t not in merged}
     if not movable:
         return fn
     moved = {id(s) for found in movable.values() for s in found}
