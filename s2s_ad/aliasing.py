@@ -167,16 +167,19 @@ def returns_shared(fn: ir.Function) -> bool:
 
 # Generated calls that read an argument for its shape (and dtype) only, by position: a write into
 # the array since changes neither.
-_SHAPE_ONLY = {runtime.unbroadcast: 1, runtime.writable_copy: 1, runtime.broadcast_reduced: 1,
-               runtime.zeros_like: 0}
+_SHAPE_ONLY = {runtime.unbroadcast: (1,), runtime.writable_copy: (1,), runtime.broadcast_reduced: (1,),
+               runtime.zeros_like: (0,), runtime.add_adjoint: (1, 2)}
+
+
+def _without_shape_only(call: ir.Call, like: tuple[int, ...]) -> tuple[ir.Expr, ...]:
+    """The arguments of ``call`` but those at the positions ``like`` (read for their shape only)."""
+    return tuple(a for i, a in enumerate(call.args) if i not in like) + tuple(v for _, v in call.kwargs)
 
 
 def values_read(expr: ir.Expr) -> set[str]:
     """The names whose contents (not only shape) ``expr`` reads."""
-    if isinstance(expr, ir.Call) and expr.fn in _SHAPE_ONLY and len(expr.args) > _SHAPE_ONLY[expr.fn]:
-        like = _SHAPE_ONLY[expr.fn]
-        rest = expr.args[:like] + expr.args[like + 1:] + tuple(v for _, v in expr.kwargs)
-        return {n for e in rest for n in values_read(e)}
+    if isinstance(expr, ir.Call) and expr.fn in _SHAPE_ONLY:
+        return {n for e in _without_shape_only(expr, _SHAPE_ONLY[expr.fn]) for n in values_read(e)}
     if isinstance(expr, ir.Var):
         return {expr.name}
     return {n for e in ir.children(expr) for n in values_read(e)}
@@ -192,8 +195,7 @@ def _passed_on(call: ir.Call) -> tuple[ir.Expr, ...]:
         like = _SHAPE_ONLY.get(call.fn)
     except TypeError:  # an unhashable callable
         like = None
-    args = tuple(ir.children(call))
-    return args if like is None else args[:like] + args[like + 1:]
+    return tuple(ir.children(call)) if like is None else _without_shape_only(call, like)
 
 
 class Sharing:

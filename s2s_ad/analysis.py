@@ -319,7 +319,10 @@ class _Inference:
             self.set(target, from_string(result), stmt)
         elif fn is operator.getitem:
             rank = _indexed_rank(value, self.kind, lambda e: self.class_of(e, stmt))
-            self.set(target, UNKNOWN if rank is None else NUMBER if rank == 0 else Array(rank), stmt)
+            if rank is None and isinstance(self.kind_of(args[0]), Array):
+                self.set(target, Array(None), stmt)  # a part of an array: numbers, whatever its rank
+            else:
+                self.set(target, UNKNOWN if rank is None else NUMBER if rank == 0 else Array(rank), stmt)
         elif fn in _COUNTS or _whole_reduction(value) or (fn is round and self.kind_of(args[0]) == NUMBER):
             self.set(target, NUMBER, stmt)
         elif fn is np.shape:

@@ -576,9 +576,9 @@ class ExpressionConverter:
         values = []
         for name, value in bound.arguments.items():
             if isinstance(value, Dispatch):
-                raise self.error(f"passing {name!r} to {describe_callable(fn)}: a nested function defined "
-                                 "differently on different paths", "pass a function defined once, or call it "
-                                 "here and pass its result", node)
+                raise self.error(f"passing a nested function as {name!r} to {describe_callable(fn)}",
+                                 "it is defined differently on different paths; pass a function defined once, or "
+                                 "call it here and pass its result", node)
             if not isinstance(value, (ir.Var, ir.Const, ir.Call, ir.Slice, ir.Display, Choice, Once, Nested, Known,
                                       Inline, Record)):
                 if not _is_plain_constant(value):
@@ -620,7 +620,8 @@ class ExpressionConverter:
             raise self.error(f"the call of the gradient {fn!r}", "differentiating a gradient in reverse mode would "
                              "be reverse over reverse, which s2s_ad does not do; take higher derivatives with "
                              "grad(grad(f)), s2s_ad.hessian or s2s_ad.jvp of the gradient", node)
-        if isinstance(fn, type) and not rules.is_known(fn):
+        if isinstance(fn, type) and isinstance(getattr(fn, "__init__", None), types.FunctionType) \
+                and not rules.is_known(fn):  # a class of Python code (builtins such as zip are no objects of this kind)
             raise self.error(f"making a {fn.__name__} object", "only dicts, lists, tuples, namedtuples and "
                              "dataclasses (whose fields are known) can be made in a differentiated function; make "
                              "the object outside it and pass it in (its methods and attributes can be used)", node)

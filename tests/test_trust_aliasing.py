@@ -312,14 +312,15 @@ def test_a_record_the_reverse_sweep_never_reads_is_taken_out_of_its_push_and_pop
     for stmt in ir.walk(loop.body):  # make the reverse sweep stop reading the first popped value
         if isinstance(stmt, ir.Assign) and unread in set(ir.names_read(stmt.value)):
             stmt.value = ir.Const(0.0)
-    pushes = lambda body: [s for s in ir.walk(body) if isinstance(s, ir.Assign) and s.target == pop.targets[-1]
-                           and isinstance(s.value, ir.Display)]
-    before = pushes(adjoint.body)
+    # the pushes that pair with this pop (a loop also records the slices its stores overwrite)
+    pushes = lambda body, size: [s for s in ir.walk(body) if isinstance(s, ir.Assign) and s.target == pop.targets[-1]
+                                 and isinstance(s.value, ir.Display) and len(s.value.items) == size]
+    before = pushes(adjoint.body, len(pop.targets))
     tidied = drop_unread_records(adjoint)
     check_tape(tidied)  # still paired
     (new_pop,) = [s for s in _pops(next(s for s in tidied.body if isinstance(s, ir.For) and s.reverse).body)
                   if s.targets[-1] == pop.targets[-1]][:1]
     assert unread not in new_pop.targets and len(new_pop.targets) == len(pop.targets) - 1
-    after = pushes(tidied.body)
-    assert [len(s.value.items) for s in after] == [len(s.value.items) - 1 for s in before]
+    after = pushes(tidied.body, len(pop.targets) - 1)
+    assert before and len(after) == len(before)
     assert drop_unread_records(_adjoint_ir(af.recurrence, ("array1", "array1"))).body  # nothing to drop: unchanged
