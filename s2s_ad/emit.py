@@ -7,6 +7,8 @@ functions, each bound once under a readable name).  Each statement is
 printed by astor, or, if it is short and plain, written directly as astor
 would print it (``linetext.py``); a ``# line N`` comment marks where the
 user's line changes, so every generated statement can be traced to its origin.
+An ``if``/``elif`` chain too long for Python to compile nested (the IR nests each
+``elif`` in an ``else``) is laid out as a flat sequence of guarded links.
 """
 from __future__ import annotations
 
