@@ -292,6 +292,21 @@ class ExpressionConverter:
         return ir.Call(fn, tuple(self.convert(a) for a in node.args),
                        tuple((k.arg, self.convert(k.value)) for k in node.keywords))
 
+    def _JoinedStr(self, node: gast.JoinedStr) -> ir.Expr:
+        """An f-string (parse.py lets through only those printed, logged or asserted with)."""
+        layout, values = [], []
+        for part in node.values:
+            if isinstance(part, gast.Constant):
+                layout.append(part.value)
+                continue
+            spec = part.format_spec
+            if spec is not None and not all(isinstance(v, gast.Constant) for v in spec.values):
+                raise self.error("an f-string with a computed format", "write the format out", part)
+            text = "".join(v.value for v in spec.values) if spec is not None else ""
+            layout.append((part.conversion, text))
+            values.append(self.convert(part.value))
+        return ir.Call(runtime.formatted, (ir.Const(tuple(layout)),) + tuple(values))
+
     def resolve(self, node: Any) -> Any:
         """What a name or a chain of attributes of a global means (``LOG.info``), else None."""
         if isinstance(node, gast.Name):

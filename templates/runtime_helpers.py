@@ -11,7 +11,7 @@ would hide the helper its own body calls.)
 import numpy as np
 
 from s2s_ad.rules import adjoint, fresh_arrays, nondifferentiable, tangent
-from s2s_ad.runtime import (added_at, broadcast_reduced, checkpoint_stride, concatenate_grad, cumsum_grad,
+from s2s_ad.runtime import (added_at, broadcast_reduced, check_assertion, formatted, random_states, set_random_states, checkpoint_stride, concatenate_grad, cumsum_grad,
                             expand_reduced, getitem_grad, inverse_axes, matmul_grad_a, matmul_grad_b,
                             pad_grad, prod_others, prod_others_jvp, stack_grad, stop_gradient, stored_part,
                             unbroadcast, unbroadcast_to, writable_copy, zero_tangent,
@@ -20,6 +20,7 @@ from s2s_ad.runtime import (added_at, broadcast_reduced, checkpoint_stride, conc
 nondifferentiable(zeros_like, zero_tangent, inverse_axes)
 nondifferentiable(stop_gradient, elementwise=True)
 nondifferentiable(checkpoint_stride)
+nondifferentiable(formatted, check_assertion, random_states, set_random_states)  # strings, checks, states
 fresh_arrays(zeros_like, zero_tangent, writable_copy, broadcast_reduced, getitem_grad, added_at)
 
 

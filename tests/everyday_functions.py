@@ -422,3 +422,10 @@ def helper_draws_in_a_checkpointed_loop(x):
     for t in s2s_ad.checkpointed(range(4), every=2):
         s = np.cos(s) + _noisy_square(s) * 0.1
     return s
+
+
+def with_fstring_print(x):
+    y = np.sin(x)
+    print(f"sum {np.sum(y):.3f}, first {x[0]!r}")
+    assert np.all(np.abs(y) <= 1.0), f"out of range: {y}"
+    return np.sum(y * y)

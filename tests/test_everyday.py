@@ -258,3 +258,9 @@ def _prints_in_a_checkpointed_loop(x):
 def test_effects_in_a_checkpointed_loop_are_refused():
     with pytest.raises(s2s_ad.TransformError, match="print, assert, logging or warnings in a checkpointed loop"):
         s2s_ad.grad(_prints_in_a_checkpointed_loop)(0.5)
+
+
+def test_f_strings_in_prints_and_assert_messages(capsys):
+    g = s2s_ad.grad(ef.with_fstring_print)(X)
+    assert capsys.readouterr().out == f"sum {np.sum(np.sin(X)):.3f}, first {X[0]!r}\n"
+    np.testing.assert_allclose(g, 2 * np.sin(X) * np.cos(X))
