@@ -264,3 +264,30 @@ def test_f_strings_in_prints_and_assert_messages(capsys):
     g = s2s_ad.grad(ef.with_fstring_print)(X)
     assert capsys.readouterr().out == f"sum {np.sum(np.sin(X)):.3f}, first {X[0]!r}\n"
     np.testing.assert_allclose(g, 2 * np.sin(X) * np.cos(X))
+
+
+_NAMESPACE = {}
+exec("def typed_in(n):\n    return n * 2.0\n", _NAMESPACE)
+_TYPED_IN = _NAMESPACE["typed_in"]  # no readable source
+
+
+def _calls_a_function_without_source(x):
+    return np.sum(x * _TYPED_IN(3))
+
+
+def test_a_function_without_source_runs_on_constants():
+    np.testing.assert_allclose(s2s_ad.grad(_calls_a_function_without_source)(X), 6.0 * np.ones(3))
+
+
+def test_a_data_object_method_sees_the_object_as_it_is_at_each_call():
+    saved = ef.SETTINGS
+    try:
+        df = s2s_ad.grad(ef.with_data_method)
+        np.testing.assert_allclose(df(X), 3.0 + 2 * X)
+        ef.SETTINGS.scale = 2.0  # changed in place: the method reads it when it runs
+        np.testing.assert_allclose(df(X), 4.0 + 2 * X)
+        ef.SETTINGS = ef.Settings(0.5)  # rebound: the cached code is not stale
+        np.testing.assert_allclose(df(X), 1.0 + 2 * X)
+    finally:
+        saved.scale = 1.5
+        ef.SETTINGS = saved
