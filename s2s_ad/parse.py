@@ -3,9 +3,10 @@
 Input: a plain Python function object.  Output: a ``ParsedFunction`` with
 the ``gast.FunctionDef`` (decorators dropped, line numbers made absolute in
 the user's file), a resolver for the free names (globals, closure cells,
-builtins), and the parameters.  Before returning, the whole body is checked
-against the supported subset, so that refusals come early with file, line
-and column.
+builtins), and the parameters.  Before returning, everyday statements are
+rewritten into the subset (``sugar.py``: annotated assignments, lambdas),
+and the whole body is checked against the subset, so that refusals come
+early with file, line and column.
 """
 from __future__ import annotations
 

@@ -429,3 +429,19 @@ def with_fstring_print(x):
     print(f"sum {np.sum(y):.3f}, first {x[0]!r}")
     assert np.all(np.abs(y) <= 1.0), f"out of range: {y}"
     return np.sum(y * y)
+
+
+def index_updates_in_a_loop(x):
+    b = np.zeros(3)
+    for i in range(3):
+        b[i] += x[i] * x[(i + 1) % 3]
+        b[i] *= x[i]
+    b -= x ** 3
+    return np.sum(b * b)
+
+
+def repeated_fancy_index_update(x):
+    b = np.zeros(3)
+    idx = np.array([0, 0, 2])
+    b[idx] += x * x
+    return np.sum(b * x)
