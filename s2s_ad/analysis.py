@@ -348,7 +348,7 @@ def check_constant_calls(fn: ir.Function, facts: Analysis) -> None:
         if not (isinstance(stmt, ir.Assign) and isinstance(stmt.value, ir.Call)):
             continue
         call = stmt.value
-        if generated and _private_draw(call.fn):
+        if generated and private_draw(call.fn):
             raise TransformError(f"the random draw {describe_callable(call.fn)} in a derivative of a derivative",
                                  "it is taken in several passes, and each would draw again from this generator; "
                                  "draw with np.random.* (replayed in each pass) or pass the draws in as an argument",
@@ -361,7 +361,7 @@ def check_constant_calls(fn: ir.Function, facts: Analysis) -> None:
                                  line=stmt.line)
 
 
-def _private_draw(fn: Any) -> bool:
+def private_draw(fn: Any) -> bool:
     """A draw from a generator other than the global ones ``api._Draws`` replays."""
     owner = getattr(fn, "__self__", None)
     if isinstance(owner, random.Random):

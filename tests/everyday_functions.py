@@ -445,3 +445,14 @@ def repeated_fancy_index_update(x):
     idx = np.array([0, 0, 2])
     b[idx] += x * x
     return np.sum(b * x)
+
+
+def _draws_from_the_generator(v):
+    return v * RNG.normal()
+
+
+def generator_draws_in_a_checkpointed_loop(x):
+    s = x
+    for t in s2s_ad.checkpointed(range(4), every=2):
+        s = np.sin(s) + _draws_from_the_generator(s)
+    return s

@@ -23,6 +23,7 @@ X = np.array([0.3, 0.7, -0.4])
 # swamps central differences; a view refusal; generator draws.
 SPECIAL = {"with_random_noise", "noise_in_a_loop", "noise_from_a_generator", "float32_buffer",
            "noise_in_a_checkpointed_loop", "helper_draws_in_a_checkpointed_loop",
+           "generator_draws_in_a_checkpointed_loop",
            "cast_to_int_carries_nothing", "chained_middle_is_random",
            "chained_short_circuit", "list_of_zeros_written"}
 FUNCTIONS = [fn for name, fn in inspect.getmembers(ef, inspect.isfunction)
@@ -291,3 +292,10 @@ def test_a_data_object_method_sees_the_object_as_it_is_at_each_call():
     finally:
         saved.scale = 1.5
         ef.SETTINGS = saved
+
+
+def test_a_generator_object_drawn_from_in_a_checkpointed_loop_is_refused():
+    with pytest.raises(s2s_ad.TransformError, match=r"a draw from a generator object \(Generator.normal\) in a "
+                                                    "checkpointed loop") as caught:
+        s2s_ad.grad(ef.generator_draws_in_a_checkpointed_loop)(0.5)
+    assert caught.value.line == ef.generator_draws_in_a_checkpointed_loop.__code__.co_firstlineno + 2
