@@ -456,3 +456,11 @@ def generator_draws_in_a_checkpointed_loop(x):
     for t in s2s_ad.checkpointed(range(4), every=2):
         s = np.sin(s) + _draws_from_the_generator(s)
     return s
+
+
+def _vector_noise(x):
+    return x * RNG.normal(size=3)
+
+
+def vector_of_generator_noise(x):
+    return _vector_noise(x) * x

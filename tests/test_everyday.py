@@ -23,7 +23,7 @@ X = np.array([0.3, 0.7, -0.4])
 # swamps central differences; a view refusal; generator draws.
 SPECIAL = {"with_random_noise", "noise_in_a_loop", "noise_from_a_generator", "float32_buffer",
            "noise_in_a_checkpointed_loop", "helper_draws_in_a_checkpointed_loop",
-           "generator_draws_in_a_checkpointed_loop",
+           "generator_draws_in_a_checkpointed_loop", "vector_of_generator_noise",
            "cast_to_int_carries_nothing", "chained_middle_is_random",
            "chained_short_circuit", "list_of_zeros_written"}
 FUNCTIONS = [fn for name, fn in inspect.getmembers(ef, inspect.isfunction)
@@ -299,3 +299,18 @@ def test_a_generator_object_drawn_from_in_a_checkpointed_loop_is_refused():
                                                     "checkpointed loop") as caught:
         s2s_ad.grad(ef.generator_draws_in_a_checkpointed_loop)(0.5)
     assert caught.value.line == ef.generator_draws_in_a_checkpointed_loop.__code__.co_firstlineno + 2
+
+
+def test_multi_pass_derivatives_of_generator_draws_are_refused():
+    with pytest.raises(s2s_ad.TransformError, match=r"draws from a generator object \(Generator.normal\)"):
+        s2s_ad.jacobian(ef.vector_of_generator_noise)(X)
+    with pytest.raises(s2s_ad.TransformError, match="random draw"):
+        s2s_ad.hessian(ef.noise_from_a_generator)(X)
+    np.random.seed(2)
+    state = np.random.get_state()
+    noise = np.random.normal(size=3)
+    np.random.set_state(state)
+
+    def vector_noise(x):
+        return x * x * np.random.normal(size=3)
+    np.testing.assert_allclose(s2s_ad.jacobian(vector_noise)(X), np.diag(2 * X * noise))
