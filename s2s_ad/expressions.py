@@ -427,7 +427,7 @@ _REFUSED_CALLS = {
 
 def _reports(fn: Any) -> bool:
     """Whether ``fn`` only reports (prints, logs, warns): what may be called for its effect."""
-    if fn is print or fn is warnings.warn or fn is runtime.check_assertion:
+    if any(fn is f for f in (print, warnings.warn, runtime.check_assertion, runtime.set_random_states)):
         return True
     owner = getattr(fn, "__self__", None)
     if isinstance(owner, (logging.Logger, logging.LoggerAdapter)):

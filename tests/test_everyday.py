@@ -314,3 +314,17 @@ def test_multi_pass_derivatives_of_generator_draws_are_refused():
     def vector_noise(x):
         return x * x * np.random.normal(size=3)
     np.testing.assert_allclose(s2s_ad.jacobian(vector_noise)(X), np.diag(2 * X * noise))
+
+
+def test_second_derivative_through_a_checkpointed_loop_that_draws():
+    np.random.seed(1)
+    state = np.random.get_state()
+    g = s2s_ad.grad(ef.noise_in_a_checkpointed_loop)
+
+    def same_draws(v):
+        np.random.set_state(state)
+        return g(v)
+
+    want = (same_draws(0.5 + 1e-5) - same_draws(0.5 - 1e-5)) / 2e-5
+    np.random.set_state(state)
+    assert s2s_ad.grad(g)(0.5) == pytest.approx(want, rel=1e-6)
