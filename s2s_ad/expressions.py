@@ -461,6 +461,9 @@ def missing_rule(fn: Any) -> Optional[str]:
     if isinstance(getattr(fn, "__func__", None), types.FunctionType) and not isinstance(owner, types.ModuleType):
         return (f"it is a method of a {type(owner).__name__} object, and methods are not differentiated; "
                 f"write the computation as a def that takes the object's numbers as arguments")
+    if isinstance(fn, type) and not issubclass(fn, np.generic) and fn.__module__ != "builtins":
+        return (f"{name} is a class, and objects are not differentiated; pass their numbers to the function "
+                f"as arguments")
     if is_user_function(fn):
         try:
             inspect.getsource(fn)

@@ -360,8 +360,9 @@ def _check_nested(parsed: ParsedFunction, node: gast.FunctionDef, suspects: bool
         raise parsed.error(f"a decorated nested function {node.name!r}", "drop the decorator", node)
     args = node.args
     if args.vararg or args.kwarg or args.kwonlyargs or args.defaults:
-        raise parsed.error(f"the parameters of the nested function {node.name!r}",
-                           "give it plain positional parameters without defaults", node)
+        what = "the lambda" if getattr(node, "from_lambda", False) else f"the nested function {node.name!r}"
+        raise parsed.error(f"the parameters of {what}", "give it plain positional parameters without defaults "
+                           "(a value it needs can be read from the enclosing function)", node)
     body = node.body
     if body and isinstance(body[0], gast.Expr) and isinstance(body[0].value, gast.Constant):
         body = body[1:]

@@ -197,6 +197,16 @@ def _method_on_the_inputs(x):
     return ef.SETTINGS.factor(x[0])
 
 
+def _lambda_with_a_default(x):
+    scale = lambda t, k=2.0: t * k
+    return np.sum(scale(x))
+
+
+def _makes_an_object(x):
+    settings = ef.Settings(x[0])
+    return np.sum(x) * 2.0
+
+
 def _function_passed_to_numpy(x):
     return np.sum(np.apply_along_axis(ef._helper, 0, x))
 
@@ -206,6 +216,8 @@ def _function_passed_to_numpy(x):
     (_lambda_in_a_list, "a lambda that is not bound to a name"),
     (_method_on_the_inputs, "it is a method of a Settings object"),
     (_function_passed_to_numpy, "a function passed as an argument"),
+    (_lambda_with_a_default, "the parameters of the lambda"),
+    (_makes_an_object, "is a class, and objects are not differentiated"),
 ])
 def test_still_refused_with_a_reason(fn, words):
     with pytest.raises(s2s_ad.TransformError, match=words) as caught:
