@@ -373,10 +373,11 @@ def private_draw(fn: Any) -> bool:
 
 def check_element_reads(fn: ir.Function, facts: Analysis) -> None:
     """Refuse a read of ``a[i]`` after ``a`` was written unless ``a[i]`` is one number (``a`` has as
-    many dimensions as the index has integers): otherwise it is a view, which NumPy would show the
-    write through.  A rank the kinds do not prove is refused."""
+    many dimensions as the index has parts, each a number): otherwise it may be a view, which NumPy
+    would show the write through.  What the kinds do not prove is refused."""
     for read in fn.element_reads:
-        rank = facts.rank_of(ir.Var(read.base))
-        if rank is None or rank != read.integers:
-            raise TransformError(f"reading {read.name} after {read.base} was written", read.shared,
+        numbers = all(isinstance(p.value, (int, np.integer)) if isinstance(p, ir.Const) else
+                      facts.shape_of(p) == SCALAR for p in read.index)
+        if not numbers or facts.rank_of(ir.Var(read.array)) != len(read.index):
+            raise TransformError(f"reading {read.name} after {read.array} was written", read.hint,
                                  filename=fn.filename, line=read.line)

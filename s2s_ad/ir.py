@@ -193,8 +193,8 @@ class Function:
     in_place: list["InPlace"] = field(default_factory=list)
     # Reads of ``a[i]`` (integer index) after ``a`` was written: a number if ``a`` has as many
     # dimensions as the index has integers, else a view showing the write.  The pipeline checks them
-    # once argument kinds are known (analysis.check_element_reads); ``shared`` holds the message.
-    element_reads: list["InPlace"] = field(default_factory=list)
+    # once argument kinds are known (analysis.check_element_reads).
+    element_reads: list["ElementRead"] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -207,6 +207,17 @@ class InPlace:
     base: Optional[str] = None  # for a view: the array it views
     integers: int = 0  # for a view by index: how many integer parts the index has
     keeps_dimension: bool = True  # for a view by index: a slice (or None, Ellipsis) keeps a dimension
+
+
+@dataclass(frozen=True)
+class ElementRead:
+    """A read of ``name`` = ``array[index]`` after ``array`` was written (see ``Function.element_reads``)."""
+
+    array: str
+    name: str
+    index: tuple  # the index's parts: atoms
+    line: Optional[int]
+    hint: str  # what the refusal says to do
 
 
 def blocks(stmt: Stmt) -> list[list[Stmt]]:

@@ -464,3 +464,13 @@ def _vector_noise(x):
 
 def vector_of_generator_noise(x):
     return _vector_noise(x) * x
+
+
+def element_read_and_written_in_a_loop(x):
+    out = x * 1.0
+    total = 0.0
+    for i in range(3):
+        v = out[i]
+        out[i] = v * x[i]
+        total = total + v * out[i]
+    return total

@@ -340,3 +340,16 @@ def test_second_derivative_through_a_checkpointed_loop_that_draws():
     want = (same_draws(0.5 + 1e-5) - same_draws(0.5 - 1e-5)) / 2e-5
     np.random.set_state(state)
     assert s2s_ad.grad(g)(0.5) == pytest.approx(want, rel=1e-6)
+
+
+def _slice_in_a_variable(x):
+    out = np.zeros(3)
+    s = slice(0, 2)
+    part = out[s]
+    out[0] = x[0]
+    return np.sum(part * x[1:])
+
+
+def test_an_index_that_is_not_a_number_still_makes_a_view():
+    with pytest.raises(s2s_ad.TransformError, match="reading part after out was written"):
+        s2s_ad.grad(_slice_in_a_variable)(X)
