@@ -395,7 +395,19 @@ def always_returns(body: list) -> bool:
     last = body[-1]
     if isinstance(last, gast.If):
         return always_returns(last.body) and always_returns(last.orelse)
+    if isinstance(last, gast.While) and isinstance(last.test, gast.Constant) and last.test.value is True:
+        return not _breaks(last.body)  # while True: left only by a return
     return isinstance(last, gast.Return)
+
+
+def _breaks(body: list) -> bool:
+    """Whether a ``break`` in ``body`` leaves the loop whose body it is (not an inner loop's)."""
+    for stmt in body:
+        if isinstance(stmt, gast.Break):
+            return True
+        if isinstance(stmt, gast.If) and (_breaks(stmt.body) or _breaks(stmt.orelse)):
+            return True
+    return False
 
 
 def _is_list_append(stmt: Any) -> bool:

@@ -474,3 +474,16 @@ def element_read_and_written_in_a_loop(x):
         out[i] = v * x[i]
         total = total + v * out[i]
     return total
+
+
+def _newton_sqrt(a):
+    x = a
+    while True:
+        nx = 0.5 * (x + a / x)
+        if abs(nx - x) < 1e-12:
+            return nx
+        x = nx
+
+
+def ends_in_while_true(x):
+    return _newton_sqrt(x[0] * x[0] + 1.0) * x[1] + x[2]

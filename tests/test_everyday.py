@@ -353,3 +353,9 @@ def _slice_in_a_variable(x):
 def test_an_index_that_is_not_a_number_still_makes_a_view():
     with pytest.raises(s2s_ad.TransformError, match="reading part after out was written"):
         s2s_ad.grad(_slice_in_a_variable)(X)
+
+
+def test_a_function_that_ends_in_while_true_returning_inside():
+    a = 2.0
+    assert s2s_ad.grad(ef._newton_sqrt)(a) == pytest.approx(0.5 / np.sqrt(a), rel=1e-12)
+    assert s2s_ad.grad(s2s_ad.grad(ef._newton_sqrt))(a) == pytest.approx(-0.25 * a ** -1.5, rel=1e-9)
