@@ -298,7 +298,7 @@ def _indexed_rank(call: ir.Call, ndim: dict[str, int], class_of) -> Optional[int
         return None
     parts = index.items if isinstance(index, ir.Display) else (index,)
     if not all(not isinstance(p, (ir.Slice, ir.Display)) and class_of(p) == SCALAR
-               and not (isinstance(p, ir.Const) and p.value is None) for p in parts):
+               and not (isinstance(p, ir.Const) and (p.value is None or p.value is Ellipsis)) for p in parts):
         return None
     if isinstance(index, ir.Const) and isinstance(index.value, np.ndarray):
         return None

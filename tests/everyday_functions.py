@@ -487,3 +487,10 @@ def _newton_sqrt(a):
 
 def ends_in_while_true(x):
     return _newton_sqrt(x[0] * x[0] + 1.0) * x[1] + x[2]
+
+
+def ellipsis_store_and_read(x):
+    out = np.zeros((3, 2))
+    out[..., 0] = x
+    out[..., 1] = x * x
+    return np.sum(out[..., 1] * out[:, 0])
