@@ -494,3 +494,41 @@ def ellipsis_store_and_read(x):
     out[..., 0] = x
     out[..., 1] = x * x
     return np.sum(out[..., 1] * out[:, 0])
+
+
+def alias_of_fresh(x):
+    y = np.exp(x)
+    z = y
+    y[0] = x[1] * 5.0
+    return np.sum(z * x)
+
+
+def self_reads(x):
+    y = np.sin(x)
+    y[0] = y[1] * y[2]
+    y[1] = y[0] + x[0]
+    return np.sum(y * y)
+
+
+def masked_on_self(x):
+    y = np.where(x > 0, x, 0.0)
+    y[y < 0.4] = 0.5 * x[y < 0.4]
+    return np.sum(y ** 2)
+
+
+def neg_pos_pow(x):
+    a = -x
+    a[0] = x[1] ** 2
+    b = x ** 1
+    b[1] = a[0] * x[2]
+    c = +x
+    c[2] = b[1]
+    return np.sum(a * b * c) + np.sum(x)
+
+
+def zero_plus(x):
+    y = 0.0 + x
+    y[0] = y[1] * y[2]
+    y += x
+    y *= 2.0
+    return np.sum(y * x)
