@@ -532,3 +532,32 @@ def zero_plus(x):
     y += x
     y *= 2.0
     return np.sum(y * x)
+
+
+def lambda_in_loop(x):
+    total = 0.0
+    for i in range(3):
+        f = lambda t: t * x[i]
+        total = total + f(x[(i + 1) % 3])
+    return total
+
+
+def late_binding(x):
+    a = x[0]
+    f = lambda t: a * t
+    a = x[1]
+    return f(x[2]) + a
+
+
+def chained_value(x):
+    inside = 0.0 < x[0] < 1.0
+    return x[1] * inside + x[2] * (x[1] > x[2] > -1.0)
+
+
+def _apply2(fn, u, v):
+    return fn(u) + fn(v) * u
+
+
+def lambda_two_uses(x):
+    k = x[2]
+    return _apply2(lambda t: np.sin(t) * k, x[0], x[1])
