@@ -489,7 +489,7 @@ def _indexed_rank(call: ir.Call, kind: dict[str, Kind], class_of) -> Optional[in
         return None
     parts = ir.index_parts(index)
     if not all(not isinstance(p, (ir.Slice, ir.Display)) and class_of(p) == SCALAR
-               and not (isinstance(p, ir.Const) and p.value is None) for p in parts):
+               and not (isinstance(p, ir.Const) and (p.value is None or p.value is Ellipsis)) for p in parts):
         return None
     if isinstance(index, ir.Const) and isinstance(index.value, np.ndarray):
         return None
@@ -589,7 +589,7 @@ def check_constant_calls(fn: ir.Function, facts: Analysis) -> None:
         if not (isinstance(stmt, ir.Assign) and isinstance(stmt.value, ir.Call)):
             continue
         call = stmt.value
-        if generated and _private_draw(call.fn):
+        if generated and private_draw(call.fn):
             raise TransformError(f"the random draw {describe_callable(call.fn)} in a derivative of a derivative",
                                  "it is taken in several passes, and each would draw again from this generator; "
                                  "draw with np.random.* (replayed in each pass) or pass the draws in as an argument",
@@ -602,7 +602,7 @@ def check_constant_calls(fn: ir.Function, facts: Analysis) -> None:
                                  line=stmt.line)
 
 
-def _private_draw(fn: Any) -> bool:
+def private_draw(fn: Any) -> bool:
     """A draw from a generator other than the global ones ``api._Draws`` replays."""
     owner = getattr(fn, "__self__", None)
     if isinstance(owner, random.Random):
@@ -614,10 +614,11 @@ def _private_draw(fn: Any) -> bool:
 
 def check_element_reads(fn: ir.Function, facts: Analysis) -> None:
     """Refuse a read of ``a[i]`` after ``a`` was written unless ``a[i]`` is one number (``a`` has as
-    many dimensions as the index has integers): otherwise it is a view, which NumPy would show the
-    write through.  A rank the kinds do not prove is refused."""
+    many dimensions as the index has parts, each a number): otherwise it may be a view, which NumPy
+    would show the write through.  What the kinds do not prove is refused."""
     for read in fn.element_reads:
-        rank = facts.rank_of(ir.Var(read.base))
-        if rank is None or rank != read.integers:
-            raise TransformError(f"reading {read.name} after {read.base} was written", read.shared,
+        numbers = all(isinstance(p.value, (int, np.integer)) if isinstance(p, ir.Const) else
+                      facts.shape_of(p) == SCALAR for p in read.index)
+        if not numbers or facts.rank_of(ir.Var(read.array)) != len(read.index):
+            raise TransformError(f"reading {read.name} after {read.array} was written", read.hint,
                                  filename=fn.filename, line=read.line)

@@ -30,7 +30,7 @@ from .cache import TransformCache, is_current, name_the_users_line
 from .errors import TransformError
 from .parse import Snapshot
 from .pipeline import (STAGES, Built, build_derivative_of, build_forward, build_gradient_only, build_reverse,
-                       build_split, leaf_kinds)
+                       build_split, leaf_kinds, private_draw_in)
 from .selfcheck import dot_product_test, switched_on_by_environment
 
 Wrt = Union[int, str, Sequence[Union[int, str]]]
@@ -705,6 +705,13 @@ class Jacobian:
 
     def _forward(self, values: tuple, positions: list[int], out: Any, draws: _Draws) -> list:
         tangent_fn = _tangent_function(self.fn, self.wrt, values)
+        passes = sum(np.size(values[i]) for i in positions)
+        found = private_draw_in(self.fn) if passes > 1 and not isinstance(self.fn, GradientFunction) else None
+        if found:  # (a gradient's code is checked where it is transformed: analysis.check_constant_calls)
+            raise TransformError(f"the jacobian of {self.fn.__name__}, which draws from a generator object "
+                                 f"({found})", "forward mode takes a pass per input element, and each would "
+                                 "draw other numbers; draw with np.random.* (replayed in each pass), or pass "
+                                 "the draws in as an argument")
         zeros = [np.zeros_like(values[i], dtype=float) for i in positions]
         blocks = []
         for k, i in enumerate(positions):

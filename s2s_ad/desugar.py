@@ -127,7 +127,9 @@ class Desugar:
             node.body = self.hoist(node.body)
         body = node.body
         final = body[-1]
-        early = kinds[gast.Return] > 1  # (a nested function's return counts too: flags it may not need)
+        # (a nested function's return counts too: flags it may not need; a function ending in an
+        # if/else or a while True that returns has no final return of its own)
+        early = kinds[gast.Return] > 1 or not isinstance(final, gast.Return)
         if not early:
             node.body = self.block(body[:-1])[0] + [final]
             return bool(kinds[gast.ListComp] or kinds[gast.Break] or kinds[gast.Continue])

@@ -425,6 +425,21 @@ class ExpressionConverter:
         return ir.Call(fn, tuple(self.convert(a) for a in node.args),
                        tuple((k.arg, self.convert(k.value)) for k in node.keywords))
 
+    def _JoinedStr(self, node: gast.JoinedStr) -> ir.Expr:
+        """An f-string (parse.py lets through only those printed, logged or asserted with)."""
+        layout, values = [], []
+        for part in node.values:
+            if isinstance(part, gast.Constant):
+                layout.append(part.value)
+                continue
+            spec = part.format_spec
+            if spec is not None and not all(isinstance(v, gast.Constant) for v in spec.values):
+                raise self.error("an f-string with a computed format", "write the format out", part)
+            text = "".join(v.value for v in spec.values) if spec is not None else ""
+            layout.append((part.conversion, text))
+            values.append(self.convert(part.value))
+        return ir.Call(runtime.formatted, (ir.Const(tuple(layout)),) + tuple(values))
+
     def resolve(self, node: Any) -> Any:
         """What a name or a chain of attributes of a global means (``LOG.info``), else None."""
         if isinstance(node, gast.Name):
@@ -637,6 +652,12 @@ _REFUSED_CALLS = {
     exec: "code built at run time cannot be transformed; write the statements out",
     print: "a differentiated function must be pure; print outside it, or print df's result",
     open: "a differentiated function must be pure; read files outside it and pass the data in",
+    np.load: "a differentiated function must be pure; read files outside it and pass the data in",
+    np.loadtxt: "a differentiated function must be pure; read files outside it and pass the data in",
+    np.genfromtxt: "a differentiated function must be pure; read files outside it and pass the data in",
+    np.save: "a differentiated function must be pure; write files outside it, from its result",
+    np.savetxt: "a differentiated function must be pure; write files outside it, from its result",
+    np.savez: "a differentiated function must be pure; write files outside it, from its result",
     input: "a differentiated function must be pure; ask outside it and pass the answer in",
     setattr: "a differentiated function must not mutate objects; return the new value instead",
     globals: "pass what you need as arguments",
@@ -646,7 +667,8 @@ _REFUSED_CALLS = {
 
 def _reports(fn: Any) -> bool:
     """Whether ``fn`` only reports (prints, logs, warns): what may be called for its effect."""
-    if fn is print or fn is warnings.warn or fn in (runtime.check_assertion, runtime.check_number_update):
+    if any(fn is f for f in (print, warnings.warn, runtime.check_assertion, runtime.set_random_states,
+                             runtime.check_number_update)):
         return True
     owner = getattr(fn, "__self__", None)
     if isinstance(owner, (logging.Logger, logging.LoggerAdapter)):
@@ -680,6 +702,9 @@ def missing_rule(fn: Any) -> Optional[str]:
     if isinstance(getattr(fn, "__func__", None), types.FunctionType) and not isinstance(owner, types.ModuleType):
         return (f"it is a method of a {type(owner).__name__} object, and methods are not differentiated; "
                 f"write the computation as a def that takes the object's numbers as arguments")
+    if isinstance(fn, type) and not issubclass(fn, np.generic) and fn.__module__ != "builtins":
+        return (f"{name} is a class, and objects are not differentiated; pass their numbers to the function "
+                f"as arguments")
     if is_user_function(fn):
         try:
             inspect.getsource(fn)

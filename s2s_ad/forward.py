@@ -103,6 +103,7 @@ class TangentSweep:
         self.primal_of: dict[str, str] = {}  # tangent name -> its primal's name
         self.merged = {s.target for s in ir.walk(fn.body) if isinstance(s, ir.Assign) and s.merge}
         self.aliases: dict[str, ir.Var] = {}  # primal name -> the tangent it shares
+        self.stored = {s.array for s in ir.walk(fn.body) if isinstance(s, ir.Store)}  # arrays written in place
         self.line: Optional[int] = None
         self.out: list[ir.Stmt] = []
 
@@ -210,7 +211,10 @@ class TangentSweep:
     def bind(self, target: str, tangent: ir.Expr) -> None:
         """``t_target = tangent``; a tangent that is another one's name passes through instead
         (no ``t_a = t_x`` copies), unless that name is a merge variable a loop may change later."""
-        if isinstance(tangent, ir.Var) and self.primal_of.get(tangent.name) not in self.merged:
+        if isinstance(tangent, ir.Var) and target in self.stored:
+            # y = x + 0.0 then y[0] = ...: y's tangent is changed in place too, so it is a copy of t_x
+            tangent = ir.Call(np.copy, (tangent,))
+        elif isinstance(tangent, ir.Var) and self.primal_of.get(tangent.name) not in self.merged:
             self.aliases[target] = tangent
             return
         self.emit(ir.Assign(self.tangent_name(target), tangent, self.line))

@@ -193,8 +193,8 @@ class Function:
     in_place: list["InPlace"] = field(default_factory=list)
     # Reads of ``a[i]`` (integer index) after ``a`` was written: a number if ``a`` has as many
     # dimensions as the index has integers, else a view showing the write.  The pipeline checks them
-    # once argument kinds are known (analysis.check_element_reads); ``shared`` holds the message.
-    element_reads: list["InPlace"] = field(default_factory=list)
+    # once argument kinds are known (analysis.check_element_reads).
+    element_reads: list["ElementRead"] = field(default_factory=list)
     # Containers (containers.py): the SSA parameters holding each container parameter's leaves, the
     # structure of a container result (returned as a tuple of its leaves) and, for has_aux, the
     # auxiliary result (an atom or a display of atoms) and its structure.
@@ -217,6 +217,17 @@ class InPlace:
     # The run-time check before the new binding that the value is a number (``Effect``); the
     # pipeline drops it where the kinds prove that (analysis.check_in_place).
     guard: Optional["Effect"] = field(default=None, compare=False)
+
+
+@dataclass(frozen=True)
+class ElementRead:
+    """A read of ``name`` = ``array[index]`` after ``array`` was written (see ``Function.element_reads``)."""
+
+    array: str
+    name: str
+    index: tuple  # the index's parts: atoms
+    line: Optional[int]
+    hint: str  # what the refusal says to do
 
 
 def blocks(stmt: Stmt) -> list[list[Stmt]]:

@@ -187,7 +187,8 @@ class Lowering:
         self.merged_from: dict[str, str] = {}  # merge variables that may be an array another name holds
         self.holders: dict[str, str] = {}  # SSA name -> a user's name that may view or hold its array
         self.in_place: list[ir.InPlace] = []
-        self.element_reads: list[ir.InPlace] = []  # see ir.Function.element_reads
+        self.element_reads: list[ir.ElementRead] = []  # see ir.Function.element_reads
+        self.element_index: dict[str, tuple] = {}  # a[i, j] by atoms only: the index's parts
         self.params: dict[str, str] = {}  # SSA name of each parameter -> the user's name
         # Values already computed in this statement, by block: (id(block), operation) -> the atom.
         # Forgotten at each statement and each store, so a reused value is never stale.
@@ -283,6 +284,8 @@ class Lowering:
         keeps = any(isinstance(p, ir.Slice) or (isinstance(p, ir.Const) and (p.value is None or p.value is Ellipsis))
                     for p in parts)
         self.view_values[name] = (base, len(parts), keeps)
+        if not keeps and all(isinstance(p, (ir.Var, ir.Const)) for p in parts):
+            self.element_index[name] = tuple(parts)  # maybe one element: see read
 
     def read(self, name: str) -> Optional[ir.Expr]:
         """What the user's local ``name`` holds now (``None`` if it is not a local)."""
@@ -294,13 +297,12 @@ class Lowering:
                         f"what a function returned for it), "
                         f"and NumPy would show the new values through it; copy it where you take it (.copy()), "
                         f"or use float(...) for one number")
-                base, integers, keeps = self.view_values.get(value.name, (None, 0, True))
-                if base != array or keeps:
+                index = self.element_index.get(value.name)
+                if index is None or self.view_values[value.name][0] != array:
                     raise TransformError(f"reading {name} after {array} was written", hint,
                                          filename=self.parsed.filename, line=self.line)
-                # first = out[0]: one number if out is 1-d, which only the argument kinds tell
-                self.element_reads.append(ir.InPlace(value.name, name, hint, self.line, None, base, integers,
-                                                     keeps_dimension=False))
+                # first = out[0]: one number if out is 1-d and 0 a number, which only the kinds tell
+                self.element_reads.append(ir.ElementRead(array, name, index, self.line, hint))
         return value
 
     def lower_block(self, stmts: list) -> list[ir.Stmt]:

@@ -3,9 +3,10 @@
 Input: a plain Python function object.  Output: a ``ParsedFunction`` with
 the ``gast.FunctionDef`` (decorators dropped, line numbers made absolute in
 the user's file), a resolver for the free names (globals, closure cells,
-builtins), and the parameters.  Before returning, the whole body is checked
-against the supported subset, so that refusals come early with file, line
-and column.
+builtins), and the parameters.  Before returning, everyday statements are
+rewritten into the subset (``sugar.py``: annotated assignments, lambdas),
+and the whole body is checked against the subset, so that refusals come
+early with file, line and column.
 
 What is parsed is what runs: a function a decorator wrapped is read as its
 wrapper (or, for a pass-through wrapper or ``functools.cache``, as the
@@ -278,6 +279,7 @@ class ParsedFunction:
     # Every node of ``node`` as parsed, in ``gast.walk`` order: the subset check walks the tree once,
     # and lowering reads the names and node kinds from this list instead of walking it again.
     nodes: list = field(default_factory=list, repr=False)
+    reported: Optional[set] = field(default=None, repr=False)  # ids of f-string nodes in prints (_reported)
 
     @property
     def name(self) -> str:
@@ -571,7 +573,7 @@ def _check_subset(parsed: ParsedFunction) -> None:
         if kind not in _WATCHED:
             continue
         suspects = suspects or kind in _SUSPECT
-        if node is not parsed.node and kind in _REFUSALS:
+        if node is not parsed.node and kind in _REFUSALS and not (kind is gast.JoinedStr and _reported(parsed, node)):
             raise parsed.error(*_REFUSALS[kind], node)
         if kind in (gast.For, gast.While) and node.orelse:
             raise parsed.error(f"an else clause on a {'for' if kind is gast.For else 'while'} loop",
@@ -612,6 +614,8 @@ def _check_statements(parsed: ParsedFunction, body: list, suspects: bool) -> Non
         if not isinstance(stmt, _STATEMENTS):
             raise parsed.error(f"the statement {type(stmt).__name__}", "rewrite it with assignments", stmt)
         for node in _own_nodes(stmt) if suspects else ():
+            if isinstance(node, (gast.JoinedStr, gast.FormattedValue)) and _reported(parsed, node):
+                continue
             if isinstance(node, gast.expr) and not isinstance(node, _EXPRESSIONS):
                 raise parsed.error(f"the expression {type(node).__name__}", "rewrite it with simpler expressions", node)
 
@@ -622,8 +626,9 @@ def _check_nested(parsed: ParsedFunction, node: gast.FunctionDef, suspects: bool
         raise parsed.error(f"a decorated nested function {node.name!r}", "drop the decorator", node)
     args = node.args
     if args.vararg or args.kwarg or args.kwonlyargs or args.defaults:
-        raise parsed.error(f"the parameters of the nested function {node.name!r}",
-                           "give it plain positional parameters without defaults", node)
+        what = "the lambda" if getattr(node, "from_lambda", False) else f"the nested function {node.name!r}"
+        raise parsed.error(f"the parameters of {what}", "give it plain positional parameters without defaults "
+                           "(a value it needs can be read from the enclosing function)", node)
     body = node.body
     if body and isinstance(body[0], gast.Expr) and isinstance(body[0].value, gast.Constant):
         body = body[1:]
@@ -634,6 +639,20 @@ def _check_nested(parsed: ParsedFunction, node: gast.FunctionDef, suspects: bool
     _check_statements(parsed, body, suspects)
 
 
+def _reported(parsed: ParsedFunction, node: Any) -> bool:
+    """Whether ``node`` is part of an f-string only printed, logged, warned or asserted with: the
+    arguments of a call made as a statement, or an assert's message (lower.py checks the call)."""
+    if parsed.reported is None:
+        parsed.reported = set()
+        for stmt in parsed.nodes:
+            parts = (stmt.value.args + [k.value for k in stmt.value.keywords]
+                     if isinstance(stmt, gast.Expr) and isinstance(stmt.value, gast.Call) else
+                     [stmt.msg] if isinstance(stmt, gast.Assert) and stmt.msg is not None else [])
+            parsed.reported |= {id(n) for part in parts for n in gast.walk(part)
+                                if isinstance(n, (gast.JoinedStr, gast.FormattedValue))}
+    return id(node) in parsed.reported
+
+
 def always_returns(body: list) -> bool:
     """Whether control cannot fall off the end of ``body``: it ends with a return, or with an
     if/else each of whose branches always returns (desugar.py turns those returns into one)."""
@@ -642,7 +661,19 @@ def always_returns(body: list) -> bool:
     last = body[-1]
     if isinstance(last, gast.If):
         return always_returns(last.body) and always_returns(last.orelse)
+    if isinstance(last, gast.While) and isinstance(last.test, gast.Constant) and last.test.value is True:
+        return not _breaks(last.body)  # while True: left only by a return
     return isinstance(last, gast.Return)
+
+
+def _breaks(body: list) -> bool:
+    """Whether a ``break`` in ``body`` leaves the loop whose body it is (not an inner loop's)."""
+    for stmt in body:
+        if isinstance(stmt, gast.Break):
+            return True
+        if isinstance(stmt, gast.If) and (_breaks(stmt.body) or _breaks(stmt.orelse)):
+            return True
+    return False
 
 
 def _is_list_append(stmt: Any) -> bool:

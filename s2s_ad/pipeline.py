@@ -18,10 +18,12 @@ from typing import Any, Callable, Iterator, Optional
 import numpy as np
 
 from . import containers, ir
-from .analysis import SCALAR, Analysis, analyse, check_constant_calls, check_element_reads, check_in_place
+from .analysis import (SCALAR, Analysis, analyse, check_constant_calls, check_element_reads, check_in_place,
+                       private_draw)
 from .cache import SplitAdjoint, TangentCallee, TransformCache, compile_emitted, compile_module, origin_of
 from .errors import TransformError
 from .emit import Emitted, Namespace, emit, emit_module
+from .expressions import is_user_function
 from .factdump import report
 from .forward import forward
 from .hoist import hoist_invariants, hoist_item_reads
@@ -162,6 +164,59 @@ def result_kind(fn: Callable, kinds: Kinds) -> object:
     return kind
 
 
+def _draws_privately(ssa: ir.Function, seen: set) -> Optional[str]:
+    """The first draw from a generator object (``rng.normal()``) ``ssa`` makes, itself or through
+    the functions it calls, named as the user would; None if it makes none."""
+    for stmt in ir.walk(ssa.body):
+        for expr in ir.exprs_of(stmt):
+            for call in _calls_in(expr):
+                if private_draw(call.fn):
+                    return f"{call.fn.__self__.__class__.__name__}.{call.fn.__name__}"
+                if is_user_function(call.fn) and call.fn not in seen:
+                    seen.add(call.fn)
+                    try:
+                        inner = lowered(call.fn)[1]
+                    except TransformError:
+                        continue
+                    found = _draws_privately(inner, seen)
+                    if found:
+                        return found
+    return None
+
+
+def private_draw_in(fn: Callable) -> Optional[str]:
+    """The first draw from a generator object ``fn`` makes, itself or through its helpers (see
+    ``_draws_privately``); None if it makes none or cannot be read."""
+    try:
+        return _draws_privately(lowered(fn)[1], {fn})
+    except TransformError:
+        return None
+
+
+def _calls_in(expr: ir.Expr) -> list:
+    calls, stack = [], [expr]
+    while stack:
+        e = stack.pop()
+        if isinstance(e, ir.Call):
+            calls.append(e)
+        stack.extend(ir.children(e))
+    return calls
+
+
+def _check_checkpointed_draws(ssa: ir.Function) -> None:
+    """Refuse a checkpointed loop that draws from a generator object, itself or in a function it
+    calls: the reverse sweep runs its segments again, which replays the global random states
+    (``runtime.random_states``) but would draw new numbers from the object."""
+    for stmt in ir.walk(ssa.body):
+        if isinstance(stmt, ir.For) and stmt.checkpoint is not None:
+            found = _draws_privately(ir.Function(ssa.name, [], stmt.body), set())
+            if found:
+                raise TransformError(f"a draw from a generator object ({found}) in a checkpointed loop",
+                                     "a segment run again would draw other numbers; draw with np.random.* "
+                                     "(replayed), or draw before the loop and pass the draws in",
+                                     filename=ssa.filename, line=stmt.line)
+
+
 def _analysed(ssa: ir.Function, wrt: list[str], kinds: Kinds) -> tuple[ir.Function, Analysis]:
     """Stage 3 for a function to differentiate: its facts, in-place updates checked against them,
     and then loop-invariant arithmetic on numbers moved out of its loops (the facts still hold)."""
@@ -170,6 +225,7 @@ def _analysed(ssa: ir.Function, wrt: list[str], kinds: Kinds) -> tuple[ir.Functi
     ssa = check_in_place(ssa, facts, kinds_by_param)
     check_constant_calls(ssa, facts)
     check_element_reads(ssa, facts)
+    _check_checkpointed_draws(ssa)
     ssa = hoist_item_reads(ssa, facts.items, facts.uses)
     return hoist_invariants(ssa, lambda expr: facts.shape_of(expr) == SCALAR), facts
 

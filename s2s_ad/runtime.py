@@ -144,6 +144,20 @@ def set_random_states(states: tuple) -> None:
     random.setstate(states[1])
 
 
+def formatted(layout: tuple, *values: Any) -> str:
+    """An f-string: ``layout`` holds its text and, for each value, (conversion, format spec)."""
+    out, next_value = [], iter(values)
+    for part in layout:
+        if isinstance(part, str):
+            out.append(part)
+            continue
+        conversion, spec = part
+        value = next(next_value)
+        value = {115: str, 114: repr, 97: ascii}.get(conversion, lambda v: v)(value)
+        out.append(format(value, spec))
+    return "".join(out)
+
+
 def check_assertion(test: Any, message: Any = None) -> None:
     """``assert test, message`` in generated code (the message is computed before the test)."""
     if not test:

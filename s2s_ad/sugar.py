@@ -77,6 +77,7 @@ def _def(name: str, lam: gast.Lambda, stmt: Any) -> gast.FunctionDef:
                                 type_comment=None)
     if "type_params" in gast.FunctionDef._fields:  # gast 0.6 and later
         function.type_params = []
+    function.from_lambda = True  # for messages: "the lambda", not the name given here
     return _located(function, stmt)
 
 

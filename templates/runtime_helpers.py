@@ -11,7 +11,8 @@ would hide the helper its own body calls.)
 import numpy as np
 
 from s2s_ad.rules import adjoint, fresh_arrays, nondifferentiable, tangent
-from s2s_ad.runtime import (added_at, append_grad, multi_dot_grad, multi_dot_grad_jvp, qr_checked, svd_checked, matrix_power_grad, matrix_power_grad_jvp, cumprod_grad, cumprod_grad_jvp, einsum_grad, expand_quantiles, quantile_linear, quantile_scatter,
+from s2s_ad.runtime import (added_at, check_assertion, formatted, random_states, set_random_states,
+                            append_grad, multi_dot_grad, multi_dot_grad_jvp, qr_checked, svd_checked, matrix_power_grad, matrix_power_grad_jvp, cumprod_grad, cumprod_grad_jvp, einsum_grad, expand_quantiles, quantile_linear, quantile_scatter,
                             quantile_slope, kron_blocks, kron_spread, norm_weight, norm_weight_jvp, solve_columns,
                             trace_grad, broadcast_reduced, diag_grad, diagonal_grad, diff_grad, joined_grad,
                             repeat_grad, sort_grad, take_along_axis_grad, take_grad, tile_grad, checkpoint_stride, concatenate_grad, cumsum_grad, dot_grad_a,
@@ -26,6 +27,7 @@ from s2s_ad.runtime import (added_at, append_grad, multi_dot_grad, multi_dot_gra
 nondifferentiable(zeros_like, zero_tangent, inverse_axes, linspace_weights)
 nondifferentiable(stop_gradient, elementwise=True)
 nondifferentiable(checkpoint_stride, np.broadcast_shapes)
+nondifferentiable(formatted, check_assertion, random_states, set_random_states)  # strings, checks, states
 fresh_arrays(zeros_like, zero_tangent, writable_copy, broadcast_reduced, getitem_grad, added_at)
 
 

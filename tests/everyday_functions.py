@@ -422,3 +422,142 @@ def helper_draws_in_a_checkpointed_loop(x):
     for t in s2s_ad.checkpointed(range(4), every=2):
         s = np.cos(s) + _noisy_square(s) * 0.1
     return s
+
+
+def with_fstring_print(x):
+    y = np.sin(x)
+    print(f"sum {np.sum(y):.3f}, first {x[0]!r}")
+    assert np.all(np.abs(y) <= 1.0), f"out of range: {y}"
+    return np.sum(y * y)
+
+
+def index_updates_in_a_loop(x):
+    b = np.zeros(3)
+    for i in range(3):
+        b[i] += x[i] * x[(i + 1) % 3]
+        b[i] *= x[i]
+    b -= x ** 3
+    return np.sum(b * b)
+
+
+def repeated_fancy_index_update(x):
+    b = np.zeros(3)
+    idx = np.array([0, 0, 2])
+    b[idx] += x * x
+    return np.sum(b * x)
+
+
+def _draws_from_the_generator(v):
+    return v * RNG.normal()
+
+
+def generator_draws_in_a_checkpointed_loop(x):
+    s = x
+    for t in s2s_ad.checkpointed(range(4), every=2):
+        s = np.sin(s) + _draws_from_the_generator(s)
+    return s
+
+
+def _vector_noise(x):
+    return x * RNG.normal(size=3)
+
+
+def vector_of_generator_noise(x):
+    return _vector_noise(x) * x
+
+
+def element_read_and_written_in_a_loop(x):
+    out = x * 1.0
+    total = 0.0
+    for i in range(3):
+        v = out[i]
+        out[i] = v * x[i]
+        total = total + v * out[i]
+    return total
+
+
+def _newton_sqrt(a):
+    x = a
+    while True:
+        nx = 0.5 * (x + a / x)
+        if abs(nx - x) < 1e-12:
+            return nx
+        x = nx
+
+
+def ends_in_while_true(x):
+    return _newton_sqrt(x[0] * x[0] + 1.0) * x[1] + x[2]
+
+
+def ellipsis_store_and_read(x):
+    out = np.zeros((3, 2))
+    out[..., 0] = x
+    out[..., 1] = x * x
+    return np.sum(out[..., 1] * out[:, 0])
+
+
+def alias_of_fresh(x):
+    y = np.exp(x)
+    z = y
+    y[0] = x[1] * 5.0
+    return np.sum(z * x)
+
+
+def self_reads(x):
+    y = np.sin(x)
+    y[0] = y[1] * y[2]
+    y[1] = y[0] + x[0]
+    return np.sum(y * y)
+
+
+def masked_on_self(x):
+    y = np.where(x > 0, x, 0.0)
+    y[y < 0.4] = 0.5 * x[y < 0.4]
+    return np.sum(y ** 2)
+
+
+def neg_pos_pow(x):
+    a = -x
+    a[0] = x[1] ** 2
+    b = x ** 1
+    b[1] = a[0] * x[2]
+    c = +x
+    c[2] = b[1]
+    return np.sum(a * b * c) + np.sum(x)
+
+
+def zero_plus(x):
+    y = 0.0 + x
+    y[0] = y[1] * y[2]
+    y += x
+    y *= 2.0
+    return np.sum(y * x)
+
+
+def lambda_in_loop(x):
+    total = 0.0
+    for i in range(3):
+        f = lambda t: t * x[i]
+        total = total + f(x[(i + 1) % 3])
+    return total
+
+
+def late_binding(x):
+    a = x[0]
+    f = lambda t: a * t
+    a = x[1]
+    return f(x[2]) + a
+
+
+def chained_value(x):
+    inside = 0.0 < x[0] < 1.0
+    return x[1] * inside + x[2] * (x[1] > x[2] > -1.0)
+
+
+def _apply2(fn, u, v):
+    return fn(u) + fn(v) * u
+
+
+def lambda_two_uses(x):
+    k = x[2]
+    return _apply2(lambda t: np.sin(t) * k, x[0], x[1])

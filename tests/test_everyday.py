@@ -23,6 +23,7 @@ X = np.array([0.3, 0.7, -0.4])
 # swamps central differences; a view refusal; generator draws.
 SPECIAL = {"with_random_noise", "noise_in_a_loop", "noise_from_a_generator", "float32_buffer",
            "noise_in_a_checkpointed_loop", "helper_draws_in_a_checkpointed_loop",
+           "generator_draws_in_a_checkpointed_loop", "vector_of_generator_noise",
            "cast_to_int_carries_nothing", "chained_middle_is_random",
            "chained_short_circuit", "list_of_zeros_written"}
 FUNCTIONS = [fn for name, fn in inspect.getmembers(ef, inspect.isfunction)
@@ -196,6 +197,16 @@ def _method_on_the_inputs(x):
     return ef.SETTINGS.factor(x[0])
 
 
+def _lambda_with_a_default(x):
+    scale = lambda t, k=2.0: t * k
+    return np.sum(scale(x))
+
+
+def _makes_an_object(x):
+    settings = ef.Settings(x[0])
+    return np.sum(x) * 2.0
+
+
 def _function_passed_to_numpy(x):
     return np.sum(np.apply_along_axis(ef._helper, 0, x))
 
@@ -205,6 +216,8 @@ def _function_passed_to_numpy(x):
     (_lambda_in_a_list, "a lambda that is not bound to a name"),
     (_method_on_the_inputs, "it is a method of a Settings object"),
     (_function_passed_to_numpy, "a function passed as an argument"),
+    (_lambda_with_a_default, "the parameters of the lambda"),
+    (_makes_an_object, "is a class, and objects are not differentiated"),
 ])
 def test_still_refused_with_a_reason(fn, words):
     with pytest.raises(s2s_ad.TransformError, match=words) as caught:
@@ -258,3 +271,91 @@ def _prints_in_a_checkpointed_loop(x):
 def test_effects_in_a_checkpointed_loop_are_refused():
     with pytest.raises(s2s_ad.TransformError, match="print, assert, logging or warnings in a checkpointed loop"):
         s2s_ad.grad(_prints_in_a_checkpointed_loop)(0.5)
+
+
+def test_f_strings_in_prints_and_assert_messages(capsys):
+    g = s2s_ad.grad(ef.with_fstring_print)(X)
+    assert capsys.readouterr().out == f"sum {np.sum(np.sin(X)):.3f}, first {X[0]!r}\n"
+    np.testing.assert_allclose(g, 2 * np.sin(X) * np.cos(X))
+
+
+_NAMESPACE = {}
+exec("def typed_in(n):\n    return n * 2.0\n", _NAMESPACE)
+_TYPED_IN = _NAMESPACE["typed_in"]  # no readable source
+
+
+def _calls_a_function_without_source(x):
+    return np.sum(x * _TYPED_IN(3))
+
+
+def test_a_function_without_source_runs_on_constants():
+    np.testing.assert_allclose(s2s_ad.grad(_calls_a_function_without_source)(X), 6.0 * np.ones(3))
+
+
+def test_a_data_object_method_sees_the_object_as_it_is_at_each_call():
+    saved = ef.SETTINGS
+    try:
+        df = s2s_ad.grad(ef.with_data_method)
+        np.testing.assert_allclose(df(X), 3.0 + 2 * X)
+        ef.SETTINGS.scale = 2.0  # changed in place: the method reads it when it runs
+        np.testing.assert_allclose(df(X), 4.0 + 2 * X)
+        ef.SETTINGS = ef.Settings(0.5)  # rebound: the cached code is not stale
+        np.testing.assert_allclose(df(X), 1.0 + 2 * X)
+    finally:
+        saved.scale = 1.5
+        ef.SETTINGS = saved
+
+
+def test_a_generator_object_drawn_from_in_a_checkpointed_loop_is_refused():
+    with pytest.raises(s2s_ad.TransformError, match=r"a draw from a generator object \(Generator.normal\) in a "
+                                                    "checkpointed loop") as caught:
+        s2s_ad.grad(ef.generator_draws_in_a_checkpointed_loop)(0.5)
+    assert caught.value.line == ef.generator_draws_in_a_checkpointed_loop.__code__.co_firstlineno + 2
+
+
+def test_multi_pass_derivatives_of_generator_draws_are_refused():
+    with pytest.raises(s2s_ad.TransformError, match=r"draws from a generator object \(Generator.normal\)"):
+        s2s_ad.jacobian(ef.vector_of_generator_noise)(X)
+    with pytest.raises(s2s_ad.TransformError, match="random draw"):
+        s2s_ad.hessian(ef.noise_from_a_generator)(X)
+    np.random.seed(2)
+    state = np.random.get_state()
+    noise = np.random.normal(size=3)
+    np.random.set_state(state)
+
+    def vector_noise(x):
+        return x * x * np.random.normal(size=3)
+    np.testing.assert_allclose(s2s_ad.jacobian(vector_noise)(X), np.diag(2 * X * noise))
+
+
+def test_second_derivative_through_a_checkpointed_loop_that_draws():
+    np.random.seed(1)
+    state = np.random.get_state()
+    g = s2s_ad.grad(ef.noise_in_a_checkpointed_loop)
+
+    def same_draws(v):
+        np.random.set_state(state)
+        return g(v)
+
+    want = (same_draws(0.5 + 1e-5) - same_draws(0.5 - 1e-5)) / 2e-5
+    np.random.set_state(state)
+    assert s2s_ad.grad(g)(0.5) == pytest.approx(want, rel=1e-6)
+
+
+def _slice_in_a_variable(x):
+    out = np.zeros(3)
+    s = slice(0, 2)
+    part = out[s]
+    out[0] = x[0]
+    return np.sum(part * x[1:])
+
+
+def test_an_index_that_is_not_a_number_still_makes_a_view():
+    with pytest.raises(s2s_ad.TransformError, match="reading part after out was written"):
+        s2s_ad.grad(_slice_in_a_variable)(X)
+
+
+def test_a_function_that_ends_in_while_true_returning_inside():
+    a = 2.0
+    assert s2s_ad.grad(ef._newton_sqrt)(a) == pytest.approx(0.5 / np.sqrt(a), rel=1e-12)
+    assert s2s_ad.grad(s2s_ad.grad(ef._newton_sqrt))(a) == pytest.approx(-0.25 * a ** -1.5, rel=1e-9)
