@@ -63,25 +63,25 @@ def _stored_among(nodes: list) -> set[str]:
     return names | {n.value.func.value.id for n in nodes if _is_append(n)}
 
 
-def _binders(stmts: list, name: str) -> tuple[list, bool]:
-    """The defs of ``name`` among ``stmts`` and the blocks they hold (not inside nested defs,
-    whose names are their own), and whether ``name`` is also assigned a value there."""
-    defs, assigned = [], False
+def _binders(stmts: list) -> tuple[dict[str, list], set[str]]:
+    """The defs among ``stmts`` and the blocks they hold, by name (not inside nested defs, whose
+    names are their own), and the names also assigned a value there: one walk for every name."""
+    defs: dict[str, list] = {}
+    assigned: set[str] = set()
     for stmt in stmts:
         if isinstance(stmt, gast.FunctionDef):
-            if stmt.name == name:
-                defs.append(stmt)
+            defs.setdefault(stmt.name, []).append(stmt)
             continue
-        blocks = [getattr(stmt, "body", None), getattr(stmt, "orelse", None)]
         if isinstance(stmt, (gast.If, gast.For, gast.While)):
-            for block in blocks:
-                inner, more = _binders(block or [], name)
-                defs += inner
-                assigned = assigned or more
+            for block in (getattr(stmt, "body", None), getattr(stmt, "orelse", None)):
+                inner, more = _binders(block or [])
+                for name, found in inner.items():
+                    defs.setdefault(name, []).extend(found)
+                assigned |= more
             own = [stmt.test] if not isinstance(stmt, gast.For) else [stmt.target, stmt.iter]
         else:
             own = [stmt]
-        assigned = assigned or name in {n for part in own for n in _stored_names(part)}
+        assigned.update(n for part in own for n in _stored_names(part))
     return defs, assigned
 
 
@@ -539,10 +539,11 @@ class Lowering:
     def _carry(self, node: Any) -> dict[str, str]:
         """Give each loop-carried user name its merge variable, initialised before the loop."""
         targets = self._targets(self._joined(node), [self.env], loop=True)
+        body_defs, body_assigned = _binders(node.body)
         for v, m in targets.items():
             if isinstance(m, Record):
                 continue
-            defs, assigned = _binders(node.body, v)
+            defs, assigned = body_defs.get(v, []), v in body_assigned
             if defs or isinstance(self.env.get(v), (Nested, Dispatch)):
                 # what the body may bind, known before it is lowered: a call early in the body may run
                 # a def from late in the previous iteration

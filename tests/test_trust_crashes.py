@@ -154,9 +154,9 @@ def test_dead_code_removal_passes_over_a_loop_a_fixed_number_of_times(tmp_path, 
     walks = []
     dead = s2s_ad.optimize._dead
 
-    def counted(body, live):
+    def counted(body, live, *rest):
         walks.append(len(body))
-        return dead(body, live)
+        return dead(body, live, *rest)
 
     monkeypatch.setattr(s2s_ad.optimize, "_dead", counted)
     counts = []
