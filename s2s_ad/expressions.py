@@ -638,8 +638,9 @@ class ExpressionConverter:
         if isinstance(fn, type) and isinstance(getattr(fn, "__init__", None), types.FunctionType) \
                 and not rules.is_known(fn):  # a class of Python code (builtins such as zip are no objects of this kind)
             raise self.error(f"making a {fn.__name__} object", "only dicts, lists, tuples, namedtuples and "
-                             "dataclasses (whose fields are known) can be made in a differentiated function; make "
-                             "the object outside it and pass it in (its methods and attributes can be used)", node)
+                             "dataclasses (whose fields are known) can be made in a differentiated function "
+                             f"({fn.__name__} is a class, and objects are not differentiated); make the object "
+                             "outside it and pass it in (its methods and attributes can be used)", node)
         # A function with no rule and no source is refused only if an argument depends on the inputs
         # (analysis.check_constant_calls): otherwise it is a constant and simply runs.
 
