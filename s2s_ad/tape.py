@@ -52,6 +52,9 @@ def split_parts(adjoint: ir.Function, primal_name: str) -> tuple[ir.Function, ir
     bound = set(params) | ir.assigned_names(forward)
     # What the backward part reads before it assigns it (a loop's final value, say) comes over on the tape.
     needed = live_before(backward, {n for g in gradients for n in ir.names_read(g)})
+    # An array of the forward sweep the backward part writes into (putting an overwritten slice back)
+    # must come over too, even where nothing reads it afterwards: the store runs all the same.
+    needed |= {s.array for s in ir.walk(backward) if isinstance(s, ir.Store)}
     crossing = sorted((needed & bound) - {tape, seed})
     forward_body = list(forward)
     backward_body = list(backward)

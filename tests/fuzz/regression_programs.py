@@ -93,3 +93,20 @@ def large_value_small_slope(x, y, v):
     a3 = max(x, math.hypot(y, 0.5 + total * total))
     total *= math.hypot(x, 0.5 + a3 * a3)
     return y + y + total + np.sum(v) + x * y
+
+
+def _copy_then_scale_first(a, s):
+    b = a.copy()
+    b[0] = b[0] * s
+    b[1:] = b[1:] + np.sin(b[:-1])
+    return b
+
+
+def restored_array_nothing_reads_later(x, y, v):
+    w4 = np.sin(v) * y
+    w5 = w4.copy()
+    w5[-1] = math.tanh(w5[-1] + np.sum(w4[1:] * w4[:-1]) + x)
+    w6 = np.sin(w4).copy()
+    w8 = _copy_then_scale_first(w5, x)
+    w9 = np.array(np.roll(w5, 1))
+    return w6 * y + x * y
