@@ -95,18 +95,31 @@ def large_value_small_slope(x, y, v):
     return y + y + total + np.sum(v) + x * y
 
 
-def _copy_then_scale_first(a, s):
+
+def _copy_then_shift(a, s):
+    b = a.copy()
+    b[0] = b[0] * s
+    b[1:] = b[1:] + np.sin(a[:-1])
+    return b
+
+
+def _copy_then_smooth(a, s):
     b = a.copy()
     b[0] = b[0] * s
     b[1:] = b[1:] + np.sin(b[:-1])
     return b
 
 
-def restored_array_nothing_reads_later(x, y, v):
-    w4 = np.sin(v) * y
+def restored_array_nothing_reads_later(x, y, v, m):
+    if float(np.mean(np.tanh(m))) > np.mean(v):
+        acc1 = x
+    else:
+        acc1 = v
+    a2 = np.sum(acc1 * v)
+    w4 = _copy_then_shift(np.sqrt(1.0 + np.max(m, axis=0) * np.max(m, axis=0)), y + a2)
     w5 = w4.copy()
-    w5[-1] = math.tanh(w5[-1] + np.sum(w4[1:] * w4[:-1]) + x)
+    w5[-1] = math.tanh(w5[-1] + (np.sum(w4[1:] * w4[:-1]) + x))
     w6 = np.sin(w4).copy()
-    w8 = _copy_then_scale_first(w5, x)
+    w8 = _copy_then_smooth(w5, x)
     w9 = np.array(np.roll(w5, 1))
     return w6 * y + x * y
