@@ -747,11 +747,22 @@ class Lowering:
         return [ir.Const(i) for i in range(*(a.value for a in args))]
 
     def _iteration_call(self, it: Any) -> tuple[Any, list]:
+        """The iterator ``it`` calls (range, enumerate, zip, reversed) and its converted arguments;
+        an argument that is itself such a call (``enumerate(zip(a, b))``) is None: ``_sequence``
+        walks it from its own node, and converting it would make a zip object."""
+        fn = self._iterator_kind(it)
+        if fn is None:
+            return None, []
+        return fn, [None if self._iterator_kind(a) in (enumerate, zip) else self.converter.convert(a)
+                    for a in it.args]
+
+    def _iterator_kind(self, it: Any) -> Any:
+        """range, enumerate, zip or reversed where ``it`` calls one of them, else None."""
         if isinstance(it, gast.Call) and not it.keywords:
             found, fn = self.converter.static(it.func)
             if found and fn in (range, enumerate, zip, reversed):
-                return fn, [self.converter.convert(a) for a in it.args]
-        return None, []
+                return fn
+        return None
 
     # -- assignments -------------------------------------------------------
 
