@@ -364,6 +364,12 @@ class Lowering:
                 self._add_at(stmt.value, stmt)
                 return
             self.effect(self.converter.effect(stmt.value))
+        elif isinstance(stmt, gast.Raise):
+            # Reached only where no constant test removed it: ``else: raise ValueError(kind)`` after
+            # ``if kind == "relu"`` chains on a string option is dropped with its branch.
+            raise self.parsed.error("a raise statement that may run", "a raise is allowed only in a branch "
+                                    "chosen by a constant (a string option); check inputs before calling the "
+                                    "gradient", stmt)
         elif isinstance(stmt, gast.Assert):
             message = ir.Const(None) if stmt.msg is None else self.converter.convert(stmt.msg)
             self.effect(ir.Call(runtime.check_assertion, (self.converter.convert(stmt.test), message)))

@@ -37,7 +37,7 @@ from .nodes import all_nodes
 # Statements and expressions the lowering understands.  Anything else is
 # refused here with a reason and a hint (see ``_REFUSALS``).
 _STATEMENTS = (gast.Assign, gast.AugAssign, gast.Return, gast.Pass, gast.Expr, gast.If, gast.For, gast.While,
-               gast.Break, gast.Continue, gast.FunctionDef, gast.Assert)
+               gast.Break, gast.Continue, gast.FunctionDef, gast.Assert, gast.Raise)
 _EXPRESSIONS = (
     gast.BinOp, gast.UnaryOp, gast.Compare, gast.Call, gast.Attribute, gast.Subscript,
     gast.Name, gast.Constant, gast.Tuple, gast.List, gast.Slice, gast.keyword, gast.IfExp, gast.BoolOp,
@@ -46,7 +46,6 @@ _EXPRESSIONS = (
 _REFUSALS: dict[type, tuple[str, str]] = {
     gast.Try: ("a try statement", "exceptions cannot be differentiated; check inputs before calling the gradient"),
     gast.With: ("a with statement", "move the context manager outside the differentiated function"),
-    gast.Raise: ("a raise statement", "check inputs before calling the gradient"),
     gast.Global: ("a global statement", "pass the value as an argument and return the result instead"),
     gast.Nonlocal: ("a nonlocal statement", "pass the value as an argument and return the result instead"),
     gast.Delete: ("a del statement", "drop the del; names go out of scope at return"),
@@ -549,7 +548,12 @@ def _check_subset(parsed: ParsedFunction) -> None:
         parsed.nodes = all_nodes(parsed.node)
         body = parsed.node.body[len(parsed.node.body) - len(body):]  # the docstring still left out
     suspects = False  # an expression the statement checks refuse (they look for it only if there is one)
+    # What a raise holds (raise ValueError(f"unknown {kind}")) never runs in differentiated code: the
+    # lowering drops the raise with its branch, or refuses the raise itself.
+    raised = {id(n) for r in parsed.nodes if isinstance(r, gast.Raise) for n in all_nodes(r) if n is not r}
     for node in parsed.nodes:  # first: a refused construct says more than a missing return
+        if raised and id(node) in raised:
+            continue
         kind = type(node)
         if kind not in _WATCHED:
             continue
