@@ -623,12 +623,18 @@ class ExpressionConverter:
             raise self.error(f"the call of the gradient {fn!r}", "differentiating a gradient in reverse mode would "
                              "be reverse over reverse, which s2s_ad does not do; take higher derivatives with "
                              "grad(grad(f)), s2s_ad.hessian or s2s_ad.jvp of the gradient", node)
-        if isinstance(fn, type) and not rules.is_known(fn):
+        if isinstance(fn, type) and not rules.is_known(fn) and not _builtin_type(fn):
             raise self.error(f"making a {fn.__name__} object", "only dicts, lists, tuples, namedtuples and "
                              "dataclasses (whose fields are known) can be made in a differentiated function; make "
                              "the object outside it and pass it in (its methods and attributes can be used)", node)
         # A function with no rule and no source is refused only if an argument depends on the inputs
         # (analysis.check_constant_calls): otherwise it is a constant and simply runs.
+
+
+def _builtin_type(cls: type) -> bool:
+    """Python's and NumPy's own types (``np.float32(2.0)``, ``complex(1, 2)``): a call of one that does
+    not depend on the inputs is a constant and simply runs, as any function's does."""
+    return cls.__module__ == "builtins" or issubclass(cls, np.generic)
 
 
 # Calls refused outright, with what to do instead.
