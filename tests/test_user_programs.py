@@ -85,6 +85,13 @@ CASES = {
     "number_becomes_0d_array": ((X3,), True),
     "carried_shape_grows": ((X3,), True),
     "float_into_int_array": ((X3,), True),
+    "nested_parameter_tree": (({"layers": [{"W": RNG.normal(size=(3, 4)), "b": RNG.normal(size=4)},
+                                           {"W": RNG.normal(size=(4, 2)), "b": RNG.normal(size=2)}],
+                                "scale": 0.1}, XB), False),
+    "fixed_point_with_tolerance": ((X3,), True),
+    "comprehension_terms": ((X3,), True),
+    "coefficients_from_dict": ((X3,), True),
+    "lambda_to_helper": ((X3,), True),
 }
 VECTOR_CASES = {"simulate_trajectory": (X3,), "softmax_out": (np.array([0.3, -1.0, 2.0, 0.1]),)}
 
@@ -158,6 +165,13 @@ def _trip_counts(name, args):
             if 0.5 < total < 10.0:
                 return {"stop": i}
         return {"stop": len(args[0])}
+    if name == "fixed_point_with_tolerance":
+        v = args[0]
+        y, err, it = v.copy(), 1.0, 0
+        while err > 1e-10 and it < 60:
+            y_new = np.cos(y) * 0.5 + v * 0.1
+            err, y, it = np.max(np.abs(y_new - y)), y_new, it + 1
+        return {"steps": it}
     return {}
 
 
@@ -305,3 +319,24 @@ def test_still_refused_at_the_users_line(name):
     assert "user_programs.py:" in message, message
     line = int(message.split("user_programs.py:")[1].split(":")[0].split(" ")[0])
     assert first < line < last, (name, message)
+
+
+# --- everyday code that should work and does not yet (strict xfail: a fix makes them fail loudly) ----
+
+@pytest.mark.xfail(strict=True, raises=s2s_ad.TransformError,
+                   reason="API.md documents checkpointed(steps, snapshots=c); lower._checkpoint accepts only every=k")
+def test_checkpointed_with_snapshots_as_documented():
+    x = np.array([0.3, -0.5, 0.9])
+    got = s2s_ad.grad(up.checkpointed_with_snapshots)(x)
+    np.testing.assert_allclose(got, _numeric_tree_grad(up.checkpointed_with_snapshots, (x,))[0], rtol=1e-6)
+
+
+SQUARED_COSINE = lambda v: np.sum(v ** 2 * np.cos(v))  # noqa: E731  (how JAX users write a loss)
+
+
+@pytest.mark.xfail(strict=True, raises=s2s_ad.TransformError,
+                   reason="grad of a lambda itself is refused ('define the function with def'); parse._parse")
+def test_grad_of_a_lambda():
+    x = np.array([0.3, -0.5, 0.9])
+    got = s2s_ad.grad(SQUARED_COSINE)(x)
+    np.testing.assert_allclose(got, _numeric_tree_grad(SQUARED_COSINE, (x,))[0], rtol=1e-6)

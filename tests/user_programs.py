@@ -621,6 +621,56 @@ def float_into_int_array(x):
     return np.sum(b * x[1])
 
 
+def nested_parameter_tree(params, X):
+    """A dict holding a list of per-layer dicts, walked in a loop."""
+    h = X
+    for layer in params["layers"]:
+        h = np.tanh(h @ layer["W"] + layer["b"])
+    return np.sum(h ** 2) + params["scale"] * np.sum(params["layers"][0]["W"] ** 2)
+
+
+def fixed_point_with_tolerance(v):
+    y = v.copy()
+    err = 1.0
+    it = 0
+    while err > 1e-10 and it < 60:
+        y_new = np.cos(y) * 0.5 + v * 0.1
+        err = np.max(np.abs(y_new - y))
+        y = y_new
+        it += 1
+    return np.sum(y)
+
+
+def comprehension_terms(v):
+    terms = [np.sin(v[i]) * v[(i + 1) % 3] for i in range(3)]
+    return sum(terms) + np.sum(np.array([t ** 2 for t in terms]))
+
+
+def coefficients_from_dict(v):
+    coeffs = {"a": 1.0, "b": -2.0, "c": 0.5}
+    total = 0.0
+    for i, (name, c) in enumerate(coeffs.items()):
+        total += c * v[i] ** (i + 1)
+    return total
+
+
+def _apply_twice(fn, v):
+    return fn(fn(v))
+
+
+def lambda_to_helper(v):
+    return np.sum(_apply_twice(lambda z: np.sin(z) * 1.5, v) ** 2)
+
+
+def checkpointed_with_snapshots(v):
+    """README/API.md: for t in s2s_ad.checkpointed(range(n), snapshots=c)."""
+    import s2s_ad
+    s = v.copy()
+    for t in s2s_ad.checkpointed(range(10), snapshots=3):
+        s = s + 0.1 * np.sin(s[::-1]) * (t + 1)
+    return np.sum(s ** 2)
+
+
 # --- everyday code still refused (each must name its line) -------------------------------------
 
 def refused_rebinding_argument_then_write(x):

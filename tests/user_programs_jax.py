@@ -500,3 +500,31 @@ def carried_shape_grows(x):
 def float_into_int_array(x):
     b1 = jnp.floor(jax.lax.stop_gradient(3 * x[0]))
     return (0.0 + b1 + 2.0 + 3.0) * x[1]
+
+
+def nested_parameter_tree(params, X):
+    h = X
+    for layer in params["layers"]:
+        h = jnp.tanh(h @ layer["W"] + layer["b"])
+    return jnp.sum(h ** 2) + params["scale"] * jnp.sum(params["layers"][0]["W"] ** 2)
+
+
+def fixed_point_with_tolerance(v, steps=None):
+    y = v
+    for _ in range(steps):
+        y = jnp.cos(y) * 0.5 + v * 0.1
+    return jnp.sum(y)
+
+
+def comprehension_terms(v):
+    terms = [jnp.sin(v[i]) * v[(i + 1) % 3] for i in range(3)]
+    return sum(terms) + jnp.sum(jnp.array([t ** 2 for t in terms]))
+
+
+def coefficients_from_dict(v):
+    return 1.0 * v[0] - 2.0 * v[1] ** 2 + 0.5 * v[2] ** 3
+
+
+def lambda_to_helper(v):
+    f = lambda z: jnp.sin(z) * 1.5
+    return jnp.sum(f(f(v)) ** 2)
