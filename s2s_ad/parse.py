@@ -431,7 +431,7 @@ def _parse(fn: Callable) -> ParsedFunction:
     """``parse_function`` of ``fn`` itself."""
     source, filename, firstline = _read_source(fn)
     if fn.__name__ == "<lambda>":
-        raise TransformError("a lambda", "define the function with def", filename=filename, line=firstline)
+        return _parse_lambda(fn)
     try:
         try:
             module = _parse_at(source, firstline)
@@ -454,6 +454,37 @@ def _parse(fn: Callable) -> ParsedFunction:
     params = _check_params(node, filename)
     parsed = ParsedFunction(fn, node, filename, Resolver(fn.__globals__, _closure_cells(fn),
                                                                    record=not is_generated(filename)), params)
+    _check_subset(parsed)
+    return parsed
+
+
+def _parse_lambda(fn: types.FunctionType) -> ParsedFunction:
+    """``grad(lambda w: loss(w, X))``: the one lambda on its line with ``fn``'s parameters, read as
+    ``def lambda_(w): return loss(w, X)``; refused where the line holds several such lambdas."""
+    source, filename, firstline = _read_source(fn, exact=True)
+    code = fn.__code__
+    try:
+        module = _parse_at(textwrap.dedent(source), firstline)
+    except SyntaxError:
+        module = None
+    params = list(code.co_varnames[:code.co_argcount + code.co_kwonlyargcount])
+    found = [] if module is None else [
+        n for n in gast.walk(module) if isinstance(n, gast.Lambda) and n.lineno == code.co_firstlineno
+        and [a.id for a in n.args.posonlyargs + n.args.args + n.args.kwonlyargs] == params]
+    if len(found) != 1:
+        raise TransformError("a lambda", "the line holding it could not be read on its own, or holds several "
+                             "lambdas with the same parameters; define the function with def",
+                             filename=filename, line=code.co_firstlineno)
+    lam = found[0]
+    ret = gast.Return(value=lam.body)
+    gast.copy_location(ret, lam.body)
+    node = gast.FunctionDef(name="lambda_", args=lam.args, body=[ret], decorator_list=[], returns=None,
+                            type_comment=None, **({"type_params": []} if "type_params" in gast.FunctionDef._fields
+                                                  else {}))
+    gast.copy_location(node, lam)
+    _check_source_runs(fn, filename, code.co_firstlineno)
+    parsed = ParsedFunction(fn, node, filename, Resolver(fn.__globals__, _closure_cells(fn), record=True),
+                            _check_params(node, filename))
     _check_subset(parsed)
     return parsed
 

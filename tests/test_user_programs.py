@@ -334,9 +334,21 @@ def test_checkpointed_with_snapshots_as_documented():
 SQUARED_COSINE = lambda v: np.sum(v ** 2 * np.cos(v))  # noqa: E731  (how JAX users write a loss)
 
 
-@pytest.mark.xfail(strict=True, raises=s2s_ad.TransformError,
-                   reason="grad of a lambda itself is refused ('define the function with def'); parse._parse")
 def test_grad_of_a_lambda():
     x = np.array([0.3, -0.5, 0.9])
     got = s2s_ad.grad(SQUARED_COSINE)(x)
     np.testing.assert_allclose(got, _numeric_tree_grad(SQUARED_COSINE, (x,))[0], rtol=1e-6)
+    h = s2s_ad.hessian(SQUARED_COSINE)(x)
+    np.testing.assert_allclose(h, np.diag(2 * np.cos(x) - 4 * x * np.sin(x) - x ** 2 * np.cos(x)), atol=1e-12)
+    data = np.array([[1.0, 2.0, 0.0], [0.5, -1.0, 3.0]])
+    got = s2s_ad.grad(lambda w: up.logistic_nll(w, data, np.array([1.0, -1.0])) + np.sum(w ** 3))(x)
+    np.testing.assert_allclose(got, _numeric_tree_grad(
+        lambda w: up.logistic_nll(w, data, np.array([1.0, -1.0])) + np.sum(w ** 3), (x,))[0], rtol=1e-6)
+    out, pullback = s2s_ad.vjp(lambda w: np.sin(w) * 2.0, x)
+    np.testing.assert_allclose(pullback(np.ones(3))[0], 2 * np.cos(x))
+
+
+def test_two_lambdas_with_the_same_parameters_on_one_line_are_refused_at_that_line():
+    first, second = (lambda v: np.sum(v)), (lambda v: np.sum(v ** 2))
+    with pytest.raises(s2s_ad.TransformError, match="test_user_programs.py:"):
+        s2s_ad.grad(second)(np.array([0.3, -0.5]))
