@@ -671,6 +671,33 @@ def checkpointed_with_snapshots(v):
     return np.sum(s ** 2)
 
 
+def scatter_after_a_view_was_read(v):
+    b = np.zeros(3)
+    view = b[:2]
+    s = np.sum(view * v[:2])  # read before the scatter: the zeros
+    np.add.at(b, [0, 0, 2], v[1:] ** 2)
+    return s + np.sum(b * v[:3])
+
+
+def scatter_seen_through_an_alias(v):
+    b = np.exp(v)
+    c = b
+    np.add.at(b, [1, 1], v[:2])
+    return np.sum(c ** 2)  # c is b: NumPy shows the update through it
+
+
+def masks_in_a_where(v):
+    m = (v > 0) & ~(v > 1.0)
+    w = np.where(m | (v < -0.5), v ** 2, np.sin(v))
+    return np.sum(w * v)
+
+
+def masked_power_update(v):
+    y = v * 1.0
+    y[(y > 0) & (y < 1)] **= 2
+    return np.sum(y * np.arange(4.0))
+
+
 # --- everyday code still refused (each must name its line) -------------------------------------
 
 def refused_rebinding_argument_then_write(x):
