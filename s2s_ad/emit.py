@@ -30,9 +30,9 @@ from .linetext import LineText
 _BINARY = {
     operator.add: ast.Add, operator.sub: ast.Sub, operator.mul: ast.Mult, operator.truediv: ast.Div,
     operator.floordiv: ast.FloorDiv, operator.mod: ast.Mod, operator.pow: ast.Pow,
-    operator.matmul: ast.MatMult,
+    operator.matmul: ast.MatMult, operator.and_: ast.BitAnd, operator.or_: ast.BitOr, operator.xor: ast.BitXor,
 }
-_UNARY = {operator.neg: ast.USub, operator.pos: ast.UAdd, operator.not_: ast.Not}
+_UNARY = {operator.neg: ast.USub, operator.pos: ast.UAdd, operator.not_: ast.Not, operator.invert: ast.Invert}
 _COMPARE = {
     operator.lt: ast.Lt, operator.le: ast.LtE, operator.gt: ast.Gt, operator.ge: ast.GtE,
     operator.eq: ast.Eq, operator.ne: ast.NotEq, operator.is_: ast.Is, operator.is_not: ast.IsNot,

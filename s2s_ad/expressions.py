@@ -34,8 +34,11 @@ BINARY_OPERATORS = {
     gast.Add: operator.add, gast.Sub: operator.sub, gast.Mult: operator.mul,
     gast.Div: operator.truediv, gast.FloorDiv: operator.floordiv, gast.Mod: operator.mod,
     gast.Pow: operator.pow, gast.MatMult: operator.matmul,
+    # Bitwise operators combine masks (``(x > 0) & (x < 1)``, ``~mask``): no derivative, but they run.
+    gast.BitAnd: operator.and_, gast.BitOr: operator.or_, gast.BitXor: operator.xor,
 }
-UNARY_OPERATORS = {gast.USub: operator.neg, gast.UAdd: operator.pos, gast.Not: operator.not_}
+UNARY_OPERATORS = {gast.USub: operator.neg, gast.UAdd: operator.pos, gast.Not: operator.not_,
+                   gast.Invert: operator.invert}
 COMPARISONS = {
     gast.Lt: operator.lt, gast.LtE: operator.le, gast.Gt: operator.gt, gast.GtE: operator.ge,
     gast.Eq: operator.eq, gast.NotEq: operator.ne, gast.Is: operator.is_, gast.IsNot: operator.is_not,
@@ -206,7 +209,7 @@ class ExpressionConverter:
         operand = self.convert(node.operand)
         fn = UNARY_OPERATORS.get(type(node.op))
         if fn is None:
-            raise self.error("the operator ~", "use np.logical_not or arithmetic", node)
+            raise self.error(f"the operator {type(node.op).__name__}", "use arithmetic", node)
         if fn is operator.neg and isinstance(operand, ir.Const) and isinstance(operand.value, (int, float)):
             return ir.Const(-operand.value)
         return ir.Call(fn, (operand,))
@@ -214,7 +217,7 @@ class ExpressionConverter:
     def _BinOp(self, node: gast.BinOp) -> ir.Expr:
         fn = BINARY_OPERATORS.get(type(node.op))
         if fn is None:
-            raise self.error(f"the operator {type(node.op).__name__}", "bitwise operators cannot be differentiated", node)
+            raise self.error(f"the operator {type(node.op).__name__}", "use np.left_shift/np.right_shift", node)
         return ir.Call(fn, (self.convert(node.left), self.convert(node.right)))
 
     def _Compare(self, node: gast.Compare) -> Any:
@@ -636,13 +639,19 @@ class ExpressionConverter:
                              "be reverse over reverse, which s2s_ad does not do; take higher derivatives with "
                              "grad(grad(f)), s2s_ad.hessian or s2s_ad.jvp of the gradient", node)
         if isinstance(fn, type) and isinstance(getattr(fn, "__init__", None), types.FunctionType) \
-                and not rules.is_known(fn):  # a class of Python code (builtins such as zip are no objects of this kind)
+                and not rules.is_known(fn) and not _builtin_type(fn):  # a class of Python code
             raise self.error(f"making a {fn.__name__} object", "only dicts, lists, tuples, namedtuples and "
                              "dataclasses (whose fields are known) can be made in a differentiated function "
                              f"({fn.__name__} is a class, and objects are not differentiated); make the object "
                              "outside it and pass it in (its methods and attributes can be used)", node)
         # A function with no rule and no source is refused only if an argument depends on the inputs
         # (analysis.check_constant_calls): otherwise it is a constant and simply runs.
+
+
+def _builtin_type(cls: type) -> bool:
+    """Python's and NumPy's own types (``np.float32(2.0)``, ``complex(1, 2)``): a call of one that does
+    not depend on the inputs is a constant and simply runs, as any function's does."""
+    return cls.__module__ == "builtins" or issubclass(cls, np.generic)
 
 
 # Calls refused outright, with what to do instead.

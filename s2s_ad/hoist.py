@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import dataclasses
 import operator
+from collections import Counter
 from typing import Callable
 
 from . import ir
@@ -117,10 +118,12 @@ def hoist_item_reads(fn: ir.Function, items: dict[str, tuple], uses: dict[str, i
     for stmt in ir.walk(fn.body):
         if isinstance(stmt, ir.Assign) and _item_read(stmt, items):
             reads.setdefault(stmt.value.args[0].name, []).append(stmt)
-    # Only a tuple bound once: a merge variable (a loop-carried or joined tuple) holds other tuples
-    # at other points, and a read moved to one of its bindings would read another value.
-    merged = {s.target for s in ir.walk(fn.body) if isinstance(s, ir.Assign) and s.merge}
-    movable = {t: found for t, found in reads.items() if len(found) == uses.get(t, 0) and t not in merged}
+    # A tuple carried by a loop (``t = (x, y)`` before it, ``t = (t[1], t[0])`` in it) is one name with
+    # two assignments, not one value: a read after the loop sees the last trip's tuple, or the first
+    # one's when the loop runs no trip, so it cannot move to either assignment.
+    assigned = Counter(t for stmt in ir.walk(fn.body) for t in ir.targets_of(stmt))
+    movable = {t: found for t, found in reads.items()
+               if len(found) == uses.get(t, 0) and assigned[t] == (0 if t in fn.params else 1)}
     if not movable:
         return fn
     moved = {id(s) for found in movable.values() for s in found}

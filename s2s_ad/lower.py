@@ -41,6 +41,8 @@ from .naming import Names, describe
 from .nodes import all_nodes
 from .parse import ParsedFunction, is_generated, parse_function
 
+# Arithmetic whose result, with an array operand, is a new array.
+_ARITHMETIC_OPERATORS = frozenset({operator.add, operator.sub, operator.mul, operator.truediv, operator.pow})
 # Pure operations an expression may repeat (``temp[t] + a * (outside[t] - temp[t])``): the second
 # one reuses the first's value, so the forward sweep reads once and the reverse sweep adds once.
 _REUSABLE = frozenset({
@@ -360,7 +362,16 @@ class Lowering:
                 self.bind(gast.Name(id=call.args[0].id, ctx=gast.Store(), annotation=None, type_comment=None),
                           update)
                 return
+            if self._adds_at(stmt.value):
+                self._add_at(stmt.value, stmt)
+                return
             self.effect(self.converter.effect(stmt.value))
+        elif isinstance(stmt, gast.Raise):
+            # Reached only where no constant test removed it: ``else: raise ValueError(kind)`` after
+            # ``if kind == "relu"`` chains on a string option is dropped with its branch.
+            raise self.parsed.error("a raise statement that may run", "a raise is allowed only in a branch "
+                                    "chosen by a constant (a string option); check inputs before calling the "
+                                    "gradient", stmt)
         elif isinstance(stmt, gast.Assert):
             message = ir.Const(None) if stmt.msg is None else self.converter.convert(stmt.msg)
             self.effect(ir.Call(runtime.check_assertion, (self.converter.convert(stmt.test), message)))
@@ -750,11 +761,22 @@ class Lowering:
         return [ir.Const(i) for i in range(*(a.value for a in args))]
 
     def _iteration_call(self, it: Any) -> tuple[Any, list]:
+        """The iterator ``it`` calls (range, enumerate, zip, reversed) and its converted arguments;
+        an argument that is itself such a call (``enumerate(zip(a, b))``) is None: ``_sequence``
+        walks it from its own node, and converting it would make a zip object."""
+        fn = self._iterator_kind(it)
+        if fn is None:
+            return None, []
+        return fn, [None if self._iterator_kind(a) in (enumerate, zip) else self.converter.convert(a)
+                    for a in it.args]
+
+    def _iterator_kind(self, it: Any) -> Any:
+        """range, enumerate, zip or reversed where ``it`` calls one of them, else None."""
         if isinstance(it, gast.Call) and not it.keywords:
             found, fn = self.converter.static(it.func)
             if found and fn in (range, enumerate, zip, reversed):
-                return fn, [self.converter.convert(a) for a in it.args]
-        return None, []
+                return fn
+        return None
 
     # -- assignments -------------------------------------------------------
 
@@ -883,6 +905,26 @@ class Lowering:
         return (len(call.args) == 3 and not call.keywords and isinstance(call.args[0], gast.Name)
                 and _is_add_at(self.converter.resolve(call.func)))
 
+    def _add_at(self, call: gast.Call, stmt: Any) -> None:
+        """The user's ``np.add.at(b, index, value)`` (a scatter-add, repeated positions summed): a
+        write of the whole array, ``b[...] = added_at(b, index, value)``, allowed where ``b[i] = ...``
+        is (an array this function made, not a view), so views and aliases see it as NumPy shows it."""
+        name = call.args[0].id
+        array = self.env.get(name)
+        if isinstance(array, ir.Var) and array.name in self.views.root:
+            raise self.parsed.error(f"np.add.at into {name}", f"{name} may be a view of "
+                                    f"{self.views.root[array.name]}; add into that array instead", stmt)
+        if not (isinstance(array, ir.Var) and array.name in self.buffers):
+            raise self.parsed.error(
+                f"np.add.at into {name}", f"{name} is not an array this function created (an argument, or a view "
+                f"of one), and adding into it would change the caller's data; copy it first: {name} = {name}.copy()",
+                stmt)
+        index, value = (self.flatten(self.converter.convert(a)) for a in call.args[1:])
+        added = self.flatten(ir.Call(runtime.added_at, (array, index, value)))
+        self.block.append(ir.Store(array.name, ir.Const(Ellipsis), added, self.line))
+        self.computed.clear()
+        self.views.wrote(array.name)
+
     def effect(self, call: ir.Call) -> None:
         """A call made for its effect (print, logging, assert): its arguments flattened, the call a
         statement of its own, which the derivative code keeps where the primal computation runs."""
@@ -975,12 +1017,18 @@ class Lowering:
         self.block.append(ir.Assign(target, call, self.line))
         if rules.makes_fresh_array(expr.fn):
             self.buffers.add(target)
-        elif rules.makes_fresh_value(expr.fn, args):  # written into by index only: += rebinds a number
-            self.buffers.add(target)
+        elif rules.makes_fresh_value(expr.fn, args) or self._arithmetic_on_fresh_array(expr.fn, args):
+            self.buffers.add(target)  # written into by index only: += rebinds a number
             self.maybe_numbers.add(target)
         if key is not None:
             self.computed[key] = ir.Var(target)
         return ir.Var(target)
+
+    def _arithmetic_on_fresh_array(self, fn: Any, args: tuple) -> bool:
+        """``np.ones(n) * x[0]``: arithmetic with an operand that is an array this function made computes
+        a new array (no list is joined or repeated), or a number where that array is 0-d."""
+        return fn in _ARITHMETIC_OPERATORS and any(
+            isinstance(a, ir.Var) and a.name in self.buffers and a.name not in self.maybe_numbers for a in args)
 
     def _as_display(self, record: Record) -> ir.Display:
         """A list or tuple record where a value is needed (``np.stack(ws)``, ``sum(d.values())``)."""

@@ -38,7 +38,7 @@ from .nodes import all_nodes
 # Statements and expressions the lowering understands.  Anything else is
 # refused here with a reason and a hint (see ``_REFUSALS``).
 _STATEMENTS = (gast.Assign, gast.AugAssign, gast.Return, gast.Pass, gast.Expr, gast.If, gast.For, gast.While,
-               gast.Break, gast.Continue, gast.FunctionDef, gast.Assert)
+               gast.Break, gast.Continue, gast.FunctionDef, gast.Assert, gast.Raise)
 _EXPRESSIONS = (
     gast.BinOp, gast.UnaryOp, gast.Compare, gast.Call, gast.Attribute, gast.Subscript,
     gast.Name, gast.Constant, gast.Tuple, gast.List, gast.Slice, gast.keyword, gast.IfExp, gast.BoolOp,
@@ -47,7 +47,6 @@ _EXPRESSIONS = (
 _REFUSALS: dict[type, tuple[str, str]] = {
     gast.Try: ("a try statement", "exceptions cannot be differentiated; check inputs before calling the gradient"),
     gast.With: ("a with statement", "move the context manager outside the differentiated function"),
-    gast.Raise: ("a raise statement", "check inputs before calling the gradient"),
     gast.Global: ("a global statement", "pass the value as an argument and return the result instead"),
     gast.Nonlocal: ("a nonlocal statement", "pass the value as an argument and return the result instead"),
     gast.Delete: ("a del statement", "drop the del; names go out of scope at return"),
@@ -451,7 +450,7 @@ def _parse(fn: Callable) -> ParsedFunction:
     """``parse_function`` of ``fn`` itself."""
     source, filename, firstline = _read_source(fn)
     if fn.__name__ == "<lambda>":
-        raise TransformError("a lambda", "define the function with def", filename=filename, line=firstline)
+        return _parse_lambda(fn)
     try:
         try:
             module = _parse_at(source, firstline)
@@ -474,6 +473,37 @@ def _parse(fn: Callable) -> ParsedFunction:
     params = _check_params(node, filename)
     parsed = ParsedFunction(fn, node, filename, Resolver(fn.__globals__, _closure_cells(fn), owner=fn,
                                                                    record=not is_generated(filename)), params)
+    _check_subset(parsed)
+    return parsed
+
+
+def _parse_lambda(fn: types.FunctionType) -> ParsedFunction:
+    """``grad(lambda w: loss(w, X))``: the one lambda on its line with ``fn``'s parameters, read as
+    ``def lambda_(w): return loss(w, X)``; refused where the line holds several such lambdas."""
+    source, filename, firstline = _read_source(fn, exact=True)
+    code = fn.__code__
+    try:
+        module = _parse_at(textwrap.dedent(source), firstline)
+    except SyntaxError:
+        module = None
+    params = list(code.co_varnames[:code.co_argcount + code.co_kwonlyargcount])
+    found = [] if module is None else [
+        n for n in gast.walk(module) if isinstance(n, gast.Lambda) and n.lineno == code.co_firstlineno
+        and [a.id for a in n.args.posonlyargs + n.args.args + n.args.kwonlyargs] == params]
+    if len(found) != 1:
+        raise TransformError("a lambda", "the line holding it could not be read on its own, or holds several "
+                             "lambdas with the same parameters; define the function with def",
+                             filename=filename, line=code.co_firstlineno)
+    lam = found[0]
+    ret = gast.Return(value=lam.body)
+    gast.copy_location(ret, lam.body)
+    node = gast.FunctionDef(name="lambda_", args=lam.args, body=[ret], decorator_list=[], returns=None,
+                            type_comment=None, **({"type_params": []} if "type_params" in gast.FunctionDef._fields
+                                                  else {}))
+    gast.copy_location(node, lam)
+    _check_source_runs(fn, filename, code.co_firstlineno)
+    parsed = ParsedFunction(fn, node, filename, Resolver(fn.__globals__, _closure_cells(fn), record=True),
+                            _check_params(node, filename))
     _check_subset(parsed)
     return parsed
 
@@ -568,7 +598,12 @@ def _check_subset(parsed: ParsedFunction) -> None:
         parsed.nodes = all_nodes(parsed.node)
         body = parsed.node.body[len(parsed.node.body) - len(body):]  # the docstring still left out
     suspects = False  # an expression the statement checks refuse (they look for it only if there is one)
+    # What a raise holds (raise ValueError(f"unknown {kind}")) never runs in differentiated code: the
+    # lowering drops the raise with its branch, or refuses the raise itself.
+    raised = {id(n) for r in parsed.nodes if isinstance(r, gast.Raise) for n in all_nodes(r) if n is not r}
     for node in parsed.nodes:  # first: a refused construct says more than a missing return
+        if raised and id(node) in raised:
+            continue
         kind = type(node)
         if kind not in _WATCHED:
             continue

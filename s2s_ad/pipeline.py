@@ -434,7 +434,7 @@ def build_gradient_only(fn: Callable, adjoint: Built, params: list[str], wrt: tu
     """``gradient_<f>(params)``: the gradient part of a compiled adjoint (level 1)."""
     taken = set(params) | {"np"}
     callee, value, gradient = (ir.fresh_name(n, taken) for n in (adjoint.function.__name__, "value", "gradient"))
-    name = ir.fresh_name(f"gradient_{fn.__name__}", taken)
+    name = ir.fresh_name(f"gradient_{fn.__name__}" if fn.__name__.isidentifier() else "gradient_lambda_", taken)
     result = f"({gradient},)" if wrap_single else gradient
     source = (f"def {name}({', '.join(params)}):\n"
               f'    """d {fn.__name__} / d ({", ".join(wrt)}), as a plain function."""\n'

@@ -11,6 +11,7 @@ from s2s_ad.rules import adjoint, nondifferentiable, tangent
 
 nondifferentiable(
     operator.lt, operator.le, operator.gt, operator.ge, operator.eq, operator.ne, operator.floordiv,
+    operator.and_, operator.or_, operator.xor, operator.invert,  # masks: (x > 0) & ~(x > 2)
     elementwise=True,
 )
 nondifferentiable(operator.not_, operator.is_, operator.is_not, operator.contains)
