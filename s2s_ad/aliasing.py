@@ -13,18 +13,16 @@ array (a helper's tape) reads it.
 """
 from __future__ import annotations
 
-import operator
 import types
 from collections import Counter
 from typing import Any, Callable, Optional
 
-import numpy as np
+from . import ir, rules
 
-from . import ir, rules, runtime
 
-# Calls whose result may share memory with an argument (a view, or a list holding it).
-VIEWING = {operator.getitem, np.reshape, np.transpose, np.ravel, np.squeeze, np.expand_dims, np.broadcast_to,
-            runtime.list_append}
+def viewing(fn: Any) -> bool:
+    """A call whose result may be a view of its first argument (declared ``view=True`` in templates/)."""
+    return bool(rules.fact(fn, "view"))
 
 
 class Views:
@@ -91,27 +89,20 @@ class Views:
         return None
 
 
-# Further calls that may give back their argument itself or a view of it (np.asarray(a) is a).
-MAY_VIEW = VIEWING | {np.asarray, np.asanyarray, np.atleast_1d, np.atleast_2d, np.atleast_3d, np.diagonal,
-                      np.real, np.imag, np.swapaxes, np.moveaxis, np.flip, np.fliplr, np.flipud, np.rot90,
-                      np.ascontiguousarray, np.asfortranarray, np.array_split, np.split, np.hsplit, np.vsplit}
-
-
 def _listed(fn: Any) -> bool:
-    """``fn`` is one of NumPy's calls that may give back a view (``MAY_VIEW``)."""
-    try:
-        return fn in MAY_VIEW
-    except TypeError:  # an unhashable callable
-        return False
+    """``fn`` is declared to give back a view, its argument itself (np.asarray(a) is a) or a list
+    holding it (``view=True`` or ``may_view=True`` in templates/)."""
+    return bool(rules.fact(fn, "view") or rules.fact(fn, "may_view"))
 
 
 def _may_view(fn: Any) -> bool:
     """A call whose result may share memory with its arguments: a view-making call, or a user's
     function (it may return its argument, or a view of it)."""
     try:
-        if fn in MAY_VIEW:
-            return True
+        hash(fn)
     except TypeError:  # an unhashable callable
+        return True
+    if _listed(fn):
         return True
     # a generated part of a helper's adjoint returns what the helper does, and its tape holds arguments
     return isinstance(fn, ir.Part) or (isinstance(fn, types.FunctionType) and not rules.is_known(fn))
@@ -165,16 +156,16 @@ def returns_shared(fn: ir.Function) -> bool:
     return any(sharing.operands(value) & set(fn.params) for value in returned)
 
 
-# Generated calls that read an argument for its shape (and dtype) only, by position: a write into
-# the array since changes neither.
-_SHAPE_ONLY = {runtime.unbroadcast: 1, runtime.writable_copy: 1, runtime.broadcast_reduced: 1,
-               runtime.zeros_like: 0}
+def _shape_only(fn: Any) -> Optional[int]:
+    """The position of the argument a generated call reads for its shape (and dtype) only, declared
+    ``shape_only=`` in templates/ (runtime.unbroadcast): a write into the array since changes neither."""
+    return rules.fact(fn, "shape_only")
 
 
 def values_read(expr: ir.Expr) -> set[str]:
     """The names whose contents (not only shape) ``expr`` reads."""
-    if isinstance(expr, ir.Call) and expr.fn in _SHAPE_ONLY and len(expr.args) > _SHAPE_ONLY[expr.fn]:
-        like = _SHAPE_ONLY[expr.fn]
+    like = _shape_only(expr.fn) if isinstance(expr, ir.Call) else None
+    if like is not None and len(expr.args) > like:
         rest = expr.args[:like] + expr.args[like + 1:] + tuple(v for _, v in expr.kwargs)
         return {n for e in rest for n in values_read(e)}
     if isinstance(expr, ir.Var):
@@ -186,12 +177,9 @@ def _passed_on(call: ir.Call) -> tuple[ir.Expr, ...]:
     """The operands of a call that may share memory with its result: the array a view is taken of
     (not the index or shape), every item of a list it grows, every argument of a user's function
     but one read for its shape only."""
-    if call.fn in VIEWING and call.fn is not runtime.list_append and call.args:
+    if viewing(call.fn) and call.args:
         return call.args[:1]
-    try:
-        like = _SHAPE_ONLY.get(call.fn)
-    except TypeError:  # an unhashable callable
-        like = None
+    like = _shape_only(call.fn)
     args = tuple(ir.children(call))
     return args if like is None else args[:like] + args[like + 1:]
 

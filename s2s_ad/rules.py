@@ -101,6 +101,7 @@ _METHODS: dict[str, tuple[Any, bool]] = {}
 _ATTRIBUTES: dict[str, Any] = {}
 _FRESH_ARRAYS: set = set()  # functions that return a new array the caller owns
 _RESULT_ITEMS: dict = {}  # functions that return a tuple: how many items (np.linalg.eigh: 2)
+_FACTS: dict[Any, dict[str, Any]] = {}  # function -> its declared facts (see FACTS)
 _loaded = False
 _load_lock = threading.Lock()
 _generation = 0  # rules registered so far: cached code checks its callees' rules again when it changes
@@ -231,7 +232,7 @@ def _register(table: dict, kind: str, fn: Any, elementwise: bool, method: Option
 def adjoint(fn: Any, *, elementwise: bool = False, method: Optional[str] = None,
             pack_method_args: bool = False, attribute: Optional[str] = None,
             examples: tuple = (), domain: tuple = (0.2, 0.8), linear: bool = False,
-            bilinear: bool = False, items: int = 0) -> Callable:
+            bilinear: bool = False, items: int = 0, **facts: Any) -> Callable:
     """Declare the reverse rule of ``fn`` (see the module docstring).
 
     ``method="sum"`` also makes ``x.sum(...)`` mean ``fn(x, ...)``;
@@ -241,8 +242,10 @@ def adjoint(fn: Any, *, elementwise: bool = False, method: Optional[str] = None,
     its differentiable inputs) and ``bilinear`` tell forward mode its tangent.
     ``items=2`` declares that ``fn`` returns a tuple of two items (``w, v =
     np.linalg.eigh(a)``): its adjoint ``d_out`` is then a tuple of the items'
-    adjoints (zeros for an item not used), read as ``d_out[0]``.
+    adjoints (zeros for an item not used), read as ``d_out[0]``.  Any further
+    keyword is a fact about ``fn`` (``view=True``: see ``FACTS``).
     """
+    declare(fn, **facts)
     if items:
         _RESULT_ITEMS[_key(fn)] = items
     form = "linear" if linear else "bilinear" if bilinear else ""
@@ -250,23 +253,28 @@ def adjoint(fn: Any, *, elementwise: bool = False, method: Optional[str] = None,
                      examples, domain, form)
 
 
-def tangent(fn: Any, *, elementwise: bool = False, examples: tuple = (), domain: tuple = (0.2, 0.8)) -> Callable:
+def tangent(fn: Any, *, elementwise: bool = False, examples: tuple = (), domain: tuple = (0.2, 0.8),
+            **facts: Any) -> Callable:
     """Declare the forward (tangent) rule of ``fn``.
 
     A function with a tangent rule and no adjoint rule works in forward mode
     (``jvp``, and the outer levels of higher derivatives) and is refused by
-    reverse mode.  ``examples`` and ``domain`` are test data, as for adjoints.
+    reverse mode.  ``examples`` and ``domain`` are test data, as for adjoints;
+    further keywords are facts about ``fn`` (see ``FACTS``).
     """
+    declare(fn, **facts)
     return _register(_TANGENTS, "tangent", fn, elementwise, None, False, None, examples, domain)
 
 
 def nondifferentiable(*fns: Any, elementwise: bool = False, methods: Optional[dict[str, Any]] = None,
-                      attributes: Optional[dict[str, Any]] = None) -> None:
+                      attributes: Optional[dict[str, Any]] = None, **facts: Any) -> None:
     """Declare functions whose results carry no derivative (comparisons, shapes).
 
     ``elementwise=True`` says the result has the broadcast shape of the inputs
     (comparisons, ``np.sign``), which lets the generator prove shapes equal.
+    Further keywords are facts about each of ``fns`` (see ``FACTS``).
     """
+    declare(*fns, **facts)
     global _generation
     _generation += 1
     for fn in fns:
@@ -277,6 +285,59 @@ def nondifferentiable(*fns: Any, elementwise: bool = False, methods: Optional[di
         _METHODS[name] = (fn, False)
     for name, fn in (attributes or {}).items():
         _ATTRIBUTES[name] = fn
+
+
+# What a template module may declare about an operation besides its derivative, and what each
+# fact means.  The engine asks ``fact(fn, name)``; it lists no operation itself, so a NumPy function
+# is taught to it by a change to templates/ alone.
+FACTS: dict[str, str] = {
+    "view": "True: the result may be a view of the first argument (np.reshape, x[i])",
+    "may_view": "True: the result may be the argument itself, a view of it or a list holding it (np.asarray)",
+    "shape_only": "a position: the argument there is read for its shape and dtype only (runtime.unbroadcast)",
+    "counts": "True: the result is one number whatever the argument (len, np.size)",
+    "shape_from": '"argument": the first argument is the shape of the result (np.zeros); '
+                  '"like": the result is shaped like the first argument (np.zeros_like)',
+    "makes_floats": "a count: called with that many positional arguments and no keyword, "
+                    "the result is a new array of floats (np.zeros(n): 1, np.linspace(a, b): 2)",
+    "reduction": "True: called on one argument alone, the result is one number (np.sum)",
+    "returns_sequence": "True: the result may be a tuple or list (np.linalg.eigh, np.split)",
+    "arithmetic": "True: on numbers, the result is a number, never a 0-d array (operator.add, abs)",
+    "joins_sequences": "True: on tuples or lists it joins or repeats them (operator.add, operator.mul)",
+    "cheap": "True: on numbers, cheaper to compute again in the reverse sweep than to record",
+    "factors": "positions: the result is zero where the argument at any of them is zero (operator.mul: (0, 1))",
+    "foldable": "True: on constant numbers, computed once when the code is generated",
+    "total_on_numbers": "True: cannot raise on numbers, so may be moved out of a loop that may not run",
+    "reusable": "True: pure, so a repeated call in one expression reuses the first one's value",
+    "words": "(verb, noun): how generated names read a result of it (operator.add: ('plus', 'total'))",
+}
+
+
+def declare(*fns: Any, **facts: Any) -> None:
+    """Declare facts (``FACTS``) about ``fns``: ``declare(np.reshape, view=True)``."""
+    unknown = sorted(set(facts) - set(FACTS))
+    if unknown:
+        raise TypeError(f"unknown fact {unknown[0]!r}; the facts are {', '.join(sorted(FACTS))}")
+    if not facts:
+        return
+    global _generation
+    _generation += 1
+    for fn in fns:
+        _FACTS.setdefault(_key(fn), {}).update(facts)
+
+
+def fact(fn: Any, name: str, default: Any = None) -> Any:
+    """The fact ``name`` declared about ``fn`` (see ``FACTS``), or ``default``."""
+    load_templates()
+    try:
+        return _FACTS.get(_key(fn), {}).get(name, default)
+    except TypeError:  # an unhashable callable
+        return default
+
+
+def declared(name: str) -> list[Any]:
+    """The functions the fact ``name`` is declared about."""
+    load_templates()
+    return [fn for fn, facts in _FACTS.items() if name in facts]
 
 
 def _templates_package() -> Any:

@@ -1,12 +1,12 @@
 """Rules for Python builtins: ``abs``, ``min``/``max`` of two values, ``float``."""
 import numpy as np
 
-from s2s_ad.rules import adjoint, nondifferentiable
+from s2s_ad.rules import adjoint, declare, nondifferentiable
 
 nondifferentiable(int, round, bool, len, range, isinstance, slice)
 
 
-@adjoint(abs, elementwise=True, domain=(-0.8, 0.8))
+@adjoint(abs, elementwise=True, domain=(-0.8, 0.8), arithmetic=True)
 def abs(out, x, d_out):
     d_x = d_out * (1.0 - 2.0 * (x < 0))  # +1 at the kink x = 0, as JAX
 
@@ -25,6 +25,11 @@ def min(out, a, b, d_out):
     d_b = d_out * (1.0 - first)
 
 
-@adjoint(float, elementwise=True)
+@adjoint(float, elementwise=True, arithmetic=True)
 def float(out, x, d_out):
     d_x = d_out
+
+
+# Facts about operations with no rule here (see s2s_ad.rules.FACTS).
+declare(len, int, bool, counts=True)
+declare(int, arithmetic=True)

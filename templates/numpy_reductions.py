@@ -14,12 +14,12 @@ _AXES = (
 )
 
 
-@adjoint(np.sum, method="sum", linear=True, examples=_AXES)
+@adjoint(np.sum, method="sum", linear=True, examples=_AXES, reduction=True)
 def sum(out, a, axis=None, dtype=None, *, keepdims=False, d_out):
     d_a = broadcast_reduced(d_out, a, axis, keepdims)
 
 
-@adjoint(np.mean, method="mean", linear=True, examples=_AXES)
+@adjoint(np.mean, method="mean", linear=True, examples=_AXES, reduction=True)
 def mean(out, a, axis=None, dtype=None, *, keepdims=False, d_out):
     d_a = broadcast_reduced(d_out * (np.size(out) / np.size(a)), a, axis, keepdims)  # scale the small one
 
@@ -39,13 +39,13 @@ def std(out, a, axis=None, dtype=None, *, ddof=0, keepdims=False, d_out):
     d_a = expand_reduced(d_out / (spread * (np.size(a) / np.size(out) - ddof)), axis, keepdims) * centred
 
 
-@adjoint(np.prod, method="prod", examples=_AXES)
+@adjoint(np.prod, method="prod", examples=_AXES, reduction=True)
 def prod(out, a, axis=None, dtype=None, *, keepdims=False, d_out):
     d_a = expand_reduced(d_out, axis, keepdims) * prod_others(a, axis)  # zeros in a are fine
 
 
 @adjoint(np.amax, examples=_AXES)
-@adjoint(np.max, method="max", examples=_AXES)
+@adjoint(np.max, method="max", examples=_AXES, reduction=True)
 def max(out, a, axis=None, *, keepdims=False, d_out):
     at_max = a == expand_reduced(out, axis, keepdims)
     ties = np.sum(at_max, axis=axis, keepdims=True)
@@ -54,7 +54,7 @@ def max(out, a, axis=None, *, keepdims=False, d_out):
 
 
 @adjoint(np.amin, examples=_AXES)
-@adjoint(np.min, method="min", examples=_AXES)
+@adjoint(np.min, method="min", examples=_AXES, reduction=True)
 def min(out, a, axis=None, *, keepdims=False, d_out):
     at_min = a == expand_reduced(out, axis, keepdims)
     ties = np.sum(at_min, axis=axis, keepdims=True)
