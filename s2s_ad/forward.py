@@ -24,8 +24,6 @@ from __future__ import annotations
 import operator
 from typing import Any, Callable, Optional
 
-import numpy as np
-
 from . import ir, rules, runtime
 from .analysis import SCALAR, Analysis, differentiable_operands
 from .errors import TransformError
@@ -52,18 +50,15 @@ def _without_zeros(e: ir.Expr) -> Optional[ir.Expr]:
     factors = rules.fact(e.fn, "factors", ()) if not isinstance(e.fn, ir.Part) else ()
     if any(i < len(args) and _is_zero(args[i]) for i in factors):
         return _ZERO
-    if len(args) not in (1, 2):
+    if len(args) != 2:
         return None
-    if e.fn in (operator.truediv, np.divide) and _is_zero(args[0]):
-        return _ZERO
-    if e.fn in (operator.neg, np.negative) and _is_zero(args[0]):
-        return _ZERO
-    if e.fn in (operator.add, np.add) and len(args) == 2:
+    sign = rules.fact(e.fn, "sum") if not isinstance(e.fn, ir.Part) else None  # declared sum="+" or sum="-"
+    if sign == "+":
         if _is_zero(args[0]):
             return args[1]
         if _is_zero(args[1]):
             return args[0]
-    if e.fn in (operator.sub, np.subtract) and len(args) == 2:
+    if sign == "-":
         if _is_zero(args[1]):
             return args[0]
         if _is_zero(args[0]):

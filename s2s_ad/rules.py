@@ -33,8 +33,6 @@ loaded on the first lookup.
 """
 from __future__ import annotations
 
-import operator
-
 import importlib
 import importlib.util
 import inspect
@@ -305,6 +303,9 @@ FACTS: dict[str, str] = {
     "joins_sequences": "True: on tuples or lists it joins or repeats them (operator.add, operator.mul)",
     "cheap": "True: on numbers, cheaper to compute again in the reverse sweep than to record",
     "factors": "positions: the result is zero where the argument at any of them is zero (operator.mul: (0, 1))",
+    "sum": '"+": the sum of its two arguments, where a zero one drops out (operator.add); '
+           '"-": their difference (operator.sub)',
+    "returns_operand": "True: the result may be one of the arguments itself (max, min)",
     "foldable": "True: on constant numbers, computed once when the code is generated",
     "total_on_numbers": "True: cannot raise on numbers, so may be moved out of a loop that may not run",
     "reusable": "True: pure, so a repeated call in one expression reuses the first one's value",
@@ -398,9 +399,9 @@ def fresh_values(*fns: Any) -> None:
 def makes_fresh_value(fn: Any, args: tuple) -> bool:
     """Whether a call of ``fn`` on ``args`` (IR atoms) returns a new array or a number: declared with
     ``fresh_values``, or elementwise with a rule (``np.exp(x)``: NumPy computes every element into a
-    new array).  ``max`` and ``min`` return an operand; ``a + b`` and ``a * b`` may join or repeat
-    lists (``[x] * 3``), so they count only with a float constant operand (``x * 1.0``), which no
-    list or tuple takes."""
+    new array).  ``max`` and ``min`` return an operand (``returns_operand``); ``a + b`` and ``a * b``
+    may join or repeat lists (``[x] * 3``, ``joins_sequences``), so they count only with a float
+    constant operand (``x * 1.0``), which no list or tuple takes."""
     load_templates()
     try:
         if _key(fn) in _FRESH_VALUES:
@@ -408,9 +409,9 @@ def makes_fresh_value(fn: Any, args: tuple) -> bool:
         rule = _ADJOINTS.get(_key(fn)) or _TANGENTS.get(_key(fn))
     except TypeError:
         return False
-    if rule is None or not rule.elementwise or fn in (max, min):
+    if rule is None or not rule.elementwise or fact(fn, "returns_operand"):
         return False
-    if fn in (operator.add, operator.mul):
+    if fact(fn, "joins_sequences"):
         return any(type(getattr(a, "value", None)) is float for a in args)
     return True
 

@@ -11,14 +11,14 @@ def abs(out, x, d_out):
     d_x = d_out * (1.0 - 2.0 * (x < 0))  # +1 at the kink x = 0, as JAX
 
 
-@adjoint(max, elementwise=True)
+@adjoint(max, elementwise=True, returns_operand=True)
 def max(out, a, b, d_out):
     first = (a > b) + 0.5 * (a == b)  # a tie splits the adjoint evenly, as JAX does
     d_a = d_out * first
     d_b = d_out * (1.0 - first)
 
 
-@adjoint(min, elementwise=True)
+@adjoint(min, elementwise=True, returns_operand=True)
 def min(out, a, b, d_out):
     first = (a < b) + 0.5 * (a == b)
     d_a = d_out * first

@@ -20,18 +20,19 @@ declare(operator.not_, cheap=True)
 nondifferentiable(range, len)
 
 
-@adjoint(np.add, elementwise=True)
+@adjoint(np.add, elementwise=True, sum="+")
 @adjoint(operator.add, elementwise=True,
          joins_sequences=True, arithmetic=True, cheap=True, foldable=True, total_on_numbers=True, reusable=True,
-         words=("plus", "total"))
+         sum="+", words=("plus", "total"))
 def add(out, x, y, d_out):
     d_x = d_out
     d_y = d_out
 
 
-@adjoint(np.subtract, elementwise=True)
+@adjoint(np.subtract, elementwise=True, sum="-")
 @adjoint(operator.sub, elementwise=True,
-         arithmetic=True, cheap=True, foldable=True, total_on_numbers=True, reusable=True, words=("minus", "diff"))
+         arithmetic=True, cheap=True, foldable=True, total_on_numbers=True, reusable=True, sum="-",
+         words=("minus", "diff"))
 def sub(out, x, y, d_out):
     d_x = d_out
     d_y = -d_out
@@ -46,9 +47,9 @@ def mul(out, x, y, d_out):
     d_y = d_out * x
 
 
-@adjoint(np.divide, elementwise=True)
+@adjoint(np.divide, elementwise=True, factors=(0,))
 @adjoint(operator.truediv, elementwise=True,
-         arithmetic=True, cheap=True, foldable=True, reusable=True, words=("over", "ratio"))
+         arithmetic=True, cheap=True, factors=(0,), foldable=True, reusable=True, words=("over", "ratio"))
 def truediv(out, x, y, d_out):
     d_x = d_out / y
     d_y = -d_out * out / y
@@ -69,9 +70,9 @@ def mod(out, x, y, d_out):
     d_y = -d_out * np.floor(x / y)
 
 
-@adjoint(np.negative, elementwise=True)
+@adjoint(np.negative, elementwise=True, factors=(0,))
 @adjoint(operator.neg, elementwise=True,
-         arithmetic=True, cheap=True, foldable=True, total_on_numbers=True, reusable=True)
+         arithmetic=True, cheap=True, factors=(0,), foldable=True, total_on_numbers=True, reusable=True)
 def neg(out, x, d_out):
     d_x = -d_out
 
