@@ -41,6 +41,7 @@ import sys
 import pkgutil
 import textwrap
 import threading
+import types
 from dataclasses import dataclass, field
 from typing import Any, Callable, Optional
 
@@ -428,6 +429,35 @@ def load_templates() -> None:
         for info in sorted(pkgutil.iter_modules(package.__path__), key=lambda i: i.name):
             importlib.import_module(f"s2s_ad.templates.{info.name}")
         _loaded = True
+
+
+def load_template_module(path: str) -> types.ModuleType:
+    """Import the template module at ``path``, a .py file outside s2s_ad, once.
+
+    Its ``@adjoint``, ``@tangent``, ``nondifferentiable`` and ``declare`` join
+    the registry exactly as those of ``s2s_ad/templates`` do (a rule it gives
+    for a function that already has one replaces it): a library teaches s2s_ad
+    its operations without a change to the engine.  Code generated before
+    checks its callees' rules again (see ``generation``).
+    """
+    load_templates()  # the built-in rules first, so that the module's replace them
+    path = os.path.abspath(path)
+    name = "s2s_ad_templates_" + "".join(c if c.isalnum() else "_" for c in path)
+    with _load_lock:
+        module = sys.modules.get(name)
+        if module is not None:
+            return module
+        spec = importlib.util.spec_from_file_location(name, path)
+        if spec is None or spec.loader is None:
+            raise ImportError(f"{path} is not a Python module")
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[name] = module
+        try:
+            spec.loader.exec_module(module)
+        except BaseException:
+            del sys.modules[name]
+            raise
+        return module
 
 
 def adjoint_rule(fn: Any) -> Optional[Rule]:
