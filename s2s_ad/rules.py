@@ -522,6 +522,12 @@ def tangent_only_rules() -> list[Rule]:
     return [rule for key, rule in _TANGENTS.items() if key not in _ADJOINTS]
 
 
+def constant_functions() -> list[Any]:
+    """The functions declared ``nondifferentiable`` (zero derivative)."""
+    load_templates()
+    return list(_NONDIFFERENTIABLE)
+
+
 class ArgumentMismatch(Exception):
     """A call's arguments do not fit its rule's parameters (lower.py locates it)."""
 
@@ -559,3 +565,4 @@ class _Default:
 
 def is_default(value: Any) -> bool:
     return isinstance(value, _Default)
+
