@@ -92,3 +92,27 @@ def test_outside_rules_pass_the_registry_check(signal_rules, tmp_path) -> None:
     for rule in outside:
         for example in rule.examples:
             test_rules.test_rule_matches_finite_differences(rule, example, tmp_path)
+
+
+def test_the_readme_lists_the_rules_of_the_registry() -> None:
+    """The README's rule table is what ``python -m s2s_ad.rule_table --markdown`` prints (a fresh
+    process: only the built-in templates), and it covers at least 200 functions."""
+    pytest.importorskip("scipy.special")  # the README's table is made where SciPy is installed
+    import subprocess
+
+    printed = subprocess.run([sys.executable, "-m", "s2s_ad.rule_table", "--markdown"], capture_output=True,
+                             text=True, check=True, cwd=os.path.dirname(HERE)).stdout
+    with open(os.path.join(os.path.dirname(HERE), "README.md"), encoding="utf-8") as f:
+        readme = f.read()
+    shown = readme.split("<!-- rule table: begin -->\n")[1].split("<!-- rule table: end -->")[0]
+    assert shown == printed, "README.md's rule table is out of date: python -m s2s_ad.rule_table --markdown"
+    assert int(printed.split()[0]) >= 200
+    assert "`np.linalg.solve`" in printed and "`np.sign`‡" in printed and "`scipy.special.logsumexp`" in printed
+
+
+def test_the_rule_table_names_functions_as_users_write_them() -> None:
+    from s2s_ad.rule_table import rule_table
+
+    table = rule_table()
+    assert "`operator.add`" in table and "`math.lgamma`" in table and "`np.einsum`" in table
+    assert "unbroadcast" not in table  # s2s_ad's own helpers are not listed

@@ -1,0 +1,99 @@
+"""Rules for ``scipy.special``, registered only where SciPy is installed (it is an
+optional extra: without it this module declares nothing).
+
+``digamma`` is ``psi``; its derivative, the trigamma function, is the Hurwitz
+zeta function ``zeta(2, x)``, which has no rule: a second derivative of
+``digamma`` (or a third of ``gammaln``) is refused rather than guessed.
+"""
+import numpy as np
+
+from s2s_ad.rules import adjoint, tangent
+from s2s_ad.runtime import expand_reduced, unbroadcast
+
+try:
+    import scipy.special as sp
+except ImportError:  # SciPy is not installed: no rules for it
+    sp = None
+
+_SIGN_AXES = ({"a": (4,)}, {"a": (2, 3), "axis": 1}, {"a": (2, 3), "axis": -2, "keepdims": True},
+              {"a": (2, 3, 2), "axis": (0, 2)})
+
+
+def weights_or_one(b):
+    """``b``, or 1.0 where it is None (``logsumexp`` without weights)."""
+    if b is None:
+        return 1.0
+    return b
+
+
+if sp is not None:
+    @adjoint(sp.gammaln, elementwise=True, domain=(0.5, 3.0))
+    def gammaln(out, x, d_out):
+        d_x = d_out * sp.psi(x)
+
+    @adjoint(sp.psi, elementwise=True, domain=(0.5, 3.0))
+    def digamma(out, x, d_out):
+        d_x = d_out * sp.zeta(2.0, x)  # trigamma
+
+    @adjoint(sp.erf, elementwise=True, domain=(-1.5, 1.5))
+    def erf(out, x, d_out):
+        d_x = d_out * (2.0 / np.sqrt(np.pi)) * np.exp(-x * x)
+
+    @adjoint(sp.erfc, elementwise=True, domain=(-1.5, 1.5))
+    def erfc(out, x, d_out):
+        d_x = d_out * (-2.0 / np.sqrt(np.pi)) * np.exp(-x * x)
+
+    @adjoint(sp.expit, elementwise=True, domain=(-3.0, 3.0))
+    def expit(out, x, d_out):
+        d_x = d_out * out * (1.0 - out)
+
+    @adjoint(sp.logit, elementwise=True, domain=(0.1, 0.9))
+    def logit(out, x, d_out):
+        d_x = d_out / (x * (1.0 - x))
+
+    @adjoint(sp.xlogy, elementwise=True, domain=(0.2, 2.0))
+    def xlogy(out, x, y, d_out):
+        d_x = d_out * np.log(y)
+        d_y = d_out * x / y
+
+    @adjoint(sp.xlog1py, elementwise=True, domain=(0.2, 2.0))
+    def xlog1py(out, x, y, d_out):
+        d_x = d_out * np.log1p(y)
+        d_y = d_out * x / (1.0 + y)
+
+    @adjoint(sp.betaln, elementwise=True, domain=(0.5, 3.0))
+    def betaln(out, a, b, d_out):
+        both = sp.psi(a + b)
+        d_a = d_out * (sp.psi(a) - both)
+        d_b = d_out * (sp.psi(b) - both)
+
+    @adjoint(sp.logsumexp, domain=(-1.0, 1.0), examples=_SIGN_AXES + (
+        {"a": (2, 3), "b": (2, 3)}, {"a": (2, 3), "axis": 1, "b": (3,)}, {"a": (3,), "b": np.array([0.5, 2.0, 1.0])}))
+    def logsumexp(out, a, axis=None, b=None, keepdims=False, *, d_out):
+        shares = np.exp(a - expand_reduced(out, axis, keepdims))  # b * shares sums to 1 along axis
+        spread = expand_reduced(d_out, axis, keepdims)
+        d_a = unbroadcast(spread * shares * weights_or_one(b), a)
+        d_b = unbroadcast(spread * shares, b)
+
+    @adjoint(sp.softmax, domain=(-1.0, 1.0), examples=({"x": (4,)}, {"x": (2, 3), "axis": 1}, {"x": (2, 3), "axis": 0},
+                                                         {"x": (2, 3, 2), "axis": (0, 2)}))
+    def softmax(out, x, axis=None, *, d_out):
+        d_x = out * (d_out - np.sum(d_out * out, axis=axis, keepdims=True))
+
+    @adjoint(sp.log_softmax, domain=(-1.0, 1.0), examples=({"x": (4,)}, {"x": (2, 3), "axis": 1},
+                                                             {"x": (2, 3), "axis": 0}))
+    def log_softmax(out, x, axis=None, *, d_out):
+        d_x = d_out - np.exp(out) * np.sum(d_out, axis=axis, keepdims=True)
+
+    @tangent(sp.logsumexp)
+    def logsumexp_tangent(out, a, axis=None, b=None, keepdims=False, *, t_a, t_b):
+        shares = np.exp(a - expand_reduced(out, axis, keepdims))
+        t_out = np.sum(shares * (weights_or_one(b) * t_a + t_b), axis=axis, keepdims=keepdims)
+
+    @tangent(sp.softmax)
+    def softmax_tangent(out, x, axis=None, *, t_x):
+        t_out = out * (t_x - np.sum(out * t_x, axis=axis, keepdims=True))
+
+    @tangent(sp.log_softmax)
+    def log_softmax_tangent(out, x, axis=None, *, t_x):
+        t_out = t_x - np.sum(np.exp(out) * t_x, axis=axis, keepdims=True)
