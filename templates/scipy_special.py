@@ -1,9 +1,8 @@
 """Rules for ``scipy.special``, registered only where SciPy is installed (it is an
 optional extra: without it this module declares nothing).
 
-``digamma`` is ``psi``; its derivative, the trigamma function, is the Hurwitz
-zeta function ``zeta(2, x)``, which has no rule: a second derivative of
-``digamma`` (or a third of ``gammaln``) is refused rather than guessed.
+``digamma`` is ``psi``; its derivative is ``polygamma(1, x)``, whose own
+derivative is ``polygamma(2, x)``, and so on to any order.
 """
 import numpy as np
 
@@ -33,7 +32,12 @@ if sp is not None:
 
     @adjoint(sp.psi, elementwise=True, domain=(0.5, 3.0))
     def digamma(out, x, d_out):
-        d_x = d_out * sp.zeta(2.0, x)  # trigamma
+        d_x = d_out * sp.polygamma(1, x)  # trigamma
+
+    @adjoint(sp.polygamma, elementwise=True, domain=(0.5, 3.0),
+             examples=({"n": 1, "x": ()}, {"n": 1, "x": (3,)}, {"n": 2, "x": (2, 3)}))
+    def polygamma(out, n, x, d_out):
+        d_x = d_out * sp.polygamma(n + 1, x)  # n, the order, is an integer: no derivative
 
     @adjoint(sp.erf, elementwise=True, domain=(-1.5, 1.5))
     def erf(out, x, d_out):
