@@ -327,6 +327,8 @@ class _Inference:
             self.elementwise(stmt)
         else:
             rank = _made_rank(value, self.kind, lambda e: self.class_of(e, stmt))
+            if rank is None and rules.fact(fn, "result_rank") and not value.kwargs:  # declared (np.matmul)
+                rank = _declared_rank(fn, [0 if self.class_of(a, stmt) == SCALAR else self.kind_of(a) for a in args])
             numeric = _returns_numeric(fn)
             self.set(target, Array(rank) if rank is not None or numeric else UNKNOWN, stmt)
 
@@ -440,6 +442,12 @@ def _float_arrays(fn: ir.Function) -> set[str]:
 def _whole_reduction(call: ir.Call) -> bool:
     """``np.sum(x)`` and its siblings (declared ``reduction=True``) with no axis and no keepdims: one number."""
     return bool(rules.fact(call.fn, "reduction")) and len(call.args) == 1 and not call.kwargs
+
+
+def _declared_rank(fn: Any, kinds: list) -> Optional[int]:
+    """The result's rank by the ``result_rank`` fact of ``fn``, given its arguments' kinds (0 for a number)."""
+    ranks = [k if k == 0 else rank(k) for k in kinds]
+    return None if None in ranks else rules.fact(fn, "result_rank")(*ranks)
 
 
 def _made_rank(call: ir.Call, kind: dict[str, Kind], class_of) -> Optional[int]:

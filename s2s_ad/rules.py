@@ -101,6 +101,7 @@ _ATTRIBUTES: dict[str, Any] = {}
 _FRESH_ARRAYS: set = set()  # functions that return a new array the caller owns
 _RESULT_ITEMS: dict = {}  # functions that return a tuple: how many items (np.linalg.eigh: 2)
 _FACTS: dict[Any, dict[str, Any]] = {}  # function -> its declared facts (see FACTS)
+_VARIANTS: dict[Any, list[tuple[dict[str, int], Rule]]] = {}  # function -> (input ranks, adjoint rule for them)
 _loaded = False
 _load_lock = threading.Lock()
 _generation = 0  # rules registered so far: cached code checks its callees' rules again when it changes
@@ -231,7 +232,8 @@ def _register(table: dict, kind: str, fn: Any, elementwise: bool, method: Option
 def adjoint(fn: Any, *, elementwise: bool = False, method: Optional[str] = None,
             pack_method_args: bool = False, attribute: Optional[str] = None,
             examples: tuple = (), domain: tuple = (0.2, 0.8), linear: bool = False,
-            bilinear: bool = False, items: int = 0, **facts: Any) -> Callable:
+            bilinear: bool = False, items: int = 0, ranks: Optional[dict[str, int]] = None,
+            **facts: Any) -> Callable:
     """Declare the reverse rule of ``fn`` (see the module docstring).
 
     ``method="sum"`` also makes ``x.sum(...)`` mean ``fn(x, ...)``;
@@ -243,13 +245,51 @@ def adjoint(fn: Any, *, elementwise: bool = False, method: Optional[str] = None,
     np.linalg.eigh(a)``): its adjoint ``d_out`` is then a tuple of the items'
     adjoints (zeros for an item not used), read as ``d_out[0]``.  Any further
     keyword is a fact about ``fn`` (``view=True``: see ``FACTS``).
+
+    ``ranks={"x1": 2, "x2": 2}`` declares a variant: the rule used instead of
+    ``fn``'s general one where the inputs' ranks are known to be these (``d_out @
+    x2.T`` for two matrices, where the general rule calls a runtime helper that
+    looks at the ranks).  It takes the same inputs as the general rule.
     """
+    if ranks is not None:
+        return _register_variant(fn, dict(ranks), elementwise, examples, domain)
     declare(fn, **facts)
     if items:
         _RESULT_ITEMS[_key(fn)] = items
     form = "linear" if linear else "bilinear" if bilinear else ""
     return _register(_ADJOINTS, "adjoint", fn, elementwise, method, pack_method_args, attribute,
                      examples, domain, form)
+
+
+def _register_variant(fn: Any, ranks: dict[str, int], elementwise: bool, examples: tuple,
+                      domain: tuple) -> Callable:
+    def decorate(template: Callable) -> Callable:
+        general = _ADJOINTS.get(_key(fn))
+        rule, _ = _parse_template(template, "adjoint", fn)
+        if general is None or rule.inputs != general.inputs or not set(ranks) <= set(rule.inputs):
+            raise TransformError(f"the adjoint rule {template.__name__!r}", "a variant for known ranks follows the "
+                                 "general rule of its function and takes the same inputs",
+                                 filename=rule.filename, line=rule.line)
+        rule.elementwise, rule.form = elementwise, general.form
+        rule.examples, rule.domain = tuple(examples), tuple(domain)
+        global _generation
+        _VARIANTS.setdefault(_key(fn), []).append((ranks, rule))
+        _generation += 1
+        return template
+    return decorate
+
+
+def for_ranks(rule: Rule, rank_of: Callable[[str], Optional[int]]) -> Rule:
+    """The variant of the adjoint ``rule`` declared for the inputs' ranks (``rank_of(input)``, None
+    where unknown), or ``rule`` itself where none matches."""
+    try:
+        variants = _VARIANTS.get(_key(rule.fn), ())
+    except TypeError:
+        return rule
+    for ranks, variant in variants:
+        if all(rank_of(name) == rank for name, rank in ranks.items()):
+            return variant
+    return rule
 
 
 def tangent(fn: Any, *, elementwise: bool = False, examples: tuple = (), domain: tuple = (0.2, 0.8),
@@ -299,6 +339,8 @@ FACTS: dict[str, str] = {
     "makes_floats": "a count: called with that many positional arguments and no keyword, "
                     "the result is a new array of floats (np.zeros(n): 1, np.linspace(a, b): 2)",
     "reduction": "True: called on one argument alone, the result is one number (np.sum)",
+    "result_rank": "a function of the positional arguments' ranks giving the result's rank, or None "
+                   "where it cannot tell (np.matmul: the larger of two ranks of at least 2)",
     "returns_sequence": "True: the result may be a tuple or list (np.linalg.eigh, np.split)",
     "arithmetic": "True: on numbers, the result is a number, never a 0-d array (operator.add, abs)",
     "joins_sequences": "True: on tuples or lists it joins or repeats them (operator.add, operator.mul)",

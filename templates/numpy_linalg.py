@@ -12,23 +12,40 @@ from s2s_ad.runtime import (multi_dot_grad, multi_dot_jvp, qr_checked, svd_check
 
 nondifferentiable(norm_order, norm_max_weights, tensordot_adjoint_plan, kron_axes, inner_axes)
 
+def _matmul_rank(x1: int, x2: int) -> "int | None":
+    """The rank of ``x1 @ x2`` where both are at least matrices (the larger, batched); else not declared."""
+    return max(x1, x2) if min(x1, x2) >= 2 else None
+
+
 _PRODUCTS = (
     {"x1": (3, 4), "x2": (4, 2)}, {"x1": (3, 4), "x2": (4,)}, {"x1": (4,), "x2": (4, 2)},
     {"x1": (4,), "x2": (4,)}, {"x1": (2, 3, 4), "x2": (4, 5)},
 )
 
 
-@adjoint(np.matmul, bilinear=True, examples=_PRODUCTS, factors=(0, 1))
+@adjoint(np.matmul, bilinear=True, examples=_PRODUCTS, factors=(0, 1), result_rank=_matmul_rank)
 def matmul(out, x1, x2, d_out):
     d_x1 = matmul_grad_a(d_out, x1, x2)
     d_x2 = matmul_grad_b(d_out, x1, x2)
 
 
+@adjoint(np.matmul, ranks={"x1": 2, "x2": 2})
+def matmul_matrices(out, x1, x2, d_out):
+    d_x1 = d_out @ x2.T  # two matrices: no helper needs to look at the ranks
+    d_x2 = x1.T @ d_out
+
+
 @adjoint(operator.matmul, bilinear=True, examples=tuple({"a": e["x1"], "b": e["x2"]} for e in _PRODUCTS),
-         factors=(0, 1), reusable=True, words=("at", "matprod"))
+         factors=(0, 1), reusable=True, words=("at", "matprod"), result_rank=_matmul_rank)
 def matmul_operator(out, a, b, d_out):
     d_a = matmul_grad_a(d_out, a, b)
     d_b = matmul_grad_b(d_out, a, b)
+
+
+@adjoint(operator.matmul, ranks={"a": 2, "b": 2})
+def matmul_operator_matrices(out, a, b, d_out):
+    d_a = d_out @ b.T
+    d_b = a.T @ d_out
 
 
 @adjoint(np.dot, bilinear=True, method="dot", examples=tuple({"a": e["x1"], "b": e["x2"]} for e in _PRODUCTS)

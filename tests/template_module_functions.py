@@ -25,3 +25,12 @@ def write_then_read_view(x):
     r = reversed_rows(out)
     out[0] = x
     return np.sum(r * r) + x
+
+
+def two_layers(w1, w2, x):
+    hidden = np.tanh(x @ w1)
+    return np.sum((hidden @ w2) ** 2)
+
+
+def product_of_products(a, b, c):
+    return np.sum(np.matmul(a @ b, c) * a[..., :1])

@@ -116,3 +116,27 @@ def test_the_rule_table_names_functions_as_users_write_them() -> None:
     table = rule_table()
     assert "`operator.add`" in table and "`math.lgamma`" in table and "`np.einsum`" in table
     assert "unbroadcast" not in table  # s2s_ad's own helpers are not listed
+
+
+def test_a_rank_variant_replaces_the_helpers_where_ranks_are_known() -> None:
+    """np.matmul declares a variant for two matrices (d_out @ b.T) and the rank of its result:
+    specialised for matrices the code calls no matmul helper, and every variant agrees with the
+    general rule and with finite differences."""
+    rng = np.random.default_rng(4)
+    w1, w2, x = rng.normal(size=(3, 4)), rng.normal(size=(4, 2)), rng.normal(size=(5, 3))
+    source = s2s_ad.source(tm.two_layers, wrt=(0, 1), args=(w1, w2, x))
+    assert "matmul_grad" not in source and "np.transpose(w2)" in source
+    assert_gradient_matches(tm.two_layers, (w1, w2, x), wrt=(0, 1))
+    assert "matmul_grad_a" in s2s_ad.source(tm.two_layers, wrt=(0, 1))  # ranks unknown: the general rule
+    for shapes in (((2, 3), (3, 4), (4, 2)), ((2, 2, 3), (3, 4), (4,)), ((2, 3, 4), (4, 4), (2, 4, 3))):
+        args = tuple(rng.normal(size=s) for s in shapes)
+        assert_gradient_matches(tm.product_of_products, args, wrt=(0, 1, 2))
+
+
+def test_a_variant_follows_its_general_rule(tmp_path) -> None:
+    path = tmp_path / "lonely_variant.py"
+    path.write_text("from s2s_ad.rules import adjoint\n\n\ndef ruleless(x):\n    return x\n\n\n"
+                    "@adjoint(ruleless, ranks={'x': 2})\n"
+                    "def ruleless_matrix(out, x, d_out):\n    d_x = d_out\n")
+    with pytest.raises(s2s_ad.TransformError, match="follows the general rule"):
+        rules.load_template_module(str(path))
