@@ -19,7 +19,7 @@ _FAMILIES = (("Python operators", "operator", "operator"), ("Python builtins", "
 
 def _written_name(fn: Any) -> Optional[tuple[str, str]]:
     """``(family, name as a user writes it)`` of a built-in rule's function, or None for s2s_ad's own
-    helpers.  Only modules already imported are searched: listing never imports SciPy."""
+    helpers.  Only modules already imported are searched."""
     for family, module_name, prefix in _FAMILIES:
         module = sys.modules.get(module_name)
         name = getattr(fn, "__name__", None)
@@ -41,6 +41,8 @@ def rule_table() -> str:
     constant (zero derivative, marked ‡).  ``python -m s2s_ad.rule_table --markdown``
     prints it; tests/test_template_modules.py checks that the README shows the same.
     """
+    rules.load_templates()
+    rules.load_deferred()  # the rules of libraries imported since the templates were (scipy.special)
     rows: dict[str, dict[str, str]] = {family: {} for family, _, _ in _FAMILIES}
     for fns, mark in (([r.fn for r in rules.all_adjoint_rules() if _builtin(r)], ""),
                       ([r.fn for r in rules.tangent_only_rules() if _builtin(r)], "†"),
@@ -70,4 +72,8 @@ if __name__ == "__main__":
                                      description="List the functions that have built-in rules.")
     parser.add_argument("--markdown", action="store_true", help="as the Markdown table of the README")
     parser.parse_args()
+    try:  # the README lists SciPy's rules too, which register once it is imported
+        import scipy.special  # noqa: F401
+    except ImportError:
+        pass
     sys.stdout.write(rule_table())

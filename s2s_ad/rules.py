@@ -102,6 +102,8 @@ _FRESH_ARRAYS: set = set()  # functions that return a new array the caller owns
 _RESULT_ITEMS: dict = {}  # functions that return a tuple: how many items (np.linalg.eigh: 2)
 _FACTS: dict[Any, dict[str, Any]] = {}  # function -> its declared facts (see FACTS)
 _VARIANTS: dict[Any, list[tuple[dict[str, int], Rule]]] = {}  # function -> (input ranks, adjoint rule for them)
+_DEFERRED: dict[str, Callable[[Any], None]] = {}  # module name -> what registers its rules (see when_imported)
+_deferred_lock = threading.Lock()
 _loaded = False
 _load_lock = threading.Lock()
 _generation = 0  # rules registered so far: cached code checks its callees' rules again when it changes
@@ -473,6 +475,28 @@ def load_templates() -> None:
         _loaded = True
 
 
+def when_imported(module_name: str, register: Callable[[Any], None]) -> None:
+    """Run ``register(module)`` once the module ``module_name`` is imported: now if it is, else at
+    the first lookup that misses after the user imports it.  The rules of an optional library
+    (SciPy) then cost nothing, not even its import, to whoever does not use it."""
+    module = sys.modules.get(module_name)
+    if module is not None:
+        register(module)
+    else:
+        _DEFERRED[module_name] = register
+
+
+def load_deferred() -> bool:
+    """Register the rules of the libraries imported since they were deferred; True if any were."""
+    if not _DEFERRED:
+        return False
+    with _deferred_lock:
+        ready = [name for name in _DEFERRED if name in sys.modules]
+        for name in ready:
+            _DEFERRED.pop(name)(sys.modules[name])
+    return bool(ready)
+
+
 def load_template_module(path: str) -> types.ModuleType:
     """Import the template module at ``path``, a .py file outside s2s_ad, once.
 
@@ -505,7 +529,8 @@ def load_template_module(path: str) -> types.ModuleType:
 def adjoint_rule(fn: Any) -> Optional[Rule]:
     load_templates()
     try:
-        return _ADJOINTS.get(_key(fn))
+        rule = _ADJOINTS.get(_key(fn))
+        return rule if rule is not None or not load_deferred() else _ADJOINTS.get(_key(fn))
     except TypeError:  # unhashable callable
         return None
 
@@ -513,7 +538,8 @@ def adjoint_rule(fn: Any) -> Optional[Rule]:
 def tangent_rule(fn: Any) -> Optional[Rule]:
     load_templates()
     try:
-        return _TANGENTS.get(_key(fn))
+        rule = _TANGENTS.get(_key(fn))
+        return rule if rule is not None or not load_deferred() else _TANGENTS.get(_key(fn))
     except TypeError:
         return None
 
@@ -521,7 +547,7 @@ def tangent_rule(fn: Any) -> Optional[Rule]:
 def is_nondifferentiable(fn: Any) -> bool:
     load_templates()
     try:
-        return _key(fn) in _NONDIFFERENTIABLE
+        return _key(fn) in _NONDIFFERENTIABLE or (load_deferred() and _key(fn) in _NONDIFFERENTIABLE)
     except TypeError:
         return False
 

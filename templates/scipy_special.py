@@ -1,18 +1,15 @@
-"""Rules for ``scipy.special``, registered only where SciPy is installed (it is an
-optional extra: without it this module declares nothing).
+"""Rules for ``scipy.special``, registered once the user imports it: SciPy is an
+optional extra, and where it is not used it is not imported either.
 
 ``digamma`` is ``psi``; its derivative is ``polygamma(1, x)``, whose own
 derivative is ``polygamma(2, x)``, and so on to any order.
 """
 import numpy as np
 
-from s2s_ad.rules import adjoint, tangent
+from s2s_ad.rules import adjoint, tangent, when_imported
 from s2s_ad.runtime import expand_reduced, unbroadcast
 
-try:
-    import scipy.special as sp
-except ImportError:  # SciPy is not installed: no rules for it
-    sp = None
+sp = None  # scipy.special, once imported (see _register)
 
 _SIGN_AXES = ({"a": (4,)}, {"a": (2, 3), "axis": 1}, {"a": (2, 3), "axis": -2, "keepdims": True},
               {"a": (2, 3, 2), "axis": (0, 2)})
@@ -25,7 +22,11 @@ def weights_or_one(b):
     return b
 
 
-if sp is not None:
+def _register(special) -> None:
+    """Declare the rules below, given ``scipy.special``."""
+    global sp
+    sp = special  # the name the rules' bodies use
+
     @adjoint(sp.gammaln, elementwise=True, domain=(0.5, 3.0))
     def gammaln(out, x, d_out):
         d_x = d_out * sp.psi(x)
@@ -101,3 +102,6 @@ if sp is not None:
     @tangent(sp.log_softmax)
     def log_softmax_tangent(out, x, axis=None, *, t_x):
         t_out = t_x - np.sum(np.exp(out) * t_x, axis=axis, keepdims=True)
+
+
+when_imported("scipy.special", _register)
