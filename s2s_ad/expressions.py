@@ -605,8 +605,9 @@ class ExpressionConverter:
         name = describe_callable(fn)
         if _hashable(fn):
             self.resolver.snapshot.record_rules(fn)  # a rule registered later must be picked up
-        if fn in _REFUSED_CALLS if _hashable(fn) else False:
-            raise self.error(f"the call of {name}", _REFUSED_CALLS[fn], node)
+        refusal = rules.fact(fn, "refused")  # declared in templates/ (print, eval), with what to do instead
+        if refusal:
+            raise self.error(f"the call of {name}", refusal, node)
         rule = rules.adjoint_rule(fn) or rules.tangent_rule(fn)
         if rule is not None:
             try:
@@ -626,21 +627,6 @@ class ExpressionConverter:
                              "the object outside it and pass it in (its methods and attributes can be used)", node)
         # A function with no rule and no source is refused only if an argument depends on the inputs
         # (analysis.check_constant_calls): otherwise it is a constant and simply runs.
-
-
-# Calls refused outright, with what to do instead.
-_REFUSED_CALLS = {
-    runtime.checkpointed: "checkpointed(...) marks a loop: write it as the loop's iterable, "
-                          "for t in s2s_ad.checkpointed(range(n)):",
-    eval: "code built at run time cannot be transformed; write the expression out",
-    exec: "code built at run time cannot be transformed; write the statements out",
-    print: "a differentiated function must be pure; print outside it, or print df's result",
-    open: "a differentiated function must be pure; read files outside it and pass the data in",
-    input: "a differentiated function must be pure; ask outside it and pass the answer in",
-    setattr: "a differentiated function must not mutate objects; return the new value instead",
-    globals: "pass what you need as arguments",
-    locals: "name the values you need",
-}
 
 
 def _reports(fn: Any) -> bool:

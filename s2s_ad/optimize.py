@@ -59,8 +59,7 @@ def _fold(call: ir.Call) -> Optional[ir.Expr]:
         result = result.item()
     if isinstance(result, float) and not math.isfinite(result):
         return None  # keep the expression: np.log(-1.0) reads better than nan
-    if isinstance(result, bool) and call.fn not in (operator.eq, operator.ne, operator.lt, operator.le,
-                                                   operator.gt, operator.ge):
+    if isinstance(result, bool) and not rules.fact(call.fn, "compares"):
         result = int(result)
     return ir.Const(result)
 

@@ -354,6 +354,8 @@ FACTS: dict[str, str] = {
     "foldable": "True: on constant numbers, computed once when the code is generated",
     "total_on_numbers": "True: cannot raise on numbers, so may be moved out of a loop that may not run",
     "reusable": "True: pure, so a repeated call in one expression reuses the first one's value",
+    "compares": "True: a truth value, kept as one when folded (operator.lt)",
+    "refused": "what to write instead: a call of it is refused outright, with these words (print, eval)",
     "words": "(verb, noun): how generated names read a result of it (operator.add: ('plus', 'total'))",
 }
 

@@ -4,6 +4,15 @@ import numpy as np
 from s2s_ad.rules import adjoint, declare, nondifferentiable
 
 nondifferentiable(int, round, bool, len, range, isinstance, slice)
+# Calls refused outright, with what to write instead.
+declare(eval, refused="code built at run time cannot be transformed; write the expression out")
+declare(exec, refused="code built at run time cannot be transformed; write the statements out")
+declare(print, refused="a differentiated function must be pure; print outside it, or print df's result")
+declare(open, refused="a differentiated function must be pure; read files outside it and pass the data in")
+declare(input, refused="a differentiated function must be pure; ask outside it and pass the answer in")
+declare(setattr, refused="a differentiated function must not mutate objects; return the new value instead")
+declare(globals, refused="pass what you need as arguments")
+declare(locals, refused="name the values you need")
 
 
 @adjoint(abs, elementwise=True, domain=(-0.8, 0.8), arithmetic=True)

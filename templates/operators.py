@@ -14,6 +14,7 @@ nondifferentiable(
     elementwise=True, cheap=True, foldable=True, reusable=True,
 )
 declare(operator.floordiv, arithmetic=True, words=("div", "quot"))
+declare(operator.lt, operator.le, operator.gt, operator.ge, operator.eq, operator.ne, compares=True)
 nondifferentiable(operator.not_, operator.is_, operator.is_not, operator.contains)
 declare(operator.not_, cheap=True)
 # Iteration: what loops are lowered to (lower.py turns every for loop into one over a range).

@@ -21,9 +21,11 @@ from s2s_ad.runtime import (added_at, append_grad, multi_dot_grad, multi_dot_gra
                             expand_reduced, getitem_grad, inverse_axes, matmul_grad_a, matmul_grad_b,
                             pad_grad, prod_others, prod_others_jvp, stack_grad, stop_gradient, if_inexact, stored_part,
                             unbroadcast, unbroadcast_to, writable_copy, zero_tangent,
-                            zeros_like)
+                            zeros_like, checkpointed)
 
 nondifferentiable(zeros_like, zero_tangent, inverse_axes, linspace_weights)
+declare(checkpointed, refused="checkpointed(...) marks a loop: write it as the loop's iterable, "
+                              "for t in s2s_ad.checkpointed(range(n)):")
 nondifferentiable(stop_gradient, elementwise=True)
 nondifferentiable(checkpoint_stride, np.broadcast_shapes)
 fresh_arrays(zeros_like, zero_tangent, writable_copy, broadcast_reduced, getitem_grad, added_at)
