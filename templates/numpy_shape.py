@@ -213,3 +213,16 @@ declare(np.asarray, np.asanyarray, np.real, np.imag, np.ascontiguousarray, np.as
         np.hsplit, np.vsplit, may_view=True)
 declare(np.array_split, np.split, np.hsplit, np.vsplit, np.unique, np.histogram, np.histogram2d, np.meshgrid, np.nonzero,
         np.broadcast_arrays, np.dsplit, np.gradient, np.indices, np.unravel_index, returns_sequence=True)
+
+
+@adjoint(np.partition, examples=({"a": (5,), "kth": 2}, {"a": (3, 4), "kth": 1, "axis": 0},
+                                 {"a": (3, 4), "kth": (0, 2)}, {"a": (2, 3, 4), "kth": -1, "axis": 1}))
+def partition(out, a, kth, axis=-1, *, d_out):
+    # out is a permutation of a along axis: the k-th smallest of each goes to the k-th smallest of the
+    # other (NumPy leaves the order within each side of kth unspecified, so it is read off out itself)
+    d_a = sort_grad(np.take_along_axis(d_out, np.argsort(out, axis=axis, kind="stable"), axis), a, axis)
+
+
+@tangent(np.partition)
+def partition_tangent(out, a, kth, axis=-1, *, t_a):
+    t_out = sort_grad(np.take_along_axis(t_a, np.argsort(a, axis=axis, kind="stable"), axis), out, axis)

@@ -73,3 +73,20 @@ def test_scipy_special_in_a_classifier_against_jax():
     np.testing.assert_allclose(s2s_ad.grad(softmax_cross_entropy)(w, x, y), jax.grad(reference)(w), rtol=1e-10)
     np.testing.assert_allclose(s2s_ad.hessian(softmax_cross_entropy)(w, x, y), jax.hessian(reference)(w),
                                rtol=1e-8, atol=1e-12)
+
+
+def trimmed_top(x):
+    # the two largest of each row, weighted: np.partition leaves their order unspecified, so sum them
+    top = np.partition(x, -2, axis=1)[:, -2:]
+    return np.sum(top ** 2) + np.sum(np.partition(x.ravel(), 3)[:3])  # and the three smallest of all
+
+
+def test_partition_matches_finite_differences_and_jax():
+    rng = np.random.default_rng(10)
+    x = rng.permutation(12).reshape(3, 4) * 0.37 + rng.normal(scale=0.01, size=(3, 4))  # distinct values
+    assert_gradient_matches(trimmed_top, (x,))
+    jax = pytest.importorskip("jax")
+    jax.config.update("jax_enable_x64", True)
+    jnp = jax.numpy
+    want = jax.grad(lambda x: jnp.sum(jnp.sort(x, axis=1)[:, -2:] ** 2) + jnp.sum(jnp.sort(x.ravel())[:3]))(x)
+    np.testing.assert_allclose(s2s_ad.grad(trimmed_top)(x), want, rtol=1e-12)
