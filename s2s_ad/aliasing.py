@@ -13,18 +13,16 @@ array (a helper's tape) reads it.
 """
 from __future__ import annotations
 
-import operator
 import types
 from collections import Counter
 from typing import Any, Callable, Optional
 
-import numpy as np
+from . import ir, rules
 
-from . import ir, rules, runtime
 
-# Calls whose result may share memory with an argument (a view, or a list holding it).
-VIEWING = {operator.getitem, np.reshape, np.transpose, np.ravel, np.squeeze, np.expand_dims, np.broadcast_to,
-            runtime.list_append}
+def viewing(fn: Any) -> bool:
+    """A call whose result may be a view of its first argument (declared ``view=True`` in templates/)."""
+    return bool(rules.fact(fn, "view"))
 
 
 class Views:
@@ -91,27 +89,20 @@ class Views:
         return None
 
 
-# Further calls that may give back their argument itself or a view of it (np.asarray(a) is a).
-MAY_VIEW = VIEWING | {np.asarray, np.asanyarray, np.atleast_1d, np.atleast_2d, np.atleast_3d, np.diagonal,
-                      np.real, np.imag, np.swapaxes, np.moveaxis, np.flip, np.fliplr, np.flipud, np.rot90,
-                      np.ascontiguousarray, np.asfortranarray, np.array_split, np.split, np.hsplit, np.vsplit}
-
-
 def _listed(fn: Any) -> bool:
-    """``fn`` is one of NumPy's calls that may give back a view (``MAY_VIEW``)."""
-    try:
-        return fn in MAY_VIEW
-    except TypeError:  # an unhashable callable
-        return False
+    """``fn`` is declared to give back a view, its argument itself (np.asarray(a) is a) or a list
+    holding it (``view=True`` or ``may_view=True`` in templates/)."""
+    return bool(rules.fact(fn, "view") or rules.fact(fn, "may_view"))
 
 
 def _may_view(fn: Any) -> bool:
     """A call whose result may share memory with its arguments: a view-making call, or a user's
     function (it may return its argument, or a view of it)."""
     try:
-        if fn in MAY_VIEW:
-            return True
+        hash(fn)
     except TypeError:  # an unhashable callable
+        return True
+    if _listed(fn):
         return True
     # a generated part of a helper's adjoint returns what the helper does, and its tape holds arguments
     return isinstance(fn, ir.Part) or (isinstance(fn, types.FunctionType) and not rules.is_known(fn))
@@ -165,10 +156,11 @@ def returns_shared(fn: ir.Function) -> bool:
     return any(sharing.operands(value) & set(fn.params) for value in returned)
 
 
-# Generated calls that read an argument for its shape (and dtype) only, by position: a write into
-# the array since changes neither.
-_SHAPE_ONLY = {runtime.unbroadcast: (1,), runtime.writable_copy: (1,), runtime.broadcast_reduced: (1,),
-               runtime.zeros_like: (0,), runtime.add_adjoint: (1, 2)}
+def _shape_only(fn: Any) -> tuple[int, ...]:
+    """The positions of the arguments a generated call reads for their shape (and dtype) only, declared
+    ``shape_only=`` in templates/ (runtime.unbroadcast): a write into such an array since changes neither."""
+    like = rules.fact(fn, "shape_only")
+    return () if like is None else (like,) if isinstance(like, int) else tuple(like)
 
 
 def _without_shape_only(call: ir.Call, like: tuple[int, ...]) -> tuple[ir.Expr, ...]:
@@ -178,8 +170,9 @@ def _without_shape_only(call: ir.Call, like: tuple[int, ...]) -> tuple[ir.Expr, 
 
 def values_read(expr: ir.Expr) -> set[str]:
     """The names whose contents (not only shape) ``expr`` reads."""
-    if isinstance(expr, ir.Call) and expr.fn in _SHAPE_ONLY:
-        return {n for e in _without_shape_only(expr, _SHAPE_ONLY[expr.fn]) for n in values_read(e)}
+    like = _shape_only(expr.fn) if isinstance(expr, ir.Call) else ()
+    if like:
+        return {n for e in _without_shape_only(expr, like) for n in values_read(e)}
     if isinstance(expr, ir.Var):
         return {expr.name}
     return {n for e in ir.children(expr) for n in values_read(e)}
@@ -189,13 +182,10 @@ def _passed_on(call: ir.Call) -> tuple[ir.Expr, ...]:
     """The operands of a call that may share memory with its result: the array a view is taken of
     (not the index or shape), every item of a list it grows, every argument of a user's function
     but one read for its shape only."""
-    if call.fn in VIEWING and call.fn is not runtime.list_append and call.args:
+    if viewing(call.fn) and call.args:
         return call.args[:1]
-    try:
-        like = _SHAPE_ONLY.get(call.fn)
-    except TypeError:  # an unhashable callable
-        like = None
-    return tuple(ir.children(call)) if like is None else _without_shape_only(call, like)
+    like = _shape_only(call.fn)
+    return _without_shape_only(call, like) if like else tuple(ir.children(call))
 
 
 class Sharing:

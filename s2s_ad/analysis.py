@@ -166,13 +166,6 @@ def _reachable(start: set[str], edges: dict[str, list[str]]) -> set[str]:
     return seen
 
 
-# Functions that return one number whatever their argument.
-_COUNTS = {len, int, bool, np.size, np.ndim}
-# Array constructors whose first argument is a shape, and those shaped like their first argument.
-_SHAPED_BY_ARGUMENT = {np.zeros, np.ones, np.empty, np.full}
-_SHAPED_LIKE_ARGUMENT = {np.zeros_like, np.ones_like, np.empty_like, np.full_like, np.copy}
-# ``a + b`` and ``a * n`` of tuples and lists are concatenation and repetition, not arithmetic.
-SEQUENCE_OPERATORS = {operator.add, operator.mul}
 
 
 # What a user function returns for arguments of given kinds: "scalar", "array<N>", a tuple of
@@ -323,7 +316,7 @@ class _Inference:
                 self.set(target, Array(None), stmt)  # a part of an array: numbers, whatever its rank
             else:
                 self.set(target, UNKNOWN if rank is None else NUMBER if rank == 0 else Array(rank), stmt)
-        elif fn in _COUNTS or _whole_reduction(value) or (fn is round and self.kind_of(args[0]) == NUMBER):
+        elif rules.fact(fn, "counts") or _whole_reduction(value) or (fn is round and self.kind_of(args[0]) == NUMBER):
             self.set(target, NUMBER, stmt)
         elif fn is np.shape:
             self.set(target, UNKNOWN, stmt)
@@ -337,6 +330,8 @@ class _Inference:
             self.elementwise(stmt)
         else:
             rank = _made_rank(value, self.kind, lambda e: self.class_of(e, stmt))
+            if rank is None and rules.fact(fn, "result_rank") and not value.kwargs:  # declared (np.matmul)
+                rank = _declared_rank(fn, [0 if self.class_of(a, stmt) == SCALAR else self.kind_of(a) for a in args])
             numeric = _returns_numeric(fn)
             self.set(target, Array(rank) if rank is not None or numeric else UNKNOWN, stmt)
 
@@ -358,24 +353,18 @@ _NUMPY_MODULES = {"numpy", "numpy.linalg", "numpy.fft", "numpy.lib", "numpy._cor
                   "numpy.core.fromnumeric", "numpy._core.numeric", "numpy.core.numeric"}
 
 
-# NumPy functions that may return a tuple or list (of arrays).
-_SEQUENCE_RESULTS = {"eig", "eigh", "svd", "qr", "slogdet", "lstsq", "unique", "histogram", "histogram2d",
-                     "meshgrid", "nonzero", "where", "broadcast_arrays", "split", "array_split", "hsplit",
-                     "vsplit", "dsplit", "gradient", "atleast_1d", "atleast_2d", "atleast_3d", "indices",
-                     "unravel_index", "tolist"}
-
-
 def _returns_numeric(fn: Any) -> bool:
-    """True for NumPy functions that return a number or an array (not a tuple or list)."""
+    """True for NumPy functions that return a number or an array: not those declared
+    ``returns_sequence=True`` in templates/ (np.linalg.eigh, np.split)."""
     if isinstance(fn, np.ufunc):
         return fn.nout == 1
-    return getattr(fn, "__module__", None) in _NUMPY_MODULES and getattr(fn, "__name__", "") not in _SEQUENCE_RESULTS
+    return getattr(fn, "__module__", None) in _NUMPY_MODULES and not rules.fact(fn, "returns_sequence")
 
 
 def may_be_sequence_operation(fn: Any, kinds: list[Kind], args: tuple) -> bool:
     """True unless ``fn(*args)`` is provably arithmetic: ``a + b`` concatenates when both are tuples
     or lists, ``a * n`` repeats when one is and the other an integer."""
-    if fn not in SEQUENCE_OPERATORS or len(kinds) != 2:
+    if not rules.fact(fn, "joins_sequences") or len(kinds) != 2:
         return False
     numeric = [isinstance(k, (Number, Array)) for k in kinds]
     if fn is operator.add:
@@ -440,29 +429,28 @@ def _sequence_result(fn: Any, kinds: list[Kind], args: tuple) -> Kind:
     return UNKNOWN
 
 
-# Constructors whose array holds float64 when no dtype is given.
-_FLOAT_CONSTRUCTORS = {np.zeros, np.ones, np.empty, np.eye, np.identity, np.linspace, np.random.rand,
-                       np.random.randn, np.random.random}
-
-
 def _float_arrays(fn: ir.Function) -> set[str]:
     """Arrays provably of floats: made by ``np.zeros(shape)`` and the like, with no dtype.
 
     A store into any other array (``np.arange(4)``, ``np.zeros(n, dtype=int)``, ``x.astype(int)``,
     an argument, an array carried through a loop) keeps the derivative only if the array's dtype,
-    checked at run time, is inexact: NumPy truncates a float stored into integers.
+    checked at run time, is inexact: NumPy truncates a float stored into integers.  Which calls
+    make floats, and with how many arguments, is declared ``makes_floats=`` in templates/.
     """
     return {s.target for s in ir.walk(fn.body) if isinstance(s, ir.Assign) and not s.merge
-            and isinstance(s.value, ir.Call) and s.value.fn in _FLOAT_CONSTRUCTORS and not s.value.kwargs
-            and len(s.value.args) == (1 if s.value.fn is not np.linspace else 2)}
-
-
-_REDUCTIONS = {np.sum, np.mean, np.prod, np.max, np.min}
+            and isinstance(s.value, ir.Call) and not s.value.kwargs
+            and len(s.value.args) == rules.fact(s.value.fn, "makes_floats", -1)}
 
 
 def _whole_reduction(call: ir.Call) -> bool:
-    """``np.sum(x)`` and its siblings with no axis and no keepdims: one number."""
-    return call.fn in _REDUCTIONS and len(call.args) == 1 and not call.kwargs
+    """``np.sum(x)`` and its siblings (declared ``reduction=True``) with no axis and no keepdims: one number."""
+    return bool(rules.fact(call.fn, "reduction")) and len(call.args) == 1 and not call.kwargs
+
+
+def _declared_rank(fn: Any, kinds: list) -> Optional[int]:
+    """The result's rank by the ``result_rank`` fact of ``fn``, given its arguments' kinds (0 for a number)."""
+    ranks = [k if k == 0 else rank(k) for k in kinds]
+    return None if None in ranks else rules.fact(fn, "result_rank")(*ranks)
 
 
 def _made_rank(call: ir.Call, kind: dict[str, Kind], class_of) -> Optional[int]:
@@ -470,11 +458,12 @@ def _made_rank(call: ir.Call, kind: dict[str, Kind], class_of) -> Optional[int]:
     if not call.args:
         return None
     first = call.args[0]
-    if call.fn in _SHAPED_BY_ARGUMENT:
+    shaped = rules.fact(call.fn, "shape_from")  # declared in templates/: "argument" (np.zeros) or "like"
+    if shaped == "argument":
         if isinstance(first, ir.Display):
             return len(first.items)
         return 1 if class_of(first) == SCALAR else None
-    if call.fn in _SHAPED_LIKE_ARGUMENT and isinstance(first, ir.Var):
+    if shaped == "like" and isinstance(first, ir.Var):
         return 0 if class_of(first) == SCALAR else rank(kind.get(first.name, UNKNOWN))
     if call.fn is np.arange:
         return 1
@@ -554,11 +543,7 @@ def _proven_number(update: ir.InPlace, facts: Analysis, kinds: dict[str, Optiona
     value = definitions.get(update.value)
     # arithmetic and ufuncs give numbers, not 0-d arrays, for operands of rank 0
     return (isinstance(value, ir.Call) and facts.rank_of(ir.Var(update.value)) == 0
-            and (isinstance(value.fn, np.ufunc) or (value.fn in _ARITHMETIC)))
-
-
-_ARITHMETIC = {operator.add, operator.sub, operator.mul, operator.truediv, operator.floordiv, operator.mod,
-               operator.pow, operator.neg, operator.pos, float, int, abs}
+            and (isinstance(value.fn, np.ufunc) or rules.fact(value.fn, "arithmetic", False)))
 
 
 def _without(body: list[ir.Stmt], dropped: set[int]) -> list[ir.Stmt]:

@@ -623,8 +623,9 @@ class ExpressionConverter:
         name = describe_callable(fn)
         if _hashable(fn):
             self.resolver.snapshot.record_rules(fn)  # a rule registered later must be picked up
-        if fn in _REFUSED_CALLS if _hashable(fn) else False:
-            raise self.error(f"the call of {name}", _REFUSED_CALLS[fn], node)
+        refusal = rules.fact(fn, "refused")  # declared in templates/ (print, eval), with what to do instead
+        if refusal:
+            raise self.error(f"the call of {name}", refusal, node)
         rule = rules.adjoint_rule(fn) or rules.tangent_rule(fn)
         if rule is not None:
             try:
@@ -652,27 +653,6 @@ def _builtin_type(cls: type) -> bool:
     """Python's and NumPy's own types (``np.float32(2.0)``, ``complex(1, 2)``): a call of one that does
     not depend on the inputs is a constant and simply runs, as any function's does."""
     return cls.__module__ == "builtins" or issubclass(cls, np.generic)
-
-
-# Calls refused outright, with what to do instead.
-_REFUSED_CALLS = {
-    runtime.checkpointed: "checkpointed(...) marks a loop: write it as the loop's iterable, "
-                          "for t in s2s_ad.checkpointed(range(n)):",
-    eval: "code built at run time cannot be transformed; write the expression out",
-    exec: "code built at run time cannot be transformed; write the statements out",
-    print: "a differentiated function must be pure; print outside it, or print df's result",
-    open: "a differentiated function must be pure; read files outside it and pass the data in",
-    np.load: "a differentiated function must be pure; read files outside it and pass the data in",
-    np.loadtxt: "a differentiated function must be pure; read files outside it and pass the data in",
-    np.genfromtxt: "a differentiated function must be pure; read files outside it and pass the data in",
-    np.save: "a differentiated function must be pure; write files outside it, from its result",
-    np.savetxt: "a differentiated function must be pure; write files outside it, from its result",
-    np.savez: "a differentiated function must be pure; write files outside it, from its result",
-    input: "a differentiated function must be pure; ask outside it and pass the answer in",
-    setattr: "a differentiated function must not mutate objects; return the new value instead",
-    globals: "pass what you need as arguments",
-    locals: "name the values you need",
-}
 
 
 def _reports(fn: Any) -> bool:

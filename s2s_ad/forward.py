@@ -24,8 +24,6 @@ from __future__ import annotations
 import operator
 from typing import Any, Callable, Optional
 
-import numpy as np
-
 from . import ir, rules, runtime
 from .analysis import SCALAR, Analysis, differentiable_operands
 from .errors import TransformError
@@ -42,35 +40,25 @@ def _is_zero(expr: ir.Expr) -> bool:
     return expr is _ZERO
 
 
-# Calls that are zero when the argument at one of these positions is zero (their factors).
-_FACTORS = {
-    operator.mul: (0, 1), operator.matmul: (0, 1), np.multiply: (0, 1), np.dot: (0, 1), np.matmul: (0, 1),
-    np.outer: (0, 1), runtime.matmul_grad_a: (0, 2), runtime.matmul_grad_b: (0, 1),
-    runtime.dot_grad_a: (0, 2), runtime.dot_grad_b: (0, 1),
-}
-
-
 def _without_zeros(e: ir.Expr) -> Optional[ir.Expr]:
     """``e`` with a missing tangent folded away (``0 * a``, ``a + 0``, ``-0``, ``0 / a``), or None
     if it has none among its arguments."""
     if not isinstance(e, ir.Call):
         return None
     args = e.args
-    factors = _FACTORS.get(e.fn, ()) if not isinstance(e.fn, ir.Part) else ()
+    # calls that are zero where the argument at one of these positions is: declared factors=(0, 1)
+    factors = rules.fact(e.fn, "factors", ()) if not isinstance(e.fn, ir.Part) else ()
     if any(i < len(args) and _is_zero(args[i]) for i in factors):
         return _ZERO
-    if len(args) not in (1, 2):
+    if len(args) != 2:
         return None
-    if e.fn in (operator.truediv, np.divide) and _is_zero(args[0]):
-        return _ZERO
-    if e.fn in (operator.neg, np.negative) and _is_zero(args[0]):
-        return _ZERO
-    if e.fn in (operator.add, np.add) and len(args) == 2:
+    sign = rules.fact(e.fn, "sum") if not isinstance(e.fn, ir.Part) else None  # declared sum="+" or sum="-"
+    if sign == "+":
         if _is_zero(args[0]):
             return args[1]
         if _is_zero(args[1]):
             return args[0]
-    if e.fn in (operator.sub, np.subtract) and len(args) == 2:
+    if sign == "-":
         if _is_zero(args[1]):
             return args[0]
         if _is_zero(args[0]):

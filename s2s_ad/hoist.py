@@ -21,9 +21,8 @@ import operator
 from collections import Counter
 from typing import Callable
 
-from . import ir
+from . import ir, rules
 
-_CANNOT_RAISE_ON_NUMBERS = frozenset({operator.add, operator.sub, operator.mul, operator.neg, operator.pos})
 
 
 def hoist_invariants(fn: ir.Function, is_number: Callable[[ir.Expr], bool]) -> ir.Function:
@@ -95,7 +94,8 @@ def _invariant(stmt: ir.Stmt, varying: set[str], is_number: Callable[[ir.Expr], 
     if not (isinstance(stmt, ir.Assign) and not stmt.merge and isinstance(stmt.value, ir.Call)):
         return False
     call = stmt.value
-    safe = call.fn in _CANNOT_RAISE_ON_NUMBERS or (call.fn is operator.truediv and _nonzero_constant(call.args[1]))
+    safe = (rules.fact(call.fn, "total_on_numbers", False)
+            or (call.fn is operator.truediv and _nonzero_constant(call.args[1])))
     if not safe or call.kwargs or not is_number(ir.Var(stmt.target)):
         return False
     return all(ir.is_atom(arg) and is_number(arg) and not (isinstance(arg, ir.Var) and arg.name in varying)

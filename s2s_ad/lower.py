@@ -32,7 +32,7 @@ import gast
 import numpy as np
 
 from . import containers, ir, rules, runtime
-from .aliasing import VIEWING, Views, returns_shared, shared_operands
+from .aliasing import Views, returns_shared, shared_operands, viewing
 from .desugar import desugar
 from .errors import TransformError
 from .expressions import (BINARY_OPERATORS, Choice, Dispatch, ExpressionConverter, Inline, Known, Nested, Once,
@@ -43,15 +43,6 @@ from .parse import ParsedFunction, is_generated, parse_function
 
 # Arithmetic whose result, with an array operand, is a new array.
 _ARITHMETIC_OPERATORS = frozenset({operator.add, operator.sub, operator.mul, operator.truediv, operator.pow})
-# Pure operations an expression may repeat (``temp[t] + a * (outside[t] - temp[t])``): the second
-# one reuses the first's value, so the forward sweep reads once and the reverse sweep adds once.
-_REUSABLE = frozenset({
-    operator.add, operator.sub, operator.mul, operator.truediv, operator.floordiv, operator.mod, operator.pow,
-    operator.matmul, operator.neg, operator.pos, operator.getitem, operator.lt, operator.le, operator.gt,
-    operator.ge, operator.eq, operator.ne,
-})
-
-
 def _stored_names(node: Any) -> set[str]:
     """User names assigned anywhere inside ``node`` (loop targets, appended lists and the names
     of nested defs included; a def ``node`` itself does not bind its own name inside)."""
@@ -275,7 +266,7 @@ class Lowering:
 
     def _note_view(self, name: str, value: Any) -> None:
         """Remember that ``name`` may view another array (for ``_shared``)."""
-        if not (isinstance(value, ir.Call) and value.fn in VIEWING and value.fn is not runtime.list_append
+        if not (isinstance(value, ir.Call) and viewing(value.fn)
                 and value.args and isinstance(value.args[0], ir.Var)):
             return
         base = value.args[0].name
@@ -1046,7 +1037,9 @@ class Lowering:
 
     def _reuse_key(self, call: ir.Call) -> Optional[tuple]:
         """What identifies ``call``'s value within this statement and block, if it may be reused."""
-        if call.fn not in _REUSABLE or call.kwargs:
+        # pure operations (declared reusable=True) an expression may repeat (``temp[t] + a * (outside[t] - temp[t])``):
+        # the second reuses the first's value, so the forward sweep reads once and the reverse sweep adds once
+        if not rules.fact(call.fn, "reusable") or call.kwargs:
             return None
         key = (id(self.block), call.fn, tuple(ir.value_key(a) for a in call.args))
         try:

@@ -13,13 +13,8 @@ import keyword
 import operator
 from typing import Optional
 
-from . import ir, runtime
+from . import ir, rules, runtime
 
-_OP_WORDS = {
-    operator.add: ("plus", "total"), operator.sub: ("minus", "diff"), operator.mul: ("times", "prod"),
-    operator.truediv: ("over", "ratio"), operator.matmul: ("at", "matprod"), operator.pow: ("pow", "power"),
-    operator.mod: ("mod", "rem"), operator.floordiv: ("div", "quot"),
-}
 _NAME_LIMIT = 16
 
 
@@ -79,8 +74,9 @@ def describe(call: ir.Call, user_names: set[str]) -> str:
     squares = (fn is operator.pow and ir.is_const(args[1], 2)) or (fn is operator.mul and args[0] == args[1])
     if squares and shorts[0]:
         return f"{shorts[0]}_sq"
-    if fn in _OP_WORDS:
-        word, noun = _OP_WORDS[fn]
+    words = rules.fact(fn, "words")  # declared in templates/: operator.add reads ("plus", "total")
+    if words:
+        word, noun = words
         if all(shorts) and len(args) == 2:
             name = f"{shorts[0]}_{word}_{shorts[1]}"
             if len(name) <= _NAME_LIMIT:

@@ -27,19 +27,16 @@ from typing import Any, Optional
 
 import numpy as np
 
-from . import ir, runtime
+from . import ir, rules, runtime
 from .aliasing import SharingClasses, values_read
 
 _FOLDABLE_MODULES = (math, np)
-_FOLDABLE = {
-    operator.add, operator.sub, operator.mul, operator.truediv, operator.pow, operator.neg,
-    operator.pos, operator.floordiv, operator.mod,
-    operator.eq, operator.ne, operator.lt, operator.le, operator.gt, operator.ge,
-}
 
 
 def _foldable(fn: Any) -> bool:
-    if fn in _FOLDABLE:
+    """Whether a call of ``fn`` on constant numbers is computed when the code is generated: declared
+    ``foldable=True`` in templates/ (the operators), or a function of ``math`` or NumPy."""
+    if rules.fact(fn, "foldable"):
         return True
     module = getattr(fn, "__module__", None) or ""
     if isinstance(fn, (types.BuiltinFunctionType, np.ufunc)) and (module in ("math", "numpy") or isinstance(fn, np.ufunc)):
@@ -62,8 +59,7 @@ def _fold(call: ir.Call) -> Optional[ir.Expr]:
         result = result.item()
     if isinstance(result, float) and not math.isfinite(result):
         return None  # keep the expression: np.log(-1.0) reads better than nan
-    if isinstance(result, bool) and call.fn not in (operator.eq, operator.ne, operator.lt, operator.le,
-                                                   operator.gt, operator.ge):
+    if isinstance(result, bool) and not rules.fact(call.fn, "compares"):
         result = int(result)
     return ir.Const(result)
 

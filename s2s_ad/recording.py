@@ -20,14 +20,6 @@ from . import ir, rules, runtime
 from .analysis import SCALAR
 from .tape import pop, push
 
-# Operations cheap enough to redo in the reverse sweep rather than record.
-_CHEAP = {
-    operator.add, operator.sub, operator.mul, operator.truediv, operator.neg, operator.pos,
-    operator.mod, operator.floordiv, operator.pow,
-    operator.lt, operator.le, operator.gt, operator.ge, operator.eq, operator.ne, operator.not_,
-}
-
-
 class Recording:
     """The recording half of ``ReverseSweep``: it relies on the sweep's ``fresh``, ``facts``,
     ``definitions``, ``tape``, ``pushes``, ``trips``, ``calls``, ``store_pushes``, ``recording``,
@@ -183,7 +175,8 @@ class Recording:
 
         if value.fn is operator.getitem:
             return True
-        return value.fn in _CHEAP and all(self.facts.shape_of(a) == SCALAR for a in value.args)
+        # operations cheap enough to redo in the reverse sweep rather than record: declared cheap=True
+        return bool(rules.fact(value.fn, "cheap")) and all(self.facts.shape_of(a) == SCALAR for a in value.args)
 
     # -- the forward sweep -------------------------------------------------
 

@@ -226,6 +226,8 @@ class ReverseSweep(Recording):
             self.sequence_adjoint(stmt)
             return
         bound = rules.bind_arguments(rule, call.args, call.kwargs)
+        rule = rules.for_ranks(rule, lambda name: None if rules.is_default(bound[name]) else
+                               self.facts.rank_of(bound[name]))  # a variant for known ranks (d_out @ b.T)
         mapping: dict[str, ir.Expr] = {
             name: ir.Const(value.value) if rules.is_default(value) else value for name, value in bound.items()
         }

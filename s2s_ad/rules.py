@@ -33,8 +33,6 @@ loaded on the first lookup.
 """
 from __future__ import annotations
 
-import operator
-
 import importlib
 import importlib.util
 import inspect
@@ -43,6 +41,7 @@ import sys
 import pkgutil
 import textwrap
 import threading
+import types
 from dataclasses import dataclass, field
 from typing import Any, Callable, Optional
 
@@ -101,6 +100,10 @@ _METHODS: dict[str, tuple[Any, bool]] = {}
 _ATTRIBUTES: dict[str, Any] = {}
 _FRESH_ARRAYS: set = set()  # functions that return a new array the caller owns
 _RESULT_ITEMS: dict = {}  # functions that return a tuple: how many items (np.linalg.eigh: 2)
+_FACTS: dict[Any, dict[str, Any]] = {}  # function -> its declared facts (see FACTS)
+_VARIANTS: dict[Any, list[tuple[dict[str, int], Rule]]] = {}  # function -> (input ranks, adjoint rule for them)
+_DEFERRED: dict[str, Callable[[Any], None]] = {}  # module name -> what registers its rules (see when_imported)
+_deferred_lock = threading.Lock()
 _loaded = False
 _load_lock = threading.Lock()
 _generation = 0  # rules registered so far: cached code checks its callees' rules again when it changes
@@ -231,7 +234,8 @@ def _register(table: dict, kind: str, fn: Any, elementwise: bool, method: Option
 def adjoint(fn: Any, *, elementwise: bool = False, method: Optional[str] = None,
             pack_method_args: bool = False, attribute: Optional[str] = None,
             examples: tuple = (), domain: tuple = (0.2, 0.8), linear: bool = False,
-            bilinear: bool = False, items: int = 0) -> Callable:
+            bilinear: bool = False, items: int = 0, ranks: Optional[dict[str, int]] = None,
+            **facts: Any) -> Callable:
     """Declare the reverse rule of ``fn`` (see the module docstring).
 
     ``method="sum"`` also makes ``x.sum(...)`` mean ``fn(x, ...)``;
@@ -241,8 +245,17 @@ def adjoint(fn: Any, *, elementwise: bool = False, method: Optional[str] = None,
     its differentiable inputs) and ``bilinear`` tell forward mode its tangent.
     ``items=2`` declares that ``fn`` returns a tuple of two items (``w, v =
     np.linalg.eigh(a)``): its adjoint ``d_out`` is then a tuple of the items'
-    adjoints (zeros for an item not used), read as ``d_out[0]``.
+    adjoints (zeros for an item not used), read as ``d_out[0]``.  Any further
+    keyword is a fact about ``fn`` (``view=True``: see ``FACTS``).
+
+    ``ranks={"x1": 2, "x2": 2}`` declares a variant: the rule used instead of
+    ``fn``'s general one where the inputs' ranks are known to be these (``d_out @
+    x2.T`` for two matrices, where the general rule calls a runtime helper that
+    looks at the ranks).  It takes the same inputs as the general rule.
     """
+    if ranks is not None:
+        return _register_variant(fn, dict(ranks), elementwise, examples, domain)
+    declare(fn, **facts)
     if items:
         _RESULT_ITEMS[_key(fn)] = items
     form = "linear" if linear else "bilinear" if bilinear else ""
@@ -250,23 +263,59 @@ def adjoint(fn: Any, *, elementwise: bool = False, method: Optional[str] = None,
                      examples, domain, form)
 
 
-def tangent(fn: Any, *, elementwise: bool = False, examples: tuple = (), domain: tuple = (0.2, 0.8)) -> Callable:
+def _register_variant(fn: Any, ranks: dict[str, int], elementwise: bool, examples: tuple,
+                      domain: tuple) -> Callable:
+    def decorate(template: Callable) -> Callable:
+        general = _ADJOINTS.get(_key(fn))
+        rule, _ = _parse_template(template, "adjoint", fn)
+        if general is None or rule.inputs != general.inputs or not set(ranks) <= set(rule.inputs):
+            raise TransformError(f"the adjoint rule {template.__name__!r}", "a variant for known ranks follows the "
+                                 "general rule of its function and takes the same inputs",
+                                 filename=rule.filename, line=rule.line)
+        rule.elementwise, rule.form = elementwise, general.form
+        rule.examples, rule.domain = tuple(examples), tuple(domain)
+        global _generation
+        _VARIANTS.setdefault(_key(fn), []).append((ranks, rule))
+        _generation += 1
+        return template
+    return decorate
+
+
+def for_ranks(rule: Rule, rank_of: Callable[[str], Optional[int]]) -> Rule:
+    """The variant of the adjoint ``rule`` declared for the inputs' ranks (``rank_of(input)``, None
+    where unknown), or ``rule`` itself where none matches."""
+    try:
+        variants = _VARIANTS.get(_key(rule.fn), ())
+    except TypeError:
+        return rule
+    for ranks, variant in variants:
+        if all(rank_of(name) == rank for name, rank in ranks.items()):
+            return variant
+    return rule
+
+
+def tangent(fn: Any, *, elementwise: bool = False, examples: tuple = (), domain: tuple = (0.2, 0.8),
+            **facts: Any) -> Callable:
     """Declare the forward (tangent) rule of ``fn``.
 
     A function with a tangent rule and no adjoint rule works in forward mode
     (``jvp``, and the outer levels of higher derivatives) and is refused by
-    reverse mode.  ``examples`` and ``domain`` are test data, as for adjoints.
+    reverse mode.  ``examples`` and ``domain`` are test data, as for adjoints;
+    further keywords are facts about ``fn`` (see ``FACTS``).
     """
+    declare(fn, **facts)
     return _register(_TANGENTS, "tangent", fn, elementwise, None, False, None, examples, domain)
 
 
 def nondifferentiable(*fns: Any, elementwise: bool = False, methods: Optional[dict[str, Any]] = None,
-                      attributes: Optional[dict[str, Any]] = None) -> None:
+                      attributes: Optional[dict[str, Any]] = None, **facts: Any) -> None:
     """Declare functions whose results carry no derivative (comparisons, shapes).
 
     ``elementwise=True`` says the result has the broadcast shape of the inputs
     (comparisons, ``np.sign``), which lets the generator prove shapes equal.
+    Further keywords are facts about each of ``fns`` (see ``FACTS``).
     """
+    declare(*fns, **facts)
     global _generation
     _generation += 1
     for fn in fns:
@@ -277,6 +326,67 @@ def nondifferentiable(*fns: Any, elementwise: bool = False, methods: Optional[di
         _METHODS[name] = (fn, False)
     for name, fn in (attributes or {}).items():
         _ATTRIBUTES[name] = fn
+
+
+# What a template module may declare about an operation besides its derivative, and what each
+# fact means.  The engine asks ``fact(fn, name)``; it lists no operation itself, so a NumPy function
+# is taught to it by a change to templates/ alone.
+FACTS: dict[str, str] = {
+    "view": "True: the result may be a view of the first argument (np.reshape, x[i])",
+    "may_view": "True: the result may be the argument itself, a view of it or a list holding it (np.asarray)",
+    "shape_only": "a position (or a tuple of them): the argument there is read for its shape and dtype only "
+                  "(runtime.unbroadcast)",
+    "counts": "True: the result is one number whatever the argument (len, np.size)",
+    "shape_from": '"argument": the first argument is the shape of the result (np.zeros); '
+                  '"like": the result is shaped like the first argument (np.zeros_like)',
+    "makes_floats": "a count: called with that many positional arguments and no keyword, "
+                    "the result is a new array of floats (np.zeros(n): 1, np.linspace(a, b): 2)",
+    "reduction": "True: called on one argument alone, the result is one number (np.sum)",
+    "result_rank": "a function of the positional arguments' ranks giving the result's rank, or None "
+                   "where it cannot tell (np.matmul: the larger of two ranks of at least 2)",
+    "returns_sequence": "True: the result may be a tuple or list (np.linalg.eigh, np.split)",
+    "arithmetic": "True: on numbers, the result is a number, never a 0-d array (operator.add, abs)",
+    "joins_sequences": "True: on tuples or lists it joins or repeats them (operator.add, operator.mul)",
+    "cheap": "True: on numbers, cheaper to compute again in the reverse sweep than to record",
+    "factors": "positions: the result is zero where the argument at any of them is zero (operator.mul: (0, 1))",
+    "sum": '"+": the sum of its two arguments, where a zero one drops out (operator.add); '
+           '"-": their difference (operator.sub)',
+    "returns_operand": "True: the result may be one of the arguments itself (max, min)",
+    "foldable": "True: on constant numbers, computed once when the code is generated",
+    "total_on_numbers": "True: cannot raise on numbers, so may be moved out of a loop that may not run",
+    "reusable": "True: pure, so a repeated call in one expression reuses the first one's value",
+    "compares": "True: a truth value, kept as one when folded (operator.lt)",
+    "refused": "what to write instead: a call of it is refused outright, with these words (print, eval)",
+    "words": "(verb, noun): how generated names read a result of it (operator.add: ('plus', 'total'))",
+}
+
+
+def declare(*fns: Any, **facts: Any) -> None:
+    """Declare facts (``FACTS``) about ``fns``: ``declare(np.reshape, view=True)``."""
+    unknown = sorted(set(facts) - set(FACTS))
+    if unknown:
+        raise TypeError(f"unknown fact {unknown[0]!r}; the facts are {', '.join(sorted(FACTS))}")
+    if not facts:
+        return
+    global _generation
+    _generation += 1
+    for fn in fns:
+        _FACTS.setdefault(_key(fn), {}).update(facts)
+
+
+def fact(fn: Any, name: str, default: Any = None) -> Any:
+    """The fact ``name`` declared about ``fn`` (see ``FACTS``), or ``default``."""
+    load_templates()
+    try:
+        return _FACTS.get(_key(fn), {}).get(name, default)
+    except TypeError:  # an unhashable callable
+        return default
+
+
+def declared(name: str) -> list[Any]:
+    """The functions the fact ``name`` is declared about."""
+    load_templates()
+    return [fn for fn, facts in _FACTS.items() if name in facts]
 
 
 def _templates_package() -> Any:
@@ -337,9 +447,9 @@ def fresh_values(*fns: Any) -> None:
 def makes_fresh_value(fn: Any, args: tuple) -> bool:
     """Whether a call of ``fn`` on ``args`` (IR atoms) returns a new array or a number: declared with
     ``fresh_values``, or elementwise with a rule (``np.exp(x)``: NumPy computes every element into a
-    new array).  ``max`` and ``min`` return an operand; ``a + b`` and ``a * b`` may join or repeat
-    lists (``[x] * 3``), so they count only with a float constant operand (``x * 1.0``), which no
-    list or tuple takes."""
+    new array).  ``max`` and ``min`` return an operand (``returns_operand``); ``a + b`` and ``a * b``
+    may join or repeat lists (``[x] * 3``, ``joins_sequences``), so they count only with a float
+    constant operand (``x * 1.0``), which no list or tuple takes."""
     load_templates()
     try:
         if _key(fn) in _FRESH_VALUES:
@@ -347,9 +457,9 @@ def makes_fresh_value(fn: Any, args: tuple) -> bool:
         rule = _ADJOINTS.get(_key(fn)) or _TANGENTS.get(_key(fn))
     except TypeError:
         return False
-    if rule is None or not rule.elementwise or fn in (max, min):
+    if rule is None or not rule.elementwise or fact(fn, "returns_operand"):
         return False
-    if fn in (operator.add, operator.mul):
+    if fact(fn, "joins_sequences"):
         return any(type(getattr(a, "value", None)) is float for a in args)
     return True
 
@@ -368,10 +478,62 @@ def load_templates() -> None:
         _loaded = True
 
 
+def when_imported(module_name: str, register: Callable[[Any], None]) -> None:
+    """Run ``register(module)`` once the module ``module_name`` is imported: now if it is, else at
+    the first lookup that misses after the user imports it.  The rules of an optional library
+    (SciPy) then cost nothing, not even its import, to whoever does not use it."""
+    module = sys.modules.get(module_name)
+    if module is not None:
+        register(module)
+    else:
+        _DEFERRED[module_name] = register
+
+
+def load_deferred() -> bool:
+    """Register the rules of the libraries imported since they were deferred; True if any were."""
+    if not _DEFERRED:
+        return False
+    with _deferred_lock:
+        ready = [name for name in _DEFERRED if name in sys.modules]
+        for name in ready:
+            _DEFERRED.pop(name)(sys.modules[name])
+    return bool(ready)
+
+
+def load_template_module(path: str) -> types.ModuleType:
+    """Import the template module at ``path``, a .py file outside s2s_ad, once.
+
+    Its ``@adjoint``, ``@tangent``, ``nondifferentiable`` and ``declare`` join
+    the registry exactly as those of ``s2s_ad/templates`` do (a rule it gives
+    for a function that already has one replaces it): a library teaches s2s_ad
+    its operations without a change to the engine.  Code generated before
+    checks its callees' rules again (see ``generation``).
+    """
+    load_templates()  # the built-in rules first, so that the module's replace them
+    path = os.path.abspath(path)
+    name = "s2s_ad_templates_" + "".join(c if c.isalnum() else "_" for c in path)
+    with _load_lock:
+        module = sys.modules.get(name)
+        if module is not None:
+            return module
+        spec = importlib.util.spec_from_file_location(name, path)
+        if spec is None or spec.loader is None:
+            raise ImportError(f"{path} is not a Python module")
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[name] = module
+        try:
+            spec.loader.exec_module(module)
+        except BaseException:
+            del sys.modules[name]
+            raise
+        return module
+
+
 def adjoint_rule(fn: Any) -> Optional[Rule]:
     load_templates()
     try:
-        return _ADJOINTS.get(_key(fn))
+        rule = _ADJOINTS.get(_key(fn))
+        return rule if rule is not None or not load_deferred() else _ADJOINTS.get(_key(fn))
     except TypeError:  # unhashable callable
         return None
 
@@ -379,7 +541,8 @@ def adjoint_rule(fn: Any) -> Optional[Rule]:
 def tangent_rule(fn: Any) -> Optional[Rule]:
     load_templates()
     try:
-        return _TANGENTS.get(_key(fn))
+        rule = _TANGENTS.get(_key(fn))
+        return rule if rule is not None or not load_deferred() else _TANGENTS.get(_key(fn))
     except TypeError:
         return None
 
@@ -387,7 +550,7 @@ def tangent_rule(fn: Any) -> Optional[Rule]:
 def is_nondifferentiable(fn: Any) -> bool:
     load_templates()
     try:
-        return _key(fn) in _NONDIFFERENTIABLE
+        return _key(fn) in _NONDIFFERENTIABLE or (load_deferred() and _key(fn) in _NONDIFFERENTIABLE)
     except TypeError:
         return False
 
@@ -430,6 +593,12 @@ def tangent_only_rules() -> list[Rule]:
     return [rule for key, rule in _TANGENTS.items() if key not in _ADJOINTS]
 
 
+def constant_functions() -> list[Any]:
+    """The functions declared ``nondifferentiable`` (zero derivative)."""
+    load_templates()
+    return list(_NONDIFFERENTIABLE)
+
+
 class ArgumentMismatch(Exception):
     """A call's arguments do not fit its rule's parameters (lower.py locates it)."""
 
@@ -467,3 +636,4 @@ class _Default:
 
 def is_default(value: Any) -> bool:
     return isinstance(value, _Default)
+

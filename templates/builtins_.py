@@ -1,30 +1,48 @@
 """Rules for Python builtins: ``abs``, ``min``/``max`` of two values, ``float``."""
 import numpy as np
 
-from s2s_ad.rules import adjoint, nondifferentiable
+from s2s_ad.rules import adjoint, declare, nondifferentiable
 
 nondifferentiable(int, round, bool, len, range, isinstance, slice)
+# Calls refused outright, with what to write instead.
+declare(eval, refused="code built at run time cannot be transformed; write the expression out")
+declare(exec, refused="code built at run time cannot be transformed; write the statements out")
+declare(print, refused="a differentiated function must be pure; print outside it, or print df's result")
+declare(open, refused="a differentiated function must be pure; read files outside it and pass the data in")
+declare(np.load, np.loadtxt, np.genfromtxt,
+        refused="a differentiated function must be pure; read files outside it and pass the data in")
+declare(np.save, np.savetxt, np.savez,
+        refused="a differentiated function must be pure; write files outside it, from its result")
+declare(input, refused="a differentiated function must be pure; ask outside it and pass the answer in")
+declare(setattr, refused="a differentiated function must not mutate objects; return the new value instead")
+declare(globals, refused="pass what you need as arguments")
+declare(locals, refused="name the values you need")
 
 
-@adjoint(abs, elementwise=True, domain=(-0.8, 0.8))
+@adjoint(abs, elementwise=True, domain=(-0.8, 0.8), arithmetic=True)
 def abs(out, x, d_out):
     d_x = d_out * (1.0 - 2.0 * (x < 0))  # +1 at the kink x = 0, as JAX
 
 
-@adjoint(max, elementwise=True)
+@adjoint(max, elementwise=True, returns_operand=True)
 def max(out, a, b, d_out):
     first = (a > b) + 0.5 * (a == b)  # a tie splits the adjoint evenly, as JAX does
     d_a = d_out * first
     d_b = d_out * (1.0 - first)
 
 
-@adjoint(min, elementwise=True)
+@adjoint(min, elementwise=True, returns_operand=True)
 def min(out, a, b, d_out):
     first = (a < b) + 0.5 * (a == b)
     d_a = d_out * first
     d_b = d_out * (1.0 - first)
 
 
-@adjoint(float, elementwise=True)
+@adjoint(float, elementwise=True, arithmetic=True)
 def float(out, x, d_out):
     d_x = d_out
+
+
+# Facts about operations with no rule here (see s2s_ad.rules.FACTS).
+declare(len, int, bool, counts=True)
+declare(int, arithmetic=True)

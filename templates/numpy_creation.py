@@ -5,7 +5,7 @@ constructors carry no derivative.
 """
 import numpy as np
 
-from s2s_ad.rules import adjoint, fresh_arrays, nondifferentiable, tangent
+from s2s_ad.rules import adjoint, declare, fresh_arrays, nondifferentiable, tangent
 from s2s_ad.runtime import astype, cast_derivative, if_inexact, linspace_weights, unbroadcast
 
 nondifferentiable(np.zeros, np.ones, np.empty, np.full, np.zeros_like, np.ones_like, np.empty_like,
@@ -15,7 +15,7 @@ fresh_arrays(np.zeros, np.ones, np.empty, np.full, np.zeros_like, np.ones_like, 
              np.arange, np.linspace, np.eye, np.identity, np.copy, np.array, astype, cast_derivative)
 
 
-@adjoint(np.copy, linear=True, method="copy", examples=({"a": (3,)}, {"a": (2, 3)}))
+@adjoint(np.copy, linear=True, method="copy", examples=({"a": (3,)}, {"a": (2, 3)}), shape_from="like")
 def copy(out, a, d_out):
     d_a = d_out
 
@@ -30,7 +30,7 @@ def array(out, object, dtype=None, *, t_object):
     t_out = if_inexact(np.array(t_object), out)
 
 
-@adjoint(np.full_like, examples=({"a": np.zeros(3), "fill_value": ()},))
+@adjoint(np.full_like, examples=({"a": np.zeros(3), "fill_value": ()},), shape_from="like")
 def full_like(out, a, fill_value, *, d_out):
     d_fill_value = np.sum(d_out)
 
@@ -47,7 +47,7 @@ def copy(out, a, t_a):
 
 @adjoint(np.linspace, examples=({"start": (), "stop": (), "num": 5}, {"start": (), "stop": (), "num": 4, "endpoint": False},
                                 {"start": (), "stop": (), "num": 1}, {"start": (3,), "stop": (), "num": 4},
-                                {"start": (2, 3), "stop": (3,), "num": 3}))
+                                {"start": (2, 3), "stop": (3,), "num": 3}), makes_floats=2)
 def linspace(out, start, stop, num=50, endpoint=True, *, d_out):
     # out[k] = start + (stop - start) * w[k]: the endpoints are inputs, not constants
     weights = linspace_weights(num, endpoint, np.ndim(out) - 1)
@@ -75,3 +75,11 @@ def astype_rule(out, a, dtype, t_a):
 @adjoint(cast_derivative, linear=True, examples=({"d": (3,), "dtype": float}, {"d": (3,), "dtype": bool}))
 def cast_derivative_rule(out, d, dtype, d_out):
     d_d = cast_derivative(d_out, dtype)
+
+
+# Facts about operations with no rule here (see s2s_ad.rules.FACTS).
+declare(np.size, np.ndim, counts=True)
+declare(np.zeros, np.ones, np.empty, np.full, shape_from="argument")
+declare(np.zeros, np.ones, np.empty, np.eye, np.identity, np.random.rand, np.random.randn, np.random.random,
+        makes_floats=1)
+declare(np.zeros_like, np.ones_like, np.empty_like, shape_from="like")

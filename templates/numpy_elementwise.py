@@ -135,7 +135,7 @@ def minimum(out, x1, x2, d_out):
 @adjoint(np.where, elementwise=True, examples=(
     {"condition": np.array([True, False, True]), "x": (3,), "y": (3,)},
     {"condition": np.array([[True], [False]]), "x": (2, 3), "y": ()},
-))
+), returns_sequence=True)
 def where(out, condition, x, y, d_out):
     d_x = np.where(condition, d_out, 0.0)
     d_y = np.where(condition, 0.0, d_out)

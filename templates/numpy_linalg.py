@@ -5,12 +5,17 @@ import operator
 
 import numpy as np
 
-from s2s_ad.rules import adjoint, fresh_arrays, fresh_values, nondifferentiable, tangent
+from s2s_ad.rules import adjoint, declare, fresh_arrays, fresh_values, nondifferentiable, tangent
 from s2s_ad.runtime import (multi_dot_grad, multi_dot_jvp, qr_checked, svd_checked, dot_grad_a, dot_grad_b, einsum_grad, matrix_power_grad, matrix_power_jvp, norm_max_weights, expand_reduced, inner_axes, inverse_axes, norm_weight, kron_axes, kron_blocks, kron_spread,
                             matmul_grad_a, matmul_grad_b, norm_order, solve_columns, tensordot_adjoint_plan,
                             trace_grad, unbroadcast)
 
 nondifferentiable(norm_order, norm_max_weights, tensordot_adjoint_plan, kron_axes, inner_axes)
+
+def _matmul_rank(x1: int, x2: int) -> "int | None":
+    """The rank of ``x1 @ x2`` where both are at least matrices (the larger, batched); else not declared."""
+    return max(x1, x2) if min(x1, x2) >= 2 else None
+
 
 _PRODUCTS = (
     {"x1": (3, 4), "x2": (4, 2)}, {"x1": (3, 4), "x2": (4,)}, {"x1": (4,), "x2": (4, 2)},
@@ -18,34 +23,47 @@ _PRODUCTS = (
 )
 
 
-@adjoint(np.matmul, bilinear=True, examples=_PRODUCTS)
+@adjoint(np.matmul, bilinear=True, examples=_PRODUCTS, factors=(0, 1), result_rank=_matmul_rank)
 def matmul(out, x1, x2, d_out):
     d_x1 = matmul_grad_a(d_out, x1, x2)
     d_x2 = matmul_grad_b(d_out, x1, x2)
 
 
-@adjoint(operator.matmul, bilinear=True, examples=tuple({"a": e["x1"], "b": e["x2"]} for e in _PRODUCTS))
+@adjoint(np.matmul, ranks={"x1": 2, "x2": 2})
+def matmul_matrices(out, x1, x2, d_out):
+    d_x1 = d_out @ x2.T  # two matrices: no helper needs to look at the ranks
+    d_x2 = x1.T @ d_out
+
+
+@adjoint(operator.matmul, bilinear=True, examples=tuple({"a": e["x1"], "b": e["x2"]} for e in _PRODUCTS),
+         factors=(0, 1), reusable=True, words=("at", "matprod"), result_rank=_matmul_rank)
 def matmul_operator(out, a, b, d_out):
     d_a = matmul_grad_a(d_out, a, b)
     d_b = matmul_grad_b(d_out, a, b)
 
 
+@adjoint(operator.matmul, ranks={"a": 2, "b": 2})
+def matmul_operator_matrices(out, a, b, d_out):
+    d_a = d_out @ b.T
+    d_b = a.T @ d_out
+
+
 @adjoint(np.dot, bilinear=True, method="dot", examples=tuple({"a": e["x1"], "b": e["x2"]} for e in _PRODUCTS)
          + ({"a": (), "b": (3,)}, {"a": (2, 3), "b": (4, 3, 2)}, {"a": (2, 2, 3), "b": (4, 3, 2)},
-            {"a": (3,), "b": (2, 3, 4)}, {"a": (2, 3, 4), "b": (4,)}))
+            {"a": (3,), "b": (2, 3, 4)}, {"a": (2, 3, 4), "b": (4,)}), factors=(0, 1))
 def dot(out, a, b, d_out):
     d_a = dot_grad_a(d_out, a, b)  # N-D np.dot is not matmul: it keeps the leading axes of both
     d_b = dot_grad_b(d_out, a, b)
 
 
-@adjoint(np.outer, bilinear=True, examples=({"a": (3,), "b": (4,)}, {"a": (2, 2), "b": (3,)}))
+@adjoint(np.outer, bilinear=True, examples=({"a": (3,), "b": (4,)}, {"a": (2, 2), "b": (3,)}), factors=(0, 1))
 def outer(out, a, b, d_out):
     d_a = np.reshape(np.dot(d_out, np.ravel(b)), np.shape(a))
     d_b = np.reshape(np.dot(np.ravel(a), d_out), np.shape(b))
 
 
 @adjoint(np.transpose, linear=True, method="transpose", pack_method_args=True, attribute="T",
-         examples=({"a": (3, 4)}, {"a": (2, 3, 4), "axes": (1, 2, 0)}, {"a": (5,)}))
+         examples=({"a": (3, 4)}, {"a": (2, 3, 4), "axes": (1, 2, 0)}, {"a": (5,)}), view=True)
 def transpose(out, a, axes=None, *, d_out):
     d_a = np.transpose(d_out, inverse_axes(axes))
 
@@ -177,7 +195,7 @@ def norm(out, x, ord=None, axis=None, keepdims=False, *, t_x):
              + np.sum(norm_max_weights(x, ord, axis, keepdims) * t_x, axis=axis, keepdims=keepdims))
 
 
-@adjoint(np.linalg.slogdet, items=2, examples=_SQUARE)
+@adjoint(np.linalg.slogdet, items=2, examples=_SQUARE, returns_sequence=True)
 def slogdet(out, a, d_out):
     # out is (sign, log|det|); the sign is piecewise constant: only log|det| carries the derivative
     d_a = np.expand_dims(d_out[1], (-2, -1)) * np.swapaxes(np.linalg.inv(a), -1, -2)
@@ -194,7 +212,7 @@ _SYMMETRIC = ({"a": np.array([[3.0, 0.5, 0.2], [0.5, 1.0, 0.4], [0.2, 0.4, -1.0]
                               np.array([[0.5, -0.4, 0.2], [-0.4, -1.0, 0.3], [0.2, 0.3, 2.5]])])})
 
 
-@adjoint(np.linalg.eigh, items=2, examples=_SYMMETRIC)
+@adjoint(np.linalg.eigh, items=2, examples=_SYMMETRIC, returns_sequence=True)
 def eigh(out, a, d_out):
     # out is (w, v); with gaps F[i, j] = 1 / (w[j] - w[i]) (distinct eigenvalues), the symmetric
     # adjoint is v (diag(d_w) + F * (v^T d_v)) v^T, folded onto the lower triangle NumPy reads
@@ -273,7 +291,7 @@ _SVD_POINTS = (
 )
 
 
-@adjoint(np.linalg.svd, items=3, examples=_SVD_POINTS)
+@adjoint(np.linalg.svd, items=3, examples=_SVD_POINTS, returns_sequence=True)
 def svd(out, a, full_matrices=True, compute_uv=True, hermitian=False, *, d_out):
     # Townsend (2016), with F[i, j] = 1 / (s[j]**2 - s[i]**2) (distinct singular values, none 0):
     # u (F * (u^T du - du^T u) S + diag(ds) + S F * (v^T dv - dv^T v)) v^T + the parts outside u's and v's span
@@ -316,7 +334,7 @@ def svd(out, a, full_matrices=True, compute_uv=True, hermitian=False, *, t_a):
 _QR_POINTS = ({"a": (3, 3)}, {"a": (4, 3)}, {"a": (2, 4, 2)})
 
 
-@adjoint(np.linalg.qr, items=2, examples=_QR_POINTS)
+@adjoint(np.linalg.qr, items=2, examples=_QR_POINTS, returns_sequence=True)
 def qr(out, a, mode="reduced", *, d_out):
     # Walter and Lehmann; as JAX: with M = R dR^T - dQ^T Q, d_a = (dQ + Q copyltu(M)) R^-T
     q = qr_checked(out[0], a, mode)
@@ -371,3 +389,7 @@ def pinv(out, a, rcond=None, hermitian=False, *, rtol=None, t_a):
 
 fresh_arrays(np.outer)  # products are computed into new arrays (or numbers: 1-d by 1-d)
 fresh_values(np.matmul, operator.matmul, np.dot)
+
+
+# Facts about operations with no rule here (see s2s_ad.rules.FACTS).
+declare(np.linalg.eig, np.linalg.lstsq, returns_sequence=True)

@@ -14,12 +14,12 @@ _AXES = (
 )
 
 
-@adjoint(np.sum, method="sum", linear=True, examples=_AXES)
+@adjoint(np.sum, method="sum", linear=True, examples=_AXES, reduction=True)
 def sum(out, a, axis=None, dtype=None, *, keepdims=False, d_out):
     d_a = broadcast_reduced(d_out, a, axis, keepdims)
 
 
-@adjoint(np.mean, method="mean", linear=True, examples=_AXES)
+@adjoint(np.mean, method="mean", linear=True, examples=_AXES, reduction=True)
 def mean(out, a, axis=None, dtype=None, *, keepdims=False, d_out):
     d_a = broadcast_reduced(d_out * (np.size(out) / np.size(a)), a, axis, keepdims)  # scale the small one
 
@@ -39,13 +39,13 @@ def std(out, a, axis=None, dtype=None, *, ddof=0, keepdims=False, d_out):
     d_a = expand_reduced(d_out / (spread * (np.size(a) / np.size(out) - ddof)), axis, keepdims) * centred
 
 
-@adjoint(np.prod, method="prod", examples=_AXES)
+@adjoint(np.prod, method="prod", examples=_AXES, reduction=True)
 def prod(out, a, axis=None, dtype=None, *, keepdims=False, d_out):
     d_a = expand_reduced(d_out, axis, keepdims) * prod_others(a, axis)  # zeros in a are fine
 
 
 @adjoint(np.amax, examples=_AXES)
-@adjoint(np.max, method="max", examples=_AXES)
+@adjoint(np.max, method="max", examples=_AXES, reduction=True)
 def max(out, a, axis=None, *, keepdims=False, d_out):
     at_max = a == expand_reduced(out, axis, keepdims)
     ties = np.sum(at_max, axis=axis, keepdims=True)
@@ -54,7 +54,7 @@ def max(out, a, axis=None, *, keepdims=False, d_out):
 
 
 @adjoint(np.amin, examples=_AXES)
-@adjoint(np.min, method="min", examples=_AXES)
+@adjoint(np.min, method="min", examples=_AXES, reduction=True)
 def min(out, a, axis=None, *, keepdims=False, d_out):
     at_min = a == expand_reduced(out, axis, keepdims)
     ties = np.sum(at_min, axis=axis, keepdims=True)
@@ -153,3 +153,43 @@ def cumprod(out, a, axis=None, *, t_a):
 
 
 fresh_arrays(np.cumsum)  # a new array, never a view
+
+
+
+@adjoint(np.ptp, examples=_AXES)
+def ptp(out, a, axis=None, *, keepdims=False, d_out):
+    # max - min: ties share evenly, as in max's and min's rules
+    at_max = a == np.max(a, axis=axis, keepdims=True)
+    at_min = a == np.min(a, axis=axis, keepdims=True)
+    d_a = expand_reduced(d_out, axis, keepdims) * (at_max / np.sum(at_max, axis=axis, keepdims=True)
+                                                   - at_min / np.sum(at_min, axis=axis, keepdims=True))
+
+
+@tangent(np.ptp)
+def ptp_tangent(out, a, axis=None, *, keepdims=False, t_a):
+    at_max = a == np.max(a, axis=axis, keepdims=True)
+    at_min = a == np.min(a, axis=axis, keepdims=True)
+    t_out = np.sum(t_a * (at_max / np.sum(at_max, axis=axis, keepdims=True)
+                          - at_min / np.sum(at_min, axis=axis, keepdims=True)), axis=axis, keepdims=keepdims)
+
+
+@adjoint(np.nansum, examples=_AXES)
+def nansum(out, a, axis=None, dtype=None, *, keepdims=False, d_out):
+    d_a = broadcast_reduced(d_out, a, axis, keepdims) * np.logical_not(np.isnan(a))  # a NaN counts as 0
+
+
+@tangent(np.nansum)
+def nansum_tangent(out, a, axis=None, dtype=None, *, keepdims=False, t_a):
+    t_out = np.sum(t_a * np.logical_not(np.isnan(a)), axis=axis, keepdims=keepdims)
+
+
+@adjoint(np.nanmean, examples=_AXES)
+def nanmean(out, a, axis=None, dtype=None, *, keepdims=False, d_out):
+    present = np.logical_not(np.isnan(a))
+    d_a = expand_reduced(d_out, axis, keepdims) * present / np.sum(present, axis=axis, keepdims=True)
+
+
+@tangent(np.nanmean)
+def nanmean_tangent(out, a, axis=None, dtype=None, *, keepdims=False, t_a):
+    present = np.logical_not(np.isnan(a))
+    t_out = np.sum(t_a * present, axis=axis, keepdims=keepdims) / np.sum(present, axis=axis, keepdims=keepdims)

@@ -4,19 +4,19 @@ friends, repeat, tile, flips and rot90, diag, diagonal, tril/triu, append, diff,
 take_along_axis, sort."""
 import numpy as np
 
-from s2s_ad.rules import adjoint, fresh_arrays, method_alias, tangent
+from s2s_ad.rules import adjoint, declare, fresh_arrays, method_alias, tangent
 from s2s_ad.runtime import (append_grad, concatenate_grad, diag_grad, diagonal_grad, diff_grad, joined_grad,
                             pad_grad, repeat_grad, sort_grad,
                             stack_grad, take_along_axis_grad, take_grad, tile_grad, unbroadcast)
 
 
 @adjoint(np.reshape, linear=True, method="reshape", pack_method_args=True,
-         examples=({"a": (2, 6), "shape": (3, 4)}, {"a": (2, 3), "shape": -1}))
+         examples=({"a": (2, 6), "shape": (3, 4)}, {"a": (2, 3), "shape": -1}), view=True)
 def reshape(out, a, shape, *, d_out):
     d_a = np.reshape(d_out, np.shape(a))
 
 
-@adjoint(np.ravel, linear=True, method="ravel", examples=({"a": (2, 3)},))
+@adjoint(np.ravel, linear=True, method="ravel", examples=({"a": (2, 3)},), view=True)
 def ravel(out, a, d_out):
     d_a = np.reshape(d_out, np.shape(a))
 
@@ -24,12 +24,13 @@ def ravel(out, a, d_out):
 method_alias("flatten", np.ravel)  # a copy where ravel may give a view: the same derivative
 
 
-@adjoint(np.expand_dims, linear=True, examples=({"a": (3,), "axis": 0}, {"a": (2, 3), "axis": (0, 3)}))
+@adjoint(np.expand_dims, linear=True, examples=({"a": (3,), "axis": 0}, {"a": (2, 3), "axis": (0, 3)}), view=True)
 def expand_dims(out, a, axis, d_out):
     d_a = np.reshape(d_out, np.shape(a))
 
 
-@adjoint(np.squeeze, linear=True, method="squeeze", examples=({"a": (1, 3, 1)}, {"a": (1, 3, 1), "axis": 0}))
+@adjoint(np.squeeze, linear=True, method="squeeze", examples=({"a": (1, 3, 1)}, {"a": (1, 3, 1), "axis": 0}),
+         view=True)
 def squeeze(out, a, axis=None, *, d_out):
     d_a = np.reshape(d_out, np.shape(a))
 
@@ -45,7 +46,8 @@ def stack(out, arrays, axis=0, *, d_out):
     d_arrays = stack_grad(d_out, arrays, axis)
 
 
-@adjoint(np.broadcast_to, linear=True, examples=({"array": (3,), "shape": (2, 3)}, {"array": (2, 1), "shape": (2, 4)}))
+@adjoint(np.broadcast_to, linear=True, examples=({"array": (3,), "shape": (2, 3)}, {"array": (2, 1), "shape": (2, 4)}),
+         view=True)
 def broadcast_to(out, array, shape, *, d_out):
     d_array = unbroadcast(d_out, array)
 
@@ -69,28 +71,28 @@ def roll(out, a, shift, axis=None, *, d_out):
 
 
 @adjoint(np.moveaxis, linear=True, examples=({"a": (2, 3, 4), "source": 0, "destination": -1},
-                                             {"a": (2, 3, 4), "source": (0, 1), "destination": (2, 0)}))
+                                             {"a": (2, 3, 4), "source": (0, 1), "destination": (2, 0)}), may_view=True)
 def moveaxis(out, a, source, destination, *, d_out):
     d_a = np.moveaxis(d_out, destination, source)
 
 
 @adjoint(np.swapaxes, linear=True, method="swapaxes", examples=({"a": (2, 3, 4), "axis1": 0, "axis2": 2},
-                                                                {"a": (2, 3), "axis1": -1, "axis2": -2}))
+                                                                {"a": (2, 3), "axis1": -1, "axis2": -2}), may_view=True)
 def swapaxes(out, a, axis1, axis2, *, d_out):
     d_a = np.swapaxes(d_out, axis1, axis2)
 
 
-@adjoint(np.atleast_1d, linear=True, examples=({"arys": ()}, {"arys": (3,)}))
+@adjoint(np.atleast_1d, linear=True, examples=({"arys": ()}, {"arys": (3,)}), may_view=True, returns_sequence=True)
 def atleast_1d(out, arys, *, d_out):  # one array: several give a tuple, which has no rule
     d_arys = np.reshape(d_out, np.shape(arys))
 
 
-@adjoint(np.atleast_2d, linear=True, examples=({"arys": (3,)}, {"arys": (2, 3)}))
+@adjoint(np.atleast_2d, linear=True, examples=({"arys": (3,)}, {"arys": (2, 3)}), may_view=True, returns_sequence=True)
 def atleast_2d(out, arys, *, d_out):
     d_arys = np.reshape(d_out, np.shape(arys))
 
 
-@adjoint(np.atleast_3d, linear=True, examples=({"arys": (3,)}, {"arys": (2, 3)}))
+@adjoint(np.atleast_3d, linear=True, examples=({"arys": (3,)}, {"arys": (2, 3)}), may_view=True, returns_sequence=True)
 def atleast_3d(out, arys, *, d_out):
     d_arys = np.reshape(d_out, np.shape(arys))
 
@@ -126,22 +128,22 @@ def tile(out, A, reps, *, d_out):
     d_A = tile_grad(d_out, A, reps)
 
 
-@adjoint(np.flip, linear=True, examples=({"m": (4,)}, {"m": (2, 3), "axis": 1}, {"m": (2, 3)}))
+@adjoint(np.flip, linear=True, examples=({"m": (4,)}, {"m": (2, 3), "axis": 1}, {"m": (2, 3)}), may_view=True)
 def flip(out, m, axis=None, *, d_out):
     d_m = np.flip(d_out, axis)
 
 
-@adjoint(np.fliplr, linear=True, examples=({"m": (2, 3)},))
+@adjoint(np.fliplr, linear=True, examples=({"m": (2, 3)},), may_view=True)
 def fliplr(out, m, *, d_out):
     d_m = np.fliplr(d_out)
 
 
-@adjoint(np.flipud, linear=True, examples=({"m": (2, 3)},))
+@adjoint(np.flipud, linear=True, examples=({"m": (2, 3)},), may_view=True)
 def flipud(out, m, *, d_out):
     d_m = np.flipud(d_out)
 
 
-@adjoint(np.rot90, linear=True, examples=({"m": (2, 3)}, {"m": (2, 3, 4), "k": 3, "axes": (2, 0)}))
+@adjoint(np.rot90, linear=True, examples=({"m": (2, 3)}, {"m": (2, 3, 4), "k": 3, "axes": (2, 0)}), may_view=True)
 def rot90(out, m, k=1, axes=(0, 1), *, d_out):
     d_m = np.rot90(d_out, -k, axes)
 
@@ -152,7 +154,7 @@ def diag(out, v, k=0, *, d_out):
 
 
 @adjoint(np.diagonal, linear=True, method="diagonal", examples=(
-    {"a": (3, 4)}, {"a": (3, 4), "offset": -1}, {"a": (2, 3, 3), "offset": 1, "axis1": 1, "axis2": 2}))
+    {"a": (3, 4)}, {"a": (3, 4), "offset": -1}, {"a": (2, 3, 3), "offset": 1, "axis1": 1, "axis2": 2}), may_view=True)
 def diagonal(out, a, offset=0, axis1=0, axis2=1, *, d_out):
     d_a = diagonal_grad(d_out, a, offset, axis1, axis2)
 
@@ -204,3 +206,23 @@ def sort(out, a, axis=-1, *, t_a):
 
 
 fresh_arrays(np.concatenate, np.stack, np.pad)  # new arrays, never views (unlike reshape, transpose)
+
+
+# Facts about operations with no rule here (see s2s_ad.rules.FACTS).
+declare(np.asarray, np.asanyarray, np.real, np.imag, np.ascontiguousarray, np.asfortranarray, np.array_split, np.split,
+        np.hsplit, np.vsplit, may_view=True)
+declare(np.array_split, np.split, np.hsplit, np.vsplit, np.unique, np.histogram, np.histogram2d, np.meshgrid, np.nonzero,
+        np.broadcast_arrays, np.dsplit, np.gradient, np.indices, np.unravel_index, returns_sequence=True)
+
+
+@adjoint(np.partition, examples=({"a": (5,), "kth": 2}, {"a": (3, 4), "kth": 1, "axis": 0},
+                                 {"a": (3, 4), "kth": (0, 2)}, {"a": (2, 3, 4), "kth": -1, "axis": 1}))
+def partition(out, a, kth, axis=-1, *, d_out):
+    # out is a permutation of a along axis: the k-th smallest of each goes to the k-th smallest of the
+    # other (NumPy leaves the order within each side of kth unspecified, so it is read off out itself)
+    d_a = sort_grad(np.take_along_axis(d_out, np.argsort(out, axis=axis, kind="stable"), axis), a, axis)
+
+
+@tangent(np.partition)
+def partition_tangent(out, a, kth, axis=-1, *, t_a):
+    t_out = sort_grad(np.take_along_axis(t_a, np.argsort(a, axis=axis, kind="stable"), axis), out, axis)

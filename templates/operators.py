@@ -7,66 +7,80 @@ import operator
 
 import numpy as np
 
-from s2s_ad.rules import adjoint, nondifferentiable, tangent
+from s2s_ad.rules import adjoint, declare, nondifferentiable, tangent
 
 nondifferentiable(
     operator.lt, operator.le, operator.gt, operator.ge, operator.eq, operator.ne, operator.floordiv,
     operator.and_, operator.or_, operator.xor, operator.invert,  # masks: (x > 0) & ~(x > 2)
-    elementwise=True,
+    elementwise=True, cheap=True, foldable=True, reusable=True,
 )
+declare(operator.floordiv, arithmetic=True, words=("div", "quot"))
+declare(operator.lt, operator.le, operator.gt, operator.ge, operator.eq, operator.ne, compares=True)
 nondifferentiable(operator.not_, operator.is_, operator.is_not, operator.contains)
+declare(operator.not_, cheap=True)
 # Iteration: what loops are lowered to (lower.py turns every for loop into one over a range).
 nondifferentiable(range, len)
 
 
-@adjoint(np.add, elementwise=True)
-@adjoint(operator.add, elementwise=True)
+@adjoint(np.add, elementwise=True, sum="+")
+@adjoint(operator.add, elementwise=True,
+         joins_sequences=True, arithmetic=True, cheap=True, foldable=True, total_on_numbers=True, reusable=True,
+         sum="+", words=("plus", "total"))
 def add(out, x, y, d_out):
     d_x = d_out
     d_y = d_out
 
 
-@adjoint(np.subtract, elementwise=True)
-@adjoint(operator.sub, elementwise=True)
+@adjoint(np.subtract, elementwise=True, sum="-")
+@adjoint(operator.sub, elementwise=True,
+         arithmetic=True, cheap=True, foldable=True, total_on_numbers=True, reusable=True, sum="-",
+         words=("minus", "diff"))
 def sub(out, x, y, d_out):
     d_x = d_out
     d_y = -d_out
 
 
-@adjoint(np.multiply, elementwise=True)
-@adjoint(operator.mul, elementwise=True)
+@adjoint(np.multiply, elementwise=True, factors=(0, 1))
+@adjoint(operator.mul, elementwise=True,
+         joins_sequences=True, arithmetic=True, cheap=True, factors=(0, 1), foldable=True, total_on_numbers=True,
+         reusable=True, words=("times", "prod"))
 def mul(out, x, y, d_out):
     d_x = d_out * y
     d_y = d_out * x
 
 
-@adjoint(np.divide, elementwise=True)
-@adjoint(operator.truediv, elementwise=True)
+@adjoint(np.divide, elementwise=True, factors=(0,))
+@adjoint(operator.truediv, elementwise=True,
+         arithmetic=True, cheap=True, factors=(0,), foldable=True, reusable=True, words=("over", "ratio"))
 def truediv(out, x, y, d_out):
     d_x = d_out / y
     d_y = -d_out * out / y
 
 
 @adjoint(np.power, elementwise=True)
-@adjoint(operator.pow, elementwise=True)
+@adjoint(operator.pow, elementwise=True,
+         arithmetic=True, cheap=True, foldable=True, reusable=True, words=("pow", "power"))
 def pow(out, x, y, d_out):
     d_x = d_out * y * x ** (y - 1 + (y == 0))  # x ** 0 is constant: derivative 0, also at x = 0
     d_y = d_out * out * np.log(x + (x == 0))  # 0 ** y has derivative 0 in y: out is 0 there (as JAX)
 
 
-@adjoint(operator.mod, elementwise=True)
+@adjoint(operator.mod, elementwise=True,
+         arithmetic=True, cheap=True, foldable=True, reusable=True, words=("mod", "rem"))
 def mod(out, x, y, d_out):
     d_x = d_out
     d_y = -d_out * np.floor(x / y)
 
 
-@adjoint(np.negative, elementwise=True)
-@adjoint(operator.neg, elementwise=True)
+@adjoint(np.negative, elementwise=True, factors=(0,))
+@adjoint(operator.neg, elementwise=True,
+         arithmetic=True, cheap=True, factors=(0,), foldable=True, total_on_numbers=True, reusable=True)
 def neg(out, x, d_out):
     d_x = -d_out
 
 
-@adjoint(operator.pos, elementwise=True)
+@adjoint(operator.pos, elementwise=True,
+         arithmetic=True, cheap=True, foldable=True, total_on_numbers=True, reusable=True)
 def pos(out, x, d_out):
     d_x = d_out
 
@@ -104,3 +118,4 @@ def neg(out, x, t_x):
 @tangent(operator.pos, elementwise=True)
 def pos(out, x, t_x):
     t_out = t_x
+

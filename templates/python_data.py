@@ -11,7 +11,8 @@ from s2s_ad.rules import adjoint
 from s2s_ad.runtime import list_append
 
 
-@adjoint(list_append, linear=True, examples=({"items": [(), ()], "item": ()}, {"items": [(3,), (3,)], "item": (3,)}))
+@adjoint(list_append, linear=True, examples=({"items": [(), ()], "item": ()}, {"items": [(3,), (3,)], "item": (3,)}),
+         may_view=True)
 def list_append_rule(out, items, item, d_out):  # not named list_append: that would hide the helper
     d_items = d_out[:-1]
     d_item = d_out[-1]

@@ -10,7 +10,7 @@ would hide the helper its own body calls.)
 """
 import numpy as np
 
-from s2s_ad.rules import adjoint, fresh_arrays, nondifferentiable, tangent
+from s2s_ad.rules import adjoint, declare, fresh_arrays, nondifferentiable, tangent
 from s2s_ad.runtime import (added_at, check_assertion, formatted, random_states, set_random_states,
                             append_grad, multi_dot_grad, multi_dot_grad_jvp, qr_checked, svd_checked, matrix_power_grad, matrix_power_grad_jvp, cumprod_grad, cumprod_grad_jvp, einsum_grad, expand_quantiles, quantile_linear, quantile_scatter,
                             quantile_slope, kron_blocks, kron_spread, norm_weight, norm_weight_jvp, solve_columns,
@@ -22,9 +22,11 @@ from s2s_ad.runtime import (added_at, check_assertion, formatted, random_states,
                             expand_reduced, getitem_grad, inverse_axes, matmul_grad_a, matmul_grad_b,
                             pad_grad, prod_others, prod_others_jvp, stack_grad, stop_gradient, if_inexact, stored_part,
                             unbroadcast, unbroadcast_to, writable_copy, zero_tangent,
-                            zeros_like)
+                            zeros_like, checkpointed)
 
 nondifferentiable(zeros_like, zero_tangent, inverse_axes, linspace_weights)
+declare(checkpointed, refused="checkpointed(...) marks a loop: write it as the loop's iterable, "
+                              "for t in s2s_ad.checkpointed(range(n)):")
 nondifferentiable(stop_gradient, elementwise=True)
 nondifferentiable(checkpoint_stride, np.broadcast_shapes)
 nondifferentiable(formatted, check_assertion, random_states, set_random_states)  # strings, checks, states
@@ -32,7 +34,7 @@ fresh_arrays(zeros_like, zero_tangent, writable_copy, broadcast_reduced, getitem
 
 
 @adjoint(unbroadcast, linear=True, examples=({"grad": (2, 3), "like": np.zeros(3)}, {"grad": (3,), "like": 0.5},
-                                             {"grad": (3, 1), "like": np.zeros((3, 4))}))
+                                             {"grad": (3, 1), "like": np.zeros((3, 4))}), shape_only=1)
 def unbroadcast_rule(out, grad, like, d_out):
     d_grad = unbroadcast(np.broadcast_to(d_out, np.broadcast_shapes(np.shape(grad), np.shape(like))), grad)
 
@@ -43,14 +45,15 @@ def unbroadcast_to_rule(out, grad, shape, d_out):
     d_grad = unbroadcast(np.broadcast_to(d_out, np.broadcast_shapes(np.shape(grad), shape)), grad)
 
 
-@adjoint(writable_copy, linear=True, examples=({"grad": (3,), "like": np.zeros(3)}, {"grad": (), "like": np.zeros(4)}))
+@adjoint(writable_copy, linear=True, examples=({"grad": (3,), "like": np.zeros(3)}, {"grad": (), "like": np.zeros(4)}),
+         shape_only=1)
 def writable_copy_rule(out, grad, like, d_out):
     d_grad = unbroadcast(d_out, grad)
 
 
 @adjoint(broadcast_reduced, linear=True, examples=(
     {"grad": (), "like": np.zeros((2, 3))}, {"grad": (3,), "like": np.zeros((2, 3)), "axis": 0},
-    {"grad": (2, 1), "like": np.zeros((2, 3)), "axis": 1, "keepdims": True}))
+    {"grad": (2, 1), "like": np.zeros((2, 3)), "axis": 1, "keepdims": True}), shape_only=1)
 def broadcast_reduced_rule(out, grad, like, axis=None, keepdims=False, *, d_out):
     d_grad = np.sum(d_out, axis=axis, keepdims=keepdims)
 
@@ -281,6 +284,9 @@ def add_adjoint_rule(out, grad, a, b, t_grad):
     t_out = add_adjoint(t_grad, a, b)
 
 
+declare(add_adjoint, shape_only=(1, 2))  # the operands tell concatenation from arithmetic by their lengths and shapes
+
+
 @tangent(mul_adjoint, examples=(_PAIR, {"grad": (2, 3), "a": (2, 3), "b": (2, 3)}))
 def mul_adjoint_rule(out, grad, a, b, t_grad, t_a, t_b):
     t_out = pair_sum(mul_adjoint(t_grad, a, b), mul_adjoint_cross(grad, a, b, t_a, t_b))
@@ -330,3 +336,9 @@ def if_inexact_rule(out, grad, like, t_grad):
 def added_at_rule(out, a, index, value, d_out):
     d_a = d_out
     d_value = unbroadcast(d_out[index], value)
+
+
+# Facts about operations with no rule here (see s2s_ad.rules.FACTS).
+declare(zeros_like, shape_only=0)
+declare(matmul_grad_b, dot_grad_b, factors=(0, 1))
+declare(matmul_grad_a, dot_grad_a, factors=(0, 2))

@@ -7,6 +7,11 @@ from typing import Any, Callable, Sequence
 import numpy as np
 import pytest
 
+try:  # scipy.special's rules register once it is imported: import it so the registry walks check them
+    import scipy.special  # noqa: F401
+except ImportError:
+    pass
+
 
 def numeric_grad(f: Callable, args: Sequence[Any], i: int, eps: float = 1e-6) -> Any:
     """Central finite difference of scalar ``f(*args)`` by argument ``i``.

@@ -1,0 +1,79 @@
+"""The README's list of the functions that have built-in rules, generated from the registry.
+
+``python -m s2s_ad.rule_table --markdown`` prints it.  Nothing here is per
+operation: a function appears because a template declares it.
+"""
+from __future__ import annotations
+
+import sys
+from typing import Any, Optional
+
+from . import rules
+
+# Where the README's list looks a function up, in order: its name there is how a user writes it.
+_FAMILIES = (("Python operators", "operator", "operator"), ("Python builtins", "builtins", ""),
+             ("math", "math", "math"), ("NumPy", "numpy", "np"), ("numpy.linalg", "numpy.linalg", "np.linalg"),
+             ("numpy.fft", "numpy.fft", "np.fft"), ("numpy.random", "numpy.random", "np.random"),
+             ("scipy.special", "scipy.special", "scipy.special"))
+
+
+def _written_name(fn: Any) -> Optional[tuple[str, str]]:
+    """``(family, name as a user writes it)`` of a built-in rule's function, or None for s2s_ad's own
+    helpers.  Only modules already imported are searched."""
+    for family, module_name, prefix in _FAMILIES:
+        module = sys.modules.get(module_name)
+        name = getattr(fn, "__name__", None)
+        if module is not None and name is not None and getattr(module, name, None) is fn:
+            return family, f"{prefix}.{name}" if prefix else name
+    return None
+
+
+def _builtin(rule: rules.Rule) -> bool:
+    """A rule of s2s_ad's own templates, not one a user registered."""
+    return rule.namespace.get("__name__", "").startswith("s2s_ad.templates")
+
+
+def rule_table() -> str:
+    """The README's list of functions with built-in rules, as Markdown, from the registry.
+
+    Per family: each function with an adjoint rule (reverse and forward mode),
+    those with a tangent rule only (forward mode, marked †) and those declared
+    constant (zero derivative, marked ‡).  ``python -m s2s_ad.rule_table --markdown``
+    prints it; tests/test_template_modules.py checks that the README shows the same.
+    """
+    rules.load_templates()
+    rules.load_deferred()  # the rules of libraries imported since the templates were (scipy.special)
+    rows: dict[str, dict[str, str]] = {family: {} for family, _, _ in _FAMILIES}
+    for fns, mark in (([r.fn for r in rules.all_adjoint_rules() if _builtin(r)], ""),
+                      ([r.fn for r in rules.tangent_only_rules() if _builtin(r)], "†"),
+                      (rules.constant_functions(), "‡")):
+        for fn in fns:
+            written = _written_name(fn)
+            if written is not None:
+                rows[written[0]].setdefault(written[1], mark)
+    libraries = [marks for family, names in rows.items() if not family.startswith("Python")
+                 for marks in names.values()]
+    lines = [f"{len(libraries)} functions of NumPy, `math` and SciPy have built-in rules: "
+             f"{libraries.count('')} with an adjoint (reverse and forward mode), "
+             f"{libraries.count('†')} with a tangent only (forward mode, marked †), "
+             f"{libraries.count('‡')} constants (zero derivative, marked ‡).", "",
+             "| family | functions |", "| --- | --- |"]
+    for family, names in rows.items():
+        if names:
+            listed = ", ".join(f"`{name}`{mark}" for name, mark in sorted(names.items()))
+            lines.append(f"| {family} ({len(names)}) | {listed} |")
+    return "\n".join(lines) + "\n"
+
+
+if __name__ == "__main__":
+    import argparse
+
+    parser = argparse.ArgumentParser(prog="python -m s2s_ad.rule_table",
+                                     description="List the functions that have built-in rules.")
+    parser.add_argument("--markdown", action="store_true", help="as the Markdown table of the README")
+    parser.parse_args()
+    try:  # the README lists SciPy's rules too, which register once it is imported
+        import scipy.special  # noqa: F401
+    except ImportError:
+        pass
+    sys.stdout.write(rule_table())
