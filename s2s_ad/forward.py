@@ -24,6 +24,8 @@ from __future__ import annotations
 import operator
 from typing import Any, Callable, Optional
 
+import numpy as np
+
 from . import ir, rules, runtime
 from .analysis import SCALAR, Analysis, differentiable_operands
 from .errors import TransformError
