@@ -529,7 +529,7 @@ def check_in_place(fn: ir.Function, facts: Analysis, kinds: dict[str, Optional[s
                 f"first", filename=fn.filename, line=update.line, column=update.column)
         if update.guard is not None and _proven_number(update, facts, kinds, definitions):
             dropped.add(id(update.guard))
-    return dataclasses.replace(fn, body=_without(fn.body, dropped)) if dropped else fn
+    return dataclasses.replace(fn, body=ir.replace_statements(fn.body, dict.fromkeys(dropped))) if dropped else fn
 
 
 def _proven_number(update: ir.InPlace, facts: Analysis, kinds: dict[str, Optional[str]],
@@ -544,23 +544,6 @@ def _proven_number(update: ir.InPlace, facts: Analysis, kinds: dict[str, Optiona
     # arithmetic and ufuncs give numbers, not 0-d arrays, for operands of rank 0
     return (isinstance(value, ir.Call) and facts.rank_of(ir.Var(update.value)) == 0
             and (isinstance(value.fn, np.ufunc) or rules.fact(value.fn, "arithmetic", False)))
-
-
-def _without(body: list[ir.Stmt], dropped: set[int]) -> list[ir.Stmt]:
-    """``body`` without the statements whose ids are in ``dropped`` (nested blocks are new lists)."""
-    out: list[ir.Stmt] = []
-    for stmt in body:
-        if id(stmt) in dropped:
-            continue
-        if isinstance(stmt, ir.If):
-            stmt = dataclasses.replace(stmt, body=_without(stmt.body, dropped), orelse=_without(stmt.orelse, dropped))
-        elif isinstance(stmt, ir.For):
-            stmt = dataclasses.replace(stmt, body=_without(stmt.body, dropped))
-        elif isinstance(stmt, ir.While):
-            stmt = dataclasses.replace(stmt, test_block=_without(stmt.test_block, dropped),
-                                       body=_without(stmt.body, dropped))
-        out.append(stmt)
-    return out
 
 
 def check_constant_calls(fn: ir.Function, facts: Analysis) -> None:

@@ -25,6 +25,7 @@ A ``Function`` holds parameters and a body of ``Assign`` statements ending in
 """
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator, Optional, Union
 
@@ -239,6 +240,26 @@ def blocks(stmt: Stmt) -> list[list[Stmt]]:
     if isinstance(stmt, While):
         return [stmt.test_block, stmt.body]
     return []
+
+
+def replace_statements(body: list[Stmt], replaced: dict[int, Optional[Stmt]]) -> list[Stmt]:
+    """``body`` with statements swapped by id (``None``: dropped), nested blocks rebuilt."""
+    out: list[Stmt] = []
+    for stmt in body:
+        if id(stmt) in replaced:
+            if replaced[id(stmt)] is not None:
+                out.append(replaced[id(stmt)])
+            continue
+        if isinstance(stmt, If):
+            stmt = dataclasses.replace(stmt, body=replace_statements(stmt.body, replaced),
+                                       orelse=replace_statements(stmt.orelse, replaced))
+        elif isinstance(stmt, For):
+            stmt = dataclasses.replace(stmt, body=replace_statements(stmt.body, replaced))
+        elif isinstance(stmt, While):
+            stmt = dataclasses.replace(stmt, test_block=replace_statements(stmt.test_block, replaced),
+                                       body=replace_statements(stmt.body, replaced))
+        out.append(stmt)
+    return out
 
 
 def walk(body: list[Stmt]) -> Iterator[Stmt]:

@@ -780,14 +780,8 @@ class Lowering:
         name = target.value.id
         if self.generated and isinstance(array, ir.Var):
             self.buffers.add(array.name)  # generated code writes only into adjoints it owns (reverse.py)
-        if isinstance(array, ir.Var) and array.name in self.views.root:
-            raise self.parsed.error(f"an assignment into {name}[...]", f"{name} may be a view of "
-                                    f"{self.views.root[array.name]}; write into that array by index instead", target)
-        if not (isinstance(array, ir.Var) and array.name in self.buffers):
-            raise self.parsed.error(
-                f"an assignment into {name}[...]", f"{name} is not an array this function created (an argument, "
-                f"or a view of one), and writing into it would change the caller's data; copy it first: "
-                f"{name} = {name}.copy()", target)
+        self._check_writable(name, array, f"an assignment into {name}[...]", "write into that array by index",
+                             "writing", target)
         index = self.flatten(self.converter.convert(target.slice))
         value = self.flatten(value)
         if isinstance(value, ir.Display):  # b[[1, 2]] = [x, y]: a store writes one value
@@ -795,6 +789,17 @@ class Lowering:
         self.block.append(ir.Store(array.name, index, value, self.line))
         self.computed.clear()
         self.views.wrote(array.name)
+
+    def _check_writable(self, name: str, array: Any, what: str, instead: str, verb: str, node: Any) -> None:
+        """Refuse a write into ``name`` (holding ``array``) unless it is an array this function made and
+        not a view of one: NumPy would change the caller's data, or show the write through the view."""
+        if isinstance(array, ir.Var) and array.name in self.views.root:
+            raise self.parsed.error(what, f"{name} may be a view of {self.views.root[array.name]}; {instead} instead",
+                                    node)
+        if not (isinstance(array, ir.Var) and array.name in self.buffers):
+            raise self.parsed.error(
+                what, f"{name} is not an array this function created (an argument, or a view of one), and {verb} "
+                f"into it would change the caller's data; copy it first: {name} = {name}.copy()", node)
 
     def _store_item(self, target: gast.Subscript, value: Any) -> None:
         """``d["k"] = value`` into a dict the function made: a new static record under the same name."""
@@ -902,14 +907,7 @@ class Lowering:
         is (an array this function made, not a view), so views and aliases see it as NumPy shows it."""
         name = call.args[0].id
         array = self.env.get(name)
-        if isinstance(array, ir.Var) and array.name in self.views.root:
-            raise self.parsed.error(f"np.add.at into {name}", f"{name} may be a view of "
-                                    f"{self.views.root[array.name]}; add into that array instead", stmt)
-        if not (isinstance(array, ir.Var) and array.name in self.buffers):
-            raise self.parsed.error(
-                f"np.add.at into {name}", f"{name} is not an array this function created (an argument, or a view "
-                f"of one), and adding into it would change the caller's data; copy it first: {name} = {name}.copy()",
-                stmt)
+        self._check_writable(name, array, f"np.add.at into {name}", "add into that array", "adding", stmt)
         index, value = (self.flatten(self.converter.convert(a)) for a in call.args[1:])
         added = self.flatten(ir.Call(runtime.added_at, (array, index, value)))
         self.block.append(ir.Store(array.name, ir.Const(Ellipsis), added, self.line))

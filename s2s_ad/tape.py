@@ -202,24 +202,4 @@ def drop_unread_records(adjoint: ir.Function) -> ir.Function:
         replaced[id(pop)] = ir.Unpack(tuple(pop.targets[i] for i in kept) + (tape,), pop.value, pop.line)
     if not replaced:
         return adjoint
-    return dataclasses.replace(adjoint, body=_replaced(body, replaced))
-
-
-def _replaced(body: list[ir.Stmt], replaced: dict[int, Optional[ir.Stmt]]) -> list[ir.Stmt]:
-    """``body`` with statements swapped by id (``None``: dropped), nested blocks rebuilt."""
-    out: list[ir.Stmt] = []
-    for stmt in body:
-        if id(stmt) in replaced:
-            if replaced[id(stmt)] is not None:
-                out.append(replaced[id(stmt)])
-            continue
-        if isinstance(stmt, ir.If):
-            stmt = dataclasses.replace(stmt, body=_replaced(stmt.body, replaced),
-                                       orelse=_replaced(stmt.orelse, replaced))
-        elif isinstance(stmt, ir.For):
-            stmt = dataclasses.replace(stmt, body=_replaced(stmt.body, replaced))
-        elif isinstance(stmt, ir.While):
-            stmt = dataclasses.replace(stmt, test_block=_replaced(stmt.test_block, replaced),
-                                       body=_replaced(stmt.body, replaced))
-        out.append(stmt)
-    return out
+    return dataclasses.replace(adjoint, body=ir.replace_statements(body, replaced))
