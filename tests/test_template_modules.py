@@ -40,7 +40,9 @@ def test_every_module_under_templates_is_loaded() -> None:
     found = {info.name for info in pkgutil.iter_modules(package.__path__)}
     assert found and all(f"s2s_ad.templates.{name}" in sys.modules for name in found)
     builtin = [rule.namespace.get("__name__", "") for rule in rules.all_adjoint_rules()]
-    assert {name.rpartition(".")[2] for name in builtin if name.startswith("s2s_ad.templates.")} == found
+    with_rules = {name.rpartition(".")[2] for name in builtin if name.startswith("s2s_ad.templates.")}
+    # SciPy's rules register only once the user imports scipy.special (rules.when_imported)
+    assert with_rules == found or (with_rules == found - {"scipy_special"} and "scipy.special" not in sys.modules)
 
 
 def test_calls_are_refused_before_the_rules_are_loaded() -> None:
