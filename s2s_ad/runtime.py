@@ -548,10 +548,16 @@ def sort_grad(grad: Any, a: Any, axis: Any = -1) -> np.ndarray:
 # -- linear algebra -----------------------------------------------------------------------------
 
 
-def solve_columns(x: Any, b: Any) -> Any:
-    """``x`` as a stack of columns, as ``np.linalg.solve(a, b)`` reads ``b``: a vector ``b`` (1-D)
-    gets a trailing axis of length 1.  (A missing tangent, the number 0, stays a number.)"""
-    if np.ndim(b) == 1 and np.ndim(x) >= 1:
+# NumPy 2 reads ``b`` in ``np.linalg.solve(a, b)`` as vectors only when it is 1-D; NumPy 1 whenever it
+# has one dimension fewer than ``a`` (a stack of vectors).
+_SOLVE_VECTORS_ONLY_1D = np.lib.NumpyVersion(np.__version__) >= "2.0.0"
+
+
+def solve_columns(x: Any, a: Any, b: Any) -> Any:
+    """``x`` as a stack of columns, as ``np.linalg.solve(a, b)`` reads ``b`` in the NumPy installed: a
+    vector ``b`` gets a trailing axis of length 1.  (A missing tangent, the number 0, stays a number.)"""
+    vectors = np.ndim(b) == 1 if _SOLVE_VECTORS_ONLY_1D else np.ndim(b) == np.ndim(a) - 1
+    if vectors and np.ndim(x) >= 1:
         return np.expand_dims(x, -1)
     return x
 

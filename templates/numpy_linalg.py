@@ -114,6 +114,7 @@ def cross(out, a, b, axisa=-1, axisb=-1, axisc=-1, axis=None, *, d_out):
 
 # -- np.linalg ----------------------------------------------------------------------------------
 
+_NUMPY_2 = np.lib.NumpyVersion(np.__version__) >= "2.0.0"  # how solve reads a vector b
 _SQUARE = ({"a": (3, 3)}, {"a": (2, 3, 3)})
 
 
@@ -127,18 +128,19 @@ def inv(out, a, t_a):
     t_out = -np.matmul(out, np.matmul(t_a, out))
 
 
-@adjoint(np.linalg.solve, examples=({"a": (3, 3), "b": (3,)}, {"a": (3, 3), "b": (3, 2)}, {"a": (2, 3, 3), "b": (3,)},
+@adjoint(np.linalg.solve, examples=({"a": (3, 3), "b": (3,)}, {"a": (3, 3), "b": (3, 2)},
+                                    {"a": (2, 3, 3), "b": (3,) if _NUMPY_2 else (2, 3)},
                                     {"a": (2, 3, 3), "b": (2, 3, 2)}, {"a": (3, 3), "b": (2, 3, 1)}))
 def solve(out, a, b, d_out):
-    columns = solve_columns(out, b)  # a vector b is one column
-    adjoint_columns = np.linalg.solve(np.swapaxes(a, -1, -2), solve_columns(d_out, b))
+    columns = solve_columns(out, a, b)  # a vector b is one column
+    adjoint_columns = np.linalg.solve(np.swapaxes(a, -1, -2), solve_columns(d_out, a, b))
     d_a = unbroadcast(-np.matmul(adjoint_columns, np.swapaxes(columns, -1, -2)), a)
     d_b = unbroadcast(np.reshape(adjoint_columns, np.shape(out)), b)
 
 
 @tangent(np.linalg.solve)
 def solve(out, a, b, t_a, t_b):
-    t_out = np.reshape(np.linalg.solve(a, solve_columns(t_b, b) - np.matmul(t_a, solve_columns(out, b))), np.shape(out))
+    t_out = np.reshape(np.linalg.solve(a, solve_columns(t_b, a, b) - np.matmul(t_a, solve_columns(out, a, b))), np.shape(out))
 
 
 @adjoint(np.linalg.det, examples=_SQUARE)

@@ -186,8 +186,9 @@ def norm_weight_rule(out, x, p, t_x):
     t_out = norm_weight_jvp(x, p, t_x)
 
 
-@adjoint(solve_columns, linear=True, examples=({"x": (3,), "b": np.zeros(3)}, {"x": (2, 3), "b": np.zeros((3, 2))}))
-def solve_columns_rule(out, x, b, d_out):
+@adjoint(solve_columns, linear=True, examples=({"x": (3,), "a": np.zeros((3, 3)), "b": np.zeros(3)},
+                                              {"x": (2, 3), "a": np.zeros((2, 2)), "b": np.zeros((3, 2))}))
+def solve_columns_rule(out, x, a, b, d_out):
     d_x = np.reshape(d_out, np.shape(x))
 
 

@@ -344,3 +344,16 @@ def negative_matrix_power(a):
 def test_negative_matrix_power_is_refused_not_wrong():
     with pytest.raises(ValueError, match="inv"):
         s2s_ad.grad(negative_matrix_power)(np.eye(2) * 2.0)
+
+
+def _solve_square_stack(a, b):
+    return np.sum(np.linalg.solve(a, b) ** 2)
+
+
+def test_solve_reads_b_as_the_installed_numpy_does():
+    # a stack of 3 matrices and b of shape (3, 3): NumPy 1 reads b as 3 vectors, NumPy 2 as one matrix
+    # for every matrix of the stack; the adjoint must read it the same way as the primal did
+    rng = np.random.default_rng(4)
+    a = rng.normal(size=(3, 3, 3)) + 3.0 * np.eye(3)
+    b = rng.normal(size=(3, 3))
+    assert_gradient_matches(_solve_square_stack, (a, b), wrt=(0, 1))
