@@ -357,11 +357,12 @@ class GradientFunction:
             raise TypeError(
                 f"grad needs {self.fn.__name__} to return a scalar, but it returned an array of shape "
                 f"{np.shape(value)}; use s2s_ad.vjp or s2s_ad.jacobian for non-scalar results")
-        if typed:  # arrays and NumPy numbers: gradients of their own dtype
+        if typed:  # arrays and NumPy numbers: gradients of their own dtype, arrays of their own
             primals = [args[i] for i in self._positions]
             gradient = tuple(map(_like, primals, gradient)) if len(primals) > 1 else _like(primals[0], gradient)
-        if gradient.__class__ is not float:
-            gradient = _handed_out(gradient, args)
+            if gradient.__class__ is not float:
+                gradient = _handed_out(gradient, args)
+        # (a cached call has no array argument (see _specialise): its gradients are numbers, nothing to copy)
         if self._check:
             self._self_check(args, value, gradient if self._several and not self._wrap_single else (gradient,))
         if self._wrap_single:
