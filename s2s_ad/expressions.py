@@ -425,8 +425,10 @@ class ExpressionConverter:
                              "the result of other calls to a name", node)
         if any(k.arg is None for k in node.keywords) or any(isinstance(a, gast.Starred) for a in node.args):
             raise self.error("*args or **kwargs in a call", "pass the arguments one by one", node)
-        return ir.Call(fn, tuple(self.convert(a) for a in node.args),
-                       tuple((k.arg, self.convert(k.value)) for k in node.keywords))
+        args = tuple(self.convert(a) for a in node.args[fn is runtime.raise_exception:])
+        if fn is runtime.raise_exception:  # generated code differentiated again: the class raised, by name
+            args = (ir.Const(self.resolve(node.args[0])),) + args
+        return ir.Call(fn, args, tuple((k.arg, self.convert(k.value)) for k in node.keywords))
 
     def _JoinedStr(self, node: gast.JoinedStr) -> ir.Expr:
         """An f-string (parse.py lets through only those printed, logged or asserted with)."""
@@ -658,7 +660,7 @@ def _builtin_type(cls: type) -> bool:
 def _reports(fn: Any) -> bool:
     """Whether ``fn`` only reports (prints, logs, warns): what may be called for its effect."""
     if any(fn is f for f in (print, warnings.warn, runtime.check_assertion, runtime.set_random_states,
-                             runtime.check_number_update)):
+                             runtime.check_number_update, runtime.raise_exception)):
         return True
     owner = getattr(fn, "__self__", None)
     if isinstance(owner, (logging.Logger, logging.LoggerAdapter)):

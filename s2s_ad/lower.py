@@ -358,15 +358,32 @@ class Lowering:
                 return
             self.effect(self.converter.effect(stmt.value))
         elif isinstance(stmt, gast.Raise):
-            # Reached only where no constant test removed it: ``else: raise ValueError(kind)`` after
-            # ``if kind == "relu"`` chains on a string option is dropped with its branch.
-            raise self.parsed.error("a raise statement that may run", "a raise is allowed only in a branch "
-                                    "chosen by a constant (a string option); check inputs before calling the "
-                                    "gradient", stmt)
+            # One a constant test removes (``else: raise ValueError(...)`` after ``if KIND == "relu"``
+            # on a module-level option) is dropped with its branch; one that may run raises the user's
+            # exception in the forward sweep, as the primal function would (desugar.py guards what follows).
+            self.effect(self._raised(stmt))
         elif isinstance(stmt, gast.Assert):
             message = ir.Const(None) if stmt.msg is None else self.converter.convert(stmt.msg)
             self.effect(ir.Call(runtime.check_assertion, (self.converter.convert(stmt.test), message)))
         # Pass and the docstring need nothing.
+
+    def _raised(self, stmt: gast.Raise) -> ir.Call:
+        """``raise Error(args)`` or ``raise Error`` as the effect ``raise_exception(Error, args)``, where
+        ``Error`` is an exception class the function can see; anything else is refused at its line."""
+        exc = stmt.exc
+        call = exc if isinstance(exc, gast.Call) else None
+        kind = self.converter.resolve(call.func if call is not None else exc) if exc is not None else None
+        if not (isinstance(kind, type) and issubclass(kind, BaseException)) or (
+                stmt.cause is not None and not (isinstance(stmt.cause, gast.Constant) and stmt.cause.value is None)):
+            raise self.parsed.error("this raise statement", "raise an exception class by name, as in "
+                                    "raise ValueError(f\"unknown {kind}\") (a bare raise needs try/except, "
+                                    "which is not supported)", stmt)
+        if call is None:
+            return ir.Call(runtime.raise_exception, (ir.Const(kind),))
+        if any(k.arg is None for k in call.keywords) or any(isinstance(a, gast.Starred) for a in call.args):
+            raise self.parsed.error("*args or **kwargs in a call", "pass the arguments one by one", call)
+        return ir.Call(runtime.raise_exception, (ir.Const(kind),) + tuple(self.converter.convert(a) for a in call.args),
+                       tuple((k.arg, self.converter.convert(k.value)) for k in call.keywords))
 
     # -- joins -------------------------------------------------------------
 
@@ -606,16 +623,22 @@ class Lowering:
         self.block.append(ir.For(index, iterable, body, line, exit_flag, checkpoint=checkpoint))
 
     def _checkpoint(self, stmt: gast.For) -> Optional[ir.Expr]:
-        """For ``for t in checkpointed(steps, every=k)``: unwrap the iterable, return ``k``."""
+        """For ``for t in checkpointed(steps, every=k)``: unwrap the iterable, return ``k``; for
+        ``snapshots=c``, ``snapshots(c)`` (``runtime.checkpoint_stride`` makes segments of ceil(n / c))."""
         it = stmt.iter
         if not (isinstance(it, gast.Call) and self.converter.static(it.func) == (True, runtime.checkpointed)):
             return None
-        every = [a for a in it.args[1:]] + [k.value for k in it.keywords if k.arg == "every"]
-        if not it.args or len(every) > 1 or any(k.arg != "every" for k in it.keywords):
-            raise self.parsed.error("this use of checkpointed", "write checkpointed(steps) or "
-                                    "checkpointed(steps, every=k)", it)
+        every = [a for a in it.args[1:]] + [k.value for k in it.keywords if k.arg in ("every", "snapshots")]
+        if not it.args or len(every) > 1 or any(k.arg not in ("every", "snapshots") for k in it.keywords):
+            raise self.parsed.error("this use of checkpointed", "write checkpointed(steps), "
+                                    "checkpointed(steps, every=k) or checkpointed(steps, snapshots=c)", it)
         stmt.iter = it.args[0]
-        return self.flatten(self.converter.convert(every[0])) if every else ir.Const(None)
+        if not every:
+            return ir.Const(None)
+        value = self.flatten(self.converter.convert(every[0]))
+        if any(k.arg == "snapshots" for k in it.keywords):
+            value = self.flatten(ir.Call(runtime.snapshots, (value,)))
+        return value
 
     def _check_checkpointed(self, stmt: gast.For, body: list[ir.Stmt], exit_flag: Any) -> None:
         if exit_flag is not None:

@@ -689,8 +689,8 @@ def _reported(parsed: ParsedFunction, node: Any) -> bool:
 
 
 def always_returns(body: list) -> bool:
-    """Whether control cannot fall off the end of ``body``: it ends with a return, or with an
-    if/else each of whose branches always returns (desugar.py turns those returns into one)."""
+    """Whether control cannot fall off the end of ``body``: it ends with a return or a raise, or with
+    an if/else each of whose branches always does (desugar.py turns those returns into one)."""
     if not body:
         return False
     last = body[-1]
@@ -698,7 +698,7 @@ def always_returns(body: list) -> bool:
         return always_returns(last.body) and always_returns(last.orelse)
     if isinstance(last, gast.While) and isinstance(last.test, gast.Constant) and last.test.value is True:
         return not _breaks(last.body)  # while True: left only by a return
-    return isinstance(last, gast.Return)
+    return isinstance(last, (gast.Return, gast.Raise))  # a raise leaves too: the caller gets the exception
 
 
 def _breaks(body: list) -> bool:

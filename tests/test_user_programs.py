@@ -321,10 +321,8 @@ def test_still_refused_at_the_users_line(name):
     assert first < line < last, (name, message)
 
 
-# --- everyday code that should work and does not yet (strict xfail: a fix makes them fail loudly) ----
+# --- checkpointed(steps, snapshots=c), as API.md documents it ------------------------------------------
 
-@pytest.mark.xfail(strict=True, raises=s2s_ad.TransformError,
-                   reason="API.md documents checkpointed(steps, snapshots=c); lower._checkpoint accepts only every=k")
 def test_checkpointed_with_snapshots_as_documented():
     x = np.array([0.3, -0.5, 0.9])
     got = s2s_ad.grad(up.checkpointed_with_snapshots)(x)

@@ -729,11 +729,5 @@ def refused_global_list_of_arrays(w):
     return total
 
 
-def refused_raise_that_may_run(x):
-    if x[0] > 10.0:
-        raise ValueError("diverged")
-    return np.sum(x ** 2)
-
-
 def refused_numpy_scalar_cast_of_input(x):
     return np.float64(x[0]) * x[1]

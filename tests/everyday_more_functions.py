@@ -1,0 +1,96 @@
+"""Everyday code for tests/test_everyday_more.py (issue #13): written as users write it.
+
+Types kept (float32, 0-d arrays), f-strings in print/logging, if/elif chains that end in a raise,
+a raise chosen by a string argument, checkpointed(..., snapshots=c).
+"""
+import logging
+
+import numpy as np
+
+import s2s_ad
+
+LOG = logging.getLogger("everyday_more")
+
+
+def energy(x):
+    return np.sum(np.sin(x) * x ** 2) + 0.5 * np.sum(x) ** 2
+
+
+def two_arguments(w, b):
+    return np.sum(np.tanh(w * b) * w)
+
+
+def vector_field(x):
+    return np.sin(x) * x[0] + np.cos(x[::-1])
+
+
+def logged_loss(w, X, y):
+    r = X @ w - y
+    loss = np.mean(r ** 2)
+    print(f"loss {loss:.3f}")
+    print(f"w = {w!r}, first {w[0]:+.2e}")
+    LOG.info(f"loss {loss:.4f} at |w| = {np.linalg.norm(w):.3f}")
+    logging.debug(f"residual {r}")
+    return loss
+
+
+def activation(x, kind):
+    if kind == "relu":
+        return np.sum(np.maximum(x, 0.0) ** 2)
+    elif kind == "tanh":
+        return np.sum(np.tanh(x) * x)
+    elif kind == "softplus":
+        return np.sum(np.log1p(np.exp(x)))
+    else:
+        raise ValueError(f"unknown activation {kind!r}")
+
+
+def act(x, kind):
+    if kind == "relu":
+        return np.maximum(x, 0.0)
+    elif kind == "sin":
+        return np.sin(x)
+    raise ValueError(kind)
+
+
+def network(w, x, kind):
+    h = act(w * x, kind)
+    return np.sum(h * h)
+
+
+def guarded(x):
+    if np.any(~np.isfinite(x)):
+        raise FloatingPointError("x is not finite")
+    if x.shape[0] < 2:
+        raise ValueError
+    return np.sum(np.exp(-x ** 2) * x[0])
+
+
+def raises_in_loop(x, n):
+    total = 0.0
+    for i in range(n):
+        if i >= x.shape[0]:
+            raise IndexError(f"step {i} past the end")
+        total = total + np.cos(x[i]) * x[i]
+    return total
+
+
+def simulate(v):
+    s = v.copy()
+    for t in s2s_ad.checkpointed(range(12), snapshots=4):
+        s = s + 0.1 * np.sin(s[::-1]) * (t + 1)
+    return np.sum(s ** 2)
+
+
+def simulate_snapshots_argument(v, c):
+    s = v * 1.0
+    for t in s2s_ad.checkpointed(range(7), snapshots=c):
+        s = np.tanh(s * 1.3) + 0.1 * t
+    return np.sum(s * v)
+
+
+def simulate_plain(v, n):
+    s = v * 1.0
+    for t in range(n):
+        s = np.tanh(s * 1.3) + 0.1 * t
+    return np.sum(s * v)
