@@ -1086,9 +1086,11 @@ class Lowering:
             raise self.parsed.error(f"the recursive nested function {node.name!r}",
                                     "define it at module level to recurse", node)
         params = [a.id for a in node.args.args]
-        if len(params) != len(call.args):
+        defaults = node.args.defaults if callee is None else []
+        if not len(params) - len(defaults) <= len(call.args) <= len(params):
             raise self.parsed.error(f"the call of {node.name!r}", f"it takes {len(params)} arguments", node)
         args = [self._passed(a) if isinstance(a, (Nested, Known)) else self._settle(a) for a in call.args]
+        args += self._defaults_of(call.function, params[len(args):], defaults[len(defaults) - len(params) + len(args):])
         body = copy.deepcopy(node.body)
         function = gast.FunctionDef(name=node.name, args=node.args, body=body, decorator_list=[], returns=None,
                                     type_comment=None)
@@ -1160,6 +1162,21 @@ class Lowering:
         self.block.append(ir.Assign(merged, value, self.line, merge=True))
         block, self.block = self.block, outer
         return block
+
+    def _defaults_of(self, function: Nested, params: list, defaults: list) -> list:
+        """The values of the defaults for ``params``: a constant, or the name sugar.py bound a lambda's
+        default to where the lambda was made (read in the scope the function was made or passed in)."""
+        scope = dict(function.scope) if function.scope is not None else self.env
+        values = []
+        for param, default in zip(params, defaults):
+            if isinstance(default, gast.Constant):
+                values.append(ir.Const(default.value))
+            elif isinstance(default, gast.Name) and default.id in scope:
+                values.append(scope[default.id])
+            else:
+                raise self.parsed.error(f"the default value of {param!r} in {function.node.name!r}",
+                                        "pass the argument", default)
+        return values
 
     def _passed(self, function: Any) -> Any:
         """A function passed as an argument: a nested def or lambda keeps the names where it is

@@ -94,3 +94,67 @@ def simulate_plain(v, n):
     for t in range(n):
         s = np.tanh(s * 1.3) + 0.1 * t
     return np.sum(s * v)
+
+
+# --- lambdas with defaults, called in place; functions in a module-level dict ---------------------
+
+SCALE = 2.0
+
+
+def squared_error(r):
+    return np.sum(r ** 2)
+
+
+LOSSES = {
+    "l2": squared_error,
+    "huber": lambda r: np.sum(np.where(np.abs(r) < 1.0, 0.5 * r ** 2, np.abs(r) - 0.5)),
+}
+
+
+def lambda_with_a_module_default(x):
+    f = lambda z, c=SCALE: z * c  # noqa: E731
+    return np.sum(np.sin(f(x)))
+
+
+def lambda_default_taken_when_made(x):
+    c = x[0]
+    f = lambda z, c=c: z * c  # noqa: E731
+    c = 10.0
+    return np.sum(f(x)) + c
+
+
+def lambda_defaults_overridden(x):
+    f = lambda z, c=SCALE, d=0.5: z * c + d  # noqa: E731
+    return np.sum(f(x) * f(x, 3.0) + f(x, 1.0, x[1]))
+
+
+def lambda_defaults_in_a_loop(x):
+    total = 0.0
+    for i in range(3):
+        g = lambda z, k=x[i] * 2.0: np.cos(z * k)  # noqa: E731
+        total = total + g(x[0])
+    return total
+
+
+def apply(fn, v):
+    return fn(v)
+
+
+def lambda_with_default_passed(x):
+    s = x[1] * 3.0
+    return np.sum(apply(lambda t, a=s: t * a, x))
+
+
+def lambda_called_in_place(v):
+    return (lambda u: u ** 2)(v[0]) + np.sum((lambda a, b=1.5: a * b)(v))
+
+
+def nested_def_with_constant_defaults(x):
+    def power(z, p=2):
+        return z ** p
+    return np.sum(power(x)) + np.sum(power(x, 3))
+
+
+def loss_from_a_table(w, X, y):
+    r = X @ w - y
+    return LOSSES["l2"](r) + 0.1 * LOSSES["huber"](w)

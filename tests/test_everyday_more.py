@@ -247,3 +247,71 @@ def test_the_segments_keep_at_most_c_snapshots():
     with pytest.raises(ValueError, match="snapshots=0"):
         s2s_ad.grad(em.simulate_snapshots_argument)(X, 0)
     assert list(s2s_ad.checkpointed(range(3), snapshots=2)) == [0, 1, 2]  # plain Python: the steps
+
+
+# --- 5. lambdas with defaults, lambdas called in place, a module-level dict of functions ----------------
+
+LAMBDAS = ["lambda_with_a_module_default", "lambda_default_taken_when_made", "lambda_defaults_overridden",
+           "lambda_defaults_in_a_loop", "lambda_with_default_passed", "lambda_called_in_place",
+           "nested_def_with_constant_defaults"]
+
+
+@pytest.mark.parametrize("name", LAMBDAS)
+def test_lambdas_with_defaults_and_called_in_place(name):
+    fn = getattr(em, name)
+    assert_gradient_matches(fn, (X,))
+    np.testing.assert_allclose(s2s_ad.hessian(fn)(X), _numeric_hessian(fn, X), rtol=1e-5, atol=1e-6)
+
+
+def test_a_default_is_the_value_when_the_lambda_was_made():
+    # c is rebound to 10.0 after the lambda: Python's default is still x[0], so the gradient is 2 x[0] + sum(x) e_0
+    want = np.full(3, X[0])
+    want[0] += np.sum(X)
+    np.testing.assert_allclose(s2s_ad.grad(em.lambda_default_taken_when_made)(X), want, rtol=1e-12)
+
+
+def test_a_late_bound_default_of_a_nested_def_is_refused():
+    def late(x):
+        c = x[0]
+
+        def f(z, k=c):
+            return z * k
+        c = 2.0
+        return np.sum(f(x))
+
+    with pytest.raises(s2s_ad.TransformError, match="nested function 'f'"):
+        s2s_ad.grad(late)(X)
+
+
+def test_a_function_from_a_module_level_dict():
+    rng = np.random.default_rng(1)
+    A, y = rng.normal(size=(6, 3)), rng.normal(size=6)
+    w = np.array([0.4, -1.7, 2.2])  # both sides of the Huber kink
+    g = assert_gradient_matches(em.loss_from_a_table, (w, A, y))
+    huber = np.where(np.abs(w) < 1.0, w, np.sign(w))
+    np.testing.assert_allclose(g, 2 * A.T @ (A @ w - y) + 0.1 * huber, rtol=1e-10)
+    jax = _jax()
+    import jax.numpy as jnp
+
+    def twin(w):
+        r = A @ w - y
+        return jnp.sum(r ** 2) + 0.1 * jnp.sum(jnp.where(jnp.abs(w) < 1.0, 0.5 * w ** 2, jnp.abs(w) - 0.5))
+
+    np.testing.assert_allclose(s2s_ad.hessian(em.loss_from_a_table)(w, A, y), jax.hessian(twin)(w), rtol=1e-10)
+
+
+def test_rebinding_the_dicts_item_regenerates_the_code(monkeypatch):
+    w, A, y = X, np.eye(3), np.zeros(3)
+    g = s2s_ad.grad(em.loss_from_a_table)
+    huber = np.where(np.abs(w) < 1.0, w, np.sign(w))
+    np.testing.assert_allclose(g(w, A, y), 2 * w + 0.1 * huber, rtol=1e-12)
+    monkeypatch.setitem(em.LOSSES, "l2", lambda r: np.sum(r ** 4))
+    np.testing.assert_allclose(g(w, A, y), 4 * w ** 3 + 0.1 * huber, rtol=1e-12)
+
+
+def test_a_function_chosen_by_an_argument_is_still_refused_clearly():
+    def chosen(x, name):
+        return em.LOSSES[name](x)
+
+    with pytest.raises(s2s_ad.TransformError, match="constant key"):
+        s2s_ad.grad(chosen)(X, "l2")
