@@ -648,7 +648,10 @@ class Lowering:
             raise self.parsed.error("a checkpointed loop that writes into an array", "a segment run again "
                                     "would see the later values; carry the values in variables, or drop "
                                     "checkpointed", stmt)
-        if any(isinstance(s, ir.Effect) for s in ir.walk(body)):
+        # (a raise may stay: a segment run again sees the values it saw, so a raise that did not run
+        # then does not run now)
+        if any(isinstance(s, ir.Effect) and getattr(s.value, "fn", None) is not runtime.raise_exception
+               for s in ir.walk(body)):
             raise self.parsed.error("print, assert, logging or warnings in a checkpointed loop", "the reverse "
                                     "sweep runs each segment again, which would repeat them; move them out of "
                                     "the loop, or drop checkpointed", stmt)

@@ -158,3 +158,11 @@ def nested_def_with_constant_defaults(x):
 def loss_from_a_table(w, X, y):
     r = X @ w - y
     return LOSSES["l2"](r) + 0.1 * LOSSES["huber"](w)
+
+
+def checkpointed_with_a_guard(x):
+    for t in s2s_ad.checkpointed(range(6), snapshots=2):
+        if np.any(np.abs(x) > 1e6):
+            raise FloatingPointError(f"diverged at step {t}")
+        x = np.sin(x) * 1.2
+    return np.sum(x)

@@ -315,3 +315,12 @@ def test_a_function_chosen_by_an_argument_is_still_refused_clearly():
 
     with pytest.raises(s2s_ad.TransformError, match="constant key"):
         s2s_ad.grad(chosen)(X, "l2")
+
+
+def test_a_raise_in_a_checkpointed_loop():
+    # a segment run again sees the values it saw the first time: a raise that did not run does not run
+    assert_gradient_matches(em.checkpointed_with_a_guard, (X,))
+    np.testing.assert_allclose(s2s_ad.hessian(em.checkpointed_with_a_guard)(X),
+                               _numeric_hessian(em.checkpointed_with_a_guard, X), rtol=1e-5, atol=1e-6)
+    with pytest.raises(FloatingPointError, match="diverged at step 0"):
+        s2s_ad.grad(em.checkpointed_with_a_guard)(np.array([1e7, 0.0, 0.0]))
