@@ -1178,7 +1178,8 @@ class Lowering:
                 values.append(scope[default.id])
             else:
                 raise self.parsed.error(f"the default value of {param!r} in {function.node.name!r}",
-                                        "pass the argument", default)
+                                        "it was computed on another path (a lambda made in a branch): pass "
+                                        "the argument, or make the lambda once, before the branch", default)
         return values
 
     def _passed(self, function: Any) -> Any:

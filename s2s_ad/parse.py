@@ -675,8 +675,9 @@ def _check_nested(parsed: ParsedFunction, node: gast.FunctionDef, suspects: bool
     late = [d for d in args.defaults if not isinstance(d, gast.Constant)]
     if args.vararg or args.kwarg or args.kwonlyargs or (late and not getattr(node, "from_lambda", False)):
         what = "the lambda" if getattr(node, "from_lambda", False) else f"the nested function {node.name!r}"
-        raise parsed.error(f"the parameters of {what}", "give it plain positional parameters without defaults "
-                           "(a value it needs can be read from the enclosing function)", node)
+        raise parsed.error(f"the parameters of {what}", "give it plain positional parameters, with defaults "
+                           "only if they are constants (a value it needs can be read from the enclosing "
+                           "function; a lambda's defaults may be any value)", node)
     body = node.body
     if body and isinstance(body[0], gast.Expr) and isinstance(body[0].value, gast.Constant):
         body = body[1:]

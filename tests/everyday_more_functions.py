@@ -166,3 +166,20 @@ def checkpointed_with_a_guard(x):
             raise FloatingPointError(f"diverged at step {t}")
         x = np.sin(x) * 1.2
     return np.sum(x)
+
+
+def lambda_default_then_name_rebound_in_a_loop(x):
+    total = 0.0
+    c = x[1]
+    f = lambda z, k=c: z * k  # noqa: E731
+    for i in range(3):
+        total = total + np.sum(f(x))
+        c = x[i] * 3.0
+    return total
+
+
+def lambda_redefined_with_another_default(x):
+    f = lambda z, k=x[0]: z * k  # noqa: E731
+    a = np.sum(f(x))
+    f = lambda z, k=x[2]: z + k  # noqa: E731
+    return a + np.sum(f(x))

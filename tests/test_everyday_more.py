@@ -253,7 +253,8 @@ def test_the_segments_keep_at_most_c_snapshots():
 
 LAMBDAS = ["lambda_with_a_module_default", "lambda_default_taken_when_made", "lambda_defaults_overridden",
            "lambda_defaults_in_a_loop", "lambda_with_default_passed", "lambda_called_in_place",
-           "nested_def_with_constant_defaults"]
+           "nested_def_with_constant_defaults", "lambda_default_then_name_rebound_in_a_loop",
+           "lambda_redefined_with_another_default"]
 
 
 @pytest.mark.parametrize("name", LAMBDAS)
@@ -324,3 +325,15 @@ def test_a_raise_in_a_checkpointed_loop():
                                _numeric_hessian(em.checkpointed_with_a_guard, X), rtol=1e-5, atol=1e-6)
     with pytest.raises(FloatingPointError, match="diverged at step 0"):
         s2s_ad.grad(em.checkpointed_with_a_guard)(np.array([1e7, 0.0, 0.0]))
+
+
+def test_a_lambda_made_in_one_branch_with_a_computed_default_is_refused_clearly():
+    def branches(x, flag):
+        if flag:
+            f = lambda z, c=x[0]: z * c  # noqa: E731
+        else:
+            f = lambda z, c=2.0: z + c  # noqa: E731
+        return np.sum(f(x))
+
+    with pytest.raises(s2s_ad.TransformError, match="default value of 'c'"):
+        s2s_ad.grad(branches)(X, True)
