@@ -125,7 +125,7 @@ def _kinds(fn: Callable, args: Sequence[Any]) -> tuple:
 def _like(primal: Any, gradient: Any) -> Any:
     """``gradient`` with the type of ``primal``: a float32 array gives a float32 gradient, a 0-d array a
     0-d array, a NumPy float32 number a NumPy float32 number."""
-    if not isinstance(primal, (np.ndarray, np.generic)):
+    if gradient is None or not isinstance(primal, (np.ndarray, np.generic)):
         return gradient
     if gradient.__class__ is np.ndarray and primal.__class__ is np.ndarray and gradient.dtype == primal.dtype:
         return gradient  # the common case, kept cheap
@@ -137,6 +137,14 @@ def _like(primal: Any, gradient: Any) -> Any:
             return np.asarray(gradient, dtype=want)
         return gradient if isinstance(gradient, np.ndarray) else np.asarray(gradient)
     return want.type(gradient) if cast else gradient
+
+
+
+def _float_dtype(value: Any) -> np.dtype:
+    """The dtype a derivative by ``value`` is given: its own floating dtype (a float32 argument gives
+    float32 blocks, as JAX), float64 for Python numbers and anything else."""
+    dtype = np.result_type(value) if isinstance(value, (np.ndarray, np.generic)) else np.dtype(float)
+    return dtype if dtype.kind == "f" else np.dtype(float)
 
 
 def _flat(args: tuple, kinds: tuple) -> tuple:
@@ -602,7 +610,8 @@ def vjp(fn: Callable, *primals: Any) -> tuple[Any, Callable]:
     fn, params, args = _without_prefix(fn, params, args)
     kinds = _kinds(fn, args)
     split = build_split(fn, kinds)
-    out, tape = _run(split.forward, _flat(args, kinds) + (None,))
+    flat_args = _flat(args, kinds)
+    out, tape = _run(split.forward, flat_args + (None,))
     # The backward part puts back what the forward part overwrote, in arrays the result may be, and
     # the tape keeps referring to them: the caller gets arrays of its own.
     out = _handed_out(out, args, copy_all=True)
@@ -615,10 +624,11 @@ def vjp(fn: Callable, *primals: Any) -> tuple[Any, Callable]:
         cotangent = _matching_cotangent(fn, cotangent, result, tree)
         taped = tape
         if split.restores and pulled:  # the first call put overwritten slices back: record them again
-            taped = _run(split.forward, _flat(args, kinds) + (None,))[1]
+            taped = _run(split.forward, flat_args + (None,))[1]
         pulled.append(True)
         adjoints = _run(split.backward, (cotangent, taped))  # the tape is persistent: reading it takes nothing
-        adjoints = _regroup(adjoints[:-1], kinds)
+        # each adjoint with its primal's type: float32 stays float32, a 0-d array a 0-d array (as grad)
+        adjoints = _regroup(tuple(map(_like, flat_args, adjoints[:-1])), kinds)
         return _handed_out(tuple(adjoints[i] for i in positions), args + (out, cotangent))
 
     return result, vjp_fn
@@ -692,11 +702,13 @@ class Jacobian:
                 tangents[i] = containers.unflatten(kind, units) if isinstance(kind, containers.Tree) else units[0]
                 t_out = jvp(self.fn, values, tangents)[1]
                 for o, t in enumerate(containers.leaves(t_out, structure)):
-                    columns[j][o].append(np.asarray(t, dtype=float))
+                    columns[j][o].append(np.asarray(t, dtype=_float_dtype(leaf)))
 
         def block(o: int, j: int) -> np.ndarray:
             shape = np.shape(outputs[o]) + np.shape(inputs[j])
-            return np.stack(columns[j][o], axis=-1).reshape(shape) if columns[j][o] else np.zeros(shape)
+            if not columns[j][o]:
+                return np.zeros(shape, dtype=_float_dtype(inputs[j]))
+            return np.stack(columns[j][o], axis=-1).reshape(shape)
 
         def by_input(o: int) -> Any:
             parts = [block(o, j) for j in range(len(inputs))]
@@ -723,8 +735,9 @@ class Jacobian:
                 unit[index] = 1.0
                 tangents[k] = unit if isinstance(values[i], np.ndarray) else 1.0
                 draws.replay()
-                columns.append(np.asarray(tangent_fn(*values, *tangents)[1], dtype=float))
-            stacked = np.stack(columns, axis=-1) if columns else np.zeros(np.shape(out) + (0,))
+                columns.append(np.asarray(tangent_fn(*values, *tangents)[1], dtype=_float_dtype(values[i])))
+            stacked = (np.stack(columns, axis=-1) if columns
+                       else np.zeros(np.shape(out) + (0,), dtype=_float_dtype(values[i])))
             blocks.append(stacked.reshape(np.shape(out) + np.shape(values[i])))
         return blocks
 
@@ -736,7 +749,7 @@ class Jacobian:
             unit[index] = 1.0
             adjoints = pull(unit if np.ndim(out) else 1.0)
             for i in positions:
-                rows[i].append(np.asarray(adjoints[i], dtype=float))
+                rows[i].append(np.asarray(adjoints[i], dtype=_float_dtype(values[i])))
         return [np.stack(rows[i]).reshape(np.shape(out) + np.shape(values[i])) for i in positions]
 
 
@@ -806,11 +819,13 @@ class Hessian:
                 t_gradient = _run(tangent, flat + tuple(tangents))[1]
                 t_gradient = (t_gradient,) if len(wrt_leaves) == 1 else t_gradient
                 for a, t in zip(wrt_leaves, t_gradient):
-                    columns[a, b].append(np.asarray(t, dtype=float))
+                    columns[a, b].append(np.asarray(t, dtype=_float_dtype(flat[b])))
 
         def block(a: int, b: int) -> np.ndarray:
             shape = np.shape(flat[a]) + np.shape(flat[b])
-            return np.stack(columns[a, b], axis=-1).reshape(shape) if columns[a, b] else np.zeros(shape)
+            if not columns[a, b]:
+                return np.zeros(shape, dtype=_float_dtype(flat[b]))
+            return np.stack(columns[a, b], axis=-1).reshape(shape)
 
         def rebuild(w: str, parts: list) -> Any:
             kind = kinds[params.index(w)]

@@ -176,6 +176,8 @@ class Desugar:
                 loop.uses_skip = loop.uses_stop = True
                 sets += [_set(loop.skip, _true(), line), _set(loop.stop, _true(), line)]
             return sets, True
+        if isinstance(stmt, gast.Raise):  # it sets no flag: control never goes on from it at run time
+            return [stmt], False
         if isinstance(stmt, gast.If):
             stmt.body, exits_body = self.block(stmt.body)
             stmt.orelse, exits_else = self.block(stmt.orelse)

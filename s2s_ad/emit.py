@@ -25,7 +25,7 @@ import astor
 import numpy as np
 
 from . import ir, runtime
-from .linetext import LineText
+from .linetext import LineText, constant_hint
 
 _BINARY = {
     operator.add: ast.Add, operator.sub: ast.Sub, operator.mul: ast.Mult, operator.truediv: ast.Div,
@@ -156,7 +156,7 @@ class _Builder:
             return ast.UnaryOp(op=ast.USub(), operand=ast.Constant(value=-value))
         if isinstance(value, (int, float, complex, str, bytes, bool, type(None))):
             return ast.Constant(value=value)
-        return _name(self.ns.bind(value, "array" if isinstance(value, np.ndarray) else "constant"))
+        return _name(self.ns.bind(value, constant_hint(value)))
 
     def call(self, e: ir.Call) -> Any:
         positional, named = ir.spelled_arguments(e)

@@ -347,6 +347,18 @@ class ExpressionConverter:
                 return True, value
         return False, None
 
+    def _static_callee(self, node: Any) -> tuple[bool, Any]:
+        """``_static``, and a function held in a module-level dict under a constant key
+        (``LOSSES["l2"](r)``); the snapshot records the item, so rebinding it regenerates the code."""
+        if not (isinstance(node, gast.Subscript) and isinstance(node.slice, gast.Constant)):
+            return self._static(node)
+        found, table = self._static(node.value)
+        key = node.slice.value
+        if not (found and type(table) is dict and key in table and callable(table[key])):
+            return False, None
+        self.resolver.snapshot.record_global(table, key, table[key])
+        return True, table[key]
+
     def _Attribute(self, node: gast.Attribute) -> ir.Expr:
         found, value = self._static(node)
         if found:
@@ -385,7 +397,7 @@ class ExpressionConverter:
         if isinstance(callee, (Known, ir.Const)) and callable(callee.value):  # a function (or type) passed in
             found, fn = True, callee.value
         else:
-            found, fn = self._static(node.func)
+            found, fn = self._static_callee(node.func)
         values = args + [v for _, v in kwargs]
         if any(isinstance(a, (Nested, Known)) for a in values) or (found and is_user_function(fn) and any(
                 isinstance(a, ir.Const) and isinstance(a.value, type) for a in values)):  # apply(float, x)
@@ -425,8 +437,10 @@ class ExpressionConverter:
                              "the result of other calls to a name", node)
         if any(k.arg is None for k in node.keywords) or any(isinstance(a, gast.Starred) for a in node.args):
             raise self.error("*args or **kwargs in a call", "pass the arguments one by one", node)
-        return ir.Call(fn, tuple(self.convert(a) for a in node.args),
-                       tuple((k.arg, self.convert(k.value)) for k in node.keywords))
+        args = tuple(self.convert(a) for a in node.args[fn is runtime.raise_exception:])
+        if fn is runtime.raise_exception:  # generated code differentiated again: the class raised, by name
+            args = (ir.Const(self.resolve(node.args[0])),) + args
+        return ir.Call(fn, args, tuple((k.arg, self.convert(k.value)) for k in node.keywords))
 
     def _JoinedStr(self, node: gast.JoinedStr) -> ir.Expr:
         """An f-string (parse.py lets through only those printed, logged or asserted with)."""
@@ -609,7 +623,8 @@ class ExpressionConverter:
     def _method(self, node: gast.Call, args: list) -> tuple[Any, list]:
         func = node.func
         if not isinstance(func, gast.Attribute):
-            raise self.error(f"a call of {type(func).__name__}", "call functions by name", node)
+            raise self.error(f"a call of {type(func).__name__}", "call functions by name (or as an item of a "
+                             "module-level dict with a constant key: LOSSES[\"l2\"](r))", node)
         entry = rules.method_function(func.attr)
         if entry is None:
             raise self.error(f"the method .{func.attr}()", "only array methods with a rule can be called "
@@ -658,7 +673,7 @@ def _builtin_type(cls: type) -> bool:
 def _reports(fn: Any) -> bool:
     """Whether ``fn`` only reports (prints, logs, warns): what may be called for its effect."""
     if any(fn is f for f in (print, warnings.warn, runtime.check_assertion, runtime.set_random_states,
-                             runtime.check_number_update)):
+                             runtime.check_number_update, runtime.raise_exception)):
         return True
     owner = getattr(fn, "__self__", None)
     if isinstance(owner, (logging.Logger, logging.LoggerAdapter)):

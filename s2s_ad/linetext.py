@@ -152,7 +152,7 @@ class LineText:
             raise _GiveUp
         if isinstance(value, (bytes, type(None))):
             return repr(value)
-        return self.bind(value, "array" if isinstance(value, np.ndarray) else "constant")
+        return self.bind(value, constant_hint(value))
 
     def _negative(self, operand: str, parent: int) -> str:
         return self._wrap("-" + operand, self.unary[operator.neg][1], parent)
@@ -196,3 +196,11 @@ class LineText:
         else:
             callee = self.reference(fn)
         return f"{callee}({', '.join(texts)})"
+
+
+def constant_hint(value: Any) -> str:
+    """The name generated code gives a constant it holds in its namespace: an exception class raised
+    keeps its own name (``raise_exception(ValueError, kind)``)."""
+    if isinstance(value, type) and issubclass(value, BaseException):
+        return value.__name__
+    return "array" if isinstance(value, np.ndarray) else "constant"

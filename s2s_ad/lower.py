@@ -358,15 +358,32 @@ class Lowering:
                 return
             self.effect(self.converter.effect(stmt.value))
         elif isinstance(stmt, gast.Raise):
-            # Reached only where no constant test removed it: ``else: raise ValueError(kind)`` after
-            # ``if kind == "relu"`` chains on a string option is dropped with its branch.
-            raise self.parsed.error("a raise statement that may run", "a raise is allowed only in a branch "
-                                    "chosen by a constant (a string option); check inputs before calling the "
-                                    "gradient", stmt)
+            # One a constant test removes (``else: raise ValueError(...)`` after ``if KIND == "relu"``
+            # on a module-level option) is dropped with its branch; one that may run raises the user's
+            # exception in the forward sweep, as the primal function would (desugar.py guards what follows).
+            self.effect(self._raised(stmt))
         elif isinstance(stmt, gast.Assert):
             message = ir.Const(None) if stmt.msg is None else self.converter.convert(stmt.msg)
             self.effect(ir.Call(runtime.check_assertion, (self.converter.convert(stmt.test), message)))
         # Pass and the docstring need nothing.
+
+    def _raised(self, stmt: gast.Raise) -> ir.Call:
+        """``raise Error(args)`` or ``raise Error`` as the effect ``raise_exception(Error, args)``, where
+        ``Error`` is an exception class the function can see; anything else is refused at its line."""
+        exc = stmt.exc
+        call = exc if isinstance(exc, gast.Call) else None
+        kind = self.converter.resolve(call.func if call is not None else exc) if exc is not None else None
+        if not (isinstance(kind, type) and issubclass(kind, BaseException)) or (
+                stmt.cause is not None and not (isinstance(stmt.cause, gast.Constant) and stmt.cause.value is None)):
+            raise self.parsed.error("this raise statement", "raise an exception class by name, as in "
+                                    "raise ValueError(f\"unknown {kind}\") (a bare raise needs try/except, "
+                                    "which is not supported)", stmt)
+        if call is None:
+            return ir.Call(runtime.raise_exception, (ir.Const(kind),))
+        if any(k.arg is None for k in call.keywords) or any(isinstance(a, gast.Starred) for a in call.args):
+            raise self.parsed.error("*args or **kwargs in a call", "pass the arguments one by one", call)
+        return ir.Call(runtime.raise_exception, (ir.Const(kind),) + tuple(self.converter.convert(a) for a in call.args),
+                       tuple((k.arg, self.converter.convert(k.value)) for k in call.keywords))
 
     # -- joins -------------------------------------------------------------
 
@@ -606,16 +623,22 @@ class Lowering:
         self.block.append(ir.For(index, iterable, body, line, exit_flag, checkpoint=checkpoint))
 
     def _checkpoint(self, stmt: gast.For) -> Optional[ir.Expr]:
-        """For ``for t in checkpointed(steps, every=k)``: unwrap the iterable, return ``k``."""
+        """For ``for t in checkpointed(steps, every=k)``: unwrap the iterable, return ``k``; for
+        ``snapshots=c``, ``snapshots(c)`` (``runtime.checkpoint_stride`` makes segments of ceil(n / c))."""
         it = stmt.iter
         if not (isinstance(it, gast.Call) and self.converter.static(it.func) == (True, runtime.checkpointed)):
             return None
-        every = [a for a in it.args[1:]] + [k.value for k in it.keywords if k.arg == "every"]
-        if not it.args or len(every) > 1 or any(k.arg != "every" for k in it.keywords):
-            raise self.parsed.error("this use of checkpointed", "write checkpointed(steps) or "
-                                    "checkpointed(steps, every=k)", it)
+        every = [a for a in it.args[1:]] + [k.value for k in it.keywords if k.arg in ("every", "snapshots")]
+        if not it.args or len(every) > 1 or any(k.arg not in ("every", "snapshots") for k in it.keywords):
+            raise self.parsed.error("this use of checkpointed", "write checkpointed(steps), "
+                                    "checkpointed(steps, every=k) or checkpointed(steps, snapshots=c)", it)
         stmt.iter = it.args[0]
-        return self.flatten(self.converter.convert(every[0])) if every else ir.Const(None)
+        if not every:
+            return ir.Const(None)
+        value = self.flatten(self.converter.convert(every[0]))
+        if any(k.arg == "snapshots" for k in it.keywords):
+            value = self.flatten(ir.Call(runtime.snapshots, (value,)))
+        return value
 
     def _check_checkpointed(self, stmt: gast.For, body: list[ir.Stmt], exit_flag: Any) -> None:
         if exit_flag is not None:
@@ -625,7 +648,10 @@ class Lowering:
             raise self.parsed.error("a checkpointed loop that writes into an array", "a segment run again "
                                     "would see the later values; carry the values in variables, or drop "
                                     "checkpointed", stmt)
-        if any(isinstance(s, ir.Effect) for s in ir.walk(body)):
+        # (a raise may stay: a segment run again sees the values it saw, so a raise that did not run
+        # then does not run now)
+        if any(isinstance(s, ir.Effect) and getattr(s.value, "fn", None) is not runtime.raise_exception
+               for s in ir.walk(body)):
             raise self.parsed.error("print, assert, logging or warnings in a checkpointed loop", "the reverse "
                                     "sweep runs each segment again, which would repeat them; move them out of "
                                     "the loop, or drop checkpointed", stmt)
@@ -1063,9 +1089,11 @@ class Lowering:
             raise self.parsed.error(f"the recursive nested function {node.name!r}",
                                     "define it at module level to recurse", node)
         params = [a.id for a in node.args.args]
-        if len(params) != len(call.args):
+        defaults = node.args.defaults if callee is None else []
+        if not len(params) - len(defaults) <= len(call.args) <= len(params):
             raise self.parsed.error(f"the call of {node.name!r}", f"it takes {len(params)} arguments", node)
         args = [self._passed(a) if isinstance(a, (Nested, Known)) else self._settle(a) for a in call.args]
+        args += self._defaults_of(call.function, params[len(args):], defaults[len(defaults) - len(params) + len(args):])
         body = copy.deepcopy(node.body)
         function = gast.FunctionDef(name=node.name, args=node.args, body=body, decorator_list=[], returns=None,
                                     type_comment=None)
@@ -1137,6 +1165,22 @@ class Lowering:
         self.block.append(ir.Assign(merged, value, self.line, merge=True))
         block, self.block = self.block, outer
         return block
+
+    def _defaults_of(self, function: Nested, params: list, defaults: list) -> list:
+        """The values of the defaults for ``params``: a constant, or the name sugar.py bound a lambda's
+        default to where the lambda was made (read in the scope the function was made or passed in)."""
+        scope = dict(function.scope) if function.scope is not None else self.env
+        values = []
+        for param, default in zip(params, defaults):
+            if isinstance(default, gast.Constant):
+                values.append(ir.Const(default.value))
+            elif isinstance(default, gast.Name) and default.id in scope:
+                values.append(scope[default.id])
+            else:
+                raise self.parsed.error(f"the default value of {param!r} in {function.node.name!r}",
+                                        "it was computed on another path (a lambda made in a branch): pass "
+                                        "the argument, or make the lambda once, before the branch", default)
+        return values
 
     def _passed(self, function: Any) -> Any:
         """A function passed as an argument: a nested def or lambda keeps the names where it is

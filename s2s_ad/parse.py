@@ -487,9 +487,12 @@ def _parse_lambda(fn: types.FunctionType) -> ParsedFunction:
     except SyntaxError:
         module = None
     params = list(code.co_varnames[:code.co_argcount + code.co_kwonlyargcount])
-    found = [] if module is None else [
-        n for n in gast.walk(module) if isinstance(n, gast.Lambda) and n.lineno == code.co_firstlineno
-        and [a.id for a in n.args.posonlyargs + n.args.args + n.args.kwonlyargs] == params]
+    found = _lambdas_at(module, code.co_firstlineno, params)
+    if not found and linecache.getlines(filename):  # a line not a statement of its own: "l1": lambda r: ...,
+        try:
+            found = _lambdas_at(_parse_at("".join(linecache.getlines(filename)), 1), code.co_firstlineno, params)
+        except SyntaxError:
+            found = []
     if len(found) != 1:
         raise TransformError("a lambda", "the line holding it could not be read on its own, or holds several "
                              "lambdas with the same parameters; define the function with def",
@@ -569,6 +572,13 @@ def _same_constant(x: Any, y: Any) -> bool:
         return len(x) == len(y) and all(map(_same_constant, sorted(x, key=repr) if isinstance(x, frozenset) else x,
                                             sorted(y, key=repr) if isinstance(y, frozenset) else y))
     return _same(x, y) or (type(x) is type(y) and x == y and not isinstance(x, (float, complex)))
+
+
+def _lambdas_at(module: Optional[gast.Module], line: int, params: list[str]) -> list[gast.Lambda]:
+    """The lambdas of ``module`` written on ``line`` with the parameters ``params``."""
+    return [] if module is None else [
+        n for n in gast.walk(module) if isinstance(n, gast.Lambda) and n.lineno == line
+        and [a.id for a in n.args.posonlyargs + n.args.args + n.args.kwonlyargs] == params]
 
 
 def _parse_at(source: str, firstline: int) -> gast.Module:
@@ -660,10 +670,14 @@ def _check_nested(parsed: ParsedFunction, node: gast.FunctionDef, suspects: bool
     if node.decorator_list:
         raise parsed.error(f"a decorated nested function {node.name!r}", "drop the decorator", node)
     args = node.args
-    if args.vararg or args.kwarg or args.kwonlyargs or args.defaults:
+    # defaults are read where the function is called: only constants, and a lambda's (sugar.py put its
+    # others into names of their own where it is made), keep Python's meaning
+    late = [d for d in args.defaults if not isinstance(d, gast.Constant)]
+    if args.vararg or args.kwarg or args.kwonlyargs or (late and not getattr(node, "from_lambda", False)):
         what = "the lambda" if getattr(node, "from_lambda", False) else f"the nested function {node.name!r}"
-        raise parsed.error(f"the parameters of {what}", "give it plain positional parameters without defaults "
-                           "(a value it needs can be read from the enclosing function)", node)
+        raise parsed.error(f"the parameters of {what}", "give it plain positional parameters, with defaults "
+                           "only if they are constants (a value it needs can be read from the enclosing "
+                           "function; a lambda's defaults may be any value)", node)
     body = node.body
     if body and isinstance(body[0], gast.Expr) and isinstance(body[0].value, gast.Constant):
         body = body[1:]
@@ -689,8 +703,8 @@ def _reported(parsed: ParsedFunction, node: Any) -> bool:
 
 
 def always_returns(body: list) -> bool:
-    """Whether control cannot fall off the end of ``body``: it ends with a return, or with an
-    if/else each of whose branches always returns (desugar.py turns those returns into one)."""
+    """Whether control cannot fall off the end of ``body``: it ends with a return or a raise, or with
+    an if/else each of whose branches always does (desugar.py turns those returns into one)."""
     if not body:
         return False
     last = body[-1]
@@ -698,7 +712,7 @@ def always_returns(body: list) -> bool:
         return always_returns(last.body) and always_returns(last.orelse)
     if isinstance(last, gast.While) and isinstance(last.test, gast.Constant) and last.test.value is True:
         return not _breaks(last.body)  # while True: left only by a return
-    return isinstance(last, gast.Return)
+    return isinstance(last, (gast.Return, gast.Raise))  # a raise leaves too: the caller gets the exception
 
 
 def _breaks(body: list) -> bool:

@@ -19,20 +19,37 @@ import numpy as np
 from .errors import TransformError
 
 
-def checkpointed(steps: Any, every: Optional[int] = None) -> Any:
+def checkpointed(steps: Any, every: Optional[int] = None, snapshots: Optional[int] = None) -> Any:
     """Mark a loop for checkpointing: ``for t in s2s_ad.checkpointed(range(n)):``.
 
     Run as plain Python it is ``steps`` itself.  Reverse mode then keeps the
     loop's state once every ``every`` iterations (about sqrt(n) by default)
     instead of every iteration, and runs each segment again when its reverse
     needs it: memory about 2 sqrt(n) records instead of n, one more forward
-    pass of the loop, the same gradient.
+    pass of the loop, the same gradient.  ``snapshots=c`` keeps at most ``c``
+    states: segments of ceil(n / c) iterations (equal segments, not yet the
+    binomial schedule of Revolve, which would run fewer iterations again).
     """
     return steps
 
 
+class Snapshots(int):
+    """``checkpointed(steps, snapshots=c)``'s ``c`` in generated code: a number of snapshots, where a
+    plain int is ``every`` (iterations per segment)."""
+
+
+def snapshots(count: int) -> Snapshots:
+    """``count`` marked as a number of snapshots for ``checkpoint_stride``."""
+    if int(count) < 1:
+        raise ValueError(f"checkpointed(..., snapshots={count}): at least one snapshot is needed")
+    return Snapshots(int(count))
+
+
 def checkpoint_stride(n: int, every: Optional[int] = None) -> int:
-    """Iterations per checkpointed segment: ``every``, or the ceiling of sqrt(n)."""
+    """Iterations per checkpointed segment: ``every``; for ``snapshots(c)``, ceil(n / c), so at most
+    ``c`` states are kept; else the ceiling of sqrt(n)."""
+    if isinstance(every, Snapshots):
+        return max(1, -(-n // every))
     if every is not None:
         if int(every) < 1:
             raise ValueError(f"checkpointed(..., every={every}): a segment needs at least one iteration")
@@ -162,6 +179,12 @@ def check_assertion(test: Any, message: Any = None) -> None:
     """``assert test, message`` in generated code (the message is computed before the test)."""
     if not test:
         raise AssertionError(message) if message is not None else AssertionError
+
+
+def raise_exception(kind: type, *args: Any, **kwargs: Any) -> None:
+    """``raise kind(*args, **kwargs)`` in generated code: the user's exception, raised in the forward
+    sweep where the primal function would raise it (so no derivative is ever computed past it)."""
+    raise kind(*args, **kwargs)
 
 
 def added_at(a: Any, index: Any, value: Any) -> np.ndarray:

@@ -9,7 +9,9 @@ place, with
   ``def sq(t): return t * t``, which ``lower.py`` inlines where it is called,
   reading the enclosing names as they are at the call, as Python does; a
   lambda passed straight to a call (``apply(lambda t: t ** 3, x)``) as such
-  a def (``lambda_1``) placed before the statement.
+  a def (``lambda_1``) placed before the statement, and so is a lambda called
+  where it is written (``(lambda u: u ** 2)(v[0])``); a lambda's defaults that
+  are not constants are computed where it is made, into names of their own.
 
 Nothing here needs to know what a name means; ``parse.py`` runs it before
 checking the subset, and only when the tree holds one of these nodes.
@@ -34,6 +36,8 @@ def rewrite(node: gast.FunctionDef) -> None:
                 new_block: list = []
                 for stmt in block:
                     new_block.extend(_hoisted_lambdas(stmt, taken))
+                    if _names_a_lambda(stmt):
+                        new_block.extend(_defaults(stmt.targets[0].id, stmt.value, stmt, taken))
                     new_block.append(_statement(stmt))
                 setattr(parent, field_name, new_block)
 
@@ -52,6 +56,7 @@ def _hoisted_lambdas(stmt: Any, taken: set) -> list:
             if isinstance(parent, (gast.ListComp, gast.Lambda, gast.SetComp, gast.DictComp, gast.GeneratorExp)):
                 continue
             if isinstance(parent, gast.Call):
+                parent.func = _named(parent.func, stmt, defs, taken)  # (lambda u: u ** 2)(v[0])
                 parent.args = [_named(a, stmt, defs, taken) for a in parent.args]
                 for keyword in parent.keywords:
                     keyword.value = _named(keyword.value, stmt, defs, taken)
@@ -67,8 +72,31 @@ def _named(arg: Any, stmt: Any, defs: list, taken: set) -> Any:
         k += 1
     name = f"lambda_{k}"
     taken.add(name)
+    defs.extend(_defaults(name, arg, stmt, taken))
     defs.append(_def(name, arg, stmt))
     return _located(gast.Name(id=name, ctx=gast.Load(), annotation=None, type_comment=None), arg)
+
+
+def _defaults(name: str, lam: gast.Lambda, stmt: Any, taken: set) -> list:
+    """A lambda's defaults are computed where it is made (``lambda z, c=c: ...`` keeps this ``c``):
+    each one not a constant is assigned to a fresh name there, which the default then reads
+    (lower.py reads a nested function's defaults where it is called)."""
+    params = lam.args.args[len(lam.args.args) - len(lam.args.defaults):]
+    assigns, defaults = [], []
+    for param, default in zip(params, lam.args.defaults):
+        if isinstance(default, gast.Constant):
+            defaults.append(default)
+            continue
+        k, fresh = 0, f"{name}_{param.id}"
+        while fresh in taken:
+            k += 1
+            fresh = f"{name}_{param.id}_{k}"
+        taken.add(fresh)
+        target = _located(gast.Name(id=fresh, ctx=gast.Store(), annotation=None, type_comment=None), default)
+        assigns.append(_located(gast.Assign(targets=[target], value=default, type_comment=None), stmt))
+        defaults.append(_located(gast.Name(id=fresh, ctx=gast.Load(), annotation=None, type_comment=None), default))
+    lam.args.defaults = defaults
+    return assigns
 
 
 def _def(name: str, lam: gast.Lambda, stmt: Any) -> gast.FunctionDef:
@@ -86,10 +114,15 @@ def _statement(stmt: Any) -> Any:
         if stmt.value is None:
             return _located(gast.Pass(), stmt)
         return _located(gast.Assign(targets=[stmt.target], value=stmt.value, type_comment=None), stmt)
-    if (isinstance(stmt, gast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], gast.Name)
-            and isinstance(stmt.value, gast.Lambda)):
+    if _names_a_lambda(stmt):
         return _def(stmt.targets[0].id, stmt.value, stmt)
     return stmt
+
+
+def _names_a_lambda(stmt: Any) -> bool:
+    """``sq = lambda t: t * t``."""
+    return (isinstance(stmt, gast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], gast.Name)
+            and isinstance(stmt.value, gast.Lambda))
 
 
 def _located(new: Any, old: Any) -> Any:

@@ -9,6 +9,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+import s2s_ad
+
 
 # --- simulations with loops and in-place updates ----------------------------
 
@@ -664,7 +666,6 @@ def lambda_to_helper(v):
 
 def checkpointed_with_snapshots(v):
     """README/API.md: for t in s2s_ad.checkpointed(range(n), snapshots=c)."""
-    import s2s_ad
     s = v.copy()
     for t in s2s_ad.checkpointed(range(10), snapshots=3):
         s = s + 0.1 * np.sin(s[::-1]) * (t + 1)
@@ -727,12 +728,6 @@ def refused_global_list_of_arrays(w):
     for wi, xi in zip(w, DATA):
         total += wi * np.sum(xi ** 2)
     return total
-
-
-def refused_raise_that_may_run(x):
-    if x[0] > 10.0:
-        raise ValueError("diverged")
-    return np.sum(x ** 2)
 
 
 def refused_numpy_scalar_cast_of_input(x):
