@@ -213,6 +213,19 @@ def expand_reduced(x: Any, axis: Any = None, keepdims: bool = False) -> Any:
     return np.expand_dims(x, axis)
 
 
+def average_weights(a: Any, weights: Any, axis: Any = None) -> np.ndarray:
+    """The weights of ``np.average(a, axis, weights)`` shaped to broadcast against ``a``: ones
+    where there are none, a 1-d array along ``axis`` given its length there."""
+    if weights is None:
+        return np.ones(())
+    weights = np.asarray(weights)
+    if np.ndim(weights) == np.ndim(a) or np.ndim(weights) != 1 or not isinstance(axis, (int, np.integer)):
+        return weights  # NumPy refuses the other shapes when the average is computed
+    shape = [1] * np.ndim(a)
+    shape[axis] = -1
+    return np.reshape(weights, shape)
+
+
 def _promoted(a: np.ndarray, b: np.ndarray, g: np.ndarray) -> tuple:
     """Matrix forms of matmul's operands and adjoint, with 1-D operands promoted as NumPy does."""
     a2 = a[np.newaxis, :] if a.ndim == 1 else a
