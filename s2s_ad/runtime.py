@@ -226,6 +226,25 @@ def average_weights(a: Any, weights: Any, axis: Any = None) -> np.ndarray:
     return np.reshape(weights, shape)
 
 
+def gradient_grad(grad: Any, f: Any, spacing: Any = 1.0, axis: Any = None, edge_order: int = 1) -> np.ndarray:
+    """The adjoint of ``np.gradient(f, spacing, axis=axis, edge_order=edge_order)``.
+
+    Along each axis the gradient is a matrix D (``np.gradient`` of the identity, so every spacing
+    and edge order is exactly NumPy's); the adjoint sums D^T applied to each axis's part of
+    ``grad`` (one array for one axis, else one item per axis).
+    """
+    f = np.asarray(f)
+    axes = tuple(range(f.ndim)) if axis is None else tuple(np.atleast_1d(axis))
+    parts = [grad] if len(axes) == 1 else [grad[k] for k in range(len(axes))]
+    result = np.zeros(f.shape, dtype=np.result_type(f, 1.0))
+    for ax, part in zip(axes, parts):
+        size = f.shape[ax]
+        along = np.gradient(np.eye(size), spacing, axis=0, edge_order=edge_order)  # d_i = sum_j D_ij f_j
+        moved = np.tensordot(along.T, np.moveaxis(np.asarray(part), ax, 0), axes=1)
+        result = result + np.moveaxis(moved, 0, ax)
+    return result
+
+
 def _promoted(a: np.ndarray, b: np.ndarray, g: np.ndarray) -> tuple:
     """Matrix forms of matmul's operands and adjoint, with 1-D operands promoted as NumPy does."""
     a2 = a[np.newaxis, :] if a.ndim == 1 else a
