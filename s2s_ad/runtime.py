@@ -595,17 +595,17 @@ def _matrix_norm(ndim: int, axis: Any) -> bool:
 def norm_order(ord: Any, ndim: int, axis: Any) -> float:
     """The ``p`` of the p-norm ``np.linalg.norm(x, ord, axis)`` computes, whose derivative is
     ``sign(x) |x|**(p-1) / norm**(p-1)``; 0 for the norms made of a max or a min (see
-    ``norm_max_weights``) and for the count ``ord=0``.  The matrix norms made of singular values
-    (ord 2, -2, 'nuc') raise: no rule, rather than a wrong number."""
+    ``norm_max_weights``), of singular values (see ``norm_spectral_weights``) and for the count
+    ``ord=0``.  Any other order raises: no rule, rather than a wrong number."""
     if ord is None or ord == "fro":
         return 2.0
     if _matrix_norm(ndim, axis):
-        if ord in (1, -1, np.inf, -np.inf):
+        if _spectral(ord, ndim, axis) or ord in (1, -1, np.inf, -np.inf):
             return 0.0
     elif isinstance(ord, (int, float, np.integer, np.floating)):
         return 0.0 if ord == 0 or np.isinf(ord) else float(ord)
-    raise ValueError(f"np.linalg.norm with ord={ord!r} (a matrix norm of singular values) has no derivative rule "
-                     f"in s2s_ad; use ord=None, 'fro', 1, -1, inf or -inf")
+    raise ValueError(f"np.linalg.norm with ord={ord!r} has no derivative rule in s2s_ad; use ord=None, 'fro', "
+                     f"1, -1, 2, -2, 'nuc', inf or -inf (matrices) or a number (vectors)")
 
 
 def norm_max_weights(x: Any, ord: Any, axis: Any, keepdims: bool) -> Any:
@@ -632,6 +632,47 @@ def norm_max_weights(x: Any, ord: Any, axis: Any, keepdims: bool) -> Any:
     reduce_axis = None if axis is None else axis
     extreme = magnitude == pick(magnitude, axis=reduce_axis, keepdims=True)
     return np.sign(x) * extreme / np.sum(extreme, axis=reduce_axis, keepdims=True)
+
+
+def _spectral(ord: Any, ndim: int, axis: Any) -> bool:
+    """True for the matrix norms made of singular values: ord 2 (the largest), -2 (the smallest),
+    'nuc' (their sum)."""
+    if not _matrix_norm(ndim, axis):
+        return False
+    return ord == "nuc" if isinstance(ord, str) else ord is not None and ord in (2, -2)
+
+
+def _matrix_axes(ndim: int, axis: Any) -> tuple:
+    return (0, 1) if axis is None else tuple(a % ndim for a in axis)
+
+
+def norm_matrices(x: Any, ord: Any, axis: Any, fill: float) -> np.ndarray:
+    """The matrices whose singular values make ``np.linalg.norm(x, ord, axis)`` (ord 2, -2, 'nuc'),
+    moved to the last two axes; for any other norm, a 1 by 1 placeholder holding ``fill`` (1 for the
+    matrix whose SVD is taken, so it is well defined; 0 for a tangent or an adjoint)."""
+    if not _spectral(ord, np.ndim(x), axis):
+        return np.full((1, 1), fill)
+    return np.moveaxis(x, _matrix_axes(np.ndim(x), axis), (-2, -1))
+
+
+def norm_unmoved(w: Any, x: Any, ord: Any, axis: Any) -> Any:
+    """``norm_matrices``'s transpose: matrices ``w`` moved back to ``x``'s layout; zeros shaped like
+    ``x`` for the norms not made of singular values."""
+    if not _spectral(ord, np.ndim(x), axis):
+        return np.zeros(np.shape(x))
+    return np.moveaxis(w, (-2, -1), _matrix_axes(np.ndim(x), axis))
+
+
+def norm_singular_weights(s: Any, ord: Any, ndim: int, axis: Any) -> np.ndarray:
+    """d norm / d s for the norms of singular values: ones for 'nuc', one at the largest (ord 2) or the
+    smallest (ord -2) singular value; zeros for every other norm.  Piecewise constant in ``s``."""
+    s = np.asarray(s)
+    if not _spectral(ord, ndim, axis):
+        return np.zeros(s.shape)
+    if isinstance(ord, str):
+        return np.ones(s.shape)
+    picked = np.argmax(s, axis=-1) if ord > 0 else np.argmin(s, axis=-1)
+    return (np.arange(s.shape[-1]) == np.expand_dims(picked, -1)).astype(float)
 
 
 def norm_weight(x: Any, p: float) -> Any:
