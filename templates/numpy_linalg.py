@@ -423,9 +423,56 @@ def pinv(out, a, rcond=None, hermitian=False, *, rtol=None, t_a):
              + np.matmul(cols, np.matmul(t_a_t, np.matmul(x_t, out))))
 
 
+# np.linalg.lstsq(a, b) for a of full rank: (x, residuals, rank, s), x = pinv(a) b.  Tall a: x minimises
+# |b - a x|, residuals = |b - a x|**2 per column (empty for square or wide a); wide a: the least-norm
+# solution.  b a vector or a matrix of columns; worked with as columns.
+_LSTSQ = ({"a": (5, 3), "b": (5,)}, {"a": (4, 2), "b": (4, 3)}, {"a": (3, 3), "b": (3, 2)},
+          {"a": (2, 4), "b": (2,)}, {"a": (2, 3), "b": (2, 2), "rcond": None})
+
+
+@adjoint(np.linalg.lstsq, items=4, examples=_LSTSQ, returns_sequence=True)
+def lstsq(out, a, b, rcond=None, *, d_out):
+    # x = a+ b: dx = -a+ da x + a+ a+^T da^T r + (I - a+ a) da^T a+^T x + a+ db, with r = b - a x (the
+    # residuals); the residuals' derivative is the envelope's (a^T r = 0): 2 r (db - da x)^T; the
+    # singular values': u diag(ds) v^T
+    rows = np.shape(a)[0]
+    cols = np.shape(a)[1]
+    solution = np.reshape(out[0], (cols, -1))
+    wanted = np.reshape(d_out[0], (cols, -1))
+    left = np.reshape(b, (rows, -1)) - np.matmul(a, solution)
+    inverse = np.linalg.pinv(a)
+    pulled = np.matmul(np.transpose(inverse), wanted)
+    spread = np.reshape(np.concatenate([d_out[1], np.zeros(np.shape(solution)[1] - np.size(d_out[1]))]), (1, -1))
+    weighted = 2.0 * spread * left
+    factors = np.linalg.svd(a, full_matrices=False)
+    d_a = (np.matmul(left, np.transpose(np.matmul(inverse, pulled)))
+           + np.matmul(np.matmul(np.transpose(inverse), solution),
+                       np.transpose(wanted - np.matmul(inverse, np.matmul(a, wanted))))
+           - np.matmul(pulled + weighted, np.transpose(solution))
+           + np.matmul(factors[0] * np.expand_dims(d_out[3], -2), factors[2]))
+    d_b = np.reshape(pulled + weighted, np.shape(b))
+
+
+@tangent(np.linalg.lstsq)
+def lstsq_tangent(out, a, b, rcond=None, *, t_a, t_b):
+    rows = np.shape(a)[0]
+    cols = np.shape(a)[1]
+    solution = np.reshape(out[0], (cols, -1))
+    left = np.reshape(b, (rows, -1)) - np.matmul(a, solution)
+    inverse = np.linalg.pinv(a)
+    t_a_t = np.transpose(t_a)
+    moved = np.reshape(t_b, (rows, -1)) - np.matmul(t_a, solution)
+    t_x = (np.matmul(inverse, moved) + np.matmul(inverse, np.matmul(np.transpose(inverse), np.matmul(t_a_t, left)))
+           + np.matmul(np.eye(cols) - np.matmul(inverse, a), np.matmul(t_a_t, np.matmul(np.transpose(inverse), solution))))
+    factors = np.linalg.svd(a, full_matrices=False)
+    t_s = np.diagonal(np.matmul(np.transpose(factors[0]), np.matmul(t_a, np.transpose(factors[2]))))
+    t_out = (np.reshape(t_x, np.shape(out[0])), (2.0 * np.sum(left * moved, axis=0))[:np.size(out[1])],
+             np.zeros(np.shape(out[2])), t_s)
+
+
 fresh_arrays(np.outer)  # products are computed into new arrays (or numbers: 1-d by 1-d)
 fresh_values(np.matmul, operator.matmul, np.dot)
 
 
 # Facts about operations with no rule here (see s2s_ad.rules.FACTS).
-declare(np.linalg.eig, np.linalg.lstsq, returns_sequence=True)
+declare(np.linalg.eig, returns_sequence=True)
