@@ -83,7 +83,18 @@ def zeros_like(value: Any) -> Any:
     if isinstance(value, (int, float)):
         return 0.0
     dtype = np.result_type(value, 1.0) if isinstance(value, (np.ndarray, np.generic)) else float
-    return np.zeros(np.shape(value), dtype=dtype)
+    return np.zeros(_adjoint_shape(value), dtype=dtype)
+
+
+def _adjoint_shape(value: Any) -> tuple:
+    """The shape of ``value``'s adjoint, an array; a list of arrays of different shapes (the pieces of
+    np.array_split) has none, and is refused with what to write instead."""
+    try:
+        return np.shape(value)
+    except ValueError:
+        raise ValueError("s2s_ad has no adjoint for a list of arrays of different shapes read by a variable "
+                         "index, a loop or a slice; unpack it (a, b, c = np.array_split(x, 3)) or read it "
+                         "by constant indices (parts[0])") from None
 
 
 def zero_tangent(value: Any) -> Any:
@@ -384,7 +395,7 @@ def getitem_grad(grad: Any, a: Any, index: Any) -> np.ndarray:
     index (numbers, slices, ``None``, ``...``) or a boolean mask never repeats,
     and is written directly.
     """
-    result = np.zeros(np.shape(a), dtype=np.result_type(grad, 1.0))
+    result = np.zeros(_adjoint_shape(a), dtype=np.result_type(grad, 1.0))
     if _never_repeats(index):
         result[index] = grad
     else:

@@ -132,5 +132,5 @@ def ragged_pieces_in_a_loop(x, k):
 def test_pieces_of_unknown_count_are_never_a_wrong_number():
     x = np.arange(1.0, 7.0)
     np.testing.assert_allclose(s2s_ad.grad(ragged_pieces_in_a_loop)(x, 3), 2 * x)  # equal pieces
-    with pytest.raises(ValueError):  # ragged pieces read in a loop: NumPy refuses to stack them
+    with pytest.raises(ValueError, match="unpack it"):  # ragged pieces read in a loop: refused, not stacked
         s2s_ad.grad(ragged_pieces_in_a_loop)(x, 4)
