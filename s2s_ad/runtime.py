@@ -395,7 +395,10 @@ def getitem_grad(grad: Any, a: Any, index: Any) -> np.ndarray:
     index (numbers, slices, ``None``, ``...``) or a boolean mask never repeats,
     and is written directly.
     """
-    result = np.zeros(_adjoint_shape(a), dtype=np.result_type(grad, 1.0))
+    shape = _adjoint_shape(a)
+    if isinstance(grad, (list, tuple)):  # the items of a list of equal arrays (np.split's pieces sliced)
+        grad = np.asarray(grad)
+    result = np.zeros(shape, dtype=np.result_type(grad, 1.0))
     if _never_repeats(index):
         result[index] = grad
     else:

@@ -134,3 +134,15 @@ def test_pieces_of_unknown_count_are_never_a_wrong_number():
     np.testing.assert_allclose(s2s_ad.grad(ragged_pieces_in_a_loop)(x, 3), 2 * x)  # equal pieces
     with pytest.raises(ValueError, match="unpack it"):  # ragged pieces read in a loop: refused, not stacked
         s2s_ad.grad(ragged_pieces_in_a_loop)(x, 4)
+
+
+def reversed_halves(x, y):
+    a, b = np.split(x, 2)
+    pieces = np.split(x, 2)[::-1] + [y]  # a slice of the pieces, then joined with another list
+    return np.sum(np.concatenate(pieces) * np.arange(7.0)) + np.sum(a * b) + np.sum(np.vstack(np.dsplit(
+        np.reshape(x, (1, 2, 3)), [1])[1]) ** 2)
+
+
+def test_pieces_sliced_and_joined_match_finite_differences():
+    rng = np.random.default_rng(17)
+    assert_gradient_matches(reversed_halves, (rng.normal(size=6), np.array([0.5])), wrt=(0, 1))
