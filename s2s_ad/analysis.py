@@ -321,8 +321,8 @@ class _Inference:
         elif fn is np.shape:
             self.set(target, UNKNOWN, stmt)
             self.shapes.add(target)
-        elif rules.result_items(fn):  # a tuple a rule declares (np.linalg.eigh): items of unknown kinds
-            self.set(target, Sequence((UNKNOWN,) * rules.result_items(fn), "tuple"), stmt)
+        elif count := rules.result_items(fn, *_constant_arguments(value)):  # a tuple a rule declares
+            self.set(target, Sequence((UNKNOWN,) * count, "tuple"), stmt)  # (np.linalg.eigh): items of unknown kinds
         elif may_be_sequence_operation(fn, [self.kind_of(a) for a in args], args):
             # a tuple or list concatenated or repeated, or operands that may be ones
             self.set(target, _sequence_result(fn, [self.kind_of(a) for a in args], args), stmt)
@@ -376,6 +376,19 @@ def may_be_sequence_operation(fn: Any, kinds: list[Kind], args: tuple) -> bool:
 
 def _is_number_or_inert(value: Any) -> bool:
     return value is None or isinstance(value, (bool, int, float, complex, str, np.generic))
+
+
+def _constant_arguments(call: ir.Call) -> tuple[tuple, tuple]:
+    """The arguments of ``call`` as values (``rules.NOT_CONSTANT`` for one that is not a constant,
+    nor a display of constants: ``[1, 3]``), for ``rules.result_items``."""
+    def value(expr: ir.Expr) -> Any:
+        if isinstance(expr, ir.Const):
+            return expr.value
+        if isinstance(expr, ir.Display) and expr.kind in ("tuple", "list") \
+                and all(isinstance(i, ir.Const) for i in expr.items):
+            return (tuple if expr.kind == "tuple" else list)(i.value for i in expr.items)
+        return rules.NOT_CONSTANT
+    return tuple(value(a) for a in call.args), tuple((name, value(v)) for name, v in call.kwargs)
 
 
 def _constant_kind(value: Any) -> Kind:

@@ -234,7 +234,8 @@ def _register(table: dict, kind: str, fn: Any, elementwise: bool, method: Option
 def adjoint(fn: Any, *, elementwise: bool = False, method: Optional[str] = None,
             pack_method_args: bool = False, attribute: Optional[str] = None,
             examples: tuple = (), domain: tuple = (0.2, 0.8), linear: bool = False,
-            bilinear: bool = False, items: int = 0, ranks: Optional[dict[str, int]] = None,
+            bilinear: bool = False, items: "int | Callable[..., int]" = 0,
+            ranks: Optional[dict[str, int]] = None,
             **facts: Any) -> Callable:
     """Declare the reverse rule of ``fn`` (see the module docstring).
 
@@ -245,8 +246,12 @@ def adjoint(fn: Any, *, elementwise: bool = False, method: Optional[str] = None,
     its differentiable inputs) and ``bilinear`` tell forward mode its tangent.
     ``items=2`` declares that ``fn`` returns a tuple of two items (``w, v =
     np.linalg.eigh(a)``): its adjoint ``d_out`` is then a tuple of the items'
-    adjoints (zeros for an item not used), read as ``d_out[0]``.  Any further
-    keyword is a fact about ``fn`` (``view=True``: see ``FACTS``).
+    adjoints (zeros for an item not used), read as ``d_out[0]``.  Where the count
+    depends on the call, ``items`` is a function of some of the rule's inputs,
+    its parameters named as the rule names them (``np.split``: ``items=lambda
+    indices_or_sections: ...``); a call gets its count where those arguments are
+    constants, and is otherwise handled as one returning a sequence of unknown
+    length.  Any further keyword is a fact about ``fn`` (``view=True``: see ``FACTS``).
 
     ``ranks={"x1": 2, "x2": 2}`` declares a variant: the rule used instead of
     ``fn``'s general one where the inputs' ranks are known to be these (``d_out @
@@ -428,13 +433,40 @@ def makes_fresh_array(fn: Any) -> bool:
         return False
 
 
-def result_items(fn: Any) -> int:
-    """How many items the tuple ``fn`` returns (declared with ``items=``), or 0."""
+# An argument of a call that is not a constant (see result_items).
+NOT_CONSTANT = object()
+
+
+def result_items(fn: Any, args: tuple = (), kwargs: tuple = ()) -> int:
+    """How many items the tuple ``fn`` returns (declared with ``items=``), or 0 where unknown.
+
+    ``args`` and ``kwargs`` (pairs) are the call's arguments as values, ``NOT_CONSTANT``
+    where one is not a constant: a count declared as a function of the inputs is computed
+    from them, where the inputs it names are constants.
+    """
     load_templates()
     try:
-        return _RESULT_ITEMS.get(_key(fn), 0)
+        items = _RESULT_ITEMS.get(_key(fn), 0)
     except TypeError:
         return 0
+    if not callable(items):
+        return items
+    try:
+        bound = bind_arguments(_ADJOINTS[_key(fn)], tuple(args), tuple(kwargs))
+    except ArgumentMismatch:
+        return 0
+    values = {}
+    for name in inspect.signature(items).parameters:
+        value = bound.get(name, NOT_CONSTANT)
+        value = value.value if is_default(value) else value
+        if value is NOT_CONSTANT:
+            return 0
+        values[name] = value
+    try:
+        count = items(**values)
+    except (TypeError, ValueError):  # arguments NumPy itself would refuse: NumPy says so when it runs
+        return 0
+    return count if isinstance(count, int) and count > 0 else 0
 
 
 def fresh_values(*fns: Any) -> None:

@@ -100,7 +100,18 @@ def zeros_like(value: Any) -> Any:
     if isinstance(value, (int, float)):
         return 0.0
     dtype = np.result_type(value, 1.0) if isinstance(value, (np.ndarray, np.generic)) else float
-    return np.zeros(np.shape(value), dtype=dtype)
+    return np.zeros(_adjoint_shape(value), dtype=dtype)
+
+
+def _adjoint_shape(value: Any) -> tuple:
+    """The shape of ``value``'s adjoint, an array; a list of arrays of different shapes (the pieces of
+    np.array_split) has none, and is refused with what to write instead."""
+    try:
+        return np.shape(value)
+    except ValueError:
+        raise ValueError("s2s_ad has no adjoint for a list of arrays of different shapes read by a variable "
+                         "index, a loop or a slice; unpack it (a, b, c = np.array_split(x, 3)) or read it "
+                         "by constant indices (parts[0])") from None
 
 
 def zero_tangent(value: Any) -> Any:
@@ -234,6 +245,38 @@ def expand_reduced(x: Any, axis: Any = None, keepdims: bool = False) -> Any:
     if axis is None or keepdims:
         return x
     return np.expand_dims(x, axis)
+
+
+def average_weights(a: Any, weights: Any, axis: Any = None) -> np.ndarray:
+    """The weights of ``np.average(a, axis, weights)`` shaped to broadcast against ``a``: ones
+    where there are none, a 1-d array along ``axis`` given its length there."""
+    if weights is None:
+        return np.ones(())
+    weights = np.asarray(weights)
+    if np.ndim(weights) == np.ndim(a) or np.ndim(weights) != 1 or not isinstance(axis, (int, np.integer)):
+        return weights  # NumPy refuses the other shapes when the average is computed
+    shape = [1] * np.ndim(a)
+    shape[axis] = -1
+    return np.reshape(weights, shape)
+
+
+def gradient_grad(grad: Any, f: Any, spacing: Any = 1.0, axis: Any = None, edge_order: int = 1) -> np.ndarray:
+    """The adjoint of ``np.gradient(f, spacing, axis=axis, edge_order=edge_order)``.
+
+    Along each axis the gradient is a matrix D (``np.gradient`` of the identity, so every spacing
+    and edge order is exactly NumPy's); the adjoint sums D^T applied to each axis's part of
+    ``grad`` (one array for one axis, else one item per axis).
+    """
+    f = np.asarray(f)
+    axes = tuple(range(f.ndim)) if axis is None else tuple(np.atleast_1d(axis))
+    parts = [grad] if len(axes) == 1 else [grad[k] for k in range(len(axes))]
+    result = np.zeros(f.shape, dtype=np.result_type(f, 1.0))
+    for ax, part in zip(axes, parts):
+        size = f.shape[ax]
+        along = np.gradient(np.eye(size), spacing, axis=0, edge_order=edge_order)  # d_i = sum_j D_ij f_j
+        moved = np.tensordot(along.T, np.moveaxis(np.asarray(part), ax, 0), axes=1)
+        result = result + np.moveaxis(moved, 0, ax)
+    return result
 
 
 def _promoted(a: np.ndarray, b: np.ndarray, g: np.ndarray) -> tuple:
@@ -375,7 +418,10 @@ def getitem_grad(grad: Any, a: Any, index: Any) -> np.ndarray:
     index (numbers, slices, ``None``, ``...``) or a boolean mask never repeats,
     and is written directly.
     """
-    result = np.zeros(np.shape(a), dtype=np.result_type(grad, 1.0))
+    shape = _adjoint_shape(a)
+    if isinstance(grad, (list, tuple)):  # the items of a list of equal arrays (np.split's pieces sliced)
+        grad = np.asarray(grad)
+    result = np.zeros(shape, dtype=np.result_type(grad, 1.0))
     if _never_repeats(index):
         result[index] = grad
     else:
@@ -592,17 +638,17 @@ def _matrix_norm(ndim: int, axis: Any) -> bool:
 def norm_order(ord: Any, ndim: int, axis: Any) -> float:
     """The ``p`` of the p-norm ``np.linalg.norm(x, ord, axis)`` computes, whose derivative is
     ``sign(x) |x|**(p-1) / norm**(p-1)``; 0 for the norms made of a max or a min (see
-    ``norm_max_weights``) and for the count ``ord=0``.  The matrix norms made of singular values
-    (ord 2, -2, 'nuc') raise: no rule, rather than a wrong number."""
+    ``norm_max_weights``), of singular values (see ``norm_spectral_weights``) and for the count
+    ``ord=0``.  Any other order raises: no rule, rather than a wrong number."""
     if ord is None or ord == "fro":
         return 2.0
     if _matrix_norm(ndim, axis):
-        if ord in (1, -1, np.inf, -np.inf):
+        if _spectral(ord, ndim, axis) or ord in (1, -1, np.inf, -np.inf):
             return 0.0
     elif isinstance(ord, (int, float, np.integer, np.floating)):
         return 0.0 if ord == 0 or np.isinf(ord) else float(ord)
-    raise ValueError(f"np.linalg.norm with ord={ord!r} (a matrix norm of singular values) has no derivative rule "
-                     f"in s2s_ad; use ord=None, 'fro', 1, -1, inf or -inf")
+    raise ValueError(f"np.linalg.norm with ord={ord!r} has no derivative rule in s2s_ad; use ord=None, 'fro', "
+                     f"1, -1, 2, -2, 'nuc', inf or -inf (matrices) or a number (vectors)")
 
 
 def norm_max_weights(x: Any, ord: Any, axis: Any, keepdims: bool) -> Any:
@@ -629,6 +675,47 @@ def norm_max_weights(x: Any, ord: Any, axis: Any, keepdims: bool) -> Any:
     reduce_axis = None if axis is None else axis
     extreme = magnitude == pick(magnitude, axis=reduce_axis, keepdims=True)
     return np.sign(x) * extreme / np.sum(extreme, axis=reduce_axis, keepdims=True)
+
+
+def _spectral(ord: Any, ndim: int, axis: Any) -> bool:
+    """True for the matrix norms made of singular values: ord 2 (the largest), -2 (the smallest),
+    'nuc' (their sum)."""
+    if not _matrix_norm(ndim, axis):
+        return False
+    return ord == "nuc" if isinstance(ord, str) else ord is not None and ord in (2, -2)
+
+
+def _matrix_axes(ndim: int, axis: Any) -> tuple:
+    return (0, 1) if axis is None else tuple(a % ndim for a in axis)
+
+
+def norm_matrices(x: Any, ord: Any, axis: Any, fill: float) -> np.ndarray:
+    """The matrices whose singular values make ``np.linalg.norm(x, ord, axis)`` (ord 2, -2, 'nuc'),
+    moved to the last two axes; for any other norm, a 1 by 1 placeholder holding ``fill`` (1 for the
+    matrix whose SVD is taken, so it is well defined; 0 for a tangent or an adjoint)."""
+    if not _spectral(ord, np.ndim(x), axis):
+        return np.full((1, 1), fill)
+    return np.moveaxis(x, _matrix_axes(np.ndim(x), axis), (-2, -1))
+
+
+def norm_unmoved(w: Any, x: Any, ord: Any, axis: Any) -> Any:
+    """``norm_matrices``'s transpose: matrices ``w`` moved back to ``x``'s layout; zeros shaped like
+    ``x`` for the norms not made of singular values."""
+    if not _spectral(ord, np.ndim(x), axis):
+        return np.zeros(np.shape(x))
+    return np.moveaxis(w, (-2, -1), _matrix_axes(np.ndim(x), axis))
+
+
+def norm_singular_weights(s: Any, ord: Any, ndim: int, axis: Any) -> np.ndarray:
+    """d norm / d s for the norms of singular values: ones for 'nuc', one at the largest (ord 2) or the
+    smallest (ord -2) singular value; zeros for every other norm.  Piecewise constant in ``s``."""
+    s = np.asarray(s)
+    if not _spectral(ord, ndim, axis):
+        return np.zeros(s.shape)
+    if isinstance(ord, str):
+        return np.ones(s.shape)
+    picked = np.argmax(s, axis=-1) if ord > 0 else np.argmin(s, axis=-1)
+    return (np.arange(s.shape[-1]) == np.expand_dims(picked, -1)).astype(float)
 
 
 def norm_weight(x: Any, p: float) -> Any:

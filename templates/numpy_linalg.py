@@ -6,11 +6,11 @@ import operator
 import numpy as np
 
 from s2s_ad.rules import adjoint, declare, fresh_arrays, fresh_values, nondifferentiable, tangent
-from s2s_ad.runtime import (multi_dot_grad, multi_dot_jvp, qr_checked, svd_checked, dot_grad_a, dot_grad_b, einsum_grad, matrix_power_grad, matrix_power_jvp, norm_max_weights, expand_reduced, inner_axes, inverse_axes, norm_weight, kron_axes, kron_blocks, kron_spread,
+from s2s_ad.runtime import (multi_dot_grad, multi_dot_jvp, qr_checked, svd_checked, dot_grad_a, dot_grad_b, einsum_grad, matrix_power_grad, matrix_power_jvp, norm_max_weights, norm_matrices, norm_singular_weights, norm_unmoved, expand_reduced, inner_axes, inverse_axes, norm_weight, kron_axes, kron_blocks, kron_spread,
                             matmul_grad_a, matmul_grad_b, norm_order, solve_columns, tensordot_adjoint_plan,
                             trace_grad, unbroadcast)
 
-nondifferentiable(norm_order, norm_max_weights, tensordot_adjoint_plan, kron_axes, inner_axes)
+nondifferentiable(norm_order, norm_max_weights, norm_singular_weights, tensordot_adjoint_plan, kron_axes, inner_axes)
 
 def _matmul_rank(x1: int, x2: int) -> "int | None":
     """The rank of ``x1 @ x2`` where both are at least matrices (the larger, batched); else not declared."""
@@ -176,25 +176,61 @@ def cholesky(out, a, t_a):
     t_out = np.matmul(out, np.tril(inner) - 0.5 * inner * np.eye(np.shape(a)[-1]))
 
 
+def _spectral_weights(x, ord, axis):
+    """d norm / d x for the matrix norms of singular values (ord 2, -2, 'nuc'): u diag(w) v^T, with w
+    the weight of each singular value in the norm (distinct singular values); zeros for the others.
+    Written with np.linalg.svd so that its own derivative (second order) is the SVD's."""
+    factors = np.linalg.svd(norm_matrices(x, ord, axis, 1.0), full_matrices=False)
+    picked = norm_singular_weights(factors[1], ord, np.ndim(x), axis)
+    return norm_unmoved(np.matmul(factors[0] * np.expand_dims(picked, -2), factors[2]), x, ord, axis)
+
+
+# norm_matrices and norm_unmoved are linear and each other's transpose (x is read for its shape).
+@adjoint(norm_matrices, examples=({"x": (3, 4), "ord": 2, "axis": None, "fill": 1.0},
+                                  {"x": (2, 3, 4), "ord": "nuc", "axis": (2, 0), "fill": 1.0},
+                                  {"x": (4,), "ord": 2, "axis": None, "fill": 1.0}))
+def norm_matrices_rule(out, x, ord, axis, fill, d_out):
+    d_x = norm_unmoved(d_out, x, ord, axis)
+
+
+@tangent(norm_matrices)
+def norm_matrices_tangent(out, x, ord, axis, fill, t_x):
+    t_out = norm_matrices(t_x, ord, axis, 0.0)
+
+
+@adjoint(norm_unmoved, linear=True, shape_only=1, examples=(
+    {"w": (3, 4), "x": np.zeros((3, 4)), "ord": -2, "axis": None},
+    {"w": (3, 4, 2), "x": np.zeros((2, 3, 4)), "ord": "nuc", "axis": (1, 2)},
+    {"w": (1, 1), "x": np.zeros((3, 4)), "ord": 1, "axis": None}))
+def norm_unmoved_rule(out, w, x, ord, axis, d_out):
+    d_w = norm_matrices(d_out, ord, axis, 0.0)
+
+
 @adjoint(np.linalg.norm, domain=(-0.8, 0.8), examples=(
     {"x": (4,)}, {"x": (3, 4)}, {"x": (3, 4), "axis": 1}, {"x": (3, 4), "ord": 1, "axis": 0},
     {"x": (2, 3, 4), "axis": (0, 2), "keepdims": True}, {"x": (5,), "ord": 3}, {"x": (3, 3), "ord": "fro"},
     {"x": (4,), "ord": 1.5, "keepdims": True}, {"x": (4,), "ord": np.inf}, {"x": (3, 4), "ord": -np.inf, "axis": 1},
     {"x": (3, 4), "ord": 1}, {"x": (3, 4), "ord": -1}, {"x": (2, 3, 4), "ord": np.inf, "axis": (2, 0)},
-    {"x": (3, 4), "ord": -np.inf, "keepdims": True}, {"x": (4,), "ord": 0}, {"x": (4,), "ord": -2}))
+    {"x": (3, 4), "ord": -np.inf, "keepdims": True}, {"x": (4,), "ord": 0}, {"x": (4,), "ord": -2},
+    {"x": (3, 4), "ord": 2}, {"x": (4, 3), "ord": -2}, {"x": (3, 3), "ord": "nuc"},
+    {"x": (2, 3, 4), "ord": "nuc", "axis": (-1, 0)}, {"x": (3, 2, 4), "ord": 2, "axis": (0, 2), "keepdims": True},
+    {"x": (2, 4, 3), "ord": -2, "axis": (-2, -1)}))
 def norm(out, x, ord=None, axis=None, keepdims=False, *, d_out):
     # the p-norms: d |x|_p = sign(x) |x|**(p - 1) / |x|_p**(p - 1) (0 where the norm is 0); the norms
-    # of a max or a min: sign(x) where the extreme is reached (norm_order gives them p = 0)
+    # of a max or a min: sign(x) where the extreme is reached; the norms of singular values: u v^T
+    # for each (norm_order gives the last two p = 0)
     p = norm_order(ord, np.ndim(x), axis)
     d_x = (expand_reduced(d_out * (out + (out == 0)) ** (1.0 - p), axis, keepdims) * norm_weight(x, p)
-           + expand_reduced(d_out, axis, keepdims) * norm_max_weights(x, ord, axis, keepdims))
+           + expand_reduced(d_out, axis, keepdims) * (norm_max_weights(x, ord, axis, keepdims)
+                                                      + _spectral_weights(x, ord, axis)))
 
 
 @tangent(np.linalg.norm)
 def norm(out, x, ord=None, axis=None, keepdims=False, *, t_x):
     p = norm_order(ord, np.ndim(x), axis)
     t_out = (np.sum(norm_weight(x, p) * t_x, axis=axis, keepdims=keepdims) * (out + (out == 0)) ** (1.0 - p)
-             + np.sum(norm_max_weights(x, ord, axis, keepdims) * t_x, axis=axis, keepdims=keepdims))
+             + np.sum((norm_max_weights(x, ord, axis, keepdims) + _spectral_weights(x, ord, axis)) * t_x,
+                      axis=axis, keepdims=keepdims))
 
 
 @adjoint(np.linalg.slogdet, items=2, examples=_SQUARE, returns_sequence=True)
@@ -389,9 +425,56 @@ def pinv(out, a, rcond=None, hermitian=False, *, rtol=None, t_a):
              + np.matmul(cols, np.matmul(t_a_t, np.matmul(x_t, out))))
 
 
+# np.linalg.lstsq(a, b) for a of full rank: (x, residuals, rank, s), x = pinv(a) b.  Tall a: x minimises
+# |b - a x|, residuals = |b - a x|**2 per column (empty for square or wide a); wide a: the least-norm
+# solution.  b a vector or a matrix of columns; worked with as columns.
+_LSTSQ = ({"a": (5, 3), "b": (5,)}, {"a": (4, 2), "b": (4, 3)}, {"a": (3, 3), "b": (3, 2)},
+          {"a": (2, 4), "b": (2,)}, {"a": (2, 3), "b": (2, 2), "rcond": None})
+
+
+@adjoint(np.linalg.lstsq, items=4, examples=_LSTSQ, returns_sequence=True)
+def lstsq(out, a, b, rcond=None, *, d_out):
+    # x = a+ b: dx = -a+ da x + a+ a+^T da^T r + (I - a+ a) da^T a+^T x + a+ db, with r = b - a x (the
+    # residuals); the residuals' derivative is the envelope's (a^T r = 0): 2 r (db - da x)^T; the
+    # singular values': u diag(ds) v^T
+    rows = np.shape(a)[0]
+    cols = np.shape(a)[1]
+    solution = np.reshape(out[0], (cols, -1))
+    wanted = np.reshape(d_out[0], (cols, -1))
+    left = np.reshape(b, (rows, -1)) - np.matmul(a, solution)
+    inverse = np.linalg.pinv(a)
+    pulled = np.matmul(np.transpose(inverse), wanted)
+    spread = np.reshape(np.concatenate([d_out[1], np.zeros(np.shape(solution)[1] - np.size(d_out[1]))]), (1, -1))
+    weighted = 2.0 * spread * left
+    factors = np.linalg.svd(a, full_matrices=False)
+    d_a = (np.matmul(left, np.transpose(np.matmul(inverse, pulled)))
+           + np.matmul(np.matmul(np.transpose(inverse), solution),
+                       np.transpose(wanted - np.matmul(inverse, np.matmul(a, wanted))))
+           - np.matmul(pulled + weighted, np.transpose(solution))
+           + np.matmul(factors[0] * np.expand_dims(d_out[3], -2), factors[2]))
+    d_b = np.reshape(pulled + weighted, np.shape(b))
+
+
+@tangent(np.linalg.lstsq)
+def lstsq_tangent(out, a, b, rcond=None, *, t_a, t_b):
+    rows = np.shape(a)[0]
+    cols = np.shape(a)[1]
+    solution = np.reshape(out[0], (cols, -1))
+    left = np.reshape(b, (rows, -1)) - np.matmul(a, solution)
+    inverse = np.linalg.pinv(a)
+    t_a_t = np.transpose(t_a)
+    moved = np.reshape(t_b, (rows, -1)) - np.matmul(t_a, solution)
+    t_x = (np.matmul(inverse, moved) + np.matmul(inverse, np.matmul(np.transpose(inverse), np.matmul(t_a_t, left)))
+           + np.matmul(np.eye(cols) - np.matmul(inverse, a), np.matmul(t_a_t, np.matmul(np.transpose(inverse), solution))))
+    factors = np.linalg.svd(a, full_matrices=False)
+    t_s = np.diagonal(np.matmul(np.transpose(factors[0]), np.matmul(t_a, np.transpose(factors[2]))))
+    t_out = (np.reshape(t_x, np.shape(out[0])), (2.0 * np.sum(left * moved, axis=0))[:np.size(out[1])],
+             np.zeros(np.shape(out[2])), t_s)
+
+
 fresh_arrays(np.outer)  # products are computed into new arrays (or numbers: 1-d by 1-d)
 fresh_values(np.matmul, operator.matmul, np.dot)
 
 
 # Facts about operations with no rule here (see s2s_ad.rules.FACTS).
-declare(np.linalg.eig, np.linalg.lstsq, returns_sequence=True)
+declare(np.linalg.eig, returns_sequence=True)

@@ -3,7 +3,8 @@ median, quantile and percentile (the default, linear method)."""
 import numpy as np
 
 from s2s_ad.rules import adjoint, fresh_arrays, nondifferentiable, tangent
-from s2s_ad.runtime import (broadcast_reduced, cumprod_grad, cumprod_jvp, cumsum_grad, expand_quantiles, expand_reduced, prod_others,
+from s2s_ad.runtime import unbroadcast
+from s2s_ad.runtime import (average_weights, broadcast_reduced, cumprod_grad, cumprod_jvp, cumsum_grad, expand_quantiles, expand_reduced, prod_others,
                             quantile_linear, quantile_scatter, quantile_slope, trailing_axes)
 
 nondifferentiable(trailing_axes)
@@ -193,3 +194,28 @@ def nanmean(out, a, axis=None, dtype=None, *, keepdims=False, d_out):
 def nanmean_tangent(out, a, axis=None, dtype=None, *, keepdims=False, t_a):
     present = np.logical_not(np.isnan(a))
     t_out = np.sum(t_a * present, axis=axis, keepdims=keepdims) / np.sum(present, axis=axis, keepdims=keepdims)
+
+
+@adjoint(average_weights, linear=True, examples=({"a": np.zeros((3, 4)), "weights": (4,), "axis": -1},
+                                                 {"a": np.zeros((3, 4)), "weights": (3, 4)}))
+def average_weights_rule(out, a, weights, axis=None, *, d_out):
+    d_weights = np.reshape(d_out, np.shape(weights))
+
+
+@adjoint(np.average, examples=_AXES + (
+    {"a": (3, 4), "axis": 1, "weights": (4,)}, {"a": (2, 3, 4), "axis": -2, "weights": (3,), "keepdims": True},
+    {"a": (3, 4), "weights": (3, 4)}, {"a": (2, 3, 4), "axis": (0, 2), "weights": (2, 3, 4)}, {"a": (5,), "weights": (5,)}))
+def average(out, a, axis=None, weights=None, *, keepdims=False, d_out):
+    # out = sum(w a) / sum(w) along axis: d a = w / sum(w), d w = (a - out) / sum(w) (summed onto w's shape)
+    w = average_weights(a, weights, axis)
+    spread = w * np.ones(np.shape(a))  # the weight of each of a's items
+    scaled = expand_reduced(d_out, axis, keepdims) / np.sum(spread, axis=axis, keepdims=True)
+    d_a = scaled * spread
+    d_weights = np.reshape(unbroadcast(scaled * (a - expand_reduced(out, axis, keepdims)), w), np.shape(weights))
+
+
+@tangent(np.average)
+def average_tangent(out, a, axis=None, weights=None, *, keepdims=False, t_a, t_weights):
+    w = average_weights(a, weights, axis)
+    moved = w * t_a + average_weights(a, t_weights, axis) * (a - expand_reduced(out, axis, keepdims))
+    t_out = np.sum(moved, axis=axis, keepdims=keepdims) / np.sum(w * np.ones(np.shape(a)), axis=axis, keepdims=keepdims)

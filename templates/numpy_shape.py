@@ -6,7 +6,7 @@ import numpy as np
 
 from s2s_ad.rules import adjoint, declare, fresh_arrays, method_alias, tangent
 from s2s_ad.runtime import (append_grad, concatenate_grad, diag_grad, diagonal_grad, diff_grad, joined_grad,
-                            pad_grad, repeat_grad, sort_grad,
+                            gradient_grad, pad_grad, repeat_grad, sort_grad,
                             stack_grad, take_along_axis_grad, take_grad, tile_grad, unbroadcast)
 
 
@@ -209,10 +209,9 @@ fresh_arrays(np.concatenate, np.stack, np.pad)  # new arrays, never views (unlik
 
 
 # Facts about operations with no rule here (see s2s_ad.rules.FACTS).
-declare(np.asarray, np.asanyarray, np.real, np.imag, np.ascontiguousarray, np.asfortranarray, np.array_split, np.split,
-        np.hsplit, np.vsplit, may_view=True)
-declare(np.array_split, np.split, np.hsplit, np.vsplit, np.unique, np.histogram, np.histogram2d, np.meshgrid, np.nonzero,
-        np.broadcast_arrays, np.dsplit, np.gradient, np.indices, np.unravel_index, returns_sequence=True)
+declare(np.asarray, np.asanyarray, np.real, np.imag, np.ascontiguousarray, np.asfortranarray, may_view=True)
+declare(np.unique, np.histogram, np.histogram2d, np.meshgrid, np.nonzero,
+        np.broadcast_arrays, np.indices, np.unravel_index, returns_sequence=True)
 
 
 @adjoint(np.partition, examples=({"a": (5,), "kth": 2}, {"a": (3, 4), "kth": 1, "axis": 0},
@@ -226,3 +225,72 @@ def partition(out, a, kth, axis=-1, *, d_out):
 @tangent(np.partition)
 def partition_tangent(out, a, kth, axis=-1, *, t_a):
     t_out = sort_grad(np.take_along_axis(t_a, np.argsort(a, axis=axis, kind="stable"), axis), out, axis)
+
+
+
+def _pieces(indices_or_sections: "int | list[int]") -> int:
+    """How many pieces ``np.split(ary, indices_or_sections)`` returns (its ``items``)."""
+    if isinstance(indices_or_sections, (int, np.integer)):
+        return int(indices_or_sections)
+    return len(indices_or_sections) + 1
+
+
+# The split family returns a list of pieces; its adjoint d_out holds the pieces' adjoints (zeros
+# for a piece not used), and the pieces tile the input along the axis, so d_ary is them joined
+# again.  Forward mode splits the tangent the same way (linear).
+_SPLITS = ({"ary": (6,), "indices_or_sections": 3}, {"ary": (4, 3), "indices_or_sections": [1, 3]},
+           {"ary": (2, 6, 3), "indices_or_sections": 2, "axis": -2},
+           {"ary": (3, 4), "indices_or_sections": [3], "axis": -1})
+
+
+@adjoint(np.split, linear=True, examples=_SPLITS, items=_pieces, returns_sequence=True, may_view=True)
+def split(out, ary, indices_or_sections, axis=0, *, d_out):
+    d_ary = np.concatenate(d_out, axis)
+
+
+@adjoint(np.array_split, linear=True, items=_pieces, returns_sequence=True, may_view=True, examples=(
+    {"ary": (7,), "indices_or_sections": 3}, {"ary": (2, 5, 3), "indices_or_sections": 2, "axis": -2},
+    {"ary": (4, 3), "indices_or_sections": [1, 2]}))
+def array_split(out, ary, indices_or_sections, axis=0, *, d_out):
+    d_ary = np.concatenate(d_out, axis)
+
+
+@adjoint(np.hsplit, linear=True, items=_pieces, returns_sequence=True, may_view=True, examples=(
+    {"ary": (6,), "indices_or_sections": 2}, {"ary": (3, 4), "indices_or_sections": [1]},
+    {"ary": (2, 4, 3), "indices_or_sections": 2}))
+def hsplit(out, ary, indices_or_sections, *, d_out):
+    d_ary = np.concatenate(d_out, min(np.ndim(ary), 2) - 1)  # columns, or a vector's items
+
+
+@adjoint(np.vsplit, linear=True, items=_pieces, returns_sequence=True, may_view=True, examples=(
+    {"ary": (4, 3), "indices_or_sections": 2}, {"ary": (5, 2, 3), "indices_or_sections": [2, 4]}))
+def vsplit(out, ary, indices_or_sections, *, d_out):
+    d_ary = np.concatenate(d_out, 0)
+
+
+@adjoint(np.dsplit, linear=True, items=_pieces, returns_sequence=True, may_view=True, examples=(
+    {"ary": (2, 3, 4), "indices_or_sections": 2}, {"ary": (2, 2, 5, 1), "indices_or_sections": [1, 3]}))
+def dsplit(out, ary, indices_or_sections, *, d_out):
+    d_ary = np.concatenate(d_out, 2)
+
+
+def _axes_given(axis: "int | tuple | None") -> int:
+    """How many arrays ``np.gradient(f, axis=axis)`` returns where ``axis`` says (several axes)."""
+    return len(axis) if isinstance(axis, (tuple, list)) and len(axis) > 1 else 0
+
+
+# np.gradient is linear in f for fixed spacing (one number, or the coordinates along the one axis);
+# several spacings, one per axis, are not taken by this rule and so are refused.
+@adjoint(np.gradient, linear=True, items=_axes_given, returns_sequence=True, examples=(
+    {"f": (5,)}, {"f": (5,), "spacing": 0.5}, {"f": (3, 4)}, {"f": (3, 4), "axis": -1},
+    {"f": (2, 3, 4), "axis": (0, -1)}, {"f": (6,), "spacing": np.array([0.0, 0.3, 0.7, 1.2, 1.4, 2.0])},
+    {"f": (4, 5), "axis": 0, "edge_order": 2}, {"f": (2, 4, 3), "spacing": 0.25, "axis": -2}))
+def gradient(out, f, spacing=1.0, *, axis=None, edge_order=1, d_out):
+    d_f = gradient_grad(d_out, f, spacing, axis, edge_order)
+
+
+@adjoint(gradient_grad, linear=True, examples=(
+    {"grad": (5,), "f": np.zeros(5)}, {"grad": (2, 3, 4), "f": np.zeros((3, 4))},
+    {"grad": (3, 4), "f": np.zeros((3, 4)), "spacing": 0.5, "axis": 1, "edge_order": 2}))
+def gradient_grad_rule(out, grad, f, spacing=1.0, axis=None, edge_order=1, *, d_out):
+    d_grad = np.asarray(np.gradient(d_out, spacing, axis=axis, edge_order=edge_order))  # D's transpose's adjoint: D

@@ -120,7 +120,7 @@ class Probe:
         call_source = astor.to_source(gast.gast_to_ast(gast.Expr(value=_Builder(namespace).expr(call)))).strip()
         self.module = self._write(call_source, namespace, tmp_path)
         result = self.module.call(*self.args)
-        if isinstance(result, tuple):  # (w, v) of eigh, (sign, logdet) of slogdet: each item weighted
+        if isinstance(result, (tuple, list)):  # (w, v) of eigh, the pieces of np.split: each item weighted
             self.module = self._write(call_source, namespace, tmp_path, items=len(result))
             for i, item in enumerate(result):
                 setattr(self.module, f"WEIGHTS{i}", rng.uniform(0.5, 1.5, size=np.shape(item)))
