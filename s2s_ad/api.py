@@ -63,18 +63,21 @@ def _handed_out(values: Any, held: tuple, copy_all: bool = False) -> Any:
     """``values`` (an array, or a tuple or list of them) as the user gets them: each array writable
     and sharing memory with nothing in ``held`` (the arguments, the primal output) nor with another
     of ``values``; copied only where it would (or, with ``copy_all``, always)."""
-    arrays = [h for h in held if isinstance(h, np.ndarray)]
+    return _owned(values, [h for h in held if isinstance(h, np.ndarray)], copy_all)
 
-    def own(value: Any) -> Any:
-        if isinstance(value, np.ndarray):
-            if copy_all or not value.flags.writeable or any(np.may_share_memory(value, h) for h in arrays):
-                value = np.array(value, copy=True)
-            arrays.append(value)
-            return value
-        if type(value) in (tuple, list):
-            return type(value)(own(v) for v in value)
+
+def _owned(value: Any, seen: list, copy_all: bool) -> Any:
+    """``_handed_out`` of one value, ``seen`` the arrays it must not share memory with (it grows).
+    A plain function, not a closure calling itself: that would be a reference cycle holding every
+    array until the garbage collector runs, and a large gradient's memory would not be reused."""
+    if isinstance(value, np.ndarray):
+        if copy_all or not value.flags.writeable or any(np.may_share_memory(value, h) for h in seen):
+            value = np.array(value, copy=True)
+        seen.append(value)
         return value
-    return own(values)
+    if type(value) in (tuple, list):
+        return type(value)(_owned(v, seen, copy_all) for v in value)
+    return value
 
 
 @functools.lru_cache(maxsize=None)
