@@ -579,13 +579,18 @@ def diff_grad(grad: Any, a: Any, n: int = 1, axis: int = -1) -> np.ndarray:
     return np.reshape(grad, np.shape(a))
 
 
+def _flat_scatter(grad: np.ndarray, like: Any, indices: Any) -> np.ndarray:
+    """``grad`` added into zeros shaped like ``like`` at the flat positions ``indices`` (repeats add up)."""
+    result = np.zeros(np.size(like), dtype=np.result_type(grad, 1.0))
+    np.add.at(result, np.ravel(indices), np.ravel(grad))
+    return np.reshape(result, np.shape(like))
+
+
 def take_grad(grad: Any, a: Any, indices: Any, axis: Any = None) -> np.ndarray:
     """The adjoint of ``np.take(a, indices, axis)``: repeated indices add up."""
     grad = np.asarray(grad)
     if axis is None:
-        result = np.zeros(np.size(a), dtype=np.result_type(grad, 1.0))
-        np.add.at(result, np.ravel(indices), np.ravel(grad))
-        return np.reshape(result, np.shape(a))
+        return _flat_scatter(grad, a, indices)
     result = np.zeros(np.shape(a), dtype=np.result_type(grad, 1.0))
     index = (slice(None),) * (axis % result.ndim) + (indices,)
     np.add.at(result, index, grad)
@@ -596,9 +601,7 @@ def take_along_axis_grad(grad: Any, arr: Any, indices: Any, axis: Any) -> np.nda
     """The adjoint of ``np.take_along_axis(arr, indices, axis)``: repeated indices add up."""
     grad = np.asarray(grad)
     if axis is None:
-        result = np.zeros(np.size(arr), dtype=np.result_type(grad, 1.0))
-        np.add.at(result, np.ravel(indices), np.ravel(grad))
-        return np.reshape(result, np.shape(arr))
+        return _flat_scatter(grad, arr, indices)
     result = np.zeros(np.shape(arr), dtype=np.result_type(grad, 1.0))
     axis = axis % result.ndim
     grids = np.ogrid[tuple(slice(n) for n in np.shape(indices))]

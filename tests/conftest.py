@@ -1,6 +1,7 @@
 """Shared test oracles: central finite differences, and forward mode against reverse mode."""
 from __future__ import annotations
 
+import importlib.util
 import os
 from typing import Any, Callable, Sequence
 
@@ -85,6 +86,16 @@ def assert_gradient_matches(f: Callable, args: Sequence[Any], wrt: Any = 0, rtol
         np.testing.assert_allclose(value, want, rtol=rtol, atol=atol, err_msg=f"{f.__name__} d/d{position} at {args}")
     assert_forward_matches_reverse(f, args)
     return got
+
+
+def function_from_file(tmp_path: Any, name: str, source: str) -> Callable:
+    """``f`` of a module written to ``tmp_path`` from ``source`` and imported (s2s_ad reads source with inspect)."""
+    path = tmp_path / f"{name}.py"
+    path.write_text(source)
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.f
 
 
 # -- the fuzzer's size: ``pytest tests/fuzz --soak`` or S2S_FUZZ_EXAMPLES=N ----------------

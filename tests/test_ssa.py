@@ -1,5 +1,4 @@
 """The lowered form satisfies the SSA invariants, and the checker catches violations."""
-import importlib.util
 import operator
 
 import gast
@@ -12,6 +11,7 @@ from s2s_ad import ir
 from s2s_ad.lower import lower
 from s2s_ad.parse import parse_function
 import seed_functions
+from conftest import function_from_file
 
 
 def reassigning(x, y):
@@ -72,15 +72,6 @@ def test_the_checker_catches_each_violation(body, complaint):
         ir.check_ssa(_function(body))
 
 
-def _function_from_file(tmp_path, name, source):
-    """A function defined in a real file (its source is read with inspect)."""
-    path = tmp_path / f"{name}.py"
-    path.write_text(source)
-    spec = importlib.util.spec_from_file_location(name, path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module.f
-
 
 def _branchy(n):
     """f(x): an if whose branches assign n names, read after it."""
@@ -107,7 +98,7 @@ def test_lowering_walks_a_block_a_fixed_number_of_times(tmp_path, monkeypatch):
     counts = []
     for n in (3, 30):
         walks.clear()
-        ssa = lower(parse_function(_function_from_file(tmp_path, f"branchy_{n}", _branchy(n))))
+        ssa = lower(parse_function(function_from_file(tmp_path, f"branchy_{n}", _branchy(n))))
         ir.check_ssa(ssa)
         counts.append(len(walks))
     assert counts[0] == counts[1]

@@ -4,7 +4,6 @@ code now give derivatives that agree with central finite differences in grad, vj
 The functions are in crash_functions.py, written as a user would.  Second derivatives are checked
 against second differences of the function itself, never against our own first derivatives.
 """
-import importlib.util
 import sys
 
 import numpy as np
@@ -13,7 +12,7 @@ import pytest
 import s2s_ad
 import s2s_ad.optimize
 import crash_functions as cf
-from conftest import numeric_grad
+from conftest import function_from_file, numeric_grad
 
 
 def _second_differences(f, args, h=1e-4):
@@ -105,14 +104,6 @@ def test_keyword_only_helper_is_called_by_name_in_generated_code():
 # -- generated code Python can compile, in time linear in the function ---------------------------
 
 
-def _function_from_file(tmp_path, name, source):
-    path = tmp_path / f"{name}.py"
-    path.write_text(source)
-    spec = importlib.util.spec_from_file_location(name, path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module.f
-
 
 def _elif_chain(n):
     lines = ["import numpy as np", "", "def f(x, k):", "    if k == 0:", "        y = x * x"]
@@ -124,7 +115,7 @@ def _elif_chain(n):
 
 @pytest.mark.parametrize("k", [0, 7, 60, 99, 150])
 def test_if_elif_chain_of_100_branches(tmp_path, k):
-    f = _function_from_file(tmp_path, "chain", _elif_chain(100))
+    f = function_from_file(tmp_path, "chain", _elif_chain(100))
     x = 0.7
     want = numeric_grad(f, (x, k), 0)
     np.testing.assert_allclose(s2s_ad.grad(f)(x, k), want, rtol=1e-6)
@@ -144,7 +135,7 @@ def _shift_register(n):
 
 
 def test_shift_register_gradient(tmp_path):
-    f = _function_from_file(tmp_path, "shift_8", _shift_register(8))
+    f = function_from_file(tmp_path, "shift_8", _shift_register(8))
     _check_everything(f, (0.3,))
 
 
@@ -161,7 +152,7 @@ def test_dead_code_removal_passes_over_a_loop_a_fixed_number_of_times(tmp_path, 
     monkeypatch.setattr(s2s_ad.optimize, "_dead", counted)
     counts = []
     for n in (10, 40):
-        f = _function_from_file(tmp_path, f"shift_{n}", _shift_register(n))
+        f = function_from_file(tmp_path, f"shift_{n}", _shift_register(n))
         walks.clear()
         s2s_ad.grad(f)(0.3)  # argument kinds known, as in use
         counts.append(len(walks))
@@ -192,6 +183,6 @@ def test_transform_work_is_linear_in_a_chain_of_carried_values(tmp_path):
     """Doubling the chain's length at most about doubles the work of every stage (lowering, analysis,
     reverse sweep, optimisation): the growth from 40 to 80 links is not more than 2.5 times the growth
     from 20 to 40 (quadratic work gives 4 times)."""
-    _lines_run(_function_from_file(tmp_path, "chain_3", _shift_register(3)))  # rules loaded, caches warm
-    work = [_lines_run(_function_from_file(tmp_path, f"chain_{n}", _shift_register(n))) for n in (20, 40, 80)]
+    _lines_run(function_from_file(tmp_path, "chain_3", _shift_register(3)))  # rules loaded, caches warm
+    work = [_lines_run(function_from_file(tmp_path, f"chain_{n}", _shift_register(n))) for n in (20, 40, 80)]
     assert work[2] - work[1] < 2.5 * (work[1] - work[0]), work
