@@ -226,10 +226,6 @@ class TangentSweep:
         if self.facts.sequence_operation(call):  # concatenation or repetition, decided at run time
             helper = runtime.add_tangent if call.fn is operator.add else runtime.mul_tangent
             return ir.Call(helper, tuple(map(self.tangent_or_zeros, call.args)) + call.args)
-        if all(self.tangent_of(op) is None for _, op in differentiable_operands(stmt)):
-            # varied only by what is stored into it later (b = v.copy(); b[0] = x): zeros of its shape,
-            # never the rule on symbolic zeros (np.copy(0.0) is a number, and b[0] = ... fails on it)
-            return self.zeros(ir.Var(stmt.target))
         explicit = rules.tangent_rule(call.fn)
         if explicit is not None:
             return self.result_shaped(self.from_template(explicit, stmt), stmt, explicit.elementwise)
