@@ -106,12 +106,12 @@ def zeros_like(value: Any) -> Any:
 def _adjoint_shape(value: Any) -> tuple:
     """The shape of ``value``'s adjoint, an array; a list of arrays of different shapes (the pieces of
     np.array_split) has none, and is refused with what to write instead."""
-    try:
-        return np.shape(value)
-    except ValueError:
+    # (asked outright: NumPy 2 raises on such a list, NumPy 1 makes an array of objects of it)
+    if isinstance(value, (list, tuple)) and len({np.shape(item) for item in value}) > 1:
         raise ValueError("s2s_ad has no adjoint for a list of arrays of different shapes read by a variable "
                          "index, a loop or a slice; unpack it (a, b, c = np.array_split(x, 3)) or read it "
-                         "by constant indices (parts[0])") from None
+                         "by constant indices (parts[0])")
+    return np.shape(value)
 
 
 def zero_tangent(value: Any) -> Any:
