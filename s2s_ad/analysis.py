@@ -41,7 +41,8 @@ import numpy as np
 from . import ir, rules
 from .errors import TransformError
 from .expressions import describe_callable, is_user_function, missing_rule
-from .kinds import NUMBER, UNKNOWN, Array, Kind, Number, Sequence, Unknown, from_string, rank, to_string
+from .kinds import (NUMBER, UNKNOWN, Array, Kind, Number, Sequence, Unknown, broadcast_dims, dims_of, from_string, rank,
+                    reduced_dims, to_string)
 from .parse import is_generated
 
 SCALAR = "scalar"
@@ -261,7 +262,11 @@ class _Inference:
 
     def set(self, target: str, kind: Kind, owner: object) -> None:
         self.kind[target] = kind
-        self.shape[target] = SCALAR if isinstance(kind, Number) else self.fresh(owner)
+        self.shape[target] = SCALAR if isinstance(kind, Number) else _dims_class(kind) or self.fresh(owner)
+
+    def dims(self, expr: ir.Expr, owner: object) -> Any:
+        """``kinds.dims_of`` an operand: () for a number, None where unknown."""
+        return () if self.class_of(expr, owner) == SCALAR else dims_of(self.kind_of(expr))
 
     def run_pass(self) -> tuple[dict[str, ShapeClass], dict[str, Kind]]:
         self.shape, self.kind, self.shapes = {}, {}, set()
@@ -312,10 +317,16 @@ class _Inference:
             self.set(target, from_string(result), stmt)
         elif fn is operator.getitem:
             rank = _indexed_rank(value, self.kind, lambda e: self.class_of(e, stmt))
-            if rank is None and isinstance(self.kind_of(args[0]), Array):
+            sliced = _sliced_dims(self.dims(args[0], stmt), args[1], lambda e: self.class_of(e, stmt))
+            if rank is None and sliced is not None:  # a[:, None], a[1:, 0], a[..., k]
+                self.set(target, NUMBER if sliced == () else Array(len(sliced), sliced), stmt)
+            elif rank is None and isinstance(self.kind_of(args[0]), Array):
                 self.set(target, Array(None), stmt)  # a part of an array: numbers, whatever its rank
+            elif rank is not None and rank > 0:  # a[i], a[i, j]: the axes the numbers do not index
+                whole = self.dims(args[0], stmt)
+                self.set(target, Array(rank, whole[len(whole) - rank:] if whole else None), stmt)
             else:
-                self.set(target, UNKNOWN if rank is None else NUMBER if rank == 0 else Array(rank), stmt)
+                self.set(target, UNKNOWN if rank is None else NUMBER, stmt)
         elif rules.fact(fn, "counts") or _whole_reduction(value) or (fn is round and self.kind_of(args[0]) == NUMBER):
             self.set(target, NUMBER, stmt)
         elif fn is np.shape:
@@ -333,7 +344,40 @@ class _Inference:
             if rank is None and rules.fact(fn, "result_rank") and not value.kwargs:  # declared (np.matmul)
                 rank = _declared_rank(fn, [0 if self.class_of(a, stmt) == SCALAR else self.kind_of(a) for a in args])
             numeric = _returns_numeric(fn)
-            self.set(target, Array(rank) if rank is not None or numeric else UNKNOWN, stmt)
+            dims = self.result_dims(value, stmt)
+            if dims is not None:
+                self.set(target, NUMBER if dims == () else Array(len(dims), dims), stmt)
+            else:
+                self.set(target, Array(rank) if rank is not None or numeric else UNKNOWN, stmt)
+
+    def result_dims(self, call: ir.Call, stmt: ir.Assign) -> Any:
+        """The dims of a call's result where the templates say how to tell (None otherwise):
+        a reduction over constant axes (declared ``reduction=True``), an array made like its
+        first argument (``shape_from="like"``), or the declared ``result_dims`` of the
+        positional arguments' dims (``np.matmul``, ``np.transpose``)."""
+        fn, args = call.fn, call.args
+        if rules.fact(fn, "reduction") and args:
+            rule = rules.adjoint_rule(fn)
+            try:
+                bound = rules.bind_arguments(rule, args, call.kwargs) if rule is not None else {}
+            except rules.ArgumentMismatch:
+                return None
+            axis, keepdims = bound.get("axis"), bound.get("keepdims")
+            if axis is None or keepdims is None or set(bound) - {rule.inputs[0], "axis", "keepdims", "dtype"} - {
+                    name for name, v in bound.items() if rules.is_default(v)}:
+                return None  # (np.std's ddof, np.average's weights: the adjoint rule shapes those)
+            constants = [_constant_value(v) for v in (axis, keepdims)]
+            if rules.NOT_CONSTANT in constants:
+                return None
+            return reduced_dims(self.dims(args[0], stmt), *constants)
+        if rules.fact(fn, "shape_from") == "like" and len(args) == 1 and not call.kwargs:
+            dims = self.dims(args[0], stmt)
+            return dims if dims else None
+        declared = rules.fact(fn, "result_dims")
+        if declared is not None and not call.kwargs:
+            operands = [self.dims(a, stmt) for a in args]
+            return None if None in operands else declared(*operands)
+        return None
 
     def elementwise(self, stmt: ir.Assign) -> None:
         """A broadcast result: the operands' class if they all share it (numbers aside)."""
@@ -344,8 +388,10 @@ class _Inference:
         if not classes:
             self.set(stmt.target, NUMBER, stmt)
             return
-        self.kind[stmt.target] = Array(max(ranks) if None not in ranks else None)  # numeric in any case
-        self.shape[stmt.target] = classes.pop() if len(classes) == 1 else self.fresh(stmt)
+        kind = Array(max(ranks) if None not in ranks else None,
+                     broadcast_dims(*(self.dims(a, stmt) for a in operands)))  # numeric in any case
+        self.kind[stmt.target] = kind
+        self.shape[stmt.target] = classes.pop() if len(classes) == 1 else _dims_class(kind) or self.fresh(stmt)
 
 
 # Modules whose functions return NumPy numbers or arrays (never a tuple or list we differentiate through).
@@ -372,6 +418,24 @@ def may_be_sequence_operation(fn: Any, kinds: list[Kind], args: tuple) -> bool:
     integral = [isinstance(k, (Number, Unknown)) and not (isinstance(a, ir.Const) and isinstance(a.value, float))
                 for k, a in zip(kinds, args)]
     return (not numeric[0] and integral[1]) or (not numeric[1] and integral[0])
+
+
+def _dims_class(kind: Kind) -> Optional[tuple]:
+    """The shape class of an array whose every axis's length is known (``kinds.Array.dims``):
+    the dims themselves, so that arrays of equal dims share a class."""
+    return ("dims",) + kind.dims if isinstance(kind, Array) and kind.shape_known else None
+
+
+def _constant_value(expr: Any) -> Any:
+    """The value of a bound argument (a default, a constant or a tuple of constants), else
+    ``rules.NOT_CONSTANT``."""
+    if rules.is_default(expr):
+        return expr.value
+    if isinstance(expr, ir.Const):
+        return expr.value
+    if isinstance(expr, ir.Display) and expr.kind == "tuple" and all(isinstance(i, ir.Const) for i in expr.items):
+        return tuple(i.value for i in expr.items)
+    return rules.NOT_CONSTANT
 
 
 def _is_number_or_inert(value: Any) -> bool:
@@ -497,6 +561,42 @@ def _indexed_rank(call: ir.Call, kind: dict[str, Kind], class_of) -> Optional[in
         return None
     left = known - len(parts)
     return left if left >= 0 else None
+
+
+def _sliced_dims(dims: Any, index: ir.Expr, class_of) -> Any:
+    """The dims of ``a[index]`` for an index of slices, ``None`` (a new axis of length 1),
+    ``...`` and numbers: a whole slice keeps the axis's length, another slice makes it unknown, a
+    number takes the axis away.  None for any other index (arrays, masks, booleans) or where the
+    array's rank is unknown."""
+    if dims is None or not dims:
+        return None
+    parts = ir.index_parts(index)
+    if isinstance(index, ir.Const) and not (index.value is None or index.value is Ellipsis
+                                            or (isinstance(index.value, int) and not isinstance(index.value, bool))):
+        return None
+    ellipses = [p for p in parts if isinstance(p, ir.Const) and p.value is Ellipsis]
+    taking = [p for p in parts if not (isinstance(p, ir.Const) and (p.value is None or p.value is Ellipsis))]
+    if len(ellipses) > 1 or len(taking) > len(dims):
+        return None
+    result, axis = [], 0
+    for part in parts:
+        if isinstance(part, ir.Const) and part.value is Ellipsis:
+            skipped = len(dims) - len(taking)
+            result.extend(dims[axis:axis + skipped])
+            axis += skipped
+        elif isinstance(part, ir.Const) and part.value is None:
+            result.append(1)
+        elif isinstance(part, ir.Slice):
+            whole = all(p is None or (isinstance(p, ir.Const) and p.value is None)
+                        for p in (part.lower, part.upper, part.step))
+            result.append(dims[axis] if whole else None)
+            axis += 1
+        elif class_of(part) == SCALAR and not (isinstance(part, ir.Const) and not isinstance(part.value, int)) \
+                and not (isinstance(part, ir.Const) and isinstance(part.value, bool)):
+            axis += 1  # a number: the axis goes
+        else:
+            return None
+    return tuple(result) + tuple(dims[axis:])
 
 
 def analyse(fn: ir.Function, wrt: Iterable[str], kinds: dict[str, Optional[str]],

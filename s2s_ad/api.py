@@ -115,13 +115,38 @@ def _kinds(fn: Callable, args: Sequence[Any]) -> tuple:
     ``fn`` (``self`` of ``model.loss`` or ``Model.loss``).  Other objects stay opaque values."""
     kinds = [_kind(a) for a in args]
     if None not in kinds:  # numbers and arrays: the common case, kept cheap
-        return tuple(kinds)
+        return _with_lengths(kinds, args)
     kinds = [_kind_tree(a) if k is None else k for a, k in zip(args, kinds)]
     if kinds[0] is None or isinstance(kinds[0], containers.Tree):
         name = getattr(fn, "__name__", None)
         found = inspect.getattr_static(type(args[0]), name, None) if name else None
         if getattr(found, "__func__", found) is fn:
             kinds[0] = _kind_tree(args[0], objects=True)
+    return tuple(kinds)
+
+
+_LENGTH_NAMES = "abcdefghijklmnopqrstuvwxyz"
+
+
+def _with_lengths(kinds: list, args: Sequence[Any]) -> tuple:
+    """``kinds`` with each array's kind naming its axes' lengths (``"array2:a,b"``; see kinds.py):
+    a length of 1 is ``1``, equal lengths get the same name, in order of first appearance.  The
+    code is specialised for this pattern, not for the lengths: arrays of other lengths in the
+    same pattern share it."""
+    names: dict[int, str] = {}
+    for i, value in enumerate(args):
+        if value.__class__ is np.ndarray and value.ndim:
+            axes = []
+            for length in value.shape:
+                if length == 1:
+                    axes.append("1")
+                    continue
+                name = names.get(length)
+                if name is None:
+                    count = len(names)
+                    name = names[length] = _LENGTH_NAMES[count] if count < 26 else f"n{count}"
+                axes.append(name)
+            kinds[i] = f"{kinds[i]}:{','.join(axes)}"
     return tuple(kinds)
 
 
@@ -648,7 +673,17 @@ def _matching_cotangent(fn: Callable, cotangent: Any, out: Any, tree: Any) -> An
         if np.shape(c) != np.shape(o):
             raise ValueError(f"vjp of {fn.__name__}: the cotangent has shape {np.shape(c)}, but the "
                              f"result has shape {np.shape(o)}; cotangents are never broadcast")
-    return tuple(c for c, _ in pairs) if tree is not None else cotangent
+    if tree is not None:
+        return tuple(_inexact(c) for c, _ in pairs)
+    return _inexact(cotangent) if len(pairs) == 1 else cotangent
+
+
+def _inexact(cotangent: Any) -> Any:
+    """An integer or boolean cotangent as floats: adjoints are never integers (the generated code
+    fills arrays with them, ``np.full(shape, d_out)``, and takes their dtype)."""
+    if isinstance(cotangent, (float, complex)) or np.issubdtype(np.asarray(cotangent).dtype, np.inexact):
+        return cotangent
+    return np.asarray(cotangent, dtype=float) if isinstance(cotangent, np.ndarray) else float(cotangent)
 
 
 class Jacobian:

@@ -18,6 +18,7 @@ import dataclasses
 import inspect
 import logging
 import operator
+import textwrap
 import types
 import warnings
 from dataclasses import dataclass
@@ -756,3 +757,69 @@ def template_ir(rule: rules.Rule) -> tuple[tuple[str, ir.Expr], ...]:
     if cached is None or cached[0] is not rule:
         cached = _TEMPLATE_IR[id(rule)] = (rule, _template_ir(rule))
     return cached[1]
+
+
+def instantiate(tree: ir.Expr, mapping: dict[str, ir.Expr]) -> ir.Expr:
+    """A template's expression with its names replaced by the call's, and the helpers it calls
+    folded where their declared ``folds`` says so for the constants they get."""
+    return fold_declared(ir.substitute(tree, mapping))
+
+
+def fold_declared(expr: ir.Expr) -> ir.Expr:
+    """``expr`` with every call of a helper declared ``folds=`` (templates/) replaced by the
+    simpler expression its fold chooses for the call's constant arguments:
+    ``expand_reduced(m, 1, True)`` is ``m``, ``broadcast_reduced(g, a, None, False)`` is
+    ``np.full(np.shape(a), g)``.  Calls whose deciding arguments are not constants stay."""
+    return ir.transform(expr, _fold_call)
+
+
+def _fold_call(expr: ir.Expr) -> Optional[ir.Expr]:
+    if not isinstance(expr, ir.Call):
+        return None
+    choose = rules.fact(expr.fn, "folds")
+    if choose is None:
+        return None
+    try:
+        bound = inspect.signature(expr.fn).bind(*expr.args, **dict(expr.kwargs))
+    except TypeError:
+        return None  # (the call itself would raise: let it, at run time)
+    bound.apply_defaults()
+    arguments = {name: value if isinstance(value, (ir.Var, ir.Const, ir.Call, ir.Slice, ir.Display)) else ir.Const(value)
+                 for name, value in bound.arguments.items()}
+    constants = {}
+    for name in inspect.signature(choose).parameters:
+        value = arguments.get(name)
+        if not isinstance(value, ir.Const):
+            return None
+        constants[name] = value.value
+    template = choose(**constants)
+    if template is None:
+        return None
+    params, body = _fold_template(template)
+    return ir.substitute(body, {name: arguments[name] for name in params})
+
+
+_FOLD_TEMPLATES: dict[Any, tuple[tuple[str, ...], ir.Expr]] = {}
+
+
+def _fold_template(template: Callable) -> tuple[tuple[str, ...], ir.Expr]:
+    """A fold's template (a function whose body is ``return <expression>`` of its parameters) as
+    its parameters' names and the expression's IR, read once."""
+    cached = _FOLD_TEMPLATES.get(template)
+    if cached is not None:
+        return cached
+    lines, first_line = inspect.getsourcelines(template)
+    filename = inspect.getsourcefile(template) or "<template>"
+    node = gast.parse(textwrap.dedent("".join(lines))).body[0]
+    params = tuple(arg.id for arg in node.args.args)
+    returned = node.body[-1]
+
+    def error(construct: str, hint: str, where: Any) -> TransformError:
+        return TransformError(construct, hint, filename=filename, line=getattr(where, "lineno", 1) + first_line - 1)
+
+    if len(node.body) != 1 or not isinstance(returned, gast.Return) or returned.value is None:
+        raise error("the body of a fold", "a fold's template is one line: return <expression>", returned)
+    converter = ExpressionConverter(lambda name: ir.Var(name) if name in params else None,
+                                    Resolver(template.__globals__, {}), error, check_calls=False)
+    cached = _FOLD_TEMPLATES[template] = (params, converter.convert(returned.value))
+    return cached

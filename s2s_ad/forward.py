@@ -29,7 +29,7 @@ import numpy as np
 from . import ir, rules, runtime
 from .analysis import SCALAR, Analysis, differentiable_operands
 from .errors import TransformError
-from .expressions import describe_callable, is_user_function, template_ir
+from .expressions import describe_callable, fold_declared, instantiate, is_user_function, template_ir
 
 # Builds (or finds) the tangent function of a user function for argument kinds
 # and the positions that carry tangents; the result has ``jvp`` once compiled.
@@ -282,7 +282,7 @@ class TangentSweep:
         mapping[rule.result] = ir.Var(stmt.target)
         mapping[rule.seeds[0]] = self.tangent_of(operand)
         for local, tree in template_ir(rule):
-            value = ir.substitute(tree, mapping)
+            value = instantiate(tree, mapping)
             if local == "d_" + name:
                 return value
             if not local.startswith("d_"):
@@ -301,7 +301,7 @@ class TangentSweep:
             mapping[seed] = tangent if tangent is not None else _ZERO
         result = None
         for local, tree in template_ir(rule):
-            value = _substitute_dropping_zeros(tree, mapping)
+            value = fold_declared(_substitute_dropping_zeros(tree, mapping))
             if local == "t_" + rule.result:
                 result = value
             else:

@@ -9,15 +9,30 @@ on every path.  In particular a number joined with an array is ``Array(None)``
 ("a number or an array"), never a number: the generators then fall back to
 what is right at run time (``unbroadcast``, ``zeros_like``).
 
+An array's kind may also know its ``dims``: one entry per axis, a symbol
+(``"a"``, ``"b"``...) standing for a length that is not 1, the number 1, or
+None where nothing is known.  Two axes with the same symbol have the same
+length on every run: ``api.py`` specialises the code for the pattern of equal
+lengths among the arguments' axes (``x`` of shape (64, 20) and ``w`` of
+shape (20, 30) are ``array2:a,b`` and ``array2:b,c``), and the functions
+below carry them through broadcasting, reductions and products.  Arrays
+whose dims are all known have provably equal shapes where the dims are
+equal: the reverse generator then needs no run-time ``unbroadcast``.
+
 The rest of the pipeline (argument kinds from ``api.py``, the kinds a
-callee is specialised for) speaks in strings: ``"scalar"``, ``"array<N>"``,
-a tuple of those, or None; ``from_string`` and ``to_string`` convert at
-that boundary.
+callee is specialised for) speaks in strings: ``"scalar"``, ``"array<N>"``
+(``"array<N>:<dims>"`` with the dims of the arguments), a tuple of those,
+or None; ``from_string`` and ``to_string`` convert at that boundary.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Optional
+from typing import Any, Optional, Union
+
+import numpy as np
+
+Dim = Union[str, int, None]  # a symbol (a length that is not 1), 1, or None (unknown)
+Dims = Optional[tuple]  # one Dim per axis; None where not even the rank is known
 
 
 @dataclass(frozen=True)
@@ -49,14 +64,32 @@ class Number(Kind):
 @dataclass(frozen=True)
 class Array(Kind):
     rank: Optional[int] = None
+    dims: Dims = None  # (see the module docstring) None: no axis's length is known
+
+    def __post_init__(self) -> None:
+        if self.dims is not None and (self.rank != len(self.dims) or all(d is None for d in self.dims)):
+            object.__setattr__(self, "dims", None)  # one form for "nothing known": equal kinds compare equal
 
     def join(self, other: Kind) -> Kind:
         if isinstance(other, Array):
-            return self if self.rank == other.rank else Array(None)
+            if self.rank != other.rank:
+                return Array(None)
+            if self.dims is None or other.dims is None:
+                return Array(self.rank)
+            return Array(self.rank, tuple(a if a == b else None for a, b in zip(self.dims, other.dims)))
         return Array(None) if isinstance(other, Number) else UNKNOWN
 
     def __str__(self) -> str:
-        return "number or array" if self.rank is None else f"array of rank {self.rank}"
+        if self.rank is None:
+            return "number or array"
+        if self.dims is None:
+            return f"array of rank {self.rank}"
+        return f"array of shape ({', '.join('?' if d is None else str(d) for d in self.dims)}{',' if self.rank == 1 else ''})"
+
+    @property
+    def shape_known(self) -> bool:
+        """True where every axis's length is a symbol or 1: equal such dims, equal shapes."""
+        return self.dims is not None and None not in self.dims
 
 
 @dataclass(frozen=True)
@@ -85,7 +118,11 @@ def from_string(kind: Any) -> Kind:
     if kind == "scalar":
         return NUMBER
     if isinstance(kind, str) and kind.startswith("array"):
-        return Array(int(kind[5:])) if kind[5:].isdigit() else Array(None)
+        rank_text, _, dims_text = kind[5:].partition(":")
+        if not rank_text.isdigit():
+            return Array(None)
+        dims = tuple(1 if d == "1" else d for d in dims_text.split(",")) if dims_text else None
+        return Array(int(rank_text), dims)
     if isinstance(kind, tuple):
         return Sequence(tuple(map(from_string, kind)), "tuple")
     return UNKNOWN
@@ -96,7 +133,7 @@ def to_string(kind: Kind) -> Any:
     if isinstance(kind, Number):
         return "scalar"
     if isinstance(kind, Array) and kind.rank is not None:
-        return f"array{kind.rank}"
+        return f"array{kind.rank}"  # (a callee is specialised by ranks: its own code must not depend on dims)
     if isinstance(kind, Sequence) and kind.display == "tuple":
         return tuple(map(to_string, kind.items))
     return None
@@ -109,3 +146,76 @@ def rank(kind: Kind) -> Optional[int]:
     if isinstance(kind, Array):
         return kind.rank
     return None
+
+
+# -- dims through operations ---------------------------------------------------
+
+def dims_of(kind: Kind) -> Dims:
+    """The dims of a value of this kind: () for a number, None where unknown."""
+    if isinstance(kind, Number):
+        return ()
+    if isinstance(kind, Array) and kind.rank is not None:
+        return kind.dims if kind.dims is not None else (None,) * kind.rank
+    return None
+
+
+def broadcast_dims(*operands: Dims) -> Dims:
+    """The dims of a result NumPy broadcasts from operands of these dims.
+
+    Per axis (aligned on the right), the result's length is the one length
+    other than 1 among the operands (or NumPy raises): a symbol if any
+    operand has one there, whatever the unknown ones are; 1 if every operand
+    has 1; else unknown.  Two different symbols there cannot broadcast (a
+    run raises), so nothing is claimed.
+    """
+    if any(d is None for d in operands):
+        return None
+    rank = max((len(d) for d in operands), default=0)
+    result = []
+    for axis in range(rank):
+        here = [d[axis - rank + len(d)] for d in operands if axis - rank + len(d) >= 0]
+        symbols = {d for d in here if d is not None and d != 1}
+        if len(symbols) == 1:
+            result.append(symbols.pop())
+        elif not symbols and all(d == 1 for d in here):
+            result.append(1)
+        else:
+            result.append(None)
+    return tuple(result)
+
+
+def reduced_dims(dims: Dims, axis: Any, keepdims: Any) -> Dims:
+    """The dims of a reduction (``np.sum(a, axis, keepdims=...)``) of an array of these dims;
+    ``axis`` an int, a tuple of ints or None, ``keepdims`` a bool (else unknown)."""
+    if dims is None or not isinstance(keepdims, (bool, np.bool_)):
+        return None
+    rank = len(dims)
+    if axis is None:
+        axes = set(range(rank))
+    else:
+        axes_given = axis if isinstance(axis, tuple) else (axis,)
+        if not all(isinstance(a, int) and not isinstance(a, bool) and -rank <= a < rank for a in axes_given):
+            return None
+        axes = {a % rank for a in axes_given}
+    if keepdims:
+        return tuple(1 if i in axes else d for i, d in enumerate(dims))
+    return tuple(d for i, d in enumerate(dims) if i not in axes)
+
+
+def matmul_dims(a: Dims, b: Dims) -> Dims:
+    """The dims of ``a @ b`` (NumPy's rules for 1-d operands; leading axes broadcast)."""
+    if a is None or b is None or not a or not b:
+        return None
+    if len(a) == 1 and len(b) == 1:
+        return ()
+    if len(a) == 1:
+        return b[:-2] + b[-1:]
+    if len(b) == 1:
+        return a[:-1]
+    batch = broadcast_dims(a[:-2], b[:-2])
+    return None if batch is None else batch + (a[-2], b[-1])
+
+
+def transposed_dims(a: Dims) -> Dims:
+    """The dims of ``np.transpose(a)`` (axes reversed)."""
+    return None if a is None else tuple(reversed(a))

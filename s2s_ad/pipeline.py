@@ -68,7 +68,10 @@ def _describe_kind(kind: Any) -> str:
     if kind == "scalar":
         return "number"
     if kind and kind.startswith("array"):
-        return f"{kind[5:]}-d array" if kind[5:] else "array"
+        rank, _, lengths = kind[5:].partition(":")
+        if lengths:
+            return f"array of shape ({', '.join(lengths.split(','))}{',' if rank == '1' else ''})"
+        return f"{rank}-d array" if rank else "array"
     return "any"
 
 
@@ -76,7 +79,9 @@ def _kind_note(params: list[str], kinds: Kinds) -> str:
     if all(k is None for k in kinds):
         return "Argument kinds unknown: broadcasting is undone at run time where shapes may differ."
     described = ", ".join(f"{p} {_describe_kind(k)}" for p, k in zip(params, kinds))
-    return f"Specialised for: {described}."
+    lengths = any(isinstance(k, str) and ":" in k for k in kinds)
+    return f"Specialised for: {described}." + (
+        "\n# (Axes named alike have equal lengths, whatever they are.)" if lengths else "")
 
 
 _PAUSE_LOCK = threading.Lock()

@@ -40,7 +40,7 @@ import numpy as np
 from . import ir, rules, runtime
 from .analysis import SCALAR, Analysis, differentiable_operands
 from .errors import TransformError
-from .expressions import describe_callable, is_user_function, template_ir
+from .expressions import describe_callable, instantiate, is_user_function, template_ir
 from .kinds import Kind, Number
 from .optimize import remove_dead
 from .aliasing import Sharing, values_read
@@ -234,7 +234,7 @@ class ReverseSweep(Recording):
         mapping[rule.result] = ir.Var(stmt.target)
         mapping[rule.seeds[0]] = self.adjoint[stmt.target]
         for name, tree in template_ir(rule):
-            value = ir.substitute(tree, mapping)
+            value = instantiate(tree, mapping)
             if name.startswith("d_") and name[2:] in rule.inputs:
                 if name[2:] in needed:
                     self.distribute(value, needed[name[2:]], stmt, rule.elementwise)
@@ -406,7 +406,8 @@ class ReverseSweep(Recording):
             return contribution
         if mine == SCALAR:
             return ir.Call(np.sum, (contribution,))
-        return ir.Call(runtime.unbroadcast, (contribution, operand))
+        known = _broadcast_sum(contribution, mine, theirs)
+        return known if known is not None else ir.Call(runtime.unbroadcast, (contribution, operand))
 
     def accumulate(self, name: str, contribution: ir.Expr) -> None:
         current = self.adjoint.get(name)
@@ -567,3 +568,28 @@ def reverse(fn: ir.Function, wrt: list[str], facts: Analysis, callee: Optional[C
     if unread:
         adjoint = ReverseSweep(fn, wrt, facts, callee, split, unrestored=unread, sharing=sweep.sharing).run()
     return adjoint
+
+
+def _broadcast_sum(contribution: ir.Expr, mine: Any, theirs: Any) -> Optional[ir.Expr]:
+    """``np.sum`` of ``contribution`` over the axes broadcasting added, where both shape classes
+    are dims (``analysis._dims_class``: every axis's length known); None otherwise.
+
+    The result's extra leading axes are summed away; an axis where the operand has length 1 and
+    the result a symbol is summed keeping the axis.
+    """
+    if not (isinstance(mine, tuple) and isinstance(theirs, tuple)):
+        return None
+    mine, theirs = mine[1:], theirs[1:]
+    extra = len(theirs) - len(mine)
+    if extra < 0 or any(m != 1 and m != t for m, t in zip(mine, theirs[extra:])):
+        return None  # (not a broadcast NumPy would have done: leave it to the run time)
+    kept = tuple(i for i, (m, t) in enumerate(zip(mine, theirs[extra:])) if m == 1 and t != 1)
+    if extra:
+        contribution = ir.Call(np.sum, (contribution,), (("axis", _axes(tuple(range(extra)))),))
+    if kept:
+        contribution = ir.Call(np.sum, (contribution,), (("axis", _axes(kept)), ("keepdims", ir.Const(True))))
+    return contribution
+
+
+def _axes(axes: tuple) -> ir.Expr:
+    return ir.Const(axes[0]) if len(axes) == 1 else ir.Display("tuple", tuple(ir.Const(a) for a in axes))

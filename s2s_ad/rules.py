@@ -349,6 +349,8 @@ FACTS: dict[str, str] = {
     "reduction": "True: called on one argument alone, the result is one number (np.sum)",
     "result_rank": "a function of the positional arguments' ranks giving the result's rank, or None "
                    "where it cannot tell (np.matmul: the larger of two ranks of at least 2)",
+    "result_dims": "a function of the positional arguments' dims (kinds.Array.dims; () for a number) giving "
+                   "the result's, or None where it cannot tell (np.matmul: kinds.matmul_dims)",
     "returns_sequence": "True: the result may be a tuple or list (np.linalg.eigh, np.split)",
     "arithmetic": "True: on numbers, the result is a number, never a 0-d array (operator.add, abs)",
     "joins_sequences": "True: on tuples or lists it joins or repeats them (operator.add, operator.mul)",
@@ -357,6 +359,9 @@ FACTS: dict[str, str] = {
     "sum": '"+": the sum of its two arguments, where a zero one drops out (operator.add); '
            '"-": their difference (operator.sub)',
     "returns_operand": "True: the result may be one of the arguments itself (max, min)",
+    "folds": "a function of some of the helper's parameters (named as it names them) giving, for constant "
+             "values of those, a template to use instead (a function whose body is return <expression> of "
+             "the helper's parameters), or None: expand_reduced(m, 1, True) is m",
     "foldable": "True: on constant numbers, computed once when the code is generated",
     "total_on_numbers": "True: cannot raise on numbers, so may be moved out of a loop that may not run",
     "reusable": "True: pure, so a repeated call in one expression reuses the first one's value",

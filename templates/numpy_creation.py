@@ -8,7 +8,7 @@ import numpy as np
 from s2s_ad.rules import adjoint, declare, fresh_arrays, nondifferentiable, tangent
 from s2s_ad.runtime import astype, cast_derivative, if_inexact, linspace_weights, unbroadcast
 
-nondifferentiable(np.zeros, np.ones, np.empty, np.full, np.zeros_like, np.ones_like, np.empty_like,
+nondifferentiable(np.zeros, np.ones, np.empty, np.zeros_like, np.ones_like, np.empty_like,
                   np.arange, np.eye, np.identity)
 nondifferentiable(np.shape, np.ndim, np.size, attributes={"shape": np.shape, "ndim": np.ndim, "size": np.size})
 fresh_arrays(np.zeros, np.ones, np.empty, np.full, np.zeros_like, np.ones_like, np.empty_like, np.full_like,
@@ -30,14 +30,26 @@ def array(out, object, dtype=None, *, t_object):
     t_out = if_inexact(np.array(t_object), out)
 
 
-@adjoint(np.full_like, examples=({"a": np.zeros(3), "fill_value": ()},), shape_from="like")
+@adjoint(np.full_like, examples=({"a": np.zeros(3), "fill_value": ()}, {"a": np.zeros((2, 3)), "fill_value": (3,)},
+                                  {"a": np.zeros(3, dtype=int), "fill_value": ()}), shape_from="like")
 def full_like(out, a, fill_value, *, d_out):
-    d_fill_value = np.sum(d_out)
+    d_fill_value = unbroadcast(if_inexact(d_out, out), fill_value)  # an integer array truncates: no derivative
 
 
 @tangent(np.full_like)
 def full_like(out, a, fill_value, *, t_fill_value):
-    t_out = np.zeros(np.shape(out)) + t_fill_value
+    t_out = if_inexact(np.zeros(np.shape(out)) + t_fill_value, out)
+
+
+@adjoint(np.full, examples=({"shape": 3, "fill_value": ()}, {"shape": (2, 3), "fill_value": (3,)},
+                            {"shape": (2, 3), "fill_value": (2, 1)}, {"shape": 3, "fill_value": (), "dtype": int}))
+def full(out, shape, fill_value, dtype=None, *, d_out):
+    d_fill_value = unbroadcast(if_inexact(d_out, out), fill_value)  # dtype=int truncates: no derivative
+
+
+@tangent(np.full)
+def full(out, shape, fill_value, dtype=None, *, t_fill_value):
+    t_out = if_inexact(np.zeros(np.shape(out)) + t_fill_value, out)
 
 
 @tangent(np.copy)

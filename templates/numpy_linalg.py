@@ -5,6 +5,7 @@ import operator
 
 import numpy as np
 
+from s2s_ad.kinds import matmul_dims, transposed_dims
 from s2s_ad.rules import adjoint, declare, fresh_arrays, fresh_values, nondifferentiable, tangent
 from s2s_ad.runtime import (multi_dot_grad, multi_dot_jvp, qr_checked, svd_checked, dot_grad_a, dot_grad_b, einsum_grad, matrix_power_grad, matrix_power_jvp, norm_max_weights, norm_matrices, norm_singular_weights, norm_unmoved, expand_reduced, inner_axes, inverse_axes, norm_weight, kron_axes, kron_blocks, kron_spread,
                             matmul_grad_a, matmul_grad_b, norm_order, solve_columns, tensordot_adjoint_plan,
@@ -23,7 +24,8 @@ _PRODUCTS = (
 )
 
 
-@adjoint(np.matmul, bilinear=True, examples=_PRODUCTS, factors=(0, 1), result_rank=_matmul_rank)
+@adjoint(np.matmul, bilinear=True, examples=_PRODUCTS, factors=(0, 1), result_rank=_matmul_rank,
+         result_dims=matmul_dims)
 def matmul(out, x1, x2, d_out):
     d_x1 = matmul_grad_a(d_out, x1, x2)
     d_x2 = matmul_grad_b(d_out, x1, x2)
@@ -36,7 +38,7 @@ def matmul_matrices(out, x1, x2, d_out):
 
 
 @adjoint(operator.matmul, bilinear=True, examples=tuple({"a": e["x1"], "b": e["x2"]} for e in _PRODUCTS),
-         factors=(0, 1), reusable=True, words=("at", "matprod"), result_rank=_matmul_rank)
+         factors=(0, 1), reusable=True, words=("at", "matprod"), result_rank=_matmul_rank, result_dims=matmul_dims)
 def matmul_operator(out, a, b, d_out):
     d_a = matmul_grad_a(d_out, a, b)
     d_b = matmul_grad_b(d_out, a, b)
@@ -63,7 +65,8 @@ def outer(out, a, b, d_out):
 
 
 @adjoint(np.transpose, linear=True, method="transpose", pack_method_args=True, attribute="T",
-         examples=({"a": (3, 4)}, {"a": (2, 3, 4), "axes": (1, 2, 0)}, {"a": (5,)}), view=True)
+         examples=({"a": (3, 4)}, {"a": (2, 3, 4), "axes": (1, 2, 0)}, {"a": (5,)}), view=True,
+         result_dims=transposed_dims)
 def transpose(out, a, axes=None, *, d_out):
     d_a = np.transpose(d_out, inverse_axes(axes))
 

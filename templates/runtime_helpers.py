@@ -33,6 +33,29 @@ nondifferentiable(formatted, check_assertion, random_states, set_random_states) 
 fresh_arrays(zeros_like, zero_tangent, writable_copy, broadcast_reduced, getitem_grad, added_at)
 
 
+# Where a reduction's axis and keepdims are constants (they usually are), the helpers that undo it
+# are one NumPy call or none.  (The fills take the adjoint's dtype: adjoints are never integers.)
+def _kept(x, axis=None, keepdims=False):
+    return x
+
+
+def _expanded(x, axis=None, keepdims=False):
+    return np.expand_dims(x, axis)
+
+
+def _filled(grad, like, axis=None, keepdims=False):
+    return np.full(np.shape(like), grad)
+
+
+def _filled_expanded(grad, like, axis=None, keepdims=False):
+    return np.full(np.shape(like), np.expand_dims(grad, axis))
+
+
+declare(expand_reduced, folds=lambda axis=None, keepdims=False: _kept if axis is None or keepdims else _expanded)
+declare(broadcast_reduced,
+        folds=lambda axis=None, keepdims=False: _filled if axis is None or keepdims else _filled_expanded)
+
+
 @adjoint(unbroadcast, linear=True, examples=({"grad": (2, 3), "like": np.zeros(3)}, {"grad": (3,), "like": 0.5},
                                              {"grad": (3, 1), "like": np.zeros((3, 4))}), shape_only=1)
 def unbroadcast_rule(out, grad, like, d_out):

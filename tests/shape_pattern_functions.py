@@ -1,0 +1,78 @@
+"""Functions whose broadcasting the shape-pattern facts decide (tests/test_shape_patterns.py)."""
+import numpy as np
+
+
+def bias_layer(x, w, b):
+    """x (batch, n) @ w (n, m) + b (m,): b's gradient sums over the batch."""
+    return np.sum(np.tanh(x @ w + b) ** 2)
+
+
+def column_and_row(col, row):
+    """(n, 1) * (1, m): each gradient sums over the other's axis."""
+    return np.sum(np.sin(col * row + col))
+
+
+def centred(x):
+    """x minus its column means (a (1, m) row broadcast down)."""
+    mean = np.mean(x, axis=0, keepdims=True)
+    return np.sum((x - mean) ** 3)
+
+
+def softmax_rows(z, target):
+    shifted = z - np.max(z, axis=-1, keepdims=True)
+    p = np.exp(shifted) / np.sum(np.exp(shifted), axis=-1, keepdims=True)
+    return -np.sum(target * np.log(p))
+
+
+def norm_by_rows(x):
+    """Row sums without keepdims, put back with [:, None]."""
+    s = np.sum(x * x, axis=1)
+    return np.sum(x / np.sqrt(s)[:, None])
+
+
+def batched_products(a, b):
+    """(k, n, m) @ (m, p): the batch axis broadcasts against a matrix."""
+    return np.sum((a @ b) ** 2)
+
+
+def vector_matrix(v, m, u):
+    return v @ m @ u + np.sum(v * (m @ u))
+
+
+def transposed_sum(x, y):
+    """x.T (m, n) + y (m, n) where x is (n, m)."""
+    return np.sum(np.cos(x.T + y))
+
+
+def first_row_scaled(x, s):
+    """x[0] (m,) times s (n, m): the row broadcast down."""
+    return np.sum(x[0] * s) + np.sum(x[1] ** 2)
+
+
+def grows_in_a_loop(x, v):
+    """acc starts as a number and becomes an array of x's shape: its facts widen, not lie."""
+    acc = 0.0
+    for i in range(3):
+        acc = acc + x * v[i]
+    return np.sum(acc ** 2)
+
+
+def branch_shapes(x, y, flag):
+    """One branch keeps the shape, the other broadcasts to a larger one."""
+    if flag > 0:
+        z = x * 2.0
+    else:
+        z = x * y
+    return np.sum(z ** 2)
+
+
+def square_coincidence(a, b):
+    """a (n, n) + b (n,): the lengths are equal, the broadcast still runs along rows."""
+    return np.sum((a + b) ** 2 * a)
+
+
+def mean_over_axes(x, w):
+    """A mean over two axes, tuple and negative, kept and not."""
+    m = np.mean(x, axis=(0, -1), keepdims=True)
+    r = np.sum(x * w, axis=(0, 2))
+    return np.sum((x - m) ** 2) + np.sum(r ** 2)
