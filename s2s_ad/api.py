@@ -122,7 +122,7 @@ def _kinds(fn: Callable, args: Sequence[Any]) -> tuple:
         found = inspect.getattr_static(type(args[0]), name, None) if name else None
         if getattr(found, "__func__", found) is fn:
             kinds[0] = _kind_tree(args[0], objects=True)
-    return tuple(kinds)
+    return _with_lengths(kinds, args)
 
 
 _LENGTH_NAMES = "abcdefghijklmnopqrstuvwxyz"

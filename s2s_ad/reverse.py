@@ -584,6 +584,9 @@ def _broadcast_sum(contribution: ir.Expr, mine: Any, theirs: Any) -> Optional[ir
     if extra < 0 or any(m != 1 and m != t for m, t in zip(mine, theirs[extra:])):
         return None  # (not a broadcast NumPy would have done: leave it to the run time)
     kept = tuple(i for i, (m, t) in enumerate(zip(mine, theirs[extra:])) if m == 1 and t != 1)
+    if (extra or kept) and isinstance(contribution, ir.Call) and contribution.fn is operator.neg:
+        summed = _broadcast_sum(contribution.args[0], ("dims",) + mine, ("dims",) + theirs)
+        return ir.Call(operator.neg, (summed,))  # negate the small sum, not the large array
     if extra:
         contribution = ir.Call(np.sum, (contribution,), (("axis", _axes(tuple(range(extra)))),))
     if kept:

@@ -12,7 +12,7 @@ import pytest
 import s2s_ad
 from s2s_ad import kinds
 import shape_pattern_functions as sp
-from conftest import assert_gradient_matches, numeric_grad
+from conftest import assert_gradient_matches, function_from_file, numeric_grad
 
 RNG = np.random.default_rng(7)
 
@@ -187,3 +187,50 @@ def test_against_jax():
         want = jax.grad(theirs, argnums=wrt)(*args)
         for g, w in zip(got, want):
             np.testing.assert_allclose(g, np.asarray(w), rtol=1e-10)
+
+
+# -- random broadcasting programs over random shapes ---------------------------------------
+
+
+def _broadcast_shapes(rng: np.random.Generator) -> list:
+    """Three shapes that broadcast together: a common full shape of rank 1 to 3 with lengths 1 to 3,
+    each operand a suffix of it with some lengths replaced by 1."""
+    full = tuple(int(n) for n in rng.integers(1, 4, size=rng.integers(1, 4)))
+    shapes = []
+    for _ in range(3):
+        rank = int(rng.integers(0, len(full) + 1))
+        shapes.append(tuple(1 if rng.random() < 0.3 else n for n in full[len(full) - rank:]))
+    return shapes
+
+
+def _program(rng: np.random.Generator) -> str:
+    ops = ["+", "-", "*", "/"]
+    pick = lambda options: options[int(rng.integers(len(options)))]  # noqa: E731
+    inner = f"(a {pick(ops)} b)"
+    if rng.random() < 0.5:
+        inner = f"np.{pick(['sin', 'exp', 'tanh'])}{inner}"
+    inner = f"({inner} {pick(ops)} c)"
+    if rng.random() < 0.5:
+        inner = f"({inner} - np.mean({inner}, axis=-1, keepdims=True))"
+    if rng.random() < 0.4:
+        inner = f"np.sum({inner} ** 2, axis=0, keepdims={pick(['True', 'False'])})"
+    return f"import numpy as np\n\n\ndef f(a, b, c):\n    z = {inner}\n    return np.sum(z * z)\n"
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_random_broadcasts_against_finite_differences(seed, tmp_path):
+    rng = np.random.default_rng(seed)
+    source = _program(rng)
+    f = function_from_file(tmp_path, f"broadcast_{seed}", source)
+    for _ in range(2):  # two shape patterns through the same function
+        args = tuple(rng.uniform(0.5, 1.5, size=s) if s else float(rng.uniform(0.5, 1.5))
+                     for s in _broadcast_shapes(rng))
+        try:
+            f(*args)
+        except ValueError:  # np.mean over an axis of a 0-d value, or shapes that do not broadcast
+            continue
+        got = s2s_ad.grad(f, wrt=(0, 1, 2))(*args)
+        for i in range(3):
+            want = numeric_grad(f, args, i)
+            np.testing.assert_allclose(got[i], want, rtol=1e-5, atol=1e-7, err_msg=f"{source}\n{args}")
+            assert np.shape(got[i]) == np.shape(args[i])
