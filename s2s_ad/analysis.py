@@ -86,6 +86,14 @@ class Analysis:
             return 0 if self.shape.get(expr.name) == SCALAR else self.ndim.get(expr.name)
         return 0 if self.shape_of(expr) == SCALAR else None
 
+    def part_class(self, array: str, index: ir.Expr) -> Optional[ShapeClass]:
+        """The shape class of ``array[index]`` where the index is of slices, numbers and new axes
+        and every length it keeps is known (the class of dims, ``_dims_class``), else None."""
+        dims = _sliced_dims(dims_of(self.kinds.get(array, UNKNOWN)), index, self.shape_of)
+        if dims == ():
+            return SCALAR
+        return _dims_class(Array(len(dims), dims)) if dims is not None else None
+
     def shape_of(self, expr: ir.Expr) -> Optional[ShapeClass]:
         if isinstance(expr, ir.Var):
             return self.shape.get(expr.name)
@@ -235,7 +243,8 @@ class _Inference:
         self.pessimistic = False
         self.shape: dict[str, ShapeClass] = {}
         self.kind: dict[str, Kind] = {}
-        self.shapes: set[str] = set()  # results of np.shape: tuples of numbers
+        self.shapes: dict[str, Any] = {}  # results of np.shape (tuples of numbers): the dims of the array
+        self.lengths: dict[str, Any] = {}  # numbers that are an axis's length: its dim (n = x.shape[0])
 
     def fresh(self, key: object) -> int:
         """The class of its own that ``key`` (an IR object, or a tuple naming one) gets, the same in every pass."""
@@ -264,12 +273,34 @@ class _Inference:
         self.kind[target] = kind
         self.shape[target] = SCALAR if isinstance(kind, Number) else _dims_class(kind) or self.fresh(owner)
 
+    def record_length(self, target: str, dims: Any, axis: Any) -> None:
+        """``target`` is the length of axis ``axis`` of an array of these dims."""
+        if dims and isinstance(axis, int) and not isinstance(axis, bool) and -len(dims) <= axis < len(dims) \
+                and dims[axis] is not None:
+            self.lengths[target] = dims[axis]
+
+    def length_dims(self, shape: ir.Expr) -> Any:
+        """The dims of an array made with this shape argument (``np.zeros((n, 1))``, ``np.zeros(x.shape)``):
+        an axis is 1 for the constant 1, the length a number holds where it is one (``n = x.shape[0]``),
+        else unknown."""
+        def length(expr: ir.Expr) -> Any:
+            if isinstance(expr, ir.Const):
+                return 1 if expr.value == 1 and not isinstance(expr.value, bool) else None
+            return self.lengths.get(expr.name) if isinstance(expr, ir.Var) else None
+        if isinstance(shape, ir.Display):
+            return tuple(map(length, shape.items))
+        if isinstance(shape, ir.Var) and shape.name in self.shapes:
+            return self.shapes[shape.name]
+        if isinstance(shape, ir.Var) and shape.name in self.lengths or isinstance(shape, ir.Const):
+            return (length(shape),)
+        return None
+
     def dims(self, expr: ir.Expr, owner: object) -> Any:
         """``kinds.dims_of`` an operand: () for a number, None where unknown."""
         return () if self.class_of(expr, owner) == SCALAR else dims_of(self.kind_of(expr))
 
     def run_pass(self) -> tuple[dict[str, ShapeClass], dict[str, Kind]]:
-        self.shape, self.kind, self.shapes = {}, {}, set()
+        self.shape, self.kind, self.shapes, self.lengths = {}, {}, {}, {}
         for p, kind in self.params.items():
             self.set(p, kind, ("parameter", p))
         for stmt in ir.walk(self.fn.body):
@@ -309,10 +340,11 @@ class _Inference:
         if fn is operator.getitem and isinstance(args[0], ir.Var) and args[0].name in self.shapes \
                 and isinstance(args[1], ir.Const):
             self.set(target, NUMBER, stmt)  # n = x.shape[0]
+            self.record_length(target, self.shapes[args[0].name], args[1].value)
         elif fn is operator.getitem and isinstance(self.kind_of(args[0]), Sequence):
             self.set(target, _item_kind(self.kind_of(args[0]), args[1]), stmt)
         elif self.result_kind is not None and is_user_function(fn):
-            result = self.result_kind(fn, tuple(to_string(self.kind_of(a)) if self.class_of(a, stmt) != SCALAR
+            result = self.result_kind(fn, tuple(to_string(self.kind_of(a), dims=True) if self.class_of(a, stmt) != SCALAR
                                                 else "scalar" for a in args))
             self.set(target, from_string(result), stmt)
         elif fn is operator.getitem:
@@ -329,9 +361,11 @@ class _Inference:
                 self.set(target, UNKNOWN if rank is None else NUMBER, stmt)
         elif rules.fact(fn, "counts") or _whole_reduction(value) or (fn is round and self.kind_of(args[0]) == NUMBER):
             self.set(target, NUMBER, stmt)
+            if rules.fact(fn, "axis_length") is not None and len(args) == 1:  # len(x)
+                self.record_length(target, self.dims(args[0], stmt), rules.fact(fn, "axis_length"))
         elif fn is np.shape:
             self.set(target, UNKNOWN, stmt)
-            self.shapes.add(target)
+            self.shapes[target] = self.dims(args[0], stmt) if args else None
         elif count := rules.result_items(fn, *_constant_arguments(value)):  # a tuple a rule declares
             self.set(target, Sequence((UNKNOWN,) * count, "tuple"), stmt)  # (np.linalg.eigh): items of unknown kinds
         elif may_be_sequence_operation(fn, [self.kind_of(a) for a in args], args):
@@ -373,10 +407,15 @@ class _Inference:
         if rules.fact(fn, "shape_from") == "like" and len(args) == 1 and not call.kwargs:
             dims = self.dims(args[0], stmt)
             return dims if dims else None
+        if rules.fact(fn, "shape_from") == "argument" and args:
+            dims = self.length_dims(args[0])
+            return dims if dims and any(d is not None for d in dims) else None
         declared = rules.fact(fn, "result_dims")
-        if declared is not None and not call.kwargs:
-            operands = [self.dims(a, stmt) for a in args]
-            return None if None in operands else declared(*operands)
+        if declared is not None:
+            try:
+                return declared(*(self.dims(a, stmt) for a in args), **{k: self.dims(v, stmt) for k, v in call.kwargs})
+            except TypeError:  # keywords it does not take: nothing known
+                return None
         return None
 
     def elementwise(self, stmt: ir.Assign) -> None:

@@ -121,21 +121,25 @@ def from_string(kind: Any) -> Kind:
         rank_text, _, dims_text = kind[5:].partition(":")
         if not rank_text.isdigit():
             return Array(None)
-        dims = tuple(1 if d == "1" else d for d in dims_text.split(",")) if dims_text else None
+        dims = tuple(1 if d == "1" else None if d == "?" else d for d in dims_text.split(",")) if dims_text else None
         return Array(int(rank_text), dims)
     if isinstance(kind, tuple):
         return Sequence(tuple(map(from_string, kind)), "tuple")
     return UNKNOWN
 
 
-def to_string(kind: Kind) -> Any:
-    """The inverse of ``from_string``: what a callee is told (None where nothing useful is known)."""
+def to_string(kind: Kind, dims: bool = False) -> Any:
+    """The inverse of ``from_string``: what a callee is told (None where nothing useful is known).
+    The dims are left out unless asked for: a callee's code is specialised by ranks alone, but
+    what it returns is found for the dims it is called with (``pipeline.result_kind``)."""
     if isinstance(kind, Number):
         return "scalar"
     if isinstance(kind, Array) and kind.rank is not None:
-        return f"array{kind.rank}"  # (a callee is specialised by ranks: its own code must not depend on dims)
+        if dims and kind.dims is not None:
+            return f"array{kind.rank}:" + ",".join("?" if d is None else str(d) for d in kind.dims)
+        return f"array{kind.rank}"
     if isinstance(kind, Sequence) and kind.display == "tuple":
-        return tuple(map(to_string, kind.items))
+        return tuple(to_string(item, dims) for item in kind.items)
     return None
 
 
@@ -219,3 +223,8 @@ def matmul_dims(a: Dims, b: Dims) -> Dims:
 def transposed_dims(a: Dims) -> Dims:
     """The dims of ``np.transpose(a)`` (axes reversed)."""
     return None if a is None else tuple(reversed(a))
+
+
+def same_rank_dims(a: Dims, *others: Any, **keywords: Any) -> Dims:
+    """The dims of a result of its first argument's rank whose lengths are not known (``np.pad``)."""
+    return None if a is None else (None,) * len(a)

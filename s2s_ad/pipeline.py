@@ -18,6 +18,7 @@ from typing import Any, Callable, Iterator, Optional
 import numpy as np
 
 from . import containers, ir
+from .kinds import to_string
 from .analysis import (SCALAR, Analysis, analyse, check_constant_calls, check_element_reads, check_in_place,
                        private_draw)
 from .cache import SplitAdjoint, TangentCallee, TransformCache, compile_emitted, compile_module, origin_of
@@ -163,8 +164,9 @@ def result_kind(fn: Callable, kinds: Kinds) -> object:
         return None
     facts = analyse(ssa, [], dict(zip(ssa.params, kinds)), result_kind)
     returned = ssa.body[-1].value
-    kind = facts.items.get(returned.name) if isinstance(returned, ir.Var) else None
-    kind = kind if kind is not None else facts.kind_of(returned)
+    kind = to_string(facts.fact(returned), dims=True)  # with the lengths the caller's dims name
+    if kind is None and facts.shape_of(returned) == SCALAR:
+        kind = "scalar"
     known[key] = (kind, parsed.resolver.snapshot)
     return kind
 

@@ -351,7 +351,9 @@ class ReverseSweep(Recording):
                 part = ir.Call(operator.getitem, (target, index))
                 if not self._single_element(array, index):
                     if self._element_index(index):  # a row or a slice is a view: copy it before it is zeroed
-                        part = ir.Call(runtime.unbroadcast, (ir.Call(np.copy, (part,)), value))
+                        part = ir.Call(np.copy, (part,))
+                        if self.facts.part_class(array, index) != self.facts.shape.get(value.name):
+                            part = ir.Call(runtime.unbroadcast, (part, value))  # the value may have been broadcast
                     else:  # an integer array may name an element twice: only the write NumPy kept counts
                         part = ir.Call(runtime.stored_part, (target, index, value))
                 if array not in self.facts.inexact:  # into integers, NumPy truncates: no derivative

@@ -341,6 +341,7 @@ FACTS: dict[str, str] = {
     "may_view": "True: the result may be the argument itself, a view of it or a list holding it (np.asarray)",
     "shape_only": "a position (or a tuple of them): the argument there is read for its shape and dtype only "
                   "(runtime.unbroadcast)",
+    "axis_length": "an axis: called on one array, the result is that axis's length (len: 0)",
     "counts": "True: the result is one number whatever the argument (len, np.size)",
     "shape_from": '"argument": the first argument is the shape of the result (np.zeros); '
                   '"like": the result is shaped like the first argument (np.zeros_like)',
@@ -349,8 +350,9 @@ FACTS: dict[str, str] = {
     "reduction": "True: called on one argument alone, the result is one number (np.sum)",
     "result_rank": "a function of the positional arguments' ranks giving the result's rank, or None "
                    "where it cannot tell (np.matmul: the larger of two ranks of at least 2)",
-    "result_dims": "a function of the positional arguments' dims (kinds.Array.dims; () for a number) giving "
-                   "the result's, or None where it cannot tell (np.matmul: kinds.matmul_dims)",
+    "result_dims": "a function of the arguments' dims (kinds.Array.dims; () for a number, None where unknown; "
+                   "keywords by name) giving the result's, or None where it cannot tell (np.matmul: "
+                   "kinds.matmul_dims; it may raise TypeError for keywords it does not take)",
     "returns_sequence": "True: the result may be a tuple or list (np.linalg.eigh, np.split)",
     "arithmetic": "True: on numbers, the result is a number, never a 0-d array (operator.add, abs)",
     "joins_sequences": "True: on tuples or lists it joins or repeats them (operator.add, operator.mul)",

@@ -45,4 +45,5 @@ def float(out, x, d_out):
 
 # Facts about operations with no rule here (see s2s_ad.rules.FACTS).
 declare(len, int, bool, counts=True)
+declare(len, axis_length=0)  # len(x) is x.shape[0]
 declare(int, arithmetic=True)

@@ -4,6 +4,7 @@ friends, repeat, tile, flips and rot90, diag, diagonal, tril/triu, append, diff,
 take_along_axis, sort."""
 import numpy as np
 
+from s2s_ad.kinds import same_rank_dims
 from s2s_ad.rules import adjoint, declare, fresh_arrays, method_alias, tangent
 from s2s_ad.runtime import (append_grad, concatenate_grad, diag_grad, diagonal_grad, diff_grad, joined_grad,
                             gradient_grad, pad_grad, repeat_grad, sort_grad,
@@ -54,7 +55,8 @@ def broadcast_to(out, array, shape, *, d_out):
 
 @adjoint(np.pad, examples=({"array": (3, 4), "pad_width": 1}, {"array": (3, 4), "pad_width": 2, "mode": "edge"},
                            {"array": (4,), "pad_width": (1, 2), "mode": "edge"},
-                           {"array": (2, 3), "pad_width": ((1, 0), (0, 2)), "constant_values": 1.5}))
+                           {"array": (2, 3), "pad_width": ((1, 0), (0, 2)), "constant_values": 1.5}),
+         result_dims=same_rank_dims)
 def pad(out, array, pad_width, mode="constant", *, constant_values=0, d_out):
     d_array = pad_grad(d_out, array, pad_width, mode)
 

@@ -50,6 +50,17 @@ CASES = [
     (sp.square_coincidence, lambda: (_r(3, 3), _r(3, 1)), (0, 1)),
     (sp.mean_over_axes, lambda: (_r(2, 3, 4), _r(3, 4)), (0, 1)),
     (sp.mean_over_axes, lambda: (_r(2, 3, 4), _r(2, 1, 4)), (0, 1)),
+    (sp.filled_by_rows, lambda: (_r(3, 4), _r(4)), (0, 1)),
+    (sp.filled_by_rows, lambda: (_r(3, 4), _r(1)), (0, 1)),
+    (sp.filled_by_rows, lambda: (_r(3, 1), _r(1)), (0, 1)),
+    (sp.column_from_len, lambda: (_r(3, 2), _r(3, 4)), (0, 1)),
+    (sp.column_from_len, lambda: (_r(3, 2), _r(3, 1)), (0, 1)),
+    (sp.column_from_len, lambda: (_r(1, 2), _r(1, 4)), (0, 1)),
+    (sp.smoothed, lambda: (_r(4, 5),), (0,)),
+    (sp.smoothed, lambda: (_r(4, 4),), (0,)),
+    (sp.smoothed, lambda: (_r(1, 5),), (0,)),
+    (sp.zeros_like_shape, lambda: (_r(3, 4), _r(3)), (0, 1)),
+    (sp.zeros_like_shape, lambda: (_r(3, 1), _r(3)), (0, 1)),
 ]
 
 
@@ -142,6 +153,16 @@ def test_the_benchmarks_call_no_broadcasting_helper():
         body = source.split("def ", 1)[1]
         called = [h for h in helpers if f"{h}(" in body and f"np.{h}(" not in body]
         assert not called, (called, source)
+
+
+def test_lengths_read_from_shapes_name_the_arrays_made_from_them():
+    """n, m = x.shape; np.zeros((n, m)) has x's dims, so a broadcast against x needs no run-time check;
+    a helper's result has the dims its argument gives it."""
+    x, w = _r(3, 4), _r(4)
+    source = s2s_ad.grad(sp.filled_by_rows, wrt=(0, 1)).source_for(x, w)
+    assert "unbroadcast(" not in source, source
+    source = s2s_ad.grad(sp.smoothed).source_for(_r(4, 5))
+    assert "unbroadcast(" not in source.split("def d_smoothed", 1)[1].split("\n\n")[0], source
 
 
 def test_dims_through_operations():
