@@ -91,10 +91,10 @@ def _types_of(n: int) -> Callable[[tuple], tuple]:
 def _kind(value: Any) -> Optional[str]:
     """``"scalar"`` for a number, ``"array<N>"`` for an N-dimensional array, else ``None``."""
     cls = type(value)
-    if cls is float or cls is int or cls is bool or isinstance(value, (numbers.Number, np.generic)):
-        return "scalar"
     if cls is np.ndarray:
         return f"array{value.ndim}"
+    if cls is float or cls is int or cls is bool or isinstance(value, (numbers.Number, np.generic)):
+        return "scalar"
     return None
 
 
@@ -113,9 +113,17 @@ def _kind_tree(value: Any, objects: bool = False) -> Any:
 def _kinds(fn: Callable, args: Sequence[Any]) -> tuple:
     """``_kind_tree`` of each argument; the first is read by its attributes where its class defines
     ``fn`` (``self`` of ``model.loss`` or ``Model.loss``).  Other objects stay opaque values."""
+    # The common case, numbers and arrays, is looked up by the arrays' shapes and the others' types.
+    key = tuple([a.shape if a.__class__ is np.ndarray else a.__class__ for a in args])
+    known = _PLAIN_KINDS.get(key)
+    if known is not None:
+        return known
     kinds = [_kind(a) for a in args]
-    if None not in kinds:  # numbers and arrays: the common case, kept cheap
-        return _with_lengths(kinds, args)
+    if None not in kinds:
+        if len(_PLAIN_KINDS) > 4096:  # (shapes that keep changing: start again rather than grow)
+            _PLAIN_KINDS.clear()
+        known = _PLAIN_KINDS[key] = _with_lengths(kinds, args)
+        return known
     kinds = [_kind_tree(a) if k is None else k for a, k in zip(args, kinds)]
     if kinds[0] is None or isinstance(kinds[0], containers.Tree):
         name = getattr(fn, "__name__", None)
@@ -126,6 +134,8 @@ def _kinds(fn: Callable, args: Sequence[Any]) -> tuple:
 
 
 _LENGTH_NAMES = "abcdefghijklmnopqrstuvwxyz"
+# (shapes of the arrays, types of the other arguments) -> their kinds, for calls of numbers and arrays
+_PLAIN_KINDS: dict[tuple, tuple] = {}
 
 
 def _with_lengths(kinds: list, args: Sequence[Any]) -> tuple:
