@@ -363,6 +363,22 @@ FACTS: dict[str, str] = {
     "compares": "True: a truth value, kept as one when folded (operator.lt)",
     "refused": "what to write instead: a call of it is refused outright, with these words (print, eval)",
     "words": "(verb, noun): how generated names read a result of it (operator.add: ('plus', 'total'))",
+    "syntax": "the ast class of the Python operator that calls it (operator.add: ast.Add, operator.neg: ast.USub, "
+              "operator.lt: ast.Lt, operator.contains: ast.In, operator.getitem: ast.Subscript): generated code "
+              "writes a call of it with that operator",
+    "identity": "(value, positions): where the argument at one of the positions is the number value, the result "
+                "is the other argument (operator.mul: (1, (0, 1)), operator.truediv: (1, (1,))): generated "
+                "code drops the operation",
+    "negating": "(value, positions): where the argument at one of the positions is the number value, the result "
+                "is the other argument negated (operator.mul: (-1, (0,))): generated code writes -x",
+    "opposite": "the function that gives the same result with its second argument negated (operator.add: "
+                "operator.sub): generated code writes a - b for a + -b",
+    "involution": "True: applied to its own result, it gives back the argument (operator.neg: --a is a)",
+    "odd": "True: odd in its first argument, f(-g, ...) is -f(g, ...) (runtime.unbroadcast): generated code "
+           "negates the result, smaller than the argument",
+    "reports": "True: it only reports (prints, logs, warns), so it may be called for its effect alone, where "
+               "the primal computation runs (print, logging.info, a Logger's info method)",
+    "numeric": "True: the result is a number or an array, unless declared returns_sequence (NumPy's functions)",
 }
 
 
@@ -386,6 +402,18 @@ def fact(fn: Any, name: str, default: Any = None) -> Any:
         return _FACTS.get(_key(fn), {}).get(name, default)
     except TypeError:  # an unhashable callable
         return default
+
+
+_NO_FACTS: types.MappingProxyType = types.MappingProxyType({})
+
+
+def facts_of(fn: Any) -> "types.MappingProxyType | dict[str, Any]":
+    """Every fact declared about ``fn``, by name (read only): one lookup where a hot path asks several."""
+    load_templates()
+    try:
+        return _FACTS.get(_key(fn), _NO_FACTS)
+    except TypeError:  # an unhashable callable
+        return _NO_FACTS
 
 
 def declared(name: str) -> list[Any]:

@@ -1,6 +1,7 @@
 """Rules for linear algebra: matmul and ``@``, dot, outer, transpose and ``.T``, trace, tensordot,
 inner, kron, cross, and ``np.linalg``'s inv, solve, det, cholesky and norm (batched over leading
 axes where NumPy batches)."""
+import ast
 import operator
 
 import numpy as np
@@ -36,7 +37,7 @@ def matmul_matrices(out, x1, x2, d_out):
 
 
 @adjoint(operator.matmul, bilinear=True, examples=tuple({"a": e["x1"], "b": e["x2"]} for e in _PRODUCTS),
-         factors=(0, 1), reusable=True, words=("at", "matprod"), result_rank=_matmul_rank)
+         factors=(0, 1), reusable=True, words=("at", "matprod"), result_rank=_matmul_rank, syntax=ast.MatMult)
 def matmul_operator(out, a, b, d_out):
     d_a = matmul_grad_a(d_out, a, b)
     d_b = matmul_grad_b(d_out, a, b)
