@@ -16,10 +16,8 @@ from __future__ import annotations
 
 import dataclasses
 import inspect
-import logging
 import operator
 import types
-import warnings
 from dataclasses import dataclass
 from typing import Any, Callable, Optional
 
@@ -671,17 +669,15 @@ def _builtin_type(cls: type) -> bool:
 
 
 def _reports(fn: Any) -> bool:
-    """Whether ``fn`` only reports (prints, logs, warns): what may be called for its effect."""
-    if any(fn is f for f in (print, warnings.warn, runtime.check_assertion, runtime.set_random_states,
-                             runtime.check_number_update, runtime.raise_exception)):
+    """Whether ``fn`` only reports (prints, logs, warns): what may be called for its effect.  Declared
+    ``reports=True`` in templates/ (``print``, ``logging.info``), or a method whose class, or a class
+    it derives from, declares its method of that name so (``LOG.info`` for a ``logging.Logger``)."""
+    if rules.fact(fn, "reports"):
         return True
-    owner = getattr(fn, "__self__", None)
-    if isinstance(owner, (logging.Logger, logging.LoggerAdapter)):
-        return True
-    return isinstance(fn, types.FunctionType) and fn.__module__ == "logging" and fn.__name__ in _LOGGING
-
-
-_LOGGING = frozenset({"debug", "info", "warning", "error", "critical", "exception", "log"})
+    owner, name = getattr(fn, "__self__", None), getattr(fn, "__name__", None)
+    if owner is None or isinstance(owner, types.ModuleType) or not isinstance(name, str):
+        return False
+    return any(rules.fact(vars(cls).get(name), "reports") for cls in type(owner).__mro__)
 
 
 def _hashable(value: Any) -> bool:

@@ -1,4 +1,8 @@
-"""Rules for Python builtins: ``abs``, ``min``/``max`` of two values, ``float``."""
+"""Rules for Python builtins: ``abs``, ``min``/``max`` of two values, ``float``; and what may be
+called for its effect alone: ``print``, ``warnings.warn`` and logging (``reports=True``)."""
+import logging
+import warnings
+
 import numpy as np
 
 from s2s_ad.rules import adjoint, declare, nondifferentiable
@@ -46,3 +50,8 @@ def float(out, x, d_out):
 # Facts about operations with no rule here (see s2s_ad.rules.FACTS).
 declare(len, int, bool, counts=True)
 declare(int, arithmetic=True)
+
+# What only reports, and so may run for its effect in a differentiated function (print(x), LOG.info(...)).
+_LOGGING = ("debug", "info", "warning", "error", "critical", "exception", "log")
+declare(print, warnings.warn, *[getattr(logging, name) for name in _LOGGING], reports=True)
+declare(*[vars(cls)[name] for cls in (logging.Logger, logging.LoggerAdapter) for name in _LOGGING], reports=True)
