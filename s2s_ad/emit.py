@@ -23,10 +23,9 @@ from typing import Any, Callable, Optional
 import astor
 import numpy as np
 
-from . import ir, runtime
+from . import ir, rules, runtime
 from .linetext import LineText, constant_hint, declared_operators
 
-_MODULES = (("np", np), ("np.linalg", np.linalg), ("math", math))
 _COMMENT_COLUMN = 32
 
 
@@ -73,8 +72,9 @@ class Namespace:
         name = getattr(obj, "__name__", None)
         if name and getattr(builtins, name, None) is obj:  # first: old NumPy has np.float is float
             return name
-        for prefix, module in _MODULES:
-            if name and not name.startswith("_") and _quiet_getattr(module, name) is obj:
+        for prefix, module, root, root_module in rules.module_spellings():  # declared in templates/
+            if name and not name.startswith("_") and _quiet_getattr(module, name) is obj \
+                    and root not in self.avoid and self.globals.setdefault(root, root_module) is root_module:
                 return f"{prefix}.{name}"
         return self.bind(obj, name if name and getattr(runtime, name, None) is obj else name or hint)
 

@@ -438,6 +438,30 @@ def _templates_package() -> Any:
         return package
 
 
+_SPELLINGS: list[tuple[str, Any, str, Any]] = []  # (prefix, module, first part of the prefix, its module)
+
+
+def spell_module(prefix: str, module: types.ModuleType) -> None:
+    """Generated code names a public function of ``module`` ``<prefix>.<name>``
+    (``spell_module("np", numpy)``: ``np.sin``) instead of holding it under a name of its own.
+
+    Modules are tried in the order declared: the first that holds a function spells it (``np.matmul``
+    before ``np.linalg.matmul``).  A dotted prefix's first part must be declared before it
+    (``np`` before ``np.linalg``): generated code finds that module among its globals.
+    """
+    root = prefix.partition(".")[0]
+    roots = {p: m for p, m, _, _ in _SPELLINGS}
+    if root != prefix and root not in roots:
+        raise ValueError(f"spell_module({prefix!r}): declare how {root!r} is spelled first")
+    _SPELLINGS.append((prefix, module, root, roots.get(root, module)))
+
+
+def module_spellings() -> tuple[tuple[str, Any, str, Any], ...]:
+    """``(prefix, module, root, root module)`` for each ``spell_module``, in the order declared."""
+    load_templates()
+    return tuple(_SPELLINGS)
+
+
 def method_alias(name: str, fn: Any) -> None:
     """Make ``x.<name>(...)`` mean ``fn(x, ...)`` where the rule already names another method."""
     _METHODS[name] = (fn, False)
