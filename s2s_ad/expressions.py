@@ -412,8 +412,8 @@ class ExpressionConverter:
         made = self._construct(fn, args, kwargs, node)
         if made is not None:
             return made
-        if fn in (max, min) and self.check_calls and not kwargs and len(args) != 2:
-            return self._extremum(fn, args, node)
+        if self.check_calls and not kwargs and len(args) != 2 and rules.fact(fn, "variadic") is not None:
+            return self._variadic(fn, args, node)
         if fn is reversed and len(args) == 1 and not kwargs:  # enumerate(reversed(x)): x[::-1]
             return ir.Call(operator.getitem, (args[0], ir.Slice(None, None, ir.Const(-1))))
         if self.check_calls:
@@ -585,10 +585,11 @@ class ExpressionConverter:
             record = record.replaced(key, value)
         return record
 
-    def _extremum(self, fn: Any, args: list, node: Any) -> ir.Expr:
-        """``max(values)`` is ``np.max(values)``; ``max(a, b, c)`` is ``max(max(a, b), c)``."""
+    def _variadic(self, fn: Any, args: list, node: Any) -> ir.Expr:
+        """``max(values)`` is ``np.max(values)``, ``max(a, b, c)`` is ``max(max(a, b), c)``: a function
+        declared ``variadic`` in templates/, called with other than two arguments."""
         if len(args) == 1:
-            return ir.Call(np.max if fn is max else np.min, (args[0],))
+            return ir.Call(rules.fact(fn, "variadic"), (args[0],))
         if not args:
             raise self.error(f"{fn.__name__}() of nothing", "give it values", node)
         result = args[0]

@@ -378,6 +378,9 @@ FACTS: dict[str, str] = {
            "negates the result, smaller than the argument",
     "reports": "True: it only reports (prints, logs, warns), so it may be called for its effect alone, where "
                "the primal computation runs (print, logging.info, a Logger's info method)",
+    "variadic": "the function that computes it over the items of one argument; called with more than two "
+                "arguments, it is folded over them pairwise (max: np.max, so max(xs) is np.max(xs) and "
+                "max(a, b, c) is max(max(a, b), c))",
     "numeric": "True: the result is a number or an array, unless declared returns_sequence (NumPy's functions)",
 }
 

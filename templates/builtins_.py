@@ -28,14 +28,14 @@ def abs(out, x, d_out):
     d_x = d_out * (1.0 - 2.0 * (x < 0))  # +1 at the kink x = 0, as JAX
 
 
-@adjoint(max, elementwise=True, returns_operand=True)
+@adjoint(max, elementwise=True, returns_operand=True, variadic=np.max)
 def max(out, a, b, d_out):
     first = (a > b) + 0.5 * (a == b)  # a tie splits the adjoint evenly, as JAX does
     d_a = d_out * first
     d_b = d_out * (1.0 - first)
 
 
-@adjoint(min, elementwise=True, returns_operand=True)
+@adjoint(min, elementwise=True, returns_operand=True, variadic=np.min)
 def min(out, a, b, d_out):
     first = (a < b) + 0.5 * (a == b)
     d_a = d_out * first
