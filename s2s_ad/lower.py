@@ -1041,8 +1041,8 @@ class Lowering:
         """``np.ones(n) * x[0]``: arithmetic (declared ``arithmetic=True`` in templates/) with an operand
         that is an array this function made computes a new array (no list is joined or repeated), or a
         number where that array is 0-d."""
-        return rules.fact(fn, "arithmetic", False) and any(
-            isinstance(a, ir.Var) and a.name in self.buffers and a.name not in self.maybe_numbers for a in args)
+        return any(isinstance(a, ir.Var) and a.name in self.buffers and a.name not in self.maybe_numbers
+                   for a in args) and rules.fact(fn, "arithmetic", False)
 
     def _as_display(self, record: Record) -> ir.Display:
         """A list or tuple record where a value is needed (``np.stack(ws)``, ``sum(d.values())``)."""

@@ -101,6 +101,7 @@ _ATTRIBUTES: dict[str, Any] = {}
 _FRESH_ARRAYS: set = set()  # functions that return a new array the caller owns
 _RESULT_ITEMS: dict = {}  # functions that return a tuple: how many items (np.linalg.eigh: 2)
 _FACTS: dict[Any, dict[str, Any]] = {}  # function -> its declared facts (see FACTS)
+_NO_FACTS: types.MappingProxyType = types.MappingProxyType({})  # those of a function with none
 _VARIANTS: dict[Any, list[tuple[dict[str, int], Rule]]] = {}  # function -> (input ranks, adjoint rule for them)
 _DEFERRED: dict[str, Callable[[Any], None]] = {}  # module name -> what registers its rules (see when_imported)
 _deferred_lock = threading.Lock()
@@ -400,19 +401,18 @@ def declare(*fns: Any, **facts: Any) -> None:
 
 def fact(fn: Any, name: str, default: Any = None) -> Any:
     """The fact ``name`` declared about ``fn`` (see ``FACTS``), or ``default``."""
-    load_templates()
+    if not _loaded:  # (checked here: the transformer asks for facts on every call it meets)
+        load_templates()
     try:
-        return _FACTS.get(_key(fn), {}).get(name, default)
+        return _FACTS.get(_key(fn), _NO_FACTS).get(name, default)
     except TypeError:  # an unhashable callable
         return default
 
 
-_NO_FACTS: types.MappingProxyType = types.MappingProxyType({})
-
-
 def facts_of(fn: Any) -> "types.MappingProxyType | dict[str, Any]":
     """Every fact declared about ``fn``, by name (read only): one lookup where a hot path asks several."""
-    load_templates()
+    if not _loaded:
+        load_templates()
     try:
         return _FACTS.get(_key(fn), _NO_FACTS)
     except TypeError:  # an unhashable callable
