@@ -41,6 +41,7 @@ from .naming import Names, describe
 from .nodes import all_nodes
 from .parse import ParsedFunction, is_generated, parse_function
 
+
 def _stored_names(node: Any) -> set[str]:
     """User names assigned anywhere inside ``node`` (loop targets, appended lists and the names
     of nested defs included; a def ``node`` itself does not bind its own name inside)."""
