@@ -353,6 +353,9 @@ FACTS: dict[str, str] = {
     "returns_sequence": "True: the result may be a tuple or list (np.linalg.eigh, np.split)",
     "arithmetic": "True: on numbers, the result is a number, never a 0-d array (operator.add, abs)",
     "joins_sequences": "True: on tuples or lists it joins or repeats them (operator.add, operator.mul)",
+    "sequence_helpers": "(adjoint, tangent): the runtime helpers that differentiate it where it may join "
+                        "or repeat tuples or lists, deciding at run time; declared with joins_sequences "
+                        "(operator.add: (runtime.add_adjoint, runtime.add_tangent))",
     "cheap": "True: on numbers, cheaper to compute again in the reverse sweep than to record",
     "factors": "positions: the result is zero where the argument at any of them is zero (operator.mul: (0, 1))",
     "sum": '"+": the sum of its two arguments, where a zero one drops out (operator.add); '
@@ -360,6 +363,8 @@ FACTS: dict[str, str] = {
     "returns_operand": "True: the result may be one of the arguments itself (max, min)",
     "foldable": "True: on constant numbers, computed once when the code is generated",
     "total_on_numbers": "True: cannot raise on numbers, so may be moved out of a loop that may not run",
+    "total_if_nonzero": "positions: cannot raise on numbers where the arguments at these positions are "
+                        "nonzero constants, so may then be moved out of a loop (operator.truediv: (1,))",
     "reusable": "True: pure, so a repeated call in one expression reuses the first one's value",
     "compares": "True: a truth value, kept as one when folded (operator.lt)",
     "refused": "what to write instead: a call of it is refused outright, with these words (print, eval)",
@@ -396,7 +401,10 @@ def declare(*fns: Any, **facts: Any) -> None:
     global _generation
     _generation += 1
     for fn in fns:
-        _FACTS.setdefault(_key(fn), {}).update(facts)
+        known = _FACTS.setdefault(_key(fn), {})
+        known.update(facts)
+        if known.get("joins_sequences") and "sequence_helpers" not in known:
+            raise TypeError(f"{getattr(fn, '__name__', fn)} joins sequences: declare its sequence_helpers with it")
 
 
 def fact(fn: Any, name: str, default: Any = None) -> Any:

@@ -13,6 +13,7 @@ import operator
 import numpy as np
 
 from s2s_ad.rules import adjoint, declare, nondifferentiable, tangent
+from s2s_ad.runtime import add_adjoint, add_tangent, mul_adjoint, mul_tangent
 
 nondifferentiable(
     operator.lt, operator.le, operator.gt, operator.ge, operator.eq, operator.ne, operator.floordiv,
@@ -46,7 +47,8 @@ nondifferentiable(range, len)
 @adjoint(np.add, elementwise=True, sum="+")
 @adjoint(operator.add, elementwise=True,
          joins_sequences=True, arithmetic=True, cheap=True, foldable=True, total_on_numbers=True, reusable=True,
-         sum="+", words=("plus", "total"), syntax=ast.Add, identity=(0, (0, 1)), opposite=operator.sub)
+         sum="+", words=("plus", "total"), syntax=ast.Add, identity=(0, (0, 1)), opposite=operator.sub,
+         sequence_helpers=(add_adjoint, add_tangent))
 def add(out, x, y, d_out):
     d_x = d_out
     d_y = d_out
@@ -64,7 +66,8 @@ def sub(out, x, y, d_out):
 @adjoint(np.multiply, elementwise=True, factors=(0, 1))
 @adjoint(operator.mul, elementwise=True,
          joins_sequences=True, arithmetic=True, cheap=True, factors=(0, 1), foldable=True, total_on_numbers=True,
-         reusable=True, words=("times", "prod"), syntax=ast.Mult, identity=(1, (0, 1)), negating=(-1, (0,)))
+         reusable=True, words=("times", "prod"), syntax=ast.Mult, identity=(1, (0, 1)), negating=(-1, (0,)),
+         sequence_helpers=(mul_adjoint, mul_tangent))
 def mul(out, x, y, d_out):
     d_x = d_out * y
     d_y = d_out * x
@@ -73,7 +76,7 @@ def mul(out, x, y, d_out):
 @adjoint(np.divide, elementwise=True, factors=(0,))
 @adjoint(operator.truediv, elementwise=True,
          arithmetic=True, cheap=True, factors=(0,), foldable=True, reusable=True, words=("over", "ratio"),
-         syntax=ast.Div, identity=(1, (1,)))
+         syntax=ast.Div, identity=(1, (1,)), total_if_nonzero=(1,))
 def truediv(out, x, y, d_out):
     d_x = d_out / y
     d_y = -d_out * out / y

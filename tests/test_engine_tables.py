@@ -303,3 +303,14 @@ def test_operators_are_written_as_their_templates_declare() -> None:
     assert rules.fact(operator.mul, "identity") == (1, (0, 1)) and rules.fact(operator.add, "opposite") is operator.sub
     assert rules.fact(np.add, "syntax") is None  # np.add(a, b) stays a call
     assert [prefix for prefix, *_ in rules.module_spellings()][:3] == ["np", "np.linalg", "math"]
+
+
+def test_a_function_that_joins_sequences_declares_how_they_are_differentiated() -> None:
+    """joins_sequences without sequence_helpers would leave reverse and forward mode without the
+    helpers that split a joined list's adjoint: refused where it is declared."""
+    def joins(a, b):
+        return a + b
+
+    with pytest.raises(TypeError, match="sequence_helpers"):
+        rules.declare(joins, joins_sequences=True)
+    assert rules.fact(operator.add, "sequence_helpers")[0].__name__ == "add_adjoint"
