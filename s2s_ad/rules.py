@@ -398,13 +398,14 @@ def declare(*fns: Any, **facts: Any) -> None:
         raise TypeError(f"unknown fact {unknown[0]!r}; the facts are {', '.join(sorted(FACTS))}")
     if not facts:
         return
+    for fn in fns:
+        known = {**_FACTS.get(_key(fn), {}), **facts}
+        if known.get("joins_sequences") and "sequence_helpers" not in known:
+            raise TypeError(f"{getattr(fn, '__name__', fn)} joins sequences: declare its sequence_helpers with it")
     global _generation
     _generation += 1
     for fn in fns:
-        known = _FACTS.setdefault(_key(fn), {})
-        known.update(facts)
-        if known.get("joins_sequences") and "sequence_helpers" not in known:
-            raise TypeError(f"{getattr(fn, '__name__', fn)} joins sequences: declare its sequence_helpers with it")
+        _FACTS.setdefault(_key(fn), {}).update(facts)
 
 
 def fact(fn: Any, name: str, default: Any = None) -> Any:

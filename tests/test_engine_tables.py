@@ -313,4 +313,5 @@ def test_a_function_that_joins_sequences_declares_how_they_are_differentiated() 
 
     with pytest.raises(TypeError, match="sequence_helpers"):
         rules.declare(joins, joins_sequences=True)
+    assert rules.fact(joins, "joins_sequences") is None  # nothing was declared
     assert rules.fact(operator.add, "sequence_helpers")[0].__name__ == "add_adjoint"
