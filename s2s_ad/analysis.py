@@ -433,17 +433,13 @@ class _Inference:
         self.shape[stmt.target] = classes.pop() if len(classes) == 1 else _dims_class(kind) or self.fresh(stmt)
 
 
-# Modules whose functions return NumPy numbers or arrays (never a tuple or list we differentiate through).
-_NUMPY_MODULES = {"numpy", "numpy.linalg", "numpy.fft", "numpy.lib", "numpy._core.fromnumeric",
-                  "numpy.core.fromnumeric", "numpy._core.numeric", "numpy.core.numeric"}
-
-
 def _returns_numeric(fn: Any) -> bool:
-    """True for NumPy functions that return a number or an array: not those declared
-    ``returns_sequence=True`` in templates/ (np.linalg.eigh, np.split)."""
+    """True for functions that return a number or an array: a ufunc with one output, or declared
+    ``numeric=True`` in templates/ (NumPy's) and not ``returns_sequence=True`` (np.linalg.eigh, np.split)."""
     if isinstance(fn, np.ufunc):
         return fn.nout == 1
-    return getattr(fn, "__module__", None) in _NUMPY_MODULES and not rules.fact(fn, "returns_sequence")
+    facts = rules.facts_of(fn)
+    return bool(facts.get("numeric")) and not facts.get("returns_sequence")
 
 
 def may_be_sequence_operation(fn: Any, kinds: list[Kind], args: tuple) -> bool:

@@ -15,7 +15,6 @@ from __future__ import annotations
 import ast
 import builtins
 import math
-import operator
 import types
 import warnings
 from dataclasses import dataclass, field, replace
@@ -24,20 +23,9 @@ from typing import Any, Callable, Optional
 import astor
 import numpy as np
 
-from . import ir, runtime
-from .linetext import LineText, constant_hint
+from . import ir, rules, runtime
+from .linetext import LineText, constant_hint, declared_operators
 
-_BINARY = {
-    operator.add: ast.Add, operator.sub: ast.Sub, operator.mul: ast.Mult, operator.truediv: ast.Div,
-    operator.floordiv: ast.FloorDiv, operator.mod: ast.Mod, operator.pow: ast.Pow,
-    operator.matmul: ast.MatMult, operator.and_: ast.BitAnd, operator.or_: ast.BitOr, operator.xor: ast.BitXor,
-}
-_UNARY = {operator.neg: ast.USub, operator.pos: ast.UAdd, operator.not_: ast.Not, operator.invert: ast.Invert}
-_COMPARE = {
-    operator.lt: ast.Lt, operator.le: ast.LtE, operator.gt: ast.Gt, operator.ge: ast.GtE,
-    operator.eq: ast.Eq, operator.ne: ast.NotEq, operator.is_: ast.Is, operator.is_not: ast.IsNot,
-}
-_MODULES = (("np", np), ("np.linalg", np.linalg), ("math", math))
 _COMMENT_COLUMN = 32
 
 
@@ -84,8 +72,9 @@ class Namespace:
         name = getattr(obj, "__name__", None)
         if name and getattr(builtins, name, None) is obj:  # first: old NumPy has np.float is float
             return name
-        for prefix, module in _MODULES:
-            if name and not name.startswith("_") and _quiet_getattr(module, name) is obj:
+        for prefix, module, root, root_module in rules.module_spellings():  # declared in templates/
+            if name and not name.startswith("_") and _quiet_getattr(module, name) is obj \
+                    and root not in self.avoid and self.globals.setdefault(root, root_module) is root_module:
                 return f"{prefix}.{name}"
         return self.bind(obj, name if name and getattr(runtime, name, None) is obj else name or hint)
 
@@ -106,7 +95,8 @@ class _Builder:
     def __init__(self, namespace: Namespace) -> None:
         self.ns = namespace
         self.generator = astor.SourceGenerator(" " * 4)
-        self.lines = LineText(_BINARY, _UNARY, _COMPARE, namespace.spelling, namespace.bind)
+        self.ops = declared_operators()  # which functions are written with an operator (their syntax facts)
+        self.lines = LineText(self.ops, namespace.spelling, namespace.bind)
 
     def source(self, node: Any) -> str:
         """``astor.to_source(node)``, with one source generator for the whole module: building one per
@@ -161,16 +151,16 @@ class _Builder:
     def call(self, e: ir.Call) -> Any:
         positional, named = ir.spelled_arguments(e)
         e = ir.Call(e.fn, positional, named)
-        fn, args = e.fn, [self.expr(a) for a in e.args]
-        if fn in _BINARY and len(args) == 2 and not e.kwargs:
-            return ast.BinOp(left=args[0], op=_BINARY[fn](), right=args[1])
-        if fn in _UNARY and len(args) == 1:
-            return ast.UnaryOp(op=_UNARY[fn](), operand=args[0])
-        if fn in _COMPARE and len(args) == 2:
-            return ast.Compare(left=args[0], ops=[_COMPARE[fn]()], comparators=[args[1]])
-        if fn is operator.contains and len(args) == 2:
-            return ast.Compare(left=args[1], ops=[ast.In()], comparators=[args[0]])
-        if fn is operator.getitem and len(args) == 2:
+        fn, args, ops = e.fn, [self.expr(a) for a in e.args], self.ops
+        if fn in ops.binary and len(args) == 2 and not e.kwargs:
+            return ast.BinOp(left=args[0], op=ops.binary[fn](), right=args[1])
+        if fn in ops.unary and len(args) == 1:
+            return ast.UnaryOp(op=ops.unary[fn](), operand=args[0])
+        if fn in ops.compare and len(args) == 2:
+            return ast.Compare(left=args[0], ops=[ops.compare[fn]()], comparators=[args[1]])
+        if fn in ops.membership and len(args) == 2:  # contains(a, b) is b in a
+            return ast.Compare(left=args[1], ops=[ops.membership[fn]()], comparators=[args[0]])
+        if fn in ops.subscript and len(args) == 2:
             return ast.Subscript(value=args[0], slice=self.index(e.args[1]), ctx=ast.Load())
         keywords = [ast.keyword(arg=k, value=self.expr(v)) for k, v in e.kwargs]
         if isinstance(fn, ir.Part):  # d_helper.forward(...)
@@ -206,7 +196,7 @@ class _Builder:
             if stmt.op is None:
                 node = ast.Assign(targets=[place], value=self.expr(stmt.value))
             else:
-                node = ast.AugAssign(target=place, op=_BINARY[stmt.op](), value=self.expr(stmt.value))
+                node = ast.AugAssign(target=place, op=self.ops.binary[stmt.op](), value=self.expr(stmt.value))
         elif isinstance(stmt, ir.Unpack):
             names = [_name(t, ast.Store()) for t in stmt.targets]
             node = ast.Assign(targets=[ast.Tuple(elts=names, ctx=ast.Store())], value=self.expr(stmt.value))

@@ -16,11 +16,9 @@ from __future__ import annotations
 
 import dataclasses
 import inspect
-import logging
 import operator
 import textwrap
 import types
-import warnings
 from dataclasses import dataclass
 from typing import Any, Callable, Optional
 
@@ -415,8 +413,8 @@ class ExpressionConverter:
         made = self._construct(fn, args, kwargs, node)
         if made is not None:
             return made
-        if fn in (max, min) and self.check_calls and not kwargs and len(args) != 2:
-            return self._extremum(fn, args, node)
+        if self.check_calls and not kwargs and len(args) != 2 and rules.fact(fn, "variadic") is not None:
+            return self._variadic(fn, args, node)
         if fn is reversed and len(args) == 1 and not kwargs:  # enumerate(reversed(x)): x[::-1]
             return ir.Call(operator.getitem, (args[0], ir.Slice(None, None, ir.Const(-1))))
         if self.check_calls:
@@ -588,10 +586,11 @@ class ExpressionConverter:
             record = record.replaced(key, value)
         return record
 
-    def _extremum(self, fn: Any, args: list, node: Any) -> ir.Expr:
-        """``max(values)`` is ``np.max(values)``; ``max(a, b, c)`` is ``max(max(a, b), c)``."""
+    def _variadic(self, fn: Any, args: list, node: Any) -> ir.Expr:
+        """``max(values)`` is ``np.max(values)``, ``max(a, b, c)`` is ``max(max(a, b), c)``: a function
+        declared ``variadic`` in templates/, called with other than two arguments."""
         if len(args) == 1:
-            return ir.Call(np.max if fn is max else np.min, (args[0],))
+            return ir.Call(rules.fact(fn, "variadic"), (args[0],))
         if not args:
             raise self.error(f"{fn.__name__}() of nothing", "give it values", node)
         result = args[0]
@@ -672,17 +671,15 @@ def _builtin_type(cls: type) -> bool:
 
 
 def _reports(fn: Any) -> bool:
-    """Whether ``fn`` only reports (prints, logs, warns): what may be called for its effect."""
-    if any(fn is f for f in (print, warnings.warn, runtime.check_assertion, runtime.set_random_states,
-                             runtime.check_number_update, runtime.raise_exception)):
+    """Whether ``fn`` only reports (prints, logs, warns): what may be called for its effect.  Declared
+    ``reports=True`` in templates/ (``print``, ``logging.info``), or a method whose class, or a class
+    it derives from, declares its method of that name so (``LOG.info`` for a ``logging.Logger``)."""
+    if rules.fact(fn, "reports"):
         return True
-    owner = getattr(fn, "__self__", None)
-    if isinstance(owner, (logging.Logger, logging.LoggerAdapter)):
-        return True
-    return isinstance(fn, types.FunctionType) and fn.__module__ == "logging" and fn.__name__ in _LOGGING
-
-
-_LOGGING = frozenset({"debug", "info", "warning", "error", "critical", "exception", "log"})
+    owner, name = getattr(fn, "__self__", None), getattr(fn, "__name__", None)
+    if owner is None or isinstance(owner, types.ModuleType) or not isinstance(name, str):
+        return False
+    return any(rules.fact(vars(cls).get(name), "reports") for cls in type(owner).__mro__)
 
 
 def _hashable(value: Any) -> bool:

@@ -224,7 +224,7 @@ class TangentSweep:
     def rule_tangent(self, stmt: ir.Assign) -> ir.Expr:
         call = stmt.value
         if self.facts.sequence_operation(call):  # concatenation or repetition, decided at run time
-            helper = runtime.add_tangent if call.fn is operator.add else runtime.mul_tangent
+            helper = rules.fact(call.fn, "sequence_helpers")[1]  # declared with joins_sequences in templates/
             return ir.Call(helper, tuple(map(self.tangent_or_zeros, call.args)) + call.args)
         explicit = rules.tangent_rule(call.fn)
         if explicit is not None:

@@ -94,8 +94,10 @@ def _invariant(stmt: ir.Stmt, varying: set[str], is_number: Callable[[ir.Expr], 
     if not (isinstance(stmt, ir.Assign) and not stmt.merge and isinstance(stmt.value, ir.Call)):
         return False
     call = stmt.value
-    safe = (rules.fact(call.fn, "total_on_numbers", False)
-            or (call.fn is operator.truediv and _nonzero_constant(call.args[1])))
+    facts = rules.facts_of(call.fn)
+    divisors = facts.get("total_if_nonzero", ())  # declared in templates/: x / 2.0 cannot raise
+    safe = facts.get("total_on_numbers", False) or (
+        bool(divisors) and all(i < len(call.args) and _nonzero_constant(call.args[i]) for i in divisors))
     if not safe or call.kwargs or not is_number(ir.Var(stmt.target)):
         return False
     return all(ir.is_atom(arg) and is_number(arg) and not (isinstance(arg, ir.Var) and arg.name in varying)

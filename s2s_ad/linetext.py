@@ -16,28 +16,80 @@ astor as before, so the output is the same character for character
 Objects generated code reads as globals are bound in the namespace in the
 order ``emit._Builder`` binds them (arguments before the function called),
 so the names chosen do not depend on which way a line was printed.
+
+Which functions are written with an operator (``a + b``, ``-a``, ``b in a``,
+``a[b]``) is no table of this module: each template declares its
+operation's ``syntax`` (``rules.FACTS``), and ``Operators`` collects them.
 """
 from __future__ import annotations
 
 import ast
 import math
-import operator
 import types
+from dataclasses import dataclass
 from typing import Any, Callable, Optional
 
 import numpy as np
 from astor.op_util import Precedence, get_op_precedence, get_op_symbol
 
-from . import ir
+from . import ir, rules
 
 _WIDTH = 79  # astor wraps a longer line (astor.source_repr.split_lines)
 _HIGHEST = Precedence.highest  # what astor assumes where a parent does not say (a subscripted value, a callee)
 _COMMA = Precedence.Comma
 _CONSTANT = Precedence.Constant
+_NEGATIVE = get_op_precedence(ast.USub())  # of a negative number, written -2.5
 
 
 class _GiveUp(Exception):
     """Something astor prints in a way this module does not reproduce."""
+
+
+@dataclass(frozen=True)
+class Operators:
+    """The functions generated code writes with a Python operator, from their ``syntax`` facts.
+
+    ``binary`` (``a + b``), ``unary`` (``-a``), ``compare`` (``a < b``) and
+    ``membership`` (``b in a``, for ``contains(a, b)``: Python's operands come
+    the other way round) map each function to its ``ast`` operator class;
+    ``subscript`` holds the functions written ``a[b]``.
+    """
+
+    binary: dict[Any, type]
+    unary: dict[Any, type]
+    compare: dict[Any, type]
+    membership: dict[Any, type]
+    subscript: frozenset
+
+
+_declared: tuple[int, Optional[Operators]] = (-1, None)
+
+
+def declared_operators() -> Operators:
+    """The ``Operators`` templates declare, collected again only after a rule is registered: emit
+    asks once per function it prints, and looks each call up in these dicts."""
+    global _declared
+    rules.load_templates()
+    generation, operators = _declared
+    if operators is None or generation != rules.generation():
+        generation = rules.generation()
+        forms: dict[str, dict[Any, type]] = {"binary": {}, "unary": {}, "compare": {}, "membership": {}}
+        subscript = set()
+        for fn in rules.declared("syntax"):
+            op = rules.fact(fn, "syntax")
+            if op is ast.Subscript:
+                subscript.add(fn)
+            elif op in (ast.In, ast.NotIn):
+                forms["membership"][fn] = op
+            else:
+                form = ("binary" if issubclass(op, ast.operator) else "unary" if issubclass(op, ast.unaryop)
+                        else "compare" if issubclass(op, ast.cmpop) else None)
+                if form is None:
+                    raise TypeError(f"the syntax of {fn!r} is {op!r}, not an ast operator class or ast.Subscript")
+                forms[form][fn] = op
+        operators = Operators(subscript=frozenset(subscript), **forms)
+        _declared = (generation, operators)
+    return operators
 
 
 def _operators(table: dict[Any, type], form: str) -> dict[Any, tuple[str, int]]:
@@ -48,18 +100,20 @@ def _operators(table: dict[Any, type], form: str) -> dict[Any, tuple[str, int]]:
 class LineText:
     """Writes statements and expressions as astor would print them, or says it cannot (None).
 
-    ``binary``, ``unary`` and ``compare`` map functions to ``ast`` operator
-    classes (emit's tables); ``reference`` is ``Namespace.reference`` as text
+    ``operators`` says which functions are written with an operator (emit's
+    ``declared_operators()``); ``reference`` is ``Namespace.reference`` as text
     (how code names a callable), ``bind`` is ``Namespace.bind``.
     """
 
-    def __init__(self, binary: dict, unary: dict, compare: dict, reference: Callable[[Any], str],
+    def __init__(self, operators: Operators, reference: Callable[[Any], str],
                  bind: Callable[[Any, str], str]) -> None:
-        self.binary = _operators(binary, " %s ")
-        self.augmented = _operators(binary, " %s= ")
-        self.unary = _operators(unary, "%s")
-        self.compare = _operators(compare, " %s ")
-        self.contains = _operators({operator.contains: ast.In}, " %s ")[operator.contains]
+        self.binary = _operators(operators.binary, " %s ")
+        self.powers = frozenset(fn for fn, op in operators.binary.items() if op is ast.Pow)
+        self.augmented = _operators(operators.binary, " %s= ")
+        self.unary = _operators(operators.unary, "%s")
+        self.compare = _operators(operators.compare, " %s ")
+        self.membership = _operators(operators.membership, " %s ")
+        self.subscript = operators.subscript
         self.reference = reference
         self.bind = bind
 
@@ -155,13 +209,13 @@ class LineText:
         return self.bind(value, constant_hint(value))
 
     def _negative(self, operand: str, parent: int) -> str:
-        return self._wrap("-" + operand, self.unary[operator.neg][1], parent)
+        return self._wrap("-" + operand, _NEGATIVE, parent)
 
     def call(self, e: ir.Call, parent: int) -> str:
         fn = e.fn
         if fn in self.binary and len(e.args) == 2 and not e.kwargs:
             symbol, own = self.binary[fn]
-            power = fn is operator.pow
+            power = fn in self.powers
             left = self.expr(e.args[0], Precedence.Pow + 1 if power else own)
             right = self.expr(e.args[1], Precedence.PowRHS if power else own + 1)
             return self._wrap(left + symbol + right, own, parent)
@@ -173,11 +227,11 @@ class LineText:
             symbol, own = self.compare[fn]
             left, right = (self.expr(a, own + 1) for a in e.args)
             return self._wrap(left + symbol + right, own, parent)
-        if fn is operator.contains and len(e.args) == 2:  # contains(a, b) is b in a
-            symbol, own = self.contains
+        if fn in self.membership and len(e.args) == 2:  # contains(a, b) is b in a
+            symbol, own = self.membership[fn]
             container, item = (self.expr(a, own + 1) for a in e.args)  # in this order: the order of binding
             return self._wrap(item + symbol + container, own, parent)
-        if fn is operator.getitem and len(e.args) == 2:
+        if fn in self.subscript and len(e.args) == 2:
             return f"{self.expr(e.args[0], _HIGHEST)}[{self.index(e.args[1], Precedence.Subscript)}]"
         return self._general_call(e)
 

@@ -41,8 +41,7 @@ from .naming import Names, describe
 from .nodes import all_nodes
 from .parse import ParsedFunction, is_generated, parse_function
 
-# Arithmetic whose result, with an array operand, is a new array.
-_ARITHMETIC_OPERATORS = frozenset({operator.add, operator.sub, operator.mul, operator.truediv, operator.pow})
+
 def _stored_names(node: Any) -> set[str]:
     """User names assigned anywhere inside ``node`` (loop targets, appended lists and the names
     of nested defs included; a def ``node`` itself does not bind its own name inside)."""
@@ -1040,10 +1039,11 @@ class Lowering:
         return ir.Var(target)
 
     def _arithmetic_on_fresh_array(self, fn: Any, args: tuple) -> bool:
-        """``np.ones(n) * x[0]``: arithmetic with an operand that is an array this function made computes
-        a new array (no list is joined or repeated), or a number where that array is 0-d."""
-        return fn in _ARITHMETIC_OPERATORS and any(
-            isinstance(a, ir.Var) and a.name in self.buffers and a.name not in self.maybe_numbers for a in args)
+        """``np.ones(n) * x[0]``: arithmetic (declared ``arithmetic=True`` in templates/) with an operand
+        that is an array this function made computes a new array (no list is joined or repeated), or a
+        number where that array is 0-d."""
+        return any(isinstance(a, ir.Var) and a.name in self.buffers and a.name not in self.maybe_numbers
+                   for a in args) and rules.fact(fn, "arithmetic", False)
 
     def _as_display(self, record: Record) -> ir.Display:
         """A list or tuple record where a value is needed (``np.stack(ws)``, ``sum(d.values())``)."""

@@ -15,33 +15,29 @@ same function with
   ``d_x = d_x + e`` becomes ``d_x = d_total + e`` once the copy is dead.
 * dead statements removed (values nothing reads).
 
-Every rewrite keeps shapes: ``0 * x`` is *not* folded to ``0``.
+Every rewrite keeps shapes: ``0 * x`` is *not* folded to ``0``.  Which
+operations simplify, and how, is declared with each one's template
+(``identity``, ``negating``, ``opposite``, ``involution``, ``odd``,
+``foldable``: ``rules.FACTS``); this module knows only what the facts mean.
 """
 from __future__ import annotations
 
 import dataclasses
 import math
 import operator
-import types
 from typing import Any, Optional
 
 import numpy as np
 
-from . import ir, rules, runtime
+from . import ir, rules
 from .aliasing import SharingClasses, values_read
-
-_FOLDABLE_MODULES = (math, np)
 
 
 def _foldable(fn: Any) -> bool:
     """Whether a call of ``fn`` on constant numbers is computed when the code is generated: declared
-    ``foldable=True`` in templates/ (the operators), or a function of ``math`` or NumPy."""
-    if rules.fact(fn, "foldable"):
-        return True
-    module = getattr(fn, "__module__", None) or ""
-    if isinstance(fn, (types.BuiltinFunctionType, np.ufunc)) and (module in ("math", "numpy") or isinstance(fn, np.ufunc)):
-        return True
-    return False
+    ``foldable=True`` in templates/ (the operators, ``math``'s and NumPy's builtin functions), or a
+    ufunc (NumPy's, SciPy's: pure functions of their arguments, whatever their operation)."""
+    return bool(rules.fact(fn, "foldable")) or isinstance(fn, np.ufunc)
 
 
 def _fold(call: ir.Call) -> Optional[ir.Expr]:
@@ -74,38 +70,39 @@ def _simplify_node(expr: ir.Expr) -> Optional[ir.Expr]:
     folded = _fold(expr)
     if folded is not None:
         return folded
+    facts = rules.facts_of(expr.fn)
+    if not facts:
+        return None
     fn, args = expr.fn, expr.args
-    if fn is operator.mul:
-        if ir.is_const(args[1], 1):
-            return args[0]
-        if ir.is_const(args[0], 1):
-            return args[1]
-        if ir.is_const(args[0], -1):
-            return ir.Call(operator.neg, (args[1],))
-    if fn in (operator.truediv, operator.pow) and ir.is_const(args[1], 1):
-        return args[0]
-    if fn is operator.add:
-        if ir.is_const(args[1], 0):
-            return args[0]
-        if ir.is_const(args[0], 0):
-            return args[1]
-        if _is_neg(args[1]):
-            return ir.Call(operator.sub, (args[0], args[1].args[0]))
-    if fn is operator.sub:
-        if ir.is_const(args[1], 0):
-            return args[0]
-        if _is_neg(args[1]):
-            return ir.Call(operator.add, (args[0], args[1].args[0]))
-    if fn is operator.neg and _is_neg(args[0]):
-        return args[0].args[0]
-    if fn in (runtime.unbroadcast, runtime.unbroadcast_to) and _is_neg(args[0]):
-        # it is linear: negate the reduced adjoint rather than the full one
-        return ir.Call(operator.neg, (ir.Call(fn, (args[0].args[0],) + args[1:], expr.kwargs),))
+    if len(args) == 2 and not expr.kwargs:
+        for fact, rewrite in _BY_CONSTANT:
+            if fact in facts:
+                value, positions = facts[fact]
+                for position in positions:
+                    if ir.is_const(args[position], value):  # x * 1 is x, -1 * x is -x
+                        return rewrite(args[1 - position])
+        if "opposite" in facts and _is_neg(args[1]):  # a + -b is a - b
+            return ir.Call(facts["opposite"], (args[0], args[1].args[0]))
+    if facts.get("involution") and len(args) == 1 and not expr.kwargs and isinstance(args[0], ir.Call) \
+            and args[0].fn is fn and len(args[0].args) == 1 and not args[0].kwargs:
+        return args[0].args[0]  # --a is a
+    if facts.get("odd") and args and _is_neg(args[0]):
+        # negate the result rather than the argument: unbroadcast(-g, x) is -unbroadcast(g, x), smaller
+        return _negated(ir.Call(fn, (args[0].args[0],) + args[1:], expr.kwargs))
     return None
 
 
+# operator.neg is how the IR negates (lower.py writes -x so, forward.py builds tangents with it).
+def _negated(expr: ir.Expr) -> ir.Call:
+    return ir.Call(operator.neg, (expr,))
+
+
 def _is_neg(expr: ir.Expr) -> bool:
-    return isinstance(expr, ir.Call) and expr.fn is operator.neg
+    return isinstance(expr, ir.Call) and expr.fn is operator.neg and len(expr.args) == 1 and not expr.kwargs
+
+
+# What a call with a declared constant operand is (see rules.FACTS): the other operand, or it negated.
+_BY_CONSTANT = (("identity", lambda other: other), ("negating", _negated))
 
 
 def _reads(stmt: ir.Stmt) -> set[str]:

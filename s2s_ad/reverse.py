@@ -249,7 +249,7 @@ class ReverseSweep(Recording):
         adjoint splits or adds copies up, not the arithmetic rule (``runtime.add_adjoint`` decides
         which at run time where the kinds could not)."""
         call = stmt.value
-        helper = runtime.add_adjoint if call.fn is operator.add else runtime.mul_adjoint
+        helper = rules.fact(call.fn, "sequence_helpers")[0]  # declared with joins_sequences in templates/
         whole = self.fresh(f"parts_{stmt.target}")
         self.assign(whole, ir.Call(helper, (self.adjoint.pop(stmt.target),) + call.args))
         for i, operand in enumerate(call.args):

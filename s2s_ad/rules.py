@@ -101,6 +101,7 @@ _ATTRIBUTES: dict[str, Any] = {}
 _FRESH_ARRAYS: set = set()  # functions that return a new array the caller owns
 _RESULT_ITEMS: dict = {}  # functions that return a tuple: how many items (np.linalg.eigh: 2)
 _FACTS: dict[Any, dict[str, Any]] = {}  # function -> its declared facts (see FACTS)
+_NO_FACTS: types.MappingProxyType = types.MappingProxyType({})  # those of a function with none
 _VARIANTS: dict[Any, list[tuple[dict[str, int], Rule]]] = {}  # function -> (input ranks, adjoint rule for them)
 _DEFERRED: dict[str, Callable[[Any], None]] = {}  # module name -> what registers its rules (see when_imported)
 _deferred_lock = threading.Lock()
@@ -356,6 +357,9 @@ FACTS: dict[str, str] = {
     "returns_sequence": "True: the result may be a tuple or list (np.linalg.eigh, np.split)",
     "arithmetic": "True: on numbers, the result is a number, never a 0-d array (operator.add, abs)",
     "joins_sequences": "True: on tuples or lists it joins or repeats them (operator.add, operator.mul)",
+    "sequence_helpers": "(adjoint, tangent): the runtime helpers that differentiate it where it may join "
+                        "or repeat tuples or lists, deciding at run time; declared with joins_sequences "
+                        "(operator.add: (runtime.add_adjoint, runtime.add_tangent))",
     "cheap": "True: on numbers, cheaper to compute again in the reverse sweep than to record",
     "factors": "positions: the result is zero where the argument at any of them is zero (operator.mul: (0, 1))",
     "sum": '"+": the sum of its two arguments, where a zero one drops out (operator.add); '
@@ -366,10 +370,31 @@ FACTS: dict[str, str] = {
              "the helper's parameters), or None: expand_reduced(m, 1, True) is m",
     "foldable": "True: on constant numbers, computed once when the code is generated",
     "total_on_numbers": "True: cannot raise on numbers, so may be moved out of a loop that may not run",
+    "total_if_nonzero": "positions: cannot raise on numbers where the arguments at these positions are "
+                        "nonzero constants, so may then be moved out of a loop (operator.truediv: (1,))",
     "reusable": "True: pure, so a repeated call in one expression reuses the first one's value",
     "compares": "True: a truth value, kept as one when folded (operator.lt)",
     "refused": "what to write instead: a call of it is refused outright, with these words (print, eval)",
     "words": "(verb, noun): how generated names read a result of it (operator.add: ('plus', 'total'))",
+    "syntax": "the ast class of the Python operator that calls it (operator.add: ast.Add, operator.neg: ast.USub, "
+              "operator.lt: ast.Lt, operator.contains: ast.In, operator.getitem: ast.Subscript): generated code "
+              "writes a call of it with that operator",
+    "identity": "(value, positions): where the argument at one of the positions is the number value, the result "
+                "is the other argument (operator.mul: (1, (0, 1)), operator.truediv: (1, (1,))): generated "
+                "code drops the operation",
+    "negating": "(value, positions): where the argument at one of the positions is the number value, the result "
+                "is the other argument negated (operator.mul: (-1, (0,))): generated code writes -x",
+    "opposite": "the function that gives the same result with its second argument negated (operator.add: "
+                "operator.sub): generated code writes a - b for a + -b",
+    "involution": "True: applied to its own result, it gives back the argument (operator.neg: --a is a)",
+    "odd": "True: odd in its first argument, f(-g, ...) is -f(g, ...) (runtime.unbroadcast): generated code "
+           "negates the result, smaller than the argument",
+    "reports": "True: it only reports (prints, logs, warns), so it may be called for its effect alone, where "
+               "the primal computation runs (print, logging.info, a Logger's info method)",
+    "variadic": "the function that computes it over the items of one argument; called with more than two "
+                "arguments, it is folded over them pairwise (max: np.max, so max(xs) is np.max(xs) and "
+                "max(a, b, c) is max(max(a, b), c))",
+    "numeric": "True: the result is a number or an array, unless declared returns_sequence (NumPy's functions)",
 }
 
 
@@ -380,6 +405,10 @@ def declare(*fns: Any, **facts: Any) -> None:
         raise TypeError(f"unknown fact {unknown[0]!r}; the facts are {', '.join(sorted(FACTS))}")
     if not facts:
         return
+    for fn in fns:
+        known = {**_FACTS.get(_key(fn), {}), **facts}
+        if known.get("joins_sequences") and "sequence_helpers" not in known:
+            raise TypeError(f"{getattr(fn, '__name__', fn)} joins sequences: declare its sequence_helpers with it")
     global _generation
     _generation += 1
     for fn in fns:
@@ -388,11 +417,22 @@ def declare(*fns: Any, **facts: Any) -> None:
 
 def fact(fn: Any, name: str, default: Any = None) -> Any:
     """The fact ``name`` declared about ``fn`` (see ``FACTS``), or ``default``."""
-    load_templates()
+    if not _loaded:  # (checked here: the transformer asks for facts on every call it meets)
+        load_templates()
     try:
-        return _FACTS.get(_key(fn), {}).get(name, default)
+        return _FACTS.get(_key(fn), _NO_FACTS).get(name, default)
     except TypeError:  # an unhashable callable
         return default
+
+
+def facts_of(fn: Any) -> "types.MappingProxyType | dict[str, Any]":
+    """Every fact declared about ``fn``, by name (read only): one lookup where a hot path asks several."""
+    if not _loaded:
+        load_templates()
+    try:
+        return _FACTS.get(_key(fn), _NO_FACTS)
+    except TypeError:  # an unhashable callable
+        return _NO_FACTS
 
 
 def declared(name: str) -> list[Any]:
@@ -415,6 +455,30 @@ def _templates_package() -> Any:
         sys.modules["s2s_ad.templates"] = package
         spec.loader.exec_module(package)
         return package
+
+
+_SPELLINGS: list[tuple[str, Any, str, Any]] = []  # (prefix, module, first part of the prefix, its module)
+
+
+def spell_module(prefix: str, module: types.ModuleType) -> None:
+    """Generated code names a public function of ``module`` ``<prefix>.<name>``
+    (``spell_module("np", numpy)``: ``np.sin``) instead of holding it under a name of its own.
+
+    Modules are tried in the order declared: the first that holds a function spells it (``np.matmul``
+    before ``np.linalg.matmul``).  A dotted prefix's first part must be declared before it
+    (``np`` before ``np.linalg``): generated code finds that module among its globals.
+    """
+    root = prefix.partition(".")[0]
+    roots = {p: m for p, m, _, _ in _SPELLINGS}
+    if root != prefix and root not in roots:
+        raise ValueError(f"spell_module({prefix!r}): declare how {root!r} is spelled first")
+    _SPELLINGS.append((prefix, module, root, roots.get(root, module)))
+
+
+def module_spellings() -> tuple[tuple[str, Any, str, Any], ...]:
+    """``(prefix, module, root, root module)`` for each ``spell_module``, in the order declared."""
+    load_templates()
+    return tuple(_SPELLINGS)
 
 
 def method_alias(name: str, fn: Any) -> None:

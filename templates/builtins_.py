@@ -1,4 +1,8 @@
-"""Rules for Python builtins: ``abs``, ``min``/``max`` of two values, ``float``."""
+"""Rules for Python builtins: ``abs``, ``min``/``max`` of two values, ``float``; and what may be
+called for its effect alone: ``print``, ``warnings.warn`` and logging (``reports=True``)."""
+import logging
+import warnings
+
 import numpy as np
 
 from s2s_ad.rules import adjoint, declare, nondifferentiable
@@ -24,14 +28,14 @@ def abs(out, x, d_out):
     d_x = d_out * (1.0 - 2.0 * (x < 0))  # +1 at the kink x = 0, as JAX
 
 
-@adjoint(max, elementwise=True, returns_operand=True)
+@adjoint(max, elementwise=True, returns_operand=True, variadic=np.max)
 def max(out, a, b, d_out):
     first = (a > b) + 0.5 * (a == b)  # a tie splits the adjoint evenly, as JAX does
     d_a = d_out * first
     d_b = d_out * (1.0 - first)
 
 
-@adjoint(min, elementwise=True, returns_operand=True)
+@adjoint(min, elementwise=True, returns_operand=True, variadic=np.min)
 def min(out, a, b, d_out):
     first = (a < b) + 0.5 * (a == b)
     d_a = d_out * first
@@ -47,3 +51,8 @@ def float(out, x, d_out):
 declare(len, int, bool, counts=True)
 declare(len, axis_length=0)  # len(x) is x.shape[0]
 declare(int, arithmetic=True)
+
+# What only reports, and so may run for its effect in a differentiated function (print(x), LOG.info(...)).
+_LOGGING = ("debug", "info", "warning", "error", "critical", "exception", "log")
+declare(print, warnings.warn, *[getattr(logging, name) for name in _LOGGING], reports=True)
+declare(*[vars(cls)[name] for cls in (logging.Logger, logging.LoggerAdapter) for name in _LOGGING], reports=True)

@@ -1,8 +1,11 @@
 """Array creation: functions whose result is a new array the function owns.
 
 Arrays made by these may be written into (``out[i] = v``); the zero-valued
-constructors carry no derivative.
+constructors carry no derivative.  The end of the module declares what holds
+of NumPy's functions as a family (what they return, which fold on constants).
 """
+import types
+
 import numpy as np
 
 from s2s_ad.rules import adjoint, declare, fresh_arrays, nondifferentiable, tangent
@@ -95,3 +98,30 @@ declare(np.zeros, np.ones, np.empty, np.full, shape_from="argument")
 declare(np.zeros, np.ones, np.empty, np.eye, np.identity, np.random.rand, np.random.randn, np.random.random,
         makes_floats=1)
 declare(np.zeros_like, np.ones_like, np.empty_like, shape_from="like")
+
+
+# NumPy as a family (see s2s_ad.rules.FACTS).  Every callable NumPy's namespaces export whose own module
+# is NumPy's returns a number or an array (those that return tuples say returns_sequence=True); its
+# builtin (C) functions are computed once where called on constants.  Ufuncs need no declaration: the
+# engine reads their outputs (nout) and purity off the ufunc itself.
+_NUMERIC_MODULES = {"numpy", "numpy.linalg", "numpy.fft", "numpy.lib", "numpy._core.fromnumeric",
+                    "numpy.core.fromnumeric", "numpy._core.numeric", "numpy.core.numeric"}
+
+
+def _exported() -> list:
+    """The hashable callables, other than ufuncs, of NumPy's main namespaces."""
+    found = []
+    for namespace in (np, np.linalg, np.fft, np.lib):
+        for value in vars(namespace).values():
+            if callable(value) and not isinstance(value, np.ufunc):
+                try:
+                    hash(value)
+                except TypeError:
+                    continue
+                found.append(value)
+    return found
+
+
+declare(*[f for f in _exported() if getattr(f, "__module__", None) in _NUMERIC_MODULES], numeric=True)
+declare(*[f for f in _exported() if isinstance(f, types.BuiltinFunctionType) and f.__module__ == "numpy"],
+        foldable=True)

@@ -8,7 +8,9 @@ input's shape where broadcasting may have happened.
 """
 import numpy as np
 
-from s2s_ad.rules import adjoint, nondifferentiable
+from s2s_ad.rules import adjoint, nondifferentiable, spell_module
+
+spell_module("np", np)  # generated code writes np.sin (numpy_linalg.py adds np.linalg)
 
 nondifferentiable(np.sign, np.floor, np.ceil, np.round, np.around, np.rint, np.trunc, np.fix, np.isnan, np.isinf,
                   np.signbit, np.heaviside, np.greater_equal, np.less_equal, np.not_equal, np.logical_xor,

@@ -1,17 +1,19 @@
 """Rules for linear algebra: matmul and ``@``, dot, outer, transpose and ``.T``, trace, tensordot,
 inner, kron, cross, and ``np.linalg``'s inv, solve, det, cholesky and norm (batched over leading
 axes where NumPy batches)."""
+import ast
 import operator
 
 import numpy as np
 
 from s2s_ad.kinds import matmul_dims, transposed_dims
-from s2s_ad.rules import adjoint, declare, fresh_arrays, fresh_values, nondifferentiable, tangent
+from s2s_ad.rules import adjoint, declare, fresh_arrays, fresh_values, nondifferentiable, spell_module, tangent
 from s2s_ad.runtime import (multi_dot_grad, multi_dot_jvp, qr_checked, svd_checked, dot_grad_a, dot_grad_b, einsum_grad, matrix_power_grad, matrix_power_jvp, norm_max_weights, norm_matrices, norm_singular_weights, norm_unmoved, expand_reduced, inner_axes, inverse_axes, norm_weight, kron_axes, kron_blocks, kron_spread,
                             matmul_grad_a, matmul_grad_b, norm_order, solve_columns, tensordot_adjoint_plan,
                             trace_grad, unbroadcast)
 
 nondifferentiable(norm_order, norm_max_weights, norm_singular_weights, tensordot_adjoint_plan, kron_axes, inner_axes)
+spell_module("np.linalg", np.linalg)  # generated code writes np.linalg.solve
 
 def _matmul_rank(x1: int, x2: int) -> "int | None":
     """The rank of ``x1 @ x2`` where both are at least matrices (the larger, batched); else not declared."""
@@ -38,7 +40,8 @@ def matmul_matrices(out, x1, x2, d_out):
 
 
 @adjoint(operator.matmul, bilinear=True, examples=tuple({"a": e["x1"], "b": e["x2"]} for e in _PRODUCTS),
-         factors=(0, 1), reusable=True, words=("at", "matprod"), result_rank=_matmul_rank, result_dims=matmul_dims)
+         factors=(0, 1), reusable=True, words=("at", "matprod"), result_rank=_matmul_rank, result_dims=matmul_dims,
+         syntax=ast.MatMult)
 def matmul_operator(out, a, b, d_out):
     d_a = matmul_grad_a(d_out, a, b)
     d_b = matmul_grad_b(d_out, a, b)

@@ -5,13 +5,17 @@ generated code for scalar functions stays on fast Python floats instead of
 NumPy scalars (``math.cos`` on a float costs a fraction of ``np.cos``).
 """
 import math
+import types
 
 import numpy as np
 
-from s2s_ad.rules import adjoint, nondifferentiable
+from s2s_ad.rules import adjoint, declare, nondifferentiable, spell_module
 from s2s_ad.runtime import digamma, trigamma
 
+spell_module("math", math)  # generated code writes math.cos
 nondifferentiable(math.floor, math.ceil, math.trunc, math.isnan, math.isinf, math.isfinite, math.factorial)
+# Pure functions of numbers: computed once where generated code calls them on constants (math.log(math.e)).
+declare(*[f for f in vars(math).values() if isinstance(f, types.BuiltinFunctionType)], foldable=True)
 
 
 @adjoint(math.sin, elementwise=True)
