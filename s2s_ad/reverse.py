@@ -468,7 +468,9 @@ class ReverseSweep(Recording):
         orelse = self.reverse_block(stmt.orelse)
         after_else = self.adjoint
         joined: dict[str, ir.Expr] = {}
-        for name in (set(after_body) | set(after_else)) - merged:
+        # in a fixed order (the first side's, then the other's): the code must not depend on hashing
+        names = [n for n in dict.fromkeys(list(after_body) + list(after_else)) if n not in merged]
+        for name in names:
             in_body, in_else = after_body.get(name), after_else.get(name)
             if in_body is not None and in_body == in_else:
                 joined[name] = in_body
