@@ -699,7 +699,9 @@ def jvp(fn: Callable, primals: Sequence[Any], tangents: Sequence[Any]) -> tuple[
     out, t_out = _run(built.function, _flat(args, kinds) + tuple(tangent_args))
     if built.result_tree is not None:
         return containers.unflatten(built.result_tree, out), containers.unflatten(built.result_tree, t_out)
-    return out, _handed_out(t_out, args + tuple(tangent_args) + (out,))
+    if not _alone(t_out, _ALONE_SINGLE, _ALONE_EACH):  # (as grad's gradients: see _alone)
+        t_out = _handed_out(t_out, args + tuple(tangent_args) + (out,))
+    return out, t_out
 
 
 def _without_prefix(fn: Callable, params: list[str], args: tuple) -> tuple[Callable, list[str], tuple]:

@@ -339,3 +339,25 @@ def test_positional_calls_that_leave_defaults_bind_as_python_would():
         dfs(0.3)
     with pytest.raises(TypeError):
         dfs(0.3, 0.2, 3, 0.5, 1.0)
+
+
+def test_jvp_hands_out_a_tangent_of_its_own():
+    x, w = np.array([1.0, 2.0, 3.0]), np.array([0.5, -1.0, 2.0])
+    t_x, t_w = np.array([1.0, 0.0, -1.0]), np.zeros(3)
+    for _ in range(2):
+        value, tangent = s2s_ad.jvp(product, (x, w), (t_x, t_w))
+        np.testing.assert_allclose(value, x * w)
+        np.testing.assert_allclose(tangent, t_x * w)
+        assert tangent.flags.writeable
+        assert not any(np.shares_memory(tangent, a) for a in (x, w, t_x, t_w, value))
+    value, tangent = s2s_ad.jvp(first_of, (x, w), (t_x, t_w))  # the tangent is t_x itself
+    np.testing.assert_allclose(tangent, t_x)
+    assert not np.shares_memory(tangent, t_x) and tangent.flags.writeable
+
+
+def product(x, w):
+    return x * w
+
+
+def first_of(x, w):
+    return x
