@@ -18,6 +18,7 @@ from __future__ import annotations
 import functools
 import inspect
 import numbers
+import operator
 import random
 import sys
 import threading
@@ -115,23 +116,32 @@ def _alone(gradient: Any, single: int, each: int) -> bool:
 
 
 def _calibrated() -> tuple[int, int]:
-    """``_alone``'s reference counts for a gradient held as the hot path holds it (a local variable
-    naming it or the tuple of them), found on fresh arrays; and checked: one referred to once more,
-    or a view, must not pass.  (-1, -1), which nothing passes, where they cannot be found."""
+    """``_alone``'s reference counts for a gradient held as the calls hold it (a plain local variable
+    naming the array or the tuple of them, passed straight to ``_alone``: written the same way here,
+    with no comprehension, whose variables would be cells), found on fresh arrays; and checked: one
+    referred to once more, or a view, must not pass.  (-1, -1), which nothing passes, where they
+    cannot be found."""
     if getrefcount is None:
         return -1, -1
-    gradient: Any = np.empty(1)
-    singles = [n for n in range(1, 10) if _alone(gradient, n, -1)]
-    gradient = (np.empty(1), np.empty(1))
-    eaches = [n for n in range(1, 10) if _alone(gradient, -1, n)]
+    singles, eaches = [], []
+    for n in range(1, 10):
+        gradient: Any = np.empty(1)
+        if _alone(gradient, n, -1):
+            singles.append(n)
+        gradient = (np.empty(1), np.empty(1))
+        if _alone(gradient, -1, n):
+            eaches.append(n)
     if len(singles) != 1 or len(eaches) != 1:
         return -1, -1
     gradient = np.empty(1)
     again = gradient
-    if _alone(gradient, singles[0], -1) or _alone((again, np.empty(1)), -1, eaches[0]):
+    if _alone(gradient, singles[0], -1):
+        return -1, -1
+    gradient = (again, np.empty(1))
+    if _alone(gradient, -1, eaches[0]):
         return -1, -1
     gradient = np.empty(2)[1:]
-    if _alone(gradient, singles[0], -1) or _alone((np.empty(2)[1:],), -1, eaches[0]):
+    if _alone(gradient, singles[0], -1):
         return -1, -1
     return singles[0], eaches[0]
 
@@ -310,6 +320,8 @@ def _resolve_wrt(fn: Callable, wrt: Wrt) -> tuple[tuple[str, ...], bool]:
         names.append(item)
     if len(set(names)) != len(names):
         raise ValueError(f"wrt names a parameter twice: {names}")
+    if not names:
+        raise ValueError(f"wrt={wrt!r} names no parameter: name at least one, by position or name")
     return tuple(names), several
 
 
@@ -346,6 +358,7 @@ class GradientFunction:
         self._tails = _default_tails(self._signature) if self._n_params >= 0 else {}
         self._types_of = _types_of(len(self._signature.parameters))
         self._positions = [list(self._signature.parameters).index(w) for w in self.wrt]
+        self._primals_of = operator.itemgetter(*self._positions)  # the argument, or a tuple of them
         self._with_value = with_value
         # Without arrays, kinds follow from types alone: the hot path keys on types.
         # With arrays the rank matters too: _by_ranks maps the types to a function giving the
@@ -486,8 +499,8 @@ class GradientFunction:
                 f"grad needs {self.fn.__name__} to return a scalar, but it returned an array of shape "
                 f"{np.shape(value)}; use s2s_ad.vjp or s2s_ad.jacobian for non-scalar results")
         if typed:  # arrays and NumPy numbers: gradients of their own dtype, arrays of their own
-            primals = [args[i] for i in self._positions]
-            gradient = tuple(map(_like, primals, gradient)) if len(primals) > 1 else _like(primals[0], gradient)
+            primals = self._primals_of(args)
+            gradient = tuple(map(_like, primals, gradient)) if len(self.wrt) > 1 else _like(primals, gradient)
             if gradient.__class__ is not float and not _alone(gradient, _ALONE_SINGLE, _ALONE_EACH):
                 gradient = _handed_out(gradient, args)
         # (a cached call has no array argument (see _specialise): its gradients are numbers, nothing to copy)

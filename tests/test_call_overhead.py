@@ -361,3 +361,10 @@ def product(x, w):
 
 def first_of(x, w):
     return x
+
+
+def test_an_empty_wrt_is_refused_when_the_gradient_is_made():
+    with pytest.raises(ValueError, match=r"wrt=\(\) names no parameter"):
+        s2s_ad.grad(summed, wrt=())
+    with pytest.raises(ValueError, match=r"wrt=\[\] names no parameter"):
+        s2s_ad.value_and_grad(summed, wrt=[])
