@@ -368,3 +368,22 @@ def test_an_empty_wrt_is_refused_when_the_gradient_is_made():
         s2s_ad.grad(summed, wrt=())
     with pytest.raises(ValueError, match=r"wrt=\[\] names no parameter"):
         s2s_ad.value_and_grad(summed, wrt=[])
+
+
+@pytest.mark.parametrize("grad, shape, axis, keepdims", [
+    (0.5, (3, 4), None, False), (np.float32(2.0), (2, 3), None, False), (np.array(1.5), (5,), None, False),
+    (np.array([1.0, 2.0, 3.0]), (2, 3), 0, False), (np.array([1.0, 2.0]), (2, 3), 1, False),
+    (np.array([[1.0], [2.0]]), (2, 3), 1, True), (np.array([1.0 + 2.0j, 3.0]), (2, 2), 0, False),
+    (np.arange(4.0).reshape(2, 2), (2, 3, 2), 1, False), (3, (2, 2), None, False), (0.25, (), None, False),
+])
+def test_a_reductions_adjoint_is_spread_into_a_new_writable_array(grad, shape, axis, keepdims):
+    from s2s_ad import runtime
+    like = np.zeros(shape)
+    spread = runtime.broadcast_reduced(grad, like, axis, keepdims)
+    expanded = np.expand_dims(grad, axis) if axis is not None and not keepdims else grad
+    want = np.broadcast_to(expanded, shape)
+    assert spread.shape == shape and spread.dtype == np.result_type(grad, 1.0)
+    np.testing.assert_array_equal(spread, want)
+    assert spread.flags.writeable and spread.flags.owndata
+    if isinstance(grad, np.ndarray):
+        assert not np.shares_memory(spread, grad)
