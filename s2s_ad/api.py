@@ -527,9 +527,12 @@ class GradientFunction:
         """A call with container arguments or ``has_aux``: leaves in, the gradient rebuilt with the
         structure of each argument differentiated."""
         built = self._specialise(args, kinds)
-        value, gradient = _run(built.function, _flat(args, kinds))
+        leaves = _flat(args, kinds)
+        value, gradient = _run(built.function, leaves)
+        held = leaves  # what the gradients must not share memory with: every leaf in, the aux out
         if self._has_aux:
             value, aux_leaves = value
+            held = leaves + tuple(aux_leaves)
             value = (value, containers.unflatten(built.aux_tree, aux_leaves))
         loss = value[0] if self._has_aux else value
         if loss.__class__ is not float and np.ndim(loss) != 0:
@@ -540,7 +543,7 @@ class GradientFunction:
         by = [kinds[params.index(w)] for w in self.wrt]
         primals = _flat(tuple(args[params.index(w)] for w in self.wrt), tuple(by))
         flat = (gradient,) if len(primals) == 1 else tuple(gradient)
-        gradients = _regroup(tuple(map(_like, primals, flat)), by)
+        gradients = _regroup(_handed_out(tuple(map(_like, primals, flat)), held), by)
         gradient = tuple(gradients) if self._several else gradients[0]
         if self._with_value:
             return value, gradient

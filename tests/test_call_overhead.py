@@ -387,3 +387,37 @@ def test_a_reductions_adjoint_is_spread_into_a_new_writable_array(grad, shape, a
     assert spread.flags.writeable and spread.flags.owndata
     if isinstance(grad, np.ndarray):
         assert not np.shares_memory(spread, grad)
+
+
+def bilinear_of_dict(p):
+    return uses_bilinear(p["x"], p["w"])
+
+
+def bilinear_with_aux(x, w):
+    return uses_bilinear(x, w), w
+
+
+def test_gradients_of_container_arguments_never_share_an_arguments_memory():
+    p = {"x": np.array([1.0, 2.0]), "w": np.array([3.0, -4.0])}
+    for _ in range(2):
+        gradient = s2s_ad.grad(bilinear_of_dict)(p)
+        np.testing.assert_allclose(gradient["x"], p["w"])
+        np.testing.assert_allclose(gradient["w"], p["x"])
+        for leaf in gradient.values():
+            assert leaf.flags.writeable
+            assert not any(np.shares_memory(leaf, a) for a in p.values())
+    gradient["x"][0] = 100.0
+    assert p["w"][0] == 3.0
+
+
+def test_gradients_with_aux_share_memory_with_no_argument_and_not_with_the_aux():
+    x, w = np.array([1.0, 2.0]), np.array([3.0, -4.0])
+    (d_x, d_w), aux = s2s_ad.grad(bilinear_with_aux, wrt=(0, 1), has_aux=True)(x, w)
+    np.testing.assert_allclose(d_x, w)
+    np.testing.assert_allclose(d_w, x)
+    for gradient in (d_x, d_w):
+        assert not np.shares_memory(gradient, x) and not np.shares_memory(gradient, w)
+        assert not np.shares_memory(gradient, aux)
+    (value, aux), (d_x, d_w) = s2s_ad.value_and_grad(bilinear_with_aux, wrt=(0, 1), has_aux=True)(x, w)
+    assert value == pytest.approx(-5.0)
+    assert not np.shares_memory(d_x, w) and not np.shares_memory(d_x, aux)
