@@ -438,6 +438,8 @@ class GradientFunction:
         if built is None or not is_current(built):
             built = self._by_kinds[kinds] = self._adjoint(kinds) if self.inner is None else self.function_for(kinds)
             self._last_source = built.source
+        if self.inner is not None:  # a gradient of a gradient: its code returns the gradient alone
+            return built
         if not self._has_aux and not any(isinstance(k, containers.Tree) or (k and k.startswith("array"))
                                          for k in kinds) and not any(
                 isinstance(a, np.generic) and a.dtype != np.float64 for a in args):  # those take _like
@@ -476,36 +478,50 @@ class GradientFunction:
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         if kwargs or len(args) != self._n_params:
             args = self._bind(args, kwargs)
-        if self.inner is not None:
-            gradient = _handed_out(_run(self._specialise(args, _kinds(self.fn, args)).function, args), args)
-            if self._check:
-                self._self_check(args, None, gradient if self._several else (gradient,))
-            return (self.inner(*args), gradient) if self._with_value else gradient
-        # The hot path: one dictionary look-up, and the snapshot only where there is one.
+        # The hot path, numbers only: one dictionary look-up, and the snapshot only where there is one.
         types = self._types_of(args)
         entry = self._by_types.get(types)
-        typed = entry is None or (entry[1] is not None and not entry[1].valid())
-        if typed:  # arrays or NumPy numbers: a look-up by their ranks (or a stale entry)
-            entry, kinds = self._typed_entry(args, types)
-            if entry is None:
-                return self._call_with_containers(args, kinds)
+        if entry is None or (entry[1] is not None and not entry[1].valid()):
+            return self._call_typed(args, types)
         try:  # _run, inlined: this is every cached call
             value, gradient = entry[0](*args)
         except Exception as exc:
             name_the_users_line(exc)
             raise
+        if value.__class__ is not float and np.ndim(value) != 0:
+            self._refuse_result(value)
+        # (no array argument (see _specialise): its gradients are numbers, nothing to copy)
+        return gradient if self._bare else self._finish(args, value, gradient)
+
+    def _call_typed(self, args: tuple, types: tuple) -> Any:
+        """A call ``_by_types`` does not serve: arrays or NumPy numbers among the arguments (found
+        by their types and ranks), a gradient of a gradient, containers, ``has_aux``, a first call."""
+        if self.inner is not None:
+            gradient = _handed_out(_run(self._specialise(args, _kinds(self.fn, args)).function, args), args)
+            if self._check:
+                self._self_check(args, None, gradient if self._several else (gradient,))
+            return (self.inner(*args), gradient) if self._with_value else gradient
+        entry, kinds = self._typed_entry(args, types)
+        if entry is None:
+            return self._call_with_containers(args, kinds)
+        value, gradient = _run(entry[0], args)
         if value.__class__ is not float and value.__class__ is not np.float64 and np.ndim(value) != 0:
-            raise TypeError(
-                f"grad needs {self.fn.__name__} to return a scalar, but it returned an array of shape "
-                f"{np.shape(value)}; use s2s_ad.vjp or s2s_ad.jacobian for non-scalar results")
-        if typed:  # arrays and NumPy numbers: gradients of their own dtype, arrays of their own
-            primals = self._primals_of(args)
-            gradient = tuple(map(_like, primals, gradient)) if len(self.wrt) > 1 else _like(primals, gradient)
-            if gradient.__class__ is not float and not _alone(gradient, _ALONE_SINGLE, _ALONE_EACH):
-                gradient = _handed_out(gradient, args)
-        # (a cached call has no array argument (see _specialise): its gradients are numbers, nothing to copy)
-        if self._bare:
-            return gradient
+            self._refuse_result(value)
+        # gradients of their arguments' dtypes, arrays of their own
+        primals = self._primals_of(args)
+        gradient = tuple(map(_like, primals, gradient)) if len(self.wrt) > 1 else _like(primals, gradient)
+        if gradient.__class__ is not float and not _alone(gradient, _ALONE_SINGLE, _ALONE_EACH):
+            gradient = _handed_out(gradient, args)
+        return gradient if self._bare else self._finish(args, value, gradient)
+
+    def _refuse_result(self, value: Any) -> None:
+        raise TypeError(
+            f"grad needs {self.fn.__name__} to return a scalar, but it returned an array of shape "
+            f"{np.shape(value)}; use s2s_ad.vjp or s2s_ad.jacobian for non-scalar results")
+
+    def _finish(self, args: tuple, value: Any, gradient: Any) -> Any:
+        """What a call returns, from the value and the gradient(s): with the value
+        (``value_and_grad``), a single ``wrt`` given as a tuple, after the self-check."""
         if self._check:
             self._self_check(args, value, gradient if self._several and not self._wrap_single else (gradient,))
         if self._wrap_single:
@@ -536,9 +552,7 @@ class GradientFunction:
             value = (value, containers.unflatten(built.aux_tree, aux_leaves))
         loss = value[0] if self._has_aux else value
         if loss.__class__ is not float and np.ndim(loss) != 0:
-            raise TypeError(
-                f"grad needs {self.fn.__name__} to return a scalar, but it returned an array of shape "
-                f"{np.shape(loss)}; use s2s_ad.vjp or s2s_ad.jacobian for non-scalar results")
+            self._refuse_result(loss)
         params = list(self._signature.parameters)
         by = [kinds[params.index(w)] for w in self.wrt]
         primals = _flat(tuple(args[params.index(w)] for w in self.wrt), tuple(by))
