@@ -132,7 +132,9 @@ def zero_tangent(value: Any) -> Any:
 
 def writable_copy(grad: Any, like: Any) -> np.ndarray:
     """A fresh float array of ``like``'s shape holding ``grad``, for in-place updates."""
-    return np.array(np.broadcast_to(grad, np.shape(like)), dtype=np.result_type(grad, 1.0))
+    copy = np.empty(np.shape(like), dtype=np.result_type(grad, 1.0))
+    copy[...] = grad  # filled in place, as in broadcast_reduced
+    return copy
 
 
 def stored_part(grad: np.ndarray, index: Any, value: Any) -> Any:

@@ -421,3 +421,17 @@ def test_gradients_with_aux_share_memory_with_no_argument_and_not_with_the_aux()
     (value, aux), (d_x, d_w) = s2s_ad.value_and_grad(bilinear_with_aux, wrt=(0, 1), has_aux=True)(x, w)
     assert value == pytest.approx(-5.0)
     assert not np.shares_memory(d_x, w) and not np.shares_memory(d_x, aux)
+
+
+@pytest.mark.parametrize("grad, shape", [
+    (0.5, (3, 4)), (np.float32(2.0), (2,)), (np.array([1.0, 2.0, 3.0]), (2, 3)), (np.arange(3), (3,)),
+    (np.array([1.0 + 1.0j, 2.0]), (2,)), (2, ()), (np.ones((2, 1)), (2, 3)),
+])
+def test_a_writable_copy_is_a_new_float_array_of_the_shape_asked(grad, shape):
+    from s2s_ad import runtime
+    copy = runtime.writable_copy(grad, np.zeros(shape))
+    assert copy.shape == shape and copy.dtype == np.result_type(grad, 1.0)
+    np.testing.assert_array_equal(copy, np.broadcast_to(grad, shape))
+    assert copy.flags.writeable and copy.flags.owndata
+    if isinstance(grad, np.ndarray):
+        assert not np.shares_memory(copy, grad)
