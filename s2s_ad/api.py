@@ -162,7 +162,9 @@ def _types_of(n: int) -> Callable[[tuple], tuple]:
 def _ranks_of(positions: tuple[int, ...]) -> Callable[[tuple], tuple]:
     """A function giving the ranks of the arrays at ``positions`` of an argument tuple: with the
     arguments' types, the key of a cached gradient for a call with arrays (``_kind`` of an array is
-    its rank, of anything else its type).  Written out, like ``_types_of``."""
+    its rank, of anything else its type).  Written out, like ``_types_of``.
+    The key must determine the kinds: where ``_kind`` reads more of an array (its shape), this must
+    read that too (``args[i].shape``, and the table then bounded: shapes are many)."""
     items = "".join(f"args[{i}].ndim, " for i in positions)
     return eval(f"lambda args: ({items})", {})  # noqa: S307 (our own text, no user input)
 

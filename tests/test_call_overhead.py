@@ -435,3 +435,23 @@ def test_a_writable_copy_is_a_new_float_array_of_the_shape_asked(grad, shape):
     assert copy.flags.writeable and copy.flags.owndata
     if isinstance(grad, np.ndarray):
         assert not np.shares_memory(copy, grad)
+
+
+def broadcast_product(x, y):
+    return np.sum(x * y * y)
+
+
+def test_arrays_of_one_rank_but_other_shapes_get_gradients_of_their_own_shapes():
+    """Calls alternating between broadcasting patterns of the same ranks: whatever the code is
+    specialised on, each call's gradients are right and shaped like its arguments."""
+    rng = np.random.default_rng(5)
+    shapes = [((3, 1), (1, 4)), ((3, 4), (3, 4)), ((1, 4), (3, 4)), ((3, 4), (1, 1)), ((1, 1), (3, 4)),
+              ((3, 1), (1, 4))]
+    df = s2s_ad.grad(broadcast_product, wrt=(0, 1))
+    for _ in range(2):
+        for sx, sy in shapes:
+            x, y = rng.normal(size=sx), rng.normal(size=sy)
+            d_x, d_y = df(x, y)
+            assert d_x.shape == sx and d_y.shape == sy
+            np.testing.assert_allclose(d_x, _fd(broadcast_product, (x, y), 0), rtol=1e-6, atol=1e-8)
+            np.testing.assert_allclose(d_y, _fd(broadcast_product, (x, y), 1), rtol=1e-6, atol=1e-8)
