@@ -463,7 +463,7 @@ class GradientFunction:
             return None, kinds
         entry = _entry(self._specialise(args, kinds))
         if table is None:
-            arrays = tuple(i for i, t in enumerate(types) if t is np.ndarray)  # the kinds _kind reads off more than the type
+            arrays = tuple(i for i, t in enumerate(types) if t is np.ndarray)  # whose kind is more than its type
             table = self._by_ranks[types] = (_ranks_of(arrays), {})
         table[1][table[0](args)] = entry
         return entry, kinds
@@ -517,6 +517,7 @@ class GradientFunction:
         return gradient if self._bare else self._finish(args, value, gradient)
 
     def _refuse_result(self, value: Any) -> None:
+        """Raise: ``grad`` of a function whose result is not a number."""
         raise TypeError(
             f"grad needs {self.fn.__name__} to return a scalar, but it returned an array of shape "
             f"{np.shape(value)}; use s2s_ad.vjp or s2s_ad.jacobian for non-scalar results")
