@@ -136,7 +136,11 @@ def _identity_check(names: tuple, attributes: tuple) -> Callable[[], bool]:
     tests = []
     for i, (scope, name, value) in enumerate(names):
         namespace.update({f"s{i}": scope, f"k{i}": name, f"v{i}": value})
-        tests.append(f"k{i} not in s{i}" if value is _ABSENT else f"s{i}[k{i}] is v{i}")
+        if value is _ABSENT:
+            tests.append(f"k{i} not in s{i}")
+        else:  # a subscript only where it cannot run code (a dict subclass may have __missing__)
+            tests.append(f"s{i}[k{i}] is v{i}" if type(scope) in (dict, types.MappingProxyType)
+                         else f"s{i}.get(k{i}, ABSENT) is v{i}")
     for i, (owner, name, value) in enumerate(attributes):
         namespace.update({f"n{i}": name, f"w{i}": value})
         if type(owner) is types.ModuleType and value is not _ABSENT:
