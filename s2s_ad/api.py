@@ -18,7 +18,9 @@ from __future__ import annotations
 import functools
 import inspect
 import numbers
+import operator
 import random
+import sys
 import threading
 from dataclasses import dataclass
 from typing import Any, Callable, Optional, Sequence, Union
@@ -71,13 +73,81 @@ def _owned(value: Any, seen: list, copy_all: bool) -> Any:
     A plain function, not a closure calling itself: that would be a reference cycle holding every
     array until the garbage collector runs, and a large gradient's memory would not be reused."""
     if isinstance(value, np.ndarray):
-        if copy_all or not value.flags.writeable or any(np.may_share_memory(value, h) for h in seen):
+        if copy_all or not value.flags.writeable or _shares_memory(value, seen):
             value = np.array(value, copy=True)
         seen.append(value)
         return value
     if type(value) in (tuple, list):
-        return type(value)(_owned(v, seen, copy_all) for v in value)
+        return type(value)([_owned(v, seen, copy_all) for v in value])
     return value
+
+
+def _shares_memory(value: np.ndarray, seen: list) -> bool:
+    """Whether ``value`` may share memory with one of ``seen`` (a loop, not ``any`` of a generator:
+    this runs for every pair of gradient and argument on every call)."""
+    for held in seen:
+        if np.may_share_memory(value, held):
+            return True
+    return False
+
+
+def _alone(gradient: Any, single: int, each: int) -> bool:
+    """Whether ``gradient`` (an array, or a tuple of them) needs no copy, without comparing it
+    with the arguments: each array owns its memory, is writable, and nothing refers to it but the
+    caller's variable ``gradient`` (``getrefcount`` is ``single``) or the tuple (``each``).
+
+    Anything else using an array's memory (a view, a buffer, another array made on it) refers to
+    the array that owns it: NumPy keeps the owner alive that way.  So an array that owns its
+    memory and is referred to by nothing else shares memory with no argument and no other
+    gradient: a fresh result, which generated code returns almost always.  Where this cannot be
+    shown (a view, an argument returned, an array held elsewhere) ``_handed_out`` compares."""
+    if gradient.__class__ is tuple:
+        for array in gradient:
+            if array.__class__ is not np.ndarray or getrefcount(array) != each:
+                return False
+            flags = array.flags
+            if not (flags.owndata and flags.writeable):
+                return False
+        return True
+    if gradient.__class__ is not np.ndarray or getrefcount(gradient) != single:
+        return False
+    flags = gradient.flags
+    return flags.owndata and flags.writeable
+
+
+def _calibrated() -> tuple[int, int]:
+    """``_alone``'s reference counts for a gradient held as the calls hold it (a plain local variable
+    naming the array or the tuple of them, passed straight to ``_alone``: written the same way here,
+    with no comprehension, whose variables would be cells), found on fresh arrays; and checked: one
+    referred to once more, or a view, must not pass.  (-1, -1), which nothing passes, where they
+    cannot be found."""
+    if getrefcount is None:
+        return -1, -1
+    singles, eaches = [], []
+    for n in range(1, 10):
+        gradient: Any = np.empty(1)
+        if _alone(gradient, n, -1):
+            singles.append(n)
+        gradient = (np.empty(1), np.empty(1))
+        if _alone(gradient, -1, n):
+            eaches.append(n)
+    if len(singles) != 1 or len(eaches) != 1:
+        return -1, -1
+    gradient = np.empty(1)
+    again = gradient
+    if _alone(gradient, singles[0], -1):
+        return -1, -1
+    gradient = (again, np.empty(1))
+    if _alone(gradient, -1, eaches[0]):
+        return -1, -1
+    gradient = np.empty(2)[1:]
+    if _alone(gradient, singles[0], -1):
+        return -1, -1
+    return singles[0], eaches[0]
+
+
+getrefcount = getattr(sys, "getrefcount", None)  # CPython's; elsewhere _handed_out always compares
+_ALONE_SINGLE, _ALONE_EACH = _calibrated()
 
 
 @functools.lru_cache(maxsize=None)
@@ -86,6 +156,24 @@ def _types_of(n: int) -> Callable[[tuple], tuple]:
     Written out for each n it takes a third of the time of ``tuple(map(type, args))``."""
     items = "".join(f"type(args[{i}]), " for i in range(n))
     return eval(f"lambda args: ({items})", {"type": type})  # noqa: S307 (our own text, no user input)
+
+
+@functools.lru_cache(maxsize=None)
+def _ranks_of(positions: tuple[int, ...]) -> Callable[[tuple], tuple]:
+    """A function giving the ranks of the arrays at ``positions`` of an argument tuple: with the
+    arguments' types, the key of a cached gradient for a call with arrays (``_kind`` of an array is
+    its rank, of anything else its type).  Written out, like ``_types_of``.
+    The key must determine the kinds: where ``_kind`` reads more of an array (its shape), this must
+    read that too (``args[i].shape``, and the table then bounded: shapes are many)."""
+    items = "".join(f"args[{i}].ndim, " for i in positions)
+    return eval(f"lambda args: ({items})", {})  # noqa: S307 (our own text, no user input)
+
+
+def _entry(built: Built) -> tuple[Callable, Optional[Snapshot]]:
+    """What the hot path keeps of a built gradient: its function, and its snapshot where the code
+    reads a free name (None where nothing can make it stale)."""
+    snapshot = built.snapshot
+    return built.function, snapshot if snapshot is not None and not snapshot.empty else None
 
 
 def _kind(value: Any) -> Optional[str]:
@@ -213,6 +301,22 @@ def _leaf_positions(params: list[str], kinds: tuple, names: Sequence[str]) -> li
     return [i for name in names for i in starts[name]]
 
 
+def _default_tails(signature: inspect.Signature) -> dict[int, tuple]:
+    """For a function of positional parameters only (no ``*args``, ``**kwargs`` or keyword-only ones):
+    for each count of positional arguments that leaves the rest to their defaults, those defaults,
+    the same objects binding would fill in (``rk4(a, b, c, d)`` binds without ``Signature.bind``)."""
+    params = list(signature.parameters.values())
+    positional = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+    if any(p.kind not in positional for p in params):
+        return {}
+    tails = {}
+    for count in range(len(params), -1, -1):
+        if count < len(params) and params[count].default is inspect.Parameter.empty:
+            break
+        tails[count] = tuple(p.default for p in params[count:])
+    return tails
+
+
 def _unwrap(fn: Callable) -> tuple[Callable, tuple, dict]:
     """The plain function under a bound method or ``functools.partial``, with the arguments those
     fix: ``model.loss`` is ``Model.loss`` with ``model`` first."""
@@ -253,6 +357,8 @@ def _resolve_wrt(fn: Callable, wrt: Wrt) -> tuple[tuple[str, ...], bool]:
         names.append(item)
     if len(set(names)) != len(names):
         raise ValueError(f"wrt names a parameter twice: {names}")
+    if not names:
+        raise ValueError(f"wrt={wrt!r} names no parameter: name at least one, by position or name")
     return tuple(names), several
 
 
@@ -286,14 +392,20 @@ class GradientFunction:
         self.wrt, self._several = _resolve_wrt(visible, wrt)
         # a method or partial: every call binds, to put in what they fix (-1 never equals a count)
         self._n_params = -1 if self._prefix or self._fixed else len(self._signature.parameters)
+        self._tails = _default_tails(self._signature) if self._n_params >= 0 else {}
         self._types_of = _types_of(len(self._signature.parameters))
         self._positions = [list(self._signature.parameters).index(w) for w in self.wrt]
+        self._primals_of = operator.itemgetter(*self._positions)  # the argument, or a tuple of them
         self._with_value = with_value
         # Without arrays, kinds follow from types alone: the hot path keys on types.
-        # With arrays the rank matters too, so those calls go through _by_kinds.
-        # _by_kinds holds Built records; _by_types (function, snapshot) pairs, the snapshot None
-        # where the code reads no free name.  Both are checked against their snapshot at each call.
+        # With arrays the rank matters too: _by_ranks maps the types to a function giving the
+        # arrays' ranks (_ranks_of) and a table from those to the entry.  Containers and has_aux
+        # go through _by_kinds (the kinds of a container depend on its contents).
+        # _by_kinds holds Built records; _by_types and _by_ranks (function, snapshot) pairs, the
+        # snapshot None where the code reads no free name.  All are checked against their snapshot
+        # at each call.
         self._by_types: dict[tuple, tuple[Callable, Optional[Snapshot]]] = {}
+        self._by_ranks: dict[tuple, tuple[Callable[[tuple], tuple], dict]] = {}
         self._by_kinds: dict[tuple, Built] = {}
         self._wrap_single = self._several and len(self.wrt) == 1
         self._last_source: Optional[str] = None
@@ -303,6 +415,7 @@ class GradientFunction:
         # np.random state is left alone.
         self._check = bool(check) or switched_on_by_environment()
         self._rng = np.random.default_rng() if self._check else None
+        self._bare = not (self._check or self._wrap_single or with_value)  # the call returns the gradient alone
         functools.update_wrapper(self, fn, updated=())  # not __dict__: fn may be a gradient
         self.__name__ = f"grad_{getattr(fn, '__name__', 'f')}"
 
@@ -362,15 +475,39 @@ class GradientFunction:
         if built is None or not is_current(built):
             built = self._by_kinds[kinds] = self._adjoint(kinds) if self.inner is None else self.function_for(kinds)
             self._last_source = built.source
+        if self.inner is not None:  # a gradient of a gradient: its code returns the gradient alone
+            return built
         if not self._has_aux and not any(isinstance(k, containers.Tree) or (k and k.startswith("array"))
                                          for k in kinds) and not any(
                 isinstance(a, np.generic) and a.dtype != np.float64 for a in args):  # those take _like
-            snapshot = built.snapshot
-            depends = snapshot is not None and not snapshot.empty
-            self._by_types[self._types_of(args)] = (built.function, snapshot if depends else None)
+            self._by_types[self._types_of(args)] = _entry(built)
         return built
 
+    def _typed_entry(self, args: tuple, types: tuple) -> tuple[Optional[tuple], tuple]:
+        """The ``(function, snapshot)`` for a call ``_by_types`` does not serve (arrays or NumPy
+        numbers among the arguments, or a stale entry), found by the types and the arrays' ranks,
+        built and remembered on a miss; with the kinds where it computed them.  No entry for a
+        call with containers or ``has_aux``: ``_call_with_containers`` takes those."""
+        table = self._by_ranks.get(types)
+        if table is not None:
+            entry = table[1].get(table[0](args))
+            if entry is not None and (entry[1] is None or entry[1].valid()):
+                return entry, ()
+        kinds = _kinds(self.fn, args)
+        if self._has_aux or any(isinstance(k, containers.Tree) for k in kinds):
+            return None, kinds
+        entry = _entry(self._specialise(args, kinds))
+        if table is None:
+            arrays = tuple(i for i, t in enumerate(types) if t is np.ndarray)  # whose kind is more than its type
+            table = self._by_ranks[types] = (_ranks_of(arrays), {})
+        table[1][table[0](args)] = entry
+        return entry, kinds
+
     def _bind(self, args: tuple, kwargs: dict) -> tuple:
+        if not kwargs:  # positional arguments, the rest left to their defaults: what binding would give
+            tail = self._tails.get(len(args))
+            if tail is not None:
+                return args + tail
         bound = self._signature.bind(*self._prefix, *args, **{**self._fixed, **kwargs})
         bound.apply_defaults()
         return tuple(bound.arguments.values())
@@ -378,37 +515,51 @@ class GradientFunction:
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         if kwargs or len(args) != self._n_params:
             args = self._bind(args, kwargs)
+        # The hot path, numbers only: one dictionary look-up, and the snapshot only where there is one.
+        types = self._types_of(args)
+        entry = self._by_types.get(types)
+        if entry is None or (entry[1] is not None and not entry[1].valid()):
+            return self._call_typed(args, types)
+        try:  # _run, inlined: this is every cached call
+            value, gradient = entry[0](*args)
+        except Exception as exc:
+            name_the_users_line(exc)
+            raise
+        if value.__class__ is not float and np.ndim(value) != 0:
+            self._refuse_result(value)
+        # (no array argument (see _specialise): its gradients are numbers, nothing to copy)
+        return gradient if self._bare else self._finish(args, value, gradient)
+
+    def _call_typed(self, args: tuple, types: tuple) -> Any:
+        """A call ``_by_types`` does not serve: arrays or NumPy numbers among the arguments (found
+        by their types and ranks), a gradient of a gradient, containers, ``has_aux``, a first call."""
         if self.inner is not None:
             gradient = _handed_out(_run(self._specialise(args, _kinds(self.fn, args)).function, args), args)
             if self._check:
                 self._self_check(args, None, gradient if self._several else (gradient,))
             return (self.inner(*args), gradient) if self._with_value else gradient
-        # The hot path: one dictionary look-up, and the snapshot only where there is one.
-        entry = self._by_types.get(self._types_of(args))
-        if entry is None or (entry[1] is not None and not entry[1].valid()):
-            kinds = _kinds(self.fn, args)
-            if self._has_aux or any(isinstance(k, containers.Tree) for k in kinds):
-                return self._call_with_containers(args, kinds)
-            adjoint = self._specialise(args, kinds).function
-            typed = True
-        else:
-            adjoint = entry[0]
-            typed = False
-        try:  # _run, inlined: this is every cached call
-            value, gradient = adjoint(*args)
-        except Exception as exc:
-            name_the_users_line(exc)
-            raise
-        if value.__class__ is not float and np.ndim(value) != 0:
-            raise TypeError(
-                f"grad needs {self.fn.__name__} to return a scalar, but it returned an array of shape "
-                f"{np.shape(value)}; use s2s_ad.vjp or s2s_ad.jacobian for non-scalar results")
-        if typed:  # arrays and NumPy numbers: gradients of their own dtype, arrays of their own
-            primals = [args[i] for i in self._positions]
-            gradient = tuple(map(_like, primals, gradient)) if len(primals) > 1 else _like(primals[0], gradient)
-            if gradient.__class__ is not float:
-                gradient = _handed_out(gradient, args)
-        # (a cached call has no array argument (see _specialise): its gradients are numbers, nothing to copy)
+        entry, kinds = self._typed_entry(args, types)
+        if entry is None:
+            return self._call_with_containers(args, kinds)
+        value, gradient = _run(entry[0], args)
+        if value.__class__ is not float and value.__class__ is not np.float64 and np.ndim(value) != 0:
+            self._refuse_result(value)
+        # gradients of their arguments' dtypes, arrays of their own
+        primals = self._primals_of(args)
+        gradient = tuple(map(_like, primals, gradient)) if len(self.wrt) > 1 else _like(primals, gradient)
+        if gradient.__class__ is not float and not _alone(gradient, _ALONE_SINGLE, _ALONE_EACH):
+            gradient = _handed_out(gradient, args)
+        return gradient if self._bare else self._finish(args, value, gradient)
+
+    def _refuse_result(self, value: Any) -> None:
+        """Raise: ``grad`` of a function whose result is not a number."""
+        raise TypeError(
+            f"grad needs {self.fn.__name__} to return a scalar, but it returned an array of shape "
+            f"{np.shape(value)}; use s2s_ad.vjp or s2s_ad.jacobian for non-scalar results")
+
+    def _finish(self, args: tuple, value: Any, gradient: Any) -> Any:
+        """What a call returns, from the value and the gradient(s): with the value
+        (``value_and_grad``), a single ``wrt`` given as a tuple, after the self-check."""
         if self._check:
             self._self_check(args, value, gradient if self._several and not self._wrap_single else (gradient,))
         if self._wrap_single:
@@ -430,20 +581,21 @@ class GradientFunction:
         """A call with container arguments or ``has_aux``: leaves in, the gradient rebuilt with the
         structure of each argument differentiated."""
         built = self._specialise(args, kinds)
-        value, gradient = _run(built.function, _flat(args, kinds))
+        leaves = _flat(args, kinds)
+        value, gradient = _run(built.function, leaves)
+        held = leaves  # what the gradients must not share memory with: every leaf in, the aux out
         if self._has_aux:
             value, aux_leaves = value
+            held = leaves + tuple(aux_leaves)
             value = (value, containers.unflatten(built.aux_tree, aux_leaves))
         loss = value[0] if self._has_aux else value
         if loss.__class__ is not float and np.ndim(loss) != 0:
-            raise TypeError(
-                f"grad needs {self.fn.__name__} to return a scalar, but it returned an array of shape "
-                f"{np.shape(loss)}; use s2s_ad.vjp or s2s_ad.jacobian for non-scalar results")
+            self._refuse_result(loss)
         params = list(self._signature.parameters)
         by = [kinds[params.index(w)] for w in self.wrt]
         primals = _flat(tuple(args[params.index(w)] for w in self.wrt), tuple(by))
         flat = (gradient,) if len(primals) == 1 else tuple(gradient)
-        gradients = _regroup(tuple(map(_like, primals, flat)), by)
+        gradients = _regroup(_handed_out(tuple(map(_like, primals, flat)), held), by)
         gradient = tuple(gradients) if self._several else gradients[0]
         if self._with_value:
             return value, gradient
@@ -615,7 +767,9 @@ def jvp(fn: Callable, primals: Sequence[Any], tangents: Sequence[Any]) -> tuple[
     out, t_out = _run(built.function, _flat(args, kinds) + tuple(tangent_args))
     if built.result_tree is not None:
         return containers.unflatten(built.result_tree, out), containers.unflatten(built.result_tree, t_out)
-    return out, _handed_out(t_out, args + tuple(tangent_args) + (out,))
+    if not _alone(t_out, _ALONE_SINGLE, _ALONE_EACH):  # (as grad's gradients: see _alone)
+        t_out = _handed_out(t_out, args + tuple(tangent_args) + (out,))
+    return out, t_out
 
 
 def _without_prefix(fn: Callable, params: list[str], args: tuple) -> tuple[Callable, list[str], tuple]:

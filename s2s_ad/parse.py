@@ -124,6 +124,37 @@ class _Strong:
         return self.value
 
 
+def _identity_check(names: tuple, attributes: tuple) -> Callable[[], bool]:
+    """A function telling whether each ``(scope, name, value)`` of ``names`` still has
+    ``scope.get(name) is value`` and each ``(owner, name, value)`` of ``attributes``
+    ``getattr(owner, name) is value`` (``ABSENT`` standing for a missing one): one expression
+    of identity tests, as snapshots are checked on every call of cached code.  False says only
+    "not the same object": an equal constant rebound is for ``Snapshot.valid`` to accept.
+    A module's attribute is read from its ``__dict__`` (what ``getattr`` finds there first), a
+    missing key being a "no" (a module's ``__getattr__`` may still supply it: ``valid`` asks)."""
+    namespace: dict[str, Any] = {"ABSENT": _ABSENT}
+    tests = []
+    for i, (scope, name, value) in enumerate(names):
+        namespace.update({f"s{i}": scope, f"k{i}": name, f"v{i}": value})
+        if value is _ABSENT:
+            tests.append(f"k{i} not in s{i}")
+        else:  # a subscript only where it cannot run code (a dict subclass may have __missing__)
+            tests.append(f"s{i}[k{i}] is v{i}" if type(scope) in (dict, types.MappingProxyType)
+                         else f"s{i}.get(k{i}, ABSENT) is v{i}")
+    for i, (owner, name, value) in enumerate(attributes):
+        namespace.update({f"n{i}": name, f"w{i}": value})
+        if type(owner) is types.ModuleType and value is not _ABSENT:
+            namespace[f"o{i}"] = vars(owner)
+            tests.append(f"o{i}[n{i}] is w{i}")
+        else:
+            namespace[f"o{i}"] = owner
+            tests.append(f"getattr(o{i}, n{i}, ABSENT) is w{i}")
+    body = " and ".join(tests) or "True"
+    exec(f"def identical():\n    try:\n        return {body}\n    except KeyError:\n        return False\n",
+         namespace)  # noqa: S102 (our own text: names of the namespace only)
+    return namespace["identical"]
+
+
 def _attribute(owner: Any, name: str) -> Any:
     """``owner.name`` now, or ``_ABSENT``."""
     try:
@@ -155,10 +186,12 @@ class Snapshot:
         self.rules: dict[int, tuple] = {}
         self._rules_checked = -1  # rules.generation() when self.rules were last found current
         self._checks: Optional[tuple] = None  # names.values() as a tuple: valid() runs on every call
+        # names and attributes compared by identity in one generated expression (see _identical)
+        self._identical: Optional[Callable[[], bool]] = None
 
     def record_global(self, scope: dict, name: str, value: Any) -> None:
         self.names.setdefault((id(scope), name), (scope, name, value))
-        self._checks = None
+        self._checks = self._identical = None
 
     def record_cell(self, function: types.FunctionType, name: str, value: Any) -> None:
         """The closure cell of ``function`` for the free name ``name`` held ``value``."""
@@ -169,6 +202,7 @@ class Snapshot:
     def record_attribute(self, owner: Any, name: str, value: Any) -> None:
         """``owner.name`` (a module or class attribute) was read as ``value``."""
         self.attributes.setdefault((id(owner), name), (owner, name, value))
+        self._identical = None
 
     def record_rules(self, fn: Any) -> None:
         """The generated code calls ``fn`` with the rules it has now (or as a helper, if none)."""
@@ -192,17 +226,16 @@ class Snapshot:
                                  (self.attributes, other.attributes), (self.rules, other.rules)):
                 for key, entry in theirs.items():
                     mine.setdefault(key, entry)
-            self._checks = None
+            self._checks = self._identical = None
             self._rules_checked = -1
 
     def valid(self) -> bool:
-        checks = self._checks
-        if checks is None:
-            checks = self._checks = tuple(self.names.values())
-        for scope, name, value in checks:
-            current = scope.get(name, _ABSENT)
-            if current is not value and not _same(current, value):
-                return False
+        identical = self._identical
+        if identical is None:
+            identical = self._identical = _identity_check(tuple(self.names.values()),
+                                                          tuple(self.attributes.values()))
+        if not identical() and not self._names_and_attributes_same():
+            return False
         for function, index, held in self.cells.values():
             function, value = function(), held()
             if function is None or (value is None and not isinstance(held, _Strong)):
@@ -213,11 +246,23 @@ class Snapshot:
                 return False
             if current is not value and not _same(current, value):
                 return False
+        return self._rules_current()
+
+    def _names_and_attributes_same(self) -> bool:
+        """Each name and attribute the same object as recorded, or an identical constant (``_same``):
+        what ``valid`` asks where ``_identical`` found an object that is not the one recorded."""
+        checks = self._checks
+        if checks is None:
+            checks = self._checks = tuple(self.names.values())
+        for scope, name, value in checks:
+            current = scope.get(name, _ABSENT)
+            if current is not value and not _same(current, value):
+                return False
         for owner, name, value in self.attributes.values():
             current = _attribute(owner, name)
             if current is not value and not _same(current, value):
                 return False
-        return self._rules_current()
+        return True
 
     def _rules_current(self) -> bool:
         """The rules of every callee are those the code was made with (checked again only after
