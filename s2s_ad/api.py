@@ -159,14 +159,17 @@ def _types_of(n: int) -> Callable[[tuple], tuple]:
 
 
 @functools.lru_cache(maxsize=None)
-def _ranks_of(positions: tuple[int, ...]) -> Callable[[tuple], tuple]:
-    """A function giving the ranks of the arrays at ``positions`` of an argument tuple: with the
-    arguments' types, the key of a cached gradient for a call with arrays (``_kind`` of an array is
-    its rank, of anything else its type).  Written out, like ``_types_of``.
-    The key must determine the kinds: where ``_kind`` reads more of an array (its shape), this must
-    read that too (``args[i].shape``, and the table then bounded: shapes are many)."""
-    items = "".join(f"args[{i}].ndim, " for i in positions)
+def _shapes_of(positions: tuple[int, ...]) -> Callable[[tuple], tuple]:
+    """A function giving the shapes of the arrays at ``positions`` of an argument tuple: with the
+    arguments' types, the key of a cached gradient for a call with arrays.  The key determines the
+    kinds (``_kinds``: an array's kind is its rank and which of its axes' lengths are 1 or equal to
+    another's), so a call with the same key may run the same code.  Written out, like ``_types_of``."""
+    items = "".join(f"args[{i}].shape, " for i in positions)
     return eval(f"lambda args: ({items})", {})  # noqa: S307 (our own text, no user input)
+
+
+# Entries of one table of ``_by_shapes`` kept at most: calls whose shapes keep changing start it again.
+_SHAPES_KEPT = 256
 
 
 def _entry(built: Built) -> tuple[Callable, Optional[Snapshot]]:
@@ -398,14 +401,15 @@ class GradientFunction:
         self._primals_of = operator.itemgetter(*self._positions)  # the argument, or a tuple of them
         self._with_value = with_value
         # Without arrays, kinds follow from types alone: the hot path keys on types.
-        # With arrays the rank matters too: _by_ranks maps the types to a function giving the
-        # arrays' ranks (_ranks_of) and a table from those to the entry.  Containers and has_aux
-        # go through _by_kinds (the kinds of a container depend on its contents).
-        # _by_kinds holds Built records; _by_types and _by_ranks (function, snapshot) pairs, the
+        # With arrays the shapes matter too (the code is specialised for the pattern of their
+        # lengths): _by_shapes maps the types to a function giving the arrays' shapes (_shapes_of)
+        # and a table from those to the entry.  Containers and has_aux go through _by_kinds (the
+        # kinds of a container depend on its contents).
+        # _by_kinds holds Built records; _by_types and _by_shapes (function, snapshot) pairs, the
         # snapshot None where the code reads no free name.  All are checked against their snapshot
         # at each call.
         self._by_types: dict[tuple, tuple[Callable, Optional[Snapshot]]] = {}
-        self._by_ranks: dict[tuple, tuple[Callable[[tuple], tuple], dict]] = {}
+        self._by_shapes: dict[tuple, tuple[Callable[[tuple], tuple], dict]] = {}
         self._by_kinds: dict[tuple, Built] = {}
         self._wrap_single = self._several and len(self.wrt) == 1
         self._last_source: Optional[str] = None
@@ -485,10 +489,10 @@ class GradientFunction:
 
     def _typed_entry(self, args: tuple, types: tuple) -> tuple[Optional[tuple], tuple]:
         """The ``(function, snapshot)`` for a call ``_by_types`` does not serve (arrays or NumPy
-        numbers among the arguments, or a stale entry), found by the types and the arrays' ranks,
+        numbers among the arguments, or a stale entry), found by the types and the arrays' shapes,
         built and remembered on a miss; with the kinds where it computed them.  No entry for a
         call with containers or ``has_aux``: ``_call_with_containers`` takes those."""
-        table = self._by_ranks.get(types)
+        table = self._by_shapes.get(types)
         if table is not None:
             entry = table[1].get(table[0](args))
             if entry is not None and (entry[1] is None or entry[1].valid()):
@@ -499,7 +503,9 @@ class GradientFunction:
         entry = _entry(self._specialise(args, kinds))
         if table is None:
             arrays = tuple(i for i, t in enumerate(types) if t is np.ndarray)  # whose kind is more than its type
-            table = self._by_ranks[types] = (_ranks_of(arrays), {})
+            table = self._by_shapes[types] = (_shapes_of(arrays), {})
+        if len(table[1]) >= _SHAPES_KEPT:
+            table[1].clear()
         table[1][table[0](args)] = entry
         return entry, kinds
 
@@ -532,7 +538,7 @@ class GradientFunction:
 
     def _call_typed(self, args: tuple, types: tuple) -> Any:
         """A call ``_by_types`` does not serve: arrays or NumPy numbers among the arguments (found
-        by their types and ranks), a gradient of a gradient, containers, ``has_aux``, a first call."""
+        by their types and shapes), a gradient of a gradient, containers, ``has_aux``, a first call."""
         if self.inner is not None:
             gradient = _handed_out(_run(self._specialise(args, _kinds(self.fn, args)).function, args), args)
             if self._check:
