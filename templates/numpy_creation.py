@@ -30,7 +30,8 @@ def array(out, object, dtype=None, *, t_object):
     t_out = if_inexact(np.array(t_object), out)
 
 
-@adjoint(np.full_like, examples=({"a": np.zeros(3), "fill_value": ()},), shape_from="like")
+@adjoint(np.full_like, examples=({"a": np.zeros(3), "fill_value": ()},), shape_from="like",
+         zero_derivative=("a",))
 def full_like(out, a, fill_value, *, d_out):
     d_fill_value = np.sum(d_out)
 

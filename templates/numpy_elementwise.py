@@ -132,7 +132,7 @@ def minimum(out, x1, x2, d_out):
     d_x2 = d_out * (1.0 - first)
 
 
-@adjoint(np.where, elementwise=True, examples=(
+@adjoint(np.where, elementwise=True, zero_derivative=("condition",), examples=(
     {"condition": np.array([True, False, True]), "x": (3,), "y": (3,)},
     {"condition": np.array([[True], [False]]), "x": (2, 3), "y": ()},
 ), returns_sequence=True)

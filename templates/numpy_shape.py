@@ -294,3 +294,6 @@ def gradient(out, f, spacing=1.0, *, axis=None, edge_order=1, d_out):
     {"grad": (3, 4), "f": np.zeros((3, 4)), "spacing": 0.5, "axis": 1, "edge_order": 2}))
 def gradient_grad_rule(out, grad, f, spacing=1.0, axis=None, edge_order=1, *, d_out):
     d_grad = np.asarray(np.gradient(d_out, spacing, axis=axis, edge_order=edge_order))  # D's transpose's adjoint: D
+
+
+declare(gradient_grad, zero_derivative=("f",))  # f is read for its shape
