@@ -148,7 +148,8 @@ def rot90(out, m, k=1, axes=(0, 1), *, d_out):
     d_m = np.rot90(d_out, -k, axes)
 
 
-@adjoint(np.diag, linear=True, examples=({"v": (3,)}, {"v": (3,), "k": -1}, {"v": (3, 4), "k": 1}, {"v": (3, 3)}))
+@adjoint(np.diag, linear=True, examples=({"v": (3,)}, {"v": (3,), "k": -1}, {"v": (3, 4), "k": 1}, {"v": (3, 3)}),
+         may_view=True)  # of a matrix: a (read-only) view of its diagonal, showing later writes
 def diag(out, v, k=0, *, d_out):
     d_v = diag_grad(d_out, v, k)
 

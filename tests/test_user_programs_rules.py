@@ -836,3 +836,46 @@ def test_ragged_pieces_in_a_comprehension_raise():
     """Pieces of different lengths read by a loop are refused loudly (README), never a number."""
     with pytest.raises(ValueError, match="unpack it"):
         s2s_ad.grad(ragged_means)(np.arange(8.0))
+
+
+# -- regressions: np.diag of a matrix and einsum of one operand are views --------------------------
+
+
+def diagonal_then_update(x):
+    """np.diag(m) of a matrix is a view of m: NumPy shows the later write through it."""
+    m = np.outer(x, x)
+    d = np.diag(m)
+    m[0, 0] = x[1] ** 3
+    return np.sum(d * x)
+
+
+def einsum_diagonal_then_update(x):
+    """einsum of one operand ("ii->i", "ij->ji") returns a view of it."""
+    m = np.outer(x, x)
+    d = np.einsum("ii->i", m)
+    m[0, 0] = x[1] ** 3
+    return np.sum(d * x)
+
+
+def diagonal_copied_then_update(x):
+    """What to write instead: copy the view where it is taken."""
+    m = np.outer(x, x)
+    d = np.diag(m).copy()
+    e = np.einsum("ii->i", m).copy()
+    m[0, 0] = x[1] ** 3
+    return np.sum(d * x) + np.sum(e ** 2) + np.sum(m)
+
+
+@pytest.mark.parametrize("f", [diagonal_then_update, einsum_diagonal_then_update])
+def test_a_view_made_by_diag_or_einsum_read_after_a_write_is_refused(f):
+    """Both returned a wrong gradient (the value before the write) before diag and einsum were
+    declared may_view."""
+    line = f.__code__.co_firstlineno + 5
+    with pytest.raises(s2s_ad.TransformError, match=rf":{line}.*may be a view of m"):
+        s2s_ad.grad(f)(np.array([0.3, -1.2, 0.8]))
+
+
+def test_copied_views_are_differentiated():
+    x = np.array([0.3, -1.2, 0.8])
+    np.testing.assert_allclose(s2s_ad.grad(diagonal_copied_then_update)(x),
+                               numeric_grad(diagonal_copied_then_update, (x,), 0), rtol=1e-7, atol=1e-9)
