@@ -620,8 +620,11 @@ def take_along_axis_grad(grad: Any, arr: Any, indices: Any, axis: Any) -> np.nda
         return _flat_scatter(grad, arr, indices)
     result = np.zeros(np.shape(arr), dtype=np.result_type(grad, 1.0))
     axis = axis % result.ndim
-    grids = np.ogrid[tuple(slice(n) for n in np.shape(indices))]
-    index = tuple(np.asarray(indices) if d == axis else grids[d] for d in range(result.ndim))
+    # the fancy index NumPy reads with: arr's own positions on the other axes, broadcast against
+    # indices (either may have length 1 there)
+    index = tuple(np.asarray(indices) if d == axis else
+                  np.reshape(np.arange(result.shape[d]), [-1 if k == d else 1 for k in range(result.ndim)])
+                  for d in range(result.ndim))
     np.add.at(result, index, grad)
     return result
 

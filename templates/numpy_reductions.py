@@ -128,14 +128,14 @@ def quantile(out, a, q, axis=None, *, method="linear", keepdims=False, t_a, t_q)
                                                                    {"a": (5,), "q": 30.0, "method": "lower"}),
          domain=(0.2, 0.8))
 def percentile(out, a, q, axis=None, *, method="linear", keepdims=False, d_out):
-    d_a = quantile_scatter(d_out, a, q / 100.0, axis, keepdims, False, method)
-    d_q = np.sum(d_out * quantile_slope(a, a, q / 100.0, axis, keepdims, method), axis=trailing_axes(q, out)) / 100.0
+    d_a = quantile_scatter(d_out, a, np.divide(q, 100.0), axis, keepdims, False, method)
+    d_q = np.sum(d_out * quantile_slope(a, a, np.divide(q, 100.0), axis, keepdims, method), axis=trailing_axes(q, out)) / 100.0
 
 
 @tangent(np.percentile)
 def percentile(out, a, q, axis=None, *, method="linear", keepdims=False, t_a, t_q):
-    t_out = (quantile_linear(t_a, a, q / 100.0, axis, keepdims, method)
-             + expand_quantiles(t_q, out) * quantile_slope(a, a, q / 100.0, axis, keepdims, method) / 100.0)
+    t_out = (quantile_linear(t_a, a, np.divide(q, 100.0), axis, keepdims, method)
+             + expand_quantiles(t_q, out) * quantile_slope(a, a, np.divide(q, 100.0), axis, keepdims, method) / 100.0)
 
 
 @adjoint(np.median, examples=({"a": (5,)}, {"a": (4,)}, {"a": (3, 4), "axis": 1}, {"a": (2, 3, 4), "axis": (0, 2),

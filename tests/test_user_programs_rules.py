@@ -613,7 +613,7 @@ def jax_twin(f):
     shim_special.softmax = jax.nn.softmax
     shim_special.log_softmax = jax.nn.log_softmax
     shim_np = types.SimpleNamespace(**{n: getattr(jnp, n) for n in dir(jnp) if not n.startswith("_")})
-    for listed in ("take", "quantile", "percentile"):  # JAX takes arrays where NumPy takes lists too
+    for listed in ("take", "quantile", "percentile", "repeat"):  # JAX takes arrays where NumPy takes lists too
         shim_np.__dict__[listed] = (lambda fn: lambda a, b, *rest, **kw: fn(a, jnp.asarray(b), *rest, **kw))(
             getattr(jnp, listed))
     names = dict(f.__globals__)
@@ -879,3 +879,37 @@ def test_copied_views_are_differentiated():
     x = np.array([0.3, -1.2, 0.8])
     np.testing.assert_allclose(s2s_ad.grad(diagonal_copied_then_update)(x),
                                numeric_grad(diagonal_copied_then_update, (x,), 0), rtol=1e-7, atol=1e-9)
+
+
+# -- regressions: take_along_axis with broadcast indices, percentile of a list of levels ---------------
+
+
+def nearest_neighbour_pick(x):
+    """Indices of one row used for every row (NumPy broadcasts them), and one column for all."""
+    idx = np.array([[0, 2, 2]])
+    picked = np.take_along_axis(x, idx, axis=1)
+    firsts = np.take_along_axis(x[:, :1], np.array([[0, 0, 0]]), axis=1)
+    return np.sum(picked ** 2) + np.sum(firsts ** 3) + np.sum(np.take_along_axis(x[:1], np.array([[0], [0]]), axis=0))
+
+
+def percentile_bands(x):
+    """Levels given as a list, as most users write them."""
+    return np.sum(np.percentile(x, [10.0, 50.0, 90.0], axis=0) ** 2) + np.sum(np.percentile(x, [25, 75]))
+
+
+def test_take_along_axis_with_broadcast_indices():
+    """The adjoint scattered over the indices' shape: NumPy's broadcasting failed it."""
+    x = RNG.normal(size=(3, 4))
+    got = s2s_ad.grad(nearest_neighbour_pick)(x)
+    np.testing.assert_allclose(got, numeric_grad(nearest_neighbour_pick, (x,), 0), rtol=1e-7, atol=1e-9)
+    _check_against_jax(nearest_neighbour_pick, (x,), (0,), (got,), hessian=True)
+    _check_jvp(nearest_neighbour_pick, (x,), (0,), (got,), 1e-9)
+
+
+def test_percentile_of_a_list_of_levels():
+    """q / 100.0 on a list raised TypeError in the adjoint."""
+    x = RNG.normal(size=(5, 3))
+    got = s2s_ad.grad(percentile_bands)(x)
+    np.testing.assert_allclose(got, numeric_grad(percentile_bands, (x,), 0), rtol=1e-7, atol=1e-9)
+    _check_against_jax(percentile_bands, (x,), (0,), (got,), hessian=False)
+    _check_jvp(percentile_bands, (x,), (0,), (got,), 1e-9)
