@@ -913,3 +913,34 @@ def test_percentile_of_a_list_of_levels():
     np.testing.assert_allclose(got, numeric_grad(percentile_bands, (x,), 0), rtol=1e-7, atol=1e-9)
     _check_against_jax(percentile_bands, (x,), (0,), (got,), hessian=False)
     _check_jvp(percentile_bands, (x,), (0,), (got,), 1e-9)
+
+
+# -- regressions: np.full and np.arange in their float arguments --------------------------------------
+
+
+def bias_grid(b, x):
+    """A bias broadcast by np.full (before: declared a constant, so d/db was 0)."""
+    field = np.full((3, 4), b) + np.full_like(x, np.array([0.5, b, 2.0 * b, 1.0]))
+    return np.sum(np.tanh(field * x))
+
+
+def time_grid(t0, dt):
+    """Sample times from np.arange with float start and step (before: 0 for both)."""
+    t = np.arange(t0, t0 + 2.05, dt)
+    return np.sum(np.sin(t) ** 2) + np.sum(np.arange(3.0 * t0))
+
+
+def test_full_and_arange_carry_their_fill_start_and_step():
+    x = RNG.normal(size=(3, 4))
+    got = s2s_ad.grad(bias_grid, wrt=(0, 1))(0.3, x)
+    for i in (0, 1):
+        np.testing.assert_allclose(got[i], numeric_grad(bias_grid, (0.3, x), i), rtol=1e-7, atol=1e-9)
+    _check_against_jax(bias_grid, (0.3, x), (0, 1), got, hessian=True)
+    _check_jvp(bias_grid, (0.3, x), (0, 1), got, 1e-9)
+    got = s2s_ad.grad(time_grid, wrt=(0, 1))(0.2, 0.3)  # 7 samples, away from a change of length
+    for i in (0, 1):
+        np.testing.assert_allclose(got[i], numeric_grad(time_grid, (0.2, 0.3), i), rtol=1e-7, atol=1e-9)
+    _check_jvp(time_grid, (0.2, 0.3), (0, 1), got, 1e-9)
+    h = s2s_ad.hessian(time_grid, wrt=1)(0.2, 0.3)
+    g = s2s_ad.grad(time_grid, wrt=1)
+    np.testing.assert_allclose(h, (g(0.2, 0.3 + 1e-5) - g(0.2, 0.3 - 1e-5)) / 2e-5, rtol=1e-6)
