@@ -8,13 +8,16 @@ input's shape where broadcasting may have happened.
 """
 import numpy as np
 
-from s2s_ad.rules import adjoint, nondifferentiable
+from s2s_ad.rules import adjoint, method_alias, nondifferentiable
 
 nondifferentiable(np.sign, np.floor, np.ceil, np.round, np.around, np.rint, np.trunc, np.fix, np.isnan, np.isinf,
                   np.signbit, np.heaviside, np.greater_equal, np.less_equal, np.not_equal, np.logical_xor,
                   np.isfinite, np.greater, np.less, np.equal, np.logical_and, np.logical_or, np.logical_not,
                   elementwise=True)
 nondifferentiable(np.argmax, np.argmin, np.argsort, np.all, np.any, np.count_nonzero)
+for _name, _fn in (("argmax", np.argmax), ("argmin", np.argmin), ("argsort", np.argsort), ("all", np.all),
+                  ("any", np.any), ("round", np.round)):
+    method_alias(_name, _fn)  # x.argmax(axis=0) is np.argmax(x, axis=0)
 
 
 @adjoint(np.reciprocal, elementwise=True)

@@ -508,6 +508,16 @@ def hypot_rows(x):
     return np.sum(r) + np.hypot(1.5, np.sum(x))
 
 
+def winner_take_most(x):
+    """Array methods users call: argmax, argmin, argsort, round, any (they were refused as methods)."""
+    best = x.argmax(axis=1)
+    worst = x.argmin()
+    order = x[0].argsort()
+    picked = np.take_along_axis(x, best[:, None], axis=1)
+    scale = 1.0 + x.round(1).any()
+    return np.sum(picked ** 2) * scale + x.ravel()[worst] + np.sum(x[0][order] * np.arange(x.shape[1]))
+
+
 # -- the harness ---------------------------------------------------------------------------------
 
 A33 = RNG.normal(size=(3, 3))
@@ -573,6 +583,7 @@ CASES = {
     "diff_prepend_and_gradient_edges": ((RNG.normal(size=(2, 6)),), {"twin": False}),
     "sinc_interpolate": ((np.array([0.3, -1.2, 0.8, 1.9]), np.array([0.35, 1.6, 2.2])), {}),
     "hypot_rows": ((RNG.normal(size=(3, 4)),), {}),
+    "winner_take_most": ((RNG.normal(size=(3, 4)),), {}),
 }
 
 
