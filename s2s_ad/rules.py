@@ -338,7 +338,8 @@ def nondifferentiable(*fns: Any, elementwise: bool = False, methods: Optional[di
 # is taught to it by a change to templates/ alone.
 FACTS: dict[str, str] = {
     "view": "True: the result may be a view of the first argument (np.reshape, x[i])",
-    "may_view": "True: the result may be the argument itself, a view of it or a list holding it (np.asarray)",
+    "may_view": "True: the result may be the argument itself, a view of it or a list holding it (np.asarray); "
+                "or a function of the number of positional arguments saying so for a call (np.einsum)",
     "shape_only": "a position (or a tuple of them): the argument there is read for its shape and dtype only "
                   "(runtime.unbroadcast)",
     "zero_derivative": "names of inputs whose d_<name> the rule leaves out because the result is piecewise "

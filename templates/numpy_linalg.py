@@ -17,6 +17,11 @@ def _matmul_rank(x1: int, x2: int) -> "int | None":
     return max(x1, x2) if min(x1, x2) >= 2 else None
 
 
+def _one_operand(count: int) -> bool:
+    """np.einsum of one operand may return a view of it ("ii->i", "ij->ji"); of several, a new array."""
+    return count <= 2
+
+
 _PRODUCTS = (
     {"x1": (3, 4), "x2": (4, 2)}, {"x1": (3, 4), "x2": (4,)}, {"x1": (4,), "x2": (4, 2)},
     {"x1": (4,), "x2": (4,)}, {"x1": (2, 3, 4), "x2": (4, 5)},
@@ -301,7 +306,7 @@ def eigvalsh(out, a, t_a):
     {"subscripts": "ij,jk,k->i", "op0": (2, 3), "op1": (3, 2), "op2": (2,)}, {"subscripts": "iji->j", "op0": (2, 3, 2)},
     {"subscripts": "i,j,k,ij", "op0": (2,), "op1": (3,), "op2": (2,), "op3": (2, 3)},
     {"subscripts": "i...,i->...", "op0": (3, 1, 2), "op1": (3,)}, {"subscripts": "ij,j", "op0": (1, 3), "op1": (3,)},
-    {"subscripts": "i,j->ij", "op0": (3,), "op1": (2,)}), may_view=True)  # one operand: often a view ("ii->i")
+    {"subscripts": "i,j->ij", "op0": (3,), "op1": (2,)}), may_view=_one_operand)
 def einsum(out, subscripts, op0, op1=None, op2=None, op3=None, *, optimize=False, d_out):
     # multilinear: the adjoint of each operand is one more einsum (up to four operands)
     d_op0 = einsum_grad(d_out, subscripts, 0, op0, op0, op1, op2, op3)

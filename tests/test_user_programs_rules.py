@@ -955,3 +955,18 @@ def test_full_and_arange_carry_their_fill_start_and_step():
     h = s2s_ad.hessian(time_grid, wrt=1)(0.2, 0.3)
     g = s2s_ad.grad(time_grid, wrt=1)
     np.testing.assert_allclose(h, (g(0.2, 0.3 + 1e-5) - g(0.2, 0.3 - 1e-5)) / 2e-5, rtol=1e-6)
+
+
+def product_then_update(x, w):
+    """einsum of two operands makes a new array: reading it after a write into m is fine."""
+    m = np.outer(x, x)
+    c = np.einsum("ij,jk->ik", m, w)
+    m[0, 0] = x[1] ** 3
+    return np.sum(c ** 2) + np.sum(m)
+
+
+def test_einsum_of_two_operands_is_a_new_array():
+    x, w = np.array([0.3, -1.2, 0.8]), RNG.normal(size=(3, 3))
+    got = s2s_ad.grad(product_then_update, wrt=(0, 1))(x, w)
+    for i in (0, 1):
+        np.testing.assert_allclose(got[i], numeric_grad(product_then_update, (x, w), i), rtol=1e-7, atol=1e-9)
