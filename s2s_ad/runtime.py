@@ -595,6 +595,33 @@ def diff_grad(grad: Any, a: Any, n: int = 1, axis: int = -1) -> np.ndarray:
     return np.reshape(grad, np.shape(a))
 
 
+def _diff_width(value: Any, axis: int) -> int:
+    """How many entries ``np.diff``'s ``prepend`` or ``append`` adds along ``axis`` (a number: one)."""
+    if value is None:
+        return 0
+    return 1 if np.ndim(value) == 0 else np.shape(value)[axis]
+
+
+def diff_piece(grad: Any, a: Any, n: int = 1, axis: int = -1, prepend: Any = None, append: Any = None,
+               which: int = 1) -> Any:
+    """The adjoint of one input of ``np.diff(a, n, axis, prepend=..., append=...)``: the differences
+    of ``a`` joined with what is prepended and appended, the adjoint of that whole cut back into the
+    three (``which``: 0 the prepended values, 1 ``a``, 2 the appended ones; a number gets the sum of
+    its row)."""
+    a = np.asarray(a)
+    axis = axis % max(a.ndim, 1)
+    before, after = _diff_width(prepend, axis), _diff_width(append, axis)
+    whole = list(np.shape(a))
+    whole[axis] += before + after
+    grad = diff_grad(grad, np.empty(whole, dtype=np.result_type(a, 1.0)), n, axis)
+    start, stop = ((0, before), (before, before + a.shape[axis]), (before + a.shape[axis], whole[axis]))[which]
+    piece = np.take(grad, np.arange(start, stop), axis=axis)
+    like = (prepend, a, append)[which]
+    if like is None:
+        return 0.0
+    return np.sum(piece) if np.ndim(like) == 0 else np.reshape(piece, np.shape(like))
+
+
 def _flat_scatter(grad: np.ndarray, like: Any, indices: Any) -> np.ndarray:
     """``grad`` added into zeros shaped like ``like`` at the flat positions ``indices`` (repeats add up)."""
     result = np.zeros(np.size(like), dtype=np.result_type(grad, 1.0))

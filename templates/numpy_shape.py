@@ -6,7 +6,7 @@ import numpy as np
 
 from s2s_ad.rules import adjoint, declare, fresh_arrays, method_alias, tangent
 from s2s_ad.runtime import (append_grad, concatenate_grad, diag_grad, diagonal_grad, diff_grad, joined_grad,
-                            gradient_grad, pad_grad, repeat_grad, sort_grad,
+                            diff_piece, gradient_grad, pad_grad, repeat_grad, sort_grad,
                             stack_grad, take_along_axis_grad, take_grad, tile_grad, unbroadcast)
 
 
@@ -177,9 +177,15 @@ def append(out, arr, values, axis=None, *, d_out):
     d_values = append_grad(d_out, arr, values, axis, 1)
 
 
-@adjoint(np.diff, linear=True, examples=({"a": (5,)}, {"a": (3, 4), "n": 2, "axis": 0}, {"a": (3, 4)}))
-def diff(out, a, n=1, axis=-1, *, d_out):
-    d_a = diff_grad(d_out, a, n, axis)
+@adjoint(np.diff, linear=True, examples=({"a": (5,)}, {"a": (3, 4), "n": 2, "axis": 0}, {"a": (3, 4)},
+                                         {"a": (5,), "prepend": (), "append": (2,)},
+                                         {"a": (3, 4), "n": 2, "axis": 0, "prepend": (1, 4)},
+                                         {"a": (3, 4), "append": ()}))
+def diff(out, a, n=1, axis=-1, prepend=None, append=None, *, d_out):
+    # linear in a and in what is joined before and after it
+    d_a = diff_piece(d_out, a, n, axis, prepend, append, 1)
+    d_prepend = diff_piece(d_out, a, n, axis, prepend, append, 0)
+    d_append = diff_piece(d_out, a, n, axis, prepend, append, 2)
 
 
 @adjoint(np.take, linear=True, method="take", examples=(

@@ -11,7 +11,7 @@ would hide the helper its own body calls.)
 import numpy as np
 
 from s2s_ad.rules import adjoint, declare, fresh_arrays, nondifferentiable, tangent
-from s2s_ad.runtime import (added_at, cross_grad, check_assertion, formatted, random_states, set_random_states,
+from s2s_ad.runtime import (added_at, cross_grad, diff_piece, check_assertion, formatted, random_states, set_random_states,
                             append_grad, multi_dot_grad, multi_dot_grad_jvp, qr_checked, svd_checked, matrix_power_grad, matrix_power_grad_jvp, cumprod_grad, cumprod_grad_jvp, einsum_grad, expand_quantiles, quantile_linear, quantile_scatter,
                             quantile_slope, kron_blocks, kron_spread, norm_weight, norm_weight_jvp, solve_columns,
                             trace_grad, broadcast_reduced, diag_grad, diagonal_grad, diff_grad, joined_grad,
@@ -170,6 +170,12 @@ def diagonal_grad_rule(out, grad, a, offset=0, axis1=0, axis2=1, *, t_grad):
 @tangent(append_grad, examples=({"grad": (5,), "arr": np.zeros(3), "values": np.zeros(2), "axis": None, "which": 1},))
 def append_grad_rule(out, grad, arr, values, axis, which, t_grad):
     t_out = append_grad(t_grad, arr, values, axis, which)
+
+
+@tangent(diff_piece, examples=({"grad": (5,), "a": np.zeros(3), "prepend": 0.0, "append": np.zeros(2), "which": 0},
+                              {"grad": (2, 2), "a": np.zeros((2, 3)), "n": 2, "axis": 1, "append": np.zeros((2, 1))}))
+def diff_piece_rule(out, grad, a, n=1, axis=-1, prepend=None, append=None, which=1, *, t_grad):
+    t_out = diff_piece(t_grad, a, n, axis, prepend, append, which)
 
 
 @tangent(diff_grad, examples=({"grad": (4,), "a": np.zeros(5)},))
@@ -371,5 +377,6 @@ for _helper, _inputs in ((getitem_grad, ("a",)), (pad_grad, ("array",)),
                          (take_along_axis_grad, ("arr",)), (sort_grad, ("a",)), (trace_grad, ("a",)),
                          (einsum_grad, ("like",)), (quantile_linear, ("a",)), (quantile_slope, ("a", "q")),
                          (quantile_scatter, ("a",)), (mul_adjoint_cross, ("a", "b")), (add_tangent, ("a", "b")),
-                         (mul_tangent_cross, ("a", "b")), (if_inexact, ("like",)), (cross_grad, ("like",))):
+                         (mul_tangent_cross, ("a", "b")), (if_inexact, ("like",)), (cross_grad, ("like",)),
+                         (diff_piece, ("a", "prepend", "append"))):
     declare(_helper, zero_derivative=_inputs)

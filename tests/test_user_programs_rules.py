@@ -625,7 +625,8 @@ def jax_twin(f):
     shim_special.log_softmax = jax.nn.log_softmax
     shim_np = types.SimpleNamespace(**{n: getattr(jnp, n) for n in dir(jnp) if not n.startswith("_")})
     for listed in ("take", "quantile", "percentile", "repeat"):  # JAX takes arrays where NumPy takes lists too
-        shim_np.__dict__[listed] = (lambda fn: lambda a, b, *rest, **kw: fn(a, jnp.asarray(b), *rest, **kw))(
+        shim_np.__dict__[listed] = (lambda fn: lambda a, b, *rest, **kw: fn(
+            a, jnp.asarray(b) if isinstance(b, list) else b, *rest, **kw))(
             getattr(jnp, listed))
     names = dict(f.__globals__)
     names.update(np=shim_np, math=shim_math, special=shim_special)
@@ -970,3 +971,27 @@ def test_einsum_of_two_operands_is_a_new_array():
     got = s2s_ad.grad(product_then_update, wrt=(0, 1))(x, w)
     for i in (0, 1):
         np.testing.assert_allclose(got[i], numeric_grad(product_then_update, (x, w), i), rtol=1e-7, atol=1e-9)
+
+
+# -- np.diff with prepend and append ------------------------------------------------------------
+
+
+def increments_from_rest(x, x0):
+    """Increments with the starting point prepended (a number) and the last value appended."""
+    steps = np.diff(x, prepend=x0)
+    rows = np.diff(np.outer(x, x), n=2, axis=0, prepend=np.zeros((1, x.size)), append=x[None, :])
+    return np.sum(steps ** 2) + np.sum(rows ** 2) + np.sum(np.diff(x, append=2.0 * x0) * x)
+
+
+def test_diff_with_prepend_and_append():
+    """prepend= and append= were refused (the rule did not take them)."""
+    x = np.array([0.3, -1.2, 0.8, 1.5])
+    got = s2s_ad.grad(increments_from_rest, wrt=(0, 1))(x, 0.4)
+    for i in (0, 1):
+        np.testing.assert_allclose(got[i], numeric_grad(increments_from_rest, (x, 0.4), i), rtol=1e-7, atol=1e-9)
+    _check_against_jax(increments_from_rest, (x, 0.4), (0, 1), got, hessian=True)
+    _check_jvp(increments_from_rest, (x, 0.4), (0, 1), got, 1e-9)
+    out, pull = s2s_ad.vjp(increments_from_rest, x, 0.4)
+    first, second = pull(1.0), pull(1.0)
+    np.testing.assert_allclose(first[0], got[0], rtol=1e-12)
+    np.testing.assert_array_equal(first[1], second[1])
