@@ -157,6 +157,49 @@ def guard_lost_derivatives(fn: ir.Function, varied: set[str]) -> ir.Function:
     return dataclasses.replace(fn, body=body) if changed else fn
 
 
+def lost_derivative_parameters(fn: ir.Function, kind_of: Callable[[ir.Expr], Any],
+                               callee_lost: Callable[[Any, tuple], dict]) -> dict[int, tuple]:
+    """For a helper differentiated by all its parameters (a split adjoint): the parameters (by
+    position) from which a float would reach a call whose rule gives no derivative in that input,
+    itself or in a helper it calls, with where: (function, input, file, line).  The caller checks
+    its argument there where that argument depends on what it differentiates (``guard_call``);
+    the helper cannot tell, and refusing every float would refuse ``np.gradient(u, dx)`` with a
+    constant ``dx``.  Empty for a helper taking containers (its parameters are their leaves)."""
+    if fn.groups:
+        return {}
+    table = _flow_table(fn)
+    lost: dict[int, tuple] = {}
+    for index, param in enumerate(fn.params):
+        site = _first_lost_site(fn, varied_names(fn, [param], table), kind_of, callee_lost)
+        if site is not None:
+            lost[index] = site
+    return lost
+
+
+def _first_lost_site(fn: ir.Function, varied: set[str], kind_of: Callable[[ir.Expr], Any],
+                     callee_lost: Callable[[Any, tuple], dict]) -> Optional[tuple]:
+    for stmt in ir.walk(fn.body):
+        if not (isinstance(stmt, ir.Assign) and isinstance(stmt.value, ir.Call)):
+            continue
+        call = stmt.value
+        for name, operand in underived_operands(call):
+            if set(ir.names_read(operand)) & varied:
+                return describe_callable(call.fn), name, fn.filename, stmt.line
+        if is_user_function(call.fn) and rules.adjoint_rule(call.fn) is None:
+            inner = callee_lost(call.fn, tuple(map(kind_of, call.args)))
+            for i, arg in enumerate(call.args):
+                if i in inner and set(ir.names_read(arg)) & varied:
+                    return inner[i]
+    return None
+
+
+def lost_derivative_check(arg: ir.Expr, site: tuple, line: Optional[int]) -> ir.Effect:
+    """The run-time check, in the caller, of an argument a helper would lose the derivative of."""
+    function, name, filename, at = site
+    return ir.Effect(ir.Call(runtime.check_no_derivative, (
+        arg, ir.Const(function), ir.Const(name), ir.Const(filename), ir.Const(at))), line)
+
+
 def _reads(exprs: Iterable[ir.Expr]) -> set[str]:
     return {name for e in exprs for name in ir.names_read(e)}
 

@@ -1004,3 +1004,35 @@ def test_a_missing_tangent_in_a_pair_of_adjoints_adds_nothing():
     pair = (np.array([1.0, 2.0]), np.array([3.0]))
     assert runtime.pair_sum(pair, 0.0) is pair
     assert runtime.pair_sum(0.0, pair) is pair
+
+
+# -- the refusal through helpers: only where the caller's argument varies ---------------------------
+
+
+def _slope_of(u, dx):
+    return np.gradient(u, dx)
+
+
+def _smoothness(u, dx, axis):
+    return np.sum(_slope_of(u, dx * 2.0) ** 2) + np.sum(np.sum(u, axis=axis))
+
+
+def smoothness_by_step(u, dx):
+    """A spacing handed down through two helpers."""
+    return _smoothness(u, dx, 0) + np.sum(_slope_of(u, 0.5))
+
+
+def test_a_lost_derivative_in_a_helper_is_refused_only_where_the_argument_varies():
+    """A helper is differentiated by all its parameters: refusing there refused np.gradient(u, dx)
+    with a constant dx; its callers check instead."""
+    u = np.array([0.3, 0.9, 0.2, -0.5])
+    got = s2s_ad.grad(smoothness_by_step)(u, 0.4)  # by u: dx is a constant here
+    np.testing.assert_allclose(got, numeric_grad(smoothness_by_step, (u, 0.4), 0), rtol=1e-7, atol=1e-9)
+    h = s2s_ad.hessian(smoothness_by_step)(u, 0.4)
+    g = s2s_ad.grad(smoothness_by_step)
+    np.testing.assert_allclose(h @ np.ones(4), (g(u + 1e-5, 0.4) - g(u - 1e-5, 0.4)) / 2e-5, rtol=1e-6, atol=1e-8)
+    line = _slope_of.__code__.co_firstlineno + 1
+    with pytest.raises(s2s_ad.TransformError, match=rf":{line}.*spacing"):
+        s2s_ad.grad(smoothness_by_step, wrt=1)(u, 0.4)
+    with pytest.raises(s2s_ad.TransformError, match=rf":{line}.*spacing"):
+        s2s_ad.jvp(smoothness_by_step, (u, 0.4), (None, 1.0))
