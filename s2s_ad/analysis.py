@@ -185,10 +185,15 @@ def _first_lost_site(fn: ir.Function, varied: set[str], kind_of: Callable[[ir.Ex
         for name, operand in underived_operands(call):
             if set(ir.names_read(operand)) & varied:
                 return describe_callable(call.fn), name, fn.filename, stmt.line
-        if is_user_function(call.fn) and rules.adjoint_rule(call.fn) is None:
-            inner = callee_lost(call.fn, tuple(map(kind_of, call.args)))
-            for i, arg in enumerate(call.args):
-                if i in inner and set(ir.names_read(arg)) & varied:
+        moving = [i for i, arg in enumerate(call.args) if set(ir.names_read(arg)) & varied]
+        if moving and is_user_function(call.fn) and rules.adjoint_rule(call.fn) is None:
+            # a helper the reverse sweep built (a call of constants, np.triu_indices(3), is not one)
+            try:
+                inner = callee_lost(call.fn, tuple(map(kind_of, call.args)))
+            except TransformError:  # not built by the reverse sweep (its value does not reach the result)
+                continue
+            for i in moving:
+                if i in inner:
                     return inner[i]
     return None
 
