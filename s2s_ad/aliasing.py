@@ -48,8 +48,8 @@ class Views:
     def root_of(self, expr: Any) -> Optional[str]:
         if isinstance(expr, ir.Var):
             return expr.name if expr.name in self.buffers else self.root.get(expr.name)
-        if isinstance(expr, ir.Display) or (isinstance(expr, ir.Call) and _may_view(expr.fn) and (
-                _listed(expr.fn) or self.helper_shares(expr.fn))):
+        if isinstance(expr, ir.Display) or (isinstance(expr, ir.Call) and _may_view(expr.fn, expr) and (
+                _listed(expr.fn, expr) or self.helper_shares(expr.fn))):
             roots = [self.root_of(e) for e in ir.children(expr)]
             return next((r for r in roots if r is not None), None)
         return None
@@ -89,20 +89,26 @@ class Views:
         return None
 
 
-def _listed(fn: Any) -> bool:
+def _listed(fn: Any, call: Optional[ir.Call] = None) -> bool:
     """``fn`` is declared to give back a view, its argument itself (np.asarray(a) is a) or a list
-    holding it (``view=True`` or ``may_view=True`` in templates/)."""
-    return bool(rules.fact(fn, "view") or rules.fact(fn, "may_view"))
+    holding it (``view=True`` or ``may_view=True`` in templates/; ``may_view`` a function of the
+    number of positional arguments where only some calls do: np.einsum of one operand)."""
+    if rules.fact(fn, "view"):
+        return True
+    may = rules.fact(fn, "may_view")
+    if callable(may):
+        return call is None or bool(may(len(call.args)))
+    return bool(may)
 
 
-def _may_view(fn: Any) -> bool:
+def _may_view(fn: Any, call: Optional[ir.Call] = None) -> bool:
     """A call whose result may share memory with its arguments: a view-making call, or a user's
     function (it may return its argument, or a view of it)."""
     try:
         hash(fn)
     except TypeError:  # an unhashable callable
         return True
-    if _listed(fn):
+    if _listed(fn, call):
         return True
     # a generated part of a helper's adjoint returns what the helper does, and its tape holds arguments
     return isinstance(fn, ir.Part) or (isinstance(fn, types.FunctionType) and not rules.is_known(fn))
@@ -115,7 +121,7 @@ def shared_operands(expr: Any) -> set[str]:
         return {expr.name}
     if isinstance(expr, ir.Display):
         return {n for e in expr.items for n in shared_operands(e)}
-    if isinstance(expr, ir.Call) and _may_view(expr.fn):
+    if isinstance(expr, ir.Call) and _may_view(expr.fn, expr):
         return {n for e in _passed_on(expr) for n in shared_operands(e)}
     return set()
 
@@ -238,14 +244,14 @@ class Sharing:
             return self.of(expr.name)
         if isinstance(expr, ir.Display):
             return frozenset(r for e in expr.items for r in self.operands(e))
-        if isinstance(expr, ir.Call) and _may_view(expr.fn):
+        if isinstance(expr, ir.Call) and _may_view(expr.fn, expr):
             return frozenset(r for e in _passed_on(expr) for r in self.operands(e))
         return frozenset()
 
     def _value_roots(self, target: str, value: ir.Expr) -> frozenset[str]:
         if isinstance(value, (ir.Var, ir.Display)):
             return self.operands(value)
-        if isinstance(value, ir.Call) and _may_view(value.fn):
+        if isinstance(value, ir.Call) and _may_view(value.fn, value):
             # a user's function may also return a new array: its own root too
             return self.operands(value) | {target}
         return frozenset((target,))

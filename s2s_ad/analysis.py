@@ -38,7 +38,7 @@ from typing import Any, Callable, Iterable, Optional, Union
 
 import numpy as np
 
-from . import ir, rules
+from . import ir, rules, runtime
 from .errors import TransformError
 from .expressions import describe_callable, is_user_function, missing_rule
 from .kinds import (NUMBER, UNKNOWN, Array, Kind, Number, Sequence, Unknown, broadcast_dims, dims_of, from_string, rank,
@@ -112,6 +112,106 @@ def differentiable_operands(stmt: ir.Assign) -> list[tuple[str, ir.Expr]]:
         return [(str(i), arg) for i, arg in enumerate(call.args)]
     bound = rules.bind_arguments(rule, call.args, call.kwargs)
     return [(name, bound[name]) for name in rule.differentiable_inputs() if not rules.is_default(bound[name])]
+
+
+def underived_operands(call: ir.Call) -> list[tuple[str, ir.Expr]]:
+    """The (rule input, operand) pairs of ``call`` whose derivative its rule does not give and does not
+    declare zero (``zero_derivative=``, or read for the shape only: ``shape_only=``): a varied operand
+    there would lose its derivative without a word."""
+    if rules.is_nondifferentiable(call.fn):
+        return []
+    rule = rules.adjoint_rule(call.fn) or rules.tangent_rule(call.fn)
+    if rule is None:
+        return []
+    shape_only = rules.fact(call.fn, "shape_only")
+    exempt = set(rules.fact(call.fn, "zero_derivative", ())) | {
+        rule.inputs[i] for i in ((shape_only,) if isinstance(shape_only, int) else shape_only or ())}
+    differentiable = set(rule.differentiable_inputs())
+    bound = rules.bind_arguments(rule, call.args, call.kwargs)
+    return [(name, value) for name, value in bound.items()
+            if name not in differentiable and name not in exempt and not rules.is_default(value)]
+
+
+def guard_lost_derivatives(fn: ir.Function, varied: set[str]) -> ir.Function:
+    """``fn`` with a run-time check before each call whose rule gives no derivative in an input where
+    the argument depends on what is differentiated (``np.gradient(f, h)`` by ``h``,
+    ``np.pad(x, 1, constant_values=c)`` by ``c``): a float there raises ``TransformError`` naming the
+    line, not a derivative silently lost; an integer (an axis, a count from an int argument) passes.
+    ``fn`` itself where no call needs one (the common case), and for generated code differentiated
+    again and the helpers of template modules it calls: the user's statements were checked when it
+    was generated, and what it pops from its tape (a loop's constant ``ord``) reads as varied there."""
+    if is_generated(fn.filename) or rules.is_template_file(fn.filename):
+        return fn
+
+    def guarded(body: list[ir.Stmt]) -> tuple[list[ir.Stmt], bool]:
+        out, changed = [], False
+        for stmt in body:
+            if isinstance(stmt, ir.Assign) and isinstance(stmt.value, ir.Call):
+                for name, operand in underived_operands(stmt.value):
+                    if set(ir.names_read(operand)) & varied:
+                        out.append(ir.Effect(ir.Call(runtime.check_no_derivative, (
+                            operand, ir.Const(describe_callable(stmt.value.fn)), ir.Const(name),
+                            ir.Const(fn.filename), ir.Const(stmt.line))), stmt.line))
+                        changed = True
+            parts = {}
+            for field_name in ("body", "orelse", "test_block"):
+                inner = getattr(stmt, field_name, None)
+                if isinstance(inner, list) and not isinstance(stmt, ir.Function):
+                    parts[field_name], inner_changed = guarded(inner)
+                    changed = changed or inner_changed
+            out.append(dataclasses.replace(stmt, **parts) if parts and changed else stmt)
+        return out, changed
+
+    body, changed = guarded(fn.body)
+    return dataclasses.replace(fn, body=body) if changed else fn
+
+
+def lost_derivative_parameters(fn: ir.Function, kind_of: Callable[[ir.Expr], Any],
+                               callee_lost: Callable[[Any, tuple], dict]) -> dict[int, tuple]:
+    """For a helper differentiated by all its parameters (a split adjoint): the parameters (by
+    position) from which a float would reach a call whose rule gives no derivative in that input,
+    itself or in a helper it calls, with where: (function, input, file, line).  The caller checks
+    its argument there where that argument depends on what it differentiates (``guard_call``);
+    the helper cannot tell, and refusing every float would refuse ``np.gradient(u, dx)`` with a
+    constant ``dx``.  Empty for a helper taking containers (its parameters are their leaves)."""
+    if fn.groups:
+        return {}
+    table = _flow_table(fn)
+    lost: dict[int, tuple] = {}
+    for index, param in enumerate(fn.params):
+        site = _first_lost_site(fn, varied_names(fn, [param], table), kind_of, callee_lost)
+        if site is not None:
+            lost[index] = site
+    return lost
+
+
+def _first_lost_site(fn: ir.Function, varied: set[str], kind_of: Callable[[ir.Expr], Any],
+                     callee_lost: Callable[[Any, tuple], dict]) -> Optional[tuple]:
+    for stmt in ir.walk(fn.body):
+        if not (isinstance(stmt, ir.Assign) and isinstance(stmt.value, ir.Call)):
+            continue
+        call = stmt.value
+        for name, operand in underived_operands(call):
+            if set(ir.names_read(operand)) & varied:
+                return describe_callable(call.fn), name, fn.filename, stmt.line
+        moving = [i for i, arg in enumerate(call.args) if set(ir.names_read(arg)) & varied]
+        if moving and is_user_function(call.fn) and rules.adjoint_rule(call.fn) is None:
+            # a helper the reverse sweep built (a call of constants, np.triu_indices(3), is not one)
+            try:
+                inner = callee_lost(call.fn, tuple(map(kind_of, call.args)))
+            except TransformError:  # not built by the reverse sweep (its value does not reach the result)
+                continue
+            for i in moving:
+                if i in inner:
+                    return inner[i]
+    return None
+
+
+def lost_derivative_check(arg: ir.Expr, site: tuple, line: Optional[int]) -> ir.Effect:
+    """The run-time check, in the caller, of an argument a helper would lose the derivative of."""
+    function, name, filename, at = site
+    return ir.Effect(ir.Call(runtime.check_no_derivative, (
+        arg, ir.Const(function), ir.Const(name), ir.Const(filename), ir.Const(at))), line)
 
 
 def _reads(exprs: Iterable[ir.Expr]) -> set[str]:

@@ -32,7 +32,7 @@ from .cache import TransformCache, is_current, name_the_users_line
 from .errors import TransformError
 from .parse import Snapshot
 from .pipeline import (STAGES, Built, build_derivative_of, build_forward, build_gradient_only, build_reverse,
-                       build_split, leaf_kinds, private_draw_in)
+                       build_split, check_lost_arguments, leaf_kinds, private_draw_in)
 from .selfcheck import dot_product_test, switched_on_by_environment
 
 Wrt = Union[int, str, Sequence[Union[int, str]]]
@@ -809,6 +809,7 @@ def vjp(fn: Callable, *primals: Any) -> tuple[Any, Callable]:
     kinds = _kinds(fn, args)
     split = build_split(fn, kinds)
     flat_args = _flat(args, kinds)
+    check_lost_arguments(split, flat_args)  # every argument is differentiated: a float one must not be lost
     out, tape = _run(split.forward, flat_args + (None,))
     # The backward part puts back what the forward part overwrote, in arrays the result may be, and
     # the tape keeps referring to them: the caller gets arrays of its own.

@@ -17,10 +17,10 @@ from typing import Any, Callable, Iterator, Optional
 
 import numpy as np
 
-from . import containers, ir
+from . import containers, ir, runtime
 from .kinds import to_string
 from .analysis import (SCALAR, Analysis, analyse, check_constant_calls, check_element_reads, check_in_place,
-                       private_draw)
+                       lost_derivative_parameters, private_draw)
 from .cache import SplitAdjoint, TangentCallee, TransformCache, compile_emitted, compile_module, origin_of
 from .errors import TransformError
 from .emit import Emitted, Namespace, emit, emit_module
@@ -309,6 +309,8 @@ def build_split(fn: Callable, kinds: Kinds) -> SplitAdjoint:
         split.result_tree = ssa.result_tree
         ssa, facts = _analysed(ssa, ssa.params, leaf_kinds(kinds))
         adjoint = optimize(reverse(ssa, ssa.params, facts, callee=_split_callee, split=True), ssa.body)
+        split.lost = lost_derivative_parameters(ssa, facts.kind_of,
+                                                lambda f, k: getattr(_split_callee(f, k), "lost", {}))
         adjoint = drop_unread_records(adjoint)
         check_tape(adjoint)
         forward, backward = split_parts(adjoint, parsed.name)
@@ -322,6 +324,14 @@ def build_split(fn: Callable, kinds: Kinds) -> SplitAdjoint:
         split.snapshot = _snapshot(parsed, emitted)
 
     return _build_once(_SPLITS, fn, (fn.__code__, kinds), lambda: SplitAdjoint(fn), fill)
+
+
+def check_lost_arguments(split: SplitAdjoint, args: tuple) -> None:
+    """Where every argument of a split adjoint is differentiated (``vjp``), a float argument that a
+    rule inside would lose the derivative of is refused (``analysis.lost_derivative_parameters``)."""
+    for index, (function, name, filename, line) in getattr(split, "lost", {}).items():
+        if index < len(args):
+            runtime.check_no_derivative(args[index], function, name, filename, line)
 
 
 def _restores(forward: ir.Function, backward: ir.Function, callees: Any) -> bool:

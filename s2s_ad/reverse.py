@@ -38,7 +38,7 @@ from typing import Any, Callable, Optional
 import numpy as np
 
 from . import ir, rules, runtime
-from .analysis import SCALAR, Analysis, differentiable_operands
+from .analysis import SCALAR, Analysis, differentiable_operands, guard_lost_derivatives, lost_derivative_check
 from .errors import TransformError
 from .expressions import describe_callable, instantiate, is_user_function, template_ir
 from .kinds import Kind, Number
@@ -373,6 +373,10 @@ class ReverseSweep(Recording):
         kinds = tuple(map(self.facts.kind_of, call.args))
         owner = self.callee(call.fn, kinds)
         self.calls[id(stmt)] = owner
+        if not self.split:  # a helper's own callers check what it passes on (lost_derivative_parameters)
+            for i, site in sorted(getattr(owner, "lost", {}).items()):
+                if str(i) in needed and i < len(call.args):
+                    self.emit(lost_derivative_check(call.args[i], site, self.line))
         parts = []
         for i, arg in enumerate(call.args):
             base = f"d_{arg.name}_part" if isinstance(arg, ir.Var) and str(i) in needed else "unused"
@@ -562,6 +566,8 @@ def reverse(fn: ir.Function, wrt: list[str], facts: Analysis, callee: Optional[C
     With ``split``, the adjoint takes the tape as its last parameter (for
     ``pipeline.split_adjoint``, which cuts it into forward and backward parts).
     """
+    if not split:  # a helper is differentiated by every parameter: its callers check (propagate_call)
+        fn = guard_lost_derivatives(fn, facts.varied)
     sweep = ReverseSweep(fn, wrt, facts, callee, split)
     adjoint = sweep.run()
     # A slice put back that nothing reads afterwards needs no recording: generate once more without it.

@@ -339,10 +339,15 @@ def nondifferentiable(*fns: Any, elementwise: bool = False, methods: Optional[di
 # is taught to it by a change to templates/ alone.
 FACTS: dict[str, str] = {
     "view": "True: the result may be a view of the first argument (np.reshape, x[i])",
-    "may_view": "True: the result may be the argument itself, a view of it or a list holding it (np.asarray)",
+    "may_view": "True: the result may be the argument itself, a view of it or a list holding it (np.asarray); "
+                "or a function of the number of positional arguments saying so for a call (np.einsum)",
     "shape_only": "a position (or a tuple of them): the argument there is read for its shape and dtype only "
                   "(runtime.unbroadcast)",
     "axis_length": "an axis: called on one array, the result is that axis's length (len: 0)",
+    "zero_derivative": "names of inputs whose d_<name> the rule leaves out because the result is piecewise "
+                       "constant in them (a threshold, a truth value): a varied argument there carries no "
+                       "derivative.  A varied argument for any other input the rule gives no derivative in "
+                       "is refused (np.linalg.pinv: ('rcond', 'rtol'))",
     "counts": "True: the result is one number whatever the argument (len, np.size)",
     "shape_from": '"argument": the first argument is the shape of the result (np.zeros); '
                   '"like": the result is shaped like the first argument (np.zeros_like)',
@@ -648,6 +653,13 @@ def tangent_rule(fn: Any) -> Optional[Rule]:
         return rule if rule is not None or not load_deferred() else _TANGENTS.get(_key(fn))
     except TypeError:
         return None
+
+
+def is_template_file(filename: str) -> bool:
+    """Whether ``filename`` holds derivative rules (a template module: its helper functions are
+    differentiated as they are called from the code its rules generate)."""
+    load_templates()
+    return any(rule.filename == filename for table in (_ADJOINTS, _TANGENTS) for rule in table.values())
 
 
 def is_nondifferentiable(fn: Any) -> bool:

@@ -162,6 +162,22 @@ def check_number_update(value: Any, name: str, shared: str, filename: str, line:
                              f"copy it first", filename=filename, line=line)
 
 
+def check_no_derivative(value: Any, function: str, name: str, filename: str, line: int) -> None:
+    """Before a call whose rule gives no derivative in its input ``name``, where the argument depends
+    on what is differentiated: an integer (an axis, a count) has none to lose; a float would lose its
+    derivative silently, so it is refused."""
+    try:
+        held = np.asarray(value)
+    except (ValueError, TypeError):  # a ragged list: not a number NumPy would read as one
+        return
+    inexact = held.size > 0 and held.dtype.kind in "fc"  # an empty shape () reads as an empty float array
+    if inexact:
+        raise TransformError(f"the call of {function}", f"its argument {name} depends on the differentiated "
+                             f"inputs, but its rule gives no derivative in {name}; pass a value that does not "
+                             f"depend on them (wrap it in s2s_ad.stop_gradient(...) if a zero derivative is "
+                             f"meant), or add a rule (see README, 'Adding a rule')", filename=filename, line=line)
+
+
 def random_states() -> tuple:
     """The global random states (``np.random.*``, Python's ``random.*``): a checkpointed loop
     keeps them per segment, so a segment run again draws what it drew the first time."""
@@ -585,6 +601,33 @@ def diff_grad(grad: Any, a: Any, n: int = 1, axis: int = -1) -> np.ndarray:
     return np.reshape(grad, np.shape(a))
 
 
+def _diff_width(value: Any, axis: int) -> int:
+    """How many entries ``np.diff``'s ``prepend`` or ``append`` adds along ``axis`` (a number: one)."""
+    if value is None:
+        return 0
+    return 1 if np.ndim(value) == 0 else np.shape(value)[axis]
+
+
+def diff_piece(grad: Any, a: Any, n: int = 1, axis: int = -1, prepend: Any = None, append: Any = None,
+               which: int = 1) -> Any:
+    """The adjoint of one input of ``np.diff(a, n, axis, prepend=..., append=...)``: the differences
+    of ``a`` joined with what is prepended and appended, the adjoint of that whole cut back into the
+    three (``which``: 0 the prepended values, 1 ``a``, 2 the appended ones; a number gets the sum of
+    its row)."""
+    a = np.asarray(a)
+    axis = axis % max(a.ndim, 1)
+    before, after = _diff_width(prepend, axis), _diff_width(append, axis)
+    whole = list(np.shape(a))
+    whole[axis] += before + after
+    grad = diff_grad(grad, np.empty(whole, dtype=np.result_type(a, 1.0)), n, axis)
+    start, stop = ((0, before), (before, before + a.shape[axis]), (before + a.shape[axis], whole[axis]))[which]
+    piece = np.take(grad, np.arange(start, stop), axis=axis)
+    like = (prepend, a, append)[which]
+    if like is None:
+        return 0.0
+    return np.sum(piece) if np.ndim(like) == 0 else np.reshape(piece, np.shape(like))
+
+
 def _flat_scatter(grad: np.ndarray, like: Any, indices: Any) -> np.ndarray:
     """``grad`` added into zeros shaped like ``like`` at the flat positions ``indices`` (repeats add up)."""
     result = np.zeros(np.size(like), dtype=np.result_type(grad, 1.0))
@@ -610,8 +653,11 @@ def take_along_axis_grad(grad: Any, arr: Any, indices: Any, axis: Any) -> np.nda
         return _flat_scatter(grad, arr, indices)
     result = np.zeros(np.shape(arr), dtype=np.result_type(grad, 1.0))
     axis = axis % result.ndim
-    grids = np.ogrid[tuple(slice(n) for n in np.shape(indices))]
-    index = tuple(np.asarray(indices) if d == axis else grids[d] for d in range(result.ndim))
+    # the fancy index NumPy reads with: arr's own positions on the other axes, broadcast against
+    # indices (either may have length 1 there)
+    index = tuple(np.asarray(indices) if d == axis else
+                  np.reshape(np.arange(result.shape[d]), [-1 if k == d else 1 for k in range(result.ndim)])
+                  for d in range(result.ndim))
     np.add.at(result, index, grad)
     return result
 
@@ -818,6 +864,29 @@ def kron_spread(x: Any, other: Any, which: int) -> np.ndarray:
     return np.reshape(x, [n for pair in pairs for n in pair])
 
 
+def cross_grad(grad: Any, other: Any, like: Any, axis_other: int, axis_like: int, axisc: int,
+               axis: Any, sign: float) -> Any:
+    """The adjoint of one operand of ``np.cross`` (shaped like ``like``) from the other one:
+    ``sign * cross(other, grad)`` over 3-vectors, a 2-vector standing for (x, y, 0) and the number
+    that two 2-vectors give for the z component of their 3-vector product.  Linear in ``grad`` and
+    in ``other``; ``like`` is read for its shape."""
+    if axis is not None:
+        axis_other = axis_like = axisc = axis
+    shape = np.shape(like)
+    if np.ndim(other) == 0 or (np.ndim(grad) == 0 and not (np.shape(other)[axis_other] == 2 == shape[axis_like])):
+        return np.zeros(shape)  # a missing tangent (a plain 0)
+    other = np.moveaxis(np.asarray(other, dtype=float), axis_other, -1)
+    moved = np.moveaxis(np.zeros(shape), axis_like, -1).shape
+    if other.shape[-1] == 2 and moved[-1] == 2:  # two 2-vectors: grad is the z component's adjoint
+        grad3 = np.zeros(np.shape(grad) + (3,))
+        grad3[..., 2] = grad
+    else:
+        grad3 = np.moveaxis(np.asarray(grad, dtype=float), axisc, -1)
+    other3 = np.concatenate([other, np.zeros(other.shape[:-1] + (3 - other.shape[-1],))], axis=-1)
+    full = sign * np.cross(other3, grad3)[..., :moved[-1]]
+    return np.moveaxis(unbroadcast_to(full, moved), -1, axis_like)
+
+
 def kron_axes(a: Any, b: Any, which: int) -> tuple:
     """The axes of ``kron_blocks`` that belong to the operand other than ``which`` (summed out)."""
     nd = max(np.ndim(a), np.ndim(b))
@@ -928,18 +997,32 @@ def trigamma(x: float) -> float:
 # -- quantiles (NumPy's default, linear method): piecewise linear in the data and in q ------------
 
 
-def _quantile_plan(a: Any, q: Any, axis: Any, keepdims: bool) -> tuple:
+_QUANTILE_METHODS = ("linear", "lower", "higher", "nearest", "midpoint")
+
+
+def _quantile_plan(a: Any, q: Any, axis: Any, keepdims: bool, method: str = "linear") -> tuple:
     """Where each quantile lies in ``a`` sorted along ``axis``: the sorting order (flattened to the
-    last axis), the neighbours below and above, the fraction between them, and the shapes."""
+    last axis), the neighbours below and above, the fraction between them, and the shapes.  The
+    methods other than "linear" pick one neighbour (or the midpoint of two): their fractions do not
+    move with q."""
+    if method not in _QUANTILE_METHODS:
+        raise ValueError(f"the quantile method {method!r} has no derivative rule; the methods with one are "
+                         f"{', '.join(_QUANTILE_METHODS)}")
     a = np.asarray(a)
     flat, back = _along_last(a, axis)
     n = flat.shape[-1]
     order = np.argsort(flat, axis=-1, kind="stable")
     position = np.asarray(q, dtype=float) * (n - 1)
-    low = np.clip(np.floor(position).astype(np.intp), 0, n - 1)
+    if method in ("linear", "midpoint"):
+        low = np.clip(np.floor(position).astype(np.intp), 0, n - 1)
+        fraction = position - low if method == "linear" else np.where(position % 1 == 0, 0.0, 0.5)
+    else:
+        picked = {"lower": np.floor, "higher": np.ceil, "nearest": np.around}[method](position)
+        low = np.clip(picked.astype(np.intp), 0, n - 1)
+        fraction = np.zeros(np.shape(position))
     high = np.clip(low + 1, 0, n - 1)
     reduced = np.sum(np.zeros(a.shape), axis=axis, keepdims=keepdims).shape
-    return flat, back, order, low, high, position - low, reduced
+    return flat, back, order, low, high, fraction, reduced
 
 
 def _quantile_layout(rows: np.ndarray, q: Any, reduced: tuple) -> np.ndarray:
@@ -949,20 +1032,25 @@ def _quantile_layout(rows: np.ndarray, q: Any, reduced: tuple) -> np.ndarray:
     return np.reshape(moved, np.shape(q) + reduced)
 
 
-def quantile_linear(values: Any, a: Any, q: Any, axis: Any = None, keepdims: bool = False) -> np.ndarray:
+def quantile_linear(values: Any, a: Any, q: Any, axis: Any = None, keepdims: bool = False,
+                    method: str = "linear") -> np.ndarray:
     """``np.quantile(a, q, axis, keepdims=keepdims)``, interpolating ``values`` (shaped like ``a``) at
     the positions where ``a``'s quantiles lie: linear in ``values`` (``values`` is ``a`` itself for the
     quantile)."""
-    flat, _, order, low, high, fraction, reduced = _quantile_plan(a, q, axis, keepdims)
+    flat, _, order, low, high, fraction, reduced = _quantile_plan(a, q, axis, keepdims, method)
+    if np.ndim(values) == 0 and np.ndim(a) > 0:  # a missing tangent (a plain 0): every quantile is 0
+        return np.zeros(np.shape(q) + reduced) + values
     ordered = np.take_along_axis(_along_last(np.asarray(values, dtype=float), axis)[0], order, axis=-1)
     rows = (1.0 - fraction) * ordered[..., low] + fraction * ordered[..., high]
     return _quantile_layout(rows, q, reduced)
 
 
-def quantile_slope(values: Any, a: Any, q: Any, axis: Any = None, keepdims: bool = False) -> np.ndarray:
-    """d quantile_linear / d q: (n - 1) times the gap of ``values`` between the two neighbours."""
-    flat, _, order, low, high, _, reduced = _quantile_plan(a, q, axis, keepdims)
-    if isinstance(values, (int, float)) and values == 0:
+def quantile_slope(values: Any, a: Any, q: Any, axis: Any = None, keepdims: bool = False,
+                   method: str = "linear") -> np.ndarray:
+    """d quantile_linear / d q: (n - 1) times the gap of ``values`` between the two neighbours (the
+    linear method; the others are piecewise constant in q)."""
+    flat, _, order, low, high, _, reduced = _quantile_plan(a, q, axis, keepdims, method)
+    if (isinstance(values, (int, float)) and values == 0) or method != "linear":
         return np.zeros(np.shape(q) + reduced)  # a missing tangent
     ordered = np.take_along_axis(_along_last(np.asarray(values, dtype=float), axis)[0], order, axis=-1)
     rows = (ordered[..., high] - ordered[..., low]) * (flat.shape[-1] - 1)
@@ -970,11 +1058,13 @@ def quantile_slope(values: Any, a: Any, q: Any, axis: Any = None, keepdims: bool
 
 
 def quantile_scatter(grad: Any, a: Any, q: Any, axis: Any = None, keepdims: bool = False,
-                     slope: bool = False) -> np.ndarray:
+                     slope: bool = False, method: str = "linear") -> np.ndarray:
     """The adjoint of ``values`` in ``quantile_linear`` (or, with ``slope``, in ``quantile_slope``):
     each quantile's adjoint shared by its two neighbours in ``a``."""
-    flat, back, order, low, high, fraction, reduced = _quantile_plan(a, q, axis, keepdims)
+    flat, back, order, low, high, fraction, reduced = _quantile_plan(a, q, axis, keepdims, method)
     n = flat.shape[-1]
+    if slope and method != "linear":  # the other methods' weights do not move with q
+        return back(np.zeros(flat.shape))
     grad = np.broadcast_to(np.asarray(grad, dtype=float), np.shape(q) + reduced)
     qdims = np.ndim(q)
     rows = np.reshape(np.moveaxis(grad, tuple(range(qdims)), tuple(range(-qdims, 0))) if qdims else grad,
@@ -1283,7 +1373,12 @@ def mul_adjoint_cross(grad: Any, a: Any, b: Any, tangent_a: Any, tangent_b: Any)
 
 
 def pair_sum(p: tuple, q: tuple) -> tuple:
-    """Two pairs of adjoints added item by item (sequences' adjoints row by row)."""
+    """Two pairs of adjoints added item by item (sequences' adjoints row by row); a missing tangent
+    (a plain 0 where a pair would be) adds nothing."""
+    if not isinstance(q, (tuple, list)):
+        return p
+    if not isinstance(p, (tuple, list)):
+        return q
     return tangent_sum(p[0], q[0]), tangent_sum(p[1], q[1])
 
 

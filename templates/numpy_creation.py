@@ -11,8 +11,7 @@ import numpy as np
 from s2s_ad.rules import adjoint, declare, fresh_arrays, nondifferentiable, tangent
 from s2s_ad.runtime import astype, cast_derivative, if_inexact, linspace_weights, unbroadcast
 
-nondifferentiable(np.zeros, np.ones, np.empty, np.zeros_like, np.ones_like, np.empty_like,
-                  np.arange, np.eye, np.identity)
+nondifferentiable(np.zeros, np.ones, np.empty, np.zeros_like, np.ones_like, np.empty_like, np.eye, np.identity)
 nondifferentiable(np.shape, np.ndim, np.size, attributes={"shape": np.shape, "ndim": np.ndim, "size": np.size})
 fresh_arrays(np.zeros, np.ones, np.empty, np.full, np.zeros_like, np.ones_like, np.empty_like, np.full_like,
              np.arange, np.linspace, np.eye, np.identity, np.copy, np.array, astype, cast_derivative)
@@ -34,18 +33,19 @@ def array(out, object, dtype=None, *, t_object):
 
 
 @adjoint(np.full_like, examples=({"a": np.zeros(3), "fill_value": ()}, {"a": np.zeros((2, 3)), "fill_value": (3,)},
-                                  {"a": np.zeros(3, dtype=int), "fill_value": ()}), shape_from="like")
-def full_like(out, a, fill_value, *, d_out):
-    d_fill_value = unbroadcast(if_inexact(d_out, out), fill_value)  # an integer array truncates: no derivative
+                                  {"a": np.zeros(3, dtype=int), "fill_value": ()}), shape_from="like",
+         zero_derivative=("a",))
+def full_like(out, a, fill_value, dtype=None, *, d_out):
+    d_fill_value = unbroadcast(if_inexact(d_out, out), fill_value)  # a row fills every row
 
 
 @tangent(np.full_like)
-def full_like(out, a, fill_value, *, t_fill_value):
+def full_like(out, a, fill_value, dtype=None, *, t_fill_value):
     t_out = if_inexact(np.zeros(np.shape(out)) + t_fill_value, out)
 
 
 @adjoint(np.full, examples=({"shape": 3, "fill_value": ()}, {"shape": (2, 3), "fill_value": (3,)},
-                            {"shape": (2, 3), "fill_value": (2, 1)}, {"shape": 3, "fill_value": (), "dtype": int}))
+                            {"shape": (2, 3), "fill_value": (2, 1)}, {"shape": (2,), "fill_value": (), "dtype": "int32"}))
 def full(out, shape, fill_value, dtype=None, *, d_out):
     d_fill_value = unbroadcast(if_inexact(d_out, out), fill_value)  # dtype=int truncates: no derivative
 
@@ -53,6 +53,21 @@ def full(out, shape, fill_value, dtype=None, *, d_out):
 @tangent(np.full)
 def full(out, shape, fill_value, dtype=None, *, t_fill_value):
     t_out = if_inexact(np.zeros(np.shape(out)) + t_fill_value, out)
+
+
+# out[i] = start + i * step; one argument alone is the stop (0, 1, 2, ...); the stop sets only the length
+@adjoint(np.arange, examples=({"start": np.array(0.25), "stop": np.array(2.9), "step": np.array(0.5)},
+                              {"start": np.array(0.3), "stop": np.array(2.1)}, {"start": np.array(3.3)}),
+         zero_derivative=("stop",))
+def arange(out, start, stop=None, step=None, *, dtype=None, d_out):
+    moving = if_inexact(d_out, out)
+    d_start = np.sum(moving) * (stop is not None)
+    d_step = np.sum(moving * np.arange(np.size(out)))
+
+
+@tangent(np.arange)
+def arange(out, start, stop=None, step=None, *, dtype=None, t_start, t_step):
+    t_out = if_inexact(np.zeros(np.shape(out)) + t_start * (stop is not None) + t_step * np.arange(np.size(out)), out)
 
 
 @tangent(np.copy)

@@ -8,7 +8,7 @@ input's shape where broadcasting may have happened.
 """
 import numpy as np
 
-from s2s_ad.rules import adjoint, nondifferentiable, spell_module
+from s2s_ad.rules import adjoint, method_alias, nondifferentiable, spell_module
 
 spell_module("np", np)  # generated code writes np.sin (numpy_linalg.py adds np.linalg)
 
@@ -17,6 +17,9 @@ nondifferentiable(np.sign, np.floor, np.ceil, np.round, np.around, np.rint, np.t
                   np.isfinite, np.greater, np.less, np.equal, np.logical_and, np.logical_or, np.logical_not,
                   elementwise=True)
 nondifferentiable(np.argmax, np.argmin, np.argsort, np.all, np.any, np.count_nonzero)
+for _name, _fn in (("argmax", np.argmax), ("argmin", np.argmin), ("argsort", np.argsort), ("all", np.all),
+                  ("any", np.any), ("round", np.round)):
+    method_alias(_name, _fn)  # x.argmax(axis=0) is np.argmax(x, axis=0)
 
 
 @adjoint(np.reciprocal, elementwise=True)
@@ -134,7 +137,7 @@ def minimum(out, x1, x2, d_out):
     d_x2 = d_out * (1.0 - first)
 
 
-@adjoint(np.where, elementwise=True, examples=(
+@adjoint(np.where, elementwise=True, zero_derivative=("condition",), examples=(
     {"condition": np.array([True, False, True]), "x": (3,), "y": (3,)},
     {"condition": np.array([[True], [False]]), "x": (2, 3), "y": ()},
 ), returns_sequence=True)

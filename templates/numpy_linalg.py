@@ -8,7 +8,7 @@ import numpy as np
 
 from s2s_ad.kinds import matmul_dims, transposed_dims
 from s2s_ad.rules import adjoint, declare, fresh_arrays, fresh_values, nondifferentiable, spell_module, tangent
-from s2s_ad.runtime import (multi_dot_grad, multi_dot_jvp, qr_checked, svd_checked, dot_grad_a, dot_grad_b, einsum_grad, matrix_power_grad, matrix_power_jvp, norm_max_weights, norm_matrices, norm_singular_weights, norm_unmoved, expand_reduced, inner_axes, inverse_axes, norm_weight, kron_axes, kron_blocks, kron_spread,
+from s2s_ad.runtime import (cross_grad, multi_dot_grad, multi_dot_jvp, qr_checked, svd_checked, dot_grad_a, dot_grad_b, einsum_grad, matrix_power_grad, matrix_power_jvp, norm_max_weights, norm_matrices, norm_singular_weights, norm_unmoved, expand_reduced, inner_axes, inverse_axes, norm_weight, kron_axes, kron_blocks, kron_spread,
                             matmul_grad_a, matmul_grad_b, norm_order, solve_columns, tensordot_adjoint_plan,
                             trace_grad, unbroadcast)
 
@@ -18,6 +18,11 @@ spell_module("np.linalg", np.linalg)  # generated code writes np.linalg.solve
 def _matmul_rank(x1: int, x2: int) -> "int | None":
     """The rank of ``x1 @ x2`` where both are at least matrices (the larger, batched); else not declared."""
     return max(x1, x2) if min(x1, x2) >= 2 else None
+
+
+def _one_operand(count: int) -> bool:
+    """np.einsum of one operand may return a view of it ("ii->i", "ij->ji"); of several, a new array."""
+    return count <= 2
 
 
 _PRODUCTS = (
@@ -110,12 +115,14 @@ def kron(out, a, b, d_out):
 
 
 @adjoint(np.cross, bilinear=True, examples=({"a": (3,), "b": (3,)}, {"a": (4, 3), "b": (3,)},
+                                           {"a": (2,), "b": (2,)}, {"a": (4, 2), "b": (2,)}, {"a": (2,), "b": (3,)},
+                                           {"a": (3, 4), "b": (2, 4), "axisa": 0, "axisb": 0, "axisc": 0},
                                            {"a": (3, 2), "b": (3, 2), "axis": 0},
                                            {"a": (3, 2), "b": (2, 3), "axisa": 0, "axisc": 0}))
 def cross(out, a, b, axisa=-1, axisb=-1, axisc=-1, axis=None, *, d_out):
-    # 3-vectors (2-vectors give a number, and NumPy refuses the adjoint's shapes: an error, not a number)
-    d_a = unbroadcast(np.cross(b, d_out, axisb, axisc, axisa, axis), a)
-    d_b = unbroadcast(np.cross(d_out, a, axisc, axisa, axisb, axis), b)
+    # d_a = b x d_out and d_b = d_out x a, with 2-vectors as (x, y, 0) (two give the z component)
+    d_a = cross_grad(d_out, b, a, axisb, axisa, axisc, axis, 1.0)
+    d_b = cross_grad(d_out, a, b, axisa, axisb, axisc, axis, -1.0)
 
 
 # -- np.linalg ----------------------------------------------------------------------------------
@@ -305,7 +312,7 @@ def eigvalsh(out, a, t_a):
     {"subscripts": "ij,jk,k->i", "op0": (2, 3), "op1": (3, 2), "op2": (2,)}, {"subscripts": "iji->j", "op0": (2, 3, 2)},
     {"subscripts": "i,j,k,ij", "op0": (2,), "op1": (3,), "op2": (2,), "op3": (2, 3)},
     {"subscripts": "i...,i->...", "op0": (3, 1, 2), "op1": (3,)}, {"subscripts": "ij,j", "op0": (1, 3), "op1": (3,)},
-    {"subscripts": "i,j->ij", "op0": (3,), "op1": (2,)}))
+    {"subscripts": "i,j->ij", "op0": (3,), "op1": (2,)}), may_view=_one_operand)
 def einsum(out, subscripts, op0, op1=None, op2=None, op3=None, *, optimize=False, d_out):
     # multilinear: the adjoint of each operand is one more einsum (up to four operands)
     d_op0 = einsum_grad(d_out, subscripts, 0, op0, op0, op1, op2, op3)
@@ -409,7 +416,7 @@ def multi_dot(out, arrays, *, t_arrays):
     t_out = multi_dot_jvp(arrays, t_arrays)
 
 
-@adjoint(np.linalg.pinv, examples=({"a": (3, 3)}, {"a": (4, 2)}, {"a": (2, 4)}, {"a": (2, 3, 2)}))
+@adjoint(np.linalg.pinv, zero_derivative=("rcond", "rtol"), examples=({"a": (3, 3)}, {"a": (4, 2)}, {"a": (2, 4)}, {"a": (2, 3, 2)}))
 def pinv(out, a, rcond=None, hermitian=False, *, rtol=None, d_out):
     # Golub and Pereyra, where the rank does not change: with X = pinv(a) and G = d_out,
     # -X^T G X^T + (I - a X) G^T X X^T + X^T X G^T (I - X a)
@@ -438,7 +445,7 @@ _LSTSQ = ({"a": (5, 3), "b": (5,)}, {"a": (4, 2), "b": (4, 3)}, {"a": (3, 3), "b
           {"a": (2, 4), "b": (2,)}, {"a": (2, 3), "b": (2, 2), "rcond": None})
 
 
-@adjoint(np.linalg.lstsq, items=4, examples=_LSTSQ, returns_sequence=True)
+@adjoint(np.linalg.lstsq, items=4, examples=_LSTSQ, returns_sequence=True, zero_derivative=("rcond",))
 def lstsq(out, a, b, rcond=None, *, d_out):
     # x = a+ b: dx = -a+ da x + a+ a+^T da^T r + (I - a+ a) da^T a+^T x + a+ db, with r = b - a x (the
     # residuals); the residuals' derivative is the envelope's (a^T r = 0): 2 r (db - da x)^T; the
@@ -468,12 +475,13 @@ def lstsq_tangent(out, a, b, rcond=None, *, t_a, t_b):
     solution = np.reshape(out[0], (cols, -1))
     left = np.reshape(b, (rows, -1)) - np.matmul(a, solution)
     inverse = np.linalg.pinv(a)
-    t_a_t = np.transpose(t_a)
-    moved = np.reshape(t_b, (rows, -1)) - np.matmul(t_a, solution)
+    moving_a = np.broadcast_to(t_a, np.shape(a))  # a missing tangent is a plain 0
+    t_a_t = np.transpose(moving_a)
+    moved = np.reshape(np.broadcast_to(t_b, np.shape(b)), (rows, -1)) - np.matmul(moving_a, solution)
     t_x = (np.matmul(inverse, moved) + np.matmul(inverse, np.matmul(np.transpose(inverse), np.matmul(t_a_t, left)))
            + np.matmul(np.eye(cols) - np.matmul(inverse, a), np.matmul(t_a_t, np.matmul(np.transpose(inverse), solution))))
     factors = np.linalg.svd(a, full_matrices=False)
-    t_s = np.diagonal(np.matmul(np.transpose(factors[0]), np.matmul(t_a, np.transpose(factors[2]))))
+    t_s = np.diagonal(np.matmul(np.transpose(factors[0]), np.matmul(moving_a, np.transpose(factors[2]))))
     t_out = (np.reshape(t_x, np.shape(out[0])), (2.0 * np.sum(left * moved, axis=0))[:np.size(out[1])],
              np.zeros(np.shape(out[2])), t_s)
 

@@ -106,29 +106,36 @@ _QUANTILES = (
 )
 
 
-@adjoint(np.quantile, examples=_QUANTILES)
-def quantile(out, a, q, axis=None, *, keepdims=False, d_out):
-    # the linear method: each quantile lies between two neighbours in sorted order, q picks where
-    d_a = quantile_scatter(d_out, a, q, axis, keepdims, False)
-    d_q = np.sum(d_out * quantile_slope(a, a, q, axis, keepdims), axis=trailing_axes(q, out))
+@adjoint(np.quantile, examples=_QUANTILES + ({"a": (6,), "q": (2,), "method": "lower"},
+                                             {"a": (3, 5), "q": 0.4, "axis": -1, "method": "nearest"},
+                                             {"a": (5,), "q": np.array([0.3, 0.6]), "method": "higher"},
+                                             {"a": (6,), "q": 0.3, "method": "midpoint"}))
+def quantile(out, a, q, axis=None, *, method="linear", keepdims=False, d_out):
+    # the linear method: each quantile lies between two neighbours in sorted order, q picks where;
+    # lower, higher, nearest pick one neighbour, midpoint halves two (constant in q)
+    d_a = quantile_scatter(d_out, a, q, axis, keepdims, False, method)
+    d_q = np.sum(d_out * quantile_slope(a, a, q, axis, keepdims, method), axis=trailing_axes(q, out))
 
 
 @tangent(np.quantile)
-def quantile(out, a, q, axis=None, *, keepdims=False, t_a, t_q):
-    t_out = quantile_linear(t_a, a, q, axis, keepdims) + expand_quantiles(t_q, out) * quantile_slope(a, a, q, axis, keepdims)
+def quantile(out, a, q, axis=None, *, method="linear", keepdims=False, t_a, t_q):
+    t_out = (quantile_linear(t_a, a, q, axis, keepdims, method)
+             + expand_quantiles(t_q, out) * quantile_slope(a, a, q, axis, keepdims, method))
 
 
 @adjoint(np.percentile, examples=tuple(dict(e, q=np.asarray(e["q"]) * 100.0 if not isinstance(e["q"], tuple) else e["q"])
-                                       for e in _QUANTILES[:4]) + ({"a": (5,), "q": 30.0},), domain=(0.2, 0.8))
-def percentile(out, a, q, axis=None, *, keepdims=False, d_out):
-    d_a = quantile_scatter(d_out, a, q / 100.0, axis, keepdims, False)
-    d_q = np.sum(d_out * quantile_slope(a, a, q / 100.0, axis, keepdims), axis=trailing_axes(q, out)) / 100.0
+                                       for e in _QUANTILES[:4]) + ({"a": (5,), "q": 30.0},
+                                                                   {"a": (5,), "q": 30.0, "method": "lower"}),
+         domain=(0.2, 0.8))
+def percentile(out, a, q, axis=None, *, method="linear", keepdims=False, d_out):
+    d_a = quantile_scatter(d_out, a, np.divide(q, 100.0), axis, keepdims, False, method)
+    d_q = np.sum(d_out * quantile_slope(a, a, np.divide(q, 100.0), axis, keepdims, method), axis=trailing_axes(q, out)) / 100.0
 
 
 @tangent(np.percentile)
-def percentile(out, a, q, axis=None, *, keepdims=False, t_a, t_q):
-    t_out = (quantile_linear(t_a, a, q / 100.0, axis, keepdims)
-             + expand_quantiles(t_q, out) * quantile_slope(a, a, q / 100.0, axis, keepdims) / 100.0)
+def percentile(out, a, q, axis=None, *, method="linear", keepdims=False, t_a, t_q):
+    t_out = (quantile_linear(t_a, a, np.divide(q, 100.0), axis, keepdims, method)
+             + expand_quantiles(t_q, out) * quantile_slope(a, a, np.divide(q, 100.0), axis, keepdims, method) / 100.0)
 
 
 @adjoint(np.median, examples=({"a": (5,)}, {"a": (4,)}, {"a": (3, 4), "axis": 1}, {"a": (2, 3, 4), "axis": (0, 2),
@@ -196,7 +203,7 @@ def nanmean_tangent(out, a, axis=None, dtype=None, *, keepdims=False, t_a):
     t_out = np.sum(t_a * present, axis=axis, keepdims=keepdims) / np.sum(present, axis=axis, keepdims=keepdims)
 
 
-@adjoint(average_weights, linear=True, examples=({"a": np.zeros((3, 4)), "weights": (4,), "axis": -1},
+@adjoint(average_weights, linear=True, zero_derivative=("a",), examples=({"a": np.zeros((3, 4)), "weights": (4,), "axis": -1},
                                                  {"a": np.zeros((3, 4)), "weights": (3, 4)}))
 def average_weights_rule(out, a, weights, axis=None, *, d_out):
     d_weights = np.reshape(d_out, np.shape(weights))

@@ -7,7 +7,7 @@ import numpy as np
 from s2s_ad.kinds import same_rank_dims
 from s2s_ad.rules import adjoint, declare, fresh_arrays, method_alias, tangent
 from s2s_ad.runtime import (append_grad, concatenate_grad, diag_grad, diagonal_grad, diff_grad, joined_grad,
-                            gradient_grad, pad_grad, repeat_grad, sort_grad,
+                            diff_piece, gradient_grad, pad_grad, repeat_grad, sort_grad,
                             stack_grad, take_along_axis_grad, take_grad, tile_grad, unbroadcast)
 
 
@@ -150,7 +150,8 @@ def rot90(out, m, k=1, axes=(0, 1), *, d_out):
     d_m = np.rot90(d_out, -k, axes)
 
 
-@adjoint(np.diag, linear=True, examples=({"v": (3,)}, {"v": (3,), "k": -1}, {"v": (3, 4), "k": 1}, {"v": (3, 3)}))
+@adjoint(np.diag, linear=True, examples=({"v": (3,)}, {"v": (3,), "k": -1}, {"v": (3, 4), "k": 1}, {"v": (3, 3)}),
+         may_view=True)  # of a matrix: a (read-only) view of its diagonal, showing later writes
 def diag(out, v, k=0, *, d_out):
     d_v = diag_grad(d_out, v, k)
 
@@ -178,9 +179,15 @@ def append(out, arr, values, axis=None, *, d_out):
     d_values = append_grad(d_out, arr, values, axis, 1)
 
 
-@adjoint(np.diff, linear=True, examples=({"a": (5,)}, {"a": (3, 4), "n": 2, "axis": 0}, {"a": (3, 4)}))
-def diff(out, a, n=1, axis=-1, *, d_out):
-    d_a = diff_grad(d_out, a, n, axis)
+@adjoint(np.diff, linear=True, examples=({"a": (5,)}, {"a": (3, 4), "n": 2, "axis": 0}, {"a": (3, 4)},
+                                         {"a": (5,), "prepend": (), "append": (2,)},
+                                         {"a": (3, 4), "n": 2, "axis": 0, "prepend": (1, 4)},
+                                         {"a": (3, 4), "append": ()}))
+def diff(out, a, n=1, axis=-1, prepend=None, append=None, *, d_out):
+    # linear in a and in what is joined before and after it
+    d_a = diff_piece(d_out, a, n, axis, prepend, append, 1)
+    d_prepend = diff_piece(d_out, a, n, axis, prepend, append, 0)
+    d_append = diff_piece(d_out, a, n, axis, prepend, append, 2)
 
 
 @adjoint(np.take, linear=True, method="take", examples=(
@@ -296,3 +303,6 @@ def gradient(out, f, spacing=1.0, *, axis=None, edge_order=1, d_out):
     {"grad": (3, 4), "f": np.zeros((3, 4)), "spacing": 0.5, "axis": 1, "edge_order": 2}))
 def gradient_grad_rule(out, grad, f, spacing=1.0, axis=None, edge_order=1, *, d_out):
     d_grad = np.asarray(np.gradient(d_out, spacing, axis=axis, edge_order=edge_order))  # D's transpose's adjoint: D
+
+
+declare(gradient_grad, zero_derivative=("f",))  # f is read for its shape

@@ -11,7 +11,7 @@ would hide the helper its own body calls.)
 import numpy as np
 
 from s2s_ad.rules import adjoint, declare, fresh_arrays, nondifferentiable, tangent
-from s2s_ad.runtime import (added_at, check_assertion, check_number_update, raise_exception, formatted, random_states, set_random_states,
+from s2s_ad.runtime import (added_at, cross_grad, diff_piece, check_assertion, check_no_derivative, check_number_update, raise_exception, formatted, random_states, set_random_states,
                             append_grad, multi_dot_grad, multi_dot_grad_jvp, qr_checked, svd_checked, matrix_power_grad, matrix_power_grad_jvp, cumprod_grad, cumprod_grad_jvp, einsum_grad, expand_quantiles, quantile_linear, quantile_scatter,
                             quantile_slope, kron_blocks, kron_spread, norm_weight, norm_weight_jvp, solve_columns,
                             trace_grad, broadcast_reduced, diag_grad, diagonal_grad, diff_grad, joined_grad,
@@ -86,6 +86,18 @@ def broadcast_reduced_rule(out, grad, like, axis=None, keepdims=False, *, d_out)
     {"grad": (3,), "a": np.zeros(4), "index": np.array([0, 2, 0])}))
 def getitem_grad_rule(out, grad, a, index, d_out):
     d_grad = d_out[index]  # scattering adds repeated indices up; gathering reads each again
+
+
+@tangent(cross_grad, examples=(
+    {"grad": (3,), "other": (3,), "like": np.zeros(3), "axis_other": -1, "axis_like": -1, "axisc": -1, "axis": None,
+     "sign": 1.0},
+    {"grad": (), "other": (2,), "like": np.zeros(2), "axis_other": -1, "axis_like": -1, "axisc": -1, "axis": None,
+     "sign": -1.0},
+    {"grad": (3, 2), "other": (2, 2), "like": np.zeros((3, 2)), "axis_other": 0, "axis_like": 0, "axisc": 0,
+     "axis": None, "sign": 1.0}))
+def cross_grad_rule(out, grad, other, like, axis_other, axis_like, axisc, axis, sign, *, t_grad, t_other):
+    t_out = (cross_grad(t_grad, other, like, axis_other, axis_like, axisc, axis, sign)
+             + cross_grad(grad, t_other, like, axis_other, axis_like, axisc, axis, sign))
 
 
 @tangent(stored_part, examples=(
@@ -183,6 +195,12 @@ def append_grad_rule(out, grad, arr, values, axis, which, t_grad):
     t_out = append_grad(t_grad, arr, values, axis, which)
 
 
+@tangent(diff_piece, examples=({"grad": (5,), "a": np.zeros(3), "prepend": 0.0, "append": np.zeros(2), "which": 0},
+                              {"grad": (2, 2), "a": np.zeros((2, 3)), "n": 2, "axis": 1, "append": np.zeros((2, 1))}))
+def diff_piece_rule(out, grad, a, n=1, axis=-1, prepend=None, append=None, which=1, *, t_grad):
+    t_out = diff_piece(t_grad, a, n, axis, prepend, append, which)
+
+
 @tangent(diff_grad, examples=({"grad": (4,), "a": np.zeros(5)},))
 def diff_grad_rule(out, grad, a, n=1, axis=-1, *, t_grad):
     t_out = diff_grad(t_grad, a, n, axis)
@@ -247,21 +265,22 @@ def einsum_grad_rule(out, grad, subscripts, which, like, op0, op1=None, op2=None
 
 
 @tangent(quantile_linear, examples=({"values": (5,), "a": np.array([0.3, 0.1, 0.9, 0.5, 0.7]), "q": (2,)},))
-def quantile_linear_rule(out, values, a, q, axis=None, keepdims=False, *, t_values, t_q):
+def quantile_linear_rule(out, values, a, q, axis=None, keepdims=False, method="linear", *, t_values, t_q):
     # linear in values; the order of a is piecewise constant; q moves along the gap
-    t_out = quantile_linear(t_values, a, q, axis, keepdims) + expand_quantiles(t_q, out) * quantile_slope(
-        values, a, q, axis, keepdims)
+    t_out = quantile_linear(t_values, a, q, axis, keepdims, method) + expand_quantiles(t_q, out) * quantile_slope(
+        values, a, q, axis, keepdims, method)
 
 
 @tangent(quantile_slope, examples=({"values": (5,), "a": np.array([0.3, 0.1, 0.9, 0.5, 0.7]), "q": np.array([0.3])},))
-def quantile_slope_rule(out, values, a, q, axis=None, keepdims=False, *, t_values):
-    t_out = quantile_slope(t_values, a, q, axis, keepdims)  # piecewise constant in q
+def quantile_slope_rule(out, values, a, q, axis=None, keepdims=False, method="linear", *, t_values):
+    t_out = quantile_slope(t_values, a, q, axis, keepdims, method)  # piecewise constant in q
 
 
 @tangent(quantile_scatter, examples=({"grad": (2,), "a": np.array([0.3, 0.1, 0.9, 0.5, 0.7]), "q": (2,)},))
-def quantile_scatter_rule(out, grad, a, q, axis=None, keepdims=False, slope=False, *, t_grad, t_q):
-    t_out = quantile_scatter(t_grad, a, q, axis, keepdims, slope) + quantile_scatter(
-        grad * expand_quantiles(t_q, grad), a, q, axis, keepdims, True) * (1.0 - slope)
+def quantile_scatter_rule(out, grad, a, q, axis=None, keepdims=False, slope=False, method="linear", *,
+                          t_grad, t_q):
+    t_out = quantile_scatter(t_grad, a, q, axis, keepdims, slope, method) + quantile_scatter(
+        grad * expand_quantiles(t_q, grad), a, q, axis, keepdims, True, method) * (1.0 - slope)
 
 
 @adjoint(expand_quantiles, linear=True, examples=({"t": (2,), "like": np.zeros((2, 3))}, {"t": (), "like": np.zeros(3)}))
@@ -366,6 +385,24 @@ def added_at_rule(out, a, index, value, d_out):
 declare(zeros_like, shape_only=0)
 declare(unbroadcast, unbroadcast_to, odd=True)  # linear in the adjoint they reduce
 # Generated code's own checks and reports, which run where the primal computation runs.
-declare(check_assertion, set_random_states, check_number_update, raise_exception, reports=True)
+declare(check_assertion, set_random_states, check_number_update, raise_exception, check_no_derivative, reports=True)
 declare(matmul_grad_b, dot_grad_b, factors=(0, 1))
 declare(matmul_grad_a, dot_grad_a, factors=(0, 2))
+
+
+# Inputs the helpers read for their shape, their length or their sorting order only: a varied
+# argument there carries no derivative (any other input without one is refused where it varies).
+for _helper, _inputs in ((getitem_grad, ("a",)), (pad_grad, ("array",)),
+                         (solve_columns, ("a", "b")), (kron_blocks, ("a", "b")), (kron_spread, ("other",)),
+                         (expand_quantiles, ("like",)), (svd_checked, ("a",)), (qr_checked, ("a",)),
+                         (stored_part, ("value",)), (concatenate_grad, ("arrays",)), (stack_grad, ("arrays",)),
+                         (joined_grad, ("arrays",)), (matmul_grad_a, ("a",)), (matmul_grad_b, ("b",)),
+                         (dot_grad_a, ("a",)), (dot_grad_b, ("b",)), (cumsum_grad, ("a",)), (repeat_grad, ("a",)),
+                         (tile_grad, ("a",)), (diag_grad, ("v",)), (diagonal_grad, ("a",)),
+                         (append_grad, ("arr", "values")), (diff_grad, ("a",)), (take_grad, ("a",)),
+                         (take_along_axis_grad, ("arr",)), (sort_grad, ("a",)), (trace_grad, ("a",)),
+                         (einsum_grad, ("like",)), (quantile_linear, ("a",)), (quantile_slope, ("a", "q")),
+                         (quantile_scatter, ("a",)), (mul_adjoint_cross, ("a", "b")), (add_tangent, ("a", "b")),
+                         (mul_tangent_cross, ("a", "b")), (if_inexact, ("like",)), (cross_grad, ("like",)),
+                         (diff_piece, ("a", "prepend", "append"))):
+    declare(_helper, zero_derivative=_inputs)
