@@ -41,7 +41,8 @@ import numpy as np
 from . import ir, rules
 from .errors import TransformError
 from .expressions import describe_callable, is_user_function, missing_rule
-from .kinds import NUMBER, UNKNOWN, Array, Kind, Number, Sequence, Unknown, from_string, rank, to_string
+from .kinds import (NUMBER, UNKNOWN, Array, Kind, Number, Sequence, Unknown, constant_kind, from_string, rank,
+                    to_string)
 from .parse import is_generated
 
 SCALAR = "scalar"
@@ -60,7 +61,10 @@ class Analysis:
     inexact: set[str] = field(default_factory=set)  # arrays provably of floats: stores keep derivatives
 
     def kind_of(self, expr: ir.Expr) -> Optional[str]:
-        """What a callee is told of an argument: "scalar", "array<N>" when the rank is known, else None."""
+        """What a callee is told of an argument: "scalar", "array<N>" when the rank is known, a string
+        or None's value (``kinds.constant_kind``: the callee is specialised on it), else None."""
+        if isinstance(expr, ir.Const) and constant_kind(expr.value) is not None:
+            return constant_kind(expr.value)
         rank = self.rank_of(expr)
         if rank == 0:
             return "scalar"
@@ -307,8 +311,9 @@ class _Inference:
         elif fn is operator.getitem and isinstance(self.kind_of(args[0]), Sequence):
             self.set(target, _item_kind(self.kind_of(args[0]), args[1]), stmt)
         elif self.result_kind is not None and is_user_function(fn):
-            result = self.result_kind(fn, tuple(to_string(self.kind_of(a)) if self.class_of(a, stmt) != SCALAR
-                                                else "scalar" for a in args))
+            result = self.result_kind(fn, tuple(
+                constant_kind(a.value) if isinstance(a, ir.Const) and constant_kind(a.value) is not None
+                else to_string(self.kind_of(a)) if self.class_of(a, stmt) != SCALAR else "scalar" for a in args))
             self.set(target, from_string(result), stmt)
         elif fn is operator.getitem:
             rank = _indexed_rank(value, self.kind, lambda e: self.class_of(e, stmt))

@@ -28,6 +28,7 @@ import numpy as np
 from . import containers
 from .cache import TransformCache, is_current, name_the_users_line
 from .errors import TransformError
+from .kinds import constant_kind
 from .parse import Snapshot
 from .pipeline import (STAGES, Built, build_derivative_of, build_forward, build_gradient_only, build_reverse,
                        build_split, leaf_kinds, private_draw_in)
@@ -89,13 +90,14 @@ def _types_of(n: int) -> Callable[[tuple], tuple]:
 
 
 def _kind(value: Any) -> Optional[str]:
-    """``"scalar"`` for a number, ``"array<N>"`` for an N-dimensional array, else ``None``."""
+    """``"scalar"`` for a number, ``"array<N>"`` for an N-dimensional array, ``"const:'l2'"`` for a
+    string or None (the code is specialised on its value: ``kinds.constant_kind``), else ``None``."""
     cls = type(value)
     if cls is float or cls is int or cls is bool or isinstance(value, (numbers.Number, np.generic)):
         return "scalar"
     if cls is np.ndarray:
         return f"array{value.ndim}"
-    return None
+    return constant_kind(value)
 
 
 def _kind_tree(value: Any, objects: bool = False) -> Any:
@@ -327,7 +329,8 @@ class GradientFunction:
         if built is None or not is_current(built):
             built = self._by_kinds[kinds] = self._adjoint(kinds) if self.inner is None else self.function_for(kinds)
             self._last_source = built.source
-        if not self._has_aux and not any(isinstance(k, containers.Tree) or (k and k.startswith("array"))
+        # (a string argument's value is in its kind, not in its type: those calls go through _by_kinds)
+        if not self._has_aux and not any(isinstance(k, containers.Tree) or (k and k.startswith(("array", "const")))
                                          for k in kinds) and not any(
                 isinstance(a, np.generic) and a.dtype != np.float64 for a in args):  # those take _like
             snapshot = built.snapshot
@@ -481,7 +484,7 @@ def source(fn: Callable, wrt: Wrt = 0, mode: str = "reverse", stage: str = "opti
 
 def _differentiable(value: Any) -> bool:
     """True for values that carry derivatives: floats and float (or complex) arrays."""
-    if isinstance(value, (bool, np.bool_)) or value is None:
+    if isinstance(value, (bool, np.bool_, str)) or value is None:
         return False
     if isinstance(value, (int, np.integer)):
         return False

@@ -12,10 +12,13 @@ what is right at run time (``unbroadcast``, ``zeros_like``).
 The rest of the pipeline (argument kinds from ``api.py``, the kinds a
 callee is specialised for) speaks in strings: ``"scalar"``, ``"array<N>"``,
 a tuple of those, or None; ``from_string`` and ``to_string`` convert at
-that boundary.
+that boundary.  A string argument, or None, is ``"const:<repr>"``
+(``constant_kind``): the code is specialised on its value, which the
+lowering reads as a constant (``LOSSES[kind]``, ``if kind == "l2"``).
 """
 from __future__ import annotations
 
+import ast
 from dataclasses import dataclass
 from typing import Any, Optional
 
@@ -109,3 +112,21 @@ def rank(kind: Kind) -> Optional[int]:
     if isinstance(kind, Array):
         return kind.rank
     return None
+
+
+_CONSTANT = "const:"
+
+
+def constant_kind(value: Any) -> Optional[str]:
+    """The kind of a value the code is specialised on (a ``str`` or None, as JAX's static
+    arguments): ``"const:'l2'"``; None for any other value."""
+    if value is None or type(value) is str:
+        return f"{_CONSTANT}{value!r}"
+    return None
+
+
+def constant_value(kind: Any) -> tuple[bool, Any]:
+    """``(True, value)`` for a kind made by ``constant_kind``, else ``(False, None)``."""
+    if isinstance(kind, str) and kind.startswith(_CONSTANT):
+        return True, ast.literal_eval(kind[len(_CONSTANT):])
+    return False, None

@@ -163,6 +163,10 @@ class Lowering:
         self.buffers: set[str] = set()  # arrays this function created: the only ones it may write into
         self.maybe_numbers: set[str] = set()  # buffers that may be numbers (np.exp(x)): += rebinds them
         self.inlining: set[str] = set()  # nested functions being inlined (to refuse recursion)
+        # A raise that runs whenever the statements being lowered run (one a constant test chose):
+        # what follows it in its block is never reached, and is not lowered (it may read names only
+        # the other branches bind: ``return result`` after ``else: raise ValueError(kind)``).
+        self.raised = False
         # A name bound to different defs on different paths is an SSA value like any other: the tag of
         # the def, merged at joins, and a call dispatches on it (see ``_dispatch``).
         self.defs: dict[int, Nested] = {}  # tag -> def
@@ -197,6 +201,12 @@ class Lowering:
         params: list[str] = []
         owners: list[str] = []
         for p in self.parsed.params:
+            if isinstance(self.structures.get(p), containers.Static):
+                # a string (or None) the code is specialised on: a parameter still, read as its value
+                params.append(self.names.claim(p))
+                owners.append(p)
+                self.env[p] = ir.Const(self.structures[p].value)
+                continue
             if p in self.structures:  # a container: one parameter per leaf, the container static
                 leaves: list[str] = []
                 self.env[p] = self._record_of(self.structures[p], p, leaves)
@@ -211,6 +221,8 @@ class Lowering:
             owners.append(p)
         self.params = dict(zip(params, owners))
         body = self.lower_block(node.body)
+        if self.raised:  # it always raises: the forward sweep stops there, this return is never reached
+            body.append(ir.Return(ir.Const(0.0), self.line))
         docstring = gast.get_docstring(node) if hasattr(gast, "get_docstring") else None
         return ir.Function(node.name, params, body, self.parsed.filename, node.lineno, docstring,
                            in_place=self.in_place, element_reads=self.element_reads, groups=self.groups, result_tree=self.result_tree,
@@ -303,6 +315,8 @@ class Lowering:
         for stmt in stmts:
             self.line = stmt.lineno
             self.statement(stmt)
+            if self.raised:
+                break
         inner, self.block = self.block, outer
         return inner
 
@@ -362,6 +376,7 @@ class Lowering:
             # on a module-level option) is dropped with its branch; one that may run raises the user's
             # exception in the forward sweep, as the primal function would (desugar.py guards what follows).
             self.effect(self._raised(stmt))
+            self.raised = True
         elif isinstance(stmt, gast.Assert):
             message = ir.Const(None) if stmt.msg is None else self.converter.convert(stmt.msg)
             self.effect(ir.Call(runtime.check_assertion, (self.converter.convert(stmt.test), message)))
@@ -539,13 +554,17 @@ class Lowering:
             for inner in stmt.body if test.value else stmt.orelse:
                 self.line = inner.lineno
                 self.statement(inner)
+                if self.raised:
+                    break
             return
         joined = self._joined(stmt)
         before = dict(self.env)
         body = self.lower_block(stmt.body)
+        body_raised, self.raised = self.raised, False
         after_body, self.env = self.env, dict(before)
         orelse = self.lower_block(stmt.orelse)
         after_else = self.env
+        self.raised = body_raised and self.raised  # (a path that raises binds nothing that is read)
         targets = self._targets(joined, [{**before, **after_body}, {**before, **after_else}], loop=False)
         for v, m in targets.items():
             if not isinstance(m, Record):
@@ -582,6 +601,8 @@ class Lowering:
         for stmt in stmts:
             self.line = stmt.lineno
             self.statement(stmt)
+            if self.raised:
+                break
         body, self.block = self.block, outer
         self._merge_into(body, self.env, targets, self.line)
         exit_flag = None
@@ -599,6 +620,8 @@ class Lowering:
                 for inner in stmt.body:
                     self.line = inner.lineno
                     self.statement(inner)
+                    if self.raised:
+                        return
             return
         iterable, element = self._iteration(stmt)
         targets = self._carry(stmt)
@@ -616,6 +639,7 @@ class Lowering:
 
         stale = self._views_written_in(stmt)
         body, exit_flag = self._loop_body(stmt.body, targets, prologue)
+        self.raised = False  # (the loop may run no iteration)
         self.views.stale -= stale
         self.env = {**before, **{v: self._joined_value(m) for v, m in targets.items()}}
         if checkpoint is not None:
@@ -664,6 +688,7 @@ class Lowering:
         test_block, self.block = self.block, outer
         stale = self._views_written_in(stmt)
         body, exit_flag = self._loop_body(stmt.body, targets, lambda: None)
+        self.raised = False  # (the loop may run no iteration)
         self.views.stale -= stale
         self.env = {**before, **{v: self._joined_value(m) for v, m in targets.items()}}
         self.block.append(ir.While(test_block, test, body, stmt.lineno, exit_flag))
@@ -1120,7 +1145,9 @@ class Lowering:
             for stmt in function.body[:-1]:
                 self.line = stmt.lineno
                 self.statement(stmt)
-            result = self._settle(self.converter.convert(function.body[-1].value))
+                if self.raised:  # it always raises here: its result is never used (nor lowered)
+                    break
+            result = ir.Const(0.0) if self.raised else self._settle(self.converter.convert(function.body[-1].value))
         finally:
             self.inlining.discard(node.name)
             self.env, self.reads = outer_env, outer_reads
@@ -1207,7 +1234,8 @@ class Lowering:
 
 def lower(parsed: ParsedFunction, structures: Optional[dict] = None, has_aux: bool = False) -> ir.Function:
     """Lower a parsed function to SSA form (see the module docstring).  ``structures`` gives the
-    containers.Tree of each container parameter; ``has_aux``: the function returns ``(value, aux)``."""
+    containers.Tree of each container parameter (a ``containers.Static``: the parameter's value, a
+    string the code is specialised on); ``has_aux``: the function returns ``(value, aux)``."""
     lowering = Lowering(parsed, structures, has_aux)
     try:
         return lowering.run()

@@ -27,6 +27,7 @@ from .expressions import is_user_function
 from .factdump import report
 from .forward import forward
 from .hoist import hoist_invariants, hoist_item_reads
+from .kinds import constant_value
 from .lower import lower
 from .optimize import optimize
 from .parse import ParsedFunction, Snapshot, parse_function, transparent
@@ -69,7 +70,8 @@ def _describe_kind(kind: Any) -> str:
         return "number"
     if kind and kind.startswith("array"):
         return f"{kind[5:]}-d array" if kind[5:] else "array"
-    return "any"
+    constant, value = constant_value(kind)
+    return repr(value) if constant else "any"
 
 
 def _kind_note(params: list[str], kinds: Kinds) -> str:
@@ -115,6 +117,10 @@ def lowered(fn: Callable, kinds: Optional[Kinds] = None, has_aux: bool = False) 
     one parameter per leaf), and check the SSA invariants."""
     parsed = parse_function(fn)
     structures = {p: k for p, k in zip(parsed.params, kinds or ()) if isinstance(k, containers.Tree)}
+    for p, k in zip(parsed.params, kinds or ()):
+        constant, value = constant_value(k)
+        if constant:  # a string argument: the code is specialised on its value
+            structures[p] = containers.Static(value)
     ssa = lower(parsed, structures, has_aux)
     ir.check_ssa(ssa)
     return parsed, ssa
@@ -153,7 +159,7 @@ def result_kind(fn: Callable, kinds: Kinds) -> object:
         return cached[0]
     known[key] = (None, None)
     try:
-        parsed, ssa = lowered(fn)
+        parsed, ssa = lowered(fn, kinds)
     except TransformError:  # refused: the caller's own transformation reports it where it matters
         return None
     facts = analyse(ssa, [], dict(zip(ssa.params, kinds)), result_kind)
@@ -402,7 +408,7 @@ def build_tangent_callee(fn: Callable, kinds: Kinds, carries: tuple[bool, ...]) 
     fn = transparent(fn)
 
     def fill(callee: TangentCallee) -> None:
-        parsed, ssa = lowered(fn)
+        parsed, ssa = lowered(fn, kinds)
         wrt = [p for p, carried in zip(ssa.params, carries) if carried]
         ssa, facts = _analysed(ssa, wrt, kinds)
         callee.result_tree = ssa.result_tree

@@ -1,0 +1,92 @@
+"""Functions for tests/test_everyday_refusals.py, written as users write them: string arguments
+that pick a loss or an activation, dict comprehensions and loops over known keys, in-place
+updates through a view of a local array."""
+import numpy as np
+
+
+# --- 1. string arguments --------------------------------------------------------------------------
+
+def l2(r):
+    return np.sum(r ** 2)
+
+
+def l1(r):
+    return np.sum(np.abs(r))
+
+
+LOSSES = {
+    "l2": l2,
+    "l1": l1,
+    "huber": lambda r: np.sum(np.where(np.abs(r) < 1.0, 0.5 * r ** 2, np.abs(r) - 0.5)),
+}
+
+
+def loss_by_table(w, x, y, kind="l2"):
+    r = x @ w - y
+    return LOSSES[kind](r)
+
+
+def loss_by_branches(w, x, y, kind="l2"):
+    r = x @ w - y
+    if kind == "l2":
+        return np.mean(r ** 2)
+    elif kind == "l1":
+        return np.mean(np.abs(r))
+    elif kind == "log-cosh":
+        return np.mean(np.log(np.cosh(r)))
+    else:
+        raise ValueError(f"unknown loss {kind}")
+
+
+def activate(z, name):
+    return getattr(np, name)(z)
+
+
+def network(w, x, activation="tanh"):
+    h = activate(x @ w, activation)
+    return np.sum(h ** 2)
+
+
+def penalised(w, reg=None, strength=0.1):
+    total = np.sum(np.sin(w) ** 2)
+    if reg is None:
+        return total
+    if reg == "l1":
+        return total + strength * np.sum(np.abs(w))
+    return total + strength * np.sum(w ** 2)
+
+
+def loss_vector(w, kind):
+    """An array result picked by a string: for jacobians and vjp."""
+    return LOSSES[kind](w) * np.cos(w)
+
+
+def loss_unknown_key(w, kind):
+    return LOSSES[kind](w)
+
+
+def mode_in_loop(w, mode):
+    total = 0.0
+    for i in range(3):
+        if mode == "sum":
+            total = total + np.sum(w * i)
+        else:
+            total = total + np.prod(w) * i
+    return total
+
+
+def checked_kind(w, kind):
+    """A raise a string argument chooses, inside a loop and a helper."""
+    def pick(v):
+        if kind == "sq":
+            return v * v
+        raise KeyError(f"no such kind: {kind}")
+    total = 0.0
+    for i in range(2):
+        total = total + np.sum(pick(w) * i)
+    return total
+
+
+def pick_layer(params, x, which):
+    w = params[which]
+    return np.sum(np.tanh(x @ w))

@@ -1,0 +1,119 @@
+"""Everyday code that used to be refused (tests/everyday_refusal_functions.py): string arguments
+(the code is specialised on their value), dict comprehensions and loops over known keys,
+in-place updates through a view of a local array.
+
+Oracles: central differences (conftest), JAX in float64 where installed, closed forms."""
+import numpy as np
+import pytest
+
+import s2s_ad
+import everyday_refusal_functions as er
+from conftest import assert_gradient_matches, numeric_grad
+
+RNG = np.random.default_rng(7)
+W = np.array([0.3, -0.7, 1.1])
+X = RNG.normal(size=(5, 3))
+Y = RNG.normal(size=5)
+
+
+def _jax():
+    jax = pytest.importorskip("jax")
+    jax.config.update("jax_enable_x64", True)
+    return jax
+
+
+# --- 1. string arguments --------------------------------------------------------------------------
+
+@pytest.mark.parametrize("kind", ["l2", "l1", "huber"])
+def test_a_loss_picked_from_a_table_by_a_string_argument(kind):
+    assert_gradient_matches(er.loss_by_table, (W, X, Y, kind))
+
+
+@pytest.mark.parametrize("kind", ["l2", "l1", "log-cosh"])
+def test_a_loss_picked_by_if_elif_on_a_string_argument(kind):
+    assert_gradient_matches(er.loss_by_branches, (W, X, Y, kind))
+
+
+def test_one_gradient_function_serves_every_string_and_is_never_stale():
+    g = s2s_ad.grad(er.loss_by_table)
+    for kind in ["l2", "l1", "l2", "huber", "l1"]:
+        want = numeric_grad(lambda w: er.loss_by_table(w, X, Y, kind), (W,), 0)
+        np.testing.assert_allclose(g(W, X, Y, kind), want, rtol=1e-5, atol=1e-6)
+        np.testing.assert_allclose(g(W, X, Y, kind=kind), want, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(g(W, X, Y), numeric_grad(lambda w: er.loss_by_table(w, X, Y), (W,), 0),
+                               rtol=1e-5, atol=1e-6)  # the default
+
+
+def test_the_generated_code_is_specialised_on_the_string():
+    text = s2s_ad.source(er.loss_by_table, args=(W, X, Y, "l1"))
+    assert "kind 'l1'" in text and "d_l1.forward" in text and "LOSSES" not in text and "l2" not in text
+
+
+@pytest.mark.parametrize("name", ["tanh", "sin", "exp"])
+def test_getattr_of_numpy_by_a_string_argument_in_a_helper(name):
+    assert_gradient_matches(er.network, (W, X, name))
+    jax = _jax()
+    jnp = jax.numpy
+    want = jax.grad(lambda w: jnp.sum(getattr(jnp, name)(jnp.asarray(X) @ w) ** 2))(W)
+    np.testing.assert_allclose(s2s_ad.grad(er.network)(W, X, name), want, rtol=1e-10)
+
+
+@pytest.mark.parametrize("reg", [None, "l1", "l2"])
+def test_none_and_strings_as_optional_arguments(reg):
+    assert_gradient_matches(er.penalised, (W, reg))
+    assert_gradient_matches(er.penalised, (W, reg, 0.3), wrt=(0, 2))
+
+
+def test_value_and_grad_jvp_vjp_and_hessian_with_a_string_argument():
+    jax = _jax()
+    jnp = jax.numpy
+    jl = {"l2": lambda r: jnp.sum(r ** 2), "l1": lambda r: jnp.sum(jnp.abs(r))}
+    for kind in ["l2", "l1"]:
+        value, gradient = s2s_ad.value_and_grad(er.loss_by_table)(W, X, Y, kind)
+        f = lambda w: jl[kind](jnp.asarray(X) @ w - Y)  # noqa: E731
+        np.testing.assert_allclose(value, f(W), rtol=1e-12)
+        np.testing.assert_allclose(gradient, jax.grad(f)(W), rtol=1e-10)
+        tangent = np.array([0.2, -0.1, 0.4])
+        primal, out = s2s_ad.jvp(er.loss_by_table, (W, X, Y, kind), (tangent, None, None, None))
+        np.testing.assert_allclose(out, jax.jvp(f, (W,), (tangent,))[1], rtol=1e-10)
+        out, pullback = s2s_ad.vjp(er.loss_vector, W, kind)
+        cot = np.array([1.0, -2.0, 0.5])
+        fv = lambda w: jl[kind](w) * jnp.cos(w)  # noqa: E731
+        np.testing.assert_allclose(out, fv(W), rtol=1e-12)
+        np.testing.assert_allclose(pullback(cot)[0], jax.vjp(fv, W)[1](cot)[0], rtol=1e-10)
+        np.testing.assert_allclose(s2s_ad.hessian(er.loss_by_table)(W, X, Y, kind), jax.hessian(f)(W),
+                                   rtol=1e-9, atol=1e-12)
+        np.testing.assert_allclose(s2s_ad.jacobian(er.loss_vector)(W, kind), jax.jacobian(fv)(W), rtol=1e-10)
+
+
+@pytest.mark.parametrize("mode", ["sum", "prod"])
+def test_a_string_tested_inside_a_loop(mode):
+    assert_gradient_matches(er.mode_in_loop, (W, mode))
+
+
+def test_a_string_that_is_no_key_of_the_table_is_refused_where_it_is_used():
+    with pytest.raises(s2s_ad.TransformError, match=r"everyday_refusal_functions.py:\d+.*'l3'.*no such key"):
+        s2s_ad.grad(er.loss_unknown_key)(W, "l3")
+
+
+def test_an_unknown_string_still_raises_the_users_error():
+    with pytest.raises(ValueError, match="unknown loss cosh"):
+        s2s_ad.grad(er.loss_by_branches)(W, X, Y, "cosh")
+
+
+def test_a_raise_chosen_by_a_string_in_a_loop_and_a_helper():
+    assert_gradient_matches(er.checked_kind, (W, "sq"))
+    with pytest.raises(KeyError, match="no such kind: cube"):
+        s2s_ad.grad(er.checked_kind)(W, "cube")
+    with pytest.raises(KeyError, match="no such kind: cube"):
+        s2s_ad.jvp(er.checked_kind, (W, "cube"), (W, None))
+
+
+@pytest.mark.parametrize("which", ["first", "second"])
+def test_a_dict_read_with_a_string_argument(which):
+    params = {"first": RNG.normal(size=3), "second": RNG.normal(size=3)}
+    got = s2s_ad.grad(er.pick_layer)(params, X, which)
+    other = "second" if which == "first" else "first"
+    assert np.all(got[other] == 0)
+    want = numeric_grad(lambda w: er.pick_layer({**params, which: w}, X, which), (params[which],), 0)
+    np.testing.assert_allclose(got[which], want, rtol=1e-6, atol=1e-8)
