@@ -112,6 +112,21 @@ def _same(a: Any, b: Any) -> bool:
     return False
 
 
+def _constant_strings(value: Any) -> Optional[list]:
+    """The items of a tuple or list of strings known while lowering (``("w", "b")``, or a module-level
+    ``NAMES``), each an ``ir.Const``; None for anything else.  A loop over one is unrolled, so that
+    ``params[name]`` in its body reads a known key."""
+    if isinstance(value, ir.Display):
+        items = value.items
+    elif isinstance(value, ir.Const) and type(value.value) in (tuple, list):
+        items = tuple(ir.Const(v) for v in value.value)
+    else:
+        return None
+    if items and all(isinstance(i, ir.Const) and type(i.value) is str for i in items):
+        return list(items)
+    return None
+
+
 def _is_append(node: Any) -> bool:
     """``name.append(value)`` as a statement."""
     return (isinstance(node, gast.Expr) and isinstance(node.value, gast.Call)
@@ -769,7 +784,11 @@ class Lowering:
         sequences = []
         for arg in args[:1] if kind is enumerate else args:
             if not isinstance(arg, Record):
-                return None
+                keys = _constant_strings(arg)
+                if keys is None:
+                    return None
+                sequences.append(keys)  # for name in ("w", "b"): the keys of a dict, most likely
+                continue
             sequences.append(list(arg.items) if arg.sequence else [ir.Const(k) for k in arg.keys])
         if any(isinstance(n, (gast.Break, gast.Continue, gast.Return)) for n in all_nodes(stmt)) or stmt.orelse:
             raise self.parsed.error("break, continue or return in a loop over a container", "the loop is "
@@ -857,6 +876,11 @@ class Lowering:
         name = target.value.id
         record = self.env[name]
         key = self.converter.convert(target.slice)
+        if getattr(target, "comprehension", None) and not isinstance(key, ir.Const):
+            raise self.parsed.error("a dict comprehension whose keys are not known while transforming",
+                                    "its keys must be constants: loop over a tuple or list of strings, over "
+                                    "d.items(), d.keys() or d.values() of a dict with constant keys, or over "
+                                    "range with constant bounds", target)
         shared = [k for k, v in self.env.items() if k != name and v is record]
         shared = shared or sorted(self.shared_records.get(name, ()))
         if record.kind != "dict" or not isinstance(key, ir.Const) or shared or self._within_params(record):

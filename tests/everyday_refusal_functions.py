@@ -90,3 +90,66 @@ def checked_kind(w, kind):
 def pick_layer(params, x, which):
     w = params[which]
     return np.sum(np.tanh(x @ w))
+
+
+# --- 2. dict comprehensions, loops over known keys, generators consumed whole --------------------
+
+NAMES = ("w", "b")
+
+
+def sgd_step_loss(params, x, y, lr):
+    """One step of gradient descent written the way a training loop writes it, then the loss."""
+    def loss(p):
+        return np.mean((x @ p["w"] + p["b"] - y) ** 2)
+    r = x @ params["w"] + params["b"] - y
+    grads = {"w": 2 * x.T @ r / len(y), "b": 2 * np.mean(r)}
+    new = {k: v - lr * grads[k] for k, v in params.items()}
+    return loss(new)
+
+
+def l2_penalty(params):
+    total = 0.0
+    for name in ["w", "b"]:
+        total = total + np.sum(params[name] ** 2)
+    return total
+
+
+def penalty_by_module_names(params, scale):
+    return scale * sum(np.sum(params[name] ** 2) for name in NAMES)
+
+
+def sum_of_generator(params):
+    return sum(np.sum(np.sin(v) ** 2) for v in params.values())
+
+
+def largest_norm(params):
+    return max(np.sum(v ** 2) for v in params.values())
+
+
+def zeros_then_fill(x):
+    acc = {name: np.zeros(3) for name in ("w", "b")}
+    acc["w"] = acc["w"] + np.sin(x)
+    acc["b"] = acc["b"] + x ** 2
+    return np.sum(acc["w"] * acc["b"])
+
+
+def filtered_comprehension(params):
+    scaled = {k: 3.0 * v for k, v in params.items() if k != "b"}
+    return sum(np.sum(v ** 3) for v in scaled.values()) + len(scaled)
+
+
+def comprehension_over_range(x):
+    parts = {i: x[i] ** (i + 1) for i in range(3)}
+    return parts[0] + parts[1] * parts[2]
+
+
+def enumerated_names(params):
+    total = 0.0
+    for i, name in enumerate(NAMES):
+        total = total + (i + 1.0) * np.sum(np.tanh(params[name]))
+    return total
+
+
+def comprehension_with_runtime_keys(x, n):
+    parts = {i: x[i] for i in range(n)}
+    return parts[0]

@@ -155,8 +155,9 @@ def calls_a_gradient(x):
     return np.sum(_d_square(x[0]) * x)  # REFUSED: the call of the gradient
 
 
-def generator_in_sum(x):
-    return sum(v * v for v in x)  # REFUSED: write a list comprehension instead
+def generator_bound_to_a_name(x):
+    squares = (v * v for v in x)  # REFUSED: write a list comprehension instead
+    return sum(squares)
 
 
 def in_place_on_an_argument(x):

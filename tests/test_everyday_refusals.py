@@ -117,3 +117,85 @@ def test_a_dict_read_with_a_string_argument(which):
     assert np.all(got[other] == 0)
     want = numeric_grad(lambda w: er.pick_layer({**params, which: w}, X, which), (params[which],), 0)
     np.testing.assert_allclose(got[which], want, rtol=1e-6, atol=1e-8)
+
+
+# --- 2. dict comprehensions, loops over known keys, generators consumed whole --------------------
+
+P = {"w": RNG.normal(size=3), "b": np.array(0.4)}
+PV = {"w": RNG.normal(size=3), "b": RNG.normal(size=3)}
+
+
+def _dict_numeric_grad(f, params, *rest):
+    out = {}
+    for k, v in params.items():
+        out[k] = numeric_grad(lambda leaf: f({**params, k: leaf}, *rest), (v,), 0)
+    return out
+
+
+def _assert_dict_close(got, want, rtol=1e-6, atol=1e-8):
+    assert set(got) == set(want)
+    for k in want:
+        np.testing.assert_allclose(got[k], want[k], rtol=rtol, atol=atol, err_msg=k)
+
+
+def _check_dict_gradient(f, params, *rest):
+    """grad against central differences, jvp against the gradient (a random direction)."""
+    got = s2s_ad.grad(f)(params, *rest)
+    _assert_dict_close(got, _dict_numeric_grad(f, params, *rest), rtol=1e-5, atol=1e-7)
+    direction = {k: np.cos(np.arange(np.size(v)) + 1.0).reshape(np.shape(v)) for k, v in params.items()}
+    _, tangent = s2s_ad.jvp(f, (params,) + rest, (direction,) + (None,) * len(rest))
+    np.testing.assert_allclose(tangent, sum(np.sum(got[k] * direction[k]) for k in params), rtol=1e-9)
+    return got
+
+
+def test_a_dict_comprehension_over_items_in_a_gradient_step():
+    jax = _jax()
+    jnp = jax.numpy
+
+    def twin(params, x, y, lr):
+        r = x @ params["w"] + params["b"] - y
+        grads = {"w": 2 * x.T @ r / len(y), "b": 2 * jnp.mean(r)}
+        new = {k: v - lr * grads[k] for k, v in params.items()}
+        return jnp.mean((x @ new["w"] + new["b"] - y) ** 2)
+
+    got = _check_dict_gradient(er.sgd_step_loss, P, X, Y, 0.1)
+    _assert_dict_close(got, jax.grad(twin)(P, X, Y, 0.1), rtol=1e-10)
+    value, both = s2s_ad.value_and_grad(er.sgd_step_loss, wrt=(0, 3))(P, X, Y, 0.1)
+    np.testing.assert_allclose(value, twin(P, X, Y, 0.1), rtol=1e-12)
+    np.testing.assert_allclose(both[1], jax.grad(twin, argnums=3)(P, X, Y, 0.1), rtol=1e-10)
+
+
+@pytest.mark.parametrize("f", [er.l2_penalty, er.sum_of_generator, er.largest_norm, er.filtered_comprehension,
+                               er.enumerated_names], ids=lambda f: f.__name__)
+def test_loops_and_generators_over_known_keys(f):
+    _check_dict_gradient(f, PV)
+
+
+def test_the_closed_forms_of_the_key_loops():
+    _assert_dict_close(s2s_ad.grad(er.l2_penalty)(PV), {k: 2 * v for k, v in PV.items()})
+    got = s2s_ad.grad(er.penalty_by_module_names, wrt=(0, 1))(PV, 0.5)
+    _assert_dict_close(got[0], {k: v for k, v in PV.items()})
+    np.testing.assert_allclose(got[1], sum(np.sum(v ** 2) for v in PV.values()))
+    got = s2s_ad.grad(er.filtered_comprehension)(PV)
+    _assert_dict_close(got, {"w": 81.0 * PV["w"] ** 2, "b": np.zeros(3)})
+
+
+def test_a_dict_of_zeros_made_by_a_comprehension():
+    x = np.array([0.3, -0.2, 0.9])
+    np.testing.assert_allclose(s2s_ad.grad(er.zeros_then_fill)(x),
+                               np.cos(x) * x ** 2 + np.sin(x) * 2 * x, rtol=1e-12)
+    assert_gradient_matches(er.zeros_then_fill, (x,))
+
+
+def test_a_dict_comprehension_over_a_constant_range():
+    x = np.array([0.3, -0.2, 0.9])
+    assert_gradient_matches(er.comprehension_over_range, (x,))
+    jax = _jax()
+    want = jax.hessian(lambda v: v[0] + v[1] ** 2 * v[2] ** 3)(x)
+    np.testing.assert_allclose(s2s_ad.hessian(er.comprehension_over_range)(x), want, rtol=1e-10, atol=1e-12)
+
+
+def test_a_dict_comprehension_whose_keys_are_not_known_is_refused_at_its_line():
+    with pytest.raises(s2s_ad.TransformError, match=r"everyday_refusal_functions.py:\d+.*dict comprehension whose "
+                                                    r"keys are not known.*loop over a tuple or list of strings"):
+        s2s_ad.grad(er.comprehension_with_runtime_keys)(np.ones(3), 2)
