@@ -785,8 +785,9 @@ class Lowering:
         for arg in args[:1] if kind is enumerate else args:
             if not isinstance(arg, Record):
                 keys = _constant_strings(arg)
-                if keys is None:
-                    return None
+                if keys is None or stmt.orelse or any(
+                        isinstance(n, (gast.Break, gast.Continue, gast.Return)) for n in all_nodes(stmt)):
+                    return None  # (strings need no unrolling: a loop that may stop early stays a loop)
                 sequences.append(keys)  # for name in ("w", "b"): the keys of a dict, most likely
                 continue
             sequences.append(list(arg.items) if arg.sequence else [ir.Const(k) for k in arg.keys])

@@ -153,3 +153,12 @@ def enumerated_names(params):
 def comprehension_with_runtime_keys(x, n):
     parts = {i: x[i] for i in range(n)}
     return parts[0]
+
+
+def stops_at_a_name(params, stop):
+    total = 0.0
+    for name in ["w", "b", "c"]:
+        if name == stop:
+            break
+        total = total + 1.0
+    return total * np.sum(params ** 2)

@@ -199,3 +199,9 @@ def test_a_dict_comprehension_whose_keys_are_not_known_is_refused_at_its_line():
     with pytest.raises(s2s_ad.TransformError, match=r"everyday_refusal_functions.py:\d+.*dict comprehension whose "
                                                     r"keys are not known.*loop over a tuple or list of strings"):
         s2s_ad.grad(er.comprehension_with_runtime_keys)(np.ones(3), 2)
+
+
+def test_a_loop_over_strings_that_breaks_stays_a_loop():
+    x = np.array([0.5, -1.5])
+    for stop, count in [("b", 1.0), ("zz", 3.0)]:
+        np.testing.assert_allclose(s2s_ad.grad(er.stops_at_a_name)(x, stop), 2 * count * x, rtol=1e-12)
