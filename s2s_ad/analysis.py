@@ -598,13 +598,28 @@ def private_draw(fn: Any) -> bool:
     return False
 
 
-def check_element_reads(fn: ir.Function, facts: Analysis) -> None:
+def check_element_reads(fn: ir.Function, facts: Analysis) -> ir.Function:
     """Refuse a read of ``a[i]`` after ``a`` was written unless ``a[i]`` is one number (``a`` has as
     many dimensions as the index has parts, each a number): otherwise it may be a view, which NumPy
-    would show the write through.  What the kinds do not prove is refused."""
+    would show the write through.  What the kinds do not prove is refused.
+
+    An update through ``row = a[1]`` (``row *= 3``, lowered as a write into ``a``) is right only
+    where ``a[1]`` is a view: refused where the kinds prove it one number; where they prove a view,
+    the run-time check lowering put before it goes; otherwise that check decides.  Returns ``fn``
+    without the checks that are not needed."""
+    dropped: set[int] = set()
     for read in fn.element_reads:
+        if read.view:
+            rank = facts.rank_of(ir.Var(read.array))
+            if rank is not None and rank <= len(read.index):
+                raise TransformError(f"the in-place update of {read.name}", read.hint,
+                                     filename=fn.filename, line=read.line)
+            if rank is not None and read.guard is not None:
+                dropped.add(id(read.guard))
+            continue
         numbers = all(isinstance(p.value, (int, np.integer)) if isinstance(p, ir.Const) else
                       facts.shape_of(p) == SCALAR for p in read.index)
         if not numbers or facts.rank_of(ir.Var(read.array)) != len(read.index):
             raise TransformError(f"reading {read.name} after {read.array} was written", read.hint,
                                  filename=fn.filename, line=read.line)
+    return dataclasses.replace(fn, body=ir.replace_statements(fn.body, dict.fromkeys(dropped))) if dropped else fn

@@ -711,7 +711,7 @@ def _builtin_type(cls: type) -> bool:
 def _reports(fn: Any) -> bool:
     """Whether ``fn`` only reports (prints, logs, warns): what may be called for its effect."""
     if any(fn is f for f in (print, warnings.warn, runtime.check_assertion, runtime.set_random_states,
-                             runtime.check_number_update, runtime.raise_exception)):
+                             runtime.check_number_update, runtime.check_view_update, runtime.raise_exception)):
         return True
     owner = getattr(fn, "__self__", None)
     if isinstance(owner, (logging.Logger, logging.LoggerAdapter)):

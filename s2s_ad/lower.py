@@ -112,6 +112,19 @@ def _same(a: Any, b: Any) -> bool:
     return False
 
 
+_OPERATOR_SIGNS = {operator.add: "+", operator.sub: "-", operator.mul: "*", operator.truediv: "/",
+                   operator.pow: "**", operator.floordiv: "//", operator.mod: "%", operator.matmul: "@"}
+
+
+def _basic(part: Any) -> bool:
+    """An index part that NumPy reads as basic indexing (a view): a constant integer, None, ``...``
+    or a slice (its bounds atoms)."""
+    if isinstance(part, ir.Slice):
+        return all(p is None or isinstance(p, (ir.Const, ir.Var)) for p in (part.lower, part.upper, part.step))
+    return isinstance(part, ir.Const) and (part.value is None or part.value is Ellipsis or (
+        isinstance(part.value, (int, np.integer)) and not isinstance(part.value, bool)))
+
+
 def _constant_strings(value: Any) -> Optional[list]:
     """The items of a tuple or list of strings known while lowering (``("w", "b")``, or a module-level
     ``NAMES``), each an ``ir.Const``; None for anything else.  A loop over one is unrolled, so that
@@ -196,6 +209,9 @@ class Lowering:
         self.views = Views(self.buffers, enabled=not self.generated, helper_shares=helper_returns_shared)
         # values that may be views of another array (x[1:], x.T): the array, integer index parts, a slice or not
         self.view_values: dict[str, tuple[str, int, bool]] = {}
+        # views by a basic index (numbers, slices) of an array the function made: the array and the
+        # index, so that ``row *= 3`` can be written into the array (see ``_update_through_view``)
+        self.view_index: dict[str, tuple[str, ir.Expr, bool]] = {}
         self.merged_from: dict[str, str] = {}  # merge variables that may be an array another name holds
         self.holders: dict[str, str] = {}  # SSA name -> a user's name that may view or hold its array
         self.in_place: list[ir.InPlace] = []
@@ -276,6 +292,34 @@ class Lowering:
                               **at)
         return None
 
+    def _update_through_view(self, stmt: gast.AugAssign, current: ir.Var, value: ir.Call) -> bool:
+        """``row *= 3`` where ``row = M[1]`` (a basic index of an array the function made): NumPy changes
+        ``M``, so this is ``M[1] = M[1] * 3``, and ``row`` is ``M[1]`` again, a view taken after the
+        write: later reads of both see the change.  False where ``row`` is not such a view."""
+        found = self.view_index.get(current.name)
+        if found is None:
+            return False
+        base, index, keeps = found
+        if not keeps:  # M[1] is a row only if M has more dimensions than the index has parts
+            parts = index.items if isinstance(index, ir.Display) else (index,)
+            array = next((k for k, v in self.env.items() if v == ir.Var(base)), base)
+            hint = (f"{stmt.target.id} is one number of {array} (a copy), not a part of it (a view); write into "
+                    f"{array} by index ({array}[...] {_OPERATOR_SIGNS.get(value.fn, '+')}= ...), or "
+                    f"{stmt.target.id} = {stmt.target.id} {_OPERATOR_SIGNS.get(value.fn, '+')} ... (a new number)")
+            guard = ir.Effect(ir.Call(runtime.check_view_update, (
+                ir.Var(base), ir.Const(len(parts)), ir.Const(stmt.target.id), ir.Const(hint),
+                ir.Const(self.parsed.filename), ir.Const(self.line))), self.line)
+            self.block.append(guard)
+            self.element_reads.append(ir.ElementRead(base, stmt.target.id, tuple(parts), self.line, hint, view=True,
+                                                     guard=guard))
+        part = ir.Call(operator.getitem, (ir.Var(base), index))
+        updated = self.flatten(ir.Call(value.fn, (part,) + value.args[1:]))
+        self.block.append(ir.Store(base, index, updated, self.line))
+        self.computed.clear()
+        self.views.wrote(base)
+        self.bind(stmt.target, part)
+        return True
+
     def _guarded(self, update: ir.InPlace) -> ir.InPlace:
         """``update`` with a run-time check, emitted here, that the value updated is a number:
         NumPy changes an array (a 0-d one too) in place, and the other names sharing it would see that."""
@@ -304,6 +348,8 @@ class Lowering:
         keeps = any(isinstance(p, ir.Slice) or (isinstance(p, ir.Const) and (p.value is None or p.value is Ellipsis))
                     for p in parts)
         self.view_values[name] = (base, len(parts), keeps)
+        if base in self.buffers and base not in self.views.root and all(_basic(p) for p in parts):
+            self.view_index[name] = (base, value.args[1], keeps)
         if not keeps and all(isinstance(p, (ir.Var, ir.Const)) for p in parts):
             self.element_index[name] = tuple(parts)  # maybe one element: see read
 
@@ -351,6 +397,8 @@ class Lowering:
                     self.block.append(ir.Store(current.name, ir.Const(Ellipsis), self.flatten(value), self.line))
                     self.computed.clear()
                     self.views.wrote(current.name)
+                    return
+                if self._update_through_view(stmt, current, value):
                     return
                 if current.name in self.views.root:
                     raise self.parsed.error(f"an in-place update of {stmt.target.id}", f"{stmt.target.id} may be a "

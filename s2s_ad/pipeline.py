@@ -230,7 +230,7 @@ def _analysed(ssa: ir.Function, wrt: list[str], kinds: Kinds) -> tuple[ir.Functi
     facts = analyse(ssa, wrt, kinds_by_param, result_kind)
     ssa = check_in_place(ssa, facts, kinds_by_param)
     check_constant_calls(ssa, facts)
-    check_element_reads(ssa, facts)
+    ssa = check_element_reads(ssa, facts)
     _check_checkpointed_draws(ssa)
     ssa = hoist_item_reads(ssa, facts.items, facts.uses)
     return hoist_invariants(ssa, lambda expr: facts.shape_of(expr) == SCALAR), facts

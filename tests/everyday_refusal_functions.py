@@ -162,3 +162,73 @@ def stops_at_a_name(params, stop):
             break
         total = total + 1.0
     return total * np.sum(params ** 2)
+
+
+# --- 3. in-place updates through a view of a local array -----------------------------------------
+
+def scale_a_row(x):
+    m = np.zeros((3, 3))
+    m[0] = x
+    m[1] = x ** 2
+    m[2] = np.sin(x)
+    row = m[1]
+    row *= 3.0
+    return np.sum(np.sin(m)) + np.sum(row ** 2)
+
+
+def add_to_a_column(x, v):
+    m = np.ones((3, 4)) * x[:, None]
+    col = m[:, 0]
+    col += v * x
+    return np.sum(m ** 3) + np.prod(col)
+
+
+def update_a_block_in_a_loop(x):
+    m = np.zeros((4, 3)) + np.cos(x)
+    for i in range(3):
+        block = m[1:3, :]
+        block *= x
+        block -= 0.1 * i
+    return np.sum(m * np.arange(12.0).reshape(4, 3)) + np.sum(block)
+
+
+def view_taken_before_the_loop(x):
+    m = np.zeros((4, 3)) + np.cos(x)
+    block = m[1:3, :]
+    for i in range(3):
+        block *= x
+    return np.sum(m)
+
+
+def row_of_a_matrix_of_unknown_rank(x):
+    m = np.outer(x, x)
+    row = m[1]
+    row *= 3.0
+    return np.sum(np.sin(m)) + np.sum(row)
+
+
+def element_of_a_vector(x):
+    m = np.sin(x) * 2.0
+    first = m[0]
+    first *= 3.0
+    return np.sum(m) + first
+
+
+def view_of_an_argument(m):
+    row = m[1]
+    row *= 3.0
+    return np.sum(row)
+
+
+def view_by_a_computed_index(x, i):
+    m = np.zeros((3, 3)) + x
+    row = m[i]
+    row *= 3.0
+    return np.sum(m)
+
+
+def vector_of_a_view_update(x):
+    m = np.zeros((2, 3)) + np.sin(x)
+    tail = m[0, 1:]
+    tail **= 2
+    return m[0] + m[1] * x

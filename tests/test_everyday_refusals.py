@@ -205,3 +205,99 @@ def test_a_loop_over_strings_that_breaks_stays_a_loop():
     x = np.array([0.5, -1.5])
     for stop, count in [("b", 1.0), ("zz", 3.0)]:
         np.testing.assert_allclose(s2s_ad.grad(er.stops_at_a_name)(x, stop), 2 * count * x, rtol=1e-12)
+
+
+# --- 3. in-place updates through a view of a local array -----------------------------------------
+
+def _twin_scale_a_row(jnp, x):
+    x = jnp.asarray(x)
+    m = jnp.stack([x, x ** 2, jnp.sin(x)])
+    m = m.at[1].multiply(3.0)
+    return jnp.sum(jnp.sin(m)) + jnp.sum(m[1] ** 2)
+
+
+def _twin_add_to_a_column(jnp, x, v):
+    x = jnp.asarray(x)
+    m = jnp.ones((3, 4)) * x[:, None]
+    m = m.at[:, 0].add(v * x)
+    return jnp.sum(m ** 3) + jnp.prod(m[:, 0])
+
+
+def _twin_block_in_a_loop(jnp, x):
+    x = jnp.asarray(x)
+    m = jnp.zeros((4, 3)) + jnp.cos(x)
+    for i in range(3):
+        m = m.at[1:3, :].multiply(x)
+        m = m.at[1:3, :].add(-0.1 * i)
+    return jnp.sum(m * jnp.arange(12.0).reshape(4, 3)) + jnp.sum(m[1:3, :])
+
+
+X3 = np.array([0.4, -0.8, 1.3])
+
+
+@pytest.mark.parametrize("f, twin, args", [
+    (er.scale_a_row, _twin_scale_a_row, (X3,)),
+    (er.add_to_a_column, _twin_add_to_a_column, (X3, 0.7)),
+    (er.update_a_block_in_a_loop, _twin_block_in_a_loop, (X3,)),
+], ids=["row", "column", "block_in_a_loop"])
+def test_an_update_through_a_view_changes_the_array(f, twin, args):
+    assert_gradient_matches(f, args, wrt=tuple(range(len(args))) if len(args) > 1 else 0)
+    jax = _jax()
+    jnp = jax.numpy
+    np.testing.assert_allclose(f(*args), twin(jnp, *args), rtol=1e-12)  # the twin computes what NumPy does
+    np.testing.assert_allclose(s2s_ad.grad(f)(*args), jax.grad(lambda x: twin(jnp, x, *args[1:]))(args[0]),
+                               rtol=1e-10)
+    np.testing.assert_allclose(s2s_ad.hessian(f)(*args), jax.hessian(lambda x: twin(jnp, x, *args[1:]))(args[0]),
+                               rtol=1e-9, atol=1e-12)
+
+
+def test_a_vector_result_through_a_view_update():
+    jax = _jax()
+    jnp = jax.numpy
+
+    def twin(x):
+        x = jnp.asarray(x)
+        m = jnp.zeros((2, 3)) + jnp.sin(x)
+        m = m.at[0, 1:].power(2)
+        return m[0] + m[1] * x
+
+    np.testing.assert_allclose(er.vector_of_a_view_update(X3), twin(X3), rtol=1e-12)
+    np.testing.assert_allclose(s2s_ad.jacobian(er.vector_of_a_view_update)(X3), jax.jacobian(twin)(X3), rtol=1e-10)
+    out, pullback = s2s_ad.vjp(er.vector_of_a_view_update, X3)
+    cot = np.array([0.3, -1.0, 2.0])
+    np.testing.assert_allclose(pullback(cot)[0], jax.vjp(twin, X3)[1](cot)[0], rtol=1e-10)
+    t = np.array([1.0, 0.5, -0.2])
+    np.testing.assert_allclose(s2s_ad.jvp(er.vector_of_a_view_update, (X3,), (t,))[1],
+                               jax.jvp(twin, (X3,), (t,))[1], rtol=1e-10)
+
+
+@pytest.mark.parametrize("f, args, message", [
+    (er.element_of_a_vector, (X3,), r"the in-place update of first: first is one number of m \(a copy\), not a "
+                                    r"part of it \(a view\); write into m by index \(m\[\.\.\.\] \*= \.\.\.\), "
+                                    r"or first = first \* \.\.\. \(a new number\)"),
+    (er.view_of_an_argument, (np.ones((3, 3)),), r"the in-place update of row: row is a view of m"),
+    (er.view_by_a_computed_index, (X3, 1), r"an in-place update of row: row may be a view of m"),
+    (er.view_taken_before_the_loop, (X3,), r"reading block after m was written"),
+], ids=["element", "argument", "computed_index", "view_taken_before_the_loop"])
+def test_other_updates_through_views_are_still_refused_at_their_line(f, args, message):
+    with pytest.raises(s2s_ad.TransformError, match=r"everyday_refusal_functions.py:\d+.*" + message):
+        s2s_ad.grad(f)(*args)
+
+
+def test_a_row_of_a_matrix_of_unknown_rank_is_checked_when_the_function_runs():
+    jax = _jax()
+    jnp = jax.numpy
+
+    def twin(x):
+        m = jnp.outer(x, x).at[1].multiply(3.0)
+        return jnp.sum(jnp.sin(m)) + jnp.sum(m[1])
+
+    assert "check_view_update" in s2s_ad.source(er.row_of_a_matrix_of_unknown_rank, args=(X3,))
+    assert "check_view_update" not in s2s_ad.source(er.scale_a_row, args=(X3,))  # rank known: no check
+    np.testing.assert_allclose(er.row_of_a_matrix_of_unknown_rank(X3), twin(X3), rtol=1e-12)
+    assert_gradient_matches(er.row_of_a_matrix_of_unknown_rank, (X3,))
+    np.testing.assert_allclose(s2s_ad.grad(er.row_of_a_matrix_of_unknown_rank)(X3), jax.grad(twin)(X3), rtol=1e-10)
+    from s2s_ad import runtime
+    runtime.check_view_update(np.ones((2, 3)), 1, "row", "hint", "f.py", 3)  # a row: a view
+    with pytest.raises(s2s_ad.TransformError, match=r"f.py:3.*the in-place update of row: hint"):
+        runtime.check_view_update(np.ones(3), 1, "row", "hint", "f.py", 3)  # one number: a copy
