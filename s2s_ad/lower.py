@@ -292,6 +292,13 @@ class Lowering:
                               **at)
         return None
 
+    def _retakes(self, view: str, array: str) -> bool:
+        """Whether ``view``, read after ``array`` was written, can be taken again: it is ``array`` by
+        a basic index with a slice (certainly a view: ``array[index]`` now is what it shows), not by
+        numbers only (one number of a 1-d array is a copy, which keeps the old value)."""
+        found = self.view_index.get(view)
+        return found is not None and found[0] == array and found[2]
+
     def _update_through_view(self, stmt: gast.AugAssign, current: ir.Var, value: ir.Call) -> bool:
         """``row *= 3`` where ``row = M[1]`` (a basic index of an array the function made): NumPy changes
         ``M``, so this is ``M[1] = M[1] * 3``, and ``row`` is ``M[1]`` again, a view taken after the
@@ -358,6 +365,13 @@ class Lowering:
         value = self.env.get(name)
         if isinstance(value, ir.Var):
             array = self.views.outdated(value.name)
+            if array is not None and self._retakes(value.name, array):
+                # a slice of an array this function made (row = m[1:3, :]) shows the array as it is
+                # now, as NumPy's view would: take it again here, under the same user's name
+                base, index, _ = self.view_index[value.name]
+                self.bind(gast.Name(id=name, ctx=gast.Store(), annotation=None, type_comment=None),
+                          ir.Call(operator.getitem, (ir.Var(base), index)))
+                return self.env[name]
             if array is not None:
                 hint = (f"{name} may be a view of {array} (a slice, a row, .T, a reshape, a list holding it, or "
                         f"what a function returned for it), "

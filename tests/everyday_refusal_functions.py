@@ -232,3 +232,20 @@ def vector_of_a_view_update(x):
     tail = m[0, 1:]
     tail **= 2
     return m[0] + m[1] * x
+
+
+def slice_read_after_a_write(x):
+    out = np.zeros(3)
+    first_two = out[0:2]
+    out[0] = 2.0 * x[0]
+    return np.sum(first_two) * x[1]
+
+
+def column_read_in_a_loop_that_writes(x):
+    m = np.zeros((3, 3))
+    col = m[:, 1]
+    total = 0.0
+    for i in range(3):
+        m[i, :] = x * (i + 1.0)
+        total = total + np.sum(col * x)
+    return total + np.sum(np.sin(col))

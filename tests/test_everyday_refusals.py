@@ -301,3 +301,30 @@ def test_a_row_of_a_matrix_of_unknown_rank_is_checked_when_the_function_runs():
     runtime.check_view_update(np.ones((2, 3)), 1, "row", "hint", "f.py", 3)  # a row: a view
     with pytest.raises(s2s_ad.TransformError, match=r"f.py:3.*the in-place update of row: hint"):
         runtime.check_view_update(np.ones(3), 1, "row", "hint", "f.py", 3)  # one number: a copy
+
+
+def test_a_slice_read_after_its_array_was_written_shows_the_write():
+    x = np.array([0.7, -1.1, 0.4])
+    assert er.slice_read_after_a_write(x) == pytest.approx(2.0 * x[0] * x[1])
+    np.testing.assert_allclose(s2s_ad.grad(er.slice_read_after_a_write)(x), [2 * x[1], 2 * x[0], 0.0], rtol=1e-12)
+    assert_gradient_matches(er.slice_read_after_a_write, (x,))
+
+
+def test_a_column_read_in_a_loop_that_writes_its_array():
+    jax = _jax()
+    jnp = jax.numpy
+
+    def twin(x):
+        m = jnp.zeros((3, 3))
+        total = 0.0
+        for i in range(3):
+            m = m.at[i, :].set(x * (i + 1.0))
+            total = total + jnp.sum(m[:, 1] * x)
+        return total + jnp.sum(jnp.sin(m[:, 1]))
+
+    x = np.array([0.7, -1.1, 0.4])
+    np.testing.assert_allclose(er.column_read_in_a_loop_that_writes(x), twin(x), rtol=1e-12)
+    assert_gradient_matches(er.column_read_in_a_loop_that_writes, (x,))
+    np.testing.assert_allclose(s2s_ad.grad(er.column_read_in_a_loop_that_writes)(x), jax.grad(twin)(x), rtol=1e-10)
+    np.testing.assert_allclose(s2s_ad.hessian(er.column_read_in_a_loop_that_writes)(x), jax.hessian(twin)(x),
+                               rtol=1e-9, atol=1e-12)
