@@ -146,6 +146,9 @@ class Record:
 
 
 _DICT_METHODS = ("items", "keys", "values", "get")
+# Methods of a constant string computed while lowering (pure, and their results are constants too).
+_STRING_METHODS = frozenset({"lower", "upper", "casefold", "strip", "lstrip", "rstrip", "split", "rsplit",
+                             "startswith", "endswith", "replace", "removeprefix", "removesuffix"})
 
 
 @dataclass(frozen=True)
@@ -447,6 +450,13 @@ class ExpressionConverter:
             owner = self.convert(node.func.value) if isinstance(node.func, gast.Attribute) else None
             if isinstance(owner, Record):
                 return self._record_method(owner, node.func.attr, args, kwargs, node)
+            if isinstance(owner, ir.Const) and type(owner.value) is str and node.func.attr in _STRING_METHODS \
+                    and not kwargs and all(isinstance(a, ir.Const) for a in args):
+                # a string argument the code is specialised on: kind.lower(), ops.split(",")
+                try:
+                    return ir.Const(getattr(owner.value, node.func.attr)(*(a.value for a in args)))
+                except (TypeError, ValueError) as exc:
+                    raise self.error(f"the call of str.{node.func.attr}", str(exc), node) from None
             fn, args = self._method(node, args)
         fn = transparent(fn)  # functools.cache(f) calls f
         made = self._construct(fn, args, kwargs, node)

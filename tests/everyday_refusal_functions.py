@@ -249,3 +249,15 @@ def column_read_in_a_loop_that_writes(x):
         m[i, :] = x * (i + 1.0)
         total = total + np.sum(col * x)
     return total + np.sum(np.sin(col))
+
+
+def pipeline_of_named_steps(x, steps="sin,square"):
+    out = x
+    for step in steps.lower().split(","):
+        if step == "sin":
+            out = np.sin(out)
+        elif step.startswith("sq"):
+            out = out ** 2
+        else:
+            raise ValueError(f"unknown step {step}")
+    return np.sum(out)

@@ -328,3 +328,16 @@ def test_a_column_read_in_a_loop_that_writes_its_array():
     np.testing.assert_allclose(s2s_ad.grad(er.column_read_in_a_loop_that_writes)(x), jax.grad(twin)(x), rtol=1e-10)
     np.testing.assert_allclose(s2s_ad.hessian(er.column_read_in_a_loop_that_writes)(x), jax.hessian(twin)(x),
                                rtol=1e-9, atol=1e-12)
+
+
+@pytest.mark.parametrize("steps, closed_form", [
+    ("sin,square", lambda x: 2 * np.sin(x) * np.cos(x)),
+    ("SQUARE,sin", lambda x: np.cos(x ** 2) * 2 * x),
+    ("sin", np.cos),
+])
+def test_string_methods_of_a_string_argument_are_computed_while_transforming(steps, closed_form):
+    x = np.array([0.7, -1.1, 0.4])
+    np.testing.assert_allclose(s2s_ad.grad(er.pipeline_of_named_steps)(x, steps), closed_form(x), rtol=1e-12)
+    assert_gradient_matches(er.pipeline_of_named_steps, (x, steps))
+    with pytest.raises(ValueError, match="unknown step cube"):
+        s2s_ad.grad(er.pipeline_of_named_steps)(x, "sin,cube")
