@@ -1228,6 +1228,7 @@ class Lowering:
         self.computed.clear()  # the nested function's statements may write into arrays
         self.reads = Counter(_names_read(function))
         self.inlining.add(node.name)
+        outer_raised = self.raised  # a raise in the body ends the body only: the call may be conditional
         try:
             for stmt in function.body[:-1]:
                 self.line = stmt.lineno
@@ -1236,6 +1237,7 @@ class Lowering:
                     break
             result = ir.Const(0.0) if self.raised else self._settle(self.converter.convert(function.body[-1].value))
         finally:
+            self.raised = outer_raised
             self.inlining.discard(node.name)
             self.env, self.reads = outer_env, outer_reads
             self.parsed, self.converter.resolver, self.converter.error = outer_scope

@@ -261,3 +261,25 @@ def pipeline_of_named_steps(x, steps="sin,square"):
         else:
             raise ValueError(f"unknown step {step}")
     return np.sum(out)
+
+
+def raise_in_one_of_two_defs(x, kind, flag):
+    if flag > 0:
+        def f(v):
+            if kind == "bad":
+                raise ValueError("bad kind")
+            return v * 2.0
+    else:
+        def f(v):
+            return v * 3.0
+    y = f(x)
+    return np.sum(y ** 2)
+
+
+def raise_in_a_conditional_expression(x, kind, flag):
+    def bad(v):
+        if kind == "bad":
+            raise ValueError("bad kind")
+        return v
+    y = bad(x) if flag > 0 else x * 3.0
+    return np.sum(y ** 2)

@@ -341,3 +341,13 @@ def test_string_methods_of_a_string_argument_are_computed_while_transforming(ste
     assert_gradient_matches(er.pipeline_of_named_steps, (x, steps))
     with pytest.raises(ValueError, match="unknown step cube"):
         s2s_ad.grad(er.pipeline_of_named_steps)(x, "sin,cube")
+
+
+@pytest.mark.parametrize("f", [er.raise_in_one_of_two_defs, er.raise_in_a_conditional_expression],
+                         ids=lambda f: f.__name__)
+def test_a_raise_a_string_chose_on_one_path_only_leaves_the_other_path_differentiated(f):
+    x = np.array([0.7, -1.1, 0.4])
+    np.testing.assert_allclose(s2s_ad.grad(f)(x, "bad", -1.0), 18.0 * x, rtol=1e-12)
+    assert_gradient_matches(f, (x, "bad", -1.0))
+    with pytest.raises(ValueError, match="bad kind"):
+        s2s_ad.grad(f)(x, "bad", 1.0)
