@@ -351,3 +351,11 @@ def test_a_raise_a_string_chose_on_one_path_only_leaves_the_other_path_different
     assert_gradient_matches(f, (x, "bad", -1.0))
     with pytest.raises(ValueError, match="bad kind"):
         s2s_ad.grad(f)(x, "bad", 1.0)
+
+
+def test_rebinding_the_item_a_string_picked_regenerates_the_code(monkeypatch):
+    g = s2s_ad.grad(er.loss_by_table)
+    r = X @ W - Y
+    np.testing.assert_allclose(g(W, X, Y, "l2"), 2 * X.T @ r, rtol=1e-12)
+    monkeypatch.setitem(er.LOSSES, "l2", er.l1)
+    np.testing.assert_allclose(g(W, X, Y, "l2"), X.T @ np.sign(r), rtol=1e-12)
