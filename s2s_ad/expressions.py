@@ -250,6 +250,12 @@ class ExpressionConverter:
                 return ir.Const(bool(COMPARISONS[op](left.value, right.value)))
             if isinstance(left.value, str) and isinstance(right.value, str):
                 return ir.Const((left.value in right.value) == (op is gast.In))
+        if op in (gast.In, gast.NotIn) and isinstance(left, ir.Const) and isinstance(left.value, (str, type(None))):
+            items = right.items if isinstance(right, ir.Display) else \
+                tuple(map(ir.Const, right.value)) if isinstance(right, ir.Const) and type(right.value) is tuple else None
+            if items is not None and all(isinstance(i, ir.Const) and isinstance(i.value, (str, type(None)))
+                                         for i in items):  # kind in ("l1", "huber"): structure too
+                return ir.Const(any(i.value == left.value for i in items) == (op is gast.In))
         if op is gast.In:
             return ir.Call(operator.contains, (right, left))
         if op is gast.NotIn:

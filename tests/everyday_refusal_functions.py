@@ -283,3 +283,14 @@ def raise_in_a_conditional_expression(x, kind, flag):
         return v
     y = bad(x) if flag > 0 else x * 3.0
     return np.sum(y ** 2)
+
+
+ACTIVATIONS = {"relu": lambda z: np.maximum(z, 0.0), "tanh": np.tanh}
+
+
+def guarded_activation(x, kind):
+    if kind in ("relu", "tanh"):
+        h = ACTIVATIONS[kind](x)
+    else:
+        raise ValueError(f"unsupported activation {kind}")
+    return np.sum(h ** 2)

@@ -359,3 +359,11 @@ def test_rebinding_the_item_a_string_picked_regenerates_the_code(monkeypatch):
     np.testing.assert_allclose(g(W, X, Y, "l2"), 2 * X.T @ r, rtol=1e-12)
     monkeypatch.setitem(er.LOSSES, "l2", er.l1)
     np.testing.assert_allclose(g(W, X, Y, "l2"), X.T @ np.sign(r), rtol=1e-12)
+
+
+def test_a_membership_test_on_a_string_argument_keeps_one_branch():
+    x = np.array([0.7, -1.1, 0.4])
+    np.testing.assert_allclose(s2s_ad.grad(er.guarded_activation)(x, "relu"), 2 * np.maximum(x, 0), rtol=1e-12)
+    assert_gradient_matches(er.guarded_activation, (x, "tanh"))
+    with pytest.raises(ValueError, match="unsupported activation sigmoid"):  # not "no such key"
+        s2s_ad.grad(er.guarded_activation)(x, "sigmoid")
