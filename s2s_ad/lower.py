@@ -212,6 +212,7 @@ class Lowering:
         # views by a basic index (numbers, slices) of an array the function made: the array and the
         # index, so that ``row *= 3`` can be written into the array (see ``_update_through_view``)
         self.view_index: dict[str, tuple[str, ir.Expr, bool]] = {}
+        self.range_indices: set[str] = set()  # the indices of loops over range: integers, never arrays
         self.merged_from: dict[str, str] = {}  # merge variables that may be an array another name holds
         self.holders: dict[str, str] = {}  # SSA name -> a user's name that may view or hold its array
         self.in_place: list[ir.InPlace] = []
@@ -301,7 +302,7 @@ class Lowering:
 
     def _update_through_view(self, stmt: gast.AugAssign, current: ir.Var, value: ir.Call) -> bool:
         """``row *= 3`` where ``row = M[1]`` (a basic index of an array the function made): NumPy changes
-        ``M``, so this is ``M[1] = M[1] * 3``, and ``row`` is ``M[1]`` again, a view taken after the
+        ``M``, so this is ``M[1] = row * 3``, and ``row`` is ``M[1]`` again, a view taken after the
         write: later reads of both see the change.  False where ``row`` is not such a view."""
         found = self.view_index.get(current.name)
         if found is None:
@@ -319,12 +320,11 @@ class Lowering:
             self.block.append(guard)
             self.element_reads.append(ir.ElementRead(base, stmt.target.id, tuple(parts), self.line, hint, view=True,
                                                      guard=guard))
-        part = ir.Call(operator.getitem, (ir.Var(base), index))
-        updated = self.flatten(ir.Call(value.fn, (part,) + value.args[1:]))
+        updated = self.flatten(value)  # row * 3, row read as it is now (taken again if it was stale)
         self.block.append(ir.Store(base, index, updated, self.line))
         self.computed.clear()
         self.views.wrote(base)
-        self.bind(stmt.target, part)
+        self.bind(stmt.target, ir.Call(operator.getitem, (ir.Var(base), index)))
         return True
 
     def _guarded(self, update: ir.InPlace) -> ir.InPlace:
@@ -355,7 +355,8 @@ class Lowering:
         keeps = any(isinstance(p, ir.Slice) or (isinstance(p, ir.Const) and (p.value is None or p.value is Ellipsis))
                     for p in parts)
         self.view_values[name] = (base, len(parts), keeps)
-        if base in self.buffers and base not in self.views.root and all(_basic(p) for p in parts):
+        if base in self.buffers and base not in self.views.root and all(
+                _basic(p) or (isinstance(p, ir.Var) and p.name in self.range_indices) for p in parts):
             self.view_index[name] = (base, value.args[1], keeps)
         if not keeps and all(isinstance(p, (ir.Var, ir.Const)) for p in parts):
             self.element_index[name] = tuple(parts)  # maybe one element: see read
@@ -711,6 +712,7 @@ class Lowering:
         def prologue() -> None:
             if element is None:
                 self.env[index_user] = ir.Var(index)
+                self.range_indices.add(index)
             else:
                 self.bind(stmt.target, element(ir.Var(index)))
 

@@ -294,3 +294,42 @@ def guarded_activation(x, kind):
     else:
         raise ValueError(f"unsupported activation {kind}")
     return np.sum(h ** 2)
+
+
+def normalise_rows_in_a_loop(x):
+    m = np.zeros((3, 3))
+    m[0] = np.exp(x)
+    m[1] = np.exp(-x)
+    m[2] = x ** 2 + 1.0
+    for i in range(3):
+        row = m[i]
+        row /= np.sum(row)
+    return np.sum(m * np.arange(9.0).reshape(3, 3))
+
+
+def scale_columns_backwards(x):
+    m = np.ones((2, 3)) * x
+    for j in reversed(range(3)):
+        col = m[:, j]
+        col *= x[j] + 1.0
+    return np.sum(np.sin(m))
+
+
+def view_by_a_computed_number(x):
+    m = np.zeros((3, 3)) + x
+    for i in range(2):
+        k = i + 1
+        row = m[k]
+        row *= 3.0
+    return np.sum(m)
+
+
+def square_rows_in_a_loop(x):
+    m = np.zeros((2, 3))
+    m[0] = np.sin(x)
+    m[1] = x * 2.0
+    for i in range(2):
+        row = m[i]
+        row *= row
+        row += x * row
+    return np.sum(m ** 2) + np.sum(row)

@@ -367,3 +367,49 @@ def test_a_membership_test_on_a_string_argument_keeps_one_branch():
     assert_gradient_matches(er.guarded_activation, (x, "tanh"))
     with pytest.raises(ValueError, match="unsupported activation sigmoid"):  # not "no such key"
         s2s_ad.grad(er.guarded_activation)(x, "sigmoid")
+
+
+def test_rows_and_columns_updated_in_a_loop_over_range():
+    jax = _jax()
+    jnp = jax.numpy
+
+    def twin_rows(x):
+        m = jnp.stack([jnp.exp(x), jnp.exp(-x), x ** 2 + 1.0])
+        m = m / jnp.sum(m, axis=1, keepdims=True)
+        return jnp.sum(m * jnp.arange(9.0).reshape(3, 3))
+
+    def twin_columns(x):
+        m = jnp.ones((2, 3)) * x
+        m = m * (x + 1.0)
+        return jnp.sum(jnp.sin(m))
+
+    x = np.array([0.7, -1.1, 0.4])
+    for f, twin in [(er.normalise_rows_in_a_loop, twin_rows), (er.scale_columns_backwards, twin_columns)]:
+        np.testing.assert_allclose(f(x), twin(x), rtol=1e-12)
+        assert_gradient_matches(f, (x,))
+        np.testing.assert_allclose(s2s_ad.grad(f)(x), jax.grad(twin)(x), rtol=1e-10)
+        np.testing.assert_allclose(s2s_ad.hessian(f)(x), jax.hessian(twin)(x), rtol=1e-9, atol=1e-12)
+
+
+def test_a_view_by_a_number_computed_in_the_loop_is_still_refused():
+    with pytest.raises(s2s_ad.TransformError, match=r"everyday_refusal_functions.py:\d+.*in-place update of row: "
+                                                    r"row may be a view of m"):
+        s2s_ad.grad(er.view_by_a_computed_number)(np.ones(3))
+
+
+def test_an_update_that_reads_the_rows_own_values_in_a_loop():
+    jax = _jax()
+    jnp = jax.numpy
+
+    def twin(x):
+        m = jnp.stack([jnp.sin(x), x * 2.0])
+        m = m * m
+        m = m + x * m
+        return jnp.sum(m ** 2) + jnp.sum(m[1])
+
+    x = np.array([0.7, -1.1, 0.4])
+    np.testing.assert_allclose(er.square_rows_in_a_loop(x), twin(x), rtol=1e-12)
+    np.testing.assert_allclose(s2s_ad.grad(er.square_rows_in_a_loop)(x), jax.grad(twin)(x), rtol=1e-10)
+    np.testing.assert_allclose(s2s_ad.hessian(er.square_rows_in_a_loop)(x), jax.hessian(twin)(x), rtol=1e-9,
+                               atol=1e-12)
+    assert_gradient_matches(er.square_rows_in_a_loop, (x,))
