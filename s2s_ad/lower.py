@@ -213,6 +213,7 @@ class Lowering:
         # index, so that ``row *= 3`` can be written into the array (see ``_update_through_view``)
         self.view_index: dict[str, tuple[str, ir.Expr, bool]] = {}
         self.range_indices: set[str] = set()  # the indices of loops over range: integers, never arrays
+        self.carried_views: set[str] = set()  # loop merge variables taken to be a view of view_index's
         self.merged_from: dict[str, str] = {}  # merge variables that may be an array another name holds
         self.holders: dict[str, str] = {}  # SSA name -> a user's name that may view or hold its array
         self.in_place: list[ir.InPlace] = []
@@ -666,8 +667,28 @@ class Lowering:
                 inside = [Nested(d) for d in defs] + ([ir.Const(None)] if assigned else [])
                 self._join_functions(v, m, [self.env.get(v)] + inside, node)
         self._merge_into(self.block, self.env, targets, node.lineno)
+        for v, m in targets.items():  # a view carried through the loop (block *= x in its body)
+            start = self.env.get(v)
+            if isinstance(m, str) and isinstance(start, ir.Var) and start.name in self.view_index:
+                self.view_index[m] = self.view_index[start.name]  # checked at the end of the body
+                self.carried_views.add(m)
         self.env.update({v: self._joined_value(m) for v, m in targets.items()})
         return targets
+
+    def _check_carried_views(self, targets: dict[str, Any]) -> None:
+        """A loop-carried name taken to be a view (``_carry``) must be that view again at the end of
+        the body (the same array by the same index), or the body read it as something it may not be."""
+        for v, m in targets.items():
+            if m not in self.carried_views:
+                continue
+            value = self.env.get(v)
+            found = self.view_index.get(value.name) if isinstance(value, ir.Var) else None
+            base, index, _ = self.view_index[m]
+            if value != ir.Var(m) and (found is None or found[0] != base or found[1] is not index):
+                raise TransformError(f"{v}, a view of {base} carried through a loop", f"{v} is a view of "
+                                     f"{base} before the loop and something else after an iteration; take the view "
+                                     f"in the loop body, or use another name", filename=self.parsed.filename,
+                                     line=self.line)
 
     def _loop_body(self, stmts: list, targets: dict[str, str], prologue: Callable[[], None]) -> tuple[list, Any]:
         """Lower a loop body; returns it with the merge copies, and the exit flag."""
@@ -682,6 +703,7 @@ class Lowering:
             if self.raised:
                 break
         body, self.block = self.block, outer
+        self._check_carried_views(targets)
         self._merge_into(body, self.env, targets, self.line)
         exit_flag = None
         if exit_test is not None:

@@ -197,7 +197,17 @@ def view_taken_before_the_loop(x):
     block = m[1:3, :]
     for i in range(3):
         block *= x
-    return np.sum(m)
+        block += 0.1 * i
+    return np.sum(m * np.arange(12.0).reshape(4, 3)) + np.sum(np.sin(block))
+
+
+def view_rebound_in_the_loop(x):
+    m = np.zeros((4, 3)) + np.cos(x)
+    block = m[1:3, :]
+    for i in range(3):
+        block *= x
+        block = block * 2.0
+    return np.sum(m) + np.sum(block)
 
 
 def row_of_a_matrix_of_unknown_rank(x):
@@ -333,3 +343,18 @@ def square_rows_in_a_loop(x):
         row *= row
         row += x * row
     return np.sum(m ** 2) + np.sum(row)
+
+
+def row_carried_through_a_while_loop(x):
+    m = np.zeros((2, 3))
+    m[0] = x
+    m[1] = np.cos(x)
+    row = m[1, :]
+    total = 0.0
+    k = 0
+    while k < 3:
+        row *= x
+        m[0] = m[0] + row
+        total = total + np.sum(row * m[0])
+        k = k + 1
+    return total + np.sum(m ** 2)

@@ -277,8 +277,9 @@ def test_a_vector_result_through_a_view_update():
                                     r"or first = first \* \.\.\. \(a new number\)"),
     (er.view_of_an_argument, (np.ones((3, 3)),), r"the in-place update of row: row is a view of m"),
     (er.view_by_a_computed_index, (X3, 1), r"an in-place update of row: row may be a view of m"),
-    (er.view_taken_before_the_loop, (X3,), r"reading block after m was written"),
-], ids=["element", "argument", "computed_index", "view_taken_before_the_loop"])
+    (er.view_rebound_in_the_loop, (X3,), r"block, a view of m carried through a loop: block is a view of m before "
+                                         r"the loop and something else after an iteration"),
+], ids=["element", "argument", "computed_index", "view_rebound_in_the_loop"])
 def test_other_updates_through_views_are_still_refused_at_their_line(f, args, message):
     with pytest.raises(s2s_ad.TransformError, match=r"everyday_refusal_functions.py:\d+.*" + message):
         s2s_ad.grad(f)(*args)
@@ -413,3 +414,41 @@ def test_an_update_that_reads_the_rows_own_values_in_a_loop():
     np.testing.assert_allclose(s2s_ad.hessian(er.square_rows_in_a_loop)(x), jax.hessian(twin)(x), rtol=1e-9,
                                atol=1e-12)
     assert_gradient_matches(er.square_rows_in_a_loop, (x,))
+
+
+def test_a_view_taken_before_a_loop_and_updated_in_it():
+    jax = _jax()
+    jnp = jax.numpy
+
+    def twin(x):
+        m = jnp.zeros((4, 3)) + jnp.cos(x)
+        for i in range(3):
+            m = m.at[1:3, :].multiply(x)
+            m = m.at[1:3, :].add(0.1 * i)
+        return jnp.sum(m * jnp.arange(12.0).reshape(4, 3)) + jnp.sum(jnp.sin(m[1:3, :]))
+
+    x = np.array([0.7, -1.1, 0.4])
+    np.testing.assert_allclose(er.view_taken_before_the_loop(x), twin(x), rtol=1e-12)
+    assert_gradient_matches(er.view_taken_before_the_loop, (x,))
+    np.testing.assert_allclose(s2s_ad.grad(er.view_taken_before_the_loop)(x), jax.grad(twin)(x), rtol=1e-10)
+    np.testing.assert_allclose(s2s_ad.hessian(er.view_taken_before_the_loop)(x), jax.hessian(twin)(x), rtol=1e-9,
+                               atol=1e-12)
+
+
+def test_a_row_carried_through_a_while_loop():
+    jax = _jax()
+    jnp = jax.numpy
+
+    def twin(x):
+        m = jnp.stack([x, jnp.cos(x)])
+        total = 0.0
+        for _ in range(3):
+            m = m.at[1].multiply(x)
+            m = m.at[0].set(m[0] + m[1])
+            total = total + jnp.sum(m[1] * m[0])
+        return total + jnp.sum(m ** 2)
+
+    x = np.array([0.7, -1.1, 0.4])
+    np.testing.assert_allclose(er.row_carried_through_a_while_loop(x), twin(x), rtol=1e-12)
+    assert_gradient_matches(er.row_carried_through_a_while_loop, (x,))
+    np.testing.assert_allclose(s2s_ad.grad(er.row_carried_through_a_while_loop)(x), jax.grad(twin)(x), rtol=1e-10)
