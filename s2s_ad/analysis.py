@@ -41,8 +41,8 @@ import numpy as np
 from . import ir, rules, runtime
 from .errors import TransformError
 from .expressions import describe_callable, is_user_function, missing_rule
-from .kinds import (NUMBER, UNKNOWN, Array, Kind, Number, Sequence, Unknown, broadcast_dims, dims_of, from_string, rank,
-                    reduced_dims, to_string)
+from .kinds import (NUMBER, UNKNOWN, Array, Kind, Number, Sequence, Unknown, broadcast_dims, constant_kind, dims_of,
+                    from_string, rank, reduced_dims, to_string)
 from .parse import is_generated
 
 SCALAR = "scalar"
@@ -61,7 +61,10 @@ class Analysis:
     inexact: set[str] = field(default_factory=set)  # arrays provably of floats: stores keep derivatives
 
     def kind_of(self, expr: ir.Expr) -> Optional[str]:
-        """What a callee is told of an argument: "scalar", "array<N>" when the rank is known, else None."""
+        """What a callee is told of an argument: "scalar", "array<N>" when the rank is known, a string
+        or None's value (``kinds.constant_kind``: the callee is specialised on it), else None."""
+        if isinstance(expr, ir.Const) and constant_kind(expr.value) is not None:
+            return constant_kind(expr.value)
         rank = self.rank_of(expr)
         if rank == 0:
             return "scalar"
@@ -444,8 +447,10 @@ class _Inference:
         elif fn is operator.getitem and isinstance(self.kind_of(args[0]), Sequence):
             self.set(target, _item_kind(self.kind_of(args[0]), args[1]), stmt)
         elif self.result_kind is not None and is_user_function(fn):
-            result = self.result_kind(fn, tuple(to_string(self.kind_of(a), dims=True) if self.class_of(a, stmt) != SCALAR
-                                                else "scalar" for a in args))
+            result = self.result_kind(fn, tuple(
+                constant_kind(a.value) if isinstance(a, ir.Const) and constant_kind(a.value) is not None
+                else to_string(self.kind_of(a), dims=True) if self.class_of(a, stmt) != SCALAR else "scalar"
+                for a in args))
             self.set(target, from_string(result), stmt)
         elif fn is operator.getitem:
             rank = _indexed_rank(value, self.kind, lambda e: self.class_of(e, stmt))
@@ -828,13 +833,28 @@ def private_draw(fn: Any) -> bool:
     return False
 
 
-def check_element_reads(fn: ir.Function, facts: Analysis) -> None:
+def check_element_reads(fn: ir.Function, facts: Analysis) -> ir.Function:
     """Refuse a read of ``a[i]`` after ``a`` was written unless ``a[i]`` is one number (``a`` has as
     many dimensions as the index has parts, each a number): otherwise it may be a view, which NumPy
-    would show the write through.  What the kinds do not prove is refused."""
+    would show the write through.  What the kinds do not prove is refused.
+
+    An update through ``row = a[1]`` (``row *= 3``, lowered as a write into ``a``) is right only
+    where ``a[1]`` is a view: refused where the kinds prove it one number; where they prove a view,
+    the run-time check lowering put before it goes; otherwise that check decides.  Returns ``fn``
+    without the checks that are not needed."""
+    dropped: set[int] = set()
     for read in fn.element_reads:
+        if read.view:
+            rank = facts.rank_of(ir.Var(read.array))
+            if rank is not None and rank <= len(read.index):
+                raise TransformError(f"the in-place update of {read.name}", read.hint,
+                                     filename=fn.filename, line=read.line)
+            if rank is not None and read.guard is not None:
+                dropped.add(id(read.guard))
+            continue
         numbers = all(isinstance(p.value, (int, np.integer)) if isinstance(p, ir.Const) else
                       facts.shape_of(p) == SCALAR for p in read.index)
         if not numbers or facts.rank_of(ir.Var(read.array)) != len(read.index):
             raise TransformError(f"reading {read.name} after {read.array} was written", read.hint,
                                  filename=fn.filename, line=read.line)
+    return dataclasses.replace(fn, body=ir.replace_statements(fn.body, dict.fromkeys(dropped))) if dropped else fn

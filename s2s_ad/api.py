@@ -30,6 +30,7 @@ import numpy as np
 from . import containers
 from .cache import TransformCache, is_current, name_the_users_line
 from .errors import TransformError
+from .kinds import constant_kind
 from .parse import Snapshot
 from .pipeline import (STAGES, Built, build_derivative_of, build_forward, build_gradient_only, build_reverse,
                        build_split, check_lost_arguments, leaf_kinds, private_draw_in)
@@ -180,13 +181,14 @@ def _entry(built: Built) -> tuple[Callable, Optional[Snapshot]]:
 
 
 def _kind(value: Any) -> Optional[str]:
-    """``"scalar"`` for a number, ``"array<N>"`` for an N-dimensional array, else ``None``."""
+    """``"scalar"`` for a number, ``"array<N>"`` for an N-dimensional array, ``"const:'l2'"`` for a
+    string or None (the code is specialised on its value: ``kinds.constant_kind``), else ``None``."""
     cls = type(value)
     if cls is np.ndarray:
         return f"array{value.ndim}"
     if cls is float or cls is int or cls is bool or isinstance(value, (numbers.Number, np.generic)):
         return "scalar"
-    return None
+    return constant_kind(value)
 
 
 def _kind_tree(value: Any, objects: bool = False) -> Any:
@@ -211,9 +213,11 @@ def _kinds(fn: Callable, args: Sequence[Any]) -> tuple:
         return known
     kinds = [_kind(a) for a in args]
     if None not in kinds:
-        if len(_PLAIN_KINDS) > 4096:  # (shapes that keep changing: start again rather than grow)
-            _PLAIN_KINDS.clear()
-        known = _PLAIN_KINDS[key] = _with_lengths(kinds, args)
+        known = _with_lengths(kinds, args)
+        if not any(k.startswith("const") for k in kinds):  # (a string's kind is its value, not its type)
+            if len(_PLAIN_KINDS) > 4096:  # (shapes that keep changing: start again rather than grow)
+                _PLAIN_KINDS.clear()
+            _PLAIN_KINDS[key] = known
         return known
     kinds = [_kind_tree(a) if k is None else k for a, k in zip(args, kinds)]
     if kinds[0] is None or isinstance(kinds[0], containers.Tree):
@@ -481,7 +485,8 @@ class GradientFunction:
             self._last_source = built.source
         if self.inner is not None:  # a gradient of a gradient: its code returns the gradient alone
             return built
-        if not self._has_aux and not any(isinstance(k, containers.Tree) or (k and k.startswith("array"))
+        # (a string argument's value is in its kind, not in its type: those calls go through _by_kinds)
+        if not self._has_aux and not any(isinstance(k, containers.Tree) or (k and k.startswith(("array", "const")))
                                          for k in kinds) and not any(
                 isinstance(a, np.generic) and a.dtype != np.float64 for a in args):  # those take _like
             self._by_types[self._types_of(args)] = _entry(built)
@@ -501,6 +506,8 @@ class GradientFunction:
         if self._has_aux or any(isinstance(k, containers.Tree) for k in kinds):
             return None, kinds
         entry = _entry(self._specialise(args, kinds))
+        if any(isinstance(k, str) and k.startswith("const") for k in kinds):
+            return entry, kinds  # a string's kind is its value, not its type: no table keyed by types
         if table is None:
             arrays = tuple(i for i, t in enumerate(types) if t is np.ndarray)  # whose kind is more than its type
             table = self._by_shapes[types] = (_shapes_of(arrays), {})
@@ -674,7 +681,7 @@ def source(fn: Callable, wrt: Wrt = 0, mode: str = "reverse", stage: str = "opti
 
 def _differentiable(value: Any) -> bool:
     """True for values that carry derivatives: floats and float (or complex) arrays."""
-    if isinstance(value, (bool, np.bool_)) or value is None:
+    if isinstance(value, (bool, np.bool_, str)) or value is None:
         return False
     if isinstance(value, (int, np.integer)):
         return False

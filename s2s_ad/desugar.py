@@ -70,7 +70,9 @@ class Desugar:
     # -- comprehensions ---------------------------------------------------
 
     def hoist(self, stmts: list) -> list:
-        """Turn each list comprehension into an append loop placed before its statement."""
+        """Turn each list comprehension into an append loop placed before its statement, and each dict
+        comprehension into a loop of stores (``d[k] = v``: the lowering unrolls it where its keys are
+        known, and refuses it, at the comprehension's line, where they are not)."""
         out: list = []
         for stmt in stmts:
             for field_name in ("body", "orelse"):
@@ -79,18 +81,18 @@ class Desugar:
             own = [stmt.test] if isinstance(stmt, (gast.If, gast.While)) else \
                 [stmt.iter] if isinstance(stmt, gast.For) else [stmt]
             loops: list = []
-            if (isinstance(stmt, gast.Assign) and isinstance(stmt.value, gast.ListComp)
+            if (isinstance(stmt, gast.Assign) and isinstance(stmt.value, (gast.ListComp, gast.DictComp))
                     and len(stmt.targets) == 1 and isinstance(stmt.targets[0], gast.Name)):
                 # squares = [...]: build the list under the user's own name
                 stmt.value = self._comprehension(stmt.value, loops, stmt.lineno, stmt.targets[0].id)
             for root in own:
                 for parent in list(gast.walk(root)):
                     for name, value in gast.iter_fields(parent):
-                        if isinstance(value, gast.ListComp):
+                        if isinstance(value, (gast.ListComp, gast.DictComp)):
                             setattr(parent, name, self._comprehension(value, loops, stmt.lineno))
                         elif isinstance(value, list):
                             for i, item in enumerate(value):
-                                if isinstance(item, gast.ListComp):
+                                if isinstance(item, (gast.ListComp, gast.DictComp)):
                                     value[i] = self._comprehension(item, loops, stmt.lineno)
             if isinstance(stmt, gast.While) and loops:
                 raise ValueError(stmt.lineno)  # re-evaluated every iteration: parse.py refuses it first
@@ -98,8 +100,9 @@ class Desugar:
             out.append(stmt)
         return out
 
-    def _comprehension(self, comp: gast.ListComp, loops: list, line: int, name: str = "") -> gast.Name:
-        result = name or self.fresh("items")
+    def _comprehension(self, comp: Any, loops: list, line: int, name: str = "") -> gast.Name:
+        """A list or dict comprehension as a loop building ``name`` (a fresh name if none)."""
+        result = name or self.fresh("items" if isinstance(comp, gast.ListComp) else "mapping")
         renames = {}
         for generator in comp.generators:
             for target in gast.walk(generator.target):
@@ -108,14 +111,21 @@ class Desugar:
         for node in gast.walk(comp):
             if isinstance(node, gast.Name) and node.id in renames:
                 node.id = renames[node.id]
-        append = gast.Expr(value=gast.Call(func=gast.Attribute(value=_name(result), attr="append", ctx=gast.Load()),
-                                           args=[comp.elt], keywords=[]))
-        body: list = [append]
+        if isinstance(comp, gast.ListComp):
+            add = gast.Expr(value=gast.Call(func=gast.Attribute(value=_name(result), attr="append", ctx=gast.Load()),
+                                            args=[comp.elt], keywords=[]))
+            empty = gast.List(elts=[], ctx=gast.Load())
+        else:
+            target = gast.Subscript(value=_name(result), slice=comp.key, ctx=gast.Store())
+            target.comprehension = (comp.lineno, comp.col_offset)  # where lower.py refuses an unknown key
+            add = gast.Assign(targets=[target], value=comp.value, type_comment=None)
+            empty = gast.Dict(keys=[], values=[])
+        body: list = [add]
         for generator in reversed(comp.generators):
             for condition in reversed(generator.ifs):
                 body = [gast.If(test=condition, body=body, orelse=[])]
             body = [gast.For(target=generator.target, iter=generator.iter, body=body, orelse=[], type_comment=None)]
-        loops.append(_set(result, gast.List(elts=[], ctx=gast.Load()), line))
+        loops.append(_set(result, empty, line))
         loops.extend(self.hoist([_at(node, line) for node in body]))
         return _name(result)
 
@@ -123,7 +133,7 @@ class Desugar:
 
     def function(self, node: gast.FunctionDef, kinds: Counter) -> bool:
         """Rewrite ``node``; ``kinds`` counts its nodes by type.  Returns False if nothing changed."""
-        if kinds[gast.ListComp]:
+        if kinds[gast.ListComp] or kinds[gast.DictComp]:
             node.body = self.hoist(node.body)
         body = node.body
         final = body[-1]
@@ -132,7 +142,7 @@ class Desugar:
         early = kinds[gast.Return] > 1 or not isinstance(final, gast.Return)
         if not early:
             node.body = self.block(body[:-1])[0] + [final]
-            return bool(kinds[gast.ListComp] or kinds[gast.Break] or kinds[gast.Continue])
+            return bool(kinds[gast.ListComp] or kinds[gast.DictComp] or kinds[gast.Break] or kinds[gast.Continue])
         self.returned, self.result = self.fresh("returned"), self.fresh("result")
         new_body, _ = self.block(body)
         line = final.lineno

@@ -145,6 +145,9 @@ class Record:
 
 
 _DICT_METHODS = ("items", "keys", "values", "get")
+# Methods of a constant string computed while lowering (pure, and their results are constants too).
+_STRING_METHODS = frozenset({"lower", "upper", "casefold", "strip", "lstrip", "rstrip", "split", "rsplit",
+                             "startswith", "endswith", "replace", "removeprefix", "removesuffix"})
 
 
 @dataclass(frozen=True)
@@ -211,6 +214,8 @@ class ExpressionConverter:
             raise self.error(f"the operator {type(node.op).__name__}", "use arithmetic", node)
         if fn is operator.neg and isinstance(operand, ir.Const) and isinstance(operand.value, (int, float)):
             return ir.Const(-operand.value)
+        if fn is operator.not_ and isinstance(operand, ir.Const) and isinstance(operand.value, (bool, str, type(None))):
+            return ir.Const(not operand.value)  # structure (not returned, after a branch a constant chose)
         return ir.Call(fn, (operand,))
 
     def _BinOp(self, node: gast.BinOp) -> ir.Expr:
@@ -244,6 +249,12 @@ class ExpressionConverter:
                 return ir.Const(bool(COMPARISONS[op](left.value, right.value)))
             if isinstance(left.value, str) and isinstance(right.value, str):
                 return ir.Const((left.value in right.value) == (op is gast.In))
+        if op in (gast.In, gast.NotIn) and isinstance(left, ir.Const) and isinstance(left.value, (str, type(None))):
+            items = right.items if isinstance(right, ir.Display) else \
+                tuple(map(ir.Const, right.value)) if isinstance(right, ir.Const) and type(right.value) is tuple else None
+            if items is not None and all(isinstance(i, ir.Const) and isinstance(i.value, (str, type(None)))
+                                         for i in items):  # kind in ("l1", "huber"): structure too
+                return ir.Const(any(i.value == left.value for i in items) == (op is gast.In))
         if op is gast.In:
             return ir.Call(operator.contains, (right, left))
         if op is gast.NotIn:
@@ -347,16 +358,52 @@ class ExpressionConverter:
         return False, None
 
     def _static_callee(self, node: Any) -> tuple[bool, Any]:
-        """``_static``, and a function held in a module-level dict under a constant key
-        (``LOSSES["l2"](r)``); the snapshot records the item, so rebinding it regenerates the code."""
-        if not (isinstance(node, gast.Subscript) and isinstance(node.slice, gast.Constant)):
+        """``_static``, a function held in a module-level dict under a constant key (``LOSSES["l2"](r)``,
+        or ``LOSSES[kind](r)`` with ``kind`` a string argument the code is specialised on), and
+        ``getattr(np, name)`` of a module or class by a constant name; the snapshot records the item
+        or attribute, so rebinding it regenerates the code."""
+        if isinstance(node, gast.Call):
+            return self._static_getattr(node)
+        key = self._constant_key(node.slice) if isinstance(node, gast.Subscript) else ABSENT
+        if key is ABSENT:
             return self._static(node)
         found, table = self._static(node.value)
-        key = node.slice.value
-        if not (found and type(table) is dict and key in table and callable(table[key])):
+        if not (found and type(table) is dict):
+            return False, None
+        if key not in table:
+            raise self.error(f"the item [{key!r}] of a module-level dict", "it has no such key (its keys are "
+                             f"{', '.join(map(repr, table))})", node)
+        if not callable(table[key]):
             return False, None
         self.resolver.snapshot.record_global(table, key, table[key])
         return True, table[key]
+
+    def _constant_key(self, node: Any) -> Any:
+        """The value of a constant key (``"l2"``, or a local name holding a string: an argument the
+        code is specialised on), else ABSENT."""
+        if isinstance(node, gast.Constant):
+            return node.value
+        if isinstance(node, gast.Name):
+            value = self.local(node.id)
+            if isinstance(value, ir.Const) and isinstance(value.value, str):
+                return value.value
+        return ABSENT
+
+    def _static_getattr(self, node: gast.Call) -> tuple[bool, Any]:
+        """``getattr(np, name)`` called: the module's (or class's) attribute by a constant name."""
+        found, fn = self._static(node.func)
+        if not (found and fn is getattr and len(node.args) == 2 and not node.keywords):
+            return False, None
+        found, base = self._static(node.args[0])
+        name = self._constant_key(node.args[1])
+        if not (found and isinstance(base, (types.ModuleType, type)) and isinstance(name, str)):
+            raise self.error("getattr of something other than a module or class by a constant name",
+                             "call the function by name, or getattr(np, name) with name a string argument", node)
+        if not hasattr(base, name):
+            raise self.error(f"getattr({getattr(base, '__name__', base)}, {name!r})", "no such attribute", node)
+        value = getattr(base, name)
+        self.resolver.snapshot.record_attribute(base, name, value)
+        return True, value
 
     def _Attribute(self, node: gast.Attribute) -> ir.Expr:
         found, value = self._static(node)
@@ -408,6 +455,13 @@ class ExpressionConverter:
             owner = self.convert(node.func.value) if isinstance(node.func, gast.Attribute) else None
             if isinstance(owner, Record):
                 return self._record_method(owner, node.func.attr, args, kwargs, node)
+            if isinstance(owner, ir.Const) and type(owner.value) is str and node.func.attr in _STRING_METHODS \
+                    and not kwargs and all(isinstance(a, ir.Const) for a in args):
+                # a string argument the code is specialised on: kind.lower(), ops.split(",")
+                try:
+                    return ir.Const(getattr(owner.value, node.func.attr)(*(a.value for a in args)))
+                except (TypeError, ValueError) as exc:
+                    raise self.error(f"the call of str.{node.func.attr}", str(exc), node) from None
             fn, args = self._method(node, args)
         fn = transparent(fn)  # functools.cache(f) calls f
         made = self._construct(fn, args, kwargs, node)

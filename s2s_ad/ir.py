@@ -229,6 +229,10 @@ class ElementRead:
     index: tuple  # the index's parts: atoms
     line: Optional[int]
     hint: str  # what the refusal says to do
+    # True for ``row *= 3`` with ``row = a[1]``, lowered as a write into ``a``: right only where
+    # ``a[1]`` is a view (``a`` has more dimensions than the index has parts), checked the other way round
+    view: bool = False
+    guard: Optional["Effect"] = None  # for a view: the run-time check, dropped where the kinds decide
 
 
 def blocks(stmt: Stmt) -> list[list[Stmt]]:

@@ -22,10 +22,14 @@ equal: the reverse generator then needs no run-time ``unbroadcast``.
 The rest of the pipeline (argument kinds from ``api.py``, the kinds a
 callee is specialised for) speaks in strings: ``"scalar"``, ``"array<N>"``
 (``"array<N>:<dims>"`` with the dims of the arguments), a tuple of those,
-or None; ``from_string`` and ``to_string`` convert at that boundary.
+or None; ``from_string`` and ``to_string`` convert at that boundary.  A
+string argument, or None, is ``"const:<repr>"`` (``constant_kind``): the
+code is specialised on its value, which the lowering reads as a constant
+(``LOSSES[kind]``, ``if kind == "l2"``).
 """
 from __future__ import annotations
 
+import ast
 from dataclasses import dataclass
 from typing import Any, Optional, Union
 
@@ -228,3 +232,21 @@ def transposed_dims(a: Dims) -> Dims:
 def same_rank_dims(a: Dims, *others: Any, **keywords: Any) -> Dims:
     """The dims of a result of its first argument's rank whose lengths are not known (``np.pad``)."""
     return None if a is None else (None,) * len(a)
+
+
+_CONSTANT = "const:"
+
+
+def constant_kind(value: Any) -> Optional[str]:
+    """The kind of a value the code is specialised on (a ``str`` or None, as JAX's static
+    arguments): ``"const:'l2'"``; None for any other value."""
+    if value is None or type(value) is str:
+        return f"{_CONSTANT}{value!r}"
+    return None
+
+
+def constant_value(kind: Any) -> tuple[bool, Any]:
+    """``(True, value)`` for a kind made by ``constant_kind``, else ``(False, None)``."""
+    if isinstance(kind, str) and kind.startswith(_CONSTANT):
+        return True, ast.literal_eval(kind[len(_CONSTANT):])
+    return False, None

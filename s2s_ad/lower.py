@@ -111,6 +111,34 @@ def _same(a: Any, b: Any) -> bool:
     return False
 
 
+_OPERATOR_SIGNS = {operator.add: "+", operator.sub: "-", operator.mul: "*", operator.truediv: "/",
+                   operator.pow: "**", operator.floordiv: "//", operator.mod: "%", operator.matmul: "@"}
+
+
+def _basic(part: Any) -> bool:
+    """An index part that NumPy reads as basic indexing (a view): a constant integer, None, ``...``
+    or a slice (its bounds atoms)."""
+    if isinstance(part, ir.Slice):
+        return all(p is None or isinstance(p, (ir.Const, ir.Var)) for p in (part.lower, part.upper, part.step))
+    return isinstance(part, ir.Const) and (part.value is None or part.value is Ellipsis or (
+        isinstance(part.value, (int, np.integer)) and not isinstance(part.value, bool)))
+
+
+def _constant_strings(value: Any) -> Optional[list]:
+    """The items of a tuple or list of strings known while lowering (``("w", "b")``, or a module-level
+    ``NAMES``), each an ``ir.Const``; None for anything else.  A loop over one is unrolled, so that
+    ``params[name]`` in its body reads a known key."""
+    if isinstance(value, ir.Display):
+        items = value.items
+    elif isinstance(value, ir.Const) and type(value.value) in (tuple, list):
+        items = tuple(ir.Const(v) for v in value.value)
+    else:
+        return None
+    if items and all(isinstance(i, ir.Const) and type(i.value) is str for i in items):
+        return list(items)
+    return None
+
+
 def _is_append(node: Any) -> bool:
     """``name.append(value)`` as a statement."""
     return (isinstance(node, gast.Expr) and isinstance(node.value, gast.Call)
@@ -162,6 +190,10 @@ class Lowering:
         self.buffers: set[str] = set()  # arrays this function created: the only ones it may write into
         self.maybe_numbers: set[str] = set()  # buffers that may be numbers (np.exp(x)): += rebinds them
         self.inlining: set[str] = set()  # nested functions being inlined (to refuse recursion)
+        # A raise that runs whenever the statements being lowered run (one a constant test chose):
+        # what follows it in its block is never reached, and is not lowered (it may read names only
+        # the other branches bind: ``return result`` after ``else: raise ValueError(kind)``).
+        self.raised = False
         # A name bound to different defs on different paths is an SSA value like any other: the tag of
         # the def, merged at joins, and a call dispatches on it (see ``_dispatch``).
         self.defs: dict[int, Nested] = {}  # tag -> def
@@ -176,6 +208,11 @@ class Lowering:
         self.views = Views(self.buffers, enabled=not self.generated, helper_shares=helper_returns_shared)
         # values that may be views of another array (x[1:], x.T): the array, integer index parts, a slice or not
         self.view_values: dict[str, tuple[str, int, bool]] = {}
+        # views by a basic index (numbers, slices) of an array the function made: the array and the
+        # index, so that ``row *= 3`` can be written into the array (see ``_update_through_view``)
+        self.view_index: dict[str, tuple[str, ir.Expr, bool]] = {}
+        self.range_indices: set[str] = set()  # the indices of loops over range: integers, never arrays
+        self.carried_views: set[str] = set()  # loop merge variables taken to be a view of view_index's
         self.merged_from: dict[str, str] = {}  # merge variables that may be an array another name holds
         self.holders: dict[str, str] = {}  # SSA name -> a user's name that may view or hold its array
         self.in_place: list[ir.InPlace] = []
@@ -196,6 +233,12 @@ class Lowering:
         params: list[str] = []
         owners: list[str] = []
         for p in self.parsed.params:
+            if isinstance(self.structures.get(p), containers.Static):
+                # a string (or None) the code is specialised on: a parameter still, read as its value
+                params.append(self.names.claim(p))
+                owners.append(p)
+                self.env[p] = ir.Const(self.structures[p].value)
+                continue
             if p in self.structures:  # a container: one parameter per leaf, the container static
                 leaves: list[str] = []
                 self.env[p] = self._record_of(self.structures[p], p, leaves)
@@ -210,6 +253,8 @@ class Lowering:
             owners.append(p)
         self.params = dict(zip(params, owners))
         body = self.lower_block(node.body)
+        if self.raised:  # it always raises: the forward sweep stops there, this return is never reached
+            body.append(ir.Return(ir.Const(0.0), self.line))
         docstring = gast.get_docstring(node) if hasattr(gast, "get_docstring") else None
         return ir.Function(node.name, params, body, self.parsed.filename, node.lineno, docstring,
                            in_place=self.in_place, element_reads=self.element_reads, groups=self.groups, result_tree=self.result_tree,
@@ -248,6 +293,40 @@ class Lowering:
                               **at)
         return None
 
+    def _retakes(self, view: str, array: str) -> bool:
+        """Whether ``view``, read after ``array`` was written, can be taken again: it is ``array`` by
+        a basic index with a slice (certainly a view: ``array[index]`` now is what it shows), not by
+        numbers only (one number of a 1-d array is a copy, which keeps the old value)."""
+        found = self.view_index.get(view)
+        return found is not None and found[0] == array and found[2]
+
+    def _update_through_view(self, stmt: gast.AugAssign, current: ir.Var, value: ir.Call) -> bool:
+        """``row *= 3`` where ``row = M[1]`` (a basic index of an array the function made): NumPy changes
+        ``M``, so this is ``M[1] = row * 3``, and ``row`` is ``M[1]`` again, a view taken after the
+        write: later reads of both see the change.  False where ``row`` is not such a view."""
+        found = self.view_index.get(current.name)
+        if found is None:
+            return False
+        base, index, keeps = found
+        if not keeps:  # M[1] is a row only if M has more dimensions than the index has parts
+            parts = index.items if isinstance(index, ir.Display) else (index,)
+            array = next((k for k, v in self.env.items() if v == ir.Var(base)), base)
+            hint = (f"{stmt.target.id} is one number of {array} (a copy), not a part of it (a view); write into "
+                    f"{array} by index ({array}[...] {_OPERATOR_SIGNS.get(value.fn, '+')}= ...), or "
+                    f"{stmt.target.id} = {stmt.target.id} {_OPERATOR_SIGNS.get(value.fn, '+')} ... (a new number)")
+            guard = ir.Effect(ir.Call(runtime.check_view_update, (
+                ir.Var(base), ir.Const(len(parts)), ir.Const(stmt.target.id), ir.Const(hint),
+                ir.Const(self.parsed.filename), ir.Const(self.line))), self.line)
+            self.block.append(guard)
+            self.element_reads.append(ir.ElementRead(base, stmt.target.id, tuple(parts), self.line, hint, view=True,
+                                                     guard=guard))
+        updated = self.flatten(value)  # row * 3, row read as it is now (taken again if it was stale)
+        self.block.append(ir.Store(base, index, updated, self.line))
+        self.computed.clear()
+        self.views.wrote(base)
+        self.bind(stmt.target, ir.Call(operator.getitem, (ir.Var(base), index)))
+        return True
+
     def _guarded(self, update: ir.InPlace) -> ir.InPlace:
         """``update`` with a run-time check, emitted here, that the value updated is a number:
         NumPy changes an array (a 0-d one too) in place, and the other names sharing it would see that."""
@@ -276,6 +355,9 @@ class Lowering:
         keeps = any(isinstance(p, ir.Slice) or (isinstance(p, ir.Const) and (p.value is None or p.value is Ellipsis))
                     for p in parts)
         self.view_values[name] = (base, len(parts), keeps)
+        if base in self.buffers and base not in self.views.root and all(
+                _basic(p) or (isinstance(p, ir.Var) and p.name in self.range_indices) for p in parts):
+            self.view_index[name] = (base, value.args[1], keeps)
         if not keeps and all(isinstance(p, (ir.Var, ir.Const)) for p in parts):
             self.element_index[name] = tuple(parts)  # maybe one element: see read
 
@@ -284,6 +366,13 @@ class Lowering:
         value = self.env.get(name)
         if isinstance(value, ir.Var):
             array = self.views.outdated(value.name)
+            if array is not None and self._retakes(value.name, array):
+                # a slice of an array this function made (row = m[1:3, :]) shows the array as it is
+                # now, as NumPy's view would: take it again here, under the same user's name
+                base, index, _ = self.view_index[value.name]
+                self.bind(gast.Name(id=name, ctx=gast.Store(), annotation=None, type_comment=None),
+                          ir.Call(operator.getitem, (ir.Var(base), index)))
+                return self.env[name]
             if array is not None:
                 hint = (f"{name} may be a view of {array} (a slice, a row, .T, a reshape, a list holding it, or "
                         f"what a function returned for it), "
@@ -302,6 +391,8 @@ class Lowering:
         for stmt in stmts:
             self.line = stmt.lineno
             self.statement(stmt)
+            if self.raised:
+                break
         inner, self.block = self.block, outer
         return inner
 
@@ -321,6 +412,8 @@ class Lowering:
                     self.block.append(ir.Store(current.name, ir.Const(Ellipsis), self.flatten(value), self.line))
                     self.computed.clear()
                     self.views.wrote(current.name)
+                    return
+                if self._update_through_view(stmt, current, value):
                     return
                 if current.name in self.views.root:
                     raise self.parsed.error(f"an in-place update of {stmt.target.id}", f"{stmt.target.id} may be a "
@@ -361,6 +454,7 @@ class Lowering:
             # on a module-level option) is dropped with its branch; one that may run raises the user's
             # exception in the forward sweep, as the primal function would (desugar.py guards what follows).
             self.effect(self._raised(stmt))
+            self.raised = True
         elif isinstance(stmt, gast.Assert):
             message = ir.Const(None) if stmt.msg is None else self.converter.convert(stmt.msg)
             self.effect(ir.Call(runtime.check_assertion, (self.converter.convert(stmt.test), message)))
@@ -538,13 +632,17 @@ class Lowering:
             for inner in stmt.body if test.value else stmt.orelse:
                 self.line = inner.lineno
                 self.statement(inner)
+                if self.raised:
+                    break
             return
         joined = self._joined(stmt)
         before = dict(self.env)
         body = self.lower_block(stmt.body)
+        body_raised, self.raised = self.raised, False
         after_body, self.env = self.env, dict(before)
         orelse = self.lower_block(stmt.orelse)
         after_else = self.env
+        self.raised = body_raised and self.raised  # (a path that raises binds nothing that is read)
         targets = self._targets(joined, [{**before, **after_body}, {**before, **after_else}], loop=False)
         for v, m in targets.items():
             if not isinstance(m, Record):
@@ -568,8 +666,28 @@ class Lowering:
                 inside = [Nested(d) for d in defs] + ([ir.Const(None)] if assigned else [])
                 self._join_functions(v, m, [self.env.get(v)] + inside, node)
         self._merge_into(self.block, self.env, targets, node.lineno)
+        for v, m in targets.items():  # a view carried through the loop (block *= x in its body)
+            start = self.env.get(v)
+            if isinstance(m, str) and isinstance(start, ir.Var) and start.name in self.view_index:
+                self.view_index[m] = self.view_index[start.name]  # checked at the end of the body
+                self.carried_views.add(m)
         self.env.update({v: self._joined_value(m) for v, m in targets.items()})
         return targets
+
+    def _check_carried_views(self, targets: dict[str, Any]) -> None:
+        """A loop-carried name taken to be a view (``_carry``) must be that view again at the end of
+        the body (the same array by the same index), or the body read it as something it may not be."""
+        for v, m in targets.items():
+            if m not in self.carried_views:
+                continue
+            value = self.env.get(v)
+            found = self.view_index.get(value.name) if isinstance(value, ir.Var) else None
+            base, index, _ = self.view_index[m]
+            if value != ir.Var(m) and (found is None or found[0] != base or found[1] is not index):
+                raise TransformError(f"{v}, a view of {base} carried through a loop", f"{v} is a view of "
+                                     f"{base} before the loop and something else after an iteration; take the view "
+                                     f"in the loop body, or use another name", filename=self.parsed.filename,
+                                     line=self.line)
 
     def _loop_body(self, stmts: list, targets: dict[str, str], prologue: Callable[[], None]) -> tuple[list, Any]:
         """Lower a loop body; returns it with the merge copies, and the exit flag."""
@@ -581,7 +699,10 @@ class Lowering:
         for stmt in stmts:
             self.line = stmt.lineno
             self.statement(stmt)
+            if self.raised:
+                break
         body, self.block = self.block, outer
+        self._check_carried_views(targets)
         self._merge_into(body, self.env, targets, self.line)
         exit_flag = None
         if exit_test is not None:
@@ -598,6 +719,8 @@ class Lowering:
                 for inner in stmt.body:
                     self.line = inner.lineno
                     self.statement(inner)
+                    if self.raised:
+                        return
             return
         iterable, element = self._iteration(stmt)
         targets = self._carry(stmt)
@@ -610,11 +733,13 @@ class Lowering:
         def prologue() -> None:
             if element is None:
                 self.env[index_user] = ir.Var(index)
+                self.range_indices.add(index)
             else:
                 self.bind(stmt.target, element(ir.Var(index)))
 
         stale = self._views_written_in(stmt)
         body, exit_flag = self._loop_body(stmt.body, targets, prologue)
+        self.raised = False  # (the loop may run no iteration)
         self.views.stale -= stale
         self.env = {**before, **{v: self._joined_value(m) for v, m in targets.items()}}
         if checkpoint is not None:
@@ -663,6 +788,7 @@ class Lowering:
         test_block, self.block = self.block, outer
         stale = self._views_written_in(stmt)
         body, exit_flag = self._loop_body(stmt.body, targets, lambda: None)
+        self.raised = False  # (the loop may run no iteration)
         self.views.stale -= stale
         self.env = {**before, **{v: self._joined_value(m) for v, m in targets.items()}}
         self.block.append(ir.While(test_block, test, body, stmt.lineno, exit_flag))
@@ -743,7 +869,12 @@ class Lowering:
         sequences = []
         for arg in args[:1] if kind is enumerate else args:
             if not isinstance(arg, Record):
-                return None
+                keys = _constant_strings(arg)
+                if keys is None or stmt.orelse or any(
+                        isinstance(n, (gast.Break, gast.Continue, gast.Return)) for n in all_nodes(stmt)):
+                    return None  # (strings need no unrolling: a loop that may stop early stays a loop)
+                sequences.append(keys)  # for name in ("w", "b"): the keys of a dict, most likely
+                continue
             sequences.append(list(arg.items) if arg.sequence else [ir.Const(k) for k in arg.keys])
         if any(isinstance(n, (gast.Break, gast.Continue, gast.Return)) for n in all_nodes(stmt)) or stmt.orelse:
             raise self.parsed.error("break, continue or return in a loop over a container", "the loop is "
@@ -831,6 +962,11 @@ class Lowering:
         name = target.value.id
         record = self.env[name]
         key = self.converter.convert(target.slice)
+        if getattr(target, "comprehension", None) and not isinstance(key, ir.Const):
+            raise self.parsed.error("a dict comprehension whose keys are not known while transforming",
+                                    "its keys must be constants: loop over a tuple or list of strings, over "
+                                    "d.items(), d.keys() or d.values() of a dict with constant keys, or over "
+                                    "range with constant bounds", target)
         shared = [k for k, v in self.env.items() if k != name and v is record]
         shared = shared or sorted(self.shared_records.get(name, ()))
         if record.kind != "dict" or not isinstance(key, ir.Const) or shared or self._within_params(record):
@@ -1116,12 +1252,16 @@ class Lowering:
         self.computed.clear()  # the nested function's statements may write into arrays
         self.reads = Counter(_names_read(function))
         self.inlining.add(node.name)
+        outer_raised = self.raised  # a raise in the body ends the body only: the call may be conditional
         try:
             for stmt in function.body[:-1]:
                 self.line = stmt.lineno
                 self.statement(stmt)
-            result = self._settle(self.converter.convert(function.body[-1].value))
+                if self.raised:  # it always raises here: its result is never used (nor lowered)
+                    break
+            result = ir.Const(0.0) if self.raised else self._settle(self.converter.convert(function.body[-1].value))
         finally:
+            self.raised = outer_raised
             self.inlining.discard(node.name)
             self.env, self.reads = outer_env, outer_reads
             self.parsed, self.converter.resolver, self.converter.error = outer_scope
@@ -1207,7 +1347,8 @@ class Lowering:
 
 def lower(parsed: ParsedFunction, structures: Optional[dict] = None, has_aux: bool = False) -> ir.Function:
     """Lower a parsed function to SSA form (see the module docstring).  ``structures`` gives the
-    containers.Tree of each container parameter; ``has_aux``: the function returns ``(value, aux)``."""
+    containers.Tree of each container parameter (a ``containers.Static``: the parameter's value, a
+    string the code is specialised on); ``has_aux``: the function returns ``(value, aux)``."""
     lowering = Lowering(parsed, structures, has_aux)
     try:
         return lowering.run()

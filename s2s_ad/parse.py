@@ -42,7 +42,7 @@ _STATEMENTS = (gast.Assign, gast.AugAssign, gast.Return, gast.Pass, gast.Expr, g
 _EXPRESSIONS = (
     gast.BinOp, gast.UnaryOp, gast.Compare, gast.Call, gast.Attribute, gast.Subscript,
     gast.Name, gast.Constant, gast.Tuple, gast.List, gast.Slice, gast.keyword, gast.IfExp, gast.BoolOp,
-    gast.ListComp, gast.Dict,
+    gast.ListComp, gast.Dict, gast.DictComp,
 )
 _REFUSALS: dict[type, tuple[str, str]] = {
     gast.Try: ("a try statement", "exceptions cannot be differentiated; check inputs before calling the gradient"),
@@ -54,9 +54,8 @@ _REFUSALS: dict[type, tuple[str, str]] = {
     gast.Lambda: ("a lambda that is not bound to a name", "bind it to a name in a statement of its own "
                   "(sq = lambda t: t * t) and call it by that name, or define the function with def"),
     gast.SetComp: ("a set comprehension", "sets cannot be differentiated"),
-    gast.DictComp: ("a dict comprehension", "a dict's keys must be known before it runs; write the dict out "
-                    "with constant keys: {'w': w, 'b': b}"),
-    gast.GeneratorExp: ("a generator expression", "write a list comprehension instead: sum([v * v for v in x])"),
+    gast.GeneratorExp: ("a generator expression", "write a list comprehension instead (sum, min, max, any, all, "
+                        "list, tuple and sorted may take one: sum(v * v for v in x))"),
     gast.Yield: ("yield", "generators cannot be differentiated; return a value"),
     gast.YieldFrom: ("yield from", "generators cannot be differentiated; return a value"),
     gast.Await: ("await", "differentiate a plain synchronous function"),
@@ -691,7 +690,8 @@ def _check_statements(parsed: ParsedFunction, body: list, suspects: bool) -> Non
         if isinstance(stmt, gast.Expr) and not _is_list_append(stmt) and not isinstance(stmt.value, gast.Call):
             raise parsed.error("an expression statement", "a differentiated function computes values: assign "
                                "the expression to a name, or drop it", stmt)
-        if isinstance(stmt, gast.While) and any(isinstance(n, gast.ListComp) for n in gast.walk(stmt.test)):
+        if isinstance(stmt, gast.While) and any(isinstance(n, (gast.ListComp, gast.DictComp))
+                                                for n in gast.walk(stmt.test)):
             raise parsed.error("a list comprehension in a while condition", "compute it in the loop body", stmt)
         if isinstance(stmt, gast.Assign):
             for target in stmt.targets:

@@ -28,6 +28,7 @@ from .expressions import is_user_function
 from .factdump import report
 from .forward import forward
 from .hoist import hoist_invariants, hoist_item_reads
+from .kinds import constant_value
 from .lower import lower
 from .optimize import optimize
 from .parse import ParsedFunction, Snapshot, parse_function, transparent
@@ -73,14 +74,15 @@ def _describe_kind(kind: Any) -> str:
         if lengths:
             return f"array of shape ({', '.join(lengths.split(','))}{',' if rank == '1' else ''})"
         return f"{rank}-d array" if rank else "array"
-    return "any"
+    constant, value = constant_value(kind)
+    return repr(value) if constant else "any"
 
 
 def _kind_note(params: list[str], kinds: Kinds) -> str:
     if all(k is None for k in kinds):
         return "Argument kinds unknown: broadcasting is undone at run time where shapes may differ."
     described = ", ".join(f"{p} {_describe_kind(k)}" for p, k in zip(params, kinds))
-    lengths = any(isinstance(k, str) and ":" in k for k in kinds)
+    lengths = any(isinstance(k, str) and k.startswith("array") and ":" in k for k in kinds)
     return f"Specialised for: {described}." + (
         "\n# (Axes named alike have equal lengths, whatever they are.)" if lengths else "")
 
@@ -121,6 +123,10 @@ def lowered(fn: Callable, kinds: Optional[Kinds] = None, has_aux: bool = False) 
     one parameter per leaf), and check the SSA invariants."""
     parsed = parse_function(fn)
     structures = {p: k for p, k in zip(parsed.params, kinds or ()) if isinstance(k, containers.Tree)}
+    for p, k in zip(parsed.params, kinds or ()):
+        constant, value = constant_value(k)
+        if constant:  # a string argument: the code is specialised on its value
+            structures[p] = containers.Static(value)
     ssa = lower(parsed, structures, has_aux)
     ir.check_ssa(ssa)
     return parsed, ssa
@@ -159,7 +165,7 @@ def result_kind(fn: Callable, kinds: Kinds) -> object:
         return cached[0]
     known[key] = (None, None)
     try:
-        parsed, ssa = lowered(fn)
+        parsed, ssa = lowered(fn, kinds)
     except TransformError:  # refused: the caller's own transformation reports it where it matters
         return None
     facts = analyse(ssa, [], dict(zip(ssa.params, kinds)), result_kind)
@@ -231,7 +237,7 @@ def _analysed(ssa: ir.Function, wrt: list[str], kinds: Kinds) -> tuple[ir.Functi
     facts = analyse(ssa, wrt, kinds_by_param, result_kind)
     ssa = check_in_place(ssa, facts, kinds_by_param)
     check_constant_calls(ssa, facts)
-    check_element_reads(ssa, facts)
+    ssa = check_element_reads(ssa, facts)
     _check_checkpointed_draws(ssa)
     ssa = hoist_item_reads(ssa, facts.items, facts.uses)
     return hoist_invariants(ssa, lambda expr: facts.shape_of(expr) == SCALAR), facts
@@ -419,7 +425,7 @@ def build_tangent_callee(fn: Callable, kinds: Kinds, carries: tuple[bool, ...]) 
     fn = transparent(fn)
 
     def fill(callee: TangentCallee) -> None:
-        parsed, ssa = lowered(fn)
+        parsed, ssa = lowered(fn, kinds)
         wrt = [p for p, carried in zip(ssa.params, carries) if carried]
         ssa, facts = _analysed(ssa, wrt, kinds)
         callee.result_tree = ssa.result_tree

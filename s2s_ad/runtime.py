@@ -178,6 +178,14 @@ def check_no_derivative(value: Any, function: str, name: str, filename: str, lin
                              f"meant), or add a rule (see README, 'Adding a rule')", filename=filename, line=line)
 
 
+def check_view_update(array: Any, parts: int, name: str, hint: str, filename: str, line: int) -> None:
+    """Before ``name op= v`` with ``name = array[i]`` runs as a write into ``array`` (NumPy's meaning
+    where ``array[i]`` is a view): refuse where ``array`` has no more dimensions than the index has
+    parts, so that ``array[i]`` is one number (a copy, which ``op=`` would only rebind)."""
+    if np.ndim(array) <= parts:
+        raise TransformError(f"the in-place update of {name}", hint, filename=filename, line=line)
+
+
 def random_states() -> tuple:
     """The global random states (``np.random.*``, Python's ``random.*``): a checkpointed loop
     keeps them per segment, so a segment run again draws what it drew the first time."""

@@ -11,7 +11,11 @@ place, with
   lambda passed straight to a call (``apply(lambda t: t ** 3, x)``) as such
   a def (``lambda_1``) placed before the statement, and so is a lambda called
   where it is written (``(lambda u: u ** 2)(v[0])``); a lambda's defaults that
-  are not constants are computed where it is made, into names of their own.
+  are not constants are computed where it is made, into names of their own;
+* a generator expression that ``sum``, ``min``, ``max``, ``any``, ``all``,
+  ``list``, ``tuple`` or ``sorted`` consume (``sum(v ** 2 for v in xs)``) as the
+  list comprehension it amounts to (the function is pure: nothing can tell
+  the list made first from the items made one by one).
 
 Nothing here needs to know what a name means; ``parse.py`` runs it before
 checking the subset, and only when the tree holds one of these nodes.
@@ -23,12 +27,20 @@ from typing import Any
 import gast
 
 # The node kinds this stage rewrites (parse.py calls it only if the tree holds one).
-REWRITTEN = (gast.AnnAssign, gast.Lambda)
+REWRITTEN = (gast.AnnAssign, gast.Lambda, gast.GeneratorExp)
+
+# Builtins that consume a generator whole, whatever its items: a list comprehension does the same.
+_CONSUMERS = ("sum", "min", "max", "any", "all", "list", "tuple", "sorted")
 
 
 def rewrite(node: gast.FunctionDef) -> None:
     """Rewrite ``node``'s statement lists in place (see the module docstring)."""
     taken = {n.id for n in gast.walk(node) if isinstance(n, gast.Name)}
+    for call in list(gast.walk(node)):
+        if (isinstance(call, gast.Call) and isinstance(call.func, gast.Name) and call.func.id in _CONSUMERS
+                and call.args and isinstance(call.args[0], gast.GeneratorExp)):
+            generator = call.args[0]
+            call.args[0] = _located(gast.ListComp(elt=generator.elt, generators=generator.generators), generator)
     for parent in list(gast.walk(node)):
         for field_name in ("body", "orelse"):
             block = getattr(parent, field_name, None)

@@ -123,10 +123,10 @@ def walrus(x):
 
 
 def view_read_after_write(x):
-    out = np.zeros(3)
-    first_two = out[0:2]
-    out[0] = 2.0 * x[0]
-    return np.sum(first_two) * x[1]  # REFUSED: reading first_two after out was written
+    out = np.zeros((2, 2))
+    flipped = out.T
+    out[0, 1] = 2.0 * x[0]
+    return np.sum(flipped[1]) * x[1]  # REFUSED: reading flipped after out was written
 
 
 def row_read_in_a_loop_that_writes(x):
@@ -155,8 +155,9 @@ def calls_a_gradient(x):
     return np.sum(_d_square(x[0]) * x)  # REFUSED: the call of the gradient
 
 
-def generator_in_sum(x):
-    return sum(v * v for v in x)  # REFUSED: write a list comprehension instead
+def generator_bound_to_a_name(x):
+    squares = (v * v for v in x)  # REFUSED: write a list comprehension instead
+    return sum(squares)
 
 
 def in_place_on_an_argument(x):

@@ -30,6 +30,7 @@ CASES = {
     "normalise_rows_in_place": ((X6,), True),
     "slice_read_then_written": ((np.array([0.5, 1.5, 2.5, -0.3]),), True),
     "fancy_index_with_repeats": ((np.array([0.5, -1.2, 0.8, 0.1]),), True),
+    "row_view_scaled_in_place": ((X3,), True),
     "store_with_repeated_index": ((np.array([0.5, -1.2, 0.8]),), True),
     "gram_schmidt": ((X6 + np.array([1.0, 0, 0, 1.0, 0, 0]),), True),
     "mlp_loss": ((PARAMS, XB, YB), False),

@@ -94,7 +94,7 @@ def refused_view_read_after_write(x):
     return first + second
 
 
-def refused_row_view_scaled_in_place(x):
+def row_view_scaled_in_place(x):
     M = np.outer(x, x) + 0.0
     row = M[1]
     row *= 3.0
@@ -203,8 +203,9 @@ def activation_by_argument(x, kind="tanh"):
 LOSSES = {"mse": lambda r: np.mean(r ** 2), "logcosh": lambda r: np.mean(np.log(np.cosh(r)))}
 
 
-def refused_loss_from_table(x, name="logcosh"):
+def refused_loss_from_table(x):
     target = np.array([0.1, -0.2, 0.3])
+    name = "mse" if x[0] > 0 else "logcosh"  # (a string argument would do: the code is specialised on it)
     return LOSSES[name](x - target)
 
 
