@@ -22,6 +22,8 @@ inlined.  See ``containers.py``.
 """
 from __future__ import annotations
 
+import ast
+
 import copy
 import dataclasses
 import operator
@@ -111,8 +113,13 @@ def _same(a: Any, b: Any) -> bool:
     return False
 
 
-_OPERATOR_SIGNS = {operator.add: "+", operator.sub: "-", operator.mul: "*", operator.truediv: "/",
-                   operator.pow: "**", operator.floordiv: "//", operator.mod: "%", operator.matmul: "@"}
+def _operator_sign(fn: Any) -> str:
+    """How Python writes the binary operator ``fn`` (its declared ``syntax``): ``"+"`` for ``operator.add``,
+    and ``"+"`` for anything that declares none."""
+    syntax = rules.fact(fn, "syntax")
+    if not (isinstance(syntax, type) and issubclass(syntax, ast.operator)):
+        return "+"
+    return ast.unparse(ast.BinOp(ast.Name("a"), syntax(), ast.Name("b"))).split()[1]
 
 
 def _basic(part: Any) -> bool:
@@ -312,8 +319,8 @@ class Lowering:
             parts = index.items if isinstance(index, ir.Display) else (index,)
             array = next((k for k, v in self.env.items() if v == ir.Var(base)), base)
             hint = (f"{stmt.target.id} is one number of {array} (a copy), not a part of it (a view); write into "
-                    f"{array} by index ({array}[...] {_OPERATOR_SIGNS.get(value.fn, '+')}= ...), or "
-                    f"{stmt.target.id} = {stmt.target.id} {_OPERATOR_SIGNS.get(value.fn, '+')} ... (a new number)")
+                    f"{array} by index ({array}[...] {_operator_sign(value.fn)}= ...), or "
+                    f"{stmt.target.id} = {stmt.target.id} {_operator_sign(value.fn)} ... (a new number)")
             guard = ir.Effect(ir.Call(runtime.check_view_update, (
                 ir.Var(base), ir.Const(len(parts)), ir.Const(stmt.target.id), ir.Const(hint),
                 ir.Const(self.parsed.filename), ir.Const(self.line))), self.line)
