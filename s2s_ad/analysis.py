@@ -176,9 +176,8 @@ def lost_derivative_parameters(fn: ir.Function, kind_of: Callable[[ir.Expr], Any
     itself or in a helper it calls, with where: (function, input, file, line).  The caller checks
     its argument there where that argument depends on what it differentiates (``guard_call``);
     the helper cannot tell, and refusing every float would refuse ``np.gradient(u, dx)`` with a
-    constant ``dx``.  Empty for a helper taking containers (its parameters are their leaves)."""
-    if fn.groups:
-        return {}
+    constant ``dx``.  A function taking containers (``vjp`` of it) has one parameter per leaf, in the
+    order of the flat arguments its generated code takes, so the positions are those of the leaves."""
     table = _flow_table(fn)
     lost: dict[int, tuple] = {}
     for index, param in enumerate(fn.params):

@@ -30,7 +30,7 @@ import numpy as np
 from . import containers
 from .cache import TransformCache, is_current, name_the_users_line
 from .errors import TransformError
-from .kinds import constant_kind
+from .kinds import constant_kind, constant_value
 from .parse import Snapshot
 from .pipeline import (STAGES, Built, build_derivative_of, build_forward, build_gradient_only, build_reverse,
                        build_split, check_lost_arguments, leaf_kinds, private_draw_in)
@@ -440,6 +440,7 @@ class GradientFunction:
 
     @_user_facing
     def _adjoint(self, kinds: tuple) -> Built:
+        self._refuse_constant_wrt(kinds)
         key = (getattr(self.fn, "__code__", None), self.wrt, kinds) + (("aux",) if self._has_aux else ())
         return _CACHE.get(self.fn, key, lambda: build_reverse(self.fn, self.wrt, kinds, has_aux=self._has_aux))
 
@@ -449,6 +450,7 @@ class GradientFunction:
         exactly what a call returns, for arguments of these kinds.  It is valid input to
         the transformer: that is how the next order is taken."""
         params = list(self._signature.parameters)
+        self._refuse_constant_wrt(kinds)
         if any(isinstance(k, containers.Tree) for k in kinds):
             if self.inner is not None or self._has_aux:
                 raise TypeError(f"higher derivatives of {self!r} with containers (dict, list, tuple, dataclass) "
@@ -467,6 +469,20 @@ class GradientFunction:
         inner = self.inner.function_for(kinds)
         return _CACHE.get(self.owner, self.key + (kinds,), lambda: build_derivative_of(
             inner, params, kinds, self.wrt, self._several))
+
+    def _refuse_constant_wrt(self, kinds: tuple) -> None:
+        """Refuse to differentiate by a string or None argument: the code is specialised on its value
+        (a static argument), so it has no derivative; a zero would be made up (checked when the
+        code for these kinds is built, so never on the hot path)."""
+        params = list(self._signature.parameters)
+        for w in self.wrt:
+            static, value = constant_value(kinds[params.index(w)])
+            if static:
+                raise TypeError(f"grad of {getattr(self.fn, '__name__', self.fn)!r} with respect to {w}: "
+                                f"{w} = {value!r} is {'None' if value is None else 'a string'}, which has no "
+                                f"derivative (the "
+                                f"code is specialised on its value); differentiate with respect to a float "
+                                f"argument (wrt=...)")
 
     def check_scalar_result(self, kinds: tuple) -> None:
         """Refuse to be differentiated by ``grad`` where the gradient is not a number."""
@@ -835,7 +851,9 @@ def vjp(fn: Callable, *primals: Any) -> tuple[Any, Callable]:
         adjoints = _run(split.backward, (cotangent, taped))  # the tape is persistent: reading it takes nothing
         # each adjoint with its primal's type: float32 stays float32, a 0-d array a 0-d array (as grad)
         adjoints = _regroup(tuple(map(_like, flat_args, adjoints[:-1])), kinds)
-        return _handed_out(tuple(adjoints[i] for i in positions), args + (out, cotangent))
+        # a string or None primal (a static argument) has no derivative: None, as jvp takes for its tangent
+        return _handed_out(tuple(None if constant_value(kinds[i])[0] else adjoints[i] for i in positions),
+                           args + (out, cotangent))
 
     return result, vjp_fn
 

@@ -311,12 +311,15 @@ def build_split(fn: Callable, kinds: Kinds) -> SplitAdjoint:
     fn = transparent(fn)
 
     def fill(split: SplitAdjoint) -> None:
+        with _lost_positions_settled():
+            fill_parts(split)
+
+    def fill_parts(split: SplitAdjoint) -> None:
         parsed, ssa = lowered(fn, kinds)
         split.result_tree = ssa.result_tree
         ssa, facts = _analysed(ssa, ssa.params, leaf_kinds(kinds))
         adjoint = optimize(reverse(ssa, ssa.params, facts, callee=_split_callee, split=True), ssa.body)
-        split.lost = lost_derivative_parameters(ssa, facts.kind_of,
-                                                lambda f, k: getattr(_split_callee(f, k), "lost", {}))
+        _note_lost_positions(split, lambda: lost_derivative_parameters(ssa, facts.kind_of, _lost_in_callee))
         adjoint = drop_unread_records(adjoint)
         check_tape(adjoint)
         forward, backward = split_parts(adjoint, parsed.name)
@@ -330,6 +333,52 @@ def build_split(fn: Callable, kinds: Kinds) -> SplitAdjoint:
         split.snapshot = _snapshot(parsed, emitted)
 
     return _build_once(_SPLITS, fn, (fn.__code__, kinds), lambda: SplitAdjoint(fn), fill)
+
+
+# The splits this thread is filling (how deep), and how each one's lost positions are found: in a
+# recursion a split's positions read those of one not yet filled, so they are found again, all of
+# them, until none changes, once the outermost split is filled (_lost_positions_settled).
+_LOST = threading.local()
+
+
+@contextmanager
+def _lost_positions_settled() -> Iterator[None]:
+    """Around filling a split: when the outermost one is filled, and a split's lost positions read
+    those of a split not yet filled (recursion, direct or mutual), find them all again until they
+    settle.  ``rec(a, c, b, n - 1)`` passing its ``b`` where ``c`` is lost loses ``b`` too."""
+    depth = getattr(_LOST, "depth", 0)
+    if depth == 0:
+        _LOST.found, _LOST.recursive = [], False
+    _LOST.depth = depth + 1
+    try:
+        yield
+        if depth == 0 and _LOST.recursive:
+            changed = True
+            while changed:  # each pass only adds positions (and earlier sites): it ends
+                changed = False
+                for split, find in _LOST.found:
+                    lost = find()
+                    changed = changed or lost != split.lost
+                    split.lost = lost
+    finally:
+        _LOST.depth = depth
+        if depth == 0:
+            _LOST.found = []
+
+
+def _note_lost_positions(split: SplitAdjoint, find: Callable[[], dict]) -> None:
+    """Set ``split.lost`` (``analysis.lost_derivative_parameters``) and keep how, for the settling."""
+    split.lost = find()
+    _LOST.found.append((split, find))
+
+
+def _lost_in_callee(fn: Callable, kinds: Kinds) -> dict:
+    """The lost positions of the split adjoint of a helper; one still being filled (recursion) has
+    them only once settled (``_lost_positions_settled``)."""
+    callee = _split_callee(fn, kinds)
+    if callee.forward is None:
+        _LOST.recursive = True
+    return getattr(callee, "lost", {})
 
 
 def check_lost_arguments(split: SplitAdjoint, args: tuple) -> None:
