@@ -823,6 +823,13 @@ def vjp(fn: Callable, *primals: Any) -> tuple[Any, Callable]:
     (where ``fn`` writes into arrays, the reverse sweep puts the overwritten
     slices back as it goes: calls after the first run the forward sweep again).
     """
+    return _pullback(fn, primals, None)
+
+
+def _pullback(fn: Callable, primals: Sequence[Any], wrt: Optional[Sequence[str]]) -> tuple[Any, Callable]:
+    """``vjp``, its derivatives wanted by the parameters ``wrt`` alone (all the primals where None):
+    only those are refused where a rule inside would lose their derivative (a constant ``c`` beside
+    them, or a default, may reach ``np.pad(a, 1, constant_values=c)``)."""
     if isinstance(fn, GradientFunction):
         raise TypeError("vjp of a gradient would be reverse over reverse, which s2s_ad does not do; "
                         "use s2s_ad.jvp of the gradient, or s2s_ad.hessian (forward over reverse)")
@@ -832,7 +839,9 @@ def vjp(fn: Callable, *primals: Any) -> tuple[Any, Callable]:
     kinds = _kinds(fn, args)
     split = build_split(fn, kinds)
     flat_args = _flat(args, kinds)
-    check_lost_arguments(split, flat_args)  # every argument is differentiated: a float one must not be lost
+    wanted = set(_leaf_positions(params, kinds, visible if wrt is None else wrt))
+    # every argument wanted is differentiated: a float one whose derivative a rule loses is refused
+    check_lost_arguments(split, tuple(a if i in wanted else None for i, a in enumerate(flat_args)))
     out, tape = _run(split.forward, flat_args + (None,))
     # The backward part puts back what the forward part overwrote, in arrays the result may be, and
     # the tape keeps referring to them: the caller gets arrays of its own.
@@ -976,7 +985,8 @@ class Jacobian:
         return blocks
 
     def _reverse(self, values: tuple, positions: list[int], out: Any) -> list:
-        _, pull = vjp(self.fn, *values)
+        params = list(inspect.signature(self.fn).parameters)
+        _, pull = _pullback(self.fn, values, [params[i] for i in positions])
         rows = {i: [] for i in positions}
         for index in np.ndindex(np.shape(out)):
             unit = np.zeros(np.shape(out))
