@@ -142,14 +142,21 @@ def guard_lost_derivatives(fn: ir.Function, varied: set[str]) -> ir.Function:
     line, not a derivative silently lost; an integer (an axis, a count from an int argument) passes.
     ``fn`` itself where no call needs one (the common case), and for generated code differentiated
     again and the helpers of template modules it calls: the user's statements were checked when it
-    was generated, and what it pops from its tape (a loop's constant ``ord``) reads as varied there."""
-    if is_generated(fn.filename) or rules.is_template_file(fn.filename):
-        return fn
+    was generated, and what it pops from its tape (a loop's constant ``ord``) reads as varied there;
+    but a gradient's marks for the parameters it was not taken by (``runtime.derivative_lost_by``)
+    become the check there where forward mode over it moves them (``jvp`` of ``grad(f)`` by ``c``)."""
+    users = not (is_generated(fn.filename) or rules.is_template_file(fn.filename))
 
     def guarded(body: list[ir.Stmt]) -> tuple[list[ir.Stmt], bool]:
         out, changed = [], False
         for stmt in body:
-            if isinstance(stmt, ir.Assign) and isinstance(stmt.value, ir.Call):
+            if (isinstance(stmt, ir.Effect) and isinstance(stmt.value, ir.Call)
+                    and stmt.value.fn is runtime.derivative_lost_by
+                    and set(ir.names_read(stmt.value.args[0])) & varied):
+                out.append(ir.Effect(ir.Call(runtime.check_no_derivative, stmt.value.args), stmt.line))
+                changed = True
+                continue
+            if users and isinstance(stmt, ir.Assign) and isinstance(stmt.value, ir.Call):
                 for name, operand in underived_operands(stmt.value):
                     if set(ir.names_read(operand)) & varied:
                         out.append(ir.Effect(ir.Call(runtime.check_no_derivative, (

@@ -33,7 +33,7 @@ from .errors import TransformError
 from .kinds import constant_kind, constant_value
 from .parse import Snapshot
 from .pipeline import (STAGES, Built, build_derivative_of, build_forward, build_gradient_only, build_reverse,
-                       build_split, check_lost_arguments, leaf_kinds, private_draw_in)
+                       build_split, check_lost_arguments, leaf_kinds, lost_outside, private_draw_in)
 from .selfcheck import dot_product_test, switched_on_by_environment
 
 Wrt = Union[int, str, Sequence[Union[int, str]]]
@@ -460,11 +460,12 @@ class GradientFunction:
             leaf_params = list(inspect.signature(adjoint.function).parameters)[:-1]
             by = tuple(leaf_params[i] for i in _leaf_positions(params, kinds, self.wrt))
             return _CACHE.get(self.owner, self.key + (kinds,), lambda: build_gradient_only(
-                self.fn, adjoint, leaf_params, by, False))
+                self.fn, adjoint, leaf_params, by, False, lost_outside(self.fn, kinds, leaf_params, by)))
         if self.inner is None:
             adjoint = self._adjoint(kinds)
             return _CACHE.get(self.owner, self.key + (kinds,), lambda: build_gradient_only(
-                self.fn, adjoint, params, self.wrt, self._wrap_single))
+                self.fn, adjoint, params, self.wrt, self._wrap_single,
+                lost_outside(self.fn, kinds, params, self.wrt)))
         self.inner.check_scalar_result(kinds)
         inner = self.inner.function_for(kinds)
         return _CACHE.get(self.owner, self.key + (kinds,), lambda: build_derivative_of(

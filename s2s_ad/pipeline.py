@@ -13,7 +13,7 @@ import threading
 import weakref
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any, Callable, Iterator, Optional
+from typing import Any, Callable, Iterator, Optional, Sequence
 
 import numpy as np
 
@@ -502,18 +502,39 @@ def _compile_text(source: str, name: str, names: dict, origin: str) -> Callable:
 
 
 def build_gradient_only(fn: Callable, adjoint: Built, params: list[str], wrt: tuple[str, ...],
-                        wrap_single: bool) -> Built:
-    """``gradient_<f>(params)``: the gradient part of a compiled adjoint (level 1)."""
-    taken = set(params) | {"np"}
+                        wrap_single: bool, lost: Optional[dict[str, tuple]] = None) -> Built:
+    """``gradient_<f>(params)``: the gradient part of a compiled adjoint (level 1).  ``lost``: for a
+    parameter the gradient is not taken by, where a rule in ``fn`` would lose its derivative
+    (``lost_outside``); it is marked (``runtime.derivative_lost_by``) for forward mode over this."""
+    taken = set(params) | {"np", "derivative_lost_by"}
     callee, value, gradient = (ir.fresh_name(n, taken) for n in (adjoint.function.__name__, "value", "gradient"))
     name = ir.fresh_name(f"gradient_{fn.__name__}" if fn.__name__.isidentifier() else "gradient_lambda_", taken)
     result = f"({gradient},)" if wrap_single else gradient
+    marks = "".join(f"    derivative_lost_by({p}, {function!r}, {input_name!r}, {filename!r}, {line!r})\n"
+                    for p, (function, input_name, filename, line) in (lost or {}).items())
     source = (f"def {name}({', '.join(params)}):\n"
               f'    """d {fn.__name__} / d ({", ".join(wrt)}), as a plain function."""\n'
+              f"{marks}"
               f"    {value}, {gradient} = {callee}({', '.join(params)})\n"
               f"    return {result}\n")
     origin = f"{fn.__name__}, gradient"
-    return Built(source, _compile_text(source, name, {callee: adjoint.function}, origin), adjoint.snapshot)
+    names = {callee: adjoint.function, "derivative_lost_by": runtime.derivative_lost_by}
+    return Built(source, _compile_text(source, name, names, origin), adjoint.snapshot)
+
+
+def lost_outside(fn: Callable, kinds: Kinds, params: list[str], wrt: Sequence[str]) -> dict[str, tuple]:
+    """For the gradient of ``fn`` by ``wrt`` (``params``: the generated code's, a container's leaves
+    in its place): the parameters outside ``wrt`` from which a float would reach a rule input without
+    a derivative, with where (``analysis.lost_derivative_parameters``, of ``fn``'s split adjoint).
+    Forward mode over the gradient by one of them would lose that derivative: ``build_gradient_only``
+    marks them.  Empty (and nothing built) where every parameter outside ``wrt`` is a string or None."""
+    flat = leaf_kinds(kinds)
+    outside = [i for i, (p, k) in enumerate(zip(params, flat))
+               if p not in wrt and not constant_value(k)[0]]
+    if not outside:
+        return {}
+    lost = build_split(fn, kinds).lost
+    return {params[i]: lost[i] for i in outside if i in lost}
 
 
 def build_derivative_of(inner: Built, params: list[str], kinds: Kinds, wrt: tuple[str, ...],

@@ -267,3 +267,50 @@ def test_piecewise_constant_zero_matches_jax():
 
     for x in (0.73, 1.21):
         assert s2s_ad.grad(rounded_np)(x) == pytest.approx(float(jax.grad(rounded_jax)(x)), rel=1e-12)
+
+
+# -- forward mode over a gradient, by a parameter the gradient was not taken by ----------------------
+
+
+def padded_energy(a, c):
+    return np.sum(np.pad(a, 1, constant_values=c) ** 2) ** 2
+
+
+def spaced_energy(u, dx):
+    return np.sum(np.gradient(u, dx) ** 2)
+
+
+@pytest.mark.parametrize("fn, line", [(padded_energy, _line_of(padded_energy)),
+                                      (spaced_energy, _line_of(spaced_energy))])
+def test_forward_mode_over_a_gradient_by_another_parameter_refuses_a_lost_derivative(fn, line):
+    """The gradient by ``a`` was checked for ``a`` only: jvp of it along ``c``, its jacobian by ``c``
+    and the mixed hessian gave zeros (the generated gradient code was not checked again)."""
+    a = np.array([1.0, 2.0, 4.0])
+    g = s2s_ad.grad(fn)
+    where = rf"test_lost_derivatives.py:{line}:.*(constant_values|spacing)"
+    with pytest.raises(s2s_ad.TransformError, match=where):
+        s2s_ad.jvp(g, (a, 0.5), (np.zeros(3), 1.0))
+    with pytest.raises(s2s_ad.TransformError, match=where):
+        s2s_ad.jacobian(g, wrt=1)(a, 0.5)
+    with pytest.raises(s2s_ad.TransformError, match=where):
+        s2s_ad.hessian(fn, wrt=(0, 1))(a, 0.5)
+
+
+def padded_scalar(x, c):
+    return np.sum(np.pad(np.array([x, 2.0 * x]), 1, constant_values=c) ** 2) * x
+
+
+def test_second_derivatives_by_the_differentiated_inputs_still_work():
+    """By ``a`` alone the pad value is a constant: hessian, jvp of the gradient along ``a`` and
+    grad of grad agree with differences of the gradient; by ``c`` grad of grad is refused."""
+    a = np.array([1.0, 2.0, 4.0])
+    g = s2s_ad.grad(padded_energy)
+    eps, direction = 1e-6, np.array([0.3, -1.0, 0.5])
+    expected = (g(a + eps * direction, 0.5) - g(a - eps * direction, 0.5)) / (2 * eps)
+    np.testing.assert_allclose(s2s_ad.jvp(g, (a, 0.5), (direction, None))[1], expected, rtol=1e-6)
+    np.testing.assert_allclose(s2s_ad.hessian(padded_energy)(a, 0.5) @ direction, expected, rtol=1e-6)
+    second = s2s_ad.grad(s2s_ad.grad(padded_scalar))
+    first = s2s_ad.grad(padded_scalar)
+    assert second(0.3, 0.5) == pytest.approx((first(0.3 + eps, 0.5) - first(0.3 - eps, 0.5)) / (2 * eps), rel=1e-6)
+    with pytest.raises(s2s_ad.TransformError, match="constant_values"):
+        s2s_ad.grad(s2s_ad.grad(padded_scalar), wrt=1)(0.3, 0.5)
