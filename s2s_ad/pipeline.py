@@ -352,18 +352,17 @@ def _lost_positions_settled() -> Iterator[None]:
     _LOST.depth = depth + 1
     try:
         yield
-        if depth == 0 and _LOST.recursive:
-            changed = True
+    finally:  # settled even where the outermost one failed: the helpers it built are cached
+        _LOST.depth = depth
+        if depth == 0:
+            found, recursive, _LOST.found = _LOST.found, _LOST.recursive, []
+            changed = recursive
             while changed:  # each pass only adds positions (and earlier sites): it ends
                 changed = False
-                for split, find in _LOST.found:
+                for split, find in found:
                     lost = find()
                     changed = changed or lost != split.lost
                     split.lost = lost
-    finally:
-        _LOST.depth = depth
-        if depth == 0:
-            _LOST.found = []
 
 
 def _note_lost_positions(split: SplitAdjoint, find: Callable[[], dict]) -> None:
