@@ -314,3 +314,60 @@ def test_second_derivatives_by_the_differentiated_inputs_still_work():
     assert second(0.3, 0.5) == pytest.approx((first(0.3 + eps, 0.5) - first(0.3 - eps, 0.5)) / (2 * eps), rel=1e-6)
     with pytest.raises(s2s_ad.TransformError, match="constant_values"):
         s2s_ad.grad(s2s_ad.grad(padded_scalar), wrt=1)(0.3, 0.5)
+
+
+# -- user programs around these paths, against JAX -----------------------------------------------------
+
+
+def _smooth(u, levels, kind):
+    """A recursive smoother: each level pads with the edge value and averages neighbours."""
+    if levels == 0:
+        return u
+    padded = np.pad(u, 1, mode="edge")
+    if kind == "mean":
+        inner = (padded[:-2] + padded[1:-1] + padded[2:]) / 3.0
+    else:
+        inner = np.maximum(np.maximum(padded[:-2], padded[1:-1]), padded[2:])
+    return _smooth(inner, levels - 1, kind)
+
+
+def smoothed_fit(params, target, kind="mean"):
+    signal = np.tanh(params["w"] * target + params["b"])
+    return np.sum((_smooth(signal, 2, kind) - target) ** 2) + 0.1 * np.sum(np.pad(params["w"], 1) ** 2)
+
+
+def _smooth_jax(jnp, u, levels, kind):
+    for _ in range(levels):
+        padded = jnp.pad(u, 1, mode="edge")
+        if kind == "mean":
+            u = (padded[:-2] + padded[1:-1] + padded[2:]) / 3.0
+        else:
+            u = jnp.maximum(jnp.maximum(padded[:-2], padded[1:-1]), padded[2:])
+    return u
+
+
+@pytest.mark.parametrize("kind", ["mean", "max"])
+def test_a_recursive_helper_with_a_dict_and_a_string_matches_jax(kind):
+    jax = pytest.importorskip("jax")
+    jax.config.update("jax_enable_x64", True)
+    jnp = jax.numpy
+    rng = np.random.default_rng(3)
+    target = rng.normal(size=5)
+    params = {"w": rng.normal(size=5), "b": 0.3}
+
+    def reference(p):
+        signal = jnp.tanh(p["w"] * target + p["b"])
+        return jnp.sum((_smooth_jax(jnp, signal, 2, kind) - target) ** 2) + 0.1 * jnp.sum(jnp.pad(p["w"], 1) ** 2)
+
+    expected = jax.grad(reference)(params)
+    got = s2s_ad.grad(smoothed_fit)(params, target, kind)
+    np.testing.assert_allclose(got["w"], expected["w"], rtol=1e-9, atol=1e-12)
+    assert got["b"] == pytest.approx(float(expected["b"]), rel=1e-9)
+    _, pull = s2s_ad.vjp(smoothed_fit, params, target, kind)
+    d_params, d_target, d_kind = pull(1.0)
+    np.testing.assert_allclose(d_params["w"], expected["w"], rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(d_target, jax.grad(lambda t: jnp.sum(
+        (_smooth_jax(jnp, jnp.tanh(params["w"] * t + params["b"]), 2, kind) - t) ** 2))(target), rtol=1e-9, atol=1e-12)
+    assert d_kind is None
+    with pytest.raises(TypeError, match="kind = .* is a string"):
+        s2s_ad.grad(smoothed_fit, wrt="kind")(params, target, kind)
