@@ -141,11 +141,12 @@ def guard_lost_derivatives(fn: ir.Function, varied: set[str]) -> ir.Function:
     ``np.pad(x, 1, constant_values=c)`` by ``c``): a float there raises ``TransformError`` naming the
     line, not a derivative silently lost; an integer (an axis, a count from an int argument) passes.
     ``fn`` itself where no call needs one (the common case), and for generated code differentiated
-    again and the helpers of template modules it calls: the user's statements were checked when it
-    was generated, and what it pops from its tape (a loop's constant ``ord``) reads as varied there;
-    but a gradient's marks for the parameters it was not taken by (``runtime.derivative_lost_by``)
+    again and the helpers of s2s_ad's template modules it calls: the user's statements were checked
+    when it was generated, and what it pops from its tape (a loop's constant ``ord``) reads as varied
+    there.  A user's file that declares rules is checked as any other (the README puts rules next to
+    the code that calls them: exempting such files lost every check in them); a gradient's marks for the parameters it was not taken by (``runtime.derivative_lost_by``)
     become the check there where forward mode over it moves them (``jvp`` of ``grad(f)`` by ``c``)."""
-    users = not (is_generated(fn.filename) or rules.is_template_file(fn.filename))
+    users = not (is_generated(fn.filename) or rules.is_package_template_file(fn.filename))
 
     def guarded(body: list[ir.Stmt]) -> tuple[list[ir.Stmt], bool]:
         out, changed = [], False

@@ -371,3 +371,44 @@ def test_a_recursive_helper_with_a_dict_and_a_string_matches_jax(kind):
     assert d_kind is None
     with pytest.raises(TypeError, match="kind = .* is a string"):
         s2s_ad.grad(smoothed_fit, wrt="kind")(params, target, kind)
+
+
+# -- a user's file that declares a rule is checked as any other ---------------------------------------
+
+
+def scaled_cube_root(x, y):
+    return float(np.cbrt(x) * y)
+
+
+@s2s_ad.adjoint(scaled_cube_root)
+def _(out, x, y, d_out):  # no d_y: the rule gives no derivative in y
+    d_x = d_out * y / (3.0 * np.cbrt(x) ** 2)
+
+
+@s2s_ad.tangent(scaled_cube_root)
+def _(out, x, y, t_x):
+    t_out = t_x * y / (3.0 * np.cbrt(x) ** 2)
+
+
+def uses_cube_root(x, y):
+    return scaled_cube_root(x, y) * x
+
+
+def pads_next_to_a_rule(a, c):
+    return np.sum(np.pad(a, 1, constant_values=c) ** 2)
+
+
+def test_a_file_declaring_a_rule_is_still_checked():
+    """A file holding rules was taken for a template module and never checked: grad by ``y`` (which
+    the user's rule gives no derivative in) and by ``np.pad``'s fill were 0.0."""
+    line = _line_of(uses_cube_root)
+    with pytest.raises(s2s_ad.TransformError, match=rf"test_lost_derivatives.py:{line}:.* y"):
+        s2s_ad.grad(uses_cube_root, wrt=1)(2.0, 0.7)
+    with pytest.raises(s2s_ad.TransformError, match=rf"test_lost_derivatives.py:{line}:.* y"):
+        s2s_ad.jvp(uses_cube_root, (2.0, 0.7), (None, 1.0))
+    got = s2s_ad.grad(uses_cube_root)(2.0, 0.7)  # by x the rule's d_x is used
+    assert got == pytest.approx(numeric_grad(uses_cube_root, (2.0, 0.7), 0), rel=1e-7)
+    a = np.array([1.0, 2.0])
+    with pytest.raises(s2s_ad.TransformError, match=rf":{_line_of(pads_next_to_a_rule)}:.*constant_values"):
+        s2s_ad.grad(pads_next_to_a_rule, wrt=1)(a, 0.5)
+    np.testing.assert_allclose(s2s_ad.grad(pads_next_to_a_rule)(a, 0.5), 2 * a)
