@@ -141,15 +141,23 @@ def guard_lost_derivatives(fn: ir.Function, varied: set[str]) -> ir.Function:
     ``np.pad(x, 1, constant_values=c)`` by ``c``): a float there raises ``TransformError`` naming the
     line, not a derivative silently lost; an integer (an axis, a count from an int argument) passes.
     ``fn`` itself where no call needs one (the common case), and for generated code differentiated
-    again and the helpers of template modules it calls: the user's statements were checked when it
-    was generated, and what it pops from its tape (a loop's constant ``ord``) reads as varied there."""
-    if is_generated(fn.filename) or rules.is_template_file(fn.filename):
-        return fn
+    again and the helpers of s2s_ad's template modules it calls: the user's statements were checked
+    when it was generated, and what it pops from its tape (a loop's constant ``ord``) reads as varied
+    there.  A user's file that declares rules is checked as any other (the README puts rules next to
+    the code that calls them: exempting such files lost every check in them); a gradient's marks for the parameters it was not taken by (``runtime.derivative_lost_by``)
+    become the check there where forward mode over it moves them (``jvp`` of ``grad(f)`` by ``c``)."""
+    users = not (is_generated(fn.filename) or rules.is_package_template_file(fn.filename))
 
     def guarded(body: list[ir.Stmt]) -> tuple[list[ir.Stmt], bool]:
         out, changed = [], False
         for stmt in body:
-            if isinstance(stmt, ir.Assign) and isinstance(stmt.value, ir.Call):
+            if (isinstance(stmt, ir.Effect) and isinstance(stmt.value, ir.Call)
+                    and stmt.value.fn is runtime.derivative_lost_by
+                    and set(ir.names_read(stmt.value.args[0])) & varied):
+                out.append(ir.Effect(ir.Call(runtime.check_no_derivative, stmt.value.args), stmt.line))
+                changed = True
+                continue
+            if users and isinstance(stmt, ir.Assign) and isinstance(stmt.value, ir.Call):
                 for name, operand in underived_operands(stmt.value):
                     if set(ir.names_read(operand)) & varied:
                         out.append(ir.Effect(ir.Call(runtime.check_no_derivative, (
@@ -176,9 +184,8 @@ def lost_derivative_parameters(fn: ir.Function, kind_of: Callable[[ir.Expr], Any
     itself or in a helper it calls, with where: (function, input, file, line).  The caller checks
     its argument there where that argument depends on what it differentiates (``guard_call``);
     the helper cannot tell, and refusing every float would refuse ``np.gradient(u, dx)`` with a
-    constant ``dx``.  Empty for a helper taking containers (its parameters are their leaves)."""
-    if fn.groups:
-        return {}
+    constant ``dx``.  A function taking containers (``vjp`` of it) has one parameter per leaf, in the
+    order of the flat arguments its generated code takes, so the positions are those of the leaves."""
     table = _flow_table(fn)
     lost: dict[int, tuple] = {}
     for index, param in enumerate(fn.params):

@@ -30,10 +30,10 @@ import numpy as np
 from . import containers
 from .cache import TransformCache, is_current, name_the_users_line
 from .errors import TransformError
-from .kinds import constant_kind
+from .kinds import constant_kind, constant_value
 from .parse import Snapshot
 from .pipeline import (STAGES, Built, build_derivative_of, build_forward, build_gradient_only, build_reverse,
-                       build_split, check_lost_arguments, leaf_kinds, private_draw_in)
+                       build_split, check_lost_arguments, leaf_kinds, lost_outside, private_draw_in)
 from .selfcheck import dot_product_test, switched_on_by_environment
 
 Wrt = Union[int, str, Sequence[Union[int, str]]]
@@ -440,6 +440,7 @@ class GradientFunction:
 
     @_user_facing
     def _adjoint(self, kinds: tuple) -> Built:
+        self._refuse_constant_wrt(kinds)
         key = (getattr(self.fn, "__code__", None), self.wrt, kinds) + (("aux",) if self._has_aux else ())
         return _CACHE.get(self.fn, key, lambda: build_reverse(self.fn, self.wrt, kinds, has_aux=self._has_aux))
 
@@ -449,6 +450,7 @@ class GradientFunction:
         exactly what a call returns, for arguments of these kinds.  It is valid input to
         the transformer: that is how the next order is taken."""
         params = list(self._signature.parameters)
+        self._refuse_constant_wrt(kinds)
         if any(isinstance(k, containers.Tree) for k in kinds):
             if self.inner is not None or self._has_aux:
                 raise TypeError(f"higher derivatives of {self!r} with containers (dict, list, tuple, dataclass) "
@@ -458,15 +460,30 @@ class GradientFunction:
             leaf_params = list(inspect.signature(adjoint.function).parameters)[:-1]
             by = tuple(leaf_params[i] for i in _leaf_positions(params, kinds, self.wrt))
             return _CACHE.get(self.owner, self.key + (kinds,), lambda: build_gradient_only(
-                self.fn, adjoint, leaf_params, by, False))
+                self.fn, adjoint, leaf_params, by, False, lost_outside(self.fn, kinds, leaf_params, by)))
         if self.inner is None:
             adjoint = self._adjoint(kinds)
             return _CACHE.get(self.owner, self.key + (kinds,), lambda: build_gradient_only(
-                self.fn, adjoint, params, self.wrt, self._wrap_single))
+                self.fn, adjoint, params, self.wrt, self._wrap_single,
+                lost_outside(self.fn, kinds, params, self.wrt)))
         self.inner.check_scalar_result(kinds)
         inner = self.inner.function_for(kinds)
         return _CACHE.get(self.owner, self.key + (kinds,), lambda: build_derivative_of(
             inner, params, kinds, self.wrt, self._several))
+
+    def _refuse_constant_wrt(self, kinds: tuple) -> None:
+        """Refuse to differentiate by a string or None argument: the code is specialised on its value
+        (a static argument), so it has no derivative; a zero would be made up (checked when the
+        code for these kinds is built, so never on the hot path)."""
+        params = list(self._signature.parameters)
+        for w in self.wrt:
+            static, value = constant_value(kinds[params.index(w)])
+            if static:
+                raise TypeError(f"grad of {getattr(self.fn, '__name__', self.fn)!r} with respect to {w}: "
+                                f"{w} = {value!r} is {'None' if value is None else 'a string'}, which has no "
+                                f"derivative (the "
+                                f"code is specialised on its value); differentiate with respect to a float "
+                                f"argument (wrt=...)")
 
     def check_scalar_result(self, kinds: tuple) -> None:
         """Refuse to be differentiated by ``grad`` where the gradient is not a number."""
@@ -807,6 +824,13 @@ def vjp(fn: Callable, *primals: Any) -> tuple[Any, Callable]:
     (where ``fn`` writes into arrays, the reverse sweep puts the overwritten
     slices back as it goes: calls after the first run the forward sweep again).
     """
+    return _pullback(fn, primals, None)
+
+
+def _pullback(fn: Callable, primals: Sequence[Any], wrt: Optional[Sequence[str]]) -> tuple[Any, Callable]:
+    """``vjp``, its derivatives wanted by the parameters ``wrt`` alone (all the primals where None):
+    only those are refused where a rule inside would lose their derivative (a constant ``c`` beside
+    them, or a default, may reach ``np.pad(a, 1, constant_values=c)``)."""
     if isinstance(fn, GradientFunction):
         raise TypeError("vjp of a gradient would be reverse over reverse, which s2s_ad does not do; "
                         "use s2s_ad.jvp of the gradient, or s2s_ad.hessian (forward over reverse)")
@@ -816,7 +840,9 @@ def vjp(fn: Callable, *primals: Any) -> tuple[Any, Callable]:
     kinds = _kinds(fn, args)
     split = build_split(fn, kinds)
     flat_args = _flat(args, kinds)
-    check_lost_arguments(split, flat_args)  # every argument is differentiated: a float one must not be lost
+    wanted = set(_leaf_positions(params, kinds, visible if wrt is None else wrt))
+    # every argument wanted is differentiated: a float one whose derivative a rule loses is refused
+    check_lost_arguments(split, tuple(a if i in wanted else None for i, a in enumerate(flat_args)))
     out, tape = _run(split.forward, flat_args + (None,))
     # The backward part puts back what the forward part overwrote, in arrays the result may be, and
     # the tape keeps referring to them: the caller gets arrays of its own.
@@ -835,7 +861,9 @@ def vjp(fn: Callable, *primals: Any) -> tuple[Any, Callable]:
         adjoints = _run(split.backward, (cotangent, taped))  # the tape is persistent: reading it takes nothing
         # each adjoint with its primal's type: float32 stays float32, a 0-d array a 0-d array (as grad)
         adjoints = _regroup(tuple(map(_like, flat_args, adjoints[:-1])), kinds)
-        return _handed_out(tuple(adjoints[i] for i in positions), args + (out, cotangent))
+        # a string or None primal (a static argument) has no derivative: None, as jvp takes for its tangent
+        return _handed_out(tuple(None if constant_value(kinds[i])[0] else adjoints[i] for i in positions),
+                           args + (out, cotangent))
 
     return result, vjp_fn
 
@@ -958,7 +986,8 @@ class Jacobian:
         return blocks
 
     def _reverse(self, values: tuple, positions: list[int], out: Any) -> list:
-        _, pull = vjp(self.fn, *values)
+        params = list(inspect.signature(self.fn).parameters)
+        _, pull = _pullback(self.fn, values, [params[i] for i in positions])
         rows = {i: [] for i in positions}
         for index in np.ndindex(np.shape(out)):
             unit = np.zeros(np.shape(out))

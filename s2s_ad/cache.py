@@ -111,6 +111,9 @@ class SplitAdjoint:
         # a tape serves one backward call only.  Unknown (True) until built.
         self.restores = True
         self.result_tree: Any = None  # a container result's structure (containers.py), when called from the API
+        # Parameter positions whose float a rule inside would lose the derivative of, with where
+        # (analysis.lost_derivative_parameters): the caller checks its argument there.
+        self.lost: dict = {}
 
     def __repr__(self) -> str:
         return f"<split adjoint of {self.qualname}>"

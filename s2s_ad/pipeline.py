@@ -13,7 +13,7 @@ import threading
 import weakref
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any, Callable, Iterator, Optional
+from typing import Any, Callable, Iterator, Optional, Sequence
 
 import numpy as np
 
@@ -311,12 +311,15 @@ def build_split(fn: Callable, kinds: Kinds) -> SplitAdjoint:
     fn = transparent(fn)
 
     def fill(split: SplitAdjoint) -> None:
+        with _lost_positions_settled():
+            fill_parts(split)
+
+    def fill_parts(split: SplitAdjoint) -> None:
         parsed, ssa = lowered(fn, kinds)
         split.result_tree = ssa.result_tree
         ssa, facts = _analysed(ssa, ssa.params, leaf_kinds(kinds))
         adjoint = optimize(reverse(ssa, ssa.params, facts, callee=_split_callee, split=True), ssa.body)
-        split.lost = lost_derivative_parameters(ssa, facts.kind_of,
-                                                lambda f, k: getattr(_split_callee(f, k), "lost", {}))
+        _note_lost_positions(split, lambda: lost_derivative_parameters(ssa, facts.kind_of, _lost_in_callee))
         adjoint = drop_unread_records(adjoint)
         check_tape(adjoint)
         forward, backward = split_parts(adjoint, parsed.name)
@@ -330,6 +333,51 @@ def build_split(fn: Callable, kinds: Kinds) -> SplitAdjoint:
         split.snapshot = _snapshot(parsed, emitted)
 
     return _build_once(_SPLITS, fn, (fn.__code__, kinds), lambda: SplitAdjoint(fn), fill)
+
+
+# The splits this thread is filling (how deep), and how each one's lost positions are found: in a
+# recursion a split's positions read those of one not yet filled, so they are found again, all of
+# them, until none changes, once the outermost split is filled (_lost_positions_settled).
+_LOST = threading.local()
+
+
+@contextmanager
+def _lost_positions_settled() -> Iterator[None]:
+    """Around filling a split: when the outermost one is filled, and a split's lost positions read
+    those of a split not yet filled (recursion, direct or mutual), find them all again until they
+    settle.  ``rec(a, c, b, n - 1)`` passing its ``b`` where ``c`` is lost loses ``b`` too."""
+    depth = getattr(_LOST, "depth", 0)
+    if depth == 0:
+        _LOST.found, _LOST.recursive = [], False
+    _LOST.depth = depth + 1
+    try:
+        yield
+    finally:  # settled even where the outermost one failed: the helpers it built are cached
+        _LOST.depth = depth
+        if depth == 0:
+            found, recursive, _LOST.found = _LOST.found, _LOST.recursive, []
+            changed = recursive
+            while changed:  # each pass only adds positions (and earlier sites): it ends
+                changed = False
+                for split, find in found:
+                    lost = find()
+                    changed = changed or lost != split.lost
+                    split.lost = lost
+
+
+def _note_lost_positions(split: SplitAdjoint, find: Callable[[], dict]) -> None:
+    """Set ``split.lost`` (``analysis.lost_derivative_parameters``) and keep how, for the settling."""
+    split.lost = find()
+    _LOST.found.append((split, find))
+
+
+def _lost_in_callee(fn: Callable, kinds: Kinds) -> dict:
+    """The lost positions of the split adjoint of a helper; one still being filled (recursion) has
+    them only once settled (``_lost_positions_settled``)."""
+    callee = _split_callee(fn, kinds)
+    if callee.forward is None:
+        _LOST.recursive = True
+    return getattr(callee, "lost", {})
 
 
 def check_lost_arguments(split: SplitAdjoint, args: tuple) -> None:
@@ -453,18 +501,39 @@ def _compile_text(source: str, name: str, names: dict, origin: str) -> Callable:
 
 
 def build_gradient_only(fn: Callable, adjoint: Built, params: list[str], wrt: tuple[str, ...],
-                        wrap_single: bool) -> Built:
-    """``gradient_<f>(params)``: the gradient part of a compiled adjoint (level 1)."""
-    taken = set(params) | {"np"}
+                        wrap_single: bool, lost: Optional[dict[str, tuple]] = None) -> Built:
+    """``gradient_<f>(params)``: the gradient part of a compiled adjoint (level 1).  ``lost``: for a
+    parameter the gradient is not taken by, where a rule in ``fn`` would lose its derivative
+    (``lost_outside``); it is marked (``runtime.derivative_lost_by``) for forward mode over this."""
+    taken = set(params) | {"np", "derivative_lost_by"}
     callee, value, gradient = (ir.fresh_name(n, taken) for n in (adjoint.function.__name__, "value", "gradient"))
     name = ir.fresh_name(f"gradient_{fn.__name__}" if fn.__name__.isidentifier() else "gradient_lambda_", taken)
     result = f"({gradient},)" if wrap_single else gradient
+    marks = "".join(f"    derivative_lost_by({p}, {function!r}, {input_name!r}, {filename!r}, {line!r})\n"
+                    for p, (function, input_name, filename, line) in (lost or {}).items())
     source = (f"def {name}({', '.join(params)}):\n"
               f'    """d {fn.__name__} / d ({", ".join(wrt)}), as a plain function."""\n'
+              f"{marks}"
               f"    {value}, {gradient} = {callee}({', '.join(params)})\n"
               f"    return {result}\n")
     origin = f"{fn.__name__}, gradient"
-    return Built(source, _compile_text(source, name, {callee: adjoint.function}, origin), adjoint.snapshot)
+    names = {callee: adjoint.function, "derivative_lost_by": runtime.derivative_lost_by}
+    return Built(source, _compile_text(source, name, names, origin), adjoint.snapshot)
+
+
+def lost_outside(fn: Callable, kinds: Kinds, params: list[str], wrt: Sequence[str]) -> dict[str, tuple]:
+    """For the gradient of ``fn`` by ``wrt`` (``params``: the generated code's, a container's leaves
+    in its place): the parameters outside ``wrt`` from which a float would reach a rule input without
+    a derivative, with where (``analysis.lost_derivative_parameters``, of ``fn``'s split adjoint).
+    Forward mode over the gradient by one of them would lose that derivative: ``build_gradient_only``
+    marks them.  Empty (and nothing built) where every parameter outside ``wrt`` is a string or None."""
+    flat = leaf_kinds(kinds)
+    outside = [i for i, (p, k) in enumerate(zip(params, flat))
+               if p not in wrt and not constant_value(k)[0]]
+    if not outside:
+        return {}
+    lost = build_split(fn, kinds).lost
+    return {params[i]: lost[i] for i in outside if i in lost}
 
 
 def build_derivative_of(inner: Built, params: list[str], kinds: Kinds, wrt: tuple[str, ...],

@@ -662,6 +662,13 @@ def is_template_file(filename: str) -> bool:
     return any(rule.filename == filename for table in (_ADJOINTS, _TANGENTS) for rule in table.values())
 
 
+def is_package_template_file(filename: str) -> bool:
+    """Whether ``filename`` is a module of ``s2s_ad.templates`` (not a user's file that declares a
+    rule next to the code it differentiates)."""
+    folders = [os.path.abspath(p) for p in getattr(_templates_package(), "__path__", ())]
+    return os.path.dirname(os.path.abspath(filename)) in folders
+
+
 def is_nondifferentiable(fn: Any) -> bool:
     load_templates()
     try:

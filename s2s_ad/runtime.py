@@ -178,6 +178,13 @@ def check_no_derivative(value: Any, function: str, name: str, filename: str, lin
                              f"meant), or add a rule (see README, 'Adding a rule')", filename=filename, line=line)
 
 
+def derivative_lost_by(value: Any, function: str, name: str, filename: str, line: int) -> None:
+    """A mark in a gradient's plain function (``pipeline.build_gradient_only``) for a parameter the
+    gradient is not taken by whose float would reach a rule input without a derivative (``function``'s
+    ``name``, at ``filename:line``).  It does nothing when it runs; forward mode over the gradient by
+    that parameter turns it into ``check_no_derivative`` (``analysis.guard_lost_derivatives``)."""
+
+
 def check_view_update(array: Any, parts: int, name: str, hint: str, filename: str, line: int) -> None:
     """Before ``name op= v`` with ``name = array[i]`` runs as a write into ``array`` (NumPy's meaning
     where ``array[i]`` is a view): refuse where ``array`` has no more dimensions than the index has

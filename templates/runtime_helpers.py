@@ -11,7 +11,7 @@ would hide the helper its own body calls.)
 import numpy as np
 
 from s2s_ad.rules import adjoint, declare, fresh_arrays, nondifferentiable, tangent
-from s2s_ad.runtime import (added_at, check_view_update, cross_grad, diff_piece, check_assertion, check_no_derivative, check_number_update, raise_exception, formatted, random_states, set_random_states,
+from s2s_ad.runtime import (added_at, check_view_update, cross_grad, diff_piece, check_assertion, check_no_derivative, derivative_lost_by, check_number_update, raise_exception, formatted, random_states, set_random_states,
                             append_grad, multi_dot_grad, multi_dot_grad_jvp, qr_checked, svd_checked, matrix_power_grad, matrix_power_grad_jvp, cumprod_grad, cumprod_grad_jvp, einsum_grad, expand_quantiles, quantile_linear, quantile_scatter,
                             quantile_slope, kron_blocks, kron_spread, norm_weight, norm_weight_jvp, solve_columns,
                             trace_grad, broadcast_reduced, diag_grad, diagonal_grad, diff_grad, joined_grad,
@@ -386,7 +386,7 @@ declare(zeros_like, shape_only=0)
 declare(unbroadcast, unbroadcast_to, odd=True)  # linear in the adjoint they reduce
 # Generated code's own checks and reports, which run where the primal computation runs.
 declare(check_assertion, set_random_states, check_number_update, raise_exception, check_no_derivative,
-        check_view_update, reports=True)
+        check_view_update, derivative_lost_by, reports=True)
 declare(matmul_grad_b, dot_grad_b, factors=(0, 1))
 declare(matmul_grad_a, dot_grad_a, factors=(0, 2))
 
