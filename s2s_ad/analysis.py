@@ -124,7 +124,9 @@ def underived_operands(call: ir.Call) -> list[tuple[str, ir.Expr]]:
     if rules.is_nondifferentiable(call.fn):
         return []
     rule = rules.adjoint_rule(call.fn) or rules.tangent_rule(call.fn)
-    if rule is None:
+    if rule is None or not rules.is_package_template_file(rule.filename):
+        # A user's own rule says what it means: an input with no d_ assignment gets no gradient
+        # (zero), as API.md promises; only s2s_ad's built-in rules are held to giving every one.
         return []
     shape_only = rules.fact(call.fn, "shape_only")
     exempt = set(rules.fact(call.fn, "zero_derivative", ())) | {
