@@ -1,0 +1,138 @@
+"""Differential fuzzing of the code specialised on the pattern of the arguments' lengths.
+
+Each program of shape_programs.py is differentiated by every argument with ONE
+gradient function, called at 2-4 argument shape sets (the pattern it was
+generated for, the same pattern with other lengths, other patterns); at every
+set where the program runs:
+
+1. the gradient against central finite differences (conftest's ``numeric_grad``;
+   where differences at two step sizes disagree, a kink, the set is skipped),
+   each gradient of its argument's shape (a float for a float);
+2. jvp along a random direction against <direction, gradient> (dot-product test);
+3. jax.grad (x64) of the program run by jax.numpy, where JAX is installed and can
+   run it (no subscript writes, no branch on a traced value): one program in ten
+   at its first set (``S2S_FUZZ_SHAPES_JAX_EVERY=1``: every program).
+
+A set whose primal raises (the pattern does not fit the program) is skipped.
+CI runs 200 programs; ``S2S_FUZZ_SHAPES_EXAMPLES=N`` for another count.  Every
+mismatch found becomes a named regression test at the end of this file.
+"""
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import os
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+import s2s_ad
+from conftest import assert_gradient_matches, function_from_file, numeric_grad
+from shape_programs import ShapeProgram, make_program, values_for
+
+_FOLDER = Path(tempfile.mkdtemp(prefix="s2s_ad_fuzz_shapes_"))
+_EXAMPLES = int(os.environ.get("S2S_FUZZ_SHAPES_EXAMPLES", "200"))
+_SEED_BASE = int(os.environ.get("S2S_FUZZ_SHAPES_SEED", "0"))
+# JAX traces each program anew (about 0.4 s a call): by default one program in ten, at its first shape set
+_JAX_EVERY = int(os.environ.get("S2S_FUZZ_SHAPES_JAX_EVERY", "10"))
+
+
+def load(source: str) -> Any:
+    """The module of a generated program, imported from a real file (s2s_ad reads source)."""
+    name = "fuzz_shapes_" + hashlib.sha1(source.encode()).hexdigest()[:12]
+    if name in sys.modules:
+        return sys.modules[name]
+    path = _FOLDER / f"{name}.py"
+    path.write_text(source)
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def runs(f, args: list) -> bool:
+    """True where the primal runs at these arguments and returns a finite number."""
+    try:
+        with np.errstate(all="raise"):
+            value = f(*args)
+        return bool(np.ndim(value) == 0 and np.isfinite(value))
+    except Exception:
+        return False
+
+
+def differences(f, args: list) -> list | None:
+    """Central differences by every argument, or None near a kink (two step sizes disagree)."""
+    result = []
+    for i in range(len(args)):
+        fine, coarse = numeric_grad(f, args, i, 1e-6), numeric_grad(f, args, i, 1e-4)
+        if not np.allclose(fine, coarse, rtol=1e-3, atol=1e-5):
+            return None
+        result.append(fine)
+    return result
+
+
+def jax_gradient(source: str, args: list) -> list | None:
+    """jax.grad of the program run by jax.numpy (x64), or None where JAX is missing or cannot run it."""
+    try:
+        import jax
+        import jax.numpy as jnp
+    except ImportError:
+        return None
+    jax.config.update("jax_enable_x64", True)
+    namespace: dict = {"jnp": jnp, "__name__": "fuzz_shapes_jax"}
+    exec(compile(source.replace("np.", "jnp.").replace("import numpy as jnp", ""), "<jax>", "exec"), namespace)
+    jax_args = [a if isinstance(a, float) else jnp.asarray(a) for a in args]
+    try:
+        return [np.asarray(g) for g in jax.grad(namespace["f"], tuple(range(len(args))))(*jax_args)]
+    except (jax.errors.ConcretizationTypeError, jax.errors.TracerBoolConversionError):
+        return None
+
+
+def check_at(program: ShapeProgram, f, gradient, shapes: list, with_jax: bool) -> str:
+    """Check the gradient at one shape set: "ok", or why the set was skipped."""
+    args = values_for(shapes, np.random.default_rng(program.seed * 31 + len(str(shapes))))
+    if not runs(f, args):
+        return "primal raises"
+    where = f"seed {program.seed} at shapes {shapes}\n{program.source}"
+    got = gradient(*args)
+    want = differences(f, args)
+    if want is None:
+        return "kink"
+    if program.uses_std and not all(np.all(np.isfinite(g)) for g in got):
+        return "std of a length-1 axis"
+    for i, (g, a, d) in enumerate(zip(got, args, want)):
+        assert np.shape(g) == np.shape(a), f"gradient {i} of shape {np.shape(g)}: {where}"
+        assert isinstance(g, float) == isinstance(a, float), f"gradient {i} is {type(g)}: {where}"
+        np.testing.assert_allclose(g, d, rtol=1e-5, atol=1e-6, err_msg=f"gradient {i} vs differences: {where}")
+    rng = np.random.default_rng(program.seed)
+    tangents = tuple(rng.normal(size=np.shape(a)) if isinstance(a, np.ndarray) else float(rng.normal())
+                     for a in args)
+    value, tangent = s2s_ad.jvp(f, tuple(args), tangents)
+    np.testing.assert_allclose(tangent, sum(float(np.sum(g * t)) for g, t in zip(got, tangents)),
+                               rtol=1e-7, atol=1e-9, err_msg=f"jvp vs gradient: {where}")
+    np.testing.assert_allclose(value, f(*args), rtol=1e-12, err_msg=f"jvp's value: {where}")
+    if with_jax:
+        peer = jax_gradient(program.source, args)
+        if peer is not None:
+            for i, (g, j) in enumerate(zip(got, peer)):
+                if program.uses_std and not np.all(np.isfinite(j)):
+                    continue  # JAX's std of a length-1 axis: 0/0 (the differences above said 0)
+                np.testing.assert_allclose(g, j, rtol=1e-7, atol=1e-9, err_msg=f"gradient {i} vs JAX: {where}")
+    return "ok"
+
+
+@pytest.mark.parametrize("seed", range(_SEED_BASE, _SEED_BASE + _EXAMPLES))
+def test_shape_patterns_fuzz(seed: int) -> None:
+    program = make_program(seed)
+    f = load(program.source).f
+    gradient = s2s_ad.grad(f, wrt=tuple(range(len(program.arguments))))
+    with_jax = not program.uses_writes and seed % _JAX_EVERY == 0
+    outcomes = [check_at(program, f, gradient, shapes, with_jax=with_jax and i == 0)
+                for i, shapes in enumerate(program.shape_sets)]
+    if "ok" not in outcomes:
+        pytest.skip(f"no shape set checked: {outcomes}")
