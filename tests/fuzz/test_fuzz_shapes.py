@@ -136,3 +136,28 @@ def test_shape_patterns_fuzz(seed: int) -> None:
                 for i, shapes in enumerate(program.shape_sets)]
     if "ok" not in outcomes:
         pytest.skip(f"no shape set checked: {outcomes}")
+
+
+# -- regressions: each a program the fuzzer found, minimised --------------------------------
+
+
+def test_gradient_by_a_float_summed_is_a_float(tmp_path) -> None:
+    """seed 7: ``np.sum(x)`` of a Python float ``x`` left a 0-d array as x's gradient (API.md: a float)."""
+    f = function_from_file(tmp_path, "float_summed", "import numpy as np\n\n\ndef f(x, y):\n"
+                           "    return np.sum(y * y) + np.sum(x) * 3.0\n")
+    got = assert_gradient_matches(f, [0.4, np.array([0.5, -0.7])], wrt=(0, 1))
+    assert type(got[0]) in (float, np.float64), type(got[0])
+    assert isinstance(s2s_ad.grad(f)(0.4, np.ones(2)), float)
+
+
+def test_mean_var_std_of_an_empty_slice(tmp_path) -> None:
+    """seed 1942: ``x[1:]`` of x of shape (1, 2) is empty; the adjoints of mean/var/std divided by its
+    size (ZeroDivisionError) where the primal ran."""
+    f = function_from_file(tmp_path, "empty_mean", "import numpy as np\n\n\ndef f(x):\n"
+                           "    rest = x[1:]\n"
+                           "    centred = rest - np.mean(rest, axis=1, keepdims=True)\n"
+                           "    return np.sum(centred) + np.sum(np.var(rest, axis=1)) + np.sum(np.std(rest, axis=1))"
+                           " + np.sum(x ** 2)\n")
+    for shape in ((1, 2), (1, 1), (3, 2)):
+        x = np.random.default_rng(1).uniform(0.3, 0.9, shape)
+        assert_gradient_matches(f, [x])
