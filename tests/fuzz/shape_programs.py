@@ -377,11 +377,65 @@ class _Builder:
         rhs = self.rnd.choice(("{b}", "np.tanh({b})", "{b} * 0.5"))
         return [f"{t} = " + start.format(a=a), f"{t} {op} " + rhs.format(b=b)]
 
+    def shape_loop(self) -> list:
+        """A loop whose carried array changes shape from trip to trip (its facts must widen)."""
+        a = self.pick(min_rank=1)
+        if a is None:
+            return []
+        b = self.pick(strict=False)
+        m = self.pick(min_rank=2, max_rank=2) or a
+        t = self.fresh()
+        step = self.rnd.choice((
+            "{t}[1:] * 2.0", "np.sum({t}, axis=0, keepdims=True) * 0.5", "np.tanh({t}[:, None] * {b})",
+            "np.tanh({t} @ {m})", "helper({t})", "{t}[1:] + 0.5 * {t}[:-1]", "np.tanh({t}.T) * {b}",
+            "np.mean({t}, axis=-1) + 0.5"))
+        trips = self.rnd.choice(("range(2)", "range(len({a}) - 1)", "range(1, 3)"))
+        if self.rnd.random() < 0.3:
+            form = ["{t} = {a}", "while np.ndim({t}) > 0 and {t}.shape[0] > 1:", "    {t} = {t}[1:] + 0.5 * {t}[:-1]"]
+        else:
+            form = ["{t} = {a}", f"for i in {trips}:", f"    {{t}} = {step}"]
+        return [line.format(a=a, b=b, m=m, t=t) for line in form]
+
+    def lengths(self) -> list:
+        """Arrays made from lengths and slices by lengths (``np.zeros(n - 1)``, ``x[:len(y)]``, ``np.eye(n)``)."""
+        a, c = self.pick(min_rank=1), self.pick(min_rank=1)
+        if a is None:
+            return []
+        b = self.pick(strict=False)
+        t = self.fresh()
+        form = self.rnd.choice((
+            ["{t} = {a}[:len({c})] * {b}"],
+            ["n = len({a})", "{t} = np.zeros(n - 1)", "for i in range(n - 1):", "    {t}[i] = {a}[i] * {a}[i + 1]"],
+            ["{t} = np.eye(len({a})) * {a} + {b}"],
+            ["{t} = np.ones_like({a}) * np.sum({c})"],
+            ["{t} = np.zeros_like({a})", "{t} += {a} * {b}"],
+            ["n = {a}.shape[-1]", "{t} = np.full((n, 1), 0.5) * {b}"],
+            ["{t} = np.expand_dims({a}, 0) * {b}"],
+            ["{t} = np.concatenate([{a}, {a}[:1]]) * 0.5"],
+            ["{t} = np.outer({a}, {c}) + {b}"],
+            ["{t} = np.broadcast_to({a}, (2,) + {a}.shape) * {b}"],
+            ["{t} = np.reshape({a}, (-1,)) * 0.5"],
+            ["{t} = np.squeeze({a}[None]) * {b}"],
+        ))
+        if any("zeros(n - 1)" in line for line in form):
+            self.uses_writes = True
+        return [line.format(a=a, b=b, c=c or a, t=t) for line in form]
+
+    def helper_twice(self) -> list:
+        """The helper called with two arguments of other shapes (its result found for each)."""
+        rank = self.helper_rank
+        a, c = self.pick(min_rank=rank or 0), self.pick(min_rank=rank or 0)
+        if a is None or c is None:
+            return []
+        t = self.fresh()
+        return [f"{t} = np.sum(helper({a})) * helper({c})"]
+
     def statement(self) -> None:
         kinds: list[tuple[Callable, float]] = [
             (self.elementwise, 3), (self.index, 2), (self.reduction, 2), (self.reduce_and_broadcast, 1),
             (self.matmul, 1.5), (self.transpose, 1), (self.zeros_fill, 1), (self.loop_carry, 1),
-            (self.branch, 1), (self.helper_call, 1), (self.in_place, 1)]
+            (self.branch, 1), (self.helper_call, 1), (self.in_place, 1), (self.shape_loop, 1.5),
+            (self.lengths, 1.5), (self.helper_twice, 0.5)]
         for _ in range(12):
             make = self.rnd.choices([k for k, _ in kinds], [w for _, w in kinds])[0]
             counter = self.counter
