@@ -20,6 +20,7 @@ mismatch found becomes a named regression test at the end of this file.
 from __future__ import annotations
 
 import hashlib
+import inspect
 import importlib.util
 import os
 import sys
@@ -33,6 +34,7 @@ import pytest
 import s2s_ad
 from conftest import assert_gradient_matches, function_from_file, numeric_grad
 from shape_programs import ShapeProgram, make_program, values_for
+from shape_user_programs import USER_CASES, features, weighted_mean
 
 _FOLDER = Path(tempfile.mkdtemp(prefix="s2s_ad_fuzz_shapes_"))
 _EXAMPLES = int(os.environ.get("S2S_FUZZ_SHAPES_EXAMPLES", "200"))
@@ -139,6 +141,37 @@ def test_shape_patterns_fuzz(seed: int) -> None:
                 for i, shapes in enumerate(program.shape_sets)]
     if "ok" not in outcomes:
         pytest.skip(f"no shape set checked: {outcomes}")
+
+
+@pytest.mark.parametrize("case", range(len(USER_CASES)))
+def test_user_programs_at_shape_sets(case: int) -> None:
+    """Programs written as users write them, each function's ONE gradient called at several shape sets
+    in turn: against differences, and against JAX where installed."""
+    f, shapes = USER_CASES[case]
+    gradient = s2s_ad.grad(f, wrt=tuple(range(len(shapes))))
+    for other, other_shapes in USER_CASES:  # the same function's other shape sets through the same gradient
+        if other is not f:
+            continue
+        args = values_for(other_shapes, np.random.default_rng(case))
+        args = [np.abs(a) + 0.5 if i == len(args) - 1 and f is weighted_mean else a for i, a in enumerate(args)]
+        got = gradient(*args)
+        for i, (g, a) in enumerate(zip(got, args)):
+            assert np.shape(g) == np.shape(a), (f.__name__, other_shapes, i)
+            np.testing.assert_allclose(g, numeric_grad(f, args, i), rtol=1e-5, atol=1e-6,
+                                       err_msg=f"{f.__name__} d/d{i} at {other_shapes}")
+    jax = pytest.importorskip("jax")
+    import jax.numpy as jnp
+    jax.config.update("jax_enable_x64", True)
+    args = values_for(shapes, np.random.default_rng(case))
+    args = [np.abs(a) + 0.5 if i == len(args) - 1 and f is weighted_mean else a for i, a in enumerate(args)]
+    source = inspect.getsource(f).replace("np.", "jnp.")
+    namespace: dict = {"jnp": jnp}
+    if f is features:
+        return  # (subscript writes: JAX arrays have none)
+    exec(source, namespace)
+    want = jax.grad(namespace[f.__name__], tuple(range(len(args))))(*[jnp.asarray(a) for a in args])
+    for i, (g, j) in enumerate(zip(gradient(*args), want)):
+        np.testing.assert_allclose(g, np.asarray(j), rtol=1e-7, atol=1e-9, err_msg=f"{f.__name__} d/d{i} vs JAX")
 
 
 # -- regressions: each a program the fuzzer found, minimised --------------------------------
