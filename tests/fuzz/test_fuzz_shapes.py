@@ -197,3 +197,15 @@ def test_mean_var_std_of_an_empty_slice(tmp_path) -> None:
     for shape in ((1, 2), (1, 1), (3, 2)):
         x = np.random.default_rng(1).uniform(0.3, 0.9, shape)
         assert_gradient_matches(f, [x])
+
+
+def test_prod_of_an_empty_slice(tmp_path) -> None:
+    """seed 20470: ``np.prod(y[:-1])`` of y of length 1 (an empty product, 1.0): prod's adjoint reshaped
+    one element into the empty operand's shape (ValueError) where the primal ran."""
+    f = function_from_file(tmp_path, "empty_prod", "import numpy as np\n\n\ndef f(y, m):\n"
+                           "    pairs = y[:-1] + y[1:]\n"
+                           "    return np.prod(pairs, axis=None, keepdims=True)[0] + np.sum(np.prod(m[1:], axis=1))"
+                           " + np.sum(np.prod(m[:, :0], axis=-1)) + np.sum(y ** 2)\n")
+    for n in (1, 2, 4):
+        rng = np.random.default_rng(n)
+        assert_gradient_matches(f, [rng.uniform(0.3, 0.9, n), rng.uniform(0.3, 0.9, (n, 3))], wrt=(0, 1))
