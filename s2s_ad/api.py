@@ -257,7 +257,10 @@ def _with_lengths(kinds: list, args: Sequence[Any]) -> tuple:
 
 def _like(primal: Any, gradient: Any) -> Any:
     """``gradient`` with the type of ``primal``: a float32 array gives a float32 gradient, a 0-d array a
-    0-d array, a NumPy float32 number a NumPy float32 number."""
+    0-d array, a NumPy float32 number a NumPy float32 number, a Python float a float (``np.sum(x)`` of a
+    float ``x`` leaves a 0-d array)."""
+    if isinstance(primal, float) and isinstance(gradient, np.ndarray) and gradient.shape == ():
+        return gradient[()] if gradient.dtype.kind == "f" else gradient
     if gradient is None or not isinstance(primal, (np.ndarray, np.generic)):
         return gradient
     if gradient.__class__ is np.ndarray and primal.__class__ is np.ndarray and gradient.dtype == primal.dtype:

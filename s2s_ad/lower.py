@@ -79,6 +79,22 @@ def _binders(stmts: list) -> tuple[dict[str, list], set[str]]:
     return defs, assigned
 
 
+def _updated_in_place(stmts: list) -> set[str]:
+    """The user names ``stmts`` write into (``v *= x``, ``v[i] = y``, ``v[i] += y``): only a view
+    written through in a loop needs to be carried as that view (``Lowering._carry``); one merely
+    rebound there (``h = np.tanh(h)``) is a value like any other."""
+    names = set()
+    for node in (n for stmt in stmts for n in all_nodes(stmt)):
+        targets = node.targets if isinstance(node, gast.Assign) else [node.target] \
+            if isinstance(node, gast.AugAssign) else []
+        for target in targets:
+            if isinstance(target, gast.Name) and isinstance(node, gast.AugAssign):
+                names.add(target.id)
+            elif isinstance(target, gast.Subscript) and isinstance(target.value, gast.Name):
+                names.add(target.value.id)
+    return names
+
+
 def _names_read(node: Any) -> Iterator[str]:
     """Every read of a user name inside ``node``, with repeats; ``a += b`` reads ``a`` too."""
     return _reads_among(all_nodes(node))
@@ -673,9 +689,10 @@ class Lowering:
                 inside = [Nested(d) for d in defs] + ([ir.Const(None)] if assigned else [])
                 self._join_functions(v, m, [self.env.get(v)] + inside, node)
         self._merge_into(self.block, self.env, targets, node.lineno)
+        updated = _updated_in_place(node.body)
         for v, m in targets.items():  # a view carried through the loop (block *= x in its body)
             start = self.env.get(v)
-            if isinstance(m, str) and isinstance(start, ir.Var) and start.name in self.view_index:
+            if v in updated and isinstance(m, str) and isinstance(start, ir.Var) and start.name in self.view_index:
                 self.view_index[m] = self.view_index[start.name]  # checked at the end of the body
                 self.carried_views.add(m)
         self.env.update({v: self._joined_value(m) for v, m in targets.items()})

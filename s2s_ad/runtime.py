@@ -495,6 +495,8 @@ def prod_others(a: Any, axis: Any = None) -> np.ndarray:
     """For each element of ``a``, the product of the others it is multiplied with in
     ``np.prod(a, axis)``: the derivative of ``np.prod``, without dividing (a zero in ``a`` is fine)."""
     a = np.asarray(a, dtype=np.result_type(a, 1.0))
+    if a.size == 0:  # (the cumulative products below would leave one element where there is none)
+        return np.zeros_like(a)
     flat, back = _along_last(a, axis)
     ones = np.ones(flat.shape[:-1] + (1,))
     before = np.cumprod(np.concatenate([ones, flat[..., :-1]], axis=-1), axis=-1)

@@ -22,14 +22,14 @@ def sum(out, a, axis=None, dtype=None, *, keepdims=False, d_out):
 
 @adjoint(np.mean, method="mean", linear=True, examples=_AXES, reduction=True)
 def mean(out, a, axis=None, dtype=None, *, keepdims=False, d_out):
-    d_a = broadcast_reduced(d_out * (np.size(out) / np.size(a)), a, axis, keepdims)  # scale the small one
+    d_a = broadcast_reduced(d_out * (np.size(out) / np.maximum(np.size(a), 1)), a, axis, keepdims)  # scale the small one (an empty a: 0)
 
 
 @adjoint(np.var, method="var", examples=_AXES)
 def var(out, a, axis=None, dtype=None, *, ddof=0, keepdims=False, d_out):
     # out = sum((a - mean)**2) / (n - ddof); the mean's own adjoint term sums to zero
     centred = a - np.mean(a, axis=axis, keepdims=True)
-    d_a = expand_reduced(d_out * (2.0 / (np.size(a) / np.size(out) - ddof)), axis, keepdims) * centred
+    d_a = expand_reduced(d_out * (2.0 / (np.size(a) / np.maximum(np.size(out), 1) - ddof)), axis, keepdims) * centred
 
 
 @adjoint(np.std, method="std", examples=_AXES + ({"a": (3, 4), "axis": 1, "ddof": 1},))
@@ -37,7 +37,7 @@ def std(out, a, axis=None, dtype=None, *, ddof=0, keepdims=False, d_out):
     centred = a - np.mean(a, axis=axis, keepdims=True)  # d std = d var / (2 std)
     # where the spread is zero, centred is zero too: 0, the smallest subgradient of this cone, not 0 / 0
     spread = out + (out == 0)
-    d_a = expand_reduced(d_out / (spread * (np.size(a) / np.size(out) - ddof)), axis, keepdims) * centred
+    d_a = expand_reduced(d_out / (spread * (np.size(a) / np.maximum(np.size(out), 1) - ddof)), axis, keepdims) * centred
 
 
 @adjoint(np.prod, method="prod", examples=_AXES, reduction=True)
@@ -76,14 +76,14 @@ def cumsum(out, a, axis=None, *, d_out):
 @tangent(np.var)
 def var(out, a, axis=None, dtype=None, *, ddof=0, keepdims=False, t_a):
     centred = a - np.mean(a, axis=axis, keepdims=True)
-    t_out = np.sum(centred * t_a, axis=axis, keepdims=keepdims) * (2.0 / (np.size(a) / np.size(out) - ddof))
+    t_out = np.sum(centred * t_a, axis=axis, keepdims=keepdims) * (2.0 / (np.size(a) / np.maximum(np.size(out), 1) - ddof))
 
 
 @tangent(np.std)
 def std(out, a, axis=None, dtype=None, *, ddof=0, keepdims=False, t_a):
     centred = a - np.mean(a, axis=axis, keepdims=True)
     spread = out + (out == 0)  # 0 where the spread is zero, as the adjoint
-    t_out = np.sum(centred * t_a, axis=axis, keepdims=keepdims) / (spread * (np.size(a) / np.size(out) - ddof))
+    t_out = np.sum(centred * t_a, axis=axis, keepdims=keepdims) / (spread * (np.size(a) / np.maximum(np.size(out), 1) - ddof))
 
 
 @tangent(np.amax)
