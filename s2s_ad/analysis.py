@@ -41,7 +41,7 @@ import numpy as np
 from . import ir, rules, runtime
 from .errors import TransformError
 from .expressions import describe_callable, is_user_function, missing_rule
-from .kinds import (NUMBER, UNKNOWN, Array, Kind, Number, Sequence, Unknown, broadcast_dims, constant_kind, dims_of,
+from .kinds import (NUMBER, TRUTH, UNKNOWN, Array, Kind, Number, Sequence, Unknown, broadcast_dims, constant_kind, dims_of,
                     from_string, rank, reduced_dims, to_string)
 from .parse import is_generated
 
@@ -67,7 +67,7 @@ class Analysis:
             return constant_kind(expr.value)
         rank = self.rank_of(expr)
         if rank == 0:
-            return "scalar"
+            return "bool" if self.fact(expr) == TRUTH else "scalar"
         return f"array{rank}" if rank is not None else None
 
     def fact(self, expr: ir.Expr) -> Kind:
@@ -92,7 +92,8 @@ class Analysis:
     def part_class(self, array: str, index: ir.Expr) -> Optional[ShapeClass]:
         """The shape class of ``array[index]`` where the index is of slices, numbers and new axes
         and every length it keeps is known (the class of dims, ``_dims_class``), else None."""
-        dims = _sliced_dims(dims_of(self.kinds.get(array, UNKNOWN)), index, self.shape_of)
+        dims = _sliced_dims(dims_of(self.kinds.get(array, UNKNOWN)), index,
+                            lambda e: None if self.fact(e) == TRUTH else self.shape_of(e))
         if dims == ():
             return SCALAR
         return _dims_class(Array(len(dims), dims)) if dims is not None else None
@@ -385,6 +386,10 @@ class _Inference:
         self.kind[target] = kind
         self.shape[target] = SCALAR if isinstance(kind, Number) else _dims_class(kind) or self.fresh(owner)
 
+    def index_class(self, expr: ir.Expr, owner: object) -> Optional[ShapeClass]:
+        """``class_of`` an index part, where a truth value is no number: ``a[flag]`` adds an axis."""
+        return None if self.kind_of(expr) == TRUTH else self.class_of(expr, owner)
+
     def record_length(self, target: str, dims: Any, axis: Any) -> None:
         """``target`` is the length of axis ``axis`` of an array of these dims."""
         if dims and isinstance(axis, int) and not isinstance(axis, bool) and -len(dims) <= axis < len(dims) \
@@ -458,12 +463,13 @@ class _Inference:
         elif self.result_kind is not None and is_user_function(fn):
             result = self.result_kind(fn, tuple(
                 constant_kind(a.value) if isinstance(a, ir.Const) and constant_kind(a.value) is not None
-                else to_string(self.kind_of(a), dims=True) if self.class_of(a, stmt) != SCALAR else "scalar"
+                else to_string(self.kind_of(a), dims=True) if self.class_of(a, stmt) != SCALAR
+                else "bool" if self.kind_of(a) == TRUTH else "scalar"
                 for a in args))
             self.set(target, from_string(result), stmt)
         elif fn is operator.getitem:
-            rank = _indexed_rank(value, self.kind, lambda e: self.class_of(e, stmt))
-            sliced = _sliced_dims(self.dims(args[0], stmt), args[1], lambda e: self.class_of(e, stmt))
+            rank = _indexed_rank(value, self.kind, lambda e: self.index_class(e, stmt))
+            sliced = _sliced_dims(self.dims(args[0], stmt), args[1], lambda e: self.index_class(e, stmt))
             if rank is None and sliced is not None:  # a[:, None], a[1:, 0], a[..., k]
                 self.set(target, NUMBER if sliced == () else Array(len(sliced), sliced), stmt)
             elif rank is None and isinstance(self.kind_of(args[0]), Array):
@@ -474,7 +480,7 @@ class _Inference:
             else:
                 self.set(target, UNKNOWN if rank is None else NUMBER, stmt)
         elif rules.fact(fn, "counts") or _whole_reduction(value) or (fn is round and self.kind_of(args[0]) == NUMBER):
-            self.set(target, NUMBER, stmt)
+            self.set(target, TRUTH if rules.fact(fn, "compares") else NUMBER, stmt)  # bool(x)
             if rules.fact(fn, "axis_length") is not None and len(args) == 1:  # len(x)
                 self.record_length(target, self.dims(args[0], stmt), rules.fact(fn, "axis_length"))
         elif fn is np.shape:
@@ -538,8 +544,9 @@ class _Inference:
         operands = list(value.args) + [v for _, v in value.kwargs]
         classes = {self.class_of(a, stmt) for a in operands} - {SCALAR}
         ranks = [0 if self.class_of(a, stmt) == SCALAR else rank(self.kind_of(a)) for a in operands]
-        if not classes:
-            self.set(stmt.target, NUMBER, stmt)
+        if not classes:  # numbers: a truth value where it compares or takes one in (flag & other, flag + 1)
+            truth = rules.fact(value.fn, "compares") or any(self.kind_of(a) == TRUTH for a in operands)
+            self.set(stmt.target, TRUTH if truth else NUMBER, stmt)
             return
         kind = Array(max(ranks) if None not in ranks else None,
                      broadcast_dims(*(self.dims(a, stmt) for a in operands)))  # numeric in any case
@@ -605,7 +612,9 @@ def _constant_arguments(call: ir.Call) -> tuple[tuple, tuple]:
 
 
 def _constant_kind(value: Any) -> Kind:
-    if isinstance(value, (bool, int, float, complex, np.generic)):
+    if isinstance(value, (bool, np.bool_)):
+        return TRUTH
+    if isinstance(value, (int, float, complex, np.generic)):
         return NUMBER
     if isinstance(value, np.ndarray):
         return Array(value.ndim)

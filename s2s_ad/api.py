@@ -186,7 +186,9 @@ def _kind(value: Any) -> Optional[str]:
     cls = type(value)
     if cls is np.ndarray:
         return f"array{value.ndim}"
-    if cls is float or cls is int or cls is bool or isinstance(value, (numbers.Number, np.generic)):
+    if cls is bool or cls is np.bool_:
+        return "bool"  # a number, but as an index it adds an axis
+    if cls is float or cls is int or isinstance(value, (numbers.Number, np.generic)):
         return "scalar"
     return constant_kind(value)
 

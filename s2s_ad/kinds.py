@@ -56,13 +56,17 @@ class Unknown(Kind):
 
 @dataclass(frozen=True)
 class Number(Kind):
+    truth: bool = False  # it may be a truth value (True, np.True_): as an index it adds an axis, not picks one
+
     def join(self, other: Kind) -> Kind:
         if isinstance(other, Array):
             return Array(None)
-        return self if self == other else UNKNOWN
+        if isinstance(other, Number):
+            return self if self.truth or not other.truth else other
+        return UNKNOWN
 
     def __str__(self) -> str:
-        return "number"
+        return "number or truth value" if self.truth else "number"
 
 
 @dataclass(frozen=True)
@@ -115,12 +119,15 @@ class Sequence(Kind):
 
 UNKNOWN = Unknown()
 NUMBER = Number()
+TRUTH = Number(truth=True)
 
 
 def from_string(kind: Any) -> Kind:
     """``"scalar"`` / ``"array<N>"`` / a tuple of those / None, as a ``Kind``."""
     if kind == "scalar":
         return NUMBER
+    if kind == "bool":
+        return TRUTH
     if isinstance(kind, str) and kind.startswith("array"):
         rank_text, _, dims_text = kind[5:].partition(":")
         if not rank_text.isdigit():
@@ -137,7 +144,7 @@ def to_string(kind: Kind, dims: bool = False) -> Any:
     The dims are left out unless asked for: a callee's code is specialised by ranks alone, but
     what it returns is found for the dims it is called with (``pipeline.result_kind``)."""
     if isinstance(kind, Number):
-        return "scalar"
+        return "bool" if kind.truth else "scalar"
     if isinstance(kind, Array) and kind.rank is not None:
         if dims and kind.dims is not None:
             return f"array{kind.rank}:" + ",".join("?" if d is None else str(d) for d in kind.dims)

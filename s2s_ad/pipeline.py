@@ -69,6 +69,8 @@ def _describe_kind(kind: Any) -> str:
         return containers.describe(containers.relabel(kind, iter(map(_describe_kind, containers.labels(kind)))))
     if kind == "scalar":
         return "number"
+    if kind == "bool":
+        return "truth value"
     if kind and kind.startswith("array"):
         rank, _, lengths = kind[5:].partition(":")
         if lengths:

@@ -312,6 +312,7 @@ class ReverseSweep(Recording):
         parts = ir.index_parts(index)
         return (self.facts.ndim.get(array) == len(parts)
                 and all(not isinstance(p, (ir.Slice, ir.Display)) and self.facts.shape_of(p) == SCALAR
+                        and not getattr(self.facts.fact(p), "truth", False)  # a[flag] adds an axis
                         and not (isinstance(p, ir.Const) and (p.value is None or p.value is Ellipsis))
                         for p in parts))
 

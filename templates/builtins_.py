@@ -50,6 +50,7 @@ def float(out, x, d_out):
 # Facts about operations with no rule here (see s2s_ad.rules.FACTS).
 declare(len, int, bool, counts=True)
 declare(len, axis_length=0)  # len(x) is x.shape[0]
+declare(bool, isinstance, compares=True)  # truth values
 declare(int, arithmetic=True)
 
 # What only reports, and so may run for its effect in a differentiated function (print(x), LOG.info(...)).

@@ -8,7 +8,7 @@ input's shape where broadcasting may have happened.
 """
 import numpy as np
 
-from s2s_ad.rules import adjoint, method_alias, nondifferentiable, spell_module
+from s2s_ad.rules import adjoint, declare, method_alias, nondifferentiable, spell_module
 
 spell_module("np", np)  # generated code writes np.sin (numpy_linalg.py adds np.linalg)
 
@@ -17,6 +17,10 @@ nondifferentiable(np.sign, np.floor, np.ceil, np.round, np.around, np.rint, np.t
                   np.isfinite, np.greater, np.less, np.equal, np.logical_and, np.logical_or, np.logical_not,
                   elementwise=True)
 nondifferentiable(np.argmax, np.argmin, np.argsort, np.all, np.any, np.count_nonzero)
+# Truth values: as an index a True adds an axis where a number would pick an element.
+declare(np.isnan, np.isinf, np.isfinite, np.signbit, np.greater_equal, np.less_equal, np.not_equal, np.greater,
+        np.less, np.equal, np.logical_and, np.logical_or, np.logical_not, np.logical_xor, np.all, np.any,
+        compares=True)
 for _name, _fn in (("argmax", np.argmax), ("argmin", np.argmin), ("argsort", np.argsort), ("all", np.all),
                   ("any", np.any), ("round", np.round)):
     method_alias(_name, _fn)  # x.argmax(axis=0) is np.argmax(x, axis=0)

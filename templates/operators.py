@@ -24,6 +24,7 @@ declare(operator.floordiv, arithmetic=True, words=("div", "quot"))
 declare(operator.lt, operator.le, operator.gt, operator.ge, operator.eq, operator.ne, compares=True)
 nondifferentiable(operator.not_, operator.is_, operator.is_not, operator.contains)
 declare(operator.not_, cheap=True)
+declare(operator.not_, operator.is_, operator.is_not, operator.contains, compares=True)  # truth values
 # How Python writes them (the differentiable operators say so with their rules below).
 declare(operator.floordiv, syntax=ast.FloorDiv)
 declare(operator.and_, syntax=ast.BitAnd)

@@ -114,3 +114,21 @@ def zeros_like_shape(x, v):
     for k in range(3):
         acc = acc + x * v[k]
     return np.sum(acc * x[:, :1])
+
+
+def flag_index(x, y):
+    """x[flag] with flag a truth value: NumPy adds an axis (x[True] is x[None]), it picks no element."""
+    flag = len(x) > 2
+    return np.sum(np.sin(x[flag] * y))
+
+
+def flag_argument(x, y, flag):
+    return np.sum(np.sin(x[flag] * y))
+
+
+def _pick(x, f):
+    return x[f]
+
+
+def flag_through_helper(x, y):
+    return np.sum(np.sin(_pick(x, len(x) > 2) * y))

@@ -255,3 +255,16 @@ def test_random_broadcasts_against_finite_differences(seed, tmp_path):
             want = numeric_grad(f, args, i)
             np.testing.assert_allclose(got[i], want, rtol=1e-5, atol=1e-7, err_msg=f"{source}\n{args}")
             assert np.shape(got[i]) == np.shape(args[i])
+
+
+@pytest.mark.parametrize("fn, extra", [(sp.flag_index, ()), (sp.flag_argument, (True,)),
+                                       (sp.flag_argument, (np.True_,)), (sp.flag_argument, (1,)),
+                                       (sp.flag_through_helper, ())])
+def test_an_index_that_is_a_truth_value_adds_an_axis(fn, extra):
+    """A truth value is a number to Python but not to NumPy's indexing: ``x[True]`` is ``x[None]``.
+    Taken for an element, the gradient summed every element's contribution into each (a wrong number)."""
+    args = (np.array([0.3, 0.5, 0.7]), np.array([0.4, 0.6, 0.8])) + extra
+    got = s2s_ad.grad(fn, wrt=(0, 1))(*args)
+    for i in range(2):
+        np.testing.assert_allclose(got[i], numeric_grad(fn, args, i), rtol=1e-6, atol=1e-9)
+        assert np.shape(got[i]) == np.shape(args[i])
