@@ -1,8 +1,11 @@
 """Shared test oracles: central finite differences, and forward mode against reverse mode."""
 from __future__ import annotations
 
+import hashlib
 import importlib.util
 import os
+import sys
+from pathlib import Path
 from typing import Any, Callable, Sequence
 
 import numpy as np
@@ -86,6 +89,21 @@ def assert_gradient_matches(f: Callable, args: Sequence[Any], wrt: Any = 0, rtol
         np.testing.assert_allclose(value, want, rtol=rtol, atol=atol, err_msg=f"{f.__name__} d/d{position} at {args}")
     assert_forward_matches_reverse(f, args)
     return got
+
+
+def module_from_source(folder: Any, prefix: str, source: str) -> Any:
+    """A generated program imported from a real file in ``folder`` (s2s_ad reads source with inspect),
+    named by a hash of its text: the same text is imported once."""
+    name = prefix + hashlib.sha1(source.encode()).hexdigest()[:12]
+    if name in sys.modules:
+        return sys.modules[name]
+    path = Path(folder) / f"{name}.py"
+    path.write_text(source)
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module
 
 
 def function_from_file(tmp_path: Any, name: str, source: str) -> Callable:

@@ -33,8 +33,6 @@ test in tests/fuzz/test_regressions.py once fixed.
 """
 from __future__ import annotations
 
-import hashlib
-import importlib.util
 import re
 import sys
 import tempfile
@@ -48,6 +46,7 @@ from hypothesis import HealthCheck, assume, given, note, settings
 from hypothesis import strategies as st
 
 import s2s_ad
+from conftest import module_from_source
 from programs import FEATURES, Program, enabled_features, write_program
 
 _FOLDER = Path(tempfile.mkdtemp(prefix="s2s_ad_fuzz_"))
@@ -67,16 +66,7 @@ def arguments(seed: int) -> list:
 
 def load(source: str) -> Any:
     """Import a generated program from a real file (s2s_ad reads source with inspect)."""
-    name = "fuzz_" + hashlib.sha1(source.encode()).hexdigest()[:12]
-    if name in sys.modules:
-        return sys.modules[name]
-    path = _FOLDER / f"{name}.py"
-    path.write_text(source)
-    spec = importlib.util.spec_from_file_location(name, path)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    spec.loader.exec_module(module)
-    return module
+    return module_from_source(_FOLDER, "fuzz_", source)
 
 
 def differences(f, args: list, eps: float) -> list:

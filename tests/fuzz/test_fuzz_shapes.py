@@ -19,9 +19,7 @@ mismatch found becomes a named regression test at the end of this file.
 """
 from __future__ import annotations
 
-import hashlib
 import inspect
-import importlib.util
 import os
 import sys
 import tempfile
@@ -32,7 +30,7 @@ import numpy as np
 import pytest
 
 import s2s_ad
-from conftest import assert_gradient_matches, function_from_file, numeric_grad
+from conftest import assert_gradient_matches, function_from_file, module_from_source, numeric_grad
 from shape_programs import ShapeProgram, make_program, values_for
 from shape_user_programs import USER_CASES, features, weighted_mean
 
@@ -45,16 +43,7 @@ _JAX_EVERY = int(os.environ.get("S2S_FUZZ_SHAPES_JAX_EVERY", "10"))
 
 def load(source: str) -> Any:
     """The module of a generated program, imported from a real file (s2s_ad reads source)."""
-    name = "fuzz_shapes_" + hashlib.sha1(source.encode()).hexdigest()[:12]
-    if name in sys.modules:
-        return sys.modules[name]
-    path = _FOLDER / f"{name}.py"
-    path.write_text(source)
-    spec = importlib.util.spec_from_file_location(name, path)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    spec.loader.exec_module(module)
-    return module
+    return module_from_source(_FOLDER, "fuzz_shapes_", source)
 
 
 def runs(f, args: list) -> bool:
