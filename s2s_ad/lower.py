@@ -1354,8 +1354,13 @@ class Lowering:
         return function
 
     def _choice(self, choice: Choice, name: Optional[str]) -> ir.Expr:
-        """A conditional expression (or ``and``/``or``) as an if statement."""
+        """A conditional expression (or ``and``/``or``) as an if statement; where the test is known
+        while lowering (``kind == "pad"`` on a string argument), only the part it chooses, as for an
+        if statement (the other may call what cannot run or be differentiated there)."""
         test = self.flatten(choice.test)
+        if isinstance(test, ir.Const) and isinstance(test.value, (bool, np.bool_, str, type(None))):
+            chosen = choice.then if test.value else choice.orelse
+            return test if chosen is None else self.flatten(chosen, name)
         merged = self.names.fresh(name or "choice")
         branches = []
         for part in (choice.then, choice.orelse):

@@ -358,3 +358,17 @@ def row_carried_through_a_while_loop(x):
         total = total + np.sum(row * m[0])
         k = k + 1
     return total + np.sum(m ** 2)
+
+
+def _padded(a, c):
+    return np.pad(a, 1, constant_values=c)
+
+
+def chosen_by_expression(a, c, kind):
+    """A conditional expression on a string argument: only the part it chooses exists."""
+    return np.sum(_padded(a, c)) if kind == "pad" else np.sum(a * c)
+
+
+def scaled_by_and_or(a, c, kind):
+    scale = kind == "double" and 2.0 or 1.0
+    return np.sum(a * c) * scale

@@ -452,3 +452,14 @@ def test_a_row_carried_through_a_while_loop():
     np.testing.assert_allclose(er.row_carried_through_a_while_loop(x), twin(x), rtol=1e-12)
     assert_gradient_matches(er.row_carried_through_a_while_loop, (x,))
     np.testing.assert_allclose(s2s_ad.grad(er.row_carried_through_a_while_loop)(x), jax.grad(twin)(x), rtol=1e-10)
+
+
+def test_a_conditional_expression_on_a_string_keeps_only_the_part_chosen():
+    a = np.array([1.0, 2.0, 3.0])
+    for f, kind in [(er.chosen_by_expression, "no"), (er.scaled_by_and_or, "double"), (er.scaled_by_and_or, "x")]:
+        args = (a, 0.5, kind)
+        got = s2s_ad.grad(f, wrt=(0, 1))(*args)
+        for i in range(2):
+            np.testing.assert_allclose(got[i], numeric_grad(f, args, i), rtol=1e-7)
+        _, pullback = s2s_ad.vjp(f, *args)
+        np.testing.assert_allclose(pullback(1.0)[0], got[0])
