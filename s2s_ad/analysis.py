@@ -65,6 +65,8 @@ class Analysis:
         or None's value (``kinds.constant_kind``: the callee is specialised on it), else None."""
         if isinstance(expr, ir.Const) and constant_kind(expr.value) is not None:
             return constant_kind(expr.value)
+        if isinstance(expr, ir.Display) and expr.kind == "tuple":  # (x, 2.0): a tuple of these kinds
+            return to_string(self.fact(expr))
         rank = self.rank_of(expr)
         if rank == 0:
             return "bool" if self.fact(expr) == TRUTH else "scalar"

@@ -88,7 +88,7 @@ class ReverseSweep(Recording):
         self.store_pushes: set[int] = set()  # id(Store) whose old slice the forward sweep records
         # False while generating the first pass of a checkpointed loop, which records nothing.
         self.recording = True
-        self.tuples = self._tuples_read_by_item(fn.body)
+        self.tuples = self._tuples_read_by_item(fn.body, fn.params)
         self.slots: dict[str, list] = {}  # tuple name -> the adjoint of each item so far (None: none yet)
 
     @staticmethod
@@ -147,7 +147,9 @@ class ReverseSweep(Recording):
                 kept_aux.append(item)
             result = ir.Display("tuple", (result, ir.Display("tuple", tuple(kept_aux))))
         gradients = tuple(self.final_adjoint(p) for p in self.wrt)
-        gradient = gradients[0] if len(gradients) == 1 else ir.Display("tuple", gradients)
+        # (split: always one item per parameter, tape.split_parts reads them so; one parameter's
+        # adjoint may itself be a tuple, a helper given (W, b))
+        gradient = gradients[0] if len(gradients) == 1 and not self.split else ir.Display("tuple", gradients)
         forward = self.forward_block(self.fn.body[:-1])
         uses_tape = any(self.tape in ir.targets_of(s) for s in ir.walk(forward + self.out))
         if uses_tape and not self.split:
@@ -259,15 +261,18 @@ class ReverseSweep(Recording):
 
     # -- tuples read item by item --------------------------------------------
 
-    def _tuples_read_by_item(self, body: list[ir.Stmt]) -> set[str]:
-        """Tuples (of known items) read only as ``t[k]`` in the block that makes them: their adjoint
-        is a tuple of the items' adjoints, built in place, never an array of rows."""
+    def _tuples_read_by_item(self, body: list[ir.Stmt], params: tuple = ()) -> set[str]:
+        """Tuples (of known items) read only as ``t[k]`` in the block that makes them (for a parameter,
+        the function's body: a helper given ``(W, b)``): their adjoint is a tuple of the items'
+        adjoints, built in place, never an array of rows."""
         found: set[str] = set()
         if not self.facts.items:  # no tuple whose items are known
             return found
         blocks = [body] + [b for s in ir.walk(body) for b in ir.blocks(s)]
         for block in blocks:
             made = {s.target for s in block if isinstance(s, ir.Assign) and s.target in self.facts.items}
+            if block is body:
+                made |= {p for p in params if p in self.facts.items}
             reads = Counter(s.value.args[0].name for s in block if isinstance(s, ir.Assign)
                             and isinstance(s.value, ir.Call) and s.value.fn is operator.getitem
                             and isinstance(s.value.args[0], ir.Var) and isinstance(s.value.args[1], ir.Const)
