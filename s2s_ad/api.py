@@ -30,7 +30,7 @@ import numpy as np
 from . import containers
 from .cache import TransformCache, is_current, name_the_users_line
 from .errors import TransformError
-from .kinds import constant_kind, constant_value
+from .kinds import constant_kind, constant_value, is_constant_kind
 from .parse import Snapshot
 from .pipeline import (STAGES, Built, build_derivative_of, build_forward, build_gradient_only, build_reverse,
                        build_split, check_lost_arguments, leaf_kinds, lost_outside, private_draw_in)
@@ -216,7 +216,7 @@ def _kinds(fn: Callable, args: Sequence[Any]) -> tuple:
     kinds = [_kind(a) for a in args]
     if None not in kinds:
         known = _with_lengths(kinds, args)
-        if not any(k.startswith("const") for k in kinds):  # (a string's kind is its value, not its type)
+        if not any(map(is_constant_kind, kinds)):  # (a string's kind is its value, not its type)
             if len(_PLAIN_KINDS) > 4096:  # (shapes that keep changing: start again rather than grow)
                 _PLAIN_KINDS.clear()
             _PLAIN_KINDS[key] = known
@@ -508,7 +508,8 @@ class GradientFunction:
         if self.inner is not None:  # a gradient of a gradient: its code returns the gradient alone
             return built
         # (a string argument's value is in its kind, not in its type: those calls go through _by_kinds)
-        if not self._has_aux and not any(isinstance(k, containers.Tree) or (k and k.startswith(("array", "const")))
+        if not self._has_aux and not any(isinstance(k, containers.Tree) or (k and k.startswith("array"))
+                                         or is_constant_kind(k)
                                          for k in kinds) and not any(
                 isinstance(a, np.generic) and a.dtype != np.float64 for a in args):  # those take _like
             self._by_types[self._types_of(args)] = _entry(built)
@@ -528,7 +529,7 @@ class GradientFunction:
         if self._has_aux or any(isinstance(k, containers.Tree) for k in kinds):
             return None, kinds
         entry = _entry(self._specialise(args, kinds))
-        if any(isinstance(k, str) and k.startswith("const") for k in kinds):
+        if any(map(is_constant_kind, kinds)):
             return entry, kinds  # a string's kind is its value, not its type: no table keyed by types
         if table is None:
             arrays = tuple(i for i, t in enumerate(types) if t is np.ndarray)  # whose kind is more than its type

@@ -252,8 +252,14 @@ def constant_kind(value: Any) -> Optional[str]:
     return None
 
 
+def is_constant_kind(kind: Any) -> bool:
+    """Whether ``kind`` was made by ``constant_kind``: it holds the argument's value, so code is
+    found by the value, never by the argument's type alone."""
+    return isinstance(kind, str) and kind.startswith(_CONSTANT)
+
+
 def constant_value(kind: Any) -> tuple[bool, Any]:
     """``(True, value)`` for a kind made by ``constant_kind``, else ``(False, None)``."""
-    if isinstance(kind, str) and kind.startswith(_CONSTANT):
+    if is_constant_kind(kind):
         return True, ast.literal_eval(kind[len(_CONSTANT):])
     return False, None
