@@ -2,13 +2,15 @@
 
 The adjoint of a list or tuple is held as an array with one row per item
 (items must be numbers or arrays of one shape; NumPy raises otherwise).
+The builtin ``sum`` adds its items with broadcasting (``sum([v, 0.5])``), so
+its adjoint gives each item the result's adjoint reduced to that item's shape.
 """
 import builtins
 
 import numpy as np
 
-from s2s_ad.rules import adjoint
-from s2s_ad.runtime import list_append
+from s2s_ad.rules import adjoint, tangent
+from s2s_ad.runtime import list_append, unbroadcast, unbroadcast_to
 
 
 @adjoint(list_append, linear=True, examples=({"items": [(), ()], "item": ()}, {"items": [(3,), (3,)], "item": (3,)}),
@@ -18,7 +20,24 @@ def list_append_rule(out, items, item, d_out):  # not named list_append: that wo
     d_item = d_out[-1]
 
 
-@adjoint(builtins.sum, linear=True, examples=({"iterable": [(), (), ()]}, {"iterable": [(2,), (2,)]}))
+def sum_items_adjoint(grad, iterable):
+    """The adjoint of each item of ``sum(iterable)``: ``grad`` summed over the axes the item was
+    broadcast along (a number beside arrays, a row beside a matrix).  An array iterable is a
+    sequence of its rows, all of one shape."""
+    if isinstance(iterable, np.ndarray):
+        rows = np.broadcast_shapes(np.shape(grad), iterable.shape[1:])
+        return np.broadcast_to(unbroadcast_to(grad, rows), (len(iterable),) + rows)
+    return tuple(unbroadcast(grad, item) for item in iterable)
+
+
+@adjoint(builtins.sum, linear=True, examples=({"iterable": [(), (), ()]}, {"iterable": [(2,), (2,)]},
+                                              {"iterable": [(3,), ()]}, {"iterable": [(2, 3), (3,)]}))
 def sum(out, iterable, start=0, *, d_out):
-    d_iterable = np.broadcast_to(d_out, np.shape(iterable))
-    d_start = d_out
+    d_iterable = sum_items_adjoint(d_out, iterable)
+    d_start = unbroadcast(d_out, start)
+
+
+@tangent(sum_items_adjoint, examples=({"grad": (3,), "iterable": [np.zeros(3), 0.5]},
+                                      {"grad": (3,), "iterable": np.zeros((4, 3))}))
+def sum_items_adjoint_rule(out, grad, iterable, *, t_grad):  # linear in the adjoint it spreads
+    t_out = sum_items_adjoint(t_grad, iterable)

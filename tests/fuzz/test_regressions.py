@@ -99,3 +99,27 @@ def test_vjp_where_the_backward_part_restores_an_array_nothing_reads_later():
         adjoints = pull(cotangent)
         for i, got in enumerate(adjoints):
             np.testing.assert_allclose(got, numeric_grad(scalar, args, i), rtol=1e-6, atol=1e-8)
+
+
+@pytest.mark.parametrize("n", [0, 2])
+def test_builtin_sum_of_an_array_and_a_number(n):
+    # device soak of the shared generators, 2026-11-26: sum([array, s]) where s stays a number when the
+    # loop runs no trip; the adjoint broadcast to np.shape of the list (inhomogeneous: ValueError)
+    def f(x, v, n):
+        s = 0.0
+        for _ in range(n):
+            s = s * 0.7 + v * x
+        w = sum([np.where(v > 0, v, v * 0.5), s * 0.5])
+        return np.sum(w * w) * x
+    v = np.array([0.3, -0.5, 0.7])
+    assert_gradient_matches(f, (0.4, v, n), (0, 1))
+    h = s2s_ad.hessian(f, wrt=1)(0.4, v, n)
+    first = s2s_ad.grad(f, wrt=1)
+    want = np.array([(first(0.4, v + e, n) - first(0.4, v - e, n)) / 2e-6 for e in np.eye(3) * 1e-6])
+    assert np.allclose(h, want, rtol=1e-6, atol=1e-8)
+
+
+def test_builtin_sum_over_the_rows_of_an_array():
+    def f(x, M):
+        return np.sum(sum(M * x) ** 2)
+    assert_gradient_matches(f, (0.3, np.arange(6.0).reshape(3, 2)), (0, 1))
