@@ -107,6 +107,50 @@ class Analysis:
             return SCALAR
         return None
 
+    # -- the facts kept true through the passes that rewrite the function after the analysis --------
+    # (pipeline._analysed; ``S2S_AD_CHECK_FACTS=1`` derives them again after each pass and compares)
+
+    def with_checks_changed(self, dropped: Iterable[ir.Stmt] = (), added: Iterable[ir.Stmt] = ()) -> "Analysis":
+        """The facts once the statements ``dropped`` are taken out of the function and ``added`` put in,
+        all of them run-time checks, which bind no name and carry no derivative: only the counts of
+        reads change."""
+        dropped, added = list(dropped), list(added)
+        if any(ir.targets_of(s) or ir.blocks(s) for s in dropped + added):
+            raise ValueError("with_checks_changed: only statements that bind no name (run-time checks)")
+        uses = Counter(self.uses)
+        uses.subtract(_names_read_by(dropped))
+        uses.update(_names_read_by(added))
+        return dataclasses.replace(self, uses=+uses)
+
+    def with_merged(self, same: dict[str, str], dropped: Iterable[ir.Stmt]) -> "Analysis":
+        """The facts once each name ``m`` of ``same``, which holds the same value as ``same[m]`` (an
+        operation computed twice, computed once by hoisting), is read as ``same[m]`` and its assignment
+        (among ``dropped``) is gone.  The survivor is read where either was, so it is varied where
+        either was and active (reaches the result) where either was: its own facts alone would leave
+        it inactive when only the dropped one reached the result (``a = y * y`` unused, then
+        ``np.sin(y * y)``), and the derivative through it would be lost.  Its kind and shape are
+        the merged name's (the same operation on the same operands)."""
+        dropped = list(dropped)
+        uses = Counter(self.uses)
+        uses.subtract(_names_read_by(dropped))
+        active, varied = set(self.active), set(self.varied)
+        for gone, survivor in same.items():
+            uses[survivor] += uses.pop(gone, 0)
+            if gone in active:
+                active.add(survivor)
+            if gone in varied:
+                varied.add(survivor)
+        gone_names = set(same)
+        without = lambda facts: {k: v for k, v in facts.items() if k not in gone_names}
+        return Analysis(active - gone_names, without(self.shape), +uses, varied - gone_names, without(self.ndim),
+                        without(self.items), without(self.kinds), self.inexact - gone_names)
+
+
+def _names_read_by(stmts: Iterable[ir.Stmt]) -> Counter:
+    """How many times the statements read each name, their nested blocks included (as ``Analysis.uses``)."""
+    return Counter(name for stmt in ir.walk(list(stmts)) for expr in ir.exprs_of(stmt)
+                   for name in ir.names_read(expr))
+
 
 def differentiable_operands(stmt: ir.Assign) -> list[tuple[str, ir.Expr]]:
     """The (rule input, operand) pairs through which derivatives flow."""
@@ -180,6 +224,18 @@ def guard_lost_derivatives(fn: ir.Function, varied: set[str]) -> ir.Function:
 
     body, changed = guarded(fn.body)
     return dataclasses.replace(fn, body=body) if changed else fn
+
+
+def guard_lost_derivatives_kept(fn: ir.Function, facts: Analysis) -> tuple[ir.Function, Analysis]:
+    """``guard_lost_derivatives`` as a pass after the analysis: the guarded function, and its facts
+    (the checks it adds and those it replaces change only the counts of reads)."""
+    guarded = guard_lost_derivatives(fn, facts.varied)
+    if guarded is fn:
+        return fn, facts
+    before = {id(s): s for s in ir.walk(fn.body) if not ir.blocks(s)}
+    after = {id(s): s for s in ir.walk(guarded.body) if not ir.blocks(s)}
+    return guarded, facts.with_checks_changed(dropped=[s for i, s in before.items() if i not in after],
+                                              added=[s for i, s in after.items() if i not in before])
 
 
 def lost_derivative_parameters(fn: ir.Function, kind_of: Callable[[ir.Expr], Any],
@@ -761,7 +817,7 @@ def _sliced_dims(dims: Any, index: ir.Expr, class_of) -> Any:
 
 def analyse(fn: ir.Function, wrt: Iterable[str], kinds: dict[str, Optional[str]],
             result_kind: Optional[ResultKind] = None) -> Analysis:
-    uses = Counter(name for stmt in ir.walk(fn.body) for expr in ir.exprs_of(stmt) for name in ir.names_read(expr))
+    uses = _names_read_by(fn.body)
     wrt = list(wrt)
     shape, kind = infer(fn, kinds, result_kind)
     ndim, items = _ranks_and_items(kind)
@@ -770,7 +826,8 @@ def analyse(fn: ir.Function, wrt: Iterable[str], kinds: dict[str, Optional[str]]
     return Analysis(activity(fn, wrt, table, varied), shape, uses, varied, ndim, items, kind, _float_arrays(fn))
 
 
-def check_in_place(fn: ir.Function, facts: Analysis, kinds: dict[str, Optional[str]]) -> ir.Function:
+def check_in_place(fn: ir.Function, facts: Analysis, kinds: dict[str, Optional[str]]
+                   ) -> tuple[ir.Function, Analysis]:
     """Refuse ``name op= value`` where ``name`` provably holds an array (or a list) another name shares.
 
     Lowering made such updates new bindings, which is what Python does for
@@ -779,9 +836,9 @@ def check_in_place(fn: ir.Function, facts: Analysis, kinds: dict[str, Optional[s
     prove an array, the update is refused here; where they prove a number
     (not a 0-d array), the run-time check lowering put before it goes;
     otherwise that check decides when the function runs.  Returns ``fn``
-    without the checks that are not needed (``fn`` itself is not changed).
+    without the checks that are not needed (``fn`` itself is not changed), and its facts.
     """
-    dropped: set[int] = set()
+    dropped: list[ir.Stmt] = []
     definitions = {s.target: s.value for s in ir.walk(fn.body) if isinstance(s, ir.Assign) and not s.merge}
     for update in fn.in_place:
         if update.base is None:
@@ -801,8 +858,19 @@ def check_in_place(fn: ir.Function, facts: Analysis, kinds: dict[str, Optional[s
                 f"change that array too; write {update.name} = {update.name} + ... (a new array), or copy it "
                 f"first", filename=fn.filename, line=update.line, column=update.column)
         if update.guard is not None and _proven_number(update, facts, kinds, definitions):
-            dropped.add(id(update.guard))
-    return dataclasses.replace(fn, body=ir.replace_statements(fn.body, dict.fromkeys(dropped))) if dropped else fn
+            dropped.append(update.guard)
+    return _without_checks(fn, facts, dropped)
+
+
+def _without_checks(fn: ir.Function, facts: Analysis, dropped: list[ir.Stmt]) -> tuple[ir.Function, Analysis]:
+    """``fn`` without the run-time checks ``dropped`` (found unneeded), and its facts then (a check
+    lowering left out, on a path it dropped, changes nothing)."""
+    present = {id(s) for s in ir.walk(fn.body)}
+    dropped = list({id(s): s for s in dropped if id(s) in present}.values())
+    if not dropped:
+        return fn, facts
+    body = ir.replace_statements(fn.body, dict.fromkeys(map(id, dropped)))
+    return dataclasses.replace(fn, body=body), facts.with_checks_changed(dropped=dropped)
 
 
 def _proven_number(update: ir.InPlace, facts: Analysis, kinds: dict[str, Optional[str]],
@@ -853,7 +921,7 @@ def private_draw(fn: Any) -> bool:
     return False
 
 
-def check_element_reads(fn: ir.Function, facts: Analysis) -> ir.Function:
+def check_element_reads(fn: ir.Function, facts: Analysis) -> tuple[ir.Function, Analysis]:
     """Refuse a read of ``a[i]`` after ``a`` was written unless ``a[i]`` is one number (``a`` has as
     many dimensions as the index has parts, each a number): otherwise it may be a view, which NumPy
     would show the write through.  What the kinds do not prove is refused.
@@ -861,8 +929,8 @@ def check_element_reads(fn: ir.Function, facts: Analysis) -> ir.Function:
     An update through ``row = a[1]`` (``row *= 3``, lowered as a write into ``a``) is right only
     where ``a[1]`` is a view: refused where the kinds prove it one number; where they prove a view,
     the run-time check lowering put before it goes; otherwise that check decides.  Returns ``fn``
-    without the checks that are not needed."""
-    dropped: set[int] = set()
+    without the checks that are not needed, and its facts."""
+    dropped: list[ir.Stmt] = []
     for read in fn.element_reads:
         if read.view:
             rank = facts.rank_of(ir.Var(read.array))
@@ -870,11 +938,11 @@ def check_element_reads(fn: ir.Function, facts: Analysis) -> ir.Function:
                 raise TransformError(f"the in-place update of {read.name}", read.hint,
                                      filename=fn.filename, line=read.line)
             if rank is not None and read.guard is not None:
-                dropped.add(id(read.guard))
+                dropped.append(read.guard)
             continue
         numbers = all(isinstance(p.value, (int, np.integer)) if isinstance(p, ir.Const) else
                       facts.shape_of(p) == SCALAR for p in read.index)
         if not numbers or facts.rank_of(ir.Var(read.array)) != len(read.index):
             raise TransformError(f"reading {read.name} after {read.array} was written", read.hint,
                                  filename=fn.filename, line=read.line)
-    return dataclasses.replace(fn, body=ir.replace_statements(fn.body, dict.fromkeys(dropped))) if dropped else fn
+    return _without_checks(fn, facts, dropped)

@@ -658,6 +658,8 @@ class ExpressionConverter:
             bound = inspect.signature(fn).bind(*args, **dict(kwargs))
         except TypeError as exc:
             raise self.error(f"the call of {describe_callable(fn)}", str(exc), node) from None
+        if self.resolver.record and (getattr(fn, "__defaults__", None) or getattr(fn, "__kwdefaults__", None)):
+            self.resolver.snapshot.record_defaults(fn)  # the code holds them: changed later, it is old
         bound.apply_defaults()
         values = []
         for name, value in bound.arguments.items():

@@ -27,7 +27,7 @@ from typing import Any, Callable, Optional
 import numpy as np
 
 from . import ir, rules, runtime
-from .analysis import SCALAR, Analysis, differentiable_operands, guard_lost_derivatives
+from .analysis import SCALAR, Analysis, differentiable_operands
 from .errors import TransformError
 from .expressions import describe_callable, fold_declared, instantiate, is_user_function, template_ir
 
@@ -315,5 +315,4 @@ class TangentSweep:
 
 def forward(fn: ir.Function, wrt: list[str], facts: Analysis, callee: Optional[TangentBuilder] = None) -> ir.Function:
     """Build the tangent function of ``fn`` (see the module docstring)."""
-    fn = guard_lost_derivatives(fn, facts.varied)
     return TangentSweep(fn, wrt, facts, callee).run()

@@ -2,17 +2,21 @@
 tuple's items to where the tuple is made (``hoist_item_reads``).
 
 Input: an SSA ``ir.Function`` and its analysis (which values are numbers).
-Output: the same function where a statement at the top level of a ``for``
-body that adds, subtracts, multiplies or negates numbers the loop does not
-change (``half_dt = 0.5 * dt``) runs once, just before the loop.  Names and
-facts are unchanged: SSA names each value once, so moving its one assignment
-keeps every fact about it, and the reverse sweep then adds that value's
-adjoint up across the iterations and pulls it back once, after the loop.
+Output: the same function, and its facts, where a statement at the top level
+of a ``for`` body that adds, subtracts, multiplies or negates numbers the
+loop does not change (``half_dt = 0.5 * dt``) runs once, just before the
+loop.  SSA names each value once, so moving its one assignment keeps every
+fact about it, and the reverse sweep then adds that value's adjoint up across
+the iterations and pulls it back once, after the loop.
 
 Only operations that cannot raise on numbers are moved (no division but by
 a nonzero constant, no power, no function call), because a moved statement
 also runs when the loop runs no iteration.  The same operation moved twice
-(``0.5 * dt`` on two lines) is computed once: the loop reads the first.  Statements inside branches, and ``while`` loops, stay.
+(``0.5 * dt`` on two lines) is computed once: the loop reads the first.
+That merge changes facts: the first name is now read where the second was,
+so it takes the join of both (``Analysis.with_merged``: active where either
+was), and the second is gone.  Statements inside branches, and ``while``
+loops, stay.
 """
 from __future__ import annotations
 
@@ -22,36 +26,49 @@ from collections import Counter
 from typing import Callable
 
 from . import ir, rules
+from .analysis import SCALAR, Analysis
 
 
+def hoist_invariants(fn: ir.Function, facts: Analysis) -> tuple[ir.Function, Analysis]:
+    """``fn`` with its loops' invariant arithmetic on numbers moved before them, and its facts."""
+    merged = _Merged()
+    body = _hoisted(fn.body, lambda expr: facts.shape_of(expr) == SCALAR, merged)
+    if not merged.same:
+        return dataclasses.replace(fn, body=body), facts
+    return dataclasses.replace(fn, body=body), facts.with_merged(merged.same, merged.dropped)
 
-def hoist_invariants(fn: ir.Function, is_number: Callable[[ir.Expr], bool]) -> ir.Function:
-    """``fn`` with its loops' invariant arithmetic on numbers moved before them."""
-    return dataclasses.replace(fn, body=_hoisted(fn.body, is_number))
+
+class _Merged:
+    """The repeated operations computed once: each dropped name -> the name the loop reads instead."""
+
+    def __init__(self) -> None:
+        self.same: dict[str, str] = {}
+        self.dropped: list[ir.Stmt] = []
 
 
-def _hoisted(body: list[ir.Stmt], is_number: Callable[[ir.Expr], bool]) -> list[ir.Stmt]:
+def _hoisted(body: list[ir.Stmt], is_number: Callable[[ir.Expr], bool], merged: _Merged) -> list[ir.Stmt]:
     out: list[ir.Stmt] = []
     for stmt in body:
         if isinstance(stmt, ir.For):
-            inner = _hoisted(stmt.body, is_number)  # innermost first: what it moves out may move further
-            moved, kept = _split_invariant(stmt, inner, is_number)
+            inner = _hoisted(stmt.body, is_number, merged)  # innermost first: what it moves out may move further
+            moved, kept = _split_invariant(stmt, inner, is_number, merged)
             out.extend(moved)
             out.append(dataclasses.replace(stmt, body=kept))
         elif isinstance(stmt, ir.If):
-            out.append(dataclasses.replace(stmt, body=_hoisted(stmt.body, is_number),
-                                           orelse=_hoisted(stmt.orelse, is_number)))
+            out.append(dataclasses.replace(stmt, body=_hoisted(stmt.body, is_number, merged),
+                                           orelse=_hoisted(stmt.orelse, is_number, merged)))
         elif isinstance(stmt, ir.While):
-            out.append(dataclasses.replace(stmt, test_block=_hoisted(stmt.test_block, is_number),
-                                           body=_hoisted(stmt.body, is_number)))
+            out.append(dataclasses.replace(stmt, test_block=_hoisted(stmt.test_block, is_number, merged),
+                                           body=_hoisted(stmt.body, is_number, merged)))
         else:
             out.append(stmt)
     return out
 
 
-def _split_invariant(loop: ir.For, body: list[ir.Stmt],
-                     is_number: Callable[[ir.Expr], bool]) -> tuple[list[ir.Stmt], list[ir.Stmt]]:
-    """The statements of ``body`` that may run once before ``loop``, and the rest."""
+def _split_invariant(loop: ir.For, body: list[ir.Stmt], is_number: Callable[[ir.Expr], bool],
+                     merged: _Merged) -> tuple[list[ir.Stmt], list[ir.Stmt]]:
+    """The statements of ``body`` that may run once before ``loop``, and the rest; a repeated operation
+    is noted in ``merged`` and dropped."""
     varying = ir.assigned_names(body) | {loop.index}
     moved: list[ir.Stmt] = []
     kept: list[ir.Stmt] = []
@@ -65,6 +82,8 @@ def _split_invariant(loop: ir.For, body: list[ir.Stmt],
             key = (stmt.value.fn, tuple(ir.value_key(a) for a in stmt.value.args))
             if key in first:
                 same[stmt.target] = ir.Var(first[key])
+                merged.same[stmt.target] = first[key]
+                merged.dropped.append(stmt)
                 continue
             first[key] = stmt.target
             moved.append(stmt)
@@ -104,7 +123,7 @@ def _invariant(stmt: ir.Stmt, varying: set[str], is_number: Callable[[ir.Expr], 
                for arg in call.args)
 
 
-def hoist_item_reads(fn: ir.Function, items: dict[str, tuple], uses: dict[str, int]) -> ir.Function:
+def hoist_item_reads(fn: ir.Function, facts: Analysis) -> tuple[ir.Function, Analysis]:
     """``fn`` with each read ``p = t[k]`` of a tuple of known items moved to just after ``t`` is made,
     for the tuples read only that way.
 
@@ -114,8 +133,12 @@ def hoist_item_reads(fn: ir.Function, items: dict[str, tuple], uses: dict[str, i
     the adjoint of a whole array, which a tuple of arrays of different shapes is not).
     A tuple is never changed, and SSA names each item once, so the moved read holds
     the same value and keeps every fact; the index is one the tuple has (the
-    analysis knows the item), so the moved read cannot raise.
+    analysis knows the item), so the moved read cannot raise.  The facts are unchanged.
     """
+    return _with_item_reads_moved(fn, facts.items, facts.uses), facts
+
+
+def _with_item_reads_moved(fn: ir.Function, items: dict[str, tuple], uses: dict[str, int]) -> ir.Function:
     reads: dict[str, list[ir.Assign]] = {}
     for stmt in ir.walk(fn.body):
         if isinstance(stmt, ir.Assign) and _item_read(stmt, items):

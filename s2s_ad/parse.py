@@ -99,6 +99,11 @@ def _same(current: Any, recorded: Any) -> bool:
     return current == recorded
 
 
+def _keyword_defaults(fn: types.FunctionType) -> Optional[tuple]:
+    """``fn.__kwdefaults__`` as sorted (name, value) pairs (a copy: the dict may be changed in place)."""
+    return tuple(sorted(fn.__kwdefaults__.items())) if fn.__kwdefaults__ else None
+
+
 def _rules_of(fn: Any) -> tuple:
     """What the registry says of ``fn``: its rules, and whether it is declared non-differentiable."""
     return rules.adjoint_rule(fn), rules.tangent_rule(fn), rules.is_nondifferentiable(fn)
@@ -187,6 +192,9 @@ class Snapshot:
         self._checks: Optional[tuple] = None  # names.values() as a tuple: valid() runs on every call
         # names and attributes compared by identity in one generated expression (see _identical)
         self._identical: Optional[Callable[[], bool]] = None
+        # id(fn) -> (fn, weakly; its __defaults__; its __kwdefaults__ as sorted items): a helper whose call
+        # left parameters to their defaults, which the generated code holds as constants
+        self.defaults: dict[int, tuple[Any, Any, Any]] = {}
 
     def record_global(self, scope: dict, name: str, value: Any) -> None:
         self.names.setdefault((id(scope), name), (scope, name, value))
@@ -203,6 +211,12 @@ class Snapshot:
         self.attributes.setdefault((id(owner), name), (owner, name, value))
         self._identical = None
 
+    def record_defaults(self, fn: types.FunctionType) -> None:
+        """A call of ``fn`` was bound with its defaults as they are now (``helper.__defaults__ = (5.0,)``
+        later makes the code old)."""
+        if id(fn) not in self.defaults:
+            self.defaults[id(fn)] = (weakref.ref(fn), fn.__defaults__, _keyword_defaults(fn))
+
     def record_rules(self, fn: Any) -> None:
         """The generated code calls ``fn`` with the rules it has now (or as a helper, if none)."""
         if id(fn) not in self.rules:
@@ -216,13 +230,14 @@ class Snapshot:
     @property
     def empty(self) -> bool:
         """True if nothing can make this snapshot invalid (the code reads nothing from outside)."""
-        return not (self.names or self.cells or self.attributes or self.rules)
+        return not (self.names or self.cells or self.attributes or self.rules or self.defaults)
 
     def include(self, other: Optional["Snapshot"]) -> None:
         """Also depend on what ``other`` depends on (a helper's names)."""
         if other is not None and other is not self:
             for mine, theirs in ((self.names, other.names), (self.cells, other.cells),
-                                 (self.attributes, other.attributes), (self.rules, other.rules)):
+                                 (self.attributes, other.attributes), (self.rules, other.rules),
+                                 (self.defaults, other.defaults)):
                 for key, entry in theirs.items():
                     mine.setdefault(key, entry)
             self._checks = self._identical = None
@@ -245,7 +260,21 @@ class Snapshot:
                 return False
             if current is not value and not _same(current, value):
                 return False
-        return self._rules_current()
+        return self._defaults_same() and self._rules_current()
+
+    def _defaults_same(self) -> bool:
+        """Each helper's defaults the ones its calls were bound with (the same object, or identical
+        constants: a default may only be a number, a string, None or a tuple of them)."""
+        for function, defaults, keyword_defaults in self.defaults.values():
+            function = function()
+            if function is None:
+                return False  # gone: this code cannot be asked for again
+            if function.__defaults__ is not defaults and not _same(function.__defaults__, defaults):
+                return False
+            if (keyword_defaults or function.__kwdefaults__) and not _same(_keyword_defaults(function),
+                                                                           keyword_defaults):
+                return False
+        return True
 
     def _names_and_attributes_same(self) -> bool:
         """Each name and attribute the same object as recorded, or an identical constant (``_same``):

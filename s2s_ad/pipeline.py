@@ -20,11 +20,12 @@ import numpy as np
 from . import containers, ir, runtime
 from .kinds import to_string
 from .analysis import (SCALAR, Analysis, analyse, check_constant_calls, check_element_reads, check_in_place,
-                       lost_derivative_parameters, private_draw)
+                       guard_lost_derivatives_kept, lost_derivative_parameters, private_draw)
 from .cache import SplitAdjoint, TangentCallee, TransformCache, compile_emitted, compile_module, origin_of
 from .errors import TransformError
 from .emit import Emitted, Namespace, emit, emit_module
 from .expressions import is_user_function
+from .factcheck import Pass, run_passes
 from .factdump import report
 from .forward import forward
 from .hoist import hoist_invariants, hoist_item_reads
@@ -232,17 +233,37 @@ def _check_checkpointed_draws(ssa: ir.Function) -> None:
                                      filename=ssa.filename, line=stmt.line)
 
 
-def _analysed(ssa: ir.Function, wrt: list[str], kinds: Kinds) -> tuple[ir.Function, Analysis]:
-    """Stage 3 for a function to differentiate: its facts, in-place updates checked against them,
-    and then loop-invariant arithmetic on numbers moved out of its loops (the facts still hold)."""
+def _analysed(ssa: ir.Function, wrt: list[str], kinds: Kinds, guarded: bool = True
+              ) -> tuple[ir.Function, Analysis]:
+    """Stage 3 for a function to differentiate: its facts, then the passes that check the function
+    against them and rewrite it (``factcheck.run_passes``: each hands on the facts of what it made).
+    In-place updates, constant calls and element reads are checked, and the run-time checks the facts
+    make needless dropped; a tuple's item reads move to where it is made; loop-invariant arithmetic
+    on numbers moves out of its loops; with ``guarded`` (the differentiated function itself, not a
+    helper whose callers check: ``propagate_call``), a check goes before each call whose rule would
+    lose a derivative (``analysis.guard_lost_derivatives``)."""
     kinds_by_param = dict(zip(ssa.params, kinds))
-    facts = analyse(ssa, wrt, kinds_by_param, result_kind)
-    ssa = check_in_place(ssa, facts, kinds_by_param)
-    check_constant_calls(ssa, facts)
-    ssa = check_element_reads(ssa, facts)
-    _check_checkpointed_draws(ssa)
-    ssa = hoist_item_reads(ssa, facts.items, facts.uses)
-    return hoist_invariants(ssa, lambda expr: facts.shape_of(expr) == SCALAR), facts
+    derive = lambda fn: analyse(fn, wrt, kinds_by_param, result_kind)
+    passes: list[Pass] = [
+        ("check_in_place", lambda fn, facts: check_in_place(fn, facts, kinds_by_param)),
+        ("check_constant_calls", _checking_only(check_constant_calls)),
+        ("check_element_reads", check_element_reads),
+        ("check_checkpointed_draws", _checking_only(lambda fn, facts: _check_checkpointed_draws(fn))),
+        ("hoist_item_reads", hoist_item_reads),
+        ("hoist_invariants", hoist_invariants),
+    ]
+    if guarded:
+        passes.append(("guard_lost_derivatives", guard_lost_derivatives_kept))
+    return run_passes(ssa, derive(ssa), passes, derive)
+
+
+def _checking_only(check: Callable[[ir.Function, Analysis], None]
+                   ) -> Callable[[ir.Function, Analysis], tuple[ir.Function, Analysis]]:
+    """A check (it raises, or changes nothing) as a pass."""
+    def run(fn: ir.Function, facts: Analysis) -> tuple[ir.Function, Analysis]:
+        check(fn, facts)
+        return fn, facts
+    return run
 
 
 def _ssa_source(parsed: ParsedFunction, ssa: ir.Function) -> Built:
@@ -319,7 +340,7 @@ def build_split(fn: Callable, kinds: Kinds) -> SplitAdjoint:
     def fill_parts(split: SplitAdjoint) -> None:
         parsed, ssa = lowered(fn, kinds)
         split.result_tree = ssa.result_tree
-        ssa, facts = _analysed(ssa, ssa.params, leaf_kinds(kinds))
+        ssa, facts = _analysed(ssa, ssa.params, leaf_kinds(kinds), guarded=False)
         adjoint = optimize(reverse(ssa, ssa.params, facts, callee=_split_callee, split=True), ssa.body)
         _note_lost_positions(split, lambda: lost_derivative_parameters(ssa, facts.kind_of, _lost_in_callee))
         adjoint = drop_unread_records(adjoint)

@@ -38,7 +38,7 @@ from typing import Any, Callable, Optional
 import numpy as np
 
 from . import ir, rules, runtime
-from .analysis import SCALAR, Analysis, differentiable_operands, guard_lost_derivatives, lost_derivative_check
+from .analysis import SCALAR, Analysis, differentiable_operands, lost_derivative_check
 from .errors import TransformError
 from .expressions import describe_callable, instantiate, is_user_function, template_ir
 from .kinds import Kind, Number
@@ -572,8 +572,6 @@ def reverse(fn: ir.Function, wrt: list[str], facts: Analysis, callee: Optional[C
     With ``split``, the adjoint takes the tape as its last parameter (for
     ``pipeline.split_adjoint``, which cuts it into forward and backward parts).
     """
-    if not split:  # a helper is differentiated by every parameter: its callers check (propagate_call)
-        fn = guard_lost_derivatives(fn, facts.varied)
     sweep = ReverseSweep(fn, wrt, facts, callee, split)
     adjoint = sweep.run()
     # A slice put back that nothing reads afterwards needs no recording: generate once more without it.

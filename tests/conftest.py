@@ -11,6 +11,10 @@ from typing import Any, Callable, Sequence
 import numpy as np
 import pytest
 
+# The whole suite runs with the facts checked after every pass that rewrites a function after its
+# analysis (s2s_ad/factcheck.py): a pass that leaves a fact false fails the test that reaches it.
+os.environ.setdefault("S2S_AD_CHECK_FACTS", "1")
+
 try:  # scipy.special's rules register once it is imported: import it so the registry walks check them
     import scipy.special  # noqa: F401
 except ImportError:
