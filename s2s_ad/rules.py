@@ -703,6 +703,23 @@ def attribute_function(name: str) -> Optional[Any]:
     return _ATTRIBUTES.get(name)
 
 
+def all_rules() -> list[Rule]:
+    """Every registered rule: reverse rules, their variants for known ranks, and tangent rules."""
+    load_templates()
+    variants = [rule for declared in _VARIANTS.values() for _, rule in declared]
+    return list(_ADJOINTS.values()) + variants + list(_TANGENTS.values())
+
+
+def fact_contradictions(rule: Rule) -> list[str]:
+    """What NumPy contradicts among the facts declared about ``rule``'s function, on the rule's
+    examples (see ``rule_facts``); an empty list where they all hold."""
+    from . import rule_facts  # (only the debug mode and the tests check: importing s2s_ad stays cheap)
+    key = _key(rule.fn)
+    facts = _FACTS.get(key, _NO_FACTS)
+    fresh = key in _FRESH_VALUES or key in _FRESH_ARRAYS or (rule.elementwise and not facts.get("returns_operand"))
+    return rule_facts.contradictions(rule, facts, fresh, _RESULT_ITEMS.get(key, 0))
+
+
 def all_adjoint_rules() -> list[Rule]:
     """Every registered reverse rule (the registry-walking tests use this)."""
     load_templates()

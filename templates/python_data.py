@@ -12,7 +12,7 @@ from s2s_ad.runtime import list_append
 
 
 @adjoint(list_append, linear=True, examples=({"items": [(), ()], "item": ()}, {"items": [(3,), (3,)], "item": (3,)}),
-         may_view=True)
+         may_view=True, returns_sequence=True)
 def list_append_rule(out, items, item, d_out):  # not named list_append: that would hide the helper
     d_items = d_out[:-1]
     d_item = d_out[-1]
