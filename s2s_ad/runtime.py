@@ -395,18 +395,32 @@ def inverse_axes(axes: Any) -> Any:
     return None if axes is None else tuple(np.argsort(axes))
 
 
-def concatenate_grad(grad: Any, arrays: Any, axis: int = 0) -> list:
-    """Split the adjoint of ``np.concatenate(arrays, axis)`` back into one piece per array."""
+def as_given(pieces: list, arrays: Any, grad: Any) -> Any:
+    """The adjoint of a sequence argument, one piece per item, in the form the argument had: a list
+    for a list or tuple, one array for an array (NumPy's joining functions iterate an array along
+    its first axis; a list added to that array's other adjoints would concatenate instead)."""
+    if not isinstance(arrays, np.ndarray):
+        return pieces
+    whole = np.zeros(np.shape(arrays), dtype=np.result_type(grad, 1.0))
+    for i, piece in enumerate(pieces):
+        whole[i] = piece
+    return whole
+
+
+def concatenate_grad(grad: Any, arrays: Any, axis: int = 0) -> Any:
+    """Split the adjoint of ``np.concatenate(arrays, axis)`` back into one piece per array (one
+    array where ``arrays`` is one)."""
     if axis is None:
         sizes = [np.size(a) for a in arrays]
-        return [np.reshape(p, np.shape(a)) for p, a in zip(np.split(grad, np.cumsum(sizes)[:-1]), arrays)]
-    sizes = [np.shape(a)[axis] for a in arrays]
-    return np.split(grad, np.cumsum(sizes)[:-1], axis=axis)
+        pieces = [np.reshape(p, np.shape(a)) for p, a in zip(np.split(grad, np.cumsum(sizes)[:-1]), arrays)]
+    else:
+        pieces = np.split(grad, np.cumsum([np.shape(a)[axis] for a in arrays])[:-1], axis=axis)
+    return as_given(pieces, arrays, grad)
 
 
-def stack_grad(grad: Any, arrays: Any, axis: int = 0) -> list:
-    """One slice of the adjoint of ``np.stack(arrays, axis)`` per array."""
-    return list(np.moveaxis(grad, axis, 0))
+def stack_grad(grad: Any, arrays: Any, axis: int = 0) -> Any:
+    """One slice of the adjoint of ``np.stack(arrays, axis)`` per array (one array where ``arrays`` is one)."""
+    return as_given(list(np.moveaxis(grad, axis, 0)), arrays, grad)
 
 
 def pad_grad(grad: Any, array: Any, pad_width: Any, mode: str = "constant") -> np.ndarray:
@@ -543,11 +557,12 @@ def _joined_parts(arrays: Any, how: str) -> tuple[list, int]:
     return parts, 0 if parts and parts[0].ndim == 1 else 1
 
 
-def joined_grad(grad: Any, arrays: Any, how: str) -> list:
-    """The adjoint of ``np.<how>(arrays)`` (how: hstack, vstack, dstack, column_stack): one piece per array."""
+def joined_grad(grad: Any, arrays: Any, how: str) -> Any:
+    """The adjoint of ``np.<how>(arrays)`` (how: hstack, vstack, dstack, column_stack): one piece per
+    array (one array where ``arrays`` is one)."""
     parts, axis = _joined_parts(arrays, how)
     pieces = np.split(np.asarray(grad), np.cumsum([p.shape[axis] for p in parts])[:-1], axis=axis)
-    return [np.reshape(piece, np.shape(a)) for piece, a in zip(pieces, arrays)]
+    return as_given([np.reshape(piece, np.shape(a)) for piece, a in zip(pieces, arrays)], arrays, grad)
 
 
 def repeat_grad(grad: Any, a: Any, repeats: Any, axis: Any = None) -> np.ndarray:
@@ -1283,9 +1298,10 @@ def _multi_dot_adjoints(grad: Any, mats: list, like: list) -> list:
     return out
 
 
-def multi_dot_grad(grad: Any, arrays: Any) -> list:
-    """The adjoints of the operands of ``np.linalg.multi_dot(arrays)``, one per operand."""
-    return _multi_dot_adjoints(grad, _multi_dot_terms(arrays), list(arrays))
+def multi_dot_grad(grad: Any, arrays: Any) -> Any:
+    """The adjoints of the operands of ``np.linalg.multi_dot(arrays)``, one per operand (one array
+    where ``arrays`` is one)."""
+    return as_given(_multi_dot_adjoints(grad, _multi_dot_terms(arrays), list(arrays)), arrays, grad)
 
 
 def _is_missing(t: Any) -> bool:
@@ -1306,8 +1322,8 @@ def multi_dot_jvp(arrays: Any, tangents: Any) -> Any:
 
 def multi_dot_grad_jvp(grad: Any, t_grad: Any, arrays: Any, tangents: Any) -> list:
     """The tangent of ``multi_dot_grad(grad, arrays)`` as ``grad`` moves along ``t_grad`` and the
-    operands along ``tangents`` (one list: lists do not add elementwise)."""
-    arrays = list(arrays)
+    operands along ``tangents`` (one list: lists do not add elementwise; one array where ``arrays`` is one)."""
+    given, arrays = arrays, list(arrays)
     total = [np.zeros(np.shape(a)) for a in arrays]
     if not _is_missing(t_grad):
         total = multi_dot_grad(t_grad, arrays)
@@ -1318,7 +1334,8 @@ def multi_dot_grad_jvp(grad: Any, t_grad: Any, arrays: Any, tangents: Any) -> li
         for i in range(len(arrays)):
             if i != j:  # operand i's own adjoint does not read operand i
                 total[i] = total[i] + moved[i]
-    return total
+    return as_given(total, given, grad)
+
 # -- ``a + b`` and ``a * n`` where the operands may be tuples or lists -------------------------------
 # Concatenation and repetition, not arithmetic: the adjoint of a concatenation splits, that of a
 # repetition adds the copies up.  Adjoints and tangents of sequences may be sequences or arrays of

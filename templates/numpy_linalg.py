@@ -407,7 +407,7 @@ def qr(out, a, mode="reduced", *, t_a):
 
 
 @adjoint(np.linalg.multi_dot, examples=({"arrays": [(2, 3), (3, 4), (4, 2)]}, {"arrays": [(3,), (3, 2), (2, 4), (4,)]},
-                                        {"arrays": [(2, 3), (3,)]}))
+                                        {"arrays": [(2, 3), (3,)]}, {"arrays": (3, 2, 2)}))
 def multi_dot(out, arrays, *, d_out):
     d_arrays = multi_dot_grad(d_out, arrays)
 

@@ -37,12 +37,14 @@ def squeeze(out, a, axis=None, *, d_out):
 
 
 @adjoint(np.concatenate, linear=True, examples=({"arrays": [(2, 3), (4, 3)]}, {"arrays": [(2, 3), (2, 1)], "axis": 1},
-                                   {"arrays": [(3,), (2,)]}))
+                                   {"arrays": [(3,), (2,)]},
+                                   {"arrays": (3, 2)}, {"arrays": (2, 3, 4), "axis": -1}, {"arrays": (2, 3), "axis": None}))
 def concatenate(out, arrays, axis=0, *, d_out):
     d_arrays = concatenate_grad(d_out, arrays, axis)
 
 
-@adjoint(np.stack, linear=True, examples=({"arrays": [(3,), (3,)]}, {"arrays": [(2, 3), (2, 3), (2, 3)], "axis": 2}))
+@adjoint(np.stack, linear=True, examples=({"arrays": [(3,), (3,)]}, {"arrays": [(2, 3), (2, 3), (2, 3)], "axis": 2},
+                                              {"arrays": (3, 2)}, {"arrays": (2, 3, 4), "axis": 1}))
 def stack(out, arrays, axis=0, *, d_out):
     d_arrays = stack_grad(d_out, arrays, axis)
 
@@ -99,22 +101,26 @@ def atleast_3d(out, arys, *, d_out):
     d_arys = np.reshape(d_out, np.shape(arys))
 
 
-@adjoint(np.hstack, linear=True, examples=({"tup": [(2,), (3,)]}, {"tup": [(2, 1), (2, 3)]}))
+@adjoint(np.hstack, linear=True, examples=({"tup": [(2,), (3,)]}, {"tup": [(2, 1), (2, 3)]}, {"tup": (1,)}, {"tup": (3,)},
+                                         {"tup": (3, 2)}, {"tup": (2, 3, 2)}))
 def hstack(out, tup, *, d_out):
     d_tup = joined_grad(d_out, tup, "hstack")
 
 
-@adjoint(np.vstack, linear=True, examples=({"tup": [(3,), (3,)]}, {"tup": [(2, 3), (3,)]}))
+@adjoint(np.vstack, linear=True, examples=({"tup": [(3,), (3,)]}, {"tup": [(2, 3), (3,)]}, {"tup": (1,)}, {"tup": (3,)},
+                                         {"tup": (3, 2)}, {"tup": (2, 3, 2)}))
 def vstack(out, tup, *, d_out):
     d_tup = joined_grad(d_out, tup, "vstack")
 
 
-@adjoint(np.dstack, linear=True, examples=({"tup": [(3,), (3,)]}, {"tup": [(2, 3), (2, 3)]}))
+@adjoint(np.dstack, linear=True, examples=({"tup": [(3,), (3,)]}, {"tup": [(2, 3), (2, 3)]}, {"tup": (3,)},
+                                         {"tup": (3, 2)}, {"tup": (2, 3, 2)}))
 def dstack(out, tup, *, d_out):
     d_tup = joined_grad(d_out, tup, "dstack")
 
 
-@adjoint(np.column_stack, linear=True, examples=({"tup": [(3,), (3, 2)]},))
+@adjoint(np.column_stack, linear=True, examples=({"tup": [(3,), (3, 2)]}, {"tup": (3,)}, {"tup": (3, 2)},
+                                                {"tup": (2, 3, 2)}))
 def column_stack(out, tup, *, d_out):
     d_tup = joined_grad(d_out, tup, "column_stack")
 

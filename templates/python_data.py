@@ -18,7 +18,8 @@ def list_append_rule(out, items, item, d_out):  # not named list_append: that wo
     d_item = d_out[-1]
 
 
-@adjoint(builtins.sum, linear=True, examples=({"iterable": [(), (), ()]}, {"iterable": [(2,), (2,)]}))
+@adjoint(builtins.sum, linear=True, examples=({"iterable": [(), (), ()]}, {"iterable": [(2,), (2,)]},
+                                       {"iterable": (3,)}, {"iterable": (3, 2)}))
 def sum(out, iterable, start=0, *, d_out):
     d_iterable = np.broadcast_to(d_out, np.shape(iterable))
     d_start = d_out
