@@ -380,6 +380,10 @@ FACTS: dict[str, str] = {
     "reusable": "True: pure, so a repeated call in one expression reuses the first one's value",
     "compares": "True: a truth value, kept as one when folded (operator.lt)",
     "refused": "what to write instead: a call of it is refused outright, with these words (print, eval)",
+    "refused_arguments": "a function of some of the rule's inputs (its parameters named as the rule names them) "
+                         "giving, for constant values of those, None where such a call is differentiated, else why "
+                         "not and what to write instead: the call is then refused when it is transformed "
+                         "(np.pad: runtime.pad_refusal, a padding function as the mode)",
     "words": "(verb, noun): how generated names read a result of it (operator.add: ('plus', 'total'))",
     "syntax": "the ast class of the Python operator that calls it (operator.add: ast.Add, operator.neg: ast.USub, "
               "operator.lt: ast.Lt, operator.contains: ast.In, operator.getitem: ast.Subscript): generated code "
@@ -543,6 +547,28 @@ def result_items(fn: Any, args: tuple = (), kwargs: tuple = ()) -> int:
     except (TypeError, ValueError):  # arguments NumPy itself would refuse: NumPy says so when it runs
         return 0
     return count if isinstance(count, int) and count > 0 else 0
+
+
+def argument_refusal(fn: Any, args: tuple = (), kwargs: tuple = ()) -> Optional[str]:
+    """Why a call of ``fn`` with these arguments cannot be differentiated (declared ``refused_arguments``),
+    or None; ``args`` and ``kwargs`` (pairs) are values, ``NOT_CONSTANT`` where one is not a constant,
+    and a refusal needs every input it names to be a constant (or left to its default)."""
+    check = fact(fn, "refused_arguments")
+    rule = adjoint_rule(fn) or tangent_rule(fn)
+    if check is None or rule is None:
+        return None
+    try:
+        bound = bind_arguments(rule, tuple(args), tuple(kwargs))
+    except ArgumentMismatch:
+        return None
+    values = {}
+    for name in inspect.signature(check).parameters:
+        value = bound.get(name, NOT_CONSTANT)
+        value = value.value if is_default(value) else value
+        if value is NOT_CONSTANT:
+            return None
+        values[name] = value
+    return check(**values)
 
 
 def fresh_values(*fns: Any) -> None:
