@@ -78,11 +78,12 @@ def _takes_arrays(fn: Any) -> bool:
     return isinstance(fn, np.ufunc) or module in ("_operator", "operator") or module.startswith("numpy")
 
 
-def examples_of(rule: Any) -> list[dict]:
-    """The rule's declared examples; for an elementwise rule with none, synthesised calls (numbers,
+def examples_of(rule: Any, declared: Sequence[dict] = ()) -> list[dict]:
+    """The examples declared for the rule's function (``declared``: the rule's own, or those of the
+    other rule of its function); for an elementwise rule with none, synthesised calls (numbers,
     vectors and broadcasting pairs where the function takes arrays)."""
-    if rule.examples or not rule.elementwise:
-        return list(rule.examples)
+    if declared or not rule.elementwise:
+        return list(declared)
     inputs = rule.differentiable_inputs()
     examples: list[dict] = [{name: () for name in inputs}]
     if _takes_arrays(rule.fn):
@@ -349,15 +350,15 @@ def _check_shape_only(rule: Any, result: Any, call: ExampleCall, facts: Mapping[
     return []
 
 
-def contradictions(rule: Any, facts: Mapping[str, Any], never_view: bool, items: Any = 0,
-                   seed: int = 0) -> list[str]:
-    """What NumPy contradicts among the facts declared about ``rule.fn``, on each of the rule's
-    examples ("example 2: ..."); an empty list where every fact holds.  ``never_view``: the
-    function is declared to make new arrays; ``items``: its declared ``items`` (a count or a
-    function of some inputs)."""
+def contradictions(rule: Any, examples: Sequence[dict], facts: Mapping[str, Any], never_view: bool,
+                   items: Any = 0, seed: int = 0) -> list[str]:
+    """What NumPy contradicts among the facts declared about ``rule.fn``, on each of ``examples``
+    (see ``examples_of``; "example 2 (...): ..."); an empty list where every fact holds.
+    ``never_view``: the function is declared to make new arrays; ``items``: its declared ``items``
+    (a count or a function of some inputs)."""
     facts = {**facts, "items_declared": items}
     found: list[str] = []
-    for index, example in enumerate(examples_of(rule)):
+    for index, example in enumerate(examples_of(rule, examples)):
         rng = np.random.default_rng(seed + index)
         try:
             call = example_call(rule, example, rng)

@@ -38,7 +38,7 @@ def matmul(out, x1, x2, d_out):
     d_x2 = matmul_grad_b(d_out, x1, x2)
 
 
-@adjoint(np.matmul, ranks={"x1": 2, "x2": 2})
+@adjoint(np.matmul, ranks={"x1": 2, "x2": 2}, examples=({"x1": (3, 4), "x2": (4, 2)}, {"x1": (1, 3), "x2": (3, 1)}))
 def matmul_matrices(out, x1, x2, d_out):
     d_x1 = d_out @ x2.T  # two matrices: no helper needs to look at the ranks
     d_x2 = x1.T @ d_out
@@ -52,7 +52,7 @@ def matmul_operator(out, a, b, d_out):
     d_b = matmul_grad_b(d_out, a, b)
 
 
-@adjoint(operator.matmul, ranks={"a": 2, "b": 2})
+@adjoint(operator.matmul, ranks={"a": 2, "b": 2}, examples=({"a": (3, 4), "b": (4, 2)}, {"a": (1, 3), "b": (3, 1)}))
 def matmul_operator_matrices(out, a, b, d_out):
     d_a = d_out @ b.T
     d_b = a.T @ d_out

@@ -11,6 +11,10 @@ from typing import Any, Callable, Sequence
 import numpy as np
 import pytest
 
+# The whole suite runs with the rules checked against NumPy as they load (a rule whose declared facts
+# NumPy contradicts on its examples is refused: see s2s_ad.rule_facts).  Set before s2s_ad loads any.
+os.environ.setdefault("S2S_AD_CHECK_RULES", "1")
+
 try:  # scipy.special's rules register once it is imported: import it so the registry walks check them
     import scipy.special  # noqa: F401
 except ImportError:
