@@ -24,10 +24,9 @@ mode ``S2S_AD_CHECK_RULES=1``, without a cycle).
 """
 from __future__ import annotations
 
-import math
-import operator
-from dataclasses import dataclass
-from typing import Any, Callable, Mapping, Optional, Sequence
+import inspect
+from dataclasses import dataclass, field
+from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
 
@@ -38,27 +37,25 @@ ENVIRONMENT_VARIABLE = "S2S_AD_CHECK_RULES"
 
 @dataclass
 class ExampleCall:
-    """One example turned into a call: positional and keyword arguments, and where the
-    differentiable values sit (name -> the value, an array, a float or a list of them)."""
+    """One example turned into a call: positional and keyword arguments, the differentiable values
+    (name -> an array, a float or a list of them) and where each input given sits (name -> its
+    position, or its name where passed by keyword)."""
 
     args: list
     kwargs: dict
     differentiable: dict
+    where: dict = field(default_factory=dict)
 
     def with_values(self, values: Mapping[str, Any]) -> "ExampleCall":
         """The same call with some differentiable inputs replaced (by name)."""
         args, kwargs = list(self.args), dict(self.kwargs)
         for name, value in values.items():
-            where = self._where[name]
-            if isinstance(where, int):
-                args[where] = value
+            place = self.where[name]
+            if isinstance(place, int):
+                args[place] = value
             else:
-                kwargs[where] = value
-        call = ExampleCall(args, kwargs, {**self.differentiable, **values})
-        call._where = self._where
-        return call
-
-    _where: dict = None  # type: ignore[assignment]  # name -> position or keyword
+                kwargs[place] = value
+        return ExampleCall(args, kwargs, {**self.differentiable, **values}, self.where)
 
     def run(self, fn: Any) -> Any:
         return fn(*self.args, **self.kwargs)
@@ -128,9 +125,7 @@ def example_call(rule: Any, example: Mapping[str, Any], rng: np.random.Generator
         else:
             where[name] = name
             kwargs[name] = values[name]
-    call = ExampleCall(args, kwargs, chosen)
-    call._where = where
-    return call
+    return ExampleCall(args, kwargs, chosen, where)
 
 
 # -- the checks ------------------------------------------------------------------------------
@@ -254,7 +249,6 @@ def _check_shapes(rule: Any, result: Any, call: ExampleCall, facts: Mapping[str,
 
 
 def _parameter_names(fn: Callable) -> list[str]:
-    import inspect
     return list(inspect.signature(fn).parameters)
 
 
@@ -278,7 +272,7 @@ def _check_floats(rule: Any, result: Any, call: ExampleCall) -> list[str]:
     if not rule.differentiable_inputs() or not call.differentiable or isinstance(result, (tuple, list)):
         return []
     arguments = call.args + list(call.kwargs.values())
-    if "dtype" in call._where or any(isinstance(a, np.ndarray) and a.dtype.kind not in "fc" for a in arguments):
+    if "dtype" in call.where or any(isinstance(a, np.ndarray) and a.dtype.kind not in "fc" for a in arguments):
         return []
     if isinstance(result, (np.ndarray, np.number, float, int)) and not isinstance(result, (bool, np.bool_)):
         if np.result_type(result).kind not in "fc":

@@ -443,7 +443,7 @@ def pad_refusal(mode: Any) -> "str | None":
     return f"np.pad has no mode {mode!r}; NumPy's modes are {', '.join(PAD_LINEAR_MODES + PAD_ORDER_MODES)}"
 
 
-def _checked_pad_mode(mode: Any) -> str:
+def _checked_pad_mode(mode: Any) -> Any:
     reason = pad_refusal(mode)
     if reason is not None:
         raise ValueError(reason)
@@ -459,7 +459,7 @@ def _stat_lengths(stat_length: Any, shape: tuple) -> list:
     return [[min(before, n), min(after, n)] for (before, after), n in zip(pairs, shape)]
 
 
-def _pad_axis_map(n: int, before: int, after: int, mode: str, stat: Any, reflect_type: str) -> np.ndarray:
+def _pad_axis_map(n: int, before: int, after: int, mode: Any, stat: Any, reflect_type: Any) -> np.ndarray:
     """The ``(before + n + after, n)`` matrix of a linear mode along one axis of length ``n``: column
     ``j`` is the unit vector ``e_j`` padded (the constant part, constant_values or end_values, left out)."""
     eye = np.eye(n)
@@ -507,14 +507,14 @@ def _order_plan(array: Any, pad_width: Any, mode: str, stat_length: Any) -> list
     return plan
 
 
-def _picked(values: np.ndarray, axis: int, window: slice, picks: list) -> np.ndarray:
+def _picked(values: np.ndarray, axis: int, window: slice, picks: list) -> Any:
     """The mean of ``values`` at the picked indices of each line's window (length 1 along ``axis``)."""
     chunk = values[(slice(None),) * axis + (window,)]
     return sum(np.take_along_axis(chunk, p, axis=axis) for p in picks) / len(picks)
 
 
-def pad_jvp(t_array: Any, array: Any, pad_width: Any, mode: str = "constant", stat_length: Any = None,
-            reflect_type: str = "even") -> np.ndarray:
+def pad_jvp(t_array: Any, array: Any, pad_width: Any, mode: Any = "constant", stat_length: Any = None,
+            reflect_type: Any = "even") -> Any:
     """The tangent of ``np.pad(array, pad_width, mode, ...)`` along ``t_array``: linear modes pad the
     tangent by the same linear map (without the constant part); maximum, minimum and median copy the
     tangent at the primal's order statistic of each line, not the order statistic of the tangent."""
@@ -538,8 +538,8 @@ def pad_jvp(t_array: Any, array: Any, pad_width: Any, mode: str = "constant", st
     return result
 
 
-def pad_grad(grad: Any, array: Any, pad_width: Any, mode: str = "constant", stat_length: Any = None,
-             reflect_type: str = "even") -> np.ndarray:
+def pad_grad(grad: Any, array: Any, pad_width: Any, mode: Any = "constant", stat_length: Any = None,
+             reflect_type: Any = "even") -> np.ndarray:
     """The adjoint of ``np.pad(array, pad_width, mode, ...)`` (every mode NumPy has but a function):
     the transpose of ``pad_jvp``.  Axes are undone in the reverse of NumPy's order, each border's
     adjoint going back to the elements it was made from (a corner's, through the edge it was copied
@@ -575,9 +575,15 @@ def _order_pad_grad(grad: np.ndarray, plan: list) -> np.ndarray:
 
 
 def _pad_widths(pad_width: Any, ndim: int) -> list:
-    """``np.pad``'s ``pad_width`` as one ``[before, after]`` pair of ints per axis."""
+    """``np.pad``'s ``pad_width`` as one ``[before, after]`` pair of ints per axis (a dict gives
+    some axes theirs, by axis, negative ones counted from the end; the others get none)."""
     if isinstance(pad_width, int):
         return [[pad_width, pad_width]] * ndim
+    if isinstance(pad_width, dict):
+        widths = [[0, 0] for _ in range(ndim)]
+        for axis, width in pad_width.items():
+            widths[axis] = list(np.broadcast_to(np.asarray(width, dtype=int), (2,)).tolist())
+        return widths
     return np.broadcast_to(np.asarray(pad_width, dtype=int), (ndim, 2)).tolist()
 
 
