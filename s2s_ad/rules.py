@@ -660,12 +660,12 @@ def load_deferred() -> bool:
         return False
     with _deferred_lock:
         ready = [name for name in _DEFERRED if name in sys.modules]
-        before = set(map(id, all_rules())) if ready and checking_rules() else set()
+        before = set(map(id, _registered_rules())) if ready and checking_rules() else set()
         with _checks_deferred():
             for name in ready:
                 _DEFERRED.pop(name)(sys.modules[name])
         if ready and checking_rules():
-            refuse_contradicted_rules([rule for rule in all_rules() if id(rule) not in before])
+            refuse_contradicted_rules([rule for rule in _registered_rules() if id(rule) not in before])
     return bool(ready)
 
 
@@ -704,7 +704,7 @@ def load_template_module(path: str) -> types.ModuleType:
 def _refuse_module_rules(module: types.ModuleType) -> None:
     """Debug mode: the rules a template module declared, checked once it is loaded; contradicted,
     they are taken out and loading it raises ``TransformError``."""
-    mine = [rule for rule in all_rules() if rule.namespace is vars(module)]
+    mine = [rule for rule in _registered_rules() if rule.namespace is vars(module)]
     refused = refuse_contradicted_rules(mine)
     if refused:
         first = next(rule for rule in mine if _key(rule.fn) in refused)
@@ -779,8 +779,15 @@ def attribute_function(name: str) -> Optional[Any]:
 
 
 def all_rules() -> list[Rule]:
-    """Every registered rule: reverse rules, their variants for known ranks, and tangent rules."""
+    """Every registered rule: reverse rules, their variants for known ranks, and tangent rules (those
+    of the optional libraries imported so far included)."""
     load_templates()
+    load_deferred()
+    return _registered_rules()
+
+
+def _registered_rules() -> list[Rule]:
+    """Every rule registered now (loads nothing)."""
     variants = [rule for declared in _VARIANTS.values() for _, rule in declared]
     return list(_ADJOINTS.values()) + variants + list(_TANGENTS.values())
 
