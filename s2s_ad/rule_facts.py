@@ -17,7 +17,8 @@ Checks, for each example (``example_call`` turns one into arguments, as EXAMPLES
   ``reduction``, ``counts``, ``arithmetic``, ``items``, ``returns_sequence``; a differentiable
   result of float inputs is floats;
 - linearity: ``linear`` (in all differentiable inputs together) and ``bilinear`` (in each);
-- ``shape_only``: other values of the same shape give the same result.
+- ``shape_only``: other values of the same shape give the same result; ``zero_derivative``: a value
+  nudged by a billionth gives the same result.
 
 This module imports no other part of s2s_ad but ``kinds`` (the registry calls it, in the debug
 mode ``S2S_AD_CHECK_RULES=1``, without a cycle).
@@ -344,6 +345,40 @@ def _check_shape_only(rule: Any, result: Any, call: ExampleCall, facts: Mapping[
     return []
 
 
+def _nudged(value: Any, rng: np.random.Generator) -> Any:
+    """``value`` moved by about a billionth of itself (a float or a float array; None for others)."""
+    if isinstance(value, float):
+        return value * (1.0 + 1e-9 * rng.uniform(0.5, 1.0)) + 1e-12
+    if isinstance(value, np.ndarray) and value.dtype.kind == "f":
+        return value * (1.0 + 1e-9 * rng.uniform(0.5, 1.0, size=value.shape)) + 1e-12
+    return None
+
+
+def _check_zero_derivative(rule: Any, result: Any, call: ExampleCall, facts: Mapping[str, Any],
+                           rng: np.random.Generator) -> list[str]:
+    """Inputs declared ``zero_derivative`` (piecewise constant there, or read for the shape): nudging
+    one by a billionth leaves NumPy's result as it was."""
+    found = []
+    for name in facts.get("zero_derivative", ()):
+        place = call.where.get(name)
+        value = None if place is None else call.args[place] if isinstance(place, int) else call.kwargs[place]
+        nudged = _nudged(value, rng)
+        if nudged is None:
+            continue
+        args, kwargs = list(call.args), dict(call.kwargs)
+        if isinstance(place, int):
+            args[place] = nudged
+        else:
+            kwargs[place] = nudged
+        again = rule.fn(*args, **kwargs)
+        same = len(_items(again)) == len(_items(result)) and all(
+            np.allclose(np.asarray(a, dtype=complex), np.asarray(b, dtype=complex), rtol=1e-12, atol=1e-15)
+            for a, b in zip(_items(again), _items(result)))
+        if not same:
+            found.append(f"the rule declares zero_derivative for {name!r}, but nudging it changes NumPy's result")
+    return found
+
+
 def contradictions(rule: Any, examples: Sequence[dict], facts: Mapping[str, Any], never_view: bool,
                    items: Any = 0, seed: int = 0) -> list[str]:
     """What NumPy contradicts among the facts declared about ``rule.fn``, on each of ``examples``
@@ -364,6 +399,7 @@ def contradictions(rule: Any, examples: Sequence[dict], facts: Mapping[str, Any]
         problems += _check_shapes(rule, result, call, facts, example)
         problems += _check_floats(rule, result, call)
         problems += _check_shape_only(rule, result, call, facts, rng)
+        problems += _check_zero_derivative(rule, result, call, facts, rng)
         differentiable = [n for n in rule.differentiable_inputs() if n in call.differentiable]
         if rule.form == "linear":
             problems += _check_linear(rule, call, differentiable, rng, "linear=True")

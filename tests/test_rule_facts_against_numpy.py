@@ -11,6 +11,7 @@ turns on in conftest.py).
 """
 from __future__ import annotations
 
+import inspect
 import os
 import textwrap
 from typing import Any
@@ -19,7 +20,7 @@ import numpy as np
 import pytest
 
 import s2s_ad
-from s2s_ad import rules
+from s2s_ad import rule_facts, rules
 from s2s_ad.rule_facts import examples_of
 from test_rules import Probe
 
@@ -194,6 +195,70 @@ def test_a_registered_rule_the_check_marks_is_refused_where_it_is_called(monkeyp
     assert "linear=True" in refused[cube_of]
     with pytest.raises(s2s_ad.TransformError, match=r"test_rule_facts_against_numpy.py:\d+.*cube_of.*contradicts"):
         s2s_ad.grad(cube_summed)(np.array([0.5, 1.5]))
+
+
+# -- the check itself finds each kind of wrong fact ---------------------------------------------
+
+def transposed_copy(a):
+    return np.array(a.T)
+
+
+def sums_rows(a):
+    return np.sum(a, axis=1)
+
+
+def scaled_by(a, scale):
+    return a * scale
+
+
+def halves(a):
+    return np.split(a, 2)
+
+
+def same_shape_zeros(a, like):
+    return np.zeros_like(like) + a
+
+
+def the_argument(a):
+    return a
+
+
+WRONG_FACTS = [
+    (transposed_copy, {"examples": ({"a": (2, 3)},), "elementwise": True}, "broadcast shape"),
+    (sums_rows, {"examples": ({"a": (2, 3)},), "result_dims": lambda a: a}, "result_dims"),
+    (sums_rows, {"examples": ({"a": (2, 3)},), "result_rank": lambda a: a}, "result_rank"),
+    (sums_rows, {"examples": ({"a": (2, 3)},), "reduction": True}, "reduction"),
+    (scaled_by, {"examples": ({"a": (3,), "scale": 2.0},), "zero_derivative": ("scale",)}, "zero_derivative"),
+    (same_shape_zeros, {"examples": ({"a": (3,), "like": np.ones(3)},), "shape_only": 0}, "shape_only"),
+    (scaled_by, {"examples": ({"a": (3,), "scale": 2.0},), "bilinear": True}, None),  # a * scale is bilinear
+    (halves, {"examples": ({"a": (4,)},)}, "returns_sequence"),
+    (halves, {"examples": ({"a": (4,)},), "items": 3, "returns_sequence": True}, "items=3"),
+    (the_argument, {"examples": ({"a": (3,)},), "elementwise": True}, "make a new array"),
+    (the_argument, {"examples": ({"a": (3,)},), "may_view": True}, None),
+    (the_argument, {"examples": ({"a": (3,)}, {"a": (3,), "b": 1})}, "not an input"),
+]
+
+
+def _wrong_fact_id(case: tuple) -> str:
+    fn, declared, phrase = case
+    return f"{fn.__name__}-{'-'.join(k for k in declared if k != 'examples')}-{'holds' if phrase is None else 'wrong'}"
+
+
+@pytest.mark.parametrize("fn, declared, phrase", WRONG_FACTS, ids=[_wrong_fact_id(c) for c in WRONG_FACTS])
+def test_the_check_finds_each_kind_of_wrong_fact(fn, declared, phrase):
+    """Each fact, declared wrongly of a small function, is reported (and one declared rightly is not)."""
+    parameters = tuple(inspect.signature(fn).parameters)
+    rule = rules.Rule(fn=fn, kind="adjoint", name=fn.__name__ + "_rule", result="out", inputs=parameters,
+                      positional=len(parameters), defaults={}, seeds=("d_out",), body=[], namespace={},
+                      filename=__file__, line=1, elementwise=declared.get("elementwise", False),
+                      assigned=frozenset({"d_a"}), examples=declared["examples"],
+                      form="bilinear" if declared.get("bilinear") else "")
+    facts = {k: v for k, v in declared.items() if k not in ("examples", "elementwise", "bilinear", "items")}
+    found = rule_facts.contradictions(rule, rule.examples, facts, rule.elementwise, declared.get("items", 0))
+    if phrase is None:
+        assert found == []
+    else:
+        assert found and any(phrase in f for f in found), found
 
 
 def test_the_debug_mode_is_off_by_default(monkeypatch):
