@@ -199,7 +199,7 @@ def _spectral_weights(x, ord, axis):
 
 
 # norm_matrices and norm_unmoved are linear and each other's transpose (x is read for its shape).
-@adjoint(norm_matrices, may_view=True, examples=({"x": (3, 4), "ord": 2, "axis": None, "fill": 1.0},
+@adjoint(norm_matrices, view=True, examples=({"x": (3, 4), "ord": 2, "axis": None, "fill": 1.0},
                                   {"x": (2, 3, 4), "ord": "nuc", "axis": (2, 0), "fill": 1.0},
                                   {"x": (4,), "ord": 2, "axis": None, "fill": 1.0}))
 def norm_matrices_rule(out, x, ord, axis, fill, d_out):
@@ -211,7 +211,7 @@ def norm_matrices_tangent(out, x, ord, axis, fill, t_x):
     t_out = norm_matrices(t_x, ord, axis, 0.0)
 
 
-@adjoint(norm_unmoved, linear=True, shape_only=1, may_view=True, examples=(
+@adjoint(norm_unmoved, linear=True, shape_only=1, view=True, examples=(
     {"w": (3, 4), "x": np.zeros((3, 4)), "ord": -2, "axis": None},
     {"w": (3, 4, 2), "x": np.zeros((2, 3, 4)), "ord": "nuc", "axis": (1, 2)},
     {"w": (1, 1), "x": np.zeros((3, 4)), "ord": 1, "axis": None}))
@@ -322,7 +322,7 @@ def einsum(out, subscripts, op0, op1=None, op2=None, op3=None, *, optimize=False
 
 
 # matrix_power(a, 1) is a itself (NumPy returns its argument): a later write into a shows through it
-@adjoint(np.linalg.matrix_power, may_view=True, examples=({"a": (3, 3), "n": 3}, {"a": (2, 3, 3), "n": 2}, {"a": (2, 2), "n": 0},
+@adjoint(np.linalg.matrix_power, view=True, examples=({"a": (3, 3), "n": 3}, {"a": (2, 3, 3), "n": 2}, {"a": (2, 2), "n": 0},
                                            {"a": (2, 2), "n": 1}))
 def matrix_power(out, a, n, d_out):  # n >= 0 (a negative n raises: write matrix_power(inv(a), -n))
     d_a = matrix_power_grad(d_out, a, n)

@@ -426,9 +426,10 @@ for _helper, _inputs in ((getitem_grad, ("a",)), (pad_grad, ("array",)), (pad_jv
 
 
 # Checked against NumPy (tests/test_rule_facts_against_numpy.py): these helpers hand back their
-# argument itself or a view of it (a reshape, the adjoint passed through), and those below return
+# first argument itself or a view of it (a reshape, the adjoint passed through), and those below return
 # lists or tuples of pieces, so generated code that writes into what they return copies first.
 declare(expand_reduced, solve_columns, kron_blocks, kron_spread, expand_quantiles, svd_checked, qr_checked,
-        concatenate_grad, stack_grad, joined_grad, append_grad, norm_weight, add_adjoint, if_inexact, may_view=True)
+        append_grad, norm_weight, if_inexact, view=True)  # their first argument (not the others: like, a, b)
+declare(concatenate_grad, stack_grad, joined_grad, add_adjoint, may_view=True)  # pieces of their first argument
 declare(concatenate_grad, stack_grad, joined_grad, multi_dot_grad, add_adjoint, mul_adjoint, mul_adjoint_cross,
         pair_sum, returns_sequence=True)
