@@ -703,6 +703,10 @@ class ExpressionConverter:
                 rules.bind_arguments(rule, args, kwargs)
             except rules.ArgumentMismatch as exc:
                 raise self.error(f"the call of {name}", f"it passes {exc}", node) from None
+            refusal = rules.argument_refusal(fn, tuple(_constant_or_not(a) for a in args),
+                                             tuple((k, _constant_or_not(v)) for k, v in kwargs))
+            if refusal:
+                raise self.error(f"the call of {name}", refusal, node)
             return
         if rules.is_nondifferentiable(fn):
             return
@@ -718,6 +722,12 @@ class ExpressionConverter:
                              "outside it and pass it in (its methods and attributes can be used)", node)
         # A function with no rule and no source is refused only if an argument depends on the inputs
         # (analysis.check_constant_calls): otherwise it is a constant and simply runs.
+
+
+def _constant_or_not(expr: Any) -> Any:
+    """The value of a constant argument (a number, a string, a function named in the call), else
+    ``rules.NOT_CONSTANT``."""
+    return expr.value if isinstance(expr, ir.Const) else rules.NOT_CONSTANT
 
 
 def _builtin_type(cls: type) -> bool:

@@ -210,7 +210,8 @@ def _parameters(fn: Any) -> Optional[list[inspect.Parameter]]:
 
 def _register(table: dict, kind: str, fn: Any, elementwise: bool, method: Optional[str],
               pack_method_args: bool, attribute: Optional[str],
-              examples: tuple = (), domain: tuple = (0.2, 0.8), form: str = "") -> Callable:
+              examples: tuple = (), domain: tuple = (0.2, 0.8), form: str = "",
+              previous_facts: Optional[dict] = None) -> Callable:
     def decorate(template: Callable) -> Callable:
         if template.__globals__.get(template.__name__) is fn:
             raise TransformError(f"the {kind} rule {template.__name__!r}", f"it is named like the function it is "
@@ -222,8 +223,10 @@ def _register(table: dict, kind: str, fn: Any, elementwise: bool, method: Option
         rule.examples = tuple(examples)
         rule.domain = tuple(domain)
         global _generation
+        previous = table.get(_key(fn))
         table[_key(fn)] = rule
         _generation += 1
+        _check_new_rule(rule, previous, previous_facts)
         if method:
             _METHODS[method] = (fn, pack_method_args)
         if attribute:
@@ -261,12 +264,22 @@ def adjoint(fn: Any, *, elementwise: bool = False, method: Optional[str] = None,
     """
     if ranks is not None:
         return _register_variant(fn, dict(ranks), elementwise, examples, domain)
+    previous_facts = _facts_before(fn)
     declare(fn, **facts)
     if items:
         _RESULT_ITEMS[_key(fn)] = items
     form = "linear" if linear else "bilinear" if bilinear else ""
     return _register(_ADJOINTS, "adjoint", fn, elementwise, method, pack_method_args, attribute,
-                     examples, domain, form)
+                     examples, domain, form, previous_facts)
+
+
+def _facts_before(fn: Any) -> Optional[dict]:
+    """A copy of the facts declared about ``fn`` so far (None: none), to put back if its new rule is refused."""
+    try:
+        known = _FACTS.get(_key(fn))
+    except TypeError:
+        return None
+    return dict(known) if known is not None else None
 
 
 def _register_variant(fn: Any, ranks: dict[str, int], elementwise: bool, examples: tuple,
@@ -309,8 +322,10 @@ def tangent(fn: Any, *, elementwise: bool = False, examples: tuple = (), domain:
     reverse mode.  ``examples`` and ``domain`` are test data, as for adjoints;
     further keywords are facts about ``fn`` (see ``FACTS``).
     """
+    previous_facts = _facts_before(fn)
     declare(fn, **facts)
-    return _register(_TANGENTS, "tangent", fn, elementwise, None, False, None, examples, domain)
+    return _register(_TANGENTS, "tangent", fn, elementwise, None, False, None, examples, domain,
+                     previous_facts=previous_facts)
 
 
 def nondifferentiable(*fns: Any, elementwise: bool = False, methods: Optional[dict[str, Any]] = None,
@@ -380,6 +395,10 @@ FACTS: dict[str, str] = {
     "reusable": "True: pure, so a repeated call in one expression reuses the first one's value",
     "compares": "True: a truth value, kept as one when folded (operator.lt)",
     "refused": "what to write instead: a call of it is refused outright, with these words (print, eval)",
+    "refused_arguments": "a function of some of the rule's inputs (its parameters named as the rule names them) "
+                         "giving, for constant values of those, None where such a call is differentiated, else why "
+                         "not and what to write instead: the call is then refused when it is transformed "
+                         "(np.pad: runtime.pad_refusal, a padding function as the mode)",
     "words": "(verb, noun): how generated names read a result of it (operator.add: ('plus', 'total'))",
     "syntax": "the ast class of the Python operator that calls it (operator.add: ast.Add, operator.neg: ast.USub, "
               "operator.lt: ast.Lt, operator.contains: ast.In, operator.getitem: ast.Subscript): generated code "
@@ -545,6 +564,28 @@ def result_items(fn: Any, args: tuple = (), kwargs: tuple = ()) -> int:
     return count if isinstance(count, int) and count > 0 else 0
 
 
+def argument_refusal(fn: Any, args: tuple = (), kwargs: tuple = ()) -> Optional[str]:
+    """Why a call of ``fn`` with these arguments cannot be differentiated (declared ``refused_arguments``),
+    or None; ``args`` and ``kwargs`` (pairs) are values, ``NOT_CONSTANT`` where one is not a constant,
+    and a refusal needs every input it names to be a constant (or left to its default)."""
+    check = fact(fn, "refused_arguments")
+    rule = adjoint_rule(fn) or tangent_rule(fn)
+    if check is None or rule is None:
+        return None
+    try:
+        bound = bind_arguments(rule, tuple(args), tuple(kwargs))
+    except ArgumentMismatch:
+        return None
+    values = {}
+    for name in inspect.signature(check).parameters:
+        value = bound.get(name, NOT_CONSTANT)
+        value = value.value if is_default(value) else value
+        if value is NOT_CONSTANT:
+            return None
+        values[name] = value
+    return check(**values)
+
+
 def fresh_values(*fns: Any) -> None:
     """Declare functions that return a new array or a number, never an argument or a view of one
     (``np.dot``): an array they return may be written into by index."""
@@ -581,9 +622,25 @@ def load_templates() -> None:
         if _loaded:
             return
         package = _templates_package()
-        for info in sorted(pkgutil.iter_modules(package.__path__), key=lambda i: i.name):
-            importlib.import_module(f"s2s_ad.templates.{info.name}")
+        with _checks_deferred():
+            for info in sorted(pkgutil.iter_modules(package.__path__), key=lambda i: i.name):
+                importlib.import_module(f"s2s_ad.templates.{info.name}")
         _loaded = True
+        if checking_rules():  # (after _loaded: the check asks the registry)
+            refuse_contradicted_rules()
+
+
+class _checks_deferred:
+    """While template modules load, rules are not checked one by one: a module may declare a rule's
+    facts after the rule (``declare(...)`` below it); they are checked once the module is in."""
+
+    def __enter__(self) -> None:
+        global _deferring_checks
+        _deferring_checks += 1
+
+    def __exit__(self, *exc: Any) -> None:
+        global _deferring_checks
+        _deferring_checks -= 1
 
 
 def when_imported(module_name: str, register: Callable[[Any], None]) -> None:
@@ -603,8 +660,12 @@ def load_deferred() -> bool:
         return False
     with _deferred_lock:
         ready = [name for name in _DEFERRED if name in sys.modules]
-        for name in ready:
-            _DEFERRED.pop(name)(sys.modules[name])
+        before = set(map(id, _registered_rules())) if ready and checking_rules() else set()
+        with _checks_deferred():
+            for name in ready:
+                _DEFERRED.pop(name)(sys.modules[name])
+        if ready and checking_rules():
+            refuse_contradicted_rules([rule for rule in _registered_rules() if id(rule) not in before])
     return bool(ready)
 
 
@@ -630,11 +691,25 @@ def load_template_module(path: str) -> types.ModuleType:
         module = importlib.util.module_from_spec(spec)
         sys.modules[name] = module
         try:
-            spec.loader.exec_module(module)
+            with _checks_deferred():
+                spec.loader.exec_module(module)
         except BaseException:
             del sys.modules[name]
             raise
-        return module
+    if checking_rules():
+        _refuse_module_rules(module)
+    return module
+
+
+def _refuse_module_rules(module: types.ModuleType) -> None:
+    """Debug mode: the rules a template module declared, checked once it is loaded; contradicted,
+    they are taken out and loading it raises ``TransformError``."""
+    mine = [rule for rule in _registered_rules() if rule.namespace is vars(module)]
+    refused = refuse_contradicted_rules(mine)
+    if refused:
+        first = next(rule for rule in mine if _key(rule.fn) in refused)
+        raise TransformError(f"the {first.kind} rule {first.name!r}", "; ".join(refused.values()),
+                             filename=first.filename, line=first.line)
 
 
 def adjoint_rule(fn: Any) -> Optional[Rule]:
@@ -701,6 +776,114 @@ def method_function(name: str) -> Optional[tuple[Any, bool]]:
 def attribute_function(name: str) -> Optional[Any]:
     load_templates()
     return _ATTRIBUTES.get(name)
+
+
+def all_rules() -> list[Rule]:
+    """Every registered rule: reverse rules, their variants for known ranks, and tangent rules (those
+    of the optional libraries imported so far included)."""
+    load_templates()
+    load_deferred()
+    return _registered_rules()
+
+
+def _registered_rules() -> list[Rule]:
+    """Every rule registered now (loads nothing)."""
+    variants = [rule for declared in _VARIANTS.values() for _, rule in declared]
+    return list(_ADJOINTS.values()) + variants + list(_TANGENTS.values())
+
+
+def declared_examples(rule: Rule) -> tuple[dict, ...]:
+    """The examples declared for ``rule``'s function: the rule's own, else those of its function's
+    other rule (a tangent rule beside an adjoint rule takes the same calls)."""
+    if rule.examples:
+        return rule.examples
+    try:
+        other = (_TANGENTS if rule.kind == "adjoint" else _ADJOINTS).get(_key(rule.fn))
+    except TypeError:
+        return ()
+    return other.examples if other is not None else ()
+
+
+def fact_contradictions(rule: Rule) -> list[str]:
+    """What NumPy contradicts among the facts declared about ``rule``'s function, on the rule's
+    examples (see ``rule_facts``); an empty list where they all hold."""
+    from . import rule_facts  # (only the debug mode and the tests check: importing s2s_ad stays cheap)
+    key = _key(rule.fn)
+    facts = _FACTS.get(key, _NO_FACTS)
+    fresh = key in _FRESH_VALUES or key in _FRESH_ARRAYS or (rule.elementwise and not facts.get("returns_operand"))
+    return rule_facts.contradictions(rule, declared_examples(rule), facts, fresh, _RESULT_ITEMS.get(key, 0))
+
+
+# -- the debug mode: rules whose facts NumPy contradicts do not load ----------------------------
+
+CHECK_RULES_VARIABLE = "S2S_AD_CHECK_RULES"
+_CONTRADICTED: dict[Any, str] = {}  # function -> why its rules were refused (see refuse_contradicted_rules)
+_deferring_checks = 0  # > 0 while template modules load: their rules are checked once all are in
+
+
+def checking_rules() -> bool:
+    """Whether rules are checked against NumPy as they load (``S2S_AD_CHECK_RULES=1``; the test
+    suite turns it on).  Off, loading costs nothing: the test suite checks every rule instead."""
+    return os.environ.get(CHECK_RULES_VARIABLE, "").strip().lower() not in ("", "0", "false", "no", "off")
+
+
+def _refusal(rule: Rule, found: list[str]) -> str:
+    where = f"{os.path.basename(rule.filename)}:{rule.line}"
+    return (f"its {rule.kind} rule {rule.name!r} ({where}) declares facts NumPy contradicts, so it was not "
+            f"loaded: {found[0]}" + (f" (and {len(found) - 1} more)" if len(found) > 1 else ""))
+
+
+def _unregister(rule: Rule) -> None:
+    key = _key(rule.fn)
+    for table in (_ADJOINTS, _TANGENTS):
+        if table.get(key) is rule:
+            del table[key]
+    if key in _VARIANTS:
+        _VARIANTS[key] = [(ranks, r) for ranks, r in _VARIANTS[key] if r is not rule]
+
+
+def refuse_contradicted_rules(candidates: Optional[list[Rule]] = None) -> dict[Any, str]:
+    """Check ``candidates`` (every registered rule where None) against NumPy; each whose facts it
+    contradicts is taken out of the registry, and its function declared ``refused`` with the reason
+    (a call of it is then a ``TransformError`` naming the call).  Returns function -> reason."""
+    global _generation
+    refused: dict[Any, str] = {}
+    for rule in (all_rules() if candidates is None else candidates):
+        if not (rule.examples or rule.elementwise or declared_examples(rule)):
+            continue  # nothing to run (the registry test fails such a rule)
+        found = fact_contradictions(rule)
+        if found:
+            _unregister(rule)
+            refused[_key(rule.fn)] = _CONTRADICTED[_key(rule.fn)] = _refusal(rule, found)
+            _FACTS.setdefault(_key(rule.fn), {})["refused"] = refused[_key(rule.fn)]
+            _generation += 1
+    return refused
+
+
+def contradicted_rules() -> dict[Any, str]:
+    """The functions whose rules the debug mode refused, with the reason."""
+    return dict(_CONTRADICTED)
+
+
+def _check_new_rule(rule: Rule, previous: Optional[Rule], previous_facts: Optional[dict]) -> None:
+    """In the debug mode, a rule registered outside a template module's loading (a user's
+    ``@s2s_ad.adjoint`` with examples) is checked now: contradicted, it is not loaded (the previous
+    rule and facts of its function are put back) and registering it raises ``TransformError``."""
+    if _deferring_checks or not checking_rules() or not (rule.examples or rule.elementwise):
+        return
+    found = fact_contradictions(rule)
+    if not found:
+        return
+    key = _key(rule.fn)
+    _unregister(rule)
+    if previous is not None:
+        (_ADJOINTS if rule.kind == "adjoint" else _TANGENTS)[key] = previous
+    if previous_facts is None:
+        _FACTS.pop(key, None)
+    else:
+        _FACTS[key] = previous_facts
+    raise TransformError(f"the {rule.kind} rule {rule.name!r}", "NumPy contradicts the facts it declares, on its "
+                         "examples: " + "; ".join(found), filename=rule.filename, line=rule.line)
 
 
 def all_adjoint_rules() -> list[Rule]:

@@ -395,56 +395,196 @@ def inverse_axes(axes: Any) -> Any:
     return None if axes is None else tuple(np.argsort(axes))
 
 
-def concatenate_grad(grad: Any, arrays: Any, axis: int = 0) -> list:
-    """Split the adjoint of ``np.concatenate(arrays, axis)`` back into one piece per array."""
+def as_given(pieces: list, arrays: Any, grad: Any) -> Any:
+    """The adjoint of a sequence argument, one piece per item, in the form the argument had: a list
+    for a list or tuple, one array for an array (NumPy's joining functions iterate an array along
+    its first axis; a list added to that array's other adjoints would concatenate instead)."""
+    if not isinstance(arrays, np.ndarray):
+        return pieces
+    whole = np.zeros(np.shape(arrays), dtype=np.result_type(grad, 1.0))
+    for i, piece in enumerate(pieces):
+        whole[i] = piece
+    return whole
+
+
+def concatenate_grad(grad: Any, arrays: Any, axis: int = 0) -> Any:
+    """Split the adjoint of ``np.concatenate(arrays, axis)`` back into one piece per array (one
+    array where ``arrays`` is one)."""
     if axis is None:
         sizes = [np.size(a) for a in arrays]
-        return [np.reshape(p, np.shape(a)) for p, a in zip(np.split(grad, np.cumsum(sizes)[:-1]), arrays)]
-    sizes = [np.shape(a)[axis] for a in arrays]
-    return np.split(grad, np.cumsum(sizes)[:-1], axis=axis)
+        pieces = [np.reshape(p, np.shape(a)) for p, a in zip(np.split(grad, np.cumsum(sizes)[:-1]), arrays)]
+    else:
+        pieces = np.split(grad, np.cumsum([np.shape(a)[axis] for a in arrays])[:-1], axis=axis)
+    return as_given(pieces, arrays, grad)
 
 
-def stack_grad(grad: Any, arrays: Any, axis: int = 0) -> list:
-    """One slice of the adjoint of ``np.stack(arrays, axis)`` per array."""
-    return list(np.moveaxis(grad, axis, 0))
+def stack_grad(grad: Any, arrays: Any, axis: int = 0) -> Any:
+    """One slice of the adjoint of ``np.stack(arrays, axis)`` per array (one array where ``arrays`` is one)."""
+    return as_given(list(np.moveaxis(grad, axis, 0)), arrays, grad)
 
 
-def pad_grad(grad: Any, array: Any, pad_width: Any, mode: str = "constant") -> np.ndarray:
-    """The adjoint of ``np.pad(array, pad_width, mode)`` for modes "constant" and "edge".
+# np.pad's modes.  The linear ones pad every line along an axis by the same linear map of the
+# line (plus a constant: constant_values, end_values), axis after axis, each on what the previous axes
+# padded: the derivative is those maps (and their transposes, in the reverse order of the axes).
+# The order-statistic modes copy, per line, the element at the order statistic of the primal (the
+# mean of two for the median of an even count): the derivative copies the tangent found there.
+PAD_LINEAR_MODES = ("constant", "edge", "reflect", "symmetric", "wrap", "mean", "linear_ramp", "empty")
+PAD_ORDER_MODES = ("maximum", "minimum", "median")
 
-    Constant padding drops the border; edge padding also adds each border's
-    adjoint onto the edge it copied.  Axes are handled in NumPy's order, each
-    on the part the previous ones kept, so a corner's adjoint reaches the
-    corner element it was copied from.
-    """
-    if mode not in ("constant", "edge"):
-        raise ValueError(f"np.pad mode {mode!r} has no derivative rule (constant and edge do)")
+
+def pad_refusal(mode: Any) -> "str | None":
+    """Why a call of ``np.pad`` with this ``mode`` cannot be differentiated (None where it can)."""
+    if isinstance(mode, str) and mode in PAD_LINEAR_MODES + PAD_ORDER_MODES:
+        return None
+    if callable(mode):
+        return ("np.pad with a padding function as its mode is not differentiated (s2s_ad cannot see what the "
+                "function does to each line); pad with one of NumPy's modes, or write the border with "
+                "np.concatenate of slices of the array")
+    return f"np.pad has no mode {mode!r}; NumPy's modes are {', '.join(PAD_LINEAR_MODES + PAD_ORDER_MODES)}"
+
+
+def _checked_pad_mode(mode: Any) -> Any:
+    reason = pad_refusal(mode)
+    if reason is not None:
+        raise ValueError(reason)
+    return mode
+
+
+def _stat_lengths(stat_length: Any, shape: tuple) -> list:
+    """``stat_length`` as one ``[before, after]`` pair per axis, each clipped to the axis's length
+    (None: the whole axis), as NumPy reads it."""
+    if stat_length is None:
+        return [[n, n] for n in shape]
+    pairs = np.broadcast_to(np.asarray(stat_length, dtype=int), (len(shape), 2)).tolist()
+    return [[min(before, n), min(after, n)] for (before, after), n in zip(pairs, shape)]
+
+
+def _pad_axis_map(n: int, before: int, after: int, mode: Any, stat: Any, reflect_type: Any) -> np.ndarray:
+    """The ``(before + n + after, n)`` matrix of a linear mode along one axis of length ``n``: column
+    ``j`` is the unit vector ``e_j`` padded (the constant part, constant_values or end_values, left out)."""
+    eye = np.eye(n)
+    widths = ((before, after), (0, 0))
+    if mode in ("constant", "empty"):
+        return np.pad(eye, widths, "constant")  # (empty: its border holds no value of the array)
+    if mode == "linear_ramp":
+        return np.pad(eye, widths, "linear_ramp", end_values=0.0)
+    if mode == "mean":
+        return np.pad(eye, widths, "mean", stat_length=(tuple(stat), (1, 1)))
+    if mode in ("reflect", "symmetric"):
+        return np.pad(eye, widths, mode, reflect_type=reflect_type)
+    return np.pad(eye, widths, mode)
+
+
+def _apply_along(matrix: np.ndarray, x: np.ndarray, axis: int) -> np.ndarray:
+    return np.moveaxis(np.tensordot(matrix, x, axes=(1, axis)), 0, axis)
+
+
+def _order_picks(primal: np.ndarray, axis: int, window: slice, mode: str) -> list:
+    """Where, along ``axis`` of ``primal``, the order statistic of each line's ``window`` lies: one index
+    array (length 1 along ``axis``, counted from the window's start) per element averaged."""
+    chunk = primal[(slice(None),) * axis + (window,)]
+    order = np.argsort(chunk, axis=axis, kind="stable")
+    count = chunk.shape[axis]
+    positions = {"maximum": [count - 1], "minimum": [0], "median": sorted({(count - 1) // 2, count // 2})}[mode]
+    return [np.take(order, [p], axis=axis) for p in positions]
+
+
+def _order_plan(array: Any, pad_width: Any, mode: str, stat_length: Any) -> list:
+    """For each axis in NumPy's order: ``(axis, before, after, n, left window, its picks, right window,
+    its picks)``, read off the primal padded along the axes before it."""
+    primal = np.asarray(array)
+    plan = []
+    for axis, (before, after) in enumerate(_pad_widths(pad_width, primal.ndim)):
+        n = primal.shape[axis]
+        if not (before or after):
+            continue
+        stat_before, stat_after = _stat_lengths(stat_length, primal.shape)[axis]
+        left, right = slice(0, stat_before), slice(n - stat_after, n)
+        left_picks, right_picks = _order_picks(primal, axis, left, mode), _order_picks(primal, axis, right, mode)
+        plan.append((axis, before, after, n, left, left_picks, right, right_picks))
+        primal = np.concatenate([np.repeat(_picked(primal, axis, left, left_picks), before, axis), primal,
+                                 np.repeat(_picked(primal, axis, right, right_picks), after, axis)], axis=axis)
+    return plan
+
+
+def _picked(values: np.ndarray, axis: int, window: slice, picks: list) -> Any:
+    """The mean of ``values`` at the picked indices of each line's window (length 1 along ``axis``)."""
+    chunk = values[(slice(None),) * axis + (window,)]
+    return sum(np.take_along_axis(chunk, p, axis=axis) for p in picks) / len(picks)
+
+
+def pad_jvp(t_array: Any, array: Any, pad_width: Any, mode: Any = "constant", stat_length: Any = None,
+            reflect_type: Any = "even") -> Any:
+    """The tangent of ``np.pad(array, pad_width, mode, ...)`` along ``t_array``: linear modes pad the
+    tangent by the same linear map (without the constant part); maximum, minimum and median copy the
+    tangent at the primal's order statistic of each line, not the order statistic of the tangent."""
+    mode = _checked_pad_mode(mode)
+    t_array = np.asarray(t_array, dtype=np.result_type(t_array, 1.0))
+    if mode in ("constant", "empty"):
+        return np.pad(t_array, pad_width, "constant")
+    if mode == "linear_ramp":
+        return np.pad(t_array, pad_width, "linear_ramp", end_values=0.0)
+    if mode == "mean":
+        return np.pad(t_array, pad_width, "mean", stat_length=stat_length)
+    if mode in ("reflect", "symmetric"):
+        return np.pad(t_array, pad_width, mode, reflect_type=reflect_type)
+    if mode in PAD_LINEAR_MODES:
+        return np.pad(t_array, pad_width, mode)
+    result = t_array
+    for axis, before, after, n, left, left_picks, right, right_picks in _order_plan(array, pad_width, mode,
+                                                                                     stat_length):
+        result = np.concatenate([np.repeat(_picked(result, axis, left, left_picks), before, axis), result,
+                                 np.repeat(_picked(result, axis, right, right_picks), after, axis)], axis=axis)
+    return result
+
+
+def pad_grad(grad: Any, array: Any, pad_width: Any, mode: Any = "constant", stat_length: Any = None,
+             reflect_type: Any = "even") -> np.ndarray:
+    """The adjoint of ``np.pad(array, pad_width, mode, ...)`` (every mode NumPy has but a function):
+    the transpose of ``pad_jvp``.  Axes are undone in the reverse of NumPy's order, each border's
+    adjoint going back to the elements it was made from (a corner's, through the edge it was copied
+    from, to the element that edge was copied from)."""
+    mode = _checked_pad_mode(mode)
     shape = np.shape(array)
-    result = np.array(grad, dtype=np.result_type(grad, 1.0))  # a copy: the edges are added into it
-    for axis, (before, after) in enumerate(_pad_widths(pad_width, len(shape))):
-        n = shape[axis]
-        lead = (slice(None),) * axis  # index tuples, not np.moveaxis: this runs on every call
-        if mode == "edge" and n > 0:
-            _fold_border(result, lead, before, 0, before)
-            _fold_border(result, lead, before + n - 1, before + n, after)
-        result = result[lead + (slice(before, before + n),)]
+    result = np.asarray(grad, dtype=np.result_type(grad, 1.0))
+    widths = _pad_widths(pad_width, len(shape))
+    if mode in PAD_ORDER_MODES:
+        return _order_pad_grad(result, _order_plan(array, pad_width, mode, stat_length))
+    stats = _stat_lengths(stat_length, shape) if mode == "mean" else [None] * len(shape)
+    for axis in reversed(range(len(shape))):
+        before, after = widths[axis]
+        if before or after:
+            matrix = _pad_axis_map(shape[axis], before, after, mode, stats[axis], reflect_type)
+            result = _apply_along(matrix.T, result, axis)
     return np.ascontiguousarray(result)
 
 
+def _order_pad_grad(grad: np.ndarray, plan: list) -> np.ndarray:
+    for axis, before, after, n, left, left_picks, right, right_picks in reversed(plan):
+        lead = (slice(None),) * axis
+        middle = np.array(grad[lead + (slice(before, before + n),)])  # a copy: the borders are added into it
+        for window, picks, border in ((left, left_picks, slice(0, before)),
+                                      (right, right_picks, slice(before + n, before + n + after))):
+            total = np.sum(grad[lead + (border,)], axis=axis, keepdims=True) / len(picks)
+            for p in picks:
+                spread = np.zeros(middle[lead + (window,)].shape, dtype=middle.dtype)
+                np.put_along_axis(spread, p, total, axis=axis)
+                middle[lead + (window,)] += spread
+        grad = middle
+    return np.ascontiguousarray(grad)
+
+
 def _pad_widths(pad_width: Any, ndim: int) -> list:
-    """``np.pad``'s ``pad_width`` as one ``[before, after]`` pair of ints per axis."""
+    """``np.pad``'s ``pad_width`` as one ``[before, after]`` pair of ints per axis (a dict gives
+    some axes theirs, by axis, negative ones counted from the end; the others get none)."""
     if isinstance(pad_width, int):
         return [[pad_width, pad_width]] * ndim
+    if isinstance(pad_width, dict):
+        widths = [[0, 0] for _ in range(ndim)]
+        for axis, width in pad_width.items():
+            widths[axis] = list(np.broadcast_to(np.asarray(width, dtype=int), (2,)).tolist())
+        return widths
     return np.broadcast_to(np.asarray(pad_width, dtype=int), (ndim, 2)).tolist()
-
-
-def _fold_border(result: np.ndarray, lead: tuple, edge: int, start: int, width: int) -> None:
-    """Add the adjoint of the ``width`` border copies from ``start`` (along the axis after
-    ``lead``) onto the ``edge`` element they copied."""
-    if width == 1:
-        result[lead + (edge,)] += result[lead + (start,)]
-    elif width > 1:
-        result[lead + (edge,)] += np.sum(result[lead + (slice(start, start + width),)], axis=len(lead))
 
 
 def getitem_grad(grad: Any, a: Any, index: Any) -> np.ndarray:
@@ -543,11 +683,12 @@ def _joined_parts(arrays: Any, how: str) -> tuple[list, int]:
     return parts, 0 if parts and parts[0].ndim == 1 else 1
 
 
-def joined_grad(grad: Any, arrays: Any, how: str) -> list:
-    """The adjoint of ``np.<how>(arrays)`` (how: hstack, vstack, dstack, column_stack): one piece per array."""
+def joined_grad(grad: Any, arrays: Any, how: str) -> Any:
+    """The adjoint of ``np.<how>(arrays)`` (how: hstack, vstack, dstack, column_stack): one piece per
+    array (one array where ``arrays`` is one)."""
     parts, axis = _joined_parts(arrays, how)
     pieces = np.split(np.asarray(grad), np.cumsum([p.shape[axis] for p in parts])[:-1], axis=axis)
-    return [np.reshape(piece, np.shape(a)) for piece, a in zip(pieces, arrays)]
+    return as_given([np.reshape(piece, np.shape(a)) for piece, a in zip(pieces, arrays)], arrays, grad)
 
 
 def repeat_grad(grad: Any, a: Any, repeats: Any, axis: Any = None) -> np.ndarray:
@@ -1283,9 +1424,10 @@ def _multi_dot_adjoints(grad: Any, mats: list, like: list) -> list:
     return out
 
 
-def multi_dot_grad(grad: Any, arrays: Any) -> list:
-    """The adjoints of the operands of ``np.linalg.multi_dot(arrays)``, one per operand."""
-    return _multi_dot_adjoints(grad, _multi_dot_terms(arrays), list(arrays))
+def multi_dot_grad(grad: Any, arrays: Any) -> Any:
+    """The adjoints of the operands of ``np.linalg.multi_dot(arrays)``, one per operand (one array
+    where ``arrays`` is one)."""
+    return as_given(_multi_dot_adjoints(grad, _multi_dot_terms(arrays), list(arrays)), arrays, grad)
 
 
 def _is_missing(t: Any) -> bool:
@@ -1306,8 +1448,8 @@ def multi_dot_jvp(arrays: Any, tangents: Any) -> Any:
 
 def multi_dot_grad_jvp(grad: Any, t_grad: Any, arrays: Any, tangents: Any) -> list:
     """The tangent of ``multi_dot_grad(grad, arrays)`` as ``grad`` moves along ``t_grad`` and the
-    operands along ``tangents`` (one list: lists do not add elementwise)."""
-    arrays = list(arrays)
+    operands along ``tangents`` (one list: lists do not add elementwise; one array where ``arrays`` is one)."""
+    given, arrays = arrays, list(arrays)
     total = [np.zeros(np.shape(a)) for a in arrays]
     if not _is_missing(t_grad):
         total = multi_dot_grad(t_grad, arrays)
@@ -1318,7 +1460,8 @@ def multi_dot_grad_jvp(grad: Any, t_grad: Any, arrays: Any, tangents: Any) -> li
         for i in range(len(arrays)):
             if i != j:  # operand i's own adjoint does not read operand i
                 total[i] = total[i] + moved[i]
-    return total
+    return as_given(total, given, grad)
+
 # -- ``a + b`` and ``a * n`` where the operands may be tuples or lists -------------------------------
 # Concatenation and repetition, not arithmetic: the adjoint of a concatenation splits, that of a
 # repetition adds the copies up.  Adjoints and tangents of sequences may be sequences or arrays of

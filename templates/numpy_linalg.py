@@ -38,7 +38,7 @@ def matmul(out, x1, x2, d_out):
     d_x2 = matmul_grad_b(d_out, x1, x2)
 
 
-@adjoint(np.matmul, ranks={"x1": 2, "x2": 2})
+@adjoint(np.matmul, ranks={"x1": 2, "x2": 2}, examples=({"x1": (3, 4), "x2": (4, 2)}, {"x1": (1, 3), "x2": (3, 1)}))
 def matmul_matrices(out, x1, x2, d_out):
     d_x1 = d_out @ x2.T  # two matrices: no helper needs to look at the ranks
     d_x2 = x1.T @ d_out
@@ -52,7 +52,7 @@ def matmul_operator(out, a, b, d_out):
     d_b = matmul_grad_b(d_out, a, b)
 
 
-@adjoint(operator.matmul, ranks={"a": 2, "b": 2})
+@adjoint(operator.matmul, ranks={"a": 2, "b": 2}, examples=({"a": (3, 4), "b": (4, 2)}, {"a": (1, 3), "b": (3, 1)}))
 def matmul_operator_matrices(out, a, b, d_out):
     d_a = d_out @ b.T
     d_b = a.T @ d_out
@@ -199,7 +199,7 @@ def _spectral_weights(x, ord, axis):
 
 
 # norm_matrices and norm_unmoved are linear and each other's transpose (x is read for its shape).
-@adjoint(norm_matrices, examples=({"x": (3, 4), "ord": 2, "axis": None, "fill": 1.0},
+@adjoint(norm_matrices, view=True, examples=({"x": (3, 4), "ord": 2, "axis": None, "fill": 1.0},
                                   {"x": (2, 3, 4), "ord": "nuc", "axis": (2, 0), "fill": 1.0},
                                   {"x": (4,), "ord": 2, "axis": None, "fill": 1.0}))
 def norm_matrices_rule(out, x, ord, axis, fill, d_out):
@@ -211,7 +211,7 @@ def norm_matrices_tangent(out, x, ord, axis, fill, t_x):
     t_out = norm_matrices(t_x, ord, axis, 0.0)
 
 
-@adjoint(norm_unmoved, linear=True, shape_only=1, examples=(
+@adjoint(norm_unmoved, linear=True, shape_only=1, view=True, examples=(
     {"w": (3, 4), "x": np.zeros((3, 4)), "ord": -2, "axis": None},
     {"w": (3, 4, 2), "x": np.zeros((2, 3, 4)), "ord": "nuc", "axis": (1, 2)},
     {"w": (1, 1), "x": np.zeros((3, 4)), "ord": 1, "axis": None}))
@@ -321,7 +321,8 @@ def einsum(out, subscripts, op0, op1=None, op2=None, op3=None, *, optimize=False
     d_op3 = einsum_grad(d_out, subscripts, 3, op3, op0, op1, op2, op3)
 
 
-@adjoint(np.linalg.matrix_power, examples=({"a": (3, 3), "n": 3}, {"a": (2, 3, 3), "n": 2}, {"a": (2, 2), "n": 0},
+# matrix_power(a, 1) is a itself (NumPy returns its argument): a later write into a shows through it
+@adjoint(np.linalg.matrix_power, view=True, examples=({"a": (3, 3), "n": 3}, {"a": (2, 3, 3), "n": 2}, {"a": (2, 2), "n": 0},
                                            {"a": (2, 2), "n": 1}))
 def matrix_power(out, a, n, d_out):  # n >= 0 (a negative n raises: write matrix_power(inv(a), -n))
     d_a = matrix_power_grad(d_out, a, n)
@@ -406,7 +407,7 @@ def qr(out, a, mode="reduced", *, t_a):
 
 
 @adjoint(np.linalg.multi_dot, examples=({"arrays": [(2, 3), (3, 4), (4, 2)]}, {"arrays": [(3,), (3, 2), (2, 4), (4,)]},
-                                        {"arrays": [(2, 3), (3,)]}))
+                                        {"arrays": [(2, 3), (3,)]}, {"arrays": (3, 2, 2)}))
 def multi_dot(out, arrays, *, d_out):
     d_arrays = multi_dot_grad(d_out, arrays)
 

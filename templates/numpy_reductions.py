@@ -203,7 +203,7 @@ def nanmean_tangent(out, a, axis=None, dtype=None, *, keepdims=False, t_a):
     t_out = np.sum(t_a * present, axis=axis, keepdims=keepdims) / np.sum(present, axis=axis, keepdims=keepdims)
 
 
-@adjoint(average_weights, linear=True, zero_derivative=("a",), examples=({"a": np.zeros((3, 4)), "weights": (4,), "axis": -1},
+@adjoint(average_weights, linear=True, zero_derivative=("a",), may_view=True, examples=({"a": np.zeros((3, 4)), "weights": (4,), "axis": -1},
                                                  {"a": np.zeros((3, 4)), "weights": (3, 4)}))
 def average_weights_rule(out, a, weights, axis=None, *, d_out):
     d_weights = np.reshape(d_out, np.shape(weights))

@@ -1,5 +1,5 @@
 """Rules for shape functions: reshape, ravel, expand_dims, squeeze, concatenate, stack,
-broadcast_to, pad (constant and edge modes), roll, moveaxis, swapaxes, atleast_*d, hstack and
+broadcast_to, pad (every mode), roll, moveaxis, swapaxes, atleast_*d, hstack and
 friends, repeat, tile, flips and rot90, diag, diagonal, tril/triu, append, diff, take,
 take_along_axis, sort."""
 import numpy as np
@@ -7,7 +7,7 @@ import numpy as np
 from s2s_ad.kinds import same_rank_dims
 from s2s_ad.rules import adjoint, declare, fresh_arrays, method_alias, tangent
 from s2s_ad.runtime import (append_grad, concatenate_grad, diag_grad, diagonal_grad, diff_grad, joined_grad,
-                            diff_piece, gradient_grad, pad_grad, repeat_grad, sort_grad,
+                            diff_piece, gradient_grad, pad_grad, pad_jvp, pad_refusal, repeat_grad, sort_grad,
                             stack_grad, take_along_axis_grad, take_grad, tile_grad, unbroadcast)
 
 
@@ -37,12 +37,14 @@ def squeeze(out, a, axis=None, *, d_out):
 
 
 @adjoint(np.concatenate, linear=True, examples=({"arrays": [(2, 3), (4, 3)]}, {"arrays": [(2, 3), (2, 1)], "axis": 1},
-                                   {"arrays": [(3,), (2,)]}))
+                                   {"arrays": [(3,), (2,)]},
+                                   {"arrays": (3, 2)}, {"arrays": (2, 3, 4), "axis": -1}, {"arrays": (2, 3), "axis": None}))
 def concatenate(out, arrays, axis=0, *, d_out):
     d_arrays = concatenate_grad(d_out, arrays, axis)
 
 
-@adjoint(np.stack, linear=True, examples=({"arrays": [(3,), (3,)]}, {"arrays": [(2, 3), (2, 3), (2, 3)], "axis": 2}))
+@adjoint(np.stack, linear=True, examples=({"arrays": [(3,), (3,)]}, {"arrays": [(2, 3), (2, 3), (2, 3)], "axis": 2},
+                                              {"arrays": (3, 2)}, {"arrays": (2, 3, 4), "axis": 1}))
 def stack(out, arrays, axis=0, *, d_out):
     d_arrays = stack_grad(d_out, arrays, axis)
 
@@ -53,17 +55,37 @@ def broadcast_to(out, array, shape, *, d_out):
     d_array = unbroadcast(d_out, array)
 
 
-@adjoint(np.pad, examples=({"array": (3, 4), "pad_width": 1}, {"array": (3, 4), "pad_width": 2, "mode": "edge"},
-                           {"array": (4,), "pad_width": (1, 2), "mode": "edge"},
-                           {"array": (2, 3), "pad_width": ((1, 0), (0, 2)), "constant_values": 1.5}),
-         result_dims=same_rank_dims)
-def pad(out, array, pad_width, mode="constant", *, constant_values=0, d_out):
-    d_array = pad_grad(d_out, array, pad_width, mode)
+# Every mode NumPy has (a padding function as the mode is refused when the call is transformed).
+_PADS = ({"array": (3, 4), "pad_width": 1}, {"array": (2, 3), "pad_width": ((1, 0), (0, 2)), "constant_values": 1.5},
+         {"array": (3, 4), "pad_width": 2, "mode": "edge"}, {"array": (4,), "pad_width": (1, 2), "mode": "edge"},
+         {"array": (4, 3), "pad_width": ((2, 1), (1, 3)), "mode": "reflect"},
+         {"array": (3,), "pad_width": (5, 4), "mode": "reflect", "reflect_type": "odd"},
+         {"array": (3, 4), "pad_width": ((1, 2), (3, 0)), "mode": "symmetric"},
+         {"array": (4,), "pad_width": 6, "mode": "symmetric", "reflect_type": "odd"},
+         {"array": (2, 3), "pad_width": ((3, 1), (4, 5)), "mode": "wrap"},
+         {"array": (3, 4), "pad_width": 2, "mode": "mean"},
+         {"array": (5, 3), "pad_width": ((1, 2), (2, 1)), "mode": "mean", "stat_length": ((2, 3), (1, 2))},
+         {"array": (3, 4), "pad_width": ((2, 1), (1, 2)), "mode": "linear_ramp"},
+         {"array": (4,), "pad_width": 3, "mode": "linear_ramp", "end_values": (0.5, -1.0)},
+         {"array": (3, 4), "pad_width": 2, "mode": "maximum"}, {"array": (5,), "pad_width": (2, 1), "mode": "minimum"},
+         {"array": (4, 5), "pad_width": ((1, 2), (2, 1)), "mode": "minimum", "stat_length": 2},
+         {"array": (4, 3), "pad_width": 2, "mode": "median"}, {"array": (5, 4), "pad_width": 1, "mode": "median",
+                                                               "stat_length": ((3, 2), (4, 1))},
+         {"array": (2, 3, 2), "pad_width": ((1, 0), (2, 1), (0, 1)), "mode": "maximum", "stat_length": 2})
+
+
+@adjoint(np.pad, examples=_PADS, result_dims=same_rank_dims, refused_arguments=pad_refusal)
+def pad(out, array, pad_width, mode="constant", *, stat_length=None, constant_values=0, end_values=0,
+        reflect_type="even", d_out):
+    d_array = pad_grad(d_out, array, pad_width, mode, stat_length, reflect_type)
 
 
 @tangent(np.pad)
-def pad(out, array, pad_width, mode="constant", *, constant_values=0, t_array):
-    t_out = np.pad(t_array, pad_width, mode)  # the border's constant has no tangent
+def pad(out, array, pad_width, mode="constant", *, stat_length=None, constant_values=0, end_values=0,
+        reflect_type="even", t_array):
+    # the border's constants (constant_values, end_values) have no tangent; maximum, minimum and median
+    # copy the tangent at the primal's order statistic
+    t_out = pad_jvp(t_array, array, pad_width, mode, stat_length, reflect_type)
 
 
 @adjoint(np.roll, linear=True, examples=({"a": (5,), "shift": 2}, {"a": (3, 4), "shift": -1, "axis": 1},
@@ -99,22 +121,26 @@ def atleast_3d(out, arys, *, d_out):
     d_arys = np.reshape(d_out, np.shape(arys))
 
 
-@adjoint(np.hstack, linear=True, examples=({"tup": [(2,), (3,)]}, {"tup": [(2, 1), (2, 3)]}))
+@adjoint(np.hstack, linear=True, examples=({"tup": [(2,), (3,)]}, {"tup": [(2, 1), (2, 3)]}, {"tup": (1,)}, {"tup": (3,)},
+                                         {"tup": (3, 2)}, {"tup": (2, 3, 2)}))
 def hstack(out, tup, *, d_out):
     d_tup = joined_grad(d_out, tup, "hstack")
 
 
-@adjoint(np.vstack, linear=True, examples=({"tup": [(3,), (3,)]}, {"tup": [(2, 3), (3,)]}))
+@adjoint(np.vstack, linear=True, examples=({"tup": [(3,), (3,)]}, {"tup": [(2, 3), (3,)]}, {"tup": (1,)}, {"tup": (3,)},
+                                         {"tup": (3, 2)}, {"tup": (2, 3, 2)}))
 def vstack(out, tup, *, d_out):
     d_tup = joined_grad(d_out, tup, "vstack")
 
 
-@adjoint(np.dstack, linear=True, examples=({"tup": [(3,), (3,)]}, {"tup": [(2, 3), (2, 3)]}))
+@adjoint(np.dstack, linear=True, examples=({"tup": [(3,), (3,)]}, {"tup": [(2, 3), (2, 3)]}, {"tup": (3,)},
+                                         {"tup": (3, 2)}, {"tup": (2, 3, 2)}))
 def dstack(out, tup, *, d_out):
     d_tup = joined_grad(d_out, tup, "dstack")
 
 
-@adjoint(np.column_stack, linear=True, examples=({"tup": [(3,), (3, 2)]},))
+@adjoint(np.column_stack, linear=True, examples=({"tup": [(3,), (3, 2)]}, {"tup": (3,)}, {"tup": (3, 2)},
+                                                {"tup": (2, 3, 2)}))
 def column_stack(out, tup, *, d_out):
     d_tup = joined_grad(d_out, tup, "column_stack")
 

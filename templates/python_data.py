@@ -14,7 +14,7 @@ from s2s_ad.runtime import list_append, unbroadcast, unbroadcast_to
 
 
 @adjoint(list_append, linear=True, examples=({"items": [(), ()], "item": ()}, {"items": [(3,), (3,)], "item": (3,)}),
-         may_view=True)
+         may_view=True, returns_sequence=True)
 def list_append_rule(out, items, item, d_out):  # not named list_append: that would hide the helper
     d_items = d_out[:-1]
     d_item = d_out[-1]
@@ -31,7 +31,8 @@ def sum_items_adjoint(grad, iterable):
 
 
 @adjoint(builtins.sum, linear=True, examples=({"iterable": [(), (), ()]}, {"iterable": [(2,), (2,)]},
-                                              {"iterable": [(3,), ()]}, {"iterable": [(2, 3), (3,)]}))
+                                              {"iterable": [(3,), ()]}, {"iterable": [(2, 3), (3,)]},
+                                              {"iterable": (3,)}, {"iterable": (3, 2)}))
 def sum(out, iterable, start=0, *, d_out):
     d_iterable = sum_items_adjoint(d_out, iterable)
     d_start = unbroadcast(d_out, start)

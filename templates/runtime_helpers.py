@@ -20,7 +20,7 @@ from s2s_ad.runtime import (added_at, check_view_update, cross_grad, diff_piece,
                             add_adjoint, add_tangent, mul_adjoint, mul_adjoint_cross, mul_tangent,
                             mul_tangent_cross, pair_sum, tangent_sum, broadcast_reduced, checkpoint_stride, concatenate_grad, cumsum_grad,
                             expand_reduced, getitem_grad, inverse_axes, matmul_grad_a, matmul_grad_b,
-                            pad_grad, prod_others, prod_others_jvp, stack_grad, stop_gradient, if_inexact, stored_part,
+                            pad_grad, pad_jvp, prod_others, prod_others_jvp, stack_grad, stop_gradient, if_inexact, stored_part,
                             unbroadcast, unbroadcast_to, writable_copy, zero_tangent,
                             zeros_like, checkpointed)
 
@@ -117,10 +117,26 @@ def stack_grad_rule(out, grad, arrays, axis=0, *, t_grad):
     t_out = stack_grad(t_grad, arrays, axis)
 
 
-@adjoint(pad_grad, linear=True, examples=({"grad": (5, 6), "array": np.zeros((3, 4)), "pad_width": 1},
-                                          {"grad": (7,), "array": np.zeros(4), "pad_width": (1, 2), "mode": "edge"}))
-def pad_grad_rule(out, grad, array, pad_width, mode="constant", *, d_out):
-    d_grad = np.pad(d_out, pad_width, mode)  # cropping (and folding borders onto edges) undone
+# pad_grad and pad_jvp are linear in what they move and each other's transpose; the primal array is
+# read for its shape (and, for maximum, minimum and median, the order of its elements).
+@adjoint(pad_grad, linear=True, examples=(
+    {"grad": (5, 6), "array": np.zeros((3, 4)), "pad_width": 1},
+    {"grad": (7,), "array": np.zeros(4), "pad_width": (1, 2), "mode": "edge"},
+    {"grad": (6, 7), "array": np.zeros((3, 4)), "pad_width": ((1, 2), (3, 0)), "mode": "symmetric", "reflect_type": "odd"},
+    {"grad": (8,), "array": np.zeros(5), "pad_width": (2, 1), "mode": "mean", "stat_length": 2},
+    {"grad": (8,), "array": np.array([0.3, 0.9, 0.1, 0.5, 0.7]), "pad_width": (2, 1), "mode": "median"}))
+def pad_grad_rule(out, grad, array, pad_width, mode="constant", stat_length=None, reflect_type="even", *, d_out):
+    d_grad = pad_jvp(d_out, array, pad_width, mode, stat_length, reflect_type)
+
+
+@adjoint(pad_jvp, linear=True, examples=(
+    {"t_array": (3, 4), "array": np.zeros((3, 4)), "pad_width": 1},
+    {"t_array": (4,), "array": np.zeros(4), "pad_width": (3, 2), "mode": "wrap"},
+    {"t_array": (3, 4), "array": np.zeros((3, 4)), "pad_width": 2, "mode": "linear_ramp"},
+    {"t_array": (5,), "array": np.array([0.3, 0.9, 0.1, 0.5, 0.7]), "pad_width": (2, 1), "mode": "maximum",
+     "stat_length": 3}))
+def pad_jvp_rule(out, t_array, array, pad_width, mode="constant", stat_length=None, reflect_type="even", *, d_out):
+    d_t_array = pad_grad(d_out, array, pad_width, mode, stat_length, reflect_type)
 
 
 @tangent(matmul_grad_a, examples=({"grad": (2, 4), "a": np.zeros((2, 3)), "b": (3, 4)},
@@ -393,7 +409,7 @@ declare(matmul_grad_a, dot_grad_a, factors=(0, 2))
 
 # Inputs the helpers read for their shape, their length or their sorting order only: a varied
 # argument there carries no derivative (any other input without one is refused where it varies).
-for _helper, _inputs in ((getitem_grad, ("a",)), (pad_grad, ("array",)),
+for _helper, _inputs in ((getitem_grad, ("a",)), (pad_grad, ("array",)), (pad_jvp, ("array",)),
                          (solve_columns, ("a", "b")), (kron_blocks, ("a", "b")), (kron_spread, ("other",)),
                          (expand_quantiles, ("like",)), (svd_checked, ("a",)), (qr_checked, ("a",)),
                          (stored_part, ("value",)), (concatenate_grad, ("arrays",)), (stack_grad, ("arrays",)),
@@ -407,3 +423,13 @@ for _helper, _inputs in ((getitem_grad, ("a",)), (pad_grad, ("array",)),
                          (mul_tangent_cross, ("a", "b")), (if_inexact, ("like",)), (cross_grad, ("like",)),
                          (diff_piece, ("a", "prepend", "append"))):
     declare(_helper, zero_derivative=_inputs)
+
+
+# Checked against NumPy (tests/test_rule_facts_against_numpy.py): these helpers hand back their
+# first argument itself or a view of it (a reshape, the adjoint passed through), and those below return
+# lists or tuples of pieces, so generated code that writes into what they return copies first.
+declare(expand_reduced, solve_columns, kron_blocks, kron_spread, expand_quantiles, svd_checked, qr_checked,
+        append_grad, norm_weight, if_inexact, view=True)  # their first argument (not the others: like, a, b)
+declare(concatenate_grad, stack_grad, joined_grad, add_adjoint, may_view=True)  # pieces of their first argument
+declare(concatenate_grad, stack_grad, joined_grad, multi_dot_grad, add_adjoint, mul_adjoint, mul_adjoint_cross,
+        pair_sum, returns_sequence=True)

@@ -14,6 +14,9 @@ import pytest
 # The whole suite runs with the facts checked after every pass that rewrites a function after its
 # analysis (s2s_ad/factcheck.py): a pass that leaves a fact false fails the test that reaches it.
 os.environ.setdefault("S2S_AD_CHECK_FACTS", "1")
+# The whole suite runs with the rules checked against NumPy as they load (a rule whose declared facts
+# NumPy contradicts on its examples is refused: see s2s_ad.rule_facts).  Set before s2s_ad loads any.
+os.environ.setdefault("S2S_AD_CHECK_RULES", "1")
 
 try:  # scipy.special's rules register once it is imported: import it so the registry walks check them
     import scipy.special  # noqa: F401

@@ -27,25 +27,9 @@ import s2s_ad
 from s2s_ad import grad, ir, rules
 from s2s_ad.emit import Namespace, _Builder
 from s2s_ad.pipeline import build_reverse
+from s2s_ad.rule_facts import examples_of
 
 _probe_counter = itertools.count()
-
-
-def _takes_arrays(fn: Any) -> bool:
-    module = getattr(fn, "__module__", None) or ""
-    return isinstance(fn, np.ufunc) or module in ("_operator", "operator") or module.startswith("numpy")
-
-
-def _synthesised_examples(rule: rules.Rule) -> list[dict]:
-    inputs = rule.differentiable_inputs()
-    examples = [{name: () for name in inputs}]
-    if _takes_arrays(rule.fn):
-        examples.append({name: (3,) for name in inputs})
-        if len(inputs) == 2:
-            examples.append({inputs[0]: (2, 3), inputs[1]: (3,)})
-            examples.append({inputs[0]: (2, 1), inputs[1]: (1, 3)})
-            examples.append({inputs[0]: (), inputs[1]: (2, 3)})
-    return examples
 
 
 def _builtin(rule: rules.Rule) -> bool:
@@ -56,7 +40,7 @@ def _builtin(rule: rules.Rule) -> bool:
 def _cases() -> list:
     cases = []
     for rule in filter(_builtin, rules.all_adjoint_rules()):
-        examples = rule.examples or (_synthesised_examples(rule) if rule.elementwise else [])
+        examples = examples_of(rule, rule.examples)  # (an elementwise rule without examples: synthesised calls)
         label = f"{getattr(rule.fn, '__module__', '') or ''}.{rule.name}".lstrip(".")
         if not examples:
             cases.append(pytest.param(rule, None, id=f"{label}-no-examples"))
