@@ -194,13 +194,14 @@ def nansum_tangent(out, a, axis=None, dtype=None, *, keepdims=False, t_a):
 @adjoint(np.nanmean, examples=_AXES)
 def nanmean(out, a, axis=None, dtype=None, *, keepdims=False, d_out):
     present = np.logical_not(np.isnan(a))
-    d_a = expand_reduced(d_out, axis, keepdims) * present / np.sum(present, axis=axis, keepdims=True)
+    # an all-NaN slice (NumPy: NaN) has no present element to share with: 0, not 0 / 0
+    d_a = expand_reduced(d_out, axis, keepdims) * present / np.maximum(np.sum(present, axis=axis, keepdims=True), 1)
 
 
 @tangent(np.nanmean)
 def nanmean_tangent(out, a, axis=None, dtype=None, *, keepdims=False, t_a):
     present = np.logical_not(np.isnan(a))
-    t_out = np.sum(t_a * present, axis=axis, keepdims=keepdims) / np.sum(present, axis=axis, keepdims=keepdims)
+    t_out = np.sum(t_a * present, axis=axis, keepdims=keepdims) / np.maximum(np.sum(present, axis=axis, keepdims=keepdims), 1)
 
 
 @adjoint(average_weights, linear=True, zero_derivative=("a",), examples=({"a": np.zeros((3, 4)), "weights": (4,), "axis": -1},
@@ -226,3 +227,137 @@ def average_tangent(out, a, axis=None, weights=None, *, keepdims=False, t_a, t_w
     w = average_weights(a, weights, axis)
     moved = w * t_a + average_weights(a, t_weights, axis) * (a - expand_reduced(out, axis, keepdims))
     t_out = np.sum(moved, axis=axis, keepdims=keepdims) / np.sum(w * np.ones(np.shape(a)), axis=axis, keepdims=keepdims)
+
+
+# The NaN-ignoring reductions: a NaN element is left out of the result, so its derivative is 0; an
+# all-NaN slice (NumPy: NaN, or 0 for nanprod's empty product) gives its elements 0.
+_WITH_NANS = np.array([[0.3, np.nan, 0.7, 0.1], [np.nan, 0.5, 0.2, 0.6], [0.4, 0.25, np.nan, 0.55]])
+_NAN_AXES = _AXES + ({"a": _WITH_NANS}, {"a": _WITH_NANS, "axis": 1}, {"a": _WITH_NANS, "axis": 0, "keepdims": True})
+
+
+def nan_median_weights(a, axis=None, keepdims=False):
+    """The weight of each element of ``a`` in ``np.nanmedian(a, axis)``: 1 for the middle present
+    element of its slice, 0.5 for each of the middle two, 0 for the others, NaNs and all-NaN slices.
+    Piecewise constant in ``a`` (its derivative is 0)."""
+    a = np.asarray(a, dtype=np.result_type(a, 1.0))
+    axes = tuple(range(a.ndim)) if axis is None else tuple(int(i) % a.ndim for i in np.atleast_1d(axis))  # (this module rebinds max and sum)
+    kept = tuple(i for i in range(a.ndim) if i not in axes)
+    moved = np.transpose(a, kept + axes)
+    rows = np.reshape(moved, moved.shape[:len(kept)] + (-1,))
+    order = np.argsort(rows, axis=-1)  # NaNs sort last
+    ranks = np.empty_like(order)
+    np.put_along_axis(ranks, order, np.broadcast_to(np.arange(rows.shape[-1]), order.shape), axis=-1)
+    count = np.sum(np.logical_not(np.isnan(rows)), axis=-1, keepdims=True)
+    weights = (0.5 * (ranks == (count - 1) // 2) + 0.5 * (ranks == count // 2)) * (count > 0)
+    return np.transpose(np.reshape(weights, moved.shape), np.argsort(kept + axes))
+
+
+nondifferentiable(nan_median_weights)
+
+
+def _filled_ones(a):
+    """``a`` with each NaN replaced by 1 (nanprod's reading of it)."""
+    return np.where(np.isnan(a), 1.0, a)
+
+
+@adjoint(np.nanmax, examples=_NAN_AXES)
+def nanmax(out, a, axis=None, *, keepdims=False, d_out):
+    at_max = a == expand_reduced(out, axis, keepdims)  # a NaN equals nothing
+    ties = np.sum(at_max, axis=axis, keepdims=True)
+    d_a = at_max * (expand_reduced(d_out, axis, keepdims) / np.maximum(ties, 1))  # ties share evenly
+
+
+@tangent(np.nanmax)
+def nanmax(out, a, axis=None, *, keepdims=False, t_a):
+    at_max = a == expand_reduced(out, axis, keepdims)
+    t_out = np.sum(np.where(at_max, t_a, 0.0), axis=axis, keepdims=keepdims) / np.maximum(
+        np.sum(at_max, axis=axis, keepdims=keepdims), 1)
+
+
+@adjoint(np.nanmin, examples=_NAN_AXES)
+def nanmin(out, a, axis=None, *, keepdims=False, d_out):
+    at_min = a == expand_reduced(out, axis, keepdims)
+    ties = np.sum(at_min, axis=axis, keepdims=True)
+    d_a = at_min * (expand_reduced(d_out, axis, keepdims) / np.maximum(ties, 1))
+
+
+@tangent(np.nanmin)
+def nanmin(out, a, axis=None, *, keepdims=False, t_a):
+    at_min = a == expand_reduced(out, axis, keepdims)
+    t_out = np.sum(np.where(at_min, t_a, 0.0), axis=axis, keepdims=keepdims) / np.maximum(
+        np.sum(at_min, axis=axis, keepdims=keepdims), 1)
+
+
+@adjoint(np.nanprod, examples=_NAN_AXES)
+def nanprod(out, a, axis=None, dtype=None, *, keepdims=False, d_out):
+    d_a = np.where(np.isnan(a), 0.0, expand_reduced(d_out, axis, keepdims) * prod_others(_filled_ones(a), axis))
+
+
+@tangent(np.nanprod)
+def nanprod(out, a, axis=None, dtype=None, *, keepdims=False, t_a):
+    t_out = np.sum(np.where(np.isnan(a), 0.0, t_a * prod_others(_filled_ones(a), axis)), axis=axis, keepdims=keepdims)
+
+
+@adjoint(np.nanvar, examples=_NAN_AXES + ({"a": _WITH_NANS, "axis": 1, "ddof": 1},))
+def nanvar(out, a, axis=None, dtype=None, *, ddof=0, keepdims=False, d_out):
+    # out = sum((a - mean)**2 over the present elements) / (count - ddof)
+    present = np.logical_not(np.isnan(a))
+    centred = np.where(present, a - np.nanmean(a, axis=axis, keepdims=True), 0.0)
+    count = np.sum(present, axis=axis, keepdims=True)
+    d_a = expand_reduced(d_out, axis, keepdims) * (2.0 / np.maximum(count - ddof, 1)) * centred
+
+
+@tangent(np.nanvar)
+def nanvar(out, a, axis=None, dtype=None, *, ddof=0, keepdims=False, t_a):
+    present = np.logical_not(np.isnan(a))
+    centred = np.where(present, a - np.nanmean(a, axis=axis, keepdims=True), 0.0)
+    count = np.sum(present, axis=axis, keepdims=keepdims)
+    t_out = np.sum(centred * np.where(present, t_a, 0.0), axis=axis, keepdims=keepdims) * (2.0 / np.maximum(count - ddof, 1))
+
+
+@adjoint(np.nanstd, examples=_NAN_AXES + ({"a": _WITH_NANS, "axis": 1, "ddof": 1},))
+def nanstd(out, a, axis=None, dtype=None, *, ddof=0, keepdims=False, d_out):
+    present = np.logical_not(np.isnan(a))
+    centred = np.where(present, a - np.nanmean(a, axis=axis, keepdims=True), 0.0)
+    count = np.sum(present, axis=axis, keepdims=True)
+    spread = expand_reduced(out + (out == 0), axis, keepdims)  # zero spread: 0, as std's rule
+    d_a = expand_reduced(d_out, axis, keepdims) / (spread * np.maximum(count - ddof, 1)) * centred
+
+
+@tangent(np.nanstd)
+def nanstd(out, a, axis=None, dtype=None, *, ddof=0, keepdims=False, t_a):
+    present = np.logical_not(np.isnan(a))
+    centred = np.where(present, a - np.nanmean(a, axis=axis, keepdims=True), 0.0)
+    count = np.sum(present, axis=axis, keepdims=keepdims)
+    t_out = np.sum(centred * np.where(present, t_a, 0.0), axis=axis, keepdims=keepdims) / (
+        (out + (out == 0)) * np.maximum(count - ddof, 1))
+
+
+@adjoint(np.nanmedian, examples=_NAN_AXES + ({"a": (4,)}, {"a": (2, 3, 4), "axis": (0, 2)}))
+def nanmedian(out, a, axis=None, *, keepdims=False, d_out):
+    d_a = expand_reduced(d_out, axis, keepdims) * nan_median_weights(a, axis, keepdims)
+
+
+@tangent(np.nanmedian)
+def nanmedian(out, a, axis=None, *, keepdims=False, t_a):
+    t_out = np.sum(np.where(np.isnan(a), 0.0, t_a) * nan_median_weights(a, axis, keepdims), axis=axis, keepdims=keepdims)
+
+
+@adjoint(np.nancumsum, examples=({"a": (5,)}, {"a": (3, 4), "axis": 1}, {"a": _WITH_NANS, "axis": 1}, {"a": _WITH_NANS}))
+def nancumsum(out, a, axis=None, *, d_out):
+    d_a = np.where(np.isnan(a), 0.0, cumsum_grad(d_out, a, axis))  # a NaN counts as 0
+
+
+@tangent(np.nancumsum)
+def nancumsum(out, a, axis=None, *, t_a):
+    t_out = np.cumsum(np.where(np.isnan(a), 0.0, t_a), axis=axis)
+
+
+@adjoint(np.nancumprod, examples=({"a": (5,)}, {"a": (3, 4), "axis": 1}, {"a": _WITH_NANS, "axis": 1}, {"a": _WITH_NANS}))
+def nancumprod(out, a, axis=None, *, d_out):
+    d_a = np.where(np.isnan(a), 0.0, cumprod_grad(d_out, _filled_ones(a), axis))  # a NaN counts as 1
+
+
+@tangent(np.nancumprod)
+def nancumprod(out, a, axis=None, *, t_a):
+    t_out = cumprod_jvp(_filled_ones(a), np.where(np.isnan(a), 0.0, t_a), axis)
