@@ -361,3 +361,66 @@ def nancumprod(out, a, axis=None, *, d_out):
 @tangent(np.nancumprod)
 def nancumprod(out, a, axis=None, *, t_a):
     t_out = cumprod_jvp(_filled_ones(a), np.where(np.isnan(a), 0.0, t_a), axis)
+
+
+# The reductions as ufunc methods: np.add.reduce is np.sum, np.multiply.accumulate is np.cumprod...
+# (along axis 0 unless told: the methods' default; a bound method is recognised by equality).
+_METHOD_AXES = ({"array": (3, 4)}, {"array": (3, 4), "axis": 1}, {"array": (2, 3, 4), "axis": None},
+                {"array": (5,)}, {"array": (3, 4), "axis": -1, "keepdims": True}, {"array": (2, 3, 4), "axis": (0, 2)})
+
+
+@adjoint(np.add.reduce, linear=True, examples=_METHOD_AXES)
+def add_reduce(out, array, axis=0, dtype=None, *, keepdims=False, d_out):
+    d_array = broadcast_reduced(d_out, array, axis, keepdims)
+
+
+@adjoint(np.multiply.reduce, examples=_METHOD_AXES)
+def multiply_reduce(out, array, axis=0, dtype=None, *, keepdims=False, d_out):
+    d_array = expand_reduced(d_out, axis, keepdims) * prod_others(array, axis)
+
+
+@tangent(np.multiply.reduce)
+def multiply_reduce(out, array, axis=0, dtype=None, *, keepdims=False, t_array):
+    t_out = np.sum(t_array * prod_others(array, axis), axis=axis, keepdims=keepdims)
+
+
+@adjoint(np.maximum.reduce, examples=_METHOD_AXES)
+def maximum_reduce(out, array, axis=0, dtype=None, *, keepdims=False, d_out):
+    at_max = array == expand_reduced(out, axis, keepdims)  # ties share evenly, as np.max
+    d_array = at_max * (expand_reduced(d_out, axis, keepdims) / np.sum(at_max, axis=axis, keepdims=True))
+
+
+@tangent(np.maximum.reduce)
+def maximum_reduce(out, array, axis=0, dtype=None, *, keepdims=False, t_array):
+    at_max = array == expand_reduced(out, axis, keepdims)
+    t_out = np.sum(t_array * at_max, axis=axis, keepdims=keepdims) / np.sum(at_max, axis=axis, keepdims=keepdims)
+
+
+@adjoint(np.minimum.reduce, examples=_METHOD_AXES)
+def minimum_reduce(out, array, axis=0, dtype=None, *, keepdims=False, d_out):
+    at_min = array == expand_reduced(out, axis, keepdims)
+    d_array = at_min * (expand_reduced(d_out, axis, keepdims) / np.sum(at_min, axis=axis, keepdims=True))
+
+
+@tangent(np.minimum.reduce)
+def minimum_reduce(out, array, axis=0, dtype=None, *, keepdims=False, t_array):
+    at_min = array == expand_reduced(out, axis, keepdims)
+    t_out = np.sum(t_array * at_min, axis=axis, keepdims=keepdims) / np.sum(at_min, axis=axis, keepdims=keepdims)
+
+
+_ACCUMULATED = ({"array": (5,)}, {"array": (3, 4)}, {"array": (3, 4), "axis": 1}, {"array": (2, 3, 4), "axis": -1})
+
+
+@adjoint(np.add.accumulate, linear=True, examples=_ACCUMULATED)
+def add_accumulate(out, array, axis=0, dtype=None, *, d_out):
+    d_array = cumsum_grad(d_out, array, axis)
+
+
+@adjoint(np.multiply.accumulate, examples=_ACCUMULATED + ({"array": np.array([0.5, 0.0, 2.0, 0.0, 1.5])},))
+def multiply_accumulate(out, array, axis=0, dtype=None, *, d_out):
+    d_array = cumprod_grad(d_out, array, axis)
+
+
+@tangent(np.multiply.accumulate)
+def multiply_accumulate(out, array, axis=0, dtype=None, *, t_array):
+    t_out = cumprod_jvp(array, t_array, axis)
