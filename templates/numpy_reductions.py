@@ -2,7 +2,7 @@
 median, quantile and percentile (the default, linear method)."""
 import numpy as np
 
-from s2s_ad.rules import adjoint, fresh_arrays, nondifferentiable, tangent
+from s2s_ad.rules import adjoint, declare, fresh_arrays, nondifferentiable, tangent
 from s2s_ad.runtime import unbroadcast
 from s2s_ad.runtime import (average_weights, broadcast_reduced, cumprod_grad, cumprod_jvp, cumsum_grad, expand_quantiles, expand_reduced, prod_others,
                             quantile_linear, quantile_scatter, quantile_slope, trailing_axes)
@@ -15,14 +15,87 @@ _AXES = (
 )
 
 
-@adjoint(np.sum, method="sum", linear=True, examples=_AXES, reduction=True)
-def sum(out, a, axis=None, dtype=None, *, keepdims=False, d_out):
-    d_a = broadcast_reduced(d_out, a, axis, keepdims)
+# where= and initial= on reductions.  The helpers fold away where the call passes neither (declared
+# folds=), so the code for a plain np.sum is what it was.
+def where_kept(grad, where=True):
+    """``grad`` where the reduction read the element (``where``), 0 elsewhere."""
+    return np.where(where, grad, 0.0)
 
 
-@adjoint(np.mean, method="mean", linear=True, examples=_AXES, reduction=True)
-def mean(out, a, axis=None, dtype=None, *, keepdims=False, d_out):
-    d_a = broadcast_reduced(d_out * (np.size(out) / np.maximum(np.size(a), 1)), a, axis, keepdims)  # scale the small one (an empty a: 0)
+def where_filled(a, where=True, fill=0.0):
+    """``a`` where the reduction reads it, ``fill`` (its identity) elsewhere."""
+    return np.where(where, a, fill)
+
+
+def where_share(out, a, axis=None, keepdims=False, where=True):
+    """The weight of each element read in ``np.mean(a, axis, keepdims=keepdims, where=where)``: one over
+    the count of elements read into its result (shaped like the result), 0 where there are none."""
+    read = np.sum(np.broadcast_to(where, np.shape(a)), axis=axis, keepdims=keepdims)
+    return 1.0 / np.maximum(read, 1)
+
+
+def initial_ties(out, initial=None, axis=None, keepdims=False):
+    """Where ``initial`` is the maximum (or minimum) ``out`` of np.max(..., initial=): 1, shaped as the
+    reduction kept its axes; else 0."""
+    return expand_reduced(out == initial, axis, keepdims) * 1.0
+
+
+def _kept_grad(grad, where=True):
+    return grad
+
+
+def _kept_a(a, where=True, fill=0.0):
+    return a
+
+
+def _share_all(out, a, axis=None, keepdims=False, where=True):
+    return np.size(out) / np.maximum(np.size(a), 1)  # scale the small one (an empty a: 0)
+
+
+def _no_initial(out, initial=None, axis=None, keepdims=False):
+    return 0.0
+
+
+declare(where_kept, folds=lambda where=True: _kept_grad if where is True else None)
+declare(where_filled, folds=lambda where=True: _kept_a if where is True else None)
+declare(where_share, folds=lambda where=True: _share_all if where is True else None)
+declare(initial_ties, folds=lambda initial=None: _no_initial if initial is None else None)
+nondifferentiable(where_share, initial_ties)
+
+
+@adjoint(where_kept, linear=True, zero_derivative=("where",), examples=(
+    {"grad": (3,), "where": np.array([True, False, True])}, {"grad": (2, 3), "where": np.array([[True], [False]])}))
+def where_kept_rule(out, grad, where=True, *, d_out):
+    d_grad = unbroadcast(where_kept(d_out, where), grad)
+
+
+@adjoint(where_filled, zero_derivative=("where", "fill"), examples=(
+    {"a": (3,), "where": np.array([True, False, True]), "fill": 1.0},))
+def where_filled_rule(out, a, where=True, fill=0.0, *, d_out):
+    d_a = unbroadcast(where_kept(d_out, where), a)
+
+
+@tangent(where_filled)
+def where_filled_rule(out, a, where=True, fill=0.0, *, t_a):
+    t_out = where_kept(t_a, where)
+
+
+_MASKED = np.array([[True, False, True, True], [False, False, True, True], [True, True, True, False]])
+_WHERE = ({"a": (3, 4), "where": _MASKED}, {"a": (3, 4), "axis": 1, "where": _MASKED},
+          {"a": (3, 4), "axis": 0, "where": np.array([[True], [False], [True]]), "keepdims": True})
+_INITIAL = ({"a": (3, 4), "initial": 0.5, "where": _MASKED}, {"a": (3, 4), "axis": 1, "initial": ()},
+            {"a": (4,), "initial": 0.5})
+
+
+@adjoint(np.sum, method="sum", linear=True, examples=_AXES + _WHERE + _INITIAL, reduction=True)
+def sum(out, a, axis=None, dtype=None, *, keepdims=False, initial=0.0, where=True, d_out):
+    d_a = where_kept(broadcast_reduced(d_out, a, axis, keepdims), where)
+    d_initial = np.sum(d_out)  # added into every result
+
+
+@adjoint(np.mean, method="mean", linear=True, examples=_AXES + _WHERE, reduction=True)
+def mean(out, a, axis=None, dtype=None, *, keepdims=False, where=True, d_out):
+    d_a = where_kept(broadcast_reduced(d_out * where_share(out, a, axis, keepdims, where), a, axis, keepdims), where)
 
 
 @adjoint(np.var, method="var", examples=_AXES)
@@ -40,31 +113,37 @@ def std(out, a, axis=None, dtype=None, *, ddof=0, keepdims=False, d_out):
     d_a = expand_reduced(d_out / (spread * (np.size(a) / np.maximum(np.size(out), 1) - ddof)), axis, keepdims) * centred
 
 
-@adjoint(np.prod, method="prod", examples=_AXES, reduction=True)
-def prod(out, a, axis=None, dtype=None, *, keepdims=False, d_out):
-    d_a = expand_reduced(d_out, axis, keepdims) * prod_others(a, axis)  # zeros in a are fine
+@adjoint(np.prod, method="prod", examples=_AXES + _WHERE + _INITIAL, reduction=True)
+def prod(out, a, axis=None, dtype=None, *, keepdims=False, initial=1.0, where=True, d_out):
+    # out = initial * the product of the elements read (an element not read counts as 1)
+    d_a = where_kept(expand_reduced(d_out * initial, axis, keepdims) * prod_others(where_filled(a, where, 1.0), axis), where)
+    d_initial = np.sum(d_out * np.prod(where_filled(a, where, 1.0), axis=axis, keepdims=keepdims))
 
 
-@adjoint(np.amax, examples=_AXES)
-@adjoint(np.max, method="max", examples=_AXES, reduction=True)
-def max(out, a, axis=None, *, keepdims=False, d_out):
-    at_max = a == expand_reduced(out, axis, keepdims)
-    ties = np.sum(at_max, axis=axis, keepdims=True)
-    # ties share evenly; dividing the small reduced array first keeps the full-size work to one product
+@adjoint(np.amax, examples=_AXES + _INITIAL)
+@adjoint(np.max, method="max", examples=_AXES + _INITIAL, reduction=True)
+def max(out, a, axis=None, *, keepdims=False, initial=None, where=True, d_out):
+    at_max = where_kept(a == expand_reduced(out, axis, keepdims), where)
+    ties = np.sum(at_max, axis=axis, keepdims=True) + initial_ties(out, initial, axis, keepdims)
+    # ties share evenly (initial= counts as one more); dividing the small reduced array first keeps the
+    # full-size work to one product
     d_a = at_max * (expand_reduced(d_out, axis, keepdims) / ties)
+    d_initial = np.sum(expand_reduced(d_out, axis, keepdims) * initial_ties(out, initial, axis, keepdims) / ties)
 
 
-@adjoint(np.amin, examples=_AXES)
-@adjoint(np.min, method="min", examples=_AXES, reduction=True)
-def min(out, a, axis=None, *, keepdims=False, d_out):
-    at_min = a == expand_reduced(out, axis, keepdims)
-    ties = np.sum(at_min, axis=axis, keepdims=True)
+@adjoint(np.amin, examples=_AXES + _INITIAL)
+@adjoint(np.min, method="min", examples=_AXES + _INITIAL, reduction=True)
+def min(out, a, axis=None, *, keepdims=False, initial=None, where=True, d_out):
+    at_min = where_kept(a == expand_reduced(out, axis, keepdims), where)
+    ties = np.sum(at_min, axis=axis, keepdims=True) + initial_ties(out, initial, axis, keepdims)
     d_a = at_min * (expand_reduced(d_out, axis, keepdims) / ties)
+    d_initial = np.sum(expand_reduced(d_out, axis, keepdims) * initial_ties(out, initial, axis, keepdims) / ties)
 
 
 @tangent(np.prod)
-def prod(out, a, axis=None, dtype=None, *, keepdims=False, t_a):
-    t_out = np.sum(t_a * prod_others(a, axis), axis=axis, keepdims=keepdims)
+def prod(out, a, axis=None, dtype=None, *, keepdims=False, initial=1.0, where=True, t_a, t_initial):
+    t_out = (np.sum(where_kept(t_a * prod_others(where_filled(a, where, 1.0), axis), where), axis=axis, keepdims=keepdims)
+             * initial + t_initial * np.prod(where_filled(a, where, 1.0), axis=axis, keepdims=keepdims))
 
 
 @adjoint(np.cumsum, linear=True, method="cumsum", examples=({"a": (5,)}, {"a": (3, 4), "axis": 1},
@@ -88,16 +167,20 @@ def std(out, a, axis=None, dtype=None, *, ddof=0, keepdims=False, t_a):
 
 @tangent(np.amax)
 @tangent(np.max)
-def max(out, a, axis=None, *, keepdims=False, t_a):
-    at_max = a == expand_reduced(out, axis, keepdims)
-    t_out = np.sum(t_a * at_max, axis=axis, keepdims=keepdims) / np.sum(at_max, axis=axis, keepdims=keepdims)
+def max(out, a, axis=None, *, keepdims=False, initial=None, where=True, t_a, t_initial):
+    at_max = where_kept(a == expand_reduced(out, axis, keepdims), where)
+    at_initial = initial_ties(out, initial, None, True)
+    t_out = (np.sum(t_a * at_max, axis=axis, keepdims=keepdims) + t_initial * at_initial) / (
+        np.sum(at_max, axis=axis, keepdims=keepdims) + at_initial)
 
 
 @tangent(np.amin)
 @tangent(np.min)
-def min(out, a, axis=None, *, keepdims=False, t_a):
-    at_min = a == expand_reduced(out, axis, keepdims)
-    t_out = np.sum(t_a * at_min, axis=axis, keepdims=keepdims) / np.sum(at_min, axis=axis, keepdims=keepdims)
+def min(out, a, axis=None, *, keepdims=False, initial=None, where=True, t_a, t_initial):
+    at_min = where_kept(a == expand_reduced(out, axis, keepdims), where)
+    at_initial = initial_ties(out, initial, None, True)
+    t_out = (np.sum(t_a * at_min, axis=axis, keepdims=keepdims) + t_initial * at_initial) / (
+        np.sum(at_min, axis=axis, keepdims=keepdims) + at_initial)
 
 
 _QUANTILES = (
