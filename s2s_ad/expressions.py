@@ -14,6 +14,7 @@ unflattened, for the bodies of rule templates.
 """
 from __future__ import annotations
 
+import ast
 import dataclasses
 import inspect
 import operator
@@ -272,10 +273,32 @@ class ExpressionConverter:
         return ir.Slice(*(None if p is None else self.convert(p) for p in parts))
 
     def _Subscript(self, node: gast.Subscript) -> ir.Expr:
+        joined = self._index_call(node)
+        if joined is not None:
+            return joined
         value, index = self.convert(node.value), self.convert(node.slice)
         if isinstance(value, Record):
             return self._record_item(value, index, node)
         return ir.Call(operator.getitem, (value, index))
+
+    def _index_call(self, node: gast.Subscript) -> Optional[ir.Expr]:
+        """``np.r_[a, b]``, ``np.c_[a, b]``: an object indexed to build an array, declared
+        ``index_call=`` in templates/, is a call of the function declared on the list of the items;
+        None for other subscripts."""
+        if not isinstance(node.value, (gast.Attribute, gast.Name)):
+            return None
+        found, obj = self._static(node.value)
+        helper = rules.fact(obj, "index_call") if found else None
+        if helper is None:
+            return None
+        parts = node.slice.elts if isinstance(node.slice, gast.Tuple) else [node.slice]
+        items = tuple(self.convert(p) for p in parts)
+        if any(isinstance(i, ir.Slice) or (isinstance(i, ir.Const) and isinstance(i.value, str)) for i in items):
+            spelled = ast.unparse(gast.gast_to_ast(node.value))
+            raise self.error(f"{spelled}[...] with a slice or a directive string", "the items may be numbers and "
+                             "arrays; write a range as np.arange(start, stop) or np.linspace(...), and join along "
+                             "another axis with np.concatenate(..., axis=...)", node)
+        return ir.Call(helper, (ir.Display("list", items),))
 
     def _Dict(self, node: gast.Dict) -> Record:
         record = Record("dict", dict, (), ())
