@@ -492,6 +492,8 @@ class ExpressionConverter:
             return made
         if self.check_calls and not kwargs and len(args) != 2 and rules.fact(fn, "variadic") is not None:
             return self._variadic(fn, args, node)
+        if rules.fact(fn, "respelled") is not None:
+            args = self._respelled(rules.fact(fn, "respelled"), args)
         if fn is reversed and len(args) == 1 and not kwargs:  # enumerate(reversed(x)): x[::-1]
             return ir.Call(operator.getitem, (args[0], ir.Slice(None, None, ir.Const(-1))))
         if self.check_calls:
@@ -663,6 +665,17 @@ class ExpressionConverter:
             record = record.replaced(key, value)
         return record
 
+    def _respelled(self, respell: Callable, args: list) -> list:
+        """The positional arguments of a call as the function's declared ``respelled`` spells them
+        (np.einsum's sublist form as subscripts): it is given the constants' values and a marker for
+        each other argument, and gives back values and markers, or None to keep the call as written."""
+        markers = [_Marker(i) for i in range(len(args))]
+        given = [_constant_value(a, m) for a, m in zip(args, markers)]
+        spelled = respell(*given)
+        if spelled is None:
+            return args
+        return [args[v.position] if isinstance(v, _Marker) else ir.Const(v) for v in spelled]
+
     def _variadic(self, fn: Any, args: list, node: Any) -> ir.Expr:
         """``max(values)`` is ``np.max(values)``, ``max(a, b, c)`` is ``max(max(a, b), c)``: a function
         declared ``variadic`` in templates/, called with other than two arguments."""
@@ -792,6 +805,23 @@ def missing_rule(fn: Any) -> Optional[str]:
         except (OSError, TypeError):
             return f"its source cannot be read and it has no derivative rule; add one with @s2s_ad.adjoint({name})"
     return f"it has no derivative rule; add one with @s2s_ad.adjoint({name}) (see README, 'Adding a rule')"
+
+
+@dataclass(frozen=True)
+class _Marker:
+    """An argument that is not a constant, as ``_respelled`` shows it to a declared ``respelled``."""
+    position: int
+
+
+def _constant_value(arg: Any, marker: _Marker) -> Any:
+    """The value of a constant argument (a list or tuple display of constants too), else ``marker``."""
+    if isinstance(arg, ir.Const):
+        return arg.value
+    if isinstance(arg, ir.Display) and arg.kind in ("list", "tuple"):
+        items = [_constant_value(i, marker) for i in arg.items]
+        if not any(isinstance(i, _Marker) for i in items):
+            return items if arg.kind == "list" else tuple(items)
+    return marker
 
 
 def describe_callable(fn: Any) -> str:

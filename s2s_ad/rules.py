@@ -400,6 +400,9 @@ FACTS: dict[str, str] = {
                 "arguments, it is folded over them pairwise (max: np.max, so max(xs) is np.max(xs) and "
                 "max(a, b, c) is max(max(a, b), c))",
     "numeric": "True: the result is a number or an array, unless declared returns_sequence (NumPy's functions)",
+    "respelled": "a function of a call's positional arguments (constants' values; a marker for each other "
+                 "argument, to be given back as it is) returning them as the rule reads them, or None to keep "
+                 "them: np.einsum(a, [0, 1], b, [1]) is np.einsum('ab,b', a, b)",
     "index_call": "for an object indexed to build an array (np.r_, np.c_), the function of one argument, the "
                   "list of the items, that gives the same array: obj[a, b] is read as index_call([a, b])",
 }

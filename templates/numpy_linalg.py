@@ -320,6 +320,29 @@ def eigvalsh(out, a, UPLO="L", *, t_a):
     t_out = np.sum(vectors * np.matmul(symmetric_seen(t_a, UPLO), vectors), axis=-2)
 
 
+_LETTERS = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+
+
+def einsum_subscripts(*args):
+    """np.einsum's sublist form, ``(a, [0, 1], b, [1], [0])``, spelled as its subscripts form,
+    ``("ab,b->a", a, b)``; None where the call is in that form already, or its sublists are not
+    constants (the rule then refuses it)."""
+    if not args or isinstance(args[0], str):
+        return None
+    pairs = len(args) // 2
+    sublists = list(args[1:2 * pairs:2])
+    output = [args[-1]] if len(args) % 2 else []
+    if not all(isinstance(s, (list, tuple)) and all(k is Ellipsis or isinstance(k, int) and 0 <= k < len(_LETTERS)
+                                                        for k in s) for s in sublists + output):
+        return None
+    terms = ["".join("..." if k is Ellipsis else _LETTERS[k] for k in s) for s in sublists + output]
+    spec = ",".join(terms[:pairs]) + ("->" + terms[pairs] if output else "")
+    return [spec, *args[0:2 * pairs:2]]
+
+
+declare(np.einsum, respelled=einsum_subscripts)
+
+
 @adjoint(np.einsum, bilinear=True, examples=(
     {"subscripts": "ij,jk->ik", "op0": (2, 3), "op1": (3, 4)}, {"subscripts": "ii->", "op0": (3, 3)},
     {"subscripts": "ij->i", "op0": (2, 3)}, {"subscripts": "i,i", "op0": (3,), "op1": (3,)},
