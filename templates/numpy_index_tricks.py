@@ -37,11 +37,12 @@ def index_joined_grad(grad, items, columns):
     pieces = [_as_column(item) if columns else np.atleast_1d(item) for item in items]
     axis = -1 if columns else 0
     bounds = np.cumsum([np.shape(piece)[axis] for piece in pieces])[:-1]
-    return [np.reshape(part, np.shape(item)) for part, item in zip(np.split(np.asarray(grad), bounds, axis=axis), items)]
+    parts = [np.reshape(part, np.shape(item)) for part, item in zip(np.split(np.asarray(grad), bounds, axis=axis), items)]
+    return np.reshape(np.stack(parts), np.shape(items)) if isinstance(items, np.ndarray) else parts  # an array's rows
 
 
-_ITEMS = ({"items": [(3,), (2,)]}, {"items": [(), (3,), ()]}, {"items": [(2, 3), (1, 3)]})
-_COLUMNS = ({"items": [(3,), (3,)]}, {"items": [(2, 3), (2,)]}, {"items": [(), ()]})
+_ITEMS = ({"items": [(3,), (2,)]}, {"items": [(), (3,), ()]}, {"items": [(2, 3), (1, 3)]}, {"items": (3, 2)})
+_COLUMNS = ({"items": [(3,), (3,)]}, {"items": [(2, 3), (2,)]}, {"items": [(), ()]}, {"items": (2, 3)})
 
 
 @adjoint(rows_joined, linear=True, examples=_ITEMS)

@@ -23,7 +23,7 @@ def where_kept(grad, where=True):
 
 
 def where_filled(a, where=True, fill=0.0):
-    """``a`` where the reduction reads it, ``fill`` (its identity) elsewhere."""
+    """``a`` where the reduction reads it, ``fill`` (its identity, a constant) elsewhere."""
     return np.where(where, a, fill)
 
 
@@ -69,7 +69,7 @@ def where_kept_rule(out, grad, where=True, *, d_out):
     d_grad = unbroadcast(where_kept(d_out, where), grad)
 
 
-@adjoint(where_filled, zero_derivative=("where", "fill"), examples=(
+@adjoint(where_filled, zero_derivative=("where",), examples=(
     {"a": (3,), "where": np.array([True, False, True]), "fill": 1.0},))
 def where_filled_rule(out, a, where=True, fill=0.0, *, d_out):
     d_a = unbroadcast(where_kept(d_out, where), a)
