@@ -48,12 +48,19 @@ def meshgrid_tangent(arrays, tangents, sparse, indexing):
     return np.meshgrid(*given, sparse=sparse, indexing=indexing)
 
 
+def _grids(x0, x1=None, x2=None, x3=None):
+    """One result for each array given (np.meshgrid(x, y) is two grids, whatever x and y hold)."""
+    return sum(x is not None for x in (x0, x1, x2, x3))
+
+
+_grids.counts_given = True  # called with rules.NOT_CONSTANT for the arrays (see rules.adjoint's items)
+
 _GRIDS = ({"x0": (3,), "x1": (2,)}, {"x0": (3,), "x1": (2,), "indexing": "ij"}, {"x0": (4,)},
           {"x0": (2,), "x1": (3,), "x2": (2,)}, {"x0": (2,), "x1": (3,), "x2": (2,), "indexing": "ij"},
           {"x0": (2, 2), "x1": (3,)})  # (sparse=True: tests/test_rules_everyday_numpy.py)
 
 
-@adjoint(np.meshgrid, examples=_GRIDS, returns_sequence=True)
+@adjoint(np.meshgrid, items=_grids, examples=_GRIDS, returns_sequence=True)
 def meshgrid(out, x0, x1=None, x2=None, x3=None, *, sparse=False, indexing="xy", d_out):
     # each result repeats one input along the other axes: its adjoint is summed over them
     d_x0 = np.reshape(np.sum(d_out[0], axis=meshgrid_others(0, (x0, x1, x2, x3), indexing)), np.shape(x0))
