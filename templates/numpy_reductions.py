@@ -403,7 +403,7 @@ def nanstd(out, a, axis=None, dtype=None, *, ddof=0, keepdims=False, d_out):
     present = np.logical_not(np.isnan(a))
     centred = np.where(present, a - np.nanmean(a, axis=axis, keepdims=True), 0.0)
     count = np.sum(present, axis=axis, keepdims=True)
-    spread = expand_reduced(out + (out == 0), axis, keepdims)  # zero spread: 0, as std's rule
+    spread = expand_reduced(np.where(out > 0, out, 1.0), axis, keepdims)  # zero spread, or none (NaN): 0, as std's
     d_a = expand_reduced(d_out, axis, keepdims) / (spread * np.maximum(count - ddof, 1)) * centred
 
 
@@ -413,7 +413,7 @@ def nanstd(out, a, axis=None, dtype=None, *, ddof=0, keepdims=False, t_a):
     centred = np.where(present, a - np.nanmean(a, axis=axis, keepdims=True), 0.0)
     count = np.sum(present, axis=axis, keepdims=keepdims)
     t_out = np.sum(centred * np.where(present, t_a, 0.0), axis=axis, keepdims=keepdims) / (
-        (out + (out == 0)) * np.maximum(count - ddof, 1))
+        np.where(out > 0, out, 1.0) * np.maximum(count - ddof, 1))
 
 
 @adjoint(np.nanmedian, examples=_NAN_AXES + ({"a": (4,)}, {"a": (2, 3, 4), "axis": (0, 2)}))
