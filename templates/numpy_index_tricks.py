@@ -61,7 +61,7 @@ def index_joined_rule(out, items, columns, d_out):
     d_items = index_joined_grad(d_out, items, columns)
 
 
-@adjoint(index_joined_grad, linear=True, shape_only=1, examples=(
+@adjoint(index_joined_grad, linear=True, shape_only=1, may_view=True, returns_sequence=True, examples=(  # pieces of grad
     {"grad": (4,), "items": [np.zeros(2), np.zeros(2)], "columns": False},
     {"grad": (3, 2), "items": [np.zeros(3), np.zeros(3)], "columns": True}))
 def index_joined_grad_rule(out, grad, items, columns, d_out):

@@ -87,7 +87,8 @@ _INITIAL = ({"a": (3, 4), "initial": 0.5, "where": _MASKED}, {"a": (3, 4), "axis
             {"a": (4,), "initial": 0.5})
 
 
-@adjoint(np.sum, method="sum", linear=True, examples=_AXES + _WHERE + _INITIAL, reduction=True)
+@adjoint(np.sum, method="sum", linear=True, examples=_AXES + _WHERE + (
+    {"a": (3, 4), "axis": 1, "initial": ()}, {"a": (3, 4), "initial": (), "where": _MASKED}), reduction=True)  # (linear in a and initial together)
 def sum(out, a, axis=None, dtype=None, *, keepdims=False, initial=0.0, where=True, d_out):
     d_a = where_kept(broadcast_reduced(d_out, a, axis, keepdims), where)
     d_initial = np.sum(d_out)  # added into every result
@@ -335,7 +336,7 @@ def nan_median_weights(a, axis=None, keepdims=False):
     return np.transpose(np.reshape(weights, moved.shape), np.argsort(kept + axes))
 
 
-nondifferentiable(nan_median_weights)
+nondifferentiable(nan_median_weights, np.nanargmax, np.nanargmin)  # (the indices: integers)
 
 
 def _filled_ones(a):
