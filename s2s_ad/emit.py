@@ -72,11 +72,24 @@ class Namespace:
         name = getattr(obj, "__name__", None)
         if name and getattr(builtins, name, None) is obj:  # first: old NumPy has np.float is float
             return name
+        spelled = self._module_spelling(obj, name)
+        if spelled is None and name and not name.startswith("_"):
+            # a method of an object a module names, bound to it: np.add.reduce (equal, not identical, each time)
+            owner = getattr(obj, "__self__", None)
+            if owner is not None and not isinstance(owner, types.ModuleType) and _quiet_getattr(owner, name) == obj:
+                base = self._module_spelling(owner, getattr(owner, "__name__", None))
+                spelled = f"{base}.{name}" if base is not None else None
+        if spelled is not None:
+            return spelled
+        return self.bind(obj, name if name and getattr(runtime, name, None) is obj else name or hint)
+
+    def _module_spelling(self, obj: Any, name: Optional[str]) -> Optional[str]:
+        """``np.sin`` for a public function of a module declared with ``spell_module``, else None."""
         for prefix, module, root, root_module in rules.module_spellings():  # declared in templates/
             if name and not name.startswith("_") and _quiet_getattr(module, name) is obj \
                     and root not in self.avoid and self.globals.setdefault(root, root_module) is root_module:
                 return f"{prefix}.{name}"
-        return self.bind(obj, name if name and getattr(runtime, name, None) is obj else name or hint)
+        return None
 
     def bind(self, obj: Any, hint: str) -> str:
         if id(obj) in self._names:

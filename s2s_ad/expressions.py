@@ -14,6 +14,7 @@ unflattened, for the bodies of rule templates.
 """
 from __future__ import annotations
 
+import ast
 import dataclasses
 import inspect
 import operator
@@ -272,10 +273,32 @@ class ExpressionConverter:
         return ir.Slice(*(None if p is None else self.convert(p) for p in parts))
 
     def _Subscript(self, node: gast.Subscript) -> ir.Expr:
+        joined = self._index_call(node)
+        if joined is not None:
+            return joined
         value, index = self.convert(node.value), self.convert(node.slice)
         if isinstance(value, Record):
             return self._record_item(value, index, node)
         return ir.Call(operator.getitem, (value, index))
+
+    def _index_call(self, node: gast.Subscript) -> Optional[ir.Expr]:
+        """``np.r_[a, b]``, ``np.c_[a, b]``: an object indexed to build an array, declared
+        ``index_call=`` in templates/, is a call of the function declared on the list of the items;
+        None for other subscripts."""
+        if not isinstance(node.value, (gast.Attribute, gast.Name)):
+            return None
+        found, obj = self._static(node.value)
+        helper = rules.fact(obj, "index_call") if found else None
+        if helper is None:
+            return None
+        parts = node.slice.elts if isinstance(node.slice, gast.Tuple) else [node.slice]
+        items = tuple(self.convert(p) for p in parts)
+        if any(isinstance(i, ir.Slice) or (isinstance(i, ir.Const) and isinstance(i.value, str)) for i in items):
+            spelled = ast.unparse(gast.gast_to_ast(node.value))
+            raise self.error(f"{spelled}[...] with a slice or a directive string", "the items may be numbers and "
+                             "arrays; write a range as np.arange(start, stop) or np.linspace(...), and join along "
+                             "another axis with np.concatenate(..., axis=...)", node)
+        return ir.Call(helper, (ir.Display("list", items),))
 
     def _Dict(self, node: gast.Dict) -> Record:
         record = Record("dict", dict, (), ())
@@ -469,6 +492,8 @@ class ExpressionConverter:
             return made
         if self.check_calls and not kwargs and len(args) != 2 and rules.fact(fn, "variadic") is not None:
             return self._variadic(fn, args, node)
+        if rules.fact(fn, "respelled") is not None:
+            args = self._respelled(rules.fact(fn, "respelled"), args)
         if fn is reversed and len(args) == 1 and not kwargs:  # enumerate(reversed(x)): x[::-1]
             return ir.Call(operator.getitem, (args[0], ir.Slice(None, None, ir.Const(-1))))
         if self.check_calls:
@@ -640,6 +665,17 @@ class ExpressionConverter:
             record = record.replaced(key, value)
         return record
 
+    def _respelled(self, respell: Callable, args: list) -> list:
+        """The positional arguments of a call as the function's declared ``respelled`` spells them
+        (np.einsum's sublist form as subscripts): it is given the constants' values and a marker for
+        each other argument, and gives back values and markers, or None to keep the call as written."""
+        markers = [_Marker(i) for i in range(len(args))]
+        given = [_constant_value(a, m) for a, m in zip(args, markers)]
+        spelled = respell(*given)
+        if spelled is None:
+            return args
+        return [args[v.position] if isinstance(v, _Marker) else ir.Const(v) for v in spelled]
+
     def _variadic(self, fn: Any, args: list, node: Any) -> ir.Expr:
         """``max(values)`` is ``np.max(values)``, ``max(a, b, c)`` is ``max(max(a, b), c)``: a function
         declared ``variadic`` in templates/, called with other than two arguments."""
@@ -781,6 +817,23 @@ def missing_rule(fn: Any) -> Optional[str]:
         except (OSError, TypeError):
             return f"its source cannot be read and it has no derivative rule; add one with @s2s_ad.adjoint({name})"
     return f"it has no derivative rule; add one with @s2s_ad.adjoint({name}) (see README, 'Adding a rule')"
+
+
+@dataclass(frozen=True)
+class _Marker:
+    """An argument that is not a constant, as ``_respelled`` shows it to a declared ``respelled``."""
+    position: int
+
+
+def _constant_value(arg: Any, marker: _Marker) -> Any:
+    """The value of a constant argument (a list or tuple display of constants too), else ``marker``."""
+    if isinstance(arg, ir.Const):
+        return arg.value
+    if isinstance(arg, ir.Display) and arg.kind in ("list", "tuple"):
+        items = [_constant_value(i, marker) for i in arg.items]
+        if not any(isinstance(i, _Marker) for i in items):
+            return items if arg.kind == "list" else tuple(items)
+    return marker
 
 
 def describe_callable(fn: Any) -> str:

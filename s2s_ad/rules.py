@@ -255,7 +255,9 @@ def adjoint(fn: Any, *, elementwise: bool = False, method: Optional[str] = None,
     its parameters named as the rule names them (``np.split``: ``items=lambda
     indices_or_sections: ...``); a call gets its count where those arguments are
     constants, and is otherwise handled as one returning a sequence of unknown
-    length.  Any further keyword is a fact about ``fn`` (``view=True``: see ``FACTS``).
+    length; a function marked ``counts_given = True`` is called anyway, with
+    ``NOT_CONSTANT`` for an argument that is not a constant (``np.meshgrid``: one
+    item per array given, whatever the arrays).  Any further keyword is a fact about ``fn`` (``view=True``: see ``FACTS``).
 
     ``ranks={"x1": 2, "x2": 2}`` declares a variant: the rule used instead of
     ``fn``'s general one where the inputs' ranks are known to be these (``d_out @
@@ -419,6 +421,11 @@ FACTS: dict[str, str] = {
                 "arguments, it is folded over them pairwise (max: np.max, so max(xs) is np.max(xs) and "
                 "max(a, b, c) is max(max(a, b), c))",
     "numeric": "True: the result is a number or an array, unless declared returns_sequence (NumPy's functions)",
+    "respelled": "a function of a call's positional arguments (constants' values; a marker for each other "
+                 "argument, to be given back as it is) returning them as the rule reads them, or None to keep "
+                 "them: np.einsum(a, [0, 1], b, [1]) is np.einsum('ab,b', a, b)",
+    "index_call": "for an object indexed to build an array (np.r_, np.c_), the function of one argument, the "
+                  "list of the items, that gives the same array: obj[a, b] is read as index_call([a, b])",
 }
 
 
@@ -554,7 +561,7 @@ def result_items(fn: Any, args: tuple = (), kwargs: tuple = ()) -> int:
     for name in inspect.signature(items).parameters:
         value = bound.get(name, NOT_CONSTANT)
         value = value.value if is_default(value) else value
-        if value is NOT_CONSTANT:
+        if value is NOT_CONSTANT and not getattr(items, "counts_given", False):
             return 0
         values[name] = value
     try:

@@ -62,6 +62,13 @@ def stop_gradient(x: Any) -> Any:
     return x
 
 
+def as_floats(a: Any, *others: Any) -> np.ndarray:
+    """``a`` as an array of at least floating point, of the type it makes with ``others``: a list of
+    numbers too (``np.result_type`` reads a list as a description of fields, ``norm([x, y])``)."""
+    a = np.asarray(a)
+    return np.asarray(a, dtype=np.result_type(a, *(np.asarray(o) for o in others), 1.0))
+
+
 def unbroadcast(grad: Any, like: Any) -> Any:
     """``grad`` brought to the shape of ``like``: summed over the axes NumPy broadcast.
 
@@ -634,7 +641,7 @@ def _along_last(a: np.ndarray, axis: Any) -> tuple[np.ndarray, Any]:
 def prod_others(a: Any, axis: Any = None) -> np.ndarray:
     """For each element of ``a``, the product of the others it is multiplied with in
     ``np.prod(a, axis)``: the derivative of ``np.prod``, without dividing (a zero in ``a`` is fine)."""
-    a = np.asarray(a, dtype=np.result_type(a, 1.0))
+    a = as_floats(a)
     if a.size == 0:  # (the cumulative products below would leave one element where there is none)
         return np.zeros_like(a)
     flat, back = _along_last(a, axis)
@@ -647,7 +654,7 @@ def prod_others(a: Any, axis: Any = None) -> np.ndarray:
 def prod_others_jvp(a: Any, t: Any, axis: Any = None) -> np.ndarray:
     """The tangent of ``prod_others(a, axis)`` along ``t``: sum over j != i of t_j times the
     product of the elements other than i and j."""
-    a = np.asarray(a, dtype=np.result_type(a, t, 1.0))
+    a = as_floats(a, t)
     flat, back = _along_last(a, axis)
     flat_t, _ = _along_last(np.broadcast_to(np.asarray(t, dtype=a.dtype), a.shape), axis)
     result = np.zeros_like(flat)
@@ -869,7 +876,7 @@ def norm_max_weights(x: Any, ord: Any, axis: Any, keepdims: bool) -> Any:
     inf, -inf: the largest or smallest absolute column or row sum): ``sign(x)`` where the extreme is
     reached, ties sharing evenly (as ``np.max``'s rule); the number 0 for every other norm.
     Piecewise constant in ``x``."""
-    x = np.asarray(x, dtype=np.result_type(x, 1.0))
+    x = as_floats(x)
     matrix = _matrix_norm(x.ndim, axis)
     if not matrix and ord == 0:
         return np.zeros(x.shape)  # a count of the nonzero elements: constant
@@ -936,7 +943,7 @@ def norm_weight(x: Any, p: float) -> Any:
     ``x |x|**(p - 2)`` for p >= 2, whose own derivative is right at 0 too."""
     if p == 0.0:
         return 0.0  # a norm of maxima (norm_max_weights), or the count ord=0: no p-norm term
-    x = np.asarray(x, dtype=np.result_type(x, 1.0))
+    x = as_floats(x)
     if p == 2.0:
         return x
     if p >= 2.0:
@@ -956,7 +963,7 @@ def norm_weight_slope(x: Any, p: float) -> Any:
     0 for p = 1, infinite at 0 for 1 < p < 2)."""
     if p == 0.0:
         return 0.0
-    x = np.asarray(x, dtype=np.result_type(x, 1.0))
+    x = as_floats(x)
     if p == 2.0:
         return np.ones_like(x)
     if p == 1.0:
@@ -1074,7 +1081,8 @@ def _einsum_terms(subscripts: str, operands: list) -> tuple[list, str, dict]:
     sizes: dict = {}
     for term, op in zip(terms, operands):
         for letter, n in zip(term, np.shape(op)):
-            sizes[letter] = max(sizes.get(letter, 1), n)
+            # NumPy's broadcasting: a length 1 gives way to any other, a length 0 included
+            sizes[letter] = n if sizes.get(letter, 1) == 1 else sizes[letter]
     return terms, output, sizes
 
 
@@ -1251,7 +1259,7 @@ def trailing_axes(q: Any, out: Any) -> tuple:
 def cumprod_grad(grad: Any, a: Any, axis: Any = None) -> np.ndarray:
     """The adjoint of ``np.cumprod(a, axis)``, without dividing (zeros in ``a`` are fine):
     d a_i = (a_0 ... a_{i-1}) * r_i with r_i = g_i + a_{i+1} r_{i+1}, along the axis."""
-    a = np.asarray(a, dtype=np.result_type(a, 1.0))
+    a = as_floats(a)
     shape = a.shape
     if axis is None:
         a, axis = np.ravel(a), 0
@@ -1270,7 +1278,7 @@ def cumprod_grad(grad: Any, a: Any, axis: Any = None) -> np.ndarray:
 def cumprod_jvp(a: Any, t: Any, axis: Any = None) -> np.ndarray:
     """The tangent of ``np.cumprod(a, axis)`` along ``t``: c_j = c_{j-1} a_j + p_{j-1} t_j (p the
     running product), without dividing."""
-    a = np.asarray(a, dtype=np.result_type(a, t, 1.0))
+    a = as_floats(a, t)
     t = np.broadcast_to(np.asarray(t, dtype=a.dtype), a.shape)
     if axis is None:
         a, t, axis = np.ravel(a), np.ravel(t), 0
@@ -1288,7 +1296,7 @@ def cumprod_jvp(a: Any, t: Any, axis: Any = None) -> np.ndarray:
 def cumprod_grad_jvp(grad: Any, a: Any, t: Any, axis: Any = None) -> np.ndarray:
     """The tangent of ``cumprod_grad(grad, a, axis)`` as ``a`` moves along ``t`` (``grad`` fixed):
     the recursion of ``cumprod_grad`` differentiated term by term."""
-    a = np.asarray(a, dtype=np.result_type(a, t, 1.0))
+    a = as_floats(a, t)
     shape = a.shape
     if isinstance(t, (int, float)) and t == 0:
         return np.zeros(shape)  # a missing tangent

@@ -277,3 +277,12 @@ def nan_to_num(out, x, copy=True, nan=0.0, posinf=None, neginf=None, *, d_out):
 def float_power(out, x1, x2, d_out):
     d_x1 = d_out * x2 * np.float_power(x1, x2 - 1 + (x2 == 0))  # as operator.pow
     d_x2 = d_out * out * np.log(x1 + (x1 == 0))
+
+
+@adjoint(np.copysign, elementwise=True, zero_derivative=("x2",), domain=(-0.8, 0.8), examples=(
+    {"x1": (4,), "x2": np.array([1.0, -2.0, 0.5, -0.25])}, {"x1": (), "x2": -1.0}, {"x1": (2, 3), "x2": np.array([-1.0, 2.0, 3.0])},
+    {"x1": (3,), "x2": 0.5}))
+def copysign(out, x1, x2, d_out):
+    # |x1| with x2's sign (its sign bit: -0.0 is negative, tests/test_rules_everyday_numpy.py); +1 at the
+    # kink x1 = 0, as np.abs
+    d_x1 = d_out * (1.0 - 2.0 * (x1 < 0)) * (1.0 - 2.0 * np.signbit(x2))

@@ -263,10 +263,29 @@ _SYMMETRIC = ({"a": np.array([[3.0, 0.5, 0.2], [0.5, 1.0, 0.4], [0.2, 0.4, -1.0]
                               np.array([[0.5, -0.4, 0.2], [-0.4, -1.0, 0.3], [0.2, 0.3, 2.5]])])})
 
 
-@adjoint(np.linalg.eigh, items=2, examples=_SYMMETRIC, returns_sequence=True)
-def eigh(out, a, d_out):
+def symmetric_seen(t, UPLO):
+    """The symmetric matrix ``np.linalg.eigh(t, UPLO)`` reads: its lower ("L") or upper ("U") triangle."""
+    if UPLO == "U":
+        return np.triu(t) + np.swapaxes(np.triu(t, 1), -1, -2)
+    return np.tril(t) + np.swapaxes(np.tril(t, -1), -1, -2)
+
+
+def symmetric_adjoint(both, UPLO):
+    """The adjoint of the triangle ``UPLO`` that eigh reads, given that of the symmetric matrix (``both``,
+    itself symmetric): each off-diagonal element counts for two."""
+    eye = np.eye(np.shape(both)[-1])
+    if UPLO == "U":
+        return np.triu(both) - 0.5 * both * eye
+    return np.tril(both) - 0.5 * both * eye
+
+
+_SYMMETRIC_BOTH = _SYMMETRIC + tuple(dict(e, UPLO="U") for e in _SYMMETRIC) + ({"a": _SYMMETRIC[0]["a"], "UPLO": "L"},)
+
+
+@adjoint(np.linalg.eigh, items=2, examples=_SYMMETRIC_BOTH, returns_sequence=True)
+def eigh(out, a, UPLO="L", *, d_out):
     # out is (w, v); with gaps F[i, j] = 1 / (w[j] - w[i]) (distinct eigenvalues), the symmetric
-    # adjoint is v (diag(d_w) + F * (v^T d_v)) v^T, folded onto the lower triangle NumPy reads
+    # adjoint is v (diag(d_w) + F * (v^T d_v)) v^T, folded onto the triangle NumPy reads
     values = out[0]
     vectors = out[1]
     eye = np.eye(np.shape(a)[-1])
@@ -275,34 +294,53 @@ def eigh(out, a, d_out):
     vectors_t = np.swapaxes(vectors, -1, -2)
     middle = np.expand_dims(d_out[0], -1) * eye + inverse_gaps * np.matmul(vectors_t, d_out[1])
     both = np.matmul(vectors, np.matmul(middle, vectors_t))
-    both = both + np.swapaxes(both, -1, -2)
-    d_a = np.tril(both) - 0.5 * both * eye
+    d_a = symmetric_adjoint(both + np.swapaxes(both, -1, -2), UPLO)
 
 
 @tangent(np.linalg.eigh)
-def eigh(out, a, t_a):
+def eigh(out, a, UPLO="L", *, t_a):
     values = out[0]
     vectors = out[1]
     eye = np.eye(np.shape(a)[-1])
     gaps = np.expand_dims(values, -2) - np.expand_dims(values, -1)
-    seen = np.tril(t_a) + np.swapaxes(np.tril(t_a, -1), -1, -2)  # the symmetric matrix NumPy reads
-    moved = np.matmul(np.swapaxes(vectors, -1, -2), np.matmul(seen, vectors))
+    moved = np.matmul(np.swapaxes(vectors, -1, -2), np.matmul(symmetric_seen(t_a, UPLO), vectors))
     t_out = (np.diagonal(moved, 0, -2, -1), np.matmul(vectors, (1.0 / (gaps + eye) - eye) * moved))
 
 
-@adjoint(np.linalg.eigvalsh, examples=_SYMMETRIC)
-def eigvalsh(out, a, d_out):
-    vectors = np.linalg.eigh(a)[1]
+@adjoint(np.linalg.eigvalsh, examples=_SYMMETRIC_BOTH)
+def eigvalsh(out, a, UPLO="L", *, d_out):
+    vectors = np.linalg.eigh(a, UPLO)[1]
     both = np.matmul(vectors * np.expand_dims(d_out, -2), np.swapaxes(vectors, -1, -2))
-    both = both + np.swapaxes(both, -1, -2)
-    d_a = np.tril(both) - 0.5 * both * np.eye(np.shape(a)[-1])
+    d_a = symmetric_adjoint(both + np.swapaxes(both, -1, -2), UPLO)
 
 
 @tangent(np.linalg.eigvalsh)
-def eigvalsh(out, a, t_a):
-    vectors = np.linalg.eigh(a)[1]
-    seen = np.tril(t_a) + np.swapaxes(np.tril(t_a, -1), -1, -2)
-    t_out = np.sum(vectors * np.matmul(seen, vectors), axis=-2)
+def eigvalsh(out, a, UPLO="L", *, t_a):
+    vectors = np.linalg.eigh(a, UPLO)[1]
+    t_out = np.sum(vectors * np.matmul(symmetric_seen(t_a, UPLO), vectors), axis=-2)
+
+
+_LETTERS = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+
+
+def einsum_subscripts(*args):
+    """np.einsum's sublist form, ``(a, [0, 1], b, [1], [0])``, spelled as its subscripts form,
+    ``("ab,b->a", a, b)``; None where the call is in that form already, or its sublists are not
+    constants (the rule then refuses it)."""
+    if not args or isinstance(args[0], str):
+        return None
+    pairs = len(args) // 2
+    sublists = list(args[1:2 * pairs:2])
+    output = [args[-1]] if len(args) % 2 else []
+    if not all(isinstance(s, (list, tuple)) and all(k is Ellipsis or isinstance(k, int) and 0 <= k < len(_LETTERS)
+                                                        for k in s) for s in sublists + output):
+        return None
+    terms = ["".join("..." if k is Ellipsis else _LETTERS[k] for k in s) for s in sublists + output]
+    spec = ",".join(terms[:pairs]) + ("->" + terms[pairs] if output else "")
+    return [spec, *args[0:2 * pairs:2]]
+
+
+declare(np.einsum, respelled=einsum_subscripts)
 
 
 @adjoint(np.einsum, bilinear=True, examples=(
@@ -343,44 +381,83 @@ _SVD_POINTS = (
 )
 
 
-@adjoint(np.linalg.svd, items=3, examples=_SVD_POINTS, returns_sequence=True)
-def svd(out, a, full_matrices=True, compute_uv=True, hermitian=False, *, d_out):
-    # Townsend (2016), with F[i, j] = 1 / (s[j]**2 - s[i]**2) (distinct singular values, none 0):
-    # u (F * (u^T du - du^T u) S + diag(ds) + S F * (v^T dv - dv^T v)) v^T + the parts outside u's and v's span
-    u = svd_checked(out[0], a, full_matrices, compute_uv)
-    s = out[1]
-    v = np.swapaxes(out[2], -1, -2)
-    adjoint_v = np.swapaxes(d_out[2], -1, -2)
+def _svd_items(compute_uv=True):
+    """np.linalg.svd returns (u, s, vh), or (0: not a tuple) s alone where compute_uv is False."""
+    return 3 if compute_uv else 0
+
+
+def svd_factors(out, a, full_matrices, compute_uv):
+    """(u, s, vh) of ``np.linalg.svd(a, full_matrices, compute_uv)``'s result ``out``: the reduced
+    factors computed again where it holds the singular values alone."""
+    if compute_uv:
+        return svd_checked(out[0], a, full_matrices, compute_uv), out[1], out[2]
+    return np.linalg.svd(a, full_matrices=False)
+
+
+def svd_seeds(d_out, factors, compute_uv):
+    """The adjoints of (u, s, vh): zeros for the factors not returned."""
+    if compute_uv:
+        return d_out
+    return np.zeros(np.shape(factors[0])), d_out, np.zeros(np.shape(factors[2]))
+
+
+def svd_vectors_adjoint(factors, seeds, compute_uv):
+    """The part of svd's adjoint that comes through u and vh (none where only s is returned: its
+    gaps between singular values, infinite where two are equal, are then not needed)."""
+    if not compute_uv:
+        return 0.0
+    u = factors[0]
+    s = factors[1]
+    v = np.swapaxes(factors[2], -1, -2)
+    adjoint_v = np.swapaxes(seeds[2], -1, -2)
     eye = np.eye(np.shape(s)[-1])
     squares = s * s
     gaps = 1.0 / (np.expand_dims(squares, -2) - np.expand_dims(squares, -1) + eye) - eye
     u_t = np.swapaxes(u, -1, -2)
     v_t = np.swapaxes(v, -1, -2)
-    left = np.matmul(u_t, d_out[0])
+    left = np.matmul(u_t, seeds[0])
     right = np.matmul(v_t, adjoint_v)
-    core = (gaps * (left - np.swapaxes(left, -1, -2)) * np.expand_dims(s, -2) + np.expand_dims(d_out[1], -1) * eye
+    core = (gaps * (left - np.swapaxes(left, -1, -2)) * np.expand_dims(s, -2)
             + np.expand_dims(s, -1) * (gaps * (right - np.swapaxes(right, -1, -2))))
-    outside_u = d_out[0] / np.expand_dims(s, -2) - np.matmul(u, np.matmul(u_t, d_out[0] / np.expand_dims(s, -2)))
+    outside_u = seeds[0] / np.expand_dims(s, -2) - np.matmul(u, np.matmul(u_t, seeds[0] / np.expand_dims(s, -2)))
     outside_v = adjoint_v / np.expand_dims(s, -2) - np.matmul(v, np.matmul(v_t, adjoint_v / np.expand_dims(s, -2)))
-    d_a = (np.matmul(u, np.matmul(core, v_t)) + np.matmul(outside_u, v_t)
-           + np.matmul(u, np.swapaxes(outside_v, -1, -2)))
+    return (np.matmul(u, np.matmul(core, v_t)) + np.matmul(outside_u, v_t)
+            + np.matmul(u, np.swapaxes(outside_v, -1, -2)))
+
+
+@adjoint(np.linalg.svd, items=_svd_items, examples=_SVD_POINTS + tuple(dict(e, compute_uv=False) for e in _SVD_POINTS)
+         + ({"a": _SVD_POINTS[2]["a"], "full_matrices": True, "compute_uv": False},), returns_sequence=True)
+def svd(out, a, full_matrices=True, compute_uv=True, hermitian=False, *, d_out):
+    # Townsend (2016), with F[i, j] = 1 / (s[j]**2 - s[i]**2) (distinct singular values, none 0):
+    # u (F * (u^T du - du^T u) S + diag(ds) + S F * (v^T dv - dv^T v)) v^T + the parts outside u's and v's span
+    factors = svd_factors(out, a, full_matrices, compute_uv)
+    seeds = svd_seeds(d_out, factors, compute_uv)
+    d_a = (np.matmul(factors[0] * np.expand_dims(seeds[1], -2), factors[2])
+           + svd_vectors_adjoint(factors, seeds, compute_uv))
 
 
 @tangent(np.linalg.svd)
 def svd(out, a, full_matrices=True, compute_uv=True, hermitian=False, *, t_a):
-    u = svd_checked(out[0], a, full_matrices, compute_uv)
-    s = out[1]
-    v = np.swapaxes(out[2], -1, -2)
+    t_out = svd_tangent(svd_factors(out, a, full_matrices, compute_uv), t_a, compute_uv)
+
+
+def svd_tangent(factors, t_a, compute_uv):
+    """The tangent of svd's result as a moves along t_a: that of (u, s, vh), or of s alone."""
+    u = factors[0]
+    s = factors[1]
+    v = np.swapaxes(factors[2], -1, -2)
+    moved = np.matmul(np.swapaxes(u, -1, -2), np.matmul(t_a, v))
+    if not compute_uv:
+        return np.diagonal(moved, 0, -2, -1)
     eye = np.eye(np.shape(s)[-1])
     squares = s * s
     gaps = 1.0 / (np.expand_dims(squares, -2) - np.expand_dims(squares, -1) + eye) - eye
-    moved = np.matmul(np.swapaxes(u, -1, -2), np.matmul(t_a, v))
     moved_t = np.swapaxes(moved, -1, -2)
     t_u = (np.matmul(u, gaps * (moved * np.expand_dims(s, -2) + np.expand_dims(s, -1) * moved_t))
            + (np.matmul(t_a, v) - np.matmul(u, moved)) / np.expand_dims(s, -2))
     t_v = (np.matmul(v, gaps * (np.expand_dims(s, -1) * moved + moved_t * np.expand_dims(s, -2)))
            + (np.matmul(np.swapaxes(t_a, -1, -2), u) - np.matmul(v, moved_t)) / np.expand_dims(s, -2))
-    t_out = (t_u, np.diagonal(moved, 0, -2, -1), np.swapaxes(t_v, -1, -2))
+    return t_u, np.diagonal(moved, 0, -2, -1), np.swapaxes(t_v, -1, -2)
 
 
 _QR_POINTS = ({"a": (3, 3)}, {"a": (4, 3)}, {"a": (2, 4, 2)})

@@ -2,7 +2,7 @@
 median, quantile and percentile (the default, linear method)."""
 import numpy as np
 
-from s2s_ad.rules import adjoint, fresh_arrays, nondifferentiable, tangent
+from s2s_ad.rules import adjoint, declare, fresh_arrays, nondifferentiable, tangent
 from s2s_ad.runtime import unbroadcast
 from s2s_ad.runtime import (average_weights, broadcast_reduced, cumprod_grad, cumprod_jvp, cumsum_grad, expand_quantiles, expand_reduced, prod_others,
                             quantile_linear, quantile_scatter, quantile_slope, trailing_axes)
@@ -15,14 +15,88 @@ _AXES = (
 )
 
 
-@adjoint(np.sum, method="sum", linear=True, examples=_AXES, reduction=True)
-def sum(out, a, axis=None, dtype=None, *, keepdims=False, d_out):
-    d_a = broadcast_reduced(d_out, a, axis, keepdims)
+# where= and initial= on reductions.  The helpers fold away where the call passes neither (declared
+# folds=), so the code for a plain np.sum is what it was.
+def where_kept(grad, where=True):
+    """``grad`` where the reduction read the element (``where``), 0 elsewhere."""
+    return np.where(where, grad, 0.0)
 
 
-@adjoint(np.mean, method="mean", linear=True, examples=_AXES, reduction=True)
-def mean(out, a, axis=None, dtype=None, *, keepdims=False, d_out):
-    d_a = broadcast_reduced(d_out * (np.size(out) / np.maximum(np.size(a), 1)), a, axis, keepdims)  # scale the small one (an empty a: 0)
+def where_filled(a, where=True, fill=0.0):
+    """``a`` where the reduction reads it, ``fill`` (its identity, a constant) elsewhere."""
+    return np.where(where, a, fill)
+
+
+def where_share(out, a, axis=None, keepdims=False, where=True):
+    """The weight of each element read in ``np.mean(a, axis, keepdims=keepdims, where=where)``: one over
+    the count of elements read into its result (shaped like the result), 0 where there are none."""
+    read = np.sum(np.broadcast_to(where, np.shape(a)), axis=axis, keepdims=keepdims)
+    return 1.0 / np.maximum(read, 1)
+
+
+def initial_ties(out, initial=None, axis=None, keepdims=False):
+    """Where ``initial`` is the maximum (or minimum) ``out`` of np.max(..., initial=): 1, shaped as the
+    reduction kept its axes; else 0."""
+    return expand_reduced(out == initial, axis, keepdims) * 1.0
+
+
+def _kept_grad(grad, where=True):
+    return grad
+
+
+def _kept_a(a, where=True, fill=0.0):
+    return a
+
+
+def _share_all(out, a, axis=None, keepdims=False, where=True):
+    return np.size(out) / np.maximum(np.size(a), 1)  # scale the small one (an empty a: 0)
+
+
+def _no_initial(out, initial=None, axis=None, keepdims=False):
+    return 0.0
+
+
+declare(where_kept, folds=lambda where=True: _kept_grad if where is True else None)
+declare(where_filled, folds=lambda where=True: _kept_a if where is True else None)
+declare(where_share, folds=lambda where=True: _share_all if where is True else None)
+declare(initial_ties, folds=lambda initial=None: _no_initial if initial is None else None)
+nondifferentiable(where_share, initial_ties)
+
+
+@adjoint(where_kept, linear=True, zero_derivative=("where",), examples=(
+    {"grad": (3,), "where": np.array([True, False, True])}, {"grad": (2, 3), "where": np.array([[True], [False]])}))
+def where_kept_rule(out, grad, where=True, *, d_out):
+    d_grad = unbroadcast(where_kept(d_out, where), grad)
+
+
+@adjoint(where_filled, zero_derivative=("where",), examples=(
+    {"a": (3,), "where": np.array([True, False, True]), "fill": 1.0},))
+def where_filled_rule(out, a, where=True, fill=0.0, *, d_out):
+    d_a = unbroadcast(where_kept(d_out, where), a)
+
+
+@tangent(where_filled)
+def where_filled_rule(out, a, where=True, fill=0.0, *, t_a):
+    t_out = where_kept(t_a, where)
+
+
+_MASKED = np.array([[True, False, True, True], [False, False, True, True], [True, True, True, False]])
+_WHERE = ({"a": (3, 4), "where": _MASKED}, {"a": (3, 4), "axis": 1, "where": _MASKED},
+          {"a": (3, 4), "axis": 0, "where": np.array([[True], [False], [True]]), "keepdims": True})
+_INITIAL = ({"a": (3, 4), "initial": 0.5, "where": _MASKED}, {"a": (3, 4), "axis": 1, "initial": ()},
+            {"a": (4,), "initial": 0.5})
+
+
+@adjoint(np.sum, method="sum", linear=True, examples=_AXES + _WHERE + (
+    {"a": (3, 4), "axis": 1, "initial": ()}, {"a": (3, 4), "initial": (), "where": _MASKED}), reduction=True)  # (linear in a and initial together)
+def sum(out, a, axis=None, dtype=None, *, keepdims=False, initial=0.0, where=True, d_out):
+    d_a = where_kept(broadcast_reduced(d_out, a, axis, keepdims), where)
+    d_initial = np.sum(d_out)  # added into every result
+
+
+@adjoint(np.mean, method="mean", linear=True, examples=_AXES + _WHERE, reduction=True)
+def mean(out, a, axis=None, dtype=None, *, keepdims=False, where=True, d_out):
+    d_a = where_kept(broadcast_reduced(d_out * where_share(out, a, axis, keepdims, where), a, axis, keepdims), where)
 
 
 @adjoint(np.var, method="var", examples=_AXES)
@@ -40,31 +114,37 @@ def std(out, a, axis=None, dtype=None, *, ddof=0, keepdims=False, d_out):
     d_a = expand_reduced(d_out / (spread * (np.size(a) / np.maximum(np.size(out), 1) - ddof)), axis, keepdims) * centred
 
 
-@adjoint(np.prod, method="prod", examples=_AXES, reduction=True)
-def prod(out, a, axis=None, dtype=None, *, keepdims=False, d_out):
-    d_a = expand_reduced(d_out, axis, keepdims) * prod_others(a, axis)  # zeros in a are fine
+@adjoint(np.prod, method="prod", examples=_AXES + _WHERE + _INITIAL, reduction=True)
+def prod(out, a, axis=None, dtype=None, *, keepdims=False, initial=1.0, where=True, d_out):
+    # out = initial * the product of the elements read (an element not read counts as 1)
+    d_a = where_kept(expand_reduced(d_out * initial, axis, keepdims) * prod_others(where_filled(a, where, 1.0), axis), where)
+    d_initial = np.sum(d_out * np.prod(where_filled(a, where, 1.0), axis=axis, keepdims=keepdims))
 
 
-@adjoint(np.amax, examples=_AXES)
-@adjoint(np.max, method="max", examples=_AXES, reduction=True)
-def max(out, a, axis=None, *, keepdims=False, d_out):
-    at_max = a == expand_reduced(out, axis, keepdims)
-    ties = np.sum(at_max, axis=axis, keepdims=True)
-    # ties share evenly; dividing the small reduced array first keeps the full-size work to one product
+@adjoint(np.amax, examples=_AXES + _INITIAL)
+@adjoint(np.max, method="max", examples=_AXES + _INITIAL, reduction=True)
+def max(out, a, axis=None, *, keepdims=False, initial=None, where=True, d_out):
+    at_max = where_kept(a == expand_reduced(out, axis, keepdims), where)
+    ties = np.sum(at_max, axis=axis, keepdims=True) + initial_ties(out, initial, axis, keepdims)
+    # ties share evenly (initial= counts as one more); dividing the small reduced array first keeps the
+    # full-size work to one product
     d_a = at_max * (expand_reduced(d_out, axis, keepdims) / ties)
+    d_initial = np.sum(expand_reduced(d_out, axis, keepdims) * initial_ties(out, initial, axis, keepdims) / ties)
 
 
-@adjoint(np.amin, examples=_AXES)
-@adjoint(np.min, method="min", examples=_AXES, reduction=True)
-def min(out, a, axis=None, *, keepdims=False, d_out):
-    at_min = a == expand_reduced(out, axis, keepdims)
-    ties = np.sum(at_min, axis=axis, keepdims=True)
+@adjoint(np.amin, examples=_AXES + _INITIAL)
+@adjoint(np.min, method="min", examples=_AXES + _INITIAL, reduction=True)
+def min(out, a, axis=None, *, keepdims=False, initial=None, where=True, d_out):
+    at_min = where_kept(a == expand_reduced(out, axis, keepdims), where)
+    ties = np.sum(at_min, axis=axis, keepdims=True) + initial_ties(out, initial, axis, keepdims)
     d_a = at_min * (expand_reduced(d_out, axis, keepdims) / ties)
+    d_initial = np.sum(expand_reduced(d_out, axis, keepdims) * initial_ties(out, initial, axis, keepdims) / ties)
 
 
 @tangent(np.prod)
-def prod(out, a, axis=None, dtype=None, *, keepdims=False, t_a):
-    t_out = np.sum(t_a * prod_others(a, axis), axis=axis, keepdims=keepdims)
+def prod(out, a, axis=None, dtype=None, *, keepdims=False, initial=1.0, where=True, t_a, t_initial):
+    t_out = (np.sum(where_kept(t_a * prod_others(where_filled(a, where, 1.0), axis), where), axis=axis, keepdims=keepdims)
+             * initial + t_initial * np.prod(where_filled(a, where, 1.0), axis=axis, keepdims=keepdims))
 
 
 @adjoint(np.cumsum, linear=True, method="cumsum", examples=({"a": (5,)}, {"a": (3, 4), "axis": 1},
@@ -88,16 +168,20 @@ def std(out, a, axis=None, dtype=None, *, ddof=0, keepdims=False, t_a):
 
 @tangent(np.amax)
 @tangent(np.max)
-def max(out, a, axis=None, *, keepdims=False, t_a):
-    at_max = a == expand_reduced(out, axis, keepdims)
-    t_out = np.sum(t_a * at_max, axis=axis, keepdims=keepdims) / np.sum(at_max, axis=axis, keepdims=keepdims)
+def max(out, a, axis=None, *, keepdims=False, initial=None, where=True, t_a, t_initial):
+    at_max = where_kept(a == expand_reduced(out, axis, keepdims), where)
+    at_initial = initial_ties(out, initial, None, True)
+    t_out = (np.sum(t_a * at_max, axis=axis, keepdims=keepdims) + t_initial * at_initial) / (
+        np.sum(at_max, axis=axis, keepdims=keepdims) + at_initial)
 
 
 @tangent(np.amin)
 @tangent(np.min)
-def min(out, a, axis=None, *, keepdims=False, t_a):
-    at_min = a == expand_reduced(out, axis, keepdims)
-    t_out = np.sum(t_a * at_min, axis=axis, keepdims=keepdims) / np.sum(at_min, axis=axis, keepdims=keepdims)
+def min(out, a, axis=None, *, keepdims=False, initial=None, where=True, t_a, t_initial):
+    at_min = where_kept(a == expand_reduced(out, axis, keepdims), where)
+    at_initial = initial_ties(out, initial, None, True)
+    t_out = (np.sum(t_a * at_min, axis=axis, keepdims=keepdims) + t_initial * at_initial) / (
+        np.sum(at_min, axis=axis, keepdims=keepdims) + at_initial)
 
 
 _QUANTILES = (
@@ -194,13 +278,14 @@ def nansum_tangent(out, a, axis=None, dtype=None, *, keepdims=False, t_a):
 @adjoint(np.nanmean, examples=_AXES)
 def nanmean(out, a, axis=None, dtype=None, *, keepdims=False, d_out):
     present = np.logical_not(np.isnan(a))
-    d_a = expand_reduced(d_out, axis, keepdims) * present / np.sum(present, axis=axis, keepdims=True)
+    # an all-NaN slice (NumPy: NaN) has no present element to share with: 0, not 0 / 0
+    d_a = expand_reduced(d_out, axis, keepdims) * present / np.maximum(np.sum(present, axis=axis, keepdims=True), 1)
 
 
 @tangent(np.nanmean)
 def nanmean_tangent(out, a, axis=None, dtype=None, *, keepdims=False, t_a):
     present = np.logical_not(np.isnan(a))
-    t_out = np.sum(t_a * present, axis=axis, keepdims=keepdims) / np.sum(present, axis=axis, keepdims=keepdims)
+    t_out = np.sum(t_a * present, axis=axis, keepdims=keepdims) / np.maximum(np.sum(present, axis=axis, keepdims=keepdims), 1)
 
 
 @adjoint(average_weights, linear=True, zero_derivative=("a",), may_view=True, examples=({"a": np.zeros((3, 4)), "weights": (4,), "axis": -1},
@@ -226,3 +311,200 @@ def average_tangent(out, a, axis=None, weights=None, *, keepdims=False, t_a, t_w
     w = average_weights(a, weights, axis)
     moved = w * t_a + average_weights(a, t_weights, axis) * (a - expand_reduced(out, axis, keepdims))
     t_out = np.sum(moved, axis=axis, keepdims=keepdims) / np.sum(w * np.ones(np.shape(a)), axis=axis, keepdims=keepdims)
+
+
+# The NaN-ignoring reductions: a NaN element is left out of the result, so its derivative is 0; an
+# all-NaN slice (NumPy: NaN, or 0 for nanprod's empty product) gives its elements 0.
+_WITH_NANS = np.array([[0.3, np.nan, 0.7, 0.1], [np.nan, 0.5, 0.2, 0.6], [0.4, 0.25, np.nan, 0.55]])
+_NAN_AXES = _AXES + ({"a": _WITH_NANS}, {"a": _WITH_NANS, "axis": 1}, {"a": _WITH_NANS, "axis": 0, "keepdims": True})
+
+
+def nan_median_weights(a, axis=None, keepdims=False):
+    """The weight of each element of ``a`` in ``np.nanmedian(a, axis)``: 1 for the middle present
+    element of its slice, 0.5 for each of the middle two, 0 for the others, NaNs and all-NaN slices.
+    Piecewise constant in ``a`` (its derivative is 0)."""
+    a = np.asarray(a, dtype=np.result_type(a, 1.0))
+    axes = tuple(range(a.ndim)) if axis is None else tuple(int(i) % a.ndim for i in np.atleast_1d(axis))  # (this module rebinds max and sum)
+    kept = tuple(i for i in range(a.ndim) if i not in axes)
+    moved = np.transpose(a, kept + axes)
+    rows = np.reshape(moved, moved.shape[:len(kept)] + (-1,))
+    order = np.argsort(rows, axis=-1)  # NaNs sort last
+    ranks = np.empty_like(order)
+    np.put_along_axis(ranks, order, np.broadcast_to(np.arange(rows.shape[-1]), order.shape), axis=-1)
+    count = np.sum(np.logical_not(np.isnan(rows)), axis=-1, keepdims=True)
+    weights = (0.5 * (ranks == (count - 1) // 2) + 0.5 * (ranks == count // 2)) * (count > 0)
+    return np.transpose(np.reshape(weights, moved.shape), np.argsort(kept + axes))
+
+
+nondifferentiable(nan_median_weights, np.nanargmax, np.nanargmin)  # (the indices: integers)
+
+
+def _filled_ones(a):
+    """``a`` with each NaN replaced by 1 (nanprod's reading of it)."""
+    return np.where(np.isnan(a), 1.0, a)
+
+
+@adjoint(np.nanmax, examples=_NAN_AXES)
+def nanmax(out, a, axis=None, *, keepdims=False, d_out):
+    at_max = a == expand_reduced(out, axis, keepdims)  # a NaN equals nothing
+    ties = np.sum(at_max, axis=axis, keepdims=True)
+    d_a = at_max * (expand_reduced(d_out, axis, keepdims) / np.maximum(ties, 1))  # ties share evenly
+
+
+@tangent(np.nanmax)
+def nanmax(out, a, axis=None, *, keepdims=False, t_a):
+    at_max = a == expand_reduced(out, axis, keepdims)
+    t_out = np.sum(np.where(at_max, t_a, 0.0), axis=axis, keepdims=keepdims) / np.maximum(
+        np.sum(at_max, axis=axis, keepdims=keepdims), 1)
+
+
+@adjoint(np.nanmin, examples=_NAN_AXES)
+def nanmin(out, a, axis=None, *, keepdims=False, d_out):
+    at_min = a == expand_reduced(out, axis, keepdims)
+    ties = np.sum(at_min, axis=axis, keepdims=True)
+    d_a = at_min * (expand_reduced(d_out, axis, keepdims) / np.maximum(ties, 1))
+
+
+@tangent(np.nanmin)
+def nanmin(out, a, axis=None, *, keepdims=False, t_a):
+    at_min = a == expand_reduced(out, axis, keepdims)
+    t_out = np.sum(np.where(at_min, t_a, 0.0), axis=axis, keepdims=keepdims) / np.maximum(
+        np.sum(at_min, axis=axis, keepdims=keepdims), 1)
+
+
+@adjoint(np.nanprod, examples=_NAN_AXES)
+def nanprod(out, a, axis=None, dtype=None, *, keepdims=False, d_out):
+    d_a = np.where(np.isnan(a), 0.0, expand_reduced(d_out, axis, keepdims) * prod_others(_filled_ones(a), axis))
+
+
+@tangent(np.nanprod)
+def nanprod(out, a, axis=None, dtype=None, *, keepdims=False, t_a):
+    t_out = np.sum(np.where(np.isnan(a), 0.0, t_a * prod_others(_filled_ones(a), axis)), axis=axis, keepdims=keepdims)
+
+
+@adjoint(np.nanvar, examples=_NAN_AXES + ({"a": _WITH_NANS, "axis": 1, "ddof": 1},))
+def nanvar(out, a, axis=None, dtype=None, *, ddof=0, keepdims=False, d_out):
+    # out = sum((a - mean)**2 over the present elements) / (count - ddof)
+    present = np.logical_not(np.isnan(a))
+    centred = np.where(present, a - np.nanmean(a, axis=axis, keepdims=True), 0.0)
+    count = np.sum(present, axis=axis, keepdims=True)
+    d_a = expand_reduced(d_out, axis, keepdims) * (2.0 / np.maximum(count - ddof, 1)) * centred
+
+
+@tangent(np.nanvar)
+def nanvar(out, a, axis=None, dtype=None, *, ddof=0, keepdims=False, t_a):
+    present = np.logical_not(np.isnan(a))
+    centred = np.where(present, a - np.nanmean(a, axis=axis, keepdims=True), 0.0)
+    count = np.sum(present, axis=axis, keepdims=keepdims)
+    t_out = np.sum(centred * np.where(present, t_a, 0.0), axis=axis, keepdims=keepdims) * (2.0 / np.maximum(count - ddof, 1))
+
+
+@adjoint(np.nanstd, examples=_NAN_AXES + ({"a": _WITH_NANS, "axis": 1, "ddof": 1},))
+def nanstd(out, a, axis=None, dtype=None, *, ddof=0, keepdims=False, d_out):
+    present = np.logical_not(np.isnan(a))
+    centred = np.where(present, a - np.nanmean(a, axis=axis, keepdims=True), 0.0)
+    count = np.sum(present, axis=axis, keepdims=True)
+    spread = expand_reduced(np.where(out > 0, out, 1.0), axis, keepdims)  # zero spread, or none (NaN): 0, as std's
+    d_a = expand_reduced(d_out, axis, keepdims) / (spread * np.maximum(count - ddof, 1)) * centred
+
+
+@tangent(np.nanstd)
+def nanstd(out, a, axis=None, dtype=None, *, ddof=0, keepdims=False, t_a):
+    present = np.logical_not(np.isnan(a))
+    centred = np.where(present, a - np.nanmean(a, axis=axis, keepdims=True), 0.0)
+    count = np.sum(present, axis=axis, keepdims=keepdims)
+    t_out = np.sum(centred * np.where(present, t_a, 0.0), axis=axis, keepdims=keepdims) / (
+        np.where(out > 0, out, 1.0) * np.maximum(count - ddof, 1))
+
+
+@adjoint(np.nanmedian, examples=_NAN_AXES + ({"a": (4,)}, {"a": (2, 3, 4), "axis": (0, 2)}))
+def nanmedian(out, a, axis=None, *, keepdims=False, d_out):
+    d_a = expand_reduced(d_out, axis, keepdims) * nan_median_weights(a, axis, keepdims)
+
+
+@tangent(np.nanmedian)
+def nanmedian(out, a, axis=None, *, keepdims=False, t_a):
+    t_out = np.sum(np.where(np.isnan(a), 0.0, t_a) * nan_median_weights(a, axis, keepdims), axis=axis, keepdims=keepdims)
+
+
+@adjoint(np.nancumsum, examples=({"a": (5,)}, {"a": (3, 4), "axis": 1}, {"a": _WITH_NANS, "axis": 1}, {"a": _WITH_NANS}))
+def nancumsum(out, a, axis=None, *, d_out):
+    d_a = np.where(np.isnan(a), 0.0, cumsum_grad(d_out, a, axis))  # a NaN counts as 0
+
+
+@tangent(np.nancumsum)
+def nancumsum(out, a, axis=None, *, t_a):
+    t_out = np.cumsum(np.where(np.isnan(a), 0.0, t_a), axis=axis)
+
+
+@adjoint(np.nancumprod, examples=({"a": (5,)}, {"a": (3, 4), "axis": 1}, {"a": _WITH_NANS, "axis": 1}, {"a": _WITH_NANS}))
+def nancumprod(out, a, axis=None, *, d_out):
+    d_a = np.where(np.isnan(a), 0.0, cumprod_grad(d_out, _filled_ones(a), axis))  # a NaN counts as 1
+
+
+@tangent(np.nancumprod)
+def nancumprod(out, a, axis=None, *, t_a):
+    t_out = cumprod_jvp(_filled_ones(a), np.where(np.isnan(a), 0.0, t_a), axis)
+
+
+# The reductions as ufunc methods: np.add.reduce is np.sum, np.multiply.accumulate is np.cumprod...
+# (along axis 0 unless told: the methods' default; a bound method is recognised by equality).
+_METHOD_AXES = ({"array": (3, 4)}, {"array": (3, 4), "axis": 1}, {"array": (2, 3, 4), "axis": None},
+                {"array": (5,)}, {"array": (3, 4), "axis": -1, "keepdims": True}, {"array": (2, 3, 4), "axis": (0, 2)})
+
+
+@adjoint(np.add.reduce, linear=True, examples=_METHOD_AXES)
+def add_reduce(out, array, axis=0, dtype=None, *, keepdims=False, d_out):
+    d_array = broadcast_reduced(d_out, array, axis, keepdims)
+
+
+@adjoint(np.multiply.reduce, examples=_METHOD_AXES)
+def multiply_reduce(out, array, axis=0, dtype=None, *, keepdims=False, d_out):
+    d_array = expand_reduced(d_out, axis, keepdims) * prod_others(array, axis)
+
+
+@tangent(np.multiply.reduce)
+def multiply_reduce(out, array, axis=0, dtype=None, *, keepdims=False, t_array):
+    t_out = np.sum(t_array * prod_others(array, axis), axis=axis, keepdims=keepdims)
+
+
+@adjoint(np.maximum.reduce, examples=_METHOD_AXES)
+def maximum_reduce(out, array, axis=0, dtype=None, *, keepdims=False, d_out):
+    at_max = array == expand_reduced(out, axis, keepdims)  # ties share evenly, as np.max
+    d_array = at_max * (expand_reduced(d_out, axis, keepdims) / np.sum(at_max, axis=axis, keepdims=True))
+
+
+@tangent(np.maximum.reduce)
+def maximum_reduce(out, array, axis=0, dtype=None, *, keepdims=False, t_array):
+    at_max = array == expand_reduced(out, axis, keepdims)
+    t_out = np.sum(t_array * at_max, axis=axis, keepdims=keepdims) / np.sum(at_max, axis=axis, keepdims=keepdims)
+
+
+@adjoint(np.minimum.reduce, examples=_METHOD_AXES)
+def minimum_reduce(out, array, axis=0, dtype=None, *, keepdims=False, d_out):
+    at_min = array == expand_reduced(out, axis, keepdims)
+    d_array = at_min * (expand_reduced(d_out, axis, keepdims) / np.sum(at_min, axis=axis, keepdims=True))
+
+
+@tangent(np.minimum.reduce)
+def minimum_reduce(out, array, axis=0, dtype=None, *, keepdims=False, t_array):
+    at_min = array == expand_reduced(out, axis, keepdims)
+    t_out = np.sum(t_array * at_min, axis=axis, keepdims=keepdims) / np.sum(at_min, axis=axis, keepdims=keepdims)
+
+
+_ACCUMULATED = ({"array": (5,)}, {"array": (3, 4)}, {"array": (3, 4), "axis": 1}, {"array": (2, 3, 4), "axis": -1})
+
+
+@adjoint(np.add.accumulate, linear=True, examples=_ACCUMULATED)
+def add_accumulate(out, array, axis=0, dtype=None, *, d_out):
+    d_array = cumsum_grad(d_out, array, axis)
+
+
+@adjoint(np.multiply.accumulate, examples=_ACCUMULATED + ({"array": np.array([0.5, 0.0, 2.0, 0.0, 1.5])},))
+def multiply_accumulate(out, array, axis=0, dtype=None, *, d_out):
+    d_array = cumprod_grad(d_out, array, axis)
+
+
+@tangent(np.multiply.accumulate)
+def multiply_accumulate(out, array, axis=0, dtype=None, *, t_array):
+    t_out = cumprod_jvp(array, t_array, axis)

@@ -730,6 +730,3 @@ def refused_global_list_of_arrays(w):
         total += wi * np.sum(xi ** 2)
     return total
 
-
-def refused_numpy_scalar_cast_of_input(x):
-    return np.float64(x[0]) * x[1]
