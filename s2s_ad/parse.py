@@ -16,6 +16,7 @@ records what every free name, attribute and rule meant, for the caches.
 """
 from __future__ import annotations
 
+import ast
 import builtins
 import functools
 import inspect
@@ -33,6 +34,7 @@ import gast
 from . import rules
 from .errors import TransformError
 from . import sugar
+from .chains import flatten_long_chains
 from .nodes import all_nodes
 
 # Statements and expressions the lowering understands.  Anything else is
@@ -627,8 +629,11 @@ def _lambdas_at(module: Optional[gast.Module], line: int, params: list[str]) -> 
 
 def _parse_at(source: str, firstline: int) -> gast.Module:
     """Parse with every node on its line in the user's file (blank lines first: cheaper than renumbering
-    the tree)."""
-    return gast.parse("\n" * (firstline - 1) + source)
+    the tree).  A long if/elif chain is made shallow first (``chains.py``): gast's conversion, and
+    every later walk of the tree, recurse as deep as the tree is."""
+    module = ast.parse("\n" * (firstline - 1) + source)
+    flatten_long_chains(module)
+    return gast.ast_to_gast(module)
 
 
 def _check_params(node: gast.FunctionDef, filename: str) -> list[str]:

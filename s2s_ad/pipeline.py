@@ -9,6 +9,7 @@ tangent function (forward mode).
 from __future__ import annotations
 
 import gc
+import sys
 import threading
 import weakref
 from contextlib import contextmanager
@@ -30,6 +31,7 @@ from .forward import forward
 from .hoist import hoist_invariants, hoist_item_reads
 from .kinds import constant_value
 from .lower import lower
+from .nesting import bounded
 from .optimize import optimize
 from .parse import ParsedFunction, Snapshot, parse_function, transparent
 from .reverse import reverse
@@ -166,6 +168,17 @@ def result_kind(fn: Callable, kinds: Kinds) -> object:
     if cached is not None and (cached[1] is None or cached[1].valid()):
         return cached[0]
     known[key] = (None, None)
+    try:  # a helper's helpers are analysed nested in its analysis: no deeper than the stack allows
+        return bounded(("result kind", fn, key), lambda: _analysed_result_kind(fn, kinds, known, key),
+                       lambda: result_kind(fn, kinds))
+    except BaseException:
+        if known.get(key) == (None, None) and not isinstance(sys.exc_info()[1], TransformError):
+            del known[key]  # given up to be made again on a shorter stack (nesting.py), or failed
+        raise
+
+
+def _analysed_result_kind(fn: Callable, kinds: Kinds, known: dict, key: tuple) -> object:
+    """``result_kind``'s work: lower and analyse ``fn``, and remember the kind of its result in ``known``."""
     try:
         parsed, ssa = lowered(fn, kinds)
     except TransformError:  # refused: the caller's own transformation reports it where it matters
@@ -449,7 +462,8 @@ def _build_once(cache: TransformCache, fn: Callable, key: tuple, empty: Callable
         finally:
             del building[mark]
 
-    return cache.get(fn, key, build)
+    # A helper's helpers are built nested in its build: no deeper than the stack allows (nesting.py).
+    return cache.get(fn, key, lambda: bounded(mark, build, lambda: _build_once(cache, fn, key, empty, fill)))
 
 
 def build_forward(fn: Callable, wrt: tuple[str, ...], kinds: Kinds, stage: str = "optimized",
