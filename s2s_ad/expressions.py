@@ -17,6 +17,8 @@ from __future__ import annotations
 import dataclasses
 import inspect
 import operator
+import os
+import sysconfig
 import textwrap
 import types
 from dataclasses import dataclass
@@ -765,10 +767,36 @@ def missing_rule(fn: Any) -> Optional[str]:
     if is_user_function(fn):
         try:
             inspect.getsource(fn)
-            return None
         except (OSError, TypeError):
             return f"its source cannot be read and it has no derivative rule; add one with @s2s_ad.adjoint({name})"
+        return _library_source_refused(fn, name)
     return f"it has no derivative rule; add one with @s2s_ad.adjoint({name}) (see README, 'Adding a rule')"
+
+
+def _library_source_refused(fn: types.FunctionType, name: str) -> Optional[str]:
+    """Why a library's function (SciPy's, the standard library's: installed, not the user's) with no
+    rule cannot be transformed from its source, if its source is outside the subset; None if it is
+    in it.  The refusal then names the user's call and the missing rule, not a line of the library."""
+    if not library_code(fn):
+        return None
+    try:
+        parse_function(fn)
+    except TransformError as exc:
+        where = f"{os.path.basename(exc.filename or '?')}:{exc.line}"
+        return (f"it has no derivative rule, and its source cannot be differentiated ({exc.construct} at "
+                f"{where}); add a rule with @s2s_ad.adjoint({name}) (see README, 'Adding a rule')")
+    return None
+
+
+def library_code(fn: Any) -> bool:
+    """Whether ``fn`` was defined in an installed package or Python's standard library."""
+    filename = getattr(getattr(fn, "__code__", None), "co_filename", "")
+    return bool(filename) and os.path.abspath(filename).startswith(_LIBRARY_FOLDERS)
+
+
+_LIBRARY_FOLDERS = tuple(sorted({os.path.join(os.path.abspath(path), "") for key in ("stdlib", "platstdlib",
+                                                                                     "purelib", "platlib")
+                                 if (path := sysconfig.get_paths().get(key))}))
 
 
 def describe_callable(fn: Any) -> str:

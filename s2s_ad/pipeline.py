@@ -22,6 +22,7 @@ from . import containers, ir, runtime
 from .kinds import to_string
 from .analysis import (SCALAR, Analysis, analyse, check_constant_calls, check_element_reads, check_in_place,
                        lost_derivative_parameters, private_draw)
+from .blame import blamed
 from .cache import SplitAdjoint, TangentCallee, TransformCache, compile_emitted, compile_module, origin_of
 from .errors import TransformError
 from .emit import Emitted, Namespace, emit, emit_module
@@ -131,7 +132,10 @@ def lowered(fn: Callable, kinds: Optional[Kinds] = None, has_aux: bool = False) 
         constant, value = constant_value(k)
         if constant:  # a string argument: the code is specialised on its value
             structures[p] = containers.Static(value)
-    ssa = lower(parsed, structures, has_aux)
+    try:
+        ssa = lower(parsed, structures, has_aux)
+    except TransformError as refusal:
+        raise blamed(parsed, refusal) from None
     ir.check_ssa(ssa)
     return parsed, ssa
 
