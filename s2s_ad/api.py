@@ -23,6 +23,7 @@ import random
 import sys
 import threading
 from dataclasses import dataclass
+from types import FunctionType
 from typing import Any, Callable, Optional, Sequence, Union
 
 import numpy as np
@@ -33,7 +34,8 @@ from .errors import TransformError
 from .kinds import constant_kind, constant_value, is_constant_kind
 from .parse import Snapshot
 from .pipeline import (STAGES, Built, build_derivative_of, build_forward, build_gradient_only, build_reverse,
-                       build_split, check_lost_arguments, leaf_kinds, lost_outside, private_draw_in)
+                       build_split, check_lost_arguments, leaf_kinds, lost_outside, may_draw_globally,
+                       private_draw_in)
 from .selfcheck import dot_product_test, switched_on_by_environment
 
 Wrt = Union[int, str, Sequence[Union[int, str]]]
@@ -958,7 +960,9 @@ class Jacobian:
         bound.apply_defaults()
         params, values = list(bound.arguments), tuple(bound.arguments.values())
         positions = [params.index(w) for w in self.wrt]
-        draws = _Draws()
+        # The global random states, put back before each pass; not read where no pass can draw
+        # (reading and putting them back costs more than a small function's pass).
+        draws = _Draws() if not isinstance(self.fn, FunctionType) or may_draw_globally(self.fn) else _NO_DRAWS
         out = self.fn(*values)
         if not isinstance(self.fn, GradientFunction) and (
                 any(isinstance(_kind_tree(value), containers.Tree) for value in values)
@@ -1059,6 +1063,16 @@ class _Draws:
     def replay(self) -> None:
         np.random.set_state(self.numpy)
         random.setstate(self.python)
+
+
+class _NoDraws:
+    """``_Draws`` for a function that draws nothing (``pipeline.may_draw_globally``): nothing to put back."""
+
+    def replay(self) -> None:
+        pass
+
+
+_NO_DRAWS = _NoDraws()
 
 
 def jacobian(fn: Callable, wrt: Wrt = 0) -> Jacobian:
