@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import ast
 import builtins
+import keyword
 import math
 import types
 import warnings
@@ -82,6 +83,8 @@ class Namespace:
         if id(obj) in self._names:
             return self._names[id(obj)]
         base = "".join(c if c.isalnum() else "_" for c in hint).strip("_") or "value"
+        if keyword.iskeyword(base) or base[0].isdigit():  # a lambda's name, "<lambda>", is no identifier
+            base = f"{base}_function" if keyword.iskeyword(base) else f"value_{base}"
         name, n = base, 0
         while name in self.avoid or (name in self.globals and self.globals[name] is not obj):
             n += 1

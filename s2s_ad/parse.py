@@ -156,6 +156,16 @@ def _identity_check(names: tuple, attributes: tuple) -> Callable[[], bool]:
     return namespace["identical"]
 
 
+class _Items:
+    """A list seen as a scope of its items (``get(index, default)``), for ``Snapshot.record_item``."""
+
+    def __init__(self, items: list) -> None:
+        self.items = items
+
+    def get(self, index: int, default: Any) -> Any:
+        return self.items[index] if -len(self.items) <= index < len(self.items) else default
+
+
 def _attribute(owner: Any, name: str) -> Any:
     """``owner.name`` now, or ``_ABSENT``."""
     try:
@@ -192,6 +202,15 @@ class Snapshot:
 
     def record_global(self, scope: dict, name: str, value: Any) -> None:
         self.names.setdefault((id(scope), name), (scope, name, value))
+        self._checks = self._identical = None
+
+    def record_item(self, container: Any, key: Any, value: Any) -> None:
+        """``container[key]`` (a module-level dict, list or tuple) was read as ``value`` (``ABSENT``:
+        a key not in a dict).  A list's item is checked through a view with ``get``, as a dict's."""
+        if isinstance(container, tuple):
+            return  # cannot change: the name it is bound to is recorded
+        scope = container if isinstance(container, dict) else _Items(container)
+        self.names.setdefault((id(container), key), (scope, key, value))
         self._checks = self._identical = None
 
     def record_cell(self, function: types.FunctionType, name: str, value: Any) -> None:
