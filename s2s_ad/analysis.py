@@ -894,10 +894,16 @@ def check_constant_calls(fn: ir.Function, facts: Analysis) -> None:
     constant: it runs once where the primal computation runs, and nothing differentiates it.
     """
     generated = is_generated(fn.filename)
+    checked_only = _read_only_by_assertions(fn)
     for stmt in ir.walk(fn.body):
         if not (isinstance(stmt, ir.Assign) and isinstance(stmt.value, ir.Call)):
             continue
         call = stmt.value
+        if stmt.target in checked_only and missing_rule(call.fn) is not None and not private_draw(call.fn):
+            # assert np.allclose(y, 2 * x): a truth value an assertion checks carries no derivative
+            # anywhere; the call runs in the primal sweep, as a constant
+            facts.varied.discard(stmt.target)
+            continue
         if generated and private_draw(call.fn):
             raise TransformError(f"the random draw {describe_callable(call.fn)} in a derivative of a derivative",
                                  "it is taken in several passes, and each would draw again from this generator; "
@@ -909,6 +915,19 @@ def check_constant_calls(fn: ir.Function, facts: Analysis) -> None:
         if why is not None:
             raise TransformError(f"the call of {describe_callable(call.fn)}", why, filename=fn.filename,
                                  line=stmt.line)
+
+
+def _read_only_by_assertions(fn: ir.Function) -> set[str]:
+    """The names whose every reader is an ``assert`` (``runtime.check_assertion``) as its test."""
+    readers: dict[str, set[bool]] = {}
+    for stmt in ir.walk(fn.body):
+        call = stmt.value if isinstance(stmt, ir.Effect) else None
+        checked = call.args[0].name if isinstance(call, ir.Call) and call.fn is runtime.check_assertion \
+            and isinstance(call.args[0], ir.Var) else None
+        for expr in ir.exprs_of(stmt):
+            for name in ir.names_read(expr):
+                readers.setdefault(name, set()).add(name == checked and expr is call)
+    return {name for name, tests in readers.items() if tests == {True}}
 
 
 def private_draw(fn: Any) -> bool:

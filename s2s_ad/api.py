@@ -23,6 +23,7 @@ import random
 import sys
 import threading
 from dataclasses import dataclass
+from types import FunctionType
 from typing import Any, Callable, Optional, Sequence, Union
 
 import numpy as np
@@ -33,12 +34,22 @@ from .errors import TransformError
 from .kinds import constant_kind, constant_value, is_constant_kind
 from .parse import Snapshot
 from .pipeline import (STAGES, Built, build_derivative_of, build_forward, build_gradient_only, build_reverse,
-                       build_split, check_lost_arguments, leaf_kinds, lost_outside, private_draw_in)
+                       build_split, check_lost_arguments, leaf_kinds, lost_outside, may_draw_globally,
+                       private_draw_in)
 from .selfcheck import dot_product_test, switched_on_by_environment
 
 Wrt = Union[int, str, Sequence[Union[int, str]]]
 
 _CACHE = TransformCache()
+
+
+def _one_number(value: Any) -> bool:
+    """Whether ``value`` is one number (a Python, NumPy or other library's scalar, or a 0-d array of
+    numbers): what ``grad`` differentiates.  A string, None or a 0-d array of objects is not."""
+    if isinstance(value, (str, bytes)) or value is None or np.ndim(value) != 0:
+        return False
+    dtype = getattr(value, "dtype", None)
+    return getattr(dtype, "kind", "f") in "biufc"
 
 
 def _run(generated: Callable, args: tuple) -> Any:
@@ -561,7 +572,7 @@ class GradientFunction:
         except Exception as exc:
             name_the_users_line(exc)
             raise
-        if value.__class__ is not float and np.ndim(value) != 0:
+        if value.__class__ is not float and not _one_number(value):
             self._refuse_result(value)
         # (no array argument (see _specialise): its gradients are numbers, nothing to copy)
         return gradient if self._bare else self._finish(args, value, gradient)
@@ -578,7 +589,7 @@ class GradientFunction:
         if entry is None:
             return self._call_with_containers(args, kinds)
         value, gradient = _run(entry[0], args)
-        if value.__class__ is not float and value.__class__ is not np.float64 and np.ndim(value) != 0:
+        if value.__class__ is not float and value.__class__ is not np.float64 and not _one_number(value):
             self._refuse_result(value)
         # gradients of their arguments' dtypes, arrays of their own
         primals = self._primals_of(args)
@@ -589,6 +600,9 @@ class GradientFunction:
 
     def _refuse_result(self, value: Any) -> None:
         """Raise: ``grad`` of a function whose result is not a number."""
+        if np.ndim(value) == 0:
+            raise TypeError(f"grad needs {self.fn.__name__} to return a number, but it returned a "
+                            f"{type(value).__name__} ({value!r:.40}), which has no derivative")
         raise TypeError(
             f"grad needs {self.fn.__name__} to return a scalar, but it returned an array of shape "
             f"{np.shape(value)}; use s2s_ad.vjp or s2s_ad.jacobian for non-scalar results")
@@ -799,6 +813,8 @@ def jvp(fn: Callable, primals: Sequence[Any], tangents: Sequence[Any]) -> tuple[
         if checked and checked[0] is not None:
             wrt.append(p)
             tangent_args += checked
+    if isinstance(fn, GradientFunction) and any(isinstance(k, containers.Tree) for k in kinds):
+        return _gradient_jvp_by_leaf(fn, params, args, kinds, wrt, tuple(tangent_args))
     built = _tangent_built(fn, tuple(wrt), kinds)
     out, t_out = _run(built.function, _flat(args, kinds) + tuple(tangent_args))
     if built.result_tree is not None:
@@ -806,6 +822,35 @@ def jvp(fn: Callable, primals: Sequence[Any], tangents: Sequence[Any]) -> tuple[
     if not _alone(t_out, _ALONE_SINGLE, _ALONE_EACH):  # (as grad's gradients: see _alone)
         t_out = _handed_out(t_out, args + tuple(tangent_args) + (out,))
     return out, t_out
+
+
+def _gradient_jvp_by_leaf(gradient: "GradientFunction", params: list[str], args: tuple, kinds: tuple,
+                          wrt: list[str], tangents: tuple) -> tuple[Any, Any]:
+    """``jvp(grad(f), ...)`` with container arguments (a Hessian-vector product): forward mode over the
+    gradient as a plain function of the leaves (``function_for``), its leaves put back in the
+    structure a call of the gradient returns."""
+    if gradient._with_value or gradient._has_aux or gradient.inner is not None:
+        raise TypeError(f"forward mode over {gradient!r} with containers (dict, list, tuple, dataclass) as "
+                        "arguments: take it over s2s_ad.grad(f) (no value, no aux), or use s2s_ad.hessian")
+    plain = gradient.function_for(kinds).function
+    names = list(inspect.signature(plain).parameters)
+    by = tuple(names[i] for i in _leaf_positions(params, kinds, wrt))
+    flat_kinds = leaf_kinds(kinds)
+    tangent = _CACHE.get(plain, ("forward", plain.__code__, by, flat_kinds),
+                         lambda: build_forward(plain, by, flat_kinds)).function
+    out, t_out = _run(tangent, _flat(args, kinds) + tangents)
+
+    def rebuild(leaves: Any) -> Any:
+        leaves = list(leaves) if len(_leaf_positions(params, kinds, gradient.wrt)) > 1 else [leaves]
+        parts = []
+        for w in gradient.wrt:
+            kind = kinds[params.index(w)]
+            count = containers.count(kind) if isinstance(kind, containers.Tree) else 1
+            mine, leaves = leaves[:count], leaves[count:]
+            parts.append(containers.unflatten(kind, mine) if isinstance(kind, containers.Tree) else mine[0])
+        return tuple(parts) if gradient._several else parts[0]
+
+    return rebuild(out), rebuild(t_out)
 
 
 def _without_prefix(fn: Callable, params: list[str], args: tuple) -> tuple[Callable, list[str], tuple]:
@@ -915,7 +960,9 @@ class Jacobian:
         bound.apply_defaults()
         params, values = list(bound.arguments), tuple(bound.arguments.values())
         positions = [params.index(w) for w in self.wrt]
-        draws = _Draws()
+        # The global random states, put back before each pass; not read where no pass can draw
+        # (reading and putting them back costs more than a small function's pass).
+        draws = _Draws() if not isinstance(self.fn, FunctionType) or may_draw_globally(self.fn) else _NO_DRAWS
         out = self.fn(*values)
         if not isinstance(self.fn, GradientFunction) and (
                 any(isinstance(_kind_tree(value), containers.Tree) for value in values)
@@ -1018,6 +1065,16 @@ class _Draws:
         random.setstate(self.python)
 
 
+class _NoDraws:
+    """``_Draws`` for a function that draws nothing (``pipeline.may_draw_globally``): nothing to put back."""
+
+    def replay(self) -> None:
+        pass
+
+
+_NO_DRAWS = _NoDraws()
+
+
 def jacobian(fn: Callable, wrt: Wrt = 0) -> Jacobian:
     """The Jacobian of ``fn`` with respect to ``wrt`` (a tuple ``wrt`` gives a tuple of blocks)."""
     return Jacobian(fn, wrt)
@@ -1114,12 +1171,21 @@ class GradCheck:
                 f"{self.numeric:.10g} ({self.error:.3g} of the tolerance)")
 
 
-def check_grad(fn: Callable, *args: Any, wrt: Optional[Wrt] = None, eps: float = 1e-6, rtol: float = 1e-5,
-               atol: float = 1e-6) -> GradCheck:
+def check_grad(fn: Callable, *args: Any, wrt: Optional[Wrt] = None, eps: Optional[float] = None,
+               rtol: Optional[float] = None, atol: Optional[float] = None) -> GradCheck:
     """Compare ``grad(fn, wrt)(*args)`` with central differences; report the worst component.
 
     ``wrt`` defaults to every float argument.  Use it to check a rule you
     wrote with ``@s2s_ad.adjoint``: ``assert s2s_ad.check_grad(f, x).ok``.
+
+    The step and the tolerances follow the precision ``fn`` computes in (the
+    least precise float among its arguments and its result: a ``float32``
+    cast inside makes a ``float32`` result): ``eps`` defaults to 1e-6 in
+    double precision and to the cube root of the machine epsilon (times the
+    component's size) in a lower one, where 1e-6 would be mostly rounding.
+    A difference within the rounding error of the difference quotient
+    itself (a few epsilons of ``fn``'s values, over the step) is noise, not
+    a mismatch, and is allowed on top of ``atol + rtol * |numeric|``.
     """
     params = list(inspect.signature(fn).parameters)
     positions = [i for i, a in enumerate(args) if _differentiable(a)] if wrt is None else [
@@ -1127,19 +1193,36 @@ def check_grad(fn: Callable, *args: Any, wrt: Optional[Wrt] = None, eps: float =
     if not positions:
         raise TypeError(f"check_grad of {fn.__name__}: no argument is a float or float array")
     gradients = GradientFunction(fn, tuple(positions), with_value=False)(*args)
+    precision = _precision(fn(*args), [args[i] for i in positions])
+    double = precision <= np.finfo(np.float64).eps
+    rtol = rtol if rtol is not None else (1e-5 if double else max(1e-5, float(np.sqrt(precision))))
+    atol = atol if atol is not None else (1e-6 if double else max(1e-6, float(np.sqrt(precision))))
     worst = GradCheck(True, "", 0.0, 0.0, -1.0)
     for i, ours in zip(positions, gradients):
         x = np.asarray(args[i], dtype=float)
         for index in np.ndindex(x.shape):
+            h = eps if eps is not None else (1e-6 if double else float(np.cbrt(precision)) * max(1.0, abs(x[index])))
             step = np.zeros_like(x)
-            step[index] = eps
+            step[index] = h
             moved = [list(args), list(args)]
             for sign, values in zip((1, -1), moved):
                 values[i] = x + sign * step if isinstance(args[i], np.ndarray) else float(x + sign * step)
-            numeric = (float(fn(*moved[0])) - float(fn(*moved[1]))) / (2 * eps)
+            above, below = float(fn(*moved[0])), float(fn(*moved[1]))
+            numeric = (above - below) / (2 * h)
+            noise = 4 * precision * (abs(above) + abs(below)) / (2 * h)  # rounding in the quotient
             value = float(np.asarray(ours)[index])
-            error = abs(value - numeric) / (atol + rtol * abs(numeric))
+            error = abs(value - numeric) / (atol + rtol * abs(numeric) + noise)
             if error > worst.error:
                 label = f"d/d{params[i]}" + (f"[{', '.join(map(str, index))}]" if index else "")
                 worst = GradCheck(error <= 1.0, label, value, numeric, error)
     return worst
+
+
+def _precision(result: Any, arguments: list) -> float:
+    """The machine epsilon of the least precise float among ``result`` and ``arguments``."""
+    found = [np.finfo(np.float64).eps]
+    for value in [result, *arguments]:
+        dtype = getattr(value, "dtype", None)
+        if dtype is not None and np.issubdtype(dtype, np.inexact):
+            found.append(float(np.finfo(dtype).eps))
+    return max(found)

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import ast
 import builtins
+import keyword
 import math
 import types
 import warnings
@@ -95,6 +96,8 @@ class Namespace:
         if id(obj) in self._names:
             return self._names[id(obj)]
         base = "".join(c if c.isalnum() else "_" for c in hint).strip("_") or "value"
+        if keyword.iskeyword(base) or base[0].isdigit():  # a lambda's name, "<lambda>", is no identifier
+            base = f"{base}_function" if keyword.iskeyword(base) else f"value_{base}"
         name, n = base, 0
         while name in self.avoid or (name in self.globals and self.globals[name] is not obj):
             n += 1
@@ -389,4 +392,17 @@ def emit_module(functions: list[tuple[ir.Function, Optional[dict[str, str]], Opt
         printer.block(fn.body, 1)
         lines += printer.lines + [""]
         origins += printer.origins + [None]
-    return Emitted("\n".join(lines[:-1]) + "\n", builder.ns, functions[0][0].name, origins[:-1])
+    lines, origins = _one_per_line(lines[:-1], origins[:-1])
+    return Emitted("\n".join(lines) + "\n", builder.ns, functions[0][0].name, origins)
+
+
+def _one_per_line(texts: list[str], origins: list[Optional[int]]) -> tuple[list[str], list[Optional[int]]]:
+    """``texts`` split at their line breaks (a header entry may hold several lines), each line with its
+    text's origin: the origins must stay aligned with the source's lines, which tracebacks number."""
+    lines: list[str] = []
+    aligned: list[Optional[int]] = []
+    for text, origin in zip(texts, origins):
+        parts = text.split("\n")
+        lines += parts
+        aligned += [origin] * len(parts)
+    return lines, aligned

@@ -16,8 +16,11 @@ from __future__ import annotations
 
 import ast
 import dataclasses
+import functools
 import inspect
 import operator
+import os
+import sysconfig
 import textwrap
 import types
 from dataclasses import dataclass
@@ -227,6 +230,10 @@ class ExpressionConverter:
 
     def _Compare(self, node: gast.Compare) -> Any:
         """``a < b <= c`` is ``a < b and b <= c`` with ``b`` evaluated once, ``c`` only if ``a < b``."""
+        if len(node.ops) == 1:
+            known = self._static_membership(node.ops[0], node.left, node.comparators[0])
+            if known is not None:
+                return known
         operands = [self.convert(node.left)] + [self.convert(c) for c in node.comparators]
         if len(operands) == 2:
             return self._comparison(node.ops[0], operands[0], operands[1])
@@ -276,6 +283,9 @@ class ExpressionConverter:
         joined = self._index_call(node)
         if joined is not None:
             return joined
+        found, item = self._static_item(node)
+        if found:  # COEF[1], CONFIG["scale"]: a module-level list or dict of numbers, read now
+            return self._global_value(f"{_spelled(node.value)}[...]", item, node)
         value, index = self.convert(node.value), self.convert(node.slice)
         if isinstance(value, Record):
             return self._record_item(value, index, node)
@@ -401,9 +411,62 @@ class ExpressionConverter:
         self.resolver.snapshot.record_global(table, key, table[key])
         return True, table[key]
 
+    def _unpartial(self, partial: functools.partial, args: list, kwargs: tuple, node: Any) -> tuple[Any, list, tuple]:
+        """A call of ``functools.partial(fn, *fixed, **named)`` as the call of ``fn`` it makes: the
+        fixed arguments (numbers, strings, arrays: constants) first, the named ones unless given."""
+        fixed = list(partial.args) + list(partial.keywords.values())
+        if not all(_is_plain_constant(v) or isinstance(v, np.ndarray) for v in fixed):
+            raise self.error(f"the call of a functools.partial of {describe_callable(partial.func)}",
+                             "only numbers, strings and arrays can be fixed by a partial that is called here; "
+                             "pass the others as arguments", node)
+        given = {name for name, _ in kwargs}
+        named = tuple((name, ir.Const(value)) for name, value in partial.keywords.items() if name not in given)
+        return partial.func, [ir.Const(v) for v in partial.args] + list(args), named + tuple(kwargs)
+
+    def _static_item(self, node: gast.Subscript) -> tuple[bool, Any]:
+        """``TABLE[key]`` for a module-level dict, list or tuple (or an item of one) and a constant
+        key: the item, recorded in the snapshot so that changing it makes the code again."""
+        key = self._constant_key(node.slice)
+        if key is ABSENT:
+            return False, None
+        found, table = self._static_item(node.value) if isinstance(node.value, gast.Subscript) else \
+            self._static(node.value)
+        if not (found and type(table) in (dict, list, tuple)):
+            return False, None
+        try:
+            item = table[key]
+        except (KeyError, IndexError, TypeError):
+            raise self.error(f"the item [{key!r}] of the module-level {type(table).__name__} "
+                             f"{_spelled(node.value)}", "it has no such item", node) from None
+        self.resolver.snapshot.record_item(table, key, item)
+        return True, item
+
+    def _static_membership(self, op: Any, left: Any, right: Any) -> Optional[ir.Const]:
+        """``kind in ACTS`` (``not in``) with ``ACTS`` a module-level dict, list or tuple and ``kind`` a
+        constant (a string argument the code is specialised on): known now, and recorded."""
+        if not isinstance(op, (gast.In, gast.NotIn)):
+            return None
+        if not (isinstance(left, (gast.Name, gast.Constant)) and isinstance(right, (gast.Name, gast.Attribute))):
+            return None  # (the left side is converted here: only where converting it again is harmless)
+        found, table = self._static(right)
+        if not (found and type(table) in (dict, list, tuple)):
+            return None
+        key = self.convert(left)
+        if not (isinstance(key, ir.Const) and _hashable(key.value)):
+            return None
+        if isinstance(table, dict):
+            self.resolver.snapshot.record_item(table, key.value, table.get(key.value, ABSENT))
+        else:
+            for index, item in enumerate(table):
+                self.resolver.snapshot.record_item(table, index, item)
+        return ir.Const((key.value in table) == isinstance(op, gast.In))
+
     def _constant_key(self, node: Any) -> Any:
-        """The value of a constant key (``"l2"``, or a local name holding a string: an argument the
-        code is specialised on), else ABSENT."""
+        """The value of a constant key (``"l2"``, ``1``, ``-1``, or a local name holding a string: an
+        argument the code is specialised on), else ABSENT."""
+        if isinstance(node, gast.UnaryOp) and isinstance(node.op, gast.USub) and isinstance(node.operand, gast.Constant) \
+                and type(node.operand.value) is int:
+            return -node.operand.value
         if isinstance(node, gast.Constant):
             return node.value
         if isinstance(node, gast.Name):
@@ -467,6 +530,8 @@ class ExpressionConverter:
             found, fn = True, callee.value
         else:
             found, fn = self._static_callee(node.func)
+        while found and isinstance(fn, functools.partial):  # SCALE3 = functools.partial(scaled, c=3.0)
+            fn, args, kwargs = self._unpartial(fn, args, kwargs, node)
         values = args + [v for _, v in kwargs]
         if any(isinstance(a, (Nested, Known)) for a in values) or (found and is_user_function(fn) and any(
                 isinstance(a, ir.Const) and isinstance(a.value, type) for a in values)):  # apply(float, x)
@@ -550,8 +615,8 @@ class ExpressionConverter:
         nested def or lambda) as a ``Known`` or ``Nested`` for ``_passes_functions``."""
         if isinstance(node, gast.Name) and isinstance(self.local(node.id), (Nested, Known)):
             return self.local(node.id)
-        if isinstance(node, (gast.Name, gast.Attribute)):
-            found, value = self._static(node)
+        if isinstance(node, (gast.Name, gast.Attribute, gast.Subscript)):  # ... or ACTS[kind]
+            found, value = self._static_callee(node) if isinstance(node, gast.Subscript) else self._static(node)
             if found and callable(value) and not isinstance(value, type) and not hasattr(value, "function_for"):
                 return Known(value)
         return self.convert(node)
@@ -766,6 +831,11 @@ def _constant_or_not(expr: Any) -> Any:
     return expr.value if isinstance(expr, ir.Const) else rules.NOT_CONSTANT
 
 
+def _spelled(node: Any) -> str:
+    """A name, attribute chain or subscript as written (for messages)."""
+    return gast.unparse(node).strip()
+
+
 def _builtin_type(cls: type) -> bool:
     """Python's and NumPy's own types (``np.float32(2.0)``, ``complex(1, 2)``): a call of one that does
     not depend on the inputs is a constant and simply runs, as any function's does."""
@@ -813,9 +883,9 @@ def missing_rule(fn: Any) -> Optional[str]:
     if is_user_function(fn):
         try:
             inspect.getsource(fn)
-            return None
         except (OSError, TypeError):
             return f"its source cannot be read and it has no derivative rule; add one with @s2s_ad.adjoint({name})"
+        return _library_source_refused(fn, name)
     return f"it has no derivative rule; add one with @s2s_ad.adjoint({name}) (see README, 'Adding a rule')"
 
 
@@ -834,6 +904,32 @@ def _constant_value(arg: Any, marker: _Marker) -> Any:
         if not any(isinstance(i, _Marker) for i in items):
             return items if arg.kind == "list" else tuple(items)
     return marker
+
+
+def _library_source_refused(fn: types.FunctionType, name: str) -> Optional[str]:
+    """Why a library's function (SciPy's, the standard library's: installed, not the user's) with no
+    rule cannot be transformed from its source, if its source is outside the subset; None if it is
+    in it.  The refusal then names the user's call and the missing rule, not a line of the library."""
+    if not library_code(fn):
+        return None
+    try:
+        parse_function(fn)
+    except TransformError as exc:
+        where = f"{os.path.basename(exc.filename or '?')}:{exc.line}"
+        return (f"it has no derivative rule, and its source cannot be differentiated ({exc.construct} at "
+                f"{where}); add a rule with @s2s_ad.adjoint({name}) (see README, 'Adding a rule')")
+    return None
+
+
+def library_code(fn: Any) -> bool:
+    """Whether ``fn`` was defined in an installed package or Python's standard library."""
+    filename = getattr(getattr(fn, "__code__", None), "co_filename", "")
+    return bool(filename) and os.path.abspath(filename).startswith(_LIBRARY_FOLDERS)
+
+
+_LIBRARY_FOLDERS = tuple(sorted({os.path.join(os.path.abspath(path), "") for key in ("stdlib", "platstdlib",
+                                                                                     "purelib", "platlib")
+                                 if (path := sysconfig.get_paths().get(key))}))
 
 
 def describe_callable(fn: Any) -> str:

@@ -236,6 +236,11 @@ def transposed_dims(a: Dims) -> Dims:
     return None if a is None else tuple(reversed(a))
 
 
+def same_dims(a: Dims, *others: Any, **keywords: Any) -> Dims:
+    """The dims of a result shaped as its first argument, whatever the others (``np.roll``)."""
+    return a
+
+
 def same_rank_dims(a: Dims, *others: Any, **keywords: Any) -> Dims:
     """The dims of a result of its first argument's rank whose lengths are not known (``np.pad``)."""
     return None if a is None else (None,) * len(a)

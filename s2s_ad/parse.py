@@ -16,6 +16,7 @@ records what every free name, attribute and rule meant, for the caches.
 """
 from __future__ import annotations
 
+import ast
 import builtins
 import functools
 import inspect
@@ -33,6 +34,7 @@ import gast
 from . import rules
 from .errors import TransformError
 from . import sugar
+from .chains import flatten_long_chains
 from .nodes import all_nodes
 
 # Statements and expressions the lowering understands.  Anything else is
@@ -159,6 +161,16 @@ def _identity_check(names: tuple, attributes: tuple) -> Callable[[], bool]:
     return namespace["identical"]
 
 
+class _Items:
+    """A list seen as a scope of its items (``get(index, default)``), for ``Snapshot.record_item``."""
+
+    def __init__(self, items: list) -> None:
+        self.items = items
+
+    def get(self, index: int, default: Any) -> Any:
+        return self.items[index] if -len(self.items) <= index < len(self.items) else default
+
+
 def _attribute(owner: Any, name: str) -> Any:
     """``owner.name`` now, or ``_ABSENT``."""
     try:
@@ -198,6 +210,15 @@ class Snapshot:
 
     def record_global(self, scope: dict, name: str, value: Any) -> None:
         self.names.setdefault((id(scope), name), (scope, name, value))
+        self._checks = self._identical = None
+
+    def record_item(self, container: Any, key: Any, value: Any) -> None:
+        """``container[key]`` (a module-level dict, list or tuple) was read as ``value`` (``ABSENT``:
+        a key not in a dict).  A list's item is checked through a view with ``get``, as a dict's."""
+        if isinstance(container, tuple):
+            return  # cannot change: the name it is bound to is recorded
+        scope = container if isinstance(container, dict) else _Items(container)
+        self.names.setdefault((id(container), key), (scope, key, value))
         self._checks = self._identical = None
 
     def record_cell(self, function: types.FunctionType, name: str, value: Any) -> None:
@@ -656,8 +677,11 @@ def _lambdas_at(module: Optional[gast.Module], line: int, params: list[str]) -> 
 
 def _parse_at(source: str, firstline: int) -> gast.Module:
     """Parse with every node on its line in the user's file (blank lines first: cheaper than renumbering
-    the tree)."""
-    return gast.parse("\n" * (firstline - 1) + source)
+    the tree).  A long if/elif chain is made shallow first (``chains.py``): gast's conversion, and
+    every later walk of the tree, recurse as deep as the tree is."""
+    module = ast.parse("\n" * (firstline - 1) + source)
+    flatten_long_chains(module)
+    return gast.ast_to_gast(module)
 
 
 def _check_params(node: gast.FunctionDef, filename: str) -> list[str]:

@@ -9,6 +9,8 @@ tangent function (forward mode).
 from __future__ import annotations
 
 import gc
+import random
+import sys
 import threading
 import weakref
 from contextlib import contextmanager
@@ -17,10 +19,11 @@ from typing import Any, Callable, Iterator, Optional, Sequence
 
 import numpy as np
 
-from . import containers, ir, runtime
+from . import containers, ir, rules, runtime
 from .kinds import to_string
 from .analysis import (SCALAR, Analysis, analyse, check_constant_calls, check_element_reads, check_in_place,
                        guard_lost_derivatives_kept, lost_derivative_parameters, private_draw)
+from .blame import blamed
 from .cache import SplitAdjoint, TangentCallee, TransformCache, compile_emitted, compile_module, origin_of
 from .errors import TransformError
 from .emit import Emitted, Namespace, emit, emit_module
@@ -31,6 +34,7 @@ from .forward import forward
 from .hoist import hoist_invariants, hoist_item_reads
 from .kinds import constant_value
 from .lower import lower
+from .nesting import bounded
 from .optimize import optimize
 from .parse import ParsedFunction, Snapshot, parse_function, transparent
 from .reverse import reverse
@@ -130,7 +134,10 @@ def lowered(fn: Callable, kinds: Optional[Kinds] = None, has_aux: bool = False) 
         constant, value = constant_value(k)
         if constant:  # a string argument: the code is specialised on its value
             structures[p] = containers.Static(value)
-    ssa = lower(parsed, structures, has_aux)
+    try:
+        ssa = lower(parsed, structures, has_aux)
+    except TransformError as refusal:
+        raise blamed(parsed, refusal) from None
     ir.check_ssa(ssa)
     return parsed, ssa
 
@@ -167,6 +174,17 @@ def result_kind(fn: Callable, kinds: Kinds) -> object:
     if cached is not None and (cached[1] is None or cached[1].valid()):
         return cached[0]
     known[key] = (None, None)
+    try:  # a helper's helpers are analysed nested in its analysis: no deeper than the stack allows
+        return bounded(("result kind", fn, key), lambda: _analysed_result_kind(fn, kinds, known, key),
+                       lambda: result_kind(fn, kinds))
+    except BaseException:
+        if known.get(key) == (None, None) and not isinstance(sys.exc_info()[1], TransformError):
+            del known[key]  # given up to be made again on a shorter stack (nesting.py), or failed
+        raise
+
+
+def _analysed_result_kind(fn: Callable, kinds: Kinds, known: dict, key: tuple) -> object:
+    """``result_kind``'s work: lower and analyse ``fn``, and remember the kind of its result in ``known``."""
     try:
         parsed, ssa = lowered(fn, kinds)
     except TransformError:  # refused: the caller's own transformation reports it where it matters
@@ -180,33 +198,93 @@ def result_kind(fn: Callable, kinds: Kinds) -> object:
     return kind
 
 
-def _draws_privately(ssa: ir.Function, seen: set) -> Optional[str]:
+def _draws_privately(ssa: ir.Function, seen: set, snapshot: Optional[Snapshot] = None) -> Optional[str]:
     """The first draw from a generator object (``rng.normal()``) ``ssa`` makes, itself or through
-    the functions it calls, named as the user would; None if it makes none."""
-    for stmt in ir.walk(ssa.body):
-        for expr in ir.exprs_of(stmt):
-            for call in _calls_in(expr):
-                if private_draw(call.fn):
-                    return f"{call.fn.__self__.__class__.__name__}.{call.fn.__name__}"
-                if is_user_function(call.fn) and call.fn not in seen:
-                    seen.add(call.fn)
-                    try:
-                        inner = lowered(call.fn)[1]
-                    except TransformError:
-                        continue
-                    found = _draws_privately(inner, seen)
-                    if found:
-                        return found
+    the functions it calls, named as the user would; None if it makes none.  The helpers are read
+    one after another, not nested (a chain of helpers may be long); what their free names meant
+    goes into ``snapshot``."""
+    pending = [ssa]
+    while pending:
+        for stmt in ir.walk(pending.pop(0).body):
+            for expr in ir.exprs_of(stmt):
+                for call in _calls_in(expr):
+                    if private_draw(call.fn):
+                        return f"{call.fn.__self__.__class__.__name__}.{call.fn.__name__}"
+                    if is_user_function(call.fn) and call.fn not in seen:
+                        seen.add(call.fn)
+                        try:
+                            parsed, inner = lowered(call.fn)
+                        except TransformError:
+                            continue
+                        if snapshot is not None:
+                            snapshot.include(parsed.resolver.snapshot)
+                        pending.append(inner)
     return None
+
+
+@dataclass
+class _DrawFound:
+    """What ``private_draw_in`` found for a function, whether it may draw from a global generator
+    (``may_draw_globally``), and what the names it read meant then."""
+    found: Optional[str]
+    snapshot: Optional[Snapshot]
+    may_draw: bool = True
+
+
+_DRAWS = TransformCache()
 
 
 def private_draw_in(fn: Callable) -> Optional[str]:
     """The first draw from a generator object ``fn`` makes, itself or through its helpers (see
-    ``_draws_privately``); None if it makes none or cannot be read."""
+    ``_draws_privately``); None if it makes none or cannot be read.  Cached, until a name it read
+    means something else (a forward-mode Jacobian asks on every call)."""
+    return _DRAWS.get(fn, ("draws", getattr(fn, "__code__", None)), lambda: _find_private_draw(fn)).found
+
+
+def may_draw_globally(fn: Callable) -> bool:
+    """False only where ``fn`` and every helper it calls call nothing but functions with a rule (or
+    declared constant) outside ``np.random`` and ``random``: then a pass of its code leaves the
+    global random states as they were, and a derivative taken in several passes need not put them
+    back before each (``api._Draws``).  True where unsure: a function without a rule may draw."""
+    return _DRAWS.get(fn, ("draws", getattr(fn, "__code__", None)), lambda: _find_private_draw(fn)).may_draw
+
+
+def _find_private_draw(fn: Callable) -> _DrawFound:
     try:
-        return _draws_privately(lowered(fn)[1], {fn})
+        parsed, ssa = lowered(fn)
     except TransformError:
-        return None
+        return _DrawFound(None, None)
+    snapshot = Snapshot()
+    snapshot.include(parsed.resolver.snapshot)
+    seen = {fn}
+    found = _draws_privately(ssa, seen, snapshot)
+    return _DrawFound(found, snapshot, found is not None or _any_may_draw(ssa, seen - {fn}))
+
+
+def _any_may_draw(ssa: ir.Function, helpers: set) -> bool:
+    """Whether ``ssa``, or one of the user functions ``helpers`` it calls (all of them, directly or
+    not), calls a function that may draw from a global generator (``_may_draw``)."""
+    bodies = [ssa]
+    for helper in helpers:
+        try:
+            bodies.append(lowered(helper)[1])
+        except TransformError:
+            return True
+    return any(_may_draw(call.fn) for body in bodies for stmt in ir.walk(body.body)
+               for expr in ir.exprs_of(stmt) for call in _calls_in(expr))
+
+
+def _may_draw(fn: Any) -> bool:
+    """Whether a call of ``fn`` (not a user function: those are read) may draw from a global generator."""
+    if is_user_function(fn):
+        return False  # read on its own (_draws_privately collects it)
+    owner = getattr(fn, "__self__", None)
+    if isinstance(owner, (np.random.RandomState, np.random.Generator, random.Random)):
+        return True
+    module = getattr(fn, "__module__", None) or ""
+    if module.startswith(("numpy.random", "random")) or not rules.is_known(fn):
+        return True
+    return False
 
 
 def _calls_in(expr: ir.Expr) -> list:
@@ -470,7 +548,8 @@ def _build_once(cache: TransformCache, fn: Callable, key: tuple, empty: Callable
         finally:
             del building[mark]
 
-    return cache.get(fn, key, build)
+    # A helper's helpers are built nested in its build: no deeper than the stack allows (nesting.py).
+    return cache.get(fn, key, lambda: bounded(mark, build, lambda: _build_once(cache, fn, key, empty, fill)))
 
 
 def build_forward(fn: Callable, wrt: tuple[str, ...], kinds: Kinds, stage: str = "optimized",

@@ -1598,3 +1598,13 @@ def if_inexact(grad: Any, like: Any) -> Any:
     if np.issubdtype(np.asarray(like).dtype, np.inexact):
         return grad
     return zeros_like(grad)
+
+
+def item(a: Any) -> Any:
+    """``a.item()``: the one number of a one-element array (or a NumPy number) as a Python number."""
+    return a.item() if hasattr(a, "item") else a
+
+
+def dtype_of(a: Any) -> np.dtype:
+    """``a.dtype``: what an array (or a number, as NumPy would hold it) is made of."""
+    return a.dtype if hasattr(a, "dtype") else np.asarray(a).dtype

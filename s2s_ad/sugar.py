@@ -41,6 +41,23 @@ def rewrite(node: gast.FunctionDef) -> None:
                 and call.args and isinstance(call.args[0], gast.GeneratorExp)):
             generator = call.args[0]
             call.args[0] = _located(gast.ListComp(elt=generator.elt, generators=generator.generators), generator)
+    # A lambda inside a lambda (f = lambda t: (lambda u: u * t)(2.0)) is in a statement only once the
+    # outer one is a def: rewrite again while that leaves fewer lambdas.
+    lambdas = _count_lambdas(node)
+    while True:
+        _rewrite_blocks(node, taken)
+        left = _count_lambdas(node)
+        if left == 0 or left >= lambdas:
+            return
+        lambdas = left
+
+
+def _count_lambdas(node: gast.FunctionDef) -> int:
+    return sum(isinstance(n, gast.Lambda) for n in gast.walk(node))
+
+
+def _rewrite_blocks(node: gast.FunctionDef, taken: set) -> None:
+    """One pass of ``rewrite`` over every statement list of ``node``."""
     for parent in list(gast.walk(node)):
         for field_name in ("body", "orelse"):
             block = getattr(parent, field_name, None)

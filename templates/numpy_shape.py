@@ -4,7 +4,7 @@ friends, repeat, tile, flips and rot90, diag, diagonal, tril/triu, append, diff,
 take_along_axis, sort."""
 import numpy as np
 
-from s2s_ad.kinds import same_rank_dims
+from s2s_ad.kinds import same_dims, same_rank_dims
 from s2s_ad.rules import adjoint, declare, fresh_arrays, method_alias, tangent
 from s2s_ad.runtime import (append_grad, concatenate_grad, diag_grad, diagonal_grad, diff_grad, joined_grad,
                             diff_piece, gradient_grad, pad_grad, pad_jvp, pad_refusal, repeat_grad, sort_grad,
@@ -89,7 +89,7 @@ def pad(out, array, pad_width, mode="constant", *, stat_length=None, constant_va
 
 
 @adjoint(np.roll, linear=True, examples=({"a": (5,), "shift": 2}, {"a": (3, 4), "shift": -1, "axis": 1},
-                                         {"a": (3, 4), "shift": (1, 2), "axis": (0, 1)}))
+                                         {"a": (3, 4), "shift": (1, 2), "axis": (0, 1)}), result_dims=same_dims)
 def roll(out, a, shift, axis=None, *, d_out):
     d_a = np.roll(d_out, np.negative(shift), axis)
 

@@ -1,0 +1,18 @@
+"""Rules for everyday array idioms written as methods and attributes: ``x.item()`` (the one number
+of a one-element array) and ``x.dtype`` (what it is made of, which carries no derivative)."""
+import numpy as np
+
+from s2s_ad.rules import adjoint, nondifferentiable, tangent
+from s2s_ad.runtime import dtype_of, item, unbroadcast
+
+nondifferentiable(dtype_of, attributes={"dtype": dtype_of})
+
+
+@adjoint(item, linear=True, method="item", examples=({"a": (1,)}, {"a": (1, 1)}, {"a": ()}))
+def item_rule(out, a, *, d_out):
+    d_a = unbroadcast(d_out, a)  # spread over the one element, in a's shape
+
+
+@tangent(item)
+def item_rule(out, a, *, t_a):
+    t_out = item(t_a)
