@@ -185,6 +185,8 @@ def _draws_privately(ssa: ir.Function, seen: set) -> Optional[str]:
     for stmt in ir.walk(ssa.body):
         for expr in ir.exprs_of(stmt):
             for call in _calls_in(expr):
+                if call.fn is runtime.draw:
+                    return f".{call.args[1].value}()"  # rng.normal(): a generator the code reads as a value
                 if private_draw(call.fn):
                     return f"{call.fn.__self__.__class__.__name__}.{call.fn.__name__}"
                 if is_user_function(call.fn) and call.fn not in seen:
