@@ -201,15 +201,6 @@ def _draws_privately(ssa: ir.Function, seen: set) -> Optional[str]:
     return None
 
 
-def private_draw_in(fn: Callable) -> Optional[str]:
-    """The first draw from a generator object ``fn`` makes, itself or through its helpers (see
-    ``_draws_privately``); None if it makes none or cannot be read."""
-    try:
-        return _draws_privately(lowered(fn)[1], {fn})
-    except TransformError:
-        return None
-
-
 def _calls_in(expr: ir.Expr) -> list:
     calls, stack = [], [expr]
     while stack:

@@ -5,7 +5,8 @@ mode gives the directional derivative ``df . t`` directly, and the reverse-mode
 gradient ``g`` gives it as ``<g, t>``.  The two are computed by independent
 transformations (forward.py and reverse.py) and independent rules (tangents
 and adjoints), so a wrong rule or a wrong transformation almost never makes
-them agree by chance: ``t`` is random, fresh at each call.
+them agree by chance: ``t`` is random, fresh at each call.  The forward pass sees the
+random draws the reverse sweep saw (``api`` replays them: ``draws.Draws``).
 
 Only real floats and real float arrays take part: integers, booleans, ``None``
 and other values keep a zero direction (they carry no derivative, or no
