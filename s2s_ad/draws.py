@@ -132,19 +132,24 @@ def _read_by(fn: Any, seen: set[int]) -> Iterator[Any]:
         yield from _reached(value, names, seen)
 
 
-def _reached(value: Any, names: set[str], seen: set[int]) -> Iterator[Any]:
-    owner = getattr(value, "__self__", None)  # a bound draw held under a name: normal = RNG.normal
+def _reached(value: Any, names: set[str], seen: set[int], depth: int = _DEPTH) -> Iterator[Any]:
+    """Generators reachable from a value the code reads by name: the value itself, a bound draw's
+    generator (``normal = RNG.normal``), a function's own (transitively), a container's items, and
+    the attributes named in the code of a module, class or object (``config.rng``, ``SETTINGS.rng``)."""
+    owner = getattr(value, "__self__", None)
     if is_generator(value) or is_generator(owner):
         yield value if is_generator(value) else owner
     elif isinstance(value, types.FunctionType):
         yield from _read_by(value, seen)
-    elif isinstance(value, types.ModuleType) and not value.__name__.startswith(("numpy", "random")):
-        for name in names:  # config.rng: an attribute named in the code
-            attribute = getattr(value, name, None)
-            if is_generator(attribute) or isinstance(attribute, types.FunctionType):
-                yield from _reached(attribute, set(), seen)
     elif isinstance(value, (tuple, list, dict)):
         yield from _in_value(value, 2)
+    elif depth > 0 and id(value) not in seen and not (
+            isinstance(value, types.ModuleType) and value.__name__.split(".")[0] in ("numpy", "random")):
+        seen.add(id(value))
+        attributes = getattr(value, "__dict__", None)
+        if isinstance(attributes, (dict, types.MappingProxyType)):
+            for name in names & set(attributes):
+                yield from _reached(attributes[name], names, seen, depth - 1)
 
 
 def _names_of(code: types.CodeType) -> set[str]:

@@ -39,6 +39,18 @@ def noise_from_module_generator(x):
     return np.sum(np.sin(x) * RNG.normal(size=3) * x)
 
 
+class _Settings:
+    def __init__(self, seed):
+        self.rng = np.random.default_rng(seed)
+
+
+SETTINGS = _Settings(13)  # a generator held by a module-level object: SETTINGS.rng.normal()
+
+
+def noise_from_an_object_attribute(x):
+    return np.sum(np.sin(x) * SETTINGS.rng.normal(size=3) * x)
+
+
 def noise_from_global_state(x):
     return np.sum(np.sin(x) * np.random.normal(size=3) * x)
 
@@ -175,6 +187,19 @@ def test_a_module_level_generator_is_replayed_in_hessian_and_jacobian():
     RNG.bit_generator.state = state
     np.testing.assert_allclose(s2s_ad.grad(noise_from_module_generator, check=True)(X),
                                _central(noise_from_module_generator, X, seeded_args), rtol=1e-6, atol=1e-8)
+
+
+def test_a_generator_held_by_a_module_level_object_is_replayed():
+    state = SETTINGS.rng.bit_generator.state
+
+    def seeded_args():
+        SETTINGS.rng.bit_generator.state = state
+        return ()
+
+    gradient = s2s_ad.grad(noise_from_an_object_attribute)
+    expected = np.stack([_central(lambda x, i=i: gradient(x)[i], X, seeded_args) for i in range(3)])
+    SETTINGS.rng.bit_generator.state = state
+    np.testing.assert_allclose(s2s_ad.hessian(noise_from_an_object_attribute)(X), expected, rtol=1e-5, atol=1e-7)
 
 
 def test_forward_jacobian_and_a_pullback_called_twice_replay_the_draws():
