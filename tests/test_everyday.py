@@ -47,6 +47,7 @@ def test_hessian_and_grad_of_grad(fn):
     np.testing.assert_allclose(s2s_ad.hessian(fn)(X), _hessian_by_differences(fn, X), rtol=1e-4, atol=1e-5)
 
 
+@pytest.mark.slow
 def test_hessians_against_jax():
     jax = pytest.importorskip("jax")
     jax.config.update("jax_enable_x64", True)
@@ -71,6 +72,7 @@ def test_hessians_against_jax():
 
 # -- effects ---------------------------------------------------------------
 
+@pytest.mark.self_check_off  # counts the prints or log records of one call
 def test_print_runs_once_per_call_in_reverse_and_forward_mode(capsys):
     s2s_ad.grad(ef.with_print)(X)
     assert capsys.readouterr().out.count("y is") == 1
@@ -85,6 +87,7 @@ def test_a_failing_assert_raises_from_the_gradient():
         s2s_ad.jvp(ef.with_assert, (np.ones(4),), (np.ones(4),))
 
 
+@pytest.mark.self_check_off  # counts the prints or log records of one call
 def test_logging_runs_once(caplog):
     with caplog.at_level(logging.DEBUG):
         s2s_ad.grad(ef.with_logging)(X)
@@ -275,6 +278,7 @@ def test_effects_in_a_checkpointed_loop_are_refused():
         s2s_ad.grad(_prints_in_a_checkpointed_loop)(0.5)
 
 
+@pytest.mark.self_check_off  # counts the prints or log records of one call
 def test_f_strings_in_prints_and_assert_messages(capsys):
     g = s2s_ad.grad(ef.with_fstring_print)(X)
     assert capsys.readouterr().out == f"sum {np.sum(np.sin(X)):.3f}, first {X[0]!r}\n"
