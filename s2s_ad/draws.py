@@ -37,13 +37,6 @@ import numpy as np
 # The generator objects whose draws are replayed (a BitGenerator is what a Generator draws through).
 GENERATOR_TYPES: tuple[type, ...] = (np.random.Generator, np.random.RandomState, random.Random)
 
-# Callables that make a generator, and the keyword that seeds it: called without a seed, each pass
-# would make another generator from fresh entropy (refused where it is made: ``unseeded``).
-_MAKERS: dict[Any, str] = {np.random.default_rng: "seed", np.random.RandomState: "seed",
-                           random.Random: "x", np.random.PCG64: "seed", np.random.MT19937: "seed",
-                           np.random.Philox: "seed", np.random.SFC64: "seed", np.random.SeedSequence: "entropy",
-                           np.random.PCG64DXSM: "seed"}
-
 # The methods of generator objects that draw (what ``rng.<name>(...)`` on a value may call): not those
 # that set or hand out state, which a differentiated function has no reason to call.
 _NOT_DRAWS = {"seed", "set_state", "get_state", "setstate", "getstate", "jumpahead", "spawn", "bit_generator"}
@@ -68,13 +61,10 @@ def is_draw(fn: Any) -> bool:
     return isinstance(owner, GENERATOR_TYPES) or isinstance(owner, np.random.BitGenerator)
 
 
-def unseeded(fn: Any, positional: int, keywords: tuple[str, ...], seed_is_none: bool) -> bool:
-    """Whether a call of ``fn`` makes a generator from fresh entropy: a maker called with no seed
-    (no argument, or the seed given as None)."""
-    try:
-        seed_keyword = _MAKERS.get(fn)
-    except TypeError:  # unhashable
-        return False
+def unseeded(seed_keyword: Optional[str], positional: int, keywords: tuple[str, ...], seed_is_none: bool) -> bool:
+    """Whether a call of a function that makes a generator (declared ``seeded_by`` its seed's keyword
+    in templates/: ``np.random.default_rng``) makes it from fresh entropy: called with no seed (no
+    argument), or with the seed given as None.  False for any other function (``seed_keyword`` None)."""
     if seed_keyword is None:
         return False
     return seed_is_none or (positional == 0 and seed_keyword not in keywords)

@@ -695,8 +695,9 @@ class ExpressionConverter:
         name = describe_callable(fn)
         if _hashable(fn):
             self.resolver.snapshot.record_rules(fn)  # a rule registered later must be picked up
-        seeds = [a for a in args[:1]] + [v for k, v in kwargs if k in ("seed", "x", "entropy")]
-        if unseeded(fn, len(args), tuple(k for k, _ in kwargs),
+        seed_keyword = rules.fact(fn, "seeded_by")
+        seeds = list(args[:1]) + [v for k, v in kwargs if k == seed_keyword]
+        if unseeded(seed_keyword, len(args), tuple(k for k, _ in kwargs),
                     any(isinstance(v, ir.Const) and v.value is None for v in seeds)):
             raise self.error(f"{name}() without a seed", "a generator made from fresh entropy draws other "
                              "numbers in each pass of a derivative (the self-check, hessian, jacobian), which "

@@ -400,6 +400,9 @@ FACTS: dict[str, str] = {
                 "arguments, it is folded over them pairwise (max: np.max, so max(xs) is np.max(xs) and "
                 "max(a, b, c) is max(max(a, b), c))",
     "numeric": "True: the result is a number or an array, unless declared returns_sequence (NumPy's functions)",
+    "seeded_by": "the keyword of the seed of the random generator it makes (np.random.default_rng: \"seed\"): "
+                 "made without one (no argument, or None), it is refused, since each pass of a derivative would "
+                 "draw other numbers (draws.py)",
 }
 
 
