@@ -178,6 +178,7 @@ def test_second_order_of_the_new_operation(blend_rules) -> None:
     np.testing.assert_allclose(second, (d(0.7 + h, 3) - d(0.7 - h, 3)) / (2 * h), rtol=1e-5)
 
 
+@pytest.mark.slow
 def test_the_new_operation_agrees_with_jax(blend_rules) -> None:
     jax = pytest.importorskip("jax")
     jax.config.update("jax_enable_x64", True)
