@@ -125,8 +125,10 @@ def pytest_addoption(parser) -> None:
 
 
 def pytest_configure(config) -> None:
-    # pyproject.toml's addopts deselect the slow tests ("-m 'not slow'"); a soak is one of them
-    if config.getoption("--soak") and config.option.markexpr == "not slow":
+    # pyproject.toml's addopts deselect the slow tests ("-m 'not slow'"); a soak, or a fuzz run of a
+    # chosen size (S2S_FUZZ_EXAMPLES=N), asks for the fuzzers, which are slow
+    soak = config.getoption("--soak") or os.environ.get("S2S_FUZZ_EXAMPLES")
+    if soak and config.option.markexpr == "not slow":
         config.option.markexpr = ""
     if _extras_required():
         _import_the_extras()
