@@ -206,8 +206,8 @@ def test_the_new_operation_agrees_with_jax(blend_rules) -> None:
 def _operation(obj: object) -> bool:
     """A function (or module) an operation table would be keyed on: not a type, not the engine's own
     code (s2s_ad's runtime helpers are operations of generated code, and count)."""
-    if obj is None or isinstance(obj, type):
-        return False
+    if obj is None or isinstance(obj, type) or getattr(obj, "__module__", None) == "typing":
+        return False  # (typing.Any is a callable object, not a class, before Python 3.11)
     if isinstance(obj, types.ModuleType):
         return True
     module = getattr(obj, "__module__", None) or ""
