@@ -39,6 +39,7 @@ from typing import Any, Callable, Iterable, Optional, Union
 import numpy as np
 
 from . import ir, rules, runtime
+from .draws import is_draw
 from .errors import TransformError
 from .expressions import describe_callable, is_user_function, missing_rule
 from .kinds import (NUMBER, TRUTH, UNKNOWN, Array, Kind, Number, Sequence, Unknown, broadcast_dims, constant_kind, dims_of,
@@ -892,8 +893,9 @@ def check_constant_calls(fn: ir.Function, facts: Analysis) -> None:
 
     One whose arguments do not (``np.random.normal(size=3)``, ``math.lgamma(k + 1)``) is a
     constant: it runs once where the primal computation runs, and nothing differentiates it.
+    A random draw is one such call; ``api`` replays the generators' states in every pass of a
+    derivative taken in several (``draws.Draws``), a derivative of a derivative's included.
     """
-    generated = is_generated(fn.filename)
     checked_only = _read_only_by_assertions(fn)
     for stmt in ir.walk(fn.body):
         if not (isinstance(stmt, ir.Assign) and isinstance(stmt.value, ir.Call)):
@@ -904,13 +906,18 @@ def check_constant_calls(fn: ir.Function, facts: Analysis) -> None:
             # anywhere; the call runs in the primal sweep, as a constant
             facts.varied.discard(stmt.target)
             continue
-        if generated and private_draw(call.fn):
-            raise TransformError(f"the random draw {describe_callable(call.fn)} in a derivative of a derivative",
-                                 "it is taken in several passes, and each would draw again from this generator; "
-                                 "draw with np.random.* (replayed in each pass) or pass the draws in as an argument",
-                                 filename=fn.filename, line=stmt.line)
-        if not _reads(list(call.args) + [v for _, v in call.kwargs]) & facts.varied:
+        # (a generator carries no derivative: rng in draw(rng, "normal") is a parameter of the draw only
+        # where a vjp differentiates by every argument, and runtime.draw refuses anything but a generator)
+        read = call.args[2:] if call.fn is runtime.draw else call.args
+        if not _reads(list(read) + [v for _, v in call.kwargs]) & facts.varied:
             continue
+        if call.fn is runtime.draw or is_draw(call.fn):
+            what = (f".{call.args[1].value}()" if call.fn is runtime.draw and len(call.args) > 1
+                    else describe_callable(call.fn))
+            raise TransformError(f"the random draw {what} with an argument that depends on the inputs",
+                                 "a draw has no derivative by its parameters here; draw standard values and "
+                                 "transform them (loc + scale * rng.standard_normal(size)), or stop the "
+                                 "derivative with s2s_ad.stop_gradient", filename=fn.filename, line=stmt.line)
         why = missing_rule(call.fn)
         if why is not None:
             raise TransformError(f"the call of {describe_callable(call.fn)}", why, filename=fn.filename,
@@ -931,7 +938,10 @@ def _read_only_by_assertions(fn: ir.Function) -> set[str]:
 
 
 def private_draw(fn: Any) -> bool:
-    """A draw from a generator other than the global ones ``api._Draws`` replays."""
+    """A draw from a generator object other than the global ones (``np.random.*``, ``random.*``),
+    held as a bound method (``RNG.normal``), or made through ``runtime.draw`` (``rng.normal()``)."""
+    if fn is runtime.draw:
+        return True
     owner = getattr(fn, "__self__", None)
     if isinstance(owner, random.Random):
         return owner is not random._inst

@@ -17,11 +17,12 @@ from __future__ import annotations
 
 import functools
 import inspect
+import math
 import numbers
 import operator
-import random
 import sys
 import threading
+import warnings
 from dataclasses import dataclass
 from types import FunctionType
 from typing import Any, Callable, Optional, Sequence, Union
@@ -30,13 +31,13 @@ import numpy as np
 
 from . import containers
 from .cache import TransformCache, is_current, name_the_users_line
+from .draws import Draws
 from .errors import TransformError
 from .kinds import constant_kind, constant_value, is_constant_kind
 from .parse import Snapshot
 from .pipeline import (STAGES, Built, build_derivative_of, build_forward, build_gradient_only, build_reverse,
-                       build_split, check_lost_arguments, leaf_kinds, lost_outside, may_draw_globally,
-                       private_draw_in)
-from .selfcheck import dot_product_test, switched_on_by_environment
+                       build_split, check_lost_arguments, leaf_kinds, lost_outside, may_draw_globally)
+from .selfcheck import NoForwardMode, SelfCheckSkipped, dot_product_test, switched_on_by_environment
 
 Wrt = Union[int, str, Sequence[Union[int, str]]]
 
@@ -438,7 +439,10 @@ class GradientFunction:
         # read once, now, so the hot path pays one attribute test.  Its own generator: the user's
         # np.random state is left alone.
         self._check = bool(check) or switched_on_by_environment()
+        self._check_asked = bool(check)  # (not only by the environment: see _self_check)
         self._rng = np.random.default_rng() if self._check else None
+        # The generators' states before the call being checked, per thread: its forward pass replays them.
+        self._draws = threading.local()
         self._bare = not (self._check or self._wrap_single or with_value)  # the call returns the gradient alone
         functools.update_wrapper(self, fn, updated=())  # not __dict__: fn may be a gradient
         self.__name__ = f"grad_{getattr(fn, '__name__', 'f')}"
@@ -562,6 +566,8 @@ class GradientFunction:
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         if kwargs or len(args) != self._n_params:
             args = self._bind(args, kwargs)
+        if self._check:  # the self-check's forward pass replays the draws this call makes (draws.py)
+            self._draws.current = Draws(self.owner, args)
         # The hot path, numbers only: one dictionary look-up, and the snapshot only where there is one.
         types = self._types_of(args)
         entry = self._by_types.get(types)
@@ -622,10 +628,27 @@ class GradientFunction:
         where = f" ({code.co_filename}:{code.co_firstlineno})" if code is not None else ""
         name = f"grad of {getattr(self.fn, '__qualname__', self.fn)}{where}"
 
-        def forward(names: tuple, values: tuple, tangents: tuple) -> tuple:
-            return _run(_tangent_function(self.fn, names, values), values + tangents)
+        draws = getattr(self._draws, "current", None) or Draws(self.owner, args)
+        self._draws.current = None
 
-        dot_product_test(name, list(self._signature.parameters), args, self.wrt, gradients, value, forward, self._rng)
+        def forward(names: tuple, values: tuple, tangents: tuple) -> tuple:
+            try:
+                tangent_function = _tangent_function(self.fn, names, values)
+            except TransformError as exc:  # (a rule of the user's with an adjoint alone: no forward mode)
+                if self._check_asked:
+                    raise
+                raise NoForwardMode(name, exc) from None
+            draws.replay()  # the draws the reverse sweep saw
+            try:
+                return _run(tangent_function, values + tangents)
+            finally:
+                draws.finish()
+
+        try:
+            dot_product_test(name, list(self._signature.parameters), args, self.wrt, gradients, value, forward,
+                             self._rng)
+        except NoForwardMode as skipped:  # S2S_AD_CHECK=1 checks what it can, and breaks no program that runs
+            warnings.warn(SelfCheckSkipped(str(skipped)), stacklevel=4)
 
     def _call_with_containers(self, args: tuple, kinds: tuple) -> Any:
         """A call with container arguments or ``has_aux``: leaves in, the gradient rebuilt with the
@@ -894,6 +917,7 @@ def _pullback(fn: Callable, primals: Sequence[Any], wrt: Optional[Sequence[str]]
     wanted = set(_leaf_positions(params, kinds, visible if wrt is None else wrt))
     # every argument wanted is differentiated: a float one whose derivative a rule loses is refused
     check_lost_arguments(split, tuple(a if i in wanted else None for i, a in enumerate(flat_args)))
+    draws = Draws(fn, args)  # a forward part run again (below) replays them
     out, tape = _run(split.forward, flat_args + (None,))
     # The backward part puts back what the forward part overwrote, in arrays the result may be, and
     # the tape keeps referring to them: the caller gets arrays of its own.
@@ -907,7 +931,11 @@ def _pullback(fn: Callable, primals: Sequence[Any], wrt: Optional[Sequence[str]]
         cotangent = _matching_cotangent(fn, cotangent, result, tree)
         taped = tape
         if split.restores and pulled:  # the first call put overwritten slices back: record them again
-            taped = _run(split.forward, flat_args + (None,))[1]
+            draws.replay()
+            try:
+                taped = _run(split.forward, flat_args + (None,))[1]
+            finally:
+                draws.finish()
         pulled.append(True)
         adjoints = _run(split.backward, (cotangent, taped))  # the tape is persistent: reading it takes nothing
         # each adjoint with its primal's type: float32 stays float32, a 0-d array a 0-d array (as grad)
@@ -960,14 +988,21 @@ class Jacobian:
         bound.apply_defaults()
         params, values = list(bound.arguments), tuple(bound.arguments.values())
         positions = [params.index(w) for w in self.wrt]
-        # The global random states, put back before each pass; not read where no pass can draw
-        # (reading and putting them back costs more than a small function's pass).
-        draws = _Draws() if not isinstance(self.fn, FunctionType) or may_draw_globally(self.fn) else _NO_DRAWS
+        # The states of the generators a pass may draw from, put back before each pass; not read where
+        # no pass can draw (reading and putting them back costs more than a small function's pass).
+        draws = Draws(_owner(self.fn), values) \
+            if not isinstance(self.fn, FunctionType) or may_draw_globally(self.fn) else _NO_DRAWS
+        try:
+            return self._blocks(params, values, positions, draws)
+        finally:
+            draws.finish()
+
+    def _blocks(self, params: list[str], values: tuple, positions: list[int], draws: Any) -> Any:
         out = self.fn(*values)
         if not isinstance(self.fn, GradientFunction) and (
                 any(isinstance(_kind_tree(value), containers.Tree) for value in values)
                 or isinstance(containers.structure_of(out), containers.Tree)):
-            blocks = [self._by_leaf(values, i, out) for i in positions]
+            blocks = [self._by_leaf(values, i, out, draws) for i in positions]
             return tuple(blocks) if self._several else blocks[0]
         for i in positions:
             if not _differentiable(values[i]):
@@ -981,7 +1016,7 @@ class Jacobian:
             blocks = self._reverse(values, positions, out)
         return tuple(blocks) if self._several else blocks[0]
 
-    def _by_leaf(self, values: tuple, i: int, out: Any) -> Any:
+    def _by_leaf(self, values: tuple, i: int, out: Any, draws: Draws) -> Any:
         """The Jacobian by argument ``i`` where it or the result is a container: one jvp per input
         element; a container of blocks per result leaf, each a container by input leaf (as JAX)."""
         kind = _kind_tree(values[i])
@@ -997,6 +1032,7 @@ class Jacobian:
                 units[j] = unit if isinstance(leaf, np.ndarray) else 1.0
                 tangents = [None] * len(values)
                 tangents[i] = containers.unflatten(kind, units) if isinstance(kind, containers.Tree) else units[0]
+                draws.replay()
                 t_out = jvp(self.fn, values, tangents)[1]
                 for o, t in enumerate(containers.leaves(t_out, structure)):
                     columns[j][o].append(np.asarray(t, dtype=_float_dtype(leaf)))
@@ -1013,15 +1049,8 @@ class Jacobian:
 
         return containers.unflatten(structure, [by_input(o) for o in range(len(outputs))])
 
-    def _forward(self, values: tuple, positions: list[int], out: Any, draws: _Draws) -> list:
+    def _forward(self, values: tuple, positions: list[int], out: Any, draws: Draws) -> list:
         tangent_fn = _tangent_function(self.fn, self.wrt, values)
-        passes = sum(np.size(values[i]) for i in positions)
-        found = private_draw_in(self.fn) if passes > 1 and not isinstance(self.fn, GradientFunction) else None
-        if found:  # (a gradient's code is checked where it is transformed: analysis.check_constant_calls)
-            raise TransformError(f"the jacobian of {self.fn.__name__}, which draws from a generator object "
-                                 f"({found})", "forward mode takes a pass per input element, and each would "
-                                 "draw other numbers; draw with np.random.* (replayed in each pass), or pass "
-                                 "the draws in as an argument")
         zeros = [np.zeros_like(values[i], dtype=float) for i in positions]
         blocks = []
         for k, i in enumerate(positions):
@@ -1051,24 +1080,20 @@ class Jacobian:
         return [np.stack(rows[i]).reshape(np.shape(out) + np.shape(values[i])) for i in positions]
 
 
-class _Draws:
-    """The global random states (NumPy's ``np.random.*``, Python's ``random.*``) as a derivative
-    taken in several passes found them: each pass replays them, so every pass sees the draws of
-    one call of the function (``analysis.check_constant_calls`` refuses draws from other generators
-    in code run more than once)."""
-
-    def __init__(self) -> None:
-        self.numpy, self.python = np.random.get_state(), random.getstate()
-
-    def replay(self) -> None:
-        np.random.set_state(self.numpy)
-        random.setstate(self.python)
+def _owner(fn: Callable) -> Callable:
+    """The user's function behind ``fn`` (a gradient's, or ``fn`` itself): whose free names may hold
+    the generators it draws from (``draws.Draws``)."""
+    return fn.owner if isinstance(fn, GradientFunction) else fn
 
 
 class _NoDraws:
-    """``_Draws`` for a function that draws nothing (``pipeline.may_draw_globally``): nothing to put back."""
+    """``draws.Draws`` for a function that draws nothing (``pipeline.may_draw_globally``): nothing to
+    put back."""
 
     def replay(self) -> None:
+        pass
+
+    def finish(self) -> None:
         pass
 
 
@@ -1116,7 +1141,16 @@ class Hessian:
         tangent = _CACHE.get(plain, ("forward", plain.__code__, by, flat_kinds),
                              lambda: build_forward(plain, by, flat_kinds)).function
         flat = _flat(full, kinds)
+        draws = Draws(gradient.owner, full)
+        try:
+            return self._blocks(full, kinds, params, groups, wrt_leaves, flat, tangent, draws)
+        finally:
+            draws.finish()
+
+    def _blocks(self, full: tuple, kinds: tuple, params: list[str], groups: dict, wrt_leaves: list[int],
+                flat: tuple, tangent: Callable, draws: Draws) -> Any:
         columns: dict = {(a, b): [] for a in wrt_leaves for b in wrt_leaves}
+        passes = 0
         for b in wrt_leaves:
             for index in np.ndindex(np.shape(flat[b])):
                 tangents = [np.zeros(np.shape(flat[i])) if isinstance(flat[i], np.ndarray) else 0.0
@@ -1124,6 +1158,9 @@ class Hessian:
                 unit = np.zeros(np.shape(flat[b]))
                 unit[index] = 1.0
                 tangents[wrt_leaves.index(b)] = unit if isinstance(flat[b], np.ndarray) else 1.0
+                if passes:
+                    draws.replay()  # the draws of the first pass
+                passes += 1
                 t_gradient = _run(tangent, flat + tuple(tangents))[1]
                 t_gradient = (t_gradient,) if len(wrt_leaves) == 1 else t_gradient
                 for a, t in zip(wrt_leaves, t_gradient):
@@ -1192,8 +1229,20 @@ def check_grad(fn: Callable, *args: Any, wrt: Optional[Wrt] = None, eps: Optiona
         params.index(w) for w in _resolve_wrt(fn, wrt)[0]]
     if not positions:
         raise TypeError(f"check_grad of {fn.__name__}: no argument is a float or float array")
-    gradients = GradientFunction(fn, tuple(positions), with_value=False)(*args)
-    precision = _precision(fn(*args), [args[i] for i in positions])
+    draws = Draws(fn, args)  # every difference is taken with the draws the gradient saw
+    try:
+        gradients = GradientFunction(fn, tuple(positions), with_value=False)(*args)
+        draws.replay()
+        precision = _precision(fn(*args), [args[i] for i in positions])
+        return _worst_component(fn, args, params, positions, gradients, draws, eps, rtol, atol, precision)
+    finally:
+        draws.finish()
+
+
+def _worst_component(fn: Callable, args: tuple, params: list[str], positions: list[int], gradients: tuple,
+                     draws: Draws, eps: Optional[float], rtol: Optional[float], atol: Optional[float],
+                     precision: float) -> GradCheck:
+    """``check_grad``'s comparison, component by component, each difference replaying ``draws``."""
     double = precision <= np.finfo(np.float64).eps
     rtol = rtol if rtol is not None else (1e-5 if double else max(1e-5, float(np.sqrt(precision))))
     atol = atol if atol is not None else (1e-6 if double else max(1e-6, float(np.sqrt(precision))))
@@ -1207,11 +1256,16 @@ def check_grad(fn: Callable, *args: Any, wrt: Optional[Wrt] = None, eps: Optiona
             moved = [list(args), list(args)]
             for sign, values in zip((1, -1), moved):
                 values[i] = x + sign * step if isinstance(args[i], np.ndarray) else float(x + sign * step)
-            above, below = float(fn(*moved[0])), float(fn(*moved[1]))
+            draws.replay()
+            above = float(fn(*moved[0]))
+            draws.replay()
+            below = float(fn(*moved[1]))
             numeric = (above - below) / (2 * h)
             noise = 4 * precision * (abs(above) + abs(below)) / (2 * h)  # rounding in the quotient
             value = float(np.asarray(ours)[index])
             error = abs(value - numeric) / (atol + rtol * abs(numeric) + noise)
+            if np.isnan(error):  # a nan on one side only is a mismatch, never a pass
+                error = 0.0 if np.isnan(value) and np.isnan(numeric) else math.inf
             if error > worst.error:
                 label = f"d/d{params[i]}" + (f"[{', '.join(map(str, index))}]" if index else "")
                 worst = GradCheck(error <= 1.0, label, value, numeric, error)

@@ -30,6 +30,7 @@ import gast
 import numpy as np
 
 from . import ir, rules, runtime
+from .draws import DRAW_METHODS, unseeded
 from .errors import TransformError
 from .parse import ABSENT, Resolver, parse_function, transparent
 
@@ -783,6 +784,8 @@ class ExpressionConverter:
             raise self.error(f"a call of {type(func).__name__}", "call functions by name (or as an item of a "
                              "module-level dict with a constant key: LOSSES[\"l2\"](r))", node)
         entry = rules.method_function(func.attr)
+        if entry is None and func.attr in DRAW_METHODS:  # rng.normal(size=3): replayed in every pass (draws.py)
+            return runtime.draw, [self.convert(func.value), ir.Const(func.attr)] + args
         if entry is None:
             raise self.error(f"the method .{func.attr}()", "only array methods with a rule can be called "
                              "(sum, mean, reshape, ...); call the NumPy function instead", node)
@@ -795,6 +798,14 @@ class ExpressionConverter:
         name = describe_callable(fn)
         if _hashable(fn):
             self.resolver.snapshot.record_rules(fn)  # a rule registered later must be picked up
+        seed_keyword = rules.fact(fn, "seeded_by")
+        seeds = list(args[:1]) + [v for k, v in kwargs if k == seed_keyword]
+        if unseeded(seed_keyword, len(args), tuple(k for k, _ in kwargs),
+                    any(isinstance(v, ir.Const) and v.value is None for v in seeds)):
+            raise self.error(f"{name}() without a seed", "a generator made from fresh entropy draws other "
+                             "numbers in each pass of a derivative (the self-check, hessian, jacobian), which "
+                             "nothing can replay; give it a seed, or make it outside the function and pass it "
+                             "in as an argument (its draws are replayed)", node)
         refusal = rules.fact(fn, "refused")  # declared in templates/ (print, eval), with what to do instead
         if refusal:
             raise self.error(f"the call of {name}", refusal, node)

@@ -13,7 +13,7 @@ same function with
 * copies forwarded: after ``d_x = d_total``, a read of ``d_x`` reads
   ``d_total`` while neither is reassigned, so ``d_x = d_total`` followed by
   ``d_x = d_x + e`` becomes ``d_x = d_total + e`` once the copy is dead.
-* dead statements removed (values nothing reads).
+* dead statements removed (values nothing reads; a random draw always stays).
 
 Every rewrite keeps shapes: ``0 * x`` is *not* folded to ``0``.  Which
 operations simplify, and how, is declared with each one's template
@@ -29,8 +29,9 @@ from typing import Any, Optional
 
 import numpy as np
 
-from . import ir, rules
+from . import ir, rules, runtime
 from .aliasing import SharingClasses, values_read
+from .draws import is_draw
 
 
 def _foldable(fn: Any) -> bool:
@@ -118,7 +119,7 @@ def _dead(body: list[ir.Stmt], live: set[str], sharing: Optional[_LazySharing] =
         if sharing is not None and not isinstance(stmt, ir.Store):
             sharing.note(stmt)
         if isinstance(stmt, ir.Assign):
-            if stmt.target not in live:
+            if stmt.target not in live and not _draws(stmt.value):
                 continue
             live.discard(stmt.target)
             live |= _reads(stmt)
@@ -148,6 +149,18 @@ def _dead(body: list[ir.Stmt], live: set[str], sharing: Optional[_LazySharing] =
             kept.append(stmt)
     kept.reverse()
     return kept, live
+
+
+def _draws(expr: ir.Expr) -> bool:
+    """Whether ``expr`` draws from a random generator: such a statement stays even where nothing reads
+    its value, since the draws after it depend on it (each pass must draw what the function drew)."""
+    stack = [expr]
+    while stack:
+        e = stack.pop()
+        if isinstance(e, ir.Call) and (e.fn is runtime.draw or is_draw(e.fn)):
+            return True
+        stack.extend(ir.children(e))
+    return False
 
 
 # Rounds of the fixed point below before it settles for an upper bound (see ``_dead_loop``).

@@ -24,6 +24,7 @@ from .kinds import to_string
 from .analysis import (SCALAR, Analysis, analyse, check_constant_calls, check_element_reads, check_in_place,
                        guard_lost_derivatives_kept, lost_derivative_parameters, private_draw)
 from .blame import blamed
+from .draws import is_draw
 from .cache import SplitAdjoint, TangentCallee, TransformCache, compile_emitted, compile_module, origin_of
 from .errors import TransformError
 from .emit import Emitted, Namespace, emit, emit_module
@@ -208,6 +209,8 @@ def _draws_privately(ssa: ir.Function, seen: set, snapshot: Optional[Snapshot] =
         for stmt in ir.walk(pending.pop(0).body):
             for expr in ir.exprs_of(stmt):
                 for call in _calls_in(expr):
+                    if call.fn is runtime.draw:
+                        return f".{call.args[1].value}()"  # rng.normal(): a generator the code reads as a value
                     if private_draw(call.fn):
                         return f"{call.fn.__self__.__class__.__name__}.{call.fn.__name__}"
                     if is_user_function(call.fn) and call.fn not in seen:
@@ -278,6 +281,8 @@ def _may_draw(fn: Any) -> bool:
     """Whether a call of ``fn`` (not a user function: those are read) may draw from a global generator."""
     if is_user_function(fn):
         return False  # read on its own (_draws_privately collects it)
+    if fn is runtime.draw or is_draw(fn):  # rng.normal() of a generator the code reads as a value
+        return True
     owner = getattr(fn, "__self__", None)
     if isinstance(owner, (np.random.RandomState, np.random.Generator, random.Random)):
         return True

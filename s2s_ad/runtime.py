@@ -16,6 +16,7 @@ import random
 
 import numpy as np
 
+from .draws import is_generator
 from .errors import TransformError
 
 
@@ -210,6 +211,17 @@ def set_random_states(states: tuple) -> None:
     """Put back what ``random_states`` returned."""
     np.random.set_state(states[0])
     random.setstate(states[1])
+
+
+def draw(generator: Any, method: str, *args: Any, **kwargs: Any) -> Any:
+    """``generator.<method>(*args, **kwargs)``: a draw from a generator object the code reads as a value
+    (an argument, one it made, ``rng.normal(size=3)``).  ``api`` replays its state in every pass of a
+    derivative taken in several (``draws.Draws``); anything but a generator is refused here."""
+    if not is_generator(generator):
+        raise TypeError(f"{type(generator).__name__}.{method}() was called as a random draw, but only the "
+                        "methods of np.random.Generator, np.random.RandomState and random.Random objects, "
+                        "and the array methods with a rule, can be called in a differentiated function")
+    return getattr(generator, method)(*args, **kwargs)
 
 
 def formatted(layout: tuple, *values: Any) -> str:

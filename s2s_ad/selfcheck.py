@@ -5,7 +5,8 @@ mode gives the directional derivative ``df . t`` directly, and the reverse-mode
 gradient ``g`` gives it as ``<g, t>``.  The two are computed by independent
 transformations (forward.py and reverse.py) and independent rules (tangents
 and adjoints), so a wrong rule or a wrong transformation almost never makes
-them agree by chance: ``t`` is random, fresh at each call.
+them agree by chance: ``t`` is random, fresh at each call.  The forward pass sees the
+random draws the reverse sweep saw (``api`` replays them: ``draws.Draws``).
 
 Only real floats and real float arrays take part: integers, booleans, ``None``
 and other values keep a zero direction (they carry no derivative, or no
@@ -16,7 +17,9 @@ size of the terms summed (so cancellation in ``<g, t>`` is not mistaken for
 a disagreement).
 
 Input: the arguments, the gradient the reverse sweep returned, and a function
-running forward mode.  Output: nothing, or ``GradientCheckError``.
+running forward mode.  Output: nothing, or ``GradientCheckError``; the forward function raises
+``NoForwardMode`` where forward mode cannot be built (a user's rule with an adjoint and no
+tangent), which the caller turns into a ``SelfCheckSkipped`` warning under ``S2S_AD_CHECK=1``.
 """
 from __future__ import annotations
 
@@ -35,6 +38,20 @@ _TINY = float(np.finfo(np.float64).tiny)
 
 # forward(names, args, tangents) -> (value, directional derivative)
 Forward = Callable[[tuple, tuple, tuple], tuple]
+
+
+class SelfCheckSkipped(UserWarning):
+    """``S2S_AD_CHECK=1`` could not compare this call: forward mode cannot be built for the function (a
+    rule declared with ``@s2s_ad.adjoint`` and no ``@s2s_ad.tangent``).  The gradient is returned
+    unchecked.  (``check=True``, asked for one function, raises the ``TransformError`` instead.)"""
+
+
+class NoForwardMode(Exception):
+    """Raised by the forward function ``dot_product_test`` is given where forward mode cannot be built."""
+
+    def __init__(self, function: str, reason: Exception) -> None:
+        super().__init__(f"{function}: the gradient was not self-checked, since forward mode cannot be built for "
+                         f"it: {reason}")
 
 
 def switched_on_by_environment() -> bool:

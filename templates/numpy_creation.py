@@ -6,6 +6,8 @@ of NumPy's functions as a family (what they return, which fold on constants).
 """
 import types
 
+import random
+
 import numpy as np
 
 from s2s_ad.rules import adjoint, declare, fresh_arrays, nondifferentiable, tangent
@@ -113,6 +115,11 @@ declare(np.zeros, np.ones, np.empty, np.full, shape_from="argument")
 declare(np.zeros, np.ones, np.empty, np.eye, np.identity, np.random.rand, np.random.randn, np.random.random,
         makes_floats=1)
 declare(np.zeros_like, np.ones_like, np.empty_like, shape_from="like")
+# Makers of random generators, by the keyword of their seed: one made without a seed is refused (draws.py).
+declare(np.random.default_rng, np.random.RandomState, np.random.PCG64, np.random.PCG64DXSM, np.random.MT19937,
+        np.random.Philox, np.random.SFC64, seeded_by="seed")
+declare(np.random.SeedSequence, seeded_by="entropy")
+declare(random.Random, seeded_by="x")
 
 
 # NumPy as a family (see s2s_ad.rules.FACTS).  Every callable NumPy's namespaces export whose own module

@@ -147,14 +147,14 @@ def radians(out, x, d_out):
     d_x = d_out * (math.pi / 180.0)
 
 
-@adjoint(math.cbrt, elementwise=True)
-def cbrt(out, x, d_out):
-    d_x = d_out / (3.0 * out * out)
+if hasattr(math, "cbrt"):  # math.cbrt and math.exp2 exist from Python 3.11: a rule where they do
+    @adjoint(math.cbrt, elementwise=True)
+    def cbrt(out, x, d_out):
+        d_x = d_out / (3.0 * out * out)
 
-
-@adjoint(math.exp2, elementwise=True)
-def exp2(out, x, d_out):
-    d_x = d_out * out * math.log(2.0)
+    @adjoint(math.exp2, elementwise=True)
+    def exp2(out, x, d_out):
+        d_x = d_out * out * math.log(2.0)
 
 
 @adjoint(math.fmod, elementwise=True, domain=(0.3, 2.5))

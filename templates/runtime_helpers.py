@@ -11,7 +11,7 @@ would hide the helper its own body calls.)
 import numpy as np
 
 from s2s_ad.rules import adjoint, declare, fresh_arrays, nondifferentiable, tangent
-from s2s_ad.runtime import (added_at, check_view_update, cross_grad, diff_piece, check_assertion, check_no_derivative, derivative_lost_by, check_number_update, raise_exception, formatted, random_states, set_random_states,
+from s2s_ad.runtime import (added_at, check_view_update, cross_grad, diff_piece, check_assertion, check_no_derivative, derivative_lost_by, check_number_update, raise_exception, formatted, random_states, set_random_states, draw,
                             append_grad, multi_dot_grad, multi_dot_grad_jvp, qr_checked, svd_checked, matrix_power_grad, matrix_power_grad_jvp, cumprod_grad, cumprod_grad_jvp, einsum_grad, expand_quantiles, quantile_linear, quantile_scatter,
                             quantile_slope, kron_blocks, kron_spread, norm_weight, norm_weight_jvp, solve_columns,
                             trace_grad, broadcast_reduced, diag_grad, diagonal_grad, diff_grad, joined_grad,
@@ -30,6 +30,9 @@ declare(checkpointed, refused="checkpointed(...) marks a loop: write it as the l
 nondifferentiable(stop_gradient, elementwise=True)
 nondifferentiable(checkpoint_stride, np.broadcast_shapes)
 nondifferentiable(formatted, check_assertion, random_states, set_random_states)  # strings, checks, states
+# a draw from a generator object (rng.normal()): a constant of each call, replayed in every pass (draws.py);
+# one whose arguments depend on the inputs is refused (analysis.check_constant_calls)
+nondifferentiable(draw)
 fresh_arrays(zeros_like, zero_tangent, writable_copy, broadcast_reduced, getitem_grad, added_at)
 
 

@@ -127,7 +127,85 @@ def function_from_file(tmp_path: Any, name: str, source: str) -> Callable:
 
 
 def pytest_addoption(parser) -> None:
-    parser.addoption("--soak", action="store_true", help="run 20,000 random programs in tests/fuzz")
+    parser.addoption("--soak", action="store_true", help="run 20,000 random programs in tests/fuzz "
+                     "(the slow tests included)")
+
+
+def pytest_configure(config) -> None:
+    # pyproject.toml's addopts deselect the slow tests ("-m 'not slow'"); a soak, or a fuzz run of a
+    # chosen size (S2S_FUZZ_EXAMPLES=N), asks for the fuzzers, which are slow
+    soak = config.getoption("--soak") or os.environ.get("S2S_FUZZ_EXAMPLES")
+    if soak and config.option.markexpr == "not slow":
+        config.option.markexpr = ""
+    if _extras_required():
+        _import_the_extras()
+
+
+# -- the self-check (S2S_AD_CHECK=1), which CI turns on for the whole suite ----------------------------
+
+@pytest.fixture(autouse=True)
+def _self_check_off_where_marked(request, monkeypatch) -> None:
+    """A test marked ``self_check_off`` runs without the self-check whatever S2S_AD_CHECK says: it
+    counts what the function does (prints, log records), which the check's forward pass does again."""
+    if request.node.get_closest_marker("self_check_off") is not None:
+        monkeypatch.setenv("S2S_AD_CHECK", "0")
+
+
+# -- optional dependencies: skipped where missing, a failure where CI says they are installed ----------
+
+# Set to 1 in an environment with JAX and SciPy installed (CI's): a test skipped because one of them
+# cannot be imported is then a failure, so that the comparisons with JAX never silently stop running.
+REQUIRE_EXTRAS = "S2S_AD_REQUIRE_EXTRAS"
+# What pytest.importorskip and the tests' own skips say when an optional package is missing.
+_MISSING_PACKAGE = ("could not import", "is not installed")
+
+
+def _extras_required() -> bool:
+    return os.environ.get(REQUIRE_EXTRAS, "").strip().lower() not in ("", "0", "false", "no", "off")
+
+
+def optional_import(name: str) -> Any:
+    """The module ``name`` of an optional extra (JAX, SciPy), or None where it is not installed;
+    with ``S2S_AD_REQUIRE_EXTRAS=1`` its absence raises, so a comparison is never silently left out."""
+    try:
+        return importlib.import_module(name)
+    except ImportError:
+        if _extras_required():
+            raise
+        return None
+
+
+def _import_the_extras() -> None:
+    """Fail the run at once, naming what is missing, where the extras must be there and are not."""
+    for name in ("jax", "jax.numpy", "jax.scipy.special", "scipy", "scipy.special"):
+        try:
+            importlib.import_module(name)
+        except ImportError as exc:
+            pytest.exit(f"{REQUIRE_EXTRAS}=1, but {name} cannot be imported: {exc}", returncode=4)
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    """With ``S2S_AD_REQUIRE_EXTRAS=1``, a test skipped for a missing package fails instead."""
+    outcome = yield
+    report = outcome.get_result()
+    if report.skipped and _extras_required() and isinstance(report.longrepr, tuple):
+        reason = str(report.longrepr[2])
+        if any(words in reason for words in _MISSING_PACKAGE):
+            report.outcome = "failed"
+            report.longrepr = f"skipped for a missing package although {REQUIRE_EXTRAS}=1: {reason}"
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_make_collect_report(collector):
+    """The same for a test module skipped as a whole (a module-level importorskip)."""
+    outcome = yield
+    report = outcome.get_result()
+    if report.skipped and _extras_required() and isinstance(report.longrepr, tuple):
+        reason = str(report.longrepr[2])
+        if any(words in reason for words in _MISSING_PACKAGE):
+            report.outcome = "failed"
+            report.longrepr = f"skipped for a missing package although {REQUIRE_EXTRAS}=1: {reason}"
 
 
 @pytest.fixture(scope="session")

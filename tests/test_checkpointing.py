@@ -41,6 +41,7 @@ def _peak(gradient, *args):
         tracemalloc.stop()
 
 
+@pytest.mark.slow
 def test_a_10000_step_loop_needs_a_fraction_of_the_memory():
     u0, k, n = np.linspace(0.1, 0.9, 100), 0.3, 10_000
     checkpointed = s2s_ad.grad(cf.long_simulation, wrt=(0, 1))

@@ -126,6 +126,7 @@ def test_cli_lists_the_functions_of_a_file(tmp_path):
     assert "refused(x)  refused:" in done.stdout and "a try statement" in done.stdout
 
 
+@pytest.mark.slow
 def test_cli_higher_order_diff_and_no_optimize(tmp_path):
     script = tmp_path / "cubic.py"
     script.write_text("def cubic(x):\n    return x * x * x * 1.0 + (x - x) * 0.0\n")

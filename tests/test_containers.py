@@ -242,6 +242,7 @@ def test_jvp_and_vjp_with_container_arguments_and_results():
         pull({"s": 1.0})
 
 
+@pytest.mark.slow
 def test_jacobian_and_hessian_against_jax():
     jax = pytest.importorskip("jax")
     jax.config.update("jax_enable_x64", True)

@@ -1,5 +1,6 @@
 """Generated code does not depend on the process's string hashing (PYTHONHASHSEED): the same
 function gives the same source in every process, so caches and snapshots are stable."""
+import pytest
 import os
 import subprocess
 import sys
@@ -31,6 +32,7 @@ def _digest(seed: int) -> str:
     return done.stdout.strip()
 
 
+@pytest.mark.slow
 def test_sources_are_the_same_under_every_hash_seed():
     first = _digest(0)
     assert int(first.split()[0]) > 100  # (the functions were found and transformed)

@@ -57,6 +57,7 @@ def test_every_transform_keeps_a_float_arrays_dtype(dtype):
     np.testing.assert_allclose(j, s2s_ad.jacobian(em.vector_field)(x64), rtol=tol, atol=tol)
 
 
+@pytest.mark.slow
 def test_float32_hessian_and_jacobian_match_jax_in_float32():
     jax = _jax()
     import jax.numpy as jnp

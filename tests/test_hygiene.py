@@ -38,6 +38,7 @@ def test_a_lambda_is_differentiated():
     assert s2s_ad.grad(square)(1.5) == 3.0
 
 
+@pytest.mark.slow
 def test_a_long_function_and_a_long_loop(tmp_path, monkeypatch):
     # scale: long straight-line code, and a million iterations on the tape, meet no recursion limit
     lines = ["import math", "", "", "def long_chain(x, y):", "    a0 = x"]

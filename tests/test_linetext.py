@@ -4,6 +4,7 @@ Random IR expressions and statements are printed both ways, each with a
 namespace of its own: the text must match, and so must the globals bound
 (the same objects under the same names, in the same order).
 """
+import pytest
 import ast
 import math
 import operator
@@ -70,6 +71,7 @@ def _bound(builder: _Builder) -> list:
     return [(name, id(value)) for name, value in builder.ns.globals.items()]
 
 
+@pytest.mark.slow
 @settings(max_examples=600, deadline=None)
 @given(_EXPRESSIONS)
 @example(ir.Call(operator.contains, tuple(map(ir.Const, _ARRAYS))))  # printed b in a, bound a first
@@ -81,6 +83,7 @@ def test_expressions_print_as_astor_prints_them(expr):
         assert _bound(written) == _bound(printed)
 
 
+@pytest.mark.slow
 @settings(max_examples=600, deadline=None)
 @given(_STATEMENTS)
 def test_statements_print_as_astor_prints_them(stmt):

@@ -59,6 +59,7 @@ def test_ptp_and_fft_shifts_against_jax():
         np.testing.assert_allclose(s2s_ad.hessian(f)(x), jax.hessian(jf)(x), rtol=1e-8, atol=1e-10)
 
 
+@pytest.mark.slow
 def test_scipy_special_in_a_classifier_against_jax():
     jax = pytest.importorskip("jax")
     jax.config.update("jax_enable_x64", True)

@@ -70,6 +70,7 @@ def _jax_versions(jnp):
     return halves, smoothness, regression, spectral
 
 
+@pytest.mark.slow
 def test_split_gradient_lstsq_and_norm_match_jax_to_second_order():
     jax, jnp = _jax()
     halves, smoothness, regression, spectral = _jax_versions(jnp)

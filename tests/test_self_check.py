@@ -240,3 +240,13 @@ def test_a_call_with_no_tangent_rule_cannot_be_checked_and_says_so():
     assert s2s_ad.grad(uses_knee)(0.3) == pytest.approx(1.3)
     with pytest.raises(s2s_ad.TransformError, match=r"knee in forward mode.*@s2s_ad.tangent"):
         s2s_ad.grad(uses_knee, check=True)(0.3)
+
+
+def test_the_environment_switch_skips_with_a_warning_what_it_cannot_check(monkeypatch):
+    """S2S_AD_CHECK=1 over a whole program: a call forward mode cannot be built for (a rule with an
+    adjoint alone) returns its gradient with a SelfCheckSkipped warning, never an error."""
+    from s2s_ad.selfcheck import SelfCheckSkipped
+
+    monkeypatch.setenv("S2S_AD_CHECK", "1")
+    with pytest.warns(SelfCheckSkipped, match=r"not self-checked.*knee in forward mode"):
+        assert s2s_ad.grad(uses_knee)(0.3) == pytest.approx(1.3)

@@ -188,6 +188,7 @@ def test_dims_through_operations():
         assert shape(kinds.matmul_dims(x, y)) == np.matmul(np.zeros(shape(x)), np.zeros(shape(y))).shape
 
 
+@pytest.mark.slow
 def test_against_jax():
     jax = pytest.importorskip("jax")
     jax.config.update("jax_enable_x64", True)

@@ -1,4 +1,5 @@
 """The teaching examples, run as a user would run them (with fewer steps), checked by what they print."""
+import pytest
 import pathlib
 import re
 import subprocess
@@ -29,6 +30,7 @@ def test_deblur_gets_closer_to_the_sharp_image(tmp_path):
         assert sorted(p.name for p in tmp_path.iterdir()) == ["blurred.png", "recovered.png", "sharp.png"]
 
 
+@pytest.mark.slow
 def test_heating_schedule_costs_less():
     printed = run_example("building_heating", "--iterations", "100")
     before, after = numbers(r"cost: ([\d.]+) -> ([\d.]+)", printed)
@@ -36,6 +38,7 @@ def test_heating_schedule_costs_less():
     assert "day 3, hour by hour" in printed
 
 
+@pytest.mark.slow
 def test_mlp_learns_two_moons():
     printed = run_example("mlp", "--epochs", "1000")
     start, end = numbers(r"training accuracy: ([\d.]+)% -> ([\d.]+)%", printed)
@@ -53,6 +56,7 @@ def test_newton_reaches_the_minimum_of_rosenbrock():
         assert error < 1e-6
 
 
+@pytest.mark.slow
 def test_checkpointing_saves_memory_and_changes_nothing():
     printed = run_example("checkpointing", "--steps", "4000")
     assert "gradients identical: True" in printed

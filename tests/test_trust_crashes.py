@@ -113,6 +113,7 @@ def _elif_chain(n):
     return "\n".join(lines) + "\n"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("k", [0, 7, 60, 99, 150])
 def test_if_elif_chain_of_100_branches(tmp_path, k):
     f = function_from_file(tmp_path, "chain", _elif_chain(100))

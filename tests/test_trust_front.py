@@ -112,6 +112,7 @@ def _generated_text_entries():
     return sum(1 for name in list(linecache.cache) if name.startswith("<s2s_ad "))
 
 
+@pytest.mark.slow
 def test_dropped_closures_are_freed():
     gc.collect()
     texts = _generated_text_entries()

@@ -315,6 +315,7 @@ _W, _U, _XS = RNG.normal(size=(2, 2)), RNG.normal(size=2), RNG.normal(size=(3, 2
     (kf.shift_register, (RNG.normal(size=3), 4), (0,)),
     (kf.momentum, (RNG.normal(size=2), 0.1, 3), (0, 1)),
 ], ids=lambda v: getattr(v, "__name__", ""))
+@pytest.mark.slow
 def test_user_code_against_jax(fn, args, wrt):
     twin, jax = _jax_twin(fn)
     for i in wrt:

@@ -256,6 +256,7 @@ def _jax():
     return jax, jax.numpy
 
 
+@pytest.mark.slow
 def test_user_functions_match_jax_to_second_order():
     jax, jnp = _jax()
     rng = np.random.default_rng(14)

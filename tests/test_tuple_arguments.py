@@ -30,6 +30,7 @@ def test_helper_given_a_tuple_of_different_shapes(f, args):
             np.testing.assert_allclose(adjoints[i], g, rtol=1e-10)
 
 
+@pytest.mark.slow
 def test_hessian_through_a_tuple_argument_against_jax():
     jax = pytest.importorskip("jax")
     jax.config.update("jax_enable_x64", True)

@@ -10,6 +10,8 @@ import pytest
 import s2s_ad
 import user_programs as up
 
+pytestmark = pytest.mark.slow  # every user program against its JAX twin, in every mode: CI runs it (pytest -m "slow or not slow")
+
 RNG = np.random.default_rng(7)
 X3 = np.array([0.3, 0.7, -0.4])
 X6 = np.array([0.4, -0.3, 0.9, 0.2, -0.7, 0.5])

@@ -15,13 +15,11 @@ import warnings
 import numpy as np
 import pytest
 
-try:  # SciPy is an optional extra: its programs are skipped where it is not installed
-    from scipy import special
-except ImportError:
-    special = None
-
 import s2s_ad
-from conftest import numeric_grad
+from conftest import numeric_grad, optional_import
+
+# SciPy is an optional extra: its programs are skipped where it is not installed (S2S_AD_REQUIRE_EXTRAS: required)
+special = optional_import("scipy.special")
 
 RNG = np.random.default_rng(2026)
 

@@ -45,9 +45,12 @@ import pytest
 from hypothesis import HealthCheck, assume, given, note, settings
 from hypothesis import strategies as st
 
+
 import s2s_ad
-from conftest import module_from_source
+from conftest import module_from_source, optional_import
 from programs import FEATURES, Program, enabled_features, write_program
+
+pytestmark = pytest.mark.slow  # random-program fuzzer: CI runs it (pytest -m "slow or not slow")
 
 _FOLDER = Path(tempfile.mkdtemp(prefix="s2s_ad_fuzz_"))
 _FLOATS = (0, 1, 2, 3)  # x, y, v, m: the arguments differentiated
@@ -142,10 +145,8 @@ def jax_gradient(program: Program, args: list):
     writes (else None).  ``math.*`` and ``float`` map onto jax.numpy, ``checkpointed`` onto its range."""
     if program.writes or program.refusal_ok or writes_into_subscripts(program.source):
         return None
-    try:
-        import jax
-        import jax.numpy as jnp
-    except ImportError:
+    jax, jnp = optional_import("jax"), optional_import("jax.numpy")  # (S2S_AD_REQUIRE_EXTRAS: never None)
+    if jax is None or jnp is None:
         return None
     jax.config.update("jax_enable_x64", True)
     shim_math = types.SimpleNamespace(sin=jnp.sin, cos=jnp.cos, tanh=jnp.tanh, exp=jnp.exp, sqrt=jnp.sqrt,

@@ -30,9 +30,12 @@ import numpy as np
 import pytest
 
 import s2s_ad
-from conftest import assert_gradient_matches, function_from_file, module_from_source, numeric_grad
+from conftest import assert_gradient_matches, function_from_file, module_from_source, numeric_grad, optional_import
 from shape_programs import ShapeProgram, make_program, values_for
 from shape_user_programs import USER_CASES, features, weighted_mean
+
+pytestmark = pytest.mark.slow  # random-program fuzzer: CI runs it (pytest -m "slow or not slow")
+
 
 _FOLDER = Path(tempfile.mkdtemp(prefix="s2s_ad_fuzz_shapes_"))
 _EXAMPLES = int(os.environ.get("S2S_FUZZ_SHAPES_EXAMPLES", "200"))
@@ -88,10 +91,8 @@ def smallest_spread(source: str, args: list) -> float:
 
 def jax_gradient(source: str, args: list) -> list | None:
     """jax.grad of the program run by jax.numpy (x64), or None where JAX is missing or cannot run it."""
-    try:
-        import jax
-        import jax.numpy as jnp
-    except ImportError:
+    jax, jnp = optional_import("jax"), optional_import("jax.numpy")  # (S2S_AD_REQUIRE_EXTRAS: never None)
+    if jax is None or jnp is None:
         return None
     jax.config.update("jax_enable_x64", True)
     namespace: dict = {"jnp": jnp, "__name__": "fuzz_shapes_jax"}
