@@ -141,8 +141,8 @@ def _dead(body: list[ir.Stmt], live: set[str], sharing: Optional[_LazySharing] =
             loop, live_in = _dead_loop(stmt, live, sharing)
             kept.append(loop)
             live = live | live_in | _reads(stmt)  # the loop may run no iteration: what is live after stays
-        else:  # Return, Effect, Unpack (tape pops: the tape must stay in step) and comments always stay
-            if isinstance(stmt, ir.Unpack):
+        else:  # Return, Effect, Unpack, Push and Pop (the tape must stay in step) and comments always stay
+            if isinstance(stmt, (ir.Unpack, ir.Pop)):
                 live -= set(stmt.targets)
             live |= _reads(stmt)
             kept.append(stmt)
@@ -164,7 +164,7 @@ def _dead_loop(stmt: ir.Stmt, live_after: set[str], sharing: Optional[_LazyShari
             # Values handed along a chain (a0 = a1; a1 = a2; ...) turn live one link per round:
             # quadratic in the chain's length.  Take at once every name the loop may read before
             # assigning it, live or not: a superset of the fixed point, reached in one more round.
-            live_end |= _exposed([stmt])
+            live_end |= exposed([stmt])
         if isinstance(stmt, ir.For):
             body, live_start = _dead(stmt.body, live_end, sharing)
             live_start.discard(stmt.index)
@@ -180,22 +180,22 @@ def _dead_loop(stmt: ir.Stmt, live_after: set[str], sharing: Optional[_LazyShari
     return ir.While(test_block, stmt.test, body, stmt.line, stmt.exit), live_start
 
 
-def _exposed(body: list[ir.Stmt]) -> set[str]:
+def exposed(body: list[ir.Stmt]) -> set[str]:
     """The names ``body`` may read before assigning them, whether or not what reads them is live."""
-    exposed: set[str] = set()
+    found: set[str] = set()
     for stmt in reversed(body):
         if isinstance(stmt, ir.If):
-            exposed |= _exposed(stmt.body) | _exposed(stmt.orelse)
+            found |= exposed(stmt.body) | exposed(stmt.orelse)
         elif isinstance(stmt, ir.For):
-            exposed |= _exposed(stmt.body) - {stmt.index}
+            found |= exposed(stmt.body) - {stmt.index}
         elif isinstance(stmt, ir.While):
-            exposed |= _exposed(stmt.test_block) | _exposed(stmt.body)
+            found |= exposed(stmt.test_block) | exposed(stmt.body)
         elif isinstance(stmt, ir.Store):  # it changes the array in place: what it was is read
-            exposed.add(stmt.array)
+            found.add(stmt.array)
         else:
-            exposed -= set(ir.targets_of(stmt))
-        exposed |= _reads(stmt)
-    return exposed
+            found -= set(ir.targets_of(stmt))
+        found |= _reads(stmt)
+    return found
 
 
 def remove_dead(body: list[ir.Stmt]) -> list[ir.Stmt]:
@@ -323,6 +323,8 @@ def _read_originals(stmt: ir.Stmt, copies: dict[str, ir.Var]) -> ir.Stmt:
                         stmt.line, stmt.op)
     if isinstance(stmt, (ir.Unpack, ir.Effect)):
         return dataclasses.replace(stmt, value=ir.substitute(stmt.value, copies))
+    if isinstance(stmt, ir.Push):
+        return dataclasses.replace(stmt, values=tuple(ir.substitute(v, copies) for v in stmt.values))
     return stmt
 
 
@@ -331,4 +333,4 @@ def optimize(fn: ir.Function, primal: list[ir.Stmt]) -> ir.Function:
     keep = {id(s) for s in ir.walk(primal)}
     written = frozenset(s.array for s in ir.walk(fn.body) if isinstance(s, ir.Store))
     body = remove_dead(_forward_copies(_simplify_block(fn.body, keep, written), keep, written))
-    return ir.Function(fn.name, fn.params, body, fn.filename, fn.firstline, fn.docstring, dict(fn.constants))
+    return dataclasses.replace(fn, body=body, constants=dict(fn.constants))
