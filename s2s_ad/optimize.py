@@ -164,7 +164,7 @@ def _dead_loop(stmt: ir.Stmt, live_after: set[str], sharing: Optional[_LazyShari
             # Values handed along a chain (a0 = a1; a1 = a2; ...) turn live one link per round:
             # quadratic in the chain's length.  Take at once every name the loop may read before
             # assigning it, live or not: a superset of the fixed point, reached in one more round.
-            live_end |= exposed([stmt])
+            live_end |= _exposed([stmt])
         if isinstance(stmt, ir.For):
             body, live_start = _dead(stmt.body, live_end, sharing)
             live_start.discard(stmt.index)
@@ -180,22 +180,22 @@ def _dead_loop(stmt: ir.Stmt, live_after: set[str], sharing: Optional[_LazyShari
     return ir.While(test_block, stmt.test, body, stmt.line, stmt.exit), live_start
 
 
-def exposed(body: list[ir.Stmt]) -> set[str]:
+def _exposed(body: list[ir.Stmt]) -> set[str]:
     """The names ``body`` may read before assigning them, whether or not what reads them is live."""
-    found: set[str] = set()
+    exposed: set[str] = set()
     for stmt in reversed(body):
         if isinstance(stmt, ir.If):
-            found |= exposed(stmt.body) | exposed(stmt.orelse)
+            exposed |= _exposed(stmt.body) | _exposed(stmt.orelse)
         elif isinstance(stmt, ir.For):
-            found |= exposed(stmt.body) - {stmt.index}
+            exposed |= _exposed(stmt.body) - {stmt.index}
         elif isinstance(stmt, ir.While):
-            found |= exposed(stmt.test_block) | exposed(stmt.body)
+            exposed |= _exposed(stmt.test_block) | _exposed(stmt.body)
         elif isinstance(stmt, ir.Store):  # it changes the array in place: what it was is read
-            found.add(stmt.array)
+            exposed.add(stmt.array)
         else:
-            found -= set(ir.targets_of(stmt))
-        found |= _reads(stmt)
-    return found
+            exposed -= set(ir.targets_of(stmt))
+        exposed |= _reads(stmt)
+    return exposed
 
 
 def remove_dead(body: list[ir.Stmt]) -> list[ir.Stmt]:

@@ -90,8 +90,10 @@ class Recording:
         if state:
             kept = tuple(ir.Var(n) for n in self.loop_state(stmt))
             kept += (ir.Call(runtime.random_states, ()),) if replay else ()
+            self.loops.append(stmt)  # one record per segment: no more than the loop's trips
             self.checkpoints[id(stmt)] = self.declare(f"the start of each segment of the checkpointed loop at "
                                                       f"line {stmt.line}", kept, state, stmt.line)
+            self.loops.pop()
         body = ([ir.Pop(self.checkpoints[id(stmt)], state, stmt.line)] if state else []) + replay + [
             ir.Assign(segment, self.segment(stmt, start, stride), stmt.line),
             ir.Comment("run the segment again, recording"),
@@ -163,7 +165,7 @@ class Recording:
             targets = tuple(shapes.get(n, n) for n in record)
             slot = self.declare(where, values, targets, self.line)
             self.pushes[id(body)] = (slot, values)
-            prologue.append(ir.Pop(slot, targets, self.line))
+            prologue.append(ir.Pop(slot, targets))
         prologue += [ir.Assign(d.target, d.value, d.line) for d in recompute]
         return prologue
 

@@ -19,15 +19,23 @@ loop is reversed into a loop over the same range backwards (the forward
 sweep counts the trips of loops that can stop early).  Inside a loop, a
 value the reverse sweep reads but the next iteration overwrites is either
 recomputed (cheap arithmetic on numbers, indexing) or recorded: the forward
-sweep pushes it on ``tape`` at the end of its block and the reverse sweep
+sweep pushes it on the tape at the end of its block and the reverse sweep
 pops it at the start of the mirrored block.  Outside loops nothing is
-recorded: SSA values are never overwritten there.
+recorded: SSA values are never overwritten there (a split adjoint, below,
+records per branch too).
 
-The tape is a persistent stack made of tuples: ``tape = (a, b, tape)``
-pushes, ``a, b, tape = tape`` pops, and ``None`` is the empty tape.  It is
-threaded explicitly (a callee's parts take the tape and return it), so the
-generated code is pure Python: it can itself be transformed again, which is
-how higher derivatives work.
+Every record is declared in the adjoint's ``RecordingPlan`` (``plan.py``):
+a slot per loop body, branch, overwritten slice and checkpoint segment, with
+the kinds of its values and the trip counts around it.  The sweeps hold
+``ir.Push``/``ir.Pop`` statements made from it; ``tape.TupleTape`` spells
+them as a persistent stack of tuples threaded through the code (a callee's
+parts take the tape and return it), so the generated code is pure Python:
+it can itself be transformed again, which is how higher derivatives work.
+
+With ``split``, the plan's ``cut`` slot hands the forward sweep's values
+that the reverse sweep reads over to it (``tape.split_parts`` cuts there):
+only values bound on every path; a value bound in a branch or a loop trip
+comes back through that block's own slot.
 """
 from __future__ import annotations
 

@@ -2,6 +2,8 @@
 (issue 18, part 2): written as a user would (tests/test_recording_plan.py)."""
 import numpy as np
 
+import s2s_ad
+
 
 # -- a local array written by index, bound on some paths only ---------------------------------------
 
@@ -126,3 +128,11 @@ def returns_from_loop_then_writes_buffer(x, v, n):
     buf[buf > 0.2] *= 0.5
     buf[2] = v * x
     return s + np.sum(buf * buf) * x
+
+
+def replayed_segment_reads_a_parameter(x, n):
+    """A checkpointed loop: the backward part runs each segment again, reading x (it was not handed over)."""
+    s = 0.0
+    for t in s2s_ad.checkpointed(range(n)):
+        s = s * 0.5 + x
+    return s

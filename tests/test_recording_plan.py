@@ -194,3 +194,10 @@ def test_an_early_return_from_a_loop_then_a_buffer_written_by_index(n):
     args = (0.7, V, n)
     _vjp_matches(rf.returns_from_loop_then_writes_buffer, args, [0, 1])
     assert_gradient_matches(rf.returns_from_loop_then_writes_buffer, args, wrt=(0, 1))
+
+
+@pytest.mark.parametrize("n", [0, 1, 5])
+def test_a_checkpointed_loop_replayed_by_the_backward_part_gets_what_it_reads(n):
+    _vjp_matches(rf.replayed_segment_reads_a_parameter, (0.7, n), [0])
+    got = assert_gradient_matches(rf.replayed_segment_reads_a_parameter, (0.7, n))
+    assert got == pytest.approx(2.0 * (1.0 - 0.5 ** n))  # closed form: s_n = x (1 + 1/2 + ... + 1/2^(n-1))
