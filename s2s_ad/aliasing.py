@@ -139,6 +139,12 @@ class SharingClasses:
                 for operand in shared_operands(stmt.value):
                     for target in targets:
                         self._union(target, operand)
+            elif isinstance(stmt, (ir.Push, ir.Pop)):  # a pop gives back what its slot's pushes recorded
+                slot = f"<tape slot {stmt.slot}>"
+                held = stmt.targets if isinstance(stmt, ir.Pop) else \
+                    [n for v in stmt.values for n in shared_operands(v)]
+                for name in held:
+                    self._union(slot, name)
 
     def find(self, name: str) -> str:
         root = name

@@ -5,8 +5,10 @@ class (values sharing a class provably have the same shape; ``number`` is
 the class of numbers), whether it varies with the parameters differentiated
 by and whether it is active (varies *and* reaches the result: only those
 get adjoint code), whether it is a merge (its facts are the join of every
-path's), and, for reverse mode, what the forward sweep records on the tape
-for the reverse sweep.  It is meant for reading when a derivative surprises
+path's), and, for reverse mode, the recording plan (``plan.RecordingPlan``):
+what the forward sweep records on the tape for the reverse sweep, slot by
+slot, with what records it, the kinds of the values and how many records the
+loops around it make at most.  It is meant for reading when a derivative surprises
 you: a wrong fact here is where a wrong derivative would come from.
 """
 from __future__ import annotations
@@ -42,15 +44,10 @@ def _text(expr: ir.Expr) -> str:
     return "..."
 
 
-def recorded(adjoint: ir.Function, tape: str = "tape") -> list[str]:
-    """What the forward sweep of ``adjoint`` pushes on the tape, as source text, in order."""
-    found = []
-    for stmt in ir.walk(adjoint.body):
-        if isinstance(stmt, ir.Assign) and stmt.target.startswith(tape) and isinstance(stmt.value, ir.Display) \
-                and stmt.value.items and stmt.value.items[-1] == ir.Var(stmt.target):
-            line = f" (line {stmt.line})" if stmt.line else ""
-            found += [_text(item) + line for item in stmt.value.items[:-1]]
-    return found
+def recorded(adjoint: ir.Function) -> list[str]:
+    """The recording plan of ``adjoint``: one line per slot, what records it and what it holds."""
+    plan = adjoint.plan
+    return plan.describe(_text) if plan is not None else []
 
 
 def _sequence_note(call: ir.Call, facts: Analysis) -> str:
@@ -92,6 +89,8 @@ def report(ssa_source: str, fn: ir.Function, facts: Analysis, wrt: list[str],
                          else "written into: stores keep derivatives only if its dtype is inexact (run time)")
         lines.append(f"#   {name:<{width}}{str(kind):<{kind_width}}shape {shape:<8}{', '.join(notes)}")
     if adjoint is not None:
-        tape = recorded(adjoint)
-        lines.append("# recorded on the tape: " + (", ".join(tape) if tape else "nothing"))
+        slots = recorded(adjoint)
+        values = [_text(v.value) for slot in adjoint.plan.slots for v in slot.values] if slots else []
+        lines.append("# recorded on the tape: " + (", ".join(values) if values else "nothing"))
+        lines += slots
     return "\n".join(lines) + "\n"

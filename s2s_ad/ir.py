@@ -120,6 +120,29 @@ class Effect:
 
 
 @dataclass
+class Push:
+    """Record ``values`` in ``slot`` of the tape (generated code only).
+
+    ``slot`` names a slot of the function's ``RecordingPlan`` (``plan.py``):
+    what it holds and where it is read back.  How a push is written in Python
+    (a nested tuple today) is decided in one place, ``tape.TupleTape``.
+    """
+
+    slot: str
+    values: tuple[Expr, ...]
+    line: Optional[int] = None
+
+
+@dataclass
+class Pop:
+    """Take back into ``targets`` what the matching ``Push`` of ``slot`` recorded (generated code only)."""
+
+    slot: str
+    targets: tuple[str, ...]
+    line: Optional[int] = None
+
+
+@dataclass
 class If:
     test: Expr
     body: list["Stmt"]
@@ -173,7 +196,7 @@ class Comment:
     line: Optional[int] = None
 
 
-Stmt = Union[Assign, Unpack, Store, Effect, If, For, While, Return, Comment]
+Stmt = Union[Assign, Unpack, Store, Effect, Push, Pop, If, For, While, Return, Comment]
 
 
 @dataclass
@@ -203,6 +226,8 @@ class Function:
     result_tree: Any = None
     aux: Optional["Expr"] = None
     aux_tree: Any = None
+    # Adjoint form: what the forward sweep records and the reverse sweep reads back (plan.RecordingPlan).
+    plan: Any = None
 
 
 @dataclass(frozen=True)
@@ -280,6 +305,8 @@ def exprs_of(stmt: Stmt) -> list[Expr]:
         return [stmt.value]
     if isinstance(stmt, Store):
         return [Var(stmt.array), stmt.index, stmt.value]
+    if isinstance(stmt, Push):
+        return list(stmt.values)
     if isinstance(stmt, If):
         return [stmt.test]
     if isinstance(stmt, For):
@@ -293,7 +320,7 @@ def targets_of(stmt: Stmt) -> tuple[str, ...]:
     """The names a statement itself binds (not its nested blocks')."""
     if isinstance(stmt, Assign):
         return (stmt.target,)
-    if isinstance(stmt, Unpack):
+    if isinstance(stmt, (Unpack, Pop)):
         return stmt.targets
     if isinstance(stmt, For):
         return (stmt.index,)

@@ -142,8 +142,8 @@ def _dead(body: list[ir.Stmt], live: set[str], sharing: Optional[_LazySharing] =
             loop, live_in = _dead_loop(stmt, live, sharing)
             kept.append(loop)
             live = live | live_in | _reads(stmt)  # the loop may run no iteration: what is live after stays
-        else:  # Return, Effect, Unpack (tape pops: the tape must stay in step) and comments always stay
-            if isinstance(stmt, ir.Unpack):
+        else:  # Return, Effect, Unpack, Push and Pop (the tape must stay in step) and comments always stay
+            if isinstance(stmt, (ir.Unpack, ir.Pop)):
                 live -= set(stmt.targets)
             live |= _reads(stmt)
             kept.append(stmt)
@@ -336,6 +336,8 @@ def _read_originals(stmt: ir.Stmt, copies: dict[str, ir.Var]) -> ir.Stmt:
                         stmt.line, stmt.op)
     if isinstance(stmt, (ir.Unpack, ir.Effect)):
         return dataclasses.replace(stmt, value=ir.substitute(stmt.value, copies))
+    if isinstance(stmt, ir.Push):
+        return dataclasses.replace(stmt, values=tuple(ir.substitute(v, copies) for v in stmt.values))
     return stmt
 
 
@@ -344,4 +346,4 @@ def optimize(fn: ir.Function, primal: list[ir.Stmt]) -> ir.Function:
     keep = {id(s) for s in ir.walk(primal)}
     written = frozenset(s.array for s in ir.walk(fn.body) if isinstance(s, ir.Store))
     body = remove_dead(_forward_copies(_simplify_block(fn.body, keep, written), keep, written))
-    return ir.Function(fn.name, fn.params, body, fn.filename, fn.firstline, fn.docstring, dict(fn.constants))
+    return dataclasses.replace(fn, body=body, constants=dict(fn.constants))

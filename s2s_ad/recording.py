@@ -12,18 +12,40 @@ from __future__ import annotations
 
 import operator
 from collections import Counter
-from typing import Optional
+from typing import Any, Optional
 
 import numpy as np
 
 from . import ir, rules, runtime
 from .analysis import SCALAR
-from .tape import pop, push
+from .kinds import UNKNOWN
 
 class Recording:
     """The recording half of ``ReverseSweep``: it relies on the sweep's ``fresh``, ``facts``,
     ``definitions``, ``tape``, ``pushes``, ``trips``, ``calls``, ``store_pushes``, ``recording``,
-    ``sharing`` (which names may share memory a store writes) and ``snapshots`` (views to copy)."""
+    ``sharing`` (which names may share memory a store writes), ``snapshots`` (views to copy),
+    ``loops`` (the loops being reversed), ``checkpoints`` and ``draft`` (the recording plan's slots
+    so far: every push and pop below is made from one of them)."""
+
+    # -- slots of the plan -------------------------------------------------
+
+    def declare(self, where: str, values: tuple[ir.Expr, ...], targets: tuple[str, ...],
+                line: Optional[int]) -> str:
+        """A new slot of the recording plan, recorded inside the loops being reversed."""
+        kinds = tuple(self.recorded_kind(v) for v in values)
+        return self.draft.declare(where, values, targets, kinds, self.trip_bounds(), line)
+
+    def recorded_kind(self, value: ir.Expr) -> Any:
+        """The kind of a recorded value where the analysis knows it (a name's), else None."""
+        if isinstance(value, ir.Var):
+            kind = self.facts.kinds.get(value.name)
+            return None if kind is None or kind == UNKNOWN else kind
+        return None
+
+    def trip_bounds(self) -> tuple[Optional[ir.Expr], ...]:
+        """How many trips each loop around the current statement makes at most, outermost first:
+        ``len(range)`` of a ``for`` loop (known when it starts), None for a ``while`` loop."""
+        return tuple(ir.Call(len, (loop.iterable,)) if isinstance(loop, ir.For) else None for loop in self.loops)
 
     # -- checkpointed loops ------------------------------------------------
 
@@ -65,7 +87,14 @@ class Recording:
             setup = setup + [ir.Assign(after, ir.Call(runtime.random_states, ()), stmt.line)]
             state = state + (rng,)
             replay = [ir.Effect(ir.Call(runtime.set_random_states, (ir.Var(rng),)), stmt.line)]
-        body = ([pop(self.tape, state, stmt.line)] if state else []) + replay + [
+        if state:
+            kept = tuple(ir.Var(n) for n in self.loop_state(stmt))
+            kept += (ir.Call(runtime.random_states, ()),) if replay else ()
+            self.loops.append(stmt)  # one record per segment: no more than the loop's trips
+            self.checkpoints[id(stmt)] = self.declare(f"the start of each segment of the checkpointed loop at "
+                                                      f"line {stmt.line}", kept, state, stmt.line)
+            self.loops.pop()
+        body = ([ir.Pop(self.checkpoints[id(stmt)], state, stmt.line)] if state else []) + replay + [
             ir.Assign(segment, self.segment(stmt, start, stride), stmt.line),
             ir.Comment("run the segment again, recording"),
             ir.For(stmt.index, ir.Var(segment), recompute, stmt.line),
@@ -89,21 +118,22 @@ class Recording:
         kept = tuple(ir.Var(n) for n in state)
         if self.draws(stmt):  # see reverse_checkpointed
             kept += (ir.Call(runtime.random_states, ()),)
-        snapshot = [push(self.tape, kept, stmt.line)] if kept else []
+        snapshot = [ir.Push(self.checkpoints[id(stmt)], kept, stmt.line)] if kept else []
         segment = ir.For(stmt.index, self.segment(stmt, start, stride), inner, stmt.line)
         return setup + [ir.Comment("checkpointed: keep the state at the start of each segment"),
                         ir.For(start, ir.Var(starts), snapshot + [segment], stmt.line)]
 
     # -- what loops record -------------------------------------------------
 
-    def restore(self, body: list[ir.Stmt], reversed_body: list[ir.Stmt]) -> list[ir.Stmt]:
+    def restore(self, body: list[ir.Stmt], reversed_body: list[ir.Stmt], where: str) -> list[ir.Stmt]:
         """Statements that bring back, at the start of a reversed block, what it reads.
 
         ``body`` is a forward block inside a loop (the loop's body, or a branch
         in it) and ``reversed_body`` its reverse.  Values the block binds are
         recomputed when cheap, else recorded by the forward sweep (see the
         module docstring); values bound outside the block are there already,
-        restored by the enclosing block or never overwritten.
+        restored by the enclosing block or never overwritten.  ``where`` says
+        in words what runs ``body`` (how the plan describes the slot).
         """
         reads = {n for s in ir.walk(reversed_body) for e in ir.exprs_of(s) for n in ir.names_read(e)}
         # (a nested loop's index is not among them: the reversed loop binds it again)
@@ -129,10 +159,13 @@ class Recording:
             restored.add(name)
         # Values recorded only to recompute something must come back before it.
         shapes = self._only_shapes_read(record, reversed_body, recompute)
-        self.pushes[id(body)] = [ir.Call(np.shape, (ir.Var(n),)) if n in shapes else ir.Var(n) for n in record]
         prologue: list[ir.Stmt] = []
         if record:
-            prologue.append(pop(self.tape, tuple(shapes.get(n, n) for n in record)))
+            values = tuple(ir.Call(np.shape, (ir.Var(n),)) if n in shapes else ir.Var(n) for n in record)
+            targets = tuple(shapes.get(n, n) for n in record)
+            slot = self.declare(where, values, targets, self.line)
+            self.pushes[id(body)] = (slot, values)
+            prologue.append(ir.Pop(slot, targets))
         prologue += [ir.Assign(d.target, d.value, d.line) for d in recompute]
         return prologue
 
@@ -199,8 +232,7 @@ class Recording:
                 else:
                     out.append(ir.While(self.forward_block(stmt.test_block), stmt.test, inner, stmt.line, stmt.exit))
             elif id(stmt) in self.store_pushes:  # record the slice the store overwrites
-                old = ir.Call(np.copy, (ir.Call(operator.getitem, (ir.Var(stmt.array), stmt.index)),))
-                out.append(push(self.tape, (old,), stmt.line))
+                out.append(ir.Push(self.store_pushes[id(stmt)], (self.overwritten(stmt),), stmt.line))
                 out.append(stmt)
             elif id(stmt) in self.calls and self.recording:  # record for the callee's backward part
                 call = stmt.value
@@ -223,8 +255,14 @@ class Recording:
             at = len(out)
             while at > 0 and isinstance(out[at - 1], ir.Assign) and out[at - 1].merge:
                 at -= 1
-            out.insert(at, push(self.tape, tuple(record)))
+            slot, values = record
+            out.insert(at, ir.Push(slot, values))
         return out
+
+    @staticmethod
+    def overwritten(stmt: ir.Store) -> ir.Expr:
+        """``np.copy(a[i])``: what the store ``a[i] = v`` overwrites, recorded before it runs."""
+        return ir.Call(np.copy, (ir.Call(operator.getitem, (ir.Var(stmt.array), stmt.index)),))
 
 
 def _rewrite(block: list[ir.Stmt], visit) -> None:

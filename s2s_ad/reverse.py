@@ -19,15 +19,23 @@ loop is reversed into a loop over the same range backwards (the forward
 sweep counts the trips of loops that can stop early).  Inside a loop, a
 value the reverse sweep reads but the next iteration overwrites is either
 recomputed (cheap arithmetic on numbers, indexing) or recorded: the forward
-sweep pushes it on ``tape`` at the end of its block and the reverse sweep
+sweep pushes it on the tape at the end of its block and the reverse sweep
 pops it at the start of the mirrored block.  Outside loops nothing is
-recorded: SSA values are never overwritten there.
+recorded: SSA values are never overwritten there (a split adjoint, below,
+records per branch too).
 
-The tape is a persistent stack made of tuples: ``tape = (a, b, tape)``
-pushes, ``a, b, tape = tape`` pops, and ``None`` is the empty tape.  It is
-threaded explicitly (a callee's parts take the tape and return it), so the
-generated code is pure Python: it can itself be transformed again, which is
-how higher derivatives work.
+Every record is declared in the adjoint's ``RecordingPlan`` (``plan.py``):
+a slot per loop body, branch, overwritten slice and checkpoint segment, with
+the kinds of its values and the trip counts around it.  The sweeps hold
+``ir.Push``/``ir.Pop`` statements made from it; ``tape.TupleTape`` spells
+them as a persistent stack of tuples threaded through the code (a callee's
+parts take the tape and return it), so the generated code is pure Python:
+it can itself be transformed again, which is how higher derivatives work.
+
+With ``split``, the plan's ``cut`` slot hands the forward sweep's values
+that the reverse sweep reads over to it (``tape.split_parts`` cuts there):
+only values bound on every path; a value bound in a branch or a loop trip
+comes back through that block's own slot.
 """
 from __future__ import annotations
 
@@ -45,7 +53,8 @@ from .kinds import Kind, Number
 from .optimize import remove_dead
 from .aliasing import Sharing, values_read
 from .recording import Recording
-from .tape import REVERSE_SWEEP, pop
+from .plan import CUT, PlanDraft, TapeViolation
+from .tape import REVERSE_SWEEP, definitely_bound, read_before_bound
 
 # Builds (or finds) the split adjoint of a user function for argument kinds;
 # the result has ``forward`` and ``backward`` once compiled.
@@ -85,7 +94,9 @@ class ReverseSweep(Recording):
         self.snapshots: set[str] = set()  # views the forward sweep copies where it binds them
         # A written array whose contents other statements read gets its overwritten slices back.
         self.restored_arrays = self.written & self._read_elsewhere(fn.body) if stores else set()
-        self.store_pushes: set[int] = set()  # id(Store) whose old slice the forward sweep records
+        self.store_pushes: dict[int, str] = {}  # id(Store) whose old slice the forward sweep records -> slot
+        self.checkpoints: dict[int, str] = {}  # id(checkpointed loop) -> the slot of its segment snapshots
+        self.draft = PlanDraft(self.tape)
         # False while generating the first pass of a checkpointed loop, which records nothing.
         self.recording = True
         self.tuples = self._tuples_read_by_item(fn.body, fn.params)
@@ -125,12 +136,13 @@ class ReverseSweep(Recording):
         if isinstance(result, ir.Var) and result.name in self.facts.active:
             self.adjoint[result.name] = ir.Var(seed)
             self.pinned.add(result.name)  # the seed's name is fixed: never alias it
-        self.tape = self.fresh("tape")
+        self.tape = self.draft.tape = self.fresh("tape")
         sweep = self.reverse_block(self.fn.body[:-1])
         self.snapshots = self._snapshots(sweep)
         self.line = None
         self.out = sweep
-        restored = {n for s in ir.walk(sweep) if isinstance(s, (ir.Assign, ir.Unpack)) for n in ir.targets_of(s)}
+        restored = {n for s in ir.walk(sweep) if isinstance(s, (ir.Assign, ir.Unpack, ir.Pop))
+                    for n in ir.targets_of(s)}
         if isinstance(result, ir.Var) and result.name in restored and not self.split:
             # The reverse sweep restores loop values under their own names: keep the result apart.
             kept = self.fresh(f"{result.name}_final")
@@ -151,14 +163,35 @@ class ReverseSweep(Recording):
         # adjoint may itself be a tuple, a helper given (W, b))
         gradient = gradients[0] if len(gradients) == 1 and not self.split else ir.Display("tuple", gradients)
         forward = self.forward_block(self.fn.body[:-1])
-        uses_tape = any(self.tape in ir.targets_of(s) for s in ir.walk(forward + self.out))
-        if uses_tape and not self.split:
-            forward.insert(0, ir.Assign(self.tape, ir.Const(None), None))
+        finish = ir.Return(ir.Display("tuple", (result, gradient)))
+        if self.split:
+            self.cut(forward, finish, seed)
         sweep = [ir.Comment(REVERSE_SWEEP)] + self.out
-        body = forward + sweep + [ir.Return(ir.Display("tuple", (result, gradient)))]
+        body = forward + sweep + [finish]
         params = self.fn.params + [seed] + ([self.tape] if self.split else [])
-        return ir.Function("d_" + self.fn.name, params, body, self.fn.filename,
-                           self.fn.firstline, self.fn.docstring, dict(self.fn.constants))
+        return ir.Function("d_" + self.fn.name, params, body, self.fn.filename, self.fn.firstline,
+                           self.fn.docstring, dict(self.fn.constants), plan=self.draft.done())
+
+    def cut(self, forward: list[ir.Stmt], finish: ir.Return, seed: str) -> None:
+        """The ``cut`` slot of the split form: the forward sweep's values that the reverse sweep reads
+        before binding them go over to the backward part, pushed at the end of the forward sweep and
+        popped at the start of the reverse sweep.  Every one is bound on every path of the forward
+        sweep: a value bound on some paths only (in a branch, in a loop's body) is read back by the
+        branch or trip that binds it, through a slot of its own (``restore``)."""
+        read = read_before_bound(self.out + [ir.Return(finish.value.items[1])]) - {seed, self.tape}
+        bound = definitely_bound(forward) | set(self.fn.params)
+        missing = read & (ir.assigned_names(forward) - bound)
+        if missing:
+            raise TapeViolation(f"{self.fn.name}: the reverse sweep reads {sorted(missing)}, which the forward "
+                                f"sweep binds on some paths only and no slot records")
+        crossing = tuple(sorted(read & bound))
+        if crossing:
+            values = tuple(ir.Var(n) for n in crossing)
+            forward.append(ir.Push(CUT, values))
+            self.out.insert(0, ir.Pop(CUT, crossing))
+            kinds = tuple(self.recorded_kind(v) for v in values)
+            self.draft.declare("the cut: what the backward part reads of the forward part", values, crossing,
+                               kinds, (), None, name=CUT)
 
     def _snapshots(self, sweep: list[ir.Stmt]) -> set[str]:
         """Names the reverse sweep reads that may share memory a later store writes (a view of an
@@ -367,9 +400,10 @@ class ReverseSweep(Recording):
                 self.accumulate(value.name, part)
             self.emit(ir.Store(target.name, index, ir.Const(0.0), self.line))
         if array in self.restored_arrays and id(stmt) not in self.unrestored:
-            self.store_pushes.add(id(stmt))
             old = self.fresh(f"old_{array}")
-            self.emit(pop(self.tape, (old,), self.line))
+            self.store_pushes[id(stmt)] = self.declare(f"the store at line {stmt.line}: the part of {array} it "
+                                                       f"overwrites", (self.overwritten(stmt),), (old,), stmt.line)
+            self.emit(ir.Pop(self.store_pushes[id(stmt)], (old,), self.line))
             self.restores[id(stmt)] = ir.Store(array, index, ir.Var(old), self.line)
             self.emit(self.restores[id(stmt)])
 
@@ -478,8 +512,12 @@ class ReverseSweep(Recording):
         orelse = self.reverse_block(stmt.orelse)
         after_else = self.adjoint
         joined: dict[str, ir.Expr] = {}
+        # A value a branch binds does not exist before the if: what is left of its adjoint (an array
+        # written by index, whose making no derivative flows through) ends with the branch; joining
+        # it would read the value on the other path too, where it was never bound.
+        inside = (ir.assigned_names(stmt.body) | ir.assigned_names(stmt.orelse)) - merged
         # in a fixed order (the first side's, then the other's): the code must not depend on hashing
-        names = [n for n in dict.fromkeys(list(after_body) + list(after_else)) if n not in merged]
+        names = [n for n in dict.fromkeys(list(after_body) + list(after_else)) if n not in merged | inside]
         for name in names:
             in_body, in_else = after_body.get(name), after_else.get(name)
             if in_body is not None and in_body == in_else:
@@ -495,8 +533,9 @@ class ReverseSweep(Recording):
         self.adjoint = joined
         self.line = stmt.line
         if self.loops or self.split:  # each branch restores what its own reverse reads
-            body = self.restore(stmt.body, body) + body
-            orelse = self.restore(stmt.orelse, orelse) + orelse
+            body = self.restore(stmt.body, body, f"the branch at line {stmt.line}, when its test holds") + body
+            orelse = self.restore(stmt.orelse, orelse, f"the branch at line {stmt.line}, when its test "
+                                  f"fails") + orelse
         if body or orelse:
             self.emit(ir.If(stmt.test, body, orelse, stmt.line))
 
@@ -529,7 +568,7 @@ class ReverseSweep(Recording):
             self.out, saved = reversed_body, self.out
             self.canonical(name)
             self.out = saved
-        prologue = self.restore(body, reversed_body)
+        prologue = self.restore(body, reversed_body, f"each trip of the loop at line {stmt.line}")
         self.loops.pop()
         self.pinned = outer_pinned
         for name in list(self.adjoint):

@@ -1,18 +1,23 @@
-"""The tape, and the split form of an adjoint.
+"""The tape's statements: checked, tidied, cut into the split form, and spelled as Python.
 
-The tape is a persistent stack made of tuples: ``tape = (a, b, tape)``
-pushes, ``a, b, tape = tape`` pops, ``None`` is the empty tape.  It is
-threaded through generated code (a callee's parts take the tape and return
-it), so that code stays pure Python and can be transformed again.
+Input: an adjoint ``ir.Function`` made by ``reverse.py``, whose forward sweep
+holds ``ir.Push`` statements and whose reverse sweep holds ``ir.Pop``
+statements, all made from the function's ``RecordingPlan`` (``plan.py``),
+the two sweeps separated by the comment ``REVERSE_SWEEP``.
 
-The split form cuts an adjoint in two for a function that generated code
-calls: ``forward_<f>(params..., tape)`` returns ``(result, tape)`` and
-``backward_<f>(d_out, tape)`` returns ``(*adjoints, tape)``.
+* ``check_tape`` verifies the pairing on the nodes: every push and pop names
+  a slot of the plan with as many values as it holds, every slot is pushed
+  and popped, and the reverse sweep pops in the mirror order of the pushes,
+  loop by loop and branch by branch (so every pop has its push on every path).
+* ``drop_unread_records`` takes out of a slot (its pushes, its pops, the plan)
+  a value the reverse sweep never reads.
+* ``split_parts`` cuts a split adjoint (``reverse(..., split=True)``) where the
+  plan's ``cut`` slot hands the forward part's values over, and checks that
+  the backward part reads nothing else of the forward part.
+* ``TupleTape`` spells the pushes and pops as Python: the one place that knows
+  how the tape is represented (a ``Target`` will own it).
 
-Pushes and pops are plain statements of the adjoint IR, so they can be
-checked: ``check_tape`` pairs every pop with its push (same count, mirrored
-order) and ``drop_unread_records`` takes out of both a value the reverse
-sweep never reads.
+Output of each: an ``ir.Function`` whose pushes and pops still pair up.
 """
 from __future__ import annotations
 
@@ -20,106 +25,179 @@ import dataclasses
 from typing import Optional
 
 from . import ir
-from .optimize import live_before
+from .optimize import remove_dead
+from .plan import CUT, RecordingPlan, Slot, TapeViolation
 
+__all__ = ["REVERSE_SWEEP", "TapeViolation", "TupleTape", "check_tape", "drop_unread_records", "split_parts"]
 
 REVERSE_SWEEP = "reverse sweep"  # the comment that separates the sweeps (split_parts cuts there)
 
 
-def push(tape: str, values: tuple[ir.Expr, ...], line: Optional[int] = None) -> ir.Assign:
-    """``tape = (a, b, tape)``: record values on the tape."""
-    return ir.Assign(tape, ir.Display("tuple", tuple(values) + (ir.Var(tape),)), line)
+# -- spelling -------------------------------------------------------------------------------------
+
+class TupleTape:
+    """The tape as a persistent stack made of tuples: ``tape = (a, b, tape)`` pushes,
+    ``a, b, tape = tape`` pops, ``None`` is the empty tape.  It is threaded through generated code
+    (a callee's parts take the tape and return it), so that code stays pure Python and can be
+    transformed again."""
+
+    def spell(self, fn: ir.Function) -> ir.Function:
+        """``fn`` with its pushes and pops written as assignments of nested tuples."""
+        if fn.plan is None:
+            return fn
+        tape = fn.plan.tape
+        replaced: dict[int, Optional[ir.Stmt]] = {}
+        for stmt in ir.walk(fn.body):
+            if isinstance(stmt, ir.Push):
+                replaced[id(stmt)] = ir.Assign(tape, ir.Display("tuple", stmt.values + (ir.Var(tape),)), stmt.line)
+            elif isinstance(stmt, ir.Pop):
+                replaced[id(stmt)] = ir.Unpack(stmt.targets + (tape,), ir.Var(tape), stmt.line)
+        threaded = replaced or any(tape in ir.targets_of(s) for s in ir.walk(fn.body))  # helpers' parts
+        if not threaded:
+            return fn
+        body = ir.replace_statements(fn.body, replaced)
+        if tape not in fn.params:  # the one piece starts with the empty tape; a part is handed one
+            body.insert(0, ir.Assign(tape, ir.Const(None)))
+        return dataclasses.replace(fn, body=body)
 
 
-def pop(tape: str, targets: tuple[str, ...], line: Optional[int] = None) -> ir.Unpack:
-    """``a, b, tape = tape``: take back what the matching ``push`` recorded."""
-    return ir.Unpack(tuple(targets) + (tape,), ir.Var(tape), line)
+# -- the split form -------------------------------------------------------------------------------
+
+def _sweeps(body: list[ir.Stmt]) -> Optional[int]:
+    """The position of the comment between the sweeps, if there is one."""
+    return next((i for i, s in enumerate(body) if isinstance(s, ir.Comment) and s.text == REVERSE_SWEEP), None)
 
 
 def split_parts(adjoint: ir.Function, primal_name: str) -> tuple[ir.Function, ir.Function]:
     """Cut a split-mode adjoint into ``forward(params..., tape)`` returning
     ``(result, tape)`` and ``backward(d_out, tape)`` returning ``(*adjoints, tape)``.
 
-    The forward part records on the tape what the backward part reads of the
-    forward sweep's values (parameters included); the backward part pops it.
+    The forward sweep ends with the push of the plan's ``cut`` slot, the reverse
+    sweep starts with its pop: that is all the backward part reads of the
+    forward part (a value bound on some paths only comes back through the slot
+    of the branch or loop trip that binds it).  A backward part that reads
+    anything else is a bug: ``TapeViolation``.
     """
     body = adjoint.body
-    cut = next(i for i, s in enumerate(body) if isinstance(s, ir.Comment) and s.text == REVERSE_SWEEP)
+    cut = _sweeps(body)
+    assert cut is not None, "a split adjoint has two sweeps"
     forward, backward, final = body[:cut], body[cut + 1:-1], body[-1]
     params, seed, tape = adjoint.params[:-2], adjoint.params[-2], adjoint.params[-1]
     result, gradient = final.value.items
     gradients = gradient.items if isinstance(gradient, ir.Display) else (gradient,)
-    bound = set(params) | ir.assigned_names(forward)
-    # What the backward part reads before it assigns it (a loop's final value, say) comes over on the tape.
-    needed = live_before(backward, {n for g in gradients for n in ir.names_read(g)})
-    # An array of the forward sweep the backward part writes into (putting an overwritten slice back)
-    # must come over too, even where nothing reads it afterwards: the store runs all the same.
-    needed |= {s.array for s in ir.walk(backward) if isinstance(s, ir.Store)}
-    crossing = sorted((needed & bound) - {tape, seed})
-    forward_body = list(forward)
-    backward_body = list(backward)
-    if crossing:
-        forward_body.append(push(tape, tuple(ir.Var(n) for n in crossing)))
-        backward_body.insert(0, pop(tape, tuple(crossing)))
-    forward_body.append(ir.Return(ir.Display("tuple", (result, ir.Var(tape)))))
-    backward_body.append(ir.Return(ir.Display("tuple", tuple(gradients) + (ir.Var(tape),))))
-    make = lambda name, ps, b: ir.Function(name, ps, b, adjoint.filename, adjoint.firstline, None,
-                                           dict(adjoint.constants))
+    backward_body = list(backward) + [ir.Return(ir.Display("tuple", tuple(gradients) + (ir.Var(tape),)))]
+    unknown = read_before_bound(backward_body) - {seed, tape}
+    if unknown:
+        raise TapeViolation(f"{adjoint.name}: the backward part reads {sorted(unknown)}, which the plan's "
+                            f"'{CUT}' slot does not hand over from the forward part")
+    forward_body = list(forward) + [ir.Return(ir.Display("tuple", (result, ir.Var(tape))))]
+    make = lambda name, ps, b: dataclasses.replace(adjoint, name=name, params=ps, body=b, docstring=None,
+                                                   constants=dict(adjoint.constants))
     return (make(f"forward_{primal_name}", params + [tape], forward_body),
             make(f"backward_{primal_name}", [seed, tape], backward_body))
 
 
-class TapeViolation(AssertionError):
-    """Generated code whose tape pushes and pops do not pair up (a bug in s2s_ad, never the user's)."""
+def definitely_bound(body: list[ir.Stmt]) -> set[str]:
+    """The names ``body`` binds on every path through it (a loop's body may run no trip)."""
+    bound: set[str] = set()
+    for stmt in body:
+        if isinstance(stmt, ir.If):
+            bound |= definitely_bound(stmt.body) & definitely_bound(stmt.orelse)
+        elif isinstance(stmt, ir.While):
+            bound |= definitely_bound(stmt.test_block)
+        elif not isinstance(stmt, ir.For):
+            bound.update(ir.targets_of(stmt))
+    return bound
 
+
+def read_before_bound(body: list[ir.Stmt]) -> set[str]:
+    """The names ``body`` may read, on some path, before binding them: what must be handed to it."""
+    found: set[str] = set()
+    for stmt in reversed(body):
+        if isinstance(stmt, ir.If):
+            found = (read_before_bound(stmt.body) | (found - definitely_bound(stmt.body))
+                     | read_before_bound(stmt.orelse) | (found - definitely_bound(stmt.orelse)))
+        elif isinstance(stmt, ir.For):
+            found |= read_before_bound(stmt.body) - {stmt.index}
+        elif isinstance(stmt, ir.While):
+            found = read_before_bound(stmt.test_block) | (found - definitely_bound(stmt.test_block)) \
+                | read_before_bound(stmt.body)
+        elif isinstance(stmt, ir.Store):  # it changes the array in place: what it was is read
+            found.add(stmt.array)
+        else:
+            found -= set(ir.targets_of(stmt))
+        found |= {n for e in ir.exprs_of(stmt) for n in ir.names_read(e)}
+    return found
+
+
+# -- pairing --------------------------------------------------------------------------------------
 
 def check_tape(adjoint: ir.Function) -> None:
-    """Check that every pop of an adjoint (before ``split_parts``) has its push.
+    """Check that the pushes and pops of an adjoint (before ``split_parts``) pair up.
 
-    Each block of the forward sweep gives a list of events: a push of ``k``
-    values, or a loop or branch holding pushes.  The reverse sweep must pop
-    them in the mirrored order: the same counts, backwards, with each loop
-    and branch mirrored.  (A checkpointed loop's reverse records a segment
-    again and pops it at once: such a recording loop followed by its own
-    mirror is balanced, and is left out.)  Calls of a helper's parts leave
-    the tape as they found it.  A mismatch raises ``TapeViolation``.
+    Each block of the forward sweep gives a list of events: a push into a
+    slot, or a loop or branch holding pushes.  The reverse sweep must pop them
+    in the mirrored order: the same slots, backwards, with each loop and
+    branch mirrored.  (A checkpointed loop's reverse records a segment again
+    and pops it at once: such a recording loop followed by its own mirror is
+    balanced, and is left out.)  Calls of a helper's parts leave the tape as
+    they found it.  A mismatch raises ``TapeViolation``.
     """
-    body = adjoint.body
-    tape = adjoint.params[-1] if adjoint.params and adjoint.params[-1].startswith("tape") else _tape_name(body)
-    if tape is None:
+    nodes = [s for s in ir.walk(adjoint.body) if isinstance(s, (ir.Push, ir.Pop))]
+    plan: Optional[RecordingPlan] = adjoint.plan
+    if plan is None:
+        if nodes:
+            raise TapeViolation(f"{adjoint.name}: pushes and pops without a recording plan")
         return
-    cut = next((i for i, s in enumerate(body) if isinstance(s, ir.Comment) and s.text == REVERSE_SWEEP), None)
+    _check_slots(adjoint.name, plan, nodes)
+    cut = _sweeps(adjoint.body)
     if cut is None:
+        if nodes:
+            raise TapeViolation(f"{adjoint.name}: pushes and pops without a reverse sweep")
         return
-    pushed = _shape(_events(body[:cut], tape))
-    popped = _shape(_events(body[cut + 1:], tape))
+    pushed = _shape(_events(adjoint.body[:cut]))
+    popped = _shape(_events(adjoint.body[cut + 1:]))
     if popped != _mirror(pushed):
         raise TapeViolation(f"{adjoint.name}: the reverse sweep pops {popped}, but the forward sweep pushed "
                             f"{pushed} (expected {_mirror(pushed)} in the reverse sweep)")
 
 
-def _tape_name(body: list[ir.Stmt]) -> Optional[str]:
-    """The tape's name: what ``tape = None`` (the first statement that records) binds."""
-    for stmt in body:
-        if isinstance(stmt, ir.Assign) and isinstance(stmt.value, ir.Const) and stmt.value.value is None \
-                and stmt.target.startswith("tape"):
-            return stmt.target
-    return None
+def _check_slots(name: str, plan: RecordingPlan, nodes: list) -> None:
+    """Every node names a slot of the plan with as many values; every slot is pushed and popped."""
+    slots = {s.name: s for s in plan.slots}
+    for node in nodes:
+        slot = slots.get(node.slot)
+        count = len(node.values) if isinstance(node, ir.Push) else len(node.targets)
+        what = "pushes" if isinstance(node, ir.Push) else "pops"
+        if slot is None:
+            raise TapeViolation(f"{name}: line {node.line} {what} slot {node.slot!r}, which the plan lacks")
+        if count != len(slot.values):
+            raise TapeViolation(f"{name}: line {node.line} {what} {count} values in slot {node.slot!r}, which "
+                                f"holds {len(slot.values)}")
+        if isinstance(node, ir.Pop) and node.targets != tuple(v.target for v in slot.values):
+            raise TapeViolation(f"{name}: line {node.line} pops slot {node.slot!r} into {node.targets}, but the "
+                                f"plan reads it back into {tuple(v.target for v in slot.values)}")
+    for slot in plan.slots:
+        pushes = any(isinstance(n, ir.Push) and n.slot == slot.name for n in nodes)
+        pops = any(isinstance(n, ir.Pop) and n.slot == slot.name for n in nodes)
+        if pushes != pops or not pushes:
+            raise TapeViolation(f"{name}: slot {slot.name!r} ({slot.where}) is "
+                                + ("pushed and never read back: nothing pops it" if pushes
+                                   else "popped but never pushed" if pops else "never pushed nor popped"))
 
 
-def _events(block: list[ir.Stmt], tape: str) -> list:
-    """The tape events of ``block``: ``("push", k, stmt)``, ``("pop", k, stmt)``, or ``(kind, events of
-    each block)`` for a loop or branch that pushes or pops."""
+def _events(block: list[ir.Stmt]) -> list:
+    """The tape events of ``block``: ``("push", slot, stmt)``, ``("pop", slot, stmt)``, or ``(kind,
+    events of each block)`` for a loop or branch that pushes or pops."""
     out: list = []
     for stmt in block:
-        if isinstance(stmt, ir.Assign) and stmt.target == tape and isinstance(stmt.value, ir.Display) \
-                and stmt.value.items and stmt.value.items[-1] == ir.Var(tape):
-            out.append(("push", len(stmt.value.items) - 1, stmt))
-        elif isinstance(stmt, ir.Unpack) and stmt.targets[-1] == tape and stmt.value == ir.Var(tape):
-            out.append(("pop", len(stmt.targets) - 1, stmt))
+        if isinstance(stmt, ir.Push):
+            out.append(("push", stmt.slot, stmt))
+        elif isinstance(stmt, ir.Pop):
+            out.append(("pop", stmt.slot, stmt))
         elif isinstance(stmt, (ir.If, ir.For, ir.While)):
             blocks = [stmt.body, stmt.orelse] if isinstance(stmt, ir.If) else [stmt.body]
-            inner = tuple(_events(b, tape) for b in blocks)
+            inner = tuple(_events(b) for b in blocks)
             if any(inner):
                 out.append(("if" if isinstance(stmt, ir.If) else "loop", inner))
     return _balanced(out)
@@ -153,7 +231,7 @@ def _pushes_only(event: tuple) -> bool:
 
 
 def _mirror(events: list) -> list:
-    """What the reverse of ``events`` (without statements) pops: the same counts, backwards, loops
+    """What the reverse of ``events`` (without statements) pops: the same slots, backwards, loops
     and branches mirrored."""
     return [_mirror_event(e) for e in reversed(events)]
 
@@ -165,41 +243,41 @@ def _mirror_event(event: tuple) -> tuple:
     return (kind, tuple(_mirror(list(block)) for block in detail))
 
 
-def _pairs(pushed: list, popped: list) -> list[tuple[ir.Assign, ir.Unpack]]:
-    """Each push statement with the pop that takes it back (``popped`` mirrors ``pushed``)."""
-    found: list[tuple[ir.Assign, ir.Unpack]] = []
-    for push, pop in zip(pushed, reversed(popped)):
-        if push[0] == "push":
-            found.append((push[2], pop[2]))
-        else:
-            for inner_push, inner_pop in zip(push[1], pop[1]):
-                found += _pairs(list(inner_push), list(inner_pop))
-    return found
-
+# -- records nothing reads ------------------------------------------------------------------------
 
 def drop_unread_records(adjoint: ir.Function) -> ir.Function:
     """``adjoint`` without the recorded values its reverse sweep never reads: each is taken out of
-    its push and of the matching pop (both statements go when nothing is left)."""
-    body = adjoint.body
-    tape = adjoint.params[-1] if adjoint.params and adjoint.params[-1].startswith("tape") else _tape_name(body)
-    cut = next((i for i, s in enumerate(body) if isinstance(s, ir.Comment) and s.text == REVERSE_SWEEP), None)
-    if tape is None or cut is None:
+    its slot's pushes and pops and of the plan (a slot left empty goes), and what computed only
+    those values goes too."""
+    body, plan = adjoint.body, adjoint.plan
+    cut = _sweeps(body)
+    if plan is None or cut is None or not plan.slots:
         return adjoint
-    pushed, popped = _events(body[:cut], tape), _events(body[cut + 1:], tape)
-    if _shape(popped) != _mirror(_shape(pushed)):
+    try:
+        check_tape(adjoint)
+    except TapeViolation:
         return adjoint  # check_tape reports it
     reads = {n for s in ir.walk(body[cut + 1:]) for e in ir.exprs_of(s) for n in ir.names_read(e)}
-    replaced: dict[int, Optional[ir.Stmt]] = {}
-    for push, pop in _pairs(pushed, popped):
-        kept = [i for i, name in enumerate(pop.targets[:-1]) if name in reads]
-        if len(kept) == len(pop.targets) - 1:
-            continue
-        if not kept:
-            replaced[id(push)] = replaced[id(pop)] = None
-            continue
-        items = tuple(push.value.items[i] for i in kept) + (ir.Var(tape),)
-        replaced[id(push)] = ir.Assign(push.target, ir.Display("tuple", items), push.line)
-        replaced[id(pop)] = ir.Unpack(tuple(pop.targets[i] for i in kept) + (tape,), pop.value, pop.line)
-    if not replaced:
+    reads |= {n for e in ir.exprs_of(body[-1]) for n in ir.names_read(e)}
+    slots: dict[str, Optional[Slot]] = {}
+    for slot in plan.slots:
+        dropped = {i for i, value in enumerate(slot.values) if value.target not in reads}
+        if dropped:
+            slots[slot.name] = slot.without(dropped) if len(dropped) < len(slot.values) else None
+    if not slots:
         return adjoint
-    return dataclasses.replace(adjoint, body=ir.replace_statements(body, replaced))
+    replaced: dict[int, Optional[ir.Stmt]] = {}
+    for stmt in ir.walk(body):
+        if isinstance(stmt, (ir.Push, ir.Pop)) and stmt.slot in slots:
+            kept = slots[stmt.slot]
+            if kept is None:
+                replaced[id(stmt)] = None
+                continue
+            keep = {v.target for v in kept.values}
+            positions = [i for i, v in enumerate(plan.slot(stmt.slot).values) if v.target in keep]
+            if isinstance(stmt, ir.Push):
+                replaced[id(stmt)] = dataclasses.replace(stmt, values=tuple(stmt.values[i] for i in positions))
+            else:
+                replaced[id(stmt)] = dataclasses.replace(stmt, targets=tuple(stmt.targets[i] for i in positions))
+    tidied = remove_dead(ir.replace_statements(body, replaced))
+    return dataclasses.replace(adjoint, body=tidied, plan=plan.replaced(slots))

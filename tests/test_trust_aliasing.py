@@ -272,7 +272,7 @@ def _adjoint_ir(f, kinds):
 
 
 def _pops(body):
-    return [s for s in ir.walk(body) if isinstance(s, ir.Unpack) and isinstance(s.value, ir.Var)]
+    return [s for s in ir.walk(body) if isinstance(s, ir.Pop)]
 
 
 def test_the_tape_checker_accepts_what_is_generated_and_catches_a_missing_pop():
@@ -285,7 +285,7 @@ def test_the_tape_checker_accepts_what_is_generated_and_catches_a_missing_pop():
     loop.body.remove(pop)  # a record the reverse sweep no longer takes back
     with pytest.raises(TapeViolation, match="pops"):
         check_tape(adjoint)
-    loop.body.insert(0, ir.Unpack(pop.targets[1:], pop.value))  # one value fewer than was pushed
+    loop.body.insert(0, ir.Pop(pop.slot, pop.targets[1:]))  # one value fewer than was pushed
     with pytest.raises(TapeViolation):
         check_tape(adjoint)
 
@@ -307,20 +307,18 @@ def test_a_record_the_reverse_sweep_never_reads_is_taken_out_of_its_push_and_pop
 
     adjoint = _adjoint_ir(af.recurrence, ("array1", "array1"))
     loop = next(s for s in adjoint.body if isinstance(s, ir.For) and s.reverse)
-    pop = _pops(loop.body)[0]
+    pop = next(p for p in _pops(loop.body) if len(p.targets) > 1)
     unread = pop.targets[0]
     for stmt in ir.walk(loop.body):  # make the reverse sweep stop reading the first popped value
         if isinstance(stmt, ir.Assign) and unread in set(ir.names_read(stmt.value)):
             stmt.value = ir.Const(0.0)
-    # the pushes that pair with this pop (a loop also records the slices its stores overwrite)
-    pushes = lambda body, size: [s for s in ir.walk(body) if isinstance(s, ir.Assign) and s.target == pop.targets[-1]
-                                 and isinstance(s.value, ir.Display) and len(s.value.items) == size]
-    before = pushes(adjoint.body, len(pop.targets))
+    pushes = lambda fn: [s for s in ir.walk(fn.body) if isinstance(s, ir.Push) and s.slot == pop.slot]
+    before = pushes(adjoint)
     tidied = drop_unread_records(adjoint)
     check_tape(tidied)  # still paired
-    (new_pop,) = [s for s in _pops(next(s for s in tidied.body if isinstance(s, ir.For) and s.reverse).body)
-                  if s.targets[-1] == pop.targets[-1]][:1]
+    (new_pop,) = [p for p in _pops(tidied.body) if p.slot == pop.slot]
     assert unread not in new_pop.targets and len(new_pop.targets) == len(pop.targets) - 1
-    after = pushes(tidied.body, len(pop.targets) - 1)
-    assert before and len(after) == len(before)
+    after = pushes(tidied)
+    assert before and len(after) == len(before) and all(len(p.values) == len(new_pop.targets) for p in after)
+    assert [v.target for v in tidied.plan.slot(pop.slot).values] == list(new_pop.targets)  # the plan too
     assert drop_unread_records(_adjoint_ir(af.recurrence, ("array1", "array1"))).body  # nothing to drop: unchanged
