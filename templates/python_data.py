@@ -22,11 +22,16 @@ def list_append_rule(out, items, item, d_out):  # not named list_append: that wo
 
 def sum_items_adjoint(grad, iterable):
     """The adjoint of each item of ``sum(iterable)``: ``grad`` summed over the axes the item was
-    broadcast along (a number beside arrays, a row beside a matrix).  An array iterable is a
-    sequence of its rows, all of one shape."""
+    broadcast along (a number beside arrays, a row beside a matrix).  Items of one shape (an array's
+    rows, a list built by appends) get one array with a row per item, as a list's adjoint is held;
+    items of different shapes (``[v, 0.5]``, a display) a tuple, one adjoint per item."""
     if isinstance(iterable, np.ndarray):
         rows = np.broadcast_shapes(np.shape(grad), iterable.shape[1:])
         return np.broadcast_to(unbroadcast_to(grad, rows), (len(iterable),) + rows)
+    shapes = {np.shape(item) for item in iterable}
+    if len(shapes) == 1:
+        (shape,) = shapes
+        return np.broadcast_to(unbroadcast_to(grad, shape), (len(iterable),) + shape)
     return tuple(unbroadcast(grad, item) for item in iterable)
 
 
