@@ -309,8 +309,21 @@ def _target(stmt: ir.Stmt) -> str:
 
 
 def _flow_table(fn: ir.Function) -> list[tuple[str, set[str]]]:
-    """(the name a statement sets, the names whose derivative flows into it), per statement, in order."""
-    return [(_target(s), _flows(s)) for s in _assignments(fn)]
+    """(the name a statement sets, the names whose derivative flows into it), per statement, in order.
+    A call with no rule whose truth value only an assertion tests (``assert np.allclose(y, 2 * x)``)
+    carries no derivative anywhere: nothing flows into it, and it runs as a constant."""
+    constant = _checked_only_calls(fn)
+    return [(_target(s), set() if _target(s) in constant else _flows(s)) for s in _assignments(fn)]
+
+
+def _checked_only_calls(fn: ir.Function) -> set[str]:
+    """The values of calls with no rule that only an ``assert`` reads, as its test."""
+    checked = _read_only_by_assertions(fn)
+    if not checked:
+        return checked
+    return {s.target for s in ir.walk(fn.body) if isinstance(s, ir.Assign) and s.target in checked
+            and isinstance(s.value, ir.Call) and missing_rule(s.value.fn) is not None
+            and not private_draw(s.value.fn)}
 
 
 def varied_names(fn: ir.Function, wrt: Iterable[str], table: Optional[list] = None) -> set[str]:
@@ -896,16 +909,13 @@ def check_constant_calls(fn: ir.Function, facts: Analysis) -> None:
     A random draw is one such call; ``api`` replays the generators' states in every pass of a
     derivative taken in several (``draws.Draws``), a derivative of a derivative's included.
     """
-    checked_only = _read_only_by_assertions(fn)
+    checked_only = _checked_only_calls(fn)
     for stmt in ir.walk(fn.body):
         if not (isinstance(stmt, ir.Assign) and isinstance(stmt.value, ir.Call)):
             continue
         call = stmt.value
-        if stmt.target in checked_only and missing_rule(call.fn) is not None and not private_draw(call.fn):
-            # assert np.allclose(y, 2 * x): a truth value an assertion checks carries no derivative
-            # anywhere; the call runs in the primal sweep, as a constant
-            facts.varied.discard(stmt.target)
-            continue
+        if stmt.target in checked_only:
+            continue  # assert np.allclose(y, 2 * x): a constant, as the flow table says (_flow_table)
         # (a generator carries no derivative: rng in draw(rng, "normal") is a parameter of the draw only
         # where a vjp differentiates by every argument, and runtime.draw refuses anything but a generator)
         read = call.args[2:] if call.fn is runtime.draw else call.args
