@@ -237,6 +237,18 @@ class Sharing:
         """True if some store may write into memory ``name`` shares."""
         return bool(self.of(name) & self.written)
 
+    def handed_out_needs_copy(self, name: str, put_back: frozenset[str]) -> bool:
+        """True if ``name``, handed to the caller (the result, an auxiliary result), may share memory
+        with an array whose overwritten slices the reverse sweep puts back in place (``put_back``): the
+        caller must get a copy taken before, or it would see the array's initial values."""
+        return any(self.shares(name, array) for array in put_back)
+
+    @staticmethod
+    def adjoint_shared_with_store(value: str, array: str) -> bool:
+        """True if the adjoint of ``value``, stored into ``array`` (``b[::-1] = b``), is the adjoint the
+        store zeroes: in SSA form only the array itself is (a view of it has an adjoint of its own)."""
+        return value == array
+
     def operands(self, expr: ir.Expr) -> frozenset[str]:
         """The roots of the arrays ``expr`` passes on (a variable, the items of a display, or the
         arguments of a call that may share them)."""

@@ -131,19 +131,17 @@ class ReverseSweep(Recording):
         self.line = None
         self.out = sweep
         restored = {n for s in ir.walk(sweep) if isinstance(s, (ir.Assign, ir.Unpack)) for n in ir.targets_of(s)}
-        if isinstance(result, ir.Var) and result.name in restored and not self.split:
-            # The reverse sweep restores loop values under their own names: keep the result apart.
-            kept = self.fresh(f"{result.name}_final")
-            self.out.insert(0, ir.Assign(kept, result, None))
-            result = ir.Var(kept)
+        put_back = frozenset(s.array for s in self.restores.values())
+        if isinstance(result, ir.Var) and (result.name in restored and not self.split
+                                           or self.sharing.handed_out_needs_copy(result.name, put_back)):
+            result = self._kept_apart(result, put_back)
         aux = self.fn.aux
         if aux is not None:  # has_aux: returned beside the value, kept apart from restored loop values
             kept_aux = []
             for item in aux.items:
-                if isinstance(item, ir.Var) and item.name in restored:
-                    name = self.fresh(f"{item.name}_final")
-                    self.out.insert(0, ir.Assign(name, item, None))
-                    item = ir.Var(name)
+                if isinstance(item, ir.Var) and (item.name in restored
+                                                 or self.sharing.handed_out_needs_copy(item.name, put_back)):
+                    item = self._kept_apart(item, put_back)
                 kept_aux.append(item)
             result = ir.Display("tuple", (result, ir.Display("tuple", tuple(kept_aux))))
         gradients = tuple(self.final_adjoint(p) for p in self.wrt)
@@ -159,6 +157,15 @@ class ReverseSweep(Recording):
         params = self.fn.params + [seed] + ([self.tape] if self.split else [])
         return ir.Function("d_" + self.fn.name, params, body, self.fn.filename,
                            self.fn.firstline, self.fn.docstring, dict(self.fn.constants))
+
+    def _kept_apart(self, value: ir.Var, put_back: frozenset[str]) -> ir.Var:
+        """``value`` as the forward sweep hands it out, kept apart from what the reverse sweep changes:
+        loop values it restores under their own names (a new binding), and arrays whose overwritten
+        slices it puts back in place (a copy, taken before the reverse sweep)."""
+        kept = self.fresh(f"{value.name}_final")
+        copied = self.sharing.handed_out_needs_copy(value.name, put_back)
+        self.out.insert(0, ir.Assign(kept, ir.Call(np.copy, (value,)) if copied else value, None))
+        return ir.Var(kept)
 
     def _snapshots(self, sweep: list[ir.Stmt]) -> set[str]:
         """Names the reverse sweep reads that may share memory a later store writes (a view of an
@@ -364,8 +371,18 @@ class ReverseSweep(Recording):
                         part = ir.Call(runtime.stored_part, (target, index, value))
                 if array not in self.facts.inexact:  # into integers, NumPy truncates: no derivative
                     part = ir.Call(runtime.if_inexact, (part, ir.Var(array)))
-                self.accumulate(value.name, part)
-            self.emit(ir.Store(target.name, index, ir.Const(0.0), self.line))
+                if self.sharing.adjoint_shared_with_store(value.name, array):
+                    # ``b[::-1] = b``: the value's adjoint is the array's, which the store zeroes next:
+                    # take the part first, zero the slice, then add the part
+                    taken = self.fresh(f"d_{value.name}_part")
+                    self.assign(taken, part)
+                    self.emit(ir.Store(target.name, index, ir.Const(0.0), self.line))
+                    self.accumulate(value.name, ir.Var(taken))
+                else:
+                    self.accumulate(value.name, part)
+                    self.emit(ir.Store(target.name, index, ir.Const(0.0), self.line))
+            else:
+                self.emit(ir.Store(target.name, index, ir.Const(0.0), self.line))
         if array in self.restored_arrays and id(stmt) not in self.unrestored:
             self.store_pushes.add(id(stmt))
             old = self.fresh(f"old_{array}")
