@@ -243,6 +243,21 @@ class Sharing:
         caller must get a copy taken before, or it would see the array's initial values."""
         return any(self.shares(name, array) for array in put_back)
 
+    def tangent_needs_copy(self, target: str, shared: set[str]) -> bool:
+        """True if the tangent of ``target``, which may share memory with the tangents of ``shared``
+        (primal names), must be a copy: tangent statements mirror primal ones, so a tangent may share
+        memory only where its primal does (``t = b[1:3]`` views ``b``, ``t = b[1:3] - 1.0`` does not), and
+        sharing it elsewhere is wrong once a store writes into either (``b[1:3] = t * t``)."""
+        return any(p != target and not self.shares(target, p) and (self.may_change(p) or self.may_change(target))
+                   for p in shared)
+
+    def result_needs_copy(self, target: str, shared: set[str]) -> bool:
+        """True if the tangent (or value) of ``target``, the result of a user's function given
+        ``shared``, must be copied: the helper may hand back its argument's tangent, and a store may
+        write into either (this analysis takes a helper's result to share with its arguments, so the
+        mirror rule of ``tangent_needs_copy`` cannot tell)."""
+        return self.may_change(target) or any(self.may_change(p) for p in shared)
+
     @staticmethod
     def adjoint_shared_with_store(value: str, array: str) -> bool:
         """True if the adjoint of ``value``, stored into ``array`` (``b[::-1] = b``), is the adjoint the
