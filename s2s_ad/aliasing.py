@@ -13,9 +13,10 @@ array (a helper's tape) reads it.
 """
 from __future__ import annotations
 
+import operator
 import types
 from collections import Counter
-from typing import Any, Callable, Optional
+from typing import Any, Callable, Optional, Sequence
 
 from . import ir, rules
 
@@ -89,12 +90,54 @@ class Views:
         return None
 
 
+# The parts of an index as NumPy's view rule sees them (``index_part`` in analysis.py classifies them).
+INTEGER, SLICE, NEW_AXIS, ADVANCED, UNKNOWN = "integer", "slice", "new axis", "advanced", "unknown"
+
+
+def indexed_view(parts: Sequence[str], rank: Optional[int]) -> Optional[bool]:
+    """NumPy's rule for ``a[index]``: a view where every part is basic (an integer, a slice, None or
+    Ellipsis) and the integers do not name one element; a copy where a part is advanced (an integer
+    or boolean array, a list, a truth value) or the integers name one element of an array of rank
+    ``rank``.  None where the parts or the rank leave it open."""
+    if ADVANCED in parts:
+        return False
+    if UNKNOWN in parts:
+        return None
+    if SLICE in parts or NEW_AXIS in parts:
+        return True
+    return None if rank is None else rank > len(parts)
+
+
+def _advanced_index(call: Optional[ir.Call]) -> bool:
+    """``a[[0, 2]]``, ``a[0, [1, 2]]``: an index holding a list display is advanced (a copy)."""
+    if call is None or call.fn is not operator.getitem or len(call.args) != 2:
+        return False
+    return any(isinstance(p, ir.Display) and p.kind == "list" for p in ir.index_parts(call.args[1]))
+
+
+def new_object(call: ir.Call, helper_shares: Callable[[Any], bool]) -> bool:
+    """True if ``call`` returns an object of its own (a new array, or a number): NumPy computes the
+    result of arithmetic, a reduction, a sort, a solve... into new memory; a rule declared ``view=True``
+    or ``may_view`` (``x.T``, ``np.asarray``), ``returns_operand`` (``max``) or a user's function that may
+    return its argument (``helper_shares``) may hand back memory the caller already holds."""
+    fn = call.fn
+    if isinstance(fn, ir.Part):
+        return False
+    try:
+        hash(fn)
+    except TypeError:  # an unhashable callable
+        return False
+    if isinstance(fn, types.FunctionType) and not rules.is_known(fn):
+        return not helper_shares(fn)
+    return rules.is_known(fn) and not _may_view(fn, call) and not rules.fact(fn, "returns_operand")
+
+
 def _listed(fn: Any, call: Optional[ir.Call] = None) -> bool:
     """``fn`` is declared to give back a view, its argument itself (np.asarray(a) is a) or a list
     holding it (``view=True`` or ``may_view=True`` in templates/; ``may_view`` a function of the
     number of positional arguments where only some calls do: np.einsum of one operand)."""
     if rules.fact(fn, "view"):
-        return True
+        return not _advanced_index(call)
     may = rules.fact(fn, "may_view")
     if callable(may):
         return call is None or bool(may(len(call.args)))

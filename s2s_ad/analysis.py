@@ -38,7 +38,7 @@ from typing import Any, Callable, Iterable, Optional, Union
 
 import numpy as np
 
-from . import ir, rules, runtime
+from . import aliasing, ir, rules, runtime
 from .errors import TransformError
 from .expressions import describe_callable, is_user_function, missing_rule
 from .kinds import (NUMBER, TRUTH, UNKNOWN, Array, Kind, Number, Sequence, Unknown, broadcast_dims, constant_kind, dims_of,
@@ -863,6 +863,7 @@ def check_element_reads(fn: ir.Function, facts: Analysis) -> ir.Function:
     the run-time check lowering put before it goes; otherwise that check decides.  Returns ``fn``
     without the checks that are not needed."""
     dropped: set[int] = set()
+    replaced: dict[int, Optional[ir.Stmt]] = {}
     for read in fn.element_reads:
         if read.view:
             rank = facts.rank_of(ir.Var(read.array))
@@ -872,9 +873,30 @@ def check_element_reads(fn: ir.Function, facts: Analysis) -> ir.Function:
             if rank is not None and read.guard is not None:
                 dropped.add(id(read.guard))
             continue
-        numbers = all(isinstance(p.value, (int, np.integer)) if isinstance(p, ir.Const) else
-                      facts.shape_of(p) == SCALAR for p in read.index)
-        if not numbers or facts.rank_of(ir.Var(read.array)) != len(read.index):
+        view = aliasing.indexed_view([index_part(p, facts) for p in read.index], facts.rank_of(ir.Var(read.array)))
+        if view is None or (view and read.retake is None):
             raise TransformError(f"reading {read.name} after {read.array} was written", read.hint,
                                  filename=fn.filename, line=read.line)
-    return dataclasses.replace(fn, body=ir.replace_statements(fn.body, dict.fromkeys(dropped))) if dropped else fn
+        if read.retake is not None and not view:  # a copy: the value taken before, not the array now
+            replaced[id(read.retake)] = ir.Assign(read.retake.target, ir.Var(read.kept), read.retake.line)
+    replaced.update(dict.fromkeys(dropped))
+    return dataclasses.replace(fn, body=ir.replace_statements(fn.body, replaced)) if replaced else fn
+
+
+def index_part(part: ir.Expr, facts: Analysis) -> str:
+    """What one part of an index is for NumPy's view rule (``aliasing.indexed_view``)."""
+    if isinstance(part, ir.Slice):
+        return aliasing.SLICE
+    if isinstance(part, ir.Const):
+        value = part.value
+        if value is None or value is Ellipsis:
+            return aliasing.NEW_AXIS
+        if isinstance(value, (bool, np.bool_)):
+            return aliasing.ADVANCED
+        return aliasing.INTEGER if isinstance(value, (int, np.integer)) else aliasing.ADVANCED
+    if isinstance(part, ir.Display):
+        return aliasing.ADVANCED if part.kind == "list" else aliasing.UNKNOWN
+    if facts.shape_of(part) == SCALAR:
+        return aliasing.ADVANCED if getattr(facts.fact(part), "truth", False) else aliasing.INTEGER
+    rank = facts.rank_of(part)
+    return aliasing.ADVANCED if rank is not None and rank > 0 else aliasing.UNKNOWN

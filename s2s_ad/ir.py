@@ -233,6 +233,10 @@ class ElementRead:
     # ``a[1]`` is a view (``a`` has more dimensions than the index has parts), checked the other way round
     view: bool = False
     guard: Optional["Effect"] = None  # for a view: the run-time check, dropped where the kinds decide
+    # ``top = B[0]`` read after ``B`` was written: the statement taking ``B[0]`` again (right where it is a
+    # view), and the value taken before (right where it is a copy: one number, an integer-array index)
+    retake: Optional["Assign"] = field(default=None, compare=False)
+    kept: Optional[str] = None
 
 
 def blocks(stmt: Stmt) -> list[list[Stmt]]:

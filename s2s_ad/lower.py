@@ -34,7 +34,7 @@ import gast
 import numpy as np
 
 from . import containers, ir, rules, runtime
-from .aliasing import Views, returns_shared, shared_operands, viewing
+from .aliasing import Views, new_object, returns_shared, shared_operands, viewing
 from .desugar import desugar
 from .errors import TransformError
 from .expressions import (BINARY_OPERATORS, Choice, Dispatch, ExpressionConverter, Inline, Known, Nested, Once,
@@ -241,6 +241,7 @@ class Lowering:
         self.in_place: list[ir.InPlace] = []
         self.element_reads: list[ir.ElementRead] = []  # see ir.Function.element_reads
         self.element_index: dict[str, tuple] = {}  # a[i, j] by atoms only: the index's parts
+        self.joined_elements: set[str] = set()  # merge variables that may be such an a[i, j] (never retaken)
         self.params: dict[str, str] = {}  # SSA name of each parameter -> the user's name
         # Values already computed in this statement, by block: (id(block), operation) -> the atom.
         # Forgotten at each statement and each store, so a reused value is never stale.
@@ -388,25 +389,45 @@ class Lowering:
         """What the user's local ``name`` holds now (``None`` if it is not a local)."""
         value = self.env.get(name)
         if isinstance(value, ir.Var):
-            array = self.views.outdated(value.name)
-            if array is not None and self._retakes(value.name, array):
-                # a slice of an array this function made (row = m[1:3, :]) shows the array as it is
-                # now, as NumPy's view would: take it again here, under the same user's name
-                base, index, _ = self.view_index[value.name]
-                self.bind(gast.Name(id=name, ctx=gast.Store(), annotation=None, type_comment=None),
-                          ir.Call(operator.getitem, (ir.Var(base), index)))
-                return self.env[name]
-            if array is not None:
-                hint = (f"{name} may be a view of {array} (a slice, a row, .T, a reshape, a list holding it, or "
-                        f"what a function returned for it), "
-                        f"and NumPy would show the new values through it; copy it where you take it (.copy()), "
-                        f"or use float(...) for one number")
-                index = self.element_index.get(value.name)
-                if index is None or self.view_values[value.name][0] != array:
-                    raise TransformError(f"reading {name} after {array} was written", hint,
-                                         filename=self.parsed.filename, line=self.line)
+            return self._view_now(value, name)
+        return value
+
+    def _view_now(self, value: ir.Var, name: str, user: bool = True) -> ir.Expr:
+        """``value``, read now under the name ``name``: where it may view an array written since it was
+        bound, what NumPy's view shows now (taken again), a deferred check that it is one number (a
+        copy), or a refusal.  ``user``: ``name`` is the user's local (retaken under it)."""
+        array = self.views.outdated(value.name)
+        if array is not None and self._retakes(value.name, array):
+            # a slice of an array this function made (row = m[1:3, :]) shows the array as it is
+            # now, as NumPy's view would: take it again here, under the same user's name
+            base, index, _ = self.view_index[value.name]
+            retaken = ir.Call(operator.getitem, (ir.Var(base), index))
+            if not user:
+                return self.flatten(retaken)
+            self.bind(gast.Name(id=name, ctx=gast.Store(), annotation=None, type_comment=None), retaken)
+            return self.env[name]
+        if array is not None:
+            hint = (f"{name} may be a view of {array} (a slice, a row, .T, a reshape, a list holding it, or "
+                    f"what a function returned for it), "
+                    f"and NumPy would show the new values through it; copy it where you take it (.copy()), "
+                    f"or use float(...) for one number")
+            index = self.element_index.get(value.name)
+            if index is None or self.view_values[value.name][0] != array:
+                raise TransformError(f"reading {name} after {array} was written", hint,
+                                     filename=self.parsed.filename, line=self.line)
+            if value.name in self.joined_elements or array not in self.buffers:
                 # first = out[0]: one number if out is 1-d and 0 a number, which only the kinds tell
                 self.element_reads.append(ir.ElementRead(array, name, index, self.line, hint))
+                return value
+            # top = B[0]: a row of a 2-d B (a view: NumPy shows the write) or one number of a 1-d B, or
+            # B[idx], B[mask] (copies): taken again here, and the kinds choose which (check_element_reads)
+            retaken = self.flatten(ir.Call(operator.getitem, (ir.Var(array), ir.Display("tuple", index)
+                                                              if len(index) > 1 else index[0])))
+            self.element_reads.append(ir.ElementRead(array, name, index, self.line, hint,
+                                                     retake=self.block[-1], kept=value.name))
+            if user:
+                self.env[name] = retaken
+            return retaken
         return value
 
     def lower_block(self, stmts: list) -> list[ir.Stmt]:
@@ -553,6 +574,11 @@ class Lowering:
                 value = ir.Var(name)
             copies.append((merged, value))
             self.views.joined(merged, value)
+            if isinstance(value, ir.Var) and value.name in self.element_index and merged not in self.element_index:
+                # s = b[1] carried through a loop: one number (checked by the kinds) or a view of b
+                self.element_index[merged] = self.element_index[value.name]
+                self.view_values[merged] = self.view_values[value.name]
+                self.joined_elements.add(merged)
         for merged, value in copies:
             if not (isinstance(value, ir.Var) and value.name == merged):
                 block.append(ir.Assign(merged, value, line, merge=True))
@@ -1068,7 +1094,14 @@ class Lowering:
         elements = target.elts
         if isinstance(value, ir.Display) and len(value.items) == len(elements):
             items = [self.flatten(v) for v in value.items]  # evaluate all before binding any
+            for item, given in zip(items, value.items):
+                if isinstance(item, ir.Var) and item != given:  # b[2:], B[0]: a view, as NumPy binds it
+                    self.views.bound(item.name, given)
+                    self._note_view(item.name, given)
             for element, item in zip(elements, items):
+                if isinstance(element, gast.Subscript) and isinstance(item, ir.Var):
+                    # b[:2], b[2:] = b[2:], b[:2]: the second store reads its view after the first wrote
+                    item = self._view_now(item, f"the value stored into {element.value.id}[...]", user=False)
                 self.bind(element, item)
             return
         if isinstance(value, ir.Display):
@@ -1191,19 +1224,12 @@ class Lowering:
         self.block.append(ir.Assign(target, call, self.line))
         if rules.makes_fresh_array(expr.fn):
             self.buffers.add(target)
-        elif rules.makes_fresh_value(expr.fn, args) or self._arithmetic_on_fresh_array(expr.fn, args):
+        elif new_object(call, helper_returns_shared):
             self.buffers.add(target)  # written into by index only: += rebinds a number
             self.maybe_numbers.add(target)
         if key is not None:
             self.computed[key] = ir.Var(target)
         return ir.Var(target)
-
-    def _arithmetic_on_fresh_array(self, fn: Any, args: tuple) -> bool:
-        """``np.ones(n) * x[0]``: arithmetic (declared ``arithmetic=True`` in templates/) with an operand
-        that is an array this function made computes a new array (no list is joined or repeated), or a
-        number where that array is 0-d."""
-        return any(isinstance(a, ir.Var) and a.name in self.buffers and a.name not in self.maybe_numbers
-                   for a in args) and rules.fact(fn, "arithmetic", False)
 
     def _as_display(self, record: Record) -> ir.Display:
         """A list or tuple record where a value is needed (``np.stack(ws)``, ``sum(d.values())``)."""
