@@ -574,7 +574,8 @@ class Lowering:
                 value = ir.Var(name)
             copies.append((merged, value))
             self.views.joined(merged, value)
-            if isinstance(value, ir.Var) and value.name in self.element_index and merged not in self.element_index:
+            if (isinstance(value, ir.Var) and value.name in self.element_index and value.name in self.view_values
+                    and merged not in self.element_index):
                 # s = b[1] carried through a loop: one number (checked by the kinds) or a view of b
                 self.element_index[merged] = self.element_index[value.name]
                 self.view_values[merged] = self.view_values[value.name]
