@@ -864,6 +864,7 @@ def check_element_reads(fn: ir.Function, facts: Analysis) -> ir.Function:
     without the checks that are not needed."""
     dropped: set[int] = set()
     replaced: dict[int, Optional[ir.Stmt]] = {}
+    kept: dict[str, str] = {}  # a retaken value that is a copy -> the value taken before
     for read in fn.element_reads:
         if read.view:
             rank = facts.rank_of(ir.Var(read.array))
@@ -878,9 +879,17 @@ def check_element_reads(fn: ir.Function, facts: Analysis) -> ir.Function:
             raise TransformError(f"reading {read.name} after {read.array} was written", read.hint,
                                  filename=fn.filename, line=read.line)
         if read.retake is not None and not view:  # a copy: the value taken before, not the array now
-            replaced[id(read.retake)] = ir.Assign(read.retake.target, ir.Var(read.kept), read.retake.line)
+            replaced[id(read.retake)] = None
+            kept[read.retake.target] = read.kept
     replaced.update(dict.fromkeys(dropped))
-    return dataclasses.replace(fn, body=ir.replace_statements(fn.body, replaced)) if replaced else fn
+    if not replaced:
+        return fn
+    body = ir.replace_statements(fn.body, replaced)
+    aux = fn.aux
+    if kept:
+        body = ir.renamed(body, kept)
+        aux = None if aux is None else ir.substitute(aux, {k: ir.Var(v) for k, v in kept.items()})
+    return dataclasses.replace(fn, body=body, aux=aux)
 
 
 def index_part(part: ir.Expr, facts: Analysis) -> str:

@@ -270,6 +270,34 @@ def replace_statements(body: list[Stmt], replaced: dict[int, Optional[Stmt]]) ->
     return out
 
 
+def renamed(body: list[Stmt], mapping: dict[str, str]) -> list[Stmt]:
+    """``body`` with every read of a name in ``mapping`` reading its replacement instead (statements
+    that read none are kept as they are)."""
+    swap = {old: Var(new) for old, new in mapping.items()}
+
+    def expr(e: Optional[Expr]) -> Optional[Expr]:
+        return None if e is None else substitute(e, swap)
+
+    out: list[Stmt] = []
+    for stmt in body:
+        if isinstance(stmt, (Assign, Unpack, Effect, Return)):
+            stmt = dataclasses.replace(stmt, value=expr(stmt.value))
+        elif isinstance(stmt, Store):
+            stmt = dataclasses.replace(stmt, array=mapping.get(stmt.array, stmt.array), index=expr(stmt.index),
+                                       value=expr(stmt.value))
+        elif isinstance(stmt, If):
+            stmt = dataclasses.replace(stmt, test=expr(stmt.test), body=renamed(stmt.body, mapping),
+                                       orelse=renamed(stmt.orelse, mapping))
+        elif isinstance(stmt, For):
+            stmt = dataclasses.replace(stmt, iterable=expr(stmt.iterable), body=renamed(stmt.body, mapping),
+                                       exit=expr(stmt.exit), checkpoint=expr(stmt.checkpoint))
+        elif isinstance(stmt, While):
+            stmt = dataclasses.replace(stmt, test_block=renamed(stmt.test_block, mapping), test=expr(stmt.test),
+                                       body=renamed(stmt.body, mapping), exit=expr(stmt.exit))
+        out.append(stmt)
+    return out
+
+
 def walk(body: list[Stmt]) -> Iterator[Stmt]:
     """Every statement, nested ones included, in program order."""
     for stmt in body:

@@ -1088,7 +1088,10 @@ class Lowering:
             self.user_names.add(name)
             self.env[target.id] = self.flatten(value, name)
             self.views.bound(name, value)
-            self._note_view(name, value)
+            emitted = self.block[-1] if self.block else None
+            # the index as flattened (b[v > 0.0] indexes by a name): what the kinds can decide on
+            flat = emitted.value if isinstance(emitted, ir.Assign) and emitted.target == name else value
+            self._note_view(name, flat)
             self._note_holders(target.id, value)
             return
         # Tuple unpacking: a display binds element-wise, anything else by index.

@@ -8,6 +8,8 @@ tangent function (forward mode).
 """
 from __future__ import annotations
 
+import dataclasses
+
 import gc
 import threading
 import weakref
@@ -239,7 +241,14 @@ def _analysed(ssa: ir.Function, wrt: list[str], kinds: Kinds) -> tuple[ir.Functi
     facts = analyse(ssa, wrt, kinds_by_param, result_kind)
     ssa = check_in_place(ssa, facts, kinds_by_param)
     check_constant_calls(ssa, facts)
-    ssa = check_element_reads(ssa, facts)
+    checked = check_element_reads(ssa, facts)
+    if any(read.retake is not None for read in ssa.element_reads) and checked is not ssa:
+        # a value taken again was a copy (b[mask]): reads now name the value taken before, whose
+        # activity the first analysis did not see; the facts are derived again for the form that runs
+        ssa = dataclasses.replace(checked, element_reads=[])
+        facts = analyse(ssa, wrt, kinds_by_param, result_kind)
+    else:
+        ssa = checked
     _check_checkpointed_draws(ssa)
     ssa = hoist_item_reads(ssa, facts.items, facts.uses)
     return hoist_invariants(ssa, lambda expr: facts.shape_of(expr) == SCALAR), facts

@@ -132,6 +132,7 @@ class ReverseSweep(Recording):
         self.out = sweep
         restored = {n for s in ir.walk(sweep) if isinstance(s, (ir.Assign, ir.Unpack)) for n in ir.targets_of(s)}
         put_back = frozenset(s.array for s in self.restores.values())
+        self.kept: list[ir.Stmt] = []  # what the forward sweep hands out, bound apart at its end
         if isinstance(result, ir.Var) and (result.name in restored and not self.split
                                            or self.sharing.handed_out_needs_copy(result.name, put_back)):
             result = self._kept_apart(result, put_back)
@@ -148,7 +149,7 @@ class ReverseSweep(Recording):
         # (split: always one item per parameter, tape.split_parts reads them so; one parameter's
         # adjoint may itself be a tuple, a helper given (W, b))
         gradient = gradients[0] if len(gradients) == 1 and not self.split else ir.Display("tuple", gradients)
-        forward = self.forward_block(self.fn.body[:-1])
+        forward = self.forward_block(self.fn.body[:-1]) + self.kept
         uses_tape = any(self.tape in ir.targets_of(s) for s in ir.walk(forward + self.out))
         if uses_tape and not self.split:
             forward.insert(0, ir.Assign(self.tape, ir.Const(None), None))
@@ -164,7 +165,7 @@ class ReverseSweep(Recording):
         slices it puts back in place (a copy, taken before the reverse sweep)."""
         kept = self.fresh(f"{value.name}_final")
         copied = self.sharing.handed_out_needs_copy(value.name, put_back)
-        self.out.insert(0, ir.Assign(kept, ir.Call(np.copy, (value,)) if copied else value, None))
+        self.kept.append(ir.Assign(kept, ir.Call(np.copy, (value,)) if copied else value, None))
         return ir.Var(kept)
 
     def _snapshots(self, sweep: list[ir.Stmt]) -> set[str]:
