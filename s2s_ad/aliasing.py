@@ -127,6 +127,8 @@ def new_object(call: ir.Call, helper_shares: Callable[[Any], bool]) -> bool:
         hash(fn)
     except TypeError:  # an unhashable callable
         return False
+    if rules.declared_fresh_value(fn):
+        return True
     if isinstance(fn, types.FunctionType) and not rules.is_known(fn):
         return not helper_shares(fn)
     return rules.is_known(fn) and not _may_view(fn, call) and not rules.fact(fn, "returns_operand")

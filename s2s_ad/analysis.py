@@ -865,6 +865,7 @@ def check_element_reads(fn: ir.Function, facts: Analysis) -> ir.Function:
     dropped: set[int] = set()
     replaced: dict[int, Optional[ir.Stmt]] = {}
     kept: dict[str, str] = {}  # a retaken value that is a copy -> the value taken before
+    taken = ir.NameSet(ir.assigned_names(fn.body) | set(fn.params))
     for read in fn.element_reads:
         if read.view:
             rank = facts.rank_of(ir.Var(read.array))
@@ -874,7 +875,13 @@ def check_element_reads(fn: ir.Function, facts: Analysis) -> ir.Function:
             if rank is not None and read.guard is not None:
                 dropped.add(id(read.guard))
             continue
-        view = aliasing.indexed_view([index_part(p, facts) for p in read.index], facts.rank_of(ir.Var(read.array)))
+        parts = [index_part(p, facts) for p in read.index]
+        view = aliasing.indexed_view(parts, facts.rank_of(ir.Var(read.array)))
+        if view is None and read.retake is not None and set(parts) == {aliasing.INTEGER}:
+            # B[0] of a B whose rank the kinds do not know: a row (a view) or one number (a copy),
+            # chosen where it runs by NumPy's own rule
+            replaced[id(read.retake)] = _chosen_by_rank(read, taken)
+            continue
         if view is None or (view and read.retake is None):
             raise TransformError(f"reading {read.name} after {read.array} was written", read.hint,
                                  filename=fn.filename, line=read.line)
@@ -890,6 +897,28 @@ def check_element_reads(fn: ir.Function, facts: Analysis) -> ir.Function:
         body = ir.renamed(body, kept)
         aux = None if aux is None else ir.substitute(aux, {k: ir.Var(v) for k, v in kept.items()})
     return dataclasses.replace(fn, body=body, aux=aux)
+
+
+def _chosen_by_rank(read: ir.ElementRead, taken: set[str]) -> list[ir.Stmt]:
+    """``name = array[i]`` taken again after a write, where only the rank of ``array`` tells a view (a
+    row: what the array holds now) from a copy (one number: the value taken before)::
+
+        ndim_array = np.ndim(array)
+        is_row = ndim_array > len(index)
+        if is_row:
+            row_now = array[i]
+            name = row_now
+        else:
+            name = kept
+    """
+    retake, line = read.retake, read.line
+    ndim = ir.fresh_name(f"ndim_{read.array}", taken)
+    is_row = ir.fresh_name(f"is_row_of_{read.array}", taken)
+    now = ir.fresh_name(f"{retake.target}_now", taken)
+    return [ir.Assign(ndim, ir.Call(np.ndim, (ir.Var(read.array),)), line),
+            ir.Assign(is_row, ir.Call(operator.gt, (ir.Var(ndim), ir.Const(len(read.index)))), line),
+            ir.If(ir.Var(is_row), [ir.Assign(now, retake.value, line), ir.Assign(retake.target, ir.Var(now), line, merge=True)],
+                  [ir.Assign(retake.target, ir.Var(read.kept), line, merge=True)], line)]
 
 
 def index_part(part: ir.Expr, facts: Analysis) -> str:

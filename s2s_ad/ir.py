@@ -250,13 +250,17 @@ def blocks(stmt: Stmt) -> list[list[Stmt]]:
     return []
 
 
-def replace_statements(body: list[Stmt], replaced: dict[int, Optional[Stmt]]) -> list[Stmt]:
-    """``body`` with statements swapped by id (``None``: dropped), nested blocks rebuilt."""
+def replace_statements(body: list[Stmt], replaced: dict[int, Any]) -> list[Stmt]:
+    """``body`` with statements swapped by id (``None``: dropped; a list: several in its place),
+    nested blocks rebuilt."""
     out: list[Stmt] = []
     for stmt in body:
         if id(stmt) in replaced:
-            if replaced[id(stmt)] is not None:
-                out.append(replaced[id(stmt)])
+            found = replaced[id(stmt)]
+            if isinstance(found, list):
+                out.extend(found)
+            elif found is not None:
+                out.append(found)
             continue
         if isinstance(stmt, If):
             stmt = dataclasses.replace(stmt, body=replace_statements(stmt.body, replaced),
