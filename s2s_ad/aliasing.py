@@ -26,6 +26,12 @@ def viewing(fn: Any) -> bool:
     return bool(rules.fact(fn, "view"))
 
 
+def viewing_call(call: ir.Call) -> bool:
+    """``call`` may give a view of its first argument: ``viewing``, but for an index NumPy reads as
+    advanced (``a[[0, 2]]``: a copy)."""
+    return viewing(call.fn) and not _advanced_index(call)
+
+
 class Views:
     """Names that may share memory with an array the function writes into.
 

@@ -34,7 +34,7 @@ import gast
 import numpy as np
 
 from . import containers, ir, rules, runtime
-from .aliasing import Views, new_object, returns_shared, shared_operands, viewing
+from .aliasing import Views, new_object, returns_shared, shared_operands, viewing_call
 from .desugar import desugar
 from .errors import TransformError
 from .expressions import (BINARY_OPERATORS, Choice, Dispatch, ExpressionConverter, Inline, Known, Nested, Once,
@@ -368,7 +368,7 @@ class Lowering:
 
     def _note_view(self, name: str, value: Any) -> None:
         """Remember that ``name`` may view another array (for ``_shared``)."""
-        if not (isinstance(value, ir.Call) and viewing(value.fn)
+        if not (isinstance(value, ir.Call) and viewing_call(value)
                 and value.args and isinstance(value.args[0], ir.Var)):
             return
         base = value.args[0].name
@@ -382,6 +382,16 @@ class Lowering:
         if base in self.buffers and base not in self.views.root and all(
                 _basic(p) or (isinstance(p, ir.Var) and p.name in self.range_indices) for p in parts):
             self.view_index[name] = (base, value.args[1], keeps)
+        self._note_element(name, value)
+
+    def _note_element(self, name: str, value: Any) -> None:
+        """Remember ``name = a[i, j]`` by numbers or names only (no slice): maybe one element (a copy),
+        maybe a row (a view), maybe an integer-array or mask index (a copy); see ``_view_now``."""
+        if not (isinstance(value, ir.Call) and value.fn is operator.getitem and name in self.view_values):
+            return
+        parts = ir.index_parts(value.args[1])
+        keeps = any(isinstance(p, ir.Slice) or (isinstance(p, ir.Const) and (p.value is None or p.value is Ellipsis))
+                    for p in parts)
         if not keeps and all(isinstance(p, (ir.Var, ir.Const)) for p in parts):
             self.element_index[name] = tuple(parts)  # maybe one element: see read
 
@@ -1000,7 +1010,8 @@ class Lowering:
     def _check_writable(self, name: str, array: Any, what: str, instead: str, verb: str, node: Any) -> None:
         """Refuse a write into ``name`` (holding ``array``) unless it is an array this function made and
         not a view of one: NumPy would change the caller's data, or show the write through the view."""
-        if isinstance(array, ir.Var) and array.name in self.views.root:
+        # (code s2s_ad generated writes only into adjoints it owns: reverse.py decided that)
+        if isinstance(array, ir.Var) and array.name in self.views.root and not self.generated:
             raise self.parsed.error(what, f"{name} may be a view of {self.views.root[array.name]}; {instead} instead",
                                     node)
         if not (isinstance(array, ir.Var) and array.name in self.buffers):
@@ -1088,10 +1099,10 @@ class Lowering:
             self.user_names.add(name)
             self.env[target.id] = self.flatten(value, name)
             self.views.bound(name, value)
+            self._note_view(name, value)
             emitted = self.block[-1] if self.block else None
-            # the index as flattened (b[v > 0.0] indexes by a name): what the kinds can decide on
-            flat = emitted.value if isinstance(emitted, ir.Assign) and emitted.target == name else value
-            self._note_view(name, flat)
+            if name not in self.element_index and isinstance(emitted, ir.Assign) and emitted.target == name:
+                self._note_element(name, emitted.value)  # b[v > 0.0]: the kinds decide on the name it became
             self._note_holders(target.id, value)
             return
         # Tuple unpacking: a display binds element-wise, anything else by index.
@@ -1099,7 +1110,7 @@ class Lowering:
         if isinstance(value, ir.Display) and len(value.items) == len(elements):
             items = [self.flatten(v) for v in value.items]  # evaluate all before binding any
             for item, given in zip(items, value.items):
-                if isinstance(item, ir.Var) and item != given:  # b[2:], B[0]: a view, as NumPy binds it
+                if isinstance(item, ir.Var) and item != given and not self.generated:  # b[2:], B[0]: a view
                     self.views.bound(item.name, given)
                     self._note_view(item.name, given)
             for element, item in zip(elements, items):
