@@ -242,6 +242,7 @@ class Lowering:
         self.element_reads: list[ir.ElementRead] = []  # see ir.Function.element_reads
         self.element_index: dict[str, tuple] = {}  # a[i, j] by atoms only: the index's parts
         self.joined_elements: set[str] = set()  # merge variables that may be such an a[i, j] (never retaken)
+        self.joins_owned: dict[str, bool] = {}  # merge variable -> every value joined so far is owned
         self.params: dict[str, str] = {}  # SSA name of each parameter -> the user's name
         # Values already computed in this statement, by block: (id(block), operation) -> the atom.
         # Forgotten at each statement and each store, so a reused value is never stale.
@@ -584,6 +585,8 @@ class Lowering:
                 value = ir.Var(name)
             copies.append((merged, value))
             self.views.joined(merged, value)
+            self._join_ownership(merged, value, [k for k in holding.get(getattr(value, "name", None), ())
+                                                 if k != user_name], user_name)
             if (isinstance(value, ir.Var) and value.name in self.element_index and value.name in self.view_values
                     and merged not in self.element_index):
                 # s = b[1] carried through a loop: one number (checked by the kinds) or a view of b
@@ -593,6 +596,32 @@ class Lowering:
         for merged, value in copies:
             if not (isinstance(value, ir.Var) and value.name == merged):
                 block.append(ir.Assign(merged, value, line, merge=True))
+
+    def _join_ownership(self, merged: str, value: Any, others: list[str], user_name: str) -> None:
+        """``merged`` is an array this function owns (one it may write into) where every value joined
+        into it is: an array it made that no other name holds.  A loop's first join is seen before its
+        body is lowered: the body may write into ``merged`` on that promise, which the join at the end of
+        the body keeps, or the write is refused there."""
+        if value == ir.Var(merged):
+            return
+        owned = (isinstance(value, ir.Var) and value.name in self.buffers and not others
+                 and value.name not in self.views.root)
+        if merged not in self.joins_owned:
+            self.joins_owned[merged] = owned
+            if owned:
+                self.buffers.add(merged)
+        elif self.joins_owned[merged] and not owned:
+            self.joins_owned[merged] = False
+            self.buffers.discard(merged)
+            if self.views.writes[merged]:
+                why = (f"the same object as {others[0]}" if others else
+                       "not an array this function created (an argument, or a view of one)")
+                raise TransformError(f"an assignment into {user_name}[...]", f"{user_name} is {why} on some "
+                                     f"paths into this loop or branch, and writing into it would change that "
+                                     f"array too; copy it first: {user_name} = {user_name}.copy()",
+                                     filename=self.parsed.filename, line=self.line)
+        if owned and value.name in self.maybe_numbers:
+            self.maybe_numbers.add(merged)
 
     def tag(self, function: Nested) -> int:
         """The number that stands for the def ``function`` in a merged function binding."""

@@ -288,3 +288,20 @@ def caller_of_squeezed(v):
 
 def caller_of_element_and_copies(v):
     return element_carried_through_a_loop(v) + integer_array_index_read_after_a_write(v) + sorted_copy_written(v)
+
+
+def boundary_written_before_the_update(v):
+    u = v * 1.0
+    for _ in range(3):
+        u[0] = u[1] * 0.5  # into the loop-carried array: the first iteration's and every later one's
+        u = u * u + 0.1 * np.roll(u, 1)
+    return np.sum(u)
+
+
+def buffer_made_on_either_branch(v):
+    if v[0] > 0.0:
+        b = v * 2.0
+    else:
+        b = np.sin(v)
+    b[0] = 1.0
+    return np.sum(b * b)

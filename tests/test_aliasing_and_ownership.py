@@ -31,7 +31,8 @@ USER_FUNCTIONS = [
     fns.trajectory_into_preallocated_buffer, fns.swap_two_elements_with_a_temporary,
     fns.dirichlet_boundaries_both_ends, fns.slice_view_read_after_write, fns.helper_returning_a_view_then_write,
     fns.running_maximum_buffer, fns.in_place_accumulate_rows, fns.mask_copy_scaled, fns.cumulative_in_place,
-    fns.shift_left_in_place, fns.reversed_view_then_write,
+    fns.shift_left_in_place, fns.reversed_view_then_write, fns.boundary_written_before_the_update,
+    fns.buffer_made_on_either_branch,
 ]
 CALLERS = [
     fns.caller_of_tangent_shared, fns.caller_of_tuple_halves, fns.caller_of_self_store,
@@ -158,7 +159,8 @@ def test_a_zero_d_view_of_a_written_local_is_returned_with_its_value():
                                fns.reduction_along_an_axis_written, fns.sorted_copy_written, fns.solution_written,
                                fns.differences_written, fns.rolled_written, fns.tiled_written,
                                fns.helper_result_written, fns.element_carried_through_a_loop,
-                               fns.integer_array_index_read_after_a_write, fns.mask_copy_scaled],
+                               fns.integer_array_index_read_after_a_write, fns.mask_copy_scaled,
+                               fns.boundary_written_before_the_update, fns.buffer_made_on_either_branch],
                          ids=lambda f: f.__name__)
 def test_writes_into_arrays_the_function_made_are_not_refused(f):
     # each was refused as "not an array this function created" or "may be a view"
@@ -181,3 +183,14 @@ def test_writing_into_a_view_of_an_argument_is_still_refused():
         return np.sum(v)
     with pytest.raises(s2s_ad.TransformError):
         s2s_ad.grad(writes_view)(V.copy())
+
+
+def test_a_loop_carried_array_that_becomes_an_argument_is_still_refused():
+    def becomes_the_argument(v):
+        u = v * 1.0
+        for _ in range(3):
+            u[0] = 0.0
+            u = v  # the next iteration would write into the caller's array
+        return np.sum(u)
+    with pytest.raises(s2s_ad.TransformError, match="copy it first"):
+        s2s_ad.grad(becomes_the_argument)(V.copy())
