@@ -1,15 +1,34 @@
-"""Which names may share memory with an array the function writes into.
+"""May-alias and ownership: the one place that decides which names may share memory.
 
-``Views`` is used by ``lower.py``: NumPy shows a later write through a view
-(a slice, a row, ``.T``, a reshape, a list holding the array); SSA form does
-not.  So a read of such a name after a write into its array is refused
-rather than computed differently from the user's function.
+NumPy's rules, as this module states them: basic indexing (integers that do
+not name one element, slices, None, Ellipsis), ``.T``, ``reshape`` and every
+call a rule declares ``view=True``/``may_view`` may give a view of its first
+argument; an advanced index (a list, an integer or boolean array, a truth
+value), one element, arithmetic, reductions and every other rule's result is
+a new object (``new_object``, ``indexed_view``); a user's function may return
+its argument unless its own analysis proves otherwise.  The right side of a
+store is read before the store, and NumPy copies an overlapping right side.
 
-``Sharing`` is a may-alias analysis of the SSA form, used by the reverse
-sweep: a value it reads must hold what the forward sweep saw, so a view
-whose memory a later store writes is copied when it is recorded, and the
-slices a store overwrote are put back before anything that may hold the
-array (a helper's tape) reads it.
+Who asks what:
+
+* ``lower.py`` (``Views``, ``new_object``, ``viewing_call``): which arrays the
+  function owns and may write into, and which names may view an array written
+  since they were bound (read again, chosen by the kinds, or refused).
+* ``analysis.check_element_reads`` (``indexed_view``): whether ``a[i]`` read
+  after a write is a view or a copy, once the kinds are known.
+* ``reverse.py``/``recording.py`` (``Sharing``): which recorded values need a
+  copy (``copy_needed_for_record``), which adjoints a self-store shares
+  (``adjoint_shared_with_store``), which handed-out values the reverse sweep
+  would change (``handed_out_needs_copy``).
+* ``forward.py`` (``Sharing.tangent_needs_copy``, ``result_needs_copy``): a
+  tangent may share memory only where its primal does.
+* ``optimize.py`` (``SharingClasses``): the same facts, coarser, for generated
+  code.
+
+Input: IR (``ir.py``) and the rules' declared facts (``rules.py``); no
+NumPy array type is named, so a later ``Target`` can reuse the API.  Where a
+fact cannot be decided the answers err towards "may share" (a copy, or a
+choice made where the code runs), never towards "does not".
 """
 from __future__ import annotations
 
@@ -283,6 +302,17 @@ class Sharing:
     def shares(self, a: str, b: str) -> bool:
         """True if ``a`` and ``b`` may share memory."""
         return bool(self.of(a) & self.of(b))
+
+    may_share = shares
+
+    def owns(self, name: str) -> bool:
+        """True if ``name`` holds memory of its own: no parameter's and no other array's."""
+        return self.of(name) <= {name}
+
+    def copy_needed_for_record(self, name: str) -> bool:
+        """True if ``name``, recorded for the reverse sweep, must be copied where it is bound: it may
+        share memory that a store writes after the binding (a view of an array written later)."""
+        return name in self.stale
 
     def may_change(self, name: str) -> bool:
         """True if some store may write into memory ``name`` shares."""

@@ -863,7 +863,7 @@ def check_element_reads(fn: ir.Function, facts: Analysis) -> ir.Function:
     the run-time check lowering put before it goes; otherwise that check decides.  Returns ``fn``
     without the checks that are not needed."""
     dropped: set[int] = set()
-    replaced: dict[int, Optional[ir.Stmt]] = {}
+    replaced: dict[int, Any] = {}  # id(statement) -> None (dropped), or what takes its place
     kept: dict[str, str] = {}  # a retaken value that is a copy -> the value taken before
     taken = ir.NameSet(ir.assigned_names(fn.body) | set(fn.params))
     for read in fn.element_reads:
@@ -885,7 +885,7 @@ def check_element_reads(fn: ir.Function, facts: Analysis) -> ir.Function:
         if view is None or (view and read.retake is None):
             raise TransformError(f"reading {read.name} after {read.array} was written", read.hint,
                                  filename=fn.filename, line=read.line)
-        if read.retake is not None and not view:  # a copy: the value taken before, not the array now
+        if read.retake is not None and read.kept is not None and not view:  # a copy: the value taken before
             replaced[id(read.retake)] = None
             kept[read.retake.target] = read.kept
     replaced.update(dict.fromkeys(dropped))
@@ -911,14 +911,15 @@ def _chosen_by_rank(read: ir.ElementRead, taken: set[str]) -> list[ir.Stmt]:
         else:
             name = kept
     """
-    retake, line = read.retake, read.line
+    retake, line, kept = read.retake, read.line, read.kept
+    assert retake is not None and kept is not None  # (only reads taken again come here)
     ndim = ir.fresh_name(f"ndim_{read.array}", taken)
     is_row = ir.fresh_name(f"is_row_of_{read.array}", taken)
     now = ir.fresh_name(f"{retake.target}_now", taken)
     return [ir.Assign(ndim, ir.Call(np.ndim, (ir.Var(read.array),)), line),
             ir.Assign(is_row, ir.Call(operator.gt, (ir.Var(ndim), ir.Const(len(read.index)))), line),
             ir.If(ir.Var(is_row), [ir.Assign(now, retake.value, line), ir.Assign(retake.target, ir.Var(now), line, merge=True)],
-                  [ir.Assign(retake.target, ir.Var(read.kept), line, merge=True)], line)]
+                  [ir.Assign(retake.target, ir.Var(kept), line, merge=True)], line)]
 
 
 def index_part(part: ir.Expr, facts: Analysis) -> str:

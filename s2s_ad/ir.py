@@ -277,9 +277,12 @@ def replace_statements(body: list[Stmt], replaced: dict[int, Any]) -> list[Stmt]
 def renamed(body: list[Stmt], mapping: dict[str, str]) -> list[Stmt]:
     """``body`` with every read of a name in ``mapping`` reading its replacement instead (statements
     that read none are kept as they are)."""
-    swap = {old: Var(new) for old, new in mapping.items()}
+    swap: dict[str, Expr] = {old: Var(new) for old, new in mapping.items()}
 
-    def expr(e: Optional[Expr]) -> Optional[Expr]:
+    def expr(e: Expr) -> Expr:
+        return substitute(e, swap)
+
+    def maybe(e: Optional[Expr]) -> Optional[Expr]:
         return None if e is None else substitute(e, swap)
 
     out: list[Stmt] = []
@@ -294,10 +297,10 @@ def renamed(body: list[Stmt], mapping: dict[str, str]) -> list[Stmt]:
                                        orelse=renamed(stmt.orelse, mapping))
         elif isinstance(stmt, For):
             stmt = dataclasses.replace(stmt, iterable=expr(stmt.iterable), body=renamed(stmt.body, mapping),
-                                       exit=expr(stmt.exit), checkpoint=expr(stmt.checkpoint))
+                                       exit=maybe(stmt.exit), checkpoint=maybe(stmt.checkpoint))
         elif isinstance(stmt, While):
             stmt = dataclasses.replace(stmt, test_block=renamed(stmt.test_block, mapping), test=expr(stmt.test),
-                                       body=renamed(stmt.body, mapping), exit=expr(stmt.exit))
+                                       body=renamed(stmt.body, mapping), exit=maybe(stmt.exit))
         out.append(stmt)
     return out
 

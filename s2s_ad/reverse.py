@@ -174,7 +174,7 @@ class ReverseSweep(Recording):
         if not self.sharing.stale:
             return set()
         reads = {n for s in ir.walk(sweep) for e in ir.exprs_of(s) for n in values_read(e)}
-        return {n for n in self.sharing.stale & reads if self.facts.shape.get(n) != SCALAR}
+        return {n for n in reads if self.sharing.copy_needed_for_record(n) and self.facts.shape.get(n) != SCALAR}
 
     def final_adjoint(self, param: str) -> ir.Expr:
         if param in self.adjoint:
