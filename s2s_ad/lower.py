@@ -242,6 +242,8 @@ class Lowering:
         self.element_reads: list[ir.ElementRead] = []  # see ir.Function.element_reads
         self.element_index: dict[str, tuple] = {}  # a[i, j] by atoms only: the index's parts
         self.joined_elements: set[str] = set()  # merge variables that may be such an a[i, j] (never retaken)
+        # items of a value unpacked by position (u, w = pair(x)): a tuple's items, or an array's rows
+        self.unpacked_items: set[str] = set()
         self.joins_owned: dict[str, bool] = {}  # merge variable -> every value joined so far is owned
         self.params: dict[str, str] = {}  # SSA name of each parameter -> the user's name
         # Values already computed in this statement, by block: (id(block), operation) -> the atom.
@@ -423,7 +425,7 @@ class Lowering:
                     f"and NumPy would show the new values through it; copy it where you take it (.copy()), "
                     f"or use float(...) for one number")
             index = self.element_index.get(value.name)
-            if index is None or self.view_values[value.name][0] != array:
+            if index is None or self.view_values.get(value.name, (None,))[0] != array:
                 raise TransformError(f"reading {name} after {array} was written", hint,
                                      filename=self.parsed.filename, line=self.line)
             if value.name in self.joined_elements or array not in self.buffers:
@@ -470,11 +472,14 @@ class Lowering:
                     return
                 if self._update_through_view(stmt, current, value):
                     return
-                if current.name in self.views.root:
+                if current.name in self.views.root and current.name not in self.unpacked_items:
                     raise self.parsed.error(f"an in-place update of {stmt.target.id}", f"{stmt.target.id} may be a "
                                             f"view of {self.views.root[current.name]}; write into that array by index "
                                             "instead", stmt)
                 update = self._shared(stmt.target.id, current.name, stmt)
+                if update is None and current.name in self.views.root:  # u, w = pair(x); u += x
+                    update = ir.InPlace(current.name, stmt.target.id, f"an item of {self.views.root[current.name]} "
+                                        f"(a row, where that is an array)", stmt.lineno, stmt.col_offset + 1)
                 if update is not None:
                     self.in_place.append(self._guarded(update))
             self.bind(stmt.target, value)
@@ -1155,7 +1160,10 @@ class Lowering:
         for i, element in enumerate(elements):
             self.bind(element, ir.Call(operator.getitem, (whole, ir.Const(i))))
             if isinstance(element, gast.Name):  # an item of a tuple, not a view
-                self.view_values.pop(getattr(self.env.get(element.id), "name", None), None)
+                item = getattr(self.env.get(element.id), "name", None)
+                for facts in (self.view_values, self.view_index, self.element_index):
+                    facts.pop(item, None)
+                self.unpacked_items.add(item)
 
     def _adds_at(self, call: gast.Call) -> bool:
         """``np.add.at(name, index, value)``: in code s2s_ad generated, a new value of ``name``

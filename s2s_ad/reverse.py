@@ -132,7 +132,8 @@ class ReverseSweep(Recording):
         self.out = sweep
         restored = {n for s in ir.walk(sweep) if isinstance(s, (ir.Assign, ir.Unpack)) for n in ir.targets_of(s)}
         put_back = frozenset(s.array for s in self.restores.values())
-        self.kept: list[ir.Stmt] = []  # what the forward sweep hands out, bound apart at its end
+        self.kept: list[ir.Stmt] = []  # what the forward part hands out (split), bound apart at its end
+        self.kept_first: list[ir.Stmt] = []  # the same, bound first in the reverse sweep (one piece)
         if isinstance(result, ir.Var) and (result.name in restored and not self.split
                                            or self.sharing.handed_out_needs_copy(result.name, put_back)):
             result = self._kept_apart(result, put_back)
@@ -165,7 +166,12 @@ class ReverseSweep(Recording):
         slices it puts back in place (a copy, taken before the reverse sweep)."""
         kept = self.fresh(f"{value.name}_final")
         copied = self.sharing.handed_out_needs_copy(value.name, put_back)
-        self.kept.append(ir.Assign(kept, ir.Call(np.copy, (value,)) if copied else value, None))
+        binding = ir.Assign(kept, ir.Call(np.copy, (value,)) if copied else value, None)
+        if self.split:  # the forward part hands it out: bound at its end
+            self.kept.append(binding)
+        else:  # the first statement after the forward sweep
+            self.out.insert(len(self.kept_first), binding)
+            self.kept_first.append(binding)
         return ir.Var(kept)
 
     def _snapshots(self, sweep: list[ir.Stmt]) -> set[str]:
