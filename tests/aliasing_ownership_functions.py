@@ -305,3 +305,10 @@ def buffer_made_on_either_branch(v):
         b = np.sin(v)
     b[0] = 1.0
     return np.sum(b * b)
+
+
+def tangent_shared_with_a_later_write_of_one_number(x):
+    b = np.array([0.3, x, 0.7, 1.1])
+    t = b[1:3] - 1.0
+    b[1:3] = t * t
+    return np.sum(b * b)

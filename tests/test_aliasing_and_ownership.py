@@ -97,9 +97,17 @@ def test_hessian_of_the_tangent_shared_with_a_later_write_is_the_closed_form():
     expected = np.diag([2.0, 12 * (V[1] - 1) ** 2, 12 * (V[2] - 1) ** 2, 2.0])
     np.testing.assert_allclose(s2s_ad.hessian(fns.tangent_shared_with_a_later_write)(V), expected)
     np.testing.assert_allclose(expected, np.diag([2, 27, 1.08, 2]))
-    np.testing.assert_allclose(s2s_ad.grad(s2s_ad.grad(fns.tangent_shared_with_a_later_write)).__call__(V)
-                               if False else s2s_ad.jacobian(s2s_ad.grad(fns.tangent_shared_with_a_later_write))(V),
-                               expected)
+    # forward mode over the gradient (what grad(grad(f)) runs for one component), and jvp of the gradient
+    gradient = s2s_ad.grad(fns.tangent_shared_with_a_later_write)
+    np.testing.assert_allclose(s2s_ad.jacobian(gradient)(V), expected)
+    _, column = s2s_ad.jvp(gradient, (V,), (np.eye(4)[1],))
+    np.testing.assert_allclose(column, expected[1])
+
+
+def test_grad_of_grad_of_the_tangent_shared_with_a_later_write_is_the_closed_form():
+    f = fns.tangent_shared_with_a_later_write_of_one_number
+    assert s2s_ad.grad(s2s_ad.grad(f))(-0.5) == pytest.approx(12 * (-0.5 - 1) ** 2)  # 27
+    assert s2s_ad.hessian(f)(-0.5) == pytest.approx(27.0)
 
 
 def test_views_bound_by_a_tuple_assignment_are_not_a_swap():
