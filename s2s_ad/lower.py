@@ -434,8 +434,10 @@ class Lowering:
                 return value
             # top = B[0]: a row of a 2-d B (a view: NumPy shows the write) or one number of a 1-d B, or
             # B[idx], B[mask] (copies): taken again here, and the kinds choose which (check_element_reads)
-            retaken = self.flatten(ir.Call(operator.getitem, (ir.Var(array), ir.Display("tuple", index)
-                                                              if len(index) > 1 else index[0])))
+            call = ir.Call(operator.getitem, (ir.Var(array), ir.Display("tuple", index) if len(index) > 1 else index[0]))
+            # named, so that no other read of a[i] in this statement reuses it: the kinds may choose the
+            # value taken before instead (a copy), which is not what a new read of a[i] gives
+            retaken = self.flatten(call, self.names.fresh(describe(call, self.user_names)))
             self.element_reads.append(ir.ElementRead(array, name, index, self.line, hint,
                                                      retake=self.block[-1], kept=value.name))
             if user:

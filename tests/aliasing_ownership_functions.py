@@ -312,3 +312,13 @@ def tangent_shared_with_a_later_write_of_one_number(x):
     t = b[1:3] - 1.0
     b[1:3] = t * t
     return np.sum(b * b)
+
+
+def element_and_a_new_read_of_it_in_one_statement(v):
+    out = v * 1.0
+    total = 0.0
+    for i in range(3):
+        e = out[i]
+        out[i] = e * v[i]
+        total = total + e * out[i]  # e: the old value (a copy); out[i]: the new one
+    return total

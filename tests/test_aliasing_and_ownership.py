@@ -32,7 +32,7 @@ USER_FUNCTIONS = [
     fns.dirichlet_boundaries_both_ends, fns.slice_view_read_after_write, fns.helper_returning_a_view_then_write,
     fns.running_maximum_buffer, fns.in_place_accumulate_rows, fns.mask_copy_scaled, fns.cumulative_in_place,
     fns.shift_left_in_place, fns.reversed_view_then_write, fns.boundary_written_before_the_update,
-    fns.buffer_made_on_either_branch,
+    fns.buffer_made_on_either_branch, fns.element_and_a_new_read_of_it_in_one_statement,
 ]
 CALLERS = [
     fns.caller_of_tangent_shared, fns.caller_of_tuple_halves, fns.caller_of_self_store,
