@@ -156,6 +156,8 @@ def new_object(call: ir.Call, helper_shares: Callable[[Any], bool]) -> bool:
         return True
     if isinstance(fn, types.FunctionType) and not rules.is_known(fn):
         return not helper_shares(fn)
+    if rules.fact(fn, "joins_sequences") and any(isinstance(a, ir.Display) for a in call.args):
+        return False  # [x[0]] + [x[1]]: a list joined from items, not an array it may write into
     return rules.is_known(fn) and not _may_view(fn, call) and not rules.fact(fn, "returns_operand")
 
 
