@@ -1,21 +1,41 @@
-"""Which names may share memory with an array the function writes into.
+"""May-alias and ownership: the one place that decides which names may share memory.
 
-``Views`` is used by ``lower.py``: NumPy shows a later write through a view
-(a slice, a row, ``.T``, a reshape, a list holding the array); SSA form does
-not.  So a read of such a name after a write into its array is refused
-rather than computed differently from the user's function.
+NumPy's rules, as this module states them: basic indexing (integers that do
+not name one element, slices, None, Ellipsis), ``.T``, ``reshape`` and every
+call a rule declares ``view=True``/``may_view`` may give a view of its first
+argument; an advanced index (a list, an integer or boolean array, a truth
+value), one element, arithmetic, reductions and every other rule's result is
+a new object (``new_object``, ``indexed_view``); a user's function may return
+its argument unless its own analysis proves otherwise.  The right side of a
+store is read before the store, and NumPy copies an overlapping right side.
 
-``Sharing`` is a may-alias analysis of the SSA form, used by the reverse
-sweep: a value it reads must hold what the forward sweep saw, so a view
-whose memory a later store writes is copied when it is recorded, and the
-slices a store overwrote are put back before anything that may hold the
-array (a helper's tape) reads it.
+Who asks what:
+
+* ``lower.py`` (``Views``, ``new_object``, ``viewing_call``): which arrays the
+  function owns and may write into, and which names may view an array written
+  since they were bound (read again, chosen by the kinds, or refused).
+* ``analysis.check_element_reads`` (``indexed_view``): whether ``a[i]`` read
+  after a write is a view or a copy, once the kinds are known.
+* ``reverse.py``/``recording.py`` (``Sharing``): which recorded values need a
+  copy (``copy_needed_for_record``), which adjoints a self-store shares
+  (``adjoint_shared_with_store``), which handed-out values the reverse sweep
+  would change (``handed_out_needs_copy``).
+* ``forward.py`` (``Sharing.tangent_needs_copy``, ``result_needs_copy``): a
+  tangent may share memory only where its primal does.
+* ``optimize.py`` (``SharingClasses``): the same facts, coarser, for generated
+  code.
+
+Input: IR (``ir.py``) and the rules' declared facts (``rules.py``); no
+NumPy array type is named, so a later ``Target`` can reuse the API.  Where a
+fact cannot be decided the answers err towards "may share" (a copy, or a
+choice made where the code runs), never towards "does not".
 """
 from __future__ import annotations
 
+import operator
 import types
 from collections import Counter
-from typing import Any, Callable, Optional
+from typing import Any, Callable, Optional, Sequence
 
 from . import ir, rules
 
@@ -23,6 +43,12 @@ from . import ir, rules
 def viewing(fn: Any) -> bool:
     """A call whose result may be a view of its first argument (declared ``view=True`` in templates/)."""
     return bool(rules.fact(fn, "view"))
+
+
+def viewing_call(call: ir.Call) -> bool:
+    """``call`` may give a view of its first argument: ``viewing``, but for an index NumPy reads as
+    advanced (``a[[0, 2]]``: a copy)."""
+    return viewing(call.fn) and not _advanced_index(call)
 
 
 class Views:
@@ -89,12 +115,58 @@ class Views:
         return None
 
 
+# The parts of an index as NumPy's view rule sees them (``index_part`` in analysis.py classifies them).
+INTEGER, SLICE, NEW_AXIS, ADVANCED, UNKNOWN = "integer", "slice", "new axis", "advanced", "unknown"
+
+
+def indexed_view(parts: Sequence[str], rank: Optional[int]) -> Optional[bool]:
+    """NumPy's rule for ``a[index]``: a view where every part is basic (an integer, a slice, None or
+    Ellipsis) and the integers do not name one element; a copy where a part is advanced (an integer
+    or boolean array, a list, a truth value) or the integers name one element of an array of rank
+    ``rank``.  None where the parts or the rank leave it open."""
+    if ADVANCED in parts:
+        return False
+    if UNKNOWN in parts:
+        return None
+    if SLICE in parts or NEW_AXIS in parts:
+        return True
+    return None if rank is None else rank > len(parts)
+
+
+def _advanced_index(call: Optional[ir.Call]) -> bool:
+    """``a[[0, 2]]``, ``a[0, [1, 2]]``: an index holding a list display is advanced (a copy)."""
+    if call is None or call.fn is not operator.getitem or len(call.args) != 2:
+        return False
+    return any(isinstance(p, ir.Display) and p.kind == "list" for p in ir.index_parts(call.args[1]))
+
+
+def new_object(call: ir.Call, helper_shares: Callable[[Any], bool]) -> bool:
+    """True if ``call`` returns an object of its own (a new array, or a number): NumPy computes the
+    result of arithmetic, a reduction, a sort, a solve... into new memory; a rule declared ``view=True``
+    or ``may_view`` (``x.T``, ``np.asarray``), ``returns_operand`` (``max``) or a user's function that may
+    return its argument (``helper_shares``) may hand back memory the caller already holds."""
+    fn = call.fn
+    if isinstance(fn, ir.Part):
+        return False
+    try:
+        hash(fn)
+    except TypeError:  # an unhashable callable
+        return False
+    if rules.declared_fresh_value(fn):
+        return True
+    if isinstance(fn, types.FunctionType) and not rules.is_known(fn):
+        return not helper_shares(fn)
+    if rules.fact(fn, "joins_sequences") and any(isinstance(a, ir.Display) for a in call.args):
+        return False  # [x[0]] + [x[1]]: a list joined from items, not an array it may write into
+    return rules.is_known(fn) and not _may_view(fn, call) and not rules.fact(fn, "returns_operand")
+
+
 def _listed(fn: Any, call: Optional[ir.Call] = None) -> bool:
     """``fn`` is declared to give back a view, its argument itself (np.asarray(a) is a) or a list
     holding it (``view=True`` or ``may_view=True`` in templates/; ``may_view`` a function of the
     number of positional arguments where only some calls do: np.einsum of one operand)."""
     if rules.fact(fn, "view"):
-        return True
+        return not _advanced_index(call)
     may = rules.fact(fn, "may_view")
     if callable(may):
         return call is None or bool(may(len(call.args)))
@@ -239,9 +311,47 @@ class Sharing:
         """True if ``a`` and ``b`` may share memory."""
         return bool(self.of(a) & self.of(b))
 
+    may_share = shares
+
+    def owns(self, name: str) -> bool:
+        """True if ``name`` holds memory of its own: no parameter's and no other array's."""
+        return self.of(name) <= {name}
+
+    def copy_needed_for_record(self, name: str) -> bool:
+        """True if ``name``, recorded for the reverse sweep, must be copied where it is bound: it may
+        share memory that a store writes after the binding (a view of an array written later)."""
+        return name in self.stale
+
     def may_change(self, name: str) -> bool:
         """True if some store may write into memory ``name`` shares."""
         return bool(self.of(name) & self.written)
+
+    def handed_out_needs_copy(self, name: str, put_back: frozenset[str]) -> bool:
+        """True if ``name``, handed to the caller (the result, an auxiliary result), may share memory
+        with an array whose overwritten slices the reverse sweep puts back in place (``put_back``): the
+        caller must get a copy taken before, or it would see the array's initial values."""
+        return any(self.shares(name, array) for array in put_back)
+
+    def tangent_needs_copy(self, target: str, shared: set[str]) -> bool:
+        """True if the tangent of ``target``, which may share memory with the tangents of ``shared``
+        (primal names), must be a copy: tangent statements mirror primal ones, so a tangent may share
+        memory only where its primal does (``t = b[1:3]`` views ``b``, ``t = b[1:3] - 1.0`` does not), and
+        sharing it elsewhere is wrong once a store writes into either (``b[1:3] = t * t``)."""
+        return any(p != target and not self.shares(target, p) and (self.may_change(p) or self.may_change(target))
+                   for p in shared)
+
+    def result_needs_copy(self, target: str, shared: set[str]) -> bool:
+        """True if the tangent (or value) of ``target``, the result of a user's function given
+        ``shared``, must be copied: the helper may hand back its argument's tangent, and a store may
+        write into either (this analysis takes a helper's result to share with its arguments, so the
+        mirror rule of ``tangent_needs_copy`` cannot tell)."""
+        return self.may_change(target) or any(self.may_change(p) for p in shared)
+
+    @staticmethod
+    def adjoint_shared_with_store(value: str, array: str) -> bool:
+        """True if the adjoint of ``value``, stored into ``array`` (``b[::-1] = b``), is the adjoint the
+        store zeroes: in SSA form only the array itself is (a view of it has an adjoint of its own)."""
+        return value == array
 
     def operands(self, expr: ir.Expr) -> frozenset[str]:
         """The roots of the arrays ``expr`` passes on (a variable, the items of a display, or the

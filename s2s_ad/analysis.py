@@ -38,7 +38,7 @@ from typing import Any, Callable, Iterable, Optional, Union
 
 import numpy as np
 
-from . import ir, rules, runtime
+from . import aliasing, ir, rules, runtime
 from .draws import is_draw
 from .errors import TransformError
 from .expressions import describe_callable, is_user_function, missing_rule
@@ -960,7 +960,7 @@ def private_draw(fn: Any) -> bool:
     return False
 
 
-def check_element_reads(fn: ir.Function, facts: Analysis) -> tuple[ir.Function, Analysis]:
+def check_element_reads(fn: ir.Function, facts: Analysis) -> tuple[ir.Function, Optional[Analysis]]:
     """Refuse a read of ``a[i]`` after ``a`` was written unless ``a[i]`` is one number (``a`` has as
     many dimensions as the index has parts, each a number): otherwise it may be a view, which NumPy
     would show the write through.  What the kinds do not prove is refused.
@@ -968,8 +968,13 @@ def check_element_reads(fn: ir.Function, facts: Analysis) -> tuple[ir.Function, 
     An update through ``row = a[1]`` (``row *= 3``, lowered as a write into ``a``) is right only
     where ``a[1]`` is a view: refused where the kinds prove it one number; where they prove a view,
     the run-time check lowering put before it goes; otherwise that check decides.  Returns ``fn``
-    without the checks that are not needed, and its facts."""
+    without the checks that are not needed, and its facts: the facts handed on where it only dropped
+    checks; None where it took values again (a read of a copy renamed to the value taken before, a
+    view or a copy chosen where it runs), whose facts are derived again."""
     dropped: list[ir.Stmt] = []
+    replaced: dict[int, Any] = {}  # id(statement) -> None (dropped), or what takes its place
+    kept: dict[str, str] = {}  # a retaken value that is a copy -> the value taken before
+    taken = ir.NameSet(ir.assigned_names(fn.body) | set(fn.params))
     for read in fn.element_reads:
         if read.view:
             rank = facts.rank_of(ir.Var(read.array))
@@ -979,9 +984,67 @@ def check_element_reads(fn: ir.Function, facts: Analysis) -> tuple[ir.Function, 
             if rank is not None and read.guard is not None:
                 dropped.append(read.guard)
             continue
-        numbers = all(isinstance(p.value, (int, np.integer)) if isinstance(p, ir.Const) else
-                      facts.shape_of(p) == SCALAR for p in read.index)
-        if not numbers or facts.rank_of(ir.Var(read.array)) != len(read.index):
+        parts = [index_part(p, facts) for p in read.index]
+        view = aliasing.indexed_view(parts, facts.rank_of(ir.Var(read.array)))
+        if view is None and read.retake is not None and set(parts) == {aliasing.INTEGER}:
+            # B[0] of a B whose rank the kinds do not know: a row (a view) or one number (a copy),
+            # chosen where it runs by NumPy's own rule
+            replaced[id(read.retake)] = _chosen_by_rank(read, taken)
+            continue
+        if view is None or (view and read.retake is None):
             raise TransformError(f"reading {read.name} after {read.array} was written", read.hint,
                                  filename=fn.filename, line=read.line)
-    return _without_checks(fn, facts, dropped)
+        if read.retake is not None and read.kept is not None and not view:  # a copy: the value taken before
+            replaced[id(read.retake)] = None
+            kept[read.retake.target] = read.kept
+    if not replaced:
+        return _without_checks(fn, facts, dropped)
+    replaced.update(dict.fromkeys(map(id, dropped)))
+    body = ir.replace_statements(fn.body, replaced)
+    aux = fn.aux
+    if kept:
+        body = ir.renamed(body, kept)
+        aux = None if aux is None else ir.substitute(aux, {k: ir.Var(v) for k, v in kept.items()})
+    return dataclasses.replace(fn, body=body, aux=aux, element_reads=[]), None
+
+
+def _chosen_by_rank(read: ir.ElementRead, taken: set[str]) -> list[ir.Stmt]:
+    """``name = array[i]`` taken again after a write, where only the rank of ``array`` tells a view (a
+    row: what the array holds now) from a copy (one number: the value taken before)::
+
+        ndim_array = np.ndim(array)
+        is_row = ndim_array > len(index)
+        if is_row:
+            row_now = array[i]
+            name = row_now
+        else:
+            name = kept
+    """
+    retake, line, kept = read.retake, read.line, read.kept
+    assert retake is not None and kept is not None  # (only reads taken again come here)
+    ndim = ir.fresh_name(f"ndim_{read.array}", taken)
+    is_row = ir.fresh_name(f"is_row_of_{read.array}", taken)
+    now = ir.fresh_name(f"{retake.target}_now", taken)
+    return [ir.Assign(ndim, ir.Call(np.ndim, (ir.Var(read.array),)), line),
+            ir.Assign(is_row, ir.Call(operator.gt, (ir.Var(ndim), ir.Const(len(read.index)))), line),
+            ir.If(ir.Var(is_row), [ir.Assign(now, retake.value, line), ir.Assign(retake.target, ir.Var(now), line, merge=True)],
+                  [ir.Assign(retake.target, ir.Var(kept), line, merge=True)], line)]
+
+
+def index_part(part: ir.Expr, facts: Analysis) -> str:
+    """What one part of an index is for NumPy's view rule (``aliasing.indexed_view``)."""
+    if isinstance(part, ir.Slice):
+        return aliasing.SLICE
+    if isinstance(part, ir.Const):
+        value = part.value
+        if value is None or value is Ellipsis:
+            return aliasing.NEW_AXIS
+        if isinstance(value, (bool, np.bool_)):
+            return aliasing.ADVANCED
+        return aliasing.INTEGER if isinstance(value, (int, np.integer)) else aliasing.ADVANCED
+    if isinstance(part, ir.Display):
+        return aliasing.ADVANCED if part.kind == "list" else aliasing.UNKNOWN
+    if facts.shape_of(part) == SCALAR:
+        return aliasing.ADVANCED if getattr(facts.fact(part), "truth", False) else aliasing.INTEGER
+    rank = facts.rank_of(part)
+    return aliasing.ADVANCED if rank is not None and rank > 0 else aliasing.UNKNOWN

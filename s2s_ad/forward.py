@@ -27,9 +27,11 @@ from typing import Any, Callable, Optional
 import numpy as np
 
 from . import ir, rules, runtime
+from .aliasing import Sharing, shared_operands
 from .analysis import SCALAR, Analysis, differentiable_operands
 from .errors import TransformError
 from .expressions import describe_callable, fold_declared, instantiate, is_user_function, template_ir
+from .kinds import Sequence
 
 # Builds (or finds) the tangent function of a user function for argument kinds
 # and the positions that carry tangents; the result has ``jvp`` once compiled.
@@ -93,7 +95,8 @@ class TangentSweep:
         self.primal_of: dict[str, str] = {}  # tangent name -> its primal's name
         self.merged = {s.target for s in ir.walk(fn.body) if isinstance(s, ir.Assign) and s.merge}
         self.aliases: dict[str, ir.Var] = {}  # primal name -> the tangent it shares
-        self.stored = {s.array for s in ir.walk(fn.body) if isinstance(s, ir.Store)}  # arrays written in place
+        # which primal names may share memory, and which a store may write: a tangent mirrors its primal
+        self.sharing = Sharing(fn, only_if_written=True)
         self.line: Optional[int] = None
         self.out: list[ir.Stmt] = []
 
@@ -201,13 +204,23 @@ class TangentSweep:
     def bind(self, target: str, tangent: ir.Expr) -> None:
         """``t_target = tangent``; a tangent that is another one's name passes through instead
         (no ``t_a = t_x`` copies), unless that name is a merge variable a loop may change later."""
-        if isinstance(tangent, ir.Var) and target in self.stored:
-            # y = x + 0.0 then y[0] = ...: y's tangent is changed in place too, so it is a copy of t_x
+        if self.sharing.tangent_needs_copy(target, self.primals_shared_by(tangent)) and self.copyable(target):
+            # y = x + 0.0 then y[0] = ..., or t = b[1:3] - 1.0 then b[1:3] = ...: the tangent would share
+            # memory that a store changes while its primal does not, so it is a copy
             tangent = ir.Call(np.copy, (tangent,))
         elif isinstance(tangent, ir.Var) and self.primal_of.get(tangent.name) not in self.merged:
             self.aliases[target] = tangent
             return
         self.emit(ir.Assign(self.tangent_name(target), tangent, self.line))
+
+    def primals_shared_by(self, tangent: ir.Expr) -> set[str]:
+        """The primal names whose tangents ``tangent`` (an expression of tangents) may share memory with."""
+        return {self.primal_of[n] for n in shared_operands(tangent) if n in self.primal_of}
+
+    def copyable(self, target: str) -> bool:
+        """Whether ``target``'s tangent may be an array (np.copy keeps it one): not a number, not a
+        tuple or list (whose items the copy would stack)."""
+        return self.facts.shape.get(target) != SCALAR and not isinstance(self.facts.fact(ir.Var(target)), Sequence)
 
     def user_call(self, stmt: ir.Assign) -> None:
         """``y = helper(a, b)`` becomes ``y, t_y = t_helper.jvp(a, b, t_a, ...)``."""
@@ -218,6 +231,12 @@ class TangentSweep:
         tangents = tuple(self.tangent_of(a) for a, c in zip(call.args, carries) if c)
         jvp = ir.Call(ir.Part(owner, "jvp"), call.args + tangents)
         self.emit(ir.Unpack((stmt.target, self.tangent_name(stmt.target)), jvp, stmt.line))
+        passed = {self.primal_of[t.name] for t in tangents if isinstance(t, ir.Var) and t.name in self.primal_of}
+        if self.sharing.result_needs_copy(stmt.target, passed) and self.copyable(stmt.target):
+            # the helper may hand back an argument's tangent (``return x + 0.0``): a store here would
+            # change both, so the result's tangent gets memory of its own
+            t_target = self.tangent_name(stmt.target)
+            self.emit(ir.Assign(t_target, ir.Call(np.copy, (ir.Var(t_target),)), stmt.line))
 
     # -- tangents from rules -----------------------------------------------
 

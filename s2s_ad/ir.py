@@ -258,6 +258,10 @@ class ElementRead:
     # ``a[1]`` is a view (``a`` has more dimensions than the index has parts), checked the other way round
     view: bool = False
     guard: Optional["Effect"] = None  # for a view: the run-time check, dropped where the kinds decide
+    # ``top = B[0]`` read after ``B`` was written: the statement taking ``B[0]`` again (right where it is a
+    # view), and the value taken before (right where it is a copy: one number, an integer-array index)
+    retake: Optional["Assign"] = field(default=None, compare=False)
+    kept: Optional[str] = None
 
 
 def blocks(stmt: Stmt) -> list[list[Stmt]]:
@@ -271,13 +275,17 @@ def blocks(stmt: Stmt) -> list[list[Stmt]]:
     return []
 
 
-def replace_statements(body: list[Stmt], replaced: dict[int, Optional[Stmt]]) -> list[Stmt]:
-    """``body`` with statements swapped by id (``None``: dropped), nested blocks rebuilt."""
+def replace_statements(body: list[Stmt], replaced: dict[int, Any]) -> list[Stmt]:
+    """``body`` with statements swapped by id (``None``: dropped; a list: several in its place),
+    nested blocks rebuilt."""
     out: list[Stmt] = []
     for stmt in body:
         if id(stmt) in replaced:
-            if replaced[id(stmt)] is not None:
-                out.append(replaced[id(stmt)])
+            found = replaced[id(stmt)]
+            if isinstance(found, list):
+                out.extend(found)
+            elif found is not None:
+                out.append(found)
             continue
         if isinstance(stmt, If):
             stmt = dataclasses.replace(stmt, body=replace_statements(stmt.body, replaced),
@@ -287,6 +295,37 @@ def replace_statements(body: list[Stmt], replaced: dict[int, Optional[Stmt]]) ->
         elif isinstance(stmt, While):
             stmt = dataclasses.replace(stmt, test_block=replace_statements(stmt.test_block, replaced),
                                        body=replace_statements(stmt.body, replaced))
+        out.append(stmt)
+    return out
+
+
+def renamed(body: list[Stmt], mapping: dict[str, str]) -> list[Stmt]:
+    """``body`` with every read of a name in ``mapping`` reading its replacement instead (statements
+    that read none are kept as they are)."""
+    swap: dict[str, Expr] = {old: Var(new) for old, new in mapping.items()}
+
+    def expr(e: Expr) -> Expr:
+        return substitute(e, swap)
+
+    def maybe(e: Optional[Expr]) -> Optional[Expr]:
+        return None if e is None else substitute(e, swap)
+
+    out: list[Stmt] = []
+    for stmt in body:
+        if isinstance(stmt, (Assign, Unpack, Effect, Return)):
+            stmt = dataclasses.replace(stmt, value=expr(stmt.value))
+        elif isinstance(stmt, Store):
+            stmt = dataclasses.replace(stmt, array=mapping.get(stmt.array, stmt.array), index=expr(stmt.index),
+                                       value=expr(stmt.value))
+        elif isinstance(stmt, If):
+            stmt = dataclasses.replace(stmt, test=expr(stmt.test), body=renamed(stmt.body, mapping),
+                                       orelse=renamed(stmt.orelse, mapping))
+        elif isinstance(stmt, For):
+            stmt = dataclasses.replace(stmt, iterable=expr(stmt.iterable), body=renamed(stmt.body, mapping),
+                                       exit=maybe(stmt.exit), checkpoint=maybe(stmt.checkpoint))
+        elif isinstance(stmt, While):
+            stmt = dataclasses.replace(stmt, test_block=renamed(stmt.test_block, mapping), test=expr(stmt.test),
+                                       body=renamed(stmt.body, mapping), exit=maybe(stmt.exit))
         out.append(stmt)
     return out
 

@@ -34,7 +34,7 @@ import gast
 import numpy as np
 
 from . import containers, ir, rules, runtime
-from .aliasing import Views, returns_shared, shared_operands, viewing
+from .aliasing import Views, new_object, returns_shared, shared_operands, viewing_call
 from .desugar import desugar
 from .errors import TransformError
 from .expressions import (BINARY_OPERATORS, Choice, Dispatch, ExpressionConverter, Inline, Known, Nested, Once,
@@ -241,6 +241,10 @@ class Lowering:
         self.in_place: list[ir.InPlace] = []
         self.element_reads: list[ir.ElementRead] = []  # see ir.Function.element_reads
         self.element_index: dict[str, tuple] = {}  # a[i, j] by atoms only: the index's parts
+        self.joined_elements: set[str] = set()  # merge variables that may be such an a[i, j] (never retaken)
+        # items of a value unpacked by position (u, w = pair(x)): a tuple's items, or an array's rows
+        self.unpacked_items: set[str] = set()
+        self.joins_owned: dict[str, bool] = {}  # merge variable -> every value joined so far is owned
         self.params: dict[str, str] = {}  # SSA name of each parameter -> the user's name
         # Values already computed in this statement, by block: (id(block), operation) -> the atom.
         # Forgotten at each statement and each store, so a reused value is never stale.
@@ -367,7 +371,7 @@ class Lowering:
 
     def _note_view(self, name: str, value: Any) -> None:
         """Remember that ``name`` may view another array (for ``_shared``)."""
-        if not (isinstance(value, ir.Call) and viewing(value.fn)
+        if not (isinstance(value, ir.Call) and viewing_call(value)
                 and value.args and isinstance(value.args[0], ir.Var)):
             return
         base = value.args[0].name
@@ -381,6 +385,16 @@ class Lowering:
         if base in self.buffers and base not in self.views.root and all(
                 _basic(p) or (isinstance(p, ir.Var) and p.name in self.range_indices) for p in parts):
             self.view_index[name] = (base, value.args[1], keeps)
+        self._note_element(name, value)
+
+    def _note_element(self, name: str, value: Any) -> None:
+        """Remember ``name = a[i, j]`` by numbers or names only (no slice): maybe one element (a copy),
+        maybe a row (a view), maybe an integer-array or mask index (a copy); see ``_view_now``."""
+        if not (isinstance(value, ir.Call) and value.fn is operator.getitem and name in self.view_values):
+            return
+        parts = ir.index_parts(value.args[1])
+        keeps = any(isinstance(p, ir.Slice) or (isinstance(p, ir.Const) and (p.value is None or p.value is Ellipsis))
+                    for p in parts)
         if not keeps and all(isinstance(p, (ir.Var, ir.Const)) for p in parts):
             self.element_index[name] = tuple(parts)  # maybe one element: see read
 
@@ -388,25 +402,47 @@ class Lowering:
         """What the user's local ``name`` holds now (``None`` if it is not a local)."""
         value = self.env.get(name)
         if isinstance(value, ir.Var):
-            array = self.views.outdated(value.name)
-            if array is not None and self._retakes(value.name, array):
-                # a slice of an array this function made (row = m[1:3, :]) shows the array as it is
-                # now, as NumPy's view would: take it again here, under the same user's name
-                base, index, _ = self.view_index[value.name]
-                self.bind(gast.Name(id=name, ctx=gast.Store(), annotation=None, type_comment=None),
-                          ir.Call(operator.getitem, (ir.Var(base), index)))
-                return self.env[name]
-            if array is not None:
-                hint = (f"{name} may be a view of {array} (a slice, a row, .T, a reshape, a list holding it, or "
-                        f"what a function returned for it), "
-                        f"and NumPy would show the new values through it; copy it where you take it (.copy()), "
-                        f"or use float(...) for one number")
-                index = self.element_index.get(value.name)
-                if index is None or self.view_values[value.name][0] != array:
-                    raise TransformError(f"reading {name} after {array} was written", hint,
-                                         filename=self.parsed.filename, line=self.line)
+            return self._view_now(value, name)
+        return value
+
+    def _view_now(self, value: ir.Var, name: str, user: bool = True) -> ir.Expr:
+        """``value``, read now under the name ``name``: where it may view an array written since it was
+        bound, what NumPy's view shows now (taken again), a deferred check that it is one number (a
+        copy), or a refusal.  ``user``: ``name`` is the user's local (retaken under it)."""
+        array = self.views.outdated(value.name)
+        if array is not None and self._retakes(value.name, array):
+            # a slice of an array this function made (row = m[1:3, :]) shows the array as it is
+            # now, as NumPy's view would: take it again here, under the same user's name
+            base, index, _ = self.view_index[value.name]
+            retaken = ir.Call(operator.getitem, (ir.Var(base), index))
+            if not user:
+                return self.flatten(retaken)
+            self.bind(gast.Name(id=name, ctx=gast.Store(), annotation=None, type_comment=None), retaken)
+            return self.env[name]
+        if array is not None:
+            hint = (f"{name} may be a view of {array} (a slice, a row, .T, a reshape, a list holding it, or "
+                    f"what a function returned for it), "
+                    f"and NumPy would show the new values through it; copy it where you take it (.copy()), "
+                    f"or use float(...) for one number")
+            index = self.element_index.get(value.name)
+            if index is None or self.view_values.get(value.name, (None,))[0] != array:
+                raise TransformError(f"reading {name} after {array} was written", hint,
+                                     filename=self.parsed.filename, line=self.line)
+            if value.name in self.joined_elements or array not in self.buffers:
                 # first = out[0]: one number if out is 1-d and 0 a number, which only the kinds tell
                 self.element_reads.append(ir.ElementRead(array, name, index, self.line, hint))
+                return value
+            # top = B[0]: a row of a 2-d B (a view: NumPy shows the write) or one number of a 1-d B, or
+            # B[idx], B[mask] (copies): taken again here, and the kinds choose which (check_element_reads)
+            call = ir.Call(operator.getitem, (ir.Var(array), ir.Display("tuple", index) if len(index) > 1 else index[0]))
+            # named, so that no other read of a[i] in this statement reuses it: the kinds may choose the
+            # value taken before instead (a copy), which is not what a new read of a[i] gives
+            retaken = self.flatten(call, self.names.fresh(describe(call, self.user_names)))
+            self.element_reads.append(ir.ElementRead(array, name, index, self.line, hint,
+                                                     retake=self.block[-1], kept=value.name))
+            if user:
+                self.env[name] = retaken
+            return retaken
         return value
 
     def lower_block(self, stmts: list) -> list[ir.Stmt]:
@@ -438,11 +474,14 @@ class Lowering:
                     return
                 if self._update_through_view(stmt, current, value):
                     return
-                if current.name in self.views.root:
+                if current.name in self.views.root and current.name not in self.unpacked_items:
                     raise self.parsed.error(f"an in-place update of {stmt.target.id}", f"{stmt.target.id} may be a "
                                             f"view of {self.views.root[current.name]}; write into that array by index "
                                             "instead", stmt)
                 update = self._shared(stmt.target.id, current.name, stmt)
+                if update is None and current.name in self.views.root:  # u, w = pair(x); u += x
+                    update = ir.InPlace(current.name, stmt.target.id, f"an item of {self.views.root[current.name]} "
+                                        f"(a row, where that is an array)", stmt.lineno, stmt.col_offset + 1)
                 if update is not None:
                     self.in_place.append(self._guarded(update))
             self.bind(stmt.target, value)
@@ -553,9 +592,43 @@ class Lowering:
                 value = ir.Var(name)
             copies.append((merged, value))
             self.views.joined(merged, value)
+            self._join_ownership(merged, value, [k for k in holding.get(getattr(value, "name", None), ())
+                                                 if k != user_name], user_name)
+            if (isinstance(value, ir.Var) and value.name in self.element_index and value.name in self.view_values
+                    and merged not in self.element_index):
+                # s = b[1] carried through a loop: one number (checked by the kinds) or a view of b
+                self.element_index[merged] = self.element_index[value.name]
+                self.view_values[merged] = self.view_values[value.name]
+                self.joined_elements.add(merged)
         for merged, value in copies:
             if not (isinstance(value, ir.Var) and value.name == merged):
                 block.append(ir.Assign(merged, value, line, merge=True))
+
+    def _join_ownership(self, merged: str, value: Any, others: list[str], user_name: str) -> None:
+        """``merged`` is an array this function owns (one it may write into) where every value joined
+        into it is: an array it made that no other name holds.  A loop's first join is seen before its
+        body is lowered: the body may write into ``merged`` on that promise, which the join at the end of
+        the body keeps, or the write is refused there."""
+        if value == ir.Var(merged):
+            return
+        owned = (isinstance(value, ir.Var) and value.name in self.buffers and not others
+                 and value.name not in self.views.root)
+        if merged not in self.joins_owned:
+            self.joins_owned[merged] = owned
+            if owned:
+                self.buffers.add(merged)
+        elif self.joins_owned[merged] and not owned:
+            self.joins_owned[merged] = False
+            self.buffers.discard(merged)
+            if self.views.writes[merged]:
+                why = (f"the same object as {others[0]}" if others else
+                       "not an array this function created (an argument, or a view of one)")
+                raise TransformError(f"an assignment into {user_name}[...]", f"{user_name} is {why} on some "
+                                     f"paths into this loop or branch, and writing into it would change that "
+                                     f"array too; copy it first: {user_name} = {user_name}.copy()",
+                                     filename=self.parsed.filename, line=self.line)
+        if owned and value.name in self.maybe_numbers:
+            self.maybe_numbers.add(merged)
 
     def tag(self, function: Nested) -> int:
         """The number that stands for the def ``function`` in a merged function binding."""
@@ -973,7 +1046,8 @@ class Lowering:
     def _check_writable(self, name: str, array: Any, what: str, instead: str, verb: str, node: Any) -> None:
         """Refuse a write into ``name`` (holding ``array``) unless it is an array this function made and
         not a view of one: NumPy would change the caller's data, or show the write through the view."""
-        if isinstance(array, ir.Var) and array.name in self.views.root:
+        # (code s2s_ad generated writes only into adjoints it owns: reverse.py decided that)
+        if isinstance(array, ir.Var) and array.name in self.views.root and not self.generated:
             raise self.parsed.error(what, f"{name} may be a view of {self.views.root[array.name]}; {instead} instead",
                                     node)
         if not (isinstance(array, ir.Var) and array.name in self.buffers):
@@ -1062,13 +1136,23 @@ class Lowering:
             self.env[target.id] = self.flatten(value, name)
             self.views.bound(name, value)
             self._note_view(name, value)
+            emitted = self.block[-1] if self.block else None
+            if name not in self.element_index and isinstance(emitted, ir.Assign) and emitted.target == name:
+                self._note_element(name, emitted.value)  # b[v > 0.0]: the kinds decide on the name it became
             self._note_holders(target.id, value)
             return
         # Tuple unpacking: a display binds element-wise, anything else by index.
         elements = target.elts
         if isinstance(value, ir.Display) and len(value.items) == len(elements):
             items = [self.flatten(v) for v in value.items]  # evaluate all before binding any
+            for item, given in zip(items, value.items):
+                if isinstance(item, ir.Var) and item != given and not self.generated:  # b[2:], B[0]: a view
+                    self.views.bound(item.name, given)
+                    self._note_view(item.name, given)
             for element, item in zip(elements, items):
+                if isinstance(element, gast.Subscript) and isinstance(item, ir.Var):
+                    # b[:2], b[2:] = b[2:], b[:2]: the second store reads its view after the first wrote
+                    item = self._view_now(item, f"the value stored into {element.value.id}[...]", user=False)
                 self.bind(element, item)
             return
         if isinstance(value, ir.Display):
@@ -1078,7 +1162,10 @@ class Lowering:
         for i, element in enumerate(elements):
             self.bind(element, ir.Call(operator.getitem, (whole, ir.Const(i))))
             if isinstance(element, gast.Name):  # an item of a tuple, not a view
-                self.view_values.pop(getattr(self.env.get(element.id), "name", None), None)
+                item = getattr(self.env.get(element.id), "name", None)
+                for facts in (self.view_values, self.view_index, self.element_index):
+                    facts.pop(item, None)
+                self.unpacked_items.add(item)
 
     def _adds_at(self, call: gast.Call) -> bool:
         """``np.add.at(name, index, value)``: in code s2s_ad generated, a new value of ``name``
@@ -1191,19 +1278,12 @@ class Lowering:
         self.block.append(ir.Assign(target, call, self.line))
         if rules.makes_fresh_array(expr.fn):
             self.buffers.add(target)
-        elif rules.makes_fresh_value(expr.fn, args) or self._arithmetic_on_fresh_array(expr.fn, args):
+        elif new_object(call, helper_returns_shared):
             self.buffers.add(target)  # written into by index only: += rebinds a number
             self.maybe_numbers.add(target)
         if key is not None:
             self.computed[key] = ir.Var(target)
         return ir.Var(target)
-
-    def _arithmetic_on_fresh_array(self, fn: Any, args: tuple) -> bool:
-        """``np.ones(n) * x[0]``: arithmetic (declared ``arithmetic=True`` in templates/) with an operand
-        that is an array this function made computes a new array (no list is joined or repeated), or a
-        number where that array is 0-d."""
-        return any(isinstance(a, ir.Var) and a.name in self.buffers and a.name not in self.maybe_numbers
-                   for a in args) and rules.fact(fn, "arithmetic", False)
 
     def _as_display(self, record: Record) -> ir.Display:
         """A list or tuple record where a value is needed (``np.stack(ws)``, ``sum(d.values())``)."""

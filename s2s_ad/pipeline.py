@@ -8,6 +8,7 @@ tangent function (forward mode).
 """
 from __future__ import annotations
 
+
 import gc
 import random
 import sys
@@ -330,7 +331,7 @@ def _analysed(ssa: ir.Function, wrt: list[str], kinds: Kinds, guarded: bool = Tr
     passes: list[Pass] = [
         ("check_in_place", lambda fn, facts: check_in_place(fn, facts, kinds_by_param)),
         ("check_constant_calls", _checking_only(check_constant_calls)),
-        ("check_element_reads", check_element_reads),
+        ("check_element_reads", lambda fn, facts: _derived_where_needed(check_element_reads(fn, facts), derive)),
         ("check_checkpointed_draws", _checking_only(lambda fn, facts: _check_checkpointed_draws(fn))),
         ("hoist_item_reads", hoist_item_reads),
         ("hoist_invariants", hoist_invariants),
@@ -338,6 +339,15 @@ def _analysed(ssa: ir.Function, wrt: list[str], kinds: Kinds, guarded: bool = Tr
     if guarded:
         passes.append(("guard_lost_derivatives", guard_lost_derivatives_kept))
     return run_passes(ssa, derive(ssa), passes, derive)
+
+
+def _derived_where_needed(made: tuple[ir.Function, Optional[Analysis]], derive: Callable[[ir.Function], Analysis]
+                          ) -> tuple[ir.Function, Analysis]:
+    """A pass's function and facts, the facts derived again where the pass could not hand them on (a
+    value taken again after a write was a copy: reads now name the value taken before, whose activity
+    the first analysis did not see)."""
+    fn, facts = made
+    return fn, facts if facts is not None else derive(fn)
 
 
 def _checking_only(check: Callable[[ir.Function, Analysis], None]

@@ -143,26 +143,26 @@ class ReverseSweep(Recording):
         self.out = sweep
         restored = {n for s in ir.walk(sweep) if isinstance(s, (ir.Assign, ir.Unpack, ir.Pop))
                     for n in ir.targets_of(s)}
-        if isinstance(result, ir.Var) and result.name in restored and not self.split:
-            # The reverse sweep restores loop values under their own names: keep the result apart.
-            kept = self.fresh(f"{result.name}_final")
-            self.out.insert(0, ir.Assign(kept, result, None))
-            result = ir.Var(kept)
+        put_back = frozenset(s.array for s in self.restores.values())
+        self.kept: list[ir.Stmt] = []  # what the forward part hands out (split), bound apart at its end
+        self.kept_first: list[ir.Stmt] = []  # the same, bound first in the reverse sweep (one piece)
+        if isinstance(result, ir.Var) and (result.name in restored and not self.split
+                                           or self.sharing.handed_out_needs_copy(result.name, put_back)):
+            result = self._kept_apart(result, put_back)
         aux = self.fn.aux
         if aux is not None:  # has_aux: returned beside the value, kept apart from restored loop values
             kept_aux = []
             for item in aux.items:
-                if isinstance(item, ir.Var) and item.name in restored:
-                    name = self.fresh(f"{item.name}_final")
-                    self.out.insert(0, ir.Assign(name, item, None))
-                    item = ir.Var(name)
+                if isinstance(item, ir.Var) and (item.name in restored
+                                                 or self.sharing.handed_out_needs_copy(item.name, put_back)):
+                    item = self._kept_apart(item, put_back)
                 kept_aux.append(item)
             result = ir.Display("tuple", (result, ir.Display("tuple", tuple(kept_aux))))
         gradients = tuple(self.final_adjoint(p) for p in self.wrt)
         # (split: always one item per parameter, tape.split_parts reads them so; one parameter's
         # adjoint may itself be a tuple, a helper given (W, b))
         gradient = gradients[0] if len(gradients) == 1 and not self.split else ir.Display("tuple", gradients)
-        forward = self.forward_block(self.fn.body[:-1])
+        forward = self.forward_block(self.fn.body[:-1]) + self.kept
         finish = ir.Return(ir.Display("tuple", (result, gradient)))
         if self.split:
             self.cut(forward, finish, seed)
@@ -193,13 +193,27 @@ class ReverseSweep(Recording):
             self.draft.declare("the cut: what the backward part reads of the forward part", values, crossing,
                                kinds, (), None, name=CUT)
 
+    def _kept_apart(self, value: ir.Var, put_back: frozenset[str]) -> ir.Var:
+        """``value`` as the forward sweep hands it out, kept apart from what the reverse sweep changes:
+        loop values it restores under their own names (a new binding), and arrays whose overwritten
+        slices it puts back in place (a copy, taken before the reverse sweep)."""
+        kept = self.fresh(f"{value.name}_final")
+        copied = self.sharing.handed_out_needs_copy(value.name, put_back)
+        binding = ir.Assign(kept, ir.Call(np.copy, (value,)) if copied else value, None)
+        if self.split:  # the forward part hands it out: bound at its end
+            self.kept.append(binding)
+        else:  # the first statement after the forward sweep
+            self.out.insert(len(self.kept_first), binding)
+            self.kept_first.append(binding)
+        return ir.Var(kept)
+
     def _snapshots(self, sweep: list[ir.Stmt]) -> set[str]:
         """Names the reverse sweep reads that may share memory a later store writes (a view of an
         array written after it was taken): the forward sweep keeps a copy of what they held."""
         if not self.sharing.stale:
             return set()
         reads = {n for s in ir.walk(sweep) for e in ir.exprs_of(s) for n in values_read(e)}
-        return {n for n in self.sharing.stale & reads if self.facts.shape.get(n) != SCALAR}
+        return {n for n in reads if self.sharing.copy_needed_for_record(n) and self.facts.shape.get(n) != SCALAR}
 
     def final_adjoint(self, param: str) -> ir.Expr:
         if param in self.adjoint:
@@ -397,8 +411,18 @@ class ReverseSweep(Recording):
                         part = ir.Call(runtime.stored_part, (target, index, value))
                 if array not in self.facts.inexact:  # into integers, NumPy truncates: no derivative
                     part = ir.Call(runtime.if_inexact, (part, ir.Var(array)))
-                self.accumulate(value.name, part)
-            self.emit(ir.Store(target.name, index, ir.Const(0.0), self.line))
+                if self.sharing.adjoint_shared_with_store(value.name, array):
+                    # ``b[::-1] = b``: the value's adjoint is the array's, which the store zeroes next:
+                    # take the part first, zero the slice, then add the part
+                    taken = self.fresh(f"d_{value.name}_part")
+                    self.assign(taken, part)
+                    self.emit(ir.Store(target.name, index, ir.Const(0.0), self.line))
+                    self.accumulate(value.name, ir.Var(taken))
+                else:
+                    self.accumulate(value.name, part)
+                    self.emit(ir.Store(target.name, index, ir.Const(0.0), self.line))
+            else:
+                self.emit(ir.Store(target.name, index, ir.Const(0.0), self.line))
         if array in self.restored_arrays and id(stmt) not in self.unrestored:
             old = self.fresh(f"old_{array}")
             self.store_pushes[id(stmt)] = self.declare(f"the store at line {stmt.line}: the part of {array} it "

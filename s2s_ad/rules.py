@@ -603,24 +603,14 @@ def fresh_values(*fns: Any) -> None:
         _FRESH_VALUES.add(_key(fn))
 
 
-def makes_fresh_value(fn: Any, args: tuple) -> bool:
-    """Whether a call of ``fn`` on ``args`` (IR atoms) returns a new array or a number: declared with
-    ``fresh_values``, or elementwise with a rule (``np.exp(x)``: NumPy computes every element into a
-    new array).  ``max`` and ``min`` return an operand (``returns_operand``); ``a + b`` and ``a * b``
-    may join or repeat lists (``[x] * 3``, ``joins_sequences``), so they count only with a float
-    constant operand (``x * 1.0``), which no list or tuple takes."""
+def declared_fresh_value(fn: Any) -> bool:
+    """Whether ``fn`` is declared with ``fresh_values`` (a new array or a number, never an argument or
+    a view of one), whatever else is known of it (aliasing.new_object)."""
     load_templates()
     try:
-        if _key(fn) in _FRESH_VALUES:
-            return True
-        rule = _ADJOINTS.get(_key(fn)) or _TANGENTS.get(_key(fn))
+        return _key(fn) in _FRESH_VALUES
     except TypeError:
         return False
-    if rule is None or not rule.elementwise or fact(fn, "returns_operand"):
-        return False
-    if fact(fn, "joins_sequences"):
-        return any(type(getattr(a, "value", None)) is float for a in args)
-    return True
 
 
 def load_templates() -> None:

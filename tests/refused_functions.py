@@ -129,14 +129,6 @@ def view_read_after_write(x):
     return np.sum(flipped[1]) * x[1]  # REFUSED: reading flipped after out was written
 
 
-def row_read_in_a_loop_that_writes(x):
-    out = np.zeros((2, 2))
-    row = out[0]
-    for i in range(2):
-        out[i, 0] = x[i] * row[1]  # REFUSED: reading row after out was written
-    return np.sum(out)
-
-
 def write_into_a_view(x):
     out = np.zeros((2, 2))
     for row in out:
