@@ -8,7 +8,6 @@ tangent function (forward mode).
 """
 from __future__ import annotations
 
-
 import gc
 import random
 import sys

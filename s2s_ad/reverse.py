@@ -49,7 +49,7 @@ from . import ir, rules, runtime
 from .analysis import SCALAR, Analysis, differentiable_operands, lost_derivative_check
 from .errors import TransformError
 from .expressions import describe_callable, instantiate, is_user_function, template_ir
-from .kinds import Kind, Number
+from .kinds import Array, Kind, Number
 from .optimize import remove_dead
 from .aliasing import Sharing, values_read
 from .recording import Recording
@@ -199,7 +199,8 @@ class ReverseSweep(Recording):
         slices it puts back in place (a copy, taken before the reverse sweep)."""
         kept = self.fresh(f"{value.name}_final")
         copied = self.sharing.handed_out_needs_copy(value.name, put_back)
-        binding = ir.Assign(kept, ir.Call(np.copy, (value,)) if copied else value, None)
+        copy = np.copy if isinstance(self.facts.fact(value), (Array, Number)) else runtime.held_apart
+        binding = ir.Assign(kept, ir.Call(copy, (value,)) if copied else value, None)
         if self.split:  # the forward part hands it out: bound at its end
             self.kept.append(binding)
         else:  # the first statement after the forward sweep

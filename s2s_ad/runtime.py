@@ -145,6 +145,17 @@ def writable_copy(grad: Any, like: Any) -> np.ndarray:
     return copy
 
 
+def held_apart(value: Any) -> Any:
+    """``value`` with each array in it copied (a tuple or list of numbers and arrays, nested, or one
+    array): what a result handed to the caller holds, kept apart from arrays the reverse sweep puts
+    back afterwards."""
+    if isinstance(value, np.ndarray):
+        return value.copy()
+    if type(value) in (tuple, list):
+        return type(value)(held_apart(item) for item in value)
+    return value
+
+
 def stored_part(grad: np.ndarray, index: Any, value: Any) -> Any:
     """The adjoint of ``value`` in ``array[index] = value`` (``grad`` is the adjoint of ``array``).
 

@@ -21,7 +21,7 @@ from s2s_ad.runtime import (added_at, check_view_update, cross_grad, diff_piece,
                             mul_tangent_cross, pair_sum, tangent_sum, broadcast_reduced, checkpoint_stride, concatenate_grad, cumsum_grad,
                             expand_reduced, getitem_grad, inverse_axes, matmul_grad_a, matmul_grad_b,
                             pad_grad, pad_jvp, prod_others, prod_others_jvp, stack_grad, stop_gradient, if_inexact, stored_part,
-                            unbroadcast, unbroadcast_to, writable_copy, zero_tangent,
+                            unbroadcast, unbroadcast_to, writable_copy, held_apart, zero_tangent,
                             zeros_like, checkpointed)
 
 nondifferentiable(zeros_like, zero_tangent, inverse_axes, linspace_weights)
@@ -69,6 +69,11 @@ def unbroadcast_rule(out, grad, like, d_out):
                                                 {"grad": (3, 1), "shape": (3, 4)}))
 def unbroadcast_to_rule(out, grad, shape, d_out):
     d_grad = unbroadcast(np.broadcast_to(d_out, np.broadcast_shapes(np.shape(grad), shape)), grad)
+
+
+@adjoint(held_apart, linear=True, examples=({"value": (3,)}, {"value": [(2,), ()]}), returns_sequence=True)
+def held_apart_rule(out, value, d_out):  # a copy: the adjoint passes through
+    d_value = d_out
 
 
 @adjoint(writable_copy, linear=True, examples=({"grad": (3,), "like": np.zeros(3)}, {"grad": (), "like": np.zeros(4)}),
