@@ -71,6 +71,8 @@ CASES = {
     "nested_def_closure": ((X3,), True),
     "masked_update": ((np.array([0.3, -0.9, 1.4]),), True),
     "triu_pairs": ((X6,), True),
+    "rebinding_argument_then_write": ((X3,), True),
+    "product_of_argument_views_written": ((X3,), True),
     "value_changes_kind": ((X3,), True),
     "masks_combined": ((np.array([0.3, -0.9, 1.4]),), True),
     "scatter_add_into_scaled_ones": ((np.array([0.5, -1.2, 0.8, 0.1, 0.3]),), True),

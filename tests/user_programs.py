@@ -702,15 +702,15 @@ def masked_power_update(v):
 
 # --- everyday code still refused (each must name its line) -------------------------------------
 
-def refused_rebinding_argument_then_write(x):
+def rebinding_argument_then_write(x):
     y = x
-    y = y * 2  # an int factor: could be a list repeated, so y is not known to be a new array
+    y = y * 2  # a new array (a list repeated would be a new list too): written into, x is not
     y[0] = 1.0
     return np.sum(y ** 3)
 
 
-def refused_product_of_argument_views_written(x):
-    v = x[:, None] * x[None, :]
+def product_of_argument_views_written(x):
+    v = x[:, None] * x[None, :]  # views of the argument multiplied: a new array
     v[np.triu_indices(3)] = 0.0
     return np.sum(np.sin(v))
 

@@ -371,6 +371,16 @@ def masked_update(x):
     return jnp.sum(y ** 2 * jnp.array([1.0, 2.0, 3.0]))
 
 
+def rebinding_argument_then_write(x):
+    y = (x * 2).at[0].set(1.0)
+    return jnp.sum(y ** 3)
+
+
+def product_of_argument_views_written(x):
+    v = (x[:, None] * x[None, :]).at[jnp.triu_indices(3)].set(0.0)
+    return jnp.sum(jnp.sin(v))
+
+
 def triu_pairs(x):
     pos = x.reshape(3, 2)
     i, j = jnp.triu_indices(3, k=1)
