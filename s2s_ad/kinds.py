@@ -30,7 +30,7 @@ code is specialised on its value, which the lowering reads as a constant
 from __future__ import annotations
 
 import ast
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Optional, Union
 
 import numpy as np
@@ -106,6 +106,20 @@ class Sequence(Kind):
 
     items: tuple[Kind, ...]
     display: str = "tuple"
+    depth: int = field(default=1, compare=False, repr=False)  # how many sequences deep it nests
+
+    def __post_init__(self) -> None:
+        # Sequences nest at most MAX_NESTING deep; what lies deeper is unknown.  The kinds then form a
+        # lattice of finite height, so every fixed point settles: a tape that holds the tape of a
+        # recursive call of the same function (tape = (c, tape_of_the_callee)) would otherwise nest one
+        # level deeper at each round.  Unknown is always sound: the code asks at run time.
+        inner = max((item.depth for item in self.items if isinstance(item, Sequence)), default=0)
+        if inner >= MAX_NESTING:
+            items = tuple(UNKNOWN if isinstance(item, Sequence) and item.depth >= MAX_NESTING else item
+                          for item in self.items)
+            object.__setattr__(self, "items", items)
+            inner = max((item.depth for item in items if isinstance(item, Sequence)), default=0)
+        object.__setattr__(self, "depth", inner + 1)
 
     def join(self, other: Kind) -> Kind:
         if isinstance(other, Sequence) and other.display == self.display and len(other.items) == len(self.items):
@@ -118,6 +132,7 @@ class Sequence(Kind):
 
 
 UNKNOWN = Unknown()
+MAX_NESTING = 8  # (see Sequence)
 NUMBER = Number()
 TRUTH = Number(truth=True)
 
