@@ -71,7 +71,7 @@ def unbroadcast_to_rule(out, grad, shape, d_out):
     d_grad = unbroadcast(np.broadcast_to(d_out, np.broadcast_shapes(np.shape(grad), shape)), grad)
 
 
-@adjoint(held_apart, linear=True, examples=({"value": (3,)}, {"value": [(2,), ()]}), returns_sequence=True)
+@adjoint(held_apart, linear=True, examples=({"value": (3,)}, {"value": [(2,), (2,)]}), returns_sequence=True)
 def held_apart_rule(out, value, d_out):  # a copy: the adjoint passes through
     d_value = d_out
 
