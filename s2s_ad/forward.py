@@ -54,6 +54,8 @@ def _without_zeros(e: ir.Expr) -> Optional[ir.Expr]:
     factors = rules.fact(e.fn, "factors", ()) if not isinstance(e.fn, ir.Part) else ()
     if any(i < len(args) and _is_zero(args[i]) for i in factors):
         return _ZERO
+    if _linear_of_zero(e):
+        return _ZERO
     if len(args) != 2:
         return None
     sign = rules.fact(e.fn, "sum") if not isinstance(e.fn, ir.Part) else None  # declared sum="+" or sum="-"
@@ -68,6 +70,16 @@ def _without_zeros(e: ir.Expr) -> Optional[ir.Expr]:
         if _is_zero(args[0]):
             return ir.Call(operator.neg, (args[1],))
     return None
+
+
+def _linear_of_zero(e: ir.Call) -> bool:
+    """A call of a linear rule (``np.sum(t, axis=1)``, ``np.reshape(t, shape)``) whose first argument is
+    a missing tangent and whose others are constants: zero (and an axis would not fit a scalar zero)."""
+    if isinstance(e.fn, ir.Part) or not e.args or not _is_zero(e.args[0]):
+        return False
+    rule = rules.adjoint_rule(e.fn)
+    return (rule is not None and rule.form == "linear"
+            and all(isinstance(a, ir.Const) for a in e.args[1:]) and all(isinstance(v, ir.Const) for _, v in e.kwargs))
 
 
 def _substitute_dropping_zeros(tree: ir.Expr, mapping: dict[str, ir.Expr]) -> ir.Expr:
