@@ -344,32 +344,20 @@ def _filled_ones(a):
     return np.where(np.isnan(a), 1.0, a)
 
 
-@adjoint(np.nanmax, examples=_NAN_AXES)
-def nanmax(out, a, axis=None, *, keepdims=False, d_out):
-    at_max = a == expand_reduced(out, axis, keepdims)  # a NaN equals nothing
-    ties = np.sum(at_max, axis=axis, keepdims=True)
-    d_a = at_max * (expand_reduced(d_out, axis, keepdims) / np.maximum(ties, 1))  # ties share evenly
-
-
-@tangent(np.nanmax)
-def nanmax(out, a, axis=None, *, keepdims=False, t_a):
-    at_max = a == expand_reduced(out, axis, keepdims)
-    t_out = np.sum(np.where(at_max, t_a, 0.0), axis=axis, keepdims=keepdims) / np.maximum(
-        np.sum(at_max, axis=axis, keepdims=keepdims), 1)
-
-
 @adjoint(np.nanmin, examples=_NAN_AXES)
-def nanmin(out, a, axis=None, *, keepdims=False, d_out):
-    at_min = a == expand_reduced(out, axis, keepdims)
-    ties = np.sum(at_min, axis=axis, keepdims=True)
-    d_a = at_min * (expand_reduced(d_out, axis, keepdims) / np.maximum(ties, 1))
+@adjoint(np.nanmax, examples=_NAN_AXES)
+def nan_extreme(out, a, axis=None, *, keepdims=False, d_out):
+    at_extreme = a == expand_reduced(out, axis, keepdims)  # a NaN equals nothing
+    ties = np.sum(at_extreme, axis=axis, keepdims=True)
+    d_a = at_extreme * (expand_reduced(d_out, axis, keepdims) / np.maximum(ties, 1))  # ties share evenly
 
 
 @tangent(np.nanmin)
-def nanmin(out, a, axis=None, *, keepdims=False, t_a):
-    at_min = a == expand_reduced(out, axis, keepdims)
-    t_out = np.sum(np.where(at_min, t_a, 0.0), axis=axis, keepdims=keepdims) / np.maximum(
-        np.sum(at_min, axis=axis, keepdims=keepdims), 1)
+@tangent(np.nanmax)
+def nan_extreme(out, a, axis=None, *, keepdims=False, t_a):
+    at_extreme = a == expand_reduced(out, axis, keepdims)
+    t_out = np.sum(np.where(at_extreme, t_a, 0.0), axis=axis, keepdims=keepdims) / np.maximum(
+        np.sum(at_extreme, axis=axis, keepdims=keepdims), 1)
 
 
 @adjoint(np.nanprod, examples=_NAN_AXES)

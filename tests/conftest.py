@@ -184,28 +184,27 @@ def _import_the_extras() -> None:
             pytest.exit(f"{REQUIRE_EXTRAS}=1, but {name} cannot be imported: {exc}", returncode=4)
 
 
-@pytest.hookimpl(hookwrapper=True)
-def pytest_runtest_makereport(item, call):
-    """With ``S2S_AD_REQUIRE_EXTRAS=1``, a test skipped for a missing package fails instead."""
-    outcome = yield
-    report = outcome.get_result()
+def _failed_if_a_package_is_missing(report: Any) -> None:
+    """With ``S2S_AD_REQUIRE_EXTRAS=1``, a skip for a missing package becomes a failure."""
     if report.skipped and _extras_required() and isinstance(report.longrepr, tuple):
         reason = str(report.longrepr[2])
         if any(words in reason for words in _MISSING_PACKAGE):
             report.outcome = "failed"
             report.longrepr = f"skipped for a missing package although {REQUIRE_EXTRAS}=1: {reason}"
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    """A test skipped for a missing package, where the extras are required, fails instead."""
+    outcome = yield
+    _failed_if_a_package_is_missing(outcome.get_result())
 
 
 @pytest.hookimpl(hookwrapper=True)
 def pytest_make_collect_report(collector):
     """The same for a test module skipped as a whole (a module-level importorskip)."""
     outcome = yield
-    report = outcome.get_result()
-    if report.skipped and _extras_required() and isinstance(report.longrepr, tuple):
-        reason = str(report.longrepr[2])
-        if any(words in reason for words in _MISSING_PACKAGE):
-            report.outcome = "failed"
-            report.longrepr = f"skipped for a missing package although {REQUIRE_EXTRAS}=1: {reason}"
+    _failed_if_a_package_is_missing(outcome.get_result())
 
 
 @pytest.fixture(scope="session")
