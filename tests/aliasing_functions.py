@@ -1,4 +1,4 @@
-"""Functions for tests/test_trust_aliasing.py: arrays that share memory, read and then written (issue #12)."""
+"""Functions for tests/test_shared_memory_read_then_written.py: arrays that share memory, read and then written (issue #12)."""
 import numpy as np
 
 

@@ -1,6 +1,6 @@
 """Functions, written as a user would, that once crashed inside generated code (issue #12).
 
-Each one's derivatives are checked in tests/test_trust_crashes.py against central
+Each one's derivatives are checked in tests/test_constructs_that_once_crashed.py against central
 finite differences.
 """
 import numpy as np

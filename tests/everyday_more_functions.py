@@ -1,4 +1,4 @@
-"""Everyday code for tests/test_everyday_more.py (issue #13): written as users write it.
+"""Everyday code for tests/test_argument_types_fstrings_raises.py (issue #13): written as users write it.
 
 Types kept (float32, 0-d arrays), f-strings in print/logging, if/elif chains that end in a raise,
 a raise chosen by a string argument, checkpointed(..., snapshots=c).

@@ -1,2 +1,2 @@
-"""A module attribute that tests/test_trust_front.py rebinds (``front_config.K = 5.0``)."""
+"""A module attribute that tests/test_stale_code_and_caches.py rebinds (``front_config.K = 5.0``)."""
 K = 2.0

@@ -1,4 +1,4 @@
-"""Functions for tests/test_trust_front.py (s2s_ad reads their source, so they live in a file)."""
+"""Functions for tests/test_stale_code_and_caches.py (s2s_ad reads their source, so they live in a file)."""
 import functools
 
 import numpy as np

@@ -202,7 +202,7 @@ def _method_on_the_inputs(x):
     return ef.SETTINGS.factor(x[0])
 
 
-def _lambda_with_star_args(x):  # (a lambda with defaults is differentiated: tests/test_everyday_more.py)
+def _lambda_with_star_args(x):  # (a lambda with defaults is differentiated: tests/test_argument_types_fstrings_raises.py)
     scale = lambda *t: t[0] * 2.0
     return np.sum(scale(x))
 

@@ -208,7 +208,7 @@ def test_try_except_is_still_refused():
         except ValueError:
             return 0.0
 
-    with pytest.raises(s2s_ad.TransformError, match="test_everyday_more.py"):
+    with pytest.raises(s2s_ad.TransformError, match="test_argument_types_fstrings_raises.py"):
         s2s_ad.grad(with_try)(X)
 
 
