@@ -617,6 +617,13 @@ def _check_source_runs(fn: types.FunctionType, filename: str, firstline: int) ->
     code = fn.__code__
     compiled = _file_codes(filename, fn.__globals__).get((code.co_name, code.co_firstlineno), ())
     if not any(_same_code(candidate, code) for candidate in compiled):
+        if filename.startswith("<") and filename.endswith(">"):
+            # no file: exec'd or typed-in code, whose pseudo-name (<string>, <stdin>) linecache may hold
+            # other text for (Python 3.13 keeps the `python -c` program under <string>)
+            raise TransformError(
+                f"{fn.__qualname__!r}", "its source code cannot be read (it was typed into a bare REPL or made "
+                "by exec); define it in a .py file, or give it a rule with @s2s_ad.adjoint",
+                filename=filename, line=firstline)
         raise TransformError(
             f"{fn.__qualname__!r}", f"its source file changed after the function was defined: Python runs the "
             f"code it compiled then, and the text now at line {firstline} is different; reload the module "

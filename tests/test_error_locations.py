@@ -31,6 +31,7 @@ def test_a_run_time_shape_mismatch_in_generated_code_names_the_users_line():
         in note, note
 
 
+@pytest.mark.skipif(ef.scipy is None, reason="SciPy is not installed")
 def test_a_library_function_without_a_rule_is_refused_at_the_users_call_not_inside_scipy():
     with pytest.raises(s2s_ad.TransformError) as caught:
         s2s_ad.grad(ef.uses_expm)(np.eye(2))

@@ -45,7 +45,8 @@ def test_forward_mode_jacobian_parses_and_lowers_the_function_once(builds):
     np.testing.assert_allclose(first, want, rtol=1e-12)
 
 
-@pytest.mark.parametrize("fn", [sf.noisy, sf.noisy_through_scipy])
+@pytest.mark.parametrize("fn", [sf.noisy, pytest.param(sf.noisy_through_scipy, marks=pytest.mark.skipif(
+    sf.scipy is None, reason="SciPy is not installed"))])
 def test_a_forward_mode_jacobian_still_replays_the_draws_in_every_pass(fn):
     np.random.seed(7)
     got = s2s_ad.jacobian(fn)(X)
