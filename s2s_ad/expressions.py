@@ -32,7 +32,7 @@ import numpy as np
 from . import ir, rules, runtime
 from .draws import DRAW_METHODS, unseeded
 from .errors import TransformError
-from .parse import ABSENT, Resolver, parse_function, transparent
+from .parse import ABSENT, Resolver, parse_function, readable_source, transparent
 
 BINARY_OPERATORS = {
     gast.Add: operator.add, gast.Sub: operator.sub, gast.Mult: operator.mul,
@@ -892,9 +892,7 @@ def missing_rule(fn: Any) -> Optional[str]:
         return (f"{name} is a class, and objects are not differentiated; pass their numbers to the function "
                 f"as arguments")
     if is_user_function(fn):
-        try:
-            inspect.getsource(fn)
-        except (OSError, TypeError):
+        if not readable_source(fn):
             return f"its source cannot be read and it has no derivative rule; add one with @s2s_ad.adjoint({name})"
         return _library_source_refused(fn, name)
     return f"it has no derivative rule; add one with @s2s_ad.adjoint({name}) (see README, 'Adding a rule')"

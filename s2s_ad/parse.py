@@ -605,6 +605,24 @@ def _parse_lambda(fn: types.FunctionType) -> ParsedFunction:
     return parsed
 
 
+def readable_source(fn: types.FunctionType) -> bool:
+    """Whether ``fn``'s source can be read as the code that runs: a file's text, or the text s2s_ad
+    registered for generated code; not another program's text that ``linecache`` holds under the
+    same pseudo-name (``<string>``: Python 3.13 keeps the ``python -c`` program there)."""
+    try:
+        inspect.getsource(fn)
+    except (OSError, TypeError):
+        return False
+    filename = fn.__code__.co_filename
+    if not (filename.startswith("<") and filename.endswith(">")):
+        return True
+    try:
+        compiled = _file_codes(filename, fn.__globals__).get((fn.__code__.co_name, fn.__code__.co_firstlineno), ())
+    except SyntaxError:
+        return False
+    return any(_same_code(candidate, fn.__code__) for candidate in compiled)
+
+
 def _check_source_runs(fn: types.FunctionType, filename: str, firstline: int) -> None:
     """Refuse if the text read for ``fn`` does not compile to the code that runs.
 
