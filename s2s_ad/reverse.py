@@ -409,6 +409,7 @@ class ReverseSweep(Recording):
                         if self.facts.part_class(array, index) != self.facts.shape.get(value.name):
                             part = ir.Call(runtime.unbroadcast, (part, value))  # the value may have been broadcast
                     else:  # an integer array may name an element twice: only the write NumPy kept counts
+                        self._check_overlapping_fancy_store(stmt)
                         part = ir.Call(runtime.stored_part, (target, index, value))
                 if array not in self.facts.inexact:  # into integers, NumPy truncates: no derivative
                     part = ir.Call(runtime.if_inexact, (part, ir.Var(array)))
@@ -431,6 +432,18 @@ class ReverseSweep(Recording):
             self.emit(ir.Pop(self.store_pushes[id(stmt)], (old,), self.line))
             self.restores[id(stmt)] = ir.Store(array, index, ir.Var(old), self.line)
             self.emit(self.restores[id(stmt)])
+
+    def _check_overlapping_fancy_store(self, stmt: ir.Store) -> None:
+        """Refuse ``b[[3, 2, 1, 0]] = b`` (a value that may share memory with the array an integer-array
+        index writes) where this NumPy does not copy such a right side first (before 2.0 it writes the
+        elements one by one, each read after the writes before it): the adjoint assumes the copy."""
+        if runtime.FANCY_STORES_COPY_OVERLAP or not isinstance(stmt.value, ir.Var):
+            return
+        if stmt.value.name == stmt.array or self.sharing.shares(stmt.value.name, stmt.array):
+            raise TransformError(f"the store into {stmt.array} by an integer array of a value that may share its "
+                                 f"memory", "this NumPy (before 2.0) writes such a store element by element, "
+                                 "reading values it has already overwritten; copy the value first "
+                                 f"({stmt.array}[index] = value.copy())", filename=self.fn.filename, line=stmt.line)
 
     def propagate_call(self, stmt: ir.Assign, needed: dict[str, ir.Expr]) -> None:
         """``y = helper(a, b)``: the callee's backward part gives the adjoints of all its arguments."""

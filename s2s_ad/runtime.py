@@ -145,6 +145,17 @@ def writable_copy(grad: Any, like: Any) -> np.ndarray:
     return copy
 
 
+def _fancy_stores_copy_overlap() -> bool:
+    """Whether this NumPy copies the right side of an integer-array store that overlaps the array
+    (``b[[3, 2, 1, 0]] = b`` reverses ``b`` from NumPy 2.0 on; before, it wrote element by element)."""
+    b = np.arange(4.0)
+    b[[3, 2, 1, 0]] = b
+    return bool(b[0] == 3.0)
+
+
+FANCY_STORES_COPY_OVERLAP = _fancy_stores_copy_overlap()
+
+
 def held_apart(value: Any) -> Any:
     """``value`` with each array in it copied (a tuple or list of numbers and arrays, nested, or one
     array): what a result handed to the caller holds, kept apart from arrays the reverse sweep puts

@@ -245,7 +245,11 @@ _TRAPEZOIDS = ({"y": (5,)}, {"y": (5,), "dx": ()}, {"y": (5,), "x": (5,)}, {"y":
                {"y": (3, 4), "axis": 0, "x": (3,)}, {"y": (3, 4), "x": (3, 4), "axis": 1}, {"y": (2, 3), "axis": 0, "dx": 0.5})
 
 
-@adjoint(np.trapezoid, examples=_TRAPEZOIDS)
+# np.trapezoid from NumPy 2.0 on; np.trapz, the same function, before it (NumPy 2.4 removed that name)
+_TRAPEZOID = np.trapezoid if hasattr(np, "trapezoid") else np.trapz
+
+
+@adjoint(_TRAPEZOID, examples=_TRAPEZOIDS)
 def trapezoid(out, y, x=None, dx=1.0, axis=-1, *, d_out):
     # out = sum over intervals of width * (mean of its two ends), along axis
     widths = trapezoid_widths(y, x, dx, axis)
@@ -255,7 +259,7 @@ def trapezoid(out, y, x=None, dx=1.0, axis=-1, *, d_out):
     d_dx = np.sum(unbroadcast(spread * pair_means(y, axis), dx)) * (x is None)
 
 
-@tangent(np.trapezoid)
+@tangent(_TRAPEZOID)
 def trapezoid(out, y, x=None, dx=1.0, axis=-1, *, t_y, t_x, t_dx):
     t_out = np.sum(trapezoid_widths(y, x, dx, axis) * pair_means(t_y, axis)
                    + trapezoid_width_tangent(y, x, t_x, t_dx, axis) * pair_means(y, axis), axis=axis)
