@@ -403,6 +403,8 @@ class GradientFunction:
             raise TypeError("has_aux=True applies to the first derivative only; for higher derivatives "
                             "differentiate a function that returns the value alone")
         self._has_aux = has_aux
+        # what pickling and copying rebuild this derivative from (see __reduce__)
+        self._made_from = (fn, wrt, with_value, has_aux, bool(check))
         visible = fn  # wrt names its parameters, as the caller sees them
         fn, self._prefix, self._fixed = _unwrap(fn) if not isinstance(fn, GradientFunction) else (fn, (), {})
         self.fn = fn
@@ -446,6 +448,17 @@ class GradientFunction:
         self._bare = not (self._check or self._wrap_single or with_value)  # the call returns the gradient alone
         functools.update_wrapper(self, fn, updated=())  # not __dict__: fn may be a gradient
         self.__name__ = f"grad_{getattr(fn, '__name__', 'f')}"
+
+    def __reduce__(self) -> Union[str, tuple]:
+        """Pickled (and deep-copied) by reference: the user's function, by its module and qualified
+        name, and the options; another process builds the code again from them.  A derivative that
+        is itself what its module names (``@s2s_ad.grad`` on a ``def``) is pickled as that name."""
+        if _named_by_its_module(self):
+            return self.__qualname__
+        return (GradientFunction, self._made_from)
+
+    def __deepcopy__(self, memo: dict) -> "GradientFunction":
+        return GradientFunction(*self._made_from)
 
     @property
     def key(self) -> tuple:
@@ -691,6 +704,15 @@ class GradientFunction:
         return f"<gradient of {getattr(self.fn, '__qualname__', self.fn)!s} with respect to {', '.join(self.wrt)}>"
 
 
+def _named_by_its_module(obj: Any) -> bool:
+    """``obj`` is what its module calls it by its qualified name (a decorated ``def``)."""
+    module = sys.modules.get(getattr(obj, "__module__", None) or "")
+    found: Any = module
+    for part in (getattr(obj, "__qualname__", "") or "<none>").split("."):
+        found = getattr(found, part, None)
+    return found is obj
+
+
 def _decorator_or_call(fn: Optional[Callable], wrt: Wrt, with_value: bool, has_aux: bool, check: bool) -> Any:
     if fn is None:
         return lambda f: GradientFunction(f, wrt, with_value, has_aux, check)
@@ -901,13 +923,14 @@ def vjp(fn: Callable, *primals: Any) -> tuple[Any, Callable]:
     return _pullback(fn, primals, None)
 
 
-def _pullback(fn: Callable, primals: Sequence[Any], wrt: Optional[Sequence[str]]) -> tuple[Any, Callable]:
+def _pullback(fn: Callable, primals: Sequence[Any], wrt: Optional[Sequence[str]]) -> tuple[Any, "Pullback"]:
     """``vjp``, its derivatives wanted by the parameters ``wrt`` alone (all the primals where None):
     only those are refused where a rule inside would lose their derivative (a constant ``c`` beside
     them, or a default, may reach ``np.pad(a, 1, constant_values=c)``)."""
     if isinstance(fn, GradientFunction):
         raise TypeError("vjp of a gradient would be reverse over reverse, which s2s_ad does not do; "
                         "use s2s_ad.jvp of the gradient, or s2s_ad.hessian (forward over reverse)")
+    original = fn
     params, args = _bound_primals(fn, primals)
     visible = params[:len(primals)]
     fn, params, args = _without_prefix(fn, params, args)
@@ -925,26 +948,57 @@ def _pullback(fn: Callable, primals: Sequence[Any], wrt: Optional[Sequence[str]]
     tree = split.result_tree
     result = containers.unflatten(tree, out) if tree is not None else out
     positions = [params.index(p) for p in visible]
-    pulled: list[bool] = []  # one item per call of vjp_fn so far
+    pullback = Pullback(split, kinds, args, flat_args, out, tape, tree, result, positions, draws,
+                        made_from=(original, tuple(primals), None if wrt is None else tuple(wrt)))
+    return result, pullback
 
-    def vjp_fn(cotangent: Any) -> tuple:
-        cotangent = _matching_cotangent(fn, cotangent, result, tree)
-        taped = tape
-        if split.restores and pulled:  # the first call put overwritten slices back: record them again
-            draws.replay()
+
+class Pullback:
+    """``vjp_fn`` of ``vjp``: each call runs the reverse sweep alone on the tape the forward sweep
+    left.  It pickles by reference, as the user's function and primals: another process runs the
+    forward sweep again (refused where that sweep drew random numbers: the draws would differ)."""
+
+    def __init__(self, split: Any, kinds: tuple, args: tuple, flat_args: tuple, out: Any, tape: Any,
+                 tree: Any, result: Any, positions: list[int], draws: Draws, made_from: tuple) -> None:
+        self._split, self._kinds, self._args, self._flat_args = split, kinds, args, flat_args
+        self._out, self._tape, self._tree, self._result = out, tape, tree, result
+        self._positions, self._draws, self._made_from = positions, draws, made_from
+        self._pulled = False
+        self._drew = draws.drew()
+        self.__name__ = f"vjp_{getattr(made_from[0], '__name__', 'f')}"
+
+    def __call__(self, cotangent: Any) -> tuple:
+        fn, split, kinds, args = self._made_from[0], self._split, self._kinds, self._args
+        cotangent = _matching_cotangent(fn, cotangent, self._result, self._tree)
+        taped = self._tape
+        if split.restores and self._pulled:  # the first call put overwritten slices back: record them again
+            self._draws.replay()
             try:
-                taped = _run(split.forward, flat_args + (None,))[1]
+                taped = _run(split.forward, self._flat_args + (None,))[1]
             finally:
-                draws.finish()
-        pulled.append(True)
+                self._draws.finish()
+        self._pulled = True
         adjoints = _run(split.backward, (cotangent, taped))  # the tape is persistent: reading it takes nothing
         # each adjoint with its primal's type: float32 stays float32, a 0-d array a 0-d array (as grad)
-        adjoints = _regroup(tuple(map(_like, flat_args, adjoints[:-1])), kinds)
+        adjoints = _regroup(tuple(map(_like, self._flat_args, adjoints[:-1])), kinds)
         # a string or None primal (a static argument) has no derivative: None, as jvp takes for its tangent
-        return _handed_out(tuple(None if constant_value(kinds[i])[0] else adjoints[i] for i in positions),
-                           args + (out, cotangent))
+        return _handed_out(tuple(None if constant_value(kinds[i])[0] else adjoints[i] for i in self._positions),
+                           args + (self._out, cotangent))
 
-    return result, vjp_fn
+    def __reduce__(self) -> tuple:
+        if self._drew:
+            raise TypeError(f"this vjp_fn of {getattr(self._made_from[0], '__qualname__', 'f')} cannot be "
+                            "pickled: its forward sweep drew random numbers, which another process would "
+                            "draw differently; pickle the function and its primals and call vjp there")
+        return (_pullback_again, self._made_from)
+
+    def __repr__(self) -> str:
+        return f"<vjp_fn of {getattr(self._made_from[0], '__qualname__', self._made_from[0])!s}>"
+
+
+def _pullback_again(fn: Callable, primals: tuple, wrt: Optional[tuple]) -> Pullback:
+    """An unpickled ``vjp_fn``: the forward sweep run again in this process."""
+    return _pullback(fn, primals, wrt)[1]
 
 
 def _matching_cotangent(fn: Callable, cotangent: Any, out: Any, tree: Any) -> Any:

@@ -12,6 +12,12 @@ Input: a checked ``gast.FunctionDef``.  Output: the same function in which
   only ``break`` left, which ``lower.py`` reads as the loop's exit flag;
 * the function ends with ``return result``.
 
+Before that, a branch that always returns takes the statements after it as
+its ``else`` (``if c: return a`` then ``return b`` becomes ``if c: return a
+else: return b``), outside loops: every return is then in tail position, each
+arm sets ``result`` itself, and a container returned from both arms keeps its
+structure at the join instead of meeting a "not yet returned" placeholder.
+
 So every iteration runs its body from the top to that final test, which is
 what lets the reverse sweep replay iterations backwards.
 """
@@ -144,6 +150,7 @@ class Desugar:
             node.body = self.block(body[:-1])[0] + [final]
             return bool(kinds[gast.ListComp] or kinds[gast.DictComp] or kinds[gast.Break] or kinds[gast.Continue])
         self.returned, self.result = self.fresh("returned"), self.fresh("result")
+        body = _returns_in_tail(body)
         new_body, _ = self.block(body)
         line = final.lineno
         node.body = [_set(self.returned, _false(), body[0].lineno)] + new_body + [
@@ -215,6 +222,41 @@ class Desugar:
             isinstance(n, gast.Assign) and any(isinstance(t, gast.Name) and t.id == self.returned for t in n.targets)
             for n in gast.walk(stmt))
         return before + [stmt], returns
+
+
+def _always_returns(stmts: list) -> bool:
+    """Control never runs past the end of ``stmts``: it ends in a return or raise on every path
+    (outside loops; a loop's body is not looked into)."""
+    if not stmts:
+        return False
+    last = stmts[-1]
+    if isinstance(last, (gast.Return, gast.Raise)):
+        return True
+    return isinstance(last, gast.If) and _always_returns(last.body) and _always_returns(last.orelse)
+
+
+def _returns_in_tail(stmts: list) -> list:
+    """``stmts`` with the statements after a branch that always returns moved into its other arm,
+    so that no statement runs after a return has been decided (see the module docstring).  Loops
+    are left alone: a return inside one still sets the flags."""
+    out: list = []
+    for k, stmt in enumerate(stmts):
+        out.append(stmt)
+        if not isinstance(stmt, gast.If):
+            continue
+        stmt.body = _returns_in_tail(stmt.body)
+        stmt.orelse = _returns_in_tail(stmt.orelse)
+        rest = stmts[k + 1:]
+        if not rest:
+            break
+        body_returns, else_returns = _always_returns(stmt.body), _always_returns(stmt.orelse)
+        if body_returns and not else_returns:
+            stmt.orelse = _returns_in_tail(stmt.orelse + rest)
+            break
+        if else_returns and not body_returns:
+            stmt.body = _returns_in_tail(stmt.body + rest)
+            break
+    return out
 
 
 def desugar(node: gast.FunctionDef, taken: set[str], kinds: Optional[Counter] = None) -> bool:

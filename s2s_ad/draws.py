@@ -170,6 +170,17 @@ def generators_of(fn: Callable, args: tuple) -> list[Any]:
     return list(found.values())
 
 
+def _equal_states(a: Any, b: Any) -> bool:
+    """Two generator states (nested tuples and dicts holding arrays) are the same."""
+    if isinstance(a, dict) and isinstance(b, dict):
+        return a.keys() == b.keys() and all(_equal_states(a[k], b[k]) for k in a)
+    if isinstance(a, (tuple, list)) and isinstance(b, (tuple, list)):
+        return len(a) == len(b) and all(_equal_states(x, y) for x, y in zip(a, b))
+    if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
+        return bool(np.array_equal(a, b))
+    return bool(a == b)
+
+
 class Draws:
     """The states of every generator a call can draw from, as they were before its first pass."""
 
@@ -187,6 +198,13 @@ class Draws:
         random.setstate(python_state)
         for generator, state in zip(self.generators, own):
             _set_state(generator, state)
+
+    def drew(self) -> bool:
+        """Whether anything was drawn since these states were taken (asked right after a first pass)."""
+        numpy_state, python_state, own = self._states()
+        before_numpy, before_python, before_own = self.before
+        return (python_state != before_python or not _equal_states(numpy_state, before_numpy)
+                or any(not _equal_states(a, b) for a, b in zip(own, before_own)))
 
     def replay(self) -> None:
         """Before a pass after the first: every generator as the first pass found it.  (The first
