@@ -11,6 +11,7 @@ import inspect
 import importlib.util
 import os
 import sys
+import types
 from typing import Optional, Sequence
 
 import numpy as np
@@ -37,11 +38,13 @@ _EXAMPLES = """examples:
 """
 
 
-def _module(path: str):
+def _module(path: str) -> types.ModuleType:
     if not os.path.isfile(path):
         raise SystemExit(f"s2s-ad: no such file: {path}")
     module_name = "_s2s_ad_cli_" + "".join(c if c.isalnum() else "_" for c in os.path.splitext(os.path.basename(path))[0])
     spec = importlib.util.spec_from_file_location(module_name, path)
+    if spec is None or spec.loader is None:  # a file with no Python extension, say
+        raise SystemExit(f"s2s-ad: not a Python module: {path}")
     module = importlib.util.module_from_spec(spec)
     sys.modules[module_name] = module
     sys.path.insert(0, os.path.dirname(os.path.abspath(path)))
