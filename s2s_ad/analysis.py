@@ -48,6 +48,7 @@ from .parse import is_generated
 
 SCALAR = "scalar"
 ShapeClass = Union[str, int, tuple]  # SCALAR, a number per class, or the dims of a known shape (_dims_class)
+_ClassOf = Callable[[ir.Expr], Optional[ShapeClass]]  # the shape class of an operand, None where unknown
 
 
 @dataclass
@@ -771,7 +772,7 @@ def _declared_rank(fn: Any, kinds: list) -> Optional[int]:
     return None if None in ranks else rules.fact(fn, "result_rank")(*ranks)
 
 
-def _made_rank(call: ir.Call, kind: dict[str, Kind], class_of) -> Optional[int]:
+def _made_rank(call: ir.Call, kind: dict[str, Kind], class_of: _ClassOf) -> Optional[int]:
     """The rank of an array made by ``np.zeros(shape)`` or ``np.zeros_like(a)``, if known."""
     if not call.args:
         return None
@@ -788,7 +789,7 @@ def _made_rank(call: ir.Call, kind: dict[str, Kind], class_of) -> Optional[int]:
     return None
 
 
-def _indexed_rank(call: ir.Call, kind: dict[str, Kind], class_of) -> Optional[int]:
+def _indexed_rank(call: ir.Call, kind: dict[str, Kind], class_of: _ClassOf) -> Optional[int]:
     """The rank of ``a[index]`` when ``a``'s rank is known and the index is numbers only."""
     array, index = call.args
     known = rank(kind.get(array.name, UNKNOWN)) if isinstance(array, ir.Var) else None
@@ -804,7 +805,7 @@ def _indexed_rank(call: ir.Call, kind: dict[str, Kind], class_of) -> Optional[in
     return left if left >= 0 else None
 
 
-def _sliced_dims(dims: Any, index: ir.Expr, class_of) -> Any:
+def _sliced_dims(dims: Any, index: ir.Expr, class_of: _ClassOf) -> Any:
     """The dims of ``a[index]`` for an index of slices, ``None`` (a new axis of length 1),
     ``...`` and numbers: a whole slice keeps the axis's length, another slice makes it unknown, a
     number takes the axis away.  None for any other index (arrays, masks, booleans) or where the

@@ -12,7 +12,7 @@ import importlib.util
 import os
 import sys
 import types
-from typing import Optional, Sequence
+from typing import Any, Callable, Optional, Sequence, Union
 
 import numpy as np
 
@@ -52,7 +52,7 @@ def _module(path: str) -> types.ModuleType:
     return module
 
 
-def _load(path: str, name: str):
+def _load(path: str, name: str) -> Callable[..., Any]:
     fn = getattr(_module(path), name, None)
     if fn is None:
         raise SystemExit(f"s2s-ad: {path} defines no function {name!r}")
@@ -105,7 +105,8 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _output(fn, options, wrt, args) -> str:
+def _output(fn: Callable[..., Any], options: argparse.Namespace, wrt: Union[int, tuple[str, ...]],
+            args: Optional[tuple]) -> str:
     stage = "adjoint" if options.no_optimize else options.stage
     if options.format == "dot":
         parsed, ssa = lowered(fn)
