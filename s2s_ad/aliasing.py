@@ -254,9 +254,10 @@ def _without_shape_only(call: ir.Call, like: tuple[int, ...]) -> tuple[ir.Expr, 
 
 def values_read(expr: ir.Expr) -> set[str]:
     """The names whose contents (not only shape) ``expr`` reads."""
-    like = _shape_only(expr.fn) if isinstance(expr, ir.Call) else ()
-    if like:
-        return {n for e in _without_shape_only(expr, like) for n in values_read(e)}
+    if isinstance(expr, ir.Call):
+        like = _shape_only(expr.fn)
+        if like:
+            return {n for e in _without_shape_only(expr, like) for n in values_read(e)}
     if isinstance(expr, ir.Var):
         return {expr.name}
     return {n for e in ir.children(expr) for n in values_read(e)}

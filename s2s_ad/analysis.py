@@ -47,7 +47,8 @@ from .kinds import (NUMBER, TRUTH, UNKNOWN, Array, Kind, Number, Sequence, Unkno
 from .parse import is_generated
 
 SCALAR = "scalar"
-ShapeClass = Union[str, int]
+ShapeClass = Union[str, int, tuple]  # SCALAR, a number per class, or the dims of a known shape (_dims_class)
+_ClassOf = Callable[[ir.Expr], Optional[ShapeClass]]  # the shape class of an operand, None where unknown
 
 
 @dataclass
@@ -198,8 +199,10 @@ def guard_lost_derivatives(fn: ir.Function, varied: set[str]) -> ir.Function:
     become the check there where forward mode over it moves them (``jvp`` of ``grad(f)`` by ``c``)."""
     users = not (is_generated(fn.filename) or rules.is_package_template_file(fn.filename))
 
-    def guarded(body: list[ir.Stmt]) -> tuple[list[ir.Stmt], bool]:
-        out, changed = [], False
+    def guarded(body: list[ir.Stmt]) -> list[ir.Stmt]:
+        """``body`` with its checks (``body`` itself where it needs none)."""
+        out: list[ir.Stmt] = []
+        changed = False
         for stmt in body:
             if (isinstance(stmt, ir.Effect) and isinstance(stmt.value, ir.Call)
                     and stmt.value.fn is runtime.derivative_lost_by
@@ -214,17 +217,13 @@ def guard_lost_derivatives(fn: ir.Function, varied: set[str]) -> ir.Function:
                             operand, ir.Const(describe_callable(stmt.value.fn)), ir.Const(name),
                             ir.Const(fn.filename), ir.Const(stmt.line))), stmt.line))
                         changed = True
-            parts = {}
-            for field_name in ("body", "orelse", "test_block"):
-                inner = getattr(stmt, field_name, None)
-                if isinstance(inner, list) and not isinstance(stmt, ir.Function):
-                    parts[field_name], inner_changed = guarded(inner)
-                    changed = changed or inner_changed
-            out.append(dataclasses.replace(stmt, **parts) if parts and changed else stmt)
-        return out, changed
+            nested = ir.with_blocks(stmt, guarded)
+            changed = changed or nested is not stmt
+            out.append(nested)
+        return out if changed else body
 
-    body, changed = guarded(fn.body)
-    return dataclasses.replace(fn, body=body) if changed else fn
+    body = guarded(fn.body)
+    return fn if body is fn.body else dataclasses.replace(fn, body=body)
 
 
 def guard_lost_derivatives_kept(fn: ir.Function, facts: Analysis) -> tuple[ir.Function, Analysis]:
@@ -290,12 +289,12 @@ def _reads(exprs: Iterable[ir.Expr]) -> set[str]:
     return {name for e in exprs for name in ir.names_read(e)}
 
 
-def _assignments(fn: ir.Function) -> list:
+def _assignments(fn: ir.Function) -> list[Union[ir.Assign, ir.Store]]:
     """Statements that give a name a value: assignments, and stores (which change an array)."""
     return [s for s in ir.walk(fn.body) if isinstance(s, (ir.Assign, ir.Store))]
 
 
-def _flows(stmt: ir.Stmt) -> set[str]:
+def _flows(stmt: Union[ir.Assign, ir.Store]) -> set[str]:
     """Names whose derivative flows into the value the statement sets."""
     if isinstance(stmt, ir.Store):
         return _reads([stmt.value])
@@ -304,7 +303,7 @@ def _flows(stmt: ir.Stmt) -> set[str]:
     return _reads([stmt.value])
 
 
-def _target(stmt: ir.Stmt) -> str:
+def _target(stmt: Union[ir.Assign, ir.Store]) -> str:
     return stmt.array if isinstance(stmt, ir.Store) else stmt.target
 
 
@@ -345,7 +344,7 @@ def activity(fn: ir.Function, wrt: Iterable[str], table: Optional[list] = None,
     sources: dict[str, list[str]] = {}
     for target, flows in table:
         sources.setdefault(target, []).extend(flows)
-    useful = _reachable(set(ir.names_read(fn.body[-1].value)), sources)
+    useful = _reachable(set(ir.names_read(ir.returned(fn))), sources)
     return varied & useful
 
 
@@ -530,8 +529,8 @@ class _Inference:
                 and isinstance(args[1], ir.Const):
             self.set(target, NUMBER, stmt)  # n = x.shape[0]
             self.record_length(target, self.shapes[args[0].name], args[1].value)
-        elif fn is operator.getitem and isinstance(self.kind_of(args[0]), Sequence):
-            self.set(target, _item_kind(self.kind_of(args[0]), args[1]), stmt)
+        elif fn is operator.getitem and isinstance(sequence := self.kind_of(args[0]), Sequence):
+            self.set(target, _item_kind(sequence, args[1]), stmt)
         elif self.result_kind is not None and is_user_function(fn):
             result = self.result_kind(fn, tuple(
                 constant_kind(a.value) if isinstance(a, ir.Const) and constant_kind(a.value) is not None
@@ -564,7 +563,7 @@ class _Inference:
             # a tuple or list concatenated or repeated, or operands that may be ones
             self.set(target, _sequence_result(fn, [self.kind_of(a) for a in args], args), stmt)
         elif rules.is_elementwise(fn):
-            self.elementwise(stmt)
+            self.elementwise(stmt, value)
         else:
             rank = _made_rank(value, self.kind, lambda e: self.class_of(e, stmt))
             if rank is None and rules.fact(fn, "result_rank") and not value.kwargs:  # declared (np.matmul)
@@ -584,8 +583,10 @@ class _Inference:
         fn, args = call.fn, call.args
         if rules.fact(fn, "reduction") and args:
             rule = rules.adjoint_rule(fn)
+            if rule is None:
+                return None
             try:
-                bound = rules.bind_arguments(rule, args, call.kwargs) if rule is not None else {}
+                bound = rules.bind_arguments(rule, args, call.kwargs)
             except rules.ArgumentMismatch:
                 return None
             axis, keepdims = bound.get("axis"), bound.get("keepdims")
@@ -610,9 +611,9 @@ class _Inference:
                 return None
         return None
 
-    def elementwise(self, stmt: ir.Assign) -> None:
-        """A broadcast result: the operands' class if they all share it (numbers aside)."""
-        value = stmt.value
+    def elementwise(self, stmt: ir.Assign, value: ir.Call) -> None:
+        """A broadcast result (``stmt`` assigns ``value``): the operands' class if they all share it
+        (numbers aside)."""
         operands = list(value.args) + [v for _, v in value.kwargs]
         classes = {self.class_of(a, stmt) for a in operands} - {SCALAR}
         ranks = [0 if self.class_of(a, stmt) == SCALAR else rank(self.kind_of(a)) for a in operands]
@@ -620,7 +621,8 @@ class _Inference:
             truth = rules.fact(value.fn, "compares") or any(self.kind_of(a) == TRUTH for a in operands)
             self.set(stmt.target, TRUTH if truth else NUMBER, stmt)
             return
-        kind = Array(max(ranks) if None not in ranks else None,
+        known = [r for r in ranks if r is not None]
+        kind = Array(max(known) if len(known) == len(ranks) else None,
                      broadcast_dims(*(self.dims(a, stmt) for a in operands)))  # numeric in any case
         self.kind[stmt.target] = kind
         self.shape[stmt.target] = classes.pop() if len(classes) == 1 else _dims_class(kind) or self.fresh(stmt)
@@ -651,7 +653,8 @@ def may_be_sequence_operation(fn: Any, kinds: list[Kind], args: tuple) -> bool:
 def _dims_class(kind: Kind) -> Optional[tuple]:
     """The shape class of an array whose every axis's length is known (``kinds.Array.dims``):
     the dims themselves, so that arrays of equal dims share a class."""
-    return ("dims",) + kind.dims if isinstance(kind, Array) and kind.shape_known else None
+    dims = kind.dims if isinstance(kind, Array) and kind.shape_known else None
+    return None if dims is None else ("dims",) + dims
 
 
 def _constant_value(expr: Any) -> Any:
@@ -661,9 +664,14 @@ def _constant_value(expr: Any) -> Any:
         return expr.value
     if isinstance(expr, ir.Const):
         return expr.value
-    if isinstance(expr, ir.Display) and expr.kind == "tuple" and all(isinstance(i, ir.Const) for i in expr.items):
-        return tuple(i.value for i in expr.items)
-    return rules.NOT_CONSTANT
+    items = _constant_items(expr) if isinstance(expr, ir.Display) and expr.kind == "tuple" else None
+    return rules.NOT_CONSTANT if items is None else items
+
+
+def _constant_items(display: ir.Display) -> Optional[tuple]:
+    """The values of a display's items where every item is a constant, else None."""
+    constants = [item for item in display.items if isinstance(item, ir.Const)]
+    return tuple(c.value for c in constants) if len(constants) == len(display.items) else None
 
 
 def _is_number_or_inert(value: Any) -> bool:
@@ -676,9 +684,10 @@ def _constant_arguments(call: ir.Call) -> tuple[tuple, tuple]:
     def value(expr: ir.Expr) -> Any:
         if isinstance(expr, ir.Const):
             return expr.value
-        if isinstance(expr, ir.Display) and expr.kind in ("tuple", "list") \
-                and all(isinstance(i, ir.Const) for i in expr.items):
-            return (tuple if expr.kind == "tuple" else list)(i.value for i in expr.items)
+        if isinstance(expr, ir.Display) and expr.kind in ("tuple", "list"):
+            items = _constant_items(expr)
+            if items is not None:
+                return items if expr.kind == "tuple" else list(items)
         return rules.NOT_CONSTANT
     return tuple(value(a) for a in call.args), tuple((name, value(v)) for name, v in call.kwargs)
 
@@ -713,7 +722,7 @@ def _constant_slice(index: ir.Expr) -> Optional[tuple]:
     """``(start, stop, step)`` of a slice whose parts are all constants (or absent), else None."""
     if not isinstance(index, ir.Slice):
         return None
-    parts = []
+    parts: list[Optional[int]] = []
     for part in (index.lower, index.upper, index.step):
         if part is None or (isinstance(part, ir.Const) and part.value is None):
             parts.append(None)
@@ -726,13 +735,16 @@ def _constant_slice(index: ir.Expr) -> Optional[tuple]:
 
 def _sequence_result(fn: Any, kinds: list[Kind], args: tuple) -> Kind:
     """The kind of ``a + b`` or ``a * n`` where an operand is (or may be) a tuple or list."""
-    if fn is operator.add and all(isinstance(k, Sequence) for k in kinds) and kinds[0].display == kinds[1].display:
-        return Sequence(kinds[0].items + kinds[1].items, kinds[0].display)
+    first, second = kinds
+    if (fn is operator.add and isinstance(first, Sequence) and isinstance(second, Sequence)
+            and first.display == second.display):
+        return Sequence(first.items + second.items, first.display)
     if fn is operator.mul:
         for seq, count in ((0, 1), (1, 0)):
-            if isinstance(kinds[seq], Sequence) and isinstance(args[count], ir.Const) \
-                    and isinstance(args[count].value, int) and not isinstance(args[count].value, bool):
-                return Sequence(kinds[seq].items * max(args[count].value, 0), kinds[seq].display)
+            sequence, times = kinds[seq], args[count]
+            if isinstance(sequence, Sequence) and isinstance(times, ir.Const) \
+                    and isinstance(times.value, int) and not isinstance(times.value, bool):
+                return Sequence(sequence.items * max(times.value, 0), sequence.display)
     return UNKNOWN
 
 
@@ -760,7 +772,7 @@ def _declared_rank(fn: Any, kinds: list) -> Optional[int]:
     return None if None in ranks else rules.fact(fn, "result_rank")(*ranks)
 
 
-def _made_rank(call: ir.Call, kind: dict[str, Kind], class_of) -> Optional[int]:
+def _made_rank(call: ir.Call, kind: dict[str, Kind], class_of: _ClassOf) -> Optional[int]:
     """The rank of an array made by ``np.zeros(shape)`` or ``np.zeros_like(a)``, if known."""
     if not call.args:
         return None
@@ -777,11 +789,11 @@ def _made_rank(call: ir.Call, kind: dict[str, Kind], class_of) -> Optional[int]:
     return None
 
 
-def _indexed_rank(call: ir.Call, kind: dict[str, Kind], class_of) -> Optional[int]:
+def _indexed_rank(call: ir.Call, kind: dict[str, Kind], class_of: _ClassOf) -> Optional[int]:
     """The rank of ``a[index]`` when ``a``'s rank is known and the index is numbers only."""
     array, index = call.args
     known = rank(kind.get(array.name, UNKNOWN)) if isinstance(array, ir.Var) else None
-    if not isinstance(kind.get(getattr(array, "name", None)), Array) or not known:
+    if not isinstance(array, ir.Var) or not isinstance(kind.get(array.name), Array) or not known:
         return None
     parts = ir.index_parts(index)
     if not all(not isinstance(p, (ir.Slice, ir.Display)) and class_of(p) == SCALAR
@@ -793,7 +805,7 @@ def _indexed_rank(call: ir.Call, kind: dict[str, Kind], class_of) -> Optional[in
     return left if left >= 0 else None
 
 
-def _sliced_dims(dims: Any, index: ir.Expr, class_of) -> Any:
+def _sliced_dims(dims: Any, index: ir.Expr, class_of: _ClassOf) -> Any:
     """The dims of ``a[index]`` for an index of slices, ``None`` (a new axis of length 1),
     ``...`` and numbers: a whole slice keeps the axis's length, another slice makes it unknown, a
     number takes the axis away.  None for any other index (arrays, masks, booleans) or where the
@@ -922,8 +934,8 @@ def check_constant_calls(fn: ir.Function, facts: Analysis) -> None:
         if not _reads(list(read) + [v for _, v in call.kwargs]) & facts.varied:
             continue
         if call.fn is runtime.draw or is_draw(call.fn):
-            what = (f".{call.args[1].value}()" if call.fn is runtime.draw and len(call.args) > 1
-                    else describe_callable(call.fn))
+            method = call.args[1] if call.fn is runtime.draw and len(call.args) > 1 else None  # "normal"
+            what = f".{method.value}()" if isinstance(method, ir.Const) else describe_callable(call.fn)
             raise TransformError(f"the random draw {what} with an argument that depends on the inputs",
                                  "a draw has no derivative by its parameters here; draw standard values and "
                                  "transform them (loc + scale * rng.standard_normal(size)), or stop the "

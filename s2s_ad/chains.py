@@ -35,7 +35,9 @@ generated code's line notes name the user's lines.  Chains of at most
 from __future__ import annotations
 
 import ast
-from typing import Optional
+from typing import Optional, TypeVar
+
+_Node = TypeVar("_Node", bound=ast.AST)
 
 # Chains with more tests than this are flattened; shorter ones keep the user's shape in the generated code.
 LONG_CHAIN = 24
@@ -67,7 +69,9 @@ def _chain(statement: ast.stmt) -> Optional[tuple[list[ast.expr], list[list[ast.
     """The tests, bodies and final else-body of the chain ``statement`` begins, if longer than ``LONG_CHAIN``."""
     if not isinstance(statement, ast.If):
         return None
-    tests, bodies, node = [], [], statement
+    tests: list[ast.expr] = []
+    bodies: list[list[ast.stmt]] = []
+    node = statement
     while True:
         tests.append(node.test)
         bodies.append(node.body)
@@ -102,7 +106,7 @@ def _fresh(base: str, taken: set[str]) -> str:
     return name
 
 
-def _at(node: ast.AST, origin: ast.AST) -> ast.AST:
+def _at(node: _Node, origin: ast.AST) -> _Node:
     """``node`` and every node in it without a location placed at ``origin``'s (iteratively)."""
     for child in ast.walk(node):
         if not hasattr(child, "lineno") and "lineno" in child._attributes:
@@ -120,7 +124,7 @@ def _compare(name: str, op: ast.cmpop, value: int, origin: ast.AST) -> ast.expr:
 
 
 def _flattened(name: str, tests: list[ast.expr], bodies: list[list[ast.stmt]], last: list[ast.stmt],
-               first: ast.If) -> list[ast.stmt]:
+               first: ast.AST) -> list[ast.stmt]:
     """The flat tests recording the branch taken in ``name``, then the balanced dispatch on it."""
     none = len(tests)  # the number of the else-branch: no test was true
     statements: list[ast.stmt] = [_set(name, none, first)]
@@ -130,7 +134,7 @@ def _flattened(name: str, tests: list[ast.expr], bodies: list[list[ast.stmt]], l
             statements.append(record)
         else:  # tested only while no test before it was true
             statements.append(_at(ast.If(test=_compare(name, ast.Eq(), none, test), body=[record], orelse=[]), test))
-    branches = [(bodies[number], tests[number]) for number in range(none)]
+    branches: list[tuple[list[ast.stmt], ast.AST]] = [(bodies[number], tests[number]) for number in range(none)]
     if last:
         branches.append((last, last[0]))
     statements.extend(_dispatch(name, branches, 0, len(branches), none))

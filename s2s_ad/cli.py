@@ -11,7 +11,8 @@ import inspect
 import importlib.util
 import os
 import sys
-from typing import Optional, Sequence
+import types
+from typing import Any, Callable, Optional, Sequence, Union
 
 import numpy as np
 
@@ -37,11 +38,13 @@ _EXAMPLES = """examples:
 """
 
 
-def _module(path: str):
+def _module(path: str) -> types.ModuleType:
     if not os.path.isfile(path):
         raise SystemExit(f"s2s-ad: no such file: {path}")
     module_name = "_s2s_ad_cli_" + "".join(c if c.isalnum() else "_" for c in os.path.splitext(os.path.basename(path))[0])
     spec = importlib.util.spec_from_file_location(module_name, path)
+    if spec is None or spec.loader is None:  # a file with no Python extension, say
+        raise SystemExit(f"s2s-ad: not a Python module: {path}")
     module = importlib.util.module_from_spec(spec)
     sys.modules[module_name] = module
     sys.path.insert(0, os.path.dirname(os.path.abspath(path)))
@@ -49,7 +52,7 @@ def _module(path: str):
     return module
 
 
-def _load(path: str, name: str):
+def _load(path: str, name: str) -> Callable[..., Any]:
     fn = getattr(_module(path), name, None)
     if fn is None:
         raise SystemExit(f"s2s-ad: {path} defines no function {name!r}")
@@ -102,7 +105,8 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _output(fn, options, wrt, args) -> str:
+def _output(fn: Callable[..., Any], options: argparse.Namespace, wrt: Union[int, tuple[str, ...]],
+            args: Optional[tuple]) -> str:
     stage = "adjoint" if options.no_optimize else options.stage
     if options.format == "dot":
         parsed, ssa = lowered(fn)

@@ -202,12 +202,12 @@ def unflatten(structure: Structure, values: Any, statics: bool = True) -> Any:
 
 
 def _build(structure: Structure, values: Any, statics: bool) -> Any:
-    if is_leaf(structure):
-        return next(values)
+    if isinstance(structure, Tree):
+        items = tuple(_build(c, values, statics) for c in structure.children)
+        return rebuild(structure, items)
     if isinstance(structure, Static):
         return structure.value if statics else None
-    items = tuple(_build(c, values, statics) for c in structure.children)
-    return rebuild(structure, items)
+    return next(values)  # a leaf
 
 
 def rebuild(tree: Tree, items: tuple) -> Any:
@@ -223,7 +223,7 @@ def rebuild(tree: Tree, items: tuple) -> Any:
     if kind == "namedtuple":
         return cls(*items)
     if kind == "dataclass":
-        obj = object.__new__(cls)  # no __init__ / __post_init__: a gradient is not validated like a value
+        obj: Any = object.__new__(cls)  # no __init__ / __post_init__: a gradient is not validated like a value
         for name, item in zip(tree.keys, items):
             object.__setattr__(obj, name, item)
         return obj
@@ -236,9 +236,9 @@ def rebuild(tree: Tree, items: tuple) -> Any:
 
 def describe(structure: Structure) -> str:
     """``dict(w, b)``-style words for a structure, for messages and generated headers."""
-    if is_leaf(structure):
-        return "leaf" if structure is LEAF else str(structure)
+    if isinstance(structure, Tree):
+        inner = ", ".join(f"{k}: {describe(c)}" for k, c in zip(structure.keys, structure.children))
+        return f"{structure.cls.__name__}({inner})"
     if isinstance(structure, Static):
         return repr(structure.value)
-    inner = ", ".join(f"{k}: {describe(c)}" for k, c in zip(structure.keys, structure.children))
-    return f"{structure.cls.__name__}({inner})"
+    return "leaf" if structure is LEAF else str(structure)  # a leaf, or a label put in its place

@@ -172,8 +172,15 @@ class Desugar:
                 return out, True
         return out, False
 
+    def _exit_flags(self) -> tuple[str, str]:
+        """The names of the ``returned`` flag and the ``result``, made by ``function`` for a function with
+        an early return (only a ``return`` outside loops reads them, and only such functions have one)."""
+        if self.returned is None or self.result is None:
+            raise AssertionError("desugar: a return the function's rewrite did not expect")
+        return self.returned, self.result
+
     def _continuing(self) -> Any:
-        flag = self.loops[-1].skip if self.loops else self.returned
+        flag = self.loops[-1].skip if self.loops else self._exit_flags()[0]
         if self.loops:
             self.loops[-1].uses_skip = True
         return gast.UnaryOp(op=gast.Not(), operand=_name(flag))
@@ -188,7 +195,8 @@ class Desugar:
             loop.uses_skip = loop.uses_stop = True
             return [_set(loop.skip, _true(), line), _set(loop.stop, _true(), line)], True
         if isinstance(stmt, gast.Return):
-            sets = [_set(self.result, stmt.value, line), _set(self.returned, _true(), line)]
+            returned, result = self._exit_flags()
+            sets = [_set(result, stmt.value, line), _set(returned, _true(), line)]
             for loop in self.loops:
                 loop.uses_skip = loop.uses_stop = True
                 sets += [_set(loop.skip, _true(), line), _set(loop.stop, _true(), line)]

@@ -148,7 +148,7 @@ class TangentSweep:
 
     def run(self) -> ir.Function:
         body = self.block(self.fn.body[:-1])
-        result = self.fn.body[-1].value
+        result = ir.returned(self.fn)
         t_result = self.tangent_of(result)
         if t_result is None:
             t_result = self.zeros(result)
@@ -236,11 +236,13 @@ class TangentSweep:
 
     def user_call(self, stmt: ir.Assign) -> None:
         """``y = helper(a, b)`` becomes ``y, t_y = t_helper.jvp(a, b, t_a, ...)``."""
-        call = stmt.value
+        call = _call_of(stmt)
         kinds = tuple(map(self.facts.kind_of, call.args))
         carries = tuple(self.tangent_of(a) is not None for a in call.args)
+        if self.callee is None:
+            raise AssertionError("forward: a call of a user function, and no builder of its tangent (callee)")
         owner = self.callee(call.fn, kinds, carries)
-        tangents = tuple(self.tangent_of(a) for a, c in zip(call.args, carries) if c)
+        tangents = tuple(t for t in map(self.tangent_of, call.args) if t is not None)
         jvp = ir.Call(ir.Part(owner, "jvp"), call.args + tangents)
         self.emit(ir.Unpack((stmt.target, self.tangent_name(stmt.target)), jvp, stmt.line))
         passed = {self.primal_of[t.name] for t in tangents if isinstance(t, ir.Var) and t.name in self.primal_of}
@@ -253,7 +255,7 @@ class TangentSweep:
     # -- tangents from rules -----------------------------------------------
 
     def rule_tangent(self, stmt: ir.Assign) -> ir.Expr:
-        call = stmt.value
+        call = _call_of(stmt)
         if self.facts.sequence_operation(call):  # concatenation or repetition, decided at run time
             helper = rules.fact(call.fn, "sequence_helpers")[1]  # declared with joins_sequences in templates/
             return ir.Call(helper, tuple(map(self.tangent_or_zeros, call.args)) + call.args)
@@ -307,11 +309,14 @@ class TangentSweep:
 
     def elementwise_term(self, rule: rules.Rule, stmt: ir.Assign, name: str, operand: ir.Expr) -> ir.Expr:
         """``d_<name>`` of an elementwise adjoint, with the operand's tangent as the seed."""
-        call = stmt.value
+        call = _call_of(stmt)
         bound = rules.bind_arguments(rule, call.args, call.kwargs)
         mapping: dict[str, ir.Expr] = {n: ir.Const(v.value) if rules.is_default(v) else v for n, v in bound.items()}
         mapping[rule.result] = ir.Var(stmt.target)
-        mapping[rule.seeds[0]] = self.tangent_of(operand)
+        seed = self.tangent_of(operand)
+        if seed is None:  # (called only for the operands that have a tangent)
+            raise AssertionError(f"line {stmt.line}: {name} of {describe_callable(call.fn)} has no tangent")
+        mapping[rule.seeds[0]] = seed
         for local, tree in template_ir(rule):
             value = instantiate(tree, mapping)
             if local == "d_" + name:
@@ -323,7 +328,7 @@ class TangentSweep:
         raise AssertionError(f"rule {rule.name} has no d_{name}")
 
     def from_template(self, rule: rules.Rule, stmt: ir.Assign) -> ir.Expr:
-        call = stmt.value
+        call = _call_of(stmt)
         bound = rules.bind_arguments(rule, call.args, call.kwargs)
         mapping: dict[str, ir.Expr] = {n: ir.Const(v.value) if rules.is_default(v) else v for n, v in bound.items()}
         mapping[rule.result] = ir.Var(stmt.target)
@@ -342,6 +347,13 @@ class TangentSweep:
         if result is None or _is_zero(result):
             return self.zeros(ir.Var(stmt.target))
         return result
+
+
+def _call_of(stmt: ir.Assign) -> ir.Call:
+    """The call ``stmt`` assigns (the sweep sends only assignments of calls to the methods that ask)."""
+    if not isinstance(stmt.value, ir.Call):
+        raise AssertionError(f"line {stmt.line}: {stmt.target} is not assigned a call")
+    return stmt.value
 
 
 def forward(fn: ir.Function, wrt: list[str], facts: Analysis, callee: Optional[TangentBuilder] = None) -> ir.Function:

@@ -23,7 +23,7 @@ from __future__ import annotations
 import dataclasses
 import operator
 from collections import Counter
-from typing import Callable
+from typing import Callable, Optional
 
 from . import ir, rules
 from .analysis import SCALAR, Analysis
@@ -73,15 +73,16 @@ def _split_invariant(loop: ir.For, body: list[ir.Stmt], is_number: Callable[[ir.
     moved: list[ir.Stmt] = []
     kept: list[ir.Stmt] = []
     first: dict[tuple, str] = {}  # each moved operation -> the name that holds it
-    same: dict[str, ir.Expr] = {}  # a repeated operation's name -> the first one's
+    same: dict[str, str] = {}  # a repeated operation's name -> the first one's
     for stmt in body:
         if same:
-            stmt = _reading(stmt, same)
-        if _invariant(stmt, varying, is_number):
+            stmt = ir.renamed([stmt], same)[0]  # reading the first name of each repeated operation
+        if (isinstance(stmt, ir.Assign) and isinstance(stmt.value, ir.Call)
+                and _invariant(stmt, stmt.value, varying, is_number)):
             varying.discard(stmt.target)  # assigned only here (SSA): now fixed before the loop
             key = (stmt.value.fn, tuple(ir.value_key(a) for a in stmt.value.args))
             if key in first:
-                same[stmt.target] = ir.Var(first[key])
+                same[stmt.target] = first[key]
                 merged.same[stmt.target] = first[key]
                 merged.dropped.append(stmt)
                 continue
@@ -92,27 +93,15 @@ def _split_invariant(loop: ir.For, body: list[ir.Stmt], is_number: Callable[[ir.
     return moved, kept
 
 
-def _reading(stmt: ir.Stmt, same: dict[str, ir.Expr]) -> ir.Stmt:
-    """``stmt`` (nested blocks too) reading the first name of each repeated operation."""
-    fields = {}
-    for field in dataclasses.fields(stmt):
-        value = getattr(stmt, field.name)
-        if isinstance(value, (ir.Var, ir.Const, ir.Call, ir.Slice, ir.Display)):
-            fields[field.name] = ir.substitute(value, same)
-        elif isinstance(value, list):
-            fields[field.name] = [_reading(s, same) for s in value]
-    return dataclasses.replace(stmt, **fields) if fields else stmt
-
-
 def _nonzero_constant(expr: ir.Expr) -> bool:
     return (isinstance(expr, ir.Const) and isinstance(expr.value, (int, float)) and not isinstance(expr.value, bool)
             and expr.value != 0)
 
 
-def _invariant(stmt: ir.Stmt, varying: set[str], is_number: Callable[[ir.Expr], bool]) -> bool:
-    if not (isinstance(stmt, ir.Assign) and not stmt.merge and isinstance(stmt.value, ir.Call)):
+def _invariant(stmt: ir.Assign, call: ir.Call, varying: set[str], is_number: Callable[[ir.Expr], bool]) -> bool:
+    """Whether ``stmt``, assigning ``call``, may run once before the loop (see the module's docstring)."""
+    if stmt.merge:
         return False
-    call = stmt.value
     facts = rules.facts_of(call.fn)
     divisors = facts.get("total_if_nonzero", ())  # declared in templates/: x / 2.0 cannot raise
     safe = facts.get("total_on_numbers", False) or (
@@ -141,8 +130,10 @@ def hoist_item_reads(fn: ir.Function, facts: Analysis) -> tuple[ir.Function, Ana
 def _with_item_reads_moved(fn: ir.Function, items: dict[str, tuple], uses: dict[str, int]) -> ir.Function:
     reads: dict[str, list[ir.Assign]] = {}
     for stmt in ir.walk(fn.body):
-        if isinstance(stmt, ir.Assign) and _item_read(stmt, items):
-            reads.setdefault(stmt.value.args[0].name, []).append(stmt)
+        if isinstance(stmt, ir.Assign):
+            tuple_read = _item_read(stmt, items)
+            if tuple_read is not None:
+                reads.setdefault(tuple_read, []).append(stmt)
     # A tuple carried by a loop (``t = (x, y)`` before it, ``t = (t[1], t[0])`` in it) is one name with
     # two assignments, not one value: a read after the loop sees the last trip's tuple, or the first
     # one's when the loop runs no trip, so it cannot move to either assignment.
@@ -159,14 +150,17 @@ def _with_item_reads_moved(fn: ir.Function, items: dict[str, tuple], uses: dict[
     return dataclasses.replace(fn, body=at_entry + body)
 
 
-def _item_read(stmt: ir.Assign, items: dict[str, tuple]) -> bool:
-    """``p = t[k]``: an item of a tuple whose items are known, at a constant index it has."""
+def _item_read(stmt: ir.Assign, items: dict[str, tuple]) -> Optional[str]:
+    """The tuple ``t`` if ``stmt`` is ``p = t[k]``: an item of a tuple whose items are known, at a constant
+    index it has; else None."""
     value = stmt.value
     if not (isinstance(value, ir.Call) and value.fn is operator.getitem and not value.kwargs):
-        return False
+        return None
     base, index = value.args
-    return (isinstance(base, ir.Var) and base.name in items and isinstance(index, ir.Const)
-            and type(index.value) is int and -len(items[base.name]) <= index.value < len(items[base.name]))
+    if (isinstance(base, ir.Var) and base.name in items and isinstance(index, ir.Const)
+            and type(index.value) is int and -len(items[base.name]) <= index.value < len(items[base.name])):
+        return base.name
+    return None
 
 
 def _with_item_reads(body: list[ir.Stmt], movable: dict[str, list[ir.Assign]], moved: set[int]) -> list[ir.Stmt]:
@@ -174,15 +168,14 @@ def _with_item_reads(body: list[ir.Stmt], movable: dict[str, list[ir.Assign]], m
     for stmt in body:
         if id(stmt) in moved:
             continue
-        blocks = {}
         if isinstance(stmt, ir.If):
-            blocks = {"body": stmt.body, "orelse": stmt.orelse}
+            stmt = dataclasses.replace(stmt, body=_with_item_reads(stmt.body, movable, moved),
+                                       orelse=_with_item_reads(stmt.orelse, movable, moved))
         elif isinstance(stmt, ir.For):
-            blocks = {"body": stmt.body}
+            stmt = dataclasses.replace(stmt, body=_with_item_reads(stmt.body, movable, moved))
         elif isinstance(stmt, ir.While):
-            blocks = {"test_block": stmt.test_block, "body": stmt.body}
-        if blocks:
-            stmt = dataclasses.replace(stmt, **{k: _with_item_reads(b, movable, moved) for k, b in blocks.items()})
+            stmt = dataclasses.replace(stmt, test_block=_with_item_reads(stmt.test_block, movable, moved),
+                                       body=_with_item_reads(stmt.body, movable, moved))
         _append_with_reads(stmt, out, movable)
     return out
 

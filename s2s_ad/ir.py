@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterator, Optional, Union
+from typing import Any, Callable, Iterator, Mapping, Optional, Union
 
 
 @dataclass(frozen=True)
@@ -275,6 +275,25 @@ def blocks(stmt: Stmt) -> list[list[Stmt]]:
     return []
 
 
+def with_blocks(stmt: Stmt, rebuild: Callable[[list[Stmt]], list[Stmt]]) -> Stmt:
+    """``stmt`` with each of its nested blocks replaced by what ``rebuild`` makes of it; ``stmt`` itself
+    where it has no blocks, or ``rebuild`` returned every block as it was (the same list)."""
+    if isinstance(stmt, If):
+        body, orelse = rebuild(stmt.body), rebuild(stmt.orelse)
+        if body is stmt.body and orelse is stmt.orelse:
+            return stmt
+        return dataclasses.replace(stmt, body=body, orelse=orelse)
+    if isinstance(stmt, For):
+        body = rebuild(stmt.body)
+        return stmt if body is stmt.body else dataclasses.replace(stmt, body=body)
+    if isinstance(stmt, While):
+        test_block, body = rebuild(stmt.test_block), rebuild(stmt.body)
+        if test_block is stmt.test_block and body is stmt.body:
+            return stmt
+        return dataclasses.replace(stmt, test_block=test_block, body=body)
+    return stmt
+
+
 def replace_statements(body: list[Stmt], replaced: dict[int, Any]) -> list[Stmt]:
     """``body`` with statements swapped by id (``None``: dropped; a list: several in its place),
     nested blocks rebuilt."""
@@ -510,13 +529,21 @@ def transform(expr: Expr, visit: Callable[[Expr], Optional[Expr]]) -> Expr:
     return expr if replaced is None else replaced
 
 
-def substitute(expr: Expr, mapping: dict[str, Expr]) -> Expr:
+def substitute(expr: Expr, mapping: Mapping[str, Expr]) -> Expr:
     """Replace variables by expressions."""
     return transform(expr, lambda e: mapping.get(e.name) if isinstance(e, Var) else None)
 
 
 class SSAViolation(AssertionError):
     """The lowered form broke one of the SSA invariants (a bug in lower.py)."""
+
+
+def returned(fn: Function) -> Expr:
+    """What ``fn`` returns: the value of the ``Return`` its body ends with (an SSA invariant)."""
+    last = fn.body[-1] if fn.body else None
+    if not isinstance(last, Return):
+        raise SSAViolation("body must end with a Return")
+    return last.value
 
 
 def _is_operand(expr: Expr) -> bool:

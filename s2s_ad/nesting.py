@@ -25,8 +25,9 @@ raises what it raises; only the stack depth at which ``work`` runs changes.
 from __future__ import annotations
 
 import sys
+import types
 import threading
-from typing import Any, Callable, Hashable, TypeVar
+from typing import Any, Callable, Hashable, Optional, TypeVar
 
 T = TypeVar("T")
 
@@ -47,7 +48,8 @@ class _Deferred(BaseException):
 
 
 def _depth() -> int:
-    frame, depth = sys._getframe(1), 0
+    frame: Optional[types.FrameType] = sys._getframe(1)
+    depth = 0
     while frame is not None:
         frame, depth = frame.f_back, depth + 1
     return depth

@@ -25,7 +25,7 @@ from __future__ import annotations
 import dataclasses
 import math
 import operator
-from typing import Any, Optional
+from typing import Any, Optional, Union
 
 import numpy as np
 
@@ -82,14 +82,17 @@ def _simplify_node(expr: ir.Expr) -> Optional[ir.Expr]:
                 for position in positions:
                     if ir.is_const(args[position], value):  # x * 1 is x, -1 * x is -x
                         return rewrite(args[1 - position])
-        if "opposite" in facts and _is_neg(args[1]):  # a + -b is a - b
-            return ir.Call(facts["opposite"], (args[0], args[1].args[0]))
-    if facts.get("involution") and len(args) == 1 and not expr.kwargs and isinstance(args[0], ir.Call) \
-            and args[0].fn is fn and len(args[0].args) == 1 and not args[0].kwargs:
-        return args[0].args[0]  # --a is a
-    if facts.get("odd") and args and _is_neg(args[0]):
+        negated = _negand(args[1]) if "opposite" in facts else None
+        if negated is not None:  # a + -b is a - b
+            return ir.Call(facts["opposite"], (args[0], negated))
+    inner = args[0] if len(args) == 1 and not expr.kwargs else None
+    if facts.get("involution") and isinstance(inner, ir.Call) and inner.fn is fn and len(inner.args) == 1 \
+            and not inner.kwargs:
+        return inner.args[0]  # --a is a
+    negated = _negand(args[0]) if facts.get("odd") and args else None
+    if negated is not None:
         # negate the result rather than the argument: unbroadcast(-g, x) is -unbroadcast(g, x), smaller
-        return _negated(ir.Call(fn, (args[0].args[0],) + args[1:], expr.kwargs))
+        return _negated(ir.Call(fn, (negated,) + args[1:], expr.kwargs))
     return None
 
 
@@ -98,8 +101,11 @@ def _negated(expr: ir.Expr) -> ir.Call:
     return ir.Call(operator.neg, (expr,))
 
 
-def _is_neg(expr: ir.Expr) -> bool:
-    return isinstance(expr, ir.Call) and expr.fn is operator.neg and len(expr.args) == 1 and not expr.kwargs
+def _negand(expr: ir.Expr) -> Optional[ir.Expr]:
+    """``x`` if ``expr`` is ``-x``, else None."""
+    if isinstance(expr, ir.Call) and expr.fn is operator.neg and len(expr.args) == 1 and not expr.kwargs:
+        return expr.args[0]
+    return None
 
 
 # What a call with a declared constant operand is (see rules.FACTS): the other operand, or it negated.
@@ -167,7 +173,7 @@ def _draws(expr: ir.Expr) -> bool:
 _LOOP_ROUNDS = 3
 
 
-def _dead_loop(stmt: ir.Stmt, live_after: set[str], sharing: Optional[_LazySharing] = None
+def _dead_loop(stmt: Union[ir.For, ir.While], live_after: set[str], sharing: Optional[_LazySharing] = None
                ) -> tuple[ir.Stmt, set[str]]:
     """The loop without dead statements, and what it reads before assigning (its live-in)."""
     # What the next iteration reads is live at the end of this one: iterate to a fixed point.
@@ -316,7 +322,7 @@ def _forward_copies(body: list[ir.Stmt], keep: set[int], written: frozenset = fr
     return out
 
 
-def _forward_nested(stmt: ir.Stmt, keep: set[int], written: frozenset) -> ir.Stmt:
+def _forward_nested(stmt: Union[ir.If, ir.For, ir.While], keep: set[int], written: frozenset) -> ir.Stmt:
     """A compound statement with copies forwarded in each of its blocks, each on its own."""
     if isinstance(stmt, ir.If):
         return dataclasses.replace(stmt, body=_forward_copies(stmt.body, keep, written),

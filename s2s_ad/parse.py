@@ -27,7 +27,7 @@ import threading
 import types
 import weakref
 from dataclasses import dataclass, field
-from typing import Any, Callable, Optional
+from typing import Any, Callable, Optional, Union, cast
 
 import gast
 
@@ -191,7 +191,9 @@ class Snapshot:
     """
 
     def __init__(self) -> None:
-        self.names: dict[tuple[int, str], tuple[dict, str, Any]] = {}
+        # (id(scope), name) -> (scope, name, value): a module's globals and a name, or a module-level dict or
+        # list (seen through ``_Items``) and a key
+        self.names: dict[tuple[int, Any], tuple[Union[dict, _Items], Any, Any]] = {}
         # (id(function), free name) -> (the function, weakly; its cell's index; the value, weakly if it can be).
         # Not the cell: a recursive closure's cell holds the function, which a cache keyed weakly on it
         # must not hold.
@@ -241,6 +243,7 @@ class Snapshot:
     def record_rules(self, fn: Any) -> None:
         """The generated code calls ``fn`` with the rules it has now (or as a helper, if none)."""
         if id(fn) not in self.rules:
+            held: Callable[[], Any]
             try:
                 held = weakref.ref(fn)
             except TypeError:  # a builtin or ufunc: lives forever anyway
@@ -256,9 +259,10 @@ class Snapshot:
     def include(self, other: Optional["Snapshot"]) -> None:
         """Also depend on what ``other`` depends on (a helper's names)."""
         if other is not None and other is not self:
-            for mine, theirs in ((self.names, other.names), (self.cells, other.cells),
-                                 (self.attributes, other.attributes), (self.rules, other.rules),
-                                 (self.defaults, other.defaults)):
+            pairs: tuple[tuple[dict[Any, Any], dict[Any, Any]], ...] = (
+                (self.names, other.names), (self.cells, other.cells), (self.attributes, other.attributes),
+                (self.rules, other.rules), (self.defaults, other.defaults))
+            for mine, theirs in pairs:
                 for key, entry in theirs.items():
                     mine.setdefault(key, entry)
             self._checks = self._identical = None
@@ -348,7 +352,9 @@ class Resolver:
             except ValueError:  # a cell not filled yet
                 return False, None
             if self.record and self.owner is not None:
-                self.snapshot.record_cell(self.owner, name, value)
+                # (mypy reads a FunctionType field with a default as a method bound to the instance; an
+                # instance's field is the function itself)
+                self.snapshot.record_cell(cast(types.FunctionType, self.owner), name, value)
             return True, value
         if name in self.globals:
             value = self.globals[name]
@@ -393,16 +399,21 @@ def _closure_cells(fn: types.FunctionType) -> dict[str, Any]:
     return dict(zip(fn.__code__.co_freevars, fn.__closure__ or ()))
 
 
-def _read_source(fn: Any, exact: bool = False) -> tuple[str, str, int]:
-    """``fn``'s source text (dedented), file name and first line.  Unless ``exact``, the end of the
-    function may be found by indentation alone (see ``_source_lines``)."""
-    name = getattr(fn, "__qualname__", repr(fn))
+def _plain_function(fn: Any) -> types.FunctionType:
+    """``fn``, refused unless it is a plain Python function (one with source and ``__code__``)."""
     if not isinstance(fn, types.FunctionType):
         raise TransformError(
-            f"{name!r} ({type(fn).__name__})",
+            f"{getattr(fn, '__qualname__', repr(fn))!r} ({type(fn).__name__})",
             "only plain Python functions defined with def can be transformed; "
             "for a builtin or C function, give it a rule with @s2s_ad.adjoint",
         )
+    return fn
+
+
+def _read_source(fn: types.FunctionType, exact: bool = False) -> tuple[str, str, int]:
+    """``fn``'s source text (dedented), file name and first line.  Unless ``exact``, the end of the
+    function may be found by indentation alone (see ``_source_lines``)."""
+    name = fn.__qualname__
     filename = fn.__code__.co_filename
     try:
         # fn.__code__, not fn: inspect would follow __wrapped__ to the function a decorator wrapped,
@@ -479,7 +490,8 @@ def parse_function(fn: Callable) -> ParsedFunction:
     ``functools.wraps``), the wrapper, never the ``__wrapped__`` function;
     and the text read from the file must still compile to ``fn.__code__``.
     """
-    fn = transparent(fn)
+    # (checked before ``__wrapped__`` is followed: a cache around a ufunc has one, and no source)
+    fn = _plain_function(transparent(fn))
     wrapped = getattr(fn, "__wrapped__", None)
     if wrapped is None or wrapped is fn:
         return _parse(fn)
@@ -540,7 +552,7 @@ def _passed_through(wrapper: types.FunctionType) -> Optional[tuple[str, types.Fu
     return call.func.id, function
 
 
-def _parse(fn: Callable) -> ParsedFunction:
+def _parse(fn: types.FunctionType) -> ParsedFunction:
     """``parse_function`` of ``fn`` itself."""
     source, filename, firstline = _read_source(fn)
     if fn.__name__ == "<lambda>":

@@ -73,7 +73,8 @@ def _real_float(value: Any) -> bool:
 def _direction(rng: np.random.Generator, value: Any) -> Any:
     """A random direction shaped and typed like ``value`` (standard normal entries)."""
     if isinstance(value, np.ndarray):
-        return rng.standard_normal(value.shape).astype(value.dtype)
+        shape: tuple[int, ...] = value.shape  # (typed: an untyped shape picks the overload that returns a float)
+        return rng.standard_normal(shape).astype(value.dtype)
     if isinstance(value, np.floating):
         return type(value)(rng.standard_normal())
     return float(rng.standard_normal())

@@ -34,7 +34,8 @@ def test_console_script_is_installed():
     assert done.returncode == 0 and "def d_quadratic(" in done.stdout
 
 
-@pytest.mark.parametrize("target", ["nope.py:f", "examples/rational.py:missing", "examples/no_such_file.py"])
+@pytest.mark.parametrize("target", ["nope.py:f", "examples/rational.py:missing", "examples/no_such_file.py",
+                                    "pyproject.toml:f"])  # a file Python cannot import as a module
 def test_cli_errors_are_one_line_and_exit_2(target):
     done = run("-m", "s2s_ad", target, cwd=ROOT)
     assert done.returncode == 2

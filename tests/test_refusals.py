@@ -1,4 +1,5 @@
 """Every refused construct raises TransformError naming the file, the line and the construct."""
+import functools
 import inspect
 import pathlib
 import re
@@ -56,3 +57,10 @@ def test_a_function_without_source_is_refused_clearly():
 def test_a_builtin_is_refused_clearly():
     with pytest.raises(s2s_ad.TransformError, match="only plain Python functions"):
         s2s_ad.grad(len)([1.0])
+
+
+def test_a_wrapper_of_a_builtin_is_refused_clearly():
+    # An lru_cache around a ufunc has __wrapped__ but no code of its own: refused, not an AttributeError
+    # from following the wrapper (found by the type check).
+    with pytest.raises(s2s_ad.TransformError, match="only plain Python functions"):
+        s2s_ad.grad(functools.lru_cache(maxsize=None)(np.sin))(1.0)
