@@ -39,74 +39,11 @@ from .desugar import desugar
 from .errors import TransformError
 from .expressions import (BINARY_OPERATORS, Choice, Dispatch, ExpressionConverter, Inline, Known, Nested, Once,
                           Record, is_user_function)
+from .lower_scan import (binders, is_append, names_read, reads_among, stored_among, stored_names,
+                         updated_in_place)
 from .naming import Names, describe
 from .nodes import all_nodes
 from .parse import ParsedFunction, is_generated, parse_function
-
-
-def _stored_names(node: Any) -> set[str]:
-    """User names assigned anywhere inside ``node`` (loop targets, appended lists and the names
-    of nested defs included; a def ``node`` itself does not bind its own name inside)."""
-    return _stored_among(all_nodes(node))
-
-
-def _stored_among(nodes: list) -> set[str]:
-    """``_stored_names`` of a tree given as the list of its nodes."""
-    names = {n.id for n in nodes if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)}
-    names |= {n.name for n in nodes[1:] if isinstance(n, gast.FunctionDef)}
-    return names | {n.value.func.value.id for n in nodes if _is_append(n)}
-
-
-def _binders(stmts: list) -> tuple[dict[str, list], set[str]]:
-    """The defs among ``stmts`` and the blocks they hold, by name (not inside nested defs, whose
-    names are their own), and the names also assigned a value there: one walk for every name."""
-    defs: dict[str, list] = {}
-    assigned: set[str] = set()
-    for stmt in stmts:
-        if isinstance(stmt, gast.FunctionDef):
-            defs.setdefault(stmt.name, []).append(stmt)
-            continue
-        if isinstance(stmt, (gast.If, gast.For, gast.While)):
-            for block in (getattr(stmt, "body", None), getattr(stmt, "orelse", None)):
-                inner, more = _binders(block or [])
-                for name, found in inner.items():
-                    defs.setdefault(name, []).extend(found)
-                assigned |= more
-            own = [stmt.test] if not isinstance(stmt, gast.For) else [stmt.target, stmt.iter]
-        else:
-            own = [stmt]
-        assigned.update(n for part in own for n in _stored_names(part))
-    return defs, assigned
-
-
-def _updated_in_place(stmts: list) -> set[str]:
-    """The user names ``stmts`` write into (``v *= x``, ``v[i] = y``, ``v[i] += y``): only a view
-    written through in a loop needs to be carried as that view (``Lowering._carry``); one merely
-    rebound there (``h = np.tanh(h)``) is a value like any other."""
-    names = set()
-    for node in (n for stmt in stmts for n in all_nodes(stmt)):
-        targets = node.targets if isinstance(node, gast.Assign) else [node.target] \
-            if isinstance(node, gast.AugAssign) else []
-        for target in targets:
-            if isinstance(target, gast.Name) and isinstance(node, gast.AugAssign):
-                names.add(target.id)
-            elif isinstance(target, gast.Subscript) and isinstance(target.value, gast.Name):
-                names.add(target.value.id)
-    return names
-
-
-def _names_read(node: Any) -> Iterator[str]:
-    """Every read of a user name inside ``node``, with repeats; ``a += b`` reads ``a`` too."""
-    return _reads_among(all_nodes(node))
-
-
-def _reads_among(nodes: list) -> Iterator[str]:
-    """``_names_read`` of a tree given as the list of its nodes."""
-    for n in nodes:
-        if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load):
-            yield n.id
-        elif isinstance(n, gast.AugAssign) and isinstance(n.target, gast.Name):
-            yield n.target.id
 
 
 def _identifier(key: Any) -> str:
@@ -160,14 +97,6 @@ def _constant_strings(value: Any) -> Optional[list]:
     if items and all(isinstance(i, ir.Const) and type(i.value) is str for i in items):
         return list(items)
     return None
-
-
-def _is_append(node: Any) -> bool:
-    """``name.append(value)`` as a statement."""
-    return (isinstance(node, gast.Expr) and isinstance(node.value, gast.Call)
-            and isinstance(node.value.func, gast.Attribute) and node.value.func.attr == "append"
-            and isinstance(node.value.func.value, gast.Name) and len(node.value.args) == 1
-            and not node.value.keywords)
 
 
 # code object of a user's function -> whether it may return an argument (or a view of one)
@@ -253,7 +182,7 @@ class Lowering:
         node, nodes = parsed.node, parsed.nodes  # the nodes as parsed: no walk of the tree needed
         rewritten = desugar(node, {n.id for n in nodes if isinstance(n, gast.Name)} | set(parsed.params),
                             Counter(type(n) for n in nodes))
-        self.reads = Counter(_names_read(node) if rewritten else _reads_among(nodes))
+        self.reads = Counter(names_read(node) if rewritten else reads_among(nodes))
 
     def run(self) -> ir.Function:
         node = self.parsed.node
@@ -485,7 +414,7 @@ class Lowering:
                 if update is not None:
                     self.in_place.append(self._guarded(update))
             self.bind(stmt.target, value)
-        elif _is_append(stmt):  # lists grow by a pure append: items = items + [item]
+        elif is_append(stmt):  # lists grow by a pure append: items = items + [item]
             call = stmt.value
             items = self.converter.convert(call.func.value)
             self.bind(gast.Name(id=call.func.value.id, ctx=gast.Store(), annotation=None, type_comment=None),
@@ -546,8 +475,8 @@ class Lowering:
         """User names assigned inside ``node`` whose value matters outside it: bound before it,
         or read outside it.  (One walk of ``node``, whatever the number of names.)"""
         nodes = all_nodes(node)
-        inside = Counter(_reads_among(nodes))
-        stored = _stored_among(nodes) | {n.value.id for n in nodes if isinstance(n, gast.Subscript) and isinstance(
+        inside = Counter(reads_among(nodes))
+        stored = stored_among(nodes) | {n.value.id for n in nodes if isinstance(n, gast.Subscript) and isinstance(
             n.ctx, gast.Store) and isinstance(n.value, gast.Name) and isinstance(self.env.get(n.value.id), Record)}
         return sorted(v for v in stored if v in self.env or self.reads[v] > inside[v])
 
@@ -751,7 +680,7 @@ class Lowering:
     def _carry(self, node: Any) -> dict[str, str]:
         """Give each loop-carried user name its merge variable, initialised before the loop."""
         targets = self._targets(self._joined(node), [self.env], loop=True)
-        body_defs, body_assigned = _binders(node.body)
+        body_defs, body_assigned = binders(node.body)
         for v, m in targets.items():
             if isinstance(m, Record):
                 continue
@@ -762,7 +691,7 @@ class Lowering:
                 inside = [Nested(d) for d in defs] + ([ir.Const(None)] if assigned else [])
                 self._join_functions(v, m, [self.env.get(v)] + inside, node)
         self._merge_into(self.block, self.env, targets, node.lineno)
-        updated = _updated_in_place(node.body)
+        updated = updated_in_place(node.body)
         for v, m in targets.items():  # a view carried through the loop (block *= x in its body)
             start = self.env.get(v)
             if v in updated and isinstance(m, str) and isinstance(start, ir.Var) and start.name in self.view_index:
@@ -1337,7 +1266,7 @@ class Lowering:
         body = copy.deepcopy(node.body)
         function = gast.FunctionDef(name=node.name, args=node.args, body=body, decorator_list=[], returns=None,
                                     type_comment=None)
-        own = _stored_names(function) | set(params)
+        own = stored_names(function) | set(params)
         desugar(function, own | set(self.reads) | self.names.taken)
         if callee is not None:
             inner_env = {}
@@ -1354,7 +1283,7 @@ class Lowering:
         if callee is not None:  # names, errors and the snapshot are the callee's own while it is lowered
             self.parsed, self.converter.resolver, self.converter.error = callee, callee.resolver, callee.error
         self.computed.clear()  # the nested function's statements may write into arrays
-        self.reads = Counter(_names_read(function))
+        self.reads = Counter(names_read(function))
         self.inlining.add(node.name)
         outer_raised = self.raised  # a raise in the body ends the body only: the call may be conditional
         try:
