@@ -41,9 +41,10 @@ from .expressions import (BINARY_OPERATORS, Choice, Dispatch, ExpressionConverte
                           Record, is_user_function)
 from .lower_scan import (binders, is_append, names_read, reads_among, stored_among, stored_names,
                          updated_in_place)
-from .naming import Names, describe
+from .lower_state import LoweringState, Part, Scope
+from .naming import describe
 from .nodes import all_nodes
-from .parse import ParsedFunction, is_generated, parse_function
+from .parse import ParsedFunction, parse_function
 
 
 def _identifier(key: Any) -> str:
@@ -124,40 +125,25 @@ def _is_add_at(fn: Any) -> bool:
     return getattr(fn, "__self__", None) is np.add and getattr(fn, "__name__", None) == "at"
 
 
-class Lowering:
+class Lowering(Part):
     """Flattens one function body into SSA statements, block by block."""
 
     def __init__(self, parsed: ParsedFunction, structures: Optional[dict] = None, has_aux: bool = False) -> None:
-        self.parsed = parsed
-        self.structures = structures or {}  # container parameters: their containers.Tree
-        self.has_aux = has_aux
-        self.groups: dict[str, list[str]] = {}
-        self.result_tree: Any = None
-        self.aux: Optional[ir.Expr] = None
-        self.aux_tree: Any = None
+        node, nodes = parsed.node, parsed.nodes  # the nodes as parsed: no walk of the tree needed
+        rewritten = desugar(node, {n.id for n in nodes if isinstance(n, gast.Name)} | set(parsed.params),
+                            Counter(type(n) for n in nodes))
+        reads = Counter(names_read(node) if rewritten else reads_among(nodes))
+        super().__init__(LoweringState(parsed, reads, structures or {}, has_aux, helper_returns_shared))
+        self.state.host = self
         self.record_merges: set[str] = set()  # merge variables made for the items of joined containers
         self.shared_records: dict[str, set[str]] = {}  # names that may reach a dict other names reach too
-        self.names = Names(set())
-        self.user_names: set[str] = set()
-        self.buffers: set[str] = set()  # arrays this function created: the only ones it may write into
-        self.maybe_numbers: set[str] = set()  # buffers that may be numbers (np.exp(x)): += rebinds them
         self.inlining: set[str] = set()  # nested functions being inlined (to refuse recursion)
-        # A raise that runs whenever the statements being lowered run (one a constant test chose):
-        # what follows it in its block is never reached, and is not lowered (it may read names only
-        # the other branches bind: ``return result`` after ``else: raise ValueError(kind)``).
-        self.raised = False
         # A name bound to different defs on different paths is an SSA value like any other: the tag of
         # the def, merged at joins, and a call dispatches on it (see ``_dispatch``).
         self.defs: dict[int, Nested] = {}  # tag -> def
         self.def_tags: dict[int, int] = {}  # id(def node) -> tag
         self.function_vars: dict[str, tuple[frozenset, str]] = {}  # merge variable -> (tags, Dispatch.missing)
-        self.env: dict[str, Any] = {}
-        self.block: list[ir.Stmt] = []
-        self.line: Optional[int] = None
-        # Code s2s_ad generated reads an element after a write only where it proved the element
-        # is one number (reverse.py knows ranks this stage does not): it is not checked again.
-        self.generated = is_generated(parsed.filename)
-        self.views = Views(self.buffers, enabled=not self.generated, helper_shares=helper_returns_shared)
+        self.views = Views(self.state.buffers, enabled=not self.state.generated, helper_shares=helper_returns_shared)
         # values that may be views of another array (x[1:], x.T): the array, integer index parts, a slice or not
         self.view_values: dict[str, tuple[str, int, bool]] = {}
         # views by a basic index (numbers, slices) of an array the function made: the array and the
@@ -167,54 +153,44 @@ class Lowering:
         self.carried_views: set[str] = set()  # loop merge variables taken to be a view of view_index's
         self.merged_from: dict[str, str] = {}  # merge variables that may be an array another name holds
         self.holders: dict[str, str] = {}  # SSA name -> a user's name that may view or hold its array
-        self.in_place: list[ir.InPlace] = []
-        self.element_reads: list[ir.ElementRead] = []  # see ir.Function.element_reads
         self.element_index: dict[str, tuple] = {}  # a[i, j] by atoms only: the index's parts
         self.joined_elements: set[str] = set()  # merge variables that may be such an a[i, j] (never retaken)
         # items of a value unpacked by position (u, w = pair(x)): a tuple's items, or an array's rows
         self.unpacked_items: set[str] = set()
         self.joins_owned: dict[str, bool] = {}  # merge variable -> every value joined so far is owned
-        self.params: dict[str, str] = {}  # SSA name of each parameter -> the user's name
-        # Values already computed in this statement, by block: (id(block), operation) -> the atom.
-        # Forgotten at each statement and each store, so a reused value is never stale.
-        self.computed: dict[tuple, ir.Var] = {}
-        self.converter = ExpressionConverter(self.read, parsed.resolver, parsed.error)
-        node, nodes = parsed.node, parsed.nodes  # the nodes as parsed: no walk of the tree needed
-        rewritten = desugar(node, {n.id for n in nodes if isinstance(n, gast.Name)} | set(parsed.params),
-                            Counter(type(n) for n in nodes))
-        self.reads = Counter(names_read(node) if rewritten else reads_among(nodes))
+        self.state.converter = ExpressionConverter(self.read, parsed.resolver, parsed.error)
 
     def run(self) -> ir.Function:
-        node = self.parsed.node
+        node = self.state.parsed.node
         params: list[str] = []
         owners: list[str] = []
-        for p in self.parsed.params:
-            if isinstance(self.structures.get(p), containers.Static):
+        for p in self.state.parsed.params:
+            if isinstance(self.state.structures.get(p), containers.Static):
                 # a string (or None) the code is specialised on: a parameter still, read as its value
-                params.append(self.names.claim(p))
+                params.append(self.state.names.claim(p))
                 owners.append(p)
-                self.env[p] = ir.Const(self.structures[p].value)
+                self.scope.env[p] = ir.Const(self.state.structures[p].value)
                 continue
-            if p in self.structures:  # a container: one parameter per leaf, the container static
+            if p in self.state.structures:  # a container: one parameter per leaf, the container static
                 leaves: list[str] = []
-                self.env[p] = self._record_of(self.structures[p], p, leaves)
-                self.groups[p] = leaves
+                self.scope.env[p] = self._record_of(self.state.structures[p], p, leaves)
+                self.state.groups[p] = leaves
                 owners += [p] * len(leaves)
                 params += leaves
                 continue
-            name = self.names.claim(p)
-            self.env[p] = ir.Var(name)
-            self.user_names.add(name)
+            name = self.state.names.claim(p)
+            self.scope.env[p] = ir.Var(name)
+            self.state.user_names.add(name)
             params.append(name)
             owners.append(p)
-        self.params = dict(zip(params, owners))
+        self.state.params = dict(zip(params, owners))
         body = self.lower_block(node.body)
-        if self.raised:  # it always raises: the forward sweep stops there, this return is never reached
-            body.append(ir.Return(ir.Const(0.0), self.line))
+        if self.scope.raised:  # it always raises: the forward sweep stops there, this return is never reached
+            body.append(ir.Return(ir.Const(0.0), self.state.line))
         docstring = gast.get_docstring(node) if hasattr(gast, "get_docstring") else None
-        return ir.Function(node.name, params, body, self.parsed.filename, node.lineno, docstring,
-                           in_place=self.in_place, element_reads=self.element_reads, groups=self.groups, result_tree=self.result_tree,
-                           aux=self.aux, aux_tree=self.aux_tree)
+        return ir.Function(node.name, params, body, self.state.parsed.filename, node.lineno, docstring,
+                           in_place=self.state.in_place, element_reads=self.state.element_reads, groups=self.state.groups, result_tree=self.state.result_tree,
+                           aux=self.state.aux, aux_tree=self.state.aux_tree)
 
     def _record_of(self, tree: Any, base: str, leaves: list[str]) -> Any:
         """The static record for a container parameter: a fresh parameter for each leaf (named after
@@ -222,8 +198,8 @@ class Lowering:
         if isinstance(tree, containers.Static):
             return ir.Const(tree.value)
         if not isinstance(tree, containers.Tree):
-            name = self.names.claim(base)
-            self.user_names.add(name)
+            name = self.state.names.claim(base)
+            self.state.user_names.add(name)
             leaves.append(name)
             return ir.Var(name)
         items = tuple(self._record_of(child, f"{base}_{_identifier(key)}", leaves)
@@ -233,9 +209,9 @@ class Lowering:
     def _shared(self, name: str, value: str, stmt: Any) -> Optional[ir.InPlace]:
         """An ``InPlace`` record if ``value`` (what ``name`` holds) may be an object other names see."""
         at = dict(line=stmt.lineno, column=stmt.col_offset + 1)
-        if value in self.params:
-            return ir.InPlace(value, name, f"the argument {self.params[value]}", **at)
-        others = sorted(k for k, v in self.env.items() if k != name and v == ir.Var(value))
+        if value in self.state.params:
+            return ir.InPlace(value, name, f"the argument {self.state.params[value]}", **at)
+        others = sorted(k for k, v in self.scope.env.items() if k != name and v == ir.Var(value))
         if others:
             return ir.InPlace(value, name, f"the same object as {others[0]}", **at)
         if value in self.merged_from:
@@ -266,19 +242,19 @@ class Lowering:
         base, index, keeps = found
         if not keeps:  # M[1] is a row only if M has more dimensions than the index has parts
             parts = index.items if isinstance(index, ir.Display) else (index,)
-            array = next((k for k, v in self.env.items() if v == ir.Var(base)), base)
+            array = next((k for k, v in self.scope.env.items() if v == ir.Var(base)), base)
             hint = (f"{stmt.target.id} is one number of {array} (a copy), not a part of it (a view); write into "
                     f"{array} by index ({array}[...] {_operator_sign(value.fn)}= ...), or "
                     f"{stmt.target.id} = {stmt.target.id} {_operator_sign(value.fn)} ... (a new number)")
             guard = ir.Effect(ir.Call(runtime.check_view_update, (
                 ir.Var(base), ir.Const(len(parts)), ir.Const(stmt.target.id), ir.Const(hint),
-                ir.Const(self.parsed.filename), ir.Const(self.line))), self.line)
-            self.block.append(guard)
-            self.element_reads.append(ir.ElementRead(base, stmt.target.id, tuple(parts), self.line, hint, view=True,
+                ir.Const(self.state.parsed.filename), ir.Const(self.state.line))), self.state.line)
+            self.state.block.append(guard)
+            self.state.element_reads.append(ir.ElementRead(base, stmt.target.id, tuple(parts), self.state.line, hint, view=True,
                                                      guard=guard))
         updated = self.flatten(value)  # row * 3, row read as it is now (taken again if it was stale)
-        self.block.append(ir.Store(base, index, updated, self.line))
-        self.computed.clear()
+        self.state.block.append(ir.Store(base, index, updated, self.state.line))
+        self.state.computed.clear()
         self.views.wrote(base)
         self.bind(stmt.target, ir.Call(operator.getitem, (ir.Var(base), index)))
         return True
@@ -287,9 +263,9 @@ class Lowering:
         """``update`` with a run-time check, emitted here, that the value updated is a number:
         NumPy changes an array (a 0-d one too) in place, and the other names sharing it would see that."""
         guard = ir.Effect(ir.Call(runtime.check_number_update, (
-            ir.Var(update.value), ir.Const(update.name), ir.Const(update.shared), ir.Const(self.parsed.filename),
-            ir.Const(update.line))), self.line)
-        self.block.append(guard)
+            ir.Var(update.value), ir.Const(update.name), ir.Const(update.shared), ir.Const(self.state.parsed.filename),
+            ir.Const(update.line))), self.state.line)
+        self.state.block.append(guard)
         return dataclasses.replace(update, guard=guard)
 
     def _note_holders(self, name: str, value: Any) -> None:
@@ -311,7 +287,7 @@ class Lowering:
         keeps = any(isinstance(p, ir.Slice) or (isinstance(p, ir.Const) and (p.value is None or p.value is Ellipsis))
                     for p in parts)
         self.view_values[name] = (base, len(parts), keeps)
-        if base in self.buffers and base not in self.views.root and all(
+        if base in self.state.buffers and base not in self.views.root and all(
                 _basic(p) or (isinstance(p, ir.Var) and p.name in self.range_indices) for p in parts):
             self.view_index[name] = (base, value.args[1], keeps)
         self._note_element(name, value)
@@ -329,7 +305,7 @@ class Lowering:
 
     def read(self, name: str) -> Optional[ir.Expr]:
         """What the user's local ``name`` holds now (``None`` if it is not a local)."""
-        value = self.env.get(name)
+        value = self.scope.env.get(name)
         if isinstance(value, ir.Var):
             return self._view_now(value, name)
         return value
@@ -347,7 +323,7 @@ class Lowering:
             if not user:
                 return self.flatten(retaken)
             self.bind(gast.Name(id=name, ctx=gast.Store(), annotation=None, type_comment=None), retaken)
-            return self.env[name]
+            return self.scope.env[name]
         if array is not None:
             hint = (f"{name} may be a view of {array} (a slice, a row, .T, a reshape, a list holding it, or "
                     f"what a function returned for it), "
@@ -356,55 +332,55 @@ class Lowering:
             index = self.element_index.get(value.name)
             if index is None or self.view_values.get(value.name, (None,))[0] != array:
                 raise TransformError(f"reading {name} after {array} was written", hint,
-                                     filename=self.parsed.filename, line=self.line)
-            if value.name in self.joined_elements or array not in self.buffers:
+                                     filename=self.state.parsed.filename, line=self.state.line)
+            if value.name in self.joined_elements or array not in self.state.buffers:
                 # first = out[0]: one number if out is 1-d and 0 a number, which only the kinds tell
-                self.element_reads.append(ir.ElementRead(array, name, index, self.line, hint))
+                self.state.element_reads.append(ir.ElementRead(array, name, index, self.state.line, hint))
                 return value
             # top = B[0]: a row of a 2-d B (a view: NumPy shows the write) or one number of a 1-d B, or
             # B[idx], B[mask] (copies): taken again here, and the kinds choose which (check_element_reads)
             call = ir.Call(operator.getitem, (ir.Var(array), ir.Display("tuple", index) if len(index) > 1 else index[0]))
             # named, so that no other read of a[i] in this statement reuses it: the kinds may choose the
             # value taken before instead (a copy), which is not what a new read of a[i] gives
-            retaken = self.flatten(call, self.names.fresh(describe(call, self.user_names)))
-            self.element_reads.append(ir.ElementRead(array, name, index, self.line, hint,
-                                                     retake=self.block[-1], kept=value.name))
+            retaken = self.flatten(call, self.state.names.fresh(describe(call, self.state.user_names)))
+            self.state.element_reads.append(ir.ElementRead(array, name, index, self.state.line, hint,
+                                                     retake=self.state.block[-1], kept=value.name))
             if user:
-                self.env[name] = retaken
+                self.scope.env[name] = retaken
             return retaken
         return value
 
     def lower_block(self, stmts: list) -> list[ir.Stmt]:
-        outer, self.block = self.block, []
+        outer, self.state.block = self.state.block, []
         for stmt in stmts:
-            self.line = stmt.lineno
+            self.state.line = stmt.lineno
             self.statement(stmt)
-            if self.raised:
+            if self.scope.raised:
                 break
-        inner, self.block = self.block, outer
+        inner, self.state.block = self.state.block, outer
         return inner
 
     def statement(self, stmt: Any) -> None:
-        self.computed.clear()
+        self.state.computed.clear()
         if isinstance(stmt, gast.Assign):
-            value = self.converter.convert(stmt.value)
+            value = self.state.converter.convert(stmt.value)
             for target in stmt.targets:
                 self.bind(target, value)
         elif isinstance(stmt, gast.AugAssign):
             op = BINARY_OPERATORS[type(stmt.op)]
-            current = self.converter.convert(stmt.target)
-            value = ir.Call(op, (current, self.converter.convert(stmt.value)))
+            current = self.state.converter.convert(stmt.target)
+            value = ir.Call(op, (current, self.state.converter.convert(stmt.value)))
             if isinstance(stmt.target, gast.Name) and isinstance(current, ir.Var):
-                if current.name in self.buffers and current.name not in self.maybe_numbers:
+                if current.name in self.state.buffers and current.name not in self.state.maybe_numbers:
                     # out += x changes the array itself, as NumPy does
-                    self.block.append(ir.Store(current.name, ir.Const(Ellipsis), self.flatten(value), self.line))
-                    self.computed.clear()
+                    self.state.block.append(ir.Store(current.name, ir.Const(Ellipsis), self.flatten(value), self.state.line))
+                    self.state.computed.clear()
                     self.views.wrote(current.name)
                     return
                 if self._update_through_view(stmt, current, value):
                     return
                 if current.name in self.views.root and current.name not in self.unpacked_items:
-                    raise self.parsed.error(f"an in-place update of {stmt.target.id}", f"{stmt.target.id} may be a "
+                    raise self.state.parsed.error(f"an in-place update of {stmt.target.id}", f"{stmt.target.id} may be a "
                                             f"view of {self.views.root[current.name]}; write into that array by index "
                                             "instead", stmt)
                 update = self._shared(stmt.target.id, current.name, stmt)
@@ -412,13 +388,13 @@ class Lowering:
                     update = ir.InPlace(current.name, stmt.target.id, f"an item of {self.views.root[current.name]} "
                                         f"(a row, where that is an array)", stmt.lineno, stmt.col_offset + 1)
                 if update is not None:
-                    self.in_place.append(self._guarded(update))
+                    self.state.in_place.append(self._guarded(update))
             self.bind(stmt.target, value)
         elif is_append(stmt):  # lists grow by a pure append: items = items + [item]
             call = stmt.value
-            items = self.converter.convert(call.func.value)
+            items = self.state.converter.convert(call.func.value)
             self.bind(gast.Name(id=call.func.value.id, ctx=gast.Store(), annotation=None, type_comment=None),
-                      ir.Call(runtime.list_append, (items, self.converter.convert(call.args[0]))))
+                      ir.Call(runtime.list_append, (items, self.state.converter.convert(call.args[0]))))
         elif isinstance(stmt, gast.Return):
             self.ret(stmt)
         elif isinstance(stmt, gast.If):
@@ -428,27 +404,27 @@ class Lowering:
         elif isinstance(stmt, gast.While):
             self.while_loop(stmt)
         elif isinstance(stmt, gast.FunctionDef):
-            self.env[stmt.name] = Nested(stmt)
+            self.scope.env[stmt.name] = Nested(stmt)
         elif isinstance(stmt, gast.Expr) and isinstance(stmt.value, gast.Call):
-            if self.generated and self._adds_at(stmt.value):  # an adjoint's np.add.at(d_a, index, part)
+            if self.state.generated and self._adds_at(stmt.value):  # an adjoint's np.add.at(d_a, index, part)
                 call = stmt.value
-                update = ir.Call(runtime.added_at, tuple(self.converter.convert(a) for a in call.args))
+                update = ir.Call(runtime.added_at, tuple(self.state.converter.convert(a) for a in call.args))
                 self.bind(gast.Name(id=call.args[0].id, ctx=gast.Store(), annotation=None, type_comment=None),
                           update)
                 return
             if self._adds_at(stmt.value):
                 self._add_at(stmt.value, stmt)
                 return
-            self.effect(self.converter.effect(stmt.value))
+            self.effect(self.state.converter.effect(stmt.value))
         elif isinstance(stmt, gast.Raise):
             # One a constant test removes (``else: raise ValueError(...)`` after ``if KIND == "relu"``
             # on a module-level option) is dropped with its branch; one that may run raises the user's
             # exception in the forward sweep, as the primal function would (desugar.py guards what follows).
             self.effect(self._raised(stmt))
-            self.raised = True
+            self.scope.raised = True
         elif isinstance(stmt, gast.Assert):
-            message = ir.Const(None) if stmt.msg is None else self.converter.convert(stmt.msg)
-            self.effect(ir.Call(runtime.check_assertion, (self.converter.convert(stmt.test), message)))
+            message = ir.Const(None) if stmt.msg is None else self.state.converter.convert(stmt.msg)
+            self.effect(ir.Call(runtime.check_assertion, (self.state.converter.convert(stmt.test), message)))
         # Pass and the docstring need nothing.
 
     def _raised(self, stmt: gast.Raise) -> ir.Call:
@@ -456,18 +432,18 @@ class Lowering:
         ``Error`` is an exception class the function can see; anything else is refused at its line."""
         exc = stmt.exc
         call = exc if isinstance(exc, gast.Call) else None
-        kind = self.converter.resolve(call.func if call is not None else exc) if exc is not None else None
+        kind = self.state.converter.resolve(call.func if call is not None else exc) if exc is not None else None
         if not (isinstance(kind, type) and issubclass(kind, BaseException)) or (
                 stmt.cause is not None and not (isinstance(stmt.cause, gast.Constant) and stmt.cause.value is None)):
-            raise self.parsed.error("this raise statement", "raise an exception class by name, as in "
+            raise self.state.parsed.error("this raise statement", "raise an exception class by name, as in "
                                     "raise ValueError(f\"unknown {kind}\") (a bare raise needs try/except, "
                                     "which is not supported)", stmt)
         if call is None:
             return ir.Call(runtime.raise_exception, (ir.Const(kind),))
         if any(k.arg is None for k in call.keywords) or any(isinstance(a, gast.Starred) for a in call.args):
-            raise self.parsed.error("*args or **kwargs in a call", "pass the arguments one by one", call)
-        return ir.Call(runtime.raise_exception, (ir.Const(kind),) + tuple(self.converter.convert(a) for a in call.args),
-                       tuple((k.arg, self.converter.convert(k.value)) for k in call.keywords))
+            raise self.state.parsed.error("*args or **kwargs in a call", "pass the arguments one by one", call)
+        return ir.Call(runtime.raise_exception, (ir.Const(kind),) + tuple(self.state.converter.convert(a) for a in call.args),
+                       tuple((k.arg, self.state.converter.convert(k.value)) for k in call.keywords))
 
     # -- joins -------------------------------------------------------------
 
@@ -477,8 +453,8 @@ class Lowering:
         nodes = all_nodes(node)
         inside = Counter(reads_among(nodes))
         stored = stored_among(nodes) | {n.value.id for n in nodes if isinstance(n, gast.Subscript) and isinstance(
-            n.ctx, gast.Store) and isinstance(n.value, gast.Name) and isinstance(self.env.get(n.value.id), Record)}
-        return sorted(v for v in stored if v in self.env or self.reads[v] > inside[v])
+            n.ctx, gast.Store) and isinstance(n.value, gast.Name) and isinstance(self.scope.env.get(n.value.id), Record)}
+        return sorted(v for v in stored if v in self.scope.env or self.scope.reads[v] > inside[v])
 
     def _merge_into(self, block: list[ir.Stmt], env: dict, targets: dict[str, str], line: Optional[int]) -> None:
         """Append the merge copies ``merged = value`` for ``targets``, as one parallel assignment.
@@ -496,7 +472,7 @@ class Lowering:
             elif isinstance(value, Record):
                 raise TransformError(f"{user_name}, a {value.cls.__name__} on some paths only", "a name that holds "
                                      "a container after an if or loop must hold one of the same structure before "
-                                     "it and on every path", filename=self.parsed.filename, line=self.line)
+                                     "it and on every path", filename=self.state.parsed.filename, line=self.state.line)
             else:
                 pairs.append((user_name, merged, value))
         merged_names = {m for _, m, _ in pairs}
@@ -516,7 +492,7 @@ class Lowering:
                     self.merged_from[merged] = holders[0] if holders else self.merged_from[value.name]
             reads_targets = {n for n in ir.names_read(value) if n in merged_names and n != merged}
             if (isinstance(value, ir.Display) and any(True for _ in ir.names_read(value))) or reads_targets:
-                name = self.names.fresh("items" if isinstance(value, ir.Display) else f"{user_name}_next")
+                name = self.state.names.fresh("items" if isinstance(value, ir.Display) else f"{user_name}_next")
                 block.append(ir.Assign(name, value, line))
                 value = ir.Var(name)
             copies.append((merged, value))
@@ -540,24 +516,24 @@ class Lowering:
         the body keeps, or the write is refused there."""
         if value == ir.Var(merged):
             return
-        owned = (isinstance(value, ir.Var) and value.name in self.buffers and not others
+        owned = (isinstance(value, ir.Var) and value.name in self.state.buffers and not others
                  and value.name not in self.views.root)
         if merged not in self.joins_owned:
             self.joins_owned[merged] = owned
             if owned:
-                self.buffers.add(merged)
+                self.state.buffers.add(merged)
         elif self.joins_owned[merged] and not owned:
             self.joins_owned[merged] = False
-            self.buffers.discard(merged)
+            self.state.buffers.discard(merged)
             if self.views.writes[merged]:
                 why = (f"the same object as {others[0]}" if others else
                        "not an array this function created (an argument, or a view of one)")
                 raise TransformError(f"an assignment into {user_name}[...]", f"{user_name} is {why} on some "
                                      f"paths into this loop or branch, and writing into it would change that "
                                      f"array too; copy it first: {user_name} = {user_name}.copy()",
-                                     filename=self.parsed.filename, line=self.line)
-        if owned and value.name in self.maybe_numbers:
-            self.maybe_numbers.add(merged)
+                                     filename=self.state.parsed.filename, line=self.state.line)
+        if owned and value.name in self.state.maybe_numbers:
+            self.state.maybe_numbers.add(merged)
 
     def tag(self, function: Nested) -> int:
         """The number that stands for the def ``function`` in a merged function binding."""
@@ -601,7 +577,7 @@ class Lowering:
         if not (isinstance(value, Record) and value.kind == template.kind and value.keys == template.keys):
             raise TransformError(f"{user_name}, a {template.cls.__name__} whose structure changes in a branch or "
                                  "loop", "keep its keys and item types the same on every path (set every key "
-                                 "before the if or loop)", filename=self.parsed.filename, line=self.line)
+                                 "before the if or loop)", filename=self.state.parsed.filename, line=self.state.line)
         pairs = []
         for kept, item in zip(template.items, value.items):
             if isinstance(kept, Record):
@@ -611,7 +587,7 @@ class Lowering:
             elif not _same(kept, item):
                 raise TransformError(f"{user_name}, a {template.cls.__name__} whose item {item} changes in a "
                                      "branch or loop", "only numbers and arrays in a container may change there",
-                                     filename=self.parsed.filename, line=self.line)
+                                     filename=self.state.parsed.filename, line=self.state.line)
         return pairs
 
     def _template(self, values: list, loop: bool, base: str) -> Any:
@@ -628,7 +604,7 @@ class Lowering:
             return first  # a string or function: structure, which must not change
         if not loop and all(_same(first, v) for v in values[1:]):
             return first
-        name = self.names.fresh(base)
+        name = self.state.names.fresh(base)
         self.record_merges.add(name)
         return ir.Var(name)
 
@@ -642,7 +618,7 @@ class Lowering:
                     continue  # unchanged on both paths
                 targets[v] = self._template(values, loop, v)
             else:
-                targets[v] = self.names.fresh(v)
+                targets[v] = self.state.names.fresh(v)
         return targets
 
     def _joined_value(self, merged: Any) -> Any:
@@ -650,54 +626,54 @@ class Lowering:
         return merged if isinstance(merged, Record) else self.merged(merged)
 
     def if_statement(self, stmt: gast.If) -> None:
-        test = self.flatten(self.converter.convert(stmt.test))
+        test = self.flatten(self.state.converter.convert(stmt.test))
         if isinstance(test, ir.Const) and isinstance(test.value, (bool, np.bool_, str, type(None))):
             # Known while lowering ("key" in params, config.kind == "tanh"): only that branch exists,
             # and the other may read items the container does not have.
             for inner in stmt.body if test.value else stmt.orelse:
-                self.line = inner.lineno
+                self.state.line = inner.lineno
                 self.statement(inner)
-                if self.raised:
+                if self.scope.raised:
                     break
             return
         joined = self._joined(stmt)
-        before = dict(self.env)
+        before = dict(self.scope.env)
         body = self.lower_block(stmt.body)
-        body_raised, self.raised = self.raised, False
-        after_body, self.env = self.env, dict(before)
+        body_raised, self.scope.raised = self.scope.raised, False
+        after_body, self.scope.env = self.scope.env, dict(before)
         orelse = self.lower_block(stmt.orelse)
-        after_else = self.env
-        self.raised = body_raised and self.raised  # (a path that raises binds nothing that is read)
+        after_else = self.scope.env
+        self.scope.raised = body_raised and self.scope.raised  # (a path that raises binds nothing that is read)
         targets = self._targets(joined, [{**before, **after_body}, {**before, **after_else}], loop=False)
         for v, m in targets.items():
             if not isinstance(m, Record):
                 self._join_functions(v, m, [{**before, **after_body}.get(v), {**before, **after_else}.get(v)], stmt)
         self._merge_into(body, {**before, **after_body}, targets, stmt.lineno)
         self._merge_into(orelse, {**before, **after_else}, targets, stmt.lineno)
-        self.env = {**before, **{v: self._joined_value(m) for v, m in targets.items()}}
-        self.block.append(ir.If(test, body, orelse, stmt.lineno))
+        self.scope.env = {**before, **{v: self._joined_value(m) for v, m in targets.items()}}
+        self.state.block.append(ir.If(test, body, orelse, stmt.lineno))
 
     def _carry(self, node: Any) -> dict[str, str]:
         """Give each loop-carried user name its merge variable, initialised before the loop."""
-        targets = self._targets(self._joined(node), [self.env], loop=True)
+        targets = self._targets(self._joined(node), [self.scope.env], loop=True)
         body_defs, body_assigned = binders(node.body)
         for v, m in targets.items():
             if isinstance(m, Record):
                 continue
             defs, assigned = body_defs.get(v, []), v in body_assigned
-            if defs or isinstance(self.env.get(v), (Nested, Dispatch)):
+            if defs or isinstance(self.scope.env.get(v), (Nested, Dispatch)):
                 # what the body may bind, known before it is lowered: a call early in the body may run
                 # a def from late in the previous iteration
                 inside = [Nested(d) for d in defs] + ([ir.Const(None)] if assigned else [])
-                self._join_functions(v, m, [self.env.get(v)] + inside, node)
-        self._merge_into(self.block, self.env, targets, node.lineno)
+                self._join_functions(v, m, [self.scope.env.get(v)] + inside, node)
+        self._merge_into(self.state.block, self.scope.env, targets, node.lineno)
         updated = updated_in_place(node.body)
         for v, m in targets.items():  # a view carried through the loop (block *= x in its body)
-            start = self.env.get(v)
+            start = self.scope.env.get(v)
             if v in updated and isinstance(m, str) and isinstance(start, ir.Var) and start.name in self.view_index:
                 self.view_index[m] = self.view_index[start.name]  # checked at the end of the body
                 self.carried_views.add(m)
-        self.env.update({v: self._joined_value(m) for v, m in targets.items()})
+        self.scope.env.update({v: self._joined_value(m) for v, m in targets.items()})
         return targets
 
     def _check_carried_views(self, targets: dict[str, Any]) -> None:
@@ -706,33 +682,33 @@ class Lowering:
         for v, m in targets.items():
             if m not in self.carried_views:
                 continue
-            value = self.env.get(v)
+            value = self.scope.env.get(v)
             found = self.view_index.get(value.name) if isinstance(value, ir.Var) else None
             base, index, _ = self.view_index[m]
             if value != ir.Var(m) and (found is None or found[0] != base or found[1] is not index):
                 raise TransformError(f"{v}, a view of {base} carried through a loop", f"{v} is a view of "
                                      f"{base} before the loop and something else after an iteration; take the view "
-                                     f"in the loop body, or use another name", filename=self.parsed.filename,
-                                     line=self.line)
+                                     f"in the loop body, or use another name", filename=self.state.parsed.filename,
+                                     line=self.state.line)
 
     def _loop_body(self, stmts: list, targets: dict[str, str], prologue: Callable[[], None]) -> tuple[list, Any]:
         """Lower a loop body; returns it with the merge copies, and the exit flag."""
         exit_test = None
         if stmts and isinstance(stmts[-1], gast.If) and isinstance(stmts[-1].body[0], gast.Break):
             exit_test, stmts = stmts[-1].test, stmts[:-1]
-        outer, self.block = self.block, []
+        outer, self.state.block = self.state.block, []
         prologue()
         for stmt in stmts:
-            self.line = stmt.lineno
+            self.state.line = stmt.lineno
             self.statement(stmt)
-            if self.raised:
+            if self.scope.raised:
                 break
-        body, self.block = self.block, outer
+        body, self.state.block = self.state.block, outer
         self._check_carried_views(targets)
-        self._merge_into(body, self.env, targets, self.line)
+        self._merge_into(body, self.scope.env, targets, self.state.line)
         exit_flag = None
         if exit_test is not None:
-            exit_flag = ir.Var(targets[exit_test.id]) if exit_test.id in targets else self.env[exit_test.id]
+            exit_flag = ir.Var(targets[exit_test.id]) if exit_test.id in targets else self.scope.env[exit_test.id]
         return body, exit_flag
 
     def for_loop(self, stmt: gast.For) -> None:
@@ -743,81 +719,81 @@ class Lowering:
             for element in elements:
                 self.bind(stmt.target, element)
                 for inner in stmt.body:
-                    self.line = inner.lineno
+                    self.state.line = inner.lineno
                     self.statement(inner)
-                    if self.raised:
+                    if self.scope.raised:
                         return
             return
         iterable, element = self._iteration(stmt)
         targets = self._carry(stmt)
-        before = dict(self.env)
+        before = dict(self.scope.env)
         index_user = stmt.target.id if element is None else None
-        index = self.names.fresh(index_user or "k")
+        index = self.state.names.fresh(index_user or "k")
         if index_user:
-            self.user_names.add(index)
+            self.state.user_names.add(index)
 
         def prologue() -> None:
             if element is None:
-                self.env[index_user] = ir.Var(index)
+                self.scope.env[index_user] = ir.Var(index)
                 self.range_indices.add(index)
             else:
                 self.bind(stmt.target, element(ir.Var(index)))
 
         stale = self._views_written_in(stmt)
         body, exit_flag = self._loop_body(stmt.body, targets, prologue)
-        self.raised = False  # (the loop may run no iteration)
+        self.scope.raised = False  # (the loop may run no iteration)
         self.views.stale -= stale
-        self.env = {**before, **{v: self._joined_value(m) for v, m in targets.items()}}
+        self.scope.env = {**before, **{v: self._joined_value(m) for v, m in targets.items()}}
         if checkpoint is not None:
             self._check_checkpointed(stmt, body, exit_flag)
-        self.block.append(ir.For(index, iterable, body, line, exit_flag, checkpoint=checkpoint))
+        self.state.block.append(ir.For(index, iterable, body, line, exit_flag, checkpoint=checkpoint))
 
     def _checkpoint(self, stmt: gast.For) -> Optional[ir.Expr]:
         """For ``for t in checkpointed(steps, every=k)``: unwrap the iterable, return ``k``; for
         ``snapshots=c``, ``snapshots(c)`` (``runtime.checkpoint_stride`` makes segments of ceil(n / c))."""
         it = stmt.iter
-        if not (isinstance(it, gast.Call) and self.converter.static(it.func) == (True, runtime.checkpointed)):
+        if not (isinstance(it, gast.Call) and self.state.converter.static(it.func) == (True, runtime.checkpointed)):
             return None
         every = [a for a in it.args[1:]] + [k.value for k in it.keywords if k.arg in ("every", "snapshots")]
         if not it.args or len(every) > 1 or any(k.arg not in ("every", "snapshots") for k in it.keywords):
-            raise self.parsed.error("this use of checkpointed", "write checkpointed(steps), "
+            raise self.state.parsed.error("this use of checkpointed", "write checkpointed(steps), "
                                     "checkpointed(steps, every=k) or checkpointed(steps, snapshots=c)", it)
         stmt.iter = it.args[0]
         if not every:
             return ir.Const(None)
-        value = self.flatten(self.converter.convert(every[0]))
+        value = self.flatten(self.state.converter.convert(every[0]))
         if any(k.arg == "snapshots" for k in it.keywords):
             value = self.flatten(ir.Call(runtime.snapshots, (value,)))
         return value
 
     def _check_checkpointed(self, stmt: gast.For, body: list[ir.Stmt], exit_flag: Any) -> None:
         if exit_flag is not None:
-            raise self.parsed.error("a checkpointed loop that can stop early", "checkpointing needs the trip "
+            raise self.state.parsed.error("a checkpointed loop that can stop early", "checkpointing needs the trip "
                                     "count in advance: drop break/return from the loop, or checkpointed", stmt)
         if any(isinstance(s, ir.Store) for s in ir.walk(body)):
-            raise self.parsed.error("a checkpointed loop that writes into an array", "a segment run again "
+            raise self.state.parsed.error("a checkpointed loop that writes into an array", "a segment run again "
                                     "would see the later values; carry the values in variables, or drop "
                                     "checkpointed", stmt)
         # (a raise may stay: a segment run again sees the values it saw, so a raise that did not run
         # then does not run now)
         if any(isinstance(s, ir.Effect) and getattr(s.value, "fn", None) is not runtime.raise_exception
                for s in ir.walk(body)):
-            raise self.parsed.error("print, assert, logging or warnings in a checkpointed loop", "the reverse "
+            raise self.state.parsed.error("print, assert, logging or warnings in a checkpointed loop", "the reverse "
                                     "sweep runs each segment again, which would repeat them; move them out of "
                                     "the loop, or drop checkpointed", stmt)
 
     def while_loop(self, stmt: gast.While) -> None:
         targets = self._carry(stmt)
-        before = dict(self.env)
-        outer, self.block = self.block, []
-        test = self.flatten(self.converter.convert(stmt.test))
-        test_block, self.block = self.block, outer
+        before = dict(self.scope.env)
+        outer, self.state.block = self.state.block, []
+        test = self.flatten(self.state.converter.convert(stmt.test))
+        test_block, self.state.block = self.state.block, outer
         stale = self._views_written_in(stmt)
         body, exit_flag = self._loop_body(stmt.body, targets, lambda: None)
-        self.raised = False  # (the loop may run no iteration)
+        self.scope.raised = False  # (the loop may run no iteration)
         self.views.stale -= stale
-        self.env = {**before, **{v: self._joined_value(m) for v, m in targets.items()}}
-        self.block.append(ir.While(test_block, test, body, stmt.lineno, exit_flag))
+        self.scope.env = {**before, **{v: self._joined_value(m) for v, m in targets.items()}}
+        self.state.block.append(ir.While(test_block, test, body, stmt.lineno, exit_flag))
 
     def _views_written_in(self, loop: Any) -> set[str]:
         """Mark views bound before ``loop`` of arrays it writes into: a second iteration would read them
@@ -828,7 +804,7 @@ class Lowering:
                 written.add(node.value.id)
             elif isinstance(node, gast.AugAssign) and isinstance(node.target, gast.Name):
                 written.add(node.target.id)
-        roots = {self.views.root_of(self.env.get(name)) for name in written} - {None}
+        roots = {self.views.root_of(self.scope.env.get(name)) for name in written} - {None}
         marked = {name for name in self.views.root
                   if any(root in roots for root, _ in self.views.views_of(name))} - self.views.stale
         self.views.stale |= marked
@@ -844,21 +820,21 @@ class Lowering:
         kind, args = self._iteration_call(it)
         if kind is range:
             if not isinstance(target, gast.Name):
-                raise self.parsed.error("unpacking a range element", "loop over range with one name", target)
-            return self.flatten(ir.Call(range, tuple(args)), self.names.fresh("steps")), None
+                raise self.state.parsed.error("unpacking a range element", "loop over range with one name", target)
+            return self.flatten(ir.Call(range, tuple(args)), self.state.names.fresh("steps")), None
         if kind is reversed and isinstance(it.args[0], gast.Call) and self._iteration_call(it.args[0])[0] is range:
             steps = ir.Call(range, tuple(self._iteration_call(it.args[0])[1]))
             backwards = ir.Call(operator.getitem, (steps, ir.Slice(None, None, ir.Const(-1))))
             if not isinstance(target, gast.Name):
-                raise self.parsed.error("unpacking a range element", "loop over range with one name", target)
-            return self.flatten(backwards, self.names.fresh("steps")), None
+                raise self.state.parsed.error("unpacking a range element", "loop over range with one name", target)
+            return self.flatten(backwards, self.state.names.fresh("steps")), None
         if kind is reversed and not self._iteration_call(it.args[0])[0]:
             seq = self.flatten(args[0])
             last = ir.Call(operator.sub, (ir.Call(len, (seq,)), ir.Const(1)))
-            steps = self.flatten(ir.Call(range, (last, ir.Const(-1), ir.Const(-1))), self.names.fresh("steps"))
+            steps = self.flatten(ir.Call(range, (last, ir.Const(-1), ir.Const(-1))), self.state.names.fresh("steps"))
             return steps, lambda k: ir.Call(operator.getitem, (seq, k))
         length, item = self._sequence(it)
-        steps = self.flatten(ir.Call(range, (length,)), self.names.fresh("steps"))
+        steps = self.flatten(ir.Call(range, (length,)), self.state.names.fresh("steps"))
         return steps, item
 
     def _sequence(self, node: Any) -> tuple[ir.Expr, Callable[[ir.Expr], ir.Expr]]:
@@ -880,7 +856,7 @@ class Lowering:
             length, item = self._sequence(node.args[0])
             last = self.flatten(ir.Call(operator.sub, (length, ir.Const(1))))
             return ir.Call(operator.add, (last, ir.Const(1))), lambda k: item(ir.Call(operator.sub, (last, k)))
-        seq = self.flatten(self.converter.convert(node))  # range(...) too: a range object is indexed
+        seq = self.flatten(self.state.converter.convert(node))  # range(...) too: a range object is indexed
         return ir.Call(len, (seq,)), lambda k: ir.Call(operator.getitem, (seq, k))
 
     def _static_elements(self, stmt: gast.For) -> Optional[list]:
@@ -891,7 +867,7 @@ class Lowering:
         if kind is range:
             return self._range_over_a_container(stmt, args)
         if kind is None:
-            args = [self.converter.convert(it)]
+            args = [self.state.converter.convert(it)]
         sequences = []
         for arg in args[:1] if kind is enumerate else args:
             if not isinstance(arg, Record):
@@ -903,12 +879,12 @@ class Lowering:
                 continue
             sequences.append(list(arg.items) if arg.sequence else [ir.Const(k) for k in arg.keys])
         if any(isinstance(n, (gast.Break, gast.Continue, gast.Return)) for n in all_nodes(stmt)) or stmt.orelse:
-            raise self.parsed.error("break, continue or return in a loop over a container", "the loop is "
+            raise self.state.parsed.error("break, continue or return in a loop over a container", "the loop is "
                                     "unrolled (each item may have its own shape); compute a flag instead", stmt)
         if kind is enumerate:
             start = args[1] if len(args) > 1 else ir.Const(0)
             if not isinstance(start, ir.Const):
-                raise self.parsed.error("enumerate of a container with a start computed at run time",
+                raise self.state.parsed.error("enumerate of a container with a start computed at run time",
                                         "give a constant start", stmt)
             return [ir.Display("tuple", (ir.Const(i + start.value), item)) for i, item in enumerate(sequences[0])]
         if kind is zip:
@@ -928,7 +904,7 @@ class Lowering:
             return None
         index = stmt.target.id
         if not any(isinstance(n, gast.Subscript) and isinstance(n.value, gast.Name)
-                   and isinstance(self.env.get(n.value.id), Record)
+                   and isinstance(self.scope.env.get(n.value.id), Record)
                    and any(isinstance(m, gast.Name) and m.id == index for m in all_nodes(n.slice)) for n in nodes):
             return None
         return [ir.Const(i) for i in range(*(a.value for a in args))]
@@ -940,13 +916,13 @@ class Lowering:
         fn = self._iterator_kind(it)
         if fn is None:
             return None, []
-        return fn, [None if self._iterator_kind(a) in (enumerate, zip) else self.converter.convert(a)
+        return fn, [None if self._iterator_kind(a) in (enumerate, zip) else self.state.converter.convert(a)
                     for a in it.args]
 
     def _iterator_kind(self, it: Any) -> Any:
         """range, enumerate, zip or reversed where ``it`` calls one of them, else None."""
         if isinstance(it, gast.Call) and not it.keywords:
-            found, fn = self.converter.static(it.func)
+            found, fn = self.state.converter.static(it.func)
             if found and fn in (range, enumerate, zip, reversed):
                 return fn
         return None
@@ -955,54 +931,54 @@ class Lowering:
 
     def store(self, target: gast.Subscript, value: ir.Expr) -> None:
         """``a[index] = value``: allowed into arrays the function made itself, and into dicts."""
-        if isinstance(self.env.get(target.value.id), Record):
+        if isinstance(self.scope.env.get(target.value.id), Record):
             self._store_item(target, value)
             return
-        array = self.env.get(target.value.id)
+        array = self.scope.env.get(target.value.id)
         name = target.value.id
-        if self.generated and isinstance(array, ir.Var):
-            self.buffers.add(array.name)  # generated code writes only into adjoints it owns (reverse.py)
+        if self.state.generated and isinstance(array, ir.Var):
+            self.state.buffers.add(array.name)  # generated code writes only into adjoints it owns (reverse.py)
         self._check_writable(name, array, f"an assignment into {name}[...]", "write into that array by index",
                              "writing", target)
-        index = self.flatten(self.converter.convert(target.slice))
+        index = self.flatten(self.state.converter.convert(target.slice))
         value = self.flatten(value)
         if isinstance(value, ir.Display):  # b[[1, 2]] = [x, y]: a store writes one value
             value = self.materialise(value, "items")
-        self.block.append(ir.Store(array.name, index, value, self.line))
-        self.computed.clear()
+        self.state.block.append(ir.Store(array.name, index, value, self.state.line))
+        self.state.computed.clear()
         self.views.wrote(array.name)
 
     def _check_writable(self, name: str, array: Any, what: str, instead: str, verb: str, node: Any) -> None:
         """Refuse a write into ``name`` (holding ``array``) unless it is an array this function made and
         not a view of one: NumPy would change the caller's data, or show the write through the view."""
         # (code s2s_ad generated writes only into adjoints it owns: reverse.py decided that)
-        if isinstance(array, ir.Var) and array.name in self.views.root and not self.generated:
-            raise self.parsed.error(what, f"{name} may be a view of {self.views.root[array.name]}; {instead} instead",
+        if isinstance(array, ir.Var) and array.name in self.views.root and not self.state.generated:
+            raise self.state.parsed.error(what, f"{name} may be a view of {self.views.root[array.name]}; {instead} instead",
                                     node)
-        if not (isinstance(array, ir.Var) and array.name in self.buffers):
-            raise self.parsed.error(
+        if not (isinstance(array, ir.Var) and array.name in self.state.buffers):
+            raise self.state.parsed.error(
                 what, f"{name} is not an array this function created (an argument, or a view of one), and {verb} "
                 f"into it would change the caller's data; copy it first: {name} = {name}.copy()", node)
 
     def _store_item(self, target: gast.Subscript, value: Any) -> None:
         """``d["k"] = value`` into a dict the function made: a new static record under the same name."""
         name = target.value.id
-        record = self.env[name]
-        key = self.converter.convert(target.slice)
+        record = self.scope.env[name]
+        key = self.state.converter.convert(target.slice)
         if getattr(target, "comprehension", None) and not isinstance(key, ir.Const):
-            raise self.parsed.error("a dict comprehension whose keys are not known while transforming",
+            raise self.state.parsed.error("a dict comprehension whose keys are not known while transforming",
                                     "its keys must be constants: loop over a tuple or list of strings, over "
                                     "d.items(), d.keys() or d.values() of a dict with constant keys, or over "
                                     "range with constant bounds", target)
-        shared = [k for k, v in self.env.items() if k != name and v is record]
+        shared = [k for k, v in self.scope.env.items() if k != name and v is record]
         shared = shared or sorted(self.shared_records.get(name, ()))
         if record.kind != "dict" or not isinstance(key, ir.Const) or shared or self._within_params(record):
             why = ("it is an argument (writing into it would change the caller's data); make a new dict: "
                    f"{name} = dict({name}, key=value)" if self._within_params(record) else
                    f"{name} is the same dict as {shared[0]}; copy it first: {name} = dict({name})" if shared else
                    "only a dict can be written into, with a constant key")
-            raise self.parsed.error(f"an assignment into {name}[...]", why, target)
-        self.env[name] = record.replaced(key.value, self._settle(value))
+            raise self.state.parsed.error(f"an assignment into {name}[...]", why, target)
+        self.scope.env[name] = record.replaced(key.value, self._settle(value))
 
     def _note_sharing(self, name: str, value: Record) -> None:
         """Remember which names may reach the same dict (``b = a``, ``ds = [d]``, ``e = d["inner"]``):
@@ -1013,7 +989,7 @@ class Lowering:
                 for item in v.items:
                     yield from records(item)
         mine = {id(r) for r in records(value)}
-        holders = {k for k, v in self.env.items() if k != name and mine & {id(r) for r in records(v)}}
+        holders = {k for k, v in self.scope.env.items() if k != name and mine & {id(r) for r in records(v)}}
         if holders:
             for holder in holders | {name}:
                 self.shared_records.setdefault(holder, set()).update((holders | {name}) - {holder})
@@ -1024,7 +1000,7 @@ class Lowering:
         """Whether ``record`` is (part of) a container argument."""
         def inside(value: Any) -> bool:
             return value is record or (isinstance(value, Record) and any(inside(i) for i in value.items))
-        return any(inside(self.env.get(p)) for p in self.parsed.params if p in self.structures)
+        return any(inside(self.scope.env.get(p)) for p in self.state.parsed.params if p in self.state.structures)
 
     def _settle(self, value: Any) -> Any:
         """``value`` with its computations emitted: an atom, or a record of settled items (the same
@@ -1048,24 +1024,24 @@ class Lowering:
             value = self._settle(value)
             if isinstance(target, gast.Name):
                 self._note_sharing(target.id, value)
-                self.env[target.id] = value
+                self.scope.env[target.id] = value
                 return
             if not value.sequence or len(value.items) != len(target.elts):
-                raise self.parsed.error("an unpacking of a container", f"{len(value.items)} items of a "
+                raise self.state.parsed.error("an unpacking of a container", f"{len(value.items)} items of a "
                                         f"{value.cls.__name__} into {len(target.elts)} names", target)
             for element, item in zip(target.elts, value.items):
                 self.bind(element, item)
             return
         if isinstance(target, gast.Name):
             if ir.is_atom(value) or isinstance(value, (Nested, Dispatch)):  # h = g: h names the same def
-                self.env[target.id] = value
+                self.scope.env[target.id] = value
                 return
-            name = self.names.claim(target.id)
-            self.user_names.add(name)
-            self.env[target.id] = self.flatten(value, name)
+            name = self.state.names.claim(target.id)
+            self.state.user_names.add(name)
+            self.scope.env[target.id] = self.flatten(value, name)
             self.views.bound(name, value)
             self._note_view(name, value)
-            emitted = self.block[-1] if self.block else None
+            emitted = self.state.block[-1] if self.state.block else None
             if name not in self.element_index and isinstance(emitted, ir.Assign) and emitted.target == name:
                 self._note_element(name, emitted.value)  # b[v > 0.0]: the kinds decide on the name it became
             self._note_holders(target.id, value)
@@ -1075,7 +1051,7 @@ class Lowering:
         if isinstance(value, ir.Display) and len(value.items) == len(elements):
             items = [self.flatten(v) for v in value.items]  # evaluate all before binding any
             for item, given in zip(items, value.items):
-                if isinstance(item, ir.Var) and item != given and not self.generated:  # b[2:], B[0]: a view
+                if isinstance(item, ir.Var) and item != given and not self.state.generated:  # b[2:], B[0]: a view
                     self.views.bound(item.name, given)
                     self._note_view(item.name, given)
             for element, item in zip(elements, items):
@@ -1085,13 +1061,13 @@ class Lowering:
                 self.bind(element, item)
             return
         if isinstance(value, ir.Display):
-            raise self.parsed.error("an unpacking of the wrong length",
+            raise self.state.parsed.error("an unpacking of the wrong length",
                                     f"{len(value.items)} values into {len(elements)} names", target)
         whole = self.flatten(value)
         for i, element in enumerate(elements):
             self.bind(element, ir.Call(operator.getitem, (whole, ir.Const(i))))
             if isinstance(element, gast.Name):  # an item of a tuple, not a view
-                item = getattr(self.env.get(element.id), "name", None)
+                item = getattr(self.scope.env.get(element.id), "name", None)
                 for facts in (self.view_values, self.view_index, self.element_index):
                     facts.pop(item, None)
                 self.unpacked_items.add(item)
@@ -1100,19 +1076,19 @@ class Lowering:
         """``np.add.at(name, index, value)``: in code s2s_ad generated, a new value of ``name``
         (``runtime.added_at``), so forward mode over it sees an ordinary assignment."""
         return (len(call.args) == 3 and not call.keywords and isinstance(call.args[0], gast.Name)
-                and _is_add_at(self.converter.resolve(call.func)))
+                and _is_add_at(self.state.converter.resolve(call.func)))
 
     def _add_at(self, call: gast.Call, stmt: Any) -> None:
         """The user's ``np.add.at(b, index, value)`` (a scatter-add, repeated positions summed): a
         write of the whole array, ``b[...] = added_at(b, index, value)``, allowed where ``b[i] = ...``
         is (an array this function made, not a view), so views and aliases see it as NumPy shows it."""
         name = call.args[0].id
-        array = self.env.get(name)
+        array = self.scope.env.get(name)
         self._check_writable(name, array, f"np.add.at into {name}", "add into that array", "adding", stmt)
-        index, value = (self.flatten(self.converter.convert(a)) for a in call.args[1:])
+        index, value = (self.flatten(self.state.converter.convert(a)) for a in call.args[1:])
         added = self.flatten(ir.Call(runtime.added_at, (array, index, value)))
-        self.block.append(ir.Store(array.name, ir.Const(Ellipsis), added, self.line))
-        self.computed.clear()
+        self.state.block.append(ir.Store(array.name, ir.Const(Ellipsis), added, self.state.line))
+        self.state.computed.clear()
         self.views.wrote(array.name)
 
     def effect(self, call: ir.Call) -> None:
@@ -1120,21 +1096,21 @@ class Lowering:
         statement of its own, which the derivative code keeps where the primal computation runs."""
         args = tuple(self.flatten(a) for a in call.args)
         kwargs = tuple((k, self.flatten(v)) for k, v in call.kwargs)
-        self.block.append(ir.Effect(ir.Call(call.fn, args, kwargs), self.line))
+        self.state.block.append(ir.Effect(ir.Call(call.fn, args, kwargs), self.state.line))
 
     def ret(self, stmt: gast.Return) -> None:
-        value = self.converter.convert(stmt.value)
-        if self.has_aux:
+        value = self.state.converter.convert(stmt.value)
+        if self.state.has_aux:
             value = self._split_aux(value, stmt)
         if isinstance(value, Record) or (isinstance(value, ir.Display) and any(isinstance(i, Record)
                                                                               for i in value.items)):
             leaves: list = []
-            self.result_tree = self._tree_of(self._settle(value), leaves)
+            self.state.result_tree = self._tree_of(self._settle(value), leaves)
             value = ir.Display("tuple", tuple(leaves))
         if isinstance(value, ir.Display):  # a tuple result is one value, made by a display
             value = self.materialise(self.flatten(value), "out")
-        self.block.append(ir.Return(self.flatten(value, None if ir.is_atom(value) else self.names.fresh("out")),
-                                    self.line))
+        self.state.block.append(ir.Return(self.flatten(value, None if ir.is_atom(value) else self.state.names.fresh("out")),
+                                    self.state.line))
 
     def _split_aux(self, value: Any, stmt: gast.Return) -> Any:
         """For ``has_aux=True``: the value of ``return value, aux``; the aux is kept for the result."""
@@ -1142,11 +1118,11 @@ class Lowering:
         if isinstance(value, ir.Var):  # a pair bound to a name (or joined from early returns): read at run time
             items = tuple(self.flatten(ir.Call(operator.getitem, (value, ir.Const(i)))) for i in range(2))
         if len(items) != 2:
-            raise self.parsed.error("this return with has_aux=True", "the function must return a pair "
+            raise self.state.parsed.error("this return with has_aux=True", "the function must return a pair "
                                     "(value, aux), written as return value, aux", stmt)
         leaves: list = []
-        self.aux_tree = self._tree_of(self._settle(items[1]), leaves)
-        self.aux = ir.Display("tuple", tuple(leaves))
+        self.state.aux_tree = self._tree_of(self._settle(items[1]), leaves)
+        self.state.aux = ir.Display("tuple", tuple(leaves))
         return items[0]
 
     def _tree_of(self, value: Any, leaves: list) -> Any:
@@ -1162,8 +1138,8 @@ class Lowering:
 
     def materialise(self, display: ir.Display, base: str) -> ir.Var:
         """Bind a tuple or list display to a name (SSA: ``t = (a, b)``)."""
-        name = self.names.fresh(base)
-        self.block.append(ir.Assign(name, display, self.line))
+        name = self.state.names.fresh(base)
+        self.state.block.append(ir.Assign(name, display, self.state.line))
         return ir.Var(name)
 
     def flatten(self, expr: Any, name: Optional[str] = None) -> ir.Expr:
@@ -1181,7 +1157,7 @@ class Lowering:
         if isinstance(expr, (Nested, Dispatch)):
             raise TransformError("a nested function used as a value", "call it where it is needed (its result "
                                  "can be differentiated, the function itself cannot)",
-                                 filename=self.parsed.filename, line=self.line)
+                                 filename=self.state.parsed.filename, line=self.state.line)
         if isinstance(expr, ir.Slice):
             return ir.Slice(*(None if p is None else self.flatten(p) for p in (expr.lower, expr.upper, expr.step)))
         if isinstance(expr, Record):
@@ -1201,17 +1177,17 @@ class Lowering:
             return ir.Const(len(args[0].items))
         call = ir.Call(expr.fn, args, kwargs)
         key = self._reuse_key(call) if name is None else None
-        if key in self.computed:
-            return self.computed[key]
-        target = self.names.fresh(describe(call, self.user_names)) if name is None else name
-        self.block.append(ir.Assign(target, call, self.line))
+        if key in self.state.computed:
+            return self.state.computed[key]
+        target = self.state.names.fresh(describe(call, self.state.user_names)) if name is None else name
+        self.state.block.append(ir.Assign(target, call, self.state.line))
         if rules.makes_fresh_array(expr.fn):
-            self.buffers.add(target)
+            self.state.buffers.add(target)
         elif new_object(call, helper_returns_shared):
-            self.buffers.add(target)  # written into by index only: += rebinds a number
-            self.maybe_numbers.add(target)
+            self.state.buffers.add(target)  # written into by index only: += rebinds a number
+            self.state.maybe_numbers.add(target)
         if key is not None:
-            self.computed[key] = ir.Var(target)
+            self.state.computed[key] = ir.Var(target)
         return ir.Var(target)
 
     def _as_display(self, record: Record) -> ir.Display:
@@ -1219,7 +1195,7 @@ class Lowering:
         if not record.sequence:
             raise TransformError(f"a {record.cls.__name__} used as a value", "pass its items (d['w']) or fields "
                                  "(p.w); a container can be passed whole only to the user's own functions",
-                                 filename=self.parsed.filename, line=self.line)
+                                 filename=self.state.parsed.filename, line=self.state.line)
         return ir.Display("list" if record.kind == "list" else "tuple", record.items)
 
     def _inline_function(self, fn: Callable, args: tuple) -> Any:
@@ -1234,7 +1210,7 @@ class Lowering:
         # the second reuses the first's value, so the forward sweep reads once and the reverse sweep adds once
         if not rules.fact(call.fn, "reusable") or call.kwargs:
             return None
-        key = (id(self.block), call.fn, tuple(ir.value_key(a) for a in call.args))
+        key = (id(self.state.block), call.fn, tuple(ir.value_key(a) for a in call.args))
         try:
             hash(key)
         except TypeError:  # an array constant, or a slice
@@ -1252,55 +1228,50 @@ class Lowering:
         node = call.function.node
         if node.name in self.inlining:
             if callee is not None:
-                raise self.parsed.error(f"the recursive call of {node.name!r} with a container argument",
+                raise self.state.parsed.error(f"the recursive call of {node.name!r} with a container argument",
                                         "a function given a container is lowered in place; pass the arrays "
                                         "as separate arguments to recurse", node)
-            raise self.parsed.error(f"the recursive nested function {node.name!r}",
+            raise self.state.parsed.error(f"the recursive nested function {node.name!r}",
                                     "define it at module level to recurse", node)
         params = [a.id for a in node.args.args]
         defaults = node.args.defaults if callee is None else []
         if not len(params) - len(defaults) <= len(call.args) <= len(params):
-            raise self.parsed.error(f"the call of {node.name!r}", f"it takes {len(params)} arguments", node)
+            raise self.state.parsed.error(f"the call of {node.name!r}", f"it takes {len(params)} arguments", node)
         args = [self._passed(a) if isinstance(a, (Nested, Known)) else self._settle(a) for a in call.args]
         args += self._defaults_of(call.function, params[len(args):], defaults[len(defaults) - len(params) + len(args):])
         body = copy.deepcopy(node.body)
         function = gast.FunctionDef(name=node.name, args=node.args, body=body, decorator_list=[], returns=None,
                                     type_comment=None)
         own = stored_names(function) | set(params)
-        desugar(function, own | set(self.reads) | self.names.taken)
+        desugar(function, own | set(self.scope.reads) | self.state.names.taken)
         if callee is not None:
             inner_env = {}
         else:
             scope = dict(call.function.scope) if call.function.scope is not None else {} if call.function.closed \
-                else self.env
+                else self.scope.env
             inner_env = {k: v for k, v in scope.items() if k not in own}
         inner_env.update(zip(params, args))
         for param, arg in zip(params, args):
             if isinstance(arg, Record):  # the caller's container: writing into it would change the caller's
                 self.shared_records.setdefault(param, set()).add(f"an argument of {node.name}")
-        outer_env, outer_reads, self.env = self.env, self.reads, inner_env
-        outer_scope = self.parsed, self.converter.resolver, self.converter.error
-        if callee is not None:  # names, errors and the snapshot are the callee's own while it is lowered
-            self.parsed, self.converter.resolver, self.converter.error = callee, callee.resolver, callee.error
-        self.computed.clear()  # the nested function's statements may write into arrays
-        self.reads = Counter(names_read(function))
+        self.state.computed.clear()  # the nested function's statements may write into arrays
+        # its names, errors and snapshot are the callee's own while it is lowered
+        outer = self.state.enter(Scope(callee or self.state.parsed, inner_env, Counter(names_read(function)),
+                                       raised=self.scope.raised))  # a raise in it ends its body only
         self.inlining.add(node.name)
-        outer_raised = self.raised  # a raise in the body ends the body only: the call may be conditional
         try:
             for stmt in function.body[:-1]:
-                self.line = stmt.lineno
+                self.state.line = stmt.lineno
                 self.statement(stmt)
-                if self.raised:  # it always raises here: its result is never used (nor lowered)
+                if self.scope.raised:  # it always raises here: its result is never used (nor lowered)
                     break
-            result = ir.Const(0.0) if self.raised else self._settle(self.converter.convert(function.body[-1].value))
+            result = ir.Const(0.0) if self.scope.raised else self._settle(self.state.converter.convert(function.body[-1].value))
         finally:
-            self.raised = outer_raised
             self.inlining.discard(node.name)
-            self.env, self.reads = outer_env, outer_reads
-            self.parsed, self.converter.resolver, self.converter.error = outer_scope
+            self.state.leave(outer)
             if callee is not None:
-                self.parsed.resolver.snapshot.include(callee.resolver.snapshot)
-            self.computed.clear()
+                self.state.parsed.resolver.snapshot.include(callee.resolver.snapshot)
+            self.state.computed.clear()
         return result
 
     def _dispatch(self, dispatch: Dispatch, call_args: tuple) -> ir.Expr:
@@ -1310,39 +1281,39 @@ class Lowering:
         name = self.defs[tags[0]].node.name
         if dispatch.missing:
             raise TransformError(f"the call of the nested function {name!r}", dispatch.missing,
-                                 filename=self.parsed.filename, line=self.line)
+                                 filename=self.state.parsed.filename, line=self.state.line)
         args = tuple(self.flatten(a) for a in call_args)
         if len(tags) == 1:
             return self.inline(Inline(self.defs[tags[0]], args))
-        merged = self.names.fresh(f"{name}_result")
+        merged = self.state.names.fresh(f"{name}_result")
 
         def branch(k: int) -> list[ir.Stmt]:
             """The block choosing among ``tags[k:]`` (the last needs no test)."""
             if k == len(tags) - 1:
                 return self._only(tags[k], args, merged)
-            outer, self.block = self.block, []
+            outer, self.state.block = self.state.block, []
             test = self.flatten(ir.Call(operator.eq, (dispatch.var, ir.Const(tags[k]))))
-            self.block.append(ir.If(test, self._only(tags[k], args, merged), branch(k + 1), self.line))
-            block, self.block = self.block, outer
+            self.state.block.append(ir.If(test, self._only(tags[k], args, merged), branch(k + 1), self.state.line))
+            block, self.state.block = self.state.block, outer
             return block
 
-        self.block.extend(branch(0))
+        self.state.block.extend(branch(0))
         return ir.Var(merged)
 
     def _only(self, tag: int, args: tuple, merged: str) -> list[ir.Stmt]:
         """A block inlining the def ``tag`` and assigning its result to ``merged``."""
-        outer, self.block = self.block, []
+        outer, self.state.block = self.state.block, []
         value = self.inline(Inline(self.defs[tag], args))
         if isinstance(value, ir.Display):
             value = self.materialise(value, "items")
-        self.block.append(ir.Assign(merged, value, self.line, merge=True))
-        block, self.block = self.block, outer
+        self.state.block.append(ir.Assign(merged, value, self.state.line, merge=True))
+        block, self.state.block = self.state.block, outer
         return block
 
     def _defaults_of(self, function: Nested, params: list, defaults: list) -> list:
         """The values of the defaults for ``params``: a constant, or the name sugar.py bound a lambda's
         default to where the lambda was made (read in the scope the function was made or passed in)."""
-        scope = dict(function.scope) if function.scope is not None else self.env
+        scope = dict(function.scope) if function.scope is not None else self.scope.env
         values = []
         for param, default in zip(params, defaults):
             if isinstance(default, gast.Constant):
@@ -1350,7 +1321,7 @@ class Lowering:
             elif isinstance(default, gast.Name) and default.id in scope:
                 values.append(scope[default.id])
             else:
-                raise self.parsed.error(f"the default value of {param!r} in {function.node.name!r}",
+                raise self.state.parsed.error(f"the default value of {param!r} in {function.node.name!r}",
                                         "it was computed on another path (a lambda made in a branch): pass "
                                         "the argument, or make the lambda once, before the branch", default)
         return values
@@ -1359,7 +1330,7 @@ class Lowering:
         """A function passed as an argument: a nested def or lambda keeps the names where it is
         passed (the callee cannot rebind them), not those of the callee it is called in."""
         if isinstance(function, Nested) and not function.closed and function.scope is None:
-            return Nested(function.node, scope=tuple(self.env.items()))
+            return Nested(function.node, scope=tuple(self.scope.env.items()))
         return function
 
     def _choice(self, choice: Choice, name: Optional[str]) -> ir.Expr:
@@ -1370,15 +1341,15 @@ class Lowering:
         if isinstance(test, ir.Const) and isinstance(test.value, (bool, np.bool_, str, type(None))):
             chosen = choice.then if test.value else choice.orelse
             return test if chosen is None else self.flatten(chosen, name)
-        merged = self.names.fresh(name or "choice")
+        merged = self.state.names.fresh(name or "choice")
         branches = []
         for part in (choice.then, choice.orelse):
-            outer, self.block = self.block, []
+            outer, self.state.block = self.state.block, []
             value = test if part is None else self.flatten(part)
-            self.block.append(ir.Assign(merged, value, self.line, merge=True))
-            branches.append(self.block)
-            self.block = outer
-        self.block.append(ir.If(test, branches[0], branches[1], self.line))
+            self.state.block.append(ir.Assign(merged, value, self.state.line, merge=True))
+            branches.append(self.state.block)
+            self.state.block = outer
+        self.state.block.append(ir.If(test, branches[0], branches[1], self.state.line))
         return ir.Var(merged)
 
 
@@ -1391,8 +1362,6 @@ def lower(parsed: ParsedFunction, structures: Optional[dict] = None, has_aux: bo
     try:
         return lowering.run()
     finally:
-        # The converter holds lowering.read, a cycle: without this, the lowering and the whole tree it
-        # reaches would wait for the cycle collector (tens of milliseconds for a big function).
-        lowering.converter = None
+        lowering.state.release()
 
 
