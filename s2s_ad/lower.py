@@ -41,6 +41,7 @@ from .expressions import (BINARY_OPERATORS, Choice, Dispatch, ExpressionConverte
                           Record, is_user_function)
 from .lower_scan import (binders, is_append, names_read, reads_among, stored_among, stored_names,
                          updated_in_place)
+from .lower_ssa import SSABuilder
 from .lower_state import LoweringState, Part, Scope
 from .naming import describe
 from .nodes import all_nodes
@@ -135,6 +136,7 @@ class Lowering(Part):
         reads = Counter(names_read(node) if rewritten else reads_among(nodes))
         super().__init__(LoweringState(parsed, reads, structures or {}, has_aux, helper_returns_shared))
         self.state.host = self
+        self.ssa = SSABuilder(self.state)
         self.record_merges: set[str] = set()  # merge variables made for the items of joined containers
         self.shared_records: dict[str, set[str]] = {}  # names that may reach a dict other names reach too
         self.inlining: set[str] = set()  # nested functions being inlined (to refuse recursion)
@@ -252,7 +254,7 @@ class Lowering(Part):
             self.state.block.append(guard)
             self.state.element_reads.append(ir.ElementRead(base, stmt.target.id, tuple(parts), self.state.line, hint, view=True,
                                                      guard=guard))
-        updated = self.flatten(value)  # row * 3, row read as it is now (taken again if it was stale)
+        updated = self.ssa.flatten(value)  # row * 3, row read as it is now (taken again if it was stale)
         self.state.block.append(ir.Store(base, index, updated, self.state.line))
         self.state.computed.clear()
         self.views.wrote(base)
@@ -321,7 +323,7 @@ class Lowering(Part):
             base, index, _ = self.view_index[value.name]
             retaken = ir.Call(operator.getitem, (ir.Var(base), index))
             if not user:
-                return self.flatten(retaken)
+                return self.ssa.flatten(retaken)
             self.bind(gast.Name(id=name, ctx=gast.Store(), annotation=None, type_comment=None), retaken)
             return self.scope.env[name]
         if array is not None:
@@ -331,8 +333,7 @@ class Lowering(Part):
                     f"or use float(...) for one number")
             index = self.element_index.get(value.name)
             if index is None or self.view_values.get(value.name, (None,))[0] != array:
-                raise TransformError(f"reading {name} after {array} was written", hint,
-                                     filename=self.state.parsed.filename, line=self.state.line)
+                raise self.state.refusal(f"reading {name} after {array} was written", hint)
             if value.name in self.joined_elements or array not in self.state.buffers:
                 # first = out[0]: one number if out is 1-d and 0 a number, which only the kinds tell
                 self.state.element_reads.append(ir.ElementRead(array, name, index, self.state.line, hint))
@@ -342,7 +343,7 @@ class Lowering(Part):
             call = ir.Call(operator.getitem, (ir.Var(array), ir.Display("tuple", index) if len(index) > 1 else index[0]))
             # named, so that no other read of a[i] in this statement reuses it: the kinds may choose the
             # value taken before instead (a copy), which is not what a new read of a[i] gives
-            retaken = self.flatten(call, self.state.names.fresh(describe(call, self.state.user_names)))
+            retaken = self.ssa.flatten(call, self.state.names.fresh(describe(call, self.state.user_names)))
             self.state.element_reads.append(ir.ElementRead(array, name, index, self.state.line, hint,
                                                      retake=self.state.block[-1], kept=value.name))
             if user:
@@ -373,7 +374,7 @@ class Lowering(Part):
             if isinstance(stmt.target, gast.Name) and isinstance(current, ir.Var):
                 if current.name in self.state.buffers and current.name not in self.state.maybe_numbers:
                     # out += x changes the array itself, as NumPy does
-                    self.state.block.append(ir.Store(current.name, ir.Const(Ellipsis), self.flatten(value), self.state.line))
+                    self.state.block.append(ir.Store(current.name, ir.Const(Ellipsis), self.ssa.flatten(value), self.state.line))
                     self.state.computed.clear()
                     self.views.wrote(current.name)
                     return
@@ -470,9 +471,9 @@ class Lowering(Part):
             if isinstance(merged, Record):
                 pairs += [(user_name, m, v) for m, v in self._record_pairs(merged, value, user_name)]
             elif isinstance(value, Record):
-                raise TransformError(f"{user_name}, a {value.cls.__name__} on some paths only", "a name that holds "
-                                     "a container after an if or loop must hold one of the same structure before "
-                                     "it and on every path", filename=self.state.parsed.filename, line=self.state.line)
+                raise self.state.refusal(f"{user_name}, a {value.cls.__name__} on some paths only", "a name that holds "
+                                         "a container after an if or loop must hold one of the same structure before "
+                                         "it and on every path")
             else:
                 pairs.append((user_name, merged, value))
         merged_names = {m for _, m, _ in pairs}
@@ -528,10 +529,9 @@ class Lowering(Part):
             if self.views.writes[merged]:
                 why = (f"the same object as {others[0]}" if others else
                        "not an array this function created (an argument, or a view of one)")
-                raise TransformError(f"an assignment into {user_name}[...]", f"{user_name} is {why} on some "
-                                     f"paths into this loop or branch, and writing into it would change that "
-                                     f"array too; copy it first: {user_name} = {user_name}.copy()",
-                                     filename=self.state.parsed.filename, line=self.state.line)
+                raise self.state.refusal(f"an assignment into {user_name}[...]", f"{user_name} is {why} on some "
+                                         f"paths into this loop or branch, and writing into it would change that "
+                                         f"array too; copy it first: {user_name} = {user_name}.copy()")
         if owned and value.name in self.state.maybe_numbers:
             self.state.maybe_numbers.add(merged)
 
@@ -575,9 +575,9 @@ class Lowering(Part):
     def _record_pairs(self, template: Record, value: Any, user_name: str) -> list[tuple[str, Any]]:
         """(merge variable, value) for each data item of a container joined at an ``if`` or a loop."""
         if not (isinstance(value, Record) and value.kind == template.kind and value.keys == template.keys):
-            raise TransformError(f"{user_name}, a {template.cls.__name__} whose structure changes in a branch or "
-                                 "loop", "keep its keys and item types the same on every path (set every key "
-                                 "before the if or loop)", filename=self.state.parsed.filename, line=self.state.line)
+            raise self.state.refusal(f"{user_name}, a {template.cls.__name__} whose structure changes in a branch or "
+                                     "loop", "keep its keys and item types the same on every path (set every key "
+                                     "before the if or loop)")
         pairs = []
         for kept, item in zip(template.items, value.items):
             if isinstance(kept, Record):
@@ -585,9 +585,8 @@ class Lowering(Part):
             elif isinstance(kept, ir.Var) and kept.name in self.record_merges:
                 pairs.append((kept.name, item))
             elif not _same(kept, item):
-                raise TransformError(f"{user_name}, a {template.cls.__name__} whose item {item} changes in a "
-                                     "branch or loop", "only numbers and arrays in a container may change there",
-                                     filename=self.state.parsed.filename, line=self.state.line)
+                raise self.state.refusal(f"{user_name}, a {template.cls.__name__} whose item {item} changes in a "
+                                         "branch or loop", "only numbers and arrays in a container may change there")
         return pairs
 
     def _template(self, values: list, loop: bool, base: str) -> Any:
@@ -626,7 +625,7 @@ class Lowering(Part):
         return merged if isinstance(merged, Record) else self.merged(merged)
 
     def if_statement(self, stmt: gast.If) -> None:
-        test = self.flatten(self.state.converter.convert(stmt.test))
+        test = self.ssa.flatten(self.state.converter.convert(stmt.test))
         if isinstance(test, ir.Const) and isinstance(test.value, (bool, np.bool_, str, type(None))):
             # Known while lowering ("key" in params, config.kind == "tanh"): only that branch exists,
             # and the other may read items the container does not have.
@@ -686,10 +685,9 @@ class Lowering(Part):
             found = self.view_index.get(value.name) if isinstance(value, ir.Var) else None
             base, index, _ = self.view_index[m]
             if value != ir.Var(m) and (found is None or found[0] != base or found[1] is not index):
-                raise TransformError(f"{v}, a view of {base} carried through a loop", f"{v} is a view of "
-                                     f"{base} before the loop and something else after an iteration; take the view "
-                                     f"in the loop body, or use another name", filename=self.state.parsed.filename,
-                                     line=self.state.line)
+                raise self.state.refusal(f"{v}, a view of {base} carried through a loop", f"{v} is a view of "
+                                         f"{base} before the loop and something else after an iteration; take the view "
+                                         f"in the loop body, or use another name")
 
     def _loop_body(self, stmts: list, targets: dict[str, str], prologue: Callable[[], None]) -> tuple[list, Any]:
         """Lower a loop body; returns it with the merge copies, and the exit flag."""
@@ -761,9 +759,9 @@ class Lowering(Part):
         stmt.iter = it.args[0]
         if not every:
             return ir.Const(None)
-        value = self.flatten(self.state.converter.convert(every[0]))
+        value = self.ssa.flatten(self.state.converter.convert(every[0]))
         if any(k.arg == "snapshots" for k in it.keywords):
-            value = self.flatten(ir.Call(runtime.snapshots, (value,)))
+            value = self.ssa.flatten(ir.Call(runtime.snapshots, (value,)))
         return value
 
     def _check_checkpointed(self, stmt: gast.For, body: list[ir.Stmt], exit_flag: Any) -> None:
@@ -786,7 +784,7 @@ class Lowering(Part):
         targets = self._carry(stmt)
         before = dict(self.scope.env)
         outer, self.state.block = self.state.block, []
-        test = self.flatten(self.state.converter.convert(stmt.test))
+        test = self.ssa.flatten(self.state.converter.convert(stmt.test))
         test_block, self.state.block = self.state.block, outer
         stale = self._views_written_in(stmt)
         body, exit_flag = self._loop_body(stmt.body, targets, lambda: None)
@@ -821,20 +819,20 @@ class Lowering(Part):
         if kind is range:
             if not isinstance(target, gast.Name):
                 raise self.state.parsed.error("unpacking a range element", "loop over range with one name", target)
-            return self.flatten(ir.Call(range, tuple(args)), self.state.names.fresh("steps")), None
+            return self.ssa.flatten(ir.Call(range, tuple(args)), self.state.names.fresh("steps")), None
         if kind is reversed and isinstance(it.args[0], gast.Call) and self._iteration_call(it.args[0])[0] is range:
             steps = ir.Call(range, tuple(self._iteration_call(it.args[0])[1]))
             backwards = ir.Call(operator.getitem, (steps, ir.Slice(None, None, ir.Const(-1))))
             if not isinstance(target, gast.Name):
                 raise self.state.parsed.error("unpacking a range element", "loop over range with one name", target)
-            return self.flatten(backwards, self.state.names.fresh("steps")), None
+            return self.ssa.flatten(backwards, self.state.names.fresh("steps")), None
         if kind is reversed and not self._iteration_call(it.args[0])[0]:
-            seq = self.flatten(args[0])
+            seq = self.ssa.flatten(args[0])
             last = ir.Call(operator.sub, (ir.Call(len, (seq,)), ir.Const(1)))
-            steps = self.flatten(ir.Call(range, (last, ir.Const(-1), ir.Const(-1))), self.state.names.fresh("steps"))
+            steps = self.ssa.flatten(ir.Call(range, (last, ir.Const(-1), ir.Const(-1))), self.state.names.fresh("steps"))
             return steps, lambda k: ir.Call(operator.getitem, (seq, k))
         length, item = self._sequence(it)
-        steps = self.flatten(ir.Call(range, (length,)), self.state.names.fresh("steps"))
+        steps = self.ssa.flatten(ir.Call(range, (length,)), self.state.names.fresh("steps"))
         return steps, item
 
     def _sequence(self, node: Any) -> tuple[ir.Expr, Callable[[ir.Expr], ir.Expr]]:
@@ -854,9 +852,9 @@ class Lowering(Part):
             return length, lambda k: ir.Display("tuple", tuple(item(k) for _, item in parts))
         if kind is reversed:
             length, item = self._sequence(node.args[0])
-            last = self.flatten(ir.Call(operator.sub, (length, ir.Const(1))))
+            last = self.ssa.flatten(ir.Call(operator.sub, (length, ir.Const(1))))
             return ir.Call(operator.add, (last, ir.Const(1))), lambda k: item(ir.Call(operator.sub, (last, k)))
-        seq = self.flatten(self.state.converter.convert(node))  # range(...) too: a range object is indexed
+        seq = self.ssa.flatten(self.state.converter.convert(node))  # range(...) too: a range object is indexed
         return ir.Call(len, (seq,)), lambda k: ir.Call(operator.getitem, (seq, k))
 
     def _static_elements(self, stmt: gast.For) -> Optional[list]:
@@ -940,10 +938,10 @@ class Lowering(Part):
             self.state.buffers.add(array.name)  # generated code writes only into adjoints it owns (reverse.py)
         self._check_writable(name, array, f"an assignment into {name}[...]", "write into that array by index",
                              "writing", target)
-        index = self.flatten(self.state.converter.convert(target.slice))
-        value = self.flatten(value)
+        index = self.ssa.flatten(self.state.converter.convert(target.slice))
+        value = self.ssa.flatten(value)
         if isinstance(value, ir.Display):  # b[[1, 2]] = [x, y]: a store writes one value
-            value = self.materialise(value, "items")
+            value = self.ssa.materialise(value, "items")
         self.state.block.append(ir.Store(array.name, index, value, self.state.line))
         self.state.computed.clear()
         self.views.wrote(array.name)
@@ -1013,7 +1011,7 @@ class Lowering(Part):
         if isinstance(value, ir.Display) and any(isinstance(i, Record) for i in value.items):
             return Record(value.kind, tuple if value.kind == "tuple" else list, tuple(range(len(value.items))),
                           tuple(self._settle(i) for i in value.items))
-        return self.flatten(value)
+        return self.ssa.flatten(value)
 
     def bind(self, target: Any, value: ir.Expr) -> None:
         if isinstance(target, gast.Subscript):
@@ -1038,7 +1036,7 @@ class Lowering(Part):
                 return
             name = self.state.names.claim(target.id)
             self.state.user_names.add(name)
-            self.scope.env[target.id] = self.flatten(value, name)
+            self.scope.env[target.id] = self.ssa.flatten(value, name)
             self.views.bound(name, value)
             self._note_view(name, value)
             emitted = self.state.block[-1] if self.state.block else None
@@ -1049,7 +1047,7 @@ class Lowering(Part):
         # Tuple unpacking: a display binds element-wise, anything else by index.
         elements = target.elts
         if isinstance(value, ir.Display) and len(value.items) == len(elements):
-            items = [self.flatten(v) for v in value.items]  # evaluate all before binding any
+            items = [self.ssa.flatten(v) for v in value.items]  # evaluate all before binding any
             for item, given in zip(items, value.items):
                 if isinstance(item, ir.Var) and item != given and not self.state.generated:  # b[2:], B[0]: a view
                     self.views.bound(item.name, given)
@@ -1063,7 +1061,7 @@ class Lowering(Part):
         if isinstance(value, ir.Display):
             raise self.state.parsed.error("an unpacking of the wrong length",
                                     f"{len(value.items)} values into {len(elements)} names", target)
-        whole = self.flatten(value)
+        whole = self.ssa.flatten(value)
         for i, element in enumerate(elements):
             self.bind(element, ir.Call(operator.getitem, (whole, ir.Const(i))))
             if isinstance(element, gast.Name):  # an item of a tuple, not a view
@@ -1085,8 +1083,8 @@ class Lowering(Part):
         name = call.args[0].id
         array = self.scope.env.get(name)
         self._check_writable(name, array, f"np.add.at into {name}", "add into that array", "adding", stmt)
-        index, value = (self.flatten(self.state.converter.convert(a)) for a in call.args[1:])
-        added = self.flatten(ir.Call(runtime.added_at, (array, index, value)))
+        index, value = (self.ssa.flatten(self.state.converter.convert(a)) for a in call.args[1:])
+        added = self.ssa.flatten(ir.Call(runtime.added_at, (array, index, value)))
         self.state.block.append(ir.Store(array.name, ir.Const(Ellipsis), added, self.state.line))
         self.state.computed.clear()
         self.views.wrote(array.name)
@@ -1094,8 +1092,8 @@ class Lowering(Part):
     def effect(self, call: ir.Call) -> None:
         """A call made for its effect (print, logging, assert): its arguments flattened, the call a
         statement of its own, which the derivative code keeps where the primal computation runs."""
-        args = tuple(self.flatten(a) for a in call.args)
-        kwargs = tuple((k, self.flatten(v)) for k, v in call.kwargs)
+        args = tuple(self.ssa.flatten(a) for a in call.args)
+        kwargs = tuple((k, self.ssa.flatten(v)) for k, v in call.kwargs)
         self.state.block.append(ir.Effect(ir.Call(call.fn, args, kwargs), self.state.line))
 
     def ret(self, stmt: gast.Return) -> None:
@@ -1108,15 +1106,15 @@ class Lowering(Part):
             self.state.result_tree = self._tree_of(self._settle(value), leaves)
             value = ir.Display("tuple", tuple(leaves))
         if isinstance(value, ir.Display):  # a tuple result is one value, made by a display
-            value = self.materialise(self.flatten(value), "out")
-        self.state.block.append(ir.Return(self.flatten(value, None if ir.is_atom(value) else self.state.names.fresh("out")),
+            value = self.ssa.materialise(self.ssa.flatten(value), "out")
+        self.state.block.append(ir.Return(self.ssa.flatten(value, None if ir.is_atom(value) else self.state.names.fresh("out")),
                                     self.state.line))
 
     def _split_aux(self, value: Any, stmt: gast.Return) -> Any:
         """For ``has_aux=True``: the value of ``return value, aux``; the aux is kept for the result."""
         items = value.items if isinstance(value, ir.Display) or (isinstance(value, Record) and value.sequence) else ()
         if isinstance(value, ir.Var):  # a pair bound to a name (or joined from early returns): read at run time
-            items = tuple(self.flatten(ir.Call(operator.getitem, (value, ir.Const(i)))) for i in range(2))
+            items = tuple(self.ssa.flatten(ir.Call(operator.getitem, (value, ir.Const(i)))) for i in range(2))
         if len(items) != 2:
             raise self.state.parsed.error("this return with has_aux=True", "the function must return a pair "
                                     "(value, aux), written as return value, aux", stmt)
@@ -1133,89 +1131,8 @@ class Lowering(Part):
         if isinstance(value, Record):
             return containers.Tree(value.kind, value.cls, value.keys,
                                    tuple(self._tree_of(i, leaves) for i in value.items))
-        leaves.append(self.flatten(value))
+        leaves.append(self.ssa.flatten(value))
         return containers.LEAF
-
-    def materialise(self, display: ir.Display, base: str) -> ir.Var:
-        """Bind a tuple or list display to a name (SSA: ``t = (a, b)``)."""
-        name = self.state.names.fresh(base)
-        self.state.block.append(ir.Assign(name, display, self.state.line))
-        return ir.Var(name)
-
-    def flatten(self, expr: Any, name: Optional[str] = None) -> ir.Expr:
-        """Emit statements computing ``expr``; return the atom holding it."""
-        if ir.is_atom(expr):
-            return expr
-        if isinstance(expr, Choice):
-            return self._choice(expr, name)
-        if isinstance(expr, Once):
-            if expr.atom is None:
-                expr.atom = self.flatten(expr.value)
-            return expr.atom
-        if isinstance(expr, Inline):
-            return self.inline(expr)
-        if isinstance(expr, (Nested, Dispatch)):
-            raise TransformError("a nested function used as a value", "call it where it is needed (its result "
-                                 "can be differentiated, the function itself cannot)",
-                                 filename=self.state.parsed.filename, line=self.state.line)
-        if isinstance(expr, ir.Slice):
-            return ir.Slice(*(None if p is None else self.flatten(p) for p in (expr.lower, expr.upper, expr.step)))
-        if isinstance(expr, Record):
-            return self.flatten(self._as_display(expr))
-        if isinstance(expr, ir.Display):
-            return ir.Display(expr.kind, tuple(self.flatten(i) for i in expr.items))
-        if is_user_function(expr.fn) and any(isinstance(a, Record) for a in expr.args):
-            return self._inline_function(expr.fn, expr.args)
-        args = tuple(self.flatten(a) for a in expr.args)
-        kwargs = tuple((k, self.flatten(v)) for k, v in expr.kwargs)
-        if expr.fn is operator.getitem and isinstance(args[0], ir.Display):
-            index = args[1]
-            if isinstance(index, ir.Const) and isinstance(index.value, int) and -len(args[0].items) <= index.value < len(args[0].items):
-                return args[0].items[index.value]  # (a, b)[0] is a
-            args = (self.materialise(args[0], "items"),) + args[1:]
-        if expr.fn is len and len(args) == 1 and isinstance(args[0], ir.Display):
-            return ir.Const(len(args[0].items))
-        call = ir.Call(expr.fn, args, kwargs)
-        key = self._reuse_key(call) if name is None else None
-        if key in self.state.computed:
-            return self.state.computed[key]
-        target = self.state.names.fresh(describe(call, self.state.user_names)) if name is None else name
-        self.state.block.append(ir.Assign(target, call, self.state.line))
-        if rules.makes_fresh_array(expr.fn):
-            self.state.buffers.add(target)
-        elif new_object(call, helper_returns_shared):
-            self.state.buffers.add(target)  # written into by index only: += rebinds a number
-            self.state.maybe_numbers.add(target)
-        if key is not None:
-            self.state.computed[key] = ir.Var(target)
-        return ir.Var(target)
-
-    def _as_display(self, record: Record) -> ir.Display:
-        """A list or tuple record where a value is needed (``np.stack(ws)``, ``sum(d.values())``)."""
-        if not record.sequence:
-            raise TransformError(f"a {record.cls.__name__} used as a value", "pass its items (d['w']) or fields "
-                                 "(p.w); a container can be passed whole only to the user's own functions",
-                                 filename=self.state.parsed.filename, line=self.state.line)
-        return ir.Display("list" if record.kind == "list" else "tuple", record.items)
-
-    def _inline_function(self, fn: Callable, args: tuple) -> Any:
-        """A call of the user's function (or method) with a container argument: its body is lowered in
-        place, as for a nested function, so the container stays static."""
-        callee = parse_function(fn)
-        return self.inline(Inline(Nested(callee.node), args), callee)
-
-    def _reuse_key(self, call: ir.Call) -> Optional[tuple]:
-        """What identifies ``call``'s value within this statement and block, if it may be reused."""
-        # pure operations (declared reusable=True) an expression may repeat (``temp[t] + a * (outside[t] - temp[t])``):
-        # the second reuses the first's value, so the forward sweep reads once and the reverse sweep adds once
-        if not rules.fact(call.fn, "reusable") or call.kwargs:
-            return None
-        key = (id(self.state.block), call.fn, tuple(ir.value_key(a) for a in call.args))
-        try:
-            hash(key)
-        except TypeError:  # an array constant, or a slice
-            return None
-        return key
 
     def inline(self, call: Inline, callee: Optional[ParsedFunction] = None) -> ir.Expr:
         """Lower a nested function's body in place of its call, with Python's scoping:
@@ -1280,9 +1197,8 @@ class Lowering(Part):
         tags = sorted(dispatch.tags)
         name = self.defs[tags[0]].node.name
         if dispatch.missing:
-            raise TransformError(f"the call of the nested function {name!r}", dispatch.missing,
-                                 filename=self.state.parsed.filename, line=self.state.line)
-        args = tuple(self.flatten(a) for a in call_args)
+            raise self.state.refusal(f"the call of the nested function {name!r}", dispatch.missing)
+        args = tuple(self.ssa.flatten(a) for a in call_args)
         if len(tags) == 1:
             return self.inline(Inline(self.defs[tags[0]], args))
         merged = self.state.names.fresh(f"{name}_result")
@@ -1292,7 +1208,7 @@ class Lowering(Part):
             if k == len(tags) - 1:
                 return self._only(tags[k], args, merged)
             outer, self.state.block = self.state.block, []
-            test = self.flatten(ir.Call(operator.eq, (dispatch.var, ir.Const(tags[k]))))
+            test = self.ssa.flatten(ir.Call(operator.eq, (dispatch.var, ir.Const(tags[k]))))
             self.state.block.append(ir.If(test, self._only(tags[k], args, merged), branch(k + 1), self.state.line))
             block, self.state.block = self.state.block, outer
             return block
@@ -1305,7 +1221,7 @@ class Lowering(Part):
         outer, self.state.block = self.state.block, []
         value = self.inline(Inline(self.defs[tag], args))
         if isinstance(value, ir.Display):
-            value = self.materialise(value, "items")
+            value = self.ssa.materialise(value, "items")
         self.state.block.append(ir.Assign(merged, value, self.state.line, merge=True))
         block, self.state.block = self.state.block, outer
         return block
@@ -1332,25 +1248,6 @@ class Lowering(Part):
         if isinstance(function, Nested) and not function.closed and function.scope is None:
             return Nested(function.node, scope=tuple(self.scope.env.items()))
         return function
-
-    def _choice(self, choice: Choice, name: Optional[str]) -> ir.Expr:
-        """A conditional expression (or ``and``/``or``) as an if statement; where the test is known
-        while lowering (``kind == "pad"`` on a string argument), only the part it chooses, as for an
-        if statement (the other may call what cannot run or be differentiated there)."""
-        test = self.flatten(choice.test)
-        if isinstance(test, ir.Const) and isinstance(test.value, (bool, np.bool_, str, type(None))):
-            chosen = choice.then if test.value else choice.orelse
-            return test if chosen is None else self.flatten(chosen, name)
-        merged = self.state.names.fresh(name or "choice")
-        branches = []
-        for part in (choice.then, choice.orelse):
-            outer, self.state.block = self.state.block, []
-            value = test if part is None else self.flatten(part)
-            self.state.block.append(ir.Assign(merged, value, self.state.line, merge=True))
-            branches.append(self.state.block)
-            self.state.block = outer
-        self.state.block.append(ir.If(test, branches[0], branches[1], self.state.line))
-        return ir.Var(merged)
 
 
 
