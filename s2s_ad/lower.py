@@ -28,44 +28,23 @@ import copy
 import dataclasses
 import operator
 from collections import Counter
-from typing import Any, Callable, Iterator, Optional
+from typing import Any, Callable, Optional
 
 import gast
 import numpy as np
 
 from . import containers, ir, rules, runtime
-from .aliasing import Views, new_object, returns_shared, shared_operands, viewing_call
+from .aliasing import Views, returns_shared, shared_operands, viewing_call
 from .desugar import desugar
-from .errors import TransformError
-from .expressions import (BINARY_OPERATORS, Choice, Dispatch, ExpressionConverter, Inline, Known, Nested, Once,
-                          Record, is_user_function)
+from .expressions import BINARY_OPERATORS, Dispatch, ExpressionConverter, Inline, Known, Nested, Record
 from .lower_scan import (binders, is_append, names_read, reads_among, stored_among, stored_names,
                          updated_in_place)
+from .lower_containers import ContainerLowering
 from .lower_ssa import SSABuilder
 from .lower_state import LoweringState, Part, Scope
 from .naming import describe
 from .nodes import all_nodes
 from .parse import ParsedFunction, parse_function
-
-
-def _identifier(key: Any) -> str:
-    """A key as part of a Python name: ``params["w 1"]`` gives ``params_w_1``."""
-    text = "".join(c if c.isalnum() or c == "_" else "_" for c in str(key))
-    return text or "item"
-
-
-def _same(a: Any, b: Any) -> bool:
-    """Whether two settled values are the same value (so a join needs no merge)."""
-    if a is b:
-        return True
-    if isinstance(a, ir.Var) and isinstance(b, ir.Var):
-        return a.name == b.name
-    if isinstance(a, ir.Const) and isinstance(b, ir.Const):
-        try:
-            return ir.value_key(a) == ir.value_key(b)
-        except Exception:  # noqa: BLE001 (an array constant: compared by identity above)
-            return False
-    return False
 
 
 def _operator_sign(fn: Any) -> str:
@@ -137,8 +116,8 @@ class Lowering(Part):
         super().__init__(LoweringState(parsed, reads, structures or {}, has_aux, helper_returns_shared))
         self.state.host = self
         self.ssa = SSABuilder(self.state)
-        self.record_merges: set[str] = set()  # merge variables made for the items of joined containers
-        self.shared_records: dict[str, set[str]] = {}  # names that may reach a dict other names reach too
+        self.containers = ContainerLowering(self.state, self.ssa)
+        self.containers.shared_records: dict[str, set[str]] = {}  # names that may reach a dict other names reach too
         self.inlining: set[str] = set()  # nested functions being inlined (to refuse recursion)
         # A name bound to different defs on different paths is an SSA value like any other: the tag of
         # the def, merged at joins, and a call dispatches on it (see ``_dispatch``).
@@ -175,7 +154,7 @@ class Lowering(Part):
                 continue
             if p in self.state.structures:  # a container: one parameter per leaf, the container static
                 leaves: list[str] = []
-                self.scope.env[p] = self._record_of(self.state.structures[p], p, leaves)
+                self.scope.env[p] = self.containers.record_of(self.state.structures[p], p, leaves)
                 self.state.groups[p] = leaves
                 owners += [p] * len(leaves)
                 params += leaves
@@ -193,20 +172,6 @@ class Lowering(Part):
         return ir.Function(node.name, params, body, self.state.parsed.filename, node.lineno, docstring,
                            in_place=self.state.in_place, element_reads=self.state.element_reads, groups=self.state.groups, result_tree=self.state.result_tree,
                            aux=self.state.aux, aux_tree=self.state.aux_tree)
-
-    def _record_of(self, tree: Any, base: str, leaves: list[str]) -> Any:
-        """The static record for a container parameter: a fresh parameter for each leaf (named after
-        its keys: ``params_w``), constants for the items that are not data."""
-        if isinstance(tree, containers.Static):
-            return ir.Const(tree.value)
-        if not isinstance(tree, containers.Tree):
-            name = self.state.names.claim(base)
-            self.state.user_names.add(name)
-            leaves.append(name)
-            return ir.Var(name)
-        items = tuple(self._record_of(child, f"{base}_{_identifier(key)}", leaves)
-                      for key, child in zip(tree.keys, tree.children))
-        return Record(tree.kind, tree.cls, tree.keys, items)
 
     def _shared(self, name: str, value: str, stmt: Any) -> Optional[ir.InPlace]:
         """An ``InPlace`` record if ``value`` (what ``name`` holds) may be an object other names see."""
@@ -469,7 +434,7 @@ class Lowering(Part):
         for user_name, merged in targets.items():
             value = env.get(user_name, ir.Const(None))
             if isinstance(merged, Record):
-                pairs += [(user_name, m, v) for m, v in self._record_pairs(merged, value, user_name)]
+                pairs += [(user_name, m, v) for m, v in self.containers.record_pairs(merged, value, user_name)]
             elif isinstance(value, Record):
                 raise self.state.refusal(f"{user_name}, a {value.cls.__name__} on some paths only", "a name that holds "
                                          "a container after an if or loop must hold one of the same structure before "
@@ -572,41 +537,6 @@ class Lowering(Part):
                                       f"{node.lineno}); give the function and the value different names")
         self.function_vars[merged] = (frozenset(tags), missing)
 
-    def _record_pairs(self, template: Record, value: Any, user_name: str) -> list[tuple[str, Any]]:
-        """(merge variable, value) for each data item of a container joined at an ``if`` or a loop."""
-        if not (isinstance(value, Record) and value.kind == template.kind and value.keys == template.keys):
-            raise self.state.refusal(f"{user_name}, a {template.cls.__name__} whose structure changes in a branch or "
-                                     "loop", "keep its keys and item types the same on every path (set every key "
-                                     "before the if or loop)")
-        pairs = []
-        for kept, item in zip(template.items, value.items):
-            if isinstance(kept, Record):
-                pairs += self._record_pairs(kept, item, user_name)
-            elif isinstance(kept, ir.Var) and kept.name in self.record_merges:
-                pairs.append((kept.name, item))
-            elif not _same(kept, item):
-                raise self.state.refusal(f"{user_name}, a {template.cls.__name__} whose item {item} changes in a "
-                                         "branch or loop", "only numbers and arrays in a container may change there")
-        return pairs
-
-    def _template(self, values: list, loop: bool, base: str) -> Any:
-        """The joined form of a container: a merge variable where its data items may differ."""
-        first = values[0]
-        if isinstance(first, Record):
-            if not all(isinstance(v, Record) and v.kind == first.kind and v.keys == first.keys for v in values):
-                return first  # _record_pairs reports it
-            return Record(first.kind, first.cls, first.keys, tuple(
-                self._template([v.items[i] for v in values], loop, f"{base}_{_identifier(key)}")
-                for i, key in enumerate(first.keys)))
-        if isinstance(first, ir.Const) and not isinstance(first.value, (int, float, complex, np.generic,
-                                                                         np.ndarray)) and first.value is not None:
-            return first  # a string or function: structure, which must not change
-        if not loop and all(_same(first, v) for v in values[1:]):
-            return first
-        name = self.state.names.fresh(base)
-        self.record_merges.add(name)
-        return ir.Var(name)
-
     def _targets(self, joined: list[str], branches: list[dict], loop: bool) -> dict[str, Any]:
         """Merge targets: a fresh name per joined user name; for a container, a template of merge variables."""
         targets: dict[str, Any] = {}
@@ -615,7 +545,7 @@ class Lowering(Part):
             if any(isinstance(x, Record) for x in values):
                 if not loop and all(x is values[0] for x in values):
                     continue  # unchanged on both paths
-                targets[v] = self._template(values, loop, v)
+                targets[v] = self.containers.template(values, loop, v)
             else:
                 targets[v] = self.state.names.fresh(v)
         return targets
@@ -930,7 +860,7 @@ class Lowering(Part):
     def store(self, target: gast.Subscript, value: ir.Expr) -> None:
         """``a[index] = value``: allowed into arrays the function made itself, and into dicts."""
         if isinstance(self.scope.env.get(target.value.id), Record):
-            self._store_item(target, value)
+            self.containers.store_item(target, value)
             return
         array = self.scope.env.get(target.value.id)
         name = target.value.id
@@ -958,70 +888,15 @@ class Lowering(Part):
                 what, f"{name} is not an array this function created (an argument, or a view of one), and {verb} "
                 f"into it would change the caller's data; copy it first: {name} = {name}.copy()", node)
 
-    def _store_item(self, target: gast.Subscript, value: Any) -> None:
-        """``d["k"] = value`` into a dict the function made: a new static record under the same name."""
-        name = target.value.id
-        record = self.scope.env[name]
-        key = self.state.converter.convert(target.slice)
-        if getattr(target, "comprehension", None) and not isinstance(key, ir.Const):
-            raise self.state.parsed.error("a dict comprehension whose keys are not known while transforming",
-                                    "its keys must be constants: loop over a tuple or list of strings, over "
-                                    "d.items(), d.keys() or d.values() of a dict with constant keys, or over "
-                                    "range with constant bounds", target)
-        shared = [k for k, v in self.scope.env.items() if k != name and v is record]
-        shared = shared or sorted(self.shared_records.get(name, ()))
-        if record.kind != "dict" or not isinstance(key, ir.Const) or shared or self._within_params(record):
-            why = ("it is an argument (writing into it would change the caller's data); make a new dict: "
-                   f"{name} = dict({name}, key=value)" if self._within_params(record) else
-                   f"{name} is the same dict as {shared[0]}; copy it first: {name} = dict({name})" if shared else
-                   "only a dict can be written into, with a constant key")
-            raise self.state.parsed.error(f"an assignment into {name}[...]", why, target)
-        self.scope.env[name] = record.replaced(key.value, self._settle(value))
-
-    def _note_sharing(self, name: str, value: Record) -> None:
-        """Remember which names may reach the same dict (``b = a``, ``ds = [d]``, ``e = d["inner"]``):
-        a write through one would show through the others in Python, so writes into them are refused."""
-        def records(v: Any) -> Iterator[Record]:
-            if isinstance(v, Record):
-                yield v
-                for item in v.items:
-                    yield from records(item)
-        mine = {id(r) for r in records(value)}
-        holders = {k for k, v in self.scope.env.items() if k != name and mine & {id(r) for r in records(v)}}
-        if holders:
-            for holder in holders | {name}:
-                self.shared_records.setdefault(holder, set()).update((holders | {name}) - {holder})
-        else:
-            self.shared_records.pop(name, None)
-
-    def _within_params(self, record: Record) -> bool:
-        """Whether ``record`` is (part of) a container argument."""
-        def inside(value: Any) -> bool:
-            return value is record or (isinstance(value, Record) and any(inside(i) for i in value.items))
-        return any(inside(self.scope.env.get(p)) for p in self.state.parsed.params if p in self.state.structures)
-
-    def _settle(self, value: Any) -> Any:
-        """``value`` with its computations emitted: an atom, or a record of settled items (the same
-        record where it is settled already: identity tells which names share a dict)."""
-        if isinstance(value, Record):
-            items = tuple(self._settle(i) for i in value.items)
-            if all(a is b for a, b in zip(items, value.items)):
-                return value
-            return Record(value.kind, value.cls, value.keys, items)
-        if isinstance(value, ir.Display) and any(isinstance(i, Record) for i in value.items):
-            return Record(value.kind, tuple if value.kind == "tuple" else list, tuple(range(len(value.items))),
-                          tuple(self._settle(i) for i in value.items))
-        return self.ssa.flatten(value)
-
     def bind(self, target: Any, value: ir.Expr) -> None:
         if isinstance(target, gast.Subscript):
             self.store(target, value)
             return
         if isinstance(value, Record) or (isinstance(value, ir.Display) and any(isinstance(i, Record)
                                                                               for i in value.items)):
-            value = self._settle(value)
+            value = self.containers.settle(value)
             if isinstance(target, gast.Name):
-                self._note_sharing(target.id, value)
+                self.containers.note_sharing(target.id, value)
                 self.scope.env[target.id] = value
                 return
             if not value.sequence or len(value.items) != len(target.elts):
@@ -1099,40 +974,16 @@ class Lowering(Part):
     def ret(self, stmt: gast.Return) -> None:
         value = self.state.converter.convert(stmt.value)
         if self.state.has_aux:
-            value = self._split_aux(value, stmt)
+            value = self.containers.split_aux(value, stmt)
         if isinstance(value, Record) or (isinstance(value, ir.Display) and any(isinstance(i, Record)
                                                                               for i in value.items)):
             leaves: list = []
-            self.state.result_tree = self._tree_of(self._settle(value), leaves)
+            self.state.result_tree = self.containers.tree_of(self.containers.settle(value), leaves)
             value = ir.Display("tuple", tuple(leaves))
         if isinstance(value, ir.Display):  # a tuple result is one value, made by a display
             value = self.ssa.materialise(self.ssa.flatten(value), "out")
         self.state.block.append(ir.Return(self.ssa.flatten(value, None if ir.is_atom(value) else self.state.names.fresh("out")),
                                     self.state.line))
-
-    def _split_aux(self, value: Any, stmt: gast.Return) -> Any:
-        """For ``has_aux=True``: the value of ``return value, aux``; the aux is kept for the result."""
-        items = value.items if isinstance(value, ir.Display) or (isinstance(value, Record) and value.sequence) else ()
-        if isinstance(value, ir.Var):  # a pair bound to a name (or joined from early returns): read at run time
-            items = tuple(self.ssa.flatten(ir.Call(operator.getitem, (value, ir.Const(i)))) for i in range(2))
-        if len(items) != 2:
-            raise self.state.parsed.error("this return with has_aux=True", "the function must return a pair "
-                                    "(value, aux), written as return value, aux", stmt)
-        leaves: list = []
-        self.state.aux_tree = self._tree_of(self._settle(items[1]), leaves)
-        self.state.aux = ir.Display("tuple", tuple(leaves))
-        return items[0]
-
-    def _tree_of(self, value: Any, leaves: list) -> Any:
-        """The structure of a settled result (a containers.Tree, or LEAF), its leaves appended to ``leaves``."""
-        if isinstance(value, ir.Display):
-            value = Record(value.kind, tuple if value.kind == "tuple" else list, tuple(range(len(value.items))),
-                           value.items)
-        if isinstance(value, Record):
-            return containers.Tree(value.kind, value.cls, value.keys,
-                                   tuple(self._tree_of(i, leaves) for i in value.items))
-        leaves.append(self.ssa.flatten(value))
-        return containers.LEAF
 
     def inline(self, call: Inline, callee: Optional[ParsedFunction] = None) -> ir.Expr:
         """Lower a nested function's body in place of its call, with Python's scoping:
@@ -1154,7 +1005,7 @@ class Lowering(Part):
         defaults = node.args.defaults if callee is None else []
         if not len(params) - len(defaults) <= len(call.args) <= len(params):
             raise self.state.parsed.error(f"the call of {node.name!r}", f"it takes {len(params)} arguments", node)
-        args = [self._passed(a) if isinstance(a, (Nested, Known)) else self._settle(a) for a in call.args]
+        args = [self._passed(a) if isinstance(a, (Nested, Known)) else self.containers.settle(a) for a in call.args]
         args += self._defaults_of(call.function, params[len(args):], defaults[len(defaults) - len(params) + len(args):])
         body = copy.deepcopy(node.body)
         function = gast.FunctionDef(name=node.name, args=node.args, body=body, decorator_list=[], returns=None,
@@ -1170,7 +1021,7 @@ class Lowering(Part):
         inner_env.update(zip(params, args))
         for param, arg in zip(params, args):
             if isinstance(arg, Record):  # the caller's container: writing into it would change the caller's
-                self.shared_records.setdefault(param, set()).add(f"an argument of {node.name}")
+                self.containers.shared_records.setdefault(param, set()).add(f"an argument of {node.name}")
         self.state.computed.clear()  # the nested function's statements may write into arrays
         # its names, errors and snapshot are the callee's own while it is lowered
         outer = self.state.enter(Scope(callee or self.state.parsed, inner_env, Counter(names_read(function)),
@@ -1182,7 +1033,7 @@ class Lowering(Part):
                 self.statement(stmt)
                 if self.scope.raised:  # it always raises here: its result is never used (nor lowered)
                     break
-            result = ir.Const(0.0) if self.scope.raised else self._settle(self.state.converter.convert(function.body[-1].value))
+            result = ir.Const(0.0) if self.scope.raised else self.containers.settle(self.state.converter.convert(function.body[-1].value))
         finally:
             self.inlining.discard(node.name)
             self.state.leave(outer)
