@@ -22,10 +22,7 @@ inlined.  See ``containers.py``.
 """
 from __future__ import annotations
 
-import ast
-
 import copy
-import dataclasses
 import operator
 from collections import Counter
 from typing import Any, Callable, Optional
@@ -33,36 +30,18 @@ from typing import Any, Callable, Optional
 import gast
 import numpy as np
 
-from . import containers, ir, rules, runtime
-from .aliasing import Views, returns_shared, shared_operands, viewing_call
+from . import containers, ir, runtime
+from .aliasing import returns_shared
 from .desugar import desugar
-from .expressions import BINARY_OPERATORS, Dispatch, ExpressionConverter, Inline, Known, Nested, Record
+from .expressions import Dispatch, ExpressionConverter, Inline, Known, Nested, Record
 from .lower_scan import (binders, is_append, names_read, reads_among, stored_among, stored_names,
                          updated_in_place)
 from .lower_containers import ContainerLowering
 from .lower_ssa import SSABuilder
+from .lower_writes import WriteLowering
 from .lower_state import LoweringState, Part, Scope
-from .naming import describe
 from .nodes import all_nodes
 from .parse import ParsedFunction, parse_function
-
-
-def _operator_sign(fn: Any) -> str:
-    """How Python writes the binary operator ``fn`` (its declared ``syntax``): ``"+"`` for ``operator.add``,
-    and ``"+"`` for anything that declares none."""
-    syntax = rules.fact(fn, "syntax")
-    if not (isinstance(syntax, type) and issubclass(syntax, ast.operator)):
-        return "+"
-    return ast.unparse(ast.BinOp(ast.Name("a"), syntax(), ast.Name("b"))).split()[1]
-
-
-def _basic(part: Any) -> bool:
-    """An index part that NumPy reads as basic indexing (a view): a constant integer, None, ``...``
-    or a slice (its bounds atoms)."""
-    if isinstance(part, ir.Slice):
-        return all(p is None or isinstance(p, (ir.Const, ir.Var)) for p in (part.lower, part.upper, part.step))
-    return isinstance(part, ir.Const) and (part.value is None or part.value is Ellipsis or (
-        isinstance(part.value, (int, np.integer)) and not isinstance(part.value, bool)))
 
 
 def _constant_strings(value: Any) -> Optional[list]:
@@ -100,11 +79,6 @@ def helper_returns_shared(fn: Any) -> bool:
     return shares
 
 
-def _is_add_at(fn: Any) -> bool:
-    """``fn`` is ``np.add.at`` (a bound method: a new object at each attribute read)."""
-    return getattr(fn, "__self__", None) is np.add and getattr(fn, "__name__", None) == "at"
-
-
 class Lowering(Part):
     """Flattens one function body into SSA statements, block by block."""
 
@@ -117,29 +91,14 @@ class Lowering(Part):
         self.state.host = self
         self.ssa = SSABuilder(self.state)
         self.containers = ContainerLowering(self.state, self.ssa)
-        self.containers.shared_records: dict[str, set[str]] = {}  # names that may reach a dict other names reach too
+        self.writes = WriteLowering(self.state, self.ssa)
         self.inlining: set[str] = set()  # nested functions being inlined (to refuse recursion)
         # A name bound to different defs on different paths is an SSA value like any other: the tag of
         # the def, merged at joins, and a call dispatches on it (see ``_dispatch``).
         self.defs: dict[int, Nested] = {}  # tag -> def
         self.def_tags: dict[int, int] = {}  # id(def node) -> tag
         self.function_vars: dict[str, tuple[frozenset, str]] = {}  # merge variable -> (tags, Dispatch.missing)
-        self.views = Views(self.state.buffers, enabled=not self.state.generated, helper_shares=helper_returns_shared)
-        # values that may be views of another array (x[1:], x.T): the array, integer index parts, a slice or not
-        self.view_values: dict[str, tuple[str, int, bool]] = {}
-        # views by a basic index (numbers, slices) of an array the function made: the array and the
-        # index, so that ``row *= 3`` can be written into the array (see ``_update_through_view``)
-        self.view_index: dict[str, tuple[str, ir.Expr, bool]] = {}
-        self.range_indices: set[str] = set()  # the indices of loops over range: integers, never arrays
-        self.carried_views: set[str] = set()  # loop merge variables taken to be a view of view_index's
-        self.merged_from: dict[str, str] = {}  # merge variables that may be an array another name holds
-        self.holders: dict[str, str] = {}  # SSA name -> a user's name that may view or hold its array
-        self.element_index: dict[str, tuple] = {}  # a[i, j] by atoms only: the index's parts
-        self.joined_elements: set[str] = set()  # merge variables that may be such an a[i, j] (never retaken)
-        # items of a value unpacked by position (u, w = pair(x)): a tuple's items, or an array's rows
-        self.unpacked_items: set[str] = set()
-        self.joins_owned: dict[str, bool] = {}  # merge variable -> every value joined so far is owned
-        self.state.converter = ExpressionConverter(self.read, parsed.resolver, parsed.error)
+        self.state.converter = ExpressionConverter(self.writes.read, parsed.resolver, parsed.error)
 
     def run(self) -> ir.Function:
         node = self.state.parsed.node
@@ -173,149 +132,6 @@ class Lowering(Part):
                            in_place=self.state.in_place, element_reads=self.state.element_reads, groups=self.state.groups, result_tree=self.state.result_tree,
                            aux=self.state.aux, aux_tree=self.state.aux_tree)
 
-    def _shared(self, name: str, value: str, stmt: Any) -> Optional[ir.InPlace]:
-        """An ``InPlace`` record if ``value`` (what ``name`` holds) may be an object other names see."""
-        at = dict(line=stmt.lineno, column=stmt.col_offset + 1)
-        if value in self.state.params:
-            return ir.InPlace(value, name, f"the argument {self.state.params[value]}", **at)
-        others = sorted(k for k, v in self.scope.env.items() if k != name and v == ir.Var(value))
-        if others:
-            return ir.InPlace(value, name, f"the same object as {others[0]}", **at)
-        if value in self.merged_from:
-            return ir.InPlace(value, name, f"the same object as {self.merged_from[value]} on some paths", **at)
-        if value in self.holders:
-            return ir.InPlace(value, name, f"shared with {self.holders[value]} (a view of it, a list holding it, or "
-                              f"what a function returned for it)", **at)
-        if value in self.view_values:
-            base, integers, keeps = self.view_values[value]
-            return ir.InPlace(value, name, f"a view of {base}", base=base, integers=integers, keeps_dimension=keeps,
-                              **at)
-        return None
-
-    def _retakes(self, view: str, array: str) -> bool:
-        """Whether ``view``, read after ``array`` was written, can be taken again: it is ``array`` by
-        a basic index with a slice (certainly a view: ``array[index]`` now is what it shows), not by
-        numbers only (one number of a 1-d array is a copy, which keeps the old value)."""
-        found = self.view_index.get(view)
-        return found is not None and found[0] == array and found[2]
-
-    def _update_through_view(self, stmt: gast.AugAssign, current: ir.Var, value: ir.Call) -> bool:
-        """``row *= 3`` where ``row = M[1]`` (a basic index of an array the function made): NumPy changes
-        ``M``, so this is ``M[1] = row * 3``, and ``row`` is ``M[1]`` again, a view taken after the
-        write: later reads of both see the change.  False where ``row`` is not such a view."""
-        found = self.view_index.get(current.name)
-        if found is None:
-            return False
-        base, index, keeps = found
-        if not keeps:  # M[1] is a row only if M has more dimensions than the index has parts
-            parts = index.items if isinstance(index, ir.Display) else (index,)
-            array = next((k for k, v in self.scope.env.items() if v == ir.Var(base)), base)
-            hint = (f"{stmt.target.id} is one number of {array} (a copy), not a part of it (a view); write into "
-                    f"{array} by index ({array}[...] {_operator_sign(value.fn)}= ...), or "
-                    f"{stmt.target.id} = {stmt.target.id} {_operator_sign(value.fn)} ... (a new number)")
-            guard = ir.Effect(ir.Call(runtime.check_view_update, (
-                ir.Var(base), ir.Const(len(parts)), ir.Const(stmt.target.id), ir.Const(hint),
-                ir.Const(self.state.parsed.filename), ir.Const(self.state.line))), self.state.line)
-            self.state.block.append(guard)
-            self.state.element_reads.append(ir.ElementRead(base, stmt.target.id, tuple(parts), self.state.line, hint, view=True,
-                                                     guard=guard))
-        updated = self.ssa.flatten(value)  # row * 3, row read as it is now (taken again if it was stale)
-        self.state.block.append(ir.Store(base, index, updated, self.state.line))
-        self.state.computed.clear()
-        self.views.wrote(base)
-        self.bind(stmt.target, ir.Call(operator.getitem, (ir.Var(base), index)))
-        return True
-
-    def _guarded(self, update: ir.InPlace) -> ir.InPlace:
-        """``update`` with a run-time check, emitted here, that the value updated is a number:
-        NumPy changes an array (a 0-d one too) in place, and the other names sharing it would see that."""
-        guard = ir.Effect(ir.Call(runtime.check_number_update, (
-            ir.Var(update.value), ir.Const(update.name), ir.Const(update.shared), ir.Const(self.state.parsed.filename),
-            ir.Const(update.line))), self.state.line)
-        self.state.block.append(guard)
-        return dataclasses.replace(update, guard=guard)
-
-    def _note_holders(self, name: str, value: Any) -> None:
-        """Remember the arrays ``name`` may view or hold (a slice, a reshape, a list of them, what a
-        helper returns): an in-place update of one of them changes what ``name`` shows."""
-        for operand in shared_operands(value):
-            self.holders.setdefault(operand, name)
-
-    def _note_view(self, name: str, value: Any) -> None:
-        """Remember that ``name`` may view another array (for ``_shared``)."""
-        if not (isinstance(value, ir.Call) and viewing_call(value)
-                and value.args and isinstance(value.args[0], ir.Var)):
-            return
-        base = value.args[0].name
-        if value.fn is not operator.getitem:
-            self.view_values[name] = (base, 0, True)
-            return
-        parts = value.args[1].items if isinstance(value.args[1], ir.Display) else (value.args[1],)
-        keeps = any(isinstance(p, ir.Slice) or (isinstance(p, ir.Const) and (p.value is None or p.value is Ellipsis))
-                    for p in parts)
-        self.view_values[name] = (base, len(parts), keeps)
-        if base in self.state.buffers and base not in self.views.root and all(
-                _basic(p) or (isinstance(p, ir.Var) and p.name in self.range_indices) for p in parts):
-            self.view_index[name] = (base, value.args[1], keeps)
-        self._note_element(name, value)
-
-    def _note_element(self, name: str, value: Any) -> None:
-        """Remember ``name = a[i, j]`` by numbers or names only (no slice): maybe one element (a copy),
-        maybe a row (a view), maybe an integer-array or mask index (a copy); see ``_view_now``."""
-        if not (isinstance(value, ir.Call) and value.fn is operator.getitem and name in self.view_values):
-            return
-        parts = ir.index_parts(value.args[1])
-        keeps = any(isinstance(p, ir.Slice) or (isinstance(p, ir.Const) and (p.value is None or p.value is Ellipsis))
-                    for p in parts)
-        if not keeps and all(isinstance(p, (ir.Var, ir.Const)) for p in parts):
-            self.element_index[name] = tuple(parts)  # maybe one element: see read
-
-    def read(self, name: str) -> Optional[ir.Expr]:
-        """What the user's local ``name`` holds now (``None`` if it is not a local)."""
-        value = self.scope.env.get(name)
-        if isinstance(value, ir.Var):
-            return self._view_now(value, name)
-        return value
-
-    def _view_now(self, value: ir.Var, name: str, user: bool = True) -> ir.Expr:
-        """``value``, read now under the name ``name``: where it may view an array written since it was
-        bound, what NumPy's view shows now (taken again), a deferred check that it is one number (a
-        copy), or a refusal.  ``user``: ``name`` is the user's local (retaken under it)."""
-        array = self.views.outdated(value.name)
-        if array is not None and self._retakes(value.name, array):
-            # a slice of an array this function made (row = m[1:3, :]) shows the array as it is
-            # now, as NumPy's view would: take it again here, under the same user's name
-            base, index, _ = self.view_index[value.name]
-            retaken = ir.Call(operator.getitem, (ir.Var(base), index))
-            if not user:
-                return self.ssa.flatten(retaken)
-            self.bind(gast.Name(id=name, ctx=gast.Store(), annotation=None, type_comment=None), retaken)
-            return self.scope.env[name]
-        if array is not None:
-            hint = (f"{name} may be a view of {array} (a slice, a row, .T, a reshape, a list holding it, or "
-                    f"what a function returned for it), "
-                    f"and NumPy would show the new values through it; copy it where you take it (.copy()), "
-                    f"or use float(...) for one number")
-            index = self.element_index.get(value.name)
-            if index is None or self.view_values.get(value.name, (None,))[0] != array:
-                raise self.state.refusal(f"reading {name} after {array} was written", hint)
-            if value.name in self.joined_elements or array not in self.state.buffers:
-                # first = out[0]: one number if out is 1-d and 0 a number, which only the kinds tell
-                self.state.element_reads.append(ir.ElementRead(array, name, index, self.state.line, hint))
-                return value
-            # top = B[0]: a row of a 2-d B (a view: NumPy shows the write) or one number of a 1-d B, or
-            # B[idx], B[mask] (copies): taken again here, and the kinds choose which (check_element_reads)
-            call = ir.Call(operator.getitem, (ir.Var(array), ir.Display("tuple", index) if len(index) > 1 else index[0]))
-            # named, so that no other read of a[i] in this statement reuses it: the kinds may choose the
-            # value taken before instead (a copy), which is not what a new read of a[i] gives
-            retaken = self.ssa.flatten(call, self.state.names.fresh(describe(call, self.state.user_names)))
-            self.state.element_reads.append(ir.ElementRead(array, name, index, self.state.line, hint,
-                                                     retake=self.state.block[-1], kept=value.name))
-            if user:
-                self.scope.env[name] = retaken
-            return retaken
-        return value
-
     def lower_block(self, stmts: list) -> list[ir.Stmt]:
         outer, self.state.block = self.state.block, []
         for stmt in stmts:
@@ -333,29 +149,7 @@ class Lowering(Part):
             for target in stmt.targets:
                 self.bind(target, value)
         elif isinstance(stmt, gast.AugAssign):
-            op = BINARY_OPERATORS[type(stmt.op)]
-            current = self.state.converter.convert(stmt.target)
-            value = ir.Call(op, (current, self.state.converter.convert(stmt.value)))
-            if isinstance(stmt.target, gast.Name) and isinstance(current, ir.Var):
-                if current.name in self.state.buffers and current.name not in self.state.maybe_numbers:
-                    # out += x changes the array itself, as NumPy does
-                    self.state.block.append(ir.Store(current.name, ir.Const(Ellipsis), self.ssa.flatten(value), self.state.line))
-                    self.state.computed.clear()
-                    self.views.wrote(current.name)
-                    return
-                if self._update_through_view(stmt, current, value):
-                    return
-                if current.name in self.views.root and current.name not in self.unpacked_items:
-                    raise self.state.parsed.error(f"an in-place update of {stmt.target.id}", f"{stmt.target.id} may be a "
-                                            f"view of {self.views.root[current.name]}; write into that array by index "
-                                            "instead", stmt)
-                update = self._shared(stmt.target.id, current.name, stmt)
-                if update is None and current.name in self.views.root:  # u, w = pair(x); u += x
-                    update = ir.InPlace(current.name, stmt.target.id, f"an item of {self.views.root[current.name]} "
-                                        f"(a row, where that is an array)", stmt.lineno, stmt.col_offset + 1)
-                if update is not None:
-                    self.state.in_place.append(self._guarded(update))
-            self.bind(stmt.target, value)
+            self.writes.augmented(stmt)
         elif is_append(stmt):  # lists grow by a pure append: items = items + [item]
             call = stmt.value
             items = self.state.converter.convert(call.func.value)
@@ -372,14 +166,8 @@ class Lowering(Part):
         elif isinstance(stmt, gast.FunctionDef):
             self.scope.env[stmt.name] = Nested(stmt)
         elif isinstance(stmt, gast.Expr) and isinstance(stmt.value, gast.Call):
-            if self.state.generated and self._adds_at(stmt.value):  # an adjoint's np.add.at(d_a, index, part)
-                call = stmt.value
-                update = ir.Call(runtime.added_at, tuple(self.state.converter.convert(a) for a in call.args))
-                self.bind(gast.Name(id=call.args[0].id, ctx=gast.Store(), annotation=None, type_comment=None),
-                          update)
-                return
-            if self._adds_at(stmt.value):
-                self._add_at(stmt.value, stmt)
+            if self.writes.adds_at(stmt.value):
+                self.writes.add_at(stmt.value, stmt)
                 return
             self.effect(self.state.converter.effect(stmt.value))
         elif isinstance(stmt, gast.Raise):
@@ -454,51 +242,26 @@ class Lowering(Part):
                 value = value.var
             if isinstance(value, ir.Var):  # an array another name holds, joined into this one
                 holders = sorted(k for k in holding.get(value.name, ()) if k != user_name)
-                if holders or value.name in self.merged_from:
-                    self.merged_from[merged] = holders[0] if holders else self.merged_from[value.name]
+                if holders or value.name in self.writes.merged_from:
+                    self.writes.merged_from[merged] = holders[0] if holders else self.writes.merged_from[value.name]
             reads_targets = {n for n in ir.names_read(value) if n in merged_names and n != merged}
             if (isinstance(value, ir.Display) and any(True for _ in ir.names_read(value))) or reads_targets:
                 name = self.state.names.fresh("items" if isinstance(value, ir.Display) else f"{user_name}_next")
                 block.append(ir.Assign(name, value, line))
                 value = ir.Var(name)
             copies.append((merged, value))
-            self.views.joined(merged, value)
-            self._join_ownership(merged, value, [k for k in holding.get(getattr(value, "name", None), ())
+            self.writes.views.joined(merged, value)
+            self.writes.join_ownership(merged, value, [k for k in holding.get(getattr(value, "name", None), ())
                                                  if k != user_name], user_name)
-            if (isinstance(value, ir.Var) and value.name in self.element_index and value.name in self.view_values
-                    and merged not in self.element_index):
+            if (isinstance(value, ir.Var) and value.name in self.writes.element_index and value.name in self.writes.view_values
+                    and merged not in self.writes.element_index):
                 # s = b[1] carried through a loop: one number (checked by the kinds) or a view of b
-                self.element_index[merged] = self.element_index[value.name]
-                self.view_values[merged] = self.view_values[value.name]
-                self.joined_elements.add(merged)
+                self.writes.element_index[merged] = self.writes.element_index[value.name]
+                self.writes.view_values[merged] = self.writes.view_values[value.name]
+                self.writes.joined_elements.add(merged)
         for merged, value in copies:
             if not (isinstance(value, ir.Var) and value.name == merged):
                 block.append(ir.Assign(merged, value, line, merge=True))
-
-    def _join_ownership(self, merged: str, value: Any, others: list[str], user_name: str) -> None:
-        """``merged`` is an array this function owns (one it may write into) where every value joined
-        into it is: an array it made that no other name holds.  A loop's first join is seen before its
-        body is lowered: the body may write into ``merged`` on that promise, which the join at the end of
-        the body keeps, or the write is refused there."""
-        if value == ir.Var(merged):
-            return
-        owned = (isinstance(value, ir.Var) and value.name in self.state.buffers and not others
-                 and value.name not in self.views.root)
-        if merged not in self.joins_owned:
-            self.joins_owned[merged] = owned
-            if owned:
-                self.state.buffers.add(merged)
-        elif self.joins_owned[merged] and not owned:
-            self.joins_owned[merged] = False
-            self.state.buffers.discard(merged)
-            if self.views.writes[merged]:
-                why = (f"the same object as {others[0]}" if others else
-                       "not an array this function created (an argument, or a view of one)")
-                raise self.state.refusal(f"an assignment into {user_name}[...]", f"{user_name} is {why} on some "
-                                         f"paths into this loop or branch, and writing into it would change that "
-                                         f"array too; copy it first: {user_name} = {user_name}.copy()")
-        if owned and value.name in self.state.maybe_numbers:
-            self.state.maybe_numbers.add(merged)
 
     def tag(self, function: Nested) -> int:
         """The number that stands for the def ``function`` in a merged function binding."""
@@ -599,9 +362,9 @@ class Lowering(Part):
         updated = updated_in_place(node.body)
         for v, m in targets.items():  # a view carried through the loop (block *= x in its body)
             start = self.scope.env.get(v)
-            if v in updated and isinstance(m, str) and isinstance(start, ir.Var) and start.name in self.view_index:
-                self.view_index[m] = self.view_index[start.name]  # checked at the end of the body
-                self.carried_views.add(m)
+            if v in updated and isinstance(m, str) and isinstance(start, ir.Var) and start.name in self.writes.view_index:
+                self.writes.view_index[m] = self.writes.view_index[start.name]  # checked at the end of the body
+                self.writes.carried_views.add(m)
         self.scope.env.update({v: self._joined_value(m) for v, m in targets.items()})
         return targets
 
@@ -609,11 +372,11 @@ class Lowering(Part):
         """A loop-carried name taken to be a view (``_carry``) must be that view again at the end of
         the body (the same array by the same index), or the body read it as something it may not be."""
         for v, m in targets.items():
-            if m not in self.carried_views:
+            if m not in self.writes.carried_views:
                 continue
             value = self.scope.env.get(v)
-            found = self.view_index.get(value.name) if isinstance(value, ir.Var) else None
-            base, index, _ = self.view_index[m]
+            found = self.writes.view_index.get(value.name) if isinstance(value, ir.Var) else None
+            base, index, _ = self.writes.view_index[m]
             if value != ir.Var(m) and (found is None or found[0] != base or found[1] is not index):
                 raise self.state.refusal(f"{v}, a view of {base} carried through a loop", f"{v} is a view of "
                                          f"{base} before the loop and something else after an iteration; take the view "
@@ -663,14 +426,14 @@ class Lowering(Part):
         def prologue() -> None:
             if element is None:
                 self.scope.env[index_user] = ir.Var(index)
-                self.range_indices.add(index)
+                self.writes.range_indices.add(index)
             else:
                 self.bind(stmt.target, element(ir.Var(index)))
 
-        stale = self._views_written_in(stmt)
+        stale = self.writes.views_written_in(stmt)
         body, exit_flag = self._loop_body(stmt.body, targets, prologue)
         self.scope.raised = False  # (the loop may run no iteration)
-        self.views.stale -= stale
+        self.writes.views.stale -= stale
         self.scope.env = {**before, **{v: self._joined_value(m) for v, m in targets.items()}}
         if checkpoint is not None:
             self._check_checkpointed(stmt, body, exit_flag)
@@ -716,27 +479,12 @@ class Lowering(Part):
         outer, self.state.block = self.state.block, []
         test = self.ssa.flatten(self.state.converter.convert(stmt.test))
         test_block, self.state.block = self.state.block, outer
-        stale = self._views_written_in(stmt)
+        stale = self.writes.views_written_in(stmt)
         body, exit_flag = self._loop_body(stmt.body, targets, lambda: None)
         self.scope.raised = False  # (the loop may run no iteration)
-        self.views.stale -= stale
+        self.writes.views.stale -= stale
         self.scope.env = {**before, **{v: self._joined_value(m) for v, m in targets.items()}}
         self.state.block.append(ir.While(test_block, test, body, stmt.lineno, exit_flag))
-
-    def _views_written_in(self, loop: Any) -> set[str]:
-        """Mark views bound before ``loop`` of arrays it writes into: a second iteration would read them
-        after a write.  Returns the names marked (the caller unmarks them after the loop)."""
-        written = set()
-        for node in all_nodes(loop):
-            if isinstance(node, gast.Subscript) and isinstance(node.ctx, gast.Store) and isinstance(node.value, gast.Name):
-                written.add(node.value.id)
-            elif isinstance(node, gast.AugAssign) and isinstance(node.target, gast.Name):
-                written.add(node.target.id)
-        roots = {self.views.root_of(self.scope.env.get(name)) for name in written} - {None}
-        marked = {name for name in self.views.root
-                  if any(root in roots for root, _ in self.views.views_of(name))} - self.views.stale
-        self.views.stale |= marked
-        return marked
 
     def _iteration(self, stmt: gast.For) -> tuple[ir.Expr, Optional[Callable[[ir.Expr], ir.Expr]]]:
         """The range a ``for`` walks, and how to get the element from the index.
@@ -857,40 +605,12 @@ class Lowering(Part):
 
     # -- assignments -------------------------------------------------------
 
-    def store(self, target: gast.Subscript, value: ir.Expr) -> None:
-        """``a[index] = value``: allowed into arrays the function made itself, and into dicts."""
-        if isinstance(self.scope.env.get(target.value.id), Record):
-            self.containers.store_item(target, value)
-            return
-        array = self.scope.env.get(target.value.id)
-        name = target.value.id
-        if self.state.generated and isinstance(array, ir.Var):
-            self.state.buffers.add(array.name)  # generated code writes only into adjoints it owns (reverse.py)
-        self._check_writable(name, array, f"an assignment into {name}[...]", "write into that array by index",
-                             "writing", target)
-        index = self.ssa.flatten(self.state.converter.convert(target.slice))
-        value = self.ssa.flatten(value)
-        if isinstance(value, ir.Display):  # b[[1, 2]] = [x, y]: a store writes one value
-            value = self.ssa.materialise(value, "items")
-        self.state.block.append(ir.Store(array.name, index, value, self.state.line))
-        self.state.computed.clear()
-        self.views.wrote(array.name)
-
-    def _check_writable(self, name: str, array: Any, what: str, instead: str, verb: str, node: Any) -> None:
-        """Refuse a write into ``name`` (holding ``array``) unless it is an array this function made and
-        not a view of one: NumPy would change the caller's data, or show the write through the view."""
-        # (code s2s_ad generated writes only into adjoints it owns: reverse.py decided that)
-        if isinstance(array, ir.Var) and array.name in self.views.root and not self.state.generated:
-            raise self.state.parsed.error(what, f"{name} may be a view of {self.views.root[array.name]}; {instead} instead",
-                                    node)
-        if not (isinstance(array, ir.Var) and array.name in self.state.buffers):
-            raise self.state.parsed.error(
-                what, f"{name} is not an array this function created (an argument, or a view of one), and {verb} "
-                f"into it would change the caller's data; copy it first: {name} = {name}.copy()", node)
-
     def bind(self, target: Any, value: ir.Expr) -> None:
         if isinstance(target, gast.Subscript):
-            self.store(target, value)
+            if isinstance(self.scope.env.get(target.value.id), Record):
+                self.containers.store_item(target, value)  # d["k"] = v: a new record
+            else:
+                self.writes.store(target, value)
             return
         if isinstance(value, Record) or (isinstance(value, ir.Display) and any(isinstance(i, Record)
                                                                               for i in value.items)):
@@ -912,12 +632,12 @@ class Lowering(Part):
             name = self.state.names.claim(target.id)
             self.state.user_names.add(name)
             self.scope.env[target.id] = self.ssa.flatten(value, name)
-            self.views.bound(name, value)
-            self._note_view(name, value)
+            self.writes.views.bound(name, value)
+            self.writes.note_view(name, value)
             emitted = self.state.block[-1] if self.state.block else None
-            if name not in self.element_index and isinstance(emitted, ir.Assign) and emitted.target == name:
-                self._note_element(name, emitted.value)  # b[v > 0.0]: the kinds decide on the name it became
-            self._note_holders(target.id, value)
+            if name not in self.writes.element_index and isinstance(emitted, ir.Assign) and emitted.target == name:
+                self.writes.note_element(name, emitted.value)  # b[v > 0.0]: the kinds decide on the name it became
+            self.writes.note_holders(target.id, value)
             return
         # Tuple unpacking: a display binds element-wise, anything else by index.
         elements = target.elts
@@ -925,12 +645,12 @@ class Lowering(Part):
             items = [self.ssa.flatten(v) for v in value.items]  # evaluate all before binding any
             for item, given in zip(items, value.items):
                 if isinstance(item, ir.Var) and item != given and not self.state.generated:  # b[2:], B[0]: a view
-                    self.views.bound(item.name, given)
-                    self._note_view(item.name, given)
+                    self.writes.views.bound(item.name, given)
+                    self.writes.note_view(item.name, given)
             for element, item in zip(elements, items):
                 if isinstance(element, gast.Subscript) and isinstance(item, ir.Var):
                     # b[:2], b[2:] = b[2:], b[:2]: the second store reads its view after the first wrote
-                    item = self._view_now(item, f"the value stored into {element.value.id}[...]", user=False)
+                    item = self.writes.view_now(item, f"the value stored into {element.value.id}[...]", user=False)
                 self.bind(element, item)
             return
         if isinstance(value, ir.Display):
@@ -941,28 +661,9 @@ class Lowering(Part):
             self.bind(element, ir.Call(operator.getitem, (whole, ir.Const(i))))
             if isinstance(element, gast.Name):  # an item of a tuple, not a view
                 item = getattr(self.scope.env.get(element.id), "name", None)
-                for facts in (self.view_values, self.view_index, self.element_index):
+                for facts in (self.writes.view_values, self.writes.view_index, self.writes.element_index):
                     facts.pop(item, None)
-                self.unpacked_items.add(item)
-
-    def _adds_at(self, call: gast.Call) -> bool:
-        """``np.add.at(name, index, value)``: in code s2s_ad generated, a new value of ``name``
-        (``runtime.added_at``), so forward mode over it sees an ordinary assignment."""
-        return (len(call.args) == 3 and not call.keywords and isinstance(call.args[0], gast.Name)
-                and _is_add_at(self.state.converter.resolve(call.func)))
-
-    def _add_at(self, call: gast.Call, stmt: Any) -> None:
-        """The user's ``np.add.at(b, index, value)`` (a scatter-add, repeated positions summed): a
-        write of the whole array, ``b[...] = added_at(b, index, value)``, allowed where ``b[i] = ...``
-        is (an array this function made, not a view), so views and aliases see it as NumPy shows it."""
-        name = call.args[0].id
-        array = self.scope.env.get(name)
-        self._check_writable(name, array, f"np.add.at into {name}", "add into that array", "adding", stmt)
-        index, value = (self.ssa.flatten(self.state.converter.convert(a)) for a in call.args[1:])
-        added = self.ssa.flatten(ir.Call(runtime.added_at, (array, index, value)))
-        self.state.block.append(ir.Store(array.name, ir.Const(Ellipsis), added, self.state.line))
-        self.state.computed.clear()
-        self.views.wrote(array.name)
+                self.writes.unpacked_items.add(item)
 
     def effect(self, call: ir.Call) -> None:
         """A call made for its effect (print, logging, assert): its arguments flattened, the call a
