@@ -34,8 +34,8 @@ from . import containers, ir, runtime
 from .aliasing import returns_shared
 from .desugar import desugar
 from .expressions import Dispatch, ExpressionConverter, Inline, Known, Nested, Record
-from .lower_scan import (binders, is_append, names_read, reads_among, stored_among, stored_names,
-                         updated_in_place)
+from .lower_joins import JoinLowering
+from .lower_scan import is_append, names_read, reads_among, stored_names
 from .lower_containers import ContainerLowering
 from .lower_ssa import SSABuilder
 from .lower_writes import WriteLowering
@@ -92,12 +92,8 @@ class Lowering(Part):
         self.ssa = SSABuilder(self.state)
         self.containers = ContainerLowering(self.state, self.ssa)
         self.writes = WriteLowering(self.state, self.ssa)
+        self.joins = JoinLowering(self.state, self.containers, self.writes)
         self.inlining: set[str] = set()  # nested functions being inlined (to refuse recursion)
-        # A name bound to different defs on different paths is an SSA value like any other: the tag of
-        # the def, merged at joins, and a call dispatches on it (see ``_dispatch``).
-        self.defs: dict[int, Nested] = {}  # tag -> def
-        self.def_tags: dict[int, int] = {}  # id(def node) -> tag
-        self.function_vars: dict[str, tuple[frozenset, str]] = {}  # merge variable -> (tags, Dispatch.missing)
         self.state.converter = ExpressionConverter(self.writes.read, parsed.resolver, parsed.error)
 
     def run(self) -> ir.Function:
@@ -201,122 +197,6 @@ class Lowering(Part):
 
     # -- joins -------------------------------------------------------------
 
-    def _joined(self, node: Any) -> list[str]:
-        """User names assigned inside ``node`` whose value matters outside it: bound before it,
-        or read outside it.  (One walk of ``node``, whatever the number of names.)"""
-        nodes = all_nodes(node)
-        inside = Counter(reads_among(nodes))
-        stored = stored_among(nodes) | {n.value.id for n in nodes if isinstance(n, gast.Subscript) and isinstance(
-            n.ctx, gast.Store) and isinstance(n.value, gast.Name) and isinstance(self.scope.env.get(n.value.id), Record)}
-        return sorted(v for v in stored if v in self.scope.env or self.scope.reads[v] > inside[v])
-
-    def _merge_into(self, block: list[ir.Stmt], env: dict, targets: dict[str, str], line: Optional[int]) -> None:
-        """Append the merge copies ``merged = value`` for ``targets``, as one parallel assignment.
-
-        At the end of a loop body a value may read another merge variable
-        (``a, b = b * 2, a``; a display ``(s, tape)``): every copy must see the
-        values from before any of them.  So displays of variables, and values
-        that read another target, are bound to a name of their own first.
-        """
-        pairs: list[tuple[str, str, Any]] = []
-        for user_name, merged in targets.items():
-            value = env.get(user_name, ir.Const(None))
-            if isinstance(merged, Record):
-                pairs += [(user_name, m, v) for m, v in self.containers.record_pairs(merged, value, user_name)]
-            elif isinstance(value, Record):
-                raise self.state.refusal(f"{user_name}, a {value.cls.__name__} on some paths only", "a name that holds "
-                                         "a container after an if or loop must hold one of the same structure before "
-                                         "it and on every path")
-            else:
-                pairs.append((user_name, merged, value))
-        merged_names = {m for _, m, _ in pairs}
-        holding: dict[str, list[str]] = {}  # value name -> the user names that hold it (one walk of env)
-        for k, v in env.items():
-            if isinstance(v, ir.Var):
-                holding.setdefault(v.name, []).append(k)
-        copies = []
-        for user_name, merged, value in pairs:
-            if isinstance(value, Nested):
-                value = ir.Const(self.tag(value))
-            elif isinstance(value, Dispatch):
-                value = value.var
-            if isinstance(value, ir.Var):  # an array another name holds, joined into this one
-                holders = sorted(k for k in holding.get(value.name, ()) if k != user_name)
-                if holders or value.name in self.writes.merged_from:
-                    self.writes.merged_from[merged] = holders[0] if holders else self.writes.merged_from[value.name]
-            reads_targets = {n for n in ir.names_read(value) if n in merged_names and n != merged}
-            if (isinstance(value, ir.Display) and any(True for _ in ir.names_read(value))) or reads_targets:
-                name = self.state.names.fresh("items" if isinstance(value, ir.Display) else f"{user_name}_next")
-                block.append(ir.Assign(name, value, line))
-                value = ir.Var(name)
-            copies.append((merged, value))
-            self.writes.views.joined(merged, value)
-            self.writes.join_ownership(merged, value, [k for k in holding.get(getattr(value, "name", None), ())
-                                                 if k != user_name], user_name)
-            if (isinstance(value, ir.Var) and value.name in self.writes.element_index and value.name in self.writes.view_values
-                    and merged not in self.writes.element_index):
-                # s = b[1] carried through a loop: one number (checked by the kinds) or a view of b
-                self.writes.element_index[merged] = self.writes.element_index[value.name]
-                self.writes.view_values[merged] = self.writes.view_values[value.name]
-                self.writes.joined_elements.add(merged)
-        for merged, value in copies:
-            if not (isinstance(value, ir.Var) and value.name == merged):
-                block.append(ir.Assign(merged, value, line, merge=True))
-
-    def tag(self, function: Nested) -> int:
-        """The number that stands for the def ``function`` in a merged function binding."""
-        tag = self.def_tags.get(id(function.node))
-        if tag is None:
-            tag = self.def_tags[id(function.node)] = len(self.defs)
-            self.defs[tag] = function
-        return tag
-
-    def merged(self, name: str) -> Any:
-        """What a merge variable holds for the user: a value, or the choice of a def."""
-        if name in self.function_vars:
-            tags, missing = self.function_vars[name]
-            return Dispatch(ir.Var(name), tags, missing)
-        return ir.Var(name)
-
-    def _join_functions(self, user_name: str, merged: str, values: list, node: Any) -> None:
-        """Record that ``merged`` holds the tag of a def, if one of the joined ``values`` is a
-        def (None: the name is unbound on that path).  A path where it is unbound or a value
-        makes a later call refused (Python would raise there), not the join."""
-        if not any(isinstance(v, (Nested, Dispatch)) for v in values):
-            return
-        tags, missing = set(), ""
-        for value in values:
-            if isinstance(value, Nested):
-                tags.add(self.tag(value))
-            elif isinstance(value, Dispatch):
-                tags |= value.tags
-                missing = missing or value.missing
-            elif value is None:
-                missing = missing or (f"{user_name} is defined on some paths only (in one branch of an if, or in "
-                                      f"a loop that may not run), and Python would raise where it is not; define "
-                                      f"{user_name} on every path before the call")
-            else:
-                missing = missing or (f"{user_name} is a nested function on some paths and a value on others (line "
-                                      f"{node.lineno}); give the function and the value different names")
-        self.function_vars[merged] = (frozenset(tags), missing)
-
-    def _targets(self, joined: list[str], branches: list[dict], loop: bool) -> dict[str, Any]:
-        """Merge targets: a fresh name per joined user name; for a container, a template of merge variables."""
-        targets: dict[str, Any] = {}
-        for v in joined:
-            values = [b.get(v) for b in branches]
-            if any(isinstance(x, Record) for x in values):
-                if not loop and all(x is values[0] for x in values):
-                    continue  # unchanged on both paths
-                targets[v] = self.containers.template(values, loop, v)
-            else:
-                targets[v] = self.state.names.fresh(v)
-        return targets
-
-    def _joined_value(self, merged: Any) -> Any:
-        """What a user name holds after a join: a container's template, a value, or the choice of a def."""
-        return merged if isinstance(merged, Record) else self.merged(merged)
-
     def if_statement(self, stmt: gast.If) -> None:
         test = self.ssa.flatten(self.state.converter.convert(stmt.test))
         if isinstance(test, ir.Const) and isinstance(test.value, (bool, np.bool_, str, type(None))):
@@ -328,7 +208,7 @@ class Lowering(Part):
                 if self.scope.raised:
                     break
             return
-        joined = self._joined(stmt)
+        joined = self.joins.joined(stmt)
         before = dict(self.scope.env)
         body = self.lower_block(stmt.body)
         body_raised, self.scope.raised = self.scope.raised, False
@@ -336,51 +216,14 @@ class Lowering(Part):
         orelse = self.lower_block(stmt.orelse)
         after_else = self.scope.env
         self.scope.raised = body_raised and self.scope.raised  # (a path that raises binds nothing that is read)
-        targets = self._targets(joined, [{**before, **after_body}, {**before, **after_else}], loop=False)
+        targets = self.joins.targets(joined, [{**before, **after_body}, {**before, **after_else}], loop=False)
         for v, m in targets.items():
             if not isinstance(m, Record):
-                self._join_functions(v, m, [{**before, **after_body}.get(v), {**before, **after_else}.get(v)], stmt)
-        self._merge_into(body, {**before, **after_body}, targets, stmt.lineno)
-        self._merge_into(orelse, {**before, **after_else}, targets, stmt.lineno)
-        self.scope.env = {**before, **{v: self._joined_value(m) for v, m in targets.items()}}
+                self.joins.join_functions(v, m, [{**before, **after_body}.get(v), {**before, **after_else}.get(v)], stmt)
+        self.joins.merge_into(body, {**before, **after_body}, targets, stmt.lineno)
+        self.joins.merge_into(orelse, {**before, **after_else}, targets, stmt.lineno)
+        self.scope.env = {**before, **{v: self.joins.joined_value(m) for v, m in targets.items()}}
         self.state.block.append(ir.If(test, body, orelse, stmt.lineno))
-
-    def _carry(self, node: Any) -> dict[str, str]:
-        """Give each loop-carried user name its merge variable, initialised before the loop."""
-        targets = self._targets(self._joined(node), [self.scope.env], loop=True)
-        body_defs, body_assigned = binders(node.body)
-        for v, m in targets.items():
-            if isinstance(m, Record):
-                continue
-            defs, assigned = body_defs.get(v, []), v in body_assigned
-            if defs or isinstance(self.scope.env.get(v), (Nested, Dispatch)):
-                # what the body may bind, known before it is lowered: a call early in the body may run
-                # a def from late in the previous iteration
-                inside = [Nested(d) for d in defs] + ([ir.Const(None)] if assigned else [])
-                self._join_functions(v, m, [self.scope.env.get(v)] + inside, node)
-        self._merge_into(self.state.block, self.scope.env, targets, node.lineno)
-        updated = updated_in_place(node.body)
-        for v, m in targets.items():  # a view carried through the loop (block *= x in its body)
-            start = self.scope.env.get(v)
-            if v in updated and isinstance(m, str) and isinstance(start, ir.Var) and start.name in self.writes.view_index:
-                self.writes.view_index[m] = self.writes.view_index[start.name]  # checked at the end of the body
-                self.writes.carried_views.add(m)
-        self.scope.env.update({v: self._joined_value(m) for v, m in targets.items()})
-        return targets
-
-    def _check_carried_views(self, targets: dict[str, Any]) -> None:
-        """A loop-carried name taken to be a view (``_carry``) must be that view again at the end of
-        the body (the same array by the same index), or the body read it as something it may not be."""
-        for v, m in targets.items():
-            if m not in self.writes.carried_views:
-                continue
-            value = self.scope.env.get(v)
-            found = self.writes.view_index.get(value.name) if isinstance(value, ir.Var) else None
-            base, index, _ = self.writes.view_index[m]
-            if value != ir.Var(m) and (found is None or found[0] != base or found[1] is not index):
-                raise self.state.refusal(f"{v}, a view of {base} carried through a loop", f"{v} is a view of "
-                                         f"{base} before the loop and something else after an iteration; take the view "
-                                         f"in the loop body, or use another name")
 
     def _loop_body(self, stmts: list, targets: dict[str, str], prologue: Callable[[], None]) -> tuple[list, Any]:
         """Lower a loop body; returns it with the merge copies, and the exit flag."""
@@ -395,8 +238,8 @@ class Lowering(Part):
             if self.scope.raised:
                 break
         body, self.state.block = self.state.block, outer
-        self._check_carried_views(targets)
-        self._merge_into(body, self.scope.env, targets, self.state.line)
+        self.joins.check_carried_views(targets)
+        self.joins.merge_into(body, self.scope.env, targets, self.state.line)
         exit_flag = None
         if exit_test is not None:
             exit_flag = ir.Var(targets[exit_test.id]) if exit_test.id in targets else self.scope.env[exit_test.id]
@@ -416,7 +259,7 @@ class Lowering(Part):
                         return
             return
         iterable, element = self._iteration(stmt)
-        targets = self._carry(stmt)
+        targets = self.joins.carry(stmt)
         before = dict(self.scope.env)
         index_user = stmt.target.id if element is None else None
         index = self.state.names.fresh(index_user or "k")
@@ -434,7 +277,7 @@ class Lowering(Part):
         body, exit_flag = self._loop_body(stmt.body, targets, prologue)
         self.scope.raised = False  # (the loop may run no iteration)
         self.writes.views.stale -= stale
-        self.scope.env = {**before, **{v: self._joined_value(m) for v, m in targets.items()}}
+        self.scope.env = {**before, **{v: self.joins.joined_value(m) for v, m in targets.items()}}
         if checkpoint is not None:
             self._check_checkpointed(stmt, body, exit_flag)
         self.state.block.append(ir.For(index, iterable, body, line, exit_flag, checkpoint=checkpoint))
@@ -474,7 +317,7 @@ class Lowering(Part):
                                     "the loop, or drop checkpointed", stmt)
 
     def while_loop(self, stmt: gast.While) -> None:
-        targets = self._carry(stmt)
+        targets = self.joins.carry(stmt)
         before = dict(self.scope.env)
         outer, self.state.block = self.state.block, []
         test = self.ssa.flatten(self.state.converter.convert(stmt.test))
@@ -483,7 +326,7 @@ class Lowering(Part):
         body, exit_flag = self._loop_body(stmt.body, targets, lambda: None)
         self.scope.raised = False  # (the loop may run no iteration)
         self.writes.views.stale -= stale
-        self.scope.env = {**before, **{v: self._joined_value(m) for v, m in targets.items()}}
+        self.scope.env = {**before, **{v: self.joins.joined_value(m) for v, m in targets.items()}}
         self.state.block.append(ir.While(test_block, test, body, stmt.lineno, exit_flag))
 
     def _iteration(self, stmt: gast.For) -> tuple[ir.Expr, Optional[Callable[[ir.Expr], ir.Expr]]]:
@@ -747,12 +590,12 @@ class Lowering(Part):
         """Call the def a name holds on the path taken: an if on its tag per def it may hold,
         each branch inlining that def, all assigning one merged result."""
         tags = sorted(dispatch.tags)
-        name = self.defs[tags[0]].node.name
+        name = self.joins.defs[tags[0]].node.name
         if dispatch.missing:
             raise self.state.refusal(f"the call of the nested function {name!r}", dispatch.missing)
         args = tuple(self.ssa.flatten(a) for a in call_args)
         if len(tags) == 1:
-            return self.inline(Inline(self.defs[tags[0]], args))
+            return self.inline(Inline(self.joins.defs[tags[0]], args))
         merged = self.state.names.fresh(f"{name}_result")
 
         def branch(k: int) -> list[ir.Stmt]:
@@ -771,7 +614,7 @@ class Lowering(Part):
     def _only(self, tag: int, args: tuple, merged: str) -> list[ir.Stmt]:
         """A block inlining the def ``tag`` and assigning its result to ``merged``."""
         outer, self.state.block = self.state.block, []
-        value = self.inline(Inline(self.defs[tag], args))
+        value = self.inline(Inline(self.joins.defs[tag], args))
         if isinstance(value, ir.Display):
             value = self.ssa.materialise(value, "items")
         self.state.block.append(ir.Assign(merged, value, self.state.line, merge=True))
