@@ -9,9 +9,25 @@ constant assignments do not become statements: later reads use the copied
 value directly.
 
 Expressions are first converted to IR trees by ``expressions.py``; this
-module flattens them, and turns statements (assignments, ``if``, loops,
-stores into arrays, calls of nested functions) into SSA statements.
-``naming.py`` chooses the names.
+module is the driver: it turns statements (assignments, ``if``, loops,
+returns, raises, effects) into SSA statements, with the parts that each do
+one job (``naming.py`` chooses the names):
+
+* ``lower_ssa``: an expression's tree flattened into statements;
+* ``lower_containers``: containers as static records;
+* ``lower_writes``: stores, in-place updates, ``np.add.at``, and the views
+  they show through;
+* ``lower_joins``: the merge variables at the joins of ifs and loops;
+* ``lower_calls``: the user's functions inlined at their calls;
+* ``lower_loops``: what a for loop walks;
+* ``lower_scan``: what a block of the user's code binds and reads;
+* ``lower_state``: the state they share, and the body being lowered
+  (``Scope``, replaced as one object while a call is inlined).
+
+Each part imports only the parts below it in that order (state, ssa,
+containers, writes, joins, calls); where lowering recurses upward (a call
+whose body holds statements, a view taken again under its name), a part
+calls the driver through ``lower_state.Lowerer``.
 
 Containers (dicts with constant keys, lists and tuples, namedtuples,
 dataclasses, objects) are static here: a ``Record`` of IR values, never a
@@ -65,7 +81,8 @@ def helper_returns_shared(fn: Any) -> bool:
 
 
 class Lowering(Part):
-    """Flattens one function body into SSA statements, block by block."""
+    """Flattens one function body into SSA statements, block by block: the driver that owns the parts
+    (see the module docstring) and implements ``Lowerer`` for them."""
 
     def __init__(self, parsed: ParsedFunction, structures: Optional[dict] = None, has_aux: bool = False) -> None:
         node, nodes = parsed.node, parsed.nodes  # the nodes as parsed: no walk of the tree needed
@@ -111,8 +128,9 @@ class Lowering(Part):
             body.append(ir.Return(ir.Const(0.0), self.state.line))
         docstring = gast.get_docstring(node) if hasattr(gast, "get_docstring") else None
         return ir.Function(node.name, params, body, self.state.parsed.filename, node.lineno, docstring,
-                           in_place=self.state.in_place, element_reads=self.state.element_reads, groups=self.state.groups, result_tree=self.state.result_tree,
-                           aux=self.state.aux, aux_tree=self.state.aux_tree)
+                           in_place=self.state.in_place, element_reads=self.state.element_reads,
+                           groups=self.state.groups, result_tree=self.state.result_tree, aux=self.state.aux,
+                           aux_tree=self.state.aux_tree)
 
     def lower_block(self, stmts: list) -> list[ir.Stmt]:
         outer, self.state.block = self.state.block, []
@@ -172,16 +190,17 @@ class Lowering(Part):
         if not (isinstance(kind, type) and issubclass(kind, BaseException)) or (
                 stmt.cause is not None and not (isinstance(stmt.cause, gast.Constant) and stmt.cause.value is None)):
             raise self.state.parsed.error("this raise statement", "raise an exception class by name, as in "
-                                    "raise ValueError(f\"unknown {kind}\") (a bare raise needs try/except, "
-                                    "which is not supported)", stmt)
+                                          "raise ValueError(f\"unknown {kind}\") (a bare raise needs try/except, "
+                                          "which is not supported)", stmt)
         if call is None:
             return ir.Call(runtime.raise_exception, (ir.Const(kind),))
         if any(k.arg is None for k in call.keywords) or any(isinstance(a, gast.Starred) for a in call.args):
             raise self.state.parsed.error("*args or **kwargs in a call", "pass the arguments one by one", call)
-        return ir.Call(runtime.raise_exception, (ir.Const(kind),) + tuple(self.state.converter.convert(a) for a in call.args),
-                       tuple((k.arg, self.state.converter.convert(k.value)) for k in call.keywords))
+        convert = self.state.converter.convert
+        return ir.Call(runtime.raise_exception, (ir.Const(kind),) + tuple(convert(a) for a in call.args),
+                       tuple((k.arg, convert(k.value)) for k in call.keywords))
 
-    # -- joins -------------------------------------------------------------
+    # -- control flow ------------------------------------------------------
 
     def if_statement(self, stmt: gast.If) -> None:
         test = self.ssa.flatten(self.state.converter.convert(stmt.test))
@@ -202,13 +221,7 @@ class Lowering(Part):
         orelse = self.lower_block(stmt.orelse)
         after_else = self.scope.env
         self.scope.raised = body_raised and self.scope.raised  # (a path that raises binds nothing that is read)
-        targets = self.joins.targets(joined, [{**before, **after_body}, {**before, **after_else}], loop=False)
-        for v, m in targets.items():
-            if not isinstance(m, Record):
-                self.joins.join_functions(v, m, [{**before, **after_body}.get(v), {**before, **after_else}.get(v)], stmt)
-        self.joins.merge_into(body, {**before, **after_body}, targets, stmt.lineno)
-        self.joins.merge_into(orelse, {**before, **after_else}, targets, stmt.lineno)
-        self.scope.env = {**before, **{v: self.joins.joined_value(m) for v, m in targets.items()}}
+        self.scope.env = self.joins.join_branches(stmt, joined, before, [(body, after_body), (orelse, after_else)])
         self.state.block.append(ir.If(test, body, orelse, stmt.lineno))
 
     def _loop_body(self, stmts: list, targets: dict[str, str], prologue: Callable[[], None]) -> tuple[list, Any]:
@@ -253,17 +266,17 @@ class Lowering(Part):
             self.state.user_names.add(index)
 
         def prologue() -> None:
-            if element is None:
+            if index_user is not None:  # range: the loop's own index
                 self.scope.env[index_user] = ir.Var(index)
                 self.writes.range_indices.add(index)
-            else:
+            elif element is not None:
                 self.bind(stmt.target, element(ir.Var(index)))
 
         stale = self.writes.views_written_in(stmt)
         body, exit_flag = self._loop_body(stmt.body, targets, prologue)
         self.scope.raised = False  # (the loop may run no iteration)
         self.writes.views.stale -= stale
-        self.scope.env = {**before, **{v: self.joins.joined_value(m) for v, m in targets.items()}}
+        self.scope.env = self.joins.after_loop(before, targets)
         if checkpoint is not None:
             self.loops.check_checkpointed(stmt, body, exit_flag)
         self.state.block.append(ir.For(index, iterable, body, line, exit_flag, checkpoint=checkpoint))
@@ -278,7 +291,7 @@ class Lowering(Part):
         body, exit_flag = self._loop_body(stmt.body, targets, lambda: None)
         self.scope.raised = False  # (the loop may run no iteration)
         self.writes.views.stale -= stale
-        self.scope.env = {**before, **{v: self.joins.joined_value(m) for v, m in targets.items()}}
+        self.scope.env = self.joins.after_loop(before, targets)
         self.state.block.append(ir.While(test_block, test, body, stmt.lineno, exit_flag))
 
     # -- assignments -------------------------------------------------------
@@ -287,7 +300,10 @@ class Lowering(Part):
         """A call of the user's function, lowered in place (``lower_calls``)."""
         return self.calls.inline(call, callee)
 
-    def bind(self, target: Any, value: ir.Expr) -> None:
+    def bind(self, target: Any, value: Any) -> None:
+        """Assign ``value`` (an IR tree, a record, a def) to the gast ``target``: a user's name is bound
+        to the atom holding it (a new SSA name where it is computed), a subscript is a store (into an
+        array, or a dict's item), a tuple unpacks it."""
         if isinstance(target, gast.Subscript):
             if isinstance(self.scope.env.get(target.value.id), Record):
                 self.containers.store_item(target, value)  # d["k"] = v: a new record
@@ -303,7 +319,7 @@ class Lowering(Part):
                 return
             if not value.sequence or len(value.items) != len(target.elts):
                 raise self.state.parsed.error("an unpacking of a container", f"{len(value.items)} items of a "
-                                        f"{value.cls.__name__} into {len(target.elts)} names", target)
+                                              f"{value.cls.__name__} into {len(target.elts)} names", target)
             for element, item in zip(target.elts, value.items):
                 self.bind(element, item)
             return
@@ -314,12 +330,7 @@ class Lowering(Part):
             name = self.state.names.claim(target.id)
             self.state.user_names.add(name)
             self.scope.env[target.id] = self.ssa.flatten(value, name)
-            self.writes.views.bound(name, value)
-            self.writes.note_view(name, value)
-            emitted = self.state.block[-1] if self.state.block else None
-            if name not in self.writes.element_index and isinstance(emitted, ir.Assign) and emitted.target == name:
-                self.writes.note_element(name, emitted.value)  # b[v > 0.0]: the kinds decide on the name it became
-            self.writes.note_holders(target.id, value)
+            self.writes.bound(target.id, name, value)
             return
         # Tuple unpacking: a display binds element-wise, anything else by index.
         elements = target.elts
@@ -327,8 +338,7 @@ class Lowering(Part):
             items = [self.ssa.flatten(v) for v in value.items]  # evaluate all before binding any
             for item, given in zip(items, value.items):
                 if isinstance(item, ir.Var) and item != given and not self.state.generated:  # b[2:], B[0]: a view
-                    self.writes.views.bound(item.name, given)
-                    self.writes.note_view(item.name, given)
+                    self.writes.bound_item(item.name, given)
             for element, item in zip(elements, items):
                 if isinstance(element, gast.Subscript) and isinstance(item, ir.Var):
                     # b[:2], b[2:] = b[2:], b[:2]: the second store reads its view after the first wrote
@@ -337,15 +347,13 @@ class Lowering(Part):
             return
         if isinstance(value, ir.Display):
             raise self.state.parsed.error("an unpacking of the wrong length",
-                                    f"{len(value.items)} values into {len(elements)} names", target)
+                                          f"{len(value.items)} values into {len(elements)} names", target)
         whole = self.ssa.flatten(value)
         for i, element in enumerate(elements):
             self.bind(element, ir.Call(operator.getitem, (whole, ir.Const(i))))
-            if isinstance(element, gast.Name):  # an item of a tuple, not a view
-                item = getattr(self.scope.env.get(element.id), "name", None)
-                for facts in (self.writes.view_values, self.writes.view_index, self.writes.element_index):
-                    facts.pop(item, None)
-                self.writes.unpacked_items.add(item)
+            bound = self.scope.env.get(element.id) if isinstance(element, gast.Name) else None
+            if isinstance(bound, ir.Var):  # an item of a tuple, not a view
+                self.writes.unpacked(bound.name)
 
     def effect(self, call: ir.Call) -> None:
         """A call made for its effect (print, logging, assert): its arguments flattened, the call a
@@ -364,10 +372,9 @@ class Lowering(Part):
             self.state.result_tree = self.containers.tree_of(self.containers.settle(value), leaves)
             value = ir.Display("tuple", tuple(leaves))
         if isinstance(value, ir.Display):  # a tuple result is one value, made by a display
-            value = self.ssa.materialise(self.ssa.flatten(value), "out")
-        self.state.block.append(ir.Return(self.ssa.flatten(value, None if ir.is_atom(value) else self.state.names.fresh("out")),
-                                    self.state.line))
-
+            value = self.ssa.materialise(self.ssa.flatten_items(value), "out")
+        name = None if ir.is_atom(value) else self.state.names.fresh("out")
+        self.state.block.append(ir.Return(self.ssa.flatten(value, name), self.state.line))
 
 
 def lower(parsed: ParsedFunction, structures: Optional[dict] = None, has_aux: bool = False) -> ir.Function:

@@ -55,10 +55,10 @@ class CallLowering(Part):
         if node.name in self.inlining:
             if callee is not None:
                 raise self.state.parsed.error(f"the recursive call of {node.name!r} with a container argument",
-                                        "a function given a container is lowered in place; pass the arrays "
-                                        "as separate arguments to recurse", node)
+                                              "a function given a container is lowered in place; pass the arrays "
+                                              "as separate arguments to recurse", node)
             raise self.state.parsed.error(f"the recursive nested function {node.name!r}",
-                                    "define it at module level to recurse", node)
+                                          "define it at module level to recurse", node)
         params = [a.id for a in node.args.args]
         defaults = node.args.defaults if callee is None else []
         if not len(params) - len(defaults) <= len(call.args) <= len(params):
@@ -91,7 +91,9 @@ class CallLowering(Part):
                 self.state.host.statement(stmt)
                 if self.scope.raised:  # it always raises here: its result is never used (nor lowered)
                     break
-            result = ir.Const(0.0) if self.scope.raised else self.containers.settle(self.state.converter.convert(function.body[-1].value))
+            returned = function.body[-1].value  # (after desugar.py the body ends with its return)
+            result = ir.Const(0.0) if self.scope.raised else self.containers.settle(
+                self.state.converter.convert(returned))
         finally:
             self.inlining.discard(node.name)
             self.state.leave(outer)
@@ -147,8 +149,8 @@ class CallLowering(Part):
                 values.append(scope[default.id])
             else:
                 raise self.state.parsed.error(f"the default value of {param!r} in {function.node.name!r}",
-                                        "it was computed on another path (a lambda made in a branch): pass "
-                                        "the argument, or make the lambda once, before the branch", default)
+                                              "it was computed on another path (a lambda made in a branch): pass "
+                                              "the argument, or make the lambda once, before the branch", default)
         return values
 
     def passed(self, function: Any) -> Any:

@@ -99,7 +99,7 @@ class ContainerLowering(Part):
             items = tuple(self.ssa.flatten(ir.Call(operator.getitem, (value, ir.Const(i)))) for i in range(2))
         if len(items) != 2:
             raise self.state.parsed.error("this return with has_aux=True", "the function must return a pair "
-                                    "(value, aux), written as return value, aux", stmt)
+                                          "(value, aux), written as return value, aux", stmt)
         leaves: list = []
         self.state.aux_tree = self.tree_of(self.settle(items[1]), leaves)
         self.state.aux = ir.Display("tuple", tuple(leaves))
@@ -134,9 +134,9 @@ class ContainerLowering(Part):
         key = self.state.converter.convert(target.slice)
         if getattr(target, "comprehension", None) and not isinstance(key, ir.Const):
             raise self.state.parsed.error("a dict comprehension whose keys are not known while transforming",
-                                    "its keys must be constants: loop over a tuple or list of strings, over "
-                                    "d.items(), d.keys() or d.values() of a dict with constant keys, or over "
-                                    "range with constant bounds", target)
+                                          "its keys must be constants: loop over a tuple or list of strings, over "
+                                          "d.items(), d.keys() or d.values() of a dict with constant keys, or over "
+                                          "range with constant bounds", target)
         shared = [k for k, v in self.scope.env.items() if k != name and v is record]
         shared = shared or sorted(self.shared_records.get(name, ()))
         if record.kind != "dict" or not isinstance(key, ir.Const) or shared or self.within_params(record):

@@ -47,9 +47,10 @@ class JoinLowering(Part):
         or read outside it.  (One walk of ``node``, whatever the number of names.)"""
         nodes = all_nodes(node)
         inside = Counter(reads_among(nodes))
+        env = self.scope.env
         stored = stored_among(nodes) | {n.value.id for n in nodes if isinstance(n, gast.Subscript) and isinstance(
-            n.ctx, gast.Store) and isinstance(n.value, gast.Name) and isinstance(self.scope.env.get(n.value.id), Record)}
-        return sorted(v for v in stored if v in self.scope.env or self.scope.reads[v] > inside[v])
+            n.ctx, gast.Store) and isinstance(n.value, gast.Name) and isinstance(env.get(n.value.id), Record)}
+        return sorted(v for v in stored if v in env or self.scope.reads[v] > inside[v])
 
     def targets(self, joined: list[str], branches: list[dict], loop: bool) -> dict[str, Any]:
         """Merge targets: a fresh name per joined user name; for a container, a template of merge variables."""
@@ -158,6 +159,24 @@ class JoinLowering(Part):
         """What a user name holds after a join: a container's template, a value, or the choice of a def."""
         return merged if isinstance(merged, Record) else self.merged(merged)
 
+    def join_branches(self, stmt: gast.If, joined: list[str], before: dict,
+                      paths: list[tuple[list[ir.Stmt], dict]]) -> dict[str, Any]:
+        """Join the paths of ``stmt`` (each its lowered block and the env at its end, from the env
+        ``before`` it): the merge copies of the ``joined`` names appended to each block; returns the
+        env after the if."""
+        envs = [{**before, **after} for _, after in paths]
+        targets = self.targets(joined, envs, loop=False)
+        for v, m in targets.items():
+            if not isinstance(m, Record):
+                self.join_functions(v, m, [env.get(v) for env in envs], stmt)
+        for (block, _), env in zip(paths, envs):
+            self.merge_into(block, env, targets, stmt.lineno)
+        return {**before, **{v: self.joined_value(m) for v, m in targets.items()}}
+
+    def after_loop(self, before: dict, targets: dict[str, Any]) -> dict[str, Any]:
+        """The env after a loop entered with the env ``before``: each carried name holds its merge variable."""
+        return {**before, **{v: self.joined_value(m) for v, m in targets.items()}}
+
     def carry(self, node: Any) -> dict[str, str]:
         """Give each loop-carried user name its merge variable, initialised before the loop."""
         targets = self.targets(self.joined(node), [self.scope.env], loop=True)
@@ -173,10 +192,11 @@ class JoinLowering(Part):
                 self.join_functions(v, m, [self.scope.env.get(v)] + inside, node)
         self.merge_into(self.state.block, self.scope.env, targets, node.lineno)
         updated = updated_in_place(node.body)
+        view_index = self.writes.view_index
         for v, m in targets.items():  # a view carried through the loop (block *= x in its body)
             start = self.scope.env.get(v)
-            if v in updated and isinstance(m, str) and isinstance(start, ir.Var) and start.name in self.writes.view_index:
-                self.writes.view_index[m] = self.writes.view_index[start.name]  # checked at the end of the body
+            if v in updated and isinstance(m, str) and isinstance(start, ir.Var) and start.name in view_index:
+                view_index[m] = view_index[start.name]  # checked at the end of the body
                 self.writes.carried_views.add(m)
         self.scope.env.update({v: self.joined_value(m) for v, m in targets.items()})
         return targets

@@ -118,12 +118,12 @@ class LoopIteration(Part):
             sequences.append(list(arg.items) if arg.sequence else [ir.Const(k) for k in arg.keys])
         if any(isinstance(n, (gast.Break, gast.Continue, gast.Return)) for n in all_nodes(stmt)) or stmt.orelse:
             raise self.state.parsed.error("break, continue or return in a loop over a container", "the loop is "
-                                    "unrolled (each item may have its own shape); compute a flag instead", stmt)
+                                          "unrolled (each item may have its own shape); compute a flag instead", stmt)
         if kind is enumerate:
             start = args[1] if len(args) > 1 else ir.Const(0)
             if not isinstance(start, ir.Const):
                 raise self.state.parsed.error("enumerate of a container with a start computed at run time",
-                                        "give a constant start", stmt)
+                                              "give a constant start", stmt)
             return [ir.Display("tuple", (ir.Const(i + start.value), item)) for i, item in enumerate(sequences[0])]
         if kind is zip:
             return [ir.Display("tuple", items) for items in zip(*sequences)]
@@ -174,7 +174,7 @@ class LoopIteration(Part):
         every = [a for a in it.args[1:]] + [k.value for k in it.keywords if k.arg in ("every", "snapshots")]
         if not it.args or len(every) > 1 or any(k.arg not in ("every", "snapshots") for k in it.keywords):
             raise self.state.parsed.error("this use of checkpointed", "write checkpointed(steps), "
-                                    "checkpointed(steps, every=k) or checkpointed(steps, snapshots=c)", it)
+                                          "checkpointed(steps, every=k) or checkpointed(steps, snapshots=c)", it)
         stmt.iter = it.args[0]
         if not every:
             return ir.Const(None)
@@ -186,15 +186,15 @@ class LoopIteration(Part):
     def check_checkpointed(self, stmt: gast.For, body: list[ir.Stmt], exit_flag: Any) -> None:
         if exit_flag is not None:
             raise self.state.parsed.error("a checkpointed loop that can stop early", "checkpointing needs the trip "
-                                    "count in advance: drop break/return from the loop, or checkpointed", stmt)
+                                          "count in advance: drop break/return from the loop, or checkpointed", stmt)
         if any(isinstance(s, ir.Store) for s in ir.walk(body)):
             raise self.state.parsed.error("a checkpointed loop that writes into an array", "a segment run again "
-                                    "would see the later values; carry the values in variables, or drop "
-                                    "checkpointed", stmt)
+                                          "would see the later values; carry the values in variables, or drop "
+                                          "checkpointed", stmt)
         # (a raise may stay: a segment run again sees the values it saw, so a raise that did not run
         # then does not run now)
         if any(isinstance(s, ir.Effect) and getattr(s.value, "fn", None) is not runtime.raise_exception
                for s in ir.walk(body)):
             raise self.state.parsed.error("print, assert, logging or warnings in a checkpointed loop", "the reverse "
-                                    "sweep runs each segment again, which would repeat them; move them out of "
-                                    "the loop, or drop checkpointed", stmt)
+                                          "sweep runs each segment again, which would repeat them; move them out of "
+                                          "the loop, or drop checkpointed", stmt)

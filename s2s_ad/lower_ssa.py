@@ -49,15 +49,15 @@ class SSABuilder(Part):
         if isinstance(expr, Record):
             return self.flatten(self.as_display(expr))
         if isinstance(expr, ir.Display):
-            return ir.Display(expr.kind, tuple(self.flatten(i) for i in expr.items))
+            return self.flatten_items(expr)
         if is_user_function(expr.fn) and any(isinstance(a, Record) for a in expr.args):
             return self.inline_function(expr.fn, expr.args)
         args = tuple(self.flatten(a) for a in expr.args)
         kwargs = tuple((k, self.flatten(v)) for k, v in expr.kwargs)
         if expr.fn is operator.getitem and isinstance(args[0], ir.Display):
-            index = args[1]
-            if isinstance(index, ir.Const) and isinstance(index.value, int) and -len(args[0].items) <= index.value < len(args[0].items):
-                return args[0].items[index.value]  # (a, b)[0] is a
+            index, items = args[1], args[0].items
+            if isinstance(index, ir.Const) and isinstance(index.value, int) and -len(items) <= index.value < len(items):
+                return items[index.value]  # (a, b)[0] is a
             args = (self.materialise(args[0], "items"),) + args[1:]
         if expr.fn is len and len(args) == 1 and isinstance(args[0], ir.Display):
             return ir.Const(len(args[0].items))
@@ -81,6 +81,10 @@ class SSABuilder(Part):
         name = self.state.names.fresh(base)
         self.state.block.append(ir.Assign(name, display, self.state.line))
         return ir.Var(name)
+
+    def flatten_items(self, display: ir.Display) -> ir.Display:
+        """``display`` with each item flattened to an atom (the display itself is no statement)."""
+        return ir.Display(display.kind, tuple(self.flatten(i) for i in display.items))
 
     def as_display(self, record: Record) -> ir.Display:
         """A list or tuple record where a value is needed (``np.stack(ws)``, ``sum(d.values())``)."""

@@ -86,6 +86,28 @@ class WriteLowering(Part):
         self.unpacked_items: set[str] = set()
         self.joins_owned: dict[str, bool] = {}  # merge variable -> every value joined so far is owned
 
+    def bound(self, user_name: str, name: str, value: Any) -> None:
+        """Remember what the SSA name ``name``, just bound to the user's ``user_name`` from ``value``,
+        may view or hold (``value`` as the converter made it; the statement just emitted, if it
+        assigned ``name``, as it became)."""
+        self.bound_item(name, value)
+        emitted = self.state.block[-1] if self.state.block else None
+        if name not in self.element_index and isinstance(emitted, ir.Assign) and emitted.target == name:
+            self.note_element(name, emitted.value)  # b[v > 0.0]: the kinds decide on the name it became
+        self.note_holders(user_name, value)
+
+    def bound_item(self, name: str, value: Any) -> None:
+        """Remember the array ``name`` may view, where ``value`` (what it was computed from) views one."""
+        self.views.bound(name, value)
+        self.note_view(name, value)
+
+    def unpacked(self, name: str) -> None:
+        """``name`` is an item of a value unpacked by position (``u, w = pair(x)``): an item of a tuple,
+        or a row of an array, never an index's view (its facts are forgotten)."""
+        for facts in (self.view_values, self.view_index, self.element_index):
+            facts.pop(name, None)
+        self.unpacked_items.add(name)
+
     def read(self, name: str) -> Optional[ir.Expr]:
         """What the user's local ``name`` holds now (``None`` if it is not a local)."""
         value = self.scope.env.get(name)
@@ -121,7 +143,8 @@ class WriteLowering(Part):
                 return value
             # top = B[0]: a row of a 2-d B (a view: NumPy shows the write) or one number of a 1-d B, or
             # B[idx], B[mask] (copies): taken again here, and the kinds choose which (check_element_reads)
-            call = ir.Call(operator.getitem, (ir.Var(array), ir.Display("tuple", parts) if len(parts) > 1 else parts[0]))
+            index = ir.Display("tuple", parts) if len(parts) > 1 else parts[0]
+            call = ir.Call(operator.getitem, (ir.Var(array), index))
             # named, so that no other read of a[i] in this statement reuses it: the kinds may choose the
             # value taken before instead (a copy), which is not what a new read of a[i] gives
             retaken = self.ssa.flatten(call, self.state.names.fresh(describe(call, self.state.user_names)))
@@ -222,8 +245,8 @@ class WriteLowering(Part):
                 ir.Var(base), ir.Const(len(parts)), ir.Const(stmt.target.id), ir.Const(hint),
                 ir.Const(self.state.parsed.filename), ir.Const(self.state.line))), self.state.line)
             self.state.block.append(guard)
-            self.state.element_reads.append(ir.ElementRead(base, stmt.target.id, tuple(parts), self.state.line, hint, view=True,
-                                                     guard=guard))
+            self.state.element_reads.append(ir.ElementRead(base, stmt.target.id, tuple(parts), self.state.line, hint,
+                                                           view=True, guard=guard))
         updated = self.ssa.flatten(value)  # row * 3, row read as it is now (taken again if it was stale)
         self.state.block.append(ir.Store(base, index, updated, self.state.line))
         self.state.computed.clear()
@@ -257,16 +280,17 @@ class WriteLowering(Part):
         if isinstance(stmt.target, gast.Name) and isinstance(current, ir.Var):
             if current.name in self.state.buffers and current.name not in self.state.maybe_numbers:
                 # out += x changes the array itself, as NumPy does
-                self.state.block.append(ir.Store(current.name, ir.Const(Ellipsis), self.ssa.flatten(value), self.state.line))
+                whole = ir.Store(current.name, ir.Const(Ellipsis), self.ssa.flatten(value), self.state.line)
+                self.state.block.append(whole)
                 self.state.computed.clear()
                 self.views.wrote(current.name)
                 return
             if self.update_through_view(stmt, current, value):
                 return
             if current.name in self.views.root and current.name not in self.unpacked_items:
-                raise self.state.parsed.error(f"an in-place update of {stmt.target.id}", f"{stmt.target.id} may be a "
-                                        f"view of {self.views.root[current.name]}; write into that array by index "
-                                        "instead", stmt)
+                raise self.state.parsed.error(f"an in-place update of {stmt.target.id}", f"{stmt.target.id} may be "
+                                              f"a view of {self.views.root[current.name]}; write into that array by "
+                                              "index instead", stmt)
             update = self.shared(stmt.target.id, current.name, stmt)
             if update is None and current.name in self.views.root:  # u, w = pair(x); u += x
                 update = ir.InPlace(current.name, stmt.target.id, f"an item of {self.views.root[current.name]} "
@@ -318,7 +342,8 @@ class WriteLowering(Part):
         after a write.  Returns the names marked (the caller unmarks them after the loop)."""
         written = set()
         for node in all_nodes(loop):
-            if isinstance(node, gast.Subscript) and isinstance(node.ctx, gast.Store) and isinstance(node.value, gast.Name):
+            if (isinstance(node, gast.Subscript) and isinstance(node.ctx, gast.Store)
+                    and isinstance(node.value, gast.Name)):
                 written.add(node.value.id)
             elif isinstance(node, gast.AugAssign) and isinstance(node.target, gast.Name):
                 written.add(node.target.id)
