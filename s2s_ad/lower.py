@@ -9,9 +9,25 @@ constant assignments do not become statements: later reads use the copied
 value directly.
 
 Expressions are first converted to IR trees by ``expressions.py``; this
-module flattens them, and turns statements (assignments, ``if``, loops,
-stores into arrays, calls of nested functions) into SSA statements.
-``naming.py`` chooses the names.
+module is the driver: it turns statements (assignments, ``if``, loops,
+returns, raises, effects) into SSA statements, with the parts that each do
+one job (``naming.py`` chooses the names):
+
+* ``lower_ssa``: an expression's tree flattened into statements;
+* ``lower_containers``: containers as static records;
+* ``lower_writes``: stores, in-place updates, ``np.add.at``, and the views
+  they show through;
+* ``lower_joins``: the merge variables at the joins of ifs and loops;
+* ``lower_calls``: the user's functions inlined at their calls;
+* ``lower_loops``: what a for loop walks;
+* ``lower_scan``: what a block of the user's code binds and reads;
+* ``lower_state``: the state they share, and the body being lowered
+  (``Scope``, replaced as one object while a call is inlined).
+
+Each part imports only the parts below it in that order (state, ssa,
+containers, writes, joins, calls); where lowering recurses upward (a call
+whose body holds statements, a view taken again under its name), a part
+calls the driver through ``lower_state.Lowerer``.
 
 Containers (dicts with constant keys, lists and tuples, namedtuples,
 dataclasses, objects) are static here: a ``Record`` of IR values, never a
@@ -22,152 +38,26 @@ inlined.  See ``containers.py``.
 """
 from __future__ import annotations
 
-import ast
-
-import copy
-import dataclasses
 import operator
 from collections import Counter
-from typing import Any, Callable, Iterator, Optional
+from typing import Any, Callable, Optional
 
 import gast
 import numpy as np
 
-from . import containers, ir, rules, runtime
-from .aliasing import Views, new_object, returns_shared, shared_operands, viewing_call
+from . import containers, ir, runtime
+from .aliasing import returns_shared
 from .desugar import desugar
-from .errors import TransformError
-from .expressions import (BINARY_OPERATORS, Choice, Dispatch, ExpressionConverter, Inline, Known, Nested, Once,
-                          Record, is_user_function)
-from .naming import Names, describe
-from .nodes import all_nodes
-from .parse import ParsedFunction, is_generated, parse_function
-
-
-def _stored_names(node: Any) -> set[str]:
-    """User names assigned anywhere inside ``node`` (loop targets, appended lists and the names
-    of nested defs included; a def ``node`` itself does not bind its own name inside)."""
-    return _stored_among(all_nodes(node))
-
-
-def _stored_among(nodes: list) -> set[str]:
-    """``_stored_names`` of a tree given as the list of its nodes."""
-    names = {n.id for n in nodes if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)}
-    names |= {n.name for n in nodes[1:] if isinstance(n, gast.FunctionDef)}
-    return names | {n.value.func.value.id for n in nodes if _is_append(n)}
-
-
-def _binders(stmts: list) -> tuple[dict[str, list], set[str]]:
-    """The defs among ``stmts`` and the blocks they hold, by name (not inside nested defs, whose
-    names are their own), and the names also assigned a value there: one walk for every name."""
-    defs: dict[str, list] = {}
-    assigned: set[str] = set()
-    for stmt in stmts:
-        if isinstance(stmt, gast.FunctionDef):
-            defs.setdefault(stmt.name, []).append(stmt)
-            continue
-        if isinstance(stmt, (gast.If, gast.For, gast.While)):
-            for block in (getattr(stmt, "body", None), getattr(stmt, "orelse", None)):
-                inner, more = _binders(block or [])
-                for name, found in inner.items():
-                    defs.setdefault(name, []).extend(found)
-                assigned |= more
-            own = [stmt.test] if not isinstance(stmt, gast.For) else [stmt.target, stmt.iter]
-        else:
-            own = [stmt]
-        assigned.update(n for part in own for n in _stored_names(part))
-    return defs, assigned
-
-
-def _updated_in_place(stmts: list) -> set[str]:
-    """The user names ``stmts`` write into (``v *= x``, ``v[i] = y``, ``v[i] += y``): only a view
-    written through in a loop needs to be carried as that view (``Lowering._carry``); one merely
-    rebound there (``h = np.tanh(h)``) is a value like any other."""
-    names = set()
-    for node in (n for stmt in stmts for n in all_nodes(stmt)):
-        targets = node.targets if isinstance(node, gast.Assign) else [node.target] \
-            if isinstance(node, gast.AugAssign) else []
-        for target in targets:
-            if isinstance(target, gast.Name) and isinstance(node, gast.AugAssign):
-                names.add(target.id)
-            elif isinstance(target, gast.Subscript) and isinstance(target.value, gast.Name):
-                names.add(target.value.id)
-    return names
-
-
-def _names_read(node: Any) -> Iterator[str]:
-    """Every read of a user name inside ``node``, with repeats; ``a += b`` reads ``a`` too."""
-    return _reads_among(all_nodes(node))
-
-
-def _reads_among(nodes: list) -> Iterator[str]:
-    """``_names_read`` of a tree given as the list of its nodes."""
-    for n in nodes:
-        if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load):
-            yield n.id
-        elif isinstance(n, gast.AugAssign) and isinstance(n.target, gast.Name):
-            yield n.target.id
-
-
-def _identifier(key: Any) -> str:
-    """A key as part of a Python name: ``params["w 1"]`` gives ``params_w_1``."""
-    text = "".join(c if c.isalnum() or c == "_" else "_" for c in str(key))
-    return text or "item"
-
-
-def _same(a: Any, b: Any) -> bool:
-    """Whether two settled values are the same value (so a join needs no merge)."""
-    if a is b:
-        return True
-    if isinstance(a, ir.Var) and isinstance(b, ir.Var):
-        return a.name == b.name
-    if isinstance(a, ir.Const) and isinstance(b, ir.Const):
-        try:
-            return ir.value_key(a) == ir.value_key(b)
-        except Exception:  # noqa: BLE001 (an array constant: compared by identity above)
-            return False
-    return False
-
-
-def _operator_sign(fn: Any) -> str:
-    """How Python writes the binary operator ``fn`` (its declared ``syntax``): ``"+"`` for ``operator.add``,
-    and ``"+"`` for anything that declares none."""
-    syntax = rules.fact(fn, "syntax")
-    if not (isinstance(syntax, type) and issubclass(syntax, ast.operator)):
-        return "+"
-    return ast.unparse(ast.BinOp(ast.Name("a"), syntax(), ast.Name("b"))).split()[1]
-
-
-def _basic(part: Any) -> bool:
-    """An index part that NumPy reads as basic indexing (a view): a constant integer, None, ``...``
-    or a slice (its bounds atoms)."""
-    if isinstance(part, ir.Slice):
-        return all(p is None or isinstance(p, (ir.Const, ir.Var)) for p in (part.lower, part.upper, part.step))
-    return isinstance(part, ir.Const) and (part.value is None or part.value is Ellipsis or (
-        isinstance(part.value, (int, np.integer)) and not isinstance(part.value, bool)))
-
-
-def _constant_strings(value: Any) -> Optional[list]:
-    """The items of a tuple or list of strings known while lowering (``("w", "b")``, or a module-level
-    ``NAMES``), each an ``ir.Const``; None for anything else.  A loop over one is unrolled, so that
-    ``params[name]`` in its body reads a known key."""
-    if isinstance(value, ir.Display):
-        items = value.items
-    elif isinstance(value, ir.Const) and type(value.value) in (tuple, list):
-        items = tuple(ir.Const(v) for v in value.value)
-    else:
-        return None
-    if items and all(isinstance(i, ir.Const) and type(i.value) is str for i in items):
-        return list(items)
-    return None
-
-
-def _is_append(node: Any) -> bool:
-    """``name.append(value)`` as a statement."""
-    return (isinstance(node, gast.Expr) and isinstance(node.value, gast.Call)
-            and isinstance(node.value.func, gast.Attribute) and node.value.func.attr == "append"
-            and isinstance(node.value.func.value, gast.Name) and len(node.value.args) == 1
-            and not node.value.keywords)
+from .expressions import Dispatch, ExpressionConverter, Inline, Nested, Record
+from .lower_calls import CallLowering
+from .lower_containers import ContainerLowering
+from .lower_joins import JoinLowering
+from .lower_loops import LoopIteration
+from .lower_scan import is_append, names_read, reads_among
+from .lower_ssa import SSABuilder
+from .lower_state import LoweringState, Part
+from .lower_writes import WriteLowering
+from .parse import ParsedFunction, parse_function
 
 
 # code object of a user's function -> whether it may return an argument (or a view of one)
@@ -190,306 +80,81 @@ def helper_returns_shared(fn: Any) -> bool:
     return shares
 
 
-def _is_add_at(fn: Any) -> bool:
-    """``fn`` is ``np.add.at`` (a bound method: a new object at each attribute read)."""
-    return getattr(fn, "__self__", None) is np.add and getattr(fn, "__name__", None) == "at"
-
-
-class Lowering:
-    """Flattens one function body into SSA statements, block by block."""
+class Lowering(Part):
+    """Flattens one function body into SSA statements, block by block: the driver that owns the parts
+    (see the module docstring) and implements ``Lowerer`` for them."""
 
     def __init__(self, parsed: ParsedFunction, structures: Optional[dict] = None, has_aux: bool = False) -> None:
-        self.parsed = parsed
-        self.structures = structures or {}  # container parameters: their containers.Tree
-        self.has_aux = has_aux
-        self.groups: dict[str, list[str]] = {}
-        self.result_tree: Any = None
-        self.aux: Optional[ir.Expr] = None
-        self.aux_tree: Any = None
-        self.record_merges: set[str] = set()  # merge variables made for the items of joined containers
-        self.shared_records: dict[str, set[str]] = {}  # names that may reach a dict other names reach too
-        self.names = Names(set())
-        self.user_names: set[str] = set()
-        self.buffers: set[str] = set()  # arrays this function created: the only ones it may write into
-        self.maybe_numbers: set[str] = set()  # buffers that may be numbers (np.exp(x)): += rebinds them
-        self.inlining: set[str] = set()  # nested functions being inlined (to refuse recursion)
-        # A raise that runs whenever the statements being lowered run (one a constant test chose):
-        # what follows it in its block is never reached, and is not lowered (it may read names only
-        # the other branches bind: ``return result`` after ``else: raise ValueError(kind)``).
-        self.raised = False
-        # A name bound to different defs on different paths is an SSA value like any other: the tag of
-        # the def, merged at joins, and a call dispatches on it (see ``_dispatch``).
-        self.defs: dict[int, Nested] = {}  # tag -> def
-        self.def_tags: dict[int, int] = {}  # id(def node) -> tag
-        self.function_vars: dict[str, tuple[frozenset, str]] = {}  # merge variable -> (tags, Dispatch.missing)
-        self.env: dict[str, Any] = {}
-        self.block: list[ir.Stmt] = []
-        self.line: Optional[int] = None
-        # Code s2s_ad generated reads an element after a write only where it proved the element
-        # is one number (reverse.py knows ranks this stage does not): it is not checked again.
-        self.generated = is_generated(parsed.filename)
-        self.views = Views(self.buffers, enabled=not self.generated, helper_shares=helper_returns_shared)
-        # values that may be views of another array (x[1:], x.T): the array, integer index parts, a slice or not
-        self.view_values: dict[str, tuple[str, int, bool]] = {}
-        # views by a basic index (numbers, slices) of an array the function made: the array and the
-        # index, so that ``row *= 3`` can be written into the array (see ``_update_through_view``)
-        self.view_index: dict[str, tuple[str, ir.Expr, bool]] = {}
-        self.range_indices: set[str] = set()  # the indices of loops over range: integers, never arrays
-        self.carried_views: set[str] = set()  # loop merge variables taken to be a view of view_index's
-        self.merged_from: dict[str, str] = {}  # merge variables that may be an array another name holds
-        self.holders: dict[str, str] = {}  # SSA name -> a user's name that may view or hold its array
-        self.in_place: list[ir.InPlace] = []
-        self.element_reads: list[ir.ElementRead] = []  # see ir.Function.element_reads
-        self.element_index: dict[str, tuple] = {}  # a[i, j] by atoms only: the index's parts
-        self.joined_elements: set[str] = set()  # merge variables that may be such an a[i, j] (never retaken)
-        # items of a value unpacked by position (u, w = pair(x)): a tuple's items, or an array's rows
-        self.unpacked_items: set[str] = set()
-        self.joins_owned: dict[str, bool] = {}  # merge variable -> every value joined so far is owned
-        self.params: dict[str, str] = {}  # SSA name of each parameter -> the user's name
-        # Values already computed in this statement, by block: (id(block), operation) -> the atom.
-        # Forgotten at each statement and each store, so a reused value is never stale.
-        self.computed: dict[tuple, ir.Var] = {}
-        self.converter = ExpressionConverter(self.read, parsed.resolver, parsed.error)
         node, nodes = parsed.node, parsed.nodes  # the nodes as parsed: no walk of the tree needed
         rewritten = desugar(node, {n.id for n in nodes if isinstance(n, gast.Name)} | set(parsed.params),
                             Counter(type(n) for n in nodes))
-        self.reads = Counter(_names_read(node) if rewritten else _reads_among(nodes))
+        reads = Counter(names_read(node) if rewritten else reads_among(nodes))
+        super().__init__(LoweringState(parsed, reads, structures or {}, has_aux, helper_returns_shared))
+        self.state.host = self
+        self.ssa = SSABuilder(self.state)
+        self.containers = ContainerLowering(self.state, self.ssa)
+        self.writes = WriteLowering(self.state, self.ssa)
+        self.joins = JoinLowering(self.state, self.containers, self.writes)
+        self.calls = CallLowering(self.state, self.ssa, self.containers, self.joins)
+        self.loops = LoopIteration(self.state, self.ssa)
+        self.state.converter = ExpressionConverter(self.writes.read, parsed.resolver, parsed.error)
 
     def run(self) -> ir.Function:
-        node = self.parsed.node
+        node = self.state.parsed.node
         params: list[str] = []
         owners: list[str] = []
-        for p in self.parsed.params:
-            if isinstance(self.structures.get(p), containers.Static):
+        for p in self.state.parsed.params:
+            if isinstance(self.state.structures.get(p), containers.Static):
                 # a string (or None) the code is specialised on: a parameter still, read as its value
-                params.append(self.names.claim(p))
+                params.append(self.state.names.claim(p))
                 owners.append(p)
-                self.env[p] = ir.Const(self.structures[p].value)
+                self.scope.env[p] = ir.Const(self.state.structures[p].value)
                 continue
-            if p in self.structures:  # a container: one parameter per leaf, the container static
+            if p in self.state.structures:  # a container: one parameter per leaf, the container static
                 leaves: list[str] = []
-                self.env[p] = self._record_of(self.structures[p], p, leaves)
-                self.groups[p] = leaves
+                self.scope.env[p] = self.containers.record_of(self.state.structures[p], p, leaves)
+                self.state.groups[p] = leaves
                 owners += [p] * len(leaves)
                 params += leaves
                 continue
-            name = self.names.claim(p)
-            self.env[p] = ir.Var(name)
-            self.user_names.add(name)
+            name = self.state.names.claim(p)
+            self.scope.env[p] = ir.Var(name)
+            self.state.user_names.add(name)
             params.append(name)
             owners.append(p)
-        self.params = dict(zip(params, owners))
+        self.state.params = dict(zip(params, owners))
         body = self.lower_block(node.body)
-        if self.raised:  # it always raises: the forward sweep stops there, this return is never reached
-            body.append(ir.Return(ir.Const(0.0), self.line))
+        if self.scope.raised:  # it always raises: the forward sweep stops there, this return is never reached
+            body.append(ir.Return(ir.Const(0.0), self.state.line))
         docstring = gast.get_docstring(node) if hasattr(gast, "get_docstring") else None
-        return ir.Function(node.name, params, body, self.parsed.filename, node.lineno, docstring,
-                           in_place=self.in_place, element_reads=self.element_reads, groups=self.groups, result_tree=self.result_tree,
-                           aux=self.aux, aux_tree=self.aux_tree)
-
-    def _record_of(self, tree: Any, base: str, leaves: list[str]) -> Any:
-        """The static record for a container parameter: a fresh parameter for each leaf (named after
-        its keys: ``params_w``), constants for the items that are not data."""
-        if isinstance(tree, containers.Static):
-            return ir.Const(tree.value)
-        if not isinstance(tree, containers.Tree):
-            name = self.names.claim(base)
-            self.user_names.add(name)
-            leaves.append(name)
-            return ir.Var(name)
-        items = tuple(self._record_of(child, f"{base}_{_identifier(key)}", leaves)
-                      for key, child in zip(tree.keys, tree.children))
-        return Record(tree.kind, tree.cls, tree.keys, items)
-
-    def _shared(self, name: str, value: str, stmt: Any) -> Optional[ir.InPlace]:
-        """An ``InPlace`` record if ``value`` (what ``name`` holds) may be an object other names see."""
-        at = dict(line=stmt.lineno, column=stmt.col_offset + 1)
-        if value in self.params:
-            return ir.InPlace(value, name, f"the argument {self.params[value]}", **at)
-        others = sorted(k for k, v in self.env.items() if k != name and v == ir.Var(value))
-        if others:
-            return ir.InPlace(value, name, f"the same object as {others[0]}", **at)
-        if value in self.merged_from:
-            return ir.InPlace(value, name, f"the same object as {self.merged_from[value]} on some paths", **at)
-        if value in self.holders:
-            return ir.InPlace(value, name, f"shared with {self.holders[value]} (a view of it, a list holding it, or "
-                              f"what a function returned for it)", **at)
-        if value in self.view_values:
-            base, integers, keeps = self.view_values[value]
-            return ir.InPlace(value, name, f"a view of {base}", base=base, integers=integers, keeps_dimension=keeps,
-                              **at)
-        return None
-
-    def _retakes(self, view: str, array: str) -> bool:
-        """Whether ``view``, read after ``array`` was written, can be taken again: it is ``array`` by
-        a basic index with a slice (certainly a view: ``array[index]`` now is what it shows), not by
-        numbers only (one number of a 1-d array is a copy, which keeps the old value)."""
-        found = self.view_index.get(view)
-        return found is not None and found[0] == array and found[2]
-
-    def _update_through_view(self, stmt: gast.AugAssign, current: ir.Var, value: ir.Call) -> bool:
-        """``row *= 3`` where ``row = M[1]`` (a basic index of an array the function made): NumPy changes
-        ``M``, so this is ``M[1] = row * 3``, and ``row`` is ``M[1]`` again, a view taken after the
-        write: later reads of both see the change.  False where ``row`` is not such a view."""
-        found = self.view_index.get(current.name)
-        if found is None:
-            return False
-        base, index, keeps = found
-        if not keeps:  # M[1] is a row only if M has more dimensions than the index has parts
-            parts = index.items if isinstance(index, ir.Display) else (index,)
-            array = next((k for k, v in self.env.items() if v == ir.Var(base)), base)
-            hint = (f"{stmt.target.id} is one number of {array} (a copy), not a part of it (a view); write into "
-                    f"{array} by index ({array}[...] {_operator_sign(value.fn)}= ...), or "
-                    f"{stmt.target.id} = {stmt.target.id} {_operator_sign(value.fn)} ... (a new number)")
-            guard = ir.Effect(ir.Call(runtime.check_view_update, (
-                ir.Var(base), ir.Const(len(parts)), ir.Const(stmt.target.id), ir.Const(hint),
-                ir.Const(self.parsed.filename), ir.Const(self.line))), self.line)
-            self.block.append(guard)
-            self.element_reads.append(ir.ElementRead(base, stmt.target.id, tuple(parts), self.line, hint, view=True,
-                                                     guard=guard))
-        updated = self.flatten(value)  # row * 3, row read as it is now (taken again if it was stale)
-        self.block.append(ir.Store(base, index, updated, self.line))
-        self.computed.clear()
-        self.views.wrote(base)
-        self.bind(stmt.target, ir.Call(operator.getitem, (ir.Var(base), index)))
-        return True
-
-    def _guarded(self, update: ir.InPlace) -> ir.InPlace:
-        """``update`` with a run-time check, emitted here, that the value updated is a number:
-        NumPy changes an array (a 0-d one too) in place, and the other names sharing it would see that."""
-        guard = ir.Effect(ir.Call(runtime.check_number_update, (
-            ir.Var(update.value), ir.Const(update.name), ir.Const(update.shared), ir.Const(self.parsed.filename),
-            ir.Const(update.line))), self.line)
-        self.block.append(guard)
-        return dataclasses.replace(update, guard=guard)
-
-    def _note_holders(self, name: str, value: Any) -> None:
-        """Remember the arrays ``name`` may view or hold (a slice, a reshape, a list of them, what a
-        helper returns): an in-place update of one of them changes what ``name`` shows."""
-        for operand in shared_operands(value):
-            self.holders.setdefault(operand, name)
-
-    def _note_view(self, name: str, value: Any) -> None:
-        """Remember that ``name`` may view another array (for ``_shared``)."""
-        if not (isinstance(value, ir.Call) and viewing_call(value)
-                and value.args and isinstance(value.args[0], ir.Var)):
-            return
-        base = value.args[0].name
-        if value.fn is not operator.getitem:
-            self.view_values[name] = (base, 0, True)
-            return
-        parts = value.args[1].items if isinstance(value.args[1], ir.Display) else (value.args[1],)
-        keeps = any(isinstance(p, ir.Slice) or (isinstance(p, ir.Const) and (p.value is None or p.value is Ellipsis))
-                    for p in parts)
-        self.view_values[name] = (base, len(parts), keeps)
-        if base in self.buffers and base not in self.views.root and all(
-                _basic(p) or (isinstance(p, ir.Var) and p.name in self.range_indices) for p in parts):
-            self.view_index[name] = (base, value.args[1], keeps)
-        self._note_element(name, value)
-
-    def _note_element(self, name: str, value: Any) -> None:
-        """Remember ``name = a[i, j]`` by numbers or names only (no slice): maybe one element (a copy),
-        maybe a row (a view), maybe an integer-array or mask index (a copy); see ``_view_now``."""
-        if not (isinstance(value, ir.Call) and value.fn is operator.getitem and name in self.view_values):
-            return
-        parts = ir.index_parts(value.args[1])
-        keeps = any(isinstance(p, ir.Slice) or (isinstance(p, ir.Const) and (p.value is None or p.value is Ellipsis))
-                    for p in parts)
-        if not keeps and all(isinstance(p, (ir.Var, ir.Const)) for p in parts):
-            self.element_index[name] = tuple(parts)  # maybe one element: see read
-
-    def read(self, name: str) -> Optional[ir.Expr]:
-        """What the user's local ``name`` holds now (``None`` if it is not a local)."""
-        value = self.env.get(name)
-        if isinstance(value, ir.Var):
-            return self._view_now(value, name)
-        return value
-
-    def _view_now(self, value: ir.Var, name: str, user: bool = True) -> ir.Expr:
-        """``value``, read now under the name ``name``: where it may view an array written since it was
-        bound, what NumPy's view shows now (taken again), a deferred check that it is one number (a
-        copy), or a refusal.  ``user``: ``name`` is the user's local (retaken under it)."""
-        array = self.views.outdated(value.name)
-        if array is not None and self._retakes(value.name, array):
-            # a slice of an array this function made (row = m[1:3, :]) shows the array as it is
-            # now, as NumPy's view would: take it again here, under the same user's name
-            base, index, _ = self.view_index[value.name]
-            retaken = ir.Call(operator.getitem, (ir.Var(base), index))
-            if not user:
-                return self.flatten(retaken)
-            self.bind(gast.Name(id=name, ctx=gast.Store(), annotation=None, type_comment=None), retaken)
-            return self.env[name]
-        if array is not None:
-            hint = (f"{name} may be a view of {array} (a slice, a row, .T, a reshape, a list holding it, or "
-                    f"what a function returned for it), "
-                    f"and NumPy would show the new values through it; copy it where you take it (.copy()), "
-                    f"or use float(...) for one number")
-            index = self.element_index.get(value.name)
-            if index is None or self.view_values.get(value.name, (None,))[0] != array:
-                raise TransformError(f"reading {name} after {array} was written", hint,
-                                     filename=self.parsed.filename, line=self.line)
-            if value.name in self.joined_elements or array not in self.buffers:
-                # first = out[0]: one number if out is 1-d and 0 a number, which only the kinds tell
-                self.element_reads.append(ir.ElementRead(array, name, index, self.line, hint))
-                return value
-            # top = B[0]: a row of a 2-d B (a view: NumPy shows the write) or one number of a 1-d B, or
-            # B[idx], B[mask] (copies): taken again here, and the kinds choose which (check_element_reads)
-            call = ir.Call(operator.getitem, (ir.Var(array), ir.Display("tuple", index) if len(index) > 1 else index[0]))
-            # named, so that no other read of a[i] in this statement reuses it: the kinds may choose the
-            # value taken before instead (a copy), which is not what a new read of a[i] gives
-            retaken = self.flatten(call, self.names.fresh(describe(call, self.user_names)))
-            self.element_reads.append(ir.ElementRead(array, name, index, self.line, hint,
-                                                     retake=self.block[-1], kept=value.name))
-            if user:
-                self.env[name] = retaken
-            return retaken
-        return value
+        return ir.Function(node.name, params, body, self.state.parsed.filename, node.lineno, docstring,
+                           in_place=self.state.in_place, element_reads=self.state.element_reads,
+                           groups=self.state.groups, result_tree=self.state.result_tree, aux=self.state.aux,
+                           aux_tree=self.state.aux_tree)
 
     def lower_block(self, stmts: list) -> list[ir.Stmt]:
-        outer, self.block = self.block, []
+        outer, self.state.block = self.state.block, []
         for stmt in stmts:
-            self.line = stmt.lineno
+            self.state.line = stmt.lineno
             self.statement(stmt)
-            if self.raised:
+            if self.scope.raised:
                 break
-        inner, self.block = self.block, outer
+        inner, self.state.block = self.state.block, outer
         return inner
 
     def statement(self, stmt: Any) -> None:
-        self.computed.clear()
+        self.state.computed.clear()
         if isinstance(stmt, gast.Assign):
-            value = self.converter.convert(stmt.value)
+            value = self.state.converter.convert(stmt.value)
             for target in stmt.targets:
                 self.bind(target, value)
         elif isinstance(stmt, gast.AugAssign):
-            op = BINARY_OPERATORS[type(stmt.op)]
-            current = self.converter.convert(stmt.target)
-            value = ir.Call(op, (current, self.converter.convert(stmt.value)))
-            if isinstance(stmt.target, gast.Name) and isinstance(current, ir.Var):
-                if current.name in self.buffers and current.name not in self.maybe_numbers:
-                    # out += x changes the array itself, as NumPy does
-                    self.block.append(ir.Store(current.name, ir.Const(Ellipsis), self.flatten(value), self.line))
-                    self.computed.clear()
-                    self.views.wrote(current.name)
-                    return
-                if self._update_through_view(stmt, current, value):
-                    return
-                if current.name in self.views.root and current.name not in self.unpacked_items:
-                    raise self.parsed.error(f"an in-place update of {stmt.target.id}", f"{stmt.target.id} may be a "
-                                            f"view of {self.views.root[current.name]}; write into that array by index "
-                                            "instead", stmt)
-                update = self._shared(stmt.target.id, current.name, stmt)
-                if update is None and current.name in self.views.root:  # u, w = pair(x); u += x
-                    update = ir.InPlace(current.name, stmt.target.id, f"an item of {self.views.root[current.name]} "
-                                        f"(a row, where that is an array)", stmt.lineno, stmt.col_offset + 1)
-                if update is not None:
-                    self.in_place.append(self._guarded(update))
-            self.bind(stmt.target, value)
-        elif _is_append(stmt):  # lists grow by a pure append: items = items + [item]
+            self.writes.augmented(stmt)
+        elif is_append(stmt):  # lists grow by a pure append: items = items + [item]
             call = stmt.value
-            items = self.converter.convert(call.func.value)
+            items = self.state.converter.convert(call.func.value)
             self.bind(gast.Name(id=call.func.value.id, ctx=gast.Store(), annotation=None, type_comment=None),
-                      ir.Call(runtime.list_append, (items, self.converter.convert(call.args[0]))))
+                      ir.Call(runtime.list_append, (items, self.state.converter.convert(call.args[0]))))
         elif isinstance(stmt, gast.Return):
             self.ret(stmt)
         elif isinstance(stmt, gast.If):
@@ -499,27 +164,21 @@ class Lowering:
         elif isinstance(stmt, gast.While):
             self.while_loop(stmt)
         elif isinstance(stmt, gast.FunctionDef):
-            self.env[stmt.name] = Nested(stmt)
+            self.scope.env[stmt.name] = Nested(stmt)
         elif isinstance(stmt, gast.Expr) and isinstance(stmt.value, gast.Call):
-            if self.generated and self._adds_at(stmt.value):  # an adjoint's np.add.at(d_a, index, part)
-                call = stmt.value
-                update = ir.Call(runtime.added_at, tuple(self.converter.convert(a) for a in call.args))
-                self.bind(gast.Name(id=call.args[0].id, ctx=gast.Store(), annotation=None, type_comment=None),
-                          update)
+            if self.writes.adds_at(stmt.value):
+                self.writes.add_at(stmt.value, stmt)
                 return
-            if self._adds_at(stmt.value):
-                self._add_at(stmt.value, stmt)
-                return
-            self.effect(self.converter.effect(stmt.value))
+            self.effect(self.state.converter.effect(stmt.value))
         elif isinstance(stmt, gast.Raise):
             # One a constant test removes (``else: raise ValueError(...)`` after ``if KIND == "relu"``
             # on a module-level option) is dropped with its branch; one that may run raises the user's
             # exception in the forward sweep, as the primal function would (desugar.py guards what follows).
             self.effect(self._raised(stmt))
-            self.raised = True
+            self.scope.raised = True
         elif isinstance(stmt, gast.Assert):
-            message = ir.Const(None) if stmt.msg is None else self.converter.convert(stmt.msg)
-            self.effect(ir.Call(runtime.check_assertion, (self.converter.convert(stmt.test), message)))
+            message = ir.Const(None) if stmt.msg is None else self.state.converter.convert(stmt.msg)
+            self.effect(ir.Call(runtime.check_assertion, (self.state.converter.convert(stmt.test), message)))
         # Pass and the docstring need nothing.
 
     def _raised(self, stmt: gast.Raise) -> ir.Call:
@@ -527,931 +186,195 @@ class Lowering:
         ``Error`` is an exception class the function can see; anything else is refused at its line."""
         exc = stmt.exc
         call = exc if isinstance(exc, gast.Call) else None
-        kind = self.converter.resolve(call.func if call is not None else exc) if exc is not None else None
+        kind = self.state.converter.resolve(call.func if call is not None else exc) if exc is not None else None
         if not (isinstance(kind, type) and issubclass(kind, BaseException)) or (
                 stmt.cause is not None and not (isinstance(stmt.cause, gast.Constant) and stmt.cause.value is None)):
-            raise self.parsed.error("this raise statement", "raise an exception class by name, as in "
-                                    "raise ValueError(f\"unknown {kind}\") (a bare raise needs try/except, "
-                                    "which is not supported)", stmt)
+            raise self.state.parsed.error("this raise statement", "raise an exception class by name, as in "
+                                          "raise ValueError(f\"unknown {kind}\") (a bare raise needs try/except, "
+                                          "which is not supported)", stmt)
         if call is None:
             return ir.Call(runtime.raise_exception, (ir.Const(kind),))
         if any(k.arg is None for k in call.keywords) or any(isinstance(a, gast.Starred) for a in call.args):
-            raise self.parsed.error("*args or **kwargs in a call", "pass the arguments one by one", call)
-        return ir.Call(runtime.raise_exception, (ir.Const(kind),) + tuple(self.converter.convert(a) for a in call.args),
-                       tuple((k.arg, self.converter.convert(k.value)) for k in call.keywords))
+            raise self.state.parsed.error("*args or **kwargs in a call", "pass the arguments one by one", call)
+        convert = self.state.converter.convert
+        return ir.Call(runtime.raise_exception, (ir.Const(kind),) + tuple(convert(a) for a in call.args),
+                       tuple((k.arg, convert(k.value)) for k in call.keywords))
 
-    # -- joins -------------------------------------------------------------
-
-    def _joined(self, node: Any) -> list[str]:
-        """User names assigned inside ``node`` whose value matters outside it: bound before it,
-        or read outside it.  (One walk of ``node``, whatever the number of names.)"""
-        nodes = all_nodes(node)
-        inside = Counter(_reads_among(nodes))
-        stored = _stored_among(nodes) | {n.value.id for n in nodes if isinstance(n, gast.Subscript) and isinstance(
-            n.ctx, gast.Store) and isinstance(n.value, gast.Name) and isinstance(self.env.get(n.value.id), Record)}
-        return sorted(v for v in stored if v in self.env or self.reads[v] > inside[v])
-
-    def _merge_into(self, block: list[ir.Stmt], env: dict, targets: dict[str, str], line: Optional[int]) -> None:
-        """Append the merge copies ``merged = value`` for ``targets``, as one parallel assignment.
-
-        At the end of a loop body a value may read another merge variable
-        (``a, b = b * 2, a``; a display ``(s, tape)``): every copy must see the
-        values from before any of them.  So displays of variables, and values
-        that read another target, are bound to a name of their own first.
-        """
-        pairs: list[tuple[str, str, Any]] = []
-        for user_name, merged in targets.items():
-            value = env.get(user_name, ir.Const(None))
-            if isinstance(merged, Record):
-                pairs += [(user_name, m, v) for m, v in self._record_pairs(merged, value, user_name)]
-            elif isinstance(value, Record):
-                raise TransformError(f"{user_name}, a {value.cls.__name__} on some paths only", "a name that holds "
-                                     "a container after an if or loop must hold one of the same structure before "
-                                     "it and on every path", filename=self.parsed.filename, line=self.line)
-            else:
-                pairs.append((user_name, merged, value))
-        merged_names = {m for _, m, _ in pairs}
-        holding: dict[str, list[str]] = {}  # value name -> the user names that hold it (one walk of env)
-        for k, v in env.items():
-            if isinstance(v, ir.Var):
-                holding.setdefault(v.name, []).append(k)
-        copies = []
-        for user_name, merged, value in pairs:
-            if isinstance(value, Nested):
-                value = ir.Const(self.tag(value))
-            elif isinstance(value, Dispatch):
-                value = value.var
-            if isinstance(value, ir.Var):  # an array another name holds, joined into this one
-                holders = sorted(k for k in holding.get(value.name, ()) if k != user_name)
-                if holders or value.name in self.merged_from:
-                    self.merged_from[merged] = holders[0] if holders else self.merged_from[value.name]
-            reads_targets = {n for n in ir.names_read(value) if n in merged_names and n != merged}
-            if (isinstance(value, ir.Display) and any(True for _ in ir.names_read(value))) or reads_targets:
-                name = self.names.fresh("items" if isinstance(value, ir.Display) else f"{user_name}_next")
-                block.append(ir.Assign(name, value, line))
-                value = ir.Var(name)
-            copies.append((merged, value))
-            self.views.joined(merged, value)
-            self._join_ownership(merged, value, [k for k in holding.get(getattr(value, "name", None), ())
-                                                 if k != user_name], user_name)
-            if (isinstance(value, ir.Var) and value.name in self.element_index and value.name in self.view_values
-                    and merged not in self.element_index):
-                # s = b[1] carried through a loop: one number (checked by the kinds) or a view of b
-                self.element_index[merged] = self.element_index[value.name]
-                self.view_values[merged] = self.view_values[value.name]
-                self.joined_elements.add(merged)
-        for merged, value in copies:
-            if not (isinstance(value, ir.Var) and value.name == merged):
-                block.append(ir.Assign(merged, value, line, merge=True))
-
-    def _join_ownership(self, merged: str, value: Any, others: list[str], user_name: str) -> None:
-        """``merged`` is an array this function owns (one it may write into) where every value joined
-        into it is: an array it made that no other name holds.  A loop's first join is seen before its
-        body is lowered: the body may write into ``merged`` on that promise, which the join at the end of
-        the body keeps, or the write is refused there."""
-        if value == ir.Var(merged):
-            return
-        owned = (isinstance(value, ir.Var) and value.name in self.buffers and not others
-                 and value.name not in self.views.root)
-        if merged not in self.joins_owned:
-            self.joins_owned[merged] = owned
-            if owned:
-                self.buffers.add(merged)
-        elif self.joins_owned[merged] and not owned:
-            self.joins_owned[merged] = False
-            self.buffers.discard(merged)
-            if self.views.writes[merged]:
-                why = (f"the same object as {others[0]}" if others else
-                       "not an array this function created (an argument, or a view of one)")
-                raise TransformError(f"an assignment into {user_name}[...]", f"{user_name} is {why} on some "
-                                     f"paths into this loop or branch, and writing into it would change that "
-                                     f"array too; copy it first: {user_name} = {user_name}.copy()",
-                                     filename=self.parsed.filename, line=self.line)
-        if owned and value.name in self.maybe_numbers:
-            self.maybe_numbers.add(merged)
-
-    def tag(self, function: Nested) -> int:
-        """The number that stands for the def ``function`` in a merged function binding."""
-        tag = self.def_tags.get(id(function.node))
-        if tag is None:
-            tag = self.def_tags[id(function.node)] = len(self.defs)
-            self.defs[tag] = function
-        return tag
-
-    def merged(self, name: str) -> Any:
-        """What a merge variable holds for the user: a value, or the choice of a def."""
-        if name in self.function_vars:
-            tags, missing = self.function_vars[name]
-            return Dispatch(ir.Var(name), tags, missing)
-        return ir.Var(name)
-
-    def _join_functions(self, user_name: str, merged: str, values: list, node: Any) -> None:
-        """Record that ``merged`` holds the tag of a def, if one of the joined ``values`` is a
-        def (None: the name is unbound on that path).  A path where it is unbound or a value
-        makes a later call refused (Python would raise there), not the join."""
-        if not any(isinstance(v, (Nested, Dispatch)) for v in values):
-            return
-        tags, missing = set(), ""
-        for value in values:
-            if isinstance(value, Nested):
-                tags.add(self.tag(value))
-            elif isinstance(value, Dispatch):
-                tags |= value.tags
-                missing = missing or value.missing
-            elif value is None:
-                missing = missing or (f"{user_name} is defined on some paths only (in one branch of an if, or in "
-                                      f"a loop that may not run), and Python would raise where it is not; define "
-                                      f"{user_name} on every path before the call")
-            else:
-                missing = missing or (f"{user_name} is a nested function on some paths and a value on others (line "
-                                      f"{node.lineno}); give the function and the value different names")
-        self.function_vars[merged] = (frozenset(tags), missing)
-
-    def _record_pairs(self, template: Record, value: Any, user_name: str) -> list[tuple[str, Any]]:
-        """(merge variable, value) for each data item of a container joined at an ``if`` or a loop."""
-        if not (isinstance(value, Record) and value.kind == template.kind and value.keys == template.keys):
-            raise TransformError(f"{user_name}, a {template.cls.__name__} whose structure changes in a branch or "
-                                 "loop", "keep its keys and item types the same on every path (set every key "
-                                 "before the if or loop)", filename=self.parsed.filename, line=self.line)
-        pairs = []
-        for kept, item in zip(template.items, value.items):
-            if isinstance(kept, Record):
-                pairs += self._record_pairs(kept, item, user_name)
-            elif isinstance(kept, ir.Var) and kept.name in self.record_merges:
-                pairs.append((kept.name, item))
-            elif not _same(kept, item):
-                raise TransformError(f"{user_name}, a {template.cls.__name__} whose item {item} changes in a "
-                                     "branch or loop", "only numbers and arrays in a container may change there",
-                                     filename=self.parsed.filename, line=self.line)
-        return pairs
-
-    def _template(self, values: list, loop: bool, base: str) -> Any:
-        """The joined form of a container: a merge variable where its data items may differ."""
-        first = values[0]
-        if isinstance(first, Record):
-            if not all(isinstance(v, Record) and v.kind == first.kind and v.keys == first.keys for v in values):
-                return first  # _record_pairs reports it
-            return Record(first.kind, first.cls, first.keys, tuple(
-                self._template([v.items[i] for v in values], loop, f"{base}_{_identifier(key)}")
-                for i, key in enumerate(first.keys)))
-        if isinstance(first, ir.Const) and not isinstance(first.value, (int, float, complex, np.generic,
-                                                                         np.ndarray)) and first.value is not None:
-            return first  # a string or function: structure, which must not change
-        if not loop and all(_same(first, v) for v in values[1:]):
-            return first
-        name = self.names.fresh(base)
-        self.record_merges.add(name)
-        return ir.Var(name)
-
-    def _targets(self, joined: list[str], branches: list[dict], loop: bool) -> dict[str, Any]:
-        """Merge targets: a fresh name per joined user name; for a container, a template of merge variables."""
-        targets: dict[str, Any] = {}
-        for v in joined:
-            values = [b.get(v) for b in branches]
-            if any(isinstance(x, Record) for x in values):
-                if not loop and all(x is values[0] for x in values):
-                    continue  # unchanged on both paths
-                targets[v] = self._template(values, loop, v)
-            else:
-                targets[v] = self.names.fresh(v)
-        return targets
-
-    def _joined_value(self, merged: Any) -> Any:
-        """What a user name holds after a join: a container's template, a value, or the choice of a def."""
-        return merged if isinstance(merged, Record) else self.merged(merged)
+    # -- control flow ------------------------------------------------------
 
     def if_statement(self, stmt: gast.If) -> None:
-        test = self.flatten(self.converter.convert(stmt.test))
+        test = self.ssa.flatten(self.state.converter.convert(stmt.test))
         if isinstance(test, ir.Const) and isinstance(test.value, (bool, np.bool_, str, type(None))):
             # Known while lowering ("key" in params, config.kind == "tanh"): only that branch exists,
             # and the other may read items the container does not have.
             for inner in stmt.body if test.value else stmt.orelse:
-                self.line = inner.lineno
+                self.state.line = inner.lineno
                 self.statement(inner)
-                if self.raised:
+                if self.scope.raised:
                     break
             return
-        joined = self._joined(stmt)
-        before = dict(self.env)
+        joined = self.joins.joined(stmt)
+        before = dict(self.scope.env)
         body = self.lower_block(stmt.body)
-        body_raised, self.raised = self.raised, False
-        after_body, self.env = self.env, dict(before)
+        body_raised, self.scope.raised = self.scope.raised, False
+        after_body, self.scope.env = self.scope.env, dict(before)
         orelse = self.lower_block(stmt.orelse)
-        after_else = self.env
-        self.raised = body_raised and self.raised  # (a path that raises binds nothing that is read)
-        targets = self._targets(joined, [{**before, **after_body}, {**before, **after_else}], loop=False)
-        for v, m in targets.items():
-            if not isinstance(m, Record):
-                self._join_functions(v, m, [{**before, **after_body}.get(v), {**before, **after_else}.get(v)], stmt)
-        self._merge_into(body, {**before, **after_body}, targets, stmt.lineno)
-        self._merge_into(orelse, {**before, **after_else}, targets, stmt.lineno)
-        self.env = {**before, **{v: self._joined_value(m) for v, m in targets.items()}}
-        self.block.append(ir.If(test, body, orelse, stmt.lineno))
-
-    def _carry(self, node: Any) -> dict[str, str]:
-        """Give each loop-carried user name its merge variable, initialised before the loop."""
-        targets = self._targets(self._joined(node), [self.env], loop=True)
-        body_defs, body_assigned = _binders(node.body)
-        for v, m in targets.items():
-            if isinstance(m, Record):
-                continue
-            defs, assigned = body_defs.get(v, []), v in body_assigned
-            if defs or isinstance(self.env.get(v), (Nested, Dispatch)):
-                # what the body may bind, known before it is lowered: a call early in the body may run
-                # a def from late in the previous iteration
-                inside = [Nested(d) for d in defs] + ([ir.Const(None)] if assigned else [])
-                self._join_functions(v, m, [self.env.get(v)] + inside, node)
-        self._merge_into(self.block, self.env, targets, node.lineno)
-        updated = _updated_in_place(node.body)
-        for v, m in targets.items():  # a view carried through the loop (block *= x in its body)
-            start = self.env.get(v)
-            if v in updated and isinstance(m, str) and isinstance(start, ir.Var) and start.name in self.view_index:
-                self.view_index[m] = self.view_index[start.name]  # checked at the end of the body
-                self.carried_views.add(m)
-        self.env.update({v: self._joined_value(m) for v, m in targets.items()})
-        return targets
-
-    def _check_carried_views(self, targets: dict[str, Any]) -> None:
-        """A loop-carried name taken to be a view (``_carry``) must be that view again at the end of
-        the body (the same array by the same index), or the body read it as something it may not be."""
-        for v, m in targets.items():
-            if m not in self.carried_views:
-                continue
-            value = self.env.get(v)
-            found = self.view_index.get(value.name) if isinstance(value, ir.Var) else None
-            base, index, _ = self.view_index[m]
-            if value != ir.Var(m) and (found is None or found[0] != base or found[1] is not index):
-                raise TransformError(f"{v}, a view of {base} carried through a loop", f"{v} is a view of "
-                                     f"{base} before the loop and something else after an iteration; take the view "
-                                     f"in the loop body, or use another name", filename=self.parsed.filename,
-                                     line=self.line)
+        after_else = self.scope.env
+        self.scope.raised = body_raised and self.scope.raised  # (a path that raises binds nothing that is read)
+        self.scope.env = self.joins.join_branches(stmt, joined, before, [(body, after_body), (orelse, after_else)])
+        self.state.block.append(ir.If(test, body, orelse, stmt.lineno))
 
     def _loop_body(self, stmts: list, targets: dict[str, str], prologue: Callable[[], None]) -> tuple[list, Any]:
         """Lower a loop body; returns it with the merge copies, and the exit flag."""
         exit_test = None
         if stmts and isinstance(stmts[-1], gast.If) and isinstance(stmts[-1].body[0], gast.Break):
             exit_test, stmts = stmts[-1].test, stmts[:-1]
-        outer, self.block = self.block, []
+        outer, self.state.block = self.state.block, []
         prologue()
         for stmt in stmts:
-            self.line = stmt.lineno
+            self.state.line = stmt.lineno
             self.statement(stmt)
-            if self.raised:
+            if self.scope.raised:
                 break
-        body, self.block = self.block, outer
-        self._check_carried_views(targets)
-        self._merge_into(body, self.env, targets, self.line)
+        body, self.state.block = self.state.block, outer
+        self.joins.check_carried_views(targets)
+        self.joins.merge_into(body, self.scope.env, targets, self.state.line)
         exit_flag = None
         if exit_test is not None:
-            exit_flag = ir.Var(targets[exit_test.id]) if exit_test.id in targets else self.env[exit_test.id]
+            exit_flag = ir.Var(targets[exit_test.id]) if exit_test.id in targets else self.scope.env[exit_test.id]
         return body, exit_flag
 
     def for_loop(self, stmt: gast.For) -> None:
         line = stmt.lineno
-        checkpoint = self._checkpoint(stmt)
-        elements = None if checkpoint is not None else self._static_elements(stmt)
+        checkpoint = self.loops.checkpoint(stmt)
+        elements = None if checkpoint is not None else self.loops.static_elements(stmt)
         if elements is not None:  # over a container: unrolled, each item with its own shape and structure
             for element in elements:
                 self.bind(stmt.target, element)
                 for inner in stmt.body:
-                    self.line = inner.lineno
+                    self.state.line = inner.lineno
                     self.statement(inner)
-                    if self.raised:
+                    if self.scope.raised:
                         return
             return
-        iterable, element = self._iteration(stmt)
-        targets = self._carry(stmt)
-        before = dict(self.env)
+        iterable, element = self.loops.iteration(stmt)
+        targets = self.joins.carry(stmt)
+        before = dict(self.scope.env)
         index_user = stmt.target.id if element is None else None
-        index = self.names.fresh(index_user or "k")
+        index = self.state.names.fresh(index_user or "k")
         if index_user:
-            self.user_names.add(index)
+            self.state.user_names.add(index)
 
         def prologue() -> None:
-            if element is None:
-                self.env[index_user] = ir.Var(index)
-                self.range_indices.add(index)
-            else:
+            if index_user is not None:  # range: the loop's own index
+                self.scope.env[index_user] = ir.Var(index)
+                self.writes.range_indices.add(index)
+            elif element is not None:
                 self.bind(stmt.target, element(ir.Var(index)))
 
-        stale = self._views_written_in(stmt)
+        stale = self.writes.views_written_in(stmt)
         body, exit_flag = self._loop_body(stmt.body, targets, prologue)
-        self.raised = False  # (the loop may run no iteration)
-        self.views.stale -= stale
-        self.env = {**before, **{v: self._joined_value(m) for v, m in targets.items()}}
+        self.scope.raised = False  # (the loop may run no iteration)
+        self.writes.views.stale -= stale
+        self.scope.env = self.joins.after_loop(before, targets)
         if checkpoint is not None:
-            self._check_checkpointed(stmt, body, exit_flag)
-        self.block.append(ir.For(index, iterable, body, line, exit_flag, checkpoint=checkpoint))
-
-    def _checkpoint(self, stmt: gast.For) -> Optional[ir.Expr]:
-        """For ``for t in checkpointed(steps, every=k)``: unwrap the iterable, return ``k``; for
-        ``snapshots=c``, ``snapshots(c)`` (``runtime.checkpoint_stride`` makes segments of ceil(n / c))."""
-        it = stmt.iter
-        if not (isinstance(it, gast.Call) and self.converter.static(it.func) == (True, runtime.checkpointed)):
-            return None
-        every = [a for a in it.args[1:]] + [k.value for k in it.keywords if k.arg in ("every", "snapshots")]
-        if not it.args or len(every) > 1 or any(k.arg not in ("every", "snapshots") for k in it.keywords):
-            raise self.parsed.error("this use of checkpointed", "write checkpointed(steps), "
-                                    "checkpointed(steps, every=k) or checkpointed(steps, snapshots=c)", it)
-        stmt.iter = it.args[0]
-        if not every:
-            return ir.Const(None)
-        value = self.flatten(self.converter.convert(every[0]))
-        if any(k.arg == "snapshots" for k in it.keywords):
-            value = self.flatten(ir.Call(runtime.snapshots, (value,)))
-        return value
-
-    def _check_checkpointed(self, stmt: gast.For, body: list[ir.Stmt], exit_flag: Any) -> None:
-        if exit_flag is not None:
-            raise self.parsed.error("a checkpointed loop that can stop early", "checkpointing needs the trip "
-                                    "count in advance: drop break/return from the loop, or checkpointed", stmt)
-        if any(isinstance(s, ir.Store) for s in ir.walk(body)):
-            raise self.parsed.error("a checkpointed loop that writes into an array", "a segment run again "
-                                    "would see the later values; carry the values in variables, or drop "
-                                    "checkpointed", stmt)
-        # (a raise may stay: a segment run again sees the values it saw, so a raise that did not run
-        # then does not run now)
-        if any(isinstance(s, ir.Effect) and getattr(s.value, "fn", None) is not runtime.raise_exception
-               for s in ir.walk(body)):
-            raise self.parsed.error("print, assert, logging or warnings in a checkpointed loop", "the reverse "
-                                    "sweep runs each segment again, which would repeat them; move them out of "
-                                    "the loop, or drop checkpointed", stmt)
+            self.loops.check_checkpointed(stmt, body, exit_flag)
+        self.state.block.append(ir.For(index, iterable, body, line, exit_flag, checkpoint=checkpoint))
 
     def while_loop(self, stmt: gast.While) -> None:
-        targets = self._carry(stmt)
-        before = dict(self.env)
-        outer, self.block = self.block, []
-        test = self.flatten(self.converter.convert(stmt.test))
-        test_block, self.block = self.block, outer
-        stale = self._views_written_in(stmt)
+        targets = self.joins.carry(stmt)
+        before = dict(self.scope.env)
+        outer, self.state.block = self.state.block, []
+        test = self.ssa.flatten(self.state.converter.convert(stmt.test))
+        test_block, self.state.block = self.state.block, outer
+        stale = self.writes.views_written_in(stmt)
         body, exit_flag = self._loop_body(stmt.body, targets, lambda: None)
-        self.raised = False  # (the loop may run no iteration)
-        self.views.stale -= stale
-        self.env = {**before, **{v: self._joined_value(m) for v, m in targets.items()}}
-        self.block.append(ir.While(test_block, test, body, stmt.lineno, exit_flag))
-
-    def _views_written_in(self, loop: Any) -> set[str]:
-        """Mark views bound before ``loop`` of arrays it writes into: a second iteration would read them
-        after a write.  Returns the names marked (the caller unmarks them after the loop)."""
-        written = set()
-        for node in all_nodes(loop):
-            if isinstance(node, gast.Subscript) and isinstance(node.ctx, gast.Store) and isinstance(node.value, gast.Name):
-                written.add(node.value.id)
-            elif isinstance(node, gast.AugAssign) and isinstance(node.target, gast.Name):
-                written.add(node.target.id)
-        roots = {self.views.root_of(self.env.get(name)) for name in written} - {None}
-        marked = {name for name in self.views.root
-                  if any(root in roots for root, _ in self.views.views_of(name))} - self.views.stale
-        self.views.stale |= marked
-        return marked
-
-    def _iteration(self, stmt: gast.For) -> tuple[ir.Expr, Optional[Callable[[ir.Expr], ir.Expr]]]:
-        """The range a ``for`` walks, and how to get the element from the index.
-
-        ``range`` loops iterate their own index; sequences, ``enumerate``,
-        ``zip`` and ``reversed`` become loops over an index range.
-        """
-        it, target = stmt.iter, stmt.target
-        kind, args = self._iteration_call(it)
-        if kind is range:
-            if not isinstance(target, gast.Name):
-                raise self.parsed.error("unpacking a range element", "loop over range with one name", target)
-            return self.flatten(ir.Call(range, tuple(args)), self.names.fresh("steps")), None
-        if kind is reversed and isinstance(it.args[0], gast.Call) and self._iteration_call(it.args[0])[0] is range:
-            steps = ir.Call(range, tuple(self._iteration_call(it.args[0])[1]))
-            backwards = ir.Call(operator.getitem, (steps, ir.Slice(None, None, ir.Const(-1))))
-            if not isinstance(target, gast.Name):
-                raise self.parsed.error("unpacking a range element", "loop over range with one name", target)
-            return self.flatten(backwards, self.names.fresh("steps")), None
-        if kind is reversed and not self._iteration_call(it.args[0])[0]:
-            seq = self.flatten(args[0])
-            last = ir.Call(operator.sub, (ir.Call(len, (seq,)), ir.Const(1)))
-            steps = self.flatten(ir.Call(range, (last, ir.Const(-1), ir.Const(-1))), self.names.fresh("steps"))
-            return steps, lambda k: ir.Call(operator.getitem, (seq, k))
-        length, item = self._sequence(it)
-        steps = self.flatten(ir.Call(range, (length,)), self.names.fresh("steps"))
-        return steps, item
-
-    def _sequence(self, node: Any) -> tuple[ir.Expr, Callable[[ir.Expr], ir.Expr]]:
-        """What a ``for`` walks, as its length and its ``k``-th element; ``enumerate``, ``zip`` and
-        ``reversed`` nest (``enumerate(zip(a, b))``).  The sequences are read before the loop."""
-        kind, args = self._iteration_call(node)
-        if kind is enumerate:
-            length, item = self._sequence(node.args[0])
-            start = args[1] if len(args) > 1 else ir.Const(0)
-            return length, lambda k: ir.Display("tuple", (ir.Call(operator.add, (k, start)) if not ir.is_const(start, 0)
-                                                          else k, item(k)))
-        if kind is zip:
-            parts = [self._sequence(a) for a in node.args]
-            length = parts[0][0]
-            for other, _ in parts[1:]:
-                length = ir.Call(min, (length, other))
-            return length, lambda k: ir.Display("tuple", tuple(item(k) for _, item in parts))
-        if kind is reversed:
-            length, item = self._sequence(node.args[0])
-            last = self.flatten(ir.Call(operator.sub, (length, ir.Const(1))))
-            return ir.Call(operator.add, (last, ir.Const(1))), lambda k: item(ir.Call(operator.sub, (last, k)))
-        seq = self.flatten(self.converter.convert(node))  # range(...) too: a range object is indexed
-        return ir.Call(len, (seq,)), lambda k: ir.Call(operator.getitem, (seq, k))
-
-    def _static_elements(self, stmt: gast.For) -> Optional[list]:
-        """The elements of a loop over a container (``for w in ws``, ``for k, v in d.items()``,
-        ``enumerate``/``zip``/``reversed`` of them), or None for a loop run as a loop."""
-        it = stmt.iter
-        kind, args = self._iteration_call(it)
-        if kind is range:
-            return self._range_over_a_container(stmt, args)
-        if kind is None:
-            args = [self.converter.convert(it)]
-        sequences = []
-        for arg in args[:1] if kind is enumerate else args:
-            if not isinstance(arg, Record):
-                keys = _constant_strings(arg)
-                if keys is None or stmt.orelse or any(
-                        isinstance(n, (gast.Break, gast.Continue, gast.Return)) for n in all_nodes(stmt)):
-                    return None  # (strings need no unrolling: a loop that may stop early stays a loop)
-                sequences.append(keys)  # for name in ("w", "b"): the keys of a dict, most likely
-                continue
-            sequences.append(list(arg.items) if arg.sequence else [ir.Const(k) for k in arg.keys])
-        if any(isinstance(n, (gast.Break, gast.Continue, gast.Return)) for n in all_nodes(stmt)) or stmt.orelse:
-            raise self.parsed.error("break, continue or return in a loop over a container", "the loop is "
-                                    "unrolled (each item may have its own shape); compute a flag instead", stmt)
-        if kind is enumerate:
-            start = args[1] if len(args) > 1 else ir.Const(0)
-            if not isinstance(start, ir.Const):
-                raise self.parsed.error("enumerate of a container with a start computed at run time",
-                                        "give a constant start", stmt)
-            return [ir.Display("tuple", (ir.Const(i + start.value), item)) for i, item in enumerate(sequences[0])]
-        if kind is zip:
-            return [ir.Display("tuple", items) for items in zip(*sequences)]
-        if kind is reversed:
-            return list(reversed(sequences[0]))
-        return sequences[0]
-
-    def _range_over_a_container(self, stmt: gast.For, args: list) -> Optional[list]:
-        """``for i in range(len(ws)): ... ws[i] ...``: the indices, where the bounds are constants and the
-        body indexes a container by the loop's name (its items may differ in shape), else None."""
-        if not (isinstance(stmt.target, gast.Name) and args and all(
-                isinstance(a, ir.Const) and type(a.value) is int for a in args)) or stmt.orelse:
-            return None
-        nodes = all_nodes(stmt)
-        if any(isinstance(n, (gast.Break, gast.Continue, gast.Return)) for n in nodes):
-            return None
-        index = stmt.target.id
-        if not any(isinstance(n, gast.Subscript) and isinstance(n.value, gast.Name)
-                   and isinstance(self.env.get(n.value.id), Record)
-                   and any(isinstance(m, gast.Name) and m.id == index for m in all_nodes(n.slice)) for n in nodes):
-            return None
-        return [ir.Const(i) for i in range(*(a.value for a in args))]
-
-    def _iteration_call(self, it: Any) -> tuple[Any, list]:
-        """The iterator ``it`` calls (range, enumerate, zip, reversed) and its converted arguments;
-        an argument that is itself such a call (``enumerate(zip(a, b))``) is None: ``_sequence``
-        walks it from its own node, and converting it would make a zip object."""
-        fn = self._iterator_kind(it)
-        if fn is None:
-            return None, []
-        return fn, [None if self._iterator_kind(a) in (enumerate, zip) else self.converter.convert(a)
-                    for a in it.args]
-
-    def _iterator_kind(self, it: Any) -> Any:
-        """range, enumerate, zip or reversed where ``it`` calls one of them, else None."""
-        if isinstance(it, gast.Call) and not it.keywords:
-            found, fn = self.converter.static(it.func)
-            if found and fn in (range, enumerate, zip, reversed):
-                return fn
-        return None
+        self.scope.raised = False  # (the loop may run no iteration)
+        self.writes.views.stale -= stale
+        self.scope.env = self.joins.after_loop(before, targets)
+        self.state.block.append(ir.While(test_block, test, body, stmt.lineno, exit_flag))
 
     # -- assignments -------------------------------------------------------
 
-    def store(self, target: gast.Subscript, value: ir.Expr) -> None:
-        """``a[index] = value``: allowed into arrays the function made itself, and into dicts."""
-        if isinstance(self.env.get(target.value.id), Record):
-            self._store_item(target, value)
-            return
-        array = self.env.get(target.value.id)
-        name = target.value.id
-        if self.generated and isinstance(array, ir.Var):
-            self.buffers.add(array.name)  # generated code writes only into adjoints it owns (reverse.py)
-        self._check_writable(name, array, f"an assignment into {name}[...]", "write into that array by index",
-                             "writing", target)
-        index = self.flatten(self.converter.convert(target.slice))
-        value = self.flatten(value)
-        if isinstance(value, ir.Display):  # b[[1, 2]] = [x, y]: a store writes one value
-            value = self.materialise(value, "items")
-        self.block.append(ir.Store(array.name, index, value, self.line))
-        self.computed.clear()
-        self.views.wrote(array.name)
+    def inline(self, call: Inline, callee: Optional[ParsedFunction] = None) -> ir.Expr:
+        """A call of the user's function, lowered in place (``lower_calls``)."""
+        return self.calls.inline(call, callee)
 
-    def _check_writable(self, name: str, array: Any, what: str, instead: str, verb: str, node: Any) -> None:
-        """Refuse a write into ``name`` (holding ``array``) unless it is an array this function made and
-        not a view of one: NumPy would change the caller's data, or show the write through the view."""
-        # (code s2s_ad generated writes only into adjoints it owns: reverse.py decided that)
-        if isinstance(array, ir.Var) and array.name in self.views.root and not self.generated:
-            raise self.parsed.error(what, f"{name} may be a view of {self.views.root[array.name]}; {instead} instead",
-                                    node)
-        if not (isinstance(array, ir.Var) and array.name in self.buffers):
-            raise self.parsed.error(
-                what, f"{name} is not an array this function created (an argument, or a view of one), and {verb} "
-                f"into it would change the caller's data; copy it first: {name} = {name}.copy()", node)
-
-    def _store_item(self, target: gast.Subscript, value: Any) -> None:
-        """``d["k"] = value`` into a dict the function made: a new static record under the same name."""
-        name = target.value.id
-        record = self.env[name]
-        key = self.converter.convert(target.slice)
-        if getattr(target, "comprehension", None) and not isinstance(key, ir.Const):
-            raise self.parsed.error("a dict comprehension whose keys are not known while transforming",
-                                    "its keys must be constants: loop over a tuple or list of strings, over "
-                                    "d.items(), d.keys() or d.values() of a dict with constant keys, or over "
-                                    "range with constant bounds", target)
-        shared = [k for k, v in self.env.items() if k != name and v is record]
-        shared = shared or sorted(self.shared_records.get(name, ()))
-        if record.kind != "dict" or not isinstance(key, ir.Const) or shared or self._within_params(record):
-            why = ("it is an argument (writing into it would change the caller's data); make a new dict: "
-                   f"{name} = dict({name}, key=value)" if self._within_params(record) else
-                   f"{name} is the same dict as {shared[0]}; copy it first: {name} = dict({name})" if shared else
-                   "only a dict can be written into, with a constant key")
-            raise self.parsed.error(f"an assignment into {name}[...]", why, target)
-        self.env[name] = record.replaced(key.value, self._settle(value))
-
-    def _note_sharing(self, name: str, value: Record) -> None:
-        """Remember which names may reach the same dict (``b = a``, ``ds = [d]``, ``e = d["inner"]``):
-        a write through one would show through the others in Python, so writes into them are refused."""
-        def records(v: Any) -> Iterator[Record]:
-            if isinstance(v, Record):
-                yield v
-                for item in v.items:
-                    yield from records(item)
-        mine = {id(r) for r in records(value)}
-        holders = {k for k, v in self.env.items() if k != name and mine & {id(r) for r in records(v)}}
-        if holders:
-            for holder in holders | {name}:
-                self.shared_records.setdefault(holder, set()).update((holders | {name}) - {holder})
-        else:
-            self.shared_records.pop(name, None)
-
-    def _within_params(self, record: Record) -> bool:
-        """Whether ``record`` is (part of) a container argument."""
-        def inside(value: Any) -> bool:
-            return value is record or (isinstance(value, Record) and any(inside(i) for i in value.items))
-        return any(inside(self.env.get(p)) for p in self.parsed.params if p in self.structures)
-
-    def _settle(self, value: Any) -> Any:
-        """``value`` with its computations emitted: an atom, or a record of settled items (the same
-        record where it is settled already: identity tells which names share a dict)."""
-        if isinstance(value, Record):
-            items = tuple(self._settle(i) for i in value.items)
-            if all(a is b for a, b in zip(items, value.items)):
-                return value
-            return Record(value.kind, value.cls, value.keys, items)
-        if isinstance(value, ir.Display) and any(isinstance(i, Record) for i in value.items):
-            return Record(value.kind, tuple if value.kind == "tuple" else list, tuple(range(len(value.items))),
-                          tuple(self._settle(i) for i in value.items))
-        return self.flatten(value)
-
-    def bind(self, target: Any, value: ir.Expr) -> None:
+    def bind(self, target: Any, value: Any) -> None:
+        """Assign ``value`` (an IR tree, a record, a def) to the gast ``target``: a user's name is bound
+        to the atom holding it (a new SSA name where it is computed), a subscript is a store (into an
+        array, or a dict's item), a tuple unpacks it."""
         if isinstance(target, gast.Subscript):
-            self.store(target, value)
+            if isinstance(self.scope.env.get(target.value.id), Record):
+                self.containers.store_item(target, value)  # d["k"] = v: a new record
+            else:
+                self.writes.store(target, value)
             return
         if isinstance(value, Record) or (isinstance(value, ir.Display) and any(isinstance(i, Record)
                                                                               for i in value.items)):
-            value = self._settle(value)
+            value = self.containers.settle(value)
             if isinstance(target, gast.Name):
-                self._note_sharing(target.id, value)
-                self.env[target.id] = value
+                self.containers.note_sharing(target.id, value)
+                self.scope.env[target.id] = value
                 return
             if not value.sequence or len(value.items) != len(target.elts):
-                raise self.parsed.error("an unpacking of a container", f"{len(value.items)} items of a "
-                                        f"{value.cls.__name__} into {len(target.elts)} names", target)
+                raise self.state.parsed.error("an unpacking of a container", f"{len(value.items)} items of a "
+                                              f"{value.cls.__name__} into {len(target.elts)} names", target)
             for element, item in zip(target.elts, value.items):
                 self.bind(element, item)
             return
         if isinstance(target, gast.Name):
             if ir.is_atom(value) or isinstance(value, (Nested, Dispatch)):  # h = g: h names the same def
-                self.env[target.id] = value
+                self.scope.env[target.id] = value
                 return
-            name = self.names.claim(target.id)
-            self.user_names.add(name)
-            self.env[target.id] = self.flatten(value, name)
-            self.views.bound(name, value)
-            self._note_view(name, value)
-            emitted = self.block[-1] if self.block else None
-            if name not in self.element_index and isinstance(emitted, ir.Assign) and emitted.target == name:
-                self._note_element(name, emitted.value)  # b[v > 0.0]: the kinds decide on the name it became
-            self._note_holders(target.id, value)
+            name = self.state.names.claim(target.id)
+            self.state.user_names.add(name)
+            self.scope.env[target.id] = self.ssa.flatten(value, name)
+            self.writes.bound(target.id, name, value)
             return
         # Tuple unpacking: a display binds element-wise, anything else by index.
         elements = target.elts
         if isinstance(value, ir.Display) and len(value.items) == len(elements):
-            items = [self.flatten(v) for v in value.items]  # evaluate all before binding any
+            items = [self.ssa.flatten(v) for v in value.items]  # evaluate all before binding any
             for item, given in zip(items, value.items):
-                if isinstance(item, ir.Var) and item != given and not self.generated:  # b[2:], B[0]: a view
-                    self.views.bound(item.name, given)
-                    self._note_view(item.name, given)
+                if isinstance(item, ir.Var) and item != given and not self.state.generated:  # b[2:], B[0]: a view
+                    self.writes.bound_item(item.name, given)
             for element, item in zip(elements, items):
                 if isinstance(element, gast.Subscript) and isinstance(item, ir.Var):
                     # b[:2], b[2:] = b[2:], b[:2]: the second store reads its view after the first wrote
-                    item = self._view_now(item, f"the value stored into {element.value.id}[...]", user=False)
+                    item = self.writes.view_now(item, f"the value stored into {element.value.id}[...]", user=False)
                 self.bind(element, item)
             return
         if isinstance(value, ir.Display):
-            raise self.parsed.error("an unpacking of the wrong length",
-                                    f"{len(value.items)} values into {len(elements)} names", target)
-        whole = self.flatten(value)
+            raise self.state.parsed.error("an unpacking of the wrong length",
+                                          f"{len(value.items)} values into {len(elements)} names", target)
+        whole = self.ssa.flatten(value)
         for i, element in enumerate(elements):
             self.bind(element, ir.Call(operator.getitem, (whole, ir.Const(i))))
-            if isinstance(element, gast.Name):  # an item of a tuple, not a view
-                item = getattr(self.env.get(element.id), "name", None)
-                for facts in (self.view_values, self.view_index, self.element_index):
-                    facts.pop(item, None)
-                self.unpacked_items.add(item)
-
-    def _adds_at(self, call: gast.Call) -> bool:
-        """``np.add.at(name, index, value)``: in code s2s_ad generated, a new value of ``name``
-        (``runtime.added_at``), so forward mode over it sees an ordinary assignment."""
-        return (len(call.args) == 3 and not call.keywords and isinstance(call.args[0], gast.Name)
-                and _is_add_at(self.converter.resolve(call.func)))
-
-    def _add_at(self, call: gast.Call, stmt: Any) -> None:
-        """The user's ``np.add.at(b, index, value)`` (a scatter-add, repeated positions summed): a
-        write of the whole array, ``b[...] = added_at(b, index, value)``, allowed where ``b[i] = ...``
-        is (an array this function made, not a view), so views and aliases see it as NumPy shows it."""
-        name = call.args[0].id
-        array = self.env.get(name)
-        self._check_writable(name, array, f"np.add.at into {name}", "add into that array", "adding", stmt)
-        index, value = (self.flatten(self.converter.convert(a)) for a in call.args[1:])
-        added = self.flatten(ir.Call(runtime.added_at, (array, index, value)))
-        self.block.append(ir.Store(array.name, ir.Const(Ellipsis), added, self.line))
-        self.computed.clear()
-        self.views.wrote(array.name)
+            bound = self.scope.env.get(element.id) if isinstance(element, gast.Name) else None
+            if isinstance(bound, ir.Var):  # an item of a tuple, not a view
+                self.writes.unpacked(bound.name)
 
     def effect(self, call: ir.Call) -> None:
         """A call made for its effect (print, logging, assert): its arguments flattened, the call a
         statement of its own, which the derivative code keeps where the primal computation runs."""
-        args = tuple(self.flatten(a) for a in call.args)
-        kwargs = tuple((k, self.flatten(v)) for k, v in call.kwargs)
-        self.block.append(ir.Effect(ir.Call(call.fn, args, kwargs), self.line))
+        args = tuple(self.ssa.flatten(a) for a in call.args)
+        kwargs = tuple((k, self.ssa.flatten(v)) for k, v in call.kwargs)
+        self.state.block.append(ir.Effect(ir.Call(call.fn, args, kwargs), self.state.line))
 
     def ret(self, stmt: gast.Return) -> None:
-        value = self.converter.convert(stmt.value)
-        if self.has_aux:
-            value = self._split_aux(value, stmt)
+        value = self.state.converter.convert(stmt.value)
+        if self.state.has_aux:
+            value = self.containers.split_aux(value, stmt)
         if isinstance(value, Record) or (isinstance(value, ir.Display) and any(isinstance(i, Record)
                                                                               for i in value.items)):
             leaves: list = []
-            self.result_tree = self._tree_of(self._settle(value), leaves)
+            self.state.result_tree = self.containers.tree_of(self.containers.settle(value), leaves)
             value = ir.Display("tuple", tuple(leaves))
         if isinstance(value, ir.Display):  # a tuple result is one value, made by a display
-            value = self.materialise(self.flatten(value), "out")
-        self.block.append(ir.Return(self.flatten(value, None if ir.is_atom(value) else self.names.fresh("out")),
-                                    self.line))
-
-    def _split_aux(self, value: Any, stmt: gast.Return) -> Any:
-        """For ``has_aux=True``: the value of ``return value, aux``; the aux is kept for the result."""
-        items = value.items if isinstance(value, ir.Display) or (isinstance(value, Record) and value.sequence) else ()
-        if isinstance(value, ir.Var):  # a pair bound to a name (or joined from early returns): read at run time
-            items = tuple(self.flatten(ir.Call(operator.getitem, (value, ir.Const(i)))) for i in range(2))
-        if len(items) != 2:
-            raise self.parsed.error("this return with has_aux=True", "the function must return a pair "
-                                    "(value, aux), written as return value, aux", stmt)
-        leaves: list = []
-        self.aux_tree = self._tree_of(self._settle(items[1]), leaves)
-        self.aux = ir.Display("tuple", tuple(leaves))
-        return items[0]
-
-    def _tree_of(self, value: Any, leaves: list) -> Any:
-        """The structure of a settled result (a containers.Tree, or LEAF), its leaves appended to ``leaves``."""
-        if isinstance(value, ir.Display):
-            value = Record(value.kind, tuple if value.kind == "tuple" else list, tuple(range(len(value.items))),
-                           value.items)
-        if isinstance(value, Record):
-            return containers.Tree(value.kind, value.cls, value.keys,
-                                   tuple(self._tree_of(i, leaves) for i in value.items))
-        leaves.append(self.flatten(value))
-        return containers.LEAF
-
-    def materialise(self, display: ir.Display, base: str) -> ir.Var:
-        """Bind a tuple or list display to a name (SSA: ``t = (a, b)``)."""
-        name = self.names.fresh(base)
-        self.block.append(ir.Assign(name, display, self.line))
-        return ir.Var(name)
-
-    def flatten(self, expr: Any, name: Optional[str] = None) -> ir.Expr:
-        """Emit statements computing ``expr``; return the atom holding it."""
-        if ir.is_atom(expr):
-            return expr
-        if isinstance(expr, Choice):
-            return self._choice(expr, name)
-        if isinstance(expr, Once):
-            if expr.atom is None:
-                expr.atom = self.flatten(expr.value)
-            return expr.atom
-        if isinstance(expr, Inline):
-            return self.inline(expr)
-        if isinstance(expr, (Nested, Dispatch)):
-            raise TransformError("a nested function used as a value", "call it where it is needed (its result "
-                                 "can be differentiated, the function itself cannot)",
-                                 filename=self.parsed.filename, line=self.line)
-        if isinstance(expr, ir.Slice):
-            return ir.Slice(*(None if p is None else self.flatten(p) for p in (expr.lower, expr.upper, expr.step)))
-        if isinstance(expr, Record):
-            return self.flatten(self._as_display(expr))
-        if isinstance(expr, ir.Display):
-            return ir.Display(expr.kind, tuple(self.flatten(i) for i in expr.items))
-        if is_user_function(expr.fn) and any(isinstance(a, Record) for a in expr.args):
-            return self._inline_function(expr.fn, expr.args)
-        args = tuple(self.flatten(a) for a in expr.args)
-        kwargs = tuple((k, self.flatten(v)) for k, v in expr.kwargs)
-        if expr.fn is operator.getitem and isinstance(args[0], ir.Display):
-            index = args[1]
-            if isinstance(index, ir.Const) and isinstance(index.value, int) and -len(args[0].items) <= index.value < len(args[0].items):
-                return args[0].items[index.value]  # (a, b)[0] is a
-            args = (self.materialise(args[0], "items"),) + args[1:]
-        if expr.fn is len and len(args) == 1 and isinstance(args[0], ir.Display):
-            return ir.Const(len(args[0].items))
-        call = ir.Call(expr.fn, args, kwargs)
-        key = self._reuse_key(call) if name is None else None
-        if key in self.computed:
-            return self.computed[key]
-        target = self.names.fresh(describe(call, self.user_names)) if name is None else name
-        self.block.append(ir.Assign(target, call, self.line))
-        if rules.makes_fresh_array(expr.fn):
-            self.buffers.add(target)
-        elif new_object(call, helper_returns_shared):
-            self.buffers.add(target)  # written into by index only: += rebinds a number
-            self.maybe_numbers.add(target)
-        if key is not None:
-            self.computed[key] = ir.Var(target)
-        return ir.Var(target)
-
-    def _as_display(self, record: Record) -> ir.Display:
-        """A list or tuple record where a value is needed (``np.stack(ws)``, ``sum(d.values())``)."""
-        if not record.sequence:
-            raise TransformError(f"a {record.cls.__name__} used as a value", "pass its items (d['w']) or fields "
-                                 "(p.w); a container can be passed whole only to the user's own functions",
-                                 filename=self.parsed.filename, line=self.line)
-        return ir.Display("list" if record.kind == "list" else "tuple", record.items)
-
-    def _inline_function(self, fn: Callable, args: tuple) -> Any:
-        """A call of the user's function (or method) with a container argument: its body is lowered in
-        place, as for a nested function, so the container stays static."""
-        callee = parse_function(fn)
-        return self.inline(Inline(Nested(callee.node), args), callee)
-
-    def _reuse_key(self, call: ir.Call) -> Optional[tuple]:
-        """What identifies ``call``'s value within this statement and block, if it may be reused."""
-        # pure operations (declared reusable=True) an expression may repeat (``temp[t] + a * (outside[t] - temp[t])``):
-        # the second reuses the first's value, so the forward sweep reads once and the reverse sweep adds once
-        if not rules.fact(call.fn, "reusable") or call.kwargs:
-            return None
-        key = (id(self.block), call.fn, tuple(ir.value_key(a) for a in call.args))
-        try:
-            hash(key)
-        except TypeError:  # an array constant, or a slice
-            return None
-        return key
-
-    def inline(self, call: Inline, callee: Optional[ParsedFunction] = None) -> ir.Expr:
-        """Lower a nested function's body in place of its call, with Python's scoping:
-        its parameters and the names it assigns are its own; other names are read
-        from the enclosing function as they are at the call.  For ``callee``, a function
-        defined elsewhere (a method, a helper given a container), only its parameters are
-        local, and other names are read from its own module."""
-        if isinstance(call.function, Dispatch):
-            return self._dispatch(call.function, call.args)
-        node = call.function.node
-        if node.name in self.inlining:
-            if callee is not None:
-                raise self.parsed.error(f"the recursive call of {node.name!r} with a container argument",
-                                        "a function given a container is lowered in place; pass the arrays "
-                                        "as separate arguments to recurse", node)
-            raise self.parsed.error(f"the recursive nested function {node.name!r}",
-                                    "define it at module level to recurse", node)
-        params = [a.id for a in node.args.args]
-        defaults = node.args.defaults if callee is None else []
-        if not len(params) - len(defaults) <= len(call.args) <= len(params):
-            raise self.parsed.error(f"the call of {node.name!r}", f"it takes {len(params)} arguments", node)
-        args = [self._passed(a) if isinstance(a, (Nested, Known)) else self._settle(a) for a in call.args]
-        args += self._defaults_of(call.function, params[len(args):], defaults[len(defaults) - len(params) + len(args):])
-        body = copy.deepcopy(node.body)
-        function = gast.FunctionDef(name=node.name, args=node.args, body=body, decorator_list=[], returns=None,
-                                    type_comment=None)
-        own = _stored_names(function) | set(params)
-        desugar(function, own | set(self.reads) | self.names.taken)
-        if callee is not None:
-            inner_env = {}
-        else:
-            scope = dict(call.function.scope) if call.function.scope is not None else {} if call.function.closed \
-                else self.env
-            inner_env = {k: v for k, v in scope.items() if k not in own}
-        inner_env.update(zip(params, args))
-        for param, arg in zip(params, args):
-            if isinstance(arg, Record):  # the caller's container: writing into it would change the caller's
-                self.shared_records.setdefault(param, set()).add(f"an argument of {node.name}")
-        outer_env, outer_reads, self.env = self.env, self.reads, inner_env
-        outer_scope = self.parsed, self.converter.resolver, self.converter.error
-        if callee is not None:  # names, errors and the snapshot are the callee's own while it is lowered
-            self.parsed, self.converter.resolver, self.converter.error = callee, callee.resolver, callee.error
-        self.computed.clear()  # the nested function's statements may write into arrays
-        self.reads = Counter(_names_read(function))
-        self.inlining.add(node.name)
-        outer_raised = self.raised  # a raise in the body ends the body only: the call may be conditional
-        try:
-            for stmt in function.body[:-1]:
-                self.line = stmt.lineno
-                self.statement(stmt)
-                if self.raised:  # it always raises here: its result is never used (nor lowered)
-                    break
-            result = ir.Const(0.0) if self.raised else self._settle(self.converter.convert(function.body[-1].value))
-        finally:
-            self.raised = outer_raised
-            self.inlining.discard(node.name)
-            self.env, self.reads = outer_env, outer_reads
-            self.parsed, self.converter.resolver, self.converter.error = outer_scope
-            if callee is not None:
-                self.parsed.resolver.snapshot.include(callee.resolver.snapshot)
-            self.computed.clear()
-        return result
-
-    def _dispatch(self, dispatch: Dispatch, call_args: tuple) -> ir.Expr:
-        """Call the def a name holds on the path taken: an if on its tag per def it may hold,
-        each branch inlining that def, all assigning one merged result."""
-        tags = sorted(dispatch.tags)
-        name = self.defs[tags[0]].node.name
-        if dispatch.missing:
-            raise TransformError(f"the call of the nested function {name!r}", dispatch.missing,
-                                 filename=self.parsed.filename, line=self.line)
-        args = tuple(self.flatten(a) for a in call_args)
-        if len(tags) == 1:
-            return self.inline(Inline(self.defs[tags[0]], args))
-        merged = self.names.fresh(f"{name}_result")
-
-        def branch(k: int) -> list[ir.Stmt]:
-            """The block choosing among ``tags[k:]`` (the last needs no test)."""
-            if k == len(tags) - 1:
-                return self._only(tags[k], args, merged)
-            outer, self.block = self.block, []
-            test = self.flatten(ir.Call(operator.eq, (dispatch.var, ir.Const(tags[k]))))
-            self.block.append(ir.If(test, self._only(tags[k], args, merged), branch(k + 1), self.line))
-            block, self.block = self.block, outer
-            return block
-
-        self.block.extend(branch(0))
-        return ir.Var(merged)
-
-    def _only(self, tag: int, args: tuple, merged: str) -> list[ir.Stmt]:
-        """A block inlining the def ``tag`` and assigning its result to ``merged``."""
-        outer, self.block = self.block, []
-        value = self.inline(Inline(self.defs[tag], args))
-        if isinstance(value, ir.Display):
-            value = self.materialise(value, "items")
-        self.block.append(ir.Assign(merged, value, self.line, merge=True))
-        block, self.block = self.block, outer
-        return block
-
-    def _defaults_of(self, function: Nested, params: list, defaults: list) -> list:
-        """The values of the defaults for ``params``: a constant, or the name sugar.py bound a lambda's
-        default to where the lambda was made (read in the scope the function was made or passed in)."""
-        scope = dict(function.scope) if function.scope is not None else self.env
-        values = []
-        for param, default in zip(params, defaults):
-            if isinstance(default, gast.Constant):
-                values.append(ir.Const(default.value))
-            elif isinstance(default, gast.Name) and default.id in scope:
-                values.append(scope[default.id])
-            else:
-                raise self.parsed.error(f"the default value of {param!r} in {function.node.name!r}",
-                                        "it was computed on another path (a lambda made in a branch): pass "
-                                        "the argument, or make the lambda once, before the branch", default)
-        return values
-
-    def _passed(self, function: Any) -> Any:
-        """A function passed as an argument: a nested def or lambda keeps the names where it is
-        passed (the callee cannot rebind them), not those of the callee it is called in."""
-        if isinstance(function, Nested) and not function.closed and function.scope is None:
-            return Nested(function.node, scope=tuple(self.env.items()))
-        return function
-
-    def _choice(self, choice: Choice, name: Optional[str]) -> ir.Expr:
-        """A conditional expression (or ``and``/``or``) as an if statement; where the test is known
-        while lowering (``kind == "pad"`` on a string argument), only the part it chooses, as for an
-        if statement (the other may call what cannot run or be differentiated there)."""
-        test = self.flatten(choice.test)
-        if isinstance(test, ir.Const) and isinstance(test.value, (bool, np.bool_, str, type(None))):
-            chosen = choice.then if test.value else choice.orelse
-            return test if chosen is None else self.flatten(chosen, name)
-        merged = self.names.fresh(name or "choice")
-        branches = []
-        for part in (choice.then, choice.orelse):
-            outer, self.block = self.block, []
-            value = test if part is None else self.flatten(part)
-            self.block.append(ir.Assign(merged, value, self.line, merge=True))
-            branches.append(self.block)
-            self.block = outer
-        self.block.append(ir.If(test, branches[0], branches[1], self.line))
-        return ir.Var(merged)
-
+            value = self.ssa.materialise(self.ssa.flatten_items(value), "out")
+        name = None if ir.is_atom(value) else self.state.names.fresh("out")
+        self.state.block.append(ir.Return(self.ssa.flatten(value, name), self.state.line))
 
 
 def lower(parsed: ParsedFunction, structures: Optional[dict] = None, has_aux: bool = False) -> ir.Function:
@@ -1462,8 +385,6 @@ def lower(parsed: ParsedFunction, structures: Optional[dict] = None, has_aux: bo
     try:
         return lowering.run()
     finally:
-        # The converter holds lowering.read, a cycle: without this, the lowering and the whole tree it
-        # reaches would wait for the cycle collector (tens of milliseconds for a big function).
-        lowering.converter = None
+        lowering.state.release()
 
 

@@ -1,11 +1,14 @@
 """The lowered form satisfies the SSA invariants, and the checker catches violations."""
 import operator
+import sys
 
 import gast
 import numpy as np
 import pytest
 
 import s2s_ad.lower
+import s2s_ad.lower_scan
+import s2s_ad.nodes
 import s2s_ad.parse
 from s2s_ad import ir
 from s2s_ad.lower import lower
@@ -93,7 +96,11 @@ def test_lowering_walks_a_block_a_fixed_number_of_times(tmp_path, monkeypatch):
         return counted
 
     monkeypatch.setattr(gast, "walk", counting(gast.walk))
-    for module in (s2s_ad.lower, s2s_ad.parse):
+    # every module of parsing and lowering that walks a tree (lowering is split into parts: lower_*.py)
+    walkers = [module for name, module in sorted(sys.modules.items())
+               if name.startswith("s2s_ad.") and getattr(module, "all_nodes", None) is s2s_ad.nodes.all_nodes]
+    assert {s2s_ad.parse, s2s_ad.lower_scan} <= set(walkers)
+    for module in walkers:
         monkeypatch.setattr(module, "all_nodes", counting(module.all_nodes))
     counts = []
     for n in (3, 30):

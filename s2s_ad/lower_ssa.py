@@ -1,0 +1,132 @@
+"""Values to SSA statements (stage 2, lower): the heart of SSA construction.
+
+Input: an IR tree of the converter (``expressions.py``) for the body being
+lowered: calls, displays, slices, and the pending nodes ``Choice`` (a
+conditional expression), ``Once`` (a value read twice, computed once),
+``Inline`` (a call of the user's function) and ``Record`` (a static container).
+Output: statements appended to ``LoweringState.block`` and the atom (an
+``ir.Var`` or ``ir.Const``) or display that holds the value: one operation per
+statement, each value named once (``naming.py`` chooses the names), a pure
+operation repeated within a statement computed once.  The arrays a call makes
+afresh are added to ``LoweringState.buffers`` (the only ones the function may
+write into).  An ``Inline`` is lowered by the driver (``Lowerer.inline``).
+"""
+from __future__ import annotations
+
+import operator
+from typing import Any, Callable, Optional
+
+import numpy as np
+
+from . import ir, rules
+from .aliasing import new_object
+from .expressions import Choice, Dispatch, Inline, Nested, Once, Record, is_user_function
+from .lower_state import Part
+from .naming import describe
+from .parse import parse_function
+
+
+class SSABuilder(Part):
+    """Emits the statements that compute a value, and names it."""
+
+    def flatten(self, expr: Any, name: Optional[str] = None) -> ir.Expr:
+        """Emit statements computing ``expr``; return the atom holding it."""
+        if ir.is_atom(expr):
+            return expr
+        if isinstance(expr, Choice):
+            return self.choice(expr, name)
+        if isinstance(expr, Once):
+            if expr.atom is None:
+                expr.atom = self.flatten(expr.value)
+            return expr.atom
+        if isinstance(expr, Inline):
+            return self.state.host.inline(expr)
+        if isinstance(expr, (Nested, Dispatch)):
+            raise self.state.refusal("a nested function used as a value", "call it where it is needed (its result "
+                                     "can be differentiated, the function itself cannot)")
+        if isinstance(expr, ir.Slice):
+            return ir.Slice(*(None if p is None else self.flatten(p) for p in (expr.lower, expr.upper, expr.step)))
+        if isinstance(expr, Record):
+            return self.flatten(self.as_display(expr))
+        if isinstance(expr, ir.Display):
+            return self.flatten_items(expr)
+        if is_user_function(expr.fn) and any(isinstance(a, Record) for a in expr.args):
+            return self.inline_function(expr.fn, expr.args)
+        args = tuple(self.flatten(a) for a in expr.args)
+        kwargs = tuple((k, self.flatten(v)) for k, v in expr.kwargs)
+        if expr.fn is operator.getitem and isinstance(args[0], ir.Display):
+            index, items = args[1], args[0].items
+            if isinstance(index, ir.Const) and isinstance(index.value, int) and -len(items) <= index.value < len(items):
+                return items[index.value]  # (a, b)[0] is a
+            args = (self.materialise(args[0], "items"),) + args[1:]
+        if expr.fn is len and len(args) == 1 and isinstance(args[0], ir.Display):
+            return ir.Const(len(args[0].items))
+        call = ir.Call(expr.fn, args, kwargs)
+        key = self.reuse_key(call) if name is None else None
+        if key in self.state.computed:
+            return self.state.computed[key]
+        target = self.state.names.fresh(describe(call, self.state.user_names)) if name is None else name
+        self.state.block.append(ir.Assign(target, call, self.state.line))
+        if rules.makes_fresh_array(expr.fn):
+            self.state.buffers.add(target)
+        elif new_object(call, self.state.helper_shares):
+            self.state.buffers.add(target)  # written into by index only: += rebinds a number
+            self.state.maybe_numbers.add(target)
+        if key is not None:
+            self.state.computed[key] = ir.Var(target)
+        return ir.Var(target)
+
+    def materialise(self, display: ir.Display, base: str) -> ir.Var:
+        """Bind a tuple or list display to a name (SSA: ``t = (a, b)``)."""
+        name = self.state.names.fresh(base)
+        self.state.block.append(ir.Assign(name, display, self.state.line))
+        return ir.Var(name)
+
+    def flatten_items(self, display: ir.Display) -> ir.Display:
+        """``display`` with each item flattened to an atom (the display itself is no statement)."""
+        return ir.Display(display.kind, tuple(self.flatten(i) for i in display.items))
+
+    def as_display(self, record: Record) -> ir.Display:
+        """A list or tuple record where a value is needed (``np.stack(ws)``, ``sum(d.values())``)."""
+        if not record.sequence:
+            raise self.state.refusal(f"a {record.cls.__name__} used as a value", "pass its items (d['w']) or fields "
+                                     "(p.w); a container can be passed whole only to the user's own functions")
+        return ir.Display("list" if record.kind == "list" else "tuple", record.items)
+
+    def inline_function(self, fn: Callable, args: tuple) -> Any:
+        """A call of the user's function (or method) with a container argument: its body is lowered in
+        place, as for a nested function, so the container stays static."""
+        callee = parse_function(fn)
+        return self.state.host.inline(Inline(Nested(callee.node), args), callee)
+
+    def reuse_key(self, call: ir.Call) -> Optional[tuple]:
+        """What identifies ``call``'s value within this statement and block, if it may be reused."""
+        # pure operations (declared reusable=True) an expression may repeat (``temp[t] + a * (outside[t] - temp[t])``):
+        # the second reuses the first's value, so the forward sweep reads once and the reverse sweep adds once
+        if not rules.fact(call.fn, "reusable") or call.kwargs:
+            return None
+        key = (id(self.state.block), call.fn, tuple(ir.value_key(a) for a in call.args))
+        try:
+            hash(key)
+        except TypeError:  # an array constant, or a slice
+            return None
+        return key
+
+    def choice(self, choice: Choice, name: Optional[str]) -> ir.Expr:
+        """A conditional expression (or ``and``/``or``) as an if statement; where the test is known
+        while lowering (``kind == "pad"`` on a string argument), only the part it chooses, as for an
+        if statement (the other may call what cannot run or be differentiated there)."""
+        test = self.flatten(choice.test)
+        if isinstance(test, ir.Const) and isinstance(test.value, (bool, np.bool_, str, type(None))):
+            chosen = choice.then if test.value else choice.orelse
+            return test if chosen is None else self.flatten(chosen, name)
+        merged = self.state.names.fresh(name or "choice")
+        branches = []
+        for part in (choice.then, choice.orelse):
+            outer, self.state.block = self.state.block, []
+            value = test if part is None else self.flatten(part)
+            self.state.block.append(ir.Assign(merged, value, self.state.line, merge=True))
+            branches.append(self.state.block)
+            self.state.block = outer
+        self.state.block.append(ir.If(test, branches[0], branches[1], self.state.line))
+        return ir.Var(merged)
