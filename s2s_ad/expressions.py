@@ -231,7 +231,8 @@ class ExpressionConverter:
                                  f"(its keys are {', '.join(map(repr, record.keys))})", node) from None
         if record.sequence and isinstance(index, ir.Slice) and all(
                 p is None or isinstance(p, ir.Const) for p in (index.lower, index.upper, index.step)):
-            part = slice(*(p.value if isinstance(p, ir.Const) else None for p in (index.lower, index.upper, index.step)))
+            bounds = (index.lower, index.upper, index.step)
+            part = slice(*(p.value if isinstance(p, ir.Const) else None for p in bounds))
             items = record.items[part]
             return Record("tuple" if record.kind == "namedtuple" else record.kind,
                           tuple if record.kind == "namedtuple" else record.cls, tuple(range(len(items))), items)
