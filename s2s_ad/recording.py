@@ -1,12 +1,17 @@
 """What the forward sweep records, and how the reverse sweep gets it back.
 
-A mixin of ``reverse.ReverseSweep`` (it uses the sweep's names, facts and
-bookkeeping): inside loops, the values the reverse sweep reads but the next
-iteration overwrites are recomputed when cheap, else pushed on the tape at
-the end of their block and popped at the start of the mirrored block;
-checkpointed loops keep a snapshot per segment and replay segments; and the
-forward sweep itself is the primal code with those pushes, trip counters,
-and calls through helpers' forward parts.
+Input: the SSA function being reversed, its ``Analysis`` and may-alias facts
+(``aliasing.Sharing``), and the reverse sweep's ledger (``adjoints.Adjoints``:
+fresh names, the statements being emitted, the definitions of SSA names).
+``Recorder`` is the recording part of ``reverse.ReverseSweep``: inside loops,
+the values the reverse sweep reads but the next iteration overwrites are
+recomputed when cheap, else pushed on the tape at the end of their block and
+popped at the start of the mirrored block; checkpointed loops keep a snapshot
+per segment and replay segments; and the forward sweep itself is the primal
+code with those pushes, trip counters, and calls through helpers' forward
+parts.  Output: the forward sweep (``forward_block``), the prologues of
+reversed blocks (``restore``), and every slot declared in the plan draft:
+each push and pop is made from a slot of it, so they pair up.
 """
 from __future__ import annotations
 
@@ -17,15 +22,31 @@ from typing import Any, Optional
 import numpy as np
 
 from . import ir, rules, runtime
-from .analysis import SCALAR
+from .adjoints import Adjoints
+from .aliasing import Sharing
+from .analysis import SCALAR, Analysis
 from .kinds import UNKNOWN
+from .plan import PlanDraft
 
-class Recording:
-    """The recording half of ``ReverseSweep``: it relies on the sweep's ``fresh``, ``facts``,
-    ``definitions``, ``tape``, ``pushes``, ``trips``, ``calls``, ``store_pushes``, ``recording``,
-    ``sharing`` (which names may share memory a store writes), ``snapshots`` (views to copy),
-    ``loops`` (the loops being reversed), ``checkpoints`` and ``draft`` (the recording plan's slots
-    so far: every push and pop below is made from one of them)."""
+
+class Recorder:
+    """What the forward sweep records for the reverse sweep, and where it reads it back."""
+
+    def __init__(self, adjoints: Adjoints, facts: Analysis, sharing: Sharing, draft: PlanDraft) -> None:
+        self.adjoints = adjoints
+        self.facts = facts
+        self.sharing = sharing  # which names may share memory a store writes
+        self.draft = draft  # the recording plan's slots so far: every push and pop is made from one of them
+        self.tape = draft.tape
+        self.loops: list[ir.Stmt] = []  # the loops being reversed, innermost last
+        self.pushes: dict[int, tuple[str, tuple[ir.Expr, ...]]] = {}  # id(forward block) -> its slot, values
+        self.trips: dict[int, str] = {}  # id(loop) -> name of its trip counter
+        self.calls: dict[int, Any] = {}  # id(primal call statement) -> the callee's split adjoint
+        self.store_pushes: dict[int, str] = {}  # id(Store) whose old slice the forward sweep records -> slot
+        self.checkpoints: dict[int, str] = {}  # id(checkpointed loop) -> the slot of its segment snapshots
+        # False while generating the first pass of a checkpointed loop, which records nothing.
+        self.recording = True
+        self.snapshots: set[str] = set()  # views the forward sweep copies where it binds them
 
     # -- slots of the plan -------------------------------------------------
 
@@ -51,8 +72,9 @@ class Recording:
 
     def segments(self, stmt: ir.For) -> tuple[list[ir.Stmt], str, str]:
         """``stride = checkpoint_stride(len(steps), every)`` and ``starts = range(0, len(steps), stride)``."""
-        stride, starts = self.fresh("stride"), self.fresh("starts")
+        stride, starts = self.adjoints.fresh("stride"), self.adjoints.fresh("starts")
         length = ir.Call(len, (stmt.iterable,))
+        assert stmt.checkpoint is not None  # (only checkpointed loops have segments)
         return [ir.Assign(stride, ir.Call(runtime.checkpoint_stride, (length, stmt.checkpoint)), stmt.line),
                 ir.Assign(starts, ir.Call(range, (ir.Const(0), length, ir.Var(stride))), stmt.line)], stride, starts
 
@@ -78,17 +100,17 @@ class Recording:
         """Segments backwards: restore the segment's starting state from its snapshot, run the
         segment again recording as an ordinary loop does, then reverse its iterations."""
         setup, stride, starts = self.segments(stmt)
-        start, segment = self.fresh("start"), self.fresh("segment")
+        start, segment = self.adjoints.fresh("start"), self.adjoints.fresh("segment")
         state = self.loop_state(stmt)
         recompute = self.forward_body(stmt.body)
         replay: list[ir.Stmt] = []
         if self.draws(stmt):  # the states as the first pass left them come back after the last segment
-            after, rng = self.fresh("states_after"), self.fresh("segment_states")
+            after, rng = self.adjoints.fresh("states_after"), self.adjoints.fresh("segment_states")
             setup = setup + [ir.Assign(after, ir.Call(runtime.random_states, ()), stmt.line)]
             state = state + (rng,)
             replay = [ir.Effect(ir.Call(runtime.set_random_states, (ir.Var(rng),)), stmt.line)]
         if state:
-            kept = tuple(ir.Var(n) for n in self.loop_state(stmt))
+            kept: tuple[ir.Expr, ...] = tuple(ir.Var(n) for n in self.loop_state(stmt))
             kept += (ir.Call(runtime.random_states, ()),) if replay else ()
             self.loops.append(stmt)  # one record per segment: no more than the loop's trips
             self.checkpoints[id(stmt)] = self.declare(f"the start of each segment of the checkpointed loop at "
@@ -102,23 +124,23 @@ class Recording:
             ir.For(stmt.index, ir.Var(segment), reversed_body, stmt.line, reverse=True),
         ]
         for assignment in setup:
-            self.emit(assignment)
-        self.emit(ir.For(start, ir.Var(starts), body, stmt.line, reverse=True))
+            self.adjoints.emit(assignment)
+        self.adjoints.emit(ir.For(start, ir.Var(starts), body, stmt.line, reverse=True))
         if replay:
-            self.emit(ir.Effect(ir.Call(runtime.set_random_states, (ir.Var(after),)), stmt.line))
+            self.adjoints.emit(ir.Effect(ir.Call(runtime.set_random_states, (ir.Var(after),)), stmt.line))
 
     def forward_checkpointed(self, stmt: ir.For) -> list[ir.Stmt]:
         """The first pass of a checkpointed loop: a snapshot of the state before each segment."""
         setup, stride, starts = self.segments(stmt)
-        start = self.fresh("start")
+        start = self.adjoints.fresh("start")
         state = self.loop_state(stmt)
         recording, self.recording = self.recording, False
         inner = self.forward_block(stmt.body)
         self.recording = recording
-        kept = tuple(ir.Var(n) for n in state)
+        kept: tuple[ir.Expr, ...] = tuple(ir.Var(n) for n in state)
         if self.draws(stmt):  # see reverse_checkpointed
             kept += (ir.Call(runtime.random_states, ()),)
-        snapshot = [ir.Push(self.checkpoints[id(stmt)], kept, stmt.line)] if kept else []
+        snapshot: list[ir.Stmt] = [ir.Push(self.checkpoints[id(stmt)], kept, stmt.line)] if kept else []
         segment = ir.For(stmt.index, self.segment(stmt, start, stride), inner, stmt.line)
         return setup + [ir.Comment("checkpointed: keep the state at the start of each segment"),
                         ir.For(start, ir.Var(starts), snapshot + [segment], stmt.line)]
@@ -145,7 +167,7 @@ class Recording:
         recorded: set[str] = set()  # record's names: "in" a list made this quadratic in the block's size
         restored: set[str] = set()
         for name in dict.fromkeys(n for n in bound if n in reads):
-            definition = self.definitions.get(name)
+            definition = self.adjoints.definitions.get(name)
             if definition is not None and self._cheap(definition):
                 missing = [n for n in ir.names_read(definition.value) if n in bound_set and n not in restored]
                 added = [n for n in missing if n not in recorded]
@@ -163,7 +185,7 @@ class Recording:
         if record:
             values = tuple(ir.Call(np.shape, (ir.Var(n),)) if n in shapes else ir.Var(n) for n in record)
             targets = tuple(shapes.get(n, n) for n in record)
-            slot = self.declare(where, values, targets, self.line)
+            slot = self.declare(where, values, targets, self.adjoints.line)
             self.pushes[id(body)] = (slot, values)
             prologue.append(ir.Pop(slot, targets))
         prologue += [ir.Assign(d.target, d.value, d.line) for d in recompute]
@@ -179,7 +201,7 @@ class Recording:
         as_shape = Counter(c.args[1].name for e in exprs for c in ir.calls_in(e)
                            if c.fn is runtime.unbroadcast and isinstance(c.args[1], ir.Var))
         recomputed = {n for d in recompute for n in ir.names_read(d.value)}
-        shapes = {n: self.fresh(f"shape_{n}") for n in record
+        shapes = {n: self.adjoints.fresh(f"shape_{n}") for n in record
                   if reads[n] and as_shape[n] == reads[n] and n not in recomputed}
         if shapes:
             def visit(e: ir.Expr) -> Optional[ir.Expr]:
@@ -231,10 +253,11 @@ class Recording:
                     out.append(ir.For(stmt.index, stmt.iterable, inner, stmt.line, stmt.exit))
                 else:
                     out.append(ir.While(self.forward_block(stmt.test_block), stmt.test, inner, stmt.line, stmt.exit))
-            elif id(stmt) in self.store_pushes:  # record the slice the store overwrites
+            elif isinstance(stmt, ir.Store) and id(stmt) in self.store_pushes:  # record the slice it overwrites
                 out.append(ir.Push(self.store_pushes[id(stmt)], (self.overwritten(stmt),), stmt.line))
                 out.append(stmt)
-            elif id(stmt) in self.calls and self.recording:  # record for the callee's backward part
+            elif isinstance(stmt, ir.Assign) and isinstance(stmt.value, ir.Call) and id(stmt) in self.calls \
+                    and self.recording:  # record for the callee's backward part
                 call = stmt.value
                 forward = ir.Call(ir.Part(self.calls[id(stmt)], "forward"), call.args + (ir.Var(self.tape),))
                 out.append(ir.Unpack((stmt.target, self.tape), forward, stmt.line))
@@ -253,7 +276,7 @@ class Recording:
         record = self.pushes.get(id(body)) if self.recording else None
         if record:
             at = len(out)
-            while at > 0 and isinstance(out[at - 1], ir.Assign) and out[at - 1].merge:
+            while at > 0 and _is_merge(out[at - 1]):
                 at -= 1
             slot, values = record
             out.insert(at, ir.Push(slot, values))
@@ -263,6 +286,11 @@ class Recording:
     def overwritten(stmt: ir.Store) -> ir.Expr:
         """``np.copy(a[i])``: what the store ``a[i] = v`` overwrites, recorded before it runs."""
         return ir.Call(np.copy, (ir.Call(operator.getitem, (ir.Var(stmt.array), stmt.index)),))
+
+
+def _is_merge(stmt: ir.Stmt) -> bool:
+    """A merge copy: what closes a branch or a loop's body (``lower.py``'s parallel merges)."""
+    return isinstance(stmt, ir.Assign) and stmt.merge
 
 
 def _rewrite(block: list[ir.Stmt], visit) -> None:
