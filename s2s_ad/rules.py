@@ -383,9 +383,9 @@ FACTS: dict[str, str] = {
     "returns_sequence": "True: the result may be a tuple or list (np.linalg.eigh, np.split)",
     "arithmetic": "True: on numbers, the result is a number, never a 0-d array (operator.add, abs)",
     "joins_sequences": "True: on tuples or lists it joins or repeats them (operator.add, operator.mul)",
-    "sequence_helpers": "(adjoint, tangent): the runtime helpers that differentiate it where it may join "
+    "sequence_helpers": "(adjoint, tangent): the helpers that differentiate it where it may join "
                         "or repeat tuples or lists, deciding at run time; declared with joins_sequences "
-                        "(operator.add: (runtime.add_adjoint, runtime.add_tangent))",
+                        "(operator.add: (add_adjoint, add_tangent), defined in templates/operators.py)",
     "cheap": "True: on numbers, cheaper to compute again in the reverse sweep than to record",
     "factors": "positions: the result is zero where the argument at any of them is zero (operator.mul: (0, 1))",
     "sum": '"+": the sum of its two arguments, where a zero one drops out (operator.add); '

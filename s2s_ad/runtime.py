@@ -867,7 +867,6 @@ def sort_grad(grad: Any, a: Any, axis: Any = -1) -> np.ndarray:
     return take_along_axis_grad(grad, a, order, axis)
 
 
-
 # -- linear algebra -----------------------------------------------------------------------------
 
 
@@ -1504,125 +1503,6 @@ def multi_dot_grad_jvp(grad: Any, t_grad: Any, arrays: Any, tangents: Any) -> li
                 total[i] = total[i] + moved[i]
     return as_given(total, given, grad)
 
-# -- ``a + b`` and ``a * n`` where the operands may be tuples or lists -------------------------------
-# Concatenation and repetition, not arithmetic: the adjoint of a concatenation splits, that of a
-# repetition adds the copies up.  Adjoints and tangents of sequences may be sequences or arrays of
-# rows; both are read row by row.  Which case holds is decided here, at run time, where the
-# transformer could not prove it.
-
-def _is_sequence(value: Any) -> bool:
-    return isinstance(value, (list, tuple))
-
-
-def _concatenates(a: Any, b: Any) -> bool:
-    return (isinstance(a, list) and isinstance(b, list)) or (isinstance(a, tuple) and isinstance(b, tuple))
-
-
-def _repeats(sequence: Any, count: Any) -> bool:
-    return _is_sequence(sequence) and isinstance(count, (int, np.integer))
-
-
-def _broadcast_number(value: Any) -> bool:
-    """A number standing for a whole sequence's adjoint or tangent (a missing one: zero)."""
-    return not _is_sequence(value) and np.ndim(value) == 0
-
-
-def _rows(grad: Any, start: int, stop: int) -> Any:
-    """``grad[start:stop]``, a copy where ``grad`` is an array."""
-    if _broadcast_number(grad):  # one number for every row (a missing tangent: zeros)
-        return np.full(stop - start, grad, dtype=np.result_type(grad, 1.0))
-    part = grad[start:stop]
-    return np.array(part) if isinstance(part, np.ndarray) else part
-
-
-def _repeated_sum(grad: Any, like: Any, count: int) -> Any:
-    """The adjoint of ``like * count``: the ``count`` copies' parts of ``grad`` added up."""
-    n = len(like)
-    if count <= 0 or n == 0:
-        return zeros_like(like)
-    if _broadcast_number(grad):
-        return np.full(n, grad * count, dtype=np.result_type(grad, 1.0))
-    if isinstance(grad, np.ndarray):
-        return np.sum(np.reshape(grad, (count, n) + grad.shape[1:]), axis=0)
-    return tuple(sum((grad[k * n + i] for k in range(1, count)), grad[i]) for i in range(n))
-
-
-def add_adjoint(grad: Any, a: Any, b: Any) -> tuple:
-    """The adjoints of ``a`` and ``b`` in ``a + b``: concatenation splits ``grad``, arithmetic unbroadcasts."""
-    if _concatenates(a, b):
-        return _rows(grad, 0, len(a)), _rows(grad, len(a), len(a) + len(b))
-    return unbroadcast(grad, a), unbroadcast(grad, b)
-
-
-def mul_adjoint(grad: Any, a: Any, b: Any) -> tuple:
-    """The adjoints of ``a`` and ``b`` in ``a * b``: a repetition adds the copies up (an integer
-    count has no derivative); arithmetic is the product rule, unbroadcast."""
-    if _repeats(a, b):
-        return _repeated_sum(grad, a, int(b)), 0.0
-    if _repeats(b, a):
-        return 0.0, _repeated_sum(grad, b, int(a))
-    return unbroadcast(grad * b, a), unbroadcast(grad * a, b)
-
-
-def mul_adjoint_cross(grad: Any, a: Any, b: Any, tangent_a: Any, tangent_b: Any) -> tuple:
-    """``mul_adjoint``'s change as ``a`` and ``b`` move along their tangents (zero for a repetition).
-
-    With ``pair_sum`` this closes the rules under differentiation: every
-    order of derivative of ``a * b`` is made of these helpers again."""
-    if _repeats(a, b) or _repeats(b, a):
-        return 0.0, 0.0
-    return unbroadcast(grad * tangent_b, a), unbroadcast(grad * tangent_a, b)
-
-
-def pair_sum(p: tuple, q: tuple) -> tuple:
-    """Two pairs of adjoints added item by item (sequences' adjoints row by row); a missing tangent
-    (a plain 0 where a pair would be) adds nothing."""
-    if not isinstance(q, (tuple, list)):
-        return p
-    if not isinstance(p, (tuple, list)):
-        return q
-    return tangent_sum(p[0], q[0]), tangent_sum(p[1], q[1])
-
-
-def _as_sequence(tangent: Any, like: Any) -> Any:
-    """A tangent read as a sequence of the primal's type (tuple or list)."""
-    return type(like)(_item(tangent, i) for i in range(len(like)))
-
-
-def _item(value: Any, i: int) -> Any:
-    return value[i] if _is_sequence(value) or np.ndim(value) > 0 else value
-
-
-def tangent_sum(x: Any, y: Any) -> Any:
-    """``x + y`` for tangents or adjoints, which add item by item where they are sequences."""
-    if _is_sequence(x) or _is_sequence(y):
-        like = x if _is_sequence(x) else y
-        return type(like)(_item(x, i) + _item(y, i) for i in range(len(like)))
-    return x + y
-
-
-def add_tangent(tangent_a: Any, tangent_b: Any, a: Any, b: Any) -> Any:
-    """The tangent of ``a + b``: the tangents concatenated, or added."""
-    if _concatenates(a, b):
-        return _as_sequence(tangent_a, a) + _as_sequence(tangent_b, b)
-    return tangent_a + tangent_b
-
-
-def mul_tangent(tangent_a: Any, tangent_b: Any, a: Any, b: Any) -> Any:
-    """The tangent of ``a * b``: the tangent repeated, or the product rule."""
-    if _repeats(a, b):
-        return _as_sequence(tangent_a, a) * int(b)
-    if _repeats(b, a):
-        return int(a) * _as_sequence(tangent_b, b)
-    return tangent_a * b + a * tangent_b
-
-
-def mul_tangent_cross(tangent_a: Any, tangent_b: Any, second_a: Any, second_b: Any, a: Any, b: Any) -> Any:
-    """``mul_tangent``'s change as ``a`` and ``b`` move along ``second_a`` and ``second_b`` (zero for
-    a repetition, whose tangent does not depend on the sequence's contents)."""
-    if _repeats(a, b) or _repeats(b, a):
-        return 0.0
-    return tangent_a * second_b + second_a * tangent_b
 
 
 def if_inexact(grad: Any, like: Any) -> Any:

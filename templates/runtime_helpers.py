@@ -17,8 +17,7 @@ from s2s_ad.runtime import (added_at, check_view_update, cross_grad, diff_piece,
                             trace_grad, broadcast_reduced, diag_grad, diagonal_grad, diff_grad, joined_grad,
                             repeat_grad, sort_grad, take_along_axis_grad, take_grad, tile_grad, checkpoint_stride, concatenate_grad, cumsum_grad, dot_grad_a,
                             dot_grad_b, linspace_weights,
-                            add_adjoint, add_tangent, mul_adjoint, mul_adjoint_cross, mul_tangent,
-                            mul_tangent_cross, pair_sum, tangent_sum, broadcast_reduced, checkpoint_stride, concatenate_grad, cumsum_grad,
+                            broadcast_reduced, checkpoint_stride, concatenate_grad, cumsum_grad,
                             expand_reduced, getitem_grad, inverse_axes, matmul_grad_a, matmul_grad_b,
                             pad_grad, pad_jvp, prod_others, prod_others_jvp, stack_grad, stop_gradient, if_inexact, stored_part,
                             unbroadcast, unbroadcast_to, writable_copy, held_apart, zero_tangent,
@@ -339,60 +338,6 @@ def multi_dot_grad_rule(out, grad, arrays, t_grad, t_arrays):
     t_out = multi_dot_grad_jvp(grad, t_grad, arrays, t_arrays)  # a list: one call, not a sum of lists
 
 
-# ``a + b`` and ``a * b`` that may concatenate or repeat tuples and lists (decided at run time).  The
-# operands enter add_adjoint and add_tangent only by their lengths and shapes; products are bilinear, and
-# their tangents are made of the same helpers again (so every order of derivative has its rules).
-_PAIR = {"grad": (3,), "a": (3,), "b": (3,)}
-
-
-@tangent(add_adjoint, examples=({"grad": (3,), "a": np.zeros(3), "b": np.zeros(3)},
-                               {"grad": (2, 3), "a": np.zeros((2, 3)), "b": np.zeros((2, 3))}))
-def add_adjoint_rule(out, grad, a, b, t_grad):
-    t_out = add_adjoint(t_grad, a, b)
-
-
-declare(add_adjoint, shape_only=(1, 2))  # the operands tell concatenation from arithmetic by their lengths and shapes
-
-
-@tangent(mul_adjoint, examples=(_PAIR, {"grad": (2, 3), "a": (2, 3), "b": (2, 3)}))
-def mul_adjoint_rule(out, grad, a, b, t_grad, t_a, t_b):
-    t_out = pair_sum(mul_adjoint(t_grad, a, b), mul_adjoint_cross(grad, a, b, t_a, t_b))
-
-
-@tangent(mul_adjoint_cross, examples=(dict(_PAIR, tangent_a=(3,), tangent_b=(3,)),))
-def mul_adjoint_cross_rule(out, grad, a, b, tangent_a, tangent_b, t_grad, t_tangent_a, t_tangent_b):
-    t_out = pair_sum(mul_adjoint_cross(t_grad, a, b, tangent_a, tangent_b),
-                     mul_adjoint_cross(grad, a, b, t_tangent_a, t_tangent_b))
-
-
-@tangent(pair_sum, examples=({"p": [(3,), (3,)], "q": [(3,), (3,)]},))
-def pair_sum_rule(out, p, q, t_p, t_q):
-    t_out = pair_sum(t_p, t_q)
-
-
-@tangent(tangent_sum, examples=({"x": (3,), "y": (3,)},))
-def tangent_sum_rule(out, x, y, t_x, t_y):
-    t_out = tangent_sum(t_x, t_y)
-
-
-@tangent(add_tangent, examples=({"tangent_a": (3,), "tangent_b": (3,), "a": np.zeros(3), "b": np.zeros(3)},))
-def add_tangent_rule(out, tangent_a, tangent_b, a, b, t_tangent_a, t_tangent_b):
-    t_out = add_tangent(t_tangent_a, t_tangent_b, a, b)
-
-
-@tangent(mul_tangent, examples=({"tangent_a": (3,), "tangent_b": (3,), "a": (3,), "b": (3,)},))
-def mul_tangent_rule(out, tangent_a, tangent_b, a, b, t_tangent_a, t_tangent_b, t_a, t_b):
-    t_out = tangent_sum(mul_tangent(t_tangent_a, t_tangent_b, a, b), mul_tangent_cross(tangent_a, tangent_b, t_a, t_b, a, b))
-
-
-@tangent(mul_tangent_cross, examples=({"tangent_a": (3,), "tangent_b": (3,), "second_a": (3,), "second_b": (3,),
-                                       "a": np.zeros(3), "b": np.zeros(3)},))
-def mul_tangent_cross_rule(out, tangent_a, tangent_b, second_a, second_b, a, b, t_tangent_a, t_tangent_b,
-                           t_second_a, t_second_b):
-    t_out = tangent_sum(mul_tangent_cross(t_tangent_a, t_tangent_b, second_a, second_b, a, b),
-                        mul_tangent_cross(tangent_a, tangent_b, t_second_a, t_second_b, a, b))
-
-
 @tangent(if_inexact, examples=({"grad": (3,), "like": np.zeros(3)}, {"grad": (3,), "like": np.arange(3)}))
 def if_inexact_rule(out, grad, like, t_grad):
     t_out = if_inexact(t_grad, like)  # linear in grad; the dtype of like decides
@@ -427,8 +372,7 @@ for _helper, _inputs in ((getitem_grad, ("a",)), (pad_grad, ("array",)), (pad_jv
                          (append_grad, ("arr", "values")), (diff_grad, ("a",)), (take_grad, ("a",)),
                          (take_along_axis_grad, ("arr",)), (sort_grad, ("a",)), (trace_grad, ("a",)),
                          (einsum_grad, ("like",)), (quantile_linear, ("a",)), (quantile_slope, ("a", "q")),
-                         (quantile_scatter, ("a",)), (mul_adjoint_cross, ("a", "b")), (add_tangent, ("a", "b")),
-                         (mul_tangent_cross, ("a", "b")), (if_inexact, ("like",)), (cross_grad, ("like",)),
+                         (quantile_scatter, ("a",)), (if_inexact, ("like",)), (cross_grad, ("like",)),
                          (diff_piece, ("a", "prepend", "append"))):
     declare(_helper, zero_derivative=_inputs)
 
@@ -438,6 +382,5 @@ for _helper, _inputs in ((getitem_grad, ("a",)), (pad_grad, ("array",)), (pad_jv
 # lists or tuples of pieces, so generated code that writes into what they return copies first.
 declare(expand_reduced, solve_columns, kron_blocks, kron_spread, expand_quantiles, svd_checked, qr_checked,
         append_grad, norm_weight, if_inexact, view=True)  # their first argument (not the others: like, a, b)
-declare(concatenate_grad, stack_grad, joined_grad, add_adjoint, may_view=True)  # pieces of their first argument
-declare(concatenate_grad, stack_grad, joined_grad, multi_dot_grad, add_adjoint, mul_adjoint, mul_adjoint_cross,
-        pair_sum, returns_sequence=True)
+declare(concatenate_grad, stack_grad, joined_grad, may_view=True)  # pieces of their first argument
+declare(concatenate_grad, stack_grad, joined_grad, multi_dot_grad, returns_sequence=True)
