@@ -8,9 +8,13 @@ import numpy as np
 
 from s2s_ad.kinds import matmul_dims, transposed_dims
 from s2s_ad.rules import adjoint, declare, fresh_arrays, fresh_values, nondifferentiable, spell_module, tangent
-from s2s_ad.runtime import (cross_grad, multi_dot_grad, multi_dot_jvp, qr_checked, svd_checked, dot_grad_a, dot_grad_b, einsum_grad, matrix_power_grad, matrix_power_jvp, norm_max_weights, norm_matrices, norm_singular_weights, norm_unmoved, expand_reduced, inner_axes, inverse_axes, norm_weight, kron_axes, kron_blocks, kron_spread,
-                            matmul_grad_a, matmul_grad_b, norm_order, solve_columns, tensordot_adjoint_plan,
-                            trace_grad, unbroadcast)
+from s2s_ad.runtime import (cross_grad, dot_grad_a, dot_grad_b, einsum_grad, inner_axes, inverse_axes,
+                            kron_axes, kron_blocks, kron_spread, matmul_grad_a, matmul_grad_b,
+                            matrix_power_grad, matrix_power_jvp, multi_dot_grad, multi_dot_jvp, norm_matrices,
+                            norm_max_weights, norm_order, norm_singular_weights, norm_unmoved, norm_weight,
+                            qr_checked, solve_columns, svd_checked, tensordot_adjoint_plan, trace_grad,
+                            unbroadcast)
+from .numpy_reductions import expand_reduced
 
 nondifferentiable(norm_order, norm_max_weights, norm_singular_weights, tensordot_adjoint_plan, kron_axes, inner_axes)
 spell_module("np.linalg", np.linalg)  # generated code writes np.linalg.solve

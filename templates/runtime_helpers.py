@@ -11,17 +11,17 @@ would hide the helper its own body calls.)
 import numpy as np
 
 from s2s_ad.rules import adjoint, declare, fresh_arrays, nondifferentiable, tangent
-from s2s_ad.runtime import (added_at, check_view_update, cross_grad, diff_piece, check_assertion, check_no_derivative, derivative_lost_by, check_number_update, raise_exception, formatted, random_states, set_random_states, draw,
-                            append_grad, multi_dot_grad, multi_dot_grad_jvp, qr_checked, svd_checked, matrix_power_grad, matrix_power_grad_jvp, cumprod_grad, cumprod_grad_jvp, einsum_grad, expand_quantiles, quantile_linear, quantile_scatter,
-                            quantile_slope, kron_blocks, kron_spread, norm_weight, norm_weight_jvp, solve_columns,
-                            trace_grad, broadcast_reduced, diag_grad, diagonal_grad, diff_grad, joined_grad,
-                            repeat_grad, sort_grad, take_along_axis_grad, take_grad, tile_grad, checkpoint_stride, concatenate_grad, cumsum_grad, dot_grad_a,
-                            dot_grad_b, linspace_weights,
-                            broadcast_reduced, checkpoint_stride, concatenate_grad, cumsum_grad,
-                            expand_reduced, getitem_grad, inverse_axes, matmul_grad_a, matmul_grad_b,
-                            pad_grad, pad_jvp, prod_others, prod_others_jvp, stack_grad, stop_gradient, if_inexact, stored_part,
-                            unbroadcast, unbroadcast_to, writable_copy, held_apart, zero_tangent,
-                            zeros_like, checkpointed)
+from s2s_ad.runtime import (added_at, append_grad, check_assertion, check_no_derivative, check_number_update,
+                            check_view_update, checkpoint_stride, checkpointed, concatenate_grad, cross_grad,
+                            derivative_lost_by, diag_grad, diagonal_grad, diff_grad, diff_piece, dot_grad_a,
+                            dot_grad_b, draw, einsum_grad, formatted, getitem_grad, held_apart, if_inexact,
+                            inverse_axes, joined_grad, kron_blocks, kron_spread, linspace_weights,
+                            matmul_grad_a, matmul_grad_b, matrix_power_grad, matrix_power_grad_jvp,
+                            multi_dot_grad, multi_dot_grad_jvp, norm_weight, norm_weight_jvp, pad_grad,
+                            pad_jvp, qr_checked, raise_exception, random_states, repeat_grad,
+                            set_random_states, solve_columns, sort_grad, stack_grad, stop_gradient,
+                            stored_part, svd_checked, take_along_axis_grad, take_grad, tile_grad, trace_grad,
+                            unbroadcast, unbroadcast_to, writable_copy, zero_tangent, zeros_like)
 
 nondifferentiable(zeros_like, zero_tangent, inverse_axes, linspace_weights)
 declare(checkpointed, refused="checkpointed(...) marks a loop: write it as the loop's iterable, "
@@ -32,30 +32,7 @@ nondifferentiable(formatted, check_assertion, random_states, set_random_states) 
 # a draw from a generator object (rng.normal()): a constant of each call, replayed in every pass (draws.py);
 # one whose arguments depend on the inputs is refused (analysis.check_constant_calls)
 nondifferentiable(draw)
-fresh_arrays(zeros_like, zero_tangent, writable_copy, broadcast_reduced, getitem_grad, added_at)
-
-
-# Where a reduction's axis and keepdims are constants (they usually are), the helpers that undo it
-# are one NumPy call or none.  (The fills take the adjoint's dtype: adjoints are never integers.)
-def _kept(x, axis=None, keepdims=False):
-    return x
-
-
-def _expanded(x, axis=None, keepdims=False):
-    return np.expand_dims(x, axis)
-
-
-def _filled(grad, like, axis=None, keepdims=False):
-    return np.full(np.shape(like), grad)
-
-
-def _filled_expanded(grad, like, axis=None, keepdims=False):
-    return np.full(np.shape(like), np.expand_dims(grad, axis))
-
-
-declare(expand_reduced, folds=lambda axis=None, keepdims=False: _kept if axis is None or keepdims else _expanded)
-declare(broadcast_reduced,
-        folds=lambda axis=None, keepdims=False: _filled if axis is None or keepdims else _filled_expanded)
+fresh_arrays(zeros_like, zero_tangent, writable_copy, getitem_grad, added_at)
 
 
 @adjoint(unbroadcast, linear=True, examples=({"grad": (2, 3), "like": np.zeros(3)}, {"grad": (3,), "like": 0.5},
@@ -79,13 +56,6 @@ def held_apart_rule(out, value, d_out):  # a copy: the adjoint passes through
          shape_only=1)
 def writable_copy_rule(out, grad, like, d_out):
     d_grad = unbroadcast(d_out, grad)
-
-
-@adjoint(broadcast_reduced, linear=True, examples=(
-    {"grad": (), "like": np.zeros((2, 3))}, {"grad": (3,), "like": np.zeros((2, 3)), "axis": 0},
-    {"grad": (2, 1), "like": np.zeros((2, 3)), "axis": 1, "keepdims": True}), shape_only=1)
-def broadcast_reduced_rule(out, grad, like, axis=None, keepdims=False, *, d_out):
-    d_grad = np.sum(d_out, axis=axis, keepdims=keepdims)
 
 
 @adjoint(getitem_grad, linear=True, examples=(
@@ -168,21 +138,6 @@ def dot_grad_a_rule(out, grad, a, b, t_grad, t_b):
                                {"grad": (2, 5, 2), "a": (2, 3), "b": np.zeros((5, 3, 2))}))
 def dot_grad_b_rule(out, grad, a, b, t_grad, t_a):
     t_out = dot_grad_b(t_grad, a, b) + dot_grad_b(grad, t_a, b)
-
-
-@tangent(prod_others, examples=({"a": (4,)}, {"a": (2, 3), "axis": 1}, {"a": (2, 3, 2), "axis": (0, 2)}))
-def prod_others_rule(out, a, axis=None, *, t_a):
-    t_out = prod_others_jvp(a, t_a, axis)
-
-
-@tangent(cumsum_grad, examples=({"grad": (5,), "a": np.zeros(5)}, {"grad": (3, 4), "a": np.zeros((3, 4)), "axis": 0}))
-def cumsum_grad_rule(out, grad, a, axis=None, *, t_grad):
-    t_out = cumsum_grad(t_grad, a, axis)
-
-
-@adjoint(expand_reduced, linear=True, examples=({"x": (3,), "axis": 1}, {"x": (2, 3)}, {"x": (4,), "axis": 0}))
-def expand_reduced_rule(out, x, axis=None, keepdims=False, *, d_out):
-    d_x = np.reshape(d_out, np.shape(x))
 
 
 # The adjoints of shape functions are linear in the adjoint they move: the tangent is the same call.
@@ -287,35 +242,6 @@ def einsum_grad_rule(out, grad, subscripts, which, like, op0, op1=None, op2=None
              + einsum_grad(grad, subscripts, which, like, op0, op1, op2, t_op3) * (which != 3))
 
 
-@tangent(quantile_linear, examples=({"values": (5,), "a": np.array([0.3, 0.1, 0.9, 0.5, 0.7]), "q": (2,)},))
-def quantile_linear_rule(out, values, a, q, axis=None, keepdims=False, method="linear", *, t_values, t_q):
-    # linear in values; the order of a is piecewise constant; q moves along the gap
-    t_out = quantile_linear(t_values, a, q, axis, keepdims, method) + expand_quantiles(t_q, out) * quantile_slope(
-        values, a, q, axis, keepdims, method)
-
-
-@tangent(quantile_slope, examples=({"values": (5,), "a": np.array([0.3, 0.1, 0.9, 0.5, 0.7]), "q": np.array([0.3])},))
-def quantile_slope_rule(out, values, a, q, axis=None, keepdims=False, method="linear", *, t_values):
-    t_out = quantile_slope(t_values, a, q, axis, keepdims, method)  # piecewise constant in q
-
-
-@tangent(quantile_scatter, examples=({"grad": (2,), "a": np.array([0.3, 0.1, 0.9, 0.5, 0.7]), "q": (2,)},))
-def quantile_scatter_rule(out, grad, a, q, axis=None, keepdims=False, slope=False, method="linear", *,
-                          t_grad, t_q):
-    t_out = quantile_scatter(t_grad, a, q, axis, keepdims, slope, method) + quantile_scatter(
-        grad * expand_quantiles(t_q, grad), a, q, axis, keepdims, True, method) * (1.0 - slope)
-
-
-@adjoint(expand_quantiles, linear=True, examples=({"t": (2,), "like": np.zeros((2, 3))}, {"t": (), "like": np.zeros(3)}))
-def expand_quantiles_rule(out, t, like, d_out):
-    d_t = np.reshape(d_out, np.shape(t))
-
-
-@tangent(cumprod_grad, examples=({"grad": (4,), "a": (4,)}, {"grad": (2, 3), "a": (2, 3), "axis": 1}))
-def cumprod_grad_rule(out, grad, a, axis=None, *, t_grad, t_a):
-    t_out = cumprod_grad(t_grad, a, axis) + cumprod_grad_jvp(grad, a, t_a, axis)
-
-
 @tangent(matrix_power_grad, examples=({"grad": (3, 3), "a": (3, 3), "n": 3},))
 def matrix_power_grad_rule(out, grad, a, n, t_grad, t_a):
     t_out = matrix_power_grad(t_grad, a, n) + matrix_power_grad_jvp(grad, a, t_a, n)
@@ -364,15 +290,14 @@ declare(matmul_grad_a, dot_grad_a, factors=(0, 2))
 # argument there carries no derivative (any other input without one is refused where it varies).
 for _helper, _inputs in ((getitem_grad, ("a",)), (pad_grad, ("array",)), (pad_jvp, ("array",)),
                          (solve_columns, ("a", "b")), (kron_blocks, ("a", "b")), (kron_spread, ("other",)),
-                         (expand_quantiles, ("like",)), (svd_checked, ("a",)), (qr_checked, ("a",)),
+                         (svd_checked, ("a",)), (qr_checked, ("a",)),
                          (stored_part, ("value",)), (concatenate_grad, ("arrays",)), (stack_grad, ("arrays",)),
                          (joined_grad, ("arrays",)), (matmul_grad_a, ("a",)), (matmul_grad_b, ("b",)),
-                         (dot_grad_a, ("a",)), (dot_grad_b, ("b",)), (cumsum_grad, ("a",)), (repeat_grad, ("a",)),
+                         (dot_grad_a, ("a",)), (dot_grad_b, ("b",)), (repeat_grad, ("a",)),
                          (tile_grad, ("a",)), (diag_grad, ("v",)), (diagonal_grad, ("a",)),
                          (append_grad, ("arr", "values")), (diff_grad, ("a",)), (take_grad, ("a",)),
                          (take_along_axis_grad, ("arr",)), (sort_grad, ("a",)), (trace_grad, ("a",)),
-                         (einsum_grad, ("like",)), (quantile_linear, ("a",)), (quantile_slope, ("a", "q")),
-                         (quantile_scatter, ("a",)), (if_inexact, ("like",)), (cross_grad, ("like",)),
+                         (einsum_grad, ("like",)), (if_inexact, ("like",)), (cross_grad, ("like",)),
                          (diff_piece, ("a", "prepend", "append"))):
     declare(_helper, zero_derivative=_inputs)
 
@@ -380,7 +305,7 @@ for _helper, _inputs in ((getitem_grad, ("a",)), (pad_grad, ("array",)), (pad_jv
 # Checked against NumPy (tests/test_rule_facts_against_numpy.py): these helpers hand back their
 # first argument itself or a view of it (a reshape, the adjoint passed through), and those below return
 # lists or tuples of pieces, so generated code that writes into what they return copies first.
-declare(expand_reduced, solve_columns, kron_blocks, kron_spread, expand_quantiles, svd_checked, qr_checked,
+declare(solve_columns, kron_blocks, kron_spread, svd_checked, qr_checked,
         append_grad, norm_weight, if_inexact, view=True)  # their first argument (not the others: like, a, b)
 declare(concatenate_grad, stack_grad, joined_grad, may_view=True)  # pieces of their first argument
 declare(concatenate_grad, stack_grad, joined_grad, multi_dot_grad, returns_sequence=True)
