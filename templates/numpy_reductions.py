@@ -10,11 +10,18 @@ from typing import Any
 import numpy as np
 
 from s2s_ad.rules import adjoint, declare, fresh_arrays, nondifferentiable, tangent
-from s2s_ad.runtime import as_floats, unbroadcast
+from s2s_ad.runtime import unbroadcast
 
 
 # -- helpers: what the code these rules generate calls where a shape or an axis is known only at run
 # time (their own rules are at the end: generated code differentiated again calls them too) --------
+
+def as_floats(a: Any, *others: Any) -> np.ndarray:
+    """``a`` as an array of at least floating point, of the type it makes with ``others``: a list of
+    numbers too (``np.result_type`` reads a list as a description of fields, ``norm([x, y])``)."""
+    a = np.asarray(a)
+    return np.asarray(a, dtype=np.result_type(a, *(np.asarray(o) for o in others), 1.0))
+
 
 def broadcast_reduced(grad: Any, like: Any, axis: Any = None, keepdims: bool = False) -> np.ndarray:
     """Spread the adjoint of a reduction over ``like``'s shape (a new, writable array).

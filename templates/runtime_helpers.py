@@ -12,18 +12,15 @@ import numpy as np
 
 from s2s_ad.rules import adjoint, declare, fresh_arrays, nondifferentiable, tangent
 from s2s_ad.runtime import (added_at, append_grad, check_assertion, check_no_derivative, check_number_update,
-                            check_view_update, checkpoint_stride, checkpointed, concatenate_grad, cross_grad,
-                            derivative_lost_by, diag_grad, diagonal_grad, diff_grad, diff_piece, dot_grad_a,
-                            dot_grad_b, draw, einsum_grad, formatted, getitem_grad, held_apart, if_inexact,
-                            inverse_axes, joined_grad, kron_blocks, kron_spread, linspace_weights,
-                            matmul_grad_a, matmul_grad_b, matrix_power_grad, matrix_power_grad_jvp,
-                            multi_dot_grad, multi_dot_grad_jvp, norm_weight, norm_weight_jvp, pad_grad,
-                            pad_jvp, qr_checked, raise_exception, random_states, repeat_grad,
-                            set_random_states, solve_columns, sort_grad, stack_grad, stop_gradient,
-                            stored_part, svd_checked, take_along_axis_grad, take_grad, tile_grad, trace_grad,
-                            unbroadcast, unbroadcast_to, writable_copy, zero_tangent, zeros_like)
+                            check_view_update, checkpoint_stride, checkpointed, concatenate_grad,
+                            derivative_lost_by, diag_grad, diagonal_grad, diff_grad, diff_piece, draw,
+                            formatted, getitem_grad, held_apart, if_inexact, joined_grad, linspace_weights,
+                            pad_grad, pad_jvp, raise_exception, random_states, repeat_grad, set_random_states,
+                            sort_grad, stack_grad, stop_gradient, stored_part, take_along_axis_grad,
+                            take_grad, tile_grad, unbroadcast, unbroadcast_to, writable_copy, zero_tangent,
+                            zeros_like)
 
-nondifferentiable(zeros_like, zero_tangent, inverse_axes, linspace_weights)
+nondifferentiable(zeros_like, zero_tangent, linspace_weights)
 declare(checkpointed, refused="checkpointed(...) marks a loop: write it as the loop's iterable, "
                               "for t in s2s_ad.checkpointed(range(n)):")
 nondifferentiable(stop_gradient, elementwise=True)
@@ -65,18 +62,6 @@ def getitem_grad_rule(out, grad, a, index, d_out):
     d_grad = d_out[index]  # scattering adds repeated indices up; gathering reads each again
 
 
-@tangent(cross_grad, examples=(
-    {"grad": (3,), "other": (3,), "like": np.zeros(3), "axis_other": -1, "axis_like": -1, "axisc": -1, "axis": None,
-     "sign": 1.0},
-    {"grad": (), "other": (2,), "like": np.zeros(2), "axis_other": -1, "axis_like": -1, "axisc": -1, "axis": None,
-     "sign": -1.0},
-    {"grad": (3, 2), "other": (2, 2), "like": np.zeros((3, 2)), "axis_other": 0, "axis_like": 0, "axisc": 0,
-     "axis": None, "sign": 1.0}))
-def cross_grad_rule(out, grad, other, like, axis_other, axis_like, axisc, axis, sign, *, t_grad, t_other):
-    t_out = (cross_grad(t_grad, other, like, axis_other, axis_like, axisc, axis, sign)
-             + cross_grad(grad, t_other, like, axis_other, axis_like, axisc, axis, sign))
-
-
 @tangent(stored_part, examples=(
     {"grad": (4,), "index": slice(0, 2), "value": np.zeros(2)},
     {"grad": (3,), "index": np.array([0, 0, 1]), "value": np.zeros(3)}))
@@ -114,30 +99,6 @@ def pad_grad_rule(out, grad, array, pad_width, mode="constant", stat_length=None
      "stat_length": 3}))
 def pad_jvp_rule(out, t_array, array, pad_width, mode="constant", stat_length=None, reflect_type="even", *, d_out):
     d_t_array = pad_grad(d_out, array, pad_width, mode, stat_length, reflect_type)
-
-
-@tangent(matmul_grad_a, examples=({"grad": (2, 4), "a": np.zeros((2, 3)), "b": (3, 4)},
-                                  {"grad": (4,), "a": np.zeros(3), "b": (3, 4)}))
-def matmul_grad_a_rule(out, grad, a, b, t_grad, t_b):
-    t_out = matmul_grad_a(t_grad, a, b) + matmul_grad_a(grad, a, t_b)
-
-
-@tangent(matmul_grad_b, examples=({"grad": (2, 4), "a": (2, 3), "b": np.zeros((3, 4))},
-                                  {"grad": (2,), "a": (2, 3), "b": np.zeros(3)}))
-def matmul_grad_b_rule(out, grad, a, b, t_grad, t_a):
-    t_out = matmul_grad_b(t_grad, a, b) + matmul_grad_b(grad, t_a, b)
-
-
-@tangent(dot_grad_a, examples=({"grad": (2, 4), "a": np.zeros((2, 3)), "b": (3, 4)},
-                               {"grad": (2, 5, 2), "a": np.zeros((2, 3)), "b": (5, 3, 2)}))
-def dot_grad_a_rule(out, grad, a, b, t_grad, t_b):
-    t_out = dot_grad_a(t_grad, a, b) + dot_grad_a(grad, a, t_b)
-
-
-@tangent(dot_grad_b, examples=({"grad": (2, 4), "a": (2, 3), "b": np.zeros((3, 4))},
-                               {"grad": (2, 5, 2), "a": (2, 3), "b": np.zeros((5, 3, 2))}))
-def dot_grad_b_rule(out, grad, a, b, t_grad, t_a):
-    t_out = dot_grad_b(t_grad, a, b) + dot_grad_b(grad, t_a, b)
 
 
 # The adjoints of shape functions are linear in the adjoint they move: the tangent is the same call.
@@ -200,70 +161,6 @@ def sort_grad_rule(out, grad, a, axis=-1, *, t_grad):
     t_out = sort_grad(t_grad, a, axis)  # the order is piecewise constant in a
 
 
-@tangent(norm_weight, examples=({"x": (4,), "p": 2.0}, {"x": (4,), "p": 3.0}, {"x": (4,), "p": 1.5}, {"x": (3,), "p": 1.0}))
-def norm_weight_rule(out, x, p, t_x):
-    t_out = norm_weight_jvp(x, p, t_x)
-
-
-@adjoint(solve_columns, linear=True, examples=({"x": (3,), "a": np.zeros((3, 3)), "b": np.zeros(3)},
-                                              {"x": (2, 3), "a": np.zeros((2, 2)), "b": np.zeros((3, 2))}))
-def solve_columns_rule(out, x, a, b, d_out):
-    d_x = np.reshape(d_out, np.shape(x))
-
-
-@tangent(trace_grad, examples=({"grad": (), "a": np.zeros((3, 3))}, {"grad": (2,), "a": np.zeros((2, 3, 4)),
-                                                                     "axis1": 1, "axis2": 2}))
-def trace_grad_rule(out, grad, a, offset=0, axis1=0, axis2=1, *, t_grad):
-    t_out = trace_grad(t_grad, a, offset, axis1, axis2)
-
-
-@adjoint(kron_blocks, linear=True, examples=({"grad": (6,), "a": np.zeros(2), "b": np.zeros(3)},))
-def kron_blocks_rule(out, grad, a, b, d_out):
-    d_grad = np.reshape(d_out, np.shape(grad))
-
-
-@adjoint(kron_spread, linear=True, examples=({"x": (2,), "other": np.zeros(3), "which": 0},
-                                             {"x": (2, 2), "other": np.zeros(3), "which": 1}))
-def kron_spread_rule(out, x, other, which, d_out):
-    d_x = np.reshape(d_out, np.shape(x))
-
-
-@tangent(einsum_grad, examples=(
-    {"grad": (2, 4), "subscripts": "ij,jk->ik", "which": 0, "like": np.zeros((2, 3)), "op0": None, "op1": (3, 4)},
-    {"grad": (), "subscripts": "i,ij,j", "which": 1, "like": np.zeros((2, 3)), "op0": (2,), "op1": None,
-     "op2": (3,)}))
-def einsum_grad_rule(out, grad, subscripts, which, like, op0, op1=None, op2=None, op3=None, *,
-                     t_grad, t_op0, t_op1, t_op2, t_op3):
-    # linear in grad and in each operand but the one whose adjoint it is (slot ``which``, not read)
-    t_out = (einsum_grad(t_grad, subscripts, which, like, op0, op1, op2, op3)
-             + einsum_grad(grad, subscripts, which, like, t_op0, op1, op2, op3) * (which != 0)
-             + einsum_grad(grad, subscripts, which, like, op0, t_op1, op2, op3) * (which != 1)
-             + einsum_grad(grad, subscripts, which, like, op0, op1, t_op2, op3) * (which != 2)
-             + einsum_grad(grad, subscripts, which, like, op0, op1, op2, t_op3) * (which != 3))
-
-
-@tangent(matrix_power_grad, examples=({"grad": (3, 3), "a": (3, 3), "n": 3},))
-def matrix_power_grad_rule(out, grad, a, n, t_grad, t_a):
-    t_out = matrix_power_grad(t_grad, a, n) + matrix_power_grad_jvp(grad, a, t_a, n)
-
-
-@adjoint(svd_checked, linear=True, examples=({"u": (3, 3), "a": np.zeros((3, 3))},
-                                             {"u": (4, 3), "a": np.zeros((4, 3)), "full_matrices": False}))
-def svd_checked_rule(out, u, a, full_matrices=True, compute_uv=True, *, d_out):
-    d_u = d_out
-
-
-@adjoint(qr_checked, linear=True, examples=({"q": (3, 3), "a": np.zeros((3, 3))}, {"q": (4, 3), "a": np.zeros((4, 3))}))
-def qr_checked_rule(out, q, a, mode="reduced", *, d_out):
-    d_q = d_out
-
-
-@tangent(multi_dot_grad, examples=({"grad": (2, 2), "arrays": [(2, 2), (2, 2)]},
-                                   {"grad": (2, 2), "arrays": [(2, 2), (2, 2), (2, 2)]}))
-def multi_dot_grad_rule(out, grad, arrays, t_grad, t_arrays):
-    t_out = multi_dot_grad_jvp(grad, t_grad, arrays, t_arrays)  # a list: one call, not a sum of lists
-
-
 @tangent(if_inexact, examples=({"grad": (3,), "like": np.zeros(3)}, {"grad": (3,), "like": np.arange(3)}))
 def if_inexact_rule(out, grad, like, t_grad):
     t_out = if_inexact(t_grad, like)  # linear in grad; the dtype of like decides
@@ -282,30 +179,22 @@ declare(unbroadcast, unbroadcast_to, odd=True)  # linear in the adjoint they red
 # Generated code's own checks and reports, which run where the primal computation runs.
 declare(check_assertion, set_random_states, check_number_update, raise_exception, check_no_derivative,
         check_view_update, derivative_lost_by, reports=True)
-declare(matmul_grad_b, dot_grad_b, factors=(0, 1))
-declare(matmul_grad_a, dot_grad_a, factors=(0, 2))
 
 
 # Inputs the helpers read for their shape, their length or their sorting order only: a varied
 # argument there carries no derivative (any other input without one is refused where it varies).
 for _helper, _inputs in ((getitem_grad, ("a",)), (pad_grad, ("array",)), (pad_jvp, ("array",)),
-                         (solve_columns, ("a", "b")), (kron_blocks, ("a", "b")), (kron_spread, ("other",)),
-                         (svd_checked, ("a",)), (qr_checked, ("a",)),
                          (stored_part, ("value",)), (concatenate_grad, ("arrays",)), (stack_grad, ("arrays",)),
-                         (joined_grad, ("arrays",)), (matmul_grad_a, ("a",)), (matmul_grad_b, ("b",)),
-                         (dot_grad_a, ("a",)), (dot_grad_b, ("b",)), (repeat_grad, ("a",)),
+                         (joined_grad, ("arrays",)), (repeat_grad, ("a",)),
                          (tile_grad, ("a",)), (diag_grad, ("v",)), (diagonal_grad, ("a",)),
                          (append_grad, ("arr", "values")), (diff_grad, ("a",)), (take_grad, ("a",)),
-                         (take_along_axis_grad, ("arr",)), (sort_grad, ("a",)), (trace_grad, ("a",)),
-                         (einsum_grad, ("like",)), (if_inexact, ("like",)), (cross_grad, ("like",)),
-                         (diff_piece, ("a", "prepend", "append"))):
+                         (take_along_axis_grad, ("arr",)), (sort_grad, ("a",)), (if_inexact, ("like",)), (diff_piece, ("a", "prepend", "append"))):
     declare(_helper, zero_derivative=_inputs)
 
 
 # Checked against NumPy (tests/test_rule_facts_against_numpy.py): these helpers hand back their
 # first argument itself or a view of it (a reshape, the adjoint passed through), and those below return
 # lists or tuples of pieces, so generated code that writes into what they return copies first.
-declare(solve_columns, kron_blocks, kron_spread, svd_checked, qr_checked,
-        append_grad, norm_weight, if_inexact, view=True)  # their first argument (not the others: like, a, b)
+declare(append_grad, if_inexact, view=True)  # their first argument (not the others: like, a, b)
 declare(concatenate_grad, stack_grad, joined_grad, may_view=True)  # pieces of their first argument
-declare(concatenate_grad, stack_grad, joined_grad, multi_dot_grad, returns_sequence=True)
+declare(concatenate_grad, stack_grad, joined_grad, returns_sequence=True)
