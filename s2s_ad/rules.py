@@ -404,7 +404,7 @@ FACTS: dict[str, str] = {
     "refused_arguments": "a function of some of the rule's inputs (its parameters named as the rule names them) "
                          "giving, for constant values of those, None where such a call is differentiated, else why "
                          "not and what to write instead: the call is then refused when it is transformed "
-                         "(np.pad: runtime.pad_refusal, a padding function as the mode)",
+                         "(np.pad: pad_refusal in templates/numpy_shape.py, a padding function as the mode)",
     "words": "(verb, noun): how generated names read a result of it (operator.add: ('plus', 'total'))",
     "syntax": "the ast class of the Python operator that calls it (operator.add: ast.Add, operator.neg: ast.USub, "
               "operator.lt: ast.Lt, operator.contains: ast.In, operator.getitem: ast.Subscript): generated code "

@@ -15,8 +15,9 @@ import numpy as np
 
 from s2s_ad.kinds import matmul_dims, transposed_dims
 from s2s_ad.rules import adjoint, declare, fresh_arrays, fresh_values, nondifferentiable, spell_module, tangent
-from s2s_ad.runtime import as_given, diagonal_grad, unbroadcast, unbroadcast_to
+from s2s_ad.runtime import unbroadcast, unbroadcast_to
 from .numpy_reductions import as_floats, expand_reduced
+from .numpy_shape import as_given, diagonal_grad
 
 
 # -- helpers: what the code these rules generate calls where a shape is known only at run time

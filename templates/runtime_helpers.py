@@ -11,14 +11,11 @@ would hide the helper its own body calls.)
 import numpy as np
 
 from s2s_ad.rules import adjoint, declare, fresh_arrays, nondifferentiable, tangent
-from s2s_ad.runtime import (added_at, append_grad, check_assertion, check_no_derivative, check_number_update,
-                            check_view_update, checkpoint_stride, checkpointed, concatenate_grad,
-                            derivative_lost_by, diag_grad, diagonal_grad, diff_grad, diff_piece, draw,
-                            formatted, getitem_grad, held_apart, if_inexact, joined_grad, linspace_weights,
-                            pad_grad, pad_jvp, raise_exception, random_states, repeat_grad, set_random_states,
-                            sort_grad, stack_grad, stop_gradient, stored_part, take_along_axis_grad,
-                            take_grad, tile_grad, unbroadcast, unbroadcast_to, writable_copy, zero_tangent,
-                            zeros_like)
+from s2s_ad.runtime import (added_at, check_assertion, check_no_derivative, check_number_update,
+                            check_view_update, checkpoint_stride, checkpointed, derivative_lost_by, draw,
+                            formatted, getitem_grad, held_apart, if_inexact, linspace_weights,
+                            raise_exception, random_states, set_random_states, stop_gradient, stored_part,
+                            unbroadcast, unbroadcast_to, writable_copy, zero_tangent, zeros_like)
 
 nondifferentiable(zeros_like, zero_tangent, linspace_weights)
 declare(checkpointed, refused="checkpointed(...) marks a loop: write it as the loop's iterable, "
@@ -69,96 +66,6 @@ def stored_part_rule(out, grad, index, value, t_grad):
     t_out = stored_part(t_grad, index, value)
 
 
-@tangent(concatenate_grad, examples=({"grad": (4,), "arrays": [np.zeros(2), np.zeros(2)]},))
-def concatenate_grad_rule(out, grad, arrays, axis=0, *, t_grad):
-    t_out = concatenate_grad(t_grad, arrays, axis)
-
-
-@tangent(stack_grad, examples=({"grad": (2, 3), "arrays": [np.zeros(3), np.zeros(3)]},))
-def stack_grad_rule(out, grad, arrays, axis=0, *, t_grad):
-    t_out = stack_grad(t_grad, arrays, axis)
-
-
-# pad_grad and pad_jvp are linear in what they move and each other's transpose; the primal array is
-# read for its shape (and, for maximum, minimum and median, the order of its elements).
-@adjoint(pad_grad, linear=True, examples=(
-    {"grad": (5, 6), "array": np.zeros((3, 4)), "pad_width": 1},
-    {"grad": (7,), "array": np.zeros(4), "pad_width": (1, 2), "mode": "edge"},
-    {"grad": (6, 7), "array": np.zeros((3, 4)), "pad_width": ((1, 2), (3, 0)), "mode": "symmetric", "reflect_type": "odd"},
-    {"grad": (8,), "array": np.zeros(5), "pad_width": (2, 1), "mode": "mean", "stat_length": 2},
-    {"grad": (8,), "array": np.array([0.3, 0.9, 0.1, 0.5, 0.7]), "pad_width": (2, 1), "mode": "median"}))
-def pad_grad_rule(out, grad, array, pad_width, mode="constant", stat_length=None, reflect_type="even", *, d_out):
-    d_grad = pad_jvp(d_out, array, pad_width, mode, stat_length, reflect_type)
-
-
-@adjoint(pad_jvp, linear=True, examples=(
-    {"t_array": (3, 4), "array": np.zeros((3, 4)), "pad_width": 1},
-    {"t_array": (4,), "array": np.zeros(4), "pad_width": (3, 2), "mode": "wrap"},
-    {"t_array": (3, 4), "array": np.zeros((3, 4)), "pad_width": 2, "mode": "linear_ramp"},
-    {"t_array": (5,), "array": np.array([0.3, 0.9, 0.1, 0.5, 0.7]), "pad_width": (2, 1), "mode": "maximum",
-     "stat_length": 3}))
-def pad_jvp_rule(out, t_array, array, pad_width, mode="constant", stat_length=None, reflect_type="even", *, d_out):
-    d_t_array = pad_grad(d_out, array, pad_width, mode, stat_length, reflect_type)
-
-
-# The adjoints of shape functions are linear in the adjoint they move: the tangent is the same call.
-
-@tangent(joined_grad, examples=({"grad": (4,), "arrays": [np.zeros(2), np.zeros(2)], "how": "hstack"},
-                                {"grad": (2, 3), "arrays": [np.zeros(3), np.zeros(3)], "how": "vstack"}))
-def joined_grad_rule(out, grad, arrays, how, t_grad):
-    t_out = joined_grad(t_grad, arrays, how)
-
-
-@tangent(repeat_grad, examples=({"grad": (6,), "a": np.zeros(3), "repeats": 2},))
-def repeat_grad_rule(out, grad, a, repeats, axis=None, *, t_grad):
-    t_out = repeat_grad(t_grad, a, repeats, axis)
-
-
-@tangent(tile_grad, examples=({"grad": (6,), "a": np.zeros(3), "reps": 2},))
-def tile_grad_rule(out, grad, a, reps, t_grad):
-    t_out = tile_grad(t_grad, a, reps)
-
-
-@tangent(diag_grad, examples=({"grad": (3, 3), "v": np.zeros(3)}, {"grad": (3,), "v": np.zeros((3, 4)), "k": 1}))
-def diag_grad_rule(out, grad, v, k=0, *, t_grad):
-    t_out = diag_grad(t_grad, v, k)
-
-
-@tangent(diagonal_grad, examples=({"grad": (3,), "a": np.zeros((3, 4))},))
-def diagonal_grad_rule(out, grad, a, offset=0, axis1=0, axis2=1, *, t_grad):
-    t_out = diagonal_grad(t_grad, a, offset, axis1, axis2)
-
-
-@tangent(append_grad, examples=({"grad": (5,), "arr": np.zeros(3), "values": np.zeros(2), "axis": None, "which": 1},))
-def append_grad_rule(out, grad, arr, values, axis, which, t_grad):
-    t_out = append_grad(t_grad, arr, values, axis, which)
-
-
-@tangent(diff_piece, examples=({"grad": (5,), "a": np.zeros(3), "prepend": 0.0, "append": np.zeros(2), "which": 0},
-                              {"grad": (2, 2), "a": np.zeros((2, 3)), "n": 2, "axis": 1, "append": np.zeros((2, 1))}))
-def diff_piece_rule(out, grad, a, n=1, axis=-1, prepend=None, append=None, which=1, *, t_grad):
-    t_out = diff_piece(t_grad, a, n, axis, prepend, append, which)
-
-
-@tangent(diff_grad, examples=({"grad": (4,), "a": np.zeros(5)},))
-def diff_grad_rule(out, grad, a, n=1, axis=-1, *, t_grad):
-    t_out = diff_grad(t_grad, a, n, axis)
-
-
-@tangent(take_grad, examples=({"grad": (3,), "a": np.zeros(4), "indices": np.array([0, 0, 2])},))
-def take_grad_rule(out, grad, a, indices, axis=None, *, t_grad):
-    t_out = take_grad(t_grad, a, indices, axis)
-
-
-@tangent(take_along_axis_grad, examples=({"grad": (3,), "arr": np.zeros(4), "indices": np.array([0, 0, 2]),
-                                          "axis": 0},))
-def take_along_axis_grad_rule(out, grad, arr, indices, axis, t_grad):
-    t_out = take_along_axis_grad(t_grad, arr, indices, axis)
-
-
-@tangent(sort_grad, examples=({"grad": (4,), "a": np.array([0.3, 0.1, 0.9, 0.5])},))
-def sort_grad_rule(out, grad, a, axis=-1, *, t_grad):
-    t_out = sort_grad(t_grad, a, axis)  # the order is piecewise constant in a
 
 
 @tangent(if_inexact, examples=({"grad": (3,), "like": np.zeros(3)}, {"grad": (3,), "like": np.arange(3)}))
@@ -183,18 +90,11 @@ declare(check_assertion, set_random_states, check_number_update, raise_exception
 
 # Inputs the helpers read for their shape, their length or their sorting order only: a varied
 # argument there carries no derivative (any other input without one is refused where it varies).
-for _helper, _inputs in ((getitem_grad, ("a",)), (pad_grad, ("array",)), (pad_jvp, ("array",)),
-                         (stored_part, ("value",)), (concatenate_grad, ("arrays",)), (stack_grad, ("arrays",)),
-                         (joined_grad, ("arrays",)), (repeat_grad, ("a",)),
-                         (tile_grad, ("a",)), (diag_grad, ("v",)), (diagonal_grad, ("a",)),
-                         (append_grad, ("arr", "values")), (diff_grad, ("a",)), (take_grad, ("a",)),
-                         (take_along_axis_grad, ("arr",)), (sort_grad, ("a",)), (if_inexact, ("like",)), (diff_piece, ("a", "prepend", "append"))):
-    declare(_helper, zero_derivative=_inputs)
+declare(getitem_grad, zero_derivative=("a",))
+declare(stored_part, zero_derivative=("value",))
+declare(if_inexact, zero_derivative=("like",))
 
 
-# Checked against NumPy (tests/test_rule_facts_against_numpy.py): these helpers hand back their
-# first argument itself or a view of it (a reshape, the adjoint passed through), and those below return
-# lists or tuples of pieces, so generated code that writes into what they return copies first.
-declare(append_grad, if_inexact, view=True)  # their first argument (not the others: like, a, b)
-declare(concatenate_grad, stack_grad, joined_grad, may_view=True)  # pieces of their first argument
-declare(concatenate_grad, stack_grad, joined_grad, returns_sequence=True)
+# Checked against NumPy (tests/test_rule_facts_against_numpy.py): if_inexact hands back its first
+# argument itself, so generated code that writes into what it returns copies first.
+declare(if_inexact, view=True)  # its first argument (not like)
