@@ -273,19 +273,6 @@ def added_at(a: Any, index: Any, value: Any) -> np.ndarray:
     return out
 
 
-def astype(a: Any, dtype: Any) -> np.ndarray:
-    """``a.astype(dtype)``: a new array (what the method means in differentiated code)."""
-    return np.asarray(a).astype(dtype)
-
-
-def cast_derivative(d: Any, dtype: Any) -> Any:
-    """A derivative carried through a cast to ``dtype``: itself (in floats) for a cast to a
-    floating type; zeros for a cast to integers or booleans, which carries no derivative."""
-    if np.issubdtype(np.dtype(dtype), np.inexact):
-        return np.array(d, dtype=np.result_type(d, 1.0))
-    return np.zeros(np.shape(d))
-
-
 def list_append(items: list, item: Any) -> list:
     """A new list: ``items`` then ``item``.  What ``items.append(item)`` means in differentiated code.
 
@@ -293,12 +280,6 @@ def list_append(items: list, item: Any) -> list:
     list): it is read row by row, never added to.
     """
     return [*items, item]
-
-
-def linspace_weights(num: int, endpoint: bool = True, ndim: int = 0) -> np.ndarray:
-    """How much of ``stop`` each point of ``np.linspace(start, stop, num, endpoint)`` holds
-    (``1 -`` that of ``start``), shaped to broadcast against ``ndim``-dimensional endpoints."""
-    return np.reshape(np.linspace(0.0, 1.0, num, endpoint=endpoint), (-1,) + (1,) * ndim)
 
 
 def getitem_grad(grad: Any, a: Any, index: Any) -> np.ndarray:
@@ -334,45 +315,6 @@ def _never_repeats(index: Any) -> bool:
     return True
 
 
-# -- special functions (for the math module's gamma family) ------------------------------------
-
-
-def digamma(x: float) -> float:
-    """The digamma function psi = d lgamma / dx, for a number (the derivative of ``math.lgamma``).
-
-    Shifted up by the recurrence psi(x) = psi(x + 1) - 1/x until x >= 10, then the asymptotic
-    series (error below 1e-14); reflected for negative x.
-    """
-    x = float(x)
-    if x <= 0.0 and x == math.floor(x):
-        return math.nan  # a pole
-    if x < 0.0:
-        return digamma(1.0 - x) - math.pi / math.tan(math.pi * x)
-    shift = 0.0
-    while x < 10.0:
-        shift -= 1.0 / x
-        x += 1.0
-    inv = 1.0 / (x * x)
-    series = inv * (1.0 / 12 - inv * (1.0 / 120 - inv * (1.0 / 252 - inv * (1.0 / 240 - inv * (1.0 / 132)))))
-    return shift + math.log(x) - 0.5 / x - series
-
-
-def trigamma(x: float) -> float:
-    """psi'(x), the derivative of ``digamma`` (recurrence, asymptotic series, reflection)."""
-    x = float(x)
-    if x <= 0.0 and x == math.floor(x):
-        return math.inf
-    if x < 0.0:
-        return -trigamma(1.0 - x) + (math.pi / math.sin(math.pi * x)) ** 2
-    shift = 0.0
-    while x < 10.0:
-        shift += 1.0 / (x * x)
-        x += 1.0
-    inv = 1.0 / (x * x)
-    series = (1.0 / x) * (1.0 + 1.0 / (2 * x) + inv * (1.0 / 6 - inv * (1.0 / 30 - inv * (1.0 / 42 - inv / 30))))
-    return shift + series
-
-
 def if_inexact(grad: Any, like: Any) -> Any:
     """``grad`` where ``like`` holds floats (or complex numbers), zeros where it holds integers or
     booleans: a value stored into such an array, or converted to one, is truncated, and so has no
@@ -387,6 +329,3 @@ def item(a: Any) -> Any:
     return a.item() if hasattr(a, "item") else a
 
 
-def dtype_of(a: Any) -> np.dtype:
-    """``a.dtype``: what an array (or a number, as NumPy would hold it) is made of."""
-    return a.dtype if hasattr(a, "dtype") else np.asarray(a).dtype

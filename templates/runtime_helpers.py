@@ -13,11 +13,11 @@ import numpy as np
 from s2s_ad.rules import adjoint, declare, fresh_arrays, nondifferentiable, tangent
 from s2s_ad.runtime import (added_at, check_assertion, check_no_derivative, check_number_update,
                             check_view_update, checkpoint_stride, checkpointed, derivative_lost_by, draw,
-                            formatted, getitem_grad, held_apart, if_inexact, linspace_weights,
-                            raise_exception, random_states, set_random_states, stop_gradient, stored_part,
-                            unbroadcast, unbroadcast_to, writable_copy, zero_tangent, zeros_like)
+                            formatted, getitem_grad, held_apart, if_inexact, raise_exception, random_states,
+                            set_random_states, stop_gradient, stored_part, unbroadcast, unbroadcast_to,
+                            writable_copy, zero_tangent, zeros_like)
 
-nondifferentiable(zeros_like, zero_tangent, linspace_weights)
+nondifferentiable(zeros_like, zero_tangent)
 declare(checkpointed, refused="checkpointed(...) marks a loop: write it as the loop's iterable, "
                               "for t in s2s_ad.checkpointed(range(n)):")
 nondifferentiable(stop_gradient, elementwise=True)
