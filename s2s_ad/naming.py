@@ -3,8 +3,8 @@
 The user's own names are kept where they are free (``a``, then ``a_1`` for a
 reassigned ``a``); a value the user did not name is named after the
 operation that made it (``x_plus_1``, ``x_sq``, ``sin_x``).  Names generated
-code reads as globals (``np``, builtins, the runtime helpers) are never
-used for locals.
+code reads as globals (``np``, builtins, the helpers of the runtime and of
+the template modules) are never used for locals.
 """
 from __future__ import annotations
 
@@ -21,12 +21,13 @@ _NAME_LIMIT = 16
 class Names:
     """Hands out unique SSA names, keeping the user's names where it can."""
 
-    # Names generated code reads as globals must never be shadowed by a local.
+    # Names generated code reads as globals must never be shadowed by a local (with the helpers the
+    # template modules define: rules.helper_names).
     RESERVED = ({"np", "math", "operator", "builtins"} | set(keyword.kwlist) | set(dir(builtins))
                 | {n for n in dir(runtime) if not n.startswith("_")})
 
     def __init__(self, reserved: set[str]) -> None:
-        self.taken = ir.NameSet(set(self.RESERVED) | set(reserved))
+        self.taken = ir.NameSet(set(self.RESERVED) | rules.helper_names() | set(reserved))
 
     @staticmethod
     def _clean(base: str) -> str:

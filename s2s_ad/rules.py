@@ -108,6 +108,9 @@ _deferred_lock = threading.Lock()
 _loaded = False
 _load_lock = threading.Lock()
 _generation = 0  # rules registered so far: cached code checks its callees' rules again when it changes
+_TEMPLATE_MODULES: list[types.ModuleType] = []  # every template module loaded (s2s_ad's and outside ones)
+_RULE_TEMPLATES: set = set()  # the template functions of the rules declared, told apart from helpers
+_helpers: tuple[int, Any, frozenset[str]] = (0, {}, frozenset())  # (modules read, helpers by name, their names)
 
 
 def generation() -> int:
@@ -131,6 +134,7 @@ def _parse_template(template: Callable, kind: str, fn: Any) -> tuple[Rule, gast.
             f"the {kind} rule {template.__name__!r}",
             "its source cannot be read; define rules in a .py file",
         ) from exc
+    _RULE_TEMPLATES.add(template)
     module = gast.parse(source)
     fdef = module.body[0]
     assert isinstance(fdef, gast.FunctionDef)
@@ -379,9 +383,9 @@ FACTS: dict[str, str] = {
     "returns_sequence": "True: the result may be a tuple or list (np.linalg.eigh, np.split)",
     "arithmetic": "True: on numbers, the result is a number, never a 0-d array (operator.add, abs)",
     "joins_sequences": "True: on tuples or lists it joins or repeats them (operator.add, operator.mul)",
-    "sequence_helpers": "(adjoint, tangent): the runtime helpers that differentiate it where it may join "
+    "sequence_helpers": "(adjoint, tangent): the helpers that differentiate it where it may join "
                         "or repeat tuples or lists, deciding at run time; declared with joins_sequences "
-                        "(operator.add: (runtime.add_adjoint, runtime.add_tangent))",
+                        "(operator.add: (add_adjoint, add_tangent), defined in templates/operators.py)",
     "cheap": "True: on numbers, cheaper to compute again in the reverse sweep than to record",
     "factors": "positions: the result is zero where the argument at any of them is zero (operator.mul: (0, 1))",
     "sum": '"+": the sum of its two arguments, where a zero one drops out (operator.add); '
@@ -400,7 +404,7 @@ FACTS: dict[str, str] = {
     "refused_arguments": "a function of some of the rule's inputs (its parameters named as the rule names them) "
                          "giving, for constant values of those, None where such a call is differentiated, else why "
                          "not and what to write instead: the call is then refused when it is transformed "
-                         "(np.pad: runtime.pad_refusal, a padding function as the mode)",
+                         "(np.pad: pad_refusal in templates/numpy_shape.py, a padding function as the mode)",
     "words": "(verb, noun): how generated names read a result of it (operator.add: ('plus', 'total'))",
     "syntax": "the ast class of the Python operator that calls it (operator.add: ast.Add, operator.neg: ast.USub, "
               "operator.lt: ast.Lt, operator.contains: ast.In, operator.getitem: ast.Subscript): generated code "
@@ -624,7 +628,7 @@ def load_templates() -> None:
         package = _templates_package()
         with _checks_deferred():
             for info in sorted(pkgutil.iter_modules(package.__path__), key=lambda i: i.name):
-                importlib.import_module(f"s2s_ad.templates.{info.name}")
+                _TEMPLATE_MODULES.append(importlib.import_module(f"s2s_ad.templates.{info.name}"))
         _loaded = True
         if checking_rules():  # (after _loaded: the check asks the registry)
             refuse_contradicted_rules()
@@ -696,6 +700,7 @@ def load_template_module(path: str) -> types.ModuleType:
         except BaseException:
             del sys.modules[name]
             raise
+        _TEMPLATE_MODULES.append(module)
     if checking_rules():
         _refuse_module_rules(module)
     return module
@@ -728,6 +733,31 @@ def tangent_rule(fn: Any) -> Optional[Rule]:
         return rule if rule is not None or not load_deferred() else _TANGENTS.get(_key(fn))
     except TypeError:
         return None
+
+
+def helpers() -> dict[str, Callable[..., Any]]:
+    """The helpers template modules define, by name: their public functions that are not rules
+    (``cumsum_grad``, ``sum_items_adjoint``).  Rules' bodies call them, so generated code reads them
+    as globals by these names (and no local of generated code takes one: ``naming.Names``)."""
+    return dict(_found_helpers()[1])
+
+
+def helper_names() -> frozenset[str]:
+    """The names of ``helpers()``."""
+    return _found_helpers()[2]
+
+
+def _found_helpers() -> tuple[int, Any, frozenset[str]]:
+    """``_helpers``, read again from the template modules when one was loaded since."""
+    global _helpers
+    load_templates()
+    modules = list(_TEMPLATE_MODULES)
+    if _helpers[0] != len(modules):
+        found = {name: value for module in modules for name, value in vars(module).items()
+                 if not name.startswith("_") and inspect.isfunction(value)
+                 and value.__module__ == module.__name__ and value not in _RULE_TEMPLATES}
+        _helpers = (len(modules), types.MappingProxyType(found), frozenset(found))
+    return _helpers
 
 
 def is_template_file(filename: str) -> bool:

@@ -1,9 +1,19 @@
 """Rules for everyday array idioms written as methods and attributes: ``x.item()`` (the one number
 of a one-element array) and ``x.dtype`` (what it is made of, which carries no derivative)."""
+from __future__ import annotations
+
+from typing import Any
+
 import numpy as np
 
 from s2s_ad.rules import adjoint, nondifferentiable, tangent
-from s2s_ad.runtime import dtype_of, item, unbroadcast
+from s2s_ad.runtime import item, unbroadcast
+
+
+def dtype_of(a: Any) -> np.dtype:
+    """``a.dtype``: what an array (or a number, as NumPy would hold it) is made of."""
+    return a.dtype if hasattr(a, "dtype") else np.asarray(a).dtype
+
 
 nondifferentiable(dtype_of, attributes={"dtype": dtype_of})
 

@@ -4,14 +4,38 @@ Arrays made by these may be written into (``out[i] = v``); the zero-valued
 constructors carry no derivative.  The end of the module declares what holds
 of NumPy's functions as a family (what they return, which fold on constants).
 """
+from __future__ import annotations
+
 import types
 
 import random
+from typing import Any
 
 import numpy as np
 
 from s2s_ad.rules import adjoint, declare, fresh_arrays, nondifferentiable, tangent
-from s2s_ad.runtime import astype, cast_derivative, if_inexact, linspace_weights, unbroadcast
+from s2s_ad.runtime import if_inexact, unbroadcast
+
+
+# -- helpers: what the code these rules generate calls ----------------------------------------------
+
+def astype(a: Any, dtype: Any) -> np.ndarray:
+    """``a.astype(dtype)``: a new array (what the method means in differentiated code)."""
+    return np.asarray(a).astype(dtype)
+
+
+def cast_derivative(d: Any, dtype: Any) -> Any:
+    """A derivative carried through a cast to ``dtype``: itself (in floats) for a cast to a
+    floating type; zeros for a cast to integers or booleans, which carries no derivative."""
+    if np.issubdtype(np.dtype(dtype), np.inexact):
+        return np.array(d, dtype=np.result_type(d, 1.0))
+    return np.zeros(np.shape(d))
+
+
+def linspace_weights(num: int, endpoint: bool = True, ndim: int = 0) -> np.ndarray:
+    """How much of ``stop`` each point of ``np.linspace(start, stop, num, endpoint)`` holds
+    (``1 -`` that of ``start``), shaped to broadcast against ``ndim``-dimensional endpoints."""
+    return np.reshape(np.linspace(0.0, 1.0, num, endpoint=endpoint), (-1,) + (1,) * ndim)
 
 nondifferentiable(np.zeros, np.ones, np.empty, np.zeros_like, np.ones_like, np.empty_like, np.eye, np.identity)
 nondifferentiable(np.shape, np.ndim, np.size, attributes={"shape": np.shape, "ndim": np.ndim, "size": np.size})
@@ -147,3 +171,6 @@ def _exported() -> list:
 declare(*[f for f in _exported() if getattr(f, "__module__", None) in _NUMERIC_MODULES], numeric=True)
 declare(*[f for f in _exported() if isinstance(f, types.BuiltinFunctionType) and f.__module__ == "numpy"],
         foldable=True)
+
+
+nondifferentiable(linspace_weights)  # the weights depend on the count only

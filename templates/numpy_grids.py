@@ -7,7 +7,9 @@ Helpers the rules need are defined here, beside them: the axis bookkeeping is de
 import numpy as np
 
 from s2s_ad.rules import adjoint, nondifferentiable, tangent
-from s2s_ad.runtime import linspace_weights, unbroadcast
+from s2s_ad.runtime import unbroadcast
+
+from .numpy_creation import linspace_weights
 
 
 @adjoint(np.logspace, examples=({"start": (), "stop": (), "num": 5}, {"start": (), "stop": (), "num": 4, "endpoint": False},

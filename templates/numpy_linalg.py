@@ -1,16 +1,531 @@
 """Rules for linear algebra: matmul and ``@``, dot, outer, transpose and ``.T``, trace, tensordot,
 inner, kron, cross, and ``np.linalg``'s inv, solve, det, cholesky and norm (batched over leading
-axes where NumPy batches)."""
+axes where NumPy batches).
+
+The helpers their adjoints call where a shape is known only at run time (``matmul_grad_a``,
+``solve_columns``, ``einsum_grad``, ``multi_dot_grad``...) are defined here first, and their own
+rules are at the end."""
+from __future__ import annotations
+
 import ast
 import operator
+from typing import Any
 
 import numpy as np
 
 from s2s_ad.kinds import matmul_dims, transposed_dims
 from s2s_ad.rules import adjoint, declare, fresh_arrays, fresh_values, nondifferentiable, spell_module, tangent
-from s2s_ad.runtime import (cross_grad, multi_dot_grad, multi_dot_jvp, qr_checked, svd_checked, dot_grad_a, dot_grad_b, einsum_grad, matrix_power_grad, matrix_power_jvp, norm_max_weights, norm_matrices, norm_singular_weights, norm_unmoved, expand_reduced, inner_axes, inverse_axes, norm_weight, kron_axes, kron_blocks, kron_spread,
-                            matmul_grad_a, matmul_grad_b, norm_order, solve_columns, tensordot_adjoint_plan,
-                            trace_grad, unbroadcast)
+from s2s_ad.runtime import unbroadcast, unbroadcast_to
+from .numpy_reductions import as_floats, expand_reduced
+from .numpy_shape import as_given, diagonal_grad
+
+
+# -- helpers: what the code these rules generate calls where a shape is known only at run time
+# (their own rules are at the end: generated code differentiated again calls them too) -------------
+
+def _promoted(a: np.ndarray, b: np.ndarray, g: np.ndarray) -> tuple:
+    """Matrix forms of matmul's operands and adjoint, with 1-D operands promoted as NumPy does."""
+    a2 = a[np.newaxis, :] if a.ndim == 1 else a
+    b2 = b[:, np.newaxis] if b.ndim == 1 else b
+    g2 = np.asarray(g)
+    if a.ndim == 1:
+        g2 = np.expand_dims(g2, -2)
+    if b.ndim == 1:
+        g2 = np.expand_dims(g2, -1)
+    return a2, b2, g2
+
+
+def matmul_grad_a(grad: Any, a: Any, b: Any) -> Any:
+    """The adjoint of ``a`` in ``a @ b`` (any dimensions, 1-D promoted as NumPy does)."""
+    a, b = np.asarray(a), np.asarray(b)
+    if a.ndim == 0 or b.ndim == 0:  # np.dot of a scalar is a product
+        return unbroadcast(grad * b, a)
+    if a.ndim == 1 and b.ndim == 1:  # an inner product
+        return grad * b
+    a2, b2, g2 = _promoted(a, b, grad)
+    result = g2 @ np.swapaxes(b2, -1, -2)
+    if a.ndim == 1:
+        result = result[..., 0, :]
+    return unbroadcast(result, a)
+
+
+def matmul_grad_b(grad: Any, a: Any, b: Any) -> Any:
+    """The adjoint of ``b`` in ``a @ b``."""
+    a, b = np.asarray(a), np.asarray(b)
+    if a.ndim == 0 or b.ndim == 0:
+        return unbroadcast(grad * a, b)
+    if a.ndim == 1 and b.ndim == 1:
+        return grad * a
+    a2, b2, g2 = _promoted(a, b, grad)
+    result = np.swapaxes(a2, -1, -2) @ g2
+    if b.ndim == 1:
+        result = result[..., 0]
+    return unbroadcast(result, b)
+
+
+def _dot_is_matmul(a: np.ndarray, b: np.ndarray) -> bool:
+    """True where ``np.dot(a, b)`` is ``a @ b`` (or a product): unless ``a`` is N-D and ``b`` 3-D or more."""
+    return a.ndim < 2 or b.ndim < 3
+
+
+def dot_grad_a(grad: Any, a: Any, b: Any) -> Any:
+    """The adjoint of ``a`` in ``np.dot(a, b)``.
+
+    For N-D operands ``np.dot`` sums over the last axis of ``a`` and the
+    second-to-last of ``b``, and keeps every other axis of both (no
+    broadcasting of leading axes, unlike matmul).
+    """
+    a, b = np.asarray(a), np.asarray(b)
+    if _dot_is_matmul(a, b):
+        return matmul_grad_a(grad, a, b)
+    kept_b = list(range(b.ndim - 2)) + [b.ndim - 1]  # b's axes in the result, in order
+    return np.tensordot(grad, b, axes=(list(range(a.ndim - 1, np.ndim(grad))), kept_b))
+
+
+def dot_grad_b(grad: Any, a: Any, b: Any) -> Any:
+    """The adjoint of ``b`` in ``np.dot(a, b)`` (see ``dot_grad_a``)."""
+    a, b = np.asarray(a), np.asarray(b)
+    if _dot_is_matmul(a, b):
+        return matmul_grad_b(grad, a, b)
+    lead = list(range(a.ndim - 1))
+    return np.moveaxis(np.tensordot(a, grad, axes=(lead, lead)), 0, -2)
+
+
+def inverse_axes(axes: Any) -> Any:
+    """The permutation that undoes ``np.transpose(x, axes)`` (``None`` undoes itself)."""
+    return None if axes is None else tuple(np.argsort(axes))
+
+
+# NumPy 2 reads ``b`` in ``np.linalg.solve(a, b)`` as vectors only when it is 1-D; NumPy 1 whenever it
+# has one dimension fewer than ``a`` (a stack of vectors).
+_SOLVE_VECTORS_ONLY_1D = np.lib.NumpyVersion(np.__version__) >= "2.0.0"
+
+
+def solve_columns(x: Any, a: Any, b: Any) -> Any:
+    """``x`` as a stack of columns, as ``np.linalg.solve(a, b)`` reads ``b`` in the NumPy installed: a
+    vector ``b`` gets a trailing axis of length 1.  (A missing tangent, the number 0, stays a number.)"""
+    vectors = np.ndim(b) == 1 if _SOLVE_VECTORS_ONLY_1D else np.ndim(b) == np.ndim(a) - 1
+    if vectors and np.ndim(x) >= 1:
+        return np.expand_dims(x, -1)
+    return x
+
+
+def _matrix_norm(ndim: int, axis: Any) -> bool:
+    return (axis is None and ndim == 2) or (isinstance(axis, tuple) and len(axis) == 2)
+
+
+def norm_order(ord: Any, ndim: int, axis: Any) -> float:
+    """The ``p`` of the p-norm ``np.linalg.norm(x, ord, axis)`` computes, whose derivative is
+    ``sign(x) |x|**(p-1) / norm**(p-1)``; 0 for the norms made of a max or a min (see
+    ``norm_max_weights``), of singular values (see ``norm_spectral_weights``) and for the count
+    ``ord=0``.  Any other order raises: no rule, rather than a wrong number."""
+    if ord is None or ord == "fro":
+        return 2.0
+    if _matrix_norm(ndim, axis):
+        if _spectral(ord, ndim, axis) or ord in (1, -1, np.inf, -np.inf):
+            return 0.0
+    elif isinstance(ord, (int, float, np.integer, np.floating)):
+        return 0.0 if ord == 0 or np.isinf(ord) else float(ord)
+    raise ValueError(f"np.linalg.norm with ord={ord!r} has no derivative rule in s2s_ad; use ord=None, 'fro', "
+                     f"1, -1, 2, -2, 'nuc', inf or -inf (matrices) or a number (vectors)")
+
+
+def norm_max_weights(x: Any, ord: Any, axis: Any, keepdims: bool) -> Any:
+    """d norm / d x for the norms made of a max or a min (vector ord inf and -inf; matrix ord 1, -1,
+    inf, -inf: the largest or smallest absolute column or row sum): ``sign(x)`` where the extreme is
+    reached, ties sharing evenly (as ``np.max``'s rule); the number 0 for every other norm.
+    Piecewise constant in ``x``."""
+    x = as_floats(x)
+    matrix = _matrix_norm(x.ndim, axis)
+    if not matrix and ord == 0:
+        return np.zeros(x.shape)  # a count of the nonzero elements: constant
+    if ord is None or ord == "fro" or (matrix and ord not in (1, -1, np.inf, -np.inf)) or \
+            (not matrix and not (isinstance(ord, (int, float, np.number)) and np.isinf(ord))):
+        return 0.0
+    magnitude = np.abs(x)
+    pick = np.max if ord > 0 else np.min
+    if matrix:
+        rows, cols = (0, 1) if axis is None else tuple(a % x.ndim for a in axis)
+        summed_over = rows if abs(ord) == 1 else cols  # ord 1: column sums; inf: row sums
+        sums = np.sum(magnitude, axis=summed_over, keepdims=True)
+        other = cols if summed_over == rows else rows
+        extreme = sums == pick(sums, axis=other, keepdims=True)
+        return np.sign(x) * extreme / np.sum(extreme, axis=other, keepdims=True)
+    reduce_axis = None if axis is None else axis
+    extreme = magnitude == pick(magnitude, axis=reduce_axis, keepdims=True)
+    return np.sign(x) * extreme / np.sum(extreme, axis=reduce_axis, keepdims=True)
+
+
+def _spectral(ord: Any, ndim: int, axis: Any) -> bool:
+    """True for the matrix norms made of singular values: ord 2 (the largest), -2 (the smallest),
+    'nuc' (their sum)."""
+    if not _matrix_norm(ndim, axis):
+        return False
+    return ord == "nuc" if isinstance(ord, str) else ord is not None and ord in (2, -2)
+
+
+def _matrix_axes(ndim: int, axis: Any) -> tuple:
+    return (0, 1) if axis is None else tuple(a % ndim for a in axis)
+
+
+def norm_matrices(x: Any, ord: Any, axis: Any, fill: float) -> np.ndarray:
+    """The matrices whose singular values make ``np.linalg.norm(x, ord, axis)`` (ord 2, -2, 'nuc'),
+    moved to the last two axes; for any other norm, a 1 by 1 placeholder holding ``fill`` (1 for the
+    matrix whose SVD is taken, so it is well defined; 0 for a tangent or an adjoint)."""
+    if not _spectral(ord, np.ndim(x), axis):
+        return np.full((1, 1), fill)
+    return np.moveaxis(x, _matrix_axes(np.ndim(x), axis), (-2, -1))
+
+
+def norm_unmoved(w: Any, x: Any, ord: Any, axis: Any) -> Any:
+    """``norm_matrices``'s transpose: matrices ``w`` moved back to ``x``'s layout; zeros shaped like
+    ``x`` for the norms not made of singular values."""
+    if not _spectral(ord, np.ndim(x), axis):
+        return np.zeros(np.shape(x))
+    return np.moveaxis(w, (-2, -1), _matrix_axes(np.ndim(x), axis))
+
+
+def norm_singular_weights(s: Any, ord: Any, ndim: int, axis: Any) -> np.ndarray:
+    """d norm / d s for the norms of singular values: ones for 'nuc', one at the largest (ord 2) or the
+    smallest (ord -2) singular value; zeros for every other norm.  Piecewise constant in ``s``."""
+    s = np.asarray(s)
+    if not _spectral(ord, ndim, axis):
+        return np.zeros(s.shape)
+    if isinstance(ord, str):
+        return np.ones(s.shape)
+    picked = np.argmax(s, axis=-1) if ord > 0 else np.argmin(s, axis=-1)
+    return (np.arange(s.shape[-1]) == np.expand_dims(picked, -1)).astype(float)
+
+
+def norm_weight(x: Any, p: float) -> Any:
+    """``sign(x) |x|**(p - 1)``, the p-norm's derivative times ``norm**(p - 1)``; written
+    ``x |x|**(p - 2)`` for p >= 2, whose own derivative is right at 0 too."""
+    if p == 0.0:
+        return 0.0  # a norm of maxima (norm_max_weights), or the count ord=0: no p-norm term
+    x = as_floats(x)
+    if p == 2.0:
+        return x
+    if p >= 2.0:
+        return x * np.abs(x) ** (p - 2.0)
+    return np.sign(x) * np.abs(x) ** (p - 1.0)
+
+
+def norm_weight_jvp(x: Any, p: float, t: Any) -> Any:
+    """The tangent of ``norm_weight(x, p)`` along ``t`` (the number 0 where that is the number 0)."""
+    if p == 0.0:
+        return 0.0
+    return norm_weight_slope(x, p) * t
+
+
+def norm_weight_slope(x: Any, p: float) -> Any:
+    """The derivative of ``norm_weight(x, p)`` in ``x``: ``(p - 1) |x|**(p - 2)`` (1 for p = 2,
+    0 for p = 1, infinite at 0 for 1 < p < 2)."""
+    if p == 0.0:
+        return 0.0
+    x = as_floats(x)
+    if p == 2.0:
+        return np.ones_like(x)
+    if p == 1.0:
+        return np.zeros_like(x)
+    with np.errstate(divide="ignore"):
+        return (p - 1.0) * np.abs(x) ** (p - 2.0)
+
+
+def inner_axes(a: Any, b: Any) -> Any:
+    """``np.inner(a, b)`` as ``np.tensordot``'s ``axes``: the last axes, or 0 (a product) for a number."""
+    if np.ndim(a) == 0 or np.ndim(b) == 0:
+        return 0
+    return (np.ndim(a) - 1, np.ndim(b) - 1)
+
+
+def tensordot_axes(a: Any, b: Any, axes: Any) -> tuple[list, list]:
+    """``np.tensordot``'s ``axes`` argument as two lists of non-negative axes of ``a`` and ``b``."""
+    na, nb = np.ndim(a), np.ndim(b)
+    if isinstance(axes, (int, np.integer)):
+        return list(range(na - axes, na)), list(range(axes))
+    first, second = axes
+    first = [first] if isinstance(first, (int, np.integer)) else list(first)
+    second = [second] if isinstance(second, (int, np.integer)) else list(second)
+    return [int(x) % na for x in first], [int(x) % nb for x in second]
+
+
+def tensordot_adjoint_plan(a: Any, b: Any, axes: Any, which: int) -> tuple:
+    """How the adjoint of operand ``which`` of ``np.tensordot(a, b, axes)`` is one more tensordot:
+    the ``axes`` to contract the result's adjoint with the other operand, and the permutation
+    that puts the product's axes in the operand's order."""
+    ca, cb = tensordot_axes(a, b, axes)
+    free_a = [i for i in range(np.ndim(a)) if i not in ca]
+    free_b = [i for i in range(np.ndim(b)) if i not in cb]
+    if which == 0:  # tensordot(grad, b): free_a, then the partners of b's contracted axes in b's order
+        contract = (list(range(len(free_a), len(free_a) + len(free_b))), free_b)
+        return contract, tuple(np.argsort(free_a + [ca[cb.index(j)] for j in sorted(cb)]).tolist())
+    contract = (free_a, list(range(len(free_a))))  # tensordot(a, grad): the partners of a's, then free_b
+    return contract, tuple(np.argsort([cb[ca.index(i)] for i in sorted(ca)] + free_b).tolist())
+
+
+def trace_grad(grad: Any, a: Any, offset: int = 0, axis1: int = 0, axis2: int = 1) -> np.ndarray:
+    """The adjoint of ``np.trace(a, offset, axis1, axis2)``: ``grad`` on every element of that diagonal."""
+    length = np.diagonal(np.zeros(np.shape(a), dtype=bool), offset, axis1, axis2).shape[-1]
+    grad = np.asarray(grad)
+    return diagonal_grad(np.broadcast_to(grad[..., np.newaxis], grad.shape + (length,)), a, offset, axis1, axis2)
+
+
+def kron_blocks(grad: Any, a: Any, b: Any) -> np.ndarray:
+    """The adjoint of ``np.kron(a, b)`` with its axes split as (a0, b0, a1, b1, ...)."""
+    nd = max(np.ndim(a), np.ndim(b))
+    sa = (1,) * (nd - np.ndim(a)) + np.shape(a)
+    sb = (1,) * (nd - np.ndim(b)) + np.shape(b)
+    return np.reshape(grad, [n for pair in zip(sa, sb) for n in pair])
+
+
+def kron_spread(x: Any, other: Any, which: int) -> np.ndarray:
+    """``x`` (operand ``which`` of kron) shaped to broadcast against ``kron_blocks``: length-1 axes
+    interleaved where the other operand's axes are."""
+    nd = max(np.ndim(x), np.ndim(other))
+    sx = (1,) * (nd - np.ndim(x)) + np.shape(x)
+    ones = (1,) * nd
+    pairs = zip(sx, ones) if which == 0 else zip(ones, sx)
+    return np.reshape(x, [n for pair in pairs for n in pair])
+
+
+def cross_grad(grad: Any, other: Any, like: Any, axis_other: int, axis_like: int, axisc: int,
+               axis: Any, sign: float) -> Any:
+    """The adjoint of one operand of ``np.cross`` (shaped like ``like``) from the other one:
+    ``sign * cross(other, grad)`` over 3-vectors, a 2-vector standing for (x, y, 0) and the number
+    that two 2-vectors give for the z component of their 3-vector product.  Linear in ``grad`` and
+    in ``other``; ``like`` is read for its shape."""
+    if axis is not None:
+        axis_other = axis_like = axisc = axis
+    shape = np.shape(like)
+    if np.ndim(other) == 0 or (np.ndim(grad) == 0 and not (np.shape(other)[axis_other] == 2 == shape[axis_like])):
+        return np.zeros(shape)  # a missing tangent (a plain 0)
+    other = np.moveaxis(np.asarray(other, dtype=float), axis_other, -1)
+    moved = np.moveaxis(np.zeros(shape), axis_like, -1).shape
+    if other.shape[-1] == 2 and moved[-1] == 2:  # two 2-vectors: grad is the z component's adjoint
+        grad3 = np.zeros(np.shape(grad) + (3,))
+        grad3[..., 2] = grad
+    else:
+        grad3 = np.moveaxis(np.asarray(grad, dtype=float), axisc, -1)
+    other3 = np.concatenate([other, np.zeros(other.shape[:-1] + (3 - other.shape[-1],))], axis=-1)
+    full = sign * np.cross(other3, grad3)[..., :moved[-1]]
+    return np.moveaxis(unbroadcast_to(full, moved), -1, axis_like)
+
+
+def kron_axes(a: Any, b: Any, which: int) -> tuple:
+    """The axes of ``kron_blocks`` that belong to the operand other than ``which`` (summed out)."""
+    nd = max(np.ndim(a), np.ndim(b))
+    return tuple(range(1 if which == 0 else 0, 2 * nd, 2))
+
+
+def _einsum_terms(subscripts: str, operands: list) -> tuple[list, str, dict]:
+    """``subscripts`` with every ``...`` spelled out in letters of its own (right-aligned, as NumPy
+    broadcasts them), the implicit output made explicit, and the size of every letter (broadcast)."""
+    subscripts = subscripts.replace(" ", "")
+    inputs, _, output = subscripts.partition("->")
+    terms = inputs.split(",")
+    if len(terms) != len(operands):
+        raise ValueError(f"einsum {subscripts!r} names {len(terms)} operands, but {len(operands)} are given")
+    spare = [c for c in "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ" if c not in subscripts]
+    widths = [np.ndim(op) - (len(t) - 3) if "..." in t else 0 for t, op in zip(terms, operands)]
+    ellipsis = "".join(spare[:max(widths, default=0)])
+    terms = [t.replace("...", ellipsis[len(ellipsis) - w:] if w else "") for t, w in zip(terms, widths)]
+    if "->" not in subscripts:
+        letters = "".join(terms)
+        output = ellipsis + "".join(sorted(c for c in set(letters) if letters.count(c) == 1 and c not in ellipsis))
+    else:
+        output = output.replace("...", ellipsis)
+    sizes: dict = {}
+    for term, op in zip(terms, operands):
+        for letter, n in zip(term, np.shape(op)):
+            # NumPy's broadcasting: a length 1 gives way to any other, a length 0 included
+            sizes[letter] = n if sizes.get(letter, 1) == 1 else sizes[letter]
+    return terms, output, sizes
+
+
+def einsum_grad(grad: Any, subscripts: str, which: int, like: Any, *slots: Any) -> np.ndarray:
+    """The adjoint of operand ``which`` (shaped like ``like``) of ``np.einsum(subscripts, *slots)``.
+
+    One more einsum of the result's adjoint with the other operands; labels summed within the
+    operand alone are spread back, repeated labels (a diagonal, ``"ii->"``) written onto the
+    diagonal of zeros, and broadcast ``...`` axes summed.  Slot ``which`` is not read (only
+    ``like``), and slots past the operands ``subscripts`` names are ignored.  Another operand
+    given as the number 0 (a missing tangent) makes the adjoint zero.
+    """
+    shape = np.shape(like)
+    if any(i != which and isinstance(op, (int, float)) and op == 0 for i, op in enumerate(slots)):
+        return np.zeros(shape)  # (a slot past the operands holds 0 only as a missing tangent)
+    count = subscripts.count(",") + 1
+    operands = [like if i == which else slots[i] for i in range(count)]
+    terms, output, sizes = _einsum_terms(subscripts, operands)
+    mine = terms[which]
+    unique = "".join(dict.fromkeys(mine))
+    others = [(t, np.broadcast_to(op, [sizes[c] for c in t])) for i, (t, op) in enumerate(zip(terms, operands))
+              if i != which]
+    reached = set(output).union(*[set(t) for t, _ in others])
+    kept = "".join(c for c in unique if c in reached)
+    full_grad = np.broadcast_to(grad, [sizes[c] for c in output])
+    core = np.einsum(",".join([output] + [t for t, _ in others]) + "->" + kept, full_grad, *[op for _, op in others])
+    for position, letter in enumerate(unique):  # labels summed within this operand alone: spread back
+        if letter not in reached:
+            core = np.expand_dims(core, position)
+    core = np.broadcast_to(core, [sizes[c] for c in unique])
+    if len(unique) == len(mine):
+        result = np.einsum(unique + "->" + mine, core)
+    else:  # a repeated label: onto the diagonal of zeros (einsum's diagonal view is writable)
+        result = np.zeros([sizes[c] for c in mine], dtype=np.result_type(core, 1.0))
+        np.einsum(mine + "->" + unique, result)[...] = core
+    return unbroadcast_to(np.array(result, dtype=np.result_type(result, 1.0)), shape)
+
+
+def _powers(m: np.ndarray, n: int) -> list:
+    """``[I, m, m @ m, ..., m**n]`` (matrix powers, batched over leading axes)."""
+    out = [np.broadcast_to(np.eye(m.shape[-1]), m.shape)]
+    for _ in range(n):
+        out.append(np.matmul(out[-1], m))
+    return out
+
+
+def _check_power(n: Any) -> int:
+    if int(n) != n or n < 0:
+        raise ValueError(f"np.linalg.matrix_power(a, {n}) has a derivative rule for n >= 0 only; for a negative "
+                         f"power write np.linalg.matrix_power(np.linalg.inv(a), {-n})")
+    return int(n)
+
+
+def matrix_power_grad(grad: Any, a: Any, n: int) -> np.ndarray:
+    """The adjoint of ``np.linalg.matrix_power(a, n)`` (n >= 0): the sum over k of
+    (a^T)^k grad (a^T)^(n-1-k)."""
+    n = _check_power(n)
+    at = np.swapaxes(np.asarray(a, dtype=float), -1, -2)
+    grad = np.broadcast_to(np.asarray(grad, dtype=float), at.shape)
+    powers = _powers(at, max(n - 1, 0))
+    total = np.zeros(at.shape)
+    for k in range(n):
+        total = total + np.matmul(powers[k], np.matmul(grad, powers[n - 1 - k]))
+    return total
+
+
+def matrix_power_jvp(a: Any, t: Any, n: int) -> np.ndarray:
+    """The tangent of ``np.linalg.matrix_power(a, n)`` along ``t``: the sum over k of a^k t a^(n-1-k)."""
+    n = _check_power(n)
+    a = np.asarray(a, dtype=float)
+    if isinstance(t, (int, float)) and t == 0:
+        return np.zeros(a.shape)
+    powers = _powers(a, max(n - 1, 0))
+    total = np.zeros(np.broadcast_shapes(a.shape, np.shape(t)))
+    for k in range(n):
+        total = total + np.matmul(powers[k], np.matmul(t, powers[n - 1 - k]))
+    return total
+
+
+def matrix_power_grad_jvp(grad: Any, a: Any, t: Any, n: int) -> np.ndarray:
+    """The tangent of ``matrix_power_grad(grad, a, n)`` as ``a`` moves along ``t``."""
+    n = _check_power(n)
+    at = np.swapaxes(np.asarray(a, dtype=float), -1, -2)
+    if isinstance(t, (int, float)) and t == 0:
+        return np.zeros(at.shape)
+    tt = np.swapaxes(np.asarray(t, dtype=float), -1, -2)
+    grad = np.broadcast_to(np.asarray(grad, dtype=float), at.shape)
+    powers = _powers(at, max(n - 1, 0))
+    moved = [np.zeros(at.shape)] + [matrix_power_jvp(at, tt, k) for k in range(1, n)]
+    total = np.zeros(at.shape)
+    for k in range(n):
+        total = total + np.matmul(moved[k], np.matmul(grad, powers[n - 1 - k])) \
+            + np.matmul(powers[k], np.matmul(grad, moved[n - 1 - k]))
+    return total
+
+
+def svd_checked(u: Any, a: Any, full_matrices: bool = True, compute_uv: bool = True) -> Any:
+    """``u`` itself, once ``np.linalg.svd(a, full_matrices, compute_uv)`` is known to have a derivative:
+    a full ``u`` or ``vh`` of a matrix that is not square raises (its extra columns are any basis),
+    and so does ``compute_uv=False`` (write ``np.linalg.svd(a, full_matrices=False)[1]``)."""
+    if not compute_uv:
+        raise ValueError("np.linalg.svd(..., compute_uv=False) has no derivative rule in s2s_ad; write "
+                         "np.linalg.svd(a, full_matrices=False)[1] for the singular values")
+    m, n = np.shape(a)[-2:]
+    if full_matrices and m != n:
+        raise ValueError("np.linalg.svd of a matrix that is not square has a derivative only with "
+                         "full_matrices=False (the extra columns of a full u or vh are any basis)")
+    return u
+
+
+def qr_checked(q: Any, a: Any, mode: str = "reduced") -> Any:
+    """``q`` itself, once ``np.linalg.qr(a, mode)`` is known to have a derivative rule: the reduced
+    factors of a matrix with at least as many rows as columns (complete ones of a square matrix are
+    the same); other calls raise."""
+    m, n = np.shape(a)[-2:]
+    if mode not in ("reduced", "complete") or m < n or (mode == "complete" and m != n):
+        raise ValueError(f"np.linalg.qr(a, mode={mode!r}) of a {m} x {n} matrix has no derivative rule in s2s_ad: "
+                         f"the rule covers mode='reduced' with at least as many rows as columns")
+    return q
+
+
+def _chain(matrices: list, size: int) -> np.ndarray:
+    """The product of ``matrices`` (the identity of ``size`` when there are none)."""
+    result = np.eye(size)
+    for m in matrices:
+        result = result @ m
+    return result
+
+
+def _multi_dot_terms(arrays: list) -> list:
+    """``np.linalg.multi_dot``'s operands as matrices: a 1-D first one a row, a 1-D last one a column."""
+    mats = [np.asarray(a, dtype=float) for a in arrays]
+    if mats[0].ndim == 1:
+        mats[0] = mats[0][np.newaxis, :]
+    if mats[-1].ndim == 1:
+        mats[-1] = mats[-1][:, np.newaxis]
+    return mats
+
+
+def _multi_dot_adjoints(grad: Any, mats: list, like: list) -> list:
+    """P_i^T grad S_i^T for each operand (P_i, S_i the products before and after it), shaped like it."""
+    g = np.reshape(np.asarray(grad, dtype=float), (mats[0].shape[0], mats[-1].shape[1]))
+    out = []
+    for i, m in enumerate(mats):
+        before = _chain(mats[:i], mats[0].shape[0])
+        after = _chain(mats[i + 1:], m.shape[1])
+        out.append(np.reshape(before.T @ g @ after.T, np.shape(like[i])))
+    return out
+
+
+def multi_dot_grad(grad: Any, arrays: Any) -> Any:
+    """The adjoints of the operands of ``np.linalg.multi_dot(arrays)``, one per operand (one array
+    where ``arrays`` is one)."""
+    return as_given(_multi_dot_adjoints(grad, _multi_dot_terms(arrays), list(arrays)), arrays, grad)
+
+
+def _is_missing(t: Any) -> bool:
+    return isinstance(t, (int, float)) and t == 0
+
+
+def multi_dot_jvp(arrays: Any, tangents: Any) -> Any:
+    """The tangent of ``np.linalg.multi_dot(arrays)``: each operand's tangent in its place, summed."""
+    arrays = list(arrays)
+    total = 0.0
+    for i, t in enumerate(tangents):
+        if not _is_missing(t):
+            total = total + np.linalg.multi_dot(arrays[:i] + [t] + arrays[i + 1:])
+    if _is_missing(total):
+        return np.zeros(np.shape(np.linalg.multi_dot(arrays)))
+    return total
+
+
+def multi_dot_grad_jvp(grad: Any, t_grad: Any, arrays: Any, tangents: Any) -> list:
+    """The tangent of ``multi_dot_grad(grad, arrays)`` as ``grad`` moves along ``t_grad`` and the
+    operands along ``tangents`` (one list: lists do not add elementwise; one array where ``arrays`` is one)."""
+    given, arrays = arrays, list(arrays)
+    total = [np.zeros(np.shape(a)) for a in arrays]
+    if not _is_missing(t_grad):
+        total = multi_dot_grad(t_grad, arrays)
+    for j, t in enumerate(tangents if not _is_missing(tangents) else ()):
+        if _is_missing(t):
+            continue
+        moved = _multi_dot_adjoints(grad, _multi_dot_terms(arrays[:j] + [t] + arrays[j + 1:]), arrays)
+        for i in range(len(arrays)):
+            if i != j:  # operand i's own adjoint does not read operand i
+                total[i] = total[i] + moved[i]
+    return as_given(total, given, grad)
 
 nondifferentiable(norm_order, norm_max_weights, norm_singular_weights, tensordot_adjoint_plan, kron_axes, inner_axes)
 spell_module("np.linalg", np.linalg)  # generated code writes np.linalg.solve
@@ -574,3 +1089,119 @@ fresh_values(np.matmul, operator.matmul, np.dot)
 
 # Facts about operations with no rule here (see s2s_ad.rules.FACTS).
 declare(np.linalg.eig, returns_sequence=True)
+
+
+# -- the rules of the helpers above (generated code differentiated again calls them) ------------
+@tangent(cross_grad, examples=(
+    {"grad": (3,), "other": (3,), "like": np.zeros(3), "axis_other": -1, "axis_like": -1, "axisc": -1, "axis": None,
+     "sign": 1.0},
+    {"grad": (), "other": (2,), "like": np.zeros(2), "axis_other": -1, "axis_like": -1, "axisc": -1, "axis": None,
+     "sign": -1.0},
+    {"grad": (3, 2), "other": (2, 2), "like": np.zeros((3, 2)), "axis_other": 0, "axis_like": 0, "axisc": 0,
+     "axis": None, "sign": 1.0}))
+def cross_grad_rule(out, grad, other, like, axis_other, axis_like, axisc, axis, sign, *, t_grad, t_other):
+    t_out = (cross_grad(t_grad, other, like, axis_other, axis_like, axisc, axis, sign)
+             + cross_grad(grad, t_other, like, axis_other, axis_like, axisc, axis, sign))
+
+
+@tangent(matmul_grad_a, examples=({"grad": (2, 4), "a": np.zeros((2, 3)), "b": (3, 4)},
+                                  {"grad": (4,), "a": np.zeros(3), "b": (3, 4)}))
+def matmul_grad_a_rule(out, grad, a, b, t_grad, t_b):
+    t_out = matmul_grad_a(t_grad, a, b) + matmul_grad_a(grad, a, t_b)
+
+
+@tangent(matmul_grad_b, examples=({"grad": (2, 4), "a": (2, 3), "b": np.zeros((3, 4))},
+                                  {"grad": (2,), "a": (2, 3), "b": np.zeros(3)}))
+def matmul_grad_b_rule(out, grad, a, b, t_grad, t_a):
+    t_out = matmul_grad_b(t_grad, a, b) + matmul_grad_b(grad, t_a, b)
+
+
+@tangent(dot_grad_a, examples=({"grad": (2, 4), "a": np.zeros((2, 3)), "b": (3, 4)},
+                               {"grad": (2, 5, 2), "a": np.zeros((2, 3)), "b": (5, 3, 2)}))
+def dot_grad_a_rule(out, grad, a, b, t_grad, t_b):
+    t_out = dot_grad_a(t_grad, a, b) + dot_grad_a(grad, a, t_b)
+
+
+@tangent(dot_grad_b, examples=({"grad": (2, 4), "a": (2, 3), "b": np.zeros((3, 4))},
+                               {"grad": (2, 5, 2), "a": (2, 3), "b": np.zeros((5, 3, 2))}))
+def dot_grad_b_rule(out, grad, a, b, t_grad, t_a):
+    t_out = dot_grad_b(t_grad, a, b) + dot_grad_b(grad, t_a, b)
+
+
+@tangent(norm_weight, examples=({"x": (4,), "p": 2.0}, {"x": (4,), "p": 3.0}, {"x": (4,), "p": 1.5}, {"x": (3,), "p": 1.0}))
+def norm_weight_rule(out, x, p, t_x):
+    t_out = norm_weight_jvp(x, p, t_x)
+
+
+@adjoint(solve_columns, linear=True, examples=({"x": (3,), "a": np.zeros((3, 3)), "b": np.zeros(3)},
+                                              {"x": (2, 3), "a": np.zeros((2, 2)), "b": np.zeros((3, 2))}))
+def solve_columns_rule(out, x, a, b, d_out):
+    d_x = np.reshape(d_out, np.shape(x))
+
+
+@tangent(trace_grad, examples=({"grad": (), "a": np.zeros((3, 3))}, {"grad": (2,), "a": np.zeros((2, 3, 4)),
+                                                                     "axis1": 1, "axis2": 2}))
+def trace_grad_rule(out, grad, a, offset=0, axis1=0, axis2=1, *, t_grad):
+    t_out = trace_grad(t_grad, a, offset, axis1, axis2)
+
+
+@adjoint(kron_blocks, linear=True, examples=({"grad": (6,), "a": np.zeros(2), "b": np.zeros(3)},))
+def kron_blocks_rule(out, grad, a, b, d_out):
+    d_grad = np.reshape(d_out, np.shape(grad))
+
+
+@adjoint(kron_spread, linear=True, examples=({"x": (2,), "other": np.zeros(3), "which": 0},
+                                             {"x": (2, 2), "other": np.zeros(3), "which": 1}))
+def kron_spread_rule(out, x, other, which, d_out):
+    d_x = np.reshape(d_out, np.shape(x))
+
+
+@tangent(einsum_grad, examples=(
+    {"grad": (2, 4), "subscripts": "ij,jk->ik", "which": 0, "like": np.zeros((2, 3)), "op0": None, "op1": (3, 4)},
+    {"grad": (), "subscripts": "i,ij,j", "which": 1, "like": np.zeros((2, 3)), "op0": (2,), "op1": None,
+     "op2": (3,)}))
+def einsum_grad_rule(out, grad, subscripts, which, like, op0, op1=None, op2=None, op3=None, *,
+                     t_grad, t_op0, t_op1, t_op2, t_op3):
+    # linear in grad and in each operand but the one whose adjoint it is (slot ``which``, not read)
+    t_out = (einsum_grad(t_grad, subscripts, which, like, op0, op1, op2, op3)
+             + einsum_grad(grad, subscripts, which, like, t_op0, op1, op2, op3) * (which != 0)
+             + einsum_grad(grad, subscripts, which, like, op0, t_op1, op2, op3) * (which != 1)
+             + einsum_grad(grad, subscripts, which, like, op0, op1, t_op2, op3) * (which != 2)
+             + einsum_grad(grad, subscripts, which, like, op0, op1, op2, t_op3) * (which != 3))
+
+
+@tangent(matrix_power_grad, examples=({"grad": (3, 3), "a": (3, 3), "n": 3},))
+def matrix_power_grad_rule(out, grad, a, n, t_grad, t_a):
+    t_out = matrix_power_grad(t_grad, a, n) + matrix_power_grad_jvp(grad, a, t_a, n)
+
+
+@adjoint(svd_checked, linear=True, examples=({"u": (3, 3), "a": np.zeros((3, 3))},
+                                             {"u": (4, 3), "a": np.zeros((4, 3)), "full_matrices": False}))
+def svd_checked_rule(out, u, a, full_matrices=True, compute_uv=True, *, d_out):
+    d_u = d_out
+
+
+@adjoint(qr_checked, linear=True, examples=({"q": (3, 3), "a": np.zeros((3, 3))}, {"q": (4, 3), "a": np.zeros((4, 3))}))
+def qr_checked_rule(out, q, a, mode="reduced", *, d_out):
+    d_q = d_out
+
+
+@tangent(multi_dot_grad, examples=({"grad": (2, 2), "arrays": [(2, 2), (2, 2)]},
+                                   {"grad": (2, 2), "arrays": [(2, 2), (2, 2), (2, 2)]}))
+def multi_dot_grad_rule(out, grad, arrays, t_grad, t_arrays):
+    t_out = multi_dot_grad_jvp(grad, t_grad, arrays, t_arrays)  # a list: one call, not a sum of lists
+
+
+declare(matmul_grad_b, dot_grad_b, factors=(0, 1))
+
+
+declare(matmul_grad_a, dot_grad_a, factors=(0, 2))
+
+nondifferentiable(inverse_axes)
+declare(svd_checked, qr_checked, matmul_grad_a, dot_grad_a, trace_grad, zero_derivative=("a",))
+declare(matmul_grad_b, dot_grad_b, zero_derivative=("b",))
+declare(solve_columns, kron_blocks, zero_derivative=("a", "b"))
+declare(kron_spread, zero_derivative=("other",))
+declare(einsum_grad, cross_grad, zero_derivative=("like",))
+declare(solve_columns, kron_blocks, kron_spread, svd_checked, qr_checked, norm_weight, view=True)  # their first argument
+declare(multi_dot_grad, returns_sequence=True)

@@ -1,11 +1,269 @@
 """Rules for NumPy reductions: sum, mean, var, std, prod, max, min (with ``axis`` and ``keepdims``), cumsum,
-median, quantile and percentile (the default, linear method)."""
+median, quantile and percentile (the default, linear method).
+
+The helpers their adjoints call (``broadcast_reduced``, ``expand_reduced``, ``cumsum_grad``,
+``quantile_scatter``...) are defined here first, and their own rules are at the end."""
+from __future__ import annotations
+
+from typing import Any
+
 import numpy as np
 
 from s2s_ad.rules import adjoint, declare, fresh_arrays, nondifferentiable, tangent
 from s2s_ad.runtime import unbroadcast
-from s2s_ad.runtime import (average_weights, broadcast_reduced, cumprod_grad, cumprod_jvp, cumsum_grad, expand_quantiles, expand_reduced, prod_others,
-                            quantile_linear, quantile_scatter, quantile_slope, trailing_axes)
+
+
+# -- helpers: what the code these rules generate calls where a shape or an axis is known only at run
+# time (their own rules are at the end: generated code differentiated again calls them too) --------
+
+def as_floats(a: Any, *others: Any) -> np.ndarray:
+    """``a`` as an array of at least floating point, of the type it makes with ``others``: a list of
+    numbers too (``np.result_type`` reads a list as a description of fields, ``norm([x, y])``)."""
+    a = np.asarray(a)
+    return np.asarray(a, dtype=np.result_type(a, *(np.asarray(o) for o in others), 1.0))
+
+
+def broadcast_reduced(grad: Any, like: Any, axis: Any = None, keepdims: bool = False) -> np.ndarray:
+    """Spread the adjoint of a reduction over ``like``'s shape (a new, writable array).
+
+    ``grad`` has the reduced shape (``axis`` removed unless ``keepdims``).
+    """
+    shape = np.shape(like)
+    if axis is not None and not keepdims:
+        grad = np.expand_dims(grad, axis)
+    # filled in place: a third of the time of np.array(np.broadcast_to(grad, shape)), which gradients
+    # of every sum and mean pay on each call
+    spread = np.empty(shape, dtype=np.result_type(grad, 1.0))
+    spread[...] = grad
+    return spread
+
+
+def expand_reduced(x: Any, axis: Any = None, keepdims: bool = False) -> Any:
+    """The result of a reduction, with its reduced axes back as length 1 (a view, not a copy):
+    it broadcasts against the reduction's input."""
+    if axis is None or keepdims:
+        return x
+    return np.expand_dims(x, axis)
+
+
+def average_weights(a: Any, weights: Any, axis: Any = None) -> np.ndarray:
+    """The weights of ``np.average(a, axis, weights)`` shaped to broadcast against ``a``: ones
+    where there are none, a 1-d array along ``axis`` given its length there."""
+    if weights is None:
+        return np.ones(())
+    weights = np.asarray(weights)
+    if np.ndim(weights) == np.ndim(a) or np.ndim(weights) != 1 or not isinstance(axis, (int, np.integer)):
+        return weights  # NumPy refuses the other shapes when the average is computed
+    shape = [1] * np.ndim(a)
+    shape[axis] = -1
+    return np.reshape(weights, shape)
+
+
+def _along_last(a: np.ndarray, axis: Any) -> tuple[np.ndarray, Any]:
+    """``a`` with the ``axis`` dimensions moved last and merged into one, and how to undo it."""
+    if axis is None:
+        return a.reshape(1, -1), lambda r: r.reshape(a.shape)
+    axes = tuple(int(x) % a.ndim for x in np.atleast_1d(axis))
+    last = tuple(range(a.ndim - len(axes), a.ndim))
+    moved = np.moveaxis(a, axes, last)
+    return moved.reshape(moved.shape[:a.ndim - len(axes)] + (-1,)), \
+        lambda r: np.moveaxis(r.reshape(moved.shape), last, axes)
+
+
+def prod_others(a: Any, axis: Any = None) -> np.ndarray:
+    """For each element of ``a``, the product of the others it is multiplied with in
+    ``np.prod(a, axis)``: the derivative of ``np.prod``, without dividing (a zero in ``a`` is fine)."""
+    a = as_floats(a)
+    if a.size == 0:  # (the cumulative products below would leave one element where there is none)
+        return np.zeros_like(a)
+    flat, back = _along_last(a, axis)
+    ones = np.ones(flat.shape[:-1] + (1,))
+    before = np.cumprod(np.concatenate([ones, flat[..., :-1]], axis=-1), axis=-1)
+    after = np.cumprod(np.concatenate([ones, flat[..., :0:-1]], axis=-1), axis=-1)[..., ::-1]
+    return back(before * after)
+
+
+def prod_others_jvp(a: Any, t: Any, axis: Any = None) -> np.ndarray:
+    """The tangent of ``prod_others(a, axis)`` along ``t``: sum over j != i of t_j times the
+    product of the elements other than i and j."""
+    a = as_floats(a, t)
+    flat, back = _along_last(a, axis)
+    flat_t, _ = _along_last(np.broadcast_to(np.asarray(t, dtype=a.dtype), a.shape), axis)
+    result = np.zeros_like(flat)
+    for j in range(flat.shape[-1]):
+        replaced = flat.copy()
+        replaced[..., j] = flat_t[..., j]
+        term = prod_others(replaced, -1)
+        term[..., j] = 0.0
+        result += term
+    return back(result)
+
+
+def cumsum_grad(grad: Any, a: Any, axis: Any = None) -> np.ndarray:
+    """The adjoint of ``np.cumsum(a, axis)``: sums from the end (a flat ``grad`` when ``axis`` is None)."""
+    grad = np.asarray(grad)
+    if axis is None:
+        return np.reshape(np.cumsum(grad[::-1])[::-1], np.shape(a))
+    return np.flip(np.cumsum(np.flip(grad, axis), axis), axis)
+
+
+# Quantiles (NumPy's default, linear method): piecewise linear in the data and in q.
+_QUANTILE_METHODS = ("linear", "lower", "higher", "nearest", "midpoint")
+
+
+def _quantile_plan(a: Any, q: Any, axis: Any, keepdims: bool, method: str = "linear") -> tuple:
+    """Where each quantile lies in ``a`` sorted along ``axis``: the sorting order (flattened to the
+    last axis), the neighbours below and above, the fraction between them, and the shapes.  The
+    methods other than "linear" pick one neighbour (or the midpoint of two): their fractions do not
+    move with q."""
+    if method not in _QUANTILE_METHODS:
+        raise ValueError(f"the quantile method {method!r} has no derivative rule; the methods with one are "
+                         f"{', '.join(_QUANTILE_METHODS)}")
+    a = np.asarray(a)
+    flat, back = _along_last(a, axis)
+    n = flat.shape[-1]
+    order = np.argsort(flat, axis=-1, kind="stable")
+    position = np.asarray(q, dtype=float) * (n - 1)
+    if method in ("linear", "midpoint"):
+        low = np.clip(np.floor(position).astype(np.intp), 0, n - 1)
+        fraction = position - low if method == "linear" else np.where(position % 1 == 0, 0.0, 0.5)
+    else:
+        picked = {"lower": np.floor, "higher": np.ceil, "nearest": np.around}[method](position)
+        low = np.clip(picked.astype(np.intp), 0, n - 1)
+        fraction = np.zeros(np.shape(position))
+    high = np.clip(low + 1, 0, n - 1)
+    reduced = np.sum(np.zeros(a.shape), axis=axis, keepdims=keepdims).shape
+    return flat, back, order, low, high, fraction, reduced
+
+
+def _quantile_layout(rows: np.ndarray, q: Any, reduced: tuple) -> np.ndarray:
+    """(lead..., q...) rows as NumPy lays out quantiles: q's axes first, then the reduced shape."""
+    qdims = np.ndim(q)
+    moved = np.moveaxis(rows, tuple(range(rows.ndim - qdims, rows.ndim)), tuple(range(qdims))) if qdims else rows
+    return np.reshape(moved, np.shape(q) + reduced)
+
+
+def quantile_linear(values: Any, a: Any, q: Any, axis: Any = None, keepdims: bool = False,
+                    method: str = "linear") -> np.ndarray:
+    """``np.quantile(a, q, axis, keepdims=keepdims)``, interpolating ``values`` (shaped like ``a``) at
+    the positions where ``a``'s quantiles lie: linear in ``values`` (``values`` is ``a`` itself for the
+    quantile)."""
+    flat, _, order, low, high, fraction, reduced = _quantile_plan(a, q, axis, keepdims, method)
+    if np.ndim(values) == 0 and np.ndim(a) > 0:  # a missing tangent (a plain 0): every quantile is 0
+        return np.zeros(np.shape(q) + reduced) + values
+    ordered = np.take_along_axis(_along_last(np.asarray(values, dtype=float), axis)[0], order, axis=-1)
+    rows = (1.0 - fraction) * ordered[..., low] + fraction * ordered[..., high]
+    return _quantile_layout(rows, q, reduced)
+
+
+def quantile_slope(values: Any, a: Any, q: Any, axis: Any = None, keepdims: bool = False,
+                   method: str = "linear") -> np.ndarray:
+    """d quantile_linear / d q: (n - 1) times the gap of ``values`` between the two neighbours (the
+    linear method; the others are piecewise constant in q)."""
+    flat, _, order, low, high, _, reduced = _quantile_plan(a, q, axis, keepdims, method)
+    if (isinstance(values, (int, float)) and values == 0) or method != "linear":
+        return np.zeros(np.shape(q) + reduced)  # a missing tangent
+    ordered = np.take_along_axis(_along_last(np.asarray(values, dtype=float), axis)[0], order, axis=-1)
+    rows = (ordered[..., high] - ordered[..., low]) * (flat.shape[-1] - 1)
+    return _quantile_layout(rows, q, reduced)
+
+
+def quantile_scatter(grad: Any, a: Any, q: Any, axis: Any = None, keepdims: bool = False,
+                     slope: bool = False, method: str = "linear") -> np.ndarray:
+    """The adjoint of ``values`` in ``quantile_linear`` (or, with ``slope``, in ``quantile_slope``):
+    each quantile's adjoint shared by its two neighbours in ``a``."""
+    flat, back, order, low, high, fraction, reduced = _quantile_plan(a, q, axis, keepdims, method)
+    n = flat.shape[-1]
+    if slope and method != "linear":  # the other methods' weights do not move with q
+        return back(np.zeros(flat.shape))
+    grad = np.broadcast_to(np.asarray(grad, dtype=float), np.shape(q) + reduced)
+    qdims = np.ndim(q)
+    rows = np.reshape(np.moveaxis(grad, tuple(range(qdims)), tuple(range(-qdims, 0))) if qdims else grad,
+                      flat.shape[:-1] + np.shape(q))
+    below, above = ((-(n - 1.0), n - 1.0) if slope else (1.0 - fraction, fraction))
+    ordered = np.zeros(flat.shape)
+    for index in np.ndindex(*np.shape(q)):
+        part = rows[(Ellipsis,) + index]
+        ordered[..., low[index]] += part * (below if slope else below[index])
+        ordered[..., high[index]] += part * (above if slope else above[index])
+    result = np.zeros(flat.shape)
+    np.put_along_axis(result, order, ordered, axis=-1)
+    return back(result)
+
+
+def expand_quantiles(t: Any, like: Any) -> Any:
+    """``t`` (shaped like q) with length-1 axes appended to broadcast against quantiles ``like``."""
+    return np.reshape(t, np.shape(t) + (1,) * (np.ndim(like) - np.ndim(t)))
+
+
+def trailing_axes(q: Any, out: Any) -> tuple:
+    """The axes of quantiles ``out`` after q's own: the reduced shape's."""
+    return tuple(range(np.ndim(q), np.ndim(out)))
+
+
+def cumprod_grad(grad: Any, a: Any, axis: Any = None) -> np.ndarray:
+    """The adjoint of ``np.cumprod(a, axis)``, without dividing (zeros in ``a`` are fine):
+    d a_i = (a_0 ... a_{i-1}) * r_i with r_i = g_i + a_{i+1} r_{i+1}, along the axis."""
+    a = as_floats(a)
+    shape = a.shape
+    if axis is None:
+        a, axis = np.ravel(a), 0
+    a = np.moveaxis(a, axis, 0)
+    g = np.moveaxis(np.broadcast_to(np.asarray(grad, dtype=a.dtype), np.shape(np.moveaxis(a, 0, axis))), axis, 0)
+    n = a.shape[0]
+    before = np.concatenate([np.ones((1,) + a.shape[1:]), np.cumprod(a[:-1], axis=0)], axis=0)
+    rest = np.zeros_like(a)
+    carry = np.zeros(a.shape[1:])
+    for i in range(n - 1, -1, -1):
+        carry = g[i] + (a[i + 1] * carry if i + 1 < n else 0.0)
+        rest[i] = carry
+    return np.reshape(np.moveaxis(before * rest, 0, axis), shape)
+
+
+def cumprod_jvp(a: Any, t: Any, axis: Any = None) -> np.ndarray:
+    """The tangent of ``np.cumprod(a, axis)`` along ``t``: c_j = c_{j-1} a_j + p_{j-1} t_j (p the
+    running product), without dividing."""
+    a = as_floats(a, t)
+    t = np.broadcast_to(np.asarray(t, dtype=a.dtype), a.shape)
+    if axis is None:
+        a, t, axis = np.ravel(a), np.ravel(t), 0
+    a, t = np.moveaxis(a, axis, 0), np.moveaxis(t, axis, 0)
+    result = np.zeros_like(a)
+    product = np.ones(a.shape[1:])
+    carry = np.zeros(a.shape[1:])
+    for i in range(a.shape[0]):
+        carry = carry * a[i] + product * t[i]
+        product = product * a[i]
+        result[i] = carry
+    return np.moveaxis(result, 0, axis)
+
+
+def cumprod_grad_jvp(grad: Any, a: Any, t: Any, axis: Any = None) -> np.ndarray:
+    """The tangent of ``cumprod_grad(grad, a, axis)`` as ``a`` moves along ``t`` (``grad`` fixed):
+    the recursion of ``cumprod_grad`` differentiated term by term."""
+    a = as_floats(a, t)
+    shape = a.shape
+    if isinstance(t, (int, float)) and t == 0:
+        return np.zeros(shape)  # a missing tangent
+    t = np.broadcast_to(np.asarray(t, dtype=a.dtype), shape)
+    if axis is None:
+        a, t, axis = np.ravel(a), np.ravel(t), 0
+    a, t = np.moveaxis(a, axis, 0), np.moveaxis(t, axis, 0)
+    g = np.moveaxis(np.broadcast_to(np.asarray(grad, dtype=a.dtype), np.shape(np.moveaxis(a, 0, axis))), axis, 0)
+    n = a.shape[0]
+    ones = np.ones((1,) + a.shape[1:])
+    before = np.concatenate([ones, np.cumprod(a[:-1], axis=0)], axis=0)
+    before_t = np.concatenate([0.0 * ones, cumprod_jvp(a[:-1], t[:-1], 0)], axis=0)
+    rest, rest_t = np.zeros_like(a), np.zeros_like(a)
+    carry, carry_t = np.zeros(a.shape[1:]), np.zeros(a.shape[1:])
+    for i in range(n - 1, -1, -1):
+        if i + 1 < n:
+            carry, carry_t = g[i] + a[i + 1] * carry, t[i + 1] * carry + a[i + 1] * carry_t
+        else:
+            carry, carry_t = g[i] + 0.0 * carry, carry_t
+        rest[i], rest_t[i] = carry, carry_t
+    return np.reshape(np.moveaxis(before_t * rest + before * rest_t, 0, axis), shape)
+
 
 nondifferentiable(trailing_axes)
 
@@ -245,7 +503,6 @@ def cumprod(out, a, axis=None, *, t_a):
 
 
 fresh_arrays(np.cumsum)  # a new array, never a view
-
 
 
 @adjoint(np.ptp, examples=_AXES)
@@ -496,3 +753,87 @@ def multiply_accumulate(out, array, axis=0, dtype=None, *, d_out):
 @tangent(np.multiply.accumulate)
 def multiply_accumulate(out, array, axis=0, dtype=None, *, t_array):
     t_out = cumprod_jvp(array, t_array, axis)
+
+
+# -- the rules of the helpers above (generated code differentiated again calls them) ------------
+
+# Where a reduction's axis and keepdims are constants (they usually are), the helpers that undo it
+# are one NumPy call or none.  (The fills take the adjoint's dtype: adjoints are never integers.)
+def _kept(x, axis=None, keepdims=False):
+    return x
+
+
+def _expanded(x, axis=None, keepdims=False):
+    return np.expand_dims(x, axis)
+
+
+def _filled(grad, like, axis=None, keepdims=False):
+    return np.full(np.shape(like), grad)
+
+
+def _filled_expanded(grad, like, axis=None, keepdims=False):
+    return np.full(np.shape(like), np.expand_dims(grad, axis))
+
+
+declare(expand_reduced, folds=lambda axis=None, keepdims=False: _kept if axis is None or keepdims else _expanded)
+
+
+declare(broadcast_reduced,
+        folds=lambda axis=None, keepdims=False: _filled if axis is None or keepdims else _filled_expanded)
+
+
+@adjoint(broadcast_reduced, linear=True, examples=(
+    {"grad": (), "like": np.zeros((2, 3))}, {"grad": (3,), "like": np.zeros((2, 3)), "axis": 0},
+    {"grad": (2, 1), "like": np.zeros((2, 3)), "axis": 1, "keepdims": True}), shape_only=1)
+def broadcast_reduced_rule(out, grad, like, axis=None, keepdims=False, *, d_out):
+    d_grad = np.sum(d_out, axis=axis, keepdims=keepdims)
+
+
+@tangent(prod_others, examples=({"a": (4,)}, {"a": (2, 3), "axis": 1}, {"a": (2, 3, 2), "axis": (0, 2)}))
+def prod_others_rule(out, a, axis=None, *, t_a):
+    t_out = prod_others_jvp(a, t_a, axis)
+
+
+@tangent(cumsum_grad, examples=({"grad": (5,), "a": np.zeros(5)}, {"grad": (3, 4), "a": np.zeros((3, 4)), "axis": 0}))
+def cumsum_grad_rule(out, grad, a, axis=None, *, t_grad):
+    t_out = cumsum_grad(t_grad, a, axis)
+
+
+@adjoint(expand_reduced, linear=True, examples=({"x": (3,), "axis": 1}, {"x": (2, 3)}, {"x": (4,), "axis": 0}))
+def expand_reduced_rule(out, x, axis=None, keepdims=False, *, d_out):
+    d_x = np.reshape(d_out, np.shape(x))
+
+
+@tangent(quantile_linear, examples=({"values": (5,), "a": np.array([0.3, 0.1, 0.9, 0.5, 0.7]), "q": (2,)},))
+def quantile_linear_rule(out, values, a, q, axis=None, keepdims=False, method="linear", *, t_values, t_q):
+    # linear in values; the order of a is piecewise constant; q moves along the gap
+    t_out = quantile_linear(t_values, a, q, axis, keepdims, method) + expand_quantiles(t_q, out) * quantile_slope(
+        values, a, q, axis, keepdims, method)
+
+
+@tangent(quantile_slope, examples=({"values": (5,), "a": np.array([0.3, 0.1, 0.9, 0.5, 0.7]), "q": np.array([0.3])},))
+def quantile_slope_rule(out, values, a, q, axis=None, keepdims=False, method="linear", *, t_values):
+    t_out = quantile_slope(t_values, a, q, axis, keepdims, method)  # piecewise constant in q
+
+
+@tangent(quantile_scatter, examples=({"grad": (2,), "a": np.array([0.3, 0.1, 0.9, 0.5, 0.7]), "q": (2,)},))
+def quantile_scatter_rule(out, grad, a, q, axis=None, keepdims=False, slope=False, method="linear", *,
+                          t_grad, t_q):
+    t_out = quantile_scatter(t_grad, a, q, axis, keepdims, slope, method) + quantile_scatter(
+        grad * expand_quantiles(t_q, grad), a, q, axis, keepdims, True, method) * (1.0 - slope)
+
+
+@adjoint(expand_quantiles, linear=True, examples=({"t": (2,), "like": np.zeros((2, 3))}, {"t": (), "like": np.zeros(3)}))
+def expand_quantiles_rule(out, t, like, d_out):
+    d_t = np.reshape(d_out, np.shape(t))
+
+
+@tangent(cumprod_grad, examples=({"grad": (4,), "a": (4,)}, {"grad": (2, 3), "a": (2, 3), "axis": 1}))
+def cumprod_grad_rule(out, grad, a, axis=None, *, t_grad, t_a):
+    t_out = cumprod_grad(t_grad, a, axis) + cumprod_grad_jvp(grad, a, t_a, axis)
+
+fresh_arrays(broadcast_reduced)
+declare(cumsum_grad, quantile_linear, quantile_scatter, zero_derivative=("a",))
+declare(quantile_slope, zero_derivative=("a", "q"))
+declare(expand_quantiles, zero_derivative=("like",))
+declare(expand_reduced, expand_quantiles, view=True)  # their first argument

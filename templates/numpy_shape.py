@@ -1,14 +1,390 @@
 """Rules for shape functions: reshape, ravel, expand_dims, squeeze, concatenate, stack,
 broadcast_to, pad (every mode), roll, moveaxis, swapaxes, atleast_*d, hstack and
 friends, repeat, tile, flips and rot90, diag, diagonal, tril/triu, append, diff, take,
-take_along_axis, sort."""
+take_along_axis, sort.
+
+The helpers their adjoints call where a shape is known only at run time (``concatenate_grad``,
+``pad_grad``, ``take_grad``...) are defined here first, and their own rules are at the end."""
+from __future__ import annotations
+
+from typing import Any
+
 import numpy as np
 
 from s2s_ad.kinds import same_dims, same_rank_dims
 from s2s_ad.rules import adjoint, declare, fresh_arrays, method_alias, tangent
-from s2s_ad.runtime import (append_grad, concatenate_grad, diag_grad, diagonal_grad, diff_grad, joined_grad,
-                            diff_piece, gradient_grad, pad_grad, pad_jvp, pad_refusal, repeat_grad, sort_grad,
-                            stack_grad, take_along_axis_grad, take_grad, tile_grad, unbroadcast)
+from s2s_ad.runtime import unbroadcast
+
+
+# -- helpers: the adjoints of shape functions where a shape is known only at run time, each linear in
+# ``grad`` (their own rules are at the end: generated code differentiated again calls them too) -----
+
+def gradient_grad(grad: Any, f: Any, spacing: Any = 1.0, axis: Any = None, edge_order: int = 1) -> np.ndarray:
+    """The adjoint of ``np.gradient(f, spacing, axis=axis, edge_order=edge_order)``.
+
+    Along each axis the gradient is a matrix D (``np.gradient`` of the identity, so every spacing
+    and edge order is exactly NumPy's); the adjoint sums D^T applied to each axis's part of
+    ``grad`` (one array for one axis, else one item per axis).
+    """
+    f = np.asarray(f)
+    axes = tuple(range(f.ndim)) if axis is None else tuple(np.atleast_1d(axis))
+    parts = [grad] if len(axes) == 1 else [grad[k] for k in range(len(axes))]
+    result = np.zeros(f.shape, dtype=np.result_type(f, 1.0))
+    for ax, part in zip(axes, parts):
+        size = f.shape[ax]
+        along = np.gradient(np.eye(size), spacing, axis=0, edge_order=edge_order)  # d_i = sum_j D_ij f_j
+        moved = np.tensordot(along.T, np.moveaxis(np.asarray(part), ax, 0), axes=1)
+        result = result + np.moveaxis(moved, 0, ax)
+    return result
+
+
+def as_given(pieces: list, arrays: Any, grad: Any) -> Any:
+    """The adjoint of a sequence argument, one piece per item, in the form the argument had: a list
+    for a list or tuple, one array for an array (NumPy's joining functions iterate an array along
+    its first axis; a list added to that array's other adjoints would concatenate instead)."""
+    if not isinstance(arrays, np.ndarray):
+        return pieces
+    whole = np.zeros(np.shape(arrays), dtype=np.result_type(grad, 1.0))
+    for i, piece in enumerate(pieces):
+        whole[i] = piece
+    return whole
+
+
+def concatenate_grad(grad: Any, arrays: Any, axis: int = 0) -> Any:
+    """Split the adjoint of ``np.concatenate(arrays, axis)`` back into one piece per array (one
+    array where ``arrays`` is one)."""
+    if axis is None:
+        sizes = [np.size(a) for a in arrays]
+        pieces = [np.reshape(p, np.shape(a)) for p, a in zip(np.split(grad, np.cumsum(sizes)[:-1]), arrays)]
+    else:
+        pieces = np.split(grad, np.cumsum([np.shape(a)[axis] for a in arrays])[:-1], axis=axis)
+    return as_given(pieces, arrays, grad)
+
+
+def stack_grad(grad: Any, arrays: Any, axis: int = 0) -> Any:
+    """One slice of the adjoint of ``np.stack(arrays, axis)`` per array (one array where ``arrays`` is one)."""
+    return as_given(list(np.moveaxis(grad, axis, 0)), arrays, grad)
+
+
+# np.pad's modes.  The linear ones pad every line along an axis by the same linear map of the
+# line (plus a constant: constant_values, end_values), axis after axis, each on what the previous axes
+# padded: the derivative is those maps (and their transposes, in the reverse order of the axes).
+# The order-statistic modes copy, per line, the element at the order statistic of the primal (the
+# mean of two for the median of an even count): the derivative copies the tangent found there.
+PAD_LINEAR_MODES = ("constant", "edge", "reflect", "symmetric", "wrap", "mean", "linear_ramp", "empty")
+
+
+PAD_ORDER_MODES = ("maximum", "minimum", "median")
+
+
+def pad_refusal(mode: Any) -> "str | None":
+    """Why a call of ``np.pad`` with this ``mode`` cannot be differentiated (None where it can)."""
+    if isinstance(mode, str) and mode in PAD_LINEAR_MODES + PAD_ORDER_MODES:
+        return None
+    if callable(mode):
+        return ("np.pad with a padding function as its mode is not differentiated (s2s_ad cannot see what the "
+                "function does to each line); pad with one of NumPy's modes, or write the border with "
+                "np.concatenate of slices of the array")
+    return f"np.pad has no mode {mode!r}; NumPy's modes are {', '.join(PAD_LINEAR_MODES + PAD_ORDER_MODES)}"
+
+
+def _checked_pad_mode(mode: Any) -> Any:
+    reason = pad_refusal(mode)
+    if reason is not None:
+        raise ValueError(reason)
+    return mode
+
+
+def _stat_lengths(stat_length: Any, shape: tuple) -> list:
+    """``stat_length`` as one ``[before, after]`` pair per axis, each clipped to the axis's length
+    (None: the whole axis), as NumPy reads it."""
+    if stat_length is None:
+        return [[n, n] for n in shape]
+    pairs = np.broadcast_to(np.asarray(stat_length, dtype=int), (len(shape), 2)).tolist()
+    return [[min(before, n), min(after, n)] for (before, after), n in zip(pairs, shape)]
+
+
+def _pad_axis_map(n: int, before: int, after: int, mode: Any, stat: Any, reflect_type: Any) -> np.ndarray:
+    """The ``(before + n + after, n)`` matrix of a linear mode along one axis of length ``n``: column
+    ``j`` is the unit vector ``e_j`` padded (the constant part, constant_values or end_values, left out)."""
+    eye = np.eye(n)
+    widths = ((before, after), (0, 0))
+    if mode in ("constant", "empty"):
+        return np.pad(eye, widths, "constant")  # (empty: its border holds no value of the array)
+    if mode == "linear_ramp":
+        return np.pad(eye, widths, "linear_ramp", end_values=0.0)
+    if mode == "mean":
+        return np.pad(eye, widths, "mean", stat_length=(tuple(stat), (1, 1)))
+    if mode in ("reflect", "symmetric"):
+        return np.pad(eye, widths, mode, reflect_type=reflect_type)
+    return np.pad(eye, widths, mode)
+
+
+def _apply_along(matrix: np.ndarray, x: np.ndarray, axis: int) -> np.ndarray:
+    return np.moveaxis(np.tensordot(matrix, x, axes=(1, axis)), 0, axis)
+
+
+def _order_picks(primal: np.ndarray, axis: int, window: slice, mode: str) -> list:
+    """Where, along ``axis`` of ``primal``, the order statistic of each line's ``window`` lies: one index
+    array (length 1 along ``axis``, counted from the window's start) per element averaged."""
+    chunk = primal[(slice(None),) * axis + (window,)]
+    order = np.argsort(chunk, axis=axis, kind="stable")
+    count = chunk.shape[axis]
+    positions = {"maximum": [count - 1], "minimum": [0], "median": sorted({(count - 1) // 2, count // 2})}[mode]
+    return [np.take(order, [p], axis=axis) for p in positions]
+
+
+def _order_plan(array: Any, pad_width: Any, mode: str, stat_length: Any) -> list:
+    """For each axis in NumPy's order: ``(axis, before, after, n, left window, its picks, right window,
+    its picks)``, read off the primal padded along the axes before it."""
+    primal = np.asarray(array)
+    plan = []
+    for axis, (before, after) in enumerate(_pad_widths(pad_width, primal.ndim)):
+        n = primal.shape[axis]
+        if not (before or after):
+            continue
+        stat_before, stat_after = _stat_lengths(stat_length, primal.shape)[axis]
+        left, right = slice(0, stat_before), slice(n - stat_after, n)
+        left_picks, right_picks = _order_picks(primal, axis, left, mode), _order_picks(primal, axis, right, mode)
+        plan.append((axis, before, after, n, left, left_picks, right, right_picks))
+        primal = np.concatenate([np.repeat(_picked(primal, axis, left, left_picks), before, axis), primal,
+                                 np.repeat(_picked(primal, axis, right, right_picks), after, axis)], axis=axis)
+    return plan
+
+
+def _picked(values: np.ndarray, axis: int, window: slice, picks: list) -> Any:
+    """The mean of ``values`` at the picked indices of each line's window (length 1 along ``axis``)."""
+    chunk = values[(slice(None),) * axis + (window,)]
+    return sum(np.take_along_axis(chunk, p, axis=axis) for p in picks) / len(picks)
+
+
+def pad_jvp(t_array: Any, array: Any, pad_width: Any, mode: Any = "constant", stat_length: Any = None,
+            reflect_type: Any = "even") -> Any:
+    """The tangent of ``np.pad(array, pad_width, mode, ...)`` along ``t_array``: linear modes pad the
+    tangent by the same linear map (without the constant part); maximum, minimum and median copy the
+    tangent at the primal's order statistic of each line, not the order statistic of the tangent."""
+    mode = _checked_pad_mode(mode)
+    t_array = np.asarray(t_array, dtype=np.result_type(t_array, 1.0))
+    if mode in ("constant", "empty"):
+        return np.pad(t_array, pad_width, "constant")
+    if mode == "linear_ramp":
+        return np.pad(t_array, pad_width, "linear_ramp", end_values=0.0)
+    if mode == "mean":
+        return np.pad(t_array, pad_width, "mean", stat_length=stat_length)
+    if mode in ("reflect", "symmetric"):
+        return np.pad(t_array, pad_width, mode, reflect_type=reflect_type)
+    if mode in PAD_LINEAR_MODES:
+        return np.pad(t_array, pad_width, mode)
+    result = t_array
+    for axis, before, after, n, left, left_picks, right, right_picks in _order_plan(array, pad_width, mode,
+                                                                                     stat_length):
+        result = np.concatenate([np.repeat(_picked(result, axis, left, left_picks), before, axis), result,
+                                 np.repeat(_picked(result, axis, right, right_picks), after, axis)], axis=axis)
+    return result
+
+
+def pad_grad(grad: Any, array: Any, pad_width: Any, mode: Any = "constant", stat_length: Any = None,
+             reflect_type: Any = "even") -> np.ndarray:
+    """The adjoint of ``np.pad(array, pad_width, mode, ...)`` (every mode NumPy has but a function):
+    the transpose of ``pad_jvp``.  Axes are undone in the reverse of NumPy's order, each border's
+    adjoint going back to the elements it was made from (a corner's, through the edge it was copied
+    from, to the element that edge was copied from)."""
+    mode = _checked_pad_mode(mode)
+    shape = np.shape(array)
+    result = np.asarray(grad, dtype=np.result_type(grad, 1.0))
+    widths = _pad_widths(pad_width, len(shape))
+    if mode in PAD_ORDER_MODES:
+        return _order_pad_grad(result, _order_plan(array, pad_width, mode, stat_length))
+    stats = _stat_lengths(stat_length, shape) if mode == "mean" else [None] * len(shape)
+    for axis in reversed(range(len(shape))):
+        before, after = widths[axis]
+        if before or after:
+            matrix = _pad_axis_map(shape[axis], before, after, mode, stats[axis], reflect_type)
+            result = _apply_along(matrix.T, result, axis)
+    return np.ascontiguousarray(result)
+
+
+def _order_pad_grad(grad: np.ndarray, plan: list) -> np.ndarray:
+    for axis, before, after, n, left, left_picks, right, right_picks in reversed(plan):
+        lead = (slice(None),) * axis
+        middle = np.array(grad[lead + (slice(before, before + n),)])  # a copy: the borders are added into it
+        for window, picks, border in ((left, left_picks, slice(0, before)),
+                                      (right, right_picks, slice(before + n, before + n + after))):
+            total = np.sum(grad[lead + (border,)], axis=axis, keepdims=True) / len(picks)
+            for p in picks:
+                spread = np.zeros(middle[lead + (window,)].shape, dtype=middle.dtype)
+                np.put_along_axis(spread, p, total, axis=axis)
+                middle[lead + (window,)] += spread
+        grad = middle
+    return np.ascontiguousarray(grad)
+
+
+def _pad_widths(pad_width: Any, ndim: int) -> list:
+    """``np.pad``'s ``pad_width`` as one ``[before, after]`` pair of ints per axis (a dict gives
+    some axes theirs, by axis, negative ones counted from the end; the others get none)."""
+    if isinstance(pad_width, int):
+        return [[pad_width, pad_width]] * ndim
+    if isinstance(pad_width, dict):
+        widths = [[0, 0] for _ in range(ndim)]
+        for axis, width in pad_width.items():
+            widths[axis] = list(np.broadcast_to(np.asarray(width, dtype=int), (2,)).tolist())
+        return widths
+    return np.broadcast_to(np.asarray(pad_width, dtype=int), (ndim, 2)).tolist()
+
+
+def _joined_parts(arrays: Any, how: str) -> tuple[list, int]:
+    """The arrays ``np.hstack``/``vstack``/``dstack``/``column_stack`` join, as they join them, and the axis."""
+    if how == "vstack":
+        return [np.atleast_2d(a) for a in arrays], 0
+    if how == "dstack":
+        return [np.atleast_3d(a) for a in arrays], 2
+    if how == "column_stack":
+        return [np.asarray(a).reshape(-1, 1) if np.ndim(a) < 2 else np.asarray(a) for a in arrays], 1
+    parts = [np.atleast_1d(a) for a in arrays]
+    return parts, 0 if parts and parts[0].ndim == 1 else 1
+
+
+def joined_grad(grad: Any, arrays: Any, how: str) -> Any:
+    """The adjoint of ``np.<how>(arrays)`` (how: hstack, vstack, dstack, column_stack): one piece per
+    array (one array where ``arrays`` is one)."""
+    parts, axis = _joined_parts(arrays, how)
+    pieces = np.split(np.asarray(grad), np.cumsum([p.shape[axis] for p in parts])[:-1], axis=axis)
+    return as_given([np.reshape(piece, np.shape(a)) for piece, a in zip(pieces, arrays)], arrays, grad)
+
+
+def repeat_grad(grad: Any, a: Any, repeats: Any, axis: Any = None) -> np.ndarray:
+    """The adjoint of ``np.repeat(a, repeats, axis)``: each element gathers the adjoints of its copies."""
+    grad = np.asarray(grad)
+    shape = np.shape(a)
+    n = int(np.prod(shape)) if axis is None else shape[axis]
+    if axis is None:
+        axis = 0
+    counts = np.broadcast_to(np.asarray(repeats, dtype=np.intp), (n,))
+    owner = np.repeat(np.arange(n), counts)  # which element each copy came from
+    moved = np.moveaxis(grad, axis, 0)
+    result = np.zeros((n,) + moved.shape[1:], dtype=np.result_type(grad, 1.0))
+    np.add.at(result, owner, moved)
+    return np.reshape(np.moveaxis(result, 0, axis), shape)
+
+
+def tile_grad(grad: Any, a: Any, reps: Any) -> np.ndarray:
+    """The adjoint of ``np.tile(a, reps)``: the adjoints of the copies, summed."""
+    shape = np.shape(a)
+    reps = tuple(np.atleast_1d(reps).tolist())
+    ndim = max(len(shape), len(reps))
+    shape_full = (1,) * (ndim - len(shape)) + tuple(shape)
+    reps_full = (1,) * (ndim - len(reps)) + reps
+    split = [n for pair in zip(reps_full, shape_full) for n in pair]  # (r0, n0, r1, n1, ...)
+    summed = np.sum(np.reshape(grad, split), axis=tuple(range(0, 2 * ndim, 2)))
+    return np.reshape(summed, shape)
+
+
+def diag_grad(grad: Any, v: Any, k: int = 0) -> np.ndarray:
+    """The adjoint of ``np.diag(v, k)``: the diagonal of ``grad`` for a vector ``v``; for a matrix
+    ``v``, zeros holding ``grad`` on the ``k``-th diagonal."""
+    if np.ndim(v) == 1:
+        return np.array(np.diagonal(grad, k))
+    return diagonal_grad(grad, v, k)
+
+
+def diagonal_grad(grad: Any, a: Any, offset: int = 0, axis1: int = 0, axis2: int = 1) -> np.ndarray:
+    """The adjoint of ``np.diagonal(a, offset, axis1, axis2)``: ``grad`` written onto that diagonal of zeros."""
+    grad = np.asarray(grad)
+    result = np.zeros(np.shape(a), dtype=np.result_type(grad, 1.0))
+    view = np.moveaxis(result, (axis1, axis2), (-2, -1))  # a view: writes reach result
+    i = np.arange(grad.shape[-1]) if grad.ndim else np.arange(0)
+    view[..., i + max(-offset, 0), i + max(offset, 0)] = grad
+    return result
+
+
+def append_grad(grad: Any, arr: Any, values: Any, axis: Any, which: int) -> np.ndarray:
+    """The adjoint of ``arr`` (``which`` 0) or ``values`` (1) in ``np.append(arr, values, axis)``."""
+    grad = np.asarray(grad)
+    if axis is None:
+        n = np.size(arr)
+        piece = grad[:n] if which == 0 else grad[n:]
+    else:
+        n = np.shape(arr)[axis]
+        index = (slice(None),) * (axis % grad.ndim)
+        piece = grad[index + (slice(None, n),)] if which == 0 else grad[index + (slice(n, None),)]
+    return np.reshape(piece, np.shape(arr if which == 0 else values))
+
+
+def diff_grad(grad: Any, a: Any, n: int = 1, axis: int = -1) -> np.ndarray:
+    """The adjoint of ``np.diff(a, n, axis)``: the transpose of differencing, ``n`` times."""
+    grad = np.asarray(grad)
+    widths = [(0, 0)] * grad.ndim
+    widths[axis % grad.ndim] = (1, 1)
+    for _ in range(n):
+        grad = -np.diff(np.pad(grad, widths), axis=axis)
+    return np.reshape(grad, np.shape(a))
+
+
+def _diff_width(value: Any, axis: int) -> int:
+    """How many entries ``np.diff``'s ``prepend`` or ``append`` adds along ``axis`` (a number: one)."""
+    if value is None:
+        return 0
+    return 1 if np.ndim(value) == 0 else np.shape(value)[axis]
+
+
+def diff_piece(grad: Any, a: Any, n: int = 1, axis: int = -1, prepend: Any = None, append: Any = None,
+               which: int = 1) -> Any:
+    """The adjoint of one input of ``np.diff(a, n, axis, prepend=..., append=...)``: the differences
+    of ``a`` joined with what is prepended and appended, the adjoint of that whole cut back into the
+    three (``which``: 0 the prepended values, 1 ``a``, 2 the appended ones; a number gets the sum of
+    its row)."""
+    a = np.asarray(a)
+    axis = axis % max(a.ndim, 1)
+    before, after = _diff_width(prepend, axis), _diff_width(append, axis)
+    whole = list(np.shape(a))
+    whole[axis] += before + after
+    grad = diff_grad(grad, np.empty(whole, dtype=np.result_type(a, 1.0)), n, axis)
+    start, stop = ((0, before), (before, before + a.shape[axis]), (before + a.shape[axis], whole[axis]))[which]
+    piece = np.take(grad, np.arange(start, stop), axis=axis)
+    like = (prepend, a, append)[which]
+    if like is None:
+        return 0.0
+    return np.sum(piece) if np.ndim(like) == 0 else np.reshape(piece, np.shape(like))
+
+
+def _flat_scatter(grad: np.ndarray, like: Any, indices: Any) -> np.ndarray:
+    """``grad`` added into zeros shaped like ``like`` at the flat positions ``indices`` (repeats add up)."""
+    result = np.zeros(np.size(like), dtype=np.result_type(grad, 1.0))
+    np.add.at(result, np.ravel(indices), np.ravel(grad))
+    return np.reshape(result, np.shape(like))
+
+
+def take_grad(grad: Any, a: Any, indices: Any, axis: Any = None) -> np.ndarray:
+    """The adjoint of ``np.take(a, indices, axis)``: repeated indices add up."""
+    grad = np.asarray(grad)
+    if axis is None:
+        return _flat_scatter(grad, a, indices)
+    result = np.zeros(np.shape(a), dtype=np.result_type(grad, 1.0))
+    index = (slice(None),) * (axis % result.ndim) + (indices,)
+    np.add.at(result, index, grad)
+    return result
+
+
+def take_along_axis_grad(grad: Any, arr: Any, indices: Any, axis: Any) -> np.ndarray:
+    """The adjoint of ``np.take_along_axis(arr, indices, axis)``: repeated indices add up."""
+    grad = np.asarray(grad)
+    if axis is None:
+        return _flat_scatter(grad, arr, indices)
+    result = np.zeros(np.shape(arr), dtype=np.result_type(grad, 1.0))
+    axis = axis % result.ndim
+    # the fancy index NumPy reads with: arr's own positions on the other axes, broadcast against
+    # indices (either may have length 1 there)
+    index = tuple(np.asarray(indices) if d == axis else
+                  np.reshape(np.arange(result.shape[d]), [-1 if k == d else 1 for k in range(result.ndim)])
+                  for d in range(result.ndim))
+    np.add.at(result, index, grad)
+    return result
+
+
+def sort_grad(grad: Any, a: Any, axis: Any = -1) -> np.ndarray:
+    """The adjoint of ``np.sort(a, axis)``: each sorted position's adjoint goes back where it came from."""
+    order = np.argsort(a, axis=axis, kind="stable")
+    return take_along_axis_grad(grad, a, order, axis)
 
 
 @adjoint(np.reshape, linear=True, method="reshape", pack_method_args=True,
@@ -262,7 +638,6 @@ def partition_tangent(out, a, kth, axis=-1, *, t_a):
     t_out = sort_grad(np.take_along_axis(t_a, np.argsort(a, axis=axis, kind="stable"), axis), out, axis)
 
 
-
 def _pieces(indices_or_sections: "int | list[int]") -> int:
     """How many pieces ``np.split(ary, indices_or_sections)`` returns (its ``items``)."""
     if isinstance(indices_or_sections, (int, np.integer)):
@@ -332,3 +707,107 @@ def gradient_grad_rule(out, grad, f, spacing=1.0, axis=None, edge_order=1, *, d_
 
 
 declare(gradient_grad, zero_derivative=("f",))  # f is read for its shape
+
+
+# -- the rules of the helpers above (generated code differentiated again calls them) ------------
+# The adjoints of shape functions are linear in the adjoint they move: the tangent is the same call.
+
+@tangent(concatenate_grad, examples=({"grad": (4,), "arrays": [np.zeros(2), np.zeros(2)]},))
+def concatenate_grad_rule(out, grad, arrays, axis=0, *, t_grad):
+    t_out = concatenate_grad(t_grad, arrays, axis)
+
+
+@tangent(stack_grad, examples=({"grad": (2, 3), "arrays": [np.zeros(3), np.zeros(3)]},))
+def stack_grad_rule(out, grad, arrays, axis=0, *, t_grad):
+    t_out = stack_grad(t_grad, arrays, axis)
+
+
+# pad_grad and pad_jvp are linear in what they move and each other's transpose; the primal array is
+# read for its shape (and, for maximum, minimum and median, the order of its elements).
+@adjoint(pad_grad, linear=True, examples=(
+    {"grad": (5, 6), "array": np.zeros((3, 4)), "pad_width": 1},
+    {"grad": (7,), "array": np.zeros(4), "pad_width": (1, 2), "mode": "edge"},
+    {"grad": (6, 7), "array": np.zeros((3, 4)), "pad_width": ((1, 2), (3, 0)), "mode": "symmetric", "reflect_type": "odd"},
+    {"grad": (8,), "array": np.zeros(5), "pad_width": (2, 1), "mode": "mean", "stat_length": 2},
+    {"grad": (8,), "array": np.array([0.3, 0.9, 0.1, 0.5, 0.7]), "pad_width": (2, 1), "mode": "median"}))
+def pad_grad_rule(out, grad, array, pad_width, mode="constant", stat_length=None, reflect_type="even", *, d_out):
+    d_grad = pad_jvp(d_out, array, pad_width, mode, stat_length, reflect_type)
+
+
+@adjoint(pad_jvp, linear=True, examples=(
+    {"t_array": (3, 4), "array": np.zeros((3, 4)), "pad_width": 1},
+    {"t_array": (4,), "array": np.zeros(4), "pad_width": (3, 2), "mode": "wrap"},
+    {"t_array": (3, 4), "array": np.zeros((3, 4)), "pad_width": 2, "mode": "linear_ramp"},
+    {"t_array": (5,), "array": np.array([0.3, 0.9, 0.1, 0.5, 0.7]), "pad_width": (2, 1), "mode": "maximum",
+     "stat_length": 3}))
+def pad_jvp_rule(out, t_array, array, pad_width, mode="constant", stat_length=None, reflect_type="even", *, d_out):
+    d_t_array = pad_grad(d_out, array, pad_width, mode, stat_length, reflect_type)
+
+
+@tangent(joined_grad, examples=({"grad": (4,), "arrays": [np.zeros(2), np.zeros(2)], "how": "hstack"},
+                                {"grad": (2, 3), "arrays": [np.zeros(3), np.zeros(3)], "how": "vstack"}))
+def joined_grad_rule(out, grad, arrays, how, t_grad):
+    t_out = joined_grad(t_grad, arrays, how)
+
+
+@tangent(repeat_grad, examples=({"grad": (6,), "a": np.zeros(3), "repeats": 2},))
+def repeat_grad_rule(out, grad, a, repeats, axis=None, *, t_grad):
+    t_out = repeat_grad(t_grad, a, repeats, axis)
+
+
+@tangent(tile_grad, examples=({"grad": (6,), "a": np.zeros(3), "reps": 2},))
+def tile_grad_rule(out, grad, a, reps, t_grad):
+    t_out = tile_grad(t_grad, a, reps)
+
+
+@tangent(diag_grad, examples=({"grad": (3, 3), "v": np.zeros(3)}, {"grad": (3,), "v": np.zeros((3, 4)), "k": 1}))
+def diag_grad_rule(out, grad, v, k=0, *, t_grad):
+    t_out = diag_grad(t_grad, v, k)
+
+
+@tangent(diagonal_grad, examples=({"grad": (3,), "a": np.zeros((3, 4))},))
+def diagonal_grad_rule(out, grad, a, offset=0, axis1=0, axis2=1, *, t_grad):
+    t_out = diagonal_grad(t_grad, a, offset, axis1, axis2)
+
+
+@tangent(append_grad, examples=({"grad": (5,), "arr": np.zeros(3), "values": np.zeros(2), "axis": None, "which": 1},))
+def append_grad_rule(out, grad, arr, values, axis, which, t_grad):
+    t_out = append_grad(t_grad, arr, values, axis, which)
+
+
+@tangent(diff_piece, examples=({"grad": (5,), "a": np.zeros(3), "prepend": 0.0, "append": np.zeros(2), "which": 0},
+                              {"grad": (2, 2), "a": np.zeros((2, 3)), "n": 2, "axis": 1, "append": np.zeros((2, 1))}))
+def diff_piece_rule(out, grad, a, n=1, axis=-1, prepend=None, append=None, which=1, *, t_grad):
+    t_out = diff_piece(t_grad, a, n, axis, prepend, append, which)
+
+
+@tangent(diff_grad, examples=({"grad": (4,), "a": np.zeros(5)},))
+def diff_grad_rule(out, grad, a, n=1, axis=-1, *, t_grad):
+    t_out = diff_grad(t_grad, a, n, axis)
+
+
+@tangent(take_grad, examples=({"grad": (3,), "a": np.zeros(4), "indices": np.array([0, 0, 2])},))
+def take_grad_rule(out, grad, a, indices, axis=None, *, t_grad):
+    t_out = take_grad(t_grad, a, indices, axis)
+
+
+@tangent(take_along_axis_grad, examples=({"grad": (3,), "arr": np.zeros(4), "indices": np.array([0, 0, 2]),
+                                          "axis": 0},))
+def take_along_axis_grad_rule(out, grad, arr, indices, axis, t_grad):
+    t_out = take_along_axis_grad(t_grad, arr, indices, axis)
+
+
+@tangent(sort_grad, examples=({"grad": (4,), "a": np.array([0.3, 0.1, 0.9, 0.5])},))
+def sort_grad_rule(out, grad, a, axis=-1, *, t_grad):
+    t_out = sort_grad(t_grad, a, axis)  # the order is piecewise constant in a
+
+declare(pad_grad, pad_jvp, zero_derivative=("array",))
+declare(concatenate_grad, stack_grad, joined_grad, zero_derivative=("arrays",))
+declare(repeat_grad, tile_grad, diagonal_grad, diff_grad, take_grad, sort_grad, zero_derivative=("a",))
+declare(diag_grad, zero_derivative=("v",))
+declare(append_grad, zero_derivative=("arr", "values"))
+declare(take_along_axis_grad, zero_derivative=("arr",))
+declare(diff_piece, zero_derivative=("a", "prepend", "append"))
+declare(append_grad, view=True)  # its first argument
+declare(concatenate_grad, stack_grad, joined_grad, may_view=True)  # pieces of their first argument
+declare(concatenate_grad, stack_grad, joined_grad, returns_sequence=True)

@@ -11,7 +11,9 @@ product or as the first argument of a helper declared ``factors=(0,)``, where it
 import numpy as np
 
 from s2s_ad.rules import adjoint, declare, nondifferentiable, tangent
-from s2s_ad.runtime import diff_grad, unbroadcast, unbroadcast_to
+from s2s_ad.runtime import unbroadcast, unbroadcast_to
+
+from .numpy_shape import diff_grad
 
 
 # -- gathering and scattering along a 1-d array (np.interp's knots) --------------------------------

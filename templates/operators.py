@@ -6,14 +6,142 @@ Each operator's ``syntax`` fact is the ``ast`` class Python writes it with:
 generated code writes a call of ``operator.add`` as ``a + b`` because of it.
 ``identity``, ``negating``, ``opposite`` and ``involution`` are what the
 optimizer may simplify (``x * 1`` is ``x``, ``a + -b`` is ``a - b``).
+
+The helpers of ``a + b`` and ``a * n`` where tuples or lists may be
+concatenated or repeated (``add_adjoint``...) are defined here, with their
+own rules at the end (generated code differentiated again calls them too).
 """
+from __future__ import annotations
+
 import ast
 import operator
+from typing import Any
 
 import numpy as np
 
 from s2s_ad.rules import adjoint, declare, nondifferentiable, tangent
-from s2s_ad.runtime import add_adjoint, add_tangent, mul_adjoint, mul_tangent
+from s2s_ad.runtime import unbroadcast, zeros_like
+
+
+# -- helpers: ``a + b`` and ``a * n`` where the operands may be tuples or lists --------------------
+# Concatenation and repetition, not arithmetic: the adjoint of a concatenation splits, that of a
+# repetition adds the copies up.  Adjoints and tangents of sequences may be sequences or arrays of
+# rows; both are read row by row.  Which case holds is decided here, at run time, where the
+# transformer could not prove it (sequence_helpers, below).
+
+def _is_sequence(value: Any) -> bool:
+    return isinstance(value, (list, tuple))
+
+
+def _concatenates(a: Any, b: Any) -> bool:
+    return (isinstance(a, list) and isinstance(b, list)) or (isinstance(a, tuple) and isinstance(b, tuple))
+
+
+def _repeats(sequence: Any, count: Any) -> bool:
+    return _is_sequence(sequence) and isinstance(count, (int, np.integer))
+
+
+def _broadcast_number(value: Any) -> bool:
+    """A number standing for a whole sequence's adjoint or tangent (a missing one: zero)."""
+    return not _is_sequence(value) and np.ndim(value) == 0
+
+
+def _rows(grad: Any, start: int, stop: int) -> Any:
+    """``grad[start:stop]``, a copy where ``grad`` is an array."""
+    if _broadcast_number(grad):  # one number for every row (a missing tangent: zeros)
+        return np.full(stop - start, grad, dtype=np.result_type(grad, 1.0))
+    part = grad[start:stop]
+    return np.array(part) if isinstance(part, np.ndarray) else part
+
+
+def _repeated_sum(grad: Any, like: Any, count: int) -> Any:
+    """The adjoint of ``like * count``: the ``count`` copies' parts of ``grad`` added up."""
+    n = len(like)
+    if count <= 0 or n == 0:
+        return zeros_like(like)
+    if _broadcast_number(grad):
+        return np.full(n, grad * count, dtype=np.result_type(grad, 1.0))
+    if isinstance(grad, np.ndarray):
+        return np.sum(np.reshape(grad, (count, n) + grad.shape[1:]), axis=0)
+    return tuple(sum((grad[k * n + i] for k in range(1, count)), grad[i]) for i in range(n))
+
+
+def add_adjoint(grad: Any, a: Any, b: Any) -> tuple:
+    """The adjoints of ``a`` and ``b`` in ``a + b``: concatenation splits ``grad``, arithmetic unbroadcasts."""
+    if _concatenates(a, b):
+        return _rows(grad, 0, len(a)), _rows(grad, len(a), len(a) + len(b))
+    return unbroadcast(grad, a), unbroadcast(grad, b)
+
+
+def mul_adjoint(grad: Any, a: Any, b: Any) -> tuple:
+    """The adjoints of ``a`` and ``b`` in ``a * b``: a repetition adds the copies up (an integer
+    count has no derivative); arithmetic is the product rule, unbroadcast."""
+    if _repeats(a, b):
+        return _repeated_sum(grad, a, int(b)), 0.0
+    if _repeats(b, a):
+        return 0.0, _repeated_sum(grad, b, int(a))
+    return unbroadcast(grad * b, a), unbroadcast(grad * a, b)
+
+
+def mul_adjoint_cross(grad: Any, a: Any, b: Any, tangent_a: Any, tangent_b: Any) -> tuple:
+    """``mul_adjoint``'s change as ``a`` and ``b`` move along their tangents (zero for a repetition).
+
+    With ``pair_sum`` this closes the rules under differentiation: every
+    order of derivative of ``a * b`` is made of these helpers again."""
+    if _repeats(a, b) or _repeats(b, a):
+        return 0.0, 0.0
+    return unbroadcast(grad * tangent_b, a), unbroadcast(grad * tangent_a, b)
+
+
+def pair_sum(p: tuple, q: tuple) -> tuple:
+    """Two pairs of adjoints added item by item (sequences' adjoints row by row); a missing tangent
+    (a plain 0 where a pair would be) adds nothing."""
+    if not isinstance(q, (tuple, list)):
+        return p
+    if not isinstance(p, (tuple, list)):
+        return q
+    return tangent_sum(p[0], q[0]), tangent_sum(p[1], q[1])
+
+
+def _as_sequence(tangent: Any, like: Any) -> Any:
+    """A tangent read as a sequence of the primal's type (tuple or list)."""
+    return type(like)(_item(tangent, i) for i in range(len(like)))
+
+
+def _item(value: Any, i: int) -> Any:
+    return value[i] if _is_sequence(value) or np.ndim(value) > 0 else value
+
+
+def tangent_sum(x: Any, y: Any) -> Any:
+    """``x + y`` for tangents or adjoints, which add item by item where they are sequences."""
+    if _is_sequence(x) or _is_sequence(y):
+        like = x if _is_sequence(x) else y
+        return type(like)(_item(x, i) + _item(y, i) for i in range(len(like)))
+    return x + y
+
+
+def add_tangent(tangent_a: Any, tangent_b: Any, a: Any, b: Any) -> Any:
+    """The tangent of ``a + b``: the tangents concatenated, or added."""
+    if _concatenates(a, b):
+        return _as_sequence(tangent_a, a) + _as_sequence(tangent_b, b)
+    return tangent_a + tangent_b
+
+
+def mul_tangent(tangent_a: Any, tangent_b: Any, a: Any, b: Any) -> Any:
+    """The tangent of ``a * b``: the tangent repeated, or the product rule."""
+    if _repeats(a, b):
+        return _as_sequence(tangent_a, a) * int(b)
+    if _repeats(b, a):
+        return int(a) * _as_sequence(tangent_b, b)
+    return tangent_a * b + a * tangent_b
+
+
+def mul_tangent_cross(tangent_a: Any, tangent_b: Any, second_a: Any, second_b: Any, a: Any, b: Any) -> Any:
+    """``mul_tangent``'s change as ``a`` and ``b`` move along ``second_a`` and ``second_b`` (zero for
+    a repetition, whose tangent does not depend on the sequence's contents)."""
+    if _repeats(a, b) or _repeats(b, a):
+        return 0.0
+    return tangent_a * second_b + second_a * tangent_b
 
 nondifferentiable(
     operator.lt, operator.le, operator.gt, operator.ge, operator.eq, operator.ne, operator.floordiv,
@@ -147,3 +275,60 @@ def neg(out, x, t_x):
 def pos(out, x, t_x):
     t_out = t_x
 
+
+# -- the rules of the helpers above ---------------------------------------------------------------
+# ``a + b`` and ``a * b`` that may concatenate or repeat tuples and lists (decided at run time).  The
+# operands enter add_adjoint and add_tangent only by their lengths and shapes; products are bilinear, and
+# their tangents are made of the same helpers again (so every order of derivative has its rules).
+_PAIR = {"grad": (3,), "a": (3,), "b": (3,)}
+
+
+@tangent(add_adjoint, examples=({"grad": (3,), "a": np.zeros(3), "b": np.zeros(3)},
+                               {"grad": (2, 3), "a": np.zeros((2, 3)), "b": np.zeros((2, 3))}))
+def add_adjoint_rule(out, grad, a, b, t_grad):
+    t_out = add_adjoint(t_grad, a, b)
+
+
+declare(add_adjoint, shape_only=(1, 2))  # the operands tell concatenation from arithmetic by their lengths and shapes
+
+
+@tangent(mul_adjoint, examples=(_PAIR, {"grad": (2, 3), "a": (2, 3), "b": (2, 3)}))
+def mul_adjoint_rule(out, grad, a, b, t_grad, t_a, t_b):
+    t_out = pair_sum(mul_adjoint(t_grad, a, b), mul_adjoint_cross(grad, a, b, t_a, t_b))
+
+
+@tangent(mul_adjoint_cross, examples=(dict(_PAIR, tangent_a=(3,), tangent_b=(3,)),))
+def mul_adjoint_cross_rule(out, grad, a, b, tangent_a, tangent_b, t_grad, t_tangent_a, t_tangent_b):
+    t_out = pair_sum(mul_adjoint_cross(t_grad, a, b, tangent_a, tangent_b),
+                     mul_adjoint_cross(grad, a, b, t_tangent_a, t_tangent_b))
+
+
+@tangent(pair_sum, examples=({"p": [(3,), (3,)], "q": [(3,), (3,)]},))
+def pair_sum_rule(out, p, q, t_p, t_q):
+    t_out = pair_sum(t_p, t_q)
+
+
+@tangent(tangent_sum, examples=({"x": (3,), "y": (3,)},))
+def tangent_sum_rule(out, x, y, t_x, t_y):
+    t_out = tangent_sum(t_x, t_y)
+
+
+@tangent(add_tangent, examples=({"tangent_a": (3,), "tangent_b": (3,), "a": np.zeros(3), "b": np.zeros(3)},))
+def add_tangent_rule(out, tangent_a, tangent_b, a, b, t_tangent_a, t_tangent_b):
+    t_out = add_tangent(t_tangent_a, t_tangent_b, a, b)
+
+
+@tangent(mul_tangent, examples=({"tangent_a": (3,), "tangent_b": (3,), "a": (3,), "b": (3,)},))
+def mul_tangent_rule(out, tangent_a, tangent_b, a, b, t_tangent_a, t_tangent_b, t_a, t_b):
+    t_out = tangent_sum(mul_tangent(t_tangent_a, t_tangent_b, a, b), mul_tangent_cross(tangent_a, tangent_b, t_a, t_b, a, b))
+
+
+@tangent(mul_tangent_cross, examples=({"tangent_a": (3,), "tangent_b": (3,), "second_a": (3,), "second_b": (3,),
+                                       "a": np.zeros(3), "b": np.zeros(3)},))
+def mul_tangent_cross_rule(out, tangent_a, tangent_b, second_a, second_b, a, b, t_tangent_a, t_tangent_b,
+                           t_second_a, t_second_b):
+    t_out = tangent_sum(mul_tangent_cross(t_tangent_a, t_tangent_b, second_a, second_b, a, b),
+                        mul_tangent_cross(tangent_a, tangent_b, t_second_a, t_second_b, a, b))
+declare(mul_adjoint_cross, add_tangent, mul_tangent_cross, zero_derivative=("a", "b"))
+declare(add_adjoint, may_view=True)  # pieces of its first argument
+declare(add_adjoint, mul_adjoint, mul_adjoint_cross, pair_sum, returns_sequence=True)

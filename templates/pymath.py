@@ -10,7 +10,44 @@ import types
 import numpy as np
 
 from s2s_ad.rules import adjoint, declare, nondifferentiable, spell_module
-from s2s_ad.runtime import digamma, trigamma
+
+
+# -- helpers: the gamma family's derivatives, for a number -------------------------------------------
+
+def digamma(x: float) -> float:
+    """The digamma function psi = d lgamma / dx, for a number (the derivative of ``math.lgamma``).
+
+    Shifted up by the recurrence psi(x) = psi(x + 1) - 1/x until x >= 10, then the asymptotic
+    series (error below 1e-14); reflected for negative x.
+    """
+    x = float(x)
+    if x <= 0.0 and x == math.floor(x):
+        return math.nan  # a pole
+    if x < 0.0:
+        return digamma(1.0 - x) - math.pi / math.tan(math.pi * x)
+    shift = 0.0
+    while x < 10.0:
+        shift -= 1.0 / x
+        x += 1.0
+    inv = 1.0 / (x * x)
+    series = inv * (1.0 / 12 - inv * (1.0 / 120 - inv * (1.0 / 252 - inv * (1.0 / 240 - inv * (1.0 / 132)))))
+    return shift + math.log(x) - 0.5 / x - series
+
+
+def trigamma(x: float) -> float:
+    """psi'(x), the derivative of ``digamma`` (recurrence, asymptotic series, reflection)."""
+    x = float(x)
+    if x <= 0.0 and x == math.floor(x):
+        return math.inf
+    if x < 0.0:
+        return -trigamma(1.0 - x) + (math.pi / math.sin(math.pi * x)) ** 2
+    shift = 0.0
+    while x < 10.0:
+        shift += 1.0 / (x * x)
+        x += 1.0
+    inv = 1.0 / (x * x)
+    series = (1.0 / x) * (1.0 + 1.0 / (2 * x) + inv * (1.0 / 6 - inv * (1.0 / 30 - inv * (1.0 / 42 - inv / 30))))
+    return shift + series
 
 spell_module("math", math)  # generated code writes math.cos
 nondifferentiable(math.floor, math.ceil, math.trunc, math.isnan, math.isinf, math.isfinite, math.factorial)

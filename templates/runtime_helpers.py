@@ -11,20 +11,13 @@ would hide the helper its own body calls.)
 import numpy as np
 
 from s2s_ad.rules import adjoint, declare, fresh_arrays, nondifferentiable, tangent
-from s2s_ad.runtime import (added_at, check_view_update, cross_grad, diff_piece, check_assertion, check_no_derivative, derivative_lost_by, check_number_update, raise_exception, formatted, random_states, set_random_states, draw,
-                            append_grad, multi_dot_grad, multi_dot_grad_jvp, qr_checked, svd_checked, matrix_power_grad, matrix_power_grad_jvp, cumprod_grad, cumprod_grad_jvp, einsum_grad, expand_quantiles, quantile_linear, quantile_scatter,
-                            quantile_slope, kron_blocks, kron_spread, norm_weight, norm_weight_jvp, solve_columns,
-                            trace_grad, broadcast_reduced, diag_grad, diagonal_grad, diff_grad, joined_grad,
-                            repeat_grad, sort_grad, take_along_axis_grad, take_grad, tile_grad, checkpoint_stride, concatenate_grad, cumsum_grad, dot_grad_a,
-                            dot_grad_b, linspace_weights,
-                            add_adjoint, add_tangent, mul_adjoint, mul_adjoint_cross, mul_tangent,
-                            mul_tangent_cross, pair_sum, tangent_sum, broadcast_reduced, checkpoint_stride, concatenate_grad, cumsum_grad,
-                            expand_reduced, getitem_grad, inverse_axes, matmul_grad_a, matmul_grad_b,
-                            pad_grad, pad_jvp, prod_others, prod_others_jvp, stack_grad, stop_gradient, if_inexact, stored_part,
-                            unbroadcast, unbroadcast_to, writable_copy, held_apart, zero_tangent,
-                            zeros_like, checkpointed)
+from s2s_ad.runtime import (added_at, check_assertion, check_no_derivative, check_number_update,
+                            check_view_update, checkpoint_stride, checkpointed, derivative_lost_by, draw,
+                            formatted, getitem_grad, held_apart, if_inexact, raise_exception, random_states,
+                            set_random_states, stop_gradient, stored_part, unbroadcast, unbroadcast_to,
+                            writable_copy, zero_tangent, zeros_like)
 
-nondifferentiable(zeros_like, zero_tangent, inverse_axes, linspace_weights)
+nondifferentiable(zeros_like, zero_tangent)
 declare(checkpointed, refused="checkpointed(...) marks a loop: write it as the loop's iterable, "
                               "for t in s2s_ad.checkpointed(range(n)):")
 nondifferentiable(stop_gradient, elementwise=True)
@@ -33,30 +26,7 @@ nondifferentiable(formatted, check_assertion, random_states, set_random_states) 
 # a draw from a generator object (rng.normal()): a constant of each call, replayed in every pass (draws.py);
 # one whose arguments depend on the inputs is refused (analysis.check_constant_calls)
 nondifferentiable(draw)
-fresh_arrays(zeros_like, zero_tangent, writable_copy, broadcast_reduced, getitem_grad, added_at)
-
-
-# Where a reduction's axis and keepdims are constants (they usually are), the helpers that undo it
-# are one NumPy call or none.  (The fills take the adjoint's dtype: adjoints are never integers.)
-def _kept(x, axis=None, keepdims=False):
-    return x
-
-
-def _expanded(x, axis=None, keepdims=False):
-    return np.expand_dims(x, axis)
-
-
-def _filled(grad, like, axis=None, keepdims=False):
-    return np.full(np.shape(like), grad)
-
-
-def _filled_expanded(grad, like, axis=None, keepdims=False):
-    return np.full(np.shape(like), np.expand_dims(grad, axis))
-
-
-declare(expand_reduced, folds=lambda axis=None, keepdims=False: _kept if axis is None or keepdims else _expanded)
-declare(broadcast_reduced,
-        folds=lambda axis=None, keepdims=False: _filled if axis is None or keepdims else _filled_expanded)
+fresh_arrays(zeros_like, zero_tangent, writable_copy, getitem_grad, added_at)
 
 
 @adjoint(unbroadcast, linear=True, examples=({"grad": (2, 3), "like": np.zeros(3)}, {"grad": (3,), "like": 0.5},
@@ -82,30 +52,11 @@ def writable_copy_rule(out, grad, like, d_out):
     d_grad = unbroadcast(d_out, grad)
 
 
-@adjoint(broadcast_reduced, linear=True, examples=(
-    {"grad": (), "like": np.zeros((2, 3))}, {"grad": (3,), "like": np.zeros((2, 3)), "axis": 0},
-    {"grad": (2, 1), "like": np.zeros((2, 3)), "axis": 1, "keepdims": True}), shape_only=1)
-def broadcast_reduced_rule(out, grad, like, axis=None, keepdims=False, *, d_out):
-    d_grad = np.sum(d_out, axis=axis, keepdims=keepdims)
-
-
 @adjoint(getitem_grad, linear=True, examples=(
     {"grad": (), "a": np.zeros(4), "index": 1}, {"grad": (2,), "a": np.zeros(4), "index": slice(1, 3)},
     {"grad": (3,), "a": np.zeros(4), "index": np.array([0, 2, 0])}))
 def getitem_grad_rule(out, grad, a, index, d_out):
     d_grad = d_out[index]  # scattering adds repeated indices up; gathering reads each again
-
-
-@tangent(cross_grad, examples=(
-    {"grad": (3,), "other": (3,), "like": np.zeros(3), "axis_other": -1, "axis_like": -1, "axisc": -1, "axis": None,
-     "sign": 1.0},
-    {"grad": (), "other": (2,), "like": np.zeros(2), "axis_other": -1, "axis_like": -1, "axisc": -1, "axis": None,
-     "sign": -1.0},
-    {"grad": (3, 2), "other": (2, 2), "like": np.zeros((3, 2)), "axis_other": 0, "axis_like": 0, "axisc": 0,
-     "axis": None, "sign": 1.0}))
-def cross_grad_rule(out, grad, other, like, axis_other, axis_like, axisc, axis, sign, *, t_grad, t_other):
-    t_out = (cross_grad(t_grad, other, like, axis_other, axis_like, axisc, axis, sign)
-             + cross_grad(grad, t_other, like, axis_other, axis_like, axisc, axis, sign))
 
 
 @tangent(stored_part, examples=(
@@ -115,282 +66,6 @@ def stored_part_rule(out, grad, index, value, t_grad):
     t_out = stored_part(t_grad, index, value)
 
 
-@tangent(concatenate_grad, examples=({"grad": (4,), "arrays": [np.zeros(2), np.zeros(2)]},))
-def concatenate_grad_rule(out, grad, arrays, axis=0, *, t_grad):
-    t_out = concatenate_grad(t_grad, arrays, axis)
-
-
-@tangent(stack_grad, examples=({"grad": (2, 3), "arrays": [np.zeros(3), np.zeros(3)]},))
-def stack_grad_rule(out, grad, arrays, axis=0, *, t_grad):
-    t_out = stack_grad(t_grad, arrays, axis)
-
-
-# pad_grad and pad_jvp are linear in what they move and each other's transpose; the primal array is
-# read for its shape (and, for maximum, minimum and median, the order of its elements).
-@adjoint(pad_grad, linear=True, examples=(
-    {"grad": (5, 6), "array": np.zeros((3, 4)), "pad_width": 1},
-    {"grad": (7,), "array": np.zeros(4), "pad_width": (1, 2), "mode": "edge"},
-    {"grad": (6, 7), "array": np.zeros((3, 4)), "pad_width": ((1, 2), (3, 0)), "mode": "symmetric", "reflect_type": "odd"},
-    {"grad": (8,), "array": np.zeros(5), "pad_width": (2, 1), "mode": "mean", "stat_length": 2},
-    {"grad": (8,), "array": np.array([0.3, 0.9, 0.1, 0.5, 0.7]), "pad_width": (2, 1), "mode": "median"}))
-def pad_grad_rule(out, grad, array, pad_width, mode="constant", stat_length=None, reflect_type="even", *, d_out):
-    d_grad = pad_jvp(d_out, array, pad_width, mode, stat_length, reflect_type)
-
-
-@adjoint(pad_jvp, linear=True, examples=(
-    {"t_array": (3, 4), "array": np.zeros((3, 4)), "pad_width": 1},
-    {"t_array": (4,), "array": np.zeros(4), "pad_width": (3, 2), "mode": "wrap"},
-    {"t_array": (3, 4), "array": np.zeros((3, 4)), "pad_width": 2, "mode": "linear_ramp"},
-    {"t_array": (5,), "array": np.array([0.3, 0.9, 0.1, 0.5, 0.7]), "pad_width": (2, 1), "mode": "maximum",
-     "stat_length": 3}))
-def pad_jvp_rule(out, t_array, array, pad_width, mode="constant", stat_length=None, reflect_type="even", *, d_out):
-    d_t_array = pad_grad(d_out, array, pad_width, mode, stat_length, reflect_type)
-
-
-@tangent(matmul_grad_a, examples=({"grad": (2, 4), "a": np.zeros((2, 3)), "b": (3, 4)},
-                                  {"grad": (4,), "a": np.zeros(3), "b": (3, 4)}))
-def matmul_grad_a_rule(out, grad, a, b, t_grad, t_b):
-    t_out = matmul_grad_a(t_grad, a, b) + matmul_grad_a(grad, a, t_b)
-
-
-@tangent(matmul_grad_b, examples=({"grad": (2, 4), "a": (2, 3), "b": np.zeros((3, 4))},
-                                  {"grad": (2,), "a": (2, 3), "b": np.zeros(3)}))
-def matmul_grad_b_rule(out, grad, a, b, t_grad, t_a):
-    t_out = matmul_grad_b(t_grad, a, b) + matmul_grad_b(grad, t_a, b)
-
-
-@tangent(dot_grad_a, examples=({"grad": (2, 4), "a": np.zeros((2, 3)), "b": (3, 4)},
-                               {"grad": (2, 5, 2), "a": np.zeros((2, 3)), "b": (5, 3, 2)}))
-def dot_grad_a_rule(out, grad, a, b, t_grad, t_b):
-    t_out = dot_grad_a(t_grad, a, b) + dot_grad_a(grad, a, t_b)
-
-
-@tangent(dot_grad_b, examples=({"grad": (2, 4), "a": (2, 3), "b": np.zeros((3, 4))},
-                               {"grad": (2, 5, 2), "a": (2, 3), "b": np.zeros((5, 3, 2))}))
-def dot_grad_b_rule(out, grad, a, b, t_grad, t_a):
-    t_out = dot_grad_b(t_grad, a, b) + dot_grad_b(grad, t_a, b)
-
-
-@tangent(prod_others, examples=({"a": (4,)}, {"a": (2, 3), "axis": 1}, {"a": (2, 3, 2), "axis": (0, 2)}))
-def prod_others_rule(out, a, axis=None, *, t_a):
-    t_out = prod_others_jvp(a, t_a, axis)
-
-
-@tangent(cumsum_grad, examples=({"grad": (5,), "a": np.zeros(5)}, {"grad": (3, 4), "a": np.zeros((3, 4)), "axis": 0}))
-def cumsum_grad_rule(out, grad, a, axis=None, *, t_grad):
-    t_out = cumsum_grad(t_grad, a, axis)
-
-
-@adjoint(expand_reduced, linear=True, examples=({"x": (3,), "axis": 1}, {"x": (2, 3)}, {"x": (4,), "axis": 0}))
-def expand_reduced_rule(out, x, axis=None, keepdims=False, *, d_out):
-    d_x = np.reshape(d_out, np.shape(x))
-
-
-# The adjoints of shape functions are linear in the adjoint they move: the tangent is the same call.
-
-@tangent(joined_grad, examples=({"grad": (4,), "arrays": [np.zeros(2), np.zeros(2)], "how": "hstack"},
-                                {"grad": (2, 3), "arrays": [np.zeros(3), np.zeros(3)], "how": "vstack"}))
-def joined_grad_rule(out, grad, arrays, how, t_grad):
-    t_out = joined_grad(t_grad, arrays, how)
-
-
-@tangent(repeat_grad, examples=({"grad": (6,), "a": np.zeros(3), "repeats": 2},))
-def repeat_grad_rule(out, grad, a, repeats, axis=None, *, t_grad):
-    t_out = repeat_grad(t_grad, a, repeats, axis)
-
-
-@tangent(tile_grad, examples=({"grad": (6,), "a": np.zeros(3), "reps": 2},))
-def tile_grad_rule(out, grad, a, reps, t_grad):
-    t_out = tile_grad(t_grad, a, reps)
-
-
-@tangent(diag_grad, examples=({"grad": (3, 3), "v": np.zeros(3)}, {"grad": (3,), "v": np.zeros((3, 4)), "k": 1}))
-def diag_grad_rule(out, grad, v, k=0, *, t_grad):
-    t_out = diag_grad(t_grad, v, k)
-
-
-@tangent(diagonal_grad, examples=({"grad": (3,), "a": np.zeros((3, 4))},))
-def diagonal_grad_rule(out, grad, a, offset=0, axis1=0, axis2=1, *, t_grad):
-    t_out = diagonal_grad(t_grad, a, offset, axis1, axis2)
-
-
-@tangent(append_grad, examples=({"grad": (5,), "arr": np.zeros(3), "values": np.zeros(2), "axis": None, "which": 1},))
-def append_grad_rule(out, grad, arr, values, axis, which, t_grad):
-    t_out = append_grad(t_grad, arr, values, axis, which)
-
-
-@tangent(diff_piece, examples=({"grad": (5,), "a": np.zeros(3), "prepend": 0.0, "append": np.zeros(2), "which": 0},
-                              {"grad": (2, 2), "a": np.zeros((2, 3)), "n": 2, "axis": 1, "append": np.zeros((2, 1))}))
-def diff_piece_rule(out, grad, a, n=1, axis=-1, prepend=None, append=None, which=1, *, t_grad):
-    t_out = diff_piece(t_grad, a, n, axis, prepend, append, which)
-
-
-@tangent(diff_grad, examples=({"grad": (4,), "a": np.zeros(5)},))
-def diff_grad_rule(out, grad, a, n=1, axis=-1, *, t_grad):
-    t_out = diff_grad(t_grad, a, n, axis)
-
-
-@tangent(take_grad, examples=({"grad": (3,), "a": np.zeros(4), "indices": np.array([0, 0, 2])},))
-def take_grad_rule(out, grad, a, indices, axis=None, *, t_grad):
-    t_out = take_grad(t_grad, a, indices, axis)
-
-
-@tangent(take_along_axis_grad, examples=({"grad": (3,), "arr": np.zeros(4), "indices": np.array([0, 0, 2]),
-                                          "axis": 0},))
-def take_along_axis_grad_rule(out, grad, arr, indices, axis, t_grad):
-    t_out = take_along_axis_grad(t_grad, arr, indices, axis)
-
-
-@tangent(sort_grad, examples=({"grad": (4,), "a": np.array([0.3, 0.1, 0.9, 0.5])},))
-def sort_grad_rule(out, grad, a, axis=-1, *, t_grad):
-    t_out = sort_grad(t_grad, a, axis)  # the order is piecewise constant in a
-
-
-@tangent(norm_weight, examples=({"x": (4,), "p": 2.0}, {"x": (4,), "p": 3.0}, {"x": (4,), "p": 1.5}, {"x": (3,), "p": 1.0}))
-def norm_weight_rule(out, x, p, t_x):
-    t_out = norm_weight_jvp(x, p, t_x)
-
-
-@adjoint(solve_columns, linear=True, examples=({"x": (3,), "a": np.zeros((3, 3)), "b": np.zeros(3)},
-                                              {"x": (2, 3), "a": np.zeros((2, 2)), "b": np.zeros((3, 2))}))
-def solve_columns_rule(out, x, a, b, d_out):
-    d_x = np.reshape(d_out, np.shape(x))
-
-
-@tangent(trace_grad, examples=({"grad": (), "a": np.zeros((3, 3))}, {"grad": (2,), "a": np.zeros((2, 3, 4)),
-                                                                     "axis1": 1, "axis2": 2}))
-def trace_grad_rule(out, grad, a, offset=0, axis1=0, axis2=1, *, t_grad):
-    t_out = trace_grad(t_grad, a, offset, axis1, axis2)
-
-
-@adjoint(kron_blocks, linear=True, examples=({"grad": (6,), "a": np.zeros(2), "b": np.zeros(3)},))
-def kron_blocks_rule(out, grad, a, b, d_out):
-    d_grad = np.reshape(d_out, np.shape(grad))
-
-
-@adjoint(kron_spread, linear=True, examples=({"x": (2,), "other": np.zeros(3), "which": 0},
-                                             {"x": (2, 2), "other": np.zeros(3), "which": 1}))
-def kron_spread_rule(out, x, other, which, d_out):
-    d_x = np.reshape(d_out, np.shape(x))
-
-
-@tangent(einsum_grad, examples=(
-    {"grad": (2, 4), "subscripts": "ij,jk->ik", "which": 0, "like": np.zeros((2, 3)), "op0": None, "op1": (3, 4)},
-    {"grad": (), "subscripts": "i,ij,j", "which": 1, "like": np.zeros((2, 3)), "op0": (2,), "op1": None,
-     "op2": (3,)}))
-def einsum_grad_rule(out, grad, subscripts, which, like, op0, op1=None, op2=None, op3=None, *,
-                     t_grad, t_op0, t_op1, t_op2, t_op3):
-    # linear in grad and in each operand but the one whose adjoint it is (slot ``which``, not read)
-    t_out = (einsum_grad(t_grad, subscripts, which, like, op0, op1, op2, op3)
-             + einsum_grad(grad, subscripts, which, like, t_op0, op1, op2, op3) * (which != 0)
-             + einsum_grad(grad, subscripts, which, like, op0, t_op1, op2, op3) * (which != 1)
-             + einsum_grad(grad, subscripts, which, like, op0, op1, t_op2, op3) * (which != 2)
-             + einsum_grad(grad, subscripts, which, like, op0, op1, op2, t_op3) * (which != 3))
-
-
-@tangent(quantile_linear, examples=({"values": (5,), "a": np.array([0.3, 0.1, 0.9, 0.5, 0.7]), "q": (2,)},))
-def quantile_linear_rule(out, values, a, q, axis=None, keepdims=False, method="linear", *, t_values, t_q):
-    # linear in values; the order of a is piecewise constant; q moves along the gap
-    t_out = quantile_linear(t_values, a, q, axis, keepdims, method) + expand_quantiles(t_q, out) * quantile_slope(
-        values, a, q, axis, keepdims, method)
-
-
-@tangent(quantile_slope, examples=({"values": (5,), "a": np.array([0.3, 0.1, 0.9, 0.5, 0.7]), "q": np.array([0.3])},))
-def quantile_slope_rule(out, values, a, q, axis=None, keepdims=False, method="linear", *, t_values):
-    t_out = quantile_slope(t_values, a, q, axis, keepdims, method)  # piecewise constant in q
-
-
-@tangent(quantile_scatter, examples=({"grad": (2,), "a": np.array([0.3, 0.1, 0.9, 0.5, 0.7]), "q": (2,)},))
-def quantile_scatter_rule(out, grad, a, q, axis=None, keepdims=False, slope=False, method="linear", *,
-                          t_grad, t_q):
-    t_out = quantile_scatter(t_grad, a, q, axis, keepdims, slope, method) + quantile_scatter(
-        grad * expand_quantiles(t_q, grad), a, q, axis, keepdims, True, method) * (1.0 - slope)
-
-
-@adjoint(expand_quantiles, linear=True, examples=({"t": (2,), "like": np.zeros((2, 3))}, {"t": (), "like": np.zeros(3)}))
-def expand_quantiles_rule(out, t, like, d_out):
-    d_t = np.reshape(d_out, np.shape(t))
-
-
-@tangent(cumprod_grad, examples=({"grad": (4,), "a": (4,)}, {"grad": (2, 3), "a": (2, 3), "axis": 1}))
-def cumprod_grad_rule(out, grad, a, axis=None, *, t_grad, t_a):
-    t_out = cumprod_grad(t_grad, a, axis) + cumprod_grad_jvp(grad, a, t_a, axis)
-
-
-@tangent(matrix_power_grad, examples=({"grad": (3, 3), "a": (3, 3), "n": 3},))
-def matrix_power_grad_rule(out, grad, a, n, t_grad, t_a):
-    t_out = matrix_power_grad(t_grad, a, n) + matrix_power_grad_jvp(grad, a, t_a, n)
-
-
-@adjoint(svd_checked, linear=True, examples=({"u": (3, 3), "a": np.zeros((3, 3))},
-                                             {"u": (4, 3), "a": np.zeros((4, 3)), "full_matrices": False}))
-def svd_checked_rule(out, u, a, full_matrices=True, compute_uv=True, *, d_out):
-    d_u = d_out
-
-
-@adjoint(qr_checked, linear=True, examples=({"q": (3, 3), "a": np.zeros((3, 3))}, {"q": (4, 3), "a": np.zeros((4, 3))}))
-def qr_checked_rule(out, q, a, mode="reduced", *, d_out):
-    d_q = d_out
-
-
-@tangent(multi_dot_grad, examples=({"grad": (2, 2), "arrays": [(2, 2), (2, 2)]},
-                                   {"grad": (2, 2), "arrays": [(2, 2), (2, 2), (2, 2)]}))
-def multi_dot_grad_rule(out, grad, arrays, t_grad, t_arrays):
-    t_out = multi_dot_grad_jvp(grad, t_grad, arrays, t_arrays)  # a list: one call, not a sum of lists
-
-
-# ``a + b`` and ``a * b`` that may concatenate or repeat tuples and lists (decided at run time).  The
-# operands enter add_adjoint and add_tangent only by their lengths and shapes; products are bilinear, and
-# their tangents are made of the same helpers again (so every order of derivative has its rules).
-_PAIR = {"grad": (3,), "a": (3,), "b": (3,)}
-
-
-@tangent(add_adjoint, examples=({"grad": (3,), "a": np.zeros(3), "b": np.zeros(3)},
-                               {"grad": (2, 3), "a": np.zeros((2, 3)), "b": np.zeros((2, 3))}))
-def add_adjoint_rule(out, grad, a, b, t_grad):
-    t_out = add_adjoint(t_grad, a, b)
-
-
-declare(add_adjoint, shape_only=(1, 2))  # the operands tell concatenation from arithmetic by their lengths and shapes
-
-
-@tangent(mul_adjoint, examples=(_PAIR, {"grad": (2, 3), "a": (2, 3), "b": (2, 3)}))
-def mul_adjoint_rule(out, grad, a, b, t_grad, t_a, t_b):
-    t_out = pair_sum(mul_adjoint(t_grad, a, b), mul_adjoint_cross(grad, a, b, t_a, t_b))
-
-
-@tangent(mul_adjoint_cross, examples=(dict(_PAIR, tangent_a=(3,), tangent_b=(3,)),))
-def mul_adjoint_cross_rule(out, grad, a, b, tangent_a, tangent_b, t_grad, t_tangent_a, t_tangent_b):
-    t_out = pair_sum(mul_adjoint_cross(t_grad, a, b, tangent_a, tangent_b),
-                     mul_adjoint_cross(grad, a, b, t_tangent_a, t_tangent_b))
-
-
-@tangent(pair_sum, examples=({"p": [(3,), (3,)], "q": [(3,), (3,)]},))
-def pair_sum_rule(out, p, q, t_p, t_q):
-    t_out = pair_sum(t_p, t_q)
-
-
-@tangent(tangent_sum, examples=({"x": (3,), "y": (3,)},))
-def tangent_sum_rule(out, x, y, t_x, t_y):
-    t_out = tangent_sum(t_x, t_y)
-
-
-@tangent(add_tangent, examples=({"tangent_a": (3,), "tangent_b": (3,), "a": np.zeros(3), "b": np.zeros(3)},))
-def add_tangent_rule(out, tangent_a, tangent_b, a, b, t_tangent_a, t_tangent_b):
-    t_out = add_tangent(t_tangent_a, t_tangent_b, a, b)
-
-
-@tangent(mul_tangent, examples=({"tangent_a": (3,), "tangent_b": (3,), "a": (3,), "b": (3,)},))
-def mul_tangent_rule(out, tangent_a, tangent_b, a, b, t_tangent_a, t_tangent_b, t_a, t_b):
-    t_out = tangent_sum(mul_tangent(t_tangent_a, t_tangent_b, a, b), mul_tangent_cross(tangent_a, tangent_b, t_a, t_b, a, b))
-
-
-@tangent(mul_tangent_cross, examples=({"tangent_a": (3,), "tangent_b": (3,), "second_a": (3,), "second_b": (3,),
-                                       "a": np.zeros(3), "b": np.zeros(3)},))
-def mul_tangent_cross_rule(out, tangent_a, tangent_b, second_a, second_b, a, b, t_tangent_a, t_tangent_b,
-                           t_second_a, t_second_b):
-    t_out = tangent_sum(mul_tangent_cross(t_tangent_a, t_tangent_b, second_a, second_b, a, b),
-                        mul_tangent_cross(tangent_a, tangent_b, t_second_a, t_second_b, a, b))
 
 
 @tangent(if_inexact, examples=({"grad": (3,), "like": np.zeros(3)}, {"grad": (3,), "like": np.arange(3)}))
@@ -411,33 +86,15 @@ declare(unbroadcast, unbroadcast_to, odd=True)  # linear in the adjoint they red
 # Generated code's own checks and reports, which run where the primal computation runs.
 declare(check_assertion, set_random_states, check_number_update, raise_exception, check_no_derivative,
         check_view_update, derivative_lost_by, reports=True)
-declare(matmul_grad_b, dot_grad_b, factors=(0, 1))
-declare(matmul_grad_a, dot_grad_a, factors=(0, 2))
 
 
 # Inputs the helpers read for their shape, their length or their sorting order only: a varied
 # argument there carries no derivative (any other input without one is refused where it varies).
-for _helper, _inputs in ((getitem_grad, ("a",)), (pad_grad, ("array",)), (pad_jvp, ("array",)),
-                         (solve_columns, ("a", "b")), (kron_blocks, ("a", "b")), (kron_spread, ("other",)),
-                         (expand_quantiles, ("like",)), (svd_checked, ("a",)), (qr_checked, ("a",)),
-                         (stored_part, ("value",)), (concatenate_grad, ("arrays",)), (stack_grad, ("arrays",)),
-                         (joined_grad, ("arrays",)), (matmul_grad_a, ("a",)), (matmul_grad_b, ("b",)),
-                         (dot_grad_a, ("a",)), (dot_grad_b, ("b",)), (cumsum_grad, ("a",)), (repeat_grad, ("a",)),
-                         (tile_grad, ("a",)), (diag_grad, ("v",)), (diagonal_grad, ("a",)),
-                         (append_grad, ("arr", "values")), (diff_grad, ("a",)), (take_grad, ("a",)),
-                         (take_along_axis_grad, ("arr",)), (sort_grad, ("a",)), (trace_grad, ("a",)),
-                         (einsum_grad, ("like",)), (quantile_linear, ("a",)), (quantile_slope, ("a", "q")),
-                         (quantile_scatter, ("a",)), (mul_adjoint_cross, ("a", "b")), (add_tangent, ("a", "b")),
-                         (mul_tangent_cross, ("a", "b")), (if_inexact, ("like",)), (cross_grad, ("like",)),
-                         (diff_piece, ("a", "prepend", "append"))):
-    declare(_helper, zero_derivative=_inputs)
+declare(getitem_grad, zero_derivative=("a",))
+declare(stored_part, zero_derivative=("value",))
+declare(if_inexact, zero_derivative=("like",))
 
 
-# Checked against NumPy (tests/test_rule_facts_against_numpy.py): these helpers hand back their
-# first argument itself or a view of it (a reshape, the adjoint passed through), and those below return
-# lists or tuples of pieces, so generated code that writes into what they return copies first.
-declare(expand_reduced, solve_columns, kron_blocks, kron_spread, expand_quantiles, svd_checked, qr_checked,
-        append_grad, norm_weight, if_inexact, view=True)  # their first argument (not the others: like, a, b)
-declare(concatenate_grad, stack_grad, joined_grad, add_adjoint, may_view=True)  # pieces of their first argument
-declare(concatenate_grad, stack_grad, joined_grad, multi_dot_grad, add_adjoint, mul_adjoint, mul_adjoint_cross,
-        pair_sum, returns_sequence=True)
+# Checked against NumPy (tests/test_rule_facts_against_numpy.py): if_inexact hands back its first
+# argument itself, so generated code that writes into what it returns copies first.
+declare(if_inexact, view=True)  # its first argument (not like)

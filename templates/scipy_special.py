@@ -7,7 +7,8 @@ derivative is ``polygamma(2, x)``, and so on to any order.
 import numpy as np
 
 from s2s_ad.rules import adjoint, tangent, when_imported
-from s2s_ad.runtime import expand_reduced, unbroadcast
+from s2s_ad.runtime import unbroadcast
+from .numpy_reductions import expand_reduced
 
 sp = None  # scipy.special, once imported (see _register)
 

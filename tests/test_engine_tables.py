@@ -205,13 +205,15 @@ def test_the_new_operation_agrees_with_jax(blend_rules) -> None:
 
 def _operation(obj: object) -> bool:
     """A function (or module) an operation table would be keyed on: not a type, not the engine's own
-    code (s2s_ad's runtime helpers are operations of generated code, and count)."""
+    code (s2s_ad's helpers, the runtime's and the template modules', are operations of generated code,
+    and count)."""
     if obj is None or isinstance(obj, type) or getattr(obj, "__module__", None) == "typing":
         return False  # (typing.Any is a callable object, not a class, before Python 3.11)
     if isinstance(obj, types.ModuleType):
         return True
     module = getattr(obj, "__module__", None) or ""
-    return callable(obj) and not (module.startswith("s2s_ad.") and module != "s2s_ad.runtime")
+    helper = module == "s2s_ad.runtime" or module.startswith("s2s_ad.templates.")
+    return callable(obj) and not (module.startswith("s2s_ad.") and not helper)
 
 
 def _resolved(node: ast.expr, namespace: dict) -> object:
