@@ -11,7 +11,7 @@ import pytest
 
 import s2s_ad
 
-import pickling_functions as pf
+import pickled_programs as pf
 
 X = np.array([0.0, 1.3, 2.1, 3.5, 3.9])
 
