@@ -24,10 +24,11 @@ one job (``naming.py`` chooses the names):
 * ``lower_state``: the state they share, and the body being lowered
   (``Scope``, replaced as one object while a call is inlined).
 
-Each part imports only the parts below it in that order (state, ssa,
-containers, writes, joins, calls); where lowering recurses upward (a call
-whose body holds statements, a view taken again under its name), a part
-calls the driver through ``lower_state.Lowerer``.
+Each part imports only parts before it in the order scan, state, ssa,
+containers, writes, loops, joins, calls (``tests/test_ssa.py`` checks it);
+where lowering recurses upward (a call whose body holds statements, a view
+taken again under its name), a part calls the driver through
+``lower_state.Lowerer``.
 
 Containers (dicts with constant keys, lists and tuples, namedtuples,
 dataclasses, objects) are static here: a ``Record`` of IR values, never a
