@@ -24,10 +24,11 @@ one job (``naming.py`` chooses the names):
 * ``lower_state``: the state they share, and the body being lowered
   (``Scope``, replaced as one object while a call is inlined).
 
-Each part imports only the parts below it in that order (state, ssa,
-containers, writes, joins, calls); where lowering recurses upward (a call
-whose body holds statements, a view taken again under its name), a part
-calls the driver through ``lower_state.Lowerer``.
+Each part imports only parts before it in the order scan, state, ssa,
+containers, writes, loops, joins, calls (``tests/test_ssa.py`` checks it);
+where lowering recurses upward (a call whose body holds statements, a view
+taken again under its name), a part calls the driver through
+``lower_state.Lowerer``.
 
 Containers (dicts with constant keys, lists and tuples, namedtuples,
 dataclasses, objects) are static here: a ``Record`` of IR values, never a
@@ -133,14 +134,18 @@ class Lowering(Part):
                            aux_tree=self.state.aux_tree)
 
     def lower_block(self, stmts: list) -> list[ir.Stmt]:
-        outer, self.state.block = self.state.block, []
+        """The statements ``stmts`` lowered into a new block (up to a raise that always runs)."""
+        with self.state.new_block() as block:
+            self.lower_statements(stmts)
+        return block
+
+    def lower_statements(self, stmts: list) -> None:
+        """Lower ``stmts`` into the current block, up to a raise that always runs."""
         for stmt in stmts:
             self.state.line = stmt.lineno
             self.statement(stmt)
             if self.scope.raised:
                 break
-        inner, self.state.block = self.state.block, outer
-        return inner
 
     def statement(self, stmt: Any) -> None:
         self.state.computed.clear()
@@ -207,11 +212,7 @@ class Lowering(Part):
         if isinstance(test, ir.Const) and isinstance(test.value, (bool, np.bool_, str, type(None))):
             # Known while lowering ("key" in params, config.kind == "tanh"): only that branch exists,
             # and the other may read items the container does not have.
-            for inner in stmt.body if test.value else stmt.orelse:
-                self.state.line = inner.lineno
-                self.statement(inner)
-                if self.scope.raised:
-                    break
+            self.lower_statements(stmt.body if test.value else stmt.orelse)
             return
         joined = self.joins.joined(stmt)
         before = dict(self.scope.env)
@@ -229,14 +230,9 @@ class Lowering(Part):
         exit_test = None
         if stmts and isinstance(stmts[-1], gast.If) and isinstance(stmts[-1].body[0], gast.Break):
             exit_test, stmts = stmts[-1].test, stmts[:-1]
-        outer, self.state.block = self.state.block, []
-        prologue()
-        for stmt in stmts:
-            self.state.line = stmt.lineno
-            self.statement(stmt)
-            if self.scope.raised:
-                break
-        body, self.state.block = self.state.block, outer
+        with self.state.new_block() as body:
+            prologue()
+            self.lower_statements(stmts)
         self.joins.check_carried_views(targets)
         self.joins.merge_into(body, self.scope.env, targets, self.state.line)
         exit_flag = None
@@ -251,11 +247,9 @@ class Lowering(Part):
         if elements is not None:  # over a container: unrolled, each item with its own shape and structure
             for element in elements:
                 self.bind(stmt.target, element)
-                for inner in stmt.body:
-                    self.state.line = inner.lineno
-                    self.statement(inner)
-                    if self.scope.raised:
-                        return
+                self.lower_statements(stmt.body)
+                if self.scope.raised:
+                    return
             return
         iterable, element = self.loops.iteration(stmt)
         targets = self.joins.carry(stmt)
@@ -284,9 +278,8 @@ class Lowering(Part):
     def while_loop(self, stmt: gast.While) -> None:
         targets = self.joins.carry(stmt)
         before = dict(self.scope.env)
-        outer, self.state.block = self.state.block, []
-        test = self.ssa.flatten(self.state.converter.convert(stmt.test))
-        test_block, self.state.block = self.state.block, outer
+        with self.state.new_block() as test_block:
+            test = self.ssa.flatten(self.state.converter.convert(stmt.test))
         stale = self.writes.views_written_in(stmt)
         body, exit_flag = self._loop_body(stmt.body, targets, lambda: None)
         self.scope.raised = False  # (the loop may run no iteration)

@@ -118,10 +118,9 @@ class CallLowering(Part):
             """The block choosing among ``tags[k:]`` (the last needs no test)."""
             if k == len(tags) - 1:
                 return self.only(tags[k], args, merged)
-            outer, self.state.block = self.state.block, []
-            test = self.ssa.flatten(ir.Call(operator.eq, (dispatch.var, ir.Const(tags[k]))))
-            self.state.block.append(ir.If(test, self.only(tags[k], args, merged), branch(k + 1), self.state.line))
-            block, self.state.block = self.state.block, outer
+            with self.state.new_block() as block:
+                test = self.ssa.flatten(ir.Call(operator.eq, (dispatch.var, ir.Const(tags[k]))))
+                block.append(ir.If(test, self.only(tags[k], args, merged), branch(k + 1), self.state.line))
             return block
 
         self.state.block.extend(branch(0))
@@ -129,12 +128,11 @@ class CallLowering(Part):
 
     def only(self, tag: int, args: tuple, merged: str) -> list[ir.Stmt]:
         """A block inlining the def ``tag`` and assigning its result to ``merged``."""
-        outer, self.state.block = self.state.block, []
-        value = self.inline(Inline(self.joins.defs[tag], args))
-        if isinstance(value, ir.Display):
-            value = self.ssa.materialise(value, "items")
-        self.state.block.append(ir.Assign(merged, value, self.state.line, merge=True))
-        block, self.state.block = self.state.block, outer
+        with self.state.new_block() as block:
+            value = self.inline(Inline(self.joins.defs[tag], args))
+            if isinstance(value, ir.Display):
+                value = self.ssa.materialise(value, "items")
+            block.append(ir.Assign(merged, value, self.state.line, merge=True))
         return block
 
     def defaults_of(self, function: Nested, params: list, defaults: list) -> list:

@@ -202,7 +202,7 @@ class JoinLowering(Part):
         return targets
 
     def check_carried_views(self, targets: dict[str, Any]) -> None:
-        """A loop-carried name taken to be a view (``_carry``) must be that view again at the end of
+        """A loop-carried name taken to be a view (``carry``) must be that view again at the end of
         the body (the same array by the same index), or the body read it as something it may not be."""
         for v, m in targets.items():
             if m not in self.writes.carried_views:

@@ -149,7 +149,7 @@ class LoopIteration(Part):
 
     def iteration_call(self, it: Any) -> tuple[Any, list]:
         """The iterator ``it`` calls (range, enumerate, zip, reversed) and its converted arguments;
-        an argument that is itself such a call (``enumerate(zip(a, b))``) is None: ``_sequence``
+        an argument that is itself such a call (``enumerate(zip(a, b))``) is None: ``sequence``
         walks it from its own node, and converting it would make a zip object."""
         fn = self.iterator_kind(it)
         if fn is None:

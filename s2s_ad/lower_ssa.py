@@ -123,10 +123,9 @@ class SSABuilder(Part):
         merged = self.state.names.fresh(name or "choice")
         branches = []
         for part in (choice.then, choice.orelse):
-            outer, self.state.block = self.state.block, []
-            value = test if part is None else self.flatten(part)
-            self.state.block.append(ir.Assign(merged, value, self.state.line, merge=True))
-            branches.append(self.state.block)
-            self.state.block = outer
+            with self.state.new_block() as block:
+                value = test if part is None else self.flatten(part)
+                block.append(ir.Assign(merged, value, self.state.line, merge=True))
+            branches.append(block)
         self.state.block.append(ir.If(test, branches[0], branches[1], self.state.line))
         return ir.Var(merged)

@@ -25,9 +25,10 @@ that ``block`` is the block being filled, and ``scope`` the body being read.
 """
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 from collections import Counter
-from typing import Any, Callable, Optional, Protocol
+from typing import Any, Callable, Iterator, Optional, Protocol
 
 from . import ir
 from .errors import TransformError
@@ -103,6 +104,16 @@ class LoweringState:
     def refusal(self, construct: str, hint: str) -> TransformError:
         """A ``TransformError`` located at the line being lowered."""
         return TransformError(construct, hint, filename=self.scope.parsed.filename, line=self.line)
+
+    @contextlib.contextmanager
+    def new_block(self) -> Iterator[list[ir.Stmt]]:
+        """Statements emitted inside the ``with`` go into a new block, the one yielded (a branch, a loop
+        body); the enclosing block is the current one again after it."""
+        outer, self.block = self.block, []
+        try:
+            yield self.block
+        finally:
+            self.block = outer
 
     def enter(self, scope: Scope) -> Scope:
         """Make ``scope`` the body being lowered (names resolved and errors located in its parse);

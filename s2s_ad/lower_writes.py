@@ -165,7 +165,7 @@ class WriteLowering(Part):
         return found is not None and found[0] == array and found[2]
 
     def note_view(self, name: str, value: Any) -> None:
-        """Remember that ``name`` may view another array (for ``_shared``)."""
+        """Remember that ``name`` may view another array (for ``shared``)."""
         if not (isinstance(value, ir.Call) and viewing_call(value)
                 and value.args and isinstance(value.args[0], ir.Var)):
             return
@@ -184,7 +184,7 @@ class WriteLowering(Part):
 
     def note_element(self, name: str, value: Any) -> None:
         """Remember ``name = a[i, j]`` by numbers or names only (no slice): maybe one element (a copy),
-        maybe a row (a view), maybe an integer-array or mask index (a copy); see ``_view_now``."""
+        maybe a row (a view), maybe an integer-array or mask index (a copy); see ``view_now``."""
         if not (isinstance(value, ir.Call) and value.fn is operator.getitem and name in self.view_values):
             return
         parts = ir.index_parts(value.args[1])

@@ -1,6 +1,8 @@
 """The lowered form satisfies the SSA invariants, and the checker catches violations."""
+import ast
 import operator
 import sys
+from pathlib import Path
 
 import gast
 import numpy as np
@@ -109,3 +111,17 @@ def test_lowering_walks_a_block_a_fixed_number_of_times(tmp_path, monkeypatch):
         ir.check_ssa(ssa)
         counts.append(len(walks))
     assert counts[0] == counts[1]
+
+
+# The parts of lowering, each below the ones after it (lower.py's docstring): a part imports only parts before it.
+LOWERING_PARTS = ["lower_scan", "lower_state", "lower_ssa", "lower_containers", "lower_writes", "lower_loops",
+                  "lower_joins", "lower_calls", "lower"]
+
+
+def test_the_parts_of_lowering_import_downward_only():
+    for i, part in enumerate(LOWERING_PARTS):
+        tree = ast.parse(Path(s2s_ad.lower.__file__).with_name(f"{part}.py").read_text())
+        imported = {node.module for node in ast.walk(tree)
+                    if isinstance(node, ast.ImportFrom) and node.level == 1 and node.module in LOWERING_PARTS}
+        assert imported <= set(LOWERING_PARTS[:i]), f"{part} imports {sorted(imported - set(LOWERING_PARTS[:i]))}"
+    assert "lower_ssa" in imported and "lower_state" in imported  # (the driver's own imports were read)
