@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import operator
 from collections import Counter
-from typing import Any, Optional
+from typing import Any, Optional, Union
 
 import numpy as np
 
@@ -38,7 +38,7 @@ class Recorder:
         self.sharing = sharing  # which names may share memory a store writes
         self.draft = draft  # the recording plan's slots so far: every push and pop is made from one of them
         self.tape = draft.tape
-        self.loops: list[ir.Stmt] = []  # the loops being reversed, innermost last
+        self.loops: list[Union[ir.For, ir.While]] = []  # the loops being reversed, innermost last
         self.pushes: dict[int, tuple[str, tuple[ir.Expr, ...]]] = {}  # id(forward block) -> its slot, values
         self.trips: dict[int, str] = {}  # id(loop) -> name of its trip counter
         self.calls: dict[int, Any] = {}  # id(primal call statement) -> the callee's split adjoint
