@@ -1,4 +1,5 @@
-"""Round 3's user-style functions (tests/round3_user_programs.py) in every transform against JAX.
+"""User-style functions written for each round (tests/round3_user_programs.py, round4_user_programs.py)
+in every transform against JAX.
 
 Each function runs through ``grad``/``value_and_grad``, ``vjp``, ``jvp``, ``hessian`` and ``grad`` of a
 caller that calls it as a helper (the split form), and is compared with ``jax.grad``, ``jax.jvp`` and
@@ -15,8 +16,9 @@ pytestmark = [pytest.mark.slow, pytest.mark.skipif(jax is None, reason="JAX is n
 
 if jax is not None:
     import jax.numpy as jnp
-    import round3_user_programs as fns
-    CASES = fns.CASES
+    import round3_user_programs
+    import round4_user_programs
+    CASES = round3_user_programs.CASES + round4_user_programs.CASES
 else:
     CASES = []
 
