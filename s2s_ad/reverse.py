@@ -296,8 +296,8 @@ class ReverseSweep(Recording):
 
     def sequence_adjoint(self, stmt: ir.Assign) -> None:
         """``c = a + b`` or ``c = a * n`` where tuples or lists may be concatenated or repeated: the
-        adjoint splits or adds copies up, not the arithmetic rule (``runtime.add_adjoint`` decides
-        which at run time where the kinds could not)."""
+        adjoint splits or adds copies up, not the arithmetic rule (``add_adjoint`` in templates/operators.py
+        decides which at run time where the kinds could not)."""
         call = stmt.value
         helper = rules.fact(call.fn, "sequence_helpers")[0]  # declared with joins_sequences in templates/
         whole = self.fresh(f"parts_{stmt.target}")

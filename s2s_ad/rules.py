@@ -487,7 +487,7 @@ def _templates_package() -> Any:
         folder = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "templates")
         spec = importlib.util.spec_from_file_location(
             "s2s_ad.templates", os.path.join(folder, "__init__.py"), submodule_search_locations=[folder])
-        if spec is None:
+        if spec is None or spec.loader is None:
             raise
         package = importlib.util.module_from_spec(spec)
         sys.modules["s2s_ad.templates"] = package
