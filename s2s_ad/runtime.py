@@ -1,16 +1,22 @@
-"""The few helpers generated code may call.
+"""The helpers the engine itself writes into generated code.
 
-Generated code calls a helper only where the shape of a value is not known
-when the code is generated; where it is known, the generator writes the
-plain NumPy expression instead.  Every helper here is small, has no state,
-and is itself differentiable by the templates (so generated code can be
-transformed again for higher derivatives).
+Input: what the generators emit a call of (``unbroadcast``, ``zeros_like``,
+``getitem_grad``, ``held_apart``, ``draw``, ``random_states``, the checks and
+the checkpoint stride...).  The helpers of one operation (``cumsum_grad``,
+``matmul_grad_a``) are not here: they are defined beside the rules that call
+them, in ``templates/``, so adding an operation touches ``templates/`` only
+(tests/test_engine_tables.py checks that every public name here is one the
+engine uses).  Generated code calls a helper only where the shape of a value
+is not known when the code is generated; where it is known, the generator
+writes the plain NumPy expression instead.  Every helper here is small, has
+no state, and is itself differentiable by ``templates/runtime_helpers.py``
+(so generated code can be transformed again for higher derivatives).
 """
 from __future__ import annotations
 
 import math
 import numbers
-from typing import Any, Optional
+from typing import Any, Callable, Optional
 
 import random
 
@@ -239,6 +245,9 @@ def draw(generator: Any, method: str, *args: Any, **kwargs: Any) -> Any:
     return getattr(generator, method)(*args, **kwargs)
 
 
+_CONVERSIONS: dict[int, Callable[[Any], str]] = {115: str, 114: repr, 97: ascii}  # !s, !r, !a (ast's codes)
+
+
 def formatted(layout: tuple, *values: Any) -> str:
     """An f-string: ``layout`` holds its text and, for each value, (conversion, format spec)."""
     out, next_value = [], iter(values)
@@ -248,8 +257,8 @@ def formatted(layout: tuple, *values: Any) -> str:
             continue
         conversion, spec = part
         value = next(next_value)
-        value = {115: str, 114: repr, 97: ascii}.get(conversion, lambda v: v)(value)
-        out.append(format(value, spec))
+        convert = _CONVERSIONS.get(conversion)
+        out.append(format(convert(value) if convert is not None else value, spec))
     return "".join(out)
 
 

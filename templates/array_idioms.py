@@ -1,3 +1,5 @@
+# mypy: disable-error-code="no-redef"
+# (a function's adjoint and tangent rules are both named after it: the second redefines the name)
 """Rules for everyday array idioms written as methods and attributes: ``x.item()`` (the one number
 of a one-element array) and ``x.dtype`` (what it is made of, which carries no derivative)."""
 from __future__ import annotations

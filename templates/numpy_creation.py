@@ -1,3 +1,5 @@
+# mypy: disable-error-code="no-redef"
+# (a function's adjoint and tangent rules are both named after it: the second redefines the name)
 """Array creation: functions whose result is a new array the function owns.
 
 Arrays made by these may be written into (``out[i] = v``); the zero-valued

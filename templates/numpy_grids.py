@@ -1,3 +1,5 @@
+# mypy: disable-error-code="no-redef"
+# (a function's adjoint and tangent rules are both named after it: the second redefines the name)
 """Rules for NumPy's grids and axis moves: ``np.logspace`` (in its endpoints and base, along axis 0),
 ``np.meshgrid`` (of up to four arrays) and ``np.rollaxis``.
 
@@ -55,7 +57,7 @@ def _grids(x0, x1=None, x2=None, x3=None):
     return sum(x is not None for x in (x0, x1, x2, x3))
 
 
-_grids.counts_given = True  # called with rules.NOT_CONSTANT for the arrays (see rules.adjoint's items)
+setattr(_grids, "counts_given", True)  # called with rules.NOT_CONSTANT for the arrays (see rules.adjoint's items)
 
 _GRIDS = ({"x0": (3,), "x1": (2,)}, {"x0": (3,), "x1": (2,), "indexing": "ij"}, {"x0": (4,)},
           {"x0": (2,), "x1": (3,), "x2": (2,)}, {"x0": (2,), "x1": (3,), "x2": (2,), "indexing": "ij"},

@@ -1,3 +1,5 @@
+# mypy: disable-error-code="no-redef"
+# (a function's adjoint and tangent rules are both named after it: the second redefines the name)
 """Rules for linear algebra: matmul and ``@``, dot, outer, transpose and ``.T``, trace, tensordot,
 inner, kron, cross, and ``np.linalg``'s inv, solve, det, cholesky and norm (batched over leading
 axes where NumPy batches).
@@ -526,6 +528,7 @@ def multi_dot_grad_jvp(grad: Any, t_grad: Any, arrays: Any, tangents: Any) -> li
             if i != j:  # operand i's own adjoint does not read operand i
                 total[i] = total[i] + moved[i]
     return as_given(total, given, grad)
+
 
 nondifferentiable(norm_order, norm_max_weights, norm_singular_weights, tensordot_adjoint_plan, kron_axes, inner_axes)
 spell_module("np.linalg", np.linalg)  # generated code writes np.linalg.solve
@@ -1198,6 +1201,10 @@ declare(matmul_grad_b, dot_grad_b, factors=(0, 1))
 declare(matmul_grad_a, dot_grad_a, factors=(0, 2))
 
 nondifferentiable(inverse_axes)
+# Inputs the helpers read for their shape, their length or their sorting order only: a varied
+# argument there carries no derivative (any other input without one is refused where it varies).
+# What they hand back (view, may_view, returns_sequence) is checked against NumPy
+# (tests/test_rule_facts_against_numpy.py): generated code that writes into it copies first.
 declare(svd_checked, qr_checked, matmul_grad_a, dot_grad_a, trace_grad, zero_derivative=("a",))
 declare(matmul_grad_b, dot_grad_b, zero_derivative=("b",))
 declare(solve_columns, kron_blocks, zero_derivative=("a", "b"))

@@ -1,3 +1,5 @@
+# mypy: disable-error-code="no-redef"
+# (a function's adjoint and tangent rules are both named after it: the second redefines the name)
 """Rules for NumPy reductions: sum, mean, var, std, prod, max, min (with ``axis`` and ``keepdims``), cumsum,
 median, quantile and percentile (the default, linear method).
 
@@ -5,7 +7,7 @@ The helpers their adjoints call (``broadcast_reduced``, ``expand_reduced``, ``cu
 ``quantile_scatter``...) are defined here first, and their own rules are at the end."""
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 
@@ -128,7 +130,8 @@ def _quantile_plan(a: Any, q: Any, axis: Any, keepdims: bool, method: str = "lin
         low = np.clip(np.floor(position).astype(np.intp), 0, n - 1)
         fraction = position - low if method == "linear" else np.where(position % 1 == 0, 0.0, 0.5)
     else:
-        picked = {"lower": np.floor, "higher": np.ceil, "nearest": np.around}[method](position)
+        rounding: dict[str, Callable[[Any], Any]] = {"lower": np.floor, "higher": np.ceil, "nearest": np.around}
+        picked = rounding[method](position)
         low = np.clip(picked.astype(np.intp), 0, n - 1)
         fraction = np.zeros(np.shape(position))
     high = np.clip(low + 1, 0, n - 1)
@@ -832,7 +835,12 @@ def expand_quantiles_rule(out, t, like, d_out):
 def cumprod_grad_rule(out, grad, a, axis=None, *, t_grad, t_a):
     t_out = cumprod_grad(t_grad, a, axis) + cumprod_grad_jvp(grad, a, t_a, axis)
 
+
 fresh_arrays(broadcast_reduced)
+# Inputs the helpers read for their shape, their length or their sorting order only: a varied
+# argument there carries no derivative (any other input without one is refused where it varies).
+# What they hand back (view, may_view, returns_sequence) is checked against NumPy
+# (tests/test_rule_facts_against_numpy.py): generated code that writes into it copies first.
 declare(cumsum_grad, quantile_linear, quantile_scatter, zero_derivative=("a",))
 declare(quantile_slope, zero_derivative=("a", "q"))
 declare(expand_quantiles, zero_derivative=("like",))

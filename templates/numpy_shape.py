@@ -1,3 +1,5 @@
+# mypy: disable-error-code="no-redef"
+# (a function's adjoint and tangent rules are both named after it: the second redefines the name)
 """Rules for shape functions: reshape, ravel, expand_dims, squeeze, concatenate, stack,
 broadcast_to, pad (every mode), roll, moveaxis, swapaxes, atleast_*d, hstack and
 friends, repeat, tile, flips and rot90, diag, diagonal, tril/triu, append, diff, take,
@@ -7,7 +9,7 @@ The helpers their adjoints call where a shape is known only at run time (``conca
 ``pad_grad``, ``take_grad``...) are defined here first, and their own rules are at the end."""
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 
@@ -19,7 +21,8 @@ from s2s_ad.runtime import unbroadcast
 # -- helpers: the adjoints of shape functions where a shape is known only at run time, each linear in
 # ``grad`` (their own rules are at the end: generated code differentiated again calls them too) -----
 
-def gradient_grad(grad: Any, f: Any, spacing: Any = 1.0, axis: Any = None, edge_order: int = 1) -> np.ndarray:
+def gradient_grad(grad: Any, f: Any, spacing: Any = 1.0, axis: Any = None,
+                  edge_order: Literal[1, 2] = 1) -> np.ndarray:
     """The adjoint of ``np.gradient(f, spacing, axis=axis, edge_order=edge_order)``.
 
     Along each axis the gradient is a matrix D (``np.gradient`` of the identity, so every spacing
@@ -32,7 +35,7 @@ def gradient_grad(grad: Any, f: Any, spacing: Any = 1.0, axis: Any = None, edge_
     result = np.zeros(f.shape, dtype=np.result_type(f, 1.0))
     for ax, part in zip(axes, parts):
         size = f.shape[ax]
-        along = np.gradient(np.eye(size), spacing, axis=0, edge_order=edge_order)  # d_i = sum_j D_ij f_j
+        along = np.asarray(np.gradient(np.eye(size), spacing, axis=0, edge_order=edge_order))  # d_i = sum_j D_ij f_j
         moved = np.tensordot(along.T, np.moveaxis(np.asarray(part), ax, 0), axes=1)
         result = result + np.moveaxis(moved, 0, ax)
     return result
@@ -801,6 +804,11 @@ def take_along_axis_grad_rule(out, grad, arr, indices, axis, t_grad):
 def sort_grad_rule(out, grad, a, axis=-1, *, t_grad):
     t_out = sort_grad(t_grad, a, axis)  # the order is piecewise constant in a
 
+
+# Inputs the helpers read for their shape, their length or their sorting order only: a varied
+# argument there carries no derivative (any other input without one is refused where it varies).
+# What they hand back (view, may_view, returns_sequence) is checked against NumPy
+# (tests/test_rule_facts_against_numpy.py): generated code that writes into it copies first.
 declare(pad_grad, pad_jvp, zero_derivative=("array",))
 declare(concatenate_grad, stack_grad, joined_grad, zero_derivative=("arrays",))
 declare(repeat_grad, tile_grad, diagonal_grad, diff_grad, take_grad, sort_grad, zero_derivative=("a",))

@@ -1,3 +1,5 @@
+# mypy: disable-error-code="no-redef"
+# (a function's adjoint and tangent rules are both named after it: the second redefines the name)
 """Rules for NumPy's functions of sampled signals and series: ``np.interp``, ``np.polyval``,
 ``np.convolve``, ``np.correlate``, ``np.vdot``, ``np.trapezoid`` (and ``np.trapz`` where the installed
 NumPy has it) and ``np.ediff1d`` (real values).
@@ -248,7 +250,7 @@ _TRAPEZOIDS = ({"y": (5,)}, {"y": (5,), "dx": ()}, {"y": (5,), "x": (5,)}, {"y":
 
 
 # np.trapezoid from NumPy 2.0 on; np.trapz, the same function, before it (NumPy 2.4 removed that name)
-_TRAPEZOID = np.trapezoid if hasattr(np, "trapezoid") else np.trapz
+_TRAPEZOID = np.trapezoid if hasattr(np, "trapezoid") else getattr(np, "trapz")
 
 
 @adjoint(_TRAPEZOID, examples=_TRAPEZOIDS)

@@ -1,3 +1,5 @@
+# mypy: disable-error-code="no-redef"
+# (a function's adjoint and tangent rules are both named after it: the second redefines the name)
 """Rules for Python's arithmetic operators (``+ - * / ** // %``, unary ``-``),
 which also serve NumPy's ufuncs of the same meaning (``np.add``...).
 
@@ -142,6 +144,7 @@ def mul_tangent_cross(tangent_a: Any, tangent_b: Any, second_a: Any, second_b: A
     if _repeats(a, b) or _repeats(b, a):
         return 0.0
     return tangent_a * second_b + second_a * tangent_b
+
 
 nondifferentiable(
     operator.lt, operator.le, operator.gt, operator.ge, operator.eq, operator.ne, operator.floordiv,
@@ -329,6 +332,10 @@ def mul_tangent_cross_rule(out, tangent_a, tangent_b, second_a, second_b, a, b, 
                            t_second_a, t_second_b):
     t_out = tangent_sum(mul_tangent_cross(t_tangent_a, t_tangent_b, second_a, second_b, a, b),
                         mul_tangent_cross(tangent_a, tangent_b, t_second_a, t_second_b, a, b))
+# Inputs the helpers read for their shape, their length or their sorting order only: a varied
+# argument there carries no derivative (any other input without one is refused where it varies).
+# What they hand back (view, may_view, returns_sequence) is checked against NumPy
+# (tests/test_rule_facts_against_numpy.py): generated code that writes into it copies first.
 declare(mul_adjoint_cross, add_tangent, mul_tangent_cross, zero_derivative=("a", "b"))
 declare(add_adjoint, may_view=True)  # pieces of its first argument
 declare(add_adjoint, mul_adjoint, mul_adjoint_cross, pair_sum, returns_sequence=True)

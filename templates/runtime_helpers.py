@@ -1,12 +1,14 @@
-"""Rules for the helpers generated code calls (``s2s_ad.runtime``).
+"""Rules for the helpers the engine writes into generated code (``s2s_ad.runtime``).
 
 They make generated code itself differentiable: ``grad(grad(f))`` runs
 forward mode over the code ``grad(f)`` generated, helpers included.  Every
 helper is linear in the adjoint it reshapes, so its tangent is the same call
-on tangents (``matmul_grad_a``/``matmul_grad_b`` are bilinear).  Helpers
-that only reverse-over-reverse would need an adjoint of have a tangent rule
-alone.  (Templates are named ``*_rule``: a template named like its helper
-would hide the helper its own body calls.)
+on tangents.  Helpers that only reverse-over-reverse would need an adjoint
+of have a tangent rule alone.  The helpers of one operation
+(``cumsum_grad``, ``matmul_grad_a``: bilinear) are defined in that
+operation's module, and their rules at its end.  (Templates are named
+``*_rule``: a template named like its helper would hide the helper its own
+body calls.)
 """
 import numpy as np
 

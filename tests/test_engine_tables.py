@@ -9,7 +9,9 @@ gradients, tangents and second derivatives match finite differences (and JAX, wh
 
 The last tests read the engine's modules and fail on a module-level dict, set or sequence literal
 that holds NumPy's, ``math``'s, ``operator``'s or the runtime's functions, or a membership test
-against such a literal (``fn in (max, min)``): a table that belongs in templates/.
+against such a literal (``fn in (max, min)``): a table that belongs in templates/; and on a public
+function of ``s2s_ad/runtime.py`` that the engine never uses: a helper of one operation, which
+belongs beside its rule in templates/ (issue 19).
 """
 from __future__ import annotations
 
@@ -318,3 +320,75 @@ def test_a_function_that_joins_sequences_declares_how_they_are_differentiated() 
         rules.declare(joins, joins_sequences=True)
     assert rules.fact(joins, "joins_sequences") is None  # nothing was declared
     assert rules.fact(operator.add, "sequence_helpers")[0].__name__ == "add_adjoint"
+
+
+# -- the runtime holds only what the engine writes ---------------------------------------------
+
+
+def _runtime_names_engine_uses(engine_sources: list[str]) -> set[str]:
+    """The names the engine's modules take from the runtime: ``runtime.<name>``, ``from .runtime import``."""
+    used = set()
+    for source in engine_sources:
+        for node in ast.walk(ast.parse(source)):
+            if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "runtime":
+                used.add(node.attr)
+            elif isinstance(node, ast.ImportFrom) and (node.module or "").rpartition(".")[2] == "runtime":
+                used.update(alias.name for alias in node.names)
+    return used
+
+
+def template_only_helpers(runtime_source: str, engine_sources: list[str]) -> list[str]:
+    """The public names ``runtime_source`` defines that the engine uses neither itself nor through
+    a helper of the runtime it uses (names read in docstrings and comments do not count)."""
+    definitions: dict[str, ast.stmt] = {}
+    for stmt in ast.parse(runtime_source).body:
+        if isinstance(stmt, (ast.FunctionDef, ast.ClassDef)):
+            definitions[stmt.name] = stmt
+        elif isinstance(stmt, (ast.Assign, ast.AnnAssign)):
+            for target in stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]:
+                if isinstance(target, ast.Name):
+                    definitions[target.id] = stmt
+    reached, stack = set(), [n for n in _runtime_names_engine_uses(engine_sources) if n in definitions]
+    while stack:
+        name = stack.pop()
+        if name not in reached:
+            reached.add(name)
+            stack += [n.id for n in ast.walk(definitions[name]) if isinstance(n, ast.Name) and n.id in definitions]
+    return sorted(n for n in definitions if not n.startswith("_") and n not in reached)
+
+
+def _engine_sources() -> list[str]:
+    paths = [p for p in sorted(glob.glob(os.path.join(ENGINE, "*.py"))) if os.path.basename(p) != "runtime.py"]
+    sources = []
+    for path in paths:
+        with open(path, encoding="utf-8") as f:
+            sources.append(f.read())
+    return sources
+
+
+def test_the_runtime_holds_only_what_the_engine_writes() -> None:
+    """Adding an operation touches templates/ only: a helper that only rules call is defined beside
+    them (templates/numpy_linalg.py's matmul_grad_a), not in s2s_ad/runtime.py."""
+    with open(os.path.join(ENGINE, "runtime.py"), encoding="utf-8") as f:
+        stray = template_only_helpers(f.read(), _engine_sources())
+    assert not stray, (f"s2s_ad/runtime.py defines {', '.join(stray)}, which the engine never uses: move each "
+                       f"beside the rules that call it, in templates/")
+
+
+def test_the_runtime_check_finds_a_helper_only_rules_call() -> None:
+    """The check above can fail: a helper the engine names only in a docstring is the rules' own, one it
+    reaches through a helper it writes is its own."""
+    runtime = textwrap.dedent("""
+        def unbroadcast(grad, like):
+            return _summed(grad, like)
+        def _summed(grad, like):
+            return shape_of(like)
+        def shape_of(x):
+            return x.shape
+        def cumsum_grad(grad, a):
+            return grad
+        LIMIT = 3
+    """)
+    engine = ['"""Calls runtime.cumsum_grad where the rule says so."""\n'
+              'from . import runtime\nCALL = runtime.unbroadcast\nfrom .runtime import LIMIT\n']
+    assert template_only_helpers(runtime, engine) == ["cumsum_grad"]
