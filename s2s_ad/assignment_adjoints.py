@@ -104,8 +104,8 @@ class AssignmentAdjoints:
 
     def sequence_adjoint(self, stmt: ir.Assign, call: ir.Call) -> None:
         """``c = a + b`` or ``c = a * n`` (``call``) where tuples or lists may be concatenated or repeated:
-        the adjoint splits or adds copies up, not the arithmetic rule (``add_adjoint`` in templates/operators.py decides
-        which at run time where the kinds could not)."""
+        the adjoint splits or adds copies up, not the arithmetic rule (``add_adjoint`` in
+        templates/operators.py decides which at run time where the kinds could not)."""
         helper = rules.fact(call.fn, "sequence_helpers")[0]  # declared with joins_sequences in templates/
         whole = self.adjoints.fresh(f"parts_{stmt.target}")
         self.adjoints.assign(whole, ir.Call(helper, (self.adjoints.adjoint.pop(stmt.target),) + call.args))
