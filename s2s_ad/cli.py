@@ -16,7 +16,7 @@ from typing import Optional, Sequence
 import numpy as np
 
 from .analysis import analyse
-from .api import _kind, check_grad, grad, source
+from .api import _kind, check_grad, grad, hessian, source
 from .graph import to_dot
 from .errors import TransformError
 from .pipeline import STAGES, lowered
@@ -42,6 +42,8 @@ def _module(path: str):
         raise SystemExit(f"s2s-ad: no such file: {path}")
     module_name = "_s2s_ad_cli_" + "".join(c if c.isalnum() else "_" for c in os.path.splitext(os.path.basename(path))[0])
     spec = importlib.util.spec_from_file_location(module_name, path)
+    if spec is None or spec.loader is None:
+        raise SystemExit(f"s2s-ad: {path} cannot be imported as a Python module")
     module = importlib.util.module_from_spec(spec)
     sys.modules[module_name] = module
     sys.path.insert(0, os.path.dirname(os.path.abspath(path)))
@@ -73,12 +75,23 @@ def _list_functions(path: str) -> str:
 
 
 def _parse_args(text: str) -> tuple:
-    """``3,2`` or ``[1, 2], 0.5``: numbers stay numbers, lists become float arrays."""
+    """``3,2`` or ``[1, 2], 0.5``: numbers become floats, lists float arrays, a dict a dict of such
+    values; a string, None or True/False stays what it is (the code is specialised on it, as a call)."""
     try:
         values = ast.literal_eval(f"({text},)")
     except (ValueError, SyntaxError) as exc:
         raise ValueError(f"--args must be Python literals separated by commas, not {text!r}") from exc
-    return tuple(np.asarray(v, dtype=float) if isinstance(v, (list, tuple)) else float(v) for v in values)
+    return tuple(_argument(v) for v in values)
+
+
+def _argument(value):
+    if isinstance(value, (str, bool)) or value is None:
+        return value
+    if isinstance(value, dict):
+        return {k: _argument(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return np.asarray(value, dtype=float)
+    return float(value)
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -117,11 +130,22 @@ def _output(fn, options, wrt, args) -> str:
         diff = "".join(difflib.unified_diff(before, after, "as generated", "optimized"))
         return diff or "# the optimizer changed nothing\n"
     if options.order > 1:
-        derivative = grad(fn, wrt=wrt)
-        for _ in range(options.order - 1):
-            derivative = grad(derivative, wrt=wrt)
-        return derivative.source_for(*args) if args else derivative.source
+        return _higher_order_source(fn, options.order, wrt, args)
     return source(fn, wrt=wrt, mode=options.mode, stage=stage, args=args)
+
+
+def _higher_order_source(fn, order: int, wrt, args) -> str:
+    """The code of the ``order``-th derivative by one parameter (``grad`` of ``grad``...), or, by
+    several, of the Hessian (order 2): every generated module a call with ``args`` runs."""
+    names = wrt if isinstance(wrt, tuple) else (wrt,)
+    if len(names) > 1:
+        if order != 2:
+            raise ValueError(f"--order {order} with several --wrt parameters: above order 2 name one parameter")
+        return hessian(fn, wrt=names).source_for(*(args or ()))
+    derivative = grad(fn, wrt=names[0])
+    for _ in range(order - 1):
+        derivative = grad(derivative, wrt=names[0])
+    return derivative.source_for(*args) if args else derivative.source
 
 
 def _coloured(text: str) -> str:
