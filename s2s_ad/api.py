@@ -31,6 +31,7 @@ import numpy as np
 
 from . import containers
 from .cache import TransformCache, is_current, name_the_users_line
+from . import debugging
 from .draws import Draws
 from .errors import TransformError
 from .kinds import constant_kind, constant_value, is_constant_kind
@@ -55,9 +56,10 @@ def _one_number(value: Any) -> bool:
 
 
 def _run(generated: Callable, args: tuple) -> Any:
-    """Call generated code; an error inside it gets a note naming the user's line."""
+    """Call generated code; an error inside it gets a note naming the user's line.  Under a
+    debugger's ``step_into`` the debugger is on in the generated code alone (debugging.py)."""
     try:
-        return generated(*args)
+        return generated(*args) if not debugging.SUSPENDED else debugging.run_traced(generated, args)
     except Exception as exc:
         name_the_users_line(exc)
         raise
@@ -160,6 +162,7 @@ def _calibrated() -> tuple[int, int]:
     return singles[0], eaches[0]
 
 
+_gettrace = sys.gettrace
 getrefcount = getattr(sys, "getrefcount", None)  # CPython's; elsewhere _handed_out always compares
 _ALONE_SINGLE, _ALONE_EACH = _calibrated()
 
@@ -565,6 +568,8 @@ class GradientFunction:
         return tuple(bound.arguments.values())
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        if _gettrace() is not None and debugging.stepping(_gettrace()):  # its next step: the generated code
+            return debugging.step_into(_gettrace(), self._called, args, kwargs)
         if kwargs or len(args) != self._n_params:
             args = self._bind(args, kwargs)
         if self._check:  # the self-check's forward pass replays the draws this call makes (draws.py)
@@ -583,6 +588,15 @@ class GradientFunction:
             self._refuse_result(value)
         # (no array argument (see _specialise): its gradients are numbers, nothing to copy)
         return gradient if self._bare else self._finish(args, value, gradient)
+
+    def _called(self, args: tuple, kwargs: dict) -> Any:
+        """A call, as ``__call__`` makes it but for its hot path (the generated code is called by
+        ``_run`` alone: under a debugger, see debugging.py)."""
+        if kwargs or len(args) != self._n_params:
+            args = self._bind(args, kwargs)
+        if self._check:
+            self._draws.current = Draws(self.owner, args)
+        return self._call_typed(args, self._types_of(args))
 
     def _call_typed(self, args: tuple, types: tuple) -> Any:
         """A call ``_by_types`` does not serve: arrays or NumPy numbers among the arguments (found
