@@ -31,7 +31,7 @@ import numpy as np
 
 from . import containers
 from .cache import TransformCache, is_current, name_the_users_line
-from . import debugging
+from . import debugging, explorer
 from .draws import Draws
 from .errors import TransformError
 from .kinds import constant_kind, constant_value, is_constant_kind
@@ -438,6 +438,7 @@ class GradientFunction:
         self._by_kinds: dict[tuple, Built] = {}
         self._wrap_single = self._several and len(self.wrt) == 1
         self._last_source: Optional[str] = None
+        self._last_kinds: Optional[tuple] = None  # (what the notebook display shows)
         self._lock = threading.Lock()
         # The self-check (selfcheck.py): switched on here, or for the whole program by S2S_AD_CHECK,
         # read once, now, so the hot path pays one attribute test.  Its own generator: the user's
@@ -524,6 +525,7 @@ class GradientFunction:
         if built is None or not is_current(built):
             built = self._by_kinds[kinds] = self._adjoint(kinds) if self.inner is None else self.function_for(kinds)
             self._last_source = built.source if self.inner is None else whole_source(built.function)
+            self._last_kinds = kinds
         if self.inner is not None:  # a gradient of a gradient: its code returns the gradient alone
             return built
         # (a string argument's value is in its kind, not in its type: those calls go through _by_kinds)
@@ -706,6 +708,25 @@ class GradientFunction:
         if self.inner is None:
             return self._adjoint(kinds).source
         return whole_source(self.function_for(kinds).function)
+
+    def html_for(self, *args: Any, **kwargs: Any) -> str:
+        """The derivative explorer's page (explorer.py) for the code a call with these arguments runs."""
+        return self._page(_kinds(self.fn, self._bind(args, kwargs)))
+
+    def _repr_html_(self) -> str:
+        """A notebook's display: the explorer's page for the code the last call ran (before any call,
+        for arguments of unknown kinds)."""
+        return self._page(self._last_kinds or (None,) * len(self._signature.parameters))
+
+    def _page(self, kinds: tuple) -> str:
+        first, by = self, []
+        while first.inner is not None:
+            by.append(first.wrt)
+            first = first.inner
+        by.append(first.wrt)
+        entry = self._adjoint(kinds).function if self.inner is None else self.function_for(kinds).function
+        title = " ".join(f"∂/∂{','.join(w)}" for w in by) + f" {getattr(first.fn, '__name__', first.fn)}"
+        return explorer.page_for(first.fn, [entry], first.wrt, kinds, title)
 
     def __repr__(self) -> str:
         return f"<gradient of {getattr(self.fn, '__qualname__', self.fn)!s} with respect to {', '.join(self.wrt)}>"
@@ -1193,13 +1214,23 @@ class Hessian:
     def source_for(self, *args: Any, **kwargs: Any) -> str:
         """The generated code a call with these arguments runs (nothing is run): forward mode over the
         gradient by each ``wrt``, with every generated module it calls (``reach.py``)."""
+        return whole_source(*self._tangent_functions(args, kwargs))
+
+    def html_for(self, *args: Any, **kwargs: Any) -> str:
+        """The derivative explorer's page (explorer.py) for the code a call with these arguments runs."""
+        gradient = GradientFunction(self.fn, self.wrt, with_value=False)
+        kinds = _kinds(gradient.fn, gradient._bind(args, kwargs))
+        title = f"∂²/∂{','.join(self.wrt)}² {getattr(gradient.fn, '__name__', gradient.fn)} (Hessian)"
+        return explorer.page_for(gradient.fn, self._tangent_functions(args, kwargs), self.wrt, kinds, title)
+
+    def _tangent_functions(self, args: tuple, kwargs: dict) -> list[Callable]:
+        """The generated functions a call runs: forward mode over the gradient by each ``wrt``."""
         gradient = GradientFunction(self.fn, self.wrt, with_value=False)
         full = gradient._bind(args, kwargs)
         kinds = _kinds(gradient.fn, full)
         if any(isinstance(k, containers.Tree) for k in kinds):
-            return whole_source(self._leaf_tangent(gradient, kinds)[0])
-        return whole_source(*(_tangent_function(GradientFunction(self.fn, w, with_value=False), self.wrt, full)
-                              for w in self.wrt))
+            return [self._leaf_tangent(gradient, kinds)[0]]
+        return [_tangent_function(GradientFunction(self.fn, w, with_value=False), self.wrt, full) for w in self.wrt]
 
     def _leaf_tangent(self, gradient: GradientFunction, kinds: tuple) -> tuple[Callable, list[int], dict]:
         """Forward mode over the gradient as a function of the leaves, the leaves by ``wrt`` and which

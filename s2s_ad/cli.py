@@ -110,6 +110,10 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--args", default=None, metavar="VALUES",
                         help="example arguments, as Python literals separated by commas: the code is "
                              "specialised for them (numbers or arrays) as a call would be")
+    parser.add_argument("--html", default=None, metavar="OUT.html",
+                        help="write the derivative explorer: your code and the generated code side by side, "
+                             "linked line by line, the tape's pushes and pops marked, and the data-flow graph "
+                             "(one self-contained page)")
     parser.add_argument("--check", default=None, metavar="VALUES",
                         help="evaluate the gradient at these arguments and compare it with finite differences")
     return parser
@@ -132,6 +136,22 @@ def _output(fn, options, wrt, args) -> str:
     if options.order > 1:
         return _higher_order_source(fn, options.order, wrt, args)
     return source(fn, wrt=wrt, mode=options.mode, stage=stage, args=args)
+
+
+def _explorer_page(fn, options, wrt, args) -> str:
+    """The explorer's page for the derivative the options name (reverse mode, or ``--order`` N)."""
+    if options.mode != "reverse":
+        raise ValueError("--html shows reverse mode and the derivatives built on it (--order); "
+                         "for forward mode's code, leave out --html")
+    names = wrt if isinstance(wrt, tuple) else (wrt,)
+    if options.order > 1 and len(names) > 1:
+        if options.order != 2:
+            raise ValueError(f"--order {options.order} with several --wrt parameters: above order 2 name one parameter")
+        return hessian(fn, wrt=names).html_for(*(args or ()))
+    derivative = grad(fn, wrt=names if options.order == 1 else names[0])
+    for _ in range(options.order - 1):
+        derivative = grad(derivative, wrt=names[0])
+    return derivative.html_for(*args) if args else derivative._repr_html_()
 
 
 def _higher_order_source(fn, order: int, wrt, args) -> str:
@@ -175,6 +195,11 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             print(report)
             return 0 if report.ok else 1
         args = None if options.args is None else _parse_args(options.args)
+        if options.html is not None:
+            with open(options.html, "w", encoding="utf-8") as out:
+                out.write(_explorer_page(fn, options, wrt, args))
+            print(f"s2s-ad: wrote {options.html}")
+            return 0
         text = _output(fn, options, wrt, args)
         print(_coloured(text) if options.format == "python" else text, end="")
     except SystemExit as exc:
