@@ -71,7 +71,7 @@ SUSPENDED = 0  # step_into calls under way, in any thread: the cheap test before
 _COUNT_LOCK = threading.Lock()
 
 
-def step_into(tracer: Callable, call: Callable[..., Any], *args: Any) -> Any:
+def step_into(tracer: Any, call: Callable[..., Any], *args: Any) -> Any:
     """``call(*args)`` with the debugger ``tracer`` off but in generated code (``run_traced``)."""
     global SUSPENDED
     outer, _STATE.tracer = _STATE.tracer, tracer
