@@ -16,6 +16,7 @@ arguments they fix.
 from __future__ import annotations
 
 import functools
+import html
 import inspect
 import math
 import numbers
@@ -715,8 +716,11 @@ class GradientFunction:
 
     def _repr_html_(self) -> str:
         """A notebook's display: the explorer's page for the code the last call ran (before any call,
-        for arguments of unknown kinds)."""
-        return self._page(self._last_kinds or (None,) * len(self._signature.parameters))
+        for arguments of unknown kinds); for a function s2s_ad refuses, why."""
+        try:
+            return self._page(self._last_kinds or (None,) * len(self._signature.parameters))
+        except TransformError as exc:
+            return f"<pre>{html.escape(f'{self!r}: {exc}')}</pre>"
 
     def _page(self, kinds: tuple) -> str:
         first, by = self, []

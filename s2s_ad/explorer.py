@@ -264,60 +264,66 @@ def _arc(i: int, j: int, x: int, side: int, cls: str) -> str:
 
 
 _STYLE = """
-body { font-family: system-ui, sans-serif; margin: 1em; color: #222; }
-h1 { font-size: 1.3em; margin: 0 0 .2em 0; }
-h2 { font-size: 1.1em; margin: 1em 0 .3em 0; }
-h3 { font-size: .95em; margin: .6em 0 .2em 0; }
-h3 small { color: #888; font-weight: normal; }
-.note { color: #555; margin: .2em 0; }
-.columns { display: flex; gap: 1em; align-items: flex-start; }
-.columns > div { flex: 1 1 50%; min-width: 0; }
-pre { background: #fafafa; border: 1px solid #ddd; padding: .4em 0; overflow-x: auto; margin: 0;
+.s2s-ad-explorer { font-family: system-ui, sans-serif; margin: 1em; color: #222; }
+.s2s-ad-explorer h1 { font-size: 1.3em; margin: 0 0 .2em 0; }
+.s2s-ad-explorer h2 { font-size: 1.1em; margin: 1em 0 .3em 0; }
+.s2s-ad-explorer h3 { font-size: .95em; margin: .6em 0 .2em 0; }
+.s2s-ad-explorer h3 small { color: #888; font-weight: normal; }
+.s2s-ad-explorer .note { color: #555; margin: .2em 0; }
+.s2s-ad-explorer .columns { display: flex; gap: 1em; align-items: flex-start; }
+.s2s-ad-explorer .columns > div { flex: 1 1 50%; min-width: 0; }
+.s2s-ad-explorer pre { background: #fafafa; border: 1px solid #ddd; padding: .4em 0; overflow-x: auto; margin: 0;
       font-size: 12.5px; line-height: 1.45; }
-.line { display: block; white-space: pre; padding-right: 1em; cursor: pointer; }
-.line:hover { background: #eef3fb; }
-.ln { display: inline-block; width: 3.2em; color: #999; text-align: right; padding-right: .6em; }
-.from, .to { display: inline-block; width: 2.6em; color: #3867b5; text-decoration: none; }
-.mark { display: inline-block; width: 3.4em; font-size: 10px; text-transform: uppercase; }
-.push { background: #eaf7ea; } .push .mark { color: #207a20; }
-.pop { background: #fbeeee; } .pop .mark { color: #a02828; }
-.helper { background: #f3eefb; } .helper .mark { color: #6a3fb0; }
-.line.hl, .node.hl text { background: #ffe48a; font-weight: bold; }
-.line.hl { outline: 1px solid #d9a400; }
-.gap { display: block; color: #aaa; padding-left: 3.6em; }
-svg.flow { border: 1px solid #ddd; background: #fff; }
-svg .edge { fill: none; stroke: #9aa3ad; stroke-width: 1; }
-svg .adjoint { fill: none; stroke: #c0392b; stroke-width: 1.2; stroke-dasharray: 4 3; }
-svg .node circle { fill: #9aa3ad; } svg .node.active circle { fill: #c0392b; }
-svg .node text { font: 12px monospace; cursor: pointer; } svg .node .within { fill: #999; font-size: 10px; }
-svg .node.hl circle { r: 6; fill: #d9a400; }
-.legend span { display: inline-block; padding: 0 .5em; margin-right: .5em; }
+.s2s-ad-explorer .line { display: block; white-space: pre; padding-right: 1em; cursor: pointer; }
+.s2s-ad-explorer .line:hover { background: #eef3fb; }
+.s2s-ad-explorer .ln { display: inline-block; width: 3.2em; color: #999; text-align: right;
+      padding-right: .6em; }
+.s2s-ad-explorer .from, .s2s-ad-explorer .to { display: inline-block; width: 2.6em; color: #3867b5;
+      text-decoration: none; }
+.s2s-ad-explorer .mark { display: inline-block; width: 3.4em; font-size: 10px; text-transform: uppercase; }
+.s2s-ad-explorer .push { background: #eaf7ea; } .s2s-ad-explorer .push .mark { color: #207a20; }
+.s2s-ad-explorer .pop { background: #fbeeee; } .s2s-ad-explorer .pop .mark { color: #a02828; }
+.s2s-ad-explorer .helper { background: #f3eefb; } .s2s-ad-explorer .helper .mark { color: #6a3fb0; }
+.s2s-ad-explorer .line.hl, .s2s-ad-explorer .node.hl text { background: #ffe48a; font-weight: bold; }
+.s2s-ad-explorer .line.hl { outline: 1px solid #d9a400; }
+.s2s-ad-explorer .gap { display: block; color: #aaa; padding-left: 3.6em; }
+.s2s-ad-explorer svg.flow { border: 1px solid #ddd; background: #fff; }
+.s2s-ad-explorer svg .edge { fill: none; stroke: #9aa3ad; stroke-width: 1; }
+.s2s-ad-explorer svg .adjoint { fill: none; stroke: #c0392b; stroke-width: 1.2; stroke-dasharray: 4 3; }
+.s2s-ad-explorer svg .node circle { fill: #9aa3ad; } .s2s-ad-explorer svg .node.active circle { fill: #c0392b; }
+.s2s-ad-explorer svg .node text { font: 12px monospace; cursor: pointer; }
+.s2s-ad-explorer svg .node .within { fill: #999; font-size: 10px; }
+.s2s-ad-explorer svg .node.hl circle { r: 6; fill: #d9a400; }
+.s2s-ad-explorer .legend span { display: inline-block; padding: 0 .5em; margin-right: .5em; }
 """
 
 _SCRIPT = """
 (function () {
+  // (in a notebook several pages may share a document: each script looks in its own page only)
+  var root = document.currentScript ? document.currentScript.parentElement : document.body;
+  function byId(id) { return id ? root.querySelector('[id="' + id + '"]') : null; }
   function clear() {
-    document.querySelectorAll('.hl').forEach(function (e) { e.classList.remove('hl'); });
+    root.querySelectorAll('.hl').forEach(function (e) { e.classList.remove('hl'); });
   }
   function show(element) {
     if (element && element.scrollIntoView) { element.scrollIntoView({block: 'nearest'}); }
   }
   function select(id) {
-    var element = document.getElementById(id);
+    var element = byId(id);
     if (!element) { return; }
     clear();
     element.classList.add('hl');
     if (element.dataset.generated !== undefined) {  // a user's line: every generated line made from it
       var made = element.dataset.generated ? element.dataset.generated.split(' ') : [];
-      made.forEach(function (g) { var e = document.getElementById(g); if (e) { e.classList.add('hl'); } });
-      show(document.getElementById(made[0]));
+      made.forEach(function (g) { var e = byId(g); if (e) { e.classList.add('hl'); } });
+      show(byId(made[0]));
     } else if (element.dataset.user) {  // a generated line or a value: the user's line it comes from
-      var user = document.getElementById(element.dataset.user);
+      var user = byId(element.dataset.user);
       if (user) { user.classList.add('hl'); show(user); }
     }
-    document.body.dataset.selected = id;
+    root.dataset.selected = id;
   }
-  document.addEventListener('click', function (event) {
+  root.addEventListener('click', function (event) {
     var element = event.target.closest('.line[id], .node[id]');
     if (!element) { return; }
     var link = event.target.closest('a[href^="#"]');
@@ -339,6 +345,7 @@ _PAGE = """<!DOCTYPE html>
 <style>{style}</style>
 </head>
 <body>
+<div class="s2s-ad-explorer">
 <h1>{title}</h1>
 <p class="note">{note}</p>
 <p class="note legend">Click a generated line for the line of yours it comes from, or one of your lines for the
@@ -355,6 +362,7 @@ code made from it. Tape: <span class="push">push</span><span class="pop">pop</sp
 <h2>Data-flow graph</h2>
 {graph}
 <script>{script}</script>
+</div>
 </body>
 </html>
 """

@@ -181,3 +181,14 @@ def test_clicks_highlight_in_a_real_browser(page, tmp_path):
     made = lines.ids[body]["data-generated"].split()
     assert sorted(result["user"]) == sorted([body] + made)  # the user's line and every line made from it
     assert sorted(result["node"]) == sorted([node, lines.ids[node]["data-user"]])
+
+
+def test_the_notebook_display_of_a_refused_function_says_why():
+    def refused(x):
+        try:
+            return x
+        except ValueError:
+            return 0.0
+
+    shown = s2s_ad.grad(refused)._repr_html_()
+    assert shown.startswith("<pre>") and "try statement" in shown
