@@ -229,7 +229,7 @@ def _tape_statement(target: ast.expr, value: ast.expr) -> Optional[str]:
 
 # -- the data-flow graph -----------------------------------------------------------------------------
 
-_ROW, _LEFT, _WIDTH = 24, 260, 900
+_ROW, _LEFT, _WIDTH = 24, 300, 940  # (left of the arcs: the loops and branches a value is in)
 
 
 def _graph_section(flow: Flow, files: dict[str, int], user_file: Optional[str]) -> str:
@@ -249,8 +249,7 @@ def _graph_section(flow: Flow, files: dict[str, int], user_file: Optional[str]) 
         parts.append(f'<g class="{classes}" id="n-{i}" data-user="{target}"><title>{html.escape(within)}</title>'
                      f'<circle cx="{_LEFT}" cy="{y}" r="4"></circle>'
                      f'<text x="{_LEFT + 10}" y="{y + 4}">{html.escape(node.label[:60])}</text>'
-                     f'<text class="within" x="{_LEFT - 14}" y="{y + 4}" text-anchor="end">'
-                     f'{html.escape(within[-40:])}</text></g>')
+                     f'<text class="within" x="8" y="{y + 4}">{html.escape(within[-36:])}</text></g>')
     parts.append("</svg>")
     legend = ('<p class="note">Values in program order; grey arcs: each operand to the value it feeds; '
               'dashed red arcs: the path the adjoints take back (both ends active). Click a value for its line.</p>')
