@@ -16,6 +16,7 @@ arguments they fix.
 from __future__ import annotations
 
 import functools
+import html
 import inspect
 import math
 import numbers
@@ -31,12 +32,14 @@ import numpy as np
 
 from . import containers
 from .cache import TransformCache, is_current, name_the_users_line
+from . import debugging, explorer
 from .draws import Draws
 from .errors import TransformError
 from .kinds import constant_kind, constant_value, is_constant_kind
 from .parse import Snapshot
 from .pipeline import (STAGES, Built, build_derivative_of, build_forward, build_gradient_only, build_reverse,
                        build_split, check_lost_arguments, leaf_kinds, lost_outside, may_draw_globally)
+from .reach import whole_source
 from .selfcheck import NoForwardMode, SelfCheckSkipped, dot_product_test, switched_on_by_environment
 
 Wrt = Union[int, str, Sequence[Union[int, str]]]
@@ -54,9 +57,10 @@ def _one_number(value: Any) -> bool:
 
 
 def _run(generated: Callable, args: tuple) -> Any:
-    """Call generated code; an error inside it gets a note naming the user's line."""
+    """Call generated code; an error inside it gets a note naming the user's line.  Under a
+    debugger's ``step_into`` the debugger is on in the generated code alone (debugging.py)."""
     try:
-        return generated(*args)
+        return generated(*args) if not debugging.SUSPENDED else debugging.run_traced(generated, args)
     except Exception as exc:
         name_the_users_line(exc)
         raise
@@ -159,6 +163,7 @@ def _calibrated() -> tuple[int, int]:
     return singles[0], eaches[0]
 
 
+_gettrace = sys.gettrace
 getrefcount = getattr(sys, "getrefcount", None)  # CPython's; elsewhere _handed_out always compares
 _ALONE_SINGLE, _ALONE_EACH = _calibrated()
 
@@ -436,6 +441,7 @@ class GradientFunction:
         self._by_kinds: dict[tuple, Built] = {}
         self._wrap_single = self._several and len(self.wrt) == 1
         self._last_source: Optional[str] = None
+        self._last_kinds: Optional[tuple] = None  # (what the notebook display shows)
         self._lock = threading.Lock()
         # The self-check (selfcheck.py): switched on here, or for the whole program by S2S_AD_CHECK,
         # read once, now, so the hot path pays one attribute test.  Its own generator: the user's
@@ -532,7 +538,8 @@ class GradientFunction:
         built = self._by_kinds.get(kinds)
         if built is None or not is_current(built):
             built = self._by_kinds[kinds] = self._adjoint(kinds) if self.inner is None else self.function_for(kinds)
-            self._last_source = built.source
+            self._last_source = built.source if self.inner is None else whole_source(built.function)
+            self._last_kinds = kinds
         if self.inner is not None:  # a gradient of a gradient: its code returns the gradient alone
             return built
         # (a string argument's value is in its kind, not in its type: those calls go through _by_kinds)
@@ -577,6 +584,8 @@ class GradientFunction:
         return tuple(bound.arguments.values())
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        if _gettrace() is not None and debugging.stepping(_gettrace()):  # its next step: the generated code
+            return debugging.step_into(_gettrace(), self._called, args, kwargs)
         if kwargs or len(args) != self._n_params:
             args = self._bind(args, kwargs)
         if self._check:  # the self-check's forward pass replays the draws this call makes (draws.py)
@@ -595,6 +604,15 @@ class GradientFunction:
             self._refuse_result(value)
         # (no array argument (see _specialise): its gradients are numbers, nothing to copy)
         return gradient if self._bare else self._finish(args, value, gradient)
+
+    def _called(self, args: tuple, kwargs: dict) -> Any:
+        """A call, as ``__call__`` makes it but for its hot path (the generated code is called by
+        ``_run`` alone: under a debugger, see debugging.py)."""
+        if kwargs or len(args) != self._n_params:
+            args = self._bind(args, kwargs)
+        if self._check:
+            self._draws.current = Draws(self.owner, args)
+        return self._call_typed(args, self._types_of(args))
 
     def _call_typed(self, args: tuple, types: tuple) -> Any:
         """A call ``_by_types`` does not serve: arrays or NumPy numbers among the arguments (found
@@ -691,14 +709,41 @@ class GradientFunction:
     def source(self) -> str:
         """The adjoint's source: the one the last call ran, or before any call the generic one."""
         if self._last_source is None:
-            unknown = (None,) * len(self._signature.parameters)
-            self._last_source = (self._adjoint(unknown) if self.inner is None else self.function_for(unknown)).source
+            self._last_source = self._source_of((None,) * len(self._signature.parameters))
         return self._last_source
 
     def source_for(self, *args: Any, **kwargs: Any) -> str:
-        """The adjoint's source specialised for these arguments (nothing is run)."""
-        kinds = _kinds(self.fn, self._bind(args, kwargs))
-        return (self._adjoint(kinds) if self.inner is None else self.function_for(kinds)).source
+        """The adjoint's source specialised for these arguments (nothing is run).  A higher
+        derivative shows every generated module it runs: the wrapper, forward mode over the order
+        below, and the tangents of the adjoints of the helpers and of their tapes."""
+        return self._source_of(_kinds(self.fn, self._bind(args, kwargs)))
+
+    def _source_of(self, kinds: tuple) -> str:
+        if self.inner is None:
+            return self._adjoint(kinds).source
+        return whole_source(self.function_for(kinds).function)
+
+    def html_for(self, *args: Any, **kwargs: Any) -> str:
+        """The derivative explorer's page (explorer.py) for the code a call with these arguments runs."""
+        return self._page(_kinds(self.fn, self._bind(args, kwargs)))
+
+    def _repr_html_(self) -> str:
+        """A notebook's display: the explorer's page for the code the last call ran (before any call,
+        for arguments of unknown kinds); for a function s2s_ad refuses, why."""
+        try:
+            return self._page(self._last_kinds or (None,) * len(self._signature.parameters))
+        except TransformError as exc:
+            return f"<pre>{html.escape(f'{self!r}: {exc}')}</pre>"
+
+    def _page(self, kinds: tuple) -> str:
+        first, by = self, []
+        while first.inner is not None:
+            by.append(first.wrt)
+            first = first.inner
+        by.append(first.wrt)
+        entry = self._adjoint(kinds).function if self.inner is None else self.function_for(kinds).function
+        title = " ".join(f"∂/∂{','.join(w)}" for w in by) + f" {getattr(first.fn, '__name__', first.fn)}"
+        return explorer.page_for(first.fn, [entry], first.wrt, kinds, title)
 
     def __repr__(self) -> str:
         return f"<gradient of {getattr(self.fn, '__qualname__', self.fn)!s} with respect to {', '.join(self.wrt)}>"
@@ -745,17 +790,59 @@ def source(fn: Callable, wrt: Wrt = 0, mode: str = "reverse", stage: str = "opti
     ``stage`` is "ssa" (the lowered three-address form), "facts" (the SSA form
     with what the analysis proved of each value: see ``factdump.py``), "adjoint" (as
     generated) or "optimized" (as run).  ``args``, if given, specialises the
-    code for arguments like these (numbers vs arrays), as a call would.
+    code for arguments like these (numbers vs arrays), as a call would: the
+    parameters they leave out take their defaults.  ``fn`` may be a gradient
+    (``grad(f)``) in forward mode: the Hessian-vector product's code.
     """
     if stage not in STAGES:
         raise ValueError(f"stage must be one of {', '.join(STAGES)}, not {stage!r}")
     if mode not in ("reverse", "forward"):
         raise ValueError(f"mode must be 'reverse' or 'forward', not {mode!r}")
+    if isinstance(fn, GradientFunction):
+        return _forward_over_gradient_source(fn, wrt, mode, stage, args)
+    if isinstance(fn, Hessian):
+        return fn.source_for(*(args or ()))
+    _refuse_api_object(fn)
     names, _ = _resolve_wrt(fn, wrt)
     n = len(inspect.signature(fn).parameters)
-    kinds = (None,) * n if args is None else _kinds(fn, args)
+    if args is None:
+        kinds = (None,) * n
+    else:  # bound as a call binds them: defaults filled in, a method's object first
+        params, full = _bound_primals(fn, args)
+        fn, params, full = _without_prefix(fn, params, full)
+        kinds = _kinds(fn, full)
     build = build_reverse if mode == "reverse" else build_forward
     return build(fn, names, kinds, stage=stage, compile_it=False).source
+
+
+def _refuse_api_object(fn: Any) -> None:
+    """``source`` of something whose code is not what it is given: say what to pass instead."""
+    if isinstance(fn, Jacobian):
+        raise TypeError(f"source of jacobian({getattr(fn.fn, '__name__', fn.fn)}): a Jacobian runs forward mode "
+                        "(fewer inputs than outputs) or reverse mode over the function: pass the function itself, "
+                        "source(f, wrt=..., mode='forward' or 'reverse', args=...)")
+    module = getattr(fn, "__module__", None) or ""
+    if module.partition(".")[0] == "s2s_ad" or type(fn).__module__.partition(".")[0] == "s2s_ad":
+        raise TypeError(f"source of {fn!r}, which is s2s_ad's own: pass the function you differentiate, "
+                        "source(f, ...), or a gradient, source(grad(f), mode='forward'); a gradient's own code "
+                        "is grad(f).source_for(*args), a Hessian's hessian(f).source_for(*args)")
+
+
+def _forward_over_gradient_source(gradient: "GradientFunction", wrt: Wrt, mode: str, stage: str,
+                                  args: Optional[tuple]) -> str:
+    """``source`` of a gradient: forward mode over the plain function it generates (a Hessian-vector
+    product), every generated module it runs; reverse over reverse is not done."""
+    if mode != "forward":
+        raise TypeError(f"source of {gradient!r} in reverse mode would be reverse over reverse, which s2s_ad "
+                        "does not do: pass mode='forward' (forward over reverse, a Hessian-vector product), "
+                        "or see grad(that gradient).source_for(*args) or hessian(f).source_for(*args)")
+    names, _ = _resolve_wrt(gradient, wrt)
+    n = len(gradient._signature.parameters)
+    kinds = (None,) * n if args is None else _kinds(gradient.fn, gradient._bind(tuple(args), {}))
+    if stage != "optimized":
+        plain = gradient.function_for(kinds).function
+        return build_forward(plain, names, kinds, stage=stage, compile_it=False).source
+    return whole_source(_tangent_built(gradient, names, kinds).function)
 
 
 # -- forward mode, vjp and Jacobians ------------------------------------------
@@ -1182,9 +1269,30 @@ class Hessian:
         return rows if self._several else rows[0]
 
 
-    def _by_leaf(self, gradient: GradientFunction, full: tuple, kinds: tuple) -> Any:
-        """With container arguments: forward mode over the gradient as a function of the leaves; the
-        block of two containers is a container (by the first) of containers (by the second), as JAX."""
+    def source_for(self, *args: Any, **kwargs: Any) -> str:
+        """The generated code a call with these arguments runs (nothing is run): forward mode over the
+        gradient by each ``wrt``, with every generated module it calls (``reach.py``)."""
+        return whole_source(*self._tangent_functions(args, kwargs))
+
+    def html_for(self, *args: Any, **kwargs: Any) -> str:
+        """The derivative explorer's page (explorer.py) for the code a call with these arguments runs."""
+        gradient = GradientFunction(self.fn, self.wrt, with_value=False)
+        kinds = _kinds(gradient.fn, gradient._bind(args, kwargs))
+        title = f"∂²/∂{','.join(self.wrt)}² {getattr(gradient.fn, '__name__', gradient.fn)} (Hessian)"
+        return explorer.page_for(gradient.fn, self._tangent_functions(args, kwargs), self.wrt, kinds, title)
+
+    def _tangent_functions(self, args: tuple, kwargs: dict) -> list[Callable]:
+        """The generated functions a call runs: forward mode over the gradient by each ``wrt``."""
+        gradient = GradientFunction(self.fn, self.wrt, with_value=False)
+        full = gradient._bind(args, kwargs)
+        kinds = _kinds(gradient.fn, full)
+        if any(isinstance(k, containers.Tree) for k in kinds):
+            return [self._leaf_tangent(gradient, kinds)[0]]
+        return [_tangent_function(GradientFunction(self.fn, w, with_value=False), self.wrt, full) for w in self.wrt]
+
+    def _leaf_tangent(self, gradient: GradientFunction, kinds: tuple) -> tuple[Callable, list[int], dict]:
+        """Forward mode over the gradient as a function of the leaves, the leaves by ``wrt`` and which
+        leaves each ``wrt`` parameter has."""
         plain = gradient.function_for(kinds).function
         names = list(inspect.signature(plain).parameters)
         params = list(gradient._signature.parameters)
@@ -1194,6 +1302,13 @@ class Hessian:
         by = tuple(names[i] for i in wrt_leaves)
         tangent = _CACHE.get(plain, ("forward", plain.__code__, by, flat_kinds),
                              lambda: build_forward(plain, by, flat_kinds)).function
+        return tangent, wrt_leaves, groups
+
+    def _by_leaf(self, gradient: GradientFunction, full: tuple, kinds: tuple) -> Any:
+        """With container arguments: forward mode over the gradient as a function of the leaves; the
+        block of two containers is a container (by the first) of containers (by the second), as JAX."""
+        tangent, wrt_leaves, groups = self._leaf_tangent(gradient, kinds)
+        params = list(gradient._signature.parameters)
         flat = _flat(full, kinds)
         draws = Draws(gradient.owner, full)
         try:

@@ -142,7 +142,31 @@ class TangentCallee:
 
 
 def origin_of(filename: str, line: int) -> str:
-    return f"{os.path.basename(filename)}:{line}"
+    base = os.path.basename(filename)
+    _FILES.setdefault(base, {})[filename] = None  # (the newest last: see user_file)
+    return f"{base}:{line}"
+
+
+# The user's files by the short name generated code calls them by (origin_of): full paths, oldest first.
+_FILES: dict[str, dict[str, None]] = {}
+
+
+def user_file(short: str, prefer: Optional[str] = None) -> Optional[str]:
+    """The full path of the user's file generated code names ``short`` (``origin_of``): ``prefer``
+    where it has that name, else the one most recently transformed; None if none is known."""
+    paths = _FILES.get(short)
+    if not paths:
+        return None
+    if prefer is not None and prefer in paths:
+        return prefer
+    return list(paths)[-1]
+
+
+def origins(filename: str) -> Optional[tuple[str, list]]:
+    """For a generated file: the file its ``# line N`` comments count in (the user's, by its short
+    name, or the generated file a higher derivative was taken of) and the line each of its lines
+    came from (None where none); None for a file s2s_ad did not generate (or whose code is gone)."""
+    return _ORIGINS.get(filename)
 
 
 # One lock for every cache: a build may need another (a helper's adjoint, a tangent callee), and

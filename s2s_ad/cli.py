@@ -17,7 +17,7 @@ from typing import Any, Callable, Optional, Sequence, Union
 import numpy as np
 
 from .analysis import analyse
-from .api import _kind, check_grad, grad, source
+from .api import _kind, check_grad, grad, hessian, source
 from .graph import to_dot
 from .errors import TransformError
 from .pipeline import STAGES, lowered
@@ -76,12 +76,23 @@ def _list_functions(path: str) -> str:
 
 
 def _parse_args(text: str) -> tuple:
-    """``3,2`` or ``[1, 2], 0.5``: numbers stay numbers, lists become float arrays."""
+    """``3,2`` or ``[1, 2], 0.5``: numbers become floats, lists float arrays, a dict a dict of such
+    values; a string, None or True/False stays what it is (the code is specialised on it, as a call)."""
     try:
         values = ast.literal_eval(f"({text},)")
     except (ValueError, SyntaxError) as exc:
         raise ValueError(f"--args must be Python literals separated by commas, not {text!r}") from exc
-    return tuple(np.asarray(v, dtype=float) if isinstance(v, (list, tuple)) else float(v) for v in values)
+    return tuple(_argument(v) for v in values)
+
+
+def _argument(value):
+    if isinstance(value, (str, bool)) or value is None:
+        return value
+    if isinstance(value, dict):
+        return {k: _argument(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return np.asarray(value, dtype=float)
+    return float(value)
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -100,6 +111,10 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--args", default=None, metavar="VALUES",
                         help="example arguments, as Python literals separated by commas: the code is "
                              "specialised for them (numbers or arrays) as a call would be")
+    parser.add_argument("--html", default=None, metavar="OUT.html",
+                        help="write the derivative explorer: your code and the generated code side by side, "
+                             "linked line by line, the tape's pushes and pops marked, and the data-flow graph "
+                             "(one self-contained page)")
     parser.add_argument("--check", default=None, metavar="VALUES",
                         help="evaluate the gradient at these arguments and compare it with finite differences")
     return parser
@@ -121,11 +136,38 @@ def _output(fn: Callable[..., Any], options: argparse.Namespace, wrt: Union[int,
         diff = "".join(difflib.unified_diff(before, after, "as generated", "optimized"))
         return diff or "# the optimizer changed nothing\n"
     if options.order > 1:
-        derivative = grad(fn, wrt=wrt)
-        for _ in range(options.order - 1):
-            derivative = grad(derivative, wrt=wrt)
-        return derivative.source_for(*args) if args else derivative.source
+        return _higher_order_source(fn, options.order, wrt, args)
     return source(fn, wrt=wrt, mode=options.mode, stage=stage, args=args)
+
+
+def _explorer_page(fn, options, wrt, args) -> str:
+    """The explorer's page for the derivative the options name (reverse mode, or ``--order`` N)."""
+    if options.mode != "reverse":
+        raise ValueError("--html shows reverse mode and the derivatives built on it (--order); "
+                         "for forward mode's code, leave out --html")
+    names = wrt if isinstance(wrt, tuple) else (wrt,)
+    if options.order > 1 and len(names) > 1:
+        if options.order != 2:
+            raise ValueError(f"--order {options.order} with several --wrt parameters: above order 2 name one parameter")
+        return hessian(fn, wrt=names).html_for(*(args or ()))
+    derivative = grad(fn, wrt=names if options.order == 1 else names[0])
+    for _ in range(options.order - 1):
+        derivative = grad(derivative, wrt=names[0])
+    return derivative.html_for(*args) if args else derivative._repr_html_()
+
+
+def _higher_order_source(fn, order: int, wrt, args) -> str:
+    """The code of the ``order``-th derivative by one parameter (``grad`` of ``grad``...), or, by
+    several, of the Hessian (order 2): every generated module a call with ``args`` runs."""
+    names = wrt if isinstance(wrt, tuple) else (wrt,)
+    if len(names) > 1:
+        if order != 2:
+            raise ValueError(f"--order {order} with several --wrt parameters: above order 2 name one parameter")
+        return hessian(fn, wrt=names).source_for(*(args or ()))
+    derivative = grad(fn, wrt=names[0])
+    for _ in range(order - 1):
+        derivative = grad(derivative, wrt=names[0])
+    return derivative.source_for(*args) if args else derivative.source
 
 
 def _coloured(text: str) -> str:
@@ -155,6 +197,11 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             print(report)
             return 0 if report.ok else 1
         args = None if options.args is None else _parse_args(options.args)
+        if options.html is not None:
+            with open(options.html, "w", encoding="utf-8") as out:
+                out.write(_explorer_page(fn, options, wrt, args))
+            print(f"s2s-ad: wrote {options.html}")
+            return 0
         text = _output(fn, options, wrt, args)
         print(_coloured(text) if options.format == "python" else text, end="")
     except SystemExit as exc:

@@ -1,4 +1,5 @@
-"""The SSA data-flow graph of a function as Graphviz DOT text (``s2s-ad FILE:FUNC --format dot``).
+"""The SSA data-flow graph of a function: as Graphviz DOT text (``s2s-ad FILE:FUNC --format dot``),
+or as records to draw (``data_flow``: the derivative explorer's picture, explorer.py).
 
 Input: an SSA ``ir.Function`` and its ``Analysis``.  Output: DOT source with
 a node per parameter and per value (labelled with the operation that makes
@@ -10,6 +11,8 @@ clusters, labelled with their header.
 from __future__ import annotations
 
 import itertools
+from dataclasses import dataclass, field
+from typing import Optional
 
 from . import ir
 from .analysis import Analysis
@@ -71,3 +74,63 @@ class _Graph:
 def to_dot(fn: ir.Function, facts: Analysis) -> str:
     """The DOT source of ``fn``'s data-flow graph (see the module docstring)."""
     return _Graph(fn, facts).dot()
+
+
+@dataclass
+class FlowNode:
+    name: str  # the SSA value (a parameter, a value, or "return")
+    label: str  # the statement that makes it
+    line: Optional[int]  # the user's line
+    active: bool  # the derivative flows through it
+    within: tuple[str, ...] = ()  # the headers of the loops and branches it is in, outermost first
+
+
+@dataclass
+class Flow:
+    """``fn``'s data-flow graph as records: nodes in program order, and edges ``(source, target)``,
+    positions in ``nodes``, from each operand (the latest node making that name) to the value it
+    feeds; ``adjoint`` holds those the adjoints take back (both ends active)."""
+
+    nodes: list[FlowNode] = field(default_factory=list)
+    edges: list[tuple[int, int]] = field(default_factory=list)
+    adjoint: set[tuple[int, int]] = field(default_factory=set)
+
+
+def data_flow(fn: ir.Function, facts: Analysis) -> Flow:
+    """The records of ``fn``'s data-flow graph (see ``Flow``), what ``to_dot`` draws."""
+    text = _Builder(Namespace()).text
+    flow = Flow([FlowNode(p, p, fn.firstline, p in facts.active) for p in fn.params])
+    latest = {p: i for i, p in enumerate(fn.params)}
+
+    def add(name: str, label: str, line: Optional[int], expr: ir.Expr, within: tuple[str, ...]) -> None:
+        target = len(flow.nodes)
+        flow.nodes.append(FlowNode(name, label, line, name in facts.active, within))
+        for source in dict.fromkeys(ir.names_read(expr)):
+            if source not in latest:  # (a global or a constant: no node)
+                continue
+            flow.edges.append((latest[source], target))
+            if source in facts.active and name in facts.active:
+                flow.adjoint.add((latest[source], target))
+        latest[name] = target
+
+    def block(body: list[ir.Stmt], within: tuple[str, ...]) -> None:
+        for stmt in body:
+            if isinstance(stmt, ir.Assign):
+                add(stmt.target, stmt.target if stmt.merge else f"{stmt.target} = {text(stmt.value)}",
+                    stmt.line, stmt.value, within)
+            elif isinstance(stmt, ir.Store):
+                add(stmt.array, f"{stmt.array}[{text(stmt.index)}] = {text(stmt.value)}", stmt.line, stmt.value,
+                    within)
+            elif isinstance(stmt, ir.Return):
+                add("return", f"return {text(stmt.value)}", stmt.line, stmt.value, within)
+            elif isinstance(stmt, ir.If):
+                block(stmt.body, within + (f"if {text(stmt.test)}",))
+                block(stmt.orelse, within + (f"else (if {text(stmt.test)})",))
+            elif isinstance(stmt, ir.For):
+                block(stmt.body, within + (f"for {stmt.index} in {text(stmt.iterable)}",))
+            elif isinstance(stmt, ir.While):
+                for inner in ir.blocks(stmt):
+                    block(inner, within + (f"while {text(stmt.test)}",))
+
+    block(fn.body, ())
+    return flow
