@@ -27,7 +27,7 @@ records per branch too).
 Every record is declared in the adjoint's ``RecordingPlan`` (``plan.py``):
 a slot per loop body, branch, overwritten slice and checkpoint segment, with
 the kinds of its values and the trip counts around it.  The sweeps hold
-``ir.Push``/``ir.Pop`` statements made from it; ``tape.TupleTape`` spells
+``ir.Push``/``ir.Pop`` statements made from it; the target (``target.Target.tape``) spells
 them as a persistent stack of tuples threaded through the code (a callee's
 parts take the tape and return it), so the generated code is pure Python:
 it can itself be transformed again, which is how higher derivatives work.
