@@ -193,6 +193,7 @@ class _Builder:
         written = self.lines.statement(stmt)
         if written is not None:
             return written
+        node: ast.stmt
         if isinstance(stmt, ir.Return):
             node = ast.Return(value=self.expr(stmt.value))
         elif isinstance(stmt, ir.Effect):
@@ -204,8 +205,10 @@ class _Builder:
             else:
                 node = ast.AugAssign(target=place, op=self.ops.binary[stmt.op](), value=self.expr(stmt.value))
         elif isinstance(stmt, ir.Unpack):
-            names = [_name(t, ast.Store()) for t in stmt.targets]
+            names: list[ast.expr] = [_name(t, ast.Store()) for t in stmt.targets]
             node = ast.Assign(targets=[ast.Tuple(elts=names, ctx=ast.Store())], value=self.expr(stmt.value))
+        elif not isinstance(stmt, ir.Assign):
+            raise TypeError(f"emit: {type(stmt).__name__} is no simple statement")
         elif isinstance(stmt.value, ir.Display) and stmt.value.kind == "tuple":
             # astor drops the parentheses of a tuple on the right: keep them, the tape reads better
             return f"{stmt.target} = {self.tuple_text(stmt.value)}"

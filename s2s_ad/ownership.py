@@ -91,7 +91,7 @@ def _calibrated() -> tuple[int, int]:
     referred to once more, or a view, must not pass.  (-1, -1), which nothing passes, where they
     cannot be found."""
     global _COUNTS
-    if getrefcount is None:
+    if getrefcount is _no_counts:
         return -1, -1
     singles, eaches = [], []
     for n in range(1, 10):
@@ -119,6 +119,11 @@ def _calibrated() -> tuple[int, int]:
     return found
 
 
-getrefcount = getattr(sys, "getrefcount", None)  # CPython's; elsewhere handed_out always compares
+def _no_counts(value: Any) -> int:
+    """Where the interpreter has no reference counts (``_calibrated`` then finds none): never a count."""
+    return -2
+
+
+getrefcount = getattr(sys, "getrefcount", None) or _no_counts  # CPython's; elsewhere handed_out always compares
 _COUNTS = _calibrated()
 CALIBRATED = _COUNTS != (-1, -1)  # False: every result is compared (no reference counts to read)

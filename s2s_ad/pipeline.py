@@ -131,7 +131,7 @@ def lowered(fn: Callable, kinds: Optional[Kinds] = None, has_aux: bool = False) 
     """Stages 1 and 2: parse, lower to SSA (container arguments, as ``kinds`` describes them, become
     one parameter per leaf), and check the SSA invariants."""
     parsed = parse_function(fn)
-    structures = {p: k for p, k in zip(parsed.params, kinds or ()) if isinstance(k, containers.Tree)}
+    structures: dict[str, Any] = {p: k for p, k in zip(parsed.params, kinds or ()) if isinstance(k, containers.Tree)}
     for p, k in zip(parsed.params, kinds or ()):
         constant, value = constant_value(k)
         if constant:  # a string argument: the code is specialised on its value
@@ -192,7 +192,9 @@ def _analysed_result_kind(fn: Callable, kinds: Kinds, known: dict, key: tuple) -
     except TransformError:  # refused: the caller's own transformation reports it where it matters
         return None
     facts = analyse(ssa, [], dict(zip(ssa.params, kinds)), result_kind)
-    returned = ssa.body[-1].value
+    final = ssa.body[-1]
+    assert isinstance(final, ir.Return), "a lowered function ends with its return"
+    returned = final.value
     kind = to_string(facts.fact(returned), dims=True)  # with the lengths the caller's dims name
     if kind is None and facts.shape_of(returned) == SCALAR:
         kind = "scalar"
@@ -631,6 +633,13 @@ def build_tangent_callee(fn: Callable, kinds: Kinds, carries: tuple[bool, ...], 
 # target of the code that runs: the transformer reads them back.
 
 
+def _compiled(built: Built) -> Callable:
+    """The compiled function of a level built to be called (``compile_it``)."""
+    if built.function is None:
+        raise ValueError("a derivative level built without compiling it cannot be called")
+    return built.function
+
+
 def _compile_text(source: str, name: str, names: dict, origin: str, spelled: Optional[Namespace] = None
                   ) -> Callable:
     """Compile a level function; ``spelled``: the namespace its source-language ops were spelled in."""
@@ -643,8 +652,9 @@ def build_gradient_only(fn: Callable, adjoint: Built, params: list[str], wrt: tu
     """``gradient_<f>(params)``: the gradient part of a compiled adjoint (level 1).  ``lost``: for a
     parameter the gradient is not taken by, where a rule in ``fn`` would lose its derivative
     (``lost_outside``); it is marked (``runtime.derivative_lost_by``) for forward mode over this."""
-    taken = set(params) | {"np", "derivative_lost_by"}
-    callee, value, gradient = (ir.fresh_name(n, taken) for n in (adjoint.function.__name__, "value", "gradient"))
+    taken = set(params) | set(NUMPY.roots()) | {"derivative_lost_by"}
+    adjoint_function = _compiled(adjoint)
+    callee, value, gradient = (ir.fresh_name(n, taken) for n in (adjoint_function.__name__, "value", "gradient"))
     name = ir.fresh_name(f"gradient_{fn.__name__}" if fn.__name__.isidentifier() else "gradient_lambda_", taken)
     result = f"({gradient},)" if wrap_single else gradient
     marks = "".join(f"    derivative_lost_by({p}, {function!r}, {input_name!r}, {filename!r}, {line!r})\n"
@@ -655,7 +665,7 @@ def build_gradient_only(fn: Callable, adjoint: Built, params: list[str], wrt: tu
               f"    {value}, {gradient} = {callee}({', '.join(params)})\n"
               f"    return {result}\n")
     origin = f"{fn.__name__}, gradient"
-    names = {callee: adjoint.function, "derivative_lost_by": runtime.derivative_lost_by}
+    names = {callee: adjoint_function, "derivative_lost_by": runtime.derivative_lost_by}
     return Built(source, _compile_text(source, name, names, origin), adjoint.snapshot)
 
 
@@ -681,11 +691,13 @@ def build_derivative_of(inner: Built, params: list[str], kinds: Kinds, wrt: tupl
     Forward mode: one ``jvp`` per number in ``wrt``, with a unit tangent;
     an array argument is walked element by element.
     """
-    tangent = build_forward(inner.function, wrt, kinds)
+    inner_function = _compiled(inner)
+    tangent = build_forward(inner_function, wrt, kinds)
+    tangent_function = _compiled(tangent)
     by_param = dict(zip(params, kinds))
-    taken = set(params) | {"np", "range"}
-    jvp_name = ir.fresh_name(tangent.function.__name__, taken)
-    name = ir.fresh_name(f"derivative_{inner.function.__name__}", taken)
+    taken = set(params) | set(NUMPY.roots()) | {"range"}
+    jvp_name = ir.fresh_name(tangent_function.__name__, taken)
+    name = ir.fresh_name(f"derivative_{inner_function.__name__}", taken)
     k, unit = ir.fresh_name("k", taken), ir.fresh_name("unit", taken)
     spelled = Namespace(NUMPY, avoid=set(params))
     reshape, shape, zeros, size = (spelled.spelling(op) for op in (language.reshape, language.shape,
@@ -715,7 +727,7 @@ def build_derivative_of(inner: Built, params: list[str], kinds: Kinds, wrt: tupl
         results.append(d_w)
     lines.append(f"    return ({', '.join(results)},)" if several else f"    return {results[0]}")
     source = "\n".join(lines) + "\n"
-    function = _compile_text(source, name, {jvp_name: tangent.function}, f"{inner.function.__name__}, derivative",
+    function = _compile_text(source, name, {jvp_name: tangent_function}, f"{inner_function.__name__}, derivative",
                              spelled)
     snapshot = Snapshot()
     snapshot.include(inner.snapshot)  # the user's names, read by the first level

@@ -43,9 +43,7 @@ import operator
 from collections import Counter
 from typing import Any, Callable, Optional
 
-import numpy as np
-
-from . import ir, rules, runtime
+from . import ir, language, rules, runtime
 from .analysis import SCALAR, Analysis, differentiable_operands, lost_derivative_check
 from .errors import TransformError
 from .expressions import describe_callable, instantiate, is_user_function, template_ir
@@ -199,7 +197,7 @@ class ReverseSweep(Recording):
         slices it puts back in place (a copy, taken before the reverse sweep)."""
         kept = self.fresh(f"{value.name}_final")
         copied = self.sharing.handed_out_needs_copy(value.name, put_back)
-        copy = np.copy if isinstance(self.facts.fact(value), (Array, Number)) else runtime.held_apart
+        copy = language.copy if isinstance(self.facts.fact(value), (Array, Number)) else runtime.held_apart
         binding = ir.Assign(kept, ir.Call(copy, (value,)) if copied else value, None)
         if self.split:  # the forward part hands it out: bound at its end
             self.kept.append(binding)
@@ -405,7 +403,7 @@ class ReverseSweep(Recording):
                 part = ir.Call(operator.getitem, (target, index))
                 if not self._single_element(array, index):
                     if self._element_index(index):  # a row or a slice is a view: copy it before it is zeroed
-                        part = ir.Call(np.copy, (part,))
+                        part = ir.Call(language.copy, (part,))
                         if self.facts.part_class(array, index) != self.facts.shape.get(value.name):
                             part = ir.Call(runtime.unbroadcast, (part, value))  # the value may have been broadcast
                     else:  # an integer array may name an element twice: only the write NumPy kept counts
@@ -489,7 +487,7 @@ class ReverseSweep(Recording):
         if mine == theirs:
             return contribution
         if mine == SCALAR:
-            return ir.Call(np.sum, (contribution,))
+            return ir.Call(language.sum, (contribution,))
         known = _broadcast_sum(contribution, mine, theirs)
         return known if known is not None else ir.Call(runtime.unbroadcast, (contribution, operand))
 
@@ -679,9 +677,9 @@ def _broadcast_sum(contribution: ir.Expr, mine: Any, theirs: Any) -> Optional[ir
         summed = _broadcast_sum(contribution.args[0], ("dims",) + mine, ("dims",) + theirs)
         return ir.Call(operator.neg, (summed,))  # negate the small sum, not the large array
     if extra:
-        contribution = ir.Call(np.sum, (contribution,), (("axis", _axes(tuple(range(extra)))),))
+        contribution = ir.Call(language.sum, (contribution,), (("axis", _axes(tuple(range(extra)))),))
     if kept:
-        contribution = ir.Call(np.sum, (contribution,), (("axis", _axes(kept)), ("keepdims", ir.Const(True))))
+        contribution = ir.Call(language.sum, (contribution,), (("axis", _axes(kept)), ("keepdims", ir.Const(True))))
     return contribution
 
 

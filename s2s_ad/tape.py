@@ -56,6 +56,7 @@ def split_parts(adjoint: ir.Function, primal_name: str) -> tuple[ir.Function, ir
     assert cut is not None, "a split adjoint has two sweeps"
     forward, backward, final = body[:cut], body[cut + 1:-1], body[-1]
     params, seed, tape = adjoint.params[:-2], adjoint.params[-2], adjoint.params[-1]
+    assert isinstance(final, ir.Return) and isinstance(final.value, ir.Display), "a split adjoint returns a pair"
     result, gradient = final.value.items
     gradients = gradient.items if isinstance(gradient, ir.Display) else (gradient,)
     backward_body = list(backward) + [ir.Return(ir.Display("tuple", tuple(gradients) + (ir.Var(tape),)))]

@@ -231,7 +231,7 @@ class NumPyTarget(Target):
 
     # A plain function, not a method: the reference counts it reads are calibrated for a call
     # made straight from the caller's frame (ownership._calibrated), with no frame in between.
-    alone = staticmethod(ownership.alone)  # type: ignore[assignment]
+    alone = staticmethod(ownership.alone)
 
 
 NUMPY = NumPyTarget()  # the default target
