@@ -61,6 +61,32 @@ def is_integer_value(value: Any) -> bool:
     return isinstance(value, (int, np.integer))
 
 
+def is_library_scalar_type(cls: type) -> bool:
+    """A number type of the array library (``np.float32``): calling it makes a number, and it is a
+    constant value where code passes it (``.astype(np.float32)``)."""
+    return issubclass(cls, np.generic)
+
+
+def is_dtype(value: Any) -> bool:
+    """A dtype object (``np.dtype("float32")``): a constant value."""
+    return isinstance(value, np.dtype)
+
+
+def is_scatter_add(fn: Any) -> bool:
+    """``np.add.at`` (a bound method: a new object at each attribute read): the scatter-add, which
+    sums repeated positions."""
+    return getattr(fn, "__self__", None) is np.add and getattr(fn, "__name__", None) == "at"
+
+
+def module_of(fn: Any) -> str:
+    """The module a callee comes from, as its ``__module__`` says (a ufunc has none: ``numpy``)."""
+    return getattr(fn, "__module__", None) or ("numpy" if is_ufunc(fn) else "")
+
+
+# How users name the library's modules in their code, for messages (``np.sin``, not ``numpy.sin``).
+USER_SPELLINGS = {"numpy": "np"}
+
+
 def is_ufunc(fn: Any) -> bool:
     """A universal function (NumPy's, SciPy's): an elementwise, pure function of its arguments, with
     ``nout`` results."""

@@ -700,8 +700,8 @@ def build_derivative_of(inner: Built, params: list[str], kinds: Kinds, wrt: tupl
     name = ir.fresh_name(f"derivative_{inner_function.__name__}", taken)
     k, unit = ir.fresh_name("k", taken), ir.fresh_name("unit", taken)
     spelled = Namespace(NUMPY, avoid=set(params))
-    reshape, shape, zeros, size = (spelled.spelling(op) for op in (language.reshape, language.shape,
-                                                                   language.zeros, language.size))
+    reshape, shape = spelled.spelling(language.reshape), spelled.spelling(language.shape)
+    zeros, size = spelled.spelling(language.zeros), spelled.spelling(language.size)
     lines = [f"def {name}({', '.join(params)}):"]
     results = []
     for w in wrt:
