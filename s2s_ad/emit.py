@@ -6,10 +6,11 @@ by default), which spells each op, writes the tape and the stores, and says
 what an op bound under a name is at run time.
 Output: an ``Emitted`` record: the module source, and the globals the code
 needs (the target's roots, such as ``np`` and ``math``, engine helpers, the
-user's arrays and black-box functions, each bound once under a readable name).  Each statement is
-printed by astor, or, if it is short and plain, written directly as astor
-would print it (``linetext.py``); a ``# line N`` comment marks where the
-user's line changes, so every generated statement can be traced to its origin.
+user's arrays and black-box functions, each bound once under a readable
+name).  Each statement is printed by astor, or, if it is short and plain,
+written directly as astor would print it (``linetext.py``); a ``# line N``
+comment marks where the user's line changes, so every generated statement
+can be traced to its origin.
 An ``if``/``elif`` chain too long for Python to compile nested (the IR nests each
 ``elif`` in an ``else``) is laid out as a flat sequence of guarded links.
 """

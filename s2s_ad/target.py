@@ -46,6 +46,16 @@ To add a target, subclass ``Target`` and implement:
   NumPy's arrays): each result writable and sharing memory with no argument
   and no other result, copied only where that cannot be shown.
 
+``builtin_spelling`` and ``declared_spellings`` (how the templates declare
+NumPy's and ``math``'s functions spelled, ``rules.spell_module``) are there
+to build on: a target that renames a module maps what they yield.
+
+A target's code is run, never read back: a derivative taken again (``grad``
+of ``grad``, a Hessian) reads the code of the level below, so those levels
+are written in the source language, by the NumPy target (``pipeline``'s level
+functions); only the code of the outermost level, and the callees it builds,
+are the target's.
+
 A target is compared by identity (one object per backend and configuration),
 and what it spells must mean, at run time, what the op means in the source
 language: the tests run one defined outside the package
