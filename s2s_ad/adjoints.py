@@ -20,9 +20,7 @@ from __future__ import annotations
 import operator
 from typing import Any, Optional
 
-import numpy as np
-
-from . import ir, runtime
+from . import ir, language, runtime
 from .analysis import SCALAR, Analysis
 from .kinds import Kind, Number
 
@@ -97,7 +95,7 @@ class Adjoints:
         if mine == theirs:
             return contribution
         if mine == SCALAR:
-            return ir.Call(np.sum, (contribution,))
+            return ir.Call(language.sum, (contribution,))
         known = _broadcast_sum(contribution, mine, theirs)
         return known if known is not None else ir.Call(runtime.unbroadcast, (contribution, operand))
 
@@ -171,9 +169,9 @@ def _broadcast_sum(contribution: ir.Expr, mine: Any, theirs: Any) -> Optional[ir
         if summed is not None:  # (always: the same shape classes pass the same checks)
             return ir.Call(operator.neg, (summed,))  # negate the small sum, not the large array
     if extra:
-        contribution = ir.Call(np.sum, (contribution,), (("axis", _axes(tuple(range(extra)))),))
+        contribution = ir.Call(language.sum, (contribution,), (("axis", _axes(tuple(range(extra)))),))
     if kept:
-        contribution = ir.Call(np.sum, (contribution,), (("axis", _axes(kept)), ("keepdims", ir.Const(True))))
+        contribution = ir.Call(language.sum, (contribution,), (("axis", _axes(kept)), ("keepdims", ir.Const(True))))
     return contribution
 
 

@@ -36,9 +36,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Optional, Union
 
-import numpy as np
-
-from . import aliasing, ir, rules, runtime
+from . import aliasing, ir, language, rules, runtime
 from .draws import is_draw
 from .errors import TransformError
 from .expressions import describe_callable, is_user_function, missing_rule
@@ -105,7 +103,7 @@ class Analysis:
     def shape_of(self, expr: ir.Expr) -> Optional[ShapeClass]:
         if isinstance(expr, ir.Var):
             return self.shape.get(expr.name)
-        if isinstance(expr, ir.Const) and isinstance(expr.value, (int, float, np.generic)):
+        if isinstance(expr, ir.Const) and (isinstance(expr.value, (int, float)) or language.is_library_scalar(expr.value)):
             return SCALAR
         return None
 
@@ -554,7 +552,7 @@ class _Inference:
             self.set(target, TRUTH if rules.fact(fn, "compares") else NUMBER, stmt)  # bool(x)
             if rules.fact(fn, "axis_length") is not None and len(args) == 1:  # len(x)
                 self.record_length(target, self.dims(args[0], stmt), rules.fact(fn, "axis_length"))
-        elif fn is np.shape:
+        elif fn is language.shape:
             self.set(target, UNKNOWN, stmt)
             self.shapes[target] = self.dims(args[0], stmt) if args else None
         elif count := rules.result_items(fn, *_constant_arguments(value)):  # a tuple a rule declares
@@ -631,7 +629,7 @@ class _Inference:
 def _returns_numeric(fn: Any) -> bool:
     """True for functions that return a number or an array: a ufunc with one output, or declared
     ``numeric=True`` in templates/ (NumPy's) and not ``returns_sequence=True`` (np.linalg.eigh, np.split)."""
-    if isinstance(fn, np.ufunc):
+    if language.is_ufunc(fn):
         return fn.nout == 1
     facts = rules.facts_of(fn)
     return bool(facts.get("numeric")) and not facts.get("returns_sequence")
@@ -675,7 +673,7 @@ def _constant_items(display: ir.Display) -> Optional[tuple]:
 
 
 def _is_number_or_inert(value: Any) -> bool:
-    return value is None or isinstance(value, (bool, int, float, complex, str, np.generic))
+    return value is None or isinstance(value, (bool, int, float, complex, str)) or language.is_library_scalar(value)
 
 
 def _constant_arguments(call: ir.Call) -> tuple[tuple, tuple]:
@@ -693,11 +691,11 @@ def _constant_arguments(call: ir.Call) -> tuple[tuple, tuple]:
 
 
 def _constant_kind(value: Any) -> Kind:
-    if isinstance(value, (bool, np.bool_)):
+    if language.is_truth_value(value):
         return TRUTH
-    if isinstance(value, (int, float, complex, np.generic)):
+    if isinstance(value, (int, float, complex)) or language.is_library_scalar(value):
         return NUMBER
-    if isinstance(value, np.ndarray):
+    if language.is_array_value(value):
         return Array(value.ndim)
     if isinstance(value, (tuple, list)):
         return Sequence(tuple(map(_constant_kind, value)), "tuple" if isinstance(value, tuple) else "list")
@@ -784,7 +782,7 @@ def _made_rank(call: ir.Call, kind: dict[str, Kind], class_of: _ClassOf) -> Opti
         return 1 if class_of(first) == SCALAR else None
     if shaped == "like" and isinstance(first, ir.Var):
         return 0 if class_of(first) == SCALAR else rank(kind.get(first.name, UNKNOWN))
-    if call.fn is np.arange:
+    if call.fn is language.arange:
         return 1
     return None
 
@@ -799,7 +797,7 @@ def _indexed_rank(call: ir.Call, kind: dict[str, Kind], class_of: _ClassOf) -> O
     if not all(not isinstance(p, (ir.Slice, ir.Display)) and class_of(p) == SCALAR
                and not (isinstance(p, ir.Const) and (p.value is None or p.value is Ellipsis)) for p in parts):
         return None
-    if isinstance(index, ir.Const) and isinstance(index.value, np.ndarray):
+    if isinstance(index, ir.Const) and language.is_array_value(index.value):
         return None
     left = known - len(parts)
     return left if left >= 0 else None
@@ -910,7 +908,7 @@ def _proven_number(update: ir.InPlace, facts: Analysis, kinds: dict[str, Optiona
     value = definitions.get(update.value)
     # arithmetic and ufuncs give numbers, not 0-d arrays, for operands of rank 0
     return (isinstance(value, ir.Call) and facts.rank_of(ir.Var(update.value)) == 0
-            and (isinstance(value.fn, np.ufunc) or rules.fact(value.fn, "arithmetic", False)))
+            and (language.is_ufunc(value.fn) or rules.fact(value.fn, "arithmetic", False)))
 
 
 def check_constant_calls(fn: ir.Function, facts: Analysis) -> None:
@@ -967,8 +965,8 @@ def private_draw(fn: Any) -> bool:
     owner = getattr(fn, "__self__", None)
     if isinstance(owner, random.Random):
         return owner is not random._inst
-    if isinstance(owner, (np.random.RandomState, np.random.Generator)):
-        return owner is not np.random.mtrand._rand
+    if language.is_generator_object(owner):
+        return not language.is_global_generator(owner)
     return False
 
 
@@ -1037,7 +1035,7 @@ def _chosen_by_rank(read: ir.ElementRead, taken: set[str]) -> list[ir.Stmt]:
     ndim = ir.fresh_name(f"ndim_{read.array}", taken)
     is_row = ir.fresh_name(f"is_row_of_{read.array}", taken)
     now = ir.fresh_name(f"{retake.target}_now", taken)
-    return [ir.Assign(ndim, ir.Call(np.ndim, (ir.Var(read.array),)), line),
+    return [ir.Assign(ndim, ir.Call(language.ndim, (ir.Var(read.array),)), line),
             ir.Assign(is_row, ir.Call(operator.gt, (ir.Var(ndim), ir.Const(len(read.index)))), line),
             ir.If(ir.Var(is_row), [ir.Assign(now, retake.value, line), ir.Assign(retake.target, ir.Var(now), line, merge=True)],
                   [ir.Assign(retake.target, ir.Var(kept), line, merge=True)], line)]
@@ -1051,9 +1049,9 @@ def index_part(part: ir.Expr, facts: Analysis) -> str:
         value = part.value
         if value is None or value is Ellipsis:
             return aliasing.NEW_AXIS
-        if isinstance(value, (bool, np.bool_)):
+        if language.is_truth_value(value):
             return aliasing.ADVANCED
-        return aliasing.INTEGER if isinstance(value, (int, np.integer)) else aliasing.ADVANCED
+        return aliasing.INTEGER if language.is_integer_value(value) else aliasing.ADVANCED
     if isinstance(part, ir.Display):
         return aliasing.ADVANCED if part.kind == "list" else aliasing.UNKNOWN
     if facts.shape_of(part) == SCALAR:

@@ -40,6 +40,7 @@ from .parse import Snapshot
 from .pipeline import (STAGES, Built, build_derivative_of, build_forward, build_gradient_only, build_reverse,
                        build_split, check_lost_arguments, leaf_kinds, lost_outside, may_draw_globally)
 from .reach import whole_source
+from .target import NUMPY
 from .selfcheck import NoForwardMode, SelfCheckSkipped, dot_product_test, switched_on_by_environment
 
 Wrt = Union[int, str, Sequence[Union[int, str]]]
@@ -78,94 +79,10 @@ def _user_facing(function: Callable) -> Callable:
     return call
 
 
-def _handed_out(values: Any, held: tuple, copy_all: bool = False) -> Any:
-    """``values`` (an array, or a tuple or list of them) as the user gets them: each array writable
-    and sharing memory with nothing in ``held`` (the arguments, the primal output) nor with another
-    of ``values``; copied only where it would (or, with ``copy_all``, always)."""
-    return _owned(values, [h for h in held if isinstance(h, np.ndarray)], copy_all)
-
-
-def _owned(value: Any, seen: list, copy_all: bool) -> Any:
-    """``_handed_out`` of one value, ``seen`` the arrays it must not share memory with (it grows).
-    A plain function, not a closure calling itself: that would be a reference cycle holding every
-    array until the garbage collector runs, and a large gradient's memory would not be reused."""
-    if isinstance(value, np.ndarray):
-        if copy_all or not value.flags.writeable or _shares_memory(value, seen):
-            value = np.array(value, copy=True)
-        seen.append(value)
-        return value
-    if type(value) in (tuple, list):
-        return type(value)([_owned(v, seen, copy_all) for v in value])
-    return value
-
-
-def _shares_memory(value: np.ndarray, seen: list) -> bool:
-    """Whether ``value`` may share memory with one of ``seen`` (a loop, not ``any`` of a generator:
-    this runs for every pair of gradient and argument on every call)."""
-    for held in seen:
-        if np.may_share_memory(value, held):
-            return True
-    return False
-
-
-def _alone(gradient: Any, single: int, each: int) -> bool:
-    """Whether ``gradient`` (an array, or a tuple of them) needs no copy, without comparing it
-    with the arguments: each array owns its memory, is writable, and nothing refers to it but the
-    caller's variable ``gradient`` (``getrefcount`` is ``single``) or the tuple (``each``).
-
-    Anything else using an array's memory (a view, a buffer, another array made on it) refers to
-    the array that owns it: NumPy keeps the owner alive that way.  So an array that owns its
-    memory and is referred to by nothing else shares memory with no argument and no other
-    gradient: a fresh result, which generated code returns almost always.  Where this cannot be
-    shown (a view, an argument returned, an array held elsewhere) ``_handed_out`` compares."""
-    if gradient.__class__ is tuple:
-        for array in gradient:
-            if array.__class__ is not np.ndarray or getrefcount(array) != each:
-                return False
-            flags = array.flags
-            if not (flags.owndata and flags.writeable):
-                return False
-        return True
-    if gradient.__class__ is not np.ndarray or getrefcount(gradient) != single:
-        return False
-    flags = gradient.flags
-    return flags.owndata and flags.writeable
-
-
-def _calibrated() -> tuple[int, int]:
-    """``_alone``'s reference counts for a gradient held as the calls hold it (a plain local variable
-    naming the array or the tuple of them, passed straight to ``_alone``: written the same way here,
-    with no comprehension, whose variables would be cells), found on fresh arrays; and checked: one
-    referred to once more, or a view, must not pass.  (-1, -1), which nothing passes, where they
-    cannot be found."""
-    if getrefcount is None:
-        return -1, -1
-    singles, eaches = [], []
-    for n in range(1, 10):
-        gradient: Any = np.empty(1)
-        if _alone(gradient, n, -1):
-            singles.append(n)
-        gradient = (np.empty(1), np.empty(1))
-        if _alone(gradient, -1, n):
-            eaches.append(n)
-    if len(singles) != 1 or len(eaches) != 1:
-        return -1, -1
-    gradient = np.empty(1)
-    again = gradient
-    if _alone(gradient, singles[0], -1):
-        return -1, -1
-    gradient = (again, np.empty(1))
-    if _alone(gradient, -1, eaches[0]):
-        return -1, -1
-    gradient = np.empty(2)[1:]
-    if _alone(gradient, singles[0], -1):
-        return -1, -1
-    return singles[0], eaches[0]
-
+# The target whose code the API runs, and whose ownership check its results pass (target.py).
+_TARGET = NUMPY
 
 _gettrace = sys.gettrace
-getrefcount = getattr(sys, "getrefcount", None)  # CPython's; elsewhere _handed_out always compares
-_ALONE_SINGLE, _ALONE_EACH = _calibrated()
 
 
 @functools.lru_cache(maxsize=None)
@@ -481,7 +398,8 @@ class GradientFunction:
     def _adjoint(self, kinds: tuple) -> Built:
         self._refuse_constant_wrt(kinds)
         key = (getattr(self.fn, "__code__", None), self.wrt, kinds) + (("aux",) if self._has_aux else ())
-        return _CACHE.get(self.fn, key, lambda: build_reverse(self.fn, self.wrt, kinds, has_aux=self._has_aux))
+        return _CACHE.get(self.fn, key, lambda: build_reverse(self.fn, self.wrt, kinds, has_aux=self._has_aux,
+                                                              target=_TARGET), _TARGET)
 
     @_user_facing
     def function_for(self, kinds: tuple) -> Built:
@@ -618,7 +536,7 @@ class GradientFunction:
         """A call ``_by_types`` does not serve: arrays or NumPy numbers among the arguments (found
         by their types and shapes), a gradient of a gradient, containers, ``has_aux``, a first call."""
         if self.inner is not None:
-            gradient = _handed_out(_run(self._specialise(args, _kinds(self.fn, args)).function, args), args)
+            gradient = _TARGET.handed_out(_run(self._specialise(args, _kinds(self.fn, args)).function, args), args)
             if self._check:
                 self._self_check(args, None, gradient if self._several else (gradient,))
             return (self.inner(*args), gradient) if self._with_value else gradient
@@ -631,8 +549,8 @@ class GradientFunction:
         # gradients of their arguments' dtypes, arrays of their own
         primals = self._primals_of(args)
         gradient = tuple(map(_like, primals, gradient)) if len(self.wrt) > 1 else _like(primals, gradient)
-        if gradient.__class__ is not float and not _alone(gradient, _ALONE_SINGLE, _ALONE_EACH):
-            gradient = _handed_out(gradient, args)
+        if gradient.__class__ is not float and not _TARGET.alone(gradient):
+            gradient = _TARGET.handed_out(gradient, args)
         return gradient if self._bare else self._finish(args, value, gradient)
 
     def _refuse_result(self, value: Any) -> None:
@@ -699,7 +617,7 @@ class GradientFunction:
         by = [kinds[params.index(w)] for w in self.wrt]
         primals = _flat(tuple(args[params.index(w)] for w in self.wrt), tuple(by))
         flat = (gradient,) if len(primals) == 1 else tuple(gradient)
-        gradients = _regroup(_handed_out(tuple(map(_like, primals, flat)), held), by)
+        gradients = _regroup(_TARGET.handed_out(tuple(map(_like, primals, flat)), held), by)
         gradient = tuple(gradients) if self._several else gradients[0]
         if self._with_value:
             return value, gradient
@@ -906,7 +824,7 @@ def _tangent_built(fn: Callable, wrt: tuple[str, ...], kinds: tuple) -> Built:
                             "arguments: use s2s_ad.hessian, or pass the arrays as separate arguments")
         fn = fn.function_for(kinds).function
     key = ("forward", getattr(fn, "__code__", None), wrt, kinds)
-    return _CACHE.get(fn, key, lambda: build_forward(fn, wrt, kinds))
+    return _CACHE.get(fn, key, lambda: build_forward(fn, wrt, kinds, target=_TARGET), _TARGET)
 
 
 def _leaf_tangents(fn: Callable, name: str, primal: Any, tangent: Any, kind: Any) -> list:
@@ -951,8 +869,8 @@ def jvp(fn: Callable, primals: Sequence[Any], tangents: Sequence[Any]) -> tuple[
     out, t_out = _run(built.function, _flat(args, kinds) + tuple(tangent_args))
     if built.result_tree is not None:
         return containers.unflatten(built.result_tree, out), containers.unflatten(built.result_tree, t_out)
-    if not _alone(t_out, _ALONE_SINGLE, _ALONE_EACH):  # (as grad's gradients: see _alone)
-        t_out = _handed_out(t_out, args + tuple(tangent_args) + (out,))
+    if not _TARGET.alone(t_out):  # (as grad's gradients: see Target.alone)
+        t_out = _TARGET.handed_out(t_out, args + tuple(tangent_args) + (out,))
     return out, t_out
 
 
@@ -969,7 +887,7 @@ def _gradient_jvp_by_leaf(gradient: "GradientFunction", params: list[str], args:
     by = tuple(names[i] for i in _leaf_positions(params, kinds, wrt))
     flat_kinds = leaf_kinds(kinds)
     tangent = _CACHE.get(plain, ("forward", plain.__code__, by, flat_kinds),
-                         lambda: build_forward(plain, by, flat_kinds)).function
+                         lambda: build_forward(plain, by, flat_kinds, target=_TARGET), _TARGET).function
     out, t_out = _run(tangent, _flat(args, kinds) + tangents)
 
     def rebuild(leaves: Any) -> Any:
@@ -1022,16 +940,16 @@ def _pullback(fn: Callable, primals: Sequence[Any], wrt: Optional[Sequence[str]]
     visible = params[:len(primals)]
     fn, params, args = _without_prefix(fn, params, args)
     kinds = _kinds(fn, args)
-    split = build_split(fn, kinds)
+    split = build_split(fn, kinds, _TARGET)
     flat_args = _flat(args, kinds)
     wanted = set(_leaf_positions(params, kinds, visible if wrt is None else wrt))
     # every argument wanted is differentiated: a float one whose derivative a rule loses is refused
     check_lost_arguments(split, tuple(a if i in wanted else None for i, a in enumerate(flat_args)))
     draws = Draws(fn, args)  # a forward part run again (below) replays them
-    out, tape = _run(split.forward, flat_args + (None,))
+    out, tape = _run(split.forward, flat_args + (_TARGET.tape().empty(),))
     # The backward part puts back what the forward part overwrote, in arrays the result may be, and
     # the tape keeps referring to them: the caller gets arrays of its own.
-    out = _handed_out(out, args, copy_all=True)
+    out = _TARGET.handed_out(out, args, copy_all=True)
     tree = split.result_tree
     result = containers.unflatten(tree, out) if tree is not None else out
     positions = [params.index(p) for p in visible]
@@ -1061,7 +979,7 @@ class Pullback:
         if split.restores and self._pulled:  # the first call put overwritten slices back: record them again
             self._draws.replay()
             try:
-                taped = _run(split.forward, self._flat_args + (None,))[1]
+                taped = _run(split.forward, self._flat_args + (_TARGET.tape().empty(),))[1]
             finally:
                 self._draws.finish()
         self._pulled = True
@@ -1069,8 +987,8 @@ class Pullback:
         # each adjoint with its primal's type: float32 stays float32, a 0-d array a 0-d array (as grad)
         adjoints = _regroup(tuple(map(_like, self._flat_args, adjoints[:-1])), kinds)
         # a string or None primal (a static argument) has no derivative: None, as jvp takes for its tangent
-        return _handed_out(tuple(None if constant_value(kinds[i])[0] else adjoints[i] for i in self._positions),
-                           args + (self._out, cotangent))
+        return _TARGET.handed_out(tuple(None if constant_value(kinds[i])[0] else adjoints[i]
+                                        for i in self._positions), args + (self._out, cotangent))
 
     def __reduce__(self) -> tuple:
         if self._drew:

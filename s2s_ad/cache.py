@@ -5,8 +5,9 @@ source is registered with ``linecache`` under a name like
 ``<s2s_ad d_f from rational.py:3 #1a2b3c>``, so a traceback raised inside generated
 code shows the generated line (whose comment names the user's line).
 
-``TransformCache`` maps a user function and a key to a built value, holds
-the function weakly, and is safe to use from several threads: a key is
+``TransformCache`` maps a user function, a key and a target (``target.py``:
+code generated for one target is never handed to another) to a built value,
+holds the function weakly, and is safe to use from several threads: a key is
 built once, by the first thread asking for it.
 An entry with a ``snapshot`` (what the free names of its code meant) is
 built again once that snapshot is no longer valid: a global rebound, a
@@ -23,6 +24,7 @@ import weakref
 from typing import Any, Callable, Hashable, Optional
 
 from .emit import Emitted
+from .target import NUMPY, Target
 
 
 # Generated file name -> (the user's file, the user's line of each generated line).
@@ -175,7 +177,7 @@ _BUILD_LOCK = threading.RLock()
 
 
 class TransformCache:
-    """A thread-safe map from ``(owner, key)`` to transformed functions.
+    """A thread-safe map from ``(owner, key, target)`` to transformed functions.
 
     ``owner`` is the user's function the entry was made from.  It is held
     weakly: code made for a function that is gone (a dropped closure) goes
@@ -198,7 +200,10 @@ class TransformCache:
             table = self._strong.setdefault(owner, {})
         return table
 
-    def get(self, owner: Any, key: Hashable, build: Callable[[], Any]) -> Any:
+    def get(self, owner: Any, key: Hashable, build: Callable[[], Any], target: Target = NUMPY) -> Any:
+        """The entry of ``owner`` for ``key`` and ``target``, built by ``build`` if there is none (or it
+        is stale)."""
+        key = (target, key)
         try:
             entry = self._entries.get(owner, _EMPTY).get(key)
         except TypeError:

@@ -1,44 +1,39 @@
 """Stage 6: IR → Python source text (via ``ast`` nodes and astor).
 
-Input: an ``ir.Function`` (SSA, adjoint or tangent form) and a header.
+Input: an ``ir.Function`` (SSA, adjoint or tangent form, its tape still as
+``ir.Push``/``ir.Pop`` statements), a header and a ``Target`` (the NumPy one
+by default), which spells each op, writes the tape and the stores, and says
+what an op bound under a name is at run time.
 Output: an ``Emitted`` record: the module source, and the globals the code
-needs (``np``, ``math``, runtime helpers, the user's arrays and black-box
-functions, each bound once under a readable name).  Each statement is
-printed by astor, or, if it is short and plain, written directly as astor
-would print it (``linetext.py``); a ``# line N`` comment marks where the
-user's line changes, so every generated statement can be traced to its origin.
+needs (the target's roots, such as ``np`` and ``math``, engine helpers, the
+user's arrays and black-box functions, each bound once under a readable
+name).  Each statement is printed by astor, or, if it is short and plain,
+written directly as astor would print it (``linetext.py``); a ``# line N``
+comment marks where the user's line changes, so every generated statement
+can be traced to its origin.
 An ``if``/``elif`` chain too long for Python to compile nested (the IR nests each
 ``elif`` in an ``else``) is laid out as a flat sequence of guarded links.
 """
 from __future__ import annotations
 
 import ast
-import builtins
 import keyword
 import math
 import types
-import warnings
 from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Optional
 
 import astor
-import numpy as np
 
-from . import ir, rules, runtime
+from . import ir, language
 from .linetext import LineText, constant_hint, declared_operators
+from .target import NUMPY, Target
 
 _COMMENT_COLUMN = 32
 
 
 def _name(id_: str, ctx: Any = None) -> ast.Name:
     return ast.Name(id=id_, ctx=ctx or ast.Load())
-
-
-def _quiet_getattr(module: Any, name: str) -> Any:
-    """``getattr`` without the DeprecationWarning old NumPy gives for aliases such as ``np.float``."""
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        return getattr(module, name, None)
 
 
 def _dotted(path: str) -> Any:
@@ -49,14 +44,21 @@ def _dotted(path: str) -> Any:
     return node
 
 
+_ITSELF = object()  # Namespace.bind: the global holds the object itself
+
+
 @dataclass
 class Namespace:
-    """The globals of a generated module, and how code names each object."""
+    """The globals of a generated module, and how code names each object (as ``target`` spells it)."""
 
-    globals: dict[str, Any] = field(default_factory=lambda: {"np": np, "math": math})
+    target: Target = NUMPY
+    globals: dict[str, Any] = field(default_factory=dict)  # (starts with the target's roots)
     avoid: set[str] = field(default_factory=set)  # the function's local names
     _names: dict[int, str] = field(default_factory=dict)
     _spellings: dict[int, str] = field(default_factory=dict)  # id(obj) -> how reference() spells it
+
+    def __post_init__(self) -> None:
+        self.globals = {**self.target.roots(), **self.globals}
 
     def reference(self, obj: Any, hint: str = "value") -> Any:
         """How generated code names ``obj``: ``abs``, ``np.sin``, ``math.cos``, or a bound global."""
@@ -70,39 +72,28 @@ class Namespace:
         return spelling
 
     def _spell(self, obj: Any, hint: str) -> str:
+        """The target's first spelling of ``obj`` whose root no local hides (its root bound here), else
+        a name of its own holding the target's implementation of ``obj``."""
+        for spelled in self.target.spellings(obj):
+            root, module = spelled.root, spelled.module
+            if root is None or (root not in self.avoid and self.globals.setdefault(root, module) is module):
+                return spelled.text
         name = getattr(obj, "__name__", None)
-        if name and getattr(builtins, name, None) is obj:  # first: old NumPy has np.float is float
-            return name
-        spelled = self._module_spelling(obj, name)
-        if spelled is None and name and not name.startswith("_"):
-            # a method of an object a module names, bound to it: np.add.reduce (equal, not identical, each time)
-            owner = getattr(obj, "__self__", None)
-            if owner is not None and not isinstance(owner, types.ModuleType) and _quiet_getattr(owner, name) == obj:
-                base = self._module_spelling(owner, getattr(owner, "__name__", None))
-                spelled = f"{base}.{name}" if base is not None else None
-        if spelled is not None:
-            return spelled
-        return self.bind(obj, name if name and getattr(runtime, name, None) is obj else name or hint)
+        return self.bind(obj, name or hint, self.target.implementation(obj))
 
-    def _module_spelling(self, obj: Any, name: Optional[str]) -> Optional[str]:
-        """``np.sin`` for a public function of a module declared with ``spell_module``, else None."""
-        for prefix, module, root, root_module in rules.module_spellings():  # declared in templates/
-            if name and not name.startswith("_") and _quiet_getattr(module, name) is obj \
-                    and root not in self.avoid and self.globals.setdefault(root, root_module) is root_module:
-                return f"{prefix}.{name}"
-        return None
-
-    def bind(self, obj: Any, hint: str) -> str:
+    def bind(self, obj: Any, hint: str, value: Any = _ITSELF) -> str:
+        """A global name for ``obj``, holding ``value`` (``obj`` itself unless given)."""
+        value = obj if value is _ITSELF else value
         if id(obj) in self._names:
             return self._names[id(obj)]
         base = "".join(c if c.isalnum() else "_" for c in hint).strip("_") or "value"
         if keyword.iskeyword(base) or base[0].isdigit():  # a lambda's name, "<lambda>", is no identifier
             base = f"{base}_function" if keyword.iskeyword(base) else f"value_{base}"
         name, n = base, 0
-        while name in self.avoid or (name in self.globals and self.globals[name] is not obj):
+        while name in self.avoid or (name in self.globals and self.globals[name] is not value):
             n += 1
             name = f"{base}_{n}"
-        self.globals[name] = obj
+        self.globals[name] = value
         self._names[id(obj)] = name
         return name
 
@@ -150,7 +141,7 @@ class _Builder:
         return self.expr(e)
 
     def const(self, value: Any) -> Any:
-        if isinstance(value, np.generic):
+        if language.is_library_scalar(value):
             value = value.item()
         if isinstance(value, float) and not math.isfinite(value):
             node = _dotted("math.nan" if math.isnan(value) else "math.inf")
@@ -203,6 +194,7 @@ class _Builder:
         written = self.lines.statement(stmt)
         if written is not None:
             return written
+        node: ast.stmt
         if isinstance(stmt, ir.Return):
             node = ast.Return(value=self.expr(stmt.value))
         elif isinstance(stmt, ir.Effect):
@@ -214,8 +206,10 @@ class _Builder:
             else:
                 node = ast.AugAssign(target=place, op=self.ops.binary[stmt.op](), value=self.expr(stmt.value))
         elif isinstance(stmt, ir.Unpack):
-            names = [_name(t, ast.Store()) for t in stmt.targets]
+            names: list[ast.expr] = [_name(t, ast.Store()) for t in stmt.targets]
             node = ast.Assign(targets=[ast.Tuple(elts=names, ctx=ast.Store())], value=self.expr(stmt.value))
+        elif not isinstance(stmt, ir.Assign):
+            raise TypeError(f"emit: {type(stmt).__name__} is no simple statement")
         elif isinstance(stmt.value, ir.Display) and stmt.value.kind == "tuple":
             # astor drops the parentheses of a tuple on the right: keep them, the tape reads better
             return f"{stmt.target} = {self.tuple_text(stmt.value)}"
@@ -262,6 +256,9 @@ class _Printer:
             self.lines.append("    " * depth + f"# {stmt.text}")
             self.origins.append(None)
             self.last_line = None
+        elif isinstance(stmt, ir.Store):  # in place, or as the target writes it
+            for written in self.builder.ns.target.store(stmt):
+                self.put(depth, self.builder.simple(written), written.line)
         else:
             self.put(depth, self.builder.simple(stmt), stmt.line)
 
@@ -362,23 +359,26 @@ class Emitted:
 
 
 def emit(fn: ir.Function, header: list[str], defaults: Optional[dict[str, str]] = None,
-         docstring: Optional[str] = None) -> Emitted:
-    """Print ``fn`` as a module.
+         docstring: Optional[str] = None, target: Target = NUMPY) -> Emitted:
+    """Print ``fn`` as a module for ``target``.
 
     ``header`` lines become comments above the def; ``defaults`` gives
     parameters default values as source text.
     """
-    return emit_module([(fn, defaults, docstring)], header)
+    return emit_module([(fn, defaults, docstring)], header, target)
 
 
 def emit_module(functions: list[tuple[ir.Function, Optional[dict[str, str]], Optional[str]]],
-                header: list[str]) -> Emitted:
-    """Print several functions as one module sharing one namespace; ``name`` is the first one's."""
+                header: list[str], target: Target = NUMPY) -> Emitted:
+    """Print several functions as one module sharing one namespace; ``name`` is the first one's.
+    The target writes each function's tape (``Target.tape``), names its ops and writes its stores."""
+    tape = target.tape()
+    functions = [(tape.spell(f), d, s) for f, d, s in functions]
     local_names = ir.NameSet(set().union(*(set(f.params) | ir.assigned_names(f.body) | {f.name}
                                            for f, _, _ in functions)))
     memo: dict[int, int] = {}
     functions = [(replace(f, body=_unnest(f.body, local_names, memo)), d, s) for f, d, s in functions]
-    builder = _Builder(Namespace(avoid=local_names))
+    builder = _Builder(Namespace(target, avoid=local_names))
     lines = [f"# {h}" for h in header]
     origins: list[Optional[int]] = [None] * len(lines)
     for fn, defaults, docstring in functions:

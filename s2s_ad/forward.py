@@ -24,9 +24,7 @@ from __future__ import annotations
 import operator
 from typing import Any, Callable, Optional
 
-import numpy as np
-
-from . import ir, rules, runtime
+from . import ir, language, rules, runtime
 from .aliasing import Sharing, shared_operands
 from .analysis import SCALAR, Analysis, differentiable_operands
 from .errors import TransformError
@@ -219,7 +217,7 @@ class TangentSweep:
         if self.sharing.tangent_needs_copy(target, self.primals_shared_by(tangent)) and self.copyable(target):
             # y = x + 0.0 then y[0] = ..., or t = b[1:3] - 1.0 then b[1:3] = ...: the tangent would share
             # memory that a store changes while its primal does not, so it is a copy
-            tangent = ir.Call(np.copy, (tangent,))
+            tangent = ir.Call(language.copy, (tangent,))
         elif isinstance(tangent, ir.Var) and self.primal_of.get(tangent.name) not in self.merged:
             self.aliases[target] = tangent
             return
@@ -250,7 +248,7 @@ class TangentSweep:
             # the helper may hand back an argument's tangent (``return x + 0.0``): a store here would
             # change both, so the result's tangent gets memory of its own
             t_target = self.tangent_name(stmt.target)
-            self.emit(ir.Assign(t_target, ir.Call(np.copy, (ir.Var(t_target),)), stmt.line))
+            self.emit(ir.Assign(t_target, ir.Call(language.copy, (ir.Var(t_target),)), stmt.line))
 
     # -- tangents from rules -----------------------------------------------
 

@@ -1,6 +1,6 @@
 """What the analysis knows of a value: its kind, as a small type with a join.
 
-``Number`` (a Python or NumPy number), ``Array(rank)`` (an ndarray of that
+``Number`` (a Python or NumPy number), ``Array(rank)`` (an array of that
 rank; ``Array(None)``: a number or an array, rank unknown), ``Sequence(items, display)`` (a tuple or list whose
 length and items' kinds are known) and ``Unknown``.  Facts about a variable
 assigned on several paths (a branch's two sides, a loop's entry and its
@@ -33,7 +33,7 @@ import ast
 from dataclasses import dataclass, field
 from typing import Any, Optional, Union
 
-import numpy as np
+from . import language
 
 Dim = Union[str, int, None]  # a symbol (a length that is not 1), 1, or None (unknown)
 Dims = Optional[tuple]  # one Dim per axis; None where not even the rank is known
@@ -217,7 +217,7 @@ def broadcast_dims(*operands: Dims) -> Dims:
 def reduced_dims(dims: Dims, axis: Any, keepdims: Any) -> Dims:
     """The dims of a reduction (``np.sum(a, axis, keepdims=...)``) of an array of these dims;
     ``axis`` an int, a tuple of ints or None, ``keepdims`` a bool (else unknown)."""
-    if dims is None or not isinstance(keepdims, (bool, np.bool_)):
+    if dims is None or not language.is_truth_value(keepdims):
         return None
     rank = len(dims)
     if axis is None:

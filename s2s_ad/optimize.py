@@ -27,9 +27,7 @@ import math
 import operator
 from typing import Any, Optional, Union
 
-import numpy as np
-
-from . import ir, rules, runtime
+from . import ir, language, rules, runtime
 from .aliasing import SharingClasses, values_read
 from .draws import is_draw
 
@@ -38,7 +36,7 @@ def _foldable(fn: Any) -> bool:
     """Whether a call of ``fn`` on constant numbers is computed when the code is generated: declared
     ``foldable=True`` in templates/ (the operators, ``math``'s and NumPy's builtin functions), or a
     ufunc (NumPy's, SciPy's: pure functions of their arguments, whatever their operation)."""
-    return bool(rules.fact(fn, "foldable")) or isinstance(fn, np.ufunc)
+    return bool(rules.fact(fn, "foldable")) or language.is_ufunc(fn)
 
 
 def _fold(call: ir.Call) -> Optional[ir.Expr]:
@@ -48,11 +46,11 @@ def _fold(call: ir.Call) -> Optional[ir.Expr]:
     if not all(isinstance(v, (int, float)) for v in values):  # booleans too: y - 1 + (y == 0)
         return None
     try:
-        with np.errstate(all="ignore"):
+        with language.errors_ignored():
             result = call.fn(*values)
     except (ArithmeticError, ValueError):
         return None
-    if isinstance(result, np.generic):
+    if language.is_library_scalar(result):
         result = result.item()
     if isinstance(result, float) and not math.isfinite(result):
         return None  # keep the expression: np.log(-1.0) reads better than nan

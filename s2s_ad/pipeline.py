@@ -1,8 +1,10 @@
 """The whole pipeline, one stage after another.
 
 parse → lower (SSA) → analyse → reverse or forward → optimize → emit → compile.
-Input: a Python function, the parameters to differentiate and what is known
-of each argument's kind.  Output: a ``Built`` record with the generated
+Input: a Python function, the parameters to differentiate, what is known
+of each argument's kind, and the ``Target`` to generate code for (the NumPy
+one by default; part of every cache key: a helper's generated callee is
+built for the target of the code calling it).  Output: a ``Built`` record with the generated
 source and, for the last stage, the compiled adjoint (reverse mode) or
 tangent function (forward mode).
 """
@@ -17,9 +19,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, Callable, Iterator, Optional, Sequence
 
-import numpy as np
-
-from . import containers, ir, rules, runtime
+from . import containers, ir, language, rules, runtime
 from .kinds import to_string
 from .analysis import (SCALAR, Analysis, analyse, check_constant_calls, check_element_reads, check_in_place,
                        guard_lost_derivatives_kept, lost_derivative_parameters, private_draw)
@@ -39,7 +39,8 @@ from .nesting import bounded
 from .optimize import optimize
 from .parse import ParsedFunction, Snapshot, parse_function, transparent
 from .reverse import reverse
-from .tape import TupleTape, check_tape, drop_unread_records, split_parts
+from .tape import check_tape, drop_unread_records, split_parts
+from .target import NUMPY, Target
 
 STAGES = ("ssa", "facts", "adjoint", "optimized")
 # Per parameter: "scalar", "array<ndim>" or None (unknown); for a container argument, its
@@ -130,7 +131,7 @@ def lowered(fn: Callable, kinds: Optional[Kinds] = None, has_aux: bool = False) 
     """Stages 1 and 2: parse, lower to SSA (container arguments, as ``kinds`` describes them, become
     one parameter per leaf), and check the SSA invariants."""
     parsed = parse_function(fn)
-    structures = {p: k for p, k in zip(parsed.params, kinds or ()) if isinstance(k, containers.Tree)}
+    structures: dict[str, Any] = {p: k for p, k in zip(parsed.params, kinds or ()) if isinstance(k, containers.Tree)}
     for p, k in zip(parsed.params, kinds or ()):
         constant, value = constant_value(k)
         if constant:  # a string argument: the code is specialised on its value
@@ -191,7 +192,9 @@ def _analysed_result_kind(fn: Callable, kinds: Kinds, known: dict, key: tuple) -
     except TransformError:  # refused: the caller's own transformation reports it where it matters
         return None
     facts = analyse(ssa, [], dict(zip(ssa.params, kinds)), result_kind)
-    returned = ssa.body[-1].value
+    final = ssa.body[-1]
+    assert isinstance(final, ir.Return), "a lowered function ends with its return"
+    returned = final.value
     kind = to_string(facts.fact(returned), dims=True)  # with the lengths the caller's dims name
     if kind is None and facts.shape_of(returned) == SCALAR:
         kind = "scalar"
@@ -284,10 +287,10 @@ def _may_draw(fn: Any) -> bool:
     if fn is runtime.draw or is_draw(fn):  # rng.normal() of a generator the code reads as a value
         return True
     owner = getattr(fn, "__self__", None)
-    if isinstance(owner, (np.random.RandomState, np.random.Generator, random.Random)):
+    if language.is_generator_object(owner) or isinstance(owner, random.Random):
         return True
     module = getattr(fn, "__module__", None) or ""
-    if module.startswith(("numpy.random", "random")) or not rules.is_known(fn):
+    if module.startswith(language.DRAWING_MODULES) or not rules.is_known(fn):
         return True
     return False
 
@@ -364,14 +367,14 @@ def _ssa_source(parsed: ParsedFunction, ssa: ir.Function) -> Built:
 
 
 def _build(fn: Callable, wrt: tuple[str, ...], kinds: Kinds, stage: str, compile_it: bool, mode: str,
-           has_aux: bool = False) -> Built:
+           has_aux: bool = False, target: Target = NUMPY) -> Built:
     """Parse, lower, analyse, generate (reverse or forward), optimize, emit and compile."""
     with collector_paused():
-        return _build_paused(fn, wrt, kinds, stage, compile_it, mode, has_aux)
+        return _build_paused(fn, wrt, kinds, stage, compile_it, mode, has_aux, target)
 
 
 def _build_paused(fn: Callable, wrt: tuple[str, ...], kinds: Kinds, stage: str, compile_it: bool, mode: str,
-                  has_aux: bool) -> Built:
+                  has_aux: bool, target: Target) -> Built:
     """``_build``'s work, done while the cycle collector is paused."""
     parsed, ssa = lowered(fn, kinds, has_aux)
     if stage == "ssa":
@@ -379,9 +382,9 @@ def _build_paused(fn: Callable, wrt: tuple[str, ...], kinds: Kinds, stage: str, 
     ssa_wrt = [p for w in wrt for p in ssa_params_of(parsed, ssa, w)]
     ssa, facts = _analysed(ssa, ssa_wrt, leaf_kinds(kinds))
     if mode == "reverse":
-        generated = reverse(ssa, ssa_wrt, facts, callee=_split_callee)
+        generated = reverse(ssa, ssa_wrt, facts, callee=_split_callees(target))
     else:
-        generated = forward(ssa, ssa_wrt, facts, callee=_tangent_callee)
+        generated = forward(ssa, ssa_wrt, facts, callee=_tangent_callees(target))
     if stage == "facts":
         origin = origin_of(parsed.filename, parsed.line)
         text = emit(ssa, [f"Facts about {parsed.name} ({origin}), {mode} mode", _kind_note(parsed.params, kinds)])
@@ -401,23 +404,23 @@ def _build_paused(fn: Callable, wrt: tuple[str, ...], kinds: Kinds, stage: str, 
         what, defaults = f"forward mode, tangents of {by}", None
         docstring = f"Return ({name}(...), its directional derivative along the tangents of ({by}))."
     header = [f"Generated by s2s_ad from {name} ({origin}): {what}.", _kind_note(parsed.params, kinds)]
-    emitted = emit(TupleTape().spell(generated), header, defaults=defaults, docstring=docstring)
+    emitted = emit(generated, header, defaults=defaults, docstring=docstring, target=target)
     function = compile_emitted(emitted, origin) if compile_it else None
     return Built(emitted.source, function, _snapshot(parsed, emitted), ssa.result_tree, ssa.aux_tree)
 
 
 def build_reverse(fn: Callable, wrt: tuple[str, ...], kinds: Kinds, stage: str = "optimized",
-                  compile_it: bool = True, has_aux: bool = False) -> Built:
+                  compile_it: bool = True, has_aux: bool = False, target: Target = NUMPY) -> Built:
     """Run the reverse-mode pipeline up to ``stage`` ("ssa", "adjoint" or "optimized").  With
     ``has_aux``, ``fn`` returns ``(value, aux)`` and the code returns ``((value, aux leaves), gradient)``."""
-    return _build(fn, wrt, kinds, stage, compile_it, "reverse", has_aux)
+    return _build(fn, wrt, kinds, stage, compile_it, "reverse", has_aux, target)
 
 
 _SPLITS = TransformCache()
 
 
-def build_split(fn: Callable, kinds: Kinds) -> SplitAdjoint:
-    """The split adjoint of a user function called from generated code (cached).
+def build_split(fn: Callable, kinds: Kinds, target: Target = NUMPY) -> SplitAdjoint:
+    """The split adjoint of a user function called from generated code (cached), for ``target``.
 
     A function being built is returned unfinished to calls made while
     building it: that is recursion, and its parts are filled in before any
@@ -433,22 +436,23 @@ def build_split(fn: Callable, kinds: Kinds) -> SplitAdjoint:
         parsed, ssa = lowered(fn, kinds)
         split.result_tree = ssa.result_tree
         ssa, facts = _analysed(ssa, ssa.params, leaf_kinds(kinds), guarded=False)
-        adjoint = optimize(reverse(ssa, ssa.params, facts, callee=_split_callee, split=True), ssa.body)
-        _note_lost_positions(split, lambda: lost_derivative_parameters(ssa, facts.kind_of, _lost_in_callee))
+        adjoint = optimize(reverse(ssa, ssa.params, facts, callee=_split_callees(target), split=True), ssa.body)
+        lost_in_callee = lambda fn, kinds: _lost_in_callee(fn, kinds, target)
+        _note_lost_positions(split, lambda: lost_derivative_parameters(ssa, facts.kind_of, lost_in_callee))
         adjoint = drop_unread_records(adjoint)
         check_tape(adjoint)
         forward, backward = split_parts(adjoint, parsed.name)
         origin = origin_of(parsed.filename, parsed.line)
-        spell = TupleTape().spell
-        emitted = emit_module([(spell(forward), None, None), (spell(backward), None, None)],
-                              [f"Generated by s2s_ad from {parsed.name} ({origin}): forward and backward parts."])
+        emitted = emit_module([(forward, None, None), (backward, None, None)],
+                              [f"Generated by s2s_ad from {parsed.name} ({origin}): forward and backward parts."],
+                              target)
         namespace = compile_module(emitted, origin)
         split.forward, split.backward = namespace[forward.name], namespace[backward.name]
         split.source = emitted.source
         split.restores = _restores(forward, backward, emitted.namespace.globals.values())
         split.snapshot = _snapshot(parsed, emitted)
 
-    return _build_once(_SPLITS, fn, (fn.__code__, kinds), lambda: SplitAdjoint(fn), fill)
+    return _build_once(_SPLITS, fn, (fn.__code__, kinds), lambda: SplitAdjoint(fn), fill, target)
 
 
 # The splits this thread is filling (how deep), and how each one's lost positions are found: in a
@@ -487,10 +491,10 @@ def _note_lost_positions(split: SplitAdjoint, find: Callable[[], dict]) -> None:
     _LOST.found.append((split, find))
 
 
-def _lost_in_callee(fn: Callable, kinds: Kinds) -> dict:
+def _lost_in_callee(fn: Callable, kinds: Kinds, target: Target) -> dict:
     """The lost positions of the split adjoint of a helper; one still being filled (recursion) has
     them only once settled (``_lost_positions_settled``)."""
-    callee = _split_callee(fn, kinds)
+    callee = _split_callee(fn, kinds, target)
     if callee.forward is None:
         _LOST.recursive = True
     return getattr(callee, "lost", {})
@@ -525,14 +529,24 @@ def _no_container_result(fn: Callable, made: Any) -> Any:
     return made
 
 
-def _split_callee(fn: Callable, kinds: Kinds) -> SplitAdjoint:
+def _split_callee(fn: Callable, kinds: Kinds, target: Target) -> SplitAdjoint:
     """``build_split`` for a call in generated code."""
-    return _no_container_result(fn, build_split(fn, kinds))
+    return _no_container_result(fn, build_split(fn, kinds, target))
 
 
-def _tangent_callee(fn: Callable, kinds: Kinds, carries: tuple[bool, ...]) -> TangentCallee:
+def _split_callees(target: Target) -> Callable[[Callable, Kinds], SplitAdjoint]:
+    """What the reverse generator calls for the split adjoint of a helper: built for ``target``."""
+    return lambda fn, kinds: _split_callee(fn, kinds, target)
+
+
+def _tangent_callee(fn: Callable, kinds: Kinds, carries: tuple[bool, ...], target: Target) -> TangentCallee:
     """``build_tangent_callee`` for a call in generated code."""
-    return _no_container_result(fn, build_tangent_callee(fn, kinds, carries))
+    return _no_container_result(fn, build_tangent_callee(fn, kinds, carries, target))
+
+
+def _tangent_callees(target: Target) -> Callable[[Callable, Kinds, tuple[bool, ...]], TangentCallee]:
+    """What the forward generator calls for the tangent function of a helper: built for ``target``."""
+    return lambda fn, kinds, carries: _tangent_callee(fn, kinds, carries, target)
 
 
 # What this thread is building now, by (cache, function, key): recursion gets the unfinished object.
@@ -540,7 +554,8 @@ def _tangent_callee(fn: Callable, kinds: Kinds, carries: tuple[bool, ...]) -> Ta
 _BUILDING = threading.local()
 
 
-def _build_once(cache: TransformCache, fn: Callable, key: tuple, empty: Callable, fill: Callable) -> Any:
+def _build_once(cache: TransformCache, fn: Callable, key: tuple, empty: Callable, fill: Callable,
+                target: Target) -> Any:
     """The generated callee of ``fn`` for ``key``, made once (``empty()``, then ``fill``) and cached.
 
     While it is being filled, calls made by the code being generated (in
@@ -550,7 +565,7 @@ def _build_once(cache: TransformCache, fn: Callable, key: tuple, empty: Callable
     building = getattr(_BUILDING, "entries", None)
     if building is None:
         building = _BUILDING.entries = {}
-    mark = (id(cache), id(fn), key)
+    mark = (id(cache), id(fn), key, target)
     if mark in building:
         return building[mark]
 
@@ -564,23 +579,25 @@ def _build_once(cache: TransformCache, fn: Callable, key: tuple, empty: Callable
             del building[mark]
 
     # A helper's helpers are built nested in its build: no deeper than the stack allows (nesting.py).
-    return cache.get(fn, key, lambda: bounded(mark, build, lambda: _build_once(cache, fn, key, empty, fill)))
+    return cache.get(fn, key, lambda: bounded(mark, build, lambda: _build_once(cache, fn, key, empty, fill, target)),
+                     target)
 
 
 def build_forward(fn: Callable, wrt: tuple[str, ...], kinds: Kinds, stage: str = "optimized",
-                  compile_it: bool = True) -> Built:
+                  compile_it: bool = True, target: Target = NUMPY) -> Built:
     """Run the forward-mode pipeline up to ``stage``.
 
     The result is ``jvp_<name>(params..., t_<p> for p in wrt)`` returning
     ``(result, tangent of the result)``.
     """
-    return _build(fn, wrt, kinds, stage, compile_it, "forward")
+    return _build(fn, wrt, kinds, stage, compile_it, "forward", target=target)
 
 
 _TANGENT_CALLEES = TransformCache()
 
 
-def build_tangent_callee(fn: Callable, kinds: Kinds, carries: tuple[bool, ...]) -> TangentCallee:
+def build_tangent_callee(fn: Callable, kinds: Kinds, carries: tuple[bool, ...], target: Target = NUMPY
+                         ) -> TangentCallee:
     """The tangent function of a user function called from forward-mode code (cached).
 
     ``carries`` says which arguments come with a tangent.  As in
@@ -594,14 +611,15 @@ def build_tangent_callee(fn: Callable, kinds: Kinds, carries: tuple[bool, ...]) 
         wrt = [p for p, carried in zip(ssa.params, carries) if carried]
         ssa, facts = _analysed(ssa, wrt, kinds)
         callee.result_tree = ssa.result_tree
-        tangent = optimize(forward(ssa, wrt, facts, callee=_tangent_callee), ssa.body)
+        tangent = optimize(forward(ssa, wrt, facts, callee=_tangent_callees(target)), ssa.body)
         origin = origin_of(parsed.filename, parsed.line)
-        emitted = emit(tangent, [f"Generated by s2s_ad from {parsed.name} ({origin}): forward mode."])
+        emitted = emit(tangent, [f"Generated by s2s_ad from {parsed.name} ({origin}): forward mode."], target=target)
         callee.jvp = compile_emitted(emitted, origin)
         callee.source = emitted.source
         callee.snapshot = _snapshot(parsed, emitted)
 
-    return _build_once(_TANGENT_CALLEES, fn, (fn.__code__, kinds, carries), lambda: TangentCallee(fn), fill)
+    return _build_once(_TANGENT_CALLEES, fn, (fn.__code__, kinds, carries), lambda: TangentCallee(fn), fill,
+                       target)
 
 
 # -- higher order: derivatives as plain functions ------------------------------
@@ -610,11 +628,23 @@ def build_tangent_callee(fn: Callable, kinds: Kinds, carries: tuple[bool, ...]) 
 # exactly what that level returns, registered with linecache like all
 # generated code; the next level is forward mode over it.  These functions
 # are written as source text: they are tiny, and in the subset the
-# transformer reads, so every level can be transformed once more.
+# transformer reads, so every level can be transformed once more.  So they are
+# written in the source language (as the NumPy target spells it), whatever the
+# target of the code that runs: the transformer reads them back.
 
 
-def _compile_text(source: str, name: str, names: dict, origin: str) -> Callable:
-    return compile_module(Emitted(source, Namespace(globals={"np": np, **names}), name), origin)[name]
+def _compiled(built: Built) -> Callable:
+    """The compiled function of a level built to be called (``compile_it``)."""
+    if built.function is None:
+        raise ValueError("a derivative level built without compiling it cannot be called")
+    return built.function
+
+
+def _compile_text(source: str, name: str, names: dict, origin: str, spelled: Optional[Namespace] = None
+                  ) -> Callable:
+    """Compile a level function; ``spelled``: the namespace its source-language ops were spelled in."""
+    namespace = Namespace(NUMPY, globals={**(spelled.globals if spelled is not None else {}), **names})
+    return compile_module(Emitted(source, namespace, name), origin)[name]
 
 
 def build_gradient_only(fn: Callable, adjoint: Built, params: list[str], wrt: tuple[str, ...],
@@ -622,8 +652,9 @@ def build_gradient_only(fn: Callable, adjoint: Built, params: list[str], wrt: tu
     """``gradient_<f>(params)``: the gradient part of a compiled adjoint (level 1).  ``lost``: for a
     parameter the gradient is not taken by, where a rule in ``fn`` would lose its derivative
     (``lost_outside``); it is marked (``runtime.derivative_lost_by``) for forward mode over this."""
-    taken = set(params) | {"np", "derivative_lost_by"}
-    callee, value, gradient = (ir.fresh_name(n, taken) for n in (adjoint.function.__name__, "value", "gradient"))
+    taken = set(params) | set(NUMPY.roots()) | {"derivative_lost_by"}
+    adjoint_function = _compiled(adjoint)
+    callee, value, gradient = (ir.fresh_name(n, taken) for n in (adjoint_function.__name__, "value", "gradient"))
     name = ir.fresh_name(f"gradient_{fn.__name__}" if fn.__name__.isidentifier() else "gradient_lambda_", taken)
     result = f"({gradient},)" if wrap_single else gradient
     marks = "".join(f"    derivative_lost_by({p}, {function!r}, {input_name!r}, {filename!r}, {line!r})\n"
@@ -634,7 +665,7 @@ def build_gradient_only(fn: Callable, adjoint: Built, params: list[str], wrt: tu
               f"    {value}, {gradient} = {callee}({', '.join(params)})\n"
               f"    return {result}\n")
     origin = f"{fn.__name__}, gradient"
-    names = {callee: adjoint.function, "derivative_lost_by": runtime.derivative_lost_by}
+    names = {callee: adjoint_function, "derivative_lost_by": runtime.derivative_lost_by}
     return Built(source, _compile_text(source, name, names, origin), adjoint.snapshot)
 
 
@@ -660,12 +691,17 @@ def build_derivative_of(inner: Built, params: list[str], kinds: Kinds, wrt: tupl
     Forward mode: one ``jvp`` per number in ``wrt``, with a unit tangent;
     an array argument is walked element by element.
     """
-    tangent = build_forward(inner.function, wrt, kinds)
+    inner_function = _compiled(inner)
+    tangent = build_forward(inner_function, wrt, kinds)
+    tangent_function = _compiled(tangent)
     by_param = dict(zip(params, kinds))
-    taken = set(params) | {"np", "range"}
-    jvp_name = ir.fresh_name(tangent.function.__name__, taken)
-    name = ir.fresh_name(f"derivative_{inner.function.__name__}", taken)
+    taken = set(params) | set(NUMPY.roots()) | {"range"}
+    jvp_name = ir.fresh_name(tangent_function.__name__, taken)
+    name = ir.fresh_name(f"derivative_{inner_function.__name__}", taken)
     k, unit = ir.fresh_name("k", taken), ir.fresh_name("unit", taken)
+    spelled = Namespace(NUMPY, avoid=set(params))
+    reshape, shape = spelled.spelling(language.reshape), spelled.spelling(language.shape)
+    zeros, size = spelled.spelling(language.zeros), spelled.spelling(language.size)
     lines = [f"def {name}({', '.join(params)}):"]
     results = []
     for w in wrt:
@@ -673,25 +709,26 @@ def build_derivative_of(inner: Built, params: list[str], kinds: Kinds, wrt: tupl
         tangents = []
         for other in wrt:
             if other == w:
-                tangents.append(f"np.reshape({unit}, np.shape({w}))" if is_array else "1.0")
+                tangents.append(f"{reshape}({unit}, {shape}({w}))" if is_array else "1.0")
             else:
-                tangents.append(f"np.zeros(np.shape({other}))" if (by_param.get(other) or "").startswith("array")
+                tangents.append(f"{zeros}({shape}({other}))" if (by_param.get(other) or "").startswith("array")
                                 else "0.0")
         call = f"{jvp_name}({', '.join(params + tangents)})[1]"
         d_w = ir.fresh_name(f"d_{w}", taken)
         if is_array:
-            lines += [f"    {d_w} = np.zeros(np.size({w}))",
-                      f"    for {k} in range(np.size({w})):",
-                      f"        {unit} = np.zeros(np.size({w}))",
+            lines += [f"    {d_w} = {zeros}({size}({w}))",
+                      f"    for {k} in range({size}({w})):",
+                      f"        {unit} = {zeros}({size}({w}))",
                       f"        {unit}[{k}] = 1.0",
                       f"        {d_w}[{k}] = {call}",
-                      f"    {d_w} = np.reshape({d_w}, np.shape({w}))"]
+                      f"    {d_w} = {reshape}({d_w}, {shape}({w}))"]
         else:
             lines.append(f"    {d_w} = {call}")
         results.append(d_w)
     lines.append(f"    return ({', '.join(results)},)" if several else f"    return {results[0]}")
     source = "\n".join(lines) + "\n"
-    function = _compile_text(source, name, {jvp_name: tangent.function}, f"{inner.function.__name__}, derivative")
+    function = _compile_text(source, name, {jvp_name: tangent_function}, f"{inner_function.__name__}, derivative",
+                             spelled)
     snapshot = Snapshot()
     snapshot.include(inner.snapshot)  # the user's names, read by the first level
     snapshot.include(tangent.snapshot)

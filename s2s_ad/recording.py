@@ -19,9 +19,7 @@ import operator
 from collections import Counter
 from typing import Any, Optional, Union
 
-import numpy as np
-
-from . import ir, rules, runtime
+from . import ir, language, rules, runtime
 from .adjoints import Adjoints
 from .aliasing import Sharing
 from .analysis import SCALAR, Analysis
@@ -183,7 +181,7 @@ class Recorder:
         shapes = self._only_shapes_read(record, reversed_body, recompute)
         prologue: list[ir.Stmt] = []
         if record:
-            values = tuple(ir.Call(np.shape, (ir.Var(n),)) if n in shapes else ir.Var(n) for n in record)
+            values = tuple(ir.Call(language.shape, (ir.Var(n),)) if n in shapes else ir.Var(n) for n in record)
             targets = tuple(shapes.get(n, n) for n in record)
             slot = self.declare(where, values, targets, self.adjoints.line)
             self.pushes[id(body)] = (slot, values)
@@ -262,10 +260,10 @@ class Recorder:
                 forward = ir.Call(ir.Part(self.calls[id(stmt)], "forward"), call.args + (ir.Var(self.tape),))
                 out.append(ir.Unpack((stmt.target, self.tape), forward, stmt.line))
                 if stmt.target in self.snapshots:
-                    out.append(ir.Assign(stmt.target, ir.Call(np.copy, (ir.Var(stmt.target),)), stmt.line))
+                    out.append(ir.Assign(stmt.target, ir.Call(language.copy, (ir.Var(stmt.target),)), stmt.line))
             elif isinstance(stmt, ir.Assign) and stmt.target in self.snapshots and not stmt.merge:
                 # a view of an array written later: the reverse sweep must read what it holds now
-                out.append(ir.Assign(stmt.target, ir.Call(np.copy, (stmt.value,)), stmt.line))
+                out.append(ir.Assign(stmt.target, ir.Call(language.copy, (stmt.value,)), stmt.line))
             else:
                 out.append(stmt)
         return out
@@ -285,7 +283,7 @@ class Recorder:
     @staticmethod
     def overwritten(stmt: ir.Store) -> ir.Expr:
         """``np.copy(a[i])``: what the store ``a[i] = v`` overwrites, recorded before it runs."""
-        return ir.Call(np.copy, (ir.Call(operator.getitem, (ir.Var(stmt.array), stmt.index)),))
+        return ir.Call(language.copy, (ir.Call(operator.getitem, (ir.Var(stmt.array), stmt.index)),))
 
 
 def _is_merge(stmt: ir.Stmt) -> bool:

@@ -52,9 +52,7 @@ from __future__ import annotations
 import operator
 from typing import Optional, Union
 
-import numpy as np
-
-from . import ir, runtime
+from . import ir, language, runtime
 from .adjoints import Adjoints
 from .aliasing import Sharing, values_read
 from .analysis import SCALAR, Analysis
@@ -159,7 +157,7 @@ class ReverseSweep:
         slices it puts back in place (a copy, taken before the reverse sweep)."""
         kept = self.adjoints.fresh(f"{value.name}_final")
         copied = self.sharing.handed_out_needs_copy(value.name, put_back)
-        copy = np.copy if isinstance(self.facts.fact(value), (Array, Number)) else runtime.held_apart
+        copy = language.copy if isinstance(self.facts.fact(value), (Array, Number)) else runtime.held_apart
         binding = ir.Assign(kept, ir.Call(copy, (value,)) if copied else value, None)
         if self.split:  # the forward part hands it out: bound at its end
             self.kept.append(binding)

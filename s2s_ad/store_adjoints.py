@@ -17,9 +17,7 @@ from __future__ import annotations
 
 import operator
 
-import numpy as np
-
-from . import ir, runtime
+from . import ir, language, runtime
 from .adjoints import Adjoints
 from .aliasing import Sharing
 from .analysis import SCALAR, Analysis
@@ -60,7 +58,7 @@ class StoreAdjoints:
                 part = ir.Call(operator.getitem, (target, index))
                 if not self._single_element(array, index):
                     if self._element_index(index):  # a row or a slice is a view: copy it before it is zeroed
-                        part = ir.Call(np.copy, (part,))
+                        part = ir.Call(language.copy, (part,))
                         if self.facts.part_class(array, index) != self.facts.shape.get(value.name):
                             part = ir.Call(runtime.unbroadcast, (part, value))  # the value may have been broadcast
                     else:  # an integer array may name an element twice: only the write NumPy kept counts

@@ -1,4 +1,4 @@
-"""The tape's statements: checked, tidied, cut into the split form, and spelled as Python.
+"""The tape's statements: checked, tidied and cut into the split form.
 
 Input: an adjoint ``ir.Function`` made by ``reverse.py``, whose forward sweep
 holds ``ir.Push`` statements and whose reverse sweep holds ``ir.Pop``
@@ -14,8 +14,9 @@ the two sweeps separated by the comment ``REVERSE_SWEEP``.
 * ``split_parts`` cuts a split adjoint (``reverse(..., split=True)``) where the
   plan's ``cut`` slot hands the forward part's values over, and checks that
   the backward part reads nothing else of the forward part.
-* ``TupleTape`` spells the pushes and pops as Python: the one place that knows
-  how the tape is represented (a ``Target`` will own it).
+
+How the pushes and pops become code that runs is the target's (``target.py``:
+``Target.tape``; the NumPy target's ``TupleTape`` threads nested tuples).
 
 Output of each: an ``ir.Function`` whose pushes and pops still pair up.
 """
@@ -28,37 +29,9 @@ from . import ir
 from .optimize import remove_dead
 from .plan import CUT, RecordingPlan, Slot, TapeViolation
 
-__all__ = ["REVERSE_SWEEP", "TapeViolation", "TupleTape", "check_tape", "drop_unread_records", "split_parts"]
+__all__ = ["REVERSE_SWEEP", "TapeViolation", "check_tape", "drop_unread_records", "split_parts"]
 
 REVERSE_SWEEP = "reverse sweep"  # the comment that separates the sweeps (split_parts cuts there)
-
-
-# -- spelling -------------------------------------------------------------------------------------
-
-class TupleTape:
-    """The tape as a persistent stack made of tuples: ``tape = (a, b, tape)`` pushes,
-    ``a, b, tape = tape`` pops, ``None`` is the empty tape.  It is threaded through generated code
-    (a callee's parts take the tape and return it), so that code stays pure Python and can be
-    transformed again."""
-
-    def spell(self, fn: ir.Function) -> ir.Function:
-        """``fn`` with its pushes and pops written as assignments of nested tuples."""
-        if fn.plan is None:
-            return fn
-        tape = fn.plan.tape
-        replaced: dict[int, Optional[ir.Stmt]] = {}
-        for stmt in ir.walk(fn.body):
-            if isinstance(stmt, ir.Push):
-                replaced[id(stmt)] = ir.Assign(tape, ir.Display("tuple", stmt.values + (ir.Var(tape),)), stmt.line)
-            elif isinstance(stmt, ir.Pop):
-                replaced[id(stmt)] = ir.Unpack(stmt.targets + (tape,), ir.Var(tape), stmt.line)
-        threaded = replaced or any(tape in ir.targets_of(s) for s in ir.walk(fn.body))  # helpers' parts
-        if not threaded:
-            return fn
-        body = ir.replace_statements(fn.body, replaced)
-        if tape not in fn.params:  # the one piece starts with the empty tape; a part is handed one
-            body.insert(0, ir.Assign(tape, ir.Const(None)))
-        return dataclasses.replace(fn, body=body)
 
 
 # -- the split form -------------------------------------------------------------------------------
@@ -83,6 +56,7 @@ def split_parts(adjoint: ir.Function, primal_name: str) -> tuple[ir.Function, ir
     assert cut is not None, "a split adjoint has two sweeps"
     forward, backward, final = body[:cut], body[cut + 1:-1], body[-1]
     params, seed, tape = adjoint.params[:-2], adjoint.params[-2], adjoint.params[-1]
+    assert isinstance(final, ir.Return) and isinstance(final.value, ir.Display), "a split adjoint returns a pair"
     result, gradient = final.value.items
     gradients = gradient.items if isinstance(gradient, ir.Display) else (gradient,)
     backward_body = list(backward) + [ir.Return(ir.Display("tuple", tuple(gradients) + (ir.Var(tape),)))]

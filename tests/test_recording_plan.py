@@ -18,7 +18,8 @@ from s2s_ad.optimize import optimize
 from s2s_ad.pipeline import _analysed, build_split, lowered
 from s2s_ad.plan import CUT
 from s2s_ad.reverse import reverse
-from s2s_ad.tape import TapeViolation, TupleTape, check_tape, drop_unread_records, split_parts
+from s2s_ad.tape import TapeViolation, check_tape, drop_unread_records, split_parts
+from s2s_ad.target import TupleTape
 import recording_plan_functions as rf
 from conftest import assert_gradient_matches, numeric_grad
 

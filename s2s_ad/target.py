@@ -1,0 +1,247 @@
+"""The seam between the adjoint IR and code that runs: one ``Target`` object per backend.
+
+Everything above this module (lowering, analysis, the reverse and forward
+generators, the optimiser) works on the IR, whose calls name *op
+identities*: the Python objects of the source language (``np.sin``,
+``operator.add``, ``math.cos``) and the engine's own ops (``runtime.unbroadcast``,
+``runtime.zeros_like``).  Nothing there decides how those become text that
+runs.  A ``Target`` does, in one place, as autograd's ``VSpace`` keeps what
+it knows of one type together; ``emit``, ``cache`` and ``pipeline`` take
+one, and it is part of every cache key (code generated for one target is
+never handed to another).  ``NumPyTarget`` (``NUMPY``) is the default:
+Python calling NumPy, as the user wrote it.
+
+To add a target, subclass ``Target`` and implement:
+
+* ``roots()`` and ``spellings(obj)``: how generated code names an op.
+  ``roots`` gives the globals every generated module starts with (the
+  NumPy target: ``np`` and ``math``; non-finite numbers are written
+  ``math.inf``/``math.nan``, so keep ``math``).  ``spellings`` yields, best
+  first, the dotted ``Spelling`` texts that name ``obj`` (``np.linalg.solve``,
+  ``xp.sin``), each with the global its text starts from; ``emit`` takes
+  the first whose root no local variable hides, and binds an op with none
+  under a name of its own.  An array-API target spells ``np.sin`` as
+  ``xp.sin`` with ``xp`` the library's namespace; a compiler target spells
+  what its compiler accepts.
+* ``implementation(obj)``: what such a bound op is at run time.  The engine
+  ops (``runtime.*``) are op identities like any other; the NumPy target
+  binds them as they are, another target may bind its own version of one
+  (a helper written for its arrays), which must do what the NumPy one does.
+* ``tape()``: the ``TapeForm`` that writes the recording plan's ``ir.Push``
+  and ``ir.Pop`` statements (``plan.py``) as code, and ``empty()``, the
+  tape a caller hands to a split adjoint's forward part.  The NumPy
+  target's ``TupleTape`` threads a persistent stack of nested tuples; a
+  compiler would preallocate a typed stack per slot from the plan (each slot
+  says the kinds of its values and the trip counts that bound it).
+* ``store(stmt)``: how ``array[index] = value`` (an ``ir.Store``; with
+  ``op``, ``array[index] op= value``) is written, as statements for
+  ``emit`` to print.  The NumPy target writes in place; a target without
+  in-place writes rebinds (``a = a.at[i].set(v)``, as a call of an op it
+  binds).  The adjoint's scatter-add is such a store with ``op=operator.add``
+  where an index cannot repeat a position, and the engine op
+  ``runtime.getitem_grad`` (``np.add.at`` inside) where it may: the first
+  is ``store``'s, the second ``implementation``'s.
+* ``handed_out(values, held, copy_all)`` and ``alone(gradient)``: the
+  ownership check of the results given to the user (``ownership.py`` for
+  NumPy's arrays): each result writable and sharing memory with no argument
+  and no other result, copied only where that cannot be shown.
+
+``builtin_spelling`` and ``declared_spellings`` (how the templates declare
+NumPy's and ``math``'s functions spelled, ``rules.spell_module``) are there
+to build on: a target that renames a module maps what they yield.
+
+A target's code is run, never read back: a derivative taken again (``grad``
+of ``grad``, a Hessian) reads the code of the level below, so those levels
+are written in the source language, by the NumPy target (``pipeline``'s level
+functions); only the code of the outermost level, and the callees it builds,
+are the target's.
+
+A target is compared by identity (one object per backend and configuration),
+and what it spells must mean, at run time, what the op means in the source
+language: the tests run one defined outside the package
+(``tests/test_targets.py``) over a corpus of functions and compare with
+the NumPy target's results.
+"""
+from __future__ import annotations
+
+import abc
+import builtins
+import dataclasses
+import math
+import types
+import warnings
+from dataclasses import dataclass
+from typing import Any, Iterator, Optional
+
+import numpy as np
+
+from . import ir, ownership, rules
+
+
+@dataclass(frozen=True)
+class Spelling:
+    """A dotted name generated code may use for an op: ``text`` (``np.linalg.solve``) starts from the
+    global ``root`` (``np``), which holds ``module``; a builtin (``abs``) has no root."""
+
+    text: str
+    root: Optional[str] = None
+    module: Any = None
+
+
+class TapeForm(abc.ABC):
+    """How a target writes the tape: the recording plan's pushes and pops as code that runs."""
+
+    @abc.abstractmethod
+    def spell(self, fn: ir.Function) -> ir.Function:
+        """``fn`` with every ``ir.Push`` and ``ir.Pop`` written as statements of this form (``fn``
+        itself where it has none and threads no tape)."""
+
+    @abc.abstractmethod
+    def empty(self) -> Any:
+        """The tape a caller hands to a split adjoint's forward part (``vjp``)."""
+
+
+class Target(abc.ABC):
+    """What turns the adjoint IR into runnable code for one backend (see the module docstring)."""
+
+    name = "target"
+
+    def __repr__(self) -> str:
+        return f"<s2s_ad target {self.name}>"
+
+    # -- op spelling and the runtime -------------------------------------------------------------
+
+    @abc.abstractmethod
+    def roots(self) -> dict[str, Any]:
+        """The globals every generated module starts with (the modules its spellings start from)."""
+
+    @abc.abstractmethod
+    def spellings(self, obj: Any) -> Iterator[Spelling]:
+        """How generated code may name the op ``obj``, best first; none: bound under a name."""
+
+    def implementation(self, obj: Any) -> Any:
+        """What generated code calls for an op it binds under a name (an engine op, a user's
+        function without a rule): ``obj`` itself unless this target has its own version."""
+        return obj
+
+    # -- the tape and stores ---------------------------------------------------------------------
+
+    @abc.abstractmethod
+    def tape(self) -> TapeForm:
+        """How this target writes the tape."""
+
+    @abc.abstractmethod
+    def store(self, stmt: ir.Store) -> list[ir.Stmt]:
+        """The statements that write ``stmt`` (``array[index] = value``, or ``op=`` it)."""
+
+    # -- results handed to the user --------------------------------------------------------------
+
+    @abc.abstractmethod
+    def handed_out(self, values: Any, held: tuple, copy_all: bool = False) -> Any:
+        """``values`` (a result, or a tuple or list of them) as the user gets them: sharing memory
+        with nothing in ``held`` nor with one another, writable (copied only where they would not
+        be, or with ``copy_all`` always)."""
+
+    @abc.abstractmethod
+    def alone(self, gradient: Any) -> bool:
+        """The cheap check: True only where ``gradient`` (a result or a tuple of them, held in the
+        caller's local variable) surely needs no copy (``handed_out`` is then skipped)."""
+
+
+def _quiet_getattr(module: Any, name: str) -> Any:
+    """``getattr`` without the DeprecationWarning old NumPy gives for aliases such as ``np.float``."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return getattr(module, name, None)
+
+
+def declared_spellings(obj: Any) -> Iterator[Spelling]:
+    """``np.sin`` for a public function of a module a template declared with ``rules.spell_module``
+    (in the order declared), then ``np.add.reduce`` for a method of an object so spelled."""
+    name = getattr(obj, "__name__", None)
+    if not name or name.startswith("_"):
+        return
+    yield from _module_spellings(obj, name)
+    # a method of an object a module names, bound to it: np.add.reduce (equal, not identical, each time)
+    owner = getattr(obj, "__self__", None)
+    if owner is not None and not isinstance(owner, types.ModuleType) and _quiet_getattr(owner, name) == obj:
+        owner_name = getattr(owner, "__name__", None)
+        if owner_name and not owner_name.startswith("_"):
+            for base in _module_spellings(owner, owner_name):
+                yield dataclasses.replace(base, text=f"{base.text}.{name}")
+
+
+def _module_spellings(obj: Any, name: str) -> Iterator[Spelling]:
+    for prefix, module, root, root_module in rules.module_spellings():  # declared in templates/
+        if _quiet_getattr(module, name) is obj:
+            yield Spelling(f"{prefix}.{name}", root, root_module)
+
+
+def builtin_spelling(obj: Any) -> Optional[Spelling]:
+    """``abs`` for a builtin: Python's own name (asked first: old NumPy has ``np.float is float``)."""
+    name = getattr(obj, "__name__", None)
+    return Spelling(name) if name and getattr(builtins, name, None) is obj else None
+
+
+class TupleTape(TapeForm):
+    """The tape as a persistent stack made of tuples: ``tape = (a, b, tape)`` pushes,
+    ``a, b, tape = tape`` pops, ``None`` is the empty tape.  It is threaded through generated code
+    (a callee's parts take the tape and return it), so that code stays pure Python and can be
+    transformed again."""
+
+    def spell(self, fn: ir.Function) -> ir.Function:
+        """``fn`` with its pushes and pops written as assignments of nested tuples."""
+        if fn.plan is None:
+            return fn
+        tape = fn.plan.tape
+        replaced: dict[int, Optional[ir.Stmt]] = {}
+        for stmt in ir.walk(fn.body):
+            if isinstance(stmt, ir.Push):
+                replaced[id(stmt)] = ir.Assign(tape, ir.Display("tuple", stmt.values + (ir.Var(tape),)), stmt.line)
+            elif isinstance(stmt, ir.Pop):
+                replaced[id(stmt)] = ir.Unpack(stmt.targets + (tape,), ir.Var(tape), stmt.line)
+        threaded = replaced or any(tape in ir.targets_of(s) for s in ir.walk(fn.body))  # helpers' parts
+        if not threaded:
+            return fn
+        body = ir.replace_statements(fn.body, replaced)
+        if tape not in fn.params:  # the one piece starts with the empty tape; a part is handed one
+            body.insert(0, ir.Assign(tape, ir.Const(None)))
+        return dataclasses.replace(fn, body=body)
+
+    def empty(self) -> Any:
+        return None
+
+
+class NumPyTarget(Target):
+    """Today's code: Python calling NumPy as the user's code does (``np.sin``, ``math.cos``), the
+    engine ops bound as they are, the tape a nested tuple, stores in place, and NumPy's arrays
+    checked for ownership by their flags and reference counts (``ownership.py``)."""
+
+    name = "numpy"
+    _tape = TupleTape()
+
+    def roots(self) -> dict[str, Any]:
+        return {"np": np, "math": math}
+
+    def spellings(self, obj: Any) -> Iterator[Spelling]:
+        builtin = builtin_spelling(obj)
+        if builtin is not None:
+            yield builtin
+            return
+        yield from declared_spellings(obj)
+
+    def tape(self) -> TapeForm:
+        return self._tape
+
+    def store(self, stmt: ir.Store) -> list[ir.Stmt]:
+        return [stmt]  # in place: a[i] = v, a[i] += v
+
+    def handed_out(self, values: Any, held: tuple, copy_all: bool = False) -> Any:
+        return ownership.handed_out(values, held, copy_all)
+
+    # A plain function, not a method: the reference counts it reads are calibrated for a call
+    # made straight from the caller's frame (ownership._calibrated), with no frame in between.
+    alone = staticmethod(ownership.alone)
+
+
+NUMPY = NumPyTarget()  # the default target
