@@ -14,9 +14,7 @@ import sysconfig
 import types
 from typing import Any, Optional
 
-import numpy as np
-
-from . import ir, rules
+from . import ir, language, rules
 from .conversion import ErrorBuilder, hashable
 from .draws import unseeded
 from .errors import TransformError
@@ -26,8 +24,8 @@ from .parse import Snapshot, parse_function, readable_source
 def describe_callable(fn: Any) -> str:
     """``np.sin``, ``math.sin``, ``mymodule.helper``: how a user would spell ``fn``."""
     name = getattr(fn, "__qualname__", None) or getattr(fn, "__name__", None) or repr(fn)
-    module = getattr(fn, "__module__", None) or ("numpy" if isinstance(fn, np.ufunc) else "")
-    module = {"numpy": "np", "builtins": "", "_operator": "operator"}.get(module, module)
+    module = language.module_of(fn)
+    module = {**language.USER_SPELLINGS, "builtins": "", "_operator": "operator"}.get(module, module)
     return f"{module}.{name}" if module else name
 
 
@@ -46,7 +44,7 @@ def missing_rule(fn: Any) -> Optional[str]:
     if isinstance(getattr(fn, "__func__", None), types.FunctionType) and not isinstance(owner, types.ModuleType):
         return (f"it is a method of a {type(owner).__name__} object, and methods are not differentiated; "
                 f"write the computation as a def that takes the object's numbers as arguments")
-    if isinstance(fn, type) and not issubclass(fn, np.generic) and fn.__module__ != "builtins":
+    if isinstance(fn, type) and not language.is_library_scalar_type(fn) and fn.__module__ != "builtins":
         return (f"{name} is a class, and objects are not differentiated; pass their numbers to the function "
                 f"as arguments")
     if is_user_function(fn):
@@ -143,7 +141,7 @@ def check_callee(fn: Any, node: Any, args: tuple, kwargs: tuple, error: ErrorBui
 def builtin_type(cls: type) -> bool:
     """Python's and NumPy's own types (``np.float32(2.0)``, ``complex(1, 2)``): a call of one that does
     not depend on the inputs is a constant and simply runs, as any function's does."""
-    return cls.__module__ == "builtins" or issubclass(cls, np.generic)
+    return cls.__module__ == "builtins" or language.is_library_scalar_type(cls)
 
 
 def constant_or_not(expr: Any) -> Any:

@@ -22,9 +22,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, Optional, Union
 
 import gast
-import numpy as np
-
-from . import ir, rules, runtime
+from . import ir, language, rules, runtime
 from .callables import check_callee, describe_callable, is_user_function, reports
 from .conversion import (Choice, Converter, ConverterPart, Dispatch, Inline, Known, Nested, Once, Pending,
                          Record, is_plain_constant)
@@ -135,7 +133,7 @@ class CallConverter(ConverterPart):
         """A call of ``functools.partial(fn, *fixed, **named)`` as the call of ``fn`` it makes: the
         fixed arguments (numbers, strings, arrays: constants) first, the named ones unless given."""
         fixed = list(partial.args) + list(partial.keywords.values())
-        if not all(is_plain_constant(v) or isinstance(v, np.ndarray) for v in fixed):
+        if not all(is_plain_constant(v) or language.is_array_value(v) for v in fixed):
             raise self.error(f"the call of a functools.partial of {describe_callable(partial.func)}",
                              "only numbers, strings and arrays can be fixed by a partial that is called here; "
                              "pass the others as arguments", node)

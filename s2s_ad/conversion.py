@@ -21,14 +21,12 @@ from dataclasses import dataclass
 from typing import Any, Callable, Optional, Protocol, Union
 
 import gast
-import numpy as np
-
-from . import ir
+from . import ir, language
 from .errors import TransformError
 from .parse import Resolver
 
 # Values the IR holds as constants (numbers, strings, None, NumPy scalars).
-_CONSTANT_TYPES = (int, float, complex, bool, str, type(None), np.generic)
+_CONSTANT_TYPES = (int, float, complex, bool, str, type(None))
 # Types that are values in everyday code: dtype=float, .astype(np.float32).
 _TYPE_VALUES = (int, float, complex, bool)
 
@@ -37,8 +35,9 @@ def is_plain_constant(value: Any) -> bool:
     if isinstance(value, tuple):
         return all(is_plain_constant(v) for v in value)
     if isinstance(value, type):
-        return value in _TYPE_VALUES or issubclass(value, np.generic)
-    return isinstance(value, _CONSTANT_TYPES) or value is Ellipsis or isinstance(value, np.dtype)
+        return value in _TYPE_VALUES or language.is_library_scalar_type(value)
+    return (isinstance(value, _CONSTANT_TYPES) or language.is_library_scalar(value) or value is Ellipsis
+            or language.is_dtype(value))
 
 
 def hashable(value: Any) -> bool:

@@ -30,9 +30,7 @@ import textwrap
 from typing import Any, Callable, Optional, Union
 
 import gast
-import numpy as np
-
-from . import ir, rules, runtime
+from . import ir, language, rules, runtime
 from .callables import describe_callable, is_user_function, library_code, missing_rule
 from .calls import CallConverter
 from .conversion import (Choice, Dispatch, Inline, Known, Nested, Once, Pending, Record, hashable,
@@ -99,7 +97,7 @@ class ExpressionConverter:
     def _global_value(self, name: str, value: Any, node: Any) -> ir.Expr:
         if is_plain_constant(value):
             return ir.Const(value)
-        if isinstance(value, np.ndarray):
+        if language.is_array_value(value):
             return ir.Const(value)
         raise self.error(f"the value of {name!r} ({type(value).__name__})",
                          "only numbers and arrays can be used as values; functions must be called", node)
@@ -275,7 +273,7 @@ class ExpressionConverter:
                              f"data fields ({', '.join(map(str, base.keys)) or 'none'})", node)
         fn = rules.attribute_function(node.attr)
         if fn is None and isinstance(base, ir.Const) and not is_plain_constant(base.value) \
-                and not isinstance(base.value, np.ndarray):
+                and not language.is_array_value(base.value):
             raise self.error(f"the attribute .{node.attr} of a {type(base.value).__name__} object", "s2s_ad reads "
                              "the attributes of self and of dataclasses, namedtuples and registered types "
                              "(s2s_ad.containers.register), not of other objects they hold; make it a dataclass, "

@@ -44,9 +44,7 @@ from collections import Counter
 from typing import Any, Callable, Optional
 
 import gast
-import numpy as np
-
-from . import containers, ir, runtime
+from . import containers, ir, language, runtime
 from .aliasing import returns_shared
 from .desugar import desugar
 from .expressions import Dispatch, ExpressionConverter, Inline, Nested, Record
@@ -209,7 +207,7 @@ class Lowering(Part):
 
     def if_statement(self, stmt: gast.If) -> None:
         test = self.ssa.flatten(self.state.converter.convert(stmt.test))
-        if isinstance(test, ir.Const) and isinstance(test.value, (bool, np.bool_, str, type(None))):
+        if isinstance(test, ir.Const) and (language.is_truth_value(test.value) or isinstance(test.value, (str, type(None)))):
             # Known while lowering ("key" in params, config.kind == "tanh"): only that branch exists,
             # and the other may read items the container does not have.
             self.lower_statements(stmt.body if test.value else stmt.orelse)

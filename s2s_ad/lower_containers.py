@@ -17,9 +17,7 @@ import operator
 from typing import Any, Iterator
 
 import gast
-import numpy as np
-
-from . import containers, ir
+from . import containers, ir, language
 from .expressions import Record
 from .lower_ssa import SSABuilder
 from .lower_state import LoweringState, Part
@@ -173,11 +171,16 @@ class ContainerLowering(Part):
             return Record(first.kind, first.cls, first.keys, tuple(
                 self.template([v.items[i] for v in values], loop, f"{base}_{_identifier(key)}")
                 for i, key in enumerate(first.keys)))
-        if isinstance(first, ir.Const) and not isinstance(first.value, (int, float, complex, np.generic,
-                                                                         np.ndarray)) and first.value is not None:
+        if isinstance(first, ir.Const) and not _number_or_array(first.value) and first.value is not None:
             return first  # a string or function: structure, which must not change
         if not loop and all(_same(first, v) for v in values[1:]):
             return first
         name = self.state.names.fresh(base)
         self.record_merges.add(name)
         return ir.Var(name)
+
+
+def _number_or_array(value: object) -> bool:
+    """A number (Python's or the library's) or an array: data, which may differ between paths."""
+    return isinstance(value, (int, float, complex)) or language.is_library_scalar(value) or \
+        language.is_array_value(value)

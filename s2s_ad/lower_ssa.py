@@ -16,9 +16,7 @@ from __future__ import annotations
 import operator
 from typing import Any, Callable, Optional
 
-import numpy as np
-
-from . import ir, rules
+from . import ir, language, rules
 from .aliasing import new_object
 from .expressions import Choice, Dispatch, Inline, Nested, Once, Record, is_user_function
 from .lower_state import Part
@@ -117,7 +115,7 @@ class SSABuilder(Part):
         while lowering (``kind == "pad"`` on a string argument), only the part it chooses, as for an
         if statement (the other may call what cannot run or be differentiated there)."""
         test = self.flatten(choice.test)
-        if isinstance(test, ir.Const) and isinstance(test.value, (bool, np.bool_, str, type(None))):
+        if isinstance(test, ir.Const) and (language.is_truth_value(test.value) or isinstance(test.value, (str, type(None)))):
             chosen = choice.then if test.value else choice.orelse
             return test if chosen is None else self.flatten(chosen, name)
         merged = self.state.names.fresh(name or "choice")

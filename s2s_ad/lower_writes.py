@@ -30,9 +30,7 @@ import operator
 from typing import Any, Optional
 
 import gast
-import numpy as np
-
-from . import ir, rules, runtime
+from . import ir, language, rules, runtime
 from .aliasing import Views, shared_operands, viewing_call
 from .expressions import BINARY_OPERATORS
 from .lower_ssa import SSABuilder
@@ -56,12 +54,12 @@ def _basic(part: Any) -> bool:
     if isinstance(part, ir.Slice):
         return all(p is None or isinstance(p, (ir.Const, ir.Var)) for p in (part.lower, part.upper, part.step))
     return isinstance(part, ir.Const) and (part.value is None or part.value is Ellipsis or (
-        isinstance(part.value, (int, np.integer)) and not isinstance(part.value, bool)))
+        language.is_integer_value(part.value) and not isinstance(part.value, bool)))
 
 
 def _is_add_at(fn: Any) -> bool:
     """``fn`` is ``np.add.at`` (a bound method: a new object at each attribute read)."""
-    return getattr(fn, "__self__", None) is np.add and getattr(fn, "__name__", None) == "at"
+    return language.is_scatter_add(fn)
 
 
 class WriteLowering(Part):
