@@ -9,7 +9,8 @@ The rules (docs/contributing.md, "Snippets that run") in short:
   A block of any language preceded by ``<!-- snippet: output -->`` is the output of the last block
   run (so generated code can be shown as Python).
 - A fenced ```console block runs each ``$ `` line in the repository's top folder (``s2s-ad`` and
-  ``python`` are this interpreter's) and compares what it prints with the lines that follow it.
+  ``python`` are this interpreter's): it must exit with status 0, and what it prints to standard
+  output is compared with the lines that follow it.
 - ``<!-- snippet: requires scipy -->`` before a block: it runs where SciPy can be imported, and is
   skipped elsewhere (a failure with ``S2S_AD_REQUIRE_EXTRAS=1``, as in CI's job with the extras).
 - ``<!-- snippet: excerpt of PATH -->`` before a block: the block is not run; its text must appear
@@ -150,7 +151,9 @@ class Page:
             environment = dict(os.environ, PYTHONPATH=os.pathsep.join(
                 [str(ROOT)] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]))
             done = subprocess.run(words, cwd=ROOT, capture_output=True, text=True, env=environment, timeout=600)
-            compare(f"{self.where(block)}: $ {command}", "\n".join(shown) + "\n", done.stdout + done.stderr)
+            where = f"{self.where(block)}: $ {command}"
+            assert done.returncode == 0, f"{where}: exit status {done.returncode}\n{done.stderr}"
+            compare(where, "\n".join(shown) + "\n", done.stdout)  # what it prints; warnings go elsewhere
 
     def run(self, block: Block) -> None:
         excerpt_of = block.directive("excerpt of")
