@@ -11,9 +11,9 @@ them on the tape. Writing
 instead keeps a snapshot every ceil(sqrt(n)) steps and recomputes each
 segment when the reverse sweep reaches it. This example differentiates both
 versions, measures peak memory (tracemalloc) and time, and checks that the
-two gradients are identical, bit for bit. (Each run takes about as long
-as three runs of the simulation itself: more steps take proportionally
-longer, and --steps 20000 shows memory falling below 1%.)
+two gradients are identical, bit for bit. (Measured on 2026-11-26: 8% of
+the peak memory with the default 4,000 steps, in about 10 s; 4% with
+--steps 20000, in about a minute. The share falls as 1 / sqrt(steps).)
 
 Run: python examples/checkpointing.py [--steps N]
 """

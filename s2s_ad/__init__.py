@@ -1,7 +1,7 @@
 """s2s_ad: source-to-source automatic differentiation for Python and NumPy.
 
 ``grad(f)`` reads ``f``'s source and returns a gradient function that is
-itself readable Python (``grad(f).source``).  See API.md for the contract.
+itself readable Python (``grad(f).source``).  The public contract is docs/api.md.
 """
 from .api import (GradCheck, GradientFunction, check_grad, grad, hessian, jacobian, jvp, source, value_and_grad,
                   vjp)

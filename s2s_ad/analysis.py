@@ -173,7 +173,7 @@ def underived_operands(call: ir.Call) -> list[tuple[str, ir.Expr]]:
     rule = rules.adjoint_rule(call.fn) or rules.tangent_rule(call.fn)
     if rule is None or not rules.is_package_template_file(rule.filename):
         # A user's own rule says what it means: an input with no d_ assignment gets no gradient
-        # (zero), as API.md promises; only s2s_ad's built-in rules are held to giving every one.
+        # (zero), as docs/api.md promises; only s2s_ad's built-in rules are held to giving every one.
         return []
     shape_only = rules.fact(call.fn, "shape_only")
     exempt = set(rules.fact(call.fn, "zero_derivative", ())) | {
@@ -192,7 +192,7 @@ def guard_lost_derivatives(fn: ir.Function, varied: set[str]) -> ir.Function:
     ``fn`` itself where no call needs one (the common case), and for generated code differentiated
     again and the helpers of s2s_ad's template modules it calls: the user's statements were checked
     when it was generated, and what it pops from its tape (a loop's constant ``ord``) reads as varied
-    there.  A user's file that declares rules is checked as any other (the README puts rules next to
+    there.  A user's file that declares rules is checked as any other (docs/rules.md puts rules next to
     the code that calls them: exempting such files lost every check in them); a gradient's marks for the parameters it was not taken by (``runtime.derivative_lost_by``)
     become the check there where forward mode over it moves them (``jvp`` of ``grad(f)`` by ``c``)."""
     users = not (is_generated(fn.filename) or rules.is_package_template_file(fn.filename))

@@ -683,34 +683,111 @@ def _decorator_or_call(fn: Optional[Callable], wrt: Wrt, with_value: bool, has_a
 
 
 def grad(fn: Optional[Callable] = None, wrt: Wrt = 0, has_aux: bool = False, check: bool = False) -> Any:
-    """The gradient of a scalar function with respect to ``wrt`` (see API.md).
+    """The gradient of a scalar function: ``grad(f)(*args)`` is d f / d ``args[wrt]``.
 
-    With ``has_aux``, ``fn`` returns ``(value, aux)`` and the call returns ``(gradient, aux)``.
-    ``check=True``, or the environment variable ``S2S_AD_CHECK=1`` when ``grad`` is
-    called, makes every call also run the dot-product test (forward mode along a
-    random direction against the gradient) and raise ``GradientCheckError`` on a
-    disagreement.
+    Reads ``fn``'s source and generates its reverse-mode derivative as Python, at the first
+    call with each new kind of arguments (numbers, arrays and the pattern of their lengths,
+    containers), and again where a name the code read has changed; other calls run the
+    cached code.  Also a decorator: ``@grad`` or
+    ``@grad(wrt=...)``.  The contract is in docs/api.md.
+
+    Parameters
+    ----------
+    fn : callable, optional
+        A function defined with ``def`` (or a lambda) whose source can be read, a bound
+        method, a ``functools.partial``, or a gradient (``grad(grad(f))``: forward mode
+        over it).  It must return a scalar.  Left out, ``grad`` returns a decorator.
+    wrt : int, str or tuple of them, default 0
+        The argument to differentiate by, by position or parameter name; a tuple
+        makes the call return a tuple of gradients, one per item.
+    has_aux : bool, default False
+        ``fn`` returns ``(value, aux)``; the call then returns ``(gradient, aux)``,
+        ``aux`` not differentiated (first derivatives only).
+    check : bool, default False
+        Every call also runs the dot-product test (forward mode along a random
+        direction against the gradient).  The environment variable ``S2S_AD_CHECK=1``,
+        read when ``grad`` is called, does the same.
+
+    Returns
+    -------
+    GradientFunction
+        Called with ``fn``'s arguments (defaults and keywords included), it returns the
+        gradient, of the argument's type, shape and precision (a container of the same
+        structure for a container), or a tuple of them for a tuple ``wrt``.  Its
+        ``source`` and ``source_for(*args)`` give the generated code.
+
+    Raises
+    ------
+    TransformError
+        At a call, where ``fn`` (or a helper it calls) uses what cannot be
+        differentiated; the message names file, line, column and what to write instead.
+    TypeError
+        ``fn`` is not callable; a call's result is not a scalar (use ``vjp`` or
+        ``jacobian``); ``wrt`` names a string or ``None`` argument.
+    ValueError
+        ``wrt`` names no parameter of ``fn``.
+    GradientCheckError
+        With ``check``: forward and reverse mode disagree at a call.
+
     """
     return _decorator_or_call(fn, wrt, with_value=False, has_aux=has_aux, check=check)
 
 
 def value_and_grad(fn: Optional[Callable] = None, wrt: Wrt = 0, has_aux: bool = False, check: bool = False) -> Any:
-    """Like ``grad``, but the call returns ``(fn(*args), gradient)``; with ``has_aux``,
-    ``((value, aux), gradient)``; ``check`` as for ``grad``."""
+    """The value and the gradient of a scalar function in one call (docs/api.md).
+
+    Parameters
+    ----------
+    fn, wrt, has_aux, check
+        As for ``grad``.
+
+    Returns
+    -------
+    GradientFunction
+        Called with ``fn``'s arguments, it returns ``(fn(*args), gradient)``; with
+        ``has_aux``, ``((value, aux), gradient)``.
+
+    Raises
+    ------
+    TransformError, TypeError, ValueError, GradientCheckError
+        As for ``grad``.
+    """
     return _decorator_or_call(fn, wrt, with_value=True, has_aux=has_aux, check=check)
 
 
 @_user_facing
 def source(fn: Callable, wrt: Wrt = 0, mode: str = "reverse", stage: str = "optimized",
            args: Optional[tuple] = None) -> str:
-    """The generated code for ``fn`` as Python source.
+    """The code s2s_ad generates for ``fn``, as Python source; nothing is run (docs/api.md).
 
-    ``stage`` is "ssa" (the lowered three-address form), "facts" (the SSA form
-    with what the analysis proved of each value: see ``factdump.py``), "adjoint" (as
-    generated) or "optimized" (as run).  ``args``, if given, specialises the
-    code for arguments like these (numbers vs arrays), as a call would: the
-    parameters they leave out take their defaults.  ``fn`` may be a gradient
-    (``grad(f)``) in forward mode: the Hessian-vector product's code.
+    Parameters
+    ----------
+    fn : callable
+        A function whose source can be read; or a gradient (``grad(f)``) in forward mode,
+        for the Hessian-vector product's code.
+    wrt : int, str or tuple of them, default 0
+        The arguments to differentiate by, as for ``grad``.
+    mode : {"reverse", "forward"}, default "reverse"
+        The gradient's code, or the tangent (``jvp``) code.
+    stage : {"ssa", "facts", "adjoint", "optimized"}, default "optimized"
+        The lowered three-address form; that form with what the analysis proved of each
+        value (see ``factdump.py``); the derivative as generated; or as run.
+    args : tuple, optional
+        Specialise the code for arguments like these (numbers or arrays, the pattern of
+        the arrays' lengths), as a call would: the parameters they leave out take their
+        defaults.  Left out, the generic code.
+
+    Returns
+    -------
+    str
+        The source, with a header naming ``fn``, its file and line.
+
+    Raises
+    ------
+    ValueError
+        An unknown ``mode`` or ``stage``; ``wrt`` names no parameter.
+    TransformError
+        ``fn`` cannot be differentiated.
     """
     if stage not in STAGES:
         raise ValueError(f"stage must be one of {', '.join(STAGES)}, not {stage!r}")
@@ -840,10 +917,34 @@ def _leaf_tangents(fn: Callable, name: str, primal: Any, tangent: Any, kind: Any
 
 
 def jvp(fn: Callable, primals: Sequence[Any], tangents: Sequence[Any]) -> tuple[Any, Any]:
-    """Forward mode: ``(fn(*primals), directional derivative of fn along tangents)``.
+    """Forward mode: the value of ``fn`` and its derivative along a direction (docs/api.md).
 
-    ``tangents`` has one entry per primal, of the primal's shape; arguments
-    that are not floats (integers, booleans) take ``None`` or zero.
+    The tangent code runs each statement of ``fn`` followed by its tangent; no tape.
+
+    Parameters
+    ----------
+    fn : callable
+        A function whose source can be read (or a gradient, for forward over reverse).
+    primals : tuple or list
+        The arguments of ``fn``.
+    tangents : tuple or list
+        One per primal, of the primal's shape and structure (never broadcast);
+        ``None`` or zero for an argument that is not a float (an integer, a boolean, a
+        string).
+
+    Returns
+    -------
+    tuple
+        ``(fn(*primals), derivative of fn along tangents)``, the second of the
+        result's shape and structure.
+
+    Raises
+    ------
+    ValueError
+        Not one tangent per primal; a tangent's shape differs from its primal's; a
+        nonzero tangent for an argument that is not a float.
+    TransformError
+        ``fn`` cannot be differentiated.
     """
     params, args = _bound_primals(fn, primals)
     if not isinstance(tangents, (tuple, list)) or len(tangents) != len(primals):
@@ -918,12 +1019,34 @@ def _without_prefix(fn: Callable, params: list[str], args: tuple) -> tuple[Calla
 
 @_user_facing
 def vjp(fn: Callable, *primals: Any) -> tuple[Any, Callable]:
-    """Reverse mode: ``(fn(*primals), vjp_fn)``; ``vjp_fn(cotangent)`` returns one adjoint per primal.
+    """Reverse mode: the value of ``fn`` and a function pulling cotangents back (docs/api.md).
 
-    The forward sweep runs once, here; each call of ``vjp_fn`` runs the
-    reverse sweep alone, so pulling back many cotangents costs one sweep each
-    (where ``fn`` writes into arrays, the reverse sweep puts the overwritten
-    slices back as it goes: calls after the first run the forward sweep again).
+    The forward sweep runs once, here; each call of ``vjp_fn`` runs the reverse sweep
+    alone, so pulling back many cotangents costs one sweep each (where ``fn`` writes
+    into arrays, the reverse sweep puts the overwritten slices back as it goes: calls
+    after the first run the forward sweep again).
+
+    Parameters
+    ----------
+    fn : callable
+        A function whose source can be read; not a gradient (reverse over reverse is
+        not done).
+    *primals
+        The arguments of ``fn``.
+
+    Returns
+    -------
+    tuple
+        ``(fn(*primals), vjp_fn)``.  ``vjp_fn(cotangent)``, the cotangent of the result's
+        shape and structure, returns a tuple with one adjoint per primal, each of its
+        primal's type and shape (``None`` for a string or ``None`` primal).
+
+    Raises
+    ------
+    TypeError
+        ``fn`` is a gradient: use ``jvp`` of the gradient, or ``hessian``.
+    TransformError
+        ``fn`` cannot be differentiated.
     """
     return _pullback(fn, primals, None)
 
@@ -1160,7 +1283,32 @@ _NO_DRAWS = _NoDraws()
 
 
 def jacobian(fn: Callable, wrt: Wrt = 0) -> Jacobian:
-    """The Jacobian of ``fn`` with respect to ``wrt`` (a tuple ``wrt`` gives a tuple of blocks)."""
+    """The Jacobian of ``fn``: every partial derivative of its result by ``wrt`` (docs/api.md).
+
+    Forward mode (one tangent pass per input element) where the inputs are fewer than
+    the outputs, reverse mode (one pullback per output element) otherwise.
+
+    Parameters
+    ----------
+    fn : callable
+        A function whose source can be read (or a gradient).
+    wrt : int, str or tuple of them, default 0
+        The arguments to differentiate by, by position or name.
+
+    Returns
+    -------
+    Jacobian
+        Called with ``fn``'s arguments, it returns an array shaped
+        ``out.shape + arg.shape``; a tuple of them for a tuple ``wrt``; for containers, a
+        container (by result leaf) of containers (by argument leaf) of blocks, as JAX.
+
+    Raises
+    ------
+    ValueError
+        ``wrt`` names no parameter.
+    TransformError
+        At a call, where ``fn`` cannot be differentiated.
+    """
     return Jacobian(fn, wrt)
 
 
@@ -1272,7 +1420,32 @@ class Hessian:
 
 
 def hessian(fn: Callable, wrt: Wrt = 0) -> Hessian:
-    """The Hessian of scalar ``fn`` with respect to ``wrt`` (forward over reverse)."""
+    """The Hessian of a scalar function: forward mode over its gradient (docs/api.md).
+
+    Parameters
+    ----------
+    fn : callable
+        A function returning a scalar, whose source can be read.
+    wrt : int, str or tuple of them, default 0
+        The arguments to differentiate by, by position or name.
+
+    Returns
+    -------
+    Hessian
+        Called with ``fn``'s arguments, it returns an array shaped
+        ``arg.shape + arg.shape``; for a tuple ``wrt``, nested tuples of blocks
+        ``H[i][j]`` = d2 fn / d wrt_i d wrt_j; by a container, containers of blocks
+        (``H["w"]["b"]``).
+
+    Raises
+    ------
+    ValueError
+        ``wrt`` names no parameter.
+    TypeError
+        At a call, where ``fn``'s result is not a scalar.
+    TransformError
+        At a call, where ``fn`` cannot be differentiated.
+    """
     return Hessian(fn, wrt)
 
 
@@ -1299,17 +1472,43 @@ def check_grad(fn: Callable, *args: Any, wrt: Optional[Wrt] = None, eps: Optiona
                rtol: Optional[float] = None, atol: Optional[float] = None) -> GradCheck:
     """Compare ``grad(fn, wrt)(*args)`` with central differences; report the worst component.
 
-    ``wrt`` defaults to every float argument.  Use it to check a rule you
-    wrote with ``@s2s_ad.adjoint``: ``assert s2s_ad.check_grad(f, x).ok``.
+    Use it to check a rule you wrote with ``@s2s_ad.adjoint``:
+    ``assert s2s_ad.check_grad(f, x).ok`` (docs/api.md).
 
     The step and the tolerances follow the precision ``fn`` computes in (the
     least precise float among its arguments and its result: a ``float32``
-    cast inside makes a ``float32`` result): ``eps`` defaults to 1e-6 in
-    double precision and to the cube root of the machine epsilon (times the
-    component's size) in a lower one, where 1e-6 would be mostly rounding.
-    A difference within the rounding error of the difference quotient
-    itself (a few epsilons of ``fn``'s values, over the step) is noise, not
-    a mismatch, and is allowed on top of ``atol + rtol * |numeric|``.
+    cast inside makes a ``float32`` result).  A difference within the rounding
+    error of the difference quotient itself (a few epsilons of ``fn``'s values,
+    over the step) is noise, not a mismatch, and is allowed on top of
+    ``atol + rtol * |numeric|``.
+
+    Parameters
+    ----------
+    fn : callable
+        A scalar function whose source can be read.
+    *args
+        The point to check at.
+    wrt : int, str or tuple of them, optional
+        The arguments to check; by default every float or float-array argument.
+    eps : float, optional
+        The step: by default 1e-6 in double precision, and the cube root of the
+        machine epsilon (times the component's size) in a lower one.
+    rtol, atol : float, optional
+        The tolerances, by default following the precision.
+
+    Returns
+    -------
+    GradCheck
+        ``ok`` (every component within tolerance), ``worst`` (such as ``"d/dx[2]"``),
+        ``ours``, ``numeric`` and ``error`` (the difference over the tolerance there);
+        ``str()`` says all of it.
+
+    Raises
+    ------
+    TypeError
+        No argument is a float or a float array.
+    TransformError
+        ``fn`` cannot be differentiated.
     """
     params = list(inspect.signature(fn).parameters)
     positions = [i for i, a in enumerate(args) if _differentiable(a)] if wrt is None else [

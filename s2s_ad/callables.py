@@ -51,7 +51,7 @@ def missing_rule(fn: Any) -> Optional[str]:
         if not readable_source(fn):
             return f"its source cannot be read and it has no derivative rule; add one with @s2s_ad.adjoint({name})"
         return _library_source_refused(fn, name)
-    return f"it has no derivative rule; add one with @s2s_ad.adjoint({name}) (see README, 'Adding a rule')"
+    return f"it has no derivative rule; add one with @s2s_ad.adjoint({name}) (see docs/rules.md, 'Adding a rule')"
 
 
 def _library_source_refused(fn: types.FunctionType, name: str) -> Optional[str]:
@@ -65,7 +65,7 @@ def _library_source_refused(fn: types.FunctionType, name: str) -> Optional[str]:
     except TransformError as exc:
         where = f"{os.path.basename(exc.filename or '?')}:{exc.line}"
         return (f"it has no derivative rule, and its source cannot be differentiated ({exc.construct} at "
-                f"{where}); add a rule with @s2s_ad.adjoint({name}) (see README, 'Adding a rule')")
+                f"{where}); add a rule with @s2s_ad.adjoint({name}) (see docs/rules.md, 'Adding a rule')")
     return None
 
 

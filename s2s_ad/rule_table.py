@@ -1,4 +1,4 @@
-"""The README's list of the functions that have built-in rules, generated from the registry.
+"""The list of the functions that have built-in rules (docs/rules.md), generated from the registry.
 
 ``python -m s2s_ad.rule_table --markdown`` prints it.  Nothing here is per
 operation: a function appears because a template declares it.
@@ -10,7 +10,7 @@ from typing import Any, Optional
 
 from . import rules
 
-# Where the README's list looks a function up, in order: its name there is how a user writes it.
+# Where the list looks a function up, in order: its name there is how a user writes it.
 _FAMILIES = (("Python operators", "operator", "operator"), ("Python builtins", "builtins", ""),
              ("math", "math", "math"), ("NumPy", "numpy", "np"), ("numpy.linalg", "numpy.linalg", "np.linalg"),
              ("numpy.fft", "numpy.fft", "np.fft"), ("numpy.random", "numpy.random", "np.random"),
@@ -34,12 +34,13 @@ def _builtin(rule: rules.Rule) -> bool:
 
 
 def rule_table() -> str:
-    """The README's list of functions with built-in rules, as Markdown, from the registry.
+    """The list of functions with built-in rules, as Markdown, from the registry.
 
     Per family: each function with an adjoint rule (reverse and forward mode),
     those with a tangent rule only (forward mode, marked †) and those declared
     constant (zero derivative, marked ‡).  ``python -m s2s_ad.rule_table --markdown``
-    prints it; tests/test_template_modules.py checks that the README shows the same.
+    prints it; tests/test_template_modules.py checks that docs/rules.md shows the same
+    (between its ``<!-- rule table: begin -->`` and ``end`` markers).
     """
     rules.load_templates()
     rules.load_deferred()  # the rules of libraries imported since the templates were (scipy.special)
@@ -70,9 +71,9 @@ if __name__ == "__main__":
 
     parser = argparse.ArgumentParser(prog="python -m s2s_ad.rule_table",
                                      description="List the functions that have built-in rules.")
-    parser.add_argument("--markdown", action="store_true", help="as the Markdown table of the README")
+    parser.add_argument("--markdown", action="store_true", help="as the Markdown table of docs/rules.md")
     parser.parse_args()
-    try:  # the README lists SciPy's rules too, which register once it is imported
+    try:  # the list has SciPy's rules too, which register once it is imported
         import scipy.special  # noqa: F401
     except ImportError:
         pass

@@ -204,7 +204,7 @@ def check_no_derivative(value: Any, function: str, name: str, filename: str, lin
         raise TransformError(f"the call of {function}", f"its argument {name} depends on the differentiated "
                              f"inputs, but its rule gives no derivative in {name}; pass a value that does not "
                              f"depend on them (wrap it in s2s_ad.stop_gradient(...) if a zero derivative is "
-                             f"meant), or add a rule (see README, 'Adding a rule')", filename=filename, line=line)
+                             f"meant), or add a rule (see docs/rules.md, 'Adding a rule')", filename=filename, line=line)
 
 
 def derivative_lost_by(value: Any, function: str, name: str, filename: str, line: int) -> None:

@@ -125,7 +125,7 @@ def dot_product_test(function: str, params: Sequence[str], args: tuple, wrt: Seq
     if not (math.isfinite(reverse) and math.isfinite(along)):
         # Nothing to compare, and nothing silent: the user sees the nan or inf.  The modes may
         # legitimately differ here: where(x > 0, sqrt(x), 0) at x < 0 is nan in reverse mode
-        # (0 * nan, as in JAX) and finite in forward mode (README, "Numerical conventions").
+        # (0 * nan, as in JAX) and finite in forward mode (docs/conventions.md).
         return
     epsilon = _tolerance_epsilon([value, forward_value, along] + [g for _, _, g in chosen] + list(directions))
     scale = sum(size for _, size in products) + abs(along)

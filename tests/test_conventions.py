@@ -1,7 +1,7 @@
 """Derivatives at points where there is no derivative, or where a formula would divide by zero.
 
 The choices follow JAX (checked against JAX 0.10.2) unless a comment says
-why not; README's "Numerical conventions" lists them.
+why not; docs/conventions.md lists them.
 """
 import math
 import warnings

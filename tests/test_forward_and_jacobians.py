@@ -1,4 +1,4 @@
-"""Forward mode (jvp), vjp and jacobian: the API of API.md, against independent oracles."""
+"""Forward mode (jvp), vjp and jacobian: the API of docs/api.md, against independent oracles."""
 import math
 
 import numpy as np

@@ -6,7 +6,7 @@ at run time where a float reaching it depends on what is differentiated
 These are the paths that used to return a zero: ``vjp`` of a function taking containers, a helper
 reached through recursion (direct or mutual) that swaps its arguments, and ``grad`` by a string
 argument.  Beside them, what must keep working: a constant beside the differentiated inputs, and the
-derivatives that are zero because the function is piecewise constant (README, numerical conventions).
+derivatives that are zero because the function is piecewise constant (docs/conventions.md).
 """
 from __future__ import annotations
 
@@ -214,7 +214,7 @@ def test_differentiating_by_a_string_or_none_argument_is_refused():
     assert (d_x, d_kind, d_reg) == (pytest.approx(3.0), None, pytest.approx(3.0))
 
 
-# -- piecewise constant: zero is the derivative (README, numerical conventions) ---------------------
+# -- piecewise constant: zero is the derivative (docs/conventions.md) ------------------------------
 
 
 def truncated(x):
@@ -400,7 +400,7 @@ def pads_next_to_a_rule(a, c):
 
 def test_a_file_declaring_a_rule_is_still_checked():
     """A file holding rules was taken for a template module and never checked: grad by ``np.pad``'s
-    fill was 0.0.  The user's own rule keeps API.md's promise: an input it gives no ``d_`` gets no
+    fill was 0.0.  The user's own rule keeps docs/api.md's promise: an input it gives no ``d_`` gets no
     gradient (zero), in both modes."""
     assert s2s_ad.grad(uses_cube_root, wrt=1)(2.0, 0.7) == 0.0
     assert s2s_ad.jvp(uses_cube_root, (2.0, 0.7), (0.0, 1.0))[1] == 0.0

@@ -1,4 +1,4 @@
-"""The public contract of API.md for reverse mode: names, argument forms, return shapes."""
+"""The public contract of docs/api.md for reverse mode: names, argument forms, return shapes."""
 import importlib.util
 import math
 import sys

@@ -96,18 +96,18 @@ def test_outside_rules_pass_the_registry_check(signal_rules, tmp_path) -> None:
             test_rules.test_rule_matches_finite_differences(rule, example, tmp_path)
 
 
-def test_the_readme_lists_the_rules_of_the_registry() -> None:
-    """The README's rule table is what ``python -m s2s_ad.rule_table --markdown`` prints (a fresh
-    process: only the built-in templates), and it covers at least 200 functions."""
-    pytest.importorskip("scipy.special")  # the README's table is made where SciPy is installed
+def test_the_docs_list_the_rules_of_the_registry() -> None:
+    """The rule table of docs/rules.md is what ``python -m s2s_ad.rule_table --markdown`` prints (a
+    fresh process: only the built-in templates), and it covers at least 200 functions."""
+    pytest.importorskip("scipy.special")  # the docs' table is made where SciPy is installed
     import subprocess
 
     printed = subprocess.run([sys.executable, "-m", "s2s_ad.rule_table", "--markdown"], capture_output=True,
                              text=True, check=True, cwd=os.path.dirname(HERE)).stdout
-    with open(os.path.join(os.path.dirname(HERE), "README.md"), encoding="utf-8") as f:
-        readme = f.read()
-    shown = readme.split("<!-- rule table: begin -->\n")[1].split("<!-- rule table: end -->")[0]
-    assert shown == printed, "README.md's rule table is out of date: python -m s2s_ad.rule_table --markdown"
+    with open(os.path.join(os.path.dirname(HERE), "docs", "rules.md"), encoding="utf-8") as f:
+        page = f.read()
+    shown = page.split("<!-- rule table: begin -->\n")[1].split("<!-- rule table: end -->")[0]
+    assert shown == printed, "docs/rules.md's rule table is out of date: python -m s2s_ad.rule_table --markdown"
     assert int(printed.split()[0]) >= 200
     assert "`np.linalg.solve`" in printed and "`np.sign`‡" in printed and "`scipy.special.logsumexp`" in printed
 

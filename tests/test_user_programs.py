@@ -326,7 +326,7 @@ def test_still_refused_at_the_users_line(name):
     assert first < line < last, (name, message)
 
 
-# --- checkpointed(steps, snapshots=c), as API.md documents it ------------------------------------------
+# --- checkpointed(steps, snapshots=c), as docs/api.md documents it---------------------------------------
 
 def test_checkpointed_with_snapshots_as_documented():
     x = np.array([0.3, -0.5, 0.9])

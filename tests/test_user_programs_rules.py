@@ -858,7 +858,7 @@ def ragged_means(x):
 
 
 def test_ragged_pieces_in_a_comprehension_raise():
-    """Pieces of different lengths read by a loop are refused loudly (README), never a number."""
+    """Pieces of different lengths read by a loop are refused loudly (docs/rules.md), never a number."""
     with pytest.raises(ValueError, match="unpack it"):
         s2s_ad.grad(ragged_means)(np.arange(8.0))
 

@@ -666,7 +666,7 @@ def lambda_to_helper(v):
 
 
 def checkpointed_with_snapshots(v):
-    """README/API.md: for t in s2s_ad.checkpointed(range(n), snapshots=c)."""
+    """docs/api.md: for t in s2s_ad.checkpointed(range(n), snapshots=c)."""
     s = v.copy()
     for t in s2s_ad.checkpointed(range(10), snapshots=3):
         s = s + 0.1 * np.sin(s[::-1]) * (t + 1)

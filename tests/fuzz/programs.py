@@ -131,7 +131,7 @@ class Program:
     source: str
     writes: bool  # assigns into a subscript (JAX and autograd have no in-place writes)
     feature_writes: bool  # ... in a statement of a feature other than core (see second_order_writes)
-    refusal_ok: bool  # holds a construct README documents as refused
+    refusal_ok: bool  # holds a construct docs/supported-python.md documents as refused
 
 
 _CONSTANTS = ("0.5", "1.5", "2.0", "0.25", "0.75")
@@ -156,7 +156,7 @@ _MATRIX_UNARY = ("np.sin({M})", "{M} * {A}", "{M} + {A}", "{M} ** 2", "np.tanh({
                  "{M}[::-1]", "{M}.T.T", "np.exp(np.tanh({M}))")
 
 _SUBSCRIPT_WRITE = re.compile(r"\]\s*(=|\+=|-=|\*=)[^=]")
-# README documents these refusals: a raw view read after a write, a write into an argument
+# docs/supported-python.md documents these refusals: a raw view read after a write, a write into an argument
 _REFUSAL_MARK = "  # refusal-ok"
 
 

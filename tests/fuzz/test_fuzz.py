@@ -23,7 +23,7 @@
    ``math`` function and no ``float`` (autograd's boxes do not go through them).
 
 A ``TransformError`` fails the program unless the program holds a construct
-README documents as refused (marked ``# refusal-ok`` by the generator), the
+docs/supported-python.md documents as refused (marked ``# refusal-ok`` by the generator), the
 error names that marked line, and its message is one of the documented ones.
 
 CI runs 300 programs; ``pytest tests/fuzz --soak`` runs 20,000
@@ -54,7 +54,7 @@ pytestmark = pytest.mark.slow  # random-program fuzzer: CI runs it (pytest -m "s
 
 _FOLDER = Path(tempfile.mkdtemp(prefix="s2s_ad_fuzz_"))
 _FLOATS = (0, 1, 2, 3)  # x, y, v, m: the arguments differentiated
-# The refusals README documents for the constructs the generator marks (# refusal-ok)
+# The refusals docs/supported-python.md documents for the constructs the generator marks (# refusal-ok)
 _DOCUMENTED_REFUSALS = (r"may be a view of", r"is not an array this function created",
                         r"NumPy would change that array too", r"may be a view of .*write into that array by index")
 

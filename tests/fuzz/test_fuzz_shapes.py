@@ -187,7 +187,7 @@ def test_user_programs_at_shape_sets(case: int) -> None:
 
 
 def test_gradient_by_a_float_summed_is_a_float(tmp_path) -> None:
-    """seed 7: ``np.sum(x)`` of a Python float ``x`` left a 0-d array as x's gradient (API.md: a float)."""
+    """seed 7: ``np.sum(x)`` of a Python float ``x`` left a 0-d array as x's gradient (docs/api.md: a float)."""
     f = function_from_file(tmp_path, "float_summed", "import numpy as np\n\n\ndef f(x, y):\n"
                            "    return np.sum(y * y) + np.sum(x) * 3.0\n")
     got = assert_gradient_matches(f, [0.4, np.array([0.5, -0.7])], wrt=(0, 1))
