@@ -18,7 +18,6 @@ from __future__ import annotations
 import functools
 import inspect
 import math
-import numbers
 import operator
 import sys
 import threading
@@ -29,11 +28,12 @@ from typing import Any, Callable, Optional, Sequence, Union
 
 import numpy as np
 
-from . import containers
+from . import arguments, containers
 from .cache import TransformCache, is_current, name_the_users_line
 from .draws import Draws
 from .errors import TransformError
-from .kinds import constant_kind, constant_value, is_constant_kind
+from .arguments import float_dtype, kind_of, kind_tree, kinds_of, like
+from .kinds import UNKNOWN, Array, Constant
 from .parse import Snapshot
 from .pipeline import (STAGES, Built, build_derivative_of, build_forward, build_gradient_only, build_reverse,
                        build_split, check_lost_arguments, leaf_kinds, lost_outside, may_draw_globally)
@@ -192,139 +192,6 @@ def _entry(built: Built) -> tuple[Callable, Optional[Snapshot]]:
     return built.function, snapshot if snapshot is not None and not snapshot.empty else None
 
 
-def _kind(value: Any) -> Optional[str]:
-    """``"scalar"`` for a number, ``"array<N>"`` for an N-dimensional array, ``"const:'l2'"`` for a
-    string or None (the code is specialised on its value: ``kinds.constant_kind``), else ``None``."""
-    cls = type(value)
-    if cls is np.ndarray:
-        return f"array{value.ndim}"
-    if cls is bool or cls is np.bool_:
-        return "bool"  # a number, but as an index it adds an axis
-    if cls is float or cls is int or isinstance(value, (numbers.Number, np.generic)):
-        return "scalar"
-    return constant_kind(value)
-
-
-def _kind_tree(value: Any, objects: bool = False) -> Any:
-    """``_kind`` of a number or array; for a container, its structure with each leaf's kind in place.
-    ``objects``: a plain object counts as a container of its attributes (``self``)."""
-    kind = _kind(value)
-    if kind is not None:
-        return kind
-    structure = containers.structure_of(value, objects=objects)
-    if not isinstance(structure, containers.Tree):
-        return None
-    return containers.relabel(structure, iter(map(_kind, containers.leaves(value, structure))))
-
-
-def _kinds(fn: Callable, args: Sequence[Any]) -> tuple:
-    """``_kind_tree`` of each argument; the first is read by its attributes where its class defines
-    ``fn`` (``self`` of ``model.loss`` or ``Model.loss``).  Other objects stay opaque values."""
-    # The common case, numbers and arrays, is looked up by the arrays' shapes and the others' types.
-    key = tuple([a.shape if a.__class__ is np.ndarray else a.__class__ for a in args])
-    known = _PLAIN_KINDS.get(key)
-    if known is not None:
-        return known
-    kinds = [_kind(a) for a in args]
-    if None not in kinds:
-        known = _with_lengths(kinds, args)
-        if not any(map(is_constant_kind, kinds)):  # (a string's kind is its value, not its type)
-            if len(_PLAIN_KINDS) > 4096:  # (shapes that keep changing: start again rather than grow)
-                _PLAIN_KINDS.clear()
-            _PLAIN_KINDS[key] = known
-        return known
-    kinds = [_kind_tree(a) if k is None else k for a, k in zip(args, kinds)]
-    if kinds[0] is None or isinstance(kinds[0], containers.Tree):
-        name = getattr(fn, "__name__", None)
-        found = inspect.getattr_static(type(args[0]), name, None) if name else None
-        if getattr(found, "__func__", found) is fn:
-            kinds[0] = _kind_tree(args[0], objects=True)
-    return _with_lengths(kinds, args)
-
-
-_LENGTH_NAMES = "abcdefghijklmnopqrstuvwxyz"
-# (shapes of the arrays, types of the other arguments) -> their kinds, for calls of numbers and arrays
-_PLAIN_KINDS: dict[tuple, tuple] = {}
-
-
-def _with_lengths(kinds: list, args: Sequence[Any]) -> tuple:
-    """``kinds`` with each array's kind naming its axes' lengths (``"array2:a,b"``; see kinds.py):
-    a length of 1 is ``1``, equal lengths get the same name, in order of first appearance.  The
-    code is specialised for this pattern, not for the lengths: arrays of other lengths in the
-    same pattern share it."""
-    names: dict[int, str] = {}
-    for i, value in enumerate(args):
-        if value.__class__ is np.ndarray and value.ndim:
-            axes = []
-            for length in value.shape:
-                if length == 1:
-                    axes.append("1")
-                    continue
-                name = names.get(length)
-                if name is None:
-                    count = len(names)
-                    name = names[length] = _LENGTH_NAMES[count] if count < 26 else f"n{count}"
-                axes.append(name)
-            kinds[i] = f"{kinds[i]}:{','.join(axes)}"
-    return tuple(kinds)
-
-
-def _like(primal: Any, gradient: Any) -> Any:
-    """``gradient`` with the type of ``primal``: a float32 array gives a float32 gradient, a 0-d array a
-    0-d array, a NumPy float32 number a NumPy float32 number, a Python float a float (``np.sum(x)`` of a
-    float ``x`` leaves a 0-d array)."""
-    if isinstance(primal, float) and isinstance(gradient, np.ndarray) and gradient.shape == ():
-        return gradient[()] if gradient.dtype.kind == "f" else gradient
-    if gradient is None or not isinstance(primal, (np.ndarray, np.generic)):
-        return gradient
-    if gradient.__class__ is np.ndarray and primal.__class__ is np.ndarray and gradient.dtype == primal.dtype:
-        return gradient  # the common case, kept cheap
-    have, want = np.result_type(gradient), primal.dtype
-    # only a change of precision: never drop an imaginary part, never round to an integer
-    cast = want.kind in "fc" and have != want and (have.kind == want.kind or (have.kind == "f" and want.kind == "c"))
-    if isinstance(primal, np.ndarray):
-        if cast:
-            return np.asarray(gradient, dtype=want)
-        return gradient if isinstance(gradient, np.ndarray) else np.asarray(gradient)
-    return want.type(gradient) if cast else gradient
-
-
-
-def _float_dtype(value: Any) -> np.dtype:
-    """The dtype a derivative by ``value`` is given: its own floating dtype (a float32 argument gives
-    float32 blocks, as JAX), float64 for Python numbers and anything else."""
-    dtype = np.result_type(value) if isinstance(value, (np.ndarray, np.generic)) else np.dtype(float)
-    return dtype if dtype.kind == "f" else np.dtype(float)
-
-
-def _flat(args: tuple, kinds: tuple) -> tuple:
-    """The arguments of generated code: each container argument replaced by its leaves."""
-    if not any(isinstance(k, containers.Tree) for k in kinds):
-        return args
-    return tuple(leaf for a, k in zip(args, kinds)
-                 for leaf in (containers.leaves(a, k) if isinstance(k, containers.Tree) else (a,)))
-
-
-def _regroup(flat: Sequence[Any], kinds: Sequence[Any]) -> list:
-    """Per-leaf values (gradients, tangents) back into one value per parameter, containers rebuilt."""
-    out, i = [], 0
-    for kind in kinds:
-        n = containers.count(kind) if isinstance(kind, containers.Tree) else 1
-        out.append(containers.unflatten(kind, flat[i:i + n]) if isinstance(kind, containers.Tree) else flat[i])
-        i += n
-    return out
-
-
-def _leaf_positions(params: list[str], kinds: tuple, names: Sequence[str]) -> list[int]:
-    """Where the leaves of the parameters ``names`` are among the generated code's parameters."""
-    starts, at = {}, 0
-    for p, k in zip(params, kinds):
-        n = containers.count(k) if isinstance(k, containers.Tree) else 1
-        starts[p] = range(at, at + n)
-        at += n
-    return [i for name in names for i in starts[name]]
-
-
 def _default_tails(signature: inspect.Signature) -> dict[int, tuple]:
     """For a function of positional parameters only (no ``*args``, ``**kwargs`` or keyword-only ones):
     for each count of positional arguments that leaves the rest to their defaults, those defaults,
@@ -478,7 +345,7 @@ class GradientFunction:
             # A function of the leaves returning the gradient's leaves (a tuple if more than one).
             adjoint = self._adjoint(kinds)
             leaf_params = list(inspect.signature(adjoint.function).parameters)[:-1]
-            by = tuple(leaf_params[i] for i in _leaf_positions(params, kinds, self.wrt))
+            by = tuple(leaf_params[i] for i in arguments.leaf_positions(params, kinds, self.wrt))
             return _CACHE.get(self.owner, self.key + (kinds,), lambda: build_gradient_only(
                 self.fn, adjoint, leaf_params, by, False, lost_outside(self.fn, kinds, leaf_params, by)))
         if self.inner is None:
@@ -497,8 +364,9 @@ class GradientFunction:
         code for these kinds is built, so never on the hot path)."""
         params = list(self._signature.parameters)
         for w in self.wrt:
-            static, value = constant_value(kinds[params.index(w)])
-            if static:
+            kind = kinds[params.index(w)]
+            if isinstance(kind, Constant):
+                value = kind.value
                 raise TypeError(f"grad of {getattr(self.fn, '__name__', self.fn)!r} with respect to {w}: "
                                 f"{w} = {value!r} is {'None' if value is None else 'a string'}, which has no "
                                 f"derivative (the "
@@ -508,14 +376,14 @@ class GradientFunction:
     def check_scalar_result(self, kinds: tuple) -> None:
         """Refuse to be differentiated by ``grad`` where the gradient is not a number."""
         params = list(self._signature.parameters)
-        arrays = [w for w in self.wrt if (kinds[params.index(w)] or "").startswith("array")]
+        arrays = [w for w in self.wrt if isinstance(kinds[params.index(w)], Array)]
         if self._several or arrays:
             what = "a tuple" if self._several else f"an array (the gradient by {arrays[0]})"
             raise TypeError(f"grad of {self!r}: its result is {what}, not a number; "
                             f"use s2s_ad.hessian or s2s_ad.jacobian")
 
     def _specialise(self, args: tuple, kinds: Optional[tuple] = None) -> Built:
-        kinds = tuple(map(_kind, args)) if kinds is None else kinds
+        kinds = tuple(map(kind_of, args)) if kinds is None else kinds
         built = self._by_kinds.get(kinds)
         if built is None or not is_current(built):
             built = self._by_kinds[kinds] = self._adjoint(kinds) if self.inner is None else self.function_for(kinds)
@@ -523,10 +391,8 @@ class GradientFunction:
         if self.inner is not None:  # a gradient of a gradient: its code returns the gradient alone
             return built
         # (a string argument's value is in its kind, not in its type: those calls go through _by_kinds)
-        if not self._has_aux and not any(isinstance(k, containers.Tree) or (k and k.startswith("array"))
-                                         or is_constant_kind(k)
-                                         for k in kinds) and not any(
-                isinstance(a, np.generic) and a.dtype != np.float64 for a in args):  # those take _like
+        if not self._has_aux and not any(isinstance(k, (containers.Tree, Array, Constant)) for k in kinds) \
+                and not any(isinstance(a, np.generic) and a.dtype != np.float64 for a in args):  # those take like
             self._by_types[self._types_of(args)] = _entry(built)
         return built
 
@@ -540,11 +406,11 @@ class GradientFunction:
             entry = table[1].get(table[0](args))
             if entry is not None and (entry[1] is None or entry[1].valid()):
                 return entry, ()
-        kinds = _kinds(self.fn, args)
+        kinds = kinds_of(self.fn, args)
         if self._has_aux or any(isinstance(k, containers.Tree) for k in kinds):
             return None, kinds
         entry = _entry(self._specialise(args, kinds))
-        if any(map(is_constant_kind, kinds)):
+        if any(isinstance(k, Constant) for k in kinds):
             return entry, kinds  # a string's kind is its value, not its type: no table keyed by types
         if table is None:
             arrays = tuple(i for i, t in enumerate(types) if t is np.ndarray)  # whose kind is more than its type
@@ -587,7 +453,7 @@ class GradientFunction:
         """A call ``_by_types`` does not serve: arrays or NumPy numbers among the arguments (found
         by their types and shapes), a gradient of a gradient, containers, ``has_aux``, a first call."""
         if self.inner is not None:
-            gradient = _handed_out(_run(self._specialise(args, _kinds(self.fn, args)).function, args), args)
+            gradient = _handed_out(_run(self._specialise(args, kinds_of(self.fn, args)).function, args), args)
             if self._check:
                 self._self_check(args, None, gradient if self._several else (gradient,))
             return (self.inner(*args), gradient) if self._with_value else gradient
@@ -599,7 +465,7 @@ class GradientFunction:
             self._refuse_result(value)
         # gradients of their arguments' dtypes, arrays of their own
         primals = self._primals_of(args)
-        gradient = tuple(map(_like, primals, gradient)) if len(self.wrt) > 1 else _like(primals, gradient)
+        gradient = tuple(map(like, primals, gradient)) if len(self.wrt) > 1 else like(primals, gradient)
         if gradient.__class__ is not float and not _alone(gradient, _ALONE_SINGLE, _ALONE_EACH):
             gradient = _handed_out(gradient, args)
         return gradient if self._bare else self._finish(args, value, gradient)
@@ -654,7 +520,7 @@ class GradientFunction:
         """A call with container arguments or ``has_aux``: leaves in, the gradient rebuilt with the
         structure of each argument differentiated."""
         built = self._specialise(args, kinds)
-        leaves = _flat(args, kinds)
+        leaves = arguments.flat(args, kinds)
         value, gradient = _run(built.function, leaves)
         held = leaves  # what the gradients must not share memory with: every leaf in, the aux out
         if self._has_aux:
@@ -666,9 +532,9 @@ class GradientFunction:
             self._refuse_result(loss)
         params = list(self._signature.parameters)
         by = [kinds[params.index(w)] for w in self.wrt]
-        primals = _flat(tuple(args[params.index(w)] for w in self.wrt), tuple(by))
+        primals = arguments.flat(tuple(args[params.index(w)] for w in self.wrt), tuple(by))
         flat = (gradient,) if len(primals) == 1 else tuple(gradient)
-        gradients = _regroup(_handed_out(tuple(map(_like, primals, flat)), held), by)
+        gradients = arguments.regroup(_handed_out(tuple(map(like, primals, flat)), held), by)
         gradient = tuple(gradients) if self._several else gradients[0]
         if self._with_value:
             return value, gradient
@@ -678,13 +544,13 @@ class GradientFunction:
     def source(self) -> str:
         """The adjoint's source: the one the last call ran, or before any call the generic one."""
         if self._last_source is None:
-            unknown = (None,) * len(self._signature.parameters)
+            unknown = (UNKNOWN,) * len(self._signature.parameters)
             self._last_source = (self._adjoint(unknown) if self.inner is None else self.function_for(unknown)).source
         return self._last_source
 
     def source_for(self, *args: Any, **kwargs: Any) -> str:
         """The adjoint's source specialised for these arguments (nothing is run)."""
-        kinds = _kinds(self.fn, self._bind(args, kwargs))
+        kinds = kinds_of(self.fn, self._bind(args, kwargs))
         return (self._adjoint(kinds) if self.inner is None else self.function_for(kinds)).source
 
     def __repr__(self) -> str:
@@ -731,7 +597,7 @@ def source(fn: Callable, wrt: Wrt = 0, mode: str = "reverse", stage: str = "opti
         raise ValueError(f"mode must be 'reverse' or 'forward', not {mode!r}")
     names, _ = _resolve_wrt(fn, wrt)
     n = len(inspect.signature(fn).parameters)
-    kinds = (None,) * n if args is None else _kinds(fn, args)
+    kinds = (UNKNOWN,) * n if args is None else kinds_of(fn, args)
     build = build_reverse if mode == "reverse" else build_forward
     return build(fn, names, kinds, stage=stage, compile_it=False).source
 
@@ -745,7 +611,7 @@ def _differentiable(value: Any) -> bool:
         return False
     if isinstance(value, (int, np.integer)):
         return False
-    return np.issubdtype(np.result_type(value), np.inexact) if _kind(value) else False
+    return np.issubdtype(np.result_type(value), np.inexact) if kind_of(value) != UNKNOWN else False
 
 
 def _bound_primals(fn: Callable, primals: Sequence[Any]) -> tuple[list[str], tuple]:
@@ -779,13 +645,13 @@ def _check_tangent(fn: Callable, name: str, primal: Any, tangent: Any) -> Any:
 def _plain(fn: Callable, args: tuple) -> Callable:
     """``fn`` itself, or for a gradient the plain function it generates for such arguments."""
     if isinstance(fn, GradientFunction):
-        return fn.function_for(tuple(map(_kind, args))).function
+        return fn.function_for(tuple(map(kind_of, args))).function
     return fn
 
 
 @_user_facing
 def _tangent_function(fn: Callable, wrt: tuple[str, ...], args: tuple) -> Callable:
-    return _tangent_built(fn, wrt, tuple(map(_kind, args))).function
+    return _tangent_built(fn, wrt, tuple(map(kind_of, args))).function
 
 
 @_user_facing
@@ -824,7 +690,7 @@ def jvp(fn: Callable, primals: Sequence[Any], tangents: Sequence[Any]) -> tuple[
                          f"({len(primals)} primals, {len(tangents) if isinstance(tangents, (tuple, list)) else 'no tuple of'} tangents)")
     given = dict(zip(params, tangents))  # by name: a method's self or a default has none
     fn, params, args = _without_prefix(fn, params, args)
-    kinds = _kinds(fn, args)
+    kinds = kinds_of(fn, args)
     wrt, tangent_args = [], []
     for p, a, k in zip(params, args, kinds):
         if p not in given:
@@ -839,7 +705,7 @@ def jvp(fn: Callable, primals: Sequence[Any], tangents: Sequence[Any]) -> tuple[
     if isinstance(fn, GradientFunction) and any(isinstance(k, containers.Tree) for k in kinds):
         return _gradient_jvp_by_leaf(fn, params, args, kinds, wrt, tuple(tangent_args))
     built = _tangent_built(fn, tuple(wrt), kinds)
-    out, t_out = _run(built.function, _flat(args, kinds) + tuple(tangent_args))
+    out, t_out = _run(built.function, arguments.flat(args, kinds) + tuple(tangent_args))
     if built.result_tree is not None:
         return containers.unflatten(built.result_tree, out), containers.unflatten(built.result_tree, t_out)
     if not _alone(t_out, _ALONE_SINGLE, _ALONE_EACH):  # (as grad's gradients: see _alone)
@@ -857,14 +723,14 @@ def _gradient_jvp_by_leaf(gradient: "GradientFunction", params: list[str], args:
                         "arguments: take it over s2s_ad.grad(f) (no value, no aux), or use s2s_ad.hessian")
     plain = gradient.function_for(kinds).function
     names = list(inspect.signature(plain).parameters)
-    by = tuple(names[i] for i in _leaf_positions(params, kinds, wrt))
+    by = tuple(names[i] for i in arguments.leaf_positions(params, kinds, wrt))
     flat_kinds = leaf_kinds(kinds)
     tangent = _CACHE.get(plain, ("forward", plain.__code__, by, flat_kinds),
                          lambda: build_forward(plain, by, flat_kinds)).function
-    out, t_out = _run(tangent, _flat(args, kinds) + tangents)
+    out, t_out = _run(tangent, arguments.flat(args, kinds) + tangents)
 
     def rebuild(leaves: Any) -> Any:
-        leaves = list(leaves) if len(_leaf_positions(params, kinds, gradient.wrt)) > 1 else [leaves]
+        leaves = list(leaves) if len(arguments.leaf_positions(params, kinds, gradient.wrt)) > 1 else [leaves]
         parts = []
         for w in gradient.wrt:
             kind = kinds[params.index(w)]
@@ -911,10 +777,10 @@ def _pullback(fn: Callable, primals: Sequence[Any], wrt: Optional[Sequence[str]]
     params, args = _bound_primals(fn, primals)
     visible = params[:len(primals)]
     fn, params, args = _without_prefix(fn, params, args)
-    kinds = _kinds(fn, args)
+    kinds = kinds_of(fn, args)
     split = build_split(fn, kinds)
-    flat_args = _flat(args, kinds)
-    wanted = set(_leaf_positions(params, kinds, visible if wrt is None else wrt))
+    flat_args = arguments.flat(args, kinds)
+    wanted = set(arguments.leaf_positions(params, kinds, visible if wrt is None else wrt))
     # every argument wanted is differentiated: a float one whose derivative a rule loses is refused
     check_lost_arguments(split, tuple(a if i in wanted else None for i, a in enumerate(flat_args)))
     draws = Draws(fn, args)  # a forward part run again (below) replays them
@@ -939,9 +805,9 @@ def _pullback(fn: Callable, primals: Sequence[Any], wrt: Optional[Sequence[str]]
         pulled.append(True)
         adjoints = _run(split.backward, (cotangent, taped))  # the tape is persistent: reading it takes nothing
         # each adjoint with its primal's type: float32 stays float32, a 0-d array a 0-d array (as grad)
-        adjoints = _regroup(tuple(map(_like, flat_args, adjoints[:-1])), kinds)
+        adjoints = arguments.regroup(tuple(map(like, flat_args, adjoints[:-1])), kinds)
         # a string or None primal (a static argument) has no derivative: None, as jvp takes for its tangent
-        return _handed_out(tuple(None if constant_value(kinds[i])[0] else adjoints[i] for i in positions),
+        return _handed_out(tuple(None if isinstance(kinds[i], Constant) else adjoints[i] for i in positions),
                            args + (out, cotangent))
 
     return result, vjp_fn
@@ -1000,7 +866,7 @@ class Jacobian:
     def _blocks(self, params: list[str], values: tuple, positions: list[int], draws: Any) -> Any:
         out = self.fn(*values)
         if not isinstance(self.fn, GradientFunction) and (
-                any(isinstance(_kind_tree(value), containers.Tree) for value in values)
+                any(isinstance(kind_tree(value), containers.Tree) for value in values)
                 or isinstance(containers.structure_of(out), containers.Tree)):
             blocks = [self._by_leaf(values, i, out, draws) for i in positions]
             return tuple(blocks) if self._several else blocks[0]
@@ -1019,7 +885,7 @@ class Jacobian:
     def _by_leaf(self, values: tuple, i: int, out: Any, draws: Draws) -> Any:
         """The Jacobian by argument ``i`` where it or the result is a container: one jvp per input
         element; a container of blocks per result leaf, each a container by input leaf (as JAX)."""
-        kind = _kind_tree(values[i])
+        kind = kind_tree(values[i])
         inputs = containers.leaves(values[i], kind) if isinstance(kind, containers.Tree) else [values[i]]
         structure = containers.structure_of(out)
         outputs = containers.leaves(out, structure)
@@ -1035,12 +901,12 @@ class Jacobian:
                 draws.replay()
                 t_out = jvp(self.fn, values, tangents)[1]
                 for o, t in enumerate(containers.leaves(t_out, structure)):
-                    columns[j][o].append(np.asarray(t, dtype=_float_dtype(leaf)))
+                    columns[j][o].append(np.asarray(t, dtype=float_dtype(leaf)))
 
         def block(o: int, j: int) -> np.ndarray:
             shape = np.shape(outputs[o]) + np.shape(inputs[j])
             if not columns[j][o]:
-                return np.zeros(shape, dtype=_float_dtype(inputs[j]))
+                return np.zeros(shape, dtype=float_dtype(inputs[j]))
             return np.stack(columns[j][o], axis=-1).reshape(shape)
 
         def by_input(o: int) -> Any:
@@ -1061,9 +927,9 @@ class Jacobian:
                 unit[index] = 1.0
                 tangents[k] = unit if isinstance(values[i], np.ndarray) else 1.0
                 draws.replay()
-                columns.append(np.asarray(tangent_fn(*values, *tangents)[1], dtype=_float_dtype(values[i])))
+                columns.append(np.asarray(tangent_fn(*values, *tangents)[1], dtype=float_dtype(values[i])))
             stacked = (np.stack(columns, axis=-1) if columns
-                       else np.zeros(np.shape(out) + (0,), dtype=_float_dtype(values[i])))
+                       else np.zeros(np.shape(out) + (0,), dtype=float_dtype(values[i])))
             blocks.append(stacked.reshape(np.shape(out) + np.shape(values[i])))
         return blocks
 
@@ -1076,7 +942,7 @@ class Jacobian:
             unit[index] = 1.0
             adjoints = pull(unit if np.ndim(out) else 1.0)
             for i in positions:
-                rows[i].append(np.asarray(adjoints[i], dtype=_float_dtype(values[i])))
+                rows[i].append(np.asarray(adjoints[i], dtype=float_dtype(values[i])))
         return [np.stack(rows[i]).reshape(np.shape(out) + np.shape(values[i])) for i in positions]
 
 
@@ -1120,7 +986,7 @@ class Hessian:
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         gradient = GradientFunction(self.fn, self.wrt, with_value=False)
         full = gradient._bind(args, kwargs)
-        kinds = _kinds(gradient.fn, full)
+        kinds = kinds_of(gradient.fn, full)
         if any(isinstance(k, containers.Tree) for k in kinds):
             return self._by_leaf(gradient, full, kinds)
         by = self.wrt if self._several else self.wrt[0]
@@ -1134,13 +1000,13 @@ class Hessian:
         plain = gradient.function_for(kinds).function
         names = list(inspect.signature(plain).parameters)
         params = list(gradient._signature.parameters)
-        groups = {w: _leaf_positions(params, kinds, (w,)) for w in self.wrt}
+        groups = {w: arguments.leaf_positions(params, kinds, (w,)) for w in self.wrt}
         wrt_leaves = [i for w in self.wrt for i in groups[w]]
         flat_kinds = leaf_kinds(kinds)
         by = tuple(names[i] for i in wrt_leaves)
         tangent = _CACHE.get(plain, ("forward", plain.__code__, by, flat_kinds),
                              lambda: build_forward(plain, by, flat_kinds)).function
-        flat = _flat(full, kinds)
+        flat = arguments.flat(full, kinds)
         draws = Draws(gradient.owner, full)
         try:
             return self._blocks(full, kinds, params, groups, wrt_leaves, flat, tangent, draws)
@@ -1164,12 +1030,12 @@ class Hessian:
                 t_gradient = _run(tangent, flat + tuple(tangents))[1]
                 t_gradient = (t_gradient,) if len(wrt_leaves) == 1 else t_gradient
                 for a, t in zip(wrt_leaves, t_gradient):
-                    columns[a, b].append(np.asarray(t, dtype=_float_dtype(flat[b])))
+                    columns[a, b].append(np.asarray(t, dtype=float_dtype(flat[b])))
 
         def block(a: int, b: int) -> np.ndarray:
             shape = np.shape(flat[a]) + np.shape(flat[b])
             if not columns[a, b]:
-                return np.zeros(shape, dtype=_float_dtype(flat[b]))
+                return np.zeros(shape, dtype=float_dtype(flat[b]))
             return np.stack(columns[a, b], axis=-1).reshape(shape)
 
         def rebuild(w: str, parts: list) -> Any:
