@@ -16,8 +16,11 @@ Where a tangent comes from, in order:
    linear in ``d_out``: substituting ``t_x`` for ``d_out`` gives the term
    ``t_x * g`` of the tangent, and the terms add up.
 
-Inputs without a tangent contribute nothing (their terms are dropped, not
-multiplied by zero, so ``0 * inf`` never turns into ``nan``).
+Inputs without a tangent contribute nothing: a template gets an
+``ir.Zero`` of the tangent's kind (``kinds.derivative_kind``) for them, and
+their terms are dropped, not multiplied by zero, so ``0 * inf`` never turns
+into ``nan``; a zero that cannot be dropped is written as the zero of its
+kind (``spelled``), a result that is all zero as zeros of the result's shape.
 """
 from __future__ import annotations
 
@@ -31,31 +34,30 @@ from .aliasing import Sharing, shared_operands
 from .analysis import SCALAR, Analysis, differentiable_operands
 from .errors import TransformError
 from .expressions import describe_callable, fold_declared, instantiate, is_user_function, template_ir
-from .kinds import Sequence
+from .kinds import UNKNOWN, Sequence, derivative_kind
 
 # Builds (or finds) the tangent function of a user function for argument kinds
 # and the positions that carry tangents; the result has ``jvp`` once compiled.
 TangentBuilder = Callable[[Any, tuple, tuple], Any]
 
-_ZERO = ir.Const(0.0)  # a missing tangent, dropped by _without_zeros wherever it can be
-
-
 def _is_zero(expr: ir.Expr) -> bool:
-    return expr is _ZERO
+    return isinstance(expr, ir.Zero)
 
 
 def _without_zeros(e: ir.Expr) -> Optional[ir.Expr]:
-    """``e`` with a missing tangent folded away (``0 * a``, ``a + 0``, ``-0``, ``0 / a``), or None
-    if it has none among its arguments."""
+    """``e`` with a missing tangent (an ``ir.Zero``) folded away (``0 * a``, ``a + 0``, ``-0``,
+    ``0 / a``), or None if it has none among its arguments.  A call that is zero is the zero of the
+    call's own kind where the zero it stems from knows no more (``0 * a`` is as large as ``a``)."""
     if not isinstance(e, ir.Call):
         return None
     args = e.args
     # calls that are zero where the argument at one of these positions is: declared factors=(0, 1)
     factors = rules.fact(e.fn, "factors", ()) if not isinstance(e.fn, ir.Part) else ()
-    if any(i < len(args) and _is_zero(args[i]) for i in factors):
-        return _ZERO
+    zero = next((args[i] for i in factors if i < len(args) and _is_zero(args[i])), None)
+    if zero is not None:
+        return ir.Zero(UNKNOWN) if len(args) > 1 else zero  # (the product's kind is the broadcast one)
     if _linear_of_zero(e):
-        return _ZERO
+        return ir.Zero(UNKNOWN)  # (a reduction or a reshape: another shape than its argument's)
     if len(args) != 2:
         return None
     sign = rules.fact(e.fn, "sum") if not isinstance(e.fn, ir.Part) else None  # declared sum="+" or sum="-"
@@ -86,7 +88,7 @@ def _substitute_dropping_zeros(tree: ir.Expr, mapping: dict[str, ir.Expr]) -> ir
     """A template's expression with its names replaced, and the terms of missing tangents dropped.
 
     One pass, bottom-up: a name's replacement is not looked into, which is
-    right because only a replacement itself (``_ZERO``) is ever a missing
+    right because only a replacement itself (an ``ir.Zero``) is ever a missing
     tangent, never a part of one.
     """
     def visit(e: ir.Expr) -> Optional[ir.Expr]:
@@ -140,6 +142,20 @@ class TangentSweep:
         if self.facts.shape_of(expr) == SCALAR:
             return ir.Const(0.0)
         return ir.Call(runtime.zero_tangent, (expr,))
+
+    def zero_of(self, primal: ir.Expr) -> ir.Zero:
+        """The tangent of ``primal``, which carries none: a zero of the kind of its derivative."""
+        return ir.Zero(derivative_kind(self.facts.fact(primal)))
+
+    @staticmethod
+    def spelled(tangent: ir.Expr) -> ir.Expr:
+        """``tangent`` with each ``ir.Zero`` left in it (one no rule of the expression could drop) written
+        as code: ``0.0``, whatever the zero's kind.  Such a zero is an operand of an elementwise
+        expression, whose other operands give it their shape (NumPy broadcasts a number), or the
+        missing tangent a template's helper takes (``einsum_grad``, ``meshgrid_tangent``: each takes a
+        number zero for a tangent it does not get); a tangent that is all zero never gets here
+        (``zeros`` writes zeros of its value's shape)."""
+        return ir.transform(tangent, lambda e: ir.Const(0.0) if isinstance(e, ir.Zero) else None)
 
     def emit(self, stmt: ir.Stmt) -> None:
         self.out.append(stmt)
@@ -232,7 +248,8 @@ class TangentSweep:
     def copyable(self, target: str) -> bool:
         """Whether ``target``'s tangent may be an array (np.copy keeps it one): not a number, not a
         tuple or list (whose items the copy would stack)."""
-        return self.facts.shape.get(target) != SCALAR and not isinstance(self.facts.fact(ir.Var(target)), Sequence)
+        return self.facts.shape.get(target) != SCALAR and not isinstance(
+            derivative_kind(self.facts.fact(ir.Var(target))), Sequence)
 
     def user_call(self, stmt: ir.Assign) -> None:
         """``y = helper(a, b)`` becomes ``y, t_y = t_helper.jvp(a, b, t_a, ...)``."""
@@ -328,20 +345,23 @@ class TangentSweep:
         mapping: dict[str, ir.Expr] = {n: ir.Const(v.value) if rules.is_default(v) else v for n, v in bound.items()}
         mapping[rule.result] = ir.Var(stmt.target)
         for seed in rule.seeds:
-            tangent = self.tangent_of(mapping.get(seed[2:], ir.Const(None)))
-            mapping[seed] = tangent if tangent is not None else _ZERO
+            primal = mapping.get(seed[2:], ir.Const(None))
+            tangent = self.tangent_of(primal)
+            mapping[seed] = tangent if tangent is not None else self.zero_of(primal)
         result = None
         for local, tree in template_ir(rule):
             value = fold_declared(_substitute_dropping_zeros(tree, mapping))
             if local == "t_" + rule.result:
                 result = value
+            elif _is_zero(value):
+                mapping[local] = value  # a part that is zero: dropped from what uses it, never assigned
             else:
                 temp = ir.fresh_name(f"{local}_{stmt.target}", self.taken)
-                self.emit(ir.Assign(temp, value, stmt.line))
+                self.emit(ir.Assign(temp, self.spelled(value), stmt.line))
                 mapping[local] = ir.Var(temp)
         if result is None or _is_zero(result):
             return self.zeros(ir.Var(stmt.target))
-        return result
+        return self.spelled(result)
 
 
 def forward(fn: ir.Function, wrt: list[str], facts: Analysis, callee: Optional[TangentBuilder] = None) -> ir.Function:

@@ -49,7 +49,7 @@ from . import ir, rules, runtime
 from .analysis import SCALAR, Analysis, differentiable_operands, lost_derivative_check
 from .errors import TransformError
 from .expressions import describe_callable, instantiate, is_user_function, template_ir
-from .kinds import Array, Kind, Number
+from .kinds import Array, Kind, Number, derivative_kind
 from .optimize import remove_dead
 from .aliasing import Sharing, values_read
 from .recording import Recording
@@ -634,9 +634,11 @@ class ReverseSweep(Recording):
 
 
 def zero_of(kind: Kind, value: ir.Expr) -> ir.Expr:
-    """The adjoint of ``value`` where nothing contributed: ``0.0`` only for a proven number, else
-    zeros shaped like the value at run time (a wrong guess would change the result's shape)."""
-    if isinstance(kind, Number):
+    """The adjoint of ``value`` (of kind ``kind``) where nothing contributed, written at once (the
+    reverse sweep holds no symbolic zero: an adjoint nothing reaches is never built): ``0.0`` only
+    where the adjoint's kind (``kinds.derivative_kind``) is a proven number, else zeros shaped like
+    the value at run time (a wrong guess would change the result's shape)."""
+    if isinstance(derivative_kind(kind), Number):
         return ir.Const(0.0)
     return ir.Call(runtime.zeros_like, (value,))
 
