@@ -1,42 +1,40 @@
-"""The public interface: ``grad``, ``value_and_grad``, ``jvp``, ``vjp``,
-``jacobian``, ``source``.
+"""The public interface: ``grad``, ``value_and_grad``, ``jvp``, ``vjp``, ``source``.
 
 A gradient function binds its arguments like the user's function (defaults,
-keywords), classifies each argument as a number or an array, and calls the
-adjoint generated for that combination of kinds (built on first use, then
-cached).  Knowing which arguments are numbers lets the generator drop every
-broadcasting reduction from scalar code.
+keywords), reads each argument's kind (``arguments.kinds_of``: a number, an
+array and the pattern of its lengths, a string's value, a container's
+structure), and calls the adjoint generated for that combination of kinds
+(built on first use, then cached).  Knowing which arguments are numbers lets
+the generator drop every broadcasting reduction from scalar code.
 
 Container arguments (dicts, lists, tuples, namedtuples, dataclasses) are
 flattened here to their leaves, and gradients, tangents and adjoints rebuilt
 with the argument's structure (``containers.py``); bound methods and
 ``functools.partial`` objects are unwrapped to the plain function and the
-arguments they fix.
+arguments they fix.  Whole Jacobians and Hessians are built on these in
+``matrices.py``, ``check_grad`` in ``gradcheck.py``.
 """
 from __future__ import annotations
 
 import functools
 import inspect
-import math
 import operator
 import sys
 import threading
 import warnings
-from dataclasses import dataclass
-from types import FunctionType
 from typing import Any, Callable, Optional, Sequence, Union
 
 import numpy as np
 
 from . import arguments, containers
+from .arguments import kind_of, kinds_of, like
 from .cache import TransformCache, is_current, name_the_users_line
 from .draws import Draws
 from .errors import TransformError
-from .arguments import float_dtype, kind_of, kind_tree, kinds_of, like
 from .kinds import UNKNOWN, Array, Constant
 from .parse import Snapshot
 from .pipeline import (STAGES, Built, build_derivative_of, build_forward, build_gradient_only, build_reverse,
-                       build_split, check_lost_arguments, leaf_kinds, lost_outside, may_draw_globally)
+                       build_split, check_lost_arguments, leaf_kinds, lost_outside)
 from .selfcheck import NoForwardMode, SelfCheckSkipped, dot_product_test, switched_on_by_environment
 
 Wrt = Union[int, str, Sequence[Union[int, str]]]
@@ -602,7 +600,7 @@ def source(fn: Callable, wrt: Wrt = 0, mode: str = "reverse", stage: str = "opti
     return build(fn, names, kinds, stage=stage, compile_it=False).source
 
 
-# -- forward mode, vjp and Jacobians ------------------------------------------
+# -- forward mode and vjp ------------------------------------------------------
 
 
 def _differentiable(value: Any) -> bool:
@@ -835,314 +833,3 @@ def _inexact(cotangent: Any) -> Any:
     if isinstance(cotangent, (float, complex)) or np.issubdtype(np.asarray(cotangent).dtype, np.inexact):
         return cotangent
     return np.asarray(cotangent, dtype=float) if isinstance(cotangent, np.ndarray) else float(cotangent)
-
-
-class Jacobian:
-    """``jacobian(fn, wrt)(*args)``: the array of partial derivatives, shaped ``out.shape + arg.shape``.
-
-    Forward mode (one jvp per input element) when the inputs are fewer than
-    the outputs, reverse mode (one vjp per output element) otherwise.
-    """
-
-    def __init__(self, fn: Callable, wrt: Wrt) -> None:
-        self.fn = fn
-        self.wrt, self._several = _resolve_wrt(fn, wrt)
-        functools.update_wrapper(self, fn, updated=())  # not __dict__: fn may be a gradient
-
-    def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        bound = inspect.signature(self.fn).bind(*args, **kwargs)
-        bound.apply_defaults()
-        params, values = list(bound.arguments), tuple(bound.arguments.values())
-        positions = [params.index(w) for w in self.wrt]
-        # The states of the generators a pass may draw from, put back before each pass; not read where
-        # no pass can draw (reading and putting them back costs more than a small function's pass).
-        draws = Draws(_owner(self.fn), values) \
-            if not isinstance(self.fn, FunctionType) or may_draw_globally(self.fn) else _NO_DRAWS
-        try:
-            return self._blocks(params, values, positions, draws)
-        finally:
-            draws.finish()
-
-    def _blocks(self, params: list[str], values: tuple, positions: list[int], draws: Any) -> Any:
-        out = self.fn(*values)
-        if not isinstance(self.fn, GradientFunction) and (
-                any(isinstance(kind_tree(value), containers.Tree) for value in values)
-                or isinstance(containers.structure_of(out), containers.Tree)):
-            blocks = [self._by_leaf(values, i, out, draws) for i in positions]
-            return tuple(blocks) if self._several else blocks[0]
-        for i in positions:
-            if not _differentiable(values[i]):
-                raise TypeError(f"jacobian of {self.fn.__name__}: {params[i]} = {values[i]!r} is not a float "
-                                f"or float array, so it has no derivative")
-        inputs = sum(np.size(values[i]) for i in positions)
-        if inputs <= np.size(out) or isinstance(self.fn, GradientFunction):  # no reverse over reverse
-            blocks = self._forward(values, positions, out, draws)
-        else:
-            draws.replay()
-            blocks = self._reverse(values, positions, out)
-        return tuple(blocks) if self._several else blocks[0]
-
-    def _by_leaf(self, values: tuple, i: int, out: Any, draws: Draws) -> Any:
-        """The Jacobian by argument ``i`` where it or the result is a container: one jvp per input
-        element; a container of blocks per result leaf, each a container by input leaf (as JAX)."""
-        kind = kind_tree(values[i])
-        inputs = containers.leaves(values[i], kind) if isinstance(kind, containers.Tree) else [values[i]]
-        structure = containers.structure_of(out)
-        outputs = containers.leaves(out, structure)
-        columns: list = [[[] for _ in outputs] for _ in inputs]
-        for j, leaf in enumerate(inputs):
-            for index in np.ndindex(np.shape(leaf)):
-                units = [np.zeros(np.shape(x)) if isinstance(x, np.ndarray) else 0.0 for x in inputs]
-                unit = np.zeros(np.shape(leaf))
-                unit[index] = 1.0
-                units[j] = unit if isinstance(leaf, np.ndarray) else 1.0
-                tangents = [None] * len(values)
-                tangents[i] = containers.unflatten(kind, units) if isinstance(kind, containers.Tree) else units[0]
-                draws.replay()
-                t_out = jvp(self.fn, values, tangents)[1]
-                for o, t in enumerate(containers.leaves(t_out, structure)):
-                    columns[j][o].append(np.asarray(t, dtype=float_dtype(leaf)))
-
-        def block(o: int, j: int) -> np.ndarray:
-            shape = np.shape(outputs[o]) + np.shape(inputs[j])
-            if not columns[j][o]:
-                return np.zeros(shape, dtype=float_dtype(inputs[j]))
-            return np.stack(columns[j][o], axis=-1).reshape(shape)
-
-        def by_input(o: int) -> Any:
-            parts = [block(o, j) for j in range(len(inputs))]
-            return containers.unflatten(kind, parts) if isinstance(kind, containers.Tree) else parts[0]
-
-        return containers.unflatten(structure, [by_input(o) for o in range(len(outputs))])
-
-    def _forward(self, values: tuple, positions: list[int], out: Any, draws: Draws) -> list:
-        tangent_fn = _tangent_function(self.fn, self.wrt, values)
-        zeros = [np.zeros_like(values[i], dtype=float) for i in positions]
-        blocks = []
-        for k, i in enumerate(positions):
-            columns = []
-            for index in np.ndindex(np.shape(values[i])):
-                tangents = [z if isinstance(values[j], np.ndarray) else 0.0 for j, z in zip(positions, zeros)]
-                unit = np.zeros(np.shape(values[i]))
-                unit[index] = 1.0
-                tangents[k] = unit if isinstance(values[i], np.ndarray) else 1.0
-                draws.replay()
-                columns.append(np.asarray(tangent_fn(*values, *tangents)[1], dtype=float_dtype(values[i])))
-            stacked = (np.stack(columns, axis=-1) if columns
-                       else np.zeros(np.shape(out) + (0,), dtype=float_dtype(values[i])))
-            blocks.append(stacked.reshape(np.shape(out) + np.shape(values[i])))
-        return blocks
-
-    def _reverse(self, values: tuple, positions: list[int], out: Any) -> list:
-        params = list(inspect.signature(self.fn).parameters)
-        _, pull = _pullback(self.fn, values, [params[i] for i in positions])
-        rows = {i: [] for i in positions}
-        for index in np.ndindex(np.shape(out)):
-            unit = np.zeros(np.shape(out))
-            unit[index] = 1.0
-            adjoints = pull(unit if np.ndim(out) else 1.0)
-            for i in positions:
-                rows[i].append(np.asarray(adjoints[i], dtype=float_dtype(values[i])))
-        return [np.stack(rows[i]).reshape(np.shape(out) + np.shape(values[i])) for i in positions]
-
-
-def _owner(fn: Callable) -> Callable:
-    """The user's function behind ``fn`` (a gradient's, or ``fn`` itself): whose free names may hold
-    the generators it draws from (``draws.Draws``)."""
-    return fn.owner if isinstance(fn, GradientFunction) else fn
-
-
-class _NoDraws:
-    """``draws.Draws`` for a function that draws nothing (``pipeline.may_draw_globally``): nothing to
-    put back."""
-
-    def replay(self) -> None:
-        pass
-
-    def finish(self) -> None:
-        pass
-
-
-_NO_DRAWS = _NoDraws()
-
-
-def jacobian(fn: Callable, wrt: Wrt = 0) -> Jacobian:
-    """The Jacobian of ``fn`` with respect to ``wrt`` (a tuple ``wrt`` gives a tuple of blocks)."""
-    return Jacobian(fn, wrt)
-
-
-class Hessian:
-    """``hessian(fn, wrt)(*args)``: second derivatives, forward mode over the generated gradient.
-
-    With one ``wrt``, an array shaped ``arg.shape + arg.shape``; with a tuple,
-    nested tuples of blocks ``H[i][j]`` = d²fn / d wrt_i d wrt_j.
-    """
-
-    def __init__(self, fn: Callable, wrt: Wrt) -> None:
-        self.fn = fn
-        self.wrt, self._several = _resolve_wrt(fn, wrt)
-        functools.update_wrapper(self, fn, updated=())  # not __dict__: fn may be a gradient
-
-    def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        gradient = GradientFunction(self.fn, self.wrt, with_value=False)
-        full = gradient._bind(args, kwargs)
-        kinds = kinds_of(gradient.fn, full)
-        if any(isinstance(k, containers.Tree) for k in kinds):
-            return self._by_leaf(gradient, full, kinds)
-        by = self.wrt if self._several else self.wrt[0]
-        rows = tuple(Jacobian(GradientFunction(self.fn, w, with_value=False), by)(*args, **kwargs) for w in self.wrt)
-        return rows if self._several else rows[0]
-
-
-    def _by_leaf(self, gradient: GradientFunction, full: tuple, kinds: tuple) -> Any:
-        """With container arguments: forward mode over the gradient as a function of the leaves; the
-        block of two containers is a container (by the first) of containers (by the second), as JAX."""
-        plain = gradient.function_for(kinds).function
-        names = list(inspect.signature(plain).parameters)
-        params = list(gradient._signature.parameters)
-        groups = {w: arguments.leaf_positions(params, kinds, (w,)) for w in self.wrt}
-        wrt_leaves = [i for w in self.wrt for i in groups[w]]
-        flat_kinds = leaf_kinds(kinds)
-        by = tuple(names[i] for i in wrt_leaves)
-        tangent = _CACHE.get(plain, ("forward", plain.__code__, by, flat_kinds),
-                             lambda: build_forward(plain, by, flat_kinds)).function
-        flat = arguments.flat(full, kinds)
-        draws = Draws(gradient.owner, full)
-        try:
-            return self._blocks(full, kinds, params, groups, wrt_leaves, flat, tangent, draws)
-        finally:
-            draws.finish()
-
-    def _blocks(self, full: tuple, kinds: tuple, params: list[str], groups: dict, wrt_leaves: list[int],
-                flat: tuple, tangent: Callable, draws: Draws) -> Any:
-        columns: dict = {(a, b): [] for a in wrt_leaves for b in wrt_leaves}
-        passes = 0
-        for b in wrt_leaves:
-            for index in np.ndindex(np.shape(flat[b])):
-                tangents = [np.zeros(np.shape(flat[i])) if isinstance(flat[i], np.ndarray) else 0.0
-                            for i in wrt_leaves]
-                unit = np.zeros(np.shape(flat[b]))
-                unit[index] = 1.0
-                tangents[wrt_leaves.index(b)] = unit if isinstance(flat[b], np.ndarray) else 1.0
-                if passes:
-                    draws.replay()  # the draws of the first pass
-                passes += 1
-                t_gradient = _run(tangent, flat + tuple(tangents))[1]
-                t_gradient = (t_gradient,) if len(wrt_leaves) == 1 else t_gradient
-                for a, t in zip(wrt_leaves, t_gradient):
-                    columns[a, b].append(np.asarray(t, dtype=float_dtype(flat[b])))
-
-        def block(a: int, b: int) -> np.ndarray:
-            shape = np.shape(flat[a]) + np.shape(flat[b])
-            if not columns[a, b]:
-                return np.zeros(shape, dtype=float_dtype(flat[b]))
-            return np.stack(columns[a, b], axis=-1).reshape(shape)
-
-        def rebuild(w: str, parts: list) -> Any:
-            kind = kinds[params.index(w)]
-            return containers.unflatten(kind, parts) if isinstance(kind, containers.Tree) else parts[0]
-
-        def pair(w1: str, w2: str) -> Any:
-            return rebuild(w1, [rebuild(w2, [block(a, b) for b in groups[w2]]) for a in groups[w1]])
-
-        if self._several:
-            return tuple(tuple(pair(w1, w2) for w2 in self.wrt) for w1 in self.wrt)
-        return pair(self.wrt[0], self.wrt[0])
-
-
-def hessian(fn: Callable, wrt: Wrt = 0) -> Hessian:
-    """The Hessian of scalar ``fn`` with respect to ``wrt`` (forward over reverse)."""
-    return Hessian(fn, wrt)
-
-
-# -- checking a gradient ------------------------------------------------------
-
-
-@dataclass
-class GradCheck:
-    """How far ``grad(fn)`` is from central finite differences (``check_grad``)."""
-
-    ok: bool
-    worst: str  # the component furthest off, e.g. "d/dx[2]"
-    ours: float
-    numeric: float
-    error: float  # |ours - numeric| there, over atol + rtol * |numeric| (ok means <= 1)
-
-    def __str__(self) -> str:
-        verdict = "ok" if self.ok else "MISMATCH"
-        return (f"{verdict}: worst component {self.worst}: ours {self.ours:.10g}, finite differences "
-                f"{self.numeric:.10g} ({self.error:.3g} of the tolerance)")
-
-
-def check_grad(fn: Callable, *args: Any, wrt: Optional[Wrt] = None, eps: Optional[float] = None,
-               rtol: Optional[float] = None, atol: Optional[float] = None) -> GradCheck:
-    """Compare ``grad(fn, wrt)(*args)`` with central differences; report the worst component.
-
-    ``wrt`` defaults to every float argument.  Use it to check a rule you
-    wrote with ``@s2s_ad.adjoint``: ``assert s2s_ad.check_grad(f, x).ok``.
-
-    The step and the tolerances follow the precision ``fn`` computes in (the
-    least precise float among its arguments and its result: a ``float32``
-    cast inside makes a ``float32`` result): ``eps`` defaults to 1e-6 in
-    double precision and to the cube root of the machine epsilon (times the
-    component's size) in a lower one, where 1e-6 would be mostly rounding.
-    A difference within the rounding error of the difference quotient
-    itself (a few epsilons of ``fn``'s values, over the step) is noise, not
-    a mismatch, and is allowed on top of ``atol + rtol * |numeric|``.
-    """
-    params = list(inspect.signature(fn).parameters)
-    positions = [i for i, a in enumerate(args) if _differentiable(a)] if wrt is None else [
-        params.index(w) for w in _resolve_wrt(fn, wrt)[0]]
-    if not positions:
-        raise TypeError(f"check_grad of {fn.__name__}: no argument is a float or float array")
-    draws = Draws(fn, args)  # every difference is taken with the draws the gradient saw
-    try:
-        gradients = GradientFunction(fn, tuple(positions), with_value=False)(*args)
-        draws.replay()
-        precision = _precision(fn(*args), [args[i] for i in positions])
-        return _worst_component(fn, args, params, positions, gradients, draws, eps, rtol, atol, precision)
-    finally:
-        draws.finish()
-
-
-def _worst_component(fn: Callable, args: tuple, params: list[str], positions: list[int], gradients: tuple,
-                     draws: Draws, eps: Optional[float], rtol: Optional[float], atol: Optional[float],
-                     precision: float) -> GradCheck:
-    """``check_grad``'s comparison, component by component, each difference replaying ``draws``."""
-    double = precision <= np.finfo(np.float64).eps
-    rtol = rtol if rtol is not None else (1e-5 if double else max(1e-5, float(np.sqrt(precision))))
-    atol = atol if atol is not None else (1e-6 if double else max(1e-6, float(np.sqrt(precision))))
-    worst = GradCheck(True, "", 0.0, 0.0, -1.0)
-    for i, ours in zip(positions, gradients):
-        x = np.asarray(args[i], dtype=float)
-        for index in np.ndindex(x.shape):
-            h = eps if eps is not None else (1e-6 if double else float(np.cbrt(precision)) * max(1.0, abs(x[index])))
-            step = np.zeros_like(x)
-            step[index] = h
-            moved = [list(args), list(args)]
-            for sign, values in zip((1, -1), moved):
-                values[i] = x + sign * step if isinstance(args[i], np.ndarray) else float(x + sign * step)
-            draws.replay()
-            above = float(fn(*moved[0]))
-            draws.replay()
-            below = float(fn(*moved[1]))
-            numeric = (above - below) / (2 * h)
-            noise = 4 * precision * (abs(above) + abs(below)) / (2 * h)  # rounding in the quotient
-            value = float(np.asarray(ours)[index])
-            error = abs(value - numeric) / (atol + rtol * abs(numeric) + noise)
-            if np.isnan(error):  # a nan on one side only is a mismatch, never a pass
-                error = 0.0 if np.isnan(value) and np.isnan(numeric) else math.inf
-            if error > worst.error:
-                label = f"d/d{params[i]}" + (f"[{', '.join(map(str, index))}]" if index else "")
-                worst = GradCheck(error <= 1.0, label, value, numeric, error)
-    return worst
-
-
-def _precision(result: Any, arguments: list) -> float:
-    """The machine epsilon of the least precise float among ``result`` and ``arguments``."""
-    found = [np.finfo(np.float64).eps]
-    for value in [result, *arguments]:
-        dtype = getattr(value, "dtype", None)
-        if dtype is not None and np.issubdtype(dtype, np.inexact):
-            found.append(float(np.finfo(dtype).eps))
-    return max(found)

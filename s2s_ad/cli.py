@@ -16,8 +16,9 @@ from typing import Optional, Sequence
 import numpy as np
 
 from .analysis import analyse
-from .api import check_grad, grad, source
+from .api import grad, source
 from .arguments import kind_of
+from .gradcheck import check_grad
 from .graph import to_dot
 from .kinds import UNKNOWN
 from .errors import TransformError
