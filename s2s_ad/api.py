@@ -183,11 +183,19 @@ def _shapes_of(positions: tuple[int, ...]) -> Callable[[tuple], tuple]:
 _SHAPES_KEPT = 256
 
 
+def _compiled(function: Optional[Callable]) -> Callable:
+    """A generated function the API asked for compiled (``Built.function``, a split adjoint's parts
+    once filled): never None, or a build went wrong."""
+    if function is None:
+        raise AssertionError("s2s_ad: generated code was asked for compiled and is not")
+    return function
+
+
 def _entry(built: Built) -> tuple[Callable, Optional[Snapshot]]:
     """What the hot path keeps of a built gradient: its function, and its snapshot where the code
     reads a free name (None where nothing can make it stale)."""
     snapshot = built.snapshot
-    return built.function, snapshot if snapshot is not None and not snapshot.empty else None
+    return _compiled(built.function), snapshot if snapshot is not None and not snapshot.empty else None
 
 
 def _default_tails(signature: inspect.Signature) -> dict[int, tuple]:
@@ -234,7 +242,7 @@ def _resolve_wrt(fn: Callable, wrt: Wrt) -> tuple[tuple[str, ...], bool]:
     params = list(inspect.signature(fn).parameters)
     several = isinstance(wrt, (tuple, list))
     names = []
-    for item in (wrt if several else (wrt,)):
+    for item in (list(wrt) if isinstance(wrt, (tuple, list)) else [wrt]):
         if isinstance(item, bool) or not isinstance(item, (int, str)):
             raise TypeError(f"wrt must be a parameter position or name, not {item!r}")
         if isinstance(item, int):
@@ -258,6 +266,9 @@ class GradientFunction:
     mode over the plain function the inner gradient generates (see
     ``function_for``), to any order.
     """
+
+    _with_value: bool
+    _has_aux: bool
 
     def __init__(self, fn: Callable, wrt: Wrt, with_value: bool, has_aux: bool = False, check: bool = False) -> None:
         if not callable(fn):
@@ -451,7 +462,8 @@ class GradientFunction:
         """A call ``_by_types`` does not serve: arrays or NumPy numbers among the arguments (found
         by their types and shapes), a gradient of a gradient, containers, ``has_aux``, a first call."""
         if self.inner is not None:
-            gradient = _handed_out(_run(self._specialise(args, kinds_of(self.fn, args)).function, args), args)
+            gradient = _handed_out(_run(_compiled(self._specialise(args, kinds_of(self.fn, args)).function), args),
+                                   args)
             if self._check:
                 self._self_check(args, None, gradient if self._several else (gradient,))
             return (self.inner(*args), gradient) if self._with_value else gradient
@@ -509,8 +521,8 @@ class GradientFunction:
                 draws.finish()
 
         try:
-            dot_product_test(name, list(self._signature.parameters), args, self.wrt, gradients, value, forward,
-                             self._rng)
+            rng = self._rng if self._rng is not None else np.random.default_rng()  # (set wherever _check is)
+            dot_product_test(name, list(self._signature.parameters), args, self.wrt, gradients, value, forward, rng)
         except NoForwardMode as skipped:  # S2S_AD_CHECK=1 checks what it can, and breaks no program that runs
             warnings.warn(SelfCheckSkipped(str(skipped)), stacklevel=4)
 
@@ -519,7 +531,7 @@ class GradientFunction:
         structure of each argument differentiated."""
         built = self._specialise(args, kinds)
         leaves = arguments.flat(args, kinds)
-        value, gradient = _run(built.function, leaves)
+        value, gradient = _run(_compiled(built.function), leaves)
         held = leaves  # what the gradients must not share memory with: every leaf in, the aux out
         if self._has_aux:
             value, aux_leaves = value
@@ -782,7 +794,8 @@ def _pullback(fn: Callable, primals: Sequence[Any], wrt: Optional[Sequence[str]]
     # every argument wanted is differentiated: a float one whose derivative a rule loses is refused
     check_lost_arguments(split, tuple(a if i in wanted else None for i, a in enumerate(flat_args)))
     draws = Draws(fn, args)  # a forward part run again (below) replays them
-    out, tape = _run(split.forward, flat_args + (None,))
+    forward, backward = _compiled(split.forward), _compiled(split.backward)
+    out, tape = _run(forward, flat_args + (None,))
     # The backward part puts back what the forward part overwrote, in arrays the result may be, and
     # the tape keeps referring to them: the caller gets arrays of its own.
     out = _handed_out(out, args, copy_all=True)
@@ -797,11 +810,11 @@ def _pullback(fn: Callable, primals: Sequence[Any], wrt: Optional[Sequence[str]]
         if split.restores and pulled:  # the first call put overwritten slices back: record them again
             draws.replay()
             try:
-                taped = _run(split.forward, flat_args + (None,))[1]
+                taped = _run(forward, flat_args + (None,))[1]
             finally:
                 draws.finish()
         pulled.append(True)
-        adjoints = _run(split.backward, (cotangent, taped))  # the tape is persistent: reading it takes nothing
+        adjoints = _run(backward, (cotangent, taped))  # the tape is persistent: reading it takes nothing
         # each adjoint with its primal's type: float32 stays float32, a 0-d array a 0-d array (as grad)
         adjoints = arguments.regroup(tuple(map(like, flat_args, adjoints[:-1])), kinds)
         # a string or None primal (a static argument) has no derivative: None, as jvp takes for its tangent

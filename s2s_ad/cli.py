@@ -45,6 +45,8 @@ def _module(path: str):
         raise SystemExit(f"s2s-ad: no such file: {path}")
     module_name = "_s2s_ad_cli_" + "".join(c if c.isalnum() else "_" for c in os.path.splitext(os.path.basename(path))[0])
     spec = importlib.util.spec_from_file_location(module_name, path)
+    if spec is None or spec.loader is None:
+        raise SystemExit(f"s2s-ad: cannot load {path} as a Python module")
     module = importlib.util.module_from_spec(spec)
     sys.modules[module_name] = module
     sys.path.insert(0, os.path.dirname(os.path.abspath(path)))

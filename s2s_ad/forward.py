@@ -74,6 +74,14 @@ def _without_zeros(e: ir.Expr) -> Optional[ir.Expr]:
     return None
 
 
+def _call_of(stmt: ir.Assign) -> ir.Call:
+    """The call ``stmt`` assigns (the sweep hands only such assignments to a rule or a callee)."""
+    call = stmt.value
+    if not isinstance(call, ir.Call):
+        raise TypeError(f"line {stmt.line}: {stmt.target} is assigned no call")
+    return call
+
+
 def _linear_of_zero(e: ir.Call) -> bool:
     """A call of a linear rule (``np.sum(t, axis=1)``, ``np.reshape(t, shape)``) whose first argument is
     a missing tangent and whose others are constants: zero (and an axis would not fit a scalar zero)."""
@@ -164,7 +172,10 @@ class TangentSweep:
 
     def run(self) -> ir.Function:
         body = self.block(self.fn.body[:-1])
-        result = self.fn.body[-1].value
+        last = self.fn.body[-1]
+        if not isinstance(last, ir.Return):
+            raise TypeError(f"{self.fn.name}: the SSA form ends in a return")
+        result = last.value
         t_result = self.tangent_of(result)
         if t_result is None:
             t_result = self.zeros(result)
@@ -253,11 +264,16 @@ class TangentSweep:
 
     def user_call(self, stmt: ir.Assign) -> None:
         """``y = helper(a, b)`` becomes ``y, t_y = t_helper.jvp(a, b, t_a, ...)``."""
-        call = stmt.value
+        call = _call_of(stmt)
         kinds = tuple(map(self.facts.kind_of, call.args))
-        carries = tuple(self.tangent_of(a) is not None for a in call.args)
+        if self.callee is None:
+            raise TransformError(f"the call of {describe_callable(call.fn)} in forward mode",
+                                 "helpers are differentiated only where the pipeline builds their tangent "
+                                 "functions", filename=self.fn.filename, line=stmt.line)
+        given = [self.tangent_of(a) for a in call.args]
+        carries = tuple(t is not None for t in given)
         owner = self.callee(call.fn, kinds, carries)
-        tangents = tuple(self.tangent_of(a) for a, c in zip(call.args, carries) if c)
+        tangents = tuple(t for t in given if t is not None)
         jvp = ir.Call(ir.Part(owner, "jvp"), call.args + tangents)
         self.emit(ir.Unpack((stmt.target, self.tangent_name(stmt.target)), jvp, stmt.line))
         passed = {self.primal_of[t.name] for t in tangents if isinstance(t, ir.Var) and t.name in self.primal_of}
@@ -270,7 +286,7 @@ class TangentSweep:
     # -- tangents from rules -----------------------------------------------
 
     def rule_tangent(self, stmt: ir.Assign) -> ir.Expr:
-        call = stmt.value
+        call = _call_of(stmt)
         if self.facts.sequence_operation(call):  # concatenation or repetition, decided at run time
             helper = rules.fact(call.fn, "sequence_helpers")[1]  # declared with joins_sequences in templates/
             return ir.Call(helper, tuple(map(self.tangent_or_zeros, call.args)) + call.args)
@@ -324,11 +340,14 @@ class TangentSweep:
 
     def elementwise_term(self, rule: rules.Rule, stmt: ir.Assign, name: str, operand: ir.Expr) -> ir.Expr:
         """``d_<name>`` of an elementwise adjoint, with the operand's tangent as the seed."""
-        call = stmt.value
+        call = _call_of(stmt)
         bound = rules.bind_arguments(rule, call.args, call.kwargs)
         mapping: dict[str, ir.Expr] = {n: ir.Const(v.value) if rules.is_default(v) else v for n, v in bound.items()}
         mapping[rule.result] = ir.Var(stmt.target)
-        mapping[rule.seeds[0]] = self.tangent_of(operand)
+        seed = self.tangent_of(operand)
+        if seed is None:
+            raise TypeError(f"d_{name} of {rule.name}: {operand} carries no tangent")  # (only varied operands come)
+        mapping[rule.seeds[0]] = seed
         for local, tree in template_ir(rule):
             value = instantiate(tree, mapping)
             if local == "d_" + name:
@@ -340,7 +359,7 @@ class TangentSweep:
         raise AssertionError(f"rule {rule.name} has no d_{name}")
 
     def from_template(self, rule: rules.Rule, stmt: ir.Assign) -> ir.Expr:
-        call = stmt.value
+        call = _call_of(stmt)
         bound = rules.bind_arguments(rule, call.args, call.kwargs)
         mapping: dict[str, ir.Expr] = {n: ir.Const(v.value) if rules.is_default(v) else v for n, v in bound.items()}
         mapping[rule.result] = ir.Var(stmt.target)

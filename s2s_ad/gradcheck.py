@@ -77,7 +77,7 @@ def _worst_component(fn: Callable, args: tuple, params: list[str], positions: li
     for i, ours in zip(positions, gradients):
         x = np.asarray(args[i], dtype=float)
         for index in np.ndindex(x.shape):
-            h = eps if eps is not None else (1e-6 if double else float(np.cbrt(precision)) * max(1.0, abs(x[index])))
+            h = eps if eps is not None else (1e-6 if double else float(np.cbrt(precision)) * max(1.0, abs(float(x[index]))))
             step = np.zeros_like(x)
             step[index] = h
             moved = [list(args), list(args)]
@@ -101,7 +101,7 @@ def _worst_component(fn: Callable, args: tuple, params: list[str], positions: li
 
 def _precision(result: Any, arguments: list) -> float:
     """The machine epsilon of the least precise float among ``result`` and ``arguments``."""
-    found = [np.finfo(np.float64).eps]
+    found = [float(np.finfo(np.float64).eps)]
     for value in [result, *arguments]:
         dtype = getattr(value, "dtype", None)
         if dtype is not None and np.issubdtype(dtype, np.inexact):

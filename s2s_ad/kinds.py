@@ -174,12 +174,13 @@ def broadcast_dims(*operands: Dims) -> Dims:
     has 1; else unknown.  Two different symbols there cannot broadcast (a
     run raises), so nothing is claimed.
     """
-    if any(d is None for d in operands):
+    known = [d for d in operands if d is not None]
+    if len(known) != len(operands):
         return None
-    rank = max((len(d) for d in operands), default=0)
-    result = []
+    rank = max((len(d) for d in known), default=0)
+    result: list[Dim] = []
     for axis in range(rank):
-        here = [d[axis - rank + len(d)] for d in operands if axis - rank + len(d) >= 0]
+        here = [d[axis - rank + len(d)] for d in known if axis - rank + len(d) >= 0]
         symbols = {d for d in here if d is not None and d != 1}
         if len(symbols) == 1:
             result.append(symbols.pop())

@@ -86,7 +86,7 @@ class Jacobian:
                 unit = np.zeros(np.shape(leaf))
                 unit[index] = 1.0
                 units[j] = unit if isinstance(leaf, np.ndarray) else 1.0
-                tangents = [None] * len(values)
+                tangents: list[Any] = [None] * len(values)
                 tangents[i] = containers.unflatten(kind, units) if isinstance(kind, containers.Tree) else units[0]
                 draws.replay()
                 t_out = jvp(self.fn, values, tangents)[1]
@@ -126,7 +126,7 @@ class Jacobian:
     def _reverse(self, values: tuple, positions: list[int], out: Any) -> list:
         params = list(inspect.signature(self.fn).parameters)
         _, pull = _pullback(self.fn, values, [params[i] for i in positions])
-        rows = {i: [] for i in positions}
+        rows: dict[int, list[np.ndarray]] = {i: [] for i in positions}
         for index in np.ndindex(np.shape(out)):
             unit = np.zeros(np.shape(out))
             unit[index] = 1.0
