@@ -47,7 +47,7 @@ from .kinds import (NUMBER, TRUTH, UNKNOWN, Array, Kind, Number, Sequence, Unkno
 from .parse import is_generated
 
 SCALAR = "scalar"
-ShapeClass = Union[str, int]
+ShapeClass = Union[str, int, tuple]  # SCALAR, a class of its own, or the dims of a known shape
 
 
 @dataclass
@@ -201,7 +201,8 @@ def guard_lost_derivatives(fn: ir.Function, varied: set[str]) -> ir.Function:
     users = not (is_generated(fn.filename) or rules.is_package_template_file(fn.filename))
 
     def guarded(body: list[ir.Stmt]) -> tuple[list[ir.Stmt], bool]:
-        out, changed = [], False
+        out: list[ir.Stmt] = []
+        changed = False
         for stmt in body:
             if (isinstance(stmt, ir.Effect) and isinstance(stmt.value, ir.Call)
                     and stmt.value.fn is runtime.derivative_lost_by
@@ -216,13 +217,8 @@ def guard_lost_derivatives(fn: ir.Function, varied: set[str]) -> ir.Function:
                             operand, ir.Const(describe_callable(stmt.value.fn)), ir.Const(name),
                             ir.Const(fn.filename), ir.Const(stmt.line))), stmt.line))
                         changed = True
-            parts = {}
-            for field_name in ("body", "orelse", "test_block"):
-                inner = getattr(stmt, field_name, None)
-                if isinstance(inner, list) and not isinstance(stmt, ir.Function):
-                    parts[field_name], inner_changed = guarded(inner)
-                    changed = changed or inner_changed
-            out.append(dataclasses.replace(stmt, **parts) if parts and changed else stmt)
+            out.append(_with_guarded_blocks(stmt, guarded) if ir.blocks(stmt) else stmt)
+            changed = changed or out[-1] is not stmt
         return out, changed
 
     body, changed = guarded(fn.body)
@@ -292,12 +288,24 @@ def _reads(exprs: Iterable[ir.Expr]) -> set[str]:
     return {name for e in exprs for name in ir.names_read(e)}
 
 
-def _assignments(fn: ir.Function) -> list:
+def _with_guarded_blocks(stmt: Any, guarded: Callable[[list[ir.Stmt]], tuple[list[ir.Stmt], bool]]) -> ir.Stmt:
+    """``stmt`` (an ``if`` or a loop) with its blocks guarded; ``stmt`` itself where none changed."""
+    parts: dict[str, list[ir.Stmt]] = {}
+    changed = False
+    for field_name in ("body", "orelse", "test_block"):
+        inner = getattr(stmt, field_name, None)
+        if isinstance(inner, list):
+            parts[field_name], inner_changed = guarded(inner)
+            changed = changed or inner_changed
+    return dataclasses.replace(stmt, **parts) if changed else stmt
+
+
+def _assignments(fn: ir.Function) -> list[Union[ir.Assign, ir.Store]]:
     """Statements that give a name a value: assignments, and stores (which change an array)."""
     return [s for s in ir.walk(fn.body) if isinstance(s, (ir.Assign, ir.Store))]
 
 
-def _flows(stmt: ir.Stmt) -> set[str]:
+def _flows(stmt: Union[ir.Assign, ir.Store]) -> set[str]:
     """Names whose derivative flows into the value the statement sets."""
     if isinstance(stmt, ir.Store):
         return _reads([stmt.value])
@@ -306,7 +314,7 @@ def _flows(stmt: ir.Stmt) -> set[str]:
     return _reads([stmt.value])
 
 
-def _target(stmt: ir.Stmt) -> str:
+def _target(stmt: Union[ir.Assign, ir.Store]) -> str:
     return stmt.array if isinstance(stmt, ir.Store) else stmt.target
 
 
@@ -347,7 +355,7 @@ def activity(fn: ir.Function, wrt: Iterable[str], table: Optional[list] = None,
     sources: dict[str, list[str]] = {}
     for target, flows in table:
         sources.setdefault(target, []).extend(flows)
-    useful = _reachable(set(ir.names_read(fn.body[-1].value)), sources)
+    useful = _reachable(set(ir.names_read(ir.returned_value(fn))), sources)
     return varied & useful
 
 
@@ -593,8 +601,10 @@ class _Inference:
         fn, args = call.fn, call.args
         if rules.fact(fn, "reduction") and args:
             rule = rules.adjoint_rule(fn)
+            if rule is None:
+                return None
             try:
-                bound = rules.bind_arguments(rule, args, call.kwargs) if rule is not None else {}
+                bound = rules.bind_arguments(rule, args, call.kwargs)
             except rules.ArgumentMismatch:
                 return None
             axis, keepdims = bound.get("axis"), bound.get("keepdims")
@@ -621,7 +631,7 @@ class _Inference:
 
     def elementwise(self, stmt: ir.Assign) -> None:
         """A broadcast result: the operands' class if they all share it (numbers aside)."""
-        value = stmt.value
+        value = ir.call_of(stmt)
         operands = list(value.args) + [v for _, v in value.kwargs]
         classes = {self.class_of(a, stmt) for a in operands} - {SCALAR}
         ranks = [0 if self.class_of(a, stmt) == SCALAR else rank(self.kind_of(a)) for a in operands]
@@ -629,7 +639,8 @@ class _Inference:
             truth = rules.fact(value.fn, "compares") or any(self.kind_of(a) == TRUTH for a in operands)
             self.set(stmt.target, TRUTH if truth else NUMBER, stmt)
             return
-        kind = Array(max(ranks) if None not in ranks else None,
+        known_ranks = [r for r in ranks if r is not None]
+        kind = Array(max(known_ranks) if len(known_ranks) == len(ranks) else None,
                      broadcast_dims(*(self.dims(a, stmt) for a in operands)))  # numeric in any case
         self.kind[stmt.target] = kind
         self.shape[stmt.target] = classes.pop() if len(classes) == 1 else _dims_class(kind) or self.fresh(stmt)
@@ -660,7 +671,7 @@ def may_be_sequence_operation(fn: Any, kinds: list[Kind], args: tuple) -> bool:
 def _dims_class(kind: Kind) -> Optional[tuple]:
     """The shape class of an array whose every axis's length is known (``kinds.Array.dims``):
     the dims themselves, so that arrays of equal dims share a class."""
-    return ("dims",) + kind.dims if isinstance(kind, Array) and kind.shape_known else None
+    return ("dims",) + kind.dims if isinstance(kind, Array) and kind.dims is not None and kind.shape_known else None
 
 
 def _constant_value(expr: Any) -> Any:
@@ -670,8 +681,10 @@ def _constant_value(expr: Any) -> Any:
         return expr.value
     if isinstance(expr, ir.Const):
         return expr.value
-    if isinstance(expr, ir.Display) and expr.kind == "tuple" and all(isinstance(i, ir.Const) for i in expr.items):
-        return tuple(i.value for i in expr.items)
+    if isinstance(expr, ir.Display) and expr.kind == "tuple":
+        items = [i for i in expr.items if isinstance(i, ir.Const)]
+        if len(items) == len(expr.items):
+            return tuple(i.value for i in items)
     return rules.NOT_CONSTANT
 
 
@@ -685,9 +698,10 @@ def _constant_arguments(call: ir.Call) -> tuple[tuple, tuple]:
     def value(expr: ir.Expr) -> Any:
         if isinstance(expr, ir.Const):
             return expr.value
-        if isinstance(expr, ir.Display) and expr.kind in ("tuple", "list") \
-                and all(isinstance(i, ir.Const) for i in expr.items):
-            return (tuple if expr.kind == "tuple" else list)(i.value for i in expr.items)
+        if isinstance(expr, ir.Display) and expr.kind in ("tuple", "list"):
+            items = [i for i in expr.items if isinstance(i, ir.Const)]
+            if len(items) == len(expr.items):
+                return (tuple if expr.kind == "tuple" else list)(i.value for i in items)
         return rules.NOT_CONSTANT
     return tuple(value(a) for a in call.args), tuple((name, value(v)) for name, v in call.kwargs)
 
@@ -704,8 +718,10 @@ def _constant_kind(value: Any) -> Kind:
     return UNKNOWN
 
 
-def _item_kind(sequence: Sequence, index: ir.Expr) -> Kind:
+def _item_kind(sequence: Kind, index: ir.Expr) -> Kind:
     """The kind of ``s[k]`` (an item) or ``s[i:j]`` (a shorter sequence) for constant indices."""
+    if not isinstance(sequence, Sequence):
+        return UNKNOWN
     n = len(sequence.items)
     if isinstance(index, ir.Const) and isinstance(index.value, int) and not isinstance(index.value, bool):
         return sequence.items[index.value] if -n <= index.value < n else UNKNOWN
@@ -722,7 +738,7 @@ def _constant_slice(index: ir.Expr) -> Optional[tuple]:
     """``(start, stop, step)`` of a slice whose parts are all constants (or absent), else None."""
     if not isinstance(index, ir.Slice):
         return None
-    parts = []
+    parts: list[Optional[int]] = []
     for part in (index.lower, index.upper, index.step):
         if part is None or (isinstance(part, ir.Const) and part.value is None):
             parts.append(None)
@@ -735,13 +751,16 @@ def _constant_slice(index: ir.Expr) -> Optional[tuple]:
 
 def _sequence_result(fn: Any, kinds: list[Kind], args: tuple) -> Kind:
     """The kind of ``a + b`` or ``a * n`` where an operand is (or may be) a tuple or list."""
-    if fn is operator.add and all(isinstance(k, Sequence) for k in kinds) and kinds[0].display == kinds[1].display:
-        return Sequence(kinds[0].items + kinds[1].items, kinds[0].display)
+    first, second = kinds
+    if fn is operator.add and isinstance(first, Sequence) and isinstance(second, Sequence) \
+            and first.display == second.display:
+        return Sequence(first.items + second.items, first.display)
     if fn is operator.mul:
         for seq, count in ((0, 1), (1, 0)):
-            if isinstance(kinds[seq], Sequence) and isinstance(args[count], ir.Const) \
-                    and isinstance(args[count].value, int) and not isinstance(args[count].value, bool):
-                return Sequence(kinds[seq].items * max(args[count].value, 0), kinds[seq].display)
+            sequence, times = kinds[seq], args[count]
+            if isinstance(sequence, Sequence) and isinstance(times, ir.Const) \
+                    and isinstance(times.value, int) and not isinstance(times.value, bool):
+                return Sequence(sequence.items * max(times.value, 0), sequence.display)
     return UNKNOWN
 
 
@@ -790,7 +809,7 @@ def _indexed_rank(call: ir.Call, kind: dict[str, Kind], class_of) -> Optional[in
     """The rank of ``a[index]`` when ``a``'s rank is known and the index is numbers only."""
     array, index = call.args
     known = rank(kind.get(array.name, UNKNOWN)) if isinstance(array, ir.Var) else None
-    if not isinstance(kind.get(getattr(array, "name", None)), Array) or not known:
+    if not (isinstance(array, ir.Var) and isinstance(kind.get(array.name), Array)) or not known:
         return None
     parts = ir.index_parts(index)
     if not all(not isinstance(p, (ir.Slice, ir.Display)) and class_of(p) == SCALAR
@@ -931,8 +950,8 @@ def check_constant_calls(fn: ir.Function, facts: Analysis) -> None:
         if not _reads(list(read) + [v for _, v in call.kwargs]) & facts.varied:
             continue
         if call.fn is runtime.draw or is_draw(call.fn):
-            what = (f".{call.args[1].value}()" if call.fn is runtime.draw and len(call.args) > 1
-                    else describe_callable(call.fn))
+            method = call.args[1] if call.fn is runtime.draw and len(call.args) > 1 else None
+            what = f".{method.value}()" if isinstance(method, ir.Const) else describe_callable(call.fn)
             raise TransformError(f"the random draw {what} with an argument that depends on the inputs",
                                  "a draw has no derivative by its parameters here; draw standard values and "
                                  "transform them (loc + scale * rng.standard_normal(size)), or stop the "

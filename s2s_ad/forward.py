@@ -74,14 +74,6 @@ def _without_zeros(e: ir.Expr) -> Optional[ir.Expr]:
     return None
 
 
-def _call_of(stmt: ir.Assign) -> ir.Call:
-    """The call ``stmt`` assigns (the sweep hands only such assignments to a rule or a callee)."""
-    call = stmt.value
-    if not isinstance(call, ir.Call):
-        raise TypeError(f"line {stmt.line}: {stmt.target} is assigned no call")
-    return call
-
-
 def _linear_of_zero(e: ir.Call) -> bool:
     """A call of a linear rule (``np.sum(t, axis=1)``, ``np.reshape(t, shape)``) whose first argument is
     a missing tangent and whose others are constants: zero (and an axis would not fit a scalar zero)."""
@@ -172,10 +164,7 @@ class TangentSweep:
 
     def run(self) -> ir.Function:
         body = self.block(self.fn.body[:-1])
-        last = self.fn.body[-1]
-        if not isinstance(last, ir.Return):
-            raise TypeError(f"{self.fn.name}: the SSA form ends in a return")
-        result = last.value
+        result = ir.returned_value(self.fn)
         t_result = self.tangent_of(result)
         if t_result is None:
             t_result = self.zeros(result)
@@ -264,7 +253,7 @@ class TangentSweep:
 
     def user_call(self, stmt: ir.Assign) -> None:
         """``y = helper(a, b)`` becomes ``y, t_y = t_helper.jvp(a, b, t_a, ...)``."""
-        call = _call_of(stmt)
+        call = ir.call_of(stmt)
         kinds = tuple(map(self.facts.kind_of, call.args))
         if self.callee is None:
             raise TransformError(f"the call of {describe_callable(call.fn)} in forward mode",
@@ -286,7 +275,7 @@ class TangentSweep:
     # -- tangents from rules -----------------------------------------------
 
     def rule_tangent(self, stmt: ir.Assign) -> ir.Expr:
-        call = _call_of(stmt)
+        call = ir.call_of(stmt)
         if self.facts.sequence_operation(call):  # concatenation or repetition, decided at run time
             helper = rules.fact(call.fn, "sequence_helpers")[1]  # declared with joins_sequences in templates/
             return ir.Call(helper, tuple(map(self.tangent_or_zeros, call.args)) + call.args)
@@ -340,7 +329,7 @@ class TangentSweep:
 
     def elementwise_term(self, rule: rules.Rule, stmt: ir.Assign, name: str, operand: ir.Expr) -> ir.Expr:
         """``d_<name>`` of an elementwise adjoint, with the operand's tangent as the seed."""
-        call = _call_of(stmt)
+        call = ir.call_of(stmt)
         bound = rules.bind_arguments(rule, call.args, call.kwargs)
         mapping: dict[str, ir.Expr] = {n: ir.Const(v.value) if rules.is_default(v) else v for n, v in bound.items()}
         mapping[rule.result] = ir.Var(stmt.target)
@@ -359,7 +348,7 @@ class TangentSweep:
         raise AssertionError(f"rule {rule.name} has no d_{name}")
 
     def from_template(self, rule: rules.Rule, stmt: ir.Assign) -> ir.Expr:
-        call = _call_of(stmt)
+        call = ir.call_of(stmt)
         bound = rules.bind_arguments(rule, call.args, call.kwargs)
         mapping: dict[str, ir.Expr] = {n: ir.Const(v.value) if rules.is_default(v) else v for n, v in bound.items()}
         mapping[rule.result] = ir.Var(stmt.target)

@@ -437,6 +437,22 @@ def index_parts(index: Expr) -> tuple:
     return (index,)
 
 
+def call_of(stmt: Assign) -> Call:
+    """The call ``stmt`` assigns, where the caller has made sure it assigns one (a rule's statement)."""
+    call = stmt.value
+    if not isinstance(call, Call):
+        raise TypeError(f"line {stmt.line}: {stmt.target} is assigned no call")
+    return call
+
+
+def returned_value(fn: Function) -> Expr:
+    """What ``fn`` returns: the value of the ``Return`` its body ends with (SSA invariant 4)."""
+    last = fn.body[-1] if fn.body else None
+    if not isinstance(last, Return):
+        raise TypeError(f"{fn.name}: the body does not end with a return")
+    return last.value
+
+
 def is_atom(expr: Expr) -> bool:
     return isinstance(expr, (Var, Const))
 
