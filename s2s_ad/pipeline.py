@@ -152,7 +152,8 @@ _RESULT_KINDS: "weakref.WeakKeyDictionary[Callable, dict]" = weakref.WeakKeyDict
 
 def result_kind(fn: Callable, kinds: Kinds) -> Kind:
     """What ``fn`` returns for arguments of these kinds, as a callee's result is told
-    (``kinds.callee_kind``, with dims: the lengths the caller's dims name); UNKNOWN where not known.  Lowers and analyses ``fn`` (cached, and checked against its snapshot, so a redefined
+    (``kinds.callee_kind``, with dims: the lengths the caller's dims name); UNKNOWN where not
+    known.  Lowers and analyses ``fn`` (cached, and checked against its snapshot, so a redefined
     helper is analysed again); a function asked about while it is being analysed (recursion) is
     unknown."""
     key = (fn.__code__, kinds)
