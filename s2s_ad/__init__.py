@@ -3,8 +3,9 @@
 ``grad(f)`` reads ``f``'s source and returns a gradient function that is
 itself readable Python (``grad(f).source``).  The public contract is docs/api.md.
 """
-from .api import (GradCheck, GradientFunction, check_grad, grad, hessian, jacobian, jvp, source, value_and_grad,
-                  vjp)
+from .api import GradientFunction, grad, jvp, source, value_and_grad, vjp
+from .gradcheck import GradCheck, check_grad
+from .matrices import hessian, jacobian
 from .errors import GradientCheckError, TransformError
 from .rules import adjoint, tangent
 from .runtime import checkpointed, stop_gradient

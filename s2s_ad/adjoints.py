@@ -22,7 +22,7 @@ from typing import Any, Optional
 
 from . import ir, language, runtime
 from .analysis import SCALAR, Analysis
-from .kinds import Kind, Number
+from .kinds import Kind, Number, derivative_kind
 
 
 class Adjoints:
@@ -143,9 +143,11 @@ class Adjoints:
 
 
 def zero_of(kind: Kind, value: ir.Expr) -> ir.Expr:
-    """The adjoint of ``value`` where nothing contributed: ``0.0`` only for a proven number, else
-    zeros shaped like the value at run time (a wrong guess would change the result's shape)."""
-    if isinstance(kind, Number):
+    """The adjoint of ``value`` (of kind ``kind``) where nothing contributed, written at once (the
+    reverse sweep holds no symbolic zero: an adjoint nothing reaches is never built): ``0.0`` only
+    where the adjoint's kind (``kinds.derivative_kind``) is a proven number, else zeros shaped like
+    the value at run time (a wrong guess would change the result's shape)."""
+    if isinstance(derivative_kind(kind), Number):
         return ir.Const(0.0)
     return ir.Call(runtime.zeros_like, (value,))
 

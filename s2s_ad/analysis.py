@@ -1,8 +1,8 @@
 """Stage 3: facts about an SSA function that the generators need.
 
 Input: an ``ir.Function`` in SSA form, the parameters to differentiate, and
-what is known of each parameter's kind (``"scalar"``, ``"array"`` or
-unknown).  Output: an ``Analysis`` with
+what is known of each parameter's kind (a ``kinds.Kind``: a number, an
+array, a tuple, or unknown).  Output: an ``Analysis`` with
 
 * ``active``: the values that depend on a ``wrt`` parameter *and* reach the
   result; only these get adjoint code;
@@ -40,8 +40,8 @@ from . import aliasing, ir, language, rules, runtime
 from .draws import is_draw
 from .errors import TransformError
 from .expressions import describe_callable, is_user_function, missing_rule
-from .kinds import (NUMBER, TRUTH, UNKNOWN, Array, Kind, Number, Sequence, Unknown, broadcast_dims, constant_kind, dims_of,
-                    from_string, rank, reduced_dims, to_string)
+from .kinds import (NUMBER, TRUTH, UNKNOWN, Array, Kind, Number, Sequence, Unknown, as_fact, broadcast_dims, callee_kind,
+                    constant_kind, dims_of, rank, reduced_dims)
 from .parse import is_generated
 
 SCALAR = "scalar"
@@ -60,17 +60,19 @@ class Analysis:
     kinds: dict[str, Kind] = field(default_factory=dict)  # what is known of each value (kinds.py)
     inexact: set[str] = field(default_factory=set)  # arrays provably of floats: stores keep derivatives
 
-    def kind_of(self, expr: ir.Expr) -> Optional[str]:
-        """What a callee is told of an argument: "scalar", "array<N>" when the rank is known, a string
-        or None's value (``kinds.constant_kind``: the callee is specialised on it), else None."""
-        if isinstance(expr, ir.Const) and constant_kind(expr.value) is not None:
-            return constant_kind(expr.value)
+    def kind_of(self, expr: ir.Expr) -> Kind:
+        """What a callee is told of an argument (``kinds.callee_kind``): a number or truth value, an
+        array's rank where it is known, a tuple of those, a string or None as a ``kinds.Constant`` (the
+        callee is specialised on its value), else unknown."""
+        constant = constant_kind(expr.value) if isinstance(expr, ir.Const) else None
+        if constant is not None:
+            return constant
         if isinstance(expr, ir.Display) and expr.kind == "tuple":  # (x, 2.0): a tuple of these kinds
-            return to_string(self.fact(expr))
+            return callee_kind(self.fact(expr))
         rank = self.rank_of(expr)
         if rank == 0:
-            return "bool" if self.fact(expr) == TRUTH else "scalar"
-        return f"array{rank}" if rank is not None else None
+            return TRUTH if self.fact(expr) == TRUTH else NUMBER
+        return Array(rank) if rank is not None else UNKNOWN
 
     def fact(self, expr: ir.Expr) -> Kind:
         """What is known of an operand (a ``kinds.Kind``)."""
@@ -359,12 +361,12 @@ def _reachable(start: set[str], edges: dict[str, list[str]]) -> set[str]:
 
 
 
-# What a user function returns for arguments of given kinds: "scalar", "array<N>", a tuple of
-# those, or None (unknown).  The pipeline provides it (it lowers and analyses the callee).
-ResultKind = Callable[[Any, tuple], Any]
+# What a user function returns for arguments of given kinds (``kinds.callee_kind`` of its result's,
+# with dims).  The pipeline provides it (it lowers and analyses the callee).
+ResultKind = Callable[[Any, tuple], Kind]
 
 
-def shape_classes(fn: ir.Function, kinds: dict[str, Optional[str]], result_kind: Optional[ResultKind] = None
+def shape_classes(fn: ir.Function, kinds: dict[str, Any], result_kind: Optional[ResultKind] = None
                   ) -> tuple[dict[str, ShapeClass], dict[str, int], dict[str, tuple]]:
     """Each value's shape class (see the module docstring), the ranks known, and the kinds of
     the items of tuples: ``infer``'s facts in the form the generators read."""
@@ -373,13 +375,14 @@ def shape_classes(fn: ir.Function, kinds: dict[str, Optional[str]], result_kind:
 
 
 def _ranks_and_items(kind: dict[str, Kind]) -> tuple[dict[str, int], dict[str, tuple]]:
-    """The ranks of arrays of known rank, and the item kinds of tuples (as strings)."""
+    """The ranks of arrays of known rank, and the item kinds of tuples (as a callee is told them)."""
     ndim = {name: k.rank for name, k in kind.items() if isinstance(k, Array) and k.rank is not None}
-    items = {name: to_string(k) for name, k in kind.items() if isinstance(k, Sequence) and k.display == "tuple"}
+    items = {name: tuple(callee_kind(item) for item in k.items) for name, k in kind.items()
+             if isinstance(k, Sequence) and k.display == "tuple"}
     return ndim, items
 
 
-def infer(fn: ir.Function, kinds: dict[str, Optional[str]], result_kind: Optional[ResultKind] = None
+def infer(fn: ir.Function, kinds: dict[str, Any], result_kind: Optional[ResultKind] = None
           ) -> tuple[dict[str, ShapeClass], dict[str, Kind]]:
     """Each value's shape class and ``Kind``, as a fixed point over loops and branches.
 
@@ -413,9 +416,9 @@ def _pass_limit(merges: int) -> int:
 class _Inference:
     """One function's facts, recomputed by ``run_pass`` until they settle (see ``infer``)."""
 
-    def __init__(self, fn: ir.Function, kinds: dict[str, Optional[str]], result_kind: Optional[ResultKind]) -> None:
+    def __init__(self, fn: ir.Function, kinds: dict[str, Any], result_kind: Optional[ResultKind]) -> None:
         self.fn = fn
-        self.params = {p: from_string(kinds.get(p)) for p in fn.params}
+        self.params = {p: as_fact(kinds.get(p)) for p in fn.params}
         self.result_kind = result_kind
         self.counter = itertools.count()
         self.fresh_for: dict[object, int] = {}
@@ -450,6 +453,16 @@ class _Inference:
         if isinstance(expr, ir.Display):
             return Sequence(tuple(map(self.kind_of, expr.items)), expr.kind)
         return UNKNOWN
+
+    def told(self, arg: ir.Expr, owner: object) -> Kind:
+        """What a user function called here is told of the argument ``arg`` to find its result's kind:
+        a string or None's value, a number or truth value, else ``kinds.callee_kind`` with the dims."""
+        constant = constant_kind(arg.value) if isinstance(arg, ir.Const) else None
+        if constant is not None:
+            return constant
+        if self.class_of(arg, owner) == SCALAR:
+            return TRUTH if self.kind_of(arg) == TRUTH else NUMBER
+        return callee_kind(self.kind_of(arg), dims=True)
 
     def set(self, target: str, kind: Kind, owner: object) -> None:
         self.kind[target] = kind
@@ -530,12 +543,8 @@ class _Inference:
         elif fn is operator.getitem and isinstance(sequence := self.kind_of(args[0]), Sequence):
             self.set(target, _item_kind(sequence, args[1]), stmt)
         elif self.result_kind is not None and is_user_function(fn):
-            result = self.result_kind(fn, tuple(
-                constant_kind(a.value) if isinstance(a, ir.Const) and constant_kind(a.value) is not None
-                else to_string(self.kind_of(a), dims=True) if self.class_of(a, stmt) != SCALAR
-                else "bool" if self.kind_of(a) == TRUTH else "scalar"
-                for a in args))
-            self.set(target, from_string(result), stmt)
+            result = self.result_kind(fn, tuple(self.told(a, stmt) for a in args))
+            self.set(target, as_fact(result), stmt)
         elif fn is operator.getitem:
             rank = _indexed_rank(value, self.kind, lambda e: self.index_class(e, stmt))
             sliced = _sliced_dims(self.dims(args[0], stmt), args[1], lambda e: self.index_class(e, stmt))
@@ -702,8 +711,10 @@ def _constant_kind(value: Any) -> Kind:
     return UNKNOWN
 
 
-def _item_kind(sequence: Sequence, index: ir.Expr) -> Kind:
+def _item_kind(sequence: Kind, index: ir.Expr) -> Kind:
     """The kind of ``s[k]`` (an item) or ``s[i:j]`` (a shorter sequence) for constant indices."""
+    if not isinstance(sequence, Sequence):
+        return UNKNOWN
     n = len(sequence.items)
     if isinstance(index, ir.Const) and isinstance(index.value, int) and not isinstance(index.value, bool):
         return sequence.items[index.value] if -n <= index.value < n else UNKNOWN
@@ -839,7 +850,7 @@ def _sliced_dims(dims: Any, index: ir.Expr, class_of: _ClassOf) -> Any:
     return tuple(result) + tuple(dims[axis:])
 
 
-def analyse(fn: ir.Function, wrt: Iterable[str], kinds: dict[str, Optional[str]],
+def analyse(fn: ir.Function, wrt: Iterable[str], kinds: dict[str, Any],
             result_kind: Optional[ResultKind] = None) -> Analysis:
     uses = _names_read_by(fn.body)
     wrt = list(wrt)
@@ -850,7 +861,7 @@ def analyse(fn: ir.Function, wrt: Iterable[str], kinds: dict[str, Optional[str]]
     return Analysis(activity(fn, wrt, table, varied), shape, uses, varied, ndim, items, kind, _float_arrays(fn))
 
 
-def check_in_place(fn: ir.Function, facts: Analysis, kinds: dict[str, Optional[str]]
+def check_in_place(fn: ir.Function, facts: Analysis, kinds: dict[str, Any]
                    ) -> tuple[ir.Function, Analysis]:
     """Refuse ``name op= value`` where ``name`` provably holds an array (or a list) another name shares.
 
@@ -897,14 +908,14 @@ def _without_checks(fn: ir.Function, facts: Analysis, dropped: list[ir.Stmt]) ->
     return dataclasses.replace(fn, body=body), facts.with_checks_changed(dropped=dropped)
 
 
-def _proven_number(update: ir.InPlace, facts: Analysis, kinds: dict[str, Optional[str]],
+def _proven_number(update: ir.InPlace, facts: Analysis, kinds: dict[str, Any],
                    definitions: dict[str, ir.Expr]) -> bool:
     """True if the value ``update`` changes is certainly an immutable number (never a 0-d array)."""
     if update.base is not None:  # one element of an array (a NumPy scalar), by integers for every axis
         base = facts.rank_of(ir.Var(update.base))
         return base is not None and not update.keeps_dimension and base == update.integers
     if update.value in kinds:
-        return kinds[update.value] == SCALAR
+        return kinds[update.value] == NUMBER
     value = definitions.get(update.value)
     # arithmetic and ufuncs give numbers, not 0-d arrays, for operands of rank 0
     return (isinstance(value, ir.Call) and facts.rank_of(ir.Var(update.value)) == 0

@@ -1,44 +1,42 @@
-"""The public interface: ``grad``, ``value_and_grad``, ``jvp``, ``vjp``,
-``jacobian``, ``source``.
+"""The public interface: ``grad``, ``value_and_grad``, ``jvp``, ``vjp``, ``source``.
 
 A gradient function binds its arguments like the user's function (defaults,
-keywords), classifies each argument as a number or an array, and calls the
-adjoint generated for that combination of kinds (built on first use, then
-cached).  Knowing which arguments are numbers lets the generator drop every
-broadcasting reduction from scalar code.
+keywords), reads each argument's kind (``arguments.kinds_of``: a number, an
+array and the pattern of its lengths, a string's value, a container's
+structure), and calls the adjoint generated for that combination of kinds
+(built on first use, then cached).  Knowing which arguments are numbers lets
+the generator drop every broadcasting reduction from scalar code.
 
 Container arguments (dicts, lists, tuples, namedtuples, dataclasses) are
 flattened here to their leaves, and gradients, tangents and adjoints rebuilt
 with the argument's structure (``containers.py``); bound methods and
 ``functools.partial`` objects are unwrapped to the plain function and the
-arguments they fix.
+arguments they fix.  Whole Jacobians and Hessians are built on these in
+``matrices.py``, ``check_grad`` in ``gradcheck.py``.
 """
 from __future__ import annotations
 
 import functools
 import html
 import inspect
-import math
-import numbers
 import operator
 import sys
 import threading
 import warnings
-from dataclasses import dataclass
-from types import FunctionType
 from typing import Any, Callable, Optional, Sequence, Union
 
 import numpy as np
 
-from . import containers
+from . import arguments, containers
+from .arguments import kind_of, like
 from .cache import TransformCache, is_current, name_the_users_line
 from . import debugging, explorer
 from .draws import Draws
 from .errors import TransformError
-from .kinds import constant_kind, constant_value, is_constant_kind
+from .kinds import UNKNOWN, Array, Constant
 from .parse import Snapshot
 from .pipeline import (STAGES, Built, build_derivative_of, build_forward, build_gradient_only, build_reverse,
-                       build_split, check_lost_arguments, leaf_kinds, lost_outside, may_draw_globally)
+                       build_split, check_lost_arguments, leaf_kinds, lost_outside)
 from .reach import whole_source
 from .target import NUMPY
 from .selfcheck import NoForwardMode, SelfCheckSkipped, dot_product_test, switched_on_by_environment
@@ -107,144 +105,19 @@ def _shapes_of(positions: tuple[int, ...]) -> Callable[[tuple], tuple]:
 _SHAPES_KEPT = 256
 
 
+def _compiled(function: Optional[Callable]) -> Callable:
+    """A generated function the API asked for compiled (``Built.function``, a split adjoint's parts
+    once filled): never None, or a build went wrong."""
+    if function is None:
+        raise AssertionError("s2s_ad: generated code was asked for compiled and is not")
+    return function
+
+
 def _entry(built: Built) -> tuple[Callable, Optional[Snapshot]]:
     """What the hot path keeps of a built gradient: its function, and its snapshot where the code
     reads a free name (None where nothing can make it stale)."""
     snapshot = built.snapshot
-    return built.function, snapshot if snapshot is not None and not snapshot.empty else None
-
-
-def _kind(value: Any) -> Optional[str]:
-    """``"scalar"`` for a number, ``"array<N>"`` for an N-dimensional array, ``"const:'l2'"`` for a
-    string or None (the code is specialised on its value: ``kinds.constant_kind``), else ``None``."""
-    cls = type(value)
-    if cls is np.ndarray:
-        return f"array{value.ndim}"
-    if cls is bool or cls is np.bool_:
-        return "bool"  # a number, but as an index it adds an axis
-    if cls is float or cls is int or isinstance(value, (numbers.Number, np.generic)):
-        return "scalar"
-    return constant_kind(value)
-
-
-def _kind_tree(value: Any, objects: bool = False) -> Any:
-    """``_kind`` of a number or array; for a container, its structure with each leaf's kind in place.
-    ``objects``: a plain object counts as a container of its attributes (``self``)."""
-    kind = _kind(value)
-    if kind is not None:
-        return kind
-    structure = containers.structure_of(value, objects=objects)
-    if not isinstance(structure, containers.Tree):
-        return None
-    return containers.relabel(structure, iter(map(_kind, containers.leaves(value, structure))))
-
-
-def _kinds(fn: Callable, args: Sequence[Any]) -> tuple:
-    """``_kind_tree`` of each argument; the first is read by its attributes where its class defines
-    ``fn`` (``self`` of ``model.loss`` or ``Model.loss``).  Other objects stay opaque values."""
-    # The common case, numbers and arrays, is looked up by the arrays' shapes and the others' types.
-    key = tuple([a.shape if a.__class__ is np.ndarray else a.__class__ for a in args])
-    known = _PLAIN_KINDS.get(key)
-    if known is not None:
-        return known
-    kinds = [_kind(a) for a in args]
-    if None not in kinds:
-        known = _with_lengths(kinds, args)
-        if not any(map(is_constant_kind, kinds)):  # (a string's kind is its value, not its type)
-            if len(_PLAIN_KINDS) > 4096:  # (shapes that keep changing: start again rather than grow)
-                _PLAIN_KINDS.clear()
-            _PLAIN_KINDS[key] = known
-        return known
-    kinds = [_kind_tree(a) if k is None else k for a, k in zip(args, kinds)]
-    if kinds[0] is None or isinstance(kinds[0], containers.Tree):
-        name = getattr(fn, "__name__", None)
-        found = inspect.getattr_static(type(args[0]), name, None) if name else None
-        if getattr(found, "__func__", found) is fn:
-            kinds[0] = _kind_tree(args[0], objects=True)
-    return _with_lengths(kinds, args)
-
-
-_LENGTH_NAMES = "abcdefghijklmnopqrstuvwxyz"
-# (shapes of the arrays, types of the other arguments) -> their kinds, for calls of numbers and arrays
-_PLAIN_KINDS: dict[tuple, tuple] = {}
-
-
-def _with_lengths(kinds: list, args: Sequence[Any]) -> tuple:
-    """``kinds`` with each array's kind naming its axes' lengths (``"array2:a,b"``; see kinds.py):
-    a length of 1 is ``1``, equal lengths get the same name, in order of first appearance.  The
-    code is specialised for this pattern, not for the lengths: arrays of other lengths in the
-    same pattern share it."""
-    names: dict[int, str] = {}
-    for i, value in enumerate(args):
-        if value.__class__ is np.ndarray and value.ndim:
-            axes = []
-            for length in value.shape:
-                if length == 1:
-                    axes.append("1")
-                    continue
-                name = names.get(length)
-                if name is None:
-                    count = len(names)
-                    name = names[length] = _LENGTH_NAMES[count] if count < 26 else f"n{count}"
-                axes.append(name)
-            kinds[i] = f"{kinds[i]}:{','.join(axes)}"
-    return tuple(kinds)
-
-
-def _like(primal: Any, gradient: Any) -> Any:
-    """``gradient`` with the type of ``primal``: a float32 array gives a float32 gradient, a 0-d array a
-    0-d array, a NumPy float32 number a NumPy float32 number, a Python float a float (``np.sum(x)`` of a
-    float ``x`` leaves a 0-d array)."""
-    if isinstance(primal, float) and isinstance(gradient, np.ndarray) and gradient.shape == ():
-        return gradient[()] if gradient.dtype.kind == "f" else gradient
-    if gradient is None or not isinstance(primal, (np.ndarray, np.generic)):
-        return gradient
-    if gradient.__class__ is np.ndarray and primal.__class__ is np.ndarray and gradient.dtype == primal.dtype:
-        return gradient  # the common case, kept cheap
-    have, want = np.result_type(gradient), primal.dtype
-    # only a change of precision: never drop an imaginary part, never round to an integer
-    cast = want.kind in "fc" and have != want and (have.kind == want.kind or (have.kind == "f" and want.kind == "c"))
-    if isinstance(primal, np.ndarray):
-        if cast:
-            return np.asarray(gradient, dtype=want)
-        return gradient if isinstance(gradient, np.ndarray) else np.asarray(gradient)
-    return want.type(gradient) if cast else gradient
-
-
-
-def _float_dtype(value: Any) -> np.dtype:
-    """The dtype a derivative by ``value`` is given: its own floating dtype (a float32 argument gives
-    float32 blocks, as JAX), float64 for Python numbers and anything else."""
-    dtype = np.result_type(value) if isinstance(value, (np.ndarray, np.generic)) else np.dtype(float)
-    return dtype if dtype.kind == "f" else np.dtype(float)
-
-
-def _flat(args: tuple, kinds: tuple) -> tuple:
-    """The arguments of generated code: each container argument replaced by its leaves."""
-    if not any(isinstance(k, containers.Tree) for k in kinds):
-        return args
-    return tuple(leaf for a, k in zip(args, kinds)
-                 for leaf in (containers.leaves(a, k) if isinstance(k, containers.Tree) else (a,)))
-
-
-def _regroup(flat: Sequence[Any], kinds: Sequence[Any]) -> list:
-    """Per-leaf values (gradients, tangents) back into one value per parameter, containers rebuilt."""
-    out, i = [], 0
-    for kind in kinds:
-        n = containers.count(kind) if isinstance(kind, containers.Tree) else 1
-        out.append(containers.unflatten(kind, flat[i:i + n]) if isinstance(kind, containers.Tree) else flat[i])
-        i += n
-    return out
-
-
-def _leaf_positions(params: list[str], kinds: tuple, names: Sequence[str]) -> list[int]:
-    """Where the leaves of the parameters ``names`` are among the generated code's parameters."""
-    starts, at = {}, 0
-    for p, k in zip(params, kinds):
-        n = containers.count(k) if isinstance(k, containers.Tree) else 1
-        starts[p] = range(at, at + n)
-        at += n
-    return [i for name in names for i in starts[name]]
+    return _compiled(built.function), snapshot if snapshot is not None and not snapshot.empty else None
 
 
 def _default_tails(signature: inspect.Signature) -> dict[int, tuple]:
@@ -291,7 +164,7 @@ def _resolve_wrt(fn: Callable, wrt: Wrt) -> tuple[tuple[str, ...], bool]:
     params = list(inspect.signature(fn).parameters)
     several = isinstance(wrt, (tuple, list))
     names = []
-    for item in (wrt if several else (wrt,)):
+    for item in (list(wrt) if isinstance(wrt, (tuple, list)) else [wrt]):
         if isinstance(item, bool) or not isinstance(item, (int, str)):
             raise TypeError(f"wrt must be a parameter position or name, not {item!r}")
         if isinstance(item, int):
@@ -315,6 +188,9 @@ class GradientFunction:
     mode over the plain function the inner gradient generates (see
     ``function_for``), to any order.
     """
+
+    _with_value: bool
+    _has_aux: bool
 
     def __init__(self, fn: Callable, wrt: Wrt, with_value: bool, has_aux: bool = False, check: bool = False) -> None:
         if not callable(fn):
@@ -415,7 +291,7 @@ class GradientFunction:
             # A function of the leaves returning the gradient's leaves (a tuple if more than one).
             adjoint = self._adjoint(kinds)
             leaf_params = list(inspect.signature(adjoint.function).parameters)[:-1]
-            by = tuple(leaf_params[i] for i in _leaf_positions(params, kinds, self.wrt))
+            by = tuple(leaf_params[i] for i in arguments.leaf_positions(params, kinds, self.wrt))
             return _CACHE.get(self.owner, self.key + (kinds,), lambda: build_gradient_only(
                 self.fn, adjoint, leaf_params, by, False, lost_outside(self.fn, kinds, leaf_params, by)))
         if self.inner is None:
@@ -434,8 +310,9 @@ class GradientFunction:
         code for these kinds is built, so never on the hot path)."""
         params = list(self._signature.parameters)
         for w in self.wrt:
-            static, value = constant_value(kinds[params.index(w)])
-            if static:
+            kind = kinds[params.index(w)]
+            if isinstance(kind, Constant):
+                value = kind.value
                 raise TypeError(f"grad of {getattr(self.fn, '__name__', self.fn)!r} with respect to {w}: "
                                 f"{w} = {value!r} is {'None' if value is None else 'a string'}, which has no "
                                 f"derivative (the "
@@ -445,14 +322,14 @@ class GradientFunction:
     def check_scalar_result(self, kinds: tuple) -> None:
         """Refuse to be differentiated by ``grad`` where the gradient is not a number."""
         params = list(self._signature.parameters)
-        arrays = [w for w in self.wrt if (kinds[params.index(w)] or "").startswith("array")]
+        arrays = [w for w in self.wrt if isinstance(kinds[params.index(w)], Array)]
         if self._several or arrays:
             what = "a tuple" if self._several else f"an array (the gradient by {arrays[0]})"
             raise TypeError(f"grad of {self!r}: its result is {what}, not a number; "
                             f"use s2s_ad.hessian or s2s_ad.jacobian")
 
     def _specialise(self, args: tuple, kinds: Optional[tuple] = None) -> Built:
-        kinds = tuple(map(_kind, args)) if kinds is None else kinds
+        kinds = tuple(map(kind_of, args)) if kinds is None else kinds
         built = self._by_kinds.get(kinds)
         if built is None or not is_current(built):
             built = self._by_kinds[kinds] = self._adjoint(kinds) if self.inner is None else self.function_for(kinds)
@@ -461,10 +338,8 @@ class GradientFunction:
         if self.inner is not None:  # a gradient of a gradient: its code returns the gradient alone
             return built
         # (a string argument's value is in its kind, not in its type: those calls go through _by_kinds)
-        if not self._has_aux and not any(isinstance(k, containers.Tree) or (k and k.startswith("array"))
-                                         or is_constant_kind(k)
-                                         for k in kinds) and not any(
-                isinstance(a, np.generic) and a.dtype != np.float64 for a in args):  # those take _like
+        if not self._has_aux and not any(isinstance(k, (containers.Tree, Array, Constant)) for k in kinds) \
+                and not any(isinstance(a, np.generic) and a.dtype != np.float64 for a in args):  # those take like
             self._by_types[self._types_of(args)] = _entry(built)
         return built
 
@@ -478,11 +353,11 @@ class GradientFunction:
             entry = table[1].get(table[0](args))
             if entry is not None and (entry[1] is None or entry[1].valid()):
                 return entry, ()
-        kinds = _kinds(self.fn, args)
+        kinds = _TARGET.argument_kinds(self.fn, args)
         if self._has_aux or any(isinstance(k, containers.Tree) for k in kinds):
             return None, kinds
         entry = _entry(self._specialise(args, kinds))
-        if any(map(is_constant_kind, kinds)):
+        if any(isinstance(k, Constant) for k in kinds):
             return entry, kinds  # a string's kind is its value, not its type: no table keyed by types
         if table is None:
             arrays = tuple(i for i, t in enumerate(types) if t is np.ndarray)  # whose kind is more than its type
@@ -536,7 +411,8 @@ class GradientFunction:
         """A call ``_by_types`` does not serve: arrays or NumPy numbers among the arguments (found
         by their types and shapes), a gradient of a gradient, containers, ``has_aux``, a first call."""
         if self.inner is not None:
-            gradient = _TARGET.handed_out(_run(self._specialise(args, _kinds(self.fn, args)).function, args), args)
+            built = self._specialise(args, _TARGET.argument_kinds(self.fn, args))
+            gradient = _TARGET.handed_out(_run(built.function, args), args)
             if self._check:
                 self._self_check(args, None, gradient if self._several else (gradient,))
             return (self.inner(*args), gradient) if self._with_value else gradient
@@ -548,7 +424,7 @@ class GradientFunction:
             self._refuse_result(value)
         # gradients of their arguments' dtypes, arrays of their own
         primals = self._primals_of(args)
-        gradient = tuple(map(_like, primals, gradient)) if len(self.wrt) > 1 else _like(primals, gradient)
+        gradient = tuple(map(like, primals, gradient)) if len(self.wrt) > 1 else like(primals, gradient)
         if gradient.__class__ is not float and not _TARGET.alone(gradient):
             gradient = _TARGET.handed_out(gradient, args)
         return gradient if self._bare else self._finish(args, value, gradient)
@@ -594,8 +470,8 @@ class GradientFunction:
                 draws.finish()
 
         try:
-            dot_product_test(name, list(self._signature.parameters), args, self.wrt, gradients, value, forward,
-                             self._rng)
+            rng = self._rng if self._rng is not None else np.random.default_rng()  # (set wherever _check is)
+            dot_product_test(name, list(self._signature.parameters), args, self.wrt, gradients, value, forward, rng)
         except NoForwardMode as skipped:  # S2S_AD_CHECK=1 checks what it can, and breaks no program that runs
             warnings.warn(SelfCheckSkipped(str(skipped)), stacklevel=4)
 
@@ -603,8 +479,8 @@ class GradientFunction:
         """A call with container arguments or ``has_aux``: leaves in, the gradient rebuilt with the
         structure of each argument differentiated."""
         built = self._specialise(args, kinds)
-        leaves = _flat(args, kinds)
-        value, gradient = _run(built.function, leaves)
+        leaves = arguments.flat(args, kinds)
+        value, gradient = _run(_compiled(built.function), leaves)
         held = leaves  # what the gradients must not share memory with: every leaf in, the aux out
         if self._has_aux:
             value, aux_leaves = value
@@ -615,9 +491,9 @@ class GradientFunction:
             self._refuse_result(loss)
         params = list(self._signature.parameters)
         by = [kinds[params.index(w)] for w in self.wrt]
-        primals = _flat(tuple(args[params.index(w)] for w in self.wrt), tuple(by))
+        primals = arguments.flat(tuple(args[params.index(w)] for w in self.wrt), tuple(by))
         flat = (gradient,) if len(primals) == 1 else tuple(gradient)
-        gradients = _regroup(_TARGET.handed_out(tuple(map(_like, primals, flat)), held), by)
+        gradients = arguments.regroup(_TARGET.handed_out(tuple(map(like, primals, flat)), held), by)
         gradient = tuple(gradients) if self._several else gradients[0]
         if self._with_value:
             return value, gradient
@@ -627,14 +503,14 @@ class GradientFunction:
     def source(self) -> str:
         """The adjoint's source: the one the last call ran, or before any call the generic one."""
         if self._last_source is None:
-            self._last_source = self._source_of((None,) * len(self._signature.parameters))
+            self._last_source = self._source_of((UNKNOWN,) * len(self._signature.parameters))
         return self._last_source
 
     def source_for(self, *args: Any, **kwargs: Any) -> str:
         """The adjoint's source specialised for these arguments (nothing is run).  A higher
         derivative shows every generated module it runs: the wrapper, forward mode over the order
         below, and the tangents of the adjoints of the helpers and of their tapes."""
-        return self._source_of(_kinds(self.fn, self._bind(args, kwargs)))
+        return self._source_of(_TARGET.argument_kinds(self.fn, self._bind(args, kwargs)))
 
     def _source_of(self, kinds: tuple) -> str:
         if self.inner is None:
@@ -643,13 +519,13 @@ class GradientFunction:
 
     def html_for(self, *args: Any, **kwargs: Any) -> str:
         """The derivative explorer's page (explorer.py) for the code a call with these arguments runs."""
-        return self._page(_kinds(self.fn, self._bind(args, kwargs)))
+        return self._page(_TARGET.argument_kinds(self.fn, self._bind(args, kwargs)))
 
     def _repr_html_(self) -> str:
         """A notebook's display: the explorer's page for the code the last call ran (before any call,
         for arguments of unknown kinds); for a function s2s_ad refuses, why."""
         try:
-            return self._page(self._last_kinds or (None,) * len(self._signature.parameters))
+            return self._page(self._last_kinds or (UNKNOWN,) * len(self._signature.parameters))
         except TransformError as exc:
             return f"<pre>{html.escape(f'{self!r}: {exc}')}</pre>"
 
@@ -795,27 +671,24 @@ def source(fn: Callable, wrt: Wrt = 0, mode: str = "reverse", stage: str = "opti
         raise ValueError(f"mode must be 'reverse' or 'forward', not {mode!r}")
     if isinstance(fn, GradientFunction):
         return _forward_over_gradient_source(fn, wrt, mode, stage, args)
-    if isinstance(fn, Hessian):
-        return fn.source_for(*(args or ()))
+    shown_by_itself = getattr(type(fn), "source_of_api_object", None)  # a Hessian, a Jacobian (matrices.py)
+    if shown_by_itself is not None:
+        return shown_by_itself(fn, args)
     _refuse_api_object(fn)
     names, _ = _resolve_wrt(fn, wrt)
     n = len(inspect.signature(fn).parameters)
     if args is None:
-        kinds = (None,) * n
+        kinds = (UNKNOWN,) * n
     else:  # bound as a call binds them: defaults filled in, a method's object first
         params, full = _bound_primals(fn, args)
         fn, params, full = _without_prefix(fn, params, full)
-        kinds = _kinds(fn, full)
+        kinds = _TARGET.argument_kinds(fn, full)
     build = build_reverse if mode == "reverse" else build_forward
     return build(fn, names, kinds, stage=stage, compile_it=False).source
 
 
 def _refuse_api_object(fn: Any) -> None:
     """``source`` of something whose code is not what it is given: say what to pass instead."""
-    if isinstance(fn, Jacobian):
-        raise TypeError(f"source of jacobian({getattr(fn.fn, '__name__', fn.fn)}): a Jacobian runs forward mode "
-                        "(fewer inputs than outputs) or reverse mode over the function: pass the function itself, "
-                        "source(f, wrt=..., mode='forward' or 'reverse', args=...)")
     module = getattr(fn, "__module__", None) or ""
     if module.partition(".")[0] == "s2s_ad" or type(fn).__module__.partition(".")[0] == "s2s_ad":
         raise TypeError(f"source of {fn!r}, which is s2s_ad's own: pass the function you differentiate, "
@@ -833,7 +706,7 @@ def _forward_over_gradient_source(gradient: "GradientFunction", wrt: Wrt, mode: 
                         "or see grad(that gradient).source_for(*args) or hessian(f).source_for(*args)")
     names, _ = _resolve_wrt(gradient, wrt)
     n = len(gradient._signature.parameters)
-    kinds = (None,) * n if args is None else _kinds(gradient.fn, gradient._bind(tuple(args), {}))
+    kinds = (UNKNOWN,) * n if args is None else _TARGET.argument_kinds(gradient.fn, gradient._bind(tuple(args), {}))
     if stage != "optimized":
         plain = gradient.function_for(kinds).function
         return build_forward(plain, names, kinds, stage=stage, compile_it=False).source
@@ -849,7 +722,7 @@ def _differentiable(value: Any) -> bool:
         return False
     if isinstance(value, (int, np.integer)):
         return False
-    return np.issubdtype(np.result_type(value), np.inexact) if _kind(value) else False
+    return np.issubdtype(np.result_type(value), np.inexact) if kind_of(value) != UNKNOWN else False
 
 
 def _bound_primals(fn: Callable, primals: Sequence[Any]) -> tuple[list[str], tuple]:
@@ -883,13 +756,13 @@ def _check_tangent(fn: Callable, name: str, primal: Any, tangent: Any) -> Any:
 def _plain(fn: Callable, args: tuple) -> Callable:
     """``fn`` itself, or for a gradient the plain function it generates for such arguments."""
     if isinstance(fn, GradientFunction):
-        return fn.function_for(tuple(map(_kind, args))).function
+        return fn.function_for(tuple(map(kind_of, args))).function
     return fn
 
 
 @_user_facing
 def _tangent_function(fn: Callable, wrt: tuple[str, ...], args: tuple) -> Callable:
-    return _tangent_built(fn, wrt, tuple(map(_kind, args))).function
+    return _tangent_built(fn, wrt, tuple(map(kind_of, args))).function
 
 
 @_user_facing
@@ -952,7 +825,7 @@ def jvp(fn: Callable, primals: Sequence[Any], tangents: Sequence[Any]) -> tuple[
                          f"({len(primals)} primals, {len(tangents) if isinstance(tangents, (tuple, list)) else 'no tuple of'} tangents)")
     given = dict(zip(params, tangents))  # by name: a method's self or a default has none
     fn, params, args = _without_prefix(fn, params, args)
-    kinds = _kinds(fn, args)
+    kinds = _TARGET.argument_kinds(fn, args)
     wrt, tangent_args = [], []
     for p, a, k in zip(params, args, kinds):
         if p not in given:
@@ -967,7 +840,7 @@ def jvp(fn: Callable, primals: Sequence[Any], tangents: Sequence[Any]) -> tuple[
     if isinstance(fn, GradientFunction) and any(isinstance(k, containers.Tree) for k in kinds):
         return _gradient_jvp_by_leaf(fn, params, args, kinds, wrt, tuple(tangent_args))
     built = _tangent_built(fn, tuple(wrt), kinds)
-    out, t_out = _run(built.function, _flat(args, kinds) + tuple(tangent_args))
+    out, t_out = _run(built.function, arguments.flat(args, kinds) + tuple(tangent_args))
     if built.result_tree is not None:
         return containers.unflatten(built.result_tree, out), containers.unflatten(built.result_tree, t_out)
     if not _TARGET.alone(t_out):  # (as grad's gradients: see Target.alone)
@@ -985,14 +858,14 @@ def _gradient_jvp_by_leaf(gradient: "GradientFunction", params: list[str], args:
                         "arguments: take it over s2s_ad.grad(f) (no value, no aux), or use s2s_ad.hessian")
     plain = gradient.function_for(kinds).function
     names = list(inspect.signature(plain).parameters)
-    by = tuple(names[i] for i in _leaf_positions(params, kinds, wrt))
+    by = tuple(names[i] for i in arguments.leaf_positions(params, kinds, wrt))
     flat_kinds = leaf_kinds(kinds)
     tangent = _CACHE.get(plain, ("forward", plain.__code__, by, flat_kinds),
                          lambda: build_forward(plain, by, flat_kinds, target=_TARGET), _TARGET).function
-    out, t_out = _run(tangent, _flat(args, kinds) + tangents)
+    out, t_out = _run(tangent, arguments.flat(args, kinds) + tangents)
 
     def rebuild(leaves: Any) -> Any:
-        leaves = list(leaves) if len(_leaf_positions(params, kinds, gradient.wrt)) > 1 else [leaves]
+        leaves = list(leaves) if len(arguments.leaf_positions(params, kinds, gradient.wrt)) > 1 else [leaves]
         parts = []
         for w in gradient.wrt:
             kind = kinds[params.index(w)]
@@ -1062,10 +935,10 @@ def _pullback(fn: Callable, primals: Sequence[Any], wrt: Optional[Sequence[str]]
     params, args = _bound_primals(fn, primals)
     visible = params[:len(primals)]
     fn, params, args = _without_prefix(fn, params, args)
-    kinds = _kinds(fn, args)
+    kinds = _TARGET.argument_kinds(fn, args)
     split = build_split(fn, kinds, _TARGET)
-    flat_args = _flat(args, kinds)
-    wanted = set(_leaf_positions(params, kinds, visible if wrt is None else wrt))
+    flat_args = arguments.flat(args, kinds)
+    wanted = set(arguments.leaf_positions(params, kinds, visible if wrt is None else wrt))
     # every argument wanted is differentiated: a float one whose derivative a rule loses is refused
     check_lost_arguments(split, tuple(a if i in wanted else None for i, a in enumerate(flat_args)))
     draws = Draws(fn, args)  # a forward part run again (below) replays them
@@ -1108,9 +981,9 @@ class Pullback:
         self._pulled = True
         adjoints = _run(split.backward, (cotangent, taped))  # the tape is persistent: reading it takes nothing
         # each adjoint with its primal's type: float32 stays float32, a 0-d array a 0-d array (as grad)
-        adjoints = _regroup(tuple(map(_like, self._flat_args, adjoints[:-1])), kinds)
+        adjoints = arguments.regroup(tuple(map(like, self._flat_args, adjoints[:-1])), kinds)
         # a string or None primal (a static argument) has no derivative: None, as jvp takes for its tangent
-        return _TARGET.handed_out(tuple(None if constant_value(kinds[i])[0] else adjoints[i]
+        return _TARGET.handed_out(tuple(None if isinstance(kinds[i], Constant) else adjoints[i]
                                         for i in self._positions), args + (self._out, cotangent))
 
     def __reduce__(self) -> tuple:
@@ -1151,418 +1024,3 @@ def _inexact(cotangent: Any) -> Any:
     if isinstance(cotangent, (float, complex)) or np.issubdtype(np.asarray(cotangent).dtype, np.inexact):
         return cotangent
     return np.asarray(cotangent, dtype=float) if isinstance(cotangent, np.ndarray) else float(cotangent)
-
-
-class Jacobian:
-    """``jacobian(fn, wrt)(*args)``: the array of partial derivatives, shaped ``out.shape + arg.shape``.
-
-    Forward mode (one jvp per input element) when the inputs are fewer than
-    the outputs, reverse mode (one vjp per output element) otherwise.
-    """
-
-    def __init__(self, fn: Callable, wrt: Wrt) -> None:
-        self.fn = fn
-        self.wrt, self._several = _resolve_wrt(fn, wrt)
-        functools.update_wrapper(self, fn, updated=())  # not __dict__: fn may be a gradient
-
-    def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        bound = inspect.signature(self.fn).bind(*args, **kwargs)
-        bound.apply_defaults()
-        params, values = list(bound.arguments), tuple(bound.arguments.values())
-        positions = [params.index(w) for w in self.wrt]
-        # The states of the generators a pass may draw from, put back before each pass; not read where
-        # no pass can draw (reading and putting them back costs more than a small function's pass).
-        draws = Draws(_owner(self.fn), values) \
-            if not isinstance(self.fn, FunctionType) or may_draw_globally(self.fn) else _NO_DRAWS
-        try:
-            return self._blocks(params, values, positions, draws)
-        finally:
-            draws.finish()
-
-    def _blocks(self, params: list[str], values: tuple, positions: list[int], draws: Any) -> Any:
-        out = self.fn(*values)
-        if not isinstance(self.fn, GradientFunction) and (
-                any(isinstance(_kind_tree(value), containers.Tree) for value in values)
-                or isinstance(containers.structure_of(out), containers.Tree)):
-            blocks = [self._by_leaf(values, i, out, draws) for i in positions]
-            return tuple(blocks) if self._several else blocks[0]
-        for i in positions:
-            if not _differentiable(values[i]):
-                raise TypeError(f"jacobian of {self.fn.__name__}: {params[i]} = {values[i]!r} is not a float "
-                                f"or float array, so it has no derivative")
-        inputs = sum(np.size(values[i]) for i in positions)
-        if inputs <= np.size(out) or isinstance(self.fn, GradientFunction):  # no reverse over reverse
-            blocks = self._forward(values, positions, out, draws)
-        else:
-            draws.replay()
-            blocks = self._reverse(values, positions, out)
-        return tuple(blocks) if self._several else blocks[0]
-
-    def _by_leaf(self, values: tuple, i: int, out: Any, draws: Draws) -> Any:
-        """The Jacobian by argument ``i`` where it or the result is a container: one jvp per input
-        element; a container of blocks per result leaf, each a container by input leaf (as JAX)."""
-        kind = _kind_tree(values[i])
-        inputs = containers.leaves(values[i], kind) if isinstance(kind, containers.Tree) else [values[i]]
-        structure = containers.structure_of(out)
-        outputs = containers.leaves(out, structure)
-        columns: list = [[[] for _ in outputs] for _ in inputs]
-        for j, leaf in enumerate(inputs):
-            for index in np.ndindex(np.shape(leaf)):
-                units = [np.zeros(np.shape(x)) if isinstance(x, np.ndarray) else 0.0 for x in inputs]
-                unit = np.zeros(np.shape(leaf))
-                unit[index] = 1.0
-                units[j] = unit if isinstance(leaf, np.ndarray) else 1.0
-                tangents = [None] * len(values)
-                tangents[i] = containers.unflatten(kind, units) if isinstance(kind, containers.Tree) else units[0]
-                draws.replay()
-                t_out = jvp(self.fn, values, tangents)[1]
-                for o, t in enumerate(containers.leaves(t_out, structure)):
-                    columns[j][o].append(np.asarray(t, dtype=_float_dtype(leaf)))
-
-        def block(o: int, j: int) -> np.ndarray:
-            shape = np.shape(outputs[o]) + np.shape(inputs[j])
-            if not columns[j][o]:
-                return np.zeros(shape, dtype=_float_dtype(inputs[j]))
-            return np.stack(columns[j][o], axis=-1).reshape(shape)
-
-        def by_input(o: int) -> Any:
-            parts = [block(o, j) for j in range(len(inputs))]
-            return containers.unflatten(kind, parts) if isinstance(kind, containers.Tree) else parts[0]
-
-        return containers.unflatten(structure, [by_input(o) for o in range(len(outputs))])
-
-    def _forward(self, values: tuple, positions: list[int], out: Any, draws: Draws) -> list:
-        tangent_fn = _tangent_function(self.fn, self.wrt, values)
-        zeros = [np.zeros_like(values[i], dtype=float) for i in positions]
-        blocks = []
-        for k, i in enumerate(positions):
-            columns = []
-            for index in np.ndindex(np.shape(values[i])):
-                tangents = [z if isinstance(values[j], np.ndarray) else 0.0 for j, z in zip(positions, zeros)]
-                unit = np.zeros(np.shape(values[i]))
-                unit[index] = 1.0
-                tangents[k] = unit if isinstance(values[i], np.ndarray) else 1.0
-                draws.replay()
-                columns.append(np.asarray(tangent_fn(*values, *tangents)[1], dtype=_float_dtype(values[i])))
-            stacked = (np.stack(columns, axis=-1) if columns
-                       else np.zeros(np.shape(out) + (0,), dtype=_float_dtype(values[i])))
-            blocks.append(stacked.reshape(np.shape(out) + np.shape(values[i])))
-        return blocks
-
-    def _reverse(self, values: tuple, positions: list[int], out: Any) -> list:
-        params = list(inspect.signature(self.fn).parameters)
-        _, pull = _pullback(self.fn, values, [params[i] for i in positions])
-        rows = {i: [] for i in positions}
-        for index in np.ndindex(np.shape(out)):
-            unit = np.zeros(np.shape(out))
-            unit[index] = 1.0
-            adjoints = pull(unit if np.ndim(out) else 1.0)
-            for i in positions:
-                rows[i].append(np.asarray(adjoints[i], dtype=_float_dtype(values[i])))
-        return [np.stack(rows[i]).reshape(np.shape(out) + np.shape(values[i])) for i in positions]
-
-
-def _owner(fn: Callable) -> Callable:
-    """The user's function behind ``fn`` (a gradient's, or ``fn`` itself): whose free names may hold
-    the generators it draws from (``draws.Draws``)."""
-    return fn.owner if isinstance(fn, GradientFunction) else fn
-
-
-class _NoDraws:
-    """``draws.Draws`` for a function that draws nothing (``pipeline.may_draw_globally``): nothing to
-    put back."""
-
-    def replay(self) -> None:
-        pass
-
-    def finish(self) -> None:
-        pass
-
-
-_NO_DRAWS = _NoDraws()
-
-
-def jacobian(fn: Callable, wrt: Wrt = 0) -> Jacobian:
-    """The Jacobian of ``fn``: every partial derivative of its result by ``wrt`` (docs/api.md).
-
-    Forward mode (one tangent pass per input element) where the inputs are fewer than
-    the outputs, reverse mode (one pullback per output element) otherwise.
-
-    Parameters
-    ----------
-    fn : callable
-        A function whose source can be read (or a gradient).
-    wrt : int, str or tuple of them, default 0
-        The arguments to differentiate by, by position or name.
-
-    Returns
-    -------
-    Jacobian
-        Called with ``fn``'s arguments, it returns an array shaped
-        ``out.shape + arg.shape``; a tuple of them for a tuple ``wrt``; for containers, a
-        container (by result leaf) of containers (by argument leaf) of blocks, as JAX.
-
-    Raises
-    ------
-    ValueError
-        ``wrt`` names no parameter.
-    TransformError
-        At a call, where ``fn`` cannot be differentiated.
-    """
-    return Jacobian(fn, wrt)
-
-
-class Hessian:
-    """``hessian(fn, wrt)(*args)``: second derivatives, forward mode over the generated gradient.
-
-    With one ``wrt``, an array shaped ``arg.shape + arg.shape``; with a tuple,
-    nested tuples of blocks ``H[i][j]`` = d²fn / d wrt_i d wrt_j.
-    """
-
-    def __init__(self, fn: Callable, wrt: Wrt) -> None:
-        self.fn = fn
-        self.wrt, self._several = _resolve_wrt(fn, wrt)
-        functools.update_wrapper(self, fn, updated=())  # not __dict__: fn may be a gradient
-
-    def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        gradient = GradientFunction(self.fn, self.wrt, with_value=False)
-        full = gradient._bind(args, kwargs)
-        kinds = _kinds(gradient.fn, full)
-        if any(isinstance(k, containers.Tree) for k in kinds):
-            return self._by_leaf(gradient, full, kinds)
-        by = self.wrt if self._several else self.wrt[0]
-        rows = tuple(Jacobian(GradientFunction(self.fn, w, with_value=False), by)(*args, **kwargs) for w in self.wrt)
-        return rows if self._several else rows[0]
-
-
-    def source_for(self, *args: Any, **kwargs: Any) -> str:
-        """The generated code a call with these arguments runs (nothing is run): forward mode over the
-        gradient by each ``wrt``, with every generated module it calls (``reach.py``)."""
-        return whole_source(*self._tangent_functions(args, kwargs))
-
-    def html_for(self, *args: Any, **kwargs: Any) -> str:
-        """The derivative explorer's page (explorer.py) for the code a call with these arguments runs."""
-        gradient = GradientFunction(self.fn, self.wrt, with_value=False)
-        kinds = _kinds(gradient.fn, gradient._bind(args, kwargs))
-        title = f"∂²/∂{','.join(self.wrt)}² {getattr(gradient.fn, '__name__', gradient.fn)} (Hessian)"
-        return explorer.page_for(gradient.fn, self._tangent_functions(args, kwargs), self.wrt, kinds, title)
-
-    def _tangent_functions(self, args: tuple, kwargs: dict) -> list[Callable]:
-        """The generated functions a call runs: forward mode over the gradient by each ``wrt``."""
-        gradient = GradientFunction(self.fn, self.wrt, with_value=False)
-        full = gradient._bind(args, kwargs)
-        kinds = _kinds(gradient.fn, full)
-        if any(isinstance(k, containers.Tree) for k in kinds):
-            return [self._leaf_tangent(gradient, kinds)[0]]
-        return [_tangent_function(GradientFunction(self.fn, w, with_value=False), self.wrt, full) for w in self.wrt]
-
-    def _leaf_tangent(self, gradient: GradientFunction, kinds: tuple) -> tuple[Callable, list[int], dict]:
-        """Forward mode over the gradient as a function of the leaves, the leaves by ``wrt`` and which
-        leaves each ``wrt`` parameter has."""
-        plain = gradient.function_for(kinds).function
-        names = list(inspect.signature(plain).parameters)
-        params = list(gradient._signature.parameters)
-        groups = {w: _leaf_positions(params, kinds, (w,)) for w in self.wrt}
-        wrt_leaves = [i for w in self.wrt for i in groups[w]]
-        flat_kinds = leaf_kinds(kinds)
-        by = tuple(names[i] for i in wrt_leaves)
-        tangent = _CACHE.get(plain, ("forward", plain.__code__, by, flat_kinds),
-                             lambda: build_forward(plain, by, flat_kinds)).function
-        return tangent, wrt_leaves, groups
-
-    def _by_leaf(self, gradient: GradientFunction, full: tuple, kinds: tuple) -> Any:
-        """With container arguments: forward mode over the gradient as a function of the leaves; the
-        block of two containers is a container (by the first) of containers (by the second), as JAX."""
-        tangent, wrt_leaves, groups = self._leaf_tangent(gradient, kinds)
-        params = list(gradient._signature.parameters)
-        flat = _flat(full, kinds)
-        draws = Draws(gradient.owner, full)
-        try:
-            return self._blocks(full, kinds, params, groups, wrt_leaves, flat, tangent, draws)
-        finally:
-            draws.finish()
-
-    def _blocks(self, full: tuple, kinds: tuple, params: list[str], groups: dict, wrt_leaves: list[int],
-                flat: tuple, tangent: Callable, draws: Draws) -> Any:
-        columns: dict = {(a, b): [] for a in wrt_leaves for b in wrt_leaves}
-        passes = 0
-        for b in wrt_leaves:
-            for index in np.ndindex(np.shape(flat[b])):
-                tangents = [np.zeros(np.shape(flat[i])) if isinstance(flat[i], np.ndarray) else 0.0
-                            for i in wrt_leaves]
-                unit = np.zeros(np.shape(flat[b]))
-                unit[index] = 1.0
-                tangents[wrt_leaves.index(b)] = unit if isinstance(flat[b], np.ndarray) else 1.0
-                if passes:
-                    draws.replay()  # the draws of the first pass
-                passes += 1
-                t_gradient = _run(tangent, flat + tuple(tangents))[1]
-                t_gradient = (t_gradient,) if len(wrt_leaves) == 1 else t_gradient
-                for a, t in zip(wrt_leaves, t_gradient):
-                    columns[a, b].append(np.asarray(t, dtype=_float_dtype(flat[b])))
-
-        def block(a: int, b: int) -> np.ndarray:
-            shape = np.shape(flat[a]) + np.shape(flat[b])
-            if not columns[a, b]:
-                return np.zeros(shape, dtype=_float_dtype(flat[b]))
-            return np.stack(columns[a, b], axis=-1).reshape(shape)
-
-        def rebuild(w: str, parts: list) -> Any:
-            kind = kinds[params.index(w)]
-            return containers.unflatten(kind, parts) if isinstance(kind, containers.Tree) else parts[0]
-
-        def pair(w1: str, w2: str) -> Any:
-            return rebuild(w1, [rebuild(w2, [block(a, b) for b in groups[w2]]) for a in groups[w1]])
-
-        if self._several:
-            return tuple(tuple(pair(w1, w2) for w2 in self.wrt) for w1 in self.wrt)
-        return pair(self.wrt[0], self.wrt[0])
-
-
-def hessian(fn: Callable, wrt: Wrt = 0) -> Hessian:
-    """The Hessian of a scalar function: forward mode over its gradient (docs/api.md).
-
-    Parameters
-    ----------
-    fn : callable
-        A function returning a scalar, whose source can be read.
-    wrt : int, str or tuple of them, default 0
-        The arguments to differentiate by, by position or name.
-
-    Returns
-    -------
-    Hessian
-        Called with ``fn``'s arguments, it returns an array shaped
-        ``arg.shape + arg.shape``; for a tuple ``wrt``, nested tuples of blocks
-        ``H[i][j]`` = d2 fn / d wrt_i d wrt_j; by a container, containers of blocks
-        (``H["w"]["b"]``).
-
-    Raises
-    ------
-    ValueError
-        ``wrt`` names no parameter.
-    TypeError
-        At a call, where ``fn``'s result is not a scalar.
-    TransformError
-        At a call, where ``fn`` cannot be differentiated.
-    """
-    return Hessian(fn, wrt)
-
-
-# -- checking a gradient ------------------------------------------------------
-
-
-@dataclass
-class GradCheck:
-    """How far ``grad(fn)`` is from central finite differences (``check_grad``)."""
-
-    ok: bool
-    worst: str  # the component furthest off, e.g. "d/dx[2]"
-    ours: float
-    numeric: float
-    error: float  # |ours - numeric| there, over atol + rtol * |numeric| (ok means <= 1)
-
-    def __str__(self) -> str:
-        verdict = "ok" if self.ok else "MISMATCH"
-        return (f"{verdict}: worst component {self.worst}: ours {self.ours:.10g}, finite differences "
-                f"{self.numeric:.10g} ({self.error:.3g} of the tolerance)")
-
-
-def check_grad(fn: Callable, *args: Any, wrt: Optional[Wrt] = None, eps: Optional[float] = None,
-               rtol: Optional[float] = None, atol: Optional[float] = None) -> GradCheck:
-    """Compare ``grad(fn, wrt)(*args)`` with central differences; report the worst component.
-
-    Use it to check a rule you wrote with ``@s2s_ad.adjoint``:
-    ``assert s2s_ad.check_grad(f, x).ok`` (docs/api.md).
-
-    The step and the tolerances follow the precision ``fn`` computes in (the
-    least precise float among its arguments and its result: a ``float32``
-    cast inside makes a ``float32`` result).  A difference within the rounding
-    error of the difference quotient itself (a few epsilons of ``fn``'s values,
-    over the step) is noise, not a mismatch, and is allowed on top of
-    ``atol + rtol * |numeric|``.
-
-    Parameters
-    ----------
-    fn : callable
-        A scalar function whose source can be read.
-    *args
-        The point to check at.
-    wrt : int, str or tuple of them, optional
-        The arguments to check; by default every float or float-array argument.
-    eps : float, optional
-        The step: by default 1e-6 in double precision, and the cube root of the
-        machine epsilon (times the component's size) in a lower one.
-    rtol, atol : float, optional
-        The tolerances, by default following the precision.
-
-    Returns
-    -------
-    GradCheck
-        ``ok`` (every component within tolerance), ``worst`` (such as ``"d/dx[2]"``),
-        ``ours``, ``numeric`` and ``error`` (the difference over the tolerance there);
-        ``str()`` says all of it.
-
-    Raises
-    ------
-    TypeError
-        No argument is a float or a float array.
-    TransformError
-        ``fn`` cannot be differentiated.
-    """
-    params = list(inspect.signature(fn).parameters)
-    positions = [i for i, a in enumerate(args) if _differentiable(a)] if wrt is None else [
-        params.index(w) for w in _resolve_wrt(fn, wrt)[0]]
-    if not positions:
-        raise TypeError(f"check_grad of {fn.__name__}: no argument is a float or float array")
-    draws = Draws(fn, args)  # every difference is taken with the draws the gradient saw
-    try:
-        gradients = GradientFunction(fn, tuple(positions), with_value=False)(*args)
-        draws.replay()
-        precision = _precision(fn(*args), [args[i] for i in positions])
-        return _worst_component(fn, args, params, positions, gradients, draws, eps, rtol, atol, precision)
-    finally:
-        draws.finish()
-
-
-def _worst_component(fn: Callable, args: tuple, params: list[str], positions: list[int], gradients: tuple,
-                     draws: Draws, eps: Optional[float], rtol: Optional[float], atol: Optional[float],
-                     precision: float) -> GradCheck:
-    """``check_grad``'s comparison, component by component, each difference replaying ``draws``."""
-    double = precision <= np.finfo(np.float64).eps
-    rtol = rtol if rtol is not None else (1e-5 if double else max(1e-5, float(np.sqrt(precision))))
-    atol = atol if atol is not None else (1e-6 if double else max(1e-6, float(np.sqrt(precision))))
-    worst = GradCheck(True, "", 0.0, 0.0, -1.0)
-    for i, ours in zip(positions, gradients):
-        x = np.asarray(args[i], dtype=float)
-        for index in np.ndindex(x.shape):
-            h = eps if eps is not None else (1e-6 if double else float(np.cbrt(precision)) * max(1.0, abs(x[index])))
-            step = np.zeros_like(x)
-            step[index] = h
-            moved = [list(args), list(args)]
-            for sign, values in zip((1, -1), moved):
-                values[i] = x + sign * step if isinstance(args[i], np.ndarray) else float(x + sign * step)
-            draws.replay()
-            above = float(fn(*moved[0]))
-            draws.replay()
-            below = float(fn(*moved[1]))
-            numeric = (above - below) / (2 * h)
-            noise = 4 * precision * (abs(above) + abs(below)) / (2 * h)  # rounding in the quotient
-            value = float(np.asarray(ours)[index])
-            error = abs(value - numeric) / (atol + rtol * abs(numeric) + noise)
-            if np.isnan(error):  # a nan on one side only is a mismatch, never a pass
-                error = 0.0 if np.isnan(value) and np.isnan(numeric) else math.inf
-            if error > worst.error:
-                label = f"d/d{params[i]}" + (f"[{', '.join(map(str, index))}]" if index else "")
-                worst = GradCheck(error <= 1.0, label, value, numeric, error)
-    return worst
-
-
-def _precision(result: Any, arguments: list) -> float:
-    """The machine epsilon of the least precise float among ``result`` and ``arguments``."""
-    found = [np.finfo(np.float64).eps]
-    for value in [result, *arguments]:
-        dtype = getattr(value, "dtype", None)
-        if dtype is not None and np.issubdtype(dtype, np.inexact):
-            found.append(float(np.finfo(dtype).eps))
-    return max(found)

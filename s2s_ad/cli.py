@@ -17,8 +17,12 @@ from typing import Any, Callable, Optional, Sequence, Union
 import numpy as np
 
 from .analysis import analyse
-from .api import _kind, check_grad, grad, hessian, source
+from .api import grad, source
+from .arguments import kind_of
+from .gradcheck import check_grad
 from .graph import to_dot
+from .kinds import UNKNOWN
+from .matrices import hessian
 from .errors import TransformError
 from .pipeline import STAGES, lowered
 
@@ -127,7 +131,7 @@ def _output(fn: Callable[..., Any], options: argparse.Namespace, wrt: Union[int,
         parsed, ssa = lowered(fn)
         names = [wrt] if not isinstance(wrt, tuple) else list(wrt)
         names = [parsed.params[w] if isinstance(w, int) else w for w in names]
-        kinds = tuple(map(_kind, args)) if args else (None,) * len(ssa.params)
+        kinds = tuple(map(kind_of, args)) if args else (UNKNOWN,) * len(ssa.params)
         facts = analyse(ssa, [ssa.params[parsed.params.index(w)] for w in names], dict(zip(ssa.params, kinds)))
         return to_dot(ssa, facts)
     if options.diff:

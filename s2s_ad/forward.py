@@ -16,8 +16,11 @@ Where a tangent comes from, in order:
    linear in ``d_out``: substituting ``t_x`` for ``d_out`` gives the term
    ``t_x * g`` of the tangent, and the terms add up.
 
-Inputs without a tangent contribute nothing (their terms are dropped, not
-multiplied by zero, so ``0 * inf`` never turns into ``nan``).
+Inputs without a tangent contribute nothing: a template gets an
+``ir.Zero`` of the tangent's kind (``kinds.derivative_kind``) for them, and
+their terms are dropped, not multiplied by zero, so ``0 * inf`` never turns
+into ``nan``; a zero that cannot be dropped is written as the zero of its
+kind (``spelled``), a result that is all zero as zeros of the result's shape.
 """
 from __future__ import annotations
 
@@ -29,31 +32,30 @@ from .aliasing import Sharing, shared_operands
 from .analysis import SCALAR, Analysis, differentiable_operands
 from .errors import TransformError
 from .expressions import describe_callable, fold_declared, instantiate, is_user_function, template_ir
-from .kinds import Sequence
+from .kinds import UNKNOWN, Sequence, derivative_kind
 
 # Builds (or finds) the tangent function of a user function for argument kinds
 # and the positions that carry tangents; the result has ``jvp`` once compiled.
 TangentBuilder = Callable[[Any, tuple, tuple], Any]
 
-_ZERO = ir.Const(0.0)  # a missing tangent, dropped by _without_zeros wherever it can be
-
-
 def _is_zero(expr: ir.Expr) -> bool:
-    return expr is _ZERO
+    return isinstance(expr, ir.Zero)
 
 
 def _without_zeros(e: ir.Expr) -> Optional[ir.Expr]:
-    """``e`` with a missing tangent folded away (``0 * a``, ``a + 0``, ``-0``, ``0 / a``), or None
-    if it has none among its arguments."""
+    """``e`` with a missing tangent (an ``ir.Zero``) folded away (``0 * a``, ``a + 0``, ``-0``,
+    ``0 / a``), or None if it has none among its arguments.  A call that is zero is the zero of the
+    call's own kind where the zero it stems from knows no more (``0 * a`` is as large as ``a``)."""
     if not isinstance(e, ir.Call):
         return None
     args = e.args
     # calls that are zero where the argument at one of these positions is: declared factors=(0, 1)
     factors = rules.fact(e.fn, "factors", ()) if not isinstance(e.fn, ir.Part) else ()
-    if any(i < len(args) and _is_zero(args[i]) for i in factors):
-        return _ZERO
+    zero = next((args[i] for i in factors if i < len(args) and _is_zero(args[i])), None)
+    if zero is not None:
+        return ir.Zero(UNKNOWN) if len(args) > 1 else zero  # (the product's kind is the broadcast one)
     if _linear_of_zero(e):
-        return _ZERO
+        return ir.Zero(UNKNOWN)  # (a reduction or a reshape: another shape than its argument's)
     if len(args) != 2:
         return None
     sign = rules.fact(e.fn, "sum") if not isinstance(e.fn, ir.Part) else None  # declared sum="+" or sum="-"
@@ -84,7 +86,7 @@ def _substitute_dropping_zeros(tree: ir.Expr, mapping: dict[str, ir.Expr]) -> ir
     """A template's expression with its names replaced, and the terms of missing tangents dropped.
 
     One pass, bottom-up: a name's replacement is not looked into, which is
-    right because only a replacement itself (``_ZERO``) is ever a missing
+    right because only a replacement itself (an ``ir.Zero``) is ever a missing
     tangent, never a part of one.
     """
     def visit(e: ir.Expr) -> Optional[ir.Expr]:
@@ -138,6 +140,20 @@ class TangentSweep:
         if self.facts.shape_of(expr) == SCALAR:
             return ir.Const(0.0)
         return ir.Call(runtime.zero_tangent, (expr,))
+
+    def zero_of(self, primal: ir.Expr) -> ir.Zero:
+        """The tangent of ``primal``, which carries none: a zero of the kind of its derivative."""
+        return ir.Zero(derivative_kind(self.facts.fact(primal)))
+
+    @staticmethod
+    def spelled(tangent: ir.Expr) -> ir.Expr:
+        """``tangent`` with each ``ir.Zero`` left in it (one no rule of the expression could drop) written
+        as code: ``0.0``, whatever the zero's kind.  Such a zero is an operand of an elementwise
+        expression, whose other operands give it their shape (NumPy broadcasts a number), or the
+        missing tangent a template's helper takes (``einsum_grad``, ``meshgrid_tangent``: each takes a
+        number zero for a tangent it does not get); a tangent that is all zero never gets here
+        (``zeros`` writes zeros of its value's shape)."""
+        return ir.transform(tangent, lambda e: ir.Const(0.0) if isinstance(e, ir.Zero) else None)
 
     def emit(self, stmt: ir.Stmt) -> None:
         self.out.append(stmt)
@@ -230,17 +246,21 @@ class TangentSweep:
     def copyable(self, target: str) -> bool:
         """Whether ``target``'s tangent may be an array (np.copy keeps it one): not a number, not a
         tuple or list (whose items the copy would stack)."""
-        return self.facts.shape.get(target) != SCALAR and not isinstance(self.facts.fact(ir.Var(target)), Sequence)
+        return self.facts.shape.get(target) != SCALAR and not isinstance(
+            derivative_kind(self.facts.fact(ir.Var(target))), Sequence)
 
     def user_call(self, stmt: ir.Assign) -> None:
         """``y = helper(a, b)`` becomes ``y, t_y = t_helper.jvp(a, b, t_a, ...)``."""
-        call = _call_of(stmt)
+        call = ir.call_of(stmt)
         kinds = tuple(map(self.facts.kind_of, call.args))
-        carries = tuple(self.tangent_of(a) is not None for a in call.args)
         if self.callee is None:
-            raise AssertionError("forward: a call of a user function, and no builder of its tangent (callee)")
+            raise TransformError(f"the call of {describe_callable(call.fn)} in forward mode",
+                                 "helpers are differentiated only where the pipeline builds their tangent "
+                                 "functions", filename=self.fn.filename, line=stmt.line)
+        given = [self.tangent_of(a) for a in call.args]
+        carries = tuple(t is not None for t in given)
         owner = self.callee(call.fn, kinds, carries)
-        tangents = tuple(t for t in map(self.tangent_of, call.args) if t is not None)
+        tangents = tuple(t for t in given if t is not None)
         jvp = ir.Call(ir.Part(owner, "jvp"), call.args + tangents)
         self.emit(ir.Unpack((stmt.target, self.tangent_name(stmt.target)), jvp, stmt.line))
         passed = {self.primal_of[t.name] for t in tangents if isinstance(t, ir.Var) and t.name in self.primal_of}
@@ -253,7 +273,7 @@ class TangentSweep:
     # -- tangents from rules -----------------------------------------------
 
     def rule_tangent(self, stmt: ir.Assign) -> ir.Expr:
-        call = _call_of(stmt)
+        call = ir.call_of(stmt)
         if self.facts.sequence_operation(call):  # concatenation or repetition, decided at run time
             helper = rules.fact(call.fn, "sequence_helpers")[1]  # declared with joins_sequences in templates/
             return ir.Call(helper, tuple(map(self.tangent_or_zeros, call.args)) + call.args)
@@ -307,7 +327,7 @@ class TangentSweep:
 
     def elementwise_term(self, rule: rules.Rule, stmt: ir.Assign, name: str, operand: ir.Expr) -> ir.Expr:
         """``d_<name>`` of an elementwise adjoint, with the operand's tangent as the seed."""
-        call = _call_of(stmt)
+        call = ir.call_of(stmt)
         bound = rules.bind_arguments(rule, call.args, call.kwargs)
         mapping: dict[str, ir.Expr] = {n: ir.Const(v.value) if rules.is_default(v) else v for n, v in bound.items()}
         mapping[rule.result] = ir.Var(stmt.target)
@@ -326,25 +346,28 @@ class TangentSweep:
         raise AssertionError(f"rule {rule.name} has no d_{name}")
 
     def from_template(self, rule: rules.Rule, stmt: ir.Assign) -> ir.Expr:
-        call = _call_of(stmt)
+        call = ir.call_of(stmt)
         bound = rules.bind_arguments(rule, call.args, call.kwargs)
         mapping: dict[str, ir.Expr] = {n: ir.Const(v.value) if rules.is_default(v) else v for n, v in bound.items()}
         mapping[rule.result] = ir.Var(stmt.target)
         for seed in rule.seeds:
-            tangent = self.tangent_of(mapping.get(seed[2:], ir.Const(None)))
-            mapping[seed] = tangent if tangent is not None else _ZERO
+            primal = mapping.get(seed[2:], ir.Const(None))
+            tangent = self.tangent_of(primal)
+            mapping[seed] = tangent if tangent is not None else self.zero_of(primal)
         result = None
         for local, tree in template_ir(rule):
             value = fold_declared(_substitute_dropping_zeros(tree, mapping))
             if local == "t_" + rule.result:
                 result = value
+            elif _is_zero(value):
+                mapping[local] = value  # a part that is zero: dropped from what uses it, never assigned
             else:
                 temp = ir.fresh_name(f"{local}_{stmt.target}", self.taken)
-                self.emit(ir.Assign(temp, value, stmt.line))
+                self.emit(ir.Assign(temp, self.spelled(value), stmt.line))
                 mapping[local] = ir.Var(temp)
         if result is None or _is_zero(result):
             return self.zeros(ir.Var(stmt.target))
-        return result
+        return self.spelled(result)
 
 
 def _call_of(stmt: ir.Assign) -> ir.Call:

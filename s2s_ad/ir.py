@@ -4,7 +4,8 @@ Expressions are small immutable trees: ``Var`` (a name), ``Const`` (a Python
 value), ``Call`` (a call of a Python callable, recognised by identity: an
 operator such as ``operator.add``, ``numpy.sin``, a runtime helper), ``Slice``
 and ``Display`` (tuple and list displays, used for indices and shape
-arguments).
+arguments); and, inside the generators only, ``Zero(kind)``, a derivative
+known to be zero.
 
 A ``Function`` holds parameters and a body of ``Assign`` statements ending in
 ``Return``.  Two forms use it:
@@ -28,6 +29,8 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator, Mapping, Optional, Union
+
+from .kinds import Kind
 
 
 @dataclass(frozen=True)
@@ -72,7 +75,21 @@ class Part:
     name: str
 
 
-Expr = Union[Var, Const, Call, Slice, Display]
+@dataclass(frozen=True)
+class Zero:
+    """A derivative known to be zero (the tangent of a value that carries none), of the kind of the
+    derivative it stands for (``kinds.derivative_kind``).
+
+    Only the generators hold one, while they build a derivative from a rule's template: they drop
+    it wherever it can be (``0 * a``, ``a + 0``, a linear function of it) and write it as the zero of
+    its kind where it cannot (``forward.TangentSweep.spelled``), so no ``Zero`` reaches the code that
+    is emitted.  Unlike a ``Const(0.0)`` it cannot be mistaken for a zero the user wrote.
+    """
+
+    kind: Kind
+
+
+Expr = Union[Var, Const, Call, Slice, Display, Zero]
 
 
 @dataclass
@@ -437,6 +454,22 @@ def index_parts(index: Expr) -> tuple:
     if isinstance(index, Display) and index.kind == "tuple":
         return index.items
     return (index,)
+
+
+def call_of(stmt: Assign) -> Call:
+    """The call ``stmt`` assigns, where the caller has made sure it assigns one (a rule's statement)."""
+    call = stmt.value
+    if not isinstance(call, Call):
+        raise TypeError(f"line {stmt.line}: {stmt.target} is assigned no call")
+    return call
+
+
+def returned_value(fn: Function) -> Expr:
+    """What ``fn`` returns: the value of the ``Return`` its body ends with (SSA invariant 4)."""
+    last = fn.body[-1] if fn.body else None
+    if not isinstance(last, Return):
+        raise TypeError(f"{fn.name}: the body does not end with a return")
+    return last.value
 
 
 def is_atom(expr: Expr) -> bool:

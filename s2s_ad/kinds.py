@@ -12,24 +12,32 @@ what is right at run time (``unbroadcast``, ``zeros_like``).
 An array's kind may also know its ``dims``: one entry per axis, a symbol
 (``"a"``, ``"b"``...) standing for a length that is not 1, the number 1, or
 None where nothing is known.  Two axes with the same symbol have the same
-length on every run: ``api.py`` specialises the code for the pattern of equal
+length on every run: the code is specialised for the pattern of equal
 lengths among the arguments' axes (``x`` of shape (64, 20) and ``w`` of
-shape (20, 30) are ``array2:a,b`` and ``array2:b,c``), and the functions
+shape (20, 30) are ``Array(2, ("a", "b"))`` and ``Array(2, ("b", "c"))``,
+printed ``array of shape (a, b)``), and the functions
 below carry them through broadcasting, reductions and products.  Arrays
 whose dims are all known have provably equal shapes where the dims are
 equal: the reverse generator then needs no run-time ``unbroadcast``.
 
-The rest of the pipeline (argument kinds from ``api.py``, the kinds a
-callee is specialised for) speaks in strings: ``"scalar"``, ``"array<N>"``
-(``"array<N>:<dims>"`` with the dims of the arguments), a tuple of those,
-or None; ``from_string`` and ``to_string`` convert at that boundary.  A
-string argument, or None, is ``"const:<repr>"`` (``constant_kind``): the
-code is specialised on its value, which the lowering reads as a constant
-(``LOSSES[kind]``, ``if kind == "l2"``).
+The same objects describe the arguments a function is specialised for, from
+the argument to the generated header (``arguments.kinds_of`` reads them off
+the values): ``NUMBER`` (``TRUTH`` for a bool), ``Array(rank, dims)`` with
+the pattern of equal lengths, a ``Constant`` for a string or None (the code
+is specialised on its value, which the lowering reads as a constant:
+``LOSSES[kind]``, ``if kind == "l2"``), ``UNKNOWN`` for any other object, and
+for a container its ``containers.Tree`` with these kinds at its leaves.
+They are frozen and hashable: they key the caches of generated code.  A
+callee is told the kinds of its arguments as ``callee_kind`` reduces them.
+
+The kind of a derivative (a tangent, an adjoint) is its own notion,
+``derivative_kind``: today the primal's kind, since a derivative has the
+shape of its value.  A batched (vector-mode) tangent will carry a leading
+axis of its own, so every place that decides what a tangent or an adjoint
+is asks ``derivative_kind`` rather than reading the primal's kind.
 """
 from __future__ import annotations
 
-import ast
 from dataclasses import dataclass, field
 from typing import Any, Optional, Union
 
@@ -137,38 +145,6 @@ NUMBER = Number()
 TRUTH = Number(truth=True)
 
 
-def from_string(kind: Any) -> Kind:
-    """``"scalar"`` / ``"array<N>"`` / a tuple of those / None, as a ``Kind``."""
-    if kind == "scalar":
-        return NUMBER
-    if kind == "bool":
-        return TRUTH
-    if isinstance(kind, str) and kind.startswith("array"):
-        rank_text, _, dims_text = kind[5:].partition(":")
-        if not rank_text.isdigit():
-            return Array(None)
-        dims = tuple(1 if d == "1" else None if d == "?" else d for d in dims_text.split(",")) if dims_text else None
-        return Array(int(rank_text), dims)
-    if isinstance(kind, tuple):
-        return Sequence(tuple(map(from_string, kind)), "tuple")
-    return UNKNOWN
-
-
-def to_string(kind: Kind, dims: bool = False) -> Any:
-    """The inverse of ``from_string``: what a callee is told (None where nothing useful is known).
-    The dims are left out unless asked for: a callee's code is specialised by ranks alone, but
-    what it returns is found for the dims it is called with (``pipeline.result_kind``)."""
-    if isinstance(kind, Number):
-        return "bool" if kind.truth else "scalar"
-    if isinstance(kind, Array) and kind.rank is not None:
-        if dims and kind.dims is not None:
-            return f"array{kind.rank}:" + ",".join("?" if d is None else str(d) for d in kind.dims)
-        return f"array{kind.rank}"
-    if isinstance(kind, Sequence) and kind.display == "tuple":
-        return tuple(to_string(item, dims) for item in kind.items)
-    return None
-
-
 def rank(kind: Kind) -> Optional[int]:
     """0 for a number, the rank of an array of known rank, else None."""
     if isinstance(kind, Number):
@@ -198,12 +174,13 @@ def broadcast_dims(*operands: Dims) -> Dims:
     has 1; else unknown.  Two different symbols there cannot broadcast (a
     run raises), so nothing is claimed.
     """
-    if any(d is None for d in operands):
+    known = [d for d in operands if d is not None]
+    if len(known) != len(operands):
         return None
-    rank = max((len(d) for d in operands), default=0)
-    result = []
+    rank = max((len(d) for d in known), default=0)
+    result: list[Dim] = []
     for axis in range(rank):
-        here = [d[axis - rank + len(d)] for d in operands if axis - rank + len(d) >= 0]
+        here = [d[axis - rank + len(d)] for d in known if axis - rank + len(d) >= 0]
         symbols = {d for d in here if d is not None and d != 1}
         if len(symbols) == 1:
             result.append(symbols.pop())
@@ -261,25 +238,58 @@ def same_rank_dims(a: Dims, *others: Any, **keywords: Any) -> Dims:
     return None if a is None else (None,) * len(a)
 
 
-_CONSTANT = "const:"
+@dataclass(frozen=True)
+class Constant(Kind):
+    """A string or None argument, which the code is specialised on (as JAX's static arguments): its
+    value is part of the kind, so code is found by the value, never by the argument's type alone."""
+
+    value: Optional[str]
+
+    def __str__(self) -> str:
+        return repr(self.value)
 
 
-def constant_kind(value: Any) -> Optional[str]:
-    """The kind of a value the code is specialised on (a ``str`` or None, as JAX's static
-    arguments): ``"const:'l2'"``; None for any other value."""
+def constant_kind(value: Any) -> Optional[Constant]:
+    """The kind of a value the code is specialised on (a ``str`` or None); None for any other value."""
     if value is None or type(value) is str:
-        return f"{_CONSTANT}{value!r}"
+        return Constant(value)
     return None
 
 
-def is_constant_kind(kind: Any) -> bool:
-    """Whether ``kind`` was made by ``constant_kind``: it holds the argument's value, so code is
-    found by the value, never by the argument's type alone."""
-    return isinstance(kind, str) and kind.startswith(_CONSTANT)
+def callee_kind(kind: Kind, dims: bool = False) -> Kind:
+    """What a callee is told of an argument of this kind: a number or truth value, an array's rank
+    (with its dims where ``dims``: a callee's code is specialised by ranks alone, but what it returns
+    is found for the dims it is called with, ``pipeline.result_kind``), a tuple of those; else unknown."""
+    if isinstance(kind, Number):
+        return kind
+    if isinstance(kind, Array) and kind.rank is not None:
+        return kind if dims or kind.dims is None else Array(kind.rank)
+    if isinstance(kind, Sequence) and kind.display == "tuple":
+        return Sequence(tuple(callee_kind(item, dims) for item in kind.items), "tuple")
+    return UNKNOWN
 
 
-def constant_value(kind: Any) -> tuple[bool, Any]:
-    """``(True, value)`` for a kind made by ``constant_kind``, else ``(False, None)``."""
-    if is_constant_kind(kind):
-        return True, ast.literal_eval(kind[len(_CONSTANT):])
-    return False, None
+def as_fact(kind: Any) -> Kind:
+    """What the analysis starts from for a parameter of this argument kind: a number, an array or a
+    tuple as it is; a constant (read as a constant by the lowering) or anything else unknown."""
+    return kind if isinstance(kind, (Number, Array, Sequence)) else UNKNOWN
+
+
+def derivative_kind(primal: Kind) -> Kind:
+    """The kind of a derivative (tangent or adjoint) of a value of kind ``primal``: the primal's own
+    today (see the module docstring: a batched tangent will carry a leading axis)."""
+    return primal
+
+
+def argument_text(kind: Any) -> str:
+    """How the header of generated code names the kind of an argument it is specialised for
+    (``x array of shape (a, b)``); a container's kind is written by ``containers.describe``."""
+    if isinstance(kind, Number):
+        return "truth value" if kind.truth else "number"
+    if isinstance(kind, Array):
+        if kind.rank is None:
+            return "array"
+        return str(kind) if kind.dims is not None else f"{kind.rank}-d array"
+    if isinstance(kind, Constant):
+        return str(kind)
+    return "any"

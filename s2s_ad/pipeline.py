@@ -20,7 +20,6 @@ from dataclasses import dataclass
 from typing import Any, Callable, Iterator, Optional, Sequence
 
 from . import containers, ir, language, rules, runtime
-from .kinds import to_string
 from .analysis import (SCALAR, Analysis, analyse, check_constant_calls, check_element_reads, check_in_place,
                        guard_lost_derivatives_kept, lost_derivative_parameters, private_draw)
 from .blame import blamed
@@ -33,7 +32,7 @@ from .factcheck import Pass, run_passes
 from .factdump import report
 from .forward import forward
 from .hoist import hoist_invariants, hoist_item_reads
-from .kinds import constant_value
+from .kinds import NUMBER, UNKNOWN, Array, Constant, Kind, argument_text, callee_kind
 from .lower import lower
 from .nesting import bounded
 from .optimize import optimize
@@ -43,8 +42,8 @@ from .tape import check_tape, drop_unread_records, split_parts
 from .target import NUMPY, Target
 
 STAGES = ("ssa", "facts", "adjoint", "optimized")
-# Per parameter: "scalar", "array<ndim>" or None (unknown); for a container argument, its
-# containers.Tree with the kind of each leaf in the leaf's place.
+# Per parameter a kinds.Kind (UNKNOWN where nothing is known); for a container argument, its
+# containers.Tree with the kind of each leaf in the leaf's place (arguments.kinds_of).
 Kinds = tuple[Any, ...]
 
 
@@ -74,24 +73,14 @@ def _snapshot(parsed: ParsedFunction, emitted: Emitted) -> Snapshot:
 def _describe_kind(kind: Any) -> str:
     if isinstance(kind, containers.Tree):
         return containers.describe(containers.relabel(kind, iter(map(_describe_kind, containers.labels(kind)))))
-    if kind == "scalar":
-        return "number"
-    if kind == "bool":
-        return "truth value"
-    if kind and kind.startswith("array"):
-        rank, _, lengths = kind[5:].partition(":")
-        if lengths:
-            return f"array of shape ({', '.join(lengths.split(','))}{',' if rank == '1' else ''})"
-        return f"{rank}-d array" if rank else "array"
-    constant, value = constant_value(kind)
-    return repr(value) if constant else "any"
+    return argument_text(kind)
 
 
 def _kind_note(params: list[str], kinds: Kinds) -> str:
-    if all(k is None for k in kinds):
+    if all(k == UNKNOWN for k in kinds):
         return "Argument kinds unknown: broadcasting is undone at run time where shapes may differ."
     described = ", ".join(f"{p} {_describe_kind(k)}" for p, k in zip(params, kinds))
-    lengths = any(isinstance(k, str) and k.startswith("array") and ":" in k for k in kinds)
+    lengths = any(isinstance(k, Array) and k.dims is not None for k in kinds)
     return f"Specialised for: {described}." + (
         "\n# (Axes named alike have equal lengths, whatever they are.)" if lengths else "")
 
@@ -133,9 +122,8 @@ def lowered(fn: Callable, kinds: Optional[Kinds] = None, has_aux: bool = False) 
     parsed = parse_function(fn)
     structures: dict[str, Any] = {p: k for p, k in zip(parsed.params, kinds or ()) if isinstance(k, containers.Tree)}
     for p, k in zip(parsed.params, kinds or ()):
-        constant, value = constant_value(k)
-        if constant:  # a string argument: the code is specialised on its value
-            structures[p] = containers.Static(value)
+        if isinstance(k, Constant):  # a string argument: the code is specialised on its value
+            structures[p] = containers.Static(k.value)
     try:
         ssa = lower(parsed, structures, has_aux)
     except TransformError as refusal:
@@ -163,9 +151,10 @@ def ssa_params_of(parsed: ParsedFunction, ssa: ir.Function, name: str) -> list[s
 _RESULT_KINDS: "weakref.WeakKeyDictionary[Callable, dict]" = weakref.WeakKeyDictionary()
 
 
-def result_kind(fn: Callable, kinds: Kinds) -> object:
-    """What ``fn`` returns for arguments of these kinds: "scalar", "array<N>", a tuple of those,
-    or None.  Lowers and analyses ``fn`` (cached, and checked against its snapshot, so a redefined
+def result_kind(fn: Callable, kinds: Kinds) -> Kind:
+    """What ``fn`` returns for arguments of these kinds, as a callee's result is told
+    (``kinds.callee_kind``, with dims: the lengths the caller's dims name); UNKNOWN where not
+    known.  Lowers and analyses ``fn`` (cached, and checked against its snapshot, so a redefined
     helper is analysed again); a function asked about while it is being analysed (recursion) is
     unknown."""
     key = (fn.__code__, kinds)
@@ -175,29 +164,29 @@ def result_kind(fn: Callable, kinds: Kinds) -> object:
     cached = known.get(key)
     if cached is not None and (cached[1] is None or cached[1].valid()):
         return cached[0]
-    known[key] = (None, None)
+    known[key] = (UNKNOWN, None)
     try:  # a helper's helpers are analysed nested in its analysis: no deeper than the stack allows
         return bounded(("result kind", fn, key), lambda: _analysed_result_kind(fn, kinds, known, key),
                        lambda: result_kind(fn, kinds))
     except BaseException:
-        if known.get(key) == (None, None) and not isinstance(sys.exc_info()[1], TransformError):
+        if known.get(key) == (UNKNOWN, None) and not isinstance(sys.exc_info()[1], TransformError):
             del known[key]  # given up to be made again on a shorter stack (nesting.py), or failed
         raise
 
 
-def _analysed_result_kind(fn: Callable, kinds: Kinds, known: dict, key: tuple) -> object:
+def _analysed_result_kind(fn: Callable, kinds: Kinds, known: dict, key: tuple) -> Kind:
     """``result_kind``'s work: lower and analyse ``fn``, and remember the kind of its result in ``known``."""
     try:
         parsed, ssa = lowered(fn, kinds)
     except TransformError:  # refused: the caller's own transformation reports it where it matters
-        return None
+        return UNKNOWN
     facts = analyse(ssa, [], dict(zip(ssa.params, kinds)), result_kind)
     final = ssa.body[-1]
     assert isinstance(final, ir.Return), "a lowered function ends with its return"
     returned = final.value
-    kind = to_string(facts.fact(returned), dims=True)  # with the lengths the caller's dims name
-    if kind is None and facts.shape_of(returned) == SCALAR:
-        kind = "scalar"
+    kind = callee_kind(facts.fact(returned), dims=True)  # with the lengths the caller's dims name
+    if kind == UNKNOWN and facts.shape_of(returned) == SCALAR:
+        kind = NUMBER
     known[key] = (kind, parsed.resolver.snapshot)
     return kind
 
@@ -677,7 +666,7 @@ def lost_outside(fn: Callable, kinds: Kinds, params: list[str], wrt: Sequence[st
     marks them.  Empty (and nothing built) where every parameter outside ``wrt`` is a string or None."""
     flat = leaf_kinds(kinds)
     outside = [i for i, (p, k) in enumerate(zip(params, flat))
-               if p not in wrt and not constant_value(k)[0]]
+               if p not in wrt and not isinstance(k, Constant)]
     if not outside:
         return {}
     lost = build_split(fn, kinds).lost
@@ -705,13 +694,13 @@ def build_derivative_of(inner: Built, params: list[str], kinds: Kinds, wrt: tupl
     lines = [f"def {name}({', '.join(params)}):"]
     results = []
     for w in wrt:
-        is_array = (by_param.get(w) or "").startswith("array")
+        is_array = isinstance(by_param.get(w), Array)
         tangents = []
         for other in wrt:
             if other == w:
                 tangents.append(f"{reshape}({unit}, {shape}({w}))" if is_array else "1.0")
             else:
-                tangents.append(f"{zeros}({shape}({other}))" if (by_param.get(other) or "").startswith("array")
+                tangents.append(f"{zeros}({shape}({other}))" if isinstance(by_param.get(other), Array)
                                 else "0.0")
         call = f"{jvp_name}({', '.join(params + tangents)})[1]"
         d_w = ir.fresh_name(f"d_{w}", taken)

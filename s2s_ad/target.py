@@ -41,6 +41,10 @@ To add a target, subclass ``Target`` and implement:
   where an index cannot repeat a position, and the engine op
   ``runtime.getitem_grad`` (``np.add.at`` inside) where it may: the first
   is ``store``'s, the second ``implementation``'s.
+* ``argument_kinds(fn, args)``: the kinds (``kinds.Kind``) of a call's
+  arguments, what the code is specialised for (``arguments.py`` reads
+  NumPy's arrays: a rank and the pattern of equal lengths); a target whose
+  arrays are another library's reads their rank and shape its own way.
 * ``handed_out(values, held, copy_all)`` and ``alone(gradient)``: the
   ownership check of the results given to the user (``ownership.py`` for
   NumPy's arrays): each result writable and sharing memory with no argument
@@ -71,11 +75,11 @@ import math
 import types
 import warnings
 from dataclasses import dataclass
-from typing import Any, Iterator, Optional
+from typing import Any, Iterator, Optional, Sequence
 
 import numpy as np
 
-from . import ir, ownership, rules
+from . import arguments, ir, ownership, rules
 
 
 @dataclass(frozen=True)
@@ -133,6 +137,13 @@ class Target(abc.ABC):
     @abc.abstractmethod
     def store(self, stmt: ir.Store) -> list[ir.Stmt]:
         """The statements that write ``stmt`` (``array[index] = value``, or ``op=`` it)."""
+
+    # -- arguments read ---------------------------------------------------------------------------
+
+    @abc.abstractmethod
+    def argument_kinds(self, fn: Any, args: Sequence[Any]) -> tuple:
+        """The kind of each of a call's arguments (``kinds.Kind``, a container's tree of them), the
+        first read by its attributes where ``fn`` is its method (``self``)."""
 
     # -- results handed to the user --------------------------------------------------------------
 
@@ -235,6 +246,9 @@ class NumPyTarget(Target):
 
     def store(self, stmt: ir.Store) -> list[ir.Stmt]:
         return [stmt]  # in place: a[i] = v, a[i] += v
+
+    # A plain function, as ``alone``: the API's hot path calls it for every call.
+    argument_kinds = staticmethod(arguments.kinds_of)
 
     def handed_out(self, values: Any, held: tuple, copy_all: bool = False) -> Any:
         return ownership.handed_out(values, held, copy_all)

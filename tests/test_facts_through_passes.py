@@ -29,6 +29,7 @@ from conftest import module_from_source, numeric_grad
 from s2s_ad import analysis, factcheck, ir, rules
 from s2s_ad.errors import TransformError
 from s2s_ad.factcheck import FactViolation
+from s2s_ad.kinds import NUMBER, UNKNOWN, Array
 from s2s_ad.pipeline import build_forward, build_reverse
 
 
@@ -410,8 +411,8 @@ def test_a_guard_added_without_its_reads_is_caught(monkeypatch, tmp_path):
 
 def _facts_of(fn) -> tuple[ir.Function, analysis.Analysis]:
     from s2s_ad.pipeline import lowered
-    _, ssa = lowered(fn, ("array1", "scalar", "scalar", None))
-    return ssa, analysis.analyse(ssa, ssa.params[:3], dict(zip(ssa.params, ("array1", "scalar", "scalar", None))))
+    _, ssa = lowered(fn, (Array(1), NUMBER, NUMBER, UNKNOWN))
+    return ssa, analysis.analyse(ssa, ssa.params[:3], dict(zip(ssa.params, (Array(1), NUMBER, NUMBER, UNKNOWN))))
 
 
 @pytest.mark.parametrize("fact", ["active", "varied", "uses", "kinds", "ndim", "inexact", "shape"])
@@ -486,7 +487,7 @@ def test_facts_derived_again_after_every_pass_over_the_corpus_find_nothing(modul
     checked = 0
     for f in _corpus_functions(module_name):
         params = tuple(inspect.signature(f).parameters)
-        for kinds in ((None,) * len(params), ("scalar",) * len(params), ("array1",) * len(params)):
+        for kinds in ((UNKNOWN,) * len(params), (NUMBER,) * len(params), (Array(1),) * len(params)):
             for build in (build_reverse, build_forward):
                 try:
                     build(f, params, kinds, compile_it=False)
@@ -518,9 +519,9 @@ def test_the_corpus_exercises_the_passes_that_change_facts(monkeypatch, tmp_path
     monkeypatch.setattr(analysis.Analysis, "with_checks_changed", spy_changed)
     for f in _corpus_functions("facts_functions"):
         params = tuple(inspect.signature(f).parameters)
-        build_reverse(f, params, ("scalar",) * len(params), compile_it=False)
+        build_reverse(f, params, (NUMBER,) * len(params), compile_it=False)
     row_update = _reloaded("facts_spy_row_update", tmp_path, _ROW_UPDATE)  # a view's check dropped
-    build_reverse(row_update.f, ("a",), ("array2", "scalar"), compile_it=False)
+    build_reverse(row_update.f, ("a",), (Array(2), NUMBER), compile_it=False)
     padded = _reloaded("facts_spy_pad", tmp_path, _PADDED)  # a lost-derivative check added
-    build_reverse(padded.f, ("x", "c"), ("array1", "scalar"), compile_it=False)
+    build_reverse(padded.f, ("x", "c"), (Array(1), NUMBER), compile_it=False)
     assert seen["merged"] >= 8 and seen["dropped"] >= 1 and seen["added"] >= 1, seen

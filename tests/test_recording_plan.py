@@ -14,6 +14,7 @@ import pytest
 
 import s2s_ad
 from s2s_ad import ir
+from s2s_ad.kinds import NUMBER
 from s2s_ad.optimize import optimize
 from s2s_ad.pipeline import _analysed, build_split, lowered
 from s2s_ad.plan import CUT
@@ -65,7 +66,7 @@ def test_a_recursive_helper_with_a_base_case_that_copies_and_updates_an_array(k)
 
 
 def test_the_forward_part_hands_over_no_array_bound_on_some_paths_only():
-    source = build_split(rf.made_after_early_return, ("scalar", "scalar")).source
+    source = build_split(rf.made_after_early_return, (NUMBER, NUMBER)).source
     forward = source[:source.index("def backward_")]
     handed = [line for line in forward.splitlines() if line.startswith("    tape = (")][-1]  # the cut
     assert "b" not in handed.split("(", 1)[1].rsplit(")", 1)[0].split(", "), source
@@ -118,7 +119,7 @@ def _split_adjoint(f, kinds):
 
 
 def test_pushes_and_pops_are_statements_made_from_the_plan():
-    adjoint = _split_adjoint(rf.made_after_early_return, ("scalar", "scalar"))
+    adjoint = _split_adjoint(rf.made_after_early_return, (NUMBER, NUMBER))
     plan = adjoint.plan
     nodes = [s for s in ir.walk(adjoint.body) if isinstance(s, (ir.Push, ir.Pop))]
     assert nodes and {n.slot for n in nodes} == plan.names()
@@ -135,7 +136,7 @@ def test_pushes_and_pops_are_statements_made_from_the_plan():
 
 
 def test_the_checker_rejects_a_deliberately_unpaired_plan():
-    adjoint = _split_adjoint(rf.made_after_early_return, ("scalar", "scalar"))
+    adjoint = _split_adjoint(rf.made_after_early_return, (NUMBER, NUMBER))
     check_tape(adjoint)
     plan = adjoint.plan
     slot = plan.slots[0]
@@ -160,7 +161,7 @@ def test_the_checker_rejects_a_deliberately_unpaired_plan():
 
 
 def test_the_split_form_is_cut_from_the_plan_and_checked():
-    adjoint = drop_unread_records(_split_adjoint(rf.ones_then_updates, ("scalar",)))
+    adjoint = drop_unread_records(_split_adjoint(rf.ones_then_updates, (NUMBER,)))
     check_tape(adjoint)
     forward, backward = split_parts(adjoint, "ones_then_updates")
     assert isinstance(forward.body[-2], ir.Push) and forward.body[-2].slot == CUT

@@ -16,6 +16,7 @@ import pytest
 import s2s_ad
 from s2s_ad import ir
 from s2s_ad.aliasing import Sharing, returns_shared
+from s2s_ad.kinds import NUMBER, Array
 from s2s_ad.pipeline import lowered
 
 import aliasing_functions as af
@@ -278,7 +279,7 @@ def _pops(body):
 def test_the_tape_checker_accepts_what_is_generated_and_catches_a_missing_pop():
     from s2s_ad.tape import TapeViolation, check_tape
 
-    adjoint = _adjoint_ir(af.recurrence, ("array1", "array1"))
+    adjoint = _adjoint_ir(af.recurrence, (Array(1), Array(1)))
     check_tape(adjoint)
     loop = next(s for s in adjoint.body if isinstance(s, ir.For) and s.reverse)
     pop = _pops(loop.body)[0]
@@ -294,7 +295,7 @@ def test_the_tape_checker_follows_replayed_checkpoint_segments():
     from s2s_ad.tape import TapeViolation, check_tape
     import checkpoint_functions as cf
 
-    adjoint = _adjoint_ir(cf.mixed_body, ("array1", "scalar", "scalar"))
+    adjoint = _adjoint_ir(cf.mixed_body, (Array(1), NUMBER, NUMBER))
     check_tape(adjoint)
     segment = next(s for s in ir.walk(adjoint.body) if isinstance(s, ir.For) and s.reverse and _pops(s.body))
     segment.body.remove(_pops(segment.body)[0])
@@ -305,7 +306,7 @@ def test_the_tape_checker_follows_replayed_checkpoint_segments():
 def test_a_record_the_reverse_sweep_never_reads_is_taken_out_of_its_push_and_pop():
     from s2s_ad.tape import check_tape, drop_unread_records
 
-    adjoint = _adjoint_ir(af.recurrence, ("array1", "array1"))
+    adjoint = _adjoint_ir(af.recurrence, (Array(1), Array(1)))
     loop = next(s for s in adjoint.body if isinstance(s, ir.For) and s.reverse)
     pop = next(p for p in _pops(loop.body) if len(p.targets) > 1)
     unread = pop.targets[0]
@@ -321,4 +322,4 @@ def test_a_record_the_reverse_sweep_never_reads_is_taken_out_of_its_push_and_pop
     after = pushes(tidied)
     assert before and len(after) == len(before) and all(len(p.values) == len(new_pop.targets) for p in after)
     assert [v.target for v in tidied.plan.slot(pop.slot).values] == list(new_pop.targets)  # the plan too
-    assert drop_unread_records(_adjoint_ir(af.recurrence, ("array1", "array1"))).body  # nothing to drop: unchanged
+    assert drop_unread_records(_adjoint_ir(af.recurrence, (Array(1), Array(1)))).body  # nothing to drop: unchanged

@@ -9,6 +9,7 @@ import inspect
 
 import s2s_ad
 from s2s_ad.pipeline import build_reverse
+from s2s_ad.kinds import NUMBER
 import call_functions
 import control_flow_functions as cf
 
@@ -38,9 +39,9 @@ def _first_param(fn):
 
 
 def test_tape_is_empty_after_each_call():
-    for fn, args, kinds in [(cf.logistic_loop, (3.1, 0.2, 9), ("scalar",) * 3),
-                            (cf.with_continue_and_break, (0.7, 10), ("scalar",) * 2),
-                            (call_functions.calls_inside_loop, (0.3, 4), ("scalar",) * 2)]:
+    for fn, args, kinds in [(cf.logistic_loop, (3.1, 0.2, 9), (NUMBER,) * 3),
+                            (cf.with_continue_and_break, (0.7, 10), (NUMBER,) * 2),
+                            (call_functions.calls_inside_loop, (0.3, 4), (NUMBER,) * 2)]:
         adjoint, tapes = _probed(fn, _first_param(fn), kinds)
         adjoint(*args)
         (after_forward, at_return), = tapes
@@ -56,7 +57,7 @@ def test_a_loop_that_overwrites_nothing_records_nothing():
 
 
 def test_the_recurrence_records_one_value_per_iteration():
-    adjoint, tapes = _probed(cf.logistic_loop, ("r", "x"), ("scalar",) * 3)
+    adjoint, tapes = _probed(cf.logistic_loop, ("r", "x"), (NUMBER,) * 3)
     adjoint(3.1, 0.2, 7)
     records = _records(tapes[0][0])
     assert len(records) == 7 and all(len(r) == 1 and isinstance(r[0], float) for r in records)

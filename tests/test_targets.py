@@ -198,7 +198,7 @@ ARRAY_CORPUS = [case for case, (_, args) in zip(CORPUS, _CASES) if isinstance(ar
 
 
 def _kinds(fn: Any, args: tuple) -> tuple:
-    return api._kinds(fn, args)  # the API's reading of argument kinds (moving to s2s_ad.arguments)
+    return NUMPY.argument_kinds(fn, args)  # the NumPy target's reading of argument kinds
 
 
 def _params(fn: Any) -> tuple[str, ...]:

@@ -1,0 +1,180 @@
+"""Arguments as the generated code sees them: their kinds, read off NumPy values, and their leaves.
+
+Input: a user function and the values of a call's arguments (bound: the
+defaults filled in).  Output: ``kinds_of(fn, args)``, one ``kinds.Kind`` per
+argument, the key the generated code is specialised and cached on:
+
+* ``NUMBER`` for a number (Python's, NumPy's, another ``numbers.Number``),
+  ``TRUTH`` for a bool (a number, but as an index it adds an axis);
+* ``Array(rank, dims)`` for an ``np.ndarray``, its dims the pattern of its
+  lengths among all the arguments' axes: a length of 1 is ``1``, equal
+  lengths share a name (``"a"``, ``"b"``... in order of first appearance),
+  so arrays of other lengths in the same pattern share the code;
+* ``Constant(value)`` for a string or None (the code is specialised on its
+  value);
+* for a container (dict, list, tuple, namedtuple, dataclass) its
+  ``containers.Tree`` with the kind of each leaf in the leaf's place; the
+  first argument read by its attributes where its class defines ``fn``
+  (``self`` of ``model.loss``);
+* ``UNKNOWN`` for any other object (an opaque value).
+
+This is where NumPy's array type is read; the engine below sees kinds only.
+The rest are the moves between the user's arguments and the generated
+code's: a container argument flattened to its leaves (``flat``), per-leaf
+results put back in the argument's structure (``regroup``, ``leaf_positions``),
+and a derivative given its primal's dtype (``like``, ``float_dtype``).
+"""
+from __future__ import annotations
+
+import inspect
+import numbers
+from typing import Any, Callable, Optional, Sequence, Union
+
+import numpy as np
+
+from . import containers
+from .kinds import NUMBER, TRUTH, UNKNOWN, Array, Constant, Kind, constant_kind
+
+# The kind of one argument: a kind, or a container's structure with kinds at its leaves.
+ArgumentKind = Union[Kind, containers.Tree]
+
+
+def _plain_kind(value: Any) -> Optional[Kind]:
+    """The kind of a number, an array (its rank alone), a string or None; None for anything else."""
+    cls = type(value)
+    if cls is np.ndarray:
+        return Array(value.ndim)
+    if cls is bool or cls is np.bool_:
+        return TRUTH  # a number, but as an index it adds an axis
+    if cls is float or cls is int or isinstance(value, (numbers.Number, np.generic)):
+        return NUMBER
+    return constant_kind(value)
+
+
+def kind_of(value: Any) -> Kind:
+    """The kind of one argument, an array's by its rank alone (no lengths: ``kinds_of`` names those);
+    ``UNKNOWN`` for a container or any other object."""
+    kind = _plain_kind(value)
+    return UNKNOWN if kind is None else kind
+
+
+def kind_tree(value: Any, objects: bool = False) -> ArgumentKind:
+    """``kind_of`` a number, array, string or None; for a container, its structure with each leaf's
+    kind in place.  ``objects``: a plain object counts as a container of its attributes (``self``)."""
+    kind = _plain_kind(value)
+    if kind is not None:
+        return kind
+    structure = containers.structure_of(value, objects=objects)
+    if not isinstance(structure, containers.Tree):
+        return UNKNOWN
+    return containers.relabel(structure, iter(map(kind_of, containers.leaves(value, structure))))
+
+
+def kinds_of(fn: Callable, args: Sequence[Any]) -> tuple[ArgumentKind, ...]:
+    """The kind of each argument of a call of ``fn`` (see the module docstring), arrays' lengths named."""
+    # The common case, numbers and arrays, is looked up by the arrays' shapes and the others' types.
+    key = tuple([a.shape if a.__class__ is np.ndarray else a.__class__ for a in args])
+    known = _PLAIN_KINDS.get(key)
+    if known is not None:
+        return known
+    plain = [_plain_kind(a) for a in args]
+    if None not in plain:
+        known = _with_lengths(plain, args)
+        if not any(isinstance(k, Constant) for k in plain):  # (a string's kind is its value, not its type)
+            if len(_PLAIN_KINDS) > 4096:  # (shapes that keep changing: start again rather than grow)
+                _PLAIN_KINDS.clear()
+            _PLAIN_KINDS[key] = known
+        return known
+    kinds = [kind_tree(a) if k is None else k for a, k in zip(args, plain)]
+    if kinds[0] == UNKNOWN or isinstance(kinds[0], containers.Tree):
+        name = getattr(fn, "__name__", None)
+        found = inspect.getattr_static(type(args[0]), name, None) if name else None
+        if getattr(found, "__func__", found) is fn:
+            kinds[0] = kind_tree(args[0], objects=True)
+    return _with_lengths(kinds, args)
+
+
+_LENGTH_NAMES = "abcdefghijklmnopqrstuvwxyz"
+# (shapes of the arrays, types of the other arguments) -> their kinds, for calls of numbers and arrays
+_PLAIN_KINDS: dict[tuple, tuple[ArgumentKind, ...]] = {}
+
+
+def _with_lengths(kinds: list, args: Sequence[Any]) -> tuple[ArgumentKind, ...]:
+    """``kinds`` with each array's kind naming its axes' lengths (``Array(2, ("a", "b"))``): a
+    length of 1 is ``1``, equal lengths get the same name, in order of first appearance.  The code
+    is specialised for this pattern, not for the lengths: arrays of other lengths in the same
+    pattern share it."""
+    names: dict[int, str] = {}
+    for i, value in enumerate(args):
+        if value.__class__ is np.ndarray and value.ndim:
+            axes: list[Union[str, int]] = []
+            for length in value.shape:
+                if length == 1:
+                    axes.append(1)
+                    continue
+                name = names.get(length)
+                if name is None:
+                    count = len(names)
+                    name = names[length] = _LENGTH_NAMES[count] if count < 26 else f"n{count}"
+                axes.append(name)
+            kinds[i] = Array(value.ndim, tuple(axes))
+    return tuple(kinds)
+
+
+def like(primal: Any, gradient: Any) -> Any:
+    """``gradient`` with the type of ``primal``: a float32 array gives a float32 gradient, a 0-d array a
+    0-d array, a NumPy float32 number a NumPy float32 number, a Python float a float (``np.sum(x)`` of a
+    float ``x`` leaves a 0-d array)."""
+    if isinstance(primal, float) and isinstance(gradient, np.ndarray) and gradient.shape == ():
+        return gradient[()] if gradient.dtype.kind == "f" else gradient
+    if gradient is None or not isinstance(primal, (np.ndarray, np.generic)):
+        return gradient
+    if gradient.__class__ is np.ndarray and primal.__class__ is np.ndarray and gradient.dtype == primal.dtype:
+        return gradient  # the common case, kept cheap
+    have, want = np.result_type(gradient), primal.dtype
+    # only a change of precision: never drop an imaginary part, never round to an integer
+    cast = want.kind in "fc" and have != want and (have.kind == want.kind or (have.kind == "f" and want.kind == "c"))
+    if isinstance(primal, np.ndarray):
+        if cast:
+            return np.asarray(gradient, dtype=want)
+        return gradient if isinstance(gradient, np.ndarray) else np.asarray(gradient)
+    return want.type(gradient) if cast else gradient
+
+
+def float_dtype(value: Any) -> np.dtype:
+    """The dtype a derivative by ``value`` is given: its own floating dtype (a float32 argument gives
+    float32 blocks, as JAX), float64 for Python numbers and anything else."""
+    dtype = np.result_type(value) if isinstance(value, (np.ndarray, np.generic)) else np.dtype(float)
+    return dtype if dtype.kind == "f" else np.dtype(float)
+
+
+def flat(args: tuple, kinds: Sequence[ArgumentKind]) -> tuple:
+    """The arguments of generated code: each container argument replaced by its leaves."""
+    if not any(isinstance(k, containers.Tree) for k in kinds):
+        return args
+    return tuple(leaf for a, k in zip(args, kinds)
+                 for leaf in (containers.leaves(a, k) if isinstance(k, containers.Tree) else (a,)))
+
+
+def regroup(leaves: Sequence[Any], kinds: Sequence[ArgumentKind]) -> list:
+    """Per-leaf values (gradients, tangents) back into one value per parameter, containers rebuilt."""
+    out, i = [], 0
+    for kind in kinds:
+        if isinstance(kind, containers.Tree):
+            n = containers.count(kind)
+            out.append(containers.unflatten(kind, leaves[i:i + n]))
+        else:
+            n = 1
+            out.append(leaves[i])
+        i += n
+    return out
+
+
+def leaf_positions(params: list[str], kinds: Sequence[ArgumentKind], names: Sequence[str]) -> list[int]:
+    """Where the leaves of the parameters ``names`` are among the generated code's parameters."""
+    starts, at = {}, 0
+    for p, k in zip(params, kinds):
+        n = containers.count(k) if isinstance(k, containers.Tree) else 1
+        starts[p] = range(at, at + n)
+        at += n
+    return [i for name in names for i in starts[name]]
