@@ -253,7 +253,7 @@ class GradientFunction:
         name, and the options; another process builds the code again from them.  A derivative that
         is itself what its module names (``@s2s_ad.grad`` on a ``def``) is pickled as that name."""
         if _named_by_its_module(self):
-            return self.__qualname__
+            return str(getattr(self, "__qualname__"))  # (set by functools.update_wrapper)
         return (GradientFunction, self._made_from)
 
     def __deepcopy__(self, memo: dict) -> "GradientFunction":
@@ -412,7 +412,7 @@ class GradientFunction:
         by their types and shapes), a gradient of a gradient, containers, ``has_aux``, a first call."""
         if self.inner is not None:
             built = self._specialise(args, _TARGET.argument_kinds(self.fn, args))
-            gradient = _TARGET.handed_out(_run(built.function, args), args)
+            gradient = _TARGET.handed_out(_run(_compiled(built.function), args), args)
             if self._check:
                 self._self_check(args, None, gradient if self._several else (gradient,))
             return (self.inner(*args), gradient) if self._with_value else gradient
@@ -677,6 +677,7 @@ def source(fn: Callable, wrt: Wrt = 0, mode: str = "reverse", stage: str = "opti
     _refuse_api_object(fn)
     names, _ = _resolve_wrt(fn, wrt)
     n = len(inspect.signature(fn).parameters)
+    kinds: tuple
     if args is None:
         kinds = (UNKNOWN,) * n
     else:  # bound as a call binds them: defaults filled in, a method's object first
@@ -942,7 +943,7 @@ def _pullback(fn: Callable, primals: Sequence[Any], wrt: Optional[Sequence[str]]
     # every argument wanted is differentiated: a float one whose derivative a rule loses is refused
     check_lost_arguments(split, tuple(a if i in wanted else None for i, a in enumerate(flat_args)))
     draws = Draws(fn, args)  # a forward part run again (below) replays them
-    out, tape = _run(split.forward, flat_args + (_TARGET.tape().empty(),))
+    out, tape = _run(_compiled(split.forward), flat_args + (_TARGET.tape().empty(),))
     # The backward part puts back what the forward part overwrote, in arrays the result may be, and
     # the tape keeps referring to them: the caller gets arrays of its own.
     out = _TARGET.handed_out(out, args, copy_all=True)

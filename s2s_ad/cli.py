@@ -89,7 +89,7 @@ def _parse_args(text: str) -> tuple:
     return tuple(_argument(v) for v in values)
 
 
-def _argument(value):
+def _argument(value: Any) -> Any:
     if isinstance(value, (str, bool)) or value is None:
         return value
     if isinstance(value, dict):
@@ -144,12 +144,12 @@ def _output(fn: Callable[..., Any], options: argparse.Namespace, wrt: Union[int,
     return source(fn, wrt=wrt, mode=options.mode, stage=stage, args=args)
 
 
-def _explorer_page(fn, options, wrt, args) -> str:
+def _explorer_page(fn: Callable, options: argparse.Namespace, wrt: Union[int, tuple], args: Optional[tuple]) -> str:
     """The explorer's page for the derivative the options name (reverse mode, or ``--order`` N)."""
     if options.mode != "reverse":
         raise ValueError("--html shows reverse mode and the derivatives built on it (--order); "
                          "for forward mode's code, leave out --html")
-    names = wrt if isinstance(wrt, tuple) else (wrt,)
+    names: tuple = wrt if isinstance(wrt, tuple) else (wrt,)
     if options.order > 1 and len(names) > 1:
         if options.order != 2:
             raise ValueError(f"--order {options.order} with several --wrt parameters: above order 2 name one parameter")
@@ -160,10 +160,10 @@ def _explorer_page(fn, options, wrt, args) -> str:
     return derivative.html_for(*args) if args else derivative._repr_html_()
 
 
-def _higher_order_source(fn, order: int, wrt, args) -> str:
+def _higher_order_source(fn: Callable, order: int, wrt: Union[int, tuple], args: Optional[tuple]) -> str:
     """The code of the ``order``-th derivative by one parameter (``grad`` of ``grad``...), or, by
     several, of the Hessian (order 2): every generated module a call with ``args`` runs."""
-    names = wrt if isinstance(wrt, tuple) else (wrt,)
+    names: tuple = wrt if isinstance(wrt, tuple) else (wrt,)
     if len(names) > 1:
         if order != 2:
             raise ValueError(f"--order {order} with several --wrt parameters: above order 2 name one parameter")

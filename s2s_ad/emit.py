@@ -130,6 +130,8 @@ class _Builder:
             parts = [ast.Constant(value=None) if p is None else self.expr(p)
                      for p in (e.lower, e.upper, e.step)]
             return ast.Call(func=_name("slice"), args=parts, keywords=[])
+        if isinstance(e, ir.Zero):
+            raise AssertionError("a symbolic zero reached emit: the generators write each as its kind's zero")
         return self.call(e)
 
     def index(self, e: ir.Expr) -> Any:

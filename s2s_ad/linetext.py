@@ -168,6 +168,8 @@ class LineText:
         if isinstance(e, ir.Slice):  # outside a subscript, a slice is a slice() call
             parts = ["None" if p is None else self.expr(p, _COMMA) for p in (e.lower, e.upper, e.step)]
             return f"slice({', '.join(parts)})"
+        if isinstance(e, ir.Zero):
+            raise AssertionError("a symbolic zero reached emit: the generators write each as its kind's zero")
         return self.call(e, parent)
 
     @staticmethod

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import operator
 from collections import Counter
-from typing import Any, Optional, Union
+from typing import Any, Callable, Optional, Union
 
 from . import ir, language, rules, runtime
 from .adjoints import Adjoints
@@ -291,7 +291,7 @@ def _is_merge(stmt: ir.Stmt) -> bool:
     return isinstance(stmt, ir.Assign) and stmt.merge
 
 
-def _rewrite(block: list[ir.Stmt], visit) -> None:
+def _rewrite(block: list[ir.Stmt], visit: Callable[[ir.Expr], Optional[ir.Expr]]) -> None:
     """Transform every expression of ``block`` in place with ``ir.transform(expr, visit)``."""
     for stmt in block:
         if isinstance(stmt, (ir.Assign, ir.Unpack, ir.Effect, ir.Return)):
