@@ -370,13 +370,6 @@ class TangentSweep:
         return self.spelled(result)
 
 
-def _call_of(stmt: ir.Assign) -> ir.Call:
-    """The call ``stmt`` assigns (the sweep sends only assignments of calls to the methods that ask)."""
-    if not isinstance(stmt.value, ir.Call):
-        raise AssertionError(f"line {stmt.line}: {stmt.target} is not assigned a call")
-    return stmt.value
-
-
 def forward(fn: ir.Function, wrt: list[str], facts: Analysis, callee: Optional[TangentBuilder] = None) -> ir.Function:
     """Build the tangent function of ``fn`` (see the module docstring)."""
     return TangentSweep(fn, wrt, facts, callee).run()

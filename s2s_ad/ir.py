@@ -464,14 +464,6 @@ def call_of(stmt: Assign) -> Call:
     return call
 
 
-def returned_value(fn: Function) -> Expr:
-    """What ``fn`` returns: the value of the ``Return`` its body ends with (SSA invariant 4)."""
-    last = fn.body[-1] if fn.body else None
-    if not isinstance(last, Return):
-        raise TypeError(f"{fn.name}: the body does not end with a return")
-    return last.value
-
-
 def is_atom(expr: Expr) -> bool:
     return isinstance(expr, (Var, Const))
 
