@@ -12,6 +12,7 @@ before each pass (``draws.Draws``), so every column sees the same draws.
 """
 from __future__ import annotations
 
+import abc
 import functools
 import inspect
 from types import FunctionType
@@ -28,12 +29,8 @@ from .pipeline import build_forward, leaf_kinds, may_draw_globally
 from .reach import whole_source
 
 
-class Jacobian:
-    """``jacobian(fn, wrt)(*args)``: the array of partial derivatives, shaped ``out.shape + arg.shape``.
-
-    Forward mode (one jvp per input element) when the inputs are fewer than
-    the outputs, reverse mode (one vjp per output element) otherwise.
-    """
+class _MatrixOf(abc.ABC):
+    """What a Jacobian and a Hessian share: the function, the parameters by name, and pickling."""
 
     def __init__(self, fn: Callable, wrt: Wrt) -> None:
         self.fn = fn
@@ -43,6 +40,18 @@ class Jacobian:
     def __reduce__(self) -> tuple:
         """Pickled by reference: the user's function and ``wrt`` (api.GradientFunction.__reduce__)."""
         return (type(self), (self.fn, self.wrt if self._several else self.wrt[0]))
+
+    @abc.abstractmethod
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        """The matrix at these arguments (called as ``fn`` is)."""
+
+
+class Jacobian(_MatrixOf):
+    """``jacobian(fn, wrt)(*args)``: the array of partial derivatives, shaped ``out.shape + arg.shape``.
+
+    Forward mode (one jvp per input element) when the inputs are fewer than
+    the outputs, reverse mode (one vjp per output element) otherwise.
+    """
 
     def source_of_api_object(self, args: Any) -> str:
         """``source(jacobian(f))``: refused, saying what to pass (``api.source``)."""
@@ -197,21 +206,12 @@ def jacobian(fn: Callable, wrt: Wrt = 0) -> Jacobian:
     return Jacobian(fn, wrt)
 
 
-class Hessian:
+class Hessian(_MatrixOf):
     """``hessian(fn, wrt)(*args)``: second derivatives, forward mode over the generated gradient.
 
     With one ``wrt``, an array shaped ``arg.shape + arg.shape``; with a tuple,
     nested tuples of blocks ``H[i][j]`` = d²fn / d wrt_i d wrt_j.
     """
-
-    def __init__(self, fn: Callable, wrt: Wrt) -> None:
-        self.fn = fn
-        self.wrt, self._several = _resolve_wrt(fn, wrt)
-        functools.update_wrapper(self, fn, updated=())  # not __dict__: fn may be a gradient
-
-    def __reduce__(self) -> tuple:
-        """Pickled by reference: the user's function and ``wrt`` (api.GradientFunction.__reduce__)."""
-        return (type(self), (self.fn, self.wrt if self._several else self.wrt[0]))
 
     def source_of_api_object(self, args: Any) -> str:
         """``source(hessian(f), args=...)``: the code a call with those arguments runs (``api.source``)."""
