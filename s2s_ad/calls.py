@@ -31,6 +31,7 @@ from .conversion import (Choice, Converter, ConverterPart, Dispatch, Inline, Kno
 from .draws import DRAW_METHODS
 from .parse import parse_function, transparent
 from .static_names import StaticNames
+from .user_classes import OPERATOR_METHODS, Parameter, is_plain_class, record_layout
 
 _DICT_METHODS = ("items", "keys", "values", "get")
 # Methods of a constant string computed while lowering (pure, and their results are constants too).
@@ -187,6 +188,31 @@ class CallConverter(ConverterPart):
                          ".items(), .keys(), .values() and .copy(); a dataclass, namedtuple or object its fields "
                          "and the methods defined in its class", node)
 
+    def operator_method(self, fn: Callable, left: Any, right: Any, node: Any) -> Any:
+        """``a + b`` where an operand is an object of the user's class: ``a.__add__(b)``, else
+        ``b.__radd__(a)`` (``right`` None: the unary ``-a`` is ``a.__neg__()``).  The method must be
+        defined in the class, and must not give NotImplemented (Python would then try another)."""
+        direct, reflected = OPERATOR_METHODS.get(fn, ("", ""))
+        choices = [(left, direct, [] if right is None else [right])]
+        if right is not None:
+            choices.append((right, reflected, [left]))
+        for owner, name, args in choices:
+            if not (isinstance(owner, Record) and owner.kind == "object" and name):
+                continue
+            method = self.statics.class_attribute(owner.cls, name)
+            if method is None:
+                continue
+            if not inspect.isfunction(method) or "NotImplemented" in method.__code__.co_names:
+                raise self.error(f"the operator {name} of a {owner.cls.__name__}", "it may give NotImplemented "
+                                 "(or is not a plain function), so which method runs is not known while "
+                                 "transforming; call the method by name", node)
+            return self._call_value(method, [owner] + args, (), node)
+        kinds = " and ".join(sorted({(o.cls.__name__ if isinstance(o, Record) else "a value")
+                                     for o in (left, right) if o is not None}))
+        raise self.error(f"the operator {fn.__name__} on {kinds}", "only objects of your own classes that "
+                         "define its method (such as __add__, __mul__ or __radd__) can be operands; a dict, list, "
+                         "tuple or dataclass has none", node)
+
     def _call_value(self, fn: Any, args: list, kwargs: tuple, node: Any) -> Any:
         """A call of a known function (a method, a function an object holds) with converted arguments."""
         if self.check_calls:
@@ -222,6 +248,8 @@ class CallConverter(ConverterPart):
                 raise self.error(f"making a {fn.__name__}", "a dataclass with __post_init__ or init=False fields "
                                  "runs code s2s_ad does not read; make it outside the function", node)
             kind = "dataclass"
+        elif self.check_calls and is_plain_class(fn) and not rules.is_known(fn):
+            return self._made_object(fn, args, kwargs, node)
         else:
             return None
         try:
@@ -232,6 +260,31 @@ class CallConverter(ConverterPart):
         items = tuple(v if isinstance(v, (Record, ir.Var, ir.Const, ir.Call, ir.Display, Choice, Inline, ir.Slice))
                       else ir.Const(v) for v in (bound.arguments[f] for f in fields))
         return Record(kind, fn, fields, items)
+
+    def _made_object(self, cls: type, args: list, kwargs: tuple, node: Any) -> Record:
+        """``Model(w)``, of a plain class whose ``__init__`` assigns its arguments to attributes: a
+        record of those attributes (``user_classes.record_layout``), its methods inlined on it."""
+        self.statics.class_attribute(cls, "__init__")  # the code holds its layout: redefined, it is old
+        layout = record_layout(cls)
+        if isinstance(layout, str):
+            raise self.error(f"making a {cls.__name__} object", f"{layout}, so what the object holds is not "
+                             "known while transforming; make it a dataclass, or make the object outside the "
+                             "function and pass it in (its methods and attributes can be used)", node)
+        try:
+            bound = inspect.signature(cls).bind(*args, **dict(kwargs))
+        except TypeError as exc:
+            raise self.error(f"making a {cls.__name__} object", str(exc), node) from None
+        bound.apply_defaults()
+        items = []
+        for _, source in layout.attributes:
+            value = bound.arguments[source.name] if isinstance(source, Parameter) else source
+            if not isinstance(value, (Record, ir.Var, ir.Const, ir.Call, ir.Display, Choice, Inline, ir.Slice)):
+                if not is_plain_constant(value):
+                    raise self.error(f"making a {cls.__name__} object", "only numbers, strings, None and "
+                                     "tuples of them can be defaults of its __init__", node)
+                value = ir.Const(value)
+            items.append(value)
+        return Record("object", cls, tuple(a for a, _ in layout.attributes), tuple(items))
 
     def _replaced(self, record: Record, kwargs: tuple, node: Any) -> Record:
         """``dataclasses.replace(p, w=...)``, ``p._replace(w=...)``: a new record with those fields."""

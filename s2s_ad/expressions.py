@@ -109,6 +109,8 @@ class ExpressionConverter:
         fn = UNARY_OPERATORS.get(type(node.op))
         if fn is None:
             raise self.error(f"the operator {type(node.op).__name__}", "use arithmetic", node)
+        if _is_object(operand):  # -v: Vector.__neg__
+            return self.calls.operator_method(fn, operand, None, node)
         if fn is operator.neg and isinstance(operand, ir.Const) and isinstance(operand.value, (int, float)):
             return ir.Const(-operand.value)
         if fn is operator.not_ and isinstance(operand, ir.Const) and isinstance(operand.value, (bool, str, type(None))):
@@ -119,7 +121,10 @@ class ExpressionConverter:
         fn = BINARY_OPERATORS.get(type(node.op))
         if fn is None:
             raise self.error(f"the operator {type(node.op).__name__}", "use np.left_shift/np.right_shift", node)
-        return ir.Call(fn, (self.convert(node.left), self.convert(node.right)))
+        left, right = self.convert(node.left), self.convert(node.right)
+        if _is_object(left) or _is_object(right):  # Vector(a) + Vector(b): Vector.__add__
+            return self.calls.operator_method(fn, left, right, node)
+        return ir.Call(fn, (left, right))
 
     def _Compare(self, node: gast.Compare) -> Any:
         """``a < b <= c`` is ``a < b and b <= c`` with ``b`` evaluated once, ``c`` only if ``a < b``."""
@@ -413,3 +418,8 @@ def _fold_template(template: Callable) -> tuple[tuple[str, ...], ir.Expr]:
                                     Resolver(template.__globals__, {}), error, check_calls=False)
     cached = _FOLD_TEMPLATES[template] = (params, converter.convert(returned.value))
     return cached
+
+
+def _is_object(value: Any) -> bool:
+    """An object of the user's own class (its operators are its methods)."""
+    return isinstance(value, Record) and value.kind == "object"

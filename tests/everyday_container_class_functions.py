@@ -1,0 +1,122 @@
+"""Issue 22, refused or crashing before: objects of the user's own classes made inside the
+function (methods inlined, operators dispatched to the class's dunder methods), tuple()/list() of
+a container of known length, sorted() over a module dict, isinstance decided from the known
+structure, in-place updates of the rows of a matrix in a for loop, loops over a list of arrays of
+different shapes, and a tuple auxiliary value joined at an if."""
+from __future__ import annotations
+
+import numpy as np
+
+
+class Model:
+    """A plain class: __init__ assigns its arguments."""
+
+    def __init__(self, w, scale=2.0):
+        self.w = w
+        self.scale = scale
+
+    def predict(self, x):
+        return np.tanh(self.w * x) * self.scale
+
+    def loss(self, x):
+        return np.sum(self.predict(x) ** 2)
+
+
+class Vector:
+    def __init__(self, a):
+        self.a = a
+
+    def __add__(self, other):
+        return Vector(self.a + other.a)
+
+    def __mul__(self, s):
+        return Vector(self.a * s)
+
+    def __rmul__(self, s):
+        return Vector(s * self.a)
+
+    def __neg__(self):
+        return Vector(-self.a)
+
+    def norm2(self):
+        return np.sum(self.a ** 2)
+
+
+class Computed:
+    def __init__(self, a):
+        self.a = np.sin(a)
+
+
+class WithProperty:
+    def __init__(self, a):
+        self.a = a
+
+    @property
+    def double(self):
+        return self.a * 2
+
+
+class Slotted:
+    __slots__ = ("a",)
+
+    def __init__(self, a):
+        self.a = a
+
+
+class Lookup:
+    def __init__(self, a):
+        self.a = a
+
+    def __getattr__(self, name):
+        return self.a
+
+
+class MaybeAdds:
+    def __init__(self, a):
+        self.a = a
+
+    def __add__(self, other):
+        if not isinstance(other, MaybeAdds):
+            return NotImplemented
+        return MaybeAdds(self.a + other.a)
+
+
+def model_made_inside(w, x):
+    m = Model(w)
+    return m.loss(x)
+
+
+def model_made_inside_with_keywords(w, x):
+    m = Model(scale=0.5, w=np.cos(w))
+    return m.loss(x) + m.scale * np.sum(m.w)
+
+
+def vector_arithmetic(x):
+    v = Vector(x) + 2.0 * Vector(np.sin(x)) * 3.0 + (-Vector(x * x))
+    return v.norm2()
+
+
+def object_sets_an_attribute_later(x):
+    m = Model(x)
+    m.w = x * 3  # REFUSED: an assignment to an attribute
+    return m.loss(x)
+
+
+def object_computed_in_init(x):
+    return np.sum(Computed(x).a)  # REFUSED: __init__ does more than assign
+
+
+def object_with_a_property(x):
+    return np.sum(WithProperty(x).double)  # REFUSED: a property
+
+
+def object_with_slots(x):
+    return np.sum(Slotted(x).a)  # REFUSED: __slots__
+
+
+def object_with_getattr(x):
+    return np.sum(Lookup(x).a)  # REFUSED: __getattr__
+
+
+def operator_that_may_not_apply(x):
+    return np.sum((MaybeAdds(x) + MaybeAdds(x)).a)  # REFUSED: NotImplemented

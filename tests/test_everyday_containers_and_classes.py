@@ -1,0 +1,89 @@
+"""Issue 22, refused or crashing before: objects of the user's own classes made inside the
+function, their methods called and their operators (__add__, __mul__, __rmul__, __neg__) used;
+tuple()/list() of a container of known length; sorted() over a module dict of numbers and
+isinstance decided from the known structure; for row in B: row *= 2; loops over a list of arrays
+of different shapes; a tuple auxiliary value returned from both arms of an if.  Each against
+central differences (forward mode against reverse mode too), the Hessian against differences of
+the gradient, and JAX where it applies; what cannot be known is a TransformError naming the line,
+the class and why."""
+from __future__ import annotations
+
+import pathlib
+
+import numpy as np
+import pytest
+
+import container_functions as cf
+import everyday_container_class_functions as cc
+import s2s_ad
+from conftest import assert_gradient_matches
+
+jax = pytest.importorskip("jax")
+jax.config.update("jax_enable_x64", True)
+jnp = jax.numpy
+
+X = np.array([0.3, -1.2, 0.8])
+
+CASES = [
+    (cc.model_made_inside, (X, X[::-1].copy())),
+    (cc.model_made_inside_with_keywords, (X, X[::-1].copy())),
+    (cc.vector_arithmetic, (X,)),
+    (cf.makes_a_plain_object, (X,)),
+]
+
+
+def _check_every_mode(f, args):
+    gradient = assert_gradient_matches(f, args)  # grad and jvp against differences
+    value, again = s2s_ad.value_and_grad(f)(*args)
+    assert value == pytest.approx(float(f(*args)), rel=1e-12)
+    np.testing.assert_allclose(again, gradient, rtol=1e-12)
+    _, pullback = s2s_ad.vjp(f, *args)
+    np.testing.assert_allclose(pullback(1.0)[0], gradient, rtol=1e-12)
+    tangent = np.linspace(0.5, 1.5, np.size(args[0])).reshape(np.shape(args[0]))
+    _, derivative = s2s_ad.jvp(f, tuple(args), (tangent,) + tuple(np.zeros_like(a) for a in args[1:]))
+    assert float(derivative) == pytest.approx(float(np.sum(gradient * tangent)), rel=1e-10, abs=1e-12)
+    grad_of = lambda x: np.asarray(s2s_ad.grad(f)(x, *args[1:]), dtype=float)
+    hessian = np.asarray(s2s_ad.hessian(f)(*args))
+    x = np.asarray(args[0], dtype=float)
+    for index in np.ndindex(x.shape):
+        step = np.zeros_like(x)
+        step[index] = 1e-5
+        column = (grad_of(x + step) - grad_of(x - step)) / 2e-5
+        np.testing.assert_allclose(hessian.reshape(x.shape + x.shape)[(Ellipsis,) + index], column,
+                                   rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("f, args", CASES, ids=lambda v: getattr(v, "__name__", None) or repr(v)[:20])
+def test_refused_or_crashing_before_is_differentiated_in_every_mode(f, args):
+    _check_every_mode(f, args)
+
+
+def test_objects_made_inside_agree_with_jax():
+    def model(w, x):
+        return jnp.sum((jnp.tanh(w * x) * 2.0) ** 2)
+
+    def vector(x):
+        return jnp.sum((x + 6.0 * jnp.sin(x) - x * x) ** 2)
+
+    w, x = X, X[::-1].copy()
+    np.testing.assert_allclose(s2s_ad.grad(cc.model_made_inside)(w, x), jax.grad(model)(w, x), rtol=1e-12)
+    np.testing.assert_allclose(s2s_ad.grad(cc.vector_arithmetic)(X), jax.grad(vector)(X), rtol=1e-12)
+    np.testing.assert_allclose(s2s_ad.hessian(cc.vector_arithmetic)(X), jax.hessian(vector)(X), rtol=1e-10)
+
+
+SOURCE = pathlib.Path(cc.__file__).read_text().splitlines()
+
+
+@pytest.mark.parametrize("f, words", [
+    (cc.object_sets_an_attribute_later, "an assignment to an attribute"),
+    (cc.object_computed_in_init, r"making a Computed object: Computed.__init__ does more than assign its "
+                                 r"arguments to attributes \(line \d+: 'self.a = np.sin\(a\)'\)"),
+    (cc.object_with_a_property, "making a WithProperty object: WithProperty.double is a property"),
+    (cc.object_with_slots, "making a Slotted object: Slotted defines __slots__"),
+    (cc.object_with_getattr, "making a Lookup object: Lookup defines __getattr__"),
+    (cc.operator_that_may_not_apply, "the operator __add__ of a MaybeAdds: it may give NotImplemented"),
+], ids=lambda v: getattr(v, "__name__", None) or "")
+def test_what_an_object_holds_that_cannot_be_known_is_refused_at_the_users_line(f, words):
+    with pytest.raises(s2s_ad.TransformError, match=words) as caught:
+        s2s_ad.grad(f)(X)
+    assert "# REFUSED" in SOURCE[caught.value.line - 1], (caught.value.line, SOURCE[caught.value.line - 1])
