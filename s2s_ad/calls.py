@@ -50,6 +50,9 @@ class CallConverter(ConverterPart):
         """A call as written: of a nested function (inlined), a function passed in, a global or a
         module-level table's function, a method (of an array, a container, an object of the user's),
         a class making a container, a builtin declared variadic or respelled."""
+        known = self._isinstance(node)
+        if known is not None:
+            return known
         args = [self._argument(a) for a in node.args]
         kwargs = tuple((k.arg, self._argument(k.value)) for k in node.keywords)
         if any(k.arg is None for k in node.keywords):
@@ -102,6 +105,35 @@ class CallConverter(ConverterPart):
             if is_user_function(fn):
                 return ir.Call(fn, self._bind_user_call(fn, args, kwargs, node))
         return ir.Call(fn, tuple(args), kwargs)
+
+    def _isinstance(self, node: gast.Call) -> Optional[ir.Const]:
+        """``isinstance(ys, list)`` of a container whose structure is known while lowering (a list,
+        tuple, dict, record or object made in the body or passed in; a string or None): decided
+        now.  None for other calls; an isinstance of an array or number runs as written."""
+        if not (isinstance(node.func, gast.Name) and self.local(node.func.id) is None and len(node.args) == 2
+                and not node.keywords and self.statics.resolve(node.func) is isinstance):
+            return None
+        found, classes = self.statics.static(node.args[1]) if isinstance(node.args[1], (gast.Name, gast.Attribute)) \
+            else (False, None)
+        if isinstance(node.args[1], gast.Tuple):
+            parts = [self.statics.static(e) if isinstance(e, (gast.Name, gast.Attribute)) else (False, None)
+                     for e in node.args[1].elts]
+            found, classes = all(f for f, _ in parts), tuple(c for _, c in parts)
+        if not found or not (isinstance(classes, type) or (isinstance(classes, tuple) and all(
+                isinstance(c, type) for c in classes))):
+            return None
+        if isinstance(node.args[0], gast.Name) and isinstance(self.local(node.args[0].id), (Nested, Known, Dispatch)):
+            return None
+        value = self.convert(node.args[0])
+        if isinstance(value, Record):
+            cls = value.cls
+        elif isinstance(value, ir.Display):
+            cls = list if value.kind == "list" else tuple
+        elif isinstance(value, ir.Const) and isinstance(value.value, (str, type(None), bool)):
+            cls = type(value.value)
+        else:
+            return None
+        return ir.Const(issubclass(cls, classes))
 
     def effect(self, node: gast.Call) -> ir.Call:
         """A call made for its effect (``print(...)``, ``logging.info(...)``, ``warnings.warn(...)``):
@@ -229,6 +261,19 @@ class CallConverter(ConverterPart):
             return self._replaced(record, kwargs, node)
         if fn is len and record is not None and not kwargs:
             return ir.Const(len(record.keys))
+        if fn is sorted and record is not None and not kwargs:  # sorted(D): its keys (a list's items), known now
+            order = record.items if record.sequence else tuple(ir.Const(k) for k in record.keys)
+            if not all(isinstance(i, ir.Const) for i in order):
+                raise self.error(f"sorted() of a {record.cls.__name__} of values computed at run time", "sort "
+                                 "an array with np.sort", node)
+            try:
+                ordered = tuple(sorted(order, key=lambda c: c.value))
+            except TypeError as exc:
+                raise self.error("sorted()", str(exc), node) from None
+            return Record("list", list, tuple(range(len(ordered))), ordered)
+        if fn in (list, tuple) and len(args) == 1 and isinstance(args[0], ir.Display) and not kwargs:
+            shown = args[0].items  # tuple([x, 2 * x]): a container of known length
+            return Record(fn.__name__, fn, tuple(range(len(shown))), shown)
         if fn in (list, tuple) and record is not None and not kwargs:
             items = record.items if record.sequence else tuple(ir.Const(k) for k in record.keys)
             return Record(fn.__name__, fn, tuple(range(len(items))), items)

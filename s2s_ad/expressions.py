@@ -101,6 +101,9 @@ class ExpressionConverter:
             return ir.Const(value)
         if isinstance(value, np.ndarray):
             return ir.Const(value)
+        table = self.statics.constant_table(value)
+        if table is not None:  # sorted(D), for k in D, len(COEF): a module-level dict or list of numbers
+            return table
         raise self.error(f"the value of {name!r} ({type(value).__name__})",
                          "only numbers and arrays can be used as values; functions must be called", node)
 

@@ -120,3 +120,33 @@ def object_with_getattr(x):
 
 def operator_that_may_not_apply(x):
     return np.sum((MaybeAdds(x) + MaybeAdds(x)).a)  # REFUSED: NotImplemented
+
+
+def tuple_and_list_of_known_length(x):
+    t = tuple([x, 2 * x])
+    l = list((x, np.sin(x)))
+    return np.sum(t[1] * l[1]) + np.sum(l[0])
+
+
+WEIGHTS = {"b": 2.0, "a": 1.0}
+
+
+def sorted_over_a_module_dict(x):
+    s = 0.0
+    for k in sorted(WEIGHTS):
+        s = s + WEIGHTS[k] * np.sum(x ** len(k + k))
+    return s
+
+
+def iterates_a_module_dict(x):
+    s = 0.0
+    for k in WEIGHTS:
+        s = s * 0.5 + WEIGHTS[k] * np.sum(np.sin(x))
+    return s
+
+
+def isinstance_of_a_known_structure(x):
+    ys = [x, x * 2]
+    if isinstance(ys, list) and not isinstance(ys, (dict, tuple)) and isinstance(Vector(x), Vector):
+        return np.sum(ys[1] ** 2)
+    return np.sum(x)

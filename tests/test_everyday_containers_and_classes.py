@@ -29,6 +29,10 @@ CASES = [
     (cc.model_made_inside_with_keywords, (X, X[::-1].copy())),
     (cc.vector_arithmetic, (X,)),
     (cf.makes_a_plain_object, (X,)),
+    (cc.tuple_and_list_of_known_length, (X,)),
+    (cc.sorted_over_a_module_dict, (X,)),
+    (cc.iterates_a_module_dict, (X,)),
+    (cc.isinstance_of_a_known_structure, (X,)),
 ]
 
 
@@ -69,6 +73,26 @@ def test_objects_made_inside_agree_with_jax():
     np.testing.assert_allclose(s2s_ad.grad(cc.model_made_inside)(w, x), jax.grad(model)(w, x), rtol=1e-12)
     np.testing.assert_allclose(s2s_ad.grad(cc.vector_arithmetic)(X), jax.grad(vector)(X), rtol=1e-12)
     np.testing.assert_allclose(s2s_ad.hessian(cc.vector_arithmetic)(X), jax.hessian(vector)(X), rtol=1e-10)
+
+
+def test_changing_or_adding_a_key_of_an_iterated_module_dict_makes_the_code_again():
+    gradient = s2s_ad.grad(cc.sorted_over_a_module_dict)
+    expected = lambda: sum(w * len(k + k) * X ** (len(k + k) - 1) for k, w in cc.WEIGHTS.items())
+    np.testing.assert_allclose(gradient(X), expected(), rtol=1e-12)
+    cc.WEIGHTS["ccc"] = 0.5
+    try:
+        np.testing.assert_allclose(gradient(X), expected(), rtol=1e-12)
+        cc.WEIGHTS["a"] = -3.0
+        np.testing.assert_allclose(gradient(X), expected(), rtol=1e-12)
+    finally:
+        del cc.WEIGHTS["ccc"]
+        cc.WEIGHTS["a"] = 1.0
+    np.testing.assert_allclose(gradient(X), expected(), rtol=1e-12)
+
+
+def test_isinstance_of_a_known_structure_is_decided_while_transforming():
+    text = s2s_ad.grad(cc.isinstance_of_a_known_structure).source_for(X)
+    assert "isinstance(" not in text and "if " not in text
 
 
 SOURCE = pathlib.Path(cc.__file__).read_text().splitlines()
