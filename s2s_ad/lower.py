@@ -303,6 +303,8 @@ class Lowering(Part):
             else:
                 self.writes.store(target, value)
             return
+        if isinstance(target, gast.Name):
+            value = self.containers.of_containers(value)
         if isinstance(value, Record) or (isinstance(value, ir.Display) and any(isinstance(i, Record)
                                                                               for i in value.items)):
             value = self.containers.settle(value)

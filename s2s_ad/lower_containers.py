@@ -81,6 +81,20 @@ class ContainerLowering(Part):
                           tuple(self.settle(i) for i in value.items))
         return self.ssa.flatten(value)
 
+    def of_containers(self, value: Any) -> Any:
+        """``[(W1, b1), (W2, b2)]`` bound to a name: a list (or tuple) display whose items are all
+        tuples or lists, one holding a value computed at run time, is a record of records, so that a
+        loop over it is unrolled and its items may differ in shape; ``value`` itself otherwise."""
+        if not (isinstance(value, ir.Display) and value.items and all(isinstance(i, ir.Display)
+                                                                     for i in value.items)):
+            return value
+        if all(isinstance(leaf, ir.Const) for item in value.items for leaf in item.items):
+            return value  # a table of numbers: one array (np.array(rows)), indexed at run time
+
+        def record(display: ir.Display, items: tuple) -> Record:
+            return Record(display.kind, tuple if display.kind == "tuple" else list, tuple(range(len(items))), items)
+        return record(value, tuple(record(i, i.items) for i in value.items))
+
     def tree_of(self, value: Any, leaves: list) -> Any:
         """The structure of a settled result (a containers.Tree, or LEAF), its leaves appended to ``leaves``."""
         if isinstance(value, ir.Display):

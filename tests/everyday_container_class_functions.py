@@ -150,3 +150,32 @@ def isinstance_of_a_known_structure(x):
     if isinstance(ys, list) and not isinstance(ys, (dict, tuple)) and isinstance(Vector(x), Vector):
         return np.sum(ys[1] ** 2)
     return np.sum(x)
+
+
+W1 = np.linspace(-1.0, 1.0, 9).reshape(3, 3)
+B1 = np.array([0.1, -0.2, 0.3])
+W2 = np.array([[0.5, -0.4, 0.3]])
+B2 = np.array([0.05])
+
+
+def layers_of_different_shapes(x):
+    layers = [(W1 * x[0], B1), (W2, B2 * x[1])]
+    h = x
+    for W, b in layers:
+        h = np.tanh(W @ h + b)
+    return np.sum(h)
+
+
+def sum_over_a_generator_of_different_shapes(x):
+    A = np.outer(x, x)
+    B = x * 3
+    return sum(np.sum(w ** 2) for w in [A, B])
+
+
+def loop_over_a_display_that_stops_early(x):
+    s = 0.0
+    for w in [x, 2 * x, 3 * x]:
+        s = s + np.sum(w ** 2)
+        if s > 10.0:
+            break
+    return s

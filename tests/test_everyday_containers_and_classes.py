@@ -33,6 +33,10 @@ CASES = [
     (cc.sorted_over_a_module_dict, (X,)),
     (cc.iterates_a_module_dict, (X,)),
     (cc.isinstance_of_a_known_structure, (X,)),
+    (cc.layers_of_different_shapes, (X,)),
+    (cc.sum_over_a_generator_of_different_shapes, (X,)),
+    (cc.loop_over_a_display_that_stops_early, (X,)),
+    (cc.loop_over_a_display_that_stops_early, (X * 3,)),
 ]
 
 
@@ -73,6 +77,23 @@ def test_objects_made_inside_agree_with_jax():
     np.testing.assert_allclose(s2s_ad.grad(cc.model_made_inside)(w, x), jax.grad(model)(w, x), rtol=1e-12)
     np.testing.assert_allclose(s2s_ad.grad(cc.vector_arithmetic)(X), jax.grad(vector)(X), rtol=1e-12)
     np.testing.assert_allclose(s2s_ad.hessian(cc.vector_arithmetic)(X), jax.hessian(vector)(X), rtol=1e-10)
+
+
+def test_lists_of_arrays_of_different_shapes_agree_with_jax():
+    def layers(x):
+        h = x
+        for W, b in [(jnp.asarray(cc.W1) * x[0], cc.B1), (cc.W2, cc.B2 * x[1])]:
+            h = jnp.tanh(W @ h + b)
+        return jnp.sum(h)
+
+    def squares(x):
+        return jnp.sum(jnp.outer(x, x) ** 2) + jnp.sum((x * 3) ** 2)
+
+    np.testing.assert_allclose(s2s_ad.grad(cc.layers_of_different_shapes)(X), jax.grad(layers)(X), rtol=1e-12)
+    np.testing.assert_allclose(s2s_ad.hessian(cc.layers_of_different_shapes)(X), jax.hessian(layers)(X),
+                               rtol=1e-10, atol=1e-14)
+    np.testing.assert_allclose(s2s_ad.grad(cc.sum_over_a_generator_of_different_shapes)(X), jax.grad(squares)(X),
+                               rtol=1e-12)
 
 
 def test_changing_or_adding_a_key_of_an_iterated_module_dict_makes_the_code_again():
