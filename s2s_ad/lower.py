@@ -305,6 +305,8 @@ class Lowering(Part):
             return
         if isinstance(target, gast.Name):
             value = self.containers.of_containers(value)
+            if self.state.has_aux:
+                value = self.containers.result_pair(value)
         if isinstance(value, Record) or (isinstance(value, ir.Display) and any(isinstance(i, Record)
                                                                               for i in value.items)):
             value = self.containers.settle(value)

@@ -85,15 +85,28 @@ class ContainerLowering(Part):
         """``[(W1, b1), (W2, b2)]`` bound to a name: a list (or tuple) display whose items are all
         tuples or lists, one holding a value computed at run time, is a record of records, so that a
         loop over it is unrolled and its items may differ in shape; ``value`` itself otherwise."""
-        if not (isinstance(value, ir.Display) and value.items and all(isinstance(i, ir.Display)
-                                                                     for i in value.items)):
+        if not isinstance(value, ir.Display):
             return value
-        if all(isinstance(leaf, ir.Const) for item in value.items for leaf in item.items):
+        inner = [i for i in value.items if isinstance(i, ir.Display)]
+        if not inner or len(inner) != len(value.items):
+            return value
+        if all(isinstance(leaf, ir.Const) for item in inner for leaf in item.items):
             return value  # a table of numbers: one array (np.array(rows)), indexed at run time
+        return _record(value, tuple(_record(i, i.items) for i in inner))
 
-        def record(display: ir.Display, items: tuple) -> Record:
-            return Record(display.kind, tuple if display.kind == "tuple" else list, tuple(range(len(items))), items)
-        return record(value, tuple(record(i, i.items) for i in value.items))
+    def result_pair(self, value: Any) -> Any:
+        """For ``has_aux=True``: ``result = (loss, (h, n))`` bound to a name (an arm of an if, after
+        ``desugar`` put each return in tail position) is a record, its tuples records too, so that
+        the arms join item by item and the aux items keep their own shapes."""
+        if not (isinstance(value, ir.Display) and value.kind == "tuple" and len(value.items) == 2) or all(
+                isinstance(i, ir.Const) for i in value.items):
+            return value
+
+        def nested(item: Any) -> Any:
+            if isinstance(item, ir.Display) and item.kind == "tuple":
+                return _record(item, tuple(nested(i) for i in item.items))
+            return item
+        return nested(value)
 
     def tree_of(self, value: Any, leaves: list) -> Any:
         """The structure of a settled result (a containers.Tree, or LEAF), its leaves appended to ``leaves``."""
@@ -172,6 +185,10 @@ class ContainerLowering(Part):
             if isinstance(kept, Record):
                 pairs += self.record_pairs(kept, item, user_name)
             elif isinstance(kept, ir.Var) and kept.name in self.record_merges:
+                if isinstance(item, Record):  # a value on one path, a container on another
+                    raise self.state.refusal(f"{user_name}, a {template.cls.__name__} whose item is a "
+                                             f"{item.cls.__name__} on some paths only", "keep its items of the "
+                                             "same structure on every path")
                 pairs.append((kept.name, item))
             elif not _same(kept, item):
                 raise self.state.refusal(f"{user_name}, a {template.cls.__name__} whose item {item} changes in a "
@@ -195,3 +212,8 @@ class ContainerLowering(Part):
         name = self.state.names.fresh(base)
         self.record_merges.add(name)
         return ir.Var(name)
+
+
+def _record(display: ir.Display, items: tuple) -> Record:
+    """A record of a list or tuple display's ``items``."""
+    return Record(display.kind, tuple if display.kind == "tuple" else list, tuple(range(len(items))), items)

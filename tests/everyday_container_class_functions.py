@@ -179,3 +179,17 @@ def loop_over_a_display_that_stops_early(x):
         if s > 10.0:
             break
     return s
+
+
+def aux_tuple_from_both_arms(x, flag):
+    h = np.sin(x)
+    if flag > 0:
+        return np.sum(h ** 2), (h, 1.0)
+    return np.sum(h * 2), (h[:2], 2.0)
+
+
+def aux_of_another_structure_on_one_arm(x, flag):
+    h = np.sin(x)
+    if flag > 0:
+        return np.sum(h ** 2), (h, 1.0)
+    return np.sum(h * 2), (h, (h, 2.0))  # REFUSED: a container of another structure

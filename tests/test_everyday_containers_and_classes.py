@@ -16,7 +16,7 @@ import pytest
 import container_functions as cf
 import everyday_container_class_functions as cc
 import s2s_ad
-from conftest import assert_gradient_matches
+from conftest import assert_gradient_matches, numeric_grad
 
 jax = pytest.importorskip("jax")
 jax.config.update("jax_enable_x64", True)
@@ -96,6 +96,26 @@ def test_lists_of_arrays_of_different_shapes_agree_with_jax():
                                rtol=1e-12)
 
 
+@pytest.mark.parametrize("flag", [1.0, -1.0])
+def test_a_tuple_aux_returned_from_both_arms_of_an_if_joins_item_by_item(flag):
+    f = cc.aux_tuple_from_both_arms
+    (value, aux), gradient = s2s_ad.value_and_grad(f, has_aux=True)(X, flag)
+    want_value, want_aux = f(X, flag)
+    assert value == pytest.approx(want_value, rel=1e-12)
+    assert type(aux) is tuple and len(aux) == 2 and aux[1] == want_aux[1]
+    np.testing.assert_array_equal(aux[0], want_aux[0])
+    np.testing.assert_allclose(gradient, numeric_grad(lambda x, flag: f(x, flag)[0], (X, flag), 0), rtol=1e-6)
+
+    def jax_value(x):
+        h = jnp.sin(x)
+        return jnp.sum(h ** 2) if flag > 0 else jnp.sum(h * 2)
+
+    np.testing.assert_allclose(gradient, jax.grad(jax_value)(X), rtol=1e-12)
+    again, aux_again = s2s_ad.grad(f, has_aux=True)(X, flag)
+    np.testing.assert_allclose(again, gradient, rtol=1e-12)
+    np.testing.assert_array_equal(aux_again[0], want_aux[0])
+
+
 def test_changing_or_adding_a_key_of_an_iterated_module_dict_makes_the_code_again():
     gradient = s2s_ad.grad(cc.sorted_over_a_module_dict)
     expected = lambda: sum(w * len(k + k) * X ** (len(k + k) - 1) for k, w in cc.WEIGHTS.items())
@@ -127,8 +147,10 @@ SOURCE = pathlib.Path(cc.__file__).read_text().splitlines()
     (cc.object_with_slots, "making a Slotted object: Slotted defines __slots__"),
     (cc.object_with_getattr, "making a Lookup object: Lookup defines __getattr__"),
     (cc.operator_that_may_not_apply, "the operator __add__ of a MaybeAdds: it may give NotImplemented"),
+    (cc.aux_of_another_structure_on_one_arm, "a tuple whose item is a tuple on some paths only"),
 ], ids=lambda v: getattr(v, "__name__", None) or "")
-def test_what_an_object_holds_that_cannot_be_known_is_refused_at_the_users_line(f, words):
+def test_what_cannot_be_known_is_refused_at_the_users_line(f, words):
+    aux = f is cc.aux_of_another_structure_on_one_arm
     with pytest.raises(s2s_ad.TransformError, match=words) as caught:
-        s2s_ad.grad(f)(X)
+        s2s_ad.grad(f, has_aux=aux)(*((X, 1.0) if aux else (X,)))
     assert "# REFUSED" in SOURCE[caught.value.line - 1], (caught.value.line, SOURCE[caught.value.line - 1])
