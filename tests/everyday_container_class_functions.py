@@ -193,3 +193,25 @@ def aux_of_another_structure_on_one_arm(x, flag):
     if flag > 0:
         return np.sum(h ** 2), (h, 1.0)
     return np.sum(h * 2), (h, (h, 2.0))  # REFUSED: a container of another structure
+
+
+def rows_updated_in_place(B):
+    B = B.copy()
+    for row in B:
+        row *= 2
+    return np.sum(B ** 2)
+
+
+def rows_updated_with_enumerate(B):
+    B = B * 1.0
+    for i, row in enumerate(B):
+        row += i * B[0]
+        row *= np.sin(row)
+    return np.sum(B ** 2) + np.sum(row)
+
+
+def items_of_a_vector_updated_in_place(x):
+    B = x * 1.0
+    for item in B:
+        item *= 2  # REFUSED: one number of B (a copy)
+    return np.sum(B ** 2)

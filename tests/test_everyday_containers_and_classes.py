@@ -23,6 +23,7 @@ jax.config.update("jax_enable_x64", True)
 jnp = jax.numpy
 
 X = np.array([0.3, -1.2, 0.8])
+M = np.array([[0.3, -1.2, 0.8], [0.5, 0.1, -0.7]])
 
 CASES = [
     (cc.model_made_inside, (X, X[::-1].copy())),
@@ -37,6 +38,8 @@ CASES = [
     (cc.sum_over_a_generator_of_different_shapes, (X,)),
     (cc.loop_over_a_display_that_stops_early, (X,)),
     (cc.loop_over_a_display_that_stops_early, (X * 3,)),
+    (cc.rows_updated_in_place, (M,)),
+    (cc.rows_updated_with_enumerate, (M,)),
 ]
 
 
@@ -116,6 +119,15 @@ def test_a_tuple_aux_returned_from_both_arms_of_an_if_joins_item_by_item(flag):
     np.testing.assert_array_equal(aux_again[0], want_aux[0])
 
 
+def test_rows_updated_in_place_agree_with_jax_and_python():
+    def doubled(B):
+        return jnp.sum((2 * B) ** 2)
+
+    np.testing.assert_allclose(s2s_ad.grad(cc.rows_updated_in_place)(M), jax.grad(doubled)(M), rtol=1e-12)
+    value, _ = s2s_ad.value_and_grad(cc.rows_updated_with_enumerate)(M)
+    assert value == pytest.approx(cc.rows_updated_with_enumerate(M), rel=1e-12)
+
+
 def test_changing_or_adding_a_key_of_an_iterated_module_dict_makes_the_code_again():
     gradient = s2s_ad.grad(cc.sorted_over_a_module_dict)
     expected = lambda: sum(w * len(k + k) * X ** (len(k + k) - 1) for k, w in cc.WEIGHTS.items())
@@ -148,6 +160,7 @@ SOURCE = pathlib.Path(cc.__file__).read_text().splitlines()
     (cc.object_with_getattr, "making a Lookup object: Lookup defines __getattr__"),
     (cc.operator_that_may_not_apply, "the operator __add__ of a MaybeAdds: it may give NotImplemented"),
     (cc.aux_of_another_structure_on_one_arm, "a tuple whose item is a tuple on some paths only"),
+    (cc.items_of_a_vector_updated_in_place, "the in-place update of item: item is one number of B"),
 ], ids=lambda v: getattr(v, "__name__", None) or "")
 def test_what_cannot_be_known_is_refused_at_the_users_line(f, words):
     aux = f is cc.aux_of_another_structure_on_one_arm
