@@ -279,6 +279,10 @@ class ExpressionConverter:
         if isinstance(base, Record):
             if base.fields and node.attr in base.keys:
                 return base.get(node.attr)
+            if base.kind == "object":  # self.EPS: a constant of the class (recorded: redefined, the code is old)
+                held = self.statics.class_attribute(base.cls, node.attr)
+                if is_plain_constant(held) or isinstance(held, np.ndarray):
+                    return ir.Const(held)
             raise self.error(f"the attribute .{node.attr} of a {base.cls.__name__}", "it is not one of its "
                              f"data fields ({', '.join(map(str, base.keys)) or 'none'})", node)
         fn = rules.attribute_function(node.attr)

@@ -362,6 +362,8 @@ class Lowering(Part):
 
     def ret(self, stmt: gast.Return) -> None:
         value = self.state.converter.convert(stmt.value)
+        if isinstance(value, ir.Call) and self.ssa.makes_record(value):  # return Vector(x).shrunk(): a container
+            value = self.ssa.flatten(value)
         if self.state.has_aux:
             value = self.containers.split_aux(value, stmt)
         if isinstance(value, Record) or (isinstance(value, ir.Display) and any(isinstance(i, Record)

@@ -54,7 +54,7 @@ class SSABuilder(Part):
             return self.flatten_items(expr)
         if is_user_function(expr.fn) and any(isinstance(a, Record) for a in expr.args):
             return self.inline_function(expr.fn, expr.args)
-        if expr.fn in OPERATOR_METHODS and any(self._makes_record(a) for a in expr.args):
+        if expr.fn in OPERATOR_METHODS and any(self.makes_record(a) for a in expr.args):
             return self.object_operator(expr)
         args = tuple(self.flatten(a) for a in expr.args)
         kwargs = tuple((k, self.flatten(v)) for k, v in expr.kwargs)
@@ -80,7 +80,7 @@ class SSABuilder(Part):
             self.state.computed[key] = ir.Var(target)
         return ir.Var(target)
 
-    def _makes_record(self, expr: Any) -> bool:
+    def makes_record(self, expr: Any) -> bool:
         """A call of the user's function given a container, which may give back a container."""
         return isinstance(expr, ir.Call) and is_user_function(expr.fn) and any(isinstance(a, Record)
                                                                               for a in expr.args)
@@ -88,7 +88,7 @@ class SSABuilder(Part):
     def object_operator(self, expr: ir.Call) -> Any:
         """``v * 3.0 + w`` where ``v * 3.0`` is a method of the user's class giving back an object:
         the operands settled first, then, if one is an object, the operator is its method."""
-        operands = [self.inline_function(a.fn, a.args) if isinstance(a, ir.Call) and self._makes_record(a) else a
+        operands = [self.inline_function(a.fn, a.args) if isinstance(a, ir.Call) and self.makes_record(a) else a
                     for a in expr.args]
         if not any(isinstance(o, Record) and o.kind == "object" for o in operands):
             return self.flatten(ir.Call(expr.fn, tuple(operands), expr.kwargs))

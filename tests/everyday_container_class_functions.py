@@ -23,8 +23,13 @@ class Model:
 
 
 class Vector:
+    SHRINK = 0.5  # a constant of the class, read through self
+
     def __init__(self, a):
         self.a = a
+
+    def shrunk(self):
+        return Vector(self.a * self.SHRINK)
 
     def __add__(self, other):
         return Vector(self.a + other.a)
@@ -94,6 +99,19 @@ def model_made_inside_with_keywords(w, x):
 def vector_arithmetic(x):
     v = Vector(x) + 2.0 * Vector(np.sin(x)) * 3.0 + (-Vector(x * x))
     return v.norm2()
+
+
+def object_through_a_loop_and_an_if(x, flag):
+    v = Vector(x)
+    for i in range(3):
+        v = v * 2.0 + Vector(np.sin(x)).shrunk()
+    if flag > 0:
+        v = -v
+    return v.norm2()
+
+
+def object_returned(x):
+    return Vector(x * 2).shrunk()
 
 
 def object_sets_an_attribute_later(x):

@@ -30,6 +30,8 @@ CASES = [
     (cc.model_made_inside_with_keywords, (X, X[::-1].copy())),
     (cc.vector_arithmetic, (X,)),
     (cf.makes_a_plain_object, (X,)),
+    (cc.object_through_a_loop_and_an_if, (X, 1.0)),
+    (cc.object_through_a_loop_and_an_if, (X, -1.0)),
     (cc.tuple_and_list_of_known_length, (X,)),
     (cc.sorted_over_a_module_dict, (X,)),
     (cc.iterates_a_module_dict, (X,)),
@@ -146,6 +148,13 @@ def test_changing_or_adding_a_key_of_an_iterated_module_dict_makes_the_code_agai
 def test_isinstance_of_a_known_structure_is_decided_while_transforming():
     text = s2s_ad.grad(cc.isinstance_of_a_known_structure).source_for(X)
     assert "isinstance(" not in text and "if " not in text
+
+
+def test_an_object_returned_is_rebuilt_with_its_tangent():
+    value, tangent = s2s_ad.jvp(cc.object_returned, (X,), (np.ones(3),))
+    assert type(value) is cc.Vector and type(tangent) is cc.Vector
+    np.testing.assert_allclose(value.a, X, rtol=1e-15)
+    np.testing.assert_allclose(tangent.a, np.ones(3), rtol=1e-15)
 
 
 SOURCE = pathlib.Path(cc.__file__).read_text().splitlines()
