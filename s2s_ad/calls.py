@@ -7,10 +7,13 @@ its function, a builtin as its declared NumPy spelling), its arguments
 converted and, for the user's own functions, bound in parameter order with
 defaults filled in; or a constant (a string method of a specialised string, a
 container's length); or a ``Record`` (a dict, dataclass or namedtuple made in
-the body, a container's method such as ``.items()``); or an ``Inline`` (a call
+the body, a container's method such as ``.items()``, an object of the user's
+plain class made in the body, read by ``user_classes``); or an ``Inline`` (a call
 of a nested function, or of one passed functions as arguments).  A call that
 cannot be differentiated as written is refused here with a located
-``TransformError`` (``callables.check_callee``).
+``TransformError`` (``callables.check_callee``).  ``isinstance`` of a
+structure known while lowering is a constant; an operator with an object of
+the user's class as an operand is a call of its method (``operator_method``).
 """
 from __future__ import annotations
 
@@ -31,7 +34,7 @@ from .conversion import (Choice, Converter, ConverterPart, Dispatch, Inline, Kno
 from .draws import DRAW_METHODS
 from .parse import parse_function, transparent
 from .static_names import StaticNames
-from .user_classes import OPERATOR_METHODS, Parameter, is_plain_class, record_layout
+from .user_classes import Parameter, is_plain_class, operator_methods, record_layout
 
 _DICT_METHODS = ("items", "keys", "values", "get")
 # Methods of a constant string computed while lowering (pure, and their results are constants too).
@@ -224,7 +227,7 @@ class CallConverter(ConverterPart):
         """``a + b`` where an operand is an object of the user's class: ``a.__add__(b)``, else
         ``b.__radd__(a)`` (``right`` None: the unary ``-a`` is ``a.__neg__()``).  The method must be
         defined in the class, and must not give NotImplemented (Python would then try another)."""
-        direct, reflected = OPERATOR_METHODS.get(fn, ("", ""))
+        direct, reflected = operator_methods(fn) or ("", "")
         choices = [(left, direct, [] if right is None else [right])]
         if right is not None:
             choices.append((right, reflected, [left]))

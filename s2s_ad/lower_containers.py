@@ -9,7 +9,11 @@ of the generated code.  A container parameter is one parameter per leaf
 refused where another name (or the caller) sees the same dict; at a join the
 data items of a container become merge variables (``template``), its
 structure (keys, strings, functions) must be the same on every path; a
-returned container is a tuple of leaves and its ``containers.Tree``.
+returned container is a tuple of leaves and its ``containers.Tree``.  A
+display of tuples or lists bound to a name (``layers = [(W1, b1), (W2, b2)]``),
+and with ``has_aux`` a ``(value, aux)`` pair, become records too
+(``of_containers``, ``result_pair``): their items keep their own shapes, and
+they join item by item.
 """
 from __future__ import annotations
 
@@ -53,6 +57,7 @@ class ContainerLowering(Part):
         self.ssa = ssa
         self.record_merges: set[str] = set()  # merge variables made for the items of joined containers
         self.shared_records: dict[str, set[str]] = {}  # names that may reach a dict other names reach too
+        self.shown: dict[int, Record] = {}  # id -> a record of_containers made of displays (and bind settled)
 
     def record_of(self, tree: Any, base: str, leaves: list[str]) -> Any:
         """The static record for a container parameter: a fresh parameter for each leaf (named after
@@ -85,8 +90,8 @@ class ContainerLowering(Part):
         """``[(W1, b1), (W2, b2)]`` bound to a name: a list (or tuple) display whose items are all
         tuples or lists, one holding a value computed at run time, is a record of records, so that a
         loop over it is unrolled and its items may differ in shape; ``value`` itself otherwise."""
-        if not isinstance(value, ir.Display):
-            return value
+        if not isinstance(value, ir.Display) or self.state.generated:
+            return value  # (s2s_ad's own code binds the tuples it returns: they stay tuples)
         inner = [i for i in value.items if isinstance(i, ir.Display)]
         if not inner or len(inner) != len(value.items):
             return value
@@ -95,9 +100,10 @@ class ContainerLowering(Part):
         return _record(value, tuple(_record(i, i.items) for i in inner))
 
     def result_pair(self, value: Any) -> Any:
-        """For ``has_aux=True``: ``result = (loss, (h, n))`` bound to a name (an arm of an if, after
-        ``desugar`` put each return in tail position) is a record, its tuples records too, so that
-        the arms join item by item and the aux items keep their own shapes."""
+        """For ``has_aux=True``: ``result = (loss, (h, n))`` bound to the name the function returns
+        (in each arm of an if, after ``desugar`` put each return in tail position) is a record, its
+        tuples records too, so that the arms join item by item and the aux items keep their own
+        shapes."""
         if not (isinstance(value, ir.Display) and value.kind == "tuple" and len(value.items) == 2) or all(
                 isinstance(i, ir.Const) for i in value.items):
             return value
@@ -107,6 +113,17 @@ class ContainerLowering(Part):
                 return _record(item, tuple(nested(i) for i in item.items))
             return item
         return nested(value)
+
+    def as_shown(self, value: Any) -> Any:
+        """A record ``of_containers`` made, returned as it is (``return layers``): the display it was,
+        so that the function returns a tuple or list as before, not a container of leaves (which a
+        caller without a container argument could not take); ``value`` itself otherwise."""
+        if not (isinstance(value, Record) and self.shown.get(id(value)) is value):
+            return value
+
+        def display(item: Any) -> Any:
+            return ir.Display(item.kind, tuple(display(i) for i in item.items)) if isinstance(item, Record) else item
+        return display(value)
 
     def tree_of(self, value: Any, leaves: list) -> Any:
         """The structure of a settled result (a containers.Tree, or LEAF), its leaves appended to ``leaves``."""

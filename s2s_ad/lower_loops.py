@@ -5,7 +5,8 @@ loop: the range of indices it walks (flattened before the loop by
 ``lower_ssa``) and how the element is read from the index: ``range`` loops
 walk their own index; sequences, ``enumerate``, ``zip`` and ``reversed`` (and
 their nestings) become loops over an index range, the sequences read before
-the loop.  For a loop over a container (or over a tuple of constant strings,
+the loop.  For a loop over a container (or over a display written in the
+``for`` itself, ``for w in [A, B]``, or over a tuple of constant strings,
 or over ``range(len(ws))`` indexing one): its elements, each with its own
 shape and structure, for the driver to unroll.  For
 ``for t in checkpointed(steps, every=k)``: the iterable unwrapped and the

@@ -9,7 +9,9 @@ Output: statements appended to ``LoweringState.block`` and the atom (an
 statement, each value named once (``naming.py`` chooses the names), a pure
 operation repeated within a statement computed once.  The arrays a call makes
 afresh are added to ``LoweringState.buffers`` (the only ones the function may
-write into).  An ``Inline`` is lowered by the driver (``Lowerer.inline``).
+write into).  An ``Inline`` is lowered by the driver (``Lowerer.inline``).  An
+operator whose operand a call of the user's method gives back as an object is
+that object's method (``object_operator``).
 """
 from __future__ import annotations
 
@@ -23,7 +25,7 @@ from . import ir, rules
 from .aliasing import new_object
 from .expressions import Choice, Dispatch, Inline, Nested, Once, Record, is_user_function
 from .lower_state import Part
-from .user_classes import OPERATOR_METHODS
+from .user_classes import operator_methods
 from .naming import describe
 from .parse import parse_function
 
@@ -54,7 +56,7 @@ class SSABuilder(Part):
             return self.flatten_items(expr)
         if is_user_function(expr.fn) and any(isinstance(a, Record) for a in expr.args):
             return self.inline_function(expr.fn, expr.args)
-        if expr.fn in OPERATOR_METHODS and any(self.makes_record(a) for a in expr.args):
+        if any(self.makes_record(a) for a in expr.args) and operator_methods(expr.fn) is not None:
             return self.object_operator(expr)
         args = tuple(self.flatten(a) for a in expr.args)
         kwargs = tuple((k, self.flatten(v)) for k, v in expr.kwargs)

@@ -9,8 +9,8 @@ or the reason why what the object holds cannot be known while lowering (a
 that computes, branches or calls).  The reason is a sentence for a located
 ``TransformError``; this module raises nothing itself.
 
-``dunder_name`` names the method an operator dispatches to (``a + b`` is
-``a.__add__(b)``, else ``b.__radd__(a)``).
+``operator_methods`` names the methods an operator dispatches to (``a + b``
+is ``a.__add__(b)``, else ``b.__radd__(a)``).
 """
 from __future__ import annotations
 
@@ -20,19 +20,25 @@ import operator
 import textwrap
 import types
 from dataclasses import dataclass
-from typing import Any, Callable, Optional, Union
+from typing import Any, Optional, Union
+
+from . import rules
 
 # Attributes that change how an object's attributes are found or set: what it holds is not its __dict__.
 _HOOKS = ("__getattr__", "__getattribute__", "__setattr__", "__delattr__", "__slots__", "__new__",
           "__init_subclass__", "__set_name__", "__post_init__")
 
-OPERATOR_METHODS: dict[Callable, tuple[str, str]] = {
-    operator.add: ("__add__", "__radd__"), operator.sub: ("__sub__", "__rsub__"),
-    operator.mul: ("__mul__", "__rmul__"), operator.truediv: ("__truediv__", "__rtruediv__"),
-    operator.floordiv: ("__floordiv__", "__rfloordiv__"), operator.mod: ("__mod__", "__rmod__"),
-    operator.pow: ("__pow__", "__rpow__"), operator.matmul: ("__matmul__", "__rmatmul__"),
-    operator.neg: ("__neg__", ""), operator.pos: ("__pos__", ""),
-}
+
+def operator_methods(fn: Any) -> Optional[tuple[str, str]]:
+    """The methods an arithmetic operator calls (``operator.add``: ``__add__``, then ``__radd__``;
+    ``operator.neg``: ``__neg__`` and no other), from the syntax its template declares; None for
+    other functions (a comparison, an index, ``not``)."""
+    syntax = rules.fact(fn, "syntax")
+    if not (isinstance(syntax, type) and issubclass(syntax, (ast.operator, ast.unaryop))) or syntax is ast.Not \
+            or getattr(operator, getattr(fn, "__name__", ""), None) is not fn:
+        return None
+    name = str(getattr(fn, "__name__", "")).rstrip("_")  # operator.and_ is __and__
+    return f"__{name}__", ("" if issubclass(syntax, ast.unaryop) else f"__r{name}__")
 
 
 @dataclass(frozen=True)
