@@ -233,3 +233,13 @@ def items_of_a_vector_updated_in_place(x):
     for item in B:
         item *= 2  # REFUSED: one number of B (a copy)
     return np.sum(B ** 2)
+
+
+def _layers_of(x):
+    layers = [(x, x * 2), (x * 3, np.sin(x))]
+    return layers
+
+
+def calls_a_helper_returning_a_list_of_tuples(x):
+    ls = _layers_of(x)
+    return np.sum(ls[0][1] * ls[1][1]) + np.sum(ls[1][0])

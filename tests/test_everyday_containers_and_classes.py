@@ -42,6 +42,7 @@ CASES = [
     (cc.loop_over_a_display_that_stops_early, (X * 3,)),
     (cc.rows_updated_in_place, (M,)),
     (cc.rows_updated_with_enumerate, (M,)),
+    (cc.calls_a_helper_returning_a_list_of_tuples, (X,)),
 ]
 
 
