@@ -7,10 +7,13 @@ its function, a builtin as its declared NumPy spelling), its arguments
 converted and, for the user's own functions, bound in parameter order with
 defaults filled in; or a constant (a string method of a specialised string, a
 container's length); or a ``Record`` (a dict, dataclass or namedtuple made in
-the body, a container's method such as ``.items()``); or an ``Inline`` (a call
+the body, a container's method such as ``.items()``, an object of the user's
+plain class made in the body, read by ``user_classes``); or an ``Inline`` (a call
 of a nested function, or of one passed functions as arguments).  A call that
 cannot be differentiated as written is refused here with a located
-``TransformError`` (``callables.check_callee``).
+``TransformError`` (``callables.check_callee``).  ``isinstance`` of a
+structure known while lowering is a constant; an operator with an object of
+the user's class as an operand is a call of its method (``operator_method``).
 """
 from __future__ import annotations
 
@@ -29,6 +32,7 @@ from .conversion import (Choice, Converter, ConverterPart, Dispatch, Inline, Kno
 from .draws import DRAW_METHODS
 from .parse import parse_function, transparent
 from .static_names import StaticNames
+from .user_classes import Parameter, is_plain_class, operator_methods, record_layout
 
 _DICT_METHODS = ("items", "keys", "values", "get")
 # Methods of a constant string computed while lowering (pure, and their results are constants too).
@@ -47,6 +51,9 @@ class CallConverter(ConverterPart):
         """A call as written: of a nested function (inlined), a function passed in, a global or a
         module-level table's function, a method (of an array, a container, an object of the user's),
         a class making a container, a builtin declared variadic or respelled."""
+        known = self._isinstance(node)
+        if known is not None:
+            return known
         args = [self._argument(a) for a in node.args]
         kwargs = tuple((k.arg, self._argument(k.value)) for k in node.keywords)
         if any(k.arg is None for k in node.keywords):
@@ -99,6 +106,35 @@ class CallConverter(ConverterPart):
             if is_user_function(fn):
                 return ir.Call(fn, self._bind_user_call(fn, args, kwargs, node))
         return ir.Call(fn, tuple(args), kwargs)
+
+    def _isinstance(self, node: gast.Call) -> Optional[ir.Const]:
+        """``isinstance(ys, list)`` of a container whose structure is known while lowering (a list,
+        tuple, dict, record or object made in the body or passed in; a string or None): decided
+        now.  None for other calls; an isinstance of an array or number runs as written."""
+        if not (isinstance(node.func, gast.Name) and self.local(node.func.id) is None and len(node.args) == 2
+                and not node.keywords and self.statics.resolve(node.func) is isinstance):
+            return None
+        found, classes = self.statics.static(node.args[1]) if isinstance(node.args[1], (gast.Name, gast.Attribute)) \
+            else (False, None)
+        if isinstance(node.args[1], gast.Tuple):
+            parts = [self.statics.static(e) if isinstance(e, (gast.Name, gast.Attribute)) else (False, None)
+                     for e in node.args[1].elts]
+            found, classes = all(f for f, _ in parts), tuple(c for _, c in parts)
+        if not found or not (isinstance(classes, type) or (isinstance(classes, tuple) and all(
+                isinstance(c, type) for c in classes))):
+            return None
+        if isinstance(node.args[0], gast.Name) and isinstance(self.local(node.args[0].id), (Nested, Known, Dispatch)):
+            return None
+        value = self.convert(node.args[0])
+        if isinstance(value, Record):
+            cls = value.cls
+        elif isinstance(value, ir.Display):
+            cls = list if value.kind == "list" else tuple
+        elif isinstance(value, ir.Const) and isinstance(value.value, (str, type(None), bool)):
+            cls = type(value.value)
+        else:
+            return None
+        return ir.Const(issubclass(cls, classes))
 
     def effect(self, node: gast.Call) -> ir.Call:
         """A call made for its effect (``print(...)``, ``logging.info(...)``, ``warnings.warn(...)``):
@@ -185,6 +221,31 @@ class CallConverter(ConverterPart):
                          ".items(), .keys(), .values() and .copy(); a dataclass, namedtuple or object its fields "
                          "and the methods defined in its class", node)
 
+    def operator_method(self, fn: Callable, left: Any, right: Any, node: Any) -> Any:
+        """``a + b`` where an operand is an object of the user's class: ``a.__add__(b)``, else
+        ``b.__radd__(a)`` (``right`` None: the unary ``-a`` is ``a.__neg__()``).  The method must be
+        defined in the class, and must not give NotImplemented (Python would then try another)."""
+        direct, reflected = operator_methods(fn) or ("", "")
+        choices = [(left, direct, [] if right is None else [right])]
+        if right is not None:
+            choices.append((right, reflected, [left]))
+        for owner, name, args in choices:
+            if not (isinstance(owner, Record) and owner.kind == "object" and name):
+                continue
+            method = self.statics.class_attribute(owner.cls, name)
+            if method is None:
+                continue
+            if not inspect.isfunction(method) or "NotImplemented" in method.__code__.co_names:
+                raise self.error(f"the operator {name} of a {owner.cls.__name__}", "it may give NotImplemented "
+                                 "(or is not a plain function), so which method runs is not known while "
+                                 "transforming; call the method by name", node)
+            return self._call_value(method, [owner] + args, (), node)
+        kinds = " and ".join(sorted({(o.cls.__name__ if isinstance(o, Record) else "a value")
+                                     for o in (left, right) if o is not None}))
+        raise self.error(f"the operator {fn.__name__} on {kinds}", "only objects of your own classes that "
+                         "define its method (such as __add__, __mul__ or __radd__) can be operands; a dict, list, "
+                         "tuple or dataclass has none", node)
+
     def _call_value(self, fn: Any, args: list, kwargs: tuple, node: Any) -> Any:
         """A call of a known function (a method, a function an object holds) with converted arguments."""
         if self.check_calls:
@@ -201,6 +262,19 @@ class CallConverter(ConverterPart):
             return self._replaced(record, kwargs, node)
         if fn is len and record is not None and not kwargs:
             return ir.Const(len(record.keys))
+        if fn is sorted and record is not None and not kwargs:  # sorted(D): its keys (a list's items), known now
+            order = record.items if record.sequence else tuple(ir.Const(k) for k in record.keys)
+            if not all(isinstance(i, ir.Const) for i in order):
+                raise self.error(f"sorted() of a {record.cls.__name__} of values computed at run time", "sort "
+                                 "an array with np.sort", node)
+            try:
+                ordered = tuple(sorted(order, key=lambda c: c.value))
+            except TypeError as exc:
+                raise self.error("sorted()", str(exc), node) from None
+            return Record("list", list, tuple(range(len(ordered))), ordered)
+        if fn in (list, tuple) and len(args) == 1 and isinstance(args[0], ir.Display) and not kwargs:
+            shown = args[0].items  # tuple([x, 2 * x]): a container of known length
+            return Record(fn.__name__, fn, tuple(range(len(shown))), shown)
         if fn in (list, tuple) and record is not None and not kwargs:
             items = record.items if record.sequence else tuple(ir.Const(k) for k in record.keys)
             return Record(fn.__name__, fn, tuple(range(len(items))), items)
@@ -220,6 +294,8 @@ class CallConverter(ConverterPart):
                 raise self.error(f"making a {fn.__name__}", "a dataclass with __post_init__ or init=False fields "
                                  "runs code s2s_ad does not read; make it outside the function", node)
             kind = "dataclass"
+        elif self.check_calls and is_plain_class(fn) and not rules.is_known(fn):
+            return self._made_object(fn, args, kwargs, node)
         else:
             return None
         try:
@@ -230,6 +306,31 @@ class CallConverter(ConverterPart):
         items = tuple(v if isinstance(v, (Record, ir.Var, ir.Const, ir.Call, ir.Display, Choice, Inline, ir.Slice))
                       else ir.Const(v) for v in (bound.arguments[f] for f in fields))
         return Record(kind, fn, fields, items)
+
+    def _made_object(self, cls: type, args: list, kwargs: tuple, node: Any) -> Record:
+        """``Model(w)``, of a plain class whose ``__init__`` assigns its arguments to attributes: a
+        record of those attributes (``user_classes.record_layout``), its methods inlined on it."""
+        self.statics.class_attribute(cls, "__init__")  # the code holds its layout: redefined, it is old
+        layout = record_layout(cls)
+        if isinstance(layout, str):
+            raise self.error(f"making a {cls.__name__} object", f"{layout}, so what the object holds is not "
+                             "known while transforming; make it a dataclass, or make the object outside the "
+                             "function and pass it in (its methods and attributes can be used)", node)
+        try:
+            bound = inspect.signature(cls).bind(*args, **dict(kwargs))
+        except TypeError as exc:
+            raise self.error(f"making a {cls.__name__} object", str(exc), node) from None
+        bound.apply_defaults()
+        items = []
+        for _, source in layout.attributes:
+            value = bound.arguments[source.name] if isinstance(source, Parameter) else source
+            if not isinstance(value, (Record, ir.Var, ir.Const, ir.Call, ir.Display, Choice, Inline, ir.Slice)):
+                if not is_plain_constant(value):
+                    raise self.error(f"making a {cls.__name__} object", "only numbers, strings, None and "
+                                     "tuples of them can be defaults of its __init__", node)
+                value = ir.Const(value)
+            items.append(value)
+        return Record("object", cls, tuple(a for a, _ in layout.attributes), tuple(items))
 
     def _replaced(self, record: Record, kwargs: tuple, node: Any) -> Record:
         """``dataclasses.replace(p, w=...)``, ``p._replace(w=...)``: a new record with those fields."""

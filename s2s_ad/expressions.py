@@ -51,7 +51,7 @@ BINARY_OPERATORS = {
     # Bitwise operators combine masks (``(x > 0) & (x < 1)``, ``~mask``): no derivative, but they run.
     gast.BitAnd: operator.and_, gast.BitOr: operator.or_, gast.BitXor: operator.xor,
 }
-UNARY_OPERATORS = {gast.USub: operator.neg, gast.UAdd: operator.pos, gast.Not: operator.not_,
+UNARY_OPERATORS: dict[type, Callable[..., Any]] = {gast.USub: operator.neg, gast.UAdd: operator.pos, gast.Not: operator.not_,
                    gast.Invert: operator.invert}
 COMPARISONS = {
     gast.Lt: operator.lt, gast.LtE: operator.le, gast.Gt: operator.gt, gast.GtE: operator.ge,
@@ -85,7 +85,7 @@ class ExpressionConverter:
     def _Constant(self, node: gast.Constant) -> ir.Expr:
         return ir.Const(node.value)
 
-    def _Name(self, node: gast.Name) -> ir.Expr:
+    def _Name(self, node: gast.Name) -> Any:
         value = self.local(node.id)
         if isinstance(value, (Nested, Known)):
             raise self.error(f"the function {node.id!r} used as a value", "call it, or pass it straight to a "
@@ -94,11 +94,14 @@ class ExpressionConverter:
             return value
         return self._global_value(node.id, self.statics.lookup(node), node)
 
-    def _global_value(self, name: str, value: Any, node: Any) -> ir.Expr:
+    def _global_value(self, name: str, value: Any, node: Any) -> Any:
         if is_plain_constant(value):
             return ir.Const(value)
         if language.is_array_value(value):
             return ir.Const(value)
+        table = self.statics.constant_table(value)
+        if table is not None:  # sorted(D), for k in D, len(COEF): a module-level dict or list of numbers
+            return table
         raise self.error(f"the value of {name!r} ({type(value).__name__})",
                          "only numbers and arrays can be used as values; functions must be called", node)
 
@@ -107,6 +110,8 @@ class ExpressionConverter:
         fn = UNARY_OPERATORS.get(type(node.op))
         if fn is None:
             raise self.error(f"the operator {type(node.op).__name__}", "use arithmetic", node)
+        if _is_object(operand):  # -v: Vector.__neg__
+            return self.calls.operator_method(fn, operand, None, node)
         if fn is operator.neg and isinstance(operand, ir.Const) and isinstance(operand.value, (int, float)):
             return ir.Const(-operand.value)
         if fn is operator.not_ and isinstance(operand, ir.Const) and isinstance(operand.value, (bool, str, type(None))):
@@ -117,7 +122,10 @@ class ExpressionConverter:
         fn = BINARY_OPERATORS.get(type(node.op))
         if fn is None:
             raise self.error(f"the operator {type(node.op).__name__}", "use np.left_shift/np.right_shift", node)
-        return ir.Call(fn, (self.convert(node.left), self.convert(node.right)))
+        left, right = self.convert(node.left), self.convert(node.right)
+        if _is_object(left) or _is_object(right):  # Vector(a) + Vector(b): Vector.__add__
+            return self.calls.operator_method(fn, left, right, node)
+        return ir.Call(fn, (left, right))
 
     def _Compare(self, node: gast.Compare) -> Any:
         """``a < b <= c`` is ``a < b and b <= c`` with ``b`` evaluated once, ``c`` only if ``a < b``."""
@@ -269,6 +277,10 @@ class ExpressionConverter:
         if isinstance(base, Record):
             if base.fields and node.attr in base.keys:
                 return base.get(node.attr)
+            if base.kind == "object":  # self.EPS: a constant of the class (recorded: redefined, the code is old)
+                held = self.statics.class_attribute(base.cls, node.attr)
+                if is_plain_constant(held) or language.is_array_value(held):
+                    return ir.Const(held)
             raise self.error(f"the attribute .{node.attr} of a {base.cls.__name__}", "it is not one of its "
                              f"data fields ({', '.join(map(str, base.keys)) or 'none'})", node)
         fn = rules.attribute_function(node.attr)
@@ -411,3 +423,8 @@ def _fold_template(template: Callable) -> tuple[tuple[str, ...], ir.Expr]:
                                     Resolver(template.__globals__, {}), error, check_calls=False)
     cached = _FOLD_TEMPLATES[template] = (params, converter.convert(returned.value))
     return cached
+
+
+def _is_object(value: Any) -> bool:
+    """An object of the user's own class (its operators are its methods)."""
+    return isinstance(value, Record) and value.kind == "object"

@@ -97,6 +97,7 @@ class Lowering(Part):
         self.calls = CallLowering(self.state, self.ssa, self.containers, self.joins)
         self.loops = LoopIteration(self.state, self.ssa)
         self.state.converter = ExpressionConverter(self.writes.read, parsed.resolver, parsed.error)
+        self.result_name: Optional[str] = None  # (set by run)
 
     def run(self) -> ir.Function:
         node = self.state.parsed.node
@@ -122,6 +123,11 @@ class Lowering(Part):
             params.append(name)
             owners.append(p)
         self.state.params = dict(zip(params, owners))
+        last = node.body[-1] if node.body else None
+        # the name the function's result is bound to (each arm of an if, after desugar.py): with has_aux,
+        # a pair bound to it is a record (lower_containers.result_pair)
+        self.result_name = last.value.id if isinstance(last, gast.Return) and isinstance(last.value, gast.Name) \
+            else None
         body = self.lower_block(node.body)
         if self.scope.raised:  # it always raises: the forward sweep stops there, this return is never reached
             body.append(ir.Return(ir.Const(0.0), self.state.line))
@@ -261,7 +267,8 @@ class Lowering(Part):
             if index_user is not None:  # range: the loop's own index
                 self.scope.env[index_user] = ir.Var(index)
                 self.writes.range_indices.add(index)
-            elif element is not None:
+            elif element is not None:  # for row in B: the index walks range(len(B)), so row = B[k] is a row
+                self.writes.range_indices.add(index)
                 self.bind(stmt.target, element(ir.Var(index)))
 
         stale = self.writes.views_written_in(stmt)
@@ -301,10 +308,18 @@ class Lowering(Part):
             else:
                 self.writes.store(target, value)
             return
+        made = False
+        if isinstance(target, gast.Name):
+            shown = self.containers.of_containers(value)
+            made, value = shown is not value, shown
+            if self.state.has_aux and target.id == self.result_name and not self.calls.inlining:
+                value = self.containers.result_pair(value)
         if isinstance(value, Record) or (isinstance(value, ir.Display) and any(isinstance(i, Record)
                                                                               for i in value.items)):
             value = self.containers.settle(value)
             if isinstance(target, gast.Name):
+                if made and isinstance(value, Record):  # layers = [(W1, b1), ...]: see as_shown
+                    self.containers.shown[id(value)] = value
                 self.containers.note_sharing(target.id, value)
                 self.scope.env[target.id] = value
                 return
@@ -355,6 +370,9 @@ class Lowering(Part):
 
     def ret(self, stmt: gast.Return) -> None:
         value = self.state.converter.convert(stmt.value)
+        if isinstance(value, ir.Call) and self.ssa.makes_record(value):  # return Vector(x).shrunk(): a container
+            value = self.ssa.flatten(value)
+        value = self.containers.as_shown(value)
         if self.state.has_aux:
             value = self.containers.split_aux(value, stmt)
         if isinstance(value, Record) or (isinstance(value, ir.Display) and any(isinstance(i, Record)

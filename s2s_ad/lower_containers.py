@@ -9,7 +9,11 @@ of the generated code.  A container parameter is one parameter per leaf
 refused where another name (or the caller) sees the same dict; at a join the
 data items of a container become merge variables (``template``), its
 structure (keys, strings, functions) must be the same on every path; a
-returned container is a tuple of leaves and its ``containers.Tree``.
+returned container is a tuple of leaves and its ``containers.Tree``.  A
+display of tuples or lists bound to a name (``layers = [(W1, b1), (W2, b2)]``),
+and with ``has_aux`` a ``(value, aux)`` pair, become records too
+(``of_containers``, ``result_pair``): their items keep their own shapes, and
+they join item by item.
 """
 from __future__ import annotations
 
@@ -51,6 +55,7 @@ class ContainerLowering(Part):
         self.ssa = ssa
         self.record_merges: set[str] = set()  # merge variables made for the items of joined containers
         self.shared_records: dict[str, set[str]] = {}  # names that may reach a dict other names reach too
+        self.shown: dict[int, Record] = {}  # id -> a record of_containers made of displays (and bind settled)
 
     def record_of(self, tree: Any, base: str, leaves: list[str]) -> Any:
         """The static record for a container parameter: a fresh parameter for each leaf (named after
@@ -78,6 +83,45 @@ class ContainerLowering(Part):
             return Record(value.kind, tuple if value.kind == "tuple" else list, tuple(range(len(value.items))),
                           tuple(self.settle(i) for i in value.items))
         return self.ssa.flatten(value)
+
+    def of_containers(self, value: Any) -> Any:
+        """``[(W1, b1), (W2, b2)]`` bound to a name: a list (or tuple) display whose items are all
+        tuples or lists, one holding a value computed at run time, is a record of records, so that a
+        loop over it is unrolled and its items may differ in shape; ``value`` itself otherwise."""
+        if not isinstance(value, ir.Display) or self.state.generated:
+            return value  # (s2s_ad's own code binds the tuples it returns: they stay tuples)
+        inner = [i for i in value.items if isinstance(i, ir.Display)]
+        if not inner or len(inner) != len(value.items):
+            return value
+        if all(isinstance(leaf, ir.Const) for item in inner for leaf in item.items):
+            return value  # a table of numbers: one array (np.array(rows)), indexed at run time
+        return _record(value, tuple(_record(i, i.items) for i in inner))
+
+    def result_pair(self, value: Any) -> Any:
+        """For ``has_aux=True``: ``result = (loss, (h, n))`` bound to the name the function returns
+        (in each arm of an if, after ``desugar`` put each return in tail position) is a record, its
+        tuples records too, so that the arms join item by item and the aux items keep their own
+        shapes."""
+        if not (isinstance(value, ir.Display) and value.kind == "tuple" and len(value.items) == 2) or all(
+                isinstance(i, ir.Const) for i in value.items):
+            return value
+
+        def nested(item: Any) -> Any:
+            if isinstance(item, ir.Display) and item.kind == "tuple":
+                return _record(item, tuple(nested(i) for i in item.items))
+            return item
+        return nested(value)
+
+    def as_shown(self, value: Any) -> Any:
+        """A record ``of_containers`` made, returned as it is (``return layers``): the display it was,
+        so that the function returns a tuple or list as before, not a container of leaves (which a
+        caller without a container argument could not take); ``value`` itself otherwise."""
+        if not (isinstance(value, Record) and self.shown.get(id(value)) is value):
+            return value
+
+        def display(item: Any) -> Any:
+            return ir.Display(item.kind, tuple(display(i) for i in item.items)) if isinstance(item, Record) else item
+        return display(value)
 
     def tree_of(self, value: Any, leaves: list) -> Any:
         """The structure of a settled result (a containers.Tree, or LEAF), its leaves appended to ``leaves``."""
@@ -156,6 +200,10 @@ class ContainerLowering(Part):
             if isinstance(kept, Record):
                 pairs += self.record_pairs(kept, item, user_name)
             elif isinstance(kept, ir.Var) and kept.name in self.record_merges:
+                if isinstance(item, Record):  # a value on one path, a container on another
+                    raise self.state.refusal(f"{user_name}, a {template.cls.__name__} whose item is a "
+                                             f"{item.cls.__name__} on some paths only", "keep its items of the "
+                                             "same structure on every path")
                 pairs.append((kept.name, item))
             elif not _same(kept, item):
                 raise self.state.refusal(f"{user_name}, a {template.cls.__name__} whose item {item} changes in a "
@@ -184,3 +232,6 @@ def _number_or_array(value: object) -> bool:
     """A number (Python's or the library's) or an array: data, which may differ between paths."""
     return isinstance(value, (int, float, complex)) or language.is_library_scalar(value) or \
         language.is_array_value(value)
+def _record(display: ir.Display, items: tuple) -> Record:
+    """A record of a list or tuple display's ``items``."""
+    return Record(display.kind, tuple if display.kind == "tuple" else list, tuple(range(len(items))), items)

@@ -5,7 +5,8 @@ loop: the range of indices it walks (flattened before the loop by
 ``lower_ssa``) and how the element is read from the index: ``range`` loops
 walk their own index; sequences, ``enumerate``, ``zip`` and ``reversed`` (and
 their nestings) become loops over an index range, the sequences read before
-the loop.  For a loop over a container (or over a tuple of constant strings,
+the loop.  For a loop over a container (or over a display written in the
+``for`` itself, ``for w in [A, B]``, or over a tuple of constant strings,
 or over ``range(len(ws))`` indexing one): its elements, each with its own
 shape and structure, for the driver to unroll.  For
 ``for t in checkpointed(steps, every=k)``: the iterable unwrapped and the
@@ -39,6 +40,14 @@ def constant_strings(value: Any) -> Optional[list]:
     if items and all(isinstance(i, ir.Const) and type(i.value) is str for i in items):
         return list(items)
     return None
+
+
+def shown_here(node: Any, value: Any) -> bool:
+    """``for w in [A, B]``: the loop walks a list or tuple display written in the ``for`` itself (so
+    nothing else holds it) with an item computed at run time: it is unrolled, each item with its own
+    shape, and no run-time list of them is made."""
+    return isinstance(node, (gast.List, gast.Tuple)) and isinstance(value, ir.Display) \
+        and not all(isinstance(i, ir.Const) for i in value.items)
 
 
 class LoopIteration(Part):
@@ -107,7 +116,12 @@ class LoopIteration(Part):
         if kind is None:
             args = [self.state.converter.convert(it)]
         sequences = []
-        for arg in args[:1] if kind is enumerate else args:
+        for arg, node in zip(args[:1] if kind is enumerate else args, [it] if kind is None else it.args):
+            if shown_here(node, arg):  # for w in [A, B]: a fresh list of known length, its items of any shape
+                if stmt.orelse or any(isinstance(n, (gast.Break, gast.Continue, gast.Return)) for n in all_nodes(stmt)):
+                    return None  # (run as a loop, as before: it may stop early)
+                sequences.append(list(arg.items))
+                continue
             if not isinstance(arg, Record):
                 keys = constant_strings(arg)
                 if keys is None or stmt.orelse or any(

@@ -9,17 +9,21 @@ Output: statements appended to ``LoweringState.block`` and the atom (an
 statement, each value named once (``naming.py`` chooses the names), a pure
 operation repeated within a statement computed once.  The arrays a call makes
 afresh are added to ``LoweringState.buffers`` (the only ones the function may
-write into).  An ``Inline`` is lowered by the driver (``Lowerer.inline``).
+write into).  An ``Inline`` is lowered by the driver (``Lowerer.inline``).  An
+operator whose operand a call of the user's method gives back as an object is
+that object's method (``object_operator``).
 """
 from __future__ import annotations
 
 import operator
+from types import SimpleNamespace
 from typing import Any, Callable, Optional
 
 from . import ir, language, rules
 from .aliasing import new_object
 from .expressions import Choice, Dispatch, Inline, Nested, Once, Record, is_user_function
 from .lower_state import Part
+from .user_classes import operator_methods
 from .naming import describe
 from .parse import parse_function
 
@@ -50,6 +54,8 @@ class SSABuilder(Part):
             return self.flatten_items(expr)
         if is_user_function(expr.fn) and any(isinstance(a, Record) for a in expr.args):
             return self.inline_function(expr.fn, expr.args)
+        if any(self.makes_record(a) for a in expr.args) and operator_methods(expr.fn) is not None:
+            return self.object_operator(expr)
         args = tuple(self.flatten(a) for a in expr.args)
         kwargs = tuple((k, self.flatten(v)) for k, v in expr.kwargs)
         if expr.fn is operator.getitem and isinstance(args[0], ir.Display):
@@ -73,6 +79,22 @@ class SSABuilder(Part):
         if key is not None:
             self.state.computed[key] = ir.Var(target)
         return ir.Var(target)
+
+    def makes_record(self, expr: Any) -> bool:
+        """A call of the user's function given a container, which may give back a container."""
+        return isinstance(expr, ir.Call) and is_user_function(expr.fn) and any(isinstance(a, Record)
+                                                                              for a in expr.args)
+
+    def object_operator(self, expr: ir.Call) -> Any:
+        """``v * 3.0 + w`` where ``v * 3.0`` is a method of the user's class giving back an object:
+        the operands settled first, then, if one is an object, the operator is its method."""
+        operands = [self.inline_function(a.fn, a.args) if isinstance(a, ir.Call) and self.makes_record(a) else a
+                    for a in expr.args]
+        if not any(isinstance(o, Record) and o.kind == "object" for o in operands):
+            return self.flatten(ir.Call(expr.fn, tuple(operands), expr.kwargs))
+        at = SimpleNamespace(lineno=self.state.line, col_offset=None)
+        right = operands[1] if len(operands) == 2 else None
+        return self.flatten(self.state.converter.calls.operator_method(expr.fn, operands[0], right, at))
 
     def materialise(self, display: ir.Display, base: str) -> ir.Var:
         """Bind a tuple or list display to a name (SSA: ``t = (a, b)``)."""

@@ -179,6 +179,20 @@ def _attribute(owner: Any, name: str) -> Any:
         return _ABSENT
 
 
+class _Keys:
+    """A module-level dict or list seen as a scope of one entry: its keys in order (a list's length),
+    for ``Snapshot.record_keys``: adding a key later changes what a loop over it does."""
+
+    def __init__(self, container: Any) -> None:
+        self.container = container
+
+    def get(self, _name: Any, _default: Any) -> Any:
+        return tuple(self.container) if isinstance(self.container, dict) else len(self.container)
+
+
+_KEYS = object()  # the name a container's keys are recorded under (no dict key or list index is it)
+
+
 class Snapshot:
     """What the free names of generated code meant when it was generated.
 
@@ -193,7 +207,7 @@ class Snapshot:
     def __init__(self) -> None:
         # (id(scope), name) -> (scope, name, value): a module's globals and a name, or a module-level dict or
         # list (seen through ``_Items``) and a key
-        self.names: dict[tuple[int, Any], tuple[Union[dict, _Items], Any, Any]] = {}
+        self.names: dict[tuple[int, Any], tuple[Union[dict, _Items, _Keys], Any, Any]] = {}
         # (id(function), free name) -> (the function, weakly; its cell's index; the value, weakly if it can be).
         # Not the cell: a recursive closure's cell holds the function, which a cache keyed weakly on it
         # must not hold.
@@ -221,6 +235,14 @@ class Snapshot:
             return  # cannot change: the name it is bound to is recorded
         scope = container if isinstance(container, dict) else _Items(container)
         self.names.setdefault((id(container), key), (scope, key, value))
+        self._checks = self._identical = None
+
+    def record_keys(self, container: Any) -> None:
+        """The keys of ``container`` (a module-level dict; a list's length) were read, iterating it."""
+        if isinstance(container, tuple):
+            return  # cannot change: the name it is bound to is recorded
+        scope = _Keys(container)
+        self.names.setdefault((id(container), _KEYS), (scope, _KEYS, scope.get(_KEYS, None)))
         self._checks = self._identical = None
 
     def record_cell(self, function: types.FunctionType, name: str, value: Any) -> None:

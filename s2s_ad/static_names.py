@@ -18,7 +18,7 @@ from typing import Any, Optional, cast
 import gast
 
 from . import ir
-from .conversion import ConverterPart, hashable, spelled
+from .conversion import ConverterPart, Record, hashable, spelled
 from .parse import ABSENT
 
 
@@ -108,6 +108,21 @@ class StaticNames(ConverterPart):
             for index, item in enumerate(table):
                 self.resolver.snapshot.record_item(table, index, item)
         return ir.Const((key.value in table) == isinstance(op, gast.In))
+
+    def constant_table(self, value: Any) -> Optional[Record]:
+        """A module-level dict, list or tuple of numbers and strings, used whole (``sorted(D)``, ``for
+        k in D``): a record of its items as constants, every item and its keys recorded, so that
+        changing or adding one makes the code again; None for other values."""
+        if type(value) not in (dict, list, tuple):
+            return None
+        keys = tuple(value) if isinstance(value, dict) else tuple(range(len(value)))
+        items = tuple(value.values()) if isinstance(value, dict) else tuple(value)
+        if not all(isinstance(v, (int, float, str)) for v in keys + items):
+            return None
+        self.resolver.snapshot.record_keys(value)
+        for key, item in zip(keys, items):
+            self.resolver.snapshot.record_item(value, key, item)
+        return Record(type(value).__name__, type(value), keys, tuple(ir.Const(v) for v in items))
 
     def constant_key(self, node: Any) -> Any:
         """The value of a constant key (``"l2"``, ``1``, ``-1``, or a local name holding a string: an

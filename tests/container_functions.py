@@ -241,7 +241,7 @@ def readme_loss(params, x):
 
 
 def makes_a_plain_object(x):
-    model = Model(x, 2.0)  # REFUSED: making a Model object
+    model = Model(x, 2.0)  # a record of its attributes (issue 22): test_everyday_containers_and_classes
     return model.loss(x)
 
 
