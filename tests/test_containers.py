@@ -288,8 +288,8 @@ def test_mlp_gradient_against_jax():
     ours, theirs = s2s_ad.grad(cf.mlp)(layers, X3), jax.grad(mlp)(layers, X3)
     assert type(ours) is list and all(type(layer) is tuple for layer in ours)
     for (w, b), (w_j, b_j) in zip(ours, theirs):
-        np.testing.assert_allclose(w, w_j, rtol=1e-10)
-        np.testing.assert_allclose(b, b_j, rtol=1e-10)
+        np.testing.assert_allclose(w, w_j, rtol=1e-10, atol=1e-13)
+        np.testing.assert_allclose(b, b_j, rtol=1e-10, atol=1e-13)
 
 
 # -- refusals say why ---------------------------------------------------------------------------
