@@ -1,4 +1,4 @@
-"""Benchmarks of s2s_ad: ``python -m benchmarks --help`` (see ``benchmarks/run.py``).
+"""Benchmarks of s2s_ad: ``python -m benchmarks --help`` (see ``benchmarks/command_line.py``).
 
 ``workloads.py`` holds the differentiated functions with their hand-written
 gradients, ``cases.py`` their arguments, ``check.py`` the finite-difference

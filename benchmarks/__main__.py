@@ -1,6 +1,6 @@
-"""``python -m benchmarks``: see ``benchmarks/run.py``."""
+"""``python -m benchmarks``: see ``benchmarks/command_line.py``."""
 import sys
 
-from benchmarks.run import main
+from benchmarks.command_line import main
 
 sys.exit(main())

@@ -1,7 +1,7 @@
 """Gradient benchmarks: s2s_ad against hand-written gradients and any installed peers.
 
     python -m benchmarks [--quick] [--check] [--json PATH] [--only NAME ...]
-    python benchmarks/run.py ...            (the same)
+    python benchmarks/command_line.py ...            (the same)
 
 For every workload it prints, in one table, the primal time and ratios of
 times taken in this run: s2s_ad's gradient / primal, hand-written / primal,
