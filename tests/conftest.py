@@ -77,6 +77,25 @@ def assert_forward_matches_reverse(f: Callable, args: Sequence[Any], rtol: float
     np.testing.assert_allclose(value, f(*args), rtol=1e-12, err_msg=f"{f.__name__}: jvp's primal value")
 
 
+def assert_hessian_matches_gradient_differences(f: Callable, args: Sequence[Any]) -> None:
+    """Check ``s2s_ad.hessian(f)(*args)`` by the first argument against central differences of
+    ``s2s_ad.grad(f)``, one column per element of that argument (a number stays a float)."""
+    import s2s_ad
+
+    def gradient_at(x: Any) -> np.ndarray:
+        x = x if isinstance(args[0], np.ndarray) else float(x)
+        return np.asarray(s2s_ad.grad(f)(x, *args[1:]), dtype=float)
+
+    hessian = np.asarray(s2s_ad.hessian(f)(*args))
+    x = np.asarray(args[0], dtype=float)
+    for index in np.ndindex(x.shape):
+        step = np.zeros_like(x)
+        step[index] = 1e-5
+        column = (gradient_at(x + step) - gradient_at(x - step)) / 2e-5
+        np.testing.assert_allclose(hessian.reshape(x.shape + x.shape)[(Ellipsis,) + index], column,
+                                   rtol=1e-5, atol=1e-6)
+
+
 def assert_gradient_matches(f: Callable, args: Sequence[Any], wrt: Any = 0, rtol: float = 1e-5,
                             atol: float = 1e-6) -> Any:
     """Check ``s2s_ad.grad(f, wrt)(*args)`` against central finite differences; return it.

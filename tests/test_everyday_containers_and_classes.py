@@ -16,7 +16,7 @@ import pytest
 import container_functions as cf
 import everyday_container_class_functions as cc
 import s2s_ad
-from conftest import assert_gradient_matches, numeric_grad
+from conftest import assert_gradient_matches, assert_hessian_matches_gradient_differences, numeric_grad
 
 jax = pytest.importorskip("jax")
 jax.config.update("jax_enable_x64", True)
@@ -56,15 +56,7 @@ def _check_every_mode(f, args):
     tangent = np.linspace(0.5, 1.5, np.size(args[0])).reshape(np.shape(args[0]))
     _, derivative = s2s_ad.jvp(f, tuple(args), (tangent,) + tuple(np.zeros_like(a) for a in args[1:]))
     assert float(derivative) == pytest.approx(float(np.sum(gradient * tangent)), rel=1e-10, abs=1e-12)
-    grad_of = lambda x: np.asarray(s2s_ad.grad(f)(x, *args[1:]), dtype=float)
-    hessian = np.asarray(s2s_ad.hessian(f)(*args))
-    x = np.asarray(args[0], dtype=float)
-    for index in np.ndindex(x.shape):
-        step = np.zeros_like(x)
-        step[index] = 1e-5
-        column = (grad_of(x + step) - grad_of(x - step)) / 2e-5
-        np.testing.assert_allclose(hessian.reshape(x.shape + x.shape)[(Ellipsis,) + index], column,
-                                   rtol=1e-5, atol=1e-6)
+    assert_hessian_matches_gradient_differences(f, args)
 
 
 @pytest.mark.parametrize("f, args", CASES, ids=lambda v: getattr(v, "__name__", None) or repr(v)[:20])

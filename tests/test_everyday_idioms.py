@@ -13,7 +13,7 @@ import pytest
 
 import s2s_ad
 import everyday_idiom_functions as ef
-from conftest import assert_gradient_matches, numeric_grad
+from conftest import assert_gradient_matches, assert_hessian_matches_gradient_differences, numeric_grad
 
 jax = pytest.importorskip("jax")
 jax.config.update("jax_enable_x64", True)
@@ -57,16 +57,7 @@ def test_everyday_idiom_is_differentiated_in_every_mode(f, args):
     np.testing.assert_allclose(again, gradient, rtol=1e-12)
     _, pullback = s2s_ad.vjp(f, *args)
     np.testing.assert_allclose(pullback(1.0)[0], gradient, rtol=1e-12)
-    grad_of = lambda x: np.asarray(s2s_ad.grad(f)(x, *args[1:]), dtype=float)
-    hessian = np.asarray(s2s_ad.hessian(f)(*args))
-    x = np.asarray(args[0], dtype=float)
-    for index in np.ndindex(x.shape):
-        step = np.zeros_like(x)
-        step[index] = 1e-5
-        at = (lambda v: v if isinstance(args[0], np.ndarray) else float(v))
-        column = (grad_of(at(x + step)) - grad_of(at(x - step))) / 2e-5
-        np.testing.assert_allclose(hessian.reshape(x.shape + x.shape)[(Ellipsis,) + index], column,
-                                   rtol=1e-5, atol=1e-6)
+    assert_hessian_matches_gradient_differences(f, args)
 
 
 def test_functions_passed_as_arguments_agree_with_jax():
