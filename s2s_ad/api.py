@@ -38,7 +38,7 @@ from .parse import Snapshot
 from .pipeline import (STAGES, Built, build_derivative_of, build_forward, build_gradient_only, build_reverse,
                        build_split, check_lost_arguments, leaf_kinds, lost_outside)
 from .reach import whole_source
-from .target import NUMPY
+from .target import NUMPY, Target, target_of
 from .selfcheck import NoForwardMode, SelfCheckSkipped, dot_product_test, switched_on_by_environment
 
 Wrt = Union[int, str, Sequence[Union[int, str]]]
@@ -192,7 +192,8 @@ class GradientFunction:
     _with_value: bool
     _has_aux: bool
 
-    def __init__(self, fn: Callable, wrt: Wrt, with_value: bool, has_aux: bool = False, check: bool = False) -> None:
+    def __init__(self, fn: Callable, wrt: Wrt, with_value: bool, has_aux: bool = False, check: bool = False,
+                 backend: str = "python") -> None:
         if not callable(fn):
             raise TypeError(f"grad expects a function, got {type(fn).__name__}")
         if isinstance(fn, GradientFunction) and fn._with_value:
@@ -201,8 +202,9 @@ class GradientFunction:
             raise TypeError("has_aux=True applies to the first derivative only; for higher derivatives "
                             "differentiate a function that returns the value alone")
         self._has_aux = has_aux
+        self._target = target_of(backend)  # whose code runs and checks the results (target.py)
         # what pickling and copying rebuild this derivative from (see __reduce__)
-        self._made_from = (fn, wrt, with_value, has_aux, bool(check))
+        self._made_from = (fn, wrt, with_value, has_aux, bool(check), backend)
         visible = fn  # wrt names its parameters, as the caller sees them
         fn, self._prefix, self._fixed = _unwrap(fn) if not isinstance(fn, GradientFunction) else (fn, (), {})
         self.fn = fn
@@ -271,11 +273,13 @@ class GradientFunction:
         return self.inner.owner if self.inner is not None else self.fn
 
     @_user_facing
-    def _adjoint(self, kinds: tuple) -> Built:
+    def _adjoint(self, kinds: tuple, target: Optional[Target] = None) -> Built:
+        """The adjoint's code for these kinds, for ``target`` (this derivative's own by default)."""
+        target = self._target if target is None else target
         self._refuse_constant_wrt(kinds)
         key = (getattr(self.fn, "__code__", None), self.wrt, kinds) + (("aux",) if self._has_aux else ())
         return _CACHE.get(self.fn, key, lambda: build_reverse(self.fn, self.wrt, kinds, has_aux=self._has_aux,
-                                                              target=_TARGET), _TARGET)
+                                                              target=target), target)
 
     @_user_facing
     def function_for(self, kinds: tuple) -> Built:
@@ -289,13 +293,13 @@ class GradientFunction:
                 raise TypeError(f"higher derivatives of {self!r} with containers (dict, list, tuple, dataclass) "
                                 "as arguments: use s2s_ad.hessian, or pass the arrays as separate arguments")
             # A function of the leaves returning the gradient's leaves (a tuple if more than one).
-            adjoint = self._adjoint(kinds)
+            adjoint = self._adjoint(kinds, NUMPY)  # (code read back: the source language's)
             leaf_params = list(inspect.signature(adjoint.function).parameters)[:-1]
             by = tuple(leaf_params[i] for i in arguments.leaf_positions(params, kinds, self.wrt))
             return _CACHE.get(self.owner, self.key + (kinds,), lambda: build_gradient_only(
                 self.fn, adjoint, leaf_params, by, False, lost_outside(self.fn, kinds, leaf_params, by)))
         if self.inner is None:
-            adjoint = self._adjoint(kinds)
+            adjoint = self._adjoint(kinds, NUMPY)
             return _CACHE.get(self.owner, self.key + (kinds,), lambda: build_gradient_only(
                 self.fn, adjoint, params, self.wrt, self._wrap_single,
                 lost_outside(self.fn, kinds, params, self.wrt)))
@@ -353,7 +357,7 @@ class GradientFunction:
             entry = table[1].get(table[0](args))
             if entry is not None and (entry[1] is None or entry[1].valid()):
                 return entry, ()
-        kinds = _TARGET.argument_kinds(self.fn, args)
+        kinds = self._target.argument_kinds(self.fn, args)
         if self._has_aux or any(isinstance(k, containers.Tree) for k in kinds):
             return None, kinds
         entry = _entry(self._specialise(args, kinds))
@@ -411,8 +415,8 @@ class GradientFunction:
         """A call ``_by_types`` does not serve: arrays or NumPy numbers among the arguments (found
         by their types and shapes), a gradient of a gradient, containers, ``has_aux``, a first call."""
         if self.inner is not None:
-            built = self._specialise(args, _TARGET.argument_kinds(self.fn, args))
-            gradient = _TARGET.handed_out(_run(_compiled(built.function), args), args)
+            built = self._specialise(args, self._target.argument_kinds(self.fn, args))
+            gradient = self._target.handed_out(_run(_compiled(built.function), args), args)
             if self._check:
                 self._self_check(args, None, gradient if self._several else (gradient,))
             return (self.inner(*args), gradient) if self._with_value else gradient
@@ -425,8 +429,8 @@ class GradientFunction:
         # gradients of their arguments' dtypes, arrays of their own
         primals = self._primals_of(args)
         gradient = tuple(map(like, primals, gradient)) if len(self.wrt) > 1 else like(primals, gradient)
-        if gradient.__class__ is not float and not _TARGET.alone(gradient):
-            gradient = _TARGET.handed_out(gradient, args)
+        if gradient.__class__ is not float and not self._target.alone(gradient):
+            gradient = self._target.handed_out(gradient, args)
         return gradient if self._bare else self._finish(args, value, gradient)
 
     def _refuse_result(self, value: Any) -> None:
@@ -493,7 +497,7 @@ class GradientFunction:
         by = [kinds[params.index(w)] for w in self.wrt]
         primals = arguments.flat(tuple(args[params.index(w)] for w in self.wrt), tuple(by))
         flat = (gradient,) if len(primals) == 1 else tuple(gradient)
-        gradients = arguments.regroup(_TARGET.handed_out(tuple(map(like, primals, flat)), held), by)
+        gradients = arguments.regroup(self._target.handed_out(tuple(map(like, primals, flat)), held), by)
         gradient = tuple(gradients) if self._several else gradients[0]
         if self._with_value:
             return value, gradient
@@ -510,7 +514,7 @@ class GradientFunction:
         """The adjoint's source specialised for these arguments (nothing is run).  A higher
         derivative shows every generated module it runs: the wrapper, forward mode over the order
         below, and the tangents of the adjoints of the helpers and of their tapes."""
-        return self._source_of(_TARGET.argument_kinds(self.fn, self._bind(args, kwargs)))
+        return self._source_of(self._target.argument_kinds(self.fn, self._bind(args, kwargs)))
 
     def _source_of(self, kinds: tuple) -> str:
         if self.inner is None:
@@ -519,7 +523,7 @@ class GradientFunction:
 
     def html_for(self, *args: Any, **kwargs: Any) -> str:
         """The derivative explorer's page (explorer.py) for the code a call with these arguments runs."""
-        return self._page(_TARGET.argument_kinds(self.fn, self._bind(args, kwargs)))
+        return self._page(self._target.argument_kinds(self.fn, self._bind(args, kwargs)))
 
     def _repr_html_(self) -> str:
         """A notebook's display: the explorer's page for the code the last call ran (before any call,
@@ -552,13 +556,16 @@ def _named_by_its_module(obj: Any) -> bool:
     return found is obj
 
 
-def _decorator_or_call(fn: Optional[Callable], wrt: Wrt, with_value: bool, has_aux: bool, check: bool) -> Any:
+def _decorator_or_call(fn: Optional[Callable], wrt: Wrt, with_value: bool, has_aux: bool, check: bool,
+                       backend: str) -> Any:
+    target_of(backend)  # (an unknown backend, or Numba missing, is said at once)
     if fn is None:
-        return lambda f: GradientFunction(f, wrt, with_value, has_aux, check)
-    return GradientFunction(fn, wrt, with_value, has_aux, check)
+        return lambda f: GradientFunction(f, wrt, with_value, has_aux, check, backend)
+    return GradientFunction(fn, wrt, with_value, has_aux, check, backend)
 
 
-def grad(fn: Optional[Callable] = None, wrt: Wrt = 0, has_aux: bool = False, check: bool = False) -> Any:
+def grad(fn: Optional[Callable] = None, wrt: Wrt = 0, has_aux: bool = False, check: bool = False,
+         backend: str = "python") -> Any:
     """The gradient of a scalar function: ``grad(f)(*args)`` is d f / d ``args[wrt]``.
 
     Reads ``fn``'s source and generates its reverse-mode derivative as Python, at the first
@@ -583,6 +590,10 @@ def grad(fn: Optional[Callable] = None, wrt: Wrt = 0, has_aux: bool = False, che
         Every call also runs the dot-product test (forward mode along a random
         direction against the gradient).  The environment variable ``S2S_AD_CHECK=1``,
         read when ``grad`` is called, does the same.
+    backend : {"python", "numba"}, default "python"
+        ``"numba"`` compiles the generated code with ``numba.njit`` (the optional extra
+        ``s2s_ad[numba]``); where Numba cannot compile it, the same code runs as Python
+        and a ``CompileFallbackWarning`` names what Numba refused and the user's line.
 
     Returns
     -------
@@ -606,15 +617,16 @@ def grad(fn: Optional[Callable] = None, wrt: Wrt = 0, has_aux: bool = False, che
         With ``check``: forward and reverse mode disagree at a call.
 
     """
-    return _decorator_or_call(fn, wrt, with_value=False, has_aux=has_aux, check=check)
+    return _decorator_or_call(fn, wrt, with_value=False, has_aux=has_aux, check=check, backend=backend)
 
 
-def value_and_grad(fn: Optional[Callable] = None, wrt: Wrt = 0, has_aux: bool = False, check: bool = False) -> Any:
+def value_and_grad(fn: Optional[Callable] = None, wrt: Wrt = 0, has_aux: bool = False, check: bool = False,
+                   backend: str = "python") -> Any:
     """The value and the gradient of a scalar function in one call (docs/api.md).
 
     Parameters
     ----------
-    fn, wrt, has_aux, check
+    fn, wrt, has_aux, check, backend
         As for ``grad``.
 
     Returns
@@ -628,7 +640,7 @@ def value_and_grad(fn: Optional[Callable] = None, wrt: Wrt = 0, has_aux: bool = 
     TransformError, TypeError, ValueError, GradientCheckError
         As for ``grad``.
     """
-    return _decorator_or_call(fn, wrt, with_value=True, has_aux=has_aux, check=check)
+    return _decorator_or_call(fn, wrt, with_value=True, has_aux=has_aux, check=check, backend=backend)
 
 
 @_user_facing

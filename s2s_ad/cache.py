@@ -87,7 +87,9 @@ def name_the_users_line(exc: BaseException) -> None:
 
 
 def compile_emitted(emitted: Emitted, origin: str) -> Callable:
-    return compile_module(emitted, origin)[emitted.name]
+    """The module's function, as its target runs it (``Target.finish``: a compiler's version of it)."""
+    function = compile_module(emitted, origin)[emitted.name]
+    return emitted.namespace.target.finish(function, emitted)
 
 
 class SplitAdjoint:

@@ -272,7 +272,8 @@ class _Printer:
                 self.put(depth, "else:", None)
                 self.block(stmt.orelse, depth + 1)
         elif isinstance(stmt, ir.For):
-            steps = f"reversed({text(stmt.iterable)})" if stmt.reverse else text(stmt.iterable)
+            backwards = self.builder.ns.spelling(reversed) if stmt.reverse else None  # (the target's reversed)
+            steps = f"{backwards}({text(stmt.iterable)})" if backwards else text(stmt.iterable)
             self.put(depth, f"for {stmt.index} in {steps}:", stmt.line)
             self.block(stmt.body, depth + 1)
             self._exit(stmt.exit, depth)

@@ -83,13 +83,15 @@ class Lowering(Part):
     """Flattens one function body into SSA statements, block by block: the driver that owns the parts
     (see the module docstring) and implements ``Lowerer`` for them."""
 
-    def __init__(self, parsed: ParsedFunction, structures: Optional[dict] = None, has_aux: bool = False) -> None:
+    def __init__(self, parsed: ParsedFunction, structures: Optional[dict] = None, has_aux: bool = False,
+                 inline_helpers: bool = False) -> None:
         node, nodes = parsed.node, parsed.nodes  # the nodes as parsed: no walk of the tree needed
         rewritten = desugar(node, {n.id for n in nodes if isinstance(n, gast.Name)} | set(parsed.params),
                             Counter(type(n) for n in nodes))
         reads = Counter(names_read(node) if rewritten else reads_among(nodes))
         super().__init__(LoweringState(parsed, reads, structures or {}, has_aux, helper_returns_shared))
         self.state.host = self
+        self.state.inline_helpers = inline_helpers
         self.ssa = SSABuilder(self.state)
         self.containers = ContainerLowering(self.state, self.ssa)
         self.writes = WriteLowering(self.state, self.ssa)
@@ -386,11 +388,14 @@ class Lowering(Part):
         self.state.block.append(ir.Return(self.ssa.flatten(value, name), self.state.line))
 
 
-def lower(parsed: ParsedFunction, structures: Optional[dict] = None, has_aux: bool = False) -> ir.Function:
+def lower(parsed: ParsedFunction, structures: Optional[dict] = None, has_aux: bool = False,
+          inline_helpers: bool = False) -> ir.Function:
     """Lower a parsed function to SSA form (see the module docstring).  ``structures`` gives the
     containers.Tree of each container parameter (a ``containers.Static``: the parameter's value, a
-    string the code is specialised on); ``has_aux``: the function returns ``(value, aux)``."""
-    lowering = Lowering(parsed, structures, has_aux)
+    string the code is specialised on); ``has_aux``: the function returns ``(value, aux)``;
+    ``inline_helpers``: the user's helpers are lowered in place of their calls (a target whose code
+    cannot thread a tape through calls asks for it: ``Target.inlines_helpers``)."""
+    lowering = Lowering(parsed, structures, has_aux, inline_helpers)
     try:
         return lowering.run()
     finally:

@@ -54,6 +54,9 @@ class SSABuilder(Part):
             return self.flatten_items(expr)
         if is_user_function(expr.fn) and any(isinstance(a, Record) for a in expr.args):
             return self.inline_function(expr.fn, expr.args)
+        if self.state.inline_helpers and is_user_function(expr.fn) and expr.fn not in self.state.helpers_inlined \
+                and not expr.kwargs:
+            return self.inline_helper(expr.fn, expr.args)
         if any(self.makes_record(a) for a in expr.args) and operator_methods(expr.fn) is not None:
             return self.object_operator(expr)
         args = tuple(self.flatten(a) for a in expr.args)
@@ -118,6 +121,14 @@ class SSABuilder(Part):
         place, as for a nested function, so the container stays static."""
         callee = parse_function(fn)
         return self.state.host.inline(Inline(Nested(callee.node), args), callee)
+
+    def inline_helper(self, fn: Callable, args: tuple) -> Any:
+        """A call of the user's helper lowered in place (``LoweringState.inline_helpers``)."""
+        self.state.helpers_inlined.append(fn)
+        try:
+            return self.inline_function(fn, args)
+        finally:
+            self.state.helpers_inlined.pop()
 
     def reuse_key(self, call: ir.Call) -> Optional[tuple]:
         """What identifies ``call``'s value within this statement and block, if it may be reused."""

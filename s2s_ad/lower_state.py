@@ -95,6 +95,10 @@ class LoweringState:
         self.aux_tree: Any = None
         self.in_place: list[ir.InPlace] = []
         self.element_reads: list[ir.ElementRead] = []  # see ir.Function.element_reads
+        # Lower every call of the user's helpers in place (lower.lower's inline_helpers), but for a
+        # helper already being so lowered: a recursive call stays a call.
+        self.inline_helpers = False
+        self.helpers_inlined: list[Any] = []
 
     @property
     def parsed(self) -> ParsedFunction:

@@ -116,16 +116,17 @@ def collector_paused() -> Iterator[None]:
                 gc.enable()
 
 
-def lowered(fn: Callable, kinds: Optional[Kinds] = None, has_aux: bool = False) -> tuple[ParsedFunction, ir.Function]:
+def lowered(fn: Callable, kinds: Optional[Kinds] = None, has_aux: bool = False, inline_helpers: bool = False
+            ) -> tuple[ParsedFunction, ir.Function]:
     """Stages 1 and 2: parse, lower to SSA (container arguments, as ``kinds`` describes them, become
-    one parameter per leaf), and check the SSA invariants."""
+    one parameter per leaf), and check the SSA invariants.  ``inline_helpers``: see ``lower.lower``."""
     parsed = parse_function(fn)
     structures: dict[str, Any] = {p: k for p, k in zip(parsed.params, kinds or ()) if isinstance(k, containers.Tree)}
     for p, k in zip(parsed.params, kinds or ()):
         if isinstance(k, Constant):  # a string argument: the code is specialised on its value
             structures[p] = containers.Static(k.value)
     try:
-        ssa = lower(parsed, structures, has_aux)
+        ssa = lower(parsed, structures, has_aux, inline_helpers)
     except TransformError as refusal:
         raise blamed(parsed, refusal) from None
     ir.check_ssa(ssa)
@@ -355,6 +356,18 @@ def _ssa_source(parsed: ParsedFunction, ssa: ir.Function) -> Built:
     return Built(emit(ssa, [f"SSA form of {parsed.name}, from {origin}"]).source, None)
 
 
+def _lowered_for(target: Target, fn: Callable, kinds: Kinds, has_aux: bool) -> tuple[ParsedFunction, ir.Function]:
+    """``lowered``, with the user's helpers lowered in place where ``target`` asks for it; where a helper
+    cannot be (a call that leaves arguments to their defaults, a helper that writes into one), its call
+    stays a call, as for any target."""
+    if target.inlines_helpers:
+        try:
+            return lowered(fn, kinds, has_aux, inline_helpers=True)
+        except TransformError:
+            pass  # the plain lowering refuses it again, or keeps the call
+    return lowered(fn, kinds, has_aux)
+
+
 def _build(fn: Callable, wrt: tuple[str, ...], kinds: Kinds, stage: str, compile_it: bool, mode: str,
            has_aux: bool = False, target: Target = NUMPY) -> Built:
     """Parse, lower, analyse, generate (reverse or forward), optimize, emit and compile."""
@@ -365,7 +378,7 @@ def _build(fn: Callable, wrt: tuple[str, ...], kinds: Kinds, stage: str, compile
 def _build_paused(fn: Callable, wrt: tuple[str, ...], kinds: Kinds, stage: str, compile_it: bool, mode: str,
                   has_aux: bool, target: Target) -> Built:
     """``_build``'s work, done while the cycle collector is paused."""
-    parsed, ssa = lowered(fn, kinds, has_aux)
+    parsed, ssa = _lowered_for(target, fn, kinds, has_aux)
     if stage == "ssa":
         return _ssa_source(parsed, ssa)
     ssa_wrt = [p for w in wrt for p in ssa_params_of(parsed, ssa, w)]

@@ -56,7 +56,7 @@ def _called(function: types.FunctionType) -> Iterator[types.FunctionType]:
         elif isinstance(value, TangentCallee):
             parts = [value.jvp]
         else:
-            parts = [value]
+            parts = [getattr(value, "__wrapped__", value)]
         yield from (part for part in parts if is_generated(part) and part is not function)
 
 
@@ -65,6 +65,7 @@ def reached(function: Optional[Callable], prefer: Optional[str] = None) -> list[
     code); ``prefer``: the user's file to read a short file name as where several share it
     (``cache.user_file``)."""
     seen: dict[str, GeneratedModule] = {}
+    function = getattr(function, "__wrapped__", function)  # a compiled function's Python code (numba_target)
     stack = [function] if isinstance(function, types.FunctionType) and is_generated(function) else []
     while stack:
         current = stack.pop()

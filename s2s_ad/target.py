@@ -75,7 +75,7 @@ import math
 import types
 import warnings
 from dataclasses import dataclass
-from typing import Any, Iterator, Optional, Sequence
+from typing import Any, Callable, Iterator, Optional, Sequence
 
 import numpy as np
 
@@ -109,6 +109,10 @@ class Target(abc.ABC):
     """What turns the adjoint IR into runnable code for one backend (see the module docstring)."""
 
     name = "target"
+    backend = "target"  # what the API's backend= calls it
+    # Whether the user's helpers are lowered in place of their calls (``lower.lower``): a target whose
+    # code cannot hand a tape from one function to another (a compiler's typed stacks) asks for it.
+    inlines_helpers = False
 
     def __repr__(self) -> str:
         return f"<s2s_ad target {self.name}>"
@@ -122,6 +126,11 @@ class Target(abc.ABC):
     @abc.abstractmethod
     def spellings(self, obj: Any) -> Iterator[Spelling]:
         """How generated code may name the op ``obj``, best first; none: bound under a name."""
+
+    def finish(self, function: Callable, emitted: Any) -> Callable:
+        """What runs for ``function``, just compiled from ``emitted`` (``emit.Emitted``): the function
+        itself, or a compiler's version of it (which must give the same results)."""
+        return function
 
     def implementation(self, obj: Any) -> Any:
         """What generated code calls for an op it binds under a name (an engine op, a user's
@@ -229,7 +238,8 @@ class NumPyTarget(Target):
     checked for ownership by their flags and reference counts (``ownership.py``)."""
 
     name = "numpy"
-    _tape = TupleTape()
+    backend = "python"  # the API's name for it
+    _tape: TapeForm = TupleTape()
 
     def roots(self) -> dict[str, Any]:
         return {"np": np, "math": math}
@@ -259,3 +269,19 @@ class NumPyTarget(Target):
 
 
 NUMPY = NumPyTarget()  # the default target
+
+BACKENDS = ("python", "numba")  # the API's backend= values
+
+
+def target_of(backend: str) -> Target:
+    """The target the API's ``backend=`` names: "python" (NumPy's code, run as it is) or "numba"
+    (that code compiled by Numba: ``numba_target``, imported here and not before)."""
+    if backend == "python":
+        return NUMPY
+    if backend == "numba":
+        import importlib.util
+        if importlib.util.find_spec("numba") is None:
+            raise ImportError("backend='numba' needs Numba, an optional extra: pip install 's2s_ad[numba]'")
+        from .numba_target import NUMBA
+        return NUMBA
+    raise ValueError(f"backend must be one of {', '.join(map(repr, BACKENDS))}, not {backend!r}")

@@ -1,0 +1,188 @@
+"""The Numba target's runtime: how compiled code runs the engine ops (imports numba).
+
+Input: the engine ops generated code calls (``runtime.unbroadcast``,
+``runtime.zeros_like`` ...), plain Python functions the NumPy target binds
+as they are.  Output, once ``register()`` ran: Numba implementations of
+the same functions (``numba.extending.overload``), chosen by the types
+Numba infers, so the one module namespace serves compiled code and its
+Python fallback, and a compiled call means what the Python call means.
+An op with no implementation here is not compiled: Numba refuses it by
+name, and the function falls back to Python (``numba_target``).
+
+Every implementation does what the Python op does for the types it takes;
+``tests/test_numba_backend.py`` runs the corpus of test functions both ways.
+(No annotations here: Numba requires an overload's typing function and its
+implementation to have the same signature, annotations included.)
+"""
+from __future__ import annotations
+
+import threading
+from typing import Any
+
+import numpy as np
+from numba import types
+from numba.core import errors
+from numba.extending import overload
+
+from . import runtime
+
+
+def reversed_steps(steps):
+    """``reversed(steps)``: a reverse loop's iterable (compiled: a ``range`` run backwards)."""
+    return reversed(steps)
+
+
+def compile_errors():
+    """What a dispatcher raises when Numba cannot compile the code (not an error the code raises)."""
+    return (errors.NumbaError,)
+
+
+_REGISTERED = False
+_LOCK = threading.Lock()
+
+
+def register():
+    """Register the implementations (once per process)."""
+    global _REGISTERED
+    with _LOCK:
+        if not _REGISTERED:
+            _register()
+            _REGISTERED = True
+
+
+def _is_number(t):
+    return isinstance(t, (types.Float, types.Integer, types.Boolean))
+
+
+def _register():
+    overload(reversed_steps)(_reversed_steps)
+    overload(runtime.zeros_like)(_zeros_like)
+    overload(runtime.zero_tangent)(_zeros_like)
+    overload(runtime.unbroadcast)(_unbroadcast)
+    overload(runtime.unbroadcast_to)(_unbroadcast_to)
+    overload(runtime.writable_copy)(_writable_copy)
+    overload(runtime.if_inexact)(_if_inexact)
+    overload(runtime.getitem_grad)(_getitem_grad)
+    overload(runtime.stop_gradient)(lambda x: lambda x: x)
+
+
+def _reversed_steps(steps):
+    if isinstance(steps, types.RangeType):
+        def backwards(steps):
+            n = len(steps)
+            return range(steps.start + (n - 1) * steps.step, steps.start - steps.step, -steps.step)
+        return backwards
+    return None
+
+
+def _zeros_like(value):
+    if _is_number(value):
+        return lambda value: 0.0
+    if isinstance(value, types.Array):
+        if isinstance(value.dtype, types.Complex):
+            return lambda value: np.zeros(value.shape, np.complex128)
+        if value.dtype == types.float32:
+            return lambda value: np.zeros(value.shape, np.float32)
+        return lambda value: np.zeros(value.shape)  # (float64: integers' adjoints are floats)
+    return None
+
+
+def _basic_index(index):
+    """An index naming each element at most once: integers and slices (or a tuple of them)."""
+    parts = index.types if isinstance(index, types.BaseTuple) else (index,)
+    return all(isinstance(p, (types.Integer, types.SliceType)) for p in parts)
+
+
+def _getitem_grad(grad, a, index):
+    if not isinstance(a, types.Array) or not (_is_number(grad) or isinstance(grad, types.Array)):
+        return None
+    if _basic_index(index):
+        def scattered(grad, a, index):
+            out = np.zeros(a.shape)
+            out[index] = grad
+            return out
+        return scattered
+    if isinstance(index, types.Array) and isinstance(index.dtype, types.Integer) and index.ndim == 1 \
+            and a.ndim == 1 and isinstance(grad, types.Array) and grad.ndim == 1:
+        def added(grad, a, index):  # np.add.at: a repeated position adds each part
+            out = np.zeros(a.shape)
+            n = a.shape[0]
+            for k in range(index.shape[0]):
+                position = index[k]
+                out[position + n if position < 0 else position] += grad[k]
+            return out
+        return added
+    return None
+
+
+def _unbroadcast(grad, like):
+    if _is_number(like):
+        if _is_number(grad):
+            return lambda grad, like: grad
+        if isinstance(grad, types.Array):
+            return lambda grad, like: np.sum(grad)
+        return None
+    if isinstance(like, types.Array):
+        return lambda grad, like: runtime.unbroadcast_to(grad, like.shape)
+    return None
+
+
+def _unbroadcast_to(grad, shape):
+    if not isinstance(shape, (types.UniTuple, types.Tuple)):
+        return None
+    rank = len(shape)
+    if rank == 0:
+        if _is_number(grad):
+            return lambda grad, shape: grad
+        if isinstance(grad, types.Array):
+            return lambda grad, shape: np.sum(grad)
+        return None
+    if _is_number(grad):  # a scalar seed spread over the shape
+        return lambda grad, shape: np.full(shape, grad)
+    if not isinstance(grad, types.Array) or grad.ndim < rank:
+        return None  # (broadcasting a smaller array up: not compiled)
+    extra = grad.ndim - rank
+
+    def summed(grad, shape):
+        same = True
+        for j in range(rank):
+            if grad.shape[extra + j] != shape[j]:
+                same = False
+        if extra == 0 and same:
+            return np.ascontiguousarray(grad).reshape(shape)  # (the same values; a copy only if strided)
+        for j in range(rank):
+            if shape[j] != 1 and grad.shape[extra + j] != shape[j]:
+                raise ValueError("unbroadcast: shapes do not broadcast")
+        out = np.zeros(shape, grad.dtype)
+        flat = out.reshape(-1)
+        for index in np.ndindex(grad.shape):
+            offset = 0
+            for j in range(rank):
+                n = shape[j]
+                offset = offset * n + (index[extra + j] if n != 1 else 0)
+            flat[offset] += grad[index]
+        return out
+    return summed
+
+
+def _writable_copy(grad, like):
+    if isinstance(like, types.Array):
+        if isinstance(grad, types.Array) and isinstance(grad.dtype, types.Float) and grad.ndim == like.ndim:
+            def copied(grad, like):
+                if grad.shape != like.shape:
+                    raise ValueError("writable_copy: the adjoint's shape is not the value's")
+                return np.ascontiguousarray(grad).copy()
+            return copied
+        if _is_number(grad):
+            return lambda grad, like: np.full(like.shape, float(grad))
+    return None
+
+
+def _if_inexact(grad, like):
+    dtype = like.dtype if isinstance(like, types.Array) else like
+    if isinstance(dtype, (types.Float, types.Complex)):
+        return lambda grad, like: grad
+    if isinstance(dtype, (types.Integer, types.Boolean)):
+        return lambda grad, like: runtime.zeros_like(grad)
+    return None
+

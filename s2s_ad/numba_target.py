@@ -1,0 +1,300 @@
+"""The compiled path: generated code run by Numba (``backend="numba"``), a ``Target`` of its own.
+
+Input: the adjoint (or tangent) IR of the NumPy target, with three
+differences this target asks for, and the module ``emit`` prints from it.
+Output: a function that runs the module's function compiled by
+``numba.njit`` (nopython mode), or, where Numba cannot compile it, runs the
+same Python code and says so once (``CompileFallbackWarning``, naming what
+Numba refused and the user's line).  Either way the numbers are those of
+the Python backend (to rounding: Numba may contract or reorder nothing
+but what LLVM's strict floating point allows, so in practice bit for bit).
+
+What this target changes:
+
+* **The tape**: one typed stack per slot of the recording plan (``plan.py``),
+  a list local to the function (``tape_s.append(s)`` ... ``s = tape_s.pop()``),
+  which Numba types from the values pushed and grows by doubling; the
+  NumPy target's nested tuple has a different type at every depth, which
+  no compiler can type.
+* **Helpers are inlined** (``Target.inlines_helpers``): the user's helpers are
+  lowered in place of their calls, so one function holds every slot and no
+  tape crosses a call.  A helper that cannot be (a recursive one) stays a
+  call, which Numba does not compile: the function falls back.
+* **Its runtime** (``numba_runtime.py``): Numba implementations of the engine
+  ops the code calls (``unbroadcast``, ``zeros_like`` ...), registered with
+  ``numba.extending.overload`` on the very functions the NumPy target binds,
+  so one module namespace serves the compiled and the Python run; and
+  ``reversed`` over a loop's ``range``, which Numba lacks.
+
+Compiled code is cached in memory with the Python code (per argument kinds),
+and on disk across processes: the module's source is written to a file
+named by a digest of the source, the values it binds as globals, and the
+versions of s2s_ad, Numba and NumPy, and compiled with ``cache=True`` (a
+changed function, rule or global gives another file).  Where a bound value
+has no digest (an object s2s_ad cannot fingerprint), the code is compiled
+without the disk cache.  ``S2S_AD_CACHE_DIR`` names the directory (default:
+``$XDG_CACHE_HOME/s2s_ad`` or ``~/.cache/s2s_ad``).
+
+Numba is imported when the first function is compiled, never before.
+"""
+from __future__ import annotations
+
+import dataclasses
+import functools
+import hashlib
+import os
+import re
+import threading
+import types
+import warnings
+from typing import Any, Callable, Iterator, Optional
+
+import numpy as np
+
+from . import ir
+from .target import NumPyTarget, Spelling, TapeForm, TupleTape
+
+
+class CompileFallbackWarning(UserWarning):
+    """``backend="numba"`` could not compile a derivative: it runs as Python (the same numbers)."""
+
+
+class SlotListTape(TapeForm):
+    """One list per slot of the recording plan, local to the function: a push appends (a tuple where
+    the slot holds several values), a pop takes the last.  A function that hands its tape to another
+    (a split adjoint's part, a helper's call kept as a call) is written with the NumPy target's
+    nested tuples: it runs as Python."""
+
+    _threaded = TupleTape()
+
+    def spell(self, fn: ir.Function) -> ir.Function:
+        if fn.plan is None:
+            return fn
+        tape = fn.plan.tape
+        if tape in fn.params or any(tape in ir.targets_of(s) and not isinstance(s, (ir.Push, ir.Pop))
+                                    for s in ir.walk(fn.body)):
+            return self._threaded.spell(fn)
+        taken = ir.NameSet(set(fn.params) | ir.assigned_names(fn.body))
+        stacks = {slot.name: ir.fresh_name(f"tape_{_identifier(slot.name)}", taken) for slot in fn.plan.slots}
+        replaced: dict[int, Any] = {}
+        pushed: set[str] = set()
+        for stmt in ir.walk(fn.body):
+            if isinstance(stmt, ir.Push):
+                pushed.add(stmt.slot)
+                value = stmt.values[0] if len(stmt.values) == 1 else ir.Display("tuple", stmt.values)
+                replaced[id(stmt)] = ir.Effect(ir.Call(list.append, (ir.Var(stacks[stmt.slot]), value)), stmt.line)
+            elif isinstance(stmt, ir.Pop):
+                popped = ir.Call(list.pop, (ir.Var(stacks[stmt.slot]),))
+                replaced[id(stmt)] = ir.Assign(stmt.targets[0], popped, stmt.line) if len(stmt.targets) == 1 \
+                    else ir.Unpack(stmt.targets, popped, stmt.line)
+        if not replaced:
+            return fn
+        starts: list[ir.Stmt] = [ir.Assign(stacks[s.name], ir.Display("list", ()), s.line)
+                                 for s in fn.plan.slots if s.name in pushed]
+        return dataclasses.replace(fn, body=starts + ir.replace_statements(fn.body, replaced))
+
+    def empty(self) -> Any:
+        return None  # (the tape handed to a split adjoint's forward part: the nested tuples')
+
+
+def _identifier(text: str) -> str:
+    return "".join(c if c.isalnum() else "_" for c in text).strip("_") or "slot"
+
+
+class NumbaTarget(NumPyTarget):
+    """NumPy's spellings, compiled by Numba (see the module docstring)."""
+
+    name = "numba"
+    backend = "numba"
+    inlines_helpers = True
+    _tape = SlotListTape()
+
+    def spellings(self, obj: Any) -> Iterator[Spelling]:
+        if obj is reversed:  # Numba has no reversed(): bound to the runtime's (a range's reverse)
+            return
+        yield from super().spellings(obj)
+
+    def implementation(self, obj: Any) -> Any:
+        if obj is reversed:
+            from . import numba_runtime
+            return numba_runtime.reversed_steps
+        return obj
+
+    def tape(self) -> TapeForm:
+        return self._tape
+
+    def finish(self, function: Callable, emitted: Any) -> Callable:
+        return _compiled(function, emitted)
+
+
+NUMBA = NumbaTarget()
+
+
+# -- compiling, with the fallback ---------------------------------------------------------------
+
+def _compiled(function: Callable, emitted: Any) -> Callable:
+    """A function running ``function`` compiled by Numba at its first call (for each new type of
+    arguments), or ``function`` itself from the first time Numba cannot compile it."""
+    from . import numba_runtime  # numba imported here, at the first build for this target
+
+    numba_runtime.register()
+    dispatcher = _dispatcher(function, emitted)
+    errors = numba_runtime.compile_errors()
+    lock = threading.Lock()
+    state: dict[str, Callable] = {"run": dispatcher}
+
+    @functools.wraps(function)
+    def run(*args: Any) -> Any:
+        current = state["run"]
+        if current is function:
+            return function(*args)
+        try:
+            return current(*args)
+        except errors as refused:  # Numba cannot compile it: the Python code runs from now on
+            fall_back(refused)
+            return function(*args)
+        except Exception as raised:
+            # The code raised (the user's error: Python's code raises it too, from the generated line
+            # named in its traceback) or Numba failed where Python would not: then Python's code runs.
+            result = function(*args)
+            fall_back(raised)
+            return result
+
+    def fall_back(reason: BaseException) -> None:
+        with lock:
+            if state["run"] is not function:
+                state["run"] = function
+                warnings.warn(CompileFallbackWarning(_fallback_message(function, emitted, reason)), stacklevel=3)
+
+    setattr(run, "compiled", dispatcher)  # (the dispatcher and what runs now: for tests and the benchmarks)
+    setattr(run, "state", state)
+    return run
+
+
+def _dispatcher(function: Callable, emitted: Any) -> Any:
+    """``numba.njit`` of the module's function: from a file of the cache directory (so that Numba
+    caches the machine code on disk) where the module can be fingerprinted, else as it is."""
+    import numba
+
+    # x / 0.0 is inf or nan, as NumPy's numbers give it; an index out of range raises IndexError, as in
+    # Python (Numba's default reads whatever memory is there: a wrong number, never an error)
+    options = dict(error_model="numpy", boundscheck=True)
+    path = _cache_file(emitted)
+    if path is None:
+        return numba.njit(**options)(function)
+    # Numba caches code whose globals name an importable module (it rebuilds its environment from it).
+    namespace = {**function.__globals__, "__name__": __name__}
+    try:
+        exec(compile(emitted.source, path, "exec"), namespace)
+    except OSError:
+        return numba.njit(**options)(function)
+    return numba.njit(cache=True, **options)(namespace[emitted.name])
+
+
+def cache_directory() -> Optional[str]:
+    """Where compiled code is kept across processes (``S2S_AD_CACHE_DIR``, else the user's cache)."""
+    chosen = os.environ.get("S2S_AD_CACHE_DIR")
+    if not chosen:
+        base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+        chosen = os.path.join(base, "s2s_ad")
+    return os.path.join(chosen, "numba")
+
+
+def _cache_file(emitted: Any) -> Optional[str]:
+    """The file holding the module's source in the cache directory (written if new), named by its
+    fingerprint; None where a global cannot be fingerprinted or the directory cannot be written."""
+    import numba
+
+    from . import __version__
+    digest = hashlib.sha256()
+    for part in (__version__, numba.__version__, np.__version__, emitted.source):
+        digest.update(part.encode())
+    for name in sorted(emitted.namespace.globals):
+        printed = _fingerprint(emitted.namespace.globals[name])
+        if printed is None:
+            return None
+        digest.update(f"\0{name}={printed}".encode())
+    directory = cache_directory()
+    if directory is None:
+        return None
+    path = os.path.join(directory, f"{emitted.name}_{digest.hexdigest()[:24]}.py")
+    try:
+        if not os.path.exists(path):
+            os.makedirs(directory, exist_ok=True)
+            partial = f"{path}.{os.getpid()}.{threading.get_ident()}"
+            with open(partial, "w", encoding="utf-8") as out:
+                out.write(emitted.source)
+            os.replace(partial, path)  # whole or absent, for processes racing to write it
+    except OSError:
+        return None
+    return path
+
+
+def _fingerprint(value: Any) -> Optional[str]:
+    """Text that changes whenever what generated code reads of ``value`` may (None: not known how)."""
+    if value is None or isinstance(value, (bool, int, float, complex, str)):
+        return repr(value)
+    if isinstance(value, types.ModuleType):
+        return f"module {value.__name__}"
+    if isinstance(value, np.ndarray):
+        return f"array {value.dtype.str} {value.shape} {hashlib.sha256(np.ascontiguousarray(value).tobytes()).hexdigest()}"
+    if isinstance(value, np.generic):
+        return f"{type(value).__name__} {value!r}"
+    if isinstance(value, tuple):
+        items = [_fingerprint(v) for v in value]
+        return None if any(i is None for i in items) else "(" + ", ".join(i for i in items if i is not None) + ")"
+    if isinstance(value, types.FunctionType):
+        code = value.__code__
+        return f"function {value.__module__}.{value.__qualname__} {hashlib.sha256(code.co_code).hexdigest()} " \
+               f"{code.co_consts!r} {code.co_names!r}"
+    if isinstance(value, (types.BuiltinFunctionType, np.ufunc, type)):
+        return f"{type(value).__name__} {getattr(value, '__module__', '')}.{getattr(value, '__qualname__', value)}"
+    py_func = getattr(value, "py_func", None)  # a Numba dispatcher
+    if isinstance(py_func, types.FunctionType):
+        return "jitted " + (_fingerprint(py_func) or "")
+    return None
+
+
+_GENERATED_LINE = re.compile(r'File "([^"]*)", line (\d+)')
+
+
+def _fallback_message(function: Callable, emitted: Any, refused: BaseException) -> str:
+    """What Numba refused, where in the user's code, and what happens instead."""
+    text = str(refused)
+    reason = _first_reason(text)
+    where = ""
+    for found in _GENERATED_LINE.finditer(text):
+        if found.group(1).startswith("<s2s_ad") or found.group(1).endswith(".py") and \
+                os.path.basename(found.group(1)).startswith(emitted.name):
+            number = int(found.group(2))
+            if 0 < number <= len(emitted.origins) and emitted.origins[number - 1] is not None:
+                lines = emitted.source.splitlines()
+                statement = lines[number - 1].split("#")[0].strip() if number <= len(lines) else ""
+                where = f" at line {emitted.origins[number - 1]} of {_user_file(function)}" + \
+                        (f" ({statement})" if statement else "")
+                break
+    return (f"backend='numba' cannot compile {emitted.name}{where}: {reason}; it runs as Python instead "
+            f"(the same numbers, at Python's speed)")
+
+
+def _first_reason(text: str) -> str:
+    """What a Numba error says it refused, in a line: the call it has no implementation of, the name
+    it cannot type, or its first line of substance."""
+    call = re.search(r">>> (.+)", text)
+    if "No implementation of function" in text and call:
+        return f"Numba has no implementation of {call.group(1).strip()}"[:240]
+    untyped = re.search(r"Untyped global name '([^']+)'", text)
+    if untyped:
+        return f"{untyped.group(1)} is a Python function Numba cannot compile"
+    skipped = ("Failed in ", "During:", "File ", "<source", "^", "This error", "- argument")
+    for line in text.splitlines():
+        line = line.strip()
+        if line and not line.startswith(skipped):
+            return line[:240]
+    return text.strip().splitlines()[0][:240] if text.strip() else "an error Numba gave no words for"
+
+
+def _user_file(function: Callable) -> str:
+    from .cache import _ORIGINS
+    origin = _ORIGINS.get(function.__code__.co_filename)
+    return os.path.basename(origin[0]) if origin else "the user's file"

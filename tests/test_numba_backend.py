@@ -1,0 +1,365 @@
+"""The compiled path (issue #20): ``backend="numba"`` gives the Python backend's numbers, or falls back.
+
+Oracles: the Python backend's gradient (itself checked against differences and JAX across the suite)
+and central differences.  Every case either compiled and agrees to rounding, or warned
+``CompileFallbackWarning`` naming what Numba refused and the user's line, and then agrees exactly (the
+same Python code ran).  Numba is an optional extra: without it these tests skip, saying so, and fail
+instead under ``S2S_AD_REQUIRE_EXTRAS=1`` (the CI job that installs ``s2s_ad[numba]``).
+"""
+from __future__ import annotations
+
+import importlib
+import inspect
+import os
+import pickle
+import subprocess
+import sys
+import textwrap
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import s2s_ad
+from conftest import module_from_source as _module_in, numeric_grad, optional_import
+
+numba = optional_import("numba")
+pytestmark = pytest.mark.skipif(numba is None, reason="numba is not installed (pip install 's2s_ad[numba]')")
+
+from s2s_ad.numba_target import CompileFallbackWarning  # noqa: E402  (imports no numba by itself)
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+_SOURCES = None  # (set by the fixture below: a folder of this session's for the test programs)
+
+
+@pytest.fixture(autouse=True)
+def _programs_folder(tmp_path_factory):
+    global _SOURCES
+    _SOURCES = tmp_path_factory.mktemp("numba_programs", numbered=False) if _SOURCES is None else _SOURCES
+
+
+def module_from_source(source):
+    """A program written as a user would, imported from a real file (s2s_ad reads source)."""
+    return _module_in(_SOURCES, "numba_program_", textwrap.dedent(source))
+
+
+@pytest.fixture(autouse=True)
+def _own_cache_directory(tmp_path_factory, monkeypatch):
+    """Compiled code cached on disk in a directory of this test session's, not the user's."""
+    monkeypatch.setenv("S2S_AD_CACHE_DIR", str(tmp_path_factory.getbasetemp() / "s2s_ad_cache"))
+
+
+def _both(fn, args, wrt, **options):
+    """(the numba backend's result, the Python backend's, the fallback warnings raised)."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        compiled = s2s_ad.grad(fn, wrt=wrt, backend="numba", **options)(*args)
+    python = s2s_ad.grad(fn, wrt=wrt, **options)(*args)
+    fallbacks = [w for w in caught if issubclass(w.category, CompileFallbackWarning)]
+    return compiled, python, fallbacks
+
+
+def _assert_same(compiled, python, exact=False):
+    compiled = compiled if isinstance(compiled, tuple) else (compiled,)
+    python = python if isinstance(python, tuple) else (python,)
+    assert len(compiled) == len(python)
+    for a, b in zip(compiled, python):
+        assert type(a) is type(b) or (np.ndim(a) == 0 and np.ndim(b) == 0)
+        assert np.shape(a) == np.shape(b)
+        if exact:
+            np.testing.assert_array_equal(a, b)
+        else:
+            np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-13)
+
+
+# -- the benchmark workloads and the examples that loop ----------------------------------------------
+
+def _cases():
+    from benchmarks.cases import CASES
+    return CASES
+
+
+COMPILED_WORKLOADS = {"rational", "poly_loop", "building", "mlp", "rk4"}
+
+
+@pytest.mark.parametrize("name", ["rational", "poly_loop", "building", "mlp", "deblur", "rk4", "logsumexp_ce"])
+def test_each_benchmark_workload_compiles_or_names_why_and_agrees(name):
+    case = next(c for c in _cases() if c.name == name)
+    args = case.make_args(True)
+    compiled, python, fallbacks = _both(case.function, args, case.wrt)
+    if name in COMPILED_WORKLOADS:
+        assert not fallbacks, [str(w.message) for w in fallbacks]
+        _assert_same(compiled, python)
+    else:
+        assert len(fallbacks) == 1
+        message = str(fallbacks[0].message)
+        assert "workloads.py" in message and "at line" in message and "runs as Python" in message
+        _assert_same(compiled, python, exact=True)
+    hand = case.hand_gradient(*args)
+    for a, b in zip(compiled, hand):
+        np.testing.assert_allclose(a, b, rtol=1e-8, atol=1e-10)
+
+
+def test_the_compiled_code_is_numbas_and_runs_compiled():
+    from benchmarks import workloads
+    df = s2s_ad.grad(workloads.poly_loop, wrt=("r", "x"), backend="numba")
+    df(3.1, 0.2, 50)
+    entry = df._by_types[df._types_of((3.1, 0.2, 50))][0]
+    assert entry.state["run"] is entry.compiled  # not fallen back
+    assert len(entry.compiled.signatures) == 1
+    assert "tape_" in df.source and ".append(" in df.source and ".pop()" in df.source
+    assert "tape = (" not in df.source  # no nested-tuple tape in compiled code
+
+
+def _example_cases():
+    building = importlib.import_module("examples.building_heating")
+    outside, occupied, price = building.week(120)
+    logistic = importlib.import_module("examples.logistic")
+    checkpointing = importlib.import_module("examples.checkpointing")
+    start = np.linspace(0.1, 0.9, 16)
+    return [("building_heating.cost", building.cost, (np.full(120, 1.5), outside, occupied, price), 0),
+            ("logistic.logistic", logistic.logistic, (3.1, 0.2, 50), (0, 1)),
+            ("checkpointing.simulate", checkpointing.simulate, (start, 0.3, 60), (0, 1)),
+            ("checkpointing.simulate_checkpointed", checkpointing.simulate_checkpointed, (start, 0.3, 60), (0, 1))]
+
+
+@pytest.mark.parametrize("index", range(4))
+def test_examples_that_loop_compile_or_name_why_and_agree(index):
+    name, fn, args, wrt = _example_cases()[index]
+    compiled, python, fallbacks = _both(fn, args, wrt)
+    _assert_same(compiled, python, exact=bool(fallbacks))
+    for w in fallbacks:
+        assert "runs as Python instead" in str(w.message) and "at line" in str(w.message)
+    print(name, "fell back:" if fallbacks else "compiled", [str(w.message) for w in fallbacks])
+
+
+# -- what cannot compile falls back, saying what and where -----------------------------------------
+
+def test_a_function_numba_cannot_compile_falls_back_once_naming_the_construct_and_line():
+    module = module_from_source("""
+        import numpy as np
+
+        def padded_energy(x):
+            y = np.pad(x, 2, mode="reflect")
+            return np.sum(y ** 3)
+    """)
+    x = np.linspace(0.1, 1.0, 6)
+    df = s2s_ad.grad(module.padded_energy, backend="numba")
+    with pytest.warns(CompileFallbackWarning, match=r"at line \d+ of .*runs as Python instead"):
+        first = df(x)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # once: the second call says nothing
+        second = df(x)
+    expected = s2s_ad.grad(module.padded_energy)(x)
+    np.testing.assert_array_equal(first, expected)
+    np.testing.assert_array_equal(second, expected)
+    np.testing.assert_allclose(first, numeric_grad(module.padded_energy, (x,), 0), rtol=1e-6)
+
+
+def test_an_error_the_users_code_raises_is_raised_as_python_raises_it():
+    module = module_from_source("""
+        import numpy as np
+
+        def pick(x, i):
+            return x[i] * 2.0
+    """)
+    df = s2s_ad.grad(module.pick, backend="numba")
+    with pytest.raises(IndexError):
+        df(np.ones(3), 7)
+
+
+def test_value_and_grad_and_has_aux():
+    module = module_from_source("""
+        import numpy as np
+
+        def loss(w, x):
+            total = 0.0
+            for i in range(x.shape[0]):
+                total = total + np.tanh(w * x[i]) ** 2
+            return total, total / x.shape[0]
+    """)
+    x = np.linspace(-1.0, 1.0, 7)
+    compiled = s2s_ad.value_and_grad(module.loss, has_aux=True, backend="numba")(0.7, x)
+    python = s2s_ad.value_and_grad(module.loss, has_aux=True)(0.7, x)
+    assert compiled[0][0] == pytest.approx(python[0][0], rel=1e-13)
+    assert compiled[1] == pytest.approx(python[1], rel=1e-12)
+
+
+def test_helpers_are_compiled_inlined_and_recursion_falls_back():
+    module = module_from_source("""
+        import numpy as np
+
+        def step(u, k):
+            return u + 0.1 * k * (u - u ** 3)
+
+        def run(u, k, n):
+            for t in range(n):
+                u = step(u, k)
+            return u * u
+
+        def power(x, n):
+            if n == 0:
+                return 1.0
+            return x * power(x, n - 1)
+
+        def uses_power(x):
+            return power(x, 3)
+    """)
+    compiled, python, fallbacks = _both(module.run, (0.3, 1.5, 40), (0, 1))
+    assert not fallbacks
+    _assert_same(compiled, python)
+    compiled, python, fallbacks = _both(module.uses_power, (1.3,), 0)
+    _assert_same(compiled, python)
+    assert compiled == pytest.approx(3 * 1.3 ** 2, rel=1e-12)
+
+
+def test_arrays_written_element_by_element_in_a_loop():
+    module = module_from_source("""
+        import numpy as np
+
+        def pendulum(theta0, damping, n):
+            theta = np.zeros(n + 1)
+            omega = np.zeros(n + 1)
+            theta[0] = theta0
+            dt = 0.01
+            for t in range(n):
+                omega[t + 1] = omega[t] - dt * (np.sin(theta[t]) + damping * omega[t])
+                theta[t + 1] = theta[t] + dt * omega[t + 1]
+            return np.sum(theta ** 2) * dt
+    """)
+    compiled, python, fallbacks = _both(module.pendulum, (0.8, 0.3, 500), (0, 1))
+    assert not fallbacks, [str(w.message) for w in fallbacks]
+    _assert_same(compiled, python)
+    np.testing.assert_allclose(compiled[0], numeric_grad(module.pendulum, (0.8, 0.3, 500), 0), rtol=1e-6)
+
+
+def test_unknown_backend_and_missing_numba_are_said_when_the_derivative_is_made(monkeypatch):
+    with pytest.raises(ValueError, match="backend must be one of"):
+        s2s_ad.grad(np.sin, backend="cuda")
+    import importlib.util
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "numba" else real(name, *a))
+    with pytest.raises(ImportError, match=r"s2s_ad\[numba\]"):
+        s2s_ad.grad(lambda x: x * x, backend="numba")
+
+
+def test_a_compiled_gradient_pickles_with_its_backend():
+    from benchmarks import workloads
+    df = s2s_ad.grad(workloads.poly_loop, wrt=("r", "x"), backend="numba")
+    again = pickle.loads(pickle.dumps(df))
+    assert again._target is df._target
+    _assert_same(again(3.1, 0.2, 30), df(3.1, 0.2, 30))
+
+
+# -- the disk cache --------------------------------------------------------------------------------
+
+_CACHED_RUN = textwrap.dedent("""
+    import sys, time, warnings
+    sys.path.insert(0, {root!r})
+    warnings.simplefilter("error")
+    import s2s_ad
+    from benchmarks import workloads
+    df = s2s_ad.grad(workloads.poly_loop, wrt=("r", "x"), backend="numba")
+    print(df(3.1, 0.2, 100))
+    entry = df._by_types[df._types_of((3.1, 0.2, 100))][0]
+    print("hits", sum(entry.compiled.stats.cache_hits.values()), "misses", sum(entry.compiled.stats.cache_misses.values()))
+""")
+
+
+def test_a_second_process_loads_the_compiled_code_from_the_disk_cache(tmp_path):
+    environment = {**os.environ, "S2S_AD_CACHE_DIR": str(tmp_path)}
+    script = _CACHED_RUN.format(root=str(ROOT))
+    first = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=environment,
+                           timeout=300)
+    assert first.returncode == 0, first.stderr
+    second = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=environment,
+                            timeout=300)
+    assert second.returncode == 0, second.stderr
+    assert first.stdout.splitlines()[0] == second.stdout.splitlines()[0]
+    assert "hits 0" in first.stdout and "hits 1" in second.stdout
+    assert list(tmp_path.glob("numba/d_poly_loop_*.py"))
+
+
+def test_a_changed_function_or_global_gets_code_of_its_own(tmp_path, monkeypatch):
+    monkeypatch.setenv("S2S_AD_CACHE_DIR", str(tmp_path))
+    first = module_from_source("""
+        SCALE = 2.0
+
+        def f(x):
+            return SCALE * x * x
+    """)
+    second = module_from_source("""
+        SCALE = 3.0
+
+        def f(x):
+            return SCALE * x * x
+    """)
+    assert s2s_ad.grad(first.f, backend="numba")(1.5) == pytest.approx(6.0)
+    assert s2s_ad.grad(second.f, backend="numba")(1.5) == pytest.approx(9.0)
+
+
+# -- the corpus of the suite's functions -----------------------------------------------------------
+
+CORPUS = ["aliasing_functions", "call_functions", "control_flow_functions", "data_functions",
+          "engine_table_functions", "everyday_functions", "everyday_more_functions", "everyday_idiom_functions",
+          "everyday_numpy_functions", "front_functions", "hygiene_functions", "kinds_functions", "seed_functions",
+          "shape_pattern_functions", "recording_plan_functions", "speed_functions", "facts_functions",
+          "aliasing_ownership_functions", "user_programs", "crash_functions", "container_functions",
+          "everyday_container_class_functions", "round3_user_programs", "round4_user_programs"]
+
+
+def _corpus_functions(module_name: str) -> list:
+    module = importlib.import_module(module_name)
+    return [f for _, f in inspect.getmembers(module, inspect.isfunction)
+            if f.__module__ == module.__name__ and not f.__name__.startswith("_")
+            and inspect.signature(f).parameters
+            and all(p.kind is p.POSITIONAL_OR_KEYWORD for p in inspect.signature(f).parameters.values())]
+
+
+def _argument_sets(fn):
+    n = len(inspect.signature(fn).parameters)
+    numbers = tuple(0.3 + 0.17 * i for i in range(n))
+    vectors = tuple(np.linspace(0.2 + 0.1 * i, 0.9 + 0.1 * i, 4) for i in range(n))
+    yield numbers
+    yield vectors
+    if n > 1:
+        yield numbers[:-1] + (3,)
+        yield vectors[:-1] + (3,)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("module_name", CORPUS)
+def test_the_corpus_with_backend_numba_agrees_with_python_or_falls_back(module_name):
+    """Every function of the suite's corpus modules, with numbers, vectors, and a trailing count: where
+    the Python backend gives a gradient, the numba backend gives the same (compiled), or warns that it
+    falls back naming the line and gives exactly Python's."""
+    compiled_count = fallen_back = 0
+    for fn in _corpus_functions(module_name):
+        for args in _argument_sets(fn):
+            wrt = tuple(i for i, a in enumerate(args) if not isinstance(a, int))
+            try:
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")
+                    python = s2s_ad.grad(fn, wrt=wrt)(*args)
+            except Exception:
+                continue  # (the function needs other arguments)
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always")
+                try:
+                    compiled = s2s_ad.grad(fn, wrt=wrt, backend="numba")(*args)
+                except Exception as exc:  # the Python backend gave a gradient: so must this one
+                    raise AssertionError(f"{module_name}.{fn.__name__}{args}: {type(exc).__name__}: {exc}") from exc
+            fallbacks = [w for w in caught if issubclass(w.category, CompileFallbackWarning)]
+            try:
+                _assert_same(compiled, python, exact=bool(fallbacks))
+            except AssertionError as exc:
+                raise AssertionError(f"{module_name}.{fn.__name__} with {args}: {exc}") from None
+            for w in fallbacks:
+                assert "runs as Python instead" in str(w.message)
+            fallen_back += bool(fallbacks)
+            compiled_count += not fallbacks
+    print(f"{module_name}: {compiled_count} compiled, {fallen_back} fell back")
+    assert compiled_count + fallen_back > 0
