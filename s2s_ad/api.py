@@ -645,7 +645,7 @@ def value_and_grad(fn: Optional[Callable] = None, wrt: Wrt = 0, has_aux: bool = 
 
 @_user_facing
 def source(fn: Callable, wrt: Wrt = 0, mode: str = "reverse", stage: str = "optimized",
-           args: Optional[tuple] = None) -> str:
+           args: Optional[tuple] = None, backend: str = "python") -> str:
     """The code s2s_ad generates for ``fn``, as Python source; nothing is run (docs/api.md).
 
     Parameters
@@ -664,6 +664,9 @@ def source(fn: Callable, wrt: Wrt = 0, mode: str = "reverse", stage: str = "opti
         Specialise the code for arguments like these (numbers or arrays, the pattern of
         the arrays' lengths), as a call would: the parameters they leave out take their
         defaults.  Left out, the generic code.
+    backend : {"python", "numba"}, default "python"
+        The code that backend runs (``"numba"``: a list per tape slot, helpers inlined;
+        nothing is compiled here).
 
     Returns
     -------
@@ -697,7 +700,7 @@ def source(fn: Callable, wrt: Wrt = 0, mode: str = "reverse", stage: str = "opti
         fn, params, full = _without_prefix(fn, params, full)
         kinds = _TARGET.argument_kinds(fn, full)
     build = build_reverse if mode == "reverse" else build_forward
-    return build(fn, names, kinds, stage=stage, compile_it=False).source
+    return build(fn, names, kinds, stage=stage, compile_it=False, target=target_of(backend, compiling=False)).source
 
 
 def _refuse_api_object(fn: Any) -> None:
@@ -774,12 +777,12 @@ def _plain(fn: Callable, args: tuple) -> Callable:
 
 
 @_user_facing
-def _tangent_function(fn: Callable, wrt: tuple[str, ...], args: tuple) -> Callable:
-    return _tangent_built(fn, wrt, tuple(map(kind_of, args))).function
+def _tangent_function(fn: Callable, wrt: tuple[str, ...], args: tuple, target: Target = NUMPY) -> Callable:
+    return _tangent_built(fn, wrt, tuple(map(kind_of, args)), target).function
 
 
 @_user_facing
-def _tangent_built(fn: Callable, wrt: tuple[str, ...], kinds: tuple) -> Built:
+def _tangent_built(fn: Callable, wrt: tuple[str, ...], kinds: tuple, target: Target = NUMPY) -> Built:
     """The forward-mode code of ``fn`` (or of the plain function a gradient generates) for these kinds."""
     if isinstance(fn, GradientFunction):
         if any(isinstance(k, containers.Tree) for k in kinds):
@@ -787,7 +790,7 @@ def _tangent_built(fn: Callable, wrt: tuple[str, ...], kinds: tuple) -> Built:
                             "arguments: use s2s_ad.hessian, or pass the arrays as separate arguments")
         fn = fn.function_for(kinds).function
     key = ("forward", getattr(fn, "__code__", None), wrt, kinds)
-    return _CACHE.get(fn, key, lambda: build_forward(fn, wrt, kinds, target=_TARGET), _TARGET)
+    return _CACHE.get(fn, key, lambda: build_forward(fn, wrt, kinds, target=target), target)
 
 
 def _leaf_tangents(fn: Callable, name: str, primal: Any, tangent: Any, kind: Any) -> list:
@@ -802,7 +805,7 @@ def _leaf_tangents(fn: Callable, name: str, primal: Any, tangent: Any, kind: Any
             for p, c in zip(primals, checked)]
 
 
-def jvp(fn: Callable, primals: Sequence[Any], tangents: Sequence[Any]) -> tuple[Any, Any]:
+def jvp(fn: Callable, primals: Sequence[Any], tangents: Sequence[Any], backend: str = "python") -> tuple[Any, Any]:
     """Forward mode: the value of ``fn`` and its derivative along a direction (docs/api.md).
 
     The tangent code runs each statement of ``fn`` followed by its tangent; no tape.
@@ -817,6 +820,8 @@ def jvp(fn: Callable, primals: Sequence[Any], tangents: Sequence[Any]) -> tuple[
         One per primal, of the primal's shape and structure (never broadcast);
         ``None`` or zero for an argument that is not a float (an integer, a boolean, a
         string).
+    backend : {"python", "numba"}, default "python"
+        As for ``grad``: ``"numba"`` compiles the tangent code.
 
     Returns
     -------
@@ -832,13 +837,14 @@ def jvp(fn: Callable, primals: Sequence[Any], tangents: Sequence[Any]) -> tuple[
     TransformError
         ``fn`` cannot be differentiated.
     """
+    target = target_of(backend)
     params, args = _bound_primals(fn, primals)
     if not isinstance(tangents, (tuple, list)) or len(tangents) != len(primals):
         raise ValueError(f"jvp of {fn.__name__}: give one tangent per primal "
                          f"({len(primals)} primals, {len(tangents) if isinstance(tangents, (tuple, list)) else 'no tuple of'} tangents)")
     given = dict(zip(params, tangents))  # by name: a method's self or a default has none
     fn, params, args = _without_prefix(fn, params, args)
-    kinds = _TARGET.argument_kinds(fn, args)
+    kinds = target.argument_kinds(fn, args)
     wrt, tangent_args = [], []
     for p, a, k in zip(params, args, kinds):
         if p not in given:
@@ -852,12 +858,12 @@ def jvp(fn: Callable, primals: Sequence[Any], tangents: Sequence[Any]) -> tuple[
             tangent_args += checked
     if isinstance(fn, GradientFunction) and any(isinstance(k, containers.Tree) for k in kinds):
         return _gradient_jvp_by_leaf(fn, params, args, kinds, wrt, tuple(tangent_args))
-    built = _tangent_built(fn, tuple(wrt), kinds)
+    built = _tangent_built(fn, tuple(wrt), kinds, target)
     out, t_out = _run(built.function, arguments.flat(args, kinds) + tuple(tangent_args))
     if built.result_tree is not None:
         return containers.unflatten(built.result_tree, out), containers.unflatten(built.result_tree, t_out)
-    if not _TARGET.alone(t_out):  # (as grad's gradients: see Target.alone)
-        t_out = _TARGET.handed_out(t_out, args + tuple(tangent_args) + (out,))
+    if not target.alone(t_out):  # (as grad's gradients: see Target.alone)
+        t_out = target.handed_out(t_out, args + tuple(tangent_args) + (out,))
     return out, t_out
 
 
@@ -904,7 +910,7 @@ def _without_prefix(fn: Callable, params: list[str], args: tuple) -> tuple[Calla
 
 
 @_user_facing
-def vjp(fn: Callable, *primals: Any) -> tuple[Any, Callable]:
+def vjp(fn: Callable, *primals: Any, backend: str = "python") -> tuple[Any, Callable]:
     """Reverse mode: the value of ``fn`` and a function pulling cotangents back (docs/api.md).
 
     The forward sweep runs once, here; each call of ``vjp_fn`` runs the reverse sweep
@@ -919,6 +925,11 @@ def vjp(fn: Callable, *primals: Any) -> tuple[Any, Callable]:
         not done).
     *primals
         The arguments of ``fn``.
+    backend : {"python", "numba"}, default "python"
+        Keyword only.  The split form (the forward sweep here, the reverse sweep at each
+        ``vjp_fn`` call, a tape handed from one to the other) runs as Python under either:
+        with ``"numba"`` a ``CompileFallbackWarning`` says so (``grad``, ``value_and_grad``
+        and ``jvp`` compile).
 
     Returns
     -------
@@ -934,7 +945,18 @@ def vjp(fn: Callable, *primals: Any) -> tuple[Any, Callable]:
     TransformError
         ``fn`` cannot be differentiated.
     """
+    if target_of(backend) is not NUMPY:
+        warnings.warn(_split_form_fallback(fn, backend), stacklevel=2)
     return _pullback(fn, primals, None)
+
+
+def _split_form_fallback(fn: Callable, backend: str) -> Warning:
+    """The warning of a vjp asked of a compiling backend: its split form runs as Python."""
+    from .numba_target import CompileFallbackWarning
+    return CompileFallbackWarning(
+        f"vjp of {getattr(fn, '__qualname__', fn)} with backend={backend!r}: the split form (a tape handed from "
+        "the forward sweep to each vjp_fn call) runs as Python (the same numbers); grad, value_and_grad and jvp "
+        "compile")
 
 
 def _pullback(fn: Callable, primals: Sequence[Any], wrt: Optional[Sequence[str]]) -> tuple[Any, "Pullback"]:

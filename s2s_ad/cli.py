@@ -121,6 +121,8 @@ def _parser() -> argparse.ArgumentParser:
                              "(one self-contained page)")
     parser.add_argument("--check", default=None, metavar="VALUES",
                         help="evaluate the gradient at these arguments and compare it with finite differences")
+    parser.add_argument("--backend", choices=("python", "numba"), default="python",
+                        help="numba: the code backend='numba' compiles (a list per tape slot, helpers inlined)")
     return parser
 
 
@@ -141,7 +143,7 @@ def _output(fn: Callable[..., Any], options: argparse.Namespace, wrt: Union[int,
         return diff or "# the optimizer changed nothing\n"
     if options.order > 1:
         return _higher_order_source(fn, options.order, wrt, args)
-    return source(fn, wrt=wrt, mode=options.mode, stage=stage, args=args)
+    return source(fn, wrt=wrt, mode=options.mode, stage=stage, args=args, backend=options.backend)
 
 
 def _explorer_page(fn: Callable, options: argparse.Namespace, wrt: Union[int, tuple], args: Optional[tuple]) -> str:

@@ -21,6 +21,7 @@ from typing import Any, Callable
 import numpy as np
 
 from . import arguments, containers, explorer
+from .target import target_of
 from .api import (_CACHE, _TARGET, GradientFunction, Wrt, _differentiable, _pullback, _resolve_wrt, _run,
                   _tangent_function, jvp)
 from .arguments import float_dtype, kind_tree
@@ -32,14 +33,16 @@ from .reach import whole_source
 class _MatrixOf(abc.ABC):
     """What a Jacobian and a Hessian share: the function, the parameters by name, and pickling."""
 
-    def __init__(self, fn: Callable, wrt: Wrt) -> None:
+    def __init__(self, fn: Callable, wrt: Wrt, backend: str = "python") -> None:
         self.fn = fn
         self.wrt, self._several = _resolve_wrt(fn, wrt)
+        self._backend = backend
+        self._target = target_of(backend)
         functools.update_wrapper(self, fn, updated=())  # not __dict__: fn may be a gradient
 
     def __reduce__(self) -> tuple:
         """Pickled by reference: the user's function and ``wrt`` (api.GradientFunction.__reduce__)."""
-        return (type(self), (self.fn, self.wrt if self._several else self.wrt[0]))
+        return (type(self), (self.fn, self.wrt if self._several else self.wrt[0], self._backend))
 
     @abc.abstractmethod
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
@@ -109,7 +112,7 @@ class Jacobian(_MatrixOf):
                 tangents: list[Any] = [None] * len(values)
                 tangents[i] = containers.unflatten(kind, units) if isinstance(kind, containers.Tree) else units[0]
                 draws.replay()
-                t_out = jvp(self.fn, values, tangents)[1]
+                t_out = jvp(self.fn, values, tangents, backend=self._backend)[1]
                 for o, t in enumerate(containers.leaves(t_out, structure)):
                     columns[j][o].append(np.asarray(t, dtype=float_dtype(leaf)))
 
@@ -126,7 +129,7 @@ class Jacobian(_MatrixOf):
         return containers.unflatten(structure, [by_input(o) for o in range(len(outputs))])
 
     def _forward(self, values: tuple, positions: list[int], out: Any, draws: Draws) -> list:
-        tangent_fn = _tangent_function(self.fn, self.wrt, values)
+        tangent_fn = _tangent_function(self.fn, self.wrt, values, self._target)
         zeros = [np.zeros_like(values[i], dtype=float) for i in positions]
         blocks = []
         for k, i in enumerate(positions):
@@ -176,7 +179,7 @@ class _NoDraws:
 _NO_DRAWS = _NoDraws()
 
 
-def jacobian(fn: Callable, wrt: Wrt = 0) -> Jacobian:
+def jacobian(fn: Callable, wrt: Wrt = 0, backend: str = "python") -> Jacobian:
     """The Jacobian of ``fn``: every partial derivative of its result by ``wrt`` (docs/api.md).
 
     Forward mode (one tangent pass per input element) where the inputs are fewer than
@@ -203,7 +206,7 @@ def jacobian(fn: Callable, wrt: Wrt = 0) -> Jacobian:
     TransformError
         At a call, where ``fn`` cannot be differentiated.
     """
-    return Jacobian(fn, wrt)
+    return Jacobian(fn, wrt, backend)
 
 
 class Hessian(_MatrixOf):
@@ -224,7 +227,8 @@ class Hessian(_MatrixOf):
         if any(isinstance(k, containers.Tree) for k in kinds):
             return self._by_leaf(gradient, full, kinds)
         by = self.wrt if self._several else self.wrt[0]
-        rows = tuple(Jacobian(GradientFunction(self.fn, w, with_value=False), by)(*args, **kwargs) for w in self.wrt)
+        rows = tuple(Jacobian(GradientFunction(self.fn, w, with_value=False, backend=self._backend), by,
+                              self._backend)(*args, **kwargs) for w in self.wrt)
         return rows if self._several else rows[0]
 
     def source_for(self, *args: Any, **kwargs: Any) -> str:
@@ -246,7 +250,8 @@ class Hessian(_MatrixOf):
         kinds = _TARGET.argument_kinds(gradient.fn, full)
         if any(isinstance(k, containers.Tree) for k in kinds):
             return [self._leaf_tangent(gradient, kinds)[0]]
-        return [_tangent_function(GradientFunction(self.fn, w, with_value=False), self.wrt, full) for w in self.wrt]
+        return [_tangent_function(GradientFunction(self.fn, w, with_value=False), self.wrt, full, self._target)
+                for w in self.wrt]
 
     def _leaf_tangent(self, gradient: GradientFunction, kinds: tuple) -> tuple[Callable, list[int], dict]:
         """Forward mode over the gradient as a function of the leaves, the leaves by ``wrt`` and which
@@ -311,7 +316,7 @@ class Hessian(_MatrixOf):
         return pair(self.wrt[0], self.wrt[0])
 
 
-def hessian(fn: Callable, wrt: Wrt = 0) -> Hessian:
+def hessian(fn: Callable, wrt: Wrt = 0, backend: str = "python") -> Hessian:
     """The Hessian of a scalar function: forward mode over its gradient (docs/api.md).
 
     Parameters

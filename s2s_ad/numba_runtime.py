@@ -20,11 +20,12 @@ import threading
 from typing import Any
 
 import numpy as np
-from numba import types
-from numba.core import errors
-from numba.extending import overload
 
 from . import runtime
+
+# Numba's, set by register() (this module is imported to spell code that no one compiles, too: the
+# code s2s_ad.source(..., backend="numba") shows needs no Numba)
+types: Any = None
 
 
 def reversed_steps(steps):
@@ -34,6 +35,7 @@ def reversed_steps(steps):
 
 def compile_errors():
     """What a dispatcher raises when Numba cannot compile the code (not an error the code raises)."""
+    from numba.core import errors
     return (errors.NumbaError,)
 
 
@@ -55,6 +57,10 @@ def _is_number(t):
 
 
 def _register():
+    global types
+    from numba import types as numba_types
+    from numba.extending import overload
+    types = numba_types
     overload(reversed_steps)(_reversed_steps)
     overload(runtime.zeros_like)(_zeros_like)
     overload(runtime.zero_tangent)(_zeros_like)

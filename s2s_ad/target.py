@@ -273,14 +273,15 @@ NUMPY = NumPyTarget()  # the default target
 BACKENDS = ("python", "numba")  # the API's backend= values
 
 
-def target_of(backend: str) -> Target:
+def target_of(backend: str, compiling: bool = True) -> Target:
     """The target the API's ``backend=`` names: "python" (NumPy's code, run as it is) or "numba"
-    (that code compiled by Numba: ``numba_target``, imported here and not before)."""
+    (that code compiled by Numba: ``numba_target``, imported here and not before); ``compiling``:
+    False where the code is only shown (Numba need not be installed)."""
     if backend == "python":
         return NUMPY
     if backend == "numba":
         import importlib.util
-        if importlib.util.find_spec("numba") is None:
+        if compiling and importlib.util.find_spec("numba") is None:
             raise ImportError("backend='numba' needs Numba, an optional extra: pip install 's2s_ad[numba]'")
         from .numba_target import NUMBA
         return NUMBA
