@@ -6,12 +6,12 @@ itself readable Python (``grad(f).source``).  The public contract is docs/api.md
 from .api import GradientFunction, grad, jvp, source, value_and_grad, vjp
 from .gradcheck import GradCheck, check_grad
 from .matrices import hessian, jacobian
-from .errors import GradientCheckError, TransformError
+from .errors import CompileFallbackWarning, GradientCheckError, TransformError
 from .rules import adjoint, tangent
 from .runtime import checkpointed, stop_gradient
 
 __version__ = "0.1.0"
 __all__ = [
-    "GradCheck", "GradientCheckError", "GradientFunction", "TransformError", "adjoint", "check_grad", "checkpointed", "grad", "hessian", "jacobian",
+    "CompileFallbackWarning", "GradCheck", "GradientCheckError", "GradientFunction", "TransformError", "adjoint", "check_grad", "checkpointed", "grad", "hessian", "jacobian",
     "jvp", "source", "stop_gradient", "tangent", "value_and_grad", "vjp",
 ]

@@ -32,7 +32,7 @@ from .arguments import kind_of, like
 from .cache import TransformCache, is_current, name_the_users_line
 from . import debugging, explorer
 from .draws import Draws
-from .errors import TransformError
+from .errors import CompileFallbackWarning, TransformError
 from .kinds import UNKNOWN, Array, Constant
 from .parse import Snapshot
 from .pipeline import (STAGES, Built, build_derivative_of, build_forward, build_gradient_only, build_reverse,
@@ -952,7 +952,6 @@ def vjp(fn: Callable, *primals: Any, backend: str = "python") -> tuple[Any, Call
 
 def _split_form_fallback(fn: Callable, backend: str) -> Warning:
     """The warning of a vjp asked of a compiling backend: its split form runs as Python."""
-    from .numba_target import CompileFallbackWarning
     return CompileFallbackWarning(
         f"vjp of {getattr(fn, '__qualname__', fn)} with backend={backend!r}: the split form (a tape handed from "
         "the forward sweep to each vjp_fn call) runs as Python (the same numbers); grad, value_and_grad and jvp "

@@ -71,3 +71,8 @@ class GradientCheckError(Exception):
             f"@s2s_ad.tangent for a function called here may be wrong; s2s_ad.check_grad(f, *args) compares "
             f"the gradient with finite differences. If no rule of yours is involved, this is a bug in s2s_ad: "
             f"please report it with the function.")
+
+
+class CompileFallbackWarning(UserWarning):
+    """``backend="numba"`` could not compile a derivative (what Numba refused and the user's line are
+    in the message): the same generated code runs as Python, giving the same numbers."""

@@ -69,6 +69,9 @@ def _register():
     overload(runtime.writable_copy)(_writable_copy)
     overload(runtime.if_inexact)(_if_inexact)
     overload(runtime.getitem_grad)(_getitem_grad)
+    overload(runtime.checkpoint_stride)(_checkpoint_stride)
+    overload(runtime.check_number_update)(_check_number_update)
+    overload(runtime.item)(_item)
     overload(runtime.stop_gradient)(lambda x: lambda x: x)
 
 
@@ -192,3 +195,41 @@ def _if_inexact(grad, like):
         return lambda grad, like: runtime.zeros_like(grad)
     return None
 
+
+def _checkpoint_stride(n, every=None):
+    if every is None or isinstance(every, types.NoneType) or isinstance(every, types.Omitted):
+        def square_root_segments(n, every=None):
+            if n <= 0:
+                return 1
+            root = int(np.sqrt(n - 1))
+            while root * root > n - 1:  # the integer square root, exactly (math.isqrt's)
+                root -= 1
+            while (root + 1) * (root + 1) <= n - 1:
+                root += 1
+            return root + 1
+        return square_root_segments
+    return None  # (every=k or snapshots=c: a Python int subclass Numba does not see: not compiled)
+
+
+def _check_number_update(value, name, shared, filename, line):
+    if _is_number(value):
+        return lambda value, name, shared, filename, line: None  # a number: nothing to refuse
+    return None  # (an array: Python's check raises, naming the line; not compiled)
+
+
+def _item(a):
+    # .item() gives a Python number: a float64 for any float (a float32 element is widened), an int
+    dtype = a.dtype if isinstance(a, types.Array) else a
+    if isinstance(dtype, types.Float):
+        convert = float
+    elif isinstance(dtype, types.Integer) and not isinstance(dtype, types.Boolean):
+        convert = int
+    else:
+        return None
+    if isinstance(a, types.Array):
+        def one(a):
+            if a.size != 1:
+                raise ValueError("can only convert an array of size 1 to a Python scalar")
+            return convert(a.reshape(-1)[0])
+        return one
+    return lambda a: convert(a)

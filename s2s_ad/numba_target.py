@@ -52,11 +52,8 @@ from typing import Any, Callable, Iterator, Optional
 import numpy as np
 
 from . import ir
+from .errors import CompileFallbackWarning
 from .target import NumPyTarget, Spelling, TapeForm, TupleTape
-
-
-class CompileFallbackWarning(UserWarning):
-    """``backend="numba"`` could not compile a derivative: it runs as Python (the same numbers)."""
 
 
 class SlotListTape(TapeForm):

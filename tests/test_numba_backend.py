@@ -27,7 +27,7 @@ from conftest import module_from_source as _module_in, numeric_grad, optional_im
 numba = optional_import("numba")
 pytestmark = pytest.mark.skipif(numba is None, reason="numba is not installed (pip install 's2s_ad[numba]')")
 
-from s2s_ad.numba_target import CompileFallbackWarning  # noqa: E402  (imports no numba by itself)
+from s2s_ad import CompileFallbackWarning  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 
