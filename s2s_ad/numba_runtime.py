@@ -220,6 +220,7 @@ def _check_number_update(value, name, shared, filename, line):
 def _item(a):
     # .item() gives a Python number: a float64 for any float (a float32 element is widened), an int
     dtype = a.dtype if isinstance(a, types.Array) else a
+    convert: Any
     if isinstance(dtype, types.Float):
         convert = float
     elif isinstance(dtype, types.Integer) and not isinstance(dtype, types.Boolean):
