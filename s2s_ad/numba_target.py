@@ -139,15 +139,24 @@ def _compiled(function: Callable, emitted: Any) -> Callable:
     errors = numba_runtime.compile_errors()
     lock = threading.Lock()
     state: dict[str, Callable] = {"run": dispatcher}
+    refused = _not_to_compile(emitted)
+    if refused is not None:  # compiled, it would give other numbers: the Python code runs, said at the first call
+        state["run"] = functools.partial(_refuse_at_first_call, refused)
 
     @functools.wraps(function)
     def run(*args: Any) -> Any:
         current = state["run"]
         if current is function:
             return function(*args)
+        for arg in args:
+            if getattr(arg, "dtype", _WIDE).char in _NARROW:  # this call runs as Python (said once)
+                if not state.get("narrow"):
+                    state["narrow"] = function
+                    warnings.warn(CompileFallbackWarning(_narrow_message(emitted, arg)), stacklevel=2)
+                return function(*args)
         try:
             return current(*args)
-        except errors as refused:  # Numba cannot compile it: the Python code runs from now on
+        except (_Refused, *errors) as refused:  # Numba cannot compile it: the Python code runs from now on
             fall_back(refused)
             return function(*args)
         except Exception as raised:
@@ -168,24 +177,89 @@ def _compiled(function: Callable, emitted: Any) -> Callable:
     return run
 
 
+# Float types narrower or wider than float64: Numba computes with them differently from NumPy 2 (a
+# float32 array times a Python float is float64 in Numba, float32 in NumPy), so calls with them run as
+# Python.  (np.longdouble and complex256 too: Numba has none.)
+_NARROW = frozenset("efgFG")
+_WIDE = np.dtype(np.float64)
+
+
+def _narrow_message(emitted: Any, arg: Any) -> str:
+    return (f"backend='numba' runs {emitted.name} as Python for arguments of dtype {arg.dtype}: Numba computes "
+            "float32 (and float16, longdouble) arithmetic differently from NumPy (a float32 array times a "
+            "Python float is float64 there); float64 arguments run compiled")
+
+
+class _Refused(Exception):
+    """Why code is not handed to Numba at all (raised at its first call, to fall back as for Numba's refusals)."""
+
+
+def _refuse_at_first_call(reason: str, *args: Any) -> Any:
+    raise _Refused(reason)
+
+
+_DRAWS = re.compile(r"\b(?:np\.random|random)\.\w+\(")
+
+
+def _not_to_compile(emitted: Any) -> Optional[str]:
+    """Why the module's code must run as Python although Numba might compile it, if it must: it draws
+    random numbers (Numba's generators are its own, not NumPy's or Python's: other numbers, and a
+    derivative that replays the draws of a pass would replay none)."""
+    bound = list(emitted.namespace.globals.values())
+    if _DRAWS.search(emitted.source) or any(_draws(value) for value in bound):
+        return "it draws random numbers, and Numba's generators are not NumPy's or Python's"
+    return None
+
+
+def _draws(value: Any) -> bool:
+    """Whether a global of generated code may draw from a random generator (np.random's functions,
+    ``random``'s, a generator's methods, the engine's ``draw``, the states a checkpointed loop keeps)."""
+    import random
+
+    from . import runtime
+    if value is runtime.draw or value is runtime.random_states or value is runtime.set_random_states:
+        return True
+    owner = getattr(value, "__self__", None)
+    if isinstance(owner, (np.random.RandomState, np.random.Generator, random.Random)):
+        return True
+    module = getattr(value, "__module__", None) or ""
+    return module == "random" or module.startswith("numpy.random")
+
+
+# How the code is compiled (in every cache file's digest, with this module's and the runtime's source:
+# Numba's disk cache does not see a change of its options or of the overloads the code inlines).
+# Python's errors: x / 0.0 raises ZeroDivisionError as for Python's floats (where the Python code gives
+# inf instead, on NumPy's numbers, the call runs again as Python: see _compiled), and an index out of
+# range raises IndexError (Numba's default reads whatever memory is there: a wrong number).
+_OPTIONS: dict[str, Any] = dict(error_model="python", boundscheck=True)
+
+
+@functools.lru_cache(maxsize=None)
+def _compiler_fingerprint() -> str:
+    """What else the machine code depends on: the options, this module and the runtime's overloads."""
+    from . import numba_runtime
+    digest = hashlib.sha256(repr(sorted(_OPTIONS.items())).encode())
+    for module in (numba_runtime, __import__(__name__, fromlist=["_"])):
+        with open(module.__file__ or "", "rb") as source:
+            digest.update(source.read())
+    return digest.hexdigest()
+
+
 def _dispatcher(function: Callable, emitted: Any) -> Any:
     """``numba.njit`` of the module's function: from a file of the cache directory (so that Numba
     caches the machine code on disk) where the module can be fingerprinted, else as it is."""
     import numba
 
-    # x / 0.0 is inf or nan, as NumPy's numbers give it; an index out of range raises IndexError, as in
-    # Python (Numba's default reads whatever memory is there: a wrong number, never an error)
-    options = dict(error_model="numpy", boundscheck=True)
     path = _cache_file(emitted)
     if path is None:
-        return numba.njit(**options)(function)
+        return numba.njit(**_OPTIONS)(function)
     # Numba caches code whose globals name an importable module (it rebuilds its environment from it).
     namespace = {**function.__globals__, "__name__": __name__}
     try:
         exec(compile(emitted.source, path, "exec"), namespace)
     except OSError:
-        return numba.njit(**options)(function)
-    return numba.njit(cache=True, **options)(namespace[emitted.name])
+        return numba.njit(**_OPTIONS)(function)
+    return numba.njit(cache=True, **_OPTIONS)(namespace[emitted.name])
 
 
 def cache_directory() -> Optional[str]:
@@ -204,7 +278,7 @@ def _cache_file(emitted: Any) -> Optional[str]:
 
     from . import __version__
     digest = hashlib.sha256()
-    for part in (__version__, numba.__version__, np.__version__, emitted.source):
+    for part in (__version__, numba.__version__, np.__version__, _compiler_fingerprint(), emitted.source):
         digest.update(part.encode())
     for name in sorted(emitted.namespace.globals):
         printed = _fingerprint(emitted.namespace.globals[name])
@@ -258,7 +332,7 @@ _GENERATED_LINE = re.compile(r'File "([^"]*)", line (\d+)')
 def _fallback_message(function: Callable, emitted: Any, refused: BaseException) -> str:
     """What Numba refused, where in the user's code, and what happens instead."""
     text = str(refused)
-    reason = _first_reason(text)
+    reason = text if isinstance(refused, _Refused) else _first_reason(text)
     where = ""
     for found in _GENERATED_LINE.finditer(text):
         if found.group(1).startswith("<s2s_ad") or found.group(1).endswith(".py") and \

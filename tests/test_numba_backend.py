@@ -171,6 +171,28 @@ def test_an_error_the_users_code_raises_is_raised_as_python_raises_it():
         df(np.ones(3), 7)
 
 
+def test_a_division_by_zero_means_what_it_means_in_python():
+    module = module_from_source("""
+        import numpy as np
+
+        def ratio(x, y):
+            return x / (y - y)
+
+        def element_ratio(a, y):
+            return a[0] * y / (a[1] - a[1])
+    """)
+    with pytest.raises(ZeroDivisionError):  # Python's floats: an error, compiled or not
+        s2s_ad.grad(module.ratio, backend="numba")(1.0, 2.0)
+    a = np.array([1.5, 2.0])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # (NumPy's divide-by-zero warning)
+        with pytest.warns(CompileFallbackWarning):
+            compiled = s2s_ad.grad(module.element_ratio, backend="numba")(a, 2.0)
+        python = s2s_ad.grad(module.element_ratio)(a, 2.0)
+    np.testing.assert_array_equal(compiled, python)  # NumPy's numbers: inf and nan, as Python's code gives
+    assert not np.all(np.isfinite(python))
+
+
 def test_value_and_grad_and_has_aux():
     module = module_from_source("""
         import numpy as np
@@ -234,6 +256,43 @@ def test_arrays_written_element_by_element_in_a_loop():
     assert not fallbacks, [str(w.message) for w in fallbacks]
     _assert_same(compiled, python)
     np.testing.assert_allclose(compiled[0], numeric_grad(module.pendulum, (0.8, 0.3, 500), 0), rtol=1e-6)
+
+
+def test_code_that_draws_random_numbers_runs_as_python_saying_so():
+    module = module_from_source("""
+        import numpy as np
+
+        def noisy(x):
+            return np.sum(x * np.random.normal(size=x.shape))
+    """)
+    x = np.linspace(0.0, 1.0, 4)
+    np.random.seed(3)
+    with pytest.warns(CompileFallbackWarning, match="random numbers"):
+        compiled = s2s_ad.grad(module.noisy, backend="numba")(x)
+    np.random.seed(3)
+    np.testing.assert_array_equal(compiled, s2s_ad.grad(module.noisy)(x))
+
+
+def test_float32_arguments_run_as_python_and_float64_ones_compiled():
+    module = module_from_source("""
+        import numpy as np
+
+        def energy(x):
+            total = 0.0
+            for i in range(x.shape[0]):
+                total = total + 0.1 * x[i] * x[i]
+            return total
+    """)
+    df = s2s_ad.grad(module.energy, backend="numba")
+    x32 = np.linspace(0.1, 1.0, 5, dtype=np.float32)
+    with pytest.warns(CompileFallbackWarning, match="float32"):
+        got = df(x32)
+    assert got.dtype == np.float32
+    np.testing.assert_array_equal(got, s2s_ad.grad(module.energy)(x32))
+    x64 = x32.astype(np.float64)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        _assert_same(df(x64), s2s_ad.grad(module.energy)(x64))
 
 
 def test_unknown_backend_and_missing_numba_are_said_when_the_derivative_is_made(monkeypatch):
