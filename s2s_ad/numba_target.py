@@ -42,6 +42,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import hashlib
+import operator
 import os
 import re
 import threading
@@ -119,6 +120,15 @@ class NumbaTarget(NumPyTarget):
 
     def tape(self) -> TapeForm:
         return self._tape
+
+    def store(self, stmt: ir.Store) -> list[ir.Stmt]:
+        """``a[i] op= v`` as ``a[i] = a[i] op v``: Numba's in-place operators on an array do not buffer
+        a right side that overlaps the left (``a[1:] += a[:-1]`` adds values it has just written, where
+        NumPy adds the old ones); its plain stores do, as NumPy's."""
+        if stmt.op is None:
+            return [stmt]
+        old = ir.Call(operator.getitem, (ir.Var(stmt.array), stmt.index))
+        return [ir.Store(stmt.array, stmt.index, ir.Call(stmt.op, (old, stmt.value)), stmt.line)]
 
     def finish(self, function: Callable, emitted: Any) -> Callable:
         return _compiled(function, emitted)

@@ -193,6 +193,26 @@ def test_a_division_by_zero_means_what_it_means_in_python():
     assert not np.all(np.isfinite(python))
 
 
+def test_in_place_updates_of_overlapping_slices_read_the_old_values():
+    """Numba's ``a[1:] += a[:-1]`` reads what it has just written (NumPy buffers the overlap): the
+    compiled code writes such updates as ``a[1:] = a[1:] + a[:-1]``."""
+    module = module_from_source("""
+        import numpy as np
+
+        def smear(x):
+            a = x * 1.0
+            a[1:] += a[:-1]
+            b = a[1:]
+            b *= a[:-1]
+            return np.sum(a * a)
+    """)
+    x = np.linspace(0.5, 1.5, 6)
+    compiled, python, fallbacks = _both(module.smear, (x,), 0)
+    assert not fallbacks, [str(w.message) for w in fallbacks]
+    _assert_same(compiled, python)
+    np.testing.assert_allclose(compiled, numeric_grad(module.smear, (x,), 0), rtol=1e-6)
+
+
 def test_value_and_grad_and_has_aux():
     module = module_from_source("""
         import numpy as np
