@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from . import runtime
+from . import rules, runtime
 
 # Numba's, set by register() (this module is imported to spell code that no one compiles, too: the
 # code s2s_ad.source(..., backend="numba") shows needs no Numba)
@@ -72,6 +72,10 @@ def _register():
     overload(runtime.checkpoint_stride)(_checkpoint_stride)
     overload(runtime.check_number_update)(_check_number_update)
     overload(runtime.item)(_item)
+    overload(runtime.check_assertion)(_check_assertion)
+    overload(runtime.raise_exception)(_raise_exception)
+    for helper, factory in rules.compiled_versions().items():  # the templates' own (rules.compiled)
+        overload(helper)(factory(types))
     overload(runtime.stop_gradient)(lambda x: lambda x: x)
 
 
@@ -234,3 +238,19 @@ def _item(a):
             return convert(a.reshape(-1)[0])
         return one
     return lambda a: convert(a)
+
+
+# An error the code raises: raised compiled without its words (Numba raises only constant messages);
+# the call then runs again as Python (numba_target), which raises it as the user wrote it.
+
+def _check_assertion(test, message=None):
+    def check(test, message=None):
+        if not test:
+            raise AssertionError("assertion failed")
+    return check
+
+
+def _raise_exception(kind, *args):
+    def raised(kind, *args):
+        raise RuntimeError("the user's exception")
+    return raised

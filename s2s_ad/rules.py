@@ -453,6 +453,35 @@ def declare(*fns: Any, **facts: Any) -> None:
         _FACTS.setdefault(_key(fn), {}).update(facts)
 
 
+# helper -> a factory of its compiled version (``compiled``), for a compiler target's runtime
+_COMPILED: dict[Any, Callable[[Any], Callable[..., Any]]] = {}
+
+
+def compiled(helper: Callable[..., Any]) -> Callable[[Callable[[Any], Callable[..., Any]]], Any]:
+    """Declare how a compiler target runs a template's ``helper`` (its version beside the rule):
+
+        @compiled(add_adjoint)
+        def _(types):              # Numba's ``numba.types``, given when Numba is used
+            def typing(grad, a, b):   # numba.extending.overload's typing function: the
+                if ...:               # implementation for these types, or None (not compiled)
+                    return lambda grad, a, b: ...
+            return typing
+
+    The implementation must do what ``helper`` does for the types it accepts (the Numba backend's
+    tests compare the two); where it returns None, code calling ``helper`` runs as Python.  No
+    compiler is imported by the declaration."""
+    def register(factory: Callable[[Any], Callable[..., Any]]) -> Any:
+        _COMPILED[helper] = factory
+        return factory
+    return register
+
+
+def compiled_versions() -> dict[Any, Callable[[Any], Callable[..., Any]]]:
+    """Every helper a template gave a compiled version, with its factory (``compiled``)."""
+    load_templates()
+    return dict(_COMPILED)
+
+
 def fact(fn: Any, name: str, default: Any = None) -> Any:
     """The fact ``name`` declared about ``fn`` (see ``FACTS``), or ``default``."""
     if not _loaded:  # (checked here: the transformer asks for facts on every call it meets)
