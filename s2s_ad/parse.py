@@ -12,7 +12,8 @@ What is parsed is what runs: a function a decorator wrapped is read as its
 wrapper (or, for a pass-through wrapper or ``functools.cache``, as the
 function it calls), and the text read from the file must compile to the
 code Python runs (a file edited after import is refused).  ``Snapshot``
-records what every free name, attribute and rule meant, for the caches.
+records what every free name, attribute and rule meant, and the code of each
+function read, for the caches.
 """
 from __future__ import annotations
 
@@ -130,16 +131,20 @@ class _Strong:
         return self.value
 
 
-def _identity_check(names: tuple, attributes: tuple) -> Callable[[], bool]:
+def _identity_check(names: tuple, attributes: tuple, codes: tuple = ()) -> Callable[[], bool]:
     """A function telling whether each ``(scope, name, value)`` of ``names`` still has
     ``scope.get(name) is value`` and each ``(owner, name, value)`` of ``attributes``
-    ``getattr(owner, name) is value`` (``ABSENT`` standing for a missing one): one expression
+    ``getattr(owner, name) is value`` (``ABSENT`` standing for a missing one), and each
+    ``(function, weakly; code)`` of ``codes`` still runs that code: one expression
     of identity tests, as snapshots are checked on every call of cached code.  False says only
     "not the same object": an equal constant rebound is for ``Snapshot.valid`` to accept.
     A module's attribute is read from its ``__dict__`` (what ``getattr`` finds there first), a
     missing key being a "no" (a module's ``__getattr__`` may still supply it: ``valid`` asks)."""
     namespace: dict[str, Any] = {"ABSENT": _ABSENT}
     tests = []
+    for i, (function, code) in enumerate(codes):  # (a function gone is None, whose __code__ is absent)
+        namespace.update({f"f{i}": function, f"c{i}": code})
+        tests.append(f"getattr(f{i}(), '__code__', ABSENT) is c{i}")
     for i, (scope, name, value) in enumerate(names):
         namespace.update({f"s{i}": scope, f"k{i}": name, f"v{i}": value})
         if value is _ABSENT:
@@ -223,6 +228,10 @@ class Snapshot:
         # id(fn) -> (fn, weakly; its __defaults__; its __kwdefaults__ as sorted items): a helper whose call
         # left parameters to their defaults, which the generated code holds as constants
         self.defaults: dict[int, tuple[Any, Any, Any]] = {}
+        # id(fn) -> (fn, weakly; fn.__code__): each function whose source the code was generated from.
+        # A function's code can be replaced in place (IPython's %autoreload does so when the file of its
+        # module is edited): the same object, other code.
+        self.codes: dict[int, tuple[Any, types.CodeType]] = {}
 
     def record_global(self, scope: dict, name: str, value: Any) -> None:
         self.names.setdefault((id(scope), name), (scope, name, value))
@@ -262,6 +271,12 @@ class Snapshot:
         if id(fn) not in self.defaults:
             self.defaults[id(fn)] = (weakref.ref(fn), fn.__defaults__, _keyword_defaults(fn))
 
+    def record_code(self, fn: types.FunctionType) -> None:
+        """The code was generated from ``fn`` as its ``__code__`` is now."""
+        if id(fn) not in self.codes:
+            self.codes[id(fn)] = (weakref.ref(fn), fn.__code__)
+            self._identical = None
+
     def record_rules(self, fn: Any) -> None:
         """The generated code calls ``fn`` with the rules it has now (or as a helper, if none)."""
         if id(fn) not in self.rules:
@@ -276,14 +291,14 @@ class Snapshot:
     @property
     def empty(self) -> bool:
         """True if nothing can make this snapshot invalid (the code reads nothing from outside)."""
-        return not (self.names or self.cells or self.attributes or self.rules or self.defaults)
+        return not (self.names or self.cells or self.attributes or self.rules or self.defaults or self.codes)
 
     def include(self, other: Optional["Snapshot"]) -> None:
         """Also depend on what ``other`` depends on (a helper's names)."""
         if other is not None and other is not self:
             pairs: tuple[tuple[dict[Any, Any], dict[Any, Any]], ...] = (
                 (self.names, other.names), (self.cells, other.cells), (self.attributes, other.attributes),
-                (self.rules, other.rules), (self.defaults, other.defaults))
+                (self.rules, other.rules), (self.defaults, other.defaults), (self.codes, other.codes))
             for mine, theirs in pairs:
                 for key, entry in theirs.items():
                     mine.setdefault(key, entry)
@@ -294,8 +309,9 @@ class Snapshot:
         identical = self._identical
         if identical is None:
             identical = self._identical = _identity_check(tuple(self.names.values()),
-                                                          tuple(self.attributes.values()))
-        if not identical() and not self._names_and_attributes_same():
+                                                          tuple(self.attributes.values()),
+                                                          tuple(self.codes.values()))
+        if not identical() and not (self._codes_same() and self._names_and_attributes_same()):
             return False
         for function, index, held in self.cells.values():
             function, value = function(), held()
@@ -322,6 +338,10 @@ class Snapshot:
                                                                            keyword_defaults):
                 return False
         return True
+
+    def _codes_same(self) -> bool:
+        """Each function the code was generated from alive and running the code it ran then."""
+        return all(getattr(function(), "__code__", _ABSENT) is code for function, code in self.codes.values())
 
     def _names_and_attributes_same(self) -> bool:
         """Each name and attribute the same object as recorded, or an identical constant (``_same``):
@@ -521,6 +541,7 @@ def parse_function(fn: Callable) -> ParsedFunction:
     if inner is not None:  # the wrapper calls inner with what it is given, and returns what it returns
         parsed = parse_function(inner[1])
         parsed.resolver.snapshot.record_cell(fn, *inner)
+        parsed.resolver.snapshot.record_code(fn)  # (the wrapper's code, replaced, may call something else)
         return parsed
     what = (f"{fn.__qualname__!r} as decorated (the call runs the decorator's wrapper "
             f"{getattr(fn.__code__, 'co_qualname', fn.__code__.co_name)}, not the function it wraps)")
@@ -601,6 +622,8 @@ def _parse(fn: types.FunctionType) -> ParsedFunction:
     params = _check_params(node, filename)
     parsed = ParsedFunction(fn, node, filename, Resolver(fn.__globals__, _closure_cells(fn), owner=fn,
                                                                    record=not is_generated(filename)), params)
+    if parsed.resolver.record:
+        parsed.resolver.snapshot.record_code(fn)
     _check_subset(parsed)
     return parsed
 
@@ -635,6 +658,7 @@ def _parse_lambda(fn: types.FunctionType) -> ParsedFunction:
     _check_source_runs(fn, filename, code.co_firstlineno)
     parsed = ParsedFunction(fn, node, filename, Resolver(fn.__globals__, _closure_cells(fn), record=True),
                             _check_params(node, filename))
+    parsed.resolver.snapshot.record_code(fn)
     _check_subset(parsed)
     return parsed
 

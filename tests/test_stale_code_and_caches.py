@@ -218,6 +218,58 @@ def test_lines_added_above_a_function_after_import_are_refused(tmp_path, monkeyp
     assert s2s_ad.grad(module.f)(3.0) == pytest.approx(6.0)  # unchanged where it is: still fine
 
 
+
+# -- a function's code and defaults replaced in place: what IPython's %autoreload does when the file of
+# a module is edited (the old function objects get the new __code__ and __defaults__: code that holds
+# them, a notebook's own functions and gradients, runs the new code) ---------------------------------
+
+def _autoreload(module, path, text):
+    """Edit the module's file, and give each of its functions the new code and defaults in place, as
+    IPython's autoreload does (IPython.extensions.autoreload.update_function)."""
+    _edit(path, text)
+    fresh = {}
+    exec(compile(text, str(path), "exec"), fresh)
+    for name, new in fresh.items():
+        old = getattr(module, name, None)
+        if callable(new) and hasattr(new, "__code__") and hasattr(old, "__code__"):
+            old.__code__, old.__defaults__ = new.__code__, new.__defaults__
+
+
+_WAVE = "import numpy as np\n\ndef helper(x):\n    return np.sin(x) * x\n\ndef loss(x, a=2.0):\n" \
+        "    return a * np.sum(helper(x) ** 2)\n"
+
+
+def test_a_helper_whose_code_is_replaced_in_place_is_differentiated_as_it_runs_now(tmp_path, monkeypatch):
+    module, path = _import_fresh(tmp_path, monkeypatch, "front_code_replaced_helper", _WAVE)
+    x = np.array([0.3, 1.2])
+    loss, by_scalar = s2s_ad.grad(module.loss), s2s_ad.value_and_grad(module.loss)
+    np.testing.assert_allclose(loss(x), 4 * np.sin(x) * x * (np.cos(x) * x + np.sin(x)))
+    assert by_scalar(0.5)[1] == pytest.approx(4 * np.sin(0.5) * 0.5 * (np.cos(0.5) * 0.5 + np.sin(0.5)))
+    _autoreload(module, path, _WAVE.replace("np.sin(x) * x", "np.cos(x) * x"))
+    want = 4 * np.cos(x) * x * (np.cos(x) - np.sin(x) * x)
+    np.testing.assert_allclose(module.loss(x), 2 * np.sum((np.cos(x) * x) ** 2))  # Python runs the new code
+    np.testing.assert_allclose(loss(x), want)  # the gradient taken before the edit
+    np.testing.assert_allclose(s2s_ad.grad(module.loss)(x), want)  # and one taken after it
+    assert by_scalar(0.5)[1] == pytest.approx(numeric_grad(module.loss, (0.5,), 0))
+    assert s2s_ad.jvp(module.loss, (0.5,), (1.0,))[1] == pytest.approx(numeric_grad(module.loss, (0.5,), 0))
+
+
+def test_a_function_whose_code_and_defaults_are_replaced_in_place_is_differentiated_as_it_runs_now(
+        tmp_path, monkeypatch):
+    module, path = _import_fresh(tmp_path, monkeypatch, "front_code_replaced_loss", _WAVE)
+    x = np.array([0.3, 1.2])
+    loss = s2s_ad.grad(module.loss)
+    before = loss(x), loss(0.5), loss(x, 1.0)
+    _autoreload(module, path, _WAVE.replace("** 2", "** 3").replace("a=2.0", "a=5.0"))
+    for args in ((x,), (0.5,), (x, 1.0), (0.5, 1.0)):  # arrays and numbers, the default and not
+        np.testing.assert_allclose(loss(*args), numeric_grad(module.loss, args, 0), rtol=1e-6)
+    assert not np.allclose(loss(x), before[0]) and loss(0.5) != pytest.approx(before[1])
+    # the parameters themselves renamed and reordered: wrt=0 is the first one, as for a new grad
+    _autoreload(module, path, _WAVE.replace("loss(x, a=2.0)", "loss(a, x=0.5)"))
+    assert loss(3.0) == pytest.approx((np.sin(0.5) * 0.5) ** 2)  # d/da of a * helper(x) ** 2
+    assert loss(3.0, 0.25) == pytest.approx((np.sin(0.25) * 0.25) ** 2)
+
+
 # -- item 8: a nested def redefined inside a branch or a loop ----------------
 
 @pytest.mark.parametrize("flag, value, slope", [(1, 8.0, 12.0), (-1, 4.0, 4.0)])
