@@ -452,6 +452,12 @@ def _plain_function(fn: Any) -> types.FunctionType:
     return fn
 
 
+# Where a function whose source cannot be read may be defined instead (IPython runs a cell under a
+# cell magic, %%time, through exec of text it keeps nowhere).
+_WHERE_TO_DEFINE = ("define it in a .py file or a notebook cell of its own (not one run by a cell magic such as "
+                    "%%time), or give it a rule with @s2s_ad.adjoint")
+
+
 def _read_source(fn: types.FunctionType, exact: bool = False) -> tuple[str, str, int]:
     """``fn``'s source text (dedented), file name and first line.  Unless ``exact``, the end of the
     function may be found by indentation alone (see ``_source_lines``)."""
@@ -463,8 +469,8 @@ def _read_source(fn: types.FunctionType, exact: bool = False) -> tuple[str, str,
         lines, firstline = inspect.getsourcelines(fn.__code__) if exact else _source_lines(fn)
     except (OSError, TypeError) as exc:
         raise TransformError(
-            f"{name!r}", "its source code cannot be read (it was typed into a bare REPL or made by exec); "
-            "define it in a .py file, or give it a rule with @s2s_ad.adjoint",
+            f"{name!r}", f"its source code cannot be read (it was typed into a bare REPL or made by exec); "
+            f"{_WHERE_TO_DEFINE}",
             filename=filename, line=fn.__code__.co_firstlineno,
         ) from exc
     return textwrap.dedent("".join(lines)), filename, firstline
@@ -600,17 +606,23 @@ def _parse(fn: types.FunctionType) -> ParsedFunction:
     source, filename, firstline = _read_source(fn)
     if fn.__name__ == "<lambda>":
         return _parse_lambda(fn)
+    moved = None
+    if not is_generated(filename) and not _compiles_to(fn.__code__, filename, fn.__globals__):
+        moved = _def_compiled_alone(fn, filename)
+        if moved is None:
+            raise _source_changed(fn, filename, firstline)
+        source, firstline = moved
     try:
         try:
             module = _parse_at(source, firstline)
         except SyntaxError:  # the end found by indentation may be inside a string or brackets: ask inspect
+            if moved is not None:
+                raise
             source, filename, firstline = _read_source(fn, exact=True)
             module = _parse_at(source, firstline)
     except SyntaxError as exc:
         raise TransformError(f"{fn.__qualname__!r}", f"its source does not parse on its own ({exc.msg})",
                              filename=filename, line=firstline) from exc
-    if not is_generated(filename):
-        _check_source_runs(fn, filename, firstline)
     node = module.body[0]
     if isinstance(node, gast.AsyncFunctionDef):
         raise TransformError("an async function", "differentiate a plain (synchronous) def",
@@ -675,10 +687,9 @@ def readable_source(fn: types.FunctionType) -> bool:
     if not (filename.startswith("<") and filename.endswith(">")):
         return True
     try:
-        compiled = _file_codes(filename, fn.__globals__).get((fn.__code__.co_name, fn.__code__.co_firstlineno), ())
+        return _compiles_to(fn.__code__, filename, fn.__globals__)
     except SyntaxError:
         return False
-    return any(_same_code(candidate, fn.__code__) for candidate in compiled)
 
 
 def _check_source_runs(fn: types.FunctionType, filename: str, firstline: int) -> None:
@@ -690,38 +701,76 @@ def _check_source_runs(fn: types.FunctionType, filename: str, firstline: int) ->
     classes and closures shape the code as they did at import, and the
     code object of the def at ``fn``'s line is compared with ``fn.__code__``.
     """
+    if not _compiles_to(fn.__code__, filename, fn.__globals__):
+        raise _source_changed(fn, filename, firstline)
+
+
+def _source_changed(fn: types.FunctionType, filename: str, firstline: int) -> TransformError:
+    """The refusal of a function whose source, as read, does not compile to the code that runs."""
+    if filename.startswith("<") and filename.endswith(">"):
+        # no file: exec'd or typed-in code, whose pseudo-name (<string>, <stdin>) linecache may hold
+        # other text for (Python 3.13 keeps the `python -c` program under <string>)
+        return TransformError(
+            f"{fn.__qualname__!r}", "its source code cannot be read (it was typed into a bare REPL or made "
+            f"by exec); {_WHERE_TO_DEFINE}",
+            filename=filename, line=firstline)
+    return TransformError(
+        f"{fn.__qualname__!r}", f"its source file changed after the function was defined: Python runs the "
+        f"code it compiled then, and the text now at line {firstline} is different; reload the module "
+        f"(importlib.reload) or restart Python, then take the gradient again", filename=filename, line=firstline)
+
+
+def _def_compiled_alone(fn: types.FunctionType, filename: str) -> Optional[tuple[str, int]]:
+    """The text (dedented) and first line of the one def in ``filename``'s current text whose code is
+    ``fn``'s, line numbers aside, for code that names another line: IPython's %autoreload (its
+    deduperreload, the default from IPython 9) compiles the text of an edited def alone, so its code
+    says line 1 of the module's file.  None where no def, or more than one, matches."""
     code = fn.__code__
-    compiled = _file_codes(filename, fn.__globals__).get((code.co_name, code.co_firstlineno), ())
-    if not any(_same_code(candidate, code) for candidate in compiled):
-        if filename.startswith("<") and filename.endswith(">"):
-            # no file: exec'd or typed-in code, whose pseudo-name (<string>, <stdin>) linecache may hold
-            # other text for (Python 3.13 keeps the `python -c` program under <string>)
-            raise TransformError(
-                f"{fn.__qualname__!r}", "its source code cannot be read (it was typed into a bare REPL or made "
-                "by exec); define it in a .py file, or give it a rule with @s2s_ad.adjoint",
-                filename=filename, line=firstline)
-        raise TransformError(
-            f"{fn.__qualname__!r}", f"its source file changed after the function was defined: Python runs the "
-            f"code it compiled then, and the text now at line {firstline} is different; reload the module "
-            f"(importlib.reload) or restart Python, then take the gradient again", filename=filename, line=firstline)
+    found = {line for whole in (True, False)
+             for (name, line), candidates in _file_codes(filename, fn.__globals__, whole).items()
+             if name == code.co_name and any(_same_code(candidate, code) for candidate in candidates)}
+    if len(found) != 1:
+        return None
+    start = found.pop() - 1
+    lines = linecache.getlines(filename, fn.__globals__)
+    try:
+        block = inspect.getblock(lines[start:])
+    except (IndexError, SyntaxError):  # (tokenize's errors on text that does not tokenize)
+        return None
+    return textwrap.dedent("".join(block)), start + 1
 
 
-_FILE_CODES: dict[str, tuple[list, dict]] = {}  # file name -> (its lines as compiled, its code objects)
+def _compiles_to(code: types.CodeType, filename: str, scope: dict) -> bool:
+    """Whether the current text of ``filename`` compiles to ``code``: compiled whole, as a module is
+    imported, or else each top-level statement alone, as IPython runs a notebook cell.  The two can
+    differ: from Python 3.11 a method call on a name the same text imports (``import m`` then, in a
+    def, ``m.f(x)``) compiles to other instructions when the import is in the same compilation."""
+    key = (code.co_name, code.co_firstlineno)
+    return any(_same_code(candidate, code) for whole in (True, False)
+               for candidate in _file_codes(filename, scope, whole).get(key, ()))
+
+
+# (file name, compiled whole) -> (its lines as compiled, its code objects)
+_FILE_CODES: dict[tuple[str, bool], tuple[list, dict]] = {}
 _FILE_CODES_LOCK = threading.Lock()
 
 
-def _file_codes(filename: str, scope: dict) -> dict[tuple[str, int], list[types.CodeType]]:
-    """Every code object compiled from ``filename``'s current text, by name and first line
-    (cached for as long as linecache holds the same text)."""
+def _file_codes(filename: str, scope: dict, whole: bool = True) -> dict[tuple[str, int], list[types.CodeType]]:
+    """Every code object compiled from ``filename``'s current text, by name and first line: the
+    text compiled whole, or (``whole`` False) each of its top-level statements alone (cached for as
+    long as linecache holds the same text)."""
     lines = linecache.getlines(filename, scope)
     with _FILE_CODES_LOCK:
-        cached = _FILE_CODES.get(filename)
+        cached = _FILE_CODES.get((filename, whole))
         if cached is not None and cached[0] is lines:
             return cached[1]
     codes: dict[tuple[str, int], list[types.CodeType]] = {}
     try:
         # dont_inherit: as at import, the file's own __future__ statements alone set the flags
-        queue = [compile("".join(lines), filename, "exec", dont_inherit=True)]
+        text = "".join(lines)
+        queue = [compile(text, filename, "exec", dont_inherit=True)] if whole else [
+            compile(ast.Module(body=[statement], type_ignores=[]), filename, "exec", dont_inherit=True)
+            for statement in ast.parse(text).body]
     except (SyntaxError, ValueError):
         queue = []
     while queue:
@@ -729,7 +778,7 @@ def _file_codes(filename: str, scope: dict) -> dict[tuple[str, int], list[types.
         codes.setdefault((current.co_name, current.co_firstlineno), []).append(current)
         queue.extend(c for c in current.co_consts if isinstance(c, types.CodeType))
     with _FILE_CODES_LOCK:
-        _FILE_CODES[filename] = (lines, codes)
+        _FILE_CODES[filename, whole] = (lines, codes)
     return codes
 
 

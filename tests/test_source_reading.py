@@ -4,6 +4,7 @@ import ast
 import inspect
 import textwrap
 
+import numpy as np
 import pytest
 
 import s2s_ad
@@ -56,3 +57,24 @@ def test_the_quick_read_gives_inspects_function_or_text_that_does_not_parse(fn):
                                        (brackets_at_the_def_column, 8.0), (Holder.method, 5.0)])
 def test_functions_read_either_way_are_differentiated(fn, slope):
     assert s2s_ad.grad(fn)(1.0) == pytest.approx(slope)
+
+
+def _run_as_a_cell(text, filename):
+    """Run ``text`` as IPython runs a notebook cell: its text in linecache under a file name of its
+    own, each top-level statement compiled alone (IPython.core.interactiveshell.run_ast_nodes).  The
+    real kernel is tests/test_notebooks.py's; this is the reading alone, where no kernel is installed."""
+    import linecache
+    linecache.cache[filename] = (len(text), None, text.splitlines(True), filename)
+    namespace = {"__name__": "__main__"}
+    for statement in ast.parse(text).body:
+        exec(compile(ast.Module(body=[statement], type_ignores=[]), filename, "exec"), namespace)
+    return namespace
+
+
+def test_a_def_calling_a_module_the_same_cell_imports_is_read_as_the_code_that_runs():
+    # From Python 3.11 np.sum(...) compiles to other instructions when `import numpy as np` is in
+    # the same compilation: the whole cell compiled at once is not what ran, each statement alone is.
+    text = "import numpy as np\n\ndef wave(x):\n    return np.sum(np.sin(x) * x)\n"
+    wave = _run_as_a_cell(text, "/tmp/ipykernel_0/test_source_reading_cell.py")["wave"]
+    x = np.array([0.3, 1.2])
+    np.testing.assert_allclose(s2s_ad.grad(wave)(x), np.cos(x) * x + np.sin(x))
