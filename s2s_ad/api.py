@@ -32,7 +32,7 @@ from .arguments import kind_of, like
 from .cache import TransformCache, is_current, name_the_users_line
 from . import debugging, explorer
 from .draws import Draws
-from .errors import TransformError
+from .errors import TransformError, place
 from .kinds import UNKNOWN, Array, Constant
 from .parse import Snapshot
 from .pipeline import (STAGES, Built, build_derivative_of, build_forward, build_gradient_only, build_reverse,
@@ -480,7 +480,7 @@ class GradientFunction:
     def _self_check(self, args: tuple, value: Any, gradients: tuple) -> None:
         """The dot-product test of this call's gradients (one per ``wrt``) against forward mode."""
         code = getattr(self.fn, "__code__", None)
-        where = f" ({code.co_filename}:{code.co_firstlineno})" if code is not None else ""
+        where = f" ({place(code.co_filename, code.co_firstlineno)})" if code is not None else ""
         name = f"grad of {getattr(self.fn, '__qualname__', self.fn)}{where}"
 
         draws = getattr(self._draws, "current", None) or Draws(self.owner, args)
