@@ -32,7 +32,7 @@ from .arguments import kind_of, like
 from .cache import TransformCache, is_current, name_the_users_line
 from . import debugging, explorer
 from .draws import Draws
-from .errors import CompileFallbackWarning, TransformError
+from .errors import CompileFallbackWarning, TransformError, place
 from .kinds import UNKNOWN, Array, Constant
 from .parse import Snapshot
 from .pipeline import (STAGES, Built, build_derivative_of, build_forward, build_gradient_only, build_reverse,
@@ -159,6 +159,14 @@ def _callable_object(value: Any) -> bool:
             and not type(value).__module__.startswith("s2s_ad"))
 
 
+def _parameters_of(fn: Callable) -> tuple:
+    """What a function's parameters and what binding fills in follow from: its code and defaults
+    (the keyword-only ones as sorted items: that dict may be changed in place)."""
+    keyword_defaults = getattr(fn, "__kwdefaults__", None)
+    return (getattr(fn, "__code__", None), getattr(fn, "__defaults__", None),
+            tuple(sorted(keyword_defaults.items())) if keyword_defaults else None)
+
+
 def _resolve_wrt(fn: Callable, wrt: Wrt) -> tuple[tuple[str, ...], bool]:
     """Parameter names to differentiate by, and whether the caller gets a tuple."""
     params = list(inspect.signature(fn).parameters)
@@ -205,38 +213,10 @@ class GradientFunction:
         self._target = target_of(backend)  # whose code runs and checks the results (target.py)
         # what pickling and copying rebuild this derivative from (see __reduce__)
         self._made_from = (fn, wrt, with_value, has_aux, bool(check), backend)
-        visible = fn  # wrt names its parameters, as the caller sees them
         fn, self._prefix, self._fixed = _unwrap(fn) if not isinstance(fn, GradientFunction) else (fn, (), {})
         self.fn = fn
         self.inner = fn if isinstance(fn, GradientFunction) else None
-        try:
-            self._signature = inspect.signature(fn)
-        except (TypeError, ValueError):  # a builtin or ufunc without one (older NumPy)
-            raise TransformError(f"{getattr(fn, '__qualname__', fn)!r} ({type(fn).__name__})",
-                                 "only plain Python functions defined with def can be transformed; for a "
-                                 "builtin or C function, give it a rule with @s2s_ad.adjoint") from None
-        self.wrt, self._several = _resolve_wrt(visible, wrt)
-        # a method or partial: every call binds, to put in what they fix (-1 never equals a count)
-        self._n_params = -1 if self._prefix or self._fixed else len(self._signature.parameters)
-        self._tails = _default_tails(self._signature) if self._n_params >= 0 else {}
-        self._types_of = _types_of(len(self._signature.parameters))
-        self._positions = [list(self._signature.parameters).index(w) for w in self.wrt]
-        self._primals_of = operator.itemgetter(*self._positions)  # the argument, or a tuple of them
         self._with_value = with_value
-        # Without arrays, kinds follow from types alone: the hot path keys on types.
-        # With arrays the shapes matter too (the code is specialised for the pattern of their
-        # lengths): _by_shapes maps the types to a function giving the arrays' shapes (_shapes_of)
-        # and a table from those to the entry.  Containers and has_aux go through _by_kinds (the
-        # kinds of a container depend on its contents).
-        # _by_kinds holds Built records; _by_types and _by_shapes (function, snapshot) pairs, the
-        # snapshot None where the code reads no free name.  All are checked against their snapshot
-        # at each call.
-        self._by_types: dict[tuple, tuple[Callable, Optional[Snapshot]]] = {}
-        self._by_shapes: dict[tuple, tuple[Callable[[tuple], tuple], dict]] = {}
-        self._by_kinds: dict[tuple, Built] = {}
-        self._wrap_single = self._several and len(self.wrt) == 1
-        self._last_source: Optional[str] = None
-        self._last_kinds: Optional[tuple] = None  # (what the notebook display shows)
         self._lock = threading.Lock()
         # The self-check (selfcheck.py): switched on here, or for the whole program by S2S_AD_CHECK,
         # read once, now, so the hot path pays one attribute test.  Its own generator: the user's
@@ -246,9 +226,52 @@ class GradientFunction:
         self._rng = np.random.default_rng() if self._check else None
         # The generators' states before the call being checked, per thread: its forward pass replays them.
         self._draws = threading.local()
-        self._bare = not (self._check or self._wrap_single or with_value)  # the call returns the gradient alone
+        self._read_parameters()
         functools.update_wrapper(self, fn, updated=())  # not __dict__: fn may be a gradient
         self.__name__ = f"grad_{getattr(fn, '__name__', 'f')}"
+
+    def _read_parameters(self) -> None:
+        """What follows from the parameters of the user's function and their defaults, as they are
+        now, and no code yet: at the start, and again where the function's code or defaults were
+        replaced in place (IPython's %autoreload does so when the file of its module is edited)."""
+        fn, visible, wrt = self.fn, self._made_from[0], self._made_from[1]  # (wrt: as the caller sees them)
+        try:
+            self._signature = inspect.signature(fn)
+        except (TypeError, ValueError):  # a builtin or ufunc without one (older NumPy)
+            raise TransformError(f"{getattr(fn, '__qualname__', fn)!r} ({type(fn).__name__})",
+                                 "only plain Python functions defined with def can be transformed; for a "
+                                 "builtin or C function, give it a rule with @s2s_ad.adjoint") from None
+        self._read_from = _parameters_of(self.owner)
+        self.wrt, self._several = _resolve_wrt(visible, wrt)
+        # a method or partial: every call binds, to put in what they fix (-1 never equals a count)
+        self._n_params = -1 if self._prefix or self._fixed else len(self._signature.parameters)
+        self._tails = _default_tails(self._signature) if self._n_params >= 0 else {}
+        self._types_of = _types_of(len(self._signature.parameters))
+        self._positions = [list(self._signature.parameters).index(w) for w in self.wrt]
+        self._primals_of = operator.itemgetter(*self._positions)  # the argument, or a tuple of them
+        # Without arrays, kinds follow from types alone: the hot path keys on types.
+        # With arrays the shapes matter too (the code is specialised for the pattern of their
+        # lengths): _by_shapes maps the types to a function giving the arrays' shapes (_shapes_of)
+        # and a table from those to the entry.  Containers and has_aux go through _by_kinds (the
+        # kinds of a container depend on its contents).
+        # _by_kinds holds Built records; _by_types and _by_shapes (function, snapshot) pairs, the
+        # snapshot None where the code reads no free name.  All are checked against their snapshot
+        # at each call (which holds the function's code: replaced, the call takes the slow path,
+        # which reads the parameters again).
+        self._by_types: dict[tuple, tuple[Callable, Optional[Snapshot]]] = {}
+        self._by_shapes: dict[tuple, tuple[Callable[[tuple], tuple], dict]] = {}
+        self._by_kinds: dict[tuple, Built] = {}
+        self._wrap_single = self._several and len(self.wrt) == 1
+        self._last_source: Optional[str] = None
+        self._last_kinds: Optional[tuple] = None  # (what the notebook display shows)
+        self._bare = not (self._check or self._wrap_single or self._with_value)  # the call returns the gradient alone
+
+    def _parameters_current(self) -> None:
+        """Read the parameters again if the function's code or defaults are not those read."""
+        if _parameters_of(self.owner) != self._read_from:
+            with self._lock:
+                if _parameters_of(self.owner) != self._read_from:
+                    self._read_parameters()
 
     def __reduce__(self) -> Union[str, tuple]:
         """Pickled (and deep-copied) by reference: the user's function, by its module and qualified
@@ -372,6 +395,7 @@ class GradientFunction:
         return entry, kinds
 
     def _bind(self, args: tuple, kwargs: dict) -> tuple:
+        self._parameters_current()  # (defaults replaced in place: the call binds the new ones)
         if not kwargs:  # positional arguments, the rest left to their defaults: what binding would give
             tail = self._tails.get(len(args))
             if tail is not None:
@@ -413,7 +437,13 @@ class GradientFunction:
 
     def _call_typed(self, args: tuple, types: tuple) -> Any:
         """A call ``_by_types`` does not serve: arrays or NumPy numbers among the arguments (found
-        by their types and shapes), a gradient of a gradient, containers, ``has_aux``, a first call."""
+        by their types and shapes), a gradient of a gradient, containers, ``has_aux``, a first call,
+        a call whose code is stale."""
+        if _parameters_of(self.owner) != self._read_from:  # the code replaced: its parameters may differ
+            self._parameters_current()
+            if 0 <= self._n_params != len(args):  # (-1: a method or partial, which __call__ bound anew)
+                args = self._bind(args, {})
+            types = self._types_of(args)
         if self.inner is not None:
             built = self._specialise(args, self._target.argument_kinds(self.fn, args))
             gradient = self._target.handed_out(_run(_compiled(built.function), args), args)
@@ -454,7 +484,7 @@ class GradientFunction:
     def _self_check(self, args: tuple, value: Any, gradients: tuple) -> None:
         """The dot-product test of this call's gradients (one per ``wrt``) against forward mode."""
         code = getattr(self.fn, "__code__", None)
-        where = f" ({code.co_filename}:{code.co_firstlineno})" if code is not None else ""
+        where = f" ({place(code.co_filename, code.co_firstlineno)})" if code is not None else ""
         name = f"grad of {getattr(self.fn, '__qualname__', self.fn)}{where}"
 
         draws = getattr(self._draws, "current", None) or Draws(self.owner, args)

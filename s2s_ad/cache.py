@@ -24,6 +24,7 @@ import weakref
 from typing import Any, Callable, Hashable, Optional
 
 from .emit import Emitted
+from .errors import cell_label
 from .target import NUMPY, Target
 
 
@@ -83,7 +84,8 @@ def name_the_users_line(exc: BaseException) -> None:
             found = (entry[0], entry[1][tb.tb_lineno - 1], tb.tb_frame.f_code.co_name)
         tb = tb.tb_next
     if found is not None and hasattr(exc, "add_note"):
-        exc.add_note(f"s2s_ad: raised in {found[2]}, generated from line {found[1]} of {found[0]}")
+        exc.add_note(f"s2s_ad: raised in {found[2]}, generated from line {found[1]} of "
+                     f"{cell_label(user_file(found[0])) or found[0]}")
 
 
 def compile_emitted(emitted: Emitted, origin: str) -> Callable:

@@ -1,11 +1,45 @@
 """The one exception users see: ``TransformError``.
 
 Every refusal names the user's file, line and column, the construct, and
-what to write instead, so no internal traceback reaches the user.
+what to write instead, so no internal traceback reaches the user.  A
+function defined in a Jupyter cell is named by its cell, as IPython's own
+tracebacks name it (``Cell In[3], line 2``): the file name the kernel
+compiled the cell under is a temporary path nobody can open (``place``).
 """
 from __future__ import annotations
 
+import sys
 from typing import Optional
+
+
+def cell_label(filename: Optional[str]) -> Optional[str]:
+    """``Cell In[3]`` for a file name IPython (a Jupyter kernel, the IPython shell) compiled a cell
+    under, as its tracebacks name it; None for any other file, or where IPython does not run (it is
+    not imported here: only asked where the program imported it)."""
+    ipython = sys.modules.get("IPython")
+    if ipython is None or not filename:
+        return None
+    try:
+        shell = ipython.get_ipython()
+        label = shell.compile.format_code_name(filename) if shell is not None else None
+    except AttributeError:  # an IPython before 8, or one half imported: the file name will do
+        return None
+    return " ".join(label) if isinstance(label, tuple) and all(isinstance(p, str) for p in label) else None
+
+
+def place(filename: Optional[str], line: Optional[int], column: Optional[int] = None) -> str:
+    """Where, as the user knows it: ``file:line:column``, or ``Cell In[3], line 2, column 5`` for a
+    Jupyter cell."""
+    label = cell_label(filename)
+    if label is not None:
+        return label + (f", line {line}" if line is not None else "") + (
+            f", column {column}" if line is not None and column is not None else "")
+    where = filename or "<unknown file>"
+    if line is not None:
+        where += f":{line}"
+        if column is not None:
+            where += f":{column}"
+    return where
 
 
 class TransformError(Exception):
@@ -28,12 +62,7 @@ class TransformError(Exception):
         super().__init__(self._message())
 
     def _message(self) -> str:
-        where = self.filename or "<unknown file>"
-        if self.line is not None:
-            where += f":{self.line}"
-            if self.column is not None:
-                where += f":{self.column}"
-        text = f"{where}: cannot differentiate {self.construct}"
+        text = f"{place(self.filename, self.line, self.column)}: cannot differentiate {self.construct}"
         if self.hint:
             text += f": {self.hint}"
         return text

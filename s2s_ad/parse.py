@@ -12,7 +12,8 @@ What is parsed is what runs: a function a decorator wrapped is read as its
 wrapper (or, for a pass-through wrapper or ``functools.cache``, as the
 function it calls), and the text read from the file must compile to the
 code Python runs (a file edited after import is refused).  ``Snapshot``
-records what every free name, attribute and rule meant, for the caches.
+records what every free name, attribute and rule meant, and the code of each
+function read, for the caches.
 """
 from __future__ import annotations
 
@@ -130,16 +131,20 @@ class _Strong:
         return self.value
 
 
-def _identity_check(names: tuple, attributes: tuple) -> Callable[[], bool]:
+def _identity_check(names: tuple, attributes: tuple, codes: tuple = ()) -> Callable[[], bool]:
     """A function telling whether each ``(scope, name, value)`` of ``names`` still has
     ``scope.get(name) is value`` and each ``(owner, name, value)`` of ``attributes``
-    ``getattr(owner, name) is value`` (``ABSENT`` standing for a missing one): one expression
+    ``getattr(owner, name) is value`` (``ABSENT`` standing for a missing one), and each
+    ``(function, weakly; code)`` of ``codes`` still runs that code: one expression
     of identity tests, as snapshots are checked on every call of cached code.  False says only
     "not the same object": an equal constant rebound is for ``Snapshot.valid`` to accept.
     A module's attribute is read from its ``__dict__`` (what ``getattr`` finds there first), a
     missing key being a "no" (a module's ``__getattr__`` may still supply it: ``valid`` asks)."""
     namespace: dict[str, Any] = {"ABSENT": _ABSENT}
     tests = []
+    for i, (function, code) in enumerate(codes):  # (a function gone is None, whose __code__ is absent)
+        namespace.update({f"f{i}": function, f"c{i}": code})
+        tests.append(f"getattr(f{i}(), '__code__', ABSENT) is c{i}")
     for i, (scope, name, value) in enumerate(names):
         namespace.update({f"s{i}": scope, f"k{i}": name, f"v{i}": value})
         if value is _ABSENT:
@@ -223,6 +228,10 @@ class Snapshot:
         # id(fn) -> (fn, weakly; its __defaults__; its __kwdefaults__ as sorted items): a helper whose call
         # left parameters to their defaults, which the generated code holds as constants
         self.defaults: dict[int, tuple[Any, Any, Any]] = {}
+        # id(fn) -> (fn, weakly; fn.__code__): each function whose source the code was generated from.
+        # A function's code can be replaced in place (IPython's %autoreload does so when the file of its
+        # module is edited): the same object, other code.
+        self.codes: dict[int, tuple[Any, types.CodeType]] = {}
 
     def record_global(self, scope: dict, name: str, value: Any) -> None:
         self.names.setdefault((id(scope), name), (scope, name, value))
@@ -262,6 +271,12 @@ class Snapshot:
         if id(fn) not in self.defaults:
             self.defaults[id(fn)] = (weakref.ref(fn), fn.__defaults__, _keyword_defaults(fn))
 
+    def record_code(self, fn: types.FunctionType) -> None:
+        """The code was generated from ``fn`` as its ``__code__`` is now."""
+        if id(fn) not in self.codes:
+            self.codes[id(fn)] = (weakref.ref(fn), fn.__code__)
+            self._identical = None
+
     def record_rules(self, fn: Any) -> None:
         """The generated code calls ``fn`` with the rules it has now (or as a helper, if none)."""
         if id(fn) not in self.rules:
@@ -276,14 +291,14 @@ class Snapshot:
     @property
     def empty(self) -> bool:
         """True if nothing can make this snapshot invalid (the code reads nothing from outside)."""
-        return not (self.names or self.cells or self.attributes or self.rules or self.defaults)
+        return not (self.names or self.cells or self.attributes or self.rules or self.defaults or self.codes)
 
     def include(self, other: Optional["Snapshot"]) -> None:
         """Also depend on what ``other`` depends on (a helper's names)."""
         if other is not None and other is not self:
             pairs: tuple[tuple[dict[Any, Any], dict[Any, Any]], ...] = (
                 (self.names, other.names), (self.cells, other.cells), (self.attributes, other.attributes),
-                (self.rules, other.rules), (self.defaults, other.defaults))
+                (self.rules, other.rules), (self.defaults, other.defaults), (self.codes, other.codes))
             for mine, theirs in pairs:
                 for key, entry in theirs.items():
                     mine.setdefault(key, entry)
@@ -294,8 +309,12 @@ class Snapshot:
         identical = self._identical
         if identical is None:
             identical = self._identical = _identity_check(tuple(self.names.values()),
-                                                          tuple(self.attributes.values()))
-        if not identical() and not self._names_and_attributes_same():
+                                                          tuple(self.attributes.values()),
+                                                          tuple(self.codes.values()))
+        if identical():
+            if not (self.cells or self.defaults or self.rules):
+                return True  # (the common case of code reading only globals, on every call: no more calls)
+        elif not (self._codes_same() and self._names_and_attributes_same()):
             return False
         for function, index, held in self.cells.values():
             function, value = function(), held()
@@ -322,6 +341,10 @@ class Snapshot:
                                                                            keyword_defaults):
                 return False
         return True
+
+    def _codes_same(self) -> bool:
+        """Each function the code was generated from alive and running the code it ran then."""
+        return all(getattr(function(), "__code__", _ABSENT) is code for function, code in self.codes.values())
 
     def _names_and_attributes_same(self) -> bool:
         """Each name and attribute the same object as recorded, or an identical constant (``_same``):
@@ -432,6 +455,12 @@ def _plain_function(fn: Any) -> types.FunctionType:
     return fn
 
 
+# Where a function whose source cannot be read may be defined instead (IPython runs a cell under a
+# cell magic, %%time, through exec of text it keeps nowhere).
+_WHERE_TO_DEFINE = ("define it in a .py file or a notebook cell of its own (not one run by a cell magic such as "
+                    "%%time), or give it a rule with @s2s_ad.adjoint")
+
+
 def _read_source(fn: types.FunctionType, exact: bool = False) -> tuple[str, str, int]:
     """``fn``'s source text (dedented), file name and first line.  Unless ``exact``, the end of the
     function may be found by indentation alone (see ``_source_lines``)."""
@@ -443,8 +472,8 @@ def _read_source(fn: types.FunctionType, exact: bool = False) -> tuple[str, str,
         lines, firstline = inspect.getsourcelines(fn.__code__) if exact else _source_lines(fn)
     except (OSError, TypeError) as exc:
         raise TransformError(
-            f"{name!r}", "its source code cannot be read (it was typed into a bare REPL or made by exec); "
-            "define it in a .py file, or give it a rule with @s2s_ad.adjoint",
+            f"{name!r}", f"its source code cannot be read (it was typed into a bare REPL or made by exec); "
+            f"{_WHERE_TO_DEFINE}",
             filename=filename, line=fn.__code__.co_firstlineno,
         ) from exc
     return textwrap.dedent("".join(lines)), filename, firstline
@@ -521,6 +550,7 @@ def parse_function(fn: Callable) -> ParsedFunction:
     if inner is not None:  # the wrapper calls inner with what it is given, and returns what it returns
         parsed = parse_function(inner[1])
         parsed.resolver.snapshot.record_cell(fn, *inner)
+        parsed.resolver.snapshot.record_code(fn)  # (the wrapper's code, replaced, may call something else)
         return parsed
     what = (f"{fn.__qualname__!r} as decorated (the call runs the decorator's wrapper "
             f"{getattr(fn.__code__, 'co_qualname', fn.__code__.co_name)}, not the function it wraps)")
@@ -579,17 +609,23 @@ def _parse(fn: types.FunctionType) -> ParsedFunction:
     source, filename, firstline = _read_source(fn)
     if fn.__name__ == "<lambda>":
         return _parse_lambda(fn)
+    moved = None
+    if not is_generated(filename) and not _compiles_to(fn.__code__, filename, fn.__globals__):
+        moved = _def_compiled_alone(fn, filename)
+        if moved is None:
+            raise _source_changed(fn, filename, firstline)
+        source, firstline = moved
     try:
         try:
             module = _parse_at(source, firstline)
         except SyntaxError:  # the end found by indentation may be inside a string or brackets: ask inspect
+            if moved is not None:
+                raise
             source, filename, firstline = _read_source(fn, exact=True)
             module = _parse_at(source, firstline)
     except SyntaxError as exc:
         raise TransformError(f"{fn.__qualname__!r}", f"its source does not parse on its own ({exc.msg})",
                              filename=filename, line=firstline) from exc
-    if not is_generated(filename):
-        _check_source_runs(fn, filename, firstline)
     node = module.body[0]
     if isinstance(node, gast.AsyncFunctionDef):
         raise TransformError("an async function", "differentiate a plain (synchronous) def",
@@ -601,6 +637,8 @@ def _parse(fn: types.FunctionType) -> ParsedFunction:
     params = _check_params(node, filename)
     parsed = ParsedFunction(fn, node, filename, Resolver(fn.__globals__, _closure_cells(fn), owner=fn,
                                                                    record=not is_generated(filename)), params)
+    if parsed.resolver.record:
+        parsed.resolver.snapshot.record_code(fn)
     _check_subset(parsed)
     return parsed
 
@@ -635,6 +673,7 @@ def _parse_lambda(fn: types.FunctionType) -> ParsedFunction:
     _check_source_runs(fn, filename, code.co_firstlineno)
     parsed = ParsedFunction(fn, node, filename, Resolver(fn.__globals__, _closure_cells(fn), record=True),
                             _check_params(node, filename))
+    parsed.resolver.snapshot.record_code(fn)
     _check_subset(parsed)
     return parsed
 
@@ -651,10 +690,9 @@ def readable_source(fn: types.FunctionType) -> bool:
     if not (filename.startswith("<") and filename.endswith(">")):
         return True
     try:
-        compiled = _file_codes(filename, fn.__globals__).get((fn.__code__.co_name, fn.__code__.co_firstlineno), ())
+        return _compiles_to(fn.__code__, filename, fn.__globals__)
     except SyntaxError:
         return False
-    return any(_same_code(candidate, fn.__code__) for candidate in compiled)
 
 
 def _check_source_runs(fn: types.FunctionType, filename: str, firstline: int) -> None:
@@ -666,38 +704,76 @@ def _check_source_runs(fn: types.FunctionType, filename: str, firstline: int) ->
     classes and closures shape the code as they did at import, and the
     code object of the def at ``fn``'s line is compared with ``fn.__code__``.
     """
+    if not _compiles_to(fn.__code__, filename, fn.__globals__):
+        raise _source_changed(fn, filename, firstline)
+
+
+def _source_changed(fn: types.FunctionType, filename: str, firstline: int) -> TransformError:
+    """The refusal of a function whose source, as read, does not compile to the code that runs."""
+    if filename.startswith("<") and filename.endswith(">"):
+        # no file: exec'd or typed-in code, whose pseudo-name (<string>, <stdin>) linecache may hold
+        # other text for (Python 3.13 keeps the `python -c` program under <string>)
+        return TransformError(
+            f"{fn.__qualname__!r}", "its source code cannot be read (it was typed into a bare REPL or made "
+            f"by exec); {_WHERE_TO_DEFINE}",
+            filename=filename, line=firstline)
+    return TransformError(
+        f"{fn.__qualname__!r}", f"its source file changed after the function was defined: Python runs the "
+        f"code it compiled then, and the text now at line {firstline} is different; reload the module "
+        f"(importlib.reload) or restart Python, then take the gradient again", filename=filename, line=firstline)
+
+
+def _def_compiled_alone(fn: types.FunctionType, filename: str) -> Optional[tuple[str, int]]:
+    """The text (dedented) and first line of the one def in ``filename``'s current text whose code is
+    ``fn``'s, line numbers aside, for code that names another line: IPython's %autoreload (its
+    deduperreload, the default from IPython 9) compiles the text of an edited def alone, so its code
+    says line 1 of the module's file.  None where no def, or more than one, matches."""
     code = fn.__code__
-    compiled = _file_codes(filename, fn.__globals__).get((code.co_name, code.co_firstlineno), ())
-    if not any(_same_code(candidate, code) for candidate in compiled):
-        if filename.startswith("<") and filename.endswith(">"):
-            # no file: exec'd or typed-in code, whose pseudo-name (<string>, <stdin>) linecache may hold
-            # other text for (Python 3.13 keeps the `python -c` program under <string>)
-            raise TransformError(
-                f"{fn.__qualname__!r}", "its source code cannot be read (it was typed into a bare REPL or made "
-                "by exec); define it in a .py file, or give it a rule with @s2s_ad.adjoint",
-                filename=filename, line=firstline)
-        raise TransformError(
-            f"{fn.__qualname__!r}", f"its source file changed after the function was defined: Python runs the "
-            f"code it compiled then, and the text now at line {firstline} is different; reload the module "
-            f"(importlib.reload) or restart Python, then take the gradient again", filename=filename, line=firstline)
+    found = {line for whole in (True, False)
+             for (name, line), candidates in _file_codes(filename, fn.__globals__, whole).items()
+             if name == code.co_name and any(_same_code(candidate, code) for candidate in candidates)}
+    if len(found) != 1:
+        return None
+    start = found.pop() - 1
+    lines = linecache.getlines(filename, fn.__globals__)
+    try:
+        block = inspect.getblock(lines[start:])
+    except (IndexError, SyntaxError):  # (tokenize's errors on text that does not tokenize)
+        return None
+    return textwrap.dedent("".join(block)), start + 1
 
 
-_FILE_CODES: dict[str, tuple[list, dict]] = {}  # file name -> (its lines as compiled, its code objects)
+def _compiles_to(code: types.CodeType, filename: str, scope: dict) -> bool:
+    """Whether the current text of ``filename`` compiles to ``code``: compiled whole, as a module is
+    imported, or else each top-level statement alone, as IPython runs a notebook cell.  The two can
+    differ: from Python 3.11 a method call on a name the same text imports (``import m`` then, in a
+    def, ``m.f(x)``) compiles to other instructions when the import is in the same compilation."""
+    key = (code.co_name, code.co_firstlineno)
+    return any(_same_code(candidate, code) for whole in (True, False)
+               for candidate in _file_codes(filename, scope, whole).get(key, ()))
+
+
+# (file name, compiled whole) -> (its lines as compiled, its code objects)
+_FILE_CODES: dict[tuple[str, bool], tuple[list, dict]] = {}
 _FILE_CODES_LOCK = threading.Lock()
 
 
-def _file_codes(filename: str, scope: dict) -> dict[tuple[str, int], list[types.CodeType]]:
-    """Every code object compiled from ``filename``'s current text, by name and first line
-    (cached for as long as linecache holds the same text)."""
+def _file_codes(filename: str, scope: dict, whole: bool = True) -> dict[tuple[str, int], list[types.CodeType]]:
+    """Every code object compiled from ``filename``'s current text, by name and first line: the
+    text compiled whole, or (``whole`` False) each of its top-level statements alone (cached for as
+    long as linecache holds the same text)."""
     lines = linecache.getlines(filename, scope)
     with _FILE_CODES_LOCK:
-        cached = _FILE_CODES.get(filename)
+        cached = _FILE_CODES.get((filename, whole))
         if cached is not None and cached[0] is lines:
             return cached[1]
     codes: dict[tuple[str, int], list[types.CodeType]] = {}
     try:
         # dont_inherit: as at import, the file's own __future__ statements alone set the flags
-        queue = [compile("".join(lines), filename, "exec", dont_inherit=True)]
+        text = "".join(lines)
+        queue = [compile(text, filename, "exec", dont_inherit=True)] if whole else [
+            compile(ast.Module(body=[statement], type_ignores=[]), filename, "exec", dont_inherit=True)
+            for statement in ast.parse(text).body]
     except (SyntaxError, ValueError):
         queue = []
     while queue:
@@ -705,7 +781,7 @@ def _file_codes(filename: str, scope: dict) -> dict[tuple[str, int], list[types.
         codes.setdefault((current.co_name, current.co_firstlineno), []).append(current)
         queue.extend(c for c in current.co_consts if isinstance(c, types.CodeType))
     with _FILE_CODES_LOCK:
-        _FILE_CODES[filename] = (lines, codes)
+        _FILE_CODES[filename, whole] = (lines, codes)
     return codes
 
 

@@ -398,6 +398,16 @@ def _corpus_functions(module_name: str) -> list:
             and all(p.kind is p.POSITIONAL_OR_KEYWORD for p in inspect.signature(f).parameters.values())]
 
 
+def _repeatable(fn, wrt, args, first):
+    """Whether the Python backend's gradient is the same at a second call (seeded as the first)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        _seed()
+        again = s2s_ad.grad(fn, wrt=wrt)(*args)
+    pairs = zip(again, first) if isinstance(first, tuple) else [(again, first)]
+    return all(np.array_equal(a, b, equal_nan=True) for a, b in pairs)
+
+
 def _seed():
     import random
     np.random.seed(7)
@@ -440,6 +450,8 @@ def test_the_corpus_with_backend_numba_agrees_with_python_or_falls_back(module_n
                 except Exception as exc:  # the Python backend gave a gradient: so must this one
                     raise AssertionError(f"{module_name}.{fn.__name__}{args}: {type(exc).__name__}: {exc}") from exc
             fallbacks = [w for w in caught if issubclass(w.category, CompileFallbackWarning)]
+            if not _repeatable(fn, wrt, args, python):
+                continue  # (it draws from a generator object: no two calls agree, compiled or not)
             try:
                 _assert_same(compiled, python, exact=bool(fallbacks))
             except AssertionError as exc:

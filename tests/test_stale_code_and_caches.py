@@ -209,13 +209,104 @@ def test_a_file_edited_after_import_is_refused_not_read(tmp_path, monkeypatch):
     assert s2s_ad.grad(module.g)(3.0) == pytest.approx(27.0 + np.cos(3.0))
 
 
-def test_lines_added_above_a_function_after_import_are_refused(tmp_path, monkeypatch):
+def test_lines_added_above_a_function_after_import_read_it_where_it_is_now(tmp_path, monkeypatch):
+    # The one def of h in the file's text now compiles to the code that runs (line numbers aside):
+    # that text is read, where it is (as for a def IPython's autoreload compiled alone, below).
     before = "def f(x):\n    return x * x\n\ndef h(x):\n    return x * 4.0\n"
     module, path = _import_fresh(tmp_path, monkeypatch, "front_shifted_module", before)
     _edit(path, "def f(x):\n    return x * x\n\n\n\ndef h(x):\n    return x * 4.0\n")
+    assert s2s_ad.grad(module.h)(1.0) == pytest.approx(4.0)
+    assert "front_shifted_module.py:6" in s2s_ad.source(module.h)
+    assert s2s_ad.grad(module.f)(3.0) == pytest.approx(6.0)  # unchanged where it is: still fine
+    # two defs of h that would both do: which one ran cannot be told, so neither is read
+    module, path = _import_fresh(tmp_path, monkeypatch, "front_shifted_twice", before)
+    _edit(path, "def h(x):\n    return x * 4.0\n\ndef f(x):\n    return x * x\n\n\ndef h(x):\n    return x * 4.0\n")
     with pytest.raises(s2s_ad.TransformError, match="source file changed"):
         s2s_ad.grad(module.h)(1.0)
-    assert s2s_ad.grad(module.f)(3.0) == pytest.approx(6.0)  # unchanged where it is: still fine
+
+
+
+# -- a function's code and defaults replaced in place: what IPython's %autoreload does when the file of
+# a module is edited (the old function objects get the new __code__ and __defaults__: code that holds
+# them, a notebook's own functions and gradients, runs the new code) ---------------------------------
+
+def _autoreload(module, path, text):
+    """Edit the module's file, and give each of its functions the new code and defaults in place, as
+    IPython's autoreload does (IPython.extensions.autoreload.update_function)."""
+    _edit(path, text)
+    fresh = {}
+    exec(compile(text, str(path), "exec"), fresh)
+    for name, new in fresh.items():
+        old = getattr(module, name, None)
+        if callable(new) and hasattr(new, "__code__") and hasattr(old, "__code__"):
+            old.__code__, old.__defaults__ = new.__code__, new.__defaults__
+
+
+_WAVE = "import numpy as np\n\ndef helper(x):\n    return np.sin(x) * x\n\ndef loss(x, a=2.0):\n" \
+        "    return a * np.sum(helper(x) ** 2)\n"
+
+
+def test_a_helper_whose_code_is_replaced_in_place_is_differentiated_as_it_runs_now(tmp_path, monkeypatch):
+    module, path = _import_fresh(tmp_path, monkeypatch, "front_code_replaced_helper", _WAVE)
+    x = np.array([0.3, 1.2])
+    loss, by_scalar = s2s_ad.grad(module.loss), s2s_ad.value_and_grad(module.loss)
+    np.testing.assert_allclose(loss(x), 4 * np.sin(x) * x * (np.cos(x) * x + np.sin(x)))
+    assert by_scalar(0.5)[1] == pytest.approx(4 * np.sin(0.5) * 0.5 * (np.cos(0.5) * 0.5 + np.sin(0.5)))
+    _autoreload(module, path, _WAVE.replace("np.sin(x) * x", "np.cos(x) * x"))
+    want = 4 * np.cos(x) * x * (np.cos(x) - np.sin(x) * x)
+    np.testing.assert_allclose(module.loss(x), 2 * np.sum((np.cos(x) * x) ** 2))  # Python runs the new code
+    np.testing.assert_allclose(loss(x), want)  # the gradient taken before the edit
+    np.testing.assert_allclose(s2s_ad.grad(module.loss)(x), want)  # and one taken after it
+    assert by_scalar(0.5)[1] == pytest.approx(numeric_grad(module.loss, (0.5,), 0))
+    assert s2s_ad.jvp(module.loss, (0.5,), (1.0,))[1] == pytest.approx(numeric_grad(module.loss, (0.5,), 0))
+
+
+def test_a_function_whose_code_and_defaults_are_replaced_in_place_is_differentiated_as_it_runs_now(
+        tmp_path, monkeypatch):
+    module, path = _import_fresh(tmp_path, monkeypatch, "front_code_replaced_loss", _WAVE)
+    x = np.array([0.3, 1.2])
+    loss = s2s_ad.grad(module.loss)
+    before = loss(x), loss(0.5), loss(x, 1.0)
+    _autoreload(module, path, _WAVE.replace("** 2", "** 3").replace("a=2.0", "a=5.0"))
+    for args in ((x,), (0.5,), (x, 1.0), (0.5, 1.0)):  # arrays and numbers, the default and not
+        np.testing.assert_allclose(loss(*args), numeric_grad(module.loss, args, 0), rtol=1e-6)
+    assert not np.allclose(loss(x), before[0]) and loss(0.5) != pytest.approx(before[1])
+    # the parameters themselves renamed and reordered: wrt=0 is the first one, as for a new grad
+    _autoreload(module, path, _WAVE.replace("loss(x, a=2.0)", "loss(a, x=0.5)"))
+    assert loss(3.0) == pytest.approx((np.sin(0.5) * 0.5) ** 2)  # d/da of a * helper(x) ** 2
+    assert loss(3.0, 0.25) == pytest.approx((np.sin(0.25) * 0.25) ** 2)
+
+
+
+def _deduperreload(module, path, text):
+    """Edit the module's file, and patch each of its functions as IPython 9's %autoreload does by
+    default (IPython.extensions.deduperreload): the text of each def compiled alone, under the
+    module's file name, so that its code says line 1 of the file whatever line the def is on."""
+    import ast
+    _edit(path, text)
+    for node in ast.parse(text).body:
+        if isinstance(node, ast.FunctionDef):
+            fresh = {}
+            exec(compile(ast.unparse(node), str(path), "exec", dont_inherit=True), vars(module), fresh)
+            old = getattr(module, node.name)
+            old.__code__, old.__defaults__ = fresh[node.name].__code__, fresh[node.name].__defaults__
+
+
+def test_a_def_compiled_alone_by_autoreload_is_read_where_it_is_in_the_file(tmp_path, monkeypatch):
+    module, path = _import_fresh(tmp_path, monkeypatch, "front_compiled_alone", _WAVE)
+    x = np.array([0.3, 1.2])
+    loss = s2s_ad.grad(module.loss)
+    loss(x)
+    _deduperreload(module, path, _WAVE.replace("np.sin(x) * x", "np.cos(x) * x").replace("a=2.0", "a=3.0"))
+    assert module.helper.__code__.co_firstlineno == 1  # not where the def is
+    np.testing.assert_allclose(loss(x), 6 * np.cos(x) * x * (np.cos(x) - np.sin(x) * x))
+    np.testing.assert_allclose(loss(x), numeric_grad(module.loss, (x,), 0), rtol=1e-6)
+    # a refusal in the edited def names its line in the file
+    edited = _WAVE.replace("    return np.sin(x) * x\n", "    while x > 0:\n        x = x - 1.0\n    else:\n"
+                                                           "        x = x * 2.0\n    return x\n")
+    _deduperreload(module, path, edited)
+    with pytest.raises(s2s_ad.TransformError, match=r"front_compiled_alone\.py:4:.*else clause on a while"):
+        s2s_ad.grad(module.helper)(1.5)
 
 
 # -- item 8: a nested def redefined inside a branch or a loop ----------------
