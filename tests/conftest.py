@@ -172,42 +172,73 @@ def _self_check_off_where_marked(request, monkeypatch) -> None:
 
 # -- optional dependencies: skipped where missing, a failure where CI says they are installed ----------
 
-# Set to 1 in an environment with JAX and SciPy installed (CI's): a test skipped because one of them
-# cannot be imported is then a failure, so that the comparisons with JAX never silently stop running.
+# Set to 1 in an environment with every optional extra installed (CI's job 4): a test skipped because
+# one of them cannot be imported is then a failure, so that the comparisons with JAX never silently
+# stop running.  Set to module names instead (S2S_AD_REQUIRE_EXTRAS=dask.distributed, comma-separated),
+# in an environment made for one extra (CI's job for it): those must be there, the others may be missing.
 REQUIRE_EXTRAS = "S2S_AD_REQUIRE_EXTRAS"
+# What "1" requires: every extra some test imports.
+_EVERY_EXTRA = ("jax", "jax.numpy", "jax.scipy.special", "scipy", "scipy.special", "dask.distributed")
 # What pytest.importorskip and the tests' own skips say when an optional package is missing.
 _MISSING_PACKAGE = ("could not import", "is not installed")
 
 
+def _required_setting() -> str:
+    return os.environ.get(REQUIRE_EXTRAS, "").strip()
+
+
 def _extras_required() -> bool:
-    return os.environ.get(REQUIRE_EXTRAS, "").strip().lower() not in ("", "0", "false", "no", "off")
+    return _required_setting().lower() not in ("", "0", "false", "no", "off")
+
+
+def _all_extras_required() -> bool:
+    return _required_setting().lower() in ("1", "true", "yes", "on", "all")
+
+
+def _required_extras() -> tuple[str, ...]:
+    """The modules that must import: every extra's for "1", those named otherwise, none when unset."""
+    if not _extras_required():
+        return ()
+    if _all_extras_required():
+        return _EVERY_EXTRA
+    return tuple(name for name in _required_setting().replace(",", " ").split())
+
+
+def _is_required(name: str) -> bool:
+    """Whether module ``name`` must import: it, or a package above it, is required (a named extra's
+    submodules are part of it)."""
+    required = _required_extras()
+    return _all_extras_required() or any(name == r or name.startswith(r + ".") for r in required)
 
 
 def optional_import(name: str) -> Any:
-    """The module ``name`` of an optional extra (JAX, SciPy), or None where it is not installed;
-    with ``S2S_AD_REQUIRE_EXTRAS=1`` its absence raises, so a comparison is never silently left out."""
+    """The module ``name`` of an optional extra (JAX, SciPy, Dask), or None where it is not installed;
+    with ``S2S_AD_REQUIRE_EXTRAS`` requiring it, its absence raises, so a comparison is never
+    silently left out."""
     try:
         return importlib.import_module(name)
     except ImportError:
-        if _extras_required():
+        if _is_required(name):
             raise
         return None
 
 
 def _import_the_extras() -> None:
     """Fail the run at once, naming what is missing, where the extras must be there and are not."""
-    for name in ("jax", "jax.numpy", "jax.scipy.special", "scipy", "scipy.special"):
+    for name in _required_extras():
         try:
             importlib.import_module(name)
         except ImportError as exc:
-            pytest.exit(f"{REQUIRE_EXTRAS}=1, but {name} cannot be imported: {exc}", returncode=4)
+            pytest.exit(f"{REQUIRE_EXTRAS}={_required_setting()}, but {name} cannot be imported: {exc}",
+                        returncode=4)
 
 
 def _failed_if_a_package_is_missing(report: Any) -> None:
     """With ``S2S_AD_REQUIRE_EXTRAS=1``, a skip for a missing package becomes a failure."""
     if report.skipped and _extras_required() and isinstance(report.longrepr, tuple):
         reason = str(report.longrepr[2])
-        if any(words in reason for words in _MISSING_PACKAGE):
+        named = _all_extras_required() or any(name in reason for name in _required_extras())
+        if named and any(words in reason for words in _MISSING_PACKAGE):
             report.outcome = "failed"
             report.longrepr = f"skipped for a missing package although {REQUIRE_EXTRAS}=1: {reason}"
 
