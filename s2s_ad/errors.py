@@ -71,3 +71,9 @@ class GradientCheckError(Exception):
             f"@s2s_ad.tangent for a function called here may be wrong; s2s_ad.check_grad(f, *args) compares "
             f"the gradient with finite differences. If no rule of yours is involved, this is a bug in s2s_ad: "
             f"please report it with the function.")
+
+
+class ExportError(Exception):
+    """Raised by ``s2s-ad export`` (``export.py``) where the generated code cannot be written as a
+    module that runs without s2s_ad: it names the helper or value that cannot be written, and
+    nothing is written."""
