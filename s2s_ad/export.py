@@ -69,6 +69,11 @@ def _exported(fn: Callable, wrt: Optional[Sequence[str]], args: Optional[tuple],
         if name not in params:
             raise ValueError(f"--wrt {name}: {fn.__name__} has no parameter {name!r} (it has {', '.join(params)})")
     kinds = _kinds(fn, signature, args)
+    for p in signature.parameters.values():
+        if args is None and isinstance(p.default, (list, tuple, dict)):
+            raise ExportError(f"the default of {p.name} is a {type(p.default).__name__}, which s2s_ad reads as a "
+                              "container (its items one by one): exported gradients take numbers and arrays; "
+                              "make its items parameters of their own")
     built = build_reverse(fn, names, kinds)
     adjoint = built.function
     if adjoint is None or len(inspect.signature(adjoint).parameters) != len(params) + 1:

@@ -28,6 +28,7 @@ import io
 import keyword
 import math
 import os
+import re
 import symtable
 import sys
 import sysconfig
@@ -57,6 +58,7 @@ class Piece:
     title: str = ""
     key: Hashable = None
     module: Optional[types.ModuleType] = None
+    imports: Optional[tuple[str, Optional[str]]] = None  # an import's (module, name taken from it or None)
     define_keys: dict[str, Hashable] = field(default_factory=dict)  # (set by the collector)
     read_keys: dict[str, Hashable] = field(default_factory=dict)
     renames: dict[str, str] = field(default_factory=dict)
@@ -72,8 +74,8 @@ def assemble(roots: list[Piece]) -> str:
         collector.resolve(piece)
     ordered = collector.ordered(roots)
     _allocate(roots + [piece for piece in ordered if piece not in roots])
-    imports = [piece for piece in ordered if _is_import(piece.text)]  # (they read nothing: first)
-    blocks = [_import_block([_renamed(piece.text, piece.renames) for piece in imports])]
+    imports = [piece for piece in ordered if piece.imports is not None]  # (they read nothing: first)
+    blocks = [_import_block([_import_text(piece) for piece in imports])]
     for piece in ordered:
         if piece in imports:
             continue
@@ -81,6 +83,17 @@ def assemble(roots: list[Piece]) -> str:
         blocks.append((f"# {piece.title}\n" if piece.title else "") + text.rstrip("\n") + "\n")
     # annotations are never evaluated: a helper's may name what only a type checker reads
     return "from __future__ import annotations\n\n" + "\n\n".join(blocks)
+
+
+def _import_text(piece: Piece) -> str:
+    """An import piece's statement, binding the name given to it."""
+    assert piece.imports is not None
+    (wished,) = piece.defines
+    name = piece.renames.get(wished, wished)
+    module, taken = piece.imports
+    if taken is None:
+        return f"import {module}" if name == module else f"import {module} as {name}"
+    return f"from {module} import {taken}" if name == taken else f"from {module} import {taken} as {name}"
 
 
 def _import_block(lines: list[str]) -> str:
@@ -107,10 +120,6 @@ def _import_order(statement: str) -> tuple:
 _STANDARD = ("math", "numbers", "operator", "typing", "random", "functools", "itertools")  # (before 3.10)
 
 
-def _is_import(text: str) -> bool:
-    return text.rstrip("\n").count("\n") == 0 and text.startswith(("import ", "from "))
-
-
 def _object_key(name: str, obj: Any, reader: Optional[Piece]) -> Hashable:
     """What identifies the definition of ``obj``, read as ``name`` by ``reader``: the object itself for
     a module, function or class; for a constant of one of s2s_ad's modules, its name there (its
@@ -119,7 +128,8 @@ def _object_key(name: str, obj: Any, reader: Optional[Piece]) -> Hashable:
     if isinstance(obj, (types.ModuleType, types.FunctionType, type, types.BuiltinFunctionType)):
         return ("object", id(obj))
     module = reader.module if reader is not None else None
-    if module is not None and module.__name__.split(".")[0] in _OWN_PACKAGES and vars(module).get(name) is obj:
+    if module is not None and module.__name__.split(".")[0] in _OWN_PACKAGES and vars(module).get(name) is obj \
+            and _import_of(name, obj) is None:  # (typing.Optional is imported, whoever reads it)
         return ("assignment", module.__name__, name)
     return ("object", id(obj))
 
@@ -242,7 +252,7 @@ def _module_import(name: str, module: types.ModuleType) -> Piece:
     if not _standard_or_installed(full):
         raise ExportError(f"the module {full} (read as {name}) is neither the standard library's nor installed")
     text = f"import {full}" if name == full else f"import {full} as {name}"
-    return Piece(text, {name: module}, {})
+    return Piece(text, {name: module}, {}, imports=(full, None))
 
 
 def _import_of(name: str, obj: Any) -> Optional[Piece]:
@@ -261,7 +271,7 @@ def _import_of(name: str, obj: Any) -> Optional[Piece]:
         short = qualname if "." not in qualname else getattr(obj, "__name__", "")
         if short and vars(found).get(short) is obj:
             alias = "" if name == short else f" as {name}"
-            return Piece(f"from {candidate} import {short}{alias}", {name: obj}, {})
+            return Piece(f"from {candidate} import {short}{alias}", {name: obj}, {}, imports=(candidate, short))
     return None
 
 
@@ -326,13 +336,16 @@ def _assignment(module: types.ModuleType, name: str, obj: Any) -> Optional[Piece
         source = inspect.getsource(module)
     except (OSError, TypeError):
         return None
-    for node in ast.parse(source).body:
+    found = None
+    for node in ast.parse(source).body:  # (the last assignment at the top: what the name holds)
         targets = node.targets if isinstance(node, ast.Assign) else [node.target] if isinstance(node, ast.AnnAssign) else []
         if any(isinstance(t, ast.Name) and t.id == name for t in targets) and getattr(node, "value", None) is not None:
-            text = ast.get_source_segment(source, node) or ""
-            reads = {read: vars(module)[read] for read in sorted(global_reads(text) - {name}) if read in vars(module)}
-            return Piece(text, {name: obj}, reads, f"{module.__name__}.{name}", module=module)
-    return None
+            found = node
+    if found is None:
+        return None
+    text = ast.get_source_segment(source, found) or ""
+    reads = {read: vars(module)[read] for read in sorted(global_reads(text) - {name}) if read in vars(module)}
+    return Piece(text, {name: obj}, reads, f"{module.__name__}.{name}", module=module)
 
 
 # -- literals ---------------------------------------------------------------------------------
@@ -342,16 +355,26 @@ def literal_text(value: Any) -> Optional[str]:
     """Source text that makes ``value`` again (NumPy as ``np``), or None where there is none."""
     if value is None or isinstance(value, (bool, int, str, bytes)):
         return repr(value)
+    if value is Ellipsis:
+        return "Ellipsis"
+    if type(value) is slice:
+        parts = [literal_text(part) for part in (value.start, value.stop, value.step)]
+        return None if None in parts else f"slice({', '.join(p for p in parts if p is not None)})"
     if isinstance(value, float):
         return repr(value) if math.isfinite(value) else f"float({str(value)!r})"
     if isinstance(value, complex):
         return f"complex({literal_text(value.real)}, {literal_text(value.imag)})"
-    if isinstance(value, (tuple, list)):
+    if type(value) in (tuple, list):
         items = [literal_text(v) for v in value]
-        if None in items and any(v is not None for v, t in zip(value, items) if t is None):
+        if any(t is None for t in items):
             return None
-        inner = ", ".join(t or "None" for t in items)
+        inner = ", ".join(t for t in items if t is not None)
         return f"({inner}{',' if len(items) == 1 else ''})" if isinstance(value, tuple) else f"[{inner}]"
+    if type(value) is dict:
+        pairs = [(literal_text(k), literal_text(v)) for k, v in value.items()]
+        if any(k is None or v is None for k, v in pairs):
+            return None
+        return "{" + ", ".join(f"{k}: {v}" for k, v in pairs) + "}"
     if isinstance(value, np.ndarray) and value.dtype.kind in "biufc":
         array = f"np.array({_numbers(value.tolist())}, dtype=np.dtype({value.dtype.str!r}))"
         return array if value.size else f"{array}.reshape({value.shape!r})"
@@ -483,6 +506,11 @@ def _renamed(text: str, renames: dict[str, str]) -> str:
     """``text`` with each global name of ``renames`` replaced: every name token that is not an
     attribute (after ``.``) nor a keyword argument (``f(axis=...)``)."""
     tokens = [t for t in _tokens(text) if t.type not in (tokenize.NL, tokenize.COMMENT)]
+    for tok in tokens:  # before Python 3.12 an f-string is one token: a name inside it cannot be renamed
+        if tok.type == tokenize.STRING and "f" in tok.string.split(tok.string[-1])[0].lower() and any(
+                re.search(rf"\b{re.escape(name)}\b", tok.string) for name in renames):
+            raise ExportError(f"a global to be renamed ({', '.join(renames)}) may be read inside an f-string "
+                              f"({tok.string[:40]}...), which this Python cannot rename")
     edits: list[tuple[int, int, int, str]] = []
     depth = 0
     for i, tok in enumerate(tokens):

@@ -236,3 +236,30 @@ def test_the_seed_examples_export(tmp_path, example):
     done = _cli("export", f"examples/{example}", "-o", str(tmp_path / "out.py"))
     assert done.returncode == 0, done.stderr
     compile((tmp_path / "out.py").read_text(), "out.py", "exec")
+
+
+@pytest.mark.slow
+def test_every_user_program_exports_or_is_refused_and_agrees(tmp_path):
+    """tests/user_programs.py (simulations, in-place updates, np.linalg, loops with early exits...):
+    each exported, for any arguments and for the case's, and its gradient equal to s2s_ad.grad's."""
+    import test_user_programs
+    import user_programs
+
+    checked = refused = 0
+    for name, (args, _) in test_user_programs.CASES.items():
+        fn = getattr(user_programs, name)
+        if any(isinstance(a, (dict, list, tuple)) for a in args):
+            continue  # containers are not exported (test_generic_code_refuses_containers...)
+        want = s2s_ad.grad(fn)(*args)
+        for example in (None, args):
+            try:
+                text = exported(fn, None, example)
+            except ExportError as exc:
+                assert "container" in str(exc), exc
+                refused += 1
+                continue
+            module = _imported(tmp_path, text, f"exported_{name}_{example is None}")
+            np.testing.assert_allclose(getattr(module, f"grad_{fn.__name__}")(*args), want, rtol=1e-12,
+                                       atol=1e-14, err_msg=name)
+            checked += 1
+    assert checked > 100 and refused <= 4, (checked, refused)
