@@ -263,3 +263,16 @@ def test_every_user_program_exports_or_is_refused_and_agrees(tmp_path):
                                        atol=1e-14, err_msg=name)
             checked += 1
     assert checked > 100 and refused <= 4, (checked, refused)
+
+
+@pytest.mark.parametrize("args", [
+    (1.0, 2), (True, np.float32(1.0)), (np.ones((3, 1, 4)), np.ones(4), np.ones((4, 3))),
+    (np.ones(()), np.ones(1), None, "l2"), (np.ones((30,)),) + tuple(np.ones(n) for n in range(2, 30)),
+])
+def test_the_check_of_exported_code_reads_kinds_as_s2s_ad_does(args):
+    """``argument_pattern`` (run by exported code) gives for each argument what s2s_ad's kind of it
+    says (``arguments.kinds_of``): the code is refused exactly where s2s_ad would run other code."""
+    from s2s_ad.arguments import kinds_of
+    from s2s_ad.export import _expected, argument_pattern
+
+    assert argument_pattern(args) == tuple(_expected(k) for k in kinds_of(ef.numbers, args))
