@@ -69,6 +69,11 @@ def _exported(fn: Callable, wrt: Optional[Sequence[str]], args: Optional[tuple],
         if name not in params:
             raise ValueError(f"--wrt {name}: {fn.__name__} has no parameter {name!r} (it has {', '.join(params)})")
     kinds = _kinds(fn, signature, args)
+    for name in names:
+        kind = kinds[params.index(name)]
+        if isinstance(kind, Constant):
+            raise ExportError(f"--wrt {name}: {name} = {kind.value!r} has no derivative (the code is specialised on "
+                              "its value); differentiate with respect to a number or array")
     for p in signature.parameters.values():
         if args is None and isinstance(p.default, (list, tuple, dict)):
             raise ExportError(f"the default of {p.name} is a {type(p.default).__name__}, which s2s_ad reads as a "
@@ -187,12 +192,15 @@ def argument_pattern(args: tuple) -> tuple:
     return tuple(pattern)
 
 
-def check_arguments(args: tuple, expected: Optional[tuple], names: tuple) -> None:
+def check_arguments(args: tuple, expected: Optional[tuple], names: tuple, wrt: tuple) -> None:
     """Raise TypeError where exported code meets arguments it was not made for: with ``expected``
     (``s2s-ad export --args``), arguments of other kinds (``argument_pattern``); without, a
-    container (the code takes numbers and arrays; s2s_ad flattens containers, this code does not)."""
+    container (the code takes numbers and arrays; s2s_ad flattens containers, this code does not);
+    and a string or None to differentiate by (``wrt``), which has no derivative."""
     got = argument_pattern(args)
     for name, value, have, want in zip(names, args, got, expected or (None,) * len(args)):
+        if name in wrt and (value is None or isinstance(value, str)):
+            raise TypeError(f"{name} = {value!r} has no derivative: differentiate with respect to a number or array")
         if want is None and isinstance(value, (list, tuple, dict)):
             raise TypeError(f"{name}: a {type(value).__name__}; this exported code takes numbers and arrays")
         if want is not None and want != "any" and have != want:
@@ -249,7 +257,7 @@ def _wrappers(fn: Callable, signature: inspect.Signature, wrt: tuple[str, ...], 
     text = (f"def value_and_grad_{name}({_parameters(signature)}):\n"
             f'    """({name}({arguments}), d {name} / d ({by})), as s2s_ad.value_and_grad({name}, wrt=...) '
             f'returns them."""\n'
-            f"    {check_name}({as_tuple}, {literal_text(expected)}, {tuple(params)!r})\n"
+            f"    {check_name}({as_tuple}, {literal_text(expected)}, {tuple(params)!r}, {tuple(wrt)!r})\n"
             f"    {value}, {gradient} = {adjoint_name}({arguments})\n"
             f"    if {np_name}.ndim({value}) != 0:\n"
             f"        raise TypeError(f\"{name} returned an array of shape {{{np_name}.shape({value})}}, not a number\")\n"

@@ -44,3 +44,9 @@ def weighted(x, scale=2.0, *, power=2):
 
 def noisy(x):
     return np.sum(x * RNG.normal(size=3))
+
+
+def by_mode(x, mode="l2"):
+    if mode == "l2":
+        return np.sum(x ** 2)
+    return np.sum(np.abs(x))

@@ -276,3 +276,15 @@ def test_the_check_of_exported_code_reads_kinds_as_s2s_ad_does(args):
     from s2s_ad.export import _expected, argument_pattern
 
     assert argument_pattern(args) == tuple(_expected(k) for k in kinds_of(ef.numbers, args))
+
+
+def test_a_string_to_differentiate_by_is_refused(tmp_path):
+    with pytest.raises(ExportError, match="mode = 'l1' has no derivative"):
+        exported(ef.by_mode, ("mode",), (np.ones(2), "l1"))
+    module = _imported(tmp_path, exported(ef.by_mode, ("x", "mode")), "exported_by_mode")
+    with pytest.raises(TypeError, match="mode = 'l1' has no derivative"):
+        module.grad_by_mode(np.ones(2), "l1")
+    generic = _imported(tmp_path, exported(ef.by_mode), "exported_by_mode_x")
+    x = np.array([0.5, -1.5])
+    for mode in ("l1", "l2"):  # code for any arguments: the branch taken at run time
+        np.testing.assert_allclose(generic.grad_by_mode(x, mode), s2s_ad.grad(ef.by_mode)(x, mode))
