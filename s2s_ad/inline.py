@@ -20,6 +20,7 @@ The statements come out in an order where each reads only what is defined above 
 """
 from __future__ import annotations
 
+import __future__
 import ast
 import builtins
 import importlib
@@ -289,6 +290,9 @@ def _source_piece(name: str, obj: Union[types.FunctionType, type]) -> Piece:
     except (OSError, TypeError) as exc:
         raise ExportError(f"the source of {label} cannot be read ({exc})") from None
     text = _without_decorators(text, label)
+    if isinstance(obj, types.FunctionType) and not _compiles_to(text, obj):
+        raise ExportError(f"the source of {label} in {inspect.getsourcefile(obj)} is not the code that runs (the "
+                          "file changed after it was imported): export again in a new process")
     reads = {}
     for read in sorted(global_reads(text) - {obj.__name__}):
         if read in vars(module):
@@ -305,6 +309,31 @@ def _source_piece(name: str, obj: Union[types.FunctionType, type]) -> Piece:
     where = inspect.getsourcefile(obj) or "?"
     title = f"{label}, from {_short(where)}"
     return Piece(text, {obj.__name__: obj}, reads, title, module=module)
+
+
+def _compiles_to(text: str, function: types.FunctionType) -> bool:
+    """Whether ``text`` (a ``def``) compiles to ``function``'s code, as far as the compiler's version
+    leaves it alone: the names it reads, its locals, its constants (its docstring among them), and
+    those of the functions nested in it.  (The file read may have changed since the function was
+    compiled from it.)"""
+    flags = function.__code__.co_flags & __future__.annotations.compiler_flag
+    try:
+        module = compile(text, "<export>", "exec", flags=flags, dont_inherit=True)
+    except SyntaxError:
+        return False
+    made = [c for c in module.co_consts if isinstance(c, types.CodeType) and c.co_name == function.__name__]
+    return len(made) == 1 and _same_code(made[0], function.__code__)
+
+
+def _same_code(a: types.CodeType, b: types.CodeType) -> bool:
+    def parts(code: types.CodeType) -> tuple:
+        constants = tuple(c for c in code.co_consts if not isinstance(c, types.CodeType))
+        return (code.co_names, code.co_varnames, code.co_argcount, code.co_kwonlyargcount, repr(constants))
+
+    inner_a = [c for c in a.co_consts if isinstance(c, types.CodeType)]
+    inner_b = [c for c in b.co_consts if isinstance(c, types.CodeType)]
+    return (parts(a) == parts(b) and len(inner_a) == len(inner_b)
+            and all(_same_code(x, y) for x, y in zip(inner_a, inner_b)))
 
 
 def _short(path: str) -> str:

@@ -288,3 +288,15 @@ def test_a_string_to_differentiate_by_is_refused(tmp_path):
     x = np.array([0.5, -1.5])
     for mode in ("l1", "l2"):  # code for any arguments: the branch taken at run time
         np.testing.assert_allclose(generic.grad_by_mode(x, mode), s2s_ad.grad(ef.by_mode)(x, mode))
+
+
+def test_a_helper_whose_file_changed_since_import_is_refused(tmp_path, monkeypatch):
+    """The source on disk must be the code that runs: a file edited after its import is not copied."""
+    module = _imported(tmp_path, "def scaled(x):\n    return 2.0 * x\n", "edited_helper")
+    monkeypatch.setitem(sys.modules, "edited_helper", module)
+    (tmp_path / "edited_helper.py").write_text("def scaled(x):\n    return 3.0 * x\n")
+    import linecache
+    linecache.checkcache()
+    reader = Piece("def f(x):\n    return scaled(x)\n", {"f": object()}, {"scaled": module.scaled})
+    with pytest.raises(ExportError, match="is not the code that runs"):
+        assemble([reader])
