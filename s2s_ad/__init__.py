@@ -9,8 +9,8 @@ from .matrices import hessian, jacobian
 from .errors import CompileFallbackWarning, GradientCheckError, TransformError
 from .rules import adjoint, tangent
 from .runtime import checkpointed, stop_gradient
+from .version import __version__
 
-__version__ = "0.1.0"
 __all__ = [
     "CompileFallbackWarning", "GradCheck", "GradientCheckError", "GradientFunction", "TransformError", "adjoint", "check_grad", "checkpointed", "grad", "hessian", "jacobian",
     "jvp", "source", "stop_gradient", "tangent", "value_and_grad", "vjp",

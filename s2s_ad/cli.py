@@ -1,6 +1,8 @@
-"""``s2s-ad FILE:FUNC``: print the code s2s_ad generates for a function (or its graph, or a check).
+"""``s2s-ad FILE:FUNC``: print the code s2s_ad generates for a function (or its graph, or a check);
+``s2s-ad export FILE:FUNC``: write its gradient as a module that runs without s2s_ad (``export.py``).
 
-Errors print one readable line to stderr and exit with status 2.
+The word ``export`` first picks the second form (a file named ``export`` is ``./export``); anything
+else is the first, as it always was.  Errors print one readable line to stderr and exit with status 2.
 """
 from __future__ import annotations
 
@@ -23,7 +25,8 @@ from .gradcheck import check_grad
 from .graph import to_dot
 from .kinds import UNKNOWN
 from .matrices import hessian
-from .errors import TransformError
+from .errors import ExportError, TransformError
+from .export import exported
 from .pipeline import STAGES, lowered
 
 _EXAMPLES = """examples:
@@ -39,6 +42,22 @@ _EXAMPLES = """examples:
   s2s-ad examples/rational.py:f --check 3,2     the gradient at (3, 2) against finite differences
   s2s-ad examples/deblur.py:loss --format dot | dot -Tpng > loss.png     the data-flow graph
   s2s-ad model.py:loss --args "[[0.5, 0.2], [0.1, 0.3]], 0.1"   an array and a number
+  s2s-ad export model.py:loss --wrt w -o d_loss.py   the gradient as a module needing NumPy alone
+                                                (s2s-ad export --help)
+"""
+
+_EXPORT_EXAMPLES = """examples:
+  s2s-ad export examples/rational.py:f -o d_f.py            d f / d x for any numbers and arrays
+  s2s-ad export examples/rational.py:f --wrt x,y -o d_f.py  with respect to x and y
+  s2s-ad export model.py:loss --args "[0.5, 0.2], 0.1"      specialised for an array of 2 and a number
+
+The module defines grad_FUNC and value_and_grad_FUNC, with FUNC's parameters, returning what
+s2s_ad.grad and s2s_ad.value_and_grad return, and the adjoint d_FUNC(..., d_out=1.0); its
+docstring names the source, the parameters differentiated, the argument kinds, the s2s_ad
+version and the date.  It needs NumPy and Python's standard library alone: the helpers of
+s2s_ad's that the code calls are written out in it.  Without --args the code works for any
+numbers and arrays; with --args a call with arguments of other kinds raises TypeError.
+Where a helper cannot be written out, an error names it and nothing is written.
 """
 
 
@@ -101,7 +120,8 @@ def _argument(value: Any) -> Any:
 
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog="s2s-ad", description="Print the code s2s_ad generates for a function.",
+        prog="s2s-ad", description="Print the code s2s_ad generates for a function; "
+        "s2s-ad export FILE:FUNC writes its gradient as a module that runs without s2s_ad (s2s-ad export --help).",
         epilog=_EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("target", help="FILE:FUNC (e.g. examples/rational.py:f), or FILE to list its functions")
     parser.add_argument("--wrt", default=None, help="parameters to differentiate by, comma-separated (default: the first)")
@@ -189,7 +209,49 @@ def _coloured(text: str) -> str:
     return highlight(text, PythonLexer(), TerminalFormatter())
 
 
+def _export_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="s2s-ad export", description="Write a function's gradient as a Python module that needs NumPy alone "
+        "(no s2s_ad).", epilog=_EXPORT_EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("target", help="FILE:FUNC (e.g. examples/rational.py:f)")
+    parser.add_argument("--wrt", default=None, help="parameters to differentiate by, comma-separated (default: the first)")
+    parser.add_argument("--args", default=None, metavar="VALUES",
+                        help="example arguments, as Python literals separated by commas: the code is specialised "
+                             "for their kinds (and refuses calls with others); default: code for any arguments")
+    parser.add_argument("-o", "--output", default=None, metavar="OUT.py", help="the file to write (default: print it)")
+    return parser
+
+
+def _export(argv: Sequence[str]) -> int:
+    """``s2s-ad export``: the module text made in full before anything is written."""
+    options = _export_parser().parse_args(argv)
+    path, _, name = options.target.rpartition(":")
+    try:
+        if not path:
+            raise SystemExit(f"s2s-ad export: name the function, FILE:FUNC, not {options.target!r}")
+        fn = _load(path, name)
+        wrt = None if options.wrt is None else tuple(w.strip() for w in options.wrt.split(","))
+        args = None if options.args is None else _parse_args(options.args)
+        text = exported(fn, wrt, args)
+        if options.output is None:
+            print(text, end="")
+            return 0
+        with open(options.output, "w", encoding="utf-8") as out:
+            out.write(text)
+        print(f"s2s-ad: wrote {options.output}")
+    except SystemExit as exc:
+        print(exc, file=sys.stderr)
+        return 2
+    except (ExportError, TransformError, ValueError, TypeError) as exc:
+        print(f"s2s-ad export: {exc}", file=sys.stderr)
+        return 2
+    return 0
+
+
 def main(argv: Optional[Sequence[str]] = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:1] == ["export"]:
+        return _export(argv[1:])
     options = _parser().parse_args(argv)
     path, _, name = options.target.rpartition(":")
     try:

@@ -105,3 +105,9 @@ class GradientCheckError(Exception):
 class CompileFallbackWarning(UserWarning):
     """``backend="numba"`` could not compile a derivative (what Numba refused and the user's line are
     in the message): the same generated code runs as Python, giving the same numbers."""
+
+
+class ExportError(Exception):
+    """Raised by ``s2s-ad export`` (``export.py``) where the generated code cannot be written as a
+    module that runs without s2s_ad: it names the helper or value that cannot be written, and
+    nothing is written."""
