@@ -48,13 +48,21 @@ class Probe:
     extra: Optional[dict[str, Any]] = None
 
 
-def _limit_memory() -> None:  # runs in the child, before it executes Python
-    resource.setrlimit(resource.RLIMIT_AS, (MEMORY_LIMIT, MEMORY_LIMIT))
+def limit_text(memory_limit: int) -> str:
+    """A memory limit in GB (or MB, below one GB), for the report."""
+    if memory_limit >= 1 << 30:
+        return f"{memory_limit / (1 << 30):.3g} GB"
+    return f"{memory_limit / (1 << 20):.3g} MB"
 
 
 def run_probe(arguments: Sequence[str], environment: Optional[dict[str, str]] = None,
-              time_limit: float = TIME_LIMIT) -> Probe:
-    """Run ``python -m benchmarks.first_calls probe ARGUMENTS`` in a new process under the limits."""
+              time_limit: float = TIME_LIMIT, memory_limit: int = MEMORY_LIMIT) -> Probe:
+    """Run ``python -m benchmarks.first_calls ARGUMENTS`` in a new process under the limits:
+    ``time_limit`` seconds and ``memory_limit`` bytes of address space."""
+
+    def limit_memory() -> None:  # runs in the child, before it executes Python
+        resource.setrlimit(resource.RLIMIT_AS, (memory_limit, memory_limit))
+
     env = dict(os.environ, **(environment or {}))
     env["PYTHONPATH"] = os.pathsep.join([_ROOT] + [p for p in [env.get("PYTHONPATH")] if p])
     for variable in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
@@ -62,14 +70,14 @@ def run_probe(arguments: Sequence[str], environment: Optional[dict[str, str]] = 
     command = [sys.executable, "-m", "benchmarks.first_calls", *arguments]
     try:
         done = subprocess.run(command, cwd=_ROOT, env=env, capture_output=True, text=True,
-                              timeout=time_limit, preexec_fn=_limit_memory)
+                              timeout=time_limit, preexec_fn=limit_memory)
     except subprocess.TimeoutExpired:
         return Probe(failure=f"timed out ({time_limit:.0f} s)")
     lines = done.stdout.strip().splitlines()
     if done.returncode == 0 and lines:
         return Probe(**json.loads(lines[-1]))
     if any(sign in done.stderr for sign in _OUT_OF_MEMORY_SIGNS):
-        return Probe(failure=f"out of memory ({MEMORY_LIMIT >> 30} GB limit)")
+        return Probe(failure=f"out of memory ({limit_text(memory_limit)} limit)")
     last = (done.stderr.strip().splitlines() or [f"exit status {done.returncode}"])[-1]
     return Probe(failure=f"failed: {last[:160]}")
 
@@ -135,7 +143,8 @@ def probe_first_call(contender: str, workload: str) -> dict[str, Any]:
 
     from benchmarks.cases import select
     from benchmarks.check import max_abs_difference
-    from benchmarks.timing import QUICK, best_seconds_each
+    from benchmarks.timing import QUICK, best_seconds_each, steady_allocator
+    steady_allocator()  # as in the benchmark's own process, so the steady figures compare
     case = select([workload])[0]
     args = case.make_args(False)
     _import_library(contender)
@@ -152,6 +161,34 @@ def probe_first_call(contender: str, workload: str) -> dict[str, Any]:
     hand = _as_tuple(case.hand_gradient(*args))
     error = max_abs_difference(tuple(np.asarray(g) for g in _as_tuple(result)), hand)
     return {"first_call": first, "steady": steady, "max_error": error}
+
+
+def _status_kib(key: str) -> int:
+    """A ``VmRSS``/``VmHWM`` figure of this process, in KiB, from /proc/self/status (Linux)."""
+    with open("/proc/self/status", encoding="ascii") as status:
+        for line in status:
+            if line.startswith(key + ":"):
+                return int(line.split()[1])
+    raise OSError(f"no {key} in /proc/self/status")
+
+
+def _start_peak() -> tuple[int, bool]:
+    """The resident memory now (bytes), with the high-water mark reset to it (Linux: writing 5 to
+    /proc/self/clear_refs), so that the mark afterwards is the peak of what runs in between.
+    Where that cannot be done, the process's lifetime peak (``ru_maxrss``) stands in, and the
+    second value is False: the growth measured is then only a lower bound."""
+    try:
+        with open("/proc/self/clear_refs", "w", encoding="ascii") as clear:
+            clear.write("5")
+        return _status_kib("VmRSS") * 1024, True
+    except OSError:
+        return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024, False
+
+
+def _peak_since(reset: bool) -> int:
+    if reset:
+        return _status_kib("VmHWM") * 1024
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
 
 
 def probe_memory(contender: str, steps: int) -> dict[str, Any]:
@@ -177,12 +214,12 @@ def probe_memory(contender: str, steps: int) -> dict[str, Any]:
         except LookupError as missing:
             return {"failure": str(missing)}
     gradient(3.1, 0.2, 1000)
-    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    before, reset = _start_peak()
     start = time.perf_counter()
     result = gradient(3.1, 0.2, steps)
     seconds = time.perf_counter() - start
-    grown = (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before) * 1024  # Linux: KiB
-    extra: dict[str, Any] = {"rss_growth": grown, "gradient": [float(g) for g in result]}
+    extra: dict[str, Any] = {"rss_growth": _peak_since(reset) - before, "rss_exact": reset,
+                             "gradient": [float(g) for g in result]}
     if contender in ("s2s_ad", "hand"):  # tracemalloc sees Python's allocations, not Numba's
         tracemalloc.start()
         gradient(3.1, 0.2, steps)

@@ -160,19 +160,23 @@ def rk4_grad(alpha: float, beta: float, gamma: float, delta: float, u0: float = 
 
 
 def logsumexp_ce_grad(logits: np.ndarray, onehot: np.ndarray) -> tuple[np.ndarray]:
-    """As ``workloads.logsumexp_ce_grad``, row by row: (softmax - onehot) / rows."""
+    """As ``workloads.logsumexp_ce_grad``, row by row: (softmax - onehot) / rows.  (Numba's exp is
+    the scalar one of the C library, where NumPy's is vectorised: on this workload the compiled
+    reference is slower than the NumPy one.)"""
     rows, columns = logits.shape
     gradient = np.empty((rows, columns))
+    scale = 1.0 / rows
     for i in range(rows):
         largest = logits[i, 0]
         for j in range(1, columns):
             largest = max(largest, logits[i, j])
         total = 0.0
         for j in range(columns):
-            gradient[i, j] = math.exp(logits[i, j] - largest)
-            total += gradient[i, j]
+            e = math.exp(logits[i, j] - largest)
+            gradient[i, j] = e
+            total += e
         for j in range(columns):
-            gradient[i, j] = (gradient[i, j] / total - onehot[i, j]) * (1.0 / rows)
+            gradient[i, j] = (gradient[i, j] / total - onehot[i, j]) * scale
     return (gradient,)
 
 

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from typing import Any, Optional, Sequence
 
-from benchmarks.first_calls import MEMORY_LIMIT, TIME_LIMIT, Probe
+from benchmarks.first_calls import MEMORY_LIMIT, TIME_LIMIT, Probe, limit_text
 from benchmarks.report import seconds_text
 
 # (title, contender, field): a column of the first-call table
@@ -57,7 +57,7 @@ def print_first_calls(results: dict[str, dict[str, Probe]]) -> None:
     titles = ["workload"] + [title for title, _, _ in columns] + ["ours/jax.jit", "numba/jax.jit"]
     widths = [13] + [max(len(title), 9) for title in titles[1:]]
     print(f"\nfirst calls (each in a new process, after its imports; limits {TIME_LIMIT:.0f} s and "
-          f"{MEMORY_LIMIT >> 30} GB of address space)")
+          f"{limit_text(MEMORY_LIMIT)} of address space)")
     print("  ".join(f"{t:<{w}}" if i == 0 else f"{t:>{w}}" for i, (t, w) in enumerate(zip(titles, widths))))
     notes = []
     for workload, row in results.items():
@@ -94,8 +94,11 @@ def print_memory(results: dict[str, Probe], steps: int) -> None:
         difference = "n/a" if base is None else f"{max(abs(a - b) for a, b in zip(gradient, base)):.1e}"
         print(f"{name:<14} {seconds_text(probe.first_call):>9} {_bytes_text(probe.extra['rss_growth']):>16} "
               f"{_bytes_text(probe.extra.get('traced_peak')):>17} {difference:>10}")
-    print("peak RSS growth: the process's resident high-water mark after the call minus before it; "
-          "tracemalloc sees Python's allocations only (not Numba's), so it is given for Python code")
+    print("peak RSS growth: the resident high-water mark during the call (reset before it) minus the resident "
+          "memory before it; tracemalloc sees Python's allocations only (not Numba's), so it is given for Python code")
+    if any(p.extra and not p.extra.get("rss_exact", True) for p in results.values()):
+        print("  note: the high-water mark could not be reset here (no /proc/self/clear_refs): the RSS growth "
+              "is the process's lifetime peak's, a lower bound")
 
 
 def as_json(first: Optional[dict[str, dict[str, Probe]]], memory: Optional[dict[str, Probe]]) -> dict[str, Any]:
