@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import json
 import os
-import resource
 import subprocess
 import sys
 import tempfile
@@ -58,19 +57,17 @@ def limit_text(memory_limit: int) -> str:
 def run_probe(arguments: Sequence[str], environment: Optional[dict[str, str]] = None,
               time_limit: float = TIME_LIMIT, memory_limit: int = MEMORY_LIMIT) -> Probe:
     """Run ``python -m benchmarks.first_calls ARGUMENTS`` in a new process under the limits:
-    ``time_limit`` seconds and ``memory_limit`` bytes of address space."""
-
-    def limit_memory() -> None:  # runs in the child, before it executes Python
-        resource.setrlimit(resource.RLIMIT_AS, (memory_limit, memory_limit))
-
+    ``time_limit`` seconds and ``memory_limit`` bytes of address space.  The child sets the
+    memory limit itself, first thing (``main``): a ``preexec_fn`` would make ``subprocess`` run
+    the fork handlers of a parent that has imported JAX, which warn of deadlocks."""
     env = dict(os.environ, **(environment or {}))
     env["PYTHONPATH"] = os.pathsep.join([_ROOT] + [p for p in [env.get("PYTHONPATH")] if p])
     for variable in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
         env.setdefault(variable, "1")
-    command = [sys.executable, "-m", "benchmarks.first_calls", *arguments]
+    command = [sys.executable, "-m", "benchmarks.first_calls", "--memory-limit", str(memory_limit), *arguments]
     try:
         done = subprocess.run(command, cwd=_ROOT, env=env, capture_output=True, text=True,
-                              timeout=time_limit, preexec_fn=limit_memory)
+                              timeout=time_limit)
     except subprocess.TimeoutExpired:
         return Probe(failure=f"timed out ({time_limit:.0f} s)")
     lines = done.stdout.strip().splitlines()
@@ -177,6 +174,7 @@ def _start_peak() -> tuple[int, bool]:
     /proc/self/clear_refs), so that the mark afterwards is the peak of what runs in between.
     Where that cannot be done, the process's lifetime peak (``ru_maxrss``) stands in, and the
     second value is False: the growth measured is then only a lower bound."""
+    import resource
     try:
         with open("/proc/self/clear_refs", "w", encoding="ascii") as clear:
             clear.write("5")
@@ -186,6 +184,7 @@ def _start_peak() -> tuple[int, bool]:
 
 
 def _peak_since(reset: bool) -> int:
+    import resource
     if reset:
         return _status_kib("VmHWM") * 1024
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
@@ -263,7 +262,13 @@ def memory_of_long_loop(contenders: Sequence[str], steps: int = MEMORY_STEPS) ->
 
 
 def main(argv: Sequence[str]) -> int:
-    """``probe CONTENDER WORKLOAD`` or ``memory CONTENDER STEPS``: one JSON line on stdout."""
+    """``[--memory-limit BYTES] probe CONTENDER WORKLOAD`` or ``... memory CONTENDER STEPS``: one
+    JSON line on stdout.  The limit is set before anything else is imported."""
+    if len(argv) >= 2 and argv[0] == "--memory-limit":
+        import resource  # Unix only, as the probes are
+        limit = int(argv[1])
+        resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+        argv = argv[2:]
     if len(argv) == 3 and argv[0] == "probe":
         print(json.dumps(probe_first_call(argv[1], argv[2])))
         return 0
