@@ -54,7 +54,9 @@ def print_first_calls(results: dict[str, dict[str, Probe]]) -> None:
     process; then the steady ratios against the faster compiled JAX gradient; then the reasons."""
     contenders = {name for row in results.values() for name in row}
     columns = [column for column in _COLUMNS if column[1] in contenders]
-    titles = ["workload"] + [title for title, _, _ in columns] + ["ours/jax.jit", "numba/jax.jit"]
+    with_jax, with_numba = "jax.jit" in contenders, "s2s_ad-numba" in contenders
+    ratios = [("ours/jax.jit", "s2s_ad")] * with_jax + [("numba/jax.jit", "s2s_ad-numba")] * (with_jax and with_numba)
+    titles = ["workload"] + [title for title, _, _ in columns] + [title for title, _ in ratios]
     widths = [13] + [max(len(title), 9) for title in titles[1:]]
     print(f"\nfirst calls (each in a new process, after its imports; limits {TIME_LIMIT:.0f} s and "
           f"{limit_text(MEMORY_LIMIT)} of address space)")
@@ -63,15 +65,16 @@ def print_first_calls(results: dict[str, dict[str, Probe]]) -> None:
     for workload, row in results.items():
         cells = [workload] + [_cell(row.get(contender), field) for _, contender, field in columns]
         best = _best_jax(row)
-        cells += [_ratio(row.get("s2s_ad"), best), _ratio(row.get("s2s_ad-numba"), best)]
+        cells += [_ratio(row.get(contender), best) for _, contender in ratios]
         print("  ".join(f"{c:<{w}}" if i == 0 else f"{c:>{w}}" for i, (c, w) in enumerate(zip(cells, widths))))
         notes += [f"{name} on {workload}: {probe.failure}" for name, probe in row.items() if probe.failure]
         notes += [f"{name} on {workload}: gradient differs from the hand-written one by {probe.max_error:.1e}"
                   for name, probe in row.items() if probe.max_error is not None and probe.max_error > 1e-6]
     print("first: the first gradient call (transform or trace, compile, run); numba from cache: the same in "
           "a second new process reading the Numba cache the first wrote; steady: a later call")
-    print("scan: jax.jit(jax.grad) of a lax.scan REWRITE of the loop (benchmarks/jax_rewrites.py), not the "
-          "workload as written; x/jax.jit: steady time over the faster of jax.jit and scan")
+    if with_jax:
+        print("scan: jax.jit(jax.grad) of a lax.scan REWRITE of the loop (benchmarks/jax_rewrites.py), not the "
+              "workload as written; x/jax.jit: steady time over the faster of jax.jit and scan")
     for note in notes:
         print(f"  note: {note}")
 
