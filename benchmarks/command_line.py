@@ -89,15 +89,16 @@ def measure_first_calls(options: argparse.Namespace, selected: Sequence[cases_mo
     if not wanted:
         print("\nfirst calls and memory: left out (--quick; --first-calls measures them)")
         return None, None
-    with_numba = compiled.s2s_ad_numba_missing() is None
-    print(f"\nfirst calls in new processes (s2s_ad{', its numba backend' if with_numba else ''}"
-          f"{', jax.jit' if with_jax else ''}):", flush=True)
-    first = first_calls.first_calls([case.name for case in selected], with_jax, with_numba)
+    with_ours_numba = compiled.s2s_ad_numba_missing() is None
+    with_numba = compiled.numba_or_reason()[0] is not None
+    print(f"\nfirst calls in new processes (s2s_ad{', its numba backend' if with_ours_numba else ''}"
+          f"{', the hand gradient under numba.njit' if with_numba else ''}{', jax.jit' if with_jax else ''}):",
+          flush=True)
+    first = first_calls.first_calls([case.name for case in selected], with_jax, with_numba, with_ours_numba)
     report_first_calls.print_first_calls(first)
-    numba_there = compiled.numba_or_reason()[0] is not None
     memory = first_calls.memory_of_long_loop(
-        [name for name in report_first_calls.contenders_for_memory(numba_there)
-         if name != "s2s_ad-numba" or with_numba])
+        [name for name in report_first_calls.contenders_for_memory(with_numba)
+         if name != "s2s_ad-numba" or with_ours_numba])
     report_first_calls.print_memory(memory, first_calls.MEMORY_STEPS)
     return first, memory
 

@@ -10,7 +10,8 @@ ones its compile runs for minutes or exhausts memory, which is reported as "time
 
 Contenders (``CONTENDERS``): ``s2s_ad`` (the Python backend), ``s2s_ad-numba`` (the compiled
 backend, ``backend="numba"``, first with an empty ``NUMBA_CACHE_DIR``, then again in a second
-process reading that cache), ``jax.jit`` (``jax.jit(jax.grad(f))`` of the workload as written,
+process reading that cache), ``hand-numba`` (the hand gradient's twin compiled with
+``numba.njit(cache=True)``, the same two ways: the floor of a compiled first call), ``jax.jit`` (``jax.jit(jax.grad(f))`` of the workload as written,
 integer arguments static) and ``jax.jit scan`` (``jax_rewrites.py``: the loop rewritten as a
 ``lax.scan``; a rewrite, labelled as one).  A probe prints one JSON line: the first call's
 seconds, the steady call's (the minimum over a few repeats), and the largest difference from
@@ -30,7 +31,7 @@ from typing import Any, Callable, Optional, Sequence
 TIME_LIMIT = 60.0           # seconds per probe process
 MEMORY_LIMIT = 6 << 30      # bytes of address space per probe process
 MEMORY_STEPS = 1_000_000    # poly_loop's steps in the memory measurement
-CONTENDERS = ("s2s_ad", "s2s_ad-numba", "jax.jit", "jax.jit scan")
+CONTENDERS = ("s2s_ad", "s2s_ad-numba", "hand-numba", "jax.jit", "jax.jit scan")
 _ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 _OUT_OF_MEMORY_SIGNS = ("MemoryError", "bad_alloc", "RESOURCE_EXHAUSTED", "Cannot allocate memory",
                         "out of memory", "Out of memory")
@@ -98,6 +99,13 @@ def _make_gradient(contender: str, case: Any, args: tuple) -> tuple[Callable[...
         if made.gradient is None:
             raise LookupError(made.missing)
         return made.gradient, args
+    if contender == "hand-numba":  # the floor of a compiled first call: Numba's own costs
+        from benchmarks import compiled
+        from benchmarks.numba_twins import TWINS
+        numba, reason = compiled.numba_or_reason()
+        if numba is None:
+            raise LookupError(reason)
+        return numba.njit(cache=True)(TWINS[case.name]), args
     try:
         import jax
     except ImportError:
@@ -121,9 +129,9 @@ def _make_gradient(contender: str, case: Any, args: tuple) -> tuple[Callable[...
 
 def _import_library(contender: str) -> None:
     """Import what the contender needs, so that its first call is timed without the imports."""
-    if contender.startswith("s2s_ad"):
+    if contender.startswith("s2s_ad") or contender == "hand-numba":
         import s2s_ad  # noqa: F401
-        if contender == "s2s_ad-numba":
+        if contender.endswith("numba"):
             from benchmarks import compiled
             compiled.numba_or_reason()
     else:
@@ -230,24 +238,27 @@ def probe_memory(contender: str, steps: int) -> dict[str, Any]:
 # -- in the benchmark's process -------------------------------------------------------------
 
 
-def numba_first_calls(workload: str) -> tuple[Probe, Probe]:
-    """s2s_ad's compiled backend: a process with an empty Numba cache folder, then a second
-    process reading the cache the first one wrote."""
+def numba_first_calls(contender: str, workload: str) -> tuple[Probe, Probe]:
+    """A Numba-compiled gradient (``s2s_ad-numba`` or ``hand-numba``): a process with an empty
+    Numba cache folder, then a second process reading the cache the first one wrote."""
     with tempfile.TemporaryDirectory(prefix="s2s_ad_numba_cache_") as folder:
-        cold = run_probe(["probe", "s2s_ad-numba", workload], {"NUMBA_CACHE_DIR": folder})
+        cold = run_probe(["probe", contender, workload], {"NUMBA_CACHE_DIR": folder})
         if cold.failure is not None:
             return cold, Probe(failure=cold.failure)
-        return cold, run_probe(["probe", "s2s_ad-numba", workload], {"NUMBA_CACHE_DIR": folder})
+        return cold, run_probe(["probe", contender, workload], {"NUMBA_CACHE_DIR": folder})
 
 
-def first_calls(workloads: Sequence[str], with_jax: bool, with_numba: bool) -> dict[str, dict[str, Probe]]:
-    """For each workload, each contender's probe (``s2s_ad-numba`` and ``s2s_ad-numba cached``
-    only ``with_numba``, the JAX ones only ``with_jax``), printing a line as each finishes."""
+def first_calls(workloads: Sequence[str], with_jax: bool, with_numba: bool,
+                with_ours_numba: bool) -> dict[str, dict[str, Probe]]:
+    """For each workload, each contender's probe (``hand-numba`` and its ``cached`` run only
+    ``with_numba``, ``s2s_ad-numba`` and its ``cached`` run only ``with_ours_numba``, the JAX
+    ones only ``with_jax``), printing a line as each finishes."""
     results: dict[str, dict[str, Probe]] = {}
     for workload in workloads:
         row = {"s2s_ad": run_probe(["probe", "s2s_ad", workload])}
-        if with_numba:
-            row["s2s_ad-numba"], row["s2s_ad-numba cached"] = numba_first_calls(workload)
+        for contender, wanted in (("s2s_ad-numba", with_ours_numba), ("hand-numba", with_numba)):
+            if wanted:
+                row[contender], row[f"{contender} cached"] = numba_first_calls(contender, workload)
         if with_jax:
             for contender in ("jax.jit", "jax.jit scan"):
                 row[contender] = run_probe(["probe", contender, workload])

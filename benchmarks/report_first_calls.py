@@ -13,6 +13,8 @@ _COLUMNS = (
     ("numba first", "s2s_ad-numba", "first_call"),
     ("numba from cache", "s2s_ad-numba cached", "first_call"),
     ("numba steady", "s2s_ad-numba", "steady"),
+    ("hand-numba first", "hand-numba", "first_call"),
+    ("hand-numba from cache", "hand-numba cached", "first_call"),
     ("jax.jit first", "jax.jit", "first_call"),
     ("jax.jit steady", "jax.jit", "steady"),
     ("scan first", "jax.jit scan", "first_call"),
@@ -70,8 +72,9 @@ def print_first_calls(results: dict[str, dict[str, Probe]]) -> None:
         notes += [f"{name} on {workload}: {probe.failure}" for name, probe in row.items() if probe.failure]
         notes += [f"{name} on {workload}: gradient differs from the hand-written one by {probe.max_error:.1e}"
                   for name, probe in row.items() if probe.max_error is not None and probe.max_error > 1e-6]
-    print("first: the first gradient call (transform or trace, compile, run); numba from cache: the same in "
-          "a second new process reading the Numba cache the first wrote; steady: a later call")
+    print("first: the first gradient call (transform or trace, compile, run); numba: s2s_ad's backend='numba'; "
+          "from cache: the same in a second new process reading the Numba cache the first wrote; steady: a later "
+          "call; hand-numba: the hand gradient's twin under numba.njit(cache=True), the floor of a compiled first call")
     if with_jax:
         print("scan: jax.jit(jax.grad) of a lax.scan REWRITE of the loop (benchmarks/jax_rewrites.py), not the "
               "workload as written; x/jax.jit: steady time over the faster of jax.jit and scan")

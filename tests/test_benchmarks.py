@@ -205,3 +205,11 @@ def _outside_folder(tmp_path):
     folder.mkdir()
     _write_outside_folder(folder)
     return folder
+
+
+def test_a_numba_first_call_is_measured_cold_and_from_the_disk_cache():
+    pytest.importorskip("numba", reason="numba is not installed: its first calls are measured where it is")
+    cold, cached = first_calls.numba_first_calls("hand-numba", "poly_loop")
+    assert cold.failure is None and cached.failure is None, (cold, cached)
+    assert cold.first_call > 0 and cached.first_call > 0
+    assert cold.max_error == 0.0 and cached.max_error == 0.0
