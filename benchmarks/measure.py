@@ -79,9 +79,11 @@ def _as_tuple(gradient: Any) -> tuple:
     return tuple(gradient) if isinstance(gradient, tuple) else (gradient,)
 
 
-def _ready_peer(peer: Peer, case: Case, args: tuple, hand: tuple) -> tuple[Optional[tuple], PeerResult]:
+def _ready_peer(peer: Peer, case: Case, args: tuple, hand: tuple,
+                budget: Budget) -> tuple[Optional[tuple], PeerResult]:
     """A peer's ``(gradient, its arguments)`` for this case after one timed and checked call,
-    or why it cannot run it.  The arguments are converted here, once, outside the timed calls."""
+    or why it cannot run it (or, past ``budget.slowest_call``, why it is not timed further).
+    The arguments are converted here, once, outside the timed calls."""
     try:
         peer_args = peer.convert(case, args)
         gradient = peer.make(case, peer_args)
@@ -89,6 +91,9 @@ def _ready_peer(peer: Peer, case: Case, args: tuple, hand: tuple) -> tuple[Optio
         error = max_abs_difference(_as_tuple(result), hand)
     except Exception as exc:  # a peer that cannot run a workload is reported, not fatal
         return None, PeerResult(failure=describe_failure(exc))
+    if budget.slowest_call is not None and first_call > budget.slowest_call:
+        return None, PeerResult(max_error=error, first_call=first_call,
+                                failure=f"left out of this mode: its first call took {first_call:.3g} s")
     return (gradient, peer_args), PeerResult(max_error=error, first_call=first_call)
 
 
@@ -128,7 +133,7 @@ def measure_case(case: Case, budget: Budget, peers: Sequence[Peer],
         outside_error = outside.max_error(case.name)
     peer_results = {}
     for peer in peers:
-        call, peer_results[peer.name] = _ready_peer(peer, case, args, hand)
+        call, peer_results[peer.name] = _ready_peer(peer, case, args, hand, budget)
         if call is not None:
             calls[f"peer {peer.name}"] = call
     seconds = best_seconds_each(calls, budget)
