@@ -213,3 +213,20 @@ def test_a_numba_first_call_is_measured_cold_and_from_the_disk_cache():
     assert cold.failure is None and cached.failure is None, (cold, cached)
     assert cold.first_call > 0 and cached.first_call > 0
     assert cold.max_error == 0.0 and cached.max_error == 0.0
+
+
+def test_a_peer_slower_than_the_budget_allows_is_left_out_saying_so():
+    import time
+
+    from benchmarks.peers import Peer
+    from benchmarks.timing import Budget
+
+    def slow_hand(case, args):
+        def gradient(*call_args):
+            time.sleep(0.02)
+            return case.hand_gradient(*call_args)
+        return gradient
+    result = measure_case(select(["rational"])[0], Budget(0.001, 1, slowest_call=0.01), [Peer("slow", slow_hand)])
+    slow = result.peers["slow"]
+    assert slow.seconds is None and slow.failure.startswith("left out of this mode")
+    assert slow.max_error == 0.0  # still checked
