@@ -21,11 +21,10 @@ GRAVITY = 9.81  # as workloads.GRAVITY (Numba freezes module constants when it c
 
 def rational_grad(x: float, y: float) -> tuple[float, float]:
     """As ``workloads.rational_grad``: scalar code, already in Numba's subset."""
-    num = (x + 1.0) * (x - y)
-    den = x + y + 1.0
-    inv = 1.0 / den
-    q = num * inv * inv
-    return ((x - y) + (x + 1.0)) * inv - q, -(x + 1.0) * inv - q
+    plus_one, minus_y = x + 1.0, x - y
+    inv = 1.0 / (x + y + 1.0)
+    value = plus_one * minus_y * inv
+    return (minus_y + plus_one - value) * inv, -(plus_one + value) * inv
 
 
 def poly_loop_grad(r: float, x: float, n: int = 1000) -> tuple[float, float]:

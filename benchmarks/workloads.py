@@ -26,14 +26,12 @@ def rational(x: float, y: float) -> float:
 
 
 def rational_grad(x: float, y: float) -> tuple[float, float]:
-    """Quotient rule: d/dx = ((x - y) + (x + 1)) / den - num / den**2, d/dy = -(x + 1) / den - num / den**2."""
-    num = (x + 1.0) * (x - y)
-    den = x + y + 1.0
-    inv = 1.0 / den
-    q = num * inv * inv                     # num / den**2
-    d_x = ((x - y) + (x + 1.0)) * inv - q
-    d_y = -(x + 1.0) * inv - q
-    return d_x, d_y
+    """Quotient rule with the value reused: d/dx = ((x - y) + (x + 1) - f) / den,
+    d/dy = (-(x + 1) - f) / den, where f = (x + 1)(x - y) / den."""
+    plus_one, minus_y = x + 1.0, x - y
+    inv = 1.0 / (x + y + 1.0)
+    value = plus_one * minus_y * inv
+    return (minus_y + plus_one - value) * inv, -(plus_one + value) * inv
 
 
 # -- poly_loop: s <- r s (1 - s) + 0.001 x, n times ------------------------------
@@ -82,9 +80,10 @@ def building_grad(heat: np.ndarray, outside: np.ndarray, t0: float, a: float, b:
     through (1 - a); d heat[t] is b times that, plus the energy term's 2 c heat[t]."""
     n = heat.shape[0]
     temp = np.zeros(n + 1)
-    temp[0] = t0
-    for t in range(n):
-        temp[t + 1] = temp[t] + a * (outside[t] - temp[t]) + b * heat[t]
+    temp[0] = current = t0
+    for t in range(n):                          # the primal's loop, the temperature kept in a local
+        current = current + a * (outside[t] - current) + b * heat[t]
+        temp[t + 1] = current
     d_temp = (2.0 * (temp - target)).tolist()   # adjoint of each temperature, from the cost alone
     keep = 1.0 - a
     carried = 0.0                               # adjoint flowing back into temp[t + 1]
@@ -279,15 +278,18 @@ def pendulum(length: float, damping: float, observed: np.ndarray, theta0: float 
 
 def pendulum_grad(length: float, damping: float, observed: np.ndarray, theta0: float = 1.0,
                   dt: float = 0.01) -> tuple[float, float]:
-    """The forward pass as the primal's, then one backward pass over Python floats carrying the
-    adjoints of theta[t + 1] and omega[t + 1] back through step t."""
+    """The primal's forward pass (its arrays, its np.sin), the angle and speed of the step kept in
+    locals; then one backward pass over Python floats carrying the adjoints of theta[t + 1] and
+    omega[t + 1] back through step t."""
     n = observed.shape[0] - 1
     theta = np.zeros(n + 1)
     omega = np.zeros(n + 1)
-    theta[0] = theta0
+    theta[0] = angle = theta0
+    speed = 0.0
     for t in range(n):
-        theta[t + 1] = theta[t] + dt * omega[t]
-        omega[t + 1] = omega[t] + dt * (-GRAVITY / length * np.sin(theta[t]) - damping * omega[t])
+        angle, speed = angle + dt * speed, speed + dt * (-GRAVITY / length * np.sin(angle) - damping * speed)
+        theta[t + 1] = angle
+        omega[t + 1] = speed
     d_loss = (2.0 * (theta - observed)).tolist()    # the loss's own adjoint of each angle
     angles, speeds = theta.tolist(), omega.tolist()
     pull = GRAVITY / length
@@ -296,8 +298,7 @@ def pendulum_grad(length: float, damping: float, observed: np.ndarray, theta0: f
     d_length = d_damping = 0.0
     for t in range(n - 1, -1, -1):
         step_omega = dt * d_omega
-        sin_theta = math.sin(angles[t])
-        d_length += step_omega * pull / length * sin_theta
+        d_length += step_omega * pull / length * math.sin(angles[t])
         d_damping -= step_omega * speeds[t]
         d_theta, d_omega = (d_theta - step_omega * pull * math.cos(angles[t]) + d_loss[t],
                             dt * d_theta + keep * d_omega)
