@@ -8,6 +8,7 @@ numba-compatible twin (``numba_twins.py``) against its NumPy hand gradient, run 
 are only checked to exist.
 """
 import json
+import os
 import sys
 import textwrap
 from pathlib import Path
@@ -26,6 +27,18 @@ from benchmarks.numba_twins import TWINS  # noqa: E402
 from benchmarks.timing import QUICK  # noqa: E402
 
 ROUNDING = 1e-12  # relative: what reordering the same arithmetic may change
+
+
+def _numba_or_skip():
+    """Numba, or a skip that says so.  Numba is an extra of its own, outside the extras job's
+    S2S_AD_REQUIRE_EXTRAS=1 (JAX, SciPy); a job that installs it sets S2S_AD_REQUIRE_EXTRAS to a
+    value naming numba, and its absence then fails instead."""
+    numba, reason = compiled.numba_or_reason()
+    if numba is None:
+        if "numba" in os.environ.get("S2S_AD_REQUIRE_EXTRAS", "").lower():
+            pytest.fail(f"S2S_AD_REQUIRE_EXTRAS names numba, but {reason}")
+        pytest.skip(f"numba absent here ({reason}): an optional extra, checked where it is installed")
+    return numba
 
 
 def _relative(first, second):
@@ -53,7 +66,7 @@ def test_numba_twin_run_as_python_equals_the_hand_gradient(case):
 
 @pytest.mark.parametrize("case", CASES, ids=[case.name for case in CASES])
 def test_numba_twin_compiled_equals_the_hand_gradient(case):
-    pytest.importorskip("numba", reason="numba is not installed: the compiled twins are checked where it is")
+    _numba_or_skip()
     made = compiled.hand_numba(case)
     args = case.make_args(False)
     assert _relative(made.gradient(*args), case.hand_gradient(*args)) <= ROUNDING
@@ -208,7 +221,7 @@ def _outside_folder(tmp_path):
 
 
 def test_a_numba_first_call_is_measured_cold_and_from_the_disk_cache():
-    pytest.importorskip("numba", reason="numba is not installed: its first calls are measured where it is")
+    _numba_or_skip()
     cold, cached = first_calls.numba_first_calls("hand-numba", "poly_loop")
     assert cold.failure is None and cached.failure is None, (cold, cached)
     assert cold.first_call > 0 and cached.first_call > 0
