@@ -76,6 +76,18 @@ def _logsumexp_ce_args(small: bool) -> tuple:
     return logits, onehot
 
 
+def _pendulum_args(small: bool) -> tuple:
+    """Angles observed from a pendulum 1.2 long damped at 0.5 (with noise), to fit from 1.0 and 0.3."""
+    n = 40 if small else 1000
+    rng = _rng()
+    theta, omega = 1.0, 0.0
+    observed = np.empty(n + 1)
+    for t in range(n + 1):
+        observed[t] = theta + rng.normal(0.0, 0.01)
+        theta, omega = theta + 0.01 * omega, omega + 0.01 * (-w.GRAVITY / 1.2 * np.sin(theta) - 0.5 * omega)
+    return 1.0, 0.3, observed
+
+
 CASES: tuple[Case, ...] = (
     Case("rational", w.rational, w.rational_grad, ("x", "y"), _rational_args,
          "(x+1)(x-y)/(x+y+1) on floats"),
@@ -91,6 +103,8 @@ CASES: tuple[Case, ...] = (
          "Lotka-Volterra, 500 RK4 steps, helper returning a tuple"),
     Case("logsumexp_ce", w.logsumexp_ce, w.logsumexp_ce_grad, ("logits",), _logsumexp_ce_args,
          "softmax cross-entropy, 512x100 logits, one-hot labels"),
+    Case("pendulum", w.pendulum, w.pendulum_grad, ("length", "damping"), _pendulum_args,
+         "damped pendulum, 1000 Euler steps into preallocated arrays, squared error"),
 )
 
 

@@ -1,15 +1,23 @@
 """Gradient benchmarks: s2s_ad against hand-written gradients and any installed peers.
 
-    python -m benchmarks [--quick] [--check] [--json PATH] [--only NAME ...]
+    python -m benchmarks [--quick] [--check] [--json PATH] [--only NAME ...] [--outside PATH]
     python benchmarks/command_line.py ...            (the same)
 
 For every workload it prints, in one table, the primal time and ratios of
 times taken in this run: s2s_ad's gradient / primal, hand-written / primal,
-s2s_ad / hand-written, s2s_ad / each installed peer (autograd, JAX without
-and with jit, PyTorch, Tangent: see ``peers.py``), the first call's code
-generation time beside ``jax.jit``'s compile time, and the largest
-difference between s2s_ad's gradient and the hand-written one.  Nothing is
-asserted about speed.  ``--check`` then compares both gradients with
+s2s_ad / hand-written (and against the outside references of
+``../shared/bench`` when they are there: ``outside.py``), s2s_ad / the
+hand-written gradient compiled with ``numba.njit`` and s2s_ad's own compiled
+backend / that (``compiled.py``; both only where Numba is installed, the
+second only where ``s2s_ad.grad`` takes ``backend=``), s2s_ad / each
+installed peer (autograd, JAX without and with jit, PyTorch, Tangent: see
+``peers.py``), the first call's code generation time beside ``jax.jit``'s
+compile time, and the largest difference between s2s_ad's gradient and the
+hand-written one.  A full run then measures first calls in new processes
+(s2s_ad's, its compiled backend's from an empty and from a filled Numba
+cache, ``jax.jit``'s of the workload as written and of a ``lax.scan``
+rewrite, under time and memory limits: ``first_calls.py``) and the memory
+of a 10^6-step gradient.  Nothing is asserted about speed.  ``--check`` then compares both gradients with
 central finite differences on small sizes, and exits with status 1 if one
 disagrees (``--check-only`` does just that).
 
@@ -33,6 +41,7 @@ import argparse  # noqa: E402
 from typing import Optional, Sequence  # noqa: E402
 
 from benchmarks import cases as cases_module  # noqa: E402
+from benchmarks import compiled, first_calls, outside, report_first_calls  # noqa: E402
 from benchmarks.check import run_checks  # noqa: E402
 from benchmarks.measure import call_overhead, fifty_line_transform, measure_case, startup_seconds  # noqa: E402
 from benchmarks.peers import find_peers  # noqa: E402
@@ -52,9 +61,46 @@ def parse_arguments(argv: Optional[Sequence[str]] = None) -> argparse.Namespace:
     parser.add_argument("--only", nargs="+", metavar="NAME",
                         help="run only these workloads (separated by spaces or commas)")
     parser.add_argument("--no-peers", action="store_true", help="leave out autograd, JAX, PyTorch and Tangent")
+    parser.add_argument("--outside", metavar="PATH",
+                        help="the folder of outside hand-written references (default: ../shared/bench beside "
+                             "the checkout, used when it is there)")
+    parser.add_argument("--first-calls", action=argparse.BooleanOptionalAction, default=None,
+                        help="first calls in new processes, and the memory of a 10^6-step gradient "
+                             "(default: on in a full run, off with --quick)")
     parser.add_argument("--system-malloc", action="store_true",
                         help="leave glibc's malloc thresholds as they are (see timing.steady_allocator)")
     return parser.parse_args(argv)
+
+
+def compiled_line() -> str:
+    """What the compiled columns hold in this run, or why they are empty."""
+    numba, reason = compiled.numba_or_reason()
+    if numba is None:
+        return f"compiled columns: {reason}: hand-numba and ours-numba are left empty"
+    ours = compiled.s2s_ad_numba_missing()
+    return (f"compiled columns: numba {numba.__version__}: hand-numba measured; ours-numba "
+            + ("measured (s2s_ad.grad(f, backend='numba'))" if ours is None else ours))
+
+
+def measure_first_calls(options: argparse.Namespace, selected: Sequence[cases_module.Case],
+                        with_jax: bool) -> tuple[Optional[dict], Optional[dict]]:
+    """The first-call table and the memory of a long loop, when asked for (or in a full run)."""
+    wanted = options.first_calls if options.first_calls is not None else not options.quick
+    if not wanted:
+        print("\nfirst calls and memory: left out (--quick; --first-calls measures them)")
+        return None, None
+    with_ours_numba = compiled.s2s_ad_numba_missing() is None
+    with_numba = compiled.numba_or_reason()[0] is not None
+    print(f"\nfirst calls in new processes (s2s_ad{', its numba backend' if with_ours_numba else ''}"
+          f"{', the hand gradient under numba.njit' if with_numba else ''}{', jax.jit' if with_jax else ''}):",
+          flush=True)
+    first = first_calls.first_calls([case.name for case in selected], with_jax, with_numba, with_ours_numba)
+    report_first_calls.print_first_calls(first)
+    memory = first_calls.memory_of_long_loop(
+        [name for name in report_first_calls.contenders_for_memory(with_numba)
+         if name != "s2s_ad-numba" or with_ours_numba])
+    report_first_calls.print_memory(memory, first_calls.MEMORY_STEPS)
+    return first, memory
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
@@ -73,10 +119,13 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
           f"malloc: {'large blocks from the heap (steady)' if steady else 'as the system has it'}")
     for name, reason in unusable.items():
         print(f"  {name} is installed but does not import here, so it is left out ({reason})")
+    references, references_line = outside.load(options.outside)
+    print(references_line)
+    print(compiled_line())
     startup = startup_seconds()
     results = []
     for case in selected:
-        result = measure_case(case, budget, peers)
+        result = measure_case(case, budget, peers, references)
         print(f"  {case.name:<13} done: ours {seconds_text(result.ours)}, hand {seconds_text(result.hand)}",
               flush=True)
         results.append(result)
@@ -84,8 +133,10 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     overhead = call_overhead(cases_module.CASES[0], budget)
     fifty = fifty_line_transform()
     print_extras(startup, fifty, overhead)
+    first, memory = measure_first_calls(options, selected, "jax" in peer_names)
     if options.json:
-        write_json(options.json, results, startup, overhead, mode, peer_names, unusable, fifty)
+        write_json(options.json, results, startup, overhead, mode, peer_names, unusable, fifty,
+                   report_first_calls.as_json(first, memory))
         print(f"results written to {options.json}")
     if options.check:  # after the timings: the check would otherwise build (and cache) the code first
         print()

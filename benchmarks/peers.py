@@ -73,8 +73,10 @@ def _with_namespace(function: types.FunctionType, namespace: dict) -> types.Func
     return copy
 
 
-def rebound(function: types.FunctionType, numpy_like: Any) -> types.FunctionType:
+def rebound(function: Callable[..., Any], numpy_like: Any) -> types.FunctionType:
     """``function`` with ``np`` meaning ``numpy_like``, and so for the helpers of its module it calls."""
+    if not isinstance(function, types.FunctionType):
+        raise TypeError(f"{function!r} is not a Python function, so its names cannot be rebound")
     namespace = dict(function.__globals__)
     namespace["np"] = numpy_like
     for name, value in list(namespace.items()):
@@ -83,13 +85,14 @@ def rebound(function: types.FunctionType, numpy_like: Any) -> types.FunctionType
     return namespace[function.__name__]
 
 
-# Workloads jax.jit is not given, and why.  Tracing unrolls Python loops, so the compiled
-# gradient holds every step: poly_loop's 1000 steps compile in about 15 s and 1.6 GB, but
-# rk4's 500 steps of 4 stages, each calling a helper, did not finish compiling in 10 minutes
-# and were then killed for running out of memory (24 GB).
-JIT_NOT_ATTEMPTED = {
-    "rk4": "not attempted: its 500 unrolled RK4 steps made XLA's compile run out of memory (over 24 GB)",
-}
+# Workloads jax.jit is not given in the benchmark's own process, and why.  Tracing unrolls
+# Python loops, so the compiled gradient holds every step: poly_loop's 1000 steps compile in
+# about 15 s and 1.6 GB, and rk4's 500 steps of 4 stages, each calling a helper, did not finish
+# compiling in 10 minutes and were then killed for running out of memory (24 GB).  The loops
+# are compiled instead in new processes under a time and a memory limit (first_calls.py).
+_IN_A_SUBPROCESS = ("not attempted here: its unrolled loop is compiled in a new process under time and memory "
+                    "limits (the first-call table)")
+JIT_NOT_ATTEMPTED = {"poly_loop": _IN_A_SUBPROCESS, "rk4": _IN_A_SUBPROCESS}
 
 
 def _autograd() -> list[Peer]:

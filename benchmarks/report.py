@@ -33,16 +33,29 @@ def compiling_peers(results: Sequence[CaseResult], peer_names: Sequence[str]) ->
             if any(name in r.peers and r.peers[name].compile_seconds is not None for r in results)]
 
 
-def _columns(peer_names: Sequence[str], compiled: Sequence[str]) -> list[tuple[str, int]]:
+def has_outside(results: Sequence[CaseResult]) -> bool:
+    """Whether the outside references were timed on some workload."""
+    return any(result.outside is not None for result in results)
+
+
+def _columns(peer_names: Sequence[str], compiled: Sequence[str], outside: bool) -> list[tuple[str, int]]:
     fixed = [("workload", 13), ("primal", 9), ("ours/primal", 11), ("hand/primal", 11), ("ours/hand", 9)]
+    if outside:
+        fixed += [("ours/hand outside", 17), ("ours/hand tighter", 17)]
+    fixed += [("hand-numba", 10), ("ours/hand-numba", 15), ("ours-numba/hand-numba", 20)]
     return fixed + [(f"ours/{name}", max(9, len(name) + 5)) for name in peer_names] + [
         ("transform", 9)] + [(f"{name} compile", len(name) + 8) for name in compiled] + [("max|ours-hand|", 14)]
 
 
-def _row(result: CaseResult, peer_names: Sequence[str], compiled: Sequence[str]) -> list[str]:
+def _row(result: CaseResult, peer_names: Sequence[str], compiled: Sequence[str], outside: bool) -> list[str]:
     ratios = result.ratios()
     cells = [result.name, seconds_text(result.primal), _ratio_text(ratios["ours/primal"]),
              _ratio_text(ratios["hand/primal"]), _ratio_text(ratios["ours/hand"])]
+    if outside:
+        cells += [_ratio_text(ratios.get("ours/hand outside")), _ratio_text(ratios.get("ours/hand tighter"))]
+    hand_numba = result.compiled.get("hand-numba")
+    cells += [seconds_text(hand_numba.seconds if hand_numba else None), _ratio_text(ratios["ours/hand-numba"]),
+              _ratio_text(ratios["ours-numba/hand-numba"])]
     cells += [_ratio_text(ratios.get(f"ours/{name}")) for name in peer_names]
     cells.append(seconds_text(result.transform))
     cells += [seconds_text(result.peers[name].compile_seconds if name in result.peers else None)
@@ -50,9 +63,33 @@ def _row(result: CaseResult, peer_names: Sequence[str], compiled: Sequence[str])
     return cells + [f"{result.max_error:.1e}"]
 
 
+def _compiled_footnotes(results: Sequence[CaseResult]) -> list[str]:
+    """Why a compiled column is empty (once, where every workload shares the reason), and any
+    compiled gradient that is not the hand-written one."""
+    notes = []
+    for name in ("hand-numba", "ours-numba"):
+        failures = {r.name: r.compiled[name].failure for r in results if name in r.compiled}
+        reasons = set(failures.values())
+        if len(reasons) == 1 and None not in reasons and len(failures) == len(results):
+            notes.append(f"{name}: {reasons.pop()} on every workload")
+            continue
+        for workload, failure in failures.items():
+            if failure:
+                notes.append(f"{name} on {workload}: {failure}")
+    for result in results:
+        for name, compiled in result.compiled.items():
+            if compiled.max_error is not None and compiled.max_error > PEER_TOLERANCE:
+                notes.append(f"{name} on {result.name}: gradient differs from the hand-written one "
+                             f"by {compiled.max_error:.1e}")
+        if result.outside is not None and result.outside.max_error > PEER_TOLERANCE:
+            notes.append(f"outside on {result.name}: s2s_ad's gradient differs from the outside hand "
+                         f"gradient by {result.outside.max_error:.1e}")
+    return notes
+
+
 def _footnotes(results: Sequence[CaseResult]) -> list[str]:
     """Why a peer shows n/a, and any peer whose gradient is not the hand-written one."""
-    notes = []
+    notes = _compiled_footnotes(results)
     for result in results:
         for name, peer in result.peers.items():
             if peer.failure:
@@ -63,30 +100,44 @@ def _footnotes(results: Sequence[CaseResult]) -> list[str]:
     return notes
 
 
+def ours_over_tighter_hand(result: CaseResult) -> float:
+    """s2s_ad's gradient time over the hand-written one's, against the tighter reference where
+    the outside one was timed too (the larger of the two ratios)."""
+    tighter = result.ratios().get("ours/hand tighter")
+    return tighter if tighter is not None else result.ours / result.hand
+
+
 def median_ours_over_hand(results: Sequence[CaseResult]) -> float:
-    """The median across workloads of s2s_ad's gradient time over the hand-written one's."""
-    return statistics.median(result.ours / result.hand for result in results)
+    """The median across workloads of s2s_ad's gradient time over the (tighter) hand-written one's."""
+    return statistics.median(ours_over_tighter_hand(result) for result in results)
 
 
 def print_table(results: Sequence[CaseResult], peer_names: Sequence[str], mode: str,
                 peer_notes: Sequence[str] = ()) -> None:
     """The results as one table, then footnotes (``peer_notes`` first) and the median of ours/hand."""
     compiled = compiling_peers(results, peer_names)
-    columns = _columns(peer_names, compiled)
+    outside = has_outside(results)
+    columns = _columns(peer_names, compiled, outside)
     print(f"\ngradient benchmarks ({mode}; times are minima over repeats; ratios of times from this run)")
     print("  ".join(f"{title:<{width}}" if i == 0 else f"{title:>{width}}"
                     for i, (title, width) in enumerate(columns)))
     for result in results:
-        cells = _row(result, peer_names, compiled)
+        cells = _row(result, peer_names, compiled, outside)
         print("  ".join(f"{cell:<{width}}" if i == 0 else f"{cell:>{width}}"
                         for i, (cell, (_, width)) in enumerate(zip(cells, columns))))
     print("primal: time per call of the function itself; transform: the first gradient call minus a "
           "cached one (code generation and compilation; a single measurement)")
+    print("hand-numba: the hand-written gradient compiled with numba.njit (benchmarks/numba_twins.py); "
+          "ours-numba: s2s_ad.grad(f, backend=\"numba\")")
+    if outside:
+        print("ours/hand outside: s2s_ad against the hand gradient of the outside folder's own primal; "
+              "ours/hand tighter: the larger of the two ratios")
     for name in compiled:
         print(f"{name} compile: likewise, {name}'s first gradient call (tracing and compiling) minus a cached one")
     for note in list(peer_notes) + _footnotes(results):
         print(f"  note: {note}")
-    print(f"median ours/hand across {len(results)} workloads: {median_ours_over_hand(results):.2f}")
+    against = " (against the tighter reference)" if outside else ""
+    print(f"median ours/hand{against} across {len(results)} workloads: {median_ours_over_hand(results):.2f}")
 
 
 def print_extras(startup: float, fifty_lines: float, overhead: CallOverhead) -> None:
@@ -109,7 +160,8 @@ def _environment() -> dict[str, Any]:
 
 def write_json(path: str, results: Sequence[CaseResult], startup: Optional[float],
                overhead: Optional[CallOverhead], mode: str, peer_names: Sequence[str],
-               unusable_peers: Optional[dict[str, str]] = None, fifty_lines: Optional[float] = None) -> None:
+               unusable_peers: Optional[dict[str, str]] = None, fifty_lines: Optional[float] = None,
+               extra: Optional[dict[str, Any]] = None) -> None:
     """Every measurement (seconds) and ratio of the run, as JSON (``unusable_peers``: libraries
     installed but failing to import, with why)."""
     document = {
@@ -123,6 +175,8 @@ def write_json(path: str, results: Sequence[CaseResult], startup: Optional[float
                 "transform": r.transform, **{f"peer_{n}": p.seconds for n, p in r.peers.items()}},
             "ratios": r.ratios(), "max_abs_error_ours_vs_hand": r.max_error,
             "peers": {n: vars(p) for n, p in r.peers.items()},
+            "compiled": {n: vars(p) for n, p in r.compiled.items()},
+            "outside": None if r.outside is None else vars(r.outside),
         } for r in results],
         "median_ours_over_hand": median_ours_over_hand(results) if results else None,
         "startup_seconds": startup,
@@ -130,6 +184,7 @@ def write_json(path: str, results: Sequence[CaseResult], startup: Optional[float
         "cached_call_overhead": None if overhead is None else {
             "ours_seconds": overhead.ours, "hand_seconds": overhead.hand, "ratio": overhead.ratio,
             "generated_only_seconds": overhead.generated_only},
+        **(extra or {}),
     }
     with open(path, "w", encoding="utf-8") as handle:
         json.dump(document, handle, indent=2)
