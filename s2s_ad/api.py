@@ -101,6 +101,22 @@ def _shapes_of(positions: tuple[int, ...]) -> Callable[[tuple], tuple]:
     return eval(f"lambda args: ({items})", {})  # noqa: S307 (our own text, no user input)
 
 
+# The argument types that are NumPy's or Python's own: a call with only these runs on the gradient's
+# own target, with no further test (the rest may be arrays of another library: array_api_target).
+_PLAIN_TYPES = frozenset({float, int, bool, complex, str, type(None), np.ndarray, np.float64, np.float32,
+                          np.int64, np.int32, np.bool_, np.complex128})
+
+
+def _target_of_arguments(args: tuple, types: tuple, default: Target) -> Target:
+    """The target of a call: ``default``, unless an argument is an array of another library (then
+    its namespace's, ``array_api_target``, imported here and not before)."""
+    for t in types:
+        if t not in _PLAIN_TYPES:
+            from .array_api_target import target_of_arguments
+            return target_of_arguments(args, default)
+    return default
+
+
 # Entries of one table of ``_by_shapes`` kept at most: calls whose shapes keep changing start it again.
 _SHAPES_KEPT = 256
 
@@ -232,7 +248,7 @@ class GradientFunction:
         # snapshot None where the code reads no free name.  All are checked against their snapshot
         # at each call.
         self._by_types: dict[tuple, tuple[Callable, Optional[Snapshot]]] = {}
-        self._by_shapes: dict[tuple, tuple[Callable[[tuple], tuple], dict]] = {}
+        self._by_shapes: dict[tuple, tuple[Callable[[tuple], tuple], dict, Target]] = {}
         self._by_kinds: dict[tuple, Built] = {}
         self._wrap_single = self._several and len(self.wrt) == 1
         self._last_source: Optional[str] = None
@@ -332,14 +348,17 @@ class GradientFunction:
             raise TypeError(f"grad of {self!r}: its result is {what}, not a number; "
                             f"use s2s_ad.hessian or s2s_ad.jacobian")
 
-    def _specialise(self, args: tuple, kinds: Optional[tuple] = None) -> Built:
+    def _specialise(self, args: tuple, kinds: Optional[tuple] = None, target: Optional[Target] = None) -> Built:
         kinds = tuple(map(kind_of, args)) if kinds is None else kinds
-        built = self._by_kinds.get(kinds)
+        # (another library's arrays have NumPy's kinds: their code is kept apart by its target)
+        key = kinds if target is None or target is self._target else (target, kinds)
+        built = self._by_kinds.get(key)
         if built is None or not is_current(built):
-            built = self._by_kinds[kinds] = self._adjoint(kinds) if self.inner is None else self.function_for(kinds)
+            built = self._by_kinds[key] = self._adjoint(kinds, target) if self.inner is None \
+                else self.function_for(kinds)
             self._last_source = built.source if self.inner is None else whole_source(built.function)
             self._last_kinds = kinds
-        if self.inner is not None:  # a gradient of a gradient: its code returns the gradient alone
+        if self.inner is not None or key is not kinds:  # (a gradient of a gradient; another library's arrays)
             return built
         # (a string argument's value is in its kind, not in its type: those calls go through _by_kinds)
         if not self._has_aux and not any(isinstance(k, (containers.Tree, Array, Constant)) for k in kinds) \
@@ -347,29 +366,41 @@ class GradientFunction:
             self._by_types[self._types_of(args)] = _entry(built)
         return built
 
-    def _typed_entry(self, args: tuple, types: tuple) -> tuple[Optional[tuple], tuple]:
+    def _typed_entry(self, args: tuple, types: tuple) -> tuple[Optional[tuple], tuple, Target]:
         """The ``(function, snapshot)`` for a call ``_by_types`` does not serve (arrays or NumPy
         numbers among the arguments, or a stale entry), found by the types and the arrays' shapes,
-        built and remembered on a miss; with the kinds where it computed them.  No entry for a
-        call with containers or ``has_aux``: ``_call_with_containers`` takes those."""
+        built and remembered on a miss; with the kinds where it computed them, and the target the
+        code is for (the arguments' types choose it: another library's arrays run through their
+        namespace, ``array_api_target``).  No entry for a call with containers or ``has_aux``:
+        ``_call_with_containers`` takes those."""
         table = self._by_shapes.get(types)
         if table is not None:
             entry = table[1].get(table[0](args))
             if entry is not None and (entry[1] is None or entry[1].valid()):
-                return entry, ()
-        kinds = self._target.argument_kinds(self.fn, args)
+                return entry, (), table[2]
+            target = table[2]
+        else:
+            target = _target_of_arguments(args, types, self._target)
+        kinds = target.argument_kinds(self.fn, args)
         if self._has_aux or any(isinstance(k, containers.Tree) for k in kinds):
-            return None, kinds
-        entry = _entry(self._specialise(args, kinds))
+            if target is not self._target:
+                raise TypeError(f"{self!r}: has_aux and container arguments are not taken with arrays of "
+                                f"{getattr(target, 'library', target.name)}; return the value alone, and pass "
+                                "the arrays as arguments of their own")
+            return None, kinds, target
+        if self.inner is not None and target is not self._target:
+            raise TypeError(f"{self!r}: higher derivatives are taken of NumPy arrays only, not of arrays of "
+                            f"{getattr(target, 'library', target.name)}")
+        entry = _entry(self._specialise(args, kinds, target))
         if any(isinstance(k, Constant) for k in kinds):
-            return entry, kinds  # a string's kind is its value, not its type: no table keyed by types
+            return entry, kinds, target  # a string's kind is its value, not its type: no table keyed by types
         if table is None:
-            arrays = tuple(i for i, t in enumerate(types) if t is np.ndarray)  # whose kind is more than its type
-            table = self._by_shapes[types] = (_shapes_of(arrays), {})
+            arrays = tuple(i for i, k in enumerate(kinds) if isinstance(k, Array))  # whose kind is more than its type
+            table = self._by_shapes[types] = (_shapes_of(arrays), {}, target)
         if len(table[1]) >= _SHAPES_KEPT:
             table[1].clear()
         table[1][table[0](args)] = entry
-        return entry, kinds
+        return entry, kinds, target
 
     def _bind(self, args: tuple, kwargs: dict) -> tuple:
         if not kwargs:  # positional arguments, the rest left to their defaults: what binding would give
@@ -415,12 +446,15 @@ class GradientFunction:
         """A call ``_by_types`` does not serve: arrays or NumPy numbers among the arguments (found
         by their types and shapes), a gradient of a gradient, containers, ``has_aux``, a first call."""
         if self.inner is not None:
+            if _target_of_arguments(args, types, self._target) is not self._target:
+                raise TypeError(f"{self!r}: higher derivatives are taken of NumPy arrays only, not of arrays "
+                                "of another library")
             built = self._specialise(args, self._target.argument_kinds(self.fn, args))
             gradient = self._target.handed_out(_run(_compiled(built.function), args), args)
             if self._check:
                 self._self_check(args, None, gradient if self._several else (gradient,))
             return (self.inner(*args), gradient) if self._with_value else gradient
-        entry, kinds = self._typed_entry(args, types)
+        entry, kinds, target = self._typed_entry(args, types)
         if entry is None:
             return self._call_with_containers(args, kinds)
         value, gradient = _run(entry[0], args)
@@ -428,9 +462,10 @@ class GradientFunction:
             self._refuse_result(value)
         # gradients of their arguments' dtypes, arrays of their own
         primals = self._primals_of(args)
-        gradient = tuple(map(like, primals, gradient)) if len(self.wrt) > 1 else like(primals, gradient)
-        if gradient.__class__ is not float and not self._target.alone(gradient):
-            gradient = self._target.handed_out(gradient, args)
+        like_primal = target.like
+        gradient = tuple(map(like_primal, primals, gradient)) if len(self.wrt) > 1 else like_primal(primals, gradient)
+        if gradient.__class__ is not float and not target.alone(gradient):
+            gradient = target.handed_out(gradient, args)
         return gradient if self._bare else self._finish(args, value, gradient)
 
     def _refuse_result(self, value: Any) -> None:
@@ -513,12 +548,15 @@ class GradientFunction:
     def source_for(self, *args: Any, **kwargs: Any) -> str:
         """The adjoint's source specialised for these arguments (nothing is run).  A higher
         derivative shows every generated module it runs: the wrapper, forward mode over the order
-        below, and the tangents of the adjoints of the helpers and of their tapes."""
-        return self._source_of(self._target.argument_kinds(self.fn, self._bind(args, kwargs)))
+        below, and the tangents of the adjoints of the helpers and of their tapes.  For arrays of
+        another library, the code that runs through its namespace (``xp``)."""
+        args = self._bind(args, kwargs)
+        target = _target_of_arguments(args, tuple(map(type, args)), self._target)
+        return self._source_of(target.argument_kinds(self.fn, args), target)
 
-    def _source_of(self, kinds: tuple) -> str:
+    def _source_of(self, kinds: tuple, target: Optional[Target] = None) -> str:
         if self.inner is None:
-            return self._adjoint(kinds).source
+            return self._adjoint(kinds, target).source
         return whole_source(self.function_for(kinds).function)
 
     def html_for(self, *args: Any, **kwargs: Any) -> str:
@@ -844,6 +882,11 @@ def jvp(fn: Callable, primals: Sequence[Any], tangents: Sequence[Any], backend: 
                          f"({len(primals)} primals, {len(tangents) if isinstance(tangents, (tuple, list)) else 'no tuple of'} tangents)")
     given = dict(zip(params, tangents))  # by name: a method's self or a default has none
     fn, params, args = _without_prefix(fn, params, args)
+    target = _target_of_arguments(args, tuple(map(type, args)), target)  # (another library's arrays: theirs)
+    if target is not NUMPY and isinstance(fn, GradientFunction):
+        raise TypeError(f"jvp of {fn!r}: higher derivatives are taken of NumPy arrays only, not of arrays of "
+                        f"{getattr(target, 'library', target.name)}")
+    check_tangent: Callable[..., Any] = getattr(target, "check_tangent", _check_tangent)  # (another library's)
     kinds = target.argument_kinds(fn, args)
     wrt, tangent_args = [], []
     for p, a, k in zip(params, args, kinds):
@@ -852,7 +895,7 @@ def jvp(fn: Callable, primals: Sequence[Any], tangents: Sequence[Any], backend: 
         t = given[p]
         if t is None:
             continue
-        checked = _leaf_tangents(fn, p, a, t, k) if isinstance(k, containers.Tree) else [_check_tangent(fn, p, a, t)]
+        checked = _leaf_tangents(fn, p, a, t, k) if isinstance(k, containers.Tree) else [check_tangent(fn, p, a, t)]
         if checked and checked[0] is not None:
             wrt.append(p)
             tangent_args += checked

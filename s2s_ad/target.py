@@ -156,6 +156,11 @@ class Target(abc.ABC):
 
     # -- results handed to the user --------------------------------------------------------------
 
+    def like(self, primal: Any, gradient: Any) -> Any:
+        """``gradient`` given the type and precision of ``primal`` (a float32 argument, a float32
+        gradient): NumPy's rules (``arguments.like``) unless the target's arrays have their own."""
+        return arguments.like(primal, gradient)
+
     @abc.abstractmethod
     def handed_out(self, values: Any, held: tuple, copy_all: bool = False) -> Any:
         """``values`` (a result, or a tuple or list of them) as the user gets them: sharing memory
@@ -257,8 +262,9 @@ class NumPyTarget(Target):
     def store(self, stmt: ir.Store) -> list[ir.Stmt]:
         return [stmt]  # in place: a[i] = v, a[i] += v
 
-    # A plain function, as ``alone``: the API's hot path calls it for every call.
+    # Plain functions, as ``alone``: the API's hot path calls them for every call.
     argument_kinds = staticmethod(arguments.kinds_of)
+    like = staticmethod(arguments.like)
 
     def handed_out(self, values: Any, held: tuple, copy_all: bool = False) -> Any:
         return ownership.handed_out(values, held, copy_all)
