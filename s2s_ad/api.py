@@ -117,6 +117,16 @@ def _target_of_arguments(args: tuple, types: tuple, default: Target) -> Target:
     return default
 
 
+def numpy_arrays_only(what: str, args: Sequence[Any]) -> None:
+    """Refuse, before anything runs, arrays of another library than NumPy where ``what`` (``vjp``,
+    ``jacobian``, ``hessian``, ``check_grad``) takes NumPy's alone."""
+    target = _target_of_arguments(tuple(args), tuple(map(type, args)), NUMPY)
+    if target is not NUMPY:
+        raise TypeError(f"{what} takes NumPy arrays only, not arrays of {getattr(target, 'library', target.name)}; "
+                        "for those, grad, value_and_grad and jvp run through the array's own namespace "
+                        "(docs/api.md, 'Arrays of other libraries')")
+
+
 # Entries of one table of ``_by_shapes`` kept at most: calls whose shapes keep changing start it again.
 _SHAPES_KEPT = 256
 
@@ -383,10 +393,6 @@ class GradientFunction:
             target = _target_of_arguments(args, types, self._target)
         kinds = target.argument_kinds(self.fn, args)
         if self._has_aux or any(isinstance(k, containers.Tree) for k in kinds):
-            if target is not self._target:
-                raise TypeError(f"{self!r}: has_aux and container arguments are not taken with arrays of "
-                                f"{getattr(target, 'library', target.name)}; return the value alone, and pass "
-                                "the arrays as arguments of their own")
             return None, kinds, target
         if self.inner is not None and target is not self._target:
             raise TypeError(f"{self!r}: higher derivatives are taken of NumPy arrays only, not of arrays of "
@@ -456,7 +462,7 @@ class GradientFunction:
             return (self.inner(*args), gradient) if self._with_value else gradient
         entry, kinds, target = self._typed_entry(args, types)
         if entry is None:
-            return self._call_with_containers(args, kinds)
+            return self._call_with_containers(args, kinds, target)
         value, gradient = _run(entry[0], args)
         if value.__class__ is not float and value.__class__ is not np.float64 and not _one_number(value):
             self._refuse_result(value)
@@ -466,7 +472,7 @@ class GradientFunction:
         gradient = tuple(map(like_primal, primals, gradient)) if len(self.wrt) > 1 else like_primal(primals, gradient)
         if gradient.__class__ is not float and not target.alone(gradient):
             gradient = target.handed_out(gradient, args)
-        return gradient if self._bare else self._finish(args, value, gradient)
+        return gradient if self._bare else self._finish(args, value, gradient, target is self._target)
 
     def _refuse_result(self, value: Any) -> None:
         """Raise: ``grad`` of a function whose result is not a number."""
@@ -477,10 +483,14 @@ class GradientFunction:
             f"grad needs {self.fn.__name__} to return a scalar, but it returned an array of shape "
             f"{np.shape(value)}; use s2s_ad.vjp or s2s_ad.jacobian for non-scalar results")
 
-    def _finish(self, args: tuple, value: Any, gradient: Any) -> Any:
+    def _finish(self, args: tuple, value: Any, gradient: Any, numpy_arrays: bool = True) -> Any:
         """What a call returns, from the value and the gradient(s): with the value
-        (``value_and_grad``), a single ``wrt`` given as a tuple, after the self-check."""
-        if self._check:
+        (``value_and_grad``), a single ``wrt`` given as a tuple, after the self-check (of NumPy's
+        arrays: another library's are not checked, and a warning says so)."""
+        if self._check and not numpy_arrays:
+            warnings.warn(SelfCheckSkipped(f"the self-check of {self!r} compares with forward mode on NumPy arrays: "
+                                           "skipped for arrays of another library"), stacklevel=4)
+        elif self._check:
             self._self_check(args, value, gradient if self._several and not self._wrap_single else (gradient,))
         if self._wrap_single:
             gradient = (gradient,)
@@ -514,10 +524,11 @@ class GradientFunction:
         except NoForwardMode as skipped:  # S2S_AD_CHECK=1 checks what it can, and breaks no program that runs
             warnings.warn(SelfCheckSkipped(str(skipped)), stacklevel=4)
 
-    def _call_with_containers(self, args: tuple, kinds: tuple) -> Any:
+    def _call_with_containers(self, args: tuple, kinds: tuple, target: Optional[Target] = None) -> Any:
         """A call with container arguments or ``has_aux``: leaves in, the gradient rebuilt with the
-        structure of each argument differentiated."""
-        built = self._specialise(args, kinds)
+        structure of each argument differentiated (for ``target``, this derivative's own by default)."""
+        target = self._target if target is None else target
+        built = self._specialise(args, kinds, target)
         leaves = arguments.flat(args, kinds)
         value, gradient = _run(_compiled(built.function), leaves)
         held = leaves  # what the gradients must not share memory with: every leaf in, the aux out
@@ -532,7 +543,7 @@ class GradientFunction:
         by = [kinds[params.index(w)] for w in self.wrt]
         primals = arguments.flat(tuple(args[params.index(w)] for w in self.wrt), tuple(by))
         flat = (gradient,) if len(primals) == 1 else tuple(gradient)
-        gradients = arguments.regroup(self._target.handed_out(tuple(map(like, primals, flat)), held), by)
+        gradients = arguments.regroup(target.handed_out(tuple(map(target.like, primals, flat)), held), by)
         gradient = tuple(gradients) if self._several else gradients[0]
         if self._with_value:
             return value, gradient
@@ -1009,6 +1020,7 @@ def _pullback(fn: Callable, primals: Sequence[Any], wrt: Optional[Sequence[str]]
         raise TypeError("vjp of a gradient would be reverse over reverse, which s2s_ad does not do; "
                         "use s2s_ad.jvp of the gradient, or s2s_ad.hessian (forward over reverse)")
     original = fn
+    numpy_arrays_only(f"vjp of {getattr(fn, '__qualname__', fn)}", primals)
     params, args = _bound_primals(fn, primals)
     visible = params[:len(primals)]
     fn, params, args = _without_prefix(fn, params, args)

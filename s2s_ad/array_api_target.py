@@ -25,8 +25,7 @@ helper written for NumPy alone (random draws, most rules' helpers), and,
 for an immutable library (JAX), a write into an array (``a[i] = v``),
 which has no in-place form there.  At a call, before anything runs
 (``TypeError``): arguments mixing NumPy's arrays and another library's, or
-two libraries; a container holding another library's arrays; a PyTorch
-tensor that requires grad.
+two libraries (in containers too); a PyTorch tensor that requires grad.
 
 Ownership of the results: a JAX array is immutable, so sharing it is
 harmless; a PyTorch tensor is copied where its storage is one of an
@@ -193,18 +192,26 @@ class ArrayAPITarget(Target):
     def argument_kinds(self, fn: Any, args: Sequence[Any]) -> tuple:
         """NumPy's kinds of the arguments, each of this library's arrays read by its shape alone (an
         empty NumPy array of that shape stands for it, no memory taken)."""
-        standing = []
-        for a in args:
-            if _is_foreign_array(a):
-                shape = tuple(a.shape)
-                if any(n is None or (isinstance(n, float) and math.isnan(n)) for n in shape):
-                    raise TypeError(f"an argument of {self.library} has a shape not known yet ({shape}); "
-                                    "s2s_ad specialises the code on shapes: compute the chunk sizes first "
-                                    "(x.compute_chunk_sizes() for Dask)")
-                standing.append(np.broadcast_to(np.empty((), dtype=np.float64), shape))
-            else:
-                standing.append(a)
-        return arguments.kinds_of(fn, standing)
+        return arguments.kinds_of(fn, [self._standing(a) for a in args])
+
+    def _standing(self, value: Any) -> Any:
+        """``value`` with each array of this library (in a container too) replaced by what stands for
+        it in NumPy's kinds: an empty NumPy array of its shape, which takes no memory."""
+        if _is_foreign_array(value):
+            shape = tuple(value.shape)
+            if any(n is None or (isinstance(n, float) and math.isnan(n)) for n in shape):
+                raise TypeError(f"an argument of {self.library} has a shape not known yet ({shape}); "
+                                "s2s_ad specialises the code on shapes: compute the chunk sizes first "
+                                "(x.compute_chunk_sizes() for Dask)")
+            return np.broadcast_to(np.empty((), dtype=np.float64), shape)
+        if value.__class__ in _PLAIN or isinstance(value, (np.ndarray, np.generic)):
+            return value
+        structure = containers.structure_of(value)
+        if isinstance(structure, containers.Tree):
+            leaves = containers.leaves(value, structure)
+            if any(_is_foreign_array(leaf) for leaf in leaves):
+                return containers.unflatten(structure, [self._standing(leaf) for leaf in leaves])
+        return value
 
     def like(self, primal: Any, gradient: Any) -> Any:
         """The gradient with the primal's floating dtype (a float32 tensor gives a float32 gradient)."""
@@ -283,7 +290,12 @@ def _library_of(cls: type) -> Optional[str]:
 
 def target_for(value: Any) -> ArrayAPITarget:
     """The target of the namespace of ``value``, an array of another library (one object per namespace)."""
-    from array_api_compat import array_namespace
+    try:
+        from array_api_compat import array_namespace
+    except ImportError:
+        raise ImportError(f"arrays of {type(value).__module__.split('.')[0]} ({type(value).__name__}) are "
+                          "differentiated through their own namespace, which needs the optional extra "
+                          "array-api-compat: pip install 's2s_ad[arrays]' (s2s_ad converts nothing to NumPy)") from None
     xp = array_namespace(value)
     with _LOCK:
         found = _TARGETS.get(id(xp))
@@ -303,11 +315,17 @@ def _library_name(xp: Any) -> str:
     return name.split(".")[-1] or "xp"
 
 
-def _leaves(value: Any) -> list:
-    structure = containers.structure_of(value)
-    if isinstance(structure, containers.Tree):
-        return list(containers.leaves(value, structure))
-    return [value]
+_PLAIN = (float, int, bool, str, type(None), complex)
+
+
+def _arrays_in(args: Sequence[Any]) -> Iterator[Any]:
+    """The arguments, each container's leaves in its place."""
+    for a in args:
+        if a.__class__ in _PLAIN or isinstance(a, (np.ndarray, np.generic)) or _is_foreign_array(a):
+            yield a
+            continue
+        structure = containers.structure_of(a)
+        yield from (containers.leaves(a, structure) if isinstance(structure, containers.Tree) else (a,))
 
 
 def target_of_arguments(args: Sequence[Any], default: Target) -> Target:
@@ -316,24 +334,19 @@ def target_of_arguments(args: Sequence[Any], default: Target) -> Target:
     libraries, a container holds such arrays, or ``default`` is a compiler's)."""
     found: Optional[ArrayAPITarget] = None
     has_numpy = False
-    for position, a in enumerate(args):
+    for a in _arrays_in(args):
         if isinstance(a, np.ndarray):
             has_numpy = True
             continue
         if not _is_foreign_array(a):
-            if a.__class__ in (float, int, bool, str, type(None), complex) or isinstance(a, np.generic):
-                continue
-            if any(_is_foreign_array(leaf) for leaf in _leaves(a)):
-                raise TypeError(f"argument {position} is a container holding arrays of another library than "
-                                "NumPy; s2s_ad takes such arrays as arguments of their own: pass them separately")
             continue
         target = target_for(a)
         if found is not None and target is not found:
             raise TypeError(f"the arguments mix arrays of {found.library} and of {target.library}; "
                             "pass arrays of one library")
         if getattr(a, "requires_grad", False):
-            raise TypeError(f"argument {position} is a tensor that requires grad; s2s_ad computes the "
-                            "gradient itself: pass x.detach()")
+            raise TypeError("a tensor among the arguments requires grad; s2s_ad computes the gradient itself: "
+                            "pass x.detach()")
         found = target
     if found is None:
         return default
