@@ -13,6 +13,11 @@ with the argument's structure (``containers.py``); bound methods and
 ``functools.partial`` objects are unwrapped to the plain function and the
 arguments they fix.  Whole Jacobians and Hessians are built on these in
 ``matrices.py``, ``check_grad`` in ``gradcheck.py``.
+
+The target whose code runs (target.py) is the gradient's own (``backend=``), except where a call's
+arguments are arrays of another library (PyTorch, JAX, Dask): then that namespace's
+(``array_api_target``), chosen from the arguments' types in ``_call_typed`` (the cached call of
+numbers never asks), and kept with the code in the tables keyed by types.
 """
 from __future__ import annotations
 

@@ -38,10 +38,6 @@ def _negative_step(expr: ir.Expr) -> bool:
     return isinstance(expr, ir.Const) and isinstance(expr.value, slice) and (expr.value.step or 0) < 0
 
 
-# The engine ops that make an array no other name refers to (an adjoint's own accumulator).
-_FRESH = (runtime.writable_copy, runtime.zeros_like)
-_UPDATES = {None: "set", operator.add: "add", operator.sub: "subtract", operator.mul: "multiply",
-            operator.truediv: "divide"}
 
 
 def _placed(body: list[ir.Stmt], loops: tuple = ()) -> Iterator[tuple[ir.Stmt, tuple]]:
@@ -63,7 +59,8 @@ def functional_stores(body: list[ir.Stmt], updated_at: Callable) -> list[ir.Stmt
     placed = list(_placed(body))
     replaced: dict[int, ir.Stmt] = {}
     for at, (stmt, loops) in enumerate(placed):
-        if not isinstance(stmt, ir.Store) or stmt.op not in _UPDATES:
+        how = _update_of(stmt)
+        if how is None:
             continue
         name = stmt.array
         made = None  # the statement that last bound the array before this write
@@ -77,9 +74,17 @@ def functional_stores(body: list[ir.Stmt], updated_at: Callable) -> list[ir.Stmt
                   and _bound_by(placed, i, name) == made]
         write_loops = {loop for i in writes for loop in placed[i][1]} - set(placed[made][1])
         if _unread_between(placed, name, made, writes[-1], write_loops, writes):
-            update = ir.Call(updated_at, (ir.Var(name), stmt.index, stmt.value, ir.Const(_UPDATES[stmt.op])))
+            update = ir.Call(updated_at, (ir.Var(name), stmt.index, stmt.value, ir.Const(how)))
             replaced[id(stmt)] = ir.Assign(name, update, stmt.line)
     return ir.replace_statements(body, replaced) if replaced else body
+
+
+def _update_of(stmt: ir.Stmt) -> Optional[str]:
+    """What a write the engine makes does, as JAX's ``.at`` names it: "set" (``a[i] = v``) or "add"
+    (``a[i] += v``, an adjoint's accumulation); None for any other statement."""
+    if not isinstance(stmt, ir.Store):
+        return None
+    return "set" if stmt.op is None else "add" if stmt.op is operator.add else None
 
 
 def _writes_into(stmt: ir.Stmt, name: str) -> bool:
@@ -87,8 +92,10 @@ def _writes_into(stmt: ir.Stmt, name: str) -> bool:
 
 
 def _makes_fresh(stmt: ir.Stmt) -> bool:
-    return isinstance(stmt, ir.Assign) and isinstance(stmt.value, ir.Call) and \
-        any(stmt.value.fn is op for op in _FRESH)
+    """``a = writable_copy(...)`` or ``a = zeros_like(...)``: an array the engine made, of its own."""
+    if not isinstance(stmt, ir.Assign) or not isinstance(stmt.value, ir.Call):
+        return False
+    return stmt.value.fn is runtime.writable_copy or stmt.value.fn is runtime.zeros_like
 
 
 def _bound_by(placed: list, at: int, name: str) -> Optional[int]:

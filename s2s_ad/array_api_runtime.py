@@ -16,7 +16,6 @@ from __future__ import annotations
 import functools
 import math
 import numbers
-import operator
 import types
 from typing import Any, Callable, Optional
 
@@ -376,12 +375,12 @@ class Engine:
         return self.xp.zeros(self.own.shape(d), dtype=self.own.float64)
 
     def updated_at(self, array: Any, index: Any, value: Any, how: str) -> Any:
-        """``array[index] = value`` (``how``: "set", or "add" for ``+=``...) where no other name sees
+        """``array[index] = value`` (``how``: "set", or "add" for ``+=``) where no other name sees
         ``array``: JAX's functional ``array.at[index].<how>(value)``; elsewhere (Dask) in place, and
         ``array`` itself returned."""
         if not self.mutable:
             return getattr(array.at[_jax_index(index)], how)(value)
-        array[index] = value if how == "set" else _IN_PLACE[how](array[index], value)
+        array[index] = value if how == "set" else array[index] + value
         return array
 
     def element_read(self, array: Any, index: Any) -> Any:
@@ -454,9 +453,6 @@ def _without_new_axes(xp: Any, index: Any, grad: Any) -> tuple:
         return index, grad
     return tuple(p for p in index if p is not None), xp.reshape(grad, tuple(n for i, n in enumerate(grad.shape)
                                                                           if i not in made))
-
-
-_IN_PLACE = {"add": operator.add, "subtract": operator.sub, "multiply": operator.mul, "divide": operator.truediv}
 
 
 def _numpy_index(index: Any) -> Any:

@@ -60,6 +60,11 @@ are written in the source language, by the NumPy target (``pipeline``'s level
 functions); only the code of the outermost level, and the callees it builds,
 are the target's.
 
+The targets: ``NumPyTarget`` (``NUMPY``), ``numba_target.NumbaTarget`` (``backend="numba"``), and
+``array_api_target.ArrayAPITarget(xp)``, one per array namespace, which the API chooses call by call
+from the arguments' types (PyTorch, JAX, Dask arrays: their code calls ``xp``, the array's own
+namespace).
+
 A target is compared by identity (one object per backend and configuration),
 and what it spells must mean, at run time, what the op means in the source
 language: the tests run one defined outside the package
