@@ -13,6 +13,11 @@ with the argument's structure (``containers.py``); bound methods and
 ``functools.partial`` objects are unwrapped to the plain function and the
 arguments they fix.  Whole Jacobians and Hessians are built on these in
 ``matrices.py``, ``check_grad`` in ``gradcheck.py``.
+
+The target whose code runs (target.py) is the gradient's own (``backend=``), except where a call's
+arguments are arrays of another library (PyTorch, JAX, Dask): then that namespace's
+(``array_api_target``), chosen from the arguments' types in ``_call_typed`` (the cached call of
+numbers never asks), and kept with the code in the tables keyed by types.
 """
 from __future__ import annotations
 
@@ -99,6 +104,32 @@ def _shapes_of(positions: tuple[int, ...]) -> Callable[[tuple], tuple]:
     another's), so a call with the same key may run the same code.  Written out, like ``_types_of``."""
     items = "".join(f"args[{i}].shape, " for i in positions)
     return eval(f"lambda args: ({items})", {})  # noqa: S307 (our own text, no user input)
+
+
+# The argument types that are NumPy's or Python's own: a call with only these runs on the gradient's
+# own target, with no further test (the rest may be arrays of another library: array_api_target).
+_PLAIN_TYPES = frozenset({float, int, bool, complex, str, type(None), np.ndarray, np.float64, np.float32,
+                          np.int64, np.int32, np.bool_, np.complex128})
+
+
+def _target_of_arguments(args: tuple, types: tuple, default: Target) -> Target:
+    """The target of a call: ``default``, unless an argument is an array of another library (then
+    its namespace's, ``array_api_target``, imported here and not before)."""
+    for t in types:
+        if t not in _PLAIN_TYPES:
+            from .array_api_target import target_of_arguments
+            return target_of_arguments(args, default)
+    return default
+
+
+def numpy_arrays_only(what: str, args: Sequence[Any]) -> None:
+    """Refuse, before anything runs, arrays of another library than NumPy where ``what`` (``vjp``,
+    ``jacobian``, ``hessian``, ``check_grad``) takes NumPy's alone."""
+    target = _target_of_arguments(tuple(args), tuple(map(type, args)), NUMPY)
+    if target is not NUMPY:
+        raise TypeError(f"{what} takes NumPy arrays only, not arrays of {getattr(target, 'library', target.name)}; "
+                        "for those, grad, value_and_grad and jvp run through the array's own namespace "
+                        "(docs/api.md, 'Arrays of other libraries')")
 
 
 # Entries of one table of ``_by_shapes`` kept at most: calls whose shapes keep changing start it again.
@@ -259,7 +290,7 @@ class GradientFunction:
         # at each call (which holds the function's code: replaced, the call takes the slow path,
         # which reads the parameters again).
         self._by_types: dict[tuple, tuple[Callable, Optional[Snapshot]]] = {}
-        self._by_shapes: dict[tuple, tuple[Callable[[tuple], tuple], dict]] = {}
+        self._by_shapes: dict[tuple, tuple[Callable[[tuple], tuple], dict, Target]] = {}
         self._by_kinds: dict[tuple, Built] = {}
         self._wrap_single = self._several and len(self.wrt) == 1
         self._last_source: Optional[str] = None
@@ -355,14 +386,17 @@ class GradientFunction:
             raise TypeError(f"grad of {self!r}: its result is {what}, not a number; "
                             f"use s2s_ad.hessian or s2s_ad.jacobian")
 
-    def _specialise(self, args: tuple, kinds: Optional[tuple] = None) -> Built:
+    def _specialise(self, args: tuple, kinds: Optional[tuple] = None, target: Optional[Target] = None) -> Built:
         kinds = tuple(map(kind_of, args)) if kinds is None else kinds
-        built = self._by_kinds.get(kinds)
+        # (another library's arrays have NumPy's kinds: their code is kept apart by its target)
+        key = kinds if target is None or target is self._target else (target, kinds)
+        built = self._by_kinds.get(key)
         if built is None or not is_current(built):
-            built = self._by_kinds[kinds] = self._adjoint(kinds) if self.inner is None else self.function_for(kinds)
+            built = self._by_kinds[key] = self._adjoint(kinds, target) if self.inner is None \
+                else self.function_for(kinds)
             self._last_source = built.source if self.inner is None else whole_source(built.function)
             self._last_kinds = kinds
-        if self.inner is not None:  # a gradient of a gradient: its code returns the gradient alone
+        if self.inner is not None or key is not kinds:  # (a gradient of a gradient; another library's arrays)
             return built
         # (a string argument's value is in its kind, not in its type: those calls go through _by_kinds)
         if not self._has_aux and not any(isinstance(k, (containers.Tree, Array, Constant)) for k in kinds) \
@@ -370,29 +404,37 @@ class GradientFunction:
             self._by_types[self._types_of(args)] = _entry(built)
         return built
 
-    def _typed_entry(self, args: tuple, types: tuple) -> tuple[Optional[tuple], tuple]:
+    def _typed_entry(self, args: tuple, types: tuple) -> tuple[Optional[tuple], tuple, Target]:
         """The ``(function, snapshot)`` for a call ``_by_types`` does not serve (arrays or NumPy
         numbers among the arguments, or a stale entry), found by the types and the arrays' shapes,
-        built and remembered on a miss; with the kinds where it computed them.  No entry for a
-        call with containers or ``has_aux``: ``_call_with_containers`` takes those."""
+        built and remembered on a miss; with the kinds where it computed them, and the target the
+        code is for (the arguments' types choose it: another library's arrays run through their
+        namespace, ``array_api_target``).  No entry for a call with containers or ``has_aux``:
+        ``_call_with_containers`` takes those."""
         table = self._by_shapes.get(types)
         if table is not None:
             entry = table[1].get(table[0](args))
             if entry is not None and (entry[1] is None or entry[1].valid()):
-                return entry, ()
-        kinds = self._target.argument_kinds(self.fn, args)
+                return entry, (), table[2]
+            target = table[2]
+        else:
+            target = _target_of_arguments(args, types, self._target)
+        kinds = target.argument_kinds(self.fn, args)
         if self._has_aux or any(isinstance(k, containers.Tree) for k in kinds):
-            return None, kinds
-        entry = _entry(self._specialise(args, kinds))
+            return None, kinds, target
+        if self.inner is not None and target is not self._target:
+            raise TypeError(f"{self!r}: higher derivatives are taken of NumPy arrays only, not of arrays of "
+                            f"{getattr(target, 'library', target.name)}")
+        entry = _entry(self._specialise(args, kinds, target))
         if any(isinstance(k, Constant) for k in kinds):
-            return entry, kinds  # a string's kind is its value, not its type: no table keyed by types
+            return entry, kinds, target  # a string's kind is its value, not its type: no table keyed by types
         if table is None:
-            arrays = tuple(i for i, t in enumerate(types) if t is np.ndarray)  # whose kind is more than its type
-            table = self._by_shapes[types] = (_shapes_of(arrays), {})
+            arrays = tuple(i for i, k in enumerate(kinds) if isinstance(k, Array))  # whose kind is more than its type
+            table = self._by_shapes[types] = (_shapes_of(arrays), {}, target)
         if len(table[1]) >= _SHAPES_KEPT:
             table[1].clear()
         table[1][table[0](args)] = entry
-        return entry, kinds
+        return entry, kinds, target
 
     def _bind(self, args: tuple, kwargs: dict) -> tuple:
         self._parameters_current()  # (defaults replaced in place: the call binds the new ones)
@@ -445,23 +487,27 @@ class GradientFunction:
                 args = self._bind(args, {})
             types = self._types_of(args)
         if self.inner is not None:
+            if _target_of_arguments(args, types, self._target) is not self._target:
+                raise TypeError(f"{self!r}: higher derivatives are taken of NumPy arrays only, not of arrays "
+                                "of another library")
             built = self._specialise(args, self._target.argument_kinds(self.fn, args))
             gradient = self._target.handed_out(_run(_compiled(built.function), args), args)
             if self._check:
                 self._self_check(args, None, gradient if self._several else (gradient,))
             return (self.inner(*args), gradient) if self._with_value else gradient
-        entry, kinds = self._typed_entry(args, types)
+        entry, kinds, target = self._typed_entry(args, types)
         if entry is None:
-            return self._call_with_containers(args, kinds)
+            return self._call_with_containers(args, kinds, target)
         value, gradient = _run(entry[0], args)
         if value.__class__ is not float and value.__class__ is not np.float64 and not _one_number(value):
             self._refuse_result(value)
         # gradients of their arguments' dtypes, arrays of their own
         primals = self._primals_of(args)
-        gradient = tuple(map(like, primals, gradient)) if len(self.wrt) > 1 else like(primals, gradient)
-        if gradient.__class__ is not float and not self._target.alone(gradient):
-            gradient = self._target.handed_out(gradient, args)
-        return gradient if self._bare else self._finish(args, value, gradient)
+        like_primal = target.like
+        gradient = tuple(map(like_primal, primals, gradient)) if len(self.wrt) > 1 else like_primal(primals, gradient)
+        if gradient.__class__ is not float and not target.alone(gradient):
+            gradient = target.handed_out(gradient, args)
+        return gradient if self._bare else self._finish(args, value, gradient, target is self._target)
 
     def _refuse_result(self, value: Any) -> None:
         """Raise: ``grad`` of a function whose result is not a number."""
@@ -472,10 +518,14 @@ class GradientFunction:
             f"grad needs {self.fn.__name__} to return a scalar, but it returned an array of shape "
             f"{np.shape(value)}; use s2s_ad.vjp or s2s_ad.jacobian for non-scalar results")
 
-    def _finish(self, args: tuple, value: Any, gradient: Any) -> Any:
+    def _finish(self, args: tuple, value: Any, gradient: Any, numpy_arrays: bool = True) -> Any:
         """What a call returns, from the value and the gradient(s): with the value
-        (``value_and_grad``), a single ``wrt`` given as a tuple, after the self-check."""
-        if self._check:
+        (``value_and_grad``), a single ``wrt`` given as a tuple, after the self-check (of NumPy's
+        arrays: another library's are not checked, and a warning says so)."""
+        if self._check and not numpy_arrays:
+            warnings.warn(SelfCheckSkipped(f"the self-check of {self!r} compares with forward mode on NumPy arrays: "
+                                           "skipped for arrays of another library"), stacklevel=4)
+        elif self._check:
             self._self_check(args, value, gradient if self._several and not self._wrap_single else (gradient,))
         if self._wrap_single:
             gradient = (gradient,)
@@ -509,10 +559,11 @@ class GradientFunction:
         except NoForwardMode as skipped:  # S2S_AD_CHECK=1 checks what it can, and breaks no program that runs
             warnings.warn(SelfCheckSkipped(str(skipped)), stacklevel=4)
 
-    def _call_with_containers(self, args: tuple, kinds: tuple) -> Any:
+    def _call_with_containers(self, args: tuple, kinds: tuple, target: Optional[Target] = None) -> Any:
         """A call with container arguments or ``has_aux``: leaves in, the gradient rebuilt with the
-        structure of each argument differentiated."""
-        built = self._specialise(args, kinds)
+        structure of each argument differentiated (for ``target``, this derivative's own by default)."""
+        target = self._target if target is None else target
+        built = self._specialise(args, kinds, target)
         leaves = arguments.flat(args, kinds)
         value, gradient = _run(_compiled(built.function), leaves)
         held = leaves  # what the gradients must not share memory with: every leaf in, the aux out
@@ -527,7 +578,7 @@ class GradientFunction:
         by = [kinds[params.index(w)] for w in self.wrt]
         primals = arguments.flat(tuple(args[params.index(w)] for w in self.wrt), tuple(by))
         flat = (gradient,) if len(primals) == 1 else tuple(gradient)
-        gradients = arguments.regroup(self._target.handed_out(tuple(map(like, primals, flat)), held), by)
+        gradients = arguments.regroup(target.handed_out(tuple(map(target.like, primals, flat)), held), by)
         gradient = tuple(gradients) if self._several else gradients[0]
         if self._with_value:
             return value, gradient
@@ -543,12 +594,15 @@ class GradientFunction:
     def source_for(self, *args: Any, **kwargs: Any) -> str:
         """The adjoint's source specialised for these arguments (nothing is run).  A higher
         derivative shows every generated module it runs: the wrapper, forward mode over the order
-        below, and the tangents of the adjoints of the helpers and of their tapes."""
-        return self._source_of(self._target.argument_kinds(self.fn, self._bind(args, kwargs)))
+        below, and the tangents of the adjoints of the helpers and of their tapes.  For arrays of
+        another library, the code that runs through its namespace (``xp``)."""
+        args = self._bind(args, kwargs)
+        target = _target_of_arguments(args, tuple(map(type, args)), self._target)
+        return self._source_of(target.argument_kinds(self.fn, args), target)
 
-    def _source_of(self, kinds: tuple) -> str:
+    def _source_of(self, kinds: tuple, target: Optional[Target] = None) -> str:
         if self.inner is None:
-            return self._adjoint(kinds).source
+            return self._adjoint(kinds, target).source
         return whole_source(self.function_for(kinds).function)
 
     def html_for(self, *args: Any, **kwargs: Any) -> str:
@@ -874,6 +928,11 @@ def jvp(fn: Callable, primals: Sequence[Any], tangents: Sequence[Any], backend: 
                          f"({len(primals)} primals, {len(tangents) if isinstance(tangents, (tuple, list)) else 'no tuple of'} tangents)")
     given = dict(zip(params, tangents))  # by name: a method's self or a default has none
     fn, params, args = _without_prefix(fn, params, args)
+    target = _target_of_arguments(args, tuple(map(type, args)), target)  # (another library's arrays: theirs)
+    if target is not NUMPY and isinstance(fn, GradientFunction):
+        raise TypeError(f"jvp of {fn!r}: higher derivatives are taken of NumPy arrays only, not of arrays of "
+                        f"{getattr(target, 'library', target.name)}")
+    check_tangent: Callable[..., Any] = getattr(target, "check_tangent", _check_tangent)  # (another library's)
     kinds = target.argument_kinds(fn, args)
     wrt, tangent_args = [], []
     for p, a, k in zip(params, args, kinds):
@@ -882,7 +941,7 @@ def jvp(fn: Callable, primals: Sequence[Any], tangents: Sequence[Any], backend: 
         t = given[p]
         if t is None:
             continue
-        checked = _leaf_tangents(fn, p, a, t, k) if isinstance(k, containers.Tree) else [_check_tangent(fn, p, a, t)]
+        checked = _leaf_tangents(fn, p, a, t, k) if isinstance(k, containers.Tree) else [check_tangent(fn, p, a, t)]
         if checked and checked[0] is not None:
             wrt.append(p)
             tangent_args += checked
@@ -996,6 +1055,7 @@ def _pullback(fn: Callable, primals: Sequence[Any], wrt: Optional[Sequence[str]]
         raise TypeError("vjp of a gradient would be reverse over reverse, which s2s_ad does not do; "
                         "use s2s_ad.jvp of the gradient, or s2s_ad.hessian (forward over reverse)")
     original = fn
+    numpy_arrays_only(f"vjp of {getattr(fn, '__qualname__', fn)}", primals)
     params, args = _bound_primals(fn, primals)
     visible = params[:len(primals)]
     fn, params, args = _without_prefix(fn, params, args)

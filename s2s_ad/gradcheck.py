@@ -15,7 +15,7 @@ from typing import Any, Callable, Optional
 
 import numpy as np
 
-from .api import GradientFunction, Wrt, _differentiable, _resolve_wrt
+from .api import GradientFunction, Wrt, _differentiable, _resolve_wrt, numpy_arrays_only
 from .draws import Draws
 
 
@@ -77,6 +77,7 @@ def check_grad(fn: Callable, *args: Any, wrt: Optional[Wrt] = None, eps: Optiona
     TransformError
         ``fn`` cannot be differentiated.
     """
+    numpy_arrays_only(f"check_grad of {getattr(fn, '__qualname__', fn)}", args)
     params = list(inspect.signature(fn).parameters)
     positions = [i for i, a in enumerate(args) if _differentiable(a)] if wrt is None else [
         params.index(w) for w in _resolve_wrt(fn, wrt)[0]]

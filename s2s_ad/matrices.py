@@ -23,7 +23,7 @@ import numpy as np
 from . import arguments, containers, explorer
 from .target import target_of
 from .api import (_CACHE, _TARGET, GradientFunction, Wrt, _differentiable, _pullback, _resolve_wrt, _run,
-                  _tangent_function, jvp)
+                  _tangent_function, jvp, numpy_arrays_only)
 from .arguments import float_dtype, kind_tree
 from .draws import Draws
 from .pipeline import build_forward, leaf_kinds, may_draw_globally
@@ -63,6 +63,7 @@ class Jacobian(_MatrixOf):
                         "source(f, wrt=..., mode='forward' or 'reverse', args=...)")
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        numpy_arrays_only(f"jacobian of {getattr(self.fn, '__qualname__', self.fn)}", args + tuple(kwargs.values()))
         bound = inspect.signature(self.fn).bind(*args, **kwargs)
         bound.apply_defaults()
         params, values = list(bound.arguments), tuple(bound.arguments.values())
@@ -221,6 +222,7 @@ class Hessian(_MatrixOf):
         return self.source_for(*(args or ()))
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        numpy_arrays_only(f"hessian of {getattr(self.fn, '__qualname__', self.fn)}", args + tuple(kwargs.values()))
         gradient = GradientFunction(self.fn, self.wrt, with_value=False)
         full = gradient._bind(args, kwargs)
         kinds = _TARGET.argument_kinds(gradient.fn, full)

@@ -60,6 +60,11 @@ are written in the source language, by the NumPy target (``pipeline``'s level
 functions); only the code of the outermost level, and the callees it builds,
 are the target's.
 
+The targets: ``NumPyTarget`` (``NUMPY``), ``numba_target.NumbaTarget`` (``backend="numba"``), and
+``array_api_target.ArrayAPITarget(xp)``, one per array namespace, which the API chooses call by call
+from the arguments' types (PyTorch, JAX, Dask arrays: their code calls ``xp``, the array's own
+namespace).
+
 A target is compared by identity (one object per backend and configuration),
 and what it spells must mean, at run time, what the op means in the source
 language: the tests run one defined outside the package
@@ -155,6 +160,11 @@ class Target(abc.ABC):
         first read by its attributes where ``fn`` is its method (``self``)."""
 
     # -- results handed to the user --------------------------------------------------------------
+
+    def like(self, primal: Any, gradient: Any) -> Any:
+        """``gradient`` given the type and precision of ``primal`` (a float32 argument, a float32
+        gradient): NumPy's rules (``arguments.like``) unless the target's arrays have their own."""
+        return arguments.like(primal, gradient)
 
     @abc.abstractmethod
     def handed_out(self, values: Any, held: tuple, copy_all: bool = False) -> Any:
@@ -257,8 +267,9 @@ class NumPyTarget(Target):
     def store(self, stmt: ir.Store) -> list[ir.Stmt]:
         return [stmt]  # in place: a[i] = v, a[i] += v
 
-    # A plain function, as ``alone``: the API's hot path calls it for every call.
+    # Plain functions, as ``alone``: the API's hot path calls them for every call.
     argument_kinds = staticmethod(arguments.kinds_of)
+    like = staticmethod(arguments.like)
 
     def handed_out(self, values: Any, held: tuple, copy_all: bool = False) -> Any:
         return ownership.handed_out(values, held, copy_all)

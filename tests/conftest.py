@@ -178,7 +178,8 @@ def _self_check_off_where_marked(request, monkeypatch) -> None:
 # in an environment made for one extra (CI's job for it): those must be there, the others may be missing.
 REQUIRE_EXTRAS = "S2S_AD_REQUIRE_EXTRAS"
 # What "1" requires: every extra some test imports.
-_EVERY_EXTRA = ("jax", "jax.numpy", "jax.scipy.special", "scipy", "scipy.special", "dask.distributed", "numba")
+_EVERY_EXTRA = ("jax", "jax.numpy", "jax.scipy.special", "scipy", "scipy.special", "dask.distributed", "dask.array",
+                "numba", "torch", "array_api_strict", "array_api_compat", "nbclient", "ipykernel")
 # What pytest.importorskip and the tests' own skips say when an optional package is missing.
 _MISSING_PACKAGE = ("could not import", "is not installed")
 

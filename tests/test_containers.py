@@ -3,6 +3,8 @@ has_aux, methods and partials: against central differences per leaf, and JAX whe
 import dataclasses
 import functools
 
+import importlib.util
+
 import numpy as np
 import pytest
 
@@ -392,7 +394,16 @@ def test_has_aux_with_a_pair_from_returns_in_branches(x):
 
 
 def test_arrays_of_another_library_in_a_dict_stay_data():
+    """JAX arrays in a dict are leaves, differentiated through JAX's namespace (array_api_target),
+    never constants (a zero gradient), never converted to NumPy; without array-api-compat, an
+    ImportError says which extra to install."""
     jnp = pytest.importorskip("jax.numpy")
-    got = s2s_ad.grad(cf.dict_loss)({"w": jnp.ones(3), "b": 0.3}, jnp.ones(3))
+    given = ({"w": jnp.ones(3), "b": 0.3}, jnp.ones(3))
+    if importlib.util.find_spec("array_api_compat") is None:
+        with pytest.raises(ImportError, match=r"s2s_ad\[arrays\]"):
+            s2s_ad.grad(cf.dict_loss)(*given)
+        return
+    got = s2s_ad.grad(cf.dict_loss)(*given)
     want = s2s_ad.grad(cf.dict_loss)({"w": np.ones(3), "b": 0.3}, np.ones(3))
+    assert not isinstance(got["w"], np.ndarray) and hasattr(got["w"], "__array_namespace__")
     np.testing.assert_allclose(np.asarray(got["w"]), want["w"], rtol=1e-6)  # not a constant (zero gradient)

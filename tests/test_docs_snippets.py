@@ -109,6 +109,7 @@ class Page:
         self.folder = folder
         self.stem = stem
         self.last_output: Optional[str] = None  # what the last block run printed, not yet compared
+        self.last_skipped = False  # the last block that runs was skipped (its output block is too)
         self.skipped: list[str] = []
 
     def where(self, block: Block) -> str:
@@ -162,6 +163,9 @@ class Page:
             assert block.text in whole, f"{self.where(block)}: this block is not in {excerpt_of} as shown"
             return
         if block.directive("output") is not None or (block.language == "text" and block.follows_run):
+            if self.last_skipped:  # the output of a block skipped for a missing package
+                self.last_skipped = False
+                return
             assert self.last_output is not None, f"{self.where(block)}: an output block with no block run before it"
             printed, self.last_output = self.last_output, None
             compare(self.where(block), block.text, printed)
@@ -171,12 +175,13 @@ class Page:
                 f"{self.where(block)}: a block fenced as {block.language!r}: use python, console, text or sh"
             return
         self.check_unread_output(block)
+        self.last_skipped = False
         required = block.directive("requires")
         if required is not None:
             missing = [name for name in required.split() if optional_import(name) is None]
             if missing:
                 self.skipped.append(f"{self.where(block)} (could not import {', '.join(missing)})")
-                self.last_output = None
+                self.last_output, self.last_skipped = None, True
                 return
         if block.language == "python":
             self.run_python(block)
