@@ -88,6 +88,7 @@ from typing import Any, Iterator, Optional, Sequence
 import numpy as np
 
 from . import arguments, ir, ownership, rules
+from .release import release_dead_arrays
 
 
 @dataclass(frozen=True)
@@ -152,6 +153,12 @@ class Target(abc.ABC):
     @abc.abstractmethod
     def store(self, stmt: ir.Store) -> list[ir.Stmt]:
         """The statements that write ``stmt`` (``array[index] = value``, or ``op=`` it)."""
+
+    def release(self, fn: ir.Function, arrays: set[str], known: set[str]) -> ir.Function:
+        """``fn`` letting go of values as soon as nothing reads them, where this target's code gains
+        by it (``release.py``: ``arrays``, the names the facts say hold arrays, ``known``, every name
+        they know); ``fn`` itself by default."""
+        return fn
 
     # -- arguments read ---------------------------------------------------------------------------
 
@@ -305,6 +312,10 @@ class NumPyTarget(Target):
     def store(self, stmt: ir.Store) -> list[ir.Stmt]:
         return [stmt]  # in place: a[i] = v, a[i] += v
 
+    def release(self, fn: ir.Function, arrays: set[str], known: set[str]) -> ir.Function:
+        # ``del`` after the last read of an array temporary: its memory is reused at once
+        return release_dead_arrays(fn, arrays, known)
+
     # A plain function, as ``alone``: the API's hot path calls it for every call.
     argument_kinds = staticmethod(arguments.kinds_of)
 
@@ -323,6 +334,9 @@ class SourceLanguageTarget(NumPyTarget):
 
     name = "source"
     _tape = TupleTape()
+
+    def release(self, fn: ir.Function, arrays: set[str], known: set[str]) -> ir.Function:
+        return fn  # no ``del``: the code stays in the subset the transformer reads
 
 
 NUMPY = NumPyTarget()  # the default target
