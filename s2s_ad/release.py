@@ -13,8 +13,9 @@ a page fault for every 4 KiB touched: the MLP benchmark's gradient took 98
 page faults a call, the hand-written one none.  Released as soon as it is
 dead, an array's memory is reused by the next one.
 
-Which values: a name bound by a statement at the function's top level
-(bound on every path from there on), not a parameter, read for the last time
+Which values: a name bound by an assignment at the function's top level
+(bound on every path from there on; not a loop's index, not what a pop
+takes back from the tape), not a parameter, read for the last time
 by a later top-level statement (its reads inside that statement's blocks
 included), and holding an array: one the facts say is, or (an adjoint, a
 value the facts do not know) one computed from such a value.  Nothing else
@@ -37,7 +38,9 @@ def release_dead_arrays(fn: ir.Function, arrays: set[str], known: set[str]) -> i
     first_bound: dict[str, int] = {}
     last_read: dict[str, int] = {}
     for i, stmt in enumerate(body):
-        if isinstance(stmt, (ir.Assign, ir.Unpack, ir.Pop)):  # (a loop's index is unbound where it runs no trip)
+        # (a loop's index is unbound where it runs no trip; what a pop takes back was made by the forward
+        # sweep, and is left to the return: a del per record would bury the reverse sweep)
+        if isinstance(stmt, (ir.Assign, ir.Unpack)):
             for name in ir.targets_of(stmt):
                 first_bound.setdefault(name, i)
         for inner in ir.walk([stmt]):
