@@ -459,7 +459,8 @@ CORPUS = ["aliasing_functions", "cache_functions", "call_functions", "checkpoint
           "shape_pattern_functions", "template_module_functions", "tuple_argument_functions",
           "user_programs", "facts_functions", "error_location_functions", "everyday_idiom_functions",
           "everyday_numpy_functions", "recording_plan_functions", "speed_functions",
-          "aliasing_ownership_functions", "visible_functions", "everyday_container_class_functions"]
+          "aliasing_ownership_functions", "visible_functions", "everyday_container_class_functions",
+          "release_functions"]
 
 
 def _corpus_functions(module_name: str) -> list:
