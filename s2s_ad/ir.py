@@ -142,7 +142,7 @@ class Push:
 
     ``slot`` names a slot of the function's ``RecordingPlan`` (``plan.py``):
     what it holds and where it is read back.  How a push is written in Python
-    (a nested tuple today) is decided in one place, the target's (``target.Target.tape``).
+    (the NumPy target appends to a list) is decided in one place, the target's (``target.Target.tape``).
     """
 
     slot: str
