@@ -43,7 +43,7 @@ from .parse import Snapshot
 from .pipeline import (STAGES, Built, build_derivative_of, build_forward, build_gradient_only, build_reverse,
                        build_split, check_lost_arguments, leaf_kinds, lost_outside)
 from .reach import whole_source
-from .target import NUMPY, Target, target_of
+from .target import NUMPY, SOURCE, Target, target_of
 from .selfcheck import NoForwardMode, SelfCheckSkipped, dot_product_test, switched_on_by_environment
 
 Wrt = Union[int, str, Sequence[Union[int, str]]]
@@ -328,7 +328,8 @@ class GradientFunction:
 
     @_user_facing
     def _adjoint(self, kinds: tuple, target: Optional[Target] = None) -> Built:
-        """The adjoint's code for these kinds, for ``target`` (this derivative's own by default)."""
+        """The adjoint for arguments of these kinds, as ``target`` writes it: this derivative's own
+        target for code a call runs, ``SOURCE`` for the adjoint a higher level reads back (``function_for``)."""
         target = self._target if target is None else target
         self._refuse_constant_wrt(kinds)
         key = (getattr(self.fn, "__code__", None), self.wrt, kinds) + (("aux",) if self._has_aux else ())
@@ -347,13 +348,13 @@ class GradientFunction:
                 raise TypeError(f"higher derivatives of {self!r} with containers (dict, list, tuple, dataclass) "
                                 "as arguments: use s2s_ad.hessian, or pass the arrays as separate arguments")
             # A function of the leaves returning the gradient's leaves (a tuple if more than one).
-            adjoint = self._adjoint(kinds, NUMPY)  # (code read back: the source language's)
+            adjoint = self._adjoint(kinds, SOURCE)  # read back by the next level: its tape in tuples
             leaf_params = list(inspect.signature(adjoint.function).parameters)[:-1]
             by = tuple(leaf_params[i] for i in arguments.leaf_positions(params, kinds, self.wrt))
             return _CACHE.get(self.owner, self.key + (kinds,), lambda: build_gradient_only(
                 self.fn, adjoint, leaf_params, by, False, lost_outside(self.fn, kinds, leaf_params, by)))
         if self.inner is None:
-            adjoint = self._adjoint(kinds, NUMPY)
+            adjoint = self._adjoint(kinds, SOURCE)  # read back by the next level: its tape in tuples
             return _CACHE.get(self.owner, self.key + (kinds,), lambda: build_gradient_only(
                 self.fn, adjoint, params, self.wrt, self._wrap_single,
                 lost_outside(self.fn, kinds, params, self.wrt)))
@@ -1095,7 +1096,7 @@ class Pullback:
     def __call__(self, cotangent: Any) -> tuple:
         fn, split, kinds, args = self._made_from[0], self._split, self._kinds, self._args
         cotangent = _matching_cotangent(fn, cotangent, self._result, self._tree)
-        taped = self._tape
+        taped = _TARGET.tape().for_backward(self._tape)  # the backward part may consume what it is handed
         if split.restores and self._pulled:  # the first call put overwritten slices back: record them again
             self._draws.replay()
             try:
@@ -1103,7 +1104,7 @@ class Pullback:
             finally:
                 self._draws.finish()
         self._pulled = True
-        adjoints = _run(split.backward, (cotangent, taped))  # the tape is persistent: reading it takes nothing
+        adjoints = _run(split.backward, (cotangent, taped))
         # each adjoint with its primal's type: float32 stays float32, a 0-d array a 0-d array (as grad)
         adjoints = arguments.regroup(tuple(map(like, self._flat_args, adjoints[:-1])), kinds)
         # a string or None primal (a static argument) has no derivative: None, as jvp takes for its tangent

@@ -46,7 +46,23 @@ class AssignmentAdjoints:
         self.callee = callee
         self.split = split  # a callee's adjoint (its callers check what it passes on)
         self.tuples = self._tuples_read_by_item(fn.body, fn.params)
+        self.sliced = self._arrays_sliced_often(fn.body)
         self.slots: dict[str, list] = {}  # tuple name -> the adjoint of each item so far (None: none yet)
+
+    def _arrays_sliced_often(self, body: list[ir.Stmt]) -> set[int]:
+        """The reads ``part = a[index]`` at the function's top level of an array read so at least
+        twice there, each index basic (numbers and slices: no position twice): their adjoints are
+        added into one array of ``a``'s own in place (``d_a[index] += d_part``, ``scatter``), where
+        each would otherwise make an array of zeros shaped like ``a`` and add it up.  (Top level only:
+        all of them are reversed in one block, before ``a``'s definition passes ``d_a`` on.)"""
+        reads: dict[str, list[int]] = {}
+        for stmt in body:
+            call = stmt.value if isinstance(stmt, ir.Assign) else None
+            if isinstance(call, ir.Call) and call.fn is operator.getitem and isinstance(call.args[0], ir.Var) \
+                    and call.args[0].name not in self.tuples and (self.facts.rank_of(call.args[0]) or 0) >= 1 \
+                    and self.stores.basic_index(call.args[1]):
+                reads.setdefault(call.args[0].name, []).append(id(stmt))
+        return {read for ids in reads.values() if len(ids) >= 2 for read in ids}
 
     def propagate(self, stmt: ir.Assign) -> None:
         """Splice in the adjoint template of one primal statement."""
@@ -73,7 +89,7 @@ class AssignmentAdjoints:
                                  f"s2s_ad.jvp, or add a reverse rule with @s2s_ad.adjoint({name})",
                                  filename=self.fn.filename, line=stmt.line)
         if call.fn is operator.getitem and isinstance(call.args[0], ir.Var) \
-                and call.args[0].name in self.adjoints.owned:
+                and (call.args[0].name in self.adjoints.owned or id(stmt) in self.sliced):
             self.stores.scatter(call.args[0].name, call.args[1], self.adjoints.adjoint.pop(stmt.target))
             return
         if call.fn is operator.getitem and isinstance(call.args[0], ir.Var) and call.args[0].name in self.tuples \

@@ -201,6 +201,8 @@ class _Builder:
             node = ast.Return(value=self.expr(stmt.value))
         elif isinstance(stmt, ir.Effect):
             node = ast.Expr(value=self.expr(stmt.value))
+        elif isinstance(stmt, ir.Release):
+            return f"del {', '.join(stmt.names)}"
         elif isinstance(stmt, ir.Store):
             place = ast.Subscript(value=_name(stmt.array), slice=self.index(stmt.index), ctx=ast.Store())
             if stmt.op is None:

@@ -14,7 +14,8 @@ opens offline, from a file or in a notebook):
   (``data-user``; the ``# line N`` comments, followed through a higher
   derivative's code down to the user's line: ``reach.place``);
 * the tape marked: ``class="push"``/``"pop"`` on the lines that push and
-  pop (``tape.TupleTape`` spells them ``tape = (..., tape)`` and
+  pop (``target.ListTape`` spells them ``tape.append(...)`` and
+  ``... = tape.pop()``, ``target.TupleTape`` ``tape = (..., tape)`` and
   ``..., tape = tape``; a higher derivative's line is marked as the line
   it was taken of), ``"helper"`` on the calls that thread the tape through a
   helper's adjoint;
@@ -187,19 +188,27 @@ def _generated_section(k: int, module: GeneratedModule, files: dict[str, int]) -
 
 def tape_marks(filename: str, depth: int = 0) -> dict[int, str]:
     """For generated ``filename``: the lines that push on the tape, pop from it, or hand it to a
-    helper's adjoint (``"push"``, ``"pop"``, ``"helper"``), as ``tape.TupleTape`` spells them; a line of
-    code taken of generated code (a higher derivative) is marked as the line it was taken of."""
+    helper's adjoint (``"push"``, ``"pop"``, ``"helper"``), as ``target.ListTape`` (the code that
+    runs) and ``target.TupleTape`` (a level read back) spell them; a line of code taken of generated
+    code (a higher derivative) is marked as the line it was taken of."""
     text = "".join(linecache.getlines(filename))
     marks: dict[int, str] = {}
     try:
         tree = ast.parse(text)
     except SyntaxError:
         return marks
+    tapes = _list_tapes(tree)
     for node in ast.walk(tree):
+        mark = None
+        if not isinstance(node, ast.stmt):
+            continue
         if isinstance(node, ast.Assign) and len(node.targets) == 1:
-            mark = _tape_statement(node.targets[0], node.value)
-            if mark:
-                marks[node.lineno] = mark
+            mark = _tape_statement(node.targets[0], node.value) or ("pop" if _on_list(node.value, "pop", tapes)
+                                                                     else None)
+        elif isinstance(node, ast.Expr) and _on_list(node.value, "append", tapes):
+            mark = "push"
+        if mark:
+            marks[node.lineno] = mark
     found = origins(filename)
     if found is not None and found[0].startswith(GENERATED_PREFIX) and depth < 64:
         below = tape_marks(found[0], depth + 1)
@@ -207,6 +216,29 @@ def tape_marks(filename: str, depth: int = 0) -> dict[int, str]:
             if line is not None and line in below and n not in marks:
                 marks[n] = below[line]
     return marks
+
+
+def _list_tapes(tree: ast.AST) -> set[str]:
+    """The names of the list tapes in generated code: bound to ``[]`` (the one piece starts with the
+    empty tape), or the last parameter of a part that returns it last (a helper's parts are handed
+    the tape and give it back)."""
+    names: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Assign) and isinstance(node.value, ast.List) and not node.value.elts:
+            names.update(t.id for t in node.targets if isinstance(t, ast.Name))
+        elif isinstance(node, ast.FunctionDef) and node.args.args:
+            last = node.args.args[-1].arg
+            returned = [r.value for r in ast.walk(node) if isinstance(r, ast.Return)]
+            if any(isinstance(v, ast.Tuple) and v.elts and isinstance(v.elts[-1], ast.Name) and v.elts[-1].id == last
+                   for v in returned):
+                names.add(last)
+    return names
+
+
+def _on_list(value: ast.expr, method: str, tapes: set[str]) -> bool:
+    """Whether ``value`` is ``tape.<method>(...)`` on one of the list tapes."""
+    return isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and value.func.attr == method \
+        and isinstance(value.func.value, ast.Name) and value.func.value.id in tapes
 
 
 def _tape_statement(target: ast.expr, value: ast.expr) -> Optional[str]:

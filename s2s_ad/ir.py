@@ -142,7 +142,7 @@ class Push:
 
     ``slot`` names a slot of the function's ``RecordingPlan`` (``plan.py``):
     what it holds and where it is read back.  How a push is written in Python
-    (a nested tuple today) is decided in one place, the target's (``target.Target.tape``).
+    (the NumPy target appends to a list) is decided in one place, the target's (``target.Target.tape``).
     """
 
     slot: str
@@ -213,7 +213,16 @@ class Comment:
     line: Optional[int] = None
 
 
-Stmt = Union[Assign, Unpack, Store, Effect, Push, Pop, If, For, While, Return, Comment]
+@dataclass
+class Release:
+    """``del a, b``: code that runs lets go of values nothing after it reads, so that their memory
+    is reused at once (generated code only, added last by a target: ``release.py``)."""
+
+    names: tuple[str, ...]
+    line: Optional[int] = None
+
+
+Stmt = Union[Assign, Unpack, Store, Effect, Push, Pop, If, For, While, Return, Comment, Release]
 
 
 @dataclass
@@ -388,7 +397,7 @@ def exprs_of(stmt: Stmt) -> list[Expr]:
         return [stmt.iterable] + [e for e in (stmt.exit, stmt.checkpoint) if e is not None]
     if isinstance(stmt, While):
         return [stmt.test] + ([stmt.exit] if stmt.exit is not None else [])
-    return []  # Comment
+    return []  # Comment, Release (what it names is no read: nothing after reads those names)
 
 
 def targets_of(stmt: Stmt) -> tuple[str, ...]:

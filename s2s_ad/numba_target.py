@@ -130,6 +130,9 @@ class NumbaTarget(NumPyTarget):
         old = ir.Call(operator.getitem, (ir.Var(stmt.array), stmt.index))
         return [ir.Store(stmt.array, stmt.index, ir.Call(stmt.op, (old, stmt.value)), stmt.line)]
 
+    def release(self, fn: ir.Function, arrays: set[str], known: set[str]) -> ir.Function:
+        return fn  # no ``del`` (Numba refuses it; its reference counts free a temporary at its last use)
+
     def finish(self, function: Callable, emitted: Any) -> Callable:
         return _compiled(function, emitted)
 

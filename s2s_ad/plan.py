@@ -60,7 +60,7 @@ class Slot:
 @dataclass(frozen=True)
 class RecordingPlan:
     """Every slot of one adjoint, in the order the reverse walk declared them; ``tape`` is the name
-    the nested-tuple spelling threads the records through (``target.TupleTape``)."""
+    a target's spelling keeps the records in (``target.ListTape``, ``target.TupleTape``)."""
 
     tape: str
     slots: tuple[Slot, ...] = ()

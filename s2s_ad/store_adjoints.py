@@ -114,6 +114,10 @@ class StoreAdjoints:
         else:
             self.adjoints.accumulate(array, ir.Call(runtime.getitem_grad, (contribution, ir.Var(array), index)))
 
+    def basic_index(self, index: ir.Expr) -> bool:
+        """True if ``index`` picks single elements or basic slices (no position twice)."""
+        return self._element_index(index)
+
     def _element_index(self, index: ir.Expr) -> bool:
         """True if ``index`` picks single elements or basic slices (no repeats).
 

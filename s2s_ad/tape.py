@@ -16,7 +16,8 @@ the two sweeps separated by the comment ``REVERSE_SWEEP``.
   the backward part reads nothing else of the forward part.
 
 How the pushes and pops become code that runs is the target's (``target.py``:
-``Target.tape``; the NumPy target's ``TupleTape`` threads nested tuples).
+``Target.tape``; the NumPy target's ``ListTape`` appends to one list, the
+``TupleTape`` of code read back threads nested tuples).
 
 Output of each: an ``ir.Function`` whose pushes and pops still pair up.
 """

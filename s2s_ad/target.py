@@ -28,11 +28,16 @@ To add a target, subclass ``Target`` and implement:
   binds them as they are, another target may bind its own version of one
   (a helper written for its arrays), which must do what the NumPy one does.
 * ``tape()``: the ``TapeForm`` that writes the recording plan's ``ir.Push``
-  and ``ir.Pop`` statements (``plan.py``) as code, and ``empty()``, the
-  tape a caller hands to a split adjoint's forward part.  The NumPy
-  target's ``TupleTape`` threads a persistent stack of nested tuples; a
-  compiler would preallocate a typed stack per slot from the plan (each slot
-  says the kinds of its values and the trip counts that bound it).
+  and ``ir.Pop`` statements (``plan.py``) as code; ``empty()``, the
+  tape a caller hands to a split adjoint's forward part (a fresh one each
+  time where the tape is mutable); and ``for_backward(tape)``, the tape one
+  call of the backward part may consume, leaving ``tape`` whole for the
+  next (a ``vjp`` pullback may be called twice).  The NumPy target's
+  ``ListTape`` appends to and pops from one Python list; ``TupleTape``
+  threads a persistent stack of nested tuples (the source language's form,
+  see below); a compiler would preallocate a typed stack per slot from the
+  plan (each slot says the kinds of its values and the trip counts that
+  bound it).
 * ``store(stmt)``: how ``array[index] = value`` (an ``ir.Store``; with
   ``op``, ``array[index] op= value``) is written, as statements for
   ``emit`` to print.  The NumPy target writes in place; a target without
@@ -56,9 +61,12 @@ to build on: a target that renames a module maps what they yield.
 
 A target's code is run, never read back: a derivative taken again (``grad``
 of ``grad``, a Hessian) reads the code of the level below, so those levels
-are written in the source language, by the NumPy target (``pipeline``'s level
-functions); only the code of the outermost level, and the callees it builds,
-are the target's.
+are written in the source language, by ``SOURCE`` (the NumPy target with the
+tape as nested tuples, values the transformer follows through a tuple display
+and an unpacking, where a list the code appends to would be state it would
+have to follow through method calls: ``pipeline``'s level functions and the
+adjoint they call); only the code of the outermost level, and the callees it
+builds, are the target's.
 
 The targets: ``NumPyTarget`` (``NUMPY``), ``numba_target.NumbaTarget`` (``backend="numba"``), and
 ``array_api_target.ArrayAPITarget(xp)``, one per array namespace, which the API chooses call by call
@@ -85,6 +93,7 @@ from typing import Any, Callable, Iterator, Optional, Sequence
 import numpy as np
 
 from . import arguments, ir, ownership, rules
+from .release import release_dead_arrays
 
 
 @dataclass(frozen=True)
@@ -107,7 +116,14 @@ class TapeForm(abc.ABC):
 
     @abc.abstractmethod
     def empty(self) -> Any:
-        """The tape a caller hands to a split adjoint's forward part (``vjp``)."""
+        """The tape a caller hands to a split adjoint's forward part (``vjp``): a fresh one at each
+        call where the tape is mutable."""
+
+    def for_backward(self, tape: Any) -> Any:
+        """The tape one call of a split adjoint's backward part may consume, ``tape`` (what the
+        forward part returned) left as it is for another call: ``tape`` itself where popping
+        takes nothing from it (a persistent tape)."""
+        return tape
 
 
 class Target(abc.ABC):
@@ -151,6 +167,12 @@ class Target(abc.ABC):
     @abc.abstractmethod
     def store(self, stmt: ir.Store) -> list[ir.Stmt]:
         """The statements that write ``stmt`` (``array[index] = value``, or ``op=`` it)."""
+
+    def release(self, fn: ir.Function, arrays: set[str], known: set[str]) -> ir.Function:
+        """``fn`` letting go of values as soon as nothing reads them, where this target's code gains
+        by it (``release.py``: ``arrays``, the names the facts say hold arrays, ``known``, every name
+        they know); ``fn`` itself by default."""
+        return fn
 
     # -- arguments read ---------------------------------------------------------------------------
 
@@ -242,14 +264,57 @@ class TupleTape(TapeForm):
         return None
 
 
+class ListTape(TapeForm):
+    """The tape as one Python list used as a stack: ``tape.append(a)`` (``tape.append((a, b))`` for
+    a record of several values) pushes, ``a = tape.pop()`` (``a, b = tape.pop()``) pops, ``[]`` is
+    the empty tape.  A helper's parts take the list and return it, as they do the tuple chain.
+
+    Why not the tuple chain in code that runs: each link of ``(a, tape)`` holds the next, so every
+    link stays tracked by Python's cycle collector, and a loop of 10^6 steps leaves 10^6 tracked
+    tuples that each collection of the oldest generation walks (the gradient of such a loop took
+    2.5x as long with the collector on as with it off).  Here the list is one tracked object; a
+    record of one number or array is not tracked at all, and a record of several is a tuple of
+    them, which the collector stops tracking the first time it sees it (it holds nothing that
+    could make a cycle).  The backward part pops, so it consumes the tape: ``for_backward``
+    hands it a copy (a pullback may be called again)."""
+
+    def spell(self, fn: ir.Function) -> ir.Function:
+        """``fn`` with its pushes and pops written as ``append`` and ``pop`` calls on one list."""
+        if fn.plan is None:
+            return fn
+        tape = fn.plan.tape
+        replaced: dict[int, Optional[ir.Stmt]] = {}
+        for stmt in ir.walk(fn.body):
+            if isinstance(stmt, ir.Push):
+                record = stmt.values[0] if len(stmt.values) == 1 else ir.Display("tuple", stmt.values)
+                replaced[id(stmt)] = ir.Effect(ir.Call(list.append, (ir.Var(tape), record)), stmt.line)
+            elif isinstance(stmt, ir.Pop):
+                popped = ir.Call(list.pop, (ir.Var(tape),))
+                replaced[id(stmt)] = (ir.Assign(stmt.targets[0], popped, stmt.line) if len(stmt.targets) == 1
+                                      else ir.Unpack(stmt.targets, popped, stmt.line))
+        threaded = replaced or any(tape in ir.targets_of(s) for s in ir.walk(fn.body))  # helpers' parts
+        if not threaded:
+            return fn
+        body = ir.replace_statements(fn.body, replaced)
+        if tape not in fn.params:  # the one piece starts with the empty tape; a part is handed one
+            body.insert(0, ir.Assign(tape, ir.Display("list", ())))
+        return dataclasses.replace(fn, body=body)
+
+    def empty(self) -> Any:
+        return []
+
+    def for_backward(self, tape: Any) -> Any:
+        return list(tape)  # the references alone are copied: the records are never written to
+
+
 class NumPyTarget(Target):
     """Today's code: Python calling NumPy as the user's code does (``np.sin``, ``math.cos``), the
-    engine ops bound as they are, the tape a nested tuple, stores in place, and NumPy's arrays
-    checked for ownership by their flags and reference counts (``ownership.py``)."""
+    engine ops bound as they are, the tape a list used as a stack, stores in place, and NumPy's
+    arrays checked for ownership by their flags and reference counts (``ownership.py``)."""
 
     name = "numpy"
     backend = "python"  # the API's name for it
-    _tape: TapeForm = TupleTape()
+    _tape: TapeForm = ListTape()
 
     def roots(self) -> dict[str, Any]:
         return {"np": np, "math": math}
@@ -267,6 +332,10 @@ class NumPyTarget(Target):
     def store(self, stmt: ir.Store) -> list[ir.Stmt]:
         return [stmt]  # in place: a[i] = v, a[i] += v
 
+    def release(self, fn: ir.Function, arrays: set[str], known: set[str]) -> ir.Function:
+        # ``del`` after the last read of an array temporary: its memory is reused at once
+        return release_dead_arrays(fn, arrays, known)
+
     # Plain functions, as ``alone``: the API's hot path calls them for every call.
     argument_kinds = staticmethod(arguments.kinds_of)
     like = staticmethod(arguments.like)
@@ -279,7 +348,20 @@ class NumPyTarget(Target):
     alone = staticmethod(ownership.alone)
 
 
+class SourceLanguageTarget(NumPyTarget):
+    """The NumPy target with the tape as nested tuples (``TupleTape``): the form of the code the
+    transformer reads back, a level of ``grad(grad(f))`` or of a Hessian and the adjoint it calls
+    (see the module docstring)."""
+
+    name = "source"
+    _tape = TupleTape()
+
+    def release(self, fn: ir.Function, arrays: set[str], known: set[str]) -> ir.Function:
+        return fn  # no ``del``: the code stays in the subset the transformer reads
+
+
 NUMPY = NumPyTarget()  # the default target
+SOURCE = SourceLanguageTarget()  # the code of a level the next one reads back
 
 BACKENDS = ("python", "numba")  # the API's backend= values
 

@@ -201,10 +201,27 @@ def pad_grad(grad: Any, array: Any, pad_width: Any, mode: Any = "constant", stat
     stats = _stat_lengths(stat_length, shape) if mode == "mean" else [None] * len(shape)
     for axis in reversed(range(len(shape))):
         before, after = widths[axis]
-        if before or after:
+        if (before or after) and mode in ("constant", "edge") and shape[axis]:
+            result = _sliced_pad_grad(result, axis, before, after, shape[axis], mode == "edge")
+        elif before or after:
             matrix = _pad_axis_map(shape[axis], before, after, mode, stats[axis], reflect_type)
             result = _apply_along(matrix.T, result, axis)
     return np.ascontiguousarray(result)
+
+
+def _sliced_pad_grad(grad: np.ndarray, axis: int, before: int, after: int, n: int, edge: bool) -> np.ndarray:
+    """The adjoint of padding one axis of length ``n`` by constants or (``edge``) copies of its end
+    elements, by slices: the middle of ``grad`` (a copy), each border's sum added to the element it
+    copies.  What ``_pad_axis_map``'s matrix does for these modes, in time linear in ``grad``'s size
+    (the matrix product is quadratic in the axis's length: a 64x64 image's edge pad took 90 us)."""
+    lead = (slice(None),) * axis
+    middle = np.array(grad[lead + (slice(before, before + n),)])  # a copy: the borders are added into it
+    if edge and before:
+        middle[lead + (slice(0, 1),)] += np.sum(grad[lead + (slice(0, before),)], axis=axis, keepdims=True)
+    if edge and after:
+        middle[lead + (slice(n - 1, n),)] += np.sum(grad[lead + (slice(before + n, before + n + after),)],
+                                                    axis=axis, keepdims=True)
+    return middle
 
 
 def _order_pad_grad(grad: np.ndarray, plan: list) -> np.ndarray:

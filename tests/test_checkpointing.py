@@ -64,7 +64,7 @@ def test_forward_mode_and_second_order_through_a_checkpointed_loop():
 def test_the_generated_code_keeps_snapshots_and_replays_segments():
     text = s2s_ad.source(cf.logistic, wrt=(0, 1), args=(3.1, 0.2, 10, 3))  # (left out, every is None, and the code specialised on it as a call's is)
     forward, sweep = text.split("# reverse sweep")
-    assert "checkpoint_stride(len(steps), every)" in forward and "tape = (s, tape)" in forward
+    assert "checkpoint_stride(len(steps), every)" in forward and "tape.append(s)" in forward
     assert "for start in reversed(starts):" in sweep and "run the segment again, recording" in sweep
 
 

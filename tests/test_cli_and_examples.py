@@ -78,7 +78,7 @@ def test_logistic_example_matches_finite_differences():
     assert done.returncode == 0, done.stderr
     ours, theirs = map(float, re.search(r"d/dr = ([-\d.]+) \(finite differences: ([-\d.]+)\)", done.stdout).groups())
     assert ours == pytest.approx(theirs, abs=1e-5)
-    assert "tape = (s, tape)" in done.stdout and "s, tape = tape" in done.stdout
+    assert "tape.append(s)" in done.stdout and "s = tape.pop()" in done.stdout
 
 
 def test_readme_shows_the_code_the_commands_print():

@@ -55,8 +55,8 @@ def test_row_writes():
 def test_overwritten_slices_go_on_the_tape():
     text = s2s_ad.source(df.overwrite_read_later, args=(np.ones(4),))
     forward, sweep = text.split("# reverse sweep")
-    assert "tape = (np.copy(buf[i]), tape)" in forward
-    assert "old_buf, tape = tape" in sweep and "buf[i] = old_buf" in sweep
+    assert "tape.append(np.copy(buf[i]))" in forward
+    assert "old_buf = tape.pop()" in sweep and "buf[i] = old_buf" in sweep
 
 
 @pytest.mark.parametrize("x, y", [(0.4, 0.7), (0.1, 0.2)])

@@ -68,9 +68,9 @@ def test_a_recursive_helper_with_a_base_case_that_copies_and_updates_an_array(k)
 def test_the_forward_part_hands_over_no_array_bound_on_some_paths_only():
     source = build_split(rf.made_after_early_return, (NUMBER, NUMBER)).source
     forward = source[:source.index("def backward_")]
-    handed = [line for line in forward.splitlines() if line.startswith("    tape = (")][-1]  # the cut
-    assert "b" not in handed.split("(", 1)[1].rsplit(")", 1)[0].split(", "), source
-    assert "        tape = (ones_3, b, steps, tape)" in forward  # recorded on the path that binds it
+    handed = [line for line in forward.splitlines() if line.startswith("    tape.append(")][-1]  # the cut
+    assert "b" not in handed.split("((", 1)[1].rsplit("))", 1)[0].split(", "), source
+    assert "        tape.append((ones_3, b, steps))" in forward  # recorded on the path that binds it
 
 
 # -- the backward part reads only what the forward part hands over --------------------------------
