@@ -280,10 +280,13 @@ class Recorder:
             out.insert(at, ir.Push(slot, values))
         return out
 
-    @staticmethod
-    def overwritten(stmt: ir.Store) -> ir.Expr:
-        """``np.copy(a[i])``: what the store ``a[i] = v`` overwrites, recorded before it runs."""
-        return ir.Call(language.copy, (ir.Call(operator.getitem, (ir.Var(stmt.array), stmt.index)),))
+    def overwritten(self, stmt: ir.Store) -> ir.Expr:
+        """``np.copy(a[i])``: what the store ``a[i] = v`` overwrites, recorded before it runs; ``a[i]``
+        itself where the facts show it is one element (a number, which the store cannot change)."""
+        old = ir.Call(operator.getitem, (ir.Var(stmt.array), stmt.index))
+        if self.facts.part_class(stmt.array, stmt.index) == SCALAR:
+            return old
+        return ir.Call(language.copy, (old,))
 
 
 def _is_merge(stmt: ir.Stmt) -> bool:

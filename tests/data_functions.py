@@ -63,6 +63,15 @@ def overwrite_read_later(x):
     return total
 
 
+def overwrite_rows_read_later(x):
+    m = np.ones((3, 3))
+    total = 0.0
+    for i in range(3):
+        m[i] = m[i] * x[i] + 1.0
+        total = total + np.sum(m) * x[i]
+    return total
+
+
 def row_writes(a):
     out = np.zeros((3, 2))
     for i in range(3):

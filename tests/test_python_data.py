@@ -53,10 +53,19 @@ def test_row_writes():
 
 
 def test_overwritten_slices_go_on_the_tape():
+    # buf is a vector and i an integer: what the store overwrites is one number, recorded as it is
     text = s2s_ad.source(df.overwrite_read_later, args=(np.ones(4),))
     forward, sweep = text.split("# reverse sweep")
-    assert "tape.append(np.copy(buf[i]))" in forward
+    assert "tape.append(buf[i])" in forward and "np.copy" not in forward
     assert "old_buf = tape.pop()" in sweep and "buf[i] = old_buf" in sweep
+    assert_gradient_matches(df.overwrite_read_later, (np.linspace(0.2, 0.8, 4),), (0,))
+
+
+def test_an_overwritten_row_is_copied_onto_the_tape():
+    # m[i] of a matrix is a row, a view the store changes: it is recorded as a copy
+    text = s2s_ad.source(df.overwrite_rows_read_later, args=(np.ones(3),))
+    assert "tape.append(np.copy(m[i]))" in text.split("# reverse sweep")[0]
+    assert_gradient_matches(df.overwrite_rows_read_later, (np.linspace(0.2, 0.8, 3),), (0,))
 
 
 @pytest.mark.parametrize("x, y", [(0.4, 0.7), (0.1, 0.2)])
