@@ -43,7 +43,8 @@ from .parse import Snapshot
 from .pipeline import (STAGES, Built, build_derivative_of, build_forward, build_gradient_only, build_reverse,
                        build_split, check_lost_arguments, leaf_kinds, lost_outside)
 from .reach import whole_source
-from .target import NUMPY, SOURCE, Target, target_of
+from .backends import target_of
+from .target import NUMPY, SOURCE, Target
 from .selfcheck import NoForwardMode, SelfCheckSkipped, dot_product_test, switched_on_by_environment
 
 Wrt = Union[int, str, Sequence[Union[int, str]]]
@@ -817,13 +818,7 @@ def _forward_over_gradient_source(gradient: "GradientFunction", wrt: Wrt, mode: 
 # -- forward mode, vjp and Jacobians ------------------------------------------
 
 
-def _differentiable(value: Any) -> bool:
-    """True for values that carry derivatives: floats and float (or complex) arrays."""
-    if isinstance(value, (bool, np.bool_, str)) or value is None:
-        return False
-    if isinstance(value, (int, np.integer)):
-        return False
-    return np.issubdtype(np.result_type(value), np.inexact) if kind_of(value) != UNKNOWN else False
+_differentiable = arguments.differentiable  # (the names matrices.py and gradcheck.py import)
 
 
 def _bound_primals(fn: Callable, primals: Sequence[Any]) -> tuple[list[str], tuple]:
@@ -839,19 +834,7 @@ def _bound_primals(fn: Callable, primals: Sequence[Any]) -> tuple[list[str], tup
     return list(signature.parameters), tuple(bound.arguments.values())
 
 
-def _check_tangent(fn: Callable, name: str, primal: Any, tangent: Any) -> Any:
-    if not _differentiable(primal):
-        if tangent is not None and np.any(np.asarray(tangent) != 0):
-            raise ValueError(f"jvp of {fn.__name__}: {name} = {primal!r} carries no derivative "
-                             f"(it is not a float), so its tangent must be None or zero")
-        return None
-    if np.shape(tangent) != np.shape(primal):
-        raise ValueError(f"jvp of {fn.__name__}: the tangent of {name} has shape {np.shape(tangent)}, "
-                         f"but {name} has shape {np.shape(primal)}; tangents are never broadcast")
-    if isinstance(tangent, np.ndarray) or isinstance(primal, np.ndarray):
-        # float, not integer: an integer tangent would truncate what is written into it
-        return np.asarray(tangent, dtype=np.result_type(tangent, primal, 1.0))
-    return complex(tangent) if np.iscomplexobj(tangent) else float(tangent)
+_check_tangent = arguments.checked_tangent
 
 
 def _plain(fn: Callable, args: tuple) -> Callable:

@@ -178,3 +178,29 @@ def leaf_positions(params: list[str], kinds: Sequence[ArgumentKind], names: Sequ
         starts[p] = range(at, at + n)
         at += n
     return [i for name in names for i in starts[name]]
+
+
+def differentiable(value: Any) -> bool:
+    """True for values that carry derivatives: floats and float (or complex) arrays."""
+    if isinstance(value, (bool, np.bool_, str)) or value is None:
+        return False
+    if isinstance(value, (int, np.integer)):
+        return False
+    return np.issubdtype(np.result_type(value), np.inexact) if kind_of(value) != UNKNOWN else False
+
+
+def checked_tangent(fn: Callable, name: str, primal: Any, tangent: Any) -> Any:
+    """``jvp``'s tangent of ``primal`` as the code takes it: None where ``primal`` carries no
+    derivative (its tangent must then be None or zero), else of the primal's shape (never
+    broadcast), as floats (an integer tangent would truncate what is written into it)."""
+    if not differentiable(primal):
+        if tangent is not None and np.any(np.asarray(tangent) != 0):
+            raise ValueError(f"jvp of {fn.__name__}: {name} = {primal!r} carries no derivative "
+                             f"(it is not a float), so its tangent must be None or zero")
+        return None
+    if np.shape(tangent) != np.shape(primal):
+        raise ValueError(f"jvp of {fn.__name__}: the tangent of {name} has shape {np.shape(tangent)}, "
+                         f"but {name} has shape {np.shape(primal)}; tangents are never broadcast")
+    if isinstance(tangent, np.ndarray) or isinstance(primal, np.ndarray):
+        return np.asarray(tangent, dtype=np.result_type(tangent, primal, 1.0))
+    return complex(tangent) if np.iscomplexobj(tangent) else float(tangent)

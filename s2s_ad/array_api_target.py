@@ -227,8 +227,7 @@ class ArrayAPITarget(Target):
         for an array of this library, an array of it of the primal's shape; for a number, a float."""
         fn_name = getattr(fn, "__name__", fn)
         if not _is_foreign_array(primal):
-            from .api import _check_tangent  # (a number: as for NumPy)
-            return _check_tangent(fn, name, primal, tangent)
+            return arguments.checked_tangent(fn, name, primal, tangent)  # (a number: as for NumPy)
         if not self.xp.isdtype(primal.dtype, ("real floating", "complex floating")):
             if tangent is not None and not (is_number(tangent) and tangent == 0):
                 raise ValueError(f"jvp of {fn_name}: {name} holds no floats, so it carries no derivative: its "

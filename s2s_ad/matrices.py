@@ -21,7 +21,7 @@ from typing import Any, Callable
 import numpy as np
 
 from . import arguments, containers, explorer
-from .target import target_of
+from .backends import target_of
 from .api import (_CACHE, _TARGET, GradientFunction, Wrt, _differentiable, _pullback, _resolve_wrt, _run,
                   _tangent_function, jvp, numpy_arrays_only)
 from .arguments import float_dtype, kind_tree

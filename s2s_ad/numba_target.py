@@ -379,6 +379,7 @@ def _first_reason(text: str) -> str:
 
 
 def _user_file(function: Callable) -> str:
-    from .cache import _ORIGINS
-    origin = _ORIGINS.get(function.__code__.co_filename)
-    return os.path.basename(origin[0]) if origin else "the user's file"
+    """The user's file, from the name ``cache.compile_module`` gives generated code
+    (``<s2s_ad d_f from file.py:12 #1a2b3c>``)."""
+    found = re.search(r" from (.+?):\d+ #", function.__code__.co_filename)
+    return os.path.basename(found.group(1)) if found else "the user's file"

@@ -362,20 +362,3 @@ class SourceLanguageTarget(NumPyTarget):
 
 NUMPY = NumPyTarget()  # the default target
 SOURCE = SourceLanguageTarget()  # the code of a level the next one reads back
-
-BACKENDS = ("python", "numba")  # the API's backend= values
-
-
-def target_of(backend: str, compiling: bool = True) -> Target:
-    """The target the API's ``backend=`` names: "python" (NumPy's code, run as it is) or "numba"
-    (that code compiled by Numba: ``numba_target``, imported here and not before); ``compiling``:
-    False where the code is only shown (Numba need not be installed)."""
-    if backend == "python":
-        return NUMPY
-    if backend == "numba":
-        import importlib.util
-        if compiling and importlib.util.find_spec("numba") is None:
-            raise ImportError("backend='numba' needs Numba, an optional extra: pip install 's2s_ad[numba]'")
-        from .numba_target import NUMBA
-        return NUMBA
-    raise ValueError(f"backend must be one of {', '.join(map(repr, BACKENDS))}, not {backend!r}")
