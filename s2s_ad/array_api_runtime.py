@@ -13,6 +13,8 @@ indices only (integers), never on the user's arrays.
 """
 from __future__ import annotations
 
+import importlib
+
 import functools
 import math
 import numbers
@@ -424,13 +426,13 @@ class Engine:
         return tuple(pieces) if isinstance(arrays, tuple) else pieces if isinstance(arrays, list) else pieces[0]
 
     def mul_adjoint(self, grad: Any, a: Any, b: Any) -> tuple:
-        from .templates import operators  # type: ignore[import-not-found]  # (installed as s2s_ad.templates)
+        operators = _template("operators")
         if operators._repeats(a, b) or operators._repeats(b, a):
             return operators.mul_adjoint(grad, a, b)  # (a Python list repeated: no array)
         return self.unbroadcast(grad * b, a), self.unbroadcast(grad * a, b)
 
     def mul_tangent(self, tangent_a: Any, tangent_b: Any, a: Any, b: Any) -> Any:
-        from .templates import operators
+        operators = _template("operators")
         if operators._repeats(a, b) or operators._repeats(b, a):
             return operators.mul_tangent(tangent_a, tangent_b, a, b)
         return tangent_a * b + a * tangent_b
@@ -473,10 +475,18 @@ def _jax_index(index: Any) -> Any:
     return index
 
 
+def _template(name: str) -> Any:
+    """A module of ``s2s_ad.templates`` (the templates/ folder: installed, or in a source checkout
+    loaded by ``rules``), imported by name."""
+    rules.load_templates()
+    return importlib.import_module(f"s2s_ad.templates.{name}")
+
+
 def engine_names() -> dict[int, str]:
     """The ops this target writes its own version of, by identity: the name of the ``Engine`` method."""
     rules.load_templates()  # (s2s_ad.templates: in a source checkout, ../templates)
-    from .templates import numpy_creation, numpy_linalg, numpy_shape, operators
+    numpy_creation, numpy_linalg, numpy_shape, operators = map(_template, ("numpy_creation", "numpy_linalg",
+                                                                          "numpy_shape", "operators"))
     ops = {runtime.unbroadcast: "unbroadcast", runtime.unbroadcast_to: "unbroadcast_to",
            runtime.zeros_like: "zeros_like", runtime.zero_tangent: "zero_tangent",
            runtime.writable_copy: "writable_copy", runtime.held_apart: "held_apart",
@@ -494,7 +504,7 @@ def as_they_are() -> tuple:
     """Engine ops and rules' helpers that are plain Python (no array of NumPy's made or read; NumPy on
     axes at most): bound as they are."""
     rules.load_templates()
-    from .templates import numpy_linalg
+    numpy_linalg = _template("numpy_linalg")
     return (runtime.checkpointed, runtime.snapshots, runtime.checkpoint_stride, runtime.stop_gradient,
             runtime.check_number_update, runtime.derivative_lost_by, runtime.check_view_update,
             runtime.formatted, runtime.check_assertion, runtime.raise_exception, runtime.list_append,

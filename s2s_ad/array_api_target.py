@@ -92,6 +92,8 @@ class ArrayAPITarget(Target):
 
     def __init__(self, xp: Any, library: str, mutable: bool, memory: str) -> None:
         self.xp, self.library, self.mutable, self.memory = xp, library, mutable, memory
+        # adjoints of several slices added into one array in place only where writes are NumPy's (torch)
+        self.slices_in_place = memory == "storage"
         # NumPy's writes are seen through every view of the array (b = a[1:]; a[1] = v changes b[0]).
         # JAX has no writes; Dask's a[i] = v changes the object a alone, never another made from it:
         # for those, only writes no other name can see are written (array_api_rewrites.functional_stores).

@@ -37,7 +37,7 @@ class AssignmentAdjoints:
     """The reverse of assignments: rule templates, calls of user functions, sequences, tuple items, merges."""
 
     def __init__(self, fn: ir.Function, adjoints: Adjoints, recorder: Recorder, stores: StoreAdjoints,
-                 facts: Analysis, callee: Optional[CalleeBuilder], split: bool) -> None:
+                 facts: Analysis, callee: Optional[CalleeBuilder], split: bool, slices_in_place: bool = True) -> None:
         self.fn = fn
         self.adjoints = adjoints
         self.recorder = recorder
@@ -46,7 +46,7 @@ class AssignmentAdjoints:
         self.callee = callee
         self.split = split  # a callee's adjoint (its callers check what it passes on)
         self.tuples = self._tuples_read_by_item(fn.body, fn.params)
-        self.sliced = self._arrays_sliced_often(fn.body)
+        self.sliced = self._arrays_sliced_often(fn.body) if slices_in_place else set()
         self.slots: dict[str, list] = {}  # tuple name -> the adjoint of each item so far (None: none yet)
 
     def _arrays_sliced_often(self, body: list[ir.Stmt]) -> set[int]:

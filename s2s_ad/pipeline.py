@@ -398,7 +398,7 @@ def _build_paused(fn: Callable, wrt: tuple[str, ...], kinds: Kinds, stage: str, 
     ssa_wrt = [p for w in wrt for p in ssa_params_of(parsed, ssa, w)]
     ssa, facts = _analysed(ssa, ssa_wrt, leaf_kinds(kinds))
     if mode == "reverse":
-        generated = reverse(ssa, ssa_wrt, facts, callee=_split_callees(target))
+        generated = reverse(ssa, ssa_wrt, facts, callee=_split_callees(target), slices_in_place=target.slices_in_place)
     else:
         generated = forward(ssa, ssa_wrt, facts, callee=_tangent_callees(target))
     if stage == "facts":
@@ -454,7 +454,8 @@ def build_split(fn: Callable, kinds: Kinds, target: Target = NUMPY) -> SplitAdjo
         parsed, ssa = lowered(fn, kinds)
         split.result_tree = ssa.result_tree
         ssa, facts = _analysed(ssa, ssa.params, leaf_kinds(kinds), guarded=False)
-        adjoint = optimize(reverse(ssa, ssa.params, facts, callee=_split_callees(target), split=True), ssa.body)
+        adjoint = optimize(reverse(ssa, ssa.params, facts, callee=_split_callees(target), split=True,
+                                   slices_in_place=target.slices_in_place), ssa.body)
         lost_in_callee = lambda fn, kinds: _lost_in_callee(fn, kinds, target)
         _note_lost_positions(split, lambda: lost_derivative_parameters(ssa, facts.kind_of, lost_in_callee))
         adjoint = drop_unread_records(adjoint)

@@ -71,7 +71,8 @@ class ReverseSweep:
 
     def __init__(self, fn: ir.Function, wrt: list[str], facts: Analysis,
                  callee: Optional[CalleeBuilder] = None, split: bool = False,
-                 unrestored: frozenset = frozenset(), sharing: Optional[Sharing] = None) -> None:
+                 unrestored: frozenset = frozenset(), sharing: Optional[Sharing] = None,
+                 slices_in_place: bool = True) -> None:
         self.fn = fn
         self.wrt = wrt
         self.facts = facts
@@ -81,7 +82,8 @@ class ReverseSweep:
         self.adjoints = Adjoints(fn, wrt, facts)
         self.recorder = Recorder(self.adjoints, facts, self.sharing, PlanDraft("tape"))
         self.stores = StoreAdjoints(fn, self.adjoints, self.recorder, facts, self.sharing, unrestored)
-        self.assignments = AssignmentAdjoints(fn, self.adjoints, self.recorder, self.stores, facts, callee, split)
+        self.assignments = AssignmentAdjoints(fn, self.adjoints, self.recorder, self.stores, facts, callee, split,
+                                              slices_in_place)
         self.kept: list[ir.Stmt] = []  # what the forward part hands out (split), bound apart at its end
         self.kept_first: list[ir.Stmt] = []  # the same, bound first in the reverse sweep (one piece)
 
@@ -291,14 +293,16 @@ class ReverseSweep:
 
 
 def reverse(fn: ir.Function, wrt: list[str], facts: Analysis, callee: Optional[CalleeBuilder] = None,
-            split: bool = False) -> ir.Function:
+            split: bool = False, slices_in_place: bool = True) -> ir.Function:
     """Build the adjoint of ``fn`` (see the module docstring).
 
     ``callee`` builds the adjoints of the user's functions that ``fn`` calls.
     With ``split``, the adjoint takes the tape as its last parameter (for
-    ``pipeline.split_adjoint``, which cuts it into forward and backward parts).
+    ``pipeline.split_adjoint``, which cuts it into forward and backward parts).  ``slices_in_place``:
+    an array read by several slices gets their adjoints added into one array in place (the target
+    writes in place: ``Target.slices_in_place``).
     """
-    sweep = ReverseSweep(fn, wrt, facts, callee, split)
+    sweep = ReverseSweep(fn, wrt, facts, callee, split, slices_in_place=slices_in_place)
     adjoint = sweep.run()
     # A slice put back that nothing reads afterwards needs no recording: generate once more without it.
     if not sweep.stores.restores:
@@ -306,5 +310,6 @@ def reverse(fn: ir.Function, wrt: list[str], facts: Analysis, callee: Optional[C
     kept = {id(s) for s in ir.walk(remove_dead(adjoint.body))}
     unread = frozenset(store for store, restore in sweep.stores.restores.items() if id(restore) not in kept)
     if unread:
-        adjoint = ReverseSweep(fn, wrt, facts, callee, split, unrestored=unread, sharing=sweep.sharing).run()
+        adjoint = ReverseSweep(fn, wrt, facts, callee, split, unrestored=unread, sharing=sweep.sharing,
+                               slices_in_place=slices_in_place).run()
     return adjoint

@@ -134,6 +134,9 @@ class Target(abc.ABC):
     # Whether the user's helpers are lowered in place of their calls (``lower.lower``): a target whose
     # code cannot hand a tape from one function to another (a compiler's typed stacks) asks for it.
     inlines_helpers = False
+    # Whether an array read by several slices gets their adjoints added into one array in place
+    # (``d_a[1:] += d_part``): a target whose stores are not all in place (JAX's, Dask's) says no.
+    slices_in_place = True
 
     def __repr__(self) -> str:
         return f"<s2s_ad target {self.name}>"
