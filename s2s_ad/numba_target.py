@@ -54,7 +54,7 @@ import numpy as np
 
 from . import ir
 from .errors import CompileFallbackWarning
-from .target import NumPyTarget, Spelling, TapeForm, TupleTape
+from .target import NumPyTarget, Spelling, TapeForm, TupleTape, popped_from, pushed_onto
 
 
 class SlotListTape(TapeForm):
@@ -79,12 +79,9 @@ class SlotListTape(TapeForm):
         for stmt in ir.walk(fn.body):
             if isinstance(stmt, ir.Push):
                 pushed.add(stmt.slot)
-                value = stmt.values[0] if len(stmt.values) == 1 else ir.Display("tuple", stmt.values)
-                replaced[id(stmt)] = ir.Effect(ir.Call(list.append, (ir.Var(stacks[stmt.slot]), value)), stmt.line)
+                replaced[id(stmt)] = pushed_onto(stacks[stmt.slot], stmt)
             elif isinstance(stmt, ir.Pop):
-                popped = ir.Call(list.pop, (ir.Var(stacks[stmt.slot]),))
-                replaced[id(stmt)] = ir.Assign(stmt.targets[0], popped, stmt.line) if len(stmt.targets) == 1 \
-                    else ir.Unpack(stmt.targets, popped, stmt.line)
+                replaced[id(stmt)] = popped_from(stacks[stmt.slot], stmt)
         if not replaced:
             return fn
         starts: list[ir.Stmt] = [ir.Assign(stacks[s.name], ir.Display("list", ()), s.line)

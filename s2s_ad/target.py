@@ -238,6 +238,40 @@ def builtin_spelling(obj: Any) -> Optional[Spelling]:
     return Spelling(name) if name and getattr(builtins, name, None) is obj else None
 
 
+def pushed_onto(stack: str, push: ir.Push) -> ir.Stmt:
+    """``stack.append(a)``: a push onto a list (a record of several values as one tuple)."""
+    record = push.values[0] if len(push.values) == 1 else ir.Display("tuple", push.values)
+    return ir.Effect(ir.Call(list.append, (ir.Var(stack), record)), push.line)
+
+
+def popped_from(stack: str, pop: ir.Pop) -> ir.Stmt:
+    """``a = stack.pop()`` (``a, b = stack.pop()``): a pop from a list."""
+    popped = ir.Call(list.pop, (ir.Var(stack),))
+    return ir.Assign(pop.targets[0], popped, pop.line) if len(pop.targets) == 1 \
+        else ir.Unpack(pop.targets, popped, pop.line)
+
+
+def _threaded(fn: ir.Function, push: Callable[[ir.Push], ir.Stmt], pop: Callable[[ir.Pop], ir.Stmt],
+              empty: ir.Expr) -> ir.Function:
+    """``fn`` with each push and pop written by ``push`` and ``pop``, its tape (``fn.plan.tape``)
+    threaded: the one piece starts with ``tape = empty``, a part is handed the tape (its parameter);
+    ``fn`` itself where it has none and threads no tape (``Target.tape``)."""
+    tape = fn.plan.tape
+    replaced: dict[int, Optional[ir.Stmt]] = {}
+    for stmt in ir.walk(fn.body):
+        if isinstance(stmt, ir.Push):
+            replaced[id(stmt)] = push(stmt)
+        elif isinstance(stmt, ir.Pop):
+            replaced[id(stmt)] = pop(stmt)
+    threaded = replaced or any(tape in ir.targets_of(s) for s in ir.walk(fn.body))  # helpers' parts
+    if not threaded:
+        return fn
+    body = ir.replace_statements(fn.body, replaced)
+    if tape not in fn.params:
+        body.insert(0, ir.Assign(tape, empty))
+    return dataclasses.replace(fn, body=body)
+
+
 class TupleTape(TapeForm):
     """The tape as a persistent stack made of tuples: ``tape = (a, b, tape)`` pushes,
     ``a, b, tape = tape`` pops, ``None`` is the empty tape.  It is threaded through generated code
@@ -249,19 +283,8 @@ class TupleTape(TapeForm):
         if fn.plan is None:
             return fn
         tape = fn.plan.tape
-        replaced: dict[int, Optional[ir.Stmt]] = {}
-        for stmt in ir.walk(fn.body):
-            if isinstance(stmt, ir.Push):
-                replaced[id(stmt)] = ir.Assign(tape, ir.Display("tuple", stmt.values + (ir.Var(tape),)), stmt.line)
-            elif isinstance(stmt, ir.Pop):
-                replaced[id(stmt)] = ir.Unpack(stmt.targets + (tape,), ir.Var(tape), stmt.line)
-        threaded = replaced or any(tape in ir.targets_of(s) for s in ir.walk(fn.body))  # helpers' parts
-        if not threaded:
-            return fn
-        body = ir.replace_statements(fn.body, replaced)
-        if tape not in fn.params:  # the one piece starts with the empty tape; a part is handed one
-            body.insert(0, ir.Assign(tape, ir.Const(None)))
-        return dataclasses.replace(fn, body=body)
+        return _threaded(fn, lambda push: ir.Assign(tape, ir.Display("tuple", push.values + (ir.Var(tape),)), push.line),
+                         lambda pop: ir.Unpack(pop.targets + (tape,), ir.Var(tape), pop.line), ir.Const(None))
 
     def empty(self) -> Any:
         return None
@@ -286,22 +309,8 @@ class ListTape(TapeForm):
         if fn.plan is None:
             return fn
         tape = fn.plan.tape
-        replaced: dict[int, Optional[ir.Stmt]] = {}
-        for stmt in ir.walk(fn.body):
-            if isinstance(stmt, ir.Push):
-                record = stmt.values[0] if len(stmt.values) == 1 else ir.Display("tuple", stmt.values)
-                replaced[id(stmt)] = ir.Effect(ir.Call(list.append, (ir.Var(tape), record)), stmt.line)
-            elif isinstance(stmt, ir.Pop):
-                popped = ir.Call(list.pop, (ir.Var(tape),))
-                replaced[id(stmt)] = (ir.Assign(stmt.targets[0], popped, stmt.line) if len(stmt.targets) == 1
-                                      else ir.Unpack(stmt.targets, popped, stmt.line))
-        threaded = replaced or any(tape in ir.targets_of(s) for s in ir.walk(fn.body))  # helpers' parts
-        if not threaded:
-            return fn
-        body = ir.replace_statements(fn.body, replaced)
-        if tape not in fn.params:  # the one piece starts with the empty tape; a part is handed one
-            body.insert(0, ir.Assign(tape, ir.Display("list", ())))
-        return dataclasses.replace(fn, body=body)
+        return _threaded(fn, lambda push: pushed_onto(tape, push), lambda pop: popped_from(tape, pop),
+                         ir.Display("list", ()))
 
     def empty(self) -> Any:
         return []

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import hashlib
 import importlib.util
+import inspect
 import os
 import sys
 from pathlib import Path
@@ -115,6 +116,16 @@ def assert_gradient_matches(f: Callable, args: Sequence[Any], wrt: Any = 0, rtol
         np.testing.assert_allclose(value, want, rtol=rtol, atol=atol, err_msg=f"{f.__name__} d/d{position} at {args}")
     assert_forward_matches_reverse(f, args)
     return got
+
+
+def corpus_functions(module_name: str) -> list:
+    """The public functions of a test-function module taking positional parameters only (a corpus
+    the facts' checks and the Numba backend's comparison walk)."""
+    module = importlib.import_module(module_name)
+    return [f for _, f in inspect.getmembers(module, inspect.isfunction)
+            if f.__module__ == module.__name__ and not f.__name__.startswith("_")
+            and inspect.signature(f).parameters
+            and all(p.kind is p.POSITIONAL_OR_KEYWORD for p in inspect.signature(f).parameters.values())]
 
 
 def module_from_source(folder: Any, prefix: str, source: str) -> Any:

@@ -25,7 +25,7 @@ import pytest
 
 import facts_functions as ff
 import s2s_ad
-from conftest import module_from_source, numeric_grad
+from conftest import corpus_functions, module_from_source, numeric_grad
 from s2s_ad import analysis, factcheck, ir, rules
 from s2s_ad.errors import TransformError
 from s2s_ad.factcheck import FactViolation
@@ -463,14 +463,6 @@ CORPUS = ["aliasing_functions", "cache_functions", "call_functions", "checkpoint
           "export_functions", "array_library_functions", "release_functions"]
 
 
-def _corpus_functions(module_name: str) -> list:
-    module = importlib.import_module(module_name)
-    return [f for _, f in inspect.getmembers(module, inspect.isfunction)
-            if f.__module__ == module.__name__ and not f.__name__.startswith("_")
-            and inspect.signature(f).parameters
-            and all(p.kind is p.POSITIONAL_OR_KEYWORD for p in inspect.signature(f).parameters.values())]
-
-
 def test_the_corpus_lists_every_function_module_of_the_tests():
     here = Path(__file__).parent
     modules = {p.stem for p in here.glob("*_functions.py")} | {"user_programs"}
@@ -486,7 +478,7 @@ def test_facts_derived_again_after_every_pass_over_the_corpus_find_nothing(modul
     if module_name in OUTSIDE_RULES:  # loaded once for the process, as their own tests load them
         rules.load_template_module(str(OUTSIDE / OUTSIDE_RULES[module_name]))
     checked = 0
-    for f in _corpus_functions(module_name):
+    for f in corpus_functions(module_name):
         params = tuple(inspect.signature(f).parameters)
         for kinds in ((UNKNOWN,) * len(params), (NUMBER,) * len(params), (Array(1),) * len(params)):
             for build in (build_reverse, build_forward):
@@ -518,7 +510,7 @@ def test_the_corpus_exercises_the_passes_that_change_facts(monkeypatch, tmp_path
 
     monkeypatch.setattr(analysis.Analysis, "with_merged", spy_merged)
     monkeypatch.setattr(analysis.Analysis, "with_checks_changed", spy_changed)
-    for f in _corpus_functions("facts_functions"):
+    for f in corpus_functions("facts_functions"):
         params = tuple(inspect.signature(f).parameters)
         build_reverse(f, params, (NUMBER,) * len(params), compile_it=False)
     row_update = _reloaded("facts_spy_row_update", tmp_path, _ROW_UPDATE)  # a view's check dropped

@@ -22,7 +22,7 @@ import numpy as np
 import pytest
 
 import s2s_ad
-from conftest import module_from_source as _module_in, numeric_grad, optional_import
+from conftest import corpus_functions, module_from_source as _module_in, numeric_grad, optional_import
 
 numba = optional_import("numba")
 pytestmark = pytest.mark.skipif(numba is None, reason="numba is not installed (pip install 's2s_ad[numba]')")
@@ -390,14 +390,6 @@ CORPUS = ["aliasing_functions", "call_functions", "control_flow_functions", "dat
           "everyday_container_class_functions", "round3_user_programs", "round4_user_programs"]
 
 
-def _corpus_functions(module_name: str) -> list:
-    module = importlib.import_module(module_name)
-    return [f for _, f in inspect.getmembers(module, inspect.isfunction)
-            if f.__module__ == module.__name__ and not f.__name__.startswith("_")
-            and inspect.signature(f).parameters
-            and all(p.kind is p.POSITIONAL_OR_KEYWORD for p in inspect.signature(f).parameters.values())]
-
-
 def _repeatable(fn, wrt, args, first):
     """Whether the Python backend's gradient is the same at a second call (seeded as the first)."""
     with warnings.catch_warnings():
@@ -432,7 +424,7 @@ def test_the_corpus_with_backend_numba_agrees_with_python_or_falls_back(module_n
     the Python backend gives a gradient, the numba backend gives the same (compiled), or warns that it
     falls back naming the line and gives exactly Python's."""
     compiled_count = fallen_back = 0
-    for fn in _corpus_functions(module_name):
+    for fn in corpus_functions(module_name):
         for args in _argument_sets(fn):
             wrt = tuple(i for i, a in enumerate(args) if not isinstance(a, int))
             try:
