@@ -30,6 +30,7 @@ pytestmark = pytest.mark.skipif(numba is None, reason="numba is not installed (p
 from s2s_ad import CompileFallbackWarning  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))  # the repository's top: benchmarks/ and examples/ (not installed with the package)
 
 
 _SOURCES = None  # (set by the fixture below: a folder of this session's for the test programs)
@@ -338,8 +339,8 @@ def test_a_compiled_gradient_pickles_with_its_backend():
 _CACHED_RUN = textwrap.dedent("""
     import sys, time, warnings
     sys.path.insert(0, {root!r})
-    warnings.simplefilter("error")
     import s2s_ad
+    warnings.simplefilter("error", s2s_ad.CompileFallbackWarning)  # (compiled, not fallen back)
     from benchmarks import workloads
     df = s2s_ad.grad(workloads.poly_loop, wrt=("r", "x"), backend="numba")
     print(df(3.1, 0.2, 100))
