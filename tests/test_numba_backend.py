@@ -388,7 +388,7 @@ CORPUS = ["aliasing_functions", "call_functions", "control_flow_functions", "dat
           "everyday_numpy_functions", "front_functions", "hygiene_functions", "kinds_functions", "seed_functions",
           "shape_pattern_functions", "recording_plan_functions", "speed_functions", "facts_functions",
           "aliasing_ownership_functions", "user_programs", "crash_functions", "container_functions",
-          "everyday_container_class_functions", "round3_user_programs", "round4_user_programs"]
+          "everyday_container_class_functions"]  # (round3/round4_user_programs import JAX: not here)
 
 
 def _repeatable(fn, wrt, args, first):
