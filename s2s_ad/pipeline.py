@@ -30,6 +30,7 @@ from .emit import Emitted, Namespace, emit, emit_module
 from .expressions import is_user_function
 from .factcheck import Pass, run_passes
 from .factdump import report
+from .fills import fold_fills
 from .forward import forward
 from .hoist import hoist_invariants, hoist_item_reads
 from .kinds import NUMBER, UNKNOWN, Array, Constant, Kind, argument_text, callee_kind
@@ -409,6 +410,8 @@ def _build_paused(fn: Callable, wrt: tuple[str, ...], kinds: Kinds, stage: str, 
         generated = optimize(generated, ssa.body)
         if mode == "reverse":
             generated = drop_unread_records(generated)
+            if target.folds_fills:
+                generated = fold_fills(generated, {id(s) for s in ir.walk(ssa.body)}, facts.shape, facts.ndim)
     if mode == "reverse":
         check_tape(generated)
         if stage == "optimized":
@@ -459,6 +462,8 @@ def build_split(fn: Callable, kinds: Kinds, target: Target = NUMPY) -> SplitAdjo
         lost_in_callee = lambda fn, kinds: _lost_in_callee(fn, kinds, target)
         _note_lost_positions(split, lambda: lost_derivative_parameters(ssa, facts.kind_of, lost_in_callee))
         adjoint = drop_unread_records(adjoint)
+        if target.folds_fills:
+            adjoint = fold_fills(adjoint, {id(s) for s in ir.walk(ssa.body)}, facts.shape, facts.ndim)
         check_tape(adjoint)
         forward, backward = split_parts(adjoint, parsed.name)
         arrays, known = _arrays_known(facts)

@@ -137,6 +137,9 @@ class Target(abc.ABC):
     # Whether an array read by several slices gets their adjoints added into one array in place
     # (``d_a[1:] += d_part``): a target whose stores are not all in place (JAX's, Dask's) says no.
     slices_in_place = True
+    # Whether the spread adjoint of a reduction that is only multiplied becomes a 0-d factor the product
+    # broadcasts, and a fresh adjoint's copy goes (``fills.py``): NumPy's promotion rules (and Numba's).
+    folds_fills = False
 
     def __repr__(self) -> str:
         return f"<s2s_ad target {self.name}>"
@@ -327,6 +330,7 @@ class NumPyTarget(Target):
     name = "numpy"
     backend = "python"  # the API's name for it
     _tape: TapeForm = ListTape()
+    folds_fills = True
 
     def roots(self) -> dict[str, Any]:
         return {"np": np, "math": math}
