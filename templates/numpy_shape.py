@@ -217,11 +217,17 @@ def _sliced_pad_grad(grad: np.ndarray, axis: int, before: int, after: int, n: in
     lead = (slice(None),) * axis
     middle = np.array(grad[lead + (slice(before, before + n),)])  # a copy: the borders are added into it
     if edge and before:
-        middle[lead + (slice(0, 1),)] += np.sum(grad[lead + (slice(0, before),)], axis=axis, keepdims=True)
+        middle[lead + (slice(0, 1),)] += _border_sum(grad[lead + (slice(0, before),)], axis)
     if edge and after:
-        middle[lead + (slice(n - 1, n),)] += np.sum(grad[lead + (slice(before + n, before + n + after),)],
-                                                    axis=axis, keepdims=True)
+        middle[lead + (slice(n - 1, n),)] += _border_sum(grad[lead + (slice(before + n, before + n + after),)], axis)
     return middle
+
+
+def _border_sum(border: np.ndarray, axis: int) -> np.ndarray:
+    """``np.sum(border, axis=axis, keepdims=True)``: the border itself where it is one element wide (the
+    sum of one element is that element), else ``np.add.reduce``, np.sum's own reduction without its
+    wrapper (which costs more than the sum of a 64-element border)."""
+    return border if border.shape[axis] == 1 else np.add.reduce(border, axis=axis, keepdims=True)
 
 
 def _order_pad_grad(grad: np.ndarray, plan: list) -> np.ndarray:
