@@ -64,7 +64,7 @@ def fold_fills(fn: ir.Function, primal: set[int], shape: dict[str, Any], ndim: d
     facts = _Facts(shape, ndim)
     spreads: dict[int, str] = {}
     body = spread_fills(list(fn.body), primal, facts, spreads)
-    body = owned_copies(body, facts, spreads)
+    body = owned_copies(body, primal, facts, spreads)
     return dataclasses.replace(fn, body=body)
 
 
@@ -240,7 +240,8 @@ def _replaced_leaf(expr: ir.Expr, name: str, operand: ir.Expr) -> ir.Expr:
 
 # -- copies of fresh adjoints ----------------------------------------------------------------------
 
-def owned_copies(body: list[ir.Stmt], facts: _Facts, spreads: dict[int, str]) -> list[ir.Stmt]:
+def owned_copies(body: list[ir.Stmt], primal: set[int], facts: _Facts, spreads: dict[int, str]
+                 ) -> list[ir.Stmt]:
     """``body`` without the ``writable_copy`` of an adjoint that is already a new array of the right
     shape and of floats, read by nothing else (see the module docstring); ``spreads`` holds the ids
     of the spread adjoints ``spread_fills`` wrote."""
@@ -260,7 +261,7 @@ def owned_copies(body: list[ir.Stmt], facts: _Facts, spreads: dict[int, str]) ->
             continue
         made = body[k]
         assert isinstance(made, ir.Assign)
-        if not _fresh_float_array(made.value, cls, facts, spreads):
+        if id(made) in primal or not _fresh_float_array(made.value, cls, facts, spreads):
             continue
         reads, binds = _counts(body)
         between = body[k + 1:j - 1]

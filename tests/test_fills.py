@@ -157,3 +157,19 @@ def test_the_benchmarks_fill_and_copy_nothing():
                s2s_ad.grad(workloads.deblur).source_for(_r(7, 6), _r(7, 6))]
     for source in sources:
         assert "np.full(" not in source and "writable_copy(" not in source, source
+
+
+def test_second_derivatives_read_the_folded_code_back():
+    """A Hessian differentiates the gradient's code again: np.asarray(g) is differentiated like the fill."""
+    x = _r(4)
+    np.testing.assert_allclose(s2s_ad.hessian(_copy(sum_of_squares))(x), 2.0 * np.eye(4), rtol=1e-12)
+    logits, onehot = _r(3, 4), np.eye(4)[[0, 3, 1]]
+    hessian = s2s_ad.hessian(_copy(softmax_cross_entropy), wrt="logits")(logits, onehot)
+    gradient = s2s_ad.grad(_copy(softmax_cross_entropy), wrt="logits")
+    h = 1e-6
+    for i in np.ndindex(logits.shape):
+        up, down = logits.copy(), logits.copy()
+        up[i] += h
+        down[i] -= h
+        column = (gradient(up, onehot) - gradient(down, onehot)) / (2 * h)
+        np.testing.assert_allclose(hessian[(...,) + i], column, rtol=1e-5, atol=1e-7)
