@@ -34,17 +34,12 @@ array, a wrong one would cost the number.
 from __future__ import annotations
 
 import dataclasses
-import operator
 from typing import Any, Optional
 
 import numpy as np
 
-from . import ir, runtime
-
-# Elementwise arithmetic: the result's element i is the operation on the operands' elements at i
-# (broadcast), whatever the operands' shapes, and a new array where one operand is an array.
-_ELEMENTWISE = frozenset((operator.add, operator.sub, operator.mul, operator.truediv, operator.neg))
-
+from . import ir, rules, runtime
+from .analysis import SCALAR
 
 def _zero_d_typed() -> bool:
     """Whether this NumPy gives arithmetic with a 0-d float64 array a float64 result whatever the other
@@ -76,14 +71,15 @@ class _Facts:
     def array_class(self, name: str) -> Any:
         """The shape class of ``name`` where it is an array of rank 1 or more, else None."""
         cls = self.shape.get(name)
-        if cls is None or isinstance(cls, str) or self.ndim.get(name, 0) < 1:
-            return None  # (SCALAR is the one class that is a string)
+        if cls is None or cls == SCALAR or self.ndim.get(name, 0) < 1:
+            return None
         return cls
 
     def is_number(self, expr: ir.Expr) -> bool:
+        """A constant int or float, or a value the analysis proves a number (shape class SCALAR)."""
         if isinstance(expr, ir.Const):
             return isinstance(expr.value, (int, float)) and not isinstance(expr.value, bool)
-        return isinstance(expr, ir.Var) and isinstance(self.shape.get(expr.name), str)
+        return isinstance(expr, ir.Var) and self.shape.get(expr.name) == SCALAR
 
 
 # -- reads and writes ---------------------------------------------------------------------------
@@ -115,7 +111,10 @@ def _touches(stmts: list[ir.Stmt], names: set[str], reading: bool) -> bool:
 
 
 def _elementwise(expr: ir.Expr) -> bool:
-    return isinstance(expr, ir.Call) and not expr.kwargs and expr.fn in _ELEMENTWISE
+    """A call of elementwise arithmetic (declared ``fill_operand`` in templates/: ``+ - * /``, negation):
+    its result's element i is the operation on its operands' elements at i (broadcast), a new array
+    where one operand is an array."""
+    return isinstance(expr, ir.Call) and not expr.kwargs and bool(rules.fact(expr.fn, "fill_operand"))
 
 
 def _leaves(expr: ir.Expr) -> list[ir.Expr]:

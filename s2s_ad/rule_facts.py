@@ -14,7 +14,7 @@ Checks, for each example (``example_call`` turns one into arguments, as EXAMPLES
 - sharing: a result (or an item of one) that shares memory with an input must be declared
   ``view`` (the first input), ``may_view`` or ``returns_operand``; a fresh one must never share;
 - shape and type: ``elementwise`` (the broadcast shape), ``result_dims``, ``result_rank``,
-  ``reduction``, ``counts``, ``arithmetic``, ``items``, ``returns_sequence``; a differentiable
+  ``reduction``, ``counts``, ``arithmetic``, ``fill_operand``, ``items``, ``returns_sequence``; a differentiable
   result of float inputs is floats;
 - linearity: ``linear`` (in all differentiable inputs together) and ``bilinear`` (in each);
 - ``shape_only``: other values of the same shape give the same result; ``zero_derivative``: a value
@@ -273,6 +273,44 @@ def _check_reduction(rule: Any, shape: tuple, call: ExampleCall, example: Mappin
     return []
 
 
+def _zero_d_typed() -> bool:
+    """NumPy 2's promotion: a 0-d float64 array keeps float32 operands' results float64, as an array does."""
+    return bool((np.asarray(1.0) * np.ones(1, dtype=np.float32)).dtype == np.float64)
+
+
+def _check_fill_operand(rule: Any, result: Any, call: ExampleCall, facts: Mapping[str, Any]) -> list[str]:
+    """``fill_operand``: each array operand filled with its first value, and given as the 0-d array of
+    that value, beside the other operands as they are and in float32, give the same result."""
+    if not facts.get("fill_operand") or not isinstance(result, np.ndarray) or call.kwargs:
+        return []
+    found: list[str] = []
+    for position, operand in enumerate(call.args):
+        if not isinstance(operand, np.ndarray) or operand.size == 0:
+            continue
+        value = np.asarray(operand.flat[0], dtype=np.result_type(operand, 1.0))
+        for single in (False, True):
+            args = [a.astype(np.float32) if single and isinstance(a, np.ndarray) else a for a in call.args]
+            filled, zero_d = list(args), list(args)
+            filled[position], zero_d[position] = np.full(operand.shape, value), value
+            try:
+                with np.errstate(all="ignore"):
+                    a = rule.fn(*filled)
+            except Exception:  # (what NumPy refuses in float32 says nothing of the fact)
+                continue
+            try:
+                with np.errstate(all="ignore"):
+                    b = rule.fn(*zero_d)
+            except Exception as exc:
+                found.append(f"fill_operand: operand {position} as a 0-d array is refused: {type(exc).__name__}: {exc}")
+                continue
+            if np.shape(a) != np.shape(b):
+                continue
+            if not np.array_equal(a, b, equal_nan=True) or (_zero_d_typed() and np.result_type(a) != np.result_type(b)):
+                found.append(f"fill_operand: operand {position} filled gives {np.result_type(a)} {a!r:.60}, as a 0-d "
+                             f"array {np.result_type(b)} {b!r:.60}")
+    return found
+
+
 def _check_floats(rule: Any, result: Any, call: ExampleCall) -> list[str]:
     """A differentiable result of float inputs alone (no ``dtype=``, no integer array) is floats."""
     if not rule.differentiable_inputs() or not call.differentiable or isinstance(result, (tuple, list)):
@@ -411,6 +449,7 @@ def contradictions(rule: Any, examples: Sequence[dict], facts: Mapping[str, Any]
         problems = _check_sharing(result, call, facts, never_view)
         problems += _check_shapes(rule, result, call, facts, example)
         problems += _check_floats(rule, result, call)
+        problems += _check_fill_operand(rule, result, call, facts)
         problems += _check_shape_only(rule, result, call, facts, rng)
         problems += _check_zero_derivative(rule, result, call, facts, rng)
         differentiable = [n for n in rule.differentiable_inputs() if n in call.differentiable]

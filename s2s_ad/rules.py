@@ -382,6 +382,9 @@ FACTS: dict[str, str] = {
                    "kinds.matmul_dims; it may raise TypeError for keywords it does not take)",
     "returns_sequence": "True: the result may be a tuple or list (np.linalg.eigh, np.split)",
     "arithmetic": "True: on numbers, the result is a number, never a 0-d array (operator.add, abs)",
+    "fill_operand": "True: elementwise on arrays: an operand filled to its shape with one value "
+                    "(np.full) gives the result the 0-d array of that value (np.asarray) gives where both "
+                    "have one shape, in values and, on NumPy 2, dtype (fills.py; operator.mul)",
     "joins_sequences": "True: on tuples or lists it joins or repeats them (operator.add, operator.mul)",
     "sequence_helpers": "(adjoint, tangent): the helpers that differentiate it where it may join "
                         "or repeat tuples or lists, deciding at run time; declared with joins_sequences "

@@ -244,6 +244,11 @@ def pos(out, x, d_out):
     d_x = d_out
 
 
+# Their results on arrays are computed element by element: an operand spread over the result's shape
+# (np.full) may enter as the 0-d array of its value (fills.py folds a reduction's spread adjoint so).
+declare(operator.add, operator.sub, operator.mul, operator.truediv, operator.neg, fill_operand=True)
+
+
 @tangent(operator.add, elementwise=True)
 def add(out, x, y, t_x, t_y):
     t_out = t_x + t_y
