@@ -173,3 +173,27 @@ def test_second_derivatives_read_the_folded_code_back():
         down[i] -= h
         column = (gradient(up, onehot) - gradient(down, onehot)) / (2 * h)
         np.testing.assert_allclose(hessian[(...,) + i], column, rtol=1e-5, atol=1e-7)
+
+
+def row_sums_of_squares(x):
+    return np.sum(x ** 2, axis=1)
+
+
+def test_a_cotangent_spread_along_an_axis(monkeypatch):
+    """vjp of a reduction along an axis: the spread adjoint is the cotangent with the axis put back."""
+    x, cotangent = _r(3, 4), _r(3)
+    (folded_vjp,) = s2s_ad.vjp(_copy(row_sums_of_squares), x)[1](cotangent)
+    with monkeypatch.context() as patch:
+        patch.setattr(fills, "ZERO_D_TYPED", False)
+        (plain_vjp,) = s2s_ad.vjp(_copy(row_sums_of_squares), x)[1](cotangent)
+    np.testing.assert_array_equal(folded_vjp, plain_vjp)
+    np.testing.assert_allclose(folded_vjp, 2.0 * x * cotangent[:, None], rtol=1e-12)
+    source = s2s_ad.grad(_copy(lambda_sum_of_rows), wrt="x").source_for(x)
+    if fills.ZERO_D_TYPED:  # (the row sums' spread folds; np.arange's length is not known to be theirs)
+        assert "np.asarray(np.expand_dims(" in source and source.count("np.full(") == 1, source
+    np.testing.assert_allclose(s2s_ad.grad(lambda_sum_of_rows, wrt="x")(x), 2.0 * x * np.arange(1.0, 4.0)[:, None],
+                               rtol=1e-12)
+
+
+def lambda_sum_of_rows(x):
+    return np.sum(np.sum(x ** 2, axis=1) * np.arange(1.0, 4.0))
