@@ -280,7 +280,8 @@ def _zero_d_typed() -> bool:
 
 def _check_fill_operand(rule: Any, result: Any, call: ExampleCall, facts: Mapping[str, Any]) -> list[str]:
     """``fill_operand``: each array operand filled with its first value, and given as the 0-d array of
-    that value, beside the other operands as they are and in float32, give the same result."""
+    that value, beside the other operands as they are and (NumPy 2) in float32, give the same result,
+    dtype included."""
     if not facts.get("fill_operand") or not isinstance(result, np.ndarray) or call.kwargs:
         return []
     found: list[str] = []
@@ -288,7 +289,7 @@ def _check_fill_operand(rule: Any, result: Any, call: ExampleCall, facts: Mappin
         if not isinstance(operand, np.ndarray) or operand.size == 0:
             continue
         value = np.asarray(operand.flat[0], dtype=np.result_type(operand, 1.0))
-        for single in (False, True):
+        for single in (False, True) if _zero_d_typed() else (False,):  # (NumPy 1: float32 results by value)
             args = [a.astype(np.float32) if single and isinstance(a, np.ndarray) else a for a in call.args]
             filled, zero_d = list(args), list(args)
             filled[position], zero_d[position] = np.full(operand.shape, value), value
@@ -305,7 +306,7 @@ def _check_fill_operand(rule: Any, result: Any, call: ExampleCall, facts: Mappin
                 continue
             if np.shape(a) != np.shape(b):
                 continue
-            if not np.array_equal(a, b, equal_nan=True) or (_zero_d_typed() and np.result_type(a) != np.result_type(b)):
+            if not np.array_equal(a, b, equal_nan=True) or np.result_type(a) != np.result_type(b):
                 found.append(f"fill_operand: operand {position} filled gives {np.result_type(a)} {a!r:.60}, as a 0-d "
                              f"array {np.result_type(b)} {b!r:.60}")
     return found

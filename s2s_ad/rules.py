@@ -384,7 +384,8 @@ FACTS: dict[str, str] = {
     "arithmetic": "True: on numbers, the result is a number, never a 0-d array (operator.add, abs)",
     "fill_operand": "True: elementwise on arrays: an operand filled to its shape with one value "
                     "(np.full) gives the result the 0-d array of that value (np.asarray) gives where both "
-                    "have one shape, in values and, on NumPy 2, dtype (fills.py; operator.mul)",
+                    "have one shape, in values and dtype (NumPy 1, which typed a 0-d array by its value: "
+                    "beside float64 operands; fills.py folds only on NumPy 2) (operator.mul)",
     "joins_sequences": "True: on tuples or lists it joins or repeats them (operator.add, operator.mul)",
     "sequence_helpers": "(adjoint, tangent): the helpers that differentiate it where it may join "
                         "or repeat tuples or lists, deciding at run time; declared with joins_sequences "
