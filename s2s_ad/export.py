@@ -39,6 +39,7 @@ from .inline import Piece, assemble, literal_text
 from .kinds import UNKNOWN, Array, Constant, Number, Unknown
 from .ownership import handed_out
 from .pipeline import _kind_note, build_reverse
+from .target import NumPyTarget
 from .reach import is_generated
 from .version import __version__
 
@@ -79,7 +80,7 @@ def _exported(fn: Callable, wrt: Optional[Sequence[str]], args: Optional[tuple],
             raise ExportError(f"the default of {p.name} is a {type(p.default).__name__}, which s2s_ad reads as a "
                               "container (its items one by one): exported gradients take numbers and arrays; "
                               "make its items parameters of their own")
-    built = build_reverse(fn, names, kinds)
+    built = build_reverse(fn, names, kinds, target=PORTABLE)
     adjoint = built.function
     if adjoint is None or len(inspect.signature(adjoint).parameters) != len(params) + 1:
         raise ExportError(f"the adjoint of {fn.__name__} does not take its parameters one for one")
@@ -105,6 +106,19 @@ def _kinds(fn: Callable, signature: inspect.Signature, args: Optional[tuple]) ->
             raise ExportError(f"{name} is a container ({containers.describe(kind)}): exported gradients take "
                               "numbers, arrays, strings and None; export the function that takes the leaves")
     return kinds
+
+
+class PortableNumPyTarget(NumPyTarget):
+    """The NumPy target for code that may run under another NumPy than the one it was made with:
+    no spread adjoint folded into a 0-d array (``fills.py``), whose products NumPy 1 types by the
+    value, not the dtype (float32 arrays would then compute in float32 where the code made on
+    NumPy 2 computes in float64)."""
+
+    name = "numpy-portable"
+    folds_fills = False
+
+
+PORTABLE = PortableNumPyTarget()
 
 
 # -- the generated modules ----------------------------------------------------------------------

@@ -301,3 +301,20 @@ def test_a_helper_whose_file_changed_since_import_is_refused(tmp_path, monkeypat
     reader = Piece("def f(x):\n    return scaled(x)\n", {"f": object()}, {"scaled": module.scaled})
     with pytest.raises(ExportError, match="is not the code that runs"):
         assemble([reader])
+
+
+def test_exported_code_computes_float32_arrays_in_float64_under_any_numpy():
+    # A reduction's adjoint spread into an array (np.full) is folded into a 0-d array where the code
+    # runs in this process (fills.py); NumPy 1 types a product with a 0-d array by its value, so an
+    # exported module, which may run under another NumPy, keeps the spread.
+    x = np.linspace(0.5, 1.5, 3, dtype=np.float32)
+    w = np.ones((3, 2), dtype=np.float32)
+    text = exported(ef.arrays, ("x",), (x, w))
+    assert "np.full(" in text and "np.asarray(d_" not in text
+    in_process = s2s_ad.grad(ef.arrays, wrt="x")(x, w)
+    assert "np.asarray(d_" in s2s_ad.grad(ef.arrays, wrt="x").source_for(x, w)  # (folded in process)
+    namespace: dict = {}
+    exec(compile(text, "exported", "exec"), namespace)
+    exported_gradient = namespace["grad_arrays"](x, w)
+    np.testing.assert_array_equal(exported_gradient, in_process)
+    assert exported_gradient.dtype == in_process.dtype
