@@ -12,10 +12,9 @@ compiles in nopython mode, each slot in one of two forms:
   most ``k`` pushes per trip, under branches but in no inner loop), so
   ``float_stack(k * len(steps))`` (``float_stack((k * len(steps), m))`` for
   a record of ``m`` values; compiled, ``np.empty``) made just before that
-  loop holds every record.  A
-  push is ``tape_s[top_s] = v; top_s = top_s + 1``, a pop ``top_s = top_s - 1;
-  v = tape_s[top_s]``: no allocation in the loop, no bounds to check, and
-  nothing Numba must box.
+  loop holds every record.  A push is ``tape_s[top_s] = v; top_s = top_s + 1``,
+  a pop ``top_s = top_s - 1; v = tape_s[top_s]``: no allocation in the loop
+  and nothing Numba must box.
 * **A list** otherwise (``tape_s.append(v)`` ... ``v = tape_s.pop()``): Numba
   types it from the values pushed and grows it by doubling, which is what a
   slot whose size is not known on entry (a ``while`` loop, an inner loop, a
@@ -23,19 +22,21 @@ compiles in nopython mode, each slot in one of two forms:
   integer, a flag, an array, a parameter that may be an ``int``) needs.
 
 "Provably float64" (``_FloatProof``) is a fact about the code as Numba types
-it, never a guess: a float constant; an arithmetic operation with one
-operand provably float64 (the other a number gives float64 or a complex,
-an array gives an array); a float-valued function of ``math`` or a NumPy
-ufunc whose result is inexact; an element read of an array made here by
-``np.zeros``/``np.ones``/``np.empty`` with no ``dtype``; a name one of whose
-assignments is one of these (Numba gives a name one type, the join of its
-assignments': an ``int`` joined with a float64 is a float64, with which
-the list form stored it too).  Where the fact is wrong for a call's values
-all the same (a complex or an array where a float was proven: the proof
-allows both), Numba refuses to store it into a float64 array when it types
-the code, and the function falls back to Python (``numba_target``): slower,
-never another number (as Python, ``float_stack`` is an array of objects,
-which gives back what was pushed as it was).
+it, never a guess.  A value the analysis knows is a number (its kind in the
+plan) is a float64 if it is a float constant, an arithmetic operation with
+one operand a float64, a function of ``math`` or a NumPy ufunc whose result
+is inexact, an element of an array made here by ``np.zeros``/``np.ones``/
+``np.empty`` with no ``dtype``, or a name one of whose assignments is one of
+these (Numba gives a name one type, the join of its assignments': an ``int``
+joined with a float64 is a float64, as the list form stored it too; a cycle
+of assignments proves nothing by itself).  A value whose kind is not known
+(the part of an array a store overwrites) is a float64 only if it is an
+element of such an array of one dimension, read at an int.  Where the fact
+still leaves room (a complex number: the analysis's numbers include them),
+Numba refuses to store the value in a float64 array when it types the code,
+and the function falls back to Python (``numba_target``): slower, never
+another number (as Python, ``float_stack`` is an array of objects, which
+gives back each value as it was pushed).
 
 A function that hands its tape to another (a split adjoint's part, a
 helper's call kept as a call) is written with the NumPy target's nested
