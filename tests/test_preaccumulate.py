@@ -131,3 +131,9 @@ def test_the_split_form_and_the_hessian_agree_with_the_gradient(programs):
         down[i] -= step
         row = (np.array(s2s_ad.grad(fn, wrt=(0, 1))(*up)) - np.array(s2s_ad.grad(fn, wrt=(0, 1))(*down))) / (2 * step)
         np.testing.assert_allclose(hessian[i], row, rtol=1e-5, atol=1e-8)
+
+
+def test_one_value_is_recorded_once(programs):
+    # s is read by the trip's reverse twice, under two names the merge copies made one: one record
+    source = _source(programs.reads_a_partial_adjoint, (0, 1), (0.7, 0.3, 30))
+    assert "tape.append(s)" in source and "s = tape.pop()" in source, source
