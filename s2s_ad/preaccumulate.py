@@ -40,7 +40,7 @@ import operator
 from typing import Optional
 
 from . import ir
-from .optimize import remove_dead, simplify_expr
+from .optimize import remove_dead
 
 _LARGEST = 12  # operations in a coefficient
 _LINEAR_STATEMENTS = (ir.Assign, ir.Unpack, ir.Pop, ir.Comment)
@@ -116,14 +116,26 @@ class _Walk:
 
     def preaccumulable(self) -> dict[str, ir.Expr]:
         """Each carried adjoint whose value at the end of the trip is itself times a coefficient,
-        reached through more than one statement, with that coefficient."""
+        not already computed so (one statement, one operation), with that coefficient."""
         found: dict[str, ir.Expr] = {}
         for name in self.carried:
             form = self.forms.get(name)
-            if form is not None and set(form) == {name} and len(self.assigned[name]) > 1 \
+            if form is not None and set(form) == {name} and not self._already_one_step(name) \
                     and _size(form[name]) <= _LARGEST:
-                found[name] = simplify_expr(form[name])
+                found[name] = form[name]  # (not simplified: 1.0 * k would lose the 1.0 that keeps it a float)
         return found
+
+    def _already_one_step(self, name: str) -> bool:
+        """``name`` is bound once in the trip, to itself negated, or times or over one value."""
+        if len(self.assigned[name]) != 1:
+            return False
+        stmt = self.body[self.assigned[name][0]]
+        value = stmt.value if isinstance(stmt, ir.Assign) else None
+        if not isinstance(value, ir.Call) or value.fn not in (operator.neg, operator.mul, operator.truediv):
+            return isinstance(value, ir.Var)
+        own = ir.Var(name)
+        others = [a for a in value.args if a != own]
+        return len(others) < len(value.args) and all(not (set(ir.names_read(a)) & set(self.forms)) for a in others)
 
     def _form(self, expr: ir.Expr) -> Optional[tuple[str, object]]:
         """("primal", expr) for a value depending on no adjoint that the trip's end may read again,
@@ -148,28 +160,50 @@ class _Walk:
             return None
         if all(k == "primal" for k in kinds):
             return ("primal", expr)
-        return _combined(expr.fn, kinds, values)
+        return self._combined(expr.fn, kinds, values)
 
+    def _combined(self, fn: object, kinds: list[str], values: list) -> Optional[tuple[str, object]]:
+        """The linear form of ``fn`` applied to parts of which at least one is linear."""
+        if fn is operator.neg:
+            return ("linear", {k: _call(operator.neg, c) for k, c in values[0].items()})
+        if fn is operator.mul and "primal" in kinds:
+            form, factor = (values[0], values[1]) if kinds[0] == "linear" else (values[1], values[0])
+            return ("linear", {k: _times(self._inexact_first(c, factor), factor) for k, c in form.items()})
+        if fn is operator.truediv and kinds == ["linear", "primal"]:
+            return ("linear", {k: _call(operator.truediv, c, values[1]) for k, c in values[0].items()})
+        if fn in (operator.add, operator.sub) and kinds == ["linear", "linear"]:
+            left, right = values
+            total = dict(left)
+            for k, c in right.items():
+                if k in total:
+                    total[k] = _call(fn, self._inexact_first(total[k], c), c)
+                else:
+                    total[k] = c if fn is operator.add else _call(operator.neg, c)
+            return ("linear", total)
+        return None
 
-def _combined(fn: object, kinds: list[str], values: list) -> Optional[tuple[str, object]]:
-    """The linear form of ``fn`` applied to parts of which at least one is linear."""
-    if fn is operator.neg:
-        return ("linear", {k: _call(operator.neg, c) for k, c in values[0].items()})
-    if fn is operator.mul and "primal" in kinds:
-        form, factor = (values[0], values[1]) if kinds[0] == "linear" else (values[1], values[0])
-        return ("linear", {k: _times(c, factor) for k, c in form.items()})
-    if fn is operator.truediv and kinds == ["linear", "primal"]:
-        return ("linear", {k: _call(operator.truediv, c, values[1]) for k, c in values[0].items()})
-    if fn in (operator.add, operator.sub) and kinds == ["linear", "linear"]:
-        left, right = values
-        total = dict(left)
-        for k, c in right.items():
-            if k in total:
-                total[k] = _call(fn, total[k], c)
-            else:
-                total[k] = c if fn is operator.add else _call(operator.neg, c)
-        return ("linear", total)
-    return None
+    def _inexact_first(self, coefficient: ir.Expr, other: ir.Expr) -> ir.Expr:
+        """``coefficient``, or ``1.0 * coefficient`` where it and ``other``, which it is about to be
+        multiplied by or added to, may both be integers: the unfactored code multiplied each by an
+        adjoint (a float) first, and an integer product or sum must not overflow where it did not."""
+        if _unit(coefficient) or _negated_unit(coefficient) or self._inexact(coefficient) or self._inexact(other):
+            return coefficient
+        return _call(operator.mul, ir.Const(1.0), coefficient)
+
+    def _inexact(self, expr: ir.Expr) -> bool:
+        """``expr`` is a float (or complex) number or array, never an integer one."""
+        if isinstance(expr, ir.Const):
+            return type(expr.value) is float
+        if isinstance(expr, ir.Var):
+            positions = self.assigned.get(expr.name, [])
+            stmt = self.body[positions[0]] if len(positions) == 1 else None
+            return isinstance(stmt, ir.Assign) and self._inexact(stmt.value)
+        if not isinstance(expr, ir.Call):
+            return False
+        if expr.fn is operator.truediv:
+            return True
+        return expr.fn in (operator.add, operator.sub, operator.mul, operator.neg) \
+            and any(self._inexact(a) for a in expr.args)
 
 
 def _call(fn: object, *args: ir.Expr) -> ir.Expr:
@@ -179,9 +213,20 @@ def _call(fn: object, *args: ir.Expr) -> ir.Expr:
     return ir.Call(fn, tuple(args))
 
 
+def _unit(expr: ir.Expr) -> bool:
+    """``expr`` is the coefficient an adjoint starts with: 1."""
+    return isinstance(expr, ir.Const) and type(expr.value) is int and expr.value == 1
+
+
+def _negated_unit(expr: ir.Expr) -> bool:
+    return isinstance(expr, ir.Call) and expr.fn is operator.neg and _unit(expr.args[0])
+
+
 def _times(coefficient: ir.Expr, factor: ir.Expr) -> ir.Expr:
-    if coefficient == ir.Const(1):
+    if _unit(coefficient):
         return factor
+    if _negated_unit(coefficient):
+        return _call(operator.neg, factor)
     return _call(operator.mul, coefficient, factor)
 
 

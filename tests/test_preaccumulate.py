@@ -61,6 +61,12 @@ def programs(tmp_path_factory):
                     s = s + 0.05 * np.sin(s)
             return s
 
+        def integer_factors(x, k, n):
+            s = x
+            for i in range(n):
+                s = s * k * k + s
+            return s
+
         def elementwise(a, x, n):
             s = x * 0.5
             for i in range(n):
@@ -137,3 +143,12 @@ def test_one_value_is_recorded_once(programs):
     # s is read by the trip's reverse twice, under two names the merge copies made one: one record
     source = _source(programs.reads_a_partial_adjoint, (0, 1), (0.7, 0.3, 30))
     assert "tape.append(s)" in source and "s = tape.pop()" in source, source
+
+
+def test_a_coefficient_of_integers_is_computed_in_floats(programs):
+    # the unfactored code multiplied the adjoint by k, then by k again: floats; k * k in int64 overflows
+    k = np.int64(2 ** 40)
+    source = _source(programs.integer_factors, 0, (1.0, k, 3))
+    assert "d_s = d_s * (1 + 1.0 * k * k)" in source, source
+    got = s2s_ad.grad(programs.integer_factors, wrt=0)(1.0, k, 3)
+    assert got == pytest.approx((2.0 ** 80 + 1) ** 3, rel=1e-12)
