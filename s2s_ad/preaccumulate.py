@@ -39,7 +39,7 @@ import dataclasses
 import operator
 from typing import Optional
 
-from . import ir
+from . import ir, language, rules
 from .optimize import remove_dead
 
 _LARGEST = 12  # operations in a coefficient
@@ -76,11 +76,29 @@ def _trip(body: list[ir.Stmt]) -> Optional[list[ir.Stmt]]:
     """The body of a reverse loop with its carried adjoints preaccumulated, or None."""
     if not all(isinstance(s, _LINEAR_STATEMENTS) and not getattr(s, "merge", False) for s in body):
         return None
+    if not all(_pure(s.value) for s in body if isinstance(s, (ir.Assign, ir.Unpack))):
+        return None  # (a call that may write into an array the coefficient reads at the trip's end)
     walk = _Walk(body)
     rewritten = body
     for name, coefficient in walk.preaccumulable().items():
         rewritten = _rewritten(rewritten, name, coefficient)
     return rewritten if rewritten is not body else None
+
+
+def _pure(expr: ir.Expr) -> bool:
+    """``expr`` changes nothing: names, constants, displays, and calls of functions declared pure
+    (``foldable`` in templates/: the operators, ``math``'s) or of ufuncs, with no keywords."""
+    if isinstance(expr, (ir.Var, ir.Const)):
+        return True
+    if isinstance(expr, ir.Display):
+        return all(_pure(e) for e in expr.items)
+    if isinstance(expr, ir.Call):
+        try:
+            declared = bool(rules.fact(expr.fn, "foldable")) or language.is_ufunc(expr.fn)
+        except TypeError:  # an unhashable callable
+            return False
+        return declared and not expr.kwargs and all(_pure(a) for a in expr.args)
+    return False
 
 
 class _Walk:
