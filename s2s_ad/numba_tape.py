@@ -24,9 +24,10 @@ compiles in nopython mode, each slot in one of two forms:
 "Provably float64" (``_FloatProof``) is a fact about the code as Numba types
 it, never a guess.  A value the analysis knows is a number (its kind in the
 plan) is a float64 if it is a float constant, an arithmetic operation with
-one operand a float64, a function of ``math`` or a NumPy ufunc whose result
-is inexact, an element of an array made here by ``np.zeros``/``np.ones``/
-``np.empty`` with no ``dtype``, or a name one of whose assignments is one of
+one operand a float64 (``arithmetic=True`` in templates/), a NumPy ufunc of
+one argument whose result is always inexact, an element of an array made
+here as floats (``makes_floats=`` in templates/: ``np.zeros(n)``), or a
+name one of whose assignments is one of
 these (Numba gives a name one type, the join of its assignments': an ``int``
 joined with a float64 is a float64, as the list form stored it too; a cycle
 of assignments proves nothing by itself).  A value whose kind is not known
@@ -45,13 +46,12 @@ tuples: it runs as Python.
 from __future__ import annotations
 
 import dataclasses
-import math
 import operator
 from typing import Any, Optional
 
 import numpy as np
 
-from . import ir
+from . import ir, language, rules
 from .kinds import Number
 from .numba_runtime import float_stack
 from .target import TapeForm, TupleTape, popped_from, pushed_onto
@@ -188,19 +188,30 @@ def _array_pop(stack: str, top: str, pop: ir.Pop) -> list[ir.Stmt]:
 
 # -- which values are float64 ------------------------------------------------------------------------
 
-# Operations giving float64 (or a complex, or an array) when one operand is float64.
-_ARITHMETIC = frozenset([operator.add, operator.sub, operator.mul, operator.truediv, operator.pow, operator.neg,
-                         operator.pos])
-# Operations giving an int when each operand is an int.
-_INTEGER = frozenset([operator.add, operator.sub, operator.mul, operator.floordiv, operator.mod, operator.neg])
-# Functions whose result is inexact (an int gives float64; a complex a complex, an array an array).
-_INEXACT = frozenset([getattr(math, n) for n in ("sin", "cos", "tan", "exp", "log", "sqrt", "tanh", "sinh", "cosh",
-                                                 "atan", "asin", "acos", "log1p", "expm1", "log10", "log2", "erf",
-                                                 "erfc")]
-                     + [getattr(np, n) for n in ("sin", "cos", "tan", "exp", "log", "sqrt", "tanh", "sinh", "cosh",
-                                                 "arctan", "arcsin", "arccos", "log1p", "expm1", "log10", "log2")])
-# Array makers giving float64 when no dtype is named.
-_FLOAT_ARRAYS = frozenset([np.zeros, np.ones, np.empty])
+def _float_if_one_is(fn: Any) -> bool:
+    """``fn`` gives a float64 (or a complex, or an array) when one operand is a float64: the
+    arithmetic declared in templates/ (``arithmetic=True``), but ``int``."""
+    return bool(rules.fact(fn, "arithmetic")) and fn is not int
+
+
+def _int_if_all_are(fn: Any) -> bool:
+    """``fn`` gives an int when its operands are ints: declared arithmetic, but true division, powers
+    (a negative exponent gives a float) and ``float``."""
+    return bool(rules.fact(fn, "arithmetic")) and fn is not operator.truediv and fn is not operator.pow \
+        and fn is not float
+
+
+def _inexact_ufunc(fn: Any) -> bool:
+    """A NumPy ufunc of one argument none of whose loops gives an integer or a truth value
+    (``np.sin`` of an int is a float64; ``np.abs`` of an int is an int; the object loop is a
+    Python object's own method, which Numba does not compile)."""
+    return language.is_ufunc(fn) and getattr(fn, "nin", 0) == 1 \
+        and all(t.split("->")[-1] in "efdgFDGO" for t in getattr(fn, "types", ["?->?"]))
+
+
+def _float_array_maker(call: ir.Call) -> bool:
+    """``call`` makes a new float64 array (``np.zeros(n)``: declared ``makes_floats=`` in templates/)."""
+    return not call.kwargs and len(call.args) == rules.fact(call.fn, "makes_floats", -1)
 
 
 class _FloatProof:
@@ -243,11 +254,11 @@ class _FloatProof:
         if not isinstance(expr, ir.Call) or expr.kwargs:
             return False
         if what == "int":
-            return (expr.fn in _INTEGER and all(self._is("int", a) for a in expr.args)) or expr.fn is len \
+            return (_int_if_all_are(expr.fn) and all(self._is("int", a) for a in expr.args)) or expr.fn is len \
                 or self._length(expr)
-        if expr.fn in _ARITHMETIC:
+        if _float_if_one_is(expr.fn):
             return any(self._is("float", a) for a in expr.args)
-        if expr.fn in _INEXACT:
+        if _inexact_ufunc(expr.fn):
             return len(expr.args) == 1
         read = _element(expr)
         return read is not None and self._float_array(read[0], rank=None)
@@ -266,8 +277,8 @@ class _FloatProof:
     def _float_array(self, name: str, rank: Optional[int]) -> bool:
         """``name`` is only ever a float64 array made here (of one dimension, where ``rank`` is 1)."""
         values = self._values.get(name, [None])
-        return all(isinstance(v, ir.Call) and v.fn in _FLOAT_ARRAYS and len(v.args) == 1 and not v.kwargs
-                   and (rank is None or self._length_or_refused(v.args[0])) for v in values)
+        return all(isinstance(v, ir.Call) and _float_array_maker(v)
+                   and (rank is None or (len(v.args) == 1 and self._length_or_refused(v.args[0]))) for v in values)
 
     def _length_or_refused(self, shape: ir.Expr) -> bool:
         """``np.zeros(shape)`` makes a vector, or refuses ``shape``: an int, or an int plus, minus or
@@ -277,7 +288,7 @@ class _FloatProof:
         if isinstance(shape, ir.Var):
             values = self._values.get(shape.name, [None])
             return all(v is not None and not isinstance(v, ir.Var) and self._length_or_refused(v) for v in values)
-        return isinstance(shape, ir.Call) and shape.fn in (operator.add, operator.sub, operator.mul) \
+        return isinstance(shape, ir.Call) and _int_if_all_are(shape.fn) and len(shape.args) == 2 \
             and not shape.kwargs and any(self._is("int", a) for a in shape.args)
 
     def _length(self, expr: ir.Call) -> bool:

@@ -50,35 +50,35 @@ Form = dict[str, ir.Expr]  # an adjoint as a sum of incoming adjoints times coef
 def preaccumulated(fn: ir.Function) -> ir.Function:
     """``fn`` with each reverse loop's carried adjoints preaccumulated where they can be."""
     changed = [False]
-    body = _in_block(fn.body, changed)
+    body = _in_block(fn.body, changed, _Everywhere(fn.body, fn.params))
     if not changed[0]:
         return fn
     return dataclasses.replace(fn, body=remove_dead(body))
 
 
-def _in_block(body: list[ir.Stmt], changed: list[bool]) -> list[ir.Stmt]:
+def _in_block(body: list[ir.Stmt], changed: list[bool], everywhere: "_Everywhere") -> list[ir.Stmt]:
     out: list[ir.Stmt] = []
     for stmt in body:
         if isinstance(stmt, ir.For) and stmt.reverse and stmt.exit is None:
-            rewritten = _trip(stmt.body)
+            rewritten = _trip(stmt.body, everywhere)
             if rewritten is not None:
                 changed[0] = True
                 stmt = dataclasses.replace(stmt, body=rewritten)
             else:
-                stmt = dataclasses.replace(stmt, body=_in_block(stmt.body, changed))
+                stmt = dataclasses.replace(stmt, body=_in_block(stmt.body, changed, everywhere))
         elif isinstance(stmt, (ir.If, ir.For, ir.While)):
-            stmt = ir.with_blocks(stmt, lambda block: _in_block(block, changed))
+            stmt = ir.with_blocks(stmt, lambda block: _in_block(block, changed, everywhere))
         out.append(stmt)
     return out
 
 
-def _trip(body: list[ir.Stmt]) -> Optional[list[ir.Stmt]]:
+def _trip(body: list[ir.Stmt], everywhere: "_Everywhere") -> Optional[list[ir.Stmt]]:
     """The body of a reverse loop with its carried adjoints preaccumulated, or None."""
     if not all(isinstance(s, _LINEAR_STATEMENTS) and not getattr(s, "merge", False) for s in body):
         return None
     if not all(_pure(s.value) for s in body if isinstance(s, (ir.Assign, ir.Unpack))):
         return None  # (a call that may write into an array the coefficient reads at the trip's end)
-    walk = _Walk(body)
+    walk = _Walk(body, everywhere)
     rewritten = body
     for name, coefficient in walk.preaccumulable().items():
         rewritten = _rewritten(rewritten, name, coefficient)
@@ -105,8 +105,9 @@ class _Walk:
     """The linear forms of a straight-line trip: for each name that depends on an adjoint carried in,
     a sum of those adjoints (as they came in) times coefficients, where it is linear in them."""
 
-    def __init__(self, body: list[ir.Stmt]) -> None:
+    def __init__(self, body: list[ir.Stmt], everywhere: "_Everywhere") -> None:
         self.body = body
+        self.everywhere = everywhere
         self.assigned: dict[str, list[int]] = {}
         for i, stmt in enumerate(body):
             for name in set(ir.targets_of(stmt)):  # (a pop may bind one name twice: one value, recorded twice)
@@ -149,7 +150,7 @@ class _Walk:
             return False
         stmt = self.body[self.assigned[name][0]]
         value = stmt.value if isinstance(stmt, ir.Assign) else None
-        if not isinstance(value, ir.Call) or value.fn not in (operator.neg, operator.mul, operator.truediv):
+        if not isinstance(value, ir.Call) or not (value.fn is operator.neg or _scaling(value.fn)):
             return isinstance(value, ir.Var)
         own = ir.Var(name)
         others = [a for a in value.args if a != own]
@@ -174,7 +175,7 @@ class _Walk:
             return None
         kinds = [p[0] for p in parts if p is not None]
         values = [p[1] for p in parts if p is not None]
-        if expr.fn not in (operator.mul, operator.truediv, operator.add, operator.sub, operator.neg):
+        if not (_scaling(expr.fn) or _sum(expr.fn) or expr.fn is operator.neg):
             return None
         if all(k == "primal" for k in kinds):
             return ("primal", expr)
@@ -189,14 +190,14 @@ class _Walk:
             return ("linear", {k: _times(self._inexact_first(c, factor), factor) for k, c in form.items()})
         if fn is operator.truediv and kinds == ["linear", "primal"]:
             return ("linear", {k: _call(operator.truediv, c, values[1]) for k, c in values[0].items()})
-        if fn in (operator.add, operator.sub) and kinds == ["linear", "linear"]:
+        if _sum(fn) and kinds == ["linear", "linear"]:
             left, right = values
             total = dict(left)
             for k, c in right.items():
                 if k in total:
                     total[k] = _call(fn, self._inexact_first(total[k], c), c)
                 else:
-                    total[k] = c if fn is operator.add else _call(operator.neg, c)
+                    total[k] = c if rules.fact(fn, "sum") == "+" else _call(operator.neg, c)
             return ("linear", total)
         return None
 
@@ -215,18 +216,69 @@ class _Walk:
         if isinstance(expr, ir.Var):
             positions = self.assigned.get(expr.name, [])
             stmt = self.body[positions[0]] if len(positions) == 1 else None
-            return isinstance(stmt, ir.Assign) and self._inexact(stmt.value)
+            if isinstance(stmt, ir.Assign):
+                return self._inexact(stmt.value)
+            return (stmt is None or isinstance(stmt, ir.Pop)) and self.everywhere.inexact(expr.name)
         if not isinstance(expr, ir.Call):
             return False
         if expr.fn is operator.truediv:
             return True
-        return expr.fn in (operator.add, operator.sub, operator.mul, operator.neg) \
+        return (_sum(expr.fn) or expr.fn is operator.mul or expr.fn is operator.neg) \
             and any(self._inexact(a) for a in expr.args)
+
+
+def _scaling(fn: object) -> bool:
+    """``fn`` is a product or a quotient of two numbers or arrays, element by element."""
+    return fn is operator.mul or fn is operator.truediv
+
+
+def _sum(fn: object) -> bool:
+    """``fn`` is ``+`` or ``-`` (declared ``sum=`` in templates/: operator.add, np.add...), element by
+    element."""
+    return rules.fact(fn, "sum") in ("+", "-")
+
+
+class _Everywhere:
+    """Which names of the whole function only ever hold floats (or complex numbers), never
+    integers: each of their assignments is a float constant, a true division, or a sum, difference
+    or product with one such operand (a popped name: what its slot's pushes recorded; a parameter
+    or an unpacked name: anything)."""
+
+    def __init__(self, body: list[ir.Stmt], params: list[str]) -> None:
+        self.values: dict[str, list[Optional[ir.Expr]]] = {p: [None] for p in params}
+        pushes = [s for s in ir.walk(body) if isinstance(s, ir.Push)]
+        for stmt in ir.walk(body):
+            if isinstance(stmt, ir.Pop):
+                for i, name in enumerate(stmt.targets):
+                    self.values.setdefault(name, []).extend(p.values[i] for p in pushes if p.slot == stmt.slot)
+            else:
+                for name in ir.targets_of(stmt):
+                    self.values.setdefault(name, []).append(stmt.value if isinstance(stmt, ir.Assign) else None)
+        self.known: dict[str, bool] = {}
+
+    def inexact(self, name: str) -> bool:
+        if name not in self.known:
+            self.known[name] = True  # (a cycle of assignments keeps what its other sources give it)
+            values = self.values.get(name, [None])  # (a parameter: not assigned here)
+            self.known[name] = all(v is not None and self._expr(v) for v in values)
+        return self.known[name]
+
+    def _expr(self, expr: ir.Expr) -> bool:
+        if isinstance(expr, ir.Const):
+            return type(expr.value) is float
+        if isinstance(expr, ir.Var):
+            return self.inexact(expr.name)
+        if not isinstance(expr, ir.Call) or expr.kwargs:
+            return False
+        if expr.fn is operator.truediv:
+            return True
+        return (_sum(expr.fn) or expr.fn is operator.mul or expr.fn is operator.neg) \
+            and any(self._expr(a) for a in expr.args)
 
 
 def _call(fn: object, *args: ir.Expr) -> ir.Expr:
     first = args[0]
-    if fn is operator.add and isinstance(first, ir.Call) and first.fn is operator.neg:
+    if rules.fact(fn, "sum") == "+" and isinstance(first, ir.Call) and first.fn is operator.neg:
         return ir.Call(operator.sub, (args[1], first.args[0]))  # -a + b is b - a, to the bit
     return ir.Call(fn, tuple(args))
 
