@@ -203,12 +203,14 @@ class SharingClasses:
     and the tape holds whatever was pushed): names that may share memory are put in one class
     (union-find), whatever the direction or the order of the statements."""
 
-    def __init__(self, body: list[ir.Stmt]) -> None:
+    def __init__(self, body: list[ir.Stmt], numbers: frozenset[str] = frozenset()) -> None:
+        """``numbers``: names the analysis knows hold a number (wherever they are bound), which share
+        memory with nothing (``a[i]`` of a vector is one: without them, it would join ``a``)."""
         self.parent: dict[str, str] = {}
         for stmt in ir.walk(body):
             if isinstance(stmt, (ir.Assign, ir.Unpack)):
-                targets = ir.targets_of(stmt)
-                for operand in shared_operands(stmt.value):
+                targets = [t for t in ir.targets_of(stmt) if t not in numbers]
+                for operand in shared_operands(stmt.value) - numbers:
                     for target in targets:
                         self._union(target, operand)
             elif isinstance(stmt, (ir.Push, ir.Pop)):  # a pop gives back what its slot's pushes recorded
@@ -216,7 +218,8 @@ class SharingClasses:
                 held = stmt.targets if isinstance(stmt, ir.Pop) else \
                     [n for v in stmt.values for n in shared_operands(v)]
                 for name in held:
-                    self._union(slot, name)
+                    if name not in numbers:
+                        self._union(slot, name)
 
     def find(self, name: str) -> str:
         root = name

@@ -751,7 +751,7 @@ def source(fn: Callable, wrt: Wrt = 0, mode: str = "reverse", stage: str = "opti
         the arrays' lengths), as a call would: the parameters they leave out take their
         defaults.  Left out, the generic code.
     backend : {"python", "numba"}, default "python"
-        The code that backend runs (``"numba"``: a list per tape slot, helpers inlined;
+        The code that backend runs (``"numba"``: a typed stack per tape slot, helpers inlined;
         nothing is compiled here).
 
     Returns

@@ -142,7 +142,7 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--check", default=None, metavar="VALUES",
                         help="evaluate the gradient at these arguments and compare it with finite differences")
     parser.add_argument("--backend", choices=("python", "numba"), default="python",
-                        help="numba: the code backend='numba' compiles (a list per tape slot, helpers inlined)")
+                        help="numba: the code backend='numba' compiles (a typed stack per tape slot, helpers inlined)")
     return parser
 
 

@@ -16,6 +16,7 @@ implementation to have the same signature, annotations included.)
 """
 from __future__ import annotations
 
+import operator
 import threading
 from typing import Any
 
@@ -31,6 +32,13 @@ types: Any = None
 def reversed_steps(steps):
     """``reversed(steps)``: a reverse loop's iterable (compiled: a ``range`` run backwards)."""
     return reversed(steps)
+
+
+def float_stack(shape):
+    """A tape slot of float64 records, preallocated (``numba_tape``): compiled, ``np.empty(shape)``;
+    run as Python (the fallback), an array of objects, which gives back each value as it was pushed
+    (a float stays a float; a complex or an array, which Numba refuses to store, is not cast)."""
+    return np.empty(shape, dtype=object)
 
 
 def compile_errors():
@@ -62,6 +70,8 @@ def _register():
     from numba.extending import overload
     types = numba_types
     overload(reversed_steps)(_reversed_steps)
+    overload(float_stack)(_float_stack)
+    overload(operator.getitem)(_range_slice)
     overload(runtime.zeros_like)(_zeros_like)
     overload(runtime.zero_tangent)(_zeros_like)
     overload(runtime.unbroadcast)(_unbroadcast)
@@ -86,6 +96,22 @@ def _reversed_steps(steps):
             return range(steps.start + (n - 1) * steps.step, steps.start - steps.step, -steps.step)
         return backwards
     return None
+
+
+def _range_slice(steps, index):
+    """``steps[:trips]``, the trips a loop that stopped early made (its reverse runs over them)."""
+    if isinstance(steps, types.RangeType) and isinstance(index, types.SliceType):
+        def sliced(steps, index):
+            start, stop, step = index.indices(len(steps))
+            return range(steps.start + start * steps.step, steps.start + stop * steps.step, step * steps.step)
+        return sliced
+    return None
+
+
+def _float_stack(shape):
+    def made(shape):
+        return np.empty(shape)
+    return made
 
 
 def _zeros_like(value):

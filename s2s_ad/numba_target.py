@@ -12,7 +12,9 @@ but what LLVM's strict floating point allows, so in practice bit for bit).
 What this target changes:
 
 * **The tape**: one typed stack per slot of the recording plan (``plan.py``),
-  a list local to the function (``tape_s.append(s)`` ... ``s = tape_s.pop()``),
+  local to the function (``numba_tape.py``): a float64 array preallocated
+  just before the loop that records the slot where its size is known on
+  entry to that loop, else a list (``tape_s.append(s)`` ... ``s = tape_s.pop()``),
   which Numba types from the values pushed and grows by doubling; the
   NumPy target's nested tuple has a different type at every depth, which
   no compiler can type.
@@ -54,46 +56,8 @@ import numpy as np
 
 from . import ir
 from .errors import CompileFallbackWarning
-from .target import NumPyTarget, Spelling, TapeForm, TupleTape, popped_from, pushed_onto
-
-
-class SlotListTape(TapeForm):
-    """One list per slot of the recording plan, local to the function: a push appends (a tuple where
-    the slot holds several values), a pop takes the last.  A function that hands its tape to another
-    (a split adjoint's part, a helper's call kept as a call) is written with the NumPy target's
-    nested tuples: it runs as Python."""
-
-    _threaded = TupleTape()
-
-    def spell(self, fn: ir.Function) -> ir.Function:
-        if fn.plan is None:
-            return fn
-        tape = fn.plan.tape
-        if tape in fn.params or any(tape in ir.targets_of(s) and not isinstance(s, (ir.Push, ir.Pop))
-                                    for s in ir.walk(fn.body)):
-            return self._threaded.spell(fn)
-        taken = ir.NameSet(set(fn.params) | ir.assigned_names(fn.body))
-        stacks = {slot.name: ir.fresh_name(f"tape_{_identifier(slot.name)}", taken) for slot in fn.plan.slots}
-        replaced: dict[int, Any] = {}
-        pushed: set[str] = set()
-        for stmt in ir.walk(fn.body):
-            if isinstance(stmt, ir.Push):
-                pushed.add(stmt.slot)
-                replaced[id(stmt)] = pushed_onto(stacks[stmt.slot], stmt)
-            elif isinstance(stmt, ir.Pop):
-                replaced[id(stmt)] = popped_from(stacks[stmt.slot], stmt)
-        if not replaced:
-            return fn
-        starts: list[ir.Stmt] = [ir.Assign(stacks[s.name], ir.Display("list", ()), s.line)
-                                 for s in fn.plan.slots if s.name in pushed]
-        return dataclasses.replace(fn, body=starts + ir.replace_statements(fn.body, replaced))
-
-    def empty(self) -> Any:
-        return None  # (the tape handed to a split adjoint's forward part: the nested tuples')
-
-
-def _identifier(text: str) -> str:
-    return "".join(c if c.isalnum() else "_" for c in text).strip("_") or "slot"
+from .numba_tape import SlotTape
+from .target import NumPyTarget, Spelling, TapeForm
 
 
 class NumbaTarget(NumPyTarget):
@@ -102,7 +66,7 @@ class NumbaTarget(NumPyTarget):
     name = "numba"
     backend = "numba"
     inlines_helpers = True
-    _tape = SlotListTape()
+    _tape = SlotTape()
 
     def spellings(self, obj: Any) -> Iterator[Spelling]:
         if obj is reversed:  # Numba has no reversed(): bound to the runtime's (a range's reverse)

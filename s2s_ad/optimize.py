@@ -215,18 +215,20 @@ def _exposed(body: list[ir.Stmt]) -> set[str]:
     return exposed
 
 
-def remove_dead(body: list[ir.Stmt]) -> list[ir.Stmt]:
+def remove_dead(body: list[ir.Stmt], numbers: frozenset[str] = frozenset()) -> list[ir.Stmt]:
     """``body`` without the statements whose values nothing reads (a store into an array is read
-    through every name that may share the array's memory: a view, a list, a helper's tape)."""
+    through every name that may share the array's memory: a view, a list, a helper's tape; not
+    through ``numbers``, names the analysis knows hold numbers)."""
     has_stores = any(isinstance(s, ir.Store) for s in ir.walk(body))
-    return _dead(body, set(), _LazySharing(body) if has_stores else None)[0]
+    return _dead(body, set(), _LazySharing(body, numbers) if has_stores else None)[0]
 
 
 class _LazySharing:
     """``aliasing.SharingClasses`` of a block, computed the first time a store looks dead."""
 
-    def __init__(self, body: list[ir.Stmt]) -> None:
+    def __init__(self, body: list[ir.Stmt], numbers: frozenset[str] = frozenset()) -> None:
         self.body = body
+        self.numbers = numbers
         self.sharing: Optional[SharingClasses] = None
         # Names whose contents (more than the shape) the statements after the current one read
         # (all of a loop's, from its end on): ``_dead`` notes each statement as it walks back.
@@ -241,7 +243,7 @@ class _LazySharing:
     def read_through(self, array: str, live: set[str]) -> bool:
         """True if a live name whose contents a later statement reads may share memory with ``array``."""
         if self.sharing is None:
-            self.sharing = SharingClasses(self.body)
+            self.sharing = SharingClasses(self.body, self.numbers)
         for stmt in self.pending:
             for inner in [stmt, *(s for block in ir.blocks(stmt) for s in ir.walk(block))]:
                 if id(inner) not in self.done:

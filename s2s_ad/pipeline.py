@@ -37,6 +37,7 @@ from .kinds import NUMBER, UNKNOWN, Array, Constant, Kind, argument_text, callee
 from .lower import lower
 from .nesting import bounded
 from .optimize import optimize
+from .preaccumulate import preaccumulated
 from .parse import ParsedFunction, Snapshot, parse_function, transparent
 from .reverse import reverse
 from .tape import check_tape, drop_unread_records, split_parts
@@ -409,7 +410,7 @@ def _build_paused(fn: Callable, wrt: tuple[str, ...], kinds: Kinds, stage: str, 
     if stage == "optimized":
         generated = optimize(generated, ssa.body)
         if mode == "reverse":
-            generated = drop_unread_records(generated)
+            generated = drop_unread_records(preaccumulated(generated))
             if target.folds_fills:
                 generated = fold_fills(generated, {id(s) for s in ir.walk(ssa.body)}, facts.shape, facts.ndim)
     if mode == "reverse":
@@ -461,7 +462,7 @@ def build_split(fn: Callable, kinds: Kinds, target: Target = NUMPY) -> SplitAdjo
                                    slices_in_place=target.slices_in_place), ssa.body)
         lost_in_callee = lambda fn, kinds: _lost_in_callee(fn, kinds, target)
         _note_lost_positions(split, lambda: lost_derivative_parameters(ssa, facts.kind_of, lost_in_callee))
-        adjoint = drop_unread_records(adjoint)
+        adjoint = drop_unread_records(preaccumulated(adjoint))
         if target.folds_fills:
             adjoint = fold_fills(adjoint, {id(s) for s in ir.walk(ssa.body)}, facts.shape, facts.ndim)
         check_tape(adjoint)

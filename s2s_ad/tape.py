@@ -27,6 +27,7 @@ import dataclasses
 from typing import Optional
 
 from . import ir
+from .kinds import Number
 from .optimize import remove_dead
 from .plan import CUT, RecordingPlan, Slot, TapeViolation
 
@@ -232,15 +233,26 @@ def drop_unread_records(adjoint: ir.Function) -> ir.Function:
         check_tape(adjoint)
     except TapeViolation:
         return adjoint  # check_tape reports it
+    # A value recorded as a number shares no memory: a store that puts back a part of an array only
+    # such values were read from (``theta[t + 1] = old`` where the reverse sweep reads ``theta[t]``
+    # only as the number it recorded) is dead, and so is the record of what it put back.
+    numbers = frozenset(v.target for s in plan.slots for v in s.values if isinstance(v.kind, Number))
+    body = remove_dead(body, numbers)
+    cut = _sweeps(body)
+    assert cut is not None
     reads = {n for s in ir.walk(body[cut + 1:]) for e in ir.exprs_of(s) for n in ir.names_read(e)}
     reads |= {n for e in ir.exprs_of(body[-1]) for n in ir.names_read(e)}
     slots: dict[str, Optional[Slot]] = {}
+    kept_at: dict[str, list[int]] = {}  # the positions each changed slot keeps
+    pushes = [s for s in ir.walk(body) if isinstance(s, ir.Push)]
     for slot in plan.slots:
         dropped = {i for i, value in enumerate(slot.values) if value.target not in reads}
+        dropped |= _repeated(slot, [p for p in pushes if p.slot == slot.name])
         if dropped:
             slots[slot.name] = slot.without(dropped) if len(dropped) < len(slot.values) else None
+            kept_at[slot.name] = [i for i in range(len(slot.values)) if i not in dropped]
     if not slots:
-        return adjoint
+        return dataclasses.replace(adjoint, body=body)
     replaced: dict[int, Optional[ir.Stmt]] = {}
     for stmt in ir.walk(body):
         if isinstance(stmt, (ir.Push, ir.Pop)) and stmt.slot in slots:
@@ -248,11 +260,24 @@ def drop_unread_records(adjoint: ir.Function) -> ir.Function:
             if kept is None:
                 replaced[id(stmt)] = None
                 continue
-            keep = {v.target for v in kept.values}
-            positions = [i for i, v in enumerate(plan.slot(stmt.slot).values) if v.target in keep]
+            positions = kept_at[stmt.slot]
             if isinstance(stmt, ir.Push):
                 replaced[id(stmt)] = dataclasses.replace(stmt, values=tuple(stmt.values[i] for i in positions))
             else:
                 replaced[id(stmt)] = dataclasses.replace(stmt, targets=tuple(stmt.targets[i] for i in positions))
-    tidied = remove_dead(ir.replace_statements(body, replaced))
+    tidied = remove_dead(ir.replace_statements(body, replaced), numbers)
     return dataclasses.replace(adjoint, body=tidied, plan=plan.replaced(slots))
+
+
+def _repeated(slot: Slot, pushes: list[ir.Push]) -> set[int]:
+    """The positions of ``slot`` that repeat an earlier one: the same value pushed by every push,
+    popped into the same name (two names of one value that the merge copies made one)."""
+    first: dict[tuple, int] = {}
+    repeated: set[int] = set()
+    for i, value in enumerate(slot.values):
+        key = (value.target, tuple(repr(p.values[i]) for p in pushes))
+        if key in first:
+            repeated.add(i)
+        else:
+            first[key] = i
+    return repeated

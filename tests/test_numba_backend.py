@@ -111,7 +111,9 @@ def test_the_compiled_code_is_numbas_and_runs_compiled():
     entry = df._by_types[df._types_of((3.1, 0.2, 50))][0]
     assert entry.state["run"] is entry.compiled  # not fallen back
     assert len(entry.compiled.signatures) == 1
-    assert "tape_" in df.source and ".append(" in df.source and ".pop()" in df.source
+    # the tape: a float64 array made before the loop (its trip count known on entry), indexed, not a list
+    assert "tape_s1 = float_stack(len(steps))" in df.source and "tape_s1[top_s1] = s" in df.source
+    assert ".append(" not in df.source and ".pop()" not in df.source
     assert "tape = (" not in df.source  # no nested-tuple tape in compiled code
 
 

@@ -1,0 +1,307 @@
+"""The Numba target's tape: each slot of the recording plan as a typed stack local to the function.
+
+Input: an adjoint ``ir.Function`` whose forward sweep holds ``ir.Push`` and
+whose reverse sweep holds ``ir.Pop`` statements made from its
+``RecordingPlan`` (``plan.py``), paired as ``tape.check_tape`` checks.
+Output: the same function with every push and pop written as code Numba
+compiles in nopython mode, each slot in one of two forms:
+
+* **A preallocated array** where the slot's size is known on entry to the
+  loop that records it and its values are provably float64: the slot is
+  pushed only in one loop over a ``range`` at the top of the function (at
+  most ``k`` pushes per trip, under branches but in no inner loop), so
+  ``float_stack(k * len(steps))`` (``float_stack((k * len(steps), m))`` for
+  a record of ``m`` values; compiled, ``np.empty``) made just before that
+  loop holds every record.  A push is ``tape_s[top_s] = v; top_s = top_s + 1``,
+  a pop ``top_s = top_s - 1; v = tape_s[top_s]``: no allocation in the loop
+  and nothing Numba must box.
+* **A list** otherwise (``tape_s.append(v)`` ... ``v = tape_s.pop()``): Numba
+  types it from the values pushed and grows it by doubling, which is what a
+  slot whose size is not known on entry (a ``while`` loop, an inner loop, a
+  replayed checkpoint segment) or whose values are not provably float64 (an
+  integer, a flag, an array, a parameter that may be an ``int``) needs.
+
+"Provably float64" (``_FloatProof``) is a fact about the code as Numba types
+it, never a guess.  A value the analysis knows is a number (its kind in the
+plan) is a float64 if it is a float constant, an arithmetic operation with
+one operand a float64 (``arithmetic=True`` in templates/), a NumPy ufunc of
+one argument whose result is always inexact, an element of an array made
+here as floats (``makes_floats=`` in templates/: ``np.zeros(n)``), or a
+name one of whose assignments is one of
+these (Numba gives a name one type, the join of its assignments': an ``int``
+joined with a float64 is a float64, as the list form stored it too; a cycle
+of assignments proves nothing by itself).  A value whose kind is not known
+(the part of an array a store overwrites) is a float64 only if it is an
+element of such an array of one dimension, read at an int.  Where the fact
+still leaves room (a complex number: the analysis's numbers include them),
+Numba refuses to store the value in a float64 array when it types the code,
+and the function falls back to Python (``numba_target``): slower, never
+another number (as Python, ``float_stack`` is an array of objects, which
+gives back each value as it was pushed).
+
+A function that hands its tape to another (a split adjoint's part, a
+helper's call kept as a call) is written with the NumPy target's nested
+tuples: it runs as Python.
+"""
+from __future__ import annotations
+
+import dataclasses
+import operator
+from typing import Any, Optional
+
+import numpy as np
+
+from . import ir, language, rules
+from .kinds import Number
+from .numba_runtime import float_stack
+from .target import TapeForm, TupleTape, popped_from, pushed_onto
+
+
+class SlotTape(TapeForm):
+    """One typed stack per slot of the recording plan (see the module docstring)."""
+
+    _threaded = TupleTape()
+
+    def spell(self, fn: ir.Function) -> ir.Function:
+        if fn.plan is None:
+            return fn
+        tape = fn.plan.tape
+        if tape in fn.params or any(tape in ir.targets_of(s) and not isinstance(s, (ir.Push, ir.Pop))
+                                    for s in ir.walk(fn.body)):
+            return self._threaded.spell(fn)
+        pushes = [s for s in ir.walk(fn.body) if isinstance(s, ir.Push)]
+        if not pushes:
+            return fn
+        taken = ir.NameSet(set(fn.params) | ir.assigned_names(fn.body))
+        floats = _FloatProof(fn)
+        kinds = {slot.name: [v.kind for v in slot.values] for slot in fn.plan.slots}
+        arrays = {slot: loop for slot, loop in _preallocatable(fn.body).items()
+                  if all(floats.proves(v, k) for p in pushes if p.slot == slot for v, k in zip(p.values, kinds[slot]))}
+        stacks = {slot.name: ir.fresh_name(f"tape_{_identifier(slot.name)}", taken) for slot in fn.plan.slots}
+        tops = {name: ir.fresh_name(f"top_{_identifier(name)}", taken) for name in arrays}
+        replaced: dict[int, Any] = {}
+        for stmt in ir.walk(fn.body):
+            if isinstance(stmt, ir.Push):
+                replaced[id(stmt)] = _array_push(stacks[stmt.slot], tops[stmt.slot], stmt) \
+                    if stmt.slot in arrays else pushed_onto(stacks[stmt.slot], stmt)
+            elif isinstance(stmt, ir.Pop):
+                replaced[id(stmt)] = _array_pop(stacks[stmt.slot], tops[stmt.slot], stmt) \
+                    if stmt.slot in arrays else popped_from(stacks[stmt.slot], stmt)
+        pushed = {p.slot for p in pushes}
+        lists: list[ir.Stmt] = [ir.Assign(stacks[s.name], ir.Display("list", ()), s.line)
+                                for s in fn.plan.slots if s.name in pushed and s.name not in arrays]
+        made: dict[int, list[ir.Stmt]] = {}  # the arrays, made just before the loop that records them
+        for slot, (loop, per_trip) in arrays.items():
+            width = len(fn.plan.slot(slot).values)
+            made.setdefault(id(loop), []).extend(_allocation(stacks[slot], tops[slot], loop, per_trip, width))
+        body = [new for stmt in fn.body for new in made.get(id(stmt), []) + [stmt]]
+        return dataclasses.replace(fn, body=lists + ir.replace_statements(body, replaced))
+
+    def empty(self) -> Any:
+        return None  # (the tape handed to a split adjoint's forward part: the nested tuples')
+
+
+def _identifier(text: str) -> str:
+    return "".join(c if c.isalnum() else "_" for c in text).strip("_") or "slot"
+
+
+# -- where a slot's size is known on entry ---------------------------------------------------------
+
+def _preallocatable(body: list[ir.Stmt]) -> dict[str, tuple[ir.For, int]]:
+    """The slots pushed only inside one loop over a ``range`` at the top of ``body`` (through
+    branches, in no inner loop), each with that loop and the most pushes one trip makes."""
+    ranges = _range_names(body)
+    found: dict[str, tuple[ir.For, int]] = {}
+    elsewhere: set[str] = set()
+    for stmt in body:
+        if isinstance(stmt, ir.For) and not stmt.reverse and stmt.checkpoint is None \
+                and isinstance(stmt.iterable, ir.Var) and stmt.iterable.name in ranges:
+            counts, nested = _pushes_per_trip(stmt.body)
+            elsewhere |= nested
+            for slot, count in counts.items():
+                if slot in found:
+                    elsewhere.add(slot)
+                found[slot] = (stmt, count)
+        else:
+            elsewhere |= {s.slot for s in ir.walk([stmt]) if isinstance(s, ir.Push)}
+    return {slot: entry for slot, entry in found.items() if slot not in elsewhere}
+
+
+def _range_names(body: list[ir.Stmt]) -> set[str]:
+    """The names bound once in the function, to ``range(...)``."""
+    bound: dict[str, int] = {}
+    ranges: set[str] = set()
+    for stmt in ir.walk(body):
+        for name in ir.targets_of(stmt):
+            bound[name] = bound.get(name, 0) + 1
+        if isinstance(stmt, ir.Assign) and isinstance(stmt.value, ir.Call) and stmt.value.fn is range:
+            ranges.add(stmt.target)
+    return {name for name in ranges if bound[name] == 1}
+
+
+def _pushes_per_trip(block: list[ir.Stmt]) -> tuple[dict[str, int], set[str]]:
+    """The most pushes of each slot one pass through ``block`` makes (a branch: the larger side),
+    and the slots pushed in an inner loop (whose count is not known on entry)."""
+    counts: dict[str, int] = {}
+    nested: set[str] = set()
+    for stmt in block:
+        if isinstance(stmt, ir.Push):
+            counts[stmt.slot] = counts.get(stmt.slot, 0) + 1
+        elif isinstance(stmt, ir.If):
+            (yes, in_yes), (no, in_no) = _pushes_per_trip(stmt.body), _pushes_per_trip(stmt.orelse)
+            nested |= in_yes | in_no
+            for slot in set(yes) | set(no):
+                counts[slot] = counts.get(slot, 0) + max(yes.get(slot, 0), no.get(slot, 0))
+        else:
+            nested |= {s.slot for s in ir.walk([stmt]) if isinstance(s, ir.Push)}
+    return counts, nested
+
+
+# -- the statements ------------------------------------------------------------------------------
+
+def _allocation(stack: str, top: str, loop: ir.For, per_trip: int, width: int) -> list[ir.Stmt]:
+    """``tape_s = float_stack(len(steps))`` (times the pushes per trip; ``(..., width)`` for a record of
+    several values) and ``top_s = 0``."""
+    size: ir.Expr = ir.Call(len, (loop.iterable,))
+    if per_trip > 1:
+        size = ir.Call(operator.mul, (ir.Const(per_trip), size))
+    shape = size if width == 1 else ir.Display("tuple", (size, ir.Const(width)))
+    return [ir.Assign(stack, ir.Call(float_stack, (shape,)), loop.line), ir.Assign(top, ir.Const(0), loop.line)]
+
+
+def _at(top: str, column: int, width: int) -> ir.Expr:
+    return ir.Var(top) if width == 1 else ir.Display("tuple", (ir.Var(top), ir.Const(column)))
+
+
+def _array_push(stack: str, top: str, push: ir.Push) -> list[ir.Stmt]:
+    width = len(push.values)
+    stores: list[ir.Stmt] = [ir.Store(stack, _at(top, i, width), v, push.line) for i, v in enumerate(push.values)]
+    return stores + [ir.Assign(top, ir.Call(operator.add, (ir.Var(top), ir.Const(1))), push.line)]
+
+
+def _array_pop(stack: str, top: str, pop: ir.Pop) -> list[ir.Stmt]:
+    width = len(pop.targets)
+    reads: list[ir.Stmt] = [ir.Assign(t, ir.Call(operator.getitem, (ir.Var(stack), _at(top, i, width))), pop.line)
+                            for i, t in enumerate(pop.targets)]
+    return [ir.Assign(top, ir.Call(operator.sub, (ir.Var(top), ir.Const(1))), pop.line)] + reads
+
+
+# -- which values are float64 ------------------------------------------------------------------------
+
+def _float_if_one_is(fn: Any) -> bool:
+    """``fn`` gives a float64 (or a complex, or an array) when one operand is a float64: the
+    arithmetic declared in templates/ (``arithmetic=True``), but ``int``."""
+    return bool(rules.fact(fn, "arithmetic")) and fn is not int
+
+
+def _int_if_all_are(fn: Any) -> bool:
+    """``fn`` gives an int when its operands are ints: declared arithmetic, but true division, powers
+    (a negative exponent gives a float) and ``float``."""
+    return bool(rules.fact(fn, "arithmetic")) and fn is not operator.truediv and fn is not operator.pow \
+        and fn is not float
+
+
+def _inexact_ufunc(fn: Any) -> bool:
+    """A NumPy ufunc of one argument none of whose loops gives an integer or a truth value
+    (``np.sin`` of an int is a float64; ``np.abs`` of an int is an int; the object loop is a
+    Python object's own method, which Numba does not compile)."""
+    return language.is_ufunc(fn) and getattr(fn, "nin", 0) == 1 \
+        and all(t.split("->")[-1] in "efdgFDGO" for t in getattr(fn, "types", ["?->?"]))
+
+
+def _float_array_maker(call: ir.Call) -> bool:
+    """``call`` makes a new float64 array (``np.zeros(n)``: declared ``makes_floats=`` in templates/)."""
+    return not call.kwargs and len(call.args) == rules.fact(call.fn, "makes_floats", -1)
+
+
+class _FloatProof:
+    """Which recorded values Numba types as float64, or as what it refuses to store in a float64
+    array (see the module docstring)."""
+
+    def __init__(self, fn: ir.Function) -> None:
+        self._values: dict[str, list[Optional[ir.Expr]]] = {}
+        self._indices: set[str] = set()  # loop indices: ints (a loop runs over a range)
+        pushes = [s for s in ir.walk(fn.body) if isinstance(s, ir.Push)]
+        for stmt in ir.walk(fn.body):
+            if isinstance(stmt, ir.Pop):  # a popped name takes what any push of its slot recorded there
+                for i, name in enumerate(stmt.targets):
+                    self._values.setdefault(name, []).extend(p.values[i] for p in pushes if p.slot == stmt.slot)
+            elif isinstance(stmt, ir.For):
+                self._indices.add(stmt.index)
+            else:
+                for name in ir.targets_of(stmt):  # an unpacked name: not proven
+                    self._values.setdefault(name, []).append(stmt.value if isinstance(stmt, ir.Assign) else None)
+        for name in fn.params:  # a parameter may be anything
+            self._values.setdefault(name, []).append(None)
+        self._proven: dict[tuple[str, str], bool] = {}
+
+    def proves(self, expr: ir.Expr, kind: Any) -> bool:
+        """``expr``, recorded with the analysis's ``kind`` for it (None: unknown), is a float64.
+
+        Where the analysis knows the value is a number, it is a float64 if it is the result of
+        float64 arithmetic (the join of a name's assignments: one float64 among numbers makes it a
+        float64); where it does not, only an element of a float64 vector read at an int is."""
+        if isinstance(kind, Number) and not kind.truth:
+            return self._is("float", expr)
+        read = _element(expr)
+        return read is not None and self._float_array(read[0], rank=1) and self._is("int", read[1])
+
+    def _is(self, what: str, expr: Optional[ir.Expr]) -> bool:
+        if isinstance(expr, ir.Const):
+            return type(expr.value) in ((float, np.float64) if what == "float" else (int,))
+        if isinstance(expr, ir.Var):
+            return self._name(what, expr.name)
+        if not isinstance(expr, ir.Call) or expr.kwargs:
+            return False
+        if what == "int":
+            return (_int_if_all_are(expr.fn) and all(self._is("int", a) for a in expr.args)) or expr.fn is len \
+                or self._length(expr)
+        if _float_if_one_is(expr.fn):
+            return any(self._is("float", a) for a in expr.args)
+        if _inexact_ufunc(expr.fn):
+            return len(expr.args) == 1
+        read = _element(expr)
+        return read is not None and self._float_array(read[0], rank=None)
+
+    def _name(self, what: str, name: str) -> bool:
+        if what == "int" and name in self._indices:
+            return True
+        key = (what, name)
+        if key not in self._proven:
+            self._proven[key] = False  # (a cycle of assignments proves nothing by itself)
+            values = self._values.get(name, [None])
+            proven = any if what == "float" else all  # the join: one float64 makes a float64; an int needs all
+            self._proven[key] = proven(self._is(what, v) for v in values)
+        return self._proven[key]
+
+    def _float_array(self, name: str, rank: Optional[int]) -> bool:
+        """``name`` is only ever a float64 array made here (of one dimension, where ``rank`` is 1)."""
+        values = self._values.get(name, [None])
+        return all(isinstance(v, ir.Call) and _float_array_maker(v)
+                   and (rank is None or (len(v.args) == 1 and self._length_or_refused(v.args[0]))) for v in values)
+
+    def _length_or_refused(self, shape: ir.Expr) -> bool:
+        """``np.zeros(shape)`` makes a vector, or refuses ``shape``: an int, or an int plus, minus or
+        times a number (a float is refused; so is an array, by Numba)."""
+        if self._is("int", shape):
+            return True
+        if isinstance(shape, ir.Var):
+            values = self._values.get(shape.name, [None])
+            return all(v is not None and not isinstance(v, ir.Var) and self._length_or_refused(v) for v in values)
+        return isinstance(shape, ir.Call) and _int_if_all_are(shape.fn) and len(shape.args) == 2 \
+            and not shape.kwargs and any(self._is("int", a) for a in shape.args)
+
+    def _length(self, expr: ir.Call) -> bool:
+        """``expr`` is ``shape[k]`` of a name only ever bound to ``np.shape(...)``: an int."""
+        read = _element(expr)
+        if read is None or not (isinstance(read[1], ir.Const) and type(read[1].value) is int):
+            return False
+        values = self._values.get(read[0], [None])
+        return all(isinstance(v, ir.Call) and v.fn is np.shape for v in values)
+
+
+def _element(expr: Optional[ir.Expr]) -> Optional[tuple[str, ir.Expr]]:
+    """The array and index of ``a[i]``, if that is what ``expr`` is."""
+    if isinstance(expr, ir.Call) and expr.fn is operator.getitem and isinstance(expr.args[0], ir.Var):
+        return expr.args[0].name, expr.args[1]
+    return None
