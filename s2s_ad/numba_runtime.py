@@ -16,6 +16,7 @@ implementation to have the same signature, annotations included.)
 """
 from __future__ import annotations
 
+import operator
 import threading
 from typing import Any
 
@@ -56,11 +57,20 @@ def _is_number(t):
     return isinstance(t, (types.Float, types.Integer, types.Boolean))
 
 
+# Compiled as the generated code is (numba_target's options): an index out of range raises IndexError
+# (Numba's default reads whatever memory is there), a division by zero ZeroDivisionError, as in Python.
+_JIT_OPTIONS = dict(error_model="python", boundscheck=True)
+
+
 def _register():
     global types
     from numba import types as numba_types
-    from numba.extending import overload
+    from numba.extending import overload as numba_overload
     types = numba_types
+
+    def overload(function):
+        return numba_overload(function, jit_options=_JIT_OPTIONS)
+
     overload(reversed_steps)(_reversed_steps)
     overload(runtime.zeros_like)(_zeros_like)
     overload(runtime.zero_tangent)(_zeros_like)
@@ -69,6 +79,9 @@ def _register():
     overload(runtime.writable_copy)(_writable_copy)
     overload(runtime.if_inexact)(_if_inexact)
     overload(runtime.getitem_grad)(_getitem_grad)
+    overload(runtime.stored_part)(_stored_part)
+    overload(runtime.list_append)(_list_append)
+    overload(operator.getitem)(_range_slice)
     overload(runtime.checkpoint_stride)(_checkpoint_stride)
     overload(runtime.check_number_update)(_check_number_update)
     overload(runtime.item)(_item)
@@ -107,6 +120,13 @@ def _basic_index(index):
 
 
 def _getitem_grad(grad, a, index):
+    if _numbers(a) and isinstance(index, types.Integer) and isinstance(grad, (types.Float, types.Integer)) \
+            and not isinstance(grad, types.Boolean):
+        def picked(grad, a, index):  # a list or tuple of numbers: its adjoint is a vector
+            out = np.zeros(len(a))
+            out[index] = grad
+            return out
+        return picked
     if not isinstance(a, types.Array) or not (_is_number(grad) or isinstance(grad, types.Array)):
         return None
     if _basic_index(index):
@@ -125,6 +145,48 @@ def _getitem_grad(grad, a, index):
                 out[position + n if position < 0 else position] += grad[k]
             return out
         return added
+    return None
+
+
+def _numbers(a):
+    """A list or tuple of numbers (of one kind: a list's items are typed alike)."""
+    if isinstance(a, types.List):
+        return isinstance(a.dtype, (types.Float, types.Integer))
+    return isinstance(a, types.BaseTuple) and len(a) > 0 and \
+        all(isinstance(t, (types.Float, types.Integer)) for t in a.types)
+
+
+def _stored_part(grad, index, value):
+    # a basic index naming an array part: no element twice, so grad[index] whole (copied) is the part
+    # (an index naming one element, or a repeating one, is not compiled)
+    if not isinstance(grad, types.Array) or grad.dtype != types.float64 or not _basic_index(index):
+        return None
+    parts = index.types if isinstance(index, types.BaseTuple) else (index,)
+    if sum(isinstance(p, types.Integer) for p in parts) >= grad.ndim or len(parts) > grad.ndim:
+        return None
+    if not (isinstance(value, types.Array) or _is_number(value)):
+        return None
+    return lambda grad, index, value: runtime.unbroadcast(grad[index].copy(), value)
+
+
+def _list_append(items, item):
+    # a new list, items then item (the items of a list are of one type: item's must be it exactly)
+    if isinstance(items, types.List) and items.dtype == item:
+        def appended(items, item):
+            out = items.copy()
+            out.append(item)
+            return out
+        return appended
+    return None
+
+
+def _range_slice(steps, index):
+    # a range sliced, as Python slices it: another range (a loop's first trips: steps[:trips])
+    if isinstance(steps, types.RangeType) and isinstance(index, types.SliceType):
+        def sliced(steps, index):
+            start, stop, step = index.indices(len(steps))
+            return range(steps.start + start * steps.step, steps.start + stop * steps.step, steps.step * step)
+        return sliced
     return None
 
 

@@ -631,6 +631,25 @@ def roll(out, a, shift, axis=None, *, d_out):
     d_a = np.roll(d_out, np.negative(shift), axis)
 
 
+@compiled(np.roll)
+def _(types):
+    """np.roll(a, shift, None) (backend="numba": Numba's own takes no axis): its roll of the flattened array."""
+    def typing(a, shift, axis=None):
+        if isinstance(a, types.Array) and isinstance(shift, types.Integer) and _is_none(types, axis):
+            def rolled(a, shift, axis=None):
+                flat = np.ascontiguousarray(a).reshape(-1)  # (in NumPy's order: C's)
+                n = flat.size
+                out = np.empty_like(flat)
+                if n:
+                    k = shift % n
+                    out[k:] = flat[:n - k]
+                    out[:k] = flat[n - k:]
+                return out.reshape(a.shape)
+            return rolled
+        return None
+    return typing
+
+
 @adjoint(np.moveaxis, linear=True, examples=({"a": (2, 3, 4), "source": 0, "destination": -1},
                                              {"a": (2, 3, 4), "source": (0, 1), "destination": (2, 0)}), may_view=True)
 def moveaxis(out, a, source, destination, *, d_out):

@@ -491,7 +491,7 @@ def test_the_corpus_with_backend_numba_agrees_with_python_or_falls_back(module_n
 def _njit(expression, **names):
     from s2s_ad import numba_runtime
     numba_runtime.register()
-    return numba.njit(eval(expression, {"np": np, **names}))
+    return numba.njit(error_model="python", boundscheck=True)(eval(expression, {"np": np, **names}))  # (as generated code)
 
 
 def _template_helper(module, name):
@@ -605,3 +605,54 @@ def test_pad_and_pad_grad_compiled_give_numpys_and_the_helpers_numbers(mode):
                 g = rng.standard_normal(np.pad(a, w).shape) * 10.0 ** rng.integers(-3, 3, np.pad(a, w).shape)
                 ran += _compare(grad, lambda g, a, w: pad_grad(g, a, w, mode, None, "even"), (g, a, w), "pad_grad " + what)
     assert ran > 150
+
+
+@pytest.mark.slow
+def test_roll_of_the_flattened_array_compiled_gives_numpys_array():
+    compiled = _njit("lambda a, shift: np.roll(a, shift, None)")
+    rng = np.random.default_rng(0)
+    for shape in [(5,), (3, 4), (0,), (2, 0), (2, 3, 2)]:
+        for a in (rng.standard_normal(shape), rng.integers(0, 9, shape), rng.standard_normal(shape[::-1]).T):
+            for shift in (0, 1, -1, 7, -13):
+                assert _compare(compiled, lambda a, shift: np.roll(a, shift, None), (a, shift), f"roll {shape} {shift}")
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", ["matmul_grad_a", "matmul_grad_b", "dot_grad_a", "dot_grad_b"])
+def test_matrix_product_adjoints_compiled_agree_with_the_helpers(name):
+    """Vectors and matrices: the same products of the same shapes (to the rounding of the BLAS Numba
+    links, which may not be NumPy's)."""
+    helper = _template_helper("numpy_linalg", name)
+    compiled = _njit("lambda g, a, b: helper(g, a, b)", helper=helper)
+    rng = np.random.default_rng(0)
+    for sa, sb in [((3,), (3,)), ((2, 3), (3, 4)), ((3,), (3, 4)), ((2, 3), (3,)), ((0, 3), (3, 2)), ((2, 0), (0, 3)),
+                   ((5, 7), (7, 6))]:
+        a, b = rng.standard_normal(sa), rng.standard_normal(sb)
+        g = rng.standard_normal(np.shape(a @ b)) if np.ndim(a @ b) else float(rng.standard_normal())
+        for a_, b_ in ((a, b), (np.asfortranarray(a), b.T.copy().T)):
+            got, want = compiled(g, a_, b_), helper(g, a_, b_)
+            assert got.shape == want.shape and got.dtype == want.dtype, (name, sa, sb)
+            np.testing.assert_allclose(got, want, rtol=1e-13, atol=1e-14)
+
+
+@pytest.mark.slow
+def test_engine_ops_compiled_for_sequences_ranges_and_stores():
+    """getitem_grad of a list or tuple of numbers, stored_part of a basic index, list_append, and a
+    range sliced (a loop's first trips), against the Python ops; an index out of range raises."""
+    from s2s_ad import runtime
+    picked = _njit("lambda g, a, i: runtime.getitem_grad(g, a, i)", runtime=runtime)
+    for a in ([0.5, 1.5, 2.5], (0.5, 1.5), (1, 2.0, 3)):
+        for i in (0, 1, -1, -3, 5):
+            assert _compare(picked, runtime.getitem_grad, (2.5, a, i), f"getitem_grad {a}[{i}]")
+    stored = _njit("lambda g, i, v: runtime.stored_part(g, i, v)", runtime=runtime)
+    grad = np.random.default_rng(0).standard_normal((4, 5))
+    for index, value in [(slice(1, 3), np.zeros((2, 5))), (slice(1, 3), np.zeros(5)), (1, np.zeros(5)), (7, np.zeros(5)),
+                         ((slice(None), 2), np.zeros(4)), ((1, slice(0, 4)), 0.0), ((slice(1, 3), slice(2, 5)), np.zeros((1, 3)))]:
+        assert _compare(stored, runtime.stored_part, (grad, index, value), f"stored_part {index}")
+    appended = _njit("lambda items, item: runtime.list_append(items, item)", runtime=runtime)
+    items = [1.0, 2.0]
+    assert appended(items, 3.0) == [1.0, 2.0, 3.0] and items == [1.0, 2.0]
+    sliced = _njit("lambda start, stop, step, i, j, k: [n for n in range(start, stop, step)[i:j:k]]")
+    for start, stop, step in [(0, 10, 1), (3, 20, 4), (10, -5, -3), (0, 0, 1)]:
+        for i, j, k in [(0, 3, 1), (0, -2, 1), (2, 40, 2), (-30, 30, -1), (30, -40, -3), (-1, 0, -1)]:
+            assert list(sliced(start, stop, step, i, j, k) or []) == list(range(start, stop, step)[i:j:k])
