@@ -913,6 +913,21 @@ def _reduction_compiler(types: Any, name: str) -> Callable[..., Any]:
             count *= a.shape[j] if mask[j] else 1
         return kept, count
 
+    @register_jitable
+    def around(a, mask):
+        """(the element count before the one reduced axis, after it)."""
+        position = 0
+        for j in range(a.ndim):
+            if mask[j]:
+                position = j
+        outer = 1
+        for j in range(position):
+            outer *= a.shape[j]
+        inner = 1
+        for j in range(position + 1, a.ndim):
+            inner *= a.shape[j]
+        return outer, inner
+
     @njit  # (not register_jitable: it calls itself)
     def pairwise(flat, start, n):
         """numpy's pairwise_sum of flat[start:start + n] (its numbers exactly)."""
@@ -950,16 +965,7 @@ def _reduction_compiler(types: Any, name: str) -> Callable[..., Any]:
         over one axis, as a flat array, in NumPy's order; with the shape kept (the axis as 1)."""
         mask = reduced_mask(a.ndim, axis)
         kept, count = shapes(a, mask)
-        position = 0
-        for j in range(a.ndim):
-            if mask[j]:
-                position = j
-        outer = 1
-        for j in range(position):
-            outer *= a.shape[j]
-        inner = 1
-        for j in range(position + 1, a.ndim):
-            inner *= a.shape[j]
+        outer, inner = around(a, mask)
         flat = a.reshape(-1)
         out = np.full(outer * inner, zero)
         for p in range(outer):
@@ -985,6 +991,22 @@ def _reduction_compiler(types: Any, name: str) -> Callable[..., Any]:
         kept, count = shapes(a, mask)
         if count == 0:
             raise ValueError("zero-size array to reduction operation which has no identity")
+        if mask.sum() == 1:  # one axis: along lines of the contiguous array (what order: any)
+            outer, inner = around(a, mask)
+            flat = np.ascontiguousarray(a).reshape(-1)
+            lines = np.empty(outer * inner, a.dtype)
+            for p in range(outer):
+                for k in range(inner):
+                    base = p * count * inner + k
+                    best = flat[base]
+                    for i in range(1, count):
+                        value = flat[base + i * inner]
+                        if best != best:
+                            break
+                        if value != value or (value > best if larger else value < best):
+                            best = value
+                    lines[p * inner + k] = best
+            return lines, kept
         out = np.empty(a.size // count, a.dtype)
         seen = np.zeros(out.size, np.bool_)
         for index in np.ndindex(a.shape):
