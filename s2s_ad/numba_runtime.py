@@ -7,7 +7,12 @@ the same functions (``numba.extending.overload``), chosen by the types
 Numba infers, so the one module namespace serves compiled code and its
 Python fallback, and a compiled call means what the Python call means.
 An op with no implementation here is not compiled: Numba refuses it by
-name, and the function falls back to Python (``numba_target``).
+name, and the function falls back to Python (``numba_target``).  The
+templates' compiled versions (``rules.compiled``: np.pad, reductions with
+``keepdims``, helpers such as ``pad_grad``) are registered here too, and
+every implementation is compiled with the generated code's options (an
+index out of range raises, as in Python, where Numba's default reads past
+the array).
 
 Every implementation does what the Python op does for the types it takes;
 ``tests/test_numba_backend.py`` runs the corpus of test functions both ways.
