@@ -7,7 +7,12 @@ the same functions (``numba.extending.overload``), chosen by the types
 Numba infers, so the one module namespace serves compiled code and its
 Python fallback, and a compiled call means what the Python call means.
 An op with no implementation here is not compiled: Numba refuses it by
-name, and the function falls back to Python (``numba_target``).
+name, and the function falls back to Python (``numba_target``).  The
+templates' compiled versions (``rules.compiled``: np.pad, reductions with
+``keepdims``, helpers such as ``pad_grad``) are registered here too, and
+every implementation is compiled with the generated code's options (an
+index out of range raises, as in Python, where Numba's default reads past
+the array).
 
 Every implementation does what the Python op does for the types it takes;
 ``tests/test_numba_backend.py`` runs the corpus of test functions both ways.
@@ -64,11 +69,20 @@ def _is_number(t):
     return isinstance(t, (types.Float, types.Integer, types.Boolean))
 
 
+# Compiled as the generated code is (numba_target's options): an index out of range raises IndexError
+# (Numba's default reads whatever memory is there), a division by zero ZeroDivisionError, as in Python.
+_JIT_OPTIONS = dict(error_model="python", boundscheck=True)
+
+
 def _register():
     global types
     from numba import types as numba_types
-    from numba.extending import overload
+    from numba.extending import overload as numba_overload
     types = numba_types
+
+    def overload(function):
+        return numba_overload(function, jit_options=_JIT_OPTIONS)
+
     overload(reversed_steps)(_reversed_steps)
     overload(float_stack)(_float_stack)
     overload(operator.getitem)(_range_slice)
@@ -79,6 +93,9 @@ def _register():
     overload(runtime.writable_copy)(_writable_copy)
     overload(runtime.if_inexact)(_if_inexact)
     overload(runtime.getitem_grad)(_getitem_grad)
+    overload(runtime.stored_part)(_stored_part)
+    overload(runtime.list_append)(_list_append)
+    overload(operator.getitem)(_range_slice)
     overload(runtime.checkpoint_stride)(_checkpoint_stride)
     overload(runtime.check_number_update)(_check_number_update)
     overload(runtime.item)(_item)
@@ -133,6 +150,13 @@ def _basic_index(index):
 
 
 def _getitem_grad(grad, a, index):
+    if _numbers(a) and isinstance(index, types.Integer) and isinstance(grad, (types.Float, types.Integer)) \
+            and not isinstance(grad, types.Boolean):
+        def picked(grad, a, index):  # a list or tuple of numbers: its adjoint is a vector
+            out = np.zeros(len(a))
+            out[index] = grad
+            return out
+        return picked
     if not isinstance(a, types.Array) or not (_is_number(grad) or isinstance(grad, types.Array)):
         return None
     if _basic_index(index):
@@ -151,6 +175,48 @@ def _getitem_grad(grad, a, index):
                 out[position + n if position < 0 else position] += grad[k]
             return out
         return added
+    return None
+
+
+def _numbers(a):
+    """A list or tuple of numbers (of one kind: a list's items are typed alike)."""
+    if isinstance(a, types.List):
+        return isinstance(a.dtype, (types.Float, types.Integer))
+    return isinstance(a, types.BaseTuple) and len(a) > 0 and \
+        all(isinstance(t, (types.Float, types.Integer)) for t in a.types)
+
+
+def _stored_part(grad, index, value):
+    # a basic index naming an array part: no element twice, so grad[index] whole (copied) is the part
+    # (an index naming one element, or a repeating one, is not compiled)
+    if not isinstance(grad, types.Array) or grad.dtype != types.float64 or not _basic_index(index):
+        return None
+    parts = index.types if isinstance(index, types.BaseTuple) else (index,)
+    if sum(isinstance(p, types.Integer) for p in parts) >= grad.ndim or len(parts) > grad.ndim:
+        return None
+    if not (isinstance(value, types.Array) or _is_number(value)):
+        return None
+    return lambda grad, index, value: runtime.unbroadcast(grad[index].copy(), value)
+
+
+def _list_append(items, item):
+    # a new list, items then item (the items of a list are of one type: item's must be it exactly)
+    if isinstance(items, types.List) and items.dtype == item:
+        def appended(items, item):
+            out = items.copy()
+            out.append(item)
+            return out
+        return appended
+    return None
+
+
+def _range_slice(steps, index):
+    # a range sliced, as Python slices it: another range (a loop's first trips: steps[:trips])
+    if isinstance(steps, types.RangeType) and isinstance(index, types.SliceType):
+        def sliced(steps, index):
+            start, stop, step = index.indices(len(steps))
+            return range(steps.start + start * steps.step, steps.start + stop * steps.step, steps.step * step)
+        return sliced
     return None
 
 

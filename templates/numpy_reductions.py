@@ -11,7 +11,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from s2s_ad.rules import adjoint, declare, fresh_arrays, nondifferentiable, tangent
+from s2s_ad.rules import adjoint, compiled, declare, fresh_arrays, nondifferentiable, tangent
 from s2s_ad.runtime import unbroadcast
 
 
@@ -845,3 +845,246 @@ declare(cumsum_grad, quantile_linear, quantile_scatter, zero_derivative=("a",))
 declare(quantile_slope, zero_derivative=("a", "q"))
 declare(expand_quantiles, zero_derivative=("like",))
 declare(expand_reduced, expand_quantiles, view=True)  # their first argument
+
+
+# -- the reductions compiled (backend="numba") where Numba has none: axis= and keepdims= -----------
+# Numba's own np.sum/np.max ... take no keepdims (and np.max, np.min, np.mean, np.prod no axis); these
+# are tried only where its own refuse the call.  The numbers are NumPy's, in NumPy's order: a sum over
+# the innermost axis of a C-contiguous array is pairwise (numpy's pairwise_sum, from 0.0), over any
+# other axis sequential; a product is sequential; max and min propagate NaN and read in any order.
+# Other layouts (a transposed array: NumPy's order follows memory) and other dtypes are not compiled.
+
+def _static_bool(types: Any, value: Any) -> Any:
+    """A literal or omitted bool argument's value; None where it is known only at run time."""
+    if isinstance(value, bool):  # (the typing function's own default: the argument was not given)
+        return value
+    if isinstance(value, types.Omitted):
+        return value.value if isinstance(value.value, bool) else None
+    if isinstance(value, types.BooleanLiteral):
+        return value.literal_value
+    return None
+
+
+def _is_none(types: Any, value: Any) -> bool:
+    return value is None or isinstance(value, types.NoneType) or \
+        (isinstance(value, types.Omitted) and value.value is None)
+
+
+def _reduced_count(types: Any, ndim: int, axis: Any, tuples: bool) -> Any:
+    """How many axes ``axis`` removes (None: all of them); None where it is not a form compiled."""
+    if _is_none(types, axis):
+        return ndim
+    if isinstance(axis, types.Integer) and not isinstance(axis, types.Boolean):
+        return 1 if ndim >= 1 else None
+    if tuples and isinstance(axis, types.UniTuple) and isinstance(axis.dtype, types.Integer) \
+            and not isinstance(axis.dtype, types.Boolean) and 1 <= len(axis) <= ndim:
+        return len(axis)
+    return None
+
+
+def _reduction_compiler(types: Any, name: str) -> Callable[..., Any]:
+    """The typing function (``rules.compiled``) of np.<name>(a, axis=, keepdims=) for the calls Numba lacks."""
+    from numba import njit
+    from numba.extending import register_jitable
+    from numba.np.unsafe.ndarray import to_fixed_tuple
+
+    @register_jitable
+    def reduced_mask(ndim, axis):
+        mask = np.zeros(ndim, np.bool_)
+        if axis is None:
+            mask[:] = True
+            return mask
+        for given in np.asarray(axis).reshape(-1):  # (an int, or a tuple of ints)
+            if given < -ndim or given >= ndim:
+                raise ValueError("axis out of bounds")  # (run again as Python: NumPy's AxisError)
+            position = given + ndim if given < 0 else given
+            if mask[position]:
+                raise ValueError("repeated axis")
+            mask[position] = True
+        return mask
+
+    @register_jitable
+    def shapes(a, mask):
+        """(the result's shape with the reduced axes kept as 1, the element count reduced)."""
+        kept = np.empty(a.ndim, np.intp)
+        count = 1
+        for j in range(a.ndim):
+            kept[j] = 1 if mask[j] else a.shape[j]
+            count *= a.shape[j] if mask[j] else 1
+        return kept, count
+
+    @register_jitable
+    def around(a, mask):
+        """(the element count before the one reduced axis, after it)."""
+        position = 0
+        for j in range(a.ndim):
+            if mask[j]:
+                position = j
+        outer = 1
+        for j in range(position):
+            outer *= a.shape[j]
+        inner = 1
+        for j in range(position + 1, a.ndim):
+            inner *= a.shape[j]
+        return outer, inner
+
+    @njit  # (not register_jitable: it calls itself)
+    def pairwise(flat, start, n):
+        """numpy's pairwise_sum of flat[start:start + n] (its numbers exactly)."""
+        if n < 8:
+            total = 0.0
+            for i in range(n):
+                total += flat[start + i]
+            return total
+        if n <= 128:
+            r0, r1, r2, r3 = flat[start], flat[start + 1], flat[start + 2], flat[start + 3]
+            r4, r5, r6, r7 = flat[start + 4], flat[start + 5], flat[start + 6], flat[start + 7]
+            i = 8
+            while i < n - n % 8:
+                r0 += flat[start + i]
+                r1 += flat[start + i + 1]
+                r2 += flat[start + i + 2]
+                r3 += flat[start + i + 3]
+                r4 += flat[start + i + 4]
+                r5 += flat[start + i + 5]
+                r6 += flat[start + i + 6]
+                r7 += flat[start + i + 7]
+                i += 8
+            total = ((r0 + r1) + (r2 + r3)) + ((r4 + r5) + (r6 + r7))
+            while i < n:
+                total += flat[start + i]
+                i += 1
+            return total
+        half = n // 2
+        half -= half % 8
+        return pairwise(flat, start, half) + pairwise(flat, start + half, n - half)
+
+    @register_jitable
+    def folded(a, axis, kind, zero):
+        """np.sum (kind 0: floats, pairwise where the axis is innermost; 2: integers) or np.prod (1)
+        over one axis, as a flat array, in NumPy's order; with the shape kept (the axis as 1)."""
+        mask = reduced_mask(a.ndim, axis)
+        kept, count = shapes(a, mask)
+        outer, inner = around(a, mask)
+        flat = a.reshape(-1)
+        out = np.full(outer * inner, zero)
+        for p in range(outer):
+            for k in range(inner):
+                base = p * count * inner + k
+                if kind == 0 and inner == 1:
+                    out[p] = pairwise(flat, base, count)
+                else:
+                    total = zero
+                    for i in range(count):
+                        if kind == 1:
+                            total *= flat[base + i * inner]
+                        else:
+                            total += flat[base + i * inner]
+                    out[p * inner + k] = total
+        return out, kept, count
+
+    @register_jitable
+    def extreme(a, axis, larger):
+        """np.max (larger) or np.min over the axes, as a flat array (NaN wins, as in NumPy); with the
+        shape kept (the axes as 1)."""
+        mask = reduced_mask(a.ndim, axis)
+        kept, count = shapes(a, mask)
+        if count == 0:
+            raise ValueError("zero-size array to reduction operation which has no identity")
+        if mask.sum() == 1:  # one axis: along lines of the contiguous array (what order: any)
+            outer, inner = around(a, mask)
+            flat = np.ascontiguousarray(a).reshape(-1)
+            lines = np.empty(outer * inner, a.dtype)
+            for p in range(outer):
+                for k in range(inner):
+                    base = p * count * inner + k
+                    best = flat[base]
+                    for i in range(1, count):
+                        value = flat[base + i * inner]
+                        if best != best:
+                            break
+                        if value != value or (value > best if larger else value < best):
+                            best = value
+                    lines[p * inner + k] = best
+            return lines, kept
+        out = np.empty(a.size // count, a.dtype)
+        seen = np.zeros(out.size, np.bool_)
+        for index in np.ndindex(a.shape):
+            offset = 0
+            for j in range(a.ndim):
+                offset = offset * kept[j] + (0 if mask[j] else index[j])
+            value = a[index]
+            if not seen[offset]:
+                out[offset] = value
+                seen[offset] = True
+            elif out[offset] == out[offset]:  # (not NaN yet)
+                if value != value or (value > out[offset] if larger else value < out[offset]):
+                    out[offset] = value
+        return out, kept
+
+    def typing(a, axis=None, out=None, keepdims=False):
+        if not isinstance(a, types.Array) or not _is_none(types, out) or a.ndim == 0:
+            return None
+        keep = _static_bool(types, keepdims)
+        ordered = name in ("sum", "mean", "prod")
+        removed = _reduced_count(types, a.ndim, axis, tuples=not ordered)
+        if keep is None or removed is None or (_is_none(types, axis) and not keep):
+            return None  # (Numba's own, or not compiled)
+        if ordered and (a.layout != "C" or not (isinstance(axis, types.Integer) or a.ndim == 1)):
+            return None  # (NumPy's order is compiled for one axis of a C-contiguous array)
+        floats = a.dtype == types.float64
+        integers = isinstance(a.dtype, (types.Integer, types.Boolean))
+        if not (floats or integers) or name == "mean" and not floats:
+            return None
+        rank = a.ndim if keep else a.ndim - removed
+        shaped = _reshaper(register_jitable, to_fixed_tuple, reduced_mask, keep, rank)
+        if name in ("max", "min"):
+            larger = name == "max"
+
+            def spread(a, axis=None, out=None, keepdims=False):
+                values, kept = extreme(a, axis, larger)
+                return shaped(values, kept, a, axis)
+            return spread
+        kind = 1 if name == "prod" else 0 if floats else 2
+        zero: Any = (1.0 if kind == 1 else 0.0) if floats else \
+            (np.uint64 if isinstance(a.dtype, types.Integer) and not a.dtype.signed else np.int64)(kind == 1)
+        average = name == "mean"
+
+        def folds(a, axis=None, out=None, keepdims=False):
+            values, kept, count = folded(a, axis, kind, zero)
+            if average:
+                if count == 0:
+                    raise ZeroDivisionError("mean of an empty slice")  # (run again as Python: NaN, warned)
+                values = values / count
+            return shaped(values, kept, a, axis)
+        return folds
+    return typing
+
+
+def _reshaper(register_jitable: Any, to_fixed_tuple: Any, reduced_mask: Any, keep: bool, rank: int) -> Any:
+    """A compiled function giving a reduction's flat values the result's shape (a number for rank 0)."""
+    if rank == 0:
+        return register_jitable(lambda values, kept, a, axis: values[0])
+
+    def shaped(values, kept, a, axis):
+        mask = reduced_mask(a.ndim, axis)
+        dims = np.empty(rank, np.intp)
+        j = 0
+        for i in range(a.ndim):
+            if keep or not mask[i]:
+                dims[j] = kept[i]
+                j += 1
+        return values.reshape(to_fixed_tuple(dims, rank))
+    return register_jitable(shaped)
+
+
+def _compiled_reduction(name: str) -> Callable[[Any], Callable[..., Any]]:
+    """The ``rules.compiled`` factory of np.<name>'s reductions over axes."""
+    def factory(types: Any) -> Callable[..., Any]:
+        return _reduction_compiler(types, name)
+    return factory
+
+
+for _name, _reduction in (("sum", np.sum), ("mean", np.mean), ("prod", np.prod), ("max", np.max), ("min", np.min),
+                          ("max", np.amax), ("min", np.amin)):
+    compiled(_reduction)(_compiled_reduction(_name))

@@ -14,7 +14,7 @@ from typing import Any, Literal
 import numpy as np
 
 from s2s_ad.kinds import same_dims, same_rank_dims
-from s2s_ad.rules import adjoint, declare, fresh_arrays, method_alias, tangent
+from s2s_ad.rules import adjoint, compiled, declare, fresh_arrays, method_alias, tangent
 from s2s_ad.runtime import unbroadcast
 
 
@@ -228,6 +228,147 @@ def _border_sum(border: np.ndarray, axis: int) -> np.ndarray:
     sum of one element is that element), else ``np.add.reduce``, np.sum's own reduction without its
     wrapper (which costs more than the sum of a 64-element border)."""
     return border if border.shape[axis] == 1 else np.add.reduce(border, axis=axis, keepdims=True)
+
+
+# -- np.pad and pad_grad compiled (backend="numba"): the modes "constant" (zeros) and "edge" -------
+
+def _static_mode(types: Any, mode: Any) -> Any:
+    """A mode known when compiling ("constant" where not given); None where known only at run time."""
+    if isinstance(mode, str):  # (the typing function's own default: not given)
+        return mode
+    if isinstance(mode, types.StringLiteral):
+        return mode.literal_value
+    if isinstance(mode, types.Omitted) and isinstance(mode.value, str):
+        return mode.value
+    return None
+
+
+def _is_none(types: Any, value: Any) -> bool:
+    return value is None or isinstance(value, types.NoneType) or \
+        (isinstance(value, types.Omitted) and value.value is None)
+
+
+def _pad_width_compiles(types: Any, pad_width: Any) -> bool:
+    """An int, (n,), (before, after), or one such tuple per axis: the forms ``np.asarray`` reads compiled."""
+    if isinstance(pad_width, types.Integer):
+        return True
+    if isinstance(pad_width, types.UniTuple) and isinstance(pad_width.dtype, types.Integer):
+        return len(pad_width) in (1, 2)
+    return isinstance(pad_width, types.UniTuple) and isinstance(pad_width.dtype, types.UniTuple) and \
+        isinstance(pad_width.dtype.dtype, types.Integer) and len(pad_width.dtype) in (1, 2)
+
+
+def _pad_helpers() -> Any:
+    """(widths, padded): compiled functions (Numba imported) shared by np.pad's and pad_grad's versions."""
+    from numba.extending import register_jitable
+
+    @register_jitable
+    def widths(pad_width, ndim):
+        """``pad_width`` as an (ndim, 2) array of (before, after), broadcast as np.pad does."""
+        rows = np.atleast_2d(np.asarray(pad_width))  # (an int: 1 x 1; (before, after): 1 x 2)
+        if rows.shape[0] != 1 and rows.shape[0] != ndim:
+            raise ValueError("pad_width does not broadcast to (ndim, 2)")
+        out = np.empty((ndim, 2), np.intp)
+        for axis in range(ndim):
+            row = rows[0 if rows.shape[0] == 1 else axis]
+            out[axis, 0] = row[0]
+            out[axis, 1] = row[row.shape[0] - 1]
+            if out[axis, 0] < 0 or out[axis, 1] < 0:
+                raise ValueError("index can't contain negative values")
+        return out
+
+    return widths
+
+
+@compiled(np.pad)
+def _(types):
+    """np.pad(array, pad_width, "constant" | "edge") of a float or integer array (Numba has no np.pad):
+    the same elements copied, zeros in "constant"'s border."""
+    from numba.cpython.unsafe.tuple import tuple_setitem
+    widths = _pad_helpers()
+
+    def typing(array, pad_width, mode="constant"):
+        kind = _static_mode(types, mode)
+        if not isinstance(array, types.Array) or array.ndim == 0 or kind not in ("constant", "edge") or \
+                not isinstance(array.dtype, (types.Float, types.Integer)) or not _pad_width_compiles(types, pad_width):
+            return None
+        edge = kind == "edge"
+        ndim = array.ndim
+
+        def padded(array, pad_width, mode="constant"):
+            sides = widths(pad_width, ndim)
+            shape = array.shape
+            for axis in range(ndim):
+                shape = tuple_setitem(shape, axis, array.shape[axis] + sides[axis, 0] + sides[axis, 1])
+                if edge and array.shape[axis] == 0 and sides[axis, 0] + sides[axis, 1] > 0:
+                    raise ValueError("can't extend empty axis using modes other than 'constant' or 'empty'")
+            out = np.zeros(shape, array.dtype)
+            for index in np.ndindex(shape):
+                source = index
+                inside = True
+                for axis in range(ndim):
+                    at = index[axis] - sides[axis, 0]
+                    if at < 0 or at >= array.shape[axis]:
+                        inside = False
+                        at = 0 if at < 0 else array.shape[axis] - 1
+                    source = tuple_setitem(source, axis, at)
+                if inside or edge:
+                    out[index] = array[source]
+            return out
+        return padded
+    return typing
+
+
+@compiled(pad_grad)
+def _(types):
+    """pad_grad for "constant" and "edge": each axis undone in reverse, a border's sum (np.sum's order: a
+    C-contiguous copy summed along the axis) added to the element it copies, as ``_sliced_pad_grad``."""
+    widths = _pad_helpers()
+
+    def typing(grad, array, pad_width, mode="constant", stat_length=None, reflect_type="even"):
+        kind = _static_mode(types, mode)
+        if not isinstance(array, types.Array) or not isinstance(grad, types.Array) or grad.dtype != types.float64 \
+                or grad.ndim != array.ndim or array.ndim == 0 or kind not in ("constant", "edge") \
+                or not _pad_width_compiles(types, pad_width) or not _is_none(types, stat_length):
+            return None
+        edge = kind == "edge"
+        ndim = array.ndim
+
+        def undone(grad, array, pad_width, mode="constant", stat_length=None, reflect_type="even"):
+            sides = widths(pad_width, ndim)
+            for axis in range(ndim):
+                if grad.shape[axis] != array.shape[axis] + sides[axis, 0] + sides[axis, 1]:
+                    raise ValueError("pad_grad: the adjoint's shape is not the padded shape")
+            if array.size == 0:
+                for axis in range(ndim):
+                    if edge and array.shape[axis] == 0 and sides[axis, 0] + sides[axis, 1] > 0:
+                        raise ValueError("an empty axis padded by its edges")  # (as Python: np.pad refuses it)
+                return np.zeros(array.shape)
+            result = np.ascontiguousarray(grad).reshape(-1)
+            dims = np.array(grad.shape)
+            for axis in range(ndim - 1, -1, -1):
+                before, after, n = sides[axis, 0], sides[axis, 1], array.shape[axis]
+                if before == 0 and after == 0:
+                    continue
+                outer = 1
+                for j in range(axis):
+                    outer *= dims[j]
+                inner = 1
+                for j in range(axis + 1, ndim):
+                    inner *= dims[j]
+                lines = result.reshape((outer, dims[axis], inner))
+                middle = lines[:, before:before + n, :].copy()
+                if edge and before:
+                    border = np.ascontiguousarray(lines[:, 0:before, :])
+                    middle[:, 0:1, :] += np.sum(border, axis=1, keepdims=True)
+                if edge and after:
+                    border = np.ascontiguousarray(lines[:, before + n:before + n + after, :])
+                    middle[:, n - 1:n, :] += np.sum(border, axis=1, keepdims=True)
+                result = middle.reshape(-1)
+                dims[axis] = n
+            return result.reshape(array.shape)
+        return undone
+    return typing
 
 
 def _order_pad_grad(grad: np.ndarray, plan: list) -> np.ndarray:
@@ -494,6 +635,25 @@ def pad(out, array, pad_width, mode="constant", *, stat_length=None, constant_va
                                          {"a": (3, 4), "shift": (1, 2), "axis": (0, 1)}), result_dims=same_dims)
 def roll(out, a, shift, axis=None, *, d_out):
     d_a = np.roll(d_out, np.negative(shift), axis)
+
+
+@compiled(np.roll)
+def _(types):
+    """np.roll(a, shift, None) (backend="numba": Numba's own takes no axis): its roll of the flattened array."""
+    def typing(a, shift, axis=None):
+        if isinstance(a, types.Array) and isinstance(shift, types.Integer) and _is_none(types, axis):
+            def rolled(a, shift, axis=None):
+                flat = np.ascontiguousarray(a).reshape(-1)  # (in NumPy's order: C's)
+                n = flat.size
+                out = np.empty_like(flat)
+                if n:
+                    k = shift % n
+                    out[k:] = flat[:n - k]
+                    out[:k] = flat[n - k:]
+                return out.reshape(a.shape)
+            return rolled
+        return None
+    return typing
 
 
 @adjoint(np.moveaxis, linear=True, examples=({"a": (2, 3, 4), "source": 0, "destination": -1},

@@ -83,7 +83,7 @@ def _cases():
     return CASES
 
 
-COMPILED_WORKLOADS = {"rational", "poly_loop", "building", "mlp", "rk4"}
+COMPILED_WORKLOADS = {"rational", "poly_loop", "building", "mlp", "rk4", "deblur", "logsumexp_ce"}
 
 
 @pytest.mark.parametrize("name", ["rational", "poly_loop", "building", "mlp", "deblur", "rk4", "logsumexp_ce"])
@@ -102,6 +102,19 @@ def test_each_benchmark_workload_compiles_or_names_why_and_agrees(name):
     hand = case.hand_gradient(*args)
     for a, b in zip(compiled, hand):
         np.testing.assert_allclose(a, b, rtol=1e-8, atol=1e-10)
+
+
+@pytest.mark.parametrize("name", ["deblur", "logsumexp_ce"])
+def test_deblur_and_logsumexp_ce_compile_without_falling_back(name):
+    """np.pad and pad_grad (deblur), np.max/np.sum with axis= and keepdims= and np.full of an array
+    (logsumexp_ce) have compiled versions: no fallback, and the Python backend's numbers."""
+    case = next(c for c in _cases() if c.name == name)
+    args = case.make_args(True)
+    df = s2s_ad.grad(case.function, wrt=case.wrt, backend="numba")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", CompileFallbackWarning)
+        compiled = df(*args)  # (a fallback would raise its warning here)
+    _assert_same(compiled, s2s_ad.grad(case.function, wrt=case.wrt)(*args))
 
 
 def test_the_compiled_code_is_numbas_and_runs_compiled():
@@ -393,6 +406,16 @@ CORPUS = ["aliasing_functions", "call_functions", "control_flow_functions", "dat
           "everyday_container_class_functions"]  # (round3/round4_user_programs import JAX: not here)
 
 
+def _tally(module_name, fn, messages):
+    """One line per case, compiled or with its fallback messages, appended to the file named by
+    S2S_AD_TEST_NUMBA_TALLY where set (to count the reasons: ``python tests/numba_tally.py FILE``)."""
+    path = os.environ.get("S2S_AD_TEST_NUMBA_TALLY")
+    if path:
+        import json
+        with open(path, "a", encoding="utf-8") as out:
+            out.write(json.dumps({"case": f"{module_name}.{fn.__name__}", "fallbacks": messages}) + "\n")
+
+
 def _repeatable(fn, wrt, args, first):
     """Whether the Python backend's gradient is the same at a second call (seeded as the first)."""
     with warnings.catch_warnings():
@@ -456,5 +479,182 @@ def test_the_corpus_with_backend_numba_agrees_with_python_or_falls_back(module_n
                 print("fell back:", str(w.message))
             fallen_back += bool(fallbacks)
             compiled_count += not fallbacks
+            _tally(module_name, fn, [str(w.message) for w in fallbacks])
     print(f"{module_name}: {compiled_count} compiled, {fallen_back} fell back")
     assert compiled_count + fallen_back > 0
+
+
+# -- the compiled versions of templates' functions and helpers, against NumPy and the Python helpers ---
+# Each call is compiled by numba.njit after the runtime's registration (as generated code is); where a
+# compiled version refuses the types (Numba's TypingError: the code would fall back) nothing is compared;
+# where it runs, it gives NumPy's (or the Python helper's) numbers exactly, of the same dtype and shape,
+# or raises where they raise.
+
+def _njit(expression, **names):
+    from s2s_ad import numba_runtime
+    numba_runtime.register()
+    return numba.njit(error_model="python", boundscheck=True)(eval(expression, {"np": np, **names}))  # (as generated code)
+
+
+def _template_helper(module, name):
+    s2s_ad.rules.load_templates()
+    return getattr(sys.modules[f"s2s_ad.templates.{module}"], name)
+
+
+def _outcome(call, *args):
+    """(the result, whether it raised, whether NumPy warned): warned results are compared where the
+    compiled code gives one (it warns of nothing: inf - inf, an empty mean), and may raise instead."""
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", RuntimeWarning)
+            return call(*args), False, False
+    except RuntimeWarning:
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", RuntimeWarning)
+                return call(*args), False, True
+        except Exception:
+            return None, True, True
+    except Exception:
+        return None, True, False
+
+
+def _compare(compiled, python, args, what, exact_zero_sign=True):
+    """Run both; True where the compiled version ran (False: it refused the types)."""
+    from numba.core.errors import TypingError
+    want, python_raised, warned = _outcome(python, *args)
+    try:
+        got = compiled(*args)
+    except TypingError:
+        return False
+    except Exception:
+        assert python_raised or warned, f"{what}: compiled raised where Python gives {want!r}"
+        return True
+    assert not python_raised, f"{what}: compiled gave {got!r} where Python raises"
+    assert np.shape(got) == np.shape(want), what
+    if np.ndim(want):
+        assert type(got) is type(want) and got.dtype == want.dtype, (what, got.dtype, want.dtype)
+    np.testing.assert_array_equal(got, want, err_msg=what)
+    if exact_zero_sign:
+        np.testing.assert_array_equal(np.signbit(got), np.signbit(want), err_msg=what)
+    return True
+
+
+def _reduction_inputs():
+    rng = np.random.default_rng(1)
+    for shape in [(0,), (5,), (130,), (3, 0), (3, 4), (1, 200), (4, 1), (2, 3, 5), (4, 1, 130)]:
+        yield rng.standard_normal(shape) * 10.0 ** rng.integers(-4, 4, shape)
+    yield np.array([[np.nan, 1.0, 3.0], [-0.0, 0.0, 2.0]])
+    yield np.array([[np.inf, -np.inf, 1.0], [-0.0, -0.0, 2.0]])
+    yield rng.integers(-50, 50, (3, 4)).astype(np.int32)
+    yield rng.integers(0, 9, (5,)).astype(np.uint8)
+    yield rng.integers(0, 2, (3, 4)).astype(bool)
+    yield rng.standard_normal((4, 3)).T  # (not C-contiguous: sum, mean and prod refuse it)
+    yield rng.standard_normal(3) + 1j  # (complex: refused)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", ["sum", "mean", "prod", "max", "min", "amax"])
+def test_reductions_over_axes_compiled_give_numpys_numbers(name):
+    """np.<name>(a, axis=..., keepdims=...) where Numba has none: odd shapes, negative axes, axis tuples,
+    empty arrays, NaN and infinities, integers and booleans; sums in NumPy's (pairwise) order."""
+    ran = 0
+    for keepdims in (True, False):
+        compiled = _njit(f"lambda a, axis: np.{name}(a, axis=axis, keepdims={keepdims})")
+        python = getattr(np, name)
+        for a in _reduction_inputs():
+            for axis in (None, 0, 1, -1, -2, 2, (0, 1), (0, -1), (1, 1)):
+                what = f"np.{name}({a.dtype} {a.shape}, axis={axis}, keepdims={keepdims})"
+                ran += _compare(compiled, lambda a, axis: python(a, axis=axis, keepdims=keepdims), (a, axis), what,
+                                exact_zero_sign=name in ("sum", "mean", "prod"))  # (NumPy's max of -0.0, 0.0: either)
+    assert ran > 60
+
+
+def test_a_reduction_over_the_last_axis_is_summed_pairwise_as_numpy_does():
+    x = np.random.default_rng(2).standard_normal((3, 1000)) * 10.0 ** (np.arange(1000) % 7)
+    summed = _njit("lambda a: np.sum(a, axis=-1, keepdims=True)")(x)
+    assert np.array_equal(summed, np.sum(x, axis=-1, keepdims=True))
+    assert not np.array_equal(summed[:, 0], [sum(row) for row in x])  # (which a sequential sum would give)
+
+
+def test_full_of_an_array_compiled_gives_numpys_array():
+    compiled = _njit("lambda shape, value: np.full(shape, value)")
+    rng = np.random.default_rng(0)
+    for shape, value in [((3, 4), rng.standard_normal((3, 1))), ((3, 4), rng.standard_normal(4)),
+                         ((2, 3, 4), rng.standard_normal((3, 4))), ((3, 4), np.arange(4)), ((3, 4), np.array(True)),
+                         ((3, 4), rng.standard_normal((4, 3)).T), (5, np.array([1.5])), ((0, 3), np.ones(3)),
+                         ((), np.array(2.0)), ((2,), np.ones(3))]:
+        assert _compare(compiled, np.full, (shape, value), f"np.full({shape}, {value.dtype} {value.shape})")
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("mode", ["edge", "constant"])
+def test_pad_and_pad_grad_compiled_give_numpys_and_the_helpers_numbers(mode):
+    pad_grad = _template_helper("numpy_shape", "pad_grad")
+    pad = _njit(f"lambda a, w: np.pad(a, w, mode={mode!r})")
+    grad = _njit(f"lambda g, a, w: pad_grad(g, a, w, {mode!r}, None, 'even')", pad_grad=pad_grad)
+    rng = np.random.default_rng(3)
+    ran = 0
+    for shape in [(5,), (3, 4), (2, 3, 4), (1, 1), (0,), (3, 0), (4, 1, 2)]:
+        widths = [0, 1, 9, (2,), (1, 2), (0, 11), ((1, 2),), tuple((i,) for i in range(len(shape))),
+                  tuple((i % 3, (i + 1) % 4 + 7 * (i == 0)) for i in range(len(shape)))]
+        for a in (rng.standard_normal(shape) * 10, rng.integers(-9, 9, shape).astype(np.int32)):
+            for w in widths:
+                what = f"np.pad({a.dtype} {shape}, {w}, {mode!r})"
+                ran += _compare(pad, lambda a, w: np.pad(a, w, mode=mode), (a, w), what)
+                if a.dtype != np.float64 or np.pad(a, w, mode="constant").size == 0 and mode == "edge":
+                    continue
+                g = rng.standard_normal(np.pad(a, w).shape) * 10.0 ** rng.integers(-3, 3, np.pad(a, w).shape)
+                ran += _compare(grad, lambda g, a, w: pad_grad(g, a, w, mode, None, "even"), (g, a, w), "pad_grad " + what)
+    assert ran > 150
+
+
+@pytest.mark.slow
+def test_roll_of_the_flattened_array_compiled_gives_numpys_array():
+    compiled = _njit("lambda a, shift: np.roll(a, shift, None)")
+    rng = np.random.default_rng(0)
+    for shape in [(5,), (3, 4), (0,), (2, 0), (2, 3, 2)]:
+        for a in (rng.standard_normal(shape), rng.integers(0, 9, shape), rng.standard_normal(shape[::-1]).T):
+            for shift in (0, 1, -1, 7, -13):
+                assert _compare(compiled, lambda a, shift: np.roll(a, shift, None), (a, shift), f"roll {shape} {shift}")
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", ["matmul_grad_a", "matmul_grad_b", "dot_grad_a", "dot_grad_b"])
+def test_matrix_product_adjoints_compiled_agree_with_the_helpers(name):
+    """Vectors and matrices: the same products of the same shapes (to the rounding of the BLAS Numba
+    links, which may not be NumPy's)."""
+    helper = _template_helper("numpy_linalg", name)
+    compiled = _njit("lambda g, a, b: helper(g, a, b)", helper=helper)
+    rng = np.random.default_rng(0)
+    for sa, sb in [((3,), (3,)), ((2, 3), (3, 4)), ((3,), (3, 4)), ((2, 3), (3,)), ((0, 3), (3, 2)), ((2, 0), (0, 3)),
+                   ((5, 7), (7, 6))]:
+        a, b = rng.standard_normal(sa), rng.standard_normal(sb)
+        g = rng.standard_normal(np.shape(a @ b)) if np.ndim(a @ b) else float(rng.standard_normal())
+        for a_, b_ in ((a, b), (np.asfortranarray(a), b.T.copy().T)):
+            got, want = compiled(g, a_, b_), helper(g, a_, b_)
+            assert got.shape == want.shape and got.dtype == want.dtype, (name, sa, sb)
+            np.testing.assert_allclose(got, want, rtol=1e-13, atol=1e-14)
+
+
+@pytest.mark.slow
+def test_engine_ops_compiled_for_sequences_ranges_and_stores():
+    """getitem_grad of a list or tuple of numbers, stored_part of a basic index, list_append, and a
+    range sliced (a loop's first trips), against the Python ops; an index out of range raises."""
+    from s2s_ad import runtime
+    picked = _njit("lambda g, a, i: runtime.getitem_grad(g, a, i)", runtime=runtime)
+    for a in ([0.5, 1.5, 2.5], (0.5, 1.5), (1, 2.0, 3)):
+        for i in (0, 1, -1, -3, 5):
+            assert _compare(picked, runtime.getitem_grad, (2.5, a, i), f"getitem_grad {a}[{i}]")
+    stored = _njit("lambda g, i, v: runtime.stored_part(g, i, v)", runtime=runtime)
+    grad = np.random.default_rng(0).standard_normal((4, 5))
+    for index, value in [(slice(1, 3), np.zeros((2, 5))), (slice(1, 3), np.zeros(5)), (1, np.zeros(5)), (7, np.zeros(5)),
+                         ((slice(None), 2), np.zeros(4)), ((1, slice(0, 4)), 0.0), ((slice(1, 3), slice(2, 5)), np.zeros((1, 3)))]:
+        assert _compare(stored, runtime.stored_part, (grad, index, value), f"stored_part {index}")
+    appended = _njit("lambda items, item: runtime.list_append(items, item)", runtime=runtime)
+    items = [1.0, 2.0]
+    assert appended(items, 3.0) == [1.0, 2.0, 3.0] and items == [1.0, 2.0]
+    sliced = _njit("lambda start, stop, step, i, j, k: [n for n in range(start, stop, step)[i:j:k]]")
+    for start, stop, step in [(0, 10, 1), (3, 20, 4), (10, -5, -3), (0, 0, 1)]:
+        for i, j, k in [(0, 3, 1), (0, -2, 1), (2, 40, 2), (-30, 30, -1), (30, -40, -3), (-1, 0, -1)]:
+            assert list(sliced(start, stop, step, i, j, k) or []) == list(range(start, stop, step)[i:j:k])
