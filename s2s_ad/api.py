@@ -39,7 +39,7 @@ from . import debugging, explorer
 from .draws import Draws
 from .errors import CompileFallbackWarning, TransformError, place
 from .kinds import UNKNOWN, Array, Constant
-from .parse import Snapshot
+from .parse import Snapshot, quick_function
 from .pipeline import (STAGES, Built, build_derivative_of, build_forward, build_gradient_only, build_reverse,
                        build_split, check_lost_arguments, leaf_kinds, lost_outside)
 from .reach import whole_source
@@ -145,11 +145,48 @@ def _compiled(function: Optional[Callable]) -> Callable:
     return function
 
 
-def _entry(built: Built) -> tuple[Callable, Optional[Snapshot]]:
-    """What the hot path keeps of a built gradient: its function, and its snapshot where the code
-    reads a free name (None where nothing can make it stale)."""
+# What the hot path keeps of a built gradient: its function; the snapshot's quick check and the
+# snapshot itself, where the code reads a free name (None, None where nothing can make it stale).
+Entry = tuple[Callable, Optional[Callable[[], bool]], Optional[Snapshot]]
+
+
+def _entry(built: Built) -> Entry:
+    """The ``Entry`` of a built gradient.  A cached call asks the quick check (one generated
+    expression of identity tests, ``Snapshot.quick``); where it says no, the slow path asks
+    ``Snapshot.valid``, which may still find the code current."""
     snapshot = built.snapshot
-    return _compiled(built.function), snapshot if snapshot is not None and not snapshot.empty else None
+    if snapshot is None or snapshot.empty:
+        return _compiled(built.function), None, None
+    return _compiled(built.function), snapshot.quick(), snapshot
+
+
+def _never_hit(args: tuple) -> Any:
+    return False
+
+
+def _hit_function(types: tuple, entry: Entry) -> Callable[[tuple], Any]:
+    """For a ``_by_types`` entry: a function of a call's arguments giving the entry's function where
+    each argument is of exactly the type in ``types`` and the snapshot's quick tests pass, else False:
+    one generated expression, the hot path's only call before the generated code."""
+    namespace: dict[str, Any] = {"qfunction": entry[0]}
+    tests = []
+    for i, t in enumerate(types):
+        namespace[f"qt{i}"] = t
+        tests.append(f"args[{i}].__class__ is qt{i}")
+    snapshot = entry[2]
+    if snapshot is not None:
+        quick = snapshot.quick_tests(namespace)
+        if quick is None:  # (no quick tests to be made: the full check)
+            namespace["qsnapshot"] = snapshot
+            quick = ["qsnapshot.valid()"]
+        tests += quick
+    return quick_function("hit", "args", tests, namespace, result="qfunction")
+
+
+def _current(entry: Entry) -> bool:
+    """Whether an entry's code may run: its quick check, else its snapshot's full one."""
+    quick, snapshot = entry[1], entry[2]
+    return quick is None or quick() or (snapshot is not None and snapshot.valid())
 
 
 def _default_tails(signature: inspect.Signature) -> dict[int, tuple]:
@@ -290,7 +327,10 @@ class GradientFunction:
         # snapshot None where the code reads no free name.  All are checked against their snapshot
         # at each call (which holds the function's code: replaced, the call takes the slow path,
         # which reads the parameters again).
-        self._by_types: dict[tuple, tuple[Callable, Optional[Snapshot]]] = {}
+        self._by_types: dict[tuple, tuple[Entry, Callable[[tuple], Any]]] = {}  # (with _hit_function's)
+        # The hot path's first question: the function of the _by_types entry the last such call ran,
+        # where this call's arguments have its types and its code is current, else False.
+        self._hit: Callable[[tuple], Any] = _never_hit
         self._by_shapes: dict[tuple, tuple[Callable[[tuple], tuple], dict, Target]] = {}
         self._by_kinds: dict[tuple, Built] = {}
         self._wrap_single = self._several and len(self.wrt) == 1
@@ -403,11 +443,13 @@ class GradientFunction:
         # (a string argument's value is in its kind, not in its type: those calls go through _by_kinds)
         if not self._has_aux and not any(isinstance(k, (containers.Tree, Array, Constant)) for k in kinds) \
                 and not any(isinstance(a, np.generic) and a.dtype != np.float64 for a in args):  # those take like
-            self._by_types[self._types_of(args)] = _entry(built)
+            types = self._types_of(args)
+            entry = _entry(built)
+            self._by_types[types] = (entry, _hit_function(types, entry))
         return built
 
-    def _typed_entry(self, args: tuple, types: tuple) -> tuple[Optional[tuple], tuple, Target]:
-        """The ``(function, snapshot)`` for a call ``_by_types`` does not serve (arrays or NumPy
+    def _typed_entry(self, args: tuple, types: tuple) -> tuple[Optional[Entry], tuple, Target]:
+        """The ``Entry`` for a call ``_by_types`` does not serve (arrays or NumPy
         numbers among the arguments, or a stale entry), found by the types and the arrays' shapes,
         built and remembered on a miss; with the kinds where it computed them, and the target the
         code is for (the arguments' types choose it: another library's arrays run through their
@@ -416,7 +458,7 @@ class GradientFunction:
         table = self._by_shapes.get(types)
         if table is not None:
             entry = table[1].get(table[0](args))
-            if entry is not None and (entry[1] is None or entry[1].valid()):
+            if entry is not None and _current(entry):
                 return entry, (), table[2]
             target = table[2]
         else:
@@ -455,13 +497,17 @@ class GradientFunction:
             args = self._bind(args, kwargs)
         if self._check:  # the self-check's forward pass replays the draws this call makes (draws.py)
             self._draws.current = Draws(self.owner, args)
-        # The hot path, numbers only: one dictionary look-up, and the snapshot only where there is one.
-        types = self._types_of(args)
-        entry = self._by_types.get(types)
-        if entry is None or (entry[1] is not None and not entry[1].valid()):
-            return self._call_typed(args, types)
+        # The hot path, numbers only: the last such call's types and code (one generated test), else
+        # one dictionary look-up and the snapshot's quick check.
+        function = self._hit(args)
+        if function is False:
+            types = self._types_of(args)
+            found = self._by_types.get(types)
+            if found is None or (found[0][1] is not None and not found[0][1]()):
+                return self._call_typed(args, types)
+            function, self._hit = found[0][0], found[1]
         try:  # _run, inlined: this is every cached call
-            value, gradient = entry[0](*args)
+            value, gradient = function(*args)
         except Exception as exc:
             name_the_users_line(exc)
             raise
