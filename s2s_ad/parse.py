@@ -23,6 +23,7 @@ import functools
 import inspect
 import linecache
 import struct
+import sys
 import textwrap
 import threading
 import types
@@ -554,7 +555,7 @@ def _read_source(fn: types.FunctionType, exact: bool = False) -> tuple[str, str,
     try:
         # fn.__code__, not fn: inspect would follow __wrapped__ to the function a decorator wrapped,
         # and the code that runs is the wrapper's.
-        lines, firstline = inspect.getsourcelines(fn.__code__) if exact else _source_lines(fn)
+        lines, firstline = _exact_source_lines(fn) if exact else _source_lines(fn)
     except (OSError, TypeError) as exc:
         raise TransformError(
             f"{name!r}", f"its source code cannot be read (it was typed into a bare REPL or made by exec); "
@@ -573,11 +574,29 @@ def _source_lines(fn: types.FunctionType) -> tuple[list[str], int]:
     ends inside them and does not parse, and ``parse_function`` reads the
     source again, with inspect.
     """
-    lines, start = inspect.findsource(fn.__code__)
+    lines, start = _find_source(fn)
     end = _end_of_def(lines, start)
     if end is None:
-        return inspect.getsourcelines(fn.__code__)
+        return inspect.getblock(lines[start:]), start + 1
     return lines[start:end], start + 1
+
+
+def _exact_source_lines(fn: types.FunctionType) -> tuple[list[str], int]:
+    """``inspect.getsourcelines(fn.__code__)``: the def's lines, its end found by tokenizing."""
+    lines, start = _find_source(fn)
+    return inspect.getblock(lines[start:]), start + 1
+
+
+def _find_source(fn: types.FunctionType) -> tuple[list[str], int]:
+    """``inspect.findsource(fn.__code__)`` (the lines of ``fn``'s file and the index of its def), not
+    following ``__wrapped__``.  Given the code alone, inspect finds the module (whose loader may
+    supply the lines) by scanning the file of every module loaded, tens of milliseconds once Numba
+    is in; given the function, by its ``__module__``: asked so where that module's globals are the
+    function's own, the same module the scan would find."""
+    module = sys.modules.get(getattr(fn, "__module__", None) or "")
+    if module is not None and getattr(module, "__dict__", None) is fn.__globals__:
+        return inspect.findsource(fn)  # (a function: inspect reads its __code__, as below, with this module)
+    return inspect.findsource(fn.__code__)
 
 
 def _end_of_def(lines: list[str], start: int) -> Optional[int]:
