@@ -1,14 +1,15 @@
 """What a cached call of a gradient costs, layer by layer (``python -m benchmarks.call_layers [NAME ...]``).
 
 For each workload named (default: ``rational`` and ``building``), in one process, the best of
-several repeats, in nanoseconds per call, of:
+several rounds (the layers taking turns in each), in nanoseconds per call, of:
 
 * ``hand``: the hand-written NumPy gradient (``workloads.py``);
 * ``generated``: the code s2s_ad generated, called alone (the Python backend's function);
 * ``grad``: ``s2s_ad.grad(f, wrt=...)`` called, what the user pays (the API layer on top);
 * with Numba installed, ``hand-numba`` (the twin in ``numba_twins.py`` compiled by ``numba.njit``),
   ``dispatcher`` (Numba's dispatcher of the generated code, called alone), ``run`` (the wrapper
-  ``numba_target`` puts around it: fallback and dtype checks) and ``grad-numba``
+  ``numba_target`` puts around it: fallback and dtype checks; a cached call of the gradient runs
+  its ``checked`` part, the dtypes known from the call's key) and ``grad-numba``
   (``backend="numba"``).
 
 ``grad`` minus ``generated`` (and ``grad-numba`` minus ``dispatcher``) is the API layer's cost:
@@ -24,19 +25,24 @@ from typing import Any, Callable
 from benchmarks.cases import CASES
 
 
-def _best(function: Callable, args: tuple, number: int) -> float:
-    """Nanoseconds per call, the best of 9 repeats of ``number`` calls, less the empty loop's cost."""
-    empty = min(timeit.repeat(lambda: None, number=number, repeat=9)) / number
-    best = min(timeit.repeat(lambda: function(*args), number=number, repeat=9)) / number
-    return (best - empty) * 1e9
+def _interleaved(functions: dict[str, tuple[Callable, tuple]], number: int, rounds: int = 25) -> dict[str, float]:
+    """Nanoseconds per call of each function, less the empty loop's cost: the best of ``rounds``
+    rounds of ``number`` calls, the functions taking turns within each round, so that a load on the
+    machine that comes and goes falls on all of them alike."""
+    best = {name: float("inf") for name in ["(empty)", *functions]}
+    for _ in range(rounds):
+        for name in best:
+            function, args = functions.get(name, (None, ()))
+            call = (lambda: None) if function is None else (lambda: function(*args))
+            best[name] = min(best[name], timeit.timeit(call, number=number) / number)
+    empty = best.pop("(empty)")
+    return {name: (seconds - empty) * 1e9 for name, seconds in best.items()}
 
 
-def _cached_functions(gradient: Any) -> list[Callable]:
-    """The generated functions a gradient's tables hold (what its cached calls run)."""
-    found = [entry[0] for entry in gradient._by_types.values()]
-    for table in gradient._by_shapes.values():
-        found += [entry[0] for entry in table[1].values()]
-    return found
+def _built_functions(gradient: Any) -> list[Callable]:
+    """The functions the code built for a gradient's calls so far finished as (the Python backend's
+    generated function; the Numba backend's ``run`` wrapper, with its dispatcher as ``compiled``)."""
+    return [built.function for built in gradient._by_kinds.values()]
 
 
 def layers(name: str, number: int) -> dict[str, float]:
@@ -44,32 +50,30 @@ def layers(name: str, number: int) -> dict[str, float]:
     import s2s_ad
     case = next(c for c in CASES if c.name == name)
     args = case.make_args(False)
-    found: dict[str, float] = {"hand": _best(case.hand_gradient, args, number)}
     gradient = s2s_ad.grad(case.function, wrt=case.wrt)
     gradient(*args)
-    found["generated"] = _best(_cached_functions(gradient)[0], args, number)
-    found["grad"] = _best(gradient, args, number)
+    functions: dict[str, tuple[Callable, tuple]] = {
+        "hand": (case.hand_gradient, args), "generated": (_built_functions(gradient)[0], args),
+        "grad": (gradient, args)}
     try:
         import numba
     except ImportError:
-        return found
+        return _interleaved(functions, number)
     from benchmarks.numba_twins import TWINS
     hand = numba.njit(TWINS[name])
     hand(*args)
-    found["hand-numba"] = _best(hand, args, number)
     compiled = s2s_ad.grad(case.function, wrt=case.wrt, backend="numba")
     compiled(*args)
-    run = _cached_functions(compiled)[0]
-    found["dispatcher"] = _best(getattr(run, "compiled"), args, number)
-    found["run"] = _best(run, args, number)
-    found["grad-numba"] = _best(compiled, args, number)
-    return found
+    run = _built_functions(compiled)[0]
+    functions.update({"hand-numba": (hand, args), "dispatcher": (getattr(run, "compiled"), args),
+                      "run": (run, args), "grad-numba": (compiled, args)})
+    return _interleaved(functions, number)
 
 
 def main(argv: list[str]) -> None:
     names = argv or ["rational", "building"]
     for name in names:
-        number = 20000 if name == "rational" else 2000
+        number = 2000 if name == "rational" else 100
         found = layers(name, number)
         print(f"{name}: " + ", ".join(f"{key} {value:.0f} ns" for key, value in found.items()))
         print(f"  API layer: python {found['grad'] - found['generated']:.0f} ns"
