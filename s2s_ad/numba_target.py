@@ -174,6 +174,8 @@ def _compiled(function: Callable, emitted: Any) -> Callable:
     def run(*args: Any) -> Any:
         if state["run"] is not function:
             for arg in args:
+                if arg.__class__ in _NO_DTYPE:
+                    continue
                 if getattr(arg, "dtype", _WIDE).char in _NARROW:  # this call runs as Python (said once)
                     if not state.get("narrow"):
                         state["narrow"] = function
