@@ -168,7 +168,7 @@ def _never_hit(args: tuple) -> Any:
     return False
 
 
-def _hit_function(types: tuple, entry: Entry, arrays: Optional[tuple] = None, args: tuple = (),
+def _hit_function(owner: Callable, types: tuple, entry: Entry, arrays: Optional[tuple] = None, args: tuple = (),
                   target: Optional[Target] = None) -> Callable[[tuple], Any]:
     """A function of a call's arguments, true only where the call may run ``entry``'s code, in one
     generated expression, the hot path's only call before the generated code: each argument of
@@ -176,7 +176,9 @@ def _hit_function(types: tuple, entry: Entry, arrays: Optional[tuple] = None, ar
     (``arrays``: its table's positions of arrays and of NumPy's among them) each array of the shape
     and NumPy's of the very dtype of ``args``'s.  What it gives then: the entry's function (of a
     ``_by_types`` entry, for numbers), or ``(function, target)`` (of a ``_by_shapes`` entry, whose
-    results the API checks, ``_ran``); else False.  (Its names start with ``h``, the snapshot's with ``q``.)"""
+    results the API checks, ``_ran``); else False.  Where the entry has no snapshot, the test holds
+    the code of ``owner`` (the user's function) instead: replaced in place, the call takes the slow
+    path, which reads its parameters again.  (Its names start with ``h``, the snapshot's with ``q``.)"""
     namespace: dict[str, Any] = {"hresult": entry[0] if arrays is None else (entry[0], target)}
     tests = []
     for i, t in enumerate(types):
@@ -190,7 +192,10 @@ def _hit_function(types: tuple, entry: Entry, arrays: Optional[tuple] = None, ar
             namespace[f"hdtype{i}"] = args[i].dtype
             tests.append(f"args[{i}].dtype is hdtype{i}")
     snapshot = entry[2]
-    if snapshot is not None:
+    if snapshot is None:
+        namespace.update(howner=owner, hcode=getattr(owner, "__code__", None))
+        tests.append("getattr(howner, '__code__', None) is hcode")
+    else:
         quick = snapshot.quick_tests(namespace)
         if quick is None:  # (no quick tests to be made: the full check)
             namespace["hsnapshot"] = snapshot
@@ -463,7 +468,7 @@ class GradientFunction:
                 and not any(isinstance(a, np.generic) and a.dtype != np.float64 for a in args):  # those take like
             types = self._types_of(args)
             entry = _entry(built, self._target, args)
-            self._by_types[types] = (entry, _hit_function(types, entry))
+            self._by_types[types] = (entry, _hit_function(self.owner, types, entry))
         return built
 
     def _typed_entry(self, args: tuple, types: tuple) -> tuple[Optional[Entry], tuple, Target]:
@@ -497,7 +502,7 @@ class GradientFunction:
             table = self._by_shapes[types] = (_shapes_of(arrays, numpy_arrays), {}, target, (arrays, numpy_arrays))
         if len(table[1]) >= _SHAPES_KEPT:
             table[1].clear()
-        hit = _hit_function(types, entry, table[3], args, target)
+        hit = _hit_function(self.owner, types, entry, table[3], args, target)
         table[1][table[0](args)] = (entry, hit)
         self._remember_hit(types, hit)
         return entry, kinds, target
@@ -562,10 +567,11 @@ class GradientFunction:
         table = self._by_shapes.get(types)
         if table is not None:  # a cached call with arrays: the entry for their shapes (and NumPy's dtypes)
             found = table[1].get(table[0](args))
-            if found is not None and (found[0][1] is None or found[0][1]()):
+            if found is not None and found[0][1] is not None and found[0][1]():
                 self._remember_hit(types, found[1])
                 return self._ran(found[0][0], args, table[2])
-        # (the entries' quick checks test the function's code: replaced, none serves, and it comes here)
+        # (an entry's quick check tests the function's code: replaced, none serves, and it comes here;
+        # one without a snapshot, which has no quick check, too)
         if _parameters_of(self.owner) != self._read_from:  # the code replaced: its parameters may differ
             self._parameters_current()
             if 0 <= self._n_params != len(args):  # (-1: a method or partial, which __call__ bound anew)
