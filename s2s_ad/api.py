@@ -7,6 +7,16 @@ structure), and calls the adjoint generated for that combination of kinds
 (built on first use, then cached).  Knowing which arguments are numbers lets
 the generator drop every broadcasting reduction from scalar code.
 
+A cached call does not read the kinds again.  The kinds follow from the
+arguments' types and their NumPy arrays' shapes (``kinds_of``), so calls are
+found by those, with the arrays' dtypes (which a target may decide from once,
+``Target.runner``): the last call's, in one generated test that also holds
+the code's staleness check (``_hit_function``, ``Snapshot.quick``), then in
+dictionaries keyed on them (``_by_types`` for numbers, ``_by_shapes`` for
+arrays).  A test that fails only sends the call the slower way, which reads
+the kinds, and the full staleness check (``Snapshot.valid``); no key is
+coarser than the kinds, so a call never runs code made for other kinds.
+
 Container arguments (dicts, lists, tuples, namedtuples, dataclasses) are
 flattened here to their leaves, and gradients, tangents and adjoints rebuilt
 with the argument's structure (``containers.py``); bound methods and

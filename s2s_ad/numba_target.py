@@ -35,6 +35,10 @@ has no digest (an object s2s_ad cannot fingerprint), the code is compiled
 without the disk cache.  ``S2S_AD_CACHE_DIR`` names the directory (default:
 ``$XDG_CACHE_HOME/s2s_ad`` or ``~/.cache/s2s_ad``).
 
+A call of float32 (or other narrow) data runs as Python (``_NARROW``): ``run`` looks at each
+argument's dtype; a cached call of the API skips the look (``NumbaTarget.runner`` decides it once
+for the arguments' types and dtypes, which key the call, and hands out ``run``'s ``checked`` part).
+
 Numba is imported when the first function is compiled, never before.
 """
 from __future__ import annotations
