@@ -12,6 +12,7 @@ _COLUMNS = (
     ("s2s_ad steady", "s2s_ad", "steady"),
     ("numba first", "s2s_ad-numba", "first_call"),
     ("numba from cache", "s2s_ad-numba cached", "first_call"),
+    ("its imports", "s2s_ad-numba cached", "imports"),
     ("numba steady", "s2s_ad-numba", "steady"),
     ("hand-numba first", "hand-numba", "first_call"),
     ("hand-numba from cache", "hand-numba cached", "first_call"),
@@ -35,7 +36,7 @@ def _cell(probe: Optional[Probe], field: str) -> str:
         return "-"
     if probe.failure is not None:
         return _short(probe.failure)
-    value = getattr(probe, field)
+    value = getattr(probe, field) if field != "imports" else (probe.extra or {}).get("imports")
     return seconds_text(value) if value is not None else "-"
 
 
@@ -72,9 +73,11 @@ def print_first_calls(results: dict[str, dict[str, Probe]]) -> None:
         notes += [f"{name} on {workload}: {probe.failure}" for name, probe in row.items() if probe.failure]
         notes += [f"{name} on {workload}: gradient differs from the hand-written one by {probe.max_error:.1e}"
                   for name, probe in row.items() if probe.max_error is not None and probe.max_error > 1e-6]
-    print("first: the first gradient call (transform or trace, compile, run); numba: s2s_ad's backend='numba'; "
-          "from cache: the same in a second new process reading the Numba cache the first wrote; steady: a later "
-          "call; hand-numba: the hand gradient's twin under numba.njit(cache=True), the floor of a compiled first call")
+    print("first: the first gradient call (transform or trace, compile, run), after the imports; numba: s2s_ad's "
+          "backend='numba'; from cache: the same in a second new process reading the Numba cache the first wrote "
+          "(s2s_ad's transform and Numba's first-call set-up in a process, no compile); its imports: that process's "
+          "import s2s_ad and numba, not in the first call; steady: a later call; hand-numba: the hand gradient's "
+          "twin under numba.njit(cache=True), the floor of a compiled first call (Numba's part alone)")
     if with_jax:
         print("scan: jax.jit(jax.grad) of a lax.scan REWRITE of the loop (benchmarks/jax_rewrites.py), not the "
               "workload as written; x/jax.jit: steady time over the faster of jax.jit and scan")

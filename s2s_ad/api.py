@@ -7,6 +7,16 @@ structure), and calls the adjoint generated for that combination of kinds
 (built on first use, then cached).  Knowing which arguments are numbers lets
 the generator drop every broadcasting reduction from scalar code.
 
+A cached call does not read the kinds again.  The kinds follow from the
+arguments' types and their NumPy arrays' shapes (``kinds_of``), so calls are
+found by those, with the arrays' dtypes (which a target may decide from once,
+``Target.runner``): the last call's, in one generated test that also holds
+the code's staleness check (``_hit_function``, ``Snapshot.quick``), then in
+dictionaries keyed on them (``_by_types`` for numbers, ``_by_shapes`` for
+arrays).  A test that fails only sends the call the slower way, which reads
+the kinds, and the full staleness check (``Snapshot.valid``); no key is
+coarser than the kinds, so a call never runs code made for other kinds.
+
 Container arguments (dicts, lists, tuples, namedtuples, dataclasses) are
 flattened here to their leaves, and gradients, tangents and adjoints rebuilt
 with the argument's structure (``containers.py``); bound methods and
@@ -39,7 +49,7 @@ from . import debugging, explorer
 from .draws import Draws
 from .errors import CompileFallbackWarning, TransformError, place
 from .kinds import UNKNOWN, Array, Constant
-from .parse import Snapshot
+from .parse import Snapshot, quick_function
 from .pipeline import (STAGES, Built, build_derivative_of, build_forward, build_gradient_only, build_reverse,
                        build_split, check_lost_arguments, leaf_kinds, lost_outside)
 from .reach import whole_source
@@ -98,12 +108,14 @@ def _types_of(n: int) -> Callable[[tuple], tuple]:
 
 
 @functools.lru_cache(maxsize=None)
-def _shapes_of(positions: tuple[int, ...]) -> Callable[[tuple], tuple]:
-    """A function giving the shapes of the arrays at ``positions`` of an argument tuple: with the
-    arguments' types, the key of a cached gradient for a call with arrays.  The key determines the
-    kinds (``_kinds``: an array's kind is its rank and which of its axes' lengths are 1 or equal to
-    another's), so a call with the same key may run the same code.  Written out, like ``_types_of``."""
-    items = "".join(f"args[{i}].shape, " for i in positions)
+def _shapes_of(positions: tuple[int, ...], numpy_arrays: tuple[int, ...] = ()) -> Callable[[tuple], tuple]:
+    """A function giving the shapes of the arrays at ``positions`` of an argument tuple, and the
+    dtypes of those at ``numpy_arrays`` (NumPy's): with the arguments' types, the key of a cached
+    gradient for a call with arrays.  The key determines the kinds (``kinds_of``: an array's kind is
+    its rank and which of its axes' lengths are 1 or equal to another's) and what a target decides
+    once from the dtypes (``Target.runner``), so a call with the same key may run the same code.
+    Written out, like ``_types_of``."""
+    items = "".join(f"args[{i}].shape, " + (f"args[{i}].dtype, " if i in numpy_arrays else "") for i in positions)
     return eval(f"lambda args: ({items})", {})  # noqa: S307 (our own text, no user input)
 
 
@@ -145,11 +157,67 @@ def _compiled(function: Optional[Callable]) -> Callable:
     return function
 
 
-def _entry(built: Built) -> tuple[Callable, Optional[Snapshot]]:
-    """What the hot path keeps of a built gradient: its function, and its snapshot where the code
-    reads a free name (None where nothing can make it stale)."""
+# What the hot path keeps of a built gradient: its function; the snapshot's quick check and the
+# snapshot itself, where the code reads a free name (None, None where nothing can make it stale).
+Entry = tuple[Callable, Optional[Callable[[], bool]], Optional[Snapshot]]
+
+
+def _entry(built: Built, target: Target, args: tuple) -> Entry:
+    """The ``Entry`` of a built gradient, for calls found by the types (and the arrays' shapes and
+    dtypes) of ``args``: what ``target`` runs for those (``Target.runner``).  A cached call asks the
+    quick check (one generated expression of identity tests, ``Snapshot.quick``); where it says no,
+    the slow path asks ``Snapshot.valid``, which may still find the code current."""
+    function = target.runner(_compiled(built.function), args)
     snapshot = built.snapshot
-    return _compiled(built.function), snapshot if snapshot is not None and not snapshot.empty else None
+    if snapshot is None or snapshot.empty:
+        return function, None, None
+    return function, snapshot.quick(), snapshot
+
+
+def _never_hit(args: tuple) -> Any:
+    return False
+
+
+def _hit_function(owner: Callable, types: tuple, entry: Entry, arrays: Optional[tuple] = None, args: tuple = (),
+                  target: Optional[Target] = None) -> Callable[[tuple], Any]:
+    """A function of a call's arguments, true only where the call may run ``entry``'s code, in one
+    generated expression, the hot path's only call before the generated code: each argument of
+    exactly the type in ``types``, the snapshot's quick tests passing; for a ``_by_shapes`` entry
+    (``arrays``: its table's positions of arrays and of NumPy's among them) each array of the shape
+    and NumPy's of the very dtype of ``args``'s.  What it gives then: the entry's function (of a
+    ``_by_types`` entry, for numbers), or ``(function, target)`` (of a ``_by_shapes`` entry, whose
+    results the API checks, ``_ran``); else False.  Where the entry has no snapshot, the test holds
+    the code of ``owner`` (the user's function) instead: replaced in place, the call takes the slow
+    path, which reads its parameters again.  (Its names start with ``h``, the snapshot's with ``q``.)"""
+    namespace: dict[str, Any] = {"hresult": entry[0] if arrays is None else (entry[0], target)}
+    tests = []
+    for i, t in enumerate(types):
+        namespace[f"htype{i}"] = t
+        tests.append(f"args[{i}].__class__ is htype{i}")
+    positions, numpy_arrays = arrays if arrays is not None else ((), ())
+    for i in positions:
+        namespace[f"hshape{i}"] = args[i].shape
+        tests.append(f"args[{i}].shape == hshape{i}")
+        if i in numpy_arrays:  # (the very dtype object: another one equal to it takes the dictionary's look-up)
+            namespace[f"hdtype{i}"] = args[i].dtype
+            tests.append(f"args[{i}].dtype is hdtype{i}")
+    snapshot = entry[2]
+    if snapshot is None:
+        namespace.update(howner=owner, hcode=getattr(owner, "__code__", None))
+        tests.append("getattr(howner, '__code__', None) is hcode")
+    else:
+        quick = snapshot.quick_tests(namespace)
+        if quick is None:  # (no quick tests to be made: the full check)
+            namespace["hsnapshot"] = snapshot
+            quick = ["hsnapshot.valid()"]
+        tests += quick
+    return quick_function("hit", "args", tests, namespace, result="hresult")
+
+
+def _current(entry: Entry) -> bool:
+    """Whether an entry's code may run: its quick check, else its snapshot's full one."""
+    quick, snapshot = entry[1], entry[2]
+    return quick is None or quick() or (snapshot is not None and snapshot.valid())
 
 
 def _default_tails(signature: inspect.Signature) -> dict[int, tuple]:
@@ -290,8 +358,13 @@ class GradientFunction:
         # snapshot None where the code reads no free name.  All are checked against their snapshot
         # at each call (which holds the function's code: replaced, the call takes the slow path,
         # which reads the parameters again).
-        self._by_types: dict[tuple, tuple[Callable, Optional[Snapshot]]] = {}
-        self._by_shapes: dict[tuple, tuple[Callable[[tuple], tuple], dict, Target]] = {}
+        self._by_types: dict[tuple, tuple[Entry, Callable[[tuple], Any]]] = {}  # (with _hit_function's)
+        # The hot path's first question: the function of the _by_types entry the last such call ran,
+        # where this call's arguments have its types and its code is current, else False.
+        self._hit: Callable[[tuple], Any] = _never_hit
+        # _by_shapes: types -> (the key function, {key: (entry, its hit function)}, target, the
+        # positions of arrays and of NumPy's among them)
+        self._by_shapes: dict[tuple, tuple[Callable[[tuple], tuple], dict, Target, tuple]] = {}
         self._by_kinds: dict[tuple, Built] = {}
         self._wrap_single = self._several and len(self.wrt) == 1
         self._last_source: Optional[str] = None
@@ -403,11 +476,13 @@ class GradientFunction:
         # (a string argument's value is in its kind, not in its type: those calls go through _by_kinds)
         if not self._has_aux and not any(isinstance(k, (containers.Tree, Array, Constant)) for k in kinds) \
                 and not any(isinstance(a, np.generic) and a.dtype != np.float64 for a in args):  # those take like
-            self._by_types[self._types_of(args)] = _entry(built)
+            types = self._types_of(args)
+            entry = _entry(built, self._target, args)
+            self._by_types[types] = (entry, _hit_function(self.owner, types, entry))
         return built
 
-    def _typed_entry(self, args: tuple, types: tuple) -> tuple[Optional[tuple], tuple, Target]:
-        """The ``(function, snapshot)`` for a call ``_by_types`` does not serve (arrays or NumPy
+    def _typed_entry(self, args: tuple, types: tuple) -> tuple[Optional[Entry], tuple, Target]:
+        """The ``Entry`` for a call ``_by_types`` does not serve (arrays or NumPy
         numbers among the arguments, or a stale entry), found by the types and the arrays' shapes,
         built and remembered on a miss; with the kinds where it computed them, and the target the
         code is for (the arguments' types choose it: another library's arrays run through their
@@ -415,9 +490,10 @@ class GradientFunction:
         ``_call_with_containers`` takes those."""
         table = self._by_shapes.get(types)
         if table is not None:
-            entry = table[1].get(table[0](args))
-            if entry is not None and (entry[1] is None or entry[1].valid()):
-                return entry, (), table[2]
+            found = table[1].get(table[0](args))
+            if found is not None and _current(found[0]):
+                self._remember_hit(types, found[1])
+                return found[0], (), table[2]
             target = table[2]
         else:
             target = _target_of_arguments(args, types, self._target)
@@ -427,16 +503,25 @@ class GradientFunction:
         if self.inner is not None and target is not self._target:
             raise TypeError(f"{self!r}: higher derivatives are taken of NumPy arrays only, not of arrays of "
                             f"{getattr(target, 'library', target.name)}")
-        entry = _entry(self._specialise(args, kinds, target))
+        entry = _entry(self._specialise(args, kinds, target), target, args)
         if any(isinstance(k, Constant) for k in kinds):
             return entry, kinds, target  # a string's kind is its value, not its type: no table keyed by types
         if table is None:
             arrays = tuple(i for i, k in enumerate(kinds) if isinstance(k, Array))  # whose kind is more than its type
-            table = self._by_shapes[types] = (_shapes_of(arrays), {}, target)
+            numpy_arrays = tuple(i for i in arrays if types[i] is np.ndarray)
+            table = self._by_shapes[types] = (_shapes_of(arrays, numpy_arrays), {}, target, (arrays, numpy_arrays))
         if len(table[1]) >= _SHAPES_KEPT:
             table[1].clear()
-        table[1][table[0](args)] = entry
+        hit = _hit_function(self.owner, types, entry, table[3], args, target)
+        table[1][table[0](args)] = (entry, hit)
+        self._remember_hit(types, hit)
         return entry, kinds, target
+
+    def _remember_hit(self, types: tuple, hit: Callable[[tuple], Any]) -> None:
+        """The hot path's test becomes ``hit`` (of a ``_by_shapes`` entry), unless ``_by_types`` serves
+        calls of these types (numbers whose gradients need no look: its own hit is the faster)."""
+        if types not in self._by_types:
+            self._hit = hit
 
     def _bind(self, args: tuple, kwargs: dict) -> tuple:
         self._parameters_current()  # (defaults replaced in place: the call binds the new ones)
@@ -455,13 +540,19 @@ class GradientFunction:
             args = self._bind(args, kwargs)
         if self._check:  # the self-check's forward pass replays the draws this call makes (draws.py)
             self._draws.current = Draws(self.owner, args)
-        # The hot path, numbers only: one dictionary look-up, and the snapshot only where there is one.
-        types = self._types_of(args)
-        entry = self._by_types.get(types)
-        if entry is None or (entry[1] is not None and not entry[1].valid()):
-            return self._call_typed(args, types)
+        # The hot path: the last call's types (arrays' shapes and dtypes) and code, one generated test;
+        # for numbers, else one dictionary look-up and the snapshot's quick check.
+        function = self._hit(args)
+        if function.__class__ is tuple:  # the last call's arrays' shapes and dtypes: (function, target)
+            return self._ran(function[0], args, function[1])
+        if function is False:
+            types = self._types_of(args)
+            found = self._by_types.get(types)
+            if found is None or (found[0][1] is not None and not found[0][1]()):
+                return self._call_typed(args, types)
+            function, self._hit = found[0][0], found[1]
         try:  # _run, inlined: this is every cached call
-            value, gradient = entry[0](*args)
+            value, gradient = function(*args)
         except Exception as exc:
             name_the_users_line(exc)
             raise
@@ -483,6 +574,14 @@ class GradientFunction:
         """A call ``_by_types`` does not serve: arrays or NumPy numbers among the arguments (found
         by their types and shapes), a gradient of a gradient, containers, ``has_aux``, a first call,
         a call whose code is stale."""
+        table = self._by_shapes.get(types)
+        if table is not None:  # a cached call with arrays: the entry for their shapes (and NumPy's dtypes)
+            found = table[1].get(table[0](args))
+            if found is not None and found[0][1] is not None and found[0][1]():
+                self._remember_hit(types, found[1])
+                return self._ran(found[0][0], args, table[2])
+        # (an entry's quick check tests the function's code: replaced, none serves, and it comes here;
+        # one without a snapshot, which has no quick check, too)
         if _parameters_of(self.owner) != self._read_from:  # the code replaced: its parameters may differ
             self._parameters_current()
             if 0 <= self._n_params != len(args):  # (-1: a method or partial, which __call__ bound anew)
@@ -500,7 +599,11 @@ class GradientFunction:
         entry, kinds, target = self._typed_entry(args, types)
         if entry is None:
             return self._call_with_containers(args, kinds, target)
-        value, gradient = _run(entry[0], args)
+        return self._ran(entry[0], args, target)
+
+    def _ran(self, function: Callable, args: tuple, target: Target) -> Any:
+        """What a call returns, running ``function`` (an entry's, for ``target``) on ``args``."""
+        value, gradient = _run(function, args)
         if value.__class__ is not float and value.__class__ is not np.float64 and not _one_number(value):
             self._refuse_result(value)
         # gradients of their arguments' dtypes, arrays of their own

@@ -125,12 +125,12 @@ def like(primal: Any, gradient: Any) -> Any:
     """``gradient`` with the type of ``primal``: a float32 array gives a float32 gradient, a 0-d array a
     0-d array, a NumPy float32 number a NumPy float32 number, a Python float a float (``np.sum(x)`` of a
     float ``x`` leaves a 0-d array)."""
+    if gradient.__class__ is np.ndarray and primal.__class__ is np.ndarray and gradient.dtype == primal.dtype:
+        return gradient  # the common case, kept cheap (what the tests below give it)
     if isinstance(primal, float) and isinstance(gradient, np.ndarray) and gradient.shape == ():
         return gradient[()] if gradient.dtype.kind == "f" else gradient
     if gradient is None or not isinstance(primal, (np.ndarray, np.generic)):
         return gradient
-    if gradient.__class__ is np.ndarray and primal.__class__ is np.ndarray and gradient.dtype == primal.dtype:
-        return gradient  # the common case, kept cheap
     have, want = np.result_type(gradient), primal.dtype
     # only a change of precision: never drop an imaginary part, never round to an integer
     cast = want.kind in "fc" and have != want and (have.kind == want.kind or (have.kind == "f" and want.kind == "c"))

@@ -37,6 +37,10 @@ has no digest (an object s2s_ad cannot fingerprint), the code is compiled
 without the disk cache.  ``S2S_AD_CACHE_DIR`` names the directory (default:
 ``$XDG_CACHE_HOME/s2s_ad`` or ``~/.cache/s2s_ad``).
 
+A call of float32 (or other narrow) data runs as Python (``_NARROW``): ``run`` looks at each
+argument's dtype; a cached call of the API skips the look (``NumbaTarget.runner`` decides it once
+for the arguments' types and dtypes, which key the call, and hands out ``run``'s ``checked`` part).
+
 Numba is imported when the first function is compiled, never before.
 """
 from __future__ import annotations
@@ -97,6 +101,23 @@ class NumbaTarget(NumPyTarget):
     def finish(self, function: Callable, emitted: Any) -> Callable:
         return _compiled(function, emitted)
 
+    def runner(self, function: Callable, args: tuple) -> Callable:
+        """``function``'s ``checked`` (the compiled code without ``run``'s look at each argument's
+        dtype) where no argument of a call like ``args`` can be of a narrow dtype: each a Python
+        number, string or None, a NumPy number (its type is its dtype) or an array (the caller keys
+        on its dtype); else ``function`` itself, which looks."""
+        checked = getattr(function, "checked", None)
+        if checked is None:
+            return function
+        for arg in args:
+            kind = type(arg)
+            if kind in _NO_DTYPE:
+                continue
+            if (kind is np.ndarray or issubclass(kind, np.generic)) and arg.dtype.char not in _NARROW:
+                continue
+            return function
+        return checked
+
 
 NUMBA = NumbaTarget()
 
@@ -119,15 +140,22 @@ def _compiled(function: Callable, emitted: Any) -> Callable:
 
     @functools.wraps(function)
     def run(*args: Any) -> Any:
+        if state["run"] is not function:
+            for arg in args:
+                if arg.__class__ in _NO_DTYPE:
+                    continue
+                if getattr(arg, "dtype", _WIDE).char in _NARROW:  # this call runs as Python (said once)
+                    if not state.get("narrow"):
+                        state["narrow"] = function
+                        warnings.warn(CompileFallbackWarning(_narrow_message(emitted, arg)), stacklevel=2)
+                    return function(*args)
+        return checked(*args)
+
+    def checked(*args: Any) -> Any:
+        """``run`` for arguments known to be of no narrow dtype (``NumbaTarget.runner``)."""
         current = state["run"]
         if current is function:
             return function(*args)
-        for arg in args:
-            if getattr(arg, "dtype", _WIDE).char in _NARROW:  # this call runs as Python (said once)
-                if not state.get("narrow"):
-                    state["narrow"] = function
-                    warnings.warn(CompileFallbackWarning(_narrow_message(emitted, arg)), stacklevel=2)
-                return function(*args)
         try:
             return current(*args)
         except (_Refused, *errors) as refused:  # Numba cannot compile it: the Python code runs from now on
@@ -146,8 +174,10 @@ def _compiled(function: Callable, emitted: Any) -> Callable:
                 state["run"] = function
                 warnings.warn(CompileFallbackWarning(_fallback_message(function, emitted, reason)), stacklevel=3)
 
-    setattr(run, "compiled", dispatcher)  # (the dispatcher and what runs now: for tests and the benchmarks)
-    setattr(run, "state", state)
+    for wrapper in (run, checked):  # (the dispatcher and what runs now: for tests and the benchmarks)
+        setattr(wrapper, "compiled", dispatcher)
+        setattr(wrapper, "state", state)
+    setattr(run, "checked", checked)
     return run
 
 
@@ -155,6 +185,7 @@ def _compiled(function: Callable, emitted: Any) -> Callable:
 # float32 array times a Python float is float64 in Numba, float32 in NumPy), so calls with them run as
 # Python.  (np.longdouble and complex256 too: Numba has none.)
 _NARROW = frozenset("efgFG")
+_NO_DTYPE = frozenset({float, int, bool, complex, str, type(None)})  # (what run's look finds no dtype on)
 _WIDE = np.dtype(np.float64)
 
 

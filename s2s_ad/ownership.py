@@ -25,6 +25,17 @@ def handed_out(values: Any, held: tuple, copy_all: bool = False) -> Any:
     """``values`` (an array, or a tuple or list of them) as the user gets them: each array writable
     and sharing memory with nothing in ``held`` (the arguments, the primal output) nor with another
     of ``values``; copied only where it would (or, with ``copy_all``, always)."""
+    if values.__class__ is np.ndarray and not copy_all:  # one array (a gradient): what _owned does, inlined
+        if values.flags.writeable:
+            for array in held:
+                if array.__class__ is np.ndarray:
+                    if _may_share_memory(values, array):
+                        break
+                elif isinstance(array, np.ndarray) and np.may_share_memory(values, array):
+                    break
+            else:
+                return values
+        return np.array(values, copy=True)
     return _owned(values, [h for h in held if isinstance(h, np.ndarray)], copy_all)
 
 
@@ -45,10 +56,17 @@ def _owned(value: Any, seen: list, copy_all: bool) -> Any:
 def _shares_memory(value: np.ndarray, seen: list) -> bool:
     """Whether ``value`` may share memory with one of ``seen`` (a loop, not ``any`` of a generator:
     this runs for every pair of gradient and argument on every call)."""
+    exact = value.__class__ is np.ndarray
     for held in seen:
-        if np.may_share_memory(value, held):
+        if (_may_share_memory if exact and held.__class__ is np.ndarray else np.may_share_memory)(value, held):
             return True
     return False
+
+
+# ``np.may_share_memory`` without NumPy's ``__array_function__`` dispatch (half its time), for two
+# arrays of exactly NumPy's type (which define no dispatch of their own); NumPy's function where
+# that is not to be had.
+_may_share_memory = getattr(np.may_share_memory, "_implementation", np.may_share_memory)
 
 
 # ``alone``'s reference counts: (for an array named by one variable, for each array of a tuple so

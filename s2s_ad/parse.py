@@ -23,6 +23,7 @@ import functools
 import inspect
 import linecache
 import struct
+import sys
 import textwrap
 import threading
 import types
@@ -131,6 +132,55 @@ class _Strong:
         return self.value
 
 
+# What a quick check's expression may raise where an object is gone or changed: a "no".
+QUICK_ERRORS = (KeyError, AttributeError, ValueError, TypeError, IndexError)
+
+
+def quick_function(name: str, parameters: str, tests: list[str], namespace: dict[str, Any],
+                   result: str = "True") -> Callable:
+    """``def name(parameters)`` returning ``result`` where every one of ``tests`` (expressions of the
+    names of ``namespace``) is true, else False (also where one raises ``QUICK_ERRORS``)."""
+    body = " and ".join(tests) or "True"
+    exec(f"def {name}({parameters}):\n    try:\n        if {body}:\n            return {result}\n"
+         f"    except QUICK_ERRORS:\n        pass\n    return False\n",
+         {**namespace, "QUICK_ERRORS": QUICK_ERRORS}, namespace)  # noqa: S102 (our own text)
+    return namespace.pop(name)
+
+
+def quick_tests(names: tuple, attributes: tuple, codes: tuple, cells: tuple, defaults: tuple,
+                generation: Optional[list], namespace: dict[str, Any]) -> list[str]:
+    """``Snapshot.quick``'s tests, as expressions of names put in ``namespace``: ``_identity_check``'s,
+    and those of ``cells`` (each closure cell still holding the very object recorded, a weakly held
+    one still alive), of ``defaults`` (each helper's ``__defaults__`` the very tuple recorded, with no
+    keyword-only defaults) and, where ``generation`` (a one-item list) is given, the rules'
+    generation the one the rules were last found current at: all true only where ``Snapshot.valid``
+    is.  The names start with ``q``."""
+    namespace.update({"qABSENT": _ABSENT, "qrules": rules, "qgeneration": generation})
+    tests = []
+    for i, (function, code) in enumerate(codes):  # (a function gone is None: an AttributeError)
+        namespace.update({f"qf{i}": function, f"qc{i}": code})
+        tests.append(f"qf{i}().__code__ is qc{i}")
+    tests += _identity_tests(names, attributes, (), namespace, prefix="q", absent="qABSENT")
+    for i, (function, index, held) in enumerate(cells):
+        namespace[f"qcf{i}"] = function
+        if isinstance(held, _Strong):
+            namespace[f"qcv{i}"] = held.value
+            tests.append(f"qcf{i}().__closure__[{index}].cell_contents is qcv{i}")
+        else:
+            namespace[f"qch{i}"] = held
+            tests.append(f"qch{i}() is not None and qcf{i}().__closure__[{index}].cell_contents is qch{i}()")
+    for i, (function, recorded, keyword_defaults) in enumerate(defaults):
+        namespace.update({f"qdf{i}": function, f"qdd{i}": recorded})
+        tests.append(f"qdf{i}().__defaults__ is qdd{i} and not qdf{i}().__kwdefaults__")
+    if generation is not None:
+        tests.append("qrules._generation == qgeneration[0]")
+    return tests
+
+
+def _never() -> bool:
+    return False
+
+
 def _identity_check(names: tuple, attributes: tuple, codes: tuple = ()) -> Callable[[], bool]:
     """A function telling whether each ``(scope, name, value)`` of ``names`` still has
     ``scope.get(name) is value`` and each ``(owner, name, value)`` of ``attributes``
@@ -141,29 +191,37 @@ def _identity_check(names: tuple, attributes: tuple, codes: tuple = ()) -> Calla
     A module's attribute is read from its ``__dict__`` (what ``getattr`` finds there first), a
     missing key being a "no" (a module's ``__getattr__`` may still supply it: ``valid`` asks)."""
     namespace: dict[str, Any] = {"ABSENT": _ABSENT}
-    tests = []
-    for i, (function, code) in enumerate(codes):  # (a function gone is None, whose __code__ is absent)
-        namespace.update({f"f{i}": function, f"c{i}": code})
-        tests.append(f"getattr(f{i}(), '__code__', ABSENT) is c{i}")
-    for i, (scope, name, value) in enumerate(names):
-        namespace.update({f"s{i}": scope, f"k{i}": name, f"v{i}": value})
-        if value is _ABSENT:
-            tests.append(f"k{i} not in s{i}")
-        else:  # a subscript only where it cannot run code (a dict subclass may have __missing__)
-            tests.append(f"s{i}[k{i}] is v{i}" if type(scope) in (dict, types.MappingProxyType)
-                         else f"s{i}.get(k{i}, ABSENT) is v{i}")
-    for i, (owner, name, value) in enumerate(attributes):
-        namespace.update({f"n{i}": name, f"w{i}": value})
-        if type(owner) is types.ModuleType and value is not _ABSENT:
-            namespace[f"o{i}"] = vars(owner)
-            tests.append(f"o{i}[n{i}] is w{i}")
-        else:
-            namespace[f"o{i}"] = owner
-            tests.append(f"getattr(o{i}, n{i}, ABSENT) is w{i}")
-    body = " and ".join(tests) or "True"
+    body = " and ".join(_identity_tests(names, attributes, codes, namespace)) or "True"
     exec(f"def identical():\n    try:\n        return {body}\n    except KeyError:\n        return False\n",
          namespace)  # noqa: S102 (our own text: names of the namespace only)
     return namespace["identical"]
+
+
+def _identity_tests(names: tuple, attributes: tuple, codes: tuple, namespace: dict[str, Any],
+                    prefix: str = "", absent: str = "ABSENT") -> list[str]:
+    """The tests of ``_identity_check``, as expressions of names put in ``namespace`` (each starting
+    with ``prefix``; ``absent`` the name of ``ABSENT`` there)."""
+    tests = []
+    p, absent_name = prefix, absent
+    for i, (function, code) in enumerate(codes):  # (a function gone is None, whose __code__ is absent)
+        namespace.update({f"{p}f{i}": function, f"{p}c{i}": code})
+        tests.append(f"getattr({p}f{i}(), '__code__', {absent_name}) is {p}c{i}")
+    for i, (scope, name, value) in enumerate(names):
+        namespace.update({f"{p}s{i}": scope, f"{p}k{i}": name, f"{p}v{i}": value})
+        if value is _ABSENT:
+            tests.append(f"{p}k{i} not in {p}s{i}")
+        else:  # a subscript only where it cannot run code (a dict subclass may have __missing__)
+            tests.append(f"{p}s{i}[{p}k{i}] is {p}v{i}" if type(scope) in (dict, types.MappingProxyType)
+                         else f"{p}s{i}.get({p}k{i}, {absent_name}) is {p}v{i}")
+    for i, (owner, name, value) in enumerate(attributes):
+        namespace.update({f"{p}n{i}": name, f"{p}w{i}": value})
+        if type(owner) is types.ModuleType and value is not _ABSENT:
+            namespace[f"{p}o{i}"] = vars(owner)
+            tests.append(f"{p}o{i}[{p}n{i}] is {p}w{i}")
+        else:
+            namespace[f"{p}o{i}"] = owner
+            tests.append(f"getattr({p}o{i}, {p}n{i}, {absent_name}) is {p}w{i}")
+    return tests
 
 
 class _Items:
@@ -225,6 +283,8 @@ class Snapshot:
         self._checks: Optional[tuple] = None  # names.values() as a tuple: valid() runs on every call
         # names and attributes compared by identity in one generated expression (see _identical)
         self._identical: Optional[Callable[[], bool]] = None
+        self._quick: Optional[Callable[[], bool]] = None  # (see quick); None: to be made again
+        self._generation = [-1]  # _rules_checked, where the function quick made reads it
         # id(fn) -> (fn, weakly; its __defaults__; its __kwdefaults__ as sorted items): a helper whose call
         # left parameters to their defaults, which the generated code holds as constants
         self.defaults: dict[int, tuple[Any, Any, Any]] = {}
@@ -235,7 +295,7 @@ class Snapshot:
 
     def record_global(self, scope: dict, name: str, value: Any) -> None:
         self.names.setdefault((id(scope), name), (scope, name, value))
-        self._checks = self._identical = None
+        self._checks = self._identical = self._quick = None
 
     def record_item(self, container: Any, key: Any, value: Any) -> None:
         """``container[key]`` (a module-level dict, list or tuple) was read as ``value`` (``ABSENT``:
@@ -244,7 +304,7 @@ class Snapshot:
             return  # cannot change: the name it is bound to is recorded
         scope = container if isinstance(container, dict) else _Items(container)
         self.names.setdefault((id(container), key), (scope, key, value))
-        self._checks = self._identical = None
+        self._checks = self._identical = self._quick = None
 
     def record_keys(self, container: Any) -> None:
         """The keys of ``container`` (a module-level dict; a list's length) were read, iterating it."""
@@ -252,30 +312,32 @@ class Snapshot:
             return  # cannot change: the name it is bound to is recorded
         scope = _Keys(container)
         self.names.setdefault((id(container), _KEYS), (scope, _KEYS, scope.get(_KEYS, None)))
-        self._checks = self._identical = None
+        self._checks = self._identical = self._quick = None
 
     def record_cell(self, function: types.FunctionType, name: str, value: Any) -> None:
         """The closure cell of ``function`` for the free name ``name`` held ``value``."""
         key = (id(function), name)
         if key not in self.cells:
             self.cells[key] = (weakref.ref(function), function.__code__.co_freevars.index(name), _weakly(value))
+            self._quick = None
 
     def record_attribute(self, owner: Any, name: str, value: Any) -> None:
         """``owner.name`` (a module or class attribute) was read as ``value``."""
         self.attributes.setdefault((id(owner), name), (owner, name, value))
-        self._identical = None
+        self._identical = self._quick = None
 
     def record_defaults(self, fn: types.FunctionType) -> None:
         """A call of ``fn`` was bound with its defaults as they are now (``helper.__defaults__ = (5.0,)``
         later makes the code old)."""
         if id(fn) not in self.defaults:
             self.defaults[id(fn)] = (weakref.ref(fn), fn.__defaults__, _keyword_defaults(fn))
+            self._quick = None
 
     def record_code(self, fn: types.FunctionType) -> None:
         """The code was generated from ``fn`` as its ``__code__`` is now."""
         if id(fn) not in self.codes:
             self.codes[id(fn)] = (weakref.ref(fn), fn.__code__)
-            self._identical = None
+            self._identical = self._quick = None
 
     def record_rules(self, fn: Any) -> None:
         """The generated code calls ``fn`` with the rules it has now (or as a helper, if none)."""
@@ -286,7 +348,8 @@ class Snapshot:
             except TypeError:  # a builtin or ufunc: lives forever anyway
                 held = _Strong(fn)
             self.rules[id(fn)] = (held,) + _rules_of(fn)
-            self._rules_checked = -1
+            self._rules_checked = self._generation[0] = -1
+            self._quick = None
 
     @property
     def empty(self) -> bool:
@@ -302,8 +365,31 @@ class Snapshot:
             for mine, theirs in pairs:
                 for key, entry in theirs.items():
                     mine.setdefault(key, entry)
-            self._checks = self._identical = None
-            self._rules_checked = -1
+            self._checks = self._identical = self._quick = None
+            self._rules_checked = self._generation[0] = -1
+
+    def quick(self) -> Callable[[], bool]:
+        """A function of no arguments, true only where ``valid()`` is, in one generated expression of
+        identity tests (``quick_tests``): what a cached call asks first.  False may still be valid
+        (an equal constant rebound, a rule registered for another function, keyword-only defaults):
+        ``valid()`` then decides.  The snapshot must be complete (the code built): a record made
+        later makes another function, not this one."""
+        quick = self._quick
+        if quick is None:
+            namespace: dict[str, Any] = {}
+            tests = self.quick_tests(namespace)
+            quick = self._quick = quick_function("quick", "", tests, namespace) if tests is not None else _never
+        return quick
+
+    def quick_tests(self, namespace: dict[str, Any]) -> Optional[list[str]]:
+        """``quick``'s tests, as expressions of names (starting with ``q``) put in ``namespace``, for
+        a caller to fold into an expression of its own; None where there are none to make (keyword-only
+        defaults recorded: a dict changed in place, which ``valid()`` compares by its items)."""
+        defaults = tuple(self.defaults.values())
+        if any(keyword_defaults is not None for _, _, keyword_defaults in defaults):
+            return None
+        return quick_tests(tuple(self.names.values()), tuple(self.attributes.values()), tuple(self.codes.values()),
+                           tuple(self.cells.values()), defaults, self._generation if self.rules else None, namespace)
 
     def valid(self) -> bool:
         identical = self._identical
@@ -372,7 +458,7 @@ class Snapshot:
             fn = held()
             if fn is not None and any(now is not then for now, then in zip(_rules_of(fn), recorded)):
                 return False  # (a function that is gone can be given no rule)
-        self._rules_checked = generation
+        self._rules_checked = self._generation[0] = generation
         return True
 
 
@@ -469,7 +555,7 @@ def _read_source(fn: types.FunctionType, exact: bool = False) -> tuple[str, str,
     try:
         # fn.__code__, not fn: inspect would follow __wrapped__ to the function a decorator wrapped,
         # and the code that runs is the wrapper's.
-        lines, firstline = inspect.getsourcelines(fn.__code__) if exact else _source_lines(fn)
+        lines, firstline = _exact_source_lines(fn) if exact else _source_lines(fn)
     except (OSError, TypeError) as exc:
         raise TransformError(
             f"{name!r}", f"its source code cannot be read (it was typed into a bare REPL or made by exec); "
@@ -488,11 +574,29 @@ def _source_lines(fn: types.FunctionType) -> tuple[list[str], int]:
     ends inside them and does not parse, and ``parse_function`` reads the
     source again, with inspect.
     """
-    lines, start = inspect.findsource(fn.__code__)
+    lines, start = _find_source(fn)
     end = _end_of_def(lines, start)
     if end is None:
-        return inspect.getsourcelines(fn.__code__)
+        return inspect.getblock(lines[start:]), start + 1
     return lines[start:end], start + 1
+
+
+def _exact_source_lines(fn: types.FunctionType) -> tuple[list[str], int]:
+    """``inspect.getsourcelines(fn.__code__)``: the def's lines, its end found by tokenizing."""
+    lines, start = _find_source(fn)
+    return inspect.getblock(lines[start:]), start + 1
+
+
+def _find_source(fn: types.FunctionType) -> tuple[list[str], int]:
+    """``inspect.findsource(fn.__code__)`` (the lines of ``fn``'s file and the index of its def), not
+    following ``__wrapped__``.  Given the code alone, inspect finds the module (whose loader may
+    supply the lines) by scanning the file of every module loaded, tens of milliseconds once Numba
+    is in; given the function, by its ``__module__``: asked so where that module's globals are the
+    function's own, the same module the scan would find."""
+    module = sys.modules.get(getattr(fn, "__module__", None) or "")
+    if module is not None and getattr(module, "__dict__", None) is fn.__globals__:
+        return inspect.findsource(fn)  # (a function: inspect reads its __code__, as below, with this module)
+    return inspect.findsource(fn.__code__)
 
 
 def _end_of_def(lines: list[str], start: int) -> Optional[int]:

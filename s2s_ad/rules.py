@@ -124,32 +124,101 @@ def _key(fn: Any) -> Any:
     return fn
 
 
-def _parse_template(template: Callable, kind: str, fn: Any) -> tuple[Rule, gast.FunctionDef]:
-    try:
-        lines, line = inspect.getsourcelines(template)  # (inspect.getsource would tokenize it again)
-        source = textwrap.dedent("".join(lines))
-        filename = inspect.getsourcefile(template) or "<template>"
-    except (OSError, TypeError) as exc:
-        raise TransformError(
-            f"the {kind} rule {template.__name__!r}",
-            "its source cannot be read; define rules in a .py file",
-        ) from exc
+class _LazyRule(Rule):
+    """A rule of a template module s2s_ad loads itself (``load_templates``, ``load_deferred``), its
+    body parsed at its first use rather than when the module loads: a transform reads the few rules
+    of the functions it meets, and parsing all of them (several hundred) was most of the first
+    transform's time.  ``body`` and ``assigned`` are left out of the instance until then, so that
+    reading either lands in ``__getattr__``, which parses and checks the body (``_read_body``)."""
+
+    def __getattr__(self, name: str) -> Any:
+        if name in ("body", "assigned") and "_template" in self.__dict__:
+            body, assigned = _read_body(self.__dict__["_template"], self.kind, self.result, self.inputs, self.line - 1)
+            self.__dict__.update(body=body, assigned=assigned)
+            return self.__dict__[name]
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+
+
+# Whether the rules declared now are s2s_ad's own, loaded with their module (their bodies parsed lazily:
+# ``_LazyRule``); a user's rule is parsed and checked where it is declared, so a mistake in it is
+# said there.
+_lazy_bodies = 0
+
+
+def _parse_template(template: Callable, kind: str, fn: Any) -> tuple[Rule, Optional[gast.FunctionDef]]:
+    code = getattr(template, "__code__", None)
+    if code is None:
+        raise TransformError(f"the {kind} rule {getattr(template, '__name__', template)!r}",
+                             "a rule is a function defined with def in a .py file")
     _RULE_TEMPLATES.add(template)
-    module = gast.parse(source)
-    fdef = module.body[0]
-    assert isinstance(fdef, gast.FunctionDef)
-    args = fdef.args
-    if args.vararg or args.kwarg:
-        raise TransformError(f"the {kind} rule {template.__name__!r}", "*args and **kwargs are not allowed in a rule",
-                             filename=filename, line=line)
-    positional = [a.id for a in args.args]
-    keyword_only = [a.id for a in args.kwonlyargs]
+    filename, line = code.co_filename, code.co_firstlineno  # (what inspect.getsourcelines reads too)
+
+    def refuse(hint: str, at: int = line) -> TransformError:
+        return TransformError(f"the {kind} rule {template.__name__!r}", hint, filename=filename, line=at)
+
+    if code.co_flags & (inspect.CO_VARARGS | inspect.CO_VARKEYWORDS):
+        raise refuse("*args and **kwargs are not allowed in a rule")
+    names = code.co_varnames
+    positional = list(names[code.co_posonlyargcount:code.co_argcount])
+    keyword_only = list(names[code.co_argcount:code.co_argcount + code.co_kwonlyargcount])
     all_params = positional + keyword_only
     defaults: dict[str, Any] = {}
     positional_defaults = template.__defaults__ or ()
     for param, value in zip(positional[len(positional) - len(positional_defaults):], positional_defaults):
         defaults[param] = value
     defaults.update(template.__kwdefaults__ or {})
+    if len(all_params) < 2:
+        raise refuse("a rule takes the result, the inputs and the incoming derivative")
+    result = all_params[0]
+    if kind == "adjoint":
+        seeds = (all_params[-1],)
+        inputs = all_params[1:-1]
+        if not seeds[0].startswith("d_"):
+            raise refuse(f"its last parameter is the incoming adjoint and must be named d_{result}, "
+                         f"not {seeds[0]!r}")
+    else:
+        strays = [p for p in all_params[1:] if p.startswith("t_") and p[2:] not in all_params]
+        if strays:
+            raise refuse(f"{strays[0]} is the tangent of no input (tangents are named t_<input>)")
+        seeds = tuple(p for p in all_params[1:] if p.startswith("t_") and p[2:] in all_params)
+        inputs = [p for p in all_params[1:] if p not in seeds]
+    expected = _parameters(fn)
+    if expected is not None:
+        parameter_names = [p.name for p in expected]
+        required = [p.name for p in expected if p.default is p.empty]
+        in_order = [n for n in parameter_names if n in inputs] == list(inputs)
+        if not in_order or not set(required) <= set(inputs):
+            raise refuse(f"its inputs must be named and ordered as the parameters of "
+                         f"{getattr(fn, '__qualname__', fn)}: ({', '.join(parameter_names)}), not ({', '.join(inputs)})")
+    n_positional = len([p for p in positional if p in inputs])
+    header = dict(fn=fn, kind=kind, name=template.__name__, result=result, inputs=tuple(inputs),
+                  positional=n_positional, defaults=defaults, seeds=seeds, namespace=template.__globals__,
+                  filename=filename, line=line + 1)
+    if _lazy_bodies:
+        rule: Rule = _LazyRule(body=[], **header)
+        del rule.body, rule.assigned  # (read at the first use: _LazyRule.__getattr__)
+        rule.__dict__["_template"] = template
+        return rule, None
+    body, assigned = _read_body(template, kind, result, tuple(inputs), line)
+    return Rule(body=body, assigned=assigned, **header), None
+
+
+def _read_body(template: Callable, kind: str, result: str, inputs: tuple[str, ...],
+               line: int) -> tuple[list, frozenset[str]]:
+    """The statements of a rule's body (gast) and the names they assign, checked: assignments only,
+    each ``d_<input>`` of an input, a tangent rule's ``t_<result>`` among them.  ``line``: the
+    template's first line (its first decorator's)."""
+    filename = template.__code__.co_filename
+    try:
+        lines, _ = inspect.getsourcelines(template)  # (inspect.getsource would tokenize it again)
+        source = textwrap.dedent("".join(lines))
+    except (OSError, TypeError) as exc:
+        raise TransformError(
+            f"the {kind} rule {template.__name__!r}",
+            "its source cannot be read; define rules in a .py file",
+        ) from exc
+    fdef = gast.parse(source).body[0]
+    assert isinstance(fdef, gast.FunctionDef)
     body = [s for s in fdef.body if not (isinstance(s, gast.Expr) and isinstance(s.value, gast.Constant))]
 
     def refuse(hint: str, node: Any = None) -> TransformError:
@@ -160,41 +229,13 @@ def _parse_template(template: Callable, kind: str, fn: Any) -> tuple[Rule, gast.
         if not (isinstance(stmt, gast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], gast.Name)):
             raise refuse("a rule body holds only assignments name = expression (use np.where for a choice)", stmt)
     assigned = frozenset(stmt.targets[0].id for stmt in body)
-    if len(all_params) < 2:
-        raise refuse("a rule takes the result, the inputs and the incoming derivative")
-    result = all_params[0]
     if kind == "adjoint":
-        seeds = (all_params[-1],)
-        inputs = all_params[1:-1]
-        if not seeds[0].startswith("d_"):
-            raise refuse(f"its last parameter is the incoming adjoint and must be named d_{result}, "
-                         f"not {seeds[0]!r}")
         bad = sorted(n for n in assigned if n.startswith("d_") and n[2:] not in inputs)
         if bad:
             raise refuse(f"it assigns {', '.join(bad)} but has no input named {bad[0][2:]!r}")
-    else:
-        strays = [p for p in all_params[1:] if p.startswith("t_") and p[2:] not in all_params]
-        if strays:
-            raise refuse(f"{strays[0]} is the tangent of no input (tangents are named t_<input>)")
-        seeds = tuple(p for p in all_params[1:] if p.startswith("t_") and p[2:] in all_params)
-        inputs = [p for p in all_params[1:] if p not in seeds]
-        if "t_" + result not in assigned:
-            raise refuse(f"its body must assign t_{result}")
-    expected = _parameters(fn)
-    if expected is not None:
-        names = [p.name for p in expected]
-        required = [p.name for p in expected if p.default is p.empty]
-        in_order = [n for n in names if n in inputs] == list(inputs)
-        if not in_order or not set(required) <= set(inputs):
-            raise refuse(f"its inputs must be named and ordered as the parameters of "
-                         f"{getattr(fn, '__qualname__', fn)}: ({', '.join(names)}), not ({', '.join(inputs)})")
-    n_positional = len([p for p in positional if p in inputs])
-    rule = Rule(
-        fn=fn, kind=kind, name=template.__name__, result=result, inputs=tuple(inputs),
-        positional=n_positional, defaults=defaults, seeds=seeds, body=body,
-        namespace=template.__globals__, filename=filename, line=line + 1, assigned=assigned,
-    )
-    return rule, fdef
+    elif "t_" + result not in assigned:
+        raise refuse(f"its body must assign t_{result}")
+    return body, assigned
 
 
 def _parameters(fn: Any) -> Optional[list[inspect.Parameter]]:
@@ -659,7 +700,7 @@ def load_templates() -> None:
         if _loaded:
             return
         package = _templates_package()
-        with _checks_deferred():
+        with _checks_deferred(), _bodies_parsed_lazily():
             for info in sorted(pkgutil.iter_modules(package.__path__), key=lambda i: i.name):
                 _TEMPLATE_MODULES.append(importlib.import_module(f"s2s_ad.templates.{info.name}"))
         _loaded = True
@@ -680,6 +721,18 @@ class _checks_deferred:
         _deferring_checks -= 1
 
 
+class _bodies_parsed_lazily:
+    """While s2s_ad loads its own template modules, their rules' bodies are parsed at first use (``_LazyRule``)."""
+
+    def __enter__(self) -> None:
+        global _lazy_bodies
+        _lazy_bodies += 1
+
+    def __exit__(self, *exc: Any) -> None:
+        global _lazy_bodies
+        _lazy_bodies -= 1
+
+
 def when_imported(module_name: str, register: Callable[[Any], None]) -> None:
     """Run ``register(module)`` once the module ``module_name`` is imported: now if it is, else at
     the first lookup that misses after the user imports it.  The rules of an optional library
@@ -698,7 +751,7 @@ def load_deferred() -> bool:
     with _deferred_lock:
         ready = [name for name in _DEFERRED if name in sys.modules]
         before = set(map(id, _registered_rules())) if ready and checking_rules() else set()
-        with _checks_deferred():
+        with _checks_deferred(), _bodies_parsed_lazily():
             for name in ready:
                 _DEFERRED.pop(name)(sys.modules[name])
         if ready and checking_rules():

@@ -187,6 +187,13 @@ class Target(abc.ABC):
         """The kind of each of a call's arguments (``kinds.Kind``, a container's tree of them), the
         first read by its attributes where ``fn`` is its method (``self``)."""
 
+    def runner(self, function: Callable, args: tuple) -> Callable:
+        """What a cached call runs of ``function`` (code this target finished) for calls like
+        ``args``: calls that the API finds by their arguments' types, arrays' shapes and dtypes, so
+        that what a target's wrapper would decide from those on every call may be decided here,
+        once.  ``function`` itself by default."""
+        return function
+
     # -- results handed to the user --------------------------------------------------------------
 
     def like(self, primal: Any, gradient: Any) -> Any:

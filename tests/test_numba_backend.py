@@ -121,7 +121,7 @@ def test_the_compiled_code_is_numbas_and_runs_compiled():
     from benchmarks import workloads
     df = s2s_ad.grad(workloads.poly_loop, wrt=("r", "x"), backend="numba")
     df(3.1, 0.2, 50)
-    entry = df._by_types[df._types_of((3.1, 0.2, 50))][0]
+    entry = df._by_types[df._types_of((3.1, 0.2, 50))][0][0]  # (the entry's function)
     assert entry.state["run"] is entry.compiled  # not fallen back
     assert len(entry.compiled.signatures) == 1
     # the tape: a float64 array made before the loop (its trip count known on entry), indexed, not a list
@@ -359,7 +359,7 @@ _CACHED_RUN = textwrap.dedent("""
     from benchmarks import workloads
     df = s2s_ad.grad(workloads.poly_loop, wrt=("r", "x"), backend="numba")
     print(df(3.1, 0.2, 100))
-    entry = df._by_types[df._types_of((3.1, 0.2, 100))][0]
+    entry = df._by_types[df._types_of((3.1, 0.2, 100))][0][0]  # (the entry's function)
     print("hits", sum(entry.compiled.stats.cache_hits.values()), "misses", sum(entry.compiled.stats.cache_misses.values()))
 """)
 

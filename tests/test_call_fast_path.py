@@ -1,0 +1,265 @@
+"""The cached call's fast path never runs code made for arguments of other kinds, nor stale code.
+
+A gradient remembers the last call's argument types (and its arrays' shapes and dtypes) in one
+generated test (``GradientFunction._hit``), and finds other calls by dictionaries keyed on the same.
+These tests call one gradient object with arguments whose kinds differ from the previous call's in
+one way each (shape, pattern of equal lengths, dtype, aliasing, views, writeability, number type,
+0-d arrays, subclasses, big integers, flags) and with names, cells, defaults and code changed between
+calls, and check every result against closed forms or central differences.  Each test runs on the
+Python backend and, where Numba is installed, on ``backend="numba"`` (whose calls of float32 data
+and big integers run as Python, with a ``CompileFallbackWarning``).
+"""
+from __future__ import annotations
+
+import textwrap
+import warnings
+
+import numpy as np
+import pytest
+
+import s2s_ad
+from conftest import module_from_source as _module_in, numeric_grad, optional_import
+
+numba = optional_import("numba")
+BACKENDS = ["python", pytest.param("numba", marks=pytest.mark.skipif(
+    numba is None, reason="numba is not installed (pip install 's2s_ad[numba]')"))]
+
+
+@pytest.fixture(autouse=True)
+def _quiet_fallbacks(tmp_path_factory, monkeypatch):
+    """Numba's fallbacks (float32 data, big integers) are expected here: the numbers are what is
+    checked.  Compiled code is cached in a folder of this session's."""
+    monkeypatch.setenv("S2S_AD_CACHE_DIR", str(tmp_path_factory.getbasetemp() / "s2s_ad_cache"))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", s2s_ad.CompileFallbackWarning)
+        yield
+
+
+def _module(tmp_path, source):
+    return _module_in(tmp_path, "fast_path_", textwrap.dedent(source))
+
+
+def weighted(a, b):
+    return np.sum(a * b) + np.sum(a ** 2)
+
+
+def poly(x, y):
+    return x * x * y + 3.0 * x
+
+
+def flagged(x, flag):
+    if flag:
+        return x * x
+    return 3.0 * x
+
+
+def _independent(result, *args):
+    """No result shares memory with an argument or another result, and each is writable."""
+    arrays = [r for r in result if isinstance(r, np.ndarray)]
+    for i, r in enumerate(arrays):
+        assert r.flags.writeable
+        for a in args:
+            if isinstance(a, np.ndarray):
+                assert not np.shares_memory(r, a)
+        for other in arrays[i + 1:]:
+            assert not np.shares_memory(r, other)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_arrays_of_other_shapes_and_patterns_of_lengths(backend):
+    gradient = s2s_ad.grad(weighted, wrt=(0, 1), backend=backend)
+    rng = np.random.default_rng(0)
+    for shape_a, shape_b in [((3,), (3,)), ((3,), (3,)), ((4,), (4,)), ((3,), (1,)), ((2, 3), (3,)),
+                             ((2, 3), (2, 1)), ((3, 3), (3, 3)), ((3,), (3,)), ((2, 3), (3,))]:
+        a, b = rng.normal(size=shape_a), rng.normal(size=shape_b)
+        d_a, d_b = gradient(a, b)
+        assert d_a.shape == a.shape and d_b.shape == b.shape
+        np.testing.assert_allclose(d_a, np.broadcast_to(b, np.broadcast_shapes(a.shape, b.shape)) + 2 * a)
+        np.testing.assert_allclose(d_b, numeric_grad(weighted, (a, b), 1), rtol=1e-6, atol=1e-8)
+        _independent((d_a, d_b), a, b)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_aliased_arguments_views_owners_and_read_only_arrays(backend):
+    gradient = s2s_ad.grad(weighted, wrt=(0, 1), backend=backend)
+    base = np.arange(1.0, 11.0)
+    owner = base[::2].copy()
+    read_only = owner.copy()
+    read_only.flags.writeable = False
+    calls = [(owner, owner + 1.0), (owner, owner), (base[::2], base[1::2]), (base[:5], base[:5]),
+             (owner, owner + 1.0), (read_only, read_only), (base[::2], owner), (owner, owner)]
+    for a, b in calls:
+        d_a, d_b = gradient(a, b)
+        np.testing.assert_allclose(d_a, b + 2 * a)
+        np.testing.assert_allclose(d_b, a)
+        _independent((d_a, d_b), a, b, base)
+        d_a[...] = np.nan  # writing into a gradient changes no argument and no later result
+        assert np.all(np.isfinite(base)) and np.all(np.isfinite(owner))
+
+
+def linear(a, b):
+    return np.sum(a * b)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_a_gradient_equal_to_an_argument_is_never_that_argument(backend):
+    gradient = s2s_ad.grad(linear, wrt=(0, 1), backend=backend)
+    a, b = np.arange(3.0), np.arange(3.0) + 5.0
+    for x, y in [(a, b), (a, b), (a, a), (b, a), (a[::-1], b), (a, b)]:
+        d_x, d_y = gradient(x, y)
+        np.testing.assert_array_equal(d_x, y)
+        np.testing.assert_array_equal(d_y, x)
+        _independent((d_x, d_y), x, y, a, b)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_dtypes_change_between_calls_of_the_same_shapes(backend):
+    gradient = s2s_ad.grad(weighted, wrt=(0, 1), backend=backend)
+    for dtype in [np.float64, np.float32, np.float64, np.float32, np.float16, np.float64]:
+        a, b = np.arange(1.0, 4.0, dtype=dtype), np.arange(2.0, 5.0, dtype=dtype)
+        d_a, d_b = gradient(a, b)
+        assert d_a.dtype == dtype and d_b.dtype == dtype
+        np.testing.assert_allclose(d_a, (b + 2 * a).astype(float), rtol=1e-3)
+        np.testing.assert_allclose(d_b, a.astype(float), rtol=1e-3)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_number_types_change_between_calls(backend):
+    gradient = s2s_ad.grad(poly, wrt=(0, 1), backend=backend)
+
+    class MyFloat(float):
+        pass
+
+    calls = [(3.0, 2.0), (3, 2), (3.0, 2.0), (np.float32(3.0), 2.0), (np.float64(3.0), 2.0), (3.0, 2.0),
+             (np.array(3.0), 2.0), (3.0, np.array(2.0)), (MyFloat(3.0), 2.0), (np.int64(3), 2.0),
+             (2 ** 70, 2.0), (3.0, 2.0), (True, 2.0), (3.0, 2.0)]
+    for x, y in calls:
+        d_x, d_y = gradient(x, y)
+        np.testing.assert_allclose(float(d_x), 2.0 * float(x) * float(y) + 3.0, rtol=1e-6)
+        np.testing.assert_allclose(float(d_y), float(x) ** 2, rtol=1e-6)
+        if isinstance(x, np.float32):
+            assert isinstance(d_x, np.float32)
+        if isinstance(x, np.ndarray):
+            assert isinstance(d_x, np.ndarray) and d_x.shape == ()
+        if type(x) is float and type(y) is float:
+            assert type(d_x) is float and type(d_y) is float
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_a_flag_changes_between_calls(backend):
+    gradient = s2s_ad.grad(flagged, backend=backend)
+    for flag, expected in [(True, 4.0), (False, 3.0), (1, 4.0), (0, 3.0), (np.True_, 4.0), (False, 3.0),
+                           (True, 4.0)]:
+        assert gradient(2.0, flag) == pytest.approx(expected)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_an_array_subclass_and_then_plain_arrays(backend):
+    class Tagged(np.ndarray):
+        pass
+
+    gradient = s2s_ad.grad(weighted, wrt=(0, 1), backend=backend)
+    a, b = np.arange(1.0, 4.0), np.arange(2.0, 5.0)
+    for x, y in [(a, b), (a.view(Tagged), b), (a, b), (a, b.view(Tagged)), (a, b)]:
+        d_a, d_b = gradient(x, y)
+        np.testing.assert_allclose(np.asarray(d_a), b + 2 * a)
+        np.testing.assert_allclose(np.asarray(d_b), a)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_a_global_and_a_module_attribute_rebound_between_cached_calls(tmp_path, backend):
+    module = _module(tmp_path, f"""
+        import numpy as np
+        SCALE = 2.0
+
+        def scaled(x):
+            return SCALE * x * x
+
+        def scaled_sum(a):
+            return np.sum(SCALE * a * a)
+        # {backend}
+    """)
+    on_numbers = s2s_ad.grad(module.scaled, backend=backend)
+    on_arrays = s2s_ad.grad(module.scaled_sum, backend=backend)
+    a = np.arange(3.0)
+    for scale in [2.0, 2.0, 5.0, 5.0, -1.0, 2.0]:
+        module.SCALE = scale
+        assert on_numbers(3.0) == pytest.approx(2 * scale * 3.0)
+        np.testing.assert_allclose(on_arrays(a), 2 * scale * a)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_a_closure_cell_and_a_helpers_defaults_changed_between_cached_calls(tmp_path, backend):
+    module = _module(tmp_path, f"""
+        import numpy as np
+
+        def helper(x, p=2.0):
+            return p * x
+
+        def uses_helper(a):
+            return np.sum(helper(a) * a)
+
+        def make():
+            k = 2.0
+
+            def f(x):
+                return k * x * x
+
+            def set_k(value):
+                nonlocal k
+                k = value
+            return f, set_k
+        # {backend}
+    """)
+    f, set_k = module.make()
+    on_cell = s2s_ad.grad(f, backend=backend)
+    on_helper = s2s_ad.grad(module.uses_helper, backend=backend)
+    a = np.arange(3.0)
+    for k in [2.0, 2.0, 7.0, 7.0, 2.0]:
+        set_k(k)
+        module.helper.__defaults__ = (k,)
+        assert on_cell(3.0) == pytest.approx(2 * k * 3.0)
+        np.testing.assert_allclose(on_helper(a), 2 * k * a)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_the_functions_code_and_defaults_replaced_between_cached_calls(tmp_path, backend):
+    module = _module(tmp_path, f"""
+        import numpy as np
+
+        def f(a, c=1.0):
+            return c * np.sum(a * a)
+
+        def g(a, c=1.0):
+            return c * np.sum(a * a * a)
+        # {backend}
+    """)
+    gradient = s2s_ad.grad(module.f, backend=backend)
+    a = np.arange(1.0, 4.0)
+    np.testing.assert_allclose(gradient(a, 1.0), 2 * a)
+    np.testing.assert_allclose(gradient(a, 1.0), 2 * a)
+    module.f.__code__ = module.g.__code__  # (as IPython's %autoreload does)
+    np.testing.assert_allclose(gradient(a, 1.0), 3 * a * a)
+    np.testing.assert_allclose(gradient(a), 3 * a * a)
+    module.f.__defaults__ = (2.0,)
+    np.testing.assert_allclose(gradient(a), 6 * a * a)
+    np.testing.assert_allclose(gradient(a, 1.0), 3 * a * a)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_the_last_calls_test_serves_repeated_calls(backend):
+    """White-box: the hot path's one generated test hits on a repeated call (numbers; arrays), and
+    misses for arguments of another type, shape or dtype."""
+    on_numbers = s2s_ad.grad(poly, wrt=(0, 1), backend=backend)
+    on_numbers(3.0, 2.0)
+    on_numbers(3.0, 2.0)
+    assert on_numbers._hit((3.0, 2.0)) is not False
+    assert on_numbers._hit((3, 2.0)) is False
+    on_arrays = s2s_ad.grad(weighted, wrt=(0, 1), backend=backend)
+    a, b = np.arange(3.0), np.arange(3.0)
+    on_arrays(a, b)
+    on_arrays(a, b)
+    assert on_arrays._hit((a, b)) is not False
+    assert on_arrays._hit((np.arange(4.0), np.arange(4.0))) is False
+    assert on_arrays._hit((a.astype(np.float32), b)) is False
+    assert on_arrays._hit((a, 1.0)) is False
