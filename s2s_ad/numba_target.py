@@ -241,11 +241,15 @@ _OPTIONS: dict[str, Any] = dict(error_model="python", boundscheck=True)
 
 @functools.lru_cache(maxsize=None)
 def _compiler_fingerprint() -> str:
-    """What else the machine code depends on: the options, this module and the runtime's overloads."""
-    from . import numba_runtime
+    """What else the machine code depends on: the options, this module, the runtime's overloads and
+    the files declaring the templates' compiled versions (``rules.compiled``: edited in a checkout,
+    their machine code on disk must not be taken for the new one's)."""
+    from . import numba_runtime, rules
     digest = hashlib.sha256(repr(sorted(_OPTIONS.items())).encode())
-    for module in (numba_runtime, __import__(__name__, fromlist=["_"])):
-        with open(module.__file__ or "", "rb") as source:
+    files = [numba_runtime.__file__ or "", __file__]
+    files += sorted({factory.__code__.co_filename for factory in rules.compiled_versions().values()})
+    for name in files:
+        with open(name, "rb") as source:
             digest.update(source.read())
     return digest.hexdigest()
 

@@ -396,6 +396,23 @@ def test_a_changed_function_or_global_gets_code_of_its_own(tmp_path, monkeypatch
     assert s2s_ad.grad(second.f, backend="numba")(1.5) == pytest.approx(9.0)
 
 
+
+def test_the_disk_cache_key_covers_the_templates_compiled_versions(tmp_path, monkeypatch):
+    # A template's compiled version edited in a checkout must not find the old machine code on disk.
+    from s2s_ad import numba_target, rules
+    fingerprint = numba_target._compiler_fingerprint.__wrapped__
+    before = fingerprint()
+    declaring = tmp_path / "declares_a_compiled_version.py"
+    declaring.write_text("def factory(types):\n    return None\n")
+    namespace: dict = {}
+    exec(compile(declaring.read_text(), str(declaring), "exec"), namespace)
+    versions = {**rules.compiled_versions(), object(): namespace["factory"]}
+    monkeypatch.setattr(rules, "compiled_versions", lambda: versions)
+    with_it = fingerprint()
+    assert with_it != before
+    declaring.write_text("def factory(types):\n    return None  # edited\n")
+    assert fingerprint() != with_it
+
 # -- the corpus of the suite's functions -----------------------------------------------------------
 
 CORPUS = ["aliasing_functions", "call_functions", "control_flow_functions", "data_functions",
