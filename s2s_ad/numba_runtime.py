@@ -95,7 +95,6 @@ def _register():
     overload(runtime.getitem_grad)(_getitem_grad)
     overload(runtime.stored_part)(_stored_part)
     overload(runtime.list_append)(_list_append)
-    overload(operator.getitem)(_range_slice)
     overload(runtime.checkpoint_stride)(_checkpoint_stride)
     overload(runtime.check_number_update)(_check_number_update)
     overload(runtime.item)(_item)
@@ -207,16 +206,6 @@ def _list_append(items, item):
             out.append(item)
             return out
         return appended
-    return None
-
-
-def _range_slice(steps, index):
-    # a range sliced, as Python slices it: another range (a loop's first trips: steps[:trips])
-    if isinstance(steps, types.RangeType) and isinstance(index, types.SliceType):
-        def sliced(steps, index):
-            start, stop, step = index.indices(len(steps))
-            return range(steps.start + start * steps.step, steps.start + stop * steps.step, steps.step * step)
-        return sliced
     return None
 
 
