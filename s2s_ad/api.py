@@ -594,7 +594,7 @@ class GradientFunction:
             built = self._specialise(args, self._target.argument_kinds(self.fn, args))
             gradient = self._target.handed_out(_run(_compiled(built.function), args), args)
             if self._check:
-                self._self_check(args, None, gradient if self._several else (gradient,))
+                _self_check(self, args, None, gradient if self._several else (gradient,))
             return (self.inner(*args), gradient) if self._with_value else gradient
         entry, kinds, target = self._typed_entry(args, types)
         if entry is None:
@@ -631,38 +631,10 @@ class GradientFunction:
             warnings.warn(SelfCheckSkipped(f"the self-check of {self!r} compares with forward mode on NumPy arrays: "
                                            "skipped for arrays of another library"), stacklevel=4)
         elif self._check:
-            self._self_check(args, value, gradient if self._several and not self._wrap_single else (gradient,))
+            _self_check(self, args, value, gradient if self._several and not self._wrap_single else (gradient,))
         if self._wrap_single:
             gradient = (gradient,)
         return (value, gradient) if self._with_value else gradient
-
-    def _self_check(self, args: tuple, value: Any, gradients: tuple) -> None:
-        """The dot-product test of this call's gradients (one per ``wrt``) against forward mode."""
-        code = getattr(self.fn, "__code__", None)
-        where = f" ({place(code.co_filename, code.co_firstlineno)})" if code is not None else ""
-        name = f"grad of {getattr(self.fn, '__qualname__', self.fn)}{where}"
-
-        draws = getattr(self._draws, "current", None) or Draws(self.owner, args)
-        self._draws.current = None
-
-        def forward(names: tuple, values: tuple, tangents: tuple) -> tuple:
-            try:
-                tangent_function = _tangent_function(self.fn, names, values)
-            except TransformError as exc:  # (a rule of the user's with an adjoint alone: no forward mode)
-                if self._check_asked:
-                    raise
-                raise NoForwardMode(name, exc) from None
-            draws.replay()  # the draws the reverse sweep saw
-            try:
-                return _run(tangent_function, values + tangents)
-            finally:
-                draws.finish()
-
-        try:
-            rng = self._rng if self._rng is not None else np.random.default_rng()  # (set wherever _check is)
-            dot_product_test(name, list(self._signature.parameters), args, self.wrt, gradients, value, forward, rng)
-        except NoForwardMode as skipped:  # S2S_AD_CHECK=1 checks what it can, and breaks no program that runs
-            warnings.warn(SelfCheckSkipped(str(skipped)), stacklevel=4)
 
     def _call_with_containers(self, args: tuple, kinds: tuple, target: Optional[Target] = None) -> Any:
         """A call with container arguments or ``has_aux``: leaves in, the gradient rebuilt with the
@@ -712,28 +684,60 @@ class GradientFunction:
 
     def html_for(self, *args: Any, **kwargs: Any) -> str:
         """The derivative explorer's page (explorer.py) for the code a call with these arguments runs."""
-        return self._page(self._target.argument_kinds(self.fn, self._bind(args, kwargs)))
+        return _page(self, self._target.argument_kinds(self.fn, self._bind(args, kwargs)))
 
     def _repr_html_(self) -> str:
         """A notebook's display: the explorer's page for the code the last call ran (before any call,
         for arguments of unknown kinds); for a function s2s_ad refuses, why."""
         try:
-            return self._page(self._last_kinds or (UNKNOWN,) * len(self._signature.parameters))
+            return _page(self, self._last_kinds or (UNKNOWN,) * len(self._signature.parameters))
         except TransformError as exc:
             return f"<pre>{html.escape(f'{self!r}: {exc}')}</pre>"
 
-    def _page(self, kinds: tuple) -> str:
-        first, by = self, []
-        while first.inner is not None:
-            by.append(first.wrt)
-            first = first.inner
-        by.append(first.wrt)
-        entry = self._adjoint(kinds).function if self.inner is None else self.function_for(kinds).function
-        title = " ".join(f"∂/∂{','.join(w)}" for w in by) + f" {getattr(first.fn, '__name__', first.fn)}"
-        return explorer.page_for(first.fn, [entry], first.wrt, kinds, title)
-
     def __repr__(self) -> str:
         return f"<gradient of {getattr(self.fn, '__qualname__', self.fn)!s} with respect to {', '.join(self.wrt)}>"
+
+
+def _self_check(gradient: GradientFunction, args: tuple, value: Any, gradients: tuple) -> None:
+    """The dot-product test of a call's gradients (one per ``wrt``) against forward mode (the
+    gradient-check of ``S2S_AD_CHECK=1`` or ``check=True``)."""
+    code = getattr(gradient.fn, "__code__", None)
+    where = f" ({place(code.co_filename, code.co_firstlineno)})" if code is not None else ""
+    name = f"grad of {getattr(gradient.fn, '__qualname__', gradient.fn)}{where}"
+
+    draws = getattr(gradient._draws, "current", None) or Draws(gradient.owner, args)
+    gradient._draws.current = None
+
+    def forward(names: tuple, values: tuple, tangents: tuple) -> tuple:
+        try:
+            tangent_function = _tangent_function(gradient.fn, names, values)
+        except TransformError as exc:  # (a rule of the user's with an adjoint alone: no forward mode)
+            if gradient._check_asked:
+                raise
+            raise NoForwardMode(name, exc) from None
+        draws.replay()  # the draws the reverse sweep saw
+        try:
+            return _run(tangent_function, values + tangents)
+        finally:
+            draws.finish()
+
+    try:
+        rng = gradient._rng if gradient._rng is not None else np.random.default_rng()  # (set wherever _check is)
+        dot_product_test(name, list(gradient._signature.parameters), args, gradient.wrt, gradients, value, forward, rng)
+    except NoForwardMode as skipped:  # S2S_AD_CHECK=1 checks what it can, and breaks no program that runs
+        warnings.warn(SelfCheckSkipped(str(skipped)), stacklevel=4)
+
+
+def _page(gradient: GradientFunction, kinds: tuple) -> str:
+    """The derivative explorer's page (explorer.py) for the code ``gradient`` runs for ``kinds``."""
+    first, by = gradient, []
+    while first.inner is not None:
+        by.append(first.wrt)
+        first = first.inner
+    by.append(first.wrt)
+    entry = gradient._adjoint(kinds).function if gradient.inner is None else gradient.function_for(kinds).function
+    title = " ".join(f"∂/∂{','.join(w)}" for w in by) + f" {getattr(first.fn, '__name__', first.fn)}"
+    return explorer.page_for(first.fn, [entry], first.wrt, kinds, title)
 
 
 def _named_by_its_module(obj: Any) -> bool:
