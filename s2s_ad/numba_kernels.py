@@ -18,7 +18,7 @@ def pairwise_sum() -> Any:
     from numba import njit
 
     @njit(cache=False)
-    def pairwise(flat, start, n):
+    def pairwise(flat: Any, start: int, n: int) -> float:
         if n < 8:
             total = 0.0
             for i in range(n):
@@ -57,7 +57,7 @@ def summed_line() -> Any:
     pairwise = pairwise_sum()
 
     @njit(cache=False)
-    def summed(flat, base, count, inner):
+    def summed(flat: Any, base: int, count: int, inner: int) -> float:
         if inner == 1:
             return pairwise(flat, base, count)
         total = 0.0
