@@ -1033,7 +1033,7 @@ def _reduction_compiler(types: Any, name: str) -> Callable[..., Any]:
         product = name == "prod"
         zero: Any = (1.0 if product else 0.0) if floats else \
             (np.uint64 if isinstance(a.dtype, types.Integer) and not a.dtype.signed else np.int64)(product)
-        return _fold_over_axis(kernels, register_jitable, to_fixed_tuple, floats and not product, product, zero,
+        return _fold_over_axis(kernels, register_jitable, floats and not product, product, zero,
                                name == "mean", keep, rank)
     return typing
 
@@ -1058,19 +1058,37 @@ def _shaper(register_jitable: Any, to_fixed_tuple: Any, keep: bool, rank: int) -
     return register_jitable(shaped)
 
 
+def _line_shaper(register_jitable: Any, keep: bool, rank: int) -> Any:
+    """``shaped(values, a, position)``: a reduction over the one axis ``position`` given the result's shape
+    (a number for rank 0): ``a``'s shape, that axis removed (kept as 1 with ``keep``)."""
+    from numba.cpython.unsafe.tuple import tuple_setitem
+    if rank == 0:
+        return register_jitable(lambda values, a, position: values[0])
+    if keep:
+        return register_jitable(lambda values, a, position: values.reshape(tuple_setitem(a.shape, position, 1)))
+
+    def shaped(values, a, position):
+        dims = a.shape[1:]  # (a tuple of the result's rank, its entries filled in below)
+        for i in range(position + 1, a.ndim):
+            dims = tuple_setitem(dims, i - 1, a.shape[i])
+        for i in range(position):
+            dims = tuple_setitem(dims, i, a.shape[i])
+        return values.reshape(dims)
+    return register_jitable(shaped)
+
+
 def _extreme_over_axes(kernels: Any, register_jitable: Any, to_fixed_tuple: Any, larger: bool, keep: bool,
                        rank: int, one: bool, given: bool) -> Any:
     """The compiled np.max (larger) or np.min: along lines where one axis is reduced (``given``: named by
     an int, or None of a rank-1 array; else by a 1-tuple), else over a mask."""
     shaped = _shaper(register_jitable, to_fixed_tuple, keep, rank)
+    shaped_line = _line_shaper(register_jitable, keep, rank)
     reduced_mask, one_axis, line, axes = kernels.reduced_mask, kernels.one_axis, kernels.extreme_line, \
         kernels.extreme_axes
 
     def along(a, axis=None, out=None, keepdims=False):
         position = one_axis(a.ndim, axis)
-        mask = np.zeros(a.ndim, np.bool_)
-        mask[position] = True
-        return shaped(line(a, position, larger), a, mask)
+        return shaped_line(line(a, position, larger), a, position)
 
     def along_named(a, axis=None, out=None, keepdims=False):
         mask = reduced_mask(a.ndim, axis)
@@ -1086,10 +1104,10 @@ def _extreme_over_axes(kernels: Any, register_jitable: Any, to_fixed_tuple: Any,
     return (along if given else along_named) if one else over
 
 
-def _fold_over_axis(kernels: Any, register_jitable: Any, to_fixed_tuple: Any, pairwise: bool, product: bool,
+def _fold_over_axis(kernels: Any, register_jitable: Any, pairwise: bool, product: bool,
                     zero: Any, average: bool, keep: bool, rank: int) -> Any:
     """The compiled np.sum, np.mean or np.prod over one axis of a C-contiguous array, in NumPy's order."""
-    shaped = _shaper(register_jitable, to_fixed_tuple, keep, rank)
+    shaped = _line_shaper(register_jitable, keep, rank)
     one_axis, floats, folded = kernels.one_axis, kernels.summed_floats, kernels.folded
 
     def folds(a, axis=None, out=None, keepdims=False):
@@ -1099,9 +1117,7 @@ def _fold_over_axis(kernels: Any, register_jitable: Any, to_fixed_tuple: Any, pa
             if a.shape[position] == 0:
                 raise ZeroDivisionError("mean of an empty slice")  # (run again as Python: NaN, warned)
             values = values / a.shape[position]
-        mask = np.zeros(a.ndim, np.bool_)
-        mask[position] = True
-        return shaped(values, a, mask)
+        return shaped(values, a, position)
     return folds
 
 

@@ -9,6 +9,7 @@ The helpers their adjoints call where a shape is known only at run time (``conca
 ``pad_grad``, ``take_grad``...) are defined here first, and their own rules are at the end."""
 from __future__ import annotations
 
+import functools
 from typing import Any, Literal
 
 import numpy as np
@@ -259,8 +260,9 @@ def _pad_width_compiles(types: Any, pad_width: Any) -> bool:
         isinstance(pad_width.dtype.dtype, types.Integer) and len(pad_width.dtype) in (1, 2)
 
 
+@functools.cache
 def _pad_helpers() -> Any:
-    """(widths, padded): compiled functions (Numba imported) shared by np.pad's and pad_grad's versions."""
+    """``widths``: a compiled function (Numba imported), built once, shared by np.pad's and pad_grad's versions."""
     from numba.extending import register_jitable
 
     @register_jitable
