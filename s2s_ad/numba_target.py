@@ -243,10 +243,10 @@ _OPTIONS: dict[str, Any] = dict(error_model="python", boundscheck=True)
 def _compiler_fingerprint() -> str:
     """What else the machine code depends on: the options, this module, the runtime's overloads and
     the files declaring the templates' compiled versions (``rules.compiled``: edited in a checkout,
-    their machine code on disk must not be taken for the new one's)."""
-    from . import numba_runtime, rules
+    their machine code on disk must not be taken for the new one's) and the kernels they share."""
+    from . import numba_kernels, numba_runtime, rules
     digest = hashlib.sha256(repr(sorted(_OPTIONS.items())).encode())
-    files = [numba_runtime.__file__ or "", __file__]
+    files = [numba_runtime.__file__ or "", numba_kernels.__file__ or "", __file__]
     files += sorted({factory.__code__.co_filename for factory in rules.compiled_versions().values()})
     for name in files:
         with open(name, "rb") as source:

@@ -7,11 +7,14 @@ The helpers their adjoints call (``broadcast_reduced``, ``expand_reduced``, ``cu
 ``quantile_scatter``...) are defined here first, and their own rules are at the end."""
 from __future__ import annotations
 
+import functools
+from types import SimpleNamespace
 from typing import Any, Callable
 
 import numpy as np
 
 from s2s_ad.rules import adjoint, compiled, declare, fresh_arrays, nondifferentiable, tangent
+from s2s_ad.numba_kernels import summed_line
 from s2s_ad.runtime import unbroadcast
 
 
@@ -882,14 +885,17 @@ def _reduced_count(types: Any, ndim: int, axis: Any, tuples: bool) -> Any:
     return None
 
 
-def _reduction_compiler(types: Any, name: str) -> Callable[..., Any]:
-    """The typing function (``rules.compiled``) of np.<name>(a, axis=, keepdims=) for the calls Numba lacks."""
-    from numba import njit
+@functools.cache
+def _reduction_kernels() -> Any:
+    """The compiled pieces of every reduction's compiled version, built once per process (Numba imported):
+    each typing specialisation calls these rather than compiling its own copies, and is given only the
+    path its argument types take (one axis, or several; a sum of floats, or a product, or integers)."""
     from numba.extending import register_jitable
-    from numba.np.unsafe.ndarray import to_fixed_tuple
+    summed = summed_line()
 
     @register_jitable
     def reduced_mask(ndim, axis):
+        """Which axes an int or a tuple of ints names (None: all of them)."""
         mask = np.zeros(ndim, np.bool_)
         if axis is None:
             mask[:] = True
@@ -904,115 +910,89 @@ def _reduction_compiler(types: Any, name: str) -> Callable[..., Any]:
         return mask
 
     @register_jitable
-    def shapes(a, mask):
-        """(the result's shape with the reduced axes kept as 1, the element count reduced)."""
-        kept = np.empty(a.ndim, np.intp)
-        count = 1
-        for j in range(a.ndim):
-            kept[j] = 1 if mask[j] else a.shape[j]
-            count *= a.shape[j] if mask[j] else 1
-        return kept, count
+    def one_axis(ndim, axis):
+        """The one axis an int names (an array of rank 1: axis None names its only axis)."""
+        if axis is None:
+            return 0
+        if axis < -ndim or axis >= ndim:
+            raise ValueError("axis out of bounds")  # (run again as Python: NumPy's AxisError)
+        return axis + ndim if axis < 0 else axis
 
     @register_jitable
-    def around(a, mask):
-        """(the element count before the one reduced axis, after it)."""
-        position = 0
-        for j in range(a.ndim):
-            if mask[j]:
-                position = j
+    def around(a, position):
+        """(the element count before the axis, along it, after it)."""
         outer = 1
         for j in range(position):
             outer *= a.shape[j]
         inner = 1
         for j in range(position + 1, a.ndim):
             inner *= a.shape[j]
-        return outer, inner
-
-    @njit  # (not register_jitable: it calls itself)
-    def pairwise(flat, start, n):
-        """numpy's pairwise_sum of flat[start:start + n] (its numbers exactly)."""
-        if n < 8:
-            total = 0.0
-            for i in range(n):
-                total += flat[start + i]
-            return total
-        if n <= 128:
-            r0, r1, r2, r3 = flat[start], flat[start + 1], flat[start + 2], flat[start + 3]
-            r4, r5, r6, r7 = flat[start + 4], flat[start + 5], flat[start + 6], flat[start + 7]
-            i = 8
-            while i < n - n % 8:
-                r0 += flat[start + i]
-                r1 += flat[start + i + 1]
-                r2 += flat[start + i + 2]
-                r3 += flat[start + i + 3]
-                r4 += flat[start + i + 4]
-                r5 += flat[start + i + 5]
-                r6 += flat[start + i + 6]
-                r7 += flat[start + i + 7]
-                i += 8
-            total = ((r0 + r1) + (r2 + r3)) + ((r4 + r5) + (r6 + r7))
-            while i < n:
-                total += flat[start + i]
-                i += 1
-            return total
-        half = n // 2
-        half -= half % 8
-        return pairwise(flat, start, half) + pairwise(flat, start + half, n - half)
+        return outer, a.shape[position], inner
 
     @register_jitable
-    def folded(a, axis, kind, zero):
-        """np.sum (kind 0: floats, pairwise where the axis is innermost; 2: integers) or np.prod (1)
-        over one axis, as a flat array, in NumPy's order; with the shape kept (the axis as 1)."""
-        mask = reduced_mask(a.ndim, axis)
-        kept, count = shapes(a, mask)
-        outer, inner = around(a, mask)
+    def summed_floats(a, position):
+        """np.sum of floats over one axis of a C-contiguous array, as a flat array, in NumPy's order."""
+        outer, count, inner = around(a, position)
+        flat = a.reshape(-1)
+        out = np.empty(outer * inner)
+        for p in range(outer):
+            for k in range(inner):
+                out[p * inner + k] = summed(flat, p * count * inner + k, count, inner)
+        return out
+
+    @register_jitable
+    def folded(a, position, product, zero):
+        """np.prod (product) or np.sum of integers over one axis, in order, as a flat array."""
+        outer, count, inner = around(a, position)
         flat = a.reshape(-1)
         out = np.full(outer * inner, zero)
         for p in range(outer):
             for k in range(inner):
                 base = p * count * inner + k
-                if kind == 0 and inner == 1:
-                    out[p] = pairwise(flat, base, count)
-                else:
-                    total = zero
-                    for i in range(count):
-                        if kind == 1:
-                            total *= flat[base + i * inner]
-                        else:
-                            total += flat[base + i * inner]
-                    out[p * inner + k] = total
-        return out, kept, count
+                total = zero
+                for i in range(count):
+                    if product:
+                        total *= flat[base + i * inner]
+                    else:
+                        total += flat[base + i * inner]
+                out[p * inner + k] = total
+        return out
 
     @register_jitable
-    def extreme(a, axis, larger):
-        """np.max (larger) or np.min over the axes, as a flat array (NaN wins, as in NumPy); with the
-        shape kept (the axes as 1)."""
-        mask = reduced_mask(a.ndim, axis)
-        kept, count = shapes(a, mask)
+    def extreme_line(a, position, larger):
+        """np.max (larger) or np.min over one axis, as a flat array (NaN wins, as in NumPy; any order)."""
+        outer, count, inner = around(a, position)
         if count == 0:
             raise ValueError("zero-size array to reduction operation which has no identity")
-        if mask.sum() == 1:  # one axis: along lines of the contiguous array (what order: any)
-            outer, inner = around(a, mask)
-            flat = np.ascontiguousarray(a).reshape(-1)
-            lines = np.empty(outer * inner, a.dtype)
-            for p in range(outer):
-                for k in range(inner):
-                    base = p * count * inner + k
-                    best = flat[base]
-                    for i in range(1, count):
-                        value = flat[base + i * inner]
-                        if best != best:
-                            break
-                        if value != value or (value > best if larger else value < best):
-                            best = value
-                    lines[p * inner + k] = best
-            return lines, kept
+        flat = np.ascontiguousarray(a).reshape(-1)
+        lines = np.empty(outer * inner, a.dtype)
+        for p in range(outer):
+            for k in range(inner):
+                base = p * count * inner + k
+                best = flat[base]
+                for i in range(1, count):
+                    value = flat[base + i * inner]
+                    if best != best:
+                        break
+                    if value != value or (value > best if larger else value < best):
+                        best = value
+                lines[p * inner + k] = best
+        return lines
+
+    @register_jitable
+    def extreme_axes(a, mask, larger):
+        """np.max (larger) or np.min over the axes ``mask`` names, as a flat array (NaN wins)."""
+        count = 1
+        for j in range(a.ndim):
+            count *= a.shape[j] if mask[j] else 1
+        if count == 0:
+            raise ValueError("zero-size array to reduction operation which has no identity")
         out = np.empty(a.size // count, a.dtype)
         seen = np.zeros(out.size, np.bool_)
         for index in np.ndindex(a.shape):
             offset = 0
             for j in range(a.ndim):
-                offset = offset * kept[j] + (0 if mask[j] else index[j])
+                offset = offset * (1 if mask[j] else a.shape[j]) + (0 if mask[j] else index[j])
             value = a[index]
             if not seen[offset]:
                 out[offset] = value
@@ -1020,7 +1000,17 @@ def _reduction_compiler(types: Any, name: str) -> Callable[..., Any]:
             elif out[offset] == out[offset]:  # (not NaN yet)
                 if value != value or (value > out[offset] if larger else value < out[offset]):
                     out[offset] = value
-        return out, kept
+        return out
+
+    return SimpleNamespace(reduced_mask=reduced_mask, one_axis=one_axis, summed_floats=summed_floats, folded=folded,
+                           extreme_line=extreme_line, extreme_axes=extreme_axes)
+
+
+def _reduction_compiler(types: Any, name: str) -> Callable[..., Any]:
+    """The typing function (``rules.compiled``) of np.<name>(a, axis=, keepdims=) for the calls Numba lacks."""
+    from numba.extending import register_jitable
+    from numba.np.unsafe.ndarray import to_fixed_tuple
+    kernels = _reduction_kernels()
 
     def typing(a, axis=None, out=None, keepdims=False):
         if not isinstance(a, types.Array) or not _is_none(types, out) or a.ndim == 0:
@@ -1037,45 +1027,98 @@ def _reduction_compiler(types: Any, name: str) -> Callable[..., Any]:
         if not (floats or integers) or name == "mean" and not floats:
             return None
         rank = a.ndim if keep else a.ndim - removed
-        shaped = _reshaper(register_jitable, to_fixed_tuple, reduced_mask, keep, rank)
         if name in ("max", "min"):
-            larger = name == "max"
-
-            def spread(a, axis=None, out=None, keepdims=False):
-                values, kept = extreme(a, axis, larger)
-                return shaped(values, kept, a, axis)
-            return spread
-        kind = 1 if name == "prod" else 0 if floats else 2
-        zero: Any = (1.0 if kind == 1 else 0.0) if floats else \
-            (np.uint64 if isinstance(a.dtype, types.Integer) and not a.dtype.signed else np.int64)(kind == 1)
-        average = name == "mean"
-
-        def folds(a, axis=None, out=None, keepdims=False):
-            values, kept, count = folded(a, axis, kind, zero)
-            if average:
-                if count == 0:
-                    raise ZeroDivisionError("mean of an empty slice")  # (run again as Python: NaN, warned)
-                values = values / count
-            return shaped(values, kept, a, axis)
-        return folds
+            return _extreme_over_axes(kernels, register_jitable, to_fixed_tuple, name == "max", keep, rank,
+                                      one=removed == 1, given=isinstance(axis, types.Integer) or _is_none(types, axis))
+        product = name == "prod"
+        zero: Any = (1.0 if product else 0.0) if floats else \
+            (np.uint64 if isinstance(a.dtype, types.Integer) and not a.dtype.signed else np.int64)(product)
+        return _fold_over_axis(kernels, register_jitable, floats and not product, product, zero,
+                               name == "mean", keep, rank)
     return typing
 
 
-def _reshaper(register_jitable: Any, to_fixed_tuple: Any, reduced_mask: Any, keep: bool, rank: int) -> Any:
-    """A compiled function giving a reduction's flat values the result's shape (a number for rank 0)."""
+def _shaper(register_jitable: Any, to_fixed_tuple: Any, keep: bool, rank: int) -> Any:
+    """A compiled function giving a reduction's flat values the result's shape (a number for rank 0):
+    ``shaped(values, a, mask)``, the axes ``mask`` names removed (kept as 1 with ``keep``)."""
     if rank == 0:
-        return register_jitable(lambda values, kept, a, axis: values[0])
+        return register_jitable(lambda values, a, mask: values[0])
 
-    def shaped(values, kept, a, axis):
-        mask = reduced_mask(a.ndim, axis)
+    def shaped(values, a, mask):
         dims = np.empty(rank, np.intp)
         j = 0
         for i in range(a.ndim):
-            if keep or not mask[i]:
-                dims[j] = kept[i]
+            if not mask[i]:
+                dims[j] = a.shape[i]
+                j += 1
+            elif keep:
+                dims[j] = 1
                 j += 1
         return values.reshape(to_fixed_tuple(dims, rank))
     return register_jitable(shaped)
+
+
+def _line_shaper(register_jitable: Any, keep: bool, rank: int) -> Any:
+    """``shaped(values, a, position)``: a reduction over the one axis ``position`` given the result's shape
+    (a number for rank 0): ``a``'s shape, that axis removed (kept as 1 with ``keep``)."""
+    from numba.cpython.unsafe.tuple import tuple_setitem
+    if rank == 0:
+        return register_jitable(lambda values, a, position: values[0])
+    if keep:
+        return register_jitable(lambda values, a, position: values.reshape(tuple_setitem(a.shape, position, 1)))
+
+    def shaped(values, a, position):
+        dims = a.shape[1:]  # (a tuple of the result's rank, its entries filled in below)
+        for i in range(position + 1, a.ndim):
+            dims = tuple_setitem(dims, i - 1, a.shape[i])
+        for i in range(position):
+            dims = tuple_setitem(dims, i, a.shape[i])
+        return values.reshape(dims)
+    return register_jitable(shaped)
+
+
+def _extreme_over_axes(kernels: Any, register_jitable: Any, to_fixed_tuple: Any, larger: bool, keep: bool,
+                       rank: int, one: bool, given: bool) -> Any:
+    """The compiled np.max (larger) or np.min: along lines where one axis is reduced (``given``: named by
+    an int, or None of a rank-1 array; else by a 1-tuple), else over a mask."""
+    shaped = _shaper(register_jitable, to_fixed_tuple, keep, rank)
+    shaped_line = _line_shaper(register_jitable, keep, rank)
+    reduced_mask, one_axis, line, axes = kernels.reduced_mask, kernels.one_axis, kernels.extreme_line, \
+        kernels.extreme_axes
+
+    def along(a, axis=None, out=None, keepdims=False):
+        position = one_axis(a.ndim, axis)
+        return shaped_line(line(a, position, larger), a, position)
+
+    def along_named(a, axis=None, out=None, keepdims=False):
+        mask = reduced_mask(a.ndim, axis)
+        position = 0
+        for j in range(a.ndim):
+            if mask[j]:
+                position = j
+        return shaped(line(a, position, larger), a, mask)
+
+    def over(a, axis=None, out=None, keepdims=False):
+        mask = reduced_mask(a.ndim, axis)
+        return shaped(axes(a, mask, larger), a, mask)
+    return (along if given else along_named) if one else over
+
+
+def _fold_over_axis(kernels: Any, register_jitable: Any, pairwise: bool, product: bool,
+                    zero: Any, average: bool, keep: bool, rank: int) -> Any:
+    """The compiled np.sum, np.mean or np.prod over one axis of a C-contiguous array, in NumPy's order."""
+    shaped = _line_shaper(register_jitable, keep, rank)
+    one_axis, floats, folded = kernels.one_axis, kernels.summed_floats, kernels.folded
+
+    def folds(a, axis=None, out=None, keepdims=False):
+        position = one_axis(a.ndim, axis)
+        values = floats(a, position) if pairwise else folded(a, position, product, zero)
+        if average:
+            if a.shape[position] == 0:
+                raise ZeroDivisionError("mean of an empty slice")  # (run again as Python: NaN, warned)
+            values = values / a.shape[position]
+        return shaped(values, a, position)
+    return folds
 
 
 def _compiled_reduction(name: str) -> Callable[[Any], Callable[..., Any]]:

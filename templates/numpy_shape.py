@@ -9,11 +9,13 @@ The helpers their adjoints call where a shape is known only at run time (``conca
 ``pad_grad``, ``take_grad``...) are defined here first, and their own rules are at the end."""
 from __future__ import annotations
 
+import functools
 from typing import Any, Literal
 
 import numpy as np
 
 from s2s_ad.kinds import same_dims, same_rank_dims
+from s2s_ad.numba_kernels import summed_line
 from s2s_ad.rules import adjoint, compiled, declare, fresh_arrays, method_alias, tangent
 from s2s_ad.runtime import unbroadcast
 
@@ -258,8 +260,9 @@ def _pad_width_compiles(types: Any, pad_width: Any) -> bool:
         isinstance(pad_width.dtype.dtype, types.Integer) and len(pad_width.dtype) in (1, 2)
 
 
+@functools.cache
 def _pad_helpers() -> Any:
-    """(widths, padded): compiled functions (Numba imported) shared by np.pad's and pad_grad's versions."""
+    """``widths``: a compiled function (Numba imported), built once, shared by np.pad's and pad_grad's versions."""
     from numba.extending import register_jitable
 
     @register_jitable
@@ -324,6 +327,7 @@ def _(types):
     """pad_grad for "constant" and "edge": each axis undone in reverse, a border's sum (np.sum's order: a
     C-contiguous copy summed along the axis) added to the element it copies, as ``_sliced_pad_grad``."""
     widths = _pad_helpers()
+    summed = summed_line()
 
     def typing(grad, array, pad_width, mode="constant", stat_length=None, reflect_type="even"):
         kind = _static_mode(types, mode)
@@ -346,7 +350,7 @@ def _(types):
                 return np.zeros(array.shape)
             result = np.ascontiguousarray(grad).reshape(-1)
             dims = np.array(grad.shape)
-            for axis in range(ndim - 1, -1, -1):
+            for axis in range(ndim - 1, -1, -1):  # (flat loops: slices and broadcasting compile slowly)
                 before, after, n = sides[axis, 0], sides[axis, 1], array.shape[axis]
                 if before == 0 and after == 0:
                     continue
@@ -356,15 +360,22 @@ def _(types):
                 inner = 1
                 for j in range(axis + 1, ndim):
                     inner *= dims[j]
-                lines = result.reshape((outer, dims[axis], inner))
-                middle = lines[:, before:before + n, :].copy()
-                if edge and before:
-                    border = np.ascontiguousarray(lines[:, 0:before, :])
-                    middle[:, 0:1, :] += np.sum(border, axis=1, keepdims=True)
-                if edge and after:
-                    border = np.ascontiguousarray(lines[:, before + n:before + n + after, :])
-                    middle[:, n - 1:n, :] += np.sum(border, axis=1, keepdims=True)
-                result = middle.reshape(-1)
+                full = dims[axis]
+                middle = np.empty(outer * n * inner)
+                for p in range(outer):
+                    for i in range(n):
+                        source = (p * full + before + i) * inner
+                        target = (p * n + i) * inner
+                        for k in range(inner):
+                            middle[target + k] = result[source + k]
+                    if edge:
+                        for k in range(inner):
+                            if before:
+                                middle[p * n * inner + k] += summed(result, p * full * inner + k, before, inner)
+                            if after:
+                                middle[(p * n + n - 1) * inner + k] += \
+                                    summed(result, (p * full + before + n) * inner + k, after, inner)
+                result = middle
                 dims[axis] = n
             return result.reshape(array.shape)
         return undone

@@ -413,6 +413,17 @@ def test_the_disk_cache_key_covers_the_templates_compiled_versions(tmp_path, mon
     declaring.write_text("def factory(types):\n    return None  # edited\n")
     assert fingerprint() != with_it
 
+
+def test_the_disk_cache_key_covers_the_kernels_the_compiled_versions_share(tmp_path, monkeypatch):
+    # The compiled versions call s2s_ad/numba_kernels' functions: an edit there must miss the old machine code.
+    from s2s_ad import numba_kernels, numba_target
+    fingerprint = numba_target._compiler_fingerprint.__wrapped__
+    before = fingerprint()
+    kernels = tmp_path / "numba_kernels.py"
+    kernels.write_text(open(numba_kernels.__file__).read() + "# edited\n")
+    monkeypatch.setattr(numba_kernels, "__file__", str(kernels))
+    assert fingerprint() != before
+
 # -- the corpus of the suite's functions -----------------------------------------------------------
 
 CORPUS = ["aliasing_functions", "call_functions", "control_flow_functions", "data_functions",

@@ -1,0 +1,67 @@
+"""Compiled kernels shared by the templates' compiled versions (``rules.compiled``, backend="numba").
+
+Input: nothing at import (Numba is imported only when a kernel is first asked for).  Output: functions
+compiled once per process and called by every typing specialisation that needs them, so that each
+overload does not compile (and LLVM optimise) its own inlined copy.  The numbers are NumPy's, bit for
+bit: ``summed_line`` adds as NumPy's float reductions do (pairwise along a contiguous line, as
+numpy's ``pairwise_sum``, from 0.0; in order along a strided one).
+"""
+from __future__ import annotations
+
+import functools
+from typing import Any
+
+
+@functools.cache
+def pairwise_sum() -> Any:
+    """numpy's pairwise_sum of ``flat[start:start + n]``, compiled (njit: it calls itself)."""
+    from numba import njit
+
+    @njit(cache=False)
+    def pairwise(flat: Any, start: int, n: int) -> float:
+        if n < 8:
+            total = 0.0
+            for i in range(n):
+                total += flat[start + i]
+            return total
+        if n <= 128:
+            r0, r1, r2, r3 = flat[start], flat[start + 1], flat[start + 2], flat[start + 3]
+            r4, r5, r6, r7 = flat[start + 4], flat[start + 5], flat[start + 6], flat[start + 7]
+            i = 8
+            while i < n - n % 8:
+                r0 += flat[start + i]
+                r1 += flat[start + i + 1]
+                r2 += flat[start + i + 2]
+                r3 += flat[start + i + 3]
+                r4 += flat[start + i + 4]
+                r5 += flat[start + i + 5]
+                r6 += flat[start + i + 6]
+                r7 += flat[start + i + 7]
+                i += 8
+            total = ((r0 + r1) + (r2 + r3)) + ((r4 + r5) + (r6 + r7))
+            while i < n:
+                total += flat[start + i]
+                i += 1
+            return total
+        half = n // 2
+        half -= half % 8
+        return pairwise(flat, start, half) + pairwise(flat, start + half, n - half)
+    return pairwise
+
+
+@functools.cache
+def summed_line() -> Any:
+    """``summed(flat, base, count, inner)``: the float sum of ``flat[base + i * inner]`` for i < count,
+    as np.sum over that axis of a C-contiguous array adds it (pairwise where ``inner`` is 1)."""
+    from numba import njit
+    pairwise = pairwise_sum()
+
+    @njit(cache=False)
+    def summed(flat: Any, base: int, count: int, inner: int) -> float:
+        if inner == 1:
+            return pairwise(flat, base, count)
+        total = 0.0
+        for i in range(count):
+            total += flat[base + i * inner]
+        return total
+    return summed
