@@ -312,7 +312,8 @@ def test_exported_code_computes_float32_arrays_in_float64_under_any_numpy():
     text = exported(ef.arrays, ("x",), (x, w))
     assert "np.full(" in text and "np.asarray(d_" not in text
     in_process = s2s_ad.grad(ef.arrays, wrt="x")(x, w)
-    assert "np.asarray(d_" in s2s_ad.grad(ef.arrays, wrt="x").source_for(x, w)  # (folded in process)
+    from s2s_ad.fills import ZERO_D_TYPED  # (in process the spread is folded on NumPy 2 alone)
+    assert ("np.asarray(d_" in s2s_ad.grad(ef.arrays, wrt="x").source_for(x, w)) == ZERO_D_TYPED
     namespace: dict = {}
     exec(compile(text, "exported", "exec"), namespace)
     exported_gradient = namespace["grad_arrays"](x, w)
