@@ -18,6 +18,7 @@ something within one run (a loaded machine moves every figure together).
 """
 from __future__ import annotations
 
+import inspect
 import sys
 import timeit
 from typing import Any, Callable
@@ -45,6 +46,13 @@ def _built_functions(gradient: Any) -> list[Callable]:
     return [built.function for built in gradient._by_kinds.values()]
 
 
+def _with_defaults(function: Callable, args: tuple) -> tuple:
+    """``args`` with the defaults of the parameters they leave out, in order."""
+    bound = inspect.signature(function).bind(*args)
+    bound.apply_defaults()
+    return tuple(bound.arguments.values())
+
+
 def layers(name: str, number: int) -> dict[str, float]:
     """The figures of one workload (see the module docstring)."""
     import s2s_ad
@@ -52,8 +60,9 @@ def layers(name: str, number: int) -> dict[str, float]:
     args = case.make_args(False)
     gradient = s2s_ad.grad(case.function, wrt=case.wrt)
     gradient(*args)
+    full = _with_defaults(case.function, args)  # the generated code takes every parameter
     functions: dict[str, tuple[Callable, tuple]] = {
-        "hand": (case.hand_gradient, args), "generated": (_built_functions(gradient)[0], args),
+        "hand": (case.hand_gradient, args), "generated": (_built_functions(gradient)[0], full),
         "grad": (gradient, args)}
     try:
         import numba
@@ -65,8 +74,8 @@ def layers(name: str, number: int) -> dict[str, float]:
     compiled = s2s_ad.grad(case.function, wrt=case.wrt, backend="numba")
     compiled(*args)
     run = _built_functions(compiled)[0]
-    functions.update({"hand-numba": (hand, args), "dispatcher": (getattr(run, "compiled"), args),
-                      "run": (run, args), "grad-numba": (compiled, args)})
+    functions.update({"hand-numba": (hand, args), "dispatcher": (getattr(run, "compiled"), full),
+                      "run": (run, full), "grad-numba": (compiled, args)})
     return _interleaved(functions, number)
 
 

@@ -243,6 +243,69 @@ def returns_shared(fn: ir.Function) -> bool:
     return any(sharing.operands(value) & set(fn.params) for value in returned)
 
 
+def fresh_returns(fn: ir.Function) -> bool:
+    """True if every array the generated function ``fn`` returns is surely a new object of its own:
+    each name in its returned displays (``return out, (d_x, d_y)``) is bound, everywhere it is bound,
+    to a constant, to a call making a new object (``new_object``, a user's function counted as
+    sharing) or to another such name; and no two of them may share memory (``SharingClasses``).
+    Then the caller need not compare the gradients with the arguments before handing them out.
+
+    Anything else (a parameter, a value popped from the tape, an unpacked item, a loop index, an
+    expression) makes the answer False: the caller compares at run time, as without this."""
+    bindings: dict[str, list[ir.Stmt]] = {}
+    for stmt in ir.walk(fn.body):
+        for target in ir.targets_of(stmt):
+            bindings.setdefault(target, []).append(stmt)
+    returned = _returned_names(fn)
+    if returned is None:
+        return False
+    proven: dict[str, bool] = {}
+
+    def fresh(name: str) -> bool:
+        if name not in proven:
+            proven[name] = True  # assumed while its bindings are looked at: a cycle of copies adds nothing
+            proven[name] = name not in fn.params and bool(bindings.get(name)) and all(
+                _fresh_binding(stmt, fresh) for stmt in bindings[name])
+        return proven[name]
+
+    if not all(fresh(name) for name in returned):
+        return False
+    classes = SharingClasses(fn.body)
+    roots = [classes.find(name) for name in returned]
+    return len(set(roots)) == len(roots)
+
+
+def _returned_names(fn: ir.Function) -> Optional[list[str]]:
+    """The names the function's returns hand out, inside (nested) tuple displays; None if one returns
+    anything else (an expression, a list display)."""
+    names: list[str] = []
+
+    def leaves(expr: ir.Expr) -> bool:
+        if isinstance(expr, ir.Var):
+            names.append(expr.name)
+            return True
+        if isinstance(expr, ir.Const):
+            return True
+        return isinstance(expr, ir.Display) and expr.kind == "tuple" and all(leaves(e) for e in expr.items)
+
+    returns = [s for s in ir.walk(fn.body) if isinstance(s, ir.Return)]
+    if not returns or not all(leaves(s.value) for s in returns):
+        return None
+    return names
+
+
+def _fresh_binding(stmt: ir.Stmt, fresh: Callable[[str], bool]) -> bool:
+    """``stmt`` binds its target to a constant, a new object or a name ``fresh`` proves new."""
+    if not isinstance(stmt, ir.Assign):
+        return False  # an unpacked item, a popped record, a loop index
+    value = stmt.value
+    if isinstance(value, ir.Const):
+        return True
+    if isinstance(value, ir.Var):
+        return fresh(value.name)
+    return isinstance(value, ir.Call) and new_object(value, lambda _: True)
+
+
 def _shape_only(fn: Any) -> tuple[int, ...]:
     """The positions of the arguments a generated call reads for their shape (and dtype) only, declared
     ``shape_only=`` in templates/ (runtime.unbroadcast): a write into such an array since changes neither."""

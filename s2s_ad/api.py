@@ -610,7 +610,7 @@ class GradientFunction:
         primals = self._primals_of(args)
         like_primal = target.like
         gradient = tuple(map(like_primal, primals, gradient)) if len(self.wrt) > 1 else like_primal(primals, gradient)
-        if gradient.__class__ is not float and not target.alone(gradient):
+        if gradient.__class__ is not float and not _surely_fresh(function, gradient) and not target.alone(gradient):
             gradient = target.handed_out(gradient, args)
         return gradient if self._bare else self._finish(args, value, gradient, target is self._target)
 
@@ -747,6 +747,26 @@ def _named_by_its_module(obj: Any) -> bool:
     for part in (getattr(obj, "__qualname__", "") or "<none>").split("."):
         found = getattr(found, part, None)
     return found is obj
+
+
+def _surely_fresh(function: Callable, gradient: Any) -> bool:
+    """The gradient (an array or a tuple of values) needs no copy because the code that made it returns
+    only new objects of its own (``aliasing.fresh_returns``, proven on the generated code) and each
+    array is writable.  For the Numba target, whose arrays ``Target.alone`` cannot read (each is
+    based on a memory record of Numba's), this spares comparing them with every argument."""
+    if not getattr(function, "fresh_returns", False):
+        return False
+    if gradient.__class__ is tuple:
+        for value in gradient:  # (a loop, not all() of a generator: this is every call)
+            if value.__class__ is not float and not _writable_or_number(value):
+                return False
+        return True
+    return _writable_or_number(gradient)
+
+
+def _writable_or_number(value: Any) -> bool:
+    flags = getattr(value, "flags", None)
+    return bool(flags.writeable) if flags is not None else isinstance(value, (int, float, complex, np.generic))
 
 
 def _decorator_or_call(fn: Optional[Callable], wrt: Wrt, with_value: bool, has_aux: bool, check: bool,

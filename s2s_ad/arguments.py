@@ -127,6 +127,8 @@ def like(primal: Any, gradient: Any) -> Any:
     float ``x`` leaves a 0-d array)."""
     if gradient.__class__ is np.ndarray and primal.__class__ is np.ndarray and gradient.dtype == primal.dtype:
         return gradient  # the common case, kept cheap (what the tests below give it)
+    if gradient.__class__ is float and primal.__class__ is float:
+        return gradient  # (a number's: as cheap)
     if isinstance(primal, float) and isinstance(gradient, np.ndarray) and gradient.shape == ():
         return gradient[()] if gradient.dtype.kind == "f" else gradient
     if gradient is None or not isinstance(primal, (np.ndarray, np.generic)):

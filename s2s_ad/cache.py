@@ -91,6 +91,8 @@ def name_the_users_line(exc: BaseException) -> None:
 def compile_emitted(emitted: Emitted, origin: str) -> Callable:
     """The module's function, as its target runs it (``Target.finish``: a compiler's version of it)."""
     function = compile_module(emitted, origin)[emitted.name]
+    # (read by the API's hot path, before the target wraps the function: functools.wraps copies it)
+    setattr(function, "fresh_returns", emitted.fresh_returns)
     return emitted.namespace.target.finish(function, emitted)
 
 

@@ -26,6 +26,7 @@ from typing import Any, Callable, Optional
 import astor
 
 from . import ir, language
+from .aliasing import fresh_returns
 from .linetext import LineText, constant_hint, declared_operators
 from .target import NUMPY, Target
 
@@ -361,6 +362,8 @@ class Emitted:
     namespace: Namespace
     name: str
     origins: list = field(default_factory=list)  # per source line: the user's line it came from, or None
+    # Every array the (first) function returns is a new object of its own (aliasing.fresh_returns)
+    fresh_returns: bool = False
 
 
 def emit(fn: ir.Function, header: list[str], defaults: Optional[dict[str, str]] = None,
@@ -398,7 +401,8 @@ def emit_module(functions: list[tuple[ir.Function, Optional[dict[str, str]], Opt
         lines += printer.lines + [""]
         origins += printer.origins + [None]
     lines, origins = _one_per_line(lines[:-1], origins[:-1])
-    return Emitted("\n".join(lines) + "\n", builder.ns, functions[0][0].name, origins)
+    return Emitted("\n".join(lines) + "\n", builder.ns, functions[0][0].name, origins,
+                   fresh_returns(functions[0][0]))
 
 
 def _one_per_line(texts: list[str], origins: list[Optional[int]]) -> tuple[list[str], list[Optional[int]]]:

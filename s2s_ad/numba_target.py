@@ -178,6 +178,7 @@ def _compiled(function: Callable, emitted: Any) -> Callable:
         setattr(wrapper, "compiled", dispatcher)
         setattr(wrapper, "state", state)
     setattr(run, "checked", checked)
+    setattr(checked, "fresh_returns", getattr(function, "fresh_returns", False))  # (run has it: functools.wraps)
     return run
 
 

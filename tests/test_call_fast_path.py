@@ -263,3 +263,56 @@ def test_the_last_calls_test_serves_repeated_calls(backend):
     assert on_arrays._hit((np.arange(4.0), np.arange(4.0))) is False
     assert on_arrays._hit((a.astype(np.float32), b)) is False
     assert on_arrays._hit((a, 1.0)) is False
+
+
+def _entry_functions(gradient):
+    """The functions a gradient's calls so far run (each carries the generated code's facts)."""
+    return [built.function for built in gradient._by_kinds.values()]
+
+
+def passed_through(x, y):
+    return np.sum(x * y)
+
+
+@s2s_ad.adjoint(passed_through)
+def _(out, x, y, d_out):
+    d_x = y  # (a rule handing back an argument itself: wrong unless d_out is 1, as in the test below)
+    d_y = x
+
+
+def through_rule(x, y):
+    return passed_through(x, y)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_gradients_proven_new_are_handed_out_without_a_comparison(backend, monkeypatch):
+    """White-box: where the generated code returns only arrays it made (``aliasing.fresh_returns``),
+    the call hands them out without comparing them with the arguments (``handed_out`` is not called),
+    and they are independent all the same; where a rule's adjoint returns an argument, the fact is
+    not claimed and the comparison copies it."""
+    from s2s_ad import target as target_module
+    compared = []
+    real = target_module.NumPyTarget.handed_out
+
+    def spy(self, values, held, copy_all=False):
+        compared.append(values)
+        return real(self, values, held, copy_all)
+
+    monkeypatch.setattr(target_module.NumPyTarget, "handed_out", spy)
+    gradient = s2s_ad.grad(weighted, wrt=(0, 1), backend=backend)
+    a, b = np.arange(3.0), np.arange(3.0) + 5.0
+    for _ in range(3):
+        d_a, d_b = gradient(a, b)
+        np.testing.assert_allclose(d_a, b + 2 * a)
+        _independent((d_a, d_b), a, b)
+    assert all(getattr(f, "fresh_returns", None) is True for f in _entry_functions(gradient))
+    assert compared == []
+
+    gradient = s2s_ad.grad(through_rule, wrt=(0, 1), backend=backend)
+    for _ in range(3):
+        d_x, d_y = gradient(a, b)
+        np.testing.assert_array_equal(d_x, b)
+        np.testing.assert_array_equal(d_y, a)
+        _independent((d_x, d_y), a, b)
+    assert all(getattr(f, "fresh_returns", None) is False for f in _entry_functions(gradient))
+    assert len(compared) == 3
