@@ -430,6 +430,10 @@ class _Inference:
         self.kind: dict[str, Kind] = {}
         self.shapes: dict[str, Any] = {}  # results of np.shape (tuples of numbers): the dims of the array
         self.lengths: dict[str, Any] = {}  # numbers that are an axis's length: its dim (n = x.shape[0])
+        # numbers that are an axis's length plus a constant: (its dim, the constant) (n = x.shape[0] - 1)
+        self.offsets: dict[str, tuple[Any, int]] = {}
+        bound = Counter(t for stmt in ir.walk(fn.body) for t in ir.targets_of(stmt))
+        self.bound_once = frozenset(name for name, count in bound.items() if count == 1)
 
     def fresh(self, key: object) -> int:
         """The class of its own that ``key`` (an IR object, or a tuple naming one) gets, the same in every pass."""
@@ -478,6 +482,36 @@ class _Inference:
                 and dims[axis] is not None:
             self.lengths[target] = dims[axis]
 
+    def shifted_length(self, stmt: ir.Assign) -> None:
+        """``m = n + 1``, ``m = n - 1`` or ``m = 1 + n`` of a length ``n`` (or of a length plus a
+        constant), bound once: ``m`` is that length plus the sum of the integer constants, and the
+        length itself where they cancel.  So ``n = len(x) - 1`` then ``np.zeros(n + 1)`` has x's
+        length, and no run-time ``unbroadcast`` is needed against x.  Only a sum of exactly zero
+        gives a symbol back (a symbol's length is not 1, which ``a - 1 + 2`` need not keep)."""
+        value = stmt.value
+        if stmt.target not in self.bound_once or not isinstance(value, ir.Call) or value.kwargs \
+                or len(value.args) != 2:
+            return
+        sign = {operator.add: 1, operator.sub: -1}.get(value.fn)
+        if sign is None:
+            return
+        base, step = value.args
+        if value.fn is operator.add and isinstance(base, ir.Const):
+            base, step = step, base  # 1 + n
+        if not (isinstance(base, ir.Var) and isinstance(step, ir.Const) and type(step.value) is int):
+            return
+        known = (self.lengths[base.name], 0) if base.name in self.lengths else self.offsets.get(base.name)
+        if known is None or known[0] is None:
+            return
+        dim, offset = known[0], known[1] + sign * step.value
+        if isinstance(dim, int):  # a length of 1 plus a constant: a length again only if 1
+            if dim + offset == 1:
+                self.lengths[stmt.target] = 1
+        elif offset == 0:
+            self.lengths[stmt.target] = dim
+        else:
+            self.offsets[stmt.target] = (dim, offset)
+
     def length_dims(self, shape: ir.Expr) -> Any:
         """The dims of an array made with this shape argument (``np.zeros((n, 1))``, ``np.zeros(x.shape)``):
         an axis is 1 for the constant 1, the length a number holds where it is one (``n = x.shape[0]``),
@@ -499,7 +533,7 @@ class _Inference:
         return () if self.class_of(expr, owner) == SCALAR else dims_of(self.kind_of(expr))
 
     def run_pass(self) -> tuple[dict[str, ShapeClass], dict[str, Kind]]:
-        self.shape, self.kind, self.shapes, self.lengths = {}, {}, {}, {}
+        self.shape, self.kind, self.shapes, self.lengths, self.offsets = {}, {}, {}, {}, {}
         for p, kind in self.params.items():
             self.set(p, kind, ("parameter", p))
         for stmt in ir.walk(self.fn.body):
@@ -509,6 +543,7 @@ class _Inference:
                 self.merge(stmt)
             elif isinstance(stmt, ir.Assign):
                 self.assignment(stmt)
+                self.shifted_length(stmt)
         return dict(self.shape), dict(self.kind)
 
     def merge(self, stmt: ir.Assign) -> None:

@@ -132,3 +132,31 @@ def _pick(x, f):
 
 def flag_through_helper(x, y):
     return np.sum(np.sin(_pick(x, len(x) > 2) * y))
+
+
+def steps_into_preallocated(x, y):
+    """n = len(x) - 1, then arrays of n + 1 elements: x's length again (and y's, for arrays of one length)."""
+    n = len(x) - 1
+    path = np.zeros(n + 1)
+    path[0] = x[0]
+    for t in range(n):
+        path[t + 1] = path[t] * 0.5 + x[t + 1]
+    return np.sum((path - y) ** 2)
+
+
+def one_longer(x):
+    """np.zeros(n + 1) of n = len(x) is one longer than x: its slices meet x, not the whole of it."""
+    n = len(x)
+    z = np.zeros(n + 1)
+    z[1:] = x
+    m = 2 + n
+    w = np.ones(m - 2) * 2.0   # x's length again, through 2 + n - 2
+    return np.sum(z[:-1] * z[1:]) + np.sum(w * x)
+
+
+def shorter_then_back(x, y):
+    """n - 1 + 2 is not n: the array is one longer than y, which broadcasts only if y has one element."""
+    n = x.shape[0] - 1
+    k = n + 2
+    z = np.ones(k) * np.sum(x)
+    return np.sum(z * y)

@@ -61,6 +61,14 @@ CASES = [
     (sp.smoothed, lambda: (_r(1, 5),), (0,)),
     (sp.zeros_like_shape, lambda: (_r(3, 4), _r(3)), (0, 1)),
     (sp.zeros_like_shape, lambda: (_r(3, 1), _r(3)), (0, 1)),
+    (sp.steps_into_preallocated, lambda: (_r(6), _r(6)), (0, 1)),
+    (sp.steps_into_preallocated, lambda: (_r(1), _r(1)), (0, 1)),
+    (sp.steps_into_preallocated, lambda: (_r(2), _r(2)), (0, 1)),
+    (sp.steps_into_preallocated, lambda: (_r(5), _r(1)), (0, 1)),  # y broadcast over the path
+    (sp.one_longer, lambda: (_r(4),), (0,)),
+    (sp.one_longer, lambda: (_r(1),), (0,)),
+    (sp.shorter_then_back, lambda: (_r(3), _r(1)), (0, 1)),  # k = 4 against one element
+    (sp.shorter_then_back, lambda: (_r(1), _r(2)), (0, 1)),  # k = 2 against y of two
 ]
 
 
@@ -164,6 +172,16 @@ def test_lengths_read_from_shapes_name_the_arrays_made_from_them():
     assert "unbroadcast(" not in source, source
     source = s2s_ad.grad(sp.smoothed).source_for(_r(4, 5))
     assert "unbroadcast(" not in source.split("def d_smoothed", 1)[1].split("\n\n")[0], source
+
+
+def test_lengths_shifted_by_constants_and_back_name_the_arrays_made_from_them():
+    """n = len(x) - 1, then np.zeros(n + 1): x's length again, so the adjoint of path - y needs no
+    run-time unbroadcast; a length shifted and not back (n + 1 of n = len(x)) claims nothing."""
+    x, y = _r(6), _r(6)
+    source = s2s_ad.grad(sp.steps_into_preallocated, wrt=(0, 1)).source_for(x, y)
+    assert "unbroadcast(" not in source, source
+    source = s2s_ad.grad(sp.shorter_then_back, wrt=(0, 1)).source_for(_r(3), _r(1))
+    assert "unbroadcast(" in source, source  # k = n + 1 against y: only the run time can tell
 
 
 def test_dims_through_operations():
