@@ -32,13 +32,14 @@ fresh_arrays(zeros_like, zero_tangent, writable_copy, getitem_grad, added_at)
 
 
 @adjoint(unbroadcast, linear=True, examples=({"grad": (2, 3), "like": np.zeros(3)}, {"grad": (3,), "like": 0.5},
-                                             {"grad": (3, 1), "like": np.zeros((3, 4))}), shape_only=1)
+                                             {"grad": (3, 1), "like": np.zeros((3, 4))},
+                                             {"grad": (3,), "like": np.zeros(3)}), shape_only=1)
 def unbroadcast_rule(out, grad, like, d_out):
     d_grad = unbroadcast(np.broadcast_to(d_out, np.broadcast_shapes(np.shape(grad), np.shape(like))), grad)
 
 
 @adjoint(unbroadcast_to, linear=True, examples=({"grad": (2, 3), "shape": (3,)}, {"grad": (3,), "shape": ()},
-                                                {"grad": (3, 1), "shape": (3, 4)}))
+                                                {"grad": (3, 1), "shape": (3, 4)}, {"grad": (2, 3), "shape": (2, 3)}))
 def unbroadcast_to_rule(out, grad, shape, d_out):
     d_grad = unbroadcast(np.broadcast_to(d_out, np.broadcast_shapes(np.shape(grad), shape)), grad)
 
@@ -100,3 +101,6 @@ declare(if_inexact, zero_derivative=("like",))
 # Checked against NumPy (tests/test_rule_facts_against_numpy.py): if_inexact hands back its first
 # argument itself, so generated code that writes into what it returns copies first.
 declare(if_inexact, view=True)  # its first argument (not like)
+# unbroadcast and unbroadcast_to hand back the adjoint itself where it has the shape already (the
+# examples of equal shapes show it): two adjoints made from one are then one object.
+declare(unbroadcast, unbroadcast_to, view=True)

@@ -316,3 +316,27 @@ def test_gradients_proven_new_are_handed_out_without_a_comparison(backend, monke
         _independent((d_x, d_y), a, b)
     assert all(getattr(f, "fresh_returns", None) is False for f in _entry_functions(gradient))
     assert len(compared) == 3
+
+
+def merged_then_summed(x, y, flag):
+    if flag > 0:
+        s = x
+    else:
+        s = 2.0
+    t = s + y
+    return np.sum(t * t)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_adjoints_unbroadcast_from_one_array_are_handed_out_apart(backend):
+    """``d_x = unbroadcast(d_t, s)`` and ``d_y = unbroadcast(d_t, y)``: of equal shapes, both are
+    ``d_t`` itself (declared ``view=True``), so the code is not proven to return new arrays and the
+    call copies one of them."""
+    gradient = s2s_ad.grad(merged_then_summed, wrt=(0, 1), backend=backend)
+    x, y = np.arange(3.0), np.arange(3.0) + 1.0
+    for _ in range(3):
+        d_x, d_y = gradient(x, y, 1.0)
+        np.testing.assert_allclose(d_x, 2 * (x + y))
+        np.testing.assert_allclose(d_y, 2 * (x + y))
+        _independent((d_x, d_y), x, y)
+    assert all(getattr(f, "fresh_returns", None) is False for f in _entry_functions(gradient))
