@@ -190,6 +190,11 @@ def probe_first_call(contender: str, workload: str) -> dict[str, Any]:
     start = time.perf_counter()
     _import_library(contender)
     imports = time.perf_counter() - start
+    if contender == "s2s_ad-numba":  # a fallback to the Python backend is reported, never timed as compiled
+        import warnings
+
+        import s2s_ad
+        warnings.simplefilter("error", s2s_ad.CompileFallbackWarning)
     try:
         start = time.perf_counter()
         gradient, call_args = _make_gradient(contender, case, args)
@@ -275,27 +280,60 @@ def probe_memory(contender: str, steps: int) -> dict[str, Any]:
 # -- in the benchmark's process -------------------------------------------------------------
 
 
-def numba_first_calls(contender: str, workload: str) -> tuple[Probe, Probe]:
+def numba_first_calls(contender: str, workload: str) -> dict[str, Probe]:
     """A Numba-compiled gradient (``s2s_ad-numba`` or ``hand-numba``): a process with an empty
-    Numba cache folder, then a second process reading the cache the first one wrote."""
+    Numba cache folder (``CONTENDER``), then a second process reading the cache the first one wrote
+    (``CONTENDER cached``); where SciPy is installed, a third reading it with SciPy hidden
+    (``CONTENDER cached, no SciPy``: see ``_scipy_hidden``)."""
     with tempfile.TemporaryDirectory(prefix="s2s_ad_numba_cache_") as folder:
         cold = run_probe(["probe", contender, workload], {"NUMBA_CACHE_DIR": folder})
         if cold.failure is not None:
-            return cold, Probe(failure=cold.failure)
-        return cold, run_probe(["probe", contender, workload], {"NUMBA_CACHE_DIR": folder})
+            return {contender: cold, f"{contender} cached": Probe(failure=cold.failure)}
+        found = {contender: cold, f"{contender} cached": run_probe(["probe", contender, workload],
+                                                                   {"NUMBA_CACHE_DIR": folder})}
+        hidden = _scipy_hidden()
+        if hidden is not None:
+            found[f"{contender} cached, no SciPy"] = run_probe(
+                ["probe", contender, workload],
+                {"NUMBA_CACHE_DIR": folder, "PYTHONPATH": os.pathsep.join([hidden, _ROOT])})
+        return found
+
+
+_HIDDEN: list[str] = []
+
+
+def _scipy_hidden() -> Optional[str]:
+    """A folder whose ``scipy`` package raises ImportError, for the front of a probe's path; None where
+    SciPy is not installed (every probe runs without it already).  Numba imports SciPy's BLAS at its
+    first dispatch in a process (``numba/np/arraymath.py``, ``_check_blas``), which a process without
+    SciPy does not pay; none of the workloads uses SciPy, so the probe measures that part apart."""
+    try:
+        import importlib.util
+        if importlib.util.find_spec("scipy") is None:
+            return None
+    except (ImportError, ValueError):
+        return None
+    if not _HIDDEN:
+        folder = tempfile.mkdtemp(prefix="s2s_ad_no_scipy_")
+        atexit.register(shutil.rmtree, folder, True)
+        os.makedirs(os.path.join(folder, "scipy"))
+        with open(os.path.join(folder, "scipy", "__init__.py"), "w") as stub:
+            stub.write('raise ImportError("SciPy hidden by benchmarks/first_calls.py for this measurement")\n')
+        _HIDDEN.append(folder)
+    return _HIDDEN[0]
 
 
 def first_calls(workloads: Sequence[str], with_jax: bool, with_numba: bool,
                 with_ours_numba: bool) -> dict[str, dict[str, Probe]]:
-    """For each workload, each contender's probe (``hand-numba`` and its ``cached`` run only
-    ``with_numba``, ``s2s_ad-numba`` and its ``cached`` run only ``with_ours_numba``, the JAX
+    """For each workload, each contender's probe (``hand-numba`` and its ``cached`` runs only
+    ``with_numba``, ``s2s_ad-numba`` and its ``cached`` runs only ``with_ours_numba``, the JAX
     ones only ``with_jax``), printing a line as each finishes."""
     results: dict[str, dict[str, Probe]] = {}
     for workload in workloads:
         row = {"s2s_ad": run_probe(["probe", "s2s_ad", workload])}
         for contender, wanted in (("s2s_ad-numba", with_ours_numba), ("hand-numba", with_numba)):
             if wanted:
-                row[contender], row[f"{contender} cached"] = numba_first_calls(contender, workload)
+                row.update(numba_first_calls(contender, workload))
         if with_jax:
             for contender in ("jax.jit", "jax.jit scan"):
                 row[contender] = run_probe(["probe", contender, workload])

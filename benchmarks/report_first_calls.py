@@ -13,9 +13,11 @@ _COLUMNS = (
     ("numba first", "s2s_ad-numba", "first_call"),
     ("numba from cache", "s2s_ad-numba cached", "first_call"),
     ("its imports", "s2s_ad-numba cached", "imports"),
+    ("from cache, no SciPy", "s2s_ad-numba cached, no SciPy", "first_call"),
     ("numba steady", "s2s_ad-numba", "steady"),
     ("hand-numba first", "hand-numba", "first_call"),
     ("hand-numba from cache", "hand-numba cached", "first_call"),
+    ("hand-numba from cache, no SciPy", "hand-numba cached, no SciPy", "first_call"),
     ("jax.jit first", "jax.jit", "first_call"),
     ("jax.jit steady", "jax.jit", "steady"),
     ("scan first", "jax.jit scan", "first_call"),
@@ -78,6 +80,10 @@ def print_first_calls(results: dict[str, dict[str, Probe]]) -> None:
           "(s2s_ad's transform and Numba's first-call set-up in a process, no compile); its imports: that process's "
           "import s2s_ad and numba, not in the first call; steady: a later call; hand-numba: the hand gradient's "
           "twin under numba.njit(cache=True), the floor of a compiled first call (Numba's part alone)")
+    if any("cached, no SciPy" in name for name in contenders):
+        print("no SciPy: from the cache again, SciPy hidden (a stub package raising ImportError first on the path): "
+              "Numba imports SciPy's BLAS at its first dispatch in a process, which a process without SciPy does not "
+              "pay; no workload uses SciPy")
     if with_jax:
         print("scan: jax.jit(jax.grad) of a lax.scan REWRITE of the loop (benchmarks/jax_rewrites.py), not the "
               "workload as written; x/jax.jit: steady time over the faster of jax.jit and scan")

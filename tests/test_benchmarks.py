@@ -222,10 +222,14 @@ def _outside_folder(tmp_path):
 
 def test_a_numba_first_call_is_measured_cold_and_from_the_disk_cache():
     _numba_or_skip()
-    cold, cached = first_calls.numba_first_calls("hand-numba", "poly_loop")
-    assert cold.failure is None and cached.failure is None, (cold, cached)
-    assert cold.first_call > 0 and cached.first_call > 0
-    assert cold.max_error == 0.0 and cached.max_error == 0.0
+    found = first_calls.numba_first_calls("hand-numba", "poly_loop")
+    names = ["hand-numba", "hand-numba cached"]
+    if first_calls._scipy_hidden() is not None:  # SciPy installed: a third run with it hidden
+        names.append("hand-numba cached, no SciPy")
+    assert sorted(found) == sorted(names)
+    for probe in found.values():
+        assert probe.failure is None, found
+        assert probe.first_call > 0 and probe.max_error == 0.0
 
 
 def test_a_peer_slower_than_the_budget_allows_is_left_out_saying_so():
