@@ -165,6 +165,22 @@ def test_a_result_that_is_not_a_number_is_refused_with_or_without_the_value(how)
         getattr(s2s_ad, how)(not_a_number)(np.ones(3))
 
 
+def not_a_number_with_aux(x):
+    return x * 2.0, np.sum(x)
+
+
+def not_a_number_of_a_dict(p):
+    return p["w"] * 2.0
+
+
+@pytest.mark.parametrize("how", ["grad", "value_and_grad"])
+def test_with_aux_or_containers_a_result_that_is_not_a_number_is_refused_too(how):
+    with pytest.raises(TypeError, match=r"not_a_number_with_aux to return a scalar.*shape \(3,\)"):
+        getattr(s2s_ad, how)(not_a_number_with_aux, has_aux=True)(np.ones(3))
+    with pytest.raises(TypeError, match=r"not_a_number_of_a_dict to return a scalar.*shape \(2,\)"):
+        getattr(s2s_ad, how)(not_a_number_of_a_dict)({"w": np.ones(2)})
+
+
 def test_grads_code_checks_a_result_the_facts_do_not_prove_a_number():
     # an array's double: the facts prove an array, not a number, so grad's code checks what it returns
     source = s2s_ad.grad(not_a_number).source_for(np.ones(3))
