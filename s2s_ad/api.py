@@ -17,6 +17,10 @@ arrays).  A test that fails only sends the call the slower way, which reads
 the kinds, and the full staleness check (``Snapshot.valid``); no key is
 coarser than the kinds, so a call never runs code made for other kinds.
 
+The code a call runs returns the function's value beside the gradient only where the call uses
+it (``value_and_grad``, the self-check: ``_value_used``); ``grad``'s returns the gradient alone
+and computes only what the gradient reads (``pipeline.build_reverse``).  The cache keys say which.
+
 Container arguments (dicts, lists, tuples, namedtuples, dataclasses) are
 flattened here to their leaves, and gradients, tangents and adjoints rebuilt
 with the argument's structure (``containers.py``); bound methods and
@@ -644,19 +648,8 @@ class GradientFunction:
         target = self._target if target is None else target
         built = self._specialise(args, kinds, target)
         leaves = arguments.flat(args, kinds)
-        returned = _run(_compiled(built.function), leaves)
-        loss: Any = None
-        aux_leaves: tuple = ()
-        if not (self._value_used or self._has_aux):
-            gradient = returned
-        else:  # beside the gradient: the value, the aux's leaves, or both as a pair (build_reverse)
-            beside, gradient = returned
-            if self._value_used and self._has_aux:
-                loss, aux_leaves = beside
-            elif self._value_used:
-                loss = beside
-            else:
-                aux_leaves = beside
+        loss, aux_leaves, gradient = _parts_returned(_run(_compiled(built.function), leaves), self._value_used,
+                                                     self._has_aux)
         held = leaves + tuple(aux_leaves)  # what the gradients must not share memory with: every leaf in, the aux out
         aux = containers.unflatten(built.aux_tree, aux_leaves) if self._has_aux else None
         if self._value_used and loss.__class__ is not float and np.ndim(loss) != 0:
@@ -706,6 +699,18 @@ class GradientFunction:
 
     def __repr__(self) -> str:
         return f"<gradient of {getattr(self.fn, '__qualname__', self.fn)!s} with respect to {', '.join(self.wrt)}>"
+
+
+def _parts_returned(returned: Any, with_value: bool, has_aux: bool) -> tuple[Any, tuple, Any]:
+    """The value (None where the code returns none), the aux's leaves (empty without ``has_aux``) and
+    the gradient, of what an adjoint returned: the gradient, beside it the value, the aux's leaves,
+    or both as a pair (``pipeline.build_reverse``)."""
+    if not (with_value or has_aux):
+        return None, (), returned
+    beside, gradient = returned
+    if with_value and has_aux:
+        return beside[0], tuple(beside[1]), gradient
+    return (beside, (), gradient) if with_value else (None, tuple(beside), gradient)
 
 
 def _self_check(gradient: GradientFunction, args: tuple, value: Any, gradients: tuple) -> None:
