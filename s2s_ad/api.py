@@ -17,6 +17,10 @@ arrays).  A test that fails only sends the call the slower way, which reads
 the kinds, and the full staleness check (``Snapshot.valid``); no key is
 coarser than the kinds, so a call never runs code made for other kinds.
 
+The code a call runs returns the function's value beside the gradient only where the call uses
+it (``value_and_grad``, the self-check: ``_value_used``); ``grad``'s returns the gradient alone
+and computes only what the gradient reads (``pipeline.build_reverse``).  The cache keys say which.
+
 Container arguments (dicts, lists, tuples, namedtuples, dataclasses) are
 flattened here to their leaves, and gradients, tangents and adjoints rebuilt
 with the argument's structure (``containers.py``); bound methods and
@@ -43,6 +47,7 @@ from typing import Any, Callable, Optional, Sequence, Union
 import numpy as np
 
 from . import arguments, containers
+from .runtime import check_one_number, one_number as _one_number
 from .arguments import kind_of, like
 from .cache import TransformCache, is_current, name_the_users_line
 from . import debugging, explorer
@@ -60,15 +65,6 @@ from .selfcheck import NoForwardMode, SelfCheckSkipped, dot_product_test, switch
 Wrt = Union[int, str, Sequence[Union[int, str]]]
 
 _CACHE = TransformCache()
-
-
-def _one_number(value: Any) -> bool:
-    """Whether ``value`` is one number (a Python, NumPy or other library's scalar, or a 0-d array of
-    numbers): what ``grad`` differentiates.  A string, None or a 0-d array of objects is not."""
-    if isinstance(value, (str, bytes)) or value is None or np.ndim(value) != 0:
-        return False
-    dtype = getattr(value, "dtype", None)
-    return getattr(dtype, "kind", "f") in "biufc"
 
 
 def _run(generated: Callable, args: tuple) -> Any:
@@ -323,6 +319,10 @@ class GradientFunction:
         # np.random state is left alone.
         self._check = bool(check) or switched_on_by_environment()
         self._check_asked = bool(check)  # (not only by the environment: see _self_check)
+        # Whether a call's code returns the function's value beside the gradient: for the caller
+        # (value_and_grad) or the self-check, which compares it with forward mode's.  Else the code
+        # returns the gradient alone (with has_aux, beside the aux), and computes only what it needs.
+        self._value_used = with_value or self._check
         self._rng = np.random.default_rng() if self._check else None
         # The generators' states before the call being checked, per thread: its forward pass replays them.
         self._draws = threading.local()
@@ -393,7 +393,7 @@ class GradientFunction:
     def key(self) -> tuple:
         """What this derivative is, for the transform cache: equal keys, equal code."""
         base = self.inner.key if self.inner is not None else (getattr(self.fn, "__code__", None),)
-        return ("grad", base, self.wrt, self._several, self._wrap_single)
+        return ("grad", base, self.wrt, self._several, self._wrap_single) + (("aux",) if self._has_aux else ())
 
     @property
     def owner(self) -> Callable:
@@ -401,14 +401,19 @@ class GradientFunction:
         return self.inner.owner if self.inner is not None else self.fn
 
     @_user_facing
-    def _adjoint(self, kinds: tuple, target: Optional[Target] = None) -> Built:
+    def _adjoint(self, kinds: tuple, target: Optional[Target] = None, with_value: Optional[bool] = None) -> Built:
         """The adjoint for arguments of these kinds, as ``target`` writes it: this derivative's own
-        target for code a call runs, ``SOURCE`` for the adjoint a higher level reads back (``function_for``)."""
+        target for code a call runs, ``SOURCE`` for the adjoint a higher level reads back (``function_for``).
+        ``with_value``: whether the code returns the function's value beside the gradient; by default,
+        where a call uses it (``_value_used``).  Without it, what only the value needs is not computed;
+        the cache keeps the two apart (``grad(f)`` and ``value_and_grad(f)`` share the cache)."""
         target = self._target if target is None else target
+        with_value = self._value_used if with_value is None else with_value
         self._refuse_constant_wrt(kinds)
-        key = (getattr(self.fn, "__code__", None), self.wrt, kinds) + (("aux",) if self._has_aux else ())
+        key = (getattr(self.fn, "__code__", None), self.wrt, kinds) + (("aux",) if self._has_aux else ()) \
+            + (("with value",) if with_value else ())
         return _CACHE.get(self.fn, key, lambda: build_reverse(self.fn, self.wrt, kinds, has_aux=self._has_aux,
-                                                              target=target), target)
+                                                              target=target, with_value=with_value), target)
 
     @_user_facing
     def function_for(self, kinds: tuple) -> Built:
@@ -422,16 +427,16 @@ class GradientFunction:
                 raise TypeError(f"higher derivatives of {self!r} with containers (dict, list, tuple, dataclass) "
                                 "as arguments: use s2s_ad.hessian, or pass the arrays as separate arguments")
             # A function of the leaves returning the gradient's leaves (a tuple if more than one).
-            adjoint = self._adjoint(kinds, SOURCE)  # read back by the next level: its tape in tuples
+            adjoint = self._adjoint(kinds, SOURCE, with_value=False)  # read back by the next level: its tape in tuples
             leaf_params = list(inspect.signature(adjoint.function).parameters)[:-1]
             by = tuple(leaf_params[i] for i in arguments.leaf_positions(params, kinds, self.wrt))
             return _CACHE.get(self.owner, self.key + (kinds,), lambda: build_gradient_only(
                 self.fn, adjoint, leaf_params, by, False, lost_outside(self.fn, kinds, leaf_params, by)))
-        if self.inner is None:
-            adjoint = self._adjoint(kinds, SOURCE)  # read back by the next level: its tape in tuples
+        if self.inner is None:  # (no value: forward mode over it would only carry the value's tangent along)
+            adjoint = self._adjoint(kinds, SOURCE, with_value=False)  # read back by the next level: its tape in tuples
             return _CACHE.get(self.owner, self.key + (kinds,), lambda: build_gradient_only(
                 self.fn, adjoint, params, self.wrt, self._wrap_single,
-                lost_outside(self.fn, kinds, params, self.wrt)))
+                lost_outside(self.fn, kinds, params, self.wrt), has_aux=self._has_aux))
         self.inner.check_scalar_result(kinds)
         inner = self.inner.function_for(kinds)
         return _CACHE.get(self.owner, self.key + (kinds,), lambda: build_derivative_of(
@@ -552,14 +557,19 @@ class GradientFunction:
                 return self._call_typed(args, types)
             function, self._hit = found[0][0], found[1]
         try:  # _run, inlined: this is every cached call
-            value, gradient = function(*args)
+            returned = function(*args)
         except Exception as exc:
             name_the_users_line(exc)
             raise
+        # (no array argument (see _specialise): its gradients are numbers, nothing to copy)
+        if self._bare:  # the gradient alone, the code computed no value
+            return returned
+        if not self._value_used:
+            return self._finish(args, None, returned)
+        value, gradient = returned
         if value.__class__ is not float and not _one_number(value):
             self._refuse_result(value)
-        # (no array argument (see _specialise): its gradients are numbers, nothing to copy)
-        return gradient if self._bare else self._finish(args, value, gradient)
+        return self._finish(args, value, gradient)
 
     def _called(self, args: tuple, kwargs: dict) -> Any:
         """A call, as ``__call__`` makes it but for its hot path (the generated code is called by
@@ -603,8 +613,9 @@ class GradientFunction:
 
     def _ran(self, function: Callable, args: tuple, target: Target) -> Any:
         """What a call returns, running ``function`` (an entry's, for ``target``) on ``args``."""
-        value, gradient = _run(function, args)
-        if value.__class__ is not float and value.__class__ is not np.float64 and not _one_number(value):
+        value, gradient = _run(function, args) if self._value_used else (None, _run(function, args))
+        if self._value_used and value.__class__ is not float and value.__class__ is not np.float64 \
+                and not _one_number(value):
             self._refuse_result(value)
         # gradients of their arguments' dtypes, arrays of their own
         primals = self._primals_of(args)
@@ -616,12 +627,7 @@ class GradientFunction:
 
     def _refuse_result(self, value: Any) -> None:
         """Raise: ``grad`` of a function whose result is not a number."""
-        if np.ndim(value) == 0:
-            raise TypeError(f"grad needs {self.fn.__name__} to return a number, but it returned a "
-                            f"{type(value).__name__} ({value!r:.40}), which has no derivative")
-        raise TypeError(
-            f"grad needs {self.fn.__name__} to return a scalar, but it returned an array of shape "
-            f"{np.shape(value)}; use s2s_ad.vjp or s2s_ad.jacobian for non-scalar results")
+        check_one_number(value, self.fn.__name__)
 
     def _finish(self, args: tuple, value: Any, gradient: Any, numpy_arrays: bool = True) -> Any:
         """What a call returns, from the value and the gradient(s): with the value
@@ -642,14 +648,11 @@ class GradientFunction:
         target = self._target if target is None else target
         built = self._specialise(args, kinds, target)
         leaves = arguments.flat(args, kinds)
-        value, gradient = _run(_compiled(built.function), leaves)
-        held = leaves  # what the gradients must not share memory with: every leaf in, the aux out
-        if self._has_aux:
-            value, aux_leaves = value
-            held = leaves + tuple(aux_leaves)
-            value = (value, containers.unflatten(built.aux_tree, aux_leaves))
-        loss = value[0] if self._has_aux else value
-        if loss.__class__ is not float and np.ndim(loss) != 0:
+        loss, aux_leaves, gradient = _parts_returned(_run(_compiled(built.function), leaves), self._value_used,
+                                                     self._has_aux)
+        held = leaves + tuple(aux_leaves)  # what the gradients must not share memory with: every leaf in, the aux out
+        aux = containers.unflatten(built.aux_tree, aux_leaves) if self._has_aux else None
+        if self._value_used and loss.__class__ is not float and np.ndim(loss) != 0:
             self._refuse_result(loss)
         params = list(self._signature.parameters)
         by = [kinds[params.index(w)] for w in self.wrt]
@@ -658,8 +661,8 @@ class GradientFunction:
         gradients = arguments.regroup(target.handed_out(tuple(map(target.like, primals, flat)), held), by)
         gradient = tuple(gradients) if self._several else gradients[0]
         if self._with_value:
-            return value, gradient
-        return (gradient, value[1]) if self._has_aux else gradient
+            return ((loss, aux) if self._has_aux else loss), gradient
+        return (gradient, aux) if self._has_aux else gradient
 
     @property
     def source(self) -> str:
@@ -696,6 +699,18 @@ class GradientFunction:
 
     def __repr__(self) -> str:
         return f"<gradient of {getattr(self.fn, '__qualname__', self.fn)!s} with respect to {', '.join(self.wrt)}>"
+
+
+def _parts_returned(returned: Any, with_value: bool, has_aux: bool) -> tuple[Any, tuple, Any]:
+    """The value (None where the code returns none), the aux's leaves (empty without ``has_aux``) and
+    the gradient, of what an adjoint returned: the gradient, beside it the value, the aux's leaves,
+    or both as a pair (``pipeline.build_reverse``)."""
+    if not (with_value or has_aux):
+        return None, (), returned
+    beside, gradient = returned
+    if with_value and has_aux:
+        return beside[0], tuple(beside[1]), gradient
+    return (beside, (), gradient) if with_value else (None, tuple(beside), gradient)
 
 
 def _self_check(gradient: GradientFunction, args: tuple, value: Any, gradients: tuple) -> None:

@@ -29,7 +29,10 @@ from its top-level straight-line code:
   never of integers), ``g`` is that array already and the copy goes.
 
 A fact that cannot be shown leaves the code as it was: a missed fold costs an
-array, a wrong one would cost the number.
+array, a wrong one would cost the number.  A fold drops the fill's read of
+``np.shape(a)``: where nothing else read ``a`` (an adjoint that returns no
+value, ``grad``: ``a`` made only for the value), ``optimize.remove_dead``
+then drops what made it.
 """
 from __future__ import annotations
 
@@ -40,6 +43,7 @@ import numpy as np
 
 from . import ir, rules, runtime
 from .analysis import SCALAR
+from .optimize import remove_dead
 
 def _zero_d_typed() -> bool:
     """Whether this NumPy gives arithmetic with a 0-d float64 array a float64 result whatever the other
@@ -60,6 +64,8 @@ def fold_fills(fn: ir.Function, primal: set[int], shape: dict[str, Any], ndim: d
     spreads: dict[int, str] = {}
     body = spread_fills(list(fn.body), primal, facts, spreads)
     body = owned_copies(body, primal, facts, spreads)
+    if len(body) < len(fn.body):  # a fill or copy went, and its read of an array's shape: what only it read goes
+        body = remove_dead(body)
     return dataclasses.replace(fn, body=body)
 
 

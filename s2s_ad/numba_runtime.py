@@ -99,6 +99,7 @@ def _register():
     overload(runtime.check_number_update)(_check_number_update)
     overload(runtime.item)(_item)
     overload(runtime.check_assertion)(_check_assertion)
+    overload(runtime.check_one_number)(_check_one_number)
     overload(runtime.raise_exception)(_raise_exception)
     for helper, factory in rules.compiled_versions().items():  # the templates' own (rules.compiled)
         overload(helper)(factory(types))
@@ -323,6 +324,17 @@ def _item(a):
 
 # An error the code raises: raised compiled without its words (Numba raises only constant messages);
 # the call then runs again as Python (numba_target), which raises it as the user wrote it.
+
+def _check_one_number(value, name):
+    # decided from the type: a number (or a 0-d array) passes; anything else raises, and the call runs
+    # again as Python (numba_target), whose check raises the message naming the function and the shape
+    if _is_number(value) or isinstance(value, types.Complex) or (isinstance(value, types.Array) and value.ndim == 0):
+        return lambda value, name: None
+
+    def refuse(value, name):
+        raise TypeError("grad needs the function to return one number")
+    return refuse
+
 
 def _check_assertion(test, message=None):
     def check(test, message=None):

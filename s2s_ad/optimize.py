@@ -13,7 +13,18 @@ same function with
 * copies forwarded: after ``d_x = d_total``, a read of ``d_x`` reads
   ``d_total`` while neither is reassigned, so ``d_x = d_total`` followed by
   ``d_x = d_x + e`` becomes ``d_x = d_total + e`` once the copy is dead.
-* dead statements removed (values nothing reads; a random draw always stays).
+* dead statements removed: values nothing reads, the user's statements
+  included (code that returns the gradient alone, ``grad``'s, computes no
+  part of the value the gradient does not read).  Removing one never changes
+  a number the code returns, since nothing returned reads it; what it may
+  drop is an error: a dead statement that would raise (``math.log(0.0)``, a
+  Python float divided by zero, shapes that do not broadcast) goes, and the
+  derivative is returned where the function itself would have raised.  What
+  stays although nothing reads it: a random draw, and a call of the user's
+  own function (or of any Python function without a rule), which may draw
+  (the draws after it depend on it, and each pass must draw what the
+  function drew) or print; ``assert`` and ``raise`` (``Effect``
+  statements), and the check that ``grad``'s result is a number.
 
 Every rewrite keeps shapes: ``0 * x`` is *not* folded to ``0``.  Which
 operations simplify, and how, is declared with each one's template
@@ -29,6 +40,7 @@ from typing import Any, Optional, Union
 
 from . import ir, language, rules, runtime
 from .aliasing import SharingClasses, values_read
+from .callables import is_user_function
 from .draws import is_draw
 
 
@@ -123,7 +135,7 @@ def _dead(body: list[ir.Stmt], live: set[str], sharing: Optional[_LazySharing] =
         if sharing is not None and not isinstance(stmt, ir.Store):
             sharing.note(stmt)
         if isinstance(stmt, ir.Assign):
-            if stmt.target not in live and not _draws(stmt.value):
+            if stmt.target not in live and not _may_draw(stmt.value):
                 continue
             live.discard(stmt.target)
             live |= _reads(stmt)
@@ -155,13 +167,15 @@ def _dead(body: list[ir.Stmt], live: set[str], sharing: Optional[_LazySharing] =
     return kept, live
 
 
-def _draws(expr: ir.Expr) -> bool:
-    """Whether ``expr`` draws from a random generator: such a statement stays even where nothing reads
-    its value, since the draws after it depend on it (each pass must draw what the function drew)."""
+def _may_draw(expr: ir.Expr) -> bool:
+    """Whether ``expr`` may draw from a random generator: such a statement stays even where nothing
+    reads its value, since the draws after it depend on it (each pass must draw what the function
+    drew).  A call of the user's own function (or of any Python function without a rule) may draw
+    inside: it stays too (whether it does is not read here)."""
     stack = [expr]
     while stack:
         e = stack.pop()
-        if isinstance(e, ir.Call) and (e.fn is runtime.draw or is_draw(e.fn)):
+        if isinstance(e, ir.Call) and (e.fn is runtime.draw or is_draw(e.fn) or is_user_function(e.fn)):
             return True
         stack.extend(ir.children(e))
     return False

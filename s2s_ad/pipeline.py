@@ -385,14 +385,14 @@ def _lowered_for(target: Target, fn: Callable, kinds: Kinds, has_aux: bool) -> t
 
 
 def _build(fn: Callable, wrt: tuple[str, ...], kinds: Kinds, stage: str, compile_it: bool, mode: str,
-           has_aux: bool = False, target: Target = NUMPY) -> Built:
+           has_aux: bool = False, target: Target = NUMPY, with_value: bool = True) -> Built:
     """Parse, lower, analyse, generate (reverse or forward), optimize, emit and compile."""
     with collector_paused():
-        return _build_paused(fn, wrt, kinds, stage, compile_it, mode, has_aux, target)
+        return _build_paused(fn, wrt, kinds, stage, compile_it, mode, has_aux, target, with_value)
 
 
 def _build_paused(fn: Callable, wrt: tuple[str, ...], kinds: Kinds, stage: str, compile_it: bool, mode: str,
-                  has_aux: bool, target: Target) -> Built:
+                  has_aux: bool, target: Target, with_value: bool) -> Built:
     """``_build``'s work, done while the cycle collector is paused."""
     parsed, ssa = _lowered_for(target, fn, kinds, has_aux)
     if stage == "ssa":
@@ -400,7 +400,8 @@ def _build_paused(fn: Callable, wrt: tuple[str, ...], kinds: Kinds, stage: str, 
     ssa_wrt = [p for w in wrt for p in ssa_params_of(parsed, ssa, w)]
     ssa, facts = _analysed(ssa, ssa_wrt, leaf_kinds(kinds))
     if mode == "reverse":
-        generated = reverse(ssa, ssa_wrt, facts, callee=_split_callees(target), slices_in_place=target.slices_in_place)
+        generated = reverse(ssa, ssa_wrt, facts, callee=_split_callees(target), slices_in_place=target.slices_in_place,
+                            with_value=with_value)
     else:
         generated = forward(ssa, ssa_wrt, facts, callee=_tangent_callees(target))
     if stage == "facts":
@@ -421,7 +422,7 @@ def _build_paused(fn: Callable, wrt: tuple[str, ...], kinds: Kinds, stage: str, 
     name, by = parsed.name, ", ".join(wrt)
     if mode == "reverse":
         what, defaults = f"gradient with respect to {by}", {generated.params[-1]: "1.0"}
-        docstring = f"Return ({name}(...), d {name} / d ({by}))."
+        docstring = _reverse_docstring(name, by, with_value, has_aux)
     else:
         what, defaults = f"forward mode, tangents of {by}", None
         docstring = f"Return ({name}(...), its directional derivative along the tangents of ({by}))."
@@ -431,11 +432,23 @@ def _build_paused(fn: Callable, wrt: tuple[str, ...], kinds: Kinds, stage: str, 
     return Built(emitted.source, function, _snapshot(parsed, emitted), ssa.result_tree, ssa.aux_tree)
 
 
+def _reverse_docstring(name: str, by: str, with_value: bool, has_aux: bool) -> str:
+    """The docstring of the generated adjoint: what it returns."""
+    gradient = f"d {name} / d ({by})"
+    if with_value:
+        return f"Return ({name}(...), {gradient})." if not has_aux else \
+            f"Return (({name}(...), its aux as leaves), {gradient})."
+    return f"Return {gradient}." if not has_aux else f"Return (the aux of {name}(...) as leaves, {gradient})."
+
+
 def build_reverse(fn: Callable, wrt: tuple[str, ...], kinds: Kinds, stage: str = "optimized",
-                  compile_it: bool = True, has_aux: bool = False, target: Target = NUMPY) -> Built:
-    """Run the reverse-mode pipeline up to ``stage`` ("ssa", "adjoint" or "optimized").  With
-    ``has_aux``, ``fn`` returns ``(value, aux)`` and the code returns ``((value, aux leaves), gradient)``."""
-    return _build(fn, wrt, kinds, stage, compile_it, "reverse", has_aux, target)
+                  compile_it: bool = True, has_aux: bool = False, target: Target = NUMPY,
+                  with_value: bool = True) -> Built:
+    """Run the reverse-mode pipeline up to ``stage`` ("ssa", "adjoint" or "optimized").  The code returns
+    ``(value, gradient)``; with ``has_aux`` (``fn`` returns ``(value, aux)``), ``((value, aux leaves),
+    gradient)``.  Without ``with_value`` (``grad``: the caller wants no value) it returns the gradient
+    alone, or ``(aux leaves, gradient)``, and what only the value needed is not computed."""
+    return _build(fn, wrt, kinds, stage, compile_it, "reverse", has_aux, target, with_value)
 
 
 _SPLITS = TransformCache()
@@ -677,21 +690,24 @@ def _compile_text(source: str, name: str, names: dict, origin: str, spelled: Opt
 
 
 def build_gradient_only(fn: Callable, adjoint: Built, params: list[str], wrt: tuple[str, ...],
-                        wrap_single: bool, lost: Optional[dict[str, tuple]] = None) -> Built:
-    """``gradient_<f>(params)``: the gradient part of a compiled adjoint (level 1).  ``lost``: for a
+                        wrap_single: bool, lost: Optional[dict[str, tuple]] = None, has_aux: bool = False) -> Built:
+    """``gradient_<f>(params)``: the gradient of ``adjoint``, compiled code that returns no value
+    (``build_reverse`` without ``with_value``; with ``has_aux``, the aux's leaves beside the gradient),
+    as a plain function (level 1).  ``lost``: for a
     parameter the gradient is not taken by, where a rule in ``fn`` would lose its derivative
     (``lost_outside``); it is marked (``runtime.derivative_lost_by``) for forward mode over this."""
     taken = set(params) | set(NUMPY.roots()) | {"derivative_lost_by"}
     adjoint_function = _compiled(adjoint)
-    callee, value, gradient = (ir.fresh_name(n, taken) for n in (adjoint_function.__name__, "value", "gradient"))
+    callee, aux, gradient = (ir.fresh_name(n, taken) for n in (adjoint_function.__name__, "aux", "gradient"))
     name = ir.fresh_name(f"gradient_{fn.__name__}" if fn.__name__.isidentifier() else "gradient_lambda_", taken)
     result = f"({gradient},)" if wrap_single else gradient
     marks = "".join(f"    derivative_lost_by({p}, {function!r}, {input_name!r}, {filename!r}, {line!r})\n"
                     for p, (function, input_name, filename, line) in (lost or {}).items())
+    bound = f"{aux}, {gradient}" if has_aux else gradient
     source = (f"def {name}({', '.join(params)}):\n"
               f'    """d {fn.__name__} / d ({", ".join(wrt)}), as a plain function."""\n'
               f"{marks}"
-              f"    {value}, {gradient} = {callee}({', '.join(params)})\n"
+              f"    {bound} = {callee}({', '.join(params)})\n"
               f"    return {result}\n")
     origin = f"{fn.__name__}, gradient"
     names = {callee: adjoint_function, "derivative_lost_by": runtime.derivative_lost_by}

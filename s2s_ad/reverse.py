@@ -5,7 +5,10 @@ the ``Analysis`` of the function.  Output: an ``ir.Function`` in adjoint
 form taking the primal parameters and the seed ``d_<result>``, whose body is
 the forward sweep (the primal statements, plus what loops must record)
 followed by the reverse sweep, and which returns ``(result, gradient)``: one
-adjoint, or a tuple of them in ``wrt`` order.
+adjoint, or a tuple of them in ``wrt`` order.  Without ``with_value`` (``grad``,
+which hands out no value) it returns the gradient alone, so what only the value
+needs is dead (``optimize`` drops it); where the facts do not prove the result a
+number, a run-time check of it stays (``runtime.check_one_number``).
 
 The reverse sweep walks the statements backwards and splices in each rule's
 template.  Adjoints accumulate as the seeds describe (000): the first
@@ -72,8 +75,9 @@ class ReverseSweep:
     def __init__(self, fn: ir.Function, wrt: list[str], facts: Analysis,
                  callee: Optional[CalleeBuilder] = None, split: bool = False,
                  unrestored: frozenset = frozenset(), sharing: Optional[Sharing] = None,
-                 slices_in_place: bool = True) -> None:
+                 slices_in_place: bool = True, with_value: bool = True) -> None:
         self.fn = fn
+        self.with_value = with_value or split  # False: the adjoint returns no value (a split one always does)
         self.wrt = wrt
         self.facts = facts
         self.split = split  # a callee's adjoint: the tape is a parameter, and returned
@@ -105,25 +109,15 @@ class ReverseSweep:
         restored = {n for s in ir.walk(sweep) if isinstance(s, (ir.Assign, ir.Unpack, ir.Pop))
                     for n in ir.targets_of(s)}
         put_back = frozenset(s.array for s in self.stores.restores.values())
-        if isinstance(result, ir.Var) and (result.name in restored and not self.split
-                                           or self.sharing.handed_out_needs_copy(result.name, put_back)):
-            result = self._kept_apart(result, put_back)
-        aux = self.fn.aux
-        if aux is not None:  # has_aux: returned beside the value, kept apart from restored loop values
-            assert isinstance(aux, ir.Display)  # (lower.py makes it a display of atoms)
-            kept_aux = []
-            for item in aux.items:
-                if isinstance(item, ir.Var) and (item.name in restored
-                                                 or self.sharing.handed_out_needs_copy(item.name, put_back)):
-                    item = self._kept_apart(item, put_back)
-                kept_aux.append(item)
-            result = ir.Display("tuple", (result, ir.Display("tuple", tuple(kept_aux))))
+        beside = self._returned_beside(result, restored, put_back)
         gradients = tuple(self.adjoints.final_adjoint(p) for p in self.wrt)
         # (split: always one item per parameter, tape.split_parts reads them so; one parameter's
         # adjoint may itself be a tuple, a helper given (W, b))
         gradient = gradients[0] if len(gradients) == 1 and not self.split else ir.Display("tuple", gradients)
         forward = self.recorder.forward_block(self.fn.body[:-1]) + self.kept
-        finish = ir.Return(ir.Display("tuple", (result, gradient)))
+        if not self.with_value:
+            forward += self._result_check(result, last.line)
+        finish = ir.Return(gradient if beside is None else ir.Display("tuple", (beside, gradient)))
         if self.split:
             self.cut(forward, gradient, seed)
         sweep = [ir.Comment(REVERSE_SWEEP)] + self.adjoints.out
@@ -131,6 +125,34 @@ class ReverseSweep:
         params = self.fn.params + [seed] + ([self.recorder.tape] if self.split else [])
         return ir.Function("d_" + self.fn.name, params, body, self.fn.filename, self.fn.firstline,
                            self.fn.docstring, dict(self.fn.constants), plan=self.recorder.draft.done())
+
+    def _returned_beside(self, result: ir.Expr, restored: set[str], put_back: frozenset[str]) -> Optional[ir.Expr]:
+        """What the adjoint returns beside the gradient: the value, or with ``has_aux`` the pair of
+        the value and the aux's leaves; without the value (``with_value`` false), the aux's leaves
+        alone, or nothing.  Each is kept apart from what the reverse sweep restores."""
+        if self.with_value and isinstance(result, ir.Var) and (
+                result.name in restored and not self.split or self.sharing.handed_out_needs_copy(result.name, put_back)):
+            result = self._kept_apart(result, put_back)
+        aux = self.fn.aux
+        if aux is None:
+            return result if self.with_value else None
+        assert isinstance(aux, ir.Display)  # (lower.py makes it a display of atoms)
+        kept_aux = []
+        for item in aux.items:
+            if isinstance(item, ir.Var) and (item.name in restored
+                                             or self.sharing.handed_out_needs_copy(item.name, put_back)):
+                item = self._kept_apart(item, put_back)
+            kept_aux.append(item)
+        leaves = ir.Display("tuple", tuple(kept_aux))
+        return ir.Display("tuple", (result, leaves)) if self.with_value else leaves
+
+    def _result_check(self, result: ir.Expr, line: Optional[int]) -> list[ir.Stmt]:
+        """Where the adjoint returns no value: the check that the result is one number (what ``grad``
+        differentiates: the seed is one number), unless the facts prove it.  The check reads the
+        result, so then the statements making it stay."""
+        if isinstance(self.facts.fact(result), Number):
+            return []
+        return [ir.Effect(ir.Call(runtime.check_one_number, (result, ir.Const(self.fn.name))), line)]
 
     def cut(self, forward: list[ir.Stmt], gradient: ir.Expr, seed: str) -> None:
         """The ``cut`` slot of the split form: the forward sweep's values that the reverse sweep reads
@@ -293,16 +315,18 @@ class ReverseSweep:
 
 
 def reverse(fn: ir.Function, wrt: list[str], facts: Analysis, callee: Optional[CalleeBuilder] = None,
-            split: bool = False, slices_in_place: bool = True) -> ir.Function:
+            split: bool = False, slices_in_place: bool = True, with_value: bool = True) -> ir.Function:
     """Build the adjoint of ``fn`` (see the module docstring).
 
     ``callee`` builds the adjoints of the user's functions that ``fn`` calls.
     With ``split``, the adjoint takes the tape as its last parameter (for
     ``pipeline.split_adjoint``, which cuts it into forward and backward parts).  ``slices_in_place``:
     an array read by several slices gets their adjoints added into one array in place (the target
-    writes in place: ``Target.slices_in_place``).
+    writes in place: ``Target.slices_in_place``).  Without ``with_value`` it returns the gradient alone
+    (with ``has_aux``, the aux's leaves and the gradient): what only the value needs is then dead, and
+    ``optimize.remove_dead`` drops it.
     """
-    sweep = ReverseSweep(fn, wrt, facts, callee, split, slices_in_place=slices_in_place)
+    sweep = ReverseSweep(fn, wrt, facts, callee, split, slices_in_place=slices_in_place, with_value=with_value)
     adjoint = sweep.run()
     # A slice put back that nothing reads afterwards needs no recording: generate once more without it.
     if not sweep.stores.restores:
@@ -311,5 +335,5 @@ def reverse(fn: ir.Function, wrt: list[str], facts: Analysis, callee: Optional[C
     unread = frozenset(store for store, restore in sweep.stores.restores.items() if id(restore) not in kept)
     if unread:
         adjoint = ReverseSweep(fn, wrt, facts, callee, split, unrestored=unread, sharing=sweep.sharing,
-                               slices_in_place=slices_in_place).run()
+                               slices_in_place=slices_in_place, with_value=with_value).run()
     return adjoint

@@ -181,6 +181,29 @@ def stored_part(grad: np.ndarray, index: Any, value: Any) -> Any:
     return unbroadcast(np.where(kept[index] == positions, part, 0.0), value)
 
 
+def one_number(value: Any) -> bool:
+    """Whether ``value`` is one number (a Python, NumPy or other library's scalar, or a 0-d array of
+    numbers): what ``grad`` differentiates.  A string, None or a 0-d array of objects is not."""
+    if isinstance(value, (str, bytes)) or value is None or np.ndim(value) != 0:
+        return False
+    dtype = getattr(value, "dtype", None)
+    return getattr(dtype, "kind", "f") in "biufc"
+
+
+def check_one_number(value: Any, name: str) -> None:
+    """Refuse a result ``grad`` cannot differentiate, one that is not a number: the API's check of the
+    value ``value_and_grad`` returns, and the generated check of a gradient that returns no value
+    where the facts do not prove the result a number (``reverse.ReverseSweep``, before the reverse
+    sweep: the seed is one number)."""
+    if value.__class__ is float or one_number(value):
+        return
+    if np.ndim(value) == 0:
+        raise TypeError(f"grad needs {name} to return a number, but it returned a "
+                        f"{type(value).__name__} ({value!r:.40}), which has no derivative")
+    raise TypeError(f"grad needs {name} to return a scalar, but it returned an array of shape "
+                    f"{np.shape(value)}; use s2s_ad.vjp or s2s_ad.jacobian for non-scalar results")
+
+
 def check_number_update(value: Any, name: str, shared: str, filename: str, line: int) -> None:
     """Before ``name op= v`` runs as a new binding (Python's meaning for a number): refuse an object
     that ``op=`` would change in place (an array, 0-d included, or a list) while ``shared`` (another

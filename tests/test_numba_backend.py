@@ -246,6 +246,56 @@ def test_value_and_grad_and_has_aux():
     assert compiled[1] == pytest.approx(python[1], rel=1e-12)
 
 
+def test_grad_compiles_the_code_without_the_value_and_value_and_grad_the_code_with_it():
+    """grad's code leaves out what only the value needs (the logarithm of logsumexp_ce); both compile,
+    and give the Python backend's gradient and value."""
+    case = next(c for c in _cases() if c.name == "logsumexp_ce")
+    args = case.make_args(True)
+    df = s2s_ad.grad(case.function, wrt=case.wrt, backend="numba")
+    vdf = s2s_ad.value_and_grad(case.function, wrt=case.wrt, backend="numba")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", CompileFallbackWarning)
+        alone, (value, paired) = df(*args), vdf(*args)
+    _assert_same(alone, paired)
+    _assert_same(alone, s2s_ad.grad(case.function, wrt=case.wrt)(*args))
+    assert value == pytest.approx(case.function(*args), rel=1e-13)
+    assert "np.log(" not in df.source_for(*args) and "np.log(" in vdf.source_for(*args)
+    for a, b in zip(alone, case.hand_gradient(*args)):
+        np.testing.assert_allclose(a, b, rtol=1e-8, atol=1e-10)
+
+
+def test_grad_and_value_and_grad_keep_files_of_their_own_in_the_disk_cache(tmp_path, monkeypatch):
+    monkeypatch.setenv("S2S_AD_CACHE_DIR", str(tmp_path))
+    module = module_from_source("""
+        import numpy as np
+
+        def squares_and_log(x, c):
+            return np.sum(x * x) + np.log(c)
+    """)
+    x = np.array([0.5, -1.0, 2.0])
+    np.testing.assert_allclose(s2s_ad.grad(module.squares_and_log, backend="numba")(x, 3.0), 2 * x, rtol=1e-15)
+    value, gradient = s2s_ad.value_and_grad(module.squares_and_log, backend="numba")(x, 3.0)
+    assert value == pytest.approx(5.25 + np.log(3.0), rel=1e-14)
+    np.testing.assert_allclose(gradient, 2 * x, rtol=1e-15)
+    files = sorted(tmp_path.glob("numba/d_squares_and_log_*.py"))
+    assert len(files) == 2
+    assert sorted(("np.log(" in f.read_text()) for f in files) == [False, True]
+
+
+def test_a_result_that_is_not_a_number_is_refused_by_compiled_code_too():
+    module = module_from_source("""
+        import numpy as np
+
+        def doubled(x):
+            return x * 2.0
+    """)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", CompileFallbackWarning)  # the user's error, not Numba's refusal
+        for how in (s2s_ad.grad, s2s_ad.value_and_grad):
+            with pytest.raises(TypeError, match=r"grad needs doubled to return a scalar.*shape \(3,\)"):
+                how(module.doubled, backend="numba")(np.ones(3))
+
+
 def test_helpers_are_compiled_inlined_and_recursion_falls_back():
     module = module_from_source("""
         import numpy as np
