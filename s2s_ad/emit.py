@@ -361,16 +361,24 @@ class Emitted:
     namespace: Namespace
     name: str
     origins: list = field(default_factory=list)  # per source line: the user's line it came from, or None
+    # What the target's ``finish`` may reason about: the functions as printed (their tape written by the
+    # target), and the kinds of the first one's parameters that every call of the code has (by name).
+    functions: list = field(default_factory=list)
+    kinds: dict = field(default_factory=dict)
 
 
 def emit(fn: ir.Function, header: list[str], defaults: Optional[dict[str, str]] = None,
-         docstring: Optional[str] = None, target: Target = NUMPY) -> Emitted:
+         docstring: Optional[str] = None, target: Target = NUMPY, kinds: Optional[dict] = None) -> Emitted:
     """Print ``fn`` as a module for ``target``.
 
     ``header`` lines become comments above the def; ``defaults`` gives
-    parameters default values as source text.
+    parameters default values as source text; ``kinds``, what every call
+    of the code passes for some parameters (``kinds.Kind`` by name), is
+    handed on for the target's ``finish``.
     """
-    return emit_module([(fn, defaults, docstring)], header, target)
+    emitted = emit_module([(fn, defaults, docstring)], header, target)
+    emitted.kinds = dict(kinds or {})
+    return emitted
 
 
 def emit_module(functions: list[tuple[ir.Function, Optional[dict[str, str]], Optional[str]]],
@@ -398,7 +406,7 @@ def emit_module(functions: list[tuple[ir.Function, Optional[dict[str, str]], Opt
         lines += printer.lines + [""]
         origins += printer.origins + [None]
     lines, origins = _one_per_line(lines[:-1], origins[:-1])
-    return Emitted("\n".join(lines) + "\n", builder.ns, functions[0][0].name, origins)
+    return Emitted("\n".join(lines) + "\n", builder.ns, functions[0][0].name, origins, [f for f, _, _ in functions])
 
 
 def _one_per_line(texts: list[str], origins: list[Optional[int]]) -> tuple[list[str], list[Optional[int]]]:
