@@ -376,17 +376,20 @@ def emit(fn: ir.Function, header: list[str], defaults: Optional[dict[str, str]] 
     of the code passes for some parameters (``kinds.Kind`` by name), is
     handed on for the target's ``finish``.
     """
-    emitted = emit_module([(fn, defaults, docstring)], header, target)
-    emitted.kinds = dict(kinds or {})
-    return emitted
+    return emit_module([(fn, defaults, docstring)], header, target, kinds)
 
 
 def emit_module(functions: list[tuple[ir.Function, Optional[dict[str, str]], Optional[str]]],
-                header: list[str], target: Target = NUMPY) -> Emitted:
+                header: list[str], target: Target = NUMPY, kinds: Optional[dict] = None) -> Emitted:
     """Print several functions as one module sharing one namespace; ``name`` is the first one's.
-    The target writes each function's tape (``Target.tape``), names its ops and writes its stores."""
+    The target writes each function's tape (``Target.tape``), names its ops and writes its stores;
+    given ``kinds`` (of the first function's parameters), its own index checks into the first
+    (``Target.checked_indexes``)."""
     tape = target.tape()
     functions = [(tape.spell(f), d, s) for f, d, s in functions]
+    if kinds is not None:
+        first, defaults, docstring = functions[0]
+        functions[0] = (target.checked_indexes(first, kinds), defaults, docstring)
     local_names = ir.NameSet(set().union(*(set(f.params) | ir.assigned_names(f.body) | {f.name}
                                            for f, _, _ in functions)))
     memo: dict[int, int] = {}
@@ -406,7 +409,8 @@ def emit_module(functions: list[tuple[ir.Function, Optional[dict[str, str]], Opt
         lines += printer.lines + [""]
         origins += printer.origins + [None]
     lines, origins = _one_per_line(lines[:-1], origins[:-1])
-    return Emitted("\n".join(lines) + "\n", builder.ns, functions[0][0].name, origins, [f for f, _, _ in functions])
+    return Emitted("\n".join(lines) + "\n", builder.ns, functions[0][0].name, origins, [f for f, _, _ in functions],
+                   dict(kinds or {}))
 
 
 def _one_per_line(texts: list[str], origins: list[Optional[int]]) -> tuple[list[str], list[Optional[int]]]:

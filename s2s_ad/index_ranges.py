@@ -38,6 +38,7 @@ How (one analysis, flow-insensitive: a name's fact holds wherever it is read):
 """
 from __future__ import annotations
 
+import dataclasses
 import operator
 from dataclasses import dataclass
 from typing import Any, Callable, Iterator, Optional, Union
@@ -513,13 +514,77 @@ class Access:
 
 
 def unproven_accesses(fn: ir.Function, kinds: dict[str, Any], proven: frozenset[str] = frozenset()) -> list[Access]:
-    """The element reads and writes of ``fn`` not proven in range (see the module docstring)."""
+    """The element reads and writes of ``fn`` not proven in range (see the module docstring).  An
+    index part checked just before its statement (``runtime.check_index``, see ``with_checks``)
+    counts as proven."""
+    return [access for _, access, _ in _unproven(fn, _Values(fn, kinds), proven, _checked_before(fn))]
+
+
+# Explicit checks written into code that otherwise runs unchecked: at most this many (beyond, the code
+# keeps the compiler's checks, and stays as readable as it was).
+_MOST_CHECKS = 4
+
+
+def with_checks(fn: ir.Function, kinds: dict[str, Any], proven: frozenset[str] = frozenset()) -> ir.Function:
+    """``fn`` with ``check_index(i, a, axis)`` (``runtime.check_index``: NumPy's IndexError) just before
+    each statement that indexes ``a`` at ``i`` not proven in range, where every such access can be
+    checked so (its index part a name or a number, its array's rank known, in a statement that runs
+    once each time it is reached) and they are few (``_MOST_CHECKS``): then ``unproven_accesses`` of
+    the result is empty.  Otherwise ``fn`` itself."""
     values = _Values(fn, kinds)
-    found: list[Access] = []
+    checks: dict[int, list[ir.Stmt]] = {}
+    statements: dict[int, ir.Stmt] = {}
+    for stmt, access, parts in _unproven(fn, values, proven, {}):
+        if parts is None or isinstance(stmt, ir.While) or (isinstance(stmt, ir.For) and stmt.exit is not None):
+            return fn
+        statements[id(stmt)] = stmt
+        for array, axis, at in parts:
+            check = ir.Effect(ir.Call(runtime.check_index, (at, ir.Var(array), ir.Const(axis))), getattr(stmt, "line", None))
+            listed = checks.setdefault(id(stmt), [])
+            if all(ir.exprs_of(c) != ir.exprs_of(check) for c in listed):
+                listed.append(check)
+    if not checks or sum(map(len, checks.values())) > _MOST_CHECKS:
+        return fn
+    body = ir.replace_statements(fn.body, {key: checks[key] + [statements[key]] for key in checks})
+    return dataclasses.replace(fn, body=body)
+
+
+_Part = tuple[str, int, ir.Expr]  # (array, axis, index part): an access's part to check
+
+
+def _unproven(fn: ir.Function, values: _Values, proven: frozenset[str], checked: dict[int, set]
+              ) -> Iterator[tuple[ir.Stmt, Access, Optional[list[_Part]]]]:
+    """Each access not proven in range, with its statement and the parts ``with_checks`` would check
+    (None: it cannot check them)."""
     for stmt in ir.walk(fn.body):
         for array, index in _accesses(stmt):
-            if not (values.settled and _in_range(values, array, index, proven)):
-                found.append(Access(_text(array, index), getattr(stmt, "line", None)))
+            if not values.settled:
+                yield stmt, Access(_text(array, index), getattr(stmt, "line", None)), None
+                continue
+            unchecked = _unchecked_parts(values, array, index, proven, checked.get(id(stmt), set()))
+            if unchecked is None or unchecked:
+                yield stmt, Access(_text(array, index), getattr(stmt, "line", None)), unchecked or None
+
+
+def _checked_before(fn: ir.Function) -> dict[int, set]:
+    """Per statement (by id), the ``(array, axis, index part)`` checked by the ``check_index`` calls
+    just before it in its block (nothing between them can change what they checked)."""
+    found: dict[int, set] = {}
+
+    def scan(body: list[ir.Stmt]) -> None:
+        run: set = set()
+        for stmt in body:
+            call = stmt.value if isinstance(stmt, ir.Effect) else None
+            if isinstance(call, ir.Call) and call.fn is runtime.check_index and len(call.args) == 3 \
+                    and isinstance(call.args[1], ir.Var) and isinstance(call.args[2], ir.Const):
+                run.add((call.args[1].name, call.args[2].value, ir.value_key(call.args[0])))
+                continue
+            found[id(stmt)] = run
+            run = set()
+            for block in ir.blocks(stmt):
+                scan(block)
+
+    scan(fn.body)
     return found
 
 
@@ -536,33 +601,41 @@ def _accesses(stmt: ir.Stmt) -> Iterator[tuple[ir.Expr, ir.Expr]]:
                 yield call.args[0], ir.Const(NotImplemented)
 
 
-def _in_range(values: _Values, array: ir.Expr, index: ir.Expr, proven: frozenset[str]) -> bool:
+def _unchecked_parts(values: _Values, array: ir.Expr, index: ir.Expr, proven: frozenset[str], checked: set
+                     ) -> Optional[list[_Part]]:
+    """The parts of the access ``array[index]`` neither proven in range nor checked just before (in
+    ``checked``): [] where none is; None where the access cannot be checked part by part (its array's
+    rank unknown, a part neither a name nor a number)."""
     parts = ir.index_parts(index)
     if all(isinstance(p, ir.Slice) or (isinstance(p, ir.Const) and p.value is None) for p in parts):
-        return True  # slices are clipped
+        return []  # slices are clipped
     if isinstance(array, ir.Var) and array.name in proven:
-        return True
+        return []
     whole = values.value(array)
     if whole is _SEQUENCE or isinstance(whole, _Dims):
-        return True  # a tuple's or a list's index: Numba checks it itself
-    if not isinstance(whole, _Array):
-        return False
+        return []  # a tuple's or a list's index: Numba checks it itself
+    if not isinstance(whole, _Array) or not isinstance(array, ir.Var):
+        return None
+    unchecked: list[_Part] = []
     axis = 0
     for part in parts:
         if isinstance(part, ir.Const) and part.value is None:
             continue
         if axis >= len(whole.axes):
-            return False
+            return None
         length = whole.axes[axis]
         axis += 1
-        if isinstance(part, ir.Slice):
+        if isinstance(part, ir.Slice) or (array.name, axis - 1, ir.value_key(part)) in checked:
             continue
         at = values.value(part)
-        if length is None or not isinstance(at, _Int) or at.lo is None or at.hi is None:
-            return False
-        if not (length.plus(at.hi, -1).at_least(1) and (at.lo.at_least(0) or at.lo.plus(length).at_least(0))):
-            return False
-    return True
+        if not isinstance(at, _Int):
+            return None
+        if length is None or at.lo is None or at.hi is None or not (
+                length.plus(at.hi, -1).at_least(1) and (at.lo.at_least(0) or at.lo.plus(length).at_least(0))):
+            if not isinstance(part, (ir.Var, ir.Const)):
+                return None
+            unchecked.append((array.name, axis - 1, part))
+    return unchecked
 
 
 def _text(array: ir.Expr, index: ir.Expr) -> str:

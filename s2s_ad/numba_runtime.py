@@ -101,6 +101,7 @@ def _register():
     overload(runtime.checkpoint_stride)(_checkpoint_stride)
     overload(runtime.check_number_update)(_check_number_update)
     overload(runtime.item)(_item)
+    overload(runtime.check_index)(_check_index)
     overload(runtime.check_assertion)(_check_assertion)
     overload(runtime.raise_exception)(_raise_exception)
     for helper, factory in rules.compiled_versions().items():  # the templates' own (rules.compiled)
@@ -326,6 +327,16 @@ def _item(a):
 
 # An error the code raises: raised compiled without its words (Numba raises only constant messages);
 # the call then runs again as Python (numba_target), which raises it as the user wrote it.
+
+def _check_index(index, array, axis):
+    if isinstance(index, types.Integer) and isinstance(array, types.Array) and isinstance(axis, types.Integer):
+        def check(index, array, axis):
+            length = array.shape[axis]
+            if index < -length or index >= length:
+                raise IndexError("index is out of bounds")
+        return check
+    return None
+
 
 def _check_assertion(test, message=None):
     def check(test, message=None):

@@ -98,6 +98,11 @@ class NumbaTarget(NumPyTarget):
     def release(self, fn: ir.Function, arrays: set[str], known: set[str]) -> ir.Function:
         return fn  # no ``del`` (Numba refuses it; its reference counts free a temporary at its last use)
 
+    def checked_indexes(self, fn: ir.Function, kinds: dict[str, Any]) -> ir.Function:
+        """``fn`` with ``check_index`` before the few accesses not proven in range (``index_ranges``):
+        the rest of the code then needs no bounds check (``unchecked_accesses``)."""
+        return index_ranges.with_checks(fn, kinds, proven_stacks(fn))
+
     def finish(self, function: Callable, emitted: Any) -> Callable:
         return _compiled(function, emitted)
 
