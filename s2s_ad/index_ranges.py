@@ -448,6 +448,8 @@ def _elementwise(fn: Any, args: list[_Value]) -> _Value:
     """A broadcast result's value: a number of numbers; of arrays, the axes they agree on (1 gives way)."""
     if not args or not rules.is_elementwise(fn):
         return _TOP
+    if (fn is np.where and len(args) != 3) or (language.is_ufunc(fn) and (len(args) != fn.nin or fn.nout != 1)):
+        return _TOP  # (np.where(c) gives a tuple of index arrays; a ufunc's extra argument is its out=)
     shapes = [_axes(a) for a in args]
     if any(s is None for s in shapes):
         return _TOP
@@ -539,7 +541,8 @@ def with_checks(fn: ir.Function, kinds: dict[str, Any], proven: frozenset[str] =
             return fn
         statements[id(stmt)] = stmt
         for array, axis, at in parts:
-            check = ir.Effect(ir.Call(runtime.check_index, (at, ir.Var(array), ir.Const(axis))), getattr(stmt, "line", None))
+            call = ir.Call(runtime.check_index, (at, ir.Var(array), ir.Const(axis)))
+            check = ir.Effect(call, getattr(stmt, "line", None))
             listed = checks.setdefault(id(stmt), [])
             if all(ir.exprs_of(c) != ir.exprs_of(check) for c in listed):
                 listed.append(check)
@@ -614,7 +617,7 @@ def _unchecked_parts(values: _Values, array: ir.Expr, index: ir.Expr, proven: fr
     whole = values.value(array)
     if whole is _SEQUENCE or isinstance(whole, _Dims):
         return []  # a tuple's or a list's index: Numba checks it itself
-    if not isinstance(whole, _Array) or not isinstance(array, ir.Var):
+    if not isinstance(whole, _Array):
         return None
     unchecked: list[_Part] = []
     axis = 0
@@ -625,15 +628,16 @@ def _unchecked_parts(values: _Values, array: ir.Expr, index: ir.Expr, proven: fr
             return None
         length = whole.axes[axis]
         axis += 1
-        if isinstance(part, ir.Slice) or (array.name, axis - 1, ir.value_key(part)) in checked:
+        if isinstance(part, ir.Slice) or \
+                (isinstance(array, ir.Var) and (array.name, axis - 1, ir.value_key(part)) in checked):
             continue
         at = values.value(part)
         if not isinstance(at, _Int):
             return None
         if length is None or at.lo is None or at.hi is None or not (
                 length.plus(at.hi, -1).at_least(1) and (at.lo.at_least(0) or at.lo.plus(length).at_least(0))):
-            if not isinstance(part, (ir.Var, ir.Const)):
-                return None
+            if not (isinstance(part, (ir.Var, ir.Const)) and isinstance(array, ir.Var)):
+                return None  # (a check names the array and the part: both must read the same again)
             unchecked.append((array.name, axis - 1, part))
     return unchecked
 

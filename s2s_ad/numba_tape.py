@@ -339,7 +339,8 @@ def proven_stacks(fn: ir.Function) -> frozenset[str]:
         if made is None or top is None:
             continue
         stack, steps, width = made
-        if steps in ranges and assigned.get(stack) == 1 and _counted(fn.body, position, _Stack(stack, top, steps, width)):
+        if steps in ranges and assigned.get(stack) == 1 \
+                and _counted(fn.body, position, _Stack(stack, top, steps, width)):
             proven.add(stack)
     return frozenset(proven)
 
