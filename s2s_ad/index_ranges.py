@@ -215,7 +215,7 @@ def _parameter_value(name: str, kind: Optional[Kind]) -> _Value:
 
 # -- the values of names -----------------------------------------------------------------------------
 
-_WIDEN_AFTER = 6  # rounds before a value still changing is widened (loops: bounds that keep moving)
+_WIDEN_AFTER = 2  # rounds before a value still changing is widened (loops: bounds that keep moving)
 _ROUNDS = 40  # more than enough to settle once widened; should it not, nothing is proven
 _SHAPE_KEEPING = frozenset({"dtype", "order"})  # keywords that leave an allocation's or a copy's shape
 _Producer = Union[ir.Expr, ir.For, _Int, _Steps, _Array, _Dims, _Mark]  # what an assignment gives a name
@@ -316,12 +316,9 @@ class _Values:
             return _like(args[0])
         if fn is np.asarray and len(args) == 1 and keywords <= {"dtype"}:
             return _like(args[0])
-        if fn in (runtime.zeros_like, runtime.zero_tangent) and len(args) == 1:
-            return _like(args[0])
-        if fn in (runtime.writable_copy, runtime.unbroadcast) and len(args) == 2:
-            return _like(args[1])  # (shaped like their second argument, or they raise)
-        if fn is runtime.if_inexact and len(args) == 2:
-            return _like(args[0])
+        like = rules.fact(fn, "shaped_like")  # (the engine's ops: runtime.writable_copy's second argument)
+        if isinstance(like, int) and not call.kwargs and like < len(args):
+            return _like(args[like])
         if fn is runtime.unbroadcast_to and len(args) == 2 and isinstance(args[1], _Dims) and args[1].axes is not None:
             return _Array(args[1].axes)
         if call.kwargs:
@@ -395,7 +392,8 @@ def _like(value: _Value) -> _Value:
 
 
 def _integer_arithmetic(fn: Any, args: list[_Value]) -> Optional[_Value]:
-    """``a + b``, ``a - b``, ``k * a``, ``-a`` of integers, with their bounds; None where it is none of those."""
+    """``a + b``, ``a - b``, ``k * a``, ``-a`` of integers, with their bounds (``a * b``: unbounded); None
+    where it is none of those (``a // b``: a number, whose bounds are not followed)."""
     if not args or not all(isinstance(a, _Int) for a in args):
         return None
     ints = [a for a in args if isinstance(a, _Int)]
@@ -419,8 +417,6 @@ def _integer_arithmetic(fn: Any, args: list[_Value]) -> Optional[_Value]:
                 k = exact.constant
                 low, high = (other.lo, other.hi) if k >= 0 else (other.hi, other.lo)
                 return _Int(low.times(k) if low else None, high.times(k) if high else None)
-        return _UNBOUNDED
-    if len(ints) == 2 and fn in (operator.floordiv, operator.mod):
         return _UNBOUNDED
     return None
 
@@ -600,7 +596,7 @@ def _accesses(stmt: ir.Stmt) -> Iterator[tuple[ir.Expr, ir.Expr]]:
         for call in ir.calls_in(expr):
             if call.fn is operator.getitem and len(call.args) == 2:
                 yield call.args[0], call.args[1]
-            elif call.fn in (operator.setitem, operator.delitem) and call.args:
+            elif (call.fn is operator.setitem or call.fn is operator.delitem) and call.args:
                 yield call.args[0], ir.Const(NotImplemented)
 
 

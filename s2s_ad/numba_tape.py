@@ -450,10 +450,10 @@ def _counter_step(stmt: ir.Stmt, top: str) -> int:
     """1 for ``top = top + 1``, -1 for ``top = top - 1``, else 0."""
     if not (isinstance(stmt, ir.Assign) and stmt.target == top and isinstance(stmt.value, ir.Call)):
         return 0
-    call = stmt.value
-    if call.fn in (operator.add, operator.sub) and len(call.args) == 2 and call.args[0] == ir.Var(top) \
+    call, summed = stmt.value, rules.fact(stmt.value.fn, "sum")  # ("+": operator.add, "-": operator.sub)
+    if summed in ("+", "-") and len(call.args) == 2 and call.args[0] == ir.Var(top) and not call.kwargs \
             and isinstance(call.args[1], ir.Const) and type(call.args[1].value) is int and call.args[1].value == 1:
-        return 1 if call.fn is operator.add else -1
+        return 1 if summed == "+" else -1
     return 0
 
 

@@ -22,6 +22,16 @@ What this target changes:
   lowered in place of their calls, so one function holds every slot and no
   tape crosses a call.  A helper that cannot be (a recursive one) stays a
   call, which Numba does not compile: the function falls back.
+* **Bounds checks where an index is not proven in range**: Numba's checks
+  (``boundscheck=True``) make an index out of range raise IndexError, as in
+  Python, instead of reading or writing past the array (a wrong number).
+  The code compiles without them exactly when ``index_ranges`` proves every
+  element access of the function in range, from the kinds every call of it
+  passes (the tape stacks by their construction, ``numba_tape.proven_stacks``);
+  where a few are not proven (at most four, each a name or a number into an
+  array of known rank), ``check_index`` written before their statements
+  raises NumPy's IndexError instead (``checked_indexes``), and the rest still
+  runs unchecked.  The engine ops keep their own checks.
 * **Its runtime** (``numba_runtime.py``): Numba implementations of the engine
   ops the code calls (``unbroadcast``, ``zeros_like`` ...), registered with
   ``numba.extending.overload`` on the very functions the NumPy target binds,
@@ -30,8 +40,9 @@ What this target changes:
 
 Compiled code is cached in memory with the Python code (per argument kinds),
 and on disk across processes: the module's source is written to a file
-named by a digest of the source, the values it binds as globals, and the
-versions of s2s_ad, Numba and NumPy, and compiled with ``cache=True`` (a
+named by a digest of the source, the values it binds as globals, the
+options it is compiled with, and the versions of s2s_ad, Numba and NumPy,
+and compiled with ``cache=True`` (a
 changed function, rule or global gives another file).  Where a bound value
 has no digest (an object s2s_ad cannot fingerprint), the code is compiled
 without the disk cache.  ``S2S_AD_CACHE_DIR`` names the directory (default:

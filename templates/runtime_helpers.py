@@ -85,6 +85,9 @@ def added_at_rule(out, a, index, value, d_out):
 # Facts about operations with no rule here (see s2s_ad.rules.FACTS).
 declare(zeros_like, shape_only=0)
 declare(unbroadcast, unbroadcast_to, odd=True)  # linear in the adjoint they reduce
+# The shape of the result (index_ranges: the lengths of arrays compiled code indexes)
+declare(zeros_like, zero_tangent, if_inexact, shaped_like=0)  # (a number: zeros_like gives 0.0)
+declare(writable_copy, unbroadcast, shaped_like=1)  # like their second argument, or they raise
 # Generated code's own checks and reports, which run where the primal computation runs.
 declare(check_assertion, check_index, set_random_states, check_number_update, raise_exception, check_no_derivative,
         check_view_update, derivative_lost_by, reports=True)
