@@ -364,24 +364,35 @@ class Emitted:
     origins: list = field(default_factory=list)  # per source line: the user's line it came from, or None
     # Every array the (first) function returns is a new object of its own (aliasing.fresh_returns)
     fresh_returns: bool = False
+    # What the target's ``finish`` may reason about: the functions as printed (their tape written by the
+    # target), and the kinds of the first one's parameters that every call of the code has (by name).
+    functions: list = field(default_factory=list)
+    kinds: dict = field(default_factory=dict)
 
 
 def emit(fn: ir.Function, header: list[str], defaults: Optional[dict[str, str]] = None,
-         docstring: Optional[str] = None, target: Target = NUMPY) -> Emitted:
+         docstring: Optional[str] = None, target: Target = NUMPY, kinds: Optional[dict] = None) -> Emitted:
     """Print ``fn`` as a module for ``target``.
 
     ``header`` lines become comments above the def; ``defaults`` gives
-    parameters default values as source text.
+    parameters default values as source text; ``kinds``, what every call
+    of the code passes for some parameters (``kinds.Kind`` by name), is
+    handed on for the target's ``finish``.
     """
-    return emit_module([(fn, defaults, docstring)], header, target)
+    return emit_module([(fn, defaults, docstring)], header, target, kinds)
 
 
 def emit_module(functions: list[tuple[ir.Function, Optional[dict[str, str]], Optional[str]]],
-                header: list[str], target: Target = NUMPY) -> Emitted:
+                header: list[str], target: Target = NUMPY, kinds: Optional[dict] = None) -> Emitted:
     """Print several functions as one module sharing one namespace; ``name`` is the first one's.
-    The target writes each function's tape (``Target.tape``), names its ops and writes its stores."""
+    The target writes each function's tape (``Target.tape``), names its ops and writes its stores;
+    given ``kinds`` (of the first function's parameters), its own index checks into the first
+    (``Target.checked_indexes``)."""
     tape = target.tape()
     functions = [(tape.spell(f), d, s) for f, d, s in functions]
+    if kinds is not None:
+        first, defaults, docstring = functions[0]
+        functions[0] = (target.checked_indexes(first, kinds), defaults, docstring)
     local_names = ir.NameSet(set().union(*(set(f.params) | ir.assigned_names(f.body) | {f.name}
                                            for f, _, _ in functions)))
     memo: dict[int, int] = {}
@@ -401,8 +412,8 @@ def emit_module(functions: list[tuple[ir.Function, Optional[dict[str, str]], Opt
         lines += printer.lines + [""]
         origins += printer.origins + [None]
     lines, origins = _one_per_line(lines[:-1], origins[:-1])
-    return Emitted("\n".join(lines) + "\n", builder.ns, functions[0][0].name, origins,
-                   fresh_returns(functions[0][0]))
+    return Emitted("\n".join(lines) + "\n", builder.ns, functions[0][0].name, origins, [f for f, _, _ in functions],
+                   dict(kinds or {}), fresh_returns(functions[0][0]))
 
 
 def _one_per_line(texts: list[str], origins: list[Optional[int]]) -> tuple[list[str], list[Optional[int]]]:

@@ -10,9 +10,9 @@ An op with no implementation here is not compiled: Numba refuses it by
 name, and the function falls back to Python (``numba_target``).  The
 templates' compiled versions (``rules.compiled``: np.pad, reductions with
 ``keepdims``, helpers such as ``pad_grad``) are registered here too, and
-every implementation is compiled with the generated code's options (an
-index out of range raises, as in Python, where Numba's default reads past
-the array).
+every implementation is compiled with bounds checks (an index out of
+range raises, as in Python, where Numba's default reads past the array),
+whether or not the generated code calling it has them.
 
 Every implementation does what the Python op does for the types it takes;
 ``tests/test_numba_backend.py`` runs the corpus of test functions both ways.
@@ -69,8 +69,11 @@ def _is_number(t):
     return isinstance(t, (types.Float, types.Integer, types.Boolean))
 
 
-# Compiled as the generated code is (numba_target's options): an index out of range raises IndexError
-# (Numba's default reads whatever memory is there), a division by zero ZeroDivisionError, as in Python.
+# The implementations' own options, whatever the generated code's (an overload is compiled as a function
+# of its own, with these): an index out of range raises IndexError (Numba's default reads whatever memory
+# is there), a division by zero ZeroDivisionError, as in Python.  Generated code whose every index is
+# proven in range drops its own bounds checks (numba_target, index_ranges); these keep theirs: the indexes
+# they take (getitem_grad's, stored_part's) are the user's.
 _JIT_OPTIONS = dict(error_model="python", boundscheck=True)
 
 
@@ -98,6 +101,7 @@ def _register():
     overload(runtime.checkpoint_stride)(_checkpoint_stride)
     overload(runtime.check_number_update)(_check_number_update)
     overload(runtime.item)(_item)
+    overload(runtime.check_index)(_check_index)
     overload(runtime.check_assertion)(_check_assertion)
     overload(runtime.check_one_number)(_check_one_number)
     overload(runtime.raise_exception)(_raise_exception)
@@ -334,6 +338,16 @@ def _check_one_number(value, name):
     def refuse(value, name):
         raise TypeError("grad needs the function to return one number")
     return refuse
+
+
+def _check_index(index, array, axis):
+    if isinstance(index, types.Integer) and isinstance(array, types.Array) and isinstance(axis, types.Integer):
+        def check(index, array, axis):
+            length = array.shape[axis]
+            if index < -length or index >= length:
+                raise IndexError("index is out of bounds")
+        return check
+    return None
 
 
 def _check_assertion(test, message=None):

@@ -305,3 +305,173 @@ def _element(expr: Optional[ir.Expr]) -> Optional[tuple[str, ir.Expr]]:
     if isinstance(expr, ir.Call) and expr.fn is operator.getitem and isinstance(expr.args[0], ir.Var):
         return expr.args[0].name, expr.args[1]
     return None
+
+
+# -- why the stacks' indexes are in range -------------------------------------------------------------
+
+def proven_stacks(fn: ir.Function) -> frozenset[str]:
+    """The preallocated stacks of ``fn`` (as ``SlotTape.spell`` wrote them) whose every index is in
+    range by their construction, as this checks it on the code itself (the Numba target then
+    compiles them without bounds checks, ``index_ranges``):
+
+    * ``tape_s = float_stack(len(steps))`` (or ``((len(steps), w))``) and ``top_s = 0`` at the top
+      of the function, ``steps`` bound once, to a range; ``tape_s`` bound nowhere else, ``top_s``
+      only by ``top_s = top_s + 1`` and ``top_s = top_s - 1``;
+    * every increment in one loop over ``steps`` at the top of the function (run once: at most
+      ``len(steps)`` trips), at most one per trip (the larger side of a branch), none in an inner
+      loop; every decrement likewise in one loop over ``steps`` or a slice of it;
+    * ``tape_s`` read and written only as ``tape_s[top_s]`` (``tape_s[top_s, j]``, ``0 <= j < w``): a
+      write followed in its block by the increment, with only such writes between; a read preceded
+      in its block by the decrement, with only such reads between.
+
+    Then ``top_s`` is the increments made so far less the decrements, each at most ``len(steps)``:
+    a write, before its trip's increment, is at ``top_s <= len(steps) - 1``, a read, after a
+    decrement, at ``top_s >= -len(steps)`` (a negative index counts from the end): in range either
+    way.  (A stack of more pushes per trip, ``k * len(steps)``, is not proven: the product may wrap.)"""
+    assigned: dict[str, int] = {}
+    for stmt in ir.walk(fn.body):
+        for name in ir.targets_of(stmt):
+            assigned[name] = assigned.get(name, 0) + 1
+    ranges = _range_names(fn.body)
+    proven: set[str] = set()
+    for position, stmt in enumerate(fn.body[:-1]):
+        made, top = _stack_made(stmt), _counter_start(fn.body[position + 1])
+        if made is None or top is None:
+            continue
+        stack, steps, width = made
+        if steps in ranges and assigned.get(stack) == 1 \
+                and _counted(fn.body, position, _Stack(stack, top, steps, width)):
+            proven.add(stack)
+    return frozenset(proven)
+
+
+def _counter_start(stmt: ir.Stmt) -> Optional[str]:
+    """``top`` for ``top = 0``."""
+    if isinstance(stmt, ir.Assign) and isinstance(stmt.value, ir.Const) and type(stmt.value.value) is int \
+            and stmt.value.value == 0:
+        return stmt.target
+    return None
+
+
+@dataclasses.dataclass(frozen=True)
+class _Stack:
+    name: str
+    top: str
+    steps: str
+    width: int
+
+
+def _stack_made(stmt: ir.Stmt) -> Optional[tuple[str, str, int]]:
+    """``(stack, steps, width)`` for ``stack = float_stack(len(steps))`` (``((len(steps), width))``)."""
+    if not (isinstance(stmt, ir.Assign) and isinstance(stmt.value, ir.Call) and stmt.value.fn is float_stack
+            and len(stmt.value.args) == 1 and not stmt.value.kwargs):
+        return None
+    shape, width = stmt.value.args[0], 1
+    if isinstance(shape, ir.Display) and shape.kind == "tuple" and len(shape.items) == 2:
+        columns = shape.items[1]
+        if not (isinstance(columns, ir.Const) and type(columns.value) is int and columns.value >= 1):
+            return None
+        shape, width = shape.items[0], columns.value
+    if isinstance(shape, ir.Call) and shape.fn is len and len(shape.args) == 1 and isinstance(shape.args[0], ir.Var):
+        return stmt.target, shape.args[0].name, width
+    return None
+
+
+def _counted(body: list[ir.Stmt], position: int, stack: _Stack) -> bool:
+    """Whether the statements of ``body`` after the stack's two (at ``position``) change its counter and
+    touch it only as ``proven_stacks`` says (before them, not at all)."""
+    pushing = popping = 0
+    for index, stmt in enumerate(body):
+        if index in (position, position + 1) or not _touches(stmt, stack):
+            continue
+        if index < position or not isinstance(stmt, ir.For) or stmt.checkpoint is not None:
+            return False
+        over_steps = isinstance(stmt.iterable, ir.Var) and stmt.iterable.name == stack.steps
+        sliced = isinstance(stmt.iterable, ir.Call) and stmt.iterable.fn is operator.getitem \
+            and stmt.iterable.args[0] == ir.Var(stack.steps) and isinstance(stmt.iterable.args[1], ir.Slice)
+        counts = _per_trip(stmt.body, stack)
+        if counts is None or counts[0] > 1 or counts[1] > 1 or (counts[0] and counts[1]):
+            return False
+        if counts[0] and over_steps and not stmt.reverse:
+            pushing += 1
+        elif counts[1] and (over_steps or sliced):
+            popping += 1
+        elif counts != (0, 0) or _touches_stack(stmt, stack):
+            return False
+    return pushing <= 1 and popping <= 1
+
+
+def _per_trip(block: list[ir.Stmt], stack: _Stack) -> Optional[tuple[int, int]]:
+    """The most increments and decrements of the counter one pass through ``block`` makes, where the
+    block touches the stack only as ``proven_stacks`` says; None where it does otherwise."""
+    up = down = 0
+    after: Optional[str] = None  # "write": writes since the last statement; "read": a decrement and reads
+    for stmt in block:
+        step = _counter_step(stmt, stack.top)
+        if isinstance(stmt, ir.If):
+            if after == "write" or any(stack.name in ir.names_read(e) for e in ir.exprs_of(stmt)):
+                return None
+            yes, no = _per_trip(stmt.body, stack), _per_trip(stmt.orelse, stack)
+            if yes is None or no is None:
+                return None
+            up, down, after = up + max(yes[0], no[0]), down + max(yes[1], no[1]), None
+        elif ir.blocks(stmt):  # an inner loop: counts not known
+            if _touches(stmt, stack):
+                return None
+            if after == "write":
+                return None
+            after = None
+        elif step == 1:
+            up, after = up + 1, None
+        elif step == -1:
+            down, after = down + 1, "read"
+        elif isinstance(stmt, ir.Store) and stmt.array == stack.name and _at_top(stmt.index, stack) \
+                and stack.name not in ir.names_read(stmt.value):
+            after = "write"
+        elif after == "read" and _popped(stmt, stack):
+            pass
+        elif after == "write" or _touches(stmt, stack):
+            return None
+        else:
+            after = None
+    return None if after == "write" else (up, down)
+
+
+def _popped(stmt: ir.Stmt, stack: _Stack) -> bool:
+    """``v = tape_s[top_s]`` (``tape_s[top_s, j]``)."""
+    if not (isinstance(stmt, ir.Assign) and isinstance(stmt.value, ir.Call) and stmt.value.fn is operator.getitem):
+        return False
+    args = stmt.value.args
+    return len(args) == 2 and args[0] == ir.Var(stack.name) and _at_top(args[1], stack) \
+        and stmt.target not in (stack.name, stack.top)
+
+
+def _counter_step(stmt: ir.Stmt, top: str) -> int:
+    """1 for ``top = top + 1``, -1 for ``top = top - 1``, else 0."""
+    if not (isinstance(stmt, ir.Assign) and stmt.target == top and isinstance(stmt.value, ir.Call)):
+        return 0
+    call, summed = stmt.value, rules.fact(stmt.value.fn, "sum")  # ("+": operator.add, "-": operator.sub)
+    if summed in ("+", "-") and len(call.args) == 2 and call.args[0] == ir.Var(top) and not call.kwargs \
+            and isinstance(call.args[1], ir.Const) and type(call.args[1].value) is int and call.args[1].value == 1:
+        return 1 if summed == "+" else -1
+    return 0
+
+
+def _at_top(index: ir.Expr, stack: _Stack) -> bool:
+    """``top`` (a stack of one value per record), or ``(top, j)`` with ``0 <= j < width``."""
+    if stack.width == 1:
+        return index == ir.Var(stack.top)
+    return isinstance(index, ir.Display) and index.kind == "tuple" and len(index.items) == 2 \
+        and index.items[0] == ir.Var(stack.top) and isinstance(index.items[1], ir.Const) \
+        and type(index.items[1].value) is int and 0 <= index.items[1].value < stack.width
+
+
+def _touches(stmt: ir.Stmt, stack: _Stack) -> bool:
+    """Whether ``stmt`` (nested statements included) binds the counter or the stack, or reads the stack."""
+    return any(stack.top in ir.targets_of(s) or stack.name in ir.targets_of(s) for s in ir.walk([stmt])) \
+        or _touches_stack(stmt, stack)
+
+
+def _touches_stack(stmt: ir.Stmt, stack: _Stack) -> bool:
+    return any(stack.name in ir.names_read(e) or (isinstance(s, ir.Store) and s.array == stack.name)
+               for s in ir.walk([stmt]) for e in ir.exprs_of(s))

@@ -22,6 +22,16 @@ What this target changes:
   lowered in place of their calls, so one function holds every slot and no
   tape crosses a call.  A helper that cannot be (a recursive one) stays a
   call, which Numba does not compile: the function falls back.
+* **Bounds checks where an index is not proven in range**: Numba's checks
+  (``boundscheck=True``) make an index out of range raise IndexError, as in
+  Python, instead of reading or writing past the array (a wrong number).
+  The code compiles without them exactly when ``index_ranges`` proves every
+  element access of the function in range, from the kinds every call of it
+  passes (the tape stacks by their construction, ``numba_tape.proven_stacks``);
+  where a few are not proven (at most four, each a name or a number into an
+  array of known rank), ``check_index`` written before their statements
+  raises NumPy's IndexError instead (``checked_indexes``), and the rest still
+  runs unchecked.  The engine ops keep their own checks.
 * **Its runtime** (``numba_runtime.py``): Numba implementations of the engine
   ops the code calls (``unbroadcast``, ``zeros_like`` ...), registered with
   ``numba.extending.overload`` on the very functions the NumPy target binds,
@@ -30,8 +40,9 @@ What this target changes:
 
 Compiled code is cached in memory with the Python code (per argument kinds),
 and on disk across processes: the module's source is written to a file
-named by a digest of the source, the values it binds as globals, and the
-versions of s2s_ad, Numba and NumPy, and compiled with ``cache=True`` (a
+named by a digest of the source, the values it binds as globals, the
+options it is compiled with, and the versions of s2s_ad, Numba and NumPy,
+and compiled with ``cache=True`` (a
 changed function, rule or global gives another file).  Where a bound value
 has no digest (an object s2s_ad cannot fingerprint), the code is compiled
 without the disk cache.  ``S2S_AD_CACHE_DIR`` names the directory (default:
@@ -58,9 +69,9 @@ from typing import Any, Callable, Iterator, Optional
 
 import numpy as np
 
-from . import ir
+from . import index_ranges, ir
 from .errors import CompileFallbackWarning
-from .numba_tape import SlotTape
+from .numba_tape import SlotTape, proven_stacks
 from .target import NumPyTarget, Spelling, TapeForm
 
 
@@ -98,6 +109,11 @@ class NumbaTarget(NumPyTarget):
     def release(self, fn: ir.Function, arrays: set[str], known: set[str]) -> ir.Function:
         return fn  # no ``del`` (Numba refuses it; its reference counts free a temporary at its last use)
 
+    def checked_indexes(self, fn: ir.Function, kinds: dict[str, Any]) -> ir.Function:
+        """``fn`` with ``check_index`` before the few accesses not proven in range (``index_ranges``):
+        the rest of the code then needs no bounds check (``unchecked_accesses``)."""
+        return index_ranges.with_checks(fn, kinds, proven_stacks(fn))
+
     def finish(self, function: Callable, emitted: Any) -> Callable:
         return _compiled(function, emitted)
 
@@ -130,7 +146,9 @@ def _compiled(function: Callable, emitted: Any) -> Callable:
     from . import numba_runtime  # numba imported here, at the first build for this target
 
     numba_runtime.register()
-    dispatcher = _dispatcher(function, emitted)
+    unproven = unchecked_accesses(emitted)
+    options = {**_OPTIONS, "boundscheck": bool(unproven)}
+    dispatcher = _dispatcher(function, emitted, options)
     errors = numba_runtime.compile_errors()
     lock = threading.Lock()
     state: dict[str, Callable] = {"run": dispatcher}
@@ -174,9 +192,11 @@ def _compiled(function: Callable, emitted: Any) -> Callable:
                 state["run"] = function
                 warnings.warn(CompileFallbackWarning(_fallback_message(function, emitted, reason)), stacklevel=3)
 
-    for wrapper in (run, checked):  # (the dispatcher and what runs now: for tests and the benchmarks)
+    for wrapper in (run, checked):  # (the dispatcher and what runs now, the options and why: for tests)
         setattr(wrapper, "compiled", dispatcher)
         setattr(wrapper, "state", state)
+        setattr(wrapper, "options", options)
+        setattr(wrapper, "unproven", unproven)
     setattr(run, "checked", checked)
     setattr(checked, "fresh_returns", getattr(function, "fresh_returns", False))  # (run has it: functools.wraps)
     return run
@@ -236,8 +256,21 @@ def _draws(value: Any) -> bool:
 # Numba's disk cache does not see a change of its options or of the overloads the code inlines).
 # Python's errors: x / 0.0 raises ZeroDivisionError as for Python's floats (where the Python code gives
 # inf instead, on NumPy's numbers, the call runs again as Python: see _compiled), and an index out of
-# range raises IndexError (Numba's default reads whatever memory is there: a wrong number).
+# range raises IndexError (Numba's default reads whatever memory is there: a wrong number).  The bounds
+# checks go only where every element access of the code is proven in range (``unchecked_accesses``).
 _OPTIONS: dict[str, Any] = dict(error_model="python", boundscheck=True)
+
+
+def unchecked_accesses(emitted: Any) -> list:
+    """The element accesses of the module's function not proven in range (``index_ranges.Access``):
+    none, and it compiles without bounds checks.  The proof reads the function as printed (its tape
+    stacks proven by their construction, ``numba_tape.proven_stacks``) and the kinds of its
+    parameters that every call has (``Emitted.kinds``).  The engine ops it calls keep their own checks
+    (``numba_runtime``'s overloads are compiled with options of their own)."""
+    if not emitted.functions:
+        return [index_ranges.Access("the function's code is not known", None)]
+    fn = emitted.functions[0]
+    return index_ranges.unproven_accesses(fn, emitted.kinds, proven_stacks(fn))
 
 
 @functools.lru_cache(maxsize=None)
@@ -255,21 +288,21 @@ def _compiler_fingerprint() -> str:
     return digest.hexdigest()
 
 
-def _dispatcher(function: Callable, emitted: Any) -> Any:
-    """``numba.njit`` of the module's function: from a file of the cache directory (so that Numba
-    caches the machine code on disk) where the module can be fingerprinted, else as it is."""
+def _dispatcher(function: Callable, emitted: Any, options: dict[str, Any]) -> Any:
+    """``numba.njit`` of the module's function with ``options``: from a file of the cache directory (so
+    that Numba caches the machine code on disk) where the module can be fingerprinted, else as it is."""
     import numba
 
-    path = _cache_file(emitted)
+    path = _cache_file(emitted, options)
     if path is None:
-        return numba.njit(**_OPTIONS)(function)
+        return numba.njit(**options)(function)
     # Numba caches code whose globals name an importable module (it rebuilds its environment from it).
     namespace = {**function.__globals__, "__name__": __name__}
     try:
         exec(compile(emitted.source, path, "exec"), namespace)
     except OSError:
-        return numba.njit(**_OPTIONS)(function)
-    return numba.njit(cache=True, **_OPTIONS)(namespace[emitted.name])
+        return numba.njit(**options)(function)
+    return numba.njit(cache=True, **options)(namespace[emitted.name])
 
 
 def cache_directory() -> Optional[str]:
@@ -281,14 +314,17 @@ def cache_directory() -> Optional[str]:
     return os.path.join(chosen, "numba")
 
 
-def _cache_file(emitted: Any) -> Optional[str]:
+def _cache_file(emitted: Any, options: dict[str, Any]) -> Optional[str]:
     """The file holding the module's source in the cache directory (written if new), named by its
-    fingerprint; None where a global cannot be fingerprinted or the directory cannot be written."""
+    fingerprint and the options it is compiled with (with bounds checks or without: Numba's own key
+    does not tell them apart); None where a global cannot be fingerprinted or the directory cannot be
+    written."""
     import numba
 
     from . import __version__
     digest = hashlib.sha256()
-    for part in (__version__, numba.__version__, np.__version__, _compiler_fingerprint(), emitted.source):
+    for part in (__version__, numba.__version__, np.__version__, _compiler_fingerprint(), emitted.source,
+                 repr(sorted(options.items()))):
         digest.update(part.encode())
     for name in sorted(emitted.namespace.globals):
         printed = _fingerprint(emitted.namespace.globals[name])

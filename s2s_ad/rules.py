@@ -413,6 +413,8 @@ FACTS: dict[str, str] = {
     "counts": "True: the result is one number whatever the argument (len, np.size)",
     "shape_from": '"argument": the first argument is the shape of the result (np.zeros); '
                   '"like": the result is shaped like the first argument (np.zeros_like)',
+    "shaped_like": "a position: the result has the shape of the argument there, or the call raises "
+                   "(runtime.writable_copy: 1; read by index_ranges)",
     "makes_floats": "a count: called with that many positional arguments and no keyword, "
                     "the result is a new array of floats (np.zeros(n): 1, np.linspace(a, b): 2)",
     "reduction": "True: called on one argument alone, the result is one number (np.sum)",

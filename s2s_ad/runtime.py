@@ -285,6 +285,15 @@ def formatted(layout: tuple, *values: Any) -> str:
     return "".join(out)
 
 
+def check_index(index: Any, array: Any, axis: int) -> None:
+    """Raise NumPy's IndexError where ``index`` is out of range for ``array``'s axis ``axis``: what compiled
+    code checks, before the statement that indexes, where an index was not proven in range
+    (``index_ranges.with_checks``; the rest of that code runs without bounds checks)."""
+    length = np.shape(array)[axis]
+    if not -length <= index < length:
+        raise IndexError(f"index {index} is out of bounds for axis {axis} with size {length}")
+
+
 def check_assertion(test: Any, message: Any = None) -> None:
     """``assert test, message`` in generated code (the message is computed before the test)."""
     if not test:

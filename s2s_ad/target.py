@@ -38,6 +38,9 @@ To add a target, subclass ``Target`` and implement:
   see below); a compiler would preallocate a typed stack per slot from the
   plan (each slot says the kinds of its values and the trip counts that
   bound it).
+* ``checked_indexes(fn, kinds)``: the code with the index checks the target
+  writes itself (the Numba target: where an index is not proven in range
+  and its code runs without Numba's own checks); ``fn`` by default.
 * ``store(stmt)``: how ``array[index] = value`` (an ``ir.Store``; with
   ``op``, ``array[index] op= value``) is written, as statements for
   ``emit`` to print.  The NumPy target writes in place; a target without
@@ -178,6 +181,13 @@ class Target(abc.ABC):
         """``fn`` letting go of values as soon as nothing reads them, where this target's code gains
         by it (``release.py``: ``arrays``, the names the facts say hold arrays, ``known``, every name
         they know); ``fn`` itself by default."""
+        return fn
+
+    def checked_indexes(self, fn: ir.Function, kinds: dict[str, Any]) -> ir.Function:
+        """``fn`` (its tape written) with what this target's code checks of its indexes itself
+        written in, given ``kinds``, what every call passes for its parameters: a compiler that
+        drops its bounds checks checks the indexes it cannot prove in range; ``fn`` itself by
+        default (Python and NumPy check every index)."""
         return fn
 
     # -- arguments read ---------------------------------------------------------------------------

@@ -13,8 +13,8 @@ body calls.)
 import numpy as np
 
 from s2s_ad.rules import adjoint, declare, fresh_arrays, nondifferentiable, tangent
-from s2s_ad.runtime import (added_at, check_assertion, check_no_derivative, check_number_update, check_one_number,
-                            check_view_update, checkpoint_stride, checkpointed, derivative_lost_by, draw,
+from s2s_ad.runtime import (added_at, check_assertion, check_index, check_no_derivative, check_number_update,
+                            check_one_number, check_view_update, checkpoint_stride, checkpointed, derivative_lost_by, draw,
                             formatted, getitem_grad, held_apart, if_inexact, raise_exception, random_states,
                             set_random_states, stop_gradient, stored_part, unbroadcast, unbroadcast_to,
                             writable_copy, zero_tangent, zeros_like)
@@ -24,7 +24,8 @@ declare(checkpointed, refused="checkpointed(...) marks a loop: write it as the l
                               "for t in s2s_ad.checkpointed(range(n)):")
 nondifferentiable(stop_gradient, elementwise=True)
 nondifferentiable(checkpoint_stride, np.broadcast_shapes)
-nondifferentiable(formatted, check_assertion, check_one_number, random_states, set_random_states)  # strings, checks, states
+nondifferentiable(formatted, check_assertion, check_index, check_one_number, random_states,
+                  set_random_states)  # strings, checks, states
 # a draw from a generator object (rng.normal()): a constant of each call, replayed in every pass (draws.py);
 # one whose arguments depend on the inputs is refused (analysis.check_constant_calls)
 nondifferentiable(draw)
@@ -86,8 +87,11 @@ def added_at_rule(out, a, index, value, d_out):
 # Facts about operations with no rule here (see s2s_ad.rules.FACTS).
 declare(zeros_like, shape_only=0)
 declare(unbroadcast, unbroadcast_to, odd=True)  # linear in the adjoint they reduce
+# The shape of the result (index_ranges: the lengths of arrays compiled code indexes)
+declare(zeros_like, zero_tangent, if_inexact, shaped_like=0)  # (a number: zeros_like gives 0.0)
+declare(writable_copy, unbroadcast, shaped_like=1)  # like their second argument, or they raise
 # Generated code's own checks and reports, which run where the primal computation runs.
-declare(check_assertion, check_one_number, set_random_states, check_number_update, raise_exception,
+declare(check_assertion, check_index, check_one_number, set_random_states, check_number_update, raise_exception,
         check_no_derivative, check_view_update, derivative_lost_by, reports=True)
 
 

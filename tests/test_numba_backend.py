@@ -399,6 +399,144 @@ def test_a_compiled_gradient_pickles_with_its_backend():
     _assert_same(again(3.1, 0.2, 30), df(3.1, 0.2, 30))
 
 
+# -- bounds checks: dropped only where every index is proven in range ----------------------------------
+
+def _entry(df, args):
+    """The compiled function a call of ``df`` with ``args`` runs (its ``options`` and ``unproven``)."""
+    args = df._bind(args, {})
+    return df._typed_entry(args, df._types_of(args))[0][0]
+
+
+@pytest.mark.parametrize("name", ["building", "pendulum", "poly_loop", "rk4"])
+def test_the_loop_workloads_compile_without_bounds_checks_and_agree(name):
+    """Every index of these gradients is proven in range (building's t and t + 1 into arrays of n + 1,
+    the tape stacks by their construction); pendulum's one write ``theta[0]`` cannot be (an empty
+    ``observed`` makes ``theta`` empty) and is checked explicitly, once, before the loop."""
+    case = next(c for c in _cases() if c.name == name)
+    args = case.make_args(True)
+    compiled, python, fallbacks = _both(case.function, args, case.wrt)
+    assert not fallbacks, [str(w.message) for w in fallbacks]
+    _assert_same(compiled, python)
+    df = s2s_ad.grad(case.function, wrt=case.wrt, backend="numba")
+    df(*args)
+    entry = _entry(df, args)
+    assert entry.options["boundscheck"] is False and entry.unproven == []
+    assert entry.state["run"] is entry.compiled
+    checks = [line.strip() for line in df.source_for(*args).splitlines() if "check_index(" in line]
+    assert [c.split("#")[0].strip() for c in checks] == (["check_index(0, theta, 0)"] if name == "pendulum" else [])
+
+
+_OUT_OF_RANGE = """
+    import numpy as np
+
+    def one_past_the_end(x):
+        n = x.shape[0]
+        s = 0.0
+        for t in range(n):
+            s = s + x[t] * x[t + 1]
+        return s
+
+    def the_length(x):
+        n = x.shape[0]
+        return x[n] * 2.0
+
+    def below_minus_the_length(x):
+        n = x.shape[0]
+        return x[-n - 1] * 2.0
+
+    def into_a_shorter_array(x):
+        n = x.shape[0]
+        y = np.zeros(n - 1)
+        for t in range(n):
+            y[t] = x[t] * x[t]
+        return np.sum(y)
+
+    def many_unproven(x):
+        n = x.shape[0]
+        s = 0.0
+        for t in range(n):
+            s = s + x[t + 1] * x[t + 2] + x[t + 3] * x[t + 4] + x[t + 5]
+        return s
+
+    def wrapped_length(x):
+        n = x.shape[0]
+        y = np.ones(4 * n + 8)
+        s = 0.0
+        for t in range(n):
+            s = s + y[4 * t + 7] * x[t]
+        return s
+"""
+
+
+@pytest.mark.parametrize("name", ["one_past_the_end", "the_length", "below_minus_the_length",
+                                  "into_a_shorter_array", "many_unproven"])
+def test_an_index_out_of_range_raises_as_in_python_never_a_number(name):
+    """The wrong-number guard: an index the user got wrong raises IndexError compiled as in Python,
+    whether the code kept Numba's checks (too many unproven indexes) or checks the few unproven ones."""
+    fn = getattr(module_from_source(_OUT_OF_RANGE), name)
+    x = np.linspace(0.5, 1.5, 7)
+    with pytest.raises(IndexError):
+        s2s_ad.grad(fn)(x)
+    df = s2s_ad.grad(fn, backend="numba")
+    for _ in range(2):  # (compiled, then from the compiled cache: it raises again, never returns)
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", CompileFallbackWarning)
+            with pytest.raises(IndexError):
+                df(x)
+    entry = _entry(df, (x,))
+    assert entry.state["run"] is entry.compiled  # (an error of the user's: the compiled code stays)
+    with pytest.raises(IndexError):
+        entry.compiled(x)  # the machine code itself raises
+    assert entry.options["boundscheck"] is (name == "many_unproven")
+    assert entry.unproven if name == "many_unproven" else not entry.unproven
+
+
+def test_a_length_that_may_wrap_past_two_to_the_64_is_not_taken_for_proven():
+    # 4 * n + 8 wraps for n near 2**62 (a broadcast view may be that long): y's length is not known,
+    # so y[4 * t + 7] is checked, not assumed in range
+    fn = module_from_source(_OUT_OF_RANGE).wrapped_length
+    x = np.linspace(0.5, 1.5, 7)
+    df = s2s_ad.grad(fn, backend="numba")
+    _assert_same(df(x), s2s_ad.grad(fn)(x))
+    entry = _entry(df, (x,))
+    checked_y = [line for line in df.source_for(x).splitlines() if "check_index(" in line and ", y, " in line]
+    assert checked_y or any(access.text.startswith("y[") for access in entry.unproven)
+    from s2s_ad import index_ranges
+    n = index_ranges._Affine.symbol("len a")
+    twice = n.times(2)  # below 2**64: wrapped, it is negative, and the allocation fails
+    assert index_ranges._length(index_ranges._Int(twice, twice)) == twice
+    wrapping = n.times(4).plus(index_ranges._Affine((), 8))
+    assert index_ranges._length(index_ranges._Int(wrapping, wrapping)) is None
+    assert index_ranges._length(index_ranges._Int(n.plus(index_ranges._Affine((), 1)), n.plus(index_ranges._Affine((), 1))))
+
+
+def test_the_engine_ops_keep_their_own_bounds_checks_in_code_compiled_without():
+    from s2s_ad import numba_runtime, runtime
+    numba_runtime.register()
+
+    @numba.njit(boundscheck=False)
+    def scattered(grad, a, index):
+        return runtime.getitem_grad(grad, a, index)
+
+    np.testing.assert_array_equal(scattered(np.ones(2), np.zeros(3), np.array([0, 2])), [1.0, 0.0, 1.0])
+    with pytest.raises(IndexError):
+        scattered(np.ones(2), np.zeros(3), np.array([0, 7]))
+
+
+def test_code_with_and_without_bounds_checks_is_cached_in_files_of_its_own(tmp_path, monkeypatch):
+    from s2s_ad import numba_target
+    monkeypatch.setenv("S2S_AD_CACHE_DIR", str(tmp_path))
+    seen = []
+    dispatcher = numba_target._dispatcher
+    monkeypatch.setattr(numba_target, "_dispatcher",
+                        lambda function, emitted, options: seen.append(emitted) or dispatcher(function, emitted, options))
+    from benchmarks import workloads
+    s2s_ad.grad(workloads.poly_loop, wrt=("r",), backend="numba")(3.1, 0.2, 20)
+    checked = numba_target._cache_file(seen[0], {**numba_target._OPTIONS, "boundscheck": True})
+    unchecked = numba_target._cache_file(seen[0], {**numba_target._OPTIONS, "boundscheck": False})
+    assert checked and unchecked and checked != unchecked
+
+
 # -- the disk cache --------------------------------------------------------------------------------
 
 _CACHED_RUN = textwrap.dedent("""
