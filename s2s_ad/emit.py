@@ -412,8 +412,9 @@ def emit_module(functions: list[tuple[ir.Function, Optional[dict[str, str]], Opt
         lines += printer.lines + [""]
         origins += printer.origins + [None]
     lines, origins = _one_per_line(lines[:-1], origins[:-1])
-    return Emitted("\n".join(lines) + "\n", builder.ns, functions[0][0].name, origins, [f for f, _, _ in functions],
-                   dict(kinds or {}), fresh_returns(functions[0][0]))
+    return Emitted("\n".join(lines) + "\n", builder.ns, functions[0][0].name, origins,
+                   functions=[f for f, _, _ in functions], kinds=dict(kinds or {}),
+                   fresh_returns=fresh_returns(functions[0][0]))
 
 
 def _one_per_line(texts: list[str], origins: list[Optional[int]]) -> tuple[list[str], list[Optional[int]]]:
