@@ -19,6 +19,8 @@ import operator
 from types import SimpleNamespace
 from typing import Any, Callable, Optional
 
+import gast
+
 from . import ir, language, rules
 from .aliasing import new_object
 from .expressions import Choice, Dispatch, Inline, Nested, Once, Record, is_user_function
@@ -26,6 +28,45 @@ from .lower_state import Part
 from .user_classes import operator_methods
 from .naming import describe
 from .parse import parse_function
+
+
+# A helper this short, of assignments and one return, is lowered in place even where the target keeps
+# the user's helpers as calls (``LoweringState.inline_small_helpers``): a call with its split adjoint
+# costs more than the few operations it wraps (rk4's Lotka-Volterra step: two lines, four calls a step).
+SMALL_HELPER_STATEMENTS = 6
+_STRAIGHT = (gast.Assign, gast.AnnAssign)  # (no augmented assignment: x += 1 of an array writes into the caller's)
+_NOT_IN_A_SMALL_HELPER = (gast.Lambda, gast.ListComp, gast.SetComp, gast.DictComp, gast.GeneratorExp,
+                          gast.NamedExpr, gast.Starred, gast.Yield, gast.YieldFrom, gast.Await, gast.Subscript,
+                          gast.Global, gast.Nonlocal)
+
+
+def small_helper(fn: Callable, filename: str) -> bool:
+    """A helper of the user's short enough to lower in place: defined in ``filename`` (the file of the
+    function calling it, so that the generated code's line comments name lines of one file), plain
+    positional parameters, then at most ``SMALL_HELPER_STATEMENTS`` assignments to names and a return,
+    with no subscript (it reads and writes no array element: those stay in helpers whose adjoints
+    handle them), no nested scope."""
+    try:
+        parsed = parse_function(fn)
+    except Exception:  # (its own lowering says why, where it is called)
+        return False
+    node = parsed.node
+    if parsed.filename != filename:
+        return False
+    args = node.args
+    if args.vararg or args.kwarg or args.kwonlyargs or getattr(args, "posonlyargs", None) or node.decorator_list:
+        return False
+    body = list(node.body)
+    if body and isinstance(body[0], gast.Expr) and isinstance(body[0].value, gast.Constant) \
+            and isinstance(body[0].value.value, str):
+        body = body[1:]  # the docstring
+    if not 1 <= len(body) <= SMALL_HELPER_STATEMENTS + 1 or not isinstance(body[-1], gast.Return) \
+            or body[-1].value is None:
+        return False
+    for stmt in body[:-1]:
+        if not isinstance(stmt, _STRAIGHT):
+            return False
+    return not any(isinstance(n, _NOT_IN_A_SMALL_HELPER) for stmt in body for n in gast.walk(stmt))
 
 
 class SSABuilder(Part):
@@ -54,8 +95,9 @@ class SSABuilder(Part):
             return self.flatten_items(expr)
         if is_user_function(expr.fn) and any(isinstance(a, Record) for a in expr.args):
             return self.inline_function(expr.fn, expr.args)
-        if self.state.inline_helpers and is_user_function(expr.fn) and expr.fn not in self.state.helpers_inlined \
-                and not expr.kwargs:
+        if is_user_function(expr.fn) and expr.fn not in self.state.helpers_inlined and not expr.kwargs and (
+                self.state.inline_helpers or (self.state.inline_small_helpers
+                                              and small_helper(expr.fn, self.state.parsed.filename))):
             return self.inline_helper(expr.fn, expr.args)
         if any(self.makes_record(a) for a in expr.args) and operator_methods(expr.fn) is not None:
             return self.object_operator(expr)

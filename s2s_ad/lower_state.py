@@ -98,6 +98,8 @@ class LoweringState:
         # Lower every call of the user's helpers in place (lower.lower's inline_helpers), but for a
         # helper already being so lowered: a recursive call stays a call.
         self.inline_helpers = False
+        # ... or only the short ones (lower_ssa.small_helper): the other helpers stay calls
+        self.inline_small_helpers = False
         self.helpers_inlined: list[Any] = []
 
     @property
