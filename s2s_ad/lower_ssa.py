@@ -33,6 +33,11 @@ from .parse import parse_function
 # A helper this short, of assignments and one return, is lowered in place even where the target keeps
 # the user's helpers as calls (``LoweringState.inline_small_helpers``): a call with its split adjoint
 # costs more than the few operations it wraps (rk4's Lotka-Volterra step: two lines, four calls a step).
+# Wherever the call stands, not only in a loop: the gradient itself is called again and again (an
+# optimiser's steps), so a call outside any loop costs its forward and backward calls, tape and tuples
+# at every gradient evaluation too; and one rule for every call site keeps the generated code of a
+# helper alike wherever it is called.  The code stays readable: each inlined line's comment names the
+# helper's own line.
 SMALL_HELPER_STATEMENTS = 6
 _STRAIGHT = (gast.Assign, gast.AnnAssign)  # (no augmented assignment: x += 1 of an array writes into the caller's)
 _NOT_IN_A_SMALL_HELPER = (gast.Lambda, gast.ListComp, gast.SetComp, gast.DictComp, gast.GeneratorExp,
@@ -42,10 +47,14 @@ _NOT_IN_A_SMALL_HELPER = (gast.Lambda, gast.ListComp, gast.SetComp, gast.DictCom
 
 def small_helper(fn: Callable, filename: str) -> bool:
     """A helper of the user's short enough to lower in place: defined in ``filename`` (the file of the
-    function calling it, so that the generated code's line comments name lines of one file), plain
-    positional parameters, then at most ``SMALL_HELPER_STATEMENTS`` assignments to names and a return,
-    with no subscript (it reads and writes no array element: those stay in helpers whose adjoints
-    handle them), no nested scope."""
+    function calling it, so that the generated code's line comments, and the refusals later stages
+    locate by line, name lines of one file), plain positional parameters (a default left out, or a
+    keyword, is bound by the converter before this is asked), then at most ``SMALL_HELPER_STATEMENTS``
+    assignments to names and a return, with no subscript (it reads and writes no array element: those
+    stay in helpers whose adjoints handle them), no augmented assignment, no nested scope.  Lowered in
+    place, its names are its own and the other names it reads are read from its own module, as Python
+    does; a recursive call of it stays a call (``LoweringState.helpers_inlined``); where it cannot be
+    lowered in place, the whole function is lowered again with its calls kept (``pipeline._lowered_for``)."""
     try:
         parsed = parse_function(fn)
     except Exception:  # (its own lowering says why, where it is called)
@@ -97,7 +106,7 @@ class SSABuilder(Part):
             return self.inline_function(expr.fn, expr.args)
         if is_user_function(expr.fn) and expr.fn not in self.state.helpers_inlined and not expr.kwargs and (
                 self.state.inline_helpers or (self.state.inline_small_helpers
-                                              and small_helper(expr.fn, self.state.parsed.filename))):
+                                              and small_helper(expr.fn, self.state.filename))):
             return self.inline_helper(expr.fn, expr.args)
         if any(self.makes_record(a) for a in expr.args) and operator_methods(expr.fn) is not None:
             return self.object_operator(expr)
