@@ -85,16 +85,21 @@ class CallLowering(Part):
         outer = self.state.enter(Scope(callee or self.state.parsed, inner_env, Counter(names_read(function)),
                                        raised=self.scope.raised))  # a raise in it ends its body only
         self.inlining.add(node.name)
+        line = self.state.line  # the caller's, for what its statement computes after the call
         try:
             for stmt in function.body[:-1]:
                 self.state.line = stmt.lineno
                 self.state.host.statement(stmt)
                 if self.scope.raised:  # it always raises here: its result is never used (nor lowered)
                     break
-            returned = function.body[-1].value  # (after desugar.py the body ends with its return)
+            returned = function.body[-1]  # (after desugar.py the body ends with its return)
+            # the return's statements, and its refusals, name its own line (of the callee's file, for a
+            # ``callee`` defined elsewhere, as its other statements do)
+            self.state.line = getattr(returned, "lineno", None) or self.state.line
             result = ir.Const(0.0) if self.scope.raised else self.containers.settle(
-                self.state.converter.convert(returned))
+                self.state.converter.convert(returned.value))
         finally:
+            self.state.line = line
             self.inlining.discard(node.name)
             self.state.leave(outer)
             if callee is not None:

@@ -19,6 +19,8 @@ import operator
 from types import SimpleNamespace
 from typing import Any, Callable, Optional
 
+import gast
+
 from . import ir, language, rules
 from .aliasing import new_object
 from .expressions import Choice, Dispatch, Inline, Nested, Once, Record, is_user_function
@@ -26,6 +28,54 @@ from .lower_state import Part
 from .user_classes import operator_methods
 from .naming import describe
 from .parse import parse_function
+
+
+# A helper this short, of assignments and one return, is lowered in place even where the target keeps
+# the user's helpers as calls (``LoweringState.inline_small_helpers``): a call with its split adjoint
+# costs more than the few operations it wraps (rk4's Lotka-Volterra step: two lines, four calls a step).
+# Wherever the call stands, not only in a loop: the gradient itself is called again and again (an
+# optimiser's steps), so a call outside any loop costs its forward and backward calls, tape and tuples
+# at every gradient evaluation too; and one rule for every call site keeps the generated code of a
+# helper alike wherever it is called.  The code stays readable: each inlined line's comment names the
+# helper's own line.
+SMALL_HELPER_STATEMENTS = 6
+_STRAIGHT = (gast.Assign, gast.AnnAssign)  # (no augmented assignment: x += 1 of an array writes into the caller's)
+_NOT_IN_A_SMALL_HELPER = (gast.Lambda, gast.ListComp, gast.SetComp, gast.DictComp, gast.GeneratorExp,
+                          gast.NamedExpr, gast.Starred, gast.Yield, gast.YieldFrom, gast.Await, gast.Subscript,
+                          gast.Global, gast.Nonlocal)
+
+
+def small_helper(fn: Callable, filename: str) -> bool:
+    """A helper of the user's short enough to lower in place: defined in ``filename`` (the file of the
+    function calling it, so that the generated code's line comments, and the refusals later stages
+    locate by line, name lines of one file), plain positional parameters (a default left out, or a
+    keyword, is bound by the converter before this is asked), then at most ``SMALL_HELPER_STATEMENTS``
+    assignments to names and a return, with no subscript (it reads and writes no array element: those
+    stay in helpers whose adjoints handle them), no augmented assignment, no nested scope.  Lowered in
+    place, its names are its own and the other names it reads are read from its own module, as Python
+    does; a recursive call of it stays a call (``LoweringState.helpers_inlined``); where it cannot be
+    lowered in place, the whole function is lowered again with its calls kept (``pipeline._lowered_for``)."""
+    try:
+        parsed = parse_function(fn)
+    except Exception:  # (its own lowering says why, where it is called)
+        return False
+    node = parsed.node
+    if parsed.filename != filename:
+        return False
+    args = node.args
+    if args.vararg or args.kwarg or args.kwonlyargs or getattr(args, "posonlyargs", None) or node.decorator_list:
+        return False
+    body = list(node.body)
+    if body and isinstance(body[0], gast.Expr) and isinstance(body[0].value, gast.Constant) \
+            and isinstance(body[0].value.value, str):
+        body = body[1:]  # the docstring
+    if not 1 <= len(body) <= SMALL_HELPER_STATEMENTS + 1 or not isinstance(body[-1], gast.Return) \
+            or body[-1].value is None:
+        return False
+    for stmt in body[:-1]:
+        if not isinstance(stmt, _STRAIGHT):
+            return False
+    return not any(isinstance(n, _NOT_IN_A_SMALL_HELPER) for stmt in body for n in gast.walk(stmt))
 
 
 class SSABuilder(Part):
@@ -54,8 +104,9 @@ class SSABuilder(Part):
             return self.flatten_items(expr)
         if is_user_function(expr.fn) and any(isinstance(a, Record) for a in expr.args):
             return self.inline_function(expr.fn, expr.args)
-        if self.state.inline_helpers and is_user_function(expr.fn) and expr.fn not in self.state.helpers_inlined \
-                and not expr.kwargs:
+        if is_user_function(expr.fn) and expr.fn not in self.state.helpers_inlined and not expr.kwargs and (
+                self.state.inline_helpers or (self.state.inline_small_helpers
+                                              and small_helper(expr.fn, self.state.filename))):
             return self.inline_helper(expr.fn, expr.args)
         if any(self.makes_record(a) for a in expr.args) and operator_methods(expr.fn) is not None:
             return self.object_operator(expr)

@@ -72,6 +72,7 @@ class LoweringState:
     def __init__(self, parsed: ParsedFunction, reads: Counter, structures: dict, has_aux: bool,
                  helper_shares: Callable[[Any], bool]) -> None:
         self.scope = Scope(parsed, {}, reads)
+        self.filename = parsed.filename  # the file of the function lowered, whose lines ``line`` names
         self.structures = structures  # container parameters: their containers.Tree (or containers.Static)
         self.has_aux = has_aux
         # Code s2s_ad generated reads an element after a write only where it proved the element
@@ -98,6 +99,8 @@ class LoweringState:
         # Lower every call of the user's helpers in place (lower.lower's inline_helpers), but for a
         # helper already being so lowered: a recursive call stays a call.
         self.inline_helpers = False
+        # ... or only the short ones (lower_ssa.small_helper): the other helpers stay calls
+        self.inline_small_helpers = False
         self.helpers_inlined: list[Any] = []
 
     @property

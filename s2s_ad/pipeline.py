@@ -125,17 +125,18 @@ def collector_paused() -> Iterator[None]:
                 gc.enable()
 
 
-def lowered(fn: Callable, kinds: Optional[Kinds] = None, has_aux: bool = False, inline_helpers: bool = False
-            ) -> tuple[ParsedFunction, ir.Function]:
+def lowered(fn: Callable, kinds: Optional[Kinds] = None, has_aux: bool = False, inline_helpers: bool = False,
+            inline_small_helpers: bool = False) -> tuple[ParsedFunction, ir.Function]:
     """Stages 1 and 2: parse, lower to SSA (container arguments, as ``kinds`` describes them, become
-    one parameter per leaf), and check the SSA invariants.  ``inline_helpers``: see ``lower.lower``."""
+    one parameter per leaf), and check the SSA invariants.  ``inline_helpers``, ``inline_small_helpers``:
+    see ``lower.lower``."""
     parsed = parse_function(fn)
     structures: dict[str, Any] = {p: k for p, k in zip(parsed.params, kinds or ()) if isinstance(k, containers.Tree)}
     for p, k in zip(parsed.params, kinds or ()):
         if isinstance(k, Constant):  # a string argument: the code is specialised on its value
             structures[p] = containers.Static(k.value)
     try:
-        ssa = lower(parsed, structures, has_aux, inline_helpers)
+        ssa = lower(parsed, structures, has_aux, inline_helpers, inline_small_helpers)
     except TransformError as refusal:
         raise blamed(parsed, refusal) from None
     ir.check_ssa(ssa)
@@ -373,14 +374,15 @@ def _ssa_source(parsed: ParsedFunction, ssa: ir.Function) -> Built:
 
 
 def _lowered_for(target: Target, fn: Callable, kinds: Kinds, has_aux: bool) -> tuple[ParsedFunction, ir.Function]:
-    """``lowered``, with the user's helpers lowered in place where ``target`` asks for it; where a helper
-    cannot be (a call that leaves arguments to their defaults, a helper that writes into one), its call
-    stays a call, as for any target."""
-    if target.inlines_helpers:
-        try:
+    """``lowered``, with the user's helpers lowered in place where ``target`` asks for it, else the short
+    ones (``lower_ssa.small_helper``); where a helper cannot be (a call that leaves arguments to their
+    defaults, a helper that writes into one), its call stays a call, as for any target."""
+    try:
+        if target.inlines_helpers:
             return lowered(fn, kinds, has_aux, inline_helpers=True)
-        except TransformError:
-            pass  # the plain lowering refuses it again, or keeps the call
+        return lowered(fn, kinds, has_aux, inline_small_helpers=True)
+    except TransformError:
+        pass  # the plain lowering refuses it again, or keeps the call
     return lowered(fn, kinds, has_aux)
 
 

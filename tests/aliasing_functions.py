@@ -144,6 +144,28 @@ def write_after_helper_returned_it(x):
     return np.sum(z * x)
 
 
+def _checked(a):
+    """Its argument, once checked: a helper with a branch, which stays a call (``_same`` is short enough
+    to be lowered in place, where what it returns is seen to be its argument)."""
+    if np.any(np.isnan(a)):
+        raise ValueError("a NaN in the input")
+    return a
+
+
+def write_after_checked_helper_returned_it(x):
+    y = x.copy()
+    z = _checked(y)
+    y[1] = 5.0
+    return np.sum(z * x)
+
+
+def checked_helper_returns_argument(x):
+    y = x.copy()
+    z = _checked(y)
+    z[1] = 5.0
+    return np.sum(y * x)
+
+
 def write_after_helper_returned_a_view(x):
     y = x.copy()
     h = _head(y)

@@ -15,6 +15,18 @@ def uses_helper_twice(x, y):
     return square_plus(x, b=y) * square_plus(y)
 
 
+def square_plus_by_steps(a, b=1.0):
+    """``square_plus`` with its square taken by a loop: a helper with a loop stays a call."""
+    sq = 0.0
+    for _ in range(2):
+        sq = sq + 0.5 * a * a
+    return sq + b
+
+
+def uses_stepped_helper_twice(x, y):
+    return square_plus_by_steps(x, b=y) * square_plus_by_steps(y)
+
+
 def helper_with_loop(x, n):
     s = x
     for i in range(n):

@@ -30,6 +30,19 @@ def calls_helper(x, y):
     return np.sum(helper(x, y) + helper(y, x) ** 2)
 
 
+def stepped_helper(a, b):
+    """``helper`` with its exponential's square root taken by a loop: a helper with a loop stays a call
+    (its adjoint is written into the module), where ``helper``, a short one, is lowered in place."""
+    e = np.exp(b)
+    for _ in range(2):
+        e = np.sqrt(e)
+    return a * e
+
+
+def calls_stepped_helper(x, y):
+    return np.sum(stepped_helper(x, y) + stepped_helper(y, x) ** 2)
+
+
 def padded(x):
     return np.sum(np.pad(x, 2, mode="reflect") ** 2 * np.arange(x.size + 4)) + np.linalg.norm(x)
 

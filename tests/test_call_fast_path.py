@@ -223,6 +223,32 @@ def test_a_closure_cell_and_a_helpers_defaults_changed_between_cached_calls(tmp_
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
+def test_a_short_helpers_code_replaced_between_cached_calls(tmp_path, backend):
+    """``square`` is lowered in place into ``uses_square``'s code: replacing its code (as IPython's
+    %autoreload does) must rebuild that code, not keep the old helper's lines."""
+    module = _module(tmp_path, f"""
+        import numpy as np
+
+        def square(x):
+            return x * x
+
+        def cube(x):
+            return x * x * x
+
+        def uses_square(a):
+            return np.sum(square(a) * 2.0)
+        # {backend}
+    """)
+    gradient = s2s_ad.grad(module.uses_square, backend=backend)
+    a = np.arange(1.0, 4.0)
+    np.testing.assert_allclose(gradient(a), 4 * a)
+    np.testing.assert_allclose(gradient(a), 4 * a)
+    module.square.__code__ = module.cube.__code__
+    np.testing.assert_allclose(gradient(a), 6 * a * a)
+    np.testing.assert_allclose(gradient(a), numeric_grad(module.uses_square, (a,), 0), rtol=1e-6)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
 def test_the_functions_code_and_defaults_replaced_between_cached_calls(tmp_path, backend):
     module = _module(tmp_path, f"""
         import numpy as np

@@ -1,4 +1,7 @@
-"""Calls to the user's own functions: each is transformed and called through its own adjoint."""
+"""Calls to the user's own functions: each is transformed and called through its own adjoint, but for
+a short one, lowered in place (``lower_ssa.small_helper``)."""
+import re
+
 import numpy as np
 import pytest
 
@@ -36,8 +39,19 @@ def test_integer_arguments_are_never_differentiated():
 
 
 def test_helper_is_called_through_its_adjoint_not_inlined():
+    text = s2s_ad.source(cf.uses_stepped_helper_twice, wrt=(0, 1), args=(1.5, 0.7))
+    assert re.search(r"d_square_plus_by_steps\w*\.forward\(", text)
+    assert re.search(r"d_square_plus_by_steps\w*\.backward\(", text)
+    assert_gradient_matches(cf.uses_stepped_helper_twice, (1.5, 0.7), (0, 1))
+
+
+def test_a_short_helper_is_lowered_in_place_with_its_keyword_and_default():
+    """``square_plus`` (one return) is lowered in place at both calls, ``b`` given by keyword and left
+    to its default: no call, no adjoint of its own, the same numbers."""
     text = s2s_ad.source(cf.uses_helper_twice, wrt=(0, 1), args=(1.5, 0.7))
-    assert "d_square_plus.forward(" in text and "d_square_plus.backward(" in text
+    assert "d_square_plus" not in text and "y_sq + 1.0" in text
+    got = assert_gradient_matches(cf.uses_helper_twice, (1.5, 0.7), (0, 1))
+    assert got == pytest.approx((2 * 1.5 * (0.7 ** 2 + 1.0), (1.5 ** 2 + 0.7) * 2 * 0.7 + (0.7 ** 2 + 1.0)))
 
 
 def test_a_helper_whose_loop_result_is_used_after_the_loop():

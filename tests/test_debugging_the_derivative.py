@@ -14,6 +14,7 @@ import pytest
 
 import s2s_ad
 import visible_functions as vf
+from conftest import numeric_grad
 from s2s_ad.reach import GENERATED_PREFIX
 
 MOST_STEPS = 8  # from the caller's line to the generated function's first stop: six today
@@ -69,13 +70,18 @@ def test_stepping_into_a_gradient_reaches_the_generated_code_in_a_few_steps(make
     assert stepper.steps <= MOST_STEPS, f"{stepper.steps} steps to the generated code"
 
 
-def test_pdb_shows_the_generated_source_where_it_stops():
-    gradient = s2s_ad.grad(vf.looped)
+@pytest.mark.parametrize("fn, shows", [
+    (vf.looped_call, "d_stepped_bump.forward("),  # a helper with a loop: called through its adjoint
+    (vf.looped, "sin_x = np.sin(x)"),  # a short helper, lowered in place
+])
+def test_pdb_shows_the_generated_source_where_it_stops(fn, shows):
+    gradient = s2s_ad.grad(fn)
     stepper, shown = _step_into(gradient, 0.7, commands=("list", "where"))
-    assert "d_looped" in stepper.arrived
-    assert "def d_looped(x, y, d_out=1.0):" in shown and "d_bump.forward(" in shown  # list: the text
+    assert f"d_{fn.__name__}" in stepper.arrived
+    assert f"def d_{fn.__name__}(x, y, d_out=1.0):" in shown and shows in shown  # list: the text
     assert stepper.arrived in shown  # where: the frame, named by its generated file
-    assert gradient(0.7) == pytest.approx(s2s_ad.grad(vf.looped)(0.7))
+    assert gradient(0.7) == pytest.approx(s2s_ad.grad(fn)(0.7))
+    assert gradient(0.7) == pytest.approx(numeric_grad(fn, (0.7,), 0), rel=1e-6)
 
 
 def test_a_traceback_shows_the_generated_line_and_names_the_users_line():

@@ -11,6 +11,7 @@ highlights back."""
 from __future__ import annotations
 
 import html
+import inspect
 import json
 import re
 import shutil
@@ -68,13 +69,29 @@ def page() -> str:
     return s2s_ad.grad(vf.looped).html_for(0.7)
 
 
+@pytest.fixture(scope="module")
+def called_page() -> str:
+    """The page of a gradient whose helper stays a call (``stepped_bump``, with a loop)."""
+    return s2s_ad.grad(vf.looped_call).html_for(0.7)
+
+
 def test_the_page_loads_nothing_from_outside(page):
     lines = _parsed(page)
     assert not lines.loads, lines.loads
     assert "<style>" in page and "<script>" in page and "@import" not in page and "url(" not in page
 
 
-def test_each_generated_line_links_to_the_users_line_its_comment_names_and_back(page):
+def _line_reading(fn, code: str) -> int:
+    """The line of ``fn``'s file that reads ``code``."""
+    lines, first = inspect.getsourcelines(fn)
+    return next(n for n, text in enumerate(lines, first) if code in text)
+
+
+@pytest.mark.parametrize("helper_called", [False, True])
+def test_each_generated_line_links_to_the_users_line_its_comment_names_and_back(page, called_page, helper_called):
+    """Inlined, the helper's lines link to its own lines in the user's file; called, its module's lines do."""
+    fn, called = (vf.looped_call, "stepped_bump(x, y)") if helper_called else (vf.looped, "bump(x, y)")
+    page = called_page if helper_called else page
     lines = _parsed(page)
     generated = {i: a for i, a in lines.ids.items() if i.startswith("g-")}
     users = {i: a for i, a in lines.ids.items() if i.startswith("u-")}
@@ -91,19 +108,24 @@ def test_each_generated_line_links_to_the_users_line_its_comment_names_and_back(
         for g in attributes["data-generated"].split():
             assert generated[g]["data-user"] == u
     assert all(link[1:] in lines.ids for link in lines.links if link.startswith("#"))
-    body = vf.looped.__code__.co_firstlineno + 3  # s = s + bump(x, y) * x
-    assert "s = s + bump(x, y) * x" in _text_of(page, f"u-0-{body}")
+    body = _line_reading(fn, f"s = s + {called} * x")
+    assert f"s = s + {called} * x" in _text_of(page, f"u-0-{body}")
     assert len(users[f"u-0-{body}"]["data-generated"].split()) >= 3
+    helper = _line_reading(vf.stepped_bump if helper_called else vf.bump, "v = np.sin(u) * k")
+    assert f"u-0-{helper}" in linked.values()  # the helper's own line, called or in place
+    assert any(g.startswith("g-1-") for g in linked) == helper_called  # the helper's module, where it is called
 
 
-def test_the_tapes_pushes_and_pops_are_marked(page):
-    lines = _parsed(page)
+@pytest.mark.parametrize("helper_called", [True, False])
+def test_the_tapes_pushes_and_pops_are_marked(page, called_page, helper_called):
+    shown = called_page if helper_called else page  # looped's short helper is lowered in place: no call
+    lines = _parsed(shown)
     marked = {i: a["class"].split()[1] for i, a in lines.ids.items() if i.startswith("g-")
               and len(a["class"].split()) > 1}
     kinds = set(marked.values())
-    assert {"push", "pop", "helper"} <= kinds
+    assert {"push", "pop", "helper"} <= kinds if helper_called else kinds == {"push", "pop"}
     for g, mark in marked.items():
-        text = _text_of(page, g).split("#")[0]
+        text = _text_of(shown, g).split("#")[0]
         if mark == "push":  # the list tape of the code that runs
             assert re.search(r"\btape\w*\.append\(.*\)\s*$", text), text
         elif mark == "pop":
@@ -121,8 +143,10 @@ def test_the_data_flow_graph_is_drawn_and_linked(page):
 
 
 def test_higher_orders_hessians_and_the_notebook_display_have_pages():
+    second = s2s_ad.grad(s2s_ad.grad(vf.looped_call)).html_for(0.7)
+    assert "jvp_backward_stepped_bump" in second and 'class="line pop"' in second
     second = s2s_ad.grad(s2s_ad.grad(vf.looped)).html_for(0.7)
-    assert "jvp_backward_bump" in second and 'class="line pop"' in second
+    assert "jvp_d_looped" in second and 'class="line pop"' in second
     hessian = s2s_ad.hessian(vf.shaped, wrt=("x", "w")).html_for(np.linspace(0.1, 0.4, 3), 0.5)
     assert "Hessian" in hessian and "tanh" in hessian
     gradient = s2s_ad.grad(vf.shaped)

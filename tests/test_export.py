@@ -37,6 +37,7 @@ CASES = {
     "loop_writes": (ef.loop_writes, ("x",), (rng.normal(size=6),), None),
     "calls_helper": (ef.calls_helper, ("x", "y"), (rng.normal(size=4), rng.normal(size=4)), None),
     "calls_helper_numbers": (ef.calls_helper, ("y",), (0.3, -0.4), (1.0, 1.0)),
+    "calls_stepped_helper": (ef.calls_stepped_helper, ("x", "y"), (rng.normal(size=4), rng.normal(size=4)), None),
     "padded": (ef.padded, ("x",), (rng.normal(size=5),), None),
     "solved": (ef.solved, ("A", "b"), (A, rng.normal(size=3)), None),
     "weighted": (ef.weighted, ("x", "scale"), (rng.normal(size=3), 1.5), None),
@@ -122,8 +123,11 @@ def test_the_module_needs_no_s2s_ad_and_inlines_the_helpers():
     assert "def pad_grad(" in text and "def unbroadcast(" in text  # a template's helper and the runtime's
     # (from s2s_ad/templates/... where the package is installed, templates/... in a checkout)
     assert re.search(r"# s2s_ad\.templates\.numpy_shape\.pad_grad, from (s2s_ad/)?templates/numpy_shape\.py", text)
-    helper = exported(ef.calls_helper, ("x", "y"))
-    assert "def forward_helper(" in helper and "class d_helper:" in helper and "d_helper.backward(" in helper
+    helper = exported(ef.calls_stepped_helper, ("x", "y"))  # a helper with a loop: called through its adjoint
+    assert "def forward_stepped_helper(" in helper and "class d_stepped_helper:" in helper \
+        and "d_stepped_helper.backward(" in helper
+    short = exported(ef.calls_helper, ("x", "y"))  # a short helper: lowered in place, nothing of its own
+    assert "def forward_helper(" not in short and "d_helper" not in short and "np.exp(" in short
 
 
 def test_the_header_names_source_line_wrt_kinds_version_and_date():

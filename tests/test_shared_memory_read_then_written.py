@@ -199,12 +199,22 @@ def test_a_shared_number_updated_is_still_fine():
 # -- 11. a helper that returns its argument, or a view of it --------------------------------
 
 
-@pytest.mark.parametrize("f", [af.write_after_helper_returned_it, af.write_after_helper_returned_a_view,
-                               af.helper_returns_argument, af.helper_returns_view_write],
+@pytest.mark.parametrize("f", [af.write_after_checked_helper_returned_it, af.write_after_helper_returned_a_view,
+                               af.checked_helper_returns_argument, af.helper_returns_view_write],
                          ids=lambda f: f.__name__)
 def test_a_write_through_what_a_helper_returned_is_refused_not_dropped(f):
+    """Helpers that stay calls (a branch, a subscript): what they return may be their argument."""
     with pytest.raises(s2s_ad.TransformError, match="may be a view of y"):
         s2s_ad.grad(f)(X)
+
+
+@pytest.mark.parametrize("f", [af.write_after_helper_returned_it, af.helper_returns_argument], ids=lambda f: f.__name__)
+def test_a_write_through_what_a_short_helper_returned_is_seen_exactly(f):
+    """``_same`` is lowered in place: that it returns its argument is seen, and the write through either
+    name is differentiated as the write it is."""
+    assert "d__same" not in s2s_ad.source(f, args=(X,))
+    g = assert_gradient_matches(f, (X,))
+    np.testing.assert_allclose(g, numeric_grad(f, (X,), 0), rtol=1e-6)
 
 
 # -- arrays handed to users ------------------------------------------------------------------

@@ -14,6 +14,24 @@ def looped(x, y=2.0):
     return s / y
 
 
+def stepped_bump(u, k):
+    """``bump``, squared by a loop: a helper with a loop stays a call (its own adjoint and tape), where
+    ``bump``, a short one, is lowered in place."""
+    v = np.sin(u) * k
+    squared = 1.0
+    for _ in range(2):
+        squared = squared * v
+    return squared
+
+
+def looped_call(x, y=2.0):
+    """``looped`` through ``stepped_bump``: the same numbers, the helper called through its adjoint."""
+    s = 0.0
+    for i in range(3):
+        s = s + stepped_bump(x, y) * x
+    return s / y
+
+
 def shaped(x, w):
     z = np.tanh(w * x)
     return np.sum(z * z)
