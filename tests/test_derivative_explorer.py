@@ -110,7 +110,7 @@ def test_each_generated_line_links_to_the_users_line_its_comment_names_and_back(
     assert all(link[1:] in lines.ids for link in lines.links if link.startswith("#"))
     body = _line_reading(fn, f"s = s + {called} * x")
     assert f"s = s + {called} * x" in _text_of(page, f"u-0-{body}")
-    assert len(users[f"u-0-{body}"]["data-generated"].split()) >= 3
+    assert len(users[f"u-0-{body}"]["data-generated"].split()) >= 2  # (grad's code: its adjoint statements)
     helper = _line_reading(vf.stepped_bump if helper_called else vf.bump, "v = np.sin(u) * k")
     assert f"u-0-{helper}" in linked.values()  # the helper's own line, called or in place
     assert any(g.startswith("g-1-") for g in linked) == helper_called  # the helper's module, where it is called
