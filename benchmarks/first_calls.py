@@ -283,20 +283,23 @@ def probe_memory(contender: str, steps: int) -> dict[str, Any]:
 def numba_first_calls(contender: str, workload: str) -> dict[str, Probe]:
     """A Numba-compiled gradient (``s2s_ad-numba`` or ``hand-numba``): a process with an empty
     Numba cache folder (``CONTENDER``), then a second process reading the cache the first one wrote
-    (``CONTENDER cached``); where SciPy is installed, a third reading it with SciPy hidden
-    (``CONTENDER cached, no SciPy``: see ``_scipy_hidden``)."""
+    (``CONTENDER cached``); where SciPy is installed, the same two with SciPy hidden, in a cache folder
+    of their own (``CONTENDER cached, no SciPy``, the second: see ``_scipy_hidden``).  A workload that
+    needs SciPy (Numba's matmul calls its BLAS) fails there, saying so."""
     with tempfile.TemporaryDirectory(prefix="s2s_ad_numba_cache_") as folder:
         cold = run_probe(["probe", contender, workload], {"NUMBA_CACHE_DIR": folder})
         if cold.failure is not None:
             return {contender: cold, f"{contender} cached": Probe(failure=cold.failure)}
         found = {contender: cold, f"{contender} cached": run_probe(["probe", contender, workload],
                                                                    {"NUMBA_CACHE_DIR": folder})}
-        hidden = _scipy_hidden()
-        if hidden is not None:
-            found[f"{contender} cached, no SciPy"] = run_probe(
-                ["probe", contender, workload],
-                {"NUMBA_CACHE_DIR": folder, "PYTHONPATH": os.pathsep.join([hidden, _ROOT])})
-        return found
+    hidden = _scipy_hidden()
+    if hidden is not None:  # a cache of its own, compiled without SciPy: one made with SciPy's BLAS needs it
+        without = {"PYTHONPATH": os.pathsep.join([hidden, _ROOT])}
+        with tempfile.TemporaryDirectory(prefix="s2s_ad_numba_cache_") as folder:
+            cold = run_probe(["probe", contender, workload], {"NUMBA_CACHE_DIR": folder, **without})
+            found[f"{contender} cached, no SciPy"] = cold if cold.failure is not None else run_probe(
+                ["probe", contender, workload], {"NUMBA_CACHE_DIR": folder, **without})
+    return found
 
 
 _HIDDEN: list[str] = []

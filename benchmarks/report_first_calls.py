@@ -83,7 +83,8 @@ def print_first_calls(results: dict[str, dict[str, Probe]]) -> None:
     if any("cached, no SciPy" in name for name in contenders):
         print("no SciPy: from the cache again, SciPy hidden (a stub package raising ImportError first on the path): "
               "Numba imports SciPy's BLAS at its first dispatch in a process, which a process without SciPy does not "
-              "pay; no workload uses SciPy")
+              "pay; the cache of that run is compiled without SciPy too (no workload calls SciPy itself, but Numba's matmul "
+              "calls SciPy's BLAS: mlp cannot compile there)")
     if with_jax:
         print("scan: jax.jit(jax.grad) of a lax.scan REWRITE of the loop (benchmarks/jax_rewrites.py), not the "
               "workload as written; x/jax.jit: steady time over the faster of jax.jit and scan")
