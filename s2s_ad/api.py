@@ -409,7 +409,7 @@ class GradientFunction:
         the cache keeps the two apart (``grad(f)`` and ``value_and_grad(f)`` share the cache)."""
         target = self._target if target is None else target
         with_value = self._value_used if with_value is None else with_value
-        self._refuse_constant_wrt(kinds)
+        _refuse_constant_wrt(self.fn, self._signature, self.wrt, kinds)
         key = (getattr(self.fn, "__code__", None), self.wrt, kinds) + (("aux",) if self._has_aux else ()) \
             + (("with value",) if with_value else ())
         return _CACHE.get(self.fn, key, lambda: build_reverse(self.fn, self.wrt, kinds, has_aux=self._has_aux,
@@ -421,7 +421,7 @@ class GradientFunction:
         exactly what a call returns, for arguments of these kinds.  It is valid input to
         the transformer: that is how the next order is taken."""
         params = list(self._signature.parameters)
-        self._refuse_constant_wrt(kinds)
+        _refuse_constant_wrt(self.fn, self._signature, self.wrt, kinds)
         if any(isinstance(k, containers.Tree) for k in kinds):
             if self.inner is not None or self._has_aux:
                 raise TypeError(f"higher derivatives of {self!r} with containers (dict, list, tuple, dataclass) "
@@ -441,21 +441,6 @@ class GradientFunction:
         inner = self.inner.function_for(kinds)
         return _CACHE.get(self.owner, self.key + (kinds,), lambda: build_derivative_of(
             inner, params, kinds, self.wrt, self._several))
-
-    def _refuse_constant_wrt(self, kinds: tuple) -> None:
-        """Refuse to differentiate by a string or None argument: the code is specialised on its value
-        (a static argument), so it has no derivative; a zero would be made up (checked when the
-        code for these kinds is built, so never on the hot path)."""
-        params = list(self._signature.parameters)
-        for w in self.wrt:
-            kind = kinds[params.index(w)]
-            if isinstance(kind, Constant):
-                value = kind.value
-                raise TypeError(f"grad of {getattr(self.fn, '__name__', self.fn)!r} with respect to {w}: "
-                                f"{w} = {value!r} is {'None' if value is None else 'a string'}, which has no "
-                                f"derivative (the "
-                                f"code is specialised on its value); differentiate with respect to a float "
-                                f"argument (wrt=...)")
 
     def check_scalar_result(self, kinds: tuple) -> None:
         """Refuse to be differentiated by ``grad`` where the gradient is not a number."""
@@ -762,6 +747,21 @@ def _named_by_its_module(obj: Any) -> bool:
     for part in (getattr(obj, "__qualname__", "") or "<none>").split("."):
         found = getattr(found, part, None)
     return found is obj
+
+
+def _refuse_constant_wrt(fn: Callable, signature: inspect.Signature, wrt: tuple, kinds: tuple) -> None:
+    """Refuse to differentiate by a string or None argument: the code is specialised on its value
+    (a static argument), so it has no derivative; a zero would be made up (checked when the
+    code for these kinds is built, so never on the hot path)."""
+    params = list(signature.parameters)
+    for w in wrt:
+        kind = kinds[params.index(w)]
+        if isinstance(kind, Constant):
+            value = kind.value
+            raise TypeError(f"grad of {getattr(fn, '__name__', fn)!r} with respect to {w}: "
+                            f"{w} = {value!r} is {'None' if value is None else 'a string'}, which has no "
+                            f"derivative (the code is specialised on its value); differentiate with respect "
+                            f"to a float argument (wrt=...)")
 
 
 def _surely_fresh(function: Callable, gradient: Any) -> bool:
