@@ -18,8 +18,9 @@ the kinds, and the full staleness check (``Snapshot.valid``); no key is
 coarser than the kinds, so a call never runs code made for other kinds.
 
 The code a call runs returns the function's value beside the gradient only where the call uses
-it (``value_and_grad``, the self-check: ``_value_used``); ``grad``'s returns the gradient alone
-and computes only what the gradient reads (``pipeline.build_reverse``).  The cache keys say which.
+it (``value_and_grad``: ``_value_used``); ``grad``'s returns the gradient alone and computes only
+what the gradient reads (``pipeline.build_reverse``), the self-check on or off: the code a user
+reads is the code that runs either way.  The cache keys say which.
 
 Container arguments (dicts, lists, tuples, namedtuples, dataclasses) are
 flattened here to their leaves, and gradients, tangents and adjoints rebuilt
@@ -320,9 +321,10 @@ class GradientFunction:
         self._check = bool(check) or switched_on_by_environment()
         self._check_asked = bool(check)  # (not only by the environment: see _self_check)
         # Whether a call's code returns the function's value beside the gradient: for the caller
-        # (value_and_grad) or the self-check, which compares it with forward mode's.  Else the code
-        # returns the gradient alone (with has_aux, beside the aux), and computes only what it needs.
-        self._value_used = with_value or self._check
+        # (value_and_grad).  Else the code returns the gradient alone (with has_aux, beside the aux),
+        # and computes only what it needs; the self-check then compares the gradients alone with
+        # forward mode (the value, where there is one, too), so that the code is the same either way.
+        self._value_used = with_value
         self._rng = np.random.default_rng() if self._check else None
         # The generators' states before the call being checked, per thread: its forward pass replays them.
         self._draws = threading.local()
