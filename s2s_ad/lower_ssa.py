@@ -39,6 +39,9 @@ from .parse import parse_function
 # helper alike wherever it is called.  The code stays readable: each inlined line's comment names the
 # helper's own line.
 SMALL_HELPER_STATEMENTS = 6
+# ... and at most this many deep, one written into another: a chain of short helpers each calling the next
+# (300 deep in tests/test_long_programs.py) keeps its calls below, and the lowering's stack stays shallow.
+SMALL_HELPER_DEPTH = 4
 _STRAIGHT = (gast.Assign, gast.AnnAssign)  # (no augmented assignment: x += 1 of an array writes into the caller's)
 _NOT_IN_A_SMALL_HELPER = (gast.Lambda, gast.ListComp, gast.SetComp, gast.DictComp, gast.GeneratorExp,
                           gast.NamedExpr, gast.Starred, gast.Yield, gast.YieldFrom, gast.Await, gast.Subscript,
@@ -106,6 +109,7 @@ class SSABuilder(Part):
             return self.inline_function(expr.fn, expr.args)
         if is_user_function(expr.fn) and expr.fn not in self.state.helpers_inlined and not expr.kwargs and (
                 self.state.inline_helpers or (self.state.inline_small_helpers
+                                              and len(self.state.helpers_inlined) < SMALL_HELPER_DEPTH
                                               and small_helper(expr.fn, self.state.filename))):
             return self.inline_helper(expr.fn, expr.args)
         if any(self.makes_record(a) for a in expr.args) and operator_methods(expr.fn) is not None:
