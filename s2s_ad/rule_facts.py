@@ -60,10 +60,12 @@ class ExampleCall:
         return ExampleCall(args, kwargs, {**self.differentiable, **values}, self.where)
 
     def run(self, fn: Any) -> Any:
-        # (an example NumPy deprecates, np.cross of 2-vectors, still says what the rule does: the
-        # user's own calls keep their warnings, these checks do not add to them)
+        # (an example NumPy deprecates, np.cross of 2-vectors, or one whose default NumPy 1 means to
+        # change, lstsq's rcond, still says what the rule does: the user's own calls keep their
+        # warnings, these checks do not add to them)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", DeprecationWarning)
+            warnings.simplefilter("ignore", FutureWarning)
             return fn(*self.args, **self.kwargs)
 
 
