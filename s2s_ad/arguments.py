@@ -18,6 +18,13 @@ argument, the key the generated code is specialised and cached on:
   (``self`` of ``model.loss``);
 * ``UNKNOWN`` for any other object (an opaque value).
 
+A complex number or array, anywhere among the arguments (a container's leaf
+too), is refused with a ``TransformError`` (``ComplexArgument``): the rules
+are written for real values, and a complex value among them gives numbers
+that are no derivative under any convention (``np.abs(z)``'s gradient would
+come out real, a complex product stored into a float adjoint would lose its
+imaginary part).
+
 This is where NumPy's array type is read; the engine below sees kinds only.
 The rest are the moves between the user's arguments and the generated
 code's: a container argument flattened to its leaves (``flat``), per-leaf
@@ -33,20 +40,45 @@ from typing import Any, Callable, Optional, Sequence, Union
 import numpy as np
 
 from . import containers
+from .errors import TransformError
 from .kinds import NUMBER, TRUTH, UNKNOWN, Array, Constant, Kind, constant_kind
 
 # The kind of one argument: a kind, or a container's structure with kinds at its leaves.
 ArgumentKind = Union[Kind, containers.Tree]
 
 
+_COMPLEX_HINT = ("s2s_ad's rules are written for real values, and on complex ones they would give numbers "
+                 "that are no derivative; pass the real and imaginary parts as two real arrays (np.real(z), "
+                 "np.imag(z)) and write the complex arithmetic on them")
+
+
+class ComplexArgument(TransformError):
+    """A complex value among the arguments (``kinds_of`` says which argument it is)."""
+
+    def __init__(self, value: Any) -> None:
+        super().__init__(f"a call with {_complex_shown(value)} among its arguments", _COMPLEX_HINT)
+        self.value = value
+
+
+def _complex_shown(value: Any) -> str:
+    return "a complex array" if isinstance(value, np.ndarray) else f"the complex number {value!r}"
+
+
 def _plain_kind(value: Any) -> Optional[Kind]:
-    """The kind of a number, an array (its rank alone), a string or None; None for anything else."""
+    """The kind of a number, an array (its rank alone), a string or None; None for anything else.
+    Raises ``ComplexArgument`` for a complex number or array."""
     cls = type(value)
     if cls is np.ndarray:
+        if value.dtype.kind == "c":
+            raise ComplexArgument(value)
         return Array(value.ndim)
     if cls is bool or cls is np.bool_:
         return TRUTH  # a number, but as an index it adds an axis
-    if cls is float or cls is int or isinstance(value, (numbers.Number, np.generic)):
+    if cls is float or cls is int:
+        return NUMBER
+    if cls is complex or isinstance(value, (complex, np.complexfloating)):
+        raise ComplexArgument(value)
+    if isinstance(value, (numbers.Number, np.generic)):
         return NUMBER
     return constant_kind(value)
 
@@ -71,9 +103,43 @@ def kind_tree(value: Any, objects: bool = False) -> ArgumentKind:
 
 
 def kinds_of(fn: Callable, args: Sequence[Any]) -> tuple[ArgumentKind, ...]:
-    """The kind of each argument of a call of ``fn`` (see the module docstring), arrays' lengths named."""
-    # The common case, numbers and arrays, is looked up by the arrays' shapes and the others' types.
-    key = tuple([a.shape if a.__class__ is np.ndarray else a.__class__ for a in args])
+    """The kind of each argument of a call of ``fn`` (see the module docstring), arrays' lengths named;
+    a ``TransformError`` naming the argument where one is complex or holds a complex value."""
+    try:
+        return _kinds_of(fn, args)
+    except ComplexArgument as found:
+        raise _complex_refused(fn, args, found.value) from None
+
+
+def _complex_refused(fn: Callable, args: Sequence[Any], value: Any) -> TransformError:
+    """The refusal of a call whose argument ``value`` (or a leaf of one) is complex."""
+    try:
+        names = list(inspect.signature(fn).parameters)
+    except (TypeError, ValueError):
+        names = []
+    position = next((i for i, a in enumerate(args) if a is value), None)
+    if position is not None and position < len(names):
+        which = f"its argument {names[position]}"
+    elif position is not None:
+        which = f"its argument {position + 1}"
+    else:
+        which = "a value inside one of its arguments"
+    what = "a complex array" if isinstance(value, np.ndarray) else f"the complex number {value!r}"
+    code = getattr(fn, "__code__", None)
+    return TransformError(
+        f"a call of {getattr(fn, '__name__', fn)!r} where {which} is {what}",
+        "s2s_ad's rules are written for real values, and on complex ones they would give numbers "
+        "that are no derivative; pass the real and imaginary parts as two real arrays (np.real(z), np.imag(z)) and "
+        "write the complex arithmetic on them",
+        filename=code.co_filename if code is not None else None,
+        line=code.co_firstlineno if code is not None else None)
+
+
+def _kinds_of(fn: Callable, args: Sequence[Any]) -> tuple[ArgumentKind, ...]:
+    # The common case, numbers and arrays, is looked up by the arrays' shapes and the others' types
+    # (a complex array's key is None: it is never cached, its kind is refused).
+    key = tuple([(a.shape if a.dtype.kind != "c" else None) if a.__class__ is np.ndarray else a.__class__
+                 for a in args])
     known = _PLAIN_KINDS.get(key)
     if known is not None:
         return known

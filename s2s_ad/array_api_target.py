@@ -205,7 +205,9 @@ class ArrayAPITarget(Target):
                 raise TypeError(f"an argument of {self.library} has a shape not known yet ({shape}); "
                                 "s2s_ad specialises the code on shapes: compute the chunk sizes first "
                                 "(x.compute_chunk_sizes() for Dask)")
-            return np.broadcast_to(np.empty((), dtype=np.float64), shape)
+            # (a complex array stands as a complex one: ``arguments.kinds_of`` refuses it)
+            complex_ = "complex" in str(getattr(value, "dtype", ""))
+            return np.broadcast_to(np.empty((), dtype=np.complex128 if complex_ else np.float64), shape)
         if value.__class__ in _PLAIN or isinstance(value, (np.ndarray, np.generic)):
             return value
         structure = containers.structure_of(value)

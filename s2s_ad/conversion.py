@@ -32,6 +32,8 @@ _TYPE_VALUES = (int, float, complex, bool)
 
 
 def is_plain_constant(value: Any) -> bool:
+    if language.is_complex_value(value):
+        return False  # (the rules are written for real values: see ``arguments``)
     if isinstance(value, tuple):
         return all(is_plain_constant(v) for v in value)
     if isinstance(value, type):

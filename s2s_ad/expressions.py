@@ -83,7 +83,16 @@ class ExpressionConverter:
         return method(node)
 
     def _Constant(self, node: gast.Constant) -> ir.Expr:
+        self._refuse_complex(node.value, repr(node.value), node)
         return ir.Const(node.value)
+
+    def _refuse_complex(self, value: Any, spelled: str, node: Any) -> None:
+        """Refuse a complex constant: the rules are written for real values (``arguments``' module
+        docstring says what they would give on complex ones)."""
+        if language.is_complex_value(value):
+            raise self.error(f"the complex value {spelled}", "s2s_ad's rules are written for real values; "
+                             "write the real and imaginary parts as two real values and the complex "
+                             "arithmetic on them", node)
 
     def _Name(self, node: gast.Name) -> Any:
         value = self.local(node.id)
@@ -95,6 +104,7 @@ class ExpressionConverter:
         return self._global_value(node.id, self.statics.lookup(node), node)
 
     def _global_value(self, name: str, value: Any, node: Any) -> Any:
+        self._refuse_complex(value, repr(name), node)
         if is_plain_constant(value):
             return ir.Const(value)
         if language.is_array_value(value):

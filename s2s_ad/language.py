@@ -45,6 +45,37 @@ def is_array_value(value: Any) -> bool:
     return isinstance(value, np.ndarray)
 
 
+def is_complex_value(value: Any) -> bool:
+    """A complex number (Python's or the library's), an array of complex numbers, or a complex type
+    or dtype (``dtype=complex``, ``np.complex128``, ``np.dtype("complex64")``)."""
+    if isinstance(value, type):
+        return issubclass(value, (complex, np.complexfloating))
+    if isinstance(value, (np.ndarray, np.dtype)):
+        return (value.dtype if isinstance(value, np.ndarray) else value).kind == "c"
+    return isinstance(value, (complex, np.complexfloating))
+
+
+_REAL_FFT_HELPERS = frozenset({"fftshift", "ifftshift", "fftfreq", "rfftfreq"})
+
+
+def makes_complex(fn: Any) -> bool:
+    """Whether calling ``fn`` makes complex values from real ones: a complex type (``complex``,
+    ``np.complex128``), NumPy's Fourier transforms, ``np.emath``'s functions."""
+    if isinstance(fn, type):
+        return is_complex_value(fn)
+    module, name = getattr(fn, "__module__", None) or "", getattr(fn, "__name__", "")
+    return (module.startswith("numpy.fft") and name not in _REAL_FFT_HELPERS) or \
+        module.startswith(("numpy.lib.scimath", "numpy.lib._scimath", "numpy.emath"))
+
+
+def names_complex_dtype(text: str) -> bool:
+    """Whether the string names a complex dtype (``"complex128"``, ``"c16"``, ``"D"``)."""
+    try:
+        return np.dtype(text).kind == "c"
+    except (TypeError, ValueError):
+        return False
+
+
 def is_library_scalar(value: Any) -> bool:
     """A number of the array library (``np.float64(1.5)``, ``np.int32(2)``, ``np.True_``): it has
     ``.item()``, giving the Python number."""

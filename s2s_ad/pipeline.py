@@ -140,7 +140,42 @@ def lowered(fn: Callable, kinds: Optional[Kinds] = None, has_aux: bool = False, 
     except TransformError as refusal:
         raise blamed(parsed, refusal) from None
     ir.check_ssa(ssa)
+    _refuse_complex_constants(parsed, ssa)
     return parsed, ssa
+
+
+def _refuse_complex_constants(parsed: ParsedFunction, ssa: ir.Function) -> None:
+    """Refuse a complex value made from constants (``complex(1, 2)``, ``np.complex128(1)``,
+    ``np.fft.fft(w)``) or a complex dtype named by a string (``dtype="complex128"``): the rules
+    are written for real values (``arguments``' module docstring says what they would give on
+    complex ones).  The lowering refuses complex literals, names and types where it reads them."""
+    for stmt in ir.walk(ssa.body):
+        for expr in ir.exprs_of(stmt):
+            found = _complex_constant(expr)
+            if found is not None:
+                raise TransformError(f"the complex value {found}", "s2s_ad's rules are written for real "
+                                     "values; write the real and imaginary parts as two real values and "
+                                     "the complex arithmetic on them", filename=parsed.filename, line=stmt.line)
+
+
+def _complex_constant(expr: ir.Expr) -> Optional[str]:
+    """How a complex constant in ``expr`` is spelled, or None where it holds none."""
+    if isinstance(expr, ir.Const):
+        return repr(expr.value) if language.is_complex_value(expr.value) else None
+    if isinstance(expr, ir.Call):
+        if language.makes_complex(expr.fn):
+            return f"made by {getattr(expr.fn, '__name__', expr.fn)}(...)"
+        named = [v for k, v in expr.kwargs if k == "dtype"]
+        if getattr(expr.fn, "__name__", None) == "astype":
+            named += list(expr.args[1:2])
+        for value in named:
+            if isinstance(value, ir.Const) and isinstance(value.value, str) and language.names_complex_dtype(value.value):
+                return f"dtype {value.value!r}"
+    for child in ir.children(expr):
+        found = _complex_constant(child)
+        if found is not None:
+            return found
+    return None
 
 
 def leaf_kinds(kinds: Kinds) -> tuple:

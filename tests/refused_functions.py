@@ -116,6 +116,10 @@ def f_string(x):
     return x
 
 
+def complex_literal(x):
+    return np.sum(np.abs(x * (1.0 + 2j)))  # REFUSED: the complex value 2j
+
+
 def walrus(x):
     if (y := x * 2.0) > 1.0:  # REFUSED: the walrus operator
         return y

@@ -209,15 +209,17 @@ def test_the_hessian_of_a_loop_with_backend_numba():
         np.testing.assert_allclose(np.array(compiled, dtype=float)[i], row, rtol=1e-5, atol=1e-8)
 
 
-def test_a_complex_value_where_a_float_was_proven_runs_as_python_with_its_imaginary_part():
+def test_a_complex_value_where_a_float_was_proven_is_refused_before_anything_runs():
+    """(It ran as Python once, with its imaginary part; complex values are refused now on every
+    backend: tests/test_complex_refused.py says why.)"""
     fn = PROGRAMS.logistic
     df = s2s_ad.grad(fn, wrt=0, backend="numba")
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        got = df(3.1 + 0.1j, 0.2, 20)
-    assert got == s2s_ad.grad(fn, wrt=0)(3.1 + 0.1j, 0.2, 20)
-    assert isinstance(got, complex) and got.imag != 0.0
-    assert any(issubclass(w.category, CompileFallbackWarning) for w in caught)
+        with pytest.raises(s2s_ad.TransformError, match="complex number"):
+            df(3.1 + 0.1j, 0.2, 20)
+    assert not any(issubclass(w.category, CompileFallbackWarning) for w in caught)
+    assert df(3.1, 0.2, 20) == pytest.approx(s2s_ad.grad(fn, wrt=0)(3.1, 0.2, 20), rel=1e-12)
 
 
 def test_as_python_the_preallocated_stack_gives_back_what_was_pushed():
