@@ -466,6 +466,10 @@ FACTS: dict[str, str] = {
     "involution": "True: applied to its own result, it gives back the argument (operator.neg: --a is a)",
     "odd": "True: odd in its first argument, f(-g, ...) is -f(g, ...) (runtime.unbroadcast): generated code "
            "negates the result, smaller than the argument",
+    "python_floats_differ": "True: on Python floats it may raise or give a complex number where NumPy's "
+                            "float64 gives inf or NaN, other than by dividing by zero (operator.pow: "
+                            "(-8.0) ** (1 / 3) is complex): scalar_cells keeps an adjoint vector whose "
+                            "elements reach it an array",
     "reports": "True: it only reports (prints, logs, warns), so it may be called for its effect alone, where "
                "the primal computation runs (print, logging.info, a Logger's info method)",
     "variadic": "the function that computes it over the items of one argument; called with more than two "

@@ -110,6 +110,23 @@ def zeros_like(value: Any) -> Any:
     return np.zeros(_adjoint_shape(value), dtype=dtype)
 
 
+def cells(array: Any) -> Any:
+    """A one-dimensional float64 array's values as a list of Python floats, for a loop that reads
+    and writes them one by one (``scalar_cells``: the Python target's reverse loops); anything else
+    as it is (the loop's code runs on either)."""
+    if array.__class__ is np.ndarray and array.ndim == 1 and array.dtype == np.float64:
+        return array.tolist()
+    return array
+
+
+def cells_array(values: Any) -> Any:
+    """The float64 array of what ``cells`` made a list of (each value converted as a store into a
+    float64 array converts it); anything else as it is."""
+    if values.__class__ is list:
+        return np.array(values, dtype=np.float64)
+    return values
+
+
 def _adjoint_shape(value: Any) -> tuple:
     """The shape of ``value``'s adjoint, an array; a list of arrays of different shapes (the pieces of
     np.array_split) has none, and is refused with what to write instead."""

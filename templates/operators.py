@@ -247,6 +247,9 @@ def pos(out, x, d_out):
 # Their results on arrays are computed element by element: an operand spread over the result's shape
 # (np.full) may enter as the 0-d array of its value (fills.py folds a reduction's spread adjoint so).
 declare(operator.add, operator.sub, operator.mul, operator.truediv, operator.neg, fill_operand=True)
+# On Python floats these may raise or give a complex number where NumPy's float64 gives inf or NaN, other
+# than by dividing by zero: (-8.0) ** (1 / 3) is complex, 10.0 ** 400 raises OverflowError.
+declare(operator.pow, operator.floordiv, operator.mod, pow, divmod, python_floats_differ=True)
 
 
 @tangent(operator.add, elementwise=True)

@@ -13,7 +13,7 @@ body calls.)
 import numpy as np
 
 from s2s_ad.rules import adjoint, declare, fresh_arrays, nondifferentiable, tangent
-from s2s_ad.runtime import (added_at, check_assertion, check_index, check_no_derivative, check_number_update,
+from s2s_ad.runtime import (added_at, cells, cells_array, check_assertion, check_index, check_no_derivative, check_number_update,
                             check_one_number, check_view_update, checkpoint_stride, checkpointed, derivative_lost_by, draw,
                             formatted, getitem_grad, held_apart, if_inexact, raise_exception, random_states,
                             set_random_states, stop_gradient, stored_part, unbroadcast, unbroadcast_to,
@@ -30,6 +30,10 @@ nondifferentiable(formatted, check_assertion, check_index, check_one_number, ran
 # one whose arguments depend on the inputs is refused (analysis.check_constant_calls)
 nondifferentiable(draw)
 fresh_arrays(zeros_like, zero_tangent, writable_copy, getitem_grad, added_at)
+# The Python target's reverse loops (s2s_ad/scalar_cells.py): an adjoint vector as a list and back; each
+# may hand back its argument (another dtype or rank stays as it is).  Generated code's own, never read back.
+nondifferentiable(cells, cells_array)
+declare(cells, cells_array, may_view=True)
 
 
 @adjoint(unbroadcast, linear=True, examples=({"grad": (2, 3), "like": np.zeros(3)}, {"grad": (3,), "like": 0.5},

@@ -1,0 +1,127 @@
+"""The Python target's reverse loops keep adjoint vectors as lists of Python floats (s2s_ad/scalar_cells.py).
+
+Each function here is a time-stepping loop of the kind the pass is for, or one it must leave alone;
+every gradient is checked against central differences (and, where there is one, a closed form), the
+code is read for the conversion, and the dtype, rank and ownership of what comes back are checked.
+"""
+import operator
+import warnings
+
+import numpy as np
+import pytest
+
+import s2s_ad
+from s2s_ad import ir, runtime
+from s2s_ad.scalar_cells import keep_cells
+from conftest import numeric_grad
+
+
+def heating(heat, outside, t0, a, b):
+    n = heat.shape[0]
+    temp = np.zeros(n + 1)
+    temp[0] = t0
+    for t in range(n):
+        temp[t + 1] = temp[t] + a * (outside[t] - temp[t]) + b * heat[t]
+    return np.sum((temp - 20.0) ** 2)
+
+
+def decay(x, c):
+    n = x.shape[0]
+    s = np.zeros(n + 1)
+    s[0] = 1.0
+    for i in range(n):
+        s[i + 1] = s[i] / c + x[i]
+    return np.sum(s)
+
+
+def rows(x):
+    n = x.shape[0]
+    s = np.zeros((n + 1, 2))
+    for i in range(n):
+        s[i + 1] = s[i] * 0.5 + x[i]
+    return np.sum(s ** 2)
+
+
+def _data(n=12, dtype=np.float64):
+    rng = np.random.default_rng(5)
+    return rng.uniform(0.0, 2.0, n).astype(dtype), rng.uniform(-1.0, 1.0, n).astype(dtype)
+
+
+def test_a_time_stepping_loop_keeps_its_adjoints_in_lists_and_its_gradients_are_right():
+    heat, outside = _data()
+    df = s2s_ad.grad(heating, wrt=(0, 1, 2, 3, 4))
+    source = df.source_for(heat, outside, 15.0, 0.1, 0.3)
+    assert "d_temp = cells(d_temp)" in source and "for t in reversed(" in source
+    got = df(heat, outside, 15.0, 0.1, 0.3)
+    args = (heat, outside, 15.0, 0.1, 0.3)
+    for i, gradient in enumerate(got):
+        np.testing.assert_allclose(gradient, numeric_grad(heating, args, i), rtol=1e-6, atol=1e-8)
+    # t0's gradient reads d_temp[0] after the loop: the list went back to an array first
+    assert "= cells_array(d_temp)" in source
+    for gradient, argument in zip(got[:2], (heat, outside)):
+        assert type(gradient) is np.ndarray and gradient.dtype == np.float64 and gradient.shape == argument.shape
+        assert gradient.flags.writeable and not np.shares_memory(gradient, argument)
+
+
+def test_the_same_gradient_as_without_lists_to_rounding():
+    heat, outside = _data(200)
+    python = s2s_ad.grad(heating, wrt=(0, 3))(heat, outside, 15.0, 0.1, 0.3)
+    # forward mode over the same function computes the same numbers with NumPy's scalars throughout
+    for i, e in enumerate(np.eye(200)[:5]):
+        _, along = s2s_ad.jvp(heating, (heat, outside, 15.0, 0.1, 0.3), (e, np.zeros(200), 0.0, 0.0, 0.0))
+        assert python[0][i] == pytest.approx(along, rel=1e-12)
+
+
+def test_another_dtype_or_rank_stays_an_array_and_the_gradient_is_right():
+    heat, outside = _data(dtype=np.float32)
+    got = s2s_ad.grad(heating)(heat, outside, np.float32(15.0), np.float32(0.1), np.float32(0.3))
+    assert got.dtype == np.float32
+    want = s2s_ad.grad(heating)(heat.astype(np.float64), outside.astype(np.float64), 15.0, 0.1, 0.3)
+    np.testing.assert_allclose(got, want, rtol=2e-3)
+    x = np.linspace(-1.0, 1.0, 6)
+    np.testing.assert_allclose(s2s_ad.grad(rows)(x), numeric_grad(rows, (x,), 0), rtol=1e-6, atol=1e-8)
+
+
+def _reverse_loop(operation):
+    """d = zeros_like(x); for i in reversed(steps): v = d[i + 1]; d[i] += operation(v, 2.0); return d"""
+    steps, i, d = ir.Var("steps"), ir.Var("i"), ir.Var("d")
+    body = [
+        ir.Assign("steps", ir.Call(range, (ir.Const(4),))),
+        ir.Assign("d", ir.Call(runtime.zeros_like, (ir.Var("x"),))),
+        ir.For("i", steps, [
+            ir.Assign("i_plus_1", ir.Call(operator.add, (i, ir.Const(1)))),
+            ir.Assign("v", ir.Call(operator.getitem, (d, ir.Var("i_plus_1")))),
+            ir.Store("d", i, ir.Call(operation, (ir.Var("v"), ir.Const(2.0))), op=operator.add)], reverse=True),
+        ir.Return(d)]
+    return ir.Function("f", ["x"], body)
+
+
+@pytest.mark.parametrize("operation", [operator.pow, operator.floordiv, operator.mod])
+def test_an_element_reaching_a_power_or_a_floor_division_leaves_the_array_alone(operation):
+    """``**``, ``//`` and ``%`` on a Python float may raise or give a complex number where NumPy's
+    float64 gives NaN: an adjoint whose elements reach one stays an array (no rule writes one on an
+    adjoint today; the pass must not rely on that)."""
+    fn = _reverse_loop(operation)
+    assert keep_cells(fn, {"x"}) is fn
+    converted = keep_cells(_reverse_loop(operator.mul), {"x"})
+    assert [type(s).__name__ for s in converted.body] == ["Assign", "Assign", "Assign", "For", "Assign", "Return"]
+    assert converted.body[2].value.fn is runtime.cells and converted.body[4].value.fn is runtime.cells_array
+
+
+def test_an_index_not_proven_an_integer_leaves_the_array_alone():
+    fn = _reverse_loop(operator.mul)
+    loop = fn.body[2]
+    loop.body[1] = ir.Assign("v", ir.Call(operator.getitem, (ir.Var("d"), ir.Var("x"))))  # d[x]: x unknown
+    assert keep_cells(fn, {"x"}) is fn
+
+
+def test_a_division_by_a_zero_python_number_raises_where_numpy_gives_inf():
+    """What docs/supported-python.md says: the reverse loop divides an adjoint, now a Python float,
+    by c; with c = 0.0 that raises, where the primal (NumPy's float64 over 0.0) gave inf."""
+    x = np.linspace(0.1, 0.4, 5)
+    np.testing.assert_allclose(s2s_ad.grad(decay)(x, 2.0), numeric_grad(decay, (x, 2.0), 0), rtol=1e-6)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        assert decay(x, 0.0) == np.inf
+        with pytest.raises(ZeroDivisionError):
+            s2s_ad.grad(decay)(x, 0.0)
