@@ -226,8 +226,9 @@ class _Builder:
 class _Printer:
     """Lays statements out as indented lines with ``# line N`` comments."""
 
-    def __init__(self, builder: _Builder) -> None:
+    def __init__(self, builder: _Builder, ranges: Optional[dict[str, ir.Call]] = None) -> None:
         self.builder = builder
+        self.ranges = ranges or {}  # a reverse loop's range, where the target counts down (_counted_ranges)
         self.lines: list[str] = []
         self.origins: list[Optional[int]] = []  # per printed line: the user's line it came from
         self.last_line: Optional[int] = None
@@ -275,8 +276,12 @@ class _Printer:
                 self.put(depth, "else:", None)
                 self.block(stmt.orelse, depth + 1)
         elif isinstance(stmt, ir.For):
-            backwards = self.builder.ns.spelling(reversed) if stmt.reverse else None  # (the target's reversed)
-            steps = f"{backwards}({text(stmt.iterable)})" if backwards else text(stmt.iterable)
+            if stmt.reverse and isinstance(stmt.iterable, ir.Var) and stmt.iterable.name in self.ranges:
+                steps = _counting_down(self.ranges[stmt.iterable.name], text)
+            elif stmt.reverse:
+                steps = f"{self.builder.ns.spelling(reversed)}({text(stmt.iterable)})"  # (the target's reversed)
+            else:
+                steps = text(stmt.iterable)
             self.put(depth, f"for {stmt.index} in {steps}:", stmt.line)
             self.block(stmt.body, depth + 1)
             self._exit(stmt.exit, depth)
@@ -402,7 +407,7 @@ def emit_module(functions: list[tuple[ir.Function, Optional[dict[str, str]], Opt
     origins: list[Optional[int]] = [None] * len(lines)
     for fn, defaults, docstring in functions:
         params = ", ".join(f"{p}={defaults[p]}" if defaults and p in defaults else p for p in fn.params)
-        printer = _Printer(builder)
+        printer = _Printer(builder, _counted_ranges(fn) if target.counts_down else None)
         printer.lines = [f"def {fn.name}({params}):"]
         printer.origins = [None]
         if docstring:
@@ -415,6 +420,34 @@ def emit_module(functions: list[tuple[ir.Function, Optional[dict[str, str]], Opt
     return Emitted("\n".join(lines) + "\n", builder.ns, functions[0][0].name, origins,
                    functions=[f for f, _, _ in functions], kinds=dict(kinds or {}),
                    fresh_returns=fresh_returns(functions[0][0]))
+
+
+def _counted_ranges(fn: ir.Function) -> dict[str, ir.Call]:
+    """The names bound once to ``range(stop)`` or ``range(start, stop)`` of names bound at most once
+    (or constants): a reverse loop over one may run ``range(stop - 1, start - 1, -1)`` (``Target.counts_down``)."""
+    bound: dict[str, list[ir.Stmt]] = {}
+    for stmt in ir.walk(fn.body):
+        for name in ir.targets_of(stmt):
+            bound.setdefault(name, []).append(stmt)
+    found = {}
+    for name, stmts in bound.items():
+        stmt = stmts[0]
+        if len(stmts) != 1 or not isinstance(stmt, ir.Assign) or not isinstance(stmt.value, ir.Call) \
+                or stmt.value.fn is not range or stmt.value.kwargs or not 1 <= len(stmt.value.args) <= 2:
+            continue
+        bounds = stmt.value.args
+        if all(isinstance(b, ir.Const) and b.value.__class__ is int or
+               isinstance(b, ir.Var) and len(bound.get(b.name, ())) <= 1 for b in bounds):
+            found[name] = stmt.value
+    return found
+
+
+def _counting_down(steps: ir.Call, text: Callable[[ir.Expr], str]) -> str:
+    """``range(stop - 1, start - 1, -1)``: the values of ``steps``, a range of step 1, last first."""
+    start, stop = (steps.args[0], steps.args[1]) if len(steps.args) == 2 else (ir.Const(0), steps.args[0])
+    first = f"{text(stop)} - 1"
+    past = "-1" if isinstance(start, ir.Const) and start.value == 0 else f"{text(start)} - 1"
+    return f"range({first}, {past}, -1)"
 
 
 def _one_per_line(texts: list[str], origins: list[Optional[int]]) -> tuple[list[str], list[Optional[int]]]:

@@ -144,6 +144,9 @@ class Target(abc.ABC):
     # Whether the spread adjoint of a reduction that is only multiplied becomes a 0-d factor the product
     # broadcasts, and a fresh adjoint's copy goes (``fills.py``): NumPy's promotion rules (and Numba's).
     folds_fills = False
+    # Whether a reverse loop over ``range(n)`` or ``range(a, b)`` (bound once, its bounds too) is written
+    # ``range(n - 1, -1, -1)``: a compiler makes better code of a constant step (``emit.py``).
+    counts_down = False
 
     def __repr__(self) -> str:
         return f"<s2s_ad target {self.name}>"
