@@ -155,6 +155,14 @@ declare(np.zeros, np.ones, np.empty, np.full, shape_from="argument")
 declare(np.zeros, np.ones, np.empty, np.eye, np.identity, np.random.rand, np.random.randn, np.random.random,
         makes_floats=1)
 declare(np.zeros_like, np.ones_like, np.empty_like, shape_from="like")
+
+
+def _matrix(*ranks: int) -> int:
+    """np.eye(n, m, k) and np.identity(n): a matrix, whatever the arguments."""
+    return 2
+
+
+declare(np.eye, np.identity, result_rank=_matrix)
 # Makers of random generators, by the keyword of their seed: one made without a seed is refused (draws.py).
 declare(np.random.default_rng, np.random.RandomState, np.random.PCG64, np.random.PCG64DXSM, np.random.MT19937,
         np.random.Philox, np.random.SFC64, seeded_by="seed")
