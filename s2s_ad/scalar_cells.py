@@ -73,8 +73,9 @@ def _at(body: list[ir.Stmt], stmt: ir.Stmt) -> int:
 # -- which arrays ------------------------------------------------------------------------------
 
 def _candidates(body: list[ir.Stmt], position: int, known: set[str], integers: set[str]) -> set[str]:
-    """The names the loop at ``body[position]`` reads and writes element by element only, bound
-    once before it by a call making a new array and read by nothing in between."""
+    """The names the loop at ``body[position]`` reads and writes element by element only, bound at
+    the top level before it only, the last time by a call making a new array, and read by nothing
+    between that binding and the loop."""
     loop = body[position]
     assert isinstance(loop, ir.For)
     written = {s.array for s in ir.walk(loop.body) if isinstance(s, ir.Store)}
