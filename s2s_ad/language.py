@@ -46,13 +46,32 @@ def is_array_value(value: Any) -> bool:
 
 
 def is_complex_value(value: Any) -> bool:
-    """A complex number (Python's or the library's), an array of complex numbers, or a complex type
-    or dtype (``dtype=complex``, ``np.complex128``, ``np.dtype("complex64")``)."""
+    """A complex number (Python's or the library's) or an array of complex numbers."""
+    if isinstance(value, np.ndarray):
+        return value.dtype.kind == "c"
+    return isinstance(value, (complex, np.complexfloating))
+
+
+def is_complex_type(value: Any, named: bool = False) -> bool:
+    """A complex type or dtype (``complex``, ``np.complex128``, ``np.dtype("complex64")``); with ``named``
+    (a value given where a dtype is asked for), a string naming one too (``"complex128"``, ``"D"``:
+    elsewhere ``"F"`` is an order)."""
     if isinstance(value, type):
         return issubclass(value, (complex, np.complexfloating))
-    if isinstance(value, (np.ndarray, np.dtype)):
-        return (value.dtype if isinstance(value, np.ndarray) else value).kind == "c"
-    return isinstance(value, (complex, np.complexfloating))
+    if isinstance(value, np.dtype):
+        return value.kind == "c"
+    if named and isinstance(value, str):
+        try:
+            return np.dtype(value).kind == "c"
+        except (TypeError, ValueError):
+            return False
+    return False
+
+
+def takes_dtypes(fn: Any) -> bool:
+    """Whether a type passed to ``fn`` is read as a dtype: the array library's functions (not
+    ``isinstance``, which only tests a value)."""
+    return (getattr(fn, "__module__", None) or "").startswith("numpy") or getattr(fn, "__name__", None) == "astype"
 
 
 _REAL_FFT_HELPERS = frozenset({"fftshift", "ifftshift", "fftfreq", "rfftfreq"})
@@ -62,18 +81,10 @@ def makes_complex(fn: Any) -> bool:
     """Whether calling ``fn`` makes complex values from real ones: a complex type (``complex``,
     ``np.complex128``), NumPy's Fourier transforms, ``np.emath``'s functions."""
     if isinstance(fn, type):
-        return is_complex_value(fn)
+        return is_complex_type(fn)
     module, name = getattr(fn, "__module__", None) or "", getattr(fn, "__name__", "")
     return (module.startswith("numpy.fft") and name not in _REAL_FFT_HELPERS) or \
         module.startswith(("numpy.lib.scimath", "numpy.lib._scimath", "numpy.emath"))
-
-
-def names_complex_dtype(text: str) -> bool:
-    """Whether the string names a complex dtype (``"complex128"``, ``"c16"``, ``"D"``)."""
-    try:
-        return np.dtype(text).kind == "c"
-    except (TypeError, ValueError):
-        return False
 
 
 def is_library_scalar(value: Any) -> bool:

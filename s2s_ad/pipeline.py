@@ -146,31 +146,34 @@ def lowered(fn: Callable, kinds: Optional[Kinds] = None, has_aux: bool = False, 
 
 def _refuse_complex_constants(parsed: ParsedFunction, ssa: ir.Function) -> None:
     """Refuse a complex value made from constants (``complex(1, 2)``, ``np.complex128(1)``,
-    ``np.fft.fft(w)``) or a complex dtype named by a string (``dtype="complex128"``): the rules
+    ``np.fft.fft(w)``) or a complex dtype (``dtype=complex``, ``.astype("complex128")``): the rules
     are written for real values (``arguments``' module docstring says what they would give on
-    complex ones).  The lowering refuses complex literals, names and types where it reads them."""
+    complex ones).  The lowering refuses complex literals and names where it reads them."""
     for stmt in ir.walk(ssa.body):
         for expr in ir.exprs_of(stmt):
             found = _complex_constant(expr)
             if found is not None:
-                raise TransformError(f"the complex value {found}", "s2s_ad's rules are written for real "
+                raise TransformError(found, "s2s_ad's rules are written for real "
                                      "values; write the real and imaginary parts as two real values and "
                                      "the complex arithmetic on them", filename=parsed.filename, line=stmt.line)
 
 
 def _complex_constant(expr: ir.Expr) -> Optional[str]:
-    """How a complex constant in ``expr`` is spelled, or None where it holds none."""
+    """What complex constant ``expr`` holds, in words, or None where it holds none: a complex number or
+    array, a call making complex values, or a complex type or dtype given to a function that reads it
+    as a dtype (``np.zeros(3, complex)``, ``dtype="complex128"``; ``isinstance(x, complex)`` is fine)."""
     if isinstance(expr, ir.Const):
-        return repr(expr.value) if language.is_complex_value(expr.value) else None
+        return f"the complex value {expr.value!r}" if language.is_complex_value(expr.value) else None
     if isinstance(expr, ir.Call):
         if language.makes_complex(expr.fn):
-            return f"made by {getattr(expr.fn, '__name__', expr.fn)}(...)"
-        named = [v for k, v in expr.kwargs if k == "dtype"]
+            return f"the complex value made by {getattr(expr.fn, '__name__', expr.fn)}(...)"
+        named = [v for k, v in expr.kwargs if k == "dtype"]  # (where a string names a dtype)
         if getattr(expr.fn, "__name__", None) == "astype":
             named += list(expr.args[1:2])
-        for value in named:
-            if isinstance(value, ir.Const) and isinstance(value.value, str) and language.names_complex_dtype(value.value):
-                return f"dtype {value.value!r}"
+        given = list(ir.children(expr)) if language.takes_dtypes(expr.fn) else named
+        for value in given:
+            if isinstance(value, ir.Const) and language.is_complex_type(value.value, named=value in named):
+                return f"the complex dtype {getattr(value.value, '__name__', value.value)!r}"
     for child in ir.children(expr):
         found = _complex_constant(child)
         if found is not None:

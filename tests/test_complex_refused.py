@@ -54,6 +54,16 @@ def astype_complex(x):
     return np.sum(np.abs(x.astype(complex)))
 
 
+def positional_dtype(x):
+    return np.sum(np.abs(np.zeros(3, complex) + x))
+
+
+def is_complex_branch(x):
+    if isinstance(x, complex):
+        return 0.0
+    return x * x
+
+
 def fourier(x):
     return np.sum(np.abs(np.fft.fft(x)))
 
@@ -87,6 +97,11 @@ def test_every_entry_point_refuses_a_complex_argument():
         s2s_ad.vjp(squared_modulus, X + 1j)
 
 
+def test_a_type_test_against_complex_is_no_complex_value():
+    """isinstance(x, complex) only tests: the type is no dtype there, and the code is differentiated."""
+    assert s2s_ad.grad(is_complex_branch)(3.0) == 6.0
+
+
 def test_the_real_call_before_and_after_is_unchanged():
     gradient = s2s_ad.grad(squared_modulus)
     np.testing.assert_allclose(gradient(X), 2 * X)
@@ -98,8 +113,9 @@ def test_the_real_call_before_and_after_is_unchanged():
 @pytest.mark.parametrize("fn, shown", [
     (literal, "complex value 2j"), (global_constant, "complex value 'Z'"),
     (builtin_complex, r"made by complex\(\.\.\.\)"), (numpy_complex_type, r"made by complex128\(\.\.\.\)"),
-    (dtype_keyword, "complex value 'complex128'"), (dtype_string, "dtype 'complex128'"),
-    (astype_complex, "complex value 'complex'"), (fourier, r"made by fft\(\.\.\.\)")])
+    (dtype_keyword, "complex dtype 'complex128'"), (dtype_string, "complex dtype 'complex128'"),
+    (astype_complex, "complex dtype 'complex'"), (positional_dtype, "complex dtype 'complex'"),
+    (fourier, r"made by fft\(\.\.\.\)")])
 def test_a_complex_value_in_the_code_is_refused_at_its_line(fn, shown):
     argument = 2.0 if fn is builtin_complex else X
     with pytest.raises(TransformError, match=shown) as refused:
