@@ -74,19 +74,6 @@ def takes_dtypes(fn: Any) -> bool:
     return (getattr(fn, "__module__", None) or "").startswith("numpy") or getattr(fn, "__name__", None) == "astype"
 
 
-_REAL_FFT_HELPERS = frozenset({"fftshift", "ifftshift", "fftfreq", "rfftfreq"})
-
-
-def makes_complex(fn: Any) -> bool:
-    """Whether calling ``fn`` makes complex values from real ones: a complex type (``complex``,
-    ``np.complex128``), NumPy's Fourier transforms, ``np.emath``'s functions."""
-    if isinstance(fn, type):
-        return is_complex_type(fn)
-    module, name = getattr(fn, "__module__", None) or "", getattr(fn, "__name__", "")
-    return (module.startswith("numpy.fft") and name not in _REAL_FFT_HELPERS) or \
-        module.startswith(("numpy.lib.scimath", "numpy.lib._scimath", "numpy.emath"))
-
-
 def is_library_scalar(value: Any) -> bool:
     """A number of the array library (``np.float64(1.5)``, ``np.int32(2)``, ``np.True_``): it has
     ``.item()``, giving the Python number."""

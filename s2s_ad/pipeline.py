@@ -165,7 +165,7 @@ def _complex_constant(expr: ir.Expr) -> Optional[str]:
     if isinstance(expr, ir.Const):
         return f"the complex value {expr.value!r}" if language.is_complex_value(expr.value) else None
     if isinstance(expr, ir.Call):
-        if language.makes_complex(expr.fn):
+        if (isinstance(expr.fn, type) and language.is_complex_type(expr.fn)) or _declared_complex(expr.fn):
             return f"the complex value made by {getattr(expr.fn, '__name__', expr.fn)}(...)"
         named = [v for k, v in expr.kwargs if k == "dtype"]  # (where a string names a dtype)
         if getattr(expr.fn, "__name__", None) == "astype":
@@ -179,6 +179,14 @@ def _complex_constant(expr: ir.Expr) -> Optional[str]:
         if found is not None:
             return found
     return None
+
+
+def _declared_complex(fn: Any) -> bool:
+    """Whether ``fn`` is declared to make complex values (templates/numpy_fft.py: ``makes_complex``)."""
+    try:
+        return bool(rules.fact(fn, "makes_complex"))
+    except TypeError:  # (an unhashable callable)
+        return False
 
 
 def leaf_kinds(kinds: Kinds) -> tuple:

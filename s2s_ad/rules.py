@@ -466,6 +466,8 @@ FACTS: dict[str, str] = {
     "involution": "True: applied to its own result, it gives back the argument (operator.neg: --a is a)",
     "odd": "True: odd in its first argument, f(-g, ...) is -f(g, ...) (runtime.unbroadcast): generated code "
            "negates the result, smaller than the argument",
+    "makes_complex": "True: it makes complex values (np.fft.fft, np.emath.sqrt): s2s_ad's rules are written for "
+                     "real values, so a call of it is refused",
     "python_floats_differ": "True: on Python floats it may raise or give a complex number where NumPy's "
                             "float64 gives inf or NaN, other than by dividing by zero (operator.pow: "
                             "(-8.0) ** (1 / 3) is complex): scalar_cells keeps an adjoint vector whose "
