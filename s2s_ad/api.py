@@ -176,17 +176,18 @@ def _never_hit(args: tuple) -> Any:
 
 
 def _hit_function(owner: Callable, types: tuple, entry: Entry, arrays: Optional[tuple] = None, args: tuple = (),
-                  target: Optional[Target] = None) -> Callable[[tuple], Any]:
+                  target: Optional[Target] = None, as_is: Optional[Callable[[Any], bool]] = None
+                  ) -> Callable[[tuple], Any]:
     """A function of a call's arguments, true only where the call may run ``entry``'s code, in one
     generated expression, the hot path's only call before the generated code: each argument of
     exactly the type in ``types``, the snapshot's quick tests passing; for a ``_by_shapes`` entry
     (``arrays``: its table's positions of arrays and of NumPy's among them) each array of the shape
     and NumPy's of the very dtype of ``args``'s.  What it gives then: the entry's function (of a
-    ``_by_types`` entry, for numbers), or ``(function, target)`` (of a ``_by_shapes`` entry, whose
-    results the API checks, ``_ran``); else False.  Where the entry has no snapshot, the test holds
+    ``_by_types`` entry, for numbers), or ``(function, target, as_is)`` (of a ``_by_shapes`` entry,
+    whose results the API checks, ``_ran``, unless ``as_is`` passes them: ``_as_returned``); else False.  Where the entry has no snapshot, the test holds
     the code of ``owner`` (the user's function) instead: replaced in place, the call takes the slow
     path, which reads its parameters again.  (Its names start with ``h``, the snapshot's with ``q``.)"""
-    namespace: dict[str, Any] = {"hresult": entry[0] if arrays is None else (entry[0], target)}
+    namespace: dict[str, Any] = {"hresult": entry[0] if arrays is None else (entry[0], target, as_is)}
     tests = []
     for i, t in enumerate(types):
         namespace[f"htype{i}"] = t
@@ -209,6 +210,18 @@ def _hit_function(owner: Callable, types: tuple, entry: Entry, arrays: Optional[
             quick = ["hsnapshot.valid()"]
         tests += quick
     return quick_function("hit", "args", tests, namespace, result="hresult")
+
+
+def _as_returned(derivative: "GradientFunction", function: Callable, args: tuple,
+                 target: Target) -> Optional[Callable[[Any], bool]]:
+    """The test under which the gradient a cached call's code returns is handed over as it is,
+    for calls like ``args`` (``Target.as_returned``), where there is one: a derivative returning
+    the gradient by one argument, with no value and no self-check, of code that returns only
+    new objects of its own (``aliasing.fresh_returns``)."""
+    if derivative._check or derivative._value_used or len(derivative.wrt) != 1 \
+            or not getattr(function, "fresh_returns", False):
+        return None
+    return target.as_returned(args[derivative._positions[0]])
 
 
 def _current(entry: Entry) -> bool:
@@ -504,7 +517,8 @@ class GradientFunction:
             table = self._by_shapes[types] = (_shapes_of(arrays, numpy_arrays), {}, target, (arrays, numpy_arrays))
         if len(table[1]) >= _SHAPES_KEPT:
             table[1].clear()
-        hit = _hit_function(self.owner, types, entry, table[3], args, target)
+        as_is = _as_returned(self, entry[0], args, target)
+        hit = _hit_function(self.owner, types, entry, table[3], args, target, as_is)
         table[1][table[0](args)] = (entry, hit)
         self._remember_hit(types, hit)
         return entry, kinds, target
@@ -535,8 +549,8 @@ class GradientFunction:
         # The hot path: the last call's types (arrays' shapes and dtypes) and code, one generated test;
         # for numbers, else one dictionary look-up and the snapshot's quick check.
         function = self._hit(args)
-        if function.__class__ is tuple:  # the last call's arrays' shapes and dtypes: (function, target)
-            return self._ran(function[0], args, function[1])
+        if function.__class__ is tuple:  # the last call's arrays' shapes and dtypes: (function, target, as_is)
+            return self._ran(function[0], args, function[1], function[2])
         if function is False:
             types = self._types_of(args)
             found = self._by_types.get(types)
@@ -598,9 +612,11 @@ class GradientFunction:
             return self._call_with_containers(args, kinds, target)
         return self._ran(entry[0], args, target)
 
-    def _ran(self, function: Callable, args: tuple, target: Target) -> Any:
+    def _ran(self, function: Callable, args: tuple, target: Target, as_is: Optional[Callable] = None) -> Any:
         """What a call returns, running ``function`` (an entry's, for ``target``) on ``args``."""
         value, gradient = _run(function, args) if self._value_used else (None, _run(function, args))
+        if as_is is not None and as_is(gradient):  # (_as_returned)
+            return (gradient,) if self._wrap_single else gradient
         if self._value_used and value.__class__ is not float and value.__class__ is not np.float64 \
                 and not _one_number(value):
             self._refuse_result(value)
@@ -612,8 +628,7 @@ class GradientFunction:
             gradient = target.handed_out(gradient, args)
         return gradient if self._bare else self._finish(args, value, gradient, target is self._target)
 
-    def _refuse_result(self, value: Any) -> None:
-        """Raise: ``grad`` of a function whose result is not a number."""
+    def _refuse_result(self, value: Any) -> None:  # grad of a function whose result is not a number
         check_one_number(value, self.fn.__name__)
 
     def _finish(self, args: tuple, value: Any, gradient: Any, numpy_arrays: bool = True) -> Any:

@@ -221,6 +221,15 @@ class Target(abc.ABC):
         with nothing in ``held`` nor with one another, writable (copied only where they would not
         be, or with ``copy_all`` always)."""
 
+    def as_returned(self, primal: Any) -> Optional[Callable[[Any], bool]]:
+        """For code that returns only new objects of its own (``aliasing.fresh_returns``), a quick
+        test of the gradient by ``primal`` it returned (``primal``: an argument of a call of the
+        types, shapes and dtypes a cached entry is kept for): true only where ``like`` would leave
+        the gradient as it is and ``handed_out`` would not copy it, so that the API hands it over
+        untouched.  None (the default) where the target has no such test: every gradient then takes
+        ``like`` and the ownership check."""
+        return None
+
     @abc.abstractmethod
     def alone(self, gradient: Any) -> bool:
         """The cheap check: True only where ``gradient`` (a result or a tuple of them, held in the
@@ -380,6 +389,18 @@ class NumPyTarget(Target):
 
     def handed_out(self, values: Any, held: tuple, copy_all: bool = False) -> Any:
         return ownership.handed_out(values, held, copy_all)
+
+    def as_returned(self, primal: Any) -> Optional[Callable[[Any], bool]]:
+        # an array of the primal's dtype, writable (fresh code can return a read-only view of its
+        # own, np.broadcast_to's): what like leaves alone and needs no copy.  (Numba's arrays have
+        # dtype objects of their own, equal to NumPy's.)
+        if primal.__class__ is not np.ndarray:
+            return None
+        dtype = primal.dtype
+
+        def writable_of_its_dtype(gradient: Any) -> bool:
+            return gradient.__class__ is np.ndarray and gradient.dtype == dtype and gradient.flags.writeable
+        return writable_of_its_dtype
 
     # A plain function, not a method: the reference counts it reads are calibrated for a call
     # made straight from the caller's frame (ownership._calibrated), with no frame in between.

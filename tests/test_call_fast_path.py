@@ -366,3 +366,50 @@ def test_adjoints_unbroadcast_from_one_array_are_handed_out_apart(backend):
         np.testing.assert_allclose(d_y, 2 * (x + y))
         _independent((d_x, d_y), x, y)
     assert all(getattr(f, "fresh_returns", None) is False for f in _entry_functions(gradient))
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("wrt", [0, (0,)])
+def test_one_gradient_proven_new_is_handed_over_as_returned(backend, wrt, monkeypatch):
+    """White-box: the gradient by one array, of code returning only arrays it made, is handed over
+    as the code returned it (``Target.as_returned``: neither ``like`` nor the ownership check runs)
+    where it is a writable array of the argument's dtype; of another dtype (a float32 argument run
+    as Python by Numba, whose code may compute in float64) it takes ``like``.  Either way the
+    numbers, the dtype and the independence from the arguments and from earlier results hold."""
+    from s2s_ad import arguments, target as target_module
+    liked = []
+
+    def spy(primal, gradient):
+        liked.append(gradient)
+        return arguments.like(primal, gradient)
+
+    monkeypatch.setattr(target_module.NumPyTarget, "like", staticmethod(spy))
+    gradient = s2s_ad.grad(weighted, wrt=wrt, backend=backend)
+    for dtype in (np.float64, np.float32):
+        a, b = np.arange(3.0, dtype=dtype), np.arange(3.0, dtype=dtype) + 5.0
+        earlier = []
+        for call in range(4):
+            if call == 2:  # (the first calls build and find the entry: from the third on, the hot path)
+                liked.clear()
+            d_a = gradient(a, b)
+            d_a = d_a[0] if isinstance(wrt, tuple) else d_a
+            assert d_a.dtype == dtype
+            np.testing.assert_allclose(d_a, b + 2 * a, rtol=1e-6)
+            _independent((d_a, *earlier), a, b)
+            earlier.append(d_a)
+        if dtype is np.float64:
+            assert liked == [] and gradient._hit((a, b))[2] is not None
+
+
+def test_the_as_returned_test_passes_only_writable_arrays_of_the_arguments_dtype():
+    """``NumPyTarget.as_returned``: true of a writable array of the primal's dtype (Numba's arrays
+    carry dtype objects of their own: equal, not the same), false of a read-only one, of another
+    dtype, of a subclass or of a number; no test for a primal that is not an array."""
+    from s2s_ad.target import NUMPY
+    as_is = NUMPY.as_returned(np.zeros(3))
+    assert as_is(np.ones(2)) and as_is(np.ones(2, dtype=np.dtype("<f8")))
+    read_only = np.ones(2)
+    read_only.flags.writeable = False
+    for other in (read_only, np.ones(2, np.float32), np.ma.ones(2), 1.0, np.float64(1.0)):
+        assert not as_is(other)
+    assert NUMPY.as_returned(1.0) is None and NUMPY.as_returned(np.float64(1.0)) is None
