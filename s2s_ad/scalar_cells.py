@@ -56,11 +56,11 @@ from . import aliasing, ir, rules, runtime
 def keep_cells(fn: ir.Function, known: set[str]) -> ir.Function:
     """``fn`` with the adjoint vectors its top-level reverse loops read and write element by
     element kept as lists there (see the module docstring); ``fn`` itself where there are none."""
-    integers = _integer_names(fn)
+    integers = integer_names(fn)
     body = list(fn.body)
     loops = [stmt for stmt in body if isinstance(stmt, ir.For) and stmt.reverse]
     for loop in loops:
-        for name in sorted(_candidates(body, _at(body, loop), known, integers)):
+        for name in sorted(element_vectors(body, _at(body, loop), known, integers)):
             if _taint_is_harmless(body, _at(body, loop), name):
                 body = _converted(body, _at(body, loop), name)
     return dataclasses.replace(fn, body=body) if len(body) != len(fn.body) else fn
@@ -72,7 +72,7 @@ def _at(body: list[ir.Stmt], stmt: ir.Stmt) -> int:
 
 # -- which arrays ------------------------------------------------------------------------------
 
-def _candidates(body: list[ir.Stmt], position: int, known: set[str], integers: set[str]) -> set[str]:
+def element_vectors(body: list[ir.Stmt], position: int, known: set[str], integers: set[str]) -> set[str]:
     """The names the loop at ``body[position]`` reads and writes element by element only, bound at
     the top level before it only, the last time by a call making a new array, and read by nothing
     between that binding and the loop."""
@@ -161,7 +161,7 @@ def _index_arithmetic(fn: Any) -> bool:
         return False
 
 
-def _integer_names(fn: ir.Function) -> set[str]:
+def integer_names(fn: ir.Function) -> set[str]:
     """The names every binding of which gives an integer: the index of a loop over a name bound to
     ``range(...)`` only, and sums and differences of such names and integer constants."""
     bindings: dict[str, list[Optional[ir.Expr]]] = {}
