@@ -70,6 +70,7 @@ from typing import Any, Callable, Iterator, Optional
 import numpy as np
 
 from . import index_ranges, ir
+from .dead_element_stores import drop_dead_element_stores
 from .errors import CompileFallbackWarning
 from .numba_tape import SlotTape, proven_stacks
 from .target import NumPyTarget, Spelling, TapeForm
@@ -110,7 +111,9 @@ class NumbaTarget(NumPyTarget):
         return [ir.Store(stmt.array, stmt.index, ir.Call(stmt.op, (old, stmt.value)), stmt.line)]
 
     def release(self, fn: ir.Function, arrays: set[str], known: set[str]) -> ir.Function:
-        return fn  # no ``del`` (Numba refuses it; its reference counts free a temporary at its last use)
+        # the reverse loops' stores nothing reads again left out (dead_element_stores); no ``del``
+        # (Numba refuses it; its reference counts free a temporary at its last use)
+        return drop_dead_element_stores(fn, known)
 
     def checked_indexes(self, fn: ir.Function, kinds: dict[str, Any]) -> ir.Function:
         """``fn`` with ``check_index`` before the few accesses not proven in range (``index_ranges``):
