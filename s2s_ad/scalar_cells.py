@@ -28,8 +28,9 @@ the top level only, before the loop, the last time by a call that makes a new
 array (no other name shares its memory), and read by nothing between that
 binding and the loop.  In the loop
 it is read only as ``d_x[i]`` and written only as ``d_x[i] = v`` or
-``d_x[i] op= v``, where ``i`` is proven an integer (a loop's index, or sums
-and differences of those and integer constants): on a list such an index picks
+``d_x[i] op= v``, where ``i`` is proven an integer (a loop's index, a length:
+``len(x)``, ``x.shape[k]``, or sums and differences of those and integer
+constants): on a list such an index picks
 the same element as on a vector, and raises where it does.  Where it is read
 after the loop, ``cells_array`` comes first.
 
@@ -50,7 +51,7 @@ import dataclasses
 import operator
 from typing import Any, Iterator, Optional
 
-from . import aliasing, ir, rules, runtime
+from . import aliasing, ir, language, rules, runtime
 
 
 def keep_cells(fn: ir.Function, known: set[str]) -> ir.Function:
@@ -143,14 +144,24 @@ def _element_read(expr: ir.Expr, name: str) -> bool:
 
 
 def _integer(expr: ir.Expr, integers: set[str]) -> bool:
-    """Whether ``expr`` is proven a Python integer (not a bool: as an index it adds an axis)."""
+    """Whether ``expr`` is proven a Python integer (not a bool: as an index it adds an axis): also
+    ``len(x)`` (an operation declaring the fact ``axis_length``: ``x.shape[0]``, a Python int)."""
     if isinstance(expr, ir.Const):
         return expr.value.__class__ is int
     if isinstance(expr, ir.Var):
         return expr.name in integers
+    if isinstance(expr, ir.Call) and len(expr.args) == 1 and not expr.kwargs and _declares_length(expr.fn):
+        return True
     if isinstance(expr, ir.Call) and _index_arithmetic(expr.fn) and not expr.kwargs and len(expr.args) == 2:
         return all(_integer(a, integers) for a in expr.args)
     return False
+
+
+def _declares_length(fn: Any) -> bool:
+    try:
+        return rules.fact(fn, "axis_length") is not None
+    except TypeError:  # (an unhashable callable)
+        return False
 
 
 def _index_arithmetic(fn: Any) -> bool:
@@ -163,16 +174,18 @@ def _index_arithmetic(fn: Any) -> bool:
 
 def integer_names(fn: ir.Function) -> set[str]:
     """The names every binding of which gives an integer: the index of a loop over a name bound to
-    ``range(...)`` only, and sums and differences of such names and integer constants."""
+    ``range(...)`` only, a length (``len(x)``, ``np.shape(x)[i]``: NumPy's shapes are tuples of
+    Python ints), and sums and differences of such names and integer constants."""
     bindings: dict[str, list[Optional[ir.Expr]]] = {}
     ranges = _range_names(fn)
+    shapes = _names_bound_to(fn, language.shape)
     for stmt in ir.walk(fn.body):
         if isinstance(stmt, ir.For):
             over_range = isinstance(stmt.iterable, ir.Var) and stmt.iterable.name in ranges
             # (None: the index of a loop over a range; else never proven)
             bindings.setdefault(stmt.index, []).append(None if over_range else ir.Var(stmt.index))
         elif isinstance(stmt, ir.Assign):
-            bindings.setdefault(stmt.target, []).append(stmt.value)
+            bindings.setdefault(stmt.target, []).append(None if _length(stmt.value, shapes) else stmt.value)
         else:
             for target in ir.targets_of(stmt):
                 bindings.setdefault(target, []).append(ir.Var(target))  # (unknown: never proven)
@@ -190,12 +203,25 @@ def integer_names(fn: ir.Function) -> set[str]:
 
 def _range_names(fn: ir.Function) -> set[str]:
     """The names every binding of which is a call of ``range``."""
+    return _names_bound_to(fn, range)
+
+
+def _names_bound_to(fn: ir.Function, maker: Any) -> set[str]:
+    """The names (not parameters) every binding of which is a call of ``maker``."""
     seen: dict[str, bool] = {}
     for stmt in ir.walk(fn.body):
         for target in ir.targets_of(stmt):
-            made = isinstance(stmt, ir.Assign) and isinstance(stmt.value, ir.Call) and stmt.value.fn is range
+            made = isinstance(stmt, ir.Assign) and isinstance(stmt.value, ir.Call) and stmt.value.fn is maker
             seen[target] = seen.get(target, True) and made
     return {name for name, made in seen.items() if made and name not in fn.params}
+
+
+def _length(expr: ir.Expr, shapes: set[str]) -> bool:
+    """``shape[i]`` of a name bound only to ``np.shape(...)`` (``language.shape``), ``i`` an integer
+    constant: NumPy's shapes are tuples of Python ints."""
+    return isinstance(expr, ir.Call) and expr.fn is operator.getitem and len(expr.args) == 2 \
+        and isinstance(expr.args[0], ir.Var) and expr.args[0].name in shapes \
+        and isinstance(expr.args[1], ir.Const) and expr.args[1].value.__class__ is int
 
 
 # -- what the Python floats reach ----------------------------------------------------------------

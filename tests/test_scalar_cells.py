@@ -82,6 +82,40 @@ def test_another_dtype_or_rank_stays_an_array_and_the_gradient_is_right():
     np.testing.assert_allclose(s2s_ad.grad(rows)(x), numeric_grad(rows, (x,), 0), rtol=1e-6, atol=1e-8)
 
 
+def filter_backwards(x, a):
+    """A filter run from the last element down: its indexes are built from the array's length."""
+    n = x.shape[0]
+    y = np.zeros(n + 1)
+    for k in range(n):
+        i = n - 1 - k
+        y[i] = a * y[i + 1] + x[i]
+    return np.sum(y ** 2) + y[0]
+
+
+def filter_backwards_by_len(x, a):
+    y = np.zeros(len(x) + 1)
+    m = len(x) - 1
+    for k in range(len(x)):
+        y[m - k] = a * y[m - k + 1] + np.sin(x[m - k])
+    return np.sum(y ** 2)
+
+
+@pytest.mark.parametrize("function", [filter_backwards, filter_backwards_by_len])
+def test_indexes_built_from_a_length_are_integers_too(function):
+    """``n = x.shape[0]`` and ``len(x)`` are Python ints: indexes built from them (``n - 1 - k``)
+    index lists as they index vectors (negative ones counting from the end alike), so the loop's
+    adjoints become lists; the gradients match differences, in float64 and (as arrays) float32."""
+    x = np.random.default_rng(4).normal(size=9)
+    df = s2s_ad.grad(function, wrt=(0, 1))
+    assert "d_y = cells(d_y)" in df.source_for(x, 0.6)
+    got = df(x, 0.6)
+    for i, gradient in enumerate(got):
+        np.testing.assert_allclose(gradient, numeric_grad(function, (x, 0.6), i), rtol=1e-6, atol=1e-8)
+    narrow = df(x.astype(np.float32), np.float32(0.6))
+    assert narrow[0].dtype == np.float32
+    np.testing.assert_allclose(narrow[0], got[0], rtol=2e-3, atol=1e-4)
+
+
 def _reverse_loop(operation):
     """d = zeros_like(x); for i in reversed(steps): v = d[i + 1]; d[i] += operation(v, 2.0); return d"""
     steps, i, d = ir.Var("steps"), ir.Var("i"), ir.Var("d")
