@@ -184,9 +184,10 @@ def _hit_function(owner: Callable, types: tuple, entry: Entry, arrays: Optional[
     (``arrays``: its table's positions of arrays and of NumPy's among them) each array of the shape
     and NumPy's of the very dtype of ``args``'s.  What it gives then: the entry's function (of a
     ``_by_types`` entry, for numbers), or ``(function, target, as_is)`` (of a ``_by_shapes`` entry,
-    whose results the API checks, ``_ran``, unless ``as_is`` passes them: ``_as_returned``); else False.  Where the entry has no snapshot, the test holds
-    the code of ``owner`` (the user's function) instead: replaced in place, the call takes the slow
-    path, which reads its parameters again.  (Its names start with ``h``, the snapshot's with ``q``.)"""
+    whose results the API checks, ``_ran``, unless ``as_is`` passes them: ``_as_returned``); else
+    False.  Where the entry has no snapshot, the test holds the code of ``owner`` (the user's
+    function) instead: replaced in place, the call takes the slow path, which reads its parameters
+    again.  (Its names start with ``h``, the snapshot's with ``q``.)"""
     namespace: dict[str, Any] = {"hresult": entry[0] if arrays is None else (entry[0], target, as_is)}
     tests = []
     for i, t in enumerate(types):
