@@ -34,11 +34,10 @@ of ``for t in reversed(steps)`` is left out:
 from __future__ import annotations
 
 import dataclasses
-import operator
 from typing import Optional
 
-from . import ir, rules
-from .scalar_cells import element_vectors, integer_names
+from . import ir
+from .scalar_cells import element_read, element_vectors, integer_names, sum_sign
 
 
 def drop_dead_element_stores(fn: ir.Function, known: set[str]) -> ir.Function:
@@ -135,10 +134,7 @@ def _reads(loop: ir.For, vectors: set[str], offsets: dict[str, tuple[int, int]]
 
 
 def _element_reads(expr: ir.Expr, vectors: set[str]) -> list[ir.Expr]:
-    out: list[ir.Expr] = []
-    if isinstance(expr, ir.Call) and expr.fn is operator.getitem and len(expr.args) == 2 \
-            and isinstance(expr.args[0], ir.Var) and expr.args[0].name in vectors:
-        out.append(expr)
+    out: list[ir.Expr] = [expr] if any(element_read(expr, name) for name in vectors) else []
     for child in ir.children(expr):
         out += _element_reads(child, vectors)
     return out
@@ -170,7 +166,7 @@ def _offset(index: ir.Expr, t: str, offsets: dict[str, tuple[int, int]], positio
         bound = offsets.get(index.name)
         return bound[1] if bound is not None and bound[0] < position else None
     if isinstance(index, ir.Call) and len(index.args) == 2 and not index.kwargs:
-        sign = _sign(index.fn)
+        sign = sum_sign(index.fn)
         left, right = index.args
         if sign is None:
             return None
@@ -180,11 +176,3 @@ def _offset(index: ir.Expr, t: str, offsets: dict[str, tuple[int, int]], positio
             return _int_const(left)
     return None
 
-
-def _sign(fn: object) -> Optional[int]:
-    """+1 for a sum, -1 for a difference (``rules.FACTS``' "sum"), else None."""
-    try:
-        fact = rules.fact(fn, "sum")
-    except TypeError:  # (an unhashable callable)
-        return None
-    return {"+": 1, "-": -1}.get(fact) if isinstance(fact, str) else None

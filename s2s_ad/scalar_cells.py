@@ -132,13 +132,14 @@ def _only_elements(block: list[ir.Stmt], name: str, integers: set[str]) -> bool:
 def _reads_elements_only(expr: ir.Expr, name: str, integers: set[str]) -> bool:
     if isinstance(expr, ir.Var):
         return expr.name != name
-    if _element_read(expr, name):
+    if element_read(expr, name):
         assert isinstance(expr, ir.Call)
         return _integer(expr.args[1], integers)
     return all(_reads_elements_only(child, name, integers) for child in ir.children(expr))
 
 
-def _element_read(expr: ir.Expr, name: str) -> bool:
+def element_read(expr: ir.Expr, name: str) -> bool:
+    """Whether ``expr`` is ``name[i]``."""
     return isinstance(expr, ir.Call) and expr.fn is operator.getitem and len(expr.args) == 2 and \
         not expr.kwargs and isinstance(expr.args[0], ir.Var) and expr.args[0].name == name
 
@@ -165,11 +166,17 @@ def _declares_length(fn: Any) -> bool:
 
 
 def _index_arithmetic(fn: Any) -> bool:
-    """A sum or difference (``rules.FACTS``' "sum"): of integers, an integer."""
+    """A sum or difference: of integers, an integer."""
+    return sum_sign(fn) is not None
+
+
+def sum_sign(fn: Any) -> Optional[int]:
+    """+1 for a sum, -1 for a difference (``rules.FACTS``' "sum": ``+``, ``np.add``...), else None."""
     try:
-        return rules.fact(fn, "sum") in ("+", "-")
+        fact = rules.fact(fn, "sum")
     except TypeError:  # (an unhashable callable)
-        return False
+        return None
+    return {"+": 1, "-": -1}.get(fact) if isinstance(fact, str) else None
 
 
 def integer_names(fn: ir.Function) -> set[str]:
@@ -276,7 +283,7 @@ def _carries(expr: ir.Expr, tainted: set[str], loop: ir.For, name: str) -> bool:
 def _reads(expr: ir.Expr, tainted: set[str], cells_of: Optional[str]) -> bool:
     if isinstance(expr, ir.Var):
         return expr.name in tainted
-    if cells_of is not None and _element_read(expr, cells_of):
+    if cells_of is not None and element_read(expr, cells_of):
         return True
     return any(_reads(child, tainted, cells_of) for child in ir.children(expr))
 
