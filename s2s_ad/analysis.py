@@ -310,8 +310,9 @@ def _target(stmt: Union[ir.Assign, ir.Store]) -> str:
 def _flow_table(fn: ir.Function) -> list[tuple[str, set[str]]]:
     """(the name a statement sets, the names whose derivative flows into it), per statement, in order.
     A call with no rule whose truth value only an assertion tests (``assert np.allclose(y, 2 * x)``)
-    carries no derivative anywhere: nothing flows into it, and it runs as a constant."""
-    constant = _checked_only_calls(fn)
+    carries no derivative anywhere: nothing flows into it, and it runs as a constant; so does a value
+    the result does not depend on (``fn.derivative_free``, shift_invariance.py)."""
+    constant = _checked_only_calls(fn) | fn.derivative_free
     return [(_target(s), set() if _target(s) in constant else _flows(s)) for s in _assignments(fn)]
 
 

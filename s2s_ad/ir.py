@@ -252,6 +252,9 @@ class Function:
     result_tree: Any = None
     aux: Optional["Expr"] = None
     aux_tree: Any = None
+    # Values the result provably does not depend on (shift_invariance.py: the maximum subtracted
+    # before exp in a softmax): the analysis lets no derivative flow into them.
+    derivative_free: frozenset[str] = frozenset()
     # Adjoint form: what the forward sweep records and the reverse sweep reads back (plan.RecordingPlan).
     plan: Any = None
 

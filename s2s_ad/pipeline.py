@@ -40,6 +40,7 @@ from .optimize import optimize
 from .preaccumulate import preaccumulated
 from .parse import ParsedFunction, Snapshot, parse_function, transparent
 from .reverse import reverse
+from .shift_invariance import cut_shift_invariant
 from .tape import check_tape, drop_unread_records, split_parts
 from .target import NUMPY, Target
 
@@ -371,7 +372,8 @@ def _analysed(ssa: ir.Function, wrt: list[str], kinds: Kinds, guarded: bool = Tr
     against them and rewrite it (``factcheck.run_passes``: each hands on the facts of what it made).
     In-place updates, constant calls and element reads are checked, and the run-time checks the facts
     make needless dropped; a tuple's item reads move to where it is made; loop-invariant arithmetic
-    on numbers moves out of its loops; with ``guarded`` (the differentiated function itself, not a
+    on numbers moves out of its loops; values the result does not depend on (a softmax's maximum)
+    carry no derivative (``shift_invariance``); with ``guarded`` (the differentiated function itself, not a
     helper whose callers check: ``propagate_call``), a check goes before each call whose rule would
     lose a derivative (``analysis.guard_lost_derivatives``)."""
     kinds_by_param = dict(zip(ssa.params, kinds))
@@ -383,6 +385,7 @@ def _analysed(ssa: ir.Function, wrt: list[str], kinds: Kinds, guarded: bool = Tr
         ("check_checkpointed_draws", _checking_only(lambda fn, facts: _check_checkpointed_draws(fn))),
         ("hoist_item_reads", hoist_item_reads),
         ("hoist_invariants", hoist_invariants),
+        ("cut_shift_invariant", lambda fn, facts: cut_shift_invariant(fn, facts, derive)),
     ]
     if guarded:
         passes.append(("guard_lost_derivatives", guard_lost_derivatives_kept))

@@ -18,7 +18,9 @@ Checks, for each example (``example_call`` turns one into arguments, as EXAMPLES
   result of float inputs is floats;
 - linearity: ``linear`` (in all differentiable inputs together) and ``bilinear`` (in each);
 - ``shape_only``: other values of the same shape give the same result; ``zero_derivative``: a value
-  nudged by a billionth gives the same result.
+  nudged by a billionth gives the same result;
+- ``shift``: the result moves as declared when the arguments are shifted or scaled (a reduction's by
+  values that vary along the axes it keeps).
 
 This module imports no other part of s2s_ad but ``kinds`` (the registry calls it, in the debug
 mode ``S2S_AD_CHECK_RULES=1``, without a cycle).
@@ -425,6 +427,57 @@ def _check_zero_derivative(rule: Any, result: Any, call: ExampleCall, facts: Map
     return found
 
 
+_SHIFT, _SCALE = 0.37, 1.7  # c and e**c's stand-in for the ``shift`` checks
+
+
+def _check_shift(rule: Any, result: Any, call: ExampleCall, facts: Mapping[str, Any],
+                 example: Mapping[str, Any], rng: np.random.Generator) -> list[str]:
+    """``shift`` (see rules.FACTS): NumPy's result moves as declared when the arguments are shifted
+    by a constant or scaled by a positive one (for a reduction, one that varies along the axes kept)."""
+    how = facts.get("shift")
+    if how is None or not call.differentiable:
+        return []
+    names = [n for n in rule.inputs if n in call.differentiable]
+    if how in ("homogeneous", "equivariant"):
+        if set(example) - {names[0], "axis", "keepdims"}:
+            return []  # where=, initial=: the reduction reads other values too
+        return _check_reduction_shift(rule, result, call, names[0], how, rng)
+    first = call.differentiable[names[0]]
+    if how == "exp":
+        moved, want = {names[0]: first + _SHIFT}, np.asarray(result) * np.exp(_SHIFT)
+    elif how == "log":
+        moved, want = {names[0]: first * _SCALE}, np.asarray(result) + np.log(_SCALE)
+    elif how == "negation":
+        moved, want = {names[0]: first + _SHIFT}, np.asarray(result) - _SHIFT
+    elif how in ("product", "quotient") and len(names) == 2:
+        second = call.differentiable[names[1]]
+        factor = _SCALE * 0.6 if how == "product" else _SCALE / 0.6
+        moved, want = {names[0]: first * _SCALE, names[1]: second * 0.6}, np.asarray(result) * factor
+    else:
+        return [f"the rule declares shift={how!r}, which s2s_ad does not know for a function of its inputs"]
+    if not _close(call.with_values(moved).run(rule.fn), want):
+        return [f"the rule declares shift={how!r}, but NumPy's result does not move so"]
+    return []
+
+
+def _check_reduction_shift(rule: Any, result: Any, call: ExampleCall, name: str, how: str,
+                           rng: np.random.Generator) -> list[str]:
+    """A reduction: its argument scaled by ``s`` (and, "equivariant", shifted by ``c``), where ``s``
+    and ``c`` are one number along the reduced axes and vary along the others, moves the result alike."""
+    a = call.differentiable[name]
+    axis = call.kwargs.get("axis", call.args[1] if len(call.args) > 1 else None)
+    kept_shape = np.sum(np.zeros(np.shape(a)), axis=axis, keepdims=True).shape
+    c = rng.uniform(0.5, 2.0, size=kept_shape)
+    problems = []
+    scaled = call.with_values({name: a * c}).run(rule.fn)
+    if not _close(scaled, np.asarray(result) * np.reshape(c, np.shape(result))):
+        problems.append(f"the rule declares shift={how!r}, but NumPy's result does not scale with its argument")
+    shifted = call.with_values({name: a + c}).run(rule.fn)
+    if how == "equivariant" and not _close(shifted, np.asarray(result) + np.reshape(c, np.shape(result))):
+        problems.append(f"the rule declares shift={how!r}, but NumPy's result does not shift with its argument")
+    return problems
+
+
 def contradictions(rule: Any, examples: Sequence[dict], facts: Mapping[str, Any], never_view: bool,
                    items: Any = 0, seed: int = 0) -> list[str]:
     """What NumPy contradicts among the facts declared about ``rule.fn``, on each of ``examples``
@@ -455,6 +508,7 @@ def contradictions(rule: Any, examples: Sequence[dict], facts: Mapping[str, Any]
         problems += _check_fill_operand(rule, result, call, facts)
         problems += _check_shape_only(rule, result, call, facts, rng)
         problems += _check_zero_derivative(rule, result, call, facts, rng)
+        problems += _check_shift(rule, result, call, facts, example, rng)
         differentiable = [n for n in rule.differentiable_inputs() if n in call.differentiable]
         if rule.form == "linear":
             problems += _check_linear(rule, call, differentiable, rng, "linear=True")

@@ -438,6 +438,12 @@ FACTS: dict[str, str] = {
     "sum": '"+": the sum of its two arguments, where a zero one drops out (operator.add); '
            '"-": their difference (operator.sub)',
     "returns_operand": "True: the result may be one of the arguments itself (max, min)",
+    "shift": 'how the result moves when its arguments are shifted by a constant c or scaled by e**c '
+             '(shift_invariance.py): "exp" (np.exp: e**c times), "log" (np.log of e**c times: c more), '
+             '"product" and "quotient" (the factors\' scales multiply or divide), "negation"; for a reduction '
+             'along axes where c is constant, "homogeneous" (np.sum: scaled alike) or "equivariant" '
+             '(np.mean, np.max: shifted and scaled alike)',
+
     "folds": "a function of some of the helper's parameters (named as it names them) giving, for constant "
              "values of those, a template to use instead (a function whose body is return <expression> of "
              "the helper's parameters), or None: expand_reduced(m, 1, True) is m",

@@ -56,6 +56,11 @@ def log(out, x, d_out):
     d_x = d_out / x
 
 
+# exp(x + c) is exp(x) e**c and log(x e**c) is log(x) + c: a softmax's shift cancels (shift_invariance.py)
+declare(np.exp, shift="exp")
+declare(np.log, shift="log")
+
+
 @adjoint(np.log1p, elementwise=True)
 def log1p(out, x, d_out):
     d_x = d_out / (1.0 + x)

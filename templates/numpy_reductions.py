@@ -405,6 +405,12 @@ def min(out, a, axis=None, *, keepdims=False, initial=None, where=True, d_out):
     d_initial = np.sum(expand_reduced(d_out, axis, keepdims) * initial_ties(out, initial, axis, keepdims) / ties)
 
 
+# Along axes where c is one number: sum(x e**c) is sum(x) e**c; mean, max and min move with x + c too,
+# and with x e**c (shift_invariance.py)
+declare(np.sum, shift="homogeneous")
+declare(np.mean, np.max, np.amax, np.min, np.amin, shift="equivariant")
+
+
 @tangent(np.prod)
 def prod(out, a, axis=None, dtype=None, *, keepdims=False, initial=1.0, where=True, t_a, t_initial):
     t_out = (np.sum(where_kept(t_a * prod_others(where_filled(a, where, 1.0), axis), where), axis=axis, keepdims=keepdims)

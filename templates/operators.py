@@ -247,6 +247,11 @@ def pos(out, x, d_out):
 # Their results on arrays are computed element by element: an operand spread over the result's shape
 # (np.full) may enter as the 0-d array of its value (fills.py folds a reduction's spread adjoint so).
 declare(operator.add, operator.sub, operator.mul, operator.truediv, operator.neg, fill_operand=True)
+# (x s)(y t) is xy st, (x s)/(y t) is x/y s/t, -(x + c) is -x - c: how scales and shifts pass through
+# them (shift_invariance.py; + and - say it with sum=)
+declare(operator.mul, np.multiply, shift="product")
+declare(operator.truediv, np.divide, shift="quotient")
+declare(operator.neg, np.negative, shift="negation")
 # On Python floats these may raise or give a complex number where NumPy's float64 gives inf or NaN, other
 # than by dividing by zero: (-8.0) ** (1 / 3) is complex, 10.0 ** 400 raises OverflowError.
 declare(operator.pow, operator.floordiv, operator.mod, pow, divmod, python_floats_differ=True)
