@@ -47,11 +47,11 @@ def drop_dead_element_stores(fn: ir.Function, known: set[str]) -> ir.Function:
     body = list(fn.body)
     changed = False
     for position, loop in enumerate(body):
-        if not isinstance(loop, ir.For) or not _counts_down_from_nonnegative(fn, loop):
+        if not isinstance(loop, ir.For) or not counts_down_from_nonnegative(fn, loop):
             continue
         after = body[position + 1:]
         vectors = {name for name in element_vectors(body, position, known, integers)
-                   if not any(_named(stmt, name) for stmt in after)}
+                   if not any(named(stmt, name) for stmt in after)}
         dead = _dead_stores(loop, vectors)
         if dead:
             body[position] = dataclasses.replace(loop, body=[s for s in loop.body if id(s) not in dead])
@@ -59,7 +59,7 @@ def drop_dead_element_stores(fn: ir.Function, known: set[str]) -> ir.Function:
     return dataclasses.replace(fn, body=body) if changed else fn
 
 
-def _counts_down_from_nonnegative(fn: ir.Function, loop: ir.For) -> bool:
+def counts_down_from_nonnegative(fn: ir.Function, loop: ir.For) -> bool:
     """Whether ``loop`` runs backwards over a range whose values are non-negative and that steps
     by a positive constant, and runs every trip (no checkpoints, no early exit)."""
     if not loop.reverse or loop.checkpoint is not None or loop.exit is not None:
@@ -68,6 +68,20 @@ def _counts_down_from_nonnegative(fn: ir.Function, loop: ir.For) -> bool:
         return False
     bindings = [stmt for stmt in ir.walk(fn.body) if loop.iterable.name in ir.targets_of(stmt)]
     return bool(bindings) and all(_plain_range(stmt) for stmt in bindings)
+
+
+def range_step(fn: ir.Function, loop: ir.For) -> Optional[int]:
+    """The step of the range ``loop`` walks (by ``counts_down_from_nonnegative``'s bindings), where
+    every binding gives the same constant one; None else."""
+    assert isinstance(loop.iterable, ir.Var)
+    steps = {_step(stmt) for stmt in ir.walk(fn.body) if loop.iterable.name in ir.targets_of(stmt)}
+    return steps.pop() if len(steps) == 1 and None not in steps else None
+
+
+def _step(stmt: ir.Stmt) -> Optional[int]:
+    if not (isinstance(stmt, ir.Assign) and isinstance(stmt.value, ir.Call) and stmt.value.fn is range):
+        return None
+    return _int_const(stmt.value.args[2]) if len(stmt.value.args) == 3 else 1
 
 
 def _plain_range(stmt: ir.Stmt) -> bool:
@@ -86,7 +100,7 @@ def _int_const(expr: ir.Expr) -> Optional[int]:
     return expr.value if isinstance(expr, ir.Const) and expr.value.__class__ is int else None
 
 
-def _named(stmt: ir.Stmt, name: str) -> bool:
+def named(stmt: ir.Stmt, name: str) -> bool:
     """Whether ``stmt`` (its nested blocks included) names ``name`` other than in a ``del``."""
     for inner in ir.walk([stmt]):
         if isinstance(inner, ir.Store) and inner.array == name:
@@ -100,14 +114,14 @@ def _named(stmt: ir.Stmt, name: str) -> bool:
 
 def _dead_stores(loop: ir.For, vectors: set[str]) -> set[int]:
     """The ids of the top-level stores of ``loop``'s body into ``vectors`` that no later read sees."""
-    offsets = _offset_names(loop)
+    offsets = offset_names(loop)
     reads = _reads(loop, vectors, offsets)
     dead = set()
     for position, stmt in enumerate(loop.body):
         if not (isinstance(stmt, ir.Store) and stmt.array in vectors and stmt.op is None
                 and isinstance(stmt.value, ir.Const)):
             continue
-        k = _offset(stmt.index, loop.index, offsets, position)
+        k = offset(stmt.index, loop.index, offsets, position)
         if k is None or k < 0:
             continue
         if all(c is not None and 0 <= c <= k and (at <= position or c < k) for at, c in reads.get(stmt.array, [])):
@@ -124,12 +138,12 @@ def _reads(loop: ir.For, vectors: set[str], offsets: dict[str, tuple[int, int]]
         for stmt in ir.walk([top]):
             if isinstance(stmt, ir.Store) and stmt.array in vectors and stmt.op is not None:
                 found.setdefault(stmt.array, []).append(
-                    (position, _offset(stmt.index, loop.index, offsets, position)))
+                    (position, offset(stmt.index, loop.index, offsets, position)))
             for expr in ir.exprs_of(stmt):
                 for read in _element_reads(expr, vectors):
                     assert isinstance(read, ir.Call) and isinstance(read.args[0], ir.Var)
                     found.setdefault(read.args[0].name, []).append(
-                        (position, _offset(read.args[1], loop.index, offsets, position)))
+                        (position, offset(read.args[1], loop.index, offsets, position)))
     return found
 
 
@@ -140,7 +154,7 @@ def _element_reads(expr: ir.Expr, vectors: set[str]) -> list[ir.Expr]:
     return out
 
 
-def _offset_names(loop: ir.For) -> dict[str, tuple[int, int]]:
+def offset_names(loop: ir.For) -> dict[str, tuple[int, int]]:
     """The names the loop's body binds once, at its top level, to ``t``, ``t + c`` or ``t - c``
     (``t`` its index): each with the position binding it and ``c``."""
     counts: dict[str, int] = {}
@@ -152,13 +166,13 @@ def _offset_names(loop: ir.For) -> dict[str, tuple[int, int]]:
     out = {}
     for position, stmt in enumerate(loop.body):
         if isinstance(stmt, ir.Assign) and counts.get(stmt.target) == 1 and stmt.target != loop.index:
-            c = _offset(stmt.value, loop.index, {}, position)
+            c = offset(stmt.value, loop.index, {}, position)
             if c is not None:
                 out[stmt.target] = (position, c)
     return out
 
 
-def _offset(index: ir.Expr, t: str, offsets: dict[str, tuple[int, int]], position: int) -> Optional[int]:
+def offset(index: ir.Expr, t: str, offsets: dict[str, tuple[int, int]], position: int) -> Optional[int]:
     """``c`` where ``index``, read at top-level ``position`` of the loop's body, is ``t + c``."""
     if isinstance(index, ir.Var):
         if index.name == t:

@@ -97,6 +97,7 @@ import numpy as np
 
 from . import arguments, ir, ownership, rules
 from .release import release_dead_arrays
+from .carried_elements import carry_elements
 from .dead_element_stores import drop_dead_element_stores
 from .scalar_cells import keep_cells
 
@@ -381,9 +382,11 @@ class NumPyTarget(Target):
 
     def release(self, fn: ir.Function, arrays: set[str], known: set[str]) -> ir.Function:
         # the reverse loops' stores nothing reads again left out (dead_element_stores), their adjoint
-        # vectors as lists of Python floats (scalar_cells), then ``del`` after the last read of an
-        # array temporary: its memory is reused at once
-        return release_dead_arrays(keep_cells(drop_dead_element_stores(fn, known), known), arrays, known)
+        # vectors as lists of Python floats (scalar_cells), the element a trip writes for the next one
+        # kept in a local (carried_elements), then ``del`` after the last read of an array temporary:
+        # its memory is reused at once
+        lists = keep_cells(drop_dead_element_stores(fn, known), known)
+        return release_dead_arrays(carry_elements(lists), arrays, known)
 
     # Plain functions, as ``alone``: the API's hot path calls them for every call.
     argument_kinds = staticmethod(arguments.kinds_of)
