@@ -69,7 +69,9 @@ def carry_elements(fn: ir.Function) -> ir.Function:
             if carried is not None:
                 loop, first_read = carried
                 before.append(first_read)
-        body += before + [loop]
+        if before:  # the first trip's reads, under one test
+            body.append(ir.If(loop.iterable, [s for read in before for s in read.body], [], before[0].line))
+        body.append(loop)
         changed = changed or bool(before)
     return dataclasses.replace(fn, body=body) if changed else fn
 

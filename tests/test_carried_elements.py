@@ -105,7 +105,7 @@ def _args(function, n):
 
 
 # (function, how many loops carry an element in the Python code)
-CASES = [(one_step_back, 1), (heating, 1), (two_steps_back, 1), (by_twos, 1), (two_states, 2),
+CASES = [(one_step_back, 1), (heating, 1), (two_steps_back, 1), (by_twos, 1), (two_states, 1),
          (read_from_the_end, 0), (counting_down, 0), (read_after_the_loop, 0), (in_a_nested_loop, 0), (rows, 0)]
 
 
