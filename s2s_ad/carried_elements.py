@@ -147,7 +147,7 @@ def _read_of(loop: ir.For, name: str, offsets: dict[str, tuple[int, int]], c: Op
     """The position of the top-level ``local = name[t + c]`` before ``before``, if there is one."""
     for position, stmt in enumerate(loop.body[:before]):
         if isinstance(stmt, ir.Assign) and isinstance(stmt.value, ir.Call) and stmt.value.fn is operator.getitem \
-                and _indexes_read(stmt.value, name) and isinstance(stmt.value.args[0], ir.Var) \
+                and stmt.value.args[0] == ir.Var(name) and not stmt.value.kwargs \
                 and offset(stmt.value.args[1], loop.index, offsets, position) == c:
             return position
     return None
