@@ -15,13 +15,11 @@ import s2s_ad
 from s2s_ad import ir
 from s2s_ad.carried_elements import carry_elements
 from conftest import numeric_grad
+# the loops of the dead-store tests: the same shapes of time-stepping loop, and those left alone
+from test_dead_element_stores import (counting_down, in_a_nested_loop, one_step_back, read_after_the_loop,
+                                      read_from_the_end, two_steps_back)
 
 
-def one_step_back(x):
-    y = np.zeros(x.shape[0] + 1)
-    for t in range(x.shape[0]):
-        y[t + 1] = y[t] * 0.5 + x[t]
-    return np.sum(y ** 2)
 
 
 def heating(heat, outside, a, b):
@@ -33,11 +31,6 @@ def heating(heat, outside, a, b):
     return np.sum((temp - 20.0) ** 2) + 0.1 * np.sum(heat ** 2)
 
 
-def two_steps_back(x):
-    y = np.zeros(x.shape[0] + 2)
-    for t in range(x.shape[0]):
-        y[t + 2] = y[t] * 0.3 + y[t + 1] * 0.2 + x[t]
-    return np.sum(y ** 2)
 
 
 def by_twos(x):
@@ -57,34 +50,12 @@ def two_states(x):
     return np.sum(u ** 2) + np.sum(v)
 
 
-def read_from_the_end(x):
-    y = x.copy()
-    for t in range(y.shape[0]):
-        y[t] = y[t - 1] * 0.5 + y[t]
-    return np.sum(y ** 2)
 
 
-def counting_down(x):
-    y = np.zeros(x.shape[0] + 1)
-    for t in range(x.shape[0] - 1, -1, -1):
-        y[t] = y[t + 1] * 0.8 + x[t]
-    return np.sum(y ** 2)
 
 
-def read_after_the_loop(x, y0):
-    y = np.zeros(x.shape[0] + 1)
-    y[0] = y0
-    for t in range(x.shape[0]):
-        y[t + 1] = y[t] * 0.5 + x[t]
-    return np.sum(y * y)
 
 
-def in_a_nested_loop(x):
-    y = np.zeros((3, x.shape[0] + 1))
-    for k in range(3):
-        for t in range(x.shape[0]):
-            y[k, t + 1] = y[k, t] * 0.5 + x[t] * k
-    return np.sum(y ** 2)
 
 
 def rows(x):
