@@ -449,6 +449,8 @@ def _check_shift(rule: Any, result: Any, call: ExampleCall, facts: Mapping[str, 
         moved, want = {names[0]: first * _SCALE}, np.asarray(result) + np.log(_SCALE)
     elif how == "negation":
         moved, want = {names[0]: first + _SHIFT}, np.asarray(result) - _SHIFT
+    elif how == "index":
+        moved, want = {names[0]: first * _SCALE + _SHIFT}, np.asarray(result) * _SCALE + _SHIFT
     elif how in ("product", "quotient") and len(names) == 2:
         second = call.differentiable[names[1]]
         factor = _SCALE * 0.6 if how == "product" else _SCALE / 0.6

@@ -440,7 +440,7 @@ FACTS: dict[str, str] = {
     "returns_operand": "True: the result may be one of the arguments itself (max, min)",
     "shift": 'how the result moves when its arguments are shifted by a constant c or scaled by e**c '
              '(shift_invariance.py): "exp" (np.exp: e**c times), "log" (np.log of e**c times: c more), '
-             '"product" and "quotient" (the factors\' scales multiply or divide), "negation"; for a reduction '
+             '"product" and "quotient" (the factors\' scales multiply or divide), "negation", "index" (an element read: (x + c)[i] is x[i] + c); for a reduction '
              'along axes where c is constant, "homogeneous" (np.sum: scaled alike) or "equivariant" '
              '(np.mean, np.max: shifted and scaled alike)',
 

@@ -18,7 +18,8 @@ does not depend on the maximum's value at all, and its derivative through the ma
 zero, to every order: the generated code leaves out the maximum's adjoint (two passes over the
 array and a sum of a mask), as ``jax.nn.logsumexp`` does by hand with ``stop_gradient``.
 
-How it is proven: for a candidate ``m`` (an active value bound at the top level, of known rank),
+How it is proven: for a candidate ``m`` (an active reduction's value bound at the top level, of
+known rank: a maximum, minimum, mean or sum),
 each value computed from it at the top level gets a state that says how it moves when ``c`` is added
 to ``m``: ``Shift(k)``, moved by ``k * c``, or ``Scale(k)``, multiplied by ``e**(k * c)``; a value
 not computed from ``m`` does not move.  The operations declare how they carry these (the fact
@@ -61,7 +62,7 @@ def cut_shift_invariant(fn: ir.Function, facts: Analysis, derive: Callable[[ir.F
     cut = set(fn.derivative_free)
     for index, stmt in enumerate(fn.body):
         if (isinstance(stmt, ir.Assign) and stmt.target in facts.active and stmt.target not in cut
-                and _moves_by_rule(stmt) and _shifted_by_a_sum(fn.body[index + 1:], stmt.target)):
+                and _reduced_here(stmt)):
             start = _start(stmt, facts)
             if start is not None and _result_unmoved(fn, index, start, facts, cut):
                 cut.add(stmt.target)
@@ -71,18 +72,12 @@ def cut_shift_invariant(fn: ir.Function, facts: Analysis, derive: Callable[[ir.F
     return made, derive(made)
 
 
-def _moves_by_rule(stmt: ir.Assign) -> bool:
-    """Whether the value is made by an operation that declares how it moves (``shift`` or ``sum``):
-    a new value, never a view whose elements a later store could change."""
-    return isinstance(stmt.value, ir.Call) and (rules.fact(stmt.value.fn, "shift") is not None
-                                               or rules.fact(stmt.value.fn, "sum") is not None)
-
-
-def _shifted_by_a_sum(rest: list[ir.Stmt], name: str) -> bool:
-    """Whether a later top-level ``+`` or ``-`` reads ``name`` (a cheap filter: nothing else can
-    start a cancellation)."""
-    return any(isinstance(s, ir.Assign) and isinstance(s.value, ir.Call) and rules.fact(s.value.fn, "sum")
-               and any(isinstance(a, ir.Var) and a.name == name for a in s.value.args) for s in rest)
+def _reduced_here(stmt: ir.Assign) -> bool:
+    """Whether the value is a reduction's (a maximum, a mean, a sum: ``shift`` declared for one): the
+    values subtracted to keep ``exp`` in range.  (A new value: no store into another array changes
+    it.  Arithmetic results are not tried: every one would cost a walk over the rest of the function,
+    and they do not cancel in the code people write.)"""
+    return isinstance(stmt.value, ir.Call) and rules.fact(stmt.value.fn, "shift") in ("homogeneous", "equivariant")
 
 
 def _start(stmt: ir.Assign, facts: Analysis) -> Optional[Moving]:
@@ -143,6 +138,8 @@ def _carried(value: ir.Expr, moving: dict[str, Moving], facts: Analysis) -> Opti
         return _unary(how, moving.get(_name(value.args[0]) or ""))
     if how in ("homogeneous", "equivariant"):
         return _reduced(value, how, moving, facts)
+    if how == "index" and not value.kwargs and len(value.args) == 2:
+        return _indexed(value.args, moving)
     return None
 
 
@@ -221,6 +218,33 @@ def _reduced(call: ir.Call, how: str, moving: dict[str, Moving], facts: Analysis
     axes, keepdims = reduced
     varies = tuple(v for axis, v in enumerate(state.varies) if keepdims or axis not in axes)
     return Moving(state.scaled, state.k, varies)
+
+
+def _indexed(args: tuple[ir.Expr, ...], moving: dict[str, Moving]) -> Optional[Moving]:
+    """``v[i]`` where the index takes whole axes (``:``), adds them (``None``), or picks along or
+    slices axes where ``c`` is constant: each element keeps its movement (``m[:, None]``, ``m[:, 0]``
+    of a keepdims maximum)."""
+    state = moving.get(_name(args[0]) or "")
+    index = args[1]
+    if state is None or any(name in moving for name in ir.names_read(index)):
+        return None
+    items = index.items if isinstance(index, ir.Display) and index.kind == "tuple" else (index,)
+    varies: list[bool] = []
+    axis = 0
+    for item in items:
+        if isinstance(item, ir.Const) and item.value is None:
+            varies.append(False)
+            continue
+        if axis >= len(state.varies):
+            return None
+        whole = isinstance(item, ir.Slice) and item.lower is None and item.upper is None and item.step is None
+        picks = isinstance(item, ir.Const) and item.value.__class__ is int
+        if not (whole or (not state.varies[axis] and (picks or isinstance(item, ir.Slice)))):
+            return None  # an element, or some, along an axis where c varies: another c
+        if not picks:
+            varies.append(state.varies[axis])
+        axis += 1
+    return Moving(state.scaled, state.k, tuple(varies) + state.varies[axis:])
 
 
 def _reduction(call: ir.Call, facts: Analysis) -> Optional[tuple[frozenset[int], bool]]:

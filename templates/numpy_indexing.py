@@ -6,7 +6,7 @@ import operator
 
 import numpy as np
 
-from s2s_ad.rules import adjoint
+from s2s_ad.rules import adjoint, declare
 from s2s_ad.runtime import getitem_grad
 
 
@@ -17,3 +17,7 @@ from s2s_ad.runtime import getitem_grad
 ), view=True, reusable=True, syntax=ast.Subscript)
 def getitem(out, a, b, d_out):
     d_a = getitem_grad(d_out, a, b)
+
+
+# An element read moves with its array: (x + c)[i] is x[i] + c (shift_invariance.py)
+declare(operator.getitem, shift="index")
