@@ -193,12 +193,10 @@ def test_value_and_grad_vjp_and_compiled_path_agree():
 
 def test_the_analysis_marks_the_maximum():
     kinds = (Array(2), Array(2))
-    built = pipeline.build_reverse(logsumexp_ce, ("logits",), kinds, stage="facts").source
-    assert "max_logits" in built
     _, ssa = pipeline.lowered(logsumexp_ce, kinds)
     made, facts = pipeline._analysed(ssa, ["logits"], kinds)
-    assert made.derivative_free == {"max_logits"}
-    assert "max_logits" not in facts.active and "shifted" in facts.active
+    (maximum,) = made.derivative_free  # (max_logits; amax_logits with NumPy 1, whose np.max is np.amax)
+    assert maximum.endswith("max_logits") and maximum not in facts.active and "shifted" in facts.active
 
 
 def max_then_new_axis(x, w):
