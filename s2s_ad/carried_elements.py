@@ -16,9 +16,10 @@ Why: in a time-stepping loop each reverse trip reads the element the trip
 before it wrote; the hand-written adjoint keeps that value in a local.  The
 store and the read cost a fifth of the building workload's reverse loop.
 
-When a read ``name = d_x[t + c]`` and a write ``d_x[t + k] (+)= v``, both at the
+When a read ``name = d_x[t + c]`` and an update ``d_x[t + k] += v``, both at the
 top level of the body of ``for t in reversed(steps)``, the read first, become
-one carried local:
+one carried local (an update, not a plain store: ``d_x[t] = v`` into a matrix
+would fill a row with a number, which a local would not):
 
 - the loop: as for ``dead_element_stores``: a top-level reverse loop, neither
   checkpointed nor stopping early, over a range of non-negative values stepping by a
@@ -104,7 +105,7 @@ def _carried(outside: _Outside, loop: ir.For, name: str, step: int) -> Optional[
     if any(c is None or c < 0 for _, c, _, _ in accesses):
         return None
     for write_at, write in enumerate(loop.body):
-        if not (isinstance(write, ir.Store) and write.array == name and (write.op is None or sum_sign(write.op) == 1)):
+        if not (isinstance(write, ir.Store) and write.array == name and _adds(write)):
             continue
         k = offset(write.index, loop.index, offsets, write_at)
         read_at = _read_of(loop, name, offsets, k + step if k is not None else None, write_at)
@@ -117,6 +118,11 @@ def _carried(outside: _Outside, loop: ir.For, name: str, step: int) -> Optional[
                 and _carried_name_free(outside, loop, read_at, write_at):
             return _rewritten(outside, loop, name, read_at, write_at, k + step)
     return None
+
+
+def _adds(write: ir.Store) -> bool:
+    """Whether the store is ``d_x[i] += v``."""
+    return write.op is not None and sum_sign(write.op) == 1
 
 
 def _accesses(loop: ir.For, name: str, offsets: dict[str, tuple[int, int]]
@@ -178,8 +184,7 @@ def _rewritten(outside: _Outside, loop: ir.For, name: str, read_at: int, write_a
                ) -> tuple[ir.For, ir.If]:
     read, write = loop.body[read_at], loop.body[write_at]
     assert isinstance(read, ir.Assign) and isinstance(write, ir.Store)
-    value = write.value if write.op is None else \
-        ir.Call(write.op, (ir.Call(operator.getitem, (ir.Var(name), write.index)), write.value))
+    value = ir.Call(write.op, (ir.Call(operator.getitem, (ir.Var(name), write.index)), write.value))
     body = [s for s in loop.body if s is not read and s is not write]
     read_later = any(named(s, read.target) for s in loop.body[write_at + 1:])
     carried = ir.Assign(read.target, value, write.line)

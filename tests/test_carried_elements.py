@@ -116,8 +116,9 @@ def _copy(function):
 
 
 def test_the_carried_read_moves_before_the_loop():
-    """White-box, on the IR: the read of d_y[t + 1] and the write of d_y[t] become one local; a read
-    of the local after the write, or a read of d_y[t + 2], keeps the loop as it was."""
+    """White-box, on the IR: the read of d_y[t + 1] and the update of d_y[t] become one local; a
+    rebinding of what the update reads after it, a plain store, or a read of d_y[t + 2] keeps the
+    loop as it was."""
     import operator
     getitem = operator.getitem
     plus_one = ir.Call(operator.add, (ir.Var("t"), ir.Const(1)))
@@ -144,6 +145,10 @@ def test_the_carried_read_moves_before_the_loop():
     loop = ir.For("t", ir.Var("steps"), [read, twice, write_s, after], reverse=True)  # (no rebinding: carried)
     fn = ir.Function("d_f", ["n"], body + [loop] + ret)
     assert carry_elements(fn) is not fn
+    # a plain store (into a matrix it would fill a row with one number, which a local would not be)
+    plain = ir.Store("d_y", ir.Var("t"), ir.Call(operator.mul, (ir.Var("d_v"), ir.Const(0.5))))
+    fn = ir.Function("d_f", ["n"], body + [ir.For("t", ir.Var("steps"), [read, plain], reverse=True)] + ret)
+    assert carry_elements(fn) is fn
     ahead = ir.Assign("d_w", ir.Call(getitem, (ir.Var("d_y"), ir.Call(operator.add, (ir.Var("t"), ir.Const(2))))))
     fn = ir.Function("d_f", ["n"], body + [ir.For("t", ir.Var("steps"), [ahead, read, write], reverse=True)] + ret)
     assert carry_elements(fn) is fn
