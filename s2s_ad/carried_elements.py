@@ -47,7 +47,7 @@ from typing import Optional
 
 from . import ir, runtime
 from .dead_element_stores import counts_down_from_nonnegative, named, offset, offset_names, range_step
-from .scalar_cells import sum_sign
+from .scalar_cells import element_read, sum_sign
 
 
 def carry_elements(fn: ir.Function) -> ir.Function:
@@ -143,8 +143,7 @@ def _accesses(loop: ir.For, name: str, offsets: dict[str, tuple[int, int]]
 
 def _indexes_read(expr: ir.Expr, name: str) -> list[ir.Expr]:
     """The indexes of the reads ``name[i]`` in ``expr``."""
-    own = [expr.args[1]] if isinstance(expr, ir.Call) and expr.fn is operator.getitem and len(expr.args) == 2 \
-        and isinstance(expr.args[0], ir.Var) and expr.args[0].name == name else []
+    own = [expr.args[1]] if element_read(expr, name) and isinstance(expr, ir.Call) else []
     return own + [i for child in ir.children(expr) for i in _indexes_read(child, name)]
 
 
@@ -152,8 +151,7 @@ def _read_of(loop: ir.For, name: str, offsets: dict[str, tuple[int, int]], c: Op
              before: int) -> Optional[int]:
     """The position of the top-level ``local = name[t + c]`` before ``before``, if there is one."""
     for position, stmt in enumerate(loop.body[:before]):
-        if isinstance(stmt, ir.Assign) and isinstance(stmt.value, ir.Call) and stmt.value.fn is operator.getitem \
-                and stmt.value.args[0] == ir.Var(name) and not stmt.value.kwargs \
+        if isinstance(stmt, ir.Assign) and element_read(stmt.value, name) and isinstance(stmt.value, ir.Call) \
                 and offset(stmt.value.args[1], loop.index, offsets, position) == c:
             return position
     return None
