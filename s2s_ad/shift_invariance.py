@@ -40,7 +40,7 @@ from dataclasses import dataclass
 from typing import Callable, Optional
 
 from . import ir, rules
-from .analysis import SCALAR, Analysis
+from .analysis import Analysis
 
 
 @dataclass(frozen=True)
@@ -296,8 +296,8 @@ def _constant(expr: object) -> object:
 
 
 def _rank(expr: ir.Expr, facts: Analysis) -> Optional[int]:
+    """An operand's rank: 0 for a number constant (None for a truth value, a string, None); a name's
+    from the facts (``Analysis.rank_of``)."""
     if isinstance(expr, ir.Const):
         return 0 if isinstance(expr.value, (int, float)) and not isinstance(expr.value, bool) else None
-    if isinstance(expr, ir.Var) and facts.shape.get(expr.name) == SCALAR:
-        return 0
     return facts.rank_of(expr) if isinstance(expr, ir.Var) else None
