@@ -87,7 +87,8 @@ class SSABuilder(Part):
     def flatten(self, expr: Any, name: Optional[str] = None) -> ir.Expr:
         """Emit statements computing ``expr``; return the atom holding it."""
         if ir.is_atom(expr):
-            return expr
+            # a view read after its array was written shows the array as it is now (taken again, or refused)
+            return self.state.host.writes.current(expr) if isinstance(expr, ir.Var) else expr
         if isinstance(expr, Choice):
             return self.choice(expr, name)
         if isinstance(expr, Once):
@@ -129,6 +130,7 @@ class SSABuilder(Part):
             return self.state.computed[key]
         target = self.state.names.fresh(describe(call, self.state.user_names)) if name is None else name
         self.state.block.append(ir.Assign(target, call, self.state.line))
+        self.state.host.writes.emitted(target, call)
         if rules.makes_fresh_array(expr.fn):
             self.state.buffers.add(target)
         elif new_object(call, self.state.helper_shares):

@@ -99,6 +99,20 @@ class WriteLowering(Part):
         self.views.bound(name, value)
         self.note_view(name, value)
 
+    def emitted(self, name: str, call: ir.Call) -> None:
+        """``name = call`` was just emitted: whatever ``name`` may view (a slice of a view, an item of a
+        helper's result or of a split) is known wherever the value goes next (a tuple, a dict, a record,
+        an unpacking), not only where a user's name is bound to it."""
+        if not self.state.generated:
+            self.bound_item(name, call)
+
+    def current(self, value: ir.Var) -> ir.Expr:
+        """``value`` read now, wherever it is read from (a user's name, an item of a tuple, a dict, a
+        record): a view of an array written since it was bound is taken again, or refused."""
+        if self.state.generated or self.views.outdated(value.name) is None:
+            return value
+        return self.view_now(value, value.name, user=False)
+
     def unpacked(self, name: str) -> None:
         """``name`` is an item of a value unpacked by position (``u, w = pair(x)``): an item of a tuple,
         or a row of an array, never an index's view (its facts are forgotten)."""
