@@ -70,6 +70,7 @@ class Views:
         self.writes: Counter = Counter()
         self.stale: set[str] = set()  # views bound before a loop that writes into their array
         self.others: dict[str, list[tuple[str, int]]] = {}  # a joined name's further arrays, as seen
+        self.made: dict[str, Any] = {}  # SSA name -> the call (atoms for arguments) or display that made it
 
     def root_of(self, expr: Any) -> Optional[str]:
         if isinstance(expr, ir.Var):
@@ -81,6 +82,9 @@ class Views:
         return None
 
     def bound(self, name: str, value: Any) -> None:
+        if isinstance(value, ir.Display):  # t = (b[:2], b[2:]): every item's array, each as its item saw it
+            self.joined(name, value)
+            return
         root = self.root_of(value) if not isinstance(value, ir.Var) else None
         if root is not None:
             self.root[name], self.seen[name] = root, self.writes[root]
@@ -88,6 +92,10 @@ class Views:
     def joined(self, name: str, value: Any) -> None:
         """``name = value`` joins control flow (a branch's value, a loop's carried one): ``name`` may
         view whatever ``value`` views, as it was when ``value`` was bound (the earliest of the joins)."""
+        if isinstance(value, ir.Display):  # (b[:2], b[2:]) on one path: each item's array, as it was seen
+            for item in value.items:
+                self.joined(name, item)
+            return
         if not (isinstance(value, ir.Var) and value.name in self.root):
             return
         for root, seen in self.views_of(value.name):
@@ -114,6 +122,71 @@ class Views:
                 return root
         return None
 
+    def chain(self, name: str, root: str) -> Optional[list[tuple[str, ir.Call]]]:
+        """How ``name`` was taken from ``root``: each step's name and call, first to last, where every step
+        is a view whose geometry its arguments fix (``retake_kind``), so the same calls made again now
+        show what NumPy's view shows after a write into ``root``.  An item of a tuple, list or split is
+        followed to the item.  None where a step is anything else (a helper's result, a join, np.flip)."""
+        steps: list[tuple[str, ir.Call]] = []
+        visited: set[str] = set()
+        while name != root:
+            made = self.made.get(name)
+            if name in visited or not (isinstance(made, ir.Call) and made.args and isinstance(made.args[0], ir.Var)):
+                return None
+            visited.add(name)
+            held = self.made.get(made.args[0].name)
+            item = _item_of_display(made, held)
+            if item is not None:  # (b[:2], b[2:])[0] is b[:2]
+                name = item
+                continue
+            if retake_kind(made, held) is None:
+                return None
+            steps.append((name, made))
+            name = made.args[0].name
+        return steps[::-1]
+
+
+def _item_of_display(call: ir.Call, held: Any) -> Optional[str]:
+    """The name of the item ``call`` reads from a tuple or list display ``held`` by a constant index."""
+    if not (call.fn is operator.getitem and isinstance(held, ir.Display) and isinstance(call.args[1], ir.Const)):
+        return None
+    index, items = call.args[1].value, held.items
+    if not (isinstance(index, int) and -len(items) <= index < len(items) and isinstance(items[index], ir.Var)):
+        return None
+    return items[index].name
+
+
+def retake_kind(call: ir.Call, held: Any = None) -> Optional[str]:
+    """``"always"`` where ``call`` is certainly a view of its first argument whose geometry the other
+    arguments fix (a basic index with a slice, ``None`` or ``...``, and constants; an item of a split's
+    list; a rule declared ``retake="always"``); ``"contiguous"`` where it may be one, which the code
+    checks where it runs (``np.reshape``: a view of a C-contiguous array; ``B[0]``: a row of a matrix,
+    one number of a vector); else None (not a view to take again)."""
+    if call.fn is operator.getitem:
+        parts = ir.index_parts(call.args[1])
+        basic = all(_basic_part(p) for p in parts)
+        if basic and any(isinstance(p, ir.Slice) or (isinstance(p, ir.Const) and (p.value is None or p.value is Ellipsis))
+                         for p in parts):
+            return "always"
+        split = isinstance(held, ir.Call) and rules.fact(held.fn, "retake") == "always" and \
+            rules.fact(held.fn, "returns_sequence")
+        if split and basic and len(parts) == 1:
+            return "always"
+        # B[0]: a row of a matrix (a view) or one number of a vector (a copy): checked where the code runs
+        return "contiguous" if basic else None
+    try:
+        how = rules.fact(call.fn, "retake")
+    except TypeError:  # an unhashable callable
+        return None
+    return how if how in ("always", "contiguous") else None
+
+
+def _basic_part(part: Any) -> bool:
+    """A constant integer, None, ``...`` or a slice of atoms: a part NumPy reads as basic indexing."""
+    if isinstance(part, ir.Slice):
+        return all(p is None or isinstance(p, (ir.Const, ir.Var)) for p in (part.lower, part.upper, part.step))
+    return isinstance(part, ir.Const) and (part.value is None or part.value is Ellipsis or (
+        isinstance(part.value, int) and not isinstance(part.value, bool)))
 
 # The parts of an index as NumPy's view rule sees them (``index_part`` in analysis.py classifies them).
 INTEGER, SLICE, NEW_AXIS, ADVANCED, UNKNOWN = "integer", "slice", "new axis", "advanced", "unknown"

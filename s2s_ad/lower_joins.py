@@ -103,8 +103,11 @@ class JoinLowering(Part):
             if (isinstance(value, ir.Display) and any(True for _ in ir.names_read(value))) or reads_targets:
                 name = self.state.names.fresh("items" if isinstance(value, ir.Display) else f"{user_name}_next")
                 block.append(ir.Assign(name, value, line))
+                self.writes.views.bound(name, value)
                 value = ir.Var(name)
             copies.append((merged, value))
+            if isinstance(value, ir.Var) and value.name != merged:
+                self.writes.merge_sources.setdefault(merged, set()).add(value.name)
             self.writes.views.joined(merged, value)
             others = [k for k in holding.get(value.name, ()) if k != user_name] if isinstance(value, ir.Var) else []
             self.writes.join_ownership(merged, value, others, user_name)

@@ -160,6 +160,8 @@ class SSABuilder(Part):
         """Bind a tuple or list display to a name (SSA: ``t = (a, b)``)."""
         name = self.state.names.fresh(base)
         self.state.block.append(ir.Assign(name, display, self.state.line))
+        self.state.host.writes.views.made[name] = display
+        self.state.host.writes.views.bound(name, display)
         return ir.Var(name)
 
     def flatten_items(self, display: ir.Display) -> ir.Display:
@@ -214,6 +216,7 @@ class SSABuilder(Part):
             with self.state.new_block() as block:
                 value = test if part is None else self.flatten(part)
                 block.append(ir.Assign(merged, value, self.state.line, merge=True))
+                self.state.host.writes.views.joined(merged, value)  # what each path's value may view
             branches.append(block)
         self.state.block.append(ir.If(test, branches[0], branches[1], self.state.line))
         return ir.Var(merged)

@@ -31,7 +31,7 @@ from typing import Any, Optional
 
 import gast
 from . import ir, language, rules, runtime
-from .aliasing import Views, shared_operands, viewing_call
+from .aliasing import Views, retake_kind, shared_operands, viewing_call
 from .expressions import BINARY_OPERATORS
 from .lower_ssa import SSABuilder
 from .lower_state import LoweringState, Part
@@ -83,6 +83,9 @@ class WriteLowering(Part):
         # items of a value unpacked by position (u, w = pair(x)): a tuple's items, or an array's rows
         self.unpacked_items: set[str] = set()
         self.joins_owned: dict[str, bool] = {}  # merge variable -> every value joined so far is owned
+        self.merge_sources: dict[str, set[str]] = {}  # merge variable -> the SSA names joined into it
+        # (a view's name, the writes into its array then) -> the view taken again after them
+        self.retaken: dict[tuple[str, int], ir.Expr] = {}
 
     def bound(self, user_name: str, name: str, value: Any) -> None:
         """Remember what the SSA name ``name``, just bound to the user's ``user_name`` from ``value``,
@@ -104,6 +107,7 @@ class WriteLowering(Part):
         helper's result or of a split) is known wherever the value goes next (a tuple, a dict, a record,
         an unpacking), not only where a user's name is bound to it."""
         if not self.state.generated:
+            self.views.made[name] = call
             self.bound_item(name, call)
 
     def current(self, value: ir.Var) -> ir.Expr:
@@ -148,6 +152,9 @@ class WriteLowering(Part):
                     f"or use float(...) for one number")
             parts = self.element_index.get(value.name)
             if parts is None or self.view_values.get(value.name, (None,))[0] != array:
+                steps = self.views.chain(value.name, array) if not self.views.others.get(value.name) else None
+                if steps is not None:
+                    return self.retake_chain(name, array, steps, user)
                 raise self.state.refusal(f"reading {name} after {array} was written", hint)
             if value.name in self.joined_elements or array not in self.state.buffers:
                 # first = out[0]: one number if out is 1-d and 0 a number, which only the kinds tell
@@ -168,6 +175,30 @@ class WriteLowering(Part):
                 self.scope.env[name] = retaken
             return retaken
         return value
+
+    def retake_chain(self, name: str, array: str, steps: list[tuple[str, ir.Call]], user: bool) -> ir.Expr:
+        """The view ``name`` taken again from ``array`` as it is now, by the calls that took it
+        (``Views.chain``); a step that is a view only of a contiguous array (``np.reshape``) is checked
+        where the code runs to have been one (else NumPy's copy keeps the old values: refused there)."""
+        current: ir.Expr = ir.Var(array)
+        for index, (made, call) in enumerate(steps):
+            last = user and index == len(steps) - 1
+            key = (made, self.views.writes[array])
+            if key in self.retaken and not last:  # r0, r1 = M after a write into b: M is taken again once
+                current = self.retaken[key]
+                continue
+            if retake_kind(call) == "contiguous":
+                self.state.block.append(ir.Effect(ir.Call(runtime.check_view_kept, (
+                    ir.Var(made), call.args[0], ir.Const(name), ir.Const(self.state.parsed.filename),
+                    ir.Const(self.state.line))), self.state.line))
+            again = ir.Call(call.fn, (current,) + tuple(call.args[1:]), call.kwargs)
+            if last:
+                self.state.host.bind(gast.Name(id=name, ctx=gast.Store(), annotation=None, type_comment=None), again)
+                current = self.scope.env[name]
+            else:
+                current = self.ssa.flatten(again)
+            self.retaken[key] = current
+        return current
 
     def retakes(self, view: str, array: str) -> bool:
         """Whether ``view``, read after ``array`` was written, can be taken again: it is ``array`` by
@@ -224,10 +255,41 @@ class WriteLowering(Part):
         if value in self.holders:
             return ir.InPlace(value, name, f"shared with {self.holders[value]} (a view of it, a list holding it, or "
                               f"what a function returned for it)", **at)
+        other = self.other_reference(name, value)
+        if other is not None:
+            return ir.InPlace(value, name, other, **at)
         if value in self.view_values:
             base, integers, keeps = self.view_values[value]
             return ir.InPlace(value, name, f"a view of {base}", base=base, integers=integers, keeps_dimension=keeps,
                               **at)
+        return None
+
+    def storages(self, value: str) -> set[str]:
+        """The SSA names whose object ``value`` may be: itself, and what was joined into it (a loop's
+        or a branch's merge variable is the object it was given on some path)."""
+        found, todo = {value}, [value]
+        while todo:
+            for source in self.merge_sources.get(todo.pop(), ()):
+                if source not in found:
+                    found.add(source)
+                    todo.append(source)
+        return found
+
+    def other_reference(self, name: str, value: str) -> Optional[str]:
+        """How another live name may see the object ``value`` that the user's ``name`` holds: a container,
+        record or object holding it (``d = {"a": b}``), or a view of it (``c = b[1:]``), bound before a
+        loop or branch joined it into ``value`` too.  ``None`` where no other name can."""
+        objects = self.storages(value)
+
+        def holds(held: Any) -> bool:
+            if isinstance(held, ir.Var):
+                return held.name in objects or any(root in objects for root, _ in (
+                    self.views.views_of(held.name) if held.name in self.views.root else ()))
+            items = getattr(held, "items", None)
+            return isinstance(items, (tuple, list)) and any(holds(i) for i in items)
+        for other, held in self.scope.env.items():
+            if other != name and holds(held):
+                return f"shared with {other} (the same object, a view of it, or a container holding it)"
         return None
 
     def guarded(self, update: ir.InPlace) -> ir.InPlace:

@@ -104,6 +104,7 @@ def _register():
     overload(runtime.check_index)(_check_index)
     overload(runtime.check_assertion)(_check_assertion)
     overload(runtime.check_one_number)(_check_one_number)
+    overload(runtime.check_view_kept)(_check_view_kept)
     overload(runtime.raise_exception)(_raise_exception)
     for helper, factory in rules.compiled_versions().items():  # the templates' own (rules.compiled)
         overload(helper)(factory(types))
@@ -328,6 +329,17 @@ def _item(a):
 
 # An error the code raises: raised compiled without its words (Numba raises only constant messages);
 # the call then runs again as Python (numba_target), which raises it as the user wrote it.
+
+def _check_view_kept(view, base, name, filename, line):
+    # Numba reshapes contiguous arrays only (a view; any other raises) and a basic index gives a view
+    # where it gives an array: only one number read by index is a copy
+    if isinstance(view, types.Array):
+        return lambda view, base, name, filename, line: None
+
+    def refuse(view, base, name, filename, line):
+        raise TypeError("a value read after its array was written is a copy here, not a view")
+    return refuse
+
 
 def _check_one_number(value, name):
     # decided from the type: a number (or a 0-d array) passes; anything else raises, and the call runs

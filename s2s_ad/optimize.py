@@ -36,7 +36,7 @@ from __future__ import annotations
 import dataclasses
 import math
 import operator
-from typing import Any, Optional, Union
+from typing import Any, Callable, Optional, Union
 
 from . import ir, language, rules, runtime
 from .aliasing import SharingClasses, values_read
@@ -273,27 +273,34 @@ def live_before(body: list[ir.Stmt], live_after: set[str]) -> set[str]:
     return _dead(body, live_after)[1]
 
 
-def _simplify_block(body: list[ir.Stmt], keep: set[int], written: frozenset = frozenset()) -> list[ir.Stmt]:
+def _simplify_block(body: list[ir.Stmt], keep: set[int], written: frozenset = frozenset(),
+                    changed: Optional[Callable[[str], bool]] = None) -> list[ir.Stmt]:
     """``body`` simplified; ``written`` are the arrays stores change in place, whose values must
-    stay new arrays (never simplified into another name's array)."""
+    stay new arrays (never simplified into another name's array); ``changed(name)``: a store may
+    write into memory ``name`` shares, so a new array made from it must stay one."""
     out: list[ir.Stmt] = []
     for stmt in body:
         if id(stmt) in keep:
             out.append(stmt)
         elif isinstance(stmt, ir.Assign):
             value = simplify_expr(stmt.value)
-            if stmt.target in written and ir.is_atom(value) and not ir.is_atom(stmt.value):
-                value = stmt.value  # t_y = t_x * 1.0 makes a new array, which stores then change: no copy
+            if ir.is_atom(value) and not ir.is_atom(stmt.value) and (stmt.target in written or (
+                    changed is not None and isinstance(value, ir.Var) and changed(value.name))):
+                # t_y = t_x * 1.0 makes a new array, which stores then change; and t_p = t_b[2:] * 1.0 stays
+                # t_p, not the view t_b[2:], where a store then writes into t_b: no copy shares the change
+                value = stmt.value
             out.append(ir.Assign(stmt.target, value, stmt.line, stmt.merge))
         elif isinstance(stmt, ir.Return):
             out.append(ir.Return(simplify_expr(stmt.value), stmt.line))
         elif isinstance(stmt, ir.If):
-            out.append(ir.If(stmt.test, _simplify_block(stmt.body, keep, written), _simplify_block(stmt.orelse, keep, written), stmt.line))
+            out.append(ir.If(stmt.test, _simplify_block(stmt.body, keep, written, changed),
+                             _simplify_block(stmt.orelse, keep, written, changed), stmt.line))
         elif isinstance(stmt, ir.For):
-            out.append(ir.For(stmt.index, stmt.iterable, _simplify_block(stmt.body, keep, written), stmt.line, stmt.exit,
+            out.append(ir.For(stmt.index, stmt.iterable, _simplify_block(stmt.body, keep, written, changed), stmt.line, stmt.exit,
                               stmt.reverse, stmt.checkpoint))
         elif isinstance(stmt, ir.While):
-            out.append(ir.While(_simplify_block(stmt.test_block, keep, written), stmt.test, _simplify_block(stmt.body, keep, written),
+            out.append(ir.While(_simplify_block(stmt.test_block, keep, written, changed), stmt.test,
+                                _simplify_block(stmt.body, keep, written, changed),
                                 stmt.line, stmt.exit))
         else:
             out.append(stmt)
@@ -361,9 +368,25 @@ def _read_originals(stmt: ir.Stmt, copies: dict[str, ir.Var]) -> ir.Stmt:
     return stmt
 
 
+def _changed_by_stores(body: list[ir.Stmt], written: frozenset) -> Callable[[str], bool]:
+    """Whether a store may write into memory a name shares (``SharingClasses``, built on first use)."""
+    found: dict[str, bool] = {}
+    classes: list[SharingClasses] = []
+
+    def changed(name: str) -> bool:
+        if name not in found:
+            if not classes:
+                classes.append(SharingClasses(body))
+            roots = {classes[0].find(w) for w in written}
+            found[name] = classes[0].find(name) in roots
+        return found[name]
+    return changed
+
+
 def optimize(fn: ir.Function, primal: list[ir.Stmt]) -> ir.Function:
     """Simplify what was generated (statements not in ``primal``), forward copies, then drop dead code."""
     keep = {id(s) for s in ir.walk(primal)}
     written = frozenset(s.array for s in ir.walk(fn.body) if isinstance(s, ir.Store))
-    body = remove_dead(_forward_copies(_simplify_block(fn.body, keep, written), keep, written))
+    changed = _changed_by_stores(fn.body, written) if written else None
+    body = remove_dead(_forward_copies(_simplify_block(fn.body, keep, written, changed), keep, written))
     return dataclasses.replace(fn, body=body, constants=dict(fn.constants))

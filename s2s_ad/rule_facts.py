@@ -180,6 +180,23 @@ def _check_sharing(result: Any, call: ExampleCall, facts: Mapping[str, Any], nev
             "may_view=True (a later write into the input would change the result)"]
 
 
+def _check_retake(rule: Any, result: Any, call: ExampleCall, facts: Mapping[str, Any]) -> list[str]:
+    """``retake``: the result is a view of the first argument (a C-contiguous array in every example);
+    called again, it shows the same values; ``write_back``: the declared inverse gives the base back."""
+    how, back = facts.get("retake"), facts.get("write_back")
+    if not (how or back) or not call.args or not isinstance(call.args[0], np.ndarray):
+        return []
+    base = call.args[0]
+    pieces = _arrays_in(result)
+    if how and base.flags.c_contiguous and not all(np.shares_memory(r, base) for r in pieces):
+        return [f'retake="{how}", but NumPy gives an array of its own here (not a view of the first argument)']
+    if back == "reshape" and not np.array_equal(np.reshape(result, np.shape(base)), base):
+        return ['write_back="reshape", but np.reshape(result, np.shape(base)) is not the base']
+    if back == "transpose" and len(call.args) == 1 and not call.kwargs and not np.array_equal(np.transpose(result), base):
+        return ['write_back="transpose", but np.transpose(result) is not the base']
+    return []
+
+
 def _shape_of_number(value: Any) -> bool:
     return isinstance(value, (int, float, complex, np.number, np.ndarray, bool, np.bool_))
 
@@ -505,6 +522,7 @@ def contradictions(rule: Any, examples: Sequence[dict], facts: Mapping[str, Any]
             refused.append(f"example {index} ({_describe(example)}): NumPy refuses it: {type(exc).__name__}: {exc}")
             continue
         problems = _check_sharing(result, call, facts, never_view)
+        problems += _check_retake(rule, result, call, facts)
         problems += _check_shapes(rule, result, call, facts, example)
         problems += _check_floats(rule, result, call)
         problems += _check_fill_operand(rule, result, call, facts)

@@ -438,6 +438,12 @@ FACTS: dict[str, str] = {
     "sum": '"+": the sum of its two arguments, where a zero one drops out (operator.add); '
            '"-": their difference (operator.sub)',
     "returns_operand": "True: the result may be one of the arguments itself (max, min)",
+    "retake": '"always": the result is a view of the first argument whenever that is an array, its geometry '
+              'fixed by the other arguments and shapes alone, so called again after a write into the argument it '
+              'shows what the first result shows (np.transpose, np.split); "contiguous": the same where the first '
+              'argument is C-contiguous (np.reshape: a copy otherwise, checked where the code runs)',
+    "write_back": '"reshape": a view changed in place goes back into its base as np.reshape(view, np.shape(base)) '
+                  '(np.ravel, np.expand_dims); "transpose": as np.transpose(view) (np.transpose without axes)',
     "shift": 'how the result moves when its arguments are shifted by a constant c or scaled by e**c '
              '(shift_invariance.py): "exp" (np.exp: e**c times), "log" (np.log of e**c times: c more), '
              '"product" and "quotient" (the factors\' scales multiply or divide), "negation", "index" (an element read: (x + c)[i] is x[i] + c); for a reduction '

@@ -262,6 +262,18 @@ def check_view_update(array: Any, parts: int, name: str, hint: str, filename: st
         raise TransformError(f"the in-place update of {name}", hint, filename=filename, line=line)
 
 
+def check_view_kept(view: Any, base: Any, name: str, filename: str, line: int) -> None:
+    """Before ``name``, read after its array was written, is taken again by a step that may or may not
+    have made a view (``np.reshape`` of an array that is not contiguous, ``B[0]`` of a vector: copies):
+    refuse where NumPy made a copy, which keeps the values it had, where taking it again would show
+    the write."""
+    if isinstance(base, np.ndarray) and not (isinstance(view, np.ndarray) and np.may_share_memory(view, base)):
+        raise TransformError(f"reading {name} after its array was written", f"{name} is a copy of part of that "
+                             "array here (one number, or a reshape of an array that is not contiguous), which keeps "
+                             "the values it had, not a view; copy it where you take it (.copy(), or float(...) for "
+                             "one number) to say so", filename=filename, line=line)
+
+
 def random_states() -> tuple:
     """The global random states (``np.random.*``, Python's ``random.*``): a checkpointed loop
     keeps them per segment, so a segment run again draws what it drew the first time."""

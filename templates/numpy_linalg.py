@@ -632,7 +632,7 @@ def outer(out, a, b, d_out):
 
 @adjoint(np.transpose, linear=True, method="transpose", pack_method_args=True, attribute="T",
          examples=({"a": (3, 4)}, {"a": (2, 3, 4), "axes": (1, 2, 0)}, {"a": (5,)}), view=True,
-         result_dims=transposed_dims)
+         result_dims=transposed_dims, retake="always", write_back="transpose")
 def transpose(out, a, axes=None, *, d_out):
     d_a = np.transpose(d_out, inverse_axes(axes))
 

@@ -566,12 +566,14 @@ def sort_grad(grad: Any, a: Any, axis: Any = -1) -> np.ndarray:
 
 
 @adjoint(np.reshape, linear=True, method="reshape", pack_method_args=True,
-         examples=({"a": (2, 6), "shape": (3, 4)}, {"a": (2, 3), "shape": -1}), view=True)
+         examples=({"a": (2, 6), "shape": (3, 4)}, {"a": (2, 3), "shape": -1}), view=True, retake="contiguous",
+         write_back="reshape")
 def reshape(out, a, shape, *, d_out):
     d_a = np.reshape(d_out, np.shape(a))
 
 
-@adjoint(np.ravel, linear=True, method="ravel", examples=({"a": (2, 3)},), view=True)
+@adjoint(np.ravel, linear=True, method="ravel", examples=({"a": (2, 3)},), view=True, retake="contiguous",
+         write_back="reshape")
 def ravel(out, a, d_out):
     d_a = np.reshape(d_out, np.shape(a))
 
@@ -579,13 +581,14 @@ def ravel(out, a, d_out):
 method_alias("flatten", np.ravel)  # a copy where ravel may give a view: the same derivative
 
 
-@adjoint(np.expand_dims, linear=True, examples=({"a": (3,), "axis": 0}, {"a": (2, 3), "axis": (0, 3)}), view=True)
+@adjoint(np.expand_dims, linear=True, examples=({"a": (3,), "axis": 0}, {"a": (2, 3), "axis": (0, 3)}), view=True,
+         retake="always", write_back="reshape")
 def expand_dims(out, a, axis, d_out):
     d_a = np.reshape(d_out, np.shape(a))
 
 
 @adjoint(np.squeeze, linear=True, method="squeeze", examples=({"a": (1, 3, 1)}, {"a": (1, 3, 1), "axis": 0}),
-         view=True)
+         view=True, retake="always", write_back="reshape")
 def squeeze(out, a, axis=None, *, d_out):
     d_a = np.reshape(d_out, np.shape(a))
 
@@ -850,32 +853,32 @@ _SPLITS = ({"ary": (6,), "indices_or_sections": 3}, {"ary": (4, 3), "indices_or_
            {"ary": (3, 4), "indices_or_sections": [3], "axis": -1})
 
 
-@adjoint(np.split, linear=True, examples=_SPLITS, items=_pieces, returns_sequence=True, may_view=True)
+@adjoint(np.split, retake="always", linear=True, examples=_SPLITS, items=_pieces, returns_sequence=True, may_view=True)
 def split(out, ary, indices_or_sections, axis=0, *, d_out):
     d_ary = np.concatenate(d_out, axis)
 
 
-@adjoint(np.array_split, linear=True, items=_pieces, returns_sequence=True, may_view=True, examples=(
+@adjoint(np.array_split, retake="always", linear=True, items=_pieces, returns_sequence=True, may_view=True, examples=(
     {"ary": (7,), "indices_or_sections": 3}, {"ary": (2, 5, 3), "indices_or_sections": 2, "axis": -2},
     {"ary": (4, 3), "indices_or_sections": [1, 2]}))
 def array_split(out, ary, indices_or_sections, axis=0, *, d_out):
     d_ary = np.concatenate(d_out, axis)
 
 
-@adjoint(np.hsplit, linear=True, items=_pieces, returns_sequence=True, may_view=True, examples=(
+@adjoint(np.hsplit, retake="always", linear=True, items=_pieces, returns_sequence=True, may_view=True, examples=(
     {"ary": (6,), "indices_or_sections": 2}, {"ary": (3, 4), "indices_or_sections": [1]},
     {"ary": (2, 4, 3), "indices_or_sections": 2}))
 def hsplit(out, ary, indices_or_sections, *, d_out):
     d_ary = np.concatenate(d_out, min(np.ndim(ary), 2) - 1)  # columns, or a vector's items
 
 
-@adjoint(np.vsplit, linear=True, items=_pieces, returns_sequence=True, may_view=True, examples=(
+@adjoint(np.vsplit, retake="always", linear=True, items=_pieces, returns_sequence=True, may_view=True, examples=(
     {"ary": (4, 3), "indices_or_sections": 2}, {"ary": (5, 2, 3), "indices_or_sections": [2, 4]}))
 def vsplit(out, ary, indices_or_sections, *, d_out):
     d_ary = np.concatenate(d_out, 0)
 
 
-@adjoint(np.dsplit, linear=True, items=_pieces, returns_sequence=True, may_view=True, examples=(
+@adjoint(np.dsplit, retake="always", linear=True, items=_pieces, returns_sequence=True, may_view=True, examples=(
     {"ary": (2, 3, 4), "indices_or_sections": 2}, {"ary": (2, 2, 5, 1), "indices_or_sections": [1, 3]}))
 def dsplit(out, ary, indices_or_sections, *, d_out):
     d_ary = np.concatenate(d_out, 2)
