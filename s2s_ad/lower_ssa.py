@@ -111,7 +111,8 @@ class SSABuilder(Part):
         if is_user_function(expr.fn) and expr.fn not in self.state.helpers_inlined and not expr.kwargs and (
                 self.state.inline_helpers or (self.state.inline_small_helpers
                                               and len(self.state.helpers_inlined) < SMALL_HELPER_DEPTH
-                                              and small_helper(expr.fn, self.state.filename))):
+                                              and (small_helper(expr.fn, self.state.filename)
+                                                   or self.hands_views_of_written(expr)))):
             return self.inline_helper(expr.fn, expr.args)
         if any(self.makes_record(a) for a in expr.args) and operator_methods(expr.fn) is not None:
             return self.object_operator(expr)
@@ -139,6 +140,17 @@ class SSABuilder(Part):
         if key is not None:
             self.state.computed[key] = ir.Var(target)
         return ir.Var(target)
+
+    def hands_views_of_written(self, call: ir.Call) -> bool:
+        """A helper given an array the function writes into (or a view of one) that may hand back a view
+        of it (``def split(v): return v[:2], v[2:]``): lowered in place, so that the views it makes are
+        known as views (``Views.chain``) and show a later write, as NumPy's do.  (Where it cannot be
+        lowered in place, the call stays, and reading its result after the write is refused.)"""
+        writes = self.state.host.writes
+        if not writes.writes_arrays or not self.state.helper_shares(call.fn):
+            return False
+        return any(isinstance(a, ir.Var) and (a.name in self.state.buffers or a.name in writes.views.root)
+                   for a in call.args)
 
     def makes_record(self, expr: Any) -> bool:
         """A call of the user's function given a container, which may give back a container."""

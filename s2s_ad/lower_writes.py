@@ -34,6 +34,7 @@ from . import ir, language, rules, runtime
 from .aliasing import Views, retake_kind, shared_operands, viewing_call
 from .expressions import BINARY_OPERATORS
 from .lower_ssa import SSABuilder
+from .lower_scan import updated_in_place
 from .lower_state import LoweringState, Part
 from .naming import describe
 from .nodes import all_nodes
@@ -55,6 +56,22 @@ def _basic(part: Any) -> bool:
         return all(p is None or isinstance(p, (ir.Const, ir.Var)) for p in (part.lower, part.upper, part.step))
     return isinstance(part, ir.Const) and (part.value is None or part.value is Ellipsis or (
         language.is_integer_value(part.value) and not isinstance(part.value, bool)))
+
+
+def _writes_arrays(node: Any) -> bool:
+    """Whether the function ``node`` writes into an array anywhere: a store (``v[i] = y``), an update
+    (``v += y``, which may be an array's) or a scatter (``np.add.at``)."""
+    return bool(updated_in_place([node])) or any(
+        isinstance(n, gast.Call) and isinstance(n.func, gast.Attribute) and n.func.attr == "at" for n in all_nodes(node))
+
+
+def _writes_back(call: ir.Call) -> bool:
+    """A view step a write goes back through: an index (a store there), or a rule declaring how
+    (``write_back``: a reshape of the whole, or a transpose without axes)."""
+    if call.fn is operator.getitem:
+        return True
+    how = rules.fact(call.fn, "write_back")
+    return how == "reshape" or (how == "transpose" and len(call.args) == 1 and not call.kwargs)
 
 
 def _is_add_at(fn: Any) -> bool:
@@ -86,6 +103,8 @@ class WriteLowering(Part):
         self.merge_sources: dict[str, set[str]] = {}  # merge variable -> the SSA names joined into it
         # (a view's name, the writes into its array then) -> the view taken again after them
         self.retaken: dict[tuple[str, int], ir.Expr] = {}
+        # the function writes into an array somewhere (a store, an update, np.add.at): views matter
+        self.writes_arrays = _writes_arrays(state.parsed.node)
 
     def bound(self, user_name: str, name: str, value: Any) -> None:
         """Remember what the SSA name ``name``, just bound to the user's ``user_name`` from ``value``,
@@ -106,9 +125,28 @@ class WriteLowering(Part):
         """``name = call`` was just emitted: whatever ``name`` may view (a slice of a view, an item of a
         helper's result or of a split) is known wherever the value goes next (a tuple, a dict, a record,
         an unpacking), not only where a user's name is bound to it."""
-        if not self.state.generated:
-            self.views.made[name] = call
-            self.bound_item(name, call)
+        if self.state.generated:
+            return
+        self.views.made[name] = call
+        if self.owns_view_of_temporary(name, call):
+            return
+        self.bound_item(name, call)
+
+    def owns_view_of_temporary(self, name: str, call: ir.Call) -> bool:
+        """``B = np.zeros(4).reshape(2, 2)``, ``M = np.outer(x, x).T``: a reshape or transpose of an array
+        made in the same expression, which no other name can reach, is the function's own array (views
+        or copies, the same to every reader): a buffer it may write into."""
+        base = call.args[0] if call.args else None
+        if not (call.fn is not operator.getitem and retake_kind(call) is not None and isinstance(base, ir.Var)
+                and base.name in self.state.buffers and base.name not in self.state.user_names
+                and base.name not in self.state.params and base.name not in self.views.root):
+            return False
+        for key in [k for k, v in self.state.computed.items() if v == base]:
+            del self.state.computed[key]  # (no later read in this statement may reuse the array B views)
+        self.state.buffers.add(name)
+        if base.name in self.state.maybe_numbers:
+            self.state.maybe_numbers.add(name)
+        return True
 
     def current(self, value: ir.Var) -> ir.Expr:
         """``value`` read now, wherever it is read from (a user's name, an item of a tuple, a dict, a
@@ -334,6 +372,8 @@ class WriteLowering(Part):
         name = target.value.id
         if self.state.generated and isinstance(array, ir.Var):
             self.state.buffers.add(array.name)  # generated code writes only into adjoints it owns (reverse.py)
+        elif isinstance(array, ir.Var) and array.name in self.views.root and self.store_through_view(array, target, value):
+            return
         array = self.check_writable(name, array, f"an assignment into {name}[...]",
                                     "write into that array by index", "writing", target)
         index = self.ssa.flatten(self.state.converter.convert(target.slice))
@@ -343,6 +383,56 @@ class WriteLowering(Part):
         self.state.block.append(ir.Store(array.name, index, value, self.state.line))
         self.state.computed.clear()
         self.views.wrote(array.name)
+
+    def store_through_view(self, view: ir.Var, target: gast.Subscript, value: ir.Expr) -> bool:
+        """``col[1:] = v`` where ``col = B[:, 0]``, ``T = B.T``, ``R = b.reshape(2, 2)`` views an array the
+        function made: as NumPy, a write into that array.  The view is taken again from the array as it
+        is now (``Views.chain``), a copy of it written, and each level written back into the one it was
+        taken from by the inverse of its step (an index: a store there; ``write_back``: a reshape or a
+        transpose of the whole), down to the array itself, which alone changes in place.  False where
+        the view is not one to write through this way (a helper's result, a join, np.flip: refused)."""
+        roots = self.views.views_of(view.name)
+        root = roots[0][0]
+        if len(roots) != 1 or root not in self.state.buffers:
+            return False
+        steps = self.views.chain(view.name, root)
+        if steps is None or not all(_writes_back(call) for _, call in steps):
+            return False
+        index = self.ssa.flatten(self.state.converter.convert(target.slice))
+        value = self.ssa.flatten(value)
+        if isinstance(value, ir.Display):  # b[[1, 2]] = [x, y]: a store writes one value
+            value = self.ssa.materialise(value, "items")
+        levels: list[ir.Expr] = [ir.Var(root)]
+        for made, call in steps:  # each level as it is now
+            if retake_kind(call) == "contiguous":  # (a reshape that copied would not write through)
+                self.state.block.append(ir.Effect(ir.Call(runtime.check_view_kept, (
+                    ir.Var(made), call.args[0], ir.Const(target.value.id), ir.Const(self.state.parsed.filename),
+                    ir.Const(self.state.line))), self.state.line))
+            levels.append(self.ssa.flatten(ir.Call(call.fn, (levels[-1],) + tuple(call.args[1:]), call.kwargs)))
+        changed = self.owned_copy(levels[-1])
+        self.state.block.append(ir.Store(changed.name, index, value, self.state.line))
+        for depth in range(len(steps), 0, -1):
+            call = steps[depth - 1][1]
+            parent = ir.Var(root) if depth == 1 else self.owned_copy(levels[depth - 1])
+            if call.fn is operator.getitem:
+                self.state.block.append(ir.Store(parent.name, call.args[1], changed, self.state.line))
+            else:
+                whole = ir.Call(language.reshape, (changed, ir.Call(language.shape, (levels[depth - 1],)))) \
+                    if rules.fact(call.fn, "write_back") == "reshape" else ir.Call(call.fn, (changed,))
+                self.state.block.append(ir.Store(parent.name, ir.Const(Ellipsis), self.ssa.flatten(whole),
+                                                 self.state.line))
+            changed = parent
+        self.state.computed.clear()
+        self.views.wrote(root)
+        return True
+
+    def owned_copy(self, value: ir.Expr) -> ir.Var:
+        """A copy of ``value`` the function owns and writes into (a level of a view written through)."""
+        copied = self.ssa.flatten(ir.Call(language.copy, (value,)))
+        assert isinstance(copied, ir.Var)
+        self.state.buffers.add(copied.name)
+        self.state.maybe_numbers.discard(copied.name)
+        return copied
 
     def augmented(self, stmt: gast.AugAssign) -> None:
         """``target op= value``: into an array the function made, a store of the whole array (as NumPy

@@ -14,6 +14,7 @@ import numpy as np
 
 from s2s_ad.rules import adjoint, declare, fresh_arrays, nondifferentiable, tangent
 from s2s_ad.runtime import (added_at, cells, cells_array, check_assertion, check_index, check_no_derivative, check_number_update,
+                            check_view_kept,
                             check_one_number, check_view_update, checkpoint_stride, checkpointed, derivative_lost_by, draw,
                             formatted, getitem_grad, held_apart, if_inexact, raise_exception, random_states,
                             set_random_states, stop_gradient, stored_part, unbroadcast, unbroadcast_to,
@@ -96,7 +97,7 @@ declare(zeros_like, zero_tangent, if_inexact, shaped_like=0)  # (a number: zeros
 declare(writable_copy, unbroadcast, shaped_like=1)  # like their second argument, or they raise
 # Generated code's own checks and reports, which run where the primal computation runs.
 declare(check_assertion, check_index, check_one_number, set_random_states, check_number_update, raise_exception,
-        check_no_derivative, check_view_update, derivative_lost_by, reports=True)
+        check_no_derivative, check_view_update, check_view_kept, derivative_lost_by, reports=True)
 
 
 # Inputs the helpers read for their shape, their length or their sorting order only: a varied

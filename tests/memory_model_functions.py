@@ -1,0 +1,209 @@
+"""Functions that share memory between names and write through one of them (issue 31, "one memory
+model"): each reads, after the write, a view it took before it, carried in a tuple, a dict, a record,
+an object, a helper's result or a split; or writes through a view (a column, ``.T``, a reshape).
+NumPy shows the write through every name; so must the derivative.  ``x`` has four elements."""
+from __future__ import annotations
+
+from collections import namedtuple
+from dataclasses import dataclass
+
+import numpy as np
+
+Pair = namedtuple("Pair", "a b")
+
+
+@dataclass
+class Halves:
+    lo: np.ndarray
+    hi: np.ndarray
+
+
+class Box:
+    def __init__(self, v):
+        self.v = v
+
+
+def split_in_two(v):
+    return v[:2], v[2:]
+
+
+def split_as_list(v):
+    return [v[:2], v[2:]]
+
+
+def helper_views_then_write(x):
+    b = x * 1.0
+    lo, hi = split_in_two(b)
+    b[0] = 5.0 * x[1]
+    return np.sum(lo * lo) + np.sum(hi * x[:2])
+
+
+def helper_list_of_views_then_write(x):
+    b = np.sin(x)
+    lo, hi = split_as_list(b)
+    b[3] = x[0] * x[2]
+    return np.sum(lo * hi)
+
+
+def lambda_views_then_write(x):
+    ends = lambda v: (v[:1], v[-1:])
+    b = x * 2.0
+    first, last = ends(b)
+    b[-1] = np.cos(x[1])
+    return float(first[0] * last[0])
+
+
+def nested_def_views_then_write(x):
+    def middle(v):
+        return v[1:3]
+    b = x ** 2
+    m = middle(b)
+    b[1:3] = m * x[:2]
+    return np.sum(m * b[:2])
+
+
+def tuple_bound_then_unpacked(x):
+    b = x * 1.0
+    parts = (b[:2], b[2:])
+    lo, hi = parts
+    b[0] = 3.0 * x[3]
+    return np.sum(lo * lo) + np.sum(hi * x[:2])
+
+
+def rows_tuple_then_row_written(x):
+    B = np.outer(x[:2], x[2:]) * 1.0
+    rows = (B[0], B[1])
+    B[0] = rows[1] * 2.0
+    return np.sum(B * B) + np.sum(rows[0] * x[:2])
+
+
+def dict_holds_view(x):
+    b = x * 1.0
+    d = {"lo": b[:2], "hi": b[2:]}
+    b[0] = x[2] ** 2
+    return np.sum(d["lo"] * x[:2]) + np.sum(d["hi"])
+
+
+def namedtuple_holds_views(x):
+    b = x * 1.0
+    p = Pair(b[:2], b[2:])
+    b[1] = np.sin(x[0])
+    return np.sum(p.a * p.b)
+
+
+def dataclass_holds_views(x):
+    b = np.exp(x)
+    h = Halves(b[:2], b[2:])
+    b[2] = x[1] * x[3]
+    return np.sum(h.lo * h.hi)
+
+
+def object_holds_view(x):
+    b = x * 3.0
+    box = Box(b[1:])
+    b[1] = x[0] * x[0]
+    return np.sum(box.v * box.v)
+
+
+def split_then_write(x):
+    b = x * 1.0
+    lo, hi = np.split(b, 2)
+    b[0] = x[1] * x[2]
+    return np.sum(lo * hi)
+
+
+def array_split_then_write(x):
+    b = x + 0.5
+    head, tail = np.array_split(b, [1])
+    b[2] = x[0] * 4.0
+    return np.sum(head) * np.sum(tail ** 2)
+
+
+def reshape_rows_then_write(x):
+    b = x * 1.0
+    M = b.reshape(2, 2)
+    r0, r1 = M
+    b[3] = x[0] * 7.0
+    return np.sum(r0 * r1)
+
+
+def slice_of_slice_then_write(x):
+    b = x * 1.0
+    tail = b[1:]
+    end = tail[1:]
+    b[3] = x[0] * x[1]
+    return np.sum(end * end)
+
+
+def state_written_in_a_loop(x):
+    state = x * 1.0
+    lo = state[:2]
+    for _ in range(3):
+        state[:2] = state[:2] * 0.5 + state[2:]
+    return np.sum(lo * state[2:])
+
+
+def column_view_written(x):
+    B = np.outer(x[:2], x[:2]) * 1.0
+    col = B[:, 0]
+    col[1:] = x[3] * 3.0
+    return np.sum(B * B)
+
+
+def transpose_written(x):
+    B = np.outer(x[:2], x[2:]) * 1.0
+    T = B.T
+    T[0, 1] = x[0] * 2.0
+    return np.sum(B * x[0])
+
+
+def reshape_written(x):
+    b = x * 1.0
+    R = b.reshape(2, 2)
+    R[1, 1] = x[0] ** 3
+    return np.sum(b * b)
+
+
+def reshape_of_new_array_written(x):
+    B = np.zeros(4).reshape(2, 2)
+    B[0, 1] = x[0] * x[1]
+    B[1, 0] = x[2]
+    return np.sum(B * B) + B[0, 1]
+
+
+def transpose_of_new_array_written(x):
+    M = np.outer(x, x).T
+    M[0, 1] = x[2] ** 2
+    return np.sum(M * M)
+
+
+def row_view_updated_in_a_loop(x):
+    B = np.outer(x[:2], x[2:]) * 1.0
+    row = B[1]
+    for k in range(2):
+        row[k:] = row[k:] * x[k]
+    return np.sum(B ** 2)
+
+
+def tuple_assignment_of_copies(x):
+    b = x * 1.0
+    b[:2], b[2:] = b[2:] * 1.0, b[:2] * 1.0
+    return np.sum(b * np.arange(4.0))
+
+
+def written_through_view_read_through_tuple(x):
+    b = x * 1.0
+    pair = (b[:2], b[2:])
+    view = b[1:3]
+    view[0] = x[3] * x[3]
+    return np.sum(pair[0] * pair[1])
+
+
+FUNCTIONS = [
+    helper_views_then_write, helper_list_of_views_then_write, lambda_views_then_write, nested_def_views_then_write,
+    tuple_bound_then_unpacked, rows_tuple_then_row_written, dict_holds_view, namedtuple_holds_views,
+    dataclass_holds_views, object_holds_view, split_then_write, array_split_then_write, reshape_rows_then_write,
+    slice_of_slice_then_write, state_written_in_a_loop, column_view_written, transpose_written, reshape_written,
+    reshape_of_new_array_written, transpose_of_new_array_written, row_view_updated_in_a_loop,
+    tuple_assignment_of_copies, written_through_view_read_through_tuple,
+]
