@@ -35,6 +35,7 @@ from __future__ import annotations
 import operator
 import types
 from collections import Counter
+from dataclasses import dataclass
 from typing import Any, Callable, Optional, Sequence
 
 from . import ir, rules
@@ -144,6 +145,15 @@ class Views:
             steps.append((name, made))
             name = made.args[0].name
         return steps[::-1]
+
+
+@dataclass(frozen=True)
+class Chosen:
+    """What a conditional expression's merge variable holds: ``values[0]`` where ``test`` is true, else
+    ``values[1]`` (atoms or displays of atoms), so that a view in it can be chosen again after a write."""
+
+    test: ir.Expr
+    values: tuple
 
 
 def _item_of_display(call: ir.Call, held: Any) -> Optional[str]:

@@ -22,7 +22,7 @@ from typing import Any, Callable, Optional
 import gast
 
 from . import ir, language, rules
-from .aliasing import new_object
+from .aliasing import Chosen, new_object
 from .expressions import Choice, Dispatch, Inline, Nested, Once, Record, is_user_function
 from .lower_state import Part
 from .user_classes import operator_methods
@@ -223,12 +223,14 @@ class SSABuilder(Part):
             chosen = choice.then if test.value else choice.orelse
             return test if chosen is None else self.flatten(chosen, name)
         merged = self.state.names.fresh(name or "choice")
-        branches = []
+        branches, values = [], []
         for part in (choice.then, choice.orelse):
             with self.state.new_block() as block:
                 value = test if part is None else self.flatten(part)
                 block.append(ir.Assign(merged, value, self.state.line, merge=True))
                 self.state.host.writes.views.joined(merged, value)  # what each path's value may view
             branches.append(block)
+            values.append(value)
         self.state.block.append(ir.If(test, branches[0], branches[1], self.state.line))
+        self.state.host.writes.views.made[merged] = Chosen(test, tuple(values))
         return ir.Var(merged)

@@ -31,7 +31,7 @@ from typing import Any, Optional
 
 import gast
 from . import ir, language, rules, runtime
-from .aliasing import Views, retake_kind, shared_operands, viewing_call
+from .aliasing import Chosen, Views, retake_kind, shared_operands, viewing_call
 from .expressions import BINARY_OPERATORS
 from .lower_ssa import SSABuilder
 from .lower_scan import updated_in_place
@@ -56,6 +56,15 @@ def _basic(part: Any) -> bool:
         return all(p is None or isinstance(p, (ir.Const, ir.Var)) for p in (part.lower, part.upper, part.step))
     return isinstance(part, ir.Const) and (part.value is None or part.value is Ellipsis or (
         language.is_integer_value(part.value) and not isinstance(part.value, bool)))
+
+
+def _item(value: Any, index: int, made: dict[str, Any]) -> Any:
+    """Item ``index`` of a display, or of a name bound to one (None where it is neither)."""
+    if isinstance(value, ir.Var) and isinstance(made.get(value.name), ir.Display):
+        value = made[value.name]
+    if isinstance(value, ir.Display) and -len(value.items) <= index < len(value.items):
+        return value.items[index]
+    return None
 
 
 def _writes_arrays(node: Any) -> bool:
@@ -193,6 +202,9 @@ class WriteLowering(Part):
                 steps = self.views.chain(value.name, array) if not self.views.others.get(value.name) else None
                 if steps is not None:
                     return self.retake_chain(name, array, steps, user)
+                chosen = self.chosen_again(value.name, name, user)
+                if chosen is not None:
+                    return chosen
                 raise self.state.refusal(f"reading {name} after {array} was written", hint)
             if value.name in self.joined_elements or array not in self.state.buffers:
                 # first = out[0]: one number if out is 1-d and 0 a number, which only the kinds tell
@@ -237,6 +249,37 @@ class WriteLowering(Part):
                 current = self.ssa.flatten(again)
             self.retaken[key] = current
         return current
+
+    def chosen_again(self, view: str, name: str, user: bool) -> Optional[ir.Var]:
+        """``lo`` of ``lo, hi = (b[:2], b[2:]) if c else (b[2:], b[:2])``, read after a write into ``b``:
+        chosen again by the same test, each path's item read as it is now (taken again where it is a
+        view of an array written since).  None where ``view`` is not such an item."""
+        made = self.views.made.get(view)
+        if isinstance(made, ir.Call) and made.fn is operator.getitem and isinstance(made.args[0], ir.Var) \
+                and isinstance(made.args[1], ir.Const) and isinstance(made.args[1].value, int):
+            chosen, items = self.views.made.get(made.args[0].name), []
+            if isinstance(chosen, Chosen):
+                items = [_item(v, made.args[1].value, self.views.made) for v in chosen.values]
+        elif isinstance(made, Chosen):
+            chosen, items = made, list(made.values)
+        else:
+            return None
+        if not isinstance(chosen, Chosen) or not items or not all(isinstance(i, ir.Var) for i in items):
+            return None
+        merged = self.state.names.claim(name) if user else self.state.names.fresh(name)
+        branches, nows = [], []
+        for item in items:
+            with self.state.new_block() as block:
+                nows.append(self.current(item))
+                block.append(ir.Assign(merged, nows[-1], self.state.line, merge=True))
+            branches.append(block)
+        self.state.block.append(ir.If(chosen.test, branches[0], branches[1], self.state.line))
+        self.views.made[merged] = Chosen(chosen.test, tuple(nows))
+        for now in nows:
+            self.views.joined(merged, now)
+        if user:
+            self.scope.env[name] = ir.Var(merged)
+        return ir.Var(merged)
 
     def retakes(self, view: str, array: str) -> bool:
         """Whether ``view``, read after ``array`` was written, can be taken again: it is ``array`` by

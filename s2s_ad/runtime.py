@@ -106,6 +106,8 @@ def zeros_like(value: Any) -> Any:
     """The zero gradient of ``value``: ``0.0`` for a number, else an array of zeros."""
     if isinstance(value, (int, float)):
         return 0.0
+    if _ragged(value):
+        return ragged_zeros(value)
     dtype = np.result_type(value, 1.0) if isinstance(value, (np.ndarray, np.generic)) else float
     return np.zeros(_adjoint_shape(value), dtype=dtype)
 
@@ -125,6 +127,20 @@ def cells_array(values: Any) -> Any:
     if values.__class__ is list:
         return np.array(values, dtype=np.float64)
     return values
+
+
+def _ragged(value: Any) -> bool:
+    """A tuple or list of arrays of different shapes (the pieces of np.array_split)."""
+    return isinstance(value, (list, tuple)) and len({np.shape(item) for item in value}) > 1
+
+
+def ragged_zeros(value: Any) -> np.ndarray:
+    """The zero adjoint of a tuple or list of arrays of different shapes: an array of objects holding
+    one array of zeros per item (read by a constant index, each is that item's adjoint)."""
+    result = np.empty(len(value), dtype=object)
+    for i, item in enumerate(value):
+        result[i] = np.zeros(np.shape(item))
+    return result
 
 
 def _adjoint_shape(value: Any) -> tuple:
@@ -360,6 +376,13 @@ def getitem_grad(grad: Any, a: Any, index: Any) -> np.ndarray:
     index (numbers, slices, ``None``, ``...``) or a boolean mask never repeats,
     and is written directly.
     """
+    if _ragged(a) and isinstance(index, int):
+        # an item of a tuple or list of arrays of different shapes ([v[:1], v[1:]] from a helper, or joined
+        # over an if), read by a constant index: its adjoint holds one adjoint per item, in an array of
+        # objects, so that adjoints of two reads add item by item as lists of equal arrays' do
+        result = ragged_zeros(a)
+        result[index] = result[index] + grad
+        return result
     shape = _adjoint_shape(a)
     if isinstance(grad, (list, tuple)):  # the items of a list of equal arrays (np.split's pieces sliced)
         grad = np.asarray(grad)

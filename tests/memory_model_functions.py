@@ -207,3 +207,28 @@ FUNCTIONS = [
     reshape_of_new_array_written, transpose_of_new_array_written, row_view_updated_in_a_loop,
     tuple_assignment_of_copies, written_through_view_read_through_tuple,
 ]
+
+
+def first_and_rest(v):
+    return [v[:1], v[1:]]
+
+
+def ragged_pieces_from_a_helper(x):
+    head, rest = first_and_rest(x * 2.0)
+    return np.sum(head) * np.sum(rest ** 2)
+
+
+def ragged_pieces_chosen_in_a_branch(x):
+    b = x * 1.0
+    lo, hi = (b[:1], b[1:]) if x[0] > 0 else (b[1:], b[:1])
+    return np.sum(lo) * np.sum(hi ** 2)
+
+
+def views_chosen_in_a_branch_then_write(x):
+    b = x * 1.0
+    lo, hi = (b[:2], b[2:]) if x[0] > 0 else (b[2:], b[:2])
+    b[0] = x[3] * 2.0
+    return np.sum(lo * hi)
+
+
+FUNCTIONS += [ragged_pieces_from_a_helper, ragged_pieces_chosen_in_a_branch, views_chosen_in_a_branch_then_write]
