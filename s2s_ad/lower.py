@@ -84,7 +84,8 @@ class Lowering(Part):
     (see the module docstring) and implements ``Lowerer`` for them."""
 
     def __init__(self, parsed: ParsedFunction, structures: Optional[dict] = None, has_aux: bool = False,
-                 inline_helpers: bool = False, inline_small_helpers: bool = False) -> None:
+                 inline_helpers: bool = False, inline_small_helpers: bool = False,
+                 inline_view_helpers: bool = False) -> None:
         node, nodes = parsed.node, parsed.nodes  # the nodes as parsed: no walk of the tree needed
         rewritten = desugar(node, {n.id for n in nodes if isinstance(n, gast.Name)} | set(parsed.params),
                             Counter(type(n) for n in nodes))
@@ -93,6 +94,7 @@ class Lowering(Part):
         self.state.host = self
         self.state.inline_helpers = inline_helpers
         self.state.inline_small_helpers = inline_small_helpers
+        self.state.inline_view_helpers = inline_small_helpers or inline_view_helpers
         self.ssa = SSABuilder(self.state)
         self.containers = ContainerLowering(self.state, self.ssa)
         self.writes = WriteLowering(self.state, self.ssa)
@@ -390,14 +392,17 @@ class Lowering(Part):
 
 
 def lower(parsed: ParsedFunction, structures: Optional[dict] = None, has_aux: bool = False,
-          inline_helpers: bool = False, inline_small_helpers: bool = False) -> ir.Function:
+          inline_helpers: bool = False, inline_small_helpers: bool = False, inline_view_helpers: bool = False
+          ) -> ir.Function:
     """Lower a parsed function to SSA form (see the module docstring).  ``structures`` gives the
     containers.Tree of each container parameter (a ``containers.Static``: the parameter's value, a
     string the code is specialised on); ``has_aux``: the function returns ``(value, aux)``;
     ``inline_helpers``: the user's helpers are lowered in place of their calls (a target whose code
     cannot thread a tape through calls asks for it: ``Target.inlines_helpers``);
-    ``inline_small_helpers``: only the short ones (``lower_ssa.small_helper``), the others stay calls."""
-    lowering = Lowering(parsed, structures, has_aux, inline_helpers, inline_small_helpers)
+    ``inline_small_helpers``: only the short ones (``lower_ssa.small_helper``), the others stay calls;
+    ``inline_view_helpers`` (implied by ``inline_small_helpers``): those that may hand back views of an
+    array the function writes into (``SSABuilder.hands_views_of_written``)."""
+    lowering = Lowering(parsed, structures, has_aux, inline_helpers, inline_small_helpers, inline_view_helpers)
     try:
         return lowering.run()
     finally:

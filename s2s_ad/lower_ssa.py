@@ -109,10 +109,9 @@ class SSABuilder(Part):
         if is_user_function(expr.fn) and any(isinstance(a, Record) for a in expr.args):
             return self.inline_function(expr.fn, expr.args)
         if is_user_function(expr.fn) and expr.fn not in self.state.helpers_inlined and not expr.kwargs and (
-                self.state.inline_helpers or (self.state.inline_small_helpers
-                                              and len(self.state.helpers_inlined) < SMALL_HELPER_DEPTH
-                                              and (small_helper(expr.fn, self.state.filename)
-                                                   or self.hands_views_of_written(expr)))):
+                self.state.inline_helpers or (len(self.state.helpers_inlined) < SMALL_HELPER_DEPTH and (
+                    (self.state.inline_small_helpers and small_helper(expr.fn, self.state.filename))
+                    or (self.state.inline_view_helpers and self.hands_views_of_written(expr))))):
             return self.inline_helper(expr.fn, expr.args)
         if any(self.makes_record(a) for a in expr.args) and operator_methods(expr.fn) is not None:
             return self.object_operator(expr)

@@ -101,6 +101,7 @@ class LoweringState:
         self.inline_helpers = False
         # ... or only the short ones (lower_ssa.small_helper): the other helpers stay calls
         self.inline_small_helpers = False
+        self.inline_view_helpers = False  # helpers that may hand back views of an array written later
         self.helpers_inlined: list[Any] = []
 
     @property

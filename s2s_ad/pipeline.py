@@ -127,7 +127,7 @@ def collector_paused() -> Iterator[None]:
 
 
 def lowered(fn: Callable, kinds: Optional[Kinds] = None, has_aux: bool = False, inline_helpers: bool = False,
-            inline_small_helpers: bool = False) -> tuple[ParsedFunction, ir.Function]:
+            inline_small_helpers: bool = False, inline_view_helpers: bool = False) -> tuple[ParsedFunction, ir.Function]:
     """Stages 1 and 2: parse, lower to SSA (container arguments, as ``kinds`` describes them, become
     one parameter per leaf), and check the SSA invariants.  ``inline_helpers``, ``inline_small_helpers``:
     see ``lower.lower``."""
@@ -137,7 +137,7 @@ def lowered(fn: Callable, kinds: Optional[Kinds] = None, has_aux: bool = False, 
         if isinstance(k, Constant):  # a string argument: the code is specialised on its value
             structures[p] = containers.Static(k.value)
     try:
-        ssa = lower(parsed, structures, has_aux, inline_helpers, inline_small_helpers)
+        ssa = lower(parsed, structures, has_aux, inline_helpers, inline_small_helpers, inline_view_helpers)
     except TransformError as refusal:
         raise blamed(parsed, refusal) from None
     ir.check_ssa(ssa)
@@ -530,7 +530,10 @@ def build_split(fn: Callable, kinds: Kinds, target: Target = NUMPY) -> SplitAdjo
             fill_parts(split)
 
     def fill_parts(split: SplitAdjoint) -> None:
-        parsed, ssa = lowered(fn, kinds)
+        try:  # (helpers handing back views of an array written later are lowered in place, as in _lowered_for)
+            parsed, ssa = lowered(fn, kinds, inline_view_helpers=True)
+        except TransformError:
+            parsed, ssa = lowered(fn, kinds)
         split.result_tree = ssa.result_tree
         ssa, facts = _analysed(ssa, ssa.params, leaf_kinds(kinds), guarded=False)
         adjoint = optimize(reverse(ssa, ssa.params, facts, callee=_split_callees(target), split=True,

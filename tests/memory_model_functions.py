@@ -232,3 +232,43 @@ def views_chosen_in_a_branch_then_write(x):
 
 
 FUNCTIONS += [ragged_pieces_from_a_helper, ragged_pieces_chosen_in_a_branch, views_chosen_in_a_branch_then_write]
+
+
+def reshape_of_fortran_array(x):
+    b = x * 1.0
+    flat = b.reshape(4)
+    b[0, 0] = x[1, 1] ** 2
+    return np.sum(flat * flat)
+
+
+# In-place updates of an array another name holds (refused: NumPy would change it for that name too)
+
+
+def update_held_by_dict(x):
+    b = x * 1.0
+    d = {"a": b}
+    b += x ** 2
+    return np.sum(d["a"] * x)
+
+
+def update_held_by_namedtuple(x):
+    b = x * 1.0
+    p = Pair(b, x)
+    b *= x
+    return np.sum(p.a)
+
+
+def update_seen_by_view_in_loop(x):
+    b = x * 1.0
+    c = b[1:]
+    for _ in range(3):
+        b += x * 0.1
+    return np.sum(c * c)
+
+
+def update_held_by_list_in_loop(x):
+    b = x * 1.0
+    held = [b]
+    for _ in range(2):
+        b -= x * x
+    return np.sum(held[0] * x)
