@@ -1,0 +1,104 @@
+"""Random programs that share memory between names (issue 31): views of a vector ``b`` and a matrix
+``M`` the function made, taken every way NumPy takes them (slices, steps, rows, columns, ``.T``,
+reshapes, splits, a helper's or a lambda's result), carried in tuples, dicts, namedtuples, dataclasses
+and objects, then written through one name (the array, or a view) in straight code, loops and
+branches, and read through another.  ``make_program(seed)`` returns the source of ``f(x)``, ``x`` of
+six numbers; NumPy's own run of it is the oracle for the value, differences for the gradient."""
+from __future__ import annotations
+
+import random
+
+HEADER = '''import numpy as np
+from collections import namedtuple
+from dataclasses import dataclass
+
+Pair = namedtuple("Pair", "a b")
+
+
+@dataclass
+class Held:
+    v: object
+
+
+class Box:
+    def __init__(self, v):
+        self.v = v
+
+
+def middle(v):
+    return v[1:3]
+
+
+def halves(v):
+    return v[:3], v[3:]
+
+
+def rows_of(m):
+    return [m[0], m[1]]
+
+
+'''
+
+# views of b (six numbers) and of M (2 x 3): (expression, whether a write through it reaches b or M)
+VECTOR_VIEWS = ["b[1:4]", "b[::2]", "b[2:]", "b[:-1][1:]", "b.reshape(2, 3)", "b.reshape(2, 3)[1]",
+                "np.split(b, 2)[0]", "np.array_split(b, [2])[1]", "middle(b)", "halves(b)[1]",
+                "(lambda v: v[:2])(b)", "b.reshape(3, 2).T"]
+MATRIX_VIEWS = ["M[0]", "M[1]", "M[:, 1]", "M.T", "M[:, 1:]", "M.T[2]", "rows_of(M)[1]", "M.reshape(6)",
+                "M[1:, ::2]"]
+CONTAINERS = ["({v}, b)[0]", '{{"k": {v}}}["k"]', "Pair({v}, M).a", "Held({v}).v", "Box({v}).v"]
+VALUES = ["x[{i}] * x[{j}]", "np.sin(x[{i}])", "x[{i}] ** 2", "2.0 * x[{i}] - x[{j}]", "np.exp(0.3 * x[{i}])"]
+
+
+def _value(rng: random.Random) -> str:
+    return rng.choice(VALUES).format(i=rng.randrange(6), j=rng.randrange(6))
+
+
+def _write(rng: random.Random, views: list[str]) -> str:
+    """One write: into b or M by index, or through a view's name."""
+    kind = rng.randrange(5)
+    if kind == 0:
+        return f"b[{rng.randrange(6)}] = {_value(rng)}"
+    if kind == 1:
+        start = rng.randrange(5)
+        return f"b[{start}:{start + 2}] = b[{start}:{start + 2}] * {_value(rng)}"
+    if kind == 2:
+        return f"M[{rng.randrange(2)}, {rng.randrange(3)}] = {_value(rng)}"
+    if kind == 3:
+        return f"M[:, {rng.randrange(3)}] = M[:, {rng.randrange(3)}] + {_value(rng)}"
+    view = rng.choice(views)
+    return f"{view}[0] = {_value(rng)}"
+
+
+def make_program(seed: int) -> str:
+    rng = random.Random(seed)
+    lines = ["def f(x):", f"    b = {rng.choice(['x * 1.0', 'np.sin(x)', 'x + 0.5', 'x ** 2'])}",
+             "    M = np.outer(x[:2], x[2:5]) * 1.0"]
+    views, read = [], []
+    for k in range(rng.randint(2, 4)):
+        source = rng.choice(VECTOR_VIEWS + MATRIX_VIEWS)
+        name = f"v{k}"
+        lines.append(f"    {name} = {source}")
+        views.append(name)
+        if rng.random() < 0.4:
+            held = f"h{k}"
+            lines.append(f"    {held} = {rng.choice(CONTAINERS).format(v=name)}")
+            read.append(held)
+        else:
+            read.append(name)
+    if rng.random() < 0.3:  # unpacked from a tuple bound first
+        lines += ["    parts = (b[:2], M[1])", "    p0, p1 = parts"]
+        read += ["p0", "p1"]
+    for _ in range(rng.randint(1, 3)):
+        write = _write(rng, views)
+        shape = rng.randrange(3)
+        if shape == 0:
+            lines.append(f"    {write}")
+        elif shape == 1:
+            lines += ["    for t in range(2):", f"        {write.replace('x[0]', 'x[t]')}"]
+        else:
+            lines += ["    if x[0] > 0:", f"        {write}", "    else:", f"        {_write(rng, views)}"]
+    terms = [f"np.sum({name} * {name})" if rng.random() < 0.5 else f"np.sum({name}) * x[{rng.randrange(6)}]"
+             for name in read]
+    terms.append("np.sum(b * b)" if rng.random() < 0.5 else "np.sum(M) * x[1]")
+    lines.append("    return " + " + ".join(terms))
+    return HEADER + "\n".join(lines) + "\n"
