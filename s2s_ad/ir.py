@@ -269,6 +269,9 @@ class InPlace:
     base: Optional[str] = None  # for a view: the array it views
     integers: int = 0  # for a view by index: how many integer parts the index has
     keeps_dimension: bool = True  # for a view by index: a slice (or None, Ellipsis) keeps a dimension
+    # the value is an array (or number) the function made, not a view: where the kinds prove an array,
+    # the update is lowered again as the store NumPy makes (``pipeline.lowered``), not refused
+    owned: bool = False
     # The run-time check before the new binding that the value is a number (``Effect``); the
     # pipeline drops it where the kinds prove that (analysis.check_in_place).
     guard: Optional["Effect"] = field(default=None, compare=False)

@@ -330,15 +330,19 @@ class WriteLowering(Part):
             return ir.InPlace(value, name, f"the argument {self.state.params[value]}", **at)
         others = sorted(k for k, v in self.scope.env.items() if k != name and v == ir.Var(value))
         if others:
-            return ir.InPlace(value, name, f"the same object as {others[0]}", **at)
+            return ir.InPlace(value, name, f"the same object as {others[0]}",
+                              owned=value in self.state.buffers and value not in self.views.root, **at)
+        owned = value in self.state.buffers and value not in self.views.root
         if value in self.merged_from:
-            return ir.InPlace(value, name, f"the same object as {self.merged_from[value]} on some paths", **at)
+            return ir.InPlace(value, name, f"the same object as {self.merged_from[value]} on some paths", owned=owned,
+                              **at)
         if value in self.holders:
             return ir.InPlace(value, name, f"shared with {self.holders[value]} (a view of it, a list holding it, or "
-                              f"what a function returned for it)", **at)
+                              f"what a function returned for it)", owned=owned, **at)
         other = self.other_reference(name, value)
         if other is not None:
-            return ir.InPlace(value, name, other, **at)
+            owned = value in self.state.buffers and value not in self.views.root
+            return ir.InPlace(value, name, other, owned=owned, **at)
         if value in self.view_values:
             base, integers, keeps = self.view_values[value]
             return ir.InPlace(value, name, f"a view of {base}", base=base, integers=integers, keeps_dimension=keeps,

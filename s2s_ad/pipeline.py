@@ -34,12 +34,14 @@ from .fills import fold_fills
 from .forward import forward
 from .hoist import hoist_invariants, hoist_item_reads
 from .kinds import NUMBER, UNKNOWN, Array, Constant, Kind, argument_text, callee_kind
+from .kinds import Sequence as SequenceKind
 from .lower import lower
 from .nesting import bounded
 from .optimize import optimize
 from .preaccumulate import preaccumulated
 from .parse import ParsedFunction, Snapshot, parse_function, transparent
 from .reverse import reverse
+from .shared_updates import updates_as_stores
 from .shift_invariance import cut_shift_invariant
 from .tape import check_tape, drop_unread_records, split_parts
 from .target import NUMPY, Target
@@ -138,11 +140,32 @@ def lowered(fn: Callable, kinds: Optional[Kinds] = None, has_aux: bool = False, 
             structures[p] = containers.Static(k.value)
     try:
         ssa = lower(parsed, structures, has_aux, inline_helpers, inline_small_helpers, inline_view_helpers)
+        stores = _updates_of_shared_arrays(ssa, kinds)
+        if stores:  # b += v where b is an array d["a"] also holds: as NumPy, a write into that array
+            parsed = updates_as_stores(parsed, stores)
+            ssa = lower(parsed, structures, has_aux, inline_helpers, inline_small_helpers, inline_view_helpers)
     except TransformError as refusal:
         raise blamed(parsed, refusal) from None
     ir.check_ssa(ssa)
     _refuse_complex_constants(parsed, ssa)
     return parsed, ssa
+
+
+def _updates_of_shared_arrays(ssa: ir.Function, kinds: Optional[Kinds]) -> frozenset[tuple[int, int]]:
+    """Where (line, column) ``name op= value`` updates an array the function made that another name
+    also holds (a container, a view, a loop's earlier value), as the argument kinds prove: lowered as
+    the store ``name[...] = name op value``, NumPy's meaning (lowering took it for a number's new
+    binding, as it cannot tell before the kinds)."""
+    candidates = [u for u in ssa.in_place if u.owned and u.base is None]
+    if kinds is None or not candidates:
+        return frozenset()
+    try:
+        facts = analyse(ssa, [], dict(zip(ssa.params, leaf_kinds(kinds))))
+    except TransformError:
+        return frozenset()  # (the function's own analysis refuses it again, naming why)
+    return frozenset((u.line, u.column) for u in candidates
+                     if (facts.rank_of(ir.Var(u.value)) or 0) > 0 and not isinstance(facts.fact(ir.Var(u.value)), SequenceKind)
+                     and u.line is not None and u.column is not None)
 
 
 def _refuse_complex_constants(parsed: ParsedFunction, ssa: ir.Function) -> None:

@@ -241,7 +241,13 @@ def reshape_of_fortran_array(x):
     return np.sum(flat * flat)
 
 
-# In-place updates of an array another name holds (refused: NumPy would change it for that name too)
+# In-place updates of an array another name holds: NumPy changes the one array every name sees
+
+
+def identity_helper(v):
+    return v
+
+
 
 
 def update_held_by_dict(x):
@@ -272,3 +278,60 @@ def update_held_by_list_in_loop(x):
     for _ in range(2):
         b -= x * x
     return np.sum(held[0] * x)
+
+
+def update_held_by_dataclass(x):
+    b = x * 2.0
+    h = Halves(b, x)
+    b /= 1.0 + x * x
+    return np.sum(h.lo * b)
+
+
+def update_held_by_object(x):
+    b = np.sin(x)
+    box = Box(b)
+    b -= x[0] * x
+    return np.sum(box.v ** 2)
+
+
+def update_of_same_array_under_two_names(x):
+    b = x * 1.0
+    a = b
+    b *= x
+    return np.sum(a * x)
+
+
+def update_seen_through_helper_result(x):
+    b = x * 1.0
+    r = identity_helper(b)
+    b += np.cos(x)
+    return np.sum(r * r)
+
+
+def update_in_while_loop_seen_by_view(x):
+    b = x * 1.0
+    tail = b[2:]
+    k = 0
+    while k < 3:
+        b *= 0.9 + 0.1 * x
+        k += 1
+    return np.sum(tail * x[:2])
+
+
+def update_of_number_keeps_the_container(x):
+    s = x[0] * 1.0
+    d = {"s": s}
+    s += x[1] ** 2
+    return d["s"] * s
+
+
+def update_of_argument_held_by_dict(x):
+    d = {"a": x}
+    x += 1.0
+    return np.sum(d["a"])
+
+
+UPDATES = [update_held_by_dict, update_held_by_namedtuple, update_seen_by_view_in_loop, update_held_by_list_in_loop,
+           update_held_by_dataclass, update_held_by_object, update_of_same_array_under_two_names,
+           update_seen_through_helper_result, update_in_while_loop_seen_by_view, update_of_number_keeps_the_container]
+FUNCTIONS += UPDATES
