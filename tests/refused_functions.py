@@ -128,7 +128,7 @@ def walrus(x):
 
 def view_read_after_write(x):
     out = np.zeros((2, 2))
-    flipped = out.T
+    flipped = np.flip(out, 0)
     out[0, 1] = 2.0 * x[0]
     return np.sum(flipped[1]) * x[1]  # REFUSED: reading flipped after out was written
 
@@ -166,13 +166,6 @@ def in_place_on_a_view_of_an_argument(x):
     rest = x[1:]
     rest += 1.0  # REFUSED: rest is a view of x
     return np.sum(x * x)
-
-
-def in_place_on_a_shared_array(x):
-    a = x * 1.0
-    b = a
-    b += x  # REFUSED: b is the same object as a
-    return np.sum(a * a)
 
 
 def in_place_on_an_array_shared_on_some_paths(x):
