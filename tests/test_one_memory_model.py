@@ -83,3 +83,76 @@ def test_an_update_of_an_argument_another_name_holds_is_still_refused_naming_the
     with pytest.raises(TransformError) as raised:
         s2s_ad.grad(mf.update_of_argument_held_by_dict)(X.copy())
     assert "memory_model_functions.py" in str(raised.value) and "in-place update" in str(raised.value)
+
+
+jax = optional_import("jax")
+
+
+def _jax_twins():
+    """Each function written for JAX, which has no views: the copy-semantics rewrite, where every read
+    of a view after the write reads the array as it is then (the issue's oracle for JAX)."""
+    jnp = jax.numpy
+
+    def tuple_bound_then_unpacked(x):
+        b = x.at[0].set(3.0 * x[3])
+        return jnp.sum(b[:2] * b[:2]) + jnp.sum(b[2:] * x[:2])
+
+    def dict_holds_view(x):
+        b = x.at[0].set(x[2] ** 2)
+        return jnp.sum(b[:2] * x[:2]) + jnp.sum(b[2:])
+
+    def split_then_write(x):
+        b = x.at[0].set(x[1] * x[2])
+        return jnp.sum(b[:2] * b[2:])
+
+    def reshape_rows_then_write(x):
+        m = x.at[3].set(x[0] * 7.0).reshape(2, 2)
+        return jnp.sum(m[0] * m[1])
+
+    def column_view_written(x):
+        b = jnp.outer(x[:2], x[:2]).at[1:, 0].set(x[3] * 3.0)
+        return jnp.sum(b * b)
+
+    def transpose_written(x):
+        b = jnp.outer(x[:2], x[2:]).at[1, 0].set(x[0] * 2.0)
+        return jnp.sum(b * x[0])
+
+    def reshape_written(x):
+        b = x.at[3].set(x[0] ** 3)
+        return jnp.sum(b * b)
+
+    def update_held_by_dict(x):
+        return jnp.sum((x + x ** 2) * x)
+
+    def update_seen_by_view_in_loop(x):
+        b = x
+        for _ in range(3):
+            b = b + x * 0.1
+        return jnp.sum(b[1:] * b[1:])
+
+    def views_chosen_in_a_branch_then_write(x):
+        b = x.at[0].set(x[3] * 2.0)
+        lo, hi = (b[:2], b[2:]) if x[0] > 0 else (b[2:], b[:2])
+        return jnp.sum(lo * hi)
+
+    def state_written_in_a_loop(x):
+        state = x
+        for _ in range(3):
+            state = state.at[:2].set(state[:2] * 0.5 + state[2:])
+        return jnp.sum(state[:2] * state[2:])
+
+    return [tuple_bound_then_unpacked, dict_holds_view, split_then_write, reshape_rows_then_write, column_view_written,
+            transpose_written, reshape_written, update_held_by_dict, update_seen_by_view_in_loop,
+            views_chosen_in_a_branch_then_write, state_written_in_a_loop]
+
+
+@pytest.mark.skipif(jax is None, reason="jax is not installed (pip install jax)")
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_gradients_agree_with_jax_of_the_copy_semantics_rewrite(backend):
+    jax.config.update("jax_enable_x64", True)
+    for twin in _jax_twins():
+        f = getattr(mf, twin.__name__)
+        for x in (X, -X[::-1]):
+            want = np.asarray(jax.grad(twin)(jax.numpy.asarray(x)))
+            np.testing.assert_allclose(s2s_ad.grad(f, backend=backend)(x.copy()), want, rtol=1e-10, atol=1e-12,
+                                       err_msg=twin.__name__)
