@@ -161,9 +161,10 @@ def _item_of_display(call: ir.Call, held: Any) -> Optional[str]:
     if not (call.fn is operator.getitem and isinstance(held, ir.Display) and isinstance(call.args[1], ir.Const)):
         return None
     index, items = call.args[1].value, held.items
-    if not (isinstance(index, int) and -len(items) <= index < len(items) and isinstance(items[index], ir.Var)):
+    if not (isinstance(index, int) and -len(items) <= index < len(items)):
         return None
-    return items[index].name
+    item = items[index]
+    return item.name if isinstance(item, ir.Var) else None
 
 
 def retake_kind(call: ir.Call, held: Any = None) -> Optional[str]:

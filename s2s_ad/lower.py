@@ -303,6 +303,15 @@ class Lowering(Part):
         """A call of the user's function, lowered in place (``lower_calls``)."""
         return self.calls.inline(call, callee)
 
+    def read_now(self, value: ir.Var) -> ir.Expr:
+        return self.writes.current(value)
+
+    def made(self, name: str, value: Any) -> None:
+        self.writes.emitted(name, value)
+
+    def passes_written(self, call: ir.Call) -> bool:
+        return self.writes.passes_written(call)
+
     def bind(self, target: Any, value: Any) -> None:
         """Assign ``value`` (an IR tree, a record, a def) to the gast ``target``: a user's name is bound
         to the atom holding it (a new SSA name where it is computed), a subscript is a store (into an

@@ -88,7 +88,7 @@ class SSABuilder(Part):
         """Emit statements computing ``expr``; return the atom holding it."""
         if ir.is_atom(expr):
             # a view read after its array was written shows the array as it is now (taken again, or refused)
-            return self.state.host.writes.current(expr) if isinstance(expr, ir.Var) else expr
+            return self.state.host.read_now(expr) if isinstance(expr, ir.Var) else expr
         if isinstance(expr, Choice):
             return self.choice(expr, name)
         if isinstance(expr, Once):
@@ -130,7 +130,7 @@ class SSABuilder(Part):
             return self.state.computed[key]
         target = self.state.names.fresh(describe(call, self.state.user_names)) if name is None else name
         self.state.block.append(ir.Assign(target, call, self.state.line))
-        self.state.host.writes.emitted(target, call)
+        self.state.host.made(target, call)
         if rules.makes_fresh_array(expr.fn):
             self.state.buffers.add(target)
         elif new_object(call, self.state.helper_shares):
@@ -145,11 +145,7 @@ class SSABuilder(Part):
         of it (``def split(v): return v[:2], v[2:]``): lowered in place, so that the views it makes are
         known as views (``Views.chain``) and show a later write, as NumPy's do.  (Where it cannot be
         lowered in place, the call stays, and reading its result after the write is refused.)"""
-        writes = self.state.host.writes
-        if not writes.writes_arrays or not self.state.helper_shares(call.fn):
-            return False
-        return any(isinstance(a, ir.Var) and (a.name in self.state.buffers or a.name in writes.views.root)
-                   for a in call.args)
+        return self.state.helper_shares(call.fn) and self.state.host.passes_written(call)
 
     def makes_record(self, expr: Any) -> bool:
         """A call of the user's function given a container, which may give back a container."""
@@ -171,8 +167,7 @@ class SSABuilder(Part):
         """Bind a tuple or list display to a name (SSA: ``t = (a, b)``)."""
         name = self.state.names.fresh(base)
         self.state.block.append(ir.Assign(name, display, self.state.line))
-        self.state.host.writes.views.made[name] = display
-        self.state.host.writes.views.bound(name, display)
+        self.state.host.made(name, display)
         return ir.Var(name)
 
     def flatten_items(self, display: ir.Display) -> ir.Display:
@@ -227,9 +222,8 @@ class SSABuilder(Part):
             with self.state.new_block() as block:
                 value = test if part is None else self.flatten(part)
                 block.append(ir.Assign(merged, value, self.state.line, merge=True))
-                self.state.host.writes.views.joined(merged, value)  # what each path's value may view
             branches.append(block)
             values.append(value)
         self.state.block.append(ir.If(test, branches[0], branches[1], self.state.line))
-        self.state.host.writes.views.made[merged] = Chosen(test, tuple(values))
+        self.state.host.made(merged, Chosen(test, tuple(values)))  # what each path's value may view
         return ir.Var(merged)

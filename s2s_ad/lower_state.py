@@ -62,6 +62,17 @@ class Lowerer(Protocol):
     def inline(self, call: Inline, callee: Optional[ParsedFunction] = None) -> ir.Expr:
         """Lower a call of the user's function in place; its result."""
 
+    # The memory model's side of lowering (``lower_writes.WriteLowering``):
+
+    def read_now(self, value: ir.Var) -> ir.Expr:
+        """``value`` read now: a view of an array written since it was made is taken again (or refused)."""
+
+    def made(self, name: str, value: Any) -> None:
+        """``name`` was just bound to ``value`` (a call of atoms, a display, an ``aliasing.Chosen``)."""
+
+    def passes_written(self, call: ir.Call) -> bool:
+        """``call`` is given an array the function writes into somewhere, or a view of one."""
+
 
 class LoweringState:
     """What the parts of one lowering share (see the module docstring)."""

@@ -130,16 +130,26 @@ class WriteLowering(Part):
         self.views.bound(name, value)
         self.note_view(name, value)
 
-    def emitted(self, name: str, call: ir.Call) -> None:
-        """``name = call`` was just emitted: whatever ``name`` may view (a slice of a view, an item of a
-        helper's result or of a split) is known wherever the value goes next (a tuple, a dict, a record,
-        an unpacking), not only where a user's name is bound to it."""
+    def emitted(self, name: str, value: Any) -> None:
+        """``name = value`` was just emitted (a call of atoms, a tuple or list display, the merge of a
+        conditional expression, ``aliasing.Chosen``): whatever ``name`` may view (a slice of a view, an
+        item of a helper's result or of a split) is known wherever the value goes next (a tuple, a dict,
+        a record, an unpacking), not only where a user's name is bound to it."""
         if self.state.generated:
             return
-        self.views.made[name] = call
-        if self.owns_view_of_temporary(name, call):
-            return
-        self.bound_item(name, call)
+        self.views.made[name] = value
+        if isinstance(value, Chosen):
+            for path in value.values:
+                self.views.joined(name, path)
+        elif isinstance(value, ir.Display):
+            self.views.bound(name, value)
+        elif not self.owns_view_of_temporary(name, value):
+            self.bound_item(name, value)
+
+    def passes_written(self, call: ir.Call) -> bool:
+        """Whether ``call`` is given an array this function writes into somewhere, or a view of one."""
+        return self.writes_arrays and any(
+            isinstance(a, ir.Var) and (a.name in self.state.buffers or a.name in self.views.root) for a in call.args)
 
     def owns_view_of_temporary(self, name: str, call: ir.Call) -> bool:
         """``B = np.zeros(4).reshape(2, 2)``, ``M = np.outer(x, x).T``: a reshape or transpose of an array
