@@ -43,6 +43,7 @@ from .parse import ParsedFunction, Snapshot, parse_function, transparent
 from .reverse import reverse
 from .shared_updates import updates_as_stores
 from .shift_invariance import cut_shift_invariant
+from .view_checks import drop_proven_view_checks
 from .tape import check_tape, drop_unread_records, split_parts
 from .target import NUMPY, Target
 
@@ -403,6 +404,7 @@ def _analysed(ssa: ir.Function, wrt: list[str], kinds: Kinds, guarded: bool = Tr
     derive = lambda fn: analyse(fn, wrt, kinds_by_param, result_kind)
     passes: list[Pass] = [
         ("check_in_place", lambda fn, facts: check_in_place(fn, facts, kinds_by_param)),
+        ("drop_proven_view_checks", drop_proven_view_checks),
         ("check_constant_calls", _checking_only(check_constant_calls)),
         ("check_element_reads", lambda fn, facts: _derived_where_needed(check_element_reads(fn, facts), derive)),
         ("check_checkpointed_draws", _checking_only(lambda fn, facts: _check_checkpointed_draws(fn))),
