@@ -31,7 +31,7 @@ def drop_proven_view_checks(fn: ir.Function, facts: Analysis) -> tuple[ir.Functi
     if not checks:
         return fn, facts
     definitions = {s.target: s.value for s in ir.walk(fn.body) if isinstance(s, ir.Assign) and not s.merge}
-    dropped = [s for s in checks if _proven_view(s.value, definitions, facts)]
+    dropped = [s for s in checks if isinstance(s.value, ir.Call) and _proven_view(s.value, definitions, facts)]
     if not dropped:
         return fn, facts
     body = ir.replace_statements(fn.body, dict.fromkeys(map(id, dropped)))
