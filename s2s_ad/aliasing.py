@@ -13,7 +13,16 @@ Who asks what:
 
 * ``lower.py`` (``Views``, ``new_object``, ``viewing_call``): which arrays the
   function owns and may write into, and which names may view an array written
-  since they were bound (read again, chosen by the kinds, or refused).
+  since they were bound (read again, chosen by the kinds, or refused).  Every
+  value lowering makes is recorded as it was made (``Views.made``: a call of
+  atoms, a tuple or list display, a conditional expression's ``Chosen``), so a
+  view carried in a tuple, a dict, a record, an object or a helper's result is
+  the same view wherever it is read; ``Views.chain`` is how it was taken from
+  its array, step by step, where each step is a view whose geometry its
+  arguments fix (``retake_kind``: a basic index, an item of a split, a rule
+  declared ``retake=``); the same steps made again after a write show what
+  NumPy's view shows, and their inverses (an index, or ``write_back=``: a
+  reshape, a transpose) carry a write through the view back into the array.
 * ``analysis.check_element_reads`` (``indexed_view``): whether ``a[i]`` read
   after a write is a view or a copy, once the kinds are known.
 * ``reverse.py``/``recording.py`` (``Sharing``): which recorded values need a
