@@ -45,7 +45,7 @@ from typing import Any, Callable, Optional
 
 import gast
 from . import containers, ir, language, runtime
-from .aliasing import returns_shared
+from .aliasing import Chosen, returns_shared
 from .desugar import desugar
 from .expressions import Dispatch, ExpressionConverter, Inline, Nested, Record
 from .lower_calls import CallLowering
@@ -233,6 +233,11 @@ class Lowering(Part):
         self.scope.raised = body_raised and self.scope.raised  # (a path that raises binds nothing that is read)
         self.scope.env = self.joins.join_branches(stmt, joined, before, [(body, after_body), (orelse, after_else)])
         self.state.block.append(ir.If(test, body, orelse, stmt.lineno))
+        for user_name, merged in self.scope.env.items():  # a view chosen by the test, to choose again after a write
+            paths = (after_body.get(user_name), after_else.get(user_name))
+            if isinstance(merged, ir.Var) and merged not in paths and all(isinstance(p, ir.Var) for p in paths) \
+                    and merged.name in self.writes.views.root:
+                self.writes.views.made[merged.name] = Chosen(test, paths)
 
     def _loop_body(self, stmts: list, targets: dict[str, str], prologue: Callable[[], None]) -> tuple[list, Any]:
         """Lower a loop body; returns it with the merge copies, and the exit flag."""

@@ -265,13 +265,14 @@ class WriteLowering(Part):
         chosen again by the same test, each path's item read as it is now (taken again where it is a
         view of an array written since).  None where ``view`` is not such an item."""
         made = self.views.made.get(view)
+        kept: ir.Expr  # what the view is where its path's item was not written: the item read as it was
         if isinstance(made, ir.Call) and made.fn is operator.getitem and isinstance(made.args[0], ir.Var) \
                 and isinstance(made.args[1], ir.Const) and isinstance(made.args[1].value, int):
-            chosen, items = self.views.made.get(made.args[0].name), []
+            chosen, items, kept = self.views.made.get(made.args[0].name), [], made
             if isinstance(chosen, Chosen):
                 items = [_item(v, made.args[1].value, self.views.made) for v in chosen.values]
         elif isinstance(made, Chosen):
-            chosen, items = made, list(made.values)
+            chosen, items, kept = made, list(made.values), ir.Var(view)
         else:
             return None
         if not isinstance(chosen, Chosen) or not items or not all(isinstance(i, ir.Var) for i in items):
@@ -280,8 +281,12 @@ class WriteLowering(Part):
         branches, nows = [], []
         for item in items:
             with self.state.new_block() as block:
-                nows.append(self.current(item))
-                block.append(ir.Assign(merged, nows[-1], self.state.line, merge=True))
+                now = self.current(item)
+                # (an item not written since is read through the value chosen, bound where both paths meet:
+                # the item itself is a name of its own path only)
+                block.append(ir.Assign(merged, self.as_it_was(kept) if now == item else now, self.state.line,
+                                       merge=True))
+                nows.append(now)  # (what the path's value may view, as seen now)
             branches.append(block)
         self.state.block.append(ir.If(chosen.test, branches[0], branches[1], self.state.line))
         self.views.made[merged] = Chosen(chosen.test, tuple(nows))
@@ -290,6 +295,15 @@ class WriteLowering(Part):
         if user:
             self.scope.env[name] = ir.Var(merged)
         return ir.Var(merged)
+
+    def as_it_was(self, value: ir.Expr) -> ir.Expr:
+        """``value`` (an atom, or a call of atoms) read as it was bound, not as a view taken again: on a
+        path whose item no write reached (``chosen_again``)."""
+        if ir.is_atom(value):
+            return value
+        name = self.state.names.fresh("item")
+        self.state.block.append(ir.Assign(name, value, self.state.line))
+        return ir.Var(name)
 
     def retakes(self, view: str, array: str) -> bool:
         """Whether ``view``, read after ``array`` was written, can be taken again: it is ``array`` by

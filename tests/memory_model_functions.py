@@ -335,3 +335,35 @@ UPDATES = [update_held_by_dict, update_held_by_namedtuple, update_seen_by_view_i
            update_held_by_dataclass, update_held_by_object, update_of_same_array_under_two_names,
            update_seen_through_helper_result, update_in_while_loop_seen_by_view, update_of_number_keeps_the_container]
 FUNCTIONS += UPDATES
+
+
+def view_chosen_by_an_if_statement_then_write(x):
+    b = x * 1.0
+    if x[0] > 0:
+        v = b[:2]
+    else:
+        v = b[2:]
+    b[0] = x[3] * 5.0
+    return np.sum(v * v)
+
+
+def view_or_other_array_chosen_then_write(x):
+    b = x * 1.0
+    other = x[1:3] * 2.0
+    v = b[1:3] if x[0] > 0 else other
+    b[1] = x[2] * x[3]
+    return np.sum(v * x[:2])
+
+
+def view_or_other_array_chosen_by_an_if_statement(x):
+    b = np.cos(x)
+    if x[1] > 0:
+        v = b[:3]
+    else:
+        v = x[1:] ** 2
+    b[2] = x[0] * 4.0
+    return np.sum(v * v)
+
+
+FUNCTIONS += [view_chosen_by_an_if_statement_then_write, view_or_other_array_chosen_then_write,
+              view_or_other_array_chosen_by_an_if_statement]
