@@ -81,6 +81,7 @@ class Views:
         self.stale: set[str] = set()  # views bound before a loop that writes into their array
         self.others: dict[str, list[tuple[str, int]]] = {}  # a joined name's further arrays, as seen
         self.made: dict[str, Any] = {}  # SSA name -> the call (atoms for arguments) or display that made it
+        self.made_in: dict[str, Optional[int]] = {}  # SSA name -> the id of the nested block it was made in
 
     def root_of(self, expr: Any) -> Optional[str]:
         if isinstance(expr, ir.Var):
@@ -132,12 +133,13 @@ class Views:
                 return root
         return None
 
-    def chain(self, name: str, root: str) -> Optional[list[tuple[str, ir.Call]]]:
+    def chain(self, name: str, root: str) -> Optional[list[tuple[str, ir.Call, str]]]:
         """How ``name`` was taken from ``root``: each step's name and call, first to last, where every step
         is a view whose geometry its arguments fix (``retake_kind``), so the same calls made again now
         show what NumPy's view shows after a write into ``root``.  An item of a tuple, list or split is
-        followed to the item.  None where a step is anything else (a helper's result, a join, np.flip)."""
-        steps: list[tuple[str, ir.Call]] = []
+        followed to the item.  Each step comes with its ``retake_kind``.  None where a step is anything
+        else (a helper's result, a join, np.flip)."""
+        steps: list[tuple[str, ir.Call, str]] = []
         visited: set[str] = set()
         while name != root:
             made = self.made.get(name)
@@ -149,9 +151,10 @@ class Views:
             if item is not None:  # (b[:2], b[2:])[0] is b[:2]
                 name = item
                 continue
-            if retake_kind(made, held) is None:
+            kind = retake_kind(made, held)
+            if kind is None:
                 return None
-            steps.append((name, made))
+            steps.append((name, made, kind))
             name = made.args[0].name
         return steps[::-1]
 

@@ -113,6 +113,7 @@ class LoweringState:
         # ... or only the short ones (lower_ssa.small_helper): the other helpers stay calls
         self.inline_small_helpers = False
         self.inline_view_helpers = False  # helpers that may hand back views of an array written later
+        self.open_blocks: list[int] = []  # ids of the blocks being lowered, innermost last (the body's not)
         self.helpers_inlined: list[Any] = []
 
     @property
@@ -129,9 +130,11 @@ class LoweringState:
         """Statements emitted inside the ``with`` go into a new block, the one yielded (a branch, a loop
         body); the enclosing block is the current one again after it."""
         outer, self.block = self.block, []
+        self.open_blocks.append(id(self.block))
         try:
             yield self.block
         finally:
+            self.open_blocks.pop()
             self.block = outer
 
     def enter(self, scope: Scope) -> Scope:

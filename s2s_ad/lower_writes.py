@@ -110,8 +110,8 @@ class WriteLowering(Part):
         self.unpacked_items: set[str] = set()
         self.joins_owned: dict[str, bool] = {}  # merge variable -> every value joined so far is owned
         self.merge_sources: dict[str, set[str]] = {}  # merge variable -> the SSA names joined into it
-        # (a view's name, the writes into its array then) -> the view taken again after them
-        self.retaken: dict[tuple[str, int], ir.Expr] = {}
+        # (a view's name, the writes into its array then, the block) -> the view taken again after them there
+        self.retaken: dict[tuple[str, int, int], ir.Expr] = {}
         # the function writes into an array somewhere (a store, an update, np.add.at): views matter
         self.writes_arrays = _writes_arrays(state.parsed.node)
 
@@ -138,6 +138,7 @@ class WriteLowering(Part):
         if self.state.generated:
             return
         self.views.made[name] = value
+        self.views.made_in[name] = self.state.open_blocks[-1] if self.state.open_blocks else None
         if isinstance(value, Chosen):
             for path in value.values:
                 self.views.joined(name, path)
@@ -236,27 +237,41 @@ class WriteLowering(Part):
             return retaken
         return value
 
-    def retake_chain(self, name: str, array: str, steps: list[tuple[str, ir.Call]], user: bool) -> ir.Expr:
+    def visible(self, expr: Any) -> bool:
+        """Every name ``expr`` reads was made in a block enclosing the one being lowered (or at the top):
+        a name made inside a branch or loop body that has ended is that block's alone."""
+        open_blocks = set(self.state.open_blocks)
+        return all(self.views.made_in.get(n) in open_blocks or self.views.made_in.get(n) is None
+                   for n in ir.names_read(expr))
+
+    def retake_chain(self, name: str, array: str, steps: list[tuple[str, ir.Call, str]], user: bool) -> ir.Expr:
         """The view ``name`` taken again from ``array`` as it is now, by the calls that took it
-        (``Views.chain``); a step that is a view only of a contiguous array (``np.reshape``) is checked
-        where the code runs to have been one (else NumPy's copy keeps the old values: refused there)."""
+        (``Views.chain``); a step that is a view only sometimes (``np.reshape`` of an array that is not
+        contiguous, ``B[0]`` of a vector) is checked where the code runs to give a view, taken again
+        (a write changes no array's layout: the step made again is a view exactly where it was one),
+        else NumPy's copy keeps the old values, and the read is refused there.  Refused here where a
+        step reads a name of a block that has ended (an index computed in a branch)."""
+        for made, call, kind in steps:
+            if not self.visible(ir.Call(call.fn, tuple(call.args[1:]), call.kwargs)):
+                raise self.state.refusal(f"reading {name} after {array} was written", f"{name} was taken "
+                                         f"from {array} with values of a branch or loop that has ended, where it "
+                                         "cannot be taken again; copy it where you take it (.copy())")
         current: ir.Expr = ir.Var(array)
-        for index, (made, call) in enumerate(steps):
+        for index, (made, call, kind) in enumerate(steps):
             last = user and index == len(steps) - 1
-            key = (made, self.views.writes[array])
+            key = (made, self.views.writes[array], id(self.state.block))  # (a retake in a branch is its own)
             if key in self.retaken and not last:  # r0, r1 = M after a write into b: M is taken again once
                 current = self.retaken[key]
                 continue
-            if retake_kind(call) == "contiguous":
-                self.state.block.append(ir.Effect(ir.Call(runtime.check_view_kept, (
-                    ir.Var(made), call.args[0], ir.Const(name), ir.Const(self.state.parsed.filename),
-                    ir.Const(self.state.line))), self.state.line))
             again = ir.Call(call.fn, (current,) + tuple(call.args[1:]), call.kwargs)
+            taken_from = current
             if last:
                 self.state.host.bind(gast.Name(id=name, ctx=gast.Store(), annotation=None, type_comment=None), again)
                 current = self.scope.env[name]
             else:
                 current = self.ssa.flatten(again)
+            if kind == "contiguous":
+                self.check_view(current, taken_from, name)
             self.retaken[key] = current
         return current
 
@@ -304,6 +319,13 @@ class WriteLowering(Part):
         name = self.state.names.fresh("item")
         self.state.block.append(ir.Assign(name, value, self.state.line))
         return ir.Var(name)
+
+    def check_view(self, view: ir.Expr, base: ir.Expr, name: str) -> None:
+        """Where the code runs, refuse if ``view``, taken from ``base`` by a step that makes a view only
+        sometimes, is a copy (``runtime.check_view_kept``)."""
+        self.state.block.append(ir.Effect(ir.Call(runtime.check_view_kept, (
+            view, base, ir.Const(name), ir.Const(self.state.parsed.filename), ir.Const(self.state.line))),
+            self.state.line))
 
     def retakes(self, view: str, array: str) -> bool:
         """Whether ``view``, read after ``array`` was written, can be taken again: it is ``array`` by
@@ -467,19 +489,18 @@ class WriteLowering(Part):
         if len(roots) != 1 or root not in self.state.buffers:
             return False
         steps = self.views.chain(view.name, root)
-        if steps is None or not all(_writes_back(call) for _, call in steps):
+        if steps is None or not all(_writes_back(call) and self.visible(ir.Call(call.fn, tuple(call.args[1:]),
+                                                                                   call.kwargs)) for _, call, _ in steps):
             return False
         index = self.ssa.flatten(self.state.converter.convert(target.slice))
         value = self.ssa.flatten(value)
         if isinstance(value, ir.Display):  # b[[1, 2]] = [x, y]: a store writes one value
             value = self.ssa.materialise(value, "items")
         levels: list[ir.Expr] = [ir.Var(root)]
-        for made, call in steps:  # each level as it is now
-            if retake_kind(call) == "contiguous":  # (a reshape that copied would not write through)
-                self.state.block.append(ir.Effect(ir.Call(runtime.check_view_kept, (
-                    ir.Var(made), call.args[0], ir.Const(target.value.id), ir.Const(self.state.parsed.filename),
-                    ir.Const(self.state.line))), self.state.line))
+        for _, call, kind in steps:  # each level as it is now
             levels.append(self.ssa.flatten(ir.Call(call.fn, (levels[-1],) + tuple(call.args[1:]), call.kwargs)))
+            if kind == "contiguous":  # (a reshape that copied would not write through)
+                self.check_view(levels[-1], levels[-2], target.value.id)
         changed = self.owned_copy(levels[-1])
         self.state.block.append(ir.Store(changed.name, index, value, self.state.line))
         for depth in range(len(steps), 0, -1):

@@ -161,7 +161,7 @@ def _updates_of_shared_arrays(ssa: ir.Function, kinds: Optional[Kinds]) -> froze
     if kinds is None or not candidates:
         return frozenset()
     try:
-        facts = analyse(ssa, [], dict(zip(ssa.params, leaf_kinds(kinds))))
+        facts = analyse(ssa, [], dict(zip(ssa.params, leaf_kinds(kinds))), result_kind)
     except TransformError:
         return frozenset()  # (the function's own analysis refuses it again, naming why)
     return frozenset((u.line, u.column) for u in candidates

@@ -1,8 +1,9 @@
 """Random programs that share memory between names (issue 31): views of a vector ``b`` and a matrix
 ``M`` the function made, taken every way NumPy takes them (slices, steps, rows, columns, ``.T``,
-reshapes, splits, a helper's or a lambda's result), carried in tuples, dicts, namedtuples, dataclasses
-and objects, then written through one name (the array, or a view) in straight code, loops and
-branches, and read through another.  ``make_program(seed)`` returns the source of ``f(x)``, ``x`` of
+reshapes, splits, a helper's or a lambda's result, a choice by a conditional expression or an ``if``),
+carried in tuples, dicts, namedtuples, dataclasses and objects, then written through one name (the
+array, or a view, or an in-place update ``b += ...`` of the array a container also holds) in straight
+code, loops and branches, and read through another.  ``make_program(seed)`` returns the source of ``f(x)``, ``x`` of
 six numbers; NumPy's own run of it is the oracle for the value, differences for the gradient."""
 from __future__ import annotations
 
@@ -54,8 +55,12 @@ def _value(rng: random.Random) -> str:
 
 
 def _write(rng: random.Random, views: list[str]) -> str:
-    """One write: into b or M by index, or through a view's name."""
-    kind = rng.randrange(5)
+    """One write: into b or M by index, through a view's name, or an in-place update of b or M."""
+    kind = rng.randrange(7)
+    if kind == 5:
+        return f"b {rng.choice(['+=', '-=', '*='])} {_value(rng)} * x"
+    if kind == 6:
+        return f"M {rng.choice(['+=', '*='])} {_value(rng)}"
     if kind == 0:
         return f"b[{rng.randrange(6)}] = {_value(rng)}"
     if kind == 1:
@@ -74,9 +79,24 @@ def make_program(seed: int) -> str:
     lines = ["def f(x):", f"    b = {rng.choice(['x * 1.0', 'np.sin(x)', 'x + 0.5', 'x ** 2'])}",
              "    M = np.outer(x[:2], x[2:5]) * 1.0"]
     views, read = [], []
+    if rng.random() < 0.3:  # the array itself held by another name
+        holder = rng.choice(["held = {'k': b}", "held = [b, M]", "held = Pair(b, M)", "held = Box(b)", "held = b"])
+        lines.append(f"    {holder}")
+        read.append({"{": "held['k']", "[": "held[0]", "P": "held.a", "B": "held.v"}.get(holder[7], "held"))
     for k in range(rng.randint(2, 4)):
         source = rng.choice(VECTOR_VIEWS + MATRIX_VIEWS)
         name = f"v{k}"
+        choice = rng.random()
+        if choice < 0.15:  # chosen by a conditional expression
+            other = rng.choice(VECTOR_VIEWS) if source in VECTOR_VIEWS else rng.choice(MATRIX_VIEWS)
+            lines.append(f"    {name} = {source} if x[{rng.randrange(6)}] > 0 else {other}")
+            read.append(name)
+            continue
+        if choice < 0.3:  # chosen by an if statement, of the same shape on both paths
+            lines += [f"    if x[{rng.randrange(6)}] > 0:", f"        {name} = {source}", "    else:",
+                      f"        {name} = {source} * 1.0"]
+            read.append(name)
+            continue
         lines.append(f"    {name} = {source}")
         views.append(name)
         if rng.random() < 0.4:
