@@ -570,6 +570,68 @@ def multi_dot_grad_jvp(grad: Any, t_grad: Any, arrays: Any, tangents: Any) -> li
     return as_given(total, given, grad)
 
 
+# -- the determinant's derivative, everywhere: singular matrices included --------------------------
+# d det(a) = <cof(a), da>, with cof(a) = adj(a)^T the matrix of cofactors: det(a) a^-T where a is
+# invertible, but a polynomial in a's elements, defined (and smooth) everywhere.  Computed from the SVD
+# a = u diag(s) v^T, where cof(a) = det(u) det(v) u diag(c) v^T with c[i] the product of the s[k] for
+# k != i: no division, so a singular matrix (one s[k] = 0: cof(a) of rank 1; two or more: cof(a) = 0)
+# gives the exact cofactors, where det(a) inv(a)^T raises or divides 0 by 0.
+
+def _products_but(s: np.ndarray) -> np.ndarray:
+    """``p[..., i, j]``, the product of the ``s[..., k]`` for k other than i and j (for i = j, other
+    than i): each row of ``s`` with its own element set to 1, times the products before and after each
+    element (O(n^2), no division, so exact where some ``s`` are 0)."""
+    n = s.shape[-1]
+    rows = np.where(np.eye(n, dtype=bool), 1.0, np.expand_dims(s, -2))  # row i: s with s[i] = 1
+    ones = np.ones(rows.shape[:-1] + (1,))
+    before = np.concatenate([ones, np.cumprod(rows[..., :-1], axis=-1)], axis=-1)
+    after = np.concatenate([np.flip(np.cumprod(np.flip(rows[..., 1:], -1), axis=-1), -1), ones], axis=-1)
+    return before * after
+
+
+def _orientation(u: np.ndarray, vh: np.ndarray) -> np.ndarray:
+    """det(u) det(vh) (each +1 or -1) for the SVD's factors, shaped to scale a stack of matrices."""
+    return np.expand_dims(np.linalg.det(u) * np.linalg.det(vh), (-2, -1))
+
+
+def det_cofactors(a: Any) -> np.ndarray:
+    """The derivative of ``np.linalg.det(a)``: the matrix of cofactors, ``adj(a)^T`` (batched over
+    leading axes), exact at singular matrices too (see above)."""
+    a = np.asarray(a, dtype=float)
+    if a.shape[-1] == 0:
+        return np.zeros(a.shape)
+    u, s, vh = np.linalg.svd(a)
+    products = np.diagonal(_products_but(s), 0, -2, -1)
+    return _orientation(u, vh) * np.matmul(u * np.expand_dims(products, -2), vh)
+
+
+def det_cofactors_jvp(a: Any, t: Any) -> np.ndarray:
+    """The tangent of ``det_cofactors(a)`` along ``t``: the determinant's second derivative, exact at
+    singular matrices too.  In the SVD's frame, with m = u^T t v, the tangent of the cofactors of
+    diag(s) is k[i, i] = sum over j != i of p[i, j] m[j, j] and k[i, j] = -p[i, j] m[j, i] (p from
+    ``_products_but``); the result is det(u) det(v) u k v^T."""
+    a = np.asarray(a, dtype=float)
+    if _is_missing(t) or a.shape[-1] == 0:
+        return np.zeros(a.shape)
+    u, s, vh = np.linalg.svd(a)
+    n = a.shape[-1]
+    eye = np.eye(n)
+    moved = np.matmul(np.swapaxes(u, -1, -2), np.matmul(t, np.swapaxes(vh, -1, -2)))
+    products = _products_but(s) * (1.0 - eye)  # p[i, j] for i != j
+    diagonal = np.matmul(products, np.expand_dims(np.diagonal(moved, 0, -2, -1), -1))[..., 0]
+    k = np.expand_dims(diagonal, -1) * eye - products * np.swapaxes(moved, -1, -2)
+    return _orientation(u, vh) * np.matmul(u, np.matmul(k, vh))
+
+
+def inverse_transposed(a: Any) -> np.ndarray:
+    """``inv(a)^T``, the derivative of log|det(a)| (``np.linalg.slogdet``): from the SVD, so that a
+    singular matrix, where log|det| is -inf, gives inf or nan (as 1/0 and 0/0) rather than raising."""
+    a = np.asarray(a, dtype=float)
+    u, s, vh = np.linalg.svd(a)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.matmul(u / np.expand_dims(s, -2), vh)
+
+
 nondifferentiable(norm_order, norm_max_weights, norm_singular_weights, tensordot_adjoint_plan, kron_axes, inner_axes)
 spell_module("np.linalg", np.linalg)  # generated code writes np.linalg.solve
 
@@ -718,14 +780,23 @@ def solve(out, a, b, t_a, t_b):
     t_out = np.reshape(np.linalg.solve(a, solve_columns(t_b, a, b) - np.matmul(t_a, solve_columns(out, a, b))), np.shape(out))
 
 
-@adjoint(np.linalg.det, examples=_SQUARE)
+# Singular points: of rank 2 (one zero singular value: the cofactors are of rank 1), of rank 1 (the
+# cofactors are 0, the second derivative is not), and 0 (both are 0); a batch mixing them
+_SINGULAR = (np.array([[50.0, -30.0, 45.0], [-30.0, 90.0, -81.0], [45.0, -81.0, 81.0]]) / 50.0,
+             np.array([[36.0, -42.0, 18.0], [-42.0, 49.0, -21.0], [18.0, -21.0, 9.0]]) / 40.0)
+_SINGULAR_POINTS = tuple({"a": m} for m in _SINGULAR) + (
+    {"a": np.zeros((2, 2))}, {"a": np.stack([_SINGULAR[0], np.eye(3) + 0.1, _SINGULAR[1]])}, {"a": (1, 1)})
+
+
+@adjoint(np.linalg.det, examples=_SQUARE + _SINGULAR_POINTS)
 def det(out, a, d_out):
-    d_a = np.expand_dims(d_out * out, (-2, -1)) * np.swapaxes(np.linalg.inv(a), -1, -2)
+    # the cofactors, not det(a) inv(a)^T: defined at singular matrices too (det_cofactors)
+    d_a = np.expand_dims(d_out, (-2, -1)) * det_cofactors(a)
 
 
 @tangent(np.linalg.det)
 def det(out, a, t_a):
-    t_out = out * np.sum(np.swapaxes(np.linalg.inv(a), -1, -2) * t_a, axis=(-2, -1))
+    t_out = np.sum(det_cofactors(a) * t_a, axis=(-2, -1))
 
 
 _SPD = np.array([[2.0, 0.3, 0.1], [0.3, 1.5, -0.2], [0.1, -0.2, 1.2]])
@@ -810,13 +881,14 @@ def norm(out, x, ord=None, axis=None, keepdims=False, *, t_x):
 
 @adjoint(np.linalg.slogdet, items=2, examples=_SQUARE, returns_sequence=True)
 def slogdet(out, a, d_out):
-    # out is (sign, log|det|); the sign is piecewise constant: only log|det| carries the derivative
-    d_a = np.expand_dims(d_out[1], (-2, -1)) * np.swapaxes(np.linalg.inv(a), -1, -2)
+    # out is (sign, log|det|); the sign is piecewise constant: only log|det| carries the derivative,
+    # inv(a)^T (infinite where a is singular and log|det| is -inf: see inverse_transposed)
+    d_a = np.expand_dims(d_out[1], (-2, -1)) * inverse_transposed(a)
 
 
 @tangent(np.linalg.slogdet)
 def slogdet(out, a, t_a):
-    t_out = (np.zeros(np.shape(out[0])), np.sum(np.swapaxes(np.linalg.inv(a), -1, -2) * t_a, axis=(-2, -1)))
+    t_out = (np.zeros(np.shape(out[0])), np.sum(inverse_transposed(a) * t_a, axis=(-2, -1)))
 
 
 # Points where LAPACK's choice of each eigenvector's sign does not flip within finite differences' step
@@ -1211,6 +1283,16 @@ def einsum_grad_rule(out, grad, subscripts, which, like, op0, op1=None, op2=None
              + einsum_grad(grad, subscripts, which, like, op0, t_op1, op2, op3) * (which != 1)
              + einsum_grad(grad, subscripts, which, like, op0, op1, t_op2, op3) * (which != 2)
              + einsum_grad(grad, subscripts, which, like, op0, op1, op2, t_op3) * (which != 3))
+
+
+@tangent(det_cofactors, examples=({"a": (3, 3)}, {"a": (2, 3, 3)}) + _SINGULAR_POINTS)
+def det_cofactors_rule(out, a, t_a):
+    t_out = det_cofactors_jvp(a, t_a)
+
+
+@tangent(inverse_transposed, examples=_SQUARE)
+def inverse_transposed_rule(out, a, t_a):
+    t_out = -np.matmul(out, np.matmul(np.swapaxes(t_a, -1, -2), out))  # the tangent of inv(a), transposed
 
 
 @tangent(matrix_power_grad, examples=({"grad": (3, 3), "a": (3, 3), "n": 3},))
