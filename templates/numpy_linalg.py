@@ -802,24 +802,49 @@ def det(out, a, t_a):
 _SPD = np.array([[2.0, 0.3, 0.1], [0.3, 1.5, -0.2], [0.1, -0.2, 1.2]])
 
 
-@adjoint(np.linalg.cholesky, examples=({"a": _SPD}, {"a": np.stack([_SPD, _SPD.T @ _SPD])}))
-def cholesky(out, a, d_out):
-    # NumPy reads only the lower triangle of a, so the adjoint is the lower triangle's: an element
-    # below the diagonal stands for itself and its mirror image (Murray 2016, then folded)
-    lower_t = np.swapaxes(out, -1, -2)
-    middle = np.matmul(lower_t, d_out)
+# NumPy 2's upper=True reads a's upper triangle and returns the upper factor: the lower rule, transposed
+_CHOLESKY_UPPER = np.lib.NumpyVersion(np.__version__) >= "2.0.0"
+_SPD_UNDER_NOISE = np.tril(_SPD) + np.triu(np.array([[0.0, 9.0, -4.0], [0.0, 0.0, 7.0], [0.0, 0.0, 0.0]]))
+_CHOLESKY_POINTS = ({"a": _SPD}, {"a": np.stack([_SPD, _SPD.T @ _SPD])}, {"a": _SPD_UNDER_NOISE}) + (
+    ({"a": _SPD_UNDER_NOISE.T, "upper": True}, {"a": np.stack([_SPD, _SPD.T @ _SPD]), "upper": True})
+    if _CHOLESKY_UPPER else ())
+
+
+def cholesky_triangle(upper):
+    """The triangle ``np.linalg.cholesky(a, upper=upper)`` reads ("U" or "L", as eigh's ``UPLO``)."""
+    return "U" if upper else "L"
+
+
+nondifferentiable(cholesky_triangle)
+
+
+def transposed_if(x, flag):
+    """``x`` with its last two axes swapped where ``flag`` is true (a missing tangent, the number 0, as it is)."""
+    if not flag or np.ndim(x) < 2:
+        return x
+    return np.swapaxes(x, -1, -2)
+
+
+@adjoint(np.linalg.cholesky, examples=_CHOLESKY_POINTS)
+def cholesky(out, a, *, upper=False, d_out):
+    # NumPy reads only one triangle of a (the lower; the upper with upper=True), so the adjoint is that
+    # triangle's: an element off the diagonal stands for itself and its mirror image (Murray 2016, then
+    # folded).  The upper factor is the lower one of the same symmetric matrix, transposed.
+    lower = transposed_if(out, upper)
+    lower_t = np.swapaxes(lower, -1, -2)
+    middle = np.matmul(lower_t, transposed_if(d_out, upper))
     middle = np.tril(middle) - 0.5 * middle * np.eye(np.shape(a)[-1])
     left = np.linalg.solve(lower_t, middle)
     both = np.swapaxes(np.linalg.solve(lower_t, np.swapaxes(left, -1, -2)), -1, -2)
-    both = both + np.swapaxes(both, -1, -2)
-    d_a = np.tril(both) - 0.5 * both * np.eye(np.shape(a)[-1])
+    d_a = symmetric_adjoint(both + np.swapaxes(both, -1, -2), cholesky_triangle(upper))
 
 
 @tangent(np.linalg.cholesky)
-def cholesky(out, a, t_a):
-    seen = np.tril(t_a) + np.swapaxes(np.tril(t_a, -1), -1, -2)  # the symmetric matrix NumPy reads
-    inner = np.linalg.solve(out, np.swapaxes(np.linalg.solve(out, seen), -1, -2))  # L^-1 seen L^-T
-    t_out = np.matmul(out, np.tril(inner) - 0.5 * inner * np.eye(np.shape(a)[-1]))
+def cholesky(out, a, *, upper=False, t_a):
+    lower = transposed_if(out, upper)
+    seen = symmetric_seen(t_a, cholesky_triangle(upper))  # the symmetric matrix NumPy reads
+    inner = np.linalg.solve(lower, np.swapaxes(np.linalg.solve(lower, seen), -1, -2))  # L^-1 seen L^-T
+    t_out = transposed_if(np.matmul(lower, np.tril(inner) - 0.5 * inner * np.eye(np.shape(a)[-1])), upper)
 
 
 def _spectral_weights(x, ord, axis):
@@ -911,6 +936,22 @@ def symmetric_adjoint(both, UPLO):
     if UPLO == "U":
         return np.triu(both) - 0.5 * both * eye
     return np.tril(both) - 0.5 * both * eye
+
+
+def hermitian_seen(t, hermitian):
+    """The matrix ``np.linalg.pinv`` and ``np.linalg.svd`` read with ``hermitian=True`` (through eigh: the
+    lower triangle, mirrored); ``t`` itself otherwise, and a missing tangent (the number 0) as it is."""
+    if not hermitian or np.ndim(t) < 2:
+        return t
+    return symmetric_seen(t, "L")
+
+
+def hermitian_adjoint(g, hermitian):
+    """The adjoint of ``hermitian_seen``: with ``hermitian=True``, that of the lower triangle read, given
+    ``g`` that of the matrix seen (each element off the diagonal counts for itself and its mirror image)."""
+    if not hermitian or np.ndim(g) < 2:
+        return g
+    return symmetric_adjoint(g + np.swapaxes(g, -1, -2), "L")
 
 
 _SYMMETRIC_BOTH = _SYMMETRIC + tuple(dict(e, UPLO="U") for e in _SYMMETRIC) + ({"a": _SYMMETRIC[0]["a"], "UPLO": "L"},)
@@ -1059,20 +1100,27 @@ def svd_vectors_adjoint(factors, seeds, compute_uv):
             + np.matmul(u, np.swapaxes(outside_v, -1, -2)))
 
 
+_SYMMETRIC_UNDER_NOISE = np.tril(_SYMMETRIC[0]["a"]) + np.triu(np.array([[0.0, 5.0, -2.0], [0.0, 0.0, 3.0], [0.0, 0.0, 0.0]]))
+
+
 @adjoint(np.linalg.svd, items=_svd_items, examples=_SVD_POINTS + tuple(dict(e, compute_uv=False) for e in _SVD_POINTS)
-         + ({"a": _SVD_POINTS[2]["a"], "full_matrices": True, "compute_uv": False},), returns_sequence=True)
+         + ({"a": _SVD_POINTS[2]["a"], "full_matrices": True, "compute_uv": False},
+            {"a": _SYMMETRIC_UNDER_NOISE, "hermitian": True},
+            {"a": _SYMMETRIC_UNDER_NOISE, "hermitian": True, "compute_uv": False}), returns_sequence=True)
 def svd(out, a, full_matrices=True, compute_uv=True, hermitian=False, *, d_out):
     # Townsend (2016), with F[i, j] = 1 / (s[j]**2 - s[i]**2) (distinct singular values, none 0):
     # u (F * (u^T du - du^T u) S + diag(ds) + S F * (v^T dv - dv^T v)) v^T + the parts outside u's and v's span
-    factors = svd_factors(out, a, full_matrices, compute_uv)
+    # (with hermitian=True, that of the matrix NumPy reads, folded back onto its lower triangle)
+    factors = svd_factors(out, hermitian_seen(a, hermitian), full_matrices, compute_uv)
     seeds = svd_seeds(d_out, factors, compute_uv)
-    d_a = (np.matmul(factors[0] * np.expand_dims(seeds[1], -2), factors[2])
-           + svd_vectors_adjoint(factors, seeds, compute_uv))
+    d_a = hermitian_adjoint(np.matmul(factors[0] * np.expand_dims(seeds[1], -2), factors[2])
+                            + svd_vectors_adjoint(factors, seeds, compute_uv), hermitian)
 
 
 @tangent(np.linalg.svd)
 def svd(out, a, full_matrices=True, compute_uv=True, hermitian=False, *, t_a):
-    t_out = svd_tangent(svd_factors(out, a, full_matrices, compute_uv), t_a, compute_uv)
+    t_out = svd_tangent(svd_factors(out, hermitian_seen(a, hermitian), full_matrices, compute_uv),
+                        hermitian_seen(t_a, hermitian), compute_uv)
 
 
 def svd_tangent(factors, t_a, compute_uv):
@@ -1128,25 +1176,33 @@ def multi_dot(out, arrays, *, t_arrays):
     t_out = multi_dot_jvp(arrays, t_arrays)
 
 
-@adjoint(np.linalg.pinv, zero_derivative=("rcond", "rtol"), examples=({"a": (3, 3)}, {"a": (4, 2)}, {"a": (2, 4)}, {"a": (2, 3, 2)}))
+_PINV_POINTS = ({"a": (3, 3)}, {"a": (4, 2)}, {"a": (2, 4)}, {"a": (2, 3, 2)},
+                {"a": _SPD_UNDER_NOISE, "hermitian": True}, {"a": _SYMMETRIC[1]["a"], "hermitian": True})
+
+
+@adjoint(np.linalg.pinv, zero_derivative=("rcond", "rtol"), examples=_PINV_POINTS)
 def pinv(out, a, rcond=None, hermitian=False, *, rtol=None, d_out):
     # Golub and Pereyra, where the rank does not change: with X = pinv(a) and G = d_out,
-    # -X^T G X^T + (I - a X) G^T X X^T + X^T X G^T (I - X a)
+    # -X^T G X^T + (I - a X) G^T X X^T + X^T X G^T (I - X a); with hermitian=True, of the matrix NumPy
+    # reads (the lower triangle, mirrored), folded back onto that triangle
+    seen = hermitian_seen(a, hermitian)
     x_t = np.swapaxes(out, -1, -2)
     g_t = np.swapaxes(d_out, -1, -2)
-    rows = np.eye(np.shape(a)[-2]) - np.matmul(a, out)
-    cols = np.eye(np.shape(a)[-1]) - np.matmul(out, a)
-    d_a = (-np.matmul(x_t, np.matmul(d_out, x_t)) + np.matmul(rows, np.matmul(g_t, np.matmul(out, x_t)))
-           + np.matmul(np.matmul(x_t, out), np.matmul(g_t, cols)))
+    rows = np.eye(np.shape(a)[-2]) - np.matmul(seen, out)
+    cols = np.eye(np.shape(a)[-1]) - np.matmul(out, seen)
+    d_a = hermitian_adjoint(-np.matmul(x_t, np.matmul(d_out, x_t)) + np.matmul(rows, np.matmul(g_t, np.matmul(out, x_t)))
+                            + np.matmul(np.matmul(x_t, out), np.matmul(g_t, cols)), hermitian)
 
 
 @tangent(np.linalg.pinv)
 def pinv(out, a, rcond=None, hermitian=False, *, rtol=None, t_a):
-    t_a_t = np.swapaxes(t_a, -1, -2)
+    seen = hermitian_seen(a, hermitian)
+    moved = hermitian_seen(t_a, hermitian)
+    t_a_t = np.swapaxes(moved, -1, -2)
     x_t = np.swapaxes(out, -1, -2)
-    rows = np.eye(np.shape(a)[-2]) - np.matmul(a, out)
-    cols = np.eye(np.shape(a)[-1]) - np.matmul(out, a)
-    t_out = (-np.matmul(out, np.matmul(t_a, out)) + np.matmul(np.matmul(out, x_t), np.matmul(t_a_t, rows))
+    rows = np.eye(np.shape(a)[-2]) - np.matmul(seen, out)
+    cols = np.eye(np.shape(a)[-1]) - np.matmul(out, seen)
+    t_out = (-np.matmul(out, np.matmul(moved, out)) + np.matmul(np.matmul(out, x_t), np.matmul(t_a_t, rows))
              + np.matmul(cols, np.matmul(t_a_t, np.matmul(x_t, out))))
 
 
