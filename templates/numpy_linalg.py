@@ -632,6 +632,16 @@ def inverse_transposed(a: Any) -> np.ndarray:
         return np.matmul(u / np.expand_dims(s, -2), vh)
 
 
+def zero_safe_product(scale: Any, x: Any) -> Any:
+    """``scale * x``, with 0 times inf or nan taken as 0: a zero seed (the adjoint of log|det| where only
+    slogdet's sign is used) contributes nothing, even at a singular matrix where ``x`` is not finite."""
+    with np.errstate(invalid="ignore"):
+        product = scale * x
+    if np.all(np.isfinite(product)):
+        return product
+    return np.where(np.asarray(scale) == 0, 0.0, product)
+
+
 nondifferentiable(norm_order, norm_max_weights, norm_singular_weights, tensordot_adjoint_plan, kron_axes, inner_axes)
 spell_module("np.linalg", np.linalg)  # generated code writes np.linalg.solve
 
@@ -908,7 +918,7 @@ def norm(out, x, ord=None, axis=None, keepdims=False, *, t_x):
 def slogdet(out, a, d_out):
     # out is (sign, log|det|); the sign is piecewise constant: only log|det| carries the derivative,
     # inv(a)^T (infinite where a is singular and log|det| is -inf: see inverse_transposed)
-    d_a = np.expand_dims(d_out[1], (-2, -1)) * inverse_transposed(a)
+    d_a = zero_safe_product(np.expand_dims(d_out[1], (-2, -1)), inverse_transposed(a))
 
 
 @tangent(np.linalg.slogdet)
@@ -1344,6 +1354,11 @@ def einsum_grad_rule(out, grad, subscripts, which, like, op0, op1=None, op2=None
 @tangent(det_cofactors, examples=({"a": (3, 3)}, {"a": (2, 3, 3)}) + _SINGULAR_POINTS)
 def det_cofactors_rule(out, a, t_a):
     t_out = det_cofactors_jvp(a, t_a)
+
+
+@tangent(zero_safe_product, examples=({"scale": (2, 1, 1), "x": (2, 3, 3)}, {"scale": (), "x": (3,)}))
+def zero_safe_product_rule(out, scale, x, t_scale, t_x):
+    t_out = zero_safe_product(t_scale, x) + zero_safe_product(scale, t_x)  # bilinear, with 0 * inf = 0
 
 
 @tangent(inverse_transposed, examples=_SQUARE)
