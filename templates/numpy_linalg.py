@@ -1356,6 +1356,14 @@ def det_cofactors_rule(out, a, t_a):
     t_out = det_cofactors_jvp(a, t_a)
 
 
+# A third derivative of det would differentiate det_cofactors_jvp through the SVD's rule, which divides by
+# singular values and their gaps: at a (numerically) singular matrix rounding then gives a finite wrong
+# number.  Refused where it would be transformed, rather than risk it.
+declare(det_cofactors_jvp, refused="s2s_ad differentiates np.linalg.det to second order only (its third derivative "
+        "through the SVD is wrong near singular matrices); for higher orders write the determinant out (a 2 x 2 or "
+        "3 x 3 one as products of elements), or use np.linalg.slogdet where the matrix is regular")
+
+
 @tangent(zero_safe_product, examples=({"scale": (2, 1, 1), "x": (2, 3, 3)}, {"scale": (), "x": (3,)}))
 def zero_safe_product_rule(out, scale, x, t_scale, t_x):
     t_out = zero_safe_product(t_scale, x) + zero_safe_product(scale, t_x)  # bilinear, with 0 * inf = 0
