@@ -15,7 +15,7 @@ import numpy as np
 
 from s2s_ad.rules import adjoint, nondifferentiable, tangent, when_imported
 
-sla = None  # scipy.linalg, once imported (see _register)
+sla: Any = None  # scipy.linalg, once imported (see _register)
 
 
 def lu_items(permute_l: Any = False) -> int:
