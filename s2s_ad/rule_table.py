@@ -14,7 +14,7 @@ from . import rules
 _FAMILIES = (("Python operators", "operator", "operator"), ("Python builtins", "builtins", ""),
              ("math", "math", "math"), ("NumPy", "numpy", "np"), ("numpy.linalg", "numpy.linalg", "np.linalg"),
              ("numpy.fft", "numpy.fft", "np.fft"), ("numpy.random", "numpy.random", "np.random"),
-             ("scipy.special", "scipy.special", "scipy.special"))
+             ("scipy.linalg", "scipy.linalg", "scipy.linalg"), ("scipy.special", "scipy.special", "scipy.special"))
 
 
 def _written_name(fn: Any) -> Optional[tuple[str, str]]:
@@ -43,7 +43,7 @@ def rule_table() -> str:
     (between its ``<!-- rule table: begin -->`` and ``end`` markers).
     """
     rules.load_templates()
-    rules.load_deferred()  # the rules of libraries imported since the templates were (scipy.special)
+    rules.load_deferred()  # the rules of libraries imported since the templates were (scipy.linalg, scipy.special)
     rows: dict[str, dict[str, str]] = {family: {} for family, _, _ in _FAMILIES}
     for fns, mark in (([r.fn for r in rules.all_adjoint_rules() if _builtin(r)], ""),
                       ([r.fn for r in rules.tangent_only_rules() if _builtin(r)], "†"),
@@ -74,6 +74,7 @@ if __name__ == "__main__":
     parser.add_argument("--markdown", action="store_true", help="as the Markdown table of docs/rules.md")
     parser.parse_args()
     try:  # the list has SciPy's rules too, which register once it is imported
+        import scipy.linalg  # noqa: F401
         import scipy.special  # noqa: F401
     except ImportError:
         pass

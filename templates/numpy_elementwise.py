@@ -8,7 +8,7 @@ input's shape where broadcasting may have happened.
 """
 import numpy as np
 
-from s2s_ad.rules import adjoint, declare, method_alias, nondifferentiable, spell_module
+from s2s_ad.rules import adjoint, declare, method_alias, nondifferentiable, spell_module, tangent
 
 spell_module("np", np)  # generated code writes np.sin (numpy_linalg.py adds np.linalg)
 
@@ -282,6 +282,31 @@ def nan_to_num(out, x, copy=True, nan=0.0, posinf=None, neginf=None, *, d_out):
 def float_power(out, x1, x2, d_out):
     d_x1 = d_out * x2 * np.float_power(x1, x2 - 1 + (x2 == 0))  # as operator.pow
     d_x2 = d_out * out * np.log(x1 + (x1 == 0))
+
+
+# x1 * 2**x2 with x2 integers (NumPy refuses floats there): linear in x1, exactly (a change of the exponent)
+@adjoint(np.ldexp, elementwise=True, zero_derivative=("x2",), domain=(-2.0, 2.0), examples=(
+    {"x1": (4,), "x2": np.array([0, 3, -2, 1])}, {"x1": (), "x2": 5}, {"x1": (2, 3), "x2": np.array([-1, 0, 2])},
+    {"x1": (3,), "x2": -3}))
+def ldexp(out, x1, x2, d_out):
+    d_x1 = np.ldexp(d_out, x2)
+
+
+# x = mantissa * 2**exponent, the mantissa in [0.5, 1) (0 at 0): the exponent is an integer, piecewise
+# constant, without a derivative; the mantissa is x * 2**-exponent, of slope 2**-exponent (1 at 0, as x
+# itself there), which jumps where |x| crosses a power of 2
+_FREXP_POINTS = ({"x": np.array([3.0, -5.5, 0.3, 12.5])}, {"x": np.array([[0.7, -0.05], [100.0, -0.6]])},
+                 {"x": np.array(1.7)}, {"x": np.array([-0.3, 0.6])})
+
+
+@adjoint(np.frexp, items=2, returns_sequence=True, examples=_FREXP_POINTS)
+def frexp(out, x, d_out):
+    d_x = np.ldexp(d_out[0], -out[1])
+
+
+@tangent(np.frexp)
+def frexp_tangent(out, x, t_x):
+    t_out = (np.ldexp(t_x, -out[1]), np.zeros(np.shape(out[1])))
 
 
 @adjoint(np.copysign, elementwise=True, zero_derivative=("x2",), domain=(-0.8, 0.8), examples=(

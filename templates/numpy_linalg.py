@@ -570,6 +570,78 @@ def multi_dot_grad_jvp(grad: Any, t_grad: Any, arrays: Any, tangents: Any) -> li
     return as_given(total, given, grad)
 
 
+# -- the determinant's derivative, everywhere: singular matrices included --------------------------
+# d det(a) = <cof(a), da>, with cof(a) = adj(a)^T the matrix of cofactors: det(a) a^-T where a is
+# invertible, but a polynomial in a's elements, defined (and smooth) everywhere.  Computed from the SVD
+# a = u diag(s) v^T, where cof(a) = det(u) det(v) u diag(c) v^T with c[i] the product of the s[k] for
+# k != i: no division, so a singular matrix (one s[k] = 0: cof(a) of rank 1; two or more: cof(a) = 0)
+# gives the exact cofactors, where det(a) inv(a)^T raises or divides 0 by 0.
+
+def _products_but(s: np.ndarray) -> np.ndarray:
+    """``p[..., i, j]``, the product of the ``s[..., k]`` for k other than i and j (for i = j, other
+    than i): each row of ``s`` with its own element set to 1, times the products before and after each
+    element (O(n^2), no division, so exact where some ``s`` are 0)."""
+    n = s.shape[-1]
+    rows = np.where(np.eye(n, dtype=bool), 1.0, np.expand_dims(s, -2))  # row i: s with s[i] = 1
+    ones = np.ones(rows.shape[:-1] + (1,))
+    before = np.concatenate([ones, np.cumprod(rows[..., :-1], axis=-1)], axis=-1)
+    after = np.concatenate([np.flip(np.cumprod(np.flip(rows[..., 1:], -1), axis=-1), -1), ones], axis=-1)
+    return before * after
+
+
+def _orientation(u: np.ndarray, vh: np.ndarray) -> np.ndarray:
+    """det(u) det(vh) (each +1 or -1) for the SVD's factors, shaped to scale a stack of matrices."""
+    return np.expand_dims(np.linalg.det(u) * np.linalg.det(vh), (-2, -1))
+
+
+def det_cofactors(a: Any) -> np.ndarray:
+    """The derivative of ``np.linalg.det(a)``: the matrix of cofactors, ``adj(a)^T`` (batched over
+    leading axes), exact at singular matrices too (see above)."""
+    a = np.asarray(a, dtype=float)
+    if a.shape[-1] == 0:
+        return np.zeros(a.shape)
+    u, s, vh = np.linalg.svd(a)
+    products = np.diagonal(_products_but(s), 0, -2, -1)
+    return _orientation(u, vh) * np.matmul(u * np.expand_dims(products, -2), vh)
+
+
+def det_cofactors_jvp(a: Any, t: Any) -> np.ndarray:
+    """The tangent of ``det_cofactors(a)`` along ``t``: the determinant's second derivative, exact at
+    singular matrices too.  In the SVD's frame, with m = u^T t v, the tangent of the cofactors of
+    diag(s) is k[i, i] = sum over j != i of p[i, j] m[j, j] and k[i, j] = -p[i, j] m[j, i] (p from
+    ``_products_but``); the result is det(u) det(v) u k v^T."""
+    a = np.asarray(a, dtype=float)
+    if _is_missing(t) or a.shape[-1] == 0:
+        return np.zeros(a.shape)
+    u, s, vh = np.linalg.svd(a)
+    n = a.shape[-1]
+    eye = np.eye(n)
+    moved = np.matmul(np.swapaxes(u, -1, -2), np.matmul(t, np.swapaxes(vh, -1, -2)))
+    products = _products_but(s) * (1.0 - eye)  # p[i, j] for i != j
+    diagonal = np.matmul(products, np.expand_dims(np.diagonal(moved, 0, -2, -1), -1))[..., 0]
+    k = np.expand_dims(diagonal, -1) * eye - products * np.swapaxes(moved, -1, -2)
+    return _orientation(u, vh) * np.matmul(u, np.matmul(k, vh))
+
+
+def inverse_transposed(a: Any) -> np.ndarray:
+    """``inv(a)^T``, the derivative of log|det(a)| (``np.linalg.slogdet``): from the SVD, so that a
+    singular matrix, where log|det| is -inf, gives inf or nan (as 1/0 and 0/0) rather than raising."""
+    a = np.asarray(a, dtype=float)
+    u, s, vh = np.linalg.svd(a)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.matmul(u / np.expand_dims(s, -2), vh)
+
+
+def zero_safe_product(scale: Any, x: Any) -> Any:
+    """``scale * x``, with 0 times inf or nan taken as 0: a zero seed (the adjoint of log|det| where only
+    slogdet's sign is used) contributes nothing, even at a singular matrix where ``x`` is not finite."""
+    with np.errstate(invalid="ignore"):
+        product = scale * x
+    if np.all(np.isfinite(product)):
+        return product
+    return np.where(np.asarray(scale) == 0, 0.0, product)
+
+
 nondifferentiable(norm_order, norm_max_weights, norm_singular_weights, tensordot_adjoint_plan, kron_axes, inner_axes)
 spell_module("np.linalg", np.linalg)  # generated code writes np.linalg.solve
 
@@ -719,37 +791,71 @@ def solve(out, a, b, t_a, t_b):
     t_out = np.reshape(np.linalg.solve(a, solve_columns(t_b, a, b) - np.matmul(t_a, solve_columns(out, a, b))), np.shape(out))
 
 
-@adjoint(np.linalg.det, examples=_SQUARE)
+# Singular points: of rank 2 (one zero singular value: the cofactors are of rank 1), of rank 1 (the
+# cofactors are 0, the second derivative is not), and 0 (both are 0); a batch mixing them
+_SINGULAR = (np.array([[50.0, -30.0, 45.0], [-30.0, 90.0, -81.0], [45.0, -81.0, 81.0]]) / 50.0,
+             np.array([[36.0, -42.0, 18.0], [-42.0, 49.0, -21.0], [18.0, -21.0, 9.0]]) / 40.0)
+_SINGULAR_POINTS = tuple({"a": m} for m in _SINGULAR) + (
+    {"a": np.zeros((2, 2))}, {"a": np.stack([_SINGULAR[0], np.eye(3) + 0.1, _SINGULAR[1]])}, {"a": (1, 1)})
+
+
+@adjoint(np.linalg.det, examples=_SQUARE + _SINGULAR_POINTS)
 def det(out, a, d_out):
-    d_a = np.expand_dims(d_out * out, (-2, -1)) * np.swapaxes(np.linalg.inv(a), -1, -2)
+    # the cofactors, not det(a) inv(a)^T: defined at singular matrices too (det_cofactors)
+    d_a = np.expand_dims(d_out, (-2, -1)) * det_cofactors(a)
 
 
 @tangent(np.linalg.det)
 def det(out, a, t_a):
-    t_out = out * np.sum(np.swapaxes(np.linalg.inv(a), -1, -2) * t_a, axis=(-2, -1))
+    t_out = np.sum(det_cofactors(a) * t_a, axis=(-2, -1))
 
 
 _SPD = np.array([[2.0, 0.3, 0.1], [0.3, 1.5, -0.2], [0.1, -0.2, 1.2]])
 
 
-@adjoint(np.linalg.cholesky, examples=({"a": _SPD}, {"a": np.stack([_SPD, _SPD.T @ _SPD])}))
-def cholesky(out, a, d_out):
-    # NumPy reads only the lower triangle of a, so the adjoint is the lower triangle's: an element
-    # below the diagonal stands for itself and its mirror image (Murray 2016, then folded)
-    lower_t = np.swapaxes(out, -1, -2)
-    middle = np.matmul(lower_t, d_out)
+# NumPy 2's upper=True reads a's upper triangle and returns the upper factor: the lower rule, transposed
+_CHOLESKY_UPPER = np.lib.NumpyVersion(np.__version__) >= "2.0.0"
+_SPD_UNDER_NOISE = np.tril(_SPD) + np.triu(np.array([[0.0, 9.0, -4.0], [0.0, 0.0, 7.0], [0.0, 0.0, 0.0]]))
+_CHOLESKY_POINTS = ({"a": _SPD}, {"a": np.stack([_SPD, _SPD.T @ _SPD])}, {"a": _SPD_UNDER_NOISE}) + (
+    ({"a": _SPD_UNDER_NOISE.T, "upper": True}, {"a": np.stack([_SPD, _SPD.T @ _SPD]), "upper": True})
+    if _CHOLESKY_UPPER else ())
+
+
+def cholesky_triangle(upper):
+    """The triangle ``np.linalg.cholesky(a, upper=upper)`` reads ("U" or "L", as eigh's ``UPLO``)."""
+    return "U" if upper else "L"
+
+
+nondifferentiable(cholesky_triangle)
+
+
+def transposed_if(x, flag):
+    """``x`` with its last two axes swapped where ``flag`` is true (a missing tangent, the number 0, as it is)."""
+    if not flag or np.ndim(x) < 2:
+        return x
+    return np.swapaxes(x, -1, -2)
+
+
+@adjoint(np.linalg.cholesky, examples=_CHOLESKY_POINTS)
+def cholesky(out, a, *, upper=False, d_out):
+    # NumPy reads only one triangle of a (the lower; the upper with upper=True), so the adjoint is that
+    # triangle's: an element off the diagonal stands for itself and its mirror image (Murray 2016, then
+    # folded).  The upper factor is the lower one of the same symmetric matrix, transposed.
+    lower = transposed_if(out, upper)
+    lower_t = np.swapaxes(lower, -1, -2)
+    middle = np.matmul(lower_t, transposed_if(d_out, upper))
     middle = np.tril(middle) - 0.5 * middle * np.eye(np.shape(a)[-1])
     left = np.linalg.solve(lower_t, middle)
     both = np.swapaxes(np.linalg.solve(lower_t, np.swapaxes(left, -1, -2)), -1, -2)
-    both = both + np.swapaxes(both, -1, -2)
-    d_a = np.tril(both) - 0.5 * both * np.eye(np.shape(a)[-1])
+    d_a = symmetric_adjoint(both + np.swapaxes(both, -1, -2), cholesky_triangle(upper))
 
 
 @tangent(np.linalg.cholesky)
-def cholesky(out, a, t_a):
-    seen = np.tril(t_a) + np.swapaxes(np.tril(t_a, -1), -1, -2)  # the symmetric matrix NumPy reads
-    inner = np.linalg.solve(out, np.swapaxes(np.linalg.solve(out, seen), -1, -2))  # L^-1 seen L^-T
-    t_out = np.matmul(out, np.tril(inner) - 0.5 * inner * np.eye(np.shape(a)[-1]))
+def cholesky(out, a, *, upper=False, t_a):
+    lower = transposed_if(out, upper)
+    seen = symmetric_seen(t_a, cholesky_triangle(upper))  # the symmetric matrix NumPy reads
+    inner = np.linalg.solve(lower, np.swapaxes(np.linalg.solve(lower, seen), -1, -2))  # L^-1 seen L^-T
+    t_out = transposed_if(np.matmul(lower, np.tril(inner) - 0.5 * inner * np.eye(np.shape(a)[-1])), upper)
 
 
 def _spectral_weights(x, ord, axis):
@@ -811,13 +917,14 @@ def norm(out, x, ord=None, axis=None, keepdims=False, *, t_x):
 
 @adjoint(np.linalg.slogdet, items=2, examples=_SQUARE, returns_sequence=True)
 def slogdet(out, a, d_out):
-    # out is (sign, log|det|); the sign is piecewise constant: only log|det| carries the derivative
-    d_a = np.expand_dims(d_out[1], (-2, -1)) * np.swapaxes(np.linalg.inv(a), -1, -2)
+    # out is (sign, log|det|); the sign is piecewise constant: only log|det| carries the derivative,
+    # inv(a)^T (infinite where a is singular and log|det| is -inf: see inverse_transposed)
+    d_a = zero_safe_product(np.expand_dims(d_out[1], (-2, -1)), inverse_transposed(a))
 
 
 @tangent(np.linalg.slogdet)
 def slogdet(out, a, t_a):
-    t_out = (np.zeros(np.shape(out[0])), np.sum(np.swapaxes(np.linalg.inv(a), -1, -2) * t_a, axis=(-2, -1)))
+    t_out = (np.zeros(np.shape(out[0])), np.sum(inverse_transposed(a) * t_a, axis=(-2, -1)))
 
 
 # Points where LAPACK's choice of each eigenvector's sign does not flip within finite differences' step
@@ -840,6 +947,22 @@ def symmetric_adjoint(both, UPLO):
     if UPLO == "U":
         return np.triu(both) - 0.5 * both * eye
     return np.tril(both) - 0.5 * both * eye
+
+
+def hermitian_seen(t, hermitian):
+    """The matrix ``np.linalg.pinv`` and ``np.linalg.svd`` read with ``hermitian=True`` (through eigh: the
+    lower triangle, mirrored); ``t`` itself otherwise, and a missing tangent (the number 0) as it is."""
+    if not hermitian or np.ndim(t) < 2:
+        return t
+    return symmetric_seen(t, "L")
+
+
+def hermitian_adjoint(g, hermitian):
+    """The adjoint of ``hermitian_seen``: with ``hermitian=True``, that of the lower triangle read, given
+    ``g`` that of the matrix seen (each element off the diagonal counts for itself and its mirror image)."""
+    if not hermitian or np.ndim(g) < 2:
+        return g
+    return symmetric_adjoint(g + np.swapaxes(g, -1, -2), "L")
 
 
 _SYMMETRIC_BOTH = _SYMMETRIC + tuple(dict(e, UPLO="U") for e in _SYMMETRIC) + ({"a": _SYMMETRIC[0]["a"], "UPLO": "L"},)
@@ -988,20 +1111,27 @@ def svd_vectors_adjoint(factors, seeds, compute_uv):
             + np.matmul(u, np.swapaxes(outside_v, -1, -2)))
 
 
+_SYMMETRIC_UNDER_NOISE = np.tril(_SYMMETRIC[0]["a"]) + np.triu(np.array([[0.0, 5.0, -2.0], [0.0, 0.0, 3.0], [0.0, 0.0, 0.0]]))
+
+
 @adjoint(np.linalg.svd, items=_svd_items, examples=_SVD_POINTS + tuple(dict(e, compute_uv=False) for e in _SVD_POINTS)
-         + ({"a": _SVD_POINTS[2]["a"], "full_matrices": True, "compute_uv": False},), returns_sequence=True)
+         + ({"a": _SVD_POINTS[2]["a"], "full_matrices": True, "compute_uv": False},
+            {"a": _SYMMETRIC_UNDER_NOISE, "hermitian": True},
+            {"a": _SYMMETRIC_UNDER_NOISE, "hermitian": True, "compute_uv": False}), returns_sequence=True)
 def svd(out, a, full_matrices=True, compute_uv=True, hermitian=False, *, d_out):
     # Townsend (2016), with F[i, j] = 1 / (s[j]**2 - s[i]**2) (distinct singular values, none 0):
     # u (F * (u^T du - du^T u) S + diag(ds) + S F * (v^T dv - dv^T v)) v^T + the parts outside u's and v's span
-    factors = svd_factors(out, a, full_matrices, compute_uv)
+    # (with hermitian=True, that of the matrix NumPy reads, folded back onto its lower triangle)
+    factors = svd_factors(out, hermitian_seen(a, hermitian), full_matrices, compute_uv)
     seeds = svd_seeds(d_out, factors, compute_uv)
-    d_a = (np.matmul(factors[0] * np.expand_dims(seeds[1], -2), factors[2])
-           + svd_vectors_adjoint(factors, seeds, compute_uv))
+    d_a = hermitian_adjoint(np.matmul(factors[0] * np.expand_dims(seeds[1], -2), factors[2])
+                            + svd_vectors_adjoint(factors, seeds, compute_uv), hermitian)
 
 
 @tangent(np.linalg.svd)
 def svd(out, a, full_matrices=True, compute_uv=True, hermitian=False, *, t_a):
-    t_out = svd_tangent(svd_factors(out, a, full_matrices, compute_uv), t_a, compute_uv)
+    t_out = svd_tangent(svd_factors(out, hermitian_seen(a, hermitian), full_matrices, compute_uv),
+                        hermitian_seen(t_a, hermitian), compute_uv)
 
 
 def svd_tangent(factors, t_a, compute_uv):
@@ -1057,25 +1187,33 @@ def multi_dot(out, arrays, *, t_arrays):
     t_out = multi_dot_jvp(arrays, t_arrays)
 
 
-@adjoint(np.linalg.pinv, zero_derivative=("rcond", "rtol"), examples=({"a": (3, 3)}, {"a": (4, 2)}, {"a": (2, 4)}, {"a": (2, 3, 2)}))
+_PINV_POINTS = ({"a": (3, 3)}, {"a": (4, 2)}, {"a": (2, 4)}, {"a": (2, 3, 2)},
+                {"a": _SPD_UNDER_NOISE, "hermitian": True}, {"a": _SYMMETRIC[1]["a"], "hermitian": True})
+
+
+@adjoint(np.linalg.pinv, zero_derivative=("rcond", "rtol"), examples=_PINV_POINTS)
 def pinv(out, a, rcond=None, hermitian=False, *, rtol=None, d_out):
     # Golub and Pereyra, where the rank does not change: with X = pinv(a) and G = d_out,
-    # -X^T G X^T + (I - a X) G^T X X^T + X^T X G^T (I - X a)
+    # -X^T G X^T + (I - a X) G^T X X^T + X^T X G^T (I - X a); with hermitian=True, of the matrix NumPy
+    # reads (the lower triangle, mirrored), folded back onto that triangle
+    seen = hermitian_seen(a, hermitian)
     x_t = np.swapaxes(out, -1, -2)
     g_t = np.swapaxes(d_out, -1, -2)
-    rows = np.eye(np.shape(a)[-2]) - np.matmul(a, out)
-    cols = np.eye(np.shape(a)[-1]) - np.matmul(out, a)
-    d_a = (-np.matmul(x_t, np.matmul(d_out, x_t)) + np.matmul(rows, np.matmul(g_t, np.matmul(out, x_t)))
-           + np.matmul(np.matmul(x_t, out), np.matmul(g_t, cols)))
+    rows = np.eye(np.shape(a)[-2]) - np.matmul(seen, out)
+    cols = np.eye(np.shape(a)[-1]) - np.matmul(out, seen)
+    d_a = hermitian_adjoint(-np.matmul(x_t, np.matmul(d_out, x_t)) + np.matmul(rows, np.matmul(g_t, np.matmul(out, x_t)))
+                            + np.matmul(np.matmul(x_t, out), np.matmul(g_t, cols)), hermitian)
 
 
 @tangent(np.linalg.pinv)
 def pinv(out, a, rcond=None, hermitian=False, *, rtol=None, t_a):
-    t_a_t = np.swapaxes(t_a, -1, -2)
+    seen = hermitian_seen(a, hermitian)
+    moved = hermitian_seen(t_a, hermitian)
+    t_a_t = np.swapaxes(moved, -1, -2)
     x_t = np.swapaxes(out, -1, -2)
-    rows = np.eye(np.shape(a)[-2]) - np.matmul(a, out)
-    cols = np.eye(np.shape(a)[-1]) - np.matmul(out, a)
-    t_out = (-np.matmul(out, np.matmul(t_a, out)) + np.matmul(np.matmul(out, x_t), np.matmul(t_a_t, rows))
+    rows = np.eye(np.shape(a)[-2]) - np.matmul(seen, out)
+    cols = np.eye(np.shape(a)[-1]) - np.matmul(out, seen)
+    t_out = (-np.matmul(out, np.matmul(moved, out)) + np.matmul(np.matmul(out, x_t), np.matmul(t_a_t, rows))
              + np.matmul(cols, np.matmul(t_a_t, np.matmul(x_t, out))))
 
 
@@ -1212,6 +1350,29 @@ def einsum_grad_rule(out, grad, subscripts, which, like, op0, op1=None, op2=None
              + einsum_grad(grad, subscripts, which, like, op0, t_op1, op2, op3) * (which != 1)
              + einsum_grad(grad, subscripts, which, like, op0, op1, t_op2, op3) * (which != 2)
              + einsum_grad(grad, subscripts, which, like, op0, op1, op2, t_op3) * (which != 3))
+
+
+@tangent(det_cofactors, examples=({"a": (3, 3)}, {"a": (2, 3, 3)}) + _SINGULAR_POINTS)
+def det_cofactors_rule(out, a, t_a):
+    t_out = det_cofactors_jvp(a, t_a)
+
+
+# A third derivative of det would differentiate det_cofactors_jvp through the SVD's rule, which divides by
+# singular values and their gaps: at a (numerically) singular matrix rounding then gives a finite wrong
+# number.  Refused where it would be transformed, rather than risk it.
+declare(det_cofactors_jvp, refused="s2s_ad differentiates np.linalg.det to second order only (its third derivative "
+        "through the SVD is wrong near singular matrices); for higher orders write the determinant out (a 2 x 2 or "
+        "3 x 3 one as products of elements), or use np.linalg.slogdet where the matrix is regular")
+
+
+@tangent(zero_safe_product, examples=({"scale": (2, 1, 1), "x": (2, 3, 3)}, {"scale": (), "x": (3,)}))
+def zero_safe_product_rule(out, scale, x, t_scale, t_x):
+    t_out = zero_safe_product(t_scale, x) + zero_safe_product(scale, t_x)  # bilinear, with 0 * inf = 0
+
+
+@tangent(inverse_transposed, examples=_SQUARE)
+def inverse_transposed_rule(out, a, t_a):
+    t_out = -np.matmul(out, np.matmul(np.swapaxes(t_a, -1, -2), out))  # the tangent of inv(a), transposed
 
 
 @tangent(matrix_power_grad, examples=({"grad": (3, 3), "a": (3, 3), "n": 3},))
