@@ -36,6 +36,7 @@ numbers never asks), and kept with the code in the tables keyed by types.
 """
 from __future__ import annotations
 
+import copy
 import functools
 import html
 import inspect
@@ -1191,15 +1192,20 @@ def _split_form_fallback(fn: Callable, backend: str) -> Warning:
         "compile")
 
 
-def _pullback(fn: Callable, primals: Sequence[Any], wrt: Optional[Sequence[str]]) -> tuple[Any, "Pullback"]:
+def _pullback(fn: Callable, primals: Sequence[Any], wrt: Optional[Sequence[str]],
+              keep: bool = True) -> tuple[Any, "Pullback"]:
     """``vjp``, its derivatives wanted by the parameters ``wrt`` alone (all the primals where None):
     only those are refused where a rule inside would lose their derivative (a constant ``c`` beside
-    them, or a default, may reach ``np.pad(a, 1, constant_values=c)``)."""
+    them, or a default, may reach ``np.pad(a, 1, constant_values=c)``).  With ``keep`` the pullback
+    holds copies of ``fn`` and ``primals`` (``_kept``); without, the caller promises not to change
+    them while it uses the pullback (``jacobian``'s rows, pulled back at once)."""
     if isinstance(fn, GradientFunction):
         raise TypeError("vjp of a gradient would be reverse over reverse, which s2s_ad does not do; "
                         "use s2s_ad.jvp of the gradient, or s2s_ad.hessian (forward over reverse)")
-    original = fn
     numpy_arrays_only(f"vjp of {getattr(fn, '__qualname__', fn)}", primals)
+    if keep:
+        fn, primals = _kept(fn, tuple(primals))
+    original = fn
     params, args = _bound_primals(fn, primals)
     visible = params[:len(primals)]
     fn, params, args = _without_prefix(fn, params, args)
@@ -1220,6 +1226,30 @@ def _pullback(fn: Callable, primals: Sequence[Any], wrt: Optional[Sequence[str]]
     pullback = Pullback(split, kinds, args, flat_args, out, tape, tree, result, positions, draws,
                         made_from=(original, tuple(primals), None if wrt is None else tuple(wrt)))
     return result, pullback
+
+
+def _kept(fn: Callable, primals: tuple) -> tuple[Callable, tuple]:
+    """``fn`` and ``primals`` as a pullback keeps them: copies of the caller's objects, arrays
+    included (a bound method's instance, a partial's arguments too), so that changing them after
+    ``vjp`` returned (``x -= lr * g``, a buffer filled again) changes nothing a ``vjp_fn`` call or
+    a pickled one reads: JAX's behaviour (docs/api.md, vjp).  ``deepcopy`` keeps one copy of an
+    object given twice.  Where an argument cannot be deep-copied (it holds a module, a lock), its
+    arrays and those of the lists, tuples and dicts holding them are copied."""
+    try:
+        return copy.deepcopy((fn, primals))
+    except Exception:  # (whatever an object's __deepcopy__ or __reduce_ex__ raises)
+        return fn, tuple(_arrays_copied(p) for p in primals)
+
+
+def _arrays_copied(value: Any) -> Any:
+    """``value`` with its NumPy arrays copied, in the lists, tuples and dicts that hold them."""
+    if isinstance(value, np.ndarray):
+        return value.copy()
+    if type(value) in (list, tuple):
+        return type(value)(_arrays_copied(v) for v in value)
+    if type(value) is dict:
+        return {k: _arrays_copied(v) for k, v in value.items()}
+    return value
 
 
 class Pullback:
