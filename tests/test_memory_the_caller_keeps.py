@@ -100,3 +100,42 @@ def test_a_methods_instance_changed_after_vjp():
     np.testing.assert_allclose(pullback(cotangent)[0], expected, rtol=1e-6, atol=1e-8)
     again = pickle.loads(pickle.dumps(pullback))
     np.testing.assert_allclose(again(cotangent)[0], expected, rtol=1e-6, atol=1e-8)
+
+
+# -- family 5: module-level arrays under the compiled backend --------------------------------------
+
+MODULE_LEVEL = [
+    (hm.global_weighted, lambda: hm.WEIGHTS),
+    (hm.global_in_a_loop, lambda: hm.WEIGHTS),
+    (hm.with_default_after, lambda: hm.WEIGHTS),
+    (hm.item_of_a_global_tuple, lambda: hm.PAIR[0]),
+    (hm.item_of_a_global_dict, lambda: hm.TABLE["w"]),
+    (hm.class_attribute, lambda: hm.Settings.scale),
+    (hm.weighted_by_cell, lambda: hm.CELL),
+]
+
+
+@pytest.mark.parametrize("f, array", MODULE_LEVEL, ids=[f.__name__ for f, _ in MODULE_LEVEL])
+def test_the_compiled_gradient_follows_a_module_level_array_changed_in_place(f, array):
+    pytest.importorskip("numba")
+    held = array()
+    kept = held.copy()
+    compiled = s2s_ad.value_and_grad(f, backend="numba")
+    python = s2s_ad.value_and_grad(f)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", CompileFallbackWarning)  # compiled, not run as Python
+            compiled(X)  # the first calls compile
+            s2s_ad.jvp(f, (X,), (np.array([1.0, -1.0, 0.5]),), backend="numba")
+            held *= 3.0
+            held[0] = -2.0
+            value, gradient = compiled(X)
+            tangent_value, tangent = s2s_ad.jvp(f, (X,), (np.array([1.0, -1.0, 0.5]),), backend="numba")
+        expected = numeric_grad(f, [X], 0)
+        np.testing.assert_allclose(gradient, expected, rtol=1e-6, atol=1e-8)
+        np.testing.assert_allclose(value, f(X), rtol=1e-12)
+        np.testing.assert_allclose(python(X)[1], gradient, rtol=1e-12)
+        np.testing.assert_allclose(tangent_value, f(X), rtol=1e-12)
+        np.testing.assert_allclose(tangent, expected @ np.array([1.0, -1.0, 0.5]), rtol=1e-6)
+    finally:
+        held[:] = kept
