@@ -644,6 +644,8 @@ class GradientFunction:
             _self_check(self, args, value, gradient if self._several and not self._wrap_single else (gradient,))
         if self._wrap_single:
             gradient = (gradient,)
+        if value.__class__ is np.ndarray:  # a 0-d array the function returned: maybe the caller's own
+            value = value.copy()
         return (value, gradient) if self._with_value else gradient
 
     def _call_with_containers(self, args: tuple, kinds: tuple, target: Optional[Target] = None) -> Any:
@@ -654,10 +656,13 @@ class GradientFunction:
         leaves = arguments.flat(args, kinds)
         loss, aux_leaves, gradient = _parts_returned(_run(_compiled(built.function), leaves), self._value_used,
                                                      self._has_aux)
+        aux_leaves = _owned_outputs(target, built.function, tuple(aux_leaves), leaves)
         held = leaves + tuple(aux_leaves)  # what the gradients must not share memory with: every leaf in, the aux out
         aux = containers.unflatten(built.aux_tree, aux_leaves) if self._has_aux else None
         if self._value_used and loss.__class__ is not float and np.ndim(loss) != 0:
             self._refuse_result(loss)
+        if loss.__class__ is np.ndarray:  # a 0-d array the function returned: maybe the caller's own
+            loss = loss.copy()
         params = list(self._signature.parameters)
         by = [kinds[params.index(w)] for w in self.wrt]
         primals = arguments.flat(tuple(args[params.index(w)] for w in self.wrt), tuple(by))
@@ -703,6 +708,18 @@ class GradientFunction:
 
     def __repr__(self) -> str:
         return f"<gradient of {getattr(self.fn, '__qualname__', self.fn)!s} with respect to {', '.join(self.wrt)}>"
+
+
+def _owned_outputs(target: Target, function: Callable, values: Any, held: tuple) -> Any:
+    """``values`` (an aux's leaves, ``jvp``'s primal output: a value, or a tuple or list of them) as
+    the caller gets them, sharing memory with nothing the caller holds (docs/api.md): not only the
+    arguments in ``held`` but a module-level array the function returned, and what an earlier call
+    returned.  Copied unless the code that made them returns only new objects of its own
+    (``aliasing.fresh_returns``); then compared with ``held`` alone.  Arrays that cannot be written
+    (JAX's) are never copied: nothing can see them shared."""
+    if getattr(function, "fresh_returns", False) or getattr(target, "memory", None) == "immutable":
+        return target.handed_out(values, held)
+    return target.handed_out(values, held, copy_all=True)
 
 
 def _parts_returned(returned: Any, with_value: bool, has_aux: bool) -> tuple[Any, tuple, Any]:
@@ -1094,7 +1111,9 @@ def jvp(fn: Callable, primals: Sequence[Any], tangents: Sequence[Any], backend: 
         return _gradient_jvp_by_leaf(fn, params, args, kinds, wrt, tuple(tangent_args))
     built = _tangent_built(fn, tuple(wrt), kinds, target)
     out, t_out = _run(built.function, arguments.flat(args, kinds) + tuple(tangent_args))
+    out = _owned_outputs(target, built.function, out, args + tuple(tangent_args))
     if built.result_tree is not None:
+        t_out = target.handed_out(t_out, args + tuple(tangent_args) + tuple(out))
         return containers.unflatten(built.result_tree, out), containers.unflatten(built.result_tree, t_out)
     if not target.alone(t_out):  # (as grad's gradients: see Target.alone)
         t_out = target.handed_out(t_out, args + tuple(tangent_args) + (out,))

@@ -139,3 +139,56 @@ def test_the_compiled_gradient_follows_a_module_level_array_changed_in_place(f, 
         np.testing.assert_allclose(tangent, expected @ np.array([1.0, -1.0, 0.5]), rtol=1e-6)
     finally:
         held[:] = kept
+
+
+# -- the promise: what a call returns is the caller's own ------------------------------------------
+
+def all_backends():
+    return ["python"] + ([pytest.param("numba")] if optional_import("numba") is not None else [])
+
+
+def shares(value, held):
+    return any(np.may_share_memory(value, h) for h in held)
+
+
+@pytest.mark.parametrize("backend", all_backends())
+@pytest.mark.parametrize("f", [hm.loss_and_the_argument, hm.loss_and_a_view, hm.loss_and_reversed,
+                               hm.loss_and_a_global], ids=lambda f: f.__name__)
+def test_an_aux_shares_memory_with_nothing_the_caller_holds(f, backend):
+    x = X.copy()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", CompileFallbackWarning)
+        gradient, aux = s2s_ad.grad(f, has_aux=True, backend=backend)(x)
+        again = s2s_ad.grad(f, has_aux=True, backend=backend)(x)[1]
+        (value, aux_with_value), _ = s2s_ad.value_and_grad(f, has_aux=True, backend=backend)(x)
+    expected_value, expected_aux = f(X.copy())
+    for got in (aux, again, aux_with_value):
+        np.testing.assert_array_equal(got, expected_aux)  # the values NumPy's own run gives
+        assert not shares(got, (x, hm.WEIGHTS, gradient))
+    assert aux is not again and not np.may_share_memory(aux, again)
+    np.testing.assert_allclose(gradient, numeric_grad(lambda v: f(v)[0], [X], 0), rtol=1e-6, atol=1e-8)
+    assert value == pytest.approx(expected_value)
+
+
+@pytest.mark.parametrize("backend", all_backends())
+@pytest.mark.parametrize("f", [hm.the_argument, hm.a_view, hm.reversed_argument, hm.a_global],
+                         ids=lambda f: f.__name__)
+def test_the_primal_output_of_jvp_shares_memory_with_nothing_the_caller_holds(f, backend):
+    x, tangent = X.copy(), np.array([1.0, 2.0, 3.0])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", CompileFallbackWarning)
+        out, t_out = s2s_ad.jvp(f, (x,), (tangent,), backend=backend)
+        again = s2s_ad.jvp(f, (x,), (tangent,), backend=backend)[0]
+    np.testing.assert_array_equal(out, f(X.copy()))
+    np.testing.assert_allclose(t_out, (np.asarray(f(X + 1e-6 * tangent)) - np.asarray(f(X - 1e-6 * tangent))) / 2e-6,
+                               rtol=1e-6, atol=1e-8)
+    for got in (out, again, t_out):
+        assert not shares(got, (x, tangent, hm.WEIGHTS))
+    assert not np.may_share_memory(out, again) and not np.may_share_memory(out, t_out)
+
+
+def test_a_zero_dimensional_value_is_not_the_callers_array():
+    x = np.array(2.0)
+    value, gradient = s2s_ad.value_and_grad(hm.the_argument)(x)
+    assert value == 2.0 and gradient == 1.0
+    assert not np.may_share_memory(value, x)
