@@ -96,13 +96,15 @@ class NumbaTarget(NumPyTarget):
     def spellings(self, obj: Any) -> Iterator[Spelling]:
         if obj is reversed:  # Numba has no reversed(): bound to the runtime's (a range's reverse)
             return
+        if _raising_math(obj):  # Numba's math.sqrt(-1.0) is nan: bound to the runtime's, which raises
+            return
         yield from super().spellings(obj)
 
     def implementation(self, obj: Any) -> Any:
+        from . import numba_runtime
         if obj is reversed:
-            from . import numba_runtime
             return numba_runtime.reversed_steps
-        return obj
+        return numba_runtime.CHECKED_MATH.get(obj, obj) if _raising_math(obj) else obj
 
     def tape(self) -> TapeForm:
         return self._tape
@@ -148,6 +150,16 @@ class NumbaTarget(NumPyTarget):
 
 
 NUMBA = NumbaTarget()
+
+
+def _raising_math(obj: Any) -> bool:
+    """Whether ``obj`` is one of ``math``'s functions that raise outside their domain or range where
+    Numba's return nan or inf (``numba_runtime.CHECKED_MATH``)."""
+    from . import numba_runtime
+    try:
+        return obj in numba_runtime.CHECKED_MATH
+    except TypeError:  # (an unhashable object)
+        return False
 
 
 # -- compiling, with the fallback ---------------------------------------------------------------

@@ -113,3 +113,51 @@ def reversed_argument(x):
 
 def a_global(x):
     return WEIGHTS
+
+
+# -- math's functions outside their domain or range (the Numba backend must raise as Python does) --
+
+import math  # noqa: E402
+
+
+def root_of(x):
+    return math.sqrt(x - 2.0) * x
+
+
+def arccos_of(x):
+    return math.acos(x) + x
+
+
+def exp_of(x):
+    return math.exp(1000.0 * x)
+
+
+def log_of(x):
+    return math.log(x - 1.0)
+
+
+def log_base_two_of(x):
+    return math.log(x - 5.0, 2.0)
+
+
+def power_of(x):
+    return math.pow(x, 0.5)
+
+
+def power_overflowing(x):
+    return math.pow(x, 1000.0)
+
+
+def atanh_of(x):
+    return math.atanh(x)
+
+
+def sine_of_an_infinity(x):
+    return math.sin(x * 1e308 * 10.0)
+
+
+def in_a_loop(x):
+    total = 0.0
+    for i in range(3):
+        total = total + math.sqrt(x - i)
+    return total
