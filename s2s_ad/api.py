@@ -710,7 +710,7 @@ class GradientFunction:
         return f"<gradient of {getattr(self.fn, '__qualname__', self.fn)!s} with respect to {', '.join(self.wrt)}>"
 
 
-def _owned_outputs(target: Target, function: Callable, values: Any, held: tuple) -> Any:
+def _owned_outputs(target: Target, function: Optional[Callable], values: Any, held: tuple) -> Any:
     """``values`` (an aux's leaves, ``jvp``'s primal output: a value, or a tuple or list of them) as
     the caller gets them, sharing memory with nothing the caller holds (docs/api.md): not only the
     arguments in ``held`` but a module-level array the function returned, and what an earlier call

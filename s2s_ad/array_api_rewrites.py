@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import dataclasses
 import operator
-from typing import Callable, Optional
+from typing import Callable, Iterator, Optional
 
 from . import ir, runtime
 
@@ -65,8 +65,6 @@ def _negative_step(expr: ir.Expr) -> bool:
         step = expr.step
         return isinstance(step, ir.Const) and isinstance(step.value, (int, float)) and step.value < 0
     return isinstance(expr, ir.Const) and isinstance(expr.value, slice) and (expr.value.step or 0) < 0
-
-
 
 
 def _placed(body: list[ir.Stmt], loops: tuple = ()) -> Iterator[tuple[ir.Stmt, tuple]]:

@@ -61,15 +61,16 @@ def _python_math(name):
     """A function calling ``math.<name>`` as Python does (the Python run of the code, and its
     signature), which the Numba implementation (``_checked_math``) replaces when compiled."""
     fn = getattr(math, name)
-    if name == "log":
-        def checked(x, base=None):
-            return fn(x) if base is None else fn(x, base)
-    elif name == "pow":
-        def checked(x, y):
-            return fn(x, y)
-    else:
-        def checked(x):
-            return fn(x)
+
+    def of_two(x, y):
+        return fn(x, y)
+
+    def with_base(x, base=None):
+        return fn(x) if base is None else fn(x, base)
+
+    def of_one(x):
+        return fn(x)
+    checked = with_base if name == "log" else of_two if name == "pow" else of_one
     checked.__name__ = checked.__qualname__ = name
     checked.__doc__ = f"math.{name}, raising as Python's does where compiled (numba_runtime._checked_math)."
     return checked
@@ -106,7 +107,7 @@ def _is_number(t):
 # is there), a division by zero ZeroDivisionError, as in Python.  Generated code whose every index is
 # proven in range drops its own bounds checks (numba_target, index_ranges); these keep theirs: the indexes
 # they take (getitem_grad's, stored_part's) are the user's.
-_JIT_OPTIONS = dict(error_model="python", boundscheck=True)
+_JIT_OPTIONS: Any = dict(error_model="python", boundscheck=True)  # (Any: numba 0.68 types it as a TypedDict)
 
 
 def _register():
