@@ -272,9 +272,8 @@ class CallConverter(ConverterPart):
         if fn is len and record is not None and not kwargs:
             self.read_as_container(record, "len()", node)
             return ir.Const(len(record.keys))
-        if fn in (sorted, list, tuple) and record is not None:  # (their iteration of an object of the user's)
-            self.read_as_container(record, "iteration", node)
         if fn is sorted and record is not None and not kwargs:  # sorted(D): its keys (a list's items), known now
+            self.read_as_container(record, "iteration", node)  # (an object's attributes are not its items)
             order = record.items if record.sequence else tuple(ir.Const(k) for k in record.keys)
             if not all(isinstance(i, ir.Const) for i in order):
                 raise self.error(f"sorted() of a {record.cls.__name__} of values computed at run time", "sort "
@@ -288,6 +287,7 @@ class CallConverter(ConverterPart):
             shown = args[0].items  # tuple([x, 2 * x]): a container of known length
             return Record(fn.__name__, fn, tuple(range(len(shown))), shown)
         if fn in (list, tuple) and record is not None and not kwargs:
+            self.read_as_container(record, "iteration", node)
             items = record.items if record.sequence else tuple(ir.Const(k) for k in record.keys)
             return Record(fn.__name__, fn, tuple(range(len(items))), items)
         if fn is dict and (record is not None or not args):
