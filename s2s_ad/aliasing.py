@@ -47,6 +47,8 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Any, Callable, Optional, Sequence
 
+import numpy as np
+
 from . import ir, rules
 
 
@@ -381,7 +383,7 @@ def _returned_names(fn: ir.Function) -> Optional[list[str]]:
             names.append(expr.name)
             return True
         if isinstance(expr, ir.Const):
-            return True
+            return _immutable(expr.value)  # (a module-level array, folded in, is the module's own object)
         return isinstance(expr, ir.Display) and expr.kind == "tuple" and all(leaves(e) for e in expr.items)
 
     returns = [s for s in ir.walk(fn.body) if isinstance(s, ir.Return)]
@@ -396,10 +398,18 @@ def _fresh_binding(stmt: ir.Stmt, fresh: Callable[[str], bool]) -> bool:
         return False  # an unpacked item, a popped record, a loop index
     value = stmt.value
     if isinstance(value, ir.Const):
-        return True
+        return _immutable(value.value)
     if isinstance(value, ir.Var):
         return fresh(value.name)
     return isinstance(value, ir.Call) and new_object(value, lambda _: True)
+
+
+def _immutable(value: Any) -> bool:
+    """Whether a constant of generated code is a value no one can change or hold as shared memory (a
+    number, string, None, or a tuple of them): unlike an array or list the user's module holds."""
+    if isinstance(value, tuple):
+        return all(_immutable(v) for v in value)
+    return value is None or isinstance(value, (bool, int, float, complex, str, np.generic))
 
 
 def _shape_only(fn: Any) -> tuple[int, ...]:

@@ -36,6 +36,7 @@ numbers never asks), and kept with the code in the tables keyed by types.
 """
 from __future__ import annotations
 
+import copy
 import functools
 import html
 import inspect
@@ -643,6 +644,8 @@ class GradientFunction:
             _self_check(self, args, value, gradient if self._several and not self._wrap_single else (gradient,))
         if self._wrap_single:
             gradient = (gradient,)
+        if value.__class__ is np.ndarray:  # a 0-d array the function returned: maybe the caller's own
+            value = value.copy()
         return (value, gradient) if self._with_value else gradient
 
     def _call_with_containers(self, args: tuple, kinds: tuple, target: Optional[Target] = None) -> Any:
@@ -653,10 +656,13 @@ class GradientFunction:
         leaves = arguments.flat(args, kinds)
         loss, aux_leaves, gradient = _parts_returned(_run(_compiled(built.function), leaves), self._value_used,
                                                      self._has_aux)
+        aux_leaves = _owned_outputs(target, built.function, tuple(aux_leaves), leaves)
         held = leaves + tuple(aux_leaves)  # what the gradients must not share memory with: every leaf in, the aux out
         aux = containers.unflatten(built.aux_tree, aux_leaves) if self._has_aux else None
         if self._value_used and loss.__class__ is not float and np.ndim(loss) != 0:
             self._refuse_result(loss)
+        if loss.__class__ is np.ndarray:  # a 0-d array the function returned: maybe the caller's own
+            loss = loss.copy()
         params = list(self._signature.parameters)
         by = [kinds[params.index(w)] for w in self.wrt]
         primals = arguments.flat(tuple(args[params.index(w)] for w in self.wrt), tuple(by))
@@ -702,6 +708,18 @@ class GradientFunction:
 
     def __repr__(self) -> str:
         return f"<gradient of {getattr(self.fn, '__qualname__', self.fn)!s} with respect to {', '.join(self.wrt)}>"
+
+
+def _owned_outputs(target: Target, function: Optional[Callable], values: Any, held: tuple) -> Any:
+    """``values`` (an aux's leaves, ``jvp``'s primal output: a value, or a tuple or list of them) as
+    the caller gets them, sharing memory with nothing the caller holds (docs/api.md): not only the
+    arguments in ``held`` but a module-level array the function returned, and what an earlier call
+    returned.  Copied unless the code that made them returns only new objects of its own
+    (``aliasing.fresh_returns``); then compared with ``held`` alone.  Arrays that cannot be written
+    (JAX's) are never copied: nothing can see them shared."""
+    if getattr(function, "fresh_returns", False) or getattr(target, "memory", None) == "immutable":
+        return target.handed_out(values, held)
+    return target.handed_out(values, held, copy_all=True)
 
 
 def _parts_returned(returned: Any, with_value: bool, has_aux: bool) -> tuple[Any, tuple, Any]:
@@ -1093,7 +1111,9 @@ def jvp(fn: Callable, primals: Sequence[Any], tangents: Sequence[Any], backend: 
         return _gradient_jvp_by_leaf(fn, params, args, kinds, wrt, tuple(tangent_args))
     built = _tangent_built(fn, tuple(wrt), kinds, target)
     out, t_out = _run(built.function, arguments.flat(args, kinds) + tuple(tangent_args))
+    out = _owned_outputs(target, built.function, out, args + tuple(tangent_args))
     if built.result_tree is not None:
+        t_out = target.handed_out(t_out, args + tuple(tangent_args) + tuple(out))
         return containers.unflatten(built.result_tree, out), containers.unflatten(built.result_tree, t_out)
     if not target.alone(t_out):  # (as grad's gradients: see Target.alone)
         t_out = target.handed_out(t_out, args + tuple(tangent_args) + (out,))
@@ -1191,15 +1211,20 @@ def _split_form_fallback(fn: Callable, backend: str) -> Warning:
         "compile")
 
 
-def _pullback(fn: Callable, primals: Sequence[Any], wrt: Optional[Sequence[str]]) -> tuple[Any, "Pullback"]:
+def _pullback(fn: Callable, primals: Sequence[Any], wrt: Optional[Sequence[str]],
+              keep: bool = True) -> tuple[Any, "Pullback"]:
     """``vjp``, its derivatives wanted by the parameters ``wrt`` alone (all the primals where None):
     only those are refused where a rule inside would lose their derivative (a constant ``c`` beside
-    them, or a default, may reach ``np.pad(a, 1, constant_values=c)``)."""
+    them, or a default, may reach ``np.pad(a, 1, constant_values=c)``).  With ``keep`` the pullback
+    holds copies of ``fn`` and ``primals`` (``_kept``); without, the caller promises not to change
+    them while it uses the pullback (``jacobian``'s rows, pulled back at once)."""
     if isinstance(fn, GradientFunction):
         raise TypeError("vjp of a gradient would be reverse over reverse, which s2s_ad does not do; "
                         "use s2s_ad.jvp of the gradient, or s2s_ad.hessian (forward over reverse)")
-    original = fn
     numpy_arrays_only(f"vjp of {getattr(fn, '__qualname__', fn)}", primals)
+    if keep:
+        fn, primals = _kept(fn, tuple(primals))
+    original = fn
     params, args = _bound_primals(fn, primals)
     visible = params[:len(primals)]
     fn, params, args = _without_prefix(fn, params, args)
@@ -1220,6 +1245,30 @@ def _pullback(fn: Callable, primals: Sequence[Any], wrt: Optional[Sequence[str]]
     pullback = Pullback(split, kinds, args, flat_args, out, tape, tree, result, positions, draws,
                         made_from=(original, tuple(primals), None if wrt is None else tuple(wrt)))
     return result, pullback
+
+
+def _kept(fn: Callable, primals: tuple) -> tuple[Callable, tuple]:
+    """``fn`` and ``primals`` as a pullback keeps them: copies of the caller's objects, arrays
+    included (a bound method's instance, a partial's arguments too), so that changing them after
+    ``vjp`` returned (``x -= lr * g``, a buffer filled again) changes nothing a ``vjp_fn`` call or
+    a pickled one reads: JAX's behaviour (docs/api.md, vjp).  ``deepcopy`` keeps one copy of an
+    object given twice.  Where an argument cannot be deep-copied (it holds a module, a lock), its
+    arrays and those of the lists, tuples and dicts holding them are copied."""
+    try:
+        return copy.deepcopy((fn, primals))
+    except Exception:  # (whatever an object's __deepcopy__ or __reduce_ex__ raises)
+        return fn, tuple(_arrays_copied(p) for p in primals)
+
+
+def _arrays_copied(value: Any) -> Any:
+    """``value`` with its NumPy arrays copied, in the lists, tuples and dicts that hold them."""
+    if isinstance(value, np.ndarray):
+        return value.copy()
+    if type(value) in (list, tuple):
+        return type(value)(_arrays_copied(v) for v in value)
+    if type(value) is dict:
+        return {k: _arrays_copied(v) for k, v in value.items()}
+    return value
 
 
 class Pullback:

@@ -9,7 +9,11 @@ Input: a generated function's IR (adjoint or tangent), just before it is printed
 * ``elements_copied``: for a library whose one-element read is a view (PyTorch, CuPy), each read
   ``a[i]`` of an array the function made as ``element_read(a, i)`` (a copy where it is one element,
   as NumPy's number is), and ``+a`` (``a`` itself in PyTorch) as a copy;
-* ``negative_step``: the test for a slice PyTorch cannot take (``x[::-1]``).
+* ``keyword_arguments``: the arguments NumPy takes by position and the standard by keyword alone
+  (``np.flip(x, 0)``, ``np.roll(x, 1, 0)``, ``np.sum(x, 0)``, ``np.concatenate([a, b], 0)``,
+  ``np.triu(m, 1)``) passed by their names (``xp.flip(x, axis=0)``);
+* ``negative_step``: the test for a slice PyTorch cannot take (``x[::-1]``), of an array (a
+  ``range``'s, ``reversed(range(n))``, is Python's own and fine).
 """
 from __future__ import annotations
 
@@ -20,15 +24,40 @@ from typing import Callable, Iterator, Optional
 from . import ir, runtime
 
 
-def _subexpressions(expr: ir.Expr) -> Iterator[ir.Expr]:
-    yield expr
-    for child in ir.children(expr):
-        yield from _subexpressions(child)
+def range_names(body: list[ir.Stmt]) -> set[str]:
+    """The names ``body`` binds to a ``range`` (``range_n = range(n)``) or to a slice of one
+    (``steps = range_n[::-1]``, how ``reversed(range(n))`` is lowered), everywhere they are bound."""
+    bindings: dict[str, list[ir.Expr]] = {}
+    for stmt in ir.walk(body):
+        for target in ir.targets_of(stmt):
+            bindings.setdefault(target, []).append(stmt.value if isinstance(stmt, ir.Assign) else ir.Const(None))
+    found: set[str] = set()
+    changed = True
+    while changed:  # (a slice of a range's slice is a range too)
+        changed = False
+        for name, values in bindings.items():
+            if name not in found and all(_a_range(v, found) for v in values):
+                found.add(name)
+                changed = True
+    return found
 
 
-def has_negative_step(expr: ir.Expr) -> bool:
-    """Whether ``expr`` holds a slice with a constant negative step (``x[::-1]``)."""
-    return any(_negative_step(e) for e in _subexpressions(expr))
+def _a_range(expr: ir.Expr, ranges: set[str]) -> bool:
+    """Whether ``expr`` is ``range(...)``, or a slice of a name in ``ranges``."""
+    if isinstance(expr, ir.Call) and expr.fn is range:
+        return True
+    if not (isinstance(expr, ir.Call) and expr.fn is operator.getitem):
+        return False
+    base = expr.args[0]
+    return (isinstance(base, ir.Var) and base.name in ranges) or (isinstance(base, ir.Call) and base.fn is range)
+
+
+def has_negative_step(expr: ir.Expr, ranges: frozenset[str] = frozenset()) -> bool:
+    """Whether ``expr`` holds a slice with a constant negative step (``x[::-1]``) of anything but a
+    ``range`` (``range(n)[::-1]``, or a slice of a name in ``ranges``: ``range_names``)."""
+    if _a_range(expr, set(ranges)) and isinstance(expr, ir.Call) and expr.fn is operator.getitem:
+        return any(has_negative_step(e, ranges) for e in expr.args[2:])  # (the slice itself is the range's)
+    return _negative_step(expr) or any(has_negative_step(e, ranges) for e in ir.children(expr))
 
 
 def _negative_step(expr: ir.Expr) -> bool:
@@ -36,8 +65,6 @@ def _negative_step(expr: ir.Expr) -> bool:
         step = expr.step
         return isinstance(step, ir.Const) and isinstance(step.value, (int, float)) and step.value < 0
     return isinstance(expr, ir.Const) and isinstance(expr.value, slice) and (expr.value.step or 0) < 0
-
-
 
 
 def _placed(body: list[ir.Stmt], loops: tuple = ()) -> Iterator[tuple[ir.Stmt, tuple]]:
@@ -121,6 +148,73 @@ def _reads_in_header(stmt: ir.Stmt, name: str) -> bool:
     return any(name in ir.names_read(e) for e in ir.exprs_of(stmt))
 
 
+# The standard's functions that take by keyword alone what NumPy's take by position: how many
+# arguments each takes by position, then the names of NumPy's next positional parameters (None for
+# one the standard has no name for, ``out``: such a call is left as it is, and the library refuses it).
+_KEYWORD_ONLY: dict[str, tuple[int, tuple[Optional[str], ...]]] = {
+    "flip": (1, ("axis",)), "roll": (2, ("axis",)), "concat": (1, ("axis",)), "stack": (1, ("axis",)),
+    "triu": (1, ("k",)), "tril": (1, ("k",)), "expand_dims": (1, ("axis",)), "tensordot": (2, ("axes",)),
+    "sum": (1, ("axis", "dtype", None, "keepdims")), "prod": (1, ("axis", "dtype", None, "keepdims")),
+    "mean": (1, ("axis", "dtype", None, "keepdims")), "max": (1, ("axis", None, "keepdims")),
+    "min": (1, ("axis", None, "keepdims")), "all": (1, ("axis", None, "keepdims")),
+    "any": (1, ("axis", None, "keepdims")), "argmax": (1, ("axis", None, "keepdims")),
+    "argmin": (1, ("axis", None, "keepdims")), "zeros_like": (1, ("dtype",)), "ones_like": (1, ("dtype",)),
+    "empty_like": (1, ("dtype",)), "full_like": (2, ("dtype",)),
+}
+
+
+def keyword_arguments(body: list[ir.Stmt], standard_name: Callable[[object], Optional[str]]) -> list[ir.Stmt]:
+    """``body`` with each call of a NumPy function the target spells ``xp.<name>`` passing by name
+    what NumPy takes by position and the standard by keyword alone (``np.sum(x, 0)`` as
+    ``xp.sum(x, axis=0)``): PyTorch's and JAX's namespaces refuse such a positional argument
+    (``TypeError`` from generated code).  ``standard_name`` is the target's (``concat`` for
+    ``np.concatenate``; None for a function it does not spell so)."""
+    def visit(e: ir.Expr) -> Optional[ir.Expr]:
+        if not isinstance(e, ir.Call) or isinstance(e.fn, ir.Part):
+            return None
+        try:
+            name = standard_name(e.fn)
+        except TypeError:  # (an unhashable callee)
+            return None
+        if name not in _KEYWORD_ONLY:
+            return None
+        count, names = _KEYWORD_ONLY[name]
+        moved = e.args[count:]
+        if not moved or len(moved) > len(names) or any(names[i] is None for i in range(len(moved))):
+            return None
+        given = {k for k, _ in e.kwargs}
+        named = tuple((str(names[i]), a) for i, a in enumerate(moved))
+        if any(k in given for k, _ in named):
+            return None  # (given twice: the library says so)
+        return ir.Call(e.fn, e.args[:count], named + tuple(e.kwargs))
+    return _rewritten(body, visit)
+
+
+def _rewritten(body: list[ir.Stmt], visit: Callable[[ir.Expr], Optional[ir.Expr]]) -> list[ir.Stmt]:
+    """``body`` with every expression of every statement rebuilt by ``ir.transform`` with ``visit``."""
+    def expr(e: ir.Expr) -> ir.Expr:
+        return ir.transform(e, visit)
+
+    out: list[ir.Stmt] = []
+    for stmt in body:
+        if isinstance(stmt, (ir.Assign, ir.Unpack, ir.Effect, ir.Return)):
+            stmt = dataclasses.replace(stmt, value=expr(stmt.value))
+        elif isinstance(stmt, ir.Store):
+            stmt = dataclasses.replace(stmt, index=expr(stmt.index), value=expr(stmt.value))
+        elif isinstance(stmt, ir.Push):
+            stmt = dataclasses.replace(stmt, values=tuple(expr(v) for v in stmt.values))
+        elif isinstance(stmt, ir.If):
+            stmt = dataclasses.replace(stmt, test=expr(stmt.test), body=_rewritten(stmt.body, visit),
+                                       orelse=_rewritten(stmt.orelse, visit))
+        elif isinstance(stmt, ir.For):
+            stmt = dataclasses.replace(stmt, iterable=expr(stmt.iterable), body=_rewritten(stmt.body, visit))
+        elif isinstance(stmt, ir.While):
+            stmt = dataclasses.replace(stmt, test_block=_rewritten(stmt.test_block, visit), test=expr(stmt.test),
+                                       body=_rewritten(stmt.body, visit))
+        out.append(stmt)
+    return out
+
+
 def elements_copied(body: list[ir.Stmt], params: set[str], element_read: Callable) -> list[ir.Stmt]:
     """``body`` with each read ``a[i]`` of an array the function made (not a parameter: those are never
     written) as ``element_read(a, i)``: for a library whose one-element read is a view of the array
@@ -134,25 +228,4 @@ def elements_copied(body: list[ir.Stmt], params: set[str], element_read: Callabl
             return ir.Call(element_read, (e.args[0], ir.Const(Ellipsis)))
         return None
 
-    def expr(e: ir.Expr) -> ir.Expr:
-        return ir.transform(e, visit)
-
-    out: list[ir.Stmt] = []
-    for stmt in body:
-        if isinstance(stmt, (ir.Assign, ir.Unpack, ir.Effect, ir.Return)):
-            stmt = dataclasses.replace(stmt, value=expr(stmt.value))
-        elif isinstance(stmt, ir.Store):
-            stmt = dataclasses.replace(stmt, index=expr(stmt.index), value=expr(stmt.value))
-        elif isinstance(stmt, ir.Push):
-            stmt = dataclasses.replace(stmt, values=tuple(expr(v) for v in stmt.values))
-        elif isinstance(stmt, ir.If):
-            stmt = dataclasses.replace(stmt, test=expr(stmt.test), body=elements_copied(stmt.body, params, element_read),
-                                       orelse=elements_copied(stmt.orelse, params, element_read))
-        elif isinstance(stmt, ir.For):
-            stmt = dataclasses.replace(stmt, iterable=expr(stmt.iterable),
-                                       body=elements_copied(stmt.body, params, element_read))
-        elif isinstance(stmt, ir.While):
-            stmt = dataclasses.replace(stmt, test_block=elements_copied(stmt.test_block, params, element_read),
-                                       test=expr(stmt.test), body=elements_copied(stmt.body, params, element_read))
-        out.append(stmt)
-    return out
+    return _rewritten(body, visit)

@@ -45,7 +45,7 @@ from typing import Any, Iterator, Optional, Sequence
 import numpy as np
 
 from . import arguments, containers, ir
-from .array_api_rewrites import elements_copied, functional_stores, has_negative_step
+from .array_api_rewrites import elements_copied, functional_stores, has_negative_step, keyword_arguments, range_names
 from .array_api_runtime import RENAMED, Completed, Engine, Own, as_they_are, engine_names, is_number
 from .errors import TransformError
 from .target import Spelling, Target, TapeForm, TupleTape, builtin_spelling, declared_spellings
@@ -77,6 +77,7 @@ class _CheckedTape(TapeForm):
         if not self.target.writes_through_views:
             fn = dataclasses.replace(fn, body=functional_stores(fn.body, self.target.updated_at))
         self.target.check(fn)
+        fn = dataclasses.replace(fn, body=keyword_arguments(fn.body, self.target.standard_name))
         if self.target.element_views:
             fn = dataclasses.replace(fn, body=elements_copied(fn.body, set(fn.params), self.target.element_read))
         return self._tuples.spell(fn)
@@ -161,6 +162,7 @@ class ArrayAPITarget(Target):
     def check(self, fn: ir.Function) -> None:
         """Refuse, naming the user's line, a call this target has no version of, and for an immutable
         library a write into an array."""
+        ranges = frozenset(range_names(fn.body))  # (a range's negative step is Python's, not the library's)
         for stmt in ir.walk(fn.body):
             if isinstance(stmt, ir.Store) and not self.writes_through_views:
                 why = (f"{self.library} arrays are immutable: s2s_ad writes a[i] = v as a = a.at[i].set(v)"
@@ -172,7 +174,7 @@ class ArrayAPITarget(Target):
                                      f"build the array without writing into it (np.where, np.concatenate), or pass "
                                      f"NumPy arrays", filename=fn.filename, line=stmt.line)
             for expr in ir.exprs_of(stmt):
-                if self.library == "torch" and has_negative_step(expr):
+                if self.library == "torch" and has_negative_step(expr, ranges):
                     raise TransformError("a slice with a negative step for PyTorch tensors",
                                          "PyTorch has no negative steps (x[::-1]); write np.flip(x) (xp.flip), "
                                          "or pass NumPy arrays", filename=fn.filename, line=stmt.line)

@@ -32,7 +32,7 @@ from .conversion import (Choice, Converter, ConverterPart, Dispatch, Inline, Kno
 from .draws import DRAW_METHODS
 from .parse import parse_function, transparent
 from .static_names import StaticNames
-from .user_classes import Parameter, is_plain_class, operator_methods, record_layout
+from .user_classes import Parameter, is_plain_class, operator_methods, read_as_container, record_layout
 
 _DICT_METHODS = ("items", "keys", "values", "get")
 # Methods of a constant string computed while lowering (pure, and their results are constants too).
@@ -190,6 +190,15 @@ class CallConverter(ConverterPart):
         bound = self._bind_user_call(fn, args, kwargs, node)
         return Inline(Nested(parsed.node, closed=True), bound)
 
+    def read_as_container(self, record: Record, protocol: str, node: Any) -> None:
+        """Refuse, naming ``node``'s line, an object of the user's class read by ``protocol``
+        ("iteration", "len()", "an index") where Python would call a method of its class s2s_ad does
+        not follow, or raise TypeError for a class that defines none (``user_classes.read_as_container``):
+        never its attributes read as items."""
+        refused = read_as_container(record.kind, record.cls, protocol, self.statics.class_attribute)
+        if refused is not None:
+            raise self.error(refused[0], refused[1], node)
+
     def _record_method(self, record: Record, name: str, args: list, kwargs: tuple, node: Any) -> Any:
         """``d.items()``, ``d.get(k)``, ``self.method(x)``, ``self.fn(x)`` (a function held by an object)."""
         if record.kind == "dict" and name in _DICT_METHODS and not kwargs:
@@ -261,8 +270,10 @@ class CallConverter(ConverterPart):
         if fn is dataclasses.replace and record is not None and record.kind == "dataclass":
             return self._replaced(record, kwargs, node)
         if fn is len and record is not None and not kwargs:
+            self.read_as_container(record, "len()", node)
             return ir.Const(len(record.keys))
         if fn is sorted and record is not None and not kwargs:  # sorted(D): its keys (a list's items), known now
+            self.read_as_container(record, "iteration", node)  # (an object's attributes are not its items)
             order = record.items if record.sequence else tuple(ir.Const(k) for k in record.keys)
             if not all(isinstance(i, ir.Const) for i in order):
                 raise self.error(f"sorted() of a {record.cls.__name__} of values computed at run time", "sort "
@@ -276,6 +287,7 @@ class CallConverter(ConverterPart):
             shown = args[0].items  # tuple([x, 2 * x]): a container of known length
             return Record(fn.__name__, fn, tuple(range(len(shown))), shown)
         if fn in (list, tuple) and record is not None and not kwargs:
+            self.read_as_container(record, "iteration", node)
             items = record.items if record.sequence else tuple(ir.Const(k) for k in record.keys)
             return Record(fn.__name__, fn, tuple(range(len(items))), items)
         if fn is dict and (record is not None or not args):

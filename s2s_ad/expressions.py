@@ -239,6 +239,7 @@ class ExpressionConverter:
     def _record_item(self, record: Record, index: Any, node: Any) -> Any:
         """``record[index]``: resolved now for a constant index; a sequence of plain values may also be
         indexed at run time."""
+        self.calls.read_as_container(record, "an index", node)  # (an object's attributes are not its items)
         if isinstance(index, ir.Const) and hashable(index.value):
             try:
                 return record.get(index.value)

@@ -149,7 +149,7 @@ class Jacobian(_MatrixOf):
 
     def _reverse(self, values: tuple, positions: list[int], out: Any) -> list:
         params = list(inspect.signature(self.fn).parameters)
-        _, pull = _pullback(self.fn, values, [params[i] for i in positions])
+        _, pull = _pullback(self.fn, values, [params[i] for i in positions], keep=False)  # (used here and now)
         rows: dict[int, list[np.ndarray]] = {i: [] for i in positions}
         for index in np.ndindex(np.shape(out)):
             unit = np.zeros(np.shape(out))

@@ -21,6 +21,7 @@ implementation to have the same signature, annotations included.)
 """
 from __future__ import annotations
 
+import math
 import operator
 import threading
 from typing import Any
@@ -44,6 +45,38 @@ def float_stack(shape):
     run as Python (the fallback), an array of objects, which gives back each value as it was pushed
     (a float stays a float; a complex or an array, which Numba refuses to store, is not cast)."""
     return np.empty(shape, dtype=object)
+
+
+# math's functions that raise where their result leaves the reals (ValueError: "math domain error")
+# or overflows (OverflowError: "math range error"), where Numba's give nan or inf.  Each maps to
+# whether an infinite result of a finite argument is an overflow (exp) or outside the domain (log(0)),
+# as CPython's math module decides (its math_1's can_overflow).  math.log takes a base too, math.pow
+# two numbers: their own implementations below.
+_RAISING_MATH = {"sqrt": False, "acos": False, "asin": False, "acosh": False, "atanh": False, "log": False,
+                 "log2": False, "log10": False, "log1p": False, "sin": False, "cos": False, "tan": False,
+                 "exp": True, "expm1": True, "cosh": True, "sinh": True}
+
+
+def _python_math(name):
+    """A function calling ``math.<name>`` as Python does (the Python run of the code, and its
+    signature), which the Numba implementation (``_checked_math``) replaces when compiled."""
+    fn = getattr(math, name)
+
+    def of_two(x, y):
+        return fn(x, y)
+
+    def with_base(x, base=None):
+        return fn(x) if base is None else fn(x, base)
+
+    def of_one(x):
+        return fn(x)
+    checked = with_base if name == "log" else of_two if name == "pow" else of_one
+    checked.__name__ = checked.__qualname__ = name
+    checked.__doc__ = f"math.{name}, raising as Python's does where compiled (numba_runtime._checked_math)."
+    return checked
+
+
+CHECKED_MATH = {getattr(math, name): _python_math(name) for name in (*_RAISING_MATH, "pow")}
 
 
 def compile_errors():
@@ -74,7 +107,7 @@ def _is_number(t):
 # is there), a division by zero ZeroDivisionError, as in Python.  Generated code whose every index is
 # proven in range drops its own bounds checks (numba_target, index_ranges); these keep theirs: the indexes
 # they take (getitem_grad's, stored_part's) are the user's.
-_JIT_OPTIONS = dict(error_model="python", boundscheck=True)
+_JIT_OPTIONS: Any = dict(error_model="python", boundscheck=True)  # (Any: numba 0.68 types it as a TypedDict)
 
 
 def _register():
@@ -109,6 +142,74 @@ def _register():
     for helper, factory in rules.compiled_versions().items():  # the templates' own (rules.compiled)
         overload(helper)(factory(types))
     overload(runtime.stop_gradient)(lambda x: lambda x: x)
+    for name, overflows in _RAISING_MATH.items():
+        if name != "log":
+            overload(CHECKED_MATH[getattr(math, name)])(_checked_math(getattr(math, name), overflows))
+    overload(CHECKED_MATH[math.log])(_checked_log)
+    overload(CHECKED_MATH[math.pow])(_checked_pow)
+
+
+def _checked_math(fn, overflows):
+    """The implementation of ``math.<fn>`` that raises as CPython's does: ValueError where a number
+    gives nan, or (``overflows`` False) an infinity; OverflowError where a finite number gives an
+    infinity and ``overflows``.  (Numba's math functions give nan or inf instead.)"""
+    def typed(x):
+        if not _is_number(x):
+            return None
+
+        def raising(x):
+            y = fn(x)
+            if math.isnan(y) and not math.isnan(x):
+                raise ValueError("math domain error")
+            if math.isinf(y) and math.isfinite(x):
+                if overflows:
+                    raise OverflowError("math range error")
+                raise ValueError("math domain error")
+            return y
+        return raising
+    return typed
+
+
+def _checked_log(x, base=None):
+    """``math.log(x)`` and ``math.log(x, base)`` raising as CPython's: ValueError for a number not
+    above zero (either of them), ZeroDivisionError for the base 1."""
+    if not _is_number(x):
+        return None
+    if base is None or isinstance(base, (types.NoneType, types.Omitted)):
+        def natural(x, base=None):
+            if x <= 0.0:
+                raise ValueError("math domain error")
+            return math.log(x)
+        return natural
+    if not _is_number(base):
+        return None
+
+    def of_base(x, base=None):
+        if x <= 0.0 or base <= 0.0:
+            raise ValueError("math domain error")
+        den = math.log(base)
+        if den == 0.0:
+            raise ZeroDivisionError("float division by zero")
+        return math.log(x) / den
+    return of_base
+
+
+def _checked_pow(x, y):
+    """``math.pow`` raising as CPython's: ValueError where numbers give nan or zero to a negative
+    power gives an infinity, OverflowError where other finite numbers give one."""
+    if not (_is_number(x) and _is_number(y)):
+        return None
+
+    def raising(x, y):
+        r = math.pow(x, y)
+        if math.isnan(r) and not (math.isnan(x) or math.isnan(y)):
+            raise ValueError("math domain error")
+        if math.isinf(r) and math.isfinite(x) and math.isfinite(y):
+            if x == 0.0:
+                raise ValueError("math domain error")
+            raise OverflowError("math range error")
+        return r
+    return raising
 
 
 def _reversed_steps(steps):

@@ -32,6 +32,12 @@ What this target changes:
   array of known rank), ``check_index`` written before their statements
   raises NumPy's IndexError instead (``checked_indexes``), and the rest still
   runs unchecked.  The engine ops keep their own checks.
+* **Module-level arrays as arguments**: an array the code reads from outside (bound
+  as a global of the module: a global, a closure cell, an attribute, an item of a
+  global tuple or dict) would be compiled by Numba as a constant, a copy taken at
+  the first call; the compiled function takes each such global as a parameter
+  instead, and every call passes the object itself (``_passed_globals``), so a
+  change made in place is seen as the Python code sees it.
 * **Its runtime** (``numba_runtime.py``): Numba implementations of the engine
   ops the code calls (``unbroadcast``, ``zeros_like`` ...), registered with
   ``numba.extending.overload`` on the very functions the NumPy target binds,
@@ -90,13 +96,15 @@ class NumbaTarget(NumPyTarget):
     def spellings(self, obj: Any) -> Iterator[Spelling]:
         if obj is reversed:  # Numba has no reversed(): bound to the runtime's (a range's reverse)
             return
+        if _raising_math(obj):  # Numba's math.sqrt(-1.0) is nan: bound to the runtime's, which raises
+            return
         yield from super().spellings(obj)
 
     def implementation(self, obj: Any) -> Any:
+        from . import numba_runtime
         if obj is reversed:
-            from . import numba_runtime
             return numba_runtime.reversed_steps
-        return obj
+        return numba_runtime.CHECKED_MATH.get(obj, obj) if _raising_math(obj) else obj
 
     def tape(self) -> TapeForm:
         return self._tape
@@ -144,6 +152,16 @@ class NumbaTarget(NumPyTarget):
 NUMBA = NumbaTarget()
 
 
+def _raising_math(obj: Any) -> bool:
+    """Whether ``obj`` is one of ``math``'s functions that raise outside their domain or range where
+    Numba's return nan or inf (``numba_runtime.CHECKED_MATH``)."""
+    from . import numba_runtime
+    try:
+        return obj in numba_runtime.CHECKED_MATH
+    except TypeError:  # (an unhashable object)
+        return False
+
+
 # -- compiling, with the fallback ---------------------------------------------------------------
 
 def _compiled(function: Callable, emitted: Any) -> Callable:
@@ -161,6 +179,9 @@ def _compiled(function: Callable, emitted: Any) -> Callable:
     refused = _not_to_compile(emitted)
     if refused is not None:  # compiled, it would give other numbers: the Python code runs, said at the first call
         state["run"] = functools.partial(_refuse_at_first_call, refused)
+    passed = _passed_globals(emitted)
+    if passed:  # the compiled code takes the module's arrays as arguments (see _passed_globals)
+        state["run"] = _with_globals_passed(state["run"], function, tuple(emitted.namespace.globals[n] for n in passed))
 
     @functools.wraps(function)
     def run(*args: Any) -> Any:
@@ -294,18 +315,91 @@ def _compiler_fingerprint() -> str:
     return digest.hexdigest()
 
 
+# -- arrays the code reads from outside, passed at each call --------------------------------------
+
+def _holds_array(value: Any) -> bool:
+    """Whether ``value`` is a NumPy array or a tuple holding one (at any depth)."""
+    if isinstance(value, np.ndarray):
+        return True
+    return isinstance(value, tuple) and any(_holds_array(v) for v in value)
+
+
+def _passed_globals(emitted: Any) -> list[str]:
+    """The globals of the module that hold arrays (the user's global arrays, closure cells, module or
+    class attributes, items of a global tuple or dict, bound by ``emit.Namespace``), sorted.  Numba
+    compiles a global array as a constant, a copy taken at the first call: changed in place later,
+    the compiled code would keep the old numbers while the Python code reads the array itself.  So
+    the compiled function takes each of them as a parameter of its own (``_with_parameters``) and
+    every call passes the object the global holds (``_with_globals_passed``)."""
+    return sorted(name for name, value in emitted.namespace.globals.items() if _holds_array(value))
+
+
+def _with_parameters(emitted: Any, names: list[str]) -> str:
+    """The module's source with ``names`` added as the last parameters of its function (each with the
+    default None, after the defaults it has): in its body they then name the parameters, not the
+    globals.  The def is one line (``emit_module``), so the lines keep their numbers (the user's
+    lines, ``Emitted.origins``).  A name another function of the module reads stays a global there:
+    ``_Refused`` (the code runs as Python, which reads the array itself)."""
+    if not names:
+        return emitted.source
+    lines = emitted.source.splitlines(keepends=True)
+    header = re.compile(rf"def {re.escape(emitted.name)}\((.*)\):\s*$")
+    found = [i for i, line in enumerate(lines) if header.match(line)]
+    others = [i for i, line in enumerate(lines) if line.startswith("def ") and i not in found]
+    if len(found) != 1:
+        raise _Refused(f"the function {emitted.name} reads module-level arrays and its def could not be found")
+    start = found[0]
+    end = min([i for i in others if i > start], default=len(lines))
+    before = min(others, default=start)  # (the comments above the first def name no code)
+    outside = "".join(line.split("#")[0] for line in lines[min(before, start):start] + lines[end:])
+    if any(re.search(rf"\b{re.escape(n)}\b", outside) for n in names):
+        raise _Refused("a function of the code other than the first reads a module-level array, which Numba "
+                       "would compile as a constant (a change made in place later would not be seen)")
+    match = header.match(lines[start])
+    assert match is not None
+    params = match.group(1)
+    added = ", ".join(f"{n}=None" for n in names)
+    lines[start] = f"def {emitted.name}({params + ', ' if params else ''}{added}):\n"
+    return "".join(lines)
+
+
+def _with_globals_passed(compiled: Callable, function: Callable, values: tuple) -> Callable:
+    """``compiled`` (taking ``values`` after the parameters of ``function``) called as ``function`` is:
+    the defaults a call leaves out filled in, then ``values`` (the objects themselves: a change made
+    in place is seen at the next call)."""
+    count = function.__code__.co_argcount
+    defaults = function.__defaults__ or ()
+    first_default = count - len(defaults)
+
+    def call(*args: Any) -> Any:
+        if len(args) < count:
+            args = args + defaults[len(args) - first_default:]
+        return compiled(*args, *values)
+    return call
+
+
 def _dispatcher(function: Callable, emitted: Any, options: dict[str, Any]) -> Any:
     """``numba.njit`` of the module's function with ``options``: from a file of the cache directory (so
-    that Numba caches the machine code on disk) where the module can be fingerprinted, else as it is."""
+    that Numba caches the machine code on disk) where the module can be fingerprinted, else as it is.
+    Its module-level arrays become parameters (``_passed_globals``); a module whose other functions
+    read them is not compiled (``_Refused``, at the first call)."""
     import numba
 
+    try:
+        source = _with_parameters(emitted, _passed_globals(emitted))
+    except _Refused as refused:
+        return functools.partial(_refuse_at_first_call, str(refused))
     path = _cache_file(emitted, options)
     if path is None:
-        return numba.njit(**options)(function)
+        if source is emitted.source:
+            return numba.njit(**options)(function)
+        namespace = dict(function.__globals__)
+        exec(compile(source, function.__code__.co_filename, "exec"), namespace)
+        return numba.njit(**options)(namespace[emitted.name])
     # Numba caches code whose globals name an importable module (it rebuilds its environment from it).
     namespace = {**function.__globals__, "__name__": __name__}
     try:
-        exec(compile(emitted.source, path, "exec"), namespace)
+        exec(compile(source, path, "exec"), namespace)
     except OSError:
         return numba.njit(**options)(function)
     return numba.njit(cache=True, **options)(namespace[emitted.name])
@@ -332,8 +426,11 @@ def _cache_file(emitted: Any, options: dict[str, Any]) -> Optional[str]:
     for part in (__version__, numba.__version__, np.__version__, _compiler_fingerprint(), emitted.source,
                  repr(sorted(options.items()))):
         digest.update(part.encode())
+    passed = set(_passed_globals(emitted))
     for name in sorted(emitted.namespace.globals):
-        printed = _fingerprint(emitted.namespace.globals[name])
+        value = emitted.namespace.globals[name]
+        # (an array passed at each call: the machine code depends on its type alone, Numba's own key)
+        printed = f"passed {_argument_type(value)}" if name in passed else _fingerprint(value)
         if printed is None:
             return None
         digest.update(f"\0{name}={printed}".encode())
@@ -346,11 +443,20 @@ def _cache_file(emitted: Any, options: dict[str, Any]) -> Optional[str]:
             os.makedirs(directory, exist_ok=True)
             partial = f"{path}.{os.getpid()}.{threading.get_ident()}"
             with open(partial, "w", encoding="utf-8") as out:
-                out.write(emitted.source)
+                out.write(_with_parameters(emitted, sorted(passed)))
             os.replace(partial, path)  # whole or absent, for processes racing to write it
     except OSError:
         return None
     return path
+
+
+def _argument_type(value: Any) -> str:
+    """What Numba types an array (or a tuple holding arrays) passed as an argument by."""
+    if isinstance(value, np.ndarray):
+        return f"array {value.dtype.str} {value.ndim} {value.flags.c_contiguous} {value.flags.f_contiguous}"
+    if isinstance(value, tuple):
+        return "(" + ", ".join(_argument_type(v) for v in value) + ")"
+    return _fingerprint(value) or type(value).__name__
 
 
 def _fingerprint(value: Any) -> Optional[str]:

@@ -131,3 +131,35 @@ def _assigned(statement: ast.stmt, this: str, names: set[str]) -> Optional[tuple
     if isinstance(value, ast.Constant) and isinstance(value.value, (int, float, str, bool, type(None))):
         return target.attr, value.value
     return None
+
+
+# How Python reads an object as a container: the methods it looks for (in its class, through the
+# bases), and the TypeError it raises where the class defines none of them.
+_PROTOCOLS = {
+    "iteration": (("__iter__", "__getitem__"), "'{name}' object is not iterable"),
+    "len()": (("__len__",), "object of type '{name}' has no len()"),
+    "an index": (("__getitem__", "__class_getitem__"), "'{name}' object is not subscriptable"),
+}
+
+
+def read_as_container(kind: str, cls: type, protocol: str, class_attribute: Any) -> Optional[tuple[str, str]]:
+    """Why an object of the user's class (a record of ``kind`` "object", "dataclass" or "registered")
+    cannot be read by ``protocol`` ("iteration", "len()", "an index") as s2s_ad reads a dict, as
+    ``(construct, reason)`` for a located ``TransformError``; None for the other kinds (a dict, list,
+    tuple, namedtuple: read as Python reads them).  Where the class defines the method Python calls,
+    s2s_ad does not call it (its attributes are not its items); where it defines none, Python raises
+    TypeError, and so does the refusal say.  ``class_attribute(cls, name)`` finds a name as Python
+    does (recorded in the snapshot: a method added later makes the code again)."""
+    if kind not in ("object", "dataclass", "registered"):
+        return None
+    methods, message = _PROTOCOLS[protocol]
+    name = cls.__name__
+    defined = [m for m in methods if class_attribute(cls, m) is not None]
+    if defined:
+        return (f"{protocol} of an object of the class {name}",
+                f"{name} defines {defined[0]}, which s2s_ad does not call (it reads an object by its attributes "
+                f"alone); loop over its attributes (for item in (obj.a, obj.b)) or call a method of {name} "
+                "that returns them as a tuple")
+    looked_for = f"no {methods[0]}" if protocol != "iteration" else f"neither {methods[0]} nor {methods[1]}"
+    return (f"{protocol} of an object of the class {name}",
+            f"Python raises TypeError: {message.format(name=name)} ({name} defines {looked_for})")

@@ -67,3 +67,29 @@ def uses_linalg(x, w):
 def reversed_by_a_step(x, w):
     """A negative step: PyTorch has none (refused for its tensors, naming this line)."""
     return np.sum(x[::-1] * x) * w
+
+
+def flipped_and_rolled_by_position(x, w):
+    """np.flip(x, 0) and np.roll(x, 1, 0): the axis by position, which the standard takes by keyword."""
+    return np.sum(np.flip(x, 0) * x) * w + np.sum(np.roll(x, 1, 0) * np.flip(x) * np.roll(x, -1))
+
+
+def reduced_along_an_axis_by_position(x, w):
+    """np.sum(m, 0), np.mean(m, 1) and np.concatenate([a, b], 0): axes by position."""
+    m = x[:, None] * x[None, :] * w
+    parts = np.concatenate([np.sum(m, 0), np.mean(m, 1) * w], 0)
+    return np.sum(parts ** 2)
+
+
+def triangles_by_position(x, w):
+    """np.triu(m) and np.triu(m, 1), np.tril(m, -1): the diagonal's offset by position."""
+    m = x[:, None] * x[None, :]
+    return np.sum(np.triu(m) ** 2) * w + np.sum(np.triu(m, 1) * w) + np.sum(np.tril(m, -1) ** 2)
+
+
+def loop_down_a_range(x, w):
+    """for t in reversed(range(n)): a range run backwards (no array is sliced: fine for PyTorch)."""
+    s = 0.0
+    for t in reversed(range(x.shape[0])):
+        s = s * w + x[t] * x[t]
+    return s

@@ -175,3 +175,31 @@ def in_place_on_an_array_shared_on_some_paths(x):
         c = np.zeros(2)
     c += x  # REFUSED: c is the same object as a on some paths
     return np.sum(a * x)
+
+
+class _Point:
+    def __init__(self, x, y):
+        self.x = x
+        self.y = y
+
+
+class _Stack:
+    def __init__(self, top, rest):
+        self.top = top
+        self.rest = rest
+
+    def __len__(self):
+        return 2
+
+
+def iterating_an_object(x):
+    p = _Point(x[0], x[1])
+    total = 0.0
+    for item in p:  # REFUSED: Python raises TypeError: '_Point' object is not iterable
+        total = total + item
+    return total
+
+
+def measuring_an_object_by_its_len(x):
+    s = _Stack(x[0], x[1])
+    return len(s) * s.top  # REFUSED: _Stack defines __len__, which s2s_ad does not call

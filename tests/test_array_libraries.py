@@ -91,6 +91,10 @@ CASES = {
     af.concatenated_and_powered: (X, -0.5),
     af.outer_broadcast: (X, 1.25),
     af.accumulates_in_a_copy: (X, 2.0),
+    af.flipped_and_rolled_by_position: (X, 1.5),
+    af.reduced_along_an_axis_by_position: (X, 0.75),
+    af.triangles_by_position: (X, -1.25),
+    af.loop_down_a_range: (X, 0.5),
 }
 # Refused for one library, before anything runs: (library, function) -> words of the message.
 REFUSED = {("jax", af.accumulates_in_a_copy): "immutable", ("dask", af.accumulates_in_a_copy): "not seen through"}
