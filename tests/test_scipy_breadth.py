@@ -1,0 +1,170 @@
+"""Issue 37: SciPy at autograd's breadth.  The scipy.special rules added for it (gamma and beta
+functions, incomplete gamma and beta by x, inverse error functions, the normal distribution's, Bessel
+functions by x), in functions written as a user would: reverse, forward and Hessians, against JAX's
+jax.scipy where it has the function and central finite differences everywhere; refusals that name
+SciPy's functions as the user writes them."""
+import numpy as np
+import pytest
+
+import s2s_ad
+from conftest import assert_gradient_matches, assert_hessian_matches_gradient_differences, numeric_grad
+
+special = pytest.importorskip("scipy.special")
+
+
+def _jax():
+    jax = pytest.importorskip("jax")
+    jax.config.update("jax_enable_x64", True)
+    return jax, jax.numpy, pytest.importorskip("jax.scipy.special")
+
+
+def gamma_family(x):
+    shape = x + 2.0
+    return (np.sum(special.gamma(x) * special.rgamma(shape)) + np.sum(special.loggamma(shape))
+            + np.sum(special.gammainc(1.7, x) + special.gammaincc(2.5, x * x))
+            + np.sum(special.beta(x, 1.3)) + np.sum(special.betainc(2.0, 3.0, x / 4.0))
+            + np.sum(special.multigammaln(shape, 3)))
+
+
+def jax_gamma_family(x, jnp, jsp):
+    shape = x + 2.0
+    return (jnp.sum(jsp.gamma(x) / jsp.gamma(shape)) + jnp.sum(jsp.gammaln(shape))
+            + jnp.sum(jsp.gammainc(1.7, x) + jsp.gammaincc(2.5, x * x))
+            + jnp.sum(jsp.beta(x, 1.3)) + jnp.sum(jsp.betainc(2.0, 3.0, x / 4.0))
+            + jnp.sum(jsp.multigammaln(shape, 3)))
+
+
+def error_family(x):
+    p = x / 4.0
+    return (np.sum(special.erfinv(p) ** 2) + np.sum(special.erfcinv(1.0 - p))
+            + np.sum(special.ndtr(x) * special.log_ndtr(-x)) + np.sum(special.ndtri(0.2 + p))
+            + np.sum(special.erfcx(x) + special.dawsn(x)))
+
+
+def jax_error_family(x, jnp, jsp):
+    p = x / 4.0
+    return (jnp.sum(jsp.erfinv(p) ** 2) + jnp.sum(jsp.erfinv(p))  # erfcinv(1 - p) is erfinv(p)
+            + jnp.sum(jsp.ndtr(x) * jsp.log_ndtr(-x)) + jnp.sum(jsp.ndtri(0.2 + p))
+            + jnp.sum(jsp.erfcx(x) + jsp.dawsn(x)))
+
+
+def modified_bessel(x):
+    return (np.sum(special.i0(x) * special.i1(x)) + np.sum(special.i0e(x) + special.i1e(x) ** 2))
+
+
+def jax_modified_bessel(x, jnp, jsp):
+    return jnp.sum(jsp.i0(x) * jsp.i1(x)) + jnp.sum(jsp.i0e(x) + jsp.i1e(x) ** 2)
+
+
+POINT = np.array([0.6, 1.1, 1.9, 2.7])
+
+
+@pytest.mark.parametrize("f", [gamma_family, error_family, modified_bessel], ids=["gamma", "error", "modified-bessel"])
+def test_special_functions_against_finite_differences_in_every_mode(f):
+    x = POINT.copy()
+    assert_gradient_matches(f, (x,))  # (and forward mode against reverse)
+    assert_hessian_matches_gradient_differences(f, (x,))
+
+
+@pytest.mark.slow  # (JAX's own Hessians of the incomplete gamma and beta functions take a while)
+@pytest.mark.parametrize("f, reference", [(gamma_family, jax_gamma_family), (error_family, jax_error_family),
+                                          (modified_bessel, jax_modified_bessel)],
+                         ids=["gamma", "error", "modified-bessel"])
+def test_special_functions_against_jax_in_every_mode(f, reference):
+    jax, jnp, jsp = _jax()
+    x = POINT.copy()
+    want_grad = np.asarray(jax.grad(lambda x: reference(x, jnp, jsp))(x))
+    np.testing.assert_allclose(s2s_ad.grad(f)(x), want_grad, rtol=1e-8, atol=1e-10)
+    direction = np.array([0.3, -1.0, 0.7, 0.2])
+    _, along = s2s_ad.jvp(f, (x,), (direction,))
+    np.testing.assert_allclose(along, want_grad @ direction, rtol=1e-8)
+    want_hessian = np.asarray(jax.hessian(lambda x: reference(x, jnp, jsp))(x))
+    np.testing.assert_allclose(s2s_ad.hessian(f)(x), want_hessian, rtol=1e-7, atol=1e-9)
+
+
+def bessel_of_every_kind(x, scale):
+    orders = np.array([0.5, 1.0, 2.5, 3.0])
+    return (np.sum(special.iv(1.5, x * scale) + special.ive(orders, x)) + np.sum(special.jv(orders, x) ** 2)
+            + np.sum(special.jn(2, x) + special.j0(x) * special.j1(x)) + np.sum(special.yn(1, x) - special.y0(x))
+            + np.sum(special.y1(x) * special.yv(0.5, x)) + np.sum(special.kv(orders, x) + special.kve(1.5, x))
+            + np.sum(special.k0(x) * special.k1(x)) + np.sum(special.k0e(x) - special.k1e(x))
+            + np.sum(special.kn(2, x * scale)))
+
+
+def test_bessel_functions_against_finite_differences_in_every_mode():
+    x, scale = POINT.copy(), 1.3
+    assert_gradient_matches(bessel_of_every_kind, (x, scale), wrt=(0, 1))
+    assert_hessian_matches_gradient_differences(bessel_of_every_kind, (x, scale))
+    direction = np.array([0.3, -1.0, 0.7, 0.2])
+    _, along = s2s_ad.jvp(bessel_of_every_kind, (x, scale), (direction, 0.5))
+    want = numeric_grad(bessel_of_every_kind, (x, scale), 0) @ direction \
+        + numeric_grad(bessel_of_every_kind, (x, scale), 1) * 0.5
+    np.testing.assert_allclose(along, want, rtol=1e-6)
+
+
+@pytest.mark.slow
+def test_integer_order_bessel_functions_against_jax():
+    jax, jnp, jsp = _jax()
+
+    def reference(x):
+        j = jsp.bessel_jn(x, v=3)  # J_0 .. J_3
+        return jnp.sum(j[0] * j[1]) + jnp.sum(j[3])
+
+    def mine(x):
+        return np.sum(special.j0(x) * special.j1(x)) + np.sum(special.jn(3, x))
+    x = POINT.copy()
+    np.testing.assert_allclose(s2s_ad.grad(mine)(x), jax.grad(reference)(x), rtol=1e-7, atol=1e-10)
+    np.testing.assert_allclose(s2s_ad.hessian(mine)(x), jax.hessian(reference)(x), rtol=1e-6, atol=1e-9)
+
+
+def signed_gamma(x):
+    return np.sum(special.gammasgn(x) * x ** 2)
+
+
+def test_gammasgn_has_zero_derivative():
+    x = np.array([-1.5, -0.5, 0.5, 2.5])
+    np.testing.assert_allclose(s2s_ad.grad(signed_gamma)(x), special.gammasgn(x) * 2.0 * x)
+    np.testing.assert_allclose(s2s_ad.hessian(signed_gamma)(x), np.diag(special.gammasgn(x) * 2.0))
+
+
+def incomplete_gamma_by_shape(a, x):
+    return special.gammainc(a, x) * 2.0
+
+
+def bessel_by_order(v, x):
+    return special.iv(v, x) + x
+
+
+def unknown_special_function(x):
+    return special.struve(1.0, x) * x
+
+
+def test_derivatives_without_a_closed_form_are_refused_naming_the_argument():
+    with pytest.raises(s2s_ad.TransformError, match=r"test_scipy_breadth.py:\d+: .*scipy\.special\.gammainc: "
+                                                    r"its argument a depends on the differentiated inputs"):
+        s2s_ad.grad(incomplete_gamma_by_shape, wrt=(0, 1))(1.5, 2.0)
+    with pytest.raises(s2s_ad.TransformError, match=r"scipy\.special\.iv: its argument v depends"):
+        s2s_ad.grad(bessel_by_order, wrt=0)(1.5, 2.0)
+    with pytest.raises(s2s_ad.TransformError, match=r"scipy\.special\.iv: its argument v depends"):
+        s2s_ad.jvp(bessel_by_order, (1.5, 2.0), (1.0, 0.0))
+    # by x alone the same calls are differentiated
+    want = numeric_grad(incomplete_gamma_by_shape, (1.5, 2.0), 1)
+    np.testing.assert_allclose(s2s_ad.grad(incomplete_gamma_by_shape, wrt=1)(1.5, 2.0), want, rtol=1e-7)
+
+
+def test_a_scipy_function_without_a_rule_is_named_as_scipys():
+    with pytest.raises(s2s_ad.TransformError) as caught:
+        s2s_ad.grad(unknown_special_function)(0.7)
+    message = str(caught.value)
+    assert "scipy.special.struve" in message and "@s2s_ad.adjoint(scipy.special.struve)" in message, message
+    assert "np.struve" not in message
+
+
+def test_callables_are_described_as_users_write_them():
+    stats = pytest.importorskip("scipy.stats")
+    from s2s_ad.callables import describe_callable
+    assert describe_callable(special.iv) == "scipy.special.iv"
+    assert describe_callable(special.polygamma) == "scipy.special.polygamma"  # (defined in scipy.special._basic)
+    assert describe_callable(stats.norm.pdf) == "scipy.stats.norm.pdf"
+    assert describe_callable(stats.multivariate_normal.logpdf) == "scipy.stats.multivariate_normal.logpdf"
+    assert describe_callable(np.sin) == "np.sin" and describe_callable(np.sum) == "np.sum"
