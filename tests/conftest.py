@@ -19,8 +19,9 @@ os.environ.setdefault("S2S_AD_CHECK_FACTS", "1")
 # NumPy contradicts on its examples is refused: see s2s_ad.rule_facts).  Set before s2s_ad loads any.
 os.environ.setdefault("S2S_AD_CHECK_RULES", "1")
 
-try:  # scipy.special's rules register once it is imported: import it so the registry walks check them
+try:  # SciPy's rules register once it is imported: import it so the registry walks check them
     import scipy.special  # noqa: F401
+    import scipy.signal  # noqa: F401
 except ImportError:
     pass
 

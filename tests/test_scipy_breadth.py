@@ -168,3 +168,56 @@ def test_callables_are_described_as_users_write_them():
     assert describe_callable(stats.norm.pdf) == "scipy.stats.norm.pdf"
     assert describe_callable(stats.multivariate_normal.logpdf) == "scipy.stats.multivariate_normal.logpdf"
     assert describe_callable(np.sin) == "np.sin" and describe_callable(np.sum) == "np.sum"
+
+
+# -- scipy.signal.convolve and correlate -------------------------------------------------------
+
+signal = pytest.importorskip("scipy.signal")
+
+
+def blurred_misfit(image, kernel, data, mode):
+    blurred = signal.convolve(image, kernel, mode=mode)
+    edges = signal.correlate(blurred, kernel, mode)
+    return np.sum((blurred - data) ** 2) + 0.1 * np.sum(edges ** 2)
+
+
+SIGNAL_CASES = [((7,), (3,), "full"), ((7,), (3,), "same"), ((7,), (3,), "valid"), ((3,), (6,), "valid"),
+                ((5, 6), (2, 3), "full"), ((5, 6), (3, 2), "same"), ((5, 6), (2, 3), "valid"),
+                ((2, 3), (4, 4), "same")]
+
+
+def _signal_arguments(image_shape, kernel_shape, mode):
+    rng = np.random.default_rng(11)
+    image, kernel = rng.normal(size=image_shape), rng.normal(size=kernel_shape)
+    data = rng.normal(size=np.shape(signal.convolve(image, kernel, mode=mode)))
+    return image, kernel, data, mode
+
+
+@pytest.mark.parametrize("image_shape, kernel_shape, mode", SIGNAL_CASES)
+def test_convolve_in_every_mode_against_finite_differences(image_shape, kernel_shape, mode):
+    args = _signal_arguments(image_shape, kernel_shape, mode)
+    assert_gradient_matches(blurred_misfit, args, wrt=(0, 1))
+    assert_hessian_matches_gradient_differences(blurred_misfit, args)
+
+
+@pytest.mark.slow  # (JAX's Hessians here take a while)
+@pytest.mark.parametrize("image_shape, kernel_shape, mode", SIGNAL_CASES)
+def test_convolve_in_every_mode_against_jax(image_shape, kernel_shape, mode):
+    jax, jnp, _ = _jax()
+    jsignal = pytest.importorskip("jax.scipy.signal")
+    image, kernel, data, mode = _signal_arguments(image_shape, kernel_shape, mode)
+
+    def reference(image, kernel):
+        blurred = jsignal.convolve(image, kernel, mode=mode)
+        edges = jsignal.correlate(blurred, kernel, mode)
+        return jnp.sum((blurred - data) ** 2) + 0.1 * jnp.sum(edges ** 2)
+    d_image, d_kernel = s2s_ad.grad(blurred_misfit, wrt=(0, 1))(image, kernel, data, mode)
+    want_image, want_kernel = jax.grad(reference, argnums=(0, 1))(image, kernel)
+    np.testing.assert_allclose(d_image, want_image, rtol=1e-9, atol=1e-10)
+    np.testing.assert_allclose(d_kernel, want_kernel, rtol=1e-9, atol=1e-10)
+    t_image, t_kernel = np.ones(image.shape), np.linspace(-1.0, 1.0, kernel.size).reshape(kernel.shape)
+    _, along = s2s_ad.jvp(blurred_misfit, (image, kernel, data, mode), (t_image, t_kernel, np.zeros(data.shape), None))
+    _, want_along = jax.jvp(reference, (image, kernel), (t_image, t_kernel))
+    np.testing.assert_allclose(along, want_along, rtol=1e-9)
+    np.testing.assert_allclose(s2s_ad.hessian(blurred_misfit, wrt=1)(image, kernel, data, mode),
+                               jax.hessian(reference, argnums=1)(image, kernel), rtol=1e-8, atol=1e-9)
