@@ -22,6 +22,7 @@ os.environ.setdefault("S2S_AD_CHECK_RULES", "1")
 try:  # SciPy's rules register once it is imported: import it so the registry walks check them
     import scipy.special  # noqa: F401
     import scipy.signal  # noqa: F401
+    import scipy.stats  # noqa: F401
 except ImportError:
     pass
 
