@@ -194,14 +194,19 @@ declare(stats_dirichlet_spread, stats_dirichlet_fold, stats_dirichlet_x_term, st
 
 _NORM_EXAMPLES = ({"x": (3,)}, {"x": (3,), "loc": np.array(0.4), "scale": np.array(1.5)},
                   {"x": (2, 3), "loc": (3,), "scale": np.array(0.7)}, {"x": (), "loc": (), "scale": ()})
-_T_EXAMPLES = ({"x": (3,), "df": np.array(3.5)}, {"x": (2, 3), "df": (3,), "loc": np.array(0.1), "scale": np.array(1.4)},
-               {"x": (), "df": (), "loc": (), "scale": ()})
-_CHI2_EXAMPLES = ({"x": (3,), "df": np.array(3.0)}, {"x": (2, 3), "df": (3,), "loc": np.array(-0.5), "scale": np.array(1.3)},
+# (shape parameters as float arrays, not shapes: tail probabilities take them undifferentiated, as given)
+_T_EXAMPLES = ({"x": (3,), "df": np.array(3.5)},
+               {"x": (2, 3), "df": np.array([0.7, 2.0, 9.0]), "loc": np.array(0.1), "scale": np.array(1.4)},
+               {"x": (), "df": np.array(1.5), "loc": (), "scale": ()})
+_CHI2_EXAMPLES = ({"x": (3,), "df": np.array(3.0)},
+                  {"x": (2, 3), "df": np.array([0.8, 2.0, 5.0]), "loc": np.array(-0.5), "scale": np.array(1.3)},
                   {"x": np.array([0.4, 1.5, 3.0]), "df": np.array(2.5), "loc": np.array(0.1), "scale": np.array(0.9)})
-_GAMMA_EXAMPLES = ({"x": (3,), "a": np.array(2.5)}, {"x": (2, 3), "a": (3,), "loc": np.array(-0.5), "scale": np.array(1.3)},
+_GAMMA_EXAMPLES = ({"x": (3,), "a": np.array(2.5)},
+                   {"x": (2, 3), "a": np.array([0.8, 2.0, 5.0]), "loc": np.array(-0.5), "scale": np.array(1.3)},
                    {"x": np.array([0.4, 1.5, 3.0]), "a": np.array(0.8), "loc": np.array(0.1), "scale": np.array(0.9)})
 _BETA_EXAMPLES = ({"x": (3,), "a": np.array(1.5), "b": np.array(2.5)},
-                  {"x": (2, 3), "a": (3,), "b": np.array(3.0), "loc": np.array(-0.1), "scale": np.array(1.2)},
+                  {"x": (2, 3), "a": np.array([0.8, 2.0, 5.0]), "b": np.array(3.0), "loc": np.array(-0.1),
+                   "scale": np.array(1.2)},
                   {"x": np.array([0.1, 0.5, 0.85]), "a": np.array(0.7), "b": np.array(1.4)})
 _POISSON_EXAMPLES = ({"k": np.array([0, 1, 3, 5]), "mu": np.array(2.5)}, {"k": np.array([[0, 2], [4, 1]]), "mu": (2,)},
                      {"k": 3, "mu": (), "loc": 1}, {"k": np.array([0.0, 2.0, 4.0]), "mu": np.array(1.7)})

@@ -69,7 +69,7 @@ def assert_forward_matches_reverse(f: Callable, args: Sequence[Any], rtol: float
     if not positions:
         return
     rng = np.random.default_rng(len(positions))
-    tangents = [rng.normal(size=np.shape(a)) if isinstance(a, np.ndarray) else float(rng.normal())
+    tangents = [(rng.normal(size=np.shape(a)) if isinstance(a, np.ndarray) else float(rng.normal()))
                 if i in positions else None for i, a in enumerate(args)]
     gradients = s2s_ad.grad(f, wrt=positions)(*args)
     want = sum(float(np.sum(np.asarray(g) * tangents[i])) for i, g in zip(positions, gradients))

@@ -221,3 +221,182 @@ def test_convolve_in_every_mode_against_jax(image_shape, kernel_shape, mode):
     np.testing.assert_allclose(along, want_along, rtol=1e-9)
     np.testing.assert_allclose(s2s_ad.hessian(blurred_misfit, wrt=1)(image, kernel, data, mode),
                                jax.hessian(reference, argnums=1)(image, kernel), rtol=1e-8, atol=1e-9)
+
+
+# -- scipy.stats distributions -----------------------------------------------------------------
+
+stats = pytest.importorskip("scipy.stats")
+
+DATA = np.array([0.3, 1.7, 2.2, 0.9, 4.1, 1.3])
+
+
+def student_t_fit(theta, data):
+    loc, scale, df = theta[0], np.exp(theta[1]), np.exp(theta[2])
+    return -np.sum(stats.t.logpdf(data, df, loc, scale))
+
+
+def gamma_fit(theta, data):
+    return -np.sum(stats.gamma.logpdf(data, np.exp(theta[0]), loc=theta[1], scale=np.exp(theta[2])))
+
+
+def normal_everything(theta, data):
+    loc, scale = theta[0], np.exp(theta[1])
+    return (np.sum(stats.norm.logpdf(data, loc, scale)) + np.sum(stats.norm.pdf(data, loc, scale))
+            + np.sum(stats.norm.cdf(data, loc, scale) ** 2) + np.sum(stats.norm.logcdf(data, loc, scale))
+            + np.sum(stats.norm.sf(data, loc=loc, scale=scale)) + np.sum(stats.norm.logsf(data, loc, scale)))
+
+
+def chi2_and_beta(theta, data):
+    df, a, b = np.exp(theta)
+    unit = data / 5.0
+    return (np.sum(stats.chi2.logpdf(data, df)) + np.sum(stats.chi2.pdf(data, df, scale=1.5))
+            + np.sum(stats.beta.logpdf(unit, a, b)) + np.sum(stats.beta.pdf(unit, a, b)))
+
+
+def poisson_fit(theta, counts):
+    mu = np.exp(theta)
+    return -np.sum(stats.poisson.logpmf(counts, mu)) + np.sum(stats.poisson.pmf(counts, mu))
+
+
+COUNTS = np.array([0, 2, 3, 1, 5, 2])
+
+
+def jax_student_t_fit(theta, data, jnp, jstats):
+    return -jnp.sum(jstats.t.logpdf(data, jnp.exp(theta[2]), theta[0], jnp.exp(theta[1])))
+
+
+def jax_gamma_fit(theta, data, jnp, jstats):
+    return -jnp.sum(jstats.gamma.logpdf(data, jnp.exp(theta[0]), loc=theta[1], scale=jnp.exp(theta[2])))
+
+
+def jax_normal_everything(theta, data, jnp, jstats):
+    loc, scale = theta[0], jnp.exp(theta[1])
+    n = jstats.norm
+    return (jnp.sum(n.logpdf(data, loc, scale)) + jnp.sum(n.pdf(data, loc, scale))
+            + jnp.sum(n.cdf(data, loc, scale) ** 2) + jnp.sum(n.logcdf(data, loc, scale))
+            + jnp.sum(n.sf(data, loc=loc, scale=scale)) + jnp.sum(n.logsf(data, loc, scale)))
+
+
+def jax_chi2_and_beta(theta, data, jnp, jstats):
+    df, a, b = jnp.exp(theta)
+    unit = data / 5.0
+    return (jnp.sum(jstats.chi2.logpdf(data, df)) + jnp.sum(jstats.chi2.pdf(data, df, scale=1.5))
+            + jnp.sum(jstats.beta.logpdf(unit, a, b)) + jnp.sum(jstats.beta.pdf(unit, a, b)))
+
+
+def jax_poisson_fit(theta, counts, jnp, jstats):
+    mu = jnp.exp(theta)
+    return -jnp.sum(jstats.poisson.logpmf(counts, mu)) + jnp.sum(jstats.poisson.pmf(counts, mu))
+
+
+STATS_CASES = [(student_t_fit, jax_student_t_fit, np.array([1.2, -0.3, 1.1]), DATA),
+               (gamma_fit, jax_gamma_fit, np.array([0.4, -0.2, 0.1]), DATA),
+               (normal_everything, jax_normal_everything, np.array([1.1, 0.2]), DATA),
+               (chi2_and_beta, jax_chi2_and_beta, np.array([0.9, 0.3, 0.6]), DATA),
+               (poisson_fit, jax_poisson_fit, np.array(0.7), COUNTS)]
+STATS_IDS = ["t", "gamma", "norm", "chi2-beta", "poisson"]
+
+
+@pytest.mark.parametrize("f, reference, theta, data", STATS_CASES, ids=STATS_IDS)
+def test_distributions_against_finite_differences(f, reference, theta, data):
+    assert_gradient_matches(f, (theta, data))  # (and forward mode against reverse)
+    if np.ndim(theta):
+        assert_hessian_matches_gradient_differences(f, (theta, data))
+
+
+@pytest.mark.slow  # (JAX's Hessians here take a while)
+@pytest.mark.parametrize("f, reference, theta, data", STATS_CASES, ids=STATS_IDS)
+def test_distributions_against_jax(f, reference, theta, data):
+    jax, jnp, _ = _jax()
+    jstats = pytest.importorskip("jax.scipy.stats")
+    want = jax.grad(lambda t: reference(t, data, jnp, jstats))(theta)
+    np.testing.assert_allclose(s2s_ad.grad(f)(theta, data), want, rtol=1e-9, atol=1e-11)
+    np.testing.assert_allclose(s2s_ad.hessian(f)(theta, data), jax.hessian(lambda t: reference(t, data, jnp, jstats))(theta),
+                               rtol=1e-8, atol=1e-10)
+    direction = np.linspace(0.5, -1.0, np.size(theta)).reshape(np.shape(theta))
+    _, along = s2s_ad.jvp(f, (theta, data), (direction, None))
+    np.testing.assert_allclose(along, np.sum(np.asarray(want) * direction), rtol=1e-9)
+
+
+def gaussian_likelihood(points, mean, factor):
+    cov = factor @ factor.T + 0.5 * np.eye(3)
+    return np.sum(stats.multivariate_normal.logpdf(points, mean, cov)) \
+        + stats.multivariate_normal.pdf(points[0], mean=mean, cov=cov)
+
+
+@pytest.mark.slow
+def test_multivariate_normal_by_the_point_the_mean_and_the_covariance_against_jax():
+    jax, jnp, _ = _jax()
+    jstats = pytest.importorskip("jax.scipy.stats")
+    rng = np.random.default_rng(12)
+    points, mean, factor = rng.normal(size=(5, 3)), rng.normal(size=3), rng.normal(size=(3, 3))
+
+    def reference(points, mean, factor):
+        cov = factor @ factor.T + 0.5 * jnp.eye(3)
+        return jnp.sum(jstats.multivariate_normal.logpdf(points, mean, cov)) \
+            + jstats.multivariate_normal.pdf(points[0], mean, cov)
+    args = (points, mean, factor)
+    got = s2s_ad.grad(gaussian_likelihood, wrt=(0, 1, 2))(*args)
+    want = jax.grad(reference, argnums=(0, 1, 2))(*args)
+    for g, w in zip(got, want):
+        np.testing.assert_allclose(g, w, rtol=1e-9, atol=1e-11)
+    for wrt in (1, 2):
+        np.testing.assert_allclose(s2s_ad.hessian(gaussian_likelihood, wrt=wrt)(*args),
+                                   jax.hessian(reference, argnums=wrt)(*args), rtol=1e-8, atol=1e-10)
+    assert_gradient_matches(gaussian_likelihood, args, wrt=(0, 1, 2))
+
+
+def covariance_by_element(cov, x):
+    return stats.multivariate_normal.logpdf(x, np.zeros(2), cov)
+
+
+def test_the_covariance_derivative_is_scipys_which_reads_the_lower_triangle():
+    cov, x = np.array([[1.0, 0.3], [0.3, 0.8]]), np.array([0.3, -0.2])
+    got = s2s_ad.grad(covariance_by_element)(cov, x)
+    np.testing.assert_allclose(got, numeric_grad(covariance_by_element, (cov, x), 0), rtol=1e-6, atol=1e-9)
+    assert got[0, 1] == 0.0 and got[1, 0] != 0.0
+
+
+def dirichlet_fit(logits, alpha):
+    x = special.softmax(logits, axis=0)
+    return np.sum(stats.dirichlet.logpdf(x, alpha)) + np.sum(stats.dirichlet.pdf(x[:-1], alpha))
+
+
+@pytest.mark.slow
+def test_dirichlet_by_the_point_and_alpha_against_jax():
+    jax, jnp, _ = _jax()
+    jstats = pytest.importorskip("jax.scipy.stats")
+    logits, alpha = np.array([[0.2, -0.4], [0.9, 0.1], [-0.3, 0.5]]), np.array([1.5, 2.0, 3.0])
+
+    def reference(logits, alpha):
+        x = jax.nn.softmax(logits, axis=0)
+        return jnp.sum(jstats.dirichlet.logpdf(x, alpha)) + jnp.sum(jstats.dirichlet.pdf(x, alpha))
+    got = s2s_ad.grad(dirichlet_fit, wrt=(0, 1))(logits, alpha)
+    want = jax.grad(reference, argnums=(0, 1))(logits, alpha)
+    for g, w in zip(got, want):
+        np.testing.assert_allclose(g, w, rtol=1e-9, atol=1e-11)
+    np.testing.assert_allclose(s2s_ad.hessian(dirichlet_fit, wrt=1)(logits, alpha),
+                               jax.hessian(reference, argnums=1)(logits, alpha), rtol=1e-8, atol=1e-10)
+    assert_gradient_matches(dirichlet_fit, (logits, alpha), wrt=(0, 1))
+
+
+def t_tail_by_df(df, x):
+    return stats.t.cdf(x, df) + stats.t.logpdf(x, df)
+
+
+def gamma_tail_by_shape(a, x):
+    return np.sum(stats.gamma.sf(x, a, scale=2.0))
+
+
+def test_tail_probabilities_by_a_shape_parameter_are_refused_naming_it():
+    with pytest.raises(s2s_ad.TransformError, match=r"test_scipy_breadth.py:\d+: .*scipy\.stats\.t\.cdf: "
+                                                    r"its argument df depends on the differentiated inputs"):
+        s2s_ad.grad(t_tail_by_df)(3.0, 0.4)
+    with pytest.raises(s2s_ad.TransformError, match=r"scipy\.stats\.gamma\.sf: its argument a depends"):
+        s2s_ad.jvp(gamma_tail_by_shape, (2.0, np.array([0.5, 1.5])), (1.0, np.zeros(2)))
+    # by the point alone they are differentiated
+    np.testing.assert_allclose(s2s_ad.grad(t_tail_by_df, wrt=1)(3.0, 0.4), numeric_grad(t_tail_by_df, (3.0, 0.4), 1),
+                               rtol=1e-7)
+    _, along = s2s_ad.jvp(gamma_tail_by_shape, (2.0, np.array([0.5, 1.5])), (None, np.array([1.0, -0.5])))
+    np.testing.assert_allclose(along, numeric_grad(gamma_tail_by_shape, (2.0, np.array([0.5, 1.5])), 1)
+                               @ np.array([1.0, -0.5]), rtol=1e-7)
