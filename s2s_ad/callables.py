@@ -56,10 +56,10 @@ def _public_home(fn: Any) -> Optional[str]:
             if module is not None and getattr(module, name, None) is fn:
                 return f"{module_name}.{name}"
         return None
-    module_name = getattr(fn, "__module__", None)
-    if not isinstance(module_name, str) or "._" not in module_name:
+    defined_in = getattr(fn, "__module__", None)
+    if not isinstance(defined_in, str) or "._" not in defined_in:
         return None
-    parts = module_name.split(".")
+    parts = defined_in.split(".")
     while len(parts) > 1:  # scipy.special._basic -> scipy.special
         parts.pop()
         if parts[-1].startswith("_"):
