@@ -14,12 +14,15 @@ covered.
   differentiated inputs is refused, naming it.  With ``z = (x - loc) / scale`` and ``log f(z)`` the
   standard density's logarithm, ``logpdf = log f(z) - log(scale)``; ``stats_<name>_score`` is
   ``d log f / dz``, ``stats_<name>_<shape>_score`` its derivative by that shape parameter.
+- ``norm.ppf`` and ``norm.isf`` (the inverses of ``cdf`` and ``sf``) by the probability, ``loc`` and
+  ``scale``.
 - ``poisson``: ``pmf``, ``logpmf``, ``cdf``, ``logcdf``, ``sf``, ``logsf`` by ``mu`` (the count ``k`` and
   ``loc`` are integers: no derivative).  ``d cdf(k) / d mu = -pmf(floor(k))``.
 - ``multivariate_normal``: ``logpdf`` and ``pdf`` by the point, the mean and the covariance (a number,
-  the diagonal, or a matrix).  SciPy reads a covariance matrix's lower triangle only, so its
-  derivative by the matrix is lower triangular: along a symmetric change of the matrix it is the
-  derivative of the density, by an element above the diagonal it is zero, as SciPy's result is.
+  the diagonal, or a matrix); ``entropy`` by the covariance (by the mean it is zero).  SciPy reads a
+  covariance matrix's lower triangle only, so the derivative by the matrix is lower triangular: along
+  a symmetric change of the matrix it is the derivative of the density, by an element above the
+  diagonal it is zero, as SciPy's result is.
 - ``dirichlet``: ``logpdf`` and ``pdf`` by the point (its k components, or k - 1 of them, the last
   one then being 1 minus their sum, as SciPy takes it) and by ``alpha``.  SciPy refuses a point off
   the simplex, so the derivative by the point is that of the density's formula, to be used through a
@@ -139,7 +142,13 @@ def stats_mvn_cov_term(t_cov, solved, matrix, out, dim):
     return np.reshape(0.5 * quadratic - 0.5 * np.sum(np.linalg.inv(matrix) * change), np.shape(out))
 
 
-declare(stats_mvn_x_term, stats_mvn_mean_term, stats_mvn_cov_term, stats_mvn_matrix, factors=(0,))
+def stats_mvn_entropy_term(t_cov, cov, dim):
+    """The tangent of the entropy, 0.5 log det(2 pi e matrix), along ``t_cov``."""
+    return 0.5 * np.sum(np.linalg.inv(stats_mvn_matrix(cov, dim)) * stats_mvn_matrix(t_cov, dim))
+
+
+declare(stats_mvn_x_term, stats_mvn_mean_term, stats_mvn_cov_term, stats_mvn_matrix, stats_mvn_entropy_term,
+        factors=(0,))
 
 
 # -- the Dirichlet distribution -----------------------------------------------------------------
@@ -194,6 +203,8 @@ declare(stats_dirichlet_spread, stats_dirichlet_fold, stats_dirichlet_x_term, st
 
 _NORM_EXAMPLES = ({"x": (3,)}, {"x": (3,), "loc": np.array(0.4), "scale": np.array(1.5)},
                   {"x": (2, 3), "loc": (3,), "scale": np.array(0.7)}, {"x": (), "loc": (), "scale": ()})
+_NORM_Q_EXAMPLES = ({"q": (3,)}, {"q": (3,), "loc": np.array(0.4), "scale": np.array(1.5)},
+                    {"q": (2, 3), "loc": (3,), "scale": np.array(0.7)}, {"q": (), "loc": (), "scale": ()})
 # (shape parameters as float arrays, not shapes: tail probabilities take them undifferentiated, as given)
 _T_EXAMPLES = ({"x": (3,), "df": np.array(3.5)},
                {"x": (2, 3), "df": np.array([0.7, 2.0, 9.0]), "loc": np.array(0.1), "scale": np.array(1.4)},
@@ -279,6 +290,19 @@ def _register(module) -> None:
         d_x = g
         d_loc = -g
         d_scale = -(g * (x - loc) / scale)
+
+    # the inverses of cdf and sf: loc + scale * ndtri(q), loc + scale * ndtri(1 - q)
+    @adjoint(stats.norm.ppf, elementwise=True, examples=_NORM_Q_EXAMPLES)
+    def norm_ppf(out, q, loc=0.0, scale=1.0, *, d_out):
+        d_q = d_out / stats.norm.pdf(out, loc, scale)
+        d_loc = d_out
+        d_scale = d_out * (out - loc) / scale
+
+    @adjoint(stats.norm.isf, elementwise=True, examples=_NORM_Q_EXAMPLES)
+    def norm_isf(out, q, loc=0.0, scale=1.0, *, d_out):
+        d_q = -d_out / stats.norm.pdf(out, loc, scale)
+        d_loc = d_out
+        d_scale = d_out * (out - loc) / scale
 
     # -- t (df) --
 
@@ -543,6 +567,17 @@ def _register(module) -> None:
         solved = np.transpose(np.linalg.solve(matrix, np.transpose(stats_mvn_centred(x, mean, dim))))
         t_out = out * (stats_mvn_x_term(t_x, solved, out, dim) + stats_mvn_mean_term(t_mean, solved, out, dim)
                        + stats_mvn_cov_term(t_cov, solved, matrix, out, dim))
+
+    @adjoint(stats.multivariate_normal.entropy, zero_derivative=("mean",), examples=(
+        {"mean": np.array([0.1, 0.2, 0.3]), "cov": _MVN_COV.copy()}, {"cov": _MVN_COV + np.triu(np.full((3, 3), 0.05), 1)},
+        {"mean": np.array([0.1, 0.2]), "cov": np.array([0.5, 1.2])}, {"cov": np.array(0.8)}))
+    def multivariate_normal_entropy(out, mean=None, cov=1, *, d_out):
+        dim = stats_mvn_dim(mean, cov)
+        d_cov = stats_mvn_matrix_adjoint(0.5 * d_out * np.linalg.inv(stats_mvn_matrix(cov, dim)), cov)  # mean: none
+
+    @tangent(stats.multivariate_normal.entropy)
+    def multivariate_normal_entropy_tangent(out, mean=None, cov=1, *, t_cov):
+        t_out = stats_mvn_entropy_term(t_cov, cov, stats_mvn_dim(mean, cov))
 
     # -- dirichlet (the point and alpha) --
 

@@ -400,3 +400,39 @@ def test_tail_probabilities_by_a_shape_parameter_are_refused_naming_it():
     _, along = s2s_ad.jvp(gamma_tail_by_shape, (2.0, np.array([0.5, 1.5])), (None, np.array([1.0, -0.5])))
     np.testing.assert_allclose(along, numeric_grad(gamma_tail_by_shape, (2.0, np.array([0.5, 1.5])), 1)
                                @ np.array([1.0, -0.5]), rtol=1e-7)
+
+
+def normal_quantiles(theta, q):
+    loc, scale = theta[0], np.exp(theta[1])
+    return np.sum(stats.norm.ppf(q, loc, scale) ** 2) + np.sum(stats.norm.isf(0.5 * q, loc=loc, scale=scale))
+
+
+def gaussian_entropy(factor):
+    cov = factor @ factor.T + 0.5 * np.eye(3)
+    return stats.multivariate_normal.entropy(cov=cov) + stats.multivariate_normal.entropy(np.zeros(3), 2.0 * cov)
+
+
+def test_normal_quantiles_and_gaussian_entropy_against_finite_differences():
+    theta, q = np.array([0.3, -0.2]), np.array([0.1, 0.45, 0.8])
+    assert_gradient_matches(normal_quantiles, (theta, q), wrt=(0, 1))
+    assert_hessian_matches_gradient_differences(normal_quantiles, (theta, q))
+    factor = np.array([[1.0, 0.2, -0.3], [0.4, 0.9, 0.1], [-0.2, 0.3, 1.1]])
+    assert_gradient_matches(gaussian_entropy, (factor,))
+    assert_hessian_matches_gradient_differences(gaussian_entropy, (factor,))
+    # 0.5 log det(2 pi e cov): by cov, 0.5 inv(cov) along any symmetric change
+    cov = factor @ factor.T + 0.5 * np.eye(3)
+    _, along = s2s_ad.jvp(lambda c: stats.multivariate_normal.entropy(cov=c), (cov,), (np.eye(3),))
+    np.testing.assert_allclose(along, 0.5 * np.trace(np.linalg.inv(cov)), rtol=1e-10)
+
+
+@pytest.mark.slow
+def test_normal_quantiles_against_jax():
+    jax, jnp, _ = _jax()
+    jstats = pytest.importorskip("jax.scipy.stats")
+    theta, q = np.array([0.3, -0.2]), np.array([0.1, 0.45, 0.8])
+
+    def reference(theta):
+        loc, scale = theta[0], jnp.exp(theta[1])
+        return jnp.sum(jstats.norm.ppf(q, loc, scale) ** 2) + jnp.sum(jstats.norm.ppf(1.0 - 0.5 * q, loc, scale))
+    np.testing.assert_allclose(s2s_ad.grad(normal_quantiles)(theta, q), jax.grad(reference)(theta), rtol=1e-9)
+    np.testing.assert_allclose(s2s_ad.hessian(normal_quantiles)(theta, q), jax.hessian(reference)(theta), rtol=1e-8)
