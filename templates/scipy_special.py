@@ -2,7 +2,17 @@
 optional extra, and where it is not used it is not imported either.
 
 ``digamma`` is ``psi``; its derivative is ``polygamma(1, x)``, whose own
-derivative is ``polygamma(2, x)``, and so on to any order.
+derivative is ``polygamma(2, x)``, and so on to any order.  Each rule's body
+calls functions that have rules themselves (a Bessel function's derivative is
+Bessel functions of the neighbouring orders), so the code it generates is
+differentiated again (Hessians).
+
+Some inputs have no derivative here, as in autograd: the order of a Bessel
+function or of ``polygamma``, the dimension of ``multigammaln``, and the shape
+parameters of the regularised incomplete gamma and beta functions
+(``gammainc(a, x)``, ``betainc(a, b, x)``: by ``x`` only, their derivatives by
+the parameters having no closed form).  A call where such an input depends on
+the differentiated inputs is refused, naming it.  ``jn`` is ``jv`` in SciPy.
 """
 import numpy as np
 
