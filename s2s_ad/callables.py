@@ -10,6 +10,7 @@ be refused before anything runs (nothing if the call may stand).
 from __future__ import annotations
 
 import os
+import sys
 import sysconfig
 import types
 from typing import Any, Optional
@@ -22,11 +23,74 @@ from .parse import Snapshot, parse_function, readable_source
 
 
 def describe_callable(fn: Any) -> str:
-    """``np.sin``, ``math.sin``, ``mymodule.helper``: how a user would spell ``fn``."""
+    """``np.sin``, ``math.sin``, ``mymodule.helper``, ``scipy.special.iv``, ``scipy.stats.norm.pdf``:
+    how a user would spell ``fn``."""
+    home = _public_home(fn)
+    if home is not None:
+        return home
     name = getattr(fn, "__qualname__", None) or getattr(fn, "__name__", None) or repr(fn)
     module = language.module_of(fn)
     module = {**language.USER_SPELLINGS, "builtins": "", "_operator": "operator"}.get(module, module)
     return f"{module}.{name}" if module else name
+
+
+def _public_home(fn: Any) -> Optional[str]:
+    """Where a library's function is found under a public name, for the ones whose ``__module__``
+    does not say it: a ufunc of SciPy's (it has none, and would read as NumPy's: ``np.iv``), one
+    defined in a private module (``scipy.special._basic.polygamma`` is ``scipy.special.polygamma``),
+    a method of an object a library's module holds (``scipy.stats.norm.pdf``).  None: the plain
+    spelling is right.  Only modules already imported are looked in; a few lookups each."""
+    name = getattr(fn, "__name__", None)
+    if not isinstance(name, str):
+        return None
+    owner = getattr(fn, "__self__", None)
+    if owner is not None and not isinstance(owner, types.ModuleType) and not isinstance(fn, types.BuiltinFunctionType):
+        held = _held_name(owner)  # a method of a library's object (scipy.stats.norm)
+        return f"{held}.{name}" if held is not None else None
+    if language.is_ufunc(fn):
+        numpy = sys.modules.get("numpy")
+        if numpy is not None and getattr(numpy, name, None) is fn:
+            return None  # np.sin: the plain spelling
+        for module_name in _UFUNC_HOMES:
+            module = sys.modules.get(module_name)
+            if module is not None and getattr(module, name, None) is fn:
+                return f"{module_name}.{name}"
+        return None
+    defined_in = getattr(fn, "__module__", None)
+    if not isinstance(defined_in, str) or "._" not in defined_in:
+        return None
+    parts = defined_in.split(".")
+    while len(parts) > 1:  # scipy.special._basic -> scipy.special
+        parts.pop()
+        if parts[-1].startswith("_"):
+            continue
+        module = sys.modules.get(".".join(parts))
+        if module is not None and getattr(module, name, None) is fn:
+            return f"{'.'.join(parts)}.{name}"
+    return None
+
+
+# The public modules of a library's ufuncs that are not NumPy's, looked in for their names.
+_UFUNC_HOMES = ("scipy.special",)
+
+
+def _held_name(owner: Any) -> Optional[str]:
+    """``scipy.stats.norm``: the public name of an object a library's public module holds as an
+    attribute named by the object's own ``name`` or by its class's (SciPy's distributions), or None."""
+    module_name = getattr(type(owner), "__module__", None)
+    if not isinstance(module_name, str):
+        return None
+    # (multivariate_normal has no name of its own: its class is multivariate_normal_gen)
+    names = [n for n in (getattr(owner, "name", None), type(owner).__name__.removesuffix("_gen")) if isinstance(n, str)]
+    parts = module_name.split(".")
+    while parts:
+        module = sys.modules.get(".".join(parts))
+        if module is not None and not parts[-1].startswith("_"):
+            for held in names:
+                if getattr(module, held, None) is owner:
+                    return f"{'.'.join(parts)}.{held}"
+        parts.pop()
+    return None
 
 
 def is_user_function(fn: Any) -> bool:

@@ -6,15 +6,21 @@ operation: a function appears because a template declares it.
 from __future__ import annotations
 
 import sys
+import types
 from typing import Any, Optional
 
-from . import rules
+from . import callables, rules
 
 # Where the list looks a function up, in order: its name there is how a user writes it.
 _FAMILIES = (("Python operators", "operator", "operator"), ("Python builtins", "builtins", ""),
              ("math", "math", "math"), ("NumPy", "numpy", "np"), ("numpy.linalg", "numpy.linalg", "np.linalg"),
              ("numpy.fft", "numpy.fft", "np.fft"), ("numpy.random", "numpy.random", "np.random"),
-             ("scipy.linalg", "scipy.linalg", "scipy.linalg"), ("scipy.special", "scipy.special", "scipy.special"))
+             ("scipy.linalg", "scipy.linalg", "scipy.linalg"), ("scipy.special", "scipy.special", "scipy.special"),
+             ("scipy.signal", "scipy.signal", "scipy.signal"), ("scipy.stats", "scipy.stats", "scipy.stats"))
+
+# The families whose rows say, after each function, the inputs it is differentiated by (SciPy's, where a
+# function's parameters, the order of a Bessel function, a distribution's shape, may have no derivative).
+_WITH_INPUTS = ("scipy.special", "scipy.signal", "scipy.stats")
 
 
 def _written_name(fn: Any) -> Optional[tuple[str, str]]:
@@ -25,6 +31,12 @@ def _written_name(fn: Any) -> Optional[tuple[str, str]]:
         name = getattr(fn, "__name__", None)
         if module is not None and name is not None and getattr(module, name, None) is fn:
             return family, f"{prefix}.{name}" if prefix else name
+    owner = getattr(fn, "__self__", None)
+    if owner is not None and not isinstance(owner, types.ModuleType):  # a distribution's method: scipy.stats.norm.pdf
+        written = callables.describe_callable(fn)
+        for family, module_name, _ in _FAMILIES:
+            if written.startswith(module_name + ".") and "." in written[len(module_name) + 1:]:
+                return family, written
     return None
 
 
@@ -38,20 +50,26 @@ def rule_table() -> str:
 
     Per family: each function with an adjoint rule (reverse and forward mode),
     those with a tangent rule only (forward mode, marked †) and those declared
-    constant (zero derivative, marked ‡).  ``python -m s2s_ad.rule_table --markdown``
+    constant (zero derivative, marked ‡); SciPy's with the inputs each is
+    differentiated by.  ``python -m s2s_ad.rule_table --markdown``
     prints it; tests/test_template_modules.py checks that docs/rules.md shows the same
     (between its ``<!-- rule table: begin -->`` and ``end`` markers).
     """
     rules.load_templates()
     rules.load_deferred()  # the rules of libraries imported since the templates were (scipy.linalg, scipy.special)
     rows: dict[str, dict[str, str]] = {family: {} for family, _, _ in _FAMILIES}
-    for fns, mark in (([r.fn for r in rules.all_adjoint_rules() if _builtin(r)], ""),
-                      ([r.fn for r in rules.tangent_only_rules() if _builtin(r)], "†"),
-                      (rules.constant_functions(), "‡")):
-        for fn in fns:
-            written = _written_name(fn)
+    inputs: dict[str, tuple[str, ...]] = {}  # function -> the inputs it is differentiated by
+    for found, mark in (([r for r in rules.all_adjoint_rules() if _builtin(r)], ""),
+                        ([r for r in rules.tangent_only_rules() if _builtin(r)], "†")):
+        for rule in found:
+            written = _written_name(rule.fn)
             if written is not None:
                 rows[written[0]].setdefault(written[1], mark)
+                inputs.setdefault(written[1], rule.differentiable_inputs())
+    for fn in rules.constant_functions():
+        written = _written_name(fn)
+        if written is not None:
+            rows[written[0]].setdefault(written[1], "‡")
     libraries = [marks for family, names in rows.items() if not family.startswith("Python")
                  for marks in names.values()]
     lines = [f"{len(libraries)} functions of NumPy, `math` and SciPy have built-in rules: "
@@ -61,8 +79,13 @@ def rule_table() -> str:
              "| family | functions |", "| --- | --- |"]
     for family, names in rows.items():
         if names:
-            listed = ", ".join(f"`{name}`{mark}" for name, mark in sorted(names.items()))
+            listed = ", ".join(f"`{name}`{mark}" + (f" ({', '.join(inputs[name])})" if family in _WITH_INPUTS
+                                                    and inputs.get(name) else "")
+                               for name, mark in sorted(names.items()))
             lines.append(f"| {family} ({len(names)}) | {listed} |")
+    lines += ["", "For SciPy's functions, the inputs each is differentiated by follow its name; a call where "
+              "another of its inputs depends on the differentiated ones (the order of a Bessel function, the "
+              "shape parameter of a distribution's `cdf`) is refused, naming that input."]
     return "\n".join(lines) + "\n"
 
 
@@ -75,7 +98,9 @@ if __name__ == "__main__":
     parser.parse_args()
     try:  # the list has SciPy's rules too, which register once it is imported
         import scipy.linalg  # noqa: F401
+        import scipy.signal  # noqa: F401
         import scipy.special  # noqa: F401
+        import scipy.stats  # noqa: F401
     except ImportError:
         pass
     sys.stdout.write(rule_table())

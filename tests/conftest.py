@@ -19,9 +19,11 @@ os.environ.setdefault("S2S_AD_CHECK_FACTS", "1")
 # NumPy contradicts on its examples is refused: see s2s_ad.rule_facts).  Set before s2s_ad loads any.
 os.environ.setdefault("S2S_AD_CHECK_RULES", "1")
 
-try:  # scipy's rules register once it is imported: import it so the registry walks check them
+try:  # SciPy's rules register once it is imported: import it so the registry walks check them
     import scipy.linalg  # noqa: F401
     import scipy.special  # noqa: F401
+    import scipy.signal  # noqa: F401
+    import scipy.stats  # noqa: F401
 except ImportError:
     pass
 
@@ -68,7 +70,7 @@ def assert_forward_matches_reverse(f: Callable, args: Sequence[Any], rtol: float
     if not positions:
         return
     rng = np.random.default_rng(len(positions))
-    tangents = [rng.normal(size=np.shape(a)) if isinstance(a, np.ndarray) else float(rng.normal())
+    tangents = [(rng.normal(size=np.shape(a)) if isinstance(a, np.ndarray) else float(rng.normal()))
                 if i in positions else None for i, a in enumerate(args)]
     gradients = s2s_ad.grad(f, wrt=positions)(*args)
     want = sum(float(np.sum(np.asarray(g) * tangents[i])) for i, g in zip(positions, gradients))

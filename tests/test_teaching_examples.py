@@ -62,3 +62,20 @@ def test_checkpointing_saves_memory_and_changes_nothing():
     assert "gradients identical: True" in printed
     (ratio,) = numbers(r"memory ratio \(checkpointed / plain\): ([\d.]+)", printed)
     assert ratio < 0.5
+
+
+def test_fit_distributions_finds_the_maximum_likelihood_of_scipys_fit():
+    pytest.importorskip("scipy.stats")
+    printed = run_example("fit_distributions", "--samples", "600")
+    fitted = [numbers(pattern, printed) for pattern in (
+        r"fitted: +loc ([-\d.]+) +scale ([\d.]+) +df ([\d.]+) +nll ([-\d.]+)",
+        r"fitted: +a ([\d.]+) +scale ([\d.]+) +nll ([-\d.]+)")]
+    scipys = [numbers(pattern, printed) for pattern in (
+        r"SciPy's fit: loc ([-\d.]+) +scale ([\d.]+) +df ([\d.]+) +nll ([-\d.]+)",
+        r"SciPy's fit: a ([\d.]+) +scale ([\d.]+) +nll ([-\d.]+)")]
+    for ours, theirs in zip(fitted, scipys):
+        assert ours[-1] <= theirs[-1] + 1e-6  # a likelihood at least as high as SciPy's own fit's
+        assert ours[:-1] == pytest.approx(theirs[:-1], rel=2e-3)
+    for run in printed.split("fitted:")[:2]:  # each Newton run ends where the gradient vanishes
+        gradients = [float(g) for g in re.findall(r"^\s+\d+\s+[-\d.]+\s+([\d.e+-]+)\s", run, re.MULTILINE)]
+        assert len(gradients) >= 2 and gradients[-1] < 1e-5 * gradients[0]
