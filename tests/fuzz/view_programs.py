@@ -70,8 +70,9 @@ def _write(rng: random.Random, views: list[str]) -> str:
         return f"M[{rng.randrange(2)}, {rng.randrange(3)}] = {_value(rng)}"
     if kind == 3:
         return f"M[:, {rng.randrange(3)}] = M[:, {rng.randrange(3)}] + {_value(rng)}"
-    view = rng.choice(views)
-    return f"{view}[0] = {_value(rng)}"
+    if not views:  # (every view was a choice, which is not written through)
+        return f"b[{rng.randrange(6)}] = {_value(rng)}"
+    return f"{rng.choice(views)}[0] = {_value(rng)}"
 
 
 def make_program(seed: int) -> str:
