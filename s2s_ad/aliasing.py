@@ -90,7 +90,8 @@ class Views:
             return expr.name if expr.name in self.buffers else self.root.get(expr.name)
         if isinstance(expr, ir.Display) or (isinstance(expr, ir.Call) and _may_view(expr.fn, expr) and (
                 _listed(expr.fn, expr) or self.helper_shares(expr.fn))):
-            roots = [self.root_of(e) for e in ir.children(expr)]
+            # (a view's index or shape shares nothing: v[v > 0.0] may view v, never the mask)
+            roots = [self.root_of(e) for e in (expr.items if isinstance(expr, ir.Display) else _passed_on(expr))]
             return next((r for r in roots if r is not None), None)
         return None
 

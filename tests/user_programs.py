@@ -87,7 +87,7 @@ def slice_read_then_written(x):
 
 def refused_view_read_after_write(x):
     A = x.reshape(2, 3).copy()
-    At = A.T
+    At = np.flip(A, 0)  # (.T is taken again after the write, as NumPy shows it; a flip is not)
     first = np.sum(At[0] * 2.0)
     A[0, :] = np.exp(A[0, :])
     second = np.sum(At ** 2)
