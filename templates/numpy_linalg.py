@@ -696,8 +696,13 @@ def dot(out, a, b, d_out):
     d_b = dot_grad_b(d_out, a, b)
 
 
+def outer_rank(a: Any, b: Any) -> int:
+    """np.outer's result is a matrix whatever its arguments' ranks (it flattens them)."""
+    return 2
+
+
 @adjoint(np.outer, bilinear=True, examples=({"a": (3,), "b": (4,)}, {"a": (2, 2), "b": (3,)}), factors=(0, 1),
-         result_rank=lambda a, b: 2)  # always a matrix (its arguments flattened)
+         result_rank=outer_rank)
 def outer(out, a, b, d_out):
     d_a = np.reshape(np.dot(d_out, np.ravel(b)), np.shape(a))
     d_b = np.reshape(np.dot(np.ravel(a), d_out), np.shape(b))
