@@ -43,7 +43,8 @@ def test_every_module_under_templates_is_loaded() -> None:
     builtin = [rule.namespace.get("__name__", "") for rule in rules.all_adjoint_rules()]
     with_rules = {name.rpartition(".")[2] for name in builtin if name.startswith("s2s_ad.templates.")}
     # SciPy's rules register only once the user imports the module they are for (rules.when_imported)
-    deferred = {"scipy_special": "scipy.special", "scipy_signal": "scipy.signal", "scipy_stats": "scipy.stats"}
+    deferred = {"scipy_special": "scipy.special", "scipy_signal": "scipy.signal", "scipy_stats": "scipy.stats",
+                "scipy_linalg": "scipy.linalg"}
     assert with_rules == found - {name for name, module in deferred.items() if module not in sys.modules}
 
 
