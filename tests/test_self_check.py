@@ -250,3 +250,32 @@ def test_the_environment_switch_skips_with_a_warning_what_it_cannot_check(monkey
     monkeypatch.setenv("S2S_AD_CHECK", "1")
     with pytest.warns(SelfCheckSkipped, match=r"not self-checked.*knee in forward mode"):
         assert s2s_ad.grad(uses_knee)(0.3) == pytest.approx(1.3)
+
+
+# -- at a point where the derivative vanishes ---------------------------------------------------------
+
+
+def least_squares(theta, data):
+    """Sum of squares over many samples: at its minimum the gradient is a sum of large terms that cancel."""
+    residual = data - theta[0] - theta[1] * np.arange(data.size) / data.size
+    return np.sum(residual * residual)
+
+
+def test_a_converged_minimum_passes_the_check_and_a_wrong_rule_there_still_fails():
+    # The gradient at the least-squares solution is rounding noise of 2,000 terms of size ~1: both
+    # modes return different noise, which the results' own size (~1e-12) cannot bound.
+    rng = np.random.default_rng(4)
+    data = 1.0 + 0.5 * np.arange(2000) / 2000 + rng.standard_normal(2000)
+    design = np.stack([np.ones(2000), np.arange(2000) / 2000], axis=1)
+    theta = np.linalg.lstsq(design, data, rcond=None)[0]
+    checked = s2s_ad.grad(least_squares, check=True)
+    gradient = checked(theta, data)
+    assert np.max(np.abs(gradient)) < 1e-8  # (the point is a minimum: what is compared is noise)
+    expected = -2.0 * design.T @ (data - design @ theta)
+    np.testing.assert_allclose(gradient, expected, atol=1e-9)
+
+    def wrong_near_the_minimum(theta, data):  # squash's adjoint above is wrong: off by ~1e-6 here
+        return least_squares(theta, data) + 1e-6 * np.sum(squash(theta))
+
+    with pytest.raises(s2s_ad.GradientCheckError):
+        s2s_ad.grad(wrong_near_the_minimum, check=True)(theta, data)
