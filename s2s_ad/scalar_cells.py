@@ -207,13 +207,7 @@ def _proven_integers(bindings: dict[str, list[Optional[ir.Expr]]]) -> set[str]:
     (a fixed point over every name at each step took minutes on a function of 500 branches)."""
     waiting: dict[str, set[str]] = {}
     for name, values in bindings.items():
-        needs: Optional[set[str]] = set()
-        for value in values:
-            more = None if value is None else _names_an_integer_needs(value)
-            if value is not None and (more is None or (isinstance(value, ir.Var) and value.name == name)):
-                needs = None  # (a binding never proven: an unknown value, the name itself)
-                break
-            needs |= more or set()
+        needs = _names_all_need(name, values)
         if needs is not None:
             waiting[name] = needs
     needed_by: dict[str, list[str]] = {}
@@ -232,6 +226,20 @@ def _proven_integers(bindings: dict[str, list[Optional[ir.Expr]]]) -> set[str]:
                 if not needs:
                     proven.append(other)
     return integers
+
+
+def _names_all_need(name: str, values: list[Optional[ir.Expr]]) -> Optional[set[str]]:
+    """The names that, proven integers, make every binding of ``name`` one; None if nothing can (a
+    binding of an unknown value, or of the name itself)."""
+    needs: set[str] = set()
+    for value in values:
+        if value is None:
+            continue
+        more = _names_an_integer_needs(value)
+        if more is None or (isinstance(value, ir.Var) and value.name == name):
+            return None
+        needs |= more
+    return needs
 
 
 def _names_an_integer_needs(expr: ir.Expr) -> Optional[set[str]]:
