@@ -921,9 +921,10 @@ def source(fn: Callable, wrt: Wrt = 0, mode: str = "reverse", stage: str = "opti
         The arguments to differentiate by, as for ``grad``.
     mode : {"reverse", "forward"}, default "reverse"
         The gradient's code, or the tangent (``jvp``) code.
-    stage : {"ssa", "facts", "adjoint", "optimized"}, default "optimized"
+    stage : {"ssa", "facts", "adjoint", "optimized"} or a pass's name, default "optimized"
         The lowered three-address form; that form with what the analysis proved of each
-        value (see ``factdump.py``); the derivative as generated; or as run.
+        value (see ``factdump.py``); the derivative as generated; as run; or after the pass
+        of the declared pipeline (``passes.py``) so named.
     args : tuple, optional
         Specialise the code for arguments like these (numbers or arrays, the pattern of
         the arrays' lengths), as a call would: the parameters they leave out take their

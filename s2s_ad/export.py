@@ -115,7 +115,7 @@ class PortableNumPyTarget(NumPyTarget):
     NumPy 2 computes in float64)."""
 
     name = "numpy-portable"
-    folds_fills = False
+    passes = tuple(p for p in NumPyTarget.passes if p != "fold_fills")
 
 
 PORTABLE = PortableNumPyTarget()

@@ -76,7 +76,6 @@ from typing import Any, Callable, Iterator, Optional
 import numpy as np
 
 from . import index_ranges, ir
-from .dead_element_stores import drop_dead_element_stores
 from .errors import CompileFallbackWarning
 from .numba_tape import SlotTape, proven_stacks
 from .target import NumPyTarget, Spelling, TapeForm
@@ -91,6 +90,9 @@ class NumbaTarget(NumPyTarget):
     # (reversed_steps' range has its step at run time: a loop down a constant step of -1 is about a
     # third faster on building's reverse sweep, which LLVM then treats as a counted loop)
     counts_down = True
+    # no lists of floats (Numba types a list by its items) and no ``del`` (Numba refuses it; its
+    # reference counts free a temporary at its last use)
+    passes = ("fold_fills", "drop_dead_element_stores")
     _tape = SlotTape()
 
     def spellings(self, obj: Any) -> Iterator[Spelling]:
@@ -117,11 +119,6 @@ class NumbaTarget(NumPyTarget):
             return [stmt]
         old = ir.Call(operator.getitem, (ir.Var(stmt.array), stmt.index))
         return [ir.Store(stmt.array, stmt.index, ir.Call(stmt.op, (old, stmt.value)), stmt.line)]
-
-    def release(self, fn: ir.Function, arrays: set[str], known: set[str]) -> ir.Function:
-        # the reverse loops' stores nothing reads again left out (dead_element_stores); no ``del``
-        # (Numba refuses it; its reference counts free a temporary at its last use)
-        return drop_dead_element_stores(fn, known)
 
     def checked_indexes(self, fn: ir.Function, kinds: dict[str, Any]) -> ir.Function:
         """``fn`` with ``check_index`` before the few accesses not proven in range (``index_ranges``):

@@ -30,24 +30,24 @@ from .emit import Emitted, Namespace, emit, emit_module
 from .expressions import is_user_function
 from .factcheck import Pass, run_passes
 from .factdump import report
-from .fills import fold_fills
 from .forward import forward
 from .hoist import hoist_invariants, hoist_item_reads
 from .kinds import NUMBER, UNKNOWN, Array, Constant, Kind, argument_text, callee_kind
 from .kinds import Sequence as SequenceKind
 from .lower import lower
 from .nesting import bounded
-from .optimize import optimize
-from .preaccumulate import preaccumulated
+from .passes import ADJOINT, FORWARD, PARTS, TANGENT, PassContext, after_split, before_split, pass_names, run_pipeline
 from .parse import ParsedFunction, Snapshot, parse_function, transparent
 from .reverse import reverse
 from .shared_updates import updates_as_stores
 from .shift_invariance import cut_shift_invariant
 from .view_checks import drop_proven_view_checks
-from .tape import check_tape, drop_unread_records, split_parts
+from .tape import split_parts
 from .target import NUMPY, Target
 
-STAGES = ("ssa", "facts", "adjoint", "optimized")
+# the stages source(stage=) shows: the SSA form, the facts, the adjoint or tangent as generated (its
+# checks run), the optimized code, or the code after any pass of the declared pipelines (passes.py)
+STAGES = ("ssa", "facts", "adjoint", "optimized") + tuple(dict.fromkeys(pass_names("reverse") + pass_names("forward")))
 # Per parameter a kinds.Kind (UNKNOWN where nothing is known); for a container argument, its
 # containers.Tree with the kind of each leaf in the leaf's place (arguments.kinds_of).
 Kinds = tuple[Any, ...]
@@ -435,13 +435,6 @@ def _checking_only(check: Callable[[ir.Function, Analysis], None]
     return run
 
 
-def _arrays_known(facts: Analysis) -> tuple[set[str], set[str]]:
-    """The values the facts say hold arrays (of rank 1 or more), and every value they know of
-    (what ``Target.release`` is told)."""
-    arrays = {name for name, rank in facts.ndim.items() if rank >= 1 and facts.shape.get(name) != SCALAR}
-    return arrays, set(facts.shape) | set(facts.ndim) | set(facts.kinds)
-
-
 def _ssa_source(parsed: ParsedFunction, ssa: ir.Function) -> Built:
     origin = origin_of(parsed.filename, parsed.line)
     return Built(emit(ssa, [f"SSA form of {parsed.name}, from {origin}"]).source, None)
@@ -484,16 +477,7 @@ def _build_paused(fn: Callable, wrt: tuple[str, ...], kinds: Kinds, stage: str, 
         origin = origin_of(parsed.filename, parsed.line)
         text = emit(ssa, [f"Facts about {parsed.name} ({origin}), {mode} mode", _kind_note(parsed.params, kinds)])
         return Built(report(text.source, ssa, facts, ssa_wrt, generated if mode == "reverse" else None), None)
-    if stage == "optimized":
-        generated = optimize(generated, ssa.body)
-        if mode == "reverse":
-            generated = drop_unread_records(preaccumulated(generated))
-            if target.folds_fills:
-                generated = fold_fills(generated, {id(s) for s in ir.walk(ssa.body)}, facts.shape, facts.ndim)
-    if mode == "reverse":
-        check_tape(generated)
-        if stage == "optimized":
-            generated = target.release(generated, *_arrays_known(facts))
+    generated = _passed(generated, mode, stage, PassContext(ssa.body, facts, target))
     origin = origin_of(parsed.filename, parsed.line)
     name, by = parsed.name, ", ".join(wrt)
     if mode == "reverse":
@@ -507,6 +491,17 @@ def _build_paused(fn: Callable, wrt: tuple[str, ...], kinds: Kinds, stage: str, 
                    kinds=_called_with(ssa.params, kinds, generated.params[-1] if mode == "reverse" else None))
     function = compile_emitted(emitted, origin) if compile_it else None
     return Built(emitted.source, function, _snapshot(parsed, emitted), ssa.result_tree, ssa.aux_tree)
+
+
+def _passed(generated: ir.Function, mode: str, stage: str, context: PassContext) -> ir.Function:
+    """The generated function after ``mode``'s declared pipeline (passes.py): all of it for the
+    stage "optimized", its checks alone for "adjoint", up to and including the pass ``stage`` names."""
+    names = pass_names(mode)
+    until = stage if stage in names else None
+    if stage not in ("adjoint", "optimized") and until is None:
+        raise ValueError(f"stage {stage!r} is no pass of {mode} mode's pipeline ({', '.join(names)})")
+    return run_pipeline(generated, names, context, ADJOINT if mode == "reverse" else TANGENT,
+                        optimizing=stage != "adjoint", until=until)
 
 
 def _reverse_docstring(name: str, by: str, with_value: bool, has_aux: bool) -> str:
@@ -561,17 +556,14 @@ def build_split(fn: Callable, kinds: Kinds, target: Target = NUMPY) -> SplitAdjo
             parsed, ssa = lowered(fn, kinds)
         split.result_tree = ssa.result_tree
         ssa, facts = _analysed(ssa, ssa.params, leaf_kinds(kinds), guarded=False)
-        adjoint = optimize(reverse(ssa, ssa.params, facts, callee=_split_callees(target), split=True,
-                                   slices_in_place=target.slices_in_place), ssa.body)
+        adjoint = reverse(ssa, ssa.params, facts, callee=_split_callees(target), split=True,
+                          slices_in_place=target.slices_in_place)
         lost_in_callee = lambda fn, kinds: _lost_in_callee(fn, kinds, target)
         _note_lost_positions(split, lambda: lost_derivative_parameters(ssa, facts.kind_of, lost_in_callee))
-        adjoint = drop_unread_records(preaccumulated(adjoint))
-        if target.folds_fills:
-            adjoint = fold_fills(adjoint, {id(s) for s in ir.walk(ssa.body)}, facts.shape, facts.ndim)
-        check_tape(adjoint)
-        forward, backward = split_parts(adjoint, parsed.name)
-        arrays, known = _arrays_known(facts)
-        forward, backward = target.release(forward, arrays, known), target.release(backward, arrays, known)
+        context = PassContext(ssa.body, facts, target)
+        adjoint = run_pipeline(adjoint, before_split("reverse"), context, ADJOINT)
+        forward, backward = (run_pipeline(part, after_split("reverse"), context, PARTS)
+                             for part in split_parts(adjoint, parsed.name))
         origin = origin_of(parsed.filename, parsed.line)
         emitted = emit_module([(forward, None, None), (backward, None, None)],
                               [f"Generated by s2s_ad from {parsed.name} ({_shown(parsed, origin)}): forward and "
@@ -742,7 +734,8 @@ def build_tangent_callee(fn: Callable, kinds: Kinds, carries: tuple[bool, ...], 
         wrt = [p for p, carried in zip(ssa.params, carries) if carried]
         ssa, facts = _analysed(ssa, wrt, kinds)
         callee.result_tree = ssa.result_tree
-        tangent = optimize(forward(ssa, wrt, facts, callee=_tangent_callees(target)), ssa.body)
+        tangent = run_pipeline(forward(ssa, wrt, facts, callee=_tangent_callees(target)), FORWARD,
+                               PassContext(ssa.body, facts, target), TANGENT)
         origin = origin_of(parsed.filename, parsed.line)
         emitted = emit(tangent, [f"Generated by s2s_ad from {parsed.name} ({_shown(parsed, origin)}): forward mode."],
                        target=target)

@@ -96,10 +96,6 @@ from typing import Any, Callable, Iterator, Optional, Sequence
 import numpy as np
 
 from . import arguments, ir, ownership, rules
-from .release import release_dead_arrays
-from .carried_elements import carry_elements
-from .dead_element_stores import drop_dead_element_stores
-from .scalar_cells import keep_cells
 
 
 @dataclass(frozen=True)
@@ -143,9 +139,13 @@ class Target(abc.ABC):
     # Whether an array read by several slices gets their adjoints added into one array in place
     # (``d_a[1:] += d_part``): a target whose stores are not all in place (JAX's, Dask's) says no.
     slices_in_place = True
-    # Whether the spread adjoint of a reduction that is only multiplied becomes a 0-d factor the product
-    # broadcasts, and a fresh adjoint's copy goes (``fills.py``): NumPy's promotion rules (and Numba's).
-    folds_fills = False
+    # The passes of the declared pipelines (passes.py) this target chooses, by name: a target names
+    # passes, it never imports or hosts one.  "fold_fills": the spread adjoint of a reduction that is
+    # only multiplied becomes a 0-d factor the product broadcasts (NumPy's promotion rules, and
+    # Numba's); "drop_dead_element_stores", "keep_cells", "carry_elements", "release_dead_arrays": the
+    # reverse loops' stores nothing reads left out, their adjoint vectors as lists of Python floats, the
+    # element a trip writes for the next kept in a local, ``del`` after an array's last read.
+    passes: tuple[str, ...] = ()
     # Whether a reverse loop over ``range(n)`` or ``range(a, b)`` (bound once, its bounds too) is written
     # ``range(n - 1, -1, -1)``: a compiler makes better code of a constant step (``emit.py``).
     counts_down = False
@@ -182,12 +182,6 @@ class Target(abc.ABC):
     @abc.abstractmethod
     def store(self, stmt: ir.Store) -> list[ir.Stmt]:
         """The statements that write ``stmt`` (``array[index] = value``, or ``op=`` it)."""
-
-    def release(self, fn: ir.Function, arrays: set[str], known: set[str]) -> ir.Function:
-        """``fn`` letting go of values as soon as nothing reads them, where this target's code gains
-        by it (``release.py``: ``arrays``, the names the facts say hold arrays, ``known``, every name
-        they know); ``fn`` itself by default."""
-        return fn
 
     def checked_indexes(self, fn: ir.Function, kinds: dict[str, Any]) -> ir.Function:
         """``fn`` (its tape written) with what this target's code checks of its indexes itself
@@ -362,7 +356,8 @@ class NumPyTarget(Target):
     name = "numpy"
     backend = "python"  # the API's name for it
     _tape: TapeForm = ListTape()
-    folds_fills = True
+    passes: tuple[str, ...] = ("fold_fills", "drop_dead_element_stores", "keep_cells", "carry_elements",
+                              "release_dead_arrays")
 
     def roots(self) -> dict[str, Any]:
         return {"np": np, "math": math}
@@ -379,14 +374,6 @@ class NumPyTarget(Target):
 
     def store(self, stmt: ir.Store) -> list[ir.Stmt]:
         return [stmt]  # in place: a[i] = v, a[i] += v
-
-    def release(self, fn: ir.Function, arrays: set[str], known: set[str]) -> ir.Function:
-        # the reverse loops' stores nothing reads again left out (dead_element_stores), their adjoint
-        # vectors as lists of Python floats (scalar_cells), the element a trip writes for the next one
-        # kept in a local (carried_elements), then ``del`` after the last read of an array temporary:
-        # its memory is reused at once
-        lists = keep_cells(drop_dead_element_stores(fn, known), known)
-        return release_dead_arrays(carry_elements(lists), arrays, known)
 
     # Plain functions, as ``alone``: the API's hot path calls them for every call.
     argument_kinds = staticmethod(arguments.kinds_of)
@@ -420,8 +407,7 @@ class SourceLanguageTarget(NumPyTarget):
     name = "source"
     _tape = TupleTape()
 
-    def release(self, fn: ir.Function, arrays: set[str], known: set[str]) -> ir.Function:
-        return fn  # no ``del``: the code stays in the subset the transformer reads
+    passes = ("fold_fills",)  # no ``del``, no lists of floats: the code stays in the subset the transformer reads
 
 
 NUMPY = NumPyTarget()  # the default target

@@ -116,7 +116,7 @@ class RecordingTarget(Target):
     """NumPy's semantics, spelled through ``xp`` (see the module docstring)."""
 
     name = "recording xp"
-    folds_fills = True  # NumPy's promotion rules: the same code as the NumPy target's (fills.py)
+    passes = ("fold_fills",)  # NumPy's promotion rules: the same code as the NumPy target's (fills.py)
 
     def __init__(self) -> None:
         self.calls: Counter = Counter()

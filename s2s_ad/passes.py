@@ -1,0 +1,181 @@
+"""The pass manager for generated code: every pass after reverse or forward generation, by name, in
+declared pipelines.
+
+Input: the function a generator made (``reverse.reverse``: the adjoint form, both sweeps in one
+function; ``forward.forward``: the tangent form), and a ``PassContext``: the primal's SSA body (its
+statements are the primal ones), its facts and the ``Target``.  Output: the function after the
+passes of one declared pipeline, in their declared order.
+
+A pass is a ``Pass``: its name, the form it reads and returns, the passes that must run before it,
+why it exists, and whether it optimises (``source(stage="adjoint")`` runs the pipeline without
+those) or is one a target chooses (``Target.passes`` names the ones it takes: a target never
+imports or hosts a pass).  ``REVERSE`` is the one reverse pipeline: the same list serves the
+adjoint of the function differentiated and the split parts of a helper's (``SPLIT`` marks where a
+helper's adjoint is cut into its forward and backward parts; the passes after it run on each
+part).  ``FORWARD`` is forward mode's.
+
+Any pass's output can be looked at: ``run_pipeline(..., until=NAME)`` stops after it, and
+``s2s_ad.source(f, stage=NAME)`` prints it.  With ``S2S_AD_CHECK_PASSES=1`` the invariants of the
+adjoint form are checked after every pass that returns that form: the pushes and pops of the
+tape pair up (``tape.check_tape``); a violation raises ``tape.TapeViolation`` naming the pass.
+"""
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from typing import Callable, Optional, Sequence
+
+from . import ir
+from .analysis import SCALAR, Analysis
+from .carried_elements import carry_elements
+from .dead_element_stores import drop_dead_element_stores
+from .fills import fold_fills
+from .optimize import optimize
+from .preaccumulate import preaccumulated
+from .release import release_dead_arrays
+from .scalar_cells import keep_cells
+from .tape import TapeViolation, check_tape, drop_unread_records
+from .target import Target
+
+ENVIRONMENT_VARIABLE = "S2S_AD_CHECK_PASSES"
+ADJOINT, PARTS, TANGENT = "adjoint", "split parts", "tangent"
+SPLIT = "split_parts"  # the step of REVERSE where a helper's adjoint is cut in two (not a pass)
+
+
+@dataclass
+class PassContext:
+    """What every pass may read besides the function: nothing reaches a pass by another channel."""
+
+    primal: list[ir.Stmt]  # the primal's SSA body: the statements of the generated code that are primal
+    facts: Analysis  # the primal's facts
+    target: Target
+
+    def __post_init__(self) -> None:
+        self.primal_ids = frozenset(id(s) for s in ir.walk(self.primal))
+        self.arrays = {name for name, rank in self.facts.ndim.items()
+                       if rank >= 1 and self.facts.shape.get(name) != SCALAR}
+        self.known = set(self.facts.shape) | set(self.facts.ndim) | set(self.facts.kinds)
+
+
+@dataclass(frozen=True)
+class Pass:
+    name: str
+    forms: tuple[str, ...]  # the forms it reads (and returns)
+    why: str  # one line: what it is for
+    run: Callable[[ir.Function, PassContext], ir.Function]
+    after: tuple[str, ...] = ()  # passes that must run before it, where both are in a pipeline
+    optimizes: bool = True  # False: a check, which source(stage="adjoint") runs too
+    chosen_by_target: bool = False  # run only where Target.passes names it
+
+
+def _checked(fn: ir.Function, context: PassContext) -> ir.Function:
+    check_tape(fn)
+    return fn
+
+
+PASSES: dict[str, Pass] = {p.name: p for p in [
+    Pass("optimize", (ADJOINT, TANGENT), "simplify generated arithmetic, forward copies, drop dead code",
+         lambda fn, c: optimize(fn, c.primal)),
+    Pass("preaccumulate", (ADJOINT,), "fold a loop's per-trip adjoint products into one accumulation",
+         lambda fn, c: preaccumulated(fn), after=("optimize",)),
+    Pass("drop_unread_records", (ADJOINT,), "leave out of the tape the values the reverse sweep no longer reads",
+         lambda fn, c: drop_unread_records(fn), after=("preaccumulate",)),
+    Pass("fold_fills", (ADJOINT,), "a reduction's spread adjoint as a 0-d factor (NumPy's promotion rules)",
+         lambda fn, c: fold_fills(fn, set(c.primal_ids), c.facts.shape, c.facts.ndim),
+         after=("drop_unread_records",), chosen_by_target=True),
+    Pass("check_tape", (ADJOINT,), "the tape's pushes and pops pair up", _checked, optimizes=False),
+    Pass("drop_dead_element_stores", (ADJOINT, PARTS), "a reverse loop's stores of zero no later read sees left out",
+         lambda fn, c: drop_dead_element_stores(fn, c.known), chosen_by_target=True),
+    Pass("keep_cells", (ADJOINT, PARTS), "a reverse loop's adjoint vector as a list of Python floats",
+         lambda fn, c: keep_cells(fn, c.known), after=("drop_dead_element_stores",), chosen_by_target=True),
+    Pass("carry_elements", (ADJOINT, PARTS), "the element one trip writes for the next kept in a local",
+         lambda fn, c: carry_elements(fn), after=("keep_cells",), chosen_by_target=True),
+    Pass("release_dead_arrays", (ADJOINT, PARTS), "del after an array temporary's last read: its memory reused",
+         lambda fn, c: release_dead_arrays(fn, c.arrays, c.known), after=("carry_elements",),
+         chosen_by_target=True),
+]}
+
+REVERSE: tuple[str, ...] = ("optimize", "preaccumulate", "drop_unread_records", "fold_fills", "check_tape", SPLIT,
+                            "drop_dead_element_stores", "keep_cells", "carry_elements", "release_dead_arrays")
+FORWARD: tuple[str, ...] = ("optimize",)
+PIPELINES = {"reverse": REVERSE, "forward": FORWARD}
+
+
+def pass_names(mode: str) -> tuple[str, ...]:
+    """The names of the passes of ``mode``'s pipeline ("reverse" or "forward"), in order."""
+    return tuple(name for name in PIPELINES[mode] if name != SPLIT)
+
+
+def switched_on_by_environment() -> bool:
+    """True when ``S2S_AD_CHECK_PASSES`` is set to anything but "", "0", "false", "no" or "off"."""
+    return os.environ.get(ENVIRONMENT_VARIABLE, "").strip().lower() not in ("", "0", "false", "no", "off")
+
+
+def _taken(name: str, context: PassContext, optimizing: bool) -> bool:
+    found = PASSES[name]
+    return (optimizing or not found.optimizes) and (not found.chosen_by_target or name in context.target.passes)
+
+
+def run_pipeline(fn: ir.Function, names: Sequence[str], context: PassContext, form: str,
+                 optimizing: bool = True, until: Optional[str] = None) -> ir.Function:
+    """Run the passes ``names`` (a stretch of a declared pipeline without ``SPLIT``) on ``fn``, of the
+    form ``form``: those a target chooses only where it names them, the optimising ones only with
+    ``optimizing``; stop after ``until`` where it is one of them.  In the checking mode, the
+    adjoint form's invariants are checked after each pass."""
+    checking = form == ADJOINT and switched_on_by_environment()
+    for name in names:
+        if _taken(name, context, optimizing):
+            fn = PASSES[name].run(fn, context)
+            if checking:
+                _check_after(fn, name)
+        if name == until:
+            break
+    return fn
+
+
+def _check_after(fn: ir.Function, name: str) -> None:
+    try:
+        check_tape(fn)
+    except TapeViolation as violation:
+        raise TapeViolation(f"after the pass {name}: {violation}") from None
+
+
+def before_split(mode: str) -> tuple[str, ...]:
+    """The passes of ``mode``'s pipeline that run on the whole adjoint (or tangent)."""
+    names = PIPELINES[mode]
+    return names[:names.index(SPLIT)] if SPLIT in names else names
+
+
+def after_split(mode: str) -> tuple[str, ...]:
+    """The passes of ``mode``'s pipeline that run on a split adjoint's parts (and, with no split, on
+    the whole adjoint after those before it)."""
+    names = PIPELINES[mode]
+    return names[names.index(SPLIT) + 1:] if SPLIT in names else ()
+
+
+def table() -> str:
+    """The declared pipelines as the Markdown table docs/design.md shows (a test compares them)."""
+    rows = ["| pass | reverse | forward | taken where the target names it | what it is for |",
+            "| --- | --- | --- | --- | --- |"]
+    names = list(dict.fromkeys(pass_names("reverse") + pass_names("forward")))
+    for name in names:
+        found = PASSES[name]
+        where = lambda mode: str(pass_names(mode).index(name) + 1) if name in pass_names(mode) else ""
+        split = " (on each split part)" if name in after_split("reverse") else ""
+        rows.append(f"| `{name}` | {where('reverse')}{split} | {where('forward')} | "
+                    f"{'yes' if found.chosen_by_target else ''} | {found.why} |")
+    return "\n".join(rows)
+
+
+def check_declared_order() -> None:
+    """Every pass named in a pipeline exists, and each runs after the passes it needs there."""
+    for mode, names in PIPELINES.items():
+        for i, name in enumerate(names):
+            if name == SPLIT:
+                continue
+            for needed in PASSES[name].after:
+                if needed in names and names.index(needed) > i:
+                    raise AssertionError(f"{mode} pipeline: {name} runs before {needed}, which it needs")
+
+
+check_declared_order()
