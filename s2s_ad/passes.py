@@ -1,5 +1,10 @@
-"""The pass manager for generated code: every pass after reverse or forward generation, by name, in
-declared pipelines.
+"""The pass manager: the passes over the SSA form after its analysis, and every pass after reverse or
+forward generation, by name, in declared pipelines.
+
+The SSA passes (``SSA``: ``SSAPass``, each ``(function, facts) -> (function, facts)``, run by
+``factcheck.run_passes``, which with ``S2S_AD_CHECK_FACTS=1`` derives the facts again after each
+and compares) check the function against its facts and rewrite it; ``guard_lost_derivatives``
+runs only for the function differentiated itself, not a helper whose callers check.
 
 Input: the function a generator made (``reverse.reverse``: the adjoint form, both sweeps in one
 function; ``forward.forward``: the tangent form), and a ``PassContext``: the primal's SSA body (its
@@ -23,19 +28,24 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
-from typing import Callable, Optional, Sequence
+from typing import Any, Callable, Optional, Sequence
 
 from . import ir
-from .analysis import SCALAR, Analysis
+from .analysis import (SCALAR, Analysis, check_constant_calls, check_element_reads, check_in_place,
+                       guard_lost_derivatives_kept)
 from .carried_elements import carry_elements
 from .dead_element_stores import drop_dead_element_stores
+from .factcheck import run_passes
 from .fills import fold_fills
+from .hoist import hoist_invariants, hoist_item_reads
 from .optimize import optimize
 from .preaccumulate import preaccumulated
 from .release import release_dead_arrays
 from .scalar_cells import keep_cells
+from .shift_invariance import cut_shift_invariant
 from .tape import TapeViolation, check_tape, drop_unread_records
 from .target import Target
+from .view_checks import drop_proven_view_checks
 
 ENVIRONMENT_VARIABLE = "S2S_AD_CHECK_PASSES"
 ADJOINT, PARTS, TANGENT = "adjoint", "split parts", "tangent"
@@ -153,16 +163,93 @@ def after_split(mode: str) -> tuple[str, ...]:
     return names[names.index(SPLIT) + 1:] if SPLIT in names else ()
 
 
+# -- the SSA form, after its analysis ----------------------------------------------------------------
+
+
+@dataclass
+class SSAContext:
+    """What the SSA passes read besides the function and its facts."""
+
+    kinds: dict[str, Any]  # each parameter's kind
+    derive: Callable[[ir.Function], Analysis]  # the facts of a function, derived from scratch
+    check_draws: Callable[[ir.Function], None]  # refuse draws a checkpointed loop would not replay
+
+
+@dataclass(frozen=True)
+class SSAPass:
+    name: str
+    why: str
+    run: Callable[[ir.Function, Analysis, SSAContext], tuple[ir.Function, Analysis]]
+    guarded_only: bool = False  # run only for the function differentiated, not a helper
+
+
+def _derived_where_needed(made: tuple[ir.Function, Optional[Analysis]], derive: Callable[[ir.Function], Analysis]
+                          ) -> tuple[ir.Function, Analysis]:
+    """A pass's function and facts, the facts derived again where the pass could not hand them on (a
+    value taken again after a write was a copy: reads now name the value taken before, whose activity
+    the first analysis did not see)."""
+    fn, facts = made
+    return fn, facts if facts is not None else derive(fn)
+
+
+def _only_checks(check: Callable[[ir.Function, Analysis, SSAContext], None]
+                 ) -> Callable[[ir.Function, Analysis, SSAContext], tuple[ir.Function, Analysis]]:
+    """A check (it raises, or changes nothing) as a pass."""
+    def run(fn: ir.Function, facts: Analysis, context: SSAContext) -> tuple[ir.Function, Analysis]:
+        check(fn, facts, context)
+        return fn, facts
+    return run
+
+
+SSA_PASSES: dict[str, SSAPass] = {p.name: p for p in [
+    SSAPass("check_in_place", "in-place updates the facts cannot prove right are refused or checked",
+            lambda fn, facts, c: check_in_place(fn, facts, c.kinds)),
+    SSAPass("drop_proven_view_checks", "run-time checks that a view stayed one, left out where the kinds prove it",
+            lambda fn, facts, c: drop_proven_view_checks(fn, facts)),
+    SSAPass("check_constant_calls", "calls whose result must be a constant are refused where it is not",
+            _only_checks(lambda fn, facts, c: check_constant_calls(fn, facts))),
+    SSAPass("check_element_reads", "an element read after a write is a view or a copy, as the kinds say",
+            lambda fn, facts, c: _derived_where_needed(check_element_reads(fn, facts), c.derive)),
+    SSAPass("check_checkpointed_draws", "a checkpointed loop drawing from a generator object is refused",
+            _only_checks(lambda fn, facts, c: c.check_draws(fn))),
+    SSAPass("hoist_item_reads", "a tuple's item reads moved to where the tuple is made",
+            lambda fn, facts, c: hoist_item_reads(fn, facts)),
+    SSAPass("hoist_invariants", "loop-invariant arithmetic on numbers moved out of its loop",
+            lambda fn, facts, c: hoist_invariants(fn, facts)),
+    SSAPass("cut_shift_invariant", "values the result does not depend on (a softmax's maximum) carry no derivative",
+            lambda fn, facts, c: cut_shift_invariant(fn, facts, c.derive)),
+    SSAPass("guard_lost_derivatives", "a check before each call whose rule would lose a derivative",
+            lambda fn, facts, c: guard_lost_derivatives_kept(fn, facts), guarded_only=True),
+]}
+
+SSA: tuple[str, ...] = tuple(SSA_PASSES)
+
+
+def run_ssa_pipeline(fn: ir.Function, context: SSAContext, guarded: bool = True, until: Optional[str] = None
+                     ) -> tuple[ir.Function, Analysis]:
+    """The function and its facts after the SSA pipeline (those passes up to ``until``, where given)."""
+    names = SSA[:SSA.index(until) + 1] if until in SSA else SSA
+    chosen = [(name, _bound(SSA_PASSES[name], context)) for name in names
+              if guarded or not SSA_PASSES[name].guarded_only]
+    return run_passes(fn, context.derive(fn), chosen, context.derive)
+
+
+def _bound(found: SSAPass, context: SSAContext) -> Callable[[ir.Function, Analysis], tuple[ir.Function, Analysis]]:
+    return lambda fn, facts: found.run(fn, facts, context)
+
+
 def table() -> str:
     """The declared pipelines as the Markdown table docs/design.md shows (a test compares them)."""
-    rows = ["| pass | reverse | forward | taken where the target names it | what it is for |",
-            "| --- | --- | --- | --- | --- |"]
-    names = list(dict.fromkeys(pass_names("reverse") + pass_names("forward")))
-    for name in names:
+    rows = ["| pass | SSA | reverse | forward | taken where the target names it | what it is for |",
+            "| --- | --- | --- | --- | --- | --- |"]
+    for i, name in enumerate(SSA):
+        only = " (the function differentiated)" if SSA_PASSES[name].guarded_only else ""
+        rows.append(f"| `{name}` | {i + 1}{only} |  |  |  | {SSA_PASSES[name].why} |")
+    for name in dict.fromkeys(pass_names("reverse") + pass_names("forward")):
         found = PASSES[name]
         where = lambda mode: str(pass_names(mode).index(name) + 1) if name in pass_names(mode) else ""
         split = " (on each split part)" if name in after_split("reverse") else ""
-        rows.append(f"| `{name}` | {where('reverse')}{split} | {where('forward')} | "
+        rows.append(f"| `{name}` |  | {where('reverse')}{split} | {where('forward')} | "
                     f"{'yes' if found.chosen_by_target else ''} | {found.why} |")
     return "\n".join(rows)
 

@@ -20,34 +20,31 @@ from dataclasses import dataclass
 from typing import Any, Callable, Iterator, Optional, Sequence
 
 from . import containers, ir, language, rules, runtime
-from .analysis import (SCALAR, Analysis, analyse, check_constant_calls, check_element_reads, check_in_place,
-                       guard_lost_derivatives_kept, lost_derivative_parameters, private_draw)
+from .analysis import SCALAR, Analysis, analyse, lost_derivative_parameters, private_draw
 from .blame import blamed
 from .draws import is_draw
 from .cache import SplitAdjoint, TangentCallee, TransformCache, compile_emitted, compile_module, origin_of
 from .errors import TransformError, cell_label
 from .emit import Emitted, Namespace, emit, emit_module
 from .expressions import is_user_function
-from .factcheck import Pass, run_passes
 from .factdump import report
 from .forward import forward
-from .hoist import hoist_invariants, hoist_item_reads
 from .kinds import NUMBER, UNKNOWN, Array, Constant, Kind, argument_text, callee_kind
 from .kinds import Sequence as SequenceKind
 from .lower import lower
 from .nesting import bounded
-from .passes import ADJOINT, FORWARD, PARTS, TANGENT, PassContext, after_split, before_split, pass_names, run_pipeline
+from .passes import (ADJOINT, FORWARD, PARTS, SSA, TANGENT, PassContext, SSAContext, after_split, before_split,
+                     pass_names, run_pipeline, run_ssa_pipeline)
 from .parse import ParsedFunction, Snapshot, parse_function, transparent
 from .reverse import reverse
 from .shared_updates import updates_as_stores
-from .shift_invariance import cut_shift_invariant
-from .view_checks import drop_proven_view_checks
 from .tape import split_parts
 from .target import NUMPY, Target
 
 # the stages source(stage=) shows: the SSA form, the facts, the adjoint or tangent as generated (its
 # checks run), the optimized code, or the code after any pass of the declared pipelines (passes.py)
-STAGES = ("ssa", "facts", "adjoint", "optimized") + tuple(dict.fromkeys(pass_names("reverse") + pass_names("forward")))
+STAGES = ("ssa", "facts", "adjoint", "optimized") + SSA + tuple(dict.fromkeys(pass_names("reverse") +
+                                                                             pass_names("forward")))
 # Per parameter a kinds.Kind (UNKNOWN where nothing is known); for a container argument, its
 # containers.Tree with the kind of each leaf in the leaf's place (arguments.kinds_of).
 Kinds = tuple[Any, ...]
@@ -390,49 +387,15 @@ def _check_checkpointed_draws(ssa: ir.Function) -> None:
                                      filename=ssa.filename, line=stmt.line)
 
 
-def _analysed(ssa: ir.Function, wrt: list[str], kinds: Kinds, guarded: bool = True
+def _analysed(ssa: ir.Function, wrt: list[str], kinds: Kinds, guarded: bool = True, until: Optional[str] = None
               ) -> tuple[ir.Function, Analysis]:
-    """Stage 3 for a function to differentiate: its facts, then the passes that check the function
-    against them and rewrite it (``factcheck.run_passes``: each hands on the facts of what it made).
-    In-place updates, constant calls and element reads are checked, and the run-time checks the facts
-    make needless dropped; a tuple's item reads move to where it is made; loop-invariant arithmetic
-    on numbers moves out of its loops; values the result does not depend on (a softmax's maximum)
-    carry no derivative (``shift_invariance``); with ``guarded`` (the differentiated function itself, not a
-    helper whose callers check: ``propagate_call``), a check goes before each call whose rule would
-    lose a derivative (``analysis.guard_lost_derivatives``)."""
+    """Stage 3 for a function to differentiate: its facts, then the SSA passes that check the function
+    against them and rewrite it (``passes.SSA``, in their declared order; up to ``until`` where
+    given); with ``guarded`` (the differentiated function itself, not a helper whose callers check:
+    ``propagate_call``), a check goes before each call whose rule would lose a derivative."""
     kinds_by_param = dict(zip(ssa.params, kinds))
     derive = lambda fn: analyse(fn, wrt, kinds_by_param, result_kind)
-    passes: list[Pass] = [
-        ("check_in_place", lambda fn, facts: check_in_place(fn, facts, kinds_by_param)),
-        ("drop_proven_view_checks", drop_proven_view_checks),
-        ("check_constant_calls", _checking_only(check_constant_calls)),
-        ("check_element_reads", lambda fn, facts: _derived_where_needed(check_element_reads(fn, facts), derive)),
-        ("check_checkpointed_draws", _checking_only(lambda fn, facts: _check_checkpointed_draws(fn))),
-        ("hoist_item_reads", hoist_item_reads),
-        ("hoist_invariants", hoist_invariants),
-        ("cut_shift_invariant", lambda fn, facts: cut_shift_invariant(fn, facts, derive)),
-    ]
-    if guarded:
-        passes.append(("guard_lost_derivatives", guard_lost_derivatives_kept))
-    return run_passes(ssa, derive(ssa), passes, derive)
-
-
-def _derived_where_needed(made: tuple[ir.Function, Optional[Analysis]], derive: Callable[[ir.Function], Analysis]
-                          ) -> tuple[ir.Function, Analysis]:
-    """A pass's function and facts, the facts derived again where the pass could not hand them on (a
-    value taken again after a write was a copy: reads now name the value taken before, whose activity
-    the first analysis did not see)."""
-    fn, facts = made
-    return fn, facts if facts is not None else derive(fn)
-
-
-def _checking_only(check: Callable[[ir.Function, Analysis], None]
-                   ) -> Callable[[ir.Function, Analysis], tuple[ir.Function, Analysis]]:
-    """A check (it raises, or changes nothing) as a pass."""
-    def run(fn: ir.Function, facts: Analysis) -> tuple[ir.Function, Analysis]:
-        check(fn, facts)
-        return fn, facts
-    return run
+    return run_ssa_pipeline(ssa, SSAContext(kinds_by_param, derive, _check_checkpointed_draws), guarded, until)
 
 
 def _ssa_source(parsed: ParsedFunction, ssa: ir.Function) -> Built:
@@ -467,6 +430,8 @@ def _build_paused(fn: Callable, wrt: tuple[str, ...], kinds: Kinds, stage: str, 
     if stage == "ssa":
         return _ssa_source(parsed, ssa)
     ssa_wrt = [p for w in wrt for p in ssa_params_of(parsed, ssa, w)]
+    if stage in SSA:  # the SSA form after that pass
+        return _ssa_source(parsed, _analysed(ssa, ssa_wrt, leaf_kinds(kinds), until=stage)[0])
     ssa, facts = _analysed(ssa, ssa_wrt, leaf_kinds(kinds))
     if mode == "reverse":
         generated = reverse(ssa, ssa_wrt, facts, callee=_split_callees(target), slices_in_place=target.slices_in_place,

@@ -119,3 +119,23 @@ def test_a_toy_pass_joins_the_pipeline_as_contributing_says(monkeypatch, tmp_pat
     gradient = s2s_ad.grad(f)(x)
     assert seen and seen[0] > 0
     np.testing.assert_allclose(gradient, np.tanh(x) + x / np.cosh(x) ** 2, rtol=1e-12)
+
+
+def invariant_in_a_loop(x, c, n):
+    total = 0.0
+    for i in range(n):
+        total = total + x * (c * 2.0)
+    return total
+
+
+def test_source_shows_the_ssa_form_after_every_ssa_pass():
+    args = (1.5, 0.5, 3)
+    shown = {name: s2s_ad.source(invariant_in_a_loop, stage=name, args=args) for name in passes.SSA}
+    for text in shown.values():
+        assert text.startswith("# SSA form of invariant_in_a_loop")
+        compile(text, "<ssa>", "exec")
+    before, after = shown["hoist_item_reads"], shown["hoist_invariants"]
+    assert before != after  # c * 2.0 moved out of the loop
+    loop_line = next(line for line in after.splitlines() if line.lstrip().startswith("for "))
+    assert after.index("c * 2.0") < after.index(loop_line) and before.index("c * 2.0") > before.index(
+        next(line for line in before.splitlines() if line.lstrip().startswith("for ")))
