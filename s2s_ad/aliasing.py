@@ -31,8 +31,8 @@ Who asks what:
   would change (``handed_out_needs_copy``).
 * ``forward.py`` (``Sharing.tangent_needs_copy``, ``result_needs_copy``): a
   tangent may share memory only where its primal does.
-* ``optimize.py`` and ``emit.py`` (``Sharing.of_block``, ``fresh_returns``): the same
-  analysis of generated code, where names are bound again and the tape passes values on.
+* ``optimize.py`` (``SharingClasses``): the same facts, coarser, for generated
+  code.
 
 Input: IR (``ir.py``) and the rules' declared facts (``rules.py``); no
 NumPy array type is named, so a later ``Target`` can reuse the API.  Where a
@@ -297,6 +297,43 @@ def shared_operands(expr: Any) -> set[str]:
     return set()
 
 
+class SharingClasses:
+    """A cheaper, coarser may-alias analysis for generated code (not SSA: names are bound again,
+    and the tape holds whatever was pushed): names that may share memory are put in one class
+    (union-find), whatever the direction or the order of the statements."""
+
+    def __init__(self, body: list[ir.Stmt], numbers: frozenset[str] = frozenset()) -> None:
+        """``numbers``: names the analysis knows hold a number (wherever they are bound), which share
+        memory with nothing (``a[i]`` of a vector is one: without them, it would join ``a``)."""
+        self.parent: dict[str, str] = {}
+        for stmt in ir.walk(body):
+            if isinstance(stmt, (ir.Assign, ir.Unpack)):
+                targets = [t for t in ir.targets_of(stmt) if t not in numbers]
+                for operand in shared_operands(stmt.value) - numbers:
+                    for target in targets:
+                        self._union(target, operand)
+            elif isinstance(stmt, (ir.Push, ir.Pop)):  # a pop gives back what its slot's pushes recorded
+                slot = f"<tape slot {stmt.slot}>"
+                held = stmt.targets if isinstance(stmt, ir.Pop) else \
+                    [n for v in stmt.values for n in shared_operands(v)]
+                for name in held:
+                    if name not in numbers:
+                        self._union(slot, name)
+
+    def find(self, name: str) -> str:
+        root = name
+        while self.parent.get(root, root) != root:
+            root = self.parent[root]
+        while name != root:  # path compression
+            self.parent[name], name = root, self.parent.get(name, root)
+        return root
+
+    def _union(self, a: str, b: str) -> None:
+        ra, rb = self.find(a), self.find(b)
+        if ra != rb:
+            self.parent[ra] = rb
+
+
 def returns_shared(fn: ir.Function) -> bool:
     """True if the SSA function ``fn`` may return one of its arguments, a view of one, or a
     container holding one."""
@@ -309,7 +346,7 @@ def fresh_returns(fn: ir.Function) -> bool:
     """True if every array the generated function ``fn`` returns is surely a new object of its own:
     each name in its returned displays (``return out, (d_x, d_y)``) is bound, everywhere it is bound,
     to a constant, to a call making a new object (``new_object``, a user's function counted as
-    sharing) or to another such name; and no two of them may share memory (``Sharing.of_block``).
+    sharing) or to another such name; and no two of them may share memory (``SharingClasses``).
     Then the caller need not compare the gradients with the arguments before handing them out.
 
     Anything else (a parameter, a value popped from the tape, an unpacked item, a loop index, an
@@ -332,8 +369,9 @@ def fresh_returns(fn: ir.Function) -> bool:
 
     if not all(fresh(name) for name in returned):
         return False
-    sharing = Sharing.of_block(fn.body)
-    return not any(sharing.shares(a, b) for i, a in enumerate(returned) for b in returned[i + 1:])
+    classes = SharingClasses(fn.body)
+    roots = [classes.find(name) for name in returned]
+    return len(set(roots)) == len(roots)
 
 
 def _returned_names(fn: ir.Function) -> Optional[list[str]]:
@@ -408,11 +446,6 @@ def _passed_on(call: ir.Call) -> tuple[ir.Expr, ...]:
     return _without_shape_only(call, like) if like else tuple(ir.children(call))
 
 
-def _slot(slot: Any) -> str:
-    """The name standing for a tape slot in ``Sharing``'s roots (no variable is spelled so)."""
-    return f"<tape slot {slot}>"
-
-
 class Sharing:
     """A may-alias analysis of an SSA function: which arrays each name may share memory with.
 
@@ -432,28 +465,17 @@ class Sharing:
     when it was bound.
     """
 
-    def __init__(self, fn: ir.Function, only_if_written: bool = False,
-                 numbers: frozenset[str] = frozenset(), find_stale: bool = True) -> None:
+    def __init__(self, fn: ir.Function, only_if_written: bool = False) -> None:
         """With ``only_if_written``, a function that writes into no array is not analysed: nothing
-        it binds can change, which is all ``written``, ``stale`` and ``may_change`` tell.
-        ``numbers``: names known to hold a number wherever they are bound, which share memory with
-        nothing (``a[i]`` of a vector is one: without them, it would share ``a``'s root)."""
-        self.numbers = numbers
+        it binds can change, which is all ``written``, ``stale`` and ``may_change`` tell."""
         self.roots: dict[str, frozenset[str]] = {p: frozenset((p,)) for p in fn.params}
         stores = [s for s in ir.walk(fn.body) if isinstance(s, ir.Store)]
         if stores or not only_if_written:
             self._solve(fn.body)
         self.written: frozenset[str] = frozenset(r for s in stores for r in self.of(s.array))
         self.stale: set[str] = set()
-        if stores and find_stale:
+        if stores:
             self._find_stale(fn.body, frozenset())
-
-    @classmethod
-    def of_block(cls, body: list[ir.Stmt], numbers: frozenset[str] = frozenset()) -> "Sharing":
-        """The same analysis of generated code, which is not SSA (a name is bound again: its roots
-        are those of all its bindings) and passes values through the tape (a pop may be anything its
-        slot's pushes recorded)."""
-        return cls(ir.Function("<block>", [], body), numbers=numbers, find_stale=False)
 
     def of(self, name: str) -> frozenset[str]:
         """The roots ``name`` may share memory with (its own name when nothing is known)."""
@@ -541,13 +563,7 @@ class Sharing:
                     found += [(t, roots) for t in stmt.targets]
                 elif isinstance(stmt, ir.For):
                     found.append((stmt.index, frozenset((stmt.index,))))
-                elif isinstance(stmt, ir.Push):  # the slot holds what its pushes recorded
-                    found.append((_slot(stmt.slot), frozenset(r for v in stmt.values for r in self.operands(v))))
-                elif isinstance(stmt, ir.Pop):
-                    found += [(t, self.of(_slot(stmt.slot)) | {t}) for t in stmt.targets]
                 for name, roots in found:
-                    if name in self.numbers:
-                        continue
                     if self.roots.get(name) != roots and not roots <= self.roots.get(name, frozenset()):
                         self.roots[name] = roots | self.roots.get(name, frozenset())
                         changed = True

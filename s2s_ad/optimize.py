@@ -39,7 +39,7 @@ import operator
 from typing import Any, Callable, Optional, Union
 
 from . import ir, language, rules, runtime
-from .aliasing import Sharing, values_read
+from .aliasing import SharingClasses, values_read
 from .callables import is_user_function
 from .draws import is_draw
 
@@ -238,12 +238,12 @@ def remove_dead(body: list[ir.Stmt], numbers: frozenset[str] = frozenset()) -> l
 
 
 class _LazySharing:
-    """``aliasing.Sharing`` of a block, computed the first time a store looks dead."""
+    """``aliasing.SharingClasses`` of a block, computed the first time a store looks dead."""
 
     def __init__(self, body: list[ir.Stmt], numbers: frozenset[str] = frozenset()) -> None:
         self.body = body
         self.numbers = numbers
-        self.sharing: Optional[Sharing] = None
+        self.sharing: Optional[SharingClasses] = None
         # Names whose contents (more than the shape) the statements after the current one read
         # (all of a loop's, from its end on): ``_dead`` notes each statement as it walks back.
         self.contents_read: set[str] = set()
@@ -257,15 +257,15 @@ class _LazySharing:
     def read_through(self, array: str, live: set[str]) -> bool:
         """True if a live name whose contents a later statement reads may share memory with ``array``."""
         if self.sharing is None:
-            self.sharing = Sharing.of_block(self.body, self.numbers)
+            self.sharing = SharingClasses(self.body, self.numbers)
         for stmt in self.pending:
             for inner in [stmt, *(s for block in ir.blocks(stmt) for s in ir.walk(block))]:
                 if id(inner) not in self.done:
                     self.done.add(id(inner))
                     self.contents_read.update(n for e in ir.exprs_of(inner) for n in values_read(e))
         self.pending.clear()
-        sharing = self.sharing
-        return any(sharing.shares(n, array) for n in live if n in self.contents_read)
+        group = self.sharing.find(array)
+        return any(self.sharing.find(n) == group for n in live if n in self.contents_read)
 
 
 def live_before(body: list[ir.Stmt], live_after: set[str]) -> set[str]:
@@ -369,15 +369,16 @@ def _read_originals(stmt: ir.Stmt, copies: dict[str, ir.Var]) -> ir.Stmt:
 
 
 def _changed_by_stores(body: list[ir.Stmt], written: frozenset) -> Callable[[str], bool]:
-    """Whether a store may write into memory a name shares (``Sharing.of_block``, built on first use)."""
+    """Whether a store may write into memory a name shares (``SharingClasses``, built on first use)."""
     found: dict[str, bool] = {}
-    analysed: list[Sharing] = []
+    classes: list[SharingClasses] = []
 
     def changed(name: str) -> bool:
         if name not in found:
-            if not analysed:
-                analysed.append(Sharing.of_block(body))
-            found[name] = any(analysed[0].shares(name, w) for w in written)
+            if not classes:
+                classes.append(SharingClasses(body))
+            roots = {classes[0].find(w) for w in written}
+            found[name] = classes[0].find(name) in roots
         return found[name]
     return changed
 
