@@ -671,13 +671,13 @@ def _(types):
 
 
 @adjoint(np.moveaxis, linear=True, examples=({"a": (2, 3, 4), "source": 0, "destination": -1},
-                                             {"a": (2, 3, 4), "source": (0, 1), "destination": (2, 0)}), may_view=True)
+                                             {"a": (2, 3, 4), "source": (0, 1), "destination": (2, 0)}), view=True, retake="always")
 def moveaxis(out, a, source, destination, *, d_out):
     d_a = np.moveaxis(d_out, destination, source)
 
 
 @adjoint(np.swapaxes, linear=True, method="swapaxes", examples=({"a": (2, 3, 4), "axis1": 0, "axis2": 2},
-                                                                {"a": (2, 3), "axis1": -1, "axis2": -2}), may_view=True)
+                                                                {"a": (2, 3), "axis1": -1, "axis2": -2}), view=True, retake="always")
 def swapaxes(out, a, axis1, axis2, *, d_out):
     d_a = np.swapaxes(d_out, axis1, axis2)
 
@@ -732,22 +732,22 @@ def tile(out, A, reps, *, d_out):
     d_A = tile_grad(d_out, A, reps)
 
 
-@adjoint(np.flip, linear=True, examples=({"m": (4,)}, {"m": (2, 3), "axis": 1}, {"m": (2, 3)}), may_view=True)
+@adjoint(np.flip, linear=True, examples=({"m": (4,)}, {"m": (2, 3), "axis": 1}, {"m": (2, 3)}), view=True, retake="always")
 def flip(out, m, axis=None, *, d_out):
     d_m = np.flip(d_out, axis)
 
 
-@adjoint(np.fliplr, linear=True, examples=({"m": (2, 3)},), may_view=True)
+@adjoint(np.fliplr, linear=True, examples=({"m": (2, 3)},), view=True, retake="always")
 def fliplr(out, m, *, d_out):
     d_m = np.fliplr(d_out)
 
 
-@adjoint(np.flipud, linear=True, examples=({"m": (2, 3)},), may_view=True)
+@adjoint(np.flipud, linear=True, examples=({"m": (2, 3)},), view=True, retake="always")
 def flipud(out, m, *, d_out):
     d_m = np.flipud(d_out)
 
 
-@adjoint(np.rot90, linear=True, examples=({"m": (2, 3)}, {"m": (2, 3, 4), "k": 3, "axes": (2, 0)}), may_view=True)
+@adjoint(np.rot90, linear=True, examples=({"m": (2, 3)}, {"m": (2, 3, 4), "k": 3, "axes": (2, 0)}), view=True, retake="always")
 def rot90(out, m, k=1, axes=(0, 1), *, d_out):
     d_m = np.rot90(d_out, -k, axes)
 
@@ -759,7 +759,7 @@ def diag(out, v, k=0, *, d_out):
 
 
 @adjoint(np.diagonal, linear=True, method="diagonal", examples=(
-    {"a": (3, 4)}, {"a": (3, 4), "offset": -1}, {"a": (2, 3, 3), "offset": 1, "axis1": 1, "axis2": 2}), may_view=True)
+    {"a": (3, 4)}, {"a": (3, 4), "offset": -1}, {"a": (2, 3, 3), "offset": 1, "axis1": 1, "axis2": 2}), view=True, retake="always")
 def diagonal(out, a, offset=0, axis1=0, axis2=1, *, d_out):
     d_a = diagonal_grad(d_out, a, offset, axis1, axis2)
 

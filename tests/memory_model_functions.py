@@ -367,3 +367,54 @@ def view_or_other_array_chosen_by_an_if_statement(x):
 
 FUNCTIONS += [view_chosen_by_an_if_statement_then_write, view_or_other_array_chosen_then_write,
               view_or_other_array_chosen_by_an_if_statement]
+
+
+# Views whose geometry the call's arguments fix (np.flip, np.rot90, np.diagonal, np.swapaxes,
+# np.moveaxis) are taken again after a write into their base, as NumPy shows it through them.
+def flip_read_after_write(x):
+    b = x * 1.0
+    f = np.flip(b)
+    b[0] = x[1] * 4.0
+    return np.sum(f * np.arange(4.0))
+
+
+def rot90_read_after_write(x):
+    m = np.outer(x[:2], x[2:])
+    r = np.rot90(m)
+    m[0, 1] = x[0] * 9.0
+    return np.sum(r * np.array([[1.0, 2.0], [3.0, 4.0]]))
+
+
+def diagonal_read_after_write(x):
+    m = np.outer(x[:2], x[2:])
+    d = np.diagonal(m)
+    m[1, 1] = x[0] ** 2
+    return np.sum(d * d)
+
+
+def swapped_and_moved_read_after_write_in_a_loop(x):
+    m = np.outer(x[:2], x[2:]).reshape(1, 2, 2) * 1.0
+    s = np.swapaxes(m, 1, 2)
+    t = np.moveaxis(m, 0, -1)
+    for i in range(2):
+        m[0, i, 0] = m[0, i, 1] * x[i]
+    return np.sum(s[0, 0] * x[:2]) + np.sum(t[:, :, 0] ** 2)
+
+
+def flipped_pieces_in_a_tuple_then_write(x):
+    b = x * 1.0
+    pair = (np.flipud(b[:2]), np.fliplr(np.outer(b[2:], b[2:])))
+    b[1] = x[3] * x[2]
+    return np.sum(pair[0] * x[2:]) + np.sum(pair[1])
+
+
+GEOMETRY_VIEWS = [flip_read_after_write, rot90_read_after_write, diagonal_read_after_write,
+                  swapped_and_moved_read_after_write_in_a_loop, flipped_pieces_in_a_tuple_then_write]
+FUNCTIONS += GEOMETRY_VIEWS
+
+
+def write_through_a_flip(x):
+    b = x * 1.0
+    f = np.flip(b)
+    f[0] = x[1] * 2.0  # writes b[3]: a write through a reversed view, refused
+    return np.sum(b * b)

@@ -128,9 +128,10 @@ def walrus(x):
 
 def view_read_after_write(x):
     out = np.zeros((2, 2))
-    flipped = np.flip(out, 0)
-    out[0, 1] = 2.0 * x[0]
-    return np.sum(flipped[1]) * x[1]  # REFUSED: reading flipped after out was written
+    for i in range(2):
+        row = out[i]  # (a view taken again after the write must be taken by the same steps on every path)
+    out[1, 0] = 2.0 * x[0]
+    return np.sum(row) * x[1]  # REFUSED: reading row after out was written
 
 
 def write_into_a_view(x):

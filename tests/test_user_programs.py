@@ -31,6 +31,7 @@ CASES = {
     "lotka_volterra_euler": ((np.array([1.1, 0.4, 0.9, 0.3]),), True),
     "normalise_rows_in_place": ((X6,), True),
     "slice_read_then_written": ((np.array([0.5, 1.5, 2.5, -0.3]),), True),
+    "flipped_view_read_after_write": ((X6,), True),
     "fancy_index_with_repeats": ((np.array([0.5, -1.2, 0.8, 0.1]),), True),
     "row_view_scaled_in_place": ((X3,), True),
     "store_with_repeated_index": ((np.array([0.5, -1.2, 0.8]),), True),

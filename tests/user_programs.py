@@ -85,9 +85,9 @@ def slice_read_then_written(x):
     return np.sum(y * y)
 
 
-def refused_view_read_after_write(x):
+def flipped_view_read_after_write(x):
     A = x.reshape(2, 3).copy()
-    At = np.flip(A, 0)  # (.T is taken again after the write, as NumPy shows it; a flip is not)
+    At = np.flip(A, 0)  # (a flip, like .T, is taken again after the write, as NumPy shows it)
     first = np.sum(At[0] * 2.0)
     A[0, :] = np.exp(A[0, :])
     second = np.sum(At ** 2)

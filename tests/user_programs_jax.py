@@ -73,6 +73,14 @@ def slice_read_then_written(x):
     return jnp.sum(y * y)
 
 
+def flipped_view_read_after_write(x):
+    A = x.reshape(2, 3)
+    first = jnp.sum(jnp.flip(A, 0)[0] * 2.0)
+    A = A.at[0, :].set(jnp.exp(A[0, :]))
+    second = jnp.sum(jnp.flip(A, 0) ** 2)  # the flip read after the write shows it
+    return first + second
+
+
 def view_read_before_and_after_write(x):
     A = x.reshape(2, 3)
     first = jnp.sum(A.T[0] * 2.0)
