@@ -190,7 +190,8 @@ class CallOverhead:
 def _generated_function(gradient: Any, args: tuple) -> Optional[Callable[..., Any]]:
     """The code s2s_ad generates for these arguments, compiled here from ``source_for``
     (only when it needs nothing but NumPy and s2s_ad's helpers: the runtime's and the template modules')."""
-    from s2s_ad import rules, runtime
+    from s2s_ad.rules import registry as rules
+    from s2s_ad.core import runtime
     namespace: dict[str, Any] = {"np": np, **vars(runtime), **rules.helpers()}
     try:
         exec(compile(gradient.source_for(*args), "<generated>", "exec"), namespace)

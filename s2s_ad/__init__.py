@@ -3,13 +3,13 @@
 ``grad(f)`` reads ``f``'s source and returns a gradient function that is
 itself readable Python (``grad(f).source``).  The public contract is docs/api.md.
 """
-from .api import GradientFunction, grad, jvp, source, value_and_grad, vjp
-from .gradcheck import GradCheck, check_grad
-from .matrices import hessian, jacobian
-from .errors import CompileFallbackWarning, GradientCheckError, TransformError
-from .rules import adjoint, tangent
-from .runtime import checkpointed, stop_gradient
-from .version import __version__
+from .api.transforms import GradientFunction, grad, jvp, source, value_and_grad, vjp
+from .api.gradcheck import GradCheck, check_grad
+from .api.matrices import hessian, jacobian
+from .core.errors import CompileFallbackWarning, GradientCheckError, TransformError
+from .rules.registry import adjoint, tangent
+from .core.runtime import checkpointed, stop_gradient
+from .core.version import __version__
 
 __all__ = [
     "CompileFallbackWarning", "GradCheck", "GradientCheckError", "GradientFunction", "TransformError", "adjoint", "check_grad", "checkpointed", "grad", "hessian", "jacobian",

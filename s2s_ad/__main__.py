@@ -1,6 +1,6 @@
 """``python -m s2s_ad`` is the ``s2s-ad`` command."""
 import sys
 
-from .cli import main
+from .api.cli import main
 
 sys.exit(main())

@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 
 from s2s_ad.rules import adjoint, nondifferentiable, tangent
-from s2s_ad.runtime import item, unbroadcast
+from s2s_ad.core.runtime import item, unbroadcast
 
 
 def dtype_of(a: Any) -> np.dtype:

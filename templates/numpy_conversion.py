@@ -8,7 +8,7 @@ the incoming one, zero where the result holds integers (a conversion to integers
 import numpy as np
 
 from s2s_ad.rules import adjoint, nondifferentiable, tangent
-from s2s_ad.runtime import if_inexact
+from s2s_ad.core.runtime import if_inexact
 
 _CONVERTED = ({"a": (3,)}, {"a": (2, 3)}, {"a": ()}, {"a": (3,), "dtype": "int32"})
 

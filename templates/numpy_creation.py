@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from s2s_ad.rules import adjoint, compiled, declare, fresh_arrays, nondifferentiable, tangent
-from s2s_ad.runtime import if_inexact, unbroadcast
+from s2s_ad.core.runtime import if_inexact, unbroadcast
 
 
 # -- helpers: what the code these rules generate calls ----------------------------------------------

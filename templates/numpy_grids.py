@@ -9,7 +9,7 @@ Helpers the rules need are defined here, beside them: the axis bookkeeping is de
 import numpy as np
 
 from s2s_ad.rules import adjoint, nondifferentiable, tangent
-from s2s_ad.runtime import unbroadcast
+from s2s_ad.core.runtime import unbroadcast
 
 from .numpy_creation import linspace_weights
 

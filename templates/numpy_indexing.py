@@ -7,7 +7,7 @@ import operator
 import numpy as np
 
 from s2s_ad.rules import adjoint, declare
-from s2s_ad.runtime import getitem_grad
+from s2s_ad.core.runtime import getitem_grad
 
 
 @adjoint(operator.getitem, linear=True, examples=(

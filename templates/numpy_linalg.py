@@ -15,9 +15,9 @@ from typing import Any
 
 import numpy as np
 
-from s2s_ad.kinds import matmul_dims, transposed_dims
+from s2s_ad.core.kinds import matmul_dims, transposed_dims
 from s2s_ad.rules import adjoint, compiled, declare, fresh_arrays, fresh_values, nondifferentiable, spell_module, tangent
-from s2s_ad.runtime import unbroadcast, unbroadcast_to
+from s2s_ad.core.runtime import unbroadcast, unbroadcast_to
 from .numpy_reductions import as_floats, expand_reduced
 from .numpy_shape import as_given, diagonal_grad
 

@@ -14,8 +14,8 @@ from typing import Any, Callable
 import numpy as np
 
 from s2s_ad.rules import adjoint, compiled, declare, fresh_arrays, nondifferentiable, tangent
-from s2s_ad.numba_kernels import summed_line
-from s2s_ad.runtime import unbroadcast
+from s2s_ad.targets.numba_kernels import summed_line
+from s2s_ad.core.runtime import unbroadcast
 
 
 # -- helpers: what the code these rules generate calls where a shape or an axis is known only at run

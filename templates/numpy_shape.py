@@ -14,10 +14,10 @@ from typing import Any, Literal
 
 import numpy as np
 
-from s2s_ad.kinds import same_dims, same_rank_dims
-from s2s_ad.numba_kernels import summed_line
+from s2s_ad.core.kinds import same_dims, same_rank_dims
+from s2s_ad.targets.numba_kernels import summed_line
 from s2s_ad.rules import adjoint, compiled, declare, fresh_arrays, method_alias, tangent
-from s2s_ad.runtime import unbroadcast
+from s2s_ad.core.runtime import unbroadcast
 
 
 # -- helpers: the adjoints of shape functions where a shape is known only at run time, each linear in

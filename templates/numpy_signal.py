@@ -13,7 +13,7 @@ product or as the first argument of a helper declared ``factors=(0,)``, where it
 import numpy as np
 
 from s2s_ad.rules import adjoint, declare, nondifferentiable, tangent
-from s2s_ad.runtime import unbroadcast, unbroadcast_to
+from s2s_ad.core.runtime import unbroadcast, unbroadcast_to
 
 from .numpy_shape import diff_grad
 

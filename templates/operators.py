@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 
 from s2s_ad.rules import adjoint, compiled, declare, nondifferentiable, tangent
-from s2s_ad.runtime import unbroadcast, zeros_like
+from s2s_ad.core.runtime import unbroadcast, zeros_like
 
 
 # -- helpers: ``a + b`` and ``a * n`` where the operands may be tuples or lists --------------------

@@ -10,7 +10,7 @@ import builtins
 import numpy as np
 
 from s2s_ad.rules import adjoint, tangent
-from s2s_ad.runtime import list_append, unbroadcast, unbroadcast_to
+from s2s_ad.core.runtime import list_append, unbroadcast, unbroadcast_to
 
 
 @adjoint(list_append, linear=True, examples=({"items": [(), ()], "item": ()}, {"items": [(3,), (3,)], "item": (3,)}),

@@ -1,4 +1,4 @@
-"""Rules for the helpers the engine writes into generated code (``s2s_ad.runtime``).
+"""Rules for the helpers the engine writes into generated code (``s2s_ad.core.runtime``).
 
 They make generated code itself differentiable: ``grad(grad(f))`` runs
 forward mode over the code ``grad(f)`` generated, helpers included.  Every
@@ -13,7 +13,7 @@ body calls.)
 import numpy as np
 
 from s2s_ad.rules import adjoint, declare, fresh_arrays, nondifferentiable, tangent
-from s2s_ad.runtime import (added_at, cells, cells_array, check_assertion, check_index, check_no_derivative, check_number_update,
+from s2s_ad.core.runtime import (added_at, cells, cells_array, check_assertion, check_index, check_no_derivative, check_number_update,
                             check_view_kept,
                             check_one_number, check_view_update, checkpoint_stride, checkpointed, derivative_lost_by, draw,
                             formatted, getitem_grad, held_apart, if_inexact, raise_exception, random_states,
@@ -31,7 +31,7 @@ nondifferentiable(formatted, check_assertion, check_index, check_one_number, ran
 # one whose arguments depend on the inputs is refused (analysis.check_constant_calls)
 nondifferentiable(draw)
 fresh_arrays(zeros_like, zero_tangent, writable_copy, getitem_grad, added_at)
-# The Python target's reverse loops (s2s_ad/scalar_cells.py): an adjoint vector as a list and back; each
+# The Python target's reverse loops (s2s_ad/passes/scalar_cells.py): an adjoint vector as a list and back; each
 # may hand back its argument (another dtype or rank stays as it is).  Generated code's own, never read back.
 nondifferentiable(cells, cells_array)
 declare(cells, cells_array, may_view=True)

@@ -17,7 +17,7 @@ the differentiated inputs is refused, naming it.  ``jn`` is ``jv`` in SciPy.
 import numpy as np
 
 from s2s_ad.rules import adjoint, nondifferentiable, tangent, when_imported
-from s2s_ad.runtime import unbroadcast
+from s2s_ad.core.runtime import unbroadcast
 from .numpy_reductions import expand_reduced
 
 sp = None  # scipy.special, once imported (see _register)

@@ -34,7 +34,7 @@ rules, so the code they generate is differentiated again (Hessians).
 import numpy as np
 
 from s2s_ad.rules import adjoint, declare, nondifferentiable, tangent, when_imported
-from s2s_ad.runtime import unbroadcast
+from s2s_ad.core.runtime import unbroadcast
 
 stats = None  # scipy.stats, once imported (see _register)
 special = None  # scipy.special (scipy.stats imports it)

@@ -13,11 +13,11 @@ import numpy as np
 import pytest
 
 # The whole suite runs with the facts checked after every pass that rewrites a function after its
-# analysis (s2s_ad/factcheck.py): a pass that leaves a fact false fails the test that reaches it.
+# analysis (s2s_ad/analysis/factcheck.py): a pass that leaves a fact false fails the test that reaches it.
 os.environ.setdefault("S2S_AD_CHECK_FACTS", "1")
 os.environ.setdefault("S2S_AD_CHECK_PASSES", "1")  # the tape checked after every pass (passes.py)
 # The whole suite runs with the rules checked against NumPy as they load (a rule whose declared facts
-# NumPy contradicts on its examples is refused: see s2s_ad.rule_facts).  Set before s2s_ad loads any.
+# NumPy contradicts on its examples is refused: see s2s_ad.rules.rule_facts).  Set before s2s_ad loads any.
 os.environ.setdefault("S2S_AD_CHECK_RULES", "1")
 
 try:  # SciPy's rules register once it is imported: import it so the registry walks check them

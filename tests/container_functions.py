@@ -224,7 +224,7 @@ def membership(params, x):
 
 
 class Pair:
-    """A user type registered as a container (s2s_ad.containers.register)."""
+    """A user type registered as a container (s2s_ad.core.containers.register)."""
 
     def __init__(self, first, second):
         self.first = first

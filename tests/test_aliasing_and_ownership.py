@@ -13,7 +13,7 @@ import pytest
 
 import s2s_ad
 import aliasing_ownership_functions as fns
-from s2s_ad import runtime
+from s2s_ad.core import runtime
 
 V = np.array([0.3, -0.5, 0.7, 1.1])
 DIRECTION = np.array([0.4, -1.0, 0.25, 2.0])

@@ -13,8 +13,9 @@ import re
 import numpy as np
 
 import s2s_ad
-from s2s_ad import arguments, containers
-from s2s_ad.kinds import NUMBER, TRUTH, UNKNOWN, Array, Constant, Kind, argument_text
+from s2s_ad.core import arguments
+from s2s_ad.core import containers
+from s2s_ad.core.kinds import NUMBER, TRUTH, UNKNOWN, Array, Constant, Kind, argument_text
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 

@@ -240,7 +240,7 @@ def test_any_number_of_snapshots_gives_the_plain_loops_gradient(c):
 
 
 def test_the_segments_keep_at_most_c_snapshots():
-    from s2s_ad import runtime
+    from s2s_ad.core import runtime
     for n in range(1, 40):
         for c in range(1, 12):
             stride = runtime.checkpoint_stride(n, runtime.snapshots(c))

@@ -1,4 +1,4 @@
-"""Arrays of other libraries (s2s_ad/array_api_target.py): PyTorch, JAX, Dask and array_api_strict.
+"""Arrays of other libraries (s2s_ad/targets/array_api_target.py): PyTorch, JAX, Dask and array_api_strict.
 
 For each library (CPU, float64), the functions of ``array_library_functions`` (numbers and arrays,
 loops, element reads, a helper, reductions, broadcasting, elementwise functions, a matrix product)
@@ -270,7 +270,7 @@ def test_backend_numba_takes_numpy_arrays_only(library):
 
 
 def test_one_target_per_namespace_part_of_the_cache_key(library):
-    from s2s_ad import array_api_target
+    from s2s_ad.targets import array_api_target
     a, b = library.make(X), library.make(X + 1.0)
     assert array_api_target.target_for(a) is array_api_target.target_for(b)
     df = s2s_ad.grad(af.calls_a_helper)
@@ -362,7 +362,7 @@ def test_vjp_jacobian_hessian_and_check_grad_say_they_take_numpy_arrays(library)
 
 
 def test_the_self_check_is_skipped_with_a_warning(library):
-    from s2s_ad.selfcheck import SelfCheckSkipped
+    from s2s_ad.api.selfcheck import SelfCheckSkipped
     with pytest.warns(SelfCheckSkipped, match="arrays of another library"):
         got = s2s_ad.value_and_grad(af.numbers_and_an_array, check=True)(library.make(X), 1.5)[1]
     np.testing.assert_allclose(library.to_numpy(got), s2s_ad.grad(af.numbers_and_an_array)(X, 1.5), rtol=1e-12)

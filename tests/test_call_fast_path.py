@@ -316,7 +316,7 @@ def test_gradients_proven_new_are_handed_out_without_a_comparison(backend, monke
     the call hands them out without comparing them with the arguments (``handed_out`` is not called),
     and they are independent all the same; where a rule's adjoint returns an argument, the fact is
     not claimed and the comparison copies it."""
-    from s2s_ad import target as target_module
+    from s2s_ad.targets import target as target_module
     compared = []
     real = target_module.NumPyTarget.handed_out
 
@@ -376,7 +376,8 @@ def test_one_gradient_proven_new_is_handed_over_as_returned(backend, wrt, monkey
     where it is a writable array of the argument's dtype; of another dtype (a float32 argument run
     as Python by Numba, whose code may compute in float64) it takes ``like``.  Either way the
     numbers, the dtype and the independence from the arguments and from earlier results hold."""
-    from s2s_ad import arguments, target as target_module
+    from s2s_ad.core import arguments
+    from s2s_ad.targets import target as target_module
     liked = []
 
     def spy(primal, gradient):
@@ -414,7 +415,7 @@ def test_the_as_returned_test_passes_only_writable_arrays_of_the_arguments_dtype
     """``NumPyTarget.as_returned``: true of a writable array of the primal's dtype (Numba's arrays
     carry dtype objects of their own: equal, not the same), false of a read-only one, of another
     dtype, of a subclass or of a number; no test for a primal that is not an array."""
-    from s2s_ad.target import NUMPY
+    from s2s_ad.targets.target import NUMPY
     as_is = NUMPY.as_returned(np.zeros(3))
     assert as_is(np.ones(2)) and as_is(np.ones(2, dtype=np.dtype("<f8")))
     read_only = np.ones(2)

@@ -20,9 +20,9 @@ import numpy as np
 import pytest
 
 import s2s_ad
-from s2s_ad import api
-from s2s_ad import ownership
-from s2s_ad.target import NUMPY
+from s2s_ad.api import transforms as api
+from s2s_ad.targets import ownership
+from s2s_ad.targets.target import NUMPY
 from conftest import numeric_grad
 
 SCALE = 3.0
@@ -380,7 +380,7 @@ def test_an_empty_wrt_is_refused_when_the_gradient_is_made():
     (np.arange(4.0).reshape(2, 2), (2, 3, 2), 1, False), (3, (2, 2), None, False), (0.25, (), None, False),
 ])
 def test_a_reductions_adjoint_is_spread_into_a_new_writable_array(grad, shape, axis, keepdims):
-    from s2s_ad import rules
+    from s2s_ad.rules import registry as rules
     like = np.zeros(shape)
     spread = rules.helpers()["broadcast_reduced"](grad, like, axis, keepdims)  # templates/numpy_reductions.py
     expanded = np.expand_dims(grad, axis) if axis is not None and not keepdims else grad
@@ -431,7 +431,7 @@ def test_gradients_with_aux_share_memory_with_no_argument_and_not_with_the_aux()
     (np.array([1.0 + 1.0j, 2.0]), (2,)), (2, ()), (np.ones((2, 1)), (2, 3)),
 ])
 def test_a_writable_copy_is_a_new_float_array_of_the_shape_asked(grad, shape):
-    from s2s_ad import runtime
+    from s2s_ad.core import runtime
     copy = runtime.writable_copy(grad, np.zeros(shape))
     assert copy.shape == shape and copy.dtype == np.result_type(grad, 1.0)
     np.testing.assert_array_equal(copy, np.broadcast_to(grad, shape))

@@ -1,5 +1,5 @@
 """A reverse loop keeps the adjoint element one trip writes for the next in a local
-(s2s_ad/carried_elements.py).
+(s2s_ad/passes/carried_elements.py).
 
 The functions are time-stepping loops of the kind the pass is for (each step reads step t and
 writes step t + 1 or t + 2, over ranges stepping by one or two) and loops it must leave alone (a
@@ -12,8 +12,8 @@ import numpy as np
 import pytest
 
 import s2s_ad
-from s2s_ad import ir
-from s2s_ad.carried_elements import carry_elements
+from s2s_ad.core import ir
+from s2s_ad.passes.carried_elements import carry_elements
 from conftest import numeric_grad
 # the loops of the dead-store tests: the same shapes of time-stepping loop, and those left alone
 from test_dead_element_stores import (counting_down, in_a_nested_loop, one_step_back, read_after_the_loop,
@@ -92,7 +92,7 @@ def test_gradients_match_differences(function, carried, n):
 
 def _without_the_pass(monkeypatch):
     import dataclasses
-    from s2s_ad import passes
+    from s2s_ad.driver import pass_manager as passes
     unchanged = dataclasses.replace(passes.PASSES["carry_elements"], run=lambda fn, context: fn)
     monkeypatch.setitem(passes.PASSES, "carry_elements", unchanged)
 
@@ -128,7 +128,7 @@ def test_the_carried_read_moves_before_the_loop():
     write = ir.Store("d_y", ir.Var("t"), ir.Call(operator.mul, (ir.Var("d_v"), ir.Const(0.5))), op=operator.add)
     body = [ir.Assign("steps", ir.Call(range, (ir.Var("n"),))),
             ir.Assign("d_y", ir.Call(np.zeros, (ir.Var("n"),))),
-            ir.Assign("d_y", ir.Call(s2s_ad.runtime.cells, (ir.Var("d_y"),)))]
+            ir.Assign("d_y", ir.Call(s2s_ad.core.runtime.cells, (ir.Var("d_y"),)))]
     ret = [ir.Return(ir.Const(0.0))]
     fn = ir.Function("d_f", ["n"], body + [ir.For("t", ir.Var("steps"), [read, write], reverse=True)] + ret)
     made = carry_elements(fn)

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import s2s_ad
-import s2s_ad.optimize
+import s2s_ad.passes.optimize
 import crash_functions as cf
 from conftest import function_from_file, numeric_grad
 
@@ -144,13 +144,13 @@ def test_dead_code_removal_passes_over_a_loop_a_fixed_number_of_times(tmp_path, 
     """Removing dead code walks a loop body a number of times that does not grow with the length of
     a chain of carried values (it once walked it again for each link: quadratic)."""
     walks = []
-    dead = s2s_ad.optimize._dead
+    dead = s2s_ad.passes.optimize._dead
 
     def counted(body, live, *rest):
         walks.append(len(body))
         return dead(body, live, *rest)
 
-    monkeypatch.setattr(s2s_ad.optimize, "_dead", counted)
+    monkeypatch.setattr(s2s_ad.passes.optimize, "_dead", counted)
     counts = []
     for n in (10, 40):
         f = function_from_file(tmp_path, f"shift_{n}", _shift_register(n))

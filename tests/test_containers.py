@@ -319,7 +319,7 @@ def test_a_container_holding_itself_is_refused():
 
 
 def test_a_registered_type():
-    from s2s_ad import containers
+    from s2s_ad.core import containers
     rebuilt = []
 
     def rebuild(keys, values):

@@ -1,5 +1,5 @@
 """A reverse loop's stores of zero into adjoint elements nothing reads again are left out
-(s2s_ad/dead_element_stores.py).
+(s2s_ad/passes/dead_element_stores.py).
 
 Each function is a loop whose adjoint zeroes elements: some where no later read can see the zero
 (the store goes), some where one can (an element overwritten and read again by an earlier step, a
@@ -126,8 +126,8 @@ def test_gradients_match_differences_with_the_dead_stores_left_out(function, kep
 def test_the_dead_store_goes_from_the_loop_only():
     """White-box, on the IR: the pass leaves the function alone where no store is dead, and takes
     out of the reverse loop exactly the zero store of ``d_y[t + 1]``."""
-    from s2s_ad import ir
-    from s2s_ad.dead_element_stores import drop_dead_element_stores
+    from s2s_ad.core import ir
+    from s2s_ad.passes.dead_element_stores import drop_dead_element_stores
     store = ir.Store("d_y", ir.Call(np.add, (ir.Var("t"), ir.Const(1))), ir.Const(0.0))
     read = ir.Assign("d_v", ir.Call(__import__("operator").getitem, (ir.Var("d_y"), ir.Var("t"))))
     loop = ir.For("t", ir.Var("steps"), [read, store], reverse=True)

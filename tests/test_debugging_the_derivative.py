@@ -15,7 +15,7 @@ import pytest
 import s2s_ad
 import visible_functions as vf
 from conftest import numeric_grad
-from s2s_ad.reach import GENERATED_PREFIX
+from s2s_ad.driver.reach import GENERATED_PREFIX
 
 MOST_STEPS = 8  # from the caller's line to the generated function's first stop: six today
 
@@ -124,5 +124,5 @@ def test_a_tracer_that_is_no_debugger_is_left_alone():
         value = gradient(0.7)
     finally:
         sys.settrace(old)
-    assert "s2s_ad.api" in seen and "s2s_ad.cache" in seen  # the cache looked up, traced
+    assert "s2s_ad.api.transforms" in seen and "s2s_ad.driver.cache" in seen  # the cache looked up, traced
     assert value == pytest.approx(s2s_ad.grad(vf.looped)(0.7))

@@ -10,7 +10,7 @@ gradients, tangents and second derivatives match finite differences (and JAX, wh
 The last tests read the engine's modules and fail on a module-level dict, set or sequence literal
 that holds NumPy's, ``math``'s, ``operator``'s or the runtime's functions, or a membership test
 against such a literal (``fn in (max, min)``): a table that belongs in templates/; and on a public
-function of ``s2s_ad/runtime.py`` that the engine never uses: a helper of one operation, which
+function of ``s2s_ad/core/runtime.py`` that the engine never uses: a helper of one operation, which
 belongs beside its rule in templates/ (issue 19).
 """
 from __future__ import annotations
@@ -31,7 +31,7 @@ import pytest
 
 import s2s_ad
 from conftest import assert_gradient_matches, numeric_grad
-from s2s_ad import rules
+from s2s_ad.rules import registry as rules
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 OUTSIDE = os.path.join(HERE, "outside_templates")
@@ -81,7 +81,7 @@ import json, shutil, sys
 sys.path[:0] = [{outside!r}, {here!r}]
 shutil.copy({rules_file!r}, {folder!r} + "/blend.py")
 import s2s_ad
-from s2s_ad import rules
+from s2s_ad.rules import registry as rules
 package = rules._templates_package()
 package.__path__.append({folder!r})  # the templates package now has one more file: blend.py
 import blend_ops, engine_table_functions as et
@@ -214,7 +214,7 @@ def _operation(obj: object) -> bool:
     if isinstance(obj, types.ModuleType):
         return True
     module = getattr(obj, "__module__", None) or ""
-    helper = module == "s2s_ad.runtime" or module.startswith("s2s_ad.templates.")
+    helper = module == "s2s_ad.core.runtime" or module.startswith("s2s_ad.templates.")
     return callable(obj) and not (module.startswith("s2s_ad.") and not helper)
 
 
@@ -260,8 +260,13 @@ def per_operation_tables(source: str, namespace: dict) -> list[str]:
 
 
 def _engine_modules() -> list[str]:
-    names = [os.path.basename(p)[:-3] for p in sorted(glob.glob(os.path.join(ENGINE, "*.py")))]
-    return [n for n in names if n not in ("rules", "__main__")]
+    """Every module of the engine's packages (``core.ir``), but the rule registry, which holds the rules."""
+    paths = sorted(glob.glob(os.path.join(ENGINE, "*", "*.py")))
+    names = [os.path.relpath(p, ENGINE)[:-3].replace(os.sep, ".") for p in paths]
+    names = [n[:-len(".__init__")] if n.endswith(".__init__") else n for n in names]
+    found = [n for n in names if n not in ("rules.registry", "__main__") and not n.startswith("templates")]
+    assert len(found) > 80, found  # (the engine's modules were found: the check below ran on them)
+    return found
 
 
 @pytest.mark.parametrize("name", _engine_modules())
@@ -270,7 +275,7 @@ def test_the_engine_holds_no_per_operation_table(name) -> None:
     module = importlib.import_module(f"s2s_ad.{name}")
     with open(module.__file__, encoding="utf-8") as f:
         found = per_operation_tables(f.read(), vars(module))
-    assert not found, (f"s2s_ad/{name}.py lists operations ({', '.join(found)}): declare the fact in "
+    assert not found, (f"s2s_ad/{name.replace('.', '/')}.py lists operations ({', '.join(found)}): declare the fact in "
                        f"templates/ (rules.FACTS) and read it with rules.fact")
 
 
@@ -286,7 +291,7 @@ def test_the_engine_holds_no_per_operation_table(name) -> None:
 ])
 def test_the_check_finds_a_table(source) -> None:
     """The check above can fail: each of these is a per-operation table."""
-    from s2s_ad import runtime
+    from s2s_ad.core import runtime
     namespace = {"operator": operator, "np": np, "math": __import__("math"), "ast": ast, "runtime": runtime}
     assert per_operation_tables(textwrap.dedent(source), namespace)
 
@@ -358,7 +363,7 @@ def template_only_helpers(runtime_source: str, engine_sources: list[str]) -> lis
 
 
 def _engine_sources() -> list[str]:
-    paths = [p for p in sorted(glob.glob(os.path.join(ENGINE, "*.py"))) if os.path.basename(p) != "runtime.py"]
+    paths = [p for p in sorted(glob.glob(os.path.join(ENGINE, "*", "*.py"))) if os.path.basename(p) != "runtime.py"]
     sources = []
     for path in paths:
         with open(path, encoding="utf-8") as f:
@@ -368,10 +373,10 @@ def _engine_sources() -> list[str]:
 
 def test_the_runtime_holds_only_what_the_engine_writes() -> None:
     """Adding an operation touches templates/ only: a helper that only rules call is defined beside
-    them (templates/numpy_linalg.py's matmul_grad_a), not in s2s_ad/runtime.py."""
-    with open(os.path.join(ENGINE, "runtime.py"), encoding="utf-8") as f:
+    them (templates/numpy_linalg.py's matmul_grad_a), not in s2s_ad/core/runtime.py."""
+    with open(os.path.join(ENGINE, "core", "runtime.py"), encoding="utf-8") as f:
         stray = template_only_helpers(f.read(), _engine_sources())
-    assert not stray, (f"s2s_ad/runtime.py defines {', '.join(stray)}, which the engine never uses: move each "
+    assert not stray, (f"s2s_ad/core/runtime.py defines {', '.join(stray)}, which the engine never uses: move each "
                        f"beside the rules that call it, in templates/")
 
 

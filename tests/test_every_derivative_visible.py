@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 import s2s_ad
-from s2s_ad import cli
+from s2s_ad.api import cli
 import visible_functions as vf
 from conftest import numeric_grad
 

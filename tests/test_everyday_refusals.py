@@ -299,7 +299,7 @@ def test_a_row_of_a_matrix_of_unknown_rank_is_checked_when_the_function_runs():
     np.testing.assert_allclose(er.row_of_a_matrix_of_unknown_rank(X3), twin(X3), rtol=1e-12)
     assert_gradient_matches(er.row_of_a_matrix_of_unknown_rank, (X3,))
     np.testing.assert_allclose(s2s_ad.grad(er.row_of_a_matrix_of_unknown_rank)(X3), jax.grad(twin)(X3), rtol=1e-10)
-    from s2s_ad import runtime
+    from s2s_ad.core import runtime
     runtime.check_view_update(np.ones((2, 3)), 1, "row", "hint", "f.py", 3)  # a row: a view
     with pytest.raises(s2s_ad.TransformError, match=r"f.py:3.*the in-place update of row: hint"):
         runtime.check_view_update(np.ones(3), 1, "row", "hint", "f.py", 3)  # one number: a copy

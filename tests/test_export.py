@@ -15,9 +15,9 @@ import numpy as np
 import pytest
 
 import s2s_ad
-from s2s_ad.errors import ExportError
-from s2s_ad.export import exported
-from s2s_ad.inline import Piece, assemble
+from s2s_ad.core.errors import ExportError
+from s2s_ad.api.export import exported
+from s2s_ad.frontend.inline import Piece, assemble
 
 import export_functions as ef
 from conftest import numeric_grad
@@ -182,18 +182,18 @@ def test_a_value_without_literal_form_is_refused_naming_it():
 
 
 def test_a_helper_that_needs_s2s_ad_is_refused_naming_it():
-    from s2s_ad import pipeline
+    from s2s_ad.driver import pipeline
 
     reader = Piece("def f(x):\n    return _draws_privately(x, set())\n", {"f": object()},
                    {"_draws_privately": pipeline._draws_privately})
-    with pytest.raises(ExportError, match=r"s2s_ad\.pipeline\._draws_privately needs s2s_ad: it reads the module "
-                                          r"s2s_ad\.\w+ \(as \w+\)"):
+    with pytest.raises(ExportError, match=r"s2s_ad\.driver\.pipeline\._draws_privately needs s2s_ad: it "
+                                          r"reads the module s2s_ad\.\w+\.\w+ \(as \w+\)"):
         assemble([reader])
 
 
 def test_names_two_definitions_want_are_told_apart():
     """Two helpers named alike (here: ``like`` the function, and a user's constant ``like``)."""
-    first = Piece("def f(x):\n    return like(x, 2.0)\n", {"f": object()}, {"like": s2s_ad.arguments.like})
+    first = Piece("def f(x):\n    return like(x, 2.0)\n", {"f": object()}, {"like": s2s_ad.core.arguments.like})
     second = Piece("def g(x):\n    return x * like\n", {"g": object()}, {"like": 3.0})
     namespace = {}
     exec(compile(assemble([first, second]), "<assembled>", "exec"), namespace)
@@ -277,8 +277,8 @@ def test_every_user_program_exports_or_is_refused_and_agrees(tmp_path):
 def test_the_check_of_exported_code_reads_kinds_as_s2s_ad_does(args):
     """``argument_pattern`` (run by exported code) gives for each argument what s2s_ad's kind of it
     says (``arguments.kinds_of``): the code is refused exactly where s2s_ad would run other code."""
-    from s2s_ad.arguments import kinds_of
-    from s2s_ad.export import _expected, argument_pattern
+    from s2s_ad.core.arguments import kinds_of
+    from s2s_ad.api.export import _expected, argument_pattern
 
     assert argument_pattern(args) == tuple(_expected(k) for k in kinds_of(ef.numbers, args))
 
@@ -316,7 +316,7 @@ def test_exported_code_computes_float32_arrays_in_float64_under_any_numpy():
     text = exported(ef.arrays, ("x",), (x, w))
     assert "np.full(" in text and "np.asarray(d_" not in text
     in_process = s2s_ad.grad(ef.arrays, wrt="x")(x, w)
-    from s2s_ad.fills import ZERO_D_TYPED  # (in process the spread is folded on NumPy 2 alone)
+    from s2s_ad.passes.fills import ZERO_D_TYPED  # (in process the spread is folded on NumPy 2 alone)
     assert ("np.asarray(d_" in s2s_ad.grad(ef.arrays, wrt="x").source_for(x, w)) == ZERO_D_TYPED
     namespace: dict = {}
     exec(compile(text, "exported", "exec"), namespace)

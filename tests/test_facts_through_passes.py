@@ -26,11 +26,14 @@ import pytest
 import facts_functions as ff
 import s2s_ad
 from conftest import corpus_functions, module_from_source, numeric_grad
-from s2s_ad import analysis, factcheck, ir, rules
-from s2s_ad.errors import TransformError
-from s2s_ad.factcheck import FactViolation
-from s2s_ad.kinds import NUMBER, UNKNOWN, Array
-from s2s_ad.pipeline import build_forward, build_reverse
+from s2s_ad.analysis import facts as analysis
+from s2s_ad.analysis import factcheck
+from s2s_ad.core import ir
+from s2s_ad.rules import registry as rules
+from s2s_ad.core.errors import TransformError
+from s2s_ad.analysis.factcheck import FactViolation
+from s2s_ad.core.kinds import NUMBER, UNKNOWN, Array
+from s2s_ad.driver.pipeline import build_forward, build_reverse
 
 
 def _jax():
@@ -410,7 +413,7 @@ def test_a_guard_added_without_its_reads_is_caught(monkeypatch, tmp_path):
 
 
 def _facts_of(fn) -> tuple[ir.Function, analysis.Analysis]:
-    from s2s_ad.pipeline import lowered
+    from s2s_ad.driver.pipeline import lowered
     _, ssa = lowered(fn, (Array(1), NUMBER, NUMBER, UNKNOWN))
     return ssa, analysis.analyse(ssa, ssa.params[:3], dict(zip(ssa.params, (Array(1), NUMBER, NUMBER, UNKNOWN))))
 

@@ -1,5 +1,5 @@
 """The spread adjoints of reductions folded into the products that read them, and the copies of fresh
-adjoints left out (s2s_ad/fills.py): the same numbers, of the same dtypes and shapes, as the code that
+adjoints left out (s2s_ad/passes/fills.py): the same numbers, of the same dtypes and shapes, as the code that
 fills and copies (bit for bit), and right against central differences."""
 import types
 
@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import s2s_ad
-from s2s_ad import fills
+from s2s_ad.passes import fills
 
 
 def sum_of_squares(x):

@@ -87,7 +87,7 @@ def test_grads_code_leaves_out_the_logarithm_only_the_value_needs():
     assert "np.log(" in paired
     # On NumPy 2 the loss's spread adjoint is folded (fills.py), and nothing reads the value's parts.
     # NumPy 1 keeps np.full(np.shape(prod), ...), whose shape read keeps prod, and the log, computed.
-    from s2s_ad.fills import ZERO_D_TYPED
+    from s2s_ad.passes.fills import ZERO_D_TYPED
     assert ("np.log(" not in alone) == ZERO_D_TYPED
     assert '"""Return d cross_entropy / d (logits)."""' in alone
     assert '"""Return (cross_entropy(...), d cross_entropy / d (logits))."""' in paired

@@ -20,10 +20,10 @@ import pytest
 import s2s_ad
 from conftest import assert_gradient_matches, numeric_grad
 import kinds_functions as kf
-from s2s_ad import ir
-from s2s_ad.analysis import infer
-from s2s_ad.kinds import NUMBER, TRUTH, UNKNOWN, Array, Sequence, callee_kind
-from s2s_ad.pipeline import lowered
+from s2s_ad.core import ir
+from s2s_ad.analysis.facts import infer
+from s2s_ad.core.kinds import NUMBER, TRUTH, UNKNOWN, Array, Sequence, callee_kind
+from s2s_ad.driver.pipeline import lowered
 
 RNG = np.random.default_rng(12)
 ROOT = Path(__file__).resolve().parent.parent
@@ -269,7 +269,7 @@ def test_everyday_loops_still_match():
 
 
 def test_the_fallback_when_passes_do_not_settle_assumes_nothing_of_merges(monkeypatch):
-    from s2s_ad import analysis
+    from s2s_ad.analysis import facts as analysis
 
     monkeypatch.setattr(analysis, "_pass_limit", lambda merges: 0)  # as if the passes never settled
     parsed, ssa = lowered(kf.pessimistic_probe)

@@ -14,8 +14,9 @@ import numpy as np
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from s2s_ad import ir, runtime
-from s2s_ad.emit import Namespace, _Builder
+from s2s_ad.core import ir
+from s2s_ad.core import runtime
+from s2s_ad.targets.emit import Namespace, _Builder
 
 _NAMES = st.sampled_from(["x", "y", "d_x", "t_out", "tape"])
 _ARRAYS = (np.arange(3.0), np.ones(2))  # two, to see which one binds first as "array"

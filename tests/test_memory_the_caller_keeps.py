@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 
 import s2s_ad
-from s2s_ad.errors import CompileFallbackWarning
+from s2s_ad.core.errors import CompileFallbackWarning
 
 from conftest import numeric_grad, optional_import
 import held_memory_functions as hm

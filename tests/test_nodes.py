@@ -5,9 +5,9 @@ import gast
 import pytest
 
 import s2s_ad
-from s2s_ad.nodes import all_nodes
+from s2s_ad.core.nodes import all_nodes
 
-_SOURCES = sorted(Path(__file__).parent.glob("*_functions.py")) + sorted(Path(s2s_ad.__file__).parent.glob("*.py"))
+_SOURCES = sorted(Path(__file__).parent.glob("*_functions.py")) + sorted(Path(s2s_ad.__file__).parent.glob("*/*.py"))
 
 
 @pytest.mark.parametrize("path", _SOURCES, ids=lambda p: p.name)

@@ -501,7 +501,7 @@ def test_a_length_that_may_wrap_past_two_to_the_64_is_not_taken_for_proven():
     entry = _entry(df, (x,))
     checked_y = [line for line in df.source_for(x).splitlines() if "check_index(" in line and ", y, " in line]
     assert checked_y or any(access.text.startswith("y[") for access in entry.unproven)
-    from s2s_ad import index_ranges
+    from s2s_ad.analysis import index_ranges
     n = index_ranges._Affine.symbol("len a")
     twice = n.times(2)  # below 2**64: wrapped, it is negative, and the allocation fails
     assert index_ranges._length(index_ranges._Int(twice, twice)) == twice
@@ -511,7 +511,8 @@ def test_a_length_that_may_wrap_past_two_to_the_64_is_not_taken_for_proven():
 
 
 def test_the_engine_ops_keep_their_own_bounds_checks_in_code_compiled_without():
-    from s2s_ad import numba_runtime, runtime
+    from s2s_ad.targets import numba_runtime
+    from s2s_ad.core import runtime
     numba_runtime.register()
 
     @numba.njit(boundscheck=False)
@@ -524,7 +525,7 @@ def test_the_engine_ops_keep_their_own_bounds_checks_in_code_compiled_without():
 
 
 def test_code_with_and_without_bounds_checks_is_cached_in_files_of_its_own(tmp_path, monkeypatch):
-    from s2s_ad import numba_target
+    from s2s_ad.targets import numba_target
     monkeypatch.setenv("S2S_AD_CACHE_DIR", str(tmp_path))
     seen = []
     dispatcher = numba_target._dispatcher
@@ -587,7 +588,8 @@ def test_a_changed_function_or_global_gets_code_of_its_own(tmp_path, monkeypatch
 
 def test_the_disk_cache_key_covers_the_templates_compiled_versions(tmp_path, monkeypatch):
     # A template's compiled version edited in a checkout must not find the old machine code on disk.
-    from s2s_ad import numba_target, rules
+    from s2s_ad.targets import numba_target
+    from s2s_ad.rules import registry as rules
     fingerprint = numba_target._compiler_fingerprint.__wrapped__
     before = fingerprint()
     declaring = tmp_path / "declares_a_compiled_version.py"
@@ -604,7 +606,8 @@ def test_the_disk_cache_key_covers_the_templates_compiled_versions(tmp_path, mon
 
 def test_the_disk_cache_key_covers_the_kernels_the_compiled_versions_share(tmp_path, monkeypatch):
     # The compiled versions call s2s_ad/numba_kernels' functions: an edit there must miss the old machine code.
-    from s2s_ad import numba_kernels, numba_target
+    from s2s_ad.targets import numba_kernels
+    from s2s_ad.targets import numba_target
     fingerprint = numba_target._compiler_fingerprint.__wrapped__
     before = fingerprint()
     kernels = tmp_path / "numba_kernels.py"
@@ -707,13 +710,13 @@ def test_the_corpus_with_backend_numba_agrees_with_python_or_falls_back(module_n
 # or raises where they raise.
 
 def _njit(expression, **names):
-    from s2s_ad import numba_runtime
+    from s2s_ad.targets import numba_runtime
     numba_runtime.register()
     return numba.njit(error_model="python", boundscheck=True)(eval(expression, {"np": np, **names}))  # (as generated code)
 
 
 def _template_helper(module, name):
-    s2s_ad.rules.load_templates()
+    s2s_ad.rules.registry.load_templates()
     return getattr(sys.modules[f"s2s_ad.templates.{module}"], name)
 
 
@@ -857,7 +860,7 @@ def test_matrix_product_adjoints_compiled_agree_with_the_helpers(name):
 def test_engine_ops_compiled_for_sequences_ranges_and_stores():
     """getitem_grad of a list or tuple of numbers, stored_part of a basic index, list_append, and a
     range sliced (a loop's first trips), against the Python ops; an index out of range raises."""
-    from s2s_ad import runtime
+    from s2s_ad.core import runtime
     picked = _njit("lambda g, a, i: runtime.getitem_grad(g, a, i)", runtime=runtime)
     for a in ([0.5, 1.5, 2.5], (0.5, 1.5), (1, 2.0, 3)):
         for i in (0, 1, -1, -3, 5):

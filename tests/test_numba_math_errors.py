@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import s2s_ad
-from s2s_ad.errors import CompileFallbackWarning
+from s2s_ad.core.errors import CompileFallbackWarning
 
 import held_memory_functions as hm
 

@@ -1,4 +1,4 @@
-"""The pass manager (s2s_ad/passes.py): the passes after generation by name, in declared pipelines.
+"""The pass manager (s2s_ad/driver/pass_manager.py): the passes after generation by name, in declared pipelines.
 
 What is checked: the declared order and docs/design.md's table agree; ``source(f, stage=NAME)``
 shows the code after each pass, and the last pass's code is the optimized code; a target names the
@@ -14,8 +14,9 @@ import numpy as np
 import pytest
 
 import s2s_ad
-from s2s_ad import ir, passes
-from s2s_ad.plan import TapeViolation
+from s2s_ad.core import ir
+from s2s_ad.driver import pass_manager as passes
+from s2s_ad.ad.plan import TapeViolation
 
 DESIGN = Path(__file__).resolve().parent.parent / "docs" / "design.md"
 
@@ -66,7 +67,7 @@ def test_the_code_after_the_last_pass_is_the_optimized_code_and_the_first_is_not
 
 
 def test_a_target_names_the_passes_it_takes():
-    from s2s_ad.numba_target import NumbaTarget
+    from s2s_ad.targets.numba_target import NumbaTarget
     assert "release_dead_arrays" not in NumbaTarget.passes  # Numba refuses del
     args = (np.ones((4, 5)), np.ones((5, 2)), np.ones((3, 4)))
     numpys = s2s_ad.source(two_layers, wrt=(0, 1), args=args)

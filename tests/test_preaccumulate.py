@@ -1,5 +1,5 @@
 """An adjoint carried through a reverse loop, multiplied once per trip by its local derivative
-(``s2s_ad/preaccumulate.py``).
+(``s2s_ad/passes/preaccumulate.py``).
 
 Oracles: central differences, closed forms, and the pass left out (the same gradient to rounding);
 each test also says whether the loop was rewritten, so a rewrite that silently stops (or starts

@@ -87,7 +87,7 @@ def test_broadcasting_reduces_to_each_arguments_shape(b):
     x = np.linspace(0.1, 1.2, 12).reshape(4, 3)
     assert_gradient_matches(sum_plus_bias, (x, b), (0, 1))
     # the generic code (before specialisation) agrees
-    generic = s2s_ad.pipeline.build_reverse(sum_plus_bias, ("x", "b"), (None, None)).function(x, b)[1]
+    generic = s2s_ad.driver.pipeline.build_reverse(sum_plus_bias, ("x", "b"), (None, None)).function(x, b)[1]
     np.testing.assert_allclose(generic[1], numeric_grad(sum_plus_bias, [x, b], 1), rtol=1e-6)
 
 
@@ -113,10 +113,10 @@ def test_bad_wrt(wrt, error):
 def test_asking_twice_reuses_the_compiled_adjoint():
     g = s2s_ad.grad(f)
     g(1.0, 2.0)
-    entries = len(s2s_ad.api._CACHE._entries)
+    entries = len(s2s_ad.api.transforms._CACHE._entries)
     again = s2s_ad.grad(f)
     again(1.0, 2.0)
-    assert len(s2s_ad.api._CACHE._entries) == entries
+    assert len(s2s_ad.api.transforms._CACHE._entries) == entries
     assert again.source == g.source
 
 

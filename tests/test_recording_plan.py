@@ -13,14 +13,14 @@ import numpy as np
 import pytest
 
 import s2s_ad
-from s2s_ad import ir
-from s2s_ad.kinds import NUMBER
-from s2s_ad.optimize import optimize
-from s2s_ad.pipeline import _analysed, build_split, lowered
-from s2s_ad.plan import CUT
-from s2s_ad.reverse import reverse
-from s2s_ad.tape import TapeViolation, check_tape, drop_unread_records, split_parts
-from s2s_ad.target import TupleTape
+from s2s_ad.core import ir
+from s2s_ad.core.kinds import NUMBER
+from s2s_ad.passes.optimize import optimize
+from s2s_ad.driver.pipeline import _analysed, build_split, lowered
+from s2s_ad.ad.plan import CUT
+from s2s_ad.ad.reverse import reverse
+from s2s_ad.ad.tape import TapeViolation, check_tape, drop_unread_records, split_parts
+from s2s_ad.targets.target import TupleTape
 import recording_plan_functions as rf
 from conftest import assert_gradient_matches, numeric_grad
 

@@ -1,4 +1,4 @@
-"""The code that runs lets go of array temporaries after their last read (``s2s_ad/release.py``).
+"""The code that runs lets go of array temporaries after their last read (``s2s_ad/passes/release.py``).
 
 Each name of generated code holds its array until the function returns unless it is released:
 with several large arrays alive at once the allocator gives memory back to the system and takes
@@ -12,9 +12,9 @@ import resource
 import numpy as np
 
 import s2s_ad
-from s2s_ad.pipeline import build_reverse
-from s2s_ad.target import SOURCE
-from s2s_ad.kinds import Array, NUMBER
+from s2s_ad.driver.pipeline import build_reverse
+from s2s_ad.targets.target import SOURCE
+from s2s_ad.core.kinds import Array, NUMBER
 from conftest import assert_gradient_matches, assert_hessian_matches_gradient_differences
 import release_functions as rf
 

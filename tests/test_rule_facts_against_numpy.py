@@ -2,7 +2,7 @@
 
 Every rule of the registry (reverse, variants for known ranks, tangent; the built-in templates, the
 scipy.special rules, and users' rules that give examples) runs its examples through NumPy itself:
-``s2s_ad.rule_facts`` checks sharing (``np.shares_memory``: a rule that may return a view of an input
+``s2s_ad.rules.rule_facts`` checks sharing (``np.shares_memory``: a rule that may return a view of an input
 must say so, one declared to make new arrays never shares), result shapes and types against the
 shape and kind facts, and linearity where declared.  Here, besides: every rule must declare examples,
 and the adjoint must agree with the tangent by the dot-product test on random inputs.  A rule whose
@@ -20,8 +20,9 @@ import numpy as np
 import pytest
 
 import s2s_ad
-from s2s_ad import rule_facts, rules
-from s2s_ad.rule_facts import examples_of
+from s2s_ad.rules import rule_facts
+from s2s_ad.rules import registry as rules
+from s2s_ad.rules.rule_facts import examples_of
 from test_rules import Probe
 
 jax = pytest.importorskip("jax")
@@ -144,7 +145,7 @@ def test_a_user_rule_whose_facts_hold_loads_in_the_debug_mode():
 
 MODULE = '''
 import numpy as np
-from s2s_ad.rules import adjoint
+from s2s_ad.rules.registry import adjoint
 
 from {module} import {name}
 

@@ -3,7 +3,7 @@
 The test walks the rule registry: a new template is tested with no new test
 code.  Elementwise rules get synthesised calls (numbers, vectors, and
 broadcasting pairs where the function takes arrays); every other rule must
-declare ``examples`` (see ``s2s_ad.rules.Rule``).  Each call is wrapped in a
+declare ``examples`` (see ``s2s_ad.rules.registry.Rule``).  Each call is wrapped in a
 probe function written to a real file (so its source can be read), reduced
 to a scalar with fixed random weights, and differentiated both by the code
 specialised for the arguments and by the generic code.
@@ -24,10 +24,12 @@ import pytest
 
 from conftest import numeric_grad
 import s2s_ad
-from s2s_ad import grad, ir, rules
-from s2s_ad.emit import Namespace, _Builder
-from s2s_ad.pipeline import build_reverse
-from s2s_ad.rule_facts import examples_of
+from s2s_ad import grad
+from s2s_ad.core import ir
+from s2s_ad.rules import registry as rules
+from s2s_ad.targets.emit import Namespace, _Builder
+from s2s_ad.driver.pipeline import build_reverse
+from s2s_ad.rules.rule_facts import examples_of
 
 _probe_counter = itertools.count()
 

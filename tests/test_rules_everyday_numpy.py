@@ -21,7 +21,7 @@ import pytest
 import everyday_numpy_functions as uf
 import s2s_ad
 from conftest import function_from_file, numeric_grad, optional_import
-from s2s_ad.errors import TransformError
+from s2s_ad.core.errors import TransformError
 
 jax = optional_import("jax")
 # Every test here also compares with JAX: without it the file is skipped, saying so (CI installs JAX

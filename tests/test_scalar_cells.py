@@ -1,4 +1,4 @@
-"""The Python target's reverse loops keep adjoint vectors as lists of Python floats (s2s_ad/scalar_cells.py).
+"""The Python target's reverse loops keep adjoint vectors as lists of Python floats (s2s_ad/passes/scalar_cells.py).
 
 Each function here is a time-stepping loop of the kind the pass is for, or one it must leave alone;
 every gradient is checked against central differences (and, where there is one, a closed form), the
@@ -11,8 +11,9 @@ import numpy as np
 import pytest
 
 import s2s_ad
-from s2s_ad import ir, runtime
-from s2s_ad.scalar_cells import keep_cells
+from s2s_ad.core import ir
+from s2s_ad.core import runtime
+from s2s_ad.passes.scalar_cells import keep_cells
 from conftest import numeric_grad
 
 

@@ -162,7 +162,7 @@ def test_a_scipy_function_without_a_rule_is_named_as_scipys():
 
 def test_callables_are_described_as_users_write_them():
     stats = pytest.importorskip("scipy.stats")
-    from s2s_ad.callables import describe_callable
+    from s2s_ad.frontend.callables import describe_callable
     assert describe_callable(special.iv) == "scipy.special.iv"
     assert describe_callable(special.polygamma) == "scipy.special.polygamma"  # (defined in scipy.special._basic)
     assert describe_callable(stats.norm.pdf) == "scipy.stats.norm.pdf"

@@ -245,7 +245,7 @@ def test_a_call_with_no_tangent_rule_cannot_be_checked_and_says_so():
 def test_the_environment_switch_skips_with_a_warning_what_it_cannot_check(monkeypatch):
     """S2S_AD_CHECK=1 over a whole program: a call forward mode cannot be built for (a rule with an
     adjoint alone) returns its gradient with a SelfCheckSkipped warning, never an error."""
-    from s2s_ad.selfcheck import SelfCheckSkipped
+    from s2s_ad.api.selfcheck import SelfCheckSkipped
 
     monkeypatch.setenv("S2S_AD_CHECK", "1")
     with pytest.warns(SelfCheckSkipped, match=r"not self-checked.*knee in forward mode"):

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import s2s_ad
-from s2s_ad import kinds
+from s2s_ad.core import kinds
 import shape_pattern_functions as sp
 from conftest import assert_gradient_matches, function_from_file, numeric_grad
 
@@ -156,8 +156,8 @@ def test_the_benchmarks_call_no_broadcasting_helper():
     logits, onehot = _r(64, 10), np.eye(10)[RNG.integers(0, 10, 64)]
     sources = [s2s_ad.grad(workloads.mlp, wrt=(0, 1)).source_for(w1, w2, x, y),
                s2s_ad.grad(workloads.logsumexp_ce).source_for(logits, onehot)]
-    helpers = [name for name in dir(s2s_ad.runtime) if callable(getattr(s2s_ad.runtime, name))]
-    helpers += sorted(s2s_ad.rules.helper_names())  # those of the template modules
+    helpers = [name for name in dir(s2s_ad.core.runtime) if callable(getattr(s2s_ad.core.runtime, name))]
+    helpers += sorted(s2s_ad.rules.registry.helper_names())  # those of the template modules
     for source in sources:
         body = source.split("def ", 1)[1]
         called = [h for h in helpers if f"{h}(" in body and f"np.{h}(" not in body]

@@ -14,10 +14,10 @@ import numpy as np
 import pytest
 
 import s2s_ad
-from s2s_ad import ir
-from s2s_ad.aliasing import Sharing, returns_shared
-from s2s_ad.kinds import NUMBER, Array
-from s2s_ad.pipeline import lowered
+from s2s_ad.core import ir
+from s2s_ad.memory.aliasing import Sharing, returns_shared
+from s2s_ad.core.kinds import NUMBER, Array
+from s2s_ad.driver.pipeline import lowered
 
 import aliasing_functions as af
 from conftest import assert_gradient_matches, numeric_grad
@@ -277,9 +277,9 @@ def test_the_analysis_knows_which_helpers_return_their_argument():
 
 
 def _adjoint_ir(f, kinds):
-    from s2s_ad.optimize import optimize
-    from s2s_ad.pipeline import _analysed, build_split
-    from s2s_ad.reverse import reverse
+    from s2s_ad.passes.optimize import optimize
+    from s2s_ad.driver.pipeline import _analysed, build_split
+    from s2s_ad.ad.reverse import reverse
 
     _, ssa = lowered(f)
     ssa, facts = _analysed(ssa, ssa.params[:1], kinds)
@@ -291,7 +291,7 @@ def _pops(body):
 
 
 def test_the_tape_checker_accepts_what_is_generated_and_catches_a_missing_pop():
-    from s2s_ad.tape import TapeViolation, check_tape
+    from s2s_ad.ad.tape import TapeViolation, check_tape
 
     adjoint = _adjoint_ir(af.recurrence, (Array(1), Array(1)))
     check_tape(adjoint)
@@ -306,7 +306,7 @@ def test_the_tape_checker_accepts_what_is_generated_and_catches_a_missing_pop():
 
 
 def test_the_tape_checker_follows_replayed_checkpoint_segments():
-    from s2s_ad.tape import TapeViolation, check_tape
+    from s2s_ad.ad.tape import TapeViolation, check_tape
     import checkpoint_functions as cf
 
     adjoint = _adjoint_ir(cf.mixed_body, (Array(1), NUMBER, NUMBER))
@@ -318,7 +318,7 @@ def test_the_tape_checker_follows_replayed_checkpoint_segments():
 
 
 def test_a_record_the_reverse_sweep_never_reads_is_taken_out_of_its_push_and_pop():
-    from s2s_ad.tape import check_tape, drop_unread_records
+    from s2s_ad.ad.tape import check_tape, drop_unread_records
 
     adjoint = _adjoint_ir(af.recurrence, (Array(1), Array(1)))
     loop = next(s for s in adjoint.body if isinstance(s, ir.For) and s.reverse)

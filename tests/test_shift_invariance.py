@@ -1,4 +1,4 @@
-"""A value the result does not depend on carries no derivative (s2s_ad/shift_invariance.py).
+"""A value the result does not depend on carries no derivative (s2s_ad/passes/shift_invariance.py).
 
 The softmax and log-sum-exp people write subtract a maximum (or a mean) that cancels: the
 gradient leaves out that value's adjoint.  Each function here is checked against central
@@ -11,8 +11,8 @@ import numpy as np
 import pytest
 
 import s2s_ad
-from s2s_ad import pipeline
-from s2s_ad.kinds import Array
+from s2s_ad.driver import pipeline
+from s2s_ad.core.kinds import Array
 from conftest import assert_gradient_matches, assert_hessian_matches_gradient_differences, optional_import
 
 

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import s2s_ad
-from s2s_ad.lower_ssa import small_helper
+from s2s_ad.lowering.lower_ssa import small_helper
 from conftest import assert_gradient_matches, numeric_grad
 import short_helper_functions as sh
 

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import s2s_ad
-from s2s_ad import parse
+from s2s_ad.frontend import parse
 
 
 def plain(x):
@@ -111,4 +111,4 @@ def test_refusals_notes_and_headers_name_a_cell_as_ipython_does(monkeypatch):
     if sys.version_info >= (3, 11):  # (exceptions have notes from 3.11)
         assert "generated from line 4 of Cell In[8]" in "\n".join(raised.value.__notes__)
     # a file IPython did not compile is named as before
-    assert s2s_ad.errors.place("/src/model.py", 3, 5) == "/src/model.py:3:5"
+    assert s2s_ad.core.errors.place("/src/model.py", 3, 5) == "/src/model.py:3:5"

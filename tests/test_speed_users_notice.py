@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 
 import s2s_ad
-from s2s_ad import pipeline
-from s2s_ad.kinds import NUMBER, Array
+from s2s_ad.driver import pipeline
+from s2s_ad.core.kinds import NUMBER, Array
 import speed_functions as sf
 
 X = np.array([0.1, 0.2, 0.3])

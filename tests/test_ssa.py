@@ -8,13 +8,13 @@ import gast
 import numpy as np
 import pytest
 
-import s2s_ad.lower
-import s2s_ad.lower_scan
-import s2s_ad.nodes
-import s2s_ad.parse
-from s2s_ad import ir
-from s2s_ad.lower import lower
-from s2s_ad.parse import parse_function
+import s2s_ad.lowering.lower
+import s2s_ad.lowering.lower_scan
+import s2s_ad.core.nodes
+import s2s_ad.frontend.parse
+from s2s_ad.core import ir
+from s2s_ad.lowering.lower import lower
+from s2s_ad.frontend.parse import parse_function
 import seed_functions
 from conftest import function_from_file
 
@@ -100,8 +100,8 @@ def test_lowering_walks_a_block_a_fixed_number_of_times(tmp_path, monkeypatch):
     monkeypatch.setattr(gast, "walk", counting(gast.walk))
     # every module of parsing and lowering that walks a tree (lowering is split into parts: lower_*.py)
     walkers = [module for name, module in sorted(sys.modules.items())
-               if name.startswith("s2s_ad.") and getattr(module, "all_nodes", None) is s2s_ad.nodes.all_nodes]
-    assert {s2s_ad.parse, s2s_ad.lower_scan} <= set(walkers)
+               if name.startswith("s2s_ad.") and getattr(module, "all_nodes", None) is s2s_ad.core.nodes.all_nodes]
+    assert {s2s_ad.frontend.parse, s2s_ad.lowering.lower_scan} <= set(walkers)
     for module in walkers:
         monkeypatch.setattr(module, "all_nodes", counting(module.all_nodes))
     counts = []
@@ -120,7 +120,7 @@ LOWERING_PARTS = ["lower_scan", "lower_state", "lower_ssa", "lower_containers", 
 
 def test_the_parts_of_lowering_import_downward_only():
     for i, part in enumerate(LOWERING_PARTS):
-        tree = ast.parse(Path(s2s_ad.lower.__file__).with_name(f"{part}.py").read_text())
+        tree = ast.parse(Path(s2s_ad.lowering.lower.__file__).with_name(f"{part}.py").read_text())
         imported = {node.module for node in ast.walk(tree)
                     if isinstance(node, ast.ImportFrom) and node.level == 1 and node.module in LOWERING_PARTS}
         assert imported <= set(LOWERING_PARTS[:i]), f"{part} imports {sorted(imported - set(LOWERING_PARTS[:i]))}"

@@ -11,8 +11,9 @@ import operator
 import numpy as np
 
 import s2s_ad
-from s2s_ad import forward, ir
-from s2s_ad.kinds import NUMBER, UNKNOWN, Array, derivative_kind
+from s2s_ad.ad import forward
+from s2s_ad.core import ir
+from s2s_ad.core.kinds import NUMBER, UNKNOWN, Array, derivative_kind
 
 
 def _scaled_sine(x, y):

@@ -12,8 +12,8 @@ import inspect
 import pytest
 
 import s2s_ad
-from s2s_ad.pipeline import build_reverse
-from s2s_ad.kinds import NUMBER
+from s2s_ad.driver.pipeline import build_reverse
+from s2s_ad.core.kinds import NUMBER
 import call_functions
 import control_flow_functions as cf
 

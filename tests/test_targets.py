@@ -1,4 +1,4 @@
-"""A backend is a new ``Target``, not a change across the engine (s2s_ad/target.py).
+"""A backend is a new ``Target``, not a change across the engine (s2s_ad/targets/target.py).
 
 ``RecordingTarget`` is defined here, outside the package, from ``Target``'s
 abstract methods alone.  It spells every NumPy op through a namespace object
@@ -26,9 +26,12 @@ import numpy as np
 import pytest
 
 import s2s_ad
-from s2s_ad import api, ir, pipeline, runtime
-from s2s_ad.cache import TransformCache
-from s2s_ad.target import NUMPY, Spelling, TapeForm, Target, builtin_spelling, declared_spellings
+from s2s_ad.api import transforms as api
+from s2s_ad.core import ir
+from s2s_ad.driver import pipeline
+from s2s_ad.core import runtime
+from s2s_ad.driver.cache import TransformCache
+from s2s_ad.targets.target import NUMPY, Spelling, TapeForm, Target, builtin_spelling, declared_spellings
 
 import everyday_functions as ef
 import seed_functions as sf

@@ -17,7 +17,7 @@ import pytest
 
 import s2s_ad
 from conftest import assert_gradient_matches, numeric_grad
-from s2s_ad import rules
+from s2s_ad.rules import registry as rules
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 OUTSIDE = os.path.join(HERE, "outside_templates")
@@ -100,23 +100,23 @@ def test_outside_rules_pass_the_registry_check(signal_rules, tmp_path) -> None:
 
 
 def test_the_docs_list_the_rules_of_the_registry() -> None:
-    """The rule table of docs/rules.md is what ``python -m s2s_ad.rule_table --markdown`` prints (a
+    """The rule table of docs/rules.md is what ``python -m s2s_ad.api.rule_table --markdown`` prints (a
     fresh process: only the built-in templates), and it covers at least 200 functions."""
     pytest.importorskip("scipy.special")  # the docs' table is made where SciPy is installed
     import subprocess
 
-    printed = subprocess.run([sys.executable, "-m", "s2s_ad.rule_table", "--markdown"], capture_output=True,
+    printed = subprocess.run([sys.executable, "-m", "s2s_ad.api.rule_table", "--markdown"], capture_output=True,
                              text=True, check=True, cwd=os.path.dirname(HERE)).stdout
     with open(os.path.join(os.path.dirname(HERE), "docs", "rules.md"), encoding="utf-8") as f:
         page = f.read()
     shown = page.split("<!-- rule table: begin -->\n")[1].split("<!-- rule table: end -->")[0]
-    assert shown == printed, "docs/rules.md's rule table is out of date: python -m s2s_ad.rule_table --markdown"
+    assert shown == printed, "docs/rules.md's rule table is out of date: python -m s2s_ad.api.rule_table --markdown"
     assert int(printed.split()[0]) >= 200
     assert "`np.linalg.solve`" in printed and "`np.sign`‡" in printed and "`scipy.special.logsumexp`" in printed
 
 
 def test_the_rule_table_names_functions_as_users_write_them() -> None:
-    from s2s_ad.rule_table import rule_table
+    from s2s_ad.api.rule_table import rule_table
 
     table = rule_table()
     assert "`operator.add`" in table and "`math.lgamma`" in table and "`np.einsum`" in table
@@ -140,7 +140,7 @@ def test_a_rank_variant_replaces_the_helpers_where_ranks_are_known() -> None:
 
 def test_a_variant_follows_its_general_rule(tmp_path) -> None:
     path = tmp_path / "lonely_variant.py"
-    path.write_text("from s2s_ad.rules import adjoint\n\n\ndef ruleless(x):\n    return x\n\n\n"
+    path.write_text("from s2s_ad.rules.registry import adjoint\n\n\ndef ruleless(x):\n    return x\n\n\n"
                     "@adjoint(ruleless, ranks={'x': 2})\n"
                     "def ruleless_matrix(out, x, d_out):\n    d_x = d_out\n")
     with pytest.raises(s2s_ad.TransformError, match="follows the general rule"):

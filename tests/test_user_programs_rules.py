@@ -1013,7 +1013,7 @@ def test_diff_with_prepend_and_append():
 def test_a_missing_tangent_in_a_pair_of_adjoints_adds_nothing():
     """pair_sum (the adjoints of a product that may repeat a list) indexed a plain 0 where forward
     mode had no tangent (found by moving one input of each rule at a time)."""
-    from s2s_ad import rules
+    from s2s_ad.rules import registry as rules
     pair_sum = rules.helpers()["pair_sum"]  # templates/operators.py
     pair = (np.array([1.0, 2.0]), np.array([3.0]))
     assert pair_sum(pair, 0.0) is pair

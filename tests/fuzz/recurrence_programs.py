@@ -1,4 +1,4 @@
-"""Random time-stepping programs: what the Python target's list adjoints (s2s_ad/scalar_cells.py) are for.
+"""Random time-stepping programs: what the Python target's list adjoints (s2s_ad/passes/scalar_cells.py) are for.
 
 ``make_program(seed)`` gives the source of ``f(x, c)``: one to three state vectors of length
 ``len(x) + 1``, each started at a constant and stepped in a loop from t = 1 by a recurrence that reads

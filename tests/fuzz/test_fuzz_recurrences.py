@@ -2,7 +2,7 @@
 
 Each program of recurrence_programs.py is differentiated by both arguments on the Python backend, where
 its reverse loop reads and writes the state vectors' adjoints as lists of Python floats
-(s2s_ad/scalar_cells.py), and checked:
+(s2s_ad/passes/scalar_cells.py), and checked:
 
 1. the gradient against central finite differences (conftest's ``numeric_grad``);
 2. jvp along a random direction against <direction, gradient>: forward mode computes the same

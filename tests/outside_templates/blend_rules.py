@@ -1,10 +1,10 @@
 """Rules and facts for ``blend_ops.smooth_max``, written as a file of templates/ is: dropped
-into the templates package (or loaded with ``s2s_ad.rules.load_template_module``), it teaches
+into the templates package (or loaded with ``s2s_ad.rules.registry.load_template_module``), it teaches
 s2s_ad the operation with no change to the engine."""
 import numpy as np
 from blend_ops import smooth_max
 
-from s2s_ad.rules import adjoint, tangent
+from s2s_ad.rules.registry import adjoint, tangent
 
 
 @adjoint(smooth_max, elementwise=True, cheap=True, words=("smax", "blend"), domain=(-2.0, 2.0),

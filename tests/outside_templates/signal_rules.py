@@ -1,9 +1,9 @@
 """Rules for ``signal_ops``, declared the way templates/ declares NumPy's: a file
-outside the engine that ``s2s_ad.rules.load_template_module`` loads."""
+outside the engine that ``s2s_ad.rules.registry.load_template_module`` loads."""
 import numpy as np
 from signal_ops import reversed_rows, softplus
 
-from s2s_ad.rules import adjoint, tangent
+from s2s_ad.rules.registry import adjoint, tangent
 
 
 @adjoint(softplus, elementwise=True, cheap=True, domain=(-2.0, 2.0),

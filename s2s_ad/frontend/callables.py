@@ -1,0 +1,215 @@
+"""What a callable met in user code is, what it is called, and whether a call of it is refused.
+
+Input: a Python callable (and, for ``check_callee``, a call's converted
+arguments).  Output: how a user spells it (``describe_callable``), whether it
+is the user's own code to transform (``is_user_function``) or a library's
+(``library_code``), why it cannot be differentiated (``missing_rule``: None if
+it can), and ``check_callee``'s located ``TransformError`` for a call that must
+be refused before anything runs (nothing if the call may stand).
+"""
+from __future__ import annotations
+
+import os
+import sys
+import sysconfig
+import types
+from typing import Any, Optional
+
+from ..core import ir, language
+from ..rules import registry as rules
+from .conversion import ErrorBuilder, hashable
+from ..core.draws import unseeded
+from ..core.errors import TransformError
+from .parse import Snapshot, parse_function, readable_source
+
+
+def describe_callable(fn: Any) -> str:
+    """``np.sin``, ``math.sin``, ``mymodule.helper``, ``scipy.special.iv``, ``scipy.stats.norm.pdf``:
+    how a user would spell ``fn``."""
+    home = _public_home(fn)
+    if home is not None:
+        return home
+    name = getattr(fn, "__qualname__", None) or getattr(fn, "__name__", None) or repr(fn)
+    module = language.module_of(fn)
+    module = {**language.USER_SPELLINGS, "builtins": "", "_operator": "operator"}.get(module, module)
+    return f"{module}.{name}" if module else name
+
+
+def _public_home(fn: Any) -> Optional[str]:
+    """Where a library's function is found under a public name, for the ones whose ``__module__``
+    does not say it: a ufunc of SciPy's (it has none, and would read as NumPy's: ``np.iv``), one
+    defined in a private module (``scipy.special._basic.polygamma`` is ``scipy.special.polygamma``),
+    a method of an object a library's module holds (``scipy.stats.norm.pdf``).  None: the plain
+    spelling is right.  Only modules already imported are looked in; a few lookups each."""
+    name = getattr(fn, "__name__", None)
+    if not isinstance(name, str):
+        return None
+    owner = getattr(fn, "__self__", None)
+    if owner is not None and not isinstance(owner, types.ModuleType) and not isinstance(fn, types.BuiltinFunctionType):
+        held = _held_name(owner)  # a method of a library's object (scipy.stats.norm)
+        return f"{held}.{name}" if held is not None else None
+    if language.is_ufunc(fn):
+        numpy = sys.modules.get("numpy")
+        if numpy is not None and getattr(numpy, name, None) is fn:
+            return None  # np.sin: the plain spelling
+        for module_name in _UFUNC_HOMES:
+            module = sys.modules.get(module_name)
+            if module is not None and getattr(module, name, None) is fn:
+                return f"{module_name}.{name}"
+        return None
+    defined_in = getattr(fn, "__module__", None)
+    if not isinstance(defined_in, str) or "._" not in defined_in:
+        return None
+    parts = defined_in.split(".")
+    while len(parts) > 1:  # scipy.special._basic -> scipy.special
+        parts.pop()
+        if parts[-1].startswith("_"):
+            continue
+        module = sys.modules.get(".".join(parts))
+        if module is not None and getattr(module, name, None) is fn:
+            return f"{'.'.join(parts)}.{name}"
+    return None
+
+
+# The public modules of a library's ufuncs that are not NumPy's, looked in for their names.
+_UFUNC_HOMES = ("scipy.special",)
+
+
+def _held_name(owner: Any) -> Optional[str]:
+    """``scipy.stats.norm``: the public name of an object a library's public module holds as an
+    attribute named by the object's own ``name`` or by its class's (SciPy's distributions), or None."""
+    module_name = getattr(type(owner), "__module__", None)
+    if not isinstance(module_name, str):
+        return None
+    # (multivariate_normal has no name of its own: its class is multivariate_normal_gen)
+    names = [n for n in (getattr(owner, "name", None), type(owner).__name__.removesuffix("_gen")) if isinstance(n, str)]
+    parts = module_name.split(".")
+    while parts:
+        module = sys.modules.get(".".join(parts))
+        if module is not None and not parts[-1].startswith("_"):
+            for held in names:
+                if getattr(module, held, None) is owner:
+                    return f"{'.'.join(parts)}.{held}"
+        parts.pop()
+    return None
+
+
+def is_user_function(fn: Any) -> bool:
+    """A plain Python function with no rule: transformed and called through its own adjoint."""
+    return isinstance(fn, types.FunctionType) and not rules.is_known(fn)
+
+
+def missing_rule(fn: Any) -> Optional[str]:
+    """Why a call of ``fn`` whose arguments depend on the inputs cannot be differentiated: it has
+    no rule and no source to transform.  None if it can be."""
+    if rules.is_known(fn) or not callable(fn) or hasattr(fn, "function_for"):
+        return None
+    name = describe_callable(fn)
+    owner = getattr(fn, "__self__", None)
+    if isinstance(getattr(fn, "__func__", None), types.FunctionType) and not isinstance(owner, types.ModuleType):
+        return (f"it is a method of a {type(owner).__name__} object, and methods are not differentiated; "
+                f"write the computation as a def that takes the object's numbers as arguments")
+    if isinstance(fn, type) and not language.is_library_scalar_type(fn) and fn.__module__ != "builtins":
+        return (f"{name} is a class, and objects are not differentiated; pass their numbers to the function "
+                f"as arguments")
+    if is_user_function(fn):
+        if not readable_source(fn):
+            return f"its source cannot be read and it has no derivative rule; add one with @s2s_ad.adjoint({name})"
+        return _library_source_refused(fn, name)
+    return f"it has no derivative rule; add one with @s2s_ad.adjoint({name}) (see docs/rules.md, 'Adding a rule')"
+
+
+def _library_source_refused(fn: types.FunctionType, name: str) -> Optional[str]:
+    """Why a library's function (SciPy's, the standard library's: installed, not the user's) with no
+    rule cannot be transformed from its source, if its source is outside the subset; None if it is
+    in it.  The refusal then names the user's call and the missing rule, not a line of the library."""
+    if not library_code(fn):
+        return None
+    try:
+        parse_function(fn)
+    except TransformError as exc:
+        where = f"{os.path.basename(exc.filename or '?')}:{exc.line}"
+        return (f"it has no derivative rule, and its source cannot be differentiated ({exc.construct} at "
+                f"{where}); add a rule with @s2s_ad.adjoint({name}) (see docs/rules.md, 'Adding a rule')")
+    return None
+
+
+def library_code(fn: Any) -> bool:
+    """Whether ``fn`` was defined in an installed package or Python's standard library."""
+    filename = getattr(getattr(fn, "__code__", None), "co_filename", "")
+    return bool(filename) and os.path.abspath(filename).startswith(_LIBRARY_FOLDERS)
+
+
+_LIBRARY_FOLDERS = tuple(sorted({os.path.join(os.path.abspath(path), "") for key in ("stdlib", "platstdlib",
+                                                                                     "purelib", "platlib")
+                                 if (path := sysconfig.get_paths().get(key))}))
+
+
+def reports(fn: Any) -> bool:
+    """Whether ``fn`` only reports (prints, logs, warns): what may be called for its effect.  Declared
+    ``reports=True`` in templates/ (``print``, ``logging.info``), or a method whose class, or a class
+    it derives from, declares its method of that name so (``LOG.info`` for a ``logging.Logger``)."""
+    if rules.fact(fn, "reports"):
+        return True
+    owner, name = getattr(fn, "__self__", None), getattr(fn, "__name__", None)
+    if owner is None or isinstance(owner, types.ModuleType) or not isinstance(name, str):
+        return False
+    return any(rules.fact(vars(cls).get(name), "reports") for cls in type(owner).__mro__)
+
+
+def check_callee(fn: Any, node: Any, args: tuple, kwargs: tuple, error: ErrorBuilder, snapshot: Snapshot) -> None:
+    """Refuse, before anything runs, a call whose callee cannot be differentiated as called: a
+    generator made without a seed, a function declared refused (print, eval) or refusing these
+    arguments, arguments its rule cannot bind, a gradient of s2s_ad (reverse over reverse), a class
+    of Python code."""
+    name = describe_callable(fn)
+    if hashable(fn):
+        snapshot.record_rules(fn)  # a rule registered later must be picked up
+    seed_keyword = rules.fact(fn, "seeded_by")
+    seeds = list(args[:1]) + [v for k, v in kwargs if k == seed_keyword]
+    if unseeded(seed_keyword, len(args), tuple(k for k, _ in kwargs),
+                any(isinstance(v, ir.Const) and v.value is None for v in seeds)):
+        raise error(f"{name}() without a seed", "a generator made from fresh entropy draws other "
+                    "numbers in each pass of a derivative (the self-check, hessian, jacobian), which "
+                    "nothing can replay; give it a seed, or make it outside the function and pass it "
+                    "in as an argument (its draws are replayed)", node)
+    refusal = rules.fact(fn, "refused")  # declared in templates/ (print, eval), with what to do instead
+    if refusal:
+        raise error(f"the call of {name}", refusal, node)
+    rule = rules.adjoint_rule(fn) or rules.tangent_rule(fn)
+    if rule is not None:
+        try:
+            rules.bind_arguments(rule, args, kwargs)
+        except rules.ArgumentMismatch as exc:
+            raise error(f"the call of {name}", f"it passes {exc}", node) from None
+        refusal = rules.argument_refusal(fn, tuple(constant_or_not(a) for a in args),
+                                         tuple((k, constant_or_not(v)) for k, v in kwargs))
+        if refusal:
+            raise error(f"the call of {name}", refusal, node)
+        return
+    if rules.is_nondifferentiable(fn):
+        return
+    if hasattr(fn, "function_for"):  # an s2s_ad gradient, called inside a differentiated function
+        raise error(f"the call of the gradient {fn!r}", "differentiating a gradient in reverse mode would "
+                    "be reverse over reverse, which s2s_ad does not do; take higher derivatives with "
+                    "grad(grad(f)), s2s_ad.hessian or s2s_ad.jvp of the gradient", node)
+    if isinstance(fn, type) and isinstance(getattr(fn, "__init__", None), types.FunctionType) \
+            and not rules.is_known(fn) and not builtin_type(fn):  # a class of Python code
+        raise error(f"making a {fn.__name__} object", "only dicts, lists, tuples, namedtuples and "
+                    "dataclasses (whose fields are known) can be made in a differentiated function "
+                    f"({fn.__name__} is a class, and objects are not differentiated); make the object "
+                    "outside it and pass it in (its methods and attributes can be used)", node)
+    # A function with no rule and no source is refused only if an argument depends on the inputs
+    # (analysis.check_constant_calls): otherwise it is a constant and simply runs.
+
+
+def builtin_type(cls: type) -> bool:
+    """Python's and NumPy's own types (``np.float32(2.0)``, ``complex(1, 2)``): a call of one that does
+    not depend on the inputs is a constant and simply runs, as any function's does."""
+    return cls.__module__ == "builtins" or language.is_library_scalar_type(cls)
+
+
+def constant_or_not(expr: Any) -> Any:
+    """The value of a constant argument (a number, a string, a function named in the call), else
+    ``rules.NOT_CONSTANT``."""
+    return expr.value if isinstance(expr, ir.Const) else rules.NOT_CONSTANT

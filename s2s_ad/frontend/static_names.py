@@ -1,0 +1,175 @@
+"""Names and attributes that mean the same thing at every call, resolved while lowering.
+
+A part of ``expressions.ExpressionConverter`` (``conversion.ConverterPart``).
+Input: a gast name, attribute chain, subscript or ``getattr`` call of user
+code, and the converter's scope.  Output: ``(True, value)`` for what it names
+where that is fixed while lowering (``np.linalg.norm``, a module-level dict's
+item under a constant key, ``getattr(np, name)`` by a constant name, a class's
+method), ``(False, None)`` where it depends on run-time values (a local name);
+a located ``TransformError`` for a chain that names nothing.  Every global,
+item and attribute read is recorded in the resolver's snapshot, so that
+rebinding it later makes the code again.
+"""
+from __future__ import annotations
+
+import types
+from typing import Any, Optional, cast
+
+import gast
+
+from ..core import ir
+from .conversion import ConverterPart, Record, hashable, spelled
+from .parse import ABSENT
+
+
+class StaticNames(ConverterPart):
+    """Resolves what names, attribute chains and constant-keyed items of globals mean."""
+
+    def lookup(self, node: gast.Name) -> Any:
+        """The value of a free name (a global, a closure cell, a builtin); refused if it has none."""
+        found, value = self.resolver.lookup(node.id)
+        if not found:
+            raise self.error(f"the name {node.id!r}", "it is not defined where the function is", node)
+        return value
+
+    def static(self, node: Any) -> tuple[bool, Any]:
+        """Resolve ``np.linalg.norm``-style chains of modules and classes."""
+        if isinstance(node, gast.Name):
+            if self.local(node.id) is not None:
+                return False, None
+            return True, self.lookup(node)
+        if isinstance(node, gast.Attribute):
+            found, base = self.static(node.value)
+            if found and getattr(base, "generated_parts", None) and node.attr in base.generated_parts:
+                return True, getattr(base, node.attr)  # d_helper.forward in code we generated
+            if found and isinstance(base, (types.ModuleType, type)):
+                if not hasattr(base, node.attr):
+                    raise self.error(f"{getattr(base, '__name__', base)}.{node.attr}", "no such attribute", node)
+                value = getattr(base, node.attr)
+                self.resolver.snapshot.record_attribute(base, node.attr, value)  # config.K = 5.0 later
+                return True, value
+        return False, None
+
+    def callee(self, node: Any) -> tuple[bool, Any]:
+        """``static``, a function held in a module-level dict under a constant key (``LOSSES["l2"](r)``,
+        or ``LOSSES[kind](r)`` with ``kind`` a string argument the code is specialised on), and
+        ``getattr(np, name)`` of a module or class by a constant name; the snapshot records the item
+        or attribute, so rebinding it regenerates the code."""
+        if isinstance(node, gast.Call):
+            return self.getattr_call(node)
+        key: Any = self.constant_key(node.slice) if isinstance(node, gast.Subscript) else ABSENT
+        if key is ABSENT:
+            return self.static(node)
+        found, table = self.static(node.value)
+        if not (found and type(table) is dict):
+            return False, None
+        if key not in table:
+            raise self.error(f"the item [{key!r}] of a module-level dict", "it has no such key (its keys are "
+                             f"{', '.join(map(repr, table))})", node)
+        if not callable(table[key]):
+            return False, None
+        self.resolver.snapshot.record_global(table, key, table[key])
+        return True, table[key]
+
+    def item(self, node: gast.Subscript) -> tuple[bool, Any]:
+        """``TABLE[key]`` for a module-level dict, list or tuple (or an item of one) and a constant
+        key: the item, recorded in the snapshot so that changing it makes the code again."""
+        key = self.constant_key(node.slice)
+        if key is ABSENT:
+            return False, None
+        found, table = self.item(node.value) if isinstance(node.value, gast.Subscript) else \
+            self.static(node.value)
+        if not (found and type(table) in (dict, list, tuple)):
+            return False, None
+        try:
+            item = table[key]
+        except (KeyError, IndexError, TypeError):
+            raise self.error(f"the item [{key!r}] of the module-level {type(table).__name__} "
+                             f"{spelled(node.value)}", "it has no such item", node) from None
+        self.resolver.snapshot.record_item(table, key, item)
+        return True, item
+
+    def membership(self, op: Any, left: Any, right: Any) -> Optional[ir.Const]:
+        """``kind in ACTS`` (``not in``) with ``ACTS`` a module-level dict, list or tuple and ``kind`` a
+        constant (a string argument the code is specialised on): known now, and recorded."""
+        if not isinstance(op, (gast.In, gast.NotIn)):
+            return None
+        if not (isinstance(left, (gast.Name, gast.Constant)) and isinstance(right, (gast.Name, gast.Attribute))):
+            return None  # (the left side is converted here: only where converting it again is harmless)
+        found, table = self.static(right)
+        if not (found and type(table) in (dict, list, tuple)):
+            return None
+        key = self.convert(left)
+        if not (isinstance(key, ir.Const) and hashable(key.value)):
+            return None
+        if isinstance(table, dict):
+            self.resolver.snapshot.record_item(table, key.value, table.get(key.value, ABSENT))
+        else:
+            for index, item in enumerate(table):
+                self.resolver.snapshot.record_item(table, index, item)
+        return ir.Const((key.value in table) == isinstance(op, gast.In))
+
+    def constant_table(self, value: Any) -> Optional[Record]:
+        """A module-level dict, list or tuple of numbers and strings, used whole (``sorted(D)``, ``for
+        k in D``): a record of its items as constants, every item and its keys recorded, so that
+        changing or adding one makes the code again; None for other values."""
+        if type(value) not in (dict, list, tuple):
+            return None
+        keys = tuple(value) if isinstance(value, dict) else tuple(range(len(value)))
+        items = tuple(value.values()) if isinstance(value, dict) else tuple(value)
+        if not all(isinstance(v, (int, float, str)) for v in keys + items):
+            return None
+        self.resolver.snapshot.record_keys(value)
+        for key, item in zip(keys, items):
+            self.resolver.snapshot.record_item(value, key, item)
+        return Record(type(value).__name__, type(value), keys, tuple(ir.Const(v) for v in items))
+
+    def constant_key(self, node: Any) -> Any:
+        """The value of a constant key (``"l2"``, ``1``, ``-1``, or a local name holding a string: an
+        argument the code is specialised on), else ABSENT."""
+        if isinstance(node, gast.UnaryOp) and isinstance(node.op, gast.USub) and isinstance(node.operand, gast.Constant) \
+                and type(node.operand.value) is int:
+            return -node.operand.value
+        if isinstance(node, gast.Constant):
+            return node.value
+        if isinstance(node, gast.Name):
+            value = self.local(node.id)
+            if isinstance(value, ir.Const) and isinstance(value.value, str):
+                return value.value
+        return ABSENT
+
+    def getattr_call(self, node: gast.Call) -> tuple[bool, Any]:
+        """``getattr(np, name)`` called: the module's (or class's) attribute by a constant name."""
+        found, fn = self.static(node.func)
+        if not (found and fn is getattr and len(node.args) == 2 and not node.keywords):
+            return False, None
+        found, base = self.static(node.args[0])
+        name = self.constant_key(node.args[1])
+        if not (found and isinstance(base, (types.ModuleType, type)) and isinstance(name, str)):
+            raise self.error("getattr of something other than a module or class by a constant name",
+                             "call the function by name, or getattr(np, name) with name a string argument", node)
+        if not hasattr(base, name):
+            raise self.error(f"getattr({getattr(base, '__name__', base)}, {name!r})", "no such attribute", node)
+        value = getattr(base, name)
+        self.resolver.snapshot.record_attribute(base, name, value)
+        return True, value
+
+    def resolve(self, node: Any) -> Any:
+        """What a name or a chain of attributes of a global means (``LOG.info``), else None."""
+        if isinstance(node, gast.Name):
+            found, value = (False, None) if self.local(node.id) is not None else self.resolver.lookup(node.id)
+            return value if found else None
+        if isinstance(node, gast.Attribute):
+            base = self.resolve(node.value)
+            return getattr(base, node.attr, None) if base is not None else None
+        return None
+
+    def class_attribute(self, cls: type, name: str) -> Any:
+        """``cls.name`` as Python finds it (through the bases), recorded in the snapshot: the code is
+        generated again if the method is redefined or overridden later."""
+        for klass in cls.__mro__:
+            scope = cast(dict, vars(klass))  # (a mappingproxy: read only, as the snapshot reads it)
+            self.resolver.snapshot.record_global(scope, name, scope.get(name, ABSENT))
+            if name in scope:
+                return scope[name]
+        return None

@@ -1,0 +1,219 @@
+"""Joins while lowering (stage 2, lower): the merge variables (phis) where control flow meets.
+
+Input: the user's names bound before an ``if`` or loop and what each path
+binds to them (their scope's ``env`` before and after each branch or loop
+body), with the facts of the other parts.  Output: for each user name whose
+value matters after the join (bound before it, or read after it), a fresh
+merge variable, and at the end of each path a parallel assignment of the
+path's value to it (``ir.Assign(merge=True)``); a value that reads another
+merge variable is bound to a name of its own first, so every copy sees the
+values from before any of them.  A container joins item by item (a template
+of merge variables, ``lower_containers``); a def joins as its tag (an
+integer), and a call of the name then dispatches on it (``lower_calls``); a
+view carried through a loop, and whether an array is one the function owns,
+are kept across the join (``lower_writes``).
+"""
+from __future__ import annotations
+
+from collections import Counter
+from typing import Any, Optional
+
+import gast
+
+from ..core import ir
+from .expressions import Dispatch, Nested, Record
+from .lower_containers import ContainerLowering
+from .lower_scan import binders, reads_among, stored_among, updated_in_place
+from .lower_state import LoweringState, Part
+from .lower_writes import WriteLowering
+from ..core.nodes import all_nodes
+
+
+class JoinLowering(Part):
+    """Merge variables at the joins of ifs and loops, and the defs a name may hold there."""
+
+    def __init__(self, state: LoweringState, containers: ContainerLowering, writes: WriteLowering) -> None:
+        super().__init__(state)
+        self.containers = containers
+        self.writes = writes
+        # A name bound to different defs on different paths is an SSA value like any other: the tag of
+        # the def, merged at joins, and a call dispatches on it (see ``lower_calls``).
+        self.defs: dict[int, Nested] = {}  # tag -> def
+        self.def_tags: dict[int, int] = {}  # id(def node) -> tag
+        self.function_vars: dict[str, tuple[frozenset, str]] = {}  # merge variable -> (tags, Dispatch.missing)
+
+    def joined(self, node: Any) -> list[str]:
+        """User names assigned inside ``node`` whose value matters outside it: bound before it,
+        or read outside it.  (One walk of ``node``, whatever the number of names.)"""
+        nodes = all_nodes(node)
+        inside = Counter(reads_among(nodes))
+        env = self.scope.env
+        stored = stored_among(nodes) | {n.value.id for n in nodes if isinstance(n, gast.Subscript) and isinstance(
+            n.ctx, gast.Store) and isinstance(n.value, gast.Name) and isinstance(env.get(n.value.id), Record)}
+        return sorted(v for v in stored if v in env or self.scope.reads[v] > inside[v])
+
+    def targets(self, joined: list[str], branches: list[dict], loop: bool) -> dict[str, Any]:
+        """Merge targets: a fresh name per joined user name; for a container, a template of merge variables."""
+        targets: dict[str, Any] = {}
+        for v in joined:
+            values = [b.get(v) for b in branches]
+            if any(isinstance(x, Record) for x in values):
+                if not loop and all(x is values[0] for x in values):
+                    continue  # unchanged on both paths
+                targets[v] = self.containers.template(values, loop, v)
+            else:
+                targets[v] = self.state.names.fresh(v)
+        return targets
+
+    def merge_into(self, block: list[ir.Stmt], env: dict, targets: dict[str, str], line: Optional[int]) -> None:
+        """Append the merge copies ``merged = value`` for ``targets``, as one parallel assignment.
+
+        At the end of a loop body a value may read another merge variable
+        (``a, b = b * 2, a``; a display ``(s, tape)``): every copy must see the
+        values from before any of them.  So displays of variables, and values
+        that read another target, are bound to a name of their own first.
+        """
+        pairs: list[tuple[str, str, Any]] = []
+        for user_name, merged in targets.items():
+            value = env.get(user_name, ir.Const(None))
+            if isinstance(merged, Record):
+                pairs += [(user_name, m, v) for m, v in self.containers.record_pairs(merged, value, user_name)]
+            elif isinstance(value, Record):
+                raise self.state.refusal(f"{user_name}, a {value.cls.__name__} on some paths only", "a name that holds "
+                                         "a container after an if or loop must hold one of the same structure before "
+                                         "it and on every path")
+            else:
+                pairs.append((user_name, merged, value))
+        merged_names = {m for _, m, _ in pairs}
+        holding: dict[str, list[str]] = {}  # value name -> the user names that hold it (one walk of env)
+        for k, v in env.items():
+            if isinstance(v, ir.Var):
+                holding.setdefault(v.name, []).append(k)
+        copies = []
+        for user_name, merged, value in pairs:
+            if isinstance(value, Nested):
+                value = ir.Const(self.tag(value))
+            elif isinstance(value, Dispatch):
+                value = value.var
+            if isinstance(value, ir.Var):  # an array another name holds, joined into this one
+                holders = sorted(k for k in holding.get(value.name, ()) if k != user_name)
+                if holders or value.name in self.writes.merged_from:
+                    self.writes.merged_from[merged] = holders[0] if holders else self.writes.merged_from[value.name]
+            reads_targets = {n for n in ir.names_read(value) if n in merged_names and n != merged}
+            if (isinstance(value, ir.Display) and any(True for _ in ir.names_read(value))) or reads_targets:
+                name = self.state.names.fresh("items" if isinstance(value, ir.Display) else f"{user_name}_next")
+                block.append(ir.Assign(name, value, line))
+                self.writes.views.bound(name, value)
+                value = ir.Var(name)
+            copies.append((merged, value))
+            if isinstance(value, ir.Var) and value.name != merged:
+                self.writes.merge_sources.setdefault(merged, set()).add(value.name)
+            self.writes.views.joined(merged, value)
+            others = [k for k in holding.get(value.name, ()) if k != user_name] if isinstance(value, ir.Var) else []
+            self.writes.join_ownership(merged, value, others, user_name)
+            if (isinstance(value, ir.Var) and value.name in self.writes.element_index
+                    and value.name in self.writes.view_values and merged not in self.writes.element_index):
+                # s = b[1] carried through a loop: one number (checked by the kinds) or a view of b
+                self.writes.element_index[merged] = self.writes.element_index[value.name]
+                self.writes.view_values[merged] = self.writes.view_values[value.name]
+                self.writes.joined_elements.add(merged)
+        for merged, value in copies:
+            if not (isinstance(value, ir.Var) and value.name == merged):
+                block.append(ir.Assign(merged, value, line, merge=True))
+
+    def tag(self, function: Nested) -> int:
+        """The number that stands for the def ``function`` in a merged function binding."""
+        tag = self.def_tags.get(id(function.node))
+        if tag is None:
+            tag = self.def_tags[id(function.node)] = len(self.defs)
+            self.defs[tag] = function
+        return tag
+
+    def merged(self, name: str) -> Any:
+        """What a merge variable holds for the user: a value, or the choice of a def."""
+        if name in self.function_vars:
+            tags, missing = self.function_vars[name]
+            return Dispatch(ir.Var(name), tags, missing)
+        return ir.Var(name)
+
+    def join_functions(self, user_name: str, merged: str, values: list, node: Any) -> None:
+        """Record that ``merged`` holds the tag of a def, if one of the joined ``values`` is a
+        def (None: the name is unbound on that path).  A path where it is unbound or a value
+        makes a later call refused (Python would raise there), not the join."""
+        if not any(isinstance(v, (Nested, Dispatch)) for v in values):
+            return
+        tags, missing = set(), ""
+        for value in values:
+            if isinstance(value, Nested):
+                tags.add(self.tag(value))
+            elif isinstance(value, Dispatch):
+                tags |= value.tags
+                missing = missing or value.missing
+            elif value is None:
+                missing = missing or (f"{user_name} is defined on some paths only (in one branch of an if, or in "
+                                      f"a loop that may not run), and Python would raise where it is not; define "
+                                      f"{user_name} on every path before the call")
+            else:
+                missing = missing or (f"{user_name} is a nested function on some paths and a value on others (line "
+                                      f"{node.lineno}); give the function and the value different names")
+        self.function_vars[merged] = (frozenset(tags), missing)
+
+    def joined_value(self, merged: Any) -> Any:
+        """What a user name holds after a join: a container's template, a value, or the choice of a def."""
+        return merged if isinstance(merged, Record) else self.merged(merged)
+
+    def join_branches(self, stmt: gast.If, joined: list[str], before: dict,
+                      paths: list[tuple[list[ir.Stmt], dict]]) -> dict[str, Any]:
+        """Join the paths of ``stmt`` (each its lowered block and the env at its end, from the env
+        ``before`` it): the merge copies of the ``joined`` names appended to each block; returns the
+        env after the if."""
+        envs = [{**before, **after} for _, after in paths]
+        targets = self.targets(joined, envs, loop=False)
+        for v, m in targets.items():
+            if not isinstance(m, Record):
+                self.join_functions(v, m, [env.get(v) for env in envs], stmt)
+        for (block, _), env in zip(paths, envs):
+            self.merge_into(block, env, targets, stmt.lineno)
+        return {**before, **{v: self.joined_value(m) for v, m in targets.items()}}
+
+    def after_loop(self, before: dict, targets: dict[str, Any]) -> dict[str, Any]:
+        """The env after a loop entered with the env ``before``: each carried name holds its merge variable."""
+        return {**before, **{v: self.joined_value(m) for v, m in targets.items()}}
+
+    def carry(self, node: Any) -> dict[str, str]:
+        """Give each loop-carried user name its merge variable, initialised before the loop."""
+        targets = self.targets(self.joined(node), [self.scope.env], loop=True)
+        body_defs, body_assigned = binders(node.body)
+        for v, m in targets.items():
+            if isinstance(m, Record):
+                continue
+            defs, assigned = body_defs.get(v, []), v in body_assigned
+            if defs or isinstance(self.scope.env.get(v), (Nested, Dispatch)):
+                # what the body may bind, known before it is lowered: a call early in the body may run
+                # a def from late in the previous iteration
+                inside = [Nested(d) for d in defs] + ([ir.Const(None)] if assigned else [])
+                self.join_functions(v, m, [self.scope.env.get(v)] + inside, node)
+        self.merge_into(self.state.block, self.scope.env, targets, node.lineno)
+        updated = updated_in_place(node.body)
+        view_index = self.writes.view_index
+        for v, m in targets.items():  # a view carried through the loop (block *= x in its body)
+            start = self.scope.env.get(v)
+            if v in updated and isinstance(m, str) and isinstance(start, ir.Var) and start.name in view_index:
+                view_index[m] = view_index[start.name]  # checked at the end of the body
+                self.writes.carried_views.add(m)
+        self.scope.env.update({v: self.joined_value(m) for v, m in targets.items()})
+        return targets
+
+    def check_carried_views(self, targets: dict[str, Any]) -> None:
+        """A loop-carried name taken to be a view (``carry``) must be that view again at the end of
+        the body (the same array by the same index), or the body read it as something it may not be."""
+        for v, m in targets.items():
+            if m not in self.writes.carried_views:
+                continue
+            value = self.scope.env.get(v)
+            found = self.writes.view_index.get(value.name) if isinstance(value, ir.Var) else None
+            base, index, _ = self.writes.view_index[m]
+            if value != ir.Var(m) and (found is None or found[0] != base or found[1] is not index):
+                raise self.state.refusal(f"{v}, a view of {base} carried through a loop", f"{v} is a view of "
+                                         f"{base} before the loop and something else after an iteration; take the view "
+                                         f"in the loop body, or use another name")

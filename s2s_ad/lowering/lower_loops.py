@@ -1,0 +1,215 @@
+"""What a for loop walks, while lowering (stage 2, lower).
+
+Input: a ``gast.For`` of the body being lowered.  Output, for a loop run as a
+loop: the range of indices it walks (flattened before the loop by
+``lower_ssa``) and how the element is read from the index: ``range`` loops
+walk their own index; sequences, ``enumerate``, ``zip`` and ``reversed`` (and
+their nestings) become loops over an index range, the sequences read before
+the loop.  For a loop over a container (or over a display written in the
+``for`` itself, ``for w in [A, B]``, or over a tuple of constant strings,
+or over ``range(len(ws))`` indexing one): its elements, each with its own
+shape and structure, for the driver to unroll.  For
+``for t in checkpointed(steps, every=k)``: the iterable unwrapped and the
+segment length; and the check that a checkpointed loop can be run again in
+segments (no early exit, no store, no effect but a raise).
+"""
+from __future__ import annotations
+
+import operator
+from typing import Any, Callable, Optional
+
+import gast
+
+from ..core import ir, runtime
+from .expressions import Record
+from .lower_ssa import SSABuilder
+from .lower_state import LoweringState, Part
+from ..core.nodes import all_nodes
+
+
+def constant_strings(value: Any) -> Optional[list]:
+    """The items of a tuple or list of strings known while lowering (``("w", "b")``, or a module-level
+    ``NAMES``), each an ``ir.Const``; None for anything else.  A loop over one is unrolled, so that
+    ``params[name]`` in its body reads a known key."""
+    if isinstance(value, ir.Display):
+        items = value.items
+    elif isinstance(value, ir.Const) and type(value.value) in (tuple, list):
+        items = tuple(ir.Const(v) for v in value.value)
+    else:
+        return None
+    if items and all(isinstance(i, ir.Const) and type(i.value) is str for i in items):
+        return list(items)
+    return None
+
+
+def shown_here(node: Any, value: Any) -> bool:
+    """``for w in [A, B]``: the loop walks a list or tuple display written in the ``for`` itself (so
+    nothing else holds it) with an item computed at run time: it is unrolled, each item with its own
+    shape, and no run-time list of them is made."""
+    return isinstance(node, (gast.List, gast.Tuple)) and isinstance(value, ir.Display) \
+        and not all(isinstance(i, ir.Const) for i in value.items)
+
+
+class LoopIteration(Part):
+    """The indices and elements of for loops."""
+
+    def __init__(self, state: LoweringState, ssa: SSABuilder) -> None:
+        super().__init__(state)
+        self.ssa = ssa
+
+    def iteration(self, stmt: gast.For) -> tuple[ir.Expr, Optional[Callable[[ir.Expr], ir.Expr]]]:
+        """The range a ``for`` walks, and how to get the element from the index.
+
+        ``range`` loops iterate their own index; sequences, ``enumerate``,
+        ``zip`` and ``reversed`` become loops over an index range.
+        """
+        it, target = stmt.iter, stmt.target
+        kind, args = self.iteration_call(it)
+        if kind is range:
+            if not isinstance(target, gast.Name):
+                raise self.state.parsed.error("unpacking a range element", "loop over range with one name", target)
+            return self.ssa.flatten(ir.Call(range, tuple(args)), self.state.names.fresh("steps")), None
+        if kind is reversed and isinstance(it.args[0], gast.Call) and self.iteration_call(it.args[0])[0] is range:
+            forwards = ir.Call(range, tuple(self.iteration_call(it.args[0])[1]))
+            backwards = ir.Call(operator.getitem, (forwards, ir.Slice(None, None, ir.Const(-1))))
+            if not isinstance(target, gast.Name):
+                raise self.state.parsed.error("unpacking a range element", "loop over range with one name", target)
+            return self.ssa.flatten(backwards, self.state.names.fresh("steps")), None
+        if kind is reversed and not self.iteration_call(it.args[0])[0]:
+            seq = self.ssa.flatten(args[0])
+            last = ir.Call(operator.sub, (ir.Call(len, (seq,)), ir.Const(1)))
+            indices = self.ssa.flatten(ir.Call(range, (last, ir.Const(-1), ir.Const(-1))),
+                                       self.state.names.fresh("steps"))
+            return indices, lambda k: ir.Call(operator.getitem, (seq, k))
+        length, item = self.sequence(it)
+        return self.ssa.flatten(ir.Call(range, (length,)), self.state.names.fresh("steps")), item
+
+    def sequence(self, node: Any) -> tuple[ir.Expr, Callable[[ir.Expr], ir.Expr]]:
+        """What a ``for`` walks, as its length and its ``k``-th element; ``enumerate``, ``zip`` and
+        ``reversed`` nest (``enumerate(zip(a, b))``).  The sequences are read before the loop."""
+        kind, args = self.iteration_call(node)
+        if kind is enumerate:
+            length, item = self.sequence(node.args[0])
+            start = args[1] if len(args) > 1 else ir.Const(0)
+            return length, lambda k: ir.Display("tuple", (ir.Call(operator.add, (k, start)) if not ir.is_const(start, 0)
+                                                          else k, item(k)))
+        if kind is zip:
+            parts = [self.sequence(a) for a in node.args]
+            length = parts[0][0]
+            for other, _ in parts[1:]:
+                length = ir.Call(min, (length, other))
+            return length, lambda k: ir.Display("tuple", tuple(item(k) for _, item in parts))
+        if kind is reversed:
+            length, item = self.sequence(node.args[0])
+            last = self.ssa.flatten(ir.Call(operator.sub, (length, ir.Const(1))))
+            return ir.Call(operator.add, (last, ir.Const(1))), lambda k: item(ir.Call(operator.sub, (last, k)))
+        seq = self.ssa.flatten(self.state.converter.convert(node))  # range(...) too: a range object is indexed
+        return ir.Call(len, (seq,)), lambda k: ir.Call(operator.getitem, (seq, k))
+
+    def static_elements(self, stmt: gast.For) -> Optional[list]:
+        """The elements of a loop over a container (``for w in ws``, ``for k, v in d.items()``,
+        ``enumerate``/``zip``/``reversed`` of them), or None for a loop run as a loop."""
+        it = stmt.iter
+        kind, args = self.iteration_call(it)
+        if kind is range:
+            return self.range_over_a_container(stmt, args)
+        if kind is None:
+            args = [self.state.converter.convert(it)]
+        sequences = []
+        for arg, node in zip(args[:1] if kind is enumerate else args, [it] if kind is None else it.args):
+            if shown_here(node, arg):  # for w in [A, B]: a fresh list of known length, its items of any shape
+                if stmt.orelse or any(isinstance(n, (gast.Break, gast.Continue, gast.Return)) for n in all_nodes(stmt)):
+                    return None  # (run as a loop, as before: it may stop early)
+                sequences.append(list(arg.items))
+                continue
+            if not isinstance(arg, Record):
+                keys = constant_strings(arg)
+                if keys is None or stmt.orelse or any(
+                        isinstance(n, (gast.Break, gast.Continue, gast.Return)) for n in all_nodes(stmt)):
+                    return None  # (strings need no unrolling: a loop that may stop early stays a loop)
+                sequences.append(keys)  # for name in ("w", "b"): the keys of a dict, most likely
+                continue
+            self.state.converter.calls.read_as_container(arg, "iteration", stmt)  # (not its attributes)
+            sequences.append(list(arg.items) if arg.sequence else [ir.Const(k) for k in arg.keys])
+        if any(isinstance(n, (gast.Break, gast.Continue, gast.Return)) for n in all_nodes(stmt)) or stmt.orelse:
+            raise self.state.parsed.error("break, continue or return in a loop over a container", "the loop is "
+                                          "unrolled (each item may have its own shape); compute a flag instead", stmt)
+        if kind is enumerate:
+            start = args[1] if len(args) > 1 else ir.Const(0)
+            if not isinstance(start, ir.Const):
+                raise self.state.parsed.error("enumerate of a container with a start computed at run time",
+                                              "give a constant start", stmt)
+            return [ir.Display("tuple", (ir.Const(i + start.value), item)) for i, item in enumerate(sequences[0])]
+        if kind is zip:
+            return [ir.Display("tuple", items) for items in zip(*sequences)]
+        if kind is reversed:
+            return list(reversed(sequences[0]))
+        return sequences[0]
+
+    def range_over_a_container(self, stmt: gast.For, args: list) -> Optional[list]:
+        """``for i in range(len(ws)): ... ws[i] ...``: the indices, where the bounds are constants and the
+        body indexes a container by the loop's name (its items may differ in shape), else None."""
+        if not (isinstance(stmt.target, gast.Name) and args and all(
+                isinstance(a, ir.Const) and type(a.value) is int for a in args)) or stmt.orelse:
+            return None
+        nodes = all_nodes(stmt)
+        if any(isinstance(n, (gast.Break, gast.Continue, gast.Return)) for n in nodes):
+            return None
+        index = stmt.target.id
+        if not any(isinstance(n, gast.Subscript) and isinstance(n.value, gast.Name)
+                   and isinstance(self.scope.env.get(n.value.id), Record)
+                   and any(isinstance(m, gast.Name) and m.id == index for m in all_nodes(n.slice)) for n in nodes):
+            return None
+        return [ir.Const(i) for i in range(*(a.value for a in args))]
+
+    def iteration_call(self, it: Any) -> tuple[Any, list]:
+        """The iterator ``it`` calls (range, enumerate, zip, reversed) and its converted arguments;
+        an argument that is itself such a call (``enumerate(zip(a, b))``) is None: ``sequence``
+        walks it from its own node, and converting it would make a zip object."""
+        fn = self.iterator_kind(it)
+        if fn is None:
+            return None, []
+        return fn, [None if self.iterator_kind(a) in (enumerate, zip) else self.state.converter.convert(a)
+                    for a in it.args]
+
+    def iterator_kind(self, it: Any) -> Any:
+        """range, enumerate, zip or reversed where ``it`` calls one of them, else None."""
+        if isinstance(it, gast.Call) and not it.keywords:
+            found, fn = self.state.converter.static(it.func)
+            if found and fn in (range, enumerate, zip, reversed):
+                return fn
+        return None
+
+    def checkpoint(self, stmt: gast.For) -> Optional[ir.Expr]:
+        """For ``for t in checkpointed(steps, every=k)``: unwrap the iterable, return ``k``; for
+        ``snapshots=c``, ``snapshots(c)`` (``runtime.checkpoint_stride`` makes segments of ceil(n / c))."""
+        it = stmt.iter
+        if not (isinstance(it, gast.Call) and self.state.converter.static(it.func) == (True, runtime.checkpointed)):
+            return None
+        every = [a for a in it.args[1:]] + [k.value for k in it.keywords if k.arg in ("every", "snapshots")]
+        if not it.args or len(every) > 1 or any(k.arg not in ("every", "snapshots") for k in it.keywords):
+            raise self.state.parsed.error("this use of checkpointed", "write checkpointed(steps), "
+                                          "checkpointed(steps, every=k) or checkpointed(steps, snapshots=c)", it)
+        stmt.iter = it.args[0]
+        if not every:
+            return ir.Const(None)
+        value = self.ssa.flatten(self.state.converter.convert(every[0]))
+        if any(k.arg == "snapshots" for k in it.keywords):
+            value = self.ssa.flatten(ir.Call(runtime.snapshots, (value,)))
+        return value
+
+    def check_checkpointed(self, stmt: gast.For, body: list[ir.Stmt], exit_flag: Any) -> None:
+        if exit_flag is not None:
+            raise self.state.parsed.error("a checkpointed loop that can stop early", "checkpointing needs the trip "
+                                          "count in advance: drop break/return from the loop, or checkpointed", stmt)
+        if any(isinstance(s, ir.Store) for s in ir.walk(body)):
+            raise self.state.parsed.error("a checkpointed loop that writes into an array", "a segment run again "
+                                          "would see the later values; carry the values in variables, or drop "
+                                          "checkpointed", stmt)
+        # (a raise may stay: a segment run again sees the values it saw, so a raise that did not run
+        # then does not run now)
+        if any(isinstance(s, ir.Effect) and getattr(s.value, "fn", None) is not runtime.raise_exception
+               for s in ir.walk(body)):
+            raise self.state.parsed.error("print, assert, logging or warnings in a checkpointed loop", "the reverse "
+                                          "sweep runs each segment again, which would repeat them; move them out of "
+                                          "the loop, or drop checkpointed", stmt)

@@ -1,0 +1,230 @@
+"""Values to SSA statements (stage 2, lower): the heart of SSA construction.
+
+Input: an IR tree of the converter (``expressions.py``) for the body being
+lowered: calls, displays, slices, and the pending nodes ``Choice`` (a
+conditional expression), ``Once`` (a value read twice, computed once),
+``Inline`` (a call of the user's function) and ``Record`` (a static container).
+Output: statements appended to ``LoweringState.block`` and the atom (an
+``ir.Var`` or ``ir.Const``) or display that holds the value: one operation per
+statement, each value named once (``naming.py`` chooses the names), a pure
+operation repeated within a statement computed once.  The arrays a call makes
+afresh are added to ``LoweringState.buffers`` (the only ones the function may
+write into).  An ``Inline`` is lowered by the driver (``Lowerer.inline``).  An
+operator whose operand a call of the user's method gives back as an object is
+that object's method (``object_operator``).
+"""
+from __future__ import annotations
+
+import operator
+from types import SimpleNamespace
+from typing import Any, Callable, Optional
+
+import gast
+
+from ..core import ir, language
+from ..rules import registry as rules
+from ..memory.aliasing import Chosen, new_object
+from .expressions import Choice, Dispatch, Inline, Nested, Once, Record, is_user_function
+from .lower_state import Part
+from ..frontend.user_classes import operator_methods
+from .naming import describe
+from ..frontend.parse import parse_function
+
+
+# A helper this short, of assignments and one return, is lowered in place even where the target keeps
+# the user's helpers as calls (``LoweringState.inline_small_helpers``): a call with its split adjoint
+# costs more than the few operations it wraps (rk4's Lotka-Volterra step: two lines, four calls a step).
+# Wherever the call stands, not only in a loop: the gradient itself is called again and again (an
+# optimiser's steps), so a call outside any loop costs its forward and backward calls, tape and tuples
+# at every gradient evaluation too; and one rule for every call site keeps the generated code of a
+# helper alike wherever it is called.  The code stays readable: each inlined line's comment names the
+# helper's own line.
+SMALL_HELPER_STATEMENTS = 6
+# ... and at most this many deep, one written into another: a chain of short helpers each calling the next
+# (300 deep in tests/test_long_programs.py) keeps its calls below, and the lowering's stack stays shallow.
+SMALL_HELPER_DEPTH = 4
+_STRAIGHT = (gast.Assign, gast.AnnAssign)  # (no augmented assignment: x += 1 of an array writes into the caller's)
+_NOT_IN_A_SMALL_HELPER = (gast.Lambda, gast.ListComp, gast.SetComp, gast.DictComp, gast.GeneratorExp,
+                          gast.NamedExpr, gast.Starred, gast.Yield, gast.YieldFrom, gast.Await, gast.Subscript,
+                          gast.Global, gast.Nonlocal)
+
+
+def small_helper(fn: Callable, filename: str) -> bool:
+    """A helper of the user's short enough to lower in place: defined in ``filename`` (the file of the
+    function calling it, so that the generated code's line comments, and the refusals later stages
+    locate by line, name lines of one file), plain positional parameters (a default left out, or a
+    keyword, is bound by the converter before this is asked), then at most ``SMALL_HELPER_STATEMENTS``
+    assignments to names and a return, with no subscript (it reads and writes no array element: those
+    stay in helpers whose adjoints handle them), no augmented assignment, no nested scope.  Lowered in
+    place, its names are its own and the other names it reads are read from its own module, as Python
+    does; a recursive call of it stays a call (``LoweringState.helpers_inlined``); where it cannot be
+    lowered in place, the whole function is lowered again with its calls kept (``pipeline._lowered_for``)."""
+    try:
+        parsed = parse_function(fn)
+    except Exception:  # (its own lowering says why, where it is called)
+        return False
+    node = parsed.node
+    if parsed.filename != filename:
+        return False
+    args = node.args
+    if args.vararg or args.kwarg or args.kwonlyargs or getattr(args, "posonlyargs", None) or node.decorator_list:
+        return False
+    body = list(node.body)
+    if body and isinstance(body[0], gast.Expr) and isinstance(body[0].value, gast.Constant) \
+            and isinstance(body[0].value.value, str):
+        body = body[1:]  # the docstring
+    if not 1 <= len(body) <= SMALL_HELPER_STATEMENTS + 1 or not isinstance(body[-1], gast.Return) \
+            or body[-1].value is None:
+        return False
+    for stmt in body[:-1]:
+        if not isinstance(stmt, _STRAIGHT):
+            return False
+    return not any(isinstance(n, _NOT_IN_A_SMALL_HELPER) for stmt in body for n in gast.walk(stmt))
+
+
+class SSABuilder(Part):
+    """Emits the statements that compute a value, and names it."""
+
+    def flatten(self, expr: Any, name: Optional[str] = None) -> ir.Expr:
+        """Emit statements computing ``expr``; return the atom holding it."""
+        if ir.is_atom(expr):
+            # a view read after its array was written shows the array as it is now (taken again, or refused)
+            return self.state.host.read_now(expr) if isinstance(expr, ir.Var) else expr
+        if isinstance(expr, Choice):
+            return self.choice(expr, name)
+        if isinstance(expr, Once):
+            if expr.atom is None:
+                expr.atom = self.flatten(expr.value)
+            return expr.atom
+        if isinstance(expr, Inline):
+            return self.state.host.inline(expr)
+        if isinstance(expr, (Nested, Dispatch)):
+            raise self.state.refusal("a nested function used as a value", "call it where it is needed (its result "
+                                     "can be differentiated, the function itself cannot)")
+        if isinstance(expr, ir.Slice):
+            return ir.Slice(*(None if p is None else self.flatten(p) for p in (expr.lower, expr.upper, expr.step)))
+        if isinstance(expr, Record):
+            return self.flatten(self.as_display(expr))
+        if isinstance(expr, ir.Display):
+            return self.flatten_items(expr)
+        if is_user_function(expr.fn) and any(isinstance(a, Record) for a in expr.args):
+            return self.inline_function(expr.fn, expr.args)
+        if is_user_function(expr.fn) and expr.fn not in self.state.helpers_inlined and not expr.kwargs and (
+                self.state.inline_helpers or (len(self.state.helpers_inlined) < SMALL_HELPER_DEPTH and (
+                    (self.state.inline_small_helpers and small_helper(expr.fn, self.state.filename))
+                    or (self.state.inline_view_helpers and self.hands_views_of_written(expr))))):
+            return self.inline_helper(expr.fn, expr.args)
+        if any(self.makes_record(a) for a in expr.args) and operator_methods(expr.fn) is not None:
+            return self.object_operator(expr)
+        args = tuple(self.flatten(a) for a in expr.args)
+        kwargs = tuple((k, self.flatten(v)) for k, v in expr.kwargs)
+        if expr.fn is operator.getitem and isinstance(args[0], ir.Display):
+            index, items = args[1], args[0].items
+            if isinstance(index, ir.Const) and isinstance(index.value, int) and -len(items) <= index.value < len(items):
+                return items[index.value]  # (a, b)[0] is a
+            args = (self.materialise(args[0], "items"),) + args[1:]
+        if expr.fn is len and len(args) == 1 and isinstance(args[0], ir.Display):
+            return ir.Const(len(args[0].items))
+        call = ir.Call(expr.fn, args, kwargs)
+        key = self.reuse_key(call) if name is None else None
+        if key in self.state.computed:
+            return self.state.computed[key]
+        target = self.state.names.fresh(describe(call, self.state.user_names)) if name is None else name
+        self.state.block.append(ir.Assign(target, call, self.state.line))
+        self.state.host.made(target, call)
+        if rules.makes_fresh_array(expr.fn):
+            self.state.buffers.add(target)
+        elif new_object(call, self.state.helper_shares):
+            self.state.buffers.add(target)  # written into by index only: += rebinds a number
+            self.state.maybe_numbers.add(target)
+        if key is not None:
+            self.state.computed[key] = ir.Var(target)
+        return ir.Var(target)
+
+    def hands_views_of_written(self, call: ir.Call) -> bool:
+        """A helper given an array the function writes into (or a view of one) that may hand back a view
+        of it (``def split(v): return v[:2], v[2:]``): lowered in place, so that the views it makes are
+        known as views (``Views.chain``) and show a later write, as NumPy's do.  (Where it cannot be
+        lowered in place, the call stays, and reading its result after the write is refused.)"""
+        return self.state.helper_shares(call.fn) and self.state.host.passes_written(call)
+
+    def makes_record(self, expr: Any) -> bool:
+        """A call of the user's function given a container, which may give back a container."""
+        return isinstance(expr, ir.Call) and is_user_function(expr.fn) and any(isinstance(a, Record)
+                                                                              for a in expr.args)
+
+    def object_operator(self, expr: ir.Call) -> Any:
+        """``v * 3.0 + w`` where ``v * 3.0`` is a method of the user's class giving back an object:
+        the operands settled first, then, if one is an object, the operator is its method."""
+        operands = [self.inline_function(a.fn, a.args) if isinstance(a, ir.Call) and self.makes_record(a) else a
+                    for a in expr.args]
+        if not any(isinstance(o, Record) and o.kind == "object" for o in operands):
+            return self.flatten(ir.Call(expr.fn, tuple(operands), expr.kwargs))
+        at = SimpleNamespace(lineno=self.state.line, col_offset=None)
+        right = operands[1] if len(operands) == 2 else None
+        return self.flatten(self.state.converter.calls.operator_method(expr.fn, operands[0], right, at))
+
+    def materialise(self, display: ir.Display, base: str) -> ir.Var:
+        """Bind a tuple or list display to a name (SSA: ``t = (a, b)``)."""
+        name = self.state.names.fresh(base)
+        self.state.block.append(ir.Assign(name, display, self.state.line))
+        self.state.host.made(name, display)
+        return ir.Var(name)
+
+    def flatten_items(self, display: ir.Display) -> ir.Display:
+        """``display`` with each item flattened to an atom (the display itself is no statement)."""
+        return ir.Display(display.kind, tuple(self.flatten(i) for i in display.items))
+
+    def as_display(self, record: Record) -> ir.Display:
+        """A list or tuple record where a value is needed (``np.stack(ws)``, ``sum(d.values())``)."""
+        if not record.sequence:
+            raise self.state.refusal(f"a {record.cls.__name__} used as a value", "pass its items (d['w']) or fields "
+                                     "(p.w); a container can be passed whole only to the user's own functions")
+        return ir.Display("list" if record.kind == "list" else "tuple", record.items)
+
+    def inline_function(self, fn: Callable, args: tuple) -> Any:
+        """A call of the user's function (or method) with a container argument: its body is lowered in
+        place, as for a nested function, so the container stays static."""
+        callee = parse_function(fn)
+        return self.state.host.inline(Inline(Nested(callee.node), args), callee)
+
+    def inline_helper(self, fn: Callable, args: tuple) -> Any:
+        """A call of the user's helper lowered in place (``LoweringState.inline_helpers``)."""
+        self.state.helpers_inlined.append(fn)
+        try:
+            return self.inline_function(fn, args)
+        finally:
+            self.state.helpers_inlined.pop()
+
+    def reuse_key(self, call: ir.Call) -> Optional[tuple]:
+        """What identifies ``call``'s value within this statement and block, if it may be reused."""
+        # pure operations (declared reusable=True) an expression may repeat (``temp[t] + a * (outside[t] - temp[t])``):
+        # the second reuses the first's value, so the forward sweep reads once and the reverse sweep adds once
+        if not rules.fact(call.fn, "reusable") or call.kwargs:
+            return None
+        key = (id(self.state.block), call.fn, tuple(ir.value_key(a) for a in call.args))
+        try:
+            hash(key)
+        except TypeError:  # an array constant, or a slice
+            return None
+        return key
+
+    def choice(self, choice: Choice, name: Optional[str]) -> ir.Expr:
+        """A conditional expression (or ``and``/``or``) as an if statement; where the test is known
+        while lowering (``kind == "pad"`` on a string argument), only the part it chooses, as for an
+        if statement (the other may call what cannot run or be differentiated there)."""
+        test = self.flatten(choice.test)
+        if isinstance(test, ir.Const) and (language.is_truth_value(test.value) or isinstance(test.value, (str, type(None)))):
+            chosen = choice.then if test.value else choice.orelse
+            return test if chosen is None else self.flatten(chosen, name)
+        merged = self.state.names.fresh(name or "choice")
+        branches, values = [], []
+        for part in (choice.then, choice.orelse):
+            with self.state.new_block() as block:
+                value = test if part is None else self.flatten(part)
+                block.append(ir.Assign(merged, value, self.state.line, merge=True))
+            branches.append(block)
+            values.append(value)
+        self.state.block.append(ir.If(test, branches[0], branches[1], self.state.line))
+        self.state.host.made(merged, Chosen(test, tuple(values)))  # what each path's value may view
+        return ir.Var(merged)

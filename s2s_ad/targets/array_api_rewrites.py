@@ -1,0 +1,231 @@
+"""The IR rewrites of ``array_api_target``: NumPy's meaning kept where another library's differs.
+
+Input: a generated function's IR (adjoint or tangent), just before it is printed for an
+``ArrayAPITarget``.  Output: the same function with
+
+* ``functional_stores``: for an immutable library (JAX), each write ``a[i] op= v`` into an array the
+  code just made and no other name can see (an adjoint's accumulator, ``writable_copy``/``zeros_like``)
+  written as ``a = updated_at(a, i, v, "add")`` (``a.at[i].add(v)``); the writes left are refused;
+* ``elements_copied``: for a library whose one-element read is a view (PyTorch, CuPy), each read
+  ``a[i]`` of an array the function made as ``element_read(a, i)`` (a copy where it is one element,
+  as NumPy's number is), and ``+a`` (``a`` itself in PyTorch) as a copy;
+* ``keyword_arguments``: the arguments NumPy takes by position and the standard by keyword alone
+  (``np.flip(x, 0)``, ``np.roll(x, 1, 0)``, ``np.sum(x, 0)``, ``np.concatenate([a, b], 0)``,
+  ``np.triu(m, 1)``) passed by their names (``xp.flip(x, axis=0)``);
+* ``negative_step``: the test for a slice PyTorch cannot take (``x[::-1]``), of an array (a
+  ``range``'s, ``reversed(range(n))``, is Python's own and fine).
+"""
+from __future__ import annotations
+
+import dataclasses
+import operator
+from typing import Callable, Iterator, Optional
+
+from ..core import ir, runtime
+
+
+def range_names(body: list[ir.Stmt]) -> set[str]:
+    """The names ``body`` binds to a ``range`` (``range_n = range(n)``) or to a slice of one
+    (``steps = range_n[::-1]``, how ``reversed(range(n))`` is lowered), everywhere they are bound."""
+    bindings: dict[str, list[ir.Expr]] = {}
+    for stmt in ir.walk(body):
+        for target in ir.targets_of(stmt):
+            bindings.setdefault(target, []).append(stmt.value if isinstance(stmt, ir.Assign) else ir.Const(None))
+    found: set[str] = set()
+    changed = True
+    while changed:  # (a slice of a range's slice is a range too)
+        changed = False
+        for name, values in bindings.items():
+            if name not in found and all(_a_range(v, found) for v in values):
+                found.add(name)
+                changed = True
+    return found
+
+
+def _a_range(expr: ir.Expr, ranges: set[str]) -> bool:
+    """Whether ``expr`` is ``range(...)``, or a slice of a name in ``ranges``."""
+    if isinstance(expr, ir.Call) and expr.fn is range:
+        return True
+    if not (isinstance(expr, ir.Call) and expr.fn is operator.getitem):
+        return False
+    base = expr.args[0]
+    return (isinstance(base, ir.Var) and base.name in ranges) or (isinstance(base, ir.Call) and base.fn is range)
+
+
+def has_negative_step(expr: ir.Expr, ranges: frozenset[str] = frozenset()) -> bool:
+    """Whether ``expr`` holds a slice with a constant negative step (``x[::-1]``) of anything but a
+    ``range`` (``range(n)[::-1]``, or a slice of a name in ``ranges``: ``range_names``)."""
+    if _a_range(expr, set(ranges)) and isinstance(expr, ir.Call) and expr.fn is operator.getitem:
+        return any(has_negative_step(e, ranges) for e in expr.args[2:])  # (the slice itself is the range's)
+    return _negative_step(expr) or any(has_negative_step(e, ranges) for e in ir.children(expr))
+
+
+def _negative_step(expr: ir.Expr) -> bool:
+    if isinstance(expr, ir.Slice):
+        step = expr.step
+        return isinstance(step, ir.Const) and isinstance(step.value, (int, float)) and step.value < 0
+    return isinstance(expr, ir.Const) and isinstance(expr.value, slice) and (expr.value.step or 0) < 0
+
+
+def _placed(body: list[ir.Stmt], loops: tuple = ()) -> Iterator[tuple[ir.Stmt, tuple]]:
+    """Every statement in program order, with the loops (their ids) it is inside."""
+    for stmt in body:
+        yield stmt, loops
+        inner = loops + (id(stmt),) if isinstance(stmt, (ir.For, ir.While)) else loops
+        for block in ir.blocks(stmt):
+            yield from _placed(block, inner)
+
+
+def functional_stores(body: list[ir.Stmt], updated_at: Callable) -> list[ir.Stmt]:
+    """For an immutable library: each write ``a[i] op= v`` into an array the code itself just made
+    with no other name for it (``writable_copy``, ``zeros_like``: an adjoint's accumulator), written
+    ``a = updated_at(a, i, v, "add")`` (JAX's ``a.at[i].add(v)``).  Functional and in-place writes
+    mean the same there: between the array's making and its last write no statement reads ``a`` (so
+    no other name, no view, can see the writes), and none that does is in a loop with a write.  The
+    writes that are not so (an array of the user's, written) are left, and refused by ``check``."""
+    placed = list(_placed(body))
+    replaced: dict[int, ir.Stmt] = {}
+    for at, (stmt, loops) in enumerate(placed):
+        how = _update_of(stmt)
+        if how is None or not isinstance(stmt, ir.Store):  # (_update_of: Store statements only)
+            continue
+        name = stmt.array
+        made = None  # the statement that last bound the array before this write
+        for before in range(at - 1, -1, -1):
+            if name in ir.targets_of(placed[before][0]):
+                made = before
+                break
+        if made is None or not _makes_fresh(placed[made][0]):
+            continue
+        writes = [i for i in range(made + 1, len(placed)) if _writes_into(placed[i][0], name)
+                  and _bound_by(placed, i, name) == made]
+        write_loops = {loop for i in writes for loop in placed[i][1]} - set(placed[made][1])
+        if _unread_between(placed, name, made, writes[-1], write_loops, writes):
+            update = ir.Call(updated_at, (ir.Var(name), stmt.index, stmt.value, ir.Const(how)))
+            replaced[id(stmt)] = ir.Assign(name, update, stmt.line)
+    return ir.replace_statements(body, replaced) if replaced else body
+
+
+def _update_of(stmt: ir.Stmt) -> Optional[str]:
+    """What a write the engine makes does, as JAX's ``.at`` names it: "set" (``a[i] = v``) or "add"
+    (``a[i] += v``, an adjoint's accumulation); None for any other statement."""
+    if not isinstance(stmt, ir.Store):
+        return None
+    return "set" if stmt.op is None else "add" if stmt.op is operator.add else None
+
+
+def _writes_into(stmt: ir.Stmt, name: str) -> bool:
+    return isinstance(stmt, ir.Store) and stmt.array == name
+
+
+def _makes_fresh(stmt: ir.Stmt) -> bool:
+    """``a = writable_copy(...)`` or ``a = zeros_like(...)``: an array the engine made, of its own."""
+    if not isinstance(stmt, ir.Assign) or not isinstance(stmt.value, ir.Call):
+        return False
+    return stmt.value.fn is runtime.writable_copy or stmt.value.fn is runtime.zeros_like
+
+
+def _bound_by(placed: list, at: int, name: str) -> Optional[int]:
+    for before in range(at - 1, -1, -1):
+        if name in ir.targets_of(placed[before][0]):
+            return before
+    return None
+
+
+def _unread_between(placed: list, name: str, made: int, last: int, write_loops: set, writes: list) -> bool:
+    """No statement but the writes reads ``name`` after ``made`` up to ``last``, nor anywhere inside a
+    loop holding a write (its next iteration writes after the read)."""
+    for i, (stmt, loops) in enumerate(placed):
+        if i <= made or i in writes or isinstance(stmt, (ir.If, ir.For, ir.While)) and not _reads_in_header(stmt, name):
+            continue
+        reads = any(name in ir.names_read(e) for e in ir.exprs_of(stmt))
+        if reads and (i <= last or write_loops & set(loops)):
+            return False
+    return True
+
+
+def _reads_in_header(stmt: ir.Stmt, name: str) -> bool:
+    return any(name in ir.names_read(e) for e in ir.exprs_of(stmt))
+
+
+# The standard's functions that take by keyword alone what NumPy's take by position: how many
+# arguments each takes by position, then the names of NumPy's next positional parameters (None for
+# one the standard has no name for, ``out``: such a call is left as it is, and the library refuses it).
+_KEYWORD_ONLY: dict[str, tuple[int, tuple[Optional[str], ...]]] = {
+    "flip": (1, ("axis",)), "roll": (2, ("axis",)), "concat": (1, ("axis",)), "stack": (1, ("axis",)),
+    "triu": (1, ("k",)), "tril": (1, ("k",)), "expand_dims": (1, ("axis",)), "tensordot": (2, ("axes",)),
+    "sum": (1, ("axis", "dtype", None, "keepdims")), "prod": (1, ("axis", "dtype", None, "keepdims")),
+    "mean": (1, ("axis", "dtype", None, "keepdims")), "max": (1, ("axis", None, "keepdims")),
+    "min": (1, ("axis", None, "keepdims")), "all": (1, ("axis", None, "keepdims")),
+    "any": (1, ("axis", None, "keepdims")), "argmax": (1, ("axis", None, "keepdims")),
+    "argmin": (1, ("axis", None, "keepdims")), "zeros_like": (1, ("dtype",)), "ones_like": (1, ("dtype",)),
+    "empty_like": (1, ("dtype",)), "full_like": (2, ("dtype",)),
+}
+
+
+def keyword_arguments(body: list[ir.Stmt], standard_name: Callable[[object], Optional[str]]) -> list[ir.Stmt]:
+    """``body`` with each call of a NumPy function the target spells ``xp.<name>`` passing by name
+    what NumPy takes by position and the standard by keyword alone (``np.sum(x, 0)`` as
+    ``xp.sum(x, axis=0)``): PyTorch's and JAX's namespaces refuse such a positional argument
+    (``TypeError`` from generated code).  ``standard_name`` is the target's (``concat`` for
+    ``np.concatenate``; None for a function it does not spell so)."""
+    def visit(e: ir.Expr) -> Optional[ir.Expr]:
+        if not isinstance(e, ir.Call) or isinstance(e.fn, ir.Part):
+            return None
+        try:
+            name = standard_name(e.fn)
+        except TypeError:  # (an unhashable callee)
+            return None
+        if name not in _KEYWORD_ONLY:
+            return None
+        count, names = _KEYWORD_ONLY[name]
+        moved = e.args[count:]
+        if not moved or len(moved) > len(names) or any(names[i] is None for i in range(len(moved))):
+            return None
+        given = {k for k, _ in e.kwargs}
+        named = tuple((str(names[i]), a) for i, a in enumerate(moved))
+        if any(k in given for k, _ in named):
+            return None  # (given twice: the library says so)
+        return ir.Call(e.fn, e.args[:count], named + tuple(e.kwargs))
+    return _rewritten(body, visit)
+
+
+def _rewritten(body: list[ir.Stmt], visit: Callable[[ir.Expr], Optional[ir.Expr]]) -> list[ir.Stmt]:
+    """``body`` with every expression of every statement rebuilt by ``ir.transform`` with ``visit``."""
+    def expr(e: ir.Expr) -> ir.Expr:
+        return ir.transform(e, visit)
+
+    out: list[ir.Stmt] = []
+    for stmt in body:
+        if isinstance(stmt, (ir.Assign, ir.Unpack, ir.Effect, ir.Return)):
+            stmt = dataclasses.replace(stmt, value=expr(stmt.value))
+        elif isinstance(stmt, ir.Store):
+            stmt = dataclasses.replace(stmt, index=expr(stmt.index), value=expr(stmt.value))
+        elif isinstance(stmt, ir.Push):
+            stmt = dataclasses.replace(stmt, values=tuple(expr(v) for v in stmt.values))
+        elif isinstance(stmt, ir.If):
+            stmt = dataclasses.replace(stmt, test=expr(stmt.test), body=_rewritten(stmt.body, visit),
+                                       orelse=_rewritten(stmt.orelse, visit))
+        elif isinstance(stmt, ir.For):
+            stmt = dataclasses.replace(stmt, iterable=expr(stmt.iterable), body=_rewritten(stmt.body, visit))
+        elif isinstance(stmt, ir.While):
+            stmt = dataclasses.replace(stmt, test_block=_rewritten(stmt.test_block, visit), test=expr(stmt.test),
+                                       body=_rewritten(stmt.body, visit))
+        out.append(stmt)
+    return out
+
+
+def elements_copied(body: list[ir.Stmt], params: set[str], element_read: Callable) -> list[ir.Stmt]:
+    """``body`` with each read ``a[i]`` of an array the function made (not a parameter: those are never
+    written) as ``element_read(a, i)``: for a library whose one-element read is a view of the array
+    (PyTorch), a copy, as NumPy's number is; a later write into ``a`` must not change it.  And ``+a``,
+    which is ``a`` itself in PyTorch, a new array in NumPy, as ``element_read(a, ...)`` (a copy)."""
+    def visit(e: ir.Expr) -> Optional[ir.Expr]:
+        if isinstance(e, ir.Call) and e.fn is operator.getitem and len(e.args) == 2 \
+                and isinstance(e.args[0], ir.Var) and e.args[0].name not in params:
+            return ir.Call(element_read, e.args)
+        if isinstance(e, ir.Call) and e.fn is operator.pos and len(e.args) == 1:  # PyTorch's +x is x itself
+            return ir.Call(element_read, (e.args[0], ir.Const(Ellipsis)))
+        return None
+
+    return _rewritten(body, visit)

@@ -1,0 +1,477 @@
+"""The Numba target's runtime: how compiled code runs the engine ops (imports numba).
+
+Input: the engine ops generated code calls (``runtime.unbroadcast``,
+``runtime.zeros_like`` ...), plain Python functions the NumPy target binds
+as they are.  Output, once ``register()`` ran: Numba implementations of
+the same functions (``numba.extending.overload``), chosen by the types
+Numba infers, so the one module namespace serves compiled code and its
+Python fallback, and a compiled call means what the Python call means.
+An op with no implementation here is not compiled: Numba refuses it by
+name, and the function falls back to Python (``numba_target``).  The
+templates' compiled versions (``rules.compiled``: np.pad, reductions with
+``keepdims``, helpers such as ``pad_grad``) are registered here too, and
+every implementation is compiled with bounds checks (an index out of
+range raises, as in Python, where Numba's default reads past the array),
+whether or not the generated code calling it has them.
+
+Every implementation does what the Python op does for the types it takes;
+``tests/test_numba_backend.py`` runs the corpus of test functions both ways.
+(No annotations here: Numba requires an overload's typing function and its
+implementation to have the same signature, annotations included.)
+"""
+from __future__ import annotations
+
+import math
+import operator
+import threading
+from typing import Any
+
+import numpy as np
+
+from ..rules import registry as rules
+from ..core import runtime
+
+# Numba's, set by register() (this module is imported to spell code that no one compiles, too: the
+# code s2s_ad.source(..., backend="numba") shows needs no Numba)
+types: Any = None
+
+
+def reversed_steps(steps):
+    """``reversed(steps)``: a reverse loop's iterable (compiled: a ``range`` run backwards)."""
+    return reversed(steps)
+
+
+def float_stack(shape):
+    """A tape slot of float64 records, preallocated (``numba_tape``): compiled, ``np.empty(shape)``;
+    run as Python (the fallback), an array of objects, which gives back each value as it was pushed
+    (a float stays a float; a complex or an array, which Numba refuses to store, is not cast)."""
+    return np.empty(shape, dtype=object)
+
+
+# math's functions that raise where their result leaves the reals (ValueError: "math domain error")
+# or overflows (OverflowError: "math range error"), where Numba's give nan or inf.  Each maps to
+# whether an infinite result of a finite argument is an overflow (exp) or outside the domain (log(0)),
+# as CPython's math module decides (its math_1's can_overflow).  math.log takes a base too, math.pow
+# two numbers: their own implementations below.
+_RAISING_MATH = {"sqrt": False, "acos": False, "asin": False, "acosh": False, "atanh": False, "log": False,
+                 "log2": False, "log10": False, "log1p": False, "sin": False, "cos": False, "tan": False,
+                 "exp": True, "expm1": True, "cosh": True, "sinh": True}
+
+
+def _python_math(name):
+    """A function calling ``math.<name>`` as Python does (the Python run of the code, and its
+    signature), which the Numba implementation (``_checked_math``) replaces when compiled."""
+    fn = getattr(math, name)
+
+    def of_two(x, y):
+        return fn(x, y)
+
+    def with_base(x, base=None):
+        return fn(x) if base is None else fn(x, base)
+
+    def of_one(x):
+        return fn(x)
+    checked = with_base if name == "log" else of_two if name == "pow" else of_one
+    checked.__name__ = checked.__qualname__ = name
+    checked.__doc__ = f"math.{name}, raising as Python's does where compiled (numba_runtime._checked_math)."
+    return checked
+
+
+CHECKED_MATH = {getattr(math, name): _python_math(name) for name in (*_RAISING_MATH, "pow")}
+
+
+def compile_errors():
+    """What a dispatcher raises when Numba cannot compile the code (not an error the code raises)."""
+    from numba.core import errors
+    return (errors.NumbaError,)
+
+
+_REGISTERED = False
+_LOCK = threading.Lock()
+
+
+def register():
+    """Register the implementations (once per process)."""
+    global _REGISTERED
+    with _LOCK:
+        if not _REGISTERED:
+            _register()
+            _REGISTERED = True
+
+
+def _is_number(t):
+    return isinstance(t, (types.Float, types.Integer, types.Boolean))
+
+
+# The implementations' own options, whatever the generated code's (an overload is compiled as a function
+# of its own, with these): an index out of range raises IndexError (Numba's default reads whatever memory
+# is there), a division by zero ZeroDivisionError, as in Python.  Generated code whose every index is
+# proven in range drops its own bounds checks (numba_target, index_ranges); these keep theirs: the indexes
+# they take (getitem_grad's, stored_part's) are the user's.
+_JIT_OPTIONS: Any = dict(error_model="python", boundscheck=True)  # (Any: numba 0.68 types it as a TypedDict)
+
+
+def _register():
+    global types
+    from numba import types as numba_types
+    from numba.extending import overload as numba_overload
+    types = numba_types
+
+    def overload(function):
+        return numba_overload(function, jit_options=_JIT_OPTIONS)
+
+    overload(reversed_steps)(_reversed_steps)
+    overload(float_stack)(_float_stack)
+    overload(operator.getitem)(_range_slice)
+    overload(runtime.zeros_like)(_zeros_like)
+    overload(runtime.zero_tangent)(_zeros_like)
+    overload(runtime.unbroadcast)(_unbroadcast)
+    overload(runtime.unbroadcast_to)(_unbroadcast_to)
+    overload(runtime.writable_copy)(_writable_copy)
+    overload(runtime.if_inexact)(_if_inexact)
+    overload(runtime.getitem_grad)(_getitem_grad)
+    overload(runtime.stored_part)(_stored_part)
+    overload(runtime.list_append)(_list_append)
+    overload(runtime.checkpoint_stride)(_checkpoint_stride)
+    overload(runtime.check_number_update)(_check_number_update)
+    overload(runtime.item)(_item)
+    overload(runtime.check_index)(_check_index)
+    overload(runtime.check_assertion)(_check_assertion)
+    overload(runtime.check_one_number)(_check_one_number)
+    overload(runtime.check_view_kept)(_check_view_kept)
+    overload(runtime.raise_exception)(_raise_exception)
+    for helper, factory in rules.compiled_versions().items():  # the templates' own (rules.compiled)
+        overload(helper)(factory(types))
+    overload(runtime.stop_gradient)(lambda x: lambda x: x)
+    for name, overflows in _RAISING_MATH.items():
+        if name != "log":
+            overload(CHECKED_MATH[getattr(math, name)])(_checked_math(getattr(math, name), overflows))
+    overload(CHECKED_MATH[math.log])(_checked_log)
+    overload(CHECKED_MATH[math.pow])(_checked_pow)
+
+
+def _checked_math(fn, overflows):
+    """The implementation of ``math.<fn>`` that raises as CPython's does: ValueError where a number
+    gives nan, or (``overflows`` False) an infinity; OverflowError where a finite number gives an
+    infinity and ``overflows``.  (Numba's math functions give nan or inf instead.)"""
+    def typed(x):
+        if not _is_number(x):
+            return None
+
+        def raising(x):
+            y = fn(x)
+            if math.isnan(y) and not math.isnan(x):
+                raise ValueError("math domain error")
+            if math.isinf(y) and math.isfinite(x):
+                if overflows:
+                    raise OverflowError("math range error")
+                raise ValueError("math domain error")
+            return y
+        return raising
+    return typed
+
+
+def _checked_log(x, base=None):
+    """``math.log(x)`` and ``math.log(x, base)`` raising as CPython's: ValueError for a number not
+    above zero (either of them), ZeroDivisionError for the base 1."""
+    if not _is_number(x):
+        return None
+    if base is None or isinstance(base, (types.NoneType, types.Omitted)):
+        def natural(x, base=None):
+            if x <= 0.0:
+                raise ValueError("math domain error")
+            return math.log(x)
+        return natural
+    if not _is_number(base):
+        return None
+
+    def of_base(x, base=None):
+        if x <= 0.0 or base <= 0.0:
+            raise ValueError("math domain error")
+        den = math.log(base)
+        if den == 0.0:
+            raise ZeroDivisionError("float division by zero")
+        return math.log(x) / den
+    return of_base
+
+
+def _checked_pow(x, y):
+    """``math.pow`` raising as CPython's: ValueError where numbers give nan or zero to a negative
+    power gives an infinity, OverflowError where other finite numbers give one."""
+    if not (_is_number(x) and _is_number(y)):
+        return None
+
+    def raising(x, y):
+        r = math.pow(x, y)
+        if math.isnan(r) and not (math.isnan(x) or math.isnan(y)):
+            raise ValueError("math domain error")
+        if math.isinf(r) and math.isfinite(x) and math.isfinite(y):
+            if x == 0.0:
+                raise ValueError("math domain error")
+            raise OverflowError("math range error")
+        return r
+    return raising
+
+
+def _reversed_steps(steps):
+    if isinstance(steps, types.RangeType):
+        def backwards(steps):
+            n = len(steps)
+            return range(steps.start + (n - 1) * steps.step, steps.start - steps.step, -steps.step)
+        return backwards
+    return None
+
+
+def _range_slice(steps, index):
+    """``steps[:trips]``, the trips a loop that stopped early made (its reverse runs over them)."""
+    if isinstance(steps, types.RangeType) and isinstance(index, types.SliceType):
+        def sliced(steps, index):
+            start, stop, step = index.indices(len(steps))
+            return range(steps.start + start * steps.step, steps.start + stop * steps.step, step * steps.step)
+        return sliced
+    return None
+
+
+def _float_stack(shape):
+    def made(shape):
+        return np.empty(shape)
+    return made
+
+
+def _zeros_like(value):
+    if _is_number(value):
+        return lambda value: 0.0
+    if isinstance(value, types.Array):
+        if isinstance(value.dtype, types.Complex):
+            return lambda value: np.zeros(value.shape, np.complex128)
+        if value.dtype == types.float32:
+            return lambda value: np.zeros(value.shape, np.float32)
+        return lambda value: np.zeros(value.shape)  # (float64: integers' adjoints are floats)
+    return None
+
+
+def _basic_index(index):
+    """An index naming each element at most once: integers and slices (or a tuple of them)."""
+    parts = index.types if isinstance(index, types.BaseTuple) else (index,)
+    return all(isinstance(p, (types.Integer, types.SliceType)) for p in parts)
+
+
+def _getitem_grad(grad, a, index):
+    if _numbers(a) and isinstance(index, types.Integer) and isinstance(grad, (types.Float, types.Integer)) \
+            and not isinstance(grad, types.Boolean):
+        def picked(grad, a, index):  # a list or tuple of numbers: its adjoint is a vector
+            out = np.zeros(len(a))
+            out[index] = grad
+            return out
+        return picked
+    if not isinstance(a, types.Array) or not (_is_number(grad) or isinstance(grad, types.Array)):
+        return None
+    if _basic_index(index):
+        def scattered(grad, a, index):
+            out = np.zeros(a.shape)
+            out[index] = grad
+            return out
+        return scattered
+    if isinstance(index, types.Array) and isinstance(index.dtype, types.Integer) and index.ndim == 1 \
+            and a.ndim == 1 and isinstance(grad, types.Array) and grad.ndim == 1:
+        def added(grad, a, index):  # np.add.at: a repeated position adds each part
+            out = np.zeros(a.shape)
+            n = a.shape[0]
+            for k in range(index.shape[0]):
+                position = index[k]
+                out[position + n if position < 0 else position] += grad[k]
+            return out
+        return added
+    return None
+
+
+def _numbers(a):
+    """A list or tuple of numbers (of one kind: a list's items are typed alike)."""
+    if isinstance(a, types.List):
+        return isinstance(a.dtype, (types.Float, types.Integer))
+    return isinstance(a, types.BaseTuple) and len(a) > 0 and \
+        all(isinstance(t, (types.Float, types.Integer)) for t in a.types)
+
+
+def _stored_part(grad, index, value):
+    # a basic index naming an array part: no element twice, so grad[index] whole (copied) is the part
+    # (an index naming one element, or a repeating one, is not compiled)
+    if not isinstance(grad, types.Array) or grad.dtype != types.float64 or not _basic_index(index):
+        return None
+    parts = index.types if isinstance(index, types.BaseTuple) else (index,)
+    if sum(isinstance(p, types.Integer) for p in parts) >= grad.ndim or len(parts) > grad.ndim:
+        return None
+    if not (isinstance(value, types.Array) or _is_number(value)):
+        return None
+    return lambda grad, index, value: runtime.unbroadcast(grad[index].copy(), value)
+
+
+def _list_append(items, item):
+    # a new list, items then item (the items of a list are of one type: item's must be it exactly)
+    if isinstance(items, types.List) and items.dtype == item:
+        def appended(items, item):
+            out = items.copy()
+            out.append(item)
+            return out
+        return appended
+    return None
+
+
+def _unbroadcast(grad, like):
+    if _is_number(like):
+        if _is_number(grad):
+            return lambda grad, like: grad
+        if isinstance(grad, types.Array):
+            return lambda grad, like: np.sum(grad)
+        return None
+    if isinstance(like, types.Array):
+        return lambda grad, like: runtime.unbroadcast_to(grad, like.shape)
+    return None
+
+
+def _unbroadcast_to(grad, shape):
+    if not isinstance(shape, (types.UniTuple, types.Tuple)):
+        return None
+    rank = len(shape)
+    if rank == 0:
+        if _is_number(grad):
+            return lambda grad, shape: grad
+        if isinstance(grad, types.Array):
+            return lambda grad, shape: np.sum(grad)
+        return None
+    if _is_number(grad):  # a scalar seed spread over the shape
+        return lambda grad, shape: np.full(shape, grad)
+    if not isinstance(grad, types.Array) or grad.ndim < rank:
+        return None  # (broadcasting a smaller array up: not compiled)
+    extra = grad.ndim - rank
+
+    def summed(grad, shape):
+        same = True
+        for j in range(rank):
+            if grad.shape[extra + j] != shape[j]:
+                same = False
+        if extra == 0 and same:
+            return np.ascontiguousarray(grad).reshape(shape)  # (the same values; a copy only if strided)
+        for j in range(rank):
+            if shape[j] != 1 and grad.shape[extra + j] != shape[j]:
+                raise ValueError("unbroadcast: shapes do not broadcast")
+        out = np.zeros(shape, grad.dtype)
+        flat = out.reshape(-1)
+        for index in np.ndindex(grad.shape):
+            offset = 0
+            for j in range(rank):
+                n = shape[j]
+                offset = offset * n + (index[extra + j] if n != 1 else 0)
+            flat[offset] += grad[index]
+        return out
+    return summed
+
+
+def _writable_copy(grad, like):
+    if isinstance(like, types.Array):
+        if isinstance(grad, types.Array) and isinstance(grad.dtype, types.Float) and grad.ndim == like.ndim:
+            def copied(grad, like):
+                if grad.shape != like.shape:
+                    raise ValueError("writable_copy: the adjoint's shape is not the value's")
+                return np.ascontiguousarray(grad).copy()
+            return copied
+        if _is_number(grad):
+            return lambda grad, like: np.full(like.shape, float(grad))
+    return None
+
+
+def _if_inexact(grad, like):
+    dtype = like.dtype if isinstance(like, types.Array) else like
+    if isinstance(dtype, (types.Float, types.Complex)):
+        return lambda grad, like: grad
+    if isinstance(dtype, (types.Integer, types.Boolean)):
+        return lambda grad, like: runtime.zeros_like(grad)
+    return None
+
+
+def _checkpoint_stride(n, every=None):
+    if every is None or isinstance(every, types.NoneType) or isinstance(every, types.Omitted):
+        def square_root_segments(n, every=None):
+            if n <= 0:
+                return 1
+            root = int(np.sqrt(n - 1))
+            while root * root > n - 1:  # the integer square root, exactly (math.isqrt's)
+                root -= 1
+            while (root + 1) * (root + 1) <= n - 1:
+                root += 1
+            return root + 1
+        return square_root_segments
+    return None  # (every=k or snapshots=c: a Python int subclass Numba does not see: not compiled)
+
+
+def _check_number_update(value, name, shared, filename, line):
+    if _is_number(value):
+        return lambda value, name, shared, filename, line: None  # a number: nothing to refuse
+    return None  # (an array: Python's check raises, naming the line; not compiled)
+
+
+def _item(a):
+    # .item() gives a Python number: a float64 for any float (a float32 element is widened), an int
+    dtype = a.dtype if isinstance(a, types.Array) else a
+    convert: Any
+    if isinstance(dtype, types.Float):
+        convert = float
+    elif isinstance(dtype, types.Integer) and not isinstance(dtype, types.Boolean):
+        convert = int
+    else:
+        return None
+    if isinstance(a, types.Array):
+        def one(a):
+            if a.size != 1:
+                raise ValueError("can only convert an array of size 1 to a Python scalar")
+            return convert(a.reshape(-1)[0])
+        return one
+    return lambda a: convert(a)
+
+
+# An error the code raises: raised compiled without its words (Numba raises only constant messages);
+# the call then runs again as Python (numba_target), which raises it as the user wrote it.
+
+def _check_view_kept(view, base, name, filename, line):
+    # Numba reshapes contiguous arrays only (a view; any other raises) and a basic index gives a view
+    # where it gives an array: only one number read by index is a copy
+    if isinstance(view, types.Array):
+        return lambda view, base, name, filename, line: None
+
+    def refuse(view, base, name, filename, line):
+        raise TypeError("a value read after its array was written is a copy here, not a view")
+    return refuse
+
+
+def _check_one_number(value, name):
+    # decided from the type: a number (or a 0-d array) passes; anything else raises, and the call runs
+    # again as Python (numba_target), whose check raises the message naming the function and the shape
+    if _is_number(value) or isinstance(value, types.Complex) or (isinstance(value, types.Array) and value.ndim == 0):
+        return lambda value, name: None
+
+    def refuse(value, name):
+        raise TypeError("grad needs the function to return one number")
+    return refuse
+
+
+def _check_index(index, array, axis):
+    if isinstance(index, types.Integer) and isinstance(array, types.Array) and isinstance(axis, types.Integer):
+        def check(index, array, axis):
+            length = array.shape[axis]
+            if index < -length or index >= length:
+                raise IndexError("index is out of bounds")
+        return check
+    return None
+
+
+def _check_assertion(test, message=None):
+    def check(test, message=None):
+        if not test:
+            raise AssertionError("assertion failed")
+    return check
+
+
+def _raise_exception(kind, *args):
+    def raised(kind, *args):
+        raise RuntimeError("the user's exception")
+    return raised

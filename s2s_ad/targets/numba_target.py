@@ -1,0 +1,529 @@
+"""The compiled path: generated code run by Numba (``backend="numba"``), a ``Target`` of its own.
+
+Input: the adjoint (or tangent) IR of the NumPy target, with three
+differences this target asks for, and the module ``emit`` prints from it.
+Output: a function that runs the module's function compiled by
+``numba.njit`` (nopython mode), or, where Numba cannot compile it, runs the
+same Python code and says so once (``CompileFallbackWarning``, naming what
+Numba refused and the user's line).  Either way the numbers are those of
+the Python backend (to rounding: Numba may contract or reorder nothing
+but what LLVM's strict floating point allows, so in practice bit for bit).
+
+What this target changes:
+
+* **The tape**: one typed stack per slot of the recording plan (``plan.py``),
+  local to the function (``numba_tape.py``): a float64 array preallocated
+  just before the loop that records the slot where its size is known on
+  entry to that loop, else a list (``tape_s.append(s)`` ... ``s = tape_s.pop()``),
+  which Numba types from the values pushed and grows by doubling; the
+  NumPy target's nested tuple has a different type at every depth, which
+  no compiler can type.
+* **Helpers are inlined** (``Target.inlines_helpers``): the user's helpers are
+  lowered in place of their calls, so one function holds every slot and no
+  tape crosses a call.  A helper that cannot be (a recursive one) stays a
+  call, which Numba does not compile: the function falls back.
+* **Bounds checks where an index is not proven in range**: Numba's checks
+  (``boundscheck=True``) make an index out of range raise IndexError, as in
+  Python, instead of reading or writing past the array (a wrong number).
+  The code compiles without them exactly when ``index_ranges`` proves every
+  element access of the function in range, from the kinds every call of it
+  passes (the tape stacks by their construction, ``numba_tape.proven_stacks``);
+  where a few are not proven (at most four, each a name or a number into an
+  array of known rank), ``check_index`` written before their statements
+  raises NumPy's IndexError instead (``checked_indexes``), and the rest still
+  runs unchecked.  The engine ops keep their own checks.
+* **Module-level arrays as arguments**: an array the code reads from outside (bound
+  as a global of the module: a global, a closure cell, an attribute, an item of a
+  global tuple or dict) would be compiled by Numba as a constant, a copy taken at
+  the first call; the compiled function takes each such global as a parameter
+  instead, and every call passes the object itself (``_passed_globals``), so a
+  change made in place is seen as the Python code sees it.
+* **Its runtime** (``numba_runtime.py``): Numba implementations of the engine
+  ops the code calls (``unbroadcast``, ``zeros_like`` ...), registered with
+  ``numba.extending.overload`` on the very functions the NumPy target binds,
+  so one module namespace serves the compiled and the Python run; and
+  ``reversed`` over a loop's ``range``, which Numba lacks.
+
+Compiled code is cached in memory with the Python code (per argument kinds),
+and on disk across processes: the module's source is written to a file
+named by a digest of the source, the values it binds as globals, the
+options it is compiled with, and the versions of s2s_ad, Numba and NumPy,
+and compiled with ``cache=True`` (a
+changed function, rule or global gives another file).  Where a bound value
+has no digest (an object s2s_ad cannot fingerprint), the code is compiled
+without the disk cache.  ``S2S_AD_CACHE_DIR`` names the directory (default:
+``$XDG_CACHE_HOME/s2s_ad`` or ``~/.cache/s2s_ad``).
+
+A call of float32 (or other narrow) data runs as Python (``_NARROW``): ``run`` looks at each
+argument's dtype; a cached call of the API skips the look (``NumbaTarget.runner`` decides it once
+for the arguments' types and dtypes, which key the call, and hands out ``run``'s ``checked`` part).
+
+Numba is imported when the first function is compiled, never before.
+"""
+from __future__ import annotations
+
+import dataclasses
+import functools
+import hashlib
+import operator
+import os
+import re
+import threading
+import types
+import warnings
+from typing import Any, Callable, Iterator, Optional
+
+import numpy as np
+
+from ..analysis import index_ranges
+from ..core import ir
+from ..core.errors import CompileFallbackWarning
+from .numba_tape import SlotTape, proven_stacks
+from .target import NumPyTarget, Spelling, TapeForm
+
+
+class NumbaTarget(NumPyTarget):
+    """NumPy's spellings, compiled by Numba (see the module docstring)."""
+
+    name = "numba"
+    backend = "numba"
+    inlines_helpers = True
+    # (reversed_steps' range has its step at run time: a loop down a constant step of -1 is about a
+    # third faster on building's reverse sweep, which LLVM then treats as a counted loop)
+    counts_down = True
+    # no lists of floats (Numba types a list by its items) and no ``del`` (Numba refuses it; its
+    # reference counts free a temporary at its last use)
+    passes = ("fold_fills", "drop_dead_element_stores")
+    _tape = SlotTape()
+
+    def spellings(self, obj: Any) -> Iterator[Spelling]:
+        if obj is reversed:  # Numba has no reversed(): bound to the runtime's (a range's reverse)
+            return
+        if _raising_math(obj):  # Numba's math.sqrt(-1.0) is nan: bound to the runtime's, which raises
+            return
+        yield from super().spellings(obj)
+
+    def implementation(self, obj: Any) -> Any:
+        from . import numba_runtime
+        if obj is reversed:
+            return numba_runtime.reversed_steps
+        return numba_runtime.CHECKED_MATH.get(obj, obj) if _raising_math(obj) else obj
+
+    def tape(self) -> TapeForm:
+        return self._tape
+
+    def store(self, stmt: ir.Store) -> list[ir.Stmt]:
+        """``a[i] op= v`` as ``a[i] = a[i] op v``: Numba's in-place operators on an array do not buffer
+        a right side that overlaps the left (``a[1:] += a[:-1]`` adds values it has just written, where
+        NumPy adds the old ones); its plain stores do, as NumPy's."""
+        if stmt.op is None:
+            return [stmt]
+        old = ir.Call(operator.getitem, (ir.Var(stmt.array), stmt.index))
+        return [ir.Store(stmt.array, stmt.index, ir.Call(stmt.op, (old, stmt.value)), stmt.line)]
+
+    def checked_indexes(self, fn: ir.Function, kinds: dict[str, Any]) -> ir.Function:
+        """``fn`` with ``check_index`` before the few accesses not proven in range (``index_ranges``):
+        the rest of the code then needs no bounds check (``unchecked_accesses``)."""
+        return index_ranges.with_checks(fn, kinds, proven_stacks(fn))
+
+    def finish(self, function: Callable, emitted: Any) -> Callable:
+        return _compiled(function, emitted)
+
+    def runner(self, function: Callable, args: tuple) -> Callable:
+        """``function``'s ``checked`` (the compiled code without ``run``'s look at each argument's
+        dtype) where no argument of a call like ``args`` can be of a narrow dtype: each a Python
+        number, string or None, a NumPy number (its type is its dtype) or an array (the caller keys
+        on its dtype); else ``function`` itself, which looks."""
+        checked = getattr(function, "checked", None)
+        if checked is None:
+            return function
+        for arg in args:
+            kind = type(arg)
+            if kind in _NO_DTYPE:
+                continue
+            if (kind is np.ndarray or issubclass(kind, np.generic)) and arg.dtype.char not in _NARROW:
+                continue
+            return function
+        return checked
+
+
+NUMBA = NumbaTarget()
+
+
+def _raising_math(obj: Any) -> bool:
+    """Whether ``obj`` is one of ``math``'s functions that raise outside their domain or range where
+    Numba's return nan or inf (``numba_runtime.CHECKED_MATH``)."""
+    from . import numba_runtime
+    try:
+        return obj in numba_runtime.CHECKED_MATH
+    except TypeError:  # (an unhashable object)
+        return False
+
+
+# -- compiling, with the fallback ---------------------------------------------------------------
+
+def _compiled(function: Callable, emitted: Any) -> Callable:
+    """A function running ``function`` compiled by Numba at its first call (for each new type of
+    arguments), or ``function`` itself from the first time Numba cannot compile it."""
+    from . import numba_runtime  # numba imported here, at the first build for this target
+
+    numba_runtime.register()
+    unproven = unchecked_accesses(emitted)
+    options = {**_OPTIONS, "boundscheck": bool(unproven)}
+    dispatcher = _dispatcher(function, emitted, options)
+    errors = numba_runtime.compile_errors()
+    lock = threading.Lock()
+    state: dict[str, Callable] = {"run": dispatcher}
+    refused = _not_to_compile(emitted)
+    if refused is not None:  # compiled, it would give other numbers: the Python code runs, said at the first call
+        state["run"] = functools.partial(_refuse_at_first_call, refused)
+    passed = _passed_globals(emitted)
+    if passed:  # the compiled code takes the module's arrays as arguments (see _passed_globals)
+        state["run"] = _with_globals_passed(state["run"], function, tuple(emitted.namespace.globals[n] for n in passed))
+
+    @functools.wraps(function)
+    def run(*args: Any) -> Any:
+        if state["run"] is not function:
+            for arg in args:
+                if arg.__class__ in _NO_DTYPE:
+                    continue
+                if getattr(arg, "dtype", _WIDE).char in _NARROW:  # this call runs as Python (said once)
+                    if not state.get("narrow"):
+                        state["narrow"] = function
+                        warnings.warn(CompileFallbackWarning(_narrow_message(emitted, arg)), stacklevel=2)
+                    return function(*args)
+        return checked(*args)
+
+    def checked(*args: Any) -> Any:
+        """``run`` for arguments known to be of no narrow dtype (``NumbaTarget.runner``)."""
+        current = state["run"]
+        if current is function:
+            return function(*args)
+        try:
+            return current(*args)
+        except (_Refused, *errors) as refused:  # Numba cannot compile it: the Python code runs from now on
+            fall_back(refused)
+            return function(*args)
+        except Exception as raised:
+            # The code raised (the user's error: Python's code raises it too, from the generated line
+            # named in its traceback) or Numba failed where Python would not: then Python's code runs.
+            result = function(*args)
+            fall_back(raised)
+            return result
+
+    def fall_back(reason: BaseException) -> None:
+        with lock:
+            if state["run"] is not function:
+                state["run"] = function
+                warnings.warn(CompileFallbackWarning(_fallback_message(function, emitted, reason)), stacklevel=3)
+
+    for wrapper in (run, checked):  # (the dispatcher and what runs now, the options and why: for tests)
+        setattr(wrapper, "compiled", dispatcher)
+        setattr(wrapper, "state", state)
+        setattr(wrapper, "options", options)
+        setattr(wrapper, "unproven", unproven)
+    setattr(run, "checked", checked)
+    setattr(checked, "fresh_returns", getattr(function, "fresh_returns", False))  # (run has it: functools.wraps)
+    return run
+
+
+# Float types narrower or wider than float64: Numba computes with them differently from NumPy 2 (a
+# float32 array times a Python float is float64 in Numba, float32 in NumPy), so calls with them run as
+# Python.  (np.longdouble and complex256 too: Numba has none.)
+_NARROW = frozenset("efgFG")
+_NO_DTYPE = frozenset({float, int, bool, complex, str, type(None)})  # (what run's look finds no dtype on)
+_WIDE = np.dtype(np.float64)
+
+
+def _narrow_message(emitted: Any, arg: Any) -> str:
+    return (f"backend='numba' runs {emitted.name} as Python for arguments of dtype {arg.dtype}: Numba computes "
+            "float32 (and float16, longdouble) arithmetic differently from NumPy (a float32 array times a "
+            "Python float is float64 there); float64 arguments run compiled")
+
+
+class _Refused(Exception):
+    """Why code is not handed to Numba at all (raised at its first call, to fall back as for Numba's refusals)."""
+
+
+def _refuse_at_first_call(reason: str, *args: Any) -> Any:
+    raise _Refused(reason)
+
+
+_DRAWS = re.compile(r"\b(?:np\.random|random)\.\w+\(")
+
+
+def _not_to_compile(emitted: Any) -> Optional[str]:
+    """Why the module's code must run as Python although Numba might compile it, if it must: it draws
+    random numbers (Numba's generators are its own, not NumPy's or Python's: other numbers, and a
+    derivative that replays the draws of a pass would replay none)."""
+    bound = list(emitted.namespace.globals.values())
+    if _DRAWS.search(emitted.source) or any(_draws(value) for value in bound):
+        return "it draws random numbers, and Numba's generators are not NumPy's or Python's"
+    return None
+
+
+def _draws(value: Any) -> bool:
+    """Whether a global of generated code may draw from a random generator (np.random's functions,
+    ``random``'s, a generator's methods, the engine's ``draw``, the states a checkpointed loop keeps)."""
+    import random
+
+    from ..core import runtime
+    if value is runtime.draw or value is runtime.random_states or value is runtime.set_random_states:
+        return True
+    owner = getattr(value, "__self__", None)
+    if isinstance(owner, (np.random.RandomState, np.random.Generator, random.Random)):
+        return True
+    module = getattr(value, "__module__", None) or ""
+    return module == "random" or module.startswith("numpy.random")
+
+
+# How the code is compiled (in every cache file's digest, with this module's and the runtime's source:
+# Numba's disk cache does not see a change of its options or of the overloads the code inlines).
+# Python's errors: x / 0.0 raises ZeroDivisionError as for Python's floats (where the Python code gives
+# inf instead, on NumPy's numbers, the call runs again as Python: see _compiled), and an index out of
+# range raises IndexError (Numba's default reads whatever memory is there: a wrong number).  The bounds
+# checks go only where every element access of the code is proven in range (``unchecked_accesses``).
+_OPTIONS: dict[str, Any] = dict(error_model="python", boundscheck=True)
+
+
+def unchecked_accesses(emitted: Any) -> list:
+    """The element accesses of the module's function not proven in range (``index_ranges.Access``):
+    none, and it compiles without bounds checks.  The proof reads the function as printed (its tape
+    stacks proven by their construction, ``numba_tape.proven_stacks``) and the kinds of its
+    parameters that every call has (``Emitted.kinds``).  The engine ops it calls keep their own checks
+    (``numba_runtime``'s overloads are compiled with options of their own)."""
+    if not emitted.functions:
+        return [index_ranges.Access("the function's code is not known", None)]
+    fn = emitted.functions[0]
+    return index_ranges.unproven_accesses(fn, emitted.kinds, proven_stacks(fn))
+
+
+@functools.lru_cache(maxsize=None)
+def _compiler_fingerprint() -> str:
+    """What else the machine code depends on: the options, this module, the runtime's overloads and
+    the files declaring the templates' compiled versions (``rules.compiled``: edited in a checkout,
+    their machine code on disk must not be taken for the new one's) and the kernels they share."""
+    from . import numba_kernels, numba_runtime
+    from ..rules import registry as rules
+    digest = hashlib.sha256(repr(sorted(_OPTIONS.items())).encode())
+    files = [numba_runtime.__file__ or "", numba_kernels.__file__ or "", __file__]
+    files += sorted({factory.__code__.co_filename for factory in rules.compiled_versions().values()})
+    for name in files:
+        with open(name, "rb") as source:
+            digest.update(source.read())
+    return digest.hexdigest()
+
+
+# -- arrays the code reads from outside, passed at each call --------------------------------------
+
+def _holds_array(value: Any) -> bool:
+    """Whether ``value`` is a NumPy array or a tuple holding one (at any depth)."""
+    if isinstance(value, np.ndarray):
+        return True
+    return isinstance(value, tuple) and any(_holds_array(v) for v in value)
+
+
+def _passed_globals(emitted: Any) -> list[str]:
+    """The globals of the module that hold arrays (the user's global arrays, closure cells, module or
+    class attributes, items of a global tuple or dict, bound by ``emit.Namespace``), sorted.  Numba
+    compiles a global array as a constant, a copy taken at the first call: changed in place later,
+    the compiled code would keep the old numbers while the Python code reads the array itself.  So
+    the compiled function takes each of them as a parameter of its own (``_with_parameters``) and
+    every call passes the object the global holds (``_with_globals_passed``)."""
+    return sorted(name for name, value in emitted.namespace.globals.items() if _holds_array(value))
+
+
+def _with_parameters(emitted: Any, names: list[str]) -> str:
+    """The module's source with ``names`` added as the last parameters of its function (each with the
+    default None, after the defaults it has): in its body they then name the parameters, not the
+    globals.  The def is one line (``emit_module``), so the lines keep their numbers (the user's
+    lines, ``Emitted.origins``).  A name another function of the module reads stays a global there:
+    ``_Refused`` (the code runs as Python, which reads the array itself)."""
+    if not names:
+        return emitted.source
+    lines = emitted.source.splitlines(keepends=True)
+    header = re.compile(rf"def {re.escape(emitted.name)}\((.*)\):\s*$")
+    found = [i for i, line in enumerate(lines) if header.match(line)]
+    others = [i for i, line in enumerate(lines) if line.startswith("def ") and i not in found]
+    if len(found) != 1:
+        raise _Refused(f"the function {emitted.name} reads module-level arrays and its def could not be found")
+    start = found[0]
+    end = min([i for i in others if i > start], default=len(lines))
+    before = min(others, default=start)  # (the comments above the first def name no code)
+    outside = "".join(line.split("#")[0] for line in lines[min(before, start):start] + lines[end:])
+    if any(re.search(rf"\b{re.escape(n)}\b", outside) for n in names):
+        raise _Refused("a function of the code other than the first reads a module-level array, which Numba "
+                       "would compile as a constant (a change made in place later would not be seen)")
+    match = header.match(lines[start])
+    assert match is not None
+    params = match.group(1)
+    added = ", ".join(f"{n}=None" for n in names)
+    lines[start] = f"def {emitted.name}({params + ', ' if params else ''}{added}):\n"
+    return "".join(lines)
+
+
+def _with_globals_passed(compiled: Callable, function: Callable, values: tuple) -> Callable:
+    """``compiled`` (taking ``values`` after the parameters of ``function``) called as ``function`` is:
+    the defaults a call leaves out filled in, then ``values`` (the objects themselves: a change made
+    in place is seen at the next call)."""
+    count = function.__code__.co_argcount
+    defaults = function.__defaults__ or ()
+    first_default = count - len(defaults)
+
+    def call(*args: Any) -> Any:
+        if len(args) < count:
+            args = args + defaults[len(args) - first_default:]
+        return compiled(*args, *values)
+    return call
+
+
+def _dispatcher(function: Callable, emitted: Any, options: dict[str, Any]) -> Any:
+    """``numba.njit`` of the module's function with ``options``: from a file of the cache directory (so
+    that Numba caches the machine code on disk) where the module can be fingerprinted, else as it is.
+    Its module-level arrays become parameters (``_passed_globals``); a module whose other functions
+    read them is not compiled (``_Refused``, at the first call)."""
+    import numba
+
+    try:
+        source = _with_parameters(emitted, _passed_globals(emitted))
+    except _Refused as refused:
+        return functools.partial(_refuse_at_first_call, str(refused))
+    path = _cache_file(emitted, options)
+    if path is None:
+        if source is emitted.source:
+            return numba.njit(**options)(function)
+        namespace = dict(function.__globals__)
+        exec(compile(source, function.__code__.co_filename, "exec"), namespace)
+        return numba.njit(**options)(namespace[emitted.name])
+    # Numba caches code whose globals name an importable module (it rebuilds its environment from it).
+    namespace = {**function.__globals__, "__name__": __name__}
+    try:
+        exec(compile(source, path, "exec"), namespace)
+    except OSError:
+        return numba.njit(**options)(function)
+    return numba.njit(cache=True, **options)(namespace[emitted.name])
+
+
+def cache_directory() -> Optional[str]:
+    """Where compiled code is kept across processes (``S2S_AD_CACHE_DIR``, else the user's cache)."""
+    chosen = os.environ.get("S2S_AD_CACHE_DIR")
+    if not chosen:
+        base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+        chosen = os.path.join(base, "s2s_ad")
+    return os.path.join(chosen, "numba")
+
+
+def _cache_file(emitted: Any, options: dict[str, Any]) -> Optional[str]:
+    """The file holding the module's source in the cache directory (written if new), named by its
+    fingerprint and the options it is compiled with (with bounds checks or without: Numba's own key
+    does not tell them apart); None where a global cannot be fingerprinted or the directory cannot be
+    written."""
+    import numba
+
+    from ..core.version import __version__
+    digest = hashlib.sha256()
+    for part in (__version__, numba.__version__, np.__version__, _compiler_fingerprint(), emitted.source,
+                 repr(sorted(options.items()))):
+        digest.update(part.encode())
+    passed = set(_passed_globals(emitted))
+    for name in sorted(emitted.namespace.globals):
+        value = emitted.namespace.globals[name]
+        # (an array passed at each call: the machine code depends on its type alone, Numba's own key)
+        printed = f"passed {_argument_type(value)}" if name in passed else _fingerprint(value)
+        if printed is None:
+            return None
+        digest.update(f"\0{name}={printed}".encode())
+    directory = cache_directory()
+    if directory is None:
+        return None
+    path = os.path.join(directory, f"{emitted.name}_{digest.hexdigest()[:24]}.py")
+    try:
+        if not os.path.exists(path):
+            os.makedirs(directory, exist_ok=True)
+            partial = f"{path}.{os.getpid()}.{threading.get_ident()}"
+            with open(partial, "w", encoding="utf-8") as out:
+                out.write(_with_parameters(emitted, sorted(passed)))
+            os.replace(partial, path)  # whole or absent, for processes racing to write it
+    except OSError:
+        return None
+    return path
+
+
+def _argument_type(value: Any) -> str:
+    """What Numba types an array (or a tuple holding arrays) passed as an argument by."""
+    if isinstance(value, np.ndarray):
+        return f"array {value.dtype.str} {value.ndim} {value.flags.c_contiguous} {value.flags.f_contiguous}"
+    if isinstance(value, tuple):
+        return "(" + ", ".join(_argument_type(v) for v in value) + ")"
+    return _fingerprint(value) or type(value).__name__
+
+
+def _fingerprint(value: Any) -> Optional[str]:
+    """Text that changes whenever what generated code reads of ``value`` may (None: not known how)."""
+    if value is None or isinstance(value, (bool, int, float, complex, str)):
+        return repr(value)
+    if isinstance(value, types.ModuleType):
+        return f"module {value.__name__}"
+    if isinstance(value, np.ndarray):
+        return f"array {value.dtype.str} {value.shape} {hashlib.sha256(np.ascontiguousarray(value).tobytes()).hexdigest()}"
+    if isinstance(value, np.generic):
+        return f"{type(value).__name__} {value!r}"
+    if isinstance(value, tuple):
+        items = [_fingerprint(v) for v in value]
+        return None if any(i is None for i in items) else "(" + ", ".join(i for i in items if i is not None) + ")"
+    if isinstance(value, types.FunctionType):
+        code = value.__code__
+        return f"function {value.__module__}.{value.__qualname__} {hashlib.sha256(code.co_code).hexdigest()} " \
+               f"{code.co_consts!r} {code.co_names!r}"
+    if isinstance(value, (types.BuiltinFunctionType, np.ufunc, type)):
+        return f"{type(value).__name__} {getattr(value, '__module__', '')}.{getattr(value, '__qualname__', value)}"
+    py_func = getattr(value, "py_func", None)  # a Numba dispatcher
+    if isinstance(py_func, types.FunctionType):
+        return "jitted " + (_fingerprint(py_func) or "")
+    return None
+
+
+_GENERATED_LINE = re.compile(r'File "([^"]*)", line (\d+)')
+
+
+def _fallback_message(function: Callable, emitted: Any, refused: BaseException) -> str:
+    """What Numba refused, where in the user's code, and what happens instead."""
+    text = str(refused)
+    reason = text if isinstance(refused, _Refused) else _first_reason(text)
+    where = ""
+    for found in _GENERATED_LINE.finditer(text):
+        if found.group(1).startswith("<s2s_ad") or found.group(1).endswith(".py") and \
+                os.path.basename(found.group(1)).startswith(emitted.name):
+            number = int(found.group(2))
+            if 0 < number <= len(emitted.origins) and emitted.origins[number - 1] is not None:
+                lines = emitted.source.splitlines()
+                statement = lines[number - 1].split("#")[0].strip() if number <= len(lines) else ""
+                where = f" at line {emitted.origins[number - 1]} of {_user_file(function)}" + \
+                        (f" ({statement})" if statement else "")
+                break
+    return (f"backend='numba' cannot compile {emitted.name}{where}: {reason}; it runs as Python instead "
+            f"(the same numbers, at Python's speed)")
+
+
+def _first_reason(text: str) -> str:
+    """What a Numba error says it refused, in a line: the call it has no implementation of, the name
+    it cannot type, or its first line of substance."""
+    call = re.search(r">>> (.+)", text)
+    if "No implementation of function" in text and call:
+        return f"Numba has no implementation of {call.group(1).strip()}"[:240]
+    untyped = re.search(r"Untyped global name '([^']+)'", text)
+    if untyped:
+        return f"{untyped.group(1)} is a Python function Numba cannot compile"
+    skipped = ("Failed in ", "During:", "File ", "<source", "^", "This error", "- argument")
+    for line in text.splitlines():
+        line = line.strip()
+        if line and not line.startswith(skipped):
+            return line[:240]
+    return text.strip().splitlines()[0][:240] if text.strip() else "an error Numba gave no words for"
+
+
+def _user_file(function: Callable) -> str:
+    """The user's file, from the name ``cache.compile_module`` gives generated code
+    (``<s2s_ad d_f from file.py:12 #1a2b3c>``)."""
+    found = re.search(r" from (.+?):\d+ #", function.__code__.co_filename)
+    return os.path.basename(found.group(1)) if found else "the user's file"

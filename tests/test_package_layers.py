@@ -1,0 +1,56 @@
+"""The engine's packages are its stages, in order: a module imports only its own package and the
+packages before its own in ``LAYERS`` (docs/design.md, "The stages"), so no stage reaches up into
+a later one and no two packages import each other."""
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import s2s_ad
+
+PACKAGE = Path(s2s_ad.__file__).parent
+LAYERS = ["core", "rules", "frontend", "memory", "lowering", "analysis", "passes", "ad", "targets", "driver", "api"]
+
+
+def _package_imports(module: Path) -> set[str]:
+    """The packages of s2s_ad that ``module`` imports (``from ..core import ir``: core)."""
+    found = set()
+    for node in ast.walk(ast.parse(module.read_text())):
+        if isinstance(node, ast.ImportFrom) and node.level == 2:
+            if node.module is None:
+                found |= {alias.name for alias in node.names}
+            else:
+                found.add(node.module.split(".")[0])
+        elif isinstance(node, ast.ImportFrom) and node.level > 2:
+            found.add("above s2s_ad")
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and (node.module or "").startswith("s2s_ad"):
+            found.add(f"absolute import of {node.module}")
+    return found
+
+
+def test_the_top_level_holds_the_stages_alone():
+    assert sorted(p.name for p in PACKAGE.glob("*.py")) == ["__init__.py", "__main__.py"]
+    packages = sorted(p.name for p in PACKAGE.iterdir() if (p / "__init__.py").exists())
+    assert packages == sorted(LAYERS + ["templates"]) or packages == sorted(LAYERS)
+
+
+def test_each_package_imports_only_the_packages_before_it():
+    wrong = []
+    for layer, name in enumerate(LAYERS):
+        for module in sorted((PACKAGE / name).glob("*.py")):
+            for imported in _package_imports(module):
+                if imported not in LAYERS[:layer]:
+                    wrong.append(f"{name}/{module.name} imports {imported}")
+    assert not wrong, wrong
+
+
+def test_each_package_says_what_it_takes_and_hands_on():
+    for name in LAYERS:
+        doc = ast.get_docstring(ast.parse((PACKAGE / name / "__init__.py").read_text()))
+        assert doc and len(doc.split()) > 20, name
+
+
+def test_the_layers_test_would_see_an_upward_import(tmp_path):
+    upward = tmp_path / "m.py"
+    upward.write_text("from ..api import transforms\nfrom . import sibling\n")
+    assert _package_imports(upward) == {"api"}
