@@ -603,3 +603,50 @@ def test_solve_banded_that_may_overwrite_its_arguments_is_refused_before_it_runs
     with pytest.raises(s2s_ad.TransformError, match=r"test_scipy_breadth.py:\d+:(\d+:)? .*scipy\.linalg\.solve_banded.*"
                                                     r"drop overwrite_ab and overwrite_b"):
         s2s_ad.grad(overwriting_banded)(BAND.copy(), BAND_RHS.copy())
+
+
+# -- frozen distributions: refused before anything runs, saying what to write ---------------------
+
+FROZEN = stats.norm(0.5, 2.0)  # frozen outside the function
+
+
+def frozen_in_the_function(x, loc, scale):
+    d = stats.norm(loc, scale)
+    return np.sum(d.logpdf(x))
+
+
+def frozen_and_called_at_once(x, df):
+    return np.sum(stats.t(df, scale=2.0).cdf(x))
+
+
+def frozen_at_module_level(x):
+    return np.sum(FROZEN.logpdf(x))
+
+
+def frozen_passed_in(x, d):
+    return np.sum(d.pdf(x))
+
+
+def unfrozen(x, loc, scale):
+    return np.sum(stats.norm.logpdf(x, loc, scale)) + FROZEN.logpdf(0.3)  # (a constant: it runs)
+
+
+def test_a_frozen_distribution_is_refused_saying_to_pass_the_parameters_to_the_method():
+    x = np.array([0.3, 1.2, -0.4])
+    with pytest.raises(s2s_ad.TransformError, match=r"test_scipy_breadth.py:\d+:(\d+:)? cannot differentiate the "
+                                                    r"frozen distribution scipy\.stats\.norm\(\.\.\.\): .*write "
+                                                    r"scipy\.stats\.norm\.logpdf\(x, <its parameters>\) instead"):
+        s2s_ad.grad(frozen_in_the_function, wrt=(1, 2))(x, 0.5, 1.2)
+    with pytest.raises(s2s_ad.TransformError, match=r"frozen distribution scipy\.stats\.t\(\.\.\.\): .*"
+                                                    r"scipy\.stats\.t\.logpdf\(x, <its parameters>\)"):
+        s2s_ad.jvp(frozen_and_called_at_once, (x, 3.0), (np.ones(3), 1.0))
+    with pytest.raises(s2s_ad.TransformError, match=r"test_scipy_breadth.py:\d+:(\d+:)? .*not those of a frozen "
+                                                    r"distribution; write scipy\.stats\.norm\.logpdf"):
+        s2s_ad.grad(frozen_at_module_level)(x)
+    with pytest.raises(s2s_ad.TransformError, match=r"the method \.pdf\(\): .*frozen scipy\.stats distribution.*"
+                                                    r"scipy\.stats\.norm\.logpdf\(x, loc, scale\)"):
+        s2s_ad.grad(frozen_passed_in)(x, FROZEN)
+    # what the refusal says to write is differentiated, a frozen distribution's constant value included
+    got = s2s_ad.grad(unfrozen, wrt=(0, 1, 2))(x, 0.5, 1.2)
+    for i, g in enumerate(got):
+        np.testing.assert_allclose(g, numeric_grad(unfrozen, (x, 0.5, 1.2), i), rtol=1e-6, atol=1e-9)
