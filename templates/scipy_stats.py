@@ -4,8 +4,9 @@ is an optional extra, not imported otherwise).
 
 A distribution's method is a bound method of the object ``scipy.stats`` holds (``stats.norm.pdf``);
 a rule is keyed by it, and a call written ``stats.norm.logpdf(x, loc, scale)`` or ``norm.logpdf(x,
-loc=..., scale=...)`` finds it.  Frozen distributions (``stats.norm(loc, scale).pdf(x)``) are not
-covered.
+loc=..., scale=...)`` finds it.  Frozen distributions (``stats.norm(loc, scale).pdf(x)``) are refused
+before anything runs, saying to write ``stats.norm.pdf(x, loc, scale)`` (``callables.frozen_refusal``):
+a frozen distribution is an object holding the parameters, which the transformer does not carry.
 
 - ``norm``, ``t``, ``chi2``, ``gamma``, ``beta``: ``pdf`` and ``logpdf`` by the point, ``loc``,
   ``scale`` and each shape parameter (``df``, ``a``, ``b``); ``cdf``, ``logcdf``, ``sf``, ``logsf`` by

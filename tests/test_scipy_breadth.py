@@ -135,6 +135,10 @@ def bessel_by_order(v, x):
     return special.iv(v, x) + x
 
 
+def bessel_j_by_order(v, x):
+    return special.jv(v, x) * x
+
+
 def unknown_special_function(x):
     return special.struve(1.0, x) * x
 
@@ -147,6 +151,9 @@ def test_derivatives_without_a_closed_form_are_refused_naming_the_argument():
         s2s_ad.grad(bessel_by_order, wrt=0)(1.5, 2.0)
     with pytest.raises(s2s_ad.TransformError, match=r"scipy\.special\.iv: its argument v depends"):
         s2s_ad.jvp(bessel_by_order, (1.5, 2.0), (1.0, 0.0))
+    with pytest.raises(s2s_ad.TransformError) as caught:
+        s2s_ad.grad(bessel_j_by_order)(1.5, 2.0)
+    assert "scipy.special.jv: its argument v depends" in str(caught.value) and "np.jv" not in str(caught.value)
     # by x alone the same calls are differentiated
     want = numeric_grad(incomplete_gamma_by_shape, (1.5, 2.0), 1)
     np.testing.assert_allclose(s2s_ad.grad(incomplete_gamma_by_shape, wrt=1)(1.5, 2.0), want, rtol=1e-7)
@@ -436,3 +443,217 @@ def test_normal_quantiles_against_jax():
         return jnp.sum(jstats.norm.ppf(q, loc, scale) ** 2) + jnp.sum(jstats.norm.ppf(1.0 - 0.5 * q, loc, scale))
     np.testing.assert_allclose(s2s_ad.grad(normal_quantiles)(theta, q), jax.grad(reference)(theta), rtol=1e-9)
     np.testing.assert_allclose(s2s_ad.hessian(normal_quantiles)(theta, q), jax.hessian(reference)(theta), rtol=1e-8)
+
+
+# -- scipy.linalg.solve_sylvester and solve_banded ---------------------------------------------
+
+linalg = pytest.importorskip("scipy.linalg")
+
+SYL_A = np.array([[1.5, 0.3, -0.2], [0.1, 2.0, 0.4], [-0.3, 0.2, 1.2]])
+SYL_B = np.array([[0.7, -0.4], [0.5, 0.9]])
+SYL_Q = np.array([[1.0, -0.5], [0.3, 0.2], [-0.7, 0.4]])
+
+
+def sylvester_misfit(a, b, q):
+    x = linalg.solve_sylvester(a, b, q)
+    return np.sum(x ** 2) + np.sum(np.sin(x) * q)
+
+
+def sylvester_misfit_by_b(b, a, q):
+    return sylvester_misfit(a, b, q)
+
+
+def sylvester_misfit_by_q(q, a, b):
+    return sylvester_misfit(a, b, q)
+
+
+def test_solve_sylvester_against_finite_differences_in_every_mode():
+    args = (SYL_A.copy(), SYL_B.copy(), SYL_Q.copy())
+    assert_gradient_matches(sylvester_misfit, args, wrt=(0, 1, 2))  # (and forward mode against reverse)
+    assert_hessian_matches_gradient_differences(sylvester_misfit, args)
+    assert_hessian_matches_gradient_differences(sylvester_misfit_by_b, (args[1], args[0], args[2]))
+    assert_hessian_matches_gradient_differences(sylvester_misfit_by_q, (args[2], args[0], args[1]))
+    rng = np.random.default_rng(3)
+    directions = tuple(rng.normal(size=np.shape(a)) for a in args)
+    _, along = s2s_ad.jvp(sylvester_misfit, args, directions)
+    want = sum(np.sum(numeric_grad(sylvester_misfit, args, i) * d) for i, d in enumerate(directions))
+    np.testing.assert_allclose(along, want, rtol=1e-6)
+
+
+def sylvester_batch(a, b, q):
+    return np.sum(linalg.solve_sylvester(a, b, q) ** 2)
+
+
+def _scipy_batches_sylvester():
+    try:
+        linalg.solve_sylvester(np.ones((2, 1, 1)), np.ones((1, 1)), np.ones((1, 1)))
+    except Exception:
+        return False
+    return True
+
+
+@pytest.mark.skipif(not _scipy_batches_sylvester(),
+                    reason="this SciPy does not batch solve_sylvester (older versions)")
+def test_solve_sylvester_over_a_batch_sums_the_shared_matrix_adjoint():
+    a, b, q = np.stack([SYL_A, 1.5 * SYL_A.T]), SYL_B.copy(), np.stack([SYL_Q, -SYL_Q])
+    assert_gradient_matches(sylvester_batch, (a, b, q), wrt=(0, 1, 2))
+
+
+@pytest.mark.slow
+def test_solve_sylvester_against_jax():
+    """JAX's solve_sylvester differentiates by q alone (its Schur decomposition has no rule): by a and
+    b the reference solves the same equation as one linear system, (I kron a + b^T kron I) vec(x) =
+    vec(q), x's columns stacked."""
+    jax, jnp, _ = _jax()
+    jlinalg = pytest.importorskip("jax.scipy.linalg")
+
+    def as_one_system(a, b, q):
+        m, n = q.shape
+        operator = jnp.kron(jnp.eye(n), a) + jnp.kron(b.T, jnp.eye(m))
+        return jnp.linalg.solve(operator, q.T.reshape(-1)).reshape(n, m).T
+
+    def reference(a, b, q, solver=as_one_system):
+        x = solver(a, b, q)
+        return jnp.sum(x ** 2) + jnp.sum(jnp.sin(x) * q)
+    args = (SYL_A.copy(), SYL_B.copy(), SYL_Q.copy())
+    got = s2s_ad.grad(sylvester_misfit, wrt=(0, 1, 2))(*args)
+    want = jax.grad(reference, argnums=(0, 1, 2))(*args)
+    for g, w in zip(got, want):
+        np.testing.assert_allclose(g, w, rtol=1e-9, atol=1e-11)
+    if hasattr(jlinalg, "solve_sylvester"):
+        by_q = jax.grad(lambda q: reference(args[0], args[1], q, jlinalg.solve_sylvester))(args[2])
+        np.testing.assert_allclose(got[2], by_q, rtol=1e-7, atol=1e-9)
+    directions = (np.ones((3, 3)), np.eye(2), np.full((3, 2), 0.5))
+    _, along = s2s_ad.jvp(sylvester_misfit, args, directions)
+    _, want_along = jax.jvp(reference, args, directions)
+    np.testing.assert_allclose(along, want_along, rtol=1e-9)
+    for wrt in (0, 1, 2):
+        np.testing.assert_allclose(s2s_ad.hessian(sylvester_misfit, wrt=wrt)(*args),
+                                   jax.hessian(reference, argnums=wrt)(*args), rtol=1e-8, atol=1e-10)
+
+
+# a diagonally dominant tridiagonal band; its corners (ab[0, 0] and ab[2, -1]) hold no entry of a
+BAND = np.array([[9.0, 0.3, -0.2, 0.5, 0.1], [2.1, 1.8, 2.5, 1.9, 2.2], [0.4, -0.3, 0.2, 0.6, 7.0]])
+BAND_RHS = np.array([0.3, -1.2, 0.8, 0.5, 1.1])
+# a (2, 1)-band, 4 x 4; corners ab[0, 0], ab[2, -1], ab[3, -2:]
+BAND_2_1 = np.array([[5.0, 0.2, 0.4, -0.1], [2.4, 2.1, 1.7, 2.6], [0.3, 0.5, -0.2, 6.0], [0.1, -0.4, 8.0, 9.0]])
+
+
+def banded_misfit(ab, b):
+    x = linalg.solve_banded((1, 1), ab, b)
+    return np.sum(x ** 2) + np.sum(np.cos(x) * b)
+
+
+def banded_misfit_by_b(b, ab):
+    return banded_misfit(ab, b)
+
+
+def banded_columns_misfit(ab, b):
+    x = linalg.solve_banded((2, 1), ab, b)
+    return np.sum(x ** 2 * np.arange(1.0, 1.0 + b.shape[1]))
+
+
+def _dense(ab, lower, upper):
+    n = ab.shape[1]
+    a = np.zeros((n, n))
+    for i in range(n):
+        for j in range(max(0, i - lower), min(n, i + upper + 1)):
+            a[i, j] = ab[upper + i - j, j]
+    return a
+
+
+def test_solve_banded_against_finite_differences_in_every_mode():
+    args = (BAND.copy(), BAND_RHS.copy())
+    got = assert_gradient_matches(banded_misfit, args, wrt=(0, 1))  # (and forward mode against reverse)
+    assert got[0][0, 0] == 0.0 and got[0][2, -1] == 0.0  # the corners: no entry of a
+    assert_hessian_matches_gradient_differences(banded_misfit, args)
+    assert_hessian_matches_gradient_differences(banded_misfit_by_b, (args[1], args[0]))
+    direction = (np.linspace(-1.0, 1.0, 15).reshape(3, 5), np.array([1.0, 0.5, -0.5, 0.2, 0.1]))
+    _, along = s2s_ad.jvp(banded_misfit, args, direction)
+    want = sum(np.sum(numeric_grad(banded_misfit, args, i) * d) for i, d in enumerate(direction))
+    np.testing.assert_allclose(along, want, rtol=1e-6)
+    # columns of b, a (2, 1)-band
+    columns = (BAND_2_1.copy(), np.array([[0.3, -1.0, 0.5], [1.2, 0.4, -0.3], [0.8, 0.1, 0.9], [-0.6, 0.7, 0.2]]))
+    got = assert_gradient_matches(banded_columns_misfit, columns, wrt=(0, 1))
+    assert got[0][0, 0] == 0.0 and got[0][2, -1] == 0.0 and np.all(got[0][3, -2:] == 0.0)
+    assert_hessian_matches_gradient_differences(banded_columns_misfit, columns)
+
+
+@pytest.mark.slow
+def test_solve_banded_against_jax_on_the_dense_matrix():
+    """jax.scipy.linalg has no solve_banded: JAX solves the dense matrix the band holds, and its
+    derivative by that matrix, read back on the band, is the derivative by ``ab``."""
+    jax, jnp, _ = _jax()
+    ab, b = BAND.copy(), BAND_RHS.copy()
+    rows, cols = np.nonzero(_dense(np.ones_like(ab), 1, 1))
+
+    def reference(ab, b):
+        a = jnp.zeros((5, 5)).at[rows, cols].set(ab[1 + rows - cols, cols])
+        x = jnp.linalg.solve(a, b)
+        return jnp.sum(x ** 2) + jnp.sum(jnp.cos(x) * b)
+    got = s2s_ad.grad(banded_misfit, wrt=(0, 1))(ab, b)
+    want = jax.grad(reference, argnums=(0, 1))(ab, b)
+    for g, w in zip(got, want):
+        np.testing.assert_allclose(g, w, rtol=1e-9, atol=1e-11)
+    direction = (np.ones((3, 5)), np.linspace(0.0, 1.0, 5))
+    _, along = s2s_ad.jvp(banded_misfit, (ab, b), direction)
+    np.testing.assert_allclose(along, jax.jvp(reference, (ab, b), direction)[1], rtol=1e-9)
+    np.testing.assert_allclose(s2s_ad.hessian(banded_misfit)(ab, b), jax.hessian(reference)(ab, b),
+                               rtol=1e-8, atol=1e-10)
+
+
+def overwriting_banded(ab, b):
+    return np.sum(linalg.solve_banded((1, 1), ab, b, overwrite_b=True))
+
+
+def test_solve_banded_that_may_overwrite_its_arguments_is_refused_before_it_runs():
+    with pytest.raises(s2s_ad.TransformError, match=r"test_scipy_breadth.py:\d+:(\d+:)? .*scipy\.linalg\.solve_banded.*"
+                                                    r"drop overwrite_ab and overwrite_b"):
+        s2s_ad.grad(overwriting_banded)(BAND.copy(), BAND_RHS.copy())
+
+
+# -- frozen distributions: refused before anything runs, saying what to write ---------------------
+
+FROZEN = stats.norm(0.5, 2.0)  # frozen outside the function
+
+
+def frozen_in_the_function(x, loc, scale):
+    d = stats.norm(loc, scale)
+    return np.sum(d.logpdf(x))
+
+
+def frozen_and_called_at_once(x, df):
+    return np.sum(stats.t(df, scale=2.0).cdf(x))
+
+
+def frozen_at_module_level(x):
+    return np.sum(FROZEN.logpdf(x))
+
+
+def frozen_passed_in(x, d):
+    return np.sum(d.pdf(x))
+
+
+def unfrozen(x, loc, scale):
+    return np.sum(stats.norm.logpdf(x, loc, scale)) + FROZEN.logpdf(0.3)  # (a constant: it runs)
+
+
+def test_a_frozen_distribution_is_refused_saying_to_pass_the_parameters_to_the_method():
+    x = np.array([0.3, 1.2, -0.4])
+    with pytest.raises(s2s_ad.TransformError, match=r"test_scipy_breadth.py:\d+:(\d+:)? cannot differentiate the "
+                                                    r"frozen distribution scipy\.stats\.norm\(\.\.\.\): .*write "
+                                                    r"scipy\.stats\.norm\.logpdf\(x, <its parameters>\) instead"):
+        s2s_ad.grad(frozen_in_the_function, wrt=(1, 2))(x, 0.5, 1.2)
+    with pytest.raises(s2s_ad.TransformError, match=r"frozen distribution scipy\.stats\.t\(\.\.\.\): .*"
+                                                    r"scipy\.stats\.t\.logpdf\(x, <its parameters>\)"):
+        s2s_ad.jvp(frozen_and_called_at_once, (x, 3.0), (np.ones(3), 1.0))
+    with pytest.raises(s2s_ad.TransformError, match=r"test_scipy_breadth.py:\d+:(\d+:)? .*not those of a frozen "
+                                                    r"distribution; write scipy\.stats\.norm\.logpdf"):
+        s2s_ad.grad(frozen_at_module_level)(x)
+    with pytest.raises(s2s_ad.TransformError, match=r"the method \.pdf\(\): .*frozen scipy\.stats distribution.*"
+                                                    r"scipy\.stats\.norm\.logpdf\(x, loc, scale\)"):
+        s2s_ad.grad(frozen_passed_in)(x, FROZEN)
+    # what the refusal says to write is differentiated, a frozen distribution's constant value included
+    got = s2s_ad.grad(unfrozen, wrt=(0, 1, 2))(x, 0.5, 1.2)
+    for i, g in enumerate(got):
+        np.testing.assert_allclose(g, numeric_grad(unfrozen, (x, 0.5, 1.2), i), rtol=1e-6, atol=1e-9)

@@ -99,6 +99,46 @@ def is_user_function(fn: Any) -> bool:
     return isinstance(fn, types.FunctionType) and not rules.is_known(fn)
 
 
+# The methods of a scipy.stats distribution that have rules for some distributions (templates/scipy_stats.py).
+DISTRIBUTION_METHODS = frozenset({"pdf", "logpdf", "cdf", "logcdf", "sf", "logsf", "pmf", "logpmf", "ppf", "isf",
+                                  "entropy"})
+
+
+def scipy_distribution(fn: Any) -> Optional[str]:
+    """``"scipy.stats.norm"`` for one of scipy.stats's distribution objects (``stats.norm``, an
+    instance whose call freezes it), else None.  SciPy is not imported here."""
+    cls = type(fn)
+    if not str(getattr(cls, "__module__", "")).startswith("scipy.stats") or isinstance(
+            fn, (type, types.FunctionType, types.MethodType, types.BuiltinFunctionType)) or not callable(fn):
+        return None
+    if not (hasattr(fn, "pdf") or hasattr(fn, "pmf")):
+        return None
+    name = getattr(fn, "name", None)
+    if not isinstance(name, str):
+        name = cls.__name__[:-len("_gen")] if cls.__name__.endswith("_gen") else cls.__name__
+    return f"scipy.stats.{name}"
+
+
+def frozen_distribution(owner: Any) -> Optional[str]:
+    """``"scipy.stats.norm"`` for a frozen scipy.stats distribution (``stats.norm(0.0, 2.0)``), else None."""
+    cls = type(owner)
+    if not (str(getattr(cls, "__module__", "")).startswith("scipy.stats") and "frozen" in cls.__name__):
+        return None
+    for attribute in ("dist", "_dist"):
+        name = scipy_distribution(getattr(owner, attribute, None))
+        if name is not None:
+            return name
+    return f"scipy.stats.{cls.__name__.replace('_frozen', '')}"
+
+
+def frozen_refusal(name: str) -> str:
+    """What to write instead of a frozen distribution of ``name`` (``"scipy.stats.norm"``)."""
+    return (f"s2s_ad differentiates the methods of {name} itself, its parameters passed to each call, not those "
+            f"of a frozen distribution; write {name}.logpdf(x, <its parameters>) instead of "
+            f"{name}(<its parameters>).logpdf(x) (scipy.stats.norm.logpdf(x, loc, scale) for "
+            "scipy.stats.norm(loc, scale).logpdf(x)), and so for pdf, cdf, logcdf, sf, logsf, pmf and logpmf")
+
+
 def missing_rule(fn: Any) -> Optional[str]:
     """Why a call of ``fn`` whose arguments depend on the inputs cannot be differentiated: it has
     no rule and no source to transform.  None if it can be."""
@@ -106,6 +146,9 @@ def missing_rule(fn: Any) -> Optional[str]:
         return None
     name = describe_callable(fn)
     owner = getattr(fn, "__self__", None)
+    frozen = frozen_distribution(owner)
+    if frozen is not None:  # D.logpdf(x) of a module-level D = stats.norm(0.0, 2.0)
+        return frozen_refusal(frozen)
     if isinstance(getattr(fn, "__func__", None), types.FunctionType) and not isinstance(owner, types.ModuleType):
         return (f"it is a method of a {type(owner).__name__} object, and methods are not differentiated; "
                 f"write the computation as a def that takes the object's numbers as arguments")
@@ -176,6 +219,9 @@ def check_callee(fn: Any, node: Any, args: tuple, kwargs: tuple, error: ErrorBui
     refusal = rules.fact(fn, "refused")  # declared in templates/ (print, eval), with what to do instead
     if refusal:
         raise error(f"the call of {name}", refusal, node)
+    distribution = scipy_distribution(fn)
+    if distribution is not None and not rules.is_known(fn):  # stats.norm(loc, scale): frozen
+        raise error(f"the frozen distribution {distribution}(...)", frozen_refusal(distribution), node)
     rule = rules.adjoint_rule(fn) or rules.tangent_rule(fn)
     if rule is not None:
         try:

@@ -27,7 +27,7 @@ from typing import Any, Callable, Optional, Union
 import gast
 from ..core import ir, language, runtime
 from ..rules import registry as rules
-from ..frontend.callables import check_callee, describe_callable, is_user_function, reports
+from ..frontend.callables import DISTRIBUTION_METHODS, check_callee, describe_callable, is_user_function, reports
 from ..frontend.conversion import (Choice, Converter, ConverterPart, Dispatch, Inline, Known, Nested, Once, Pending,
     Record, is_plain_constant)
 from ..core.draws import DRAW_METHODS
@@ -409,6 +409,11 @@ class CallConverter(ConverterPart):
         entry = rules.method_function(func.attr)
         if entry is None and func.attr in DRAW_METHODS:  # rng.normal(size=3): replayed in every pass (draws.py)
             return runtime.draw, [self.convert(func.value), ir.Const(func.attr)] + args
+        if entry is None and func.attr in DISTRIBUTION_METHODS:  # d.logpdf(x) of a frozen distribution d
+            raise self.error(f"the method .{func.attr}()", "only array methods with a rule can be called "
+                             "(sum, mean, reshape, ...); if this is a frozen scipy.stats distribution, call the "
+                             "distribution's own method with its parameters: scipy.stats.norm.logpdf(x, loc, scale), "
+                             "not scipy.stats.norm(loc, scale).logpdf(x)", node)
         if entry is None:
             raise self.error(f"the method .{func.attr}()", "only array methods with a rule can be called "
                              "(sum, mean, reshape, ...); call the NumPy function instead", node)
