@@ -138,6 +138,27 @@ def inverse_axes(axes: Any) -> Any:
     return None if axes is None else tuple(np.argsort(axes))
 
 
+@compiled(inverse_axes)
+def _(types):
+    """inverse_axes compiled (the adjoint of ``.T`` and ``np.transpose(a, axes)`` calls it): None for None,
+    and for a tuple of ints its argsort as a tuple of as many ints."""
+    from numba.np.unsafe.ndarray import to_fixed_tuple
+
+    def typing(axes):
+        if isinstance(axes, types.NoneType):
+            return lambda axes: None
+        if not isinstance(axes, types.BaseTuple) or not all(isinstance(t, types.Integer) for t in axes):
+            return None
+        count = len(axes)
+        if count == 0:
+            return lambda axes: ()
+
+        def inverse(axes):
+            return to_fixed_tuple(np.argsort(np.array(axes)), count)
+        return inverse
+    return typing
+
+
 # NumPy 2 reads ``b`` in ``np.linalg.solve(a, b)`` as vectors only when it is 1-D; NumPy 1 whenever it
 # has one dimension fewer than ``a`` (a stack of vectors).
 _SOLVE_VECTORS_ONLY_1D = np.lib.NumpyVersion(np.__version__) >= "2.0.0"

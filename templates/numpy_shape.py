@@ -764,6 +764,138 @@ def diagonal(out, a, offset=0, axis1=0, axis2=1, *, d_out):
     d_a = diagonal_grad(d_out, a, offset, axis1, axis2)
 
 
+def _is_int(types: Any, value: Any) -> bool:
+    """An int argument: given (``types.Integer``, literal or not), or left at an int default (Numba hands
+    the typing function the default itself, or ``types.Omitted`` of it)."""
+    return type(value) is int or isinstance(value, types.Integer) or \
+        (isinstance(value, types.Omitted) and type(value.value) is int)
+
+
+@compiled(np.flip)
+def _(types):
+    """np.flip(m, None) and np.flip(m, axis) for an int axis (backend="numba": Numba's own takes no axis):
+    a view, as NumPy's, with that axis (every axis for None) reversed.  (np.flip(m), no axis given, is
+    left to Numba's own.)"""
+    def typing(m, axis=None):
+        if not isinstance(m, types.Array) or m.ndim == 0 or axis is None or isinstance(axis, types.Omitted):
+            return None  # (no axis given: Numba's own)
+        if isinstance(axis, types.NoneType):
+            return lambda m, axis=None: np.flip(m)  # (Numba's: every axis reversed)
+        if not isinstance(axis, types.Integer):
+            return None
+        ndim = m.ndim
+
+        def flipped(m, axis=None):
+            if axis < -ndim or axis >= ndim:
+                raise ValueError("axis is out of bounds for array")  # (NumPy's AxisError, raised again as Python)
+            return np.swapaxes(np.swapaxes(m, 0, axis)[::-1], 0, axis)
+        return flipped
+    return typing
+
+
+@compiled(np.rot90)
+def _(types):
+    """np.rot90(m, k, axes) for a tuple of two int axes (backend="numba": Numba's own takes no axes): the
+    views NumPy's returns, a flip and a swap of the two axes (for k % 4 of 1 and 3) or two flips (2)."""
+    def typing(m, k=1, axes=(0, 1)):
+        if not isinstance(m, types.Array) or m.ndim < 2 or not _is_int(types, k) or isinstance(axes, types.Omitted) \
+                or not isinstance(axes, types.BaseTuple) or len(axes) != 2 \
+                or not all(isinstance(t, types.Integer) for t in axes):
+            return None
+        ndim = m.ndim
+
+        def rotated(m, k=1, axes=(0, 1)):
+            first, second = axes[0], axes[1]
+            if first == second or abs(first - second) == ndim:
+                raise ValueError("Axes must be different.")
+            if first >= ndim or first < -ndim or second >= ndim or second < -ndim:
+                raise ValueError("Axes are out of range.")
+            turns = k % 4
+            if turns == 0:
+                return m[:]
+            if turns == 2:
+                return np.flip(np.flip(m, first), second)
+            if turns == 1:
+                return np.swapaxes(np.flip(m, second), first, second)
+            return np.flip(np.swapaxes(m, first, second), second)
+        return rotated
+    return typing
+
+
+def _diagonal_compiles(types: Any, a: Any, offset: Any, axis1: Any, axis2: Any) -> bool:
+    """np.diagonal's arguments that its compiled versions take: a matrix, int offset and axes."""
+    return isinstance(a, types.Array) and a.ndim == 2 and all(_is_int(types, v) for v in (offset, axis1, axis2))
+
+
+@functools.cache
+def _diagonal_helpers() -> Any:
+    """``corner``: a compiled function (Numba imported), built once, shared by np.diagonal's and
+    diagonal_grad's versions."""
+    from numba.extending import register_jitable
+
+    @register_jitable
+    def corner(shape, offset, axis1, axis2):
+        """Where the diagonal of a matrix of ``shape`` starts (row, column), its length, and whether
+        it runs down the matrix's transpose (axis1 1, axis2 0), as np.diagonal reads its arguments."""
+        if axis1 < -2 or axis1 >= 2 or axis2 < -2 or axis2 >= 2:
+            raise ValueError("axis is out of bounds for array")  # (NumPy's AxisError, raised again as Python)
+        transposed = axis1 % 2 == 1
+        if axis1 % 2 == axis2 % 2:
+            raise ValueError("axis1 and axis2 cannot be the same")
+        rows, columns = (shape[1], shape[0]) if transposed else (shape[0], shape[1])
+        row, column = max(-offset, 0), max(offset, 0)
+        length = max(min(rows - row, columns - column), 0)
+        return row, column, length, transposed
+
+    return corner
+
+
+@compiled(np.diagonal)
+def _(types):
+    """np.diagonal(a, offset, axis1, axis2) of a matrix (Numba has none): its elements in a new array, where
+    NumPy's is a read-only view.  The same numbers wherever s2s_ad reads it: generated code never writes
+    through a diagonal (NumPy refuses it) and takes it again after a write into its base (the rule's
+    retake="always"), so no later write is missed; other ranks are not compiled."""
+    corner = _diagonal_helpers()
+
+    def typing(a, offset=0, axis1=0, axis2=1):
+        if not _diagonal_compiles(types, a, offset, axis1, axis2):
+            return None
+
+        def diagonal(a, offset=0, axis1=0, axis2=1):
+            row, column, length, transposed = corner(a.shape, offset, axis1, axis2)
+            out = np.empty(length, a.dtype)
+            for i in range(length):
+                out[i] = a[column + i, row + i] if transposed else a[row + i, column + i]
+            return out
+        return diagonal
+    return typing
+
+
+@compiled(diagonal_grad)
+def _(types):
+    """diagonal_grad of a float64 vector onto a matrix: zeros, ``grad`` written on the diagonal as
+    ``diagonal_grad`` writes it (its first len(grad) elements; an index past the matrix raises IndexError)."""
+    corner = _diagonal_helpers()
+
+    def typing(grad, a, offset=0, axis1=0, axis2=1):
+        if not isinstance(grad, types.Array) or grad.ndim != 1 or grad.dtype != types.float64 \
+                or not _diagonal_compiles(types, a, offset, axis1, axis2):
+            return None
+
+        def spread(grad, a, offset=0, axis1=0, axis2=1):
+            row, column, _, transposed = corner(a.shape, offset, axis1, axis2)
+            result = np.zeros(a.shape)
+            for i in range(grad.shape[0]):
+                if transposed:
+                    result[column + i, row + i] = grad[i]
+                else:
+                    result[row + i, column + i] = grad[i]
+            return result
+        return spread
+    return typing
+
+
 @adjoint(np.tril, linear=True, examples=({"m": (3, 3)}, {"m": (2, 3, 4), "k": 1}))
 def tril(out, m, k=0, *, d_out):
     d_m = np.tril(d_out, k)

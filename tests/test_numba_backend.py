@@ -877,3 +877,123 @@ def test_engine_ops_compiled_for_sequences_ranges_and_stores():
     for start, stop, step in [(0, 10, 1), (3, 20, 4), (10, -5, -3), (0, 0, 1)]:
         for i, j, k in [(0, 3, 1), (0, -2, 1), (2, 40, 2), (-30, 30, -1), (30, -40, -3), (-1, 0, -1)]:
             assert list(sliced(start, stop, step, i, j, k) or []) == list(range(start, stop, step)[i:j:k])
+
+
+# -- views whose gradients compile: flips, rot90, diagonal, transposes, writes through reshape/ravel ---
+# Each compiles with no fallback (the warning is an error here) and gives the Python backend's value and
+# gradient, and central differences' gradient.
+
+_VIEW_PROGRAMS = {
+    "flip": """
+        def f(x):
+            w = np.arange(12.0).reshape(3, 4)
+            return (np.sum(np.flip(x, None) * w) + np.sum(np.flip(x, 0) * w) ** 2 + np.sum(np.flip(x, 1) ** 3)
+                    + np.sum(np.flip(x, -1) * w))
+        """,
+    "fliplr_flipud": """
+        def f(x):
+            return np.sum(np.fliplr(x) * np.arange(12.0).reshape(3, 4)) + np.sum(np.flipud(x) ** 2)
+        """,
+    "rot90": """
+        def f(x):
+            w = np.arange(12.0).reshape(4, 3)
+            return (np.sum(np.rot90(x, 1, (0, 1)) * w) + np.sum(np.rot90(x, 2, (0, 1)) * w.T) ** 2
+                    + np.sum(np.rot90(x, 3, (1, 0)) * w) + np.sum(np.rot90(x, -1, (0, 1)) ** 3)
+                    + np.sum(np.rot90(x, 1, (1, 0)) * w) + np.sum(np.rot90(x, -1, (1, 0)) * w))
+        """,
+    "rot90_3d": """
+        def f(x):
+            y = x * np.arange(24.0).reshape(2, 3, 4)
+            return np.sum(np.rot90(y, 3, (2, 0)) ** 2) + np.sum(np.rot90(y, 1, (0, 1))[0] * 2.0)
+        """,
+    "diagonal": """
+        def f(x):
+            return (np.sum(np.diagonal(x, -1) ** 2) + np.sum(np.diagonal(x) * 3.0) + np.sum(np.diagonal(x, 1) ** 3)
+                    + np.sum(np.diagonal(x, 1, 1, 0) ** 2) + np.sum(np.diagonal(x, -1, 1, 0) * 2.0))
+        """,
+    "diagonal_after_a_write": """
+        def f(x):
+            a = x * 1.0
+            d = np.diagonal(a, 1)
+            a[0, 1] = x[2, 3] ** 2
+            return np.sum(d * d * np.arange(1.0, 4.0))
+        """,
+    "transpose": """
+        def f(x):
+            v = x[0]
+            m = np.outer(v, v).T
+            m[0, 1] = v[3] ** 2
+            return np.sum(m * m) + np.sum(np.transpose(x) ** 3) + np.sum(x.T * np.arange(12.0).reshape(4, 3))
+        """,
+    "reshape_write": """
+        def f(x):
+            b = x * 2.0
+            r = b.reshape(6, 2)
+            r[1, 1] = x[0, 0] ** 2
+            return np.sum(b * b)
+        """,
+    "ravel_write": """
+        def f(x):
+            b = x * 2.0
+            r = b.ravel()
+            r[5] = x[1, 2] ** 3
+            return np.sum(b * b * b)
+        """,
+}
+
+
+@pytest.mark.parametrize("name", sorted(_VIEW_PROGRAMS))
+def test_view_functions_gradients_compile_without_falling_back_and_agree(name):
+    f = module_from_source("import numpy as np\n" + textwrap.dedent(_VIEW_PROGRAMS[name])).f
+    shape = (2, 3, 4) if name == "rot90_3d" else (3, 4)
+    x = np.random.default_rng(7).standard_normal(shape)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", CompileFallbackWarning)
+        value, grad = s2s_ad.value_and_grad(f, backend="numba")(x)
+    python_value, python_grad = s2s_ad.value_and_grad(f)(x)
+    np.testing.assert_allclose(value, python_value, rtol=1e-12)
+    np.testing.assert_allclose(value, f(x.copy()), rtol=1e-12)  # (the diagonal read after the write shows it)
+    np.testing.assert_allclose(grad, python_grad, rtol=1e-12, atol=1e-13)
+    np.testing.assert_allclose(grad, numeric_grad(f, [x], 0), rtol=1e-6, atol=1e-6)
+
+
+def test_a_write_through_a_reshape_reads_the_whole_array_by_a_tuple_index_compiled_only():
+    """The whole array, read (``b[...]``: Numba cannot lower it), is spelled ``b[(...,)]`` by the Numba
+    target alone; the NumPy target's code is as it was."""
+    f = module_from_source("import numpy as np\n" + textwrap.dedent(_VIEW_PROGRAMS["reshape_write"])).f
+    compiled_source, python_source = s2s_ad.source(f, backend="numba"), s2s_ad.source(f)
+    assert "np.copy(b[constant,])" in compiled_source and "np.copy(b[constant])" not in compiled_source
+    assert "np.copy(b[constant])" in python_source and "[constant,]" not in python_source
+
+
+def test_flip_rot90_diagonal_and_their_helpers_compiled_give_numpys_numbers():
+    """The compiled versions against NumPy and the Python helpers: each axis and offset, a strided
+    input, integers, and the arguments NumPy refuses (raised compiled too)."""
+    diagonal_grad = _template_helper("numpy_shape", "diagonal_grad")
+    inverse_axes = _template_helper("numpy_linalg", "inverse_axes")
+    flip = _njit("lambda a, axis: np.flip(a, axis)")
+    rot90 = _njit("lambda a, k, axes: np.rot90(a, k, axes)")
+    diagonal = _njit("lambda a, offset, axis1, axis2: np.diagonal(a, offset, axis1, axis2)")
+    spread = _njit("lambda g, a, offset, axis1, axis2: diagonal_grad(g, a, offset, axis1, axis2)",
+                   diagonal_grad=diagonal_grad)
+    inverse = _njit("lambda axes: inverse_axes(axes)", inverse_axes=inverse_axes)
+    rng = np.random.default_rng(4)
+    matrices = [rng.standard_normal((3, 4)), rng.standard_normal((5, 3)).T, rng.integers(-9, 9, (4, 2)), np.ones((0, 3))]
+    for a in matrices + [rng.standard_normal(5), rng.standard_normal((2, 3, 4))]:
+        for axis in (None, 0, 1, -1, 3):
+            assert _compare(flip, np.flip, (a, axis), f"flip {a.shape} {axis}")
+        for k in (0, 1, 2, 3, -1, 6):
+            for axes in ((0, 1), (1, 0), (-1, 0), (0, 2), (1, 1)):
+                _compare(rot90, np.rot90, (a, k, axes), f"rot90 {a.shape} {k} {axes}")  # (1-D: refused)
+    ran = 0
+    for a in matrices:
+        for offset in (-2, -1, 0, 1, 3, 7):
+            for axis1, axis2 in ((0, 1), (1, 0), (-2, -1), (-1, 0), (0, 0), (0, 2)):
+                args = (a, offset, axis1, axis2)
+                ran += _compare(diagonal, np.diagonal, args, f"diagonal {a.shape} {args[1:]}")
+                if a.dtype == np.float64 and axis1 % 2 != axis2 % 2 and axis2 < 2:
+                    g = rng.standard_normal(np.diagonal(a, offset, axis1, axis2).shape)
+                    for grad in (g, g[:-1], np.append(g, 1.0)):  # (shorter: its first elements; longer: IndexError)
+                        ran += _compare(spread, diagonal_grad, (grad, *args), f"diagonal_grad {grad.shape} {args[1:]}")
+    assert ran > 100
+    assert inverse(None) is None and inverse((1, 2, 0)) == inverse_axes((1, 2, 0)) and inverse((0,)) == (0,)

@@ -326,6 +326,34 @@ def with_blocks(stmt: Stmt, rebuild: Callable[[list[Stmt]], list[Stmt]]) -> Stmt
     return stmt
 
 
+def transformed(body: list[Stmt], visit: Callable[[Expr], Optional[Expr]]) -> list[Stmt]:
+    """``body`` with every expression its statements read, nested blocks' too, rebuilt by ``transform``
+    with ``visit`` (a Store's array, a name, stays as it is)."""
+    def expr(e: Expr) -> Expr:
+        return transform(e, visit)
+
+    def maybe(e: Optional[Expr]) -> Optional[Expr]:
+        return None if e is None else transform(e, visit)
+
+    out: list[Stmt] = []
+    for stmt in body:
+        if isinstance(stmt, (Assign, Unpack, Effect, Return)):
+            stmt = dataclasses.replace(stmt, value=expr(stmt.value))
+        elif isinstance(stmt, Store):
+            stmt = dataclasses.replace(stmt, index=expr(stmt.index), value=expr(stmt.value))
+        elif isinstance(stmt, Push):
+            stmt = dataclasses.replace(stmt, values=tuple(expr(v) for v in stmt.values))
+        elif isinstance(stmt, If):
+            stmt = dataclasses.replace(stmt, test=expr(stmt.test))
+        elif isinstance(stmt, For):
+            stmt = dataclasses.replace(stmt, iterable=expr(stmt.iterable), exit=maybe(stmt.exit),
+                                       checkpoint=maybe(stmt.checkpoint))
+        elif isinstance(stmt, While):
+            stmt = dataclasses.replace(stmt, test=expr(stmt.test), exit=maybe(stmt.exit))
+        out.append(with_blocks(stmt, lambda block: transformed(block, visit)))
+    return out
+
+
 def replace_statements(body: list[Stmt], replaced: dict[int, Any]) -> list[Stmt]:
     """``body`` with statements swapped by id (``None``: dropped; a list: several in its place),
     nested blocks rebuilt."""

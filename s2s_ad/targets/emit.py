@@ -390,11 +390,12 @@ def emit(fn: ir.Function, header: list[str], defaults: Optional[dict[str, str]] 
 def emit_module(functions: list[tuple[ir.Function, Optional[dict[str, str]], Optional[str]]],
                 header: list[str], target: Target = NUMPY, kinds: Optional[dict] = None) -> Emitted:
     """Print several functions as one module sharing one namespace; ``name`` is the first one's.
-    The target writes each function's tape (``Target.tape``), names its ops and writes its stores;
+    The target writes each function's tape (``Target.tape``), its own spellings (``Target.written``),
+    names its ops and writes its stores;
     given ``kinds`` (of the first function's parameters), its own index checks into the first
     (``Target.checked_indexes``)."""
     tape = target.tape()
-    functions = [(tape.spell(f), d, s) for f, d, s in functions]
+    functions = [(target.written(tape.spell(f)), d, s) for f, d, s in functions]
     if kinds is not None:
         first, defaults, docstring = functions[0]
         functions[0] = (target.checked_indexes(first, kinds), defaults, docstring)

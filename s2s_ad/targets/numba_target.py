@@ -115,11 +115,20 @@ class NumbaTarget(NumPyTarget):
     def store(self, stmt: ir.Store) -> list[ir.Stmt]:
         """``a[i] op= v`` as ``a[i] = a[i] op v``: Numba's in-place operators on an array do not buffer
         a right side that overlaps the left (``a[1:] += a[:-1]`` adds values it has just written, where
-        NumPy adds the old ones); its plain stores do, as NumPy's."""
+        NumPy adds the old ones); its plain stores do, as NumPy's.  (Its read of ``a[...]``, as ``written``'s.)"""
         if stmt.op is None:
             return [stmt]
-        old = ir.Call(operator.getitem, (ir.Var(stmt.array), stmt.index))
+        old = ir.Call(operator.getitem, (ir.Var(stmt.array), _WHOLE if _is_ellipsis(stmt.index) else stmt.index))
         return [ir.Store(stmt.array, stmt.index, ir.Call(stmt.op, (old, stmt.value)), stmt.line)]
+
+    def written(self, fn: ir.Function) -> ir.Function:
+        """``fn`` with each read by an index that is Ellipsis alone (``b[...]``, the whole of an array that
+        a write through a view of it reads: lower_writes, store_adjoints) written ``b[(...,)]``, the same
+        index to NumPy: Numba types ``b[...]`` but cannot lower the read, where it compiles the tuple.
+        (Numba compiles a store ``b[...] = v``: left as it is.)"""
+        if not any(_reads_whole(call) for stmt in ir.walk(fn.body) for e in ir.exprs_of(stmt) for call in ir.calls_in(e)):
+            return fn  # (most code: nothing rebuilt)
+        return dataclasses.replace(fn, body=ir.transformed(fn.body, _whole_as_tuple))
 
     def checked_indexes(self, fn: ir.Function, kinds: dict[str, Any]) -> ir.Function:
         """``fn`` with ``check_index`` before the few accesses not proven in range (``index_ranges``):
@@ -148,6 +157,26 @@ class NumbaTarget(NumPyTarget):
 
 
 NUMBA = NumbaTarget()
+
+
+_WHOLE = ir.Display("tuple", (ir.Const(Ellipsis),))
+
+
+def _is_ellipsis(e: ir.Expr) -> bool:
+    return isinstance(e, ir.Const) and e.value is Ellipsis
+
+
+def _reads_whole(e: ir.Expr) -> bool:
+    """Whether ``e`` is a read ``a[...]``."""
+    return isinstance(e, ir.Call) and e.fn is operator.getitem and len(e.args) == 2 and _is_ellipsis(e.args[1])
+
+
+def _whole_as_tuple(e: ir.Expr) -> Optional[ir.Expr]:
+    """A read ``a[...]`` as ``a[(...,)]`` (``NumbaTarget.written``); anything else as it is (None)."""
+    if _reads_whole(e):
+        assert isinstance(e, ir.Call)
+        return ir.Call(e.fn, (e.args[0], _WHOLE), e.kwargs)
+    return None
 
 
 def _raising_math(obj: Any) -> bool:

@@ -185,6 +185,11 @@ class Target(abc.ABC):
     def store(self, stmt: ir.Store) -> list[ir.Stmt]:
         """The statements that write ``stmt`` (``array[index] = value``, or ``op=`` it)."""
 
+    def written(self, fn: ir.Function) -> ir.Function:
+        """``fn`` (its tape written) as this target writes it where its compiler reads some form of the
+        NumPy target's code otherwise (the same meaning, another spelling): ``fn`` itself by default."""
+        return fn
+
     def checked_indexes(self, fn: ir.Function, kinds: dict[str, Any]) -> ir.Function:
         """``fn`` (its tape written) with what this target's code checks of its indexes itself
         written in, given ``kinds``, what every call passes for its parameters: a compiler that
