@@ -26,7 +26,7 @@ from typing import Any
 import numpy as np
 
 from s2s_ad.rules import adjoint, declare, nondifferentiable, tangent, when_imported
-from s2s_ad.runtime import unbroadcast
+from s2s_ad.core.runtime import unbroadcast
 
 sla: Any = None  # scipy.linalg, once imported (see _register)
 
