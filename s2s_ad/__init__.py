@@ -3,7 +3,10 @@
 ``grad(f)`` reads ``f``'s source and returns a gradient function that is
 itself readable Python (``grad(f).source``).  The public contract is docs/api.md.
 """
-from .api.transforms import GradientFunction, grad, jvp, source, value_and_grad, vjp
+from .api.gradient import GradientFunction
+from .api.forward_mode import jvp
+from .api.transforms import grad, source, value_and_grad
+from .api.pullback import vjp
 from .api.gradcheck import GradCheck, check_grad
 from .api.matrices import hessian, jacobian
 from .core.errors import CompileFallbackWarning, GradientCheckError, TransformError

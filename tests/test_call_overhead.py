@@ -20,7 +20,6 @@ import numpy as np
 import pytest
 
 import s2s_ad
-from s2s_ad.api import transforms as api
 from s2s_ad.targets import ownership
 from s2s_ad.targets.target import NUMPY
 from conftest import numeric_grad

@@ -26,7 +26,6 @@ import numpy as np
 import pytest
 
 import s2s_ad
-from s2s_ad.api import transforms as api
 from s2s_ad.core import ir
 from s2s_ad.driver import pipeline
 from s2s_ad.core import runtime

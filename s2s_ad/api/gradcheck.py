@@ -15,7 +15,9 @@ from typing import Any, Callable, Optional
 
 import numpy as np
 
-from .transforms import GradientFunction, Wrt, _differentiable, _resolve_wrt, numpy_arrays_only
+from ..core import arguments
+from .calling import Wrt, _resolve_wrt, numpy_arrays_only
+from .gradient import GradientFunction
 from ..core.draws import Draws
 
 
@@ -79,7 +81,7 @@ def check_grad(fn: Callable, *args: Any, wrt: Optional[Wrt] = None, eps: Optiona
     """
     numpy_arrays_only(f"check_grad of {getattr(fn, '__qualname__', fn)}", args)
     params = list(inspect.signature(fn).parameters)
-    positions = [i for i, a in enumerate(args) if _differentiable(a)] if wrt is None else [
+    positions = [i for i, a in enumerate(args) if arguments.differentiable(a)] if wrt is None else [
         params.index(w) for w in _resolve_wrt(fn, wrt)[0]]
     if not positions:
         raise TypeError(f"check_grad of {fn.__name__}: no argument is a float or float array")

@@ -23,8 +23,10 @@ import numpy as np
 from ..core import arguments, containers
 from . import explorer
 from ..targets.backends import target_of
-from .transforms import (_CACHE, _TARGET, GradientFunction, Wrt, _differentiable, _pullback, _resolve_wrt, _run,
-    _tangent_function, jvp, numpy_arrays_only)
+from .calling import _CACHE, _TARGET, Wrt, _resolve_wrt, _run, numpy_arrays_only
+from .gradient import GradientFunction, _tangent_function
+from .forward_mode import jvp
+from .pullback import _pullback
 from ..core.arguments import float_dtype, kind_tree
 from ..core.draws import Draws
 from ..driver.pipeline import build_forward, leaf_kinds, may_draw_globally
@@ -86,7 +88,7 @@ class Jacobian(_MatrixOf):
             blocks = [self._by_leaf(values, i, out, draws) for i in positions]
             return tuple(blocks) if self._several else blocks[0]
         for i in positions:
-            if not _differentiable(values[i]):
+            if not arguments.differentiable(values[i]):
                 raise TypeError(f"jacobian of {self.fn.__name__}: {params[i]} = {values[i]!r} is not a float "
                                 f"or float array, so it has no derivative")
         inputs = sum(np.size(values[i]) for i in positions)

@@ -1,0 +1,252 @@
+"""How a gradient function's calls find their code: the cached entries and the tests that pick them.
+
+Input: a call's arguments, their types and (for arrays) shapes and dtypes.  Output: the code built
+for those kinds (``Entry``), found by the last call's generated test (``_hit_function``), or by
+dictionaries keyed on types and shapes, and the helpers ``gradient.GradientFunction`` and the
+other transformations share: the transform cache (``_CACHE``), the default target, the unwrapping
+of bound methods and ``functools.partial``, the resolution of ``wrt``.  A test that fails only
+sends a call the slower way; no key is coarser than the kinds.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import sys
+from typing import Any, Callable, Optional, Sequence, Union
+
+import numpy as np
+
+from ..driver.cache import TransformCache, name_the_users_line
+from ..core import debugging
+from ..core.errors import TransformError
+from ..frontend.parse import Snapshot, quick_function
+from ..driver.pipeline import Built
+from ..targets.target import NUMPY, Target
+
+
+Wrt = Union[int, str, Sequence[Union[int, str]]]
+
+
+_CACHE = TransformCache()
+
+
+def _run(generated: Callable, args: tuple) -> Any:
+    """Call generated code; an error inside it gets a note naming the user's line.  Under a
+    debugger's ``step_into`` the debugger is on in the generated code alone (debugging.py)."""
+    try:
+        return generated(*args) if not debugging.SUSPENDED else debugging.run_traced(generated, args)
+    except Exception as exc:
+        name_the_users_line(exc)
+        raise
+
+
+def _user_facing(function: Callable) -> Callable:
+    """Let a ``TransformError`` reach the user without s2s_ad's own frames and causes:
+    its message names the user's file, line and construct, which is what they need."""
+    @functools.wraps(function)
+    def call(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return function(*args, **kwargs)
+        except TransformError as exc:
+            raise exc.with_traceback(None) from None
+    return call
+
+
+# The target whose code the API runs, and whose ownership check its results pass (target.py).
+_TARGET = NUMPY
+
+
+_gettrace = sys.gettrace
+
+
+@functools.lru_cache(maxsize=None)
+def _types_of(n: int) -> Callable[[tuple], tuple]:
+    """A function giving the types of an n-tuple's items, the key of a cached gradient.
+    Written out for each n it takes a third of the time of ``tuple(map(type, args))``."""
+    items = "".join(f"type(args[{i}]), " for i in range(n))
+    return eval(f"lambda args: ({items})", {"type": type})  # noqa: S307 (our own text, no user input)
+
+
+@functools.lru_cache(maxsize=None)
+def _shapes_of(positions: tuple[int, ...], numpy_arrays: tuple[int, ...] = ()) -> Callable[[tuple], tuple]:
+    """A function giving the shapes of the arrays at ``positions`` of an argument tuple, and the
+    dtypes of those at ``numpy_arrays`` (NumPy's): with the arguments' types, the key of a cached
+    gradient for a call with arrays.  The key determines the kinds (``kinds_of``: an array's kind is
+    its rank and which of its axes' lengths are 1 or equal to another's) and what a target decides
+    once from the dtypes (``Target.runner``), so a call with the same key may run the same code.
+    Written out, like ``_types_of``."""
+    items = "".join(f"args[{i}].shape, " + (f"args[{i}].dtype, " if i in numpy_arrays else "") for i in positions)
+    return eval(f"lambda args: ({items})", {})  # noqa: S307 (our own text, no user input)
+
+
+# The argument types that are NumPy's or Python's own: a call with only these runs on the gradient's
+# own target, with no further test (the rest may be arrays of another library: array_api_target).
+_PLAIN_TYPES = frozenset({float, int, bool, complex, str, type(None), np.ndarray, np.float64, np.float32,
+                          np.int64, np.int32, np.bool_, np.complex128})
+
+
+def _target_of_arguments(args: tuple, types: tuple, default: Target) -> Target:
+    """The target of a call: ``default``, unless an argument is an array of another library (then
+    its namespace's, ``array_api_target``, imported here and not before)."""
+    for t in types:
+        if t not in _PLAIN_TYPES:
+            from ..targets.array_api_target import target_of_arguments
+            return target_of_arguments(args, default)
+    return default
+
+
+def numpy_arrays_only(what: str, args: Sequence[Any]) -> None:
+    """Refuse, before anything runs, arrays of another library than NumPy where ``what`` (``vjp``,
+    ``jacobian``, ``hessian``, ``check_grad``) takes NumPy's alone."""
+    target = _target_of_arguments(tuple(args), tuple(map(type, args)), NUMPY)
+    if target is not NUMPY:
+        raise TypeError(f"{what} takes NumPy arrays only, not arrays of {getattr(target, 'library', target.name)}; "
+                        "for those, grad, value_and_grad and jvp run through the array's own namespace "
+                        "(docs/api.md, 'Arrays of other libraries')")
+
+
+# Entries of one table of ``_by_shapes`` kept at most: calls whose shapes keep changing start it again.
+_SHAPES_KEPT = 256
+
+
+def _compiled(function: Optional[Callable]) -> Callable:
+    """A generated function the API asked for compiled (``Built.function``, a split adjoint's parts
+    once filled): never None, or a build went wrong."""
+    if function is None:
+        raise AssertionError("s2s_ad: generated code was asked for compiled and is not")
+    return function
+
+
+# What the hot path keeps of a built gradient: its function; the snapshot's quick check and the
+# snapshot itself, where the code reads a free name (None, None where nothing can make it stale).
+Entry = tuple[Callable, Optional[Callable[[], bool]], Optional[Snapshot]]
+
+
+def _entry(built: Built, target: Target, args: tuple) -> Entry:
+    """The ``Entry`` of a built gradient, for calls found by the types (and the arrays' shapes and
+    dtypes) of ``args``: what ``target`` runs for those (``Target.runner``).  A cached call asks the
+    quick check (one generated expression of identity tests, ``Snapshot.quick``); where it says no,
+    the slow path asks ``Snapshot.valid``, which may still find the code current."""
+    function = target.runner(_compiled(built.function), args)
+    snapshot = built.snapshot
+    if snapshot is None or snapshot.empty:
+        return function, None, None
+    return function, snapshot.quick(), snapshot
+
+
+def _never_hit(args: tuple) -> Any:
+    return False
+
+
+def _hit_function(owner: Callable, types: tuple, entry: Entry, arrays: Optional[tuple] = None, args: tuple = (),
+                  target: Optional[Target] = None, as_is: Optional[Callable[[Any], bool]] = None
+                  ) -> Callable[[tuple], Any]:
+    """A function of a call's arguments, true only where the call may run ``entry``'s code, in one
+    generated expression, the hot path's only call before the generated code: each argument of
+    exactly the type in ``types``, the snapshot's quick tests passing; for a ``_by_shapes`` entry
+    (``arrays``: its table's positions of arrays and of NumPy's among them) each array of the shape
+    and NumPy's of the very dtype of ``args``'s.  What it gives then: the entry's function (of a
+    ``_by_types`` entry, for numbers), or ``(function, target, as_is)`` (of a ``_by_shapes`` entry,
+    whose results the API checks, ``_ran``, unless ``as_is`` passes them: ``_as_returned``); else
+    False.  Where the entry has no snapshot, the test holds the code of ``owner`` (the user's
+    function) instead: replaced in place, the call takes the slow path, which reads its parameters
+    again.  (Its names start with ``h``, the snapshot's with ``q``.)"""
+    namespace: dict[str, Any] = {"hresult": entry[0] if arrays is None else (entry[0], target, as_is)}
+    tests = []
+    for i, t in enumerate(types):
+        namespace[f"htype{i}"] = t
+        tests.append(f"args[{i}].__class__ is htype{i}")
+    positions, numpy_arrays = arrays if arrays is not None else ((), ())
+    for i in positions:
+        namespace[f"hshape{i}"] = args[i].shape
+        tests.append(f"args[{i}].shape == hshape{i}")
+        if i in numpy_arrays:  # (the very dtype object: another one equal to it takes the dictionary's look-up)
+            namespace[f"hdtype{i}"] = args[i].dtype
+            tests.append(f"args[{i}].dtype is hdtype{i}")
+    snapshot = entry[2]
+    if snapshot is None:
+        namespace.update(howner=owner, hcode=getattr(owner, "__code__", None))
+        tests.append("getattr(howner, '__code__', None) is hcode")
+    else:
+        quick = snapshot.quick_tests(namespace)
+        if quick is None:  # (no quick tests to be made: the full check)
+            namespace["hsnapshot"] = snapshot
+            quick = ["hsnapshot.valid()"]
+        tests += quick
+    return quick_function("hit", "args", tests, namespace, result="hresult")
+
+
+def _current(entry: Entry) -> bool:
+    """Whether an entry's code may run: its quick check, else its snapshot's full one."""
+    quick, snapshot = entry[1], entry[2]
+    return quick is None or quick() or (snapshot is not None and snapshot.valid())
+
+
+def _default_tails(signature: inspect.Signature) -> dict[int, tuple]:
+    """For a function of positional parameters only (no ``*args``, ``**kwargs`` or keyword-only ones):
+    for each count of positional arguments that leaves the rest to their defaults, those defaults,
+    the same objects binding would fill in (``rk4(a, b, c, d)`` binds without ``Signature.bind``)."""
+    params = list(signature.parameters.values())
+    positional = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+    if any(p.kind not in positional for p in params):
+        return {}
+    tails = {}
+    for count in range(len(params), -1, -1):
+        if count < len(params) and params[count].default is inspect.Parameter.empty:
+            break
+        tails[count] = tuple(p.default for p in params[count:])
+    return tails
+
+
+def _unwrap(fn: Callable) -> tuple[Callable, tuple, dict]:
+    """The plain function under a bound method or ``functools.partial``, with the arguments those
+    fix: ``model.loss`` is ``Model.loss`` with ``model`` first."""
+    prefix: tuple = ()
+    fixed: dict = {}
+    while True:
+        if isinstance(fn, functools.partial):
+            prefix, fixed, fn = fn.args + prefix, {**fn.keywords, **fixed}, fn.func
+        elif inspect.ismethod(fn) and not isinstance(fn.__self__, type):
+            prefix, fn = (fn.__self__,) + prefix, fn.__func__
+        elif _callable_object(fn):  # grad(model): its __call__, with model as self
+            prefix, fn = (fn,) + prefix, type(fn).__call__
+        else:
+            return fn, prefix, fixed
+
+
+def _callable_object(value: Any) -> bool:
+    """An instance of the user's class with a ``__call__`` written in Python (not one of s2s_ad's own)."""
+    call = getattr(type(value), "__call__", None)
+    return (not isinstance(value, type) and inspect.isfunction(call)
+            and not type(value).__module__.startswith("s2s_ad"))
+
+
+def _parameters_of(fn: Callable) -> tuple:
+    """What a function's parameters and what binding fills in follow from: its code and defaults
+    (the keyword-only ones as sorted items: that dict may be changed in place)."""
+    keyword_defaults = getattr(fn, "__kwdefaults__", None)
+    return (getattr(fn, "__code__", None), getattr(fn, "__defaults__", None),
+            tuple(sorted(keyword_defaults.items())) if keyword_defaults else None)
+
+
+def _resolve_wrt(fn: Callable, wrt: Wrt) -> tuple[tuple[str, ...], bool]:
+    """Parameter names to differentiate by, and whether the caller gets a tuple."""
+    params = list(inspect.signature(fn).parameters)
+    several = isinstance(wrt, (tuple, list))
+    names = []
+    for item in (list(wrt) if isinstance(wrt, (tuple, list)) else [wrt]):
+        if isinstance(item, bool) or not isinstance(item, (int, str)):
+            raise TypeError(f"wrt must be a parameter position or name, not {item!r}")
+        if isinstance(item, int):
+            if not -len(params) <= item < len(params):
+                raise ValueError(f"wrt={item}: {fn.__name__} has {len(params)} parameters")
+            item = params[item]
+        elif item not in params:
+            raise ValueError(f"wrt={item!r}: {fn.__name__} has no parameter {item!r} (it has {', '.join(params)})")
+        names.append(item)
+    if len(set(names)) != len(names):
+        raise ValueError(f"wrt names a parameter twice: {names}")
+    if not names:
+        raise ValueError(f"wrt={wrt!r} names no parameter: name at least one, by position or name")
+    return tuple(names), several

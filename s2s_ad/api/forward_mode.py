@@ -1,0 +1,147 @@
+"""``jvp``: forward mode, the value of a function and its derivative along a direction.
+
+Input: the function, its primals and one tangent per primal (containers' tangents with the
+primal's structure).  Output: the value and the tangent of the result, from the tangent code the
+driver builds (``build_forward``), cached like a gradient's; over a gradient function, forward mode
+over the plain function it generates (a Hessian-vector product).
+"""
+
+from __future__ import annotations
+
+import inspect
+from typing import Any, Callable, Sequence
+
+import numpy as np
+
+from ..core import arguments, containers
+from ..driver.pipeline import build_forward, leaf_kinds
+from ..targets.backends import target_of
+from ..targets.target import NUMPY
+from .calling import _CACHE, _run, _TARGET, _target_of_arguments
+from .gradient import GradientFunction, _owned_outputs, _tangent_built, _without_prefix
+
+
+def _bound_primals(fn: Callable, primals: Sequence[Any]) -> tuple[list[str], tuple]:
+    """Parameter names and the full argument tuple (defaults filled in) for positional primals."""
+    if not isinstance(primals, (tuple, list)):
+        raise TypeError(f"primals must be a tuple of arguments, not {type(primals).__name__}")
+    signature = inspect.signature(fn)
+    try:
+        bound = signature.bind(*primals)
+    except TypeError as exc:
+        raise TypeError(f"the primals do not fit {fn.__name__}{signature}: {exc}") from None
+    bound.apply_defaults()
+    return list(signature.parameters), tuple(bound.arguments.values())
+
+
+_check_tangent = arguments.checked_tangent
+
+
+def _leaf_tangents(fn: Callable, name: str, primal: Any, tangent: Any, kind: Any) -> list:
+    """The tangents of a container argument's leaves (zero where a leaf carries no derivative)."""
+    primals = containers.leaves(primal, kind)
+    try:
+        tangents = [None] * len(primals) if tangent is None else containers.leaves(tangent, kind)
+    except ValueError as exc:
+        raise ValueError(f"jvp of {fn.__name__}: the tangent of {name} must have its structure: {exc}") from None
+    checked = [_check_tangent(fn, name, p, t) for p, t in zip(primals, tangents)]
+    return [np.zeros(np.shape(p)) if c is None and isinstance(p, np.ndarray) else 0.0 if c is None else c
+            for p, c in zip(primals, checked)]
+
+
+def jvp(fn: Callable, primals: Sequence[Any], tangents: Sequence[Any], backend: str = "python") -> tuple[Any, Any]:
+    """Forward mode: the value of ``fn`` and its derivative along a direction (docs/api.md).
+
+    The tangent code runs each statement of ``fn`` followed by its tangent; no tape.
+
+    Parameters
+    ----------
+    fn : callable
+        A function whose source can be read (or a gradient, for forward over reverse).
+    primals : tuple or list
+        The arguments of ``fn``.
+    tangents : tuple or list
+        One per primal, of the primal's shape and structure (never broadcast);
+        ``None`` or zero for an argument that is not a float (an integer, a boolean, a
+        string).
+    backend : {"python", "numba"}, default "python"
+        As for ``grad``: ``"numba"`` compiles the tangent code.
+
+    Returns
+    -------
+    tuple
+        ``(fn(*primals), derivative of fn along tangents)``, the second of the
+        result's shape and structure.
+
+    Raises
+    ------
+    ValueError
+        Not one tangent per primal; a tangent's shape differs from its primal's; a
+        nonzero tangent for an argument that is not a float.
+    TransformError
+        ``fn`` cannot be differentiated.
+    """
+    target = target_of(backend)
+    params, args = _bound_primals(fn, primals)
+    if not isinstance(tangents, (tuple, list)) or len(tangents) != len(primals):
+        raise ValueError(f"jvp of {fn.__name__}: give one tangent per primal "
+                         f"({len(primals)} primals, {len(tangents) if isinstance(tangents, (tuple, list)) else 'no tuple of'} tangents)")
+    given = dict(zip(params, tangents))  # by name: a method's self or a default has none
+    fn, params, args = _without_prefix(fn, params, args)
+    target = _target_of_arguments(args, tuple(map(type, args)), target)  # (another library's arrays: theirs)
+    if target is not NUMPY and isinstance(fn, GradientFunction):
+        raise TypeError(f"jvp of {fn!r}: higher derivatives are taken of NumPy arrays only, not of arrays of "
+                        f"{getattr(target, 'library', target.name)}")
+    check_tangent: Callable[..., Any] = getattr(target, "check_tangent", _check_tangent)  # (another library's)
+    kinds = target.argument_kinds(fn, args)
+    wrt, tangent_args = [], []
+    for p, a, k in zip(params, args, kinds):
+        if p not in given:
+            continue
+        t = given[p]
+        if t is None:
+            continue
+        checked = _leaf_tangents(fn, p, a, t, k) if isinstance(k, containers.Tree) else [check_tangent(fn, p, a, t)]
+        if checked and checked[0] is not None:
+            wrt.append(p)
+            tangent_args += checked
+    if isinstance(fn, GradientFunction) and any(isinstance(k, containers.Tree) for k in kinds):
+        return _gradient_jvp_by_leaf(fn, params, args, kinds, wrt, tuple(tangent_args))
+    built = _tangent_built(fn, tuple(wrt), kinds, target)
+    out, t_out = _run(built.function, arguments.flat(args, kinds) + tuple(tangent_args))
+    out = _owned_outputs(target, built.function, out, args + tuple(tangent_args))
+    if built.result_tree is not None:
+        t_out = target.handed_out(t_out, args + tuple(tangent_args) + tuple(out))
+        return containers.unflatten(built.result_tree, out), containers.unflatten(built.result_tree, t_out)
+    if not target.alone(t_out):  # (as grad's gradients: see Target.alone)
+        t_out = target.handed_out(t_out, args + tuple(tangent_args) + (out,))
+    return out, t_out
+
+
+def _gradient_jvp_by_leaf(gradient: "GradientFunction", params: list[str], args: tuple, kinds: tuple,
+                          wrt: list[str], tangents: tuple) -> tuple[Any, Any]:
+    """``jvp(grad(f), ...)`` with container arguments (a Hessian-vector product): forward mode over the
+    gradient as a plain function of the leaves (``function_for``), its leaves put back in the
+    structure a call of the gradient returns."""
+    if gradient._with_value or gradient._has_aux or gradient.inner is not None:
+        raise TypeError(f"forward mode over {gradient!r} with containers (dict, list, tuple, dataclass) as "
+                        "arguments: take it over s2s_ad.grad(f) (no value, no aux), or use s2s_ad.hessian")
+    plain = gradient.function_for(kinds).function
+    names = list(inspect.signature(plain).parameters)
+    by = tuple(names[i] for i in arguments.leaf_positions(params, kinds, wrt))
+    flat_kinds = leaf_kinds(kinds)
+    tangent = _CACHE.get(plain, ("forward", plain.__code__, by, flat_kinds),
+                         lambda: build_forward(plain, by, flat_kinds, target=_TARGET), _TARGET).function
+    out, t_out = _run(tangent, arguments.flat(args, kinds) + tangents)
+
+    def rebuild(leaves: Any) -> Any:
+        leaves = list(leaves) if len(arguments.leaf_positions(params, kinds, gradient.wrt)) > 1 else [leaves]
+        parts = []
+        for w in gradient.wrt:
+            kind = kinds[params.index(w)]
+            count = containers.count(kind) if isinstance(kind, containers.Tree) else 1
+            mine, leaves = leaves[:count], leaves[count:]
+            parts.append(containers.unflatten(kind, mine) if isinstance(kind, containers.Tree) else mine[0])
+        return tuple(parts) if gradient._several else parts[0]
+
+    return rebuild(out), rebuild(t_out)

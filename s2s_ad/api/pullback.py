@@ -1,0 +1,208 @@
+"""``vjp``: the value of a function and a pullback, which maps a cotangent of the result to
+cotangents of the arguments.
+
+Input: the function and its primals, copied when ``vjp`` is called (as JAX does: changing an
+argument afterwards changes no pullback).  Output: the value and a ``Pullback`` (picklable), which
+runs the split adjoint's reverse part on the tape its forward part recorded.
+"""
+
+from __future__ import annotations
+
+import copy
+import warnings
+from typing import Any, Callable, Optional, Sequence
+
+import numpy as np
+
+from ..core import arguments, containers
+from ..core.arguments import like
+from ..core.draws import Draws
+from ..core.errors import CompileFallbackWarning
+from ..core.kinds import Constant
+from ..driver.pipeline import build_split, check_lost_arguments
+from ..targets.backends import target_of
+from ..targets.target import NUMPY
+from .calling import _compiled, numpy_arrays_only, _run, _TARGET, _user_facing
+from .gradient import GradientFunction, _without_prefix
+from .forward_mode import _bound_primals
+
+
+@_user_facing
+def vjp(fn: Callable, *primals: Any, backend: str = "python") -> tuple[Any, Callable]:
+    """Reverse mode: the value of ``fn`` and a function pulling cotangents back (docs/api.md).
+
+    The forward sweep runs once, here; each call of ``vjp_fn`` runs the reverse sweep
+    alone, so pulling back many cotangents costs one sweep each (where ``fn`` writes
+    into arrays, the reverse sweep puts the overwritten slices back as it goes: calls
+    after the first run the forward sweep again).
+
+    Parameters
+    ----------
+    fn : callable
+        A function whose source can be read; not a gradient (reverse over reverse is
+        not done).
+    *primals
+        The arguments of ``fn``.
+    backend : {"python", "numba"}, default "python"
+        Keyword only.  The split form (the forward sweep here, the reverse sweep at each
+        ``vjp_fn`` call, a tape handed from one to the other) runs as Python under either:
+        with ``"numba"`` a ``CompileFallbackWarning`` says so (``grad``, ``value_and_grad``
+        and ``jvp`` compile).
+
+    Returns
+    -------
+    tuple
+        ``(fn(*primals), vjp_fn)``.  ``vjp_fn(cotangent)``, the cotangent of the result's
+        shape and structure, returns a tuple with one adjoint per primal, each of its
+        primal's type and shape (``None`` for a string or ``None`` primal).
+
+    Raises
+    ------
+    TypeError
+        ``fn`` is a gradient: use ``jvp`` of the gradient, or ``hessian``.
+    TransformError
+        ``fn`` cannot be differentiated.
+    """
+    if target_of(backend) is not NUMPY:
+        warnings.warn(_split_form_fallback(fn, backend), stacklevel=2)
+    return _pullback(fn, primals, None)
+
+
+def _split_form_fallback(fn: Callable, backend: str) -> Warning:
+    """The warning of a vjp asked of a compiling backend: its split form runs as Python."""
+    return CompileFallbackWarning(
+        f"vjp of {getattr(fn, '__qualname__', fn)} with backend={backend!r}: the split form (a tape handed from "
+        "the forward sweep to each vjp_fn call) runs as Python (the same numbers); grad, value_and_grad and jvp "
+        "compile")
+
+
+def _pullback(fn: Callable, primals: Sequence[Any], wrt: Optional[Sequence[str]],
+              keep: bool = True) -> tuple[Any, "Pullback"]:
+    """``vjp``, its derivatives wanted by the parameters ``wrt`` alone (all the primals where None):
+    only those are refused where a rule inside would lose their derivative (a constant ``c`` beside
+    them, or a default, may reach ``np.pad(a, 1, constant_values=c)``).  With ``keep`` the pullback
+    holds copies of ``fn`` and ``primals`` (``_kept``); without, the caller promises not to change
+    them while it uses the pullback (``jacobian``'s rows, pulled back at once)."""
+    if isinstance(fn, GradientFunction):
+        raise TypeError("vjp of a gradient would be reverse over reverse, which s2s_ad does not do; "
+                        "use s2s_ad.jvp of the gradient, or s2s_ad.hessian (forward over reverse)")
+    numpy_arrays_only(f"vjp of {getattr(fn, '__qualname__', fn)}", primals)
+    if keep:
+        fn, primals = _kept(fn, tuple(primals))
+    original = fn
+    params, args = _bound_primals(fn, primals)
+    visible = params[:len(primals)]
+    fn, params, args = _without_prefix(fn, params, args)
+    kinds = _TARGET.argument_kinds(fn, args)
+    split = build_split(fn, kinds, _TARGET)
+    flat_args = arguments.flat(args, kinds)
+    wanted = set(arguments.leaf_positions(params, kinds, visible if wrt is None else wrt))
+    # every argument wanted is differentiated: a float one whose derivative a rule loses is refused
+    check_lost_arguments(split, tuple(a if i in wanted else None for i, a in enumerate(flat_args)))
+    draws = Draws(fn, args)  # a forward part run again (below) replays them
+    out, tape = _run(_compiled(split.forward), flat_args + (_TARGET.tape().empty(),))
+    # The backward part puts back what the forward part overwrote, in arrays the result may be, and
+    # the tape keeps referring to them: the caller gets arrays of its own.
+    out = _TARGET.handed_out(out, args, copy_all=True)
+    tree = split.result_tree
+    result = containers.unflatten(tree, out) if tree is not None else out
+    positions = [params.index(p) for p in visible]
+    pullback = Pullback(split, kinds, args, flat_args, out, tape, tree, result, positions, draws,
+                        made_from=(original, tuple(primals), None if wrt is None else tuple(wrt)))
+    return result, pullback
+
+
+def _kept(fn: Callable, primals: tuple) -> tuple[Callable, tuple]:
+    """``fn`` and ``primals`` as a pullback keeps them: copies of the caller's objects, arrays
+    included (a bound method's instance, a partial's arguments too), so that changing them after
+    ``vjp`` returned (``x -= lr * g``, a buffer filled again) changes nothing a ``vjp_fn`` call or
+    a pickled one reads: JAX's behaviour (docs/api.md, vjp).  ``deepcopy`` keeps one copy of an
+    object given twice.  Where an argument cannot be deep-copied (it holds a module, a lock), its
+    arrays and those of the lists, tuples and dicts holding them are copied."""
+    try:
+        return copy.deepcopy((fn, primals))
+    except Exception:  # (whatever an object's __deepcopy__ or __reduce_ex__ raises)
+        return fn, tuple(_arrays_copied(p) for p in primals)
+
+
+def _arrays_copied(value: Any) -> Any:
+    """``value`` with its NumPy arrays copied, in the lists, tuples and dicts that hold them."""
+    if isinstance(value, np.ndarray):
+        return value.copy()
+    if type(value) in (list, tuple):
+        return type(value)(_arrays_copied(v) for v in value)
+    if type(value) is dict:
+        return {k: _arrays_copied(v) for k, v in value.items()}
+    return value
+
+
+class Pullback:
+    """``vjp_fn`` of ``vjp``: each call runs the reverse sweep alone on the tape the forward sweep
+    left.  It pickles by reference, as the user's function and primals: another process runs the
+    forward sweep again (refused where that sweep drew random numbers: the draws would differ)."""
+
+    def __init__(self, split: Any, kinds: tuple, args: tuple, flat_args: tuple, out: Any, tape: Any,
+                 tree: Any, result: Any, positions: list[int], draws: Draws, made_from: tuple) -> None:
+        self._split, self._kinds, self._args, self._flat_args = split, kinds, args, flat_args
+        self._out, self._tape, self._tree, self._result = out, tape, tree, result
+        self._positions, self._draws, self._made_from = positions, draws, made_from
+        self._pulled = False
+        self._drew = draws.drew()
+        self.__name__ = f"vjp_{getattr(made_from[0], '__name__', 'f')}"
+
+    def __call__(self, cotangent: Any) -> tuple:
+        fn, split, kinds, args = self._made_from[0], self._split, self._kinds, self._args
+        cotangent = _matching_cotangent(fn, cotangent, self._result, self._tree)
+        taped = _TARGET.tape().for_backward(self._tape)  # the backward part may consume what it is handed
+        if split.restores and self._pulled:  # the first call put overwritten slices back: record them again
+            self._draws.replay()
+            try:
+                taped = _run(split.forward, self._flat_args + (_TARGET.tape().empty(),))[1]
+            finally:
+                self._draws.finish()
+        self._pulled = True
+        adjoints = _run(split.backward, (cotangent, taped))
+        # each adjoint with its primal's type: float32 stays float32, a 0-d array a 0-d array (as grad)
+        adjoints = arguments.regroup(tuple(map(like, self._flat_args, adjoints[:-1])), kinds)
+        # a string or None primal (a static argument) has no derivative: None, as jvp takes for its tangent
+        return _TARGET.handed_out(tuple(None if isinstance(kinds[i], Constant) else adjoints[i]
+                                        for i in self._positions), args + (self._out, cotangent))
+
+    def __reduce__(self) -> tuple:
+        if self._drew:
+            raise TypeError(f"this vjp_fn of {getattr(self._made_from[0], '__qualname__', 'f')} cannot be "
+                            "pickled: its forward sweep drew random numbers, which another process would "
+                            "draw differently; pickle the function and its primals and call vjp there")
+        return (_pullback_again, self._made_from)
+
+    def __repr__(self) -> str:
+        return f"<vjp_fn of {getattr(self._made_from[0], '__qualname__', self._made_from[0])!s}>"
+
+
+def _pullback_again(fn: Callable, primals: tuple, wrt: Optional[tuple]) -> Pullback:
+    """An unpickled ``vjp_fn``: the forward sweep run again in this process."""
+    return _pullback(fn, primals, wrt)[1]
+
+
+def _matching_cotangent(fn: Callable, cotangent: Any, out: Any, tree: Any) -> Any:
+    """The cotangent as the generated code takes it, after checking it has the result's structure and shapes."""
+    structure = containers.structure_of(out)
+    try:
+        pairs = list(zip(containers.leaves(cotangent, structure), containers.leaves(out, structure)))
+    except ValueError as exc:
+        raise ValueError(f"vjp of {fn.__name__}: the cotangent must have the result's structure: {exc}") from None
+    for c, o in pairs:
+        if np.shape(c) != np.shape(o):
+            raise ValueError(f"vjp of {fn.__name__}: the cotangent has shape {np.shape(c)}, but the "
+                             f"result has shape {np.shape(o)}; cotangents are never broadcast")
+    if tree is not None:
+        return tuple(_inexact(c) for c, _ in pairs)
+    return _inexact(cotangent) if len(pairs) == 1 else cotangent
+
+
+def _inexact(cotangent: Any) -> Any:
+    """An integer or boolean cotangent as floats: adjoints are never integers (the generated code
+    fills arrays with them, ``np.full(shape, d_out)``, and takes their dtype)."""
+    if isinstance(cotangent, (float, complex)) or np.issubdtype(np.asarray(cotangent).dtype, np.inexact):
+        return cotangent
+    return np.asarray(cotangent, dtype=float) if isinstance(cotangent, np.ndarray) else float(cotangent)
