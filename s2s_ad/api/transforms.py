@@ -3,7 +3,7 @@
 ``grad`` and ``value_and_grad`` return a ``GradientFunction`` (``gradient.py``), usable as a
 decorator; ``source`` prints the code a transformation generates, at any stage of the pipeline
 (``driver.pass_manager``'s pass names, or the stages ``STAGES`` names).  ``jvp`` lives in
-``forward_mode.py``, ``vjp`` in ``pullback.py``; this module hands all of them on.
+``forward_mode.py``, ``vjp`` in ``pullback.py``; ``s2s_ad`` itself hands all of them on.
 """
 
 from __future__ import annotations
