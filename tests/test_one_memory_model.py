@@ -141,9 +141,34 @@ def _jax_twins():
             state = state.at[:2].set(state[:2] * 0.5 + state[2:])
         return jnp.sum(state[:2] * state[2:])
 
+    def flip_read_after_write(x):
+        b = x.at[0].set(x[1] * 4.0)
+        return jnp.sum(jnp.flip(b) * jnp.arange(4.0))
+
+    def rot90_read_after_write(x):
+        m = jnp.outer(x[:2], x[2:]).at[0, 1].set(x[0] * 9.0)
+        return jnp.sum(jnp.rot90(m) * jnp.array([[1.0, 2.0], [3.0, 4.0]]))
+
+    def diagonal_read_after_write(x):
+        m = jnp.outer(x[:2], x[2:]).at[1, 1].set(x[0] ** 2)
+        d = jnp.diagonal(m)
+        return jnp.sum(d * d)
+
+    def swapped_and_moved_read_after_write_in_a_loop(x):
+        m = jnp.outer(x[:2], x[2:]).reshape(1, 2, 2)
+        for i in range(2):
+            m = m.at[0, i, 0].set(m[0, i, 1] * x[i])
+        return jnp.sum(jnp.swapaxes(m, 1, 2)[0, 0] * x[:2]) + jnp.sum(jnp.moveaxis(m, 0, -1)[:, :, 0] ** 2)
+
+    def flipped_pieces_in_a_tuple_then_write(x):
+        b = x.at[1].set(x[3] * x[2])
+        return jnp.sum(jnp.flipud(b[:2]) * x[2:]) + jnp.sum(jnp.fliplr(jnp.outer(x[2:], x[2:])))
+
     return [tuple_bound_then_unpacked, dict_holds_view, split_then_write, reshape_rows_then_write, column_view_written,
             transpose_written, reshape_written, update_held_by_dict, update_seen_by_view_in_loop,
-            views_chosen_in_a_branch_then_write, state_written_in_a_loop]
+            views_chosen_in_a_branch_then_write, state_written_in_a_loop, flip_read_after_write,
+            rot90_read_after_write, diagonal_read_after_write, swapped_and_moved_read_after_write_in_a_loop,
+            flipped_pieces_in_a_tuple_then_write]
 
 
 @pytest.mark.skipif(jax is None, reason="jax is not installed (pip install jax)")
