@@ -234,7 +234,7 @@ class TangentSweep:
         if self.sharing.tangent_needs_copy(target, self.primals_shared_by(tangent)) and self.copyable(target):
             # y = x + 0.0 then y[0] = ..., or t = b[1:3] - 1.0 then b[1:3] = ...: the tangent would share
             # memory that a store changes while its primal does not, so it is a copy
-            tangent = ir.Call(language.copy, (tangent,))
+            tangent = ir.Call(self.copy_for(target), (tangent,))
         elif isinstance(tangent, ir.Var) and self.primal_of.get(tangent.name) not in self.merged:
             self.aliases[target] = tangent
             return
@@ -243,6 +243,12 @@ class TangentSweep:
     def primals_shared_by(self, tangent: ir.Expr) -> set[str]:
         """The primal names whose tangents ``tangent`` (an expression of tangents) may share memory with."""
         return {self.primal_of[n] for n in shared_operands(tangent) if n in self.primal_of}
+
+    def copy_for(self, target: str) -> Any:
+        """How ``target``'s tangent gets memory of its own: np.copy where it may be an array; where its
+        kind is not known it may be a list of arrays (the tangent of ``multi_dot_grad``, which returns
+        one per operand), which ``held_apart`` copies item by item and np.copy would stack."""
+        return runtime.held_apart if self.facts.fact(ir.Var(target)) is UNKNOWN else language.copy
 
     def copyable(self, target: str) -> bool:
         """Whether ``target``'s tangent may be an array (np.copy keeps it one): not a number, not a
@@ -269,7 +275,7 @@ class TangentSweep:
             # the helper may hand back an argument's tangent (``return x + 0.0``): a store here would
             # change both, so the result's tangent gets memory of its own
             t_target = self.tangent_name(stmt.target)
-            self.emit(ir.Assign(t_target, ir.Call(language.copy, (ir.Var(t_target),)), stmt.line))
+            self.emit(ir.Assign(t_target, ir.Call(self.copy_for(stmt.target), (ir.Var(t_target),)), stmt.line))
 
     # -- tangents from rules -----------------------------------------------
 
