@@ -13,7 +13,10 @@ of a nested function, or of one passed functions as arguments).  A call that
 cannot be differentiated as written is refused here with a located
 ``TransformError`` (``callables.check_callee``).  ``isinstance`` of a
 structure known while lowering is a constant; an operator with an object of
-the user's class as an operand is a call of its method (``operator_method``).
+the user's class as an operand is a call of its method (``operator_method``);
+``super().method(x)`` is the method the object's MRO finds after the class of
+the method calling it; a method of what a call of the user's method gives back
+waits for that call to be lowered in place (``MethodCall``, ``maybe_object``).
 """
 from __future__ import annotations
 
@@ -22,14 +25,14 @@ import functools
 import inspect
 import operator
 from dataclasses import dataclass
-from typing import Any, Callable, Optional, Union
+from typing import Any, Callable, Optional, Union, cast
 
 import gast
 from ..core import ir, language, runtime
 from ..rules import registry as rules
 from ..frontend.callables import DISTRIBUTION_METHODS, check_callee, describe_callable, is_user_function, reports
-from ..frontend.conversion import (Choice, Converter, ConverterPart, Dispatch, Inline, Known, Nested, Once, Pending,
-    Record, is_plain_constant)
+from ..frontend.conversion import (Choice, Converter, ConverterPart, Dispatch, Inline, Known, MethodCall, Nested, Once,
+    Pending, Record, is_plain_constant)
 from ..core.draws import DRAW_METHODS
 from ..frontend.parse import parse_function, transparent
 from ..frontend.static_names import StaticNames
@@ -66,7 +69,9 @@ class CallConverter(ConverterPart):
                                  "position", node)
             return Inline(callee, tuple(args))
         if isinstance(callee, Record):
-            return self._record_method(callee, "__call__", args, kwargs, node)  # self(x)
+            return self.record_method(callee, "__call__", args, kwargs, node)  # self(x)
+        if isinstance(node.func, gast.Attribute) and self._is_super(node.func.value):
+            return self._super_method(node.func, args, kwargs, node)
         if isinstance(callee, (Known, ir.Const)) and callable(callee.value):  # a function (or type) passed in
             found, fn = True, callee.value
         else:
@@ -83,7 +88,9 @@ class CallConverter(ConverterPart):
         if not found:
             owner = self.convert(node.func.value) if isinstance(node.func, gast.Attribute) else None
             if isinstance(owner, Record):
-                return self._record_method(owner, node.func.attr, args, kwargs, node)
+                return self.record_method(owner, node.func.attr, args, kwargs, node)
+            if isinstance(owner, ir.Call) and maybe_object(owner) and rules.method_function(node.func.attr) is None:
+                return ir.Call(MethodCall(node.func.attr), (owner, *args), kwargs)  # Model(w).scaled(2.0).loss(x)
             if isinstance(owner, ir.Const) and type(owner.value) is str and node.func.attr in _STRING_METHODS \
                     and not kwargs and all(isinstance(a, ir.Const) for a in args):
                 # a string argument the code is specialised on: kind.lower(), ops.split(",")
@@ -200,7 +207,7 @@ class CallConverter(ConverterPart):
         if refused is not None:
             raise self.error(refused[0], refused[1], node)
 
-    def _record_method(self, record: Record, name: str, args: list, kwargs: tuple, node: Any) -> Any:
+    def record_method(self, record: Record, name: str, args: list, kwargs: tuple, node: Any) -> Any:
         """``d.items()``, ``d.get(k)``, ``self.method(x)``, ``self.fn(x)`` (a function held by an object)."""
         if record.kind == "dict" and name in _DICT_METHODS and not kwargs:
             if name == "get" and len(args) in (1, 2):
@@ -230,6 +237,38 @@ class CallConverter(ConverterPart):
         raise self.error(f"the method .{name}() of a {record.cls.__name__}", "a dict supports d[k], d.get, "
                          ".items(), .keys(), .values() and .copy(); a dataclass, namedtuple or object its fields "
                          "and the methods defined in its class", node)
+
+    def _is_super(self, node: Any) -> bool:
+        """``super()`` (or ``super(Cls, self)``), Python's own ``super``."""
+        return isinstance(node, gast.Call) and isinstance(node.func, gast.Name) and node.func.id == "super" \
+            and self.local("super") is None and self.statics.resolve(node.func) is super
+
+    def _super_method(self, func: gast.Attribute, args: list, kwargs: tuple, node: Any) -> Any:
+        """``super().forward(x)`` in a method of the class ``C`` called on an object of the user's class
+        ``T``: the method Python finds in the classes after ``C`` in ``T.__mro__`` (``C`` is the method's
+        ``__class__`` cell, as Python's zero-argument ``super`` reads it), called on the same object."""
+        made = cast(gast.Call, func.value)
+        if made.args:
+            found, klass = self.statics.static(made.args[0]) if len(made.args) == 2 else (False, None)
+            this = self.convert(made.args[1]) if found else None
+        else:
+            found, klass = self.resolver.lookup("__class__")
+            owner = self.resolver.owner
+            code = getattr(owner, "__code__", None)
+            this = self.local(code.co_varnames[0]) if found and code is not None and code.co_argcount else None
+        if not (isinstance(klass, type) and isinstance(this, Record) and this.kind == "object"
+                and klass in this.cls.__mro__):
+            raise self.error(f"super().{func.attr}()", "super() is read in a method called on an object of your "
+                             "own class made inside the differentiated function; elsewhere call the base class's "
+                             "function by name with the object: Base.method(obj, x)", node)
+        _, method = self.statics.next_attribute(this.cls, klass, func.attr)
+        if isinstance(method, staticmethod):
+            return self._call_value(method.__func__, args, kwargs, node)
+        if not inspect.isfunction(method):
+            raise self.error(f"super().{func.attr}() in a method of {klass.__name__}", f"no class after "
+                             f"{klass.__name__} in {this.cls.__name__}'s bases defines {func.attr} as a function of "
+                             "Python code", node)
+        return self._call_value(method, [this] + args, kwargs, node)
 
     def operator_method(self, fn: Callable, left: Any, right: Any, node: Any) -> Any:
         """``a + b`` where an operand is an object of the user's class: ``a.__add__(b)``, else
@@ -323,12 +362,13 @@ class CallConverter(ConverterPart):
     def _made_object(self, cls: type, args: list, kwargs: tuple, node: Any) -> Record:
         """``Model(w)``, of a plain class whose ``__init__`` assigns its arguments to attributes: a
         record of those attributes (``user_classes.record_layout``), its methods inlined on it."""
-        self.statics.class_attribute(cls, "__init__")  # the code holds its layout: redefined, it is old
-        layout = record_layout(cls)
+        # (each __init__ read is recorded in the snapshot: the code holds the layout; redefined, it is old)
+        layout = record_layout(cls, lambda c, after: self.statics.next_attribute(c, after, "__init__"))
         if isinstance(layout, str):
             raise self.error(f"making a {cls.__name__} object", f"{layout}, so what the object holds is not "
                              "known while transforming; make it a dataclass, or make the object outside the "
-                             "function and pass it in (its methods and attributes can be used)", node)
+                             "function and differentiate its method (s2s_ad.grad(obj.loss)), which reads "
+                             "its attributes", node)
         try:
             bound = inspect.signature(cls).bind(*args, **dict(kwargs))
         except TypeError as exc:
@@ -438,3 +478,15 @@ def _constant_value(arg: Any, marker: _Marker) -> Any:
         if not any(isinstance(i, _Marker) for i in items):
             return items if arg.kind == "list" else tuple(items)
     return marker
+
+
+def maybe_object(value: Any) -> bool:
+    """A call that may give back an object of the user's class, known only once it is lowered in place:
+    of the user's function (or method) given a container, a pending method of such a call
+    (``MethodCall``), or an operator with such an operand (``Vec(x) * 2.0 + w``)."""
+    if not isinstance(value, ir.Call):
+        return False
+    if isinstance(value.fn, MethodCall) or (is_user_function(value.fn) and any(isinstance(a, Record)
+                                                                              for a in value.args)):
+        return True
+    return operator_methods(value.fn) is not None and any(maybe_object(a) for a in value.args)
