@@ -176,6 +176,30 @@ def operators_on_what_operators_gave(x):
     return ((2.0 * Vec(x) + 1.0) - Vec(x) / 2.0).norm2()
 
 
+
+class LoudVec(Vec):
+    """Its __radd__ runs before Vec's __add__ in Vec(a) + LoudVec(b), as Python calls it."""
+
+    def __radd__(self, other):
+        return Vec(other.v + 10.0 * self.v)
+
+
+class Defaulted:
+    def __init__(self, w, k=2.0):
+        self.w = w
+        self.k = k
+
+    def loss(self, x):
+        return np.sum(self.k * self.w * x)
+
+
+def reflected_operator_of_a_subclass_first(x):
+    return (Vec(x) + LoudVec(x * x)).norm2()
+
+
+def default_of_init(x):
+    return Defaulted(x).loss(x)
+
 # Refused
 
 

@@ -34,6 +34,7 @@ CASES = [
     ch.operators_with_a_number_on_either_side,
     ch.negation_and_division,
     ch.operators_on_what_operators_gave,
+    ch.reflected_operator_of_a_subclass_first,
 ]
 
 
@@ -153,3 +154,20 @@ def test_a_differentiated_method_of_a_derived_object_reads_its_bases():
     h = 1e-6
     numeric = (ch.Shifted(0.7, 1.5, 0.2 + h).loss(X) - ch.Shifted(0.7, 1.5, 0.2 - h).loss(X)) / (2 * h)
     assert float(d_model.b) == pytest.approx(numeric, rel=1e-6)
+
+
+def test_a_changed_default_of_init_makes_the_code_again():
+    gradient = s2s_ad.grad(ch.default_of_init)
+    np.testing.assert_allclose(gradient(X), 4.0 * X, rtol=1e-12)
+    ch.Defaulted.__init__.__defaults__ = (5.0,)
+    try:
+        np.testing.assert_allclose(gradient(X), 10.0 * X, rtol=1e-12)
+    finally:
+        ch.Defaulted.__init__.__defaults__ = (2.0,)
+    np.testing.assert_allclose(gradient(X), 4.0 * X, rtol=1e-12)
+
+
+def test_the_reflected_method_of_a_subclass_runs_first_as_in_python():
+    value, _ = s2s_ad.value_and_grad(ch.reflected_operator_of_a_subclass_first)(X)
+    assert value == pytest.approx(ch.reflected_operator_of_a_subclass_first(X), rel=1e-12)
+    assert value == pytest.approx(np.sum((X + 10.0 * X * X) ** 2), rel=1e-12)

@@ -24,6 +24,7 @@ import dataclasses
 import functools
 import inspect
 import operator
+import types
 from dataclasses import dataclass
 from typing import Any, Callable, Optional, Union, cast
 
@@ -278,6 +279,8 @@ class CallConverter(ConverterPart):
         choices = [(left, direct, [] if right is None else [right])]
         if right is not None:
             choices.append((right, reflected, [left]))
+        if right is not None and self._reflected_first(left, right, reflected):
+            choices.reverse()
         for owner, name, args in choices:
             if not (isinstance(owner, Record) and owner.kind == "object" and name):
                 continue
@@ -294,6 +297,15 @@ class CallConverter(ConverterPart):
         raise self.error(f"the operator {fn.__name__} on {kinds}", "only objects of your own classes that "
                          "define its method (such as __add__, __mul__ or __radd__) can be operands; a dict, list, "
                          "tuple or dataclass has none", node)
+
+    def _reflected_first(self, left: Any, right: Any, reflected: str) -> bool:
+        """Python calls ``right.__radd__(left)`` before ``left.__add__(right)`` where the right operand's
+        class derives from the left's and defines the reflected method otherwise than it does."""
+        if not (isinstance(left, Record) and isinstance(right, Record) and left.kind == right.kind == "object"
+                and reflected and right.cls is not left.cls and issubclass(right.cls, left.cls)):
+            return False
+        method = self.statics.class_attribute(right.cls, reflected)
+        return method is not None and method is not self.statics.class_attribute(left.cls, reflected)
 
     def _call_value(self, fn: Any, args: list, kwargs: tuple, node: Any) -> Any:
         """A call of a known function (a method, a function an object holds) with converted arguments."""
@@ -362,8 +374,7 @@ class CallConverter(ConverterPart):
     def _made_object(self, cls: type, args: list, kwargs: tuple, node: Any) -> Record:
         """``Model(w)``, of a plain class whose ``__init__`` assigns its arguments to attributes: a
         record of those attributes (``user_classes.record_layout``), its methods inlined on it."""
-        # (each __init__ read is recorded in the snapshot: the code holds the layout; redefined, it is old)
-        layout = record_layout(cls, lambda c, after: self.statics.next_attribute(c, after, "__init__"))
+        layout = record_layout(cls, self._next_init)
         if isinstance(layout, str):
             raise self.error(f"making a {cls.__name__} object", f"{layout}, so what the object holds is not "
                              "known while transforming; make it a dataclass, or make the object outside the "
@@ -384,6 +395,16 @@ class CallConverter(ConverterPart):
                 value = ir.Const(value)
             items.append(value)
         return Record("object", cls, tuple(a for a, _ in layout.attributes), tuple(items))
+
+    def _next_init(self, cls: type, after: Optional[type]) -> tuple[Any, Any]:
+        """The ``__init__`` Python runs for ``cls`` after the class ``after`` of its MRO (None: the
+        first), recorded in the snapshot with its code and defaults: the code holds the layout it
+        assigns, so an ``__init__`` redefined, or its defaults changed, later makes the code old."""
+        owner, init = self.statics.next_attribute(cls, after, "__init__")
+        if self.resolver.record and isinstance(init, types.FunctionType):
+            self.resolver.snapshot.record_code(init)
+            self.resolver.snapshot.record_defaults(init)
+        return owner, init
 
     def _replaced(self, record: Record, kwargs: tuple, node: Any) -> Record:
         """``dataclasses.replace(p, w=...)``, ``p._replace(w=...)``: a new record with those fields."""
