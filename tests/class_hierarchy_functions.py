@@ -5,6 +5,8 @@ self, and operators with a plain number on either side.  Lines marked # REFUSED 
 refusal must point."""
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 
 
@@ -200,6 +202,39 @@ def reflected_operator_of_a_subclass_first(x):
 def default_of_init(x):
     return Defaulted(x).loss(x)
 
+
+@dataclasses.dataclass
+class Pair:
+    a: float
+    b: float
+
+
+class Swapped(Pair):
+    """Its own __init__ (not the one @dataclass wrote): read as a plain class's."""
+
+    def __init__(self, b, a):
+        self.a = b
+        self.b = a
+
+    def total(self):
+        return self.a * 2.0 + self.b
+
+
+class PairChild(Pair):
+    def __init__(self, b, a):
+        super().__init__(b, a)  # the dataclass's __init__: its fields from its parameters
+
+    def total(self):
+        return self.a * 2.0 + self.b
+
+
+def own_init_in_a_class_deriving_from_a_dataclass(x):
+    return np.sum(Swapped(x, 3.0).total())
+
+
+def super_init_of_a_dataclass(x):
+    return np.sum(PairChild(x, 3.0).total())
+
 # Refused
 
 
@@ -256,6 +291,18 @@ def derived_from_a_builtin(x):
 
 def super_method_no_base_defines(x):
     return NoSuchBaseMethod(0.5).loss(x)
+
+
+@dataclasses.dataclass
+class OwnInit:
+    x: float
+
+    def __init__(self, y):  # (kept by @dataclass: the fields are not its parameters)
+        self.x = 2.0 * y
+
+
+def dataclass_with_an_init_of_its_own(x):
+    return np.sum(OwnInit(x).x)  # REFUSED
 
 
 def array_method_of_what_a_method_gave(x):

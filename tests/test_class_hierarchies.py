@@ -35,6 +35,8 @@ CASES = [
     ch.negation_and_division,
     ch.operators_on_what_operators_gave,
     ch.reflected_operator_of_a_subclass_first,
+    ch.own_init_in_a_class_deriving_from_a_dataclass,
+    ch.super_init_of_a_dataclass,
 ]
 
 
@@ -104,6 +106,8 @@ SOURCE = pathlib.Path(ch.__file__).read_text().splitlines()
                                 "Python code"),
     (ch.super_method_no_base_defines, "super().backward() in a method of NoSuchBaseMethod: no class after "
                                       "NoSuchBaseMethod in NoSuchBaseMethod's bases defines backward"),
+    (ch.dataclass_with_an_init_of_its_own, r"making a OwnInit object: OwnInit.__init__ does more than assign its "
+                                           r"arguments to attributes \(line \d+: 'self.x = 2.0 \* y'\)"),
     (ch.array_method_of_what_a_method_gave, "the method .argsort_twice() of what a call gives back: it is not "
                                             "an object of your class"),
 ], ids=lambda v: getattr(v, "__name__", None) or "")

@@ -18,6 +18,7 @@ is ``a.__add__(b)``, else ``b.__radd__(a)``).
 from __future__ import annotations
 
 import ast
+import dataclasses
 import inspect
 import operator
 import textwrap
@@ -75,6 +76,30 @@ def is_plain_class(cls: Any) -> bool:
         k.__flags__ & _HEAP_TYPE for k in cls.__mro__[:-1]))
 
 
+def made_by_dataclass(cls: type) -> bool:
+    """Objects of ``cls`` (a dataclass or a class deriving from one) are made by the ``__init__`` that
+    ``@dataclass`` wrote, which assigns its fields from the parameters of their names: not by an
+    ``__init__`` of the user's in a class deriving from a dataclass (read as a plain class's)."""
+    owner = next(k for k in cls.__mro__ if "__init__" in vars(k))
+    params = vars(owner).get("__dataclass_params__")
+    return params is not None and bool(params.init) and _written_by_dataclass(vars(owner)["__init__"])
+
+
+def _written_by_dataclass(init: Any) -> bool:
+    """An ``__init__`` ``@dataclass`` wrote (CPython makes it in ``__create_fn__``, from no file), not
+    one the user wrote in the decorated class, which ``@dataclass`` keeps."""
+    code = getattr(init, "__code__", None)
+    if code is None:
+        return False
+    if getattr(code, "co_qualname", "").startswith("__create_fn__"):
+        return True
+    try:
+        inspect.getsource(init)
+    except (OSError, TypeError):
+        return True
+    return False
+
+
 def record_layout(cls: type, next_init: NextInit) -> Union[Layout, str]:
     """The layout of an object of ``cls`` made by calling it, or why it cannot be known: the
     attributes its ``__init__`` assigns, with those of the ``__init__`` each ``super().__init__(...)``
@@ -113,6 +138,11 @@ def _chain_layout(cls: type, after: Optional[type], next_init: NextInit) -> Unio
         return Layout(())
     if not isinstance(init, types.FunctionType):
         return f"{owner.__name__}.__init__ is not a function of Python code"
+    if made_by_dataclass(owner):  # super().__init__(a, b) of a dataclass: its fields, from its parameters
+        fields = dataclasses.fields(owner)
+        if not all(f.init for f in fields):
+            return f"{owner.__name__} has init=False fields, which its __init__ sets by running code"
+        return Layout(tuple((f.name, Parameter(f.name)) for f in fields))
     try:
         tree = ast.parse(textwrap.dedent(inspect.getsource(init)))
     except (OSError, TypeError, SyntaxError):

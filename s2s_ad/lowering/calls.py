@@ -37,7 +37,8 @@ from ..frontend.conversion import (Choice, Converter, ConverterPart, Dispatch, I
 from ..core.draws import DRAW_METHODS
 from ..frontend.parse import parse_function, transparent
 from ..frontend.static_names import StaticNames
-from ..frontend.user_classes import Parameter, is_plain_class, operator_methods, read_as_container, record_layout
+from ..frontend.user_classes import (Parameter, is_plain_class, made_by_dataclass, operator_methods, read_as_container,
+    record_layout)
 
 _DICT_METHODS = ("items", "keys", "values", "get")
 # Methods of a constant string computed while lowering (pure, and their results are constants too).
@@ -352,7 +353,7 @@ class CallConverter(ConverterPart):
         if issubclass(fn, tuple) and hasattr(fn, "_fields"):
             fields = tuple(fn._fields)
             kind = "namedtuple"
-        elif dataclasses.is_dataclass(fn):
+        elif dataclasses.is_dataclass(fn) and made_by_dataclass(fn):
             fields = tuple(f.name for f in dataclasses.fields(fn))
             if not all(f.init for f in dataclasses.fields(fn)) or hasattr(fn, "__post_init__"):
                 raise self.error(f"making a {fn.__name__}", "a dataclass with __post_init__ or init=False fields "
