@@ -235,6 +235,58 @@ def own_init_in_a_class_deriving_from_a_dataclass(x):
 def super_init_of_a_dataclass(x):
     return np.sum(PairChild(x, 3.0).total())
 
+
+class Left(Base):
+    def __init__(self, w):
+        super().__init__(w)
+        self.b = 1.0
+
+    def forward(self, x):
+        return super().forward(x) + self.b
+
+
+class Right(Base):
+    def __init__(self, w):
+        super().__init__(w)
+        self.c = 2.0
+
+    def forward(self, x):
+        return super().forward(x) * self.c
+
+
+class Diamond(Left, Right):
+    """Diamond's MRO: Left, Right, Base; each super() goes on along it, as in Python."""
+
+    def __init__(self, w):
+        super().__init__(w)
+
+
+class Grows:
+    def __init__(self, w):
+        self.w = w
+
+    def doubled(self):
+        return type(self)(self.w * 2.0)
+
+    def tripled(self):
+        return self.__class__(self.w * 3.0)
+
+    def loss(self, x):
+        return np.sum((self.w * x) ** 2)
+
+
+class GrowsOtherwise(Grows):
+    def loss(self, x):
+        return np.sum(np.sin(self.w * x))
+
+
+def diamond(x):
+    return Diamond(x[0]).loss(x)
+
+
+def own_class_of_self(x):
+    return GrowsOtherwise(x[1]).doubled().tripled().loss(x)
+
 # Refused
 
 

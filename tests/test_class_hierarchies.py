@@ -37,6 +37,8 @@ CASES = [
     ch.reflected_operator_of_a_subclass_first,
     ch.own_init_in_a_class_deriving_from_a_dataclass,
     ch.super_init_of_a_dataclass,
+    ch.diamond,
+    ch.own_class_of_self,
 ]
 
 

@@ -74,7 +74,10 @@ class CallConverter(ConverterPart):
             return self.record_method(callee, "__call__", args, kwargs, node)  # self(x)
         if isinstance(node.func, gast.Attribute) and self._is_super(node.func.value):
             return self._super_method(node.func, args, kwargs, node)
-        if isinstance(callee, (Known, ir.Const)) and callable(callee.value):  # a function (or type) passed in
+        own_class = self._class_of(node.func)
+        if own_class is not None:  # type(self)(w), self.__class__(w): the object's class, known now
+            found, fn = True, own_class
+        elif isinstance(callee, (Known, ir.Const)) and callable(callee.value):  # a function (or type) passed in
             found, fn = True, callee.value
         else:
             found, fn = self.statics.callee(node.func)
@@ -239,6 +242,21 @@ class CallConverter(ConverterPart):
         raise self.error(f"the method .{name}() of a {record.cls.__name__}", "a dict supports d[k], d.get, "
                          ".items(), .keys(), .values() and .copy(); a dataclass, namedtuple or object its fields "
                          "and the methods defined in its class", node)
+
+    def _class_of(self, node: Any) -> Optional[type]:
+        """The class of an object of the user's class a local name holds, named as ``type(self)`` or
+        ``self.__class__`` (a method making an object of its own class, a subclass's too); None for
+        anything else."""
+        if isinstance(node, gast.Attribute) and node.attr == "__class__":
+            held = node.value
+        elif isinstance(node, gast.Call) and isinstance(node.func, gast.Name) and node.func.id == "type" \
+                and len(node.args) == 1 and not node.keywords and self.local("type") is None \
+                and self.statics.resolve(node.func) is type:
+            held = node.args[0]
+        else:
+            return None
+        record = self.local(held.id) if isinstance(held, gast.Name) else None
+        return record.cls if isinstance(record, Record) and record.kind == "object" else None
 
     def _is_super(self, node: Any) -> bool:
         """``super()`` (or ``super(Cls, self)``), Python's own ``super``."""
