@@ -357,5 +357,12 @@ def dataclass_with_an_init_of_its_own(x):
     return np.sum(OwnInit(x).x)  # REFUSED
 
 
+def object_of_another_class_on_one_path(x):
+    m = Base(x[0])
+    if x[1] > 0:
+        m = Scaled(x[2])  # REFUSED
+    return m.loss(x)
+
+
 def array_method_of_what_a_method_gave(x):
     return Model(x[0]).predict(x).argsort_twice()  # REFUSED

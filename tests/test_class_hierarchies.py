@@ -110,6 +110,8 @@ SOURCE = pathlib.Path(ch.__file__).read_text().splitlines()
                                       "NoSuchBaseMethod in NoSuchBaseMethod's bases defines backward"),
     (ch.dataclass_with_an_init_of_its_own, r"making a OwnInit object: OwnInit.__init__ does more than assign its "
                                            r"arguments to attributes \(line \d+: 'self.x = 2.0 \* y'\)"),
+    (ch.object_of_another_class_on_one_path, "m, a Scaled on one path and a Base on another: which class's "
+                                             "methods and fields it has is read while transforming"),
     (ch.array_method_of_what_a_method_gave, "the method .argsort_twice() of what a call gives back: it is not "
                                             "an object of your class"),
 ], ids=lambda v: getattr(v, "__name__", None) or "")
