@@ -287,6 +287,21 @@ def diamond(x):
 def own_class_of_self(x):
     return GrowsOtherwise(x[1]).doubled().tripled().loss(x)
 
+
+class Parts:
+    def __init__(self, w):
+        self.w = w
+
+    def named(self):
+        return {"a": self.w, "b": 2.0 * self.w}
+
+    def pair(self):
+        return self.w, np.sin(self.w)
+
+
+def items_of_what_methods_gave(x):
+    return np.sum(Parts(x).named()["b"] * x) + np.sum(Parts(x).pair()[1]) + np.sum(Parts(x).named().get("a") ** 2)
+
 # Refused
 
 

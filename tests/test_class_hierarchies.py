@@ -39,6 +39,7 @@ CASES = [
     ch.super_init_of_a_dataclass,
     ch.diamond,
     ch.own_class_of_self,
+    ch.items_of_what_methods_gave,
 ]
 
 

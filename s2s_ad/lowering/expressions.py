@@ -34,8 +34,8 @@ from ..core import ir, language, runtime
 from ..rules import registry as rules
 from ..frontend.callables import describe_callable, is_user_function, library_code, missing_rule
 from .calls import CallConverter, maybe_object
-from ..frontend.conversion import (Choice, Dispatch, Inline, Known, MethodCall, Nested, Once, Pending, Record, hashable,
-    is_plain_constant, spelled)
+from ..frontend.conversion import (Choice, Dispatch, Inline, Known, MethodCall, Nested, Once, Pending, Record,
+    hashable, is_plain_constant, spelled)
 from ..core.errors import TransformError
 from ..frontend.parse import Resolver
 from ..frontend.static_names import StaticNames
@@ -199,7 +199,7 @@ class ExpressionConverter:
             return self._global_value(f"{spelled(node.value)}[...]", item, node)
         value, index = self.convert(node.value), self.convert(node.slice)
         if isinstance(value, Record):
-            return self._record_item(value, index, node)
+            return self.record_item(value, index, node)
         return ir.Call(operator.getitem, (value, index))
 
     def _index_call(self, node: gast.Subscript) -> Optional[ir.Expr]:
@@ -238,7 +238,7 @@ class ExpressionConverter:
             record = record.replaced(converted.value, self.convert(value))
         return record
 
-    def _record_item(self, record: Record, index: Any, node: Any) -> Any:
+    def record_item(self, record: Record, index: Any, node: Any) -> Any:
         """``record[index]``: resolved now for a constant index; a sequence of plain values may also be
         indexed at run time."""
         self.calls.read_as_container(record, "an index", node)  # (an object's attributes are not its items)

@@ -120,6 +120,8 @@ class SSABuilder(Part):
             return self.inline_helper(expr.fn, expr.args)
         if any(self.makes_record(a) for a in expr.args) and operator_methods(expr.fn) is not None:
             return self.object_operator(expr)
+        if expr.fn is operator.getitem and self.makes_record(expr.args[0]):
+            return self.item_of_call(expr)
         args = tuple(self.flatten(a) for a in expr.args)
         kwargs = tuple((k, self.flatten(v)) for k, v in expr.kwargs)
         if expr.fn is operator.getitem and isinstance(args[0], ir.Display):
@@ -162,14 +164,25 @@ class SSABuilder(Part):
         method of its class called on it (``MethodCall``)."""
         owner = self.flatten(expr.args[0])
         name = expr.fn.name
-        if not (isinstance(owner, Record) and owner.fields):
-            raise self.state.refusal(f"the method .{name}() of what a call gives back", "it is not an object of "
-                                     "your class (an array has only the methods with a rule: sum, mean, reshape, "
-                                     "...); call the NumPy function instead")
+        if not isinstance(owner, Record):
+            what = f"the method .{name}()" if expr.fn.called else f"the attribute .{name}"
+            raise self.state.refusal(f"{what} of what a call gives back", "it is not an object of your class (an "
+                                     "array has only the methods and attributes with a rule: sum, mean, reshape, "
+                                     ".T, ...); call the NumPy function instead")
         at = SimpleNamespace(lineno=self.state.line, col_offset=None)
         converter = self.state.converter
         result = converter.calls.record_method(owner, name, list(expr.args[1:]), expr.kwargs, at) \
             if expr.fn.called else converter.record_attribute(owner, name, at)
+        return result if isinstance(result, Record) else self.flatten(result)
+
+    def item_of_call(self, expr: ir.Call) -> Any:
+        """``helper(obj)["b"]``, ``Model(w).parts()[0]``: the call lowered in place first; an item of the
+        container it gives back is read as the converter reads one (``record_item``)."""
+        owner = self.flatten(expr.args[0])
+        if not isinstance(owner, Record):
+            return self.flatten(ir.Call(expr.fn, (owner,) + tuple(expr.args[1:]), expr.kwargs))
+        at = SimpleNamespace(lineno=self.state.line, col_offset=None)
+        result = self.state.converter.record_item(owner, expr.args[1], at)
         return result if isinstance(result, Record) else self.flatten(result)
 
     def object_operator(self, expr: ir.Call) -> Any:
