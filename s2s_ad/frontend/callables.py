@@ -244,7 +244,7 @@ def check_callee(fn: Any, node: Any, args: tuple, kwargs: tuple, error: ErrorBui
         raise error(f"making a {fn.__name__} object", "only dicts, lists, tuples, namedtuples and "
                     "dataclasses (whose fields are known) can be made in a differentiated function "
                     f"({fn.__name__} is a class, and objects are not differentiated); make the object "
-                    "outside it and pass it in (its methods and attributes can be used)", node)
+                    "outside it and differentiate its method (s2s_ad.grad(obj.loss)), which reads its attributes", node)
     # A function with no rule and no source is refused only if an argument depends on the inputs
     # (analysis.check_constant_calls): otherwise it is a constant and simply runs.
 

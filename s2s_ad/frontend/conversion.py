@@ -144,6 +144,20 @@ class Record:
 
 
 @dataclass(frozen=True)
+class MethodCall:
+    """``Model(w).scaled(2.0).loss(x)``: the method ``name`` of what a call gives back (a method or
+    operator of the user's class given an object), as the function of an ``ir.Call`` whose first
+    argument is that call (``called`` False: the attribute read, ``Model(w).scaled(2.0).w``).  Which
+    class's method runs is known only once that call is lowered in place and gives back an object
+    (``SSABuilder.method_call``); nothing calls this function itself."""
+    name: str
+    called: bool = True
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        raise TypeError(f"the pending method .{self.name}() is lowered in place, never called")
+
+
+@dataclass(frozen=True)
 class Choice:
     """``then if test else orelse`` before flattening; ``None`` means "the test's value"
     (``a and b`` is ``Choice(a, b, None)``, ``a or b`` is ``Choice(a, None, b)``)."""

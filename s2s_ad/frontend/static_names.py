@@ -167,9 +167,16 @@ class StaticNames(ConverterPart):
     def class_attribute(self, cls: type, name: str) -> Any:
         """``cls.name`` as Python finds it (through the bases), recorded in the snapshot: the code is
         generated again if the method is redefined or overridden later."""
-        for klass in cls.__mro__:
+        return self.next_attribute(cls, None, name)[1]
+
+    def next_attribute(self, cls: type, after: Optional[type], name: str) -> tuple[Any, Any]:
+        """``name`` as Python finds it for an object of ``cls`` in the classes of ``cls.__mro__`` after
+        ``after`` (None: from ``cls`` itself), as ``super()`` in a method of ``after`` does, as
+        ``(defining class, value)``, ``(None, None)`` if none defines it; recorded in the snapshot."""
+        mro = cls.__mro__
+        for klass in mro[mro.index(after) + 1:] if after is not None else mro:
             scope = cast(dict, vars(klass))  # (a mappingproxy: read only, as the snapshot reads it)
             self.resolver.snapshot.record_global(scope, name, scope.get(name, ABSENT))
             if name in scope:
-                return scope[name]
-        return None
+                return klass, scope[name]
+        return None, None

@@ -1,13 +1,16 @@
 """Objects of the user's own classes made inside a differentiated function, read as records.
 
-Input: a class of Python code (``Model``, ``Vector``) and its ``__init__``.
+Input: a class of Python code (``Model``, ``Vector``) and its ``__init__``
+(its own, or its bases' found through its MRO; none: ``object``'s).
 Output: ``record_layout``: the attributes an object of it holds, each as the
-``__init__`` parameter (or constant) it is assigned from, so that the call
-``Model(w)`` can be lowered as a record of its attributes, as a dataclass is;
-or the reason why what the object holds cannot be known while lowering (a
-``property``, ``__slots__``, ``__getattr__``, a base class, an ``__init__``
-that computes, branches or calls).  The reason is a sentence for a located
-``TransformError``; this module raises nothing itself.
+``__init__`` parameter (or constant) it is assigned from, those the
+``__init__`` each ``super().__init__(...)`` reaches assigns included, so that
+the call ``Model(w)`` can be lowered as a record of its attributes, as a
+dataclass is; or the reason why what the object holds cannot be known while
+lowering (a ``property``, ``__slots__``, ``__getattr__`` in it or a base, a
+metaclass, a base not of Python code, an ``__init__`` that computes, branches
+or calls anything but ``super().__init__`` with its arguments).  The reason is
+a sentence for a located ``TransformError``; this module raises nothing itself.
 
 ``operator_methods`` names the methods an operator dispatches to (``a + b``
 is ``a.__add__(b)``, else ``b.__radd__(a)``).
@@ -15,18 +18,23 @@ is ``a.__add__(b)``, else ``b.__radd__(a)``).
 from __future__ import annotations
 
 import ast
+import dataclasses
 import inspect
 import operator
 import textwrap
 import types
 from dataclasses import dataclass
-from typing import Any, Optional, Union
+from typing import Any, Callable, Optional, Union, cast
 
 from ..rules import registry as rules
 
 # Attributes that change how an object's attributes are found or set: what it holds is not its __dict__.
 _HOOKS = ("__getattr__", "__getattribute__", "__setattr__", "__delattr__", "__slots__", "__new__",
           "__init_subclass__", "__set_name__", "__post_init__")
+_HEAP_TYPE = 1 << 9  # Py_TPFLAGS_HEAPTYPE: a class a class statement made (not one of C code)
+# Finds the __init__ Python runs for a class after a class of its MRO (None: the first), as
+# (defining class, function): StaticNames.next_attribute, which records it in the snapshot.
+NextInit = Callable[[type, Optional[type]], tuple[type, Any]]
 
 
 def operator_methods(fn: Any) -> Optional[tuple[str, str]]:
@@ -55,56 +63,175 @@ class Layout:
 
 
 def is_plain_class(cls: Any) -> bool:
-    """A class of Python code (its ``__init__`` written in Python), not NumPy's or Python's own."""
-    return isinstance(cls, type) and isinstance(cls.__dict__.get("__init__"), types.FunctionType) \
-        and cls.__module__ != "builtins"
+    """A class of Python code (a class statement's, not NumPy's or Python's own) whose objects are
+    made by an ``__init__`` of Python code found through its bases, or by ``object``'s own (a class
+    with no ``__init__``: an object with no attributes).  A class with a metaclass counts only with
+    an ``__init__`` of its own (so that making one is refused, naming the metaclass)."""
+    if not isinstance(cls, type) or cls.__module__ == "builtins" or not cls.__flags__ & _HEAP_TYPE:
+        return False
+    if type(cls) is not type:
+        return isinstance(cls.__dict__.get("__init__"), types.FunctionType)
+    init = next((vars(k)["__init__"] for k in cls.__mro__ if "__init__" in vars(k)), None)
+    return isinstance(init, types.FunctionType) or (init is object.__init__ and all(
+        k.__flags__ & _HEAP_TYPE for k in cls.__mro__[:-1]))
 
 
-def record_layout(cls: type) -> Union[Layout, str]:
-    """The layout of an object of ``cls`` made by calling it, or why it cannot be known."""
+def made_by_dataclass(cls: type) -> bool:
+    """Objects of ``cls`` (a dataclass or a class deriving from one) are made by the ``__init__`` that
+    ``@dataclass`` wrote, which assigns its fields from the parameters of their names: not by an
+    ``__init__`` of the user's in a class deriving from a dataclass (read as a plain class's)."""
+    owner = next(k for k in cls.__mro__ if "__init__" in vars(k))
+    params = vars(owner).get("__dataclass_params__")
+    return params is not None and bool(params.init) and _written_by_dataclass(vars(owner)["__init__"])
+
+
+def _written_by_dataclass(init: Any) -> bool:
+    """An ``__init__`` ``@dataclass`` wrote (CPython makes it in ``__create_fn__``, from no file), not
+    one the user wrote in the decorated class, which ``@dataclass`` keeps."""
+    code = getattr(init, "__code__", None)
+    if code is None:
+        return False
+    if getattr(code, "co_qualname", "").startswith("__create_fn__"):
+        return True
+    try:
+        inspect.getsource(init)
+    except (OSError, TypeError):
+        return True
+    return False
+
+
+def record_layout(cls: type, next_init: NextInit) -> Union[Layout, str]:
+    """The layout of an object of ``cls`` made by calling it, or why it cannot be known: the
+    attributes its ``__init__`` assigns, with those of the ``__init__`` each ``super().__init__(...)``
+    reaches through ``cls.__mro__`` (the union, in assignment order).  ``next_init(cls, after)``
+    finds the ``__init__`` Python runs after the class ``after`` (None: the first) as
+    ``(defining class, function)``, recorded in the snapshot."""
     if type(cls) is not type:
         return f"{cls.__name__} has the metaclass {type(cls).__name__}, which may change how it is made"
-    if cls.__bases__ != (object,):
-        return f"{cls.__name__} derives from {', '.join(b.__name__ for b in cls.__bases__)}"
-    for name, value in vars(cls).items():
+    for klass in cls.__mro__[:-1]:
+        if not klass.__flags__ & _HEAP_TYPE:
+            return f"{cls.__name__} derives from {klass.__name__}, which is not a class of Python code"
+        refused = _hooked(klass)
+        if refused is not None:
+            return refused
+    return _chain_layout(cls, None, next_init)
+
+
+def _hooked(klass: type) -> Optional[str]:
+    """Why what an object of ``klass`` (or a class deriving from it) holds is not its ``__dict__``
+    (a hook such as ``__getattr__``, a property); None if it is."""
+    for name, value in vars(klass).items():
         if name in _HOOKS:
-            return f"{cls.__name__} defines {name}, which changes what its objects hold"
+            return f"{klass.__name__} defines {name}, which changes what its objects hold"
         if name in ("__dict__", "__weakref__"):  # (every class's own: the object's attributes)
             continue
         if isinstance(value, (property, classmethod)) or (hasattr(value, "__set__") and not callable(value)):
-            return f"{cls.__name__}.{name} is a {type(value).__name__}, read by running code"
-    init = vars(cls)["__init__"]
+            return f"{klass.__name__}.{name} is a {type(value).__name__}, read by running code"
+    return None
+
+
+def _chain_layout(cls: type, after: Optional[type], next_init: NextInit) -> Union[Layout, str]:
+    """The layout the ``__init__`` run after ``after`` in ``cls.__mro__`` assigns (with the bases'
+    it calls through ``super().__init__``); ``object.__init__`` assigns none."""
+    owner, init = next_init(cls, after)
+    if init is object.__init__:
+        return Layout(())
+    if not isinstance(init, types.FunctionType):
+        return f"{owner.__name__}.__init__ is not a function of Python code"
+    if made_by_dataclass(owner):  # super().__init__(a, b) of a dataclass: its fields, from its parameters
+        fields = dataclasses.fields(owner)
+        if not all(f.init for f in fields):
+            return f"{owner.__name__} has init=False fields, which its __init__ sets by running code"
+        return Layout(tuple((f.name, Parameter(f.name)) for f in fields))
     try:
         tree = ast.parse(textwrap.dedent(inspect.getsource(init)))
     except (OSError, TypeError, SyntaxError):
-        return f"the source of {cls.__name__}.__init__ cannot be read"
+        return f"the source of {owner.__name__}.__init__ cannot be read"
     definition = tree.body[0]
     if not isinstance(definition, ast.FunctionDef) or definition.decorator_list:
-        return f"{cls.__name__}.__init__ is decorated"
-    return _layout(cls.__name__, definition, init.__code__.co_firstlineno - 1)
+        return f"{owner.__name__}.__init__ is decorated"
+    offset = init.__code__.co_firstlineno - 1
+    return _layout(owner.__name__, definition, offset, lambda call: _super_layout(cls, owner, call, next_init))
 
 
-def _layout(name: str, init: ast.FunctionDef, offset: int) -> Union[Layout, str]:
-    """The layout an ``__init__`` (parsed alone: ``offset`` lines into its file) assigns."""
+def _super_layout(cls: type, owner: type, call: ast.Call, next_init: NextInit) -> Union[Layout, str]:
+    """What ``super().__init__(...)`` in ``owner.__init__`` assigns, each attribute's source given as
+    the caller's: the next ``__init__``'s parameters bound to the call's arguments (the caller's
+    parameters or constants) and its defaults."""
+    base_owner, base_init = next_init(cls, owner)
+    if base_init is object.__init__:  # (object.__init__ takes no arguments: Python raises TypeError)
+        return Layout(()) if not call.args and not call.keywords else \
+            f"super().__init__ in {owner.__name__}.__init__ is object.__init__, which takes no arguments"
+    base = _chain_layout(cls, owner, next_init)
+    if isinstance(base, str):
+        return base
+    try:
+        signature = inspect.signature(base_init)
+        bound = signature.bind(None, *[_source(a) for a in call.args],
+                               **{k.arg: _source(k.value) for k in call.keywords if k.arg is not None})
+    except TypeError as exc:
+        return f"super().__init__ in {owner.__name__}.__init__ does not fit {base_owner.__name__}.__init__ ({exc})"
+    bound.apply_defaults()
+    return Layout(tuple((attribute, bound.arguments[source.name] if isinstance(source, Parameter) else source)
+                        for attribute, source in base.attributes))
+
+
+def _source(node: ast.expr) -> Any:
+    """An argument of ``super().__init__(...)`` as an attribute source (checked by ``_super_call``)."""
+    return Parameter(node.id) if isinstance(node, ast.Name) else cast(ast.Constant, node).value
+
+
+def _layout(name: str, init: ast.FunctionDef, offset: int,
+            inherited: Callable[[ast.Call], Union[Layout, str]]) -> Union[Layout, str]:
+    """The layout an ``__init__`` (parsed alone: ``offset`` lines into its file) assigns;
+    ``inherited`` gives the layout of a ``super().__init__(...)`` call in it."""
     params = init.args
     if params.vararg or params.kwarg or params.posonlyargs or not params.args:
         return f"{name}.__init__ takes *args or **kwargs"
     this, names = params.args[0].arg, {a.arg for a in params.args[1:] + params.kwonlyargs}
     body = init.body[1:] if init.body and _docstring(init.body[0]) else init.body
     attributes: dict[str, Union[Parameter, Any]] = {}
+    own: set[str] = set()  # (an attribute a base's __init__ assigned may be set again: the later value)
     for statement in body:
         if isinstance(statement, ast.Pass):
+            continue
+        call = _super_call(statement, names)
+        if call is not None:
+            base = inherited(call)
+            if isinstance(base, str):
+                return base
+            attributes.update(base.attributes)
             continue
         source = _assigned(statement, this, names)
         if source is None:
             return (f"{name}.__init__ does more than assign its arguments to attributes "
                     f"(line {statement.lineno + offset}: {ast.unparse(statement)!r}); only "
-                    f"'self.a = a' statements can be read")
+                    f"'self.a = a' statements (and super().__init__(a, ...)) can be read")
         attribute, value = source
-        if attribute in attributes:
+        if attribute in own:
             return f"{name}.__init__ assigns self.{attribute} twice"
+        own.add(attribute)
         attributes[attribute] = value
     return Layout(tuple(attributes.items()))
+
+
+def _super_call(statement: ast.stmt, names: set[str]) -> Optional[ast.Call]:
+    """``super().__init__(a, 2.0, k=b)`` as a statement, its arguments the ``__init__``'s parameters
+    or constants: the call; None for anything else."""
+    if not (isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Call)):
+        return None
+    call = statement.value
+    func = call.func
+    if not (isinstance(func, ast.Attribute) and func.attr == "__init__" and isinstance(func.value, ast.Call)
+            and isinstance(func.value.func, ast.Name) and func.value.func.id == "super" and not func.value.args
+            and not func.value.keywords):
+        return None
+    values = list(call.args) + [k.value for k in call.keywords]
+    if any(k.arg is None for k in call.keywords) or not all(
+            (isinstance(v, ast.Name) and v.id in names) or (isinstance(v, ast.Constant) and isinstance(
+                v.value, (int, float, str, bool, type(None)))) for v in values):
+        return None
+    return call
 
 
 def _docstring(statement: ast.stmt) -> bool:

@@ -13,7 +13,10 @@ of a nested function, or of one passed functions as arguments).  A call that
 cannot be differentiated as written is refused here with a located
 ``TransformError`` (``callables.check_callee``).  ``isinstance`` of a
 structure known while lowering is a constant; an operator with an object of
-the user's class as an operand is a call of its method (``operator_method``).
+the user's class as an operand is a call of its method (``operator_method``);
+``super().method(x)`` is the method the object's MRO finds after the class of
+the method calling it; a method of what a call of the user's method gives back
+waits for that call to be lowered in place (``MethodCall``, ``maybe_object``).
 """
 from __future__ import annotations
 
@@ -21,19 +24,21 @@ import dataclasses
 import functools
 import inspect
 import operator
+import types
 from dataclasses import dataclass
-from typing import Any, Callable, Optional, Union
+from typing import Any, Callable, Optional, Union, cast
 
 import gast
 from ..core import ir, language, runtime
 from ..rules import registry as rules
 from ..frontend.callables import DISTRIBUTION_METHODS, check_callee, describe_callable, is_user_function, reports
-from ..frontend.conversion import (Choice, Converter, ConverterPart, Dispatch, Inline, Known, Nested, Once, Pending,
-    Record, is_plain_constant)
+from ..frontend.conversion import (Choice, Converter, ConverterPart, Dispatch, Inline, Known, MethodCall, Nested, Once,
+    Pending, Record, is_plain_constant)
 from ..core.draws import DRAW_METHODS
 from ..frontend.parse import parse_function, transparent
 from ..frontend.static_names import StaticNames
-from ..frontend.user_classes import Parameter, is_plain_class, operator_methods, read_as_container, record_layout
+from ..frontend.user_classes import (Parameter, is_plain_class, made_by_dataclass, operator_methods, read_as_container,
+    record_layout)
 
 _DICT_METHODS = ("items", "keys", "values", "get")
 # Methods of a constant string computed while lowering (pure, and their results are constants too).
@@ -66,8 +71,13 @@ class CallConverter(ConverterPart):
                                  "position", node)
             return Inline(callee, tuple(args))
         if isinstance(callee, Record):
-            return self._record_method(callee, "__call__", args, kwargs, node)  # self(x)
-        if isinstance(callee, (Known, ir.Const)) and callable(callee.value):  # a function (or type) passed in
+            return self.record_method(callee, "__call__", args, kwargs, node)  # self(x)
+        if isinstance(node.func, gast.Attribute) and self._is_super(node.func.value):
+            return self._super_method(node.func, args, kwargs, node)
+        own_class = self._class_of(node.func)
+        if own_class is not None:  # type(self)(w), self.__class__(w): the object's class, known now
+            found, fn = True, own_class
+        elif isinstance(callee, (Known, ir.Const)) and callable(callee.value):  # a function (or type) passed in
             found, fn = True, callee.value
         else:
             found, fn = self.statics.callee(node.func)
@@ -83,7 +93,9 @@ class CallConverter(ConverterPart):
         if not found:
             owner = self.convert(node.func.value) if isinstance(node.func, gast.Attribute) else None
             if isinstance(owner, Record):
-                return self._record_method(owner, node.func.attr, args, kwargs, node)
+                return self.record_method(owner, node.func.attr, args, kwargs, node)
+            if isinstance(owner, ir.Call) and maybe_object(owner) and rules.method_function(node.func.attr) is None:
+                return ir.Call(MethodCall(node.func.attr), (owner, *args), kwargs)  # Model(w).scaled(2.0).loss(x)
             if isinstance(owner, ir.Const) and type(owner.value) is str and node.func.attr in _STRING_METHODS \
                     and not kwargs and all(isinstance(a, ir.Const) for a in args):
                 # a string argument the code is specialised on: kind.lower(), ops.split(",")
@@ -200,7 +212,7 @@ class CallConverter(ConverterPart):
         if refused is not None:
             raise self.error(refused[0], refused[1], node)
 
-    def _record_method(self, record: Record, name: str, args: list, kwargs: tuple, node: Any) -> Any:
+    def record_method(self, record: Record, name: str, args: list, kwargs: tuple, node: Any) -> Any:
         """``d.items()``, ``d.get(k)``, ``self.method(x)``, ``self.fn(x)`` (a function held by an object)."""
         if record.kind == "dict" and name in _DICT_METHODS and not kwargs:
             if name == "get" and len(args) in (1, 2):
@@ -231,6 +243,53 @@ class CallConverter(ConverterPart):
                          ".items(), .keys(), .values() and .copy(); a dataclass, namedtuple or object its fields "
                          "and the methods defined in its class", node)
 
+    def _class_of(self, node: Any) -> Optional[type]:
+        """The class of an object of the user's class a local name holds, named as ``type(self)`` or
+        ``self.__class__`` (a method making an object of its own class, a subclass's too); None for
+        anything else."""
+        if isinstance(node, gast.Attribute) and node.attr == "__class__":
+            held = node.value
+        elif isinstance(node, gast.Call) and isinstance(node.func, gast.Name) and node.func.id == "type" \
+                and len(node.args) == 1 and not node.keywords and self.local("type") is None \
+                and self.statics.resolve(node.func) is type:
+            held = node.args[0]
+        else:
+            return None
+        record = self.local(held.id) if isinstance(held, gast.Name) else None
+        return record.cls if isinstance(record, Record) and record.kind == "object" else None
+
+    def _is_super(self, node: Any) -> bool:
+        """``super()`` (or ``super(Cls, self)``), Python's own ``super``."""
+        return isinstance(node, gast.Call) and isinstance(node.func, gast.Name) and node.func.id == "super" \
+            and self.local("super") is None and self.statics.resolve(node.func) is super
+
+    def _super_method(self, func: gast.Attribute, args: list, kwargs: tuple, node: Any) -> Any:
+        """``super().forward(x)`` in a method of the class ``C`` called on an object of the user's class
+        ``T``: the method Python finds in the classes after ``C`` in ``T.__mro__`` (``C`` is the method's
+        ``__class__`` cell, as Python's zero-argument ``super`` reads it), called on the same object."""
+        made = cast(gast.Call, func.value)
+        if made.args:
+            found, klass = self.statics.static(made.args[0]) if len(made.args) == 2 else (False, None)
+            this = self.convert(made.args[1]) if found else None
+        else:
+            found, klass = self.resolver.lookup("__class__")
+            owner = self.resolver.owner
+            code = getattr(owner, "__code__", None)
+            this = self.local(code.co_varnames[0]) if found and code is not None and code.co_argcount else None
+        if not (isinstance(klass, type) and isinstance(this, Record) and this.kind == "object"
+                and klass in this.cls.__mro__):
+            raise self.error(f"super().{func.attr}()", "super() is read in a method called on an object of your "
+                             "own class made inside the differentiated function; elsewhere call the base class's "
+                             "function by name with the object: Base.method(obj, x)", node)
+        _, method = self.statics.next_attribute(this.cls, klass, func.attr)
+        if isinstance(method, staticmethod):
+            return self._call_value(method.__func__, args, kwargs, node)
+        if not inspect.isfunction(method):
+            raise self.error(f"super().{func.attr}() in a method of {klass.__name__}", f"no class after "
+                             f"{klass.__name__} in {this.cls.__name__}'s bases defines {func.attr} as a function of "
+                             "Python code", node)
+        return self._call_value(method, [this] + args, kwargs, node)
+
     def operator_method(self, fn: Callable, left: Any, right: Any, node: Any) -> Any:
         """``a + b`` where an operand is an object of the user's class: ``a.__add__(b)``, else
         ``b.__radd__(a)`` (``right`` None: the unary ``-a`` is ``a.__neg__()``).  The method must be
@@ -239,6 +298,8 @@ class CallConverter(ConverterPart):
         choices = [(left, direct, [] if right is None else [right])]
         if right is not None:
             choices.append((right, reflected, [left]))
+        if right is not None and self._reflected_first(left, right, reflected):
+            choices.reverse()
         for owner, name, args in choices:
             if not (isinstance(owner, Record) and owner.kind == "object" and name):
                 continue
@@ -255,6 +316,15 @@ class CallConverter(ConverterPart):
         raise self.error(f"the operator {fn.__name__} on {kinds}", "only objects of your own classes that "
                          "define its method (such as __add__, __mul__ or __radd__) can be operands; a dict, list, "
                          "tuple or dataclass has none", node)
+
+    def _reflected_first(self, left: Any, right: Any, reflected: str) -> bool:
+        """Python calls ``right.__radd__(left)`` before ``left.__add__(right)`` where the right operand's
+        class derives from the left's and defines the reflected method otherwise than it does."""
+        if not (isinstance(left, Record) and isinstance(right, Record) and left.kind == right.kind == "object"
+                and reflected and right.cls is not left.cls and issubclass(right.cls, left.cls)):
+            return False
+        method = self.statics.class_attribute(right.cls, reflected)
+        return method is not None and method is not self.statics.class_attribute(left.cls, reflected)
 
     def _call_value(self, fn: Any, args: list, kwargs: tuple, node: Any) -> Any:
         """A call of a known function (a method, a function an object holds) with converted arguments."""
@@ -301,7 +371,7 @@ class CallConverter(ConverterPart):
         if issubclass(fn, tuple) and hasattr(fn, "_fields"):
             fields = tuple(fn._fields)
             kind = "namedtuple"
-        elif dataclasses.is_dataclass(fn):
+        elif dataclasses.is_dataclass(fn) and made_by_dataclass(fn):
             fields = tuple(f.name for f in dataclasses.fields(fn))
             if not all(f.init for f in dataclasses.fields(fn)) or hasattr(fn, "__post_init__"):
                 raise self.error(f"making a {fn.__name__}", "a dataclass with __post_init__ or init=False fields "
@@ -323,12 +393,12 @@ class CallConverter(ConverterPart):
     def _made_object(self, cls: type, args: list, kwargs: tuple, node: Any) -> Record:
         """``Model(w)``, of a plain class whose ``__init__`` assigns its arguments to attributes: a
         record of those attributes (``user_classes.record_layout``), its methods inlined on it."""
-        self.statics.class_attribute(cls, "__init__")  # the code holds its layout: redefined, it is old
-        layout = record_layout(cls)
+        layout = record_layout(cls, self._next_init)
         if isinstance(layout, str):
             raise self.error(f"making a {cls.__name__} object", f"{layout}, so what the object holds is not "
                              "known while transforming; make it a dataclass, or make the object outside the "
-                             "function and pass it in (its methods and attributes can be used)", node)
+                             "function and differentiate its method (s2s_ad.grad(obj.loss)), which reads "
+                             "its attributes", node)
         try:
             bound = inspect.signature(cls).bind(*args, **dict(kwargs))
         except TypeError as exc:
@@ -344,6 +414,16 @@ class CallConverter(ConverterPart):
                 value = ir.Const(value)
             items.append(value)
         return Record("object", cls, tuple(a for a, _ in layout.attributes), tuple(items))
+
+    def _next_init(self, cls: type, after: Optional[type]) -> tuple[Any, Any]:
+        """The ``__init__`` Python runs for ``cls`` after the class ``after`` of its MRO (None: the
+        first), recorded in the snapshot with its code and defaults: the code holds the layout it
+        assigns, so an ``__init__`` redefined, or its defaults changed, later makes the code old."""
+        owner, init = self.statics.next_attribute(cls, after, "__init__")
+        if self.resolver.record and isinstance(init, types.FunctionType):
+            self.resolver.snapshot.record_code(init)
+            self.resolver.snapshot.record_defaults(init)
+        return owner, init
 
     def _replaced(self, record: Record, kwargs: tuple, node: Any) -> Record:
         """``dataclasses.replace(p, w=...)``, ``p._replace(w=...)``: a new record with those fields."""
@@ -438,3 +518,15 @@ def _constant_value(arg: Any, marker: _Marker) -> Any:
         if not any(isinstance(i, _Marker) for i in items):
             return items if arg.kind == "list" else tuple(items)
     return marker
+
+
+def maybe_object(value: Any) -> bool:
+    """A call that may give back an object of the user's class, known only once it is lowered in place:
+    of the user's function (or method) given a container, a pending method of such a call
+    (``MethodCall``), or an operator with such an operand (``Vec(x) * 2.0 + w``)."""
+    if not isinstance(value, ir.Call):
+        return False
+    if isinstance(value.fn, MethodCall) or (is_user_function(value.fn) and any(isinstance(a, Record)
+                                                                              for a in value.args)):
+        return True
+    return operator_methods(value.fn) is not None and any(maybe_object(a) for a in value.args)

@@ -33,9 +33,9 @@ import gast
 from ..core import ir, language, runtime
 from ..rules import registry as rules
 from ..frontend.callables import describe_callable, is_user_function, library_code, missing_rule
-from .calls import CallConverter
-from ..frontend.conversion import (Choice, Dispatch, Inline, Known, Nested, Once, Pending, Record, hashable,
-    is_plain_constant, spelled)
+from .calls import CallConverter, maybe_object
+from ..frontend.conversion import (Choice, Dispatch, Inline, Known, MethodCall, Nested, Once, Pending, Record,
+    hashable, is_plain_constant, spelled)
 from ..core.errors import TransformError
 from ..frontend.parse import Resolver
 from ..frontend.static_names import StaticNames
@@ -134,8 +134,9 @@ class ExpressionConverter:
         if fn is None:
             raise self.error(f"the operator {type(node.op).__name__}", "use np.left_shift/np.right_shift", node)
         left, right = self.convert(node.left), self.convert(node.right)
-        if _is_object(left) or _is_object(right):  # Vector(a) + Vector(b): Vector.__add__
-            return self.calls.operator_method(fn, left, right, node)
+        if (_is_object(left) or _is_object(right)) and not (maybe_object(left) or maybe_object(right)):
+            return self.calls.operator_method(fn, left, right, node)  # Vector(a) + Vector(b): Vector.__add__
+        # (an operand a method gives back, v * 2.0 + w, is known once lowered: SSABuilder.object_operator)
         return ir.Call(fn, (left, right))
 
     def _Compare(self, node: gast.Compare) -> Any:
@@ -198,7 +199,7 @@ class ExpressionConverter:
             return self._global_value(f"{spelled(node.value)}[...]", item, node)
         value, index = self.convert(node.value), self.convert(node.slice)
         if isinstance(value, Record):
-            return self._record_item(value, index, node)
+            return self.record_item(value, index, node)
         return ir.Call(operator.getitem, (value, index))
 
     def _index_call(self, node: gast.Subscript) -> Optional[ir.Expr]:
@@ -237,7 +238,7 @@ class ExpressionConverter:
             record = record.replaced(converted.value, self.convert(value))
         return record
 
-    def _record_item(self, record: Record, index: Any, node: Any) -> Any:
+    def record_item(self, record: Record, index: Any, node: Any) -> Any:
         """``record[index]``: resolved now for a constant index; a sequence of plain values may also be
         indexed at run time."""
         self.calls.read_as_container(record, "an index", node)  # (an object's attributes are not its items)
@@ -287,15 +288,10 @@ class ExpressionConverter:
             return self._global_value(node.attr, value, node)
         base = self.convert(node.value)
         if isinstance(base, Record):
-            if base.fields and node.attr in base.keys:
-                return base.get(node.attr)
-            if base.kind == "object":  # self.EPS: a constant of the class (recorded: redefined, the code is old)
-                held = self.statics.class_attribute(base.cls, node.attr)
-                if is_plain_constant(held) or language.is_array_value(held):
-                    return ir.Const(held)
-            raise self.error(f"the attribute .{node.attr} of a {base.cls.__name__}", "it is not one of its "
-                             f"data fields ({', '.join(map(str, base.keys)) or 'none'})", node)
+            return self.record_attribute(base, node.attr, node)
         fn = rules.attribute_function(node.attr)
+        if fn is None and maybe_object(base):  # Model(w).scaled(2.0).w: read once the object is known
+            return ir.Call(MethodCall(node.attr, called=False), (base,))
         if fn is None and isinstance(base, ir.Const) and not is_plain_constant(base.value) \
                 and not language.is_array_value(base.value):
             raise self.error(f"the attribute .{node.attr} of a {type(base.value).__name__} object", "s2s_ad reads "
@@ -306,6 +302,17 @@ class ExpressionConverter:
             raise self.error(f"the attribute .{node.attr}", "only array attributes with a rule (.T, .shape, "
                              ".ndim, .size) can be read", node)
         return ir.Call(fn, (base,))
+
+    def record_attribute(self, base: Record, attr: str, node: Any) -> Any:
+        """``p.w`` of a record: its field, or a constant of an object's class (``self.EPS``)."""
+        if base.fields and attr in base.keys:
+            return base.get(attr)
+        if base.kind == "object":  # self.EPS: a constant of the class (recorded: redefined, the code is old)
+            held = self.statics.class_attribute(base.cls, attr)
+            if is_plain_constant(held) or language.is_array_value(held):
+                return ir.Const(held)
+        raise self.error(f"the attribute .{attr} of a {base.cls.__name__}", "it is not one of its "
+                         f"data fields ({', '.join(map(str, base.keys)) or 'none'})", node)
 
     def _JoinedStr(self, node: gast.JoinedStr) -> ir.Expr:
         """An f-string (parse.py lets through only those printed, logged or asserted with)."""

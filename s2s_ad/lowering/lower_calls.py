@@ -41,7 +41,9 @@ class CallLowering(Part):
         self.ssa = ssa
         self.containers = containers
         self.joins = joins
-        self.inlining: set[str] = set()  # nested functions being inlined (to refuse recursion)
+        # nested functions being inlined, by name, and functions defined elsewhere, by identity (an
+        # overriding method calling the one it overrides, super().forward(x), has its name): to refuse recursion
+        self.inlining: set[Any] = set()
 
     def inline(self, call: Inline, callee: Optional[ParsedFunction] = None) -> ir.Expr:
         """Lower a nested function's body in place of its call, with Python's scoping:
@@ -52,7 +54,8 @@ class CallLowering(Part):
         if isinstance(call.function, Dispatch):
             return self.dispatch(call.function, call.args)
         node = call.function.node
-        if node.name in self.inlining:
+        key = node.name if callee is None else callee.fn
+        if key in self.inlining:
             if callee is not None:
                 raise self.state.parsed.error(f"the recursive call of {node.name!r} with a container argument",
                                               "a function given a container is lowered in place; pass the arrays "
@@ -84,7 +87,7 @@ class CallLowering(Part):
         # its names, errors and snapshot are the callee's own while it is lowered
         outer = self.state.enter(Scope(callee or self.state.parsed, inner_env, Counter(names_read(function)),
                                        raised=self.scope.raised))  # a raise in it ends its body only
-        self.inlining.add(node.name)
+        self.inlining.add(key)
         line = self.state.line  # the caller's, for what its statement computes after the call
         try:
             for stmt in function.body[:-1]:
@@ -100,7 +103,7 @@ class CallLowering(Part):
                 self.state.converter.convert(returned.value))
         finally:
             self.state.line = line
-            self.inlining.discard(node.name)
+            self.inlining.discard(key)
             self.state.leave(outer)
             if callee is not None:
                 self.state.parsed.resolver.snapshot.include(callee.resolver.snapshot)

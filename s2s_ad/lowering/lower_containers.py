@@ -191,6 +191,11 @@ class ContainerLowering(Part):
 
     def record_pairs(self, template: Record, value: Any, user_name: str) -> list[tuple[str, Any]]:
         """(merge variable, value) for each data item of a container joined at an ``if`` or a loop."""
+        if isinstance(value, Record) and value.cls is not template.cls:  # Model on one path, Other on another
+            raise self.state.refusal(f"{user_name}, a {template.cls.__name__} on one path and a {value.cls.__name__} "
+                                     "on another", "which class's methods and fields it has is read while "
+                                     "transforming, so it must be the same on every path: make it of one class "
+                                     "(or call the method on each path, inside the if)")
         if not (isinstance(value, Record) and value.kind == template.kind and value.keys == template.keys):
             raise self.state.refusal(f"{user_name}, a {template.cls.__name__} whose structure changes in a branch or "
                                      "loop", "keep its keys and item types the same on every path (set every key "
@@ -214,7 +219,8 @@ class ContainerLowering(Part):
         """The joined form of a container: a merge variable where its data items may differ."""
         first = values[0]
         if isinstance(first, Record):
-            if not all(isinstance(v, Record) and v.kind == first.kind and v.keys == first.keys for v in values):
+            if not all(isinstance(v, Record) and v.kind == first.kind and v.keys == first.keys and v.cls is first.cls
+                       for v in values):
                 return first  # _record_pairs reports it
             return Record(first.kind, first.cls, first.keys, tuple(
                 self.template([v.items[i] for v in values], loop, f"{base}_{_identifier(key)}")

@@ -24,7 +24,9 @@ import gast
 from ..core import ir, language
 from ..rules import registry as rules
 from ..memory.aliasing import Chosen, new_object
+from .calls import maybe_object
 from .expressions import Choice, Dispatch, Inline, Nested, Once, Record, is_user_function
+from ..frontend.conversion import MethodCall
 from .lower_state import Part
 from ..frontend.user_classes import operator_methods
 from .naming import describe
@@ -107,6 +109,8 @@ class SSABuilder(Part):
             return self.flatten(self.as_display(expr))
         if isinstance(expr, ir.Display):
             return self.flatten_items(expr)
+        if isinstance(expr.fn, MethodCall):
+            return self.method_call(expr)
         if is_user_function(expr.fn) and any(isinstance(a, Record) for a in expr.args):
             return self.inline_function(expr.fn, expr.args)
         if is_user_function(expr.fn) and expr.fn not in self.state.helpers_inlined and not expr.kwargs and (
@@ -116,6 +120,8 @@ class SSABuilder(Part):
             return self.inline_helper(expr.fn, expr.args)
         if any(self.makes_record(a) for a in expr.args) and operator_methods(expr.fn) is not None:
             return self.object_operator(expr)
+        if expr.fn is operator.getitem and self.makes_record(expr.args[0]):
+            return self.item_of_call(expr)
         args = tuple(self.flatten(a) for a in expr.args)
         kwargs = tuple((k, self.flatten(v)) for k, v in expr.kwargs)
         if expr.fn is operator.getitem and isinstance(args[0], ir.Display):
@@ -149,15 +155,40 @@ class SSABuilder(Part):
         return self.state.helper_shares(call.fn) and self.state.host.passes_written(call)
 
     def makes_record(self, expr: Any) -> bool:
-        """A call of the user's function given a container, which may give back a container."""
-        return isinstance(expr, ir.Call) and is_user_function(expr.fn) and any(isinstance(a, Record)
-                                                                              for a in expr.args)
+        """A call of the user's function given a container, which may give back a container (or a
+        method or operator of what such a call gives back: ``calls.maybe_object``)."""
+        return maybe_object(expr)
+
+    def method_call(self, expr: ir.Call) -> Any:
+        """``Model(w).scaled(2.0).loss(x)``: the call giving the object lowered in place first, then the
+        method of its class called on it (``MethodCall``)."""
+        owner = self.flatten(expr.args[0])
+        name = expr.fn.name
+        if not isinstance(owner, Record):
+            what = f"the method .{name}()" if expr.fn.called else f"the attribute .{name}"
+            raise self.state.refusal(f"{what} of what a call gives back", "it is not an object of your class (an "
+                                     "array has only the methods and attributes with a rule: sum, mean, reshape, "
+                                     ".T, ...); call the NumPy function instead")
+        at = SimpleNamespace(lineno=self.state.line, col_offset=None)
+        converter = self.state.converter
+        result = converter.calls.record_method(owner, name, list(expr.args[1:]), expr.kwargs, at) \
+            if expr.fn.called else converter.record_attribute(owner, name, at)
+        return result if isinstance(result, Record) else self.flatten(result)
+
+    def item_of_call(self, expr: ir.Call) -> Any:
+        """``helper(obj)["b"]``, ``Model(w).parts()[0]``: the call lowered in place first; an item of the
+        container it gives back is read as the converter reads one (``record_item``)."""
+        owner = self.flatten(expr.args[0])
+        if not isinstance(owner, Record):
+            return self.flatten(ir.Call(expr.fn, (owner,) + tuple(expr.args[1:]), expr.kwargs))
+        at = SimpleNamespace(lineno=self.state.line, col_offset=None)
+        result = self.state.converter.record_item(owner, expr.args[1], at)
+        return result if isinstance(result, Record) else self.flatten(result)
 
     def object_operator(self, expr: ir.Call) -> Any:
         """``v * 3.0 + w`` where ``v * 3.0`` is a method of the user's class giving back an object:
         the operands settled first, then, if one is an object, the operator is its method."""
-        operands = [self.inline_function(a.fn, a.args) if isinstance(a, ir.Call) and self.makes_record(a) else a
-                    for a in expr.args]
+        operands = [self.flatten(a) if self.makes_record(a) else a for a in expr.args]
         if not any(isinstance(o, Record) and o.kind == "object" for o in operands):
             return self.flatten(ir.Call(expr.fn, tuple(operands), expr.kwargs))
         at = SimpleNamespace(lineno=self.state.line, col_offset=None)
