@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from s2s_ad.rules import adjoint, compiled, declare, fresh_arrays, nondifferentiable, tangent
+from s2s_ad.rules import adjoint, declare, fresh_arrays, nondifferentiable, tangent
 from s2s_ad.core.runtime import if_inexact, unbroadcast
 
 
@@ -81,20 +81,6 @@ def full(out, shape, fill_value, dtype=None, *, d_out):
 @tangent(np.full)
 def full(out, shape, fill_value, dtype=None, *, t_fill_value):
     t_out = if_inexact(np.zeros(np.shape(out)) + t_fill_value, out)
-
-
-@compiled(np.full)
-def _(types):
-    """np.full(shape, an array) (backend="numba"; Numba's own takes a number only): the array spread
-    over the shape, of its dtype, as NumPy's copyto does (shapes that do not broadcast raise)."""
-    def typing(shape, fill_value, dtype=None):
-        shaped = isinstance(shape, types.Integer) or \
-            isinstance(shape, types.UniTuple) and isinstance(shape.dtype, types.Integer) or \
-            isinstance(shape, types.Tuple) and len(shape) == 0
-        if shaped and isinstance(fill_value, types.Array) and dtype is None:
-            return lambda shape, fill_value, dtype=None: np.broadcast_to(fill_value, shape).copy()
-        return None
-    return typing
 
 
 # out[i] = start + i * step; one argument alone is the stop (0, 1, 2, ...); the stop sets only the length

@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from s2s_ad.core.kinds import matmul_dims, transposed_dims
-from s2s_ad.rules import adjoint, compiled, declare, fresh_arrays, fresh_values, nondifferentiable, spell_module, tangent
+from s2s_ad.rules import adjoint, declare, fresh_arrays, fresh_values, nondifferentiable, spell_module, tangent
 from s2s_ad.core.runtime import unbroadcast, unbroadcast_to
 from .numpy_reductions import as_floats, expand_reduced
 from .numpy_shape import as_given, diagonal_grad
@@ -93,70 +93,9 @@ def dot_grad_b(grad: Any, a: Any, b: Any) -> Any:
     return np.moveaxis(np.tensordot(a, grad, axes=(lead, lead)), 0, -2)
 
 
-# -- matmul's and dot's adjoints compiled (backend="numba"): float vectors and matrices ------------------
-# The same products of the same shapes as the helpers (a vector promoted to a row or column), by
-# Numba's matrix product (BLAS, as NumPy's: the same sums, to the rounding of the BLAS each links).
-
-def _vectors_or_matrices(types: Any, *operands: Any) -> bool:
-    return all(isinstance(x, types.Array) and x.dtype == types.float64 and x.ndim in (1, 2) for x in operands)
-
-
-def _product_adjoint(types: Any, which: int) -> Any:
-    """The typing function of matmul_grad_a (``which`` 0) or matmul_grad_b (1) for these operands."""
-    def typing(grad, a, b):
-        if not _vectors_or_matrices(types, a, b):
-            return None
-        if a.ndim == 1 and b.ndim == 1:  # an inner product: grad is a number
-            if not isinstance(grad, types.Float):
-                return None
-            return (lambda grad, a, b: grad * b) if which == 0 else (lambda grad, a, b: grad * a)
-        if not _vectors_or_matrices(types, grad) or grad.ndim != a.ndim + b.ndim - 2:
-            return None
-        if a.ndim == 2 and b.ndim == 2:
-            if which == 0:
-                return lambda grad, a, b: np.ascontiguousarray(grad) @ np.ascontiguousarray(b).T
-            return lambda grad, a, b: np.ascontiguousarray(a).T @ np.ascontiguousarray(grad)
-        if a.ndim == 1:  # a row (1, k) times b (k, n): grad is a row (1, n)
-            if which == 0:
-                return lambda grad, a, b: (np.ascontiguousarray(grad).reshape((1, -1)) @ np.ascontiguousarray(b).T)[0]
-            return lambda grad, a, b: np.ascontiguousarray(a).reshape((1, -1)).T @ np.ascontiguousarray(grad).reshape((1, -1))
-        if which == 0:  # a (m, k) times b, a column (k, 1): grad is a column (m, 1)
-            return lambda grad, a, b: np.ascontiguousarray(grad).reshape((-1, 1)) @ np.ascontiguousarray(b).reshape((-1, 1)).T
-        return lambda grad, a, b: (np.ascontiguousarray(a).T @ np.ascontiguousarray(grad).reshape((-1, 1)))[:, 0].copy()
-    return typing
-
-
-# (np.dot of vectors and matrices is their matmul: dot_grad_a and dot_grad_b call matmul's adjoints there)
-compiled(matmul_grad_a)(lambda types: _product_adjoint(types, 0))
-compiled(matmul_grad_b)(lambda types: _product_adjoint(types, 1))
-compiled(dot_grad_a)(lambda types: _product_adjoint(types, 0))
-compiled(dot_grad_b)(lambda types: _product_adjoint(types, 1))
-
-
 def inverse_axes(axes: Any) -> Any:
     """The permutation that undoes ``np.transpose(x, axes)`` (``None`` undoes itself)."""
     return None if axes is None else tuple(np.argsort(axes))
-
-
-@compiled(inverse_axes)
-def _(types):
-    """inverse_axes compiled (the adjoint of ``.T`` and ``np.transpose(a, axes)`` calls it): None for None,
-    and for a tuple of ints its argsort as a tuple of as many ints."""
-    from numba.np.unsafe.ndarray import to_fixed_tuple
-
-    def typing(axes):
-        if isinstance(axes, types.NoneType):
-            return lambda axes: None
-        if not isinstance(axes, types.BaseTuple) or not all(isinstance(t, types.Integer) for t in axes):
-            return None
-        count = len(axes)
-        if count == 0:
-            return lambda axes: ()
-
-        def inverse(axes):
-            return to_fixed_tuple(np.argsort(np.array(axes)), count)
-        return inverse
-    return typing
 
 
 # NumPy 2 reads ``b`` in ``np.linalg.solve(a, b)`` as vectors only when it is 1-D; NumPy 1 whenever it

@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from s2s_ad.rules import adjoint, compiled, declare, nondifferentiable, tangent
+from s2s_ad.rules import adjoint, declare, nondifferentiable, tangent
 from s2s_ad.core.runtime import unbroadcast, zeros_like
 
 
@@ -352,30 +352,3 @@ def mul_tangent_cross_rule(out, tangent_a, tangent_b, second_a, second_b, a, b, 
 declare(mul_adjoint_cross, add_tangent, mul_tangent_cross, zero_derivative=("a", "b"))
 declare(add_adjoint, may_view=True)  # pieces of its first argument
 declare(add_adjoint, mul_adjoint, mul_adjoint_cross, pair_sum, returns_sequence=True)
-
-
-# -- the helpers compiled (backend="numba"): numbers and arrays only, never sequences ----------------
-
-def _arithmetic_operands(types, a, b):
-    """Both operands numbers or arrays: ``+`` and ``*`` are arithmetic (no concatenation, no repetition)."""
-    plain = (types.Float, types.Integer, types.Array)
-    return isinstance(a, plain) and isinstance(b, plain) and not isinstance(a, types.Boolean) \
-        and not isinstance(b, types.Boolean)
-
-
-@compiled(add_adjoint)
-def _(types):
-    def typing(grad, a, b):
-        if _arithmetic_operands(types, a, b):
-            return lambda grad, a, b: (unbroadcast(grad, a), unbroadcast(grad, b))
-        return None
-    return typing
-
-
-@compiled(mul_adjoint)
-def _(types):
-    def typing(grad, a, b):
-        if _arithmetic_operands(types, a, b):
-            return lambda grad, a, b: (unbroadcast(grad * b, a), unbroadcast(grad * a, b))
-        return None
-    return typing

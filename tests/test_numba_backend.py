@@ -587,7 +587,8 @@ def test_a_changed_function_or_global_gets_code_of_its_own(tmp_path, monkeypatch
 
 
 def test_the_disk_cache_key_covers_the_templates_compiled_versions(tmp_path, monkeypatch):
-    # A template's compiled version edited in a checkout must not find the old machine code on disk.
+    # A compiled version (a user's template's, numba_rules') edited in a checkout must not find the old
+    # machine code on disk.
     from s2s_ad.targets import numba_target
     from s2s_ad.rules import registry as rules
     fingerprint = numba_target._compiler_fingerprint.__wrapped__
@@ -596,8 +597,8 @@ def test_the_disk_cache_key_covers_the_templates_compiled_versions(tmp_path, mon
     declaring.write_text("def factory(types):\n    return None\n")
     namespace: dict = {}
     exec(compile(declaring.read_text(), str(declaring), "exec"), namespace)
-    versions = {**rules.compiled_versions(), object(): namespace["factory"]}
-    monkeypatch.setattr(rules, "compiled_versions", lambda: versions)
+    versions = {**rules.compiled_versions("numba"), object(): namespace["factory"]}
+    monkeypatch.setattr(rules, "compiled_versions", lambda target: versions if target == "numba" else {})
     with_it = fingerprint()
     assert with_it != before
     declaring.write_text("def factory(types):\n    return None  # edited\n")
@@ -614,6 +615,28 @@ def test_the_disk_cache_key_covers_the_kernels_the_compiled_versions_share(tmp_p
     kernels.write_text(open(numba_kernels.__file__).read() + "# edited\n")
     monkeypatch.setattr(numba_kernels, "__file__", str(kernels))
     assert fingerprint() != before
+
+
+def test_the_compiled_versions_live_in_numba_rules_and_the_cache_key_covers_them(tmp_path, monkeypatch):
+    # s2s_ad's own compiled versions are declared beside the target (numba_rules), none in the templates;
+    # an edit to any of numba_rules' modules must miss the old machine code.
+    import os
+    import shutil
+    from s2s_ad.targets import numba_rules, numba_target
+    from s2s_ad.rules import registry as rules
+    folder = os.path.dirname(numba_rules.__file__)
+    declaring = {factory.__code__.co_filename for factory in rules.compiled_versions("numba").values()}
+    assert declaring == {os.path.join(folder, name) for name in os.listdir(folder)
+                         if name.endswith(".py") and name != "__init__.py"}
+    assert rules.compiled_versions("another target") == {}
+    fingerprint = numba_target._compiler_fingerprint.__wrapped__
+    before = fingerprint()
+    copy = tmp_path / "numba_rules"
+    shutil.copytree(folder, copy, ignore=shutil.ignore_patterns("__pycache__"))
+    monkeypatch.setattr(numba_rules, "__file__", str(copy / "__init__.py"))
+    unedited = fingerprint()
+    (copy / "numpy_shape.py").write_text((copy / "numpy_shape.py").read_text() + "# edited\n")
+    assert fingerprint() not in (before, unedited)
 
 # -- the corpus of the suite's functions -----------------------------------------------------------
 

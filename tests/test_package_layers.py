@@ -12,16 +12,18 @@ PACKAGE = Path(s2s_ad.__file__).parent
 LAYERS = ["core", "rules", "frontend", "memory", "lowering", "analysis", "passes", "ad", "targets", "driver", "api"]
 
 
-def _package_imports(module: Path) -> set[str]:
-    """The packages of s2s_ad that ``module`` imports (``from ..core import ir``: core)."""
+def _package_imports(module: Path, depth: int = 1) -> set[str]:
+    """The packages of s2s_ad that ``module`` imports (``from ..core import ir``: core), for a module
+    ``depth`` packages below s2s_ad (1: a stage's own module; 2: one of a stage's sub-package, whose
+    ``from ...core import ir`` is core and ``from .. import x`` its own stage)."""
     found = set()
     for node in ast.walk(ast.parse(module.read_text())):
-        if isinstance(node, ast.ImportFrom) and node.level == 2:
+        if isinstance(node, ast.ImportFrom) and node.level == depth + 1:
             if node.module is None:
                 found |= {alias.name for alias in node.names}
             else:
                 found.add(node.module.split(".")[0])
-        elif isinstance(node, ast.ImportFrom) and node.level > 2:
+        elif isinstance(node, ast.ImportFrom) and node.level > depth + 1:
             found.add("above s2s_ad")
         elif isinstance(node, ast.ImportFrom) and node.level == 0 and (node.module or "").startswith("s2s_ad"):
             found.add(f"absolute import of {node.module}")
@@ -37,10 +39,11 @@ def test_the_top_level_holds_the_stages_alone():
 def test_each_package_imports_only_the_packages_before_it():
     wrong = []
     for layer, name in enumerate(LAYERS):
-        for module in sorted((PACKAGE / name).glob("*.py")):
-            for imported in _package_imports(module):
+        for module in sorted((PACKAGE / name).rglob("*.py")):  # (its sub-packages' modules too)
+            where = module.relative_to(PACKAGE)
+            for imported in _package_imports(module, depth=len(where.parts) - 1):
                 if imported not in LAYERS[:layer]:
-                    wrong.append(f"{name}/{module.name} imports {imported}")
+                    wrong.append(f"{where} imports {imported}")
     assert not wrong, wrong
 
 
@@ -54,3 +57,7 @@ def test_the_layers_test_would_see_an_upward_import(tmp_path):
     upward = tmp_path / "m.py"
     upward.write_text("from ..api import transforms\nfrom . import sibling\n")
     assert _package_imports(upward) == {"api"}
+    nested = tmp_path / "n.py"  # (a module of a stage's sub-package: targets/numba_rules/n.py)
+    nested.write_text("from ...api import transforms\nfrom .. import numba_kernels\nfrom . import sibling\n"
+                      "from .... import above\n")
+    assert _package_imports(nested, depth=2) == {"api", "above s2s_ad"}

@@ -518,33 +518,36 @@ def declare(*fns: Any, **facts: Any) -> None:
         _FACTS.setdefault(_key(fn), {}).update(facts)
 
 
-# helper -> a factory of its compiled version (``compiled``), for a compiler target's runtime
-_COMPILED: dict[Any, Callable[[Any], Callable[..., Any]]] = {}
+# a factory of each helper's compiled version (``compiled``), by target, for that target's runtime
+_COMPILED: dict[str, dict[Any, Callable[[Any], Callable[..., Any]]]] = {}  # target -> helper -> factory
 
 
-def compiled(helper: Callable[..., Any]) -> Callable[[Callable[[Any], Callable[..., Any]]], Any]:
-    """Declare how a compiler target runs a template's ``helper`` (its version beside the rule):
+def compiled(helper: Callable[..., Any], target: str = "numba") -> Callable[[Callable[[Any], Callable[..., Any]]], Any]:
+    """Declare how the compiler target ``target`` runs a template's ``helper``:
 
-        @compiled(add_adjoint)
+        @compiled(add_adjoint)     # target="numba", the one target that compiles
         def _(types):              # Numba's ``numba.types``, given when Numba is used
             def typing(grad, a, b):   # numba.extending.overload's typing function: the
                 if ...:               # implementation for these types, or None (not compiled)
                     return lambda grad, a, b: ...
             return typing
 
-    The implementation must do what ``helper`` does for the types it accepts (the Numba backend's
-    tests compare the two); where it returns None, code calling ``helper`` runs as Python.  No
-    compiler is imported by the declaration."""
+    The versions are kept by target, each target reading its own (``compiled_versions``); s2s_ad's own
+    live beside their target, not in the templates (Numba's: ``s2s_ad/targets/numba_rules/``).  The
+    implementation must do what ``helper`` does for the types it accepts (the backend's tests compare
+    the two); where it returns None, code calling ``helper`` runs as Python.  No compiler is imported by
+    the declaration."""
     def register(factory: Callable[[Any], Callable[..., Any]]) -> Any:
-        _COMPILED[helper] = factory
+        _COMPILED.setdefault(target, {})[helper] = factory
         return factory
     return register
 
 
-def compiled_versions() -> dict[Any, Callable[[Any], Callable[..., Any]]]:
-    """Every helper a template gave a compiled version, with its factory (``compiled``)."""
+def compiled_versions(target: str) -> dict[Any, Callable[[Any], Callable[..., Any]]]:
+    """Every helper given a compiled version for ``target`` (``compiled``), with its factory: those the
+    templates loaded declare (users' too), and those of the modules the target imported itself."""
     load_templates()
-    return dict(_COMPILED)
+    return dict(_COMPILED.get(target, {}))
 
 
 def fact(fn: Any, name: str, default: Any = None) -> Any:

@@ -8,8 +8,10 @@ Numba infers, so the one module namespace serves compiled code and its
 Python fallback, and a compiled call means what the Python call means.
 An op with no implementation here is not compiled: Numba refuses it by
 name, and the function falls back to Python (``numba_target``).  The
-templates' compiled versions (``rules.compiled``: np.pad, reductions with
-``keepdims``, helpers such as ``pad_grad``) are registered here too, and
+compiled versions of the templates' helpers and of NumPy functions
+(``rules.compiled``, target "numba": np.pad, reductions with ``keepdims``,
+helpers such as ``pad_grad``; s2s_ad's own in ``numba_rules``, users' in
+their templates) are registered here too, and
 every implementation is compiled with bounds checks (an index out of
 range raises, as in Python, where Numba's default reads past the array),
 whether or not the generated code calling it has them.
@@ -140,7 +142,8 @@ def _register():
     overload(runtime.check_one_number)(_check_one_number)
     overload(runtime.check_view_kept)(_check_view_kept)
     overload(runtime.raise_exception)(_raise_exception)
-    for helper, factory in rules.compiled_versions().items():  # the templates' own (rules.compiled)
+    from . import numba_rules  # noqa: F401 (declares s2s_ad's compiled versions)
+    for helper, factory in rules.compiled_versions("numba").items():  # (rules.compiled: numba_rules', users')
         overload(helper)(factory(types))
     overload(runtime.stop_gradient)(lambda x: lambda x: x)
     for name, overflows in _RAISING_MATH.items():

@@ -330,13 +330,17 @@ def unchecked_accesses(emitted: Any) -> list:
 @functools.lru_cache(maxsize=None)
 def _compiler_fingerprint() -> str:
     """What else the machine code depends on: the options, this module, the runtime's overloads and
-    the files declaring the templates' compiled versions (``rules.compiled``: edited in a checkout,
-    their machine code on disk must not be taken for the new one's) and the kernels they share."""
-    from . import numba_kernels, numba_runtime
+    the files declaring the compiled versions (``rules.compiled``, target "numba": ``numba_rules``'
+    modules and users' templates; edited in a checkout, their machine code on disk must not be taken
+    for the new one's) and the kernels they share."""
+    from . import numba_kernels, numba_rules, numba_runtime
     from ..rules import registry as rules
     digest = hashlib.sha256(repr(sorted(_OPTIONS.items())).encode())
     files = [numba_runtime.__file__ or "", numba_kernels.__file__ or "", __file__]
-    files += sorted({factory.__code__.co_filename for factory in rules.compiled_versions().values()})
+    declaring = {factory.__code__.co_filename for factory in rules.compiled_versions("numba").values()}
+    folder = os.path.dirname(numba_rules.__file__ or "")
+    declaring |= {os.path.join(folder, name) for name in os.listdir(folder) if name.endswith(".py")}
+    files += sorted(declaring)
     for name in files:
         with open(name, "rb") as source:
             digest.update(source.read())

@@ -1,0 +1,300 @@
+"""The Numba target's compiled versions of ``templates/numpy_reductions.py``'s functions where Numba has
+none: np.sum, np.mean, np.prod, np.max, np.min (and np.amax, np.amin) with ``axis=`` and ``keepdims=``.
+
+Numba's own np.sum/np.max ... take no keepdims (and np.max, np.min, np.mean, np.prod no axis); these
+are tried only where its own refuse the call.  The numbers are NumPy's, in NumPy's order: a sum over
+the innermost axis of a C-contiguous array is pairwise (numpy's pairwise_sum, from 0.0), over any
+other axis sequential; a product is sequential; max and min propagate NaN and read in any order.
+Other layouts (a transposed array: NumPy's order follows memory) and other dtypes are not compiled.
+
+Each version must do what the NumPy function does for the types it accepts
+(tests/test_numba_backend.py compares the two); Numba is imported by no module here when loaded
+(``numba_rules``).
+"""
+from __future__ import annotations
+
+import functools
+from types import SimpleNamespace
+from typing import Any, Callable
+
+import numpy as np
+
+from ...rules import compiled
+from ..numba_kernels import summed_line
+
+
+def _static_bool(types: Any, value: Any) -> Any:
+    """A literal or omitted bool argument's value; None where it is known only at run time."""
+    if isinstance(value, bool):  # (the typing function's own default: the argument was not given)
+        return value
+    if isinstance(value, types.Omitted):
+        return value.value if isinstance(value.value, bool) else None
+    if isinstance(value, types.BooleanLiteral):
+        return value.literal_value
+    return None
+
+
+def _is_none(types: Any, value: Any) -> bool:
+    return value is None or isinstance(value, types.NoneType) or \
+        (isinstance(value, types.Omitted) and value.value is None)
+
+
+def _reduced_count(types: Any, ndim: int, axis: Any, tuples: bool) -> Any:
+    """How many axes ``axis`` removes (None: all of them); None where it is not a form compiled."""
+    if _is_none(types, axis):
+        return ndim
+    if isinstance(axis, types.Integer) and not isinstance(axis, types.Boolean):
+        return 1 if ndim >= 1 else None
+    if tuples and isinstance(axis, types.UniTuple) and isinstance(axis.dtype, types.Integer) \
+            and not isinstance(axis.dtype, types.Boolean) and 1 <= len(axis) <= ndim:
+        return len(axis)
+    return None
+
+
+@functools.cache
+def _reduction_kernels() -> Any:
+    """The compiled pieces of every reduction's compiled version, built once per process (Numba imported):
+    each typing specialisation calls these rather than compiling its own copies, and is given only the
+    path its argument types take (one axis, or several; a sum of floats, or a product, or integers)."""
+    from numba.extending import register_jitable
+    summed = summed_line()
+
+    @register_jitable
+    def reduced_mask(ndim, axis):
+        """Which axes an int or a tuple of ints names (None: all of them)."""
+        mask = np.zeros(ndim, np.bool_)
+        if axis is None:
+            mask[:] = True
+            return mask
+        for given in np.asarray(axis).reshape(-1):  # (an int, or a tuple of ints)
+            if given < -ndim or given >= ndim:
+                raise ValueError("axis out of bounds")  # (run again as Python: NumPy's AxisError)
+            position = given + ndim if given < 0 else given
+            if mask[position]:
+                raise ValueError("repeated axis")
+            mask[position] = True
+        return mask
+
+    @register_jitable
+    def one_axis(ndim, axis):
+        """The one axis an int names (an array of rank 1: axis None names its only axis)."""
+        if axis is None:
+            return 0
+        if axis < -ndim or axis >= ndim:
+            raise ValueError("axis out of bounds")  # (run again as Python: NumPy's AxisError)
+        return axis + ndim if axis < 0 else axis
+
+    @register_jitable
+    def around(a, position):
+        """(the element count before the axis, along it, after it)."""
+        outer = 1
+        for j in range(position):
+            outer *= a.shape[j]
+        inner = 1
+        for j in range(position + 1, a.ndim):
+            inner *= a.shape[j]
+        return outer, a.shape[position], inner
+
+    @register_jitable
+    def summed_floats(a, position):
+        """np.sum of floats over one axis of a C-contiguous array, as a flat array, in NumPy's order."""
+        outer, count, inner = around(a, position)
+        flat = a.reshape(-1)
+        out = np.empty(outer * inner)
+        for p in range(outer):
+            for k in range(inner):
+                out[p * inner + k] = summed(flat, p * count * inner + k, count, inner)
+        return out
+
+    @register_jitable
+    def folded(a, position, product, zero):
+        """np.prod (product) or np.sum of integers over one axis, in order, as a flat array."""
+        outer, count, inner = around(a, position)
+        flat = a.reshape(-1)
+        out = np.full(outer * inner, zero)
+        for p in range(outer):
+            for k in range(inner):
+                base = p * count * inner + k
+                total = zero
+                for i in range(count):
+                    if product:
+                        total *= flat[base + i * inner]
+                    else:
+                        total += flat[base + i * inner]
+                out[p * inner + k] = total
+        return out
+
+    @register_jitable
+    def extreme_line(a, position, larger):
+        """np.max (larger) or np.min over one axis, as a flat array (NaN wins, as in NumPy; any order)."""
+        outer, count, inner = around(a, position)
+        if count == 0:
+            raise ValueError("zero-size array to reduction operation which has no identity")
+        flat = np.ascontiguousarray(a).reshape(-1)
+        lines = np.empty(outer * inner, a.dtype)
+        for p in range(outer):
+            for k in range(inner):
+                base = p * count * inner + k
+                best = flat[base]
+                for i in range(1, count):
+                    value = flat[base + i * inner]
+                    if best != best:
+                        break
+                    if value != value or (value > best if larger else value < best):
+                        best = value
+                lines[p * inner + k] = best
+        return lines
+
+    @register_jitable
+    def extreme_axes(a, mask, larger):
+        """np.max (larger) or np.min over the axes ``mask`` names, as a flat array (NaN wins)."""
+        count = 1
+        for j in range(a.ndim):
+            count *= a.shape[j] if mask[j] else 1
+        if count == 0:
+            raise ValueError("zero-size array to reduction operation which has no identity")
+        out = np.empty(a.size // count, a.dtype)
+        seen = np.zeros(out.size, np.bool_)
+        for index in np.ndindex(a.shape):
+            offset = 0
+            for j in range(a.ndim):
+                offset = offset * (1 if mask[j] else a.shape[j]) + (0 if mask[j] else index[j])
+            value = a[index]
+            if not seen[offset]:
+                out[offset] = value
+                seen[offset] = True
+            elif out[offset] == out[offset]:  # (not NaN yet)
+                if value != value or (value > out[offset] if larger else value < out[offset]):
+                    out[offset] = value
+        return out
+
+    return SimpleNamespace(reduced_mask=reduced_mask, one_axis=one_axis, summed_floats=summed_floats, folded=folded,
+                           extreme_line=extreme_line, extreme_axes=extreme_axes)
+
+
+def _reduction_compiler(types: Any, name: str) -> Callable[..., Any]:
+    """The typing function (``rules.compiled``) of np.<name>(a, axis=, keepdims=) for the calls Numba lacks."""
+    from numba.extending import register_jitable
+    from numba.np.unsafe.ndarray import to_fixed_tuple
+    kernels = _reduction_kernels()
+
+    def typing(a, axis=None, out=None, keepdims=False):
+        if not isinstance(a, types.Array) or not _is_none(types, out) or a.ndim == 0:
+            return None
+        keep = _static_bool(types, keepdims)
+        ordered = name in ("sum", "mean", "prod")
+        removed = _reduced_count(types, a.ndim, axis, tuples=not ordered)
+        if keep is None or removed is None or (_is_none(types, axis) and not keep):
+            return None  # (Numba's own, or not compiled)
+        if ordered and (a.layout != "C" or not (isinstance(axis, types.Integer) or a.ndim == 1)):
+            return None  # (NumPy's order is compiled for one axis of a C-contiguous array)
+        floats = a.dtype == types.float64
+        integers = isinstance(a.dtype, (types.Integer, types.Boolean))
+        if not (floats or integers) or name == "mean" and not floats:
+            return None
+        rank = a.ndim if keep else a.ndim - removed
+        if name in ("max", "min"):
+            return _extreme_over_axes(kernels, register_jitable, to_fixed_tuple, name == "max", keep, rank,
+                                      one=removed == 1, given=isinstance(axis, types.Integer) or _is_none(types, axis))
+        product = name == "prod"
+        zero: Any = (1.0 if product else 0.0) if floats else \
+            (np.uint64 if isinstance(a.dtype, types.Integer) and not a.dtype.signed else np.int64)(product)
+        return _fold_over_axis(kernels, register_jitable, floats and not product, product, zero,
+                               name == "mean", keep, rank)
+    return typing
+
+
+def _shaper(register_jitable: Any, to_fixed_tuple: Any, keep: bool, rank: int) -> Any:
+    """A compiled function giving a reduction's flat values the result's shape (a number for rank 0):
+    ``shaped(values, a, mask)``, the axes ``mask`` names removed (kept as 1 with ``keep``)."""
+    if rank == 0:
+        return register_jitable(lambda values, a, mask: values[0])
+
+    def shaped(values, a, mask):
+        dims = np.empty(rank, np.intp)
+        j = 0
+        for i in range(a.ndim):
+            if not mask[i]:
+                dims[j] = a.shape[i]
+                j += 1
+            elif keep:
+                dims[j] = 1
+                j += 1
+        return values.reshape(to_fixed_tuple(dims, rank))
+    return register_jitable(shaped)
+
+
+def _line_shaper(register_jitable: Any, keep: bool, rank: int) -> Any:
+    """``shaped(values, a, position)``: a reduction over the one axis ``position`` given the result's shape
+    (a number for rank 0): ``a``'s shape, that axis removed (kept as 1 with ``keep``)."""
+    from numba.cpython.unsafe import tuple as unsafe_tuple
+    tuple_setitem: Any = unsafe_tuple.tuple_setitem  # (an intrinsic: its typing is Numba's, not mypy's)
+    if rank == 0:
+        return register_jitable(lambda values, a, position: values[0])
+    if keep:
+        return register_jitable(lambda values, a, position: values.reshape(tuple_setitem(a.shape, position, 1)))
+
+    def shaped(values, a, position):
+        dims = a.shape[1:]  # (a tuple of the result's rank, its entries filled in below)
+        for i in range(position + 1, a.ndim):
+            dims = tuple_setitem(dims, i - 1, a.shape[i])
+        for i in range(position):
+            dims = tuple_setitem(dims, i, a.shape[i])
+        return values.reshape(dims)
+    return register_jitable(shaped)
+
+
+def _extreme_over_axes(kernels: Any, register_jitable: Any, to_fixed_tuple: Any, larger: bool, keep: bool,
+                       rank: int, one: bool, given: bool) -> Any:
+    """The compiled np.max (larger) or np.min: along lines where one axis is reduced (``given``: named by
+    an int, or None of a rank-1 array; else by a 1-tuple), else over a mask."""
+    shaped = _shaper(register_jitable, to_fixed_tuple, keep, rank)
+    shaped_line = _line_shaper(register_jitable, keep, rank)
+    reduced_mask, one_axis, line, axes = kernels.reduced_mask, kernels.one_axis, kernels.extreme_line, \
+        kernels.extreme_axes
+
+    def along(a, axis=None, out=None, keepdims=False):
+        position = one_axis(a.ndim, axis)
+        return shaped_line(line(a, position, larger), a, position)
+
+    def along_named(a, axis=None, out=None, keepdims=False):
+        mask = reduced_mask(a.ndim, axis)
+        position = 0
+        for j in range(a.ndim):
+            if mask[j]:
+                position = j
+        return shaped(line(a, position, larger), a, mask)
+
+    def over(a, axis=None, out=None, keepdims=False):
+        mask = reduced_mask(a.ndim, axis)
+        return shaped(axes(a, mask, larger), a, mask)
+    return (along if given else along_named) if one else over
+
+
+def _fold_over_axis(kernels: Any, register_jitable: Any, pairwise: bool, product: bool,
+                    zero: Any, average: bool, keep: bool, rank: int) -> Any:
+    """The compiled np.sum, np.mean or np.prod over one axis of a C-contiguous array, in NumPy's order."""
+    shaped = _line_shaper(register_jitable, keep, rank)
+    one_axis, floats, folded = kernels.one_axis, kernels.summed_floats, kernels.folded
+
+    def folds(a, axis=None, out=None, keepdims=False):
+        position = one_axis(a.ndim, axis)
+        values = floats(a, position) if pairwise else folded(a, position, product, zero)
+        if average:
+            if a.shape[position] == 0:
+                raise ZeroDivisionError("mean of an empty slice")  # (run again as Python: NaN, warned)
+            values = values / a.shape[position]
+        return shaped(values, a, position)
+    return folds
+
+
+def _compiled_reduction(name: str) -> Callable[[Any], Callable[..., Any]]:
+    """The ``rules.compiled`` factory of np.<name>'s reductions over axes."""
+    def factory(types: Any) -> Callable[..., Any]:
+        return _reduction_compiler(types, name)
+    return factory
+
+
+for _name, _reduction in (("sum", np.sum), ("mean", np.mean), ("prod", np.prod), ("max", np.max), ("min", np.min),
+                          ("max", np.amax), ("min", np.amin)):
+    compiled(_reduction)(_compiled_reduction(_name))
