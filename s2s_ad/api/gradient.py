@@ -565,7 +565,7 @@ def _named_by_its_module(obj: Any) -> bool:
 
 
 def _refuse_constant_wrt(fn: Callable, signature: inspect.Signature, wrt: tuple, kinds: tuple) -> None:
-    """Refuse to differentiate by a string or None argument: the code is specialised on its value
+    """Refuse to differentiate by a string, None or function argument: the code is specialised on its value
     (a static argument), so it has no derivative; a zero would be made up (checked when the
     code for these kinds is built, so never on the hot path)."""
     params = list(signature.parameters)
@@ -573,8 +573,9 @@ def _refuse_constant_wrt(fn: Callable, signature: inspect.Signature, wrt: tuple,
         kind = kinds[params.index(w)]
         if isinstance(kind, Constant):
             value = kind.value
+            what = 'None' if value is None else 'a string' if isinstance(value, str) else 'a function'
             raise TypeError(f"grad of {getattr(fn, '__name__', fn)!r} with respect to {w}: "
-                            f"{w} = {value!r} is {'None' if value is None else 'a string'}, which has no "
+                            f"{w} = {value!r} is {what}, which has no "
                             f"derivative (the code is specialised on its value); differentiate with respect "
                             f"to a float argument (wrt=...)")
 

@@ -10,8 +10,8 @@ argument, the key the generated code is specialised and cached on:
   lengths among all the arguments' axes: a length of 1 is ``1``, equal
   lengths share a name (``"a"``, ``"b"``... in order of first appearance),
   so arrays of other lengths in the same pattern share the code;
-* ``Constant(value)`` for a string or None (the code is specialised on its
-  value);
+* ``Constant(value)`` for a string, None or a function (the code is specialised on its
+  value: a function by identity);
 * for a container (dict, list, tuple, namedtuple, dataclass) its
   ``containers.Tree`` with the kind of each leaf in the leaf's place; the
   first argument read by its attributes where its class defines ``fn``
@@ -33,8 +33,10 @@ and a derivative given its primal's dtype (``like``, ``float_dtype``).
 """
 from __future__ import annotations
 
+import functools
 import inspect
 import numbers
+import types
 from typing import Any, Callable, Optional, Sequence, Union
 
 import numpy as np
@@ -80,7 +82,14 @@ def _plain_kind(value: Any) -> Optional[Kind]:
         raise ComplexArgument(value)
     if isinstance(value, (numbers.Number, np.generic)):
         return NUMBER
+    if isinstance(value, FUNCTION_VALUES):
+        return Constant(value)
     return constant_kind(value)
+
+
+# Functions passed as arguments are static, as strings are (jax.jit's static_argnums): the code calls
+# the one passed, so another function, or this one redefined (another object), gets code of its own.
+FUNCTION_VALUES = (types.FunctionType, types.BuiltinFunctionType, np.ufunc, functools.partial)
 
 
 def kind_of(value: Any) -> Kind:

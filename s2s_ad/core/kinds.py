@@ -240,17 +240,18 @@ def same_rank_dims(a: Dims, *others: Any, **keywords: Any) -> Dims:
 
 @dataclass(frozen=True)
 class Constant(Kind):
-    """A string or None argument, which the code is specialised on (as JAX's static arguments): its
+    """A string, None or function argument, which the code is specialised on (as JAX's static arguments): its
     value is part of the kind, so code is found by the value, never by the argument's type alone."""
 
-    value: Optional[str]
+    value: Any  # a str, None or a function (arguments.FUNCTION_VALUES), compared by identity
 
     def __str__(self) -> str:
         return repr(self.value)
 
 
 def constant_kind(value: Any) -> Optional[Constant]:
-    """The kind of a value the code is specialised on (a ``str`` or None); None for any other value."""
+    """The kind of a value the code is specialised on (a ``str`` or None; a function, by
+    ``arguments._plain_kind``); None for any other value."""
     if value is None or type(value) is str:
         return Constant(value)
     return None

@@ -93,6 +93,20 @@ class Inline:
 
     function: Any  # Nested or Dispatch
     args: tuple
+    # a call of the user's function that returns a function it makes (a closure, a lambda): lowered
+    # where it is bound to a name, the name then holding that function (``Lowering.bind``)
+    factory: bool = False
+
+
+@dataclass(frozen=True, eq=False)
+class Bound:
+    """``functools.partial(fn, *args, **kwargs)`` made in the body: ``function`` (a ``Known`` or
+    ``Nested``) with those arguments (atoms, computed where the partial was made) fixed; a call of it
+    is the call of ``function`` with them first (the keywords the call gives win)."""
+
+    function: Any
+    args: tuple
+    kwargs: tuple
 
 
 @dataclass(eq=False)
@@ -169,7 +183,7 @@ class Choice:
 
 ErrorBuilder = Callable[[str, str, Any], TransformError]
 # What a conversion may give besides IR: a pending node lower.py expands, or a container.
-Pending = Union[Record, Choice, Inline, Once, Nested, Known]
+Pending = Union[Record, Choice, Inline, Once, Nested, Known, Bound]
 
 
 class Converter(Protocol):

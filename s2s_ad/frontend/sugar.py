@@ -10,7 +10,8 @@ place, with
   reading the enclosing names as they are at the call, as Python does; a
   lambda passed straight to a call (``apply(lambda t: t ** 3, x)``) as such
   a def (``lambda_1``) placed before the statement, and so is a lambda called
-  where it is written (``(lambda u: u ** 2)(v[0])``); a lambda's defaults that
+  where it is written (``(lambda u: u ** 2)(v[0])``) or returned (``return lambda z: a * z``,
+  a function a helper makes); a lambda's defaults that
   are not constants are computed where it is made, into names of their own;
 * a generator expression that ``sum``, ``min``, ``max``, ``any``, ``all``,
   ``list``, ``tuple`` or ``sorted`` consume (``sum(v ** 2 for v in xs)``) as the
@@ -78,6 +79,8 @@ def _hoisted_lambdas(stmt: Any, taken: set) -> list:
     own = [stmt.test] if isinstance(stmt, (gast.If, gast.While)) else [stmt.iter] if isinstance(stmt, gast.For) \
         else [] if isinstance(stmt, (gast.FunctionDef, gast.ClassDef)) else [stmt]
     defs: list = []
+    if isinstance(stmt, gast.Return):  # return lambda z: a * z (a function a helper makes): a def returned
+        stmt.value = _named(stmt.value, stmt, defs, taken)
     for root in own:
         stack = [root]
         while stack:

@@ -9,7 +9,9 @@ defaults filled in; or a constant (a string method of a specialised string, a
 container's length); or a ``Record`` (a dict, dataclass or namedtuple made in
 the body, a container's method such as ``.items()``, an object of the user's
 plain class made in the body, read by ``user_classes``); or an ``Inline`` (a call
-of a nested function, or of one passed functions as arguments).  A call that
+of a nested function, or of one passed functions as arguments, or of a factory: a
+function of the user's that returns a closure, a lambda or a partial, which the name
+it is bound to then holds); or a ``Bound`` (``functools.partial`` made in the body).  A call that
 cannot be differentiated as written is refused here with a located
 ``TransformError`` (``callables.check_callee``).  ``isinstance`` of a
 structure known while lowering is a constant; an operator with an object of
@@ -30,10 +32,11 @@ from typing import Any, Callable, Optional, Union, cast
 
 import gast
 from ..core import ir, language, runtime
+from ..core.errors import TransformError
 from ..rules import registry as rules
 from ..frontend.callables import DISTRIBUTION_METHODS, check_callee, describe_callable, is_user_function, reports
-from ..frontend.conversion import (Choice, Converter, ConverterPart, Dispatch, Inline, Known, MethodCall, Nested, Once,
-    Pending, Record, is_plain_constant)
+from ..frontend.conversion import (Bound, Choice, Converter, ConverterPart, Dispatch, Inline, Known, MethodCall, Nested,
+    Once, Pending, Record, is_plain_constant)
 from ..core.draws import DRAW_METHODS
 from ..frontend.parse import parse_function, transparent
 from ..frontend.static_names import StaticNames
@@ -65,6 +68,11 @@ class CallConverter(ConverterPart):
         if any(k.arg is None for k in node.keywords):
             raise self.error("**kwargs in a call", "pass keyword arguments one by one", node)
         callee = self.local(node.func.id) if isinstance(node.func, gast.Name) else None
+        if isinstance(callee, Bound):  # g = functools.partial(scale, c=3.0); g(x): scale(x, c=3.0)
+            given = {k for k, _ in kwargs}
+            args = list(callee.args) + args
+            kwargs = tuple((k, v) for k, v in callee.kwargs if k not in given) + kwargs
+            callee = callee.function
         if isinstance(callee, (Nested, Dispatch)):
             if kwargs:
                 raise self.error(f"keyword arguments to the nested function {node.func.id!r}", "pass them by "
@@ -83,8 +91,12 @@ class CallConverter(ConverterPart):
             found, fn = self.statics.callee(node.func)
         while found and isinstance(fn, functools.partial):  # SCALE3 = functools.partial(scaled, c=3.0)
             fn, args, kwargs = self._unpartial(fn, args, kwargs, node)
+        if found and fn is functools.partial and self.check_calls:  # made here: a function value (static)
+            return self._partial(args, kwargs, node)
+        if found and self.check_calls and returns_function(fn):  # act = make_act(0.1): a closure
+            return self._factory(fn, args, kwargs, node)
         values = args + [v for _, v in kwargs]
-        if any(isinstance(a, (Nested, Known)) for a in values) or (found and is_user_function(fn) and any(
+        if any(isinstance(a, (Nested, Known, Bound)) for a in values) or (found and is_user_function(fn) and any(
                 isinstance(a, ir.Const) and isinstance(a.value, type) for a in values)):  # apply(float, x)
             return self._passes_functions(fn if found else None, args, kwargs, node)
         if not found and isinstance(node.func, gast.Attribute) and rules.method_function(node.func.attr) is None:
@@ -170,7 +182,7 @@ class CallConverter(ConverterPart):
     def _argument(self, node: Any) -> Any:
         """An argument of a call: its IR value, or the function it names (``np.sin``, ``helper``, a
         nested def or lambda) as a ``Known`` or ``Nested`` for ``_passes_functions``."""
-        if isinstance(node, gast.Name) and isinstance(self.local(node.id), (Nested, Known)):
+        if isinstance(node, gast.Name) and isinstance(self.local(node.id), (Nested, Known, Bound)):
             return self.local(node.id)
         if isinstance(node, (gast.Name, gast.Attribute, gast.Subscript)):  # ... or ACTS[kind]
             found, value = self.statics.callee(node) if isinstance(node, gast.Subscript) else self.statics.static(node)
@@ -189,6 +201,40 @@ class CallConverter(ConverterPart):
         given = {name for name, _ in kwargs}
         named = tuple((name, ir.Const(value)) for name, value in partial.keywords.items() if name not in given)
         return partial.func, [ir.Const(v) for v in partial.args] + list(args), named + tuple(kwargs)
+
+    def _partial(self, args: list, kwargs: tuple, node: Any) -> Bound:
+        """``functools.partial(fn, *fixed, **named)`` made in the body: a ``Bound`` of the function (one of
+        yours, a NumPy function, a nested def or lambda, another partial) and the arguments it fixes."""
+        function = args[0] if args else None
+        if not isinstance(function, (Known, Nested, Bound)):
+            raise self.error("this functools.partial", "its first argument must be a function named here "
+                             "(np.sin, a function of yours, a nested def or lambda, another partial)", node)
+        fixed, named = tuple(args[1:]), tuple(kwargs)
+        if isinstance(function, Bound):  # partial(partial(f, a), b)
+            given = {k for k, _ in named}
+            fixed = function.args + fixed
+            named = tuple((k, v) for k, v in function.kwargs if k not in given) + named
+            function = function.function
+        if isinstance(function, Nested) and named:
+            raise self.error(f"keyword arguments fixed by a functools.partial of the nested function "
+                             f"{function.node.name!r}", "fix them by position", node)
+        return Bound(function, fixed, named)
+
+    def _factory(self, fn: Any, args: list, kwargs: tuple, node: Any) -> Inline:
+        """``act = make_act(0.1)``: a call of your function that returns a function it defines (a closure
+        over its parameters and names), lowered in place where it is bound to a name; the name then holds
+        that function, with the names it reads as they were when the factory returned."""
+        if fn.__closure__ or fn.__globals__ is not self.resolver.globals:
+            raise self.error(f"the function returned by {describe_callable(fn)}", "only module-level functions of "
+                             "the differentiated function's module (or functions defined in it) can return "
+                             "functions that are then called; define the factory there, or write the function it "
+                             "returns as a def of that module and pass its parameters", node)
+        parsed = parse_function(fn)
+        if self.resolver.record:
+            self.resolver.snapshot.record_code(fn)  # (its code makes the closure: changed later, the code is old)
+            self.resolver.snapshot.include(parsed.resolver.snapshot)
+        bound = self._bind_user_call(fn, args, kwargs, node)
+        return Inline(Nested(parsed.node, closed=True), bound, factory=True)
 
     def _passes_functions(self, fn: Any, args: list, kwargs: tuple, node: Any) -> Inline:
         """``apply(np.sin, x)``: a call of your own function that is passed functions is inlined,
@@ -473,7 +519,7 @@ class CallConverter(ConverterPart):
                                  "it is defined differently on different paths; pass a function defined once, or "
                                  "call it here and pass its result", node)
             if not isinstance(value, (ir.Var, ir.Const, ir.Call, ir.Slice, ir.Display, Choice, Once, Nested, Known,
-                                      Inline, Record)):
+                                      Bound, Inline, Record)):
                 if not is_plain_constant(value):
                     raise self.error(f"the default value of {name!r} in {describe_callable(fn)}",
                                      "only numbers, strings, None and tuples of them can be defaults", node)
@@ -485,7 +531,8 @@ class CallConverter(ConverterPart):
         func = node.func
         if not isinstance(func, gast.Attribute):
             raise self.error(f"a call of {type(func).__name__}", "call functions by name (or as an item of a "
-                             "module-level dict with a constant key: LOSSES[\"l2\"](r))", node)
+                             "module-level dict with a constant key: LOSSES[\"l2\"](r)); a function a call "
+                             "returns, bind to a name first: act = make_act(0.1); act(x)", node)
         entry = rules.method_function(func.attr)
         if entry is None and func.attr in DRAW_METHODS:  # rng.normal(size=3): replayed in every pass (draws.py)
             return runtime.draw, [self.convert(func.value), ir.Const(func.attr)] + args
@@ -501,6 +548,44 @@ class CallConverter(ConverterPart):
         if pack and len(args) > 1:
             args = [ir.Display("tuple", tuple(args))]
         return fn, [self.convert(func.value)] + args
+
+
+def returns_function(fn: Any) -> bool:
+    """Whether ``fn``, the user's function, returns a function it defines (``def act(z): ...; return act``,
+    ``return lambda z: ...``, ``return functools.partial(...)``): read off its source, never run."""
+    code = getattr(fn, "__code__", None)
+    if not is_user_function(fn) or code is None or not any(isinstance(c, types.CodeType) for c in code.co_consts) \
+            and "partial" not in code.co_names:
+        return False
+    try:
+        node = parse_function(fn).node
+    except TransformError:
+        return False
+    made: set[str] = set()
+    returned: list[Any] = []
+
+    def walk(statements: list) -> None:
+        for stmt in statements:
+            if isinstance(stmt, gast.FunctionDef):
+                made.add(stmt.name)
+                continue
+            if isinstance(stmt, gast.Assign) and isinstance(stmt.value, (gast.Lambda, gast.Call)) and (
+                    isinstance(stmt.value, gast.Lambda) or _names_partial(stmt.value.func)):
+                made.update(t.id for t in stmt.targets if isinstance(t, gast.Name))
+            if isinstance(stmt, gast.Return) and stmt.value is not None:
+                returned.append(stmt.value)
+            for field in ("body", "orelse"):
+                inner = getattr(stmt, field, None)
+                if isinstance(inner, list):
+                    walk(inner)
+    walk(node.body)
+    return any(isinstance(v, gast.Lambda) or (isinstance(v, gast.Name) and v.id in made)
+               or (isinstance(v, gast.Call) and _names_partial(v.func)) for v in returned)
+
+
+def _names_partial(func: Any) -> bool:
+    return (isinstance(func, gast.Name) and func.id == "partial") or (
+        isinstance(func, gast.Attribute) and func.attr == "partial")
 
 
 @dataclass(frozen=True)

@@ -34,14 +34,14 @@ from ..core import ir, language, runtime
 from ..rules import registry as rules
 from ..frontend.callables import describe_callable, is_user_function, library_code, missing_rule
 from .calls import CallConverter, maybe_object
-from ..frontend.conversion import (Choice, Dispatch, Inline, Known, MethodCall, Nested, Once, Pending, Record,
+from ..frontend.conversion import (Bound, Choice, Dispatch, Inline, Known, MethodCall, Nested, Once, Pending, Record,
     hashable, is_plain_constant, spelled)
 from ..core.errors import TransformError
 from ..frontend.parse import Resolver
 from ..frontend.static_names import StaticNames
 
 # (lower.py, the generators and the analysis import the pending nodes and what is said of callables from here)
-__all__ = ["BINARY_OPERATORS", "COMPARISONS", "UNARY_OPERATORS", "Choice", "Dispatch", "ExpressionConverter",
+__all__ = ["BINARY_OPERATORS", "COMPARISONS", "UNARY_OPERATORS", "Bound", "Choice", "Dispatch", "ExpressionConverter",
            "Inline", "Known", "Nested", "Once", "Record", "describe_callable", "fold_declared", "instantiate",
            "is_user_function", "library_code", "missing_rule", "template_ir"]
 
@@ -97,7 +97,7 @@ class ExpressionConverter:
 
     def _Name(self, node: gast.Name) -> Any:
         value = self.local(node.id)
-        if isinstance(value, (Nested, Known)):
+        if isinstance(value, (Nested, Known, Bound)):
             raise self.error(f"the function {node.id!r} used as a value", "call it, or pass it straight to a "
                              "function of yours as an argument", node)
         if value is not None:

@@ -47,7 +47,7 @@ import gast
 from ..core import containers, ir, language, runtime
 from ..memory.aliasing import Chosen, returns_shared
 from .desugar import desugar
-from .expressions import Dispatch, ExpressionConverter, Inline, Nested, Record
+from .expressions import Bound, Dispatch, ExpressionConverter, Inline, Known, Nested, Record
 from .lower_calls import CallLowering
 from .lower_containers import ContainerLowering
 from .lower_joins import JoinLowering
@@ -113,7 +113,8 @@ class Lowering(Part):
                 # a string (or None) the code is specialised on: a parameter still, read as its value
                 params.append(self.state.names.claim(p))
                 owners.append(p)
-                self.scope.env[p] = ir.Const(self.state.structures[p].value)
+                value = self.state.structures[p].value  # (a function: static too, called where it is called)
+                self.scope.env[p] = Known(value) if callable(value) and not self.state.generated else ir.Const(value)
                 continue
             if p in self.state.structures:  # a container: one parameter per leaf, the container static
                 leaves: list[str] = []
@@ -159,7 +160,9 @@ class Lowering(Part):
     def statement(self, stmt: Any) -> None:
         self.state.computed.clear()
         if isinstance(stmt, gast.Assign):
-            value = self.state.converter.convert(stmt.value)
+            held = self.scope.env.get(stmt.value.id) if isinstance(stmt.value, gast.Name) else None
+            # h = act: h names the same function (a factory's result, as desugar.py returns it, too)
+            value = held if isinstance(held, (Nested, Known, Bound)) else self.state.converter.convert(stmt.value)
             for target in stmt.targets:
                 self.bind(target, value)
         elif isinstance(stmt, gast.AugAssign):
@@ -349,7 +352,12 @@ class Lowering(Part):
                 self.bind(element, item)
             return
         if isinstance(target, gast.Name):
-            if ir.is_atom(value) or isinstance(value, (Nested, Dispatch)):  # h = g: h names the same def
+            if isinstance(value, Inline) and value.factory:  # act = make_act(0.1): the function it returns
+                value = self.calls.made_function(value)
+            if isinstance(value, Bound):  # g = functools.partial(f, x[0]): its arguments computed now
+                value = Bound(value.function, tuple(self.calls.computed_now(a) for a in value.args),
+                              tuple((k, self.calls.computed_now(v)) for k, v in value.kwargs))
+            if ir.is_atom(value) or isinstance(value, (Nested, Dispatch, Known, Bound)):  # h = g: the same def
                 self.scope.env[target.id] = value
                 return
             name = self.state.names.claim(target.id)

@@ -23,7 +23,7 @@ import gast
 
 from ..core import ir
 from .desugar import desugar
-from .expressions import Dispatch, Inline, Known, Nested, Record
+from .expressions import Bound, Choice, Dispatch, Inline, Known, Nested, Once, Record
 from .lower_containers import ContainerLowering
 from .lower_joins import JoinLowering
 from .lower_scan import names_read, stored_names
@@ -66,7 +66,8 @@ class CallLowering(Part):
         defaults = node.args.defaults if callee is None else []
         if not len(params) - len(defaults) <= len(call.args) <= len(params):
             raise self.state.parsed.error(f"the call of {node.name!r}", f"it takes {len(params)} arguments", node)
-        args = [self.passed(a) if isinstance(a, (Nested, Known)) else self.containers.settle(a) for a in call.args]
+        args = [self.passed(a) if isinstance(a, (Nested, Known, Bound)) else self.containers.settle(a)
+                for a in call.args]
         args += self.defaults_of(call.function, params[len(args):], defaults[len(defaults) - len(params) + len(args):])
         body = copy.deepcopy(node.body)
         function = gast.FunctionDef(name=node.name, args=node.args, body=body, decorator_list=[], returns=None,
@@ -99,8 +100,22 @@ class CallLowering(Part):
             # the return's statements, and its refusals, name its own line (of the callee's file, for a
             # ``callee`` defined elsewhere, as its other statements do)
             self.state.line = getattr(returned, "lineno", None) or self.state.line
-            result = ir.Const(0.0) if self.scope.raised else self.containers.settle(
-                self.state.converter.convert(returned.value))
+            made = self.scope.env.get(returned.value.id) if isinstance(returned.value, gast.Name) else None
+            if isinstance(made, Dispatch):
+                raise self.state.parsed.error(f"the function {node.name!r} returns", "it returns a function on "
+                                              "some paths only, or different functions on different paths; "
+                                              "return one function on every path and choose inside it", returned)
+            if self.scope.raised:
+                result = ir.Const(0.0)
+            elif isinstance(made, (Nested, Known, Bound)):  # a closure: the names it reads kept as they are now
+                result = self.passed(made)
+            else:
+                converted = self.state.converter.convert(returned.value)
+                if isinstance(converted, Bound):  # return functools.partial(scale, c=c)
+                    result = self.passed(Bound(converted.function, tuple(map(self.computed_now, converted.args)),
+                                               tuple((k, self.computed_now(v)) for k, v in converted.kwargs)))
+                else:
+                    result = self.containers.settle(converted)
         finally:
             self.state.line = line
             self.inlining.discard(key)
@@ -164,4 +179,21 @@ class CallLowering(Part):
         passed (the callee cannot rebind them), not those of the callee it is called in."""
         if isinstance(function, Nested) and not function.closed and function.scope is None:
             return Nested(function.node, scope=tuple(self.scope.env.items()))
+        if isinstance(function, Bound):
+            return Bound(self.passed(function.function), function.args, function.kwargs)
         return function
+
+    def made_function(self, call: Inline) -> Any:
+        """``act = make_act(0.1)``: the factory lowered in place (its arguments computed first), giving
+        the function it returns with the names it reads as they were when it returned."""
+        args = tuple(self.computed_now(a) for a in call.args)
+        made = self.inline(Inline(call.function, args))
+        if not isinstance(made, (Nested, Known, Bound)):
+            raise self.state.refusal(f"the result of {call.function.node.name!r}", "it returns a function on "
+                                     "some paths only; return a function on every path")
+        return made
+
+    def computed_now(self, value: Any) -> Any:
+        """An argument held for a later call (of a closure, a partial) as an atom computed now, so that
+        a write into an array between makes no difference, as in Python."""
+        return self.ssa.flatten(value) if isinstance(value, (ir.Call, Choice, Once)) else value

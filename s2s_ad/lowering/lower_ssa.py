@@ -25,7 +25,7 @@ from ..core import ir, language
 from ..rules import registry as rules
 from ..memory.aliasing import Chosen, new_object
 from .calls import maybe_object
-from .expressions import Choice, Dispatch, Inline, Nested, Once, Record, is_user_function
+from .expressions import Bound, Choice, Dispatch, Inline, Known, Nested, Once, Record, is_user_function
 from ..frontend.conversion import MethodCall
 from .lower_state import Part
 from ..frontend.user_classes import operator_methods
@@ -99,8 +99,11 @@ class SSABuilder(Part):
                 expr.atom = self.flatten(expr.value)
             return expr.atom
         if isinstance(expr, Inline):
+            if expr.factory:
+                raise self.state.refusal("a function a call returns, used as a value", "bind it to a name in a "
+                                         "statement of its own (act = make_act(0.1)), then call it: act(x)")
             return self.state.host.inline(expr)
-        if isinstance(expr, (Nested, Dispatch)):
+        if isinstance(expr, (Nested, Dispatch, Known, Bound)):
             raise self.state.refusal("a nested function used as a value", "call it where it is needed (its result "
                                      "can be differentiated, the function itself cannot)")
         if isinstance(expr, ir.Slice):
