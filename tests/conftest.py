@@ -101,6 +101,23 @@ def assert_hessian_matches_gradient_differences(f: Callable, args: Sequence[Any]
                                    rtol=1e-5, atol=1e-6)
 
 
+def assert_every_mode(f: Callable, x: np.ndarray) -> None:
+    """``f`` of one vector ``x`` differentiated in every mode: grad and jvp against central
+    differences, value_and_grad, the pullback and a jvp along a direction against that gradient,
+    the Hessian against differences of the gradient."""
+    import s2s_ad
+    gradient = assert_gradient_matches(f, (x,))
+    value, again = s2s_ad.value_and_grad(f)(x)
+    assert value == pytest.approx(float(f(x)), rel=1e-12)
+    np.testing.assert_allclose(again, gradient, rtol=1e-12)
+    _, pullback = s2s_ad.vjp(f, x)
+    np.testing.assert_allclose(pullback(1.0)[0], gradient, rtol=1e-12)
+    tangent = np.linspace(0.5, 0.5 * x.size, x.size)
+    _, derivative = s2s_ad.jvp(f, (x,), (tangent,))
+    assert float(derivative) == pytest.approx(float(np.sum(gradient * tangent)), rel=1e-10, abs=1e-12)
+    assert_hessian_matches_gradient_differences(f, (x,))
+
+
 def assert_gradient_matches(f: Callable, args: Sequence[Any], wrt: Any = 0, rtol: float = 1e-5,
                             atol: float = 1e-6) -> Any:
     """Check ``s2s_ad.grad(f, wrt)(*args)`` against central finite differences; return it.

@@ -16,7 +16,7 @@ import pytest
 
 import class_hierarchy_functions as ch
 import s2s_ad
-from conftest import assert_gradient_matches, assert_hessian_matches_gradient_differences
+from conftest import assert_every_mode
 
 X = np.array([0.3, -1.2, 0.8])
 
@@ -45,16 +45,7 @@ CASES = [
 
 @pytest.mark.parametrize("f", CASES, ids=lambda f: f.__name__)
 def test_differentiated_in_every_mode(f):
-    gradient = assert_gradient_matches(f, (X,))  # grad and jvp against central differences
-    value, again = s2s_ad.value_and_grad(f)(X)
-    assert value == pytest.approx(float(f(X)), rel=1e-12)
-    np.testing.assert_allclose(again, gradient, rtol=1e-12)
-    _, pullback = s2s_ad.vjp(f, X)
-    np.testing.assert_allclose(pullback(1.0)[0], gradient, rtol=1e-12)
-    tangent = np.array([0.5, 1.0, 1.5])
-    _, derivative = s2s_ad.jvp(f, (X,), (tangent,))
-    assert float(derivative) == pytest.approx(float(np.sum(gradient * tangent)), rel=1e-10, abs=1e-12)
-    assert_hessian_matches_gradient_differences(f, (X,))
+    assert_every_mode(f, X)
 
 
 @pytest.mark.parametrize("f", [ch.two_levels_deep, ch.method_of_an_object_a_method_gave,
