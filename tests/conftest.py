@@ -101,6 +101,19 @@ def assert_hessian_matches_gradient_differences(f: Callable, args: Sequence[Any]
                                    rtol=1e-5, atol=1e-6)
 
 
+def assert_numba_gives_the_same_numbers(f: Callable, x: Any) -> None:
+    """``f``'s value and gradient at ``x`` with backend="numba" equal the Python backend's (the
+    compiled code may fall back to Python, saying so: the numbers must be the same either way)."""
+    import warnings
+    import s2s_ad
+    pytest.importorskip("numba")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        value, gradient = s2s_ad.value_and_grad(f, backend="numba")(x)
+    want_value, want_gradient = s2s_ad.value_and_grad(f)(x)
+    assert value == pytest.approx(want_value, rel=1e-12)
+    np.testing.assert_allclose(gradient, want_gradient, rtol=1e-12)
+
 def assert_every_mode(f: Callable, x: np.ndarray) -> None:
     """``f`` of one vector ``x`` differentiated in every mode: grad and jvp against central
     differences, value_and_grad, the pullback and a jvp along a direction against that gradient,

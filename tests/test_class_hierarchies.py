@@ -9,14 +9,13 @@ between calls makes the code again."""
 from __future__ import annotations
 
 import pathlib
-import warnings
 
 import numpy as np
 import pytest
 
 import class_hierarchy_functions as ch
 import s2s_ad
-from conftest import assert_every_mode
+from conftest import assert_every_mode, assert_numba_gives_the_same_numbers
 
 X = np.array([0.3, -1.2, 0.8])
 
@@ -51,13 +50,7 @@ def test_differentiated_in_every_mode(f):
 @pytest.mark.parametrize("f", [ch.two_levels_deep, ch.method_of_an_object_a_method_gave,
                                ch.operators_on_what_operators_gave], ids=lambda f: f.__name__)
 def test_the_numba_backend_gives_the_same_numbers(f):
-    pytest.importorskip("numba")
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # (it may fall back to Python, saying so)
-        value, gradient = s2s_ad.value_and_grad(f, backend="numba")(X)
-    want_value, want_gradient = s2s_ad.value_and_grad(f)(X)
-    assert value == pytest.approx(want_value, rel=1e-12)
-    np.testing.assert_allclose(gradient, want_gradient, rtol=1e-12)
+    assert_numba_gives_the_same_numbers(f, X)
 
 
 def test_agrees_with_jax():

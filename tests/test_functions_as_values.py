@@ -18,7 +18,7 @@ import pytest
 
 import function_value_functions as fv
 import s2s_ad
-from conftest import assert_every_mode, assert_hessian_matches_gradient_differences, numeric_grad
+from conftest import assert_every_mode, assert_numba_gives_the_same_numbers, assert_hessian_matches_gradient_differences, numeric_grad
 
 X = np.array([0.3, -1.2, 0.8])
 
@@ -53,13 +53,7 @@ def test_differentiated_in_every_mode(f):
 
 @pytest.mark.parametrize("f", CASES, ids=lambda f: f.__name__)
 def test_the_numba_backend_gives_the_same_numbers(f):
-    pytest.importorskip("numba")
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # (it may fall back to Python, saying so)
-        value, gradient = s2s_ad.value_and_grad(f, backend="numba")(X)
-    want_value, want_gradient = s2s_ad.value_and_grad(f)(X)
-    assert value == pytest.approx(want_value, rel=1e-12)
-    np.testing.assert_allclose(gradient, want_gradient, rtol=1e-12)
+    assert_numba_gives_the_same_numbers(f, X)
 
 
 def _third(z):

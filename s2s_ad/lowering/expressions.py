@@ -296,7 +296,7 @@ class ExpressionConverter:
                 and not language.is_array_value(base.value):
             raise self.error(f"the attribute .{node.attr} of a {type(base.value).__name__} object", "s2s_ad reads "
                              "the attributes of self and of dataclasses, namedtuples and registered types "
-                             "(s2s_ad.containers.register), not of other objects they hold; make it a dataclass, "
+                             "(s2s_ad.core.containers.register), not of other objects they hold; make it a dataclass, "
                              "or pass what you need as arguments", node)
         if fn is None:
             raise self.error(f"the attribute .{node.attr}", "only array attributes with a rule (.T, .shape, "
