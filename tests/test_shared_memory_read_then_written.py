@@ -10,6 +10,8 @@ forms, and JAX where installed.
 """
 from __future__ import annotations
 
+import operator
+
 import numpy as np
 import pytest
 
@@ -358,3 +360,38 @@ def test_an_element_of_a_matrix_carried_through_a_loop_is_a_number_after_the_mat
     want[0, 0] += 0.7 + 1.0
     np.testing.assert_allclose(gradient, want, rtol=1e-14)
     np.testing.assert_allclose(gradient, numeric_grad(_element_carried_then_matrix_written, (x,), 0), rtol=1e-7)
+
+
+def _view(name: str, of: str) -> ir.Assign:
+    return ir.Assign(name, ir.Call(operator.getitem, (ir.Var(of), ir.Slice(ir.Const(1), None, None))))
+
+
+def _new(name: str, of: str) -> ir.Assign:
+    return ir.Assign(name, ir.Call(operator.mul, (ir.Var(of), ir.Const(2.0))))
+
+
+def test_the_analysis_of_generated_code_is_the_same_in_any_order():
+    # generated code binds names again and reads some before the binding it sees (a loop's carried
+    # values): the answer must not depend on the order the statements are looked at in
+    body = [_view("v", "b"), ir.Assign("pair", ir.Display("list", (ir.Var("v"), ir.Var("c")))),
+            ir.Assign("item", ir.Call(operator.getitem, (ir.Var("pair"), ir.Const(0)))),
+            _new("b", "x"), _new("c", "x"), ir.Assign("b", ir.Var("item"))]
+    names = ["v", "pair", "item", "b", "c", "x"]
+    forward, backward = Sharing.of_block(body), Sharing.of_block(body[::-1])
+    assert {n: forward.of(n) for n in names} == {n: backward.of(n) for n in names}
+    assert forward.shares("item", "c") and forward.shares("item", "v") and forward.shares("b", "v")
+    assert not forward.shares("b", "x")  # b * 2.0 is an array of its own, and so is c
+
+
+def test_the_analysis_follows_the_tape_and_leaves_numbers_alone():
+    body = [_view("v", "b"), ir.Push("s0", (ir.Var("v"),)), ir.Pop("s0", ("w",)),
+            ir.Assign("k", ir.Call(operator.getitem, (ir.Var("b"), ir.Const(0))))]
+    sharing = Sharing.of_block(body, numbers=frozenset({"k"}))
+    assert sharing.shares("w", "b")  # popped: what the slot's push recorded, a view of b
+    assert not sharing.shares("k", "b")  # b[0] named a number: it shares nothing
+
+
+def test_a_long_chain_of_views_is_analysed_without_recursion():
+    body = [_new("v0", "x")] + [_view(f"v{i}", f"v{i - 1}") for i in range(1, 5000)]
+    sharing = Sharing.of_block(body[::-1])
+    assert sharing.shares("v4999", "v0") and not sharing.shares("v0", "x")

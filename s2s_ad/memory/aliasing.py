@@ -31,8 +31,9 @@ Who asks what:
   would change (``handed_out_needs_copy``).
 * ``forward.py`` (``Sharing.tangent_needs_copy``, ``result_needs_copy``): a
   tangent may share memory only where its primal does.
-* ``optimize.py`` (``SharingClasses``): the same facts, coarser, for generated
-  code.
+* ``optimize.py`` and ``emit.py`` (``Sharing.of_block``, ``fresh_returns``): the
+  same analysis of generated code, where a name is bound again and the tape
+  passes values on.
 
 Input: IR (``ir.py``) and the rules' declared facts (``rules.py``); no
 NumPy array type is named, so a later ``Target`` can reuse the API.  Where a
@@ -298,43 +299,6 @@ def shared_operands(expr: Any) -> set[str]:
     return set()
 
 
-class SharingClasses:
-    """A cheaper, coarser may-alias analysis for generated code (not SSA: names are bound again,
-    and the tape holds whatever was pushed): names that may share memory are put in one class
-    (union-find), whatever the direction or the order of the statements."""
-
-    def __init__(self, body: list[ir.Stmt], numbers: frozenset[str] = frozenset()) -> None:
-        """``numbers``: names the analysis knows hold a number (wherever they are bound), which share
-        memory with nothing (``a[i]`` of a vector is one: without them, it would join ``a``)."""
-        self.parent: dict[str, str] = {}
-        for stmt in ir.walk(body):
-            if isinstance(stmt, (ir.Assign, ir.Unpack)):
-                targets = [t for t in ir.targets_of(stmt) if t not in numbers]
-                for operand in shared_operands(stmt.value) - numbers:
-                    for target in targets:
-                        self._union(target, operand)
-            elif isinstance(stmt, (ir.Push, ir.Pop)):  # a pop gives back what its slot's pushes recorded
-                slot = f"<tape slot {stmt.slot}>"
-                held = stmt.targets if isinstance(stmt, ir.Pop) else \
-                    [n for v in stmt.values for n in shared_operands(v)]
-                for name in held:
-                    if name not in numbers:
-                        self._union(slot, name)
-
-    def find(self, name: str) -> str:
-        root = name
-        while self.parent.get(root, root) != root:
-            root = self.parent[root]
-        while name != root:  # path compression
-            self.parent[name], name = root, self.parent.get(name, root)
-        return root
-
-    def _union(self, a: str, b: str) -> None:
-        ra, rb = self.find(a), self.find(b)
-        if ra != rb:
-            self.parent[ra] = rb
-
-
 def returns_shared(fn: ir.Function) -> bool:
     """True if the SSA function ``fn`` may return one of its arguments, a view of one, or a
     container holding one."""
@@ -347,7 +311,7 @@ def fresh_returns(fn: ir.Function) -> bool:
     """True if every array the generated function ``fn`` returns is surely a new object of its own:
     each name in its returned displays (``return out, (d_x, d_y)``) is bound, everywhere it is bound,
     to a constant, to a call making a new object (``new_object``, a user's function counted as
-    sharing) or to another such name; and no two of them may share memory (``SharingClasses``).
+    sharing) or to another such name; and no two of them may share memory (``Sharing.of_block``).
     Then the caller need not compare the gradients with the arguments before handing them out.
 
     Anything else (a parameter, a value popped from the tape, an unpacked item, a loop index, an
@@ -370,9 +334,8 @@ def fresh_returns(fn: ir.Function) -> bool:
 
     if not all(fresh(name) for name in returned):
         return False
-    classes = SharingClasses(fn.body)
-    roots = [classes.find(name) for name in returned]
-    return len(set(roots)) == len(roots)
+    sharing = Sharing.of_block(fn.body)
+    return not any(sharing.shares(a, b) for i, a in enumerate(returned) for b in returned[i + 1:])
 
 
 def _returned_names(fn: ir.Function) -> Optional[list[str]]:
@@ -466,17 +429,28 @@ class Sharing:
     when it was bound.
     """
 
-    def __init__(self, fn: ir.Function, only_if_written: bool = False) -> None:
+    def __init__(self, fn: ir.Function, only_if_written: bool = False,
+                 numbers: frozenset[str] = frozenset(), find_stale: bool = True) -> None:
         """With ``only_if_written``, a function that writes into no array is not analysed: nothing
-        it binds can change, which is all ``written``, ``stale`` and ``may_change`` tell."""
+        it binds can change, which is all ``written``, ``stale`` and ``may_change`` tell.
+        ``numbers``: names known to hold a number wherever they are bound, which share memory with
+        nothing (``a[i]`` of a vector is one: without them, it would share ``a``'s root)."""
+        self.numbers = numbers
         self.roots: dict[str, frozenset[str]] = {p: frozenset((p,)) for p in fn.params}
         stores = [s for s in ir.walk(fn.body) if isinstance(s, ir.Store)]
         if stores or not only_if_written:
-            self._solve(fn.body)
+            self._solve(fn.params, fn.body)
         self.written: frozenset[str] = frozenset(r for s in stores for r in self.of(s.array))
         self.stale: set[str] = set()
-        if stores:
+        if stores and find_stale:
             self._find_stale(fn.body, frozenset())
+
+    @classmethod
+    def of_block(cls, body: list[ir.Stmt], numbers: frozenset[str] = frozenset()) -> "Sharing":
+        """The same analysis of generated code, which is not SSA (a name bound again may be what any
+        of its bindings made) and passes values through the tape (a pop may give back anything its
+        slot's pushes recorded)."""
+        return cls(ir.Function("<block>", [], body), numbers=numbers, find_stale=False)
 
     def of(self, name: str) -> frozenset[str]:
         """The roots ``name`` may share memory with (its own name when nothing is known)."""
@@ -547,27 +521,23 @@ class Sharing:
             return self.operands(value) | {target}
         return frozenset((target,))
 
-    def _solve(self, body: list[ir.Stmt]) -> None:
-        """Propagate roots to a fixed point (merges in loops carry values backwards)."""
-        changed = True
-        while changed:
-            changed = False
-            for stmt in ir.walk(body):
-                found: list[tuple[str, frozenset[str]]] = []
-                if isinstance(stmt, ir.Assign):
-                    roots = self._value_roots(stmt.target, stmt.value)
-                    if stmt.merge:
-                        roots |= self.roots.get(stmt.target, frozenset())
-                    found.append((stmt.target, roots))
-                elif isinstance(stmt, ir.Unpack):
-                    roots = self.operands(stmt.value) | set(stmt.targets)
-                    found += [(t, roots) for t in stmt.targets]
-                elif isinstance(stmt, ir.For):
-                    found.append((stmt.index, frozenset((stmt.index,))))
-                for name, roots in found:
-                    if self.roots.get(name) != roots and not roots <= self.roots.get(name, frozenset()):
-                        self.roots[name] = roots | self.roots.get(name, frozenset())
-                        changed = True
+    def _solve(self, params: Sequence[str], body: list[ir.Stmt]) -> None:
+        """The least solution of the constraints the statements state (``_constraints``): a name's
+        roots are its own, if it makes memory, and those of every name its bindings pass on.  Solved
+        once per strongly connected group of names (a loop's carried values form one), in the order
+        the groups depend on each other: linear in the statements, whatever their order."""
+        own, sources = _constraints(params, body, self.numbers)
+        for group in _groups_in_dependency_order(sources):
+            members = set(group)
+            roots = set().union(*(own.get(n, ()) for n in group))
+            for name in group:
+                for source in sources.get(name, ()):
+                    if source not in members:
+                        roots |= self.of(source)
+            if roots:
+                solved = frozenset(roots)
+                for name in group:
+                    self.roots[name] = solved
 
     def _find_stale(self, body: list[ir.Stmt], around: frozenset[str]) -> None:
         """Mark names bound in ``body`` whose other roots a later store writes: later in ``body``,
@@ -592,3 +562,92 @@ class Sharing:
         if isinstance(stmt, ir.Store):
             return self.of(stmt.array)
         return frozenset(r for s in ir.walk([stmt]) if isinstance(s, ir.Store) for r in self.of(s.array))
+
+
+def _slot(slot: Any) -> str:
+    """The name standing for a tape slot among ``Sharing``'s roots (no variable is spelled so)."""
+    return f"<tape slot {slot}>"
+
+
+def _constraints(params: Sequence[str], body: list[ir.Stmt], numbers: frozenset[str]
+                 ) -> tuple[dict[str, set[str]], dict[str, set[str]]]:
+    """What ``body``'s bindings say of the memory each name may share, as two maps: ``own[name]``,
+    the roots it makes itself (a new array, a parameter, a loop index; a call that may view its
+    operands may also return something new); ``sources[name]``, the names whose roots it may take
+    on (the operands a view, a display, a copy or a user's function passes on, a tape slot's
+    pushes).  A name bound again (generated code) takes on what every binding says.  ``numbers``
+    share nothing and take on nothing: they are their own root."""
+    own: dict[str, set[str]] = {p: {p} for p in params}
+    sources: dict[str, set[str]] = {}
+
+    def bind(name: str, passed_on: set[str], makes: set[str]) -> None:
+        if name in numbers:
+            return
+        sources.setdefault(name, set()).update(passed_on)
+        if makes:
+            own.setdefault(name, set()).update(makes)
+
+    for stmt in ir.walk(body):
+        if isinstance(stmt, ir.Assign):
+            value = stmt.value
+            if isinstance(value, (ir.Var, ir.Display)):
+                bind(stmt.target, shared_operands(value), set())
+            elif isinstance(value, ir.Call) and _may_view(value.fn, value):
+                # a view is its array's memory; a user's function or np.asarray may also make some
+                bind(stmt.target, shared_operands(value), set() if viewing_call(value) else {stmt.target})
+            else:
+                bind(stmt.target, set(), {stmt.target})
+        elif isinstance(stmt, ir.Unpack):  # every item may be any part of the value, or new
+            for target in stmt.targets:
+                bind(target, shared_operands(stmt.value), set(stmt.targets))
+        elif isinstance(stmt, ir.For):
+            bind(stmt.index, set(), {stmt.index})
+        elif isinstance(stmt, ir.Push):  # the slot holds what its pushes recorded
+            bind(_slot(stmt.slot), {n for v in stmt.values for n in shared_operands(v)}, set())
+        elif isinstance(stmt, ir.Pop):
+            for target in stmt.targets:
+                bind(target, {_slot(stmt.slot)}, {target})
+    return own, sources
+
+
+def _groups_in_dependency_order(sources: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected groups of the graph ``name -> sources[name]``, each after every group
+    it reaches (Tarjan's algorithm, with an explicit stack: a chain of thousands of values must not
+    exhaust Python's recursion)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    on_stack: set[str] = set()
+    stack: list[str] = []
+    groups: list[list[str]] = []
+    for start in sources:
+        if start in index:
+            continue
+        work: list[tuple[str, Any]] = [(start, iter(sources.get(start, ())))]
+        index[start] = low[start] = len(index)
+        stack.append(start)
+        on_stack.add(start)
+        while work:
+            name, successors = work[-1]
+            for successor in successors:
+                if successor not in index:
+                    index[successor] = low[successor] = len(index)
+                    stack.append(successor)
+                    on_stack.add(successor)
+                    work.append((successor, iter(sources.get(successor, ()))))
+                    break
+                if successor in on_stack:
+                    low[name] = min(low[name], index[successor])
+            else:
+                work.pop()
+                if work:
+                    low[work[-1][0]] = min(low[work[-1][0]], low[name])
+                if low[name] == index[name]:
+                    group = []
+                    while True:
+                        member = stack.pop()
+                        on_stack.discard(member)
+                        group.append(member)
+                        if member == name:
+                            break
+                    groups.append(group)
+    return groups

@@ -40,7 +40,7 @@ from typing import Any, Callable, Optional, Union
 
 from ..core import ir, language, runtime
 from ..rules import registry as rules
-from ..memory.aliasing import SharingClasses, values_read
+from ..memory.aliasing import Sharing, values_read
 from ..frontend.callables import is_user_function
 from ..core.draws import is_draw
 
@@ -239,12 +239,12 @@ def remove_dead(body: list[ir.Stmt], numbers: frozenset[str] = frozenset()) -> l
 
 
 class _LazySharing:
-    """``aliasing.SharingClasses`` of a block, computed the first time a store looks dead."""
+    """``aliasing.Sharing.of_block`` of a block, computed the first time a store looks dead."""
 
     def __init__(self, body: list[ir.Stmt], numbers: frozenset[str] = frozenset()) -> None:
         self.body = body
         self.numbers = numbers
-        self.sharing: Optional[SharingClasses] = None
+        self.sharing: Optional[Sharing] = None
         # Names whose contents (more than the shape) the statements after the current one read
         # (all of a loop's, from its end on): ``_dead`` notes each statement as it walks back.
         self.contents_read: set[str] = set()
@@ -258,15 +258,15 @@ class _LazySharing:
     def read_through(self, array: str, live: set[str]) -> bool:
         """True if a live name whose contents a later statement reads may share memory with ``array``."""
         if self.sharing is None:
-            self.sharing = SharingClasses(self.body, self.numbers)
+            self.sharing = Sharing.of_block(self.body, self.numbers)
         for stmt in self.pending:
             for inner in [stmt, *(s for block in ir.blocks(stmt) for s in ir.walk(block))]:
                 if id(inner) not in self.done:
                     self.done.add(id(inner))
                     self.contents_read.update(n for e in ir.exprs_of(inner) for n in values_read(e))
         self.pending.clear()
-        group = self.sharing.find(array)
-        return any(self.sharing.find(n) == group for n in live if n in self.contents_read)
+        roots = self.sharing.of(array)
+        return any(roots & self.sharing.of(n) for n in live if n in self.contents_read)
 
 
 def live_before(body: list[ir.Stmt], live_after: set[str]) -> set[str]:
@@ -370,16 +370,16 @@ def _read_originals(stmt: ir.Stmt, copies: dict[str, ir.Var]) -> ir.Stmt:
 
 
 def _changed_by_stores(body: list[ir.Stmt], written: frozenset) -> Callable[[str], bool]:
-    """Whether a store may write into memory a name shares (``SharingClasses``, built on first use)."""
+    """Whether a store may write into memory a name shares (``Sharing.of_block``, built on first use)."""
     found: dict[str, bool] = {}
-    classes: list[SharingClasses] = []
+    analysed: list[Sharing] = []
 
     def changed(name: str) -> bool:
         if name not in found:
-            if not classes:
-                classes.append(SharingClasses(body))
-            roots = {classes[0].find(w) for w in written}
-            found[name] = classes[0].find(name) in roots
+            if not analysed:
+                analysed.append(Sharing.of_block(body))
+            sharing = analysed[0]
+            found[name] = any(sharing.shares(name, w) for w in written)
         return found[name]
     return changed
 
