@@ -125,7 +125,7 @@ def object_computed_in_init(x):
 
 
 def object_with_a_property(x):
-    return np.sum(WithProperty(x).double)  # REFUSED: a property
+    return np.sum(WithProperty(x).double)
 
 
 def object_with_slots(x):

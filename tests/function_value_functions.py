@@ -174,8 +174,12 @@ def partial_of_a_partial(x):
 
 # -- refused ---------------------------------------------------------------
 
-def closure_called_where_it_is_made(x):
-    return np.sum(make_act(0.1)(x))  # REFUSED
+def closure_called_in_a_while_test(x):
+    n = 0
+    while make_act(0.1)(x[0]) > -5.0 and n < 3:  # REFUSED
+        x = x * 0.5
+        n += 1
+    return np.sum(x)
 
 
 def closure_used_as_a_value(x):

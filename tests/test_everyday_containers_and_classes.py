@@ -157,7 +157,6 @@ SOURCE = pathlib.Path(cc.__file__).read_text().splitlines()
     (cc.object_sets_an_attribute_later, "an assignment to an attribute"),
     (cc.object_computed_in_init, r"making a Computed object: Computed.__init__ does more than assign its "
                                  r"arguments to attributes \(line \d+: 'self.a = np.sin\(a\)'\)"),
-    (cc.object_with_a_property, "making a WithProperty object: WithProperty.double is a property"),
     (cc.object_with_slots, "making a Slotted object: Slotted defines __slots__"),
     (cc.object_with_getattr, "making a Lookup object: Lookup defines __getattr__"),
     (cc.operator_that_may_not_apply, "the operator __add__ of a MaybeAdds: it may give NotImplemented"),

@@ -119,7 +119,7 @@ SOURCE = pathlib.Path(fv.__file__).read_text().splitlines()
 
 
 @pytest.mark.parametrize("f, words", [
-    (fv.closure_called_where_it_is_made, "a function a call returns, bind to a name first: act = make_act(0.1)"),
+    (fv.closure_called_in_a_while_test, "a function a call returns, bind to a name first: act = make_act(0.1)"),
     (fv.closure_used_as_a_value, "a function a call returns, used as a value: bind it to a name"),
     (fv.factory_of_another_module, "the function returned by function_value_elsewhere.make_elsewhere: only "
                                    "module-level functions of the differentiated function's module"),

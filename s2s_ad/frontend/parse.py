@@ -939,7 +939,7 @@ def _check_subset(parsed: ParsedFunction) -> None:
     if body and isinstance(body[0], gast.Expr) and isinstance(body[0].value, gast.Constant):
         body = body[1:]  # the docstring
     parsed.nodes = all_nodes(parsed.node)
-    if any(isinstance(node, sugar.REWRITTEN) for node in parsed.nodes):
+    if any(sugar.rewritten(node) for node in parsed.nodes):
         sugar.rewrite(parsed.node)
         parsed.nodes = all_nodes(parsed.node)
         body = parsed.node.body[len(parsed.node.body) - len(body):]  # the docstring still left out

@@ -13,6 +13,12 @@ place, with
   where it is written (``(lambda u: u ** 2)(v[0])``) or returned (``return lambda z: a * z``,
   a function a helper makes); a lambda's defaults that
   are not constants are computed where it is made, into names of their own;
+* a function a call returns, called where it is returned (``make_act(0.1)(x)``,
+  ``functools.partial(f, c=2.0)(x)``), as that call bound to a name of its
+  own before the statement (``make_act_fn = make_act(0.1)``), which is how
+  ``lower.py`` reads a factory's function; not where the statement would
+  compute it more or fewer times (a ``while`` test, a conditional
+  expression, ``and``/``or``, a comprehension or lambda);
 * a generator expression that ``sum``, ``min``, ``max``, ``any``, ``all``,
   ``list``, ``tuple`` or ``sorted`` consume (``sum(v ** 2 for v in xs)``) as the
   list comprehension it amounts to (the function is pure: nothing can tell
@@ -23,12 +29,27 @@ checking the subset, and only when the tree holds one of these nodes.
 """
 from __future__ import annotations
 
+import builtins
 from typing import Any
 
 import gast
 
-# The node kinds this stage rewrites (parse.py calls it only if the tree holds one).
+# The node kinds this stage rewrites (with a call of a call's result: parse.py calls it only if the tree holds one).
 REWRITTEN = (gast.AnnAssign, gast.Lambda, gast.GeneratorExp)
+
+
+def rewritten(node: Any) -> bool:
+    """Whether ``rewrite`` changes ``node``: one of ``REWRITTEN``, or a call of what a call returns."""
+    return isinstance(node, REWRITTEN) or _calls_a_result(node)
+
+
+def _calls_a_result(node: Any) -> bool:
+    """``make_act(0.1)(x)``: a call of what a call of a named function returns; not of a builtin's
+    (``type(self)(w)`` makes an object of the class the lowering knows by that very spelling)."""
+    if not (isinstance(node, gast.Call) and isinstance(node.func, gast.Call)):
+        return False
+    called = node.func.func
+    return isinstance(called, gast.Attribute) or (isinstance(called, gast.Name) and not hasattr(builtins, called.id))
 
 # Builtins that consume a generator whole, whatever its items: a list comprehension does the same.
 _CONSUMERS = ("sum", "min", "max", "any", "all", "list", "tuple", "sorted")
@@ -82,18 +103,35 @@ def _hoisted_lambdas(stmt: Any, taken: set) -> list:
     if isinstance(stmt, gast.Return):  # return lambda z: a * z (a function a helper makes): a def returned
         stmt.value = _named(stmt.value, stmt, defs, taken)
     for root in own:
-        stack = [root]
+        stack = [(root, not isinstance(stmt, gast.While))]
         while stack:
-            parent = stack.pop()
+            parent, once = stack.pop()  # once: computed once each time the statement runs
             if isinstance(parent, (gast.ListComp, gast.Lambda, gast.SetComp, gast.DictComp, gast.GeneratorExp)):
                 continue
+            if isinstance(parent, gast.Call) and once and _calls_a_result(parent):  # make_act(0.1)(x)
+                parent.func = _bound_first(parent.func, stmt, defs, taken)
             if isinstance(parent, gast.Call):
                 parent.func = _named(parent.func, stmt, defs, taken)  # (lambda u: u ** 2)(v[0])
                 parent.args = [_named(a, stmt, defs, taken) for a in parent.args]
                 for keyword in parent.keywords:
                     keyword.value = _named(keyword.value, stmt, defs, taken)
-            stack.extend(gast.iter_child_nodes(parent))
+            once = once and not isinstance(parent, (gast.IfExp, gast.BoolOp))
+            stack.extend((child, once) for child in gast.iter_child_nodes(parent))
     return defs
+
+
+def _bound_first(call: gast.Call, stmt: Any, defs: list, taken: set) -> gast.Name:
+    """``make_act(0.1)``, whose result the statement calls: assigned before it to a name of its own
+    (``make_act_fn``), which the call then reads."""
+    called = call.func.id if isinstance(call.func, gast.Name) else call.func.attr
+    k, name = 1, f"{called}_fn"
+    while name in taken:
+        k += 1
+        name = f"{called}_fn_{k}"
+    taken.add(name)
+    target = _located(gast.Name(id=name, ctx=gast.Store(), annotation=None, type_comment=None), call)
+    defs.append(_located(gast.Assign(targets=[target], value=call, type_comment=None), stmt))
+    return _located(gast.Name(id=name, ctx=gast.Load(), annotation=None, type_comment=None), call)
 
 
 def _named(arg: Any, stmt: Any, defs: list, taken: set) -> Any:

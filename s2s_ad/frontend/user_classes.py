@@ -7,7 +7,7 @@ Output: ``record_layout``: the attributes an object of it holds, each as the
 ``__init__`` each ``super().__init__(...)`` reaches assigns included, so that
 the call ``Model(w)`` can be lowered as a record of its attributes, as a
 dataclass is; or the reason why what the object holds cannot be known while
-lowering (a ``property``, ``__slots__``, ``__getattr__`` in it or a base, a
+lowering (a property with a setter, ``__slots__``, ``__getattr__`` in it or a base, a
 metaclass, a base not of Python code, an ``__init__`` that computes, branches
 or calls anything but ``super().__init__`` with its arguments).  The reason is
 a sentence for a located ``TransformError``; this module raises nothing itself.
@@ -114,7 +114,10 @@ def record_layout(cls: type, next_init: NextInit) -> Union[Layout, str]:
         refused = _hooked(klass)
         if refused is not None:
             return refused
-    return _chain_layout(cls, None, next_init)
+    layout = _chain_layout(cls, None, next_init)
+    if isinstance(layout, Layout):
+        return _assigns_a_property(cls, layout) or layout
+    return layout
 
 
 def _hooked(klass: type) -> Optional[str]:
@@ -125,8 +128,26 @@ def _hooked(klass: type) -> Optional[str]:
             return f"{klass.__name__} defines {name}, which changes what its objects hold"
         if name in ("__dict__", "__weakref__"):  # (every class's own: the object's attributes)
             continue
+        if read_only_property(value) or (isinstance(value, classmethod) and inspect.isfunction(value.__func__)):
+            continue  # a getter or a classmethod of Python code: called where it is read, like a method
         if isinstance(value, (property, classmethod)) or (hasattr(value, "__set__") and not callable(value)):
-            return f"{klass.__name__}.{name} is a {type(value).__name__}, read by running code"
+            kind = "property with a setter or deleter" if isinstance(value, property) else type(value).__name__
+            return f"{klass.__name__}.{name} is a {kind}, run by code s2s_ad does not read"
+    return None
+
+
+def read_only_property(value: Any) -> bool:
+    """A ``property`` whose getter is a function of Python code and which has no setter or deleter: read
+    as the call of its getter on the object (an assignment to it raises AttributeError in Python)."""
+    return type(value) is property and inspect.isfunction(value.fget) and value.fset is None and value.fdel is None
+
+
+def _assigns_a_property(cls: type, layout: Layout) -> Optional[str]:
+    """Why ``cls``'s ``__init__`` cannot run as written: it assigns an attribute its class (or a base)
+    defines as a property without a setter, where Python raises AttributeError."""
+    for name, _ in layout.attributes:
+        if any(read_only_property(vars(klass).get(name)) for klass in cls.__mro__):
+            return f"{cls.__name__}.__init__ assigns self.{name}, a property with no setter (Python raises AttributeError)"
     return None
 
 

@@ -89,6 +89,11 @@ class CallConverter(ConverterPart):
             found, fn = True, callee.value
         else:
             found, fn = self.statics.callee(node.func)
+        if found and self.check_calls and inspect.ismethod(fn) and is_plain_class(fn.__self__) \
+                and isinstance(node.func, gast.Attribute):  # Model.make(w): a classmethod of your class
+            called = self._class_method(fn.__self__, node.func.attr, args, kwargs, node)
+            if called is not None:
+                return called
         while found and isinstance(fn, functools.partial):  # SCALE3 = functools.partial(scaled, c=3.0)
             fn, args, kwargs = self._unpartial(fn, args, kwargs, node)
         if found and fn is functools.partial and self.check_calls:  # made here: a function value (static)
@@ -106,6 +111,10 @@ class CallConverter(ConverterPart):
             owner = self.convert(node.func.value) if isinstance(node.func, gast.Attribute) else None
             if isinstance(owner, Record):
                 return self.record_method(owner, node.func.attr, args, kwargs, node)
+            if isinstance(owner, ir.Const) and is_plain_class(owner.value) and self.check_calls:
+                called = self._class_method(owner.value, node.func.attr, args, kwargs, node)  # cls.make(w)
+                if called is not None:
+                    return called
             if isinstance(owner, ir.Call) and maybe_object(owner) and rules.method_function(node.func.attr) is None:
                 return ir.Call(MethodCall(node.func.attr), (owner, *args), kwargs)  # Model(w).scaled(2.0).loss(x)
             if isinstance(owner, ir.Const) and type(owner.value) is str and node.func.attr in _STRING_METHODS \
@@ -283,6 +292,8 @@ class CallConverter(ConverterPart):
         method = self.statics.class_attribute(record.cls, name) if record.fields else None
         if isinstance(method, staticmethod):
             return self._call_value(method.__func__, args, kwargs, node)
+        if isinstance(method, classmethod):  # self.make(w): the class's function, with the object's class
+            return self.call_method_of(ir.Const(record.cls), method.__func__, args, kwargs, node)
         if inspect.isfunction(method):  # self.method(x): the class's function, with self
             return self._call_value(method, [record] + args, kwargs, node)
         raise self.error(f"the method .{name}() of a {record.cls.__name__}", "a dict supports d[k], d.get, "
@@ -371,6 +382,28 @@ class CallConverter(ConverterPart):
             return False
         method = self.statics.class_attribute(right.cls, reflected)
         return method is not None and method is not self.statics.class_attribute(left.cls, reflected)
+
+    def call_method_of(self, owner: Any, fn: Any, args: list, kwargs: tuple, node: Any) -> Any:
+        """``fn`` (the function of a method, of a property's getter or of a classmethod) called with
+        ``owner`` first: the object, or the class of a classmethod (a constant the call is specialised on,
+        so the function is inlined: ``cls(w)`` in it makes an object of that class)."""
+        if isinstance(owner, ir.Const) and isinstance(owner.value, type) and self.check_calls:
+            if fn.__closure__ or fn.__globals__ is not self.resolver.globals:
+                raise self.error(f"the classmethod {describe_callable(fn)}", "only the classmethods of classes "
+                                 "defined in the differentiated function's module are followed; call the class "
+                                 "itself (Model(w)), or a function of this module", node)
+            return self._passes_functions(fn, [owner, *args], kwargs, node)
+        return self._call_value(fn, [owner, *args], kwargs, node)
+
+    def _class_method(self, cls: type, name: str, args: list, kwargs: tuple, node: Any) -> Optional[Any]:
+        """``Model.make(w)`` or ``cls.make(w)`` (a classmethod), ``cls.square(v)`` (a staticmethod) of
+        your own class; None for any other attribute."""
+        method = self.statics.class_attribute(cls, name)
+        if isinstance(method, classmethod) and inspect.isfunction(method.__func__):
+            return self.call_method_of(ir.Const(cls), method.__func__, args, kwargs, node)
+        if isinstance(method, staticmethod):
+            return self._call_value(method.__func__, args, kwargs, node)
+        return None
 
     def _call_value(self, fn: Any, args: list, kwargs: tuple, node: Any) -> Any:
         """A call of a known function (a method, a function an object holds) with converted arguments."""

@@ -33,6 +33,7 @@ import gast
 from ..core import ir, language, runtime
 from ..rules import registry as rules
 from ..frontend.callables import describe_callable, is_user_function, library_code, missing_rule
+from ..frontend.user_classes import read_only_property
 from .calls import CallConverter, maybe_object
 from ..frontend.conversion import (Bound, Choice, Dispatch, Inline, Known, MethodCall, Nested, Once, Pending, Record,
     hashable, is_plain_constant, spelled)
@@ -307,9 +308,12 @@ class ExpressionConverter:
         """``p.w`` of a record: its field, or a constant of an object's class (``self.EPS``)."""
         if base.fields and attr in base.keys:
             return base.get(attr)
-        if base.kind == "object":  # self.EPS: a constant of the class (recorded: redefined, the code is old)
+        if base.kind in ("object", "dataclass", "namedtuple"):
             held = self.statics.class_attribute(base.cls, attr)
-            if is_plain_constant(held) or language.is_array_value(held):
+            if read_only_property(held):  # self.scale: its getter, called on the object as Python does
+                return self.calls.call_method_of(base, held.fget, [], (), node)
+            # self.EPS: a constant of the class (recorded: redefined, the code is old)
+            if base.kind == "object" and (is_plain_constant(held) or language.is_array_value(held)):
                 return ir.Const(held)
         raise self.error(f"the attribute .{attr} of a {base.cls.__name__}", "it is not one of its "
                          f"data fields ({', '.join(map(str, base.keys)) or 'none'})", node)
