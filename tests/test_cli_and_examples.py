@@ -148,3 +148,11 @@ def test_cli_dot_graph_marks_the_adjoints_path():
 def test_cli_names_a_missing_function_in_one_line():
     done = run("-m", "s2s_ad", f"{EXAMPLES / 'rational.py'}:nothing")
     assert done.returncode == 2 and done.stderr.count("\n") == 1 and "defines no function" in done.stderr
+
+
+def test_objects_example_gradient_matches_differences_and_the_fit_improves():
+    done = run(str(EXAMPLES / "objects.py"), "--steps", "15")
+    assert done.returncode == 0, done.stderr
+    assert float(re.search(r"largest difference: ([-\d.e+]+)", done.stdout).group(1)) < 1e-6
+    before, after = map(float, re.search(r"misfit ([\d.]+) -> ([\d.]+)", done.stdout).groups())
+    assert after < before

@@ -157,6 +157,8 @@ def _dead(body: list[ir.Stmt], live: set[str], sharing: Optional[_LazySharing] =
             kept.append(ir.If(stmt.test, new_body, new_else, stmt.line))
         elif isinstance(stmt, (ir.For, ir.While)):
             loop, live_in = _dead_loop(stmt, live, sharing)
+            if isinstance(loop, ir.For) and not loop.body and loop.index not in live:
+                continue  # nothing left to run: iterating a value changes nothing (a While's test may not end)
             kept.append(loop)
             live = live | live_in | _reads(stmt)  # the loop may run no iteration: what is live after stays
         else:  # Return, Effect, Unpack, Push and Pop (the tape must stay in step) and comments always stay
