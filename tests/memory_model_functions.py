@@ -418,3 +418,17 @@ def write_through_a_flip(x):
     f = np.flip(b)
     f[0] = x[1] * 2.0  # writes b[3]: a write through a reversed view, refused
     return np.sum(b * b)
+
+
+def copy_joined_then_written(x):
+    # b = x * 1.0 is a new array; joined over the if and written after it: its tangent must not be
+    # the caller's tangent of x (a soak of the view fuzzer found jvp writing into it, seed 2,007,965)
+    b = x * 1.0
+    if x[0] > 0:
+        c = x[1] * 2.0
+    else:
+        b *= np.sin(x[2]) * x
+        c = 1.0
+    for t in range(2):
+        b[2:4] = b[2:4] * np.sin(x[1])
+    return np.sum(b * b) + c

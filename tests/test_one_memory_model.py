@@ -181,3 +181,11 @@ def test_gradients_agree_with_jax_of_the_copy_semantics_rewrite(backend):
             want = np.asarray(jax.grad(twin)(jax.numpy.asarray(x)))
             np.testing.assert_allclose(s2s_ad.grad(f, backend=backend)(x.copy()), want, rtol=1e-10, atol=1e-12,
                                        err_msg=twin.__name__)
+
+
+@pytest.mark.parametrize("f", mf.FUNCTIONS + [mf.copy_joined_then_written], ids=lambda f: f.__name__)
+def test_jvp_leaves_the_tangent_it_was_given_as_it_was(f):
+    direction = DIRECTION.copy()
+    _, along = s2s_ad.jvp(f, (X.copy(),), (direction,))
+    np.testing.assert_array_equal(direction, DIRECTION)
+    np.testing.assert_allclose(along, numeric_grad(f, (X.copy(),), 0) @ DIRECTION, rtol=1e-5, atol=1e-6)

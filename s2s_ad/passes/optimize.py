@@ -288,9 +288,10 @@ def _simplify_block(body: list[ir.Stmt], keep: set[int], written: frozenset = fr
         elif isinstance(stmt, ir.Assign):
             value = simplify_expr(stmt.value)
             if ir.is_atom(value) and not ir.is_atom(stmt.value) and (stmt.target in written or (
-                    changed is not None and isinstance(value, ir.Var) and changed(value.name))):
-                # t_y = t_x * 1.0 makes a new array, which stores then change; and t_p = t_b[2:] * 1.0 stays
-                # t_p, not the view t_b[2:], where a store then writes into t_b: no copy shares the change
+                    changed is not None and (changed(stmt.target) or (isinstance(value, ir.Var) and changed(value.name))))):
+                # t_y = t_x * 1.0 makes a new array, which stores then change (through t_y, or a name it is
+                # joined into: t_y_2 = t_y after an if); and t_p = t_b[2:] * 1.0 stays t_p, not the view
+                # t_b[2:], where a store then writes into t_b: no copy shares the change
                 value = stmt.value
             out.append(ir.Assign(stmt.target, value, stmt.line, stmt.merge))
         elif isinstance(stmt, ir.Return):

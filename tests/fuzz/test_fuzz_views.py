@@ -49,7 +49,9 @@ def check_program(seed: int, folder: Path = _FOLDER) -> str:
             assert "line" in str(refusal) or ".py:" in str(refusal), source
             return "refused"
         direction = rng.normal(size=6)
+        given = direction.copy()
         _, along = s2s_ad.jvp(f, (x.copy(),), (direction,))
+    np.testing.assert_array_equal(direction, given, err_msg="jvp changed the tangent it was given\n" + source)
     np.testing.assert_allclose(value, want, rtol=1e-12, atol=1e-12, err_msg=source)
     np.testing.assert_allclose(gradient, numeric_grad(f, (x.copy(),), 0), rtol=1e-5, atol=1e-6, err_msg=source)
     assert along == pytest.approx(float(np.dot(direction, gradient)), rel=1e-8, abs=1e-10), source
