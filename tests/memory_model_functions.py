@@ -432,3 +432,55 @@ def copy_joined_then_written(x):
     for t in range(2):
         b[2:4] = b[2:4] * np.sin(x[1])
     return np.sum(b * b) + c
+
+
+# Views taken in a loop by the loop's index (row = B[i]) and written through, or read after a write into
+# their array in the same iteration: B[i] by the index of a range is taken again as NumPy shows it.
+def row_by_loop_index_written(x):
+    B = np.outer(x, x[:2]) * 1.0
+    for i in range(3):
+        row = B[i]
+        row[0] = row[1] * x[i + 1]
+    return np.sum(B * B)
+
+
+def row_by_loop_index_read_after_a_write(x):
+    B = np.outer(x[:3], x) * 1.0
+    total = 0.0
+    for i in range(3):
+        row = B[i]
+        B[i, 1:3] = np.sin(row[:2]) * x[3]
+        total = total + np.sum(row * x)
+    return total
+
+
+def slab_of_a_cube_by_loop_index_written(x):
+    C = np.outer(x, x).reshape(2, 2, 4) * 1.0
+    for k in range(2):
+        slab = C[k]
+        slab[1, :] = slab[0, :] * x[k]
+        slab[0, 1:] = x[2] ** 2
+    return np.sum(C * C) + np.sum(C[1])
+
+
+def row_by_loop_index_updated_then_read(x):
+    B = np.outer(x[:2], x) * 1.0
+    out = 0.0
+    for i in range(2):
+        row = B[i]
+        row *= x[i]
+        row[1] = np.cos(row[0])
+        out = out + np.sum(row) * np.sum(B[i])
+    return out
+
+
+LOOP_INDEX_VIEWS = [row_by_loop_index_written, row_by_loop_index_read_after_a_write,
+                    slab_of_a_cube_by_loop_index_written, row_by_loop_index_updated_then_read]
+
+
+def element_of_a_vector_by_loop_index_written(x):
+    b = x * 1.0
+    for i in range(2):
+        e = b[i]
+        e[...] = 3.0  # NumPy: a number (a copy) has no items to write: TypeError
+    return np.sum(b)

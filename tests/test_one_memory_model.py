@@ -189,3 +189,24 @@ def test_jvp_leaves_the_tangent_it_was_given_as_it_was(f):
     _, along = s2s_ad.jvp(f, (X.copy(),), (direction,))
     np.testing.assert_array_equal(direction, DIRECTION)
     np.testing.assert_allclose(along, numeric_grad(f, (X.copy(),), 0) @ DIRECTION, rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("f", mf.LOOP_INDEX_VIEWS, ids=lambda f: f.__name__)
+def test_a_view_by_a_loop_index_is_written_through_and_read_as_numpy_shows(f, backend):
+    want = numeric_grad(f, (X.copy(),), 0)
+    value, got = s2s_ad.value_and_grad(f, backend=backend)(X.copy())
+    np.testing.assert_allclose(value, f(X.copy()), rtol=1e-12)
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("f", mf.LOOP_INDEX_VIEWS, ids=lambda f: f.__name__)
+def test_a_view_by_a_loop_index_in_forward_mode_and_the_hessian(f):
+    test_forward_mode_pullback_and_hessian_agree(f)
+
+
+def test_a_number_taken_by_a_loop_index_is_not_written_through():
+    with pytest.raises(TypeError):
+        mf.element_of_a_vector_by_loop_index_written(X.copy())
+    with pytest.raises((TypeError, TransformError)):
+        s2s_ad.grad(mf.element_of_a_vector_by_loop_index_written)(X.copy())

@@ -95,13 +95,14 @@ class WriteLowering(Part):
     def __init__(self, state: LoweringState, ssa: SSABuilder) -> None:
         super().__init__(state)
         self.ssa = ssa
-        self.views = Views(state.buffers, enabled=not state.generated, helper_shares=state.helper_shares)
+        self.range_indices: set[str] = set()  # the indices of loops over range: integers, never arrays
+        self.views = Views(state.buffers, enabled=not state.generated, helper_shares=state.helper_shares,
+                           integers=self.range_indices)
         # values that may be views of another array (x[1:], x.T): the array, integer index parts, a slice or not
         self.view_values: dict[str, tuple[str, int, bool]] = {}
         # views by a basic index (numbers, slices) of an array the function made: the array and the
         # index, so that ``row *= 3`` can be written into the array (see ``update_through_view``)
         self.view_index: dict[str, tuple[str, ir.Expr, bool]] = {}
-        self.range_indices: set[str] = set()  # the indices of loops over range: integers, never arrays
         self.carried_views: set[str] = set()  # loop merge variables taken to be a view of view_index's
         self.merged_from: dict[str, str] = {}  # merge variables that may be an array another name holds
         self.holders: dict[str, str] = {}  # SSA name -> a user's name that may view or hold its array

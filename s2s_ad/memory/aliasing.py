@@ -75,8 +75,11 @@ class Views:
     """
 
     def __init__(self, buffers: set[str], enabled: bool = True,
-                 helper_shares: Callable[[Any], bool] = lambda fn: True) -> None:
+                 helper_shares: Callable[[Any], bool] = lambda fn: True, integers: Optional[set[str]] = None) -> None:
         self.enabled = enabled
+        # names that hold an integer wherever they are read (a loop's index over a range): B[i] by one is a
+        # row (or one number) whose geometry i fixes for as long as i is that index
+        self.integers: set[str] = integers if integers is not None else set()
         self.helper_shares = helper_shares  # whether a user's function may return (a view of) an argument
         self.buffers = buffers  # the arrays the function made (shared with Lowering)
         self.root: dict[str, str] = {}  # SSA name -> the array it may view
@@ -156,7 +159,7 @@ class Views:
             if item is not None:  # (b[:2], b[2:])[0] is b[:2]
                 name = item
                 continue
-            kind = retake_kind(made, held)
+            kind = retake_kind(made, held, self.integers)
             if kind is None:
                 return None
             steps.append((name, made, kind))
@@ -184,15 +187,16 @@ def _item_of_display(call: ir.Call, held: Any) -> Optional[str]:
     return item.name if isinstance(item, ir.Var) else None
 
 
-def retake_kind(call: ir.Call, held: Any = None) -> Optional[str]:
+def retake_kind(call: ir.Call, held: Any = None, integers: frozenset[str] | set[str] = frozenset()) -> Optional[str]:
     """``"always"`` where ``call`` is certainly a view of its first argument whose geometry the other
     arguments fix (a basic index with a slice, ``None`` or ``...``, and constants; an item of a split's
     list; a rule declared ``retake="always"``); ``"contiguous"`` where it may be one, which the code
     checks where it runs (``np.reshape``: a view of a C-contiguous array; ``B[0]``: a row of a matrix,
-    one number of a vector); else None (not a view to take again)."""
+    one number of a vector); else None (not a view to take again).  ``integers``: names holding an
+    integer (a range loop's index), basic parts too."""
     if call.fn is operator.getitem:
         parts = ir.index_parts(call.args[1])
-        basic = all(_basic_part(p) for p in parts)
+        basic = all(_basic_part(p) or (isinstance(p, ir.Var) and p.name in integers) for p in parts)
         if basic and any(isinstance(p, ir.Slice) or (isinstance(p, ir.Const) and (p.value is None or p.value is Ellipsis))
                          for p in parts):
             return "always"
