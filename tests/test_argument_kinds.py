@@ -6,6 +6,7 @@ hashable (it keys the caches), and the header of the generated code names it as 
 """
 from __future__ import annotations
 
+import argparse
 import collections
 import os
 import re
@@ -15,7 +16,7 @@ import numpy as np
 import s2s_ad
 from s2s_ad.core import arguments
 from s2s_ad.core import containers
-from s2s_ad.core.kinds import NUMBER, TRUTH, UNKNOWN, Array, Constant, Kind, argument_text
+from s2s_ad.core.kinds import NUMBER, TRUTH, UNKNOWN, Array, Constant, Kind, Opaque, Unknown, argument_text
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -77,12 +78,26 @@ class _Model:
         return np.sum(self.w * x) + self.bias
 
 
-def test_self_of_a_method_is_read_by_its_attributes_other_objects_are_unknown():
+class _Slotted:
+    __slots__ = ("w",)
+
+    def __init__(self) -> None:
+        self.w = np.ones(3)
+
+
+def test_objects_of_your_classes_are_read_by_their_attributes_others_are_unknown():
     model = _Model()
     kinds = arguments.kinds_of(_Model.loss, (model, np.ones(3)))
     assert isinstance(kinds[0], containers.Tree) and kinds[0].kind == "object"
     assert containers.labels(kinds[0]) == [Array(1), NUMBER] and kinds[1] == Array(1, ("a",))
-    assert arguments.kinds_of(_two, (model, 1.0)) == (UNKNOWN, NUMBER)  # not fn's self: an opaque value
+    # (issue 33) not fn's self, passed in: read by its attributes too, its class part of the kind
+    (passed, number) = arguments.kinds_of(_two, (model, 1.0))
+    assert passed == kinds[0] and passed.cls is _Model and number == NUMBER
+    # what cannot be read so is unknown, as any other object, and says why where it is read
+    (slotted, _) = arguments.kinds_of(_two, (_Slotted(), 1.0))
+    assert isinstance(slotted, Opaque) and slotted.cls is _Slotted and "__slots__" in slotted.reason
+    assert isinstance(slotted, Unknown) and argument_text(slotted) == "any"
+    assert arguments.kinds_of(_two, (argparse.Namespace(w=1.0), 1.0))[0] == UNKNOWN  # (a library's class)
     assert argument_text(UNKNOWN) == "any"
     assert np.allclose(s2s_ad.grad(model.loss)(np.full(3, 2.0)), model.w)
 

@@ -43,7 +43,7 @@ import numpy as np
 
 from . import containers
 from .errors import TransformError
-from .kinds import NUMBER, TRUTH, UNKNOWN, Array, Constant, Kind, constant_kind
+from .kinds import NUMBER, TRUTH, UNKNOWN, Array, Constant, Kind, Opaque, constant_kind
 
 # The kind of one argument: a kind, or a container's structure with kinds at its leaves.
 ArgumentKind = Union[Kind, containers.Tree]
@@ -161,12 +161,34 @@ def _kinds_of(fn: Callable, args: Sequence[Any]) -> tuple[ArgumentKind, ...]:
             _PLAIN_KINDS[key] = known
         return known
     kinds = [kind_tree(a) if k is None else k for a, k in zip(args, plain)]
+    is_self = False
     if kinds[0] == UNKNOWN or isinstance(kinds[0], containers.Tree):
         name = getattr(fn, "__name__", None)
         found = inspect.getattr_static(type(args[0]), name, None) if name else None
         if getattr(found, "__func__", found) is fn:
             kinds[0] = kind_tree(args[0], objects=True)
+            is_self = True
+    for i, (a, k) in enumerate(zip(args, kinds)):
+        if k == UNKNOWN and not (i == 0 and is_self) and containers.user_object(a):
+            kinds[i] = object_kind(a)
     return _with_lengths(kinds, args)
+
+
+def object_kind(value: Any) -> ArgumentKind:
+    """The kind of an object of a class of Python code passed as an argument: the ``containers.Tree``
+    of its attributes (``vars(obj)``: numbers and arrays its leaves, as a dataclass's fields), its
+    class part of the kind; an ``Opaque`` kind naming why where they cannot be read so
+    (``containers.unreadable_class``: ``__slots__``, ``__getattr__``, a property with a setter)."""
+    cls = type(value)
+    reason = containers.unreadable_class(cls)
+    if reason is None and not isinstance(getattr(value, "__dict__", None), dict):
+        reason = f"{cls.__name__} objects have no __dict__ of their attributes"
+    if reason is None:
+        try:
+            return kind_tree(value, objects=True)
+        except ValueError as exc:  # (an object that holds itself)
+            reason = str(exc)
+    return Opaque(cls, reason)
 
 
 _LENGTH_NAMES = "abcdefghijklmnopqrstuvwxyz"

@@ -16,9 +16,15 @@ Other types join with ``register(cls, children, rebuild)``.
 from __future__ import annotations
 
 import dataclasses
+import functools
+import inspect
 import numbers
+import os
+import sys
+import sysconfig
+import types
 from dataclasses import dataclass
-from typing import Any, Callable, Union
+from typing import Any, Callable, Optional, Union
 
 import numpy as np
 
@@ -95,6 +101,72 @@ def is_data(value: Any) -> bool:
     """Numbers and arrays (NumPy's, or another library's: PyTorch, JAX, CuPy, Dask): what a leaf holds."""
     return isinstance(value, (numbers.Number, np.generic, np.ndarray)) or any(
         hasattr(type(value), p) for p in _ARRAY_PROTOCOLS)
+
+
+# Attributes that change how an object's attributes are found or set: what it holds is not its __dict__.
+_HOOKS = ("__getattr__", "__getattribute__", "__setattr__", "__delattr__", "__slots__", "__new__",
+          "__init_subclass__", "__set_name__", "__post_init__")
+_HEAP_TYPE = 1 << 9  # Py_TPFLAGS_HEAPTYPE: a class a class statement made (not one of C code)
+
+
+def read_only_property(value: Any) -> bool:
+    """A ``property`` whose getter is a function of Python code and which has no setter or deleter: read
+    as the call of its getter on the object (an assignment to it raises AttributeError in Python)."""
+    return type(value) is property and inspect.isfunction(value.fget) and value.fset is None and value.fdel is None
+
+
+def _hooked(klass: type) -> Optional[str]:
+    """Why what an object of ``klass`` (or a class deriving from it) holds is not its ``__dict__``
+    (a hook such as ``__getattr__``, a property); None if it is."""
+    for name, value in vars(klass).items():
+        if name in _HOOKS:
+            return f"{klass.__name__} defines {name}, which changes what its objects hold"
+        if name in ("__dict__", "__weakref__"):  # (every class's own: the object's attributes)
+            continue
+        if read_only_property(value) or (isinstance(value, classmethod) and inspect.isfunction(value.__func__)):
+            continue  # a getter or a classmethod of Python code: called where it is read, like a method
+        if isinstance(value, (property, classmethod)) or (hasattr(value, "__set__") and not callable(value)):
+            kind = "property with a setter or deleter" if isinstance(value, property) else type(value).__name__
+            return f"{klass.__name__}.{name} is a {kind}, run by code s2s_ad does not read"
+    return None
+
+
+def unreadable_class(cls: type) -> Optional[str]:
+    """Why an object of ``cls`` (a class of Python code) cannot be read as the record of its attributes
+    (``vars(obj)``), its methods inlined on it: a metaclass, a base of C code, a hook such as
+    ``__getattr__`` or ``__slots__``, a property with a setter, in it or a base; None if it can."""
+    if type(cls) is not type:
+        return f"{cls.__name__} has the metaclass {type(cls).__name__}, which may change how it is made"
+    for klass in cls.__mro__[:-1]:
+        if not klass.__flags__ & _HEAP_TYPE:
+            return f"{cls.__name__} derives from {klass.__name__}, which is not a class of Python code"
+        refused = _hooked(klass)
+        if refused is not None:
+            return refused
+    return None
+
+
+def user_object(value: Any) -> bool:
+    """An object of the user's own class (a class statement's, in a module that is not of an installed
+    package or Python's standard library) that no other rule reads: not a container, number, array,
+    function, class or module."""
+    cls = type(value)
+    return bool(cls.__flags__ & _HEAP_TYPE) and cls.__module__ != "builtins" and not isinstance(
+        value, (type, types.ModuleType, types.FunctionType, types.MethodType, functools.partial)) \
+        and not is_data(value) and not _items(value)[0] and cls not in _REGISTRY and not library_class(cls)
+
+
+# Where installed packages and Python's standard library live: their code is not the user's.
+LIBRARY_FOLDERS = tuple(sorted({os.path.join(os.path.abspath(path), "") for key in ("stdlib", "platstdlib",
+                                                                                    "purelib", "platlib")
+                                if (path := sysconfig.get_paths().get(key))}))
+
+
+def library_class(cls: type) -> bool:
+    """Whether ``cls`` is defined in a module of an installed package or of Python's standard library."""
+    module = sys.modules.get(cls.__module__)
+    filename = getattr(module, "__file__", None)
+    return isinstance(filename, str) and os.path.abspath(filename).startswith(LIBRARY_FOLDERS)
 
 
 def _is_namedtuple(value: Any) -> bool:

@@ -63,6 +63,20 @@ class Unknown(Kind):
 
 
 @dataclass(frozen=True)
+class Opaque(Unknown):
+    """An argument that is an object of a class of Python code whose attributes cannot be read as a
+    record (``containers.unreadable_class`` says why: ``__slots__``, ``__getattr__``, a property with a
+    setter): unknown, as any other object, but a read of its attributes or methods is refused with
+    ``reason``.  Keyed on the class."""
+
+    cls: type = object
+    reason: str = field(default="", compare=False)
+
+    def __str__(self) -> str:
+        return "unknown"
+
+
+@dataclass(frozen=True)
 class Number(Kind):
     truth: bool = False  # it may be a truth value (True, np.True_): as an index it adds an axis, not picks one
 

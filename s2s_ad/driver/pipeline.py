@@ -30,7 +30,7 @@ from ..targets.emit import Emitted, Namespace, emit, emit_module
 from ..lowering.expressions import is_user_function
 from ..analysis.factdump import report
 from ..ad.forward import forward
-from ..core.kinds import NUMBER, UNKNOWN, Array, Constant, Kind, argument_text, callee_kind
+from ..core.kinds import NUMBER, UNKNOWN, Array, Constant, Kind, Opaque, argument_text, callee_kind
 from ..core.kinds import Sequence as SequenceKind
 from ..lowering.lower import lower
 from ..core.nesting import bounded
@@ -137,6 +137,8 @@ def lowered(fn: Callable, kinds: Optional[Kinds] = None, has_aux: bool = False, 
     for p, k in zip(parsed.params, kinds or ()):
         if isinstance(k, Constant):  # a string argument: the code is specialised on its value
             structures[p] = containers.Static(k.value)
+        if isinstance(k, Opaque):  # an object whose attributes cannot be read: a read of one says why
+            structures[p] = k
     try:
         ssa = lower(parsed, structures, has_aux, inline_helpers, inline_small_helpers, inline_view_helpers)
         stores = _updates_of_shared_arrays(ssa, kinds)

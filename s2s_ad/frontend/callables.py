@@ -11,11 +11,10 @@ from __future__ import annotations
 
 import os
 import sys
-import sysconfig
 import types
 from typing import Any, Optional
 
-from ..core import ir, language
+from ..core import containers, ir, language
 from ..rules import registry as rules
 from .conversion import ErrorBuilder, hashable
 from ..core.draws import unseeded
@@ -183,9 +182,7 @@ def library_code(fn: Any) -> bool:
     return bool(filename) and os.path.abspath(filename).startswith(_LIBRARY_FOLDERS)
 
 
-_LIBRARY_FOLDERS = tuple(sorted({os.path.join(os.path.abspath(path), "") for key in ("stdlib", "platstdlib",
-                                                                                     "purelib", "platlib")
-                                 if (path := sysconfig.get_paths().get(key))}))
+_LIBRARY_FOLDERS = containers.LIBRARY_FOLDERS
 
 
 def reports(fn: Any) -> bool:

@@ -196,6 +196,8 @@ class Converter(Protocol):
 
     def convert(self, node: Any) -> ir.Expr: ...
 
+    def refuse_opaque(self, value: Any, what: str, node: Any) -> None: ...
+
 
 class ConverterPart:
     """A part of an ``ExpressionConverter``: reads the converter's current scope through ``host``."""

@@ -17,8 +17,8 @@ from typing import Any, Optional, cast
 
 import gast
 
-from ..core import ir
-from .conversion import ConverterPart, Record, hashable, spelled
+from ..core import containers, ir, language
+from .conversion import ConverterPart, Record, hashable, is_plain_constant, spelled
 from .parse import ABSENT
 
 
@@ -123,6 +123,50 @@ class StaticNames(ConverterPart):
         for key, item in zip(keys, items):
             self.resolver.snapshot.record_item(value, key, item)
         return Record(type(value).__name__, type(value), keys, tuple(ir.Const(v) for v in items))
+
+    def global_object(self, value: Any, _seen: frozenset = frozenset()) -> Optional[Record]:
+        """A module-level object of a class of Python code whose attributes can be read
+        (``containers.unreadable_class``): a record of its attributes as constants (numbers, strings,
+        arrays, functions; lists, tuples, dicts and such objects it holds, as records of theirs), read
+        as they are now.  Each attribute, and the set of them, is recorded in the snapshot: rebinding
+        one (``CALC.k = 2.0``) makes the code again, and an array it holds is the object's own, so a
+        change made in place is read by the next call, as a module-level array's.  An attribute of
+        another kind is left out (reading it is refused).  None for other values."""
+        if not containers.user_object(value) or containers.unreadable_class(type(value)) is not None \
+                or not isinstance(getattr(value, "__dict__", None), dict) or id(value) in _seen:
+            return None
+        attributes = vars(value)
+        self.resolver.snapshot.record_keys(attributes)
+        keys, items = [], []
+        for key, item in attributes.items():
+            self.resolver.snapshot.record_item(attributes, key, item)
+            held = self._held(item, _seen | {id(value)})
+            if held is not None:
+                keys.append(key)
+                items.append(held)
+        return Record("object", type(value), tuple(keys), tuple(items))
+
+    def _held(self, value: Any, seen: frozenset) -> Any:
+        """What a module-level object's attribute is while lowering: a constant, a record, or None
+        (a value of no kind s2s_ad reads)."""
+        if is_plain_constant(value) or language.is_array_value(value) or (
+                callable(value) and not isinstance(value, type) and not containers.user_object(value)):
+            return ir.Const(value)
+        if isinstance(value, type):
+            return ir.Const(value)
+        if type(value) in (list, tuple, dict) and id(value) not in seen:
+            keys = tuple(value) if isinstance(value, dict) else tuple(range(len(value)))
+            values = tuple(value.values()) if isinstance(value, dict) else tuple(value)
+            self.resolver.snapshot.record_keys(value)
+            held = []
+            for key, item in zip(keys, values):
+                self.resolver.snapshot.record_item(value, key, item)
+                converted = self._held(item, seen | {id(value)})
+                if converted is None:
+                    return None
+                held.append(converted)
+            return Record(type(value).__name__, type(value), keys, tuple(held))
+        return self.global_object(value, seen)
 
     def constant_key(self, node: Any) -> Any:
         """The value of a constant key (``"l2"``, ``1``, ``-1``, or a local name holding a string: an

@@ -26,12 +26,9 @@ import types
 from dataclasses import dataclass
 from typing import Any, Callable, Optional, Union, cast
 
+from ..core.containers import _HEAP_TYPE, read_only_property, unreadable_class
 from ..rules import registry as rules
 
-# Attributes that change how an object's attributes are found or set: what it holds is not its __dict__.
-_HOOKS = ("__getattr__", "__getattribute__", "__setattr__", "__delattr__", "__slots__", "__new__",
-          "__init_subclass__", "__set_name__", "__post_init__")
-_HEAP_TYPE = 1 << 9  # Py_TPFLAGS_HEAPTYPE: a class a class statement made (not one of C code)
 # Finds the __init__ Python runs for a class after a class of its MRO (None: the first), as
 # (defining class, function): StaticNames.next_attribute, which records it in the snapshot.
 NextInit = Callable[[type, Optional[type]], tuple[type, Any]]
@@ -106,40 +103,13 @@ def record_layout(cls: type, next_init: NextInit) -> Union[Layout, str]:
     reaches through ``cls.__mro__`` (the union, in assignment order).  ``next_init(cls, after)``
     finds the ``__init__`` Python runs after the class ``after`` (None: the first) as
     ``(defining class, function)``, recorded in the snapshot."""
-    if type(cls) is not type:
-        return f"{cls.__name__} has the metaclass {type(cls).__name__}, which may change how it is made"
-    for klass in cls.__mro__[:-1]:
-        if not klass.__flags__ & _HEAP_TYPE:
-            return f"{cls.__name__} derives from {klass.__name__}, which is not a class of Python code"
-        refused = _hooked(klass)
-        if refused is not None:
-            return refused
+    refused = unreadable_class(cls)
+    if refused is not None:
+        return refused
     layout = _chain_layout(cls, None, next_init)
     if isinstance(layout, Layout):
         return _assigns_a_property(cls, layout) or layout
     return layout
-
-
-def _hooked(klass: type) -> Optional[str]:
-    """Why what an object of ``klass`` (or a class deriving from it) holds is not its ``__dict__``
-    (a hook such as ``__getattr__``, a property); None if it is."""
-    for name, value in vars(klass).items():
-        if name in _HOOKS:
-            return f"{klass.__name__} defines {name}, which changes what its objects hold"
-        if name in ("__dict__", "__weakref__"):  # (every class's own: the object's attributes)
-            continue
-        if read_only_property(value) or (isinstance(value, classmethod) and inspect.isfunction(value.__func__)):
-            continue  # a getter or a classmethod of Python code: called where it is read, like a method
-        if isinstance(value, (property, classmethod)) or (hasattr(value, "__set__") and not callable(value)):
-            kind = "property with a setter or deleter" if isinstance(value, property) else type(value).__name__
-            return f"{klass.__name__}.{name} is a {kind}, run by code s2s_ad does not read"
-    return None
-
-
-def read_only_property(value: Any) -> bool:
-    """A ``property`` whose getter is a function of Python code and which has no setter or deleter: read
-    as the call of its getter on the object (an assignment to it raises AttributeError in Python)."""
-    return type(value) is property and inspect.isfunction(value.fget) and value.fset is None and value.fdel is None
 
 
 def _assigns_a_property(cls: type, layout: Layout) -> Optional[str]:

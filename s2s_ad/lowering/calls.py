@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, Optional, Union, cast
 
 import gast
-from ..core import ir, language, runtime
+from ..core import containers, ir, language, runtime
 from ..core.errors import TransformError
 from ..rules import registry as rules
 from ..frontend.callables import DISTRIBUTION_METHODS, check_callee, describe_callable, is_user_function, reports
@@ -40,8 +40,8 @@ from ..frontend.conversion import (Bound, Choice, Converter, ConverterPart, Disp
 from ..core.draws import DRAW_METHODS
 from ..frontend.parse import parse_function, transparent
 from ..frontend.static_names import StaticNames
-from ..frontend.user_classes import (Parameter, is_plain_class, made_by_dataclass, operator_methods, read_as_container,
-    record_layout)
+from .protocols import ContainerProtocols
+from ..frontend.user_classes import Parameter, is_plain_class, made_by_dataclass, operator_methods, record_layout
 
 _DICT_METHODS = ("items", "keys", "values", "get")
 # Methods of a constant string computed while lowering (pure, and their results are constants too).
@@ -55,6 +55,7 @@ class CallConverter(ConverterPart):
     def __init__(self, host: Converter, statics: StaticNames) -> None:
         super().__init__(host)
         self.statics = statics
+        self.protocols = ContainerProtocols(host, statics)
 
     def call(self, node: gast.Call) -> Union[ir.Expr, Pending]:
         """A call as written: of a nested function (inlined), a function passed in, a global or a
@@ -104,7 +105,8 @@ class CallConverter(ConverterPart):
         if any(isinstance(a, (Nested, Known, Bound)) for a in values) or (found and is_user_function(fn) and any(
                 isinstance(a, ir.Const) and isinstance(a.value, type) for a in values)):  # apply(float, x)
             return self._passes_functions(fn if found else None, args, kwargs, node)
-        if not found and isinstance(node.func, gast.Attribute) and rules.method_function(node.func.attr) is None:
+        if not found and isinstance(node.func, gast.Attribute) and rules.method_function(node.func.attr) is None \
+                and not containers.user_object(self.statics.resolve(node.func.value)):
             fn = self.statics.resolve(node.func)  # a method of a module-level object: settings.factor(2)
             found = callable(fn)
         if not found:
@@ -124,6 +126,8 @@ class CallConverter(ConverterPart):
                     return ir.Const(getattr(owner.value, node.func.attr)(*(a.value for a in args)))
                 except (TypeError, ValueError) as exc:
                     raise self.error(f"the call of str.{node.func.attr}", str(exc), node) from None
+            if isinstance(owner, ir.Var):
+                self.host.refuse_opaque(owner, f"the method .{node.func.attr}()", node)
             fn, args = self._method(node, args)
         fn = transparent(fn)  # functools.cache(f) calls f
         made = self._construct(fn, args, kwargs, node)
@@ -262,10 +266,13 @@ class CallConverter(ConverterPart):
         """Refuse, naming ``node``'s line, an object of the user's class read by ``protocol``
         ("iteration", "len()", "an index") where Python would call a method of its class s2s_ad does
         not follow, or raise TypeError for a class that defines none (``user_classes.read_as_container``):
-        never its attributes read as items."""
-        refused = read_as_container(record.kind, record.cls, protocol, self.statics.class_attribute)
-        if refused is not None:
-            raise self.error(refused[0], refused[1], node)
+        never its attributes read as items.  (``protocols`` follows the methods it can first.)"""
+        self.protocols.refuse(record, protocol, node)
+
+    def iterated(self, record: Record, node: Any) -> Record:
+        """What iterating ``record`` walks: its own items, or those its class's ``__iter__`` returns an
+        iterator over (``protocols.iterated``); refused where Python would not iterate it."""
+        return self.protocols.iterated(record, node)
 
     def record_method(self, record: Record, name: str, args: list, kwargs: tuple, node: Any) -> Any:
         """``d.items()``, ``d.get(k)``, ``self.method(x)``, ``self.fn(x)`` (a function held by an object)."""
@@ -420,10 +427,14 @@ class CallConverter(ConverterPart):
         if fn is dataclasses.replace and record is not None and record.kind == "dataclass":
             return self._replaced(record, kwargs, node)
         if fn is len and record is not None and not kwargs:
+            length = self.protocols.length(record, node)  # len(obj): its class's __len__, followed
+            if length is not None:
+                return length
             self.read_as_container(record, "len()", node)
             return ir.Const(len(record.keys))
+        if fn in (sorted, list, tuple) and record is not None and not kwargs:
+            record = self.iterated(record, node)  # (an object's attributes are not its items: its __iter__'s)
         if fn is sorted and record is not None and not kwargs:  # sorted(D): its keys (a list's items), known now
-            self.read_as_container(record, "iteration", node)  # (an object's attributes are not its items)
             order = record.items if record.sequence else tuple(ir.Const(k) for k in record.keys)
             if not all(isinstance(i, ir.Const) for i in order):
                 raise self.error(f"sorted() of a {record.cls.__name__} of values computed at run time", "sort "
@@ -437,7 +448,6 @@ class CallConverter(ConverterPart):
             shown = args[0].items  # tuple([x, 2 * x]): a container of known length
             return Record(fn.__name__, fn, tuple(range(len(shown))), shown)
         if fn in (list, tuple) and record is not None and not kwargs:
-            self.read_as_container(record, "iteration", node)
             items = record.items if record.sequence else tuple(ir.Const(k) for k in record.keys)
             return Record(fn.__name__, fn, tuple(range(len(items))), items)
         if fn is dict and (record is not None or not args):

@@ -30,7 +30,7 @@ import textwrap
 from typing import Any, Callable, Optional, Union
 
 import gast
-from ..core import ir, language, runtime
+from ..core import containers, ir, language, runtime
 from ..rules import registry as rules
 from ..frontend.callables import describe_callable, is_user_function, library_code, missing_rule
 from ..frontend.user_classes import read_only_property
@@ -38,6 +38,7 @@ from .calls import CallConverter, maybe_object
 from ..frontend.conversion import (Bound, Choice, Dispatch, Inline, Known, MethodCall, Nested, Once, Pending, Record,
     hashable, is_plain_constant, spelled)
 from ..core.errors import TransformError
+from ..core.kinds import Opaque
 from ..frontend.parse import Resolver
 from ..frontend.static_names import StaticNames
 
@@ -77,6 +78,18 @@ class ExpressionConverter:
         self.error = error
         self.statics = StaticNames(self)
         self.calls = CallConverter(self, self.statics)
+        # parameters holding objects whose attributes cannot be read (kinds.Opaque): their names -> kinds
+        self.opaque: dict[str, Opaque] = {}
+
+    def refuse_opaque(self, value: Any, what: str, node: Any) -> None:
+        """Refuse ``what`` (an attribute or method) of a parameter holding an object whose attributes
+        cannot be read, saying why (``kinds.Opaque``); nothing for other values."""
+        kind = self.opaque.get(value.name) if isinstance(value, ir.Var) else None
+        if kind is not None:
+            raise self.error(f"{what} of {value.name}, an object of the class {kind.cls.__name__} passed as an argument",
+                             f"{kind.reason}, so its attributes cannot be read as a record; make it a dataclass, "
+                             "or a class whose __init__ assigns its attributes, or pass the numbers it holds "
+                             "as arguments", node)
 
     def convert(self, node: Any) -> ir.Expr:
         method = getattr(self, "_" + type(node).__name__, None)
@@ -114,6 +127,14 @@ class ExpressionConverter:
         table = self.statics.constant_table(value)
         if table is not None:  # sorted(D), for k in D, len(COEF): a module-level dict or list of numbers
             return table
+        held = self.statics.global_object(value)
+        if held is not None:  # CALC.k, CALC.method(x): a module-level object of your class, read as it is now
+            return held
+        if containers.user_object(value):
+            reason = containers.unreadable_class(type(value)) or f"{type(value).__name__} objects have no __dict__"
+            raise self.error(f"the module-level {type(value).__name__} object {name}", f"{reason}, so its "
+                             "attributes cannot be read as a record; make it a dataclass, or a class whose "
+                             "__init__ assigns its attributes, or pass the numbers it holds as arguments", node)
         raise self.error(f"the value of {name!r} ({type(value).__name__})",
                          "only numbers and arrays can be used as values; functions must be called", node)
 
@@ -242,6 +263,9 @@ class ExpressionConverter:
     def record_item(self, record: Record, index: Any, node: Any) -> Any:
         """``record[index]``: resolved now for a constant index; a sequence of plain values may also be
         indexed at run time."""
+        followed = self.calls.protocols.item(record, index, node)  # obj[k]: its class's __getitem__
+        if followed is not None:
+            return followed
         self.calls.read_as_container(record, "an index", node)  # (an object's attributes are not its items)
         if isinstance(index, ir.Const) and hashable(index.value):
             try:
@@ -290,6 +314,7 @@ class ExpressionConverter:
         base = self.convert(node.value)
         if isinstance(base, Record):
             return self.record_attribute(base, node.attr, node)
+        self.refuse_opaque(base, f"the attribute .{node.attr}", node)
         fn = rules.attribute_function(node.attr)
         if fn is None and maybe_object(base):  # Model(w).scaled(2.0).w: read once the object is known
             return ir.Call(MethodCall(node.attr, called=False), (base,))

@@ -45,6 +45,7 @@ from typing import Any, Callable, Optional
 
 import gast
 from ..core import containers, ir, language, runtime
+from ..core.kinds import Opaque
 from ..memory.aliasing import Chosen, returns_shared
 from .desugar import desugar
 from .expressions import Bound, Dispatch, ExpressionConverter, Inline, Known, Nested, Record
@@ -115,6 +116,14 @@ class Lowering(Part):
                 owners.append(p)
                 value = self.state.structures[p].value  # (a function: static too, called where it is called)
                 self.scope.env[p] = Known(value) if callable(value) and not self.state.generated else ir.Const(value)
+                continue
+            if isinstance(self.state.structures.get(p), Opaque):  # an object read whole: unknown, as any other
+                name = self.state.names.claim(p)
+                self.scope.env[p] = ir.Var(name)
+                self.state.user_names.add(name)
+                self.state.converter.opaque[name] = self.state.structures[p]
+                params.append(name)
+                owners.append(p)
                 continue
             if p in self.state.structures:  # a container: one parameter per leaf, the container static
                 leaves: list[str] = []

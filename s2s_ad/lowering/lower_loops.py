@@ -129,7 +129,7 @@ class LoopIteration(Part):
                     return None  # (strings need no unrolling: a loop that may stop early stays a loop)
                 sequences.append(keys)  # for name in ("w", "b"): the keys of a dict, most likely
                 continue
-            self.state.converter.calls.read_as_container(arg, "iteration", stmt)  # (not its attributes)
+            arg = self.state.converter.calls.iterated(arg, stmt)  # (not its attributes: its __iter__'s items)
             sequences.append(list(arg.items) if arg.sequence else [ir.Const(k) for k in arg.keys])
         if any(isinstance(n, (gast.Break, gast.Continue, gast.Return)) for n in all_nodes(stmt)) or stmt.orelse:
             raise self.state.parsed.error("break, continue or return in a loop over a container", "the loop is "

@@ -1,0 +1,162 @@
+"""``len(obj)``, ``for item in obj``, ``obj[k]`` of an object of the user's class that defines
+``__len__``, ``__iter__``, ``__getitem__``: the method followed while lowering.
+
+A part of ``calls.CallConverter`` (``conversion.ConverterPart``).  Input: a
+``Record`` of kind "object" (made in the body, passed in, or a module-level
+object) and the protocol Python reads it by.  Output: what Python's call of the
+class's method gives, read while lowering: ``len`` a constant (a loop over
+``range(len(obj))`` needs one), iteration the items ``__iter__`` walks (a record
+of known length: ``return iter([self.a, self.b])``, ``return iter(self.items)``),
+an index the value ``__getitem__`` returns (``return self.items[i]``,
+``return self.a if i == 0 else self.b``).  A method is followed where its body is
+one ``return`` statement (after a docstring), read with ``self`` bound to the
+record and its parameters to the arguments; anything else, a generator
+(``yield``) among them, is a located ``TransformError`` naming the class and the
+method's line.  Where the class defines no such method, ``user_classes.read_as_container``
+says what Python does (TypeError, or a method s2s_ad does not follow).
+"""
+from __future__ import annotations
+
+import inspect
+import operator
+from typing import Any, Optional
+
+import gast
+
+from ..core import ir
+from ..frontend.conversion import Choice, ConverterPart, Record
+from ..frontend.parse import parse_function
+from ..frontend.user_classes import read_as_container
+
+_FOLDED = {gast.Lt: operator.lt, gast.LtE: operator.le, gast.Gt: operator.gt, gast.GtE: operator.ge,
+           gast.Eq: operator.eq, gast.NotEq: operator.ne}
+
+
+class ContainerProtocols(ConverterPart):
+    """Follows ``__len__``, ``__iter__`` and ``__getitem__`` of objects of the user's classes."""
+
+    def __init__(self, host: Any, statics: Any) -> None:
+        super().__init__(host)
+        self.statics = statics
+
+    def refuse(self, record: Record, protocol: str, node: Any) -> None:
+        """Refuse reading ``record`` by ``protocol`` where Python would raise TypeError, or call a
+        method this part does not follow (``user_classes.read_as_container``)."""
+        refused = read_as_container(record.kind, record.cls, protocol, self.statics.class_attribute)
+        if refused is not None:
+            raise self.error(refused[0], refused[1], node)
+
+    def _method(self, record: Record, name: str) -> Any:
+        """The function ``name`` of the record's class where it is an object of the user's class that
+        defines it as a function of Python code; None otherwise."""
+        if record.kind not in ("object", "dataclass"):
+            return None
+        method = self.statics.class_attribute(record.cls, name)
+        return method if inspect.isfunction(method) else None
+
+    def length(self, record: Record, node: Any) -> Optional[ir.Const]:
+        """``len(obj)``: the constant ``__len__`` returns; None where the class defines no ``__len__``
+        as a function (then refused or read as a container's, by ``refuse``)."""
+        method = self._method(record, "__len__")
+        if method is None:
+            return None
+        value = self._follow(record, method, [], node)
+        if isinstance(value, ir.Call) and value.fn is len and len(value.args) == 1 \
+                and isinstance(value.args[0], ir.Display):
+            value = ir.Const(len(value.args[0].items))
+        if not (isinstance(value, ir.Const) and type(value.value) is int and value.value >= 0):
+            raise self.error(f"len() of an object of the class {record.cls.__name__}", f"{record.cls.__name__}."
+                             "__len__ gives a value not known while transforming; s2s_ad needs lengths as "
+                             "constants (return a number, or len() of a list, tuple or dict the object holds)",
+                             node)
+        return value
+
+    def iterated(self, record: Record, node: Any) -> Record:
+        """What ``for item in obj`` walks: the items ``__iter__`` returns an iterator over, as a record
+        of known length; ``record`` itself where it is not an object of the user's class (a list, a
+        dict: read as Python reads them); refused where the class defines no ``__iter__``."""
+        method = self._method(record, "__iter__")
+        if method is None:
+            self.refuse(record, "iteration", node)
+            return record
+        walked = self._follow(record, method, [], node, iterator=True)
+        if isinstance(walked, ir.Display):
+            walked = Record(walked.kind, list if walked.kind == "list" else tuple, tuple(range(len(walked.items))),
+                            walked.items)
+        if isinstance(walked, Record) and walked.kind == "object":
+            return self.iterated(walked, node)  # iter(self.inner): another object of yours
+        if not isinstance(walked, Record) or walked.kind not in ("list", "tuple", "namedtuple", "dict"):
+            raise self.error(f"iteration of an object of the class {record.cls.__name__}",
+                             f"{record.cls.__name__}.__iter__ returns an iterator over a value whose items are not "
+                             "known while transforming; return iter() of a list or tuple display "
+                             "(iter([self.a, self.b])) or of a list or tuple the object holds", node)
+        if walked.kind == "dict":  # iter(self.table): its keys
+            return Record("tuple", tuple, tuple(range(len(walked.keys))), tuple(ir.Const(k) for k in walked.keys))
+        return walked
+
+    def item(self, record: Record, index: Any, node: Any) -> Optional[Any]:
+        """``obj[index]``: what ``__getitem__`` returns; None where the class defines no ``__getitem__``
+        as a function (then refused or read as a container's, by ``refuse``)."""
+        method = self._method(record, "__getitem__")
+        if method is None:
+            return None
+        return self._follow(record, method, [index], node)
+
+    def _follow(self, record: Record, method: Any, args: list, node: Any, iterator: bool = False) -> Any:
+        """The value ``method`` returns, called on ``record`` with ``args``, read while lowering: its body
+        one ``return`` statement.  ``iterator``: it returns ``iter(...)`` of a container, given back."""
+        owner = f"{record.cls.__name__}.{method.__name__}"
+        if method.__code__.co_flags & (inspect.CO_GENERATOR | inspect.CO_ASYNC_GENERATOR):
+            raise self.error(f"{owner}, a generator", "s2s_ad does not run generators (yield); return "
+                             "iter() of a list or tuple display (iter([self.a, self.b])) or of a list the "
+                             "object holds (iter(self.items))", node)
+        parsed = parse_function(method)
+        if self.resolver.record:
+            self.resolver.snapshot.record_code(method)  # (redefined later: the code is old)
+            self.resolver.snapshot.include(parsed.resolver.snapshot)
+        definition = parsed.node
+        body = list(definition.body)
+        if body and isinstance(body[0], gast.Expr) and isinstance(body[0].value, gast.Constant) \
+                and isinstance(body[0].value.value, str):
+            body = body[1:]
+        positional = definition.args.args
+        if len(body) != 1 or not isinstance(body[0], gast.Return) or body[0].value is None:
+            raise parsed.error(f"{owner}, called by {_protocol(method.__name__)}", "s2s_ad follows such a method "
+                               "where its body is one return statement; write it so, or call a method of "
+                               f"{record.cls.__name__} that returns what you need", body[0] if body else None)
+        if definition.args.vararg or definition.args.kwonlyargs or len(positional) != 1 + len(args):
+            raise parsed.error(f"{owner}", f"it must take self and {len(args)} argument(s) by position, as "
+                               "Python calls it", definition)
+        names = {p.id: value for p, value in zip(positional, [record, *args])}
+        make: Any = type(self.host)  # (an ExpressionConverter, with these names in scope)
+        converter = make(lambda name: names.get(name), parsed.resolver, parsed.error)
+        returned = body[0].value
+        if iterator:
+            if not (isinstance(returned, gast.Call) and isinstance(returned.func, gast.Name) and returned.func.id == "iter"
+                    and returned.func.id not in names and len(returned.args) == 1 and not returned.keywords
+                    and parsed.resolver.lookup("iter") == (True, iter)):
+                raise parsed.error(f"{owner}", "s2s_ad follows an __iter__ that returns iter() of a list or tuple "
+                                   "display (iter([self.a, self.b])) or of a list or tuple the object holds "
+                                   "(iter(self.items))", returned)
+            returned = returned.args[0]
+        return _folded(converter, returned)
+
+
+def _folded(converter: Any, node: Any) -> Any:
+    """``node`` converted, a conditional expression whose test compares constants (``i == 0`` with
+    ``i`` a constant index) decided now."""
+    if isinstance(node, gast.IfExp):
+        test = _folded(converter, node.test)
+        if isinstance(test, ir.Const):
+            return _folded(converter, node.body if test.value else node.orelse)
+        return Choice(test, _folded(converter, node.body), _folded(converter, node.orelse))
+    if isinstance(node, gast.Compare) and len(node.ops) == 1 and type(node.ops[0]) in _FOLDED:
+        left, right = converter.convert(node.left), converter.convert(node.comparators[0])
+        if isinstance(left, ir.Const) and isinstance(right, ir.Const) and all(
+                type(v) in (int, str, bool, type(None)) for v in (left.value, right.value)):
+            return ir.Const(bool(_FOLDED[type(node.ops[0])](left.value, right.value)))
+    return converter.convert(node)
+
+
+def _protocol(name: str) -> str:
+    return {"__len__": "len()", "__iter__": "iteration", "__getitem__": "an index"}.get(name, name)
