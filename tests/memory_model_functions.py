@@ -474,7 +474,14 @@ def row_by_loop_index_updated_then_read(x):
     return out
 
 
-LOOP_INDEX_VIEWS = [row_by_loop_index_written, row_by_loop_index_read_after_a_write,
+def rows_of_a_loop_over_the_array_written(x):
+    out = np.outer(x[:2], x) * 1.0
+    for row in out:  # row is out[k], k walking range(len(out))
+        row[0] = row[1] * x[0]
+    return np.sum(out * out)
+
+
+LOOP_INDEX_VIEWS = [rows_of_a_loop_over_the_array_written, row_by_loop_index_written, row_by_loop_index_read_after_a_write,
                     slab_of_a_cube_by_loop_index_written, row_by_loop_index_updated_then_read]
 
 

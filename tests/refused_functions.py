@@ -134,13 +134,6 @@ def view_read_after_write(x):
     return np.sum(row) * x[1]  # REFUSED: reading row after out was written
 
 
-def write_into_a_view(x):
-    out = np.zeros((2, 2))
-    for row in out:
-        row[0] = x[0]  # REFUSED: row may be a view of out
-    return np.sum(out)
-
-
 def _square(v):
     return v * v
 
@@ -184,23 +177,9 @@ class _Point:
         self.y = y
 
 
-class _Stack:
-    def __init__(self, top, rest):
-        self.top = top
-        self.rest = rest
-
-    def __len__(self):
-        return 2
-
-
 def iterating_an_object(x):
     p = _Point(x[0], x[1])
     total = 0.0
     for item in p:  # REFUSED: Python raises TypeError: '_Point' object is not iterable
         total = total + item
     return total
-
-
-def measuring_an_object_by_its_len(x):
-    s = _Stack(x[0], x[1])
-    return len(s) * s.top  # REFUSED: _Stack defines __len__, which s2s_ad does not call
