@@ -11,7 +11,11 @@ nondifferentiable(int, round, bool, len, range, isinstance, slice)
 # Calls refused outright, with what to write instead.
 declare(eval, refused="code built at run time cannot be transformed; write the expression out")
 declare(exec, refused="code built at run time cannot be transformed; write the statements out")
-declare(print, refused="a differentiated function must be pure; print outside it, or print df's result")
+# (print as a statement of its own runs for its effect, kept where the primal computation runs; a print in an
+# expression, where its result None is computed with, is refused: nothing would keep it from being dropped)
+declare(print, refused="print runs in a differentiated function only as a statement of its own (print(v)), "
+                       "which is kept where the function's values are computed; its result, None, is not a "
+                       "value to compute with: print on a line of its own (in a loop, for a generator's items)")
 declare(open, refused="a differentiated function must be pure; read files outside it and pass the data in")
 declare(np.load, np.loadtxt, np.genfromtxt,
         refused="a differentiated function must be pure; read files outside it and pass the data in")

@@ -1,5 +1,8 @@
 """Rules for NumPy's conversions: ``np.asarray``, ``np.asanyarray``, ``np.ascontiguousarray``,
-``np.float64(x)``, and ``np.real``/``np.imag``/``np.conj`` of real values.
+``np.float64(x)``, and ``np.real``/``np.real_if_close``/``np.imag``/``np.conj`` of real values; the
+calls that only inspect or convert, whose results carry no derivative: ``np.isclose``, ``np.allclose``,
+``np.iscomplex``, ``np.isreal``, ``np.int64(x)`` (a conversion to integers truncates), ``np.angle`` of a
+real value (0 or pi).
 
 Each passes the values through (or, ``np.imag`` of a real value, makes zeros): the derivative is
 the incoming one, zero where the result holds integers (a conversion to integers truncates).
@@ -7,7 +10,7 @@ the incoming one, zero where the result holds integers (a conversion to integers
 """
 import numpy as np
 
-from s2s_ad.rules import adjoint, nondifferentiable, tangent
+from s2s_ad.rules import adjoint, declare, nondifferentiable, tangent
 from s2s_ad.core.runtime import if_inexact
 
 _CONVERTED = ({"a": (3,)}, {"a": (2, 3)}, {"a": ()}, {"a": (3,), "dtype": "int32"})
@@ -60,3 +63,15 @@ def conj(out, x, d_out):
 
 # np.imag of a real value is zeros whatever the value: constant in it
 nondifferentiable(np.imag)
+
+
+@adjoint(np.real_if_close, linear=True, examples=({"a": (3,)}, {"a": (2, 3)}), may_view=True)
+def real_if_close(out, a, tol=100, *, d_out):
+    d_a = d_out  # of a real array, the array itself
+
+
+# Inspections and conversions whose results are truth values or integers: constant almost everywhere.
+# np.angle of a real value is 0 or pi (complex values are refused elsewhere).
+nondifferentiable(np.isclose, np.iscomplex, np.isreal, np.angle, elementwise=True)
+declare(np.isclose, np.iscomplex, np.isreal, compares=True)
+nondifferentiable(np.allclose, np.array_equal, np.iscomplexobj, np.isrealobj, np.int64, np.int32, np.int16, np.int8)

@@ -1,9 +1,11 @@
-"""Rules for Python's own containers: lists and tuples, and the builtin ``sum``.
+"""Rules for Python's own containers: lists and tuples, and the builtins ``sum`` and ``sorted``.
 
 The adjoint of a list or tuple is held as an array with one row per item
 (items must be numbers or arrays of one shape; NumPy raises otherwise).
 The builtin ``sum`` adds its items with broadcasting (``sum([v, 0.5])``), so
-its adjoint gives each item the result's adjoint reduced to that item's shape.
+its adjoint gives each item the result's adjoint reduced to that item's shape.  ``sorted`` of
+numbers puts them in order (stably, as Python does): each sorted position's adjoint goes back to the
+item it came from (the order ``np.argsort`` gives, stable too).
 """
 import builtins
 
@@ -47,3 +49,28 @@ def sum(out, iterable, start=0, *, d_out):
                                       {"grad": (3,), "iterable": np.zeros((4, 3))}))
 def sum_items_adjoint_rule(out, grad, iterable, *, t_grad):  # linear in the adjoint it spreads
     t_out = sum_items_adjoint(t_grad, iterable)
+
+
+def sorted_order(iterable, reverse=False):
+    """Where each item of ``sorted(iterable, reverse=reverse)`` (numbers) came from: a stable sort, as
+    Python's; reversed, the items compare the other way round (ties keep their order, as in Python)."""
+    values = np.asarray(iterable)
+    return np.argsort(-values if reverse else values, kind="stable")
+
+
+def sorted_adjoint(grad, iterable, reverse=False):
+    """The adjoint of ``sorted(iterable)``: each sorted position's adjoint goes back where it came from."""
+    d_items = np.zeros(np.shape(grad))
+    d_items[sorted_order(iterable, reverse)] = grad
+    return d_items
+
+
+@adjoint(builtins.sorted, examples=({"iterable": [(), (), ()]}, {"iterable": (4,)}), returns_sequence=True,
+         zero_derivative=("reverse",))
+def sorted(out, iterable, *, key=None, reverse=False, d_out):
+    d_iterable = sorted_adjoint(d_out, iterable, reverse)
+
+
+@tangent(builtins.sorted)
+def sorted(out, iterable, *, key=None, reverse=False, t_iterable):
+    t_out = np.asarray(t_iterable)[sorted_order(iterable, reverse)]

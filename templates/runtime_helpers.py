@@ -16,8 +16,8 @@ from s2s_ad.rules import adjoint, declare, fresh_arrays, nondifferentiable, tang
 from s2s_ad.core.runtime import (added_at, cells, cells_array, check_assertion, check_index, check_no_derivative, check_number_update,
                             check_view_kept,
                             check_one_number, check_view_update, checkpoint_stride, checkpointed, derivative_lost_by, draw,
-                            formatted, getitem_grad, held_apart, if_inexact, raise_exception, random_states,
-                            set_random_states, stop_gradient, stored_part, unbroadcast, unbroadcast_to,
+                            format_method, formatted, getitem_grad, held_apart, if_inexact, raise_exception, random_states,
+                            percent_formatted, set_random_states, stop_gradient, stored_part, unbroadcast, unbroadcast_to,
                             writable_copy, zero_tangent, zeros_like)
 
 nondifferentiable(zeros_like, zero_tangent)
@@ -25,7 +25,7 @@ declare(checkpointed, refused="checkpointed(...) marks a loop: write it as the l
                               "for t in s2s_ad.checkpointed(range(n)):")
 nondifferentiable(stop_gradient, elementwise=True)
 nondifferentiable(checkpoint_stride, np.broadcast_shapes)
-nondifferentiable(formatted, check_assertion, check_index, check_one_number, random_states,
+nondifferentiable(formatted, percent_formatted, format_method, check_assertion, check_index, check_one_number, random_states,
                   set_random_states)  # strings, checks, states
 # a draw from a generator object (rng.normal()): a constant of each call, replayed in every pass (draws.py);
 # one whose arguments depend on the inputs is refused (analysis.check_constant_calls)

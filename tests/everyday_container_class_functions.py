@@ -228,13 +228,6 @@ def rows_updated_with_enumerate(B):
     return np.sum(B ** 2) + np.sum(row)
 
 
-def items_of_a_vector_updated_in_place(x):
-    B = x * 1.0
-    for item in B:
-        item *= 2  # REFUSED: one number of B (a copy)
-    return np.sum(B ** 2)
-
-
 def _layers_of(x):
     layers = [(x, x * 2), (x * 3, np.sin(x))]
     return layers

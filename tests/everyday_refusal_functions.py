@@ -217,13 +217,6 @@ def row_of_a_matrix_of_unknown_rank(x):
     return np.sum(np.sin(m)) + np.sum(row)
 
 
-def element_of_a_vector(x):
-    m = np.sin(x) * 2.0
-    first = m[0]
-    first *= 3.0
-    return np.sum(m) + first
-
-
 def view_of_an_argument(m):
     row = m[1]
     row *= 3.0

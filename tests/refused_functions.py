@@ -111,11 +111,6 @@ def no_return(x):
     y = x * 2.0  # REFUSED: without a final return
 
 
-def f_string(x):
-    label = f"{x}"  # REFUSED: an f-string
-    return x
-
-
 def complex_literal(x):
     return np.sum(np.abs(x * (1.0 + 2j)))  # REFUSED: the complex value 2j
 

@@ -161,7 +161,6 @@ SOURCE = pathlib.Path(cc.__file__).read_text().splitlines()
     (cc.object_with_getattr, "making a Lookup object: Lookup defines __getattr__"),
     (cc.operator_that_may_not_apply, "the operator __add__ of a MaybeAdds: it may give NotImplemented"),
     (cc.aux_of_another_structure_on_one_arm, "a tuple whose item is a tuple on some paths only"),
-    (cc.items_of_a_vector_updated_in_place, "the in-place update of item: item is one number of B"),
 ], ids=lambda v: getattr(v, "__name__", None) or "")
 def test_what_cannot_be_known_is_refused_at_the_users_line(f, words):
     aux = f is cc.aux_of_another_structure_on_one_arm

@@ -1037,10 +1037,18 @@ def check_element_reads(fn: ir.Function, facts: Analysis) -> tuple[ir.Function, 
     for read in fn.element_reads:
         if read.view:
             rank = facts.rank_of(ir.Var(read.array))
-            if rank is not None and rank <= len(read.index):
+            rebound = read.retake is not None and read.store is not None
+            if rank is not None and rank <= len(read.index) and not rebound:
                 raise TransformError(f"the in-place update of {read.name}", read.hint,
                                      filename=fn.filename, line=read.line)
-            if rank is not None and read.guard is not None:
+            if rank is not None and rank <= len(read.index):  # one number: op= rebinds it, the array unchanged
+                assert read.retake is not None and read.store is not None
+                replaced[id(read.store)] = None
+                replaced[id(read.retake)] = ir.Assign(read.retake.target, read.number, read.line)
+            elif rank is None and rebound:  # a row (a view: written through) or one number, as NumPy decides
+                replaced[id(read.store)] = None
+                replaced[id(read.retake)] = _updated_by_rank(read, taken)
+            if read.guard is not None and (rank is not None or rebound):
                 dropped.append(read.guard)
             continue
         parts = [index_part(p, facts) for p in read.index]
@@ -1065,6 +1073,31 @@ def check_element_reads(fn: ir.Function, facts: Analysis) -> tuple[ir.Function, 
         body = ir.renamed(body, kept)
         aux = None if aux is None else ir.substitute(aux, {k: ir.Var(v) for k, v in kept.items()})
     return dataclasses.replace(fn, body=body, aux=aux, element_reads=[]), None
+
+
+def _updated_by_rank(read: ir.ElementRead, taken: set[str]) -> list[ir.Stmt]:
+    """``name op= v`` with ``name = array[i]``, where only the rank of ``array`` tells a view (a row:
+    written through, NumPy's meaning) from one number (a copy: ``op=`` rebinds the name alone)::
+
+        ndim_array = np.ndim(array)
+        is_row = ndim_array > len(index)
+        if is_row:
+            array[i] = updated
+            name_now = array[i]
+            name = name_now
+        else:
+            name = updated
+    """
+    retake, store, line = read.retake, read.store, read.line
+    assert retake is not None and store is not None
+    ndim = ir.fresh_name(f"ndim_{read.array}", taken)
+    is_row = ir.fresh_name(f"is_row_of_{read.array}", taken)
+    now = ir.fresh_name(f"{retake.target}_now", taken)
+    return [ir.Assign(ndim, ir.Call(language.ndim, (ir.Var(read.array),)), line),
+            ir.Assign(is_row, ir.Call(operator.gt, (ir.Var(ndim), ir.Const(len(read.index)))), line),
+            ir.If(ir.Var(is_row), [store, ir.Assign(now, retake.value, line),
+                                   ir.Assign(retake.target, ir.Var(now), line, merge=True)],
+                  [ir.Assign(retake.target, read.number, line, merge=True)], line)]
 
 
 def _chosen_by_rank(read: ir.ElementRead, taken: set[str]) -> list[ir.Stmt]:

@@ -61,6 +61,13 @@ def is_draw(fn: Any) -> bool:
     return isinstance(owner, GENERATOR_TYPES) or isinstance(owner, np.random.BitGenerator)
 
 
+def seeds(fn: Any) -> bool:
+    """Whether ``fn`` seeds one of the global generators, ``np.random.seed`` or ``random.seed`` (a
+    statement made for its effect in the function: kept in place, as a draw is, so the draws after it
+    are those NumPy's or Python's own run gives; the states ``Draws`` keeps are taken before it)."""
+    return fn is np.random.seed or fn is random.seed
+
+
 def unseeded(seed_keyword: Optional[str], positional: int, keywords: tuple[str, ...], seed_is_none: bool) -> bool:
     """Whether a call of a function that makes a generator (declared ``seeded_by`` its seed's keyword
     in templates/: ``np.random.default_rng``) makes it from fresh entropy: called with no seed (no

@@ -294,6 +294,10 @@ class ElementRead:
     # view), and the value taken before (right where it is a copy: one number, an integer-array index)
     retake: Optional["Assign"] = field(default=None, compare=False)
     kept: Optional[str] = None
+    # for a view: the store into ``array`` (right where ``array[index]`` is a view), and the value the name
+    # is rebound to where it is one number (``first *= 3`` of ``first = m[0]``, m 1-d: ``first * 3``, m unchanged)
+    store: Optional["Store"] = field(default=None, compare=False)
+    number: Any = None
 
 
 def blocks(stmt: Stmt) -> list[list[Stmt]]:

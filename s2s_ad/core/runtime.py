@@ -330,6 +330,16 @@ def formatted(layout: tuple, *values: Any) -> str:
     return "".join(out)
 
 
+def percent_formatted(text: str, values: Any) -> str:
+    """``"%.6f" % v``: a string's ``%`` formats (never the numeric modulo), as Python does."""
+    return text % values
+
+
+def format_method(text: str, *args: Any, **kwargs: Any) -> str:
+    """``"{:.2f}".format(v)``: the string method, as Python runs it."""
+    return text.format(*args, **kwargs)
+
+
 def check_index(index: Any, array: Any, axis: int) -> None:
     """Raise NumPy's IndexError where ``index`` is out of range for ``array``'s axis ``axis``: what compiled
     code checks, before the statement that indexes, where an index was not proven in range

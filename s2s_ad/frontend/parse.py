@@ -46,7 +46,7 @@ _STATEMENTS = (gast.Assign, gast.AugAssign, gast.Return, gast.Pass, gast.Expr, g
 _EXPRESSIONS = (
     gast.BinOp, gast.UnaryOp, gast.Compare, gast.Call, gast.Attribute, gast.Subscript,
     gast.Name, gast.Constant, gast.Tuple, gast.List, gast.Slice, gast.keyword, gast.IfExp, gast.BoolOp,
-    gast.ListComp, gast.Dict, gast.DictComp,
+    gast.ListComp, gast.Dict, gast.DictComp, gast.JoinedStr, gast.FormattedValue,
 )
 _REFUSALS: dict[type, tuple[str, str]] = {
     gast.Try: ("a try statement", "exceptions cannot be differentiated; check inputs before calling the gradient"),
@@ -69,7 +69,6 @@ _REFUSALS: dict[type, tuple[str, str]] = {
     gast.Set: ("a set", "sets cannot be differentiated"),
     gast.NamedExpr: ("the walrus operator :=", "assign in a statement of its own"),
     gast.Starred: ("a starred expression", "pass the arguments one by one"),
-    gast.JoinedStr: ("an f-string", "strings cannot be differentiated; format outside the function"),
 }
 
 
@@ -509,7 +508,6 @@ class ParsedFunction:
     # Every node of ``node`` as parsed, in ``gast.walk`` order: the subset check walks the tree once,
     # and lowering reads the names and node kinds from this list instead of walking it again.
     nodes: list = field(default_factory=list, repr=False)
-    reported: Optional[set] = field(default=None, repr=False)  # ids of f-string nodes in prints (_reported)
 
     @property
     def name(self) -> str:
@@ -954,7 +952,7 @@ def _check_subset(parsed: ParsedFunction) -> None:
         if kind not in _WATCHED:
             continue
         suspects = suspects or kind in _SUSPECT
-        if node is not parsed.node and kind in _REFUSALS and not (kind is gast.JoinedStr and _reported(parsed, node)):
+        if node is not parsed.node and kind in _REFUSALS:
             raise parsed.error(*_REFUSALS[kind], node)
         if kind in (gast.For, gast.While) and node.orelse:
             raise parsed.error(f"an else clause on a {'for' if kind is gast.For else 'while'} loop",
@@ -996,8 +994,6 @@ def _check_statements(parsed: ParsedFunction, body: list, suspects: bool) -> Non
         if not isinstance(stmt, _STATEMENTS):
             raise parsed.error(f"the statement {type(stmt).__name__}", "rewrite it with assignments", stmt)
         for node in _own_nodes(stmt) if suspects else ():
-            if isinstance(node, (gast.JoinedStr, gast.FormattedValue)) and _reported(parsed, node):
-                continue
             if isinstance(node, gast.expr) and not isinstance(node, _EXPRESSIONS):
                 raise parsed.error(f"the expression {type(node).__name__}", "rewrite it with simpler expressions", node)
 
@@ -1023,20 +1019,6 @@ def _check_nested(parsed: ParsedFunction, node: gast.FunctionDef, suspects: bool
     if any(isinstance(n, (gast.Global, gast.Nonlocal)) for n in gast.walk(node)):
         raise parsed.error(f"nonlocal or global in {node.name!r}", "return the new value instead", node)
     _check_statements(parsed, body, suspects)
-
-
-def _reported(parsed: ParsedFunction, node: Any) -> bool:
-    """Whether ``node`` is part of an f-string only printed, logged, warned or asserted with: the
-    arguments of a call made as a statement, or an assert's message (lower.py checks the call)."""
-    if parsed.reported is None:
-        parsed.reported = set()
-        for stmt in parsed.nodes:
-            parts = (stmt.value.args + [k.value for k in stmt.value.keywords]
-                     if isinstance(stmt, gast.Expr) and isinstance(stmt.value, gast.Call) else
-                     [stmt.msg] if isinstance(stmt, gast.Assert) and stmt.msg is not None else [])
-            parsed.reported |= {id(n) for part in parts for n in gast.walk(part)
-                                if isinstance(n, (gast.JoinedStr, gast.FormattedValue))}
-    return id(node) in parsed.reported
 
 
 def always_returns(body: list) -> bool:

@@ -37,9 +37,10 @@ from ..rules import registry as rules
 from ..frontend.callables import DISTRIBUTION_METHODS, check_callee, describe_callable, is_user_function, reports
 from ..frontend.conversion import (Bound, Choice, Converter, ConverterPart, Dispatch, Inline, Known, MethodCall, Nested,
     Once, Pending, Record, is_plain_constant)
-from ..core.draws import DRAW_METHODS
+from ..core.draws import DRAW_METHODS, seeds
 from ..frontend.parse import parse_function, transparent
 from ..frontend.static_names import StaticNames
+from . import sorting
 from .protocols import ContainerProtocols
 from ..frontend.user_classes import Parameter, is_plain_class, made_by_dataclass, operator_methods, record_layout
 
@@ -101,6 +102,10 @@ class CallConverter(ConverterPart):
             return self._partial(args, kwargs, node)
         if found and self.check_calls and returns_function(fn):  # act = make_act(0.1): a closure
             return self._factory(fn, args, kwargs, node)
+        if found and fn is sorted and self.check_calls and len(args) == 1:
+            sorted_now = self._sorted(args[0], kwargs, node)  # sorted(d.items(), key=lambda kv: kv[0])
+            if sorted_now is not None:
+                return sorted_now
         values = args + [v for _, v in kwargs]
         if any(isinstance(a, (Nested, Known, Bound)) for a in values) or (found and is_user_function(fn) and any(
                 isinstance(a, ir.Const) and isinstance(a.value, type) for a in values)):  # apply(float, x)
@@ -128,6 +133,9 @@ class CallConverter(ConverterPart):
                     raise self.error(f"the call of str.{node.func.attr}", str(exc), node) from None
             if isinstance(owner, ir.Var):
                 self.host.refuse_opaque(owner, f"the method .{node.func.attr}()", node)
+            if isinstance(owner, ir.Const) and type(owner.value) is str and node.func.attr == "format":
+                # "{:.2f}".format(v): a string made as Python makes it, which carries no derivative
+                return ir.Call(runtime.format_method, (owner, *args), kwargs)
             fn, args = self._method(node, args)
         fn = transparent(fn)  # functools.cache(f) calls f
         made = self._construct(fn, args, kwargs, node)
@@ -177,9 +185,11 @@ class CallConverter(ConverterPart):
     def effect(self, node: gast.Call) -> ir.Call:
         """A call made for its effect (``print(...)``, ``logging.info(...)``, ``warnings.warn(...)``):
         it runs where the primal computation runs and carries no derivative.  Any other call
-        made for its effect is refused: it may change what the function computes."""
+        made for its effect is refused: it may change what the function computes.  ``np.random.seed(0)``
+        and ``random.seed(0)`` (of the global generators) run there too, in order with the draws: what
+        draws after them sees the numbers NumPy's own run would (``draws.seeds``)."""
         fn = self.statics.resolve(node.func)
-        if not reports(fn):
+        if not reports(fn) and not seeds(fn):
             name = (f"{node.func.id}()" if isinstance(node.func, gast.Name) else
                     f".{node.func.attr}()" if isinstance(node.func, gast.Attribute) else "a function")
             raise self.error(f"the call of {name} made for its effect", "a differentiated function must be pure: "
@@ -434,16 +444,8 @@ class CallConverter(ConverterPart):
             return ir.Const(len(record.keys))
         if fn in (sorted, list, tuple) and record is not None and not kwargs:
             record = self.iterated(record, node)  # (an object's attributes are not its items: its __iter__'s)
-        if fn is sorted and record is not None and not kwargs:  # sorted(D): its keys (a list's items), known now
-            order = record.items if record.sequence else tuple(ir.Const(k) for k in record.keys)
-            if not all(isinstance(i, ir.Const) for i in order):
-                raise self.error(f"sorted() of a {record.cls.__name__} of values computed at run time", "sort "
-                                 "an array with np.sort", node)
-            try:
-                ordered = tuple(sorted(order, key=lambda c: c.value))
-            except TypeError as exc:
-                raise self.error("sorted()", str(exc), node) from None
-            return Record("list", list, tuple(range(len(ordered))), ordered)
+        if fn is sorted and record is not None and not kwargs:  # (rule templates: sorted(D) of a module's dict)
+            return self._sorted(record, kwargs, node)
         if fn in (list, tuple) and len(args) == 1 and isinstance(args[0], ir.Display) and not kwargs:
             shown = args[0].items  # tuple([x, 2 * x]): a container of known length
             return Record(fn.__name__, fn, tuple(range(len(shown))), shown)
@@ -478,6 +480,61 @@ class CallConverter(ConverterPart):
         items = tuple(v if isinstance(v, (Record, ir.Var, ir.Const, ir.Call, ir.Display, Choice, Inline, ir.Slice))
                       else ir.Const(v) for v in (bound.arguments[f] for f in fields))
         return Record(kind, fn, fields, items)
+
+    def _sorted(self, iterable: Any, kwargs: tuple, node: Any) -> Optional[Record]:
+        """``sorted(d)``, ``sorted(d.items(), key=lambda kv: kv[0])`` of a container whose structure is
+        known now: its items in the order Python's sorted gives, decided while lowering (``sorting.py``),
+        a list of known length; None for another iterable (an array, a list computed in a loop: the rule
+        of ``sorted`` of numbers), where a key function is refused."""
+        options = dict(kwargs)
+        key = options.pop("key", None)
+        reverse = sorting.reverse_flag(options.pop("reverse", None))
+        if isinstance(key, ir.Const) and key.value is None:
+            key = None
+        if not isinstance(iterable, Record):
+            if key is not None:
+                raise self.error("sorted() with a key function of values computed at run time", "the order would "
+                                 "be decided at run time, and only numbers (or a container whose items are known "
+                                 "while transforming) can be sorted; sort an array of keys with np.argsort "
+                                 "and index by the order it gives (v[np.argsort(keys)])", node)
+            return None
+        iterable = self.iterated(iterable, node)  # (an object's attributes are not its items: its __iter__'s)
+        if options or reverse is None:
+            raise self.error("sorted() with these arguments", "give key= (a function) and reverse= (True or "
+                             "False written out) only", node)
+        items = iterable.items if iterable.sequence else tuple(ir.Const(k) for k in iterable.keys)
+
+        def read_name(name: str) -> Any:
+            local = self.local(name)
+            if local is None:
+                found, value = self.statics.static(gast.Name(name, gast.Load(), None, None))
+                if found and (is_plain_constant(value) or value in (len, str, abs, int, float, min, max)):
+                    return value
+                raise sorting.Unreadable(f"the key function reads {name}, which is not read while transforming")
+            value = sorting.known_value(local)
+            return value
+
+        def parse(fn: Any) -> Any:
+            if not (is_user_function(fn) and not fn.__closure__):
+                return None
+            return parse_function(fn).node
+
+        try:
+            ordered = sorting.ordered(items, key, reverse, read_name, parse)
+        except sorting.DependsOnRunTime:
+            if key is None and iterable.sequence and not any(isinstance(i, (Record, ir.Display)) for i in items):
+                return None  # sorted(d.values()): numbers sorted at run time (the rule of sorted)
+            raise self.error(f"sorted() of a {iterable.cls.__name__} whose order depends on values computed "
+                             "at run time", "its items (or the key function's results) must be known while "
+                             "transforming: the order is decided then (sort by the keys, kv[0]); sort numbers "
+                             "as a list or array of their own (sorted(d.values()), np.sort)", node) from None
+        except sorting.Unreadable as exc:
+            raise self.error(f"the key of sorted() of a {iterable.cls.__name__}", f"{exc}; the order of items "
+                             "known while transforming is decided then, by a key function such as "
+                             "lambda kv: kv[0]", node) from None
+        except (TypeError, ValueError, LookupError, ArithmeticError) as exc:
+            raise self.error("sorted()", str(exc), node) from None
+        return Record("list", list, tuple(range(len(ordered))), ordered)
 
     def _made_object(self, cls: type, args: list, kwargs: tuple, node: Any) -> Record:
         """``Model(w)``, of a plain class whose ``__init__`` assigns its arguments to attributes: a

@@ -156,6 +156,8 @@ class ExpressionConverter:
         if fn is None:
             raise self.error(f"the operator {type(node.op).__name__}", "use np.left_shift/np.right_shift", node)
         left, right = self.convert(node.left), self.convert(node.right)
+        if isinstance(node.op, gast.Mod) and isinstance(left, ir.Const) and isinstance(left.value, str):
+            return ir.Call(runtime.percent_formatted, (left, right))  # "%.6f" % v: a string, no modulo
         if (_is_object(left) or _is_object(right)) and not (maybe_object(left) or maybe_object(right)):
             return self.calls.operator_method(fn, left, right, node)  # Vector(a) + Vector(b): Vector.__add__
         # (an operand a method gives back, v * 2.0 + w, is known once lowered: SSABuilder.object_operator)
@@ -344,7 +346,7 @@ class ExpressionConverter:
                          f"data fields ({', '.join(map(str, base.keys)) or 'none'})", node)
 
     def _JoinedStr(self, node: gast.JoinedStr) -> ir.Expr:
-        """An f-string (parse.py lets through only those printed, logged or asserted with)."""
+        """An f-string: a string, which carries no derivative (``runtime.formatted`` makes it as Python does)."""
         layout, values = [], []
         for part in node.values:
             if isinstance(part, gast.Constant):

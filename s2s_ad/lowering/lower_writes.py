@@ -452,13 +452,18 @@ class WriteLowering(Part):
                 ir.Var(base), ir.Const(len(parts)), ir.Const(stmt.target.id), ir.Const(hint),
                 ir.Const(self.state.parsed.filename), ir.Const(self.state.line))), self.state.line)
             self.state.block.append(guard)
-            self.state.element_reads.append(ir.ElementRead(base, stmt.target.id, tuple(parts), self.state.line, hint,
-                                                           view=True, guard=guard))
         updated = self.ssa.flatten(value)  # row * 3, row read as it is now (taken again if it was stale)
-        self.state.block.append(ir.Store(base, index, updated, self.state.line))
+        store = ir.Store(base, index, updated, self.state.line)
+        self.state.block.append(store)
         self.state.computed.clear()
         self.views.wrote(base)
         self.state.host.bind(stmt.target, ir.Call(operator.getitem, (ir.Var(base), index)))
+        if not keeps:  # m[0] may be one number (a copy: op= rebinds it, m unchanged): the kinds decide
+            rebound = self.state.block[-1]
+            assert isinstance(rebound, ir.Assign) and self.scope.env.get(stmt.target.id) == ir.Var(rebound.target)
+            self.state.element_reads.append(ir.ElementRead(base, stmt.target.id, tuple(parts), self.state.line, hint,
+                                                           view=True, guard=guard, retake=rebound, store=store,
+                                                           number=updated))
         return True
 
     def store(self, target: gast.Subscript, value: ir.Expr) -> None:
