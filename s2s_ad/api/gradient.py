@@ -248,6 +248,10 @@ class GradientFunction:
                             f"use s2s_ad.hessian or s2s_ad.jacobian")
 
     def _specialise(self, args: tuple, kinds: Optional[tuple] = None, target: Optional[Target] = None) -> Built:
+        # (every call no cached entry serves comes here first: an integer argument by wrt is never cached)
+        for name, position in zip(self.wrt, self._positions):
+            arguments.refuse_integer_wrt("value_and_grad" if self._with_value else "grad", self.fn, name,
+                                         args[position])
         kinds = tuple(map(kind_of, args)) if kinds is None else kinds
         # (another library's arrays have NumPy's kinds: their code is kept apart by its target)
         key = kinds if target is None or target is self._target else (target, kinds)

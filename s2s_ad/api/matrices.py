@@ -71,6 +71,8 @@ class Jacobian(_MatrixOf):
         bound.apply_defaults()
         params, values = list(bound.arguments), tuple(bound.arguments.values())
         positions = [params.index(w) for w in self.wrt]
+        for i in positions:
+            arguments.refuse_integer_wrt("jacobian", self.fn, params[i], values[i])
         # The states of the generators a pass may draw from, put back before each pass; not read where
         # no pass can draw (reading and putting them back costs more than a small function's pass).
         draws = Draws(_owner(self.fn), values) \
@@ -228,6 +230,8 @@ class Hessian(_MatrixOf):
         numpy_arrays_only(f"hessian of {getattr(self.fn, '__qualname__', self.fn)}", args + tuple(kwargs.values()))
         gradient = GradientFunction(self.fn, self.wrt, with_value=False)
         full = gradient._bind(args, kwargs)
+        for name, position in zip(gradient.wrt, gradient._positions):
+            arguments.refuse_integer_wrt("hessian", self.fn, name, full[position])
         kinds = _TARGET.argument_kinds(gradient.fn, full)
         if any(isinstance(k, containers.Tree) for k in kinds):
             return self._by_leaf(gradient, full, kinds)
