@@ -110,6 +110,7 @@ class ExpressionConverter:
         if is_plain_constant(value):
             return ir.Const(value)
         if language.is_array_value(value):
+            ir.name_constant(value, name)  # (generated code calls it by the user's name)
             return ir.Const(value)
         table = self.statics.constant_table(value)
         if table is not None:  # sorted(D), for k in D, len(COEF): a module-level dict or list of numbers
