@@ -195,6 +195,47 @@ def test_traceback_inside_generated_code_shows_the_generated_line():
     assert "/ x" in text  # the generated statement itself is shown
 
 
+def refused_by_a_try(x):
+    try:
+        return x * x
+    except ValueError:
+        return 0.0
+
+
+@pytest.mark.parametrize("call", [
+    lambda: s2s_ad.grad(refused_by_a_try)(1.0),
+    lambda: s2s_ad.grad(refused_by_a_try)(np.ones(2)),
+    lambda: s2s_ad.value_and_grad(refused_by_a_try)(1.0),
+    lambda: s2s_ad.grad(s2s_ad.grad(refused_by_a_try))(1.0),
+    lambda: s2s_ad.jvp(refused_by_a_try, (1.0,), (1.0,)),
+    lambda: s2s_ad.vjp(refused_by_a_try, 1.0),
+    lambda: s2s_ad.jacobian(refused_by_a_try)(np.ones(2)),
+    lambda: s2s_ad.hessian(refused_by_a_try)(np.ones(2)),
+    lambda: s2s_ad.hessian(refused_by_a_try).source_for(np.ones(2)),
+    lambda: s2s_ad.check_grad(refused_by_a_try, 1.0),
+    lambda: s2s_ad.source(refused_by_a_try),
+    lambda: s2s_ad.grad(refused_by_a_try).source_for(1.0),
+    lambda: s2s_ad.grad(refused_by_a_try).source,
+], ids=["grad", "grad of an array", "value_and_grad", "grad of grad", "jvp", "vjp", "jacobian", "hessian",
+        "hessian.source_for", "check_grad", "source", "source_for", ".source"])
+def test_a_transform_error_s_traceback_ends_at_the_users_call(call):
+    """docs/api.md: no internal traceback is shown.  The traceback has this file's frames alone, the
+    last one the line of the call (the lambda), and no cause or context of s2s_ad's is printed."""
+    try:
+        call()
+    except s2s_ad.TransformError as exc:
+        error = exc
+    else:
+        pytest.fail("no TransformError raised")
+    frames = traceback.extract_tb(error.__traceback__)
+    assert [frame.filename for frame in frames] == [__file__] * len(frames), traceback.format_tb(error.__traceback__)
+    assert frames[-1].line.startswith("lambda: s2s_ad.")
+    printed = "".join(traceback.format_exception(error))
+    assert printed.count("Traceback (most recent call last)") == 1 and "/s2s_ad/" not in printed.split(
+        "TransformError")[0], printed
+    assert f"test_public_api.py:{refused_by_a_try.__code__.co_firstlineno + 1}" in str(error)
+
+
 def test_user_rule_for_a_black_box():
     def black_box(x, y):
         return float(np.cbrt(x) * y)

@@ -12,7 +12,9 @@ from __future__ import annotations
 
 import functools
 import inspect
+import os
 import sys
+import types
 from typing import Any, Callable, Optional, Sequence, Union
 
 import numpy as np
@@ -41,15 +43,39 @@ def _run(generated: Callable, args: tuple) -> Any:
         raise
 
 
+# The folder of s2s_ad's own modules: their frames are left out of a TransformError's traceback.
+_PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
+
+
+def without_our_frames(exc: BaseException) -> None:
+    """Leave s2s_ad's own frames and the error's causes out of ``exc``, a ``TransformError`` being
+    handled: its message names the user's file, line and construct, which is what they need.  The
+    handler then re-raises it with a bare ``raise``, which adds no frame of its own, so the traceback
+    the user sees ends at their call (frames of theirs below it, a rule of theirs, say, stay)."""
+    kept = []
+    tb = exc.__traceback__
+    while tb is not None:
+        if not tb.tb_frame.f_code.co_filename.startswith(_PACKAGE):
+            kept.append(tb)
+        tb = tb.tb_next
+    trimmed: Optional[types.TracebackType] = None
+    for tb in reversed(kept):
+        trimmed = types.TracebackType(trimmed, tb.tb_frame, tb.tb_lasti, tb.tb_lineno)
+    exc.with_traceback(trimmed)
+    exc.__cause__ = None
+    exc.__suppress_context__ = True
+
+
 def _user_facing(function: Callable) -> Callable:
-    """Let a ``TransformError`` reach the user without s2s_ad's own frames and causes:
-    its message names the user's file, line and construct, which is what they need."""
+    """A function of the API whose ``TransformError`` reaches the user without s2s_ad's own frames and
+    causes (``without_our_frames``): the traceback ends at the user's call."""
     @functools.wraps(function)
     def call(*args: Any, **kwargs: Any) -> Any:
         try:
             return function(*args, **kwargs)
         except TransformError as exc:
-            raise exc.with_traceback(None) from None
+            without_our_frames(exc)
+            raise
     return call
 
 

@@ -16,7 +16,7 @@ from typing import Any, Callable, Optional
 import numpy as np
 
 from ..core import arguments
-from .calling import Wrt, _resolve_wrt, numpy_arrays_only
+from .calling import Wrt, _resolve_wrt, _user_facing, numpy_arrays_only
 from .gradient import GradientFunction
 from ..core.draws import Draws
 
@@ -37,6 +37,7 @@ class GradCheck:
                 f"{self.numeric:.10g} ({self.error:.3g} of the tolerance)")
 
 
+@_user_facing
 def check_grad(fn: Callable, *args: Any, wrt: Optional[Wrt] = None, eps: Optional[float] = None,
                rtol: Optional[float] = None, atol: Optional[float] = None) -> GradCheck:
     """Compare ``grad(fn, wrt)(*args)`` with central differences; report the worst component.

@@ -23,7 +23,7 @@ import numpy as np
 from ..core import arguments, containers
 from . import explorer
 from ..targets.backends import target_of
-from .calling import _CACHE, _TARGET, Wrt, _resolve_wrt, _run, numpy_arrays_only
+from .calling import _CACHE, _TARGET, Wrt, _resolve_wrt, _run, _user_facing, numpy_arrays_only
 from .gradient import GradientFunction, _tangent_function
 from .forward_mode import jvp
 from .pullback import _pullback
@@ -65,6 +65,7 @@ class Jacobian(_MatrixOf):
                         "(fewer inputs than outputs) or reverse mode over the function: pass the function itself, "
                         "source(f, wrt=..., mode='forward' or 'reverse', args=...)")
 
+    @_user_facing
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         numpy_arrays_only(f"jacobian of {getattr(self.fn, '__qualname__', self.fn)}", args + tuple(kwargs.values()))
         bound = inspect.signature(self.fn).bind(*args, **kwargs)
@@ -226,6 +227,7 @@ class Hessian(_MatrixOf):
         """``source(hessian(f), args=...)``: the code a call with those arguments runs (``api.source``)."""
         return self.source_for(*(args or ()))
 
+    @_user_facing
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         numpy_arrays_only(f"hessian of {getattr(self.fn, '__qualname__', self.fn)}", args + tuple(kwargs.values()))
         gradient = GradientFunction(self.fn, self.wrt, with_value=False)
@@ -240,11 +242,13 @@ class Hessian(_MatrixOf):
                               self._backend)(*args, **kwargs) for w in self.wrt)
         return rows if self._several else rows[0]
 
+    @_user_facing
     def source_for(self, *args: Any, **kwargs: Any) -> str:
         """The generated code a call with these arguments runs (nothing is run): forward mode over the
         gradient by each ``wrt``, with every generated module it calls (``reach.py``)."""
         return whole_source(*self._tangent_functions(args, kwargs))
 
+    @_user_facing
     def html_for(self, *args: Any, **kwargs: Any) -> str:
         """The derivative explorer's page (explorer.py) for the code a call with these arguments runs."""
         gradient = GradientFunction(self.fn, self.wrt, with_value=False)

@@ -150,6 +150,7 @@ class Pullback:
         self._drew = draws.drew()
         self.__name__ = f"vjp_{getattr(made_from[0], '__name__', 'f')}"
 
+    @_user_facing
     def __call__(self, cotangent: Any) -> tuple:
         fn, split, kinds, args = self._made_from[0], self._split, self._kinds, self._args
         cotangent = _matching_cotangent(fn, cotangent, self._result, self._tree)
