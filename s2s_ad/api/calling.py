@@ -21,7 +21,7 @@ import numpy as np
 
 from ..driver.cache import TransformCache, name_the_users_line
 from ..core import debugging
-from ..core.errors import TransformError
+from ..core.errors import NotADef, TransformError
 from ..frontend.parse import Snapshot, quick_function
 from ..driver.pipeline import Built
 from ..targets.target import NUMPY, Target
@@ -239,6 +239,32 @@ def _unwrap(fn: Callable) -> tuple[Callable, tuple, dict]:
             prefix, fn = (fn,) + prefix, type(fn).__call__
         else:
             return fn, prefix, fixed
+
+
+def spelled(fn: Any) -> str:
+    """How the user most likely wrote ``fn``: ``np.sin``, ``abs``, ``scipy.special.erf``."""
+    name = getattr(fn, "__name__", None) or type(fn).__name__
+    module = getattr(fn, "__module__", None) or ("numpy" if isinstance(fn, np.ufunc) else None)
+    if module in (None, "builtins"):
+        return name
+    if module == "numpy" or module.startswith("numpy."):
+        return f"np.{name}" if hasattr(np, name) else f"{module.replace('numpy', 'np', 1)}.{name}"
+    return f"{module}.{name}"
+
+
+def refuse_what_is_not_a_def(what: str, fn: Any) -> None:
+    """Refuse, where the API is given it, a function that s2s_ad cannot read the source of: a NumPy
+    ufunc or function (``np.sin``, ``np.sum``), a builtin (``abs``), any callable without Python code
+    of its own (after ``_unwrap``: a partial's or a bound method's function is looked at).  The error is
+    a ``TransformError`` and a ``TypeError`` at once (``NotADef``), saying to wrap it in a def."""
+    plain = _unwrap(fn)[0] if not type(fn).__module__.startswith("s2s_ad") else fn
+    if isinstance(plain, (types.FunctionType, type)) or type(plain).__module__.startswith("s2s_ad") \
+            or not callable(plain):
+        return
+    name = spelled(plain)
+    raise NotADef(f"{what} of {name}", f"{name} ({type(plain).__name__}) is no function written with def: only "
+                  f"plain Python functions defined with def can be transformed (s2s_ad reads their source); wrap it "
+                  f"in one, def f(x): return {name}(x), and differentiate f")
 
 
 def _callable_object(value: Any) -> bool:

@@ -17,7 +17,7 @@ from ..core import arguments, containers
 from ..driver.pipeline import build_forward, leaf_kinds
 from ..targets.backends import target_of
 from ..targets.target import NUMPY
-from .calling import _CACHE, _run, _TARGET, _target_of_arguments, _user_facing
+from .calling import _CACHE, _run, _TARGET, _target_of_arguments, _user_facing, refuse_what_is_not_a_def
 from .gradient import GradientFunction, _owned_outputs, _tangent_built, _without_prefix
 
 
@@ -82,6 +82,7 @@ def jvp(fn: Callable, primals: Sequence[Any], tangents: Sequence[Any], backend: 
     TransformError
         ``fn`` cannot be differentiated.
     """
+    refuse_what_is_not_a_def("jvp", fn)
     target = target_of(backend)
     params, args = _bound_primals(fn, primals)
     if not isinstance(tangents, (tuple, list)) or len(tangents) != len(primals):

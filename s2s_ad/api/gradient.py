@@ -65,7 +65,8 @@ from ..targets.target import NUMPY, SOURCE, Target
 from .selfcheck import NoForwardMode, SelfCheckSkipped, dot_product_test, switched_on_by_environment
 from .calling import (_CACHE, _compiled, _current, _default_tails, Entry, _entry, _gettrace, _hit_function,
                       _never_hit, _parameters_of, _resolve_wrt, _run, _SHAPES_KEPT, _shapes_of, _target_of_arguments,
-                      _types_of, _unwrap, _user_facing, without_our_frames, Wrt)
+                      _types_of, _unwrap, _user_facing, without_our_frames, Wrt,
+                      refuse_what_is_not_a_def)
 
 
 def _as_returned(derivative: "GradientFunction", function: Callable, args: tuple,
@@ -100,6 +101,8 @@ class GradientFunction:
         if isinstance(fn, GradientFunction) and (has_aux or fn._has_aux):
             raise TypeError("has_aux=True applies to the first derivative only; for higher derivatives "
                             "differentiate a function that returns the value alone")
+        if not isinstance(fn, GradientFunction):
+            refuse_what_is_not_a_def("value_and_grad" if with_value else "grad", fn)
         self._has_aux = has_aux
         self._target = target_of(backend)  # whose code runs and checks the results (target.py)
         # what pickling and copying rebuild this derivative from (see __reduce__)

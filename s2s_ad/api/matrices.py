@@ -23,7 +23,7 @@ import numpy as np
 from ..core import arguments, containers
 from . import explorer
 from ..targets.backends import target_of
-from .calling import _CACHE, _TARGET, Wrt, _resolve_wrt, _run, _user_facing, numpy_arrays_only
+from .calling import _CACHE, _TARGET, Wrt, _resolve_wrt, _run, _user_facing, numpy_arrays_only, refuse_what_is_not_a_def
 from .gradient import GradientFunction, _tangent_function
 from .forward_mode import jvp
 from .pullback import _pullback
@@ -37,6 +37,7 @@ class _MatrixOf(abc.ABC):
     """What a Jacobian and a Hessian share: the function, the parameters by name, and pickling."""
 
     def __init__(self, fn: Callable, wrt: Wrt, backend: str = "python") -> None:
+        refuse_what_is_not_a_def(type(self).__name__.lower(), fn)
         self.fn = fn
         self.wrt, self._several = _resolve_wrt(fn, wrt)
         self._backend = backend
