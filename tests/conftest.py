@@ -303,6 +303,29 @@ def pytest_make_collect_report(collector):
     _failed_if_a_package_is_missing(outcome.get_result())
 
 
+# The one command that installs every optional extra the suite's skipped tests need (CI's job 4, .ci/run,
+# with PyTorch unpinned): README.md says so too.
+EXTRAS_COMMAND = 'pip install ".[test,notebook,distributed,numba,arrays]" jax scipy "torch==2.13.0" "dask[array]" array-api-strict'
+
+
+def skipped_for_missing_extras(reports: Sequence[Any]) -> int:
+    """How many of the skips ``reports`` holds (tests, or modules skipped as a whole) were for a missing
+    optional package: their reason says so (``_MISSING_PACKAGE``)."""
+    return sum(1 for report in reports if isinstance(getattr(report, "longrepr", None), tuple)
+               and any(words in str(report.longrepr[2]) for words in _MISSING_PACKAGE))
+
+
+def pytest_terminal_summary(terminalreporter, exitstatus, config) -> None:
+    """Once, at the end of the run: how many skips were for missing optional extras, and the command
+    that installs them (each skip keeps its own reason, which ``-rs`` lists)."""
+    count = skipped_for_missing_extras(terminalreporter.stats.get("skipped", []))
+    if count:
+        terminalreporter.write_line(
+            f"{count} test{'s' if count != 1 else ''} (or modules of tests) skipped for optional extras that are "
+            f"not installed (Numba, JAX, SciPy, Dask, PyTorch, array libraries, notebooks); to run them too: "
+            f"{EXTRAS_COMMAND}")
+
+
 @pytest.fixture(scope="session")
 def fuzz_examples(request) -> int:
     if request.config.getoption("--soak"):

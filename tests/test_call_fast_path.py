@@ -134,6 +134,11 @@ def test_number_types_change_between_calls(backend):
              (np.array(3.0), 2.0), (3.0, np.array(2.0)), (MyFloat(3.0), 2.0), (np.int64(3), 2.0),
              (2 ** 70, 2.0), (3.0, 2.0), (True, 2.0), (3.0, 2.0)]
     for x, y in calls:
+        if isinstance(x, (int, np.integer)) or isinstance(y, (int, np.integer)):  # bool too
+            # by an integer or boolean: refused (as in JAX) at every call, however the cache stands
+            with pytest.raises(TypeError, match="is an integer|is a boolean"):
+                gradient(x, y)
+            continue
         d_x, d_y = gradient(x, y)
         np.testing.assert_allclose(float(d_x), 2.0 * float(x) * float(y) + 3.0, rtol=1e-6)
         np.testing.assert_allclose(float(d_y), float(x) ** 2, rtol=1e-6)

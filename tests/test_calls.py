@@ -74,3 +74,56 @@ def test_checkpointed_loops_in_helpers_and_under_vjp(n):
     assert pull(1.0)[0] == pytest.approx(numeric_grad(cf.checkpointed_helper, (0.6, n), 0), rel=1e-6)
     assert_gradient_matches(cf.calls_checkpointed_helper, (0.6,))
     assert_gradient_matches(cf.linear_checkpointed, (0.6, n))
+
+
+def scaled_by_default(v, scale=None):
+    if scale is None:
+        scale = 1.0
+    return v * scale
+
+
+def scaled_by_choice(v, scale=None):
+    scale = 1.0 if scale is None else scale
+    return v * scale
+
+
+def scaled_unless_none(v, scale=None):
+    return v if scale is None else v * scale
+
+
+def scaled_if_given(v, scale=None):
+    if scale is not None:
+        v = v * scale
+    return v
+
+
+def passes_numbers_for_none_defaults(x):
+    return np.sum(scaled_by_default(x, 3.0) + scaled_by_choice(x, 3.0) + scaled_unless_none(x, scale=3.0)
+                  + scaled_if_given(x, 3.0) + scaled_by_choice(x))
+
+
+@pytest.mark.parametrize("x", [0.7, np.array([0.7, -1.2])], ids=["number", "array"])
+def test_a_none_default_given_a_number_compiles_without_warnings(x):
+    """``scale is None`` where the caller passed 3.0 is known while lowering: the generated code holds no
+    ``3.0 is None`` (Python's SyntaxWarning "is" with a literal, an error here), and the gradient is
+    3 + 3 + 3 + 3 + 1 for each element."""
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        gradient = s2s_ad.grad(passes_numbers_for_none_defaults)(x)
+        _, tangent = s2s_ad.jvp(passes_numbers_for_none_defaults, (x,), (np.ones_like(x),))
+        texts = [s2s_ad.source(passes_numbers_for_none_defaults, mode=mode, stage=stage, args=(x,))
+                 for mode in ("reverse", "forward") for stage in ("ssa", "adjoint", "optimized")]
+    np.testing.assert_allclose(gradient, np.full(np.shape(x), 13.0))
+    np.testing.assert_allclose(tangent, np.sum(np.full(np.shape(x), 13.0)))
+    for text in texts:
+        assert not re.search(r"\bis (not )?None\b", text), text
+
+
+def test_the_optimizer_folds_an_identity_test_with_none_between_constants():
+    import operator
+    from s2s_ad.core import ir
+    from s2s_ad.passes.optimize import simplify_expr
+    assert simplify_expr(ir.Call(operator.is_, (ir.Const(3.0), ir.Const(None)))).value is False
+    assert simplify_expr(ir.Call(operator.is_not, (ir.Const(3.0), ir.Const(None)))).value is True
+    assert simplify_expr(ir.Call(operator.is_, (ir.Const(None), ir.Const(None)))).value is True

@@ -1,11 +1,15 @@
 """The s2s-ad command and the examples, run as a user would run them."""
+import importlib.util
 import pathlib
 import re
 import shutil
 import subprocess
 import sys
 
+import numpy as np
 import pytest
+
+import s2s_ad
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 EXAMPLES = ROOT / "examples"
@@ -105,8 +109,46 @@ def test_cli_lists_the_functions_of_a_file(tmp_path):
                       "    except ValueError:\n        return 0.0\n")
     done = run("-m", "s2s_ad", str(script))
     assert done.returncode == 0, done.stderr
-    assert "fine(x)  ok" in done.stdout
+    assert "fine(x)  ok (its gradient by x builds)\n" in done.stdout
     assert "refused(x)  refused:" in done.stdout and "a try statement" in done.stdout
+
+
+def test_cli_listing_builds_the_gradient_so_a_call_without_a_rule_is_refused(tmp_path):
+    """The listing says "ok" only for what the transform takes: a call of SciPy's lfilter (no rule,
+    source that cannot be differentiated) lowers, but its gradient is refused, as FILE:FUNC says."""
+    pytest.importorskip("scipy")
+    script = tmp_path / "filters.py"
+    script.write_text("import numpy as np\nfrom scipy.signal import lfilter\n\n\ndef smooth(x):\n"
+                      "    return np.sum(lfilter([0.5, 0.5], [1.0], x) ** 2)\n\n\ndef none():\n    return 1.0\n")
+    listing = run("-m", "s2s_ad", str(script))
+    assert listing.returncode == 0, listing.stderr
+    lines = listing.stdout.splitlines()
+    assert lines[0] == "none()  ok as far as lowering (it has no parameter to differentiate by)"
+    assert lines[1].startswith(f"smooth(x)  refused: {script}:6: cannot differentiate the call of "
+                               "scipy.signal.lfilter: it has no derivative rule")
+    single = run("-m", "s2s_ad", f"{script}:smooth")
+    assert single.returncode == 2 and single.stderr == f"s2s-ad: {lines[1].split('refused: ', 1)[1]}\n"
+
+
+def test_cli_second_order_by_an_array_prints_the_hessians_code(tmp_path):
+    """--order 2 by an array parameter is the Hessian's code (what s2s_ad.hessian runs), not a refusal
+    pointing to the Python API; above order 2 a refusal saying so."""
+    script = tmp_path / "energy.py"
+    script.write_text("import numpy as np\n\n\ndef energy(x):\n    return np.sum(x ** 3) + x[0] * x[1]\n")
+    done = run("-m", "s2s_ad", f"{script}:energy", "--order", "2", "--args", "[1.0, 2.0]")
+    assert done.returncode == 0, done.stderr
+    header, _, code = done.stdout.partition("\n")
+    assert header == ("# The Hessian of energy by x (s2s_ad.hessian): the code below runs once per element of x, "
+                      "its tangent a unit vector, and gives the Hessian's column.")
+    module = importlib.util.module_from_spec(importlib.util.spec_from_file_location("energy", script))
+    module.__spec__.loader.exec_module(module)
+    x = np.array([1.0, 2.0])
+    assert code == s2s_ad.hessian(module.energy).source_for(x)
+    np.testing.assert_allclose(s2s_ad.hessian(module.energy)(x), [[6.0, 1.0], [1.0, 12.0]])  # by hand
+    third = run("-m", "s2s_ad", f"{script}:energy", "--order", "3", "--args", "[1.0, 2.0]")
+    assert third.returncode == 2 and third.stderr == (
+        "s2s-ad: --order 3 by x, an array: s2s-ad prints the code of derivatives of an array parameter up to "
+        "the second, the Hessian's (--order 2)\n")
 
 
 @pytest.mark.slow

@@ -4,6 +4,7 @@ Each module is imported in another Python process where ``import s2s_ad`` fails 
 name raising ImportError comes first on its path, and ``-I`` leaves out PYTHONPATH and the user's
 site), and its gradients are compared with ``s2s_ad.grad`` here and with finite differences.
 """
+import ast
 import os
 import pickle
 import re
@@ -323,3 +324,21 @@ def test_exported_code_computes_float32_arrays_in_float64_under_any_numpy():
     exported_gradient = namespace["grad_arrays"](x, w)
     np.testing.assert_array_equal(exported_gradient, in_process)
     assert exported_gradient.dtype == in_process.dtype
+
+
+def test_a_global_array_keeps_the_users_name_in_generated_and_exported_code(tmp_path):
+    """ef.weighted reads the module's WEIGHTS: the generated code and the exported module call it
+    WEIGHTS (not a generic name such as ``array``), and the exported module's WEIGHTS gives the gradient
+    2 * scale * WEIGHTS * x, worked out by hand."""
+    x = np.array([0.5, -1.0, 2.0])
+    generated = s2s_ad.grad(ef.weighted).source_for(x, 1.5)
+    text = exported(ef.weighted, ("x",), None)
+    for code in (generated, text):
+        adjoint = next(node for node in ast.walk(ast.parse(code))
+                       if isinstance(node, ast.FunctionDef) and node.name == "d_weighted")
+        names = {node.id for node in ast.walk(adjoint) if isinstance(node, ast.Name)}
+        assert "WEIGHTS" in names and not any(re.fullmatch(r"array(_\d+)?", n) for n in names), code
+    assert "\nWEIGHTS = np.array([1.0, 2.0, 3.0], dtype=np.dtype('<f8'))\n" in text
+    module = _imported(tmp_path, text)
+    np.testing.assert_array_equal(module.WEIGHTS, ef.WEIGHTS)
+    np.testing.assert_allclose(module.grad_weighted(x, 1.5), 2 * 1.5 * ef.WEIGHTS * x)

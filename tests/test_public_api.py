@@ -1,6 +1,7 @@
 """The public contract of docs/api.md for reverse mode: names, argument forms, return shapes."""
 import importlib.util
 import math
+import re
 import sys
 import traceback
 
@@ -79,7 +80,38 @@ def test_gradients_have_the_type_and_shape_of_their_argument():
     assert isinstance(d_b, float) and d_x.shape == (4, 3)
     d_x, d_b = g(np.ones((4, 3), dtype=np.float32), np.ones(3, dtype=np.float32))
     assert d_x.shape == (4, 3) and d_b.shape == (3,) and d_b.dtype.kind == "f"
-    assert isinstance(s2s_ad.grad(f)(2, 1.0), float)  # an int argument gets a float gradient
+    assert isinstance(s2s_ad.grad(f)(2.0, 1), float)  # an int argument not differentiated is fine
+
+
+@pytest.mark.parametrize("maker", [s2s_ad.grad, s2s_ad.value_and_grad, s2s_ad.jacobian, s2s_ad.hessian])
+@pytest.mark.parametrize("value, kind, instead", [
+    (3, "an integer (int)", "a float (3.0)"), (True, "a boolean", "a float (1.0)"),
+    (np.int64(2), "an integer (int64)", "a float (2.0)"),
+    (np.arange(3), "an integer array (int64)", "a float array (x.astype(float))"),
+    (np.array([True, False]), "a boolean array (bool)", "a float array (x.astype(float))")],
+    ids=["int", "bool", "np.int64", "int array", "bool array"])
+def test_an_integer_or_boolean_argument_by_wrt_is_a_type_error_as_in_jax(maker, value, kind, instead):
+    def square_sum(x, n):
+        return np.sum(x * x) * n
+    name = maker.__name__
+    expected = (re.escape(f"{name} of 'square_sum' with respect to x: x = ") + ".+"
+                + re.escape(f" is {kind}, which has no derivative ({name} takes float arguments alone, as JAX's "
+                            f"does); pass {instead}, or leave x out of wrt") + "$")
+    differentiated = maker(square_sum)
+    for _ in range(2):  # (and never cached: a second call is refused too)
+        with pytest.raises(TypeError, match=expected):
+            differentiated(value, 2)
+    if maker is s2s_ad.grad:  # after a float call, whose code is cached, still refused
+        assert differentiated(2.0, 3) == 12.0
+        with pytest.raises(TypeError, match="with respect to x"):
+            differentiated(value, 2)
+
+
+def test_jax_refuses_the_same_integer_arguments():
+    jax = pytest.importorskip("jax")
+    for value in (3, True, np.arange(3)):
+        with pytest.raises(TypeError, match="integer|Boolean"):
+            jax.grad(lambda x: jax.numpy.sum(x * x))(value)
 
 
 @pytest.mark.parametrize("b", [np.ones(3), np.ones((4, 1)), 0.5, np.ones((1, 3))], ids=["row", "column", "number", "2d-row"])
@@ -161,6 +193,47 @@ def test_traceback_inside_generated_code_shows_the_generated_line():
             pytest.fail("no error raised")
     assert "<s2s_ad d_divides from test_public_api.py:" in text
     assert "/ x" in text  # the generated statement itself is shown
+
+
+def refused_by_a_try(x):
+    try:
+        return x * x
+    except ValueError:
+        return 0.0
+
+
+@pytest.mark.parametrize("call", [
+    lambda: s2s_ad.grad(refused_by_a_try)(1.0),
+    lambda: s2s_ad.grad(refused_by_a_try)(np.ones(2)),
+    lambda: s2s_ad.value_and_grad(refused_by_a_try)(1.0),
+    lambda: s2s_ad.grad(s2s_ad.grad(refused_by_a_try))(1.0),
+    lambda: s2s_ad.jvp(refused_by_a_try, (1.0,), (1.0,)),
+    lambda: s2s_ad.vjp(refused_by_a_try, 1.0),
+    lambda: s2s_ad.jacobian(refused_by_a_try)(np.ones(2)),
+    lambda: s2s_ad.hessian(refused_by_a_try)(np.ones(2)),
+    lambda: s2s_ad.hessian(refused_by_a_try).source_for(np.ones(2)),
+    lambda: s2s_ad.check_grad(refused_by_a_try, 1.0),
+    lambda: s2s_ad.source(refused_by_a_try),
+    lambda: s2s_ad.grad(refused_by_a_try).source_for(1.0),
+    lambda: s2s_ad.grad(refused_by_a_try).source,
+], ids=["grad", "grad of an array", "value_and_grad", "grad of grad", "jvp", "vjp", "jacobian", "hessian",
+        "hessian.source_for", "check_grad", "source", "source_for", ".source"])
+def test_a_transform_error_s_traceback_ends_at_the_users_call(call):
+    """docs/api.md: no internal traceback is shown.  The traceback has this file's frames alone, the
+    last one the line of the call (the lambda), and no cause or context of s2s_ad's is printed."""
+    try:
+        call()
+    except s2s_ad.TransformError as exc:
+        error = exc
+    else:
+        pytest.fail("no TransformError raised")
+    frames = traceback.extract_tb(error.__traceback__)
+    assert [frame.filename for frame in frames] == [__file__] * len(frames), traceback.format_tb(error.__traceback__)
+    assert frames[-1].line.startswith("lambda: s2s_ad.")
+    printed = "".join(traceback.format_exception(error))
+    assert printed.count("Traceback (most recent call last)") == 1 and "/s2s_ad/" not in printed.split(
+        "TransformError")[0], printed
+    assert f"test_public_api.py:{refused_by_a_try.__code__.co_firstlineno + 1}" in str(error)
 
 
 def test_user_rule_for_a_black_box():

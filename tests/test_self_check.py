@@ -193,12 +193,13 @@ def scaled_by_count(x, n, scale=None):
 
 def test_integers_and_none_take_no_part(monkeypatch):
     x = np.array([0.5, -1.2])
-    # n is an integer: by it alone there is no direction, so no check (and no error)
-    assert s2s_ad.grad(scaled_by_count, wrt=1, check=True)(x, 3) is not None
-    with pytest.raises(s2s_ad.GradientCheckError):  # by x the wrong adjoint of squash is caught
-        s2s_ad.grad(scaled_by_count, wrt=(0, 1), check=True)(x, 3)
+    # n is an integer: differentiating by it is a TypeError (as in JAX), before any check runs
+    with pytest.raises(TypeError, match="n = 3 is an integer"):
+        s2s_ad.grad(scaled_by_count, wrt=1, check=True)(x, 3)
+    with pytest.raises(s2s_ad.GradientCheckError):  # by x (n an integer beside it) the wrong adjoint of squash is caught
+        s2s_ad.grad(scaled_by_count, wrt=0, check=True)(x, 3)
     with pytest.raises(TypeError, match="scale = None is None"):  # the code is specialised on None
-        s2s_ad.grad(scaled_by_count, wrt=(1, 2), check=True)(x, 3)
+        s2s_ad.grad(scaled_by_count, wrt=(0, 2), check=True)(x, 3)
 
 
 def test_the_users_random_state_is_left_alone():

@@ -12,14 +12,16 @@ from __future__ import annotations
 
 import functools
 import inspect
+import os
 import sys
+import types
 from typing import Any, Callable, Optional, Sequence, Union
 
 import numpy as np
 
 from ..driver.cache import TransformCache, name_the_users_line
 from ..core import debugging
-from ..core.errors import TransformError
+from ..core.errors import NotADef, TransformError
 from ..frontend.parse import Snapshot, quick_function
 from ..driver.pipeline import Built
 from ..targets.target import NUMPY, Target
@@ -41,15 +43,39 @@ def _run(generated: Callable, args: tuple) -> Any:
         raise
 
 
+# The folder of s2s_ad's own modules: their frames are left out of a TransformError's traceback.
+_PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
+
+
+def without_our_frames(exc: BaseException) -> None:
+    """Leave s2s_ad's own frames and the error's causes out of ``exc``, a ``TransformError`` being
+    handled: its message names the user's file, line and construct, which is what they need.  The
+    handler then re-raises it with a bare ``raise``, which adds no frame of its own, so the traceback
+    the user sees ends at their call (frames of theirs below it, a rule of theirs, say, stay)."""
+    kept = []
+    tb = exc.__traceback__
+    while tb is not None:
+        if not tb.tb_frame.f_code.co_filename.startswith(_PACKAGE):
+            kept.append(tb)
+        tb = tb.tb_next
+    trimmed: Optional[types.TracebackType] = None
+    for tb in reversed(kept):
+        trimmed = types.TracebackType(trimmed, tb.tb_frame, tb.tb_lasti, tb.tb_lineno)
+    exc.with_traceback(trimmed)
+    exc.__cause__ = None
+    exc.__suppress_context__ = True
+
+
 def _user_facing(function: Callable) -> Callable:
-    """Let a ``TransformError`` reach the user without s2s_ad's own frames and causes:
-    its message names the user's file, line and construct, which is what they need."""
+    """A function of the API whose ``TransformError`` reaches the user without s2s_ad's own frames and
+    causes (``without_our_frames``): the traceback ends at the user's call."""
     @functools.wraps(function)
     def call(*args: Any, **kwargs: Any) -> Any:
         try:
             return function(*args, **kwargs)
         except TransformError as exc:
-            raise exc.with_traceback(None) from None
+            without_our_frames(exc)
+            raise
     return call
 
 
@@ -213,6 +239,32 @@ def _unwrap(fn: Callable) -> tuple[Callable, tuple, dict]:
             prefix, fn = (fn,) + prefix, type(fn).__call__
         else:
             return fn, prefix, fixed
+
+
+def spelled(fn: Any) -> str:
+    """How the user most likely wrote ``fn``: ``np.sin``, ``abs``, ``scipy.special.erf``."""
+    name = getattr(fn, "__name__", None) or type(fn).__name__
+    module = getattr(fn, "__module__", None) or ("numpy" if isinstance(fn, np.ufunc) else None)
+    if module in (None, "builtins"):
+        return name
+    if module == "numpy" or module.startswith("numpy."):
+        return f"np.{name}" if hasattr(np, name) else f"{module.replace('numpy', 'np', 1)}.{name}"
+    return f"{module}.{name}"
+
+
+def refuse_what_is_not_a_def(what: str, fn: Any) -> None:
+    """Refuse, where the API is given it, a function that s2s_ad cannot read the source of: a NumPy
+    ufunc or function (``np.sin``, ``np.sum``), a builtin (``abs``), any callable without Python code
+    of its own (after ``_unwrap``: a partial's or a bound method's function is looked at).  The error is
+    a ``TransformError`` and a ``TypeError`` at once (``NotADef``), saying to wrap it in a def."""
+    plain = _unwrap(fn)[0] if not type(fn).__module__.startswith("s2s_ad") else fn
+    if isinstance(plain, (types.FunctionType, type)) or type(plain).__module__.startswith("s2s_ad") \
+            or not callable(plain):
+        return
+    name = spelled(plain)
+    raise NotADef(f"{what} of {name}", f"{name} ({type(plain).__name__}) is no function written with def: only "
+                  f"plain Python functions defined with def can be transformed (s2s_ad reads their source); wrap it "
+                  f"in one, def f(x): return {name}(x), and differentiate f")
 
 
 def _callable_object(value: Any) -> bool:

@@ -30,7 +30,7 @@ from .export import exported
 from ..driver.pipeline import STAGES, lowered
 
 _EXAMPLES = """examples:
-  s2s-ad examples/rational.py                   the functions in a file, and whether each can be transformed
+  s2s-ad examples/rational.py                   the functions in a file, and whether each one's gradient builds
   s2s-ad examples/rational.py:f                 the gradient with respect to the first parameter
   s2s-ad examples/rational.py:f --wrt x,y       with respect to x and y
   s2s-ad examples/rational.py:f --stage ssa     the lowered three-address form
@@ -83,17 +83,26 @@ def _load(path: str, name: str) -> Callable[..., Any]:
 
 
 def _list_functions(path: str) -> str:
-    """Each function the file defines, and whether s2s_ad can transform it."""
+    """Each function the file defines, and whether s2s_ad can transform it: its gradient by its first
+    parameter is built (the generic code, as ``s2s-ad FILE:FUNC`` prints it), so a refusal anywhere,
+    in the function, its helpers or the functions it calls, is found; nothing is run."""
     module = _module(path)
     lines = []
     for name, fn in inspect.getmembers(module, inspect.isfunction):
         if fn.__module__ != module.__name__:
             continue
+        params = list(inspect.signature(fn).parameters)
         try:
-            lowered(fn)
-            status = "ok"
+            if not params:
+                lowered(fn)
+                status = "ok as far as lowering (it has no parameter to differentiate by)"
+            else:
+                source(fn, wrt=0)
+                status = f"ok (its gradient by {params[0]} builds)"
         except TransformError as exc:
             status = f"refused: {exc}"
+        except (TypeError, ValueError) as exc:
+            status = f"not checked: {exc}"
         lines.append(f"{name}{inspect.signature(fn)}  {status}")
     return "\n".join(lines) + "\n" if lines else f"{path} defines no functions\n"
 
@@ -172,7 +181,7 @@ def _explorer_page(fn: Callable, options: argparse.Namespace, wrt: Union[int, tu
         raise ValueError("--html shows reverse mode and the derivatives built on it (--order); "
                          "for forward mode's code, leave out --html")
     names: tuple = wrt if isinstance(wrt, tuple) else (wrt,)
-    if options.order > 1 and len(names) > 1:
+    if options.order > 1 and (len(names) > 1 or _by_an_array(fn, names, args, options.order)):
         if options.order != 2:
             raise ValueError(f"--order {options.order} with several --wrt parameters: above order 2 name one parameter")
         return hessian(fn, wrt=names).html_for(*(args or ()))
@@ -186,14 +195,33 @@ def _higher_order_source(fn: Callable, order: int, wrt: Union[int, tuple], args:
     """The code of the ``order``-th derivative by one parameter (``grad`` of ``grad``...), or, by
     several, of the Hessian (order 2): every generated module a call with ``args`` runs."""
     names: tuple = wrt if isinstance(wrt, tuple) else (wrt,)
-    if len(names) > 1:
+    if len(names) > 1 or _by_an_array(fn, names, args, order):
         if order != 2:
             raise ValueError(f"--order {order} with several --wrt parameters: above order 2 name one parameter")
-        return hessian(fn, wrt=names).source_for(*(args or ()))
+        matrix = hessian(fn, wrt=names if len(names) > 1 else names[0])
+        by = ", ".join(matrix.wrt)
+        return (f"# The Hessian of {getattr(fn, '__name__', fn)} by {by} (s2s_ad.hessian): the code below runs once "
+                f"per element of {by}, its tangent a unit vector, and gives the Hessian's column.\n"
+                + matrix.source_for(*(args or ())))
     derivative = grad(fn, wrt=names[0])
     for _ in range(order - 1):
         derivative = grad(derivative, wrt=names[0])
     return derivative.source_for(*args) if args else derivative.source
+
+
+def _by_an_array(fn: Callable, names: tuple, args: Optional[tuple], order: int) -> bool:
+    """Whether the one parameter ``names`` holds is an array among ``args``: its second derivative is
+    the Hessian (whose code ``--order 2`` prints); a higher one is refused here, naming what to ask."""
+    if len(names) != 1 or not args:
+        return False
+    params = list(inspect.signature(fn).parameters)
+    position = names[0] if isinstance(names[0], int) else params.index(names[0])
+    if not (-len(args) <= position < len(args) and isinstance(args[position], np.ndarray)):
+        return False
+    if order != 2:
+        raise ValueError(f"--order {order} by {params[position]}, an array: s2s-ad prints the code of derivatives "
+                         f"of an array parameter up to the second, the Hessian's (--order 2)")
+    return True
 
 
 def _coloured(text: str) -> str:

@@ -17,7 +17,7 @@ from ..core import arguments, containers
 from ..driver.pipeline import build_forward, leaf_kinds
 from ..targets.backends import target_of
 from ..targets.target import NUMPY
-from .calling import _CACHE, _run, _TARGET, _target_of_arguments
+from .calling import _CACHE, _run, _TARGET, _target_of_arguments, _user_facing, refuse_what_is_not_a_def
 from .gradient import GradientFunction, _owned_outputs, _tangent_built, _without_prefix
 
 
@@ -49,6 +49,7 @@ def _leaf_tangents(fn: Callable, name: str, primal: Any, tangent: Any, kind: Any
             for p, c in zip(primals, checked)]
 
 
+@_user_facing
 def jvp(fn: Callable, primals: Sequence[Any], tangents: Sequence[Any], backend: str = "python") -> tuple[Any, Any]:
     """Forward mode: the value of ``fn`` and its derivative along a direction (docs/api.md).
 
@@ -81,6 +82,7 @@ def jvp(fn: Callable, primals: Sequence[Any], tangents: Sequence[Any], backend: 
     TransformError
         ``fn`` cannot be differentiated.
     """
+    refuse_what_is_not_a_def("jvp", fn)
     target = target_of(backend)
     params, args = _bound_primals(fn, primals)
     if not isinstance(tangents, (tuple, list)) or len(tangents) != len(primals):

@@ -16,7 +16,7 @@ from typing import Any, Callable, Optional
 import numpy as np
 
 from ..core import arguments
-from .calling import Wrt, _resolve_wrt, numpy_arrays_only
+from .calling import Wrt, _resolve_wrt, _user_facing, numpy_arrays_only, refuse_what_is_not_a_def
 from .gradient import GradientFunction
 from ..core.draws import Draws
 
@@ -37,6 +37,7 @@ class GradCheck:
                 f"{self.numeric:.10g} ({self.error:.3g} of the tolerance)")
 
 
+@_user_facing
 def check_grad(fn: Callable, *args: Any, wrt: Optional[Wrt] = None, eps: Optional[float] = None,
                rtol: Optional[float] = None, atol: Optional[float] = None) -> GradCheck:
     """Compare ``grad(fn, wrt)(*args)`` with central differences; report the worst component.
@@ -79,6 +80,7 @@ def check_grad(fn: Callable, *args: Any, wrt: Optional[Wrt] = None, eps: Optiona
     TransformError
         ``fn`` cannot be differentiated.
     """
+    refuse_what_is_not_a_def("check_grad", fn)
     numpy_arrays_only(f"check_grad of {getattr(fn, '__qualname__', fn)}", args)
     params = list(inspect.signature(fn).parameters)
     positions = [i for i, a in enumerate(args) if arguments.differentiable(a)] if wrt is None else [

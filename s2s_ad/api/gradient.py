@@ -65,7 +65,8 @@ from ..targets.target import NUMPY, SOURCE, Target
 from .selfcheck import NoForwardMode, SelfCheckSkipped, dot_product_test, switched_on_by_environment
 from .calling import (_CACHE, _compiled, _current, _default_tails, Entry, _entry, _gettrace, _hit_function,
                       _never_hit, _parameters_of, _resolve_wrt, _run, _SHAPES_KEPT, _shapes_of, _target_of_arguments,
-                      _types_of, _unwrap, _user_facing, Wrt)
+                      _types_of, _unwrap, _user_facing, without_our_frames, Wrt,
+                      refuse_what_is_not_a_def)
 
 
 def _as_returned(derivative: "GradientFunction", function: Callable, args: tuple,
@@ -100,6 +101,8 @@ class GradientFunction:
         if isinstance(fn, GradientFunction) and (has_aux or fn._has_aux):
             raise TypeError("has_aux=True applies to the first derivative only; for higher derivatives "
                             "differentiate a function that returns the value alone")
+        if not isinstance(fn, GradientFunction):
+            refuse_what_is_not_a_def("value_and_grad" if with_value else "grad", fn)
         self._has_aux = has_aux
         self._target = target_of(backend)  # whose code runs and checks the results (target.py)
         # what pickling and copying rebuild this derivative from (see __reduce__)
@@ -248,6 +251,10 @@ class GradientFunction:
                             f"use s2s_ad.hessian or s2s_ad.jacobian")
 
     def _specialise(self, args: tuple, kinds: Optional[tuple] = None, target: Optional[Target] = None) -> Built:
+        # (every call no cached entry serves comes here first: an integer argument by wrt is never cached)
+        for name, position in zip(self.wrt, self._positions):
+            arguments.refuse_integer_wrt("value_and_grad" if self._with_value else "grad", self.fn, name,
+                                         args[position])
         kinds = tuple(map(kind_of, args)) if kinds is None else kinds
         # (another library's arrays have NumPy's kinds: their code is kept apart by its target)
         key = kinds if target is None or target is self._target else (target, kinds)
@@ -321,37 +328,43 @@ class GradientFunction:
         return tuple(bound.arguments.values())
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        if _gettrace() is not None and debugging.stepping(_gettrace()):  # its next step: the generated code
-            return debugging.step_into(_gettrace(), self._called, args, kwargs)
-        if kwargs or len(args) != self._n_params:
-            args = self._bind(args, kwargs)
-        if self._check:  # the self-check's forward pass replays the draws this call makes (draws.py)
-            self._draws.current = Draws(self.owner, args)
-        # The hot path: the last call's types (arrays' shapes and dtypes) and code, one generated test;
-        # for numbers, else one dictionary look-up and the snapshot's quick check.
-        function = self._hit(args)
-        if function.__class__ is tuple:  # the last call's arrays' shapes and dtypes: (function, target, as_is)
-            return self._ran(function[0], args, function[1], function[2])
-        if function is False:
-            types = self._types_of(args)
-            found = self._by_types.get(types)
-            if found is None or (found[0][1] is not None and not found[0][1]()):
-                return self._call_typed(args, types)
-            function, self._hit = found[0][0], found[1]
-        try:  # _run, inlined: this is every cached call
-            returned = function(*args)
-        except Exception as exc:
-            name_the_users_line(exc)
+        # (a TransformError leaves without s2s_ad's frames: the traceback ends at the user's call; a try
+        # costs nothing where nothing is raised)
+        try:
+            if _gettrace() is not None and debugging.stepping(_gettrace()):  # its next step: the generated code
+                return debugging.step_into(_gettrace(), self._called, args, kwargs)
+            if kwargs or len(args) != self._n_params:
+                args = self._bind(args, kwargs)
+            if self._check:  # the self-check's forward pass replays the draws this call makes (draws.py)
+                self._draws.current = Draws(self.owner, args)
+            # The hot path: the last call's types (arrays' shapes and dtypes) and code, one generated test;
+            # for numbers, else one dictionary look-up and the snapshot's quick check.
+            function = self._hit(args)
+            if function.__class__ is tuple:  # the last call's arrays' shapes and dtypes: (function, target, as_is)
+                return self._ran(function[0], args, function[1], function[2])
+            if function is False:
+                types = self._types_of(args)
+                found = self._by_types.get(types)
+                if found is None or (found[0][1] is not None and not found[0][1]()):
+                    return self._call_typed(args, types)
+                function, self._hit = found[0][0], found[1]
+            try:  # _run, inlined: this is every cached call
+                returned = function(*args)
+            except Exception as exc:
+                name_the_users_line(exc)
+                raise
+            # (no array argument (see _specialise): its gradients are numbers, nothing to copy)
+            if self._bare:  # the gradient alone, the code computed no value
+                return returned
+            if not self._value_used:
+                return self._finish(args, None, returned)
+            value, gradient = returned
+            if value.__class__ is not float and not _one_number(value):
+                self._refuse_result(value)
+            return self._finish(args, value, gradient)
+        except TransformError as exc:
+            without_our_frames(exc)
             raise
-        # (no array argument (see _specialise): its gradients are numbers, nothing to copy)
-        if self._bare:  # the gradient alone, the code computed no value
-            return returned
-        if not self._value_used:
-            return self._finish(args, None, returned)
-        value, gradient = returned
-        if value.__class__ is not float and not _one_number(value):
-            self._refuse_result(value)
-        return self._finish(args, value, gradient)
 
     def _called(self, args: tuple, kwargs: dict) -> Any:
         """A call, as ``__call__`` makes it but for its hot path (the generated code is called by
@@ -453,12 +466,14 @@ class GradientFunction:
         return (gradient, aux) if self._has_aux else gradient
 
     @property
+    @_user_facing
     def source(self) -> str:
         """The adjoint's source: the one the last call ran, or before any call the generic one."""
         if self._last_source is None:
             self._last_source = self._source_of((UNKNOWN,) * len(self._signature.parameters))
         return self._last_source
 
+    @_user_facing
     def source_for(self, *args: Any, **kwargs: Any) -> str:
         """The adjoint's source specialised for these arguments (nothing is run).  A higher
         derivative shows every generated module it runs: the wrapper, forward mode over the order
@@ -473,6 +488,7 @@ class GradientFunction:
             return self._adjoint(kinds, target).source
         return whole_source(self.function_for(kinds).function)
 
+    @_user_facing
     def html_for(self, *args: Any, **kwargs: Any) -> str:
         """The derivative explorer's page (explorer.py) for the code a call with these arguments runs."""
         return _page(self, self._target.argument_kinds(self.fn, self._bind(args, kwargs)))

@@ -23,7 +23,7 @@ import numpy as np
 from ..core import arguments, containers
 from . import explorer
 from ..targets.backends import target_of
-from .calling import _CACHE, _TARGET, Wrt, _resolve_wrt, _run, numpy_arrays_only
+from .calling import _CACHE, _TARGET, Wrt, _resolve_wrt, _run, _user_facing, numpy_arrays_only, refuse_what_is_not_a_def
 from .gradient import GradientFunction, _tangent_function
 from .forward_mode import jvp
 from .pullback import _pullback
@@ -37,6 +37,7 @@ class _MatrixOf(abc.ABC):
     """What a Jacobian and a Hessian share: the function, the parameters by name, and pickling."""
 
     def __init__(self, fn: Callable, wrt: Wrt, backend: str = "python") -> None:
+        refuse_what_is_not_a_def(type(self).__name__.lower(), fn)
         self.fn = fn
         self.wrt, self._several = _resolve_wrt(fn, wrt)
         self._backend = backend
@@ -65,12 +66,15 @@ class Jacobian(_MatrixOf):
                         "(fewer inputs than outputs) or reverse mode over the function: pass the function itself, "
                         "source(f, wrt=..., mode='forward' or 'reverse', args=...)")
 
+    @_user_facing
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         numpy_arrays_only(f"jacobian of {getattr(self.fn, '__qualname__', self.fn)}", args + tuple(kwargs.values()))
         bound = inspect.signature(self.fn).bind(*args, **kwargs)
         bound.apply_defaults()
         params, values = list(bound.arguments), tuple(bound.arguments.values())
         positions = [params.index(w) for w in self.wrt]
+        for i in positions:
+            arguments.refuse_integer_wrt("jacobian", self.fn, params[i], values[i])
         # The states of the generators a pass may draw from, put back before each pass; not read where
         # no pass can draw (reading and putting them back costs more than a small function's pass).
         draws = Draws(_owner(self.fn), values) \
@@ -224,10 +228,13 @@ class Hessian(_MatrixOf):
         """``source(hessian(f), args=...)``: the code a call with those arguments runs (``api.source``)."""
         return self.source_for(*(args or ()))
 
+    @_user_facing
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         numpy_arrays_only(f"hessian of {getattr(self.fn, '__qualname__', self.fn)}", args + tuple(kwargs.values()))
         gradient = GradientFunction(self.fn, self.wrt, with_value=False)
         full = gradient._bind(args, kwargs)
+        for name, position in zip(gradient.wrt, gradient._positions):
+            arguments.refuse_integer_wrt("hessian", self.fn, name, full[position])
         kinds = _TARGET.argument_kinds(gradient.fn, full)
         if any(isinstance(k, containers.Tree) for k in kinds):
             return self._by_leaf(gradient, full, kinds)
@@ -236,11 +243,13 @@ class Hessian(_MatrixOf):
                               self._backend)(*args, **kwargs) for w in self.wrt)
         return rows if self._several else rows[0]
 
+    @_user_facing
     def source_for(self, *args: Any, **kwargs: Any) -> str:
         """The generated code a call with these arguments runs (nothing is run): forward mode over the
         gradient by each ``wrt``, with every generated module it calls (``reach.py``)."""
         return whole_source(*self._tangent_functions(args, kwargs))
 
+    @_user_facing
     def html_for(self, *args: Any, **kwargs: Any) -> str:
         """The derivative explorer's page (explorer.py) for the code a call with these arguments runs."""
         gradient = GradientFunction(self.fn, self.wrt, with_value=False)

@@ -22,7 +22,7 @@ from ..core.kinds import Constant
 from ..driver.pipeline import build_split, check_lost_arguments
 from ..targets.backends import target_of
 from ..targets.target import NUMPY
-from .calling import _compiled, numpy_arrays_only, _run, _TARGET, _user_facing
+from .calling import _compiled, numpy_arrays_only, _run, _TARGET, _user_facing, refuse_what_is_not_a_def
 from .gradient import GradientFunction, _without_prefix
 from .forward_mode import _bound_primals
 
@@ -63,6 +63,7 @@ def vjp(fn: Callable, *primals: Any, backend: str = "python") -> tuple[Any, Call
     TransformError
         ``fn`` cannot be differentiated.
     """
+    refuse_what_is_not_a_def("vjp", fn)
     if target_of(backend) is not NUMPY:
         warnings.warn(_split_form_fallback(fn, backend), stacklevel=2)
     return _pullback(fn, primals, None)
@@ -150,6 +151,7 @@ class Pullback:
         self._drew = draws.drew()
         self.__name__ = f"vjp_{getattr(made_from[0], '__name__', 'f')}"
 
+    @_user_facing
     def __call__(self, cotangent: Any) -> tuple:
         fn, split, kinds, args = self._made_from[0], self._split, self._kinds, self._args
         cotangent = _matching_cotangent(fn, cotangent, self._result, self._tree)

@@ -15,7 +15,7 @@ from ..core.kinds import UNKNOWN
 from ..driver.pipeline import STAGES, build_forward, build_reverse
 from ..driver.reach import whole_source
 from ..targets.backends import target_of
-from .calling import _resolve_wrt, _TARGET, _user_facing, Wrt
+from .calling import _resolve_wrt, _TARGET, _user_facing, refuse_what_is_not_a_def, Wrt
 from .gradient import _decorator_or_call, GradientFunction, _tangent_built, _without_prefix
 from .forward_mode import _bound_primals
 
@@ -148,6 +148,7 @@ def source(fn: Callable, wrt: Wrt = 0, mode: str = "reverse", stage: str = "opti
     if shown_by_itself is not None:
         return shown_by_itself(fn, args)
     _refuse_api_object(fn)
+    refuse_what_is_not_a_def("source", fn)
     names, _ = _resolve_wrt(fn, wrt)
     n = len(inspect.signature(fn).parameters)
     kinds: tuple

@@ -288,6 +288,25 @@ def differentiable(value: Any) -> bool:
     return np.issubdtype(np.result_type(value), np.inexact) if kind_of(value) != UNKNOWN else False
 
 
+def refuse_integer_wrt(what: str, fn: Callable, name: str, value: Any) -> None:
+    """Refuse to differentiate ``fn`` by its argument ``name`` where ``value`` is an integer or a
+    boolean (Python's, NumPy's, or an array of them), as JAX's ``grad`` does: such an argument has no
+    derivative, and a gradient of it would be a made-up number.  ``what``: ``grad``, ``jacobian``..."""
+    if isinstance(value, (bool, np.bool_)):
+        kind, instead = "a boolean", f"a float ({float(value)!r})"
+    elif isinstance(value, (int, np.integer)):
+        kind, instead = f"an integer ({type(value).__name__})", f"a float ({float(value)!r})"
+    elif isinstance(value, np.ndarray) and value.dtype.kind in "biu":
+        kind = f"{'a boolean' if value.dtype.kind == 'b' else 'an integer'} array ({value.dtype})"
+        instead = f"a float array ({name}.astype(float))"
+    else:
+        return
+    shown = repr(value) if not isinstance(value, np.ndarray) else f"array of shape {value.shape}"
+    raise TypeError(f"{what} of {getattr(fn, '__name__', fn)!r} with respect to {name}: {name} = {shown} is "
+                    f"{kind}, which has no derivative ({what} takes float arguments alone, as JAX's does); "
+                    f"pass {instead}, or leave {name} out of wrt")
+
+
 def checked_tangent(fn: Callable, name: str, primal: Any, tangent: Any) -> Any:
     """``jvp``'s tangent of ``primal`` as the code takes it: None where ``primal`` carries no
     derivative (its tangent must then be None or zero), else of the primal's shape (never

@@ -74,6 +74,16 @@ class TransformError(Exception):
         return TransformError(self.construct, self.hint, filename=filename, line=line, column=column)
 
 
+class NotADef(TransformError, TypeError):
+    """Raised where the API is given a callable whose source cannot be read (``grad(np.sin)``): a
+    ``TransformError`` and, as JAX raises for what it cannot take, a ``TypeError``; it names no place,
+    for there is no line of the user's to name."""
+
+    def _message(self) -> str:
+        return f"cannot differentiate {self.construct}: {self.hint}" if self.hint else \
+            f"cannot differentiate {self.construct}"
+
+
 class GradientCheckError(Exception):
     """Raised by ``grad(f, check=True)`` (or ``S2S_AD_CHECK=1``) when forward and reverse
     mode disagree: one of them, or a rule one of them used, is wrong.

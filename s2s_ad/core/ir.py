@@ -27,6 +27,7 @@ A ``Function`` holds parameters and a body of ``Assign`` statements ending in
 from __future__ import annotations
 
 import dataclasses
+import weakref
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator, Mapping, Optional, Union
 
@@ -36,6 +37,31 @@ from .kinds import Kind
 @dataclass(frozen=True)
 class Var:
     name: str
+
+
+# The names the user's code gave the constants it read (a module-level array ``SCALE``), by the
+# object's identity, held weakly: what generated code calls them (``name_constant``, ``constant_name``).
+_CONSTANT_NAMES: dict[int, tuple[weakref.ref, str]] = {}
+
+
+def name_constant(value: Any, name: str) -> None:
+    """Remember that the user's code calls the constant ``value`` (an array it reads) ``name``."""
+    key = id(value)
+
+    def forget(ref: weakref.ref) -> None:  # (only its own entry: the id may be another object's by then)
+        if _CONSTANT_NAMES.get(key, (None, ""))[0] is ref:
+            del _CONSTANT_NAMES[key]
+
+    try:
+        _CONSTANT_NAMES[key] = (weakref.ref(value, forget), name)
+    except TypeError:  # (an object that takes no weak reference keeps the generic name)
+        pass
+
+
+def constant_name(value: Any) -> Optional[str]:
+    """The name the user's code gave the constant ``value`` (``name_constant``), if any."""
+    entry = _CONSTANT_NAMES.get(id(value))
+    return entry[1] if entry is not None and entry[0]() is value else None
 
 
 @dataclass(frozen=True, eq=False)

@@ -16,7 +16,7 @@ from typing import Any, Optional
 
 from ..core import containers, ir, language
 from ..rules import registry as rules
-from .conversion import ErrorBuilder, hashable
+from .conversion import ErrorBuilder, hashable, spelled
 from ..core.draws import unseeded
 from ..core.errors import TransformError
 from .parse import Snapshot, parse_function, readable_source
@@ -197,12 +197,51 @@ def reports(fn: Any) -> bool:
     return any(rules.fact(vars(cls).get(name), "reports") for cls in type(owner).__mro__)
 
 
+# What to write instead of a method call with more arguments than s2s_ad's rule for it takes.
+_METHOD_HINTS = {"item": "; read the element by its index instead: x[i, j], or np.ravel(x)[k] for the k-th in order"}
+
+
+def _method_as_written(fn: Any, node: Any) -> Optional[str]:
+    """``x.item`` where the call ``x.item(...)`` is of a helper of s2s_ad's standing for the method (its
+    name internal, ``s2s_ad.core.runtime.item``); None for any other call."""
+    func = getattr(node, "func", None)
+    if func is None or type(func).__name__ != "Attribute" or not language.module_of(fn).startswith("s2s_ad"):
+        return None
+    return spelled(func)
+
+
+# NumPy's functions of two arrays whose result an operator writes (np.multiply(a, b) is a * b).
+_OPERATORS = {"add": "+", "subtract": "-", "multiply": "*", "divide": "/", "true_divide": "/", "power": "**",
+              "matmul": "@", "floor_divide": "//", "mod": "%", "remainder": "%"}
+
+
+def refuse_out(fn: Any, node: Any, error: ErrorBuilder) -> None:
+    """Refuse a library function's call with ``out=`` (``np.multiply(a, b, out=c)``), saying so and what to
+    write instead (``c = a * b``, or ``c[...] = a * b`` to write into ``c``); a function of the user's
+    may well have a parameter named ``out``."""
+    keywords = getattr(node, "keywords", None) or []
+    out = next((k.value for k in keywords if k.arg == "out"), None)
+    if out is None or is_user_function(fn):
+        return
+    func = spelled(node.func)
+    operands = [spelled(a) for a in node.args]
+    symbol = _OPERATORS.get(getattr(fn, "__name__", ""))
+    rest = ", ".join(operands + [f"{k.arg}={spelled(k.value)}" for k in keywords if k.arg != "out"])
+    result = f" {symbol} ".join(operands) if symbol and len(operands) == 2 and len(keywords) == 1 else f"{func}({rest})"
+    target = spelled(out)
+    raise error(f"{func}(..., out={target})", f"out= (writing the result into an array that exists) is not "
+                f"supported; write {target} = {result} for a new array, or {target}[...] = {result} to write "
+                f"into {target}", node)
+
+
 def check_callee(fn: Any, node: Any, args: tuple, kwargs: tuple, error: ErrorBuilder, snapshot: Snapshot) -> None:
     """Refuse, before anything runs, a call whose callee cannot be differentiated as called: a
     generator made without a seed, a function declared refused (print, eval) or refusing these
     arguments, arguments its rule cannot bind, a gradient of s2s_ad (reverse over reverse), a class
     of Python code."""
-    name = describe_callable(fn)
+    refuse_out(fn, node, error)
+    method = _method_as_written(fn, node)  # x.item(2): a method s2s_ad's helper stands for, named as written
+    name = method or describe_callable(fn)
     if hashable(fn):
         snapshot.record_rules(fn)  # a rule registered later must be picked up
     seed_keyword = rules.fact(fn, "seeded_by")
@@ -221,6 +260,12 @@ def check_callee(fn: Any, node: Any, args: tuple, kwargs: tuple, error: ErrorBui
         raise error(f"the frozen distribution {distribution}(...)", frozen_refusal(distribution), node)
     rule = rules.adjoint_rule(fn) or rules.tangent_rule(fn)
     if rule is not None:
+        if method is not None and len(args) > rule.positional:  # (args: the object first)
+            most = rule.positional - 1
+            raise error(f"the call of {method}", f"it passes {len(args) - 1} positional argument"
+                        f"{'s' if len(args) != 2 else ''}, and s2s_ad differentiates {method}() with "
+                        f"{'none' if most == 0 else f'at most {most}'}" + _METHOD_HINTS.get(method.rpartition('.')[2], ""),
+                        node)
         try:
             rules.bind_arguments(rule, args, kwargs)
         except rules.ArgumentMismatch as exc:

@@ -34,7 +34,8 @@ import gast
 from ..core import containers, ir, language, runtime
 from ..core.errors import TransformError
 from ..rules import registry as rules
-from ..frontend.callables import DISTRIBUTION_METHODS, check_callee, describe_callable, is_user_function, reports
+from ..frontend.callables import (DISTRIBUTION_METHODS, check_callee, describe_callable, is_user_function,
+                                  refuse_out, reports)
 from ..frontend.conversion import (Bound, Choice, Converter, ConverterPart, Dispatch, Inline, Known, MethodCall, Nested,
     Once, Pending, Record, is_plain_constant)
 from ..core.draws import DRAW_METHODS, seeds
@@ -189,6 +190,7 @@ class CallConverter(ConverterPart):
         and ``random.seed(0)`` (of the global generators) run there too, in order with the draws: what
         draws after them sees the numbers NumPy's own run would (``draws.seeds``)."""
         fn = self.statics.resolve(node.func)
+        refuse_out(fn, node, self.error)  # np.multiply(a, b, out=c): what to write instead
         if not reports(fn) and not seeds(fn):
             name = (f"{node.func.id}()" if isinstance(node.func, gast.Name) else
                     f".{node.func.attr}()" if isinstance(node.func, gast.Attribute) else "a function")

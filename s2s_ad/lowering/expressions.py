@@ -123,6 +123,7 @@ class ExpressionConverter:
         if is_plain_constant(value):
             return ir.Const(value)
         if language.is_array_value(value):
+            ir.name_constant(value, name)  # (generated code calls it by the user's name)
             return ir.Const(value)
         table = self.statics.constant_table(value)
         if table is not None:  # sorted(D), for k in D, len(COEF): a module-level dict or list of numbers
@@ -185,6 +186,11 @@ class ExpressionConverter:
                 and isinstance(left, ir.Const):
             inside = any(type(k) is type(left.value) and k == left.value for k in right.keys)
             return ir.Const(inside if op is gast.In else not inside)
+        if op in (gast.Is, gast.IsNot) and isinstance(left, ir.Const) and isinstance(right, ir.Const) \
+                and (left.value is None or right.value is None):
+            # scale is None where a helper was passed a number (3.0): known while lowering, so the code
+            # never holds ``3.0 is None`` (a SyntaxWarning where it is compiled) and keeps one branch
+            return ir.Const((left.value is right.value) == (op is gast.Is))
         if isinstance(left, ir.Const) and isinstance(right, ir.Const) and all(
                 isinstance(v, (str, type(None), bool)) for v in (left.value, right.value)):
             # structure, not data (config.activation == "tanh", cfg.extra is None): known while lowering

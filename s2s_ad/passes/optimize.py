@@ -54,6 +54,9 @@ def _foldable(fn: Any) -> bool:
 
 def _fold(call: ir.Call) -> Optional[ir.Expr]:
     values = [a.value for a in call.args if isinstance(a, ir.Const)]
+    if (call.fn is operator.is_ or call.fn is operator.is_not) and len(values) == len(call.args) == 2 \
+            and any(v is None for v in values):  # 3.0 is None, a constant come in by a pass: no literal `is`
+        return ir.Const((values[0] is values[1]) == (call.fn is operator.is_))
     if call.kwargs or len(values) != len(call.args) or not _foldable(call.fn):
         return None
     if not all(isinstance(v, (int, float)) for v in values):  # booleans too: y - 1 + (y == 0)

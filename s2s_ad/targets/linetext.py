@@ -257,7 +257,8 @@ class LineText:
 
 def constant_hint(value: Any) -> str:
     """The name generated code gives a constant it holds in its namespace: an exception class raised
-    keeps its own name (``raise_exception(ValueError, kind)``)."""
+    keeps its own name (``raise_exception(ValueError, kind)``), a module-level array the user's name
+    for it (``SCALE``: ``ir.name_constant``)."""
     if isinstance(value, type) and issubclass(value, BaseException):
         return value.__name__
-    return "array" if isinstance(value, np.ndarray) else "constant"
+    return ir.constant_name(value) or ("array" if isinstance(value, np.ndarray) else "constant")
