@@ -1,5 +1,6 @@
 """Rules for Python builtins: ``abs``, ``min``/``max`` of two values, ``float``; and what may be
 called for its effect alone: ``print``, ``warnings.warn`` and logging (``reports=True``)."""
+import builtins
 import logging
 import warnings
 
@@ -56,6 +57,9 @@ declare(len, int, bool, counts=True)
 declare(len, axis_length=0)  # len(x) is x.shape[0]
 declare(bool, isinstance, compares=True)  # truth values
 declare(int, arithmetic=True)
+# Pure on values known while transforming: folded on constants, and callable by a sort key decided then
+declare(*[getattr(builtins, name) for name in ("len", "str", "abs", "int", "float", "min", "max", "tuple", "round",
+                                               "repr", "bool")], foldable=True)
 
 # What only reports, and so may run for its effect in a differentiated function (print(x), LOG.info(...)).
 _LOGGING = ("debug", "info", "warning", "error", "critical", "exception", "log")

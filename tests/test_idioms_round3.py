@@ -49,7 +49,8 @@ def test_seeded_draws_are_numpys_own_and_the_state_is_left_as_one_call_leaves_it
 
 def test_formatted_strings_are_pythons(capsys):
     s2s_ad.grad(fx.formatted_messages)(X)
-    assert capsys.readouterr().out == "0.500000 -1.200 2.00\n"
+    printed = capsys.readouterr().out.splitlines()  # (S2S_AD_CHECK=1 runs the function again: printed again)
+    assert printed and set(printed) == {"0.500000 -1.200 2.00"}
     assert "percent_formatted('%.6f'" in s2s_ad.source(fx.formatted_messages)
 
 

@@ -22,7 +22,7 @@ import numpy as np
 from ..driver.cache import TransformCache, name_the_users_line
 from ..core import debugging
 from ..core.errors import NotADef, TransformError
-from ..frontend.parse import Snapshot, quick_function
+from ..frontend.parse import Snapshot, quick_function, transparent
 from ..driver.pipeline import Built
 from ..targets.target import NUMPY, Target
 
@@ -258,6 +258,7 @@ def refuse_what_is_not_a_def(what: str, fn: Any) -> None:
     of its own (after ``_unwrap``: a partial's or a bound method's function is looked at).  The error is
     a ``TransformError`` and a ``TypeError`` at once (``NotADef``), saying to wrap it in a def."""
     plain = _unwrap(fn)[0] if not type(fn).__module__.startswith("s2s_ad") else fn
+    plain = transparent(plain)  # functools.cache(f) is f
     if isinstance(plain, (types.FunctionType, type)) or type(plain).__module__.startswith("s2s_ad") \
             or not callable(plain):
         return

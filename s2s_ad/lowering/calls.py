@@ -444,7 +444,7 @@ class CallConverter(ConverterPart):
                 return length
             self.read_as_container(record, "len()", node)
             return ir.Const(len(record.keys))
-        if fn in (sorted, list, tuple) and record is not None and not kwargs:
+        if (fn is sorted or fn in (list, tuple)) and record is not None and not kwargs:
             record = self.iterated(record, node)  # (an object's attributes are not its items: its __iter__'s)
         if fn is sorted and record is not None and not kwargs:  # (rule templates: sorted(D) of a module's dict)
             return self._sorted(record, kwargs, node)
@@ -510,7 +510,7 @@ class CallConverter(ConverterPart):
             local = self.local(name)
             if local is None:
                 found, value = self.statics.static(gast.Name(name, gast.Load(), None, None))
-                if found and (is_plain_constant(value) or value in (len, str, abs, int, float, min, max)):
+                if found and (is_plain_constant(value) or sorting.runs_while_transforming(value)):
                     return value
                 raise sorting.Unreadable(f"the key function reads {name}, which is not read while transforming")
             value = sorting.known_value(local)

@@ -27,11 +27,19 @@ from typing import Any, Callable, Optional
 import gast
 
 from ..core import ir
+from ..rules import registry as rules
 from ..frontend.conversion import Known, Nested, Record, is_plain_constant
 
-# What a key function may call while the order is decided (pure, on values known now).
-_CALLABLE = {builtins.len, builtins.str, builtins.abs, builtins.int, builtins.float, builtins.min, builtins.max,
-             builtins.tuple, builtins.round, builtins.repr, builtins.bool}
+
+
+def runs_while_transforming(fn: Any) -> bool:
+    """Whether a key function may call ``fn`` while the order is decided: a pure function of values
+    known now (declared ``foldable`` with its template: ``len``, ``abs``, ``str``, ``round``...)."""
+    try:
+        return bool(rules.fact(fn, "foldable"))
+    except TypeError:  # an unhashable value
+        return False
+
 _STRING_METHODS = frozenset({"lower", "upper", "casefold", "strip", "lstrip", "rstrip", "startswith", "endswith",
                              "replace", "split"})
 _BINARY: dict[type, Callable[[Any, Any], Any]] = {gast.Add: operator.add, gast.Sub: operator.sub, gast.Mult: operator.mul, gast.Div: operator.truediv,
@@ -91,7 +99,7 @@ def ordered(items: tuple, key: Any, reverse: bool, read_name: Callable[[str], An
 def _key_function(key: Any, read_name: Callable[[str], Any], parse: Callable[[Any], Any]) -> Callable[[Any], Any]:
     if isinstance(key, Known):
         fn = key.value
-        if fn in _CALLABLE or isinstance(fn, (operator.itemgetter, operator.attrgetter)) or (
+        if runs_while_transforming(fn) or isinstance(fn, (operator.itemgetter, operator.attrgetter)) or (
                 isinstance(fn, types.MethodDescriptorType) and fn.__objclass__ is str and fn.__name__ in _STRING_METHODS):
             return fn  # (str.lower)
         node = parse(fn)
@@ -111,11 +119,11 @@ def _global(fn: Any, name: str) -> Any:
     scope = getattr(fn, "__globals__", {})
     if name in scope:
         value = scope[name]
-        if is_plain_constant(value) or value in _CALLABLE:
+        if is_plain_constant(value) or runs_while_transforming(value):
             return value
         raise Unreadable(f"the key function reads {name}, which is not a constant")
     value = getattr(builtins, name, None)
-    if value in _CALLABLE:
+    if runs_while_transforming(value):
         return value
     raise Unreadable(f"the key function reads {name}, which is not read while transforming")
 
@@ -170,7 +178,7 @@ def _evaluate(node: Any, name: Callable[[str], Any]) -> Any:  # noqa: C901 (one 
                 return getattr(owner, node.func.attr)(*(ev(a) for a in node.args))
         else:
             fn = ev(node.func)
-            if fn in _CALLABLE:
+            if runs_while_transforming(fn):
                 return fn(*(ev(a) for a in node.args))
     raise Unreadable(f"the key function holds {type(node).__name__.lower()} {_shown(node)}, which is not read "
                      "while transforming")
