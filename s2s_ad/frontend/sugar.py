@@ -124,14 +124,20 @@ def _bound_first(call: gast.Call, stmt: Any, defs: list, taken: set) -> gast.Nam
     """``make_act(0.1)``, whose result the statement calls: assigned before it to a name of its own
     (``make_act_fn``), which the call then reads."""
     called = call.func.id if isinstance(call.func, gast.Name) else call.func.attr
-    k, name = 1, f"{called}_fn"
+    return _assigned_before(f"{called}_fn", call, stmt, defs, taken)
+
+
+def _assigned_before(stem: str, value: Any, stmt: Any, assigns: list, taken: set) -> gast.Name:
+    """``value`` assigned, before ``stmt``, to a fresh name (``stem``, else ``stem_1``, ``stem_2``...),
+    the assignment added to ``assigns``; the name, to read it by."""
+    k, name = 0, stem
     while name in taken:
         k += 1
-        name = f"{called}_fn_{k}"
+        name = f"{stem}_{k}"
     taken.add(name)
-    target = _located(gast.Name(id=name, ctx=gast.Store(), annotation=None, type_comment=None), call)
-    defs.append(_located(gast.Assign(targets=[target], value=call, type_comment=None), stmt))
-    return _located(gast.Name(id=name, ctx=gast.Load(), annotation=None, type_comment=None), call)
+    target = _located(gast.Name(id=name, ctx=gast.Store(), annotation=None, type_comment=None), value)
+    assigns.append(_located(gast.Assign(targets=[target], value=value, type_comment=None), stmt))
+    return _located(gast.Name(id=name, ctx=gast.Load(), annotation=None, type_comment=None), value)
 
 
 def _named(arg: Any, stmt: Any, defs: list, taken: set) -> Any:
@@ -152,19 +158,13 @@ def _defaults(name: str, lam: gast.Lambda, stmt: Any, taken: set) -> list:
     each one not a constant is assigned to a fresh name there, which the default then reads
     (lower.py reads a nested function's defaults where it is called)."""
     params = lam.args.args[len(lam.args.args) - len(lam.args.defaults):]
-    assigns, defaults = [], []
+    assigns: list = []
+    defaults: list = []
     for param, default in zip(params, lam.args.defaults):
         if isinstance(default, gast.Constant):
             defaults.append(default)
             continue
-        k, fresh = 0, f"{name}_{param.id}"
-        while fresh in taken:
-            k += 1
-            fresh = f"{name}_{param.id}_{k}"
-        taken.add(fresh)
-        target = _located(gast.Name(id=fresh, ctx=gast.Store(), annotation=None, type_comment=None), default)
-        assigns.append(_located(gast.Assign(targets=[target], value=default, type_comment=None), stmt))
-        defaults.append(_located(gast.Name(id=fresh, ctx=gast.Load(), annotation=None, type_comment=None), default))
+        defaults.append(_assigned_before(f"{name}_{param.id}", default, stmt, assigns, taken))
     lam.args.defaults = defaults
     return assigns
 
