@@ -1,6 +1,7 @@
 """The public contract of docs/api.md for reverse mode: names, argument forms, return shapes."""
 import importlib.util
 import math
+import os
 import re
 import sys
 import traceback
@@ -228,9 +229,13 @@ def test_a_transform_error_s_traceback_ends_at_the_users_call(call):
     else:
         pytest.fail("no TransformError raised")
     frames = traceback.extract_tb(error.__traceback__)
+    printed = "".join(traceback.format_exception(type(error), error, error.__traceback__))
+    if sys.version_info < (3, 11):  # (a bare raise cannot hand on a trimmed traceback there: docs/api.md)
+        last = frames.pop()
+        assert os.path.dirname(last.filename).endswith(os.path.join("s2s_ad", "api")) and last.line == "raise exc"
+        printed = printed.replace(last.filename, "")
     assert [frame.filename for frame in frames] == [__file__] * len(frames), traceback.format_tb(error.__traceback__)
     assert frames[-1].line.startswith("lambda: s2s_ad.")
-    printed = "".join(traceback.format_exception(error))
     assert printed.count("Traceback (most recent call last)") == 1 and "/s2s_ad/" not in printed.split(
         "TransformError")[0], printed
     assert f"test_public_api.py:{refused_by_a_try.__code__.co_firstlineno + 1}" in str(error)

@@ -71,11 +71,11 @@ def test_a_wrapper_of_a_builtin_is_refused_clearly():
 @pytest.mark.parametrize("make, what, name, kind", [
     (lambda: s2s_ad.jacobian(np.sin)(np.array([0.1, 0.2])), "jacobian", "np.sin", "ufunc"),
     (lambda: s2s_ad.grad(np.sin)(0.5), "grad", "np.sin", "ufunc"),
-    (lambda: s2s_ad.grad(np.sum)(np.ones(2)), "grad", "np.sum", "_ArrayFunctionDispatcher"),
+    (lambda: s2s_ad.grad(np.sum)(np.ones(2)), "grad", "np.sum", type(np.sum).__name__),  # (a def before NumPy 1.25)
     (lambda: s2s_ad.value_and_grad(abs)(0.5), "value_and_grad", "abs", "builtin_function_or_method"),
     (lambda: s2s_ad.jvp(np.sin, (0.5,), (1.0,)), "jvp", "np.sin", "ufunc"),
     (lambda: s2s_ad.vjp(np.sin, 0.5), "vjp", "np.sin", "ufunc"),
-    (lambda: s2s_ad.hessian(np.sum)(np.ones(2)), "hessian", "np.sum", "_ArrayFunctionDispatcher"),
+    (lambda: s2s_ad.hessian(np.sum)(np.ones(2)), "hessian", "np.sum", type(np.sum).__name__),
     (lambda: s2s_ad.check_grad(np.sin, 0.5), "check_grad", "np.sin", "ufunc"),
     (lambda: s2s_ad.source(np.sin), "source", "np.sin", "ufunc"),
 ], ids=["jacobian", "grad", "grad of np.sum", "value_and_grad", "jvp", "vjp", "hessian", "check_grad", "source"])

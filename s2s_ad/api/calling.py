@@ -47,6 +47,11 @@ def _run(generated: Callable, args: tuple) -> Any:
 _PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
 
 
+# Before Python 3.11 a bare ``raise`` re-raises the traceback the interpreter kept, not the exception's
+# own: there the handler raises the error again, which shows its one frame of s2s_ad's below the user's.
+BARE_RAISE_KEEPS_THE_TRIMMED_TRACEBACK = sys.version_info >= (3, 11)
+
+
 def without_our_frames(exc: BaseException) -> None:
     """Leave s2s_ad's own frames and the error's causes out of ``exc``, a ``TransformError`` being
     handled: its message names the user's file, line and construct, which is what they need.  The
@@ -68,14 +73,17 @@ def without_our_frames(exc: BaseException) -> None:
 
 def _user_facing(function: Callable) -> Callable:
     """A function of the API whose ``TransformError`` reaches the user without s2s_ad's own frames and
-    causes (``without_our_frames``): the traceback ends at the user's call."""
+    causes (``without_our_frames``): the traceback ends at the user's call (before Python 3.11, at this
+    wrapper's one line below it)."""
     @functools.wraps(function)
     def call(*args: Any, **kwargs: Any) -> Any:
         try:
             return function(*args, **kwargs)
         except TransformError as exc:
             without_our_frames(exc)
-            raise
+            if BARE_RAISE_KEEPS_THE_TRIMMED_TRACEBACK:
+                raise
+            raise exc
     return call
 
 
@@ -259,8 +267,9 @@ def refuse_what_is_not_a_def(what: str, fn: Any) -> None:
     a ``TransformError`` and a ``TypeError`` at once (``NotADef``), saying to wrap it in a def."""
     plain = _unwrap(fn)[0] if not type(fn).__module__.startswith("s2s_ad") else fn
     plain = transparent(plain)  # functools.cache(f) is f
-    if isinstance(plain, (types.FunctionType, type)) or type(plain).__module__.startswith("s2s_ad") \
-            or not callable(plain):
+    numpys_own = (getattr(plain, "__module__", None) or "").split(".")[0] == "numpy"  # (np.sum, a def before NumPy 1.25)
+    if (isinstance(plain, (types.FunctionType, type)) and not numpys_own) \
+            or type(plain).__module__.startswith("s2s_ad") or not callable(plain):
         return
     name = spelled(plain)
     raise NotADef(f"{what} of {name}", f"{name} ({type(plain).__name__}) is no function written with def: only "

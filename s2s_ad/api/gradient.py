@@ -65,7 +65,7 @@ from ..targets.target import NUMPY, SOURCE, Target
 from .selfcheck import NoForwardMode, SelfCheckSkipped, dot_product_test, switched_on_by_environment
 from .calling import (_CACHE, _compiled, _current, _default_tails, Entry, _entry, _gettrace, _hit_function,
                       _never_hit, _parameters_of, _resolve_wrt, _run, _SHAPES_KEPT, _shapes_of, _target_of_arguments,
-                      _types_of, _unwrap, _user_facing, without_our_frames, Wrt,
+                      _types_of, _unwrap, _user_facing, without_our_frames, Wrt, BARE_RAISE_KEEPS_THE_TRIMMED_TRACEBACK,
                       refuse_what_is_not_a_def)
 
 
@@ -364,7 +364,9 @@ class GradientFunction:
             return self._finish(args, value, gradient)
         except TransformError as exc:
             without_our_frames(exc)
-            raise
+            if BARE_RAISE_KEEPS_THE_TRIMMED_TRACEBACK:
+                raise
+            raise exc
 
     def _called(self, args: tuple, kwargs: dict) -> Any:
         """A call, as ``__call__`` makes it but for its hot path (the generated code is called by
