@@ -22,7 +22,9 @@ from typing import Any, Callable, Iterable, Optional
 from ..core import ir
 from ..rules import registry as rules
 from .adjoints import Adjoints, zero_of
-from ..analysis.facts import Analysis, differentiable_operands, lost_derivative_check
+from ..analysis.activity import differentiable_operands
+from ..analysis.facts import Analysis
+from ..analysis.lost_derivatives import lost_derivative_check
 from ..core.errors import TransformError
 from ..lowering.expressions import describe_callable, instantiate, is_user_function, template_ir
 from ..core.kinds import Sequence as SequenceKind

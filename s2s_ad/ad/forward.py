@@ -30,7 +30,9 @@ from typing import Any, Callable, Optional
 from ..core import ir, language, runtime
 from ..rules import registry as rules
 from ..memory.aliasing import Sharing, shared_operands
-from ..analysis.facts import SCALAR, Analysis, differentiable_operands
+from ..analysis.activity import differentiable_operands
+from ..analysis.facts import Analysis
+from ..analysis.inference import SCALAR
 from ..core.errors import TransformError
 from ..lowering.expressions import describe_callable, fold_declared, instantiate, is_user_function, template_ir
 from ..core.kinds import UNKNOWN, Sequence, derivative_kind

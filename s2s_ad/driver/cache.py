@@ -120,7 +120,7 @@ class SplitAdjoint:
         self.restores = True
         self.result_tree: Any = None  # a container result's structure (containers.py), when called from the API
         # Parameter positions whose float a rule inside would lose the derivative of, with where
-        # (analysis.lost_derivative_parameters): the caller checks its argument there.
+        # (lost_derivatives.lost_derivative_parameters): the caller checks its argument there.
         self.lost: dict = {}
 
     def __repr__(self) -> str:

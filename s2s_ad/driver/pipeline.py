@@ -21,7 +21,10 @@ from typing import Any, Callable, Iterator, Optional, Sequence
 
 from ..core import containers, ir, language, runtime
 from ..rules import registry as rules
-from ..analysis.facts import SCALAR, Analysis, analyse, lost_derivative_parameters, private_draw
+from ..analysis.activity import private_draw
+from ..analysis.facts import Analysis, analyse
+from ..analysis.inference import SCALAR
+from ..analysis.lost_derivatives import lost_derivative_parameters
 from .blame import blamed
 from ..core.draws import is_draw
 from .cache import SplitAdjoint, TangentCallee, TransformCache, compile_emitted, compile_module, origin_of
@@ -577,7 +580,7 @@ def _lost_positions_settled() -> Iterator[None]:
 
 
 def _note_lost_positions(split: SplitAdjoint, find: Callable[[], dict]) -> None:
-    """Set ``split.lost`` (``analysis.lost_derivative_parameters``) and keep how, for the settling."""
+    """Set ``split.lost`` (``lost_derivatives.lost_derivative_parameters``) and keep how, for the settling."""
     split.lost = find()
     _LOST.found.append((split, find))
 
@@ -593,7 +596,7 @@ def _lost_in_callee(fn: Callable, kinds: Kinds, target: Target) -> dict:
 
 def check_lost_arguments(split: SplitAdjoint, args: tuple) -> None:
     """Where every argument of a split adjoint is differentiated (``vjp``), a float argument that a
-    rule inside would lose the derivative of is refused (``analysis.lost_derivative_parameters``)."""
+    rule inside would lose the derivative of is refused (``lost_derivatives.lost_derivative_parameters``)."""
     for index, (function, name, filename, line) in getattr(split, "lost", {}).items():
         if index < len(args):
             runtime.check_no_derivative(args[index], function, name, filename, line)
@@ -768,7 +771,7 @@ def build_gradient_only(fn: Callable, adjoint: Built, params: list[str], wrt: tu
 def lost_outside(fn: Callable, kinds: Kinds, params: list[str], wrt: Sequence[str]) -> dict[str, tuple]:
     """For the gradient of ``fn`` by ``wrt`` (``params``: the generated code's, a container's leaves
     in its place): the parameters outside ``wrt`` from which a float would reach a rule input without
-    a derivative, with where (``analysis.lost_derivative_parameters``, of ``fn``'s split adjoint).
+    a derivative, with where (``lost_derivatives.lost_derivative_parameters``, of ``fn``'s split adjoint).
     Forward mode over the gradient by one of them would lose that derivative: ``build_gradient_only``
     marks them.  Empty (and nothing built) where every parameter outside ``wrt`` is a string or None."""
     flat = leaf_kinds(kinds)

@@ -288,7 +288,7 @@ def check_callee(fn: Any, node: Any, args: tuple, kwargs: tuple, error: ErrorBui
                     f"({fn.__name__} is a class, and objects are not differentiated); make the object "
                     "outside it and differentiate its method (s2s_ad.grad(obj.loss)), which reads its attributes", node)
     # A function with no rule and no source is refused only if an argument depends on the inputs
-    # (analysis.check_constant_calls): otherwise it is a constant and simply runs.
+    # (checks.check_constant_calls): otherwise it is a constant and simply runs.
 
 
 def builtin_type(cls: type) -> bool:
