@@ -114,7 +114,7 @@ class SplitAdjoint:
         self.forward: Optional[Callable] = None
         self.backward: Optional[Callable] = None
         self.source = ""
-        self.snapshot: Any = None  # set once built (see parse.Snapshot)
+        self.snapshot: Any = None  # set once built (see snapshot.Snapshot)
         # Whether ``backward`` puts back slices of arrays the tape holds (its own or a helper's): then
         # a tape serves one backward call only.  Unknown (True) until built.
         self.restores = True

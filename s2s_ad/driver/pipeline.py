@@ -39,7 +39,8 @@ from ..lowering.lower import lower
 from ..core.nesting import bounded
 from .pass_manager import (ADJOINT, FORWARD, PARTS, SSA, TANGENT, PassContext, SSAContext, after_split, before_split,
     pass_names, run_pipeline, run_ssa_pipeline)
-from ..frontend.parse import ParsedFunction, Snapshot, parse_function, transparent
+from ..frontend.parse import ParsedFunction, parse_function, transparent
+from ..frontend.snapshot import Snapshot
 from ..ad.reverse import reverse
 from ..frontend.shared_updates import updates_as_stores
 from ..ad.tape import split_parts
@@ -58,7 +59,7 @@ Kinds = tuple[Any, ...]
 class Built:
     source: str
     function: Optional[Callable]
-    snapshot: Optional[Snapshot] = None  # what the free names meant (see parse.Snapshot)
+    snapshot: Optional[Snapshot] = None  # what the free names meant (see snapshot.Snapshot)
     result_tree: Any = None  # a container result's structure (the code returns its leaves as a tuple)
     aux_tree: Any = None  # has_aux: the auxiliary result's structure (the code returns its leaves)
 

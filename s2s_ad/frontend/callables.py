@@ -19,7 +19,9 @@ from ..rules import registry as rules
 from .conversion import ErrorBuilder, hashable, spelled
 from ..core.draws import unseeded
 from ..core.errors import TransformError
-from .parse import Snapshot, parse_function, readable_source
+from .parse import parse_function
+from .snapshot import Snapshot
+from .source import readable_source
 
 
 def describe_callable(fn: Any) -> str:

@@ -114,7 +114,7 @@ _helpers: tuple[int, Any, frozenset[str]] = (0, {}, frozenset())  # (modules rea
 
 
 def generation() -> int:
-    """A count that changes whenever a rule is registered (see ``parse.Snapshot``)."""
+    """A count that changes whenever a rule is registered (see ``snapshot.Snapshot``)."""
     return _generation
 
 
