@@ -21,6 +21,7 @@ from typing import Any, Callable, Iterable, Optional
 
 from ..core import ir
 from ..rules import registry as rules
+from ..rules.rule import bind_arguments, is_default
 from .adjoints import Adjoints, zero_of
 from ..analysis.activity import differentiable_operands
 from ..analysis.facts import Analysis
@@ -102,11 +103,11 @@ class AssignmentAdjoints:
         if self.facts.sequence_operation(call):
             self.sequence_adjoint(stmt, call)
             return
-        bound = rules.bind_arguments(rule, call.args, call.kwargs)
-        rule = rules.for_ranks(rule, lambda name: None if rules.is_default(bound[name]) else
+        bound = bind_arguments(rule, call.args, call.kwargs)
+        rule = rules.for_ranks(rule, lambda name: None if is_default(bound[name]) else
                                self.facts.rank_of(bound[name]))  # a variant for known ranks (d_out @ b.T)
         mapping: dict[str, ir.Expr] = {
-            name: ir.Const(value.value) if rules.is_default(value) else value for name, value in bound.items()
+            name: ir.Const(value.value) if is_default(value) else value for name, value in bound.items()
         }
         mapping[rule.result] = ir.Var(stmt.target)
         mapping[rule.seeds[0]] = self.adjoints.adjoint[stmt.target]

@@ -18,6 +18,7 @@ from typing import Iterable, Optional, Any, Union
 
 from ..core import ir, language, runtime
 from ..rules import registry as rules
+from ..rules.rule import bind_arguments, is_default
 from ..lowering.expressions import missing_rule
 
 
@@ -29,8 +30,8 @@ def differentiable_operands(stmt: ir.Assign) -> list[tuple[str, ir.Expr]]:
     rule = rules.adjoint_rule(call.fn) or rules.tangent_rule(call.fn)
     if rule is None:  # the user's own function: every argument may carry a derivative
         return [(str(i), arg) for i, arg in enumerate(call.args)]
-    bound = rules.bind_arguments(rule, call.args, call.kwargs)
-    return [(name, bound[name]) for name in rule.differentiable_inputs() if not rules.is_default(bound[name])]
+    bound = bind_arguments(rule, call.args, call.kwargs)
+    return [(name, bound[name]) for name in rule.differentiable_inputs() if not is_default(bound[name])]
 
 
 def underived_operands(call: ir.Call) -> list[tuple[str, ir.Expr]]:
@@ -48,9 +49,9 @@ def underived_operands(call: ir.Call) -> list[tuple[str, ir.Expr]]:
     exempt = set(rules.fact(call.fn, "zero_derivative", ())) | {
         rule.inputs[i] for i in ((shape_only,) if isinstance(shape_only, int) else shape_only or ())}
     differentiable = set(rule.differentiable_inputs())
-    bound = rules.bind_arguments(rule, call.args, call.kwargs)
+    bound = bind_arguments(rule, call.args, call.kwargs)
     return [(name, value) for name, value in bound.items()
-            if name not in differentiable and name not in exempt and not rules.is_default(value)]
+            if name not in differentiable and name not in exempt and not is_default(value)]
 
 
 def _reads(exprs: Iterable[ir.Expr]) -> set[str]:

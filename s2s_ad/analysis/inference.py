@@ -19,6 +19,7 @@ from typing import Any, Callable, Optional, Union
 
 from ..core import ir, language
 from ..rules import registry as rules
+from ..rules.rule import ArgumentMismatch, bind_arguments, is_default
 from ..lowering.expressions import is_user_function
 from ..core.kinds import (NUMBER, TRUTH, UNKNOWN, Array, Kind, Number, Sequence, Unknown, as_fact, broadcast_dims,
     callee_kind, constant_kind, dims_of, rank, reduced_dims)
@@ -295,12 +296,12 @@ class _Inference:
             if rule is None:
                 return None
             try:
-                bound = rules.bind_arguments(rule, args, call.kwargs)
-            except rules.ArgumentMismatch:
+                bound = bind_arguments(rule, args, call.kwargs)
+            except ArgumentMismatch:
                 return None
             axis, keepdims = bound.get("axis"), bound.get("keepdims")
             if axis is None or keepdims is None or set(bound) - {rule.inputs[0], "axis", "keepdims", "dtype"} - {
-                    name for name, v in bound.items() if rules.is_default(v)}:
+                    name for name, v in bound.items() if is_default(v)}:
                 return None  # (np.std's ddof, np.average's weights: the adjoint rule shapes those)
             constants = [_constant_value(v) for v in (axis, keepdims)]
             if rules.NOT_CONSTANT in constants:
@@ -369,7 +370,7 @@ def _dims_class(kind: Kind) -> Optional[tuple]:
 def _constant_value(expr: Any) -> Any:
     """The value of a bound argument (a default, a constant or a tuple of constants), else
     ``rules.NOT_CONSTANT``."""
-    if rules.is_default(expr):
+    if is_default(expr):
         return expr.value
     if isinstance(expr, ir.Const):
         return expr.value

@@ -16,6 +16,7 @@ from typing import Any, Optional
 
 from ..core import containers, ir, language
 from ..rules import registry as rules
+from ..rules.rule import ArgumentMismatch, bind_arguments
 from .conversion import ErrorBuilder, hashable, spelled
 from ..core.draws import unseeded
 from ..core.errors import TransformError
@@ -269,8 +270,8 @@ def check_callee(fn: Any, node: Any, args: tuple, kwargs: tuple, error: ErrorBui
                         f"{'none' if most == 0 else f'at most {most}'}" + _METHOD_HINTS.get(method.rpartition('.')[2], ""),
                         node)
         try:
-            rules.bind_arguments(rule, args, kwargs)
-        except rules.ArgumentMismatch as exc:
+            bind_arguments(rule, args, kwargs)
+        except ArgumentMismatch as exc:
             raise error(f"the call of {name}", f"it passes {exc}", node) from None
         refusal = rules.argument_refusal(fn, tuple(constant_or_not(a) for a in args),
                                          tuple((k, constant_or_not(v)) for k, v in kwargs))
