@@ -18,7 +18,7 @@ def ifftshift(out, x, axes=None, *, d_out):
 
 
 # Complex values from real ones (or real ones only from complex): s2s_ad's rules are written for real
-# values, so a call of these is refused where it is lowered, with what to write instead (pipeline.py).
+# values, so a call of these is refused where it is lowered, with what to write instead (driver/complex_values.py).
 declare(np.fft.fft, np.fft.ifft, np.fft.fft2, np.fft.ifft2, np.fft.fftn, np.fft.ifftn, np.fft.rfft,
         np.fft.irfft, np.fft.rfft2, np.fft.irfft2, np.fft.rfftn, np.fft.irfftn, np.fft.hfft, np.fft.ihfft,
         np.emath.sqrt, np.emath.log, np.emath.log2, np.emath.log10, np.emath.logn, np.emath.power,

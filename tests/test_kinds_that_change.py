@@ -269,7 +269,7 @@ def test_everyday_loops_still_match():
 
 
 def test_the_fallback_when_passes_do_not_settle_assumes_nothing_of_merges(monkeypatch):
-    from s2s_ad.analysis import facts as analysis
+    from s2s_ad.analysis import inference as analysis  # (the fixed point and its pass limit)
 
     monkeypatch.setattr(analysis, "_pass_limit", lambda merges: 0)  # as if the passes never settled
     parsed, ssa = lowered(kf.pessimistic_probe)

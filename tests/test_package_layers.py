@@ -61,3 +61,22 @@ def test_the_layers_test_would_see_an_upward_import(tmp_path):
     nested.write_text("from ...api import transforms\nfrom .. import numba_kernels\nfrom . import sibling\n"
                       "from .... import above\n")
     assert _package_imports(nested, depth=2) == {"api", "above s2s_ad"}
+
+
+MOST_LINES = 800
+
+
+def test_no_module_of_the_engine_is_over_most_lines():
+    """Every module of s2s_ad is at most ``MOST_LINES`` lines: past that a module holds several jobs,
+    and is split along its seams into modules of one job each (docs/design.md lists them).
+
+    The template modules (``s2s_ad.templates``, installed from templates/) are left out: they are
+    catalogues, one rule with its helpers per operation, side by side and independent of each other,
+    already one module per family of operations (numpy_linalg.py); they grow with the operations
+    taught, not with what the engine does, and a reader looks an operation up in them rather than
+    reading them through."""
+    modules = [m for m in sorted(PACKAGE.rglob("*.py")) if m.relative_to(PACKAGE).parts[0] != "templates"]
+    assert len(modules) > 80, modules  # (the engine's modules were found)
+    long = [f"{m.relative_to(PACKAGE)}: {n} lines" for m in modules
+            if (n := len(m.read_text(encoding="utf-8").splitlines())) > MOST_LINES]
+    assert not long, long

@@ -21,7 +21,8 @@ import operator
 from typing import Any, Optional
 
 from ..core import ir, language, runtime
-from ..analysis.facts import SCALAR, Analysis
+from ..analysis.facts import Analysis
+from ..analysis.inference import SCALAR
 from ..core.kinds import Kind, Number, derivative_kind
 
 
@@ -154,7 +155,7 @@ def zero_of(kind: Kind, value: ir.Expr) -> ir.Expr:
 
 def _broadcast_sum(contribution: ir.Expr, mine: Any, theirs: Any) -> Optional[ir.Expr]:
     """``np.sum`` of ``contribution`` over the axes broadcasting added, where both shape classes
-    are dims (``analysis._dims_class``: every axis's length known); None otherwise.
+    are dims (``inference._dims_class``: every axis's length known); None otherwise.
 
     The result's extra leading axes are summed away; an axis where the operand has length 1 and
     the result a symbol is summed keeping the axis.

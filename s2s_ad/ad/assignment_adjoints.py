@@ -21,8 +21,11 @@ from typing import Any, Callable, Iterable, Optional
 
 from ..core import ir
 from ..rules import registry as rules
+from ..rules.rule import bind_arguments, is_default
 from .adjoints import Adjoints, zero_of
-from ..analysis.facts import Analysis, differentiable_operands, lost_derivative_check
+from ..analysis.activity import differentiable_operands
+from ..analysis.facts import Analysis
+from ..analysis.lost_derivatives import lost_derivative_check
 from ..core.errors import TransformError
 from ..lowering.expressions import describe_callable, instantiate, is_user_function, template_ir
 from ..core.kinds import Sequence as SequenceKind
@@ -100,11 +103,11 @@ class AssignmentAdjoints:
         if self.facts.sequence_operation(call):
             self.sequence_adjoint(stmt, call)
             return
-        bound = rules.bind_arguments(rule, call.args, call.kwargs)
-        rule = rules.for_ranks(rule, lambda name: None if rules.is_default(bound[name]) else
+        bound = bind_arguments(rule, call.args, call.kwargs)
+        rule = rules.for_ranks(rule, lambda name: None if is_default(bound[name]) else
                                self.facts.rank_of(bound[name]))  # a variant for known ranks (d_out @ b.T)
         mapping: dict[str, ir.Expr] = {
-            name: ir.Const(value.value) if rules.is_default(value) else value for name, value in bound.items()
+            name: ir.Const(value.value) if is_default(value) else value for name, value in bound.items()
         }
         mapping[rule.result] = ir.Var(stmt.target)
         mapping[rule.seeds[0]] = self.adjoints.adjoint[stmt.target]

@@ -29,8 +29,11 @@ from typing import Any, Callable, Optional
 
 from ..core import ir, language, runtime
 from ..rules import registry as rules
+from ..rules.rule import Rule, bind_arguments, is_default
 from ..memory.aliasing import Sharing, shared_operands
-from ..analysis.facts import SCALAR, Analysis, differentiable_operands
+from ..analysis.activity import differentiable_operands
+from ..analysis.facts import Analysis
+from ..analysis.inference import SCALAR
 from ..core.errors import TransformError
 from ..lowering.expressions import describe_callable, fold_declared, instantiate, is_user_function, template_ir
 from ..core.kinds import UNKNOWN, Sequence, derivative_kind
@@ -317,7 +320,7 @@ class TangentSweep:
             return ir.Call(runtime.writable_copy, (tangent, ir.Var(stmt.target)))
         return tangent
 
-    def same_call(self, call: ir.Call, rule: rules.Rule, moving: Optional[str] = None) -> ir.Expr:
+    def same_call(self, call: ir.Call, rule: Rule, moving: Optional[str] = None) -> ir.Expr:
         """``call`` on tangents.  Linear (``moving`` None): every differentiable input
         becomes its tangent (zeros where it has none).  Bilinear: only ``moving`` does."""
         names = list(rule.inputs[:len(call.args)])
@@ -332,11 +335,11 @@ class TangentSweep:
         kwargs = tuple((k, replace(k, v)) for k, v in call.kwargs)
         return ir.Call(call.fn, args, kwargs)
 
-    def elementwise_term(self, rule: rules.Rule, stmt: ir.Assign, name: str, operand: ir.Expr) -> ir.Expr:
+    def elementwise_term(self, rule: Rule, stmt: ir.Assign, name: str, operand: ir.Expr) -> ir.Expr:
         """``d_<name>`` of an elementwise adjoint, with the operand's tangent as the seed."""
         call = ir.call_of(stmt)
-        bound = rules.bind_arguments(rule, call.args, call.kwargs)
-        mapping: dict[str, ir.Expr] = {n: ir.Const(v.value) if rules.is_default(v) else v for n, v in bound.items()}
+        bound = bind_arguments(rule, call.args, call.kwargs)
+        mapping: dict[str, ir.Expr] = {n: ir.Const(v.value) if is_default(v) else v for n, v in bound.items()}
         mapping[rule.result] = ir.Var(stmt.target)
         seed = self.tangent_of(operand)
         if seed is None:  # (called only for the operands that have a tangent)
@@ -352,10 +355,10 @@ class TangentSweep:
                 mapping[local] = ir.Var(temp)
         raise AssertionError(f"rule {rule.name} has no d_{name}")
 
-    def from_template(self, rule: rules.Rule, stmt: ir.Assign) -> ir.Expr:
+    def from_template(self, rule: Rule, stmt: ir.Assign) -> ir.Expr:
         call = ir.call_of(stmt)
-        bound = rules.bind_arguments(rule, call.args, call.kwargs)
-        mapping: dict[str, ir.Expr] = {n: ir.Const(v.value) if rules.is_default(v) else v for n, v in bound.items()}
+        bound = bind_arguments(rule, call.args, call.kwargs)
+        mapping: dict[str, ir.Expr] = {n: ir.Const(v.value) if is_default(v) else v for n, v in bound.items()}
         mapping[rule.result] = ir.Var(stmt.target)
         for seed in rule.seeds:
             primal = mapping.get(seed[2:], ir.Const(None))

@@ -23,7 +23,8 @@ from ..core import ir, language, runtime
 from ..rules import registry as rules
 from .adjoints import Adjoints
 from ..memory.aliasing import Sharing
-from ..analysis.facts import SCALAR, Analysis
+from ..analysis.facts import Analysis
+from ..analysis.inference import SCALAR
 from ..core.kinds import UNKNOWN
 from .plan import PlanDraft
 

@@ -58,7 +58,8 @@ from typing import Optional, Union
 from ..core import ir, language, runtime
 from .adjoints import Adjoints
 from ..memory.aliasing import Sharing, values_read
-from ..analysis.facts import SCALAR, Analysis
+from ..analysis.facts import Analysis
+from ..analysis.inference import SCALAR
 from .assignment_adjoints import AssignmentAdjoints, CalleeBuilder
 from ..core.kinds import Array, Number
 from ..passes.optimize import remove_dead

@@ -20,7 +20,8 @@ import operator
 from ..core import ir, language, runtime
 from .adjoints import Adjoints
 from ..memory.aliasing import Sharing
-from ..analysis.facts import SCALAR, Analysis
+from ..analysis.facts import Analysis
+from ..analysis.inference import SCALAR
 from ..core.errors import TransformError
 from .recording import Recorder
 

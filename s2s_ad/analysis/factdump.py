@@ -16,7 +16,8 @@ from __future__ import annotations
 from typing import Optional
 
 from ..core import ir
-from .facts import SCALAR, Analysis
+from .facts import Analysis
+from .inference import SCALAR
 from ..core.kinds import UNKNOWN, Sequence
 
 

@@ -22,7 +22,8 @@ import numpy as np
 from ..driver.cache import TransformCache, name_the_users_line
 from ..core import debugging
 from ..core.errors import NotADef, TransformError
-from ..frontend.parse import Snapshot, quick_function, transparent
+from ..frontend.parse import transparent
+from ..frontend.snapshot import Snapshot, quick_function
 from ..driver.pipeline import Built
 from ..targets.target import NUMPY, Target
 

@@ -57,8 +57,8 @@ from . import explorer
 from ..core.draws import Draws
 from ..core.errors import TransformError, place
 from ..core.kinds import UNKNOWN, Array, Constant
-from ..driver.pipeline import (Built, build_derivative_of, build_forward, build_gradient_only, build_reverse,
-                               lost_outside)
+from ..driver.higher_order import build_derivative_of, build_gradient_only, lost_outside
+from ..driver.pipeline import Built, build_forward, build_reverse
 from ..driver.reach import whole_source
 from ..targets.backends import target_of
 from ..targets.target import NUMPY, SOURCE, Target

@@ -11,6 +11,7 @@ from typing import Any, Optional
 
 from ..frontend import callables
 from ..rules import registry as rules
+from ..rules.rule import Rule
 
 # Where the list looks a function up, in order: its name there is how a user writes it.
 _FAMILIES = (("Python operators", "operator", "operator"), ("Python builtins", "builtins", ""),
@@ -41,7 +42,7 @@ def _written_name(fn: Any) -> Optional[tuple[str, str]]:
     return None
 
 
-def _builtin(rule: rules.Rule) -> bool:
+def _builtin(rule: Rule) -> bool:
     """A rule of s2s_ad's own templates, not one a user registered."""
     return rule.namespace.get("__name__", "").startswith("s2s_ad.templates")
 

@@ -265,11 +265,11 @@ class Function:
     constants: dict[str, Any] = field(default_factory=dict)
     # ``name op= value`` statements that change an object in place in Python but were lowered as a
     # new binding: right for numbers, wrong for an array another name shares.  The pipeline checks
-    # them once argument kinds are known (analysis.check_in_place).
+    # them once argument kinds are known (checks.check_in_place).
     in_place: list["InPlace"] = field(default_factory=list)
     # Reads of ``a[i]`` (integer index) after ``a`` was written: a number if ``a`` has as many
     # dimensions as the index has integers, else a view showing the write.  The pipeline checks them
-    # once argument kinds are known (analysis.check_element_reads).
+    # once argument kinds are known (checks.check_element_reads).
     element_reads: list["ElementRead"] = field(default_factory=list)
     # Containers (containers.py): the SSA parameters holding each container parameter's leaves, the
     # structure of a container result (returned as a tuple of its leaves) and, for has_aux, the
@@ -299,7 +299,7 @@ class InPlace:
     # the update is lowered again as the store NumPy makes (``pipeline.lowered``), not refused
     owned: bool = False
     # The run-time check before the new binding that the value is a number (``Effect``); the
-    # pipeline drops it where the kinds prove that (analysis.check_in_place).
+    # pipeline drops it where the kinds prove that (checks.check_in_place).
     guard: Optional["Effect"] = field(default=None, compare=False)
 
 

@@ -1,4 +1,4 @@
-"""Every node of a gast tree, as a list (used by parse.py and lower.py).
+"""Every node of a gast tree, as a list (used by parse.py, subset.py and lower.py).
 
 ``gast.walk`` (which is ``ast.walk``) yields the nodes one by one through a
 generator per node and ``ast.iter_fields``; ``all_nodes`` lists the same

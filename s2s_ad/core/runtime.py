@@ -264,10 +264,10 @@ def check_no_derivative(value: Any, function: str, name: str, filename: str, lin
 
 
 def derivative_lost_by(value: Any, function: str, name: str, filename: str, line: int) -> None:
-    """A mark in a gradient's plain function (``pipeline.build_gradient_only``) for a parameter the
+    """A mark in a gradient's plain function (``higher_order.build_gradient_only``) for a parameter the
     gradient is not taken by whose float would reach a rule input without a derivative (``function``'s
     ``name``, at ``filename:line``).  It does nothing when it runs; forward mode over the gradient by
-    that parameter turns it into ``check_no_derivative`` (``analysis.guard_lost_derivatives``)."""
+    that parameter turns it into ``check_no_derivative`` (``lost_derivatives.guard_lost_derivatives``)."""
 
 
 def check_view_update(array: Any, parts: int, name: str, hint: str, filename: str, line: int) -> None:

@@ -114,13 +114,13 @@ class SplitAdjoint:
         self.forward: Optional[Callable] = None
         self.backward: Optional[Callable] = None
         self.source = ""
-        self.snapshot: Any = None  # set once built (see parse.Snapshot)
+        self.snapshot: Any = None  # set once built (see snapshot.Snapshot)
         # Whether ``backward`` puts back slices of arrays the tape holds (its own or a helper's): then
         # a tape serves one backward call only.  Unknown (True) until built.
         self.restores = True
         self.result_tree: Any = None  # a container result's structure (containers.py), when called from the API
         # Parameter positions whose float a rule inside would lose the derivative of, with where
-        # (analysis.lost_derivative_parameters): the caller checks its argument there.
+        # (lost_derivatives.lost_derivative_parameters): the caller checks its argument there.
         self.lost: dict = {}
 
     def __repr__(self) -> str:

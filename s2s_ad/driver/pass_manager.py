@@ -31,8 +31,10 @@ from dataclasses import dataclass
 from typing import Any, Callable, Optional, Sequence
 
 from ..core import ir
-from ..analysis.facts import (SCALAR, Analysis, check_constant_calls, check_element_reads, check_in_place,
-    guard_lost_derivatives_kept)
+from ..analysis.checks import check_constant_calls, check_element_reads, check_in_place
+from ..analysis.facts import Analysis
+from ..analysis.inference import SCALAR
+from ..analysis.lost_derivatives import guard_lost_derivatives_kept
 from ..passes.carried_elements import carry_elements
 from ..passes.dead_element_stores import drop_dead_element_stores
 from ..analysis.factcheck import run_passes

@@ -6,27 +6,32 @@ of each argument's kind, and the ``Target`` to generate code for (the NumPy
 one by default; part of every cache key: a helper's generated callee is
 built for the target of the code calling it).  Output: a ``Built`` record with the generated
 source and, for the last stage, the compiled adjoint (reverse mode) or
-tangent function (forward mode).
+tangent function (forward mode).  Derivatives of derivatives, each level a plain
+function the next level differentiates, are built on these by higher_order.py.
 """
 from __future__ import annotations
 
-import gc
 import random
 import sys
 import threading
 import weakref
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any, Callable, Iterator, Optional, Sequence
+from typing import Any, Callable, Iterator, Optional
 
 from ..core import containers, ir, language, runtime
 from ..rules import registry as rules
-from ..analysis.facts import SCALAR, Analysis, analyse, lost_derivative_parameters, private_draw
+from ..analysis.activity import private_draw
+from ..analysis.facts import Analysis, analyse
+from ..analysis.inference import SCALAR
+from ..analysis.lost_derivatives import lost_derivative_parameters
 from .blame import blamed
+from .collector import collector_paused
+from .complex_values import _refuse_complex_constants
 from ..core.draws import is_draw
 from .cache import SplitAdjoint, TangentCallee, TransformCache, compile_emitted, compile_module, origin_of
 from ..core.errors import TransformError, cell_label
-from ..targets.emit import Emitted, Namespace, emit, emit_module
+from ..targets.emit import Emitted, emit, emit_module
 from ..lowering.expressions import is_user_function
 from ..analysis.factdump import report
 from ..ad.forward import forward
@@ -36,7 +41,8 @@ from ..lowering.lower import lower
 from ..core.nesting import bounded
 from .pass_manager import (ADJOINT, FORWARD, PARTS, SSA, TANGENT, PassContext, SSAContext, after_split, before_split,
     pass_names, run_pipeline, run_ssa_pipeline)
-from ..frontend.parse import ParsedFunction, Snapshot, parse_function, transparent
+from ..frontend.parse import ParsedFunction, parse_function, transparent
+from ..frontend.snapshot import Snapshot
 from ..ad.reverse import reverse
 from ..frontend.shared_updates import updates_as_stores
 from ..ad.tape import split_parts
@@ -55,7 +61,7 @@ Kinds = tuple[Any, ...]
 class Built:
     source: str
     function: Optional[Callable]
-    snapshot: Optional[Snapshot] = None  # what the free names meant (see parse.Snapshot)
+    snapshot: Optional[Snapshot] = None  # what the free names meant (see snapshot.Snapshot)
     result_tree: Any = None  # a container result's structure (the code returns its leaves as a tuple)
     aux_tree: Any = None  # has_aux: the auxiliary result's structure (the code returns its leaves)
 
@@ -94,37 +100,6 @@ def _kind_note(params: list[str], kinds: Kinds) -> str:
     lengths = any(isinstance(k, Array) and k.dims is not None for k in kinds)
     return f"Specialised for: {described}." + (
         "\n# (Axes named alike have equal lengths, whatever they are.)" if lengths else "")
-
-
-_PAUSE_LOCK = threading.Lock()
-_pauses = 0  # transformations running (nested or in other threads)
-_collector_was_enabled = False
-
-
-@contextmanager
-def collector_paused() -> Iterator[None]:
-    """Run a transformation without the cyclic garbage collector.
-
-    A transformation makes a few hundred thousand small objects (trees, IR,
-    text) and frees them by reference counting, yet their allocation keeps
-    triggering the collector, which then walks the whole, growing heap again
-    and again: a quarter of the time for a big function.  Nested and
-    concurrent transformations share one pause; the collector runs again
-    once the last ends, if it was enabled when the first began.
-    """
-    global _pauses, _collector_was_enabled
-    with _PAUSE_LOCK:
-        if _pauses == 0:
-            _collector_was_enabled = gc.isenabled()
-            gc.disable()
-        _pauses += 1
-    try:
-        yield
-    finally:
-        with _PAUSE_LOCK:
-            _pauses -= 1
-            if _pauses == 0 and _collector_was_enabled:
-                gc.enable()
 
 
 def lowered(fn: Callable, kinds: Optional[Kinds] = None, has_aux: bool = False, inline_helpers: bool = False,
@@ -167,51 +142,6 @@ def _updates_of_shared_arrays(ssa: ir.Function, kinds: Optional[Kinds]) -> froze
     return frozenset((u.line, u.column) for u in candidates
                      if (facts.rank_of(ir.Var(u.value)) or 0) > 0 and not isinstance(facts.fact(ir.Var(u.value)), SequenceKind)
                      and u.line is not None and u.column is not None)
-
-
-def _refuse_complex_constants(parsed: ParsedFunction, ssa: ir.Function) -> None:
-    """Refuse a complex value made from constants (``complex(1, 2)``, ``np.complex128(1)``,
-    ``np.fft.fft(w)``) or a complex dtype (``dtype=complex``, ``.astype("complex128")``): the rules
-    are written for real values (``arguments``' module docstring says what they would give on
-    complex ones).  The lowering refuses complex literals and names where it reads them."""
-    for stmt in ir.walk(ssa.body):
-        for expr in ir.exprs_of(stmt):
-            found = _complex_constant(expr)
-            if found is not None:
-                raise TransformError(found, "s2s_ad's rules are written for real "
-                                     "values; write the real and imaginary parts as two real values and "
-                                     "the complex arithmetic on them", filename=parsed.filename, line=stmt.line)
-
-
-def _complex_constant(expr: ir.Expr) -> Optional[str]:
-    """What complex constant ``expr`` holds, in words, or None where it holds none: a complex number or
-    array, a call making complex values, or a complex type or dtype given to a function that reads it
-    as a dtype (``np.zeros(3, complex)``, ``dtype="complex128"``; ``isinstance(x, complex)`` is fine)."""
-    if isinstance(expr, ir.Const):
-        return f"the complex value {expr.value!r}" if language.is_complex_value(expr.value) else None
-    if isinstance(expr, ir.Call):
-        if (isinstance(expr.fn, type) and language.is_complex_type(expr.fn)) or _declared_complex(expr.fn):
-            return f"the complex value made by {getattr(expr.fn, '__name__', expr.fn)}(...)"
-        named = [v for k, v in expr.kwargs if k == "dtype"]  # (where a string names a dtype)
-        if getattr(expr.fn, "__name__", None) == "astype":
-            named += list(expr.args[1:2])
-        given = list(ir.children(expr)) if language.takes_dtypes(expr.fn) else named
-        for value in given:
-            if isinstance(value, ir.Const) and language.is_complex_type(value.value, named=value in named):
-                return f"the complex dtype {getattr(value.value, '__name__', value.value)!r}"
-    for child in ir.children(expr):
-        found = _complex_constant(child)
-        if found is not None:
-            return found
-    return None
-
-
-def _declared_complex(fn: Any) -> bool:
-    """Whether ``fn`` is declared to make complex values (templates/numpy_fft.py: ``makes_complex``)."""
-    try:
-        return bool(rules.fact(fn, "makes_complex"))
-    except TypeError:  # (an unhashable callable)
-        return False
 
 
 def leaf_kinds(kinds: Kinds) -> tuple:
@@ -577,7 +507,7 @@ def _lost_positions_settled() -> Iterator[None]:
 
 
 def _note_lost_positions(split: SplitAdjoint, find: Callable[[], dict]) -> None:
-    """Set ``split.lost`` (``analysis.lost_derivative_parameters``) and keep how, for the settling."""
+    """Set ``split.lost`` (``lost_derivatives.lost_derivative_parameters``) and keep how, for the settling."""
     split.lost = find()
     _LOST.found.append((split, find))
 
@@ -593,7 +523,7 @@ def _lost_in_callee(fn: Callable, kinds: Kinds, target: Target) -> dict:
 
 def check_lost_arguments(split: SplitAdjoint, args: tuple) -> None:
     """Where every argument of a split adjoint is differentiated (``vjp``), a float argument that a
-    rule inside would lose the derivative of is refused (``analysis.lost_derivative_parameters``)."""
+    rule inside would lose the derivative of is refused (``lost_derivatives.lost_derivative_parameters``)."""
     for index, (function, name, filename, line) in getattr(split, "lost", {}).items():
         if index < len(args):
             runtime.check_no_derivative(args[index], function, name, filename, line)
@@ -713,119 +643,3 @@ def build_tangent_callee(fn: Callable, kinds: Kinds, carries: tuple[bool, ...], 
 
     return _build_once(_TANGENT_CALLEES, fn, (fn.__code__, kinds, carries), lambda: TangentCallee(fn), fill,
                        target)
-
-
-# -- higher order: derivatives as plain functions ------------------------------
-#
-# Each level of ``grad(grad(...))`` is a generated Python function returning
-# exactly what that level returns, registered with linecache like all
-# generated code; the next level is forward mode over it.  These functions
-# are written as source text: they are tiny, and in the subset the
-# transformer reads, so every level can be transformed once more.  So they are
-# written in the source language (as the NumPy target spells it), whatever the
-# target of the code that runs: the transformer reads them back.
-
-
-def _compiled(built: Built) -> Callable:
-    """The compiled function of a level built to be called (``compile_it``)."""
-    if built.function is None:
-        raise ValueError("a derivative level built without compiling it cannot be called")
-    return built.function
-
-
-def _compile_text(source: str, name: str, names: dict, origin: str, spelled: Optional[Namespace] = None
-                  ) -> Callable:
-    """Compile a level function; ``spelled``: the namespace its source-language ops were spelled in."""
-    namespace = Namespace(NUMPY, globals={**(spelled.globals if spelled is not None else {}), **names})
-    return compile_module(Emitted(source, namespace, name), origin)[name]
-
-
-def build_gradient_only(fn: Callable, adjoint: Built, params: list[str], wrt: tuple[str, ...],
-                        wrap_single: bool, lost: Optional[dict[str, tuple]] = None, has_aux: bool = False) -> Built:
-    """``gradient_<f>(params)``: the gradient of ``adjoint``, compiled code that returns no value
-    (``build_reverse`` without ``with_value``; with ``has_aux``, the aux's leaves beside the gradient),
-    as a plain function (level 1).  ``lost``: for a
-    parameter the gradient is not taken by, where a rule in ``fn`` would lose its derivative
-    (``lost_outside``); it is marked (``runtime.derivative_lost_by``) for forward mode over this."""
-    taken = set(params) | set(NUMPY.roots()) | {"derivative_lost_by"}
-    adjoint_function = _compiled(adjoint)
-    callee, aux, gradient = (ir.fresh_name(n, taken) for n in (adjoint_function.__name__, "aux", "gradient"))
-    name = ir.fresh_name(f"gradient_{fn.__name__}" if fn.__name__.isidentifier() else "gradient_lambda_", taken)
-    result = f"({gradient},)" if wrap_single else gradient
-    marks = "".join(f"    derivative_lost_by({p}, {function!r}, {input_name!r}, {filename!r}, {line!r})\n"
-                    for p, (function, input_name, filename, line) in (lost or {}).items())
-    bound = f"{aux}, {gradient}" if has_aux else gradient
-    source = (f"def {name}({', '.join(params)}):\n"
-              f'    """d {fn.__name__} / d ({", ".join(wrt)}), as a plain function."""\n'
-              f"{marks}"
-              f"    {bound} = {callee}({', '.join(params)})\n"
-              f"    return {result}\n")
-    origin = f"{fn.__name__}, gradient"
-    names = {callee: adjoint_function, "derivative_lost_by": runtime.derivative_lost_by}
-    return Built(source, _compile_text(source, name, names, origin), adjoint.snapshot)
-
-
-def lost_outside(fn: Callable, kinds: Kinds, params: list[str], wrt: Sequence[str]) -> dict[str, tuple]:
-    """For the gradient of ``fn`` by ``wrt`` (``params``: the generated code's, a container's leaves
-    in its place): the parameters outside ``wrt`` from which a float would reach a rule input without
-    a derivative, with where (``analysis.lost_derivative_parameters``, of ``fn``'s split adjoint).
-    Forward mode over the gradient by one of them would lose that derivative: ``build_gradient_only``
-    marks them.  Empty (and nothing built) where every parameter outside ``wrt`` is a string or None."""
-    flat = leaf_kinds(kinds)
-    outside = [i for i, (p, k) in enumerate(zip(params, flat))
-               if p not in wrt and not isinstance(k, Constant)]
-    if not outside:
-        return {}
-    lost = build_split(fn, kinds).lost
-    return {params[i]: lost[i] for i in outside if i in lost}
-
-
-def build_derivative_of(inner: Built, params: list[str], kinds: Kinds, wrt: tuple[str, ...],
-                        several: bool) -> Built:
-    """The derivative of the scalar function ``inner.function`` by ``wrt``, as a plain function.
-
-    Forward mode: one ``jvp`` per number in ``wrt``, with a unit tangent;
-    an array argument is walked element by element.
-    """
-    inner_function = _compiled(inner)
-    tangent = build_forward(inner_function, wrt, kinds)
-    tangent_function = _compiled(tangent)
-    by_param = dict(zip(params, kinds))
-    taken = set(params) | set(NUMPY.roots()) | {"range"}
-    jvp_name = ir.fresh_name(tangent_function.__name__, taken)
-    name = ir.fresh_name(f"derivative_{inner_function.__name__}", taken)
-    k, unit = ir.fresh_name("k", taken), ir.fresh_name("unit", taken)
-    spelled = Namespace(NUMPY, avoid=set(params))
-    reshape, shape = spelled.spelling(language.reshape), spelled.spelling(language.shape)
-    zeros, size = spelled.spelling(language.zeros), spelled.spelling(language.size)
-    lines = [f"def {name}({', '.join(params)}):"]
-    results = []
-    for w in wrt:
-        is_array = isinstance(by_param.get(w), Array)
-        tangents = []
-        for other in wrt:
-            if other == w:
-                tangents.append(f"{reshape}({unit}, {shape}({w}))" if is_array else "1.0")
-            else:
-                tangents.append(f"{zeros}({shape}({other}))" if isinstance(by_param.get(other), Array)
-                                else "0.0")
-        call = f"{jvp_name}({', '.join(params + tangents)})[1]"
-        d_w = ir.fresh_name(f"d_{w}", taken)
-        if is_array:
-            lines += [f"    {d_w} = {zeros}({size}({w}))",
-                      f"    for {k} in range({size}({w})):",
-                      f"        {unit} = {zeros}({size}({w}))",
-                      f"        {unit}[{k}] = 1.0",
-                      f"        {d_w}[{k}] = {call}",
-                      f"    {d_w} = {reshape}({d_w}, {shape}({w}))"]
-        else:
-            lines.append(f"    {d_w} = {call}")
-        results.append(d_w)
-    lines.append(f"    return ({', '.join(results)},)" if several else f"    return {results[0]}")
-    source = "\n".join(lines) + "\n"
-    function = _compile_text(source, name, {jvp_name: tangent_function}, f"{inner_function.__name__}, derivative",
-                             spelled)
-    snapshot = Snapshot()
-    snapshot.include(inner.snapshot)  # the user's names, read by the first level
-    snapshot.include(tangent.snapshot)
-    return Built(tangent.source + "\n\n" + source, function, snapshot)

@@ -16,10 +16,13 @@ from typing import Any, Optional
 
 from ..core import containers, ir, language
 from ..rules import registry as rules
+from ..rules.rule import ArgumentMismatch, bind_arguments
 from .conversion import ErrorBuilder, hashable, spelled
 from ..core.draws import unseeded
 from ..core.errors import TransformError
-from .parse import Snapshot, parse_function, readable_source
+from .parse import parse_function
+from .snapshot import Snapshot
+from .source import readable_source
 
 
 def describe_callable(fn: Any) -> str:
@@ -267,8 +270,8 @@ def check_callee(fn: Any, node: Any, args: tuple, kwargs: tuple, error: ErrorBui
                         f"{'none' if most == 0 else f'at most {most}'}" + _METHOD_HINTS.get(method.rpartition('.')[2], ""),
                         node)
         try:
-            rules.bind_arguments(rule, args, kwargs)
-        except rules.ArgumentMismatch as exc:
+            bind_arguments(rule, args, kwargs)
+        except ArgumentMismatch as exc:
             raise error(f"the call of {name}", f"it passes {exc}", node) from None
         refusal = rules.argument_refusal(fn, tuple(constant_or_not(a) for a in args),
                                          tuple((k, constant_or_not(v)) for k, v in kwargs))
@@ -288,7 +291,7 @@ def check_callee(fn: Any, node: Any, args: tuple, kwargs: tuple, error: ErrorBui
                     f"({fn.__name__} is a class, and objects are not differentiated); make the object "
                     "outside it and differentiate its method (s2s_ad.grad(obj.loss)), which reads its attributes", node)
     # A function with no rule and no source is refused only if an argument depends on the inputs
-    # (analysis.check_constant_calls): otherwise it is a constant and simply runs.
+    # (checks.check_constant_calls): otherwise it is a constant and simply runs.
 
 
 def builtin_type(cls: type) -> bool:

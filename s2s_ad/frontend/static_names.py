@@ -19,7 +19,7 @@ import gast
 
 from ..core import containers, ir, language
 from .conversion import ConverterPart, Record, hashable, is_plain_constant, spelled
-from .parse import ABSENT
+from .snapshot import ABSENT
 
 
 class StaticNames(ConverterPart):

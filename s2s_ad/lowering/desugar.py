@@ -101,7 +101,7 @@ class Desugar:
                                 if isinstance(item, (gast.ListComp, gast.DictComp)):
                                     value[i] = self._comprehension(item, loops, stmt.lineno)
             if isinstance(stmt, gast.While) and loops:
-                raise ValueError(stmt.lineno)  # re-evaluated every iteration: parse.py refuses it first
+                raise ValueError(stmt.lineno)  # re-evaluated every iteration: subset.py refuses it first
             out.extend(loops)
             out.append(stmt)
         return out

@@ -32,6 +32,7 @@ from typing import Any, Callable, Optional, Union
 import gast
 from ..core import containers, ir, language, runtime
 from ..rules import registry as rules
+from ..rules.rule import Rule
 from ..frontend.callables import describe_callable, is_user_function, library_code, missing_rule
 from ..frontend.user_classes import read_only_property
 from .calls import CallConverter, maybe_object
@@ -384,10 +385,10 @@ class ExpressionConverter:
         return self.calls.effect(node)
 
 
-_TEMPLATE_IR: dict[int, tuple[rules.Rule, tuple]] = {}
+_TEMPLATE_IR: dict[int, tuple[Rule, tuple]] = {}
 
 
-def _template_ir(rule: rules.Rule) -> tuple[tuple[str, ir.Expr], ...]:
+def _template_ir(rule: Rule) -> tuple[tuple[str, ir.Expr], ...]:
     params = set(rule.inputs) | {rule.result} | set(rule.seeds)
     local: set[str] = set()
 
@@ -407,7 +408,7 @@ def _template_ir(rule: rules.Rule) -> tuple[tuple[str, ir.Expr], ...]:
     return tuple(statements)
 
 
-def template_ir(rule: rules.Rule) -> tuple[tuple[str, ir.Expr], ...]:
+def template_ir(rule: Rule) -> tuple[tuple[str, ir.Expr], ...]:
     """The rule's body as ``(name, IR tree)`` pairs, names as in the template."""
     cached = _TEMPLATE_IR.get(id(rule))
     if cached is None or cached[0] is not rule:

@@ -1,6 +1,6 @@
 """What a block of the user's code binds and reads: scans of its gast nodes, for lowering.
 
-Input: gast nodes of a function body (after ``parse.py``'s subset check, before or after
+Input: gast nodes of a function body (after ``subset.py``'s check, before or after
 ``desugar.py``).  Output: sets and counts of the user's names (never IR): the names a block
 assigns, the defs it binds, the names it writes into in place, every read of a name.  The
 scans change nothing; a def's own name is bound in the enclosing block, not inside it.

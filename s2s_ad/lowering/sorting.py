@@ -135,7 +135,7 @@ def _reader(node: Any, read_name: Callable[[str], Any]) -> Callable[[Any], Any]:
             or args.vararg or args.kwarg or args.kwonlyargs:
         raise Unreadable("the key function must take the item and return an expression (lambda kv: kv[0])")
     parameter = args.args[0].id
-    # (defaults of further parameters: constants only, parse.py checks)
+    # (defaults of further parameters: constants only, subset.py checks)
     defaults = {a.id: d.value for a, d in zip(args.args[len(args.args) - len(args.defaults):], args.defaults)
                 if isinstance(d, gast.Constant)}
     expression = body[0].value

@@ -23,7 +23,7 @@ Who asks what:
   declared ``retake=``); the same steps made again after a write show what
   NumPy's view shows, and their inverses (an index, or ``write_back=``: a
   reshape, a transpose) carry a write through the view back into the array.
-* ``analysis.check_element_reads`` (``indexed_view``): whether ``a[i]`` read
+* ``checks.check_element_reads`` (``indexed_view``): whether ``a[i]`` read
   after a write is a view or a copy, once the kinds are known.
 * ``reverse.py``/``recording.py`` (``Sharing``): which recorded values need a
   copy (``copy_needed_for_record``), which adjoints a self-store shares

@@ -43,7 +43,7 @@ import numpy as np
 
 from ..core import ir, runtime
 from ..rules import registry as rules
-from ..analysis.facts import SCALAR
+from ..analysis.inference import SCALAR
 from .optimize import remove_dead
 
 def _zero_d_typed() -> bool:

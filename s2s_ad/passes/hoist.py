@@ -27,7 +27,8 @@ from typing import Callable, Optional
 
 from ..core import ir
 from ..rules import registry as rules
-from ..analysis.facts import SCALAR, Analysis
+from ..analysis.facts import Analysis
+from ..analysis.inference import SCALAR
 
 
 def hoist_invariants(fn: ir.Function, facts: Analysis) -> tuple[ir.Function, Analysis]:

@@ -41,6 +41,7 @@ from typing import Callable, Optional
 
 from ..core import ir
 from ..rules import registry as rules
+from ..rules.rule import ArgumentMismatch, bind_arguments, is_default
 from ..analysis.facts import Analysis
 
 
@@ -257,14 +258,14 @@ def _reduction(call: ir.Call, facts: Analysis) -> Optional[tuple[frozenset[int],
     if rule is None or not call.args:
         return None
     try:
-        bound = rules.bind_arguments(rule, call.args, call.kwargs)
-    except rules.ArgumentMismatch:
+        bound = bind_arguments(rule, call.args, call.kwargs)
+    except ArgumentMismatch:
         return None
     first, axis, keepdims = rule.inputs[0], bound.get("axis"), bound.get("keepdims")
-    if any(not rules.is_default(value) for name, value in bound.items() if name not in (first, "axis", "keepdims")):
+    if any(not is_default(value) for name, value in bound.items() if name not in (first, "axis", "keepdims")):
         return None
     rank = _rank(bound[first], facts)
-    kept = False if rules.is_default(keepdims) else _constant(keepdims)
+    kept = False if is_default(keepdims) else _constant(keepdims)
     axes = None if rank is None else _axes(axis, rank)
     if axes is None or not isinstance(kept, bool):
         return None
@@ -273,7 +274,7 @@ def _reduction(call: ir.Call, facts: Analysis) -> Optional[tuple[frozenset[int],
 
 def _axes(axis: object, rank: int) -> Optional[frozenset[int]]:
     """The axes an ``axis=`` argument names, counted from 0; None where not constant or out of range."""
-    value = None if rules.is_default(axis) else _constant(axis)
+    value = None if is_default(axis) else _constant(axis)
     if value is None:
         return frozenset(range(rank))
     if value is _UNKNOWN:

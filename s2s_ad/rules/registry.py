@@ -29,7 +29,8 @@ contributions already shaped like its inputs.
 Input: the decorated templates.  Output: ``Rule`` records, looked up by the
 function object's identity (so ``from numpy import tanh`` and ``np.tanh`` are
 the same rule).  The built-in rules live in ``s2s_ad.templates`` and are
-loaded on the first lookup.
+loaded on the first lookup.  A template is parsed into its ``Rule`` by
+rule.py; the facts a template may declare are fact_meanings.py's ``FACTS``.
 """
 from __future__ import annotations
 
@@ -39,56 +40,16 @@ import inspect
 import os
 import sys
 import pkgutil
-import textwrap
 import threading
 import types
-from dataclasses import dataclass, field
 from typing import Any, Callable, Optional
 
-import gast
-
 from ..core.errors import TransformError
+from .fact_meanings import FACTS
+# (the engine and the tests read Rule, bind_arguments, is_default and ArgumentMismatch from here too)
+from .rule import _RULE_TEMPLATES, ArgumentMismatch, Rule, _parse_template, bind_arguments, is_default
 
 _NO_DEFAULT = object()
-
-
-@dataclass
-class Rule:
-    """One adjoint or tangent template."""
-
-    fn: Any
-    kind: str  # "adjoint" or "tangent"
-    name: str
-    result: str
-    inputs: tuple[str, ...]  # primal inputs, in positional order
-    positional: int  # how many of ``inputs`` may be passed by position
-    defaults: dict[str, Any]
-    seeds: tuple[str, ...]  # d_out, or t_<input> for each input
-    body: list  # gast statements
-    namespace: dict[str, Any] = field(repr=False)  # the template module's globals
-    filename: str
-    line: int
-    elementwise: bool = False
-    assigned: frozenset[str] = field(default_factory=frozenset)
-    # Test data for the registry-walking tests: calls to check against finite
-    # differences (input name -> shape for differentiable inputs, -> value
-    # for the others) and the interval inputs are drawn from.
-    examples: tuple[dict, ...] = ()
-    domain: tuple[float, float] = (0.2, 0.8)
-    # How forward mode finds the tangent when no @tangent rule is given:
-    # "linear" (the same call on the tangents), "bilinear" (f(t_a, b) + f(a, t_b)),
-    # or derived from an elementwise adjoint (see forward.py).
-    form: str = ""
-    _differentiable: Optional[tuple[str, ...]] = field(default=None, init=False, repr=False, compare=False)
-
-    def differentiable_inputs(self) -> tuple[str, ...]:
-        """Inputs whose derivative the rule gives (worked out once: every call of ``fn`` asks)."""
-        if self._differentiable is None:
-            if self.kind == "adjoint":
-                self._differentiable = tuple(i for i in self.inputs if "d_" + i in self.assigned)
-            else:
-                self._differentiable = tuple(i for i in self.inputs if "t_" + i in self.seeds)
-        return self._differentiable
 
 
 _ADJOINTS: dict[Any, Rule] = {}
@@ -109,12 +70,11 @@ _loaded = False
 _load_lock = threading.Lock()
 _generation = 0  # rules registered so far: cached code checks its callees' rules again when it changes
 _TEMPLATE_MODULES: list[types.ModuleType] = []  # every template module loaded (s2s_ad's and outside ones)
-_RULE_TEMPLATES: set = set()  # the template functions of the rules declared, told apart from helpers
 _helpers: tuple[int, Any, frozenset[str]] = (0, {}, frozenset())  # (modules read, helpers by name, their names)
 
 
 def generation() -> int:
-    """A count that changes whenever a rule is registered (see ``parse.Snapshot``)."""
+    """A count that changes whenever a rule is registered (see ``snapshot.Snapshot``)."""
     return _generation
 
 
@@ -124,133 +84,10 @@ def _key(fn: Any) -> Any:
     return fn
 
 
-class _LazyRule(Rule):
-    """A rule of a template module s2s_ad loads itself (``load_templates``, ``load_deferred``), its
-    body parsed at its first use rather than when the module loads: a transform reads the few rules
-    of the functions it meets, and parsing all of them (several hundred) was most of the first
-    transform's time.  ``body`` and ``assigned`` are left out of the instance until then, so that
-    reading either lands in ``__getattr__``, which parses and checks the body (``_read_body``)."""
-
-    def __getattr__(self, name: str) -> Any:
-        if name in ("body", "assigned") and "_template" in self.__dict__:
-            body, assigned = _read_body(self.__dict__["_template"], self.kind, self.result, self.inputs, self.line - 1)
-            self.__dict__.update(body=body, assigned=assigned)
-            return self.__dict__[name]
-        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
-
-
 # Whether the rules declared now are s2s_ad's own, loaded with their module (their bodies parsed lazily:
 # ``_LazyRule``); a user's rule is parsed and checked where it is declared, so a mistake in it is
 # said there.
 _lazy_bodies = 0
-
-
-def _parse_template(template: Callable, kind: str, fn: Any) -> tuple[Rule, Optional[gast.FunctionDef]]:
-    code = getattr(template, "__code__", None)
-    if code is None:
-        raise TransformError(f"the {kind} rule {getattr(template, '__name__', template)!r}",
-                             "a rule is a function defined with def in a .py file")
-    _RULE_TEMPLATES.add(template)
-    filename, line = code.co_filename, code.co_firstlineno  # (what inspect.getsourcelines reads too)
-
-    def refuse(hint: str, at: int = line) -> TransformError:
-        return TransformError(f"the {kind} rule {template.__name__!r}", hint, filename=filename, line=at)
-
-    if code.co_flags & (inspect.CO_VARARGS | inspect.CO_VARKEYWORDS):
-        raise refuse("*args and **kwargs are not allowed in a rule")
-    names = code.co_varnames
-    positional = list(names[code.co_posonlyargcount:code.co_argcount])
-    keyword_only = list(names[code.co_argcount:code.co_argcount + code.co_kwonlyargcount])
-    all_params = positional + keyword_only
-    defaults: dict[str, Any] = {}
-    positional_defaults = template.__defaults__ or ()
-    for param, value in zip(positional[len(positional) - len(positional_defaults):], positional_defaults):
-        defaults[param] = value
-    defaults.update(template.__kwdefaults__ or {})
-    if len(all_params) < 2:
-        raise refuse("a rule takes the result, the inputs and the incoming derivative")
-    result = all_params[0]
-    if kind == "adjoint":
-        seeds = (all_params[-1],)
-        inputs = all_params[1:-1]
-        if not seeds[0].startswith("d_"):
-            raise refuse(f"its last parameter is the incoming adjoint and must be named d_{result}, "
-                         f"not {seeds[0]!r}")
-    else:
-        strays = [p for p in all_params[1:] if p.startswith("t_") and p[2:] not in all_params]
-        if strays:
-            raise refuse(f"{strays[0]} is the tangent of no input (tangents are named t_<input>)")
-        seeds = tuple(p for p in all_params[1:] if p.startswith("t_") and p[2:] in all_params)
-        inputs = [p for p in all_params[1:] if p not in seeds]
-    expected = _parameters(fn)
-    if expected is not None:
-        parameter_names = [p.name for p in expected]
-        required = [p.name for p in expected if p.default is p.empty]
-        in_order = [n for n in parameter_names if n in inputs] == list(inputs)
-        if not in_order or not set(required) <= set(inputs):
-            raise refuse(f"its inputs must be named and ordered as the parameters of "
-                         f"{getattr(fn, '__qualname__', fn)}: ({', '.join(parameter_names)}), not ({', '.join(inputs)})")
-    n_positional = len([p for p in positional if p in inputs])
-    header = dict(fn=fn, kind=kind, name=template.__name__, result=result, inputs=tuple(inputs),
-                  positional=n_positional, defaults=defaults, seeds=seeds, namespace=template.__globals__,
-                  filename=filename, line=line + 1)
-    if _lazy_bodies:
-        rule: Rule = _LazyRule(body=[], **header)
-        del rule.body, rule.assigned  # (read at the first use: _LazyRule.__getattr__)
-        rule.__dict__["_template"] = template
-        return rule, None
-    body, assigned = _read_body(template, kind, result, tuple(inputs), line)
-    return Rule(body=body, assigned=assigned, **header), None
-
-
-def _read_body(template: Callable, kind: str, result: str, inputs: tuple[str, ...],
-               line: int) -> tuple[list, frozenset[str]]:
-    """The statements of a rule's body (gast) and the names they assign, checked: assignments only,
-    each ``d_<input>`` of an input, a tangent rule's ``t_<result>`` among them.  ``line``: the
-    template's first line (its first decorator's)."""
-    filename = template.__code__.co_filename
-    try:
-        lines, _ = inspect.getsourcelines(template)  # (inspect.getsource would tokenize it again)
-        source = textwrap.dedent("".join(lines))
-    except (OSError, TypeError) as exc:
-        raise TransformError(
-            f"the {kind} rule {template.__name__!r}",
-            "its source cannot be read; define rules in a .py file",
-        ) from exc
-    fdef = gast.parse(source).body[0]
-    assert isinstance(fdef, gast.FunctionDef)
-    body = [s for s in fdef.body if not (isinstance(s, gast.Expr) and isinstance(s.value, gast.Constant))]
-
-    def refuse(hint: str, node: Any = None) -> TransformError:
-        at = line + (node.lineno - 1 if node is not None else 0)
-        return TransformError(f"the {kind} rule {template.__name__!r}", hint, filename=filename, line=at)
-
-    for stmt in body:
-        if not (isinstance(stmt, gast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], gast.Name)):
-            raise refuse("a rule body holds only assignments name = expression (use np.where for a choice)", stmt)
-    assigned = frozenset(stmt.targets[0].id for stmt in body)
-    if kind == "adjoint":
-        bad = sorted(n for n in assigned if n.startswith("d_") and n[2:] not in inputs)
-        if bad:
-            raise refuse(f"it assigns {', '.join(bad)} but has no input named {bad[0][2:]!r}")
-    elif "t_" + result not in assigned:
-        raise refuse(f"its body must assign t_{result}")
-    return body, assigned
-
-
-def _parameters(fn: Any) -> Optional[list[inspect.Parameter]]:
-    """The parameters a rule's inputs must follow: those of a plain Python function.
-
-    A rule may leave out optional parameters.  NumPy's own functions, builtins
-    and ufuncs are not checked: rules name their inputs as NumPy's
-    documentation does, and NumPy renames parameters between releases.
-    """
-    if not inspect.isfunction(fn) or (getattr(fn, "__module__", None) or "").startswith("numpy"):
-        return None
-    parameters = list(inspect.signature(fn).parameters.values())
-    if any(p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD) for p in parameters):
-        return None
-    return parameters
 
 
 def _register(table: dict, kind: str, fn: Any, elementwise: bool, method: Optional[str],
@@ -262,7 +99,7 @@ def _register(table: dict, kind: str, fn: Any, elementwise: bool, method: Option
             raise TransformError(f"the {kind} rule {template.__name__!r}", f"it is named like the function it is "
                                  f"a rule for, and so hides it from the rest of its module; name it "
                                  f"{template.__name__}_rule", filename=inspect.getsourcefile(template))
-        rule, _ = _parse_template(template, kind, fn)
+        rule, _ = _parse_template(template, kind, fn, lazy=_lazy_bodies > 0)
         rule.elementwise = elementwise
         rule.form = form
         rule.examples = tuple(examples)
@@ -333,7 +170,7 @@ def _register_variant(fn: Any, ranks: dict[str, int], elementwise: bool, example
                       domain: tuple) -> Callable:
     def decorate(template: Callable) -> Callable:
         general = _ADJOINTS.get(_key(fn))
-        rule, _ = _parse_template(template, "adjoint", fn)
+        rule, _ = _parse_template(template, "adjoint", fn, lazy=_lazy_bodies > 0)
         if general is None or rule.inputs != general.inputs or not set(ranks) <= set(rule.inputs):
             raise TransformError(f"the adjoint rule {template.__name__!r}", "a variant for known ranks follows the "
                                  "general rule of its function and takes the same inputs",
@@ -394,111 +231,6 @@ def nondifferentiable(*fns: Any, elementwise: bool = False, methods: Optional[di
         _METHODS[name] = (fn, False)
     for name, fn in (attributes or {}).items():
         _ATTRIBUTES[name] = fn
-
-
-# What a template module may declare about an operation besides its derivative, and what each
-# fact means.  The engine asks ``fact(fn, name)``; it lists no operation itself, so a NumPy function
-# is taught to it by a change to templates/ alone.
-FACTS: dict[str, str] = {
-    "view": "True: the result may be a view of the first argument (np.reshape, x[i])",
-    "may_view": "True: the result may be the argument itself, a view of it or a list holding it (np.asarray); "
-                "or a function of the number of positional arguments saying so for a call (np.einsum)",
-    "shape_only": "a position (or a tuple of them): the argument there is read for its shape and dtype only "
-                  "(runtime.unbroadcast)",
-    "axis_length": "an axis: called on one array, the result is that axis's length (len: 0)",
-    "zero_derivative": "names of inputs whose d_<name> the rule leaves out because the result is piecewise "
-                       "constant in them (a threshold, a truth value): a varied argument there carries no "
-                       "derivative.  A varied argument for any other input the rule gives no derivative in "
-                       "is refused (np.linalg.pinv: ('rcond', 'rtol'))",
-    "counts": "True: the result is one number whatever the argument (len, np.size)",
-    "shape_from": '"argument": the first argument is the shape of the result (np.zeros); '
-                  '"like": the result is shaped like the first argument (np.zeros_like)',
-    "shaped_like": "a position: the result has the shape of the argument there, or the call raises "
-                   "(runtime.writable_copy: 1; read by index_ranges)",
-    "makes_floats": "a count: called with that many positional arguments and no keyword, "
-                    "the result is a new array of floats (np.zeros(n): 1, np.linspace(a, b): 2)",
-    "reduction": "True: called on one argument alone, the result is one number (np.sum)",
-    "result_rank": "a function of the positional arguments' ranks giving the result's rank, or None "
-                   "where it cannot tell (np.matmul: the larger of two ranks of at least 2)",
-    "result_dims": "a function of the arguments' dims (kinds.Array.dims; () for a number, None where unknown; "
-                   "keywords by name) giving the result's, or None where it cannot tell (np.matmul: "
-                   "kinds.matmul_dims; it may raise TypeError for keywords it does not take)",
-    "returns_sequence": "True: the result may be a tuple or list (np.linalg.eigh, np.split)",
-    "arithmetic": "True: on numbers, the result is a number, never a 0-d array (operator.add, abs)",
-    "fill_operand": "True: elementwise on arrays: an operand filled to its shape with one value "
-                    "(np.full) gives the result the 0-d array of that value (np.asarray) gives where both "
-                    "have one shape, in values and dtype (NumPy 1, which typed a 0-d array by its value: "
-                    "beside float64 operands; fills.py folds only on NumPy 2) (operator.mul)",
-    "joins_sequences": "True: on tuples or lists it joins or repeats them (operator.add, operator.mul)",
-    "sequence_helpers": "(adjoint, tangent): the helpers that differentiate it where it may join "
-                        "or repeat tuples or lists, deciding at run time; declared with joins_sequences "
-                        "(operator.add: (add_adjoint, add_tangent), defined in templates/operators.py)",
-    "cheap": "True: on numbers, cheaper to compute again in the reverse sweep than to record",
-    "factors": "positions: the result is zero where the argument at any of them is zero (operator.mul: (0, 1))",
-    "sum": '"+": the sum of its two arguments, where a zero one drops out (operator.add); '
-           '"-": their difference (operator.sub)',
-    "returns_operand": "True: the result may be one of the arguments itself (max, min)",
-    "retake": '"always": the result is a view of the first argument whenever that is an array, its geometry '
-              'fixed by the other arguments and shapes alone, so called again after a write into the argument it '
-              'shows what the first result shows (np.transpose, np.split); "contiguous": the same where the first '
-              'argument is C-contiguous (np.reshape: a copy otherwise, checked where the code runs)',
-    "write_back": '"reshape": a view changed in place goes back into its base as np.reshape(view, np.shape(base)) '
-                  '(np.ravel, np.expand_dims); "transpose": as np.transpose(view) (np.transpose without axes)',
-    "shift": 'how the result moves when its arguments are shifted by a constant c or scaled by e**c '
-             '(shift_invariance.py): "exp" (np.exp: e**c times), "log" (np.log of e**c times: c more), '
-             '"product" and "quotient" (the factors\' scales multiply or divide), "negation", "index" (an element read: (x + c)[i] is x[i] + c); for a reduction '
-             'along axes where c is constant, "homogeneous" (np.sum: scaled alike) or "equivariant" '
-             '(np.mean, np.max: shifted and scaled alike)',
-
-    "folds": "a function of some of the helper's parameters (named as it names them) giving, for constant "
-             "values of those, a template to use instead (a function whose body is return <expression> of "
-             "the helper's parameters), or None: expand_reduced(m, 1, True) is m",
-    "foldable": "True: on constant numbers, computed once when the code is generated",
-    "total_on_numbers": "True: cannot raise on numbers, so may be moved out of a loop that may not run",
-    "total_if_nonzero": "positions: cannot raise on numbers where the arguments at these positions are "
-                        "nonzero constants, so may then be moved out of a loop (operator.truediv: (1,))",
-    "reusable": "True: pure, so a repeated call in one expression reuses the first one's value",
-    "compares": "True: a truth value, kept as one when folded (operator.lt)",
-    "refused": "what to write instead: a call of it is refused outright, with these words (print, eval)",
-    "refused_arguments": "a function of some of the rule's inputs (its parameters named as the rule names them) "
-                         "giving, for constant values of those, None where such a call is differentiated, else why "
-                         "not and what to write instead: the call is then refused when it is transformed "
-                         "(np.pad: pad_refusal in templates/numpy_shape.py, a padding function as the mode)",
-    "words": "(verb, noun): how generated names read a result of it (operator.add: ('plus', 'total'))",
-    "syntax": "the ast class of the Python operator that calls it (operator.add: ast.Add, operator.neg: ast.USub, "
-              "operator.lt: ast.Lt, operator.contains: ast.In, operator.getitem: ast.Subscript): generated code "
-              "writes a call of it with that operator",
-    "identity": "(value, positions): where the argument at one of the positions is the number value, the result "
-                "is the other argument (operator.mul: (1, (0, 1)), operator.truediv: (1, (1,))): generated "
-                "code drops the operation",
-    "negating": "(value, positions): where the argument at one of the positions is the number value, the result "
-                "is the other argument negated (operator.mul: (-1, (0,))): generated code writes -x",
-    "opposite": "the function that gives the same result with its second argument negated (operator.add: "
-                "operator.sub): generated code writes a - b for a + -b",
-    "involution": "True: applied to its own result, it gives back the argument (operator.neg: --a is a)",
-    "odd": "True: odd in its first argument, f(-g, ...) is -f(g, ...) (runtime.unbroadcast): generated code "
-           "negates the result, smaller than the argument",
-    "makes_complex": "True: it makes complex values (np.fft.fft, np.emath.sqrt): s2s_ad's rules are written for "
-                     "real values, so a call of it is refused",
-    "python_floats_differ": "True: on Python floats it may raise or give a complex number where NumPy's "
-                            "float64 gives inf or NaN, other than by dividing by zero (operator.pow: "
-                            "(-8.0) ** (1 / 3) is complex): scalar_cells keeps an adjoint vector whose "
-                            "elements reach it an array",
-    "reports": "True: it only reports (prints, logs, warns), so it may be called for its effect alone, where "
-               "the primal computation runs (print, logging.info, a Logger's info method)",
-    "variadic": "the function that computes it over the items of one argument; called with more than two "
-                "arguments, it is folded over them pairwise (max: np.max, so max(xs) is np.max(xs) and "
-                "max(a, b, c) is max(max(a, b), c))",
-    "numeric": "True: the result is a number or an array, unless declared returns_sequence (NumPy's functions)",
-    "respelled": "a function of a call's positional arguments (constants' values; a marker for each other "
-                 "argument, to be given back as it is) returning them as the rule reads them, or None to keep "
-                 "them: np.einsum(a, [0, 1], b, [1]) is np.einsum('ab,b', a, b)",
-    "index_call": "for an object indexed to build an array (np.r_, np.c_), the function of one argument, the "
-                  "list of the items, that gives the same array: obj[a, b] is read as index_call([a, b])",
-    "seeded_by": "the keyword of the seed of the random generator it makes (np.random.default_rng: \"seed\"): "
-                 "made without one (no argument, or None), it is refused, since each pass of a derivative would "
-                 "draw other numbers (draws.py)",
-}
 
 
 def declare(*fns: Any, **facts: Any) -> None:
@@ -1041,43 +773,3 @@ def constant_functions() -> list[Any]:
     """The functions declared ``nondifferentiable`` (zero derivative)."""
     load_templates()
     return list(_NONDIFFERENTIABLE)
-
-
-class ArgumentMismatch(Exception):
-    """A call's arguments do not fit its rule's parameters (lower.py locates it)."""
-
-
-def bind_arguments(rule: Rule, args: tuple, kwargs: tuple) -> dict[str, Any]:
-    """Match a call's arguments to the rule's inputs, filling in defaults.
-
-    ``args`` and ``kwargs`` hold IR expressions; defaults are returned as
-    plain values for the caller to wrap.  Raises ``ArgumentMismatch``.
-    """
-    if len(args) > rule.positional:
-        raise ArgumentMismatch(
-            f"{len(args)} positional arguments, but the rule {rule.name!r} takes at most {rule.positional}")
-    bound: dict[str, Any] = dict(zip(rule.inputs, args))
-    for name, value in kwargs:
-        if name not in rule.inputs:
-            raise ArgumentMismatch(f"the keyword {name!r}, which the rule {rule.name!r} does not handle")
-        if name in bound:
-            raise ArgumentMismatch(f"{name!r} given twice")
-        bound[name] = value
-    for name in rule.inputs:
-        if name not in bound:
-            if name not in rule.defaults:
-                raise ArgumentMismatch(f"no value for {name!r}")
-            bound[name] = _Default(rule.defaults[name])
-    return bound
-
-
-@dataclass(frozen=True)
-class _Default:
-    """A default value of a rule parameter, not given by the call."""
-
-    value: Any
-
-
-def is_default(value: Any) -> bool:
-    return isinstance(value, _Default)
-
