@@ -86,7 +86,7 @@ def test_a_stage_that_names_no_pass_of_the_mode_is_refused():
 def _drop_one_pop(fn: ir.Function, context: passes.PassContext) -> ir.Function:
     """A broken pass: the first pop of the reverse sweep left out."""
     first = next(s for s in ir.walk(fn.body) if isinstance(s, ir.Pop))
-    return dataclasses.replace(fn, body=ir.replace_statements(fn.body, {id(first): None}))
+    return dataclasses.replace(fn, body=ir.replace_statements(fn.body, {first.sid: None}))
 
 
 def test_the_checking_mode_names_a_pass_that_breaks_the_tape(monkeypatch, tmp_path):
@@ -99,6 +99,35 @@ def test_the_checking_mode_names_a_pass_that_breaks_the_tape(monkeypatch, tmp_pa
     monkeypatch.setenv(passes.ENVIRONMENT_VARIABLE, "1")
     with pytest.raises(TapeViolation, match="after the pass drop_one_pop"):
         s2s_ad.source(f, args=(np.ones(3),))
+
+
+def _keep_a_rebuilt_copy(fn: ir.Function, context: passes.PassContext) -> ir.Function:
+    """A broken pass: a statement rebuilt with dataclasses.replace kept beside the one it was made from."""
+    first = next(s for s in fn.body if isinstance(s, ir.Assign))
+    return dataclasses.replace(fn, body=[first, dataclasses.replace(first, merge=False)] + fn.body[1:])
+
+
+def test_the_checking_mode_names_a_pass_that_gives_two_statements_one_identity(monkeypatch, tmp_path):
+    from conftest import module_from_source
+    f = module_from_source(tmp_path, "copied_pass_", "import numpy as np\n\ndef f(x):\n"
+                           "    y = np.sin(x) * x\n    return np.sum(y)\n").f
+    monkeypatch.setitem(passes.PASSES, "keep_a_rebuilt_copy",
+                        passes.Pass("keep_a_rebuilt_copy", (passes.ADJOINT,), "a broken pass, for this test",
+                                    _keep_a_rebuilt_copy))
+    monkeypatch.setitem(passes.PIPELINES, "reverse", ("optimize", "keep_a_rebuilt_copy") + passes.REVERSE[1:])
+    monkeypatch.setenv(passes.ENVIRONMENT_VARIABLE, "1")
+    with pytest.raises(ir.IdentityViolation, match="after the pass keep_a_rebuilt_copy, two statements share"):
+        s2s_ad.source(f, args=(np.ones(3),))
+    monkeypatch.setenv(passes.ENVIRONMENT_VARIABLE, "0")  # (the check is what caught it)
+    assert "def " in s2s_ad.source(f, args=(np.ones(3),))
+
+
+def test_a_statement_keeps_its_identity_when_rebuilt_and_a_new_one_gets_its_own():
+    first = ir.Assign("y", ir.Var("x"), 3)
+    rebuilt = dataclasses.replace(first, value=ir.Var("z"))
+    assert rebuilt.sid == first.sid and ir.Assign("y", ir.Var("x"), 3).sid != first.sid
+    assert ir.Assign("y", ir.Var("x"), 3) == first  # (equality reads the statement, not its identity)
+    assert ir.shared_identities([first, ir.If(ir.Var("c"), [rebuilt], [])]) == [rebuilt]
 
 
 def test_a_toy_pass_joins_the_pipeline_as_contributing_says(monkeypatch, tmp_path):

@@ -65,7 +65,7 @@ class AssignmentAdjoints:
             if isinstance(call, ir.Call) and call.fn is operator.getitem and isinstance(call.args[0], ir.Var) \
                     and call.args[0].name not in self.tuples and (self.facts.rank_of(call.args[0]) or 0) >= 1 \
                     and self.stores.basic_index(call.args[1]):
-                reads.setdefault(call.args[0].name, []).append(id(stmt))
+                reads.setdefault(call.args[0].name, []).append(stmt.sid)
         return {read for ids in reads.values() if len(ids) >= 2 for read in ids}
 
     def propagate(self, stmt: ir.Assign) -> None:
@@ -93,7 +93,7 @@ class AssignmentAdjoints:
                                  f"s2s_ad.jvp, or add a reverse rule with @s2s_ad.adjoint({name})",
                                  filename=self.fn.filename, line=stmt.line)
         if call.fn is operator.getitem and isinstance(call.args[0], ir.Var) \
-                and (call.args[0].name in self.adjoints.owned or id(stmt) in self.sliced):
+                and (call.args[0].name in self.adjoints.owned or stmt.sid in self.sliced):
             self.stores.scatter(call.args[0].name, call.args[1], self.adjoints.adjoint.pop(stmt.target))
             return
         if call.fn is operator.getitem and isinstance(call.args[0], ir.Var) and call.args[0].name in self.tuples \
@@ -141,7 +141,7 @@ class AssignmentAdjoints:
                             f"builder of its split adjoint (callee=)")
         kinds = tuple(map(self.facts.kind_of, call.args))
         owner = self.callee(call.fn, kinds)
-        self.recorder.calls[id(stmt)] = owner
+        self.recorder.calls[stmt.sid] = owner
         if not self.split:  # a helper's own callers check what it passes on (lost_derivative_parameters)
             for i, site in sorted(getattr(owner, "lost", {}).items()):
                 if str(i) in needed and i < len(call.args):

@@ -39,11 +39,11 @@ class Recorder:
         self.draft = draft  # the recording plan's slots so far: every push and pop is made from one of them
         self.tape = draft.tape
         self.loops: list[Union[ir.For, ir.While]] = []  # the loops being reversed, innermost last
-        self.pushes: dict[int, tuple[str, tuple[ir.Expr, ...]]] = {}  # id(forward block) -> its slot, values
-        self.trips: dict[int, str] = {}  # id(loop) -> name of its trip counter
-        self.calls: dict[int, Any] = {}  # id(primal call statement) -> the callee's split adjoint
-        self.store_pushes: dict[int, str] = {}  # id(Store) whose old slice the forward sweep records -> slot
-        self.checkpoints: dict[int, str] = {}  # id(checkpointed loop) -> the slot of its segment snapshots
+        self.pushes: dict[tuple[int, ...], tuple[str, tuple[ir.Expr, ...]]] = {}  # a block (ir.block_key) -> slot, values
+        self.trips: dict[int, str] = {}  # sid of a loop -> name of its trip counter
+        self.calls: dict[int, Any] = {}  # sid of a primal call statement -> the callee's split adjoint
+        self.store_pushes: dict[int, str] = {}  # sid of a Store whose old slice the forward sweep records -> slot
+        self.checkpoints: dict[int, str] = {}  # sid of a checkpointed loop -> the slot of its segment snapshots
         # False while generating the first pass of a checkpointed loop, which records nothing.
         self.recording = True
         self.snapshots: set[str] = set()  # views the forward sweep copies where it binds them
@@ -113,10 +113,10 @@ class Recorder:
             kept: tuple[ir.Expr, ...] = tuple(ir.Var(n) for n in self.loop_state(stmt))
             kept += (ir.Call(runtime.random_states, ()),) if replay else ()
             self.loops.append(stmt)  # one record per segment: no more than the loop's trips
-            self.checkpoints[id(stmt)] = self.declare(f"the start of each segment of the checkpointed loop at "
+            self.checkpoints[stmt.sid] = self.declare(f"the start of each segment of the checkpointed loop at "
                                                       f"line {stmt.line}", kept, state, stmt.line)
             self.loops.pop()
-        body = ([ir.Pop(self.checkpoints[id(stmt)], state, stmt.line)] if state else []) + replay + [
+        body = ([ir.Pop(self.checkpoints[stmt.sid], state, stmt.line)] if state else []) + replay + [
             ir.Assign(segment, self.segment(stmt, start, stride), stmt.line),
             ir.Comment("run the segment again, recording"),
             ir.For(stmt.index, ir.Var(segment), recompute, stmt.line),
@@ -140,7 +140,7 @@ class Recorder:
         kept: tuple[ir.Expr, ...] = tuple(ir.Var(n) for n in state)
         if self.draws(stmt):  # see reverse_checkpointed
             kept += (ir.Call(runtime.random_states, ()),)
-        snapshot: list[ir.Stmt] = [ir.Push(self.checkpoints[id(stmt)], kept, stmt.line)] if kept else []
+        snapshot: list[ir.Stmt] = [ir.Push(self.checkpoints[stmt.sid], kept, stmt.line)] if kept else []
         segment = ir.For(stmt.index, self.segment(stmt, start, stride), inner, stmt.line)
         return setup + [ir.Comment("checkpointed: keep the state at the start of each segment"),
                         ir.For(start, ir.Var(starts), snapshot + [segment], stmt.line)]
@@ -160,7 +160,7 @@ class Recorder:
         reads = {n for s in ir.walk(reversed_body) for e in ir.exprs_of(s) for n in ir.names_read(e)}
         # (a nested loop's index is not among them: the reversed loop binds it again)
         bound = [t for s in body if not isinstance(s, ir.For) for t in ir.targets_of(s)]
-        bound += sorted(self._if_merges(body)) + [self.trips[id(s)] for s in body if id(s) in self.trips]
+        bound += sorted(self._if_merges(body)) + [self.trips[s.sid] for s in body if s.sid in self.trips]
         bound_set = set(bound)
         recompute: list[ir.Assign] = []
         record: list[str] = []
@@ -186,7 +186,7 @@ class Recorder:
             values = tuple(ir.Call(language.shape, (ir.Var(n),)) if n in shapes else ir.Var(n) for n in record)
             targets = tuple(shapes.get(n, n) for n in record)
             slot = self.declare(where, values, targets, self.adjoints.line)
-            self.pushes[id(body)] = (slot, values)
+            self.pushes[ir.block_key(body)] = (slot, values)
             prologue.append(ir.Pop(slot, targets))
         prologue += [ir.Assign(d.target, d.value, d.line) for d in recompute]
         return prologue
@@ -244,7 +244,7 @@ class Recorder:
             elif isinstance(stmt, ir.For) and stmt.checkpoint is not None and self.recording:
                 out.extend(self.forward_checkpointed(stmt))
             elif isinstance(stmt, (ir.For, ir.While)):
-                counter = self.trips.get(id(stmt))
+                counter = self.trips.get(stmt.sid)
                 inner = self.forward_body(stmt.body)
                 if counter:
                     out.append(ir.Assign(counter, ir.Const(0), stmt.line))
@@ -253,13 +253,13 @@ class Recorder:
                     out.append(ir.For(stmt.index, stmt.iterable, inner, stmt.line, stmt.exit))
                 else:
                     out.append(ir.While(self.forward_block(stmt.test_block), stmt.test, inner, stmt.line, stmt.exit))
-            elif isinstance(stmt, ir.Store) and id(stmt) in self.store_pushes:  # record the slice it overwrites
-                out.append(ir.Push(self.store_pushes[id(stmt)], (self.overwritten(stmt),), stmt.line))
+            elif isinstance(stmt, ir.Store) and stmt.sid in self.store_pushes:  # record the slice it overwrites
+                out.append(ir.Push(self.store_pushes[stmt.sid], (self.overwritten(stmt),), stmt.line))
                 out.append(stmt)
-            elif isinstance(stmt, ir.Assign) and isinstance(stmt.value, ir.Call) and id(stmt) in self.calls \
+            elif isinstance(stmt, ir.Assign) and isinstance(stmt.value, ir.Call) and stmt.sid in self.calls \
                     and self.recording:  # record for the callee's backward part
                 call = stmt.value
-                forward = ir.Call(ir.Part(self.calls[id(stmt)], "forward"), call.args + (ir.Var(self.tape),))
+                forward = ir.Call(ir.Part(self.calls[stmt.sid], "forward"), call.args + (ir.Var(self.tape),))
                 out.append(ir.Unpack((stmt.target, self.tape), forward, stmt.line))
                 if stmt.target in self.snapshots:
                     out.append(ir.Assign(stmt.target, ir.Call(language.copy, (ir.Var(stmt.target),)), stmt.line))
@@ -273,7 +273,7 @@ class Recorder:
     def forward_body(self, body: list[ir.Stmt]) -> list[ir.Stmt]:
         """A nested block: record what its reverse needs before its closing merge copies."""
         out = self.forward_block(body)
-        record = self.pushes.get(id(body)) if self.recording else None
+        record = self.pushes.get(ir.block_key(body)) if self.recording else None
         if record:
             at = len(out)
             while at > 0 and _is_merge(out[at - 1]):

@@ -306,7 +306,7 @@ class ReverseSweep:
         needs_count = isinstance(stmt, ir.While) or stmt.exit is not None
         if needs_count:
             counter = self.adjoints.fresh("trips")
-            self.recorder.trips[id(stmt)] = counter
+            self.recorder.trips[stmt.sid] = counter
         if isinstance(stmt, ir.While):
             return self.adjoints.fresh("step"), ir.Call(range, (ir.Var(counter),)), False
         steps = stmt.iterable
@@ -332,8 +332,8 @@ def reverse(fn: ir.Function, wrt: list[str], facts: Analysis, callee: Optional[C
     # A slice put back that nothing reads afterwards needs no recording: generate once more without it.
     if not sweep.stores.restores:
         return adjoint
-    kept = {id(s) for s in ir.walk(remove_dead(adjoint.body))}
-    unread = frozenset(store for store, restore in sweep.stores.restores.items() if id(restore) not in kept)
+    kept = {s.sid for s in ir.walk(remove_dead(adjoint.body))}
+    unread = frozenset(store for store, restore in sweep.stores.restores.items() if restore.sid not in kept)
     if unread:
         adjoint = ReverseSweep(fn, wrt, facts, callee, split, unrestored=unread, sharing=sweep.sharing,
                                slices_in_place=slices_in_place, with_value=with_value).run()

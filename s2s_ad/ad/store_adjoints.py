@@ -8,7 +8,7 @@ the reverse sweep's ledger (``adjoints.Adjoints``) and recorder
   slice the store wrote, which then becomes zero; an integer-array index takes
   only the write NumPy kept; where other statements read the array's contents,
   the slice the store overwrote is recorded by the forward sweep and put back
-  (``restores``: id(primal store) -> the store that puts the slice back);
+  (``restores``: sid of a primal store -> the store that puts the slice back);
 * for a read ``a[i]`` of an array whose adjoint the sweep owns (``scatter``):
   ``d_a[i] += contribution`` in place where the index cannot repeat a
   position, else a scatter-add whose result is added.
@@ -36,8 +36,8 @@ class StoreAdjoints:
         self.recorder = recorder
         self.facts = facts
         self.sharing = sharing
-        self.unrestored = unrestored  # id(Store) whose overwritten slice nothing reads again
-        self.restores: dict[int, ir.Store] = {}  # id(primal Store) -> the store that puts the slice back
+        self.unrestored = unrestored  # sids of the Stores whose overwritten slice nothing reads again
+        self.restores: dict[int, ir.Store] = {}  # sid of a primal Store -> the store that puts the slice back
         stores = [s for s in ir.walk(fn.body) if isinstance(s, ir.Store)]
         self.written = {s.array for s in stores}
         # A written array whose contents other statements read gets its overwritten slices back.
@@ -79,14 +79,14 @@ class StoreAdjoints:
                     self.adjoints.emit(ir.Store(target.name, index, ir.Const(0.0), self.adjoints.line))
             else:
                 self.adjoints.emit(ir.Store(target.name, index, ir.Const(0.0), self.adjoints.line))
-        if array in self.restored_arrays and id(stmt) not in self.unrestored:
+        if array in self.restored_arrays and stmt.sid not in self.unrestored:
             old = self.adjoints.fresh(f"old_{array}")
             slot = self.recorder.declare(f"the store at line {stmt.line}: the part of {array} it overwrites",
                                          (self.recorder.overwritten(stmt),), (old,), stmt.line)
-            self.recorder.store_pushes[id(stmt)] = slot
+            self.recorder.store_pushes[stmt.sid] = slot
             self.adjoints.emit(ir.Pop(slot, (old,), self.adjoints.line))
-            self.restores[id(stmt)] = ir.Store(array, index, ir.Var(old), self.adjoints.line)
-            self.adjoints.emit(self.restores[id(stmt)])
+            self.restores[stmt.sid] = ir.Store(array, index, ir.Var(old), self.adjoints.line)
+            self.adjoints.emit(self.restores[stmt.sid])
 
     def _check_overlapping_fancy_store(self, stmt: ir.Store) -> None:
         """Refuse ``b[[3, 2, 1, 0]] = b`` (a value that may share memory with the array an integer-array

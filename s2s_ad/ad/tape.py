@@ -258,13 +258,13 @@ def drop_unread_records(adjoint: ir.Function) -> ir.Function:
         if isinstance(stmt, (ir.Push, ir.Pop)) and stmt.slot in slots:
             kept = slots[stmt.slot]
             if kept is None:
-                replaced[id(stmt)] = None
+                replaced[stmt.sid] = None
                 continue
             positions = kept_at[stmt.slot]
             if isinstance(stmt, ir.Push):
-                replaced[id(stmt)] = dataclasses.replace(stmt, values=tuple(stmt.values[i] for i in positions))
+                replaced[stmt.sid] = dataclasses.replace(stmt, values=tuple(stmt.values[i] for i in positions))
             else:
-                replaced[id(stmt)] = dataclasses.replace(stmt, targets=tuple(stmt.targets[i] for i in positions))
+                replaced[stmt.sid] = dataclasses.replace(stmt, targets=tuple(stmt.targets[i] for i in positions))
     tidied = remove_dead(ir.replace_statements(body, replaced), numbers)
     return dataclasses.replace(adjoint, body=tidied, plan=plan.replaced(slots))
 

@@ -68,11 +68,11 @@ def check_in_place(fn: ir.Function, facts: Analysis, kinds: dict[str, Any]
 def _without_checks(fn: ir.Function, facts: Analysis, dropped: list[ir.Stmt]) -> tuple[ir.Function, Analysis]:
     """``fn`` without the run-time checks ``dropped`` (found unneeded), and its facts then (a check
     lowering left out, on a path it dropped, changes nothing)."""
-    present = {id(s) for s in ir.walk(fn.body)}
-    dropped = list({id(s): s for s in dropped if id(s) in present}.values())
+    present = {s.sid for s in ir.walk(fn.body)}
+    dropped = list({s.sid: s for s in dropped if s.sid in present}.values())
     if not dropped:
         return fn, facts
-    body = ir.replace_statements(fn.body, dict.fromkeys(map(id, dropped)))
+    body = ir.replace_statements(fn.body, dict.fromkeys(s.sid for s in dropped))
     return dataclasses.replace(fn, body=body), facts.with_checks_changed(dropped=dropped)
 
 
@@ -135,7 +135,7 @@ def check_element_reads(fn: ir.Function, facts: Analysis) -> tuple[ir.Function, 
     checks; None where it took values again (a read of a copy renamed to the value taken before, a
     view or a copy chosen where it runs), whose facts are derived again."""
     dropped: list[ir.Stmt] = []
-    replaced: dict[int, Any] = {}  # id(statement) -> None (dropped), or what takes its place
+    replaced: dict[int, Any] = {}  # sid of a statement -> None (dropped), or what takes its place
     kept: dict[str, str] = {}  # a retaken value that is a copy -> the value taken before
     taken = ir.NameSet(ir.assigned_names(fn.body) | set(fn.params))
     for read in fn.element_reads:
@@ -147,11 +147,12 @@ def check_element_reads(fn: ir.Function, facts: Analysis) -> tuple[ir.Function, 
                                      filename=fn.filename, line=read.line)
             if rank is not None and rank <= len(read.index):  # one number: op= rebinds it, the array unchanged
                 assert read.retake is not None and read.store is not None
-                replaced[id(read.store)] = None
-                replaced[id(read.retake)] = ir.Assign(read.retake.target, read.number, read.line)
+                replaced[read.store.sid] = None
+                replaced[read.retake.sid] = ir.Assign(read.retake.target, read.number, read.line)
             elif rank is None and rebound:  # a row (a view: written through) or one number, as NumPy decides
-                replaced[id(read.store)] = None
-                replaced[id(read.retake)] = _updated_by_rank(read, taken)
+                assert read.retake is not None and read.store is not None
+                replaced[read.store.sid] = None
+                replaced[read.retake.sid] = _updated_by_rank(read, taken)
             if read.guard is not None and (rank is not None or rebound):
                 dropped.append(read.guard)
             continue
@@ -160,17 +161,17 @@ def check_element_reads(fn: ir.Function, facts: Analysis) -> tuple[ir.Function, 
         if view is None and read.retake is not None and set(parts) == {aliasing.INTEGER}:
             # B[0] of a B whose rank the kinds do not know: a row (a view) or one number (a copy),
             # chosen where it runs by NumPy's own rule
-            replaced[id(read.retake)] = _chosen_by_rank(read, taken)
+            replaced[read.retake.sid] = _chosen_by_rank(read, taken)
             continue
         if view is None or (view and read.retake is None):
             raise TransformError(f"reading {read.name} after {read.array} was written", read.hint,
                                  filename=fn.filename, line=read.line)
         if read.retake is not None and read.kept is not None and not view:  # a copy: the value taken before
-            replaced[id(read.retake)] = None
+            replaced[read.retake.sid] = None
             kept[read.retake.target] = read.kept
     if not replaced:
         return _without_checks(fn, facts, dropped)
-    replaced.update(dict.fromkeys(map(id, dropped)))
+    replaced.update(dict.fromkeys(s.sid for s in dropped))
     body = ir.replace_statements(fn.body, replaced)
     aux = fn.aux
     if kept:

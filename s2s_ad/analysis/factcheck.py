@@ -8,7 +8,8 @@ Output: the function and the facts the generators read.
 With ``S2S_AD_CHECK_FACTS=1`` in the environment (the test suite sets it),
 the facts are derived again from scratch after each pass and compared with
 the ones the pass handed on; a difference raises ``FactViolation`` naming
-the pass, the fact and the names where they differ.  A wrong fact is a
+the pass, the fact and the names where they differ (and two statements that
+share an identity, ``sid``, raise ``ir.IdentityViolation``).  A wrong fact is a
 silent wrong derivative (an active value taken as a constant gives a zero
 gradient), so a pass that forgets one must fail loudly in the tests.  The
 check is a slow mode: it analyses the function once more per pass.
@@ -66,6 +67,7 @@ def run_passes(fn: ir.Function, facts: Analysis, passes: Iterable[Pass], derive:
     for name, run in passes:
         fn, facts = run(fn, facts)
         if checking:
+            ir.check_identities(fn.body, name)
             check_facts(fn, facts, derive(fn), name)
     return fn, facts
 

@@ -536,11 +536,11 @@ def with_checks(fn: ir.Function, kinds: dict[str, Any], proven: frozenset[str] =
     for stmt, access, parts in _unproven(fn, values, proven, {}):
         if parts is None or isinstance(stmt, ir.While) or (isinstance(stmt, ir.For) and stmt.exit is not None):
             return fn
-        statements[id(stmt)] = stmt
+        statements[stmt.sid] = stmt
         for array, axis, at in parts:
             call = ir.Call(runtime.check_index, (at, ir.Var(array), ir.Const(axis)))
             check = ir.Effect(call, getattr(stmt, "line", None))
-            listed = checks.setdefault(id(stmt), [])
+            listed = checks.setdefault(stmt.sid, [])
             if all(ir.exprs_of(c) != ir.exprs_of(check) for c in listed):
                 listed.append(check)
     if not checks or sum(map(len, checks.values())) > _MOST_CHECKS:
@@ -561,13 +561,13 @@ def _unproven(fn: ir.Function, values: _Values, proven: frozenset[str], checked:
             if not values.settled:
                 yield stmt, Access(_text(array, index), getattr(stmt, "line", None)), None
                 continue
-            unchecked = _unchecked_parts(values, array, index, proven, checked.get(id(stmt), set()))
+            unchecked = _unchecked_parts(values, array, index, proven, checked.get(stmt.sid, set()))
             if unchecked is None or unchecked:
                 yield stmt, Access(_text(array, index), getattr(stmt, "line", None)), unchecked or None
 
 
 def _checked_before(fn: ir.Function) -> dict[int, set]:
-    """Per statement (by id), the ``(array, axis, index part)`` checked by the ``check_index`` calls
+    """Per statement (by its ``sid``), the ``(array, axis, index part)`` checked by the ``check_index`` calls
     just before it in its block (nothing between them can change what they checked)."""
     found: dict[int, set] = {}
 
@@ -579,7 +579,7 @@ def _checked_before(fn: ir.Function) -> dict[int, set]:
                     and isinstance(call.args[1], ir.Var) and isinstance(call.args[2], ir.Const):
                 run.add((call.args[1].name, call.args[2].value, ir.value_key(call.args[0])))
                 continue
-            found[id(stmt)] = run
+            found[stmt.sid] = run
             run = set()
             for block in ir.blocks(stmt):
                 scan(block)

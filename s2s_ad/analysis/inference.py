@@ -90,7 +90,7 @@ class _Inference:
         self.result_kind = result_kind
         self.counter = itertools.count()
         self.fresh_for: dict[object, int] = {}
-        # merge target -> id(merge statement) -> (class, kind) of its source when last seen
+        # merge target -> sid of a merge statement -> (class, kind) of its source when last seen
         self.sources: dict[str, dict[int, tuple[ShapeClass, Kind]]] = {}
         self.widened: set[str] = set()  # merges whose sources disagree on the class: they never agree again
         self.pessimistic = False
@@ -104,15 +104,19 @@ class _Inference:
         self.bound_once = frozenset(name for name, count in bound.items() if count == 1)
 
     def fresh(self, key: object) -> int:
-        """The class of its own that ``key`` (an IR object, or a tuple naming one) gets, the same in every pass."""
-        key = key if isinstance(key, tuple) else id(key)
+        """The class of its own that ``key`` (a statement, an expression, or a tuple naming one) gets, the
+        same in every pass: a statement by its identity (``sid``), an expression by the object's."""
+        if isinstance(key, ir.STATEMENTS):
+            key = ("statement", key.sid)
+        elif not isinstance(key, tuple):
+            key = id(key)
         if key not in self.fresh_for:
             self.fresh_for[key] = next(self.counter)
         return self.fresh_for[key]
 
-    def class_of(self, expr: ir.Expr, owner: object) -> ShapeClass:
+    def class_of(self, expr: ir.Expr, owner: ir.Stmt) -> ShapeClass:
         if isinstance(expr, ir.Var):  # (a name not set in the function: a class of its own per read)
-            return self.shape[expr.name] if expr.name in self.shape else self.fresh((id(owner), expr.name))
+            return self.shape[expr.name] if expr.name in self.shape else self.fresh((owner.sid, expr.name))
         if isinstance(expr, ir.Const) and _is_number_or_inert(expr.value):
             return SCALAR  # numbers; None and strings do not take part in broadcasting
         return self.fresh(expr)
@@ -126,7 +130,7 @@ class _Inference:
             return Sequence(tuple(map(self.kind_of, expr.items)), expr.kind)
         return UNKNOWN
 
-    def told(self, arg: ir.Expr, owner: object) -> Kind:
+    def told(self, arg: ir.Expr, owner: ir.Stmt) -> Kind:
         """What a user function called here is told of the argument ``arg`` to find its result's kind:
         a string or None's value, a number or truth value, else ``kinds.callee_kind`` with the dims."""
         constant = constant_kind(arg.value) if isinstance(arg, ir.Const) else None
@@ -136,11 +140,11 @@ class _Inference:
             return TRUTH if self.kind_of(arg) == TRUTH else NUMBER
         return callee_kind(self.kind_of(arg), dims=True)
 
-    def set(self, target: str, kind: Kind, owner: object) -> None:
+    def set(self, target: str, kind: Kind, owner: Union[ir.Stmt, tuple]) -> None:
         self.kind[target] = kind
         self.shape[target] = SCALAR if isinstance(kind, Number) else _dims_class(kind) or self.fresh(owner)
 
-    def index_class(self, expr: ir.Expr, owner: object) -> Optional[ShapeClass]:
+    def index_class(self, expr: ir.Expr, owner: ir.Stmt) -> Optional[ShapeClass]:
         """``class_of`` an index part, where a truth value is no number: ``a[flag]`` adds an axis."""
         return None if self.kind_of(expr) == TRUTH else self.class_of(expr, owner)
 
@@ -196,7 +200,7 @@ class _Inference:
             return (length(shape),)
         return None
 
-    def dims(self, expr: ir.Expr, owner: object) -> Any:
+    def dims(self, expr: ir.Expr, owner: ir.Stmt) -> Any:
         """``kinds.dims_of`` an operand: () for a number, None where unknown."""
         return () if self.class_of(expr, owner) == SCALAR else dims_of(self.kind_of(expr))
 
@@ -218,7 +222,7 @@ class _Inference:
         """``m = v`` on one path: ``m`` holds what holds on every path seen so far."""
         target = stmt.target
         seen = self.sources.setdefault(target, {})
-        seen[id(stmt)] = (self.class_of(stmt.value, stmt), self.kind_of(stmt.value))
+        seen[stmt.sid] = (self.class_of(stmt.value, stmt), self.kind_of(stmt.value))
         if self.pessimistic:
             self.kind[target], self.shape[target] = UNKNOWN, self.fresh(("merge", target))
             return

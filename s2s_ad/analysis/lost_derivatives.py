@@ -71,8 +71,8 @@ def guard_lost_derivatives_kept(fn: ir.Function, facts: Analysis) -> tuple[ir.Fu
     guarded = guard_lost_derivatives(fn, facts.varied)
     if guarded is fn:
         return fn, facts
-    before = {id(s): s for s in ir.walk(fn.body) if not ir.blocks(s)}
-    after = {id(s): s for s in ir.walk(guarded.body) if not ir.blocks(s)}
+    before = {s.sid: s for s in ir.walk(fn.body) if not ir.blocks(s)}
+    after = {s.sid: s for s in ir.walk(guarded.body) if not ir.blocks(s)}
     return guarded, facts.with_checks_changed(dropped=[s for i, s in before.items() if i not in after],
                                               added=[s for i, s in after.items() if i not in before])
 

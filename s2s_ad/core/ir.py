@@ -27,11 +27,18 @@ A ``Function`` holds parameters and a body of ``Assign`` statements ending in
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import weakref
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator, Mapping, Optional, Union
 
 from .kinds import Kind
+
+# Every statement has an identity of its own, ``sid``, drawn from this counter when it is made and kept
+# by ``dataclasses.replace``: a statement rebuilt with a new value is still the same statement (the
+# primal's, or the one a pass generated), which passes recognise by ``sid``, never by ``id()``.  Equality
+# ignores it (two statements that read the same compare equal).
+_STATEMENT_IDS = itertools.count(1)
 
 
 @dataclass(frozen=True)
@@ -128,6 +135,7 @@ class Assign:
     value: Expr
     line: Optional[int] = None
     merge: bool = False
+    sid: int = field(default_factory=lambda: next(_STATEMENT_IDS), compare=False, repr=False)
 
 
 @dataclass
@@ -137,6 +145,7 @@ class Unpack:
     targets: tuple[str, ...]
     value: Expr
     line: Optional[int] = None
+    sid: int = field(default_factory=lambda: next(_STATEMENT_IDS), compare=False, repr=False)
 
 
 @dataclass
@@ -152,6 +161,7 @@ class Store:
     value: Expr
     line: Optional[int] = None
     op: Any = None
+    sid: int = field(default_factory=lambda: next(_STATEMENT_IDS), compare=False, repr=False)
 
 
 @dataclass
@@ -160,6 +170,7 @@ class Effect:
 
     value: Expr
     line: Optional[int] = None
+    sid: int = field(default_factory=lambda: next(_STATEMENT_IDS), compare=False, repr=False)
 
 
 @dataclass
@@ -174,6 +185,7 @@ class Push:
     slot: str
     values: tuple[Expr, ...]
     line: Optional[int] = None
+    sid: int = field(default_factory=lambda: next(_STATEMENT_IDS), compare=False, repr=False)
 
 
 @dataclass
@@ -183,6 +195,7 @@ class Pop:
     slot: str
     targets: tuple[str, ...]
     line: Optional[int] = None
+    sid: int = field(default_factory=lambda: next(_STATEMENT_IDS), compare=False, repr=False)
 
 
 @dataclass
@@ -191,6 +204,7 @@ class If:
     body: list["Stmt"]
     orelse: list["Stmt"]
     line: Optional[int] = None
+    sid: int = field(default_factory=lambda: next(_STATEMENT_IDS), compare=False, repr=False)
 
 
 @dataclass
@@ -212,6 +226,7 @@ class For:
     # Set for a loop the user marked ``checkpointed``: the segment length asked for (``Const(None)``: about
     # the square root of the trip count).  Reverse mode then keeps snapshots, not every iteration.
     checkpoint: Optional[Expr] = None
+    sid: int = field(default_factory=lambda: next(_STATEMENT_IDS), compare=False, repr=False)
 
 
 @dataclass
@@ -223,12 +238,14 @@ class While:
     body: list["Stmt"]
     line: Optional[int] = None
     exit: Optional[Expr] = None
+    sid: int = field(default_factory=lambda: next(_STATEMENT_IDS), compare=False, repr=False)
 
 
 @dataclass
 class Return:
     value: Expr
     line: Optional[int] = None
+    sid: int = field(default_factory=lambda: next(_STATEMENT_IDS), compare=False, repr=False)
 
 
 @dataclass
@@ -237,6 +254,7 @@ class Comment:
 
     text: str
     line: Optional[int] = None
+    sid: int = field(default_factory=lambda: next(_STATEMENT_IDS), compare=False, repr=False)
 
 
 @dataclass
@@ -246,9 +264,11 @@ class Release:
 
     names: tuple[str, ...]
     line: Optional[int] = None
+    sid: int = field(default_factory=lambda: next(_STATEMENT_IDS), compare=False, repr=False)
 
 
 Stmt = Union[Assign, Unpack, Store, Effect, Push, Pop, If, For, While, Return, Comment, Release]
+STATEMENTS = (Assign, Unpack, Store, Effect, Push, Pop, If, For, While, Return, Comment, Release)
 
 
 @dataclass
@@ -384,13 +404,44 @@ def transformed(body: list[Stmt], visit: Callable[[Expr], Optional[Expr]]) -> li
     return out
 
 
+def block_key(body: list[Stmt]) -> tuple[int, ...]:
+    """A block's identity: its statements' (a block that holds other statements is another block)."""
+    return tuple(s.sid for s in body)
+
+
+class IdentityViolation(Exception):
+    """Two statements of one function share an identity (``sid``): raised by ``check_identities``."""
+
+
+def check_identities(body: list[Stmt], after: str) -> None:
+    """Raise ``IdentityViolation`` where two statements of ``body`` share a ``sid`` (``after``: the pass
+    that made it, named in the message): passes that key statements by ``sid`` would mistake one for
+    the other."""
+    shared = shared_identities(body)
+    if shared:
+        raise IdentityViolation(f"internal error in s2s_ad: after the pass {after}, two statements share the "
+                                f"identity of {shared[0]!r} (one was rebuilt with dataclasses.replace and both kept)")
+
+
+def shared_identities(body: list[Stmt]) -> list[Stmt]:
+    """The statements of ``body`` whose ``sid`` another statement there has too (none in well-formed IR:
+    a statement copied into a second place must be made anew, not rebuilt with ``dataclasses.replace``)."""
+    first: dict[int, Stmt] = {}
+    shared: list[Stmt] = []
+    for stmt in walk(body):
+        seen = first.setdefault(stmt.sid, stmt)
+        if seen is not stmt:
+            shared.append(stmt)
+    return shared
+
+
 def replace_statements(body: list[Stmt], replaced: dict[int, Any]) -> list[Stmt]:
-    """``body`` with statements swapped by id (``None``: dropped; a list: several in its place),
+    """``body`` with statements swapped by identity (``sid``) (``None``: dropped; a list: several in its place),
     nested blocks rebuilt."""
     out: list[Stmt] = []
     for stmt in body:
-        if id(stmt) in replaced:
-            found = replaced[id(stmt)]
+        if stmt.sid in replaced:
+            found = replaced[stmt.sid]
             if isinstance(found, list):
                 out.extend(found)
             elif found is not None:

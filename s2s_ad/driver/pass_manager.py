@@ -21,8 +21,9 @@ part).  ``FORWARD`` is forward mode's.
 
 Any pass's output can be looked at: ``run_pipeline(..., until=NAME)`` stops after it, and
 ``s2s_ad.source(f, stage=NAME)`` prints it.  With ``S2S_AD_CHECK_PASSES=1`` the invariants of the
-adjoint form are checked after every pass that returns that form: the pushes and pops of the
-tape pair up (``tape.check_tape``); a violation raises ``tape.TapeViolation`` naming the pass.
+adjoint form are checked after every pass that returns that form: no two statements share an
+identity (``ir.check_identities``, which raises ``ir.IdentityViolation``) and the pushes and pops of
+the tape pair up (``tape.check_tape``; a violation raises ``tape.TapeViolation``), each naming the pass.
 """
 from __future__ import annotations
 
@@ -63,7 +64,9 @@ class PassContext:
     target: Target
 
     def __post_init__(self) -> None:
-        self.primal_ids = frozenset(id(s) for s in ir.walk(self.primal))
+        # The primal's statements by identity: generated code reuses them (the forward sweep runs them
+        # as they are), and passes that simplify what was generated leave them as the user wrote them.
+        self.primal_sids = frozenset(s.sid for s in ir.walk(self.primal))
         self.arrays = {name for name, rank in self.facts.ndim.items()
                        if rank >= 1 and self.facts.shape.get(name) != SCALAR}
         self.known = set(self.facts.shape) | set(self.facts.ndim) | set(self.facts.kinds)
@@ -93,7 +96,7 @@ PASSES: dict[str, Pass] = {p.name: p for p in [
     Pass("drop_unread_records", (ADJOINT,), "leave out of the tape the values the reverse sweep no longer reads",
          lambda fn, c: drop_unread_records(fn), after=("preaccumulate",)),
     Pass("fold_fills", (ADJOINT,), "a reduction's spread adjoint as a 0-d factor (NumPy's promotion rules)",
-         lambda fn, c: fold_fills(fn, set(c.primal_ids), c.facts.shape, c.facts.ndim),
+         lambda fn, c: fold_fills(fn, c.primal_sids, c.facts.shape, c.facts.ndim),
          after=("drop_unread_records",), chosen_by_target=True),
     Pass("check_tape", (ADJOINT,), "the tape's pushes and pops pair up", _checked, optimizes=False),
     Pass("drop_dead_element_stores", (ADJOINT, PARTS), "a reverse loop's stores of zero no later read sees left out",
@@ -146,6 +149,7 @@ def run_pipeline(fn: ir.Function, names: Sequence[str], context: PassContext, fo
 
 
 def _check_after(fn: ir.Function, name: str) -> None:
+    ir.check_identities(fn.body, name)
     try:
         check_tape(fn)
     except TapeViolation as violation:

@@ -54,7 +54,7 @@ def drop_dead_element_stores(fn: ir.Function, known: set[str]) -> ir.Function:
                    if not any(named(stmt, name) for stmt in after)}
         dead = _dead_stores(loop, vectors)
         if dead:
-            body[position] = dataclasses.replace(loop, body=[s for s in loop.body if id(s) not in dead])
+            body[position] = dataclasses.replace(loop, body=[s for s in loop.body if s.sid not in dead])
             changed = True
     return dataclasses.replace(fn, body=body) if changed else fn
 
@@ -125,7 +125,7 @@ def _dead_stores(loop: ir.For, vectors: set[str]) -> set[int]:
         if k is None or k < 0:
             continue
         if all(c is not None and 0 <= c <= k and (at <= position or c < k) for at, c in reads.get(stmt.array, [])):
-            dead.add(id(stmt))
+            dead.add(stmt.sid)
     return dead
 
 

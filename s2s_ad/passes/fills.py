@@ -1,7 +1,7 @@
 """Stage 5, after ``optimize``: the arrays a reverse sweep fills or copies only to multiply them, left unmade.
 
 Input: an adjoint ``ir.Function`` as ``optimize`` leaves it (before a target
-adds its ``del`` statements), the ids of the user's primal statements in it,
+adds its ``del`` statements), the identities (``sid``) of the user's primal statements in it,
 and the ``Analysis`` of the primal (its shape classes: two values of one
 class have the same shape on every run).  Output: the same function, computing
 the same numbers of the same dtypes and shapes, with two kinds of waste gone
@@ -55,9 +55,9 @@ def _zero_d_typed() -> bool:
 ZERO_D_TYPED = _zero_d_typed()
 
 
-def fold_fills(fn: ir.Function, primal: set[int], shape: dict[str, Any], ndim: dict[str, int]) -> ir.Function:
+def fold_fills(fn: ir.Function, primal: frozenset[int], shape: dict[str, Any], ndim: dict[str, int]) -> ir.Function:
     """``fn`` with the spread scalars and the copies of fresh adjoints described above left out;
-    ``primal`` holds the ids of the user's statements (never rewritten), ``shape`` and ``ndim`` the
+    ``primal`` holds the identities (``sid``) of the user's statements (never rewritten), ``shape`` and ``ndim`` the
     analysis's shape classes and ranks of the primal's values."""
     if not ZERO_D_TYPED:
         return fn
@@ -134,9 +134,9 @@ def _leaves(expr: ir.Expr) -> list[ir.Expr]:
 
 # -- spread scalars -------------------------------------------------------------------------------
 
-def _spread(stmt: ir.Stmt, primal: set[int]) -> Optional[tuple[ir.Expr, str]]:
+def _spread(stmt: ir.Stmt, primal: frozenset[int]) -> Optional[tuple[ir.Expr, str]]:
     """``(g, a)`` for a generated ``t = np.full(np.shape(a), g)``, else None."""
-    if id(stmt) in primal or not isinstance(stmt, ir.Assign) or not isinstance(stmt.value, ir.Call):
+    if stmt.sid in primal or not isinstance(stmt, ir.Assign) or not isinstance(stmt.value, ir.Call):
         return None
     call = stmt.value
     if call.fn is not np.full or call.kwargs or len(call.args) != 2:
@@ -148,7 +148,7 @@ def _spread(stmt: ir.Stmt, primal: set[int]) -> Optional[tuple[ir.Expr, str]]:
     return call.args[1], shape_of.args[0].name
 
 
-def spread_fills(body: list[ir.Stmt], primal: set[int], facts: _Facts, spreads: dict[int, str]
+def spread_fills(body: list[ir.Stmt], primal: frozenset[int], facts: _Facts, spreads: dict[int, str]
                  ) -> list[ir.Stmt]:
     """``body`` with each spread that the statements right after it only multiply folded into them (see
     the module docstring); the ``np.asarray(g)`` operands it writes go into ``spreads`` (by id: the ``a``)."""
@@ -246,7 +246,7 @@ def _replaced_leaf(expr: ir.Expr, name: str, operand: ir.Expr) -> ir.Expr:
 
 # -- copies of fresh adjoints ----------------------------------------------------------------------
 
-def owned_copies(body: list[ir.Stmt], primal: set[int], facts: _Facts, spreads: dict[int, str]
+def owned_copies(body: list[ir.Stmt], primal: frozenset[int], facts: _Facts, spreads: dict[int, str]
                  ) -> list[ir.Stmt]:
     """``body`` without the ``writable_copy`` of an adjoint that is already a new array of the right
     shape and of floats, read by nothing else (see the module docstring); ``spreads`` holds the ids
@@ -267,7 +267,7 @@ def owned_copies(body: list[ir.Stmt], primal: set[int], facts: _Facts, spreads: 
             continue
         made = body[k]
         assert isinstance(made, ir.Assign)
-        if id(made) in primal or not _fresh_float_array(made.value, cls, facts, spreads):
+        if made.sid in primal or not _fresh_float_array(made.value, cls, facts, spreads):
             continue
         reads, binds = _counts(body)
         between = body[k + 1:j - 1]

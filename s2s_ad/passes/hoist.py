@@ -144,7 +144,7 @@ def _with_item_reads_moved(fn: ir.Function, items: dict[str, tuple], uses: dict[
                if len(found) == uses.get(t, 0) and assigned[t] == (0 if t in fn.params else 1)}
     if not movable:
         return fn
-    moved = {id(s) for found in movable.values() for s in found}
+    moved = {s.sid for found in movable.values() for s in found}
     body = _with_item_reads(fn.body, movable, moved)
     at_entry: list[ir.Stmt] = []
     for read in (s for p in fn.params if p in movable for s in movable[p]):
@@ -168,7 +168,7 @@ def _item_read(stmt: ir.Assign, items: dict[str, tuple]) -> Optional[str]:
 def _with_item_reads(body: list[ir.Stmt], movable: dict[str, list[ir.Assign]], moved: set[int]) -> list[ir.Stmt]:
     out: list[ir.Stmt] = []
     for stmt in body:
-        if id(stmt) in moved:
+        if stmt.sid in moved:
             continue
         if isinstance(stmt, ir.If):
             stmt = dataclasses.replace(stmt, body=_with_item_reads(stmt.body, movable, moved),

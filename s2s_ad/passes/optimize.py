@@ -254,7 +254,7 @@ class _LazySharing:
         # (all of a loop's, from its end on): ``_dead`` notes each statement as it walks back.
         self.contents_read: set[str] = set()
         self.pending: list[ir.Stmt] = []  # noted, not yet read for contents_read (most never need to be)
-        self.done: set[int] = set()  # ids of the statements in contents_read
+        self.done: set[int] = set()  # sids of the statements in contents_read
 
     def note(self, stmt: ir.Stmt) -> None:
         """``stmt`` comes before the statements noted so far (a compound one: all it holds)."""
@@ -266,8 +266,8 @@ class _LazySharing:
             self.sharing = Sharing.of_block(self.body, self.numbers)
         for stmt in self.pending:
             for inner in [stmt, *(s for block in ir.blocks(stmt) for s in ir.walk(block))]:
-                if id(inner) not in self.done:
-                    self.done.add(id(inner))
+                if inner.sid not in self.done:
+                    self.done.add(inner.sid)
                     self.contents_read.update(n for e in ir.exprs_of(inner) for n in values_read(e))
         self.pending.clear()
         roots = self.sharing.of(array)
@@ -286,7 +286,7 @@ def _simplify_block(body: list[ir.Stmt], keep: set[int], written: frozenset = fr
     write into memory ``name`` shares, so a new array made from it must stay one."""
     out: list[ir.Stmt] = []
     for stmt in body:
-        if id(stmt) in keep:
+        if stmt.sid in keep:
             out.append(stmt)
         elif isinstance(stmt, ir.Assign):
             value = simplify_expr(stmt.value)
@@ -332,7 +332,7 @@ def _forward_copies(body: list[ir.Stmt], keep: set[int], written: frozenset = fr
             out.append(_forward_nested(stmt, keep, written))
             continue
         # (a return keeps its names: ``return out, (d_a, d_c)`` reads better than ``(d_a, d_out)``)
-        if copies and id(stmt) not in keep and not getattr(stmt, "merge", False) and not isinstance(stmt, ir.Return):
+        if copies and stmt.sid not in keep and not getattr(stmt, "merge", False) and not isinstance(stmt, ir.Return):
             stmt = _read_originals(stmt, copies)
             if isinstance(stmt, ir.Assign) and stmt.value == ir.Var(stmt.target):
                 continue  # d_u = d_u_1 became d_u = d_u: nothing changes
@@ -342,7 +342,7 @@ def _forward_copies(body: list[ir.Stmt], keep: set[int], written: frozenset = fr
                 if original is not None and original.name in copied:
                     copied[original.name].discard(copy)
         if (isinstance(stmt, ir.Assign) and isinstance(stmt.value, ir.Var) and not stmt.merge
-                and id(stmt) not in keep and stmt.value.name != stmt.target
+                and stmt.sid not in keep and stmt.value.name != stmt.target
                 and not {stmt.target, stmt.value.name} & written):  # stores would write through the copy
             copies[stmt.target] = stmt.value
             copied.setdefault(stmt.value.name, set()).add(stmt.target)
@@ -392,7 +392,7 @@ def _changed_by_stores(body: list[ir.Stmt], written: frozenset) -> Callable[[str
 
 def optimize(fn: ir.Function, primal: list[ir.Stmt]) -> ir.Function:
     """Simplify what was generated (statements not in ``primal``), forward copies, then drop dead code."""
-    keep = {id(s) for s in ir.walk(primal)}
+    keep = {s.sid for s in ir.walk(primal)}
     written = frozenset(s.array for s in ir.walk(fn.body) if isinstance(s, ir.Store))
     changed = _changed_by_stores(fn.body, written) if written else None
     body = remove_dead(_forward_copies(_simplify_block(fn.body, keep, written, changed), keep, written))

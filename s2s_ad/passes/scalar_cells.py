@@ -310,12 +310,12 @@ def _taint_is_harmless(body: list[ir.Stmt], position: int, name: str) -> bool:
 def _tainted_names(body: list[ir.Stmt], loop: ir.For, name: str) -> set[str]:
     """The names bound (anywhere, flow-insensitively) to a value computed from an element of
     ``name`` read in ``loop``, or from another such name."""
-    in_loop = {id(s) for s in ir.walk(loop.body)}
+    in_loop = {s.sid for s in ir.walk(loop.body)}
     tainted: set[str] = set()
     while True:
         grown = set(tainted)
         for stmt in ir.walk(body):
-            inside = id(stmt) in in_loop
+            inside = stmt.sid in in_loop
             for expr in ir.exprs_of(stmt):
                 if _reads(expr, tainted, name if inside else None):
                     grown.update(ir.targets_of(stmt))

@@ -35,7 +35,7 @@ def drop_proven_view_checks(fn: ir.Function, facts: Analysis) -> tuple[ir.Functi
     dropped = [s for s in checks if isinstance(s.value, ir.Call) and _proven_view(s.value, definitions, facts)]
     if not dropped:
         return fn, facts
-    body = ir.replace_statements(fn.body, dict.fromkeys(map(id, dropped)))
+    body = ir.replace_statements(fn.body, dict.fromkeys(s.sid for s in dropped))
     return dataclasses.replace(fn, body=body), facts.with_checks_changed(dropped=dropped)
 
 

@@ -68,10 +68,10 @@ def _negative_step(expr: ir.Expr) -> bool:
 
 
 def _placed(body: list[ir.Stmt], loops: tuple = ()) -> Iterator[tuple[ir.Stmt, tuple]]:
-    """Every statement in program order, with the loops (their ids) it is inside."""
+    """Every statement in program order, with the loops (their ``sid``) it is inside."""
     for stmt in body:
         yield stmt, loops
-        inner = loops + (id(stmt),) if isinstance(stmt, (ir.For, ir.While)) else loops
+        inner = loops + (stmt.sid,) if isinstance(stmt, (ir.For, ir.While)) else loops
         for block in ir.blocks(stmt):
             yield from _placed(block, inner)
 
@@ -102,7 +102,7 @@ def functional_stores(body: list[ir.Stmt], updated_at: Callable) -> list[ir.Stmt
         write_loops = {loop for i in writes for loop in placed[i][1]} - set(placed[made][1])
         if _unread_between(placed, name, made, writes[-1], write_loops, writes):
             update = ir.Call(updated_at, (ir.Var(name), stmt.index, stmt.value, ir.Const(how)))
-            replaced[id(stmt)] = ir.Assign(name, update, stmt.line)
+            replaced[stmt.sid] = ir.Assign(name, update, stmt.line)
     return ir.replace_statements(body, replaced) if replaced else body
 
 

@@ -304,7 +304,7 @@ _MAX_NESTING = 40
 
 def _nesting(stmt: ir.Stmt, memo: dict[int, int]) -> int:
     """How many blocks deep ``stmt`` reaches (0 for a simple statement); ``memo`` keeps it linear."""
-    key = id(stmt)
+    key = stmt.sid
     if key not in memo:
         inner = [s for block in ir.blocks(stmt) for s in block]
         memo[key] = 0 if not ir.blocks(stmt) else 1 + max((_nesting(s, memo) for s in inner), default=0)

@@ -83,10 +83,10 @@ class SlotTape(TapeForm):
         replaced: dict[int, Any] = {}
         for stmt in ir.walk(fn.body):
             if isinstance(stmt, ir.Push):
-                replaced[id(stmt)] = _array_push(stacks[stmt.slot], tops[stmt.slot], stmt) \
+                replaced[stmt.sid] = _array_push(stacks[stmt.slot], tops[stmt.slot], stmt) \
                     if stmt.slot in arrays else pushed_onto(stacks[stmt.slot], stmt)
             elif isinstance(stmt, ir.Pop):
-                replaced[id(stmt)] = _array_pop(stacks[stmt.slot], tops[stmt.slot], stmt) \
+                replaced[stmt.sid] = _array_pop(stacks[stmt.slot], tops[stmt.slot], stmt) \
                     if stmt.slot in arrays else popped_from(stacks[stmt.slot], stmt)
         pushed = {p.slot for p in pushes}
         lists: list[ir.Stmt] = [ir.Assign(stacks[s.name], ir.Display("list", ()), s.line)
@@ -94,8 +94,8 @@ class SlotTape(TapeForm):
         made: dict[int, list[ir.Stmt]] = {}  # the arrays, made just before the loop that records them
         for slot, (loop, per_trip) in arrays.items():
             width = len(fn.plan.slot(slot).values)
-            made.setdefault(id(loop), []).extend(_allocation(stacks[slot], tops[slot], loop, per_trip, width))
-        body = [new for stmt in fn.body for new in made.get(id(stmt), []) + [stmt]]
+            made.setdefault(loop.sid, []).extend(_allocation(stacks[slot], tops[slot], loop, per_trip, width))
+        body = [new for stmt in fn.body for new in made.get(stmt.sid, []) + [stmt]]
         return dataclasses.replace(fn, body=lists + ir.replace_statements(body, replaced))
 
     def empty(self) -> Any:

@@ -296,9 +296,9 @@ def _threaded(fn: ir.Function, push: Callable[[ir.Push], ir.Stmt], pop: Callable
     replaced: dict[int, Optional[ir.Stmt]] = {}
     for stmt in ir.walk(fn.body):
         if isinstance(stmt, ir.Push):
-            replaced[id(stmt)] = push(stmt)
+            replaced[stmt.sid] = push(stmt)
         elif isinstance(stmt, ir.Pop):
-            replaced[id(stmt)] = pop(stmt)
+            replaced[stmt.sid] = pop(stmt)
     threaded = replaced or any(tape in ir.targets_of(s) for s in ir.walk(fn.body))  # helpers' parts
     if not threaded:
         return fn
