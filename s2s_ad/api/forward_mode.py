@@ -18,7 +18,8 @@ from ..driver.pipeline import build_forward, leaf_kinds
 from ..targets.backends import target_of
 from ..targets.target import NUMPY
 from .calling import _CACHE, _run, _TARGET, _target_of_arguments, _user_facing, refuse_what_is_not_a_def
-from .gradient import GradientFunction, _owned_outputs, _tangent_built, _without_prefix
+from .container_calls import owned_outputs
+from .gradient import GradientFunction, _tangent_built, _without_prefix
 
 
 def _bound_primals(fn: Callable, primals: Sequence[Any]) -> tuple[list[str], tuple]:
@@ -111,7 +112,7 @@ def jvp(fn: Callable, primals: Sequence[Any], tangents: Sequence[Any], backend: 
         return _gradient_jvp_by_leaf(fn, params, args, kinds, wrt, tuple(tangent_args))
     built = _tangent_built(fn, tuple(wrt), kinds, target)
     out, t_out = _run(built.function, arguments.flat(args, kinds) + tuple(tangent_args))
-    out = _owned_outputs(target, built.function, out, args + tuple(tangent_args))
+    out = owned_outputs(target, built.function, out, args + tuple(tangent_args))
     if built.result_tree is not None:
         t_out = target.handed_out(t_out, args + tuple(tangent_args) + tuple(out))
         return containers.unflatten(built.result_tree, out), containers.unflatten(built.result_tree, t_out)

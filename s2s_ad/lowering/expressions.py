@@ -146,7 +146,7 @@ class ExpressionConverter:
         if fn is None:
             raise self.error(f"the operator {type(node.op).__name__}", "use arithmetic", node)
         if _is_object(operand):  # -v: Vector.__neg__
-            return self.calls.operator_method(fn, operand, None, node)
+            return self.calls.objects.operator_method(fn, operand, None, node)
         if fn is operator.neg and isinstance(operand, ir.Const) and isinstance(operand.value, (int, float)):
             return ir.Const(-operand.value)
         if fn is operator.not_ and isinstance(operand, ir.Const) and isinstance(operand.value, (bool, str, type(None))):
@@ -161,7 +161,7 @@ class ExpressionConverter:
         if isinstance(node.op, gast.Mod) and isinstance(left, ir.Const) and isinstance(left.value, str):
             return ir.Call(runtime.percent_formatted, (left, right))  # "%.6f" % v: a string, no modulo
         if (_is_object(left) or _is_object(right)) and not (maybe_object(left) or maybe_object(right)):
-            return self.calls.operator_method(fn, left, right, node)  # Vector(a) + Vector(b): Vector.__add__
+            return self.calls.objects.operator_method(fn, left, right, node)  # Vector(a) + Vector(b): Vector.__add__
         # (an operand a method gives back, v * 2.0 + w, is known once lowered: SSABuilder.object_operator)
         return ir.Call(fn, (left, right))
 
@@ -345,7 +345,7 @@ class ExpressionConverter:
         if base.kind in ("object", "dataclass", "namedtuple"):
             held = self.statics.class_attribute(base.cls, attr)
             if read_only_property(held):  # self.scale: its getter, called on the object as Python does
-                return self.calls.call_method_of(base, held.fget, [], (), node)
+                return self.calls.objects.call_method_of(base, held.fget, [], (), node)
             # self.EPS: a constant of the class (recorded: redefined, the code is old)
             if base.kind == "object" and (is_plain_constant(held) or language.is_array_value(held)):
                 return ir.Const(held)

@@ -174,7 +174,7 @@ class SSABuilder(Part):
                                      ".T, ...); call the NumPy function instead")
         at = SimpleNamespace(lineno=self.state.line, col_offset=None)
         converter = self.state.converter
-        result = converter.calls.record_method(owner, name, list(expr.args[1:]), expr.kwargs, at) \
+        result = converter.calls.objects.record_method(owner, name, list(expr.args[1:]), expr.kwargs, at) \
             if expr.fn.called else converter.record_attribute(owner, name, at)
         return result if isinstance(result, Record) else self.flatten(result)
 
@@ -196,7 +196,7 @@ class SSABuilder(Part):
             return self.flatten(ir.Call(expr.fn, tuple(operands), expr.kwargs))
         at = SimpleNamespace(lineno=self.state.line, col_offset=None)
         right = operands[1] if len(operands) == 2 else None
-        return self.flatten(self.state.converter.calls.operator_method(expr.fn, operands[0], right, at))
+        return self.flatten(self.state.converter.calls.objects.operator_method(expr.fn, operands[0], right, at))
 
     def materialise(self, display: ir.Display, base: str) -> ir.Var:
         """Bind a tuple or list display to a name (SSA: ``t = (a, b)``)."""

@@ -1,6 +1,6 @@
 """``sorted`` of a container whose items are known while lowering: the order decided now.
 
-A part of ``calls.CallConverter``.  ``sorted(d)``, ``sorted(d.items())``, ``sorted(d.items(),
+A part of ``builtin_calls.BuiltinCalls``.  ``sorted(d)``, ``sorted(d.items())``, ``sorted(d.items(),
 key=lambda kv: kv[0])``, ``sorted(names, key=len, reverse=True)``: the items of a dict with constant
 keys (or of a list or tuple of known length) are put in order while lowering, so that the result is a
 list of known length whose items are the container's own values (a derivative flows through each).
