@@ -93,6 +93,7 @@ class Inline:
 
     function: Any  # Nested or Dispatch
     args: tuple
+    kwargs: tuple = ()  # (name, value) pairs: the keyword arguments of a nested def's call, placed when inlined
     # a call of the user's function that returns a function it makes (a closure, a lambda): lowered
     # where it is bound to a name, the name then holding that function (``Lowering.bind``)
     factory: bool = False

@@ -81,11 +81,11 @@ class CallConverter(ConverterPart):
             args = list(callee.args) + args
             kwargs = tuple((k, v) for k, v in callee.kwargs if k not in given) + kwargs
             callee = callee.function
+        if isinstance(callee, Dispatch) and kwargs:  # (which def it picks is known only where it runs)
+            raise self.error(f"keyword arguments to the nested function {node.func.id!r}", "pass them by "
+                             "position (it is defined on more than one path)", node)
         if isinstance(callee, (Nested, Dispatch)):
-            if kwargs:
-                raise self.error(f"keyword arguments to the nested function {node.func.id!r}", "pass them by "
-                                 "position", node)
-            return Inline(callee, tuple(args))
+            return Inline(callee, tuple(args), kwargs)
         if isinstance(callee, Record):
             return self.objects.record_method(callee, "__call__", args, kwargs, node)  # self(x)
         if isinstance(node.func, gast.Attribute) and self.objects.is_super(node.func.value):

@@ -53,9 +53,6 @@ class HelperCalls(ConverterPart):
             fixed = function.args + fixed
             named = tuple((k, v) for k, v in function.kwargs if k not in given) + named
             function = function.function
-        if isinstance(function, Nested) and named:
-            raise self.error(f"keyword arguments fixed by a functools.partial of the nested function "
-                             f"{function.node.name!r}", "fix them by position", node)
         return Bound(function, fixed, named)
 
     def factory(self, fn: Any, args: list, kwargs: tuple, node: Any) -> Inline:

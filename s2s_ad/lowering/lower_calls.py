@@ -64,10 +64,9 @@ class CallLowering(Part):
                                           "define it at module level to recurse", node)
         params = [a.id for a in node.args.args]
         defaults = node.args.defaults if callee is None else []
-        if not len(params) - len(defaults) <= len(call.args) <= len(params):
-            raise self.state.parsed.error(f"the call of {node.name!r}", f"it takes {len(params)} arguments", node)
+        given = self._placed(call, params, len(params) - len(defaults))
         args = [self.passed(a) if isinstance(a, (Nested, Known, Bound)) else self.containers.settle(a)
-                for a in call.args]
+                for a in given]
         args += self.defaults_of(call.function, params[len(args):], defaults[len(defaults) - len(params) + len(args):])
         body = copy.deepcopy(node.body)
         function = gast.FunctionDef(name=node.name, args=node.args, body=body, decorator_list=[], returns=None,
@@ -157,6 +156,31 @@ class CallLowering(Part):
                 value = self.ssa.materialise(value, "items")
             block.append(ir.Assign(merged, value, self.state.line, merge=True))
         return block
+
+    def _placed(self, call: Inline, params: list, required: int) -> list:
+        """The arguments of ``call`` by position, its keyword arguments put in their parameters' places,
+        up to the last one given; a parameter skipped on the way gets its default (an ``Inline``)."""
+        node = call.function.node
+        by_name = dict(call.kwargs)
+        for name in by_name:
+            if name not in params:
+                raise self.state.parsed.error(f"the call of {node.name!r}", f"it has no parameter {name!r}", node)
+            if params.index(name) < len(call.args):
+                raise self.state.parsed.error(f"the call of {node.name!r}", f"{name!r} is given twice", node)
+        last = max([params.index(name) + 1 for name in by_name], default=len(call.args))
+        placed = list(call.args)
+        for position in range(len(call.args), last):
+            name = params[position]
+            if name in by_name:
+                placed.append(by_name[name])
+            elif position >= required:  # a default, made as the ones after the last argument are
+                default = node.args.defaults[position - required]
+                placed += self.defaults_of(call.function, [name], [default])
+            else:
+                raise self.state.parsed.error(f"the call of {node.name!r}", f"{name!r} is not given", node)
+        if not required <= len(placed) <= len(params):
+            raise self.state.parsed.error(f"the call of {node.name!r}", f"it takes {len(params)} arguments", node)
+        return placed
 
     def defaults_of(self, function: Nested, params: list, defaults: list) -> list:
         """The values of the defaults for ``params``: a constant, or the name sugar.py bound a lambda's
