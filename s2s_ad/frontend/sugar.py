@@ -94,8 +94,9 @@ def _rewrite_blocks(node: gast.FunctionDef, taken: set) -> None:
 
 
 def _hoisted_lambdas(stmt: Any, taken: set) -> list:
-    """A lambda passed straight to a call (``apply(lambda t: t ** 3, x)``) becomes a nested def
-    placed before the statement, and the call passes its name.  (A lambda inside a comprehension
+    """A lambda passed straight to a call (``apply(lambda t: t ** 3, x)``), or an item of a list or
+    tuple display (``fs = [lambda v: v ** 2, np.sin]``), becomes a nested def placed before the
+    statement, and the call or display holds its name.  (A lambda inside a comprehension
     or another lambda stays: its names are not the statement's.)"""
     own = [stmt.test] if isinstance(stmt, (gast.If, gast.While)) else [stmt.iter] if isinstance(stmt, gast.For) \
         else [] if isinstance(stmt, (gast.FunctionDef, gast.ClassDef)) else [stmt]
@@ -115,6 +116,9 @@ def _hoisted_lambdas(stmt: Any, taken: set) -> list:
                 parent.args = [_named(a, stmt, defs, taken) for a in parent.args]
                 for keyword in parent.keywords:
                     keyword.value = _named(keyword.value, stmt, defs, taken)
+            if isinstance(parent, (gast.List, gast.Tuple)) and once and any(
+                    isinstance(item, gast.Lambda) for item in parent.elts):  # fs = [lambda v: v ** 2, np.sin]
+                parent.elts = [_named(item, stmt, defs, taken) for item in parent.elts]
             once = once and not isinstance(parent, (gast.IfExp, gast.BoolOp))
             stack.extend((child, once) for child in gast.iter_child_nodes(parent))
     return defs

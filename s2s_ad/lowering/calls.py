@@ -41,6 +41,7 @@ from ..frontend.conversion import (Bound, Converter, ConverterPart, Dispatch, In
                                    Pending, Record)
 from ..core.draws import DRAW_METHODS, seeds
 from ..frontend.parse import transparent
+from .function_values import Functions
 from ..frontend.static_names import StaticNames
 from .builtin_calls import BuiltinCalls
 from .helper_calls import HelperCalls, returns_function
@@ -75,7 +76,7 @@ class CallConverter(ConverterPart):
         kwargs = tuple((k.arg, self._argument(k.value)) for k in node.keywords)
         if any(k.arg is None for k in node.keywords):
             raise self.error("**kwargs in a call", "pass keyword arguments one by one", node)
-        callee = self.local(node.func.id) if isinstance(node.func, gast.Name) else None
+        callee = self.local(node.func.id) if isinstance(node.func, gast.Name) else self._item_called(node.func)
         if isinstance(callee, Bound):  # g = functools.partial(scale, c=3.0); g(x): scale(x, c=3.0)
             given = {k for k, _ in kwargs}
             args = list(callee.args) + args
@@ -159,6 +160,22 @@ class CallConverter(ConverterPart):
                 return ir.Call(fn, self.helpers.bind_user_call(fn, args, kwargs, node))
         return ir.Call(fn, tuple(args), kwargs)
 
+
+    def _item_called(self, func: Any) -> Any:
+        """``fs[0](x)``, ``fs[-1](x)``: the function a list or tuple of functions holds at a constant index."""
+        if not (isinstance(func, gast.Subscript) and isinstance(func.value, gast.Name)):
+            return None
+        held = self.local(func.value.id)
+        if not isinstance(held, Functions):
+            return None
+        index = func.slice
+        negative = isinstance(index, gast.UnaryOp) and isinstance(index.op, gast.USub)  # fs[-1]
+        at = index.operand if negative else index
+        if not (isinstance(at, gast.Constant) and type(at.value) is int
+                and -len(held.items) <= (-at.value if negative else at.value) < len(held.items)):
+            raise self.error(f"the call of an item of the {held.shown} of functions {func.value.id!r}",
+                             f"index it by a constant from 0 to {len(held.items) - 1}, or loop over it", func)
+        return held.items[-at.value if negative else at.value]
     def effect(self, node: gast.Call) -> ir.Call:
         """A call made for its effect (``print(...)``, ``logging.info(...)``, ``warnings.warn(...)``):
         it runs where the primal computation runs and carries no derivative.  Any other call

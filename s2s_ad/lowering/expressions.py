@@ -36,6 +36,7 @@ from ..rules.rule import Rule
 from ..frontend.callables import describe_callable, is_user_function, library_code, missing_rule
 from ..frontend.user_classes import read_only_property
 from .calls import CallConverter, maybe_object
+from .function_values import Functions
 from ..frontend.conversion import (Bound, Choice, Dispatch, Inline, Known, MethodCall, Nested, Once, Pending, Record,
     hashable, is_plain_constant, spelled)
 from ..core.errors import TransformError
@@ -115,6 +116,9 @@ class ExpressionConverter:
         if isinstance(value, (Nested, Known, Bound)):
             raise self.error(f"the function {node.id!r} used as a value", "call it, or pass it straight to a "
                              "function of yours as an argument", node)
+        if isinstance(value, Functions):
+            raise self.error(f"the {value.shown} of functions {node.id!r} used as a value", "loop over it "
+                             f"(for f in {node.id}: ...) or call an item by a constant index ({node.id}[0](x))", node)
         if value is not None:
             return value
         return self._global_value(node.id, self.statics.lookup(node), node)

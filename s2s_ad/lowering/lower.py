@@ -49,6 +49,7 @@ from ..core.kinds import Opaque
 from ..memory.aliasing import Chosen, returns_shared
 from .desugar import desugar
 from .expressions import Bound, Dispatch, ExpressionConverter, Inline, Known, Nested, Record
+from .function_values import Functions, function_value
 from .lower_calls import CallLowering
 from .lower_containers import ContainerLowering
 from .lower_joins import JoinLowering
@@ -169,9 +170,11 @@ class Lowering(Part):
     def statement(self, stmt: Any) -> None:
         self.state.computed.clear()
         if isinstance(stmt, gast.Assign):
-            held = self.scope.env.get(stmt.value.id) if isinstance(stmt.value, gast.Name) else None
-            # h = act: h names the same function (a factory's result, as desugar.py returns it, too)
-            value = held if isinstance(held, (Nested, Known, Bound)) else self.state.converter.convert(stmt.value)
+            # h = act, act = np.tanh, layers = [relu, np.tanh]: h names the same function (a factory's result,
+            # as desugar.py returns it, too), or the display the functions
+            value = function_value(self.state.converter, stmt.value)
+            if value is None:
+                value = self.state.converter.convert(stmt.value)
             for target in stmt.targets:
                 self.bind(target, value)
         elif isinstance(stmt, gast.AugAssign):
@@ -366,7 +369,7 @@ class Lowering(Part):
             if isinstance(value, Bound):  # g = functools.partial(f, x[0]): its arguments computed now
                 value = Bound(value.function, tuple(self.calls.computed_now(a) for a in value.args),
                               tuple((k, self.calls.computed_now(v)) for k, v in value.kwargs))
-            if ir.is_atom(value) or isinstance(value, (Nested, Dispatch, Known, Bound)):  # h = g: the same def
+            if ir.is_atom(value) or isinstance(value, (Nested, Dispatch, Known, Bound, Functions)):  # h = g: the same def
                 self.scope.env[target.id] = value
                 return
             name = self.state.names.claim(target.id)
@@ -376,6 +379,11 @@ class Lowering(Part):
             return
         # Tuple unpacking: a display binds element-wise, anything else by index.
         elements = target.elts
+        if isinstance(value, ir.Display) and len(value.items) == len(elements) \
+                and any(isinstance(v, (Nested, Known, Bound)) for v in value.items):
+            for element, item in zip(elements, value.items):  # for f, w in zip(acts, ws), unrolled: f a function
+                self.bind(element, item)
+            return
         if isinstance(value, ir.Display) and len(value.items) == len(elements):
             items = [self.ssa.flatten(v) for v in value.items]  # evaluate all before binding any
             for item, given in zip(items, value.items):

@@ -21,7 +21,8 @@ from typing import Any, Optional
 import gast
 
 from ..core import ir
-from .expressions import Dispatch, Nested, Record
+from .expressions import Bound, Dispatch, Known, Nested, Record
+from .function_values import Functions
 from .lower_containers import ContainerLowering
 from .lower_scan import binders, reads_among, stored_among, updated_in_place
 from .lower_state import LoweringState, Part
@@ -57,6 +58,13 @@ class JoinLowering(Part):
         targets: dict[str, Any] = {}
         for v in joined:
             values = [b.get(v) for b in branches]
+            if any(isinstance(x, (Known, Bound, Functions)) for x in values):
+                if all(x == values[0] for x in values):
+                    continue  # the same function on every path
+                what = "a list of functions" if any(isinstance(x, Functions) for x in values) else "a function"
+                raise self.state.refusal(f"{v}, {what} chosen on some paths", "the code is made before it runs, "
+                                         "so each call must know its function: call it in the branch that chooses it, "
+                                         "or call each one and choose between the results")
             if any(isinstance(x, Record) for x in values):
                 if not loop and all(x is values[0] for x in values):
                     continue  # unchanged on both paths

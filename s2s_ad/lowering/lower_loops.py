@@ -22,6 +22,7 @@ import gast
 
 from ..core import ir, runtime
 from .expressions import Record
+from .function_values import Functions, functions_shown
 from .lower_ssa import SSABuilder
 from .lower_state import LoweringState, Part
 from ..core.nodes import all_nodes
@@ -114,9 +115,16 @@ class LoopIteration(Part):
         if kind is range:
             return self.range_over_a_container(stmt, args)
         if kind is None:
-            args = [self.state.converter.convert(it)]
+            args = [self._converted(it)]
         sequences = []
+        functions = next((a for a in args if isinstance(a, Functions)), None)
         for arg, node in zip(args[:1] if kind is enumerate else args, [it] if kind is None else it.args):
+            if isinstance(arg, Functions):  # for act in [relu, np.tanh]: each item another function's call
+                sequences.append(list(arg.items))
+                continue
+            if functions is not None and not isinstance(arg, Record):  # zip(acts, weights): unrolled with them
+                sequences.append(self._items_beside(arg, len(functions.items)))
+                continue
             if shown_here(node, arg):  # for w in [A, B]: a fresh list of known length, its items of any shape
                 if stmt.orelse or any(isinstance(n, (gast.Break, gast.Continue, gast.Return)) for n in all_nodes(stmt)):
                     return None  # (run as a loop, as before: it may stop early)
@@ -146,6 +154,16 @@ class LoopIteration(Part):
             return list(reversed(sequences[0]))
         return sequences[0]
 
+    def _items_beside(self, arg: Any, count: int) -> list:
+        """The items of a sequence zipped with functions (whose loop is unrolled): a display's or a
+        constant's own, else the first ``count`` read by index (a shorter one raises IndexError there)."""
+        if isinstance(arg, ir.Display):
+            return list(arg.items)
+        if isinstance(arg, ir.Const) and type(arg.value) in (list, tuple):
+            return [ir.Const(v) for v in arg.value]
+        seq = self.ssa.flatten(arg)
+        return [ir.Call(operator.getitem, (seq, ir.Const(k))) for k in range(count)]
+
     def range_over_a_container(self, stmt: gast.For, args: list) -> Optional[list]:
         """``for i in range(len(ws)): ... ws[i] ...``: the indices, where the bounds are constants and the
         body indexes a container by the loop's name (its items may differ in shape), else None."""
@@ -169,8 +187,11 @@ class LoopIteration(Part):
         fn = self.iterator_kind(it)
         if fn is None:
             return None, []
-        return fn, [None if self.iterator_kind(a) in (enumerate, zip) else self.state.converter.convert(a)
-                    for a in it.args]
+        return fn, [None if self.iterator_kind(a) in (enumerate, zip) else self._converted(a) for a in it.args]
+
+    def _converted(self, node: Any) -> Any:
+        """``node`` converted, or the ``Functions`` it names or shows (``zip(acts, ws)``)."""
+        return functions_shown(self.state.converter, node) or self.state.converter.convert(node)
 
     def iterator_kind(self, it: Any) -> Any:
         """range, enumerate, zip or reversed where ``it`` calls one of them, else None."""

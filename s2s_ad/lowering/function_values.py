@@ -1,0 +1,72 @@
+"""Functions held as values while lowering (stage 2, lower): a name bound to a function known while
+transforming (``act = np.tanh``, ``act = relu``), and a list or tuple of such functions
+(``layers = [relu, np.tanh, lambda v: v ** 2]``) walked by a ``for`` loop or called by a constant
+index.
+
+Input: a gast expression of the body being lowered and the converter that resolves its names.
+Output: the function it names (a ``Known`` for a function of a module, NumPy's or yours; the
+``Nested``, ``Known`` or ``Bound`` a local name already holds), or a ``Functions`` for a display of
+them, or None where the expression is no function.  Neither is ever a run-time value: a call of one
+is inlined or called as if the function were written there, and a loop over a ``Functions`` is
+unrolled (each item may be another function), so the generated code holds no function objects.
+"""
+from __future__ import annotations
+
+import types
+from dataclasses import dataclass
+from typing import Any, Optional
+
+import gast
+import numpy as np
+
+from ..frontend.conversion import Bound, Known, Nested
+
+
+@dataclass(frozen=True)
+class Functions:
+    """A list or tuple of functions known while lowering (``Known``, ``Nested`` or ``Bound`` items)."""
+
+    items: tuple
+    shown: str  # "list" or "tuple": how the user wrote it
+
+
+def is_function_object(value: Any) -> bool:
+    """A function a name may hold while lowering: a def or lambda of a module, a NumPy ufunc or
+    function, a builtin function (``abs``, ``math.exp``); classes and other callables are not."""
+    if isinstance(value, type):
+        return False
+    return isinstance(value, (types.FunctionType, types.BuiltinFunctionType, np.ufunc)) \
+        or type(value).__name__ == "_ArrayFunctionDispatcher"  # (np.sum since NumPy 1.25)
+
+
+def function_named(converter: Any, node: Any) -> Optional[Any]:
+    """The function ``node`` names (a local name holding one, a global, ``np.tanh``), else None."""
+    if isinstance(node, gast.Name):
+        held = converter.local(node.id)
+        if isinstance(held, (Nested, Known, Bound)):
+            return held
+        if held is not None:
+            return None
+    if not isinstance(node, (gast.Name, gast.Attribute)):
+        return None
+    found, value = converter.statics.static(node)
+    return Known(value) if found and is_function_object(value) else None
+
+
+def functions_shown(converter: Any, node: Any) -> Optional[Functions]:
+    """The ``Functions`` of a list or tuple display every item of which names a function, or that a
+    local name holds (``for f in fs``); None for anything else."""
+    if isinstance(node, gast.Name):
+        held = converter.local(node.id)
+        return held if isinstance(held, Functions) else None
+    if not isinstance(node, (gast.List, gast.Tuple)) or not node.elts:
+        return None
+    items = [function_named(converter, item) for item in node.elts]
+    if any(item is None for item in items):
+        return None
+    return Functions(tuple(items), "list" if isinstance(node, gast.List) else "tuple")
+
+
+def function_value(converter: Any, node: Any) -> Optional[Any]:
+    """What an assignment of ``node`` binds when it is a function or a display of functions."""
+    return function_named(converter, node) or functions_shown(converter, node)

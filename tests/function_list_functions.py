@@ -1,0 +1,100 @@
+"""Issue 33 (functions as values): a name bound to a function (``act = np.tanh``), lists and tuples
+of functions (NumPy's, yours, lambdas) walked by a loop, zipped with numbers, enumerated, or called
+by a constant index (tests/test_function_lists.py)."""
+import numpy as np
+
+
+def relu(z):
+    return np.maximum(z, 0.0)
+
+
+def softplus(z):
+    return np.log1p(np.exp(z))
+
+
+def name_bound_to_functions(x):
+    act = np.tanh
+    h = act(x)
+    act = softplus
+    h = act(h * 2.0)
+    act = lambda v: v ** 2
+    return np.sum(act(h))
+
+
+def layers_of_functions(x):
+    layers = [softplus, np.tanh, softplus]
+    h = x
+    for layer in layers:
+        h = layer(h * 1.5) + 0.1
+    return np.sum(h)
+
+
+def lambdas_in_a_list(x):
+    fs = [lambda v: v ** 2, lambda v: np.sin(v) * v, np.cos]
+    total = 0.0
+    for f in fs:
+        total = total + np.sum(f(x))
+    return total
+
+
+def functions_zipped_with_weights(x):
+    fs = (np.sin, np.cos, softplus)
+    ws = [0.5, 2.0, -1.0]
+    s = 0.0
+    for f, w in zip(fs, ws):
+        s = s + w * np.sum(f(x))
+    return s
+
+
+def functions_zipped_with_an_array(x):
+    fs = [np.sin, np.tanh, np.exp]
+    s = 0.0
+    for f, scale in zip(fs, x):
+        s = s + scale * np.sum(f(x))
+    return s
+
+
+def functions_enumerated(x):
+    h = x
+    for i, f in enumerate([np.tanh, softplus, np.sin]):
+        h = f(h) * (i + 1.0)
+    return np.sum(h)
+
+
+def functions_called_by_index(x):
+    fs = [np.sin, lambda v: v * 3.0, softplus]
+    return np.sum(fs[0](x) * fs[-1](x) + fs[1](x))
+
+
+def functions_in_a_loop_in_a_loop(x):
+    acts = (np.tanh, lambda v: v * 0.5)
+    h = x
+    for step in range(3):
+        for act in acts:
+            h = act(h) + x
+    return np.sum(h ** 2)
+
+
+def lambda_reads_a_name_when_called(x):
+    k = 2.0
+    fs = [lambda v: v * k, np.sin]
+    k = 3.0  # (Python's lambda reads k where it is called: 3.0)
+    return np.sum(fs[0](x) + fs[1](x))
+
+
+def function_chosen_in_a_branch(x):
+    if x[0] > 0:
+        act = np.tanh
+    else:
+        act = relu
+    return np.sum(act(x))
+
+
+def list_of_functions_returned(x):
+    fs = [np.sin, np.cos]
+    return fs
+
+
+def item_out_of_range(x):
+    fs = [np.sin]
+    return np.sum(fs[1](x))

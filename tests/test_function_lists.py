@@ -1,0 +1,47 @@
+"""Issue 33 (functions as values, the refusals users met most): a name bound to a function of a
+module (``act = np.tanh``, ``act = relu``), a list or tuple of functions (NumPy's, yours, lambdas)
+walked by a loop (unrolled: each item is another function), zipped or enumerated, called by a
+constant index.  Each in every mode against central differences, and on the Numba backend; what
+s2s_ad cannot make code for (a function chosen where the code runs, a list of functions used as a
+value) is a TransformError at the user's line."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import function_list_functions as fl
+import s2s_ad
+from conftest import assert_every_mode, assert_numba_gives_the_same_numbers
+
+X = np.array([0.6, -1.1, 0.9])
+
+CASES = [fl.name_bound_to_functions, fl.layers_of_functions, fl.lambdas_in_a_list, fl.functions_zipped_with_weights,
+         fl.functions_zipped_with_an_array, fl.functions_enumerated, fl.functions_called_by_index,
+         fl.functions_in_a_loop_in_a_loop, fl.lambda_reads_a_name_when_called]
+
+
+@pytest.mark.parametrize("f", CASES, ids=lambda f: f.__name__)
+def test_functions_as_values_in_every_mode(f):
+    assert_every_mode(f, X.copy())
+
+
+@pytest.mark.parametrize("f", CASES, ids=lambda f: f.__name__)
+def test_functions_as_values_on_numba(f):
+    assert_numba_gives_the_same_numbers(f, X.copy())
+
+
+def test_the_lambda_reads_the_name_where_it_is_called_as_python_does():
+    x = X.copy()
+    want = 3.0 + np.cos(x)  # k is 3.0 when the lambda runs
+    np.testing.assert_allclose(s2s_ad.grad(fl.lambda_reads_a_name_when_called)(x), want, rtol=1e-12)
+
+
+@pytest.mark.parametrize("f, words", [
+    (fl.function_chosen_in_a_branch, "act, a function chosen on some paths: the code is made before it runs"),
+    (fl.list_of_functions_returned, "the list of functions 'fs' used as a value: loop over it"),
+    (fl.item_out_of_range, "index it by a constant from 0 to 0"),
+], ids=lambda v: getattr(v, "__name__", ""))
+def test_what_cannot_be_made_before_it_runs_is_refused_at_its_line(f, words):
+    with pytest.raises(s2s_ad.TransformError, match=words) as caught:
+        s2s_ad.grad(f)(X.copy())
+    assert "function_list_functions.py" in str(caught.value)
