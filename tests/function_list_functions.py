@@ -82,6 +82,19 @@ def lambda_reads_a_name_when_called(x):
     return np.sum(fs[0](x) + fs[1](x))
 
 
+def dict_of_functions_by_key(x):
+    acts = {"tanh": np.tanh, "square": lambda v: v ** 2, "soft": softplus}
+    return np.sum(acts["tanh"](x) + acts["square"](x) * acts["soft"](x))
+
+
+def loop_over_the_keys_of_a_dict_of_functions(x):
+    acts = {"tanh": np.tanh, "square": lambda v: v ** 2}
+    total = 0.0
+    for name in acts:
+        total = total + np.sum(acts[name](x))
+    return total
+
+
 def function_chosen_in_a_branch(x):
     if x[0] > 0:
         act = np.tanh
@@ -98,3 +111,8 @@ def list_of_functions_returned(x):
 def item_out_of_range(x):
     fs = [np.sin]
     return np.sum(fs[1](x))
+
+
+def key_not_in_the_dict(x):
+    acts = {"tanh": np.tanh}
+    return np.sum(acts["relu"](x))

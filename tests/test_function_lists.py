@@ -17,7 +17,8 @@ X = np.array([0.6, -1.1, 0.9])
 
 CASES = [fl.name_bound_to_functions, fl.layers_of_functions, fl.lambdas_in_a_list, fl.functions_zipped_with_weights,
          fl.functions_zipped_with_an_array, fl.functions_enumerated, fl.functions_called_by_index,
-         fl.functions_in_a_loop_in_a_loop, fl.lambda_reads_a_name_when_called]
+         fl.functions_in_a_loop_in_a_loop, fl.lambda_reads_a_name_when_called, fl.dict_of_functions_by_key,
+         fl.loop_over_the_keys_of_a_dict_of_functions]
 
 
 @pytest.mark.parametrize("f", CASES, ids=lambda f: f.__name__)
@@ -40,6 +41,7 @@ def test_the_lambda_reads_the_name_where_it_is_called_as_python_does():
     (fl.function_chosen_in_a_branch, "act, a function chosen on some paths: the code is made before it runs"),
     (fl.list_of_functions_returned, "the list of functions 'fs' used as a value: loop over it"),
     (fl.item_out_of_range, "index it by a constant from 0 to 0"),
+    (fl.key_not_in_the_dict, "read it by one of its keys, a constant \\('tanh'\\)"),
 ], ids=lambda v: getattr(v, "__name__", ""))
 def test_what_cannot_be_made_before_it_runs_is_refused_at_its_line(f, words):
     with pytest.raises(s2s_ad.TransformError, match=words) as caught:

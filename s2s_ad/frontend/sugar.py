@@ -94,8 +94,8 @@ def _rewrite_blocks(node: gast.FunctionDef, taken: set) -> None:
 
 
 def _hoisted_lambdas(stmt: Any, taken: set) -> list:
-    """A lambda passed straight to a call (``apply(lambda t: t ** 3, x)``), or an item of a list or
-    tuple display (``fs = [lambda v: v ** 2, np.sin]``), becomes a nested def placed before the
+    """A lambda passed straight to a call (``apply(lambda t: t ** 3, x)``), or an item of a list,
+    tuple or dict display (``fs = [lambda v: v ** 2, np.sin]``), becomes a nested def placed before the
     statement, and the call or display holds its name.  (A lambda inside a comprehension
     or another lambda stays: its names are not the statement's.)"""
     own = [stmt.test] if isinstance(stmt, (gast.If, gast.While)) else [stmt.iter] if isinstance(stmt, gast.For) \
@@ -119,6 +119,8 @@ def _hoisted_lambdas(stmt: Any, taken: set) -> list:
             if isinstance(parent, (gast.List, gast.Tuple)) and once and any(
                     isinstance(item, gast.Lambda) for item in parent.elts):  # fs = [lambda v: v ** 2, np.sin]
                 parent.elts = [_named(item, stmt, defs, taken) for item in parent.elts]
+            if isinstance(parent, gast.Dict) and once and any(isinstance(v, gast.Lambda) for v in parent.values):
+                parent.values = [_named(value, stmt, defs, taken) for value in parent.values]  # {"sq": lambda v: ...}
             once = once and not isinstance(parent, (gast.IfExp, gast.BoolOp))
             stack.extend((child, once) for child in gast.iter_child_nodes(parent))
     return defs

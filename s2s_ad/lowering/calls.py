@@ -168,14 +168,25 @@ class CallConverter(ConverterPart):
         held = self.local(func.value.id)
         if not isinstance(held, Functions):
             return None
-        index = func.slice
-        negative = isinstance(index, gast.UnaryOp) and isinstance(index.op, gast.USub)  # fs[-1]
-        at = index.operand if negative else index
-        if not (isinstance(at, gast.Constant) and type(at.value) is int
-                and -len(held.items) <= (-at.value if negative else at.value) < len(held.items)):
+        key = self._constant_key(func.slice)
+        found = None if key is None else held.item(key)
+        if found is None:
+            known = (f"index it by a constant from 0 to {len(held.items) - 1}" if held.shown != "dict" else
+                     f"read it by one of its keys, a constant ({', '.join(map(repr, held.keys))})")
             raise self.error(f"the call of an item of the {held.shown} of functions {func.value.id!r}",
-                             f"index it by a constant from 0 to {len(held.items) - 1}, or loop over it", func)
-        return held.items[-at.value if negative else at.value]
+                             f"{known}, or loop over it", func)
+        return found
+
+    def _constant_key(self, node: Any) -> Any:
+        """The index or key ``node`` is while lowering (``0``, ``-1``, ``"tanh"``, a loop's name unrolled
+        over constants), else None."""
+        if isinstance(node, gast.UnaryOp) and isinstance(node.op, gast.USub):
+            inner = self._constant_key(node.operand)
+            return -inner if type(inner) is int else None
+        if isinstance(node, gast.Constant):
+            return node.value
+        held = self.local(node.id) if isinstance(node, gast.Name) else None
+        return held.value if isinstance(held, ir.Const) else None
     def effect(self, node: gast.Call) -> ir.Call:
         """A call made for its effect (``print(...)``, ``logging.info(...)``, ``warnings.warn(...)``):
         it runs where the primal computation runs and carries no derivative.  Any other call

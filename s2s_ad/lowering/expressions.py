@@ -118,7 +118,8 @@ class ExpressionConverter:
                              "function of yours as an argument", node)
         if isinstance(value, Functions):
             raise self.error(f"the {value.shown} of functions {node.id!r} used as a value", "loop over it "
-                             f"(for f in {node.id}: ...) or call an item by a constant index ({node.id}[0](x))", node)
+                             f"(for f in {node.id}: ...) or call an item by a constant index or key "
+                             f"({node.id}[0](x), {node.id}['tanh'](x))", node)
         if value is not None:
             return value
         return self._global_value(node.id, self.statics.lookup(node), node)

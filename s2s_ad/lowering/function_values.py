@@ -6,7 +6,8 @@ index.
 Input: a gast expression of the body being lowered and the converter that resolves its names.
 Output: the function it names (a ``Known`` for a function of a module, NumPy's or yours; the
 ``Nested``, ``Known`` or ``Bound`` a local name already holds), or a ``Functions`` for a display of
-them, or None where the expression is no function.  Neither is ever a run-time value: a call of one
+them (or for a dict display of them by constant keys: ``acts = {"tanh": np.tanh, "sq": lambda v: v * v}``),
+or None where the expression is no function.  Neither is ever a run-time value: a call of one
 is inlined or called as if the function were written there, and a loop over a ``Functions`` is
 unrolled (each item may be another function), so the generated code holds no function objects.
 """
@@ -27,7 +28,16 @@ class Functions:
     """A list or tuple of functions known while lowering (``Known``, ``Nested`` or ``Bound`` items)."""
 
     items: tuple
-    shown: str  # "list" or "tuple": how the user wrote it
+    shown: str  # "list", "tuple" or "dict": how the user wrote it
+    keys: tuple = ()  # a dict's keys (constants), in order
+
+    def item(self, key: Any) -> Optional[Any]:
+        """The function at ``key`` (an index of a list or tuple, negative too; a key of a dict), else None."""
+        if self.shown == "dict":
+            return self.items[self.keys.index(key)] if key in self.keys else None
+        if type(key) is int and -len(self.items) <= key < len(self.items):
+            return self.items[key]
+        return None
 
 
 def is_function_object(value: Any) -> bool:
@@ -59,6 +69,13 @@ def functions_shown(converter: Any, node: Any) -> Optional[Functions]:
     if isinstance(node, gast.Name):
         held = converter.local(node.id)
         return held if isinstance(held, Functions) else None
+    if isinstance(node, gast.Dict) and node.keys and all(
+            isinstance(k, gast.Constant) and isinstance(k.value, (str, int)) for k in node.keys):
+        items = [function_named(converter, value) for value in node.values]
+        keys = tuple(k.value for k in node.keys)
+        if any(item is None for item in items) or len(set(keys)) != len(keys):
+            return None
+        return Functions(tuple(items), "dict", keys)
     if not isinstance(node, (gast.List, gast.Tuple)) or not node.elts:
         return None
     items = [function_named(converter, item) for item in node.elts]

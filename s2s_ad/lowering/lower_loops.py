@@ -120,7 +120,7 @@ class LoopIteration(Part):
         functions = next((a for a in args if isinstance(a, Functions)), None)
         for arg, node in zip(args[:1] if kind is enumerate else args, [it] if kind is None else it.args):
             if isinstance(arg, Functions):  # for act in [relu, np.tanh]: each item another function's call
-                sequences.append(list(arg.items))
+                sequences.append(list(arg.items) if arg.shown != "dict" else [ir.Const(k) for k in arg.keys])
                 continue
             if functions is not None and not isinstance(arg, Record):  # zip(acts, weights): unrolled with them
                 sequences.append(self._items_beside(arg, len(functions.items)))
