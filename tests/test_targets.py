@@ -96,9 +96,9 @@ class LinkedTape(TapeForm):
         for stmt in ir.walk(fn.body):
             if isinstance(stmt, ir.Push):
                 record = ir.Call(self._push, (ir.Var(tape), ir.Display("tuple", stmt.values)))
-                replaced[id(stmt)] = ir.Assign(tape, record, stmt.line)
+                replaced[stmt.sid] = ir.Assign(tape, record, stmt.line)
             elif isinstance(stmt, ir.Pop):
-                replaced[id(stmt)] = ir.Unpack(stmt.targets + (tape,), ir.Call(self._pop, (ir.Var(tape),)), stmt.line)
+                replaced[stmt.sid] = ir.Unpack(stmt.targets + (tape,), ir.Call(self._pop, (ir.Var(tape),)), stmt.line)
         if not replaced and not any(tape in ir.targets_of(s) for s in ir.walk(fn.body)):
             return fn
         body = ir.replace_statements(fn.body, replaced)
