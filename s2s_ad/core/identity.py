@@ -164,7 +164,7 @@ class IdentitySet(MutableSet[Any]):
 
     def plus(self, obj: Any) -> IdentitySet:
         """A new set of these members and ``obj`` (this one unchanged: a guard for one path of a recursion)."""
-        new = IdentitySet()
+        new = object.__new__(IdentitySet)  # (no __init__: structure_of asks this of each argument's containers)
         new._members = {**self._members, id(obj): obj}
         return new
 
