@@ -1,8 +1,8 @@
-"""Objects recognised by identity: the one place s2s_ad keys anything by ``id()``.
+"""Objects recognised by identity: the one place s2s_ad keys anything by an object's ``id``.
 
 Its one job: let a mapping, a set or a dict key stand for *this* object, not an equal one, for
 objects of any kind (unhashable ones too: a list, a dict, an array; and ones whose ``==`` says
-something else: IR expressions, which compare by value), without the hazard of a bare ``id()``:
+something else: IR expressions, which compare by value), without the hazard of a bare ``id``:
 an id is only unique among live objects, and is reused once its object is gone.
 
 Invariants:
@@ -97,6 +97,12 @@ class IdentityMap(MutableMapping[K, V]):
     def __len__(self) -> int:
         return len(self._entries)
 
+    def __eq__(self, other: object) -> bool:  # (Mapping's would hash the keys)
+        if not isinstance(other, IdentityMap):
+            return NotImplemented
+        return {n: value for n, (_, value) in self._entries.items()} == \
+            {n: value for n, (_, value) in other._entries.items()}
+
     def __repr__(self) -> str:
         return f"IdentityMap({list(self._entries.values())!r})"
 
@@ -150,7 +156,9 @@ class IdentitySet(MutableSet[Any]):
     __slots__ = ("_members",)
 
     def __init__(self, members: Iterable[Any] = ()) -> None:
-        self._members: dict[int, Any] = {id(member): member for member in members}
+        self._members: dict[int, Any] = {}  # id -> the member
+        for member in members:
+            self.add(member)
 
     def __contains__(self, obj: object) -> bool:
         return id(obj) in self._members
@@ -159,13 +167,13 @@ class IdentitySet(MutableSet[Any]):
         self._members.setdefault(id(obj), obj)
 
     def discard(self, obj: Any) -> None:
-        if obj in self:
-            del self._members[id(obj)]
+        self._members.pop(id(obj), None)
 
     def plus(self, obj: Any) -> IdentitySet:
         """A new set of these members and ``obj`` (this one unchanged: a guard for one path of a recursion)."""
-        new = object.__new__(IdentitySet)  # (no __init__: structure_of asks this of each argument's containers)
-        new._members = {**self._members, id(obj): obj}
+        new = IdentitySet()
+        new._members = dict(self._members)
+        new.add(obj)
         return new
 
     def __iter__(self) -> Iterator[Any]:
