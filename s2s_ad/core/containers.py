@@ -206,8 +206,8 @@ def structure_of(value: Any, objects: bool = False, _seen: frozenset = frozenset
         kind, keys, values = "object", tuple(vars(value)), tuple(vars(value).values())
     if not kind:
         return Static(value)
-    # The containers on the path here, by id(), not an IdentitySet (a call more, on every call with a
-    # container argument): the frames of the path hold each of them meanwhile.
+    # The containers on the path here, by their ids, not an IdentitySet (a call more, on every call with
+    # a container argument): the frames of the path hold each of them meanwhile.
     key = id(value)
     if key in _seen:
         raise ValueError(f"a {type(value).__name__} that contains itself cannot be an argument")
