@@ -65,6 +65,7 @@ def test_a_weak_map_holds_its_keys_weakly_and_forgets_them():
     array = np.ones(2)
     table[array] = "SCALE"
     assert table[array] == "SCALE" and np.ones(2) not in table
+    assert table.get(array) == "SCALE" and table.get(np.ones(2)) is None  # (an equal array is another key)
     del array
     gc.collect()
     assert len(table) == 0 and list(table) == []

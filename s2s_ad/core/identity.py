@@ -125,6 +125,10 @@ class WeakIdentityMap(MutableMapping[K, V]):
             raise KeyError(key)
         return entry[1]
 
+    def get(self, key: K, default: Any = None) -> Any:  # (no KeyError raised and caught for a miss)
+        entry = self._entry(key)
+        return default if entry is None else entry[1]
+
     def __contains__(self, key: object) -> bool:
         return self._entry(key) is not None
 
