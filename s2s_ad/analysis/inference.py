@@ -18,6 +18,7 @@ from collections import Counter
 from typing import Any, Callable, Optional, Union
 
 from ..core import ir, language
+from ..core.identity import Identity
 from ..rules import registry as rules
 from ..rules.rule import ArgumentMismatch, bind_arguments, is_default
 from ..lowering.expressions import is_user_function
@@ -105,11 +106,12 @@ class _Inference:
 
     def fresh(self, key: object) -> int:
         """The class of its own that ``key`` (a statement, an expression, or a tuple naming one) gets, the
-        same in every pass: a statement by its identity (``sid``), an expression by the object's."""
+        same in every pass: a statement by its identity (``sid``), an expression by the object's (the
+        occurrence: expressions compare by value; the key holds it, so its id is not another's meanwhile)."""
         if isinstance(key, ir.STATEMENTS):
             key = ("statement", key.sid)
         elif not isinstance(key, tuple):
-            key = id(key)
+            key = Identity(key)
         if key not in self.fresh_for:
             self.fresh_for[key] = next(self.counter)
         return self.fresh_for[key]

@@ -35,6 +35,7 @@ from ..core import containers
 from ..core.arguments import kinds_of, like
 from ..driver.cache import SplitAdjoint, TangentCallee
 from ..core.errors import ExportError
+from ..core.identity import IdentitySet
 from ..frontend.inline import Piece, assemble, literal_text
 from ..core.kinds import UNKNOWN, Array, Constant, Number, Unknown
 from ..targets.ownership import handed_out
@@ -155,12 +156,12 @@ def _generated_modules(adjoint: Callable) -> list[Piece]:
 
 
 def _unique(pieces: list[Piece]) -> list[Piece]:
-    seen: set[int] = set()
+    seen = IdentitySet()
     out = []
     for piece in pieces:
         (obj,) = piece.defines.values()
-        if id(obj) not in seen:
-            seen.add(id(obj))
+        if obj not in seen:
+            seen.add(obj)
             out.append(piece)
     return out
 

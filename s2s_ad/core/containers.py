@@ -28,6 +28,8 @@ from typing import Any, Callable, Optional, Union
 
 import numpy as np
 
+from .identity import Identity
+
 
 @dataclass(frozen=True)
 class Static:
@@ -40,7 +42,7 @@ class Static:
             hash(self.value)
             return (type(self.value), self.value)
         except TypeError:
-            return ("id", id(self.value))
+            return Identity(self.value)
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, Static) and (self.value is other.value or self._key() == other._key())
@@ -204,9 +206,12 @@ def structure_of(value: Any, objects: bool = False, _seen: frozenset = frozenset
         kind, keys, values = "object", tuple(vars(value)), tuple(vars(value).values())
     if not kind:
         return Static(value)
-    if id(value) in _seen:
+    # The containers on the path here, by their ids, not an IdentitySet (a call more, on every call with
+    # a container argument): the frames of the path hold each of them meanwhile.
+    key = id(value)
+    if key in _seen:
         raise ValueError(f"a {type(value).__name__} that contains itself cannot be an argument")
-    seen = _seen | {id(value)}
+    seen = _seen | {key}
     return Tree(kind, type(value), keys, tuple(structure_of(v, False, seen) for v in values))
 
 

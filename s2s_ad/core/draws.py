@@ -34,6 +34,8 @@ from typing import Any, Callable, Iterator, Optional
 
 import numpy as np
 
+from .identity import IdentitySet
+
 # The generator objects whose draws are replayed (a BitGenerator is what a Generator draws through).
 GENERATOR_TYPES: tuple[type, ...] = (np.random.Generator, np.random.RandomState, random.Random)
 
@@ -111,7 +113,7 @@ def _in_value(value: Any, depth: int) -> Iterator[Any]:
         yield from _in_value(item, depth - 1)
 
 
-def _read_by(fn: Any, seen: set[int]) -> Iterator[Any]:
+def _read_by(fn: Any, seen: IdentitySet) -> Iterator[Any]:
     """Generators ``fn`` reads by a free name (a global, a closure cell, an attribute of a module
     named in its code), and those the functions it reads that way read, transitively."""
     fn = getattr(fn, "__func__", fn)
@@ -119,9 +121,9 @@ def _read_by(fn: Any, seen: set[int]) -> Iterator[Any]:
     if isinstance(wrapped, types.FunctionType):
         yield from _read_by(wrapped, seen)
     code = getattr(fn, "__code__", None)
-    if not isinstance(fn, types.FunctionType) or code is None or id(fn) in seen:
+    if not isinstance(fn, types.FunctionType) or code is None or fn in seen:
         return
-    seen.add(id(fn))
+    seen.add(fn)
     names = _names_of(code)
     values = [fn.__globals__[n] for n in names if n in fn.__globals__]
     values += [cell.cell_contents for cell in (fn.__closure__ or ()) if _filled(cell)]
@@ -129,7 +131,7 @@ def _read_by(fn: Any, seen: set[int]) -> Iterator[Any]:
         yield from _reached(value, names, seen)
 
 
-def _reached(value: Any, names: set[str], seen: set[int], depth: int = _DEPTH) -> Iterator[Any]:
+def _reached(value: Any, names: set[str], seen: IdentitySet, depth: int = _DEPTH) -> Iterator[Any]:
     """Generators reachable from a value the code reads by name: the value itself, a bound draw's
     generator (``normal = RNG.normal``), a function's own (transitively), a container's items, and
     the attributes named in the code of a module, class or object (``config.rng``, ``SETTINGS.rng``)."""
@@ -140,9 +142,9 @@ def _reached(value: Any, names: set[str], seen: set[int], depth: int = _DEPTH) -
         yield from _read_by(value, seen)
     elif isinstance(value, (tuple, list, dict)):
         yield from _in_value(value, 2)
-    elif depth > 0 and id(value) not in seen and not (
+    elif depth > 0 and value not in seen and not (
             isinstance(value, types.ModuleType) and value.__name__.split(".")[0] in ("numpy", "random")):
-        seen.add(id(value))
+        seen.add(value)
         attributes = getattr(value, "__dict__", None)
         if isinstance(attributes, (dict, types.MappingProxyType)):
             for name in names & set(attributes):
@@ -168,13 +170,13 @@ def _filled(cell: Any) -> bool:
 
 def generators_of(fn: Callable, args: tuple) -> list[Any]:
     """Every generator object a call ``fn(*args)`` can draw from (see the module docstring), once each."""
-    found: dict[int, Any] = {}
+    found = IdentitySet()  # (in the order found)
     for arg in args:
         for generator in _in_value(arg, _DEPTH):
-            found.setdefault(id(generator), generator)
-    for generator in _read_by(fn, set()):
-        found.setdefault(id(generator), generator)
-    return list(found.values())
+            found.add(generator)
+    for generator in _read_by(fn, IdentitySet()):
+        found.add(generator)
+    return list(found)
 
 
 def _equal_states(a: Any, b: Any) -> bool:

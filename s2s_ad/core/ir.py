@@ -28,16 +28,16 @@ from __future__ import annotations
 
 import dataclasses
 import itertools
-import weakref
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator, Mapping, Optional, Union
 
+from .identity import WeakIdentityMap
 from .kinds import Kind
 
 # Every statement has an identity of its own, ``sid``, drawn from this counter when it is made and kept
 # by ``dataclasses.replace``: a statement rebuilt with a new value is still the same statement (the
-# primal's, or the one a pass generated), which passes recognise by ``sid``, never by ``id()``.  Equality
-# ignores it (two statements that read the same compare equal).
+# primal's, or the one a pass generated), which passes recognise by ``sid``, never by the Python object's
+# identity.  Equality ignores it (two statements that read the same compare equal).
 _STATEMENT_IDS = itertools.count(1)
 
 
@@ -48,27 +48,20 @@ class Var:
 
 # The names the user's code gave the constants it read (a module-level array ``SCALE``), by the
 # object's identity, held weakly: what generated code calls them (``name_constant``, ``constant_name``).
-_CONSTANT_NAMES: dict[int, tuple[weakref.ref, str]] = {}
+_CONSTANT_NAMES: WeakIdentityMap[Any, str] = WeakIdentityMap()
 
 
 def name_constant(value: Any, name: str) -> None:
     """Remember that the user's code calls the constant ``value`` (an array it reads) ``name``."""
-    key = id(value)
-
-    def forget(ref: weakref.ref) -> None:  # (only its own entry: the id may be another object's by then)
-        if _CONSTANT_NAMES.get(key, (None, ""))[0] is ref:
-            del _CONSTANT_NAMES[key]
-
     try:
-        _CONSTANT_NAMES[key] = (weakref.ref(value, forget), name)
+        _CONSTANT_NAMES[value] = name
     except TypeError:  # (an object that takes no weak reference keeps the generic name)
         pass
 
 
 def constant_name(value: Any) -> Optional[str]:
     """The name the user's code gave the constant ``value`` (``name_constant``), if any."""
-    entry = _CONSTANT_NAMES.get(id(value))
-    return entry[1] if entry is not None and entry[0]() is value else None
+    return _CONSTANT_NAMES.get(value)
 
 
 @dataclass(frozen=True, eq=False)

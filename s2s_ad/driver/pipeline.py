@@ -31,6 +31,7 @@ from .complex_values import _refuse_complex_constants
 from ..core.draws import is_draw
 from .cache import SplitAdjoint, TangentCallee, TransformCache, compile_emitted, compile_module, origin_of
 from ..core.errors import TransformError, cell_label
+from ..core.identity import Identity
 from ..targets.emit import Emitted, emit, emit_module
 from ..lowering.expressions import is_user_function
 from ..analysis.factdump import report
@@ -586,7 +587,7 @@ def _build_once(cache: TransformCache, fn: Callable, key: tuple, empty: Callable
     building = getattr(_BUILDING, "entries", None)
     if building is None:
         building = _BUILDING.entries = {}
-    mark = (id(cache), id(fn), key, target)
+    mark = (Identity(cache), Identity(fn), key, target)
     if mark in building:
         return building[mark]
 

@@ -42,6 +42,7 @@ from typing import Any, Hashable, Iterator, Optional, Union
 import numpy as np
 
 from ..core.errors import ExportError
+from ..core.identity import Identity
 
 _OWN_PACKAGES = ("s2s_ad",)  # whose code is inlined, never imported (the templates are s2s_ad.templates)
 
@@ -127,12 +128,12 @@ def _object_key(name: str, obj: Any, reader: Optional[Piece]) -> Hashable:
     assignment runs again where the export runs, and may give another value than here); else the
     value (written as a literal)."""
     if isinstance(obj, (types.ModuleType, types.FunctionType, type, types.BuiltinFunctionType)):
-        return ("object", id(obj))
+        return ("object", Identity(obj))
     module = reader.module if reader is not None else None
     if module is not None and module.__name__.split(".")[0] in _OWN_PACKAGES and vars(module).get(name) is obj \
             and _import_of(name, obj) is None:  # (typing.Optional is imported, whoever reads it)
         return ("assignment", module.__name__, name)
-    return ("object", id(obj))
+    return ("object", Identity(obj))
 
 
 class _Collector:
@@ -141,7 +142,6 @@ class _Collector:
     def __init__(self) -> None:
         self.pieces: dict[Hashable, Piece] = {}
         self.defined_by: dict[Hashable, Hashable] = {}  # an object's key -> the key of the piece defining it
-        self.keep_alive: list[Any] = []  # what the id() keys stand for, alive while collecting
 
     def register(self, piece: Piece) -> None:
         """Know what ``piece`` defines."""
@@ -151,7 +151,6 @@ class _Collector:
         for name, obj in piece.defines.items():
             key = piece.define_keys.setdefault(name, _object_key(name, obj, None))
             self.defined_by[key] = piece.key
-            self.keep_alive.append(obj)
 
     def resolve(self, piece: Piece) -> None:
         """Find a definition of everything ``piece`` reads."""
@@ -160,7 +159,6 @@ class _Collector:
 
     def need(self, name: str, obj: Any, reader: Piece) -> Hashable:
         """The key of ``obj`` (read as ``name`` by ``reader``), a piece defining it made where none is."""
-        self.keep_alive.append(obj)
         key = _object_key(name, obj, reader)
         if key not in self.defined_by:
             found = _definition(name, obj, reader)

@@ -17,6 +17,7 @@ import types
 import weakref
 from typing import Any, Callable, Optional, Union
 
+from ..core.identity import Identity, WeakIdentity
 from ..rules import registry as rules
 
 
@@ -209,33 +210,36 @@ class Snapshot:
     """
 
     def __init__(self) -> None:
-        # (id(scope), name) -> (scope, name, value): a module's globals and a name, or a module-level dict or
+        # Each table is keyed by the identity of the object read (``Identity``, or ``WeakIdentity`` where
+        # its entry holds the object weakly: a key must not keep alive what the entry does not; once it
+        # is gone the snapshot is invalid for good, and an object given its id since is another key).
+        # (scope, name) -> (scope, name, value): a module's globals and a name, or a module-level dict or
         # list (seen through ``_Items``) and a key
-        self.names: dict[tuple[int, Any], tuple[Union[dict, _Items, _Keys], Any, Any]] = {}
-        # (id(function), free name) -> (the function, weakly; its cell's index; the value, weakly if it can be).
+        self.names: dict[tuple[Identity, Any], tuple[Union[dict, _Items, _Keys], Any, Any]] = {}
+        # (function, free name) -> (the function, weakly; its cell's index; the value, weakly if it can be).
         # Not the cell: a recursive closure's cell holds the function, which a cache keyed weakly on it
         # must not hold.
-        self.cells: dict[tuple[int, str], tuple[Any, int, Any]] = {}
-        self.attributes: dict[tuple[int, str], tuple[Any, str, Any]] = {}
-        # id(fn) -> (fn, weakly where it can be: a recursive function's own snapshot names it;
+        self.cells: dict[tuple[WeakIdentity, str], tuple[Any, int, Any]] = {}
+        self.attributes: dict[tuple[Identity, str], tuple[Any, str, Any]] = {}
+        # fn -> (fn, weakly where it can be: a recursive function's own snapshot names it;
         # its adjoint rule, tangent rule, non-differentiable)
-        self.rules: dict[int, tuple] = {}
+        self.rules: dict[Union[Identity, WeakIdentity], tuple] = {}
         self._rules_checked = -1  # rules.generation() when self.rules were last found current
         self._checks: Optional[tuple] = None  # names.values() as a tuple: valid() runs on every call
         # names and attributes compared by identity in one generated expression (see _identical)
         self._identical: Optional[Callable[[], bool]] = None
         self._quick: Optional[Callable[[], bool]] = None  # (see quick); None: to be made again
         self._generation = [-1]  # _rules_checked, where the function quick made reads it
-        # id(fn) -> (fn, weakly; its __defaults__; its __kwdefaults__ as sorted items): a helper whose call
+        # fn -> (fn, weakly; its __defaults__; its __kwdefaults__ as sorted items): a helper whose call
         # left parameters to their defaults, which the generated code holds as constants
-        self.defaults: dict[int, tuple[Any, Any, Any]] = {}
-        # id(fn) -> (fn, weakly; fn.__code__): each function whose source the code was generated from.
+        self.defaults: dict[WeakIdentity, tuple[Any, Any, Any]] = {}
+        # fn -> (fn, weakly; fn.__code__): each function whose source the code was generated from.
         # A function's code can be replaced in place (IPython's %autoreload does so when the file of its
         # module is edited): the same object, other code.
-        self.codes: dict[int, tuple[Any, types.CodeType]] = {}
+        self.codes: dict[WeakIdentity, tuple[Any, types.CodeType]] = {}
 
     def record_global(self, scope: dict, name: str, value: Any) -> None:
-        self.names.setdefault((id(scope), name), (scope, name, value))
+        self.names.setdefault((Identity(scope), name), (scope, name, value))
         self._checks = self._identical = self._quick = None
 
     def record_item(self, container: Any, key: Any, value: Any) -> None:
@@ -244,7 +248,7 @@ class Snapshot:
         if isinstance(container, tuple):
             return  # cannot change: the name it is bound to is recorded
         scope = container if isinstance(container, dict) else _Items(container)
-        self.names.setdefault((id(container), key), (scope, key, value))
+        self.names.setdefault((Identity(container), key), (scope, key, value))
         self._checks = self._identical = self._quick = None
 
     def record_keys(self, container: Any) -> None:
@@ -252,43 +256,47 @@ class Snapshot:
         if isinstance(container, tuple):
             return  # cannot change: the name it is bound to is recorded
         scope = _Keys(container)
-        self.names.setdefault((id(container), _KEYS), (scope, _KEYS, scope.get(_KEYS, None)))
+        self.names.setdefault((Identity(container), _KEYS), (scope, _KEYS, scope.get(_KEYS, None)))
         self._checks = self._identical = self._quick = None
 
     def record_cell(self, function: types.FunctionType, name: str, value: Any) -> None:
         """The closure cell of ``function`` for the free name ``name`` held ``value``."""
-        key = (id(function), name)
+        key = (WeakIdentity(function), name)
         if key not in self.cells:
-            self.cells[key] = (weakref.ref(function), function.__code__.co_freevars.index(name), _weakly(value))
+            self.cells[key] = (key[0].ref, function.__code__.co_freevars.index(name), _weakly(value))
             self._quick = None
 
     def record_attribute(self, owner: Any, name: str, value: Any) -> None:
         """``owner.name`` (a module or class attribute) was read as ``value``."""
-        self.attributes.setdefault((id(owner), name), (owner, name, value))
+        self.attributes.setdefault((Identity(owner), name), (owner, name, value))
         self._identical = self._quick = None
 
     def record_defaults(self, fn: types.FunctionType) -> None:
         """A call of ``fn`` was bound with its defaults as they are now (``helper.__defaults__ = (5.0,)``
         later makes the code old)."""
-        if id(fn) not in self.defaults:
-            self.defaults[id(fn)] = (weakref.ref(fn), fn.__defaults__, _keyword_defaults(fn))
+        key = WeakIdentity(fn)
+        if key not in self.defaults:
+            self.defaults[key] = (key.ref, fn.__defaults__, _keyword_defaults(fn))
             self._quick = None
 
     def record_code(self, fn: types.FunctionType) -> None:
         """The code was generated from ``fn`` as its ``__code__`` is now."""
-        if id(fn) not in self.codes:
-            self.codes[id(fn)] = (weakref.ref(fn), fn.__code__)
+        key = WeakIdentity(fn)
+        if key not in self.codes:
+            self.codes[key] = (key.ref, fn.__code__)
             self._identical = self._quick = None
 
     def record_rules(self, fn: Any) -> None:
         """The generated code calls ``fn`` with the rules it has now (or as a helper, if none)."""
-        if id(fn) not in self.rules:
-            held: Callable[[], Any]
-            try:
-                held = weakref.ref(fn)
-            except TypeError:  # a builtin or ufunc: lives forever anyway
-                held = _Strong(fn)
-            self.rules[id(fn)] = (held,) + _rules_of(fn)
+        key: Union[Identity, WeakIdentity]
+        held: Callable[[], Any]
+        try:
+            key = WeakIdentity(fn)
+            held = key.ref
+        except TypeError:  # a builtin or ufunc: lives forever anyway
+            key, held = Identity(fn), _Strong(fn)
+        if key not in self.rules:
+            self.rules[key] = (held,) + _rules_of(fn)
             self._rules_checked = self._generation[0] = -1
             self._quick = None
 

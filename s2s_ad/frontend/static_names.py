@@ -18,8 +18,11 @@ from typing import Any, Optional, cast
 import gast
 
 from ..core import containers, ir, language
+from ..core.identity import IdentitySet
 from .conversion import ConverterPart, Record, hashable, is_plain_constant, spelled
 from .snapshot import ABSENT
+
+_NONE_SEEN = IdentitySet()  # (global_object's default: never changed, ``plus`` makes a new set)
 
 
 class StaticNames(ConverterPart):
@@ -124,7 +127,7 @@ class StaticNames(ConverterPart):
             self.resolver.snapshot.record_item(value, key, item)
         return Record(type(value).__name__, type(value), keys, tuple(ir.Const(v) for v in items))
 
-    def global_object(self, value: Any, _seen: frozenset = frozenset()) -> Optional[Record]:
+    def global_object(self, value: Any, _seen: IdentitySet = _NONE_SEEN) -> Optional[Record]:
         """A module-level object of a class of Python code whose attributes can be read
         (``containers.unreadable_class``): a record of its attributes as constants (numbers, strings,
         arrays, functions; lists, tuples, dicts and such objects it holds, as records of theirs), read
@@ -133,20 +136,20 @@ class StaticNames(ConverterPart):
         change made in place is read by the next call, as a module-level array's.  An attribute of
         another kind is left out (reading it is refused).  None for other values."""
         if not containers.user_object(value) or containers.unreadable_class(type(value)) is not None \
-                or not isinstance(getattr(value, "__dict__", None), dict) or id(value) in _seen:
+                or not isinstance(getattr(value, "__dict__", None), dict) or value in _seen:
             return None
         attributes = vars(value)
         self.resolver.snapshot.record_keys(attributes)
         keys, items = [], []
         for key, item in attributes.items():
             self.resolver.snapshot.record_item(attributes, key, item)
-            held = self._held(item, _seen | {id(value)})
+            held = self._held(item, _seen.plus(value))
             if held is not None:
                 keys.append(key)
                 items.append(held)
         return Record("object", type(value), tuple(keys), tuple(items))
 
-    def _held(self, value: Any, seen: frozenset) -> Any:
+    def _held(self, value: Any, seen: IdentitySet) -> Any:
         """What a module-level object's attribute is while lowering: a constant, a record, or None
         (a value of no kind s2s_ad reads)."""
         if is_plain_constant(value) or language.is_array_value(value) or (
@@ -154,14 +157,14 @@ class StaticNames(ConverterPart):
             return ir.Const(value)
         if isinstance(value, type):
             return ir.Const(value)
-        if type(value) in (list, tuple, dict) and id(value) not in seen:
+        if type(value) in (list, tuple, dict) and value not in seen:
             keys = tuple(value) if isinstance(value, dict) else tuple(range(len(value)))
             values = tuple(value.values()) if isinstance(value, dict) else tuple(value)
             self.resolver.snapshot.record_keys(value)
             held = []
             for key, item in zip(keys, values):
                 self.resolver.snapshot.record_item(value, key, item)
-                converted = self._held(item, seen | {id(value)})
+                converted = self._held(item, seen.plus(value))
                 if converted is None:
                     return None
                 held.append(converted)

@@ -17,6 +17,7 @@ from typing import Any, Callable
 import gast
 
 from ..core.errors import TransformError
+from ..core.identity import IdentitySet
 from ..core.nodes import all_nodes
 
 # How a check refuses a construct: (what it is, what to write instead, the node), as ``ParsedFunction.error``.
@@ -80,9 +81,9 @@ def check_subset(function: gast.FunctionDef, nodes: list, body: list, refuse: Re
     suspects = False  # an expression the statement checks refuse (they look for it only if there is one)
     # What a raise holds (raise ValueError(f"unknown {kind}")) never runs in differentiated code: the
     # lowering drops the raise with its branch, or refuses the raise itself.
-    raised = {id(n) for r in nodes if isinstance(r, gast.Raise) for n in all_nodes(r) if n is not r}
+    raised = IdentitySet(n for r in nodes if isinstance(r, gast.Raise) for n in all_nodes(r) if n is not r)
     for node in nodes:  # first: a refused construct says more than a missing return
-        if raised and id(node) in raised:
+        if raised and node in raised:
             continue
         kind = type(node)
         if kind not in _WATCHED:

@@ -42,6 +42,7 @@ from typing import Any, Optional
 import numpy as np
 
 from ..core import ir, runtime
+from ..core.identity import IdentityMap
 from ..rules import registry as rules
 from ..analysis.inference import SCALAR
 from .optimize import remove_dead
@@ -62,7 +63,9 @@ def fold_fills(fn: ir.Function, primal: frozenset[int], shape: dict[str, Any], n
     if not ZERO_D_TYPED:
         return fn
     facts = _Facts(shape, ndim)
-    spreads: dict[int, str] = {}
+    # The operands spread_fills wrote, by identity (the occurrence: expressions compare by value, and an
+    # equal np.asarray(g) of the user's is no spread adjoint), each held so its id is not reused meanwhile.
+    spreads: IdentityMap[ir.Expr, str] = IdentityMap()
     body = spread_fills(list(fn.body), primal, facts, spreads)
     body = owned_copies(body, primal, facts, spreads)
     if len(body) < len(fn.body):  # a fill or copy went, and its read of an array's shape: what only it read goes
@@ -148,10 +151,10 @@ def _spread(stmt: ir.Stmt, primal: frozenset[int]) -> Optional[tuple[ir.Expr, st
     return call.args[1], shape_of.args[0].name
 
 
-def spread_fills(body: list[ir.Stmt], primal: frozenset[int], facts: _Facts, spreads: dict[int, str]
+def spread_fills(body: list[ir.Stmt], primal: frozenset[int], facts: _Facts, spreads: IdentityMap[ir.Expr, str]
                  ) -> list[ir.Stmt]:
     """``body`` with each spread that the statements right after it only multiply folded into them (see
-    the module docstring); the ``np.asarray(g)`` operands it writes go into ``spreads`` (by id: the ``a``)."""
+    the module docstring); the ``np.asarray(g)`` operands it writes go into ``spreads`` (by identity: the ``a``)."""
     reads, binds = _counts(body)
     body = list(body)
     i = 0
@@ -180,7 +183,7 @@ def spread_fills(body: list[ir.Stmt], primal: frozenset[int], facts: _Facts, spr
         if len(folds) != len(readers):
             continue
         for j, (assign, operand) in folds.items():
-            spreads[id(operand)] = like
+            spreads[operand] = like
             body[j] = assign
         del body[i - 1]
         i -= 1
@@ -224,7 +227,7 @@ def _in_arithmetic(expr: ir.Expr, name: str, operand: ir.Expr, cls: Any, facts: 
         if not any(isinstance(leaf, ir.Var) and leaf.name != name and facts.array_class(leaf.name) == cls
                    for leaf in leaves):
             return None
-        return _replaced_leaf(expr, name, operand)  # (one operand object for every read: one id in spreads)
+        return _replaced_leaf(expr, name, operand)  # (one operand object for every read: one key in spreads)
     if isinstance(expr, ir.Call) and name in ir.names_read(expr):
         args = [_in_arithmetic(a, name, operand, cls, facts) for a in expr.args]
         kwargs = [(k, _in_arithmetic(v, name, operand, cls, facts)) for k, v in expr.kwargs]
@@ -246,11 +249,11 @@ def _replaced_leaf(expr: ir.Expr, name: str, operand: ir.Expr) -> ir.Expr:
 
 # -- copies of fresh adjoints ----------------------------------------------------------------------
 
-def owned_copies(body: list[ir.Stmt], primal: frozenset[int], facts: _Facts, spreads: dict[int, str]
+def owned_copies(body: list[ir.Stmt], primal: frozenset[int], facts: _Facts, spreads: IdentityMap[ir.Expr, str]
                  ) -> list[ir.Stmt]:
     """``body`` without the ``writable_copy`` of an adjoint that is already a new array of the right
-    shape and of floats, read by nothing else (see the module docstring); ``spreads`` holds the ids
-    of the spread adjoints ``spread_fills`` wrote."""
+    shape and of floats, read by nothing else (see the module docstring); ``spreads`` holds the
+    spread adjoints ``spread_fills`` wrote."""
     body = list(body)
     j = 0
     while j < len(body):
@@ -311,7 +314,7 @@ def _binding(body: list[ir.Stmt], before: int, name: str) -> Optional[int]:
     return None
 
 
-def _fresh_float_array(expr: ir.Expr, cls: Any, facts: _Facts, spreads: dict[int, str]) -> bool:
+def _fresh_float_array(expr: ir.Expr, cls: Any, facts: _Facts, spreads: IdentityMap[ir.Expr, str]) -> bool:
     """Whether ``expr`` makes a new array of shape class ``cls``, of floats: elementwise arithmetic
     whose operands are numbers, values of class ``cls`` (one at least) and spread adjoints of such
     values (``spreads``, one at least: an adjoint's dtype, never integers)."""
@@ -319,7 +322,7 @@ def _fresh_float_array(expr: ir.Expr, cls: Any, facts: _Facts, spreads: dict[int
         return False
     spread = same = False
     for leaf in _leaves(expr):
-        like = spreads.get(id(leaf))
+        like = spreads.get(leaf)
         if like is not None and facts.array_class(like) == cls:
             spread = True
         elif isinstance(leaf, ir.Var) and facts.array_class(leaf.name) == cls:

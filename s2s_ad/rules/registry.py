@@ -45,6 +45,7 @@ import types
 from typing import Any, Callable, Optional
 
 from ..core.errors import TransformError
+from ..core.identity import IdentitySet
 from .fact_meanings import FACTS
 # (the engine and the tests read Rule, bind_arguments, is_default and ArgumentMismatch from here too)
 from .rule import _RULE_TEMPLATES, ArgumentMismatch, Rule, _parse_template, bind_arguments, is_default
@@ -505,12 +506,12 @@ def load_deferred() -> bool:
         return False
     with _deferred_lock:
         ready = [name for name in _DEFERRED if name in sys.modules]
-        before = set(map(id, _registered_rules())) if ready and checking_rules() else set()
+        before = IdentitySet(_registered_rules() if ready and checking_rules() else ())
         with _checks_deferred(), _bodies_parsed_lazily():
             for name in ready:
                 _DEFERRED.pop(name)(sys.modules[name])
         if ready and checking_rules():
-            refuse_contradicted_rules([rule for rule in _registered_rules() if id(rule) not in before])
+            refuse_contradicted_rules([rule for rule in _registered_rules() if rule not in before])
     return bool(ready)
 
 

@@ -25,6 +25,7 @@ import numpy as np
 
 from ..rules import registry as rules
 from ..core import runtime
+from ..core.identity import IdentityMap
 
 # -- spellings ----------------------------------------------------------------------------------
 
@@ -483,7 +484,7 @@ def _template(name: str) -> Any:
     return importlib.import_module(f"s2s_ad.templates.{name}")
 
 
-def engine_names() -> dict[int, str]:
+def engine_names() -> IdentityMap[Any, str]:
     """The ops this target writes its own version of, by identity: the name of the ``Engine`` method."""
     rules.load_templates()  # (s2s_ad.templates: in a source checkout, ../templates)
     numpy_creation, numpy_linalg, numpy_shape, operators = map(_template, ("numpy_creation", "numpy_linalg",
@@ -497,7 +498,7 @@ def engine_names() -> dict[int, str]:
            numpy_creation.astype: "astype", numpy_creation.cast_derivative: "cast_derivative",
            numpy_linalg.matmul_grad_a: "matmul_grad_a", numpy_linalg.matmul_grad_b: "matmul_grad_b",
            numpy_linalg.dot_grad_a: "dot_grad_a", numpy_linalg.dot_grad_b: "dot_grad_b"}
-    return {id(op): name for op, name in ops.items()}
+    return IdentityMap(ops.items())
 
 
 @functools.lru_cache(maxsize=None)

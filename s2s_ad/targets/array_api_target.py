@@ -48,6 +48,7 @@ from ..core import arguments, containers, ir
 from .array_api_rewrites import elements_copied, functional_stores, has_negative_step, keyword_arguments, range_names
 from .array_api_runtime import RENAMED, Completed, Engine, Own, as_they_are, engine_names, is_number
 from ..core.errors import TransformError
+from ..core.identity import IdentityMap
 from .target import Spelling, Target, TapeForm, TupleTape, builtin_spelling, declared_spellings
 
 def _numpy_name(obj: Any) -> Optional[str]:
@@ -102,7 +103,7 @@ class ArrayAPITarget(Target):
         self.name = f"array API ({library})"
         self.completed = Completed(xp)
         self._engine = Engine(xp, Own(xp), mutable)
-        self._own_ops = {key: getattr(self._engine, name) for key, name in engine_names().items()}
+        self._own_ops = IdentityMap((op, getattr(self._engine, name)) for op, name in engine_names().items())
         # PyTorch (and CuPy): a one-element read a[i] is a 0-d view of a, NumPy's a number (a copy)
         self.element_views = library in ("torch", "cupy")
         self.element_read = self._engine.element_read  # (one object: generated code binds it once)
@@ -138,11 +139,11 @@ class ArrayAPITarget(Target):
         return name if hasattr(self.completed, name) else None
 
     def implementation(self, obj: Any) -> Any:
-        return self._own_ops.get(id(obj), obj)
+        return self._own_ops.get(obj, obj)
 
     def refusal(self, obj: Any) -> Optional[tuple[str, str]]:
         """Why generated code for this target cannot call ``obj``, as (construct, hint); None: it can."""
-        if id(obj) in self._own_ops or self.standard_name(obj) is not None or builtin_spelling(obj) is not None:
+        if obj in self._own_ops or self.standard_name(obj) is not None or builtin_spelling(obj) is not None:
             return None
         if obj is self.element_read or obj is self.updated_at or any(obj is op for op in as_they_are()):
             return None
@@ -274,7 +275,7 @@ class ArrayAPITarget(Target):
 
 # -- one target per namespace ---------------------------------------------------------------------
 
-_TARGETS: dict[int, tuple[Any, ArrayAPITarget]] = {}
+_TARGETS: IdentityMap[Any, ArrayAPITarget] = IdentityMap()
 _LOCK = threading.Lock()
 
 
@@ -303,13 +304,13 @@ def target_for(value: Any) -> ArrayAPITarget:
                           "array-api-compat: pip install 's2s_ad[arrays]' (s2s_ad converts nothing to NumPy)") from None
     xp = array_namespace(value)
     with _LOCK:
-        found = _TARGETS.get(id(xp))
+        found = _TARGETS.get(xp)
         if found is None:
             library = _library_name(xp)
             mutable = library != "jax"
             memory = "immutable" if library == "jax" else "storage" if library == "torch" else "copy"
-            found = _TARGETS[id(xp)] = (xp, ArrayAPITarget(xp, library, mutable, memory))
-    return found[1]
+            found = _TARGETS[xp] = ArrayAPITarget(xp, library, mutable, memory)
+    return found
 
 
 def _library_name(xp: Any) -> str:

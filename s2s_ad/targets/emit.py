@@ -26,6 +26,7 @@ from typing import Any, Callable, Optional
 import astor
 
 from ..core import ir, language
+from ..core.identity import IdentityMap
 from ..memory.aliasing import fresh_returns
 from .linetext import LineText, constant_hint, declared_operators
 from .target import NUMPY, Target
@@ -55,8 +56,8 @@ class Namespace:
     target: Target = NUMPY
     globals: dict[str, Any] = field(default_factory=dict)  # (starts with the target's roots)
     avoid: set[str] = field(default_factory=set)  # the function's local names
-    _names: dict[int, str] = field(default_factory=dict)
-    _spellings: dict[int, str] = field(default_factory=dict)  # id(obj) -> how reference() spells it
+    _names: IdentityMap[Any, str] = field(default_factory=IdentityMap)  # obj -> its global's name (bind)
+    _spellings: IdentityMap[Any, str] = field(default_factory=IdentityMap)  # obj -> how reference() spells it
 
     def __post_init__(self) -> None:
         self.globals = {**self.target.roots(), **self.globals}
@@ -67,9 +68,9 @@ class Namespace:
 
     def spelling(self, obj: Any, hint: str = "value") -> str:
         """``reference`` as text."""
-        spelling = self._spellings.get(id(obj))
+        spelling = self._spellings.get(obj)
         if spelling is None:
-            spelling = self._spellings[id(obj)] = self._spell(obj, hint)
+            spelling = self._spellings[obj] = self._spell(obj, hint)
         return spelling
 
     def _spell(self, obj: Any, hint: str) -> str:
@@ -85,8 +86,8 @@ class Namespace:
     def bind(self, obj: Any, hint: str, value: Any = _ITSELF) -> str:
         """A global name for ``obj``, holding ``value`` (``obj`` itself unless given)."""
         value = obj if value is _ITSELF else value
-        if id(obj) in self._names:
-            return self._names[id(obj)]
+        if obj in self._names:
+            return self._names[obj]
         base = "".join(c if c.isalnum() else "_" for c in hint).strip("_") or "value"
         if keyword.iskeyword(base) or base[0].isdigit():  # a lambda's name, "<lambda>", is no identifier
             base = f"{base}_function" if keyword.iskeyword(base) else f"value_{base}"
@@ -95,7 +96,7 @@ class Namespace:
             n += 1
             name = f"{base}_{n}"
         self.globals[name] = value
-        self._names[id(obj)] = name
+        self._names[obj] = name
         return name
 
 
