@@ -16,7 +16,9 @@ one job (``naming.py`` chooses the names):
 * ``lower_ssa``: an expression's tree flattened into statements;
 * ``lower_containers``: containers as static records;
 * ``lower_writes``: stores, in-place updates, ``np.add.at``, and the views
-  they show through;
+  they show through (with its parts ``lower_view_facts``, what is known of
+  each name's views; ``lower_views``, views read after a write and written
+  through; ``lower_updates``, ``x op= v``);
 * ``lower_joins``: the merge variables at the joins of ifs and loops;
 * ``lower_calls``: the user's functions inlined at their calls;
 * ``lower_loops``: what a for loop walks;
@@ -25,7 +27,8 @@ one job (``naming.py`` chooses the names):
   (``Scope``, replaced as one object while a call is inlined).
 
 Each part imports only parts before it in the order scan, state, ssa,
-containers, writes, loops, joins, calls (``tests/test_ssa.py`` checks it);
+containers, view_facts, views, updates, writes, loops, joins, calls
+(``tests/test_ssa.py`` checks it);
 where lowering recurses upward (a call whose body holds statements, a view
 taken again under its name), a part calls the driver through
 ``lower_state.Lowerer``.
