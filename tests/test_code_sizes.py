@@ -16,7 +16,6 @@ MOST_LINES_OF = {
     # Over 300 still, not yet split: each held to its size now, so that it cannot grow meanwhile;
     # lower the number as it shrinks, and drop the line once it is under 300.
     "lowering/expressions.py:ExpressionConverter": 320,
-    "lowering/lower.py:Lowering": 340,
 }
 
 
