@@ -114,8 +114,8 @@ def test_lowering_walks_a_block_a_fixed_number_of_times(tmp_path, monkeypatch):
 
 
 # The parts of lowering, each below the ones after it (lower.py's docstring): a part imports only parts before it.
-LOWERING_PARTS = ["lower_scan", "lower_state", "lower_ssa", "lower_containers", "lower_writes", "lower_loops",
-                  "lower_joins", "lower_calls", "lower"]
+LOWERING_PARTS = ["lower_scan", "lower_state", "lower_ssa", "lower_containers", "lower_view_facts", "lower_views",
+                  "lower_updates", "lower_writes", "lower_loops", "lower_joins", "lower_calls", "lower_control", "lower"]
 
 
 def test_the_parts_of_lowering_import_downward_only():

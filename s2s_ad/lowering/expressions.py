@@ -10,12 +10,14 @@ function); a container with a static structure is a ``Record``
 (``conversion.py`` defines them).  Calls are checked here: a function with no
 rule and no readable source is refused with a hint.
 
-``ExpressionConverter`` converts operators, comparisons, names, attributes,
-subscripts and displays itself, and hands the rest to its parts:
+``ExpressionConverter`` converts operators, names, attributes, subscripts and
+displays itself, and hands the rest to its parts:
 ``static_names.StaticNames`` resolves what names, attribute chains and
-constant-keyed items of globals mean while lowering, and
-``calls.CallConverter`` converts calls (``callables.py`` says what a callable
-is, and which calls are refused).
+constant-keyed items of globals mean while lowering,
+``conditions.ConditionConverter`` converts comparisons, ``and``/``or`` and
+conditional expressions, ``records.RecordReader`` reads dict displays and the
+items and attributes of records, and ``calls.CallConverter`` converts calls
+(``callables.py`` says what a callable is, and which calls are refused).
 
 ``lower.py`` flattens these trees for user code; ``template_ir`` uses them,
 unflattened, for the bodies of rule templates, and ``fold_declared`` folds the
@@ -34,11 +36,12 @@ from ..core import containers, ir, language, runtime
 from ..rules import registry as rules
 from ..rules.rule import Rule
 from ..frontend.callables import describe_callable, is_user_function, library_code, missing_rule
-from ..frontend.user_classes import read_only_property
 from .calls import CallConverter, maybe_object
+from .conditions import COMPARISONS, ConditionConverter
 from .function_values import Functions
+from .records import RecordReader
 from ..frontend.conversion import (Bound, Choice, Dispatch, Inline, Known, MethodCall, Nested, Once, Pending, Record,
-    hashable, is_plain_constant, spelled)
+    is_plain_constant, spelled)
 from ..core.errors import TransformError
 from ..core.kinds import Opaque
 from ..frontend.parse import Resolver
@@ -58,10 +61,6 @@ BINARY_OPERATORS = {
 }
 UNARY_OPERATORS: dict[type, Callable[..., Any]] = {gast.USub: operator.neg, gast.UAdd: operator.pos, gast.Not: operator.not_,
                    gast.Invert: operator.invert}
-COMPARISONS = {
-    gast.Lt: operator.lt, gast.LtE: operator.le, gast.Gt: operator.gt, gast.GtE: operator.ge,
-    gast.Eq: operator.eq, gast.NotEq: operator.ne, gast.Is: operator.is_, gast.IsNot: operator.is_not,
-}
 
 
 class ExpressionConverter:
@@ -80,6 +79,8 @@ class ExpressionConverter:
         self.error = error
         self.statics = StaticNames(self)
         self.calls = CallConverter(self, self.statics)
+        self.conditions = ConditionConverter(self, self.statics)
+        self.records = RecordReader(self, self.statics, self.calls)
         # parameters holding objects whose attributes cannot be read (kinds.Opaque): their names -> kinds
         self.opaque: dict[str, Opaque] = {}
 
@@ -171,50 +172,7 @@ class ExpressionConverter:
         return ir.Call(fn, (left, right))
 
     def _Compare(self, node: gast.Compare) -> Any:
-        """``a < b <= c`` is ``a < b and b <= c`` with ``b`` evaluated once, ``c`` only if ``a < b``."""
-        if len(node.ops) == 1:
-            known = self.statics.membership(node.ops[0], node.left, node.comparators[0])
-            if known is not None:
-                return known
-        operands = [self.convert(node.left)] + [self.convert(c) for c in node.comparators]
-        if len(operands) == 2:
-            return self._comparison(node.ops[0], operands[0], operands[1])
-        shared = [operands[0]] + [v if ir.is_atom(v) else Once(v) for v in operands[1:-1]] + [operands[-1]]
-        links = [self._comparison(op, a, b) for op, a, b in zip(node.ops, shared, shared[1:])]
-        result = links[-1]
-        for link in reversed(links[:-1]):
-            result = self._make_choice(link, result, None, node)
-        return result
-
-    def _comparison(self, op_node: Any, left: Any, right: Any) -> ir.Expr:
-        op = type(op_node)
-        if op in (gast.In, gast.NotIn) and isinstance(right, Record) and right.kind == "dict" \
-                and isinstance(left, ir.Const):
-            inside = any(type(k) is type(left.value) and k == left.value for k in right.keys)
-            return ir.Const(inside if op is gast.In else not inside)
-        if op in (gast.Is, gast.IsNot) and isinstance(left, ir.Const) and isinstance(right, ir.Const) \
-                and (left.value is None or right.value is None):
-            # scale is None where a helper was passed a number (3.0): known while lowering, so the code
-            # never holds ``3.0 is None`` (a SyntaxWarning where it is compiled) and keeps one branch
-            return ir.Const((left.value is right.value) == (op is gast.Is))
-        if isinstance(left, ir.Const) and isinstance(right, ir.Const) and all(
-                isinstance(v, (str, type(None), bool)) for v in (left.value, right.value)):
-            # structure, not data (config.activation == "tanh", cfg.extra is None): known while lowering
-            if op in COMPARISONS:
-                return ir.Const(bool(COMPARISONS[op](left.value, right.value)))
-            if isinstance(left.value, str) and isinstance(right.value, str):
-                return ir.Const((left.value in right.value) == (op is gast.In))
-        if op in (gast.In, gast.NotIn) and isinstance(left, ir.Const) and isinstance(left.value, (str, type(None))):
-            items = right.items if isinstance(right, ir.Display) else \
-                tuple(map(ir.Const, right.value)) if isinstance(right, ir.Const) and type(right.value) is tuple else None
-            if items is not None and all(isinstance(i, ir.Const) and isinstance(i.value, (str, type(None)))
-                                         for i in items):  # kind in ("l1", "huber"): structure too
-                return ir.Const(any(isinstance(i, ir.Const) and i.value == left.value for i in items) == (op is gast.In))
-        if op is gast.In:
-            return ir.Call(operator.contains, (right, left))
-        if op is gast.NotIn:
-            return ir.Call(operator.not_, (ir.Call(operator.contains, (right, left)),))
-        return ir.Call(COMPARISONS[op], (left, right))
+        return self.conditions.compare(node)
 
     def _Tuple(self, node: gast.Tuple) -> ir.Expr:
         return ir.Display("tuple", tuple(self.convert(e) for e in node.elts))
@@ -258,68 +216,17 @@ class ExpressionConverter:
         return ir.Call(helper, (ir.Display("list", items),))
 
     def _Dict(self, node: gast.Dict) -> Record:
-        record = Record("dict", dict, (), ())
-        for key, value in zip(node.keys, node.values):
-            if key is None:  # {**params, "w": w}
-                unpacked = self.convert(value)
-                if not (isinstance(unpacked, Record) and unpacked.kind == "dict"):
-                    raise self.error("**unpacking of something other than a dict", "write the items out", node)
-                for k, item in zip(unpacked.keys, unpacked.items):
-                    record = record.replaced(k, item)
-                continue
-            converted = self.convert(key)
-            if not (isinstance(converted, ir.Const) and hashable(converted.value)):
-                raise self.error("a dict with a key computed at run time", "dict keys must be constants "
-                                 "(strings or numbers), so that the dict's structure is known", key)
-            record = record.replaced(converted.value, self.convert(value))
-        return record
+        return self.records.display(node)
 
     def record_item(self, record: Record, index: Any, node: Any) -> Any:
-        """``record[index]``: resolved now for a constant index; a sequence of plain values may also be
-        indexed at run time."""
-        followed = self.calls.protocols.item(record, index, node)  # obj[k]: its class's __getitem__
-        if followed is not None:
-            return followed
-        self.calls.read_as_container(record, "an index", node)  # (an object's attributes are not its items)
-        if isinstance(index, ir.Const) and hashable(index.value):
-            try:
-                return record.get(index.value)
-            except LookupError:
-                raise self.error(f"the item [{index.value!r}]", f"the {record.cls.__name__} has no such item "
-                                 f"(its keys are {', '.join(map(repr, record.keys))})", node) from None
-        if record.sequence and isinstance(index, ir.Slice) and all(
-                p is None or isinstance(p, ir.Const) for p in (index.lower, index.upper, index.step)):
-            bounds = (index.lower, index.upper, index.step)
-            part = slice(*(p.value if isinstance(p, ir.Const) else None for p in bounds))
-            items = record.items[part]
-            return Record("tuple" if record.kind == "namedtuple" else record.kind,
-                          tuple if record.kind == "namedtuple" else record.cls, tuple(range(len(items))), items)
-        if record.sequence and not any(isinstance(i, Record) for i in record.items):
-            return ir.Call(operator.getitem, (ir.Display("tuple" if record.kind != "list" else "list",
-                                                         record.items), index))
-        if record.kind == "dict":
-            raise self.error("a dict read with a key computed at run time", "the keys must be constants "
-                             "(d['w']) so that the dict's structure is known; loop over d.items() instead", node)
-        raise self.error(f"an index computed at run time into a {record.cls.__name__}", "its items are "
-                         "containers, so the index must be a constant; loop over it (for item in ...) instead", node)
+        """``record[index]`` (``records.py``)."""
+        return self.records.record_item(record, index, node)
 
     def _IfExp(self, node: gast.IfExp) -> Any:
-        return self._make_choice(self.convert(node.test), self.convert(node.body), self.convert(node.orelse), node)
+        return self.conditions.if_exp(node)
 
     def _BoolOp(self, node: gast.BoolOp) -> Any:
-        values = [self.convert(v) for v in node.values]
-        result = values[-1]
-        for value in reversed(values[:-1]):
-            if isinstance(node.op, gast.And):
-                result = self._make_choice(value, result, None, node)
-            else:
-                result = self._make_choice(value, None, result, node)
-        return result
-
-    def _make_choice(self, test: Any, then: Any, orelse: Any, node: Any) -> Any:
-        if not self.check_calls:  # a rule template: straight-line expressions only
-            raise self.error("a conditional expression in a rule", "write the rule with np.where", node)
-        return Choice(test, then, orelse)
+        return self.conditions.bool_op(node)
 
     def _Attribute(self, node: gast.Attribute) -> ir.Expr:
         found, value = self.statics.static(node)
@@ -344,18 +251,8 @@ class ExpressionConverter:
         return ir.Call(fn, (base,))
 
     def record_attribute(self, base: Record, attr: str, node: Any) -> Any:
-        """``p.w`` of a record: its field, or a constant of an object's class (``self.EPS``)."""
-        if base.fields and attr in base.keys:
-            return base.get(attr)
-        if base.kind in ("object", "dataclass", "namedtuple"):
-            held = self.statics.class_attribute(base.cls, attr)
-            if read_only_property(held):  # self.scale: its getter, called on the object as Python does
-                return self.calls.objects.call_method_of(base, held.fget, [], (), node)
-            # self.EPS: a constant of the class (recorded: redefined, the code is old)
-            if base.kind == "object" and (is_plain_constant(held) or language.is_array_value(held)):
-                return ir.Const(held)
-        raise self.error(f"the attribute .{attr} of a {base.cls.__name__}", "it is not one of its "
-                         f"data fields ({', '.join(map(str, base.keys)) or 'none'})", node)
+        """``p.w`` of a record (``records.py``)."""
+        return self.records.record_attribute(base, attr, node)
 
     def _JoinedStr(self, node: gast.JoinedStr) -> ir.Expr:
         """An f-string: a string, which carries no derivative (``runtime.formatted`` makes it as Python does)."""

@@ -16,16 +16,21 @@ one job (``naming.py`` chooses the names):
 * ``lower_ssa``: an expression's tree flattened into statements;
 * ``lower_containers``: containers as static records;
 * ``lower_writes``: stores, in-place updates, ``np.add.at``, and the views
-  they show through;
+  they show through (with its parts ``lower_view_facts``, what is known of
+  each name's views; ``lower_views``, views read after a write and written
+  through; ``lower_updates``, ``x op= v``);
 * ``lower_joins``: the merge variables at the joins of ifs and loops;
 * ``lower_calls``: the user's functions inlined at their calls;
+* ``lower_control``: blocks, ifs and loops (the statements within them
+  lowered by this driver);
 * ``lower_loops``: what a for loop walks;
 * ``lower_scan``: what a block of the user's code binds and reads;
 * ``lower_state``: the state they share, and the body being lowered
   (``Scope``, replaced as one object while a call is inlined).
 
 Each part imports only parts before it in the order scan, state, ssa,
-containers, writes, loops, joins, calls (``tests/test_ssa.py`` checks it);
+containers, view_facts, views, updates, writes, loops, joins, calls,
+control (``tests/test_ssa.py`` checks it);
 where lowering recurses upward (a call whose body holds statements, a view
 taken again under its name), a part calls the driver through
 ``lower_state.Lowerer``.
@@ -41,17 +46,18 @@ from __future__ import annotations
 
 import operator
 from collections import Counter
-from typing import Any, Callable, Optional
+from typing import Any, Optional
 
 import gast
-from ..core import containers, ir, language, runtime
+from ..core import containers, ir, runtime
 from ..core.kinds import Opaque
-from ..memory.aliasing import Chosen, returns_shared
+from ..memory.aliasing import returns_shared
 from .desugar import desugar
 from .expressions import Bound, Dispatch, ExpressionConverter, Inline, Known, Nested, Record
 from .function_values import Functions, function_value
 from .lower_calls import CallLowering
 from .lower_containers import ContainerLowering
+from .lower_control import ControlFlowLowering
 from .lower_joins import JoinLowering
 from .lower_loops import LoopIteration
 from .lower_scan import is_append, names_read, reads_among
@@ -103,6 +109,7 @@ class Lowering(Part):
         self.joins = JoinLowering(self.state, self.containers, self.writes)
         self.calls = CallLowering(self.state, self.ssa, self.containers, self.joins)
         self.loops = LoopIteration(self.state, self.ssa)
+        self.control = ControlFlowLowering(self.state, self.ssa, self.joins, self.loops, self.writes)
         self.state.converter = ExpressionConverter(self.writes.read, parsed.resolver, parsed.error)
         self.result_name: Optional[str] = None  # (set by run)
 
@@ -144,7 +151,7 @@ class Lowering(Part):
         # a pair bound to it is a record (lower_containers.result_pair)
         self.result_name = last.value.id if isinstance(last, gast.Return) and isinstance(last.value, gast.Name) \
             else None
-        body = self.lower_block(node.body)
+        body = self.control.lower_block(node.body)
         if self.scope.raised:  # it always raises: the forward sweep stops there, this return is never reached
             body.append(ir.Return(ir.Const(0.0), self.state.line))
         docstring = gast.get_docstring(node) if hasattr(gast, "get_docstring") else None
@@ -152,20 +159,6 @@ class Lowering(Part):
                            in_place=self.state.in_place, element_reads=self.state.element_reads,
                            groups=self.state.groups, result_tree=self.state.result_tree, aux=self.state.aux,
                            aux_tree=self.state.aux_tree)
-
-    def lower_block(self, stmts: list) -> list[ir.Stmt]:
-        """The statements ``stmts`` lowered into a new block (up to a raise that always runs)."""
-        with self.state.new_block() as block:
-            self.lower_statements(stmts)
-        return block
-
-    def lower_statements(self, stmts: list) -> None:
-        """Lower ``stmts`` into the current block, up to a raise that always runs."""
-        for stmt in stmts:
-            self.state.line = stmt.lineno
-            self.statement(stmt)
-            if self.scope.raised:
-                break
 
     def statement(self, stmt: Any) -> None:
         self.state.computed.clear()
@@ -187,11 +180,11 @@ class Lowering(Part):
         elif isinstance(stmt, gast.Return):
             self.ret(stmt)
         elif isinstance(stmt, gast.If):
-            self.if_statement(stmt)
+            self.control.if_statement(stmt)
         elif isinstance(stmt, gast.For):
-            self.for_loop(stmt)
+            self.control.for_loop(stmt)
         elif isinstance(stmt, gast.While):
-            self.while_loop(stmt)
+            self.control.while_loop(stmt)
         elif isinstance(stmt, gast.FunctionDef):
             self.scope.env[stmt.name] = Nested(stmt)
         elif isinstance(stmt, gast.Expr) and isinstance(stmt.value, gast.Call):
@@ -228,94 +221,6 @@ class Lowering(Part):
         convert = self.state.converter.convert
         return ir.Call(runtime.raise_exception, (ir.Const(kind),) + tuple(convert(a) for a in call.args),
                        tuple((k.arg, convert(k.value)) for k in call.keywords))
-
-    # -- control flow ------------------------------------------------------
-
-    def if_statement(self, stmt: gast.If) -> None:
-        test = self.ssa.flatten(self.state.converter.convert(stmt.test))
-        if isinstance(test, ir.Const) and (language.is_truth_value(test.value) or isinstance(test.value, (str, type(None)))):
-            # Known while lowering ("key" in params, config.kind == "tanh"): only that branch exists,
-            # and the other may read items the container does not have.
-            self.lower_statements(stmt.body if test.value else stmt.orelse)
-            return
-        joined = self.joins.joined(stmt)
-        before = dict(self.scope.env)
-        body = self.lower_block(stmt.body)
-        body_raised, self.scope.raised = self.scope.raised, False
-        after_body, self.scope.env = self.scope.env, dict(before)
-        orelse = self.lower_block(stmt.orelse)
-        after_else = self.scope.env
-        self.scope.raised = body_raised and self.scope.raised  # (a path that raises binds nothing that is read)
-        self.scope.env = self.joins.join_branches(stmt, joined, before, [(body, after_body), (orelse, after_else)])
-        self.state.block.append(ir.If(test, body, orelse, stmt.lineno))
-        for user_name, merged in self.scope.env.items():  # a view chosen by the test, to choose again after a write
-            paths = (after_body.get(user_name), after_else.get(user_name))
-            if isinstance(merged, ir.Var) and merged not in paths and all(isinstance(p, ir.Var) for p in paths) \
-                    and merged.name in self.writes.views.root:
-                self.writes.views.made[merged.name] = Chosen(test, paths)
-
-    def _loop_body(self, stmts: list, targets: dict[str, str], prologue: Callable[[], None]) -> tuple[list, Any]:
-        """Lower a loop body; returns it with the merge copies, and the exit flag."""
-        exit_test = None
-        if stmts and isinstance(stmts[-1], gast.If) and isinstance(stmts[-1].body[0], gast.Break):
-            exit_test, stmts = stmts[-1].test, stmts[:-1]
-        with self.state.new_block() as body:
-            prologue()
-            self.lower_statements(stmts)
-        self.joins.check_carried_views(targets)
-        self.joins.merge_into(body, self.scope.env, targets, self.state.line)
-        exit_flag = None
-        if exit_test is not None:
-            exit_flag = ir.Var(targets[exit_test.id]) if exit_test.id in targets else self.scope.env[exit_test.id]
-        return body, exit_flag
-
-    def for_loop(self, stmt: gast.For) -> None:
-        line = stmt.lineno
-        checkpoint = self.loops.checkpoint(stmt)
-        elements = None if checkpoint is not None else self.loops.static_elements(stmt)
-        if elements is not None:  # over a container: unrolled, each item with its own shape and structure
-            for element in elements:
-                self.bind(stmt.target, element)
-                self.lower_statements(stmt.body)
-                if self.scope.raised:
-                    return
-            return
-        iterable, element = self.loops.iteration(stmt)
-        targets = self.joins.carry(stmt)
-        before = dict(self.scope.env)
-        index_user = stmt.target.id if element is None else None
-        index = self.state.names.fresh(index_user or "k")
-        if index_user:
-            self.state.user_names.add(index)
-
-        def prologue() -> None:
-            if index_user is not None:  # range: the loop's own index
-                self.scope.env[index_user] = ir.Var(index)
-                self.writes.range_indices.add(index)
-            elif element is not None:  # for row in B: the index walks range(len(B)), so row = B[k] is a row
-                self.writes.range_indices.add(index)
-                self.bind(stmt.target, element(ir.Var(index)))
-
-        stale = self.writes.views_written_in(stmt)
-        body, exit_flag = self._loop_body(stmt.body, targets, prologue)
-        self.scope.raised = False  # (the loop may run no iteration)
-        self.writes.views.stale -= stale
-        self.scope.env = self.joins.after_loop(before, targets)
-        if checkpoint is not None:
-            self.loops.check_checkpointed(stmt, body, exit_flag)
-        self.state.block.append(ir.For(index, iterable, body, line, exit_flag, checkpoint=checkpoint))
-
-    def while_loop(self, stmt: gast.While) -> None:
-        targets = self.joins.carry(stmt)
-        before = dict(self.scope.env)
-        with self.state.new_block() as test_block:
-            test = self.ssa.flatten(self.state.converter.convert(stmt.test))
-        stale = self.writes.views_written_in(stmt)
-        body, exit_flag = self._loop_body(stmt.body, targets, lambda: None)
-        self.scope.raised = False  # (the loop may run no iteration)
-        self.writes.views.stale -= stale
-        self.scope.env = self.joins.after_loop(before, targets)
-        self.state.block.append(ir.While(test_block, test, body, stmt.lineno, exit_flag))
 
     # -- assignments -------------------------------------------------------
 

@@ -3,9 +3,9 @@
 Lowering one function (``lower.py``) is done by parts with one job each:
 ``lower_ssa`` (values to SSA statements), ``lower_containers`` (static
 records), ``lower_writes`` (stores, in-place updates and the views they show
-through), ``lower_joins`` (the merges at if and loop joins), ``lower_calls``
-(inlining), ``lower_loops`` (what a for loop walks), and the driver in
-``lower.py`` (statements and control flow).  They share this module's objects:
+through; its parts ``lower_view_facts``, ``lower_views``, ``lower_updates``), ``lower_joins`` (the merges at if and loop joins), ``lower_calls``
+(inlining), ``lower_loops`` (what a for loop walks), ``lower_control`` (blocks,
+ifs and loops), and the driver in ``lower.py`` (statements).  They share this module's objects:
 
 * ``Scope``: the state of the function body being lowered (its parse, the
   user's names and what they hold now, how often each is read, whether a

@@ -1,0 +1,168 @@
+"""In-place updates (``x op= v``) while lowering (stage 2, lower).
+
+A part of ``lower_writes.WriteLowering``.  Input: an ``AugAssign`` of the user's, with the facts of
+``lower_view_facts.ViewFacts``.  Output, emitted into ``LoweringState.block``: into an array the
+function made, a store of the whole array (as NumPy changes it); through a basic-index view of one,
+a store into that array and the view taken again after it (``update_through_view``, with a run-time
+check where the view may be one number); where the value updated may be an object other names see
+(an argument, a name bound to the same value, a view, a container holding it), a new binding
+recorded as an ``ir.InPlace`` with a run-time check that it is a number (``shared``, ``guarded``);
+a view updated in place where none of these holds is refused.
+"""
+from __future__ import annotations
+
+import ast
+import dataclasses
+import operator
+from typing import Any, Optional
+
+import gast
+from ..core import ir, runtime
+from ..rules import registry as rules
+from .expressions import BINARY_OPERATORS
+from .lower_ssa import SSABuilder
+from .lower_state import LoweringState, Part
+from .lower_view_facts import ViewFacts
+
+
+def _operator_sign(fn: Any) -> str:
+    """How Python writes the binary operator ``fn`` (its declared ``syntax``): ``"+"`` for ``operator.add``,
+    and ``"+"`` for anything that declares none."""
+    syntax = rules.fact(fn, "syntax")
+    if not (isinstance(syntax, type) and issubclass(syntax, ast.operator)):
+        return "+"
+    return ast.unparse(ast.BinOp(ast.Name("a"), syntax(), ast.Name("b"))).split()[1]
+
+
+class UpdateLowering(Part):
+    """``x op= v``: a store into the array updated, or a new binding checked to be a number."""
+
+    def __init__(self, state: LoweringState, ssa: SSABuilder, facts: ViewFacts) -> None:
+        super().__init__(state)
+        self.ssa = ssa
+        self.facts = facts
+        self.views = facts.views
+
+    def augmented(self, stmt: gast.AugAssign) -> None:
+        """``target op= value``: into an array the function made, a store of the whole array (as NumPy
+        changes it); through a view of one, a store into that array (``update_through_view``); where the
+        value may be shared, a new binding with a run-time check that it is a number (``ir.InPlace``)."""
+        op = BINARY_OPERATORS[type(stmt.op)]
+        current = self.state.converter.convert(stmt.target)
+        value = ir.Call(op, (current, self.state.converter.convert(stmt.value)))
+        if isinstance(stmt.target, gast.Name) and isinstance(current, ir.Var):
+            if current.name in self.state.buffers and current.name not in self.state.maybe_numbers:
+                # out += x changes the array itself, as NumPy does
+                whole = ir.Store(current.name, ir.Const(Ellipsis), self.ssa.flatten(value), self.state.line)
+                self.state.block.append(whole)
+                self.state.computed.clear()
+                self.views.wrote(current.name)
+                return
+            if self.update_through_view(stmt, current, value):
+                return
+            if current.name in self.views.root and current.name not in self.facts.unpacked_items:
+                raise self.state.parsed.error(f"an in-place update of {stmt.target.id}", f"{stmt.target.id} may be "
+                                              f"a view of {self.views.root[current.name]}; write into that array by "
+                                              "index instead", stmt)
+            update = self.shared(stmt.target.id, current.name, stmt)
+            if update is None and current.name in self.views.root:  # u, w = pair(x); u += x
+                update = ir.InPlace(current.name, stmt.target.id, f"an item of {self.views.root[current.name]} "
+                                    f"(a row, where that is an array)", stmt.lineno, stmt.col_offset + 1)
+            if update is not None:
+                self.state.in_place.append(self.guarded(update))
+        self.state.host.bind(stmt.target, value)
+
+    def update_through_view(self, stmt: gast.AugAssign, current: ir.Var, value: ir.Call) -> bool:
+        """``row *= 3`` where ``row = M[1]`` (a basic index of an array the function made): NumPy changes
+        ``M``, so this is ``M[1] = row * 3``, and ``row`` is ``M[1]`` again, a view taken after the
+        write: later reads of both see the change.  False where ``row`` is not such a view."""
+        found = self.facts.view_index.get(current.name)
+        if found is None:
+            return False
+        base, index, keeps = found
+        if not keeps:  # M[1] is a row only if M has more dimensions than the index has parts
+            parts = index.items if isinstance(index, ir.Display) else (index,)
+            array = next((k for k, v in self.scope.env.items() if v == ir.Var(base)), base)
+            hint = (f"{stmt.target.id} is one number of {array} (a copy), not a part of it (a view); write into "
+                    f"{array} by index ({array}[...] {_operator_sign(value.fn)}= ...), or "
+                    f"{stmt.target.id} = {stmt.target.id} {_operator_sign(value.fn)} ... (a new number)")
+            guard = ir.Effect(ir.Call(runtime.check_view_update, (
+                ir.Var(base), ir.Const(len(parts)), ir.Const(stmt.target.id), ir.Const(hint),
+                ir.Const(self.state.parsed.filename), ir.Const(self.state.line))), self.state.line)
+            self.state.block.append(guard)
+        updated = self.ssa.flatten(value)  # row * 3, row read as it is now (taken again if it was stale)
+        store = ir.Store(base, index, updated, self.state.line)
+        self.state.block.append(store)
+        self.state.computed.clear()
+        self.views.wrote(base)
+        self.state.host.bind(stmt.target, ir.Call(operator.getitem, (ir.Var(base), index)))
+        if not keeps:  # m[0] may be one number (a copy: op= rebinds it, m unchanged): the kinds decide
+            rebound = self.state.block[-1]
+            assert isinstance(rebound, ir.Assign) and self.scope.env.get(stmt.target.id) == ir.Var(rebound.target)
+            self.state.element_reads.append(ir.ElementRead(base, stmt.target.id, tuple(parts), self.state.line, hint,
+                                                           view=True, guard=guard, retake=rebound, store=store,
+                                                           number=updated))
+        return True
+
+    def guarded(self, update: ir.InPlace) -> ir.InPlace:
+        """``update`` with a run-time check, emitted here, that the value updated is a number:
+        NumPy changes an array (a 0-d one too) in place, and the other names sharing it would see that."""
+        guard = ir.Effect(ir.Call(runtime.check_number_update, (
+            ir.Var(update.value), ir.Const(update.name), ir.Const(update.shared), ir.Const(self.state.parsed.filename),
+            ir.Const(update.line))), self.state.line)
+        self.state.block.append(guard)
+        return dataclasses.replace(update, guard=guard)
+
+    def shared(self, name: str, value: str, stmt: Any) -> Optional[ir.InPlace]:
+        """An ``InPlace`` record if ``value`` (what ``name`` holds) may be an object other names see."""
+        at = dict(line=stmt.lineno, column=stmt.col_offset + 1)
+        if value in self.state.params:
+            return ir.InPlace(value, name, f"the argument {self.state.params[value]}", **at)
+        others = sorted(k for k, v in self.scope.env.items() if k != name and v == ir.Var(value))
+        if others:
+            return ir.InPlace(value, name, f"the same object as {others[0]}",
+                              owned=value in self.state.buffers and value not in self.views.root, **at)
+        owned = value in self.state.buffers and value not in self.views.root
+        if value in self.facts.merged_from:
+            return ir.InPlace(value, name, f"the same object as {self.facts.merged_from[value]} on some paths",
+                              owned=owned, **at)
+        if value in self.facts.holders:
+            return ir.InPlace(value, name, f"shared with {self.facts.holders[value]} (a view of it, a list holding it, "
+                              f"or what a function returned for it)", owned=owned, **at)
+        other = self.other_reference(name, value)
+        if other is not None:
+            owned = value in self.state.buffers and value not in self.views.root
+            return ir.InPlace(value, name, other, owned=owned, **at)
+        if value in self.facts.view_values:
+            base, integers, keeps = self.facts.view_values[value]
+            return ir.InPlace(value, name, f"a view of {base}", base=base, integers=integers, keeps_dimension=keeps,
+                              **at)
+        return None
+
+    def storages(self, value: str) -> set[str]:
+        """The SSA names whose object ``value`` may be: itself, and what was joined into it (a loop's
+        or a branch's merge variable is the object it was given on some path)."""
+        found, todo = {value}, [value]
+        while todo:
+            for source in self.facts.merge_sources.get(todo.pop(), ()):
+                if source not in found:
+                    found.add(source)
+                    todo.append(source)
+        return found
+
+    def other_reference(self, name: str, value: str) -> Optional[str]:
+        """How another live name may see the object ``value`` that the user's ``name`` holds: a container,
+        record or object holding it (``d = {"a": b}``), or a view of it (``c = b[1:]``), bound before a
+        loop or branch joined it into ``value`` too.  ``None`` where no other name can."""
+        objects = self.storages(value)
+
+        def holds(held: Any) -> bool:
+            if isinstance(held, ir.Var):
+                return held.name in objects or any(root in objects for root, _ in (
+                    self.views.views_of(held.name) if held.name in self.views.root else ()))
+            items = getattr(held, "items", None)
+            return isinstance(items, (tuple, list)) and any(holds(i) for i in items)
+        for other, held in self.scope.env.items():
+            if other != name and holds(held):
+                return f"shared with {other} (the same object, a view of it, or a container holding it)"
+        return None

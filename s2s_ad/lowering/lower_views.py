@@ -1,0 +1,240 @@
+"""Views of an array read after a write into it, and writes through a view (stage 2, lower).
+
+A part of ``lower_writes.WriteLowering``.  NumPy shows a write into an array through every view of
+it; SSA form has no such sharing.  Input: a view's SSA name read after its array was written, or a
+store ``v[index] = value`` into a view ``v`` of an array the function made, with the facts of
+``lower_view_facts.ViewFacts``.  Output, emitted into ``LoweringState.block``: the view taken again
+from the array as it is now (a slice: ``view_now``; by the chain of calls that took it:
+``retake_chain``; chosen again by the test that chose it: ``chosen_again``), a deferred check that
+it is one number (``ir.ElementRead``) or a view (``runtime.check_view_kept``), or a located
+refusal; a store through a view as a store into a copy of each level written back down to the
+array itself (``store_through_view``).
+"""
+from __future__ import annotations
+
+import operator
+from typing import Any, Optional
+
+import gast
+from ..core import ir, language, runtime
+from ..rules import registry as rules
+from ..memory.aliasing import Chosen
+from .lower_ssa import SSABuilder
+from .lower_state import LoweringState, Part
+from .lower_view_facts import ViewFacts
+from .naming import describe
+
+
+def _item(value: Any, index: int, made: dict[str, Any]) -> Any:
+    """Item ``index`` of a display, or of a name bound to one (None where it is neither)."""
+    if isinstance(value, ir.Var) and isinstance(made.get(value.name), ir.Display):
+        value = made[value.name]
+    if isinstance(value, ir.Display) and -len(value.items) <= index < len(value.items):
+        return value.items[index]
+    return None
+
+
+def _writes_back(call: ir.Call) -> bool:
+    """A view step a write goes back through: an index (a store there), or a rule declaring how
+    (``write_back``: a reshape of the whole, or a transpose without axes)."""
+    if call.fn is operator.getitem:
+        return True
+    how = rules.fact(call.fn, "write_back")
+    return how == "reshape" or (how == "transpose" and len(call.args) == 1 and not call.kwargs)
+
+
+class ViewRetaking(Part):
+    """Views read after a write into their array, taken again (or checked, or refused); writes through them."""
+
+    def __init__(self, state: LoweringState, ssa: SSABuilder, facts: ViewFacts) -> None:
+        super().__init__(state)
+        self.ssa = ssa
+        self.facts = facts
+        self.views = facts.views
+
+    def current(self, value: ir.Var) -> ir.Expr:
+        """``value`` read now, wherever it is read from (a user's name, an item of a tuple, a dict, a
+        record): a view of an array written since it was bound is taken again, or refused."""
+        if self.state.generated or self.views.outdated(value.name) is None:
+            return value
+        return self.view_now(value, value.name, user=False)
+
+    def view_now(self, value: ir.Var, name: str, user: bool = True) -> ir.Expr:
+        """``value``, read now under the name ``name``: where it may view an array written since it was
+        bound, what NumPy's view shows now (taken again), a deferred check that it is one number (a
+        copy), or a refusal.  ``user``: ``name`` is the user's local (retaken under it)."""
+        array = self.views.outdated(value.name)
+        if array is not None and self.facts.retakes(value.name, array):
+            # a slice of an array this function made (row = m[1:3, :]) shows the array as it is
+            # now, as NumPy's view would: take it again here, under the same user's name
+            base, index, _ = self.facts.view_index[value.name]
+            view = ir.Call(operator.getitem, (ir.Var(base), index))
+            if not user:
+                return self.ssa.flatten(view)
+            self.state.host.bind(gast.Name(id=name, ctx=gast.Store(), annotation=None, type_comment=None), view)
+            return self.scope.env[name]
+        if array is not None:
+            hint = (f"{name} may be a view of {array} (a slice, a row, .T, a reshape, a list holding it, or "
+                    f"what a function returned for it), "
+                    f"and NumPy would show the new values through it; copy it where you take it (.copy()), "
+                    f"or use float(...) for one number")
+            parts = self.facts.element_index.get(value.name)
+            if parts is None or self.facts.view_values.get(value.name, (None,))[0] != array:
+                steps = self.views.chain(value.name, array) if not self.views.others.get(value.name) else None
+                if steps is not None:
+                    return self.retake_chain(name, array, steps, user)
+                chosen = self.chosen_again(value.name, name, user)
+                if chosen is not None:
+                    return chosen
+                raise self.state.refusal(f"reading {name} after {array} was written", hint)
+            if value.name in self.facts.joined_elements or array not in self.state.buffers:
+                # first = out[0]: one number if out is 1-d and 0 a number, which only the kinds tell
+                self.state.element_reads.append(ir.ElementRead(array, name, parts, self.state.line, hint))
+                return value
+            # top = B[0]: a row of a 2-d B (a view: NumPy shows the write) or one number of a 1-d B, or
+            # B[idx], B[mask] (copies): taken again here, and the kinds choose which (check_element_reads)
+            index = ir.Display("tuple", parts) if len(parts) > 1 else parts[0]
+            call = ir.Call(operator.getitem, (ir.Var(array), index))
+            # named, so that no other read of a[i] in this statement reuses it: the kinds may choose the
+            # value taken before instead (a copy), which is not what a new read of a[i] gives
+            retaken = self.ssa.flatten(call, self.state.names.fresh(describe(call, self.state.user_names)))
+            retake = self.state.block[-1]
+            assert isinstance(retake, ir.Assign)  # (the named call just emitted)
+            self.state.element_reads.append(ir.ElementRead(array, name, parts, self.state.line, hint,
+                                                           retake=retake, kept=value.name))
+            if user:
+                self.scope.env[name] = retaken
+            return retaken
+        return value
+
+    def retake_chain(self, name: str, array: str, steps: list[tuple[str, ir.Call, str]], user: bool) -> ir.Expr:
+        """The view ``name`` taken again from ``array`` as it is now, by the calls that took it
+        (``Views.chain``); a step that is a view only sometimes (``np.reshape`` of an array that is not
+        contiguous, ``B[0]`` of a vector) is checked where the code runs to give a view, taken again
+        (a write changes no array's layout: the step made again is a view exactly where it was one),
+        else NumPy's copy keeps the old values, and the read is refused there.  Refused here where a
+        step reads a name of a block that has ended (an index computed in a branch)."""
+        for made, call, kind in steps:
+            if not self.facts.visible(ir.Call(call.fn, tuple(call.args[1:]), call.kwargs)):
+                raise self.state.refusal(f"reading {name} after {array} was written", f"{name} was taken "
+                                         f"from {array} with values of a branch or loop that has ended, where it "
+                                         "cannot be taken again; copy it where you take it (.copy())")
+        current: ir.Expr = ir.Var(array)
+        for index, (made, call, kind) in enumerate(steps):
+            last = user and index == len(steps) - 1
+            key = (made, self.views.writes[array], id(self.state.block))  # (a retake in a branch is its own)
+            if key in self.facts.retaken and not last:  # r0, r1 = M after a write into b: M is taken again once
+                current = self.facts.retaken[key]
+                continue
+            again = ir.Call(call.fn, (current,) + tuple(call.args[1:]), call.kwargs)
+            taken_from = current
+            if last:
+                self.state.host.bind(gast.Name(id=name, ctx=gast.Store(), annotation=None, type_comment=None), again)
+                current = self.scope.env[name]
+            else:
+                current = self.ssa.flatten(again)
+            if kind == "contiguous":
+                self.check_view(current, taken_from, name)
+            self.facts.retaken[key] = current
+        return current
+
+    def chosen_again(self, view: str, name: str, user: bool) -> Optional[ir.Var]:
+        """``lo`` of ``lo, hi = (b[:2], b[2:]) if c else (b[2:], b[:2])``, read after a write into ``b``:
+        chosen again by the same test, each path's item read as it is now (taken again where it is a
+        view of an array written since).  None where ``view`` is not such an item."""
+        made = self.views.made.get(view)
+        kept: ir.Expr  # what the view is where its path's item was not written: the item read as it was
+        if isinstance(made, ir.Call) and made.fn is operator.getitem and isinstance(made.args[0], ir.Var) \
+                and isinstance(made.args[1], ir.Const) and isinstance(made.args[1].value, int):
+            chosen, items, kept = self.views.made.get(made.args[0].name), [], made
+            if isinstance(chosen, Chosen):
+                items = [_item(v, made.args[1].value, self.views.made) for v in chosen.values]
+        elif isinstance(made, Chosen):
+            chosen, items, kept = made, list(made.values), ir.Var(view)
+        else:
+            return None
+        if not isinstance(chosen, Chosen) or not items or not all(isinstance(i, ir.Var) for i in items):
+            return None
+        merged = self.state.names.claim(name) if user else self.state.names.fresh(name)
+        branches, nows = [], []
+        for item in items:
+            with self.state.new_block() as block:
+                now = self.current(item)
+                # (an item not written since is read through the value chosen, bound where both paths meet:
+                # the item itself is a name of its own path only)
+                block.append(ir.Assign(merged, self.as_it_was(kept) if now == item else now, self.state.line,
+                                       merge=True))
+                nows.append(now)  # (what the path's value may view, as seen now)
+            branches.append(block)
+        self.state.block.append(ir.If(chosen.test, branches[0], branches[1], self.state.line))
+        self.views.made[merged] = Chosen(chosen.test, tuple(nows))
+        for now in nows:
+            self.views.joined(merged, now)
+        if user:
+            self.scope.env[name] = ir.Var(merged)
+        return ir.Var(merged)
+
+    def as_it_was(self, value: ir.Expr) -> ir.Expr:
+        """``value`` (an atom, or a call of atoms) read as it was bound, not as a view taken again: on a
+        path whose item no write reached (``chosen_again``)."""
+        if ir.is_atom(value):
+            return value
+        name = self.state.names.fresh("item")
+        self.state.block.append(ir.Assign(name, value, self.state.line))
+        return ir.Var(name)
+
+    def check_view(self, view: ir.Expr, base: ir.Expr, name: str) -> None:
+        """Where the code runs, refuse if ``view``, taken from ``base`` by a step that makes a view only
+        sometimes, is a copy (``runtime.check_view_kept``)."""
+        self.state.block.append(ir.Effect(ir.Call(runtime.check_view_kept, (
+            view, base, ir.Const(name), ir.Const(self.state.parsed.filename), ir.Const(self.state.line))),
+            self.state.line))
+
+    def store_through_view(self, view: ir.Var, target: gast.Subscript, value: ir.Expr) -> bool:
+        """``col[1:] = v`` where ``col = B[:, 0]``, ``T = B.T``, ``R = b.reshape(2, 2)`` views an array the
+        function made: as NumPy, a write into that array.  The view is taken again from the array as it
+        is now (``Views.chain``), a copy of it written, and each level written back into the one it was
+        taken from by the inverse of its step (an index: a store there; ``write_back``: a reshape or a
+        transpose of the whole), down to the array itself, which alone changes in place.  False where
+        the view is not one to write through this way (a helper's result, a join, np.flip: refused)."""
+        roots = self.views.views_of(view.name)
+        root = roots[0][0]
+        if len(roots) != 1 or root not in self.state.buffers:
+            return False
+        steps = self.views.chain(view.name, root)
+        if steps is None or not all(_writes_back(call) and self.facts.visible(ir.Call(call.fn, tuple(call.args[1:]),
+                                                                                   call.kwargs)) for _, call, _ in steps):
+            return False
+        index = self.ssa.flatten(self.state.converter.convert(target.slice))
+        value = self.ssa.flatten(value)
+        if isinstance(value, ir.Display):  # b[[1, 2]] = [x, y]: a store writes one value
+            value = self.ssa.materialise(value, "items")
+        levels: list[ir.Expr] = [ir.Var(root)]
+        for _, call, kind in steps:  # each level as it is now
+            levels.append(self.ssa.flatten(ir.Call(call.fn, (levels[-1],) + tuple(call.args[1:]), call.kwargs)))
+            if kind == "contiguous":  # (a reshape that copied would not write through)
+                self.check_view(levels[-1], levels[-2], target.value.id)
+        changed = self.owned_copy(levels[-1])
+        self.state.block.append(ir.Store(changed.name, index, value, self.state.line))
+        for depth in range(len(steps), 0, -1):
+            call = steps[depth - 1][1]
+            parent = ir.Var(root) if depth == 1 else self.owned_copy(levels[depth - 1])
+            if call.fn is operator.getitem:
+                self.state.block.append(ir.Store(parent.name, call.args[1], changed, self.state.line))
+            else:
+                whole = ir.Call(language.reshape, (changed, ir.Call(language.shape, (levels[depth - 1],)))) \
+                    if rules.fact(call.fn, "write_back") == "reshape" else ir.Call(call.fn, (changed,))
+                self.state.block.append(ir.Store(parent.name, ir.Const(Ellipsis), self.ssa.flatten(whole),
+                                                 self.state.line))
+            changed = parent
+        self.state.computed.clear()
+        self.views.wrote(root)
+        return True
+
+    def owned_copy(self, value: ir.Expr) -> ir.Var:
+        """A copy of ``value`` the function owns and writes into (a level of a view written through)."""
+        copied = self.ssa.flatten(ir.Call(language.copy, (value,)))
+        assert isinstance(copied, ir.Var)
+        self.state.buffers.add(copied.name)
+        self.state.maybe_numbers.discard(copied.name)
+        return copied
