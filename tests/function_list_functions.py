@@ -61,6 +61,13 @@ def functions_enumerated(x):
     return np.sum(h)
 
 
+def functions_enumerated_and_zipped(x):
+    out = np.zeros(3)
+    for i, (f, w) in enumerate(zip([np.sin, np.cos, np.tanh], [1.0, -2.0, 0.5])):
+        out[i] = w * np.sum(f(x))
+    return np.sum(out ** 2)
+
+
 def functions_called_by_index(x):
     fs = [np.sin, lambda v: v * 3.0, softplus]
     return np.sum(fs[0](x) * fs[-1](x) + fs[1](x))

@@ -18,7 +18,7 @@ X = np.array([0.6, -1.1, 0.9])
 CASES = [fl.name_bound_to_functions, fl.layers_of_functions, fl.lambdas_in_a_list, fl.functions_zipped_with_weights,
          fl.functions_zipped_with_an_array, fl.functions_enumerated, fl.functions_called_by_index,
          fl.functions_in_a_loop_in_a_loop, fl.lambda_reads_a_name_when_called, fl.dict_of_functions_by_key,
-         fl.loop_over_the_keys_of_a_dict_of_functions]
+         fl.loop_over_the_keys_of_a_dict_of_functions, fl.functions_enumerated_and_zipped]
 
 
 @pytest.mark.parametrize("f", CASES, ids=lambda f: f.__name__)

@@ -144,7 +144,9 @@ class ExpressionConverter:
                              "attributes cannot be read as a record; make it a dataclass, or a class whose "
                              "__init__ assigns its attributes, or pass the numbers it holds as arguments", node)
         raise self.error(f"the value of {name!r} ({type(value).__name__})",
-                         "only numbers and arrays can be used as values; functions must be called", node)
+                         "only numbers and arrays can be used as values; a function is called, bound to a name "
+                         "(act = np.tanh) or held in a list, tuple or dict of functions alone (not beside numbers: "
+                         "zip a list of functions with a list of numbers instead)", node)
 
     def _UnaryOp(self, node: gast.UnaryOp) -> ir.Expr:
         operand = self.convert(node.operand)

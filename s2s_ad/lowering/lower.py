@@ -87,6 +87,13 @@ def helper_returns_shared(fn: Any) -> bool:
     return shares
 
 
+def _holds_a_function(value: Any) -> bool:
+    """A function, or a display holding one at any depth (an unrolled ``enumerate(zip(fs, ws))``'s item)."""
+    if isinstance(value, ir.Display):
+        return any(_holds_a_function(item) for item in value.items)
+    return isinstance(value, (Nested, Known, Bound))
+
+
 class Lowering(Part):
     """Flattens one function body into SSA statements, block by block: the driver that owns the parts
     (see the module docstring) and implements ``Lowerer`` for them."""
@@ -284,8 +291,7 @@ class Lowering(Part):
             return
         # Tuple unpacking: a display binds element-wise, anything else by index.
         elements = target.elts
-        if isinstance(value, ir.Display) and len(value.items) == len(elements) \
-                and any(isinstance(v, (Nested, Known, Bound)) for v in value.items):
+        if isinstance(value, ir.Display) and len(value.items) == len(elements) and _holds_a_function(value):
             for element, item in zip(elements, value.items):  # for f, w in zip(acts, ws), unrolled: f a function
                 self.bind(element, item)
             return

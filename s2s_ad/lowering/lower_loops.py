@@ -107,18 +107,29 @@ class LoopIteration(Part):
         seq = self.ssa.flatten(self.state.converter.convert(node))  # range(...) too: a range object is indexed
         return ir.Call(len, (seq,)), lambda k: ir.Call(operator.getitem, (seq, k))
 
-    def static_elements(self, stmt: gast.For) -> Optional[list]:
+    def static_elements(self, stmt: gast.For, it: Any = None) -> Optional[list]:
         """The elements of a loop over a container (``for w in ws``, ``for k, v in d.items()``,
-        ``enumerate``/``zip``/``reversed`` of them), or None for a loop run as a loop."""
-        it = stmt.iter
+        ``enumerate``/``zip``/``reversed`` of them), or None for a loop run as a loop.  ``it``: an
+        iterator call nested in the loop's (``zip(fs, ws)`` in ``enumerate(zip(fs, ws))``), whose
+        elements are given only where it walks functions (the rest walk as they did)."""
+        nested = it is not None
+        it = stmt.iter if it is None else it
         kind, args = self.iteration_call(it)
         if kind is range:
-            return self.range_over_a_container(stmt, args)
+            return None if nested else self.range_over_a_container(stmt, args)
         if kind is None:
             args = [self._converted(it)]
         sequences = []
         functions = next((a for a in args if isinstance(a, Functions)), None)
+        if nested and functions is None:
+            return None
         for arg, node in zip(args[:1] if kind is enumerate else args, [it] if kind is None else it.args):
+            if arg is None and self.iterator_kind(node) in (enumerate, zip):  # enumerate(zip(fs, ws))
+                inner = self.static_elements(stmt, node)
+                if inner is None:
+                    return None
+                sequences.append(inner)
+                continue
             if isinstance(arg, Functions):  # for act in [relu, np.tanh]: each item another function's call
                 sequences.append(list(arg.items) if arg.shown != "dict" else [ir.Const(k) for k in arg.keys])
                 continue
