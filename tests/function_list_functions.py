@@ -102,6 +102,24 @@ def loop_over_the_keys_of_a_dict_of_functions(x):
     return total
 
 
+ACTIVATIONS = [np.tanh, softplus, np.sin]
+LOSSES = {"l2": lambda r: np.sum(r ** 2), "l1_smooth": lambda e: np.sum(np.sqrt(e ** 2 + 0.01))}
+
+
+def module_level_list_of_functions(x):
+    h = x
+    for act in ACTIVATIONS:
+        h = act(h) * 1.2
+    return np.sum(h) + LOSSES["l1_smooth"](x)
+
+
+def module_level_dict_of_functions_looped(x):
+    total = 0.0
+    for name in LOSSES:
+        total = total + LOSSES[name](x - 0.1)
+    return total
+
+
 def function_chosen_in_a_branch(x):
     if x[0] > 0:
         act = np.tanh

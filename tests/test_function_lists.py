@@ -11,14 +11,15 @@ import pytest
 
 import function_list_functions as fl
 import s2s_ad
-from conftest import assert_every_mode, assert_numba_gives_the_same_numbers
+from conftest import assert_every_mode, assert_gradient_matches, assert_numba_gives_the_same_numbers
 
 X = np.array([0.6, -1.1, 0.9])
 
 CASES = [fl.name_bound_to_functions, fl.layers_of_functions, fl.lambdas_in_a_list, fl.functions_zipped_with_weights,
          fl.functions_zipped_with_an_array, fl.functions_enumerated, fl.functions_called_by_index,
          fl.functions_in_a_loop_in_a_loop, fl.lambda_reads_a_name_when_called, fl.dict_of_functions_by_key,
-         fl.loop_over_the_keys_of_a_dict_of_functions, fl.functions_enumerated_and_zipped]
+         fl.loop_over_the_keys_of_a_dict_of_functions, fl.functions_enumerated_and_zipped,
+         fl.module_level_list_of_functions, fl.module_level_dict_of_functions_looped]
 
 
 @pytest.mark.parametrize("f", CASES, ids=lambda f: f.__name__)
@@ -35,6 +36,23 @@ def test_the_lambda_reads_the_name_where_it_is_called_as_python_does():
     x = X.copy()
     want = 3.0 + np.cos(x)  # k is 3.0 when the lambda runs
     np.testing.assert_allclose(s2s_ad.grad(fl.lambda_reads_a_name_when_called)(x), want, rtol=1e-12)
+
+
+def test_a_module_level_list_of_functions_changed_makes_the_code_again():
+    gradient = s2s_ad.grad(fl.module_level_list_of_functions)
+    saved = list(fl.ACTIVATIONS)
+    try:
+        for change in ("item", "added", "removed"):
+            if change == "item":
+                fl.ACTIVATIONS[1] = np.cos
+            elif change == "added":
+                fl.ACTIVATIONS.append(np.tanh)
+            else:
+                del fl.ACTIVATIONS[0]
+            want = assert_gradient_matches(fl.module_level_list_of_functions, (X.copy(),))
+            np.testing.assert_allclose(gradient(X.copy()), want, rtol=1e-12)
+    finally:
+        fl.ACTIVATIONS[:] = saved
 
 
 @pytest.mark.parametrize("f, words", [

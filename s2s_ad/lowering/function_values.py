@@ -66,9 +66,12 @@ def function_named(converter: Any, node: Any) -> Optional[Any]:
 def functions_shown(converter: Any, node: Any) -> Optional[Functions]:
     """The ``Functions`` of a list or tuple display every item of which names a function, or that a
     local name holds (``for f in fs``); None for anything else."""
-    if isinstance(node, gast.Name):
+    if isinstance(node, gast.Name) and converter.local(node.id) is not None:
         held = converter.local(node.id)
         return held if isinstance(held, Functions) else None
+    if isinstance(node, (gast.Name, gast.Attribute)):
+        found, value = converter.statics.static(node)
+        return _module_level(converter, value) if found else None
     if isinstance(node, gast.Dict) and node.keys and all(
             isinstance(k, gast.Constant) and isinstance(k.value, (str, int)) for k in node.keys):
         items = [function_named(converter, value) for value in node.values]
@@ -82,6 +85,23 @@ def functions_shown(converter: Any, node: Any) -> Optional[Functions]:
     if any(item is None for item in items):
         return None
     return Functions(tuple(items), "list" if isinstance(node, gast.List) else "tuple")
+
+
+def _module_level(converter: Any, value: Any) -> Optional[Functions]:
+    """A module-level list, tuple or dict of functions (``ACTIVATIONS = [np.tanh, relu]``) as ``Functions``,
+    its keys and every item recorded in the snapshot: changing, adding or removing one makes the code
+    again; None for any other value."""
+    if type(value) not in (list, tuple, dict) or not value:
+        return None
+    keys = tuple(value) if type(value) is dict else ()
+    items = tuple(value.values()) if type(value) is dict else tuple(value)
+    if not all(is_function_object(item) for item in items) or not all(isinstance(k, (str, int)) for k in keys):
+        return None
+    snapshot = converter.statics.resolver.snapshot
+    snapshot.record_keys(value)
+    for key, item in zip(keys or range(len(items)), items):
+        snapshot.record_item(value, key, item)
+    return Functions(tuple(Known(item) for item in items), type(value).__name__, keys)
 
 
 def function_value(converter: Any, node: Any) -> Optional[Any]:
