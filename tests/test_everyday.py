@@ -221,9 +221,12 @@ def _function_passed_to_numpy(x):
     return np.sum(np.apply_along_axis(ef._helper, 0, x))
 
 
+def test_a_lambda_in_a_list_called_by_its_index():  # (refused before functions were values: issue 33)
+    np.testing.assert_allclose(s2s_ad.grad(_lambda_in_a_list)(X), np.eye(X.size)[0] * 2.0, rtol=1e-12)
+
+
 @pytest.mark.parametrize("fn, words", [
     (_writes_into_a_joined_list, "ys is not an array this function created"),
-    (_lambda_in_a_list, "a lambda that is not bound to a name"),
     (_function_passed_to_numpy, "a function passed as an argument"),
     (_lambda_with_star_args, "the parameters of the lambda"),
     (_makes_an_object, "making a _Scaled object: _Scaled.__init__ does more than assign its arguments"),
