@@ -142,7 +142,7 @@ def test_the_checker_rejects_a_deliberately_unpaired_plan():
     slot = plan.slots[0]
     # a slot the plan declares that nothing pops: an unread record
     pops = [s for s in ir.walk(adjoint.body) if isinstance(s, ir.Pop) and s.slot == slot.name]
-    unpopped = dataclasses.replace(adjoint, body=ir.replace_statements(adjoint.body, {id(p): None for p in pops}))
+    unpopped = dataclasses.replace(adjoint, body=ir.replace_statements(adjoint.body, {p.sid: None for p in pops}))
     with pytest.raises(TapeViolation, match="never read back"):
         check_tape(unpopped)
     # a slot holding one value fewer than its pushes and pops carry
@@ -173,9 +173,9 @@ def test_the_split_form_is_cut_from_the_plan_and_checked():
     lacking = {}
     for stmt in ir.walk(adjoint.body):
         if isinstance(stmt, ir.Push) and stmt.slot == CUT:
-            lacking[id(stmt)] = ir.Push(CUT, stmt.values[:position] + stmt.values[position + 1:])
+            lacking[stmt.sid] = ir.Push(CUT, stmt.values[:position] + stmt.values[position + 1:])
         elif isinstance(stmt, ir.Pop) and stmt.slot == CUT:
-            lacking[id(stmt)] = ir.Pop(CUT, stmt.targets[:position] + stmt.targets[position + 1:])
+            lacking[stmt.sid] = ir.Pop(CUT, stmt.targets[:position] + stmt.targets[position + 1:])
     broken = dataclasses.replace(adjoint, body=ir.replace_statements(adjoint.body, lacking),
                                  plan=adjoint.plan.replaced({CUT: cut.without({position})}))
     check_tape(broken)  # paired: only the cut is wrong
