@@ -682,32 +682,32 @@ _SPLITS = ({"ary": (6,), "indices_or_sections": 3}, {"ary": (4, 3), "indices_or_
            {"ary": (3, 4), "indices_or_sections": [3], "axis": -1})
 
 
-@adjoint(np.split, retake="always", linear=True, examples=_SPLITS, items=_pieces, returns_sequence=True, may_view=True)
+@adjoint(np.split, retake="always", write_back="pieces", linear=True, examples=_SPLITS, items=_pieces, returns_sequence=True, may_view=True)
 def split(out, ary, indices_or_sections, axis=0, *, d_out):
     d_ary = np.concatenate(d_out, axis)
 
 
-@adjoint(np.array_split, retake="always", linear=True, items=_pieces, returns_sequence=True, may_view=True, examples=(
+@adjoint(np.array_split, retake="always", write_back="pieces", linear=True, items=_pieces, returns_sequence=True, may_view=True, examples=(
     {"ary": (7,), "indices_or_sections": 3}, {"ary": (2, 5, 3), "indices_or_sections": 2, "axis": -2},
     {"ary": (4, 3), "indices_or_sections": [1, 2]}))
 def array_split(out, ary, indices_or_sections, axis=0, *, d_out):
     d_ary = np.concatenate(d_out, axis)
 
 
-@adjoint(np.hsplit, retake="always", linear=True, items=_pieces, returns_sequence=True, may_view=True, examples=(
+@adjoint(np.hsplit, retake="always", write_back="pieces", linear=True, items=_pieces, returns_sequence=True, may_view=True, examples=(
     {"ary": (6,), "indices_or_sections": 2}, {"ary": (3, 4), "indices_or_sections": [1]},
     {"ary": (2, 4, 3), "indices_or_sections": 2}))
 def hsplit(out, ary, indices_or_sections, *, d_out):
     d_ary = np.concatenate(d_out, min(np.ndim(ary), 2) - 1)  # columns, or a vector's items
 
 
-@adjoint(np.vsplit, retake="always", linear=True, items=_pieces, returns_sequence=True, may_view=True, examples=(
+@adjoint(np.vsplit, retake="always", write_back="pieces", linear=True, items=_pieces, returns_sequence=True, may_view=True, examples=(
     {"ary": (4, 3), "indices_or_sections": 2}, {"ary": (5, 2, 3), "indices_or_sections": [2, 4]}))
 def vsplit(out, ary, indices_or_sections, *, d_out):
     d_ary = np.concatenate(d_out, 0)
 
 
-@adjoint(np.dsplit, retake="always", linear=True, items=_pieces, returns_sequence=True, may_view=True, examples=(
+@adjoint(np.dsplit, retake="always", write_back="pieces", linear=True, items=_pieces, returns_sequence=True, may_view=True, examples=(
     {"ary": (2, 3, 4), "indices_or_sections": 2}, {"ary": (2, 2, 5, 1), "indices_or_sections": [1, 3]}))
 def dsplit(out, ary, indices_or_sections, *, d_out):
     d_ary = np.concatenate(d_out, 2)

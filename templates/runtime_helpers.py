@@ -17,7 +17,7 @@ from s2s_ad.core.runtime import (added_at, cells, cells_array, check_assertion, 
                             check_view_kept,
                             check_one_number, check_view_update, checkpoint_stride, checkpointed, derivative_lost_by, draw,
                             format_method, formatted, getitem_grad, held_apart, if_inexact, raise_exception, random_states,
-                            percent_formatted, set_random_states, stop_gradient, stored_part, unbroadcast, unbroadcast_to,
+                            percent_formatted, set_random_states, split_piece, stop_gradient, stored_part, unbroadcast, unbroadcast_to,
                             writable_copy, zero_tangent, zeros_like)
 
 nondifferentiable(zeros_like, zero_tangent)
@@ -27,6 +27,7 @@ nondifferentiable(stop_gradient, elementwise=True)
 nondifferentiable(checkpoint_stride, np.broadcast_shapes)
 nondifferentiable(formatted, percent_formatted, format_method, check_assertion, check_index, check_one_number, random_states,
                   set_random_states)  # strings, checks, states
+nondifferentiable(split_piece)  # where a piece of a split lies in its array: shapes and counts alone
 # a draw from a generator object (rng.normal()): a constant of each call, replayed in every pass (draws.py);
 # one whose arguments depend on the inputs is refused (analysis.check_constant_calls)
 nondifferentiable(draw)

@@ -413,6 +413,49 @@ GEOMETRY_VIEWS = [flip_read_after_write, rot90_read_after_write, diagonal_read_a
 FUNCTIONS += GEOMETRY_VIEWS
 
 
+# Writes through a piece of a split: each piece is its array indexed where the split cut it, so a
+# store into a piece is a store into the array (NumPy's pieces are views).
+def write_through_a_split_piece(x):
+    b = x * 1.0
+    lo, hi = np.split(b, 2)
+    lo[0] = 5.0 * x[1]
+    hi[1:] = lo[1:] * x[3]
+    return np.sum(b * x) + np.sum(hi ** 2)
+
+
+def write_through_array_split_pieces_in_a_loop(x):
+    M = np.outer(x, x[:3]) * 1.0
+    parts = np.array_split(M, [1, 3], axis=0)
+    top, middle, bottom = parts
+    for j in range(3):
+        middle[:, j] = middle[:, j] * x[j] + top[0, j]
+    bottom[0] = np.sin(middle[1])
+    return np.sum(M * M)
+
+
+def write_through_column_pieces(x):
+    M = np.outer(x[:2], x) * 1.0
+    left, right = np.hsplit(M, 2)
+    right[1, 0] = left[0, 1] * x[2]
+    up, down = np.vsplit(M, 2)
+    down[0, 3] = np.cos(up[0, 0])
+    return np.sum(M ** 2) + np.sum(left * right)
+
+
+def write_through_a_piece_read_after(x):
+    b = x * 1.0
+    pieces = np.split(b, [1, 3])
+    first = pieces[0]
+    rest = pieces[2]
+    rest[0] = first[0] * x[2]
+    return np.sum(b ** 3) + np.sum(pieces[1] * b[1:3])
+
+
+SPLIT_WRITES = [write_through_a_split_piece, write_through_array_split_pieces_in_a_loop, write_through_column_pieces,
+                write_through_a_piece_read_after]
+FUNCTIONS += SPLIT_WRITES
+
+
 def write_through_a_flip(x):
     b = x * 1.0
     f = np.flip(b)

@@ -290,6 +290,31 @@ def check_view_kept(view: Any, base: Any, name: str, filename: str, line: int) -
                              "one number) to say so", filename=filename, line=line)
 
 
+def split_piece(shape: tuple, how: str, sections: Any, axis: Any, k: int) -> tuple:
+    """The basic index of piece ``k`` of ``np.<how>(a, sections, axis)`` (``how``: split, array_split,
+    hsplit, vsplit or dsplit) for an array ``a`` of shape ``shape``: ``a[index]`` is that piece, the
+    same view, so a write through the piece is a store into ``a`` there.  NumPy's own bounds: an
+    integer count gives the first ``n % count`` pieces one item more; a list of indices cuts at each
+    (a slice of Python's, so negative and out-of-range cuts mean what they mean there)."""
+    if how == "hsplit":
+        axis = 1 if len(shape) > 1 else 0
+    elif how == "vsplit":
+        axis = 0
+    elif how == "dsplit":
+        axis = 2
+    axis = int(axis) % len(shape)
+    length = shape[axis]
+    if np.ndim(sections) == 0:
+        count = int(sections)
+        each, extra = divmod(length, count)
+        sizes = [each + 1] * extra + [each] * (count - extra)
+        bounds = [0] + [int(b) for b in np.cumsum(sizes)]
+    else:
+        bounds = [0] + [int(i) for i in sections] + [length]
+    k %= len(bounds) - 1
+    return (slice(None),) * axis + (slice(bounds[k], bounds[k + 1]),)
+
+
 def random_states() -> tuple:
     """The global random states (``np.random.*``, Python's ``random.*``): a checkpointed loop
     keeps them per segment, so a segment run again draws what it drew the first time."""

@@ -43,6 +43,42 @@ def _writes_back(call: ir.Call) -> bool:
     return how == "reshape" or (how == "transpose" and len(call.args) == 1 and not call.kwargs)
 
 
+def _split_call(call: ir.Call) -> bool:
+    """``np.split(b, 2)`` and its family: a list of pieces, each ``b`` indexed where
+    ``runtime.split_piece`` says (declared ``write_back="pieces"``)."""
+    try:
+        return rules.fact(call.fn, "write_back") == "pieces"
+    except TypeError:  # an unhashable callable
+        return False
+
+
+def _piece_of(step: ir.Call) -> Optional[int]:
+    """``k`` of ``pieces[k]``, a constant item of a split's list; None for any other step."""
+    if step.fn is operator.getitem and isinstance(step.args[1], ir.Const) and isinstance(step.args[1].value, int):
+        return step.args[1].value
+    return None
+
+
+def _write_steps(steps: list[tuple[str, ir.Call, str]]) -> Optional[list[tuple[ir.Call, str, Optional[int]]]]:
+    """The steps of a view a write goes back through, each ``(call, kind, piece)``: a split and the
+    constant item taken of it become one step, piece ``k`` of that call (an index into the array); None
+    where a step is not one to write back through."""
+    merged: list[tuple[ir.Call, str, Optional[int]]] = []
+    position = 0
+    while position < len(steps):
+        _, call, kind = steps[position]
+        piece = _piece_of(steps[position + 1][1]) if position + 1 < len(steps) and _split_call(call) else None
+        if piece is not None:
+            merged.append((call, kind, piece))
+            position += 2
+        elif _writes_back(call):
+            merged.append((call, kind, None))
+            position += 1
+        else:
+            return None
+    return merged
+
+
 class ViewRetaking(Part):
     """Views read after a write into their array, taken again (or checked, or refused); writes through them."""
 
@@ -201,23 +237,28 @@ class ViewRetaking(Part):
         root = roots[0][0]
         if len(roots) != 1 or root not in self.state.buffers:
             return False
-        steps = self.views.chain(view.name, root)
-        if steps is None or not all(_writes_back(call) and self.facts.visible(ir.Call(call.fn, tuple(call.args[1:]),
-                                                                                   call.kwargs)) for _, call, _ in steps):
+        chain = self.views.chain(view.name, root)
+        steps = _write_steps(chain) if chain is not None else None
+        if steps is None or not all(self.facts.visible(ir.Call(call.fn, tuple(call.args[1:]), call.kwargs))
+                                    for call, _, _ in steps):
             return False
         index = self.ssa.flatten(self.state.converter.convert(target.slice))
         value = self.ssa.flatten(value)
         if isinstance(value, ir.Display):  # b[[1, 2]] = [x, y]: a store writes one value
             value = self.ssa.materialise(value, "items")
         levels: list[ir.Expr] = [ir.Var(root)]
-        for _, call, kind in steps:  # each level as it is now
-            levels.append(self.ssa.flatten(ir.Call(call.fn, (levels[-1],) + tuple(call.args[1:]), call.kwargs)))
+        taken: list[ir.Call] = []  # how each level was taken from the one before, as it is now
+        for call, kind, piece in steps:
+            step = self.piece_step(levels[-1], call, piece) if piece is not None else \
+                ir.Call(call.fn, (levels[-1],) + tuple(call.args[1:]), call.kwargs)
+            taken.append(step)
+            levels.append(self.ssa.flatten(step))
             if kind == "contiguous":  # (a reshape that copied would not write through)
                 self.check_view(levels[-1], levels[-2], target.value.id)
         changed = self.owned_copy(levels[-1])
         self.state.block.append(ir.Store(changed.name, index, value, self.state.line))
         for depth in range(len(steps), 0, -1):
-            call = steps[depth - 1][1]
+            call = taken[depth - 1]
             parent = ir.Var(root) if depth == 1 else self.owned_copy(levels[depth - 1])
             if call.fn is operator.getitem:
                 self.state.block.append(ir.Store(parent.name, call.args[1], changed, self.state.line))
@@ -230,6 +271,17 @@ class ViewRetaking(Part):
         self.state.computed.clear()
         self.views.wrote(root)
         return True
+
+    def piece_step(self, level: ir.Expr, split: ir.Call, piece: int) -> ir.Call:
+        """Piece ``piece`` of ``split`` (``np.split(b, 2)``) taken from ``level`` as an index into it
+        (``runtime.split_piece``), the index computed from shapes and counts alone."""
+        keywords = dict(split.kwargs)
+        sections = split.args[1] if len(split.args) > 1 else keywords.get("indices_or_sections", ir.Const(None))
+        axis = split.args[2] if len(split.args) > 2 else keywords.get("axis", ir.Const(0))
+        shape = self.ssa.flatten(ir.Call(language.shape, (level,)))
+        where = self.ssa.flatten(ir.Call(runtime.split_piece, (shape, ir.Const(split.fn.__name__), sections, axis,
+                                                               ir.Const(piece))), self.state.names.fresh("piece"))
+        return ir.Call(operator.getitem, (level, where))
 
     def owned_copy(self, value: ir.Expr) -> ir.Var:
         """A copy of ``value`` the function owns and writes into (a level of a view written through)."""

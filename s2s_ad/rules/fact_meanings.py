@@ -53,7 +53,9 @@ FACTS: dict[str, str] = {
               'shows what the first result shows (np.transpose, np.split); "contiguous": the same where the first '
               'argument is C-contiguous (np.reshape: a copy otherwise, checked where the code runs)',
     "write_back": '"reshape": a view changed in place goes back into its base as np.reshape(view, np.shape(base)) '
-                  '(np.ravel, np.expand_dims); "transpose": as np.transpose(view) (np.transpose without axes)',
+                  '(np.ravel, np.expand_dims); "transpose": as np.transpose(view) (np.transpose without axes); '
+                  '"pieces": item k of the result is base[runtime.split_piece(np.shape(base), name, sections, axis, k)], '
+                  'so a write into a piece is a store there (np.split and its family)',
     "shift": 'how the result moves when its arguments are shifted by a constant c or scaled by e**c '
              '(shift_invariance.py): "exp" (np.exp: e**c times), "log" (np.log of e**c times: c more), '
              '"product" and "quotient" (the factors\' scales multiply or divide), "negation", "index" (an element read: (x + c)[i] is x[i] + c); for a reduction '

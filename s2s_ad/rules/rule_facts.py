@@ -34,6 +34,7 @@ from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
 
+from ..core import runtime
 from ..core.kinds import reduced_dims
 
 ENVIRONMENT_VARIABLE = "S2S_AD_CHECK_RULES"
@@ -194,6 +195,23 @@ def _check_retake(rule: Any, result: Any, call: ExampleCall, facts: Mapping[str,
         return ['write_back="reshape", but np.reshape(result, np.shape(base)) is not the base']
     if back == "transpose" and len(call.args) == 1 and not call.kwargs and not np.array_equal(np.transpose(result), base):
         return ['write_back="transpose", but np.transpose(result) is not the base']
+    if back == "pieces":
+        return _check_pieces(rule, result, call)
+    return []
+
+
+def _check_pieces(rule: Any, result: Any, call: ExampleCall) -> list[str]:
+    """``write_back="pieces"``: each piece is the base indexed where ``runtime.split_piece`` says, the
+    same memory (the same first item and steps), so a store there is a write through the piece."""
+    base = call.args[0]
+    sections = call.args[1] if len(call.args) > 1 else call.kwargs["indices_or_sections"]
+    axis = call.args[2] if len(call.args) > 2 else call.kwargs.get("axis", 0)
+    for k, piece in enumerate(result):
+        there = base[runtime.split_piece(np.shape(base), rule.fn.__name__, sections, axis, k)]
+        same = there.shape == piece.shape and there.strides == piece.strides and \
+            (piece.size == 0 or there.__array_interface__["data"] == piece.__array_interface__["data"])
+        if not same:
+            return [f'write_back="pieces", but piece {k} is not base[runtime.split_piece(...)] here']
     return []
 
 
