@@ -224,6 +224,14 @@ def the_argument(a):
     return a
 
 
+def cut_unevenly(a, indices_or_sections):
+    return [a[:1], a[1:]]  # not where np.split(ary, 2) cuts
+
+
+def cut_in_halves(a, indices_or_sections):
+    return [a[:2], a[2:]]  # where np.split(ary, 2) cuts a (4,) array
+
+
 WRONG_FACTS = [
     (transposed_copy, {"examples": ({"a": (2, 3)},), "elementwise": True}, "broadcast shape"),
     (sums_rows, {"examples": ({"a": (2, 3)},), "result_dims": lambda a: a}, "result_dims"),
@@ -237,6 +245,10 @@ WRONG_FACTS = [
     (the_argument, {"examples": ({"a": (3,)},), "elementwise": True}, "make a new array"),
     (the_argument, {"examples": ({"a": (3,)},), "may_view": True}, None),
     (the_argument, {"examples": ({"a": (3,)}, {"a": (3,), "b": 1})}, "not an input"),
+    (cut_unevenly, {"examples": ({"a": (4,), "indices_or_sections": 2},), "items": 2, "returns_sequence": True,
+                    "may_view": True, "retake": "always", "write_back": "pieces"}, "piece 0"),
+    (cut_in_halves, {"examples": ({"a": (4,), "indices_or_sections": 2},), "items": 2, "returns_sequence": True,
+                     "may_view": True, "retake": "always", "write_back": "pieces"}, None),
 ]
 
 
