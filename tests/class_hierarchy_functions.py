@@ -369,7 +369,7 @@ class OwnInit:
 
 
 def dataclass_with_an_init_of_its_own(x):
-    return np.sum(OwnInit(x).x)  # REFUSED
+    return np.sum(OwnInit(x).x)
 
 
 def object_of_another_class_on_one_path(x):

@@ -121,7 +121,7 @@ def object_sets_an_attribute_later(x):
 
 
 def object_computed_in_init(x):
-    return np.sum(Computed(x).a)  # REFUSED: __init__ does more than assign
+    return np.sum(Computed(x).a)  # (its __init__ computes: read as a function)
 
 
 def object_with_a_property(x):

@@ -39,6 +39,7 @@ CASES = [
     ch.diamond,
     ch.own_class_of_self,
     ch.items_of_what_methods_gave,
+    ch.dataclass_with_an_init_of_its_own,  # (its __init__ computes: read as a function, tests/test_computing_init.py)
 ]
 
 
@@ -87,14 +88,12 @@ SOURCE = pathlib.Path(ch.__file__).read_text().splitlines()
 @pytest.mark.parametrize("f, words", [
     (ch.class_with_a_metaclass, "making a WithMeta object: WithMeta has the metaclass Meta"),
     (ch.base_with_getattr, "making a DynamicChild object: Dynamic defines __getattr__"),
-    (ch.super_init_given_a_computation, r"ComputesInSuper.__init__ does more than assign its arguments to "
-                                        r"attributes \(line \d+: 'super\(\).__init__\(w \* 2.0\)'\)"),
+    (ch.super_init_given_a_computation, r"ComputesInSuper.__init__ computes what it assigns and calls "
+                                        r"super\(\).__init__ \(line \d+\)"),
     (ch.derived_from_a_builtin, "making a FromDict object: FromDict derives from dict, which is not a class of "
                                 "Python code"),
     (ch.super_method_no_base_defines, "super().backward() in a method of NoSuchBaseMethod: no class after "
                                       "NoSuchBaseMethod in NoSuchBaseMethod's bases defines backward"),
-    (ch.dataclass_with_an_init_of_its_own, r"making a OwnInit object: OwnInit.__init__ does more than assign its "
-                                           r"arguments to attributes \(line \d+: 'self.x = 2.0 \* y'\)"),
     (ch.object_of_another_class_on_one_path, "m, a Scaled on one path and a Base on another: which class's "
                                              "methods and fields it has is read while transforming"),
     (ch.array_method_of_what_a_method_gave, "the method .argsort_twice() of what a call gives back: it is not "

@@ -209,7 +209,7 @@ def _lambda_with_star_args(x):  # (a lambda with defaults is differentiated: tes
 
 class _Scaled:
     def __init__(self, scale):
-        self.scale = 2.0 * scale  # computed: what the object holds is not read from __init__
+        self.scale = 2.0 * scale  # computed: __init__ read as a function returning its attributes
 
 
 def _makes_an_object(x):
@@ -229,12 +229,16 @@ def test_a_lambda_in_a_list_called_by_its_index():  # (refused before functions 
     (_writes_into_a_joined_list, "ys is not an array this function created"),
     (_function_passed_to_numpy, "a function passed as an argument"),
     (_lambda_with_star_args, "the parameters of the lambda"),
-    (_makes_an_object, "making a _Scaled object: _Scaled.__init__ does more than assign its arguments"),
 ])
 def test_still_refused_with_a_reason(fn, words):
     with pytest.raises(s2s_ad.TransformError, match=words) as caught:
         s2s_ad.grad(fn)(X)
     assert caught.value.line is not None and caught.value.hint
+
+
+def test_an_object_whose_init_computes_is_made_in_place():
+    # (_Scaled.__init__ computes 2.0 * scale: read as a function of its argument, tests/test_computing_init.py)
+    np.testing.assert_allclose(s2s_ad.grad(_makes_an_object)(X), np.full(X.size, 2.0), rtol=1e-15)
 
 
 def test_a_method_of_a_module_level_object_is_followed():

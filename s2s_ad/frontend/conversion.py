@@ -65,6 +65,9 @@ class Nested:
     node: Any
     closed: bool = False
     scope: Optional[tuple] = None  # passed as an argument: the names it reads, as where it was passed
+    # a function of another def's source (an __init__ read as a function: user_classes.computed_layout),
+    # lowered as that def's own: its names read from its module, its lines of its file
+    callee: Any = None
 
 
 @dataclass(frozen=True, eq=False)

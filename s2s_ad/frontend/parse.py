@@ -210,9 +210,27 @@ def _passed_through(wrapper: types.FunctionType) -> Optional[tuple[str, types.Fu
 
 def _parse(fn: types.FunctionType) -> ParsedFunction:
     """``parse_function`` of ``fn`` itself."""
-    source, filename, firstline = _read_source(fn)
     if fn.__name__ == "<lambda>":
         return _parse_lambda(fn)
+    parsed = _parse_tree(fn)
+    _check_subset(parsed)
+    return parsed
+
+
+def parse_rewritten(fn: types.FunctionType, rewrite: Callable[[gast.FunctionDef], None]) -> ParsedFunction:
+    """``fn`` parsed, its tree changed by ``rewrite`` (in place), then checked against the subset as a
+    function to differentiate is: an ``__init__`` that computes, read as a function returning what it
+    assigns (``user_classes.computed_layout``)."""
+    parsed = _parse_tree(fn)
+    rewrite(parsed.node)
+    parsed.params = _check_params(parsed.node, parsed.filename)
+    _check_subset(parsed)
+    return parsed
+
+
+def _parse_tree(fn: types.FunctionType) -> ParsedFunction:
+    """``fn``'s def parsed (its source still the code that runs), not yet checked against the subset."""
+    source, filename, firstline = _read_source(fn)
     moved = None
     if not is_generated(filename) and not _compiles_to(fn.__code__, filename, fn.__globals__):
         moved = _def_compiled_alone(fn, filename)
@@ -243,7 +261,6 @@ def _parse(fn: types.FunctionType) -> ParsedFunction:
                                                                    record=not is_generated(filename)), params)
     if parsed.resolver.record:
         parsed.resolver.snapshot.record_code(fn)
-    _check_subset(parsed)
     return parsed
 
 

@@ -26,6 +26,7 @@ import types
 from dataclasses import dataclass
 from typing import Any, Callable, Optional, Union, cast
 
+import gast
 from ..core.containers import _HEAP_TYPE, read_only_property, unreadable_class
 from ..rules import registry as rules
 
@@ -50,6 +51,17 @@ def operator_methods(fn: Any) -> Optional[tuple[str, str]]:
 class Parameter:
     """An attribute assigned from the ``__init__`` parameter ``name``."""
     name: str
+
+
+@dataclass(frozen=True)
+class Computed:
+    """An ``__init__`` that computes what it assigns (``self.n = len(w)``, ``self.scale = 2.0 * s``,
+    branches, loops, locals): lowered as the function ``node``, its parameters but ``self``, each
+    ``self.a`` a local of its own (``self_a``), returning them all as a tuple in the order of
+    ``attributes`` (their first assignments)."""
+    node: Any  # a gast.FunctionDef
+    attributes: tuple[str, ...]
+    parsed: Any = None  # the ParsedFunction of the __init__, once its tree is rewritten and checked
 
 
 @dataclass(frozen=True)
@@ -95,6 +107,69 @@ def _written_by_dataclass(init: Any) -> bool:
     except (OSError, TypeError):
         return True
     return False
+
+
+def computed_layout(cls: type, node: Any) -> Union[Computed, str]:
+    """The ``__init__`` Python runs for ``cls`` (its def parsed: the gast ``node``, rewritten in place) as
+    a ``Computed`` function, or why it cannot be read so: it calls ``super().__init__`` (read only as
+    the plain form), or uses ``self`` otherwise than reading and assigning its attributes (a method
+    call, ``self`` passed on)."""
+    name = cls.__name__
+    params = node.args
+    if params.vararg or params.kwarg or params.kwonlyargs or getattr(params, "posonlyargs", None) \
+            or not params.args or node.decorator_list:
+        return f"{name}.__init__ takes *args, **kwargs or keyword-only parameters"
+    this = params.args[0].id
+    for statement in gast.walk(node):
+        if isinstance(statement, gast.Return) and statement is not node:
+            return f"{name}.__init__ returns early (line {getattr(statement, 'lineno', '?')})"
+        if isinstance(statement, gast.Call) and isinstance(statement.func, gast.Attribute) \
+                and isinstance(statement.func.value, gast.Call) and isinstance(statement.func.value.func, gast.Name) \
+                and statement.func.value.func.id == "super":
+            return (f"{name}.__init__ computes what it assigns and calls super().__init__ (line "
+                    f"{getattr(statement, 'lineno', '?')}), which s2s_ad reads only where each __init__ just assigns "
+                    "its arguments; compute in one __init__ (without super().__init__), or in a method")
+    taken = {n.id for n in gast.walk(node) if isinstance(n, gast.Name)}
+    prefix = this + "_"
+    while any(t.startswith(prefix) and t != this for t in taken):
+        prefix += "_"
+    attributes: list[str] = [n.attr for n in gast.walk(node) if isinstance(n, gast.Attribute) and isinstance(
+        n.ctx, gast.Store) and isinstance(n.value, gast.Name) and n.value.id == this]
+    attributes = list(dict.fromkeys(attributes))  # (in the order of their first assignments)
+    for read in gast.walk(node):
+        if isinstance(read, gast.Attribute) and isinstance(read.value, gast.Name) and read.value.id == this \
+                and read.attr not in attributes:
+            return (f"{name}.__init__ reads self.{read.attr} (line {getattr(read, 'lineno', '?')}), which it does not "
+                    f"assign (a method or an attribute of the class, which s2s_ad does not follow while an "
+                    f"__init__ runs); compute it in __init__ itself or pass it in")
+    rewritten = node
+    for parent in gast.walk(rewritten):
+        for field_name, value in gast.iter_fields(parent):
+            items = value if isinstance(value, list) else [value]
+            for position, child in enumerate(items):
+                if isinstance(child, gast.Attribute) and isinstance(child.value, gast.Name) and child.value.id == this:
+                    local = gast.Name(id=prefix + child.attr, ctx=child.ctx, annotation=None, type_comment=None)
+                    gast.copy_location(local, child)
+                    if isinstance(value, list):
+                        value[position] = local
+                    else:
+                        setattr(parent, field_name, local)
+    for leftover in gast.walk(rewritten):
+        if isinstance(leftover, gast.Name) and leftover.id == this and leftover is not params.args[0]:
+            return (f"{name}.__init__ uses {this} otherwise than reading and assigning its attributes (line "
+                    f"{getattr(leftover, 'lineno', '?')}: a method called on it, or {this} passed on)")
+        if isinstance(leftover, (gast.Global, gast.Nonlocal)):
+            return f"{name}.__init__ declares global or nonlocal names"
+    if any(read_only_property(vars(klass).get(a)) for a in attributes for klass in cls.__mro__):
+        return f"{name}.__init__ assigns a property with no setter (Python raises AttributeError)"
+    rewritten.args.args = rewritten.args.args[1:]  # (the defaults are the last parameters': self has none)
+    returned = gast.Return(value=gast.Tuple(elts=[gast.Name(id=prefix + a, ctx=gast.Load(), annotation=None,
+                                                            type_comment=None) for a in attributes],
+                                            ctx=gast.Load()))
+    gast.copy_location(returned, rewritten.body[-1])
+    rewritten.body = [*rewritten.body, returned]
+    rewritten.name = f"{name}_init"
+    return Computed(rewritten, tuple(attributes))
 
 
 def record_layout(cls: type, next_init: NextInit) -> Union[Layout, str]:
@@ -155,7 +230,7 @@ def _super_layout(cls: type, owner: type, call: ast.Call, next_init: NextInit) -
             f"super().__init__ in {owner.__name__}.__init__ is object.__init__, which takes no arguments"
     base = _chain_layout(cls, owner, next_init)
     if isinstance(base, str):
-        return base
+        return str(base)  # (a base's __init__ that computes is read through super() in the plain form only)
     try:
         signature = inspect.signature(base_init)
         bound = signature.bind(None, *[_source(a) for a in call.args],
@@ -195,15 +270,22 @@ def _layout(name: str, init: ast.FunctionDef, offset: int,
             continue
         source = _assigned(statement, this, names)
         if source is None:
-            return (f"{name}.__init__ does more than assign its arguments to attributes "
-                    f"(line {statement.lineno + offset}: {ast.unparse(statement)!r}); only "
-                    f"'self.a = a' statements (and super().__init__(a, ...)) can be read")
+            reason = (f"{name}.__init__ does more than assign its arguments to attributes "
+                      f"(line {statement.lineno + offset}: {ast.unparse(statement)!r}); only "
+                      f"'self.a = a' statements (and super().__init__(a, ...)) can be read")
+            calls_super = any(_super_call(s, names) is not None for s in body)
+            return reason if calls_super else ComputesAttributes(reason)
         attribute, value = source
         if attribute in own:
             return f"{name}.__init__ assigns self.{attribute} twice"
         own.add(attribute)
         attributes[attribute] = value
     return Layout(tuple(attributes.items()))
+
+
+class ComputesAttributes(str):
+    """Why an ``__init__`` is not read as the plain form: it computes what it assigns, with no
+    ``super().__init__`` call; ``computed_layout`` may read it as a function instead."""
 
 
 def _super_call(statement: ast.stmt, names: set[str]) -> Optional[ast.Call]:

@@ -53,6 +53,7 @@ class CallLowering(Part):
         local, and other names are read from its own module."""
         if isinstance(call.function, Dispatch):
             return self.dispatch(call.function, call.args)
+        callee = callee or call.function.callee
         node = call.function.node
         key = node.name if callee is None else callee.fn
         if key in self.inlining:

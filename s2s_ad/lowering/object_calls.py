@@ -13,18 +13,25 @@ than the code written says is refused with a located ``TransformError``.
 from __future__ import annotations
 
 import inspect
+import operator
 import types
 from typing import Any, Callable, Optional, cast
 
 import gast
 from ..core import ir
 from ..frontend.callables import describe_callable
-from ..frontend.conversion import Choice, Converter, ConverterPart, Inline, Record, is_plain_constant
+from ..frontend.conversion import Choice, Converter, ConverterPart, Inline, Nested, Once, Record, is_plain_constant
+from ..frontend.parse import parse_rewritten
 from ..frontend.static_names import StaticNames
-from ..frontend.user_classes import Parameter, operator_methods, record_layout
+from ..frontend.user_classes import (ComputesAttributes, Computed, Parameter, computed_layout, operator_methods,
+                                     record_layout)
 from .helper_calls import HelperCalls
 
 _DICT_METHODS = ("items", "keys", "values", "get")
+
+
+class _NotAFunction(Exception):
+    """An ``__init__`` that cannot be read as a function returning what it assigns (the reason kept)."""
 
 
 class ObjectCalls(ConverterPart):
@@ -185,7 +192,11 @@ class ObjectCalls(ConverterPart):
     def made_object(self, cls: type, args: list, kwargs: tuple, node: Any) -> Record:
         """``Model(w)``, of a plain class whose ``__init__`` assigns its arguments to attributes: a
         record of those attributes (``user_classes.record_layout``), its methods inlined on it."""
-        layout = record_layout(cls, self._next_init)
+        layout: Any = record_layout(cls, self._next_init)
+        if isinstance(layout, ComputesAttributes):
+            layout = self._computed_layout(cls)
+        if isinstance(layout, Computed):
+            return self._computed_object(cls, layout, args, kwargs, node)
         if isinstance(layout, str):
             raise self.error(f"making a {cls.__name__} object", f"{layout}, so what the object holds is not "
                              "known while transforming; make it a dataclass, or make the object outside the "
@@ -206,6 +217,49 @@ class ObjectCalls(ConverterPart):
                 value = ir.Const(value)
             items.append(value)
         return Record("object", cls, tuple(a for a, _ in layout.attributes), tuple(items))
+
+    def _computed_layout(self, cls: type) -> Any:
+        """The ``__init__`` Python runs for ``cls``, which computes what it assigns, as a function
+        (``user_classes.computed_layout``), or why not: one of another module reads that module's names,
+        which an inlined body of this module cannot."""
+        owner, init = self._next_init(cls, None)
+        # (super() in a method gives it the cell __class__: not a closure of the user's)
+        if set(init.__code__.co_freevars) - {"__class__"}:
+            return (f"{owner.__name__}.__init__ computes what it assigns and reads names of the function that "
+                    "defines the class; define the class at module level")
+        layouts: list[Any] = []
+
+        def rewrite(node: gast.FunctionDef) -> None:
+            layouts.append(computed_layout(cls, node))
+            if isinstance(layouts[0], str):
+                raise _NotAFunction()
+
+        try:
+            parsed = parse_rewritten(init, rewrite)
+        except _NotAFunction:
+            return layouts[0]
+        return Computed(parsed.node, layouts[0].attributes, parsed)
+
+    def _computed_object(self, cls: type, layout: Computed, args: list, kwargs: tuple, node: Any) -> Record:
+        """``Model(w, s)`` whose ``__init__`` computes: its body lowered in place once (where the object
+        is first read), each attribute an item of what it returns."""
+        try:
+            bound = inspect.signature(cls).bind(*args, **dict(kwargs))
+        except TypeError as exc:
+            raise self.error(f"making a {cls.__name__} object", str(exc), node) from None
+        bound.apply_defaults()
+        given = []
+        for value in bound.arguments.values():
+            if not isinstance(value, (Record, ir.Var, ir.Const, ir.Call, ir.Display, Choice, Inline, ir.Slice)):
+                if not is_plain_constant(value):
+                    raise self.error(f"making a {cls.__name__} object", "only numbers, strings, None and "
+                                     "tuples of them can be defaults of its __init__", node)
+                value = ir.Const(value)
+            given.append(value)
+        made = Once(Inline(Nested(layout.node, closed=True, callee=layout.parsed), tuple(given)))
+        pending = cast(ir.Expr, made)  # (a pending value in IR's place, flattened where an item is first read)
+        items = tuple(ir.Call(operator.getitem, (pending, ir.Const(i))) for i in range(len(layout.attributes)))
+        return Record("object", cls, layout.attributes, items)
 
     def _next_init(self, cls: type, after: Optional[type]) -> tuple[Any, Any]:
         """The ``__init__`` Python runs for ``cls`` after the class ``after`` of its MRO (None: the
