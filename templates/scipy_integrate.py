@@ -178,7 +178,8 @@ def ode_pull_args_jvp(sens: Any, t_sens: Any, g: Any, t_g: Any, y0: Any, args: A
 
 nondifferentiable(odeint_refusal)
 declare(ode_sensitivity, ode_sensitivity_jvp, takes_functions=True)
-declare(ode_pull_y0, ode_pull_args, ode_pull_args_jvp, ode_push, numeric=True)
+declare(ode_pull_y0, ode_push, numeric=True)
+declare(ode_pull_args, ode_pull_args_jvp, returns_sequence=True)
 declare(ode_sensitivity_jvp, refused="s2s_ad differentiates scipy.integrate.odeint to second order only (grad, jvp, "
         "hessian); for a third derivative integrate the ODE by steps written in NumPy")
 
