@@ -43,10 +43,15 @@ def _items(args: Any) -> tuple:
     return () if args is None else tuple(args)
 
 
+def _varied(item: Any) -> bool:
+    """Whether an item of ``args`` is a parameter (floats); integers and the rest are held constant."""
+    return bool(np.issubdtype(np.asarray(item).dtype, np.floating))
+
+
 def _sizes(y0: Any, args: Any) -> tuple:
     """(n, m): the number of states and of states and parameters together."""
     n = int(np.size(y0))
-    return n, n + sum(int(np.size(a)) for a in _items(args))
+    return n, n + sum(int(np.size(a)) for a in _items(args) if _varied(a))
 
 
 def _call(func: Callable, y: Any, s: Any, items: tuple, tfirst: Any) -> tuple:
@@ -56,7 +61,7 @@ def _call(func: Callable, y: Any, s: Any, items: tuple, tfirst: Any) -> tuple:
 
 def _positions(where: int, items: tuple) -> tuple:
     """The positions of y and of each item of ``args`` among the dynamics' arguments."""
-    return (where,) + tuple(range(2, 2 + len(items)))
+    return (where,) + tuple(2 + i for i, item in enumerate(items) if _varied(item))
 
 
 def _jacobian(func: Callable, y: Any, s: Any, items: tuple, tfirst: Any) -> Any:
@@ -99,7 +104,8 @@ def _direction(y0: Any, args: Any, t_y0: Any, t_args: Any) -> Any:
     items = _items(args)
     given = _items(t_args) if isinstance(t_args, (tuple, list)) else (t_args,) * len(items)
     for item, moved in zip(items, given):
-        pieces.append(np.ravel(np.broadcast_to(moved, np.shape(item))))
+        if _varied(item):
+            pieces.append(np.ravel(np.broadcast_to(moved, np.shape(item))))
     return np.concatenate(pieces).astype(float)
 
 
@@ -157,8 +163,8 @@ def ode_pull_args(sens: Any, g: Any, y0: Any, args: Any) -> tuple:
     flat = _pulled(sens, g, m)
     pieces, start = [], n
     for item in _items(args):
-        size = int(np.size(item))
-        piece = np.reshape(flat[start:start + size], np.shape(item))
+        size = int(np.size(item)) if _varied(item) else 0
+        piece = np.reshape(flat[start:start + size], np.shape(item)) if size else np.zeros(np.shape(item))
         pieces.append(float(piece) if not isinstance(item, np.ndarray) else piece)
         start += size
     return tuple(pieces)

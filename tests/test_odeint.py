@@ -187,6 +187,23 @@ def test_a_number_as_y0_and_every_time_read():
     assert isinstance(d_y0, float)
 
 
+def decay_power(y, t, k, p):
+    return -k * y ** p
+
+
+def with_an_integer_in_args(k, y0):
+    ys = odeint(decay_power, y0, TIMES, args=(k, 1), rtol=1e-10, atol=1e-10)  # p = 1: an integer, held constant
+    return np.sum(ys[-1] ** 2)
+
+
+def test_an_integer_in_args_is_held_constant():
+    d_k, d_y0 = s2s_ad.grad(with_an_integer_in_args, wrt=(0, 1))(K, Y0)
+    want_k, want_y0 = exact_gradient(K, Y0)
+    assert_close(d_k, want_k)
+    assert_close(d_y0, want_y0)
+    assert_close(s2s_ad.hessian(with_an_integer_in_args, wrt=1)(K, Y0), exact_hessian(K, Y0)[1][1])
+
+
 def test_the_generated_code_names_the_dynamics():
     text = s2s_ad.source(decay_loss, wrt=(0, 1))
     assert "odeint(decay, y0," in text and "ode_sensitivity(decay, y0," in text
