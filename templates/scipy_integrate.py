@@ -16,6 +16,7 @@ over-reverse pass of s2s_ad over the dynamics).  The times ``t`` get no derivati
 refused).  The derivatives' accuracy is the solver's: the sensitivities are integrated to the same
 tolerances as y (docs/rules.md gives measured errors).
 """
+import warnings
 from typing import Any, Callable
 
 import numpy as np
@@ -78,7 +79,15 @@ def _full(sens: Any, n: int, m: int) -> Any:
 
 
 def _solve(rhs: Callable, z0: Any, t: Any, rtol: Any, atol: Any, mxstep: Any) -> Any:
-    return integrate.odeint(rhs, z0, t, rtol=rtol, atol=atol, mxstep=mxstep)
+    """The sensitivity system integrated; where SciPy's solver gives up (it warns and returns what it had),
+    an error rather than a wrong derivative."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", integrate.ODEintWarning)
+        found, info = integrate.odeint(rhs, z0, t, rtol=rtol, atol=atol, mxstep=mxstep, full_output=True)
+    if info["message"] != "Integration successful.":
+        raise FloatingPointError(f"scipy.integrate.odeint could not integrate the derivatives of the ODE beside it "
+                                 f"({info['message'].rstrip('.')}); give a larger mxstep=, or other rtol= and atol=")
+    return found
 
 
 def ode_sensitivity(func: Callable, y0: Any, t: Any, args: Any = (), rtol: Any = None, atol: Any = None,

@@ -209,6 +209,17 @@ def test_the_generated_code_names_the_dynamics():
     assert "odeint(decay, y0," in text and "ode_sensitivity(decay, y0," in text
 
 
+def too_few_steps(k, y0):
+    ys = odeint(decay, y0, np.array([0.0, 100.0]), args=(k,), rtol=1e-12, atol=1e-12, mxstep=40)
+    return np.sum(ys[-1] ** 2)
+
+
+@pytest.mark.filterwarnings("ignore::scipy.integrate.ODEintWarning")  # (the primal's, SciPy's own)
+def test_a_sensitivity_solve_that_fails_raises_rather_than_returns_a_number():
+    with pytest.raises(FloatingPointError, match="could not integrate the derivatives.*mxstep"):
+        s2s_ad.grad(too_few_steps)(K, Y0)
+
+
 def test_a_third_derivative_is_refused():
     third = s2s_ad.grad(s2s_ad.grad(s2s_ad.grad(decay_loss)))
     with pytest.raises(s2s_ad.TransformError, match="second order only"):
