@@ -204,6 +204,20 @@ def test_an_integer_in_args_is_held_constant():
     assert_close(s2s_ad.hessian(with_an_integer_in_args, wrt=1)(K, Y0), exact_hessian(K, Y0)[1][1])
 
 
+def decay_by_default(y, t, k=K):
+    return -k * y
+
+
+def no_args(y0):
+    ys = odeint(decay_by_default, y0, TIMES, rtol=1e-10, atol=1e-10)
+    return np.sum(ys[-1] ** 2)
+
+
+def test_dynamics_with_a_default_and_no_args():
+    assert_close(s2s_ad.grad(no_args)(Y0), exact_gradient(K, Y0)[1])
+    assert_close(s2s_ad.hessian(no_args)(Y0), exact_hessian(K, Y0)[1][1])
+
+
 def test_the_generated_code_names_the_dynamics():
     text = s2s_ad.source(decay_loss, wrt=(0, 1))
     assert "odeint(decay, y0," in text and "ode_sensitivity(decay, y0," in text

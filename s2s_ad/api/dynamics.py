@@ -37,20 +37,21 @@ class _Provider:
             return found if len(wrt) > 1 else (found,)
         return call
 
-    @functools.lru_cache(maxsize=256)
     def hessian_vector(self, func: Callable, wrt: tuple[int, ...]) -> Callable[..., tuple]:
-        weighted = _weighted(func, func.__code__.co_argcount)
-        gradient = grad(weighted, wrt=tuple(1 + i for i in wrt))
-
         def call(w: Any, args: tuple, directions: tuple) -> tuple:
             tangents: list[Any] = [np.zeros(np.shape(w))]
             given = dict(zip(wrt, directions))
             for i, value in enumerate(args):
                 zero = np.zeros(np.shape(value)) if np.ndim(value) else 0.0
                 tangents.append(given.get(i, zero))
-            _, moved = jvp(gradient, (w,) + tuple(args), tuple(tangents))
+            _, moved = jvp(self._gradient(func, wrt, len(args)), (w,) + tuple(args), tuple(tangents))
             return moved if len(wrt) > 1 else (moved,)
         return call
+
+    @functools.lru_cache(maxsize=256)
+    def _gradient(self, func: Callable, wrt: tuple[int, ...], arity: int) -> Callable:
+        """The gradient of ``sum(w * func(p0, ..., p<arity - 1>))`` by the ``wrt`` arguments."""
+        return grad(_weighted(func, arity), wrt=tuple(1 + i for i in wrt))
 
 
 def _weighted(func: Callable, arity: int) -> Callable:
