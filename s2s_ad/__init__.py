@@ -9,6 +9,7 @@ from .api.transforms import grad, source, value_and_grad
 from .api.pullback import vjp
 from .api.gradcheck import GradCheck, check_grad
 from .api.matrices import hessian, jacobian
+from .api import dynamics as _dynamics  # registers the provider of rules/function_derivatives.py
 from .core.errors import CompileFallbackWarning, GradientCheckError, TransformError
 from .rules.registry import adjoint, tangent
 from .core.runtime import checkpointed, stop_gradient

@@ -25,6 +25,7 @@ try:  # SciPy's rules register once it is imported: import it so the registry wa
     import scipy.special  # noqa: F401
     import scipy.signal  # noqa: F401
     import scipy.stats  # noqa: F401
+    import scipy.integrate  # noqa: F401
 except ImportError:
     pass
 

@@ -18,11 +18,12 @@ _FAMILIES = (("Python operators", "operator", "operator"), ("Python builtins", "
              ("math", "math", "math"), ("NumPy", "numpy", "np"), ("numpy.linalg", "numpy.linalg", "np.linalg"),
              ("numpy.fft", "numpy.fft", "np.fft"), ("numpy.random", "numpy.random", "np.random"),
              ("scipy.linalg", "scipy.linalg", "scipy.linalg"), ("scipy.special", "scipy.special", "scipy.special"),
-             ("scipy.signal", "scipy.signal", "scipy.signal"), ("scipy.stats", "scipy.stats", "scipy.stats"))
+             ("scipy.signal", "scipy.signal", "scipy.signal"), ("scipy.stats", "scipy.stats", "scipy.stats"),
+             ("scipy.integrate", "scipy.integrate", "scipy.integrate"))
 
 # The families whose rows say, after each function, the inputs it is differentiated by (SciPy's, where a
 # function's parameters, the order of a Bessel function, a distribution's shape, may have no derivative).
-_WITH_INPUTS = ("scipy.special", "scipy.signal", "scipy.stats")
+_WITH_INPUTS = ("scipy.special", "scipy.signal", "scipy.stats", "scipy.integrate")
 
 
 def _written_name(fn: Any) -> Optional[tuple[str, str]]:
@@ -103,6 +104,7 @@ if __name__ == "__main__":
         import scipy.signal  # noqa: F401
         import scipy.special  # noqa: F401
         import scipy.stats  # noqa: F401
+        import scipy.integrate  # noqa: F401
     except ImportError:
         pass
     sys.stdout.write(rule_table())

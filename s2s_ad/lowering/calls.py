@@ -36,12 +36,13 @@ from typing import Any, Union
 import gast
 from ..core import containers, ir, runtime
 from ..rules import registry as rules
-from ..frontend.callables import DISTRIBUTION_METHODS, check_callee, is_user_function, refuse_out, reports
+from ..frontend.callables import (DISTRIBUTION_METHODS, check_callee, describe_callable, is_user_function, refuse_out,
+                                  reports)
 from ..frontend.conversion import (Bound, Converter, ConverterPart, Dispatch, Inline, Known, MethodCall, Nested,
                                    Pending, Record)
 from ..core.draws import DRAW_METHODS, seeds
 from ..frontend.parse import transparent
-from .function_values import Functions
+from .function_values import Functions, function_constant
 from ..frontend.static_names import StaticNames
 from .builtin_calls import BuiltinCalls
 from .helper_calls import HelperCalls, returns_function
@@ -114,6 +115,9 @@ class CallConverter(ConverterPart):
             if sorted_now is not None:
                 return sorted_now
         values = args + [v for _, v in kwargs]
+        if found and rules.fact(fn, "takes_functions") and self.check_calls:  # odeint(decay, y0, t): decay a value
+            args, kwargs = self._functions_as_values(fn, args, kwargs, node)
+            values = args + [v for _, v in kwargs]
         if any(isinstance(a, (Nested, Known, Bound)) for a in values) or (found and is_user_function(fn) and any(
                 isinstance(a, ir.Const) and isinstance(a.value, type) for a in values)):  # apply(float, x)
             return self.helpers.passes_functions(fn if found else None, args, kwargs, node)
@@ -160,6 +164,15 @@ class CallConverter(ConverterPart):
                 return ir.Call(fn, self.helpers.bind_user_call(fn, args, kwargs, node))
         return ir.Call(fn, tuple(args), kwargs)
 
+
+    def _functions_as_values(self, fn: Any, args: list, kwargs: tuple, node: Any) -> tuple[list, tuple]:
+        """The functions among a call's arguments as constants (``function_values.function_constant``)."""
+        callee = describe_callable(fn)
+
+        def value(a: Any) -> Any:
+            is_function = isinstance(a, (Nested, Known, Bound))
+            return function_constant(self.host, a, callee, node) if is_function else a
+        return [value(a) for a in args], tuple((k, value(v)) for k, v in kwargs)
 
     def _item_called(self, func: Any) -> Any:
         """``fs[0](x)``, ``fs[-1](x)``: the function a list or tuple of functions holds at a constant index."""

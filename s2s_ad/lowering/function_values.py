@@ -13,6 +13,9 @@ unrolled (each item may be another function), so the generated code holds no fun
 """
 from __future__ import annotations
 
+import ast
+import itertools
+import linecache
 import types
 from dataclasses import dataclass
 from typing import Any, Optional
@@ -20,6 +23,7 @@ from typing import Any, Optional
 import gast
 import numpy as np
 
+from ..core import ir
 from ..frontend.conversion import Bound, Known, Nested
 
 
@@ -107,3 +111,46 @@ def _module_level(converter: Any, value: Any) -> Optional[Functions]:
 def function_value(converter: Any, node: Any) -> Optional[Any]:
     """What an assignment of ``node`` binds when it is a function or a display of functions."""
     return function_named(converter, node) or functions_shown(converter, node)
+
+
+_made_count = itertools.count()
+
+
+def function_constant(converter: Any, value: Any, callee: str, node: Any) -> Any:
+    """A function passed to ``callee``, a function declared ``takes_functions`` (scipy.integrate.odeint),
+    as the constant the generated code passes it: a function of a module as it is; a nested def or
+    lambda made a function of its own (its source a linecache pseudo-file, its globals the module's),
+    refused where it reads a name of the function it is defined in (a value that may be differentiated,
+    which the callee would not see move) or is a partial."""
+    if isinstance(value, Known):
+        return ir.Const(value.value)
+    if isinstance(value, Bound) or not isinstance(value, Nested) or not isinstance(value.node, gast.FunctionDef):
+        raise converter.error(f"the function passed to {callee}", "pass a function by its name (one of the module's, "
+                              "or a nested def or lambda that reads only its parameters); pass fixed values in "
+                              "args=(...)", node)
+    fdef = value.node
+    params = {a.id for a in fdef.args.args + fdef.args.kwonlyargs if isinstance(a, gast.Name)}
+    if fdef.args.defaults or any(d is not None for d in fdef.args.kw_defaults):
+        raise converter.error(f"the defaults of {fdef.name!r}, passed to {callee}", "a function passed to it is "
+                              "called by it, and its derivative must see every value it reads move: pass the values "
+                              "in args=(...) and take them as parameters", node)
+    scope = dict(value.scope) if value.scope is not None else {}
+    for inner in gast.walk(fdef):
+        if isinstance(inner, gast.Name) and isinstance(inner.ctx, gast.Load) and inner.id not in params \
+                and (inner.id in scope or converter.local(inner.id) is not None):
+            raise converter.error(f"{inner.id!r}, read by {fdef.name!r} from the function it is defined in",
+                                  f"a function passed to {callee} is called by it, and s2s_ad does not follow "
+                                  f"values it reads through its closure; pass {inner.id} in args=(...) and take it "
+                                  f"as a parameter (or define the function at module level)", node)
+    return ir.Const(_made(fdef, converter.resolver.globals))
+
+
+def _made(fdef: Any, module_globals: dict) -> Any:
+    """``fdef`` (a gast def reading only its parameters and the module's names) as a function of that module."""
+    tree = ast.fix_missing_locations(ast.Module(body=[gast.gast_to_ast(fdef)], type_ignores=[]))
+    text = ast.unparse(tree) + "\n"
+    filename = f"<s2s_ad function passed as a value {next(_made_count)}: {fdef.name}>"
+    linecache.cache[filename] = (len(text), None, text.splitlines(True), filename)
+    made: dict[str, Any] = {}
+    exec(compile(text, filename, "exec"), module_globals, made)
+    return made[fdef.name]

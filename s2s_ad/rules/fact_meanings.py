@@ -107,6 +107,9 @@ FACTS: dict[str, str] = {
                  "them: np.einsum(a, [0, 1], b, [1]) is np.einsum('ab,b', a, b)",
     "index_call": "for an object indexed to build an array (np.r_, np.c_), the function of one argument, the "
                   "list of the items, that gives the same array: obj[a, b] is read as index_call([a, b])",
+    "takes_functions": "True: a function passed to it as an argument reaches it as a value, a constant of the "
+                       "generated code (scipy.integrate.odeint's dynamics), instead of the call being lowered in "
+                       "place; a nested def or lambda passed so must read only its parameters and the module's names",
     "seeded_by": "the keyword of the seed of the random generator it makes (np.random.default_rng: \"seed\"): "
                  "made without one (no argument, or None), it is refused, since each pass of a derivative would "
                  "draw other numbers (draws.py)",

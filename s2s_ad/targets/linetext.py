@@ -261,4 +261,6 @@ def constant_hint(value: Any) -> str:
     for it (``SCALE``: ``ir.name_constant``)."""
     if isinstance(value, type) and issubclass(value, BaseException):
         return value.__name__
+    if isinstance(value, types.FunctionType) and value.__name__.isidentifier():  # odeint(decay, ...): its own name
+        return value.__name__
     return ir.constant_name(value) or ("array" if isinstance(value, np.ndarray) else "constant")
