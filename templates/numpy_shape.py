@@ -415,7 +415,7 @@ def sort_grad(grad: Any, a: Any, axis: Any = -1) -> np.ndarray:
 
 @adjoint(np.reshape, linear=True, method="reshape", pack_method_args=True,
          examples=({"a": (2, 6), "shape": (3, 4)}, {"a": (2, 3), "shape": -1}), view=True, retake="contiguous",
-         write_back="reshape")
+         write_back="reshape", rank_from="shape")
 def reshape(out, a, shape, *, d_out):
     d_a = np.reshape(d_out, np.shape(a))
 

@@ -331,7 +331,25 @@ def update_of_argument_held_by_dict(x):
     return np.sum(d["a"])
 
 
-UPDATES = [update_held_by_dict, update_held_by_namedtuple, update_seen_by_view_in_loop, update_held_by_list_in_loop,
+def update_in_while_loop_seen_by_reshape(x):
+    b = x * 1.0
+    v = b.reshape(2, 2)  # its rank is the shape's length: b is an array, so b -= ... writes into it
+    k = 0
+    while k < 3:
+        b -= 0.1 * np.cos(v[0, 1] * x)
+        k += 1
+    return np.sum(v ** 2)
+
+
+def update_in_loop_seen_by_transposed_reshape(x):
+    b = x * 1.0
+    v = b.reshape(2, 2).T
+    for _ in range(2):
+        b *= 1.1 + 0.1 * np.sin(v[1, 0])
+    return np.sum(v ** 2) + np.sum(b * x)
+
+
+UPDATES = [update_in_while_loop_seen_by_reshape, update_in_loop_seen_by_transposed_reshape, update_held_by_dict, update_held_by_namedtuple, update_seen_by_view_in_loop, update_held_by_list_in_loop,
            update_held_by_dataclass, update_held_by_object, update_of_same_array_under_two_names,
            update_seen_through_helper_result, update_in_while_loop_seen_by_view, update_of_number_keeps_the_container]
 FUNCTIONS += UPDATES

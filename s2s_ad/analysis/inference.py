@@ -504,6 +504,26 @@ def _made_rank(call: ir.Call, kind: dict[str, Kind], class_of: _ClassOf) -> Opti
         return 0 if class_of(first) == SCALAR else rank(kind.get(first.name, UNKNOWN))
     if call.fn is language.arange:
         return 1
+    return _rank_from_argument(call)
+
+
+def _rank_from_argument(call: ir.Call) -> Optional[int]:
+    """The rank of ``np.reshape(a, (2, 2))``: the number of lengths its declared ``rank_from`` argument
+    gives, where that is a display or a constant (one integer: 1)."""
+    name = rules.fact(call.fn, "rank_from")
+    rule = rules.adjoint_rule(call.fn) if name else None
+    if rule is None:
+        return None
+    try:
+        shape = bind_arguments(rule, call.args, call.kwargs).get(name)
+    except ArgumentMismatch:
+        return None
+    if isinstance(shape, ir.Display):
+        return len(shape.items)
+    if isinstance(shape, ir.Const) and isinstance(shape.value, (tuple, list)):
+        return len(shape.value)
+    if isinstance(shape, ir.Const) and isinstance(shape.value, int) and not isinstance(shape.value, bool):
+        return 1
     return None
 
 

@@ -23,6 +23,8 @@ FACTS: dict[str, str] = {
     "counts": "True: the result is one number whatever the argument (len, np.size)",
     "shape_from": '"argument": the first argument is the shape of the result (np.zeros); '
                   '"like": the result is shaped like the first argument (np.zeros_like)',
+    "rank_from": "a parameter's name: the result has as many dimensions as that argument has items (a tuple "
+                 "of lengths), or one for a number (np.reshape: 'shape'), read where it is a display or a constant",
     "shaped_like": "a position: the result has the shape of the argument there, or the call raises "
                    "(runtime.writable_copy: 1; read by index_ranges)",
     "makes_floats": "a count: called with that many positional arguments and no keyword, "

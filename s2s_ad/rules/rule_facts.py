@@ -351,6 +351,21 @@ def _check_fill_operand(rule: Any, result: Any, call: ExampleCall, facts: Mappin
     return found
 
 
+def _check_rank_from(rule: Any, result: Any, call: ExampleCall, facts: Mapping[str, Any]) -> list[str]:
+    """``rank_from="shape"``: the result has as many dimensions as the argument ``shape`` has items."""
+    name = facts.get("rank_from")
+    if not name:
+        return []
+    position = list(rule.inputs).index(name)
+    given = call.kwargs[name] if name in call.kwargs else call.args[position] if position < len(call.args) else None
+    if given is None:
+        return []
+    want = len(given) if isinstance(given, (tuple, list)) else 1
+    if np.ndim(result) != want:
+        return [f"rank_from={name!r}, but NumPy's result has {np.ndim(result)} dimensions, not {want}"]
+    return []
+
+
 def _check_floats(rule: Any, result: Any, call: ExampleCall) -> list[str]:
     """A differentiable result of float inputs alone (no ``dtype=``, no integer array) is floats."""
     if not rule.differentiable_inputs() or not call.differentiable or isinstance(result, (tuple, list)):
@@ -543,6 +558,7 @@ def contradictions(rule: Any, examples: Sequence[dict], facts: Mapping[str, Any]
         problems += _check_retake(rule, result, call, facts)
         problems += _check_shapes(rule, result, call, facts, example)
         problems += _check_floats(rule, result, call)
+        problems += _check_rank_from(rule, result, call, facts)
         problems += _check_fill_operand(rule, result, call, facts)
         problems += _check_shape_only(rule, result, call, facts, rng)
         problems += _check_zero_derivative(rule, result, call, facts, rng)
