@@ -232,6 +232,14 @@ def cut_in_halves(a, indices_or_sections):
     return [a[:2], a[2:]]  # where np.split(ary, 2) cuts a (4,) array
 
 
+def flat_anyway(a, shape):
+    return np.ravel(a)  # one dimension, whatever shape says
+
+
+def shaped_as_told(a, shape):
+    return np.reshape(a, shape)
+
+
 WRONG_FACTS = [
     (transposed_copy, {"examples": ({"a": (2, 3)},), "elementwise": True}, "broadcast shape"),
     (sums_rows, {"examples": ({"a": (2, 3)},), "result_dims": lambda a: a}, "result_dims"),
@@ -247,6 +255,10 @@ WRONG_FACTS = [
     (the_argument, {"examples": ({"a": (3,)}, {"a": (3,), "b": 1})}, "not an input"),
     (cut_unevenly, {"examples": ({"a": (4,), "indices_or_sections": 2},), "items": 2, "returns_sequence": True,
                     "may_view": True, "retake": "always", "write_back": "pieces"}, "piece 0"),
+    (flat_anyway, {"examples": ({"a": (2, 3), "shape": (3, 2)},), "rank_from": "shape"}, "rank_from"),
+    (shaped_as_told, {"examples": ({"a": (2, 3), "shape": (3, 2)}, {"a": (6,), "shape": 6}), "rank_from": "shape",
+                      "view": True},
+     None),
     (cut_in_halves, {"examples": ({"a": (4,), "indices_or_sections": 2},), "items": 2, "returns_sequence": True,
                      "may_view": True, "retake": "always", "write_back": "pieces"}, None),
 ]
