@@ -163,3 +163,39 @@ def test_the_tangent_of_a_rule_giving_one_array_per_operand_is_copied_item_by_it
     want = np.array([(gradient(x + 1e-5 * e) - gradient(x - 1e-5 * e)) / 2e-5 for e in np.eye(3)])
     np.testing.assert_allclose(s2s_ad.hessian(multi_dot_read_in_a_loop)(x), want, rtol=1e-5, atol=1e-6)
     assert "held_apart(" in s2s_ad.source(gradient, mode="forward")
+
+
+def _ragged_layers_summed(p):
+    layers = []
+    for i in range(2):
+        layers.append(p[[0, 6][i]:[6, 9][i]])  # two arrays of different shapes, appended in a loop
+    total = 0.0
+    for W in layers:
+        total = total + np.sum(W ** 3)
+    return total
+
+
+def _network_of_ragged_layers(p):
+    sizes = [2, 3, 1]
+    layers = []
+    start = 0
+    for i in range(len(sizes) - 1):
+        n_in, n_out = sizes[i], sizes[i + 1]
+        layers.append(p[start:start + n_in * n_out].reshape(n_in, n_out))
+        start = start + n_in * n_out
+    h = np.array([[0.5, -1.0], [1.5, 0.3], [-0.7, 0.9]])
+    for W in layers:
+        h = np.tanh(h @ W)
+    return np.sum((h[:, 0] - np.array([0.1, -0.2, 0.3])) ** 2)
+
+
+@pytest.mark.parametrize("f", [_ragged_layers_summed, _network_of_ragged_layers], ids=lambda f: f.__name__)
+def test_hessian_through_a_list_of_arrays_of_different_shapes(f):
+    # the adjoint of such a list is an array of objects, one adjoint each; forward mode over the reverse
+    # sweep must carry the tangent of a store into it (runtime.if_inexact gave zeros there: a zero Hessian)
+    p = np.linspace(-0.8, 0.9, 9)
+    gradient = s2s_ad.grad(f)
+    step = 1e-5
+    want = np.array([(gradient(p + e) - gradient(p - e)) / (2 * step) for e in np.eye(p.size) * step])
+    np.testing.assert_allclose(s2s_ad.hessian(f)(p), want, rtol=1e-5, atol=1e-7)
+    assert np.abs(want).max() > 0.5

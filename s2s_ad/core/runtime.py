@@ -446,8 +446,13 @@ def _never_repeats(index: Any) -> bool:
 def if_inexact(grad: Any, like: Any) -> Any:
     """``grad`` where ``like`` holds floats (or complex numbers), zeros where it holds integers or
     booleans: a value stored into such an array, or converted to one, is truncated, and so has no
-    derivative (``b = np.arange(4); b[1] = 3 * x``, ``np.array(x, dtype="int32")``)."""
-    if np.issubdtype(np.asarray(like).dtype, np.inexact):
+    derivative (``b = np.arange(4); b[1] = 3 * x``, ``np.array(x, dtype="int32")``).  A list or
+    tuple holds what is stored into it as it is (``layers[k] = W``, whatever its items' shapes), and
+    so does an array of objects (the adjoint of such a list: ``ragged_zeros``): nothing is truncated."""
+    if isinstance(like, (list, tuple)):
+        return grad
+    kind = np.asarray(like).dtype
+    if np.issubdtype(kind, np.inexact) or kind == object:  # (an array of objects: ragged_zeros's adjoints)
         return grad
     return zeros_like(grad)
 

@@ -290,8 +290,8 @@ class Engine:
 
     def if_inexact(self, grad: Any, like: Any) -> Any:
         dtype = getattr(like, "dtype", None)
-        if dtype is None:
-            inexact = isinstance(like, (float, complex))
+        if dtype is None:  # (a list or tuple holds what is stored into it as it is: nothing truncated)
+            inexact = isinstance(like, (float, complex, list, tuple))
         else:
             inexact = self.xp.isdtype(dtype, ("real floating", "complex floating"))
         return grad if inexact else self.zeros_like(grad)

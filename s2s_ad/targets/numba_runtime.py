@@ -385,7 +385,7 @@ def _writable_copy(grad, like):
 
 def _if_inexact(grad, like):
     dtype = like.dtype if isinstance(like, types.Array) else like
-    if isinstance(dtype, (types.Float, types.Complex)):
+    if isinstance(dtype, (types.Float, types.Complex, types.List, types.BaseTuple)):  # (a list holds items as given)
         return lambda grad, like: grad
     if isinstance(dtype, (types.Integer, types.Boolean)):
         return lambda grad, like: runtime.zeros_like(grad)
