@@ -202,21 +202,28 @@ class ObjectCalls(ConverterPart):
                              "known while transforming; make it a dataclass, or make the object outside the "
                              "function and differentiate its method (s2s_ad.grad(obj.loss)), which reads "
                              "its attributes", node)
+        bound = self._arguments(cls, args, kwargs, node)
+        items = [self._as_value(cls, bound[source.name] if isinstance(source, Parameter) else source, node)
+                 for _, source in layout.attributes]
+        return Record("object", cls, tuple(a for a, _ in layout.attributes), tuple(items))
+
+    def _arguments(self, cls: type, args: list, kwargs: tuple, node: Any) -> dict[str, Any]:
+        """The arguments of ``cls(...)`` by its ``__init__``'s parameters, defaults filled in."""
         try:
             bound = inspect.signature(cls).bind(*args, **dict(kwargs))
         except TypeError as exc:
             raise self.error(f"making a {cls.__name__} object", str(exc), node) from None
         bound.apply_defaults()
-        items = []
-        for _, source in layout.attributes:
-            value = bound.arguments[source.name] if isinstance(source, Parameter) else source
-            if not isinstance(value, (Record, ir.Var, ir.Const, ir.Call, ir.Display, Choice, Inline, ir.Slice)):
-                if not is_plain_constant(value):
-                    raise self.error(f"making a {cls.__name__} object", "only numbers, strings, None and "
-                                     "tuples of them can be defaults of its __init__", node)
-                value = ir.Const(value)
-            items.append(value)
-        return Record("object", cls, tuple(a for a, _ in layout.attributes), tuple(items))
+        return dict(bound.arguments)
+
+    def _as_value(self, cls: type, value: Any, node: Any) -> Any:
+        """An argument (or a default, a plain constant) of ``cls(...)`` as a value lowering holds."""
+        if isinstance(value, (Record, ir.Var, ir.Const, ir.Call, ir.Display, Choice, Inline, ir.Slice)):
+            return value
+        if not is_plain_constant(value):
+            raise self.error(f"making a {cls.__name__} object", "only numbers, strings, None and tuples of them "
+                             "can be defaults of its __init__", node)
+        return ir.Const(value)
 
     def _computed_layout(self, cls: type) -> Any:
         """The ``__init__`` Python runs for ``cls``, which computes what it assigns, as a function
@@ -243,19 +250,7 @@ class ObjectCalls(ConverterPart):
     def _computed_object(self, cls: type, layout: Computed, args: list, kwargs: tuple, node: Any) -> Record:
         """``Model(w, s)`` whose ``__init__`` computes: its body lowered in place once (where the object
         is first read), each attribute an item of what it returns."""
-        try:
-            bound = inspect.signature(cls).bind(*args, **dict(kwargs))
-        except TypeError as exc:
-            raise self.error(f"making a {cls.__name__} object", str(exc), node) from None
-        bound.apply_defaults()
-        given = []
-        for value in bound.arguments.values():
-            if not isinstance(value, (Record, ir.Var, ir.Const, ir.Call, ir.Display, Choice, Inline, ir.Slice)):
-                if not is_plain_constant(value):
-                    raise self.error(f"making a {cls.__name__} object", "only numbers, strings, None and "
-                                     "tuples of them can be defaults of its __init__", node)
-                value = ir.Const(value)
-            given.append(value)
+        given = [self._as_value(cls, v, node) for v in self._arguments(cls, args, kwargs, node).values()]
         made = Once(Inline(Nested(layout.node, closed=True, callee=layout.parsed), tuple(given)))
         pending = cast(ir.Expr, made)  # (a pending value in IR's place, flattened where an item is first read)
         items = tuple(ir.Call(operator.getitem, (pending, ir.Const(i))) for i in range(len(layout.attributes)))
