@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 
 from ...rules import compiled
-from . import template
+from .template_modules import template
 
 linalg = template("numpy_linalg")
 

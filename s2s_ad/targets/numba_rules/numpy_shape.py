@@ -15,7 +15,7 @@ import numpy as np
 
 from ...rules import compiled
 from ..numba_kernels import summed_line
-from . import template
+from .template_modules import template
 
 shape = template("numpy_shape")
 

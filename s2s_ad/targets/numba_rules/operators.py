@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from ...core.runtime import unbroadcast
 from ...rules import compiled
-from . import template
+from .template_modules import template
 
 ops = template("operators")
 
