@@ -1,4 +1,4 @@
-"""The Numba target's tape (``s2s_ad/targets/numba_tape.py``): each slot a preallocated float64 array where
+"""The Numba target's tape (``s2s_ad/targets/numba/tape.py``): each slot a preallocated float64 array where
 its size is known on entry to the loop that records it and its values are float64, else a list.
 
 Oracles: central differences and the Python backend's gradient (itself checked against differences
@@ -20,7 +20,7 @@ numba = optional_import("numba")
 pytestmark = pytest.mark.skipif(numba is None, reason="numba is not installed (pip install 's2s_ad[numba]')")
 
 from s2s_ad import CompileFallbackWarning  # noqa: E402
-from s2s_ad.targets.numba_runtime import float_stack  # noqa: E402
+from s2s_ad.targets.numba.runtime import float_stack  # noqa: E402
 
 
 @pytest.fixture(autouse=True)

@@ -57,8 +57,8 @@ def test_the_layers_test_would_see_an_upward_import(tmp_path):
     upward = tmp_path / "m.py"
     upward.write_text("from ..api import transforms\nfrom . import sibling\n")
     assert _package_imports(upward) == {"api"}
-    nested = tmp_path / "n.py"  # (a module of a stage's sub-package: targets/numba_rules/n.py)
-    nested.write_text("from ...api import transforms\nfrom .. import numba_kernels\nfrom . import sibling\n"
+    nested = tmp_path / "n.py"  # (a module of a stage's sub-package: targets/numba/n.py)
+    nested.write_text("from ...api import transforms\nfrom .. import target\nfrom . import sibling\n"
                       "from .... import above\n")
     assert _package_imports(nested, depth=2) == {"api", "above s2s_ad"}
 

@@ -67,7 +67,7 @@ def test_the_code_after_the_last_pass_is_the_optimized_code_and_the_first_is_not
 
 
 def test_a_target_names_the_passes_it_takes():
-    from s2s_ad.targets.numba_target import NumbaTarget
+    from s2s_ad.targets.numba.target import NumbaTarget
     assert "release_dead_arrays" not in NumbaTarget.passes  # Numba refuses del
     args = (np.ones((4, 5)), np.ones((5, 2)), np.ones((3, 4)))
     numpys = s2s_ad.source(two_layers, wrt=(0, 1), args=args)

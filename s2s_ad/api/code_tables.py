@@ -70,7 +70,7 @@ def typed_entry(gradient: Tabled, args: tuple, types: tuple) -> tuple[Optional[E
     numbers among the arguments, or a stale entry), found by the types and the arrays' shapes,
     built and remembered on a miss; with the kinds where it computed them, and the target the
     code is for (the arguments' types choose it: another library's arrays run through their
-    namespace, ``array_api_target``).  No entry for a call with containers or ``has_aux``:
+    namespace, ``array_api.target``).  No entry for a call with containers or ``has_aux``:
     ``container_calls`` takes those."""
     table = gradient._by_shapes.get(types)
     if table is not None:

@@ -31,7 +31,7 @@ arguments they fix.  Whole Jacobians and Hessians are built on these in
 
 The target whose code runs (target.py) is the gradient's own (``backend=``), except where a call's
 arguments are arrays of another library (PyTorch, JAX, Dask): then that namespace's
-(``array_api_target``), chosen from the arguments' types in ``_call_typed`` (the cached call of
+(``array_api.target``), chosen from the arguments' types in ``_call_typed`` (the cached call of
 numbers never asks), and kept with the code in the tables keyed by types.
 
 This module holds the object and its call; its other parts are modules of their own, whose functions

@@ -71,8 +71,8 @@ have to follow through method calls: ``pipeline``'s level functions and the
 adjoint they call); only the code of the outermost level, and the callees it
 builds, are the target's.
 
-The targets: ``NumPyTarget`` (``NUMPY``), ``numba_target.NumbaTarget`` (``backend="numba"``), and
-``array_api_target.ArrayAPITarget(xp)``, one per array namespace, which the API chooses call by call
+The targets: ``NumPyTarget`` (``NUMPY``), ``numba.target.NumbaTarget`` (``backend="numba"``), and
+``array_api.target.ArrayAPITarget(xp)``, one per array namespace, which the API chooses call by call
 from the arguments' types (PyTorch, JAX, Dask arrays: their code calls ``xp``, the array's own
 namespace).
 

@@ -4,7 +4,7 @@ reductions with ``axis=`` and ``keepdims=``, ``matmul_grad_a``...
 
 Input: the Python helpers, imported from the template modules they are defined in
 (``s2s_ad.templates.<module>``, through ``template_modules.template``).  Output: one factory per helper, declared in
-the rule registry's table of the "numba" target; ``numba_runtime`` imports this package before
+the rule registry's table of the "numba" target; ``numba.runtime`` imports this package before
 reading that table (``rules.compiled_versions("numba")``) and registers each factory's typing function
 as a Numba overload.  One module here per template module it serves, named after it.  Nothing here
 imports Numba when loaded: each factory is handed ``numba.types`` and imports what else it needs.

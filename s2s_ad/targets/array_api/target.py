@@ -44,12 +44,12 @@ from typing import Any, Iterator, Optional, Sequence
 
 import numpy as np
 
-from ..core import arguments, containers, ir
-from .array_api_rewrites import elements_copied, functional_stores, has_negative_step, keyword_arguments, range_names
-from .array_api_runtime import RENAMED, Completed, Engine, Own, as_they_are, engine_names, is_number
-from ..core.errors import TransformError
-from ..core.identity import IdentityMap
-from .target import Spelling, Target, TapeForm, TupleTape, builtin_spelling, declared_spellings
+from ...core import arguments, containers, ir
+from .rewrites import elements_copied, functional_stores, has_negative_step, keyword_arguments, range_names
+from .runtime import RENAMED, Completed, Engine, Own, as_they_are, engine_names, is_number
+from ...core.errors import TransformError
+from ...core.identity import IdentityMap
+from ..target import Spelling, Target, TapeForm, TupleTape, builtin_spelling, declared_spellings
 
 def _numpy_name(obj: Any) -> Optional[str]:
     """``sin`` for ``np.sin``: the dotted name after ``np.`` of a NumPy function, where it has one."""
@@ -98,7 +98,7 @@ class ArrayAPITarget(Target):
         self.slices_in_place = memory == "storage"
         # NumPy's writes are seen through every view of the array (b = a[1:]; a[1] = v changes b[0]).
         # JAX has no writes; Dask's a[i] = v changes the object a alone, never another made from it:
-        # for those, only writes no other name can see are written (array_api_rewrites.functional_stores).
+        # for those, only writes no other name can see are written (array_api.rewrites.functional_stores).
         self.writes_through_views = library not in ("jax", "dask")
         self.name = f"array API ({library})"
         self.completed = Completed(xp)

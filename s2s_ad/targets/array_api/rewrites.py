@@ -1,4 +1,4 @@
-"""The IR rewrites of ``array_api_target``: NumPy's meaning kept where another library's differs.
+"""The IR rewrites of ``array_api.target``: NumPy's meaning kept where another library's differs.
 
 Input: a generated function's IR (adjoint or tangent), just before it is printed for an
 ``ArrayAPITarget``.  Output: the same function with
@@ -21,7 +21,7 @@ import dataclasses
 import operator
 from typing import Callable, Iterator, Optional
 
-from ..core import ir, runtime
+from ...core import ir, runtime
 
 
 def range_names(body: list[ir.Stmt]) -> set[str]:

@@ -35,7 +35,7 @@ of assignments proves nothing by itself).  A value whose kind is not known
 element of such an array of one dimension, read at an int.  Where the fact
 still leaves room (a complex number: the analysis's numbers include them),
 Numba refuses to store the value in a float64 array when it types the code,
-and the function falls back to Python (``numba_target``): slower, never
+and the function falls back to Python (``numba.target``): slower, never
 another number (as Python, ``float_stack`` is an array of objects, which
 gives back each value as it was pushed).
 
@@ -51,11 +51,11 @@ from typing import Any, Optional
 
 import numpy as np
 
-from ..core import ir, language
-from ..rules import registry as rules
-from ..core.kinds import Number
-from .numba_runtime import float_stack
-from .target import TapeForm, TupleTape, popped_from, pushed_onto
+from ...core import ir, language
+from ...rules import registry as rules
+from ...core.kinds import Number
+from .runtime import float_stack
+from ..target import TapeForm, TupleTape, popped_from, pushed_onto
 
 
 class SlotTape(TapeForm):

@@ -1,4 +1,4 @@
-"""The template modules whose helpers the modules of ``numba_rules`` compile.
+"""The template modules whose helpers the modules of ``numba.rules`` compile.
 
 Input: a template module's name.  Output: the module ``s2s_ad.templates.<name>``, the rules loaded
 first.  A module of its own, not the package's ``__init__.py``, which imports the modules that use it.
@@ -8,7 +8,7 @@ from __future__ import annotations
 import importlib
 import types
 
-from ...rules import registry
+from ....rules import registry
 
 
 def template(name: str) -> types.ModuleType:
