@@ -67,8 +67,8 @@ def test_the_code_after_the_last_pass_is_the_optimized_code_and_the_first_is_not
 
 
 def test_a_target_names_the_passes_it_takes():
-    from s2s_ad.targets.numba.target import NumbaTarget
-    assert "release_dead_arrays" not in NumbaTarget.passes  # Numba refuses del
+    from s2s_ad.targets.numba.target import NUMBA
+    assert "release_dead_arrays" not in NUMBA.passes(passes.ADJOINT)  # Numba refuses del
     args = (np.ones((4, 5)), np.ones((5, 2)), np.ones((3, 4)))
     numpys = s2s_ad.source(two_layers, wrt=(0, 1), args=args)
     assert "del x_at_w1" in numpys
@@ -169,3 +169,47 @@ def test_source_shows_the_ssa_form_after_every_ssa_pass():
     loop_line = next(line for line in after.splitlines() if line.lstrip().startswith("for "))
     assert after.index("c * 2.0") < after.index(loop_line) and before.index("c * 2.0") > before.index(
         next(line for line in before.splitlines() if line.lstrip().startswith("for ")))
+
+
+def test_what_changes_generation_is_one_frozen_record_on_the_target():
+    """The capabilities record (``targets.target.Capabilities``) is the one way a target changes what
+    the stages above it generate: frozen, and read by the engine through ``target.capabilities`` alone."""
+    import re
+    from s2s_ad.targets.target import NUMPY, SOURCE, Capabilities
+    from s2s_ad.targets.numba.target import NUMBA
+    from s2s_ad.targets.array_api.target import ArrayAPITarget
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        NUMPY.capabilities.counts_down = True  # type: ignore[misc]
+    assert NUMPY.capabilities == SOURCE.capabilities == Capabilities()
+    assert NUMBA.capabilities == Capabilities(inlines_helpers=True, counts_down=True)
+    assert not ArrayAPITarget(np, "jax", False, "immutable").capabilities.slices_in_place
+    assert ArrayAPITarget(np, "torch", True, "storage").capabilities.slices_in_place
+    flags = [f.name for f in dataclasses.fields(Capabilities)]
+    package = Path(s2s_ad.__file__).parent
+    read_beside = re.compile(r"\btarget\.(" + "|".join(flags) + r")\b")
+    found = [f"{m.relative_to(package)}:{i + 1}" for m in sorted(package.rglob("*.py"))
+             for i, line in enumerate(m.read_text(encoding="utf-8").splitlines()) if read_beside.search(line)]
+    assert not found, found
+    assert all(not set(flags) & set(vars(type(t))) for t in (NUMPY, SOURCE, NUMBA))
+
+
+def test_no_target_module_imports_a_pass():
+    """Targets name the passes they take (``Target.passes(form)``); none imports the passes' package or
+    the pass manager."""
+    import ast
+    targets = Path(s2s_ad.__file__).parent / "targets"
+    wrong = []
+    for module in sorted(targets.rglob("*.py")):
+        package = ["s2s_ad"] + list(module.relative_to(targets.parent).parent.parts)
+        for node in ast.walk(ast.parse(module.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom) and node.level > 0:
+                base = package[:len(package) - node.level + 1] + (node.module or "").split(".")
+                names = [".".join(base + [alias.name]) for alias in node.names]
+                if any(n.startswith(("s2s_ad.passes", "s2s_ad.driver")) for n in names):
+                    wrong.append(f"{module.relative_to(targets)}: {names}")
+    assert not wrong, wrong
+    from s2s_ad.targets.target import NUMPY, SOURCE
+    from s2s_ad.targets.numba.target import NUMBA
+    for target in (NUMPY, SOURCE, NUMBA):  # each a name of a pass a target may choose
+        for form in (passes.ADJOINT, passes.PARTS, passes.TANGENT):
+            assert all(passes.PASSES[name].chosen_by_target for name in target.passes(form)), (target, form)

@@ -51,7 +51,7 @@ from ..targets.target import Target
 from ..passes.view_checks import drop_proven_view_checks
 
 ENVIRONMENT_VARIABLE = "S2S_AD_CHECK_PASSES"
-ADJOINT, PARTS, TANGENT = "adjoint", "split parts", "tangent"
+ADJOINT, PARTS, TANGENT = ir.ADJOINT, ir.PARTS, ir.TANGENT  # the forms (ir.py)
 SPLIT = "split_parts"  # the step of REVERSE where a helper's adjoint is cut in two (not a pass)
 
 
@@ -126,9 +126,9 @@ def switched_on_by_environment() -> bool:
     return os.environ.get(ENVIRONMENT_VARIABLE, "").strip().lower() not in ("", "0", "false", "no", "off")
 
 
-def _taken(name: str, context: PassContext, optimizing: bool) -> bool:
+def _taken(name: str, context: PassContext, optimizing: bool, form: str) -> bool:
     found = PASSES[name]
-    return (optimizing or not found.optimizes) and (not found.chosen_by_target or name in context.target.passes)
+    return (optimizing or not found.optimizes) and (not found.chosen_by_target or name in context.target.passes(form))
 
 
 def run_pipeline(fn: ir.Function, names: Sequence[str], context: PassContext, form: str,
@@ -139,7 +139,7 @@ def run_pipeline(fn: ir.Function, names: Sequence[str], context: PassContext, fo
     adjoint form's invariants are checked after each pass."""
     checking = form == ADJOINT and switched_on_by_environment()
     for name in names:
-        if _taken(name, context, optimizing):
+        if _taken(name, context, optimizing, form):
             fn = PASSES[name].run(fn, context)
             if checking:
                 _check_after(fn, name)

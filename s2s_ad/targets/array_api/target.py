@@ -49,7 +49,7 @@ from .rewrites import elements_copied, functional_stores, has_negative_step, key
 from .runtime import RENAMED, Completed, Engine, Own, as_they_are, engine_names, is_number
 from ...core.errors import TransformError
 from ...core.identity import IdentityMap
-from ..target import Spelling, Target, TapeForm, TupleTape, builtin_spelling, declared_spellings
+from ..target import Capabilities, Spelling, Target, TapeForm, TupleTape, builtin_spelling, declared_spellings
 
 def _numpy_name(obj: Any) -> Optional[str]:
     """``sin`` for ``np.sin``: the dotted name after ``np.`` of a NumPy function, where it has one."""
@@ -95,7 +95,7 @@ class ArrayAPITarget(Target):
     def __init__(self, xp: Any, library: str, mutable: bool, memory: str) -> None:
         self.xp, self.library, self.mutable, self.memory = xp, library, mutable, memory
         # adjoints of several slices added into one array in place only where writes are NumPy's (torch)
-        self.slices_in_place = memory == "storage"
+        self.capabilities = Capabilities(slices_in_place=memory == "storage")
         # NumPy's writes are seen through every view of the array (b = a[1:]; a[1] = v changes b[0]).
         # JAX has no writes; Dask's a[i] = v changes the object a alone, never another made from it:
         # for those, only writes no other name can see are written (array_api.rewrites.functional_stores).

@@ -18,7 +18,7 @@ What this target changes:
   which Numba types from the values pushed and grows by doubling; the
   NumPy target's nested tuple has a different type at every depth, which
   no compiler can type.
-* **Helpers are inlined** (``Target.inlines_helpers``): the user's helpers are
+* **Helpers are inlined** (``Capabilities.inlines_helpers``): the user's helpers are
   lowered in place of their calls, so one function holds every slot and no
   tape crosses a call.  A helper that cannot be (a recursive one) stays a
   call, which Numba does not compile: the function falls back.
@@ -79,7 +79,7 @@ from ...analysis import index_ranges
 from ...core import ir
 from ...core.errors import CompileFallbackWarning
 from .tape import SlotTape, proven_stacks
-from ..target import NumPyTarget, Spelling, TapeForm
+from ..target import Capabilities, NumPyTarget, Spelling, TapeForm
 
 
 class NumbaTarget(NumPyTarget):
@@ -87,14 +87,16 @@ class NumbaTarget(NumPyTarget):
 
     name = "numba"
     backend = "numba"
-    inlines_helpers = True
-    # (reversed_steps' range has its step at run time: a loop down a constant step of -1 is about a
-    # third faster on building's reverse sweep, which LLVM then treats as a counted loop)
-    counts_down = True
-    # no lists of floats (Numba types a list by its items) and no ``del`` (Numba refuses it; its
-    # reference counts free a temporary at its last use)
-    passes = ("fold_fills", "drop_dead_element_stores")
+    # helpers inlined: no tape crosses a call.  Counting down: reversed_steps' range has its step at run
+    # time, and a loop down a constant step of -1 is about a third faster on building's reverse sweep,
+    # which LLVM then treats as a counted loop.
+    capabilities = Capabilities(inlines_helpers=True, counts_down=True)
     _tape = SlotTape()
+
+    def passes(self, form: str) -> tuple[str, ...]:
+        # no lists of floats (Numba types a list by its items) and no ``del`` (Numba refuses it; its
+        # reference counts free a temporary at its last use)
+        return ("fold_fills", "drop_dead_element_stores")
 
     def spellings(self, obj: Any) -> Iterator[Spelling]:
         if obj is reversed:  # Numba has no reversed(): bound to the runtime's (a range's reverse)
