@@ -151,7 +151,7 @@ def _pushes_per_trip(block: list[ir.Stmt]) -> tuple[dict[str, int], set[str]]:
         elif isinstance(stmt, ir.If):
             (yes, in_yes), (no, in_no) = _pushes_per_trip(stmt.body), _pushes_per_trip(stmt.orelse)
             nested |= in_yes | in_no
-            for slot in set(yes) | set(no):
+            for slot in dict.fromkeys([*yes, *no]):  # (in their order: a set of strings has none from one run to the next)
                 counts[slot] = counts.get(slot, 0) + max(yes.get(slot, 0), no.get(slot, 0))
         else:
             nested |= {s.slot for s in ir.walk([stmt]) if isinstance(s, ir.Push)}
