@@ -213,3 +213,26 @@ def test_no_target_module_imports_a_pass():
     for target in (NUMPY, SOURCE, NUMBA):  # each a name of a pass a target may choose
         for form in (passes.ADJOINT, passes.PARTS, passes.TANGENT):
             assert all(passes.PASSES[name].chosen_by_target for name in target.passes(form)), (target, form)
+
+
+def summed_rows(x):
+    return np.sum(np.flip(x, 0) * x)
+
+
+def test_the_array_api_rewrites_are_a_pass_whose_output_can_be_looked_at():
+    """An array-API target names the pass rewrite_for_array_api, which passes NumPy's positional
+    arguments by the keyword the standard takes (and for JAX writes functionally, and refuses what
+    the target cannot run); the stage before it shows the code without."""
+    from s2s_ad.core.kinds import Array
+    from s2s_ad.driver.pipeline import build_forward, build_reverse
+    from s2s_ad.targets.array_api.target import ArrayAPITarget
+    target = ArrayAPITarget(np, "jax", False, "immutable")  # (spelled through NumPy's namespace: nothing runs)
+    assert "rewrite_for_array_api" in target.passes(passes.ADJOINT)
+    for build, before in ((build_reverse, "release_dead_arrays"), (build_forward, "optimize")):
+        made = {stage: build(summed_rows, ("x",), (Array(2),), stage=stage, compile_it=False, target=target).source
+                for stage in (before, "rewrite_for_array_api", "optimized")}
+        assert "xp.flip(x, 0)" in made[before] and "xp.flip(x, axis=0)" not in made[before]
+        assert "xp.flip(x, axis=0)" in made["rewrite_for_array_api"]
+        assert made["rewrite_for_array_api"] == made["optimized"]
+    assert "xp.flip(x, 0)" in build_reverse(summed_rows, ("x",), (Array(2),), compile_it=False).source.replace(
+        "np.", "xp.")  # (the NumPy target takes no such pass)

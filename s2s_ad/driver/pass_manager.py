@@ -47,6 +47,7 @@ from ..passes.release import release_dead_arrays
 from ..passes.scalar_cells import keep_cells
 from ..passes.shift_invariance import cut_shift_invariant
 from ..ad.tape import TapeViolation, check_tape, drop_unread_records
+from ..targets.array_api.rewrites import Rewriting, numpys_meaning_kept
 from ..targets.target import Target
 from ..passes.view_checks import drop_proven_view_checks
 
@@ -88,6 +89,13 @@ def _checked(fn: ir.Function, context: PassContext) -> ir.Function:
     return fn
 
 
+def _numpys_meaning_kept(fn: ir.Function, context: PassContext) -> ir.Function:
+    if not isinstance(context.target, Rewriting):
+        raise TypeError(f"{context.target!r} names the pass rewrite_for_array_api, which rewrites for an array "
+                        "API namespace (array_api.rewrites.Rewriting), and is no such target")
+    return numpys_meaning_kept(fn, context.target)
+
+
 PASSES: dict[str, Pass] = {p.name: p for p in [
     Pass("optimize", (ADJOINT, TANGENT), "simplify generated arithmetic, forward copies, drop dead code",
          lambda fn, c: optimize(fn, c.primal)),
@@ -108,11 +116,15 @@ PASSES: dict[str, Pass] = {p.name: p for p in [
     Pass("release_dead_arrays", (ADJOINT, PARTS), "del after an array temporary's last read: its memory reused",
          lambda fn, c: release_dead_arrays(fn, c.arrays, c.known), after=("carry_elements",),
          chosen_by_target=True),
+    Pass("rewrite_for_array_api", (ADJOINT, PARTS, TANGENT),
+         "NumPy's meaning kept where another library's differs (writes, keywords, element reads), the rest refused",
+         _numpys_meaning_kept, after=("optimize", "release_dead_arrays"), optimizes=False, chosen_by_target=True),
 ]}
 
 REVERSE: tuple[str, ...] = ("optimize", "preaccumulate", "drop_unread_records", "fold_fills", "check_tape", SPLIT,
-                            "drop_dead_element_stores", "keep_cells", "carry_elements", "release_dead_arrays")
-FORWARD: tuple[str, ...] = ("optimize",)
+                            "drop_dead_element_stores", "keep_cells", "carry_elements", "release_dead_arrays",
+                            "rewrite_for_array_api")
+FORWARD: tuple[str, ...] = ("optimize", "rewrite_for_array_api")
 PIPELINES = {"reverse": REVERSE, "forward": FORWARD}
 
 
