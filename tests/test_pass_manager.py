@@ -236,3 +236,18 @@ def test_the_array_api_rewrites_are_a_pass_whose_output_can_be_looked_at():
         assert made["rewrite_for_array_api"] == made["optimized"]
     assert "xp.flip(x, 0)" in build_reverse(summed_rows, ("x",), (Array(2),), compile_it=False).source.replace(
         "np.", "xp.")  # (the NumPy target takes no such pass)
+
+
+def test_the_array_api_rewrites_rebuild_a_statement_held_twice_once(monkeypatch):
+    """A checkpointed loop's segment run again in the reverse sweep holds the forward sweep's very
+    statements: the rewrites make one statement of each, not two sharing an identity (found by the
+    checking mode once the rewrites became a pass)."""
+    import call_functions
+    from s2s_ad.core.kinds import NUMBER, Array
+    from s2s_ad.driver.pipeline import build_reverse
+    from s2s_ad.targets.array_api.target import ArrayAPITarget
+    monkeypatch.setenv(passes.ENVIRONMENT_VARIABLE, "1")
+    target = ArrayAPITarget(np, "torch", True, "storage")  # (its element reads are rewritten)
+    made = build_reverse(call_functions.checkpointed_helper, ("x",), (Array(1), NUMBER), compile_it=False,
+                         target=target).source
+    assert "run the segment again" in made and "element_read(steps" in made

@@ -23,6 +23,7 @@ import operator
 from typing import Any, Callable, Iterator, Optional, Protocol, runtime_checkable
 
 from ...core import ir, runtime
+from ...core.identity import IdentityMap
 
 
 def range_names(body: list[ir.Stmt]) -> set[str]:
@@ -191,13 +192,22 @@ def keyword_arguments(body: list[ir.Stmt], standard_name: Callable[[object], Opt
     return _rewritten(body, visit)
 
 
-def _rewritten(body: list[ir.Stmt], visit: Callable[[ir.Expr], Optional[ir.Expr]]) -> list[ir.Stmt]:
-    """``body`` with every expression of every statement rebuilt by ``ir.transform`` with ``visit``."""
+def _rewritten(body: list[ir.Stmt], visit: Callable[[ir.Expr], Optional[ir.Expr]],
+               memo: Optional[IdentityMap[ir.Stmt, ir.Stmt]] = None) -> list[ir.Stmt]:
+    """``body`` with every expression of every statement rebuilt by ``ir.transform`` with ``visit``; a
+    statement the body holds in two places (a checkpointed loop's segment run again holds the forward
+    sweep's) rebuilt once, so that its two places keep one statement, not two sharing an identity."""
     def expr(e: ir.Expr) -> ir.Expr:
         return ir.transform(e, visit)
 
+    memo = IdentityMap() if memo is None else memo
     out: list[ir.Stmt] = []
     for stmt in body:
+        done = memo.get(stmt)
+        if done is not None:
+            out.append(done)
+            continue
+        original = stmt
         if isinstance(stmt, (ir.Assign, ir.Unpack, ir.Effect, ir.Return)):
             stmt = dataclasses.replace(stmt, value=expr(stmt.value))
         elif isinstance(stmt, ir.Store):
@@ -205,13 +215,14 @@ def _rewritten(body: list[ir.Stmt], visit: Callable[[ir.Expr], Optional[ir.Expr]
         elif isinstance(stmt, ir.Push):
             stmt = dataclasses.replace(stmt, values=tuple(expr(v) for v in stmt.values))
         elif isinstance(stmt, ir.If):
-            stmt = dataclasses.replace(stmt, test=expr(stmt.test), body=_rewritten(stmt.body, visit),
-                                       orelse=_rewritten(stmt.orelse, visit))
+            stmt = dataclasses.replace(stmt, test=expr(stmt.test), body=_rewritten(stmt.body, visit, memo),
+                                       orelse=_rewritten(stmt.orelse, visit, memo))
         elif isinstance(stmt, ir.For):
-            stmt = dataclasses.replace(stmt, iterable=expr(stmt.iterable), body=_rewritten(stmt.body, visit))
+            stmt = dataclasses.replace(stmt, iterable=expr(stmt.iterable), body=_rewritten(stmt.body, visit, memo))
         elif isinstance(stmt, ir.While):
-            stmt = dataclasses.replace(stmt, test_block=_rewritten(stmt.test_block, visit), test=expr(stmt.test),
-                                       body=_rewritten(stmt.body, visit))
+            stmt = dataclasses.replace(stmt, test_block=_rewritten(stmt.test_block, visit, memo),
+                                       test=expr(stmt.test), body=_rewritten(stmt.body, visit, memo))
+        memo[original] = stmt
         out.append(stmt)
     return out
 
