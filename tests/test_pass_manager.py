@@ -238,6 +238,89 @@ def test_the_array_api_rewrites_are_a_pass_whose_output_can_be_looked_at():
         "np.", "xp.")  # (the NumPy target takes no such pass)
 
 
+def _release_too_early(fn: ir.Function, context: passes.PassContext) -> ir.Function:
+    """A broken pass: the first name bound at the top that a later statement reads let go of (``del``) at once."""
+    for i, stmt in enumerate(fn.body):
+        later = {n for s in ir.walk(fn.body[i + 1:]) for e in ir.exprs_of(s) for n in ir.names_read(e)}
+        if isinstance(stmt, ir.Assign) and stmt.target in later:
+            return dataclasses.replace(fn, body=fn.body[:i + 1] + [ir.Release((stmt.target,))] + fn.body[i + 1:])
+    raise AssertionError("nothing to release")
+
+
+def _rebuild_a_primal_statement_anew(fn: ir.Function, context: passes.PassContext) -> ir.Function:
+    """A broken pass: a primal statement another primal statement reads made anew (not with
+    dataclasses.replace), so that it silently stops being the primal's."""
+    read_by_primal = {n for s in ir.walk(fn.body) if s.sid in context.primal_sids
+                      for e in ir.exprs_of(s) for n in ir.names_read(e)}
+    first = next(s for s in ir.walk(fn.body) if s.sid in context.primal_sids and isinstance(s, ir.Assign)
+                 and s.target in read_by_primal)
+    return dataclasses.replace(fn, body=ir.replace_statements(fn.body, {first.sid: ir.Assign(first.target, first.value,
+                                                                                              first.line)}))
+
+
+def _broken_pipeline(monkeypatch, mode, broken, forms):
+    monkeypatch.setitem(passes.PASSES, broken.__name__, passes.Pass(broken.__name__, forms, "a broken pass, for this test",
+                                                                    broken))
+    monkeypatch.setitem(passes.PIPELINES, mode, (broken.__name__,) + passes.PIPELINES[mode])
+    monkeypatch.setenv(passes.ENVIRONMENT_VARIABLE, "1")
+
+
+def _sine_times(tmp_path):
+    from conftest import module_from_source
+    return module_from_source(tmp_path, "broken_forms_", "import numpy as np\n\ndef f(x):\n"
+                              "    y = np.sin(x) * x\n    z = np.exp(y)\n    return np.sum(z * y)\n").f
+
+
+@pytest.mark.parametrize("mode", ["reverse", "forward"])
+def test_the_checking_mode_names_a_pass_that_reads_a_name_before_it_is_bound(monkeypatch, tmp_path, mode):
+    from s2s_ad.analysis.form_checks import FormViolation
+    f = _sine_times(tmp_path)
+    _broken_pipeline(monkeypatch, mode, _release_too_early, (passes.ADJOINT, passes.TANGENT))
+    with pytest.raises(FormViolation, match="after the pass _release_too_early, .* reads '.*' .* has not bound it"):
+        s2s_ad.source(f, mode=mode, args=(np.ones(3),))
+    monkeypatch.setenv(passes.ENVIRONMENT_VARIABLE, "0")  # (the check is what caught it)
+    assert "del " in s2s_ad.source(f, mode=mode, args=(np.ones(3),))
+
+
+@pytest.mark.parametrize("mode", ["reverse", "forward"])
+def test_the_checking_mode_names_a_pass_that_loses_a_primal_statement(monkeypatch, tmp_path, mode):
+    from s2s_ad.analysis.form_checks import FormViolation
+    f = _sine_times(tmp_path)
+    _broken_pipeline(monkeypatch, mode, _rebuild_a_primal_statement_anew, (passes.ADJOINT, passes.TANGENT))
+    with pytest.raises(FormViolation, match="after the pass _rebuild_a_primal_statement_anew, the primal statement "
+                                            "of line 4 .* is lost"):
+        s2s_ad.source(f, mode=mode, args=(np.ones(3),))
+
+
+def test_the_checking_mode_checks_the_tangent_forms_identities(monkeypatch, tmp_path):
+    f = _sine_times(tmp_path)
+    _broken_pipeline(monkeypatch, "forward", _keep_a_rebuilt_copy, (passes.TANGENT,))
+    with pytest.raises(ir.IdentityViolation, match="after the pass _keep_a_rebuilt_copy, two statements share"):
+        s2s_ad.source(f, mode="forward", args=(np.ones(3),))
+
+
+def test_the_binding_check_follows_branches_loops_and_releases():
+    """What a reverse sweep does, allowed (a second if on the same name takes the same side; a loop's
+    trip reads what the one before bound); what no path binds, refused."""
+    from s2s_ad.analysis.form_checks import FormViolation, check_bound_before_read
+    c, a, b = ir.Var("c"), ir.Var("a"), ir.Var("b")
+    fine = ir.Function("g", ["c", "n"], [
+        ir.If(c, [ir.Assign("a", ir.Const(1.0))], [ir.Assign("b", ir.Const(2.0))]),
+        ir.If(c, [ir.Assign("r", a)], [ir.Assign("r", b)]),
+        ir.Assign("s", ir.Const(0.0)),
+        ir.For("i", ir.Var("n"), [ir.Assign("t", ir.Var("s")), ir.Assign("s", ir.Var("t"))]),
+        ir.Return(ir.Var("r"))])
+    check_bound_before_read(fine, "a test")
+    for body in ([ir.If(c, [ir.Assign("a", ir.Const(1.0))], []), ir.Return(a)],  # one side only
+                 [ir.If(c, [ir.Assign("a", ir.Const(1.0))], []), ir.Assign("c", ir.Const(False)),
+                  ir.If(c, [ir.Return(a)], [])],  # the test bound again between
+                 [ir.For("i", ir.Var("n"), [ir.Assign("a", ir.Const(1.0))]), ir.Return(a)],  # after a loop
+                 [ir.Assign("a", ir.Const(1.0)), ir.For("i", ir.Var("n"), [ir.Assign("t", a), ir.Release(("a",))]),
+                  ir.Return(ir.Var("c"))]):  # released in a trip, read in the next
+        with pytest.raises(FormViolation, match="reads 'a'"):
+            check_bound_before_read(ir.Function("g", ["c", "n"], body), "a test")
+
+
 def test_the_array_api_rewrites_rebuild_a_statement_held_twice_once(monkeypatch):
     """A checkpointed loop's segment run again in the reverse sweep holds the forward sweep's very
     statements: the rewrites make one statement of each, not two sharing an identity (found by the

@@ -21,9 +21,11 @@ part).  ``FORWARD`` is forward mode's.
 
 Any pass's output can be looked at: ``run_pipeline(..., until=NAME)`` stops after it, and
 ``s2s_ad.source(f, stage=NAME)`` prints it.  With ``S2S_AD_CHECK_PASSES=1`` the invariants of the
-adjoint form are checked after every pass that returns that form: no two statements share an
-identity (``ir.check_identities``, which raises ``ir.IdentityViolation``) and the pushes and pops of
-the tape pair up (``tape.check_tape``; a violation raises ``tape.TapeViolation``), each naming the pass.
+form a pass returns are checked after it, each violation naming the pass: in every form (the adjoint,
+a split adjoint's parts, the tangent form) no two statements share an identity
+(``ir.check_identities``, which raises ``ir.IdentityViolation``), every name is read where every path
+has bound it and no primal statement is lost (``form_checks``, which raises ``FormViolation``); in
+the adjoint form the pushes and pops of the tape pair up (``tape.check_tape``: ``tape.TapeViolation``).
 """
 from __future__ import annotations
 
@@ -34,6 +36,7 @@ from typing import Any, Callable, Optional, Sequence
 from ..core import ir
 from ..analysis.checks import check_constant_calls, check_element_reads, check_in_place
 from ..analysis.facts import Analysis
+from ..analysis.form_checks import check_bound_before_read, check_no_primal_lost
 from ..analysis.inference import SCALAR
 from ..analysis.lost_derivatives import guard_lost_derivatives_kept
 from ..passes.carried_elements import carry_elements
@@ -149,23 +152,30 @@ def run_pipeline(fn: ir.Function, names: Sequence[str], context: PassContext, fo
     form ``form``: those a target chooses only where it names them, the optimising ones only with
     ``optimizing``; stop after ``until`` where it is one of them.  In the checking mode, the
     adjoint form's invariants are checked after each pass."""
-    checking = form == ADJOINT and switched_on_by_environment()
+    checking = switched_on_by_environment()
     for name in names:
         if _taken(name, context, optimizing, form):
-            fn = PASSES[name].run(fn, context)
+            made = PASSES[name].run(fn, context)
             if checking:
-                _check_after(fn, name)
+                _check_after(fn, made, name, form, context)
+            fn = made
         if name == until:
             break
     return fn
 
 
-def _check_after(fn: ir.Function, name: str) -> None:
+def _check_after(before: ir.Function, fn: ir.Function, name: str, form: str, context: PassContext) -> None:
+    """The invariants of ``form`` in ``fn``, what the pass ``name`` made of ``before``: no two statements
+    share an identity, every name read where every path has bound it, no primal statement lost, and in
+    the adjoint form (both sweeps in one function) the tape's pushes and pops paired."""
     ir.check_identities(fn.body, name)
-    try:
-        check_tape(fn)
-    except TapeViolation as violation:
-        raise TapeViolation(f"after the pass {name}: {violation}") from None
+    if form == ADJOINT:
+        try:
+            check_tape(fn)
+        except TapeViolation as violation:
+            raise TapeViolation(f"after the pass {name}: {violation}") from None
+    check_bound_before_read(fn, name)
+    check_no_primal_lost(before, fn, context.primal_sids, name)
 
 
 def before_split(mode: str) -> tuple[str, ...]:
