@@ -265,7 +265,7 @@ class Lowering(Part):
             value = self.containers.settle(value)
             if isinstance(target, gast.Name):
                 if made and isinstance(value, Record):  # layers = [(W1, b1), ...]: see as_shown
-                    self.containers.shown[id(value)] = value
+                    self.containers.shown.add(value)
                 self.containers.note_sharing(target.id, value)
                 self.scope.env[target.id] = value
                 return
