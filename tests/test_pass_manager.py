@@ -309,12 +309,16 @@ def test_the_binding_check_follows_branches_loops_and_releases():
         ir.If(c, [ir.Assign("r", a)], [ir.Assign("r", b)]),
         ir.Assign("s", ir.Const(0.0)),
         ir.For("i", ir.Var("n"), [ir.Assign("t", ir.Var("s")), ir.Assign("s", ir.Var("t"))]),
+        ir.If(ir.Var("n"), [ir.Assign("e", ir.Const(0.0))], []),  # a reverse loop's carried element
+        ir.For("i", ir.Call(reversed, (ir.Var("n"),)), [ir.Assign("t", ir.Var("e")), ir.Assign("e", ir.Var("t"))]),
         ir.Return(ir.Var("r"))])
     check_bound_before_read(fine, "a test")
     for body in ([ir.If(c, [ir.Assign("a", ir.Const(1.0))], []), ir.Return(a)],  # one side only
                  [ir.If(c, [ir.Assign("a", ir.Const(1.0))], []), ir.Assign("c", ir.Const(False)),
                   ir.If(c, [ir.Return(a)], [])],  # the test bound again between
                  [ir.For("i", ir.Var("n"), [ir.Assign("a", ir.Const(1.0))]), ir.Return(a)],  # after a loop
+                 [ir.If(c, [ir.Assign("a", ir.Const(1.0))], []),
+                  ir.For("i", ir.Var("n"), [ir.Assign("t", a)]), ir.Return(c)],  # if c, not the loop's own
                  [ir.Assign("a", ir.Const(1.0)), ir.For("i", ir.Var("n"), [ir.Assign("t", a), ir.Release(("a",))]),
                   ir.Return(ir.Var("c"))]):  # released in a trip, read in the next
         with pytest.raises(FormViolation, match="reads 'a'"):

@@ -7,8 +7,9 @@ nothing, or a ``FormViolation`` naming the pass and what it broke:
 * ``check_bound_before_read``: every name is read only where every path has bound it: a parameter,
   a global of the module (``fn.constants``), the tape (bound where the target writes it), or a name a statement before it bound on every path
   into it (after an ``if``, what both branches bound, and in a later ``if`` on the same name, not bound
-  again since, what its side bound: the reverse sweep replays the forward sweep's branches; in a loop,
-  what was bound before it or earlier in the trip; after a loop, what was bound before it), and not
+  again since, what its side bound: the reverse sweep replays the forward sweep's branches, and in a
+  loop over that name, what ``if name:`` bound; in a loop, what was bound before it or earlier in the
+  trip; after a loop, what was bound before it), and not
   let go of since (``del``: ``ir.Release``).  A pass that moves a read above the statement binding it, drops that statement or
   releases a name something later reads breaks it;
 * ``check_no_primal_lost``: a statement of the primal the pass took out of the function leaves nothing
@@ -88,10 +89,17 @@ def _loop(stmt: ir.Stmt, bound: set[str], branches: Branches, fn: ir.Function, a
     """What is bound on every path after a ``for`` or ``while`` loop, its body checked: a trip starts
     with what the trip before left bound (a ``del`` in the body counts)."""
     if isinstance(stmt, ir.For):
-        entry = bound | {stmt.index}
+        # a trip runs only where what it walks is not empty: ``if steps:`` before ``for t in
+        # reversed(steps):`` (the reverse loop's carried elements) bound its side for every trip
+        walked = stmt.iterable.args[0] if isinstance(stmt.iterable, ir.Call) and stmt.iterable.fn is reversed \
+            and len(stmt.iterable.args) == 1 else stmt.iterable
+        known, inner_branches = branches.get((walked.name, True), (set(), {})) if isinstance(walked, ir.Var) \
+            else (set(), {})
+        branches = {**branches, **inner_branches}
+        entry = bound | known | {stmt.index}
         while True:
             inner = _bound_through(stmt.body, entry, branches, fn, after)[0]
-            again = (bound & inner) | {stmt.index}
+            again = ((bound | known) & inner) | {stmt.index}
             if again == entry:
                 break
             entry = again
