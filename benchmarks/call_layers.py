@@ -8,7 +8,7 @@ several rounds (the layers taking turns in each), in nanoseconds per call, of:
 * ``grad``: ``s2s_ad.grad(f, wrt=...)`` called, what the user pays (the API layer on top);
 * with Numba installed, ``hand-numba`` (the twin in ``numba_twins.py`` compiled by ``numba.njit``),
   ``dispatcher`` (Numba's dispatcher of the generated code, called alone), ``run`` (the wrapper
-  ``numba_target`` puts around it: fallback and dtype checks; a cached call of the gradient runs
+  ``targets/numba/target.py`` puts around it: fallback and dtype checks; a cached call of the gradient runs
   its ``checked`` part, the dtypes known from the call's key) and ``grad-numba``
   (``backend="numba"``).
 

@@ -84,7 +84,7 @@ def _bytecode_environment() -> dict[str, str]:
         env.pop("PYTHONDONTWRITEBYTECODE", None)
         env["PYTHONPATH"] = os.pathsep.join([_ROOT] + [p for p in [env.get("PYTHONPATH")] if p])
         warm = ("import s2s_ad, s2s_ad.rules.registry as r; r.load_templates()\n"
-                "try:\n    import numba, s2s_ad.targets.numba_runtime\nexcept ImportError:\n    pass\n")
+                "try:\n    import numba, s2s_ad.targets.numba.runtime\nexcept ImportError:\n    pass\n")
         subprocess.run([sys.executable, "-c", warm], cwd=_ROOT, env=env, capture_output=True, timeout=TIME_LIMIT)
     return dict(_BYTECODE)
 

@@ -1,4 +1,4 @@
-"""Arrays of other libraries (s2s_ad/targets/array_api_target.py): PyTorch, JAX, Dask and array_api_strict.
+"""Arrays of other libraries (s2s_ad/targets/array_api/): PyTorch, JAX, Dask and array_api_strict.
 
 For each library (CPU, float64), the functions of ``array_library_functions`` (numbers and arrays,
 loops, element reads, a helper, reductions, broadcasting, elementwise functions, a matrix product)
@@ -270,7 +270,7 @@ def test_backend_numba_takes_numpy_arrays_only(library):
 
 
 def test_one_target_per_namespace_part_of_the_cache_key(library):
-    from s2s_ad.targets import array_api_target
+    from s2s_ad.targets.array_api import target as array_api_target
     a, b = library.make(X), library.make(X + 1.0)
     assert array_api_target.target_for(a) is array_api_target.target_for(b)
     df = s2s_ad.grad(af.calls_a_helper)

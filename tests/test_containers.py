@@ -394,7 +394,7 @@ def test_has_aux_with_a_pair_from_returns_in_branches(x):
 
 
 def test_arrays_of_another_library_in_a_dict_stay_data():
-    """JAX arrays in a dict are leaves, differentiated through JAX's namespace (array_api_target),
+    """JAX arrays in a dict are leaves, differentiated through JAX's namespace (array_api.target),
     never constants (a zero gradient), never converted to NumPy; without array-api-compat, an
     ImportError says which extra to install."""
     jnp = pytest.importorskip("jax.numpy")

@@ -363,7 +363,9 @@ def template_only_helpers(runtime_source: str, engine_sources: list[str]) -> lis
 
 
 def _engine_sources() -> list[str]:
-    paths = [p for p in sorted(glob.glob(os.path.join(ENGINE, "*", "*.py"))) if os.path.basename(p) != "runtime.py"]
+    # every module of the engine's packages, sub-packages' too (targets/array_api/runtime.py), but the runtime itself
+    paths = [p for p in sorted(glob.glob(os.path.join(ENGINE, "*", "**", "*.py"), recursive=True))
+             if p != os.path.join(ENGINE, "core", "runtime.py")]
     sources = []
     for path in paths:
         with open(path, encoding="utf-8") as f:

@@ -511,7 +511,7 @@ def test_a_length_that_may_wrap_past_two_to_the_64_is_not_taken_for_proven():
 
 
 def test_the_engine_ops_keep_their_own_bounds_checks_in_code_compiled_without():
-    from s2s_ad.targets import numba_runtime
+    from s2s_ad.targets.numba import runtime as numba_runtime
     from s2s_ad.core import runtime
     numba_runtime.register()
 
@@ -525,7 +525,7 @@ def test_the_engine_ops_keep_their_own_bounds_checks_in_code_compiled_without():
 
 
 def test_code_with_and_without_bounds_checks_is_cached_in_files_of_its_own(tmp_path, monkeypatch):
-    from s2s_ad.targets import numba_target
+    from s2s_ad.targets.numba import target as numba_target
     monkeypatch.setenv("S2S_AD_CACHE_DIR", str(tmp_path))
     seen = []
     dispatcher = numba_target._dispatcher
@@ -587,9 +587,9 @@ def test_a_changed_function_or_global_gets_code_of_its_own(tmp_path, monkeypatch
 
 
 def test_the_disk_cache_key_covers_the_templates_compiled_versions(tmp_path, monkeypatch):
-    # A compiled version (a user's template's, numba_rules') edited in a checkout must not find the old
+    # A compiled version (a user's template's, targets/numba/rules') edited in a checkout must not find the old
     # machine code on disk.
-    from s2s_ad.targets import numba_target
+    from s2s_ad.targets.numba import target as numba_target
     from s2s_ad.rules import registry as rules
     fingerprint = numba_target._compiler_fingerprint.__wrapped__
     before = fingerprint()
@@ -606,32 +606,32 @@ def test_the_disk_cache_key_covers_the_templates_compiled_versions(tmp_path, mon
 
 
 def test_the_disk_cache_key_covers_the_kernels_the_compiled_versions_share(tmp_path, monkeypatch):
-    # The compiled versions call s2s_ad/numba_kernels' functions: an edit there must miss the old machine code.
-    from s2s_ad.targets import numba_kernels
-    from s2s_ad.targets import numba_target
+    # The compiled versions call s2s_ad/targets/numba/kernels.py's functions: an edit there must miss the old machine code.
+    from s2s_ad.targets.numba import kernels as numba_kernels
+    from s2s_ad.targets.numba import target as numba_target
     fingerprint = numba_target._compiler_fingerprint.__wrapped__
     before = fingerprint()
-    kernels = tmp_path / "numba_kernels.py"
+    kernels = tmp_path / "kernels.py"
     kernels.write_text(open(numba_kernels.__file__).read() + "# edited\n")
     monkeypatch.setattr(numba_kernels, "__file__", str(kernels))
     assert fingerprint() != before
 
 
-def test_the_compiled_versions_live_in_numba_rules_and_the_cache_key_covers_them(tmp_path, monkeypatch):
-    # s2s_ad's own compiled versions are declared beside the target (numba_rules), none in the templates;
-    # an edit to any of numba_rules' modules must miss the old machine code.
+def test_the_compiled_versions_live_in_the_numba_targets_rules_and_the_cache_key_covers_them(tmp_path, monkeypatch):
+    # s2s_ad's own compiled versions are declared beside the target (targets/numba/rules), none in the templates;
+    # an edit to any of its modules must miss the old machine code.
     import os
     import shutil
-    from s2s_ad.targets import numba_rules, numba_target
+    from s2s_ad.targets.numba import rules as numba_rules, target as numba_target
     from s2s_ad.rules import registry as rules
     folder = os.path.dirname(numba_rules.__file__)
     declaring = {factory.__code__.co_filename for factory in rules.compiled_versions("numba").values()}
     assert declaring == {os.path.join(folder, name) for name in os.listdir(folder)
-                         if name.endswith(".py") and name != "__init__.py"}
+                         if name.endswith(".py") and name not in ("__init__.py", "template_modules.py")}
     assert rules.compiled_versions("another target") == {}
     fingerprint = numba_target._compiler_fingerprint.__wrapped__
     before = fingerprint()
-    copy = tmp_path / "numba_rules"
+    copy = tmp_path / "rules"
     shutil.copytree(folder, copy, ignore=shutil.ignore_patterns("__pycache__"))
     monkeypatch.setattr(numba_rules, "__file__", str(copy / "__init__.py"))
     unedited = fingerprint()
@@ -733,7 +733,7 @@ def test_the_corpus_with_backend_numba_agrees_with_python_or_falls_back(module_n
 # or raises where they raise.
 
 def _njit(expression, **names):
-    from s2s_ad.targets import numba_runtime
+    from s2s_ad.targets.numba import runtime as numba_runtime
     numba_runtime.register()
     return numba.njit(error_model="python", boundscheck=True)(eval(expression, {"np": np, **names}))  # (as generated code)
 

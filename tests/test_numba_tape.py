@@ -1,4 +1,4 @@
-"""The Numba target's tape (``s2s_ad/targets/numba_tape.py``): each slot a preallocated float64 array where
+"""The Numba target's tape (``s2s_ad/targets/numba/tape.py``): each slot a preallocated float64 array where
 its size is known on entry to the loop that records it and its values are float64, else a list.
 
 Oracles: central differences and the Python backend's gradient (itself checked against differences
@@ -20,7 +20,7 @@ numba = optional_import("numba")
 pytestmark = pytest.mark.skipif(numba is None, reason="numba is not installed (pip install 's2s_ad[numba]')")
 
 from s2s_ad import CompileFallbackWarning  # noqa: E402
-from s2s_ad.targets.numba_runtime import float_stack  # noqa: E402
+from s2s_ad.targets.numba.runtime import float_stack  # noqa: E402
 
 
 @pytest.fixture(autouse=True)
@@ -227,3 +227,25 @@ def test_as_python_the_preallocated_stack_gives_back_what_was_pushed():
     stack[0, 0], stack[0, 1], stack[1, 0] = 1 + 2j, np.arange(3.0), 7
     assert stack[0, 0] == 1 + 2j and type(stack[1, 0]) is int
     np.testing.assert_array_equal(stack[0, 1], np.arange(3.0))
+
+
+def test_the_code_is_the_same_text_in_every_process():
+    """The slots' arrays are made in one order whatever the hash seed of the process (the text is part
+    of the disk cache's key: a process whose code read otherwise compiled anew).  Found comparing the
+    generated code of the corpus before and after a refactoring: a branch's slots were once counted
+    through a set of their names."""
+    import os
+    import subprocess
+    import sys
+    script = ("import checkpoint_functions as c\n"
+              "from s2s_ad.core.kinds import NUMBER\n"
+              "from s2s_ad.driver.pipeline import build_reverse\n"
+              "from s2s_ad.targets.numba.target import NUMBA\n"
+              "print(build_reverse(c.mixed_body_plain, ('u0', 'k', 'n'), (NUMBER,) * 3, compile_it=False,"
+              " target=NUMBA).source)\n")
+    tests = os.path.dirname(os.path.abspath(__file__))
+    path = os.pathsep.join([tests] + [p for p in sys.path if p])
+    texts = {subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True,
+                            env={**os.environ, "PYTHONPATH": path, "PYTHONHASHSEED": str(seed)}).stdout
+             for seed in (1, 2, 3, 4)}
+    assert len(texts) == 1 and "float_stack(" in texts.pop()

@@ -57,8 +57,8 @@ def test_the_layers_test_would_see_an_upward_import(tmp_path):
     upward = tmp_path / "m.py"
     upward.write_text("from ..api import transforms\nfrom . import sibling\n")
     assert _package_imports(upward) == {"api"}
-    nested = tmp_path / "n.py"  # (a module of a stage's sub-package: targets/numba_rules/n.py)
-    nested.write_text("from ...api import transforms\nfrom .. import numba_kernels\nfrom . import sibling\n"
+    nested = tmp_path / "n.py"  # (a module of a stage's sub-package: targets/numba/n.py)
+    nested.write_text("from ...api import transforms\nfrom .. import target\nfrom . import sibling\n"
                       "from .... import above\n")
     assert _package_imports(nested, depth=2) == {"api", "above s2s_ad"}
 
@@ -80,3 +80,70 @@ def test_no_module_of_the_engine_is_over_most_lines():
     long = [f"{m.relative_to(PACKAGE)}: {n} lines" for m in modules
             if (n := len(m.read_text(encoding="utf-8").splitlines())) > MOST_LINES]
     assert not long, long
+
+
+def _module_imports() -> dict[str, set[str]]:
+    """Each module of s2s_ad (by its dotted name) and the modules of s2s_ad it imports, those imported
+    for annotations alone (under ``TYPE_CHECKING``) too: ``from .x import y`` is x (y where y is a
+    module of x's package), ``from . import y`` is y."""
+    names = {".".join(m.relative_to(PACKAGE.parent).with_suffix("").parts).removesuffix(".__init__"): m
+             for m in PACKAGE.rglob("*.py")}
+    graph: dict[str, set[str]] = {}
+    for name, path in names.items():
+        package = name.split(".") if path.name == "__init__.py" else name.split(".")[:-1]
+        found = graph[name] = set()
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if not isinstance(node, ast.ImportFrom) or node.level == 0:
+                continue
+            base = package[:len(package) - (node.level - 1)] + (node.module.split(".") if node.module else [])
+            for alias in node.names:
+                whole = ".".join(base + [alias.name])
+                found.add(whole if whole in names else ".".join(base))
+        found &= set(names)
+        found.discard(name)
+    return graph
+
+
+def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected components of more than one module (Tarjan's algorithm)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    found: list[list[str]] = []
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        for w in sorted(graph[v]):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            component = []
+            while True:
+                w = stack.pop()
+                component.append(w)
+                if w == v:
+                    break
+            if len(component) > 1:
+                found.append(sorted(component))
+
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
+    return found
+
+
+def test_no_modules_import_each_other_even_for_annotations():
+    """No circle of imports between the engine's modules, not even one closed by an import made for
+    annotations alone: a part of a class types the object it is given by a Protocol of what it reads
+    (api/derivative.py), not by the class whose module imports it."""
+    graph = _module_imports()
+    assert len(graph) > 80 and graph["s2s_ad.api.gradient"] >= {"s2s_ad.api.built_code", "s2s_ad.api.derivative"}
+    assert _cycles(graph) == []
+
+
+def test_the_circle_test_would_see_a_circle():
+    assert _cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]

@@ -67,8 +67,8 @@ def test_the_code_after_the_last_pass_is_the_optimized_code_and_the_first_is_not
 
 
 def test_a_target_names_the_passes_it_takes():
-    from s2s_ad.targets.numba_target import NumbaTarget
-    assert "release_dead_arrays" not in NumbaTarget.passes  # Numba refuses del
+    from s2s_ad.targets.numba.target import NUMBA
+    assert "release_dead_arrays" not in NUMBA.passes(passes.ADJOINT)  # Numba refuses del
     args = (np.ones((4, 5)), np.ones((5, 2)), np.ones((3, 4)))
     numpys = s2s_ad.source(two_layers, wrt=(0, 1), args=args)
     assert "del x_at_w1" in numpys
@@ -169,3 +169,172 @@ def test_source_shows_the_ssa_form_after_every_ssa_pass():
     loop_line = next(line for line in after.splitlines() if line.lstrip().startswith("for "))
     assert after.index("c * 2.0") < after.index(loop_line) and before.index("c * 2.0") > before.index(
         next(line for line in before.splitlines() if line.lstrip().startswith("for ")))
+
+
+def test_what_changes_generation_is_one_frozen_record_on_the_target():
+    """The capabilities record (``targets.target.Capabilities``) is the one way a target changes what
+    the stages above it generate: frozen, and read by the engine through ``target.capabilities`` alone."""
+    import re
+    from s2s_ad.targets.target import NUMPY, SOURCE, Capabilities
+    from s2s_ad.targets.numba.target import NUMBA
+    from s2s_ad.targets.array_api.target import ArrayAPITarget
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        NUMPY.capabilities.counts_down = True  # type: ignore[misc]
+    assert NUMPY.capabilities == SOURCE.capabilities == Capabilities()
+    assert NUMBA.capabilities == Capabilities(inlines_helpers=True, counts_down=True)
+    assert not ArrayAPITarget(np, "jax", False, "immutable").capabilities.slices_in_place
+    assert ArrayAPITarget(np, "torch", True, "storage").capabilities.slices_in_place
+    flags = [f.name for f in dataclasses.fields(Capabilities)]
+    package = Path(s2s_ad.__file__).parent
+    read_beside = re.compile(r"\btarget\.(" + "|".join(flags) + r")\b")
+    found = [f"{m.relative_to(package)}:{i + 1}" for m in sorted(package.rglob("*.py"))
+             for i, line in enumerate(m.read_text(encoding="utf-8").splitlines()) if read_beside.search(line)]
+    assert not found, found
+    assert all(not set(flags) & set(vars(type(t))) for t in (NUMPY, SOURCE, NUMBA))
+
+
+def test_no_target_module_imports_a_pass():
+    """Targets name the passes they take (``Target.passes(form)``); none imports the passes' package or
+    the pass manager."""
+    import ast
+    targets = Path(s2s_ad.__file__).parent / "targets"
+    wrong = []
+    for module in sorted(targets.rglob("*.py")):
+        package = ["s2s_ad"] + list(module.relative_to(targets.parent).parent.parts)
+        for node in ast.walk(ast.parse(module.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom) and node.level > 0:
+                base = package[:len(package) - node.level + 1] + (node.module or "").split(".")
+                names = [".".join(base + [alias.name]) for alias in node.names]
+                if any(n.startswith(("s2s_ad.passes", "s2s_ad.driver")) for n in names):
+                    wrong.append(f"{module.relative_to(targets)}: {names}")
+    assert not wrong, wrong
+    from s2s_ad.targets.target import NUMPY, SOURCE
+    from s2s_ad.targets.numba.target import NUMBA
+    for target in (NUMPY, SOURCE, NUMBA):  # each a name of a pass a target may choose
+        for form in (passes.ADJOINT, passes.PARTS, passes.TANGENT):
+            assert all(passes.PASSES[name].chosen_by_target for name in target.passes(form)), (target, form)
+
+
+def summed_rows(x):
+    return np.sum(np.flip(x, 0) * x)
+
+
+def test_the_array_api_rewrites_are_a_pass_whose_output_can_be_looked_at():
+    """An array-API target names the pass rewrite_for_array_api, which passes NumPy's positional
+    arguments by the keyword the standard takes (and for JAX writes functionally, and refuses what
+    the target cannot run); the stage before it shows the code without."""
+    from s2s_ad.core.kinds import Array
+    from s2s_ad.driver.pipeline import build_forward, build_reverse
+    from s2s_ad.targets.array_api.target import ArrayAPITarget
+    target = ArrayAPITarget(np, "jax", False, "immutable")  # (spelled through NumPy's namespace: nothing runs)
+    assert "rewrite_for_array_api" in target.passes(passes.ADJOINT)
+    for build, before in ((build_reverse, "release_dead_arrays"), (build_forward, "optimize")):
+        made = {stage: build(summed_rows, ("x",), (Array(2),), stage=stage, compile_it=False, target=target).source
+                for stage in (before, "rewrite_for_array_api", "optimized")}
+        assert "xp.flip(x, 0)" in made[before] and "xp.flip(x, axis=0)" not in made[before]
+        assert "xp.flip(x, axis=0)" in made["rewrite_for_array_api"]
+        assert made["rewrite_for_array_api"] == made["optimized"]
+    assert "xp.flip(x, 0)" in build_reverse(summed_rows, ("x",), (Array(2),), compile_it=False).source.replace(
+        "np.", "xp.")  # (the NumPy target takes no such pass)
+
+
+def _release_too_early(fn: ir.Function, context: passes.PassContext) -> ir.Function:
+    """A broken pass: the first name bound at the top that a later statement reads let go of (``del``) at once."""
+    for i, stmt in enumerate(fn.body):
+        later = {n for s in ir.walk(fn.body[i + 1:]) for e in ir.exprs_of(s) for n in ir.names_read(e)}
+        if isinstance(stmt, ir.Assign) and stmt.target in later:
+            return dataclasses.replace(fn, body=fn.body[:i + 1] + [ir.Release((stmt.target,))] + fn.body[i + 1:])
+    raise AssertionError("nothing to release")
+
+
+def _rebuild_a_primal_statement_anew(fn: ir.Function, context: passes.PassContext) -> ir.Function:
+    """A broken pass: a primal statement another primal statement reads made anew (not with
+    dataclasses.replace), so that it silently stops being the primal's."""
+    read_by_primal = {n for s in ir.walk(fn.body) if s.sid in context.primal_sids
+                      for e in ir.exprs_of(s) for n in ir.names_read(e)}
+    first = next(s for s in ir.walk(fn.body) if s.sid in context.primal_sids and isinstance(s, ir.Assign)
+                 and s.target in read_by_primal)
+    return dataclasses.replace(fn, body=ir.replace_statements(fn.body, {first.sid: ir.Assign(first.target, first.value,
+                                                                                              first.line)}))
+
+
+def _broken_pipeline(monkeypatch, mode, broken, forms):
+    monkeypatch.setitem(passes.PASSES, broken.__name__, passes.Pass(broken.__name__, forms, "a broken pass, for this test",
+                                                                    broken))
+    monkeypatch.setitem(passes.PIPELINES, mode, (broken.__name__,) + passes.PIPELINES[mode])
+    monkeypatch.setenv(passes.ENVIRONMENT_VARIABLE, "1")
+
+
+def _sine_times(tmp_path):
+    from conftest import module_from_source
+    return module_from_source(tmp_path, "broken_forms_", "import numpy as np\n\ndef f(x):\n"
+                              "    y = np.sin(x) * x\n    z = np.exp(y)\n    return np.sum(z * y)\n").f
+
+
+@pytest.mark.parametrize("mode", ["reverse", "forward"])
+def test_the_checking_mode_names_a_pass_that_reads_a_name_before_it_is_bound(monkeypatch, tmp_path, mode):
+    from s2s_ad.analysis.form_checks import FormViolation
+    f = _sine_times(tmp_path)
+    _broken_pipeline(monkeypatch, mode, _release_too_early, (passes.ADJOINT, passes.TANGENT))
+    with pytest.raises(FormViolation, match="after the pass _release_too_early, .* reads '.*' .* has not bound it"):
+        s2s_ad.source(f, mode=mode, args=(np.ones(3),))
+    monkeypatch.setenv(passes.ENVIRONMENT_VARIABLE, "0")  # (the check is what caught it)
+    assert "del " in s2s_ad.source(f, mode=mode, args=(np.ones(3),))
+
+
+@pytest.mark.parametrize("mode", ["reverse", "forward"])
+def test_the_checking_mode_names_a_pass_that_loses_a_primal_statement(monkeypatch, tmp_path, mode):
+    from s2s_ad.analysis.form_checks import FormViolation
+    f = _sine_times(tmp_path)
+    _broken_pipeline(monkeypatch, mode, _rebuild_a_primal_statement_anew, (passes.ADJOINT, passes.TANGENT))
+    with pytest.raises(FormViolation, match="after the pass _rebuild_a_primal_statement_anew, the primal statement "
+                                            "of line 4 .* is lost"):
+        s2s_ad.source(f, mode=mode, args=(np.ones(3),))
+
+
+def test_the_checking_mode_checks_the_tangent_forms_identities(monkeypatch, tmp_path):
+    f = _sine_times(tmp_path)
+    _broken_pipeline(monkeypatch, "forward", _keep_a_rebuilt_copy, (passes.TANGENT,))
+    with pytest.raises(ir.IdentityViolation, match="after the pass _keep_a_rebuilt_copy, two statements share"):
+        s2s_ad.source(f, mode="forward", args=(np.ones(3),))
+
+
+def test_the_binding_check_follows_branches_loops_and_releases():
+    """What a reverse sweep does, allowed (a second if on the same name takes the same side; a loop's
+    trip reads what the one before bound); what no path binds, refused."""
+    from s2s_ad.analysis.form_checks import FormViolation, check_bound_before_read
+    c, a, b = ir.Var("c"), ir.Var("a"), ir.Var("b")
+    fine = ir.Function("g", ["c", "n"], [
+        ir.If(c, [ir.Assign("a", ir.Const(1.0))], [ir.Assign("b", ir.Const(2.0))]),
+        ir.If(c, [ir.Assign("r", a)], [ir.Assign("r", b)]),
+        ir.Assign("s", ir.Const(0.0)),
+        ir.For("i", ir.Var("n"), [ir.Assign("t", ir.Var("s")), ir.Assign("s", ir.Var("t"))]),
+        ir.If(ir.Var("n"), [ir.Assign("e", ir.Const(0.0))], []),  # a reverse loop's carried element
+        ir.For("i", ir.Call(reversed, (ir.Var("n"),)), [ir.Assign("t", ir.Var("e")), ir.Assign("e", ir.Var("t"))]),
+        ir.Return(ir.Var("r"))])
+    check_bound_before_read(fine, "a test")
+    for body in ([ir.If(c, [ir.Assign("a", ir.Const(1.0))], []), ir.Return(a)],  # one side only
+                 [ir.If(c, [ir.Assign("a", ir.Const(1.0))], []), ir.Assign("c", ir.Const(False)),
+                  ir.If(c, [ir.Return(a)], [])],  # the test bound again between
+                 [ir.For("i", ir.Var("n"), [ir.Assign("a", ir.Const(1.0))]), ir.Return(a)],  # after a loop
+                 [ir.If(c, [ir.Assign("a", ir.Const(1.0))], []),
+                  ir.For("i", ir.Var("n"), [ir.Assign("t", a)]), ir.Return(c)],  # if c, not the loop's own
+                 [ir.Assign("a", ir.Const(1.0)), ir.For("i", ir.Var("n"), [ir.Assign("t", a), ir.Release(("a",))]),
+                  ir.Return(ir.Var("c"))]):  # released in a trip, read in the next
+        with pytest.raises(FormViolation, match="reads 'a'"):
+            check_bound_before_read(ir.Function("g", ["c", "n"], body), "a test")
+
+
+def test_the_array_api_rewrites_rebuild_a_statement_held_twice_once(monkeypatch):
+    """A checkpointed loop's segment run again in the reverse sweep holds the forward sweep's very
+    statements: the rewrites make one statement of each, not two sharing an identity (found by the
+    checking mode once the rewrites became a pass)."""
+    import call_functions
+    from s2s_ad.core.kinds import NUMBER, Array
+    from s2s_ad.driver.pipeline import build_reverse
+    from s2s_ad.targets.array_api.target import ArrayAPITarget
+    monkeypatch.setenv(passes.ENVIRONMENT_VARIABLE, "1")
+    target = ArrayAPITarget(np, "torch", True, "storage")  # (its element reads are rewritten)
+    made = build_reverse(call_functions.checkpointed_helper, ("x",), (Array(1), NUMBER), compile_it=False,
+                         target=target).source
+    assert "run the segment again" in made and "element_read(steps" in made

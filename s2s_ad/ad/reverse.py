@@ -323,7 +323,7 @@ def reverse(fn: ir.Function, wrt: list[str], facts: Analysis, callee: Optional[C
     With ``split``, the adjoint takes the tape as its last parameter (for
     ``pipeline.split_adjoint``, which cuts it into forward and backward parts).  ``slices_in_place``:
     an array read by several slices gets their adjoints added into one array in place (the target
-    writes in place: ``Target.slices_in_place``).  Without ``with_value`` it returns the gradient alone
+    writes in place: ``Capabilities.slices_in_place``).  Without ``with_value`` it returns the gradient alone
     (with ``has_aux``, the aux's leaves and the gradient): what only the value needs is then dead, and
     ``optimize.remove_dead`` drops it.
     """

@@ -4,7 +4,7 @@ Input: ``fn``, an ``ir.Function`` as a target prints it (adjoint or tangent form
 assigned in several places, values may be nested expressions), ``kinds``, what is known of its
 parameters (``kinds.Kind``: an array's ``dims`` name its axes' lengths, axes named alike being equal
 on every call the code serves; a parameter not named is unknown), and ``proven``, arrays whose
-accesses another part has proven (the Numba target's tape stacks, ``numba_tape.proven_stacks``).
+accesses another part has proven (the Numba target's tape stacks, ``numba.tape.proven_stacks``).
 Output: ``unproven_accesses(fn, kinds, proven)``: the element reads and writes (``a[i]``,
 ``a[i, j] = v``) of which it could not be shown that, on every run, each integer index part lies in
 ``-len <= i < len`` of the axis it indexes (Numba, as Python, counts a negative index from the end).

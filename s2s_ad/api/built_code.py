@@ -13,7 +13,7 @@ function argument (``refuse_constant_wrt``), ``grad`` of a gradient that is not 
 from __future__ import annotations
 
 import inspect
-from typing import TYPE_CHECKING, Callable, Optional
+from typing import Callable, Optional
 
 from ..core import arguments, containers
 from ..core.kinds import Array, Constant
@@ -21,13 +21,11 @@ from ..driver.higher_order import build_derivative_of, build_gradient_only, lost
 from ..driver.pipeline import Built, build_reverse
 from ..targets.target import SOURCE, Target
 from .calling import _CACHE, _user_facing
-
-if TYPE_CHECKING:  # (for the annotations alone: gradient.py imports this module)
-    from .gradient import GradientFunction
+from .derivative import Building
 
 
 @_user_facing
-def adjoint(gradient: GradientFunction, kinds: tuple, target: Optional[Target] = None,
+def adjoint(gradient: Building, kinds: tuple, target: Optional[Target] = None,
             with_value: Optional[bool] = None) -> Built:
     """The adjoint for arguments of these kinds, as ``target`` writes it: this derivative's own
     target for code a call runs, ``SOURCE`` for the adjoint a higher level reads back (``function_for``).
@@ -45,7 +43,7 @@ def adjoint(gradient: GradientFunction, kinds: tuple, target: Optional[Target] =
 
 
 @_user_facing
-def function_for(gradient: GradientFunction, kinds: tuple) -> Built:
+def function_for(gradient: Building, kinds: tuple) -> Built:
     """This derivative as a plain generated function of the same parameters, returning
     exactly what a call returns, for arguments of these kinds.  It is valid input to
     the transformer: that is how the next order is taken."""
@@ -72,7 +70,7 @@ def function_for(gradient: GradientFunction, kinds: tuple) -> Built:
         inner, params, kinds, gradient.wrt, gradient._several))
 
 
-def check_scalar_result(gradient: GradientFunction, kinds: tuple) -> None:
+def check_scalar_result(gradient: Building, kinds: tuple) -> None:
     """Refuse to be differentiated by ``grad`` where the gradient is not a number."""
     params = list(gradient._signature.parameters)
     arrays = [w for w in gradient.wrt if isinstance(kinds[params.index(w)], Array)]

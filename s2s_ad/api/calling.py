@@ -116,17 +116,17 @@ def _shapes_of(positions: tuple[int, ...], numpy_arrays: tuple[int, ...] = ()) -
 
 
 # The argument types that are NumPy's or Python's own: a call with only these runs on the gradient's
-# own target, with no further test (the rest may be arrays of another library: array_api_target).
+# own target, with no further test (the rest may be arrays of another library: array_api.target).
 _PLAIN_TYPES = frozenset({float, int, bool, complex, str, type(None), np.ndarray, np.float64, np.float32,
                           np.int64, np.int32, np.bool_, np.complex128})
 
 
 def _target_of_arguments(args: tuple, types: tuple, default: Target) -> Target:
     """The target of a call: ``default``, unless an argument is an array of another library (then
-    its namespace's, ``array_api_target``, imported here and not before)."""
+    its namespace's, ``array_api.target``, imported here and not before)."""
     for t in types:
         if t not in _PLAIN_TYPES:
-            from ..targets.array_api_target import target_of_arguments
+            from ..targets.array_api.target import target_of_arguments
             return target_of_arguments(args, default)
     return default
 

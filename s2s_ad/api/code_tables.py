@@ -21,7 +21,7 @@ arrays' shapes and dtypes) and its code is current, else False.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Callable, Optional
+from typing import Any, Callable, Optional
 
 import numpy as np
 
@@ -33,12 +33,10 @@ from ..driver.pipeline import Built
 from ..driver.reach import whole_source
 from ..targets.target import Target
 from .calling import _current, _entry, _hit_function, _SHAPES_KEPT, _shapes_of, _target_of_arguments, Entry
-
-if TYPE_CHECKING:  # (for the annotations alone: gradient.py imports this module)
-    from .gradient import GradientFunction
+from .derivative import Tabled
 
 
-def specialise(gradient: GradientFunction, args: tuple, kinds: Optional[tuple] = None,
+def specialise(gradient: Tabled, args: tuple, kinds: Optional[tuple] = None,
                target: Optional[Target] = None) -> Built:
     """The code for a call no cached entry serves, by its kinds (read from ``args`` where not given),
     for ``target`` (this derivative's own by default); remembered by the kinds, and for a call of
@@ -67,12 +65,12 @@ def specialise(gradient: GradientFunction, args: tuple, kinds: Optional[tuple] =
     return built
 
 
-def typed_entry(gradient: GradientFunction, args: tuple, types: tuple) -> tuple[Optional[Entry], tuple, Target]:
+def typed_entry(gradient: Tabled, args: tuple, types: tuple) -> tuple[Optional[Entry], tuple, Target]:
     """The ``Entry`` for a call ``_by_types`` does not serve (arrays or NumPy
     numbers among the arguments, or a stale entry), found by the types and the arrays' shapes,
     built and remembered on a miss; with the kinds where it computed them, and the target the
     code is for (the arguments' types choose it: another library's arrays run through their
-    namespace, ``array_api_target``).  No entry for a call with containers or ``has_aux``:
+    namespace, ``array_api.target``).  No entry for a call with containers or ``has_aux``:
     ``container_calls`` takes those."""
     table = gradient._by_shapes.get(types)
     if table is not None:
@@ -105,14 +103,14 @@ def typed_entry(gradient: GradientFunction, args: tuple, types: tuple) -> tuple[
     return entry, kinds, target
 
 
-def remember_hit(gradient: GradientFunction, types: tuple, hit: Callable[[tuple], Any]) -> None:
+def remember_hit(gradient: Tabled, types: tuple, hit: Callable[[tuple], Any]) -> None:
     """The hot path's test becomes ``hit`` (of a ``_by_shapes`` entry), unless ``_by_types`` serves
     calls of these types (numbers whose gradients need no look: its own hit is the faster)."""
     if types not in gradient._by_types:
         gradient._hit = hit
 
 
-def _as_returned(derivative: GradientFunction, function: Callable, args: tuple,
+def _as_returned(derivative: Tabled, function: Callable, args: tuple,
                  target: Target) -> Optional[Callable[[Any], bool]]:
     """The test under which the gradient a cached call's code returns is handed over as it is,
     for calls like ``args`` (``Target.as_returned``), where there is one: a derivative returning

@@ -10,19 +10,17 @@ caller holds (``owned_outputs``, which forward mode's ``jvp`` uses too).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Callable, Optional
+from typing import Any, Callable, Optional
 
 import numpy as np
 
 from ..core import arguments, containers
 from ..targets.target import Target
 from .calling import _compiled, _run
-
-if TYPE_CHECKING:  # (for the annotations alone: gradient.py imports this module)
-    from .gradient import GradientFunction
+from .derivative import CalledWithContainers
 
 
-def call_with_containers(derivative: GradientFunction, args: tuple, kinds: tuple,
+def call_with_containers(derivative: CalledWithContainers, args: tuple, kinds: tuple,
                          target: Optional[Target] = None) -> Any:
     """A call with container arguments or ``has_aux``: leaves in, the gradient rebuilt with the
     structure of each argument differentiated (for ``target``, this derivative's own by default)."""

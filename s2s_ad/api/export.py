@@ -116,7 +116,9 @@ class PortableNumPyTarget(NumPyTarget):
     NumPy 2 computes in float64)."""
 
     name = "numpy-portable"
-    passes = tuple(p for p in NumPyTarget.passes if p != "fold_fills")
+
+    def passes(self, form: str) -> tuple[str, ...]:
+        return tuple(p for p in super().passes(form) if p != "fold_fills")
 
 
 PORTABLE = PortableNumPyTarget()

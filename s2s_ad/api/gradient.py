@@ -31,7 +31,7 @@ arguments they fix.  Whole Jacobians and Hessians are built on these in
 
 The target whose code runs (target.py) is the gradient's own (``backend=``), except where a call's
 arguments are arrays of another library (PyTorch, JAX, Dask): then that namespace's
-(``array_api_target``), chosen from the arguments' types in ``_call_typed`` (the cached call of
+(``array_api.target``), chosen from the arguments' types in ``_call_typed`` (the cached call of
 numbers never asks), and kept with the code in the tables keyed by types.
 
 This module holds the object and its call; its other parts are modules of their own, whose functions
@@ -48,7 +48,7 @@ import inspect
 import operator
 import threading
 import warnings
-from typing import Any, Callable, Optional
+from typing import TYPE_CHECKING, Any, Callable, Optional
 
 import numpy as np
 
@@ -69,6 +69,9 @@ from .calling import (_CACHE, _compiled, _default_tails, Entry, _gettrace, _neve
                       refuse_what_is_not_a_def)
 # The parts of a GradientFunction, each a module of its own: it holds their functions as its methods.
 from . import built_code, code_tables, container_calls, pickling, showing
+
+if TYPE_CHECKING:
+    from .derivative import Building, CalledWithContainers, Pickled, Shown, Tabled
 
 
 class GradientFunction:
@@ -314,6 +317,13 @@ class GradientFunction:
 
     def __repr__(self) -> str:
         return f"<gradient of {getattr(self.fn, '__qualname__', self.fn)!s} with respect to {', '.join(self.wrt)}>"
+
+
+if TYPE_CHECKING:
+    def _meets_what_its_parts_read(gradient: GradientFunction
+                                   ) -> tuple[Building, Tabled, CalledWithContainers, Shown, Pickled]:
+        """(for mypy alone: a GradientFunction is what each of its parts takes, derivative.py)"""
+        return gradient, gradient, gradient, gradient, gradient
 
 
 def _self_check(gradient: GradientFunction, args: tuple, value: Any, gradients: tuple) -> None:

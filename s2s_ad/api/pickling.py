@@ -10,13 +10,14 @@ derivative that is itself what its module names (``@s2s_ad.grad`` on a ``def``),
 from __future__ import annotations
 
 import sys
-from typing import TYPE_CHECKING, Any, Union
+from typing import Any, TypeVar, Union
 
-if TYPE_CHECKING:  # (for the annotations alone: gradient.py imports this module)
-    from .gradient import GradientFunction
+from .derivative import Pickled
+
+P = TypeVar("P", bound=Pickled)
 
 
-def by_reference(gradient: GradientFunction) -> Union[str, tuple]:
+def by_reference(gradient: Pickled) -> Union[str, tuple]:
     """Pickled (and deep-copied) by reference: the user's function, by its module and qualified
     name, and the options; another process builds the code again from them.  A derivative that
     is itself what its module names (``@s2s_ad.grad`` on a ``def``) is pickled as that name."""
@@ -25,7 +26,7 @@ def by_reference(gradient: GradientFunction) -> Union[str, tuple]:
     return (type(gradient), gradient._made_from)
 
 
-def copied(gradient: GradientFunction, memo: dict) -> GradientFunction:
+def copied(gradient: P, memo: dict) -> P:
     """A deep copy: the same derivative made again from the same function and options."""
     return type(gradient)(*gradient._made_from)
 

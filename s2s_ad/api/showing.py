@@ -11,7 +11,7 @@ functions as its methods (``source`` as a property).
 from __future__ import annotations
 
 import html
-from typing import TYPE_CHECKING, Any, Optional
+from typing import Any, Optional
 
 from ..core.errors import TransformError
 from ..core.kinds import UNKNOWN
@@ -19,13 +19,11 @@ from ..driver.reach import whole_source
 from ..targets.target import Target
 from . import explorer
 from .calling import _target_of_arguments, _user_facing
-
-if TYPE_CHECKING:  # (for the annotations alone: gradient.py imports this module)
-    from .gradient import GradientFunction
+from .derivative import Derivative, Shown
 
 
 @_user_facing
-def source(gradient: GradientFunction) -> str:
+def source(gradient: Shown) -> str:
     """The adjoint's source: the one the last call ran, or before any call the generic one."""
     if gradient._last_source is None:
         gradient._last_source = source_of(gradient, (UNKNOWN,) * len(gradient._signature.parameters))
@@ -33,7 +31,7 @@ def source(gradient: GradientFunction) -> str:
 
 
 @_user_facing
-def source_for(gradient: GradientFunction, *args: Any, **kwargs: Any) -> str:
+def source_for(gradient: Shown, *args: Any, **kwargs: Any) -> str:
     """The adjoint's source specialised for these arguments (nothing is run).  A higher
     derivative shows every generated module it runs: the wrapper, forward mode over the order
     below, and the tangents of the adjoints of the helpers and of their tapes.  For arrays of
@@ -43,7 +41,7 @@ def source_for(gradient: GradientFunction, *args: Any, **kwargs: Any) -> str:
     return source_of(gradient, target.argument_kinds(gradient.fn, args), target)
 
 
-def source_of(gradient: GradientFunction, kinds: tuple, target: Optional[Target] = None) -> str:
+def source_of(gradient: Shown, kinds: tuple, target: Optional[Target] = None) -> str:
     """The source of the code ``gradient`` runs for arguments of ``kinds`` (as ``target`` writes it)."""
     if gradient.inner is None:
         return gradient._adjoint(kinds, target).source
@@ -51,12 +49,12 @@ def source_of(gradient: GradientFunction, kinds: tuple, target: Optional[Target]
 
 
 @_user_facing
-def html_for(gradient: GradientFunction, *args: Any, **kwargs: Any) -> str:
+def html_for(gradient: Shown, *args: Any, **kwargs: Any) -> str:
     """The derivative explorer's page (explorer.py) for the code a call with these arguments runs."""
     return page(gradient, gradient._target.argument_kinds(gradient.fn, gradient._bind(args, kwargs)))
 
 
-def repr_html(gradient: GradientFunction) -> str:
+def repr_html(gradient: Shown) -> str:
     """A notebook's display: the explorer's page for the code the last call ran (before any call,
     for arguments of unknown kinds); for a function s2s_ad refuses, why."""
     try:
@@ -65,9 +63,10 @@ def repr_html(gradient: GradientFunction) -> str:
         return f"<pre>{html.escape(f'{gradient!r}: {exc}')}</pre>"
 
 
-def page(gradient: GradientFunction, kinds: tuple) -> str:
+def page(gradient: Shown, kinds: tuple) -> str:
     """The derivative explorer's page (explorer.py) for the code ``gradient`` runs for ``kinds``."""
-    first, by = gradient, []
+    first: Derivative = gradient
+    by = []
     while first.inner is not None:
         by.append(first.wrt)
         first = first.inner

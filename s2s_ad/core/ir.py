@@ -264,6 +264,11 @@ Stmt = Union[Assign, Unpack, Store, Effect, Push, Pop, If, For, While, Return, C
 STATEMENTS = (Assign, Unpack, Store, Effect, Push, Pop, If, For, While, Return, Comment, Release)
 
 
+# The forms of a generated function, which the passes after generation read and return (driver/
+# pass_manager.py) and a target names its passes for: both sweeps in one function, a split adjoint's parts.
+ADJOINT, PARTS, TANGENT = "adjoint", "split parts", "tangent"
+
+
 @dataclass
 class Function:
     """A function in IR form, with where it came from for comments and errors."""

@@ -21,9 +21,11 @@ part).  ``FORWARD`` is forward mode's.
 
 Any pass's output can be looked at: ``run_pipeline(..., until=NAME)`` stops after it, and
 ``s2s_ad.source(f, stage=NAME)`` prints it.  With ``S2S_AD_CHECK_PASSES=1`` the invariants of the
-adjoint form are checked after every pass that returns that form: no two statements share an
-identity (``ir.check_identities``, which raises ``ir.IdentityViolation``) and the pushes and pops of
-the tape pair up (``tape.check_tape``; a violation raises ``tape.TapeViolation``), each naming the pass.
+form a pass returns are checked after it, each violation naming the pass: in every form (the adjoint,
+a split adjoint's parts, the tangent form) no two statements share an identity
+(``ir.check_identities``, which raises ``ir.IdentityViolation``), every name is read where every path
+has bound it and no primal statement is lost (``form_checks``, which raises ``FormViolation``); in
+the adjoint form the pushes and pops of the tape pair up (``tape.check_tape``: ``tape.TapeViolation``).
 """
 from __future__ import annotations
 
@@ -34,6 +36,7 @@ from typing import Any, Callable, Optional, Sequence
 from ..core import ir
 from ..analysis.checks import check_constant_calls, check_element_reads, check_in_place
 from ..analysis.facts import Analysis
+from ..analysis.form_checks import check_bound_before_read, check_no_primal_lost
 from ..analysis.inference import SCALAR
 from ..analysis.lost_derivatives import guard_lost_derivatives_kept
 from ..passes.carried_elements import carry_elements
@@ -47,11 +50,12 @@ from ..passes.release import release_dead_arrays
 from ..passes.scalar_cells import keep_cells
 from ..passes.shift_invariance import cut_shift_invariant
 from ..ad.tape import TapeViolation, check_tape, drop_unread_records
+from ..targets.array_api.rewrites import Rewriting, numpys_meaning_kept
 from ..targets.target import Target
 from ..passes.view_checks import drop_proven_view_checks
 
 ENVIRONMENT_VARIABLE = "S2S_AD_CHECK_PASSES"
-ADJOINT, PARTS, TANGENT = "adjoint", "split parts", "tangent"
+ADJOINT, PARTS, TANGENT = ir.ADJOINT, ir.PARTS, ir.TANGENT  # the forms (ir.py)
 SPLIT = "split_parts"  # the step of REVERSE where a helper's adjoint is cut in two (not a pass)
 
 
@@ -88,6 +92,13 @@ def _checked(fn: ir.Function, context: PassContext) -> ir.Function:
     return fn
 
 
+def _numpys_meaning_kept(fn: ir.Function, context: PassContext) -> ir.Function:
+    if not isinstance(context.target, Rewriting):
+        raise TypeError(f"{context.target!r} names the pass rewrite_for_array_api, which rewrites for an array "
+                        "API namespace (array_api.rewrites.Rewriting), and is no such target")
+    return numpys_meaning_kept(fn, context.target)
+
+
 PASSES: dict[str, Pass] = {p.name: p for p in [
     Pass("optimize", (ADJOINT, TANGENT), "simplify generated arithmetic, forward copies, drop dead code",
          lambda fn, c: optimize(fn, c.primal)),
@@ -108,11 +119,15 @@ PASSES: dict[str, Pass] = {p.name: p for p in [
     Pass("release_dead_arrays", (ADJOINT, PARTS), "del after an array temporary's last read: its memory reused",
          lambda fn, c: release_dead_arrays(fn, c.arrays, c.known), after=("carry_elements",),
          chosen_by_target=True),
+    Pass("rewrite_for_array_api", (ADJOINT, PARTS, TANGENT),
+         "NumPy's meaning kept where another library's differs (writes, keywords, element reads), the rest refused",
+         _numpys_meaning_kept, after=("optimize", "release_dead_arrays"), optimizes=False, chosen_by_target=True),
 ]}
 
 REVERSE: tuple[str, ...] = ("optimize", "preaccumulate", "drop_unread_records", "fold_fills", "check_tape", SPLIT,
-                            "drop_dead_element_stores", "keep_cells", "carry_elements", "release_dead_arrays")
-FORWARD: tuple[str, ...] = ("optimize",)
+                            "drop_dead_element_stores", "keep_cells", "carry_elements", "release_dead_arrays",
+                            "rewrite_for_array_api")
+FORWARD: tuple[str, ...] = ("optimize", "rewrite_for_array_api")
 PIPELINES = {"reverse": REVERSE, "forward": FORWARD}
 
 
@@ -126,9 +141,9 @@ def switched_on_by_environment() -> bool:
     return os.environ.get(ENVIRONMENT_VARIABLE, "").strip().lower() not in ("", "0", "false", "no", "off")
 
 
-def _taken(name: str, context: PassContext, optimizing: bool) -> bool:
+def _taken(name: str, context: PassContext, optimizing: bool, form: str) -> bool:
     found = PASSES[name]
-    return (optimizing or not found.optimizes) and (not found.chosen_by_target or name in context.target.passes)
+    return (optimizing or not found.optimizes) and (not found.chosen_by_target or name in context.target.passes(form))
 
 
 def run_pipeline(fn: ir.Function, names: Sequence[str], context: PassContext, form: str,
@@ -137,23 +152,30 @@ def run_pipeline(fn: ir.Function, names: Sequence[str], context: PassContext, fo
     form ``form``: those a target chooses only where it names them, the optimising ones only with
     ``optimizing``; stop after ``until`` where it is one of them.  In the checking mode, the
     adjoint form's invariants are checked after each pass."""
-    checking = form == ADJOINT and switched_on_by_environment()
+    checking = switched_on_by_environment()
     for name in names:
-        if _taken(name, context, optimizing):
-            fn = PASSES[name].run(fn, context)
+        if _taken(name, context, optimizing, form):
+            made = PASSES[name].run(fn, context)
             if checking:
-                _check_after(fn, name)
+                _check_after(fn, made, name, form, context)
+            fn = made
         if name == until:
             break
     return fn
 
 
-def _check_after(fn: ir.Function, name: str) -> None:
+def _check_after(before: ir.Function, fn: ir.Function, name: str, form: str, context: PassContext) -> None:
+    """The invariants of ``form`` in ``fn``, what the pass ``name`` made of ``before``: no two statements
+    share an identity, every name read where every path has bound it, no primal statement lost, and in
+    the adjoint form (both sweeps in one function) the tape's pushes and pops paired."""
     ir.check_identities(fn.body, name)
-    try:
-        check_tape(fn)
-    except TapeViolation as violation:
-        raise TapeViolation(f"after the pass {name}: {violation}") from None
+    if form == ADJOINT:
+        try:
+            check_tape(fn)
+        except TapeViolation as violation:
+            raise TapeViolation(f"after the pass {name}: {violation}") from None
+    check_bound_before_read(fn, name)
+    check_no_primal_lost(before, fn, context.primal_sids, name)
 
 
 def before_split(mode: str) -> tuple[str, ...]:

@@ -342,7 +342,7 @@ def _lowered_for(target: Target, fn: Callable, kinds: Kinds, has_aux: bool) -> t
     ones (``lower_ssa.small_helper``); where a helper cannot be (a call that leaves arguments to their
     defaults, a helper that writes into one), its call stays a call, as for any target."""
     try:
-        if target.inlines_helpers:
+        if target.capabilities.inlines_helpers:
             return lowered(fn, kinds, has_aux, inline_helpers=True)
         return lowered(fn, kinds, has_aux, inline_small_helpers=True)
     except TransformError:
@@ -368,8 +368,8 @@ def _build_paused(fn: Callable, wrt: tuple[str, ...], kinds: Kinds, stage: str, 
         return _ssa_source(parsed, _analysed(ssa, ssa_wrt, leaf_kinds(kinds), until=stage)[0])
     ssa, facts = _analysed(ssa, ssa_wrt, leaf_kinds(kinds))
     if mode == "reverse":
-        generated = reverse(ssa, ssa_wrt, facts, callee=_split_callees(target), slices_in_place=target.slices_in_place,
-                            with_value=with_value)
+        generated = reverse(ssa, ssa_wrt, facts, callee=_split_callees(target),
+                            slices_in_place=target.capabilities.slices_in_place, with_value=with_value)
     else:
         generated = forward(ssa, ssa_wrt, facts, callee=_tangent_callees(target))
     if stage == "facts":
@@ -456,7 +456,7 @@ def build_split(fn: Callable, kinds: Kinds, target: Target = NUMPY) -> SplitAdjo
         split.result_tree = ssa.result_tree
         ssa, facts = _analysed(ssa, ssa.params, leaf_kinds(kinds), guarded=False)
         adjoint = reverse(ssa, ssa.params, facts, callee=_split_callees(target), split=True,
-                          slices_in_place=target.slices_in_place)
+                          slices_in_place=target.capabilities.slices_in_place)
         lost_in_callee = lambda fn, kinds: _lost_in_callee(fn, kinds, target)
         _note_lost_positions(split, lambda: lost_derivative_parameters(ssa, facts.kind_of, lost_in_callee))
         context = PassContext(ssa.body, facts, target)

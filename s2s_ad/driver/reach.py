@@ -65,7 +65,7 @@ def reached(function: Optional[Callable], prefer: Optional[str] = None) -> list[
     code); ``prefer``: the user's file to read a short file name as where several share it
     (``cache.user_file``)."""
     seen: dict[str, GeneratedModule] = {}
-    function = getattr(function, "__wrapped__", function)  # a compiled function's Python code (numba_target)
+    function = getattr(function, "__wrapped__", function)  # a compiled function's Python code (numba.target)
     stack = [function] if isinstance(function, types.FunctionType) and is_generated(function) else []
     while stack:
         current = stack.pop()

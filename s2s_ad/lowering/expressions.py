@@ -43,6 +43,7 @@ from .records import RecordReader
 from ..frontend.conversion import (Bound, Choice, Dispatch, Inline, Known, MethodCall, Nested, Once, Pending, Record,
     is_plain_constant, spelled)
 from ..core.errors import TransformError
+from ..core.identity import IdentityMap
 from ..core.kinds import Opaque
 from ..frontend.parse import Resolver
 from ..frontend.static_names import StaticNames
@@ -289,7 +290,7 @@ class ExpressionConverter:
         return self.calls.effect(node)
 
 
-_TEMPLATE_IR: dict[int, tuple[Rule, tuple]] = {}
+_TEMPLATE_IR: IdentityMap[Rule, tuple] = IdentityMap()
 
 
 def _template_ir(rule: Rule) -> tuple[tuple[str, ir.Expr], ...]:
@@ -314,10 +315,10 @@ def _template_ir(rule: Rule) -> tuple[tuple[str, ir.Expr], ...]:
 
 def template_ir(rule: Rule) -> tuple[tuple[str, ir.Expr], ...]:
     """The rule's body as ``(name, IR tree)`` pairs, names as in the template."""
-    cached = _TEMPLATE_IR.get(id(rule))
-    if cached is None or cached[0] is not rule:
-        cached = _TEMPLATE_IR[id(rule)] = (rule, _template_ir(rule))
-    return cached[1]
+    cached = _TEMPLATE_IR.get(rule)
+    if cached is None:
+        cached = _TEMPLATE_IR[rule] = _template_ir(rule)
+    return cached
 
 
 def instantiate(tree: ir.Expr, mapping: dict[str, ir.Expr]) -> ir.Expr:

@@ -265,7 +265,7 @@ class Lowering(Part):
             value = self.containers.settle(value)
             if isinstance(target, gast.Name):
                 if made and isinstance(value, Record):  # layers = [(W1, b1), ...]: see as_shown
-                    self.containers.shown[id(value)] = value
+                    self.containers.shown.add(value)
                 self.containers.note_sharing(target.id, value)
                 self.scope.env[target.id] = value
                 return
@@ -348,7 +348,7 @@ def lower(parsed: ParsedFunction, structures: Optional[dict] = None, has_aux: bo
     containers.Tree of each container parameter (a ``containers.Static``: the parameter's value, a
     string the code is specialised on); ``has_aux``: the function returns ``(value, aux)``;
     ``inline_helpers``: the user's helpers are lowered in place of their calls (a target whose code
-    cannot thread a tape through calls asks for it: ``Target.inlines_helpers``);
+    cannot thread a tape through calls asks for it: ``Capabilities.inlines_helpers``);
     ``inline_small_helpers``: only the short ones (``lower_ssa.small_helper``), the others stay calls;
     ``inline_view_helpers`` (implied by ``inline_small_helpers``): those that may hand back views of an
     array the function writes into (``SSABuilder.hands_views_of_written``)."""

@@ -22,6 +22,7 @@ from typing import Any, Iterator
 
 import gast
 from ..core import containers, ir, language
+from ..core.identity import IdentitySet
 from .expressions import Record
 from .lower_ssa import SSABuilder
 from .lower_state import LoweringState, Part
@@ -55,7 +56,7 @@ class ContainerLowering(Part):
         self.ssa = ssa
         self.record_merges: set[str] = set()  # merge variables made for the items of joined containers
         self.shared_records: dict[str, set[str]] = {}  # names that may reach a dict other names reach too
-        self.shown: dict[int, Record] = {}  # id -> a record of_containers made of displays (and bind settled)
+        self.shown = IdentitySet()  # the records of_containers made of displays (and bind settled)
 
     def record_of(self, tree: Any, base: str, leaves: list[str]) -> Any:
         """The static record for a container parameter: a fresh parameter for each leaf (named after
@@ -116,7 +117,7 @@ class ContainerLowering(Part):
         """A record ``of_containers`` made, returned as it is (``return layers``): the display it was,
         so that the function returns a tuple or list as before, not a container of leaves (which a
         caller without a container argument could not take); ``value`` itself otherwise."""
-        if not (isinstance(value, Record) and self.shown.get(id(value)) is value):
+        if not (isinstance(value, Record) and value in self.shown):
             return value
 
         def display(item: Any) -> Any:
@@ -155,8 +156,8 @@ class ContainerLowering(Part):
                 yield v
                 for item in v.items:
                     yield from records(item)
-        mine = {id(r) for r in records(value)}
-        holders = {k for k, v in self.scope.env.items() if k != name and mine & {id(r) for r in records(v)}}
+        mine = IdentitySet(records(value))
+        holders = {k for k, v in self.scope.env.items() if k != name and any(r in mine for r in records(v))}
         if holders:
             for holder in holders | {name}:
                 self.shared_records.setdefault(holder, set()).update((holders | {name}) - {holder})

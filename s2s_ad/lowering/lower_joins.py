@@ -21,6 +21,7 @@ from typing import Any, Optional
 import gast
 
 from ..core import ir
+from ..core.identity import IdentityMap
 from .expressions import Bound, Dispatch, Known, Nested, Record
 from .function_values import Functions
 from .lower_containers import ContainerLowering
@@ -40,7 +41,7 @@ class JoinLowering(Part):
         # A name bound to different defs on different paths is an SSA value like any other: the tag of
         # the def, merged at joins, and a call dispatches on it (see ``lower_calls``).
         self.defs: dict[int, Nested] = {}  # tag -> def
-        self.def_tags: dict[int, int] = {}  # id(def node) -> tag
+        self.def_tags: IdentityMap[Any, int] = IdentityMap()  # def node -> tag
         self.function_vars: dict[str, tuple[frozenset, str]] = {}  # merge variable -> (tags, Dispatch.missing)
 
     def joined(self, node: Any) -> list[str]:
@@ -131,9 +132,9 @@ class JoinLowering(Part):
 
     def tag(self, function: Nested) -> int:
         """The number that stands for the def ``function`` in a merged function binding."""
-        tag = self.def_tags.get(id(function.node))
+        tag = self.def_tags.get(function.node)
         if tag is None:
-            tag = self.def_tags[id(function.node)] = len(self.defs)
+            tag = self.def_tags[function.node] = len(self.defs)
             self.defs[tag] = function
         return tag
 

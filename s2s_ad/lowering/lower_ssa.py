@@ -22,6 +22,7 @@ from typing import Any, Callable, Optional
 import gast
 
 from ..core import ir, language
+from ..core.identity import Identity
 from ..rules import registry as rules
 from ..memory.aliasing import Chosen, new_object
 from .calls import maybe_object
@@ -236,7 +237,7 @@ class SSABuilder(Part):
         # the second reuses the first's value, so the forward sweep reads once and the reverse sweep adds once
         if not rules.fact(call.fn, "reusable") or call.kwargs:
             return None
-        key = (id(self.state.block), call.fn, tuple(ir.value_key(a) for a in call.args))
+        key = (Identity(self.state.block), call.fn, tuple(ir.value_key(a) for a in call.args))
         try:
             hash(key)
         except TypeError:  # an array constant, or a slice

@@ -32,6 +32,7 @@ from typing import Any, Callable, Iterator, Optional, Protocol
 
 from ..core import ir
 from ..core.errors import TransformError
+from ..core.identity import Identity
 from .expressions import ExpressionConverter, Inline
 from .naming import Names
 from ..frontend.parse import ParsedFunction, is_generated
@@ -94,7 +95,7 @@ class LoweringState:
         self.user_names: set[str] = set()
         self.block: list[ir.Stmt] = []
         self.line: Optional[int] = None
-        # Values already computed in this statement, by block: (id(block), operation) -> the atom.
+        # Values already computed in this statement, by block: (Identity(block), operation) -> the atom.
         # Forgotten at each statement and each store, so a reused value is never stale.
         self.computed: dict[tuple, ir.Var] = {}
         self.buffers: set[str] = set()  # arrays this function created: the only ones it may write into
@@ -113,7 +114,7 @@ class LoweringState:
         # ... or only the short ones (lower_ssa.small_helper): the other helpers stay calls
         self.inline_small_helpers = False
         self.inline_view_helpers = False  # helpers that may hand back views of an array written later
-        self.open_blocks: list[int] = []  # ids of the blocks being lowered, innermost last (the body's not)
+        self.open_blocks: list[Identity] = []  # the blocks being lowered, innermost last (the body's not)
         self.helpers_inlined: list[Any] = []
 
     @property
@@ -130,7 +131,7 @@ class LoweringState:
         """Statements emitted inside the ``with`` go into a new block, the one yielded (a branch, a loop
         body); the enclosing block is the current one again after it."""
         outer, self.block = self.block, []
-        self.open_blocks.append(id(self.block))
+        self.open_blocks.append(Identity(self.block))
         try:
             yield self.block
         finally:

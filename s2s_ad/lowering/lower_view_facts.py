@@ -17,6 +17,7 @@ from typing import Any
 
 import gast
 from ..core import ir, language
+from ..core.identity import Identity
 from ..memory.aliasing import Views, shared_operands, viewing_call
 from .lower_scan import updated_in_place
 from .lower_state import LoweringState, Part
@@ -62,7 +63,7 @@ class ViewFacts(Part):
         self.joins_owned: dict[str, bool] = {}  # merge variable -> every value joined so far is owned
         self.merge_sources: dict[str, set[str]] = {}  # merge variable -> the SSA names joined into it
         # (a view's name, the writes into its array then, the block) -> the view taken again after them there
-        self.retaken: dict[tuple[str, int, int], ir.Expr] = {}
+        self.retaken: dict[tuple[str, int, Identity], ir.Expr] = {}
         # the function writes into an array somewhere (a store, an update, np.add.at): views matter
         self.writes_arrays = _writes_arrays(state.parsed.node)
 

@@ -17,6 +17,7 @@ from typing import Any, Optional
 
 import gast
 from ..core import ir, language, runtime
+from ..core.identity import Identity
 from ..rules import registry as rules
 from ..memory.aliasing import Chosen
 from .lower_ssa import SSABuilder
@@ -158,7 +159,7 @@ class ViewRetaking(Part):
         current: ir.Expr = ir.Var(array)
         for index, (made, call, kind) in enumerate(steps):
             last = user and index == len(steps) - 1
-            key = (made, self.views.writes[array], id(self.state.block))  # (a retake in a branch is its own)
+            key = (made, self.views.writes[array], Identity(self.state.block))  # (a retake in a branch is its own)
             if key in self.facts.retaken and not last:  # r0, r1 = M after a write into b: M is taken again once
                 current = self.facts.retaken[key]
                 continue

@@ -51,6 +51,7 @@ from typing import Any, Callable, Optional, Sequence
 import numpy as np
 
 from ..core import ir
+from ..core.identity import Identity
 from ..rules import registry as rules
 
 
@@ -88,7 +89,7 @@ class Views:
         self.stale: set[str] = set()  # views bound before a loop that writes into their array
         self.others: dict[str, list[tuple[str, int]]] = {}  # a joined name's further arrays, as seen
         self.made: dict[str, Any] = {}  # SSA name -> the call (atoms for arguments) or display that made it
-        self.made_in: dict[str, Optional[int]] = {}  # SSA name -> the id of the nested block it was made in
+        self.made_in: dict[str, Optional[Identity]] = {}  # SSA name -> the nested block it was made in
 
     def root_of(self, expr: Any) -> Optional[str]:
         if isinstance(expr, ir.Var):

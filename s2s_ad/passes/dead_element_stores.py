@@ -1,7 +1,7 @@
 """A reverse loop's stores into an adjoint element that nothing reads again are left out.
 
 Input: a generated adjoint-form ``ir.Function`` ready for the NumPy target
-(optimized, its tape spelled), and ``known``, the names the primal facts
+(optimized; its tape still pushes and pops, written when printed), and ``known``, the names the primal facts
 know (every other name is the generator's: an adjoint, a tape record).
 Output: the same function without the stores of a constant ``d_x[t + k] = 0.0``
 in a top-level reverse loop that no later read can see.

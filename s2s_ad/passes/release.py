@@ -1,6 +1,7 @@
 """Let go of arrays as soon as nothing reads them: ``del`` after their last read.
 
-Input: a generated ``ir.Function`` ready to emit (its tape spelled), and the
+Input: a generated ``ir.Function`` after the passes before it (its tape still ``ir.Push`` and ``ir.Pop``,
+which the target writes when it prints the function), and the
 names its facts know to hold arrays (``analysis.Analysis``: a primal value
 of rank 1 or more).  Output: the same function with an ``ir.Release``
 (``del a, b``) after the top-level statement that reads such a value last.

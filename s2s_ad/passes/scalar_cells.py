@@ -1,7 +1,7 @@
 """The Python target's reverse loops keep an adjoint vector as a list of Python floats.
 
 Input: a generated adjoint-form ``ir.Function`` ready for the NumPy target
-(optimized, its tape spelled), and ``known``, the names the primal facts
+(optimized; its tape still pushes and pops, written when printed), and ``known``, the names the primal facts
 know (every other name is the generator's: an adjoint, a tape record).
 Output: the same function where, for some adjoint arrays ``d_x`` that a
 reverse loop reads and writes element by element only,

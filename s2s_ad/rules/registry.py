@@ -266,7 +266,7 @@ def compiled(helper: Callable[..., Any], target: str = "numba") -> Callable[[Cal
             return typing
 
     The versions are kept by target, each target reading its own (``compiled_versions``); s2s_ad's own
-    live beside their target, not in the templates (Numba's: ``s2s_ad/targets/numba_rules/``).  The
+    live beside their target, not in the templates (Numba's: ``s2s_ad/targets/numba/rules/``).  The
     implementation must do what ``helper`` does for the types it accepts (the backend's tests compare
     the two); where it returns None, code calling ``helper`` runs as Python.  No compiler is imported by
     the declaration."""

@@ -1,7 +1,7 @@
 """The API's ``backend=`` names and the target each stands for.
 
 Input: a backend's name, as the user gives it to ``grad``, ``jvp``... Output: the ``Target``
-(``target.py``) whose code the API runs: ``NUMPY`` for "python", ``numba_target.NUMBA`` for
+(``target.py``) whose code the API runs: ``NUMPY`` for "python", ``numba.target.NUMBA`` for
 "numba" (imported here, at the first such request, and never before).  Above the targets, so
 that no target needs to know the others.
 """
@@ -14,7 +14,7 @@ BACKENDS = ("python", "numba")  # the API's backend= values
 
 def target_of(backend: str, compiling: bool = True) -> Target:
     """The target the API's ``backend=`` names: "python" (NumPy's code, run as it is) or "numba"
-    (that code compiled by Numba: ``numba_target``, imported here and not before); ``compiling``:
+    (that code compiled by Numba: ``numba.target``, imported here and not before); ``compiling``:
     False where the code is only shown (Numba need not be installed)."""
     if backend == "python":
         return NUMPY
@@ -22,6 +22,6 @@ def target_of(backend: str, compiling: bool = True) -> Target:
         import importlib.util
         if compiling and importlib.util.find_spec("numba") is None:
             raise ImportError("backend='numba' needs Numba, an optional extra: pip install 's2s_ad[numba]'")
-        from .numba_target import NUMBA
+        from .numba.target import NUMBA
         return NUMBA
     raise ValueError(f"backend must be one of {', '.join(map(repr, BACKENDS))}, not {backend!r}")

@@ -409,7 +409,7 @@ def emit_module(functions: list[tuple[ir.Function, Optional[dict[str, str]], Opt
     origins: list[Optional[int]] = [None] * len(lines)
     for fn, defaults, docstring in functions:
         params = ", ".join(f"{p}={defaults[p]}" if defaults and p in defaults else p for p in fn.params)
-        printer = _Printer(builder, _counted_ranges(fn) if target.counts_down else None)
+        printer = _Printer(builder, _counted_ranges(fn) if target.capabilities.counts_down else None)
         printer.lines = [f"def {fn.name}({params}):"]
         printer.origins = [None]
         if docstring:
@@ -426,7 +426,7 @@ def emit_module(functions: list[tuple[ir.Function, Optional[dict[str, str]], Opt
 
 def _counted_ranges(fn: ir.Function) -> dict[str, ir.Call]:
     """The names bound once to ``range(stop)`` or ``range(start, stop)`` of names bound at most once
-    (or constants): a reverse loop over one may run ``range(stop - 1, start - 1, -1)`` (``Target.counts_down``)."""
+    (or constants): a reverse loop over one may run ``range(stop - 1, start - 1, -1)`` (``Capabilities.counts_down``)."""
     bound: dict[str, list[ir.Stmt]] = {}
     for stmt in ir.walk(fn.body):
         for name in ir.targets_of(stmt):

@@ -71,8 +71,8 @@ have to follow through method calls: ``pipeline``'s level functions and the
 adjoint they call); only the code of the outermost level, and the callees it
 builds, are the target's.
 
-The targets: ``NumPyTarget`` (``NUMPY``), ``numba_target.NumbaTarget`` (``backend="numba"``), and
-``array_api_target.ArrayAPITarget(xp)``, one per array namespace, which the API chooses call by call
+The targets: ``NumPyTarget`` (``NUMPY``), ``numba.target.NumbaTarget`` (``backend="numba"``), and
+``array_api.target.ArrayAPITarget(xp)``, one per array namespace, which the API chooses call by call
 from the arguments' types (PyTorch, JAX, Dask arrays: their code calls ``xp``, the array's own
 namespace).
 
@@ -130,27 +130,43 @@ class TapeForm(abc.ABC):
         return tape
 
 
+@dataclass(frozen=True)
+class Capabilities:
+    """What a target's code can or cannot do that changes the code generated for it: the one way a
+    target reaches into the stages above it.  The driver reads it and hands each stage its part
+    (``pipeline.py``: lowering, reverse generation), and ``emit`` its own; which of the optional
+    passes a target takes it names by ``Target.passes``.  Everything else a target does (spelling,
+    the tape, stores) it does below, on the IR handed to it."""
+
+    # Lowering (``lower.lower``): the user's helpers lowered in place of their calls, asked for by a
+    # target whose code cannot hand a tape from one function to another (a compiler's typed stacks).
+    inlines_helpers: bool = False
+    # Reverse generation (``reverse.reverse``): the adjoints of several slices of one array added into
+    # one array in place (``d_a[1:] += d_part``); a target whose stores are not all in place (JAX's,
+    # Dask's) says no.
+    slices_in_place: bool = True
+    # Printing (``emit``): a reverse loop over ``range(n)`` or ``range(a, b)`` (bound once, its bounds
+    # too) written ``range(n - 1, -1, -1)``: a compiler makes better code of a constant step.
+    counts_down: bool = False
+
+
 class Target(abc.ABC):
     """What turns the adjoint IR into runnable code for one backend (see the module docstring)."""
 
     name = "target"
     backend = "target"  # what the API's backend= calls it
-    # Whether the user's helpers are lowered in place of their calls (``lower.lower``): a target whose
-    # code cannot hand a tape from one function to another (a compiler's typed stacks) asks for it.
-    inlines_helpers = False
-    # Whether an array read by several slices gets their adjoints added into one array in place
-    # (``d_a[1:] += d_part``): a target whose stores are not all in place (JAX's, Dask's) says no.
-    slices_in_place = True
-    # The passes of the declared pipelines (passes.py) this target chooses, by name: a target names
-    # passes, it never imports or hosts one.  "fold_fills": the spread adjoint of a reduction that is
-    # only multiplied becomes a 0-d factor the product broadcasts (NumPy's promotion rules, and
-    # Numba's); "drop_dead_element_stores", "keep_cells", "carry_elements", "release_dead_arrays": the
-    # reverse loops' stores nothing reads left out, their adjoint vectors as lists of Python floats, the
-    # element a trip writes for the next kept in a local, ``del`` after an array's last read.
-    passes: tuple[str, ...] = ()
-    # Whether a reverse loop over ``range(n)`` or ``range(a, b)`` (bound once, its bounds too) is written
-    # ``range(n - 1, -1, -1)``: a compiler makes better code of a constant step (``emit.py``).
-    counts_down = False
+    capabilities = Capabilities()  # what changes the code generated for it (see ``Capabilities``)
+
+    def passes(self, form: str) -> tuple[str, ...]:
+        """The optional passes of the declared pipelines (``driver/pass_manager.py``) this target
+        takes on a function of ``form`` (``ir.ADJOINT``, ``ir.PARTS``, ``ir.TANGENT``), by name: a
+        target names passes, it never imports or hosts one.  "fold_fills": the spread adjoint of a
+        reduction that is only multiplied becomes a 0-d factor the product broadcasts (NumPy's
+        promotion rules, and Numba's); "drop_dead_element_stores", "keep_cells", "carry_elements",
+        "release_dead_arrays": the reverse loops' stores nothing reads left out, their adjoint vectors
+        as lists of Python floats, the element a trip writes for the next kept in a local, ``del``
+        after an array's last read.  None by default."""
+        return ()
 
     def __repr__(self) -> str:
         return f"<s2s_ad target {self.name}>"
@@ -363,8 +379,9 @@ class NumPyTarget(Target):
     name = "numpy"
     backend = "python"  # the API's name for it
     _tape: TapeForm = ListTape()
-    passes: tuple[str, ...] = ("fold_fills", "drop_dead_element_stores", "keep_cells", "carry_elements",
-                              "release_dead_arrays")
+
+    def passes(self, form: str) -> tuple[str, ...]:
+        return ("fold_fills", "drop_dead_element_stores", "keep_cells", "carry_elements", "release_dead_arrays")
 
     def roots(self) -> dict[str, Any]:
         return {"np": np, "math": math}
@@ -414,7 +431,8 @@ class SourceLanguageTarget(NumPyTarget):
     name = "source"
     _tape = TupleTape()
 
-    passes = ("fold_fills",)  # no ``del``, no lists of floats: the code stays in the subset the transformer reads
+    def passes(self, form: str) -> tuple[str, ...]:
+        return ("fold_fills",)  # no ``del``, no lists of floats: the code stays in the subset the transformer reads
 
 
 NUMPY = NumPyTarget()  # the default target

@@ -3,8 +3,8 @@ or takes fewer arguments of (``rules.compiled(helper, target="numba")``): np.pad
 reductions with ``axis=`` and ``keepdims=``, ``matmul_grad_a``...
 
 Input: the Python helpers, imported from the template modules they are defined in
-(``s2s_ad.templates.<module>``, through ``template``).  Output: one factory per helper, declared in
-the rule registry's table of the "numba" target; ``numba_runtime`` imports this package before
+(``s2s_ad.templates.<module>``, through ``template_modules.template``).  Output: one factory per helper, declared in
+the rule registry's table of the "numba" target; ``numba.runtime`` imports this package before
 reading that table (``rules.compiled_versions("numba")``) and registers each factory's typing function
 as a Numba overload.  One module here per template module it serves, named after it.  Nothing here
 imports Numba when loaded: each factory is handed ``numba.types`` and imports what else it needs.
@@ -14,17 +14,4 @@ does not compile a call, which then runs as Python); tests/test_numba_backend.py
 """
 from __future__ import annotations
 
-import importlib
-import types
-
-from ...rules import registry
-
-
-def template(name: str) -> types.ModuleType:
-    """The template module ``s2s_ad.templates.<name>`` (installed, or in a source checkout loaded by the
-    rule registry), whose helpers a module here compiles."""
-    registry.load_templates()
-    return importlib.import_module(f"s2s_ad.templates.{name}")
-
-
-from . import numpy_creation, numpy_linalg, numpy_reductions, numpy_shape, operators  # noqa: E402 (declare them)
+from . import numpy_creation, numpy_linalg, numpy_reductions, numpy_shape, operators  # (declare them)

@@ -3,13 +3,13 @@
 (whose ``+`` concatenates and ``*`` repeats: those calls run as Python).
 
 Each version must do what the Python helper does for the types it accepts (tests/test_numba_backend.py
-compares the two); Numba is imported by no module here when loaded (``numba_rules``).
+compares the two); Numba is imported by no module here when loaded (``numba.rules``).
 """
 from __future__ import annotations
 
-from ...core.runtime import unbroadcast
-from ...rules import compiled
-from . import template
+from ....core.runtime import unbroadcast
+from ....rules import compiled
+from .template_modules import template
 
 ops = template("operators")
 

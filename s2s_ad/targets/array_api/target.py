@@ -37,19 +37,18 @@ never before; the libraries themselves only by the user.
 """
 from __future__ import annotations
 
-import dataclasses
 import math
 import threading
 from typing import Any, Iterator, Optional, Sequence
 
 import numpy as np
 
-from ..core import arguments, containers, ir
-from .array_api_rewrites import elements_copied, functional_stores, has_negative_step, keyword_arguments, range_names
-from .array_api_runtime import RENAMED, Completed, Engine, Own, as_they_are, engine_names, is_number
-from ..core.errors import TransformError
-from ..core.identity import IdentityMap
-from .target import Spelling, Target, TapeForm, TupleTape, builtin_spelling, declared_spellings
+from ...core import arguments, containers, ir
+from .rewrites import has_negative_step, range_names
+from .runtime import RENAMED, Completed, Engine, Own, as_they_are, engine_names, is_number
+from ...core.errors import TransformError
+from ...core.identity import IdentityMap
+from ..target import Capabilities, Spelling, Target, TapeForm, TupleTape, builtin_spelling, declared_spellings
 
 def _numpy_name(obj: Any) -> Optional[str]:
     """``sin`` for ``np.sin``: the dotted name after ``np.`` of a NumPy function, where it has one."""
@@ -67,26 +66,6 @@ def _of_s2s_ad(obj: Any) -> bool:
     return (getattr(obj, "__module__", None) or "").split(".")[0] == "s2s_ad"
 
 
-class _CheckedTape(TapeForm):
-    """The NumPy target's nested tuples, after the refusals of this target (see ``ArrayAPITarget.check``)."""
-
-    def __init__(self, target: "ArrayAPITarget") -> None:
-        self.target = target
-        self._tuples = TupleTape()
-
-    def spell(self, fn: ir.Function) -> ir.Function:
-        if not self.target.writes_through_views:
-            fn = dataclasses.replace(fn, body=functional_stores(fn.body, self.target.updated_at))
-        self.target.check(fn)
-        fn = dataclasses.replace(fn, body=keyword_arguments(fn.body, self.target.standard_name))
-        if self.target.element_views:
-            fn = dataclasses.replace(fn, body=elements_copied(fn.body, set(fn.params), self.target.element_read))
-        return self._tuples.spell(fn)
-
-    def empty(self) -> Any:
-        return None
-
-
 class ArrayAPITarget(Target):
     """Generated code for the arrays of one array-API namespace (see the module docstring)."""
 
@@ -95,10 +74,10 @@ class ArrayAPITarget(Target):
     def __init__(self, xp: Any, library: str, mutable: bool, memory: str) -> None:
         self.xp, self.library, self.mutable, self.memory = xp, library, mutable, memory
         # adjoints of several slices added into one array in place only where writes are NumPy's (torch)
-        self.slices_in_place = memory == "storage"
+        self.capabilities = Capabilities(slices_in_place=memory == "storage")
         # NumPy's writes are seen through every view of the array (b = a[1:]; a[1] = v changes b[0]).
         # JAX has no writes; Dask's a[i] = v changes the object a alone, never another made from it:
-        # for those, only writes no other name can see are written (array_api_rewrites.functional_stores).
+        # for those, only writes no other name can see are written (array_api.rewrites.functional_stores).
         self.writes_through_views = library not in ("jax", "dask")
         self.name = f"array API ({library})"
         self.completed = Completed(xp)
@@ -108,7 +87,7 @@ class ArrayAPITarget(Target):
         self.element_views = library in ("torch", "cupy")
         self.element_read = self._engine.element_read  # (one object: generated code binds it once)
         self.updated_at = self._engine.updated_at
-        self._tape = _CheckedTape(self)
+        self._tape = TupleTape()  # (NumPy's nested tuples: the rewrites are a pass, rewrite_for_array_api)
 
     # -- spellings and implementations --------------------------------------------------------------
 
@@ -185,6 +164,10 @@ class ArrayAPITarget(Target):
                     refused = self.refusal(call.fn)
                     if refused is not None:
                         raise TransformError(refused[0], refused[1], filename=fn.filename, line=stmt.line)
+
+    def passes(self, form: str) -> tuple[str, ...]:
+        # NumPy's meaning kept where the library's differs, and what it cannot run refused (rewrites.py)
+        return ("rewrite_for_array_api",)
 
     def tape(self) -> TapeForm:
         return self._tape

@@ -4,7 +4,7 @@ axes (Numba's own take none), np.diagonal of a matrix and ``diagonal_grad``.
 
 Each version must do what the Python function does for the types it accepts
 (tests/test_numba_backend.py compares the two); Numba is imported by no module here when loaded
-(``numba_rules``).
+(``numba.rules``).
 """
 from __future__ import annotations
 
@@ -13,9 +13,9 @@ from typing import Any
 
 import numpy as np
 
-from ...rules import compiled
-from ..numba_kernels import summed_line
-from . import template
+from ....rules import compiled
+from ..kernels import summed_line
+from .template_modules import template
 
 shape = template("numpy_shape")
 

@@ -1,7 +1,8 @@
-"""The IR rewrites of ``array_api_target``: NumPy's meaning kept where another library's differs.
+"""The IR rewrites of ``array_api.target``: NumPy's meaning kept where another library's differs.
 
-Input: a generated function's IR (adjoint or tangent), just before it is printed for an
-``ArrayAPITarget``.  Output: the same function with
+Input: a generated function's IR (adjoint or tangent) after the other passes, for an
+``ArrayAPITarget``.  Output: the same function with (all of them: ``numpys_meaning_kept``, the pass
+``rewrite_for_array_api`` of the declared pipelines, which the target names in ``passes``)
 
 * ``functional_stores``: for an immutable library (JAX), each write ``a[i] op= v`` into an array the
   code just made and no other name can see (an adjoint's accumulator, ``writable_copy``/``zeros_like``)
@@ -19,9 +20,10 @@ from __future__ import annotations
 
 import dataclasses
 import operator
-from typing import Callable, Iterator, Optional
+from typing import Any, Callable, Iterator, Optional, Protocol, runtime_checkable
 
-from ..core import ir, runtime
+from ...core import ir, runtime
+from ...core.identity import IdentityMap
 
 
 def range_names(body: list[ir.Stmt]) -> set[str]:
@@ -190,13 +192,22 @@ def keyword_arguments(body: list[ir.Stmt], standard_name: Callable[[object], Opt
     return _rewritten(body, visit)
 
 
-def _rewritten(body: list[ir.Stmt], visit: Callable[[ir.Expr], Optional[ir.Expr]]) -> list[ir.Stmt]:
-    """``body`` with every expression of every statement rebuilt by ``ir.transform`` with ``visit``."""
+def _rewritten(body: list[ir.Stmt], visit: Callable[[ir.Expr], Optional[ir.Expr]],
+               memo: Optional[IdentityMap[ir.Stmt, ir.Stmt]] = None) -> list[ir.Stmt]:
+    """``body`` with every expression of every statement rebuilt by ``ir.transform`` with ``visit``; a
+    statement the body holds in two places (a checkpointed loop's segment run again holds the forward
+    sweep's) rebuilt once, so that its two places keep one statement, not two sharing an identity."""
     def expr(e: ir.Expr) -> ir.Expr:
         return ir.transform(e, visit)
 
+    memo = IdentityMap() if memo is None else memo
     out: list[ir.Stmt] = []
     for stmt in body:
+        done = memo.get(stmt)
+        if done is not None:
+            out.append(done)
+            continue
+        original = stmt
         if isinstance(stmt, (ir.Assign, ir.Unpack, ir.Effect, ir.Return)):
             stmt = dataclasses.replace(stmt, value=expr(stmt.value))
         elif isinstance(stmt, ir.Store):
@@ -204,13 +215,14 @@ def _rewritten(body: list[ir.Stmt], visit: Callable[[ir.Expr], Optional[ir.Expr]
         elif isinstance(stmt, ir.Push):
             stmt = dataclasses.replace(stmt, values=tuple(expr(v) for v in stmt.values))
         elif isinstance(stmt, ir.If):
-            stmt = dataclasses.replace(stmt, test=expr(stmt.test), body=_rewritten(stmt.body, visit),
-                                       orelse=_rewritten(stmt.orelse, visit))
+            stmt = dataclasses.replace(stmt, test=expr(stmt.test), body=_rewritten(stmt.body, visit, memo),
+                                       orelse=_rewritten(stmt.orelse, visit, memo))
         elif isinstance(stmt, ir.For):
-            stmt = dataclasses.replace(stmt, iterable=expr(stmt.iterable), body=_rewritten(stmt.body, visit))
+            stmt = dataclasses.replace(stmt, iterable=expr(stmt.iterable), body=_rewritten(stmt.body, visit, memo))
         elif isinstance(stmt, ir.While):
-            stmt = dataclasses.replace(stmt, test_block=_rewritten(stmt.test_block, visit), test=expr(stmt.test),
-                                       body=_rewritten(stmt.body, visit))
+            stmt = dataclasses.replace(stmt, test_block=_rewritten(stmt.test_block, visit, memo),
+                                       test=expr(stmt.test), body=_rewritten(stmt.body, visit, memo))
+        memo[original] = stmt
         out.append(stmt)
     return out
 
@@ -229,3 +241,34 @@ def elements_copied(body: list[ir.Stmt], params: set[str], element_read: Callabl
         return None
 
     return _rewritten(body, visit)
+
+
+@runtime_checkable
+class Rewriting(Protocol):
+    """What ``numpys_meaning_kept`` reads of its target (an ``ArrayAPITarget``)."""
+
+    @property
+    def writes_through_views(self) -> bool: ...  # NumPy's writes, seen through every view
+    @property
+    def element_views(self) -> bool: ...  # a one-element read is a 0-d view (PyTorch)
+    @property
+    def updated_at(self) -> Callable: ...
+    @property
+    def element_read(self) -> Callable: ...
+    def standard_name(self, obj: Any) -> Optional[str]: ...
+    def check(self, fn: ir.Function) -> None: ...
+
+
+def numpys_meaning_kept(fn: ir.Function, target: Rewriting) -> ir.Function:
+    """``fn`` as ``target``'s library runs it with NumPy's meaning: its writes functional where that
+    library's are not seen through views (``functional_stores``), then refused where it holds what
+    the target cannot run (``target.check``, naming the user's line), NumPy's positional arguments
+    passed by keyword (``keyword_arguments``), and its element reads copied where the library's are
+    views (``elements_copied``).  The pass ``rewrite_for_array_api`` (driver/pass_manager.py)."""
+    if not target.writes_through_views:
+        fn = dataclasses.replace(fn, body=functional_stores(fn.body, target.updated_at))
+    target.check(fn)
+    fn = dataclasses.replace(fn, body=keyword_arguments(fn.body, target.standard_name))
+    if target.element_views:
+        fn = dataclasses.replace(fn, body=elements_copied(fn.body, set(fn.params), target.element_read))
+    return fn

@@ -1,4 +1,4 @@
-"""What generated code for another library's arrays calls (``array_api_target``): ``xp`` and the engine ops.
+"""What generated code for another library's arrays calls (``array_api.target``): ``xp`` and the engine ops.
 
 Input: an array-API namespace ``xp`` (array-api-compat's for PyTorch, JAX, Dask; ``array_api_strict``).
 Output: ``Completed(xp)``, the namespace generated code names ``xp``: the standard's functions of
@@ -23,9 +23,9 @@ from typing import Any, Callable, Optional
 
 import numpy as np
 
-from ..rules import registry as rules
-from ..core import runtime
-from ..core.identity import IdentityMap
+from ...rules import registry as rules
+from ...core import runtime
+from ...core.identity import IdentityMap
 
 # -- spellings ----------------------------------------------------------------------------------
 

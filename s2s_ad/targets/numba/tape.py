@@ -35,7 +35,7 @@ of assignments proves nothing by itself).  A value whose kind is not known
 element of such an array of one dimension, read at an int.  Where the fact
 still leaves room (a complex number: the analysis's numbers include them),
 Numba refuses to store the value in a float64 array when it types the code,
-and the function falls back to Python (``numba_target``): slower, never
+and the function falls back to Python (``numba.target``): slower, never
 another number (as Python, ``float_stack`` is an array of objects, which
 gives back each value as it was pushed).
 
@@ -51,11 +51,11 @@ from typing import Any, Optional
 
 import numpy as np
 
-from ..core import ir, language
-from ..rules import registry as rules
-from ..core.kinds import Number
-from .numba_runtime import float_stack
-from .target import TapeForm, TupleTape, popped_from, pushed_onto
+from ...core import ir, language
+from ...rules import registry as rules
+from ...core.kinds import Number
+from .runtime import float_stack
+from ..target import TapeForm, TupleTape, popped_from, pushed_onto
 
 
 class SlotTape(TapeForm):
@@ -151,7 +151,7 @@ def _pushes_per_trip(block: list[ir.Stmt]) -> tuple[dict[str, int], set[str]]:
         elif isinstance(stmt, ir.If):
             (yes, in_yes), (no, in_no) = _pushes_per_trip(stmt.body), _pushes_per_trip(stmt.orelse)
             nested |= in_yes | in_no
-            for slot in set(yes) | set(no):
+            for slot in dict.fromkeys([*yes, *no]):  # (in their order: a set of strings has none from one run to the next)
                 counts[slot] = counts.get(slot, 0) + max(yes.get(slot, 0), no.get(slot, 0))
         else:
             nested |= {s.slot for s in ir.walk([stmt]) if isinstance(s, ir.Push)}

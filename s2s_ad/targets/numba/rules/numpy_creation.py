@@ -3,13 +3,13 @@
 
 Each version must do what the Python function does for the types it accepts
 (tests/test_numba_backend.py compares the two); Numba is imported by no module here when loaded
-(``numba_rules``).
+(``numba.rules``).
 """
 from __future__ import annotations
 
 import numpy as np
 
-from ...rules import compiled
+from ....rules import compiled
 
 
 @compiled(np.full)

@@ -7,10 +7,10 @@ the same functions (``numba.extending.overload``), chosen by the types
 Numba infers, so the one module namespace serves compiled code and its
 Python fallback, and a compiled call means what the Python call means.
 An op with no implementation here is not compiled: Numba refuses it by
-name, and the function falls back to Python (``numba_target``).  The
+name, and the function falls back to Python (``numba.target``).  The
 compiled versions of the templates' helpers and of NumPy functions
 (``rules.compiled``, target "numba": np.pad, reductions with ``keepdims``,
-helpers such as ``pad_grad``; s2s_ad's own in ``numba_rules``, users' in
+helpers such as ``pad_grad``; s2s_ad's own in ``numba.rules``, users' in
 their templates) are registered here too, and
 every implementation is compiled with bounds checks (an index out of
 range raises, as in Python, where Numba's default reads past the array),
@@ -30,8 +30,8 @@ from typing import Any
 
 import numpy as np
 
-from ..rules import registry as rules
-from ..core import runtime
+from ...rules import registry as rules
+from ...core import runtime
 
 # Numba's, set by register() (this module is imported to spell code that no one compiles, too: the
 # code s2s_ad.source(..., backend="numba") shows needs no Numba)
@@ -44,7 +44,7 @@ def reversed_steps(steps):
 
 
 def float_stack(shape):
-    """A tape slot of float64 records, preallocated (``numba_tape``): compiled, ``np.empty(shape)``;
+    """A tape slot of float64 records, preallocated (``numba.tape``): compiled, ``np.empty(shape)``;
     run as Python (the fallback), an array of objects, which gives back each value as it was pushed
     (a float stays a float; a complex or an array, which Numba refuses to store, is not cast)."""
     return np.empty(shape, dtype=object)
@@ -75,7 +75,7 @@ def _python_math(name):
         return fn(x)
     checked = with_base if name == "log" else of_two if name == "pow" else of_one
     checked.__name__ = checked.__qualname__ = name
-    checked.__doc__ = f"math.{name}, raising as Python's does where compiled (numba_runtime._checked_math)."
+    checked.__doc__ = f"math.{name}, raising as Python's does where compiled (numba.runtime._checked_math)."
     return checked
 
 
@@ -108,7 +108,7 @@ def _is_number(t):
 # The implementations' own options, whatever the generated code's (an overload is compiled as a function
 # of its own, with these): an index out of range raises IndexError (Numba's default reads whatever memory
 # is there), a division by zero ZeroDivisionError, as in Python.  Generated code whose every index is
-# proven in range drops its own bounds checks (numba_target, index_ranges); these keep theirs: the indexes
+# proven in range drops its own bounds checks (numba.target, index_ranges); these keep theirs: the indexes
 # they take (getitem_grad's, stored_part's) are the user's.
 _JIT_OPTIONS: Any = dict(error_model="python", boundscheck=True)  # (Any: numba 0.68 types it as a TypedDict)
 
@@ -142,8 +142,8 @@ def _register():
     overload(runtime.check_one_number)(_check_one_number)
     overload(runtime.check_view_kept)(_check_view_kept)
     overload(runtime.raise_exception)(_raise_exception)
-    from . import numba_rules  # noqa: F401 (declares s2s_ad's compiled versions)
-    for helper, factory in rules.compiled_versions("numba").items():  # (rules.compiled: numba_rules', users')
+    from . import rules as numba_rules  # noqa: F401 (declares s2s_ad's compiled versions)
+    for helper, factory in rules.compiled_versions("numba").items():  # (rules.compiled: numba.rules', users')
         overload(helper)(factory(types))
     overload(runtime.stop_gradient)(lambda x: lambda x: x)
     for name, overflows in _RAISING_MATH.items():
@@ -433,7 +433,7 @@ def _item(a):
 
 
 # An error the code raises: raised compiled without its words (Numba raises only constant messages);
-# the call then runs again as Python (numba_target), which raises it as the user wrote it.
+# the call then runs again as Python (numba.target), which raises it as the user wrote it.
 
 def _check_view_kept(view, base, name, filename, line):
     # Numba reshapes contiguous arrays only (a view; any other raises) and a basic index gives a view
@@ -448,7 +448,7 @@ def _check_view_kept(view, base, name, filename, line):
 
 def _check_one_number(value, name):
     # decided from the type: a number (or a 0-d array) passes; anything else raises, and the call runs
-    # again as Python (numba_target), whose check raises the message naming the function and the shape
+    # again as Python (numba.target), whose check raises the message naming the function and the shape
     if _is_number(value) or isinstance(value, types.Complex) or (isinstance(value, types.Array) and value.ndim == 0):
         return lambda value, name: None
 

@@ -9,7 +9,7 @@ Other layouts (a transposed array: NumPy's order follows memory) and other dtype
 
 Each version must do what the NumPy function does for the types it accepts
 (tests/test_numba_backend.py compares the two); Numba is imported by no module here when loaded
-(``numba_rules``).
+(``numba.rules``).
 """
 from __future__ import annotations
 
@@ -19,8 +19,8 @@ from typing import Any, Callable
 
 import numpy as np
 
-from ...rules import compiled
-from ..numba_kernels import summed_line
+from ....rules import compiled
+from ..kernels import summed_line
 
 
 def _static_bool(types: Any, value: Any) -> Any:

@@ -1,4 +1,4 @@
-"""Compiled kernels shared by the compiled versions in ``numba_rules`` (``rules.compiled``, backend="numba").
+"""Compiled kernels shared by the compiled versions in ``numba.rules`` (``rules.compiled``, backend="numba").
 
 Input: nothing at import (Numba is imported only when a kernel is first asked for).  Output: functions
 compiled once per process and called by every typing specialisation that needs them, so that each

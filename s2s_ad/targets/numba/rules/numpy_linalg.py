@@ -3,7 +3,7 @@ adjoints (``matmul_grad_a``, ``matmul_grad_b``, ``dot_grad_a``, ``dot_grad_b``) 
 matrices, and ``inverse_axes`` (which the adjoint of ``.T`` and ``np.transpose`` calls).
 
 Each version must do what the Python helper does for the types it accepts (tests/test_numba_backend.py
-compares the two); Numba is imported by no module here when loaded (``numba_rules``).
+compares the two); Numba is imported by no module here when loaded (``numba.rules``).
 """
 from __future__ import annotations
 
@@ -11,8 +11,8 @@ from typing import Any
 
 import numpy as np
 
-from ...rules import compiled
-from . import template
+from ....rules import compiled
+from .template_modules import template
 
 linalg = template("numpy_linalg")
 

@@ -12,13 +12,13 @@ but what LLVM's strict floating point allows, so in practice bit for bit).
 What this target changes:
 
 * **The tape**: one typed stack per slot of the recording plan (``plan.py``),
-  local to the function (``numba_tape.py``): a float64 array preallocated
+  local to the function (``numba/tape.py``): a float64 array preallocated
   just before the loop that records the slot where its size is known on
   entry to that loop, else a list (``tape_s.append(s)`` ... ``s = tape_s.pop()``),
   which Numba types from the values pushed and grows by doubling; the
   NumPy target's nested tuple has a different type at every depth, which
   no compiler can type.
-* **Helpers are inlined** (``Target.inlines_helpers``): the user's helpers are
+* **Helpers are inlined** (``Capabilities.inlines_helpers``): the user's helpers are
   lowered in place of their calls, so one function holds every slot and no
   tape crosses a call.  A helper that cannot be (a recursive one) stays a
   call, which Numba does not compile: the function falls back.
@@ -27,7 +27,7 @@ What this target changes:
   Python, instead of reading or writing past the array (a wrong number).
   The code compiles without them exactly when ``index_ranges`` proves every
   element access of the function in range, from the kinds every call of it
-  passes (the tape stacks by their construction, ``numba_tape.proven_stacks``);
+  passes (the tape stacks by their construction, ``numba.tape.proven_stacks``);
   where a few are not proven (at most four, each a name or a number into an
   array of known rank), ``check_index`` written before their statements
   raises NumPy's IndexError instead (``checked_indexes``), and the rest still
@@ -38,7 +38,7 @@ What this target changes:
   the first call; the compiled function takes each such global as a parameter
   instead, and every call passes the object itself (``_passed_globals``), so a
   change made in place is seen as the Python code sees it.
-* **Its runtime** (``numba_runtime.py``): Numba implementations of the engine
+* **Its runtime** (``numba/runtime.py``): Numba implementations of the engine
   ops the code calls (``unbroadcast``, ``zeros_like`` ...), registered with
   ``numba.extending.overload`` on the very functions the NumPy target binds,
   so one module namespace serves the compiled and the Python run; and
@@ -75,11 +75,11 @@ from typing import Any, Callable, Iterator, Optional
 
 import numpy as np
 
-from ..analysis import index_ranges
-from ..core import ir
-from ..core.errors import CompileFallbackWarning
-from .numba_tape import SlotTape, proven_stacks
-from .target import NumPyTarget, Spelling, TapeForm
+from ...analysis import index_ranges
+from ...core import ir
+from ...core.errors import CompileFallbackWarning
+from .tape import SlotTape, proven_stacks
+from ..target import Capabilities, NumPyTarget, Spelling, TapeForm
 
 
 class NumbaTarget(NumPyTarget):
@@ -87,14 +87,16 @@ class NumbaTarget(NumPyTarget):
 
     name = "numba"
     backend = "numba"
-    inlines_helpers = True
-    # (reversed_steps' range has its step at run time: a loop down a constant step of -1 is about a
-    # third faster on building's reverse sweep, which LLVM then treats as a counted loop)
-    counts_down = True
-    # no lists of floats (Numba types a list by its items) and no ``del`` (Numba refuses it; its
-    # reference counts free a temporary at its last use)
-    passes = ("fold_fills", "drop_dead_element_stores")
+    # helpers inlined: no tape crosses a call.  Counting down: reversed_steps' range has its step at run
+    # time, and a loop down a constant step of -1 is about a third faster on building's reverse sweep,
+    # which LLVM then treats as a counted loop.
+    capabilities = Capabilities(inlines_helpers=True, counts_down=True)
     _tape = SlotTape()
+
+    def passes(self, form: str) -> tuple[str, ...]:
+        # no lists of floats (Numba types a list by its items) and no ``del`` (Numba refuses it; its
+        # reference counts free a temporary at its last use)
+        return ("fold_fills", "drop_dead_element_stores")
 
     def spellings(self, obj: Any) -> Iterator[Spelling]:
         if obj is reversed:  # Numba has no reversed(): bound to the runtime's (a range's reverse)
@@ -104,7 +106,7 @@ class NumbaTarget(NumPyTarget):
         yield from super().spellings(obj)
 
     def implementation(self, obj: Any) -> Any:
-        from . import numba_runtime
+        from . import runtime as numba_runtime
         if obj is reversed:
             return numba_runtime.reversed_steps
         return numba_runtime.CHECKED_MATH.get(obj, obj) if _raising_math(obj) else obj
@@ -181,8 +183,8 @@ def _whole_as_tuple(e: ir.Expr) -> Optional[ir.Expr]:
 
 def _raising_math(obj: Any) -> bool:
     """Whether ``obj`` is one of ``math``'s functions that raise outside their domain or range where
-    Numba's return nan or inf (``numba_runtime.CHECKED_MATH``)."""
-    from . import numba_runtime
+    Numba's return nan or inf (``numba.runtime.CHECKED_MATH``)."""
+    from . import runtime as numba_runtime
     try:
         return obj in numba_runtime.CHECKED_MATH
     except TypeError:  # (an unhashable object)
@@ -194,7 +196,7 @@ def _raising_math(obj: Any) -> bool:
 def _compiled(function: Callable, emitted: Any) -> Callable:
     """A function running ``function`` compiled by Numba at its first call (for each new type of
     arguments), or ``function`` itself from the first time Numba cannot compile it."""
-    from . import numba_runtime  # numba imported here, at the first build for this target
+    from . import runtime as numba_runtime  # numba imported here, at the first build for this target
 
     numba_runtime.register()
     unproven = unchecked_accesses(emitted)
@@ -296,7 +298,7 @@ def _draws(value: Any) -> bool:
     ``random``'s, a generator's methods, the engine's ``draw``, the states a checkpointed loop keeps)."""
     import random
 
-    from ..core import runtime
+    from ...core import runtime
     if value is runtime.draw or value is runtime.random_states or value is runtime.set_random_states:
         return True
     owner = getattr(value, "__self__", None)
@@ -318,9 +320,9 @@ _OPTIONS: dict[str, Any] = dict(error_model="python", boundscheck=True)
 def unchecked_accesses(emitted: Any) -> list:
     """The element accesses of the module's function not proven in range (``index_ranges.Access``):
     none, and it compiles without bounds checks.  The proof reads the function as printed (its tape
-    stacks proven by their construction, ``numba_tape.proven_stacks``) and the kinds of its
+    stacks proven by their construction, ``numba.tape.proven_stacks``) and the kinds of its
     parameters that every call has (``Emitted.kinds``).  The engine ops it calls keep their own checks
-    (``numba_runtime``'s overloads are compiled with options of their own)."""
+    (``numba.runtime``'s overloads are compiled with options of their own)."""
     if not emitted.functions:
         return [index_ranges.Access("the function's code is not known", None)]
     fn = emitted.functions[0]
@@ -330,11 +332,11 @@ def unchecked_accesses(emitted: Any) -> list:
 @functools.lru_cache(maxsize=None)
 def _compiler_fingerprint() -> str:
     """What else the machine code depends on: the options, this module, the runtime's overloads and
-    the files declaring the compiled versions (``rules.compiled``, target "numba": ``numba_rules``'
+    the files declaring the compiled versions (``rules.compiled``, target "numba": ``numba.rules``'
     modules and users' templates; edited in a checkout, their machine code on disk must not be taken
     for the new one's) and the kernels they share."""
-    from . import numba_kernels, numba_rules, numba_runtime
-    from ..rules import registry as rules
+    from . import kernels as numba_kernels, rules as numba_rules, runtime as numba_runtime
+    from ...rules import registry as rules
     digest = hashlib.sha256(repr(sorted(_OPTIONS.items())).encode())
     files = [numba_runtime.__file__ or "", numba_kernels.__file__ or "", __file__]
     declaring = {factory.__code__.co_filename for factory in rules.compiled_versions("numba").values()}
@@ -453,7 +455,7 @@ def _cache_file(emitted: Any, options: dict[str, Any]) -> Optional[str]:
     written."""
     import numba
 
-    from ..core.version import __version__
+    from ...core.version import __version__
     digest = hashlib.sha256()
     for part in (__version__, numba.__version__, np.__version__, _compiler_fingerprint(), emitted.source,
                  repr(sorted(options.items()))):

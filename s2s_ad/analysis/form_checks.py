@@ -1,0 +1,152 @@
+"""The invariants of generated code that every pass after generation keeps (``S2S_AD_CHECK_PASSES=1``).
+
+Input: a generated function (the adjoint form, a split adjoint's part, or the tangent form) after a
+pass, the function before it, and the identities (``sid``) of the primal's statements.  Output:
+nothing, or a ``FormViolation`` naming the pass and what it broke:
+
+* ``check_bound_before_read``: every name is read only where every path has bound it: a parameter,
+  a global of the module (``fn.constants``), the tape (bound where the target writes it), or a name a statement before it bound on every path
+  into it (after an ``if``, what both branches bound, and in a later ``if`` on the same name, not bound
+  again since, what its side bound: the reverse sweep replays the forward sweep's branches, and in a
+  loop over that name, what ``if name:`` bound; in a loop, what was bound before it or earlier in the
+  trip; after a loop, what was bound before it), and not
+  let go of since (``del``: ``ir.Release``).  A pass that moves a read above the statement binding it, drops that statement or
+  releases a name something later reads breaks it;
+* ``check_no_primal_lost``: a statement of the primal the pass took out of the function leaves nothing
+  behind that needed it: no primal statement left reads a name it bound that no primal statement
+  binds now (a primal statement rebuilt anew, not with ``dataclasses.replace``, silently stops being
+  primal: passes that tell the primal's statements by their identity would then take it for
+  generated code), no array it wrote into is read after, and no check it made (an ``ir.Effect``, an
+  assertion) is gone.  What only the value needed may go (``grad`` computes no value).
+
+The pass manager (``driver/pass_manager.py``) runs them, with the identities' and the tape's checks.
+"""
+from __future__ import annotations
+
+from collections.abc import Collection
+
+from ..core import ir
+
+
+class FormViolation(AssertionError):
+    """A pass after generation broke an invariant of the form it returns (an internal error)."""
+
+
+def check_bound_before_read(fn: ir.Function, after: str) -> None:
+    """Raise ``FormViolation`` where ``fn`` reads a name some path into the read has not bound."""
+    tape = {fn.plan.tape} if fn.plan is not None else set()  # (bound where the target writes the tape)
+    _bound_through(fn.body, set(fn.params) | set(fn.constants) | tape, {}, fn, after)
+
+
+# What an ``if`` on a name (not bound again since) bound on each side, and what was known there of
+# the ``if``s inside it: a later ``if`` on that name (the reverse sweep's, replaying the forward
+# sweep's branch) takes the same side.
+Branches = dict[tuple[str, bool], tuple[set[str], "Branches"]]
+
+
+def _forget(branches: Branches, rebound: set[str], released: set[str]) -> Branches:
+    """``branches`` after the names ``rebound`` were bound again (an ``if`` on them tells nothing now)
+    and ``released`` let go of (``del``)."""
+    return {key: (names - released, _forget(inner, rebound, released))
+            for key, (names, inner) in branches.items() if key[0] not in rebound}
+
+
+def _bound_through(body: list[ir.Stmt], bound: set[str], branches: Branches, fn: ir.Function,
+                   after: str) -> tuple[set[str], Branches]:
+    """The names bound on every path through ``body`` entered with ``bound`` (and what is known of
+    its branches after it), checking each read."""
+    bound = set(bound)
+    for stmt in body:
+        for expr in ir.exprs_of(stmt):
+            if isinstance(stmt, (ir.For, ir.While)) and (expr is stmt.exit or isinstance(stmt, ir.While)
+                                                           and expr is stmt.test):
+                continue  # read after the body (or the test block), checked there
+            _reads_bound(expr, bound, stmt, fn, after)
+        if isinstance(stmt, ir.Release):
+            bound -= set(stmt.names)
+            branches = _forget(branches, set(), set(stmt.names))
+        elif isinstance(stmt, ir.If):
+            test = stmt.test.name if isinstance(stmt.test, ir.Var) else ""
+            ends = []
+            for side, block in ((True, stmt.body), (False, stmt.orelse)):
+                known, inner = branches.get((test, side), (set(), {}))
+                ends.append(_bound_through(block, bound | known, {**branches, **inner}, fn, after))
+            (yes, in_yes), (no, in_no) = ends
+            if test:
+                branches = {**branches, (test, True): (yes - bound, in_yes), (test, False): (no - bound, in_no)}
+            bound = yes & no
+        elif isinstance(stmt, (ir.For, ir.While)):
+            released = {n for s in ir.walk([stmt]) if isinstance(s, ir.Release) for n in s.names}
+            branches = _forget(branches, ir.assigned_names([stmt]), released)
+            bound = _loop(stmt, bound, branches, fn, after)
+        else:
+            bound.update(ir.targets_of(stmt))
+            branches = _forget(branches, set(ir.targets_of(stmt)), set())
+    return bound, branches
+
+
+def _loop(stmt: ir.Stmt, bound: set[str], branches: Branches, fn: ir.Function, after: str) -> set[str]:
+    """What is bound on every path after a ``for`` or ``while`` loop, its body checked: a trip starts
+    with what the trip before left bound (a ``del`` in the body counts)."""
+    if isinstance(stmt, ir.For):
+        # a trip runs only where what it walks is not empty: ``if steps:`` before ``for t in
+        # reversed(steps):`` (the reverse loop's carried elements) bound its side for every trip
+        walked = stmt.iterable.args[0] if isinstance(stmt.iterable, ir.Call) and stmt.iterable.fn is reversed \
+            and len(stmt.iterable.args) == 1 else stmt.iterable
+        known, inner_branches = branches.get((walked.name, True), (set(), {})) if isinstance(walked, ir.Var) \
+            else (set(), {})
+        branches = {**branches, **inner_branches}
+        entry = bound | known | {stmt.index}
+        while True:
+            inner = _bound_through(stmt.body, entry, branches, fn, after)[0]
+            again = ((bound | known) & inner) | {stmt.index}
+            if again == entry:
+                break
+            entry = again
+        if stmt.exit is not None:
+            _reads_bound(stmt.exit, inner, stmt, fn, after)
+        return bound & inner
+    assert isinstance(stmt, ir.While)
+    entry = bound
+    while True:
+        tested = _bound_through(stmt.test_block, entry, branches, fn, after)[0]
+        _reads_bound(stmt.test, tested, stmt, fn, after)
+        inner = _bound_through(stmt.body, tested, branches, fn, after)[0]
+        if stmt.exit is not None:
+            _reads_bound(stmt.exit, inner, stmt, fn, after)
+        again = bound & inner
+        if again == entry:
+            return tested
+        entry = again
+
+
+def _reads_bound(expr: ir.Expr, bound: set[str], stmt: ir.Stmt, fn: ir.Function, after: str) -> None:
+    for name in ir.names_read(expr):
+        if name not in bound:
+            raise FormViolation(f"internal error in s2s_ad: after the pass {after}, {fn.name} reads {name!r} "
+                                f"(line {stmt.line}: {type(stmt).__name__}) where a path into it has not bound it")
+
+
+def check_no_primal_lost(before: ir.Function, fn: ir.Function, primal: Collection[int], after: str) -> None:
+    """Raise ``FormViolation`` where a primal statement of ``before`` (its ``sid`` in ``primal``) is not in
+    ``fn`` and something in ``fn`` still needed it (see the module docstring)."""
+    kept = {s.sid for s in ir.walk(fn.body)}
+    kept_primal = [s for s in ir.walk(fn.body) if s.sid in primal]
+    bound_by_primal = {t for s in kept_primal for t in ir.targets_of(s)}
+    read = {name for s in ir.walk(fn.body) for e in ir.exprs_of(s) for name in ir.names_read(e)}
+    read_by_primal = {name for s in kept_primal for e in ir.exprs_of(s) for name in ir.names_read(e)}
+    for stmt in ir.walk(before.body):
+        if stmt.sid not in primal or stmt.sid in kept:
+            continue
+        needed = [t for t in ir.targets_of(stmt) if t in read_by_primal and t not in bound_by_primal]
+        if needed:
+            why = (f"the primal statements left read {needed[0]!r}, which no primal statement binds now (a "
+                   "statement rebuilt anew, not with dataclasses.replace, is no longer the primal's)")
+        elif isinstance(stmt, ir.Store) and stmt.array in read:
+            why = f"a write into {stmt.array!r}, which is read after it, is gone"
+        elif isinstance(stmt, ir.Effect):
+            why = "a call made for its effect (a check) is gone"
+        else:
+            continue
+        raise FormViolation(f"internal error in s2s_ad: after the pass {after}, the primal statement of line "
+                            f"{stmt.line} ({type(stmt).__name__}) is lost from {fn.name}: {why}")
