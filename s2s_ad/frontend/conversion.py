@@ -65,6 +65,8 @@ class Nested:
     node: Any
     closed: bool = False
     scope: Optional[tuple] = None  # passed as an argument: the names it reads, as where it was passed
+    # put in a list (fs.append(lambda v, k=k: ...)): the names its defaults read, as where it was put there
+    defaults: Optional[tuple] = None
 
 
 @dataclass(frozen=True, eq=False)

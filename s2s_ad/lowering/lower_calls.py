@@ -15,6 +15,7 @@ assigning one merged result.  Recursion is refused.
 from __future__ import annotations
 
 import copy
+import dataclasses
 import operator
 from collections import Counter
 from typing import Any, Optional
@@ -186,10 +187,13 @@ class CallLowering(Part):
         """The values of the defaults for ``params``: a constant, or the name sugar.py bound a lambda's
         default to where the lambda was made (read in the scope the function was made or passed in)."""
         scope = dict(function.scope) if function.scope is not None else self.scope.env
+        made = dict(function.defaults or ())
         values = []
         for param, default in zip(params, defaults):
             if isinstance(default, gast.Constant):
                 values.append(ir.Const(default.value))
+            elif isinstance(default, gast.Name) and default.id in made:
+                values.append(made[default.id])
             elif isinstance(default, gast.Name) and default.id in scope:
                 values.append(scope[default.id])
             else:
@@ -202,7 +206,7 @@ class CallLowering(Part):
         """A function passed as an argument: a nested def or lambda keeps the names where it is
         passed (the callee cannot rebind them), not those of the callee it is called in."""
         if isinstance(function, Nested) and not function.closed and function.scope is None:
-            return Nested(function.node, scope=tuple(self.scope.env.items()))
+            return dataclasses.replace(function, scope=tuple(self.scope.env.items()))
         if isinstance(function, Bound):
             return Bound(self.passed(function.function), function.args, function.kwargs)
         return function

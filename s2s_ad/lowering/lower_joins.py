@@ -45,9 +45,12 @@ class JoinLowering(Part):
 
     def joined(self, node: Any) -> list[str]:
         """User names assigned inside ``node`` whose value matters outside it: bound before it,
-        or read outside it.  (One walk of ``node``, whatever the number of names.)"""
+        or read outside it.  (One walk of ``node``, whatever the number of names.)  A read in a def or
+        lambda made inside counts as a read outside: Python reads the name when the function is called,
+        which may be after the join (``g = lambda v: v * k`` in a loop, called after it)."""
         nodes = all_nodes(node)
-        inside = Counter(reads_among(nodes))
+        in_defs = {id(n) for d in nodes if isinstance(d, gast.FunctionDef) for n in all_nodes(d)}
+        inside = Counter(reads_among([n for n in nodes if id(n) not in in_defs]))
         env = self.scope.env
         stored = stored_among(nodes) | {n.value.id for n in nodes if isinstance(n, gast.Subscript) and isinstance(
             n.ctx, gast.Store) and isinstance(n.value, gast.Name) and isinstance(env.get(n.value.id), Record)}
@@ -184,8 +187,18 @@ class JoinLowering(Part):
             self.merge_into(block, env, targets, stmt.lineno)
         return {**before, **{v: self.joined_value(m) for v, m in targets.items()}}
 
-    def after_loop(self, before: dict, targets: dict[str, Any]) -> dict[str, Any]:
-        """The env after a loop entered with the env ``before``: each carried name holds its merge variable."""
+    def after_loop(self, before: dict, targets: dict[str, Any], ran: Optional[dict] = None) -> dict[str, Any]:
+        """The env after a loop entered with the env ``before``: each carried name holds its merge variable.
+        ``ran``: the env at the end of the body, where the loop surely runs once (``for k in range(3)``):
+        a def the body binds on every path is then bound after the loop, though the name was unbound
+        before it (a call after the loop runs the last iteration's def, as Python's late binding does)."""
+        for v, m in targets.items():
+            if ran is None or m not in self.function_vars:
+                continue
+            last = ran.get(v)
+            if isinstance(last, (Nested, Dispatch)):
+                tags, _ = self.function_vars[m]
+                self.function_vars[m] = (tags, last.missing if isinstance(last, Dispatch) else "")
         return {**before, **{v: self.joined_value(m) for v, m in targets.items()}}
 
     def carry(self, node: Any) -> dict[str, str]:
