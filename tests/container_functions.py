@@ -332,3 +332,37 @@ def aux_from_branches(x):
         return x ** 2, x * 3.0
     pair = (np.sin(x), -1.0)
     return pair
+
+
+def with_aux_after_a_raise(x, kind="tanh"):
+    """A raise, then a (loss, aux) pair returned from both arms of an if: the path that raises never
+    reaches the join, so the pair keeps its structure there."""
+    s = np.sum(x)
+    if not (-1e6 < s < 1e6):
+        raise ValueError("out of range")
+    h = np.sin(x)
+    if s > 0.0:
+        return s * 0.5 + np.sum(h ** 2), {"h": h, "n": 3, "tag": kind}
+    else:
+        return s + 1.0, {"h": h, "n": 3, "tag": kind}
+
+
+def with_aux_returned_from_a_loop(x, kind="tanh"):
+    """A (loss, aux) pair returned from inside a ``while True`` loop (its structure is known only at the
+    end of the body): the paths that have not returned leave it unbound, and never read it."""
+    h = np.sum(np.sin(x))
+    k = 0
+    while True:
+        h = h * 0.5 + 0.1 * np.tanh(h)
+        k += 1
+        if k >= 3 or abs(h) < 1e-3:
+            return h + np.sum(x ** 2), {"h": np.cos(x) * h, "n": 3, "tag": kind}
+
+
+def with_aux_returned_in_a_loop_or_after_it(x):
+    total = 0.0
+    for k in range(4):
+        total = total + np.sum(np.sin(x * (k + 1.0)))
+        if total > 1.0:
+            return total, {"k": k, "h": x * total}
+    return total * 2.0, {"k": 4, "h": x}

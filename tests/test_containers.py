@@ -178,6 +178,42 @@ def test_has_aux_with_numbers():
     assert value == pytest.approx(np.sin(0.49)) and aux == pytest.approx(0.49)
 
 
+@pytest.mark.parametrize("backend", ["python", "numba"])
+def test_has_aux_pair_after_a_raise_keeps_its_structure(backend):
+    if backend == "numba":
+        pytest.importorskip("numba")
+    for x in (np.array([0.6, -1.1, 0.9]), np.array([-0.6, 1.1, -0.9])):
+        (value, aux), gradient = s2s_ad.value_and_grad(cf.with_aux_after_a_raise, has_aux=True, backend=backend)(x)
+        want_value, want_aux = cf.with_aux_after_a_raise(x)
+        assert value == pytest.approx(want_value, rel=1e-12)
+        assert aux["n"] == 3 and aux["tag"] == "tanh" and set(aux) == {"h", "n", "tag"}
+        np.testing.assert_allclose(aux["h"], want_aux["h"])
+        loss = lambda v: cf.with_aux_after_a_raise(v)[0]  # noqa: E731
+        np.testing.assert_allclose(gradient, numeric_grad(loss, (x,), 0), rtol=1e-5, atol=1e-6)
+    with pytest.raises(ValueError, match="out of range"):
+        s2s_ad.grad(cf.with_aux_after_a_raise, has_aux=True, backend=backend)(np.full(3, 1e7))
+
+
+@pytest.mark.parametrize("backend", ["python", "numba"])
+@pytest.mark.parametrize("f", [cf.with_aux_returned_from_a_loop, cf.with_aux_returned_in_a_loop_or_after_it],
+                         ids=lambda f: f.__name__)
+def test_has_aux_pair_returned_from_inside_a_loop(f, backend):
+    if backend == "numba":
+        pytest.importorskip("numba")
+    for x in (np.array([0.6, -1.1, 0.9]), np.array([0.9, 0.2, 0.4]), np.array([-0.6, 1.1, -0.2])):
+        (value, aux), gradient = s2s_ad.value_and_grad(f, has_aux=True, backend=backend)(x)
+        want_value, want_aux = f(x)
+        assert value == pytest.approx(want_value, rel=1e-12)
+        assert set(aux) == set(want_aux)
+        for key in want_aux:
+            if isinstance(want_aux[key], np.ndarray):
+                np.testing.assert_allclose(aux[key], want_aux[key], rtol=1e-12)
+            else:
+                assert aux[key] == want_aux[key]
+        loss = lambda v: f(v)[0]  # noqa: E731
+        np.testing.assert_allclose(gradient, numeric_grad(loss, (x,), 0), rtol=1e-5, atol=1e-6)
+
+
 def test_has_aux_needs_a_pair():
     with pytest.raises(s2s_ad.TransformError, match=r"container_functions.py:\d+.*has_aux=True.*\(value, aux\)"):
         s2s_ad.grad(cf.dict_loss, has_aux=True)({"w": X3, "b": 0.3}, X3)

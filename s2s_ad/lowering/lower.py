@@ -107,6 +107,8 @@ class Lowering(Part):
         reads = Counter(names_read(node) if rewritten else reads_among(nodes))
         super().__init__(LoweringState(parsed, reads, structures or {}, has_aux, helper_returns_shared))
         self.state.host = self
+        if getattr(node, "exit_result", None):
+            self.state.exit_results.add(node.exit_result)
         self.state.inline_helpers = inline_helpers
         self.state.inline_small_helpers = inline_small_helpers
         self.state.inline_view_helpers = inline_small_helpers or inline_view_helpers

@@ -74,6 +74,8 @@ class CallLowering(Part):
                                     type_comment=None)
         own = stored_names(function) | set(params)
         desugar(function, own | set(self.scope.reads) | self.state.names.taken)
+        if getattr(function, "exit_result", None):
+            self.state.exit_results.add(function.exit_result)
         if callee is not None:
             inner_env = {}
         else:

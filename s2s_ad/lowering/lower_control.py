@@ -62,8 +62,10 @@ class ControlFlowLowering(Part):
         after_body, self.scope.env = self.scope.env, dict(before)
         orelse = self.lower_block(stmt.orelse)
         after_else = self.scope.env
+        raised = (body_raised, self.scope.raised)
         self.scope.raised = body_raised and self.scope.raised  # (a path that raises binds nothing that is read)
-        self.scope.env = self.joins.join_branches(stmt, joined, before, [(body, after_body), (orelse, after_else)])
+        self.scope.env = self.joins.join_branches(stmt, joined, before, [(body, after_body), (orelse, after_else)],
+                                                  raised)
         self.state.block.append(ir.If(test, body, orelse, stmt.lineno))
         for user_name, merged in self.scope.env.items():  # a view chosen by the test, to choose again after a write
             paths = (after_body.get(user_name), after_else.get(user_name))
@@ -80,6 +82,7 @@ class ControlFlowLowering(Part):
             prologue()
             self.lower_statements(stmts)
         self.joins.check_carried_views(targets)
+        self.joins.carry_returned(loop, targets, self.scope.env)
         self.joins.merge_into(body, self.scope.env, targets, self.state.line)
         exit_flag = None
         if exit_test is not None:
