@@ -366,3 +366,24 @@ def with_aux_returned_in_a_loop_or_after_it(x):
         if total > 1.0:
             return total, {"k": k, "h": x * total}
     return total * 2.0, {"k": 4, "h": x}
+
+
+def lstm_state_of_an_array_and_a_number(x):
+    """An LSTM-style (h, c) state carried through a loop: h an array, c a number (issue 33)."""
+    state = (x, 0.0)
+    for t in range(3):
+        h, c = state
+        c = c * 0.9 + np.sum(h) * 0.1
+        h = np.tanh(h + c)
+        state = (h, c)
+    return np.sum(state[0]) + state[1] ** 2
+
+
+def state_of_two_shapes(x):
+    state = (x, x[:2] * 0.5)
+    for t in range(3):
+        h, c = state
+        c = np.tanh(c + h[1:])
+        h = np.sin(h) + np.sum(c)
+        state = (h, c)
+    return np.sum(state[0] ** 2) + np.sum(state[1])

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import s2s_ad
-from conftest import numeric_grad
+from conftest import assert_every_mode, assert_numba_gives_the_same_numbers, numeric_grad
 import container_functions as cf
 
 RNG = np.random.default_rng(21)
@@ -212,6 +212,15 @@ def test_has_aux_pair_returned_from_inside_a_loop(f, backend):
                 assert aux[key] == want_aux[key]
         loss = lambda v: f(v)[0]  # noqa: E731
         np.testing.assert_allclose(gradient, numeric_grad(loss, (x,), 0), rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("f", [cf.lstm_state_of_an_array_and_a_number, cf.state_of_two_shapes],
+                         ids=lambda f: f.__name__)
+def test_a_state_of_items_of_different_shapes_carried_through_a_loop(f):
+    # (h, c): its adjoint holds one adjoint per item (an array of objects), in every mode
+    x = np.array([0.6, -1.1, 0.9])
+    assert_every_mode(f, x.copy())
+    assert_numba_gives_the_same_numbers(f, x.copy())
 
 
 def test_has_aux_needs_a_pair():
