@@ -177,6 +177,15 @@ def functions_paired_with_weights_appended(x):
     return np.sum(h ** 2)
 
 
+def lambda_reading_a_dict_made_in_a_loop_run_as_a_loop(x):
+    s = 0.0
+    for v in x:
+        p = {"w": v}
+        f = lambda u: u * p["w"]  # (called in the loop only: p need not be carried out of it)
+        s = s + np.sum(np.sin(f(x)))
+    return s
+
+
 def lambda_made_in_a_loop_that_may_not_run(x):
     for v in x:
         g = lambda u: u * v

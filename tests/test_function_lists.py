@@ -23,7 +23,7 @@ CASES = [fl.name_bound_to_functions, fl.layers_of_functions, fl.lambdas_in_a_lis
          fl.lambda_made_in_a_loop_called_after_it, fl.def_made_in_a_loop_called_after_it,
          fl.lambdas_appended_with_their_defaults, fl.lambdas_appended_read_names_when_called,
          fl.lambdas_appended_called_by_index, fl.functions_paired_with_numbers,
-         fl.functions_paired_with_weights_appended]
+         fl.functions_paired_with_weights_appended, fl.lambda_reading_a_dict_made_in_a_loop_run_as_a_loop]
 
 
 @pytest.mark.parametrize("f", CASES, ids=lambda f: f.__name__)

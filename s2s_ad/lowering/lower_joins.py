@@ -47,11 +47,14 @@ class JoinLowering(Part):
     def joined(self, node: Any) -> list[str]:
         """User names assigned inside ``node`` whose value matters outside it: bound before it,
         or read outside it.  (One walk of ``node``, whatever the number of names.)  A read in a def or
-        lambda made inside counts as a read outside: Python reads the name when the function is called,
-        which may be after the join (``g = lambda v: v * k`` in a loop, called after it)."""
+        lambda made inside and read outside counts as a read outside: Python reads the name when the
+        function is called, which may be after the join (``g = lambda v: v * k`` in a loop, called after it)."""
         nodes = all_nodes(node)
-        in_defs = {id(n) for d in nodes if isinstance(d, gast.FunctionDef) for n in all_nodes(d)}
-        inside = Counter(reads_among([n for n in nodes if id(n) not in in_defs]))
+        inside = Counter(reads_among(nodes))
+        escaping = [d for d in nodes if isinstance(d, gast.FunctionDef) and self.scope.reads[d.name] > inside[d.name]]
+        if escaping:
+            in_defs = {id(n) for d in escaping for n in all_nodes(d)}
+            inside = Counter(reads_among([n for n in nodes if id(n) not in in_defs]))
         env = self.scope.env
         stored = stored_among(nodes) | {n.value.id for n in nodes if isinstance(n, gast.Subscript) and isinstance(
             n.ctx, gast.Store) and isinstance(n.value, gast.Name) and isinstance(env.get(n.value.id), Record)}
