@@ -387,3 +387,11 @@ def state_of_two_shapes(x):
         h = np.sin(h) + np.sum(c)
         state = (h, c)
     return np.sum(state[0] ** 2) + np.sum(state[1])
+
+
+def dict_with_a_pair_after_a_raise(x):
+    """A container holding a tuple, returned after a raise (the rest of the body is the raise's else)."""
+    if not np.all(np.isfinite(x)):
+        raise FloatingPointError("not finite")
+    h = np.tanh(x)
+    return {"y": h, "pair": (np.sum(h ** 2), x * 2.0)}

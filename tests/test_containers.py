@@ -223,6 +223,21 @@ def test_a_state_of_items_of_different_shapes_carried_through_a_loop(f):
     assert_numba_gives_the_same_numbers(f, x.copy())
 
 
+def test_a_container_holding_a_tuple_returned_after_a_raise_keeps_its_structure_in_vjp():
+    x = np.array([0.6, -1.1, 0.9])
+    out, pullback = s2s_ad.vjp(cf.dict_with_a_pair_after_a_raise, x)
+    want = cf.dict_with_a_pair_after_a_raise(x)
+    np.testing.assert_allclose(out["y"], want["y"])
+    assert type(out["pair"]) is tuple and out["pair"][0] == pytest.approx(want["pair"][0])
+    cotangent = {"y": np.array([0.5, -1.0, 2.0]), "pair": (1.5, np.array([1.0, 0.0, -1.0]))}
+
+    def paired(v):
+        got = cf.dict_with_a_pair_after_a_raise(v)
+        return (np.sum(got["y"] * cotangent["y"]) + got["pair"][0] * cotangent["pair"][0]
+                + np.sum(got["pair"][1] * cotangent["pair"][1]))
+    np.testing.assert_allclose(pullback(cotangent)[0], numeric_grad(paired, (x,), 0), rtol=1e-5, atol=1e-6)
+
+
 def test_has_aux_needs_a_pair():
     with pytest.raises(s2s_ad.TransformError, match=r"container_functions.py:\d+.*has_aux=True.*\(value, aux\)"):
         s2s_ad.grad(cf.dict_loss, has_aux=True)({"w": X3, "b": 0.3}, X3)

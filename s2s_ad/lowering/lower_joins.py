@@ -189,12 +189,16 @@ class JoinLowering(Part):
             going, stopped = (envs[1], envs[0]) if raised[0] else (envs[0], envs[1])
             for v in joined:
                 if isinstance(going.get(v), Record) and not isinstance(stopped.get(v), Record):
+                    going[v] = _displays_as_records(going[v])
                     stopped[v] = _never_read(going[v])
         for v in joined:  # a return on one path only (in a loop): the result is unbound on the other, never read
             shown = next((env[v] for env in envs if isinstance(env.get(v), Record)), None)
             if shown is not None and v in self.state.exit_results and v not in before:
                 for env in envs:
-                    env.setdefault(v, _never_read(shown))
+                    if isinstance(env.get(v), Record):
+                        env[v] = _displays_as_records(env[v])
+                for env in envs:
+                    env.setdefault(v, _never_read(_displays_as_records(shown)))
         targets = self.targets(joined, envs, loop=False)
         for v, m in targets.items():
             if not isinstance(m, Record):
@@ -277,6 +281,15 @@ class JoinLowering(Part):
                 raise self.state.refusal(f"{v}, a view of {base} carried through a loop", f"{v} is a view of "
                                          f"{base} before the loop and something else after an iteration; take the view "
                                          f"in the loop body, or use another name")
+
+
+def _displays_as_records(record: Record) -> Record:
+    """``record`` with each tuple or list display it holds (``{"pair": (loss, W)}``) as a record of its
+    items, so that a join makes a merge variable per item and the structure stays known."""
+    items = tuple(_displays_as_records(item) if isinstance(item, Record) else _displays_as_records(
+        Record(item.kind, tuple if item.kind == "tuple" else list, tuple(range(len(item.items))), item.items))
+        if isinstance(item, ir.Display) else item for item in record.items)
+    return Record(record.kind, record.cls, record.keys, items)
 
 
 def _never_read(record: Record) -> Record:
