@@ -332,3 +332,66 @@ def aux_from_branches(x):
         return x ** 2, x * 3.0
     pair = (np.sin(x), -1.0)
     return pair
+
+
+def with_aux_after_a_raise(x, kind="tanh"):
+    """A raise, then a (loss, aux) pair returned from both arms of an if: the path that raises never
+    reaches the join, so the pair keeps its structure there."""
+    s = np.sum(x)
+    if not (-1e6 < s < 1e6):
+        raise ValueError("out of range")
+    h = np.sin(x)
+    if s > 0.0:
+        return s * 0.5 + np.sum(h ** 2), {"h": h, "n": 3, "tag": kind}
+    else:
+        return s + 1.0, {"h": h, "n": 3, "tag": kind}
+
+
+def with_aux_returned_from_a_loop(x, kind="tanh"):
+    """A (loss, aux) pair returned from inside a ``while True`` loop (its structure is known only at the
+    end of the body): the paths that have not returned leave it unbound, and never read it."""
+    h = np.sum(np.sin(x))
+    k = 0
+    while True:
+        h = h * 0.5 + 0.1 * np.tanh(h)
+        k += 1
+        if k >= 3 or abs(h) < 1e-3:
+            return h + np.sum(x ** 2), {"h": np.cos(x) * h, "n": 3, "tag": kind}
+
+
+def with_aux_returned_in_a_loop_or_after_it(x):
+    total = 0.0
+    for k in range(4):
+        total = total + np.sum(np.sin(x * (k + 1.0)))
+        if total > 1.0:
+            return total, {"k": k, "h": x * total}
+    return total * 2.0, {"k": 4, "h": x}
+
+
+def lstm_state_of_an_array_and_a_number(x):
+    """An LSTM-style (h, c) state carried through a loop: h an array, c a number (issue 33)."""
+    state = (x, 0.0)
+    for t in range(3):
+        h, c = state
+        c = c * 0.9 + np.sum(h) * 0.1
+        h = np.tanh(h + c)
+        state = (h, c)
+    return np.sum(state[0]) + state[1] ** 2
+
+
+def state_of_two_shapes(x):
+    state = (x, x[:2] * 0.5)
+    for t in range(3):
+        h, c = state
+        c = np.tanh(c + h[1:])
+        h = np.sin(h) + np.sum(c)
+        state = (h, c)
+    return np.sum(state[0] ** 2) + np.sum(state[1])
+
+
+def dict_with_a_pair_after_a_raise(x):
+    """A container holding a tuple, returned after a raise (the rest of the body is the raise's else)."""
+    if not np.all(np.isfinite(x)):
+        raise FloatingPointError("not finite")
+    h = np.tanh(x)
+    return {"y": h, "pair": (np.sum(h ** 2), x * 2.0)}

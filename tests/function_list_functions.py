@@ -120,6 +120,91 @@ def module_level_dict_of_functions_looped(x):
     return total
 
 
+def lambda_made_in_a_loop_called_after_it(x):
+    for k in range(3):
+        g = lambda v: np.sin(v) * k + v  # k is read when g is called: 2, after the loop
+    return np.sum(g(x) ** 2)
+
+
+def def_made_in_a_loop_called_after_it(x):
+    h = x
+    for k in range(1, 4):
+        def g(v):
+            return np.tanh(v * k) + h
+        h = h * 0.5
+    return np.sum(g(x))
+
+
+def lambdas_appended_with_their_defaults(x):
+    fs = []
+    for k in range(3):
+        fs.append(lambda v, k=k: np.sin(v) * (k + 1.0))  # each keeps its own k
+    return np.sum(sum(fn(x) for fn in fs) ** 2)
+
+
+def lambdas_appended_read_names_when_called(x):
+    w = 1.5
+    fs = []
+    for k in range(3):
+        fs.append(lambda v: v * w + k)  # (k is 2 for each, where they are called)
+    total = 0.0
+    for fn in fs:
+        total = total + np.sum(np.tanh(fn(x)))
+    return total
+
+
+def lambdas_appended_called_by_index(x):
+    fs = [np.cos]
+    for k in range(2):
+        fs.append(lambda v, c=x[k]: v * c)
+    return np.sum(fs[0](x) * fs[-1](x) + fs[1](x))
+
+
+def functions_paired_with_numbers(x):
+    layers = [(np.tanh, 1.5), (np.sin, 0.5), (lambda v: v ** 2, -1.0)]
+    for act, s in layers:
+        x = act(x) * s
+    return np.sum(x)
+
+
+def functions_paired_with_weights_appended(x):
+    layers = []
+    for k in range(3):
+        layers.append((np.tanh, x[k] + 0.5))
+    h = x
+    for i, (act, w) in enumerate(layers):
+        h = act(h * w) + i
+    return np.sum(h ** 2)
+
+
+def lambda_reading_a_dict_made_in_a_loop_run_as_a_loop(x):
+    s = 0.0
+    for v in x:
+        p = {"w": v}
+        f = lambda u: u * p["w"]  # (called in the loop only: p need not be carried out of it)
+        s = s + np.sum(np.sin(f(x)))
+    return s
+
+
+def lambda_made_in_a_loop_that_may_not_run(x):
+    for v in x:
+        g = lambda u: u * v
+    return np.sum(g(x))
+
+
+def lambda_made_in_an_empty_loop(x):
+    for k in range(0):
+        g = lambda u: u * k
+    return np.sum(g(x))
+
+
+def lambda_appended_in_a_loop_run_as_a_loop(x):
+    fs = []
+    for v in x:
+        fs.append(lambda u, v=v: u * v)
+    return np.sum(fs[0](x))
+
+
 def function_chosen_in_a_branch(x):
     if x[0] > 0:
         act = np.tanh

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import s2s_ad
-from conftest import numeric_grad
+from conftest import assert_every_mode, assert_numba_gives_the_same_numbers, numeric_grad
 import container_functions as cf
 
 RNG = np.random.default_rng(21)
@@ -176,6 +176,66 @@ def test_has_aux_with_numbers():
     assert gradient == pytest.approx(2 * 0.7 * np.cos(0.49)) and aux == pytest.approx(0.49)
     (value, aux), gradient = s2s_ad.value_and_grad(cf.with_aux_scalar, has_aux=True)(0.7)
     assert value == pytest.approx(np.sin(0.49)) and aux == pytest.approx(0.49)
+
+
+@pytest.mark.parametrize("backend", ["python", "numba"])
+def test_has_aux_pair_after_a_raise_keeps_its_structure(backend):
+    if backend == "numba":
+        pytest.importorskip("numba")
+    for x in (np.array([0.6, -1.1, 0.9]), np.array([-0.6, 1.1, -0.9])):
+        (value, aux), gradient = s2s_ad.value_and_grad(cf.with_aux_after_a_raise, has_aux=True, backend=backend)(x)
+        want_value, want_aux = cf.with_aux_after_a_raise(x)
+        assert value == pytest.approx(want_value, rel=1e-12)
+        assert aux["n"] == 3 and aux["tag"] == "tanh" and set(aux) == {"h", "n", "tag"}
+        np.testing.assert_allclose(aux["h"], want_aux["h"])
+        loss = lambda v: cf.with_aux_after_a_raise(v)[0]  # noqa: E731
+        np.testing.assert_allclose(gradient, numeric_grad(loss, (x,), 0), rtol=1e-5, atol=1e-6)
+    with pytest.raises(ValueError, match="out of range"):
+        s2s_ad.grad(cf.with_aux_after_a_raise, has_aux=True, backend=backend)(np.full(3, 1e7))
+
+
+@pytest.mark.parametrize("backend", ["python", "numba"])
+@pytest.mark.parametrize("f", [cf.with_aux_returned_from_a_loop, cf.with_aux_returned_in_a_loop_or_after_it],
+                         ids=lambda f: f.__name__)
+def test_has_aux_pair_returned_from_inside_a_loop(f, backend):
+    if backend == "numba":
+        pytest.importorskip("numba")
+    for x in (np.array([0.6, -1.1, 0.9]), np.array([0.9, 0.2, 0.4]), np.array([-0.6, 1.1, -0.2])):
+        (value, aux), gradient = s2s_ad.value_and_grad(f, has_aux=True, backend=backend)(x)
+        want_value, want_aux = f(x)
+        assert value == pytest.approx(want_value, rel=1e-12)
+        assert set(aux) == set(want_aux)
+        for key in want_aux:
+            if isinstance(want_aux[key], np.ndarray):
+                np.testing.assert_allclose(aux[key], want_aux[key], rtol=1e-12)
+            else:
+                assert aux[key] == want_aux[key]
+        loss = lambda v: f(v)[0]  # noqa: E731
+        np.testing.assert_allclose(gradient, numeric_grad(loss, (x,), 0), rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("f", [cf.lstm_state_of_an_array_and_a_number, cf.state_of_two_shapes],
+                         ids=lambda f: f.__name__)
+def test_a_state_of_items_of_different_shapes_carried_through_a_loop(f):
+    # (h, c): its adjoint holds one adjoint per item (an array of objects), in every mode
+    x = np.array([0.6, -1.1, 0.9])
+    assert_every_mode(f, x.copy())
+    assert_numba_gives_the_same_numbers(f, x.copy())
+
+
+def test_a_container_holding_a_tuple_returned_after_a_raise_keeps_its_structure_in_vjp():
+    x = np.array([0.6, -1.1, 0.9])
+    out, pullback = s2s_ad.vjp(cf.dict_with_a_pair_after_a_raise, x)
+    want = cf.dict_with_a_pair_after_a_raise(x)
+    np.testing.assert_allclose(out["y"], want["y"])
+    assert type(out["pair"]) is tuple and out["pair"][0] == pytest.approx(want["pair"][0])
+    cotangent = {"y": np.array([0.5, -1.0, 2.0]), "pair": (1.5, np.array([1.0, 0.0, -1.0]))}
+
+    def paired(v):
+        got = cf.dict_with_a_pair_after_a_raise(v)
+        return (np.sum(got["y"] * cotangent["y"]) + got["pair"][0] * cotangent["pair"][0]
+                + np.sum(got["pair"][1] * cotangent["pair"][1]))
+    np.testing.assert_allclose(pullback(cotangent)[0], numeric_grad(paired, (x,), 0), rtol=1e-5, atol=1e-6)
 
 
 def test_has_aux_needs_a_pair():

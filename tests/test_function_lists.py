@@ -19,7 +19,11 @@ CASES = [fl.name_bound_to_functions, fl.layers_of_functions, fl.lambdas_in_a_lis
          fl.functions_zipped_with_an_array, fl.functions_enumerated, fl.functions_called_by_index,
          fl.functions_in_a_loop_in_a_loop, fl.lambda_reads_a_name_when_called, fl.dict_of_functions_by_key,
          fl.loop_over_the_keys_of_a_dict_of_functions, fl.functions_enumerated_and_zipped,
-         fl.module_level_list_of_functions, fl.module_level_dict_of_functions_looped]
+         fl.module_level_list_of_functions, fl.module_level_dict_of_functions_looped,
+         fl.lambda_made_in_a_loop_called_after_it, fl.def_made_in_a_loop_called_after_it,
+         fl.lambdas_appended_with_their_defaults, fl.lambdas_appended_read_names_when_called,
+         fl.lambdas_appended_called_by_index, fl.functions_paired_with_numbers,
+         fl.functions_paired_with_weights_appended, fl.lambda_reading_a_dict_made_in_a_loop_run_as_a_loop]
 
 
 @pytest.mark.parametrize("f", CASES, ids=lambda f: f.__name__)
@@ -36,6 +40,19 @@ def test_the_lambda_reads_the_name_where_it_is_called_as_python_does():
     x = X.copy()
     want = 3.0 + np.cos(x)  # k is 3.0 when the lambda runs
     np.testing.assert_allclose(s2s_ad.grad(fl.lambda_reads_a_name_when_called)(x), want, rtol=1e-12)
+
+
+@pytest.mark.parametrize("f, want", [
+    # late binding: k is 2 when g is called, after the loop: d/dx sum((2 sin x + x)^2)
+    (fl.lambda_made_in_a_loop_called_after_it, lambda x: 2 * (2 * np.sin(x) + x) * (2 * np.cos(x) + 1)),
+    # the defaults are read where each lambda is made: (1 + 2 + 3) sin x
+    (fl.lambdas_appended_with_their_defaults, lambda x: 2 * (6 * np.sin(x)) * 6 * np.cos(x)),
+    # the free names are read where each lambda is called: k == 2 for all three
+    (fl.lambdas_appended_read_names_when_called, lambda x: 3 * 1.5 / np.cosh(1.5 * x + 2) ** 2),
+], ids=lambda v: getattr(v, "__name__", ""))
+def test_names_are_read_when_called_and_defaults_when_made_as_python_does(f, want):
+    x = X.copy()
+    np.testing.assert_allclose(s2s_ad.grad(f)(x), want(x), rtol=1e-10)
 
 
 def test_a_module_level_list_of_functions_changed_makes_the_code_again():
@@ -60,6 +77,11 @@ def test_a_module_level_list_of_functions_changed_makes_the_code_again():
     (fl.list_of_functions_returned, "the list of functions 'fs' used as a value: loop over it"),
     (fl.item_out_of_range, "index it by a constant from 0 to 0"),
     (fl.key_not_in_the_dict, "read it by one of its keys, a constant \\('tanh'\\)"),
+    (fl.lambda_made_in_a_loop_that_may_not_run, "g is defined on some paths only \\(in one branch of an if, or "
+                                                "in a loop that may not run\\)"),
+    (fl.lambda_made_in_an_empty_loop, "g is defined on some paths only"),
+    (fl.lambda_appended_in_a_loop_run_as_a_loop, "the append of a function to 'fs': a list of functions is made "
+                                                 "while transforming"),
 ], ids=lambda v: getattr(v, "__name__", ""))
 def test_what_cannot_be_made_before_it_runs_is_refused_at_its_line(f, words):
     with pytest.raises(s2s_ad.TransformError, match=words) as caught:

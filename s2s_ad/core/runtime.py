@@ -106,7 +106,7 @@ def zeros_like(value: Any) -> Any:
     """The zero gradient of ``value``: ``0.0`` for a number, else an array of zeros."""
     if isinstance(value, (int, float)):
         return 0.0
-    if _ragged(value):
+    if _ragged(value) or _holds_adjoints(value):
         return ragged_zeros(value)
     dtype = np.result_type(value, 1.0) if isinstance(value, (np.ndarray, np.generic)) else float
     return np.zeros(_adjoint_shape(value), dtype=dtype)
@@ -171,7 +171,15 @@ def zero_tangent(value: Any) -> Any:
 
 
 def writable_copy(grad: Any, like: Any) -> np.ndarray:
-    """A fresh float array of ``like``'s shape holding ``grad``, for in-place updates."""
+    """A fresh float array of ``like``'s shape holding ``grad``, for in-place updates; for a tuple or list
+    of items of different shapes (a ``(h, c)`` state of an array and a number carried through a loop), an
+    array of objects holding a fresh array per item (as ``ragged_zeros``), ``grad``'s item added to each."""
+    if _ragged(like):
+        copy = ragged_zeros(like)
+        itemwise = isinstance(grad, (np.ndarray, list, tuple)) and np.ndim(grad) == 1 and len(grad) == len(copy)
+        for i in range(len(copy)):
+            copy[i] = copy[i] + (grad[i] if itemwise else grad)
+        return copy
     copy = np.empty(np.shape(like), dtype=np.result_type(grad, 1.0))
     copy[...] = grad  # filled in place, as in broadcast_reduced
     return copy
@@ -449,12 +457,15 @@ def if_inexact(grad: Any, like: Any) -> Any:
     derivative (``b = np.arange(4); b[1] = 3 * x``, ``np.array(x, dtype="int32")``).  A list or
     tuple holds what is stored into it as it is (``layers[k] = W``, whatever its items' shapes), and
     so does an array of objects (the adjoint of such a list: ``ragged_zeros``): nothing is truncated."""
-    if isinstance(like, (list, tuple)):
-        return grad
-    kind = np.asarray(like).dtype
-    if np.issubdtype(kind, np.inexact) or kind == object:  # (an array of objects: ragged_zeros's adjoints)
+    if isinstance(like, (list, tuple)) or _holds_adjoints(like) or np.issubdtype(np.asarray(like).dtype, np.inexact):
         return grad
     return zeros_like(grad)
+
+
+def _holds_adjoints(value: Any) -> bool:
+    """An array of objects: the adjoint of a tuple or list of items of different shapes (``ragged_zeros``),
+    one float adjoint per item."""
+    return isinstance(value, np.ndarray) and value.dtype == object
 
 
 def item(a: Any) -> Any:

@@ -68,6 +68,8 @@ class Nested:
     # a function of another def's source (an __init__ read as a function: user_classes.computed_layout),
     # lowered as that def's own: its names read from its module, its lines of its file
     callee: Any = None
+    # put in a list (fs.append(lambda v, k=k: ...)): the names its defaults read, as where it was put there
+    defaults: Optional[tuple] = None
 
 
 @dataclass(frozen=True, eq=False)

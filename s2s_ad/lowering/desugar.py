@@ -150,6 +150,7 @@ class Desugar:
             node.body = self.block(body[:-1])[0] + [final]
             return bool(kinds[gast.ListComp] or kinds[gast.DictComp] or kinds[gast.Break] or kinds[gast.Continue])
         self.returned, self.result = self.fresh("returned"), self.fresh("result")
+        node.exit_result = self.result  # (lowering: a path that has not returned leaves it unbound, never read)
         body = _returns_in_tail(body)
         new_body, _ = self.block(body)
         line = final.lineno

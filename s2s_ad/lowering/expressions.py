@@ -146,8 +146,9 @@ class ExpressionConverter:
                              "__init__ assigns its attributes, or pass the numbers it holds as arguments", node)
         raise self.error(f"the value of {name!r} ({type(value).__name__})",
                          "only numbers and arrays can be used as values; a function is called, bound to a name "
-                         "(act = np.tanh) or held in a list, tuple or dict of functions alone (not beside numbers: "
-                         "zip a list of functions with a list of numbers instead)", node)
+                         "(act = np.tanh) or held in a list, tuple or dict of functions (or of tuples of a function "
+                         "and numbers: [(np.tanh, 1.5), (np.sin, 0.5)]), walked by a loop or called by a constant "
+                         "index", node)
 
     def _UnaryOp(self, node: gast.UnaryOp) -> ir.Expr:
         operand = self.convert(node.operand)

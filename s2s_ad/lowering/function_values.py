@@ -14,6 +14,7 @@ unrolled (each item may be another function), so the generated code holds no fun
 from __future__ import annotations
 
 import ast
+import dataclasses
 import itertools
 import linecache
 import types
@@ -29,7 +30,8 @@ from ..frontend.conversion import Bound, Known, Nested
 
 @dataclass(frozen=True)
 class Functions:
-    """A list or tuple of functions known while lowering (``Known``, ``Nested`` or ``Bound`` items)."""
+    """A list or tuple of functions known while lowering (``Known``, ``Nested`` or ``Bound`` items, or
+    tuple displays of them and numbers: ``[(np.tanh, 1.5), (np.sin, 0.5)]``)."""
 
     items: tuple
     shown: str  # "list", "tuple" or "dict": how the user wrote it
@@ -40,7 +42,7 @@ class Functions:
         if self.shown == "dict":
             return self.items[self.keys.index(key)] if key in self.keys else None
         if type(key) is int and -len(self.items) <= key < len(self.items):
-            return self.items[key]
+            return self.items[key] if not isinstance(self.items[key], ir.Display) else None
         return None
 
 
@@ -85,10 +87,32 @@ def functions_shown(converter: Any, node: Any) -> Optional[Functions]:
         return Functions(tuple(items), "dict", keys)
     if not isinstance(node, (gast.List, gast.Tuple)) or not node.elts:
         return None
-    items = [function_named(converter, item) for item in node.elts]
+    items = [function_named(converter, item) or _paired(converter, item) for item in node.elts]
     if any(item is None for item in items):
         return None
     return Functions(tuple(items), "list" if isinstance(node, gast.List) else "tuple")
+
+
+def _paired(converter: Any, node: Any) -> Optional[ir.Display]:
+    """``(np.tanh, 1.5)`` in ``layers = [(np.tanh, 1.5), (np.sin, 0.5 * s)]``: a tuple display of functions
+    and numbers or arrays, at least one a function, as an ``ir.Display`` of them (``computed_now`` computes
+    the others where the list is made); a loop over the list unpacks each (``for act, s in layers``).
+    None for anything else (nothing converted then)."""
+    if not isinstance(node, gast.Tuple) or not node.elts:
+        return None
+    functions = [function_named(converter, part) for part in node.elts]
+    if not any(functions):
+        return None
+    parts = []
+    for part, function in zip(node.elts, functions):
+        if function is None:
+            function = converter.convert(part)  # (a number or an array: computed where the list is made)
+            if not isinstance(function, (ir.Const, ir.Var, ir.Call)) or isinstance(function, ir.Const) and \
+                    isinstance(function.value, (list, tuple, dict)):
+                raise converter.error("a container beside a function in a tuple", "a tuple of a list of functions "
+                                      "holds functions, numbers and arrays: (np.tanh, 1.5), (act, W)", part)
+        parts.append(function)
+    return ir.Display("tuple", tuple(parts))
 
 
 def _module_level(converter: Any, value: Any) -> Optional[Functions]:
@@ -154,3 +178,46 @@ def _made(fdef: Any, module_globals: dict) -> Any:
     made: dict[str, Any] = {}
     exec(compile(text, filename, "exec"), module_globals, made)
     return made[fdef.name]
+
+
+def function_appended(converter: Any, call: gast.Call) -> Optional[Functions]:
+    """``fs.append(f)`` where ``f`` is a function (or a tuple holding one): ``fs`` (an empty list, or a
+    list of functions) with ``f`` after its items, else None where ``f`` is no function.  A lambda's
+    defaults are read now, as Python computes them where the lambda is made (``lambda v, k=k: v * k``
+    in a loop keeps each step's ``k``); the names it reads are read where it is called, as Python does."""
+    item = function_named(converter, call.args[0]) or _paired(converter, call.args[0])
+    if item is None:
+        return None
+    name = call.func.value.id
+    held = converter.local(name)
+    if isinstance(held, Functions) and held.shown == "list":
+        items = held.items
+    elif isinstance(held, ir.Display) and held.kind == "list" and not held.items:
+        items = ()
+    else:
+        raise converter.error(f"the append of a function to {name!r}", "a list of functions is made while "
+                              "transforming: append functions to a list made empty ([]) before, in straight-line "
+                              "code or in a loop over a range of constants (unrolled, at most "
+                              "64 steps, with no break, continue or return)", call)
+    return Functions(items + (_made_now(converter, item),), "list")
+
+
+def _made_now(converter: Any, item: Any) -> Any:
+    """``item`` with the values its defaults read now (a tuple display's functions each)."""
+    if isinstance(item, ir.Display):
+        return ir.Display(item.kind, tuple(_made_now(converter, part) for part in item.items))
+    if not isinstance(item, Nested) or item.defaults is not None:
+        return item
+    names = [d.id for d in item.node.args.defaults if isinstance(d, gast.Name)]
+    return dataclasses.replace(item, defaults=tuple((n, converter.local(n)) for n in names
+                                                    if converter.local(n) is not None))
+
+
+def computed_now(functions: Functions, flatten: Any) -> Functions:
+    """``functions`` with each number or array its tuples hold computed now (``flatten``: an expression to
+    the atom that holds it), as Python computes a display's items where it is made."""
+    def now(item: Any) -> Any:
+        if isinstance(item, ir.Display):
+            return ir.Display(item.kind, tuple(now(part) for part in item.items))
+        return item if isinstance(item, (Nested, Known, Bound)) or ir.is_atom(item) else flatten(item)
+    return dataclasses.replace(functions, items=tuple(now(item) for item in functions.items))

@@ -54,7 +54,7 @@ from ..core.kinds import Opaque
 from ..memory.aliasing import returns_shared
 from .desugar import desugar
 from .expressions import Bound, Dispatch, ExpressionConverter, Inline, Known, Nested, Record
-from .function_values import Functions, function_value
+from .function_values import Functions, computed_now, function_appended, function_value
 from .lower_calls import CallLowering
 from .lower_containers import ContainerLowering
 from .lower_control import ControlFlowLowering
@@ -107,6 +107,8 @@ class Lowering(Part):
         reads = Counter(names_read(node) if rewritten else reads_among(nodes))
         super().__init__(LoweringState(parsed, reads, structures or {}, has_aux, helper_returns_shared))
         self.state.host = self
+        if getattr(node, "exit_result", None):
+            self.state.exit_results.add(node.exit_result)
         self.state.inline_helpers = inline_helpers
         self.state.inline_small_helpers = inline_small_helpers
         self.state.inline_view_helpers = inline_small_helpers or inline_view_helpers
@@ -173,6 +175,8 @@ class Lowering(Part):
             # h = act, act = np.tanh, layers = [relu, np.tanh]: h names the same function (a factory's result,
             # as desugar.py returns it, too), or the display the functions
             value = function_value(self.state.converter, stmt.value)
+            if isinstance(value, Functions):  # layers = [(np.tanh, 0.5 * s)]: its numbers computed here
+                value = computed_now(value, self.ssa.flatten)
             if value is None:
                 value = self.state.converter.convert(stmt.value)
             for target in stmt.targets:
@@ -181,6 +185,10 @@ class Lowering(Part):
             self.writes.augmented(stmt)
         elif is_append(stmt):  # lists grow by a pure append: items = items + [item]
             call = stmt.value
+            functions = function_appended(self.state.converter, call)
+            if functions is not None:  # fs.append(lambda v, k=k: v * k): a longer list of functions
+                self.scope.env[call.func.value.id] = computed_now(functions, self.ssa.flatten)
+                return
             items = self.state.converter.convert(call.func.value)
             self.bind(gast.Name(id=call.func.value.id, ctx=gast.Store(), annotation=None, type_comment=None),
                       ir.Call(runtime.list_append, (items, self.state.converter.convert(call.args[0]))))

@@ -15,6 +15,7 @@ assigning one merged result.  Recursion is refused.
 from __future__ import annotations
 
 import copy
+import dataclasses
 import operator
 from collections import Counter
 from typing import Any, Optional
@@ -74,6 +75,8 @@ class CallLowering(Part):
                                     type_comment=None)
         own = stored_names(function) | set(params)
         desugar(function, own | set(self.scope.reads) | self.state.names.taken)
+        if getattr(function, "exit_result", None):
+            self.state.exit_results.add(function.exit_result)
         if callee is not None:
             inner_env = {}
         else:
@@ -187,10 +190,13 @@ class CallLowering(Part):
         """The values of the defaults for ``params``: a constant, or the name sugar.py bound a lambda's
         default to where the lambda was made (read in the scope the function was made or passed in)."""
         scope = dict(function.scope) if function.scope is not None else self.scope.env
+        made = dict(function.defaults or ())
         values = []
         for param, default in zip(params, defaults):
             if isinstance(default, gast.Constant):
                 values.append(ir.Const(default.value))
+            elif isinstance(default, gast.Name) and default.id in made:
+                values.append(made[default.id])
             elif isinstance(default, gast.Name) and default.id in scope:
                 values.append(scope[default.id])
             else:
@@ -203,7 +209,7 @@ class CallLowering(Part):
         """A function passed as an argument: a nested def or lambda keeps the names where it is
         passed (the callee cannot rebind them), not those of the callee it is called in."""
         if isinstance(function, Nested) and not function.closed and function.scope is None:
-            return Nested(function.node, scope=tuple(self.scope.env.items()))
+            return dataclasses.replace(function, scope=tuple(self.scope.env.items()))
         if isinstance(function, Bound):
             return Bound(self.passed(function.function), function.args, function.kwargs)
         return function

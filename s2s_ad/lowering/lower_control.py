@@ -62,8 +62,10 @@ class ControlFlowLowering(Part):
         after_body, self.scope.env = self.scope.env, dict(before)
         orelse = self.lower_block(stmt.orelse)
         after_else = self.scope.env
+        raised = (body_raised, self.scope.raised)
         self.scope.raised = body_raised and self.scope.raised  # (a path that raises binds nothing that is read)
-        self.scope.env = self.joins.join_branches(stmt, joined, before, [(body, after_body), (orelse, after_else)])
+        self.scope.env = self.joins.join_branches(stmt, joined, before, [(body, after_body), (orelse, after_else)],
+                                                  raised)
         self.state.block.append(ir.If(test, body, orelse, stmt.lineno))
         for user_name, merged in self.scope.env.items():  # a view chosen by the test, to choose again after a write
             paths = (after_body.get(user_name), after_else.get(user_name))
@@ -71,15 +73,16 @@ class ControlFlowLowering(Part):
                     and merged.name in self.writes.views.root:
                 self.writes.views.made[merged.name] = Chosen(test, paths)
 
-    def _loop_body(self, stmts: list, targets: dict[str, str], prologue: Callable[[], None]) -> tuple[list, Any]:
+    def _loop_body(self, loop: Any, targets: dict[str, Any], prologue: Callable[[], None]) -> tuple[list, Any]:
         """Lower a loop body; returns it with the merge copies, and the exit flag."""
-        exit_test = None
+        exit_test, stmts = None, loop.body
         if stmts and isinstance(stmts[-1], gast.If) and isinstance(stmts[-1].body[0], gast.Break):
             exit_test, stmts = stmts[-1].test, stmts[:-1]
         with self.state.new_block() as body:
             prologue()
             self.lower_statements(stmts)
         self.joins.check_carried_views(targets)
+        self.joins.carry_returned(loop, targets, self.scope.env)
         self.joins.merge_into(body, self.scope.env, targets, self.state.line)
         exit_flag = None
         if exit_test is not None:
@@ -114,10 +117,11 @@ class ControlFlowLowering(Part):
                 self.state.host.bind(stmt.target, element(ir.Var(index)))
 
         stale = self.writes.views_written_in(stmt)
-        body, exit_flag = self._loop_body(stmt.body, targets, prologue)
+        runs = self.loops.surely_runs(stmt)
+        body, exit_flag = self._loop_body(stmt, targets, prologue)
         self.scope.raised = False  # (the loop may run no iteration)
         self.writes.views.stale -= stale
-        self.scope.env = self.joins.after_loop(before, targets)
+        self.scope.env = self.joins.after_loop(before, targets, self.scope.env if runs else None)
         if checkpoint is not None:
             self.loops.check_checkpointed(stmt, body, exit_flag)
         self.state.block.append(ir.For(index, iterable, body, line, exit_flag, checkpoint=checkpoint))
@@ -128,7 +132,7 @@ class ControlFlowLowering(Part):
         with self.state.new_block() as test_block:
             test = self.ssa.flatten(self.state.converter.convert(stmt.test))
         stale = self.writes.views_written_in(stmt)
-        body, exit_flag = self._loop_body(stmt.body, targets, lambda: None)
+        body, exit_flag = self._loop_body(stmt, targets, lambda: None)
         self.scope.raised = False  # (the loop may run no iteration)
         self.writes.views.stale -= stale
         self.scope.env = self.joins.after_loop(before, targets)

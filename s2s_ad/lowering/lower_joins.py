@@ -20,8 +20,8 @@ from typing import Any, Optional
 
 import gast
 
-from ..core import ir
-from ..core.identity import IdentityMap
+from ..core import ir, language
+from ..core.identity import IdentityMap, IdentitySet
 from .expressions import Bound, Dispatch, Known, Nested, Record
 from .function_values import Functions
 from .lower_containers import ContainerLowering
@@ -43,12 +43,19 @@ class JoinLowering(Part):
         self.defs: dict[int, Nested] = {}  # tag -> def
         self.def_tags: IdentityMap[Any, int] = IdentityMap()  # def node -> tag
         self.function_vars: dict[str, tuple[frozenset, str]] = {}  # merge variable -> (tags, Dispatch.missing)
+        self.returned_in: IdentityMap[Any, list[str]] = IdentityMap()  # loop -> the exit results it carries from its body's end
 
     def joined(self, node: Any) -> list[str]:
         """User names assigned inside ``node`` whose value matters outside it: bound before it,
-        or read outside it.  (One walk of ``node``, whatever the number of names.)"""
+        or read outside it.  (One walk of ``node``, whatever the number of names.)  A read in a def or
+        lambda made inside and read outside counts as a read outside: Python reads the name when the
+        function is called, which may be after the join (``g = lambda v: v * k`` in a loop, called after it)."""
         nodes = all_nodes(node)
         inside = Counter(reads_among(nodes))
+        escaping = [d for d in nodes if isinstance(d, gast.FunctionDef) and self.scope.reads[d.name] > inside[d.name]]
+        if escaping:
+            in_defs = IdentitySet(n for d in escaping for n in all_nodes(d))
+            inside = Counter(reads_among([n for n in nodes if n not in in_defs]))
         env = self.scope.env
         stored = stored_among(nodes) | {n.value.id for n in nodes if isinstance(n, gast.Subscript) and isinstance(
             n.ctx, gast.Store) and isinstance(n.value, gast.Name) and isinstance(env.get(n.value.id), Record)}
@@ -171,12 +178,28 @@ class JoinLowering(Part):
         """What a user name holds after a join: a container's template, a value, or the choice of a def."""
         return merged if isinstance(merged, Record) else self.merged(merged)
 
-    def join_branches(self, stmt: gast.If, joined: list[str], before: dict,
-                      paths: list[tuple[list[ir.Stmt], dict]]) -> dict[str, Any]:
+    def join_branches(self, stmt: gast.If, joined: list[str], before: dict, paths: list[tuple[list[ir.Stmt], dict]],
+                      raised: tuple = (False, False)) -> dict[str, Any]:
         """Join the paths of ``stmt`` (each its lowered block and the env at its end, from the env
         ``before`` it): the merge copies of the ``joined`` names appended to each block; returns the
-        env after the if."""
+        env after the if.  ``raised``: whether each path always raises; such a path never reaches the
+        join, so a name it leaves unbound takes the other path's structure there (``if bad: raise ...``
+        then ``return loss, {"h": h}`` on both arms of a later if), its data items None."""
         envs = [{**before, **after} for _, after in paths]
+        if raised[0] != raised[1]:
+            going, stopped = (envs[1], envs[0]) if raised[0] else (envs[0], envs[1])
+            for v in joined:
+                if isinstance(going.get(v), Record) and not isinstance(stopped.get(v), Record):
+                    going[v] = _displays_as_records(going[v])
+                    stopped[v] = _never_read(going[v])
+        for v in joined:  # a return on one path only (in a loop): the result is unbound on the other, never read
+            shown = next((env[v] for env in envs if isinstance(env.get(v), Record)), None)
+            if shown is not None and v in self.state.exit_results and v not in before:
+                for env in envs:
+                    if isinstance(env.get(v), Record):
+                        env[v] = _displays_as_records(env[v])
+                for env in envs:
+                    env.setdefault(v, _never_read(_displays_as_records(shown)))
         targets = self.targets(joined, envs, loop=False)
         for v, m in targets.items():
             if not isinstance(m, Record):
@@ -185,13 +208,30 @@ class JoinLowering(Part):
             self.merge_into(block, env, targets, stmt.lineno)
         return {**before, **{v: self.joined_value(m) for v, m in targets.items()}}
 
-    def after_loop(self, before: dict, targets: dict[str, Any]) -> dict[str, Any]:
-        """The env after a loop entered with the env ``before``: each carried name holds its merge variable."""
+    def after_loop(self, before: dict, targets: dict[str, Any], ran: Optional[dict] = None) -> dict[str, Any]:
+        """The env after a loop entered with the env ``before``: each carried name holds its merge variable.
+        ``ran``: the env at the end of the body, where the loop surely runs once (``for k in range(3)``):
+        a def the body binds on every path is then bound after the loop, though the name was unbound
+        before it (a call after the loop runs the last iteration's def, as Python's late binding does)."""
+        for v, m in targets.items():
+            if ran is None or m not in self.function_vars:
+                continue
+            last = ran.get(v)
+            if isinstance(last, (Nested, Dispatch)):
+                tags, _ = self.function_vars[m]
+                self.function_vars[m] = (tags, last.missing if isinstance(last, Dispatch) else "")
         return {**before, **{v: self.joined_value(m) for v, m in targets.items()}}
 
     def carry(self, node: Any) -> dict[str, str]:
-        """Give each loop-carried user name its merge variable, initialised before the loop."""
-        targets = self.targets(self.joined(node), [self.scope.env], loop=True)
+        """Give each loop-carried user name its merge variable, initialised before the loop.  The result of a
+        return inside the loop (``desugar.py``'s), unbound before it, gets its merge variables at the end
+        of the body instead (``carry_returned``): only then is its structure known (a pair, a dict)."""
+        joined = self.joined(node)
+        read = set(reads_among(all_nodes(node)))
+        self.returned_in[node] = [v for v in joined if v in self.state.exit_results and v not in self.scope.env
+                                      and v not in read]
+        joined = [v for v in joined if v not in self.returned_in[node]]
+        targets = self.targets(joined, [self.scope.env], loop=True)
         body_defs, body_assigned = binders(node.body)
         for v, m in targets.items():
             if isinstance(m, Record):
@@ -213,6 +253,22 @@ class JoinLowering(Part):
         self.scope.env.update({v: self.joined_value(m) for v, m in targets.items()})
         return targets
 
+    def carry_returned(self, node: Any, targets: dict[str, Any], env: dict) -> None:
+        """The merge variables of the results the loop ``node`` returns from its body (``carry``), from what
+        they are at the body's end (``env``), added to ``targets``; each is initialised before the loop (in
+        the current block, which the loop follows) to None, read only after a return has set it."""
+        for v in self.returned_in.pop(node, []):
+            value = env.get(v)
+            if isinstance(value, Record):
+                template = self.containers.template([value], True, v)
+                pairs = self.containers.record_pairs(template, _never_read(value), v)
+            else:
+                template = self.state.names.fresh(v)
+                pairs = [(template, ir.Const(None))]
+            for merged, start in pairs:
+                self.state.block.append(ir.Assign(merged, start, node.lineno, merge=True))
+            targets[v] = template
+
     def check_carried_views(self, targets: dict[str, Any]) -> None:
         """A loop-carried name taken to be a view (``carry``) must be that view again at the end of
         the body (the same array by the same index), or the body read it as something it may not be."""
@@ -226,3 +282,21 @@ class JoinLowering(Part):
                 raise self.state.refusal(f"{v}, a view of {base} carried through a loop", f"{v} is a view of "
                                          f"{base} before the loop and something else after an iteration; take the view "
                                          f"in the loop body, or use another name")
+
+
+def _displays_as_records(record: Record) -> Record:
+    """``record`` with each tuple or list display it holds (``{"pair": (loss, W)}``) as a record of its
+    items, so that a join makes a merge variable per item and the structure stays known."""
+    items = tuple(_displays_as_records(item) if isinstance(item, Record) else _displays_as_records(
+        Record(item.kind, tuple if item.kind == "tuple" else list, tuple(range(len(item.items))), item.items))
+        if isinstance(item, ir.Display) else item for item in record.items)
+    return Record(record.kind, record.cls, record.keys, items)
+
+
+def _never_read(record: Record) -> Record:
+    """A container of ``record``'s structure on a path that raises before the join: its numbers and arrays
+    None (never read), its structure (strings, functions, nested containers) the same."""
+    items = tuple(_never_read(item) if isinstance(item, Record) else item if isinstance(item, ir.Const) and not (
+        item.value is None or isinstance(item.value, (int, float)) or language.is_array_value(item.value))
+        else ir.Const(None) for item in record.items)
+    return Record(record.kind, record.cls, record.keys, items)

@@ -21,11 +21,18 @@ from typing import Any, Callable, Optional
 import gast
 
 from ..core import ir, runtime
+from ..core.identity import IdentitySet
 from .expressions import Record
-from .function_values import Functions, functions_shown
+from .function_values import Functions, function_named, functions_shown
+from .lower_scan import is_append
 from .lower_ssa import SSABuilder
 from .lower_state import LoweringState, Part
 from ..core.nodes import all_nodes
+
+
+# The most steps a loop over a range of constants that appends functions to a list is unrolled for (each
+# step another function: the list is made while transforming); a longer one stays a loop, and is refused.
+UNROLLED_APPENDS = 64
 
 
 def constant_strings(value: Any) -> Optional[list]:
@@ -41,6 +48,14 @@ def constant_strings(value: Any) -> Optional[list]:
     if items and all(isinstance(i, ir.Const) and type(i.value) is str for i in items):
         return list(items)
     return None
+
+
+def stops_early(stmt: gast.For) -> bool:
+    """Whether the loop's body may leave it early (``break``, ``continue``, ``return``; not the return of a
+    def or lambda made in it)."""
+    nodes = all_nodes(stmt)
+    in_defs = IdentitySet(n for d in nodes if isinstance(d, gast.FunctionDef) for n in all_nodes(d)[1:])
+    return any(isinstance(n, (gast.Break, gast.Continue, gast.Return)) and n not in in_defs for n in nodes)
 
 
 def shown_here(node: Any, value: Any) -> bool:
@@ -137,20 +152,19 @@ class LoopIteration(Part):
                 sequences.append(self._items_beside(arg, len(functions.items)))
                 continue
             if shown_here(node, arg):  # for w in [A, B]: a fresh list of known length, its items of any shape
-                if stmt.orelse or any(isinstance(n, (gast.Break, gast.Continue, gast.Return)) for n in all_nodes(stmt)):
+                if stmt.orelse or stops_early(stmt):
                     return None  # (run as a loop, as before: it may stop early)
                 sequences.append(list(arg.items))
                 continue
             if not isinstance(arg, Record):
                 keys = constant_strings(arg)
-                if keys is None or stmt.orelse or any(
-                        isinstance(n, (gast.Break, gast.Continue, gast.Return)) for n in all_nodes(stmt)):
+                if keys is None or stmt.orelse or stops_early(stmt):
                     return None  # (strings need no unrolling: a loop that may stop early stays a loop)
                 sequences.append(keys)  # for name in ("w", "b"): the keys of a dict, most likely
                 continue
             arg = self.state.converter.calls.iterated(arg, stmt)  # (not its attributes: its __iter__'s items)
             sequences.append(list(arg.items) if arg.sequence else [ir.Const(k) for k in arg.keys])
-        if any(isinstance(n, (gast.Break, gast.Continue, gast.Return)) for n in all_nodes(stmt)) or stmt.orelse:
+        if stops_early(stmt) or stmt.orelse:
             raise self.state.parsed.error("break, continue or return in a loop over a container", "the loop is "
                                           "unrolled (each item may have its own shape); compute a flag instead", stmt)
         if kind is enumerate:
@@ -182,14 +196,48 @@ class LoopIteration(Part):
                 isinstance(a, ir.Const) and type(a.value) is int for a in args)) or stmt.orelse:
             return None
         nodes = all_nodes(stmt)
-        if any(isinstance(n, (gast.Break, gast.Continue, gast.Return)) for n in nodes):
+        if stops_early(stmt):
             return None
         index = stmt.target.id
+        steps = range(*(a.value for a in args))
+        if self.appends_a_function(stmt, nodes) and len(steps) <= UNROLLED_APPENDS:
+            return [ir.Const(i) for i in steps]  # fs.append(lambda v, k=k: v * k): each item another function
         if not any(isinstance(n, gast.Subscript) and isinstance(n.value, gast.Name)
                    and isinstance(self.scope.env.get(n.value.id), Record)
                    and any(isinstance(m, gast.Name) and m.id == index for m in all_nodes(n.slice)) for n in nodes):
             return None
-        return [ir.Const(i) for i in range(*(a.value for a in args))]
+        return [ir.Const(i) for i in steps]
+
+    def appends_a_function(self, stmt: gast.For, nodes: list) -> bool:
+        """Whether the loop's body appends a function to a list (a lambda or def made in the body, a
+        function of a module, a name bound to one before the loop, a tuple holding one)."""
+        made = {n.name for n in nodes if isinstance(n, gast.FunctionDef)}
+        converter = self.state.converter
+
+        def function(node: Any) -> bool:
+            if isinstance(node, gast.Tuple):
+                return any(function(part) for part in node.elts)
+            root = node
+            while isinstance(root, gast.Attribute):
+                root = root.value
+            if not isinstance(root, gast.Name):
+                return False
+            if root.id in made or converter.local(root.id) is not None:
+                return root is node and (root.id in made or function_named(converter, node) is not None)
+            return converter.statics.resolver.lookup(root.id)[0] and function_named(converter, node) is not None
+        return any(is_append(n) and function(n.value.args[0]) for n in nodes)
+
+    def surely_runs(self, stmt: gast.For) -> bool:
+        """Whether the loop runs its body at least once, known while lowering: ``range`` of constants
+        (``range(3)``, ``range(1, N)`` with ``N`` a module-level integer) that is not empty."""
+        it = stmt.iter
+        if self.iterator_kind(it) is not range or not all(
+                isinstance(a, (gast.Constant, gast.Name, gast.Attribute, gast.UnaryOp)) for a in it.args):
+            return False
+        bounds = [b.value for b in map(self.state.converter.convert, it.args) if isinstance(b, ir.Const)]
+        if len(bounds) != len(it.args) or not all(type(b) is int for b in bounds):
+            return False
+        return len(range(*bounds)) > 0
 
     def iteration_call(self, it: Any) -> tuple[Any, list]:
         """The iterator ``it`` calls (range, enumerate, zip, reversed) and its converted arguments;

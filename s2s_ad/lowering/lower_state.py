@@ -99,6 +99,9 @@ class LoweringState:
         # Forgotten at each statement and each store, so a reused value is never stale.
         self.computed: dict[tuple, ir.Var] = {}
         self.buffers: set[str] = set()  # arrays this function created: the only ones it may write into
+        # the names desugar.py gives the result of a function with an early return: read only by its last
+        # return, which runs only where one was set (a path that leaves it unbound never reads it)
+        self.exit_results: set[str] = set()
         self.maybe_numbers: set[str] = set()  # buffers that may be numbers (np.exp(x)): += rebinds them
         # the parts of the result
         self.params: dict[str, str] = {}  # SSA name of each parameter -> the user's name
