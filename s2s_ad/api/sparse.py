@@ -81,6 +81,9 @@ class _Pattern:
         self._target = target_of(backend)
         functools.update_wrapper(self, fn, updated=())
 
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        raise NotImplementedError  # (the pattern, or the matrix: the subclasses')
+
     def _differentiated(self) -> Callable:
         return self.fn
 
@@ -192,6 +195,7 @@ class SparseJacobian(_Pattern):
         self.sparsity: Any = None
         self.colors: Any = None
         self.mode: Any = None
+        self._rng = np.random.default_rng(20260)  # the directions that check a kept pattern at new arguments
 
     @_user_facing
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
@@ -202,11 +206,13 @@ class SparseJacobian(_Pattern):
             plan = self._plans.get(key)
             if plan is None:
                 plan = self._plans[key] = self._plan(*self._pattern(values, position, draws))
-            matrix = self._evaluate(plan, values, position, draws)
+                matrix = self._evaluate(plan, values, position, draws, verify=False)  # (exact for this path)
+            else:
+                matrix = self._evaluate(plan, values, position, draws, verify=True)
             if matrix is None:  # a nonzero outside the pattern: the path changed; find it again, joined
                 pattern, shape = self._pattern(values, position, draws)
                 plan = self._plans[key] = self._plan((pattern + plan.sparsity).astype(bool).tocsr(), shape)
-                matrix = self._evaluate(plan, values, position, draws)
+                matrix = self._evaluate(plan, values, position, draws, verify=False)
                 if matrix is None:
                     raise RuntimeError(f"{self.what} of {self.fn.__name__} with sparse=True: the derivative has a "
                                        "nonzero its sparsity pattern lacks, found again at these arguments; "
@@ -231,8 +237,14 @@ class SparseJacobian(_Pattern):
         covered[entry_rows, colors[structure.indices]] = True
         return Plan(pattern, colors, mode, shape, covered)
 
-    def _evaluate(self, plan: Plan, values: tuple, position: int, draws: Any) -> Any:
-        """The matrix from one pass per colour, or None where a product has a nonzero the pattern lacks."""
+    def _evaluate(self, plan: Plan, values: tuple, position: int, draws: Any, verify: bool) -> Any:
+        """The matrix from one pass per colour, or None where a product has a nonzero the pattern lacks.
+
+        With ``verify`` (arguments other than those the pattern was found at, whose path through
+        branches, ``np.where`` or ``max`` may differ), one more pass along a random direction ``r``
+        is compared with the matrix times ``r``: a nonzero the pattern lacks makes them differ
+        (unless it is below the rounding of the row, or with probability zero); the products alone
+        see it only where no column of its colour has an entry in its row."""
         value = values[position]
         dtype = float_dtype(value)
         count = plan.covered.shape[1]
@@ -243,6 +255,10 @@ class SparseJacobian(_Pattern):
                 draws.replay()
                 products[:, c] = np.ravel(tangent(*values, _seed(value, (plan.colors == c).astype(float)))[1])
             structure = plan.sparsity
+            if verify:
+                direction = self._rng.standard_normal(plan.sparsity.shape[1])
+                draws.replay()
+                along = np.ravel(tangent(*values, _seed(value, direction))[1])
         else:
             draws.replay()
             _, pull = _pullback(self.fn, values, [self.wrt], keep=False)
@@ -251,12 +267,19 @@ class SparseJacobian(_Pattern):
                 cotangent = (plan.colors == c).astype(float).reshape(plan.shape)
                 products[:, c] = np.ravel(pull(cotangent if plan.shape else float(cotangent))[position])
             structure = plan.sparsity.T.tocsr()
+            if verify:
+                direction = self._rng.standard_normal(plan.sparsity.shape[0])
+                along = np.ravel(pull(direction.reshape(plan.shape) if plan.shape else float(direction[0]))[position])
         if np.any(products[~plan.covered] != 0):
             return None
         entry_rows = np.repeat(np.arange(structure.shape[0]), np.diff(structure.indptr))
         data = products[entry_rows, plan.colors[structure.indices]]
         matrix = scipy_sparse().csr_matrix((data, structure.indices.copy(), structure.indptr.copy()),
                                            shape=structure.shape)
+        if verify:
+            rounding = abs(matrix) @ np.abs(direction) + np.abs(along)
+            if not np.all(np.abs(matrix @ direction - along) <= 1e-9 * rounding + 1e-300):
+                return None
         return matrix if plan.mode == "forward" else matrix.T.tocsr()
 
 
