@@ -5,8 +5,11 @@ tridiagonal residual, the chained Rosenbrock Hessian).  The patterns are checked
 the nonzeros of the dense Jacobian at several random points, and equal to the known structure."""
 from __future__ import annotations
 
+import re
+import subprocess
 import sys
 import warnings
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -285,3 +288,30 @@ def test_dense_calls_unchanged():
     x = RNG.normal(size=5)
     assert isinstance(s2s_ad.jacobian(tridiagonal)(x), np.ndarray)
     assert isinstance(s2s_ad.hessian(rosenbrock)(x), np.ndarray)
+
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _run(*command):
+    done = subprocess.run([sys.executable, *command], cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    return done.stdout
+
+
+def test_the_newton_example_converges_quadratically():
+    printed = _run("examples/sparse_newton.py", "--grid", "8", "--steps", "2")
+    steps = re.findall(r"^step \d+: (\d+) Newton iterations, \|G\| (.*?);", printed, re.MULTILINE)
+    assert len(steps) == 2
+    for _, norms in steps:
+        values = [float(v) for v in norms.split(" -> ")]
+        assert values[-1] < 1e-10 and values[-2] < 1e-6  # the last steps square the residual
+    assert int(re.search(r"(\d+) colours", printed).group(1)) <= 12
+
+
+def test_the_benchmark_runs_and_matches_the_dense_matrices():
+    printed = _run("benchmarks/jacobians.py", "--quick")
+    rows = re.findall(r"^(tridiagonal residual|Brusselator 6x6|chained Rosenbrock Hessian)\s+\d+\s+(\d+)\s+\w+"
+                      r"\s+[\d.]+\s+[\d.]+\s+[\d.]+\s+[\d.]+\s+(\S+)$", printed, re.MULTILINE)
+    assert len(rows) == 3 and all(float(diff) <= 1e-12 for _, _, diff in rows)
+    assert int(rows[0][1]) <= 3 and int(rows[1][1]) <= 12 and int(rows[2][1]) <= 3

@@ -22,8 +22,9 @@ import numpy as np
 
 def column_colors(pattern: Any) -> np.ndarray:
     """A colour per column of ``pattern`` such that no two columns of one colour share a row."""
-    structure = pattern.tocsc().astype(np.int64)
-    return _greedy(_without_diagonal((structure.T @ structure).tocsr()))
+    structure = pattern.tocsr().astype(np.int64)
+    fewest = int(np.diff(structure.indptr).max(initial=0))  # a row's columns all differ: none can do better
+    return _greedy(_without_diagonal((structure.T @ structure).tocsr()), fewest)
 
 
 def row_colors(pattern: Any) -> np.ndarray:
@@ -40,15 +41,19 @@ def _without_diagonal(graph: Any) -> Any:
     return graph
 
 
-def _greedy(graph: Any) -> np.ndarray:
-    """The fewest colours the greedy colouring of ``graph`` (adjacency, CSR) finds over a few orders."""
+def _greedy(graph: Any, fewest: int) -> np.ndarray:
+    """The fewest colours the greedy colouring of ``graph`` (adjacency, CSR) finds over a few orders,
+    stopping at the first that takes ``fewest`` (a lower bound)."""
     degrees = np.diff(graph.indptr)
-    orders = [np.argsort(-degrees, kind="stable"), np.arange(graph.shape[0]), _smallest_last(graph)]
+    orders = [lambda: np.argsort(-degrees, kind="stable"), lambda: np.arange(graph.shape[0]),
+              lambda: _smallest_last(graph)]
     best: np.ndarray = np.zeros(0, dtype=np.intp)
     for order in orders:
-        colors = _greedy_in_order(graph, order)
+        colors = _greedy_in_order(graph, order())
         if not best.size or colors.max(initial=-1) < best.max(initial=-1):
             best = colors
+        if best.max(initial=-1) + 1 <= fewest:
+            break
     return best
 
 
