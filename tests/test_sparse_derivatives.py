@@ -315,3 +315,28 @@ def test_the_benchmark_runs_and_matches_the_dense_matrices():
                       r"\s+[\d.]+\s+[\d.]+\s+[\d.]+\s+[\d.]+\s+(\S+)$", printed, re.MULTILINE)
     assert len(rows) == 3 and all(float(diff) <= 1e-12 for _, _, diff in rows)
     assert int(rows[0][1]) <= 3 and int(rows[1][1]) <= 12 and int(rows[2][1]) <= 3
+
+
+def test_pickled_by_reference():
+    import pickle
+    x = RNG.normal(size=10)
+    for made in (s2s_ad.jacobian(tridiagonal, sparse=True), s2s_ad.hessian(rosenbrock, sparse=True),
+                 s2s_ad.jacobian_sparsity(tridiagonal)):
+        made(x)
+        again = pickle.loads(pickle.dumps(made))
+        assert type(again) is type(made) and (again(x) != made(x)).nnz == 0
+
+
+def coupled(x, a, k):
+    return np.sum(a * x ** 4) + k * np.sum(x[1:] * x[:-1])
+
+
+def test_a_zero_coefficient_keeps_its_entries_in_the_pattern():
+    """The pattern is structural: a coefficient that is zero at these arguments (k) keeps its entries
+    (NaN times 0 is NaN), so it stays right when k changes."""
+    x, a = np.linspace(0.1, 1.0, 7), np.arange(7.0)
+    assert (s2s_ad.hessian_sparsity(coupled)(x, a, 0.0).toarray() == tridiagonal_pattern(7)).all()
+    hess = s2s_ad.hessian(coupled, sparse=True)
+    np.testing.assert_allclose(hess(x, a, 0.0).toarray(), np.diag(12.0 * a * x ** 2), rtol=1e-14, atol=0)
+    expected = np.diag(12.0 * a * x ** 2) + np.diag(0.5 * np.ones(6), 1) + np.diag(0.5 * np.ones(6), -1)
+    np.testing.assert_allclose(hess(x, a, 0.5).toarray(), expected, rtol=1e-14, atol=0)

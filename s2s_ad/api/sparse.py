@@ -84,6 +84,11 @@ class _Pattern:
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         raise NotImplementedError  # (the pattern, or the matrix: the subclasses')
 
+    def __reduce__(self) -> tuple:
+        """Pickled by reference, as ``jacobian`` (api.matrices): the function, ``wrt`` and the backend;
+        the kept patterns are found again in the other process."""
+        return (type(self), (self.fn, self.wrt, self._backend))
+
     def _differentiated(self) -> Callable:
         return self.fn
 
