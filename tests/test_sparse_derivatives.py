@@ -340,3 +340,33 @@ def test_a_zero_coefficient_keeps_its_entries_in_the_pattern():
     np.testing.assert_allclose(hess(x, a, 0.0).toarray(), np.diag(12.0 * a * x ** 2), rtol=1e-14, atol=0)
     expected = np.diag(12.0 * a * x ** 2) + np.diag(0.5 * np.ones(6), 1) + np.diag(0.5 * np.ones(6), -1)
     np.testing.assert_allclose(hess(x, a, 0.5).toarray(), expected, rtol=1e-14, atol=0)
+
+
+def arrow(x):
+    return x[0] * np.sum(x ** 2) + np.sum(x ** 4)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_an_arrow_hessian_takes_two_colours_by_star_colouring(backend):
+    x = RNG.normal(size=30)
+    hess = s2s_ad.hessian(arrow, sparse=True, backend=backend)
+    got = hess(x).toarray()
+    assert hess.colouring == "star" and hess.colors.max() + 1 == 2  # distance-2: one colour per column
+    expected = np.diag(2.0 * x[0] + 12.0 * x ** 2)
+    expected[0, :] += 2.0 * x
+    expected[:, 0] += 2.0 * x
+    expected[0, 0] = 2.0 * x[0] + 4.0 * x[0] + 12.0 * x[0] ** 2  # d2/dx0^2 of x0*x0^2 = 6 x0, of x0*rest: 0
+    np.testing.assert_allclose(got, s2s_ad.hessian(arrow)(x), rtol=0, atol=1e-12)
+    np.testing.assert_allclose(got, expected, rtol=1e-12, atol=1e-12)
+
+
+def test_star_colourings_of_random_symmetric_patterns_recover_every_entry():
+    for seed in range(20):
+        half = sparse.random(40, 40, density=0.06, random_state=seed, format="csr").astype(bool)
+        pattern = (half + half.T + sparse.eye(40, dtype=bool)).astype(bool).tocsr()
+        pattern.sort_indices()
+        star = colouring.star_colors(pattern)
+        assert colouring.symmetric_reads(pattern, star) is not None
+        rows, cols = pattern.nonzero()
+        off = rows != cols
+        assert (star[rows[off]] != star[cols[off]]).all()  # a distance-1 colouring

@@ -61,6 +61,8 @@ class Plan:
     mode: str  # "forward" or "reverse"
     shape: tuple  # the shape of the result (of the gradient, for a Hessian)
     covered: np.ndarray  # (rows by colours) where a colour's pattern has an entry: forward mode's check
+    reads: tuple  # for each entry of the pattern (of its transpose in reverse mode): the product's row and colour
+    colouring: str  # "distance-2 columns", "distance-2 rows" or "star" (a Hessian's)
 
 
 class _Pattern:
@@ -200,6 +202,7 @@ class SparseJacobian(_Pattern):
         self.sparsity: Any = None
         self.colors: Any = None
         self.mode: Any = None
+        self.colouring: Any = None
         self._rng = np.random.default_rng(20260)  # the directions that check a kept pattern at new arguments
 
     @_user_facing
@@ -224,23 +227,26 @@ class SparseJacobian(_Pattern):
                                        "take the dense matrix (sparse=False)")
         finally:
             draws.finish()
-        self.sparsity, self.colors, self.mode = plan.sparsity, plan.colors, plan.mode
+        self.sparsity, self.colors, self.mode, self.colouring = plan.sparsity, plan.colors, plan.mode, plan.colouring
         return matrix
 
     def _plan(self, pattern: Any, shape: tuple) -> Plan:
         pattern.sort_indices()
         columns = colouring.column_colors(pattern)
-        mode, colors = "forward", columns
-        if not self.symmetric and not isinstance(self.fn, GradientFunction):
+        mode, colors, structure, how = "forward", columns, pattern, "distance-2 columns"
+        reads: Any = colouring.direct_reads(pattern, columns)
+        if self.symmetric:
+            star = colouring.star_colors(pattern)
+            star_reads = colouring.symmetric_reads(pattern, star)
+            if star_reads is not None and star.max(initial=-1) < columns.max(initial=-1):
+                colors, reads, how = star, star_reads, "star"
+        elif not isinstance(self.fn, GradientFunction):
             rows = colouring.row_colors(pattern)
             if rows.max(initial=-1) < columns.max(initial=-1):
-                mode, colors = "reverse", rows
-        count = int(colors.max(initial=-1)) + 1
-        structure = pattern if mode == "forward" else pattern.T.tocsr()
-        covered = np.zeros((structure.shape[0], count), dtype=bool)
-        entry_rows = np.repeat(np.arange(structure.shape[0]), np.diff(structure.indptr))
-        covered[entry_rows, colors[structure.indices]] = True
-        return Plan(pattern, colors, mode, shape, covered)
+                mode, colors, structure, how = "reverse", rows, pattern.T.tocsr(), "distance-2 rows"
+                reads = colouring.direct_reads(structure, rows)
+        covered = colouring.colour_counts(structure, colors) > 0
+        return Plan(pattern, colors, mode, shape, covered, reads, how)
 
     def _evaluate(self, plan: Plan, values: tuple, position: int, draws: Any, verify: bool) -> Any:
         """The matrix from one pass per colour, or None where a product has a nonzero the pattern lacks.
@@ -277,8 +283,7 @@ class SparseJacobian(_Pattern):
                 along = np.ravel(pull(direction.reshape(plan.shape) if plan.shape else float(direction[0]))[position])
         if np.any(products[~plan.covered] != 0):
             return None
-        entry_rows = np.repeat(np.arange(structure.shape[0]), np.diff(structure.indptr))
-        data = products[entry_rows, plan.colors[structure.indices]]
+        data = products[plan.reads]
         matrix = scipy_sparse().csr_matrix((data, structure.indices.copy(), structure.indptr.copy()),
                                            shape=structure.shape)
         if verify:
@@ -290,7 +295,8 @@ class SparseJacobian(_Pattern):
 
 class SparseHessian(SparseJacobian):
     """``hessian(fn, wrt, sparse=True)(*args)``: the Hessian as a ``scipy.sparse.csr_matrix``, one
-    Hessian-vector product per colour of its symmetric pattern (direct recovery by columns)."""
+    Hessian-vector product per colour of its symmetric pattern: a star colouring (symmetric direct
+    recovery) where it takes fewer colours than the distance-2 colouring of the columns."""
 
     symmetric = True
     what = "hessian"
