@@ -370,3 +370,23 @@ def test_star_colourings_of_random_symmetric_patterns_recover_every_entry():
         rows, cols = pattern.nonzero()
         off = rows != cols
         assert (star[rows[off]] != star[cols[off]]).all()  # a distance-1 colouring
+
+
+def switching(x):
+    if x[0] > 0.0:
+        return np.sum(x ** 4)
+    return np.sum(x[1:] * x[:-1]) + np.sum(x ** 2)
+
+
+def test_a_hessian_object_over_points_that_take_other_paths():
+    hess = s2s_ad.hessian(switching, sparse=True)
+    for sign in (1.0, -1.0, 1.0, -1.0):
+        x = RNG.normal(size=8)
+        x[0] = sign * abs(x[0])
+        np.testing.assert_allclose(hess(x).toarray(), s2s_ad.hessian(switching)(x), rtol=0, atol=1e-12)
+    assert hess.sparsity.nnz == 8 + 2 * 7  # the diagonal path first, then the tridiagonal one joined
+
+
+def test_source_of_a_sparse_matrix_says_what_to_pass():
+    with pytest.raises(TypeError, match="mode='forward'"):
+        s2s_ad.source(s2s_ad.jacobian(tridiagonal, sparse=True))

@@ -86,6 +86,13 @@ class _Pattern:
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         raise NotImplementedError  # (the pattern, or the matrix: the subclasses')
 
+    def source_of_api_object(self, args: Any) -> str:
+        """``source(jacobian(f, sparse=True))``: refused, saying what to pass (``api.source``)."""
+        of = "the function" if not self.symmetric else "its gradient (forward over reverse)"
+        raise TypeError(f"source of {self.what}({getattr(self.fn, '__name__', self.fn)}, sparse=True): its passes run "
+                        f"the forward-mode code of {of}; source(f, wrt=..., mode='forward', args=...) shows "
+                        "the function's, hessian(f).source_for(*args) the gradient's")
+
     def __reduce__(self) -> tuple:
         """Pickled by reference, as ``jacobian`` (api.matrices): the function, ``wrt`` and the backend;
         the kept patterns are found again in the other process."""
