@@ -229,7 +229,8 @@ class SparseJacobian(_Pattern):
                 plan = self._plans[key] = self._plan((pattern + plan.sparsity).astype(bool).tocsr(), shape)
                 matrix = self._evaluate(plan, values, position, draws, verify=False)
                 if matrix is None:
-                    raise RuntimeError(f"{self.what} of {self.fn.__name__} with sparse=True: the derivative has a "
+                    name = getattr(self.fn, "__name__", self.fn)
+                    raise RuntimeError(f"{self.what} of {name} with sparse=True: the derivative has a "
                                        "nonzero its sparsity pattern lacks, found again at these arguments; "
                                        "take the dense matrix (sparse=False)")
         finally:
