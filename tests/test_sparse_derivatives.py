@@ -299,16 +299,6 @@ def _run(*command):
     return done.stdout
 
 
-def test_the_newton_example_converges_quadratically():
-    printed = _run("examples/sparse_newton.py", "--grid", "8", "--steps", "2")
-    steps = re.findall(r"^step \d+: (\d+) Newton iterations, \|G\| (.*?);", printed, re.MULTILINE)
-    assert len(steps) == 2
-    for _, norms in steps:
-        values = [float(v) for v in norms.split(" -> ")]
-        assert values[-1] < 1e-10 and values[-2] < 1e-6  # the last steps square the residual
-    assert int(re.search(r"(\d+) colours", printed).group(1)) <= 12
-
-
 def test_the_benchmark_runs_and_matches_the_dense_matrices():
     printed = _run("benchmarks/jacobians.py", "--quick")
     rows = re.findall(r"^(tridiagonal residual|Brusselator 6x6|chained Rosenbrock Hessian)\s+\d+\s+(\d+)\s+\w+"
