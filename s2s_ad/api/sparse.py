@@ -16,9 +16,16 @@ arguments take it: the pattern is exact for the path taken, and another path may
 nonzeros.  A Hessian's pattern is found the same way from Hessian-vector products (forward mode
 over the gradient) and made symmetric.
 
-The pattern and its colouring (colouring.py) are kept per argument kinds on the object, so a Newton
-loop finds them once; each later call checks the products it is given: a nonzero where the pattern
-has no entry (the path changed) finds the pattern again at those arguments, joined to the old one.
+The pattern and its colouring (colouring.py: distance-2 by columns or rows, star for a Hessian) are
+kept per argument kinds on the object, so a Newton loop finds them once.  Each later call checks
+them: a product with a nonzero in a row that no column of its colour has an entry in, or one more
+pass along a random direction that differs from the matrix times that direction (a new nonzero the
+colouring would have added to another entry), means the path changed: the pattern is found again
+at those arguments, joined to the old one, and coloured again.  What the random direction cannot
+see is a missed entry below 1e-9 of its row's scale, or one cancelled with probability zero.
+What could hide a dependency from the NaN passes is code that filters tangents by their values
+(``np.nan_to_num`` of a tangent, a comparison of tangents): s2s_ad's tangent rules select by the
+primal values alone.
 """
 from __future__ import annotations
 
