@@ -79,3 +79,14 @@ def test_fit_distributions_finds_the_maximum_likelihood_of_scipys_fit():
     for run in printed.split("fitted:")[:2]:  # each Newton run ends where the gradient vanishes
         gradients = [float(g) for g in re.findall(r"^\s+\d+\s+[-\d.]+\s+([\d.e+-]+)\s", run, re.MULTILINE)]
         assert len(gradients) >= 2 and gradients[-1] < 1e-5 * gradients[0]
+
+
+def test_sparse_newton_converges_quadratically_with_few_colours():
+    pytest.importorskip("scipy.sparse")
+    printed = run_example("sparse_newton", "--grid", "8", "--steps", "2")
+    steps = re.findall(r"^step \d+: (\d+) Newton iterations, \|G\| (.*?);", printed, re.MULTILINE)
+    assert len(steps) == 2
+    for _, norms in steps:
+        values = [float(v) for v in norms.split(" -> ")]
+        assert values[-1] < 1e-10 and values[-2] < 1e-6  # the last steps square the residual
+    assert int(re.search(r"(\d+) colours", printed).group(1)) <= 12
