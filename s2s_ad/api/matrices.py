@@ -349,7 +349,8 @@ def hessian(fn: Callable, wrt: Wrt = 0, backend: str = "python", sparse: bool = 
     wrt : int, str or tuple of them, default 0
         The arguments to differentiate by, by position or name.
     backend : {"python", "numba"}, default "python"
-        The backend of the Hessian-vector products where ``sparse`` (the dense Hessian runs "python").
+        The backend the gradient and the forward mode over it run on ("numba" compiles what it can and
+        runs the rest as Python, saying so in a warning).
     sparse : bool, default False
         A ``scipy.sparse.csr_matrix`` from one Hessian-vector product per colour of the symmetric
         sparsity pattern, found and coloured once per argument kinds (``sparse.SparseHessian``).
@@ -374,4 +375,4 @@ def hessian(fn: Callable, wrt: Wrt = 0, backend: str = "python", sparse: bool = 
     if sparse:
         from .sparse import SparseHessian
         return SparseHessian(fn, wrt, backend)
-    return Hessian(fn, wrt)
+    return Hessian(fn, wrt, backend)

@@ -199,3 +199,28 @@ def test_hessian_through_a_list_of_arrays_of_different_shapes(f):
     want = np.array([(gradient(p + e) - gradient(p - e)) / (2 * step) for e in np.eye(p.size) * step])
     np.testing.assert_allclose(s2s_ad.hessian(f)(p), want, rtol=1e-5, atol=1e-7)
     assert np.abs(want).max() > 0.5
+
+
+def _chained_rosenbrock(x):
+    s = 0.0
+    for i in range(x.shape[0] - 1):
+        s = s + (1.0 - x[i]) ** 2 + 10.0 * (x[i + 1] - x[i] ** 2) ** 2
+    return s
+
+
+def test_hessian_runs_on_the_backend_it_is_given():
+    """``hessian(f, backend="numba")`` builds its gradient and the forward mode over it for Numba (it
+    once ran the Python backend whatever it was given); the numbers are those of differences of the
+    gradient and of the Python backend."""
+    pytest.importorskip("numba")
+    import warnings
+    x = np.linspace(-0.5, 0.7, 5)
+    gradient = s2s_ad.grad(_chained_rosenbrock)
+    step = 1e-6
+    by_differences = np.array([(gradient(x + step * e) - gradient(x - step * e)) / (2 * step) for e in np.eye(5)])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # (what does not compile runs as Python, saying so)
+        compiled = s2s_ad.hessian(_chained_rosenbrock, backend="numba")(x)
+    assert s2s_ad.hessian(_chained_rosenbrock, backend="numba")._backend == "numba"
+    np.testing.assert_allclose(compiled, s2s_ad.hessian(_chained_rosenbrock)(x), rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(compiled, by_differences, rtol=1e-6, atol=1e-6)
