@@ -552,3 +552,62 @@ def element_of_a_vector_by_loop_index_written(x):
         e = b[i]
         e[...] = 3.0  # NumPy: a number (a copy) has no items to write: TypeError
     return np.sum(b)
+
+
+# Stores into an element of an element (a[i][j] = v): the outer element is the object Python's own
+# evaluation of the target takes (a view, a row, an array a dict holds, or a copy whose write is lost).
+def store_through_a_list_of_views(x):
+    b = x * 1.0
+    parts = [b[:2], b[2:]]
+    parts[1][0] = 5.0 * b[0]
+    return np.sum(b ** 2) + parts[0][1] * parts[1][0]
+
+
+def update_through_rows_in_loops(x):
+    A = np.outer(x[:3], x[1:])
+    for i in range(3):
+        for j in range(3):
+            A[i][j] += np.sin(x[(i + j) % 4]) * A[j][i]
+    return np.sum(A * A)
+
+
+def store_into_a_copy_is_lost(x):
+    A = np.outer(x[:3], x[:3])
+    A[[0, 2]][0] = 100.0 * x[1]
+    return np.sum(A ** 2)
+
+
+def store_into_an_array_a_dict_holds(x):
+    d = {"w": x * 2.0, "c": x[0]}
+    d["w"][1] = 3.0 * x[0] * d["c"]
+    return np.sum(d["w"] ** 3)
+
+
+def store_three_deep(x):
+    T = np.zeros((2, 2, 2))
+    T[1][0][1] = x[0] * x[1]
+    T[0][1][0] = np.cos(x[2])
+    T[1][0][1] *= x[3]
+    return np.sum(np.tanh(T) * x[3])
+
+
+def store_through_a_row_in_a_branch(x):
+    M = np.stack([x, x ** 2])
+    if x[0] > 0:
+        M[1][2] = M[0][3] * 4.0
+    else:
+        M[0][1] = -M[1][1]
+    return np.sum(M * M)
+
+
+def row_bound_then_stored_through_the_matrix(x):
+    M = np.stack([x, 2.0 * x])
+    r = M[1]
+    M[1][2] = x[0] ** 3
+    return np.sum(r * r) + M[1, 2]
+
+
+NESTED_STORES = [store_through_a_list_of_views, update_through_rows_in_loops, store_into_a_copy_is_lost,
+                 store_into_an_array_a_dict_holds, store_three_deep, store_through_a_row_in_a_branch,
+                 row_bound_then_stored_through_the_matrix]
+FUNCTIONS += NESTED_STORES

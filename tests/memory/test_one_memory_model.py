@@ -207,3 +207,18 @@ def test_a_number_taken_by_a_loop_index_is_not_written_through():
         mf.element_of_a_vector_by_loop_index_written(X.copy())
     with pytest.raises((TypeError, TransformError)):
         s2s_ad.grad(mf.element_of_a_vector_by_loop_index_written)(X.copy())
+
+
+def test_a_store_into_an_element_of_a_list_of_numbers_names_what_the_user_wrote():
+    """``g[1][0] = v`` where ``g[1]`` is a list: refused at the line, naming ``g[1][0]`` (not the name the
+    front end binds the outer element to) and saying what to write instead."""
+    source = ("import numpy as np\n\ndef f(x):\n    g = [[x[0], x[1]], [x[2], x[3]]]\n"
+              "    g[1][0] = g[0][1] * 2.0\n    return g[1][0] * x[2]\n")
+    namespace: dict = {}
+    exec(compile(source, "<nested list store>", "exec"), namespace)
+    import linecache
+    linecache.cache["<nested list store>"] = (len(source), None, source.splitlines(True), "<nested list store>")
+    with pytest.raises(TransformError) as caught:
+        s2s_ad.grad(namespace["f"])(X.copy())
+    message = str(caught.value)
+    assert ":5" in message and "g[1][0]" in message and "np.array" in message and "g_item" not in message
