@@ -284,3 +284,74 @@ def test_stats_tell_what_the_last_call_did():
     df(u0, 0.3, 50, 4)
     assert df.stats()[0]["steps"] == 50 and df.stats()[0]["advances"] == t_formula(50, 4)
     assert s2s_ad.grad(logistic_plain)(3.1, 0.2, 5, 2) and s2s_ad.grad(logistic_plain).stats() == []
+
+
+def stepped(u, k, n):
+    for t in s2s_ad.checkpointed(range(n), snapshots=3):
+        u = np.sin(u) * k + 0.1
+    return u
+
+
+def stepped_plain(u, k, n):
+    for t in range(n):
+        u = np.sin(u) * k + 0.1
+    return u
+
+
+def through_a_helper(u0, k, n):
+    u = stepped(u0, k, n)
+    u = stepped(u * 0.5, k, n + 1)
+    return np.sum(u * u)
+
+
+def through_a_helper_plain(u0, k, n):
+    u = stepped_plain(u0, k, n)
+    u = stepped_plain(u * 0.5, k, n + 1)
+    return np.sum(u * u)
+
+
+def nested(x, n):
+    s = x
+    for i in s2s_ad.checkpointed(range(n), snapshots=2):
+        for j in s2s_ad.checkpointed(range(3), snapshots=2):
+            s = np.sin(s) * 0.9 + x
+    return s
+
+
+def nested_plain(x, n):
+    s = x
+    for i in range(n):
+        for j in range(3):
+            s = np.sin(s) * 0.9 + x
+    return s
+
+
+def last_value_only(x, n):
+    y = 0.0
+    for t in s2s_ad.checkpointed(range(n), snapshots=2):
+        y = x * t * t
+    return y
+
+
+def last_value_only_plain(x, n):
+    y = 0.0
+    for t in range(n):
+        y = x * t * t
+    return y
+
+
+@pytest.mark.parametrize("f, plain, args, wrt", [
+    (through_a_helper, through_a_helper_plain, (np.linspace(0.1, 0.9, 4), 0.7, 6), (0, 1)),  # the loop in a helper
+    (nested, nested_plain, (0.3, 7), 0),  # a binomial loop in a binomial loop
+    (last_value_only, last_value_only_plain, (0.3, 5), 0),
+])
+def test_helpers_nesting_and_a_loop_without_state(f, plain, args, wrt):
+    flat = lambda g: np.hstack(g if isinstance(g, tuple) else (g,))  # noqa: E731
+    ours, stored = s2s_ad.grad(f, wrt=wrt)(*args), s2s_ad.grad(plain, wrt=wrt)(*args)
+    np.testing.assert_array_equal(flat(ours), flat(stored))
+    # numba: equal to the plain loop's numbers on numba (Python's where either runs as Python)
+    np.testing.assert_array_equal(flat(_grad(f, args, wrt, "numba")), flat(_grad(plain, args, wrt, "numba")))
+    np.testing.assert_allclose(flat(ours), np.hstack([numeric_grad(f, args, i) for i in np.atleast_1d(wrt)]),
+                               rtol=1e-6, atol=1e-8)
+    np.testing.assert_allclose(np.ravel(s2s_ad.hessian(f)(*args)), np.ravel(s2s_ad.hessian(plain)(*args)),
+                               rtol=1e-12, atol=1e-14)
