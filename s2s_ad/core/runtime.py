@@ -49,21 +49,20 @@ def checkpointed(steps: Any, every: Optional[int] = None, snapshots: Optional[in
 
 class Snapshots(int):
     """``checkpointed(steps, snapshots=c)``'s ``c`` in generated code: a number of snapshots, where a
-    plain int is ``every`` (iterations per segment)."""
+    plain int is ``every`` (iterations per segment).  Such a loop follows the binomial schedule
+    (``revolve``, ``ad/binomial.py``)."""
 
 
 def snapshots(count: int) -> Snapshots:
-    """``count`` marked as a number of snapshots for ``checkpoint_stride``."""
+    """``count`` marked as a number of snapshots for ``revolve``."""
     if int(count) < 1:
         raise ValueError(f"checkpointed(..., snapshots={count}): at least one snapshot is needed")
     return Snapshots(int(count))
 
 
 def checkpoint_stride(n: int, every: Optional[int] = None) -> int:
-    """Iterations per checkpointed segment: ``every``; for ``snapshots(c)``, ceil(n / c), so at most
-    ``c`` states are kept; else the ceiling of sqrt(n)."""
-    if isinstance(every, Snapshots):
-        return max(1, -(-n // every))
+    """Iterations per checkpointed segment: ``every``, else the ceiling of sqrt(n).  (A loop with
+    ``snapshots=c`` has no segments: it follows the binomial schedule, ``revolve``.)"""
     if every is not None:
         if int(every) < 1:
             raise ValueError(f"checkpointed(..., every={every}): a segment needs at least one iteration")
