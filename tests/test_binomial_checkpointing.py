@@ -259,6 +259,10 @@ def test_forward_mode_and_second_order():
     g = s2s_ad.grad(arrays)
     columns = [numeric_grad(lambda v: g(v, 0.7, 9, 2)[i], (u0,), 0, eps=1e-5) for i in range(3)]
     np.testing.assert_allclose(h, np.array(columns), rtol=1e-5, atol=1e-7)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", s2s_ad.CompileFallbackWarning)
+        assert np.array_equal(s2s_ad.hessian(arrays, backend="numba")(u0, 0.7, 9, 2), h)
+        assert np.array_equal(h, s2s_ad.hessian(arrays_plain)(u0, 0.7, 9, 2))
 
 
 def test_the_generated_code_walks_the_schedule():
