@@ -111,7 +111,7 @@ declare(stored_part, zero_derivative=("value",))
 declare(if_inexact, zero_derivative=("like",))
 
 
-# Checked against NumPy (tests/test_rule_facts_against_numpy.py): if_inexact hands back its first
+# Checked against NumPy (tests/rules/test_rule_facts_against_numpy.py): if_inexact hands back its first
 # argument itself, so generated code that writes into what it returns copies first.
 declare(if_inexact, view=True)  # its first argument (not like)
 # unbroadcast and unbroadcast_to hand back the adjoint itself where it has the shape already (the

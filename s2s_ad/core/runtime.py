@@ -5,7 +5,7 @@ Input: what the generators emit a call of (``unbroadcast``, ``zeros_like``,
 the checkpoint stride...).  The helpers of one operation (``cumsum_grad``,
 ``matmul_grad_a``) are not here: they are defined beside the rules that call
 them, in ``templates/``, so adding an operation touches ``templates/`` only
-(tests/test_engine_tables.py checks that every public name here is one the
+(tests/analysis/test_engine_tables.py checks that every public name here is one the
 engine uses).  Generated code calls a helper only where the shape of a value
 is not known when the code is generated; where it is known, the generator
 writes the plain NumPy expression instead.  Every helper here is small, has
