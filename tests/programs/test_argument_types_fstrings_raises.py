@@ -239,12 +239,15 @@ def test_any_number_of_snapshots_gives_the_plain_loops_gradient(c):
     np.testing.assert_allclose(got, numeric_grad(lambda v: em.simulate_plain(v, 7), (X,), 0), rtol=1e-6)
 
 
-def test_the_segments_keep_at_most_c_snapshots():
-    from s2s_ad.core import runtime
+def test_the_schedule_keeps_at_most_c_snapshots():
+    from s2s_ad.core import revolve  # (the binomial schedule: tests/test_binomial_checkpointing.py)
     for n in range(1, 40):
         for c in range(1, 12):
-            stride = runtime.checkpoint_stride(n, runtime.snapshots(c))
-            assert len(range(0, n, stride)) <= c and stride >= 1
+            schedule = revolve.Schedule(n, c)
+            schedule.forward()
+            for step in range(n - 2, -1, -1):
+                schedule.turn(step)
+            assert schedule.peak <= c and schedule.advances == revolve.advances(n, c)
     with pytest.raises(ValueError, match="snapshots=0"):
         s2s_ad.grad(em.simulate_snapshots_argument)(X, 0)
     assert list(s2s_ad.checkpointed(range(3), snapshots=2)) == [0, 1, 2]  # plain Python: the steps
