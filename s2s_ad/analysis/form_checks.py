@@ -72,6 +72,10 @@ def _bound_through(body: list[ir.Stmt], bound: set[str], branches: Branches, fn:
                 known, inner = branches.get((test, side), (set(), {}))
                 ends.append(_bound_through(block, bound | known, {**branches, **inner}, fn, after))
             (yes, in_yes), (no, in_no) = ends
+            # an entry keeps only what its side added: the branches known before the if stay known after
+            # it anyway, and copying them into every entry grew as the square of an elif chain's length
+            in_yes = {key: value for key, value in in_yes.items() if key not in branches}
+            in_no = {key: value for key, value in in_no.items() if key not in branches}
             if test:
                 branches = {**branches, (test, True): (yes - bound, in_yes), (test, False): (no - bound, in_no)}
             bound = yes & no
