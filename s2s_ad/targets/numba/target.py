@@ -68,6 +68,7 @@ import hashlib
 import operator
 import os
 import re
+import sys
 import threading
 import types
 import warnings
@@ -221,7 +222,7 @@ def _compiled(function: Callable, emitted: Any) -> Callable:
                 if getattr(arg, "dtype", _WIDE).char in _NARROW:  # this call runs as Python (said once)
                     if not state.get("narrow"):
                         state["narrow"] = function
-                        warnings.warn(CompileFallbackWarning(_narrow_message(emitted, arg)), stacklevel=2)
+                        warnings.warn(CompileFallbackWarning(_narrow_message(emitted, arg)), stacklevel=users_stacklevel())
                     return function(*args)
         return checked(*args)
 
@@ -246,7 +247,8 @@ def _compiled(function: Callable, emitted: Any) -> Callable:
         with lock:
             if state["run"] is not function:
                 state["run"] = function
-                warnings.warn(CompileFallbackWarning(_fallback_message(function, emitted, reason)), stacklevel=3)
+                warnings.warn(CompileFallbackWarning(_fallback_message(function, emitted, reason)),
+                              stacklevel=users_stacklevel())
 
     for wrapper in (run, checked):  # (the dispatcher and what runs now, the options and why: for tests)
         setattr(wrapper, "compiled", dispatcher)
@@ -270,6 +272,27 @@ def _narrow_message(emitted: Any, arg: Any) -> str:
     return (f"backend='numba' runs {emitted.name} as Python for arguments of dtype {arg.dtype}: Numba computes "
             "float32 (and float16, longdouble) arithmetic differently from NumPy (a float32 array times a "
             "Python float is float64 there); float64 arguments run compiled")
+
+
+# s2s_ad's own folder: its frames (and generated code's) are not the user's call site
+_PACKAGE = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))) + os.sep
+
+
+def users_stacklevel() -> int:
+    """The ``stacklevel`` of ``warnings.warn`` that names the user's call (for its caller): the first
+    frame above it that is neither s2s_ad's own (the API's call path, this module) nor generated
+    code (``<s2s_ad ...>`` or a file of the cache directory), however many of those the call went
+    through (a gradient, a gradient's callee, the cached call path)."""
+    cached = cache_directory() or "<none>"
+    frame = sys._getframe(1)
+    level = 1
+    while frame is not None:
+        name = frame.f_code.co_filename
+        if not (name.startswith(_PACKAGE) or name.startswith("<s2s_ad") or name.startswith(cached)):
+            return level
+        frame = frame.f_back  # type: ignore[assignment]
+        level += 1
+    return 1
 
 
 class _Refused(Exception):
