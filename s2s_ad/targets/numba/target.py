@@ -104,12 +104,16 @@ class NumbaTarget(NumPyTarget):
             return
         if _raising_math(obj):  # Numba's math.sqrt(-1.0) is nan: bound to the runtime's, which raises
             return
+        if obj is np.matmul:  # a ufunc to Numba, which lowers a call of it elementwise: bound to the runtime's
+            return
         yield from super().spellings(obj)
 
     def implementation(self, obj: Any) -> Any:
         from . import runtime as numba_runtime
         if obj is reversed:
             return numba_runtime.reversed_steps
+        if obj is np.matmul:
+            return numba_runtime.matmul
         return numba_runtime.CHECKED_MATH.get(obj, obj) if _raising_math(obj) else obj
 
     def tape(self) -> TapeForm:
