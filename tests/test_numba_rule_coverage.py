@@ -118,3 +118,31 @@ def test_every_rule_is_listed_with_whether_it_compiles_and_the_everyday_ones_do(
                np.mean, np.sin, np.exp, np.where):
         assert listed[fn] == (), (fn, listed[fn])
     assert "einsum_grad" in listed[np.einsum]  # (no compiled version: runs as Python, said)
+
+
+@pytest.mark.parametrize("case", COMPILED, ids=[case[0] for case in COMPILED])
+def test_the_same_rules_in_jvp_and_hessian_under_numba_agree_with_python_and_central_differences(case):
+    # (jvp and hessian run as Python under backend="numba" today: issue 36's later part compiles them)
+    name, fn, make, _ = case
+    x = make()
+    direction = np.linspace(-0.7, 0.9, x.size).reshape(x.shape)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", CompileFallbackWarning)
+        tangent = s2s_ad.jvp(fn, (x,), (direction,), backend="numba")[1]
+        hessian = s2s_ad.hessian(fn, backend="numba")(x)
+    assert tangent == pytest.approx(s2s_ad.jvp(fn, (x,), (direction,))[1], rel=1e-12)
+    np.testing.assert_allclose(tangent, numeric_grad(lambda t: fn(x + t * direction), (0.0,), 0), rtol=1e-6)
+    np.testing.assert_allclose(hessian, s2s_ad.hessian(fn)(x), rtol=1e-12, atol=1e-14)
+    gradient = s2s_ad.grad(fn)
+    eps = 1e-6
+    columns = [(gradient(x + eps * e.reshape(x.shape)) - gradient(x - eps * e.reshape(x.shape))) / (2 * eps)
+               for e in np.eye(x.size)]
+    np.testing.assert_allclose(np.reshape(hessian, (x.size, x.size)),
+                               np.array([np.ravel(c) for c in columns]).T, rtol=1e-5, atol=1e-6)
+
+
+def test_vjps_split_form_warning_names_the_users_call():
+    with pytest.warns(CompileFallbackWarning, match="split form") as said:
+        value, pull = s2s_ad.vjp(CASES[0][1], CASES[0][2](), backend="numba")
+    assert [w.filename for w in said if w.category is CompileFallbackWarning] == [__file__]
+    np.testing.assert_allclose(pull(1.0)[0], s2s_ad.grad(CASES[0][1])(CASES[0][2]()), rtol=1e-12)
