@@ -551,7 +551,7 @@ _GENERATED_LINE = re.compile(r'File "([^"]*)", line (\d+)')
 def _fallback_message(function: Callable, emitted: Any, refused: BaseException) -> str:
     """What Numba refused, where in the user's code, and what happens instead."""
     text = str(refused)
-    reason = text if isinstance(refused, _Refused) else _first_reason(text)
+    reason = text if isinstance(refused, _Refused) else _first_reason(text, emitted.namespace.globals)
     where = ""
     for found in _GENERATED_LINE.finditer(text):
         if found.group(1).startswith("<s2s_ad") or found.group(1).endswith(".py") and \
@@ -567,14 +567,19 @@ def _fallback_message(function: Callable, emitted: Any, refused: BaseException) 
             f"(the same numbers, at Python's speed)")
 
 
-def _first_reason(text: str) -> str:
+def _first_reason(text: str, bound: Optional[dict] = None) -> str:
     """What a Numba error says it refused, in a line: the call it has no implementation of, the name
-    it cannot type, or its first line of substance."""
+    it cannot type (a derivative rule's helper: named as one, ``bound`` being the code's globals), or
+    its first line of substance."""
     call = re.search(r">>> (.+)", text)
     if "No implementation of function" in text and call:
         return f"Numba has no implementation of {call.group(1).strip()}"[:240]
     untyped = re.search(r"Untyped global name '([^']+)'", text)
     if untyped:
+        module = getattr((bound or {}).get(untyped.group(1)), "__module__", None) or ""
+        if module.startswith("s2s_ad.templates."):
+            return (f"{untyped.group(1)}, a helper of the derivative rules of {module.rsplit('.', 1)[1]}, has no "
+                    "compiled version (docs/rules.md lists what compiles under backend='numba')")
         return f"{untyped.group(1)} is a Python function Numba cannot compile"
     skipped = ("Failed in ", "During:", "File ", "<source", "^", "This error", "- argument")
     for line in text.splitlines():
