@@ -6,7 +6,7 @@ by the same arithmetic (the same forward pass, the same reverse sweep), only wit
 lacks written out: Python lists become preallocated arrays, ``np.pad`` and the ``keepdims``
 reductions become loops, and the tuple a helper returns is inlined.  They are plain functions:
 this module never imports Numba (``compiled.py`` compiles them when Numba is installed), and
-``tests/test_benchmarks.py`` checks each, run as plain Python, against the NumPy hand gradient
+``tests/project/test_benchmarks.py`` checks each, run as plain Python, against the NumPy hand gradient
 to rounding, so what Numba compiles is the arithmetic that the finite-difference check covers.
 """
 from __future__ import annotations

@@ -313,6 +313,6 @@ def frexp_tangent(out, x, t_x):
     {"x1": (4,), "x2": np.array([1.0, -2.0, 0.5, -0.25])}, {"x1": (), "x2": -1.0}, {"x1": (2, 3), "x2": np.array([-1.0, 2.0, 3.0])},
     {"x1": (3,), "x2": 0.5}))
 def copysign(out, x1, x2, d_out):
-    # |x1| with x2's sign (its sign bit: -0.0 is negative, tests/test_rules_everyday_numpy.py); +1 at the
+    # |x1| with x2's sign (its sign bit: -0.0 is negative, tests/rules/test_rules_everyday_numpy.py); +1 at the
     # kink x1 = 0, as np.abs
     d_x1 = d_out * (1.0 - 2.0 * (x1 < 0)) * (1.0 - 2.0 * np.signbit(x2))

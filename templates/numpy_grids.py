@@ -61,7 +61,7 @@ setattr(_grids, "counts_given", True)  # called with rules.NOT_CONSTANT for the 
 
 _GRIDS = ({"x0": (3,), "x1": (2,)}, {"x0": (3,), "x1": (2,), "indexing": "ij"}, {"x0": (4,)},
           {"x0": (2,), "x1": (3,), "x2": (2,)}, {"x0": (2,), "x1": (3,), "x2": (2,), "indexing": "ij"},
-          {"x0": (2, 2), "x1": (3,)})  # (sparse=True: tests/test_rules_everyday_numpy.py)
+          {"x0": (2, 2), "x1": (3,)})  # (sparse=True: tests/rules/test_rules_everyday_numpy.py)
 
 
 @adjoint(np.meshgrid, items=_grids, examples=_GRIDS, returns_sequence=True)

@@ -1371,7 +1371,7 @@ nondifferentiable(inverse_axes)
 # Inputs the helpers read for their shape, their length or their sorting order only: a varied
 # argument there carries no derivative (any other input without one is refused where it varies).
 # What they hand back (view, may_view, returns_sequence) is checked against NumPy
-# (tests/test_rule_facts_against_numpy.py): generated code that writes into it copies first.
+# (tests/rules/test_rule_facts_against_numpy.py): generated code that writes into it copies first.
 declare(svd_checked, qr_checked, matmul_grad_a, dot_grad_a, trace_grad, zero_derivative=("a",))
 declare(matmul_grad_b, dot_grad_b, zero_derivative=("b",))
 declare(solve_columns, kron_blocks, zero_derivative=("a", "b"))

@@ -846,7 +846,7 @@ fresh_arrays(broadcast_reduced)
 # Inputs the helpers read for their shape, their length or their sorting order only: a varied
 # argument there carries no derivative (any other input without one is refused where it varies).
 # What they hand back (view, may_view, returns_sequence) is checked against NumPy
-# (tests/test_rule_facts_against_numpy.py): generated code that writes into it copies first.
+# (tests/rules/test_rule_facts_against_numpy.py): generated code that writes into it copies first.
 declare(cumsum_grad, quantile_linear, quantile_scatter, zero_derivative=("a",))
 declare(quantile_slope, zero_derivative=("a", "q"))
 declare(expand_quantiles, zero_derivative=("like",))

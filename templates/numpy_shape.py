@@ -834,7 +834,7 @@ def sort_grad_rule(out, grad, a, axis=-1, *, t_grad):
 # Inputs the helpers read for their shape, their length or their sorting order only: a varied
 # argument there carries no derivative (any other input without one is refused where it varies).
 # What they hand back (view, may_view, returns_sequence) is checked against NumPy
-# (tests/test_rule_facts_against_numpy.py): generated code that writes into it copies first.
+# (tests/rules/test_rule_facts_against_numpy.py): generated code that writes into it copies first.
 declare(pad_grad, pad_jvp, zero_derivative=("array",))
 declare(concatenate_grad, stack_grad, joined_grad, zero_derivative=("arrays",))
 declare(repeat_grad, tile_grad, diagonal_grad, diff_grad, take_grad, sort_grad, zero_derivative=("a",))

@@ -348,7 +348,7 @@ def mul_tangent_cross_rule(out, tangent_a, tangent_b, second_a, second_b, a, b, 
 # Inputs the helpers read for their shape, their length or their sorting order only: a varied
 # argument there carries no derivative (any other input without one is refused where it varies).
 # What they hand back (view, may_view, returns_sequence) is checked against NumPy
-# (tests/test_rule_facts_against_numpy.py): generated code that writes into it copies first.
+# (tests/rules/test_rule_facts_against_numpy.py): generated code that writes into it copies first.
 declare(mul_adjoint_cross, add_tangent, mul_tangent_cross, zero_derivative=("a", "b"))
 declare(add_adjoint, may_view=True)  # pieces of its first argument
 declare(add_adjoint, mul_adjoint, mul_adjoint_cross, pair_sum, returns_sequence=True)

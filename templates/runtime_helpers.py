@@ -17,7 +17,8 @@ from s2s_ad.core.runtime import (added_at, cells, cells_array, check_assertion, 
                             check_view_kept,
                             check_one_number, check_view_update, checkpoint_stride, checkpointed, derivative_lost_by, draw,
                             format_method, formatted, getitem_grad, held_apart, if_inexact, raise_exception, random_states,
-                            percent_formatted, set_random_states, split_piece, stop_gradient, stored_part, unbroadcast, unbroadcast_to,
+                            percent_formatted, revolve, revolve_forward, revolve_last, revolve_reverse, revolve_turn,
+                            set_random_states, snapshots, split_piece, stop_gradient, stored_part, unbroadcast, unbroadcast_to,
                             writable_copy, zero_tangent, zeros_like)
 
 nondifferentiable(zeros_like, zero_tangent)
@@ -25,6 +26,8 @@ declare(checkpointed, refused="checkpointed(...) marks a loop: write it as the l
                               "for t in s2s_ad.checkpointed(range(n)):")
 nondifferentiable(stop_gradient, elementwise=True)
 nondifferentiable(checkpoint_stride, np.broadcast_shapes)
+# the binomial schedule of checkpointed(steps, snapshots=c): positions and counts (the state is read for its size)
+nondifferentiable(snapshots, revolve, revolve_forward, revolve_last, revolve_reverse, revolve_turn)
 nondifferentiable(formatted, percent_formatted, format_method, check_assertion, check_index, check_one_number, random_states,
                   set_random_states)  # strings, checks, states
 nondifferentiable(split_piece)  # where a piece of a split lies in its array: shapes and counts alone
@@ -108,7 +111,7 @@ declare(stored_part, zero_derivative=("value",))
 declare(if_inexact, zero_derivative=("like",))
 
 
-# Checked against NumPy (tests/test_rule_facts_against_numpy.py): if_inexact hands back its first
+# Checked against NumPy (tests/rules/test_rule_facts_against_numpy.py): if_inexact hands back its first
 # argument itself, so generated code that writes into what it returns copies first.
 declare(if_inexact, view=True)  # its first argument (not like)
 # unbroadcast and unbroadcast_to hand back the adjoint itself where it has the shape already (the

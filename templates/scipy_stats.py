@@ -231,7 +231,7 @@ _MVN_EXAMPLES = ({"x": (3,), "mean": (3,), "cov": _MVN_COV.copy()},
                  {"x": (5,), "mean": np.array(0.3), "cov": np.array(1.4)},
                  {"x": (3,), "cov": _MVN_COV.copy(), "allow_singular": True})
 # (points of k components are given as lists, not differentiated: SciPy refuses the nearby points off
-# the simplex that finite differences would take; tests/test_scipy_breadth.py checks them through a softmax)
+# the simplex that finite differences would take; tests/rules/test_scipy_breadth.py checks them through a softmax)
 _DIRICHLET_EXAMPLES = ({"x": [0.2, 0.3, 0.5], "alpha": np.array([1.5, 2.0, 3.0])},
                        {"x": [[0.2, 0.6], [0.3, 0.1], [0.5, 0.3]], "alpha": np.array([0.8, 2.0, 1.2])},
                        {"x": np.array([0.25, 0.35]), "alpha": np.array([1.5, 2.0, 3.0])},

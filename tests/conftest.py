@@ -12,6 +12,15 @@ from typing import Any, Callable, Sequence
 import numpy as np
 import pytest
 
+# Where things are: tests/ holds one folder per stage of the engine (frontend, lowering, memory, ...,
+# api; programs: whole programs in every mode; project: the repository's own rules) and the corpora
+# the tests share (tests/corpora: modules of functions, imported by name from anywhere in the suite).
+TESTS = Path(__file__).resolve().parent
+ROOT = TESTS.parent
+CORPORA = TESTS / "corpora"
+if str(CORPORA) not in sys.path:
+    sys.path.insert(0, str(CORPORA))
+
 # The whole suite runs with the facts checked after every pass that rewrites a function after its
 # analysis (s2s_ad/analysis/factcheck.py): a pass that leaves a fact false fails the test that reaches it.
 os.environ.setdefault("S2S_AD_CHECK_FACTS", "1")

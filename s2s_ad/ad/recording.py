@@ -21,6 +21,7 @@ from typing import Any, Callable, Optional, Union
 
 from ..core import ir, language, runtime
 from ..rules import registry as rules
+from . import binomial
 from .adjoints import Adjoints
 from ..memory.aliasing import Sharing
 from ..analysis.facts import Analysis
@@ -96,26 +97,43 @@ class Recorder:
         return any(isinstance(e, ir.Call) and not rules.is_known(e.fn) and not isinstance(e.fn, ir.Part)
                    for s in ir.walk(stmt.body) for e in ir.exprs_of(s))
 
-    def reverse_checkpointed(self, stmt: ir.For, reversed_body: list[ir.Stmt]) -> None:
-        """Segments backwards: restore the segment's starting state from its snapshot, run the
-        segment again recording as an ordinary loop does, then reverse its iterations."""
-        setup, stride, starts = self.segments(stmt)
-        start, segment = self.adjoints.fresh("start"), self.adjoints.fresh("segment")
+    def snapshot_slot(self, stmt: ir.For) -> tuple[tuple[str, ...], list[ir.Stmt], list[ir.Stmt], list[ir.Stmt]]:
+        """Declare the slot of the loop's snapshots: the names a restore binds, the statements before
+        the loop's reverse, after each restore (random states put back) and after the reverse."""
         state = self.loop_state(stmt)
-        recompute = self.forward_body(stmt.body)
+        setup: list[ir.Stmt] = []
         replay: list[ir.Stmt] = []
+        teardown: list[ir.Stmt] = []
         if self.draws(stmt):  # the states as the first pass left them come back after the last segment
             after, rng = self.adjoints.fresh("states_after"), self.adjoints.fresh("segment_states")
-            setup = setup + [ir.Assign(after, ir.Call(runtime.random_states, ()), stmt.line)]
+            setup = [ir.Assign(after, ir.Call(runtime.random_states, ()), stmt.line)]
             state = state + (rng,)
             replay = [ir.Effect(ir.Call(runtime.set_random_states, (ir.Var(rng),)), stmt.line)]
+            teardown = [ir.Effect(ir.Call(runtime.set_random_states, (ir.Var(after),)), stmt.line)]
         if state:
-            kept: tuple[ir.Expr, ...] = tuple(ir.Var(n) for n in self.loop_state(stmt))
-            kept += (ir.Call(runtime.random_states, ()),) if replay else ()
             self.loops.append(stmt)  # one record per segment: no more than the loop's trips
             self.checkpoints[stmt.sid] = self.declare(f"the start of each segment of the checkpointed loop at "
-                                                      f"line {stmt.line}", kept, state, stmt.line)
+                                                      f"line {stmt.line}", self.snapshot_values(stmt), state,
+                                                      stmt.line)
             self.loops.pop()
+        return state, setup, replay, teardown
+
+    def snapshot_values(self, stmt: ir.For) -> tuple[ir.Expr, ...]:
+        """What a snapshot keeps: the loop's state, and the random states where the loop draws."""
+        kept: tuple[ir.Expr, ...] = tuple(ir.Var(n) for n in self.loop_state(stmt))
+        return kept + ((ir.Call(runtime.random_states, ()),) if self.draws(stmt) else ())
+
+    def reverse_checkpointed(self, stmt: ir.For, reversed_body: list[ir.Stmt]) -> None:
+        """Segments backwards: restore the segment's starting state from its snapshot, run the
+        segment again recording as an ordinary loop does, then reverse its iterations (with
+        ``snapshots=c``, step by step on the binomial schedule: ``binomial.py``)."""
+        if binomial.applies(self, stmt):
+            binomial.reverse(self, stmt, reversed_body)
+            return
+        setup, stride, starts = self.segments(stmt)
+        start, segment = self.adjoints.fresh("start"), self.adjoints.fresh("segment")
+        state, first, replay, teardown = self.snapshot_slot(stmt)
+        recompute = self.forward_body(stmt.body)
         body = ([ir.Pop(self.checkpoints[stmt.sid], state, stmt.line)] if state else []) + replay + [
             ir.Assign(segment, self.segment(stmt, start, stride), stmt.line),
             ir.Comment("run the segment again, recording"),
@@ -123,23 +141,22 @@ class Recorder:
             ir.Comment("and reverse it"),
             ir.For(stmt.index, ir.Var(segment), reversed_body, stmt.line, reverse=True),
         ]
-        for assignment in setup:
+        for assignment in setup + first:
             self.adjoints.emit(assignment)
         self.adjoints.emit(ir.For(start, ir.Var(starts), body, stmt.line, reverse=True))
-        if replay:
-            self.adjoints.emit(ir.Effect(ir.Call(runtime.set_random_states, (ir.Var(after),)), stmt.line))
+        for after in teardown:
+            self.adjoints.emit(after)
 
     def forward_checkpointed(self, stmt: ir.For) -> list[ir.Stmt]:
         """The first pass of a checkpointed loop: a snapshot of the state before each segment."""
+        if binomial.applies(self, stmt):
+            return binomial.forward(self, stmt)
         setup, stride, starts = self.segments(stmt)
         start = self.adjoints.fresh("start")
-        state = self.loop_state(stmt)
         recording, self.recording = self.recording, False
         inner = self.forward_block(stmt.body)
         self.recording = recording
-        kept: tuple[ir.Expr, ...] = tuple(ir.Var(n) for n in state)
-        if self.draws(stmt):  # see reverse_checkpointed
-            kept += (ir.Call(runtime.random_states, ()),)
+        kept = self.snapshot_values(stmt)
         snapshot: list[ir.Stmt] = [ir.Push(self.checkpoints[stmt.sid], kept, stmt.line)] if kept else []
         segment = ir.For(stmt.index, self.segment(stmt, start, stride), inner, stmt.line)
         return setup + [ir.Comment("checkpointed: keep the state at the start of each segment"),

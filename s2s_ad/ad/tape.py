@@ -26,7 +26,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Optional
 
-from ..core import ir
+from ..core import ir, runtime
 from ..core.kinds import Number
 from ..passes.optimize import remove_dead
 from .plan import CUT, RecordingPlan, Slot, TapeViolation
@@ -171,12 +171,39 @@ def _events(block: list[ir.Stmt]) -> list:
             out.append(("push", stmt.slot, stmt))
         elif isinstance(stmt, ir.Pop):
             out.append(("pop", stmt.slot, stmt))
+        elif (turns := _binomial_turns(stmt)) is not None:
+            out.extend(turns)
         elif isinstance(stmt, (ir.If, ir.For, ir.While)):
             blocks = [stmt.body, stmt.orelse] if isinstance(stmt, ir.If) else [stmt.body]
             inner = tuple(_events(b) for b in blocks)
             if any(inner):
                 out.append(("if" if isinstance(stmt, ir.If) else "loop", inner))
     return _balanced(out)
+
+
+def _binomial_turns(stmt: ir.Stmt) -> Optional[list]:
+    """The events of a loop reversed on the binomial schedule (``binomial.py``), if ``stmt`` is one:
+    what the forward sweep's two loops pushed, mirrored (the last step's records, then the snapshots).
+
+    Each turn restores the newest snapshot, keeps snapshots again while it advances, records a step
+    and reverses it; that the snapshots balance over the turns is the schedule's invariant
+    (``core/revolve.py``), so what is checked here is the turn's shape: it pops the snapshot slot,
+    pushes it in a loop, records a step in a loop, and its last loop pops that record."""
+    if not (isinstance(stmt, ir.For) and stmt.reverse and len(stmt.body) >= 2 and isinstance(stmt.body[0], ir.If)
+            and isinstance(stmt.body[-1], ir.For)):
+        return None
+    again = stmt.body[0].body
+    if not any(isinstance(s, ir.For) and isinstance(s.iterable, ir.Call) and s.iterable.fn is runtime.revolve_turn
+               for s in again):
+        return None
+    events = _events(again)
+    snapshot = [e for e in events if e[0] == "pop"][:1]
+    recorded = _events(stmt.body[-1].body)
+    expected = ([("loop", (_mirror(_shape(snapshot)),))] if snapshot else []) \
+        + ([("loop", (_mirror(_shape(recorded)),))] if recorded else [])
+    if _shape(events) != _shape(snapshot) + expected:
+        return None
+    return ([("loop", (recorded,))] if recorded else []) + ([("loop", (snapshot,))] if snapshot else [])
 
 
 def _shape(events: list) -> list:

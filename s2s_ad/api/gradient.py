@@ -54,6 +54,7 @@ import numpy as np
 
 from ..core import containers
 from ..core.runtime import check_one_number, one_number as _one_number
+from ..core.runtime import checkpoint_caller, checkpoint_stats, clear_checkpoint_stats
 from ..core.arguments import kind_of
 from ..driver.cache import name_the_users_line
 from ..core import debugging
@@ -189,6 +190,7 @@ class GradientFunction:
     source_for = showing.source_for
     html_for = showing.html_for
     _repr_html_ = showing.repr_html
+    stats = showing.stats  # what its checkpointed loops did in the last call
 
     def _bind(self, args: tuple, kwargs: dict) -> tuple:
         self._parameters_current()  # (defaults replaced in place: the call binds the new ones)
@@ -204,6 +206,8 @@ class GradientFunction:
         # (a TransformError leaves without s2s_ad's frames: the traceback ends at the user's call; a try
         # costs nothing where nothing is raised)
         try:
+            if checkpoint_stats or checkpoint_caller[0] is not self:  # (stats() tells of this call alone)
+                clear_checkpoint_stats(self)
             if _gettrace() is not None and debugging.stepping(_gettrace()):  # its next step: the generated code
                 return debugging.step_into(_gettrace(), self._called, args, kwargs)
             if kwargs or len(args) != self._n_params:

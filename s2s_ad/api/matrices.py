@@ -187,7 +187,7 @@ class _NoDraws:
 _NO_DRAWS = _NoDraws()
 
 
-def jacobian(fn: Callable, wrt: Wrt = 0, backend: str = "python") -> Jacobian:
+def jacobian(fn: Callable, wrt: Wrt = 0, backend: str = "python", sparse: bool = False) -> Any:
     """The Jacobian of ``fn``: every partial derivative of its result by ``wrt`` (docs/api.md).
 
     Forward mode (one tangent pass per input element) where the inputs are fewer than
@@ -199,6 +199,12 @@ def jacobian(fn: Callable, wrt: Wrt = 0, backend: str = "python") -> Jacobian:
         A function whose source can be read (or a gradient).
     wrt : int, str or tuple of them, default 0
         The arguments to differentiate by, by position or name.
+    backend : {"python", "numba"}, default "python"
+        As for ``grad``.
+    sparse : bool, default False
+        Find the sparsity pattern and a colouring once per argument kinds and return a
+        ``scipy.sparse.csr_matrix`` shaped (outputs, inputs), both flattened, from one pass per
+        colour (``sparse.SparseJacobian``; one ``wrt`` parameter; needs SciPy).
 
     Returns
     -------
@@ -214,6 +220,9 @@ def jacobian(fn: Callable, wrt: Wrt = 0, backend: str = "python") -> Jacobian:
     TransformError
         At a call, where ``fn`` cannot be differentiated.
     """
+    if sparse:
+        from .sparse import SparseJacobian  # (SciPy, an optional extra, is imported at a call)
+        return SparseJacobian(fn, wrt, backend)
     return Jacobian(fn, wrt, backend)
 
 
@@ -330,7 +339,7 @@ class Hessian(_MatrixOf):
         return pair(self.wrt[0], self.wrt[0])
 
 
-def hessian(fn: Callable, wrt: Wrt = 0, backend: str = "python") -> Hessian:
+def hessian(fn: Callable, wrt: Wrt = 0, backend: str = "python", sparse: bool = False) -> Any:
     """The Hessian of a scalar function: forward mode over its gradient (docs/api.md).
 
     Parameters
@@ -339,6 +348,12 @@ def hessian(fn: Callable, wrt: Wrt = 0, backend: str = "python") -> Hessian:
         A function returning a scalar, whose source can be read.
     wrt : int, str or tuple of them, default 0
         The arguments to differentiate by, by position or name.
+    backend : {"python", "numba"}, default "python"
+        The backend the gradient and the forward mode over it run on ("numba" compiles what it can and
+        runs the rest as Python, saying so in a warning).
+    sparse : bool, default False
+        A ``scipy.sparse.csr_matrix`` from one Hessian-vector product per colour of the symmetric
+        sparsity pattern, found and coloured once per argument kinds (``sparse.SparseHessian``).
 
     Returns
     -------
@@ -357,4 +372,7 @@ def hessian(fn: Callable, wrt: Wrt = 0, backend: str = "python") -> Hessian:
     TransformError
         At a call, where ``fn`` cannot be differentiated.
     """
-    return Hessian(fn, wrt)
+    if sparse:
+        from .sparse import SparseHessian
+        return SparseHessian(fn, wrt, backend)
+    return Hessian(fn, wrt, backend)

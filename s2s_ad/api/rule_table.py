@@ -55,7 +55,7 @@ def rule_table() -> str:
     those with a tangent rule only (forward mode, marked †) and those declared
     constant (zero derivative, marked ‡); SciPy's with the inputs each is
     differentiated by.  ``python -m s2s_ad.rule_table --markdown``
-    prints it; tests/test_template_modules.py checks that docs/rules.md shows the same
+    prints it; tests/rules/test_template_modules.py checks that docs/rules.md shows the same
     (between its ``<!-- rule table: begin -->`` and ``end`` markers).
     """
     rules.load_templates()

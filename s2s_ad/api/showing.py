@@ -14,6 +14,7 @@ import html
 from typing import Any, Optional
 
 from ..core.errors import TransformError
+from ..core.runtime import checkpoint_stats_of
 from ..core.kinds import UNKNOWN
 from ..driver.reach import whole_source
 from ..targets.target import Target
@@ -75,3 +76,10 @@ def page(gradient: Shown, kinds: tuple) -> str:
     title = " ".join(f"∂/∂{','.join(w)}" for w in by) + f" {getattr(first.fn, '__name__', first.fn)}"
     return explorer.page_for(first.fn, [entry], first.wrt, kinds, title)
 
+
+def stats(gradient: Derivative) -> list[dict[str, Any]]:
+    """For each loop ``checkpointed(steps, snapshots=c)`` the last call ran, what it did: ``line``,
+    ``steps`` (summed over its runs), ``snapshots`` (``c``), ``advances`` (steps run unrecorded, the
+    forward sweep's included), ``taped`` (steps recorded), ``peak_snapshots``, ``peak_bytes`` (those
+    snapshots' bytes, the loop's state measured as it was kept) and ``runs``."""
+    return checkpoint_stats_of(gradient)

@@ -38,7 +38,7 @@ from .snapshot import _ABSENT, Snapshot
 from .source import _check_source_runs, _compiles_to, _def_compiled_alone, _read_source, _source_changed, _source_lines
 from .subset import _check_params, check_subset
 
-# (tests/test_source_reading.py reads _source_lines from here)
+# (tests/frontend/test_source_reading.py reads _source_lines from here)
 __all__ = ["ParsedFunction", "Resolver", "_source_lines", "is_generated", "parse_function", "transparent"]
 
 

@@ -19,6 +19,11 @@ place, with
   ``lower.py`` reads a factory's function; not where the statement would
   compute it more or fewer times (a ``while`` test, a conditional
   expression, ``and``/``or``, a comprehension or lambda);
+* a store into an element of an element (``parts[1][0] = v``, ``grid[i][j] += v``) as the outer
+  element bound to a name of its own first (``parts_item = parts[1]``; ``parts_item[0] = v``): the
+  same object Python's own evaluation of the target takes, so a write through a view, a row or an
+  array a container holds is the memory model's, and one into a copy (``a[[0, 1]][0] = v``) is lost
+  as NumPy loses it;
 * a generator expression that ``sum``, ``min``, ``max``, ``any``, ``all``,
   ``list``, ``tuple`` or ``sorted`` consume (``sum(v ** 2 for v in xs)``) as the
   list comprehension it amounts to (the function is pure: nothing can tell
@@ -28,6 +33,8 @@ Nothing here needs to know what a name means; ``parse.py`` runs it before
 checking the subset, and only when the tree holds one of these nodes.
 """
 from __future__ import annotations
+
+import ast
 
 import builtins
 from typing import Any
@@ -39,8 +46,25 @@ REWRITTEN = (gast.AnnAssign, gast.Lambda, gast.GeneratorExp)
 
 
 def rewritten(node: Any) -> bool:
-    """Whether ``rewrite`` changes ``node``: one of ``REWRITTEN``, or a call of what a call returns."""
-    return isinstance(node, REWRITTEN) or _calls_a_result(node)
+    """Whether ``rewrite`` changes ``node``: one of ``REWRITTEN``, a call of what a call returns, or a
+    store into an element of an element."""
+    return isinstance(node, REWRITTEN) or _calls_a_result(node) or _stores_into_an_element_of_an_element(node)
+
+
+def _stores_into_an_element_of_an_element(stmt: Any) -> bool:
+    """``a[i][j] = v`` or ``a[i][j] += v`` (one target; the outer element read by subscripts of a name)."""
+    if isinstance(stmt, gast.Assign) and len(stmt.targets) == 1:
+        target = stmt.targets[0]
+    elif isinstance(stmt, gast.AugAssign):
+        target = stmt.target
+    else:
+        return False
+    if not (isinstance(target, gast.Subscript) and isinstance(target.value, gast.Subscript)):
+        return False
+    inner = target.value
+    while isinstance(inner, gast.Subscript):
+        inner = inner.value
+    return isinstance(inner, gast.Name)
 
 
 def _calls_a_result(node: Any) -> bool:
@@ -86,11 +110,35 @@ def _rewrite_blocks(node: gast.FunctionDef, taken: set) -> None:
             if isinstance(block, list) and block and isinstance(block[0], gast.stmt):
                 new_block: list = []
                 for stmt in block:
+                    if _stores_into_an_element_of_an_element(stmt):
+                        stmt = _element_bound_first(stmt, new_block, taken)
                     new_block.extend(_hoisted_lambdas(stmt, taken))
                     if _names_a_lambda(stmt):
                         new_block.extend(_defaults(stmt.targets[0].id, stmt.value, stmt, taken))
                     new_block.append(_statement(stmt))
                 setattr(parent, field_name, new_block)
+
+
+def _element_bound_first(stmt: Any, assigns: list, taken: set) -> Any:
+    """``a[i][j] = v``: ``a_item = a[i]`` added to ``assigns`` (deeper ones in turn: ``a[i][j][k]`` binds
+    ``a_item = a[i]``, then ``a_item_1 = a_item[j]``), and the statement storing into ``a_item[j]``.
+    Python evaluates the target's outer element before storing into it; the pure function's value
+    ``v`` reads nothing that evaluation changes."""
+    target = stmt.targets[0] if isinstance(stmt, gast.Assign) else stmt.target
+    chain = []
+    inner = target
+    while isinstance(inner, gast.Subscript):
+        chain.append(inner)
+        inner = inner.value
+    holder: Any = inner
+    for element in reversed(chain[1:]):  # the outermost element first: a[i], then a[i][j], ...
+        read = _located(gast.Subscript(value=holder, slice=element.slice, ctx=gast.Load()), element)
+        holder = _assigned_before(f"{inner.id}_item", read, stmt, assigns, taken)
+    store = _located(gast.Subscript(value=holder, slice=target.slice, ctx=gast.Store()), target)
+    store.written_as = ast.unparse(gast.gast_to_ast(target))  # what a refusal names: the user's a[i][j]
+    if isinstance(stmt, gast.Assign):
+        return _located(gast.Assign(targets=[store], value=stmt.value, type_comment=None), stmt)
+    return _located(gast.AugAssign(target=store, op=stmt.op, value=stmt.value), stmt)
 
 
 def _hoisted_lambdas(stmt: Any, taken: set) -> list:

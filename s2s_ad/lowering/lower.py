@@ -30,7 +30,7 @@ one job (``naming.py`` chooses the names):
 
 Each part imports only parts before it in the order scan, state, ssa,
 containers, view_facts, views, updates, writes, loops, joins, calls,
-control (``tests/test_ssa.py`` checks it);
+control (``tests/lowering/test_ssa.py`` checks it);
 where lowering recurses upward (a call whose body holds statements, a view
 taken again under its name), a part calls the driver through
 ``lower_state.Lowerer``.

@@ -183,11 +183,14 @@ class ContainerLowering(Part):
         shared = [k for k, v in self.scope.env.items() if k != name and v is record]
         shared = shared or sorted(self.shared_records.get(name, ()))
         if record.kind != "dict" or not isinstance(key, ir.Const) or shared or self.within_params(record):
+            written_as = getattr(target, "written_as", None)  # a[i][j] = v, its outer element named by sugar.py
             why = ("it is an argument (writing into it would change the caller's data); make a new dict: "
                    f"{name} = dict({name}, key=value)" if self.within_params(record) else
+                   "the items of a list are read, not written into: build the list anew with the new item, "
+                   "or hold the numbers in an array (np.array([...])) and write into that" if record.kind == "list" else
                    f"{name} is the same dict as {shared[0]}; copy it first: {name} = dict({name})" if shared else
                    "only a dict can be written into, with a constant key")
-            raise self.state.parsed.error(f"an assignment into {name}[...]", why, target)
+            raise self.state.parsed.error(f"an assignment into {written_as or name + '[...]'}", why, target)
         self.scope.env[name] = record.replaced(key.value, self.settle(value))
 
     def record_pairs(self, template: Record, value: Any, user_name: str) -> list[tuple[str, Any]]:

@@ -262,7 +262,7 @@ class LoopIteration(Part):
 
     def checkpoint(self, stmt: gast.For) -> Optional[ir.Expr]:
         """For ``for t in checkpointed(steps, every=k)``: unwrap the iterable, return ``k``; for
-        ``snapshots=c``, ``snapshots(c)`` (``runtime.checkpoint_stride`` makes segments of ceil(n / c))."""
+        ``snapshots=c``, ``snapshots(c)`` (then the reverse follows the binomial schedule: ``ad/binomial.py``)."""
         it = stmt.iter
         if not (isinstance(it, gast.Call) and self.state.converter.static(it.func) == (True, runtime.checkpointed)):
             return None

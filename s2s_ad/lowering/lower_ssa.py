@@ -44,7 +44,7 @@ from ..frontend.parse import parse_function
 # helper's own line.
 SMALL_HELPER_STATEMENTS = 6
 # ... and at most this many deep, one written into another: a chain of short helpers each calling the next
-# (300 deep in tests/test_long_programs.py) keeps its calls below, and the lowering's stack stays shallow.
+# (300 deep in tests/programs/test_long_programs.py) keeps its calls below, and the lowering's stack stays shallow.
 SMALL_HELPER_DEPTH = 4
 _STRAIGHT = (gast.Assign, gast.AnnAssign)  # (no augmented assignment: x += 1 of an array writes into the caller's)
 _NOT_IN_A_SMALL_HELPER = (gast.Lambda, gast.ListComp, gast.SetComp, gast.DictComp, gast.GeneratorExp,

@@ -7,7 +7,7 @@ or elementwise).  Output: ``contradictions(...)``, one sentence per fact NumPy c
 example (an empty list where every fact holds).  Nothing here differentiates: each check calls the
 primal function itself, so the whole registry is checked in well under a second.  The adjoint
 against the tangent (the dot-product test) needs the transformer and lives in the test suite
-(``tests/test_rule_facts_against_numpy.py``).
+(``tests/rules/test_rule_facts_against_numpy.py``).
 
 Checks, for each example (``example_call`` turns one into arguments, as EXAMPLES_FORM.md says):
 

@@ -11,7 +11,7 @@ It gives up (returns None) on anything else: strings and complex numbers
 (astor's quoting and formatting), and any line longer than astor's 79
 columns, which astor would wrap.  ``emit.py`` then prints the line through
 astor as before, so the output is the same character for character
-(tests/test_linetext.py compares the two on random expressions).
+(tests/targets/test_linetext.py compares the two on random expressions).
 
 Objects generated code reads as globals are bound in the namespace in the
 order ``emit._Builder`` binds them (arguments before the function called),

@@ -79,7 +79,7 @@ namespace).
 A target is compared by identity (one object per backend and configuration),
 and what it spells must mean, at run time, what the op means in the source
 language: the tests run one defined outside the package
-(``tests/test_targets.py``) over a corpus of functions and compare with
+(``tests/targets/test_targets.py``) over a corpus of functions and compare with
 the NumPy target's results.
 """
 from __future__ import annotations

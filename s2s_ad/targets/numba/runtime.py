@@ -17,7 +17,7 @@ range raises, as in Python, where Numba's default reads past the array),
 whether or not the generated code calling it has them.
 
 Every implementation does what the Python op does for the types it takes;
-``tests/test_numba_backend.py`` runs the corpus of test functions both ways.
+``tests/targets/test_numba_backend.py`` runs the corpus of test functions both ways.
 (No annotations here: Numba requires an overload's typing function and its
 implementation to have the same signature, annotations included.)
 """

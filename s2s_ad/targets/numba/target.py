@@ -317,6 +317,10 @@ def _not_to_compile(emitted: Any) -> Optional[str]:
     bound = list(emitted.namespace.globals.values())
     if _DRAWS.search(emitted.source) or any(_draws(value) for value in bound):
         return "it draws random numbers, and Numba's generators are not NumPy's or Python's"
+    from ...core import runtime
+    if any(value is runtime.revolve for value in bound):
+        return ("it walks the binomial schedule of checkpointed(..., snapshots=c), a Python object (the "
+                "default checkpointed(steps), of sqrt(n) segments, compiles)")
     return None
 
 

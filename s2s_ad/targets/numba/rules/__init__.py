@@ -10,7 +10,7 @@ as a Numba overload.  One module here per template module it serves, named after
 imports Numba when loaded: each factory is handed ``numba.types`` and imports what else it needs.
 
 Every version must do what its Python helper does for the types it accepts (returning None where it
-does not compile a call, which then runs as Python); tests/test_numba_backend.py compares the two.
+does not compile a call, which then runs as Python); tests/targets/test_numba_backend.py compares the two.
 """
 from __future__ import annotations
 

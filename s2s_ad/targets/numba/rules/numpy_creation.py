@@ -2,7 +2,7 @@
 ``fill_value`` (Numba's own np.full takes a number only).
 
 Each version must do what the Python function does for the types it accepts
-(tests/test_numba_backend.py compares the two); Numba is imported by no module here when loaded
+(tests/targets/test_numba_backend.py compares the two); Numba is imported by no module here when loaded
 (``numba.rules``).
 """
 from __future__ import annotations

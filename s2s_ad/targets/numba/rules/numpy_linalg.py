@@ -2,7 +2,7 @@
 adjoints (``matmul_grad_a``, ``matmul_grad_b``, ``dot_grad_a``, ``dot_grad_b``) for float vectors and
 matrices, and ``inverse_axes`` (which the adjoint of ``.T`` and ``np.transpose`` calls).
 
-Each version must do what the Python helper does for the types it accepts (tests/test_numba_backend.py
+Each version must do what the Python helper does for the types it accepts (tests/targets/test_numba_backend.py
 compares the two); Numba is imported by no module here when loaded (``numba.rules``).
 """
 from __future__ import annotations

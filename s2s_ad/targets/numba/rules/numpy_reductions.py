@@ -8,7 +8,7 @@ other axis sequential; a product is sequential; max and min propagate NaN and re
 Other layouts (a transposed array: NumPy's order follows memory) and other dtypes are not compiled.
 
 Each version must do what the NumPy function does for the types it accepts
-(tests/test_numba_backend.py compares the two); Numba is imported by no module here when loaded
+(tests/targets/test_numba_backend.py compares the two); Numba is imported by no module here when loaded
 (``numba.rules``).
 """
 from __future__ import annotations

@@ -3,7 +3,7 @@ and ``pad_grad`` (the modes "constant", "edge", "reflect" and "symmetric"), np.r
 axes (Numba's own take none), np.diagonal of a matrix and ``diagonal_grad``.
 
 Each version must do what the Python function does for the types it accepts
-(tests/test_numba_backend.py compares the two); Numba is imported by no module here when loaded
+(tests/targets/test_numba_backend.py compares the two); Numba is imported by no module here when loaded
 (``numba.rules``).
 """
 from __future__ import annotations

@@ -2,7 +2,7 @@
 ``mul_adjoint`` (the adjoints of ``a + b`` and ``a * b``) for numbers and arrays only, never sequences
 (whose ``+`` concatenates and ``*`` repeats: those calls run as Python).
 
-Each version must do what the Python helper does for the types it accepts (tests/test_numba_backend.py
+Each version must do what the Python helper does for the types it accepts (tests/targets/test_numba_backend.py
 compares the two); Numba is imported by no module here when loaded (``numba.rules``).
 """
 from __future__ import annotations

@@ -1,8 +1,0 @@
-"""A factory in a module of its own (tests/function_value_functions.py: a closure made in another module is refused)."""
-import numpy as np
-
-
-def make_elsewhere(c):
-    def f(z):
-        return c * np.sin(z)
-    return f

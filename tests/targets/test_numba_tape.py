@@ -1,0 +1,251 @@
+"""The Numba target's tape (``s2s_ad/targets/numba/tape.py``): each slot a preallocated float64 array where
+its size is known on entry to the loop that records it and its values are float64, else a list.
+
+Oracles: central differences and the Python backend's gradient (itself checked against differences
+and JAX across the suite); each test also says which form the slot took, so a form that silently
+stops being chosen fails here.
+"""
+from __future__ import annotations
+
+import textwrap
+import warnings
+
+import numpy as np
+import pytest
+
+import s2s_ad
+from conftest import module_from_source as _module_in, numeric_grad, optional_import
+
+numba = optional_import("numba")
+pytestmark = pytest.mark.skipif(numba is None, reason="numba is not installed (pip install 's2s_ad[numba]')")
+
+from s2s_ad import CompileFallbackWarning  # noqa: E402
+from s2s_ad.targets.numba.runtime import float_stack  # noqa: E402
+
+
+@pytest.fixture(autouse=True)
+def _own_cache_directory(tmp_path_factory, monkeypatch):
+    monkeypatch.setenv("S2S_AD_CACHE_DIR", str(tmp_path_factory.getbasetemp() / "s2s_ad_cache"))
+
+
+_FOLDER = None
+
+
+def program(source):
+    global _FOLDER
+    if _FOLDER is None:
+        import tempfile
+        _FOLDER = tempfile.mkdtemp(prefix="numba_tape_")
+    return _module_in(_FOLDER, "numba_tape_program_", textwrap.dedent(source))
+
+
+PROGRAMS = program("""
+    import math
+    import numpy as np
+
+    def logistic(r, x, n):
+        s = 0.5
+        for i in range(n):
+            s = r * s * (1.0 - s) + 0.001 * x
+        return s
+
+    def branches(a, x, n):
+        s = 0.3 + 0.0 * x
+        for i in range(n):
+            if s > 0.5:
+                s = a * s * (1.0 - s)
+            else:
+                s = s + a * 0.1 * s * s + 0.01 * x
+        return s
+
+    def breaks_and_continues(a, x, n):
+        s = 0.2 + x
+        for i in range(n):
+            if i % 3 == 0:
+                continue
+            s = 0.9 * s + a * np.sin(s)
+            if s > 3.0:
+                break
+        return s
+
+    def until_large(a, x):
+        s = 0.1 + x
+        k = 0
+        while s < 5.0 and k < 200:
+            s = s * a + 0.1 * s * s
+            k += 1
+        return s
+
+    def nested(a, x, n, m):
+        s = x
+        for i in range(n):
+            for j in range(m):
+                s = 0.9 * s + a * math.cos(s + j)
+        return s
+
+    def range_changed_inside(a, x, n):
+        s = 0.5 * x
+        for i in range(n):
+            n = n - 1
+            s = s * a + 0.01 * s * s
+        return s + 0.001 * n
+
+    def records_an_int(a, x, n):
+        s = 0.5 * x
+        for i in range(n):
+            n = n - 1
+            s = s * a + 0.01 * n * s
+        return s
+
+    def starts_at_an_argument(a, u0, n):
+        u = u0
+        for i in range(n):
+            u = u + 0.1 * (a * u - u * u)
+        return u
+
+    def pendulum(length, damping, n):
+        theta = np.zeros(n + 1)
+        omega = np.zeros(n + 1)
+        theta[0] = 1.0
+        for t in range(n):
+            theta[t + 1] = theta[t] + 0.01 * omega[t]
+            omega[t + 1] = omega[t] + 0.01 * (-9.81 / length * np.sin(theta[t]) - damping * omega[t])
+        return np.sum(theta ** 2)
+
+    def array_state(a, start, n):
+        s = start * 0.5
+        for i in range(n):
+            s = s * a + 0.1 * np.sin(s)
+        return np.sum(s)
+
+    def power(a, x, n):
+        if n == 0:
+            return x
+        return a * power(a, x, n - 1) + 0.1 * x * x
+""")
+
+
+def _compiled(fn, wrt, args):
+    """The numba backend's gradient (asserting it ran compiled), the Python backend's, and its source."""
+    df = s2s_ad.grad(fn, wrt=wrt, backend="numba")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", CompileFallbackWarning)
+        compiled = df(*args)
+    return compiled, s2s_ad.grad(fn, wrt=wrt)(*args), df.source_for(*args)
+
+
+def _agree(compiled, python, fn, args, wrt, rtol=1e-6):
+    np.testing.assert_allclose(np.array(compiled, dtype=float), np.array(python, dtype=float), rtol=1e-12, atol=1e-13)
+    wrt = wrt if isinstance(wrt, tuple) else (wrt,)
+    for got, i in zip(compiled if isinstance(compiled, tuple) else (compiled,), wrt):
+        np.testing.assert_allclose(got, numeric_grad(fn, args, i), rtol=rtol, atol=1e-8)
+
+
+ARRAY_FORM = "float_stack(len(steps))"
+
+
+@pytest.mark.parametrize("name, args, form", [
+    ("logistic", (3.1, 0.2, 60), ARRAY_FORM),           # trip count known on entry: preallocated
+    ("logistic", (3.1, 0.2, 0), ARRAY_FORM),            # ... and zero trips: an empty array, no pop
+    ("branches", (2.9, 0.1, 80), ARRAY_FORM),           # a push under a branch: at most one per trip
+    ("breaks_and_continues", (0.7, 0.1, 90), ARRAY_FORM),  # fewer trips than the range: room to spare
+    ("range_changed_inside", (1.01, 0.4, 40), ARRAY_FORM),  # the range was made on entry: its length holds
+    ("starts_at_an_argument", (1.5, 0.3, 50), ARRAY_FORM),  # u0 may be an int: u joins it with a float64
+    ("records_an_int", (1.01, 0.4, 40), ".append("),    # an int recorded: a float64 array would not keep it
+    ("until_large", (1.3, 0.2), ".append("),           # a while loop: its count is not known on entry
+    ("nested", (0.3, 0.2, 6, 5), ".append("),           # an inner loop: its pushes are not counted on entry
+])
+def test_each_form_gives_the_python_backends_gradient(name, args, form):
+    fn = getattr(PROGRAMS, name)
+    compiled, python, source = _compiled(fn, (0, 1), args)
+    assert form in source, source
+    _agree(compiled, python, fn, args, (0, 1))
+
+
+def test_an_int_where_a_float_was_recorded_is_stored_as_the_float_numba_makes_it():
+    fn = PROGRAMS.starts_at_an_argument
+    compiled, python, _ = _compiled(fn, 0, (1.5, 1, 50))  # u0 = 1: u is 1, then floats
+    _agree(compiled, python, fn, (1.5, 1, 50), 0)
+
+
+def test_records_of_several_values_and_restores_of_elements_take_arrays():
+    fn = PROGRAMS.pendulum
+    compiled, python, source = _compiled(fn, (0, 1), (1.2, 0.3, 300))
+    assert "float_stack((len(steps), 3))" in source and ".append(" not in source, source
+    _agree(compiled, python, fn, (1.2, 0.3, 300), (0, 1))
+
+
+def test_array_values_keep_a_list_and_compile():
+    fn = PROGRAMS.array_state
+    args = (0.8, np.linspace(0.1, 0.9, 7), 30)
+    compiled, python, source = _compiled(fn, 0, args)
+    assert ".append(" in source and "float_stack" not in source, source
+    np.testing.assert_allclose(compiled, python, rtol=1e-12)
+    np.testing.assert_allclose(compiled, numeric_grad(fn, args, 0), rtol=1e-6)
+
+
+def test_recursion_falls_back_with_the_same_numbers():
+    fn = PROGRAMS.power
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        compiled = s2s_ad.grad(fn, wrt=(0, 1), backend="numba")(0.7, 0.3, 6)
+    assert any(issubclass(w.category, CompileFallbackWarning) for w in caught)
+    assert compiled == s2s_ad.grad(fn, wrt=(0, 1))(0.7, 0.3, 6)
+    _agree(compiled, compiled, fn, (0.7, 0.3, 6), (0, 1))
+
+
+def test_the_hessian_of_a_loop_with_backend_numba():
+    fn = PROGRAMS.logistic
+    args = (3.1, 0.2, 40)
+    compiled = s2s_ad.hessian(fn, wrt=(0, 1), backend="numba")(*args)
+    python = s2s_ad.hessian(fn, wrt=(0, 1))(*args)
+    np.testing.assert_allclose(np.array(compiled, dtype=float), np.array(python, dtype=float), rtol=1e-10)
+    step = 1e-5
+    for i in range(2):  # each row: central differences of the gradient
+        up, down = list(args), list(args)
+        up[i] += step
+        down[i] -= step
+        row = (np.array(s2s_ad.grad(fn, wrt=(0, 1))(*up)) - np.array(s2s_ad.grad(fn, wrt=(0, 1))(*down))) / (2 * step)
+        np.testing.assert_allclose(np.array(compiled, dtype=float)[i], row, rtol=1e-5, atol=1e-8)
+
+
+def test_a_complex_value_where_a_float_was_proven_is_refused_before_anything_runs():
+    """(It ran as Python once, with its imaginary part; complex values are refused now on every
+    backend: tests/lowering/test_complex_refused.py says why.)"""
+    fn = PROGRAMS.logistic
+    df = s2s_ad.grad(fn, wrt=0, backend="numba")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        with pytest.raises(s2s_ad.TransformError, match="complex number"):
+            df(3.1 + 0.1j, 0.2, 20)
+    assert not any(issubclass(w.category, CompileFallbackWarning) for w in caught)
+    assert df(3.1, 0.2, 20) == pytest.approx(s2s_ad.grad(fn, wrt=0)(3.1, 0.2, 20), rel=1e-12)
+
+
+def test_as_python_the_preallocated_stack_gives_back_what_was_pushed():
+    stack = float_stack((3, 2))
+    stack[0, 0], stack[0, 1], stack[1, 0] = 1 + 2j, np.arange(3.0), 7
+    assert stack[0, 0] == 1 + 2j and type(stack[1, 0]) is int
+    np.testing.assert_array_equal(stack[0, 1], np.arange(3.0))
+
+
+def test_the_code_is_the_same_text_in_every_process():
+    """The slots' arrays are made in one order whatever the hash seed of the process (the text is part
+    of the disk cache's key: a process whose code read otherwise compiled anew).  Found comparing the
+    generated code of the corpus before and after a refactoring: a branch's slots were once counted
+    through a set of their names."""
+    import os
+    import subprocess
+    import sys
+    script = ("import checkpoint_functions as c\n"
+              "from s2s_ad.core.kinds import NUMBER\n"
+              "from s2s_ad.driver.pipeline import build_reverse\n"
+              "from s2s_ad.targets.numba.target import NUMBA\n"
+              "print(build_reverse(c.mixed_body_plain, ('u0', 'k', 'n'), (NUMBER,) * 3, compile_it=False,"
+              " target=NUMBA).source)\n")
+    tests = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "corpora")
+    path = os.pathsep.join([tests] + [p for p in sys.path if p])
+    texts = {subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True,
+                            env={**os.environ, "PYTHONPATH": path, "PYTHONHASHSEED": str(seed)}).stdout
+             for seed in (1, 2, 3, 4)}
+    assert len(texts) == 1 and "float_stack(" in texts.pop()
