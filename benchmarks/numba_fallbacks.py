@@ -3,7 +3,7 @@ differentiated with ``backend="numba"``, and whether its first call gives a ``Co
 (and what it says), beside the Python backend's gradient (the same numbers and dtype).
 
 ``python -m benchmarks.numba_fallbacks`` prints one line per case; ``CASES`` is read by
-tests/test_numba_rule_coverage.py, which asserts that every case compiles.
+tests/targets/test_numba_rule_coverage.py, which asserts that every case compiles.
 """
 from __future__ import annotations
 

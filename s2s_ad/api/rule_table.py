@@ -96,7 +96,7 @@ def numba_table() -> str:
     """What compiles under ``backend="numba"``, as Markdown (imports numba): per family, the functions
     whose rule makes only calls Numba has an implementation of (its own, or s2s_ad's compiled
     versions), and the others, each with the calls that run as Python (``numba.coverage``).
-    ``python -m s2s_ad.api.rule_table --numba`` prints it; tests/test_numba_rule_coverage.py checks
+    ``python -m s2s_ad.api.rule_table --numba`` prints it; tests/targets/test_numba_rule_coverage.py checks
     that docs/rules.md shows the same (between its ``<!-- numba table: begin -->`` and ``end`` markers)."""
     from ..targets.numba.coverage import missing_calls
     rows: dict[str, dict[str, tuple[str, ...]]] = {family: {} for family, _, _ in _FAMILIES}

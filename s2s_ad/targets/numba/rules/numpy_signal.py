@@ -3,7 +3,7 @@ adjoint: ``interp_segments`` (the segment each point is read on), ``gather`` (``
 array) and ``scatter`` (its transpose: ``np.add.at`` into zeros).
 
 Each version must do what the Python helper does for the types it accepts
-(tests/test_numba_rule_coverage.py compares the two); Numba is imported by no module here when loaded
+(tests/targets/test_numba_rule_coverage.py compares the two); Numba is imported by no module here when loaded
 (``numba.rules``).
 """
 from __future__ import annotations

@@ -20,9 +20,10 @@ from conftest import numeric_grad
 
 numba = pytest.importorskip("numba")
 
-from benchmarks.numba_fallbacks import CASES  # noqa: E402
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, ROOT)  # the repository's top: benchmarks/ (not installed with the package)
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+from benchmarks.numba_fallbacks import CASES  # noqa: E402
 COMPILED = [case for case in CASES if case[3]]
 FALLING_BACK = [case for case in CASES if not case[3]]
 
