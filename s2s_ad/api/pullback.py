@@ -22,6 +22,7 @@ from ..core.kinds import Constant
 from ..driver.pipeline import build_split, check_lost_arguments
 from ..targets.backends import target_of
 from ..targets.target import NUMPY
+from ..targets.numba.target import users_stacklevel
 from .calling import _compiled, numpy_arrays_only, _run, _TARGET, _user_facing, refuse_what_is_not_a_def
 from .gradient import GradientFunction, _without_prefix
 from .forward_mode import _bound_primals
@@ -65,7 +66,7 @@ def vjp(fn: Callable, *primals: Any, backend: str = "python") -> tuple[Any, Call
     """
     refuse_what_is_not_a_def("vjp", fn)
     if target_of(backend) is not NUMPY:
-        warnings.warn(_split_form_fallback(fn, backend), stacklevel=2)
+        warnings.warn(_split_form_fallback(fn, backend), stacklevel=users_stacklevel())
     return _pullback(fn, primals, None)
 
 

@@ -92,13 +92,40 @@ def rule_table() -> str:
     return "\n".join(lines) + "\n"
 
 
+def numba_table() -> str:
+    """What compiles under ``backend="numba"``, as Markdown (imports numba): per family, the functions
+    whose rule makes only calls Numba has an implementation of (its own, or s2s_ad's compiled
+    versions), and the others, each with the calls that run as Python (``numba.coverage``).
+    ``python -m s2s_ad.api.rule_table --numba`` prints it; tests/targets/test_numba_rule_coverage.py checks
+    that docs/rules.md shows the same (between its ``<!-- numba table: begin -->`` and ``end`` markers)."""
+    from ..targets.numba.coverage import missing_calls
+    rows: dict[str, dict[str, tuple[str, ...]]] = {family: {} for family, _, _ in _FAMILIES}
+    for fn, missing in missing_calls().items():
+        written = _written_name(fn)
+        if written is not None:
+            rows[written[0]].setdefault(written[1], missing)
+    listed = [missing for names in rows.values() for missing in names.values()]
+    lines = [f"{sum(1 for m in listed if not m)} of the {len(listed)} functions with an adjoint rule compile "
+             "under `backend=\"numba\"`; the others make calls Numba has no implementation of (named after each), "
+             "and a function calling them runs as Python, said by a `CompileFallbackWarning`.", "",
+             "| family | compiles | runs as Python (the calls Numba lacks) |", "| --- | --- | --- |"]
+    for family, names in rows.items():
+        if names:
+            compiles = ", ".join(f"`{name}`" for name, missing in sorted(names.items()) if not missing) or "-"
+            not_yet = ", ".join(f"`{name}` ({', '.join(missing)})" for name, missing in sorted(names.items())
+                                if missing) or "-"
+            lines.append(f"| {family} | {compiles} | {not_yet} |")
+    return "\n".join(lines) + "\n"
+
+
 if __name__ == "__main__":
     import argparse
 
     parser = argparse.ArgumentParser(prog="python -m s2s_ad.rule_table",
                                      description="List the functions that have built-in rules.")
     parser.add_argument("--markdown", action="store_true", help="as the Markdown table of docs/rules.md")
-    parser.parse_args()
+    parser.add_argument("--numba", action="store_true", help="what compiles under backend='numba' (imports numba)")
+    numba_only = parser.parse_args().numba
     try:  # the list has SciPy's rules too, which register once it is imported
         import scipy.linalg  # noqa: F401
         import scipy.signal  # noqa: F401
@@ -107,4 +134,4 @@ if __name__ == "__main__":
         import scipy.integrate  # noqa: F401
     except ImportError:
         pass
-    sys.stdout.write(rule_table())
+    sys.stdout.write(numba_table() if numba_only else rule_table())

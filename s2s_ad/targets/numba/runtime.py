@@ -43,6 +43,12 @@ def reversed_steps(steps):
     return reversed(steps)
 
 
+def matmul(a, b):
+    """``np.matmul(a, b)`` (compiled: ``a @ b`` of float64 vectors and matrices; Numba has no np.matmul, and
+    types NumPy 2's, a ufunc, as an elementwise one)."""
+    return np.matmul(a, b)
+
+
 def float_stack(shape):
     """A tape slot of float64 records, preallocated (``numba.tape``): compiled, ``np.empty(shape)``;
     run as Python (the fallback), an array of objects, which gives back each value as it was pushed
@@ -124,6 +130,7 @@ def _register():
 
     overload(reversed_steps)(_reversed_steps)
     overload(float_stack)(_float_stack)
+    overload(matmul)(_matmul)
     overload(operator.getitem)(_range_slice)
     overload(runtime.zeros_like)(_zeros_like)
     overload(runtime.zero_tangent)(_zeros_like)
@@ -232,6 +239,12 @@ def _range_slice(steps, index):
             start, stop, step = index.indices(len(steps))
             return range(steps.start + start * steps.step, steps.start + stop * steps.step, step * steps.step)
         return sliced
+    return None
+
+
+def _matmul(a, b):
+    if all(isinstance(x, types.Array) and x.dtype == types.float64 and x.ndim in (1, 2) for x in (a, b)):
+        return lambda a, b: np.ascontiguousarray(a) @ np.ascontiguousarray(b)
     return None
 
 

@@ -68,6 +68,7 @@ import hashlib
 import operator
 import os
 import re
+import sys
 import threading
 import types
 import warnings
@@ -103,12 +104,16 @@ class NumbaTarget(NumPyTarget):
             return
         if _raising_math(obj):  # Numba's math.sqrt(-1.0) is nan: bound to the runtime's, which raises
             return
+        if obj is np.matmul:  # a ufunc to Numba, which lowers a call of it elementwise: bound to the runtime's
+            return
         yield from super().spellings(obj)
 
     def implementation(self, obj: Any) -> Any:
         from . import runtime as numba_runtime
         if obj is reversed:
             return numba_runtime.reversed_steps
+        if obj is np.matmul:
+            return numba_runtime.matmul
         return numba_runtime.CHECKED_MATH.get(obj, obj) if _raising_math(obj) else obj
 
     def tape(self) -> TapeForm:
@@ -221,7 +226,7 @@ def _compiled(function: Callable, emitted: Any) -> Callable:
                 if getattr(arg, "dtype", _WIDE).char in _NARROW:  # this call runs as Python (said once)
                     if not state.get("narrow"):
                         state["narrow"] = function
-                        warnings.warn(CompileFallbackWarning(_narrow_message(emitted, arg)), stacklevel=2)
+                        warnings.warn(CompileFallbackWarning(_narrow_message(emitted, arg)), stacklevel=users_stacklevel())
                     return function(*args)
         return checked(*args)
 
@@ -246,7 +251,8 @@ def _compiled(function: Callable, emitted: Any) -> Callable:
         with lock:
             if state["run"] is not function:
                 state["run"] = function
-                warnings.warn(CompileFallbackWarning(_fallback_message(function, emitted, reason)), stacklevel=3)
+                warnings.warn(CompileFallbackWarning(_fallback_message(function, emitted, reason)),
+                              stacklevel=users_stacklevel())
 
     for wrapper in (run, checked):  # (the dispatcher and what runs now, the options and why: for tests)
         setattr(wrapper, "compiled", dispatcher)
@@ -270,6 +276,27 @@ def _narrow_message(emitted: Any, arg: Any) -> str:
     return (f"backend='numba' runs {emitted.name} as Python for arguments of dtype {arg.dtype}: Numba computes "
             "float32 (and float16, longdouble) arithmetic differently from NumPy (a float32 array times a "
             "Python float is float64 there); float64 arguments run compiled")
+
+
+# s2s_ad's own folder: its frames (and generated code's) are not the user's call site
+_PACKAGE = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))) + os.sep
+
+
+def users_stacklevel() -> int:
+    """The ``stacklevel`` of ``warnings.warn`` that names the user's call (for its caller): the first
+    frame above it that is neither s2s_ad's own (the API's call path, this module) nor generated
+    code (``<s2s_ad ...>`` or a file of the cache directory), however many of those the call went
+    through (a gradient, a gradient's callee, the cached call path)."""
+    cached = cache_directory() or "<none>"
+    frame = sys._getframe(1)
+    level = 1
+    while frame is not None:
+        name = frame.f_code.co_filename
+        if not (name.startswith(_PACKAGE) or name.startswith("<s2s_ad") or name.startswith(cached)):
+            return level
+        frame = frame.f_back  # type: ignore[assignment]
+        level += 1
+    return 1
 
 
 class _Refused(Exception):
@@ -528,7 +555,7 @@ _GENERATED_LINE = re.compile(r'File "([^"]*)", line (\d+)')
 def _fallback_message(function: Callable, emitted: Any, refused: BaseException) -> str:
     """What Numba refused, where in the user's code, and what happens instead."""
     text = str(refused)
-    reason = text if isinstance(refused, _Refused) else _first_reason(text)
+    reason = text if isinstance(refused, _Refused) else _first_reason(text, emitted.namespace.globals)
     where = ""
     for found in _GENERATED_LINE.finditer(text):
         if found.group(1).startswith("<s2s_ad") or found.group(1).endswith(".py") and \
@@ -544,14 +571,19 @@ def _fallback_message(function: Callable, emitted: Any, refused: BaseException) 
             f"(the same numbers, at Python's speed)")
 
 
-def _first_reason(text: str) -> str:
+def _first_reason(text: str, bound: Optional[dict] = None) -> str:
     """What a Numba error says it refused, in a line: the call it has no implementation of, the name
-    it cannot type, or its first line of substance."""
+    it cannot type (a derivative rule's helper: named as one, ``bound`` being the code's globals), or
+    its first line of substance."""
     call = re.search(r">>> (.+)", text)
     if "No implementation of function" in text and call:
         return f"Numba has no implementation of {call.group(1).strip()}"[:240]
     untyped = re.search(r"Untyped global name '([^']+)'", text)
     if untyped:
+        module = getattr((bound or {}).get(untyped.group(1)), "__module__", None) or ""
+        if module.startswith("s2s_ad.templates."):
+            return (f"{untyped.group(1)}, a helper of the derivative rules of {module.rsplit('.', 1)[1]}, has no "
+                    "compiled version (docs/rules.md lists what compiles under backend='numba')")
         return f"{untyped.group(1)} is a Python function Numba cannot compile"
     skipped = ("Failed in ", "During:", "File ", "<source", "^", "This error", "- argument")
     for line in text.splitlines():

@@ -14,4 +14,4 @@ does not compile a call, which then runs as Python); tests/targets/test_numba_ba
 """
 from __future__ import annotations
 
-from . import numpy_creation, numpy_linalg, numpy_reductions, numpy_shape, operators  # (declare them)
+from . import numpy_creation, numpy_linalg, numpy_reductions, numpy_shape, numpy_signal, operators  # (declare them)

@@ -50,11 +50,8 @@ def _product_adjoint(types: Any, which: int) -> Any:
     return typing
 
 
-# (np.dot of vectors and matrices is their matmul: dot_grad_a and dot_grad_b call matmul's adjoints there)
-compiled(linalg.matmul_grad_a)(lambda types: _product_adjoint(types, 0))
-compiled(linalg.matmul_grad_b)(lambda types: _product_adjoint(types, 1))
-compiled(linalg.dot_grad_a)(lambda types: _product_adjoint(types, 0))
-compiled(linalg.dot_grad_b)(lambda types: _product_adjoint(types, 1))
+# (np.dot of vectors and matrices is their matmul: dot_grad_a and dot_grad_b call matmul's adjoints there;
+# declared below, integer operands included)
 
 
 @compiled(linalg.inverse_axes)
@@ -76,4 +73,106 @@ def _inverse_axes(types):
         def inverse(axes):
             return to_fixed_tuple(np.argsort(np.array(axes)), count)
         return inverse
+    return typing
+
+
+# -- np.dot of an integer array and a float one: the integers as floats, as NumPy casts them -----------
+
+@compiled(np.dot)
+def _dot(types):
+    """np.dot(a, b) of vectors or matrices, one of integers and the other of float64 (Numba's own takes
+    operands of one float dtype): the integers cast to float64 first, as NumPy does, then the product."""
+    def typing(a, b, out=None):
+        if out is not None and not isinstance(out, (types.NoneType, types.Omitted)):
+            return None
+        if not all(isinstance(x, types.Array) and x.ndim in (1, 2) for x in (a, b)):
+            return None
+        kinds = {a.dtype, b.dtype}
+        if types.float64 not in kinds or len(kinds) != 2 or not all(
+                d == types.float64 or isinstance(d, types.Integer) and not isinstance(d, types.Boolean) for d in kinds):
+            return None
+        return lambda a, b, out=None: np.dot(a.astype(np.float64), b.astype(np.float64))
+    return typing
+
+
+# (an integer operand of matmul's or dot's adjoint: cast to float64 first, as NumPy's product does)
+def _integer_or_float(types: Any, *operands: Any) -> bool:
+    return all(isinstance(x, types.Array) and x.ndim in (1, 2) and
+               (x.dtype == types.float64 or isinstance(x.dtype, types.Integer) and not isinstance(x.dtype, types.Boolean))
+               for x in operands)
+
+
+def _product_adjoint_of_integers(types: Any, which: int) -> Any:
+    """matmul's or dot's adjoint (``_product_adjoint``), the operand not differentiated possibly of
+    integers (a constant ``np.arange(3)`` times x): cast to float64 first."""
+    floats = _product_adjoint(types, which)
+
+    def typing(grad, a, b):
+        found = floats(grad, a, b)
+        if found is not None:
+            return found
+        if not _integer_or_float(types, a, b) or (which == 1 and b.dtype != types.float64) or \
+                (which == 0 and a.dtype != types.float64):
+            return None
+        cast_a, cast_b = types.Array(types.float64, a.ndim, "C"), types.Array(types.float64, b.ndim, "C")
+        if floats(grad, cast_a, cast_b) is None:
+            return None
+        if which == 0:
+            return lambda grad, a, b: linalg.matmul_grad_a(grad, a.astype(np.float64), b.astype(np.float64))
+        return lambda grad, a, b: linalg.matmul_grad_b(grad, a.astype(np.float64), b.astype(np.float64))
+    return typing
+
+
+compiled(linalg.dot_grad_a)(lambda types: _product_adjoint_of_integers(types, 0))
+compiled(linalg.dot_grad_b)(lambda types: _product_adjoint_of_integers(types, 1))
+compiled(linalg.matmul_grad_a)(lambda types: _product_adjoint_of_integers(types, 0))
+compiled(linalg.matmul_grad_b)(lambda types: _product_adjoint_of_integers(types, 1))
+
+
+# -- np.linalg.solve's solve_columns, and np.trace's trace_grad ----------------------------------------
+
+@compiled(linalg.solve_columns)
+def _solve_columns(types):
+    """solve_columns: ``x`` with a trailing axis of length 1 where np.linalg.solve reads ``b`` as vectors
+    (1-d in NumPy 2, one dimension fewer than ``a`` in NumPy 1), else ``x`` itself."""
+    vectors_only_1d = linalg._SOLVE_VECTORS_ONLY_1D
+
+    def typing(x, a, b):
+        if not isinstance(a, types.Array):
+            return None
+        b_ndim = b.ndim if isinstance(b, types.Array) else 0 if isinstance(b, (types.Float, types.Integer)) else None
+        if b_ndim is None:
+            return None
+        vectors = b_ndim == 1 if vectors_only_1d else b_ndim == a.ndim - 1
+        if isinstance(x, types.Array) and x.ndim >= 1 and vectors:
+            return lambda x, a, b: np.expand_dims(x, -1)
+        if isinstance(x, (types.Array, types.Float, types.Integer)):
+            return lambda x, a, b: x
+        return None
+    return typing
+
+
+@compiled(linalg.trace_grad)
+def _trace_grad(types):
+    """trace_grad of a matrix (the trace a number): ``grad`` on the ``offset`` diagonal of zeros."""
+    def typing(grad, a, offset=0, axis1=0, axis2=1):
+        if not isinstance(a, types.Array) or a.ndim != 2 or not isinstance(grad, (types.Float, types.Integer)) \
+                or isinstance(grad, types.Boolean):
+            return None
+
+        def spread(grad, a, offset=0, axis1=0, axis2=1):
+            rows, columns = a.shape[0], a.shape[1]
+            if axis1 < -2 or axis1 > 1 or axis2 < -2 or axis2 > 1:
+                raise ValueError("axis out of bounds")  # (run again as Python: NumPy's AxisError)
+            first, second = axis1 % 2, axis2 % 2
+            if first == second:
+                raise ValueError("axis1 and axis2 cannot be the same")
+            out = np.zeros((rows, columns))
+            for i in range(rows):  # (a position (i, j) of axis1 i, axis2 j; swapped where axis1 is 1)
+                for j in range(columns):
+                    along, across = (i, j) if first == 0 else (j, i)
+                    if across - along == offset:
+                        out[i, j] = grad
+            return out
+        return spread
     return typing

@@ -21,6 +21,7 @@ import numpy as np
 
 from ....rules import compiled
 from ..kernels import summed_line
+from .template_modules import template
 
 
 def _static_bool(types: Any, value: Any) -> Any:
@@ -298,3 +299,87 @@ def _compiled_reduction(name: str) -> Callable[[Any], Callable[..., Any]]:
 for _name, _reduction in (("sum", np.sum), ("mean", np.mean), ("prod", np.prod), ("max", np.max), ("min", np.min),
                           ("max", np.amax), ("min", np.amin)):
     compiled(_reduction)(_compiled_reduction(_name))
+
+
+# -- np.cumsum along an axis, and cumsum_grad: sequential sums, as NumPy's add.accumulate -------------
+
+def _float_array(types: Any, value: Any) -> bool:
+    return isinstance(value, types.Array) and value.dtype in (types.float64, types.float32)
+
+
+@functools.cache
+def _accumulation() -> Any:
+    """``accumulated(a, position, backwards)``: the running sums of a float array along the axis
+    ``position`` (from its end where ``backwards``), each line added in order, as np.cumsum does."""
+    from numba.extending import register_jitable
+
+    @register_jitable
+    def accumulated(a, position, backwards):
+        flat = np.ascontiguousarray(a).reshape(-1)
+        outer = 1
+        for j in range(position):
+            outer *= a.shape[j]
+        inner = 1
+        for j in range(position + 1, a.ndim):
+            inner *= a.shape[j]
+        count = a.shape[position]
+        out = np.empty(flat.size, a.dtype)
+        for p in range(outer):
+            for k in range(inner):
+                base = p * count * inner + k
+                if count == 0:
+                    continue
+                first = base + (count - 1) * inner if backwards else base
+                total = flat[first]  # (the first sum is the element itself, -0.0 kept)
+                out[first] = total
+                for step in range(1, count):
+                    i = count - 1 - step if backwards else step
+                    total += flat[base + i * inner]
+                    out[base + i * inner] = total
+        return out.reshape(a.shape)
+
+    return accumulated
+
+
+def _axis_position(ndim: int) -> Any:
+    from numba.extending import register_jitable
+
+    @register_jitable
+    def position(axis):
+        if axis < -ndim or axis >= ndim:
+            raise ValueError("axis out of bounds")  # (run again as Python: NumPy's AxisError)
+        return axis + ndim if axis < 0 else axis
+    return position
+
+
+@compiled(np.cumsum)
+def _cumsum(types):
+    """np.cumsum(a, axis) of a float array along an int axis (Numba's own takes no axis)."""
+    accumulated = _accumulation()
+
+    def typing(a, axis=None, dtype=None, out=None):
+        if not _float_array(types, a) or a.ndim == 0 or not isinstance(axis, types.Integer) \
+                or isinstance(axis, types.Boolean) or not _is_none(types, dtype) or not _is_none(types, out):
+            return None
+        position = _axis_position(a.ndim)
+        return lambda a, axis=None, dtype=None, out=None: accumulated(a, position(axis), False)
+    return typing
+
+
+@compiled(template("numpy_reductions").cumsum_grad)
+def _cumsum_grad(types):
+    """cumsum_grad: the running sums of ``grad`` from the end (flat, shaped like ``a``, for axis None)."""
+    accumulated = _accumulation()
+
+    def typing(grad, a, axis=None):
+        if not _float_array(types, grad) or grad.ndim == 0:
+            return None
+        if _is_none(types, axis):
+            if grad.ndim != 1 or not isinstance(a, types.Array):
+                return None
+            return lambda grad, a, axis=None: accumulated(grad, 0, True).reshape(a.shape)
+        if not isinstance(axis, types.Integer) or isinstance(axis, types.Boolean):
+            return None
+        position = _axis_position(grad.ndim)
+        return lambda grad, a, axis=None: accumulated(grad, position(axis), True)
+    return typing

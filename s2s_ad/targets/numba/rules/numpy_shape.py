@@ -1,5 +1,5 @@
 """The Numba target's compiled versions of ``templates/numpy_shape.py``'s functions and helpers: np.pad
-and ``pad_grad`` (the modes "constant" and "edge"), np.roll without an axis, np.flip and np.rot90 with
+and ``pad_grad`` (the modes "constant", "edge", "reflect" and "symmetric"), np.roll without an axis, np.flip and np.rot90 with
 axes (Numba's own take none), np.diagonal of a matrix and ``diagonal_grad``.
 
 Each version must do what the Python function does for the types it accepts
@@ -42,8 +42,8 @@ def _pad_width_compiles(types: Any, pad_width: Any) -> bool:
     """An int, (n,), (before, after), or one such tuple per axis: the forms ``np.asarray`` reads compiled."""
     if isinstance(pad_width, types.Integer):
         return True
-    if isinstance(pad_width, types.UniTuple) and isinstance(pad_width.dtype, types.Integer):
-        return len(pad_width) in (1, 2)
+    if isinstance(pad_width, types.BaseTuple) and all(isinstance(t, types.Integer) for t in pad_width.types):
+        return len(pad_width) in (1, 2)  # ((5, 1): a tuple of two int literals, of two types)
     return isinstance(pad_width, types.UniTuple) and isinstance(pad_width.dtype, types.UniTuple) and \
         isinstance(pad_width.dtype.dtype, types.Integer) and len(pad_width.dtype) in (1, 2)
 
@@ -71,20 +71,49 @@ def _pad_helpers() -> Any:
     return widths
 
 
+@functools.cache
+def _mirrored() -> Any:
+    """``mirrored(at, n, symmetric)``: the element of an axis of length ``n`` that np.pad's "reflect"
+    (``symmetric`` False: the edge not repeated) or "symmetric" mode copies to the position ``at``
+    (``at`` counted from the first element; negative in the border before).  NumPy pads a border
+    wider than the axis by reflecting again and again: a period of 2 (n - 1), or 2 n."""
+    from numba.extending import register_jitable
+
+    @register_jitable
+    def mirrored(at, n, symmetric):
+        if symmetric:
+            period = 2 * n
+            j = at % period
+            return period - 1 - j if j >= n else j
+        if n == 1:
+            return 0
+        period = 2 * (n - 1)
+        j = at % period
+        return period - j if j >= n else j
+
+    return mirrored
+
+
+_PAD_MODES = ("constant", "edge", "reflect", "symmetric")
+
+
 @compiled(np.pad)
 def _pad(types):
-    """np.pad(array, pad_width, "constant" | "edge") of a float or integer array (Numba has no np.pad):
-    the same elements copied, zeros in "constant"'s border."""
+    """np.pad(array, pad_width, "constant" | "edge" | "reflect" | "symmetric") of a float or integer array
+    (Numba has no np.pad): the same elements copied, zeros in "constant"'s border."""
     from numba.cpython.unsafe import tuple as unsafe_tuple
     tuple_setitem: Any = unsafe_tuple.tuple_setitem  # (an intrinsic: its typing is Numba's, not mypy's)
     widths = _pad_helpers()
+    mirrored = _mirrored()
 
     def typing(array, pad_width, mode="constant"):
         kind = _static_mode(types, mode)
-        if not isinstance(array, types.Array) or array.ndim == 0 or kind not in ("constant", "edge") or \
+        if not isinstance(array, types.Array) or array.ndim == 0 or kind not in _PAD_MODES or \
                 not isinstance(array.dtype, (types.Float, types.Integer)) or not _pad_width_compiles(types, pad_width):
             return None
         edge = kind == "edge"
+        mirror = kind in ("reflect", "symmetric")
+        symmetric = kind == "symmetric"
         ndim = array.ndim
 
         def padded(array, pad_width, mode="constant"):
@@ -92,7 +121,7 @@ def _pad(types):
             shape = array.shape
             for axis in range(ndim):
                 shape = tuple_setitem(shape, axis, array.shape[axis] + sides[axis, 0] + sides[axis, 1])
-                if edge and array.shape[axis] == 0 and sides[axis, 0] + sides[axis, 1] > 0:
+                if (edge or mirror) and array.shape[axis] == 0 and sides[axis, 0] + sides[axis, 1] > 0:
                     raise ValueError("can't extend empty axis using modes other than 'constant' or 'empty'")
             out = np.zeros(shape, array.dtype)
             for index in np.ndindex(shape):
@@ -102,9 +131,12 @@ def _pad(types):
                     at = index[axis] - sides[axis, 0]
                     if at < 0 or at >= array.shape[axis]:
                         inside = False
-                        at = 0 if at < 0 else array.shape[axis] - 1
+                        if mirror:
+                            at = mirrored(at, array.shape[axis], symmetric)
+                        else:
+                            at = 0 if at < 0 else array.shape[axis] - 1
                     source = tuple_setitem(source, axis, at)
-                if inside or edge:
+                if inside or edge or mirror:
                     out[index] = array[source]
             return out
         return padded
@@ -115,18 +147,27 @@ def _pad(types):
 def _pad_grad(types):
     """pad_grad for "constant" and "edge": each axis undone in reverse, a border's sum (np.sum's order: a
     C-contiguous copy summed along the axis) added to the element it copies, as the template's
-    ``_sliced_pad_grad``."""
+    ``_sliced_pad_grad``; for "reflect" and "symmetric" (reflect_type "even"), each element of
+    ``grad`` added to the element it copies (``mirrored``), in C order (the template's matrix products
+    add the same terms: equal to rounding)."""
     widths = _pad_helpers()
     summed = summed_line()
+    mirrored = _mirrored()
+    from numba.cpython.unsafe import tuple as unsafe_tuple
+    tuple_setitem: Any = unsafe_tuple.tuple_setitem  # (an intrinsic: its typing is Numba's, not mypy's)
 
     def typing(grad, array, pad_width, mode="constant", stat_length=None, reflect_type="even"):
         kind = _static_mode(types, mode)
         if not isinstance(array, types.Array) or not isinstance(grad, types.Array) or grad.dtype != types.float64 \
-                or grad.ndim != array.ndim or array.ndim == 0 or kind not in ("constant", "edge") \
+                or grad.ndim != array.ndim or array.ndim == 0 or kind not in _PAD_MODES \
                 or not _pad_width_compiles(types, pad_width) or not _is_none(types, stat_length):
             return None
         edge = kind == "edge"
         ndim = array.ndim
+        if kind in ("reflect", "symmetric"):
+            if _static_mode(types, reflect_type) != "even":
+                return None
+            return _mirrored_pad_grad(widths, mirrored, tuple_setitem, ndim, kind == "symmetric")
 
         def undone(grad, array, pad_width, mode="constant", stat_length=None, reflect_type="even"):
             sides = widths(pad_width, ndim)
@@ -170,6 +211,27 @@ def _pad_grad(types):
             return result.reshape(array.shape)
         return undone
     return typing
+
+
+def _mirrored_pad_grad(widths: Any, mirrored: Any, tuple_setitem: Any, ndim: int, symmetric: bool) -> Any:
+    """pad_grad of "reflect" or "symmetric" (reflect_type "even"): each element of ``grad`` added to the
+    element of ``array`` it is a copy of."""
+    def undone(grad, array, pad_width, mode="constant", stat_length=None, reflect_type="even"):
+        sides = widths(pad_width, ndim)
+        for axis in range(ndim):
+            if grad.shape[axis] != array.shape[axis] + sides[axis, 0] + sides[axis, 1]:
+                raise ValueError("pad_grad: the adjoint's shape is not the padded shape")
+            if array.shape[axis] == 0 and sides[axis, 0] + sides[axis, 1] > 0:
+                raise ValueError("an empty axis padded by reflection")  # (as Python: np.pad refuses it)
+        result = np.zeros(array.shape)
+        for index in np.ndindex(grad.shape):
+            source = array.shape
+            for axis in range(ndim):
+                source = tuple_setitem(source, axis, mirrored(index[axis] - sides[axis, 0], array.shape[axis],
+                                                              symmetric))
+            result[source] += grad[index]
+        return result
+    return undone
 
 
 # -- np.roll, np.flip, np.rot90: the axes Numba's own do not take -------------------------------
@@ -324,4 +386,80 @@ def _diagonal_grad(types):
                     result[row + i, column + i] = grad[i]
             return result
         return spread
+    return typing
+
+
+# -- np.sort along an axis, and sort_grad: each line sorted, stably for the adjoint -------------------
+
+@functools.cache
+def _lines() -> Any:
+    """``along(a, axis, undo)``: each line of the float array ``a`` along ``axis`` sorted (``undo``
+    None) or, as sort_grad, ``undo``'s line sent back to where a stable sort of ``a``'s took it from."""
+    from numba.extending import register_jitable
+
+    @register_jitable
+    def along(a, axis, undo, sorting):
+        ndim = a.ndim
+        if axis < -ndim or axis >= ndim:
+            raise ValueError("axis out of bounds")  # (run again as Python: NumPy's AxisError)
+        position = axis + ndim if axis < 0 else axis
+        flat = np.ascontiguousarray(a).reshape(-1)
+        given = np.ascontiguousarray(undo).reshape(-1)
+        if not sorting and given.size != flat.size:
+            raise ValueError("sort_grad: the adjoint's shape is not the array's")
+        outer = 1
+        for j in range(position):
+            outer *= a.shape[j]
+        inner = 1
+        for j in range(position + 1, ndim):
+            inner *= a.shape[j]
+        count = a.shape[position]
+        out = np.zeros(flat.size, flat.dtype if sorting else given.dtype)
+        line = np.empty(count, flat.dtype)
+        for p in range(outer):
+            for k in range(inner):
+                base = p * count * inner + k
+                for i in range(count):
+                    line[i] = flat[base + i * inner]
+                if sorting:
+                    ordered = np.sort(line)
+                    for i in range(count):
+                        out[base + i * inner] = ordered[i]
+                else:
+                    order = np.argsort(line, kind="mergesort")  # (stable, as the template's)
+                    for i in range(count):
+                        out[base + order[i] * inner] += given[base + i * inner]
+        return out.reshape(a.shape)
+
+    return along
+
+
+def _sortable(types: Any, a: Any) -> bool:
+    return isinstance(a, types.Array) and a.ndim >= 1 and a.dtype in (types.float64, types.float32)
+
+
+@compiled(np.sort)
+def _sort(types):
+    """np.sort(a, axis) of a float array along an int axis (Numba's own takes no axis)."""
+    along = _lines()
+
+    def typing(a, axis=-1, kind=None, order=None):
+        if not _sortable(types, a) or not _is_int(types, axis) or isinstance(axis, types.Boolean) or \
+                not _is_none(types, kind) or not _is_none(types, order):
+            return None
+        return lambda a, axis=-1, kind=None, order=None: along(a, axis, a, True)
+    return typing
+
+
+@compiled(shape.sort_grad)
+def _sort_grad(types):
+    """sort_grad: each sorted position's adjoint sent back where a stable sort took it from."""
+    along = _lines()
+
+    def typing(grad, a, axis=-1):
+        if not _sortable(types, a) or not isinstance(grad, types.Array) or grad.ndim != a.ndim or \
+                grad.dtype not in (types.float64, types.float32) or not _is_int(types, axis) or \
+                isinstance(axis, types.Boolean):
+            return None
+        return lambda grad, a, axis=-1: along(a, axis, grad, False)
     return typing

@@ -1,0 +1,152 @@
+"""Which everyday rules run as Python under ``backend="numba"`` (issue 36): a small function per rule,
+differentiated with ``backend="numba"``, and whether its first call gives a ``CompileFallbackWarning``
+(and what it says), beside the Python backend's gradient (the same numbers and dtype).
+
+``python -m benchmarks.numba_fallbacks`` prints one line per case; ``CASES`` is read by
+tests/targets/test_numba_rule_coverage.py, which asserts that every case compiles.
+"""
+from __future__ import annotations
+
+import os
+import warnings
+from typing import Any, Callable
+
+import numpy as np
+
+XP = np.array([0.0, 1.0, 2.0, 3.0])
+
+
+def cumsum_flat(x):
+    return np.sum(np.cumsum(x) ** 2)
+
+
+def cumsum_axis(x):
+    return np.sum(np.cumsum(x, axis=1) ** 2)
+
+
+def cumsum_axis0(x):
+    return np.sum(np.cumsum(x, axis=0) ** 3)
+
+
+def sort_vector(x):
+    return np.sum(np.sort(x) * np.arange(x.shape[0]))
+
+
+def sort_rows(x):
+    return np.sum(np.sort(x, axis=1) * np.arange(x.shape[1]) ** 2)
+
+
+def einsum_product(x):
+    return np.sum(np.einsum("ij,jk->ik", x, x))
+
+
+def solve_vector(x):
+    a = np.eye(3) * 4.0 + x
+    return np.sum(np.linalg.solve(a, np.ones(3)) ** 2)
+
+
+def solve_matrix(x):
+    a = np.eye(3) * 4.0 + x
+    return np.sum(np.linalg.solve(a, x) ** 2)
+
+
+def interp_points(x):
+    return np.sum(np.interp(x, XP, XP ** 2))
+
+
+def interp_values(fp):
+    return np.sum(np.interp(np.array([-0.5, 0.5, 1.5, 2.5, 3.5]), XP, fp) ** 2)
+
+
+def pad_reflect(x):
+    return np.sum(np.pad(x, 2, mode="reflect") ** 2 * np.arange(x.shape[0] + 4))
+
+
+def pad_reflect_wide(x):
+    return np.sum(np.pad(x, (5, 1), mode="reflect") ** 3)
+
+
+def pad_symmetric_matrix(x):
+    return np.sum(np.pad(x, ((1, 2), (2, 1)), mode="symmetric") ** 2)
+
+
+def trace_square(x):
+    return np.trace(x @ x)
+
+
+def trace_offset(x):
+    return np.trace(x * x, 1)
+
+
+def dot_integer_matrix(x):
+    return np.sum(np.dot(np.arange(9).reshape(3, 3), x) ** 2)
+
+
+def dot_integer_vector(x):
+    return np.dot(np.arange(3), x) ** 2
+
+
+def float32_product(x):
+    return np.sum(x * x * 2.0)
+
+
+def float32_loop(x):
+    total = np.float32(0.0)
+    for i in range(x.shape[0]):
+        total = total + x[i] * x[i]
+    return total
+
+
+# (name, the function, its argument, whether it is expected to compile)
+CASES: list[tuple[str, Callable, Callable[[], Any], bool]] = [
+    ("np.cumsum (flat): cumsum_grad", cumsum_flat, lambda: np.linspace(0.1, 1.0, 5), True),
+    ("np.cumsum(axis=1): cumsum_grad", cumsum_axis, lambda: np.linspace(0.1, 1.0, 6).reshape(2, 3), True),
+    ("np.cumsum(axis=0): cumsum_grad", cumsum_axis0, lambda: np.linspace(0.1, 1.0, 6).reshape(3, 2), True),
+    ("np.sort: sort_grad", sort_vector, lambda: np.array([0.3, -1.0, 2.0, 0.7, 0.35]), True),
+    ("np.sort(axis=1): sort_grad", sort_rows, lambda: np.array([[0.3, -1.0, 2.0], [0.7, 0.1, -0.4]]), True),
+    ("np.einsum: einsum_grad", einsum_product, lambda: np.linspace(0.1, 1.0, 9).reshape(3, 3), False),
+    ("np.linalg.solve (vector): solve_columns", solve_vector, lambda: np.linspace(0.1, 1.0, 9).reshape(3, 3), True),
+    ("np.linalg.solve (matrix): solve_columns", solve_matrix, lambda: np.linspace(0.1, 1.0, 9).reshape(3, 3), True),
+    ("np.interp (x): interp_segments", interp_points, lambda: np.array([-0.5, 0.5, 1.2, 2.7, 3.5]), True),
+    ("np.interp (fp): interp_segments", interp_values, lambda: np.array([0.0, 1.0, 4.0, 9.0]), True),
+    ("np.pad(mode='reflect'): pad_grad", pad_reflect, lambda: np.linspace(0.1, 1.0, 5), True),
+    ("np.pad(mode='reflect', wide): pad_grad", pad_reflect_wide, lambda: np.linspace(0.1, 1.0, 3), True),
+    ("np.pad(mode='symmetric', 2-d): pad_grad", pad_symmetric_matrix,
+     lambda: np.linspace(0.1, 1.0, 6).reshape(2, 3), True),
+    ("np.trace: trace_grad", trace_square, lambda: np.linspace(0.1, 1.0, 9).reshape(3, 3), True),
+    ("np.trace(offset=1): trace_grad", trace_offset, lambda: np.linspace(0.1, 1.0, 12).reshape(3, 4), True),
+    ("np.dot(int matrix, x): dot_grad_b", dot_integer_matrix, lambda: np.linspace(0.1, 1.0, 6).reshape(3, 2), True),
+    ("np.dot(int vector, x): dot_grad_b", dot_integer_vector, lambda: np.linspace(0.1, 1.0, 3), True),
+    ("float32 arguments (array)", float32_product, lambda: np.linspace(0.1, 1.0, 5).astype(np.float32), False),
+    ("float32 arguments (loop)", float32_loop, lambda: np.linspace(0.1, 1.0, 5).astype(np.float32), False),
+]
+
+
+def measure(case: tuple) -> tuple[str, str, bool]:
+    """(compiled or FALLBACK, the warning's file:line and words, whether the numbers and dtype are the
+    Python backend's) for one case."""
+    import s2s_ad
+    from s2s_ad import CompileFallbackWarning
+    _, fn, make, _ = case
+    x = make()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        compiled = s2s_ad.grad(fn, backend="numba")(x)
+    python = s2s_ad.grad(fn, backend="python")(x)
+    same = np.asarray(compiled).dtype == np.asarray(python).dtype and \
+        np.allclose(compiled, python, rtol=1e-5 if np.asarray(python).dtype == np.float32 else 1e-12)
+    fallbacks = [w for w in caught if issubclass(w.category, CompileFallbackWarning)]
+    said = "; ".join(f"{os.path.basename(w.filename)}:{w.lineno}: {w.message}" for w in fallbacks)
+    return ("FALLBACK" if fallbacks else "compiled"), said, bool(same)
+
+
+def main() -> None:
+    for case in CASES:
+        status, said, same = measure(case)
+        print(f"{case[0]:44s} {status:9s} same numbers and dtype as backend='python': {same}")
+        if said:
+            print(f"    {said[:400]}")
+
+
+if __name__ == "__main__":
+    main()

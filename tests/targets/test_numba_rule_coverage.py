@@ -1,0 +1,151 @@
+"""Which rules compile under ``backend="numba"`` (issue 36): the everyday ones compile (no
+``CompileFallbackWarning``, warnings as errors) and give the Python backend's numbers and dtypes and
+central differences' numbers; the docs' "what compiles" table is the registry's
+(``python -m s2s_ad.api.rule_table --numba``); what still falls back says so at the user's call.
+"""
+from __future__ import annotations
+
+import inspect
+import os
+import subprocess
+import sys
+import warnings
+
+import numpy as np
+import pytest
+
+import s2s_ad
+from s2s_ad import CompileFallbackWarning
+from conftest import numeric_grad
+
+numba = pytest.importorskip("numba")
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, ROOT)  # the repository's top: benchmarks/ (not installed with the package)
+
+from benchmarks.numba_fallbacks import CASES  # noqa: E402
+COMPILED = [case for case in CASES if case[3]]
+FALLING_BACK = [case for case in CASES if not case[3]]
+
+
+@pytest.mark.parametrize("case", COMPILED, ids=[case[0] for case in COMPILED])
+def test_everyday_rules_compile_and_agree_with_python_and_central_differences(case):
+    name, fn, make, _ = case
+    x = make()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", CompileFallbackWarning)  # a fallback fails the test
+        df = s2s_ad.grad(fn, backend="numba")
+        got = df(x)
+        again = df(x * 1.25)
+    python = s2s_ad.grad(fn, backend="python")
+    expected = python(x)
+    assert np.asarray(got).dtype == np.asarray(expected).dtype and np.shape(got) == np.shape(expected)
+    np.testing.assert_allclose(got, expected, rtol=1e-12, atol=1e-14)
+    np.testing.assert_allclose(again, python(x * 1.25), rtol=1e-12, atol=1e-14)
+    np.testing.assert_allclose(got, numeric_grad(fn, (x,), 0), rtol=1e-6, atol=1e-8)
+
+
+@pytest.mark.parametrize("case", FALLING_BACK, ids=[case[0] for case in FALLING_BACK])
+def test_what_still_runs_as_python_says_so_at_the_users_call_with_pythons_numbers(case):
+    name, fn, make, _ = case
+    x = make()
+    df = s2s_ad.grad(fn, backend="numba")
+    with pytest.warns(CompileFallbackWarning) as said:
+        got = df(x)
+    fallbacks = [w for w in said if w.category is CompileFallbackWarning]
+    assert [w.filename for w in fallbacks] == [__file__]  # this line's file, not s2s_ad/api/calling.py
+    message = str(fallbacks[0].message)
+    if "einsum" in name:  # the rule's helper and the user's line, in the user's file
+        assert "einsum_grad, a helper of the derivative rules of numpy_linalg, has no compiled version" in message
+        assert f"at line {inspect.getsourcelines(fn)[1] + 1} of numba_fallbacks.py" in message  # (its return line)
+    else:
+        assert "float32" in message
+    expected = s2s_ad.grad(fn, backend="python")(x)
+    assert np.asarray(got).dtype == np.asarray(expected).dtype
+    np.testing.assert_array_equal(got, expected)
+
+
+def test_a_pad_reflect_and_a_sort_with_ties_and_nan_agree_with_numpy_compiled():
+    """The compiled np.pad's reflect and symmetric and the compiled np.sort along an axis are NumPy's,
+    element for element, widths wider than the axis included; sort_grad sends ties back stably."""
+    from s2s_ad.targets.numba import runtime
+    from s2s_ad.targets.numba.rules.numpy_shape import shape  # (the template module s2s_ad.templates.numpy_shape)
+    runtime.register()
+
+    @numba.njit
+    def padded(a, before, after, symmetric):
+        if symmetric:
+            return np.pad(a, (before, after), mode="symmetric")
+        return np.pad(a, (before, after), mode="reflect")
+
+    for n in range(1, 5):
+        a = np.arange(1.0, n + 1.0)
+        for before in range(0, 9):
+            for after in (0, 1, 7):
+                for symmetric in (False, True):
+                    mode = "symmetric" if symmetric else "reflect"
+                    np.testing.assert_array_equal(padded(a, before, after, symmetric), np.pad(a, (before, after), mode=mode))
+
+    @numba.njit
+    def sorted_rows(a):
+        return np.sort(a, axis=0)
+
+    @numba.njit
+    def sent_back(grad, a):
+        return shape.sort_grad(grad, a, 0)
+
+    a = np.array([[0.5, np.nan], [0.5, 1.0], [-1.0, 0.5], [0.5, -2.0]])
+    np.testing.assert_array_equal(sorted_rows(a), np.sort(a, axis=0))
+    grad = np.arange(8.0).reshape(4, 2)
+    np.testing.assert_array_equal(sent_back(grad, a), shape.sort_grad(grad, a, 0))
+
+
+def test_the_docs_table_of_what_compiles_is_the_registrys():
+    pytest.importorskip("scipy.special")  # the docs' table is made where SciPy is installed
+    printed = subprocess.run([sys.executable, "-m", "s2s_ad.api.rule_table", "--numba"], capture_output=True,
+                             text=True, check=True, cwd=ROOT).stdout
+    with open(os.path.join(ROOT, "docs", "rules.md"), encoding="utf-8") as f:
+        page = f.read()
+    shown = page.split("<!-- numba table: begin -->\n")[1].split("<!-- numba table: end -->")[0]
+    assert shown == printed, "docs/rules.md's numba table is out of date: python -m s2s_ad.api.rule_table --numba"
+
+
+def test_every_rule_is_listed_with_whether_it_compiles_and_the_everyday_ones_do():
+    from s2s_ad.rules import registry
+    from s2s_ad.targets.numba.coverage import missing_calls
+    listed = missing_calls()
+    builtin = {rule.fn for rule in registry.all_adjoint_rules()
+               if rule.namespace.get("__name__", "").startswith("s2s_ad.templates")}
+    assert set(listed) == builtin  # every rule of s2s_ad's templates, once
+    for fn in (np.cumsum, np.sort, np.linalg.solve, np.interp, np.pad, np.trace, np.dot, np.matmul, np.sum,
+               np.mean, np.sin, np.exp, np.where):
+        assert listed[fn] == (), (fn, listed[fn])
+    assert "einsum_grad" in listed[np.einsum]  # (no compiled version: runs as Python, said)
+
+
+@pytest.mark.parametrize("case", COMPILED, ids=[case[0] for case in COMPILED])
+def test_the_same_rules_in_jvp_and_hessian_under_numba_agree_with_python_and_central_differences(case):
+    # (jvp and hessian run as Python under backend="numba" today: issue 36's later part compiles them)
+    name, fn, make, _ = case
+    x = make()
+    direction = np.linspace(-0.7, 0.9, x.size).reshape(x.shape)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", CompileFallbackWarning)
+        tangent = s2s_ad.jvp(fn, (x,), (direction,), backend="numba")[1]
+        hessian = s2s_ad.hessian(fn, backend="numba")(x)
+    assert tangent == pytest.approx(s2s_ad.jvp(fn, (x,), (direction,))[1], rel=1e-12)
+    np.testing.assert_allclose(tangent, numeric_grad(lambda t: fn(x + t * direction), (0.0,), 0), rtol=1e-6)
+    np.testing.assert_allclose(hessian, s2s_ad.hessian(fn)(x), rtol=1e-12, atol=1e-14)
+    gradient = s2s_ad.grad(fn)
+    eps = 1e-6
+    columns = [(gradient(x + eps * e.reshape(x.shape)) - gradient(x - eps * e.reshape(x.shape))) / (2 * eps)
+               for e in np.eye(x.size)]
+    np.testing.assert_allclose(np.reshape(hessian, (x.size, x.size)),
+                               np.array([np.ravel(c) for c in columns]).T, rtol=1e-5, atol=1e-6)
+
+
+def test_vjps_split_form_warning_names_the_users_call():
+    with pytest.warns(CompileFallbackWarning, match="split form") as said:
+        value, pull = s2s_ad.vjp(CASES[0][1], CASES[0][2](), backend="numba")
+    assert [w.filename for w in said if w.category is CompileFallbackWarning] == [__file__]
+    np.testing.assert_allclose(pull(1.0)[0], s2s_ad.grad(CASES[0][1])(CASES[0][2]()), rtol=1e-12)
