@@ -134,7 +134,8 @@ class CallConverter(ConverterPart):
                 called = self.objects.class_method(owner.value, node.func.attr, args, kwargs, node)  # cls.make(w)
                 if called is not None:
                     return called
-            if isinstance(owner, ir.Call) and maybe_object(owner) and rules.method_function(node.func.attr) is None:
+            if (isinstance(owner, ir.Call) and maybe_object(owner) or isinstance(owner, Inline) and not owner.factory) \
+                    and rules.method_function(node.func.attr) is None:  # Circle.from_area(a).doubled_area()
                 return ir.Call(MethodCall(node.func.attr), (owner, *args), kwargs)  # Model(w).scaled(2.0).loss(x)
             if isinstance(owner, ir.Const) and type(owner.value) is str and node.func.attr in _STRING_METHODS \
                     and not kwargs and all(isinstance(a, ir.Const) for a in args):

@@ -144,7 +144,7 @@ class SSABuilder(Part):
             return self.object_operator(expr)
         if expr.fn is operator.getitem and self.makes_record(expr.args[0]):
             return self.item_of_call(expr)
-        first = expr.args[0] if isinstance(expr.args[0], Record) else self.flatten(expr.args[0]) if expr.args else None
+        first = None if not expr.args else expr.args[0] if isinstance(expr.args[0], Record) else self.flatten(expr.args[0])
         if expr.fn is operator.getitem and isinstance(first, Record):  # helper(x)[0], the helper lowered in place
             at = SimpleNamespace(lineno=self.state.line, col_offset=None)
             item = self.state.converter.record_item(first, expr.args[1], at)
