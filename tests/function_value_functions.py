@@ -233,3 +233,21 @@ def helper_with_a_function_default(x):
 
 def helper_with_a_lambda_default(x):
     return _shifted(x)
+
+
+class Unit:
+    def __init__(self, w, activation):
+        self.w = w
+        self.activation = activation
+
+    def forward(self, v):
+        return REGISTRY[self.activation](self.w * v)
+
+
+REGISTRY = {"tanh": np.tanh, "square": _squared}
+
+
+def registry_indexed_by_an_attribute(x):
+    """A module-level dict of functions indexed by an object's string attribute (refused before: 'a
+    call of Subscript'); the object made here, so the string is known while transforming."""
+    return np.sum(Unit(x[0], "tanh").forward(x)) + np.sum(Unit(2.0, "square").forward(x))

@@ -198,3 +198,11 @@ def test_objects_example_gradient_matches_differences_and_the_fit_improves():
     assert float(re.search(r"largest difference: ([-\d.e+]+)", done.stdout).group(1)) < 1e-6
     before, after = map(float, re.search(r"misfit ([\d.]+) -> ([\d.]+)", done.stdout).groups())
     assert after < before
+
+
+def test_layers_example_gradient_matches_differences_and_the_fit_improves():
+    done = run(str(EXAMPLES / "layers.py"), "--steps", "30")
+    assert done.returncode == 0, done.stderr
+    assert float(re.search(r"largest difference from central differences: ([-\d.e+]+)", done.stdout).group(1)) < 1e-6
+    before, after = map(float, re.search(r"loss ([\d.]+) -> ([\d.]+)", done.stdout).groups())
+    assert after < 0.5 * before

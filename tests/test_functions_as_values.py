@@ -44,6 +44,7 @@ CASES = [
     fv.partial_passed_to_a_helper,
     fv.partial_of_a_partial,
     fv.helper_with_a_function_default,
+    fv.registry_indexed_by_an_attribute,
 ]
 
 
