@@ -146,9 +146,7 @@ class SSABuilder(Part):
             return self.item_of_call(expr)
         first = None if not expr.args else expr.args[0] if isinstance(expr.args[0], Record) else self.flatten(expr.args[0])
         if expr.fn is operator.getitem and isinstance(first, Record):  # helper(x)[0], the helper lowered in place
-            at = SimpleNamespace(lineno=self.state.line, col_offset=None)
-            item = self.state.converter.record_item(first, expr.args[1], at)
-            return item if isinstance(item, Record) else self.flatten(item)
+            return self.item_of_record(first, expr.args[1])
         args = tuple(self.flatten(a) for a in expr.args[1:])
         if first is not None:
             args = (self.flatten(first) if isinstance(first, Record) else first,) + args
@@ -210,8 +208,12 @@ class SSABuilder(Part):
         owner = self.flatten(expr.args[0])
         if not isinstance(owner, Record):
             return self.flatten(ir.Call(expr.fn, (owner,) + tuple(expr.args[1:]), expr.kwargs))
+        return self.item_of_record(owner, expr.args[1])
+
+    def item_of_record(self, owner: Record, index: Any) -> Any:
+        """``owner[index]`` read as the converter reads an item of a record (a record stays one)."""
         at = SimpleNamespace(lineno=self.state.line, col_offset=None)
-        result = self.state.converter.record_item(owner, expr.args[1], at)
+        result = self.state.converter.record_item(owner, index, at)
         return result if isinstance(result, Record) else self.flatten(result)
 
     def object_operator(self, expr: ir.Call) -> Any:
