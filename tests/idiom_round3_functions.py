@@ -167,7 +167,7 @@ def rows_updated_in_a_loop(x):
 def lambdas_in_a_list(x):
     fs = []
     for k in range(3):
-        fs.append(lambda v: v * k)  # REFUSED: used as a value
+        fs.append(lambda v: v * k)  # (each reads k when called: 2, Python's late binding)
     return np.sum(fs[0](x) + fs[1](x))
 
 

@@ -17,7 +17,8 @@ SUPPORTED = [fx.sorted_items_by_key, fx.sorted_items_by_length_reversed, fx.sort
              fx.sorted_dict_and_items, fx.sorted_dict_values, fx.seeded_noise, fx.seeded_twice_and_python_random,
              fx.formatted_messages, fx.formatted_unused, fx.inspected_and_converted, fx.sum_of_sorted_generator,
              fx.sorted_list_reversed, fx.sorted_array, fx.element_updated, fx.element_updated_then_vector_written,
-             fx.row_updated_writes_the_matrix, fx.items_of_a_vector_updated_in_place, fx.rows_updated_in_a_loop]
+             fx.row_updated_writes_the_matrix, fx.items_of_a_vector_updated_in_place, fx.rows_updated_in_a_loop,
+             fx.lambdas_in_a_list]
 
 
 @pytest.mark.parametrize("f", SUPPORTED, ids=lambda f: f.__name__)
@@ -70,7 +71,6 @@ def test_generated_code_reads_cleanly_for_a_sorted_dict():
     (fx.sorted_by_a_traced_key, "whose order depends on values computed at run time"),
     (fx.sorted_numbers_by_a_key, "sorted\\(\\) with a key function of values computed at run time"),
     (fx.print_in_a_generator, "print runs in a differentiated function only as a statement of its own"),
-    (fx.lambdas_in_a_list, "used as a value"),
 ], ids=lambda v: getattr(v, "__name__", "words"))
 def test_what_stays_refused_is_refused_at_its_line(f, words):
     line = next(i for i, text in enumerate(inspect.getsource(fx).splitlines(), 1)
