@@ -206,7 +206,11 @@ def _higher_order_source(fn: Callable, order: int, wrt: Union[int, tuple], args:
     derivative = grad(fn, wrt=names[0])
     for _ in range(order - 1):
         derivative = grad(derivative, wrt=names[0])
-    return derivative.source_for(*args) if args else derivative.source
+    if args:
+        return derivative.source_for(*args)
+    return (f"# The {order}-th derivative's code for numbers (grad of grad: each derivative's tangent 1.0); "
+            "for an array parameter, give --args with an array ([1.0, 2.0]) to see the Hessian's code.\n"
+            + derivative.source)
 
 
 def _by_an_array(fn: Callable, names: tuple, args: Optional[tuple], order: int) -> bool:

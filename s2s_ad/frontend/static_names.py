@@ -183,6 +183,13 @@ class StaticNames(ConverterPart):
             value = self.local(node.id)
             if isinstance(value, ir.Const) and isinstance(value.value, str):
                 return value.value
+        if isinstance(node, gast.Attribute) and isinstance(node.value, gast.Name):  # ACTS[self.activation]
+            owner = self.local(node.value.id)
+            keys, items = getattr(owner, "keys", None), getattr(owner, "items", None)
+            if isinstance(keys, tuple) and isinstance(items, tuple) and node.attr in keys:
+                value = items[keys.index(node.attr)]
+                if isinstance(value, ir.Const) and isinstance(value.value, str):
+                    return value.value
         return ABSENT
 
     def getattr_call(self, node: gast.Call) -> tuple[bool, Any]:

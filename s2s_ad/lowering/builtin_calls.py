@@ -23,11 +23,17 @@ from ..frontend.conversion import (Choice, Converter, ConverterPart, Dispatch, I
                                    is_plain_constant)
 from ..frontend.parse import parse_function
 from ..frontend.static_names import StaticNames
+from ..core.containers import _HEAP_TYPE
 from ..frontend.user_classes import is_plain_class, made_by_dataclass
 from . import sorting
 from .object_calls import ObjectCalls
 from .protocols import ContainerProtocols
 
+
+
+def _only_your_classes(cls: type) -> bool:
+    """``cls`` and its bases are classes of Python code (``object`` aside): no number or array is one."""
+    return is_plain_class(cls) and all(k is object or k.__flags__ & _HEAP_TYPE for k in cls.__mro__)
 
 class BuiltinCalls(ConverterPart):
     """Decides calls of builtins and classes while lowering, where it can."""
@@ -64,6 +70,9 @@ class BuiltinCalls(ConverterPart):
             cls = list if value.kind == "list" else tuple
         elif isinstance(value, ir.Const) and isinstance(value.value, (str, type(None), bool)):
             cls = type(value.value)
+        elif isinstance(value, (ir.Var, ir.Const, ir.Call)) and all(
+                _only_your_classes(c) for c in (classes if isinstance(classes, tuple) else (classes,))):
+            return ir.Const(False)  # a number or an array, never an object of your class (isinstance(o, Vec))
         else:
             return None
         return ir.Const(issubclass(cls, classes))

@@ -45,7 +45,7 @@ from ..frontend.parse import transparent
 from .function_values import Functions, function_constant
 from ..frontend.static_names import StaticNames
 from .builtin_calls import BuiltinCalls
-from .helper_calls import HelperCalls, returns_function
+from .helper_calls import HelperCalls, leaves_a_function_default, returns_function
 from .object_calls import ObjectCalls
 from .protocols import ContainerProtocols
 from ..frontend.user_classes import is_plain_class, operator_methods
@@ -118,8 +118,9 @@ class CallConverter(ConverterPart):
         if found and rules.fact(fn, "takes_functions") and self.check_calls:  # odeint(decay, y0, t): decay a value
             args, kwargs = self._functions_as_values(fn, args, kwargs, node)
             values = args + [v for _, v in kwargs]
-        if any(isinstance(a, (Nested, Known, Bound)) for a in values) or (found and is_user_function(fn) and any(
-                isinstance(a, ir.Const) and isinstance(a.value, type) for a in values)):  # apply(float, x)
+        if any(isinstance(a, (Nested, Known, Bound)) for a in values) or (found and is_user_function(fn) and (any(
+                isinstance(a, ir.Const) and isinstance(a.value, type) for a in values)  # apply(float, x)
+                or (self.check_calls and leaves_a_function_default(fn, args, kwargs)))):  # loss(w, x), act=np.tanh
             return self.helpers.passes_functions(fn if found else None, args, kwargs, node)
         if not found and isinstance(node.func, gast.Attribute) and rules.method_function(node.func.attr) is None \
                 and not containers.user_object(self.statics.resolve(node.func.value)):
@@ -133,7 +134,8 @@ class CallConverter(ConverterPart):
                 called = self.objects.class_method(owner.value, node.func.attr, args, kwargs, node)  # cls.make(w)
                 if called is not None:
                     return called
-            if isinstance(owner, ir.Call) and maybe_object(owner) and rules.method_function(node.func.attr) is None:
+            if (isinstance(owner, ir.Call) and maybe_object(owner) or isinstance(owner, Inline) and not owner.factory) \
+                    and rules.method_function(node.func.attr) is None:  # Circle.from_area(a).doubled_area()
                 return ir.Call(MethodCall(node.func.attr), (owner, *args), kwargs)  # Model(w).scaled(2.0).loss(x)
             if isinstance(owner, ir.Const) and type(owner.value) is str and node.func.attr in _STRING_METHODS \
                     and not kwargs and all(isinstance(a, ir.Const) for a in args):

@@ -241,7 +241,8 @@ class ExpressionConverter:
             return self.record_attribute(base, node.attr, node)
         self.refuse_opaque(base, f"the attribute .{node.attr}", node)
         fn = rules.attribute_function(node.attr)
-        if fn is None and maybe_object(base):  # Model(w).scaled(2.0).w: read once the object is known
+        if fn is None and (maybe_object(base) or isinstance(base, Inline) and not base.factory):
+            # Model(w).scaled(2.0).w, Circle.from_area(a).r: read once the object is known
             return ir.Call(MethodCall(node.attr, called=False), (base,))
         if fn is None and isinstance(base, ir.Const) and not is_plain_constant(base.value) \
                 and not language.is_array_value(base.value):

@@ -17,6 +17,7 @@ import types
 from typing import Any
 
 import gast
+import numpy as np
 from ..core import ir, language
 from ..core.errors import TransformError
 from ..frontend.callables import check_callee, describe_callable, is_user_function
@@ -109,12 +110,35 @@ class HelperCalls(ConverterPart):
                                  "call it here and pass its result", node)
             if not isinstance(value, (ir.Var, ir.Const, ir.Call, ir.Slice, ir.Display, Choice, Once, Nested, Known,
                                       Bound, Inline, Record)):
+                if is_function_default(value):  # def loss(w, x, act=np.tanh): the function, static
+                    values.append(Known(value))
+                    continue
                 if not is_plain_constant(value):
                     raise self.error(f"the default value of {name!r} in {describe_callable(fn)}",
                                      "only numbers, strings, None and tuples of them can be defaults", node)
                 value = ir.Const(value)
             values.append(value)
         return tuple(values)
+
+
+def is_function_default(value: Any) -> bool:
+    """A default that is a function (``act=np.tanh``, ``act=relu``): called where the parameter is, as a
+    function passed (a class, a method or a callable object is not)."""
+    return callable(value) and not isinstance(value, type) and (
+        isinstance(value, (types.FunctionType, types.BuiltinFunctionType, np.ufunc)) or is_user_function(value))
+
+
+def leaves_a_function_default(fn: Any, args: list, kwargs: tuple) -> bool:
+    """Whether calling the user's ``fn`` with ``args`` and ``kwargs`` leaves out a parameter whose
+    default is a function (``loss(w, x)`` of ``def loss(w, x, act=np.tanh)``)."""
+    if not getattr(fn, "__defaults__", None) and not getattr(fn, "__kwdefaults__", None):
+        return False
+    try:
+        bound = inspect.signature(fn).bind(*args, **dict(kwargs))
+    except (TypeError, ValueError):
+        return False  # (the call's own binding says why)
+    return any(p.name not in bound.arguments and p.default is not inspect.Parameter.empty
+               and is_function_default(p.default) for p in inspect.signature(fn).parameters.values())
 
 
 def returns_function(fn: Any) -> bool:

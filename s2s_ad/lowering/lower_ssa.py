@@ -85,6 +85,23 @@ def small_helper(fn: Callable, filename: str) -> bool:
     return not any(isinstance(n, _NOT_IN_A_SMALL_HELPER) for stmt in body for n in gast.walk(stmt))
 
 
+def returns_a_dict(fn: Callable, filename: str) -> bool:
+    """A helper of the user's, defined in ``filename``, that returns a dict display or a tuple or list
+    display holding one (``return loss, {"h": h}``): lowered in place, so the caller reads the dict as
+    the helper built it (a helper called from generated code gives back a tuple of leaves)."""
+    try:
+        parsed = parse_function(fn)
+    except Exception:  # (its own lowering says why, where it is called)
+        return False
+
+    def holds_a_dict(value: Any) -> bool:
+        if isinstance(value, gast.Dict):
+            return True
+        return isinstance(value, (gast.Tuple, gast.List)) and any(holds_a_dict(e) for e in value.elts)
+    return parsed.filename == filename and any(isinstance(n, gast.Return) and holds_a_dict(n.value)
+                                               for n in gast.walk(parsed.node))
+
+
 class SSABuilder(Part):
     """Emits the statements that compute a value, and names it."""
 
@@ -120,13 +137,19 @@ class SSABuilder(Part):
         if is_user_function(expr.fn) and expr.fn not in self.state.helpers_inlined and not expr.kwargs and (
                 self.state.inline_helpers or (len(self.state.helpers_inlined) < SMALL_HELPER_DEPTH and (
                     (self.state.inline_small_helpers and small_helper(expr.fn, self.state.filename))
-                    or (self.state.inline_view_helpers and self.hands_views_of_written(expr))))):
+                    or (self.state.inline_view_helpers and self.hands_views_of_written(expr))
+                    or returns_a_dict(expr.fn, self.state.filename)))):
             return self.inline_helper(expr.fn, expr.args)
         if any(self.makes_record(a) for a in expr.args) and operator_methods(expr.fn) is not None:
             return self.object_operator(expr)
         if expr.fn is operator.getitem and self.makes_record(expr.args[0]):
             return self.item_of_call(expr)
-        args = tuple(self.flatten(a) for a in expr.args)
+        first = None if not expr.args else expr.args[0] if isinstance(expr.args[0], Record) else self.flatten(expr.args[0])
+        if expr.fn is operator.getitem and isinstance(first, Record):  # helper(x)[0], the helper lowered in place
+            return self.item_of_record(first, expr.args[1])
+        args = tuple(self.flatten(a) for a in expr.args[1:])
+        if first is not None:
+            args = (self.flatten(first) if isinstance(first, Record) else first,) + args
         kwargs = tuple((k, self.flatten(v)) for k, v in expr.kwargs)
         if expr.fn is operator.getitem and isinstance(args[0], ir.Display):
             index, items = args[1], args[0].items
@@ -185,8 +208,12 @@ class SSABuilder(Part):
         owner = self.flatten(expr.args[0])
         if not isinstance(owner, Record):
             return self.flatten(ir.Call(expr.fn, (owner,) + tuple(expr.args[1:]), expr.kwargs))
+        return self.item_of_record(owner, expr.args[1])
+
+    def item_of_record(self, owner: Record, index: Any) -> Any:
+        """``owner[index]`` read as the converter reads an item of a record (a record stays one)."""
         at = SimpleNamespace(lineno=self.state.line, col_offset=None)
-        result = self.state.converter.record_item(owner, expr.args[1], at)
+        result = self.state.converter.record_item(owner, index, at)
         return result if isinstance(result, Record) else self.flatten(result)
 
     def object_operator(self, expr: ir.Call) -> Any:

@@ -198,3 +198,21 @@ def test_objects_example_gradient_matches_differences_and_the_fit_improves():
     assert float(re.search(r"largest difference: ([-\d.e+]+)", done.stdout).group(1)) < 1e-6
     before, after = map(float, re.search(r"misfit ([\d.]+) -> ([\d.]+)", done.stdout).groups())
     assert after < before
+
+
+def test_layers_example_gradient_matches_differences_and_the_fit_improves():
+    done = run(str(EXAMPLES / "layers.py"), "--steps", "30")
+    assert done.returncode == 0, done.stderr
+    assert float(re.search(r"largest difference from central differences: ([-\d.e+]+)", done.stdout).group(1)) < 1e-6
+    before, after = map(float, re.search(r"loss ([\d.]+) -> ([\d.]+)", done.stdout).groups())
+    assert after < 0.5 * before
+
+
+def test_order_two_without_args_says_it_is_the_code_for_numbers(tmp_path):
+    script = tmp_path / "cubes.py"
+    script.write_text("import numpy as np\n\n\ndef cubes(x):\n    return np.sum(x ** 3)\n")
+    done = run("-m", "s2s_ad", f"{script}:cubes", "--order", "2")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("# The 2-th derivative's code for numbers") and "--args" in done.stdout.splitlines()[0]
+    hessian = run("-m", "s2s_ad", f"{script}:cubes", "--order", "2", "--args", "[1.0, 2.0]")
+    assert hessian.returncode == 0 and hessian.stdout.startswith("# The Hessian of cubes by x"), hessian.stderr

@@ -177,3 +177,39 @@ def property_with_a_setter(x):
 
 def init_assigning_its_property(x):
     return np.sum(AssignsItsProperty(x).doubled * x)  # REFUSED
+
+
+class Pair:
+    """Operators that ask isinstance(other, Pair): a number or an array is never a Pair, known while
+    transforming (it was refused: the class read as a value)."""
+
+    def __init__(self, v):
+        self.v = v
+
+    def __add__(self, other):
+        if isinstance(other, Pair):
+            return Pair(self.v + other.v)
+        return Pair(self.v + other)
+
+    __radd__ = __add__
+
+    def __mul__(self, other):
+        if isinstance(other, (Pair, Layer)):
+            return Pair(self.v * other.v)
+        return Pair(self.v * other)
+
+    def __rmul__(self, other):
+        return self * other
+
+
+def operators_asking_isinstance(x):
+    p = Pair(x) * 2.0 + 1.5
+    q = 0.5 * Pair(np.sin(x)) + x
+    return np.sum((p * q + p).v ** 2)
+
+
+def classmethod_result_read_directly(x):
+    """What a classmethod gives back read where it is made: an attribute, a property, a method, the
+    object called (each was refused: 'only array attributes with a rule', 'only array methods')."""
+    return (Layer.from_vector(x).w * Scaled.doubled(x).b + Layer.doubled(x).shifted
+            + Scaled.from_vector(x).energy(x) + np.sum(Layer.from_vector(x)(x)))

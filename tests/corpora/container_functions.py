@@ -395,3 +395,11 @@ def dict_with_a_pair_after_a_raise(x):
         raise FloatingPointError("not finite")
     h = np.tanh(x)
     return {"y": h, "pair": (np.sum(h ** 2), x * 2.0)}
+
+
+def loss_of_a_helper_with_aux(x):
+    """The loss of a helper that returns a (loss, aux dict) pair from inside a loop or after it: the
+    helper is lowered in place, its dict read as it builds it (Numba's inlining of helpers made a
+    call nested in a call here, an SSAViolation; the Python backend refused the helper)."""
+    loss, aux = with_aux_returned_in_a_loop_or_after_it(x)
+    return with_aux_returned_in_a_loop_or_after_it(x * 0.5)[0] + loss * np.sum(aux["h"])

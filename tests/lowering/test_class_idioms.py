@@ -34,6 +34,8 @@ CASES = [
     ci.partial_called_where_it_is_made,
     ci.closure_made_in_a_loop,
     cc.object_with_a_property,
+    ci.operators_asking_isinstance,
+    ci.classmethod_result_read_directly,
 ]
 
 

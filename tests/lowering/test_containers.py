@@ -467,3 +467,23 @@ def test_arrays_of_another_library_in_a_dict_stay_data():
     want = s2s_ad.grad(cf.dict_loss)({"w": np.ones(3), "b": 0.3}, np.ones(3))
     assert not isinstance(got["w"], np.ndarray) and hasattr(got["w"], "__array_namespace__")
     np.testing.assert_allclose(np.asarray(got["w"]), want["w"], rtol=1e-6)  # not a constant (zero gradient)
+
+
+@pytest.mark.parametrize("backend", ["python", "numba"])
+def test_the_loss_of_a_helper_returning_a_pair_with_a_dict_in_every_mode(backend):
+    """helper(x)[0] and loss, aux = helper(x), the helper returning (loss, {...}) from a loop or after it:
+    grad, jvp and the Hessian against central differences (Numba crashed with an SSAViolation, Python
+    refused the helper)."""
+    if backend == "numba":
+        pytest.importorskip("numba")
+    f = cf.loss_of_a_helper_with_aux
+    for x in (np.array([0.6, -1.1, 0.9]), np.array([0.05, 0.02, -0.01])):
+        want = numeric_grad(f, (x,), 0)
+        np.testing.assert_allclose(s2s_ad.grad(f, backend=backend)(x), want, rtol=1e-6, atol=1e-8)
+        tangent = np.array([0.3, -0.7, 1.1])
+        _, along = s2s_ad.jvp(f, (x,), (tangent,), backend=backend)
+        assert float(along) == pytest.approx(float(want @ tangent), rel=1e-6, abs=1e-8)
+        columns = [(numeric_grad(f, (x + e,), 0) - numeric_grad(f, (x - e,), 0)) / 2e-5 for e in 1e-5 * np.eye(3)]
+        np.testing.assert_allclose(s2s_ad.hessian(f, backend=backend)(x), np.array(columns).T, rtol=1e-3, atol=1e-4)
+    if backend == "python":
+        assert_every_mode(f, np.array([0.6, -1.1, 0.9]))
