@@ -52,7 +52,8 @@ and compiled with ``cache=True`` (a
 changed function, rule or global gives another file).  Where a bound value
 has no digest (an object s2s_ad cannot fingerprint), the code is compiled
 without the disk cache.  ``S2S_AD_CACHE_DIR`` names the directory (default:
-``$XDG_CACHE_HOME/s2s_ad`` or ``~/.cache/s2s_ad``).
+``$XDG_CACHE_HOME/s2s_ad`` or ``~/.cache/s2s_ad``), made owner-only (0700); one that others could
+write to, or another user owns, is not used (``cache_safety.py``: warned of once, compiled in memory).
 
 A call of float32 (or other narrow) data runs as Python (``_NARROW``): ``run`` looks at each
 argument's dtype; a cached call of the API skips the look (``NumbaTarget.runner`` decides it once
@@ -79,6 +80,7 @@ import numpy as np
 from ...analysis import index_ranges
 from ...core import ir
 from ...core.errors import CompileFallbackWarning
+from .cache_safety import safe_directory
 from .tape import SlotTape, proven_stacks
 from ..target import Capabilities, NumPyTarget, Spelling, TapeForm
 
@@ -500,12 +502,11 @@ def _cache_file(emitted: Any, options: dict[str, Any]) -> Optional[str]:
             return None
         digest.update(f"\0{name}={printed}".encode())
     directory = cache_directory()
-    if directory is None:
+    if directory is None or not safe_directory(directory, users_stacklevel):
         return None
     path = os.path.join(directory, f"{emitted.name}_{digest.hexdigest()[:24]}.py")
     try:
         if not os.path.exists(path):
-            os.makedirs(directory, exist_ok=True)
             partial = f"{path}.{os.getpid()}.{threading.get_ident()}"
             with open(partial, "w", encoding="utf-8") as out:
                 out.write(_with_parameters(emitted, sorted(passed)))
