@@ -16,6 +16,7 @@ import numpy as np
 from ..core import arguments, containers
 from ..driver.pipeline import build_forward, leaf_kinds
 from ..targets.backends import target_of
+from .auto_backend import choose_backend
 from ..targets.target import NUMPY
 from .calling import _CACHE, _run, _TARGET, _target_of_arguments, _user_facing, refuse_what_is_not_a_def
 from .container_calls import owned_outputs
@@ -66,7 +67,7 @@ def jvp(fn: Callable, primals: Sequence[Any], tangents: Sequence[Any], backend: 
         One per primal, of the primal's shape and structure (never broadcast);
         ``None`` or zero for an argument that is not a float (an integer, a boolean, a
         string).
-    backend : {"python", "numba"}, default "python"
+    backend : {"python", "numba", "auto"}, default "python"
         As for ``grad``: ``"numba"`` compiles the tangent code.
 
     Returns
@@ -84,7 +85,7 @@ def jvp(fn: Callable, primals: Sequence[Any], tangents: Sequence[Any], backend: 
         ``fn`` cannot be differentiated.
     """
     refuse_what_is_not_a_def("jvp", fn)
-    target = target_of(backend)
+    target = target_of(choose_backend(fn, backend, "jvp").backend)
     params, args = _bound_primals(fn, primals)
     if not isinstance(tangents, (tuple, list)) or len(tangents) != len(primals):
         raise ValueError(f"jvp of {fn.__name__}: give one tangent per primal "

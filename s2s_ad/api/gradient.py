@@ -63,6 +63,7 @@ from ..core.errors import TransformError, place
 from ..driver.pipeline import Built, build_forward
 from ..targets.backends import target_of
 from ..targets.target import NUMPY, Target
+from .auto_backend import BackendChoice, choose_backend
 from .selfcheck import NoForwardMode, SelfCheckSkipped, dot_product_test, switched_on_by_environment
 from .calling import (_CACHE, _compiled, _default_tails, Entry, _gettrace, _never_hit, _parameters_of, _resolve_wrt,
                       _run, _target_of_arguments, _types_of, _unwrap, _user_facing, without_our_frames, Wrt,
@@ -98,7 +99,9 @@ class GradientFunction:
         if not isinstance(fn, GradientFunction):
             refuse_what_is_not_a_def("value_and_grad" if with_value else "grad", fn)
         self._has_aux = has_aux
-        self._target = target_of(backend)  # whose code runs and checks the results (target.py)
+        # which backend runs (backend="auto": chosen by the code's shape, auto_backend.py), and why
+        self.backend_chosen: BackendChoice = choose_backend(fn, backend)
+        self._target = target_of(self.backend_chosen.backend)  # whose code runs and checks the results (target.py)
         # what pickling and copying rebuild this derivative from (pickling.py)
         self._made_from = (fn, wrt, with_value, has_aux, bool(check), backend)
         fn, self._prefix, self._fixed = _unwrap(fn) if not isinstance(fn, GradientFunction) else (fn, (), {})
@@ -384,7 +387,8 @@ def _writable_or_number(value: Any) -> bool:
 
 def _decorator_or_call(fn: Optional[Callable], wrt: Wrt, with_value: bool, has_aux: bool, check: bool,
                        backend: str) -> Any:
-    target_of(backend)  # (an unknown backend, or Numba missing, is said at once)
+    if backend != "auto":
+        target_of(backend)  # (an unknown backend, or Numba missing, is said at once)
     if fn is None:
         return lambda f: GradientFunction(f, wrt, with_value, has_aux, check, backend)
     return GradientFunction(fn, wrt, with_value, has_aux, check, backend)

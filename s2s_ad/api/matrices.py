@@ -23,6 +23,7 @@ import numpy as np
 from ..core import arguments, containers
 from . import explorer
 from ..targets.backends import target_of
+from .auto_backend import choose_backend, headed
 from .calling import _CACHE, _TARGET, Wrt, _resolve_wrt, _run, _user_facing, numpy_arrays_only, refuse_what_is_not_a_def
 from .gradient import GradientFunction, _tangent_function
 from .forward_mode import jvp
@@ -40,13 +41,16 @@ class _MatrixOf(abc.ABC):
         refuse_what_is_not_a_def(type(self).__name__.lower(), fn)
         self.fn = fn
         self.wrt, self._several = _resolve_wrt(fn, wrt)
-        self._backend = backend
-        self._target = target_of(backend)
+        self._asked = backend  # (pickled: "auto" chooses again)
+        # which backend runs (backend="auto": chosen by the code's shape, auto_backend.py), and why
+        self.backend_chosen = choose_backend(fn, backend, type(self).__name__.lower())
+        self._backend = self.backend_chosen.backend
+        self._target = target_of(self._backend)
         functools.update_wrapper(self, fn, updated=())  # not __dict__: fn may be a gradient
 
     def __reduce__(self) -> tuple:
         """Pickled by reference: the user's function and ``wrt`` (api.GradientFunction.__reduce__)."""
-        return (type(self), (self.fn, self.wrt if self._several else self.wrt[0], self._backend))
+        return (type(self), (self.fn, self.wrt if self._several else self.wrt[0], self._asked))
 
     @abc.abstractmethod
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
@@ -199,7 +203,7 @@ def jacobian(fn: Callable, wrt: Wrt = 0, backend: str = "python", sparse: bool =
         A function whose source can be read (or a gradient).
     wrt : int, str or tuple of them, default 0
         The arguments to differentiate by, by position or name.
-    backend : {"python", "numba"}, default "python"
+    backend : {"python", "numba", "auto"}, default "python"
         As for ``grad``.
     sparse : bool, default False
         Find the sparsity pattern and a colouring once per argument kinds and return a
@@ -256,7 +260,7 @@ class Hessian(_MatrixOf):
     def source_for(self, *args: Any, **kwargs: Any) -> str:
         """The generated code a call with these arguments runs (nothing is run): forward mode over the
         gradient by each ``wrt``, with every generated module it calls (``reach.py``)."""
-        return whole_source(*self._tangent_functions(args, kwargs))
+        return headed(whole_source(*self._tangent_functions(args, kwargs)), self.backend_chosen)
 
     @_user_facing
     def html_for(self, *args: Any, **kwargs: Any) -> str:
@@ -348,9 +352,10 @@ def hessian(fn: Callable, wrt: Wrt = 0, backend: str = "python", sparse: bool = 
         A function returning a scalar, whose source can be read.
     wrt : int, str or tuple of them, default 0
         The arguments to differentiate by, by position or name.
-    backend : {"python", "numba"}, default "python"
+    backend : {"python", "numba", "auto"}, default "python"
         The backend the gradient and the forward mode over it run on ("numba" compiles what it can and
-        runs the rest as Python, saying so in a warning).
+        runs the rest as Python, saying so in a warning; "auto" is "python" for now, ``backend_chosen``
+        saying why).
     sparse : bool, default False
         A ``scipy.sparse.csr_matrix`` from one Hessian-vector product per colour of the symmetric
         sparsity pattern, found and coloured once per argument kinds (``sparse.SparseHessian``).

@@ -21,6 +21,7 @@ from ..core.errors import CompileFallbackWarning
 from ..core.kinds import Constant
 from ..driver.pipeline import build_split, check_lost_arguments
 from ..targets.backends import target_of
+from .auto_backend import choose_backend
 from ..targets.target import NUMPY
 from ..targets.numba.target import users_stacklevel
 from .calling import _compiled, numpy_arrays_only, _run, _TARGET, _user_facing, refuse_what_is_not_a_def
@@ -44,7 +45,7 @@ def vjp(fn: Callable, *primals: Any, backend: str = "python") -> tuple[Any, Call
         not done).
     *primals
         The arguments of ``fn``.
-    backend : {"python", "numba"}, default "python"
+    backend : {"python", "numba", "auto"}, default "python"
         Keyword only.  The split form (the forward sweep here, the reverse sweep at each
         ``vjp_fn`` call, a tape handed from one to the other) runs as Python under either:
         with ``"numba"`` a ``CompileFallbackWarning`` says so (``grad``, ``value_and_grad``
@@ -65,7 +66,7 @@ def vjp(fn: Callable, *primals: Any, backend: str = "python") -> tuple[Any, Call
         ``fn`` cannot be differentiated.
     """
     refuse_what_is_not_a_def("vjp", fn)
-    if target_of(backend) is not NUMPY:
+    if target_of(choose_backend(fn, backend, "vjp").backend) is not NUMPY:
         warnings.warn(_split_form_fallback(fn, backend), stacklevel=users_stacklevel())
     return _pullback(fn, primals, None)
 

@@ -18,6 +18,7 @@ from ..core.runtime import checkpoint_stats_of
 from ..core.kinds import UNKNOWN
 from ..driver.reach import whole_source
 from ..targets.target import Target
+from .auto_backend import headed
 from . import explorer
 from .calling import _target_of_arguments, _user_facing
 from .derivative import Derivative, Shown
@@ -39,7 +40,8 @@ def source_for(gradient: Shown, *args: Any, **kwargs: Any) -> str:
     another library, the code that runs through its namespace (``xp``)."""
     args = gradient._bind(args, kwargs)
     target = _target_of_arguments(args, tuple(map(type, args)), gradient._target)
-    return source_of(gradient, target.argument_kinds(gradient.fn, args), target)
+    shown = source_of(gradient, target.argument_kinds(gradient.fn, args), target)
+    return headed(shown, getattr(gradient, "backend_chosen", None))  # (backend="auto": what it chose, why)
 
 
 def source_of(gradient: Shown, kinds: tuple, target: Optional[Target] = None) -> str:

@@ -43,6 +43,7 @@ from ..core.arguments import float_dtype, kind_of, kind_tree
 from ..core.draws import Draws
 from ..driver.pipeline import may_draw_globally
 from ..targets.backends import target_of
+from .auto_backend import choose_backend
 from . import colouring
 from .calling import Wrt, _resolve_wrt, _user_facing, numpy_arrays_only, refuse_what_is_not_a_def
 from .gradient import GradientFunction, _tangent_function
@@ -86,8 +87,10 @@ class _Pattern:
             raise TypeError(f"{self.what} of {getattr(fn, '__name__', fn)} with sparse=True: by one parameter "
                             f"at a time (wrt={wrt!r}); take one sparse matrix per parameter")
         self.wrt = names[0]
-        self._backend = backend
-        self._target = target_of(backend)
+        self._asked = backend  # (pickled: "auto" chooses again)
+        self.backend_chosen = choose_backend(fn, backend, "hessian" if self.symmetric else "jacobian")
+        self._backend = self.backend_chosen.backend
+        self._target = target_of(self._backend)
         functools.update_wrapper(self, fn, updated=())
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
@@ -103,7 +106,7 @@ class _Pattern:
     def __reduce__(self) -> tuple:
         """Pickled by reference, as ``jacobian`` (api.matrices): the function, ``wrt`` and the backend;
         the kept patterns are found again in the other process."""
-        return (type(self), (self.fn, self.wrt, self._backend))
+        return (type(self), (self.fn, self.wrt, self._asked))
 
     def _differentiated(self) -> Callable:
         return self.fn

@@ -15,6 +15,7 @@ from ..core.kinds import UNKNOWN
 from ..driver.pipeline import STAGES, build_forward, build_reverse
 from ..driver.reach import whole_source
 from ..targets.backends import target_of
+from .auto_backend import choose_backend
 from .calling import _resolve_wrt, _TARGET, _user_facing, refuse_what_is_not_a_def, Wrt
 from .gradient import _decorator_or_call, GradientFunction, _tangent_built, _without_prefix
 from .forward_mode import _bound_primals
@@ -47,10 +48,12 @@ def grad(fn: Optional[Callable] = None, wrt: Wrt = 0, has_aux: bool = False, che
         Every call also runs the dot-product test (forward mode along a random
         direction against the gradient).  The environment variable ``S2S_AD_CHECK=1``,
         read when ``grad`` is called, does the same.
-    backend : {"python", "numba"}, default "python"
+    backend : {"python", "numba", "auto"}, default "python"
         ``"numba"`` compiles the generated code with ``numba.njit`` (the optional extra
         ``s2s_ad[numba]``); where Numba cannot compile it, the same code runs as Python
         and a ``CompileFallbackWarning`` names what Numba refused and the user's line.
+        ``"auto"``: ``"numba"`` where the function loops over elements, else ``"python"``
+        (``df.backend_chosen`` says which and why; ``api/auto_backend.py``).
 
     Returns
     -------
@@ -122,7 +125,7 @@ def source(fn: Callable, wrt: Wrt = 0, mode: str = "reverse", stage: str = "opti
         Specialise the code for arguments like these (numbers or arrays, the pattern of
         the arrays' lengths), as a call would: the parameters they leave out take their
         defaults.  Left out, the generic code.
-    backend : {"python", "numba"}, default "python"
+    backend : {"python", "numba", "auto"}, default "python"
         The code that backend runs (``"numba"``: a typed stack per tape slot, helpers inlined;
         nothing is compiled here).
 
@@ -159,7 +162,7 @@ def source(fn: Callable, wrt: Wrt = 0, mode: str = "reverse", stage: str = "opti
         fn, params, full = _without_prefix(fn, params, full)
         kinds = _TARGET.argument_kinds(fn, full)
     build = build_reverse if mode == "reverse" else build_forward
-    return build(fn, names, kinds, stage=stage, compile_it=False, target=target_of(backend, compiling=False)).source
+    return build(fn, names, kinds, stage=stage, compile_it=False, target=target_of(choose_backend(fn, backend).backend, compiling=False)).source
 
 
 def _refuse_api_object(fn: Any) -> None:

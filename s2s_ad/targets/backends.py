@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from .target import NUMPY, Target
 
-BACKENDS = ("python", "numba")  # the API's backend= values
+BACKENDS = ("python", "numba", "auto")  # the API's backend= values ("auto": api.auto_backend chooses)
 
 
 def target_of(backend: str, compiling: bool = True) -> Target:
@@ -24,4 +24,6 @@ def target_of(backend: str, compiling: bool = True) -> Target:
             raise ImportError("backend='numba' needs Numba, an optional extra: pip install 's2s_ad[numba]'")
         from .numba.target import NUMBA
         return NUMBA
+    if backend == "auto":
+        raise ValueError("backend='auto' is chosen per function (api.auto_backend.choose_backend) before a target")
     raise ValueError(f"backend must be one of {', '.join(map(repr, BACKENDS))}, not {backend!r}")
