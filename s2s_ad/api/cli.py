@@ -150,8 +150,9 @@ def _parser() -> argparse.ArgumentParser:
                              "(one self-contained page)")
     parser.add_argument("--check", default=None, metavar="VALUES",
                         help="evaluate the gradient at these arguments and compare it with finite differences")
-    parser.add_argument("--backend", choices=("python", "numba"), default="python",
-                        help="numba: the code backend='numba' compiles (a typed stack per tape slot, helpers inlined)")
+    parser.add_argument("--backend", choices=("python", "numba", "auto"), default="python",
+                        help="numba: the code backend='numba' compiles (a typed stack per tape slot, helpers inlined); "
+                             "auto: the code of the backend backend='auto' chooses for the function")
     return parser
 
 

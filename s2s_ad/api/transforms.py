@@ -15,7 +15,7 @@ from ..core.kinds import UNKNOWN
 from ..driver.pipeline import STAGES, build_forward, build_reverse
 from ..driver.reach import whole_source
 from ..targets.backends import target_of
-from .auto_backend import choose_backend
+from .auto_backend import choose_backend, headed
 from .calling import _resolve_wrt, _TARGET, _user_facing, refuse_what_is_not_a_def, Wrt
 from .gradient import _decorator_or_call, GradientFunction, _tangent_built, _without_prefix
 from .forward_mode import _bound_primals
@@ -162,7 +162,9 @@ def source(fn: Callable, wrt: Wrt = 0, mode: str = "reverse", stage: str = "opti
         fn, params, full = _without_prefix(fn, params, full)
         kinds = _TARGET.argument_kinds(fn, full)
     build = build_reverse if mode == "reverse" else build_forward
-    return build(fn, names, kinds, stage=stage, compile_it=False, target=target_of(choose_backend(fn, backend).backend, compiling=False)).source
+    chosen = choose_backend(fn, backend, "grad" if mode == "reverse" else "jvp")  # (backend="auto": said first)
+    target = target_of(chosen.backend, compiling=False)
+    return headed(build(fn, names, kinds, stage=stage, compile_it=False, target=target).source, chosen)
 
 
 def _refuse_api_object(fn: Any) -> None:

@@ -87,6 +87,17 @@ def test_source_for_says_what_auto_chose_and_a_named_backend_says_nothing(tmp_pa
     plain = s2s_ad.grad(case.function).source_for(*args)
     assert shown.split("\n", 1)[1] == plain  # (the same code below it)
     assert s2s_ad.grad(case.function).backend_chosen.asked == "python"
+    assert s2s_ad.source(case.function, backend="auto").startswith("# backend='auto' chose 'python': no loop")
+    assert not s2s_ad.source(case.function).startswith("# backend=")
+
+
+def test_the_command_line_shows_the_code_auto_chose(capsys):
+    pytest.importorskip("numba")
+    from s2s_ad.api.cli import main
+    assert main([f"{ROOT / 'benchmarks' / 'workloads.py'}:pendulum", "--backend", "auto"]) in (0, None)
+    shown = capsys.readouterr().out
+    assert shown.startswith("# backend='auto' chose 'numba': the loop at line 273 of workloads.py")
+    assert "tape_" in shown and "def d_pendulum(" in shown
 
 
 def test_without_numba_auto_is_the_python_backend_and_says_so(monkeypatch):
