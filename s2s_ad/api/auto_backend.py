@@ -99,64 +99,87 @@ def _plain(fn: Any) -> Any:
 def _loop(fn: Any) -> Optional[str]:
     """Where ``fn`` or a function of the user's it calls has a loop with work in it, and what the
     loop does (in words), or None; a loop over elements is named before a loop over whole arrays."""
+    scan = _Scan()
     over_arrays = None
-    for function, tree in _functions(fn):
+    for function, tree in scan.functions(fn, _DEPTH, set()):
         for loop in (n for n in ast.walk(tree) if isinstance(n, (ast.For, ast.While))):
             elements, whole = [], []
             for part in loop.body if isinstance(loop, ast.For) else [loop.test, *loop.body]:  # (not range(...))
-                found_elements, found_whole = _operations(part, function, _DEPTH)
+                found_elements, found_whole = scan.operations(part, function, _DEPTH)
                 elements += found_elements
                 whole += found_whole
             where = f"the loop at line {_line(function, loop)} of {_file(function)}"
             if elements:
                 return f"{where} ({_head(loop)}) reads or writes array elements ({elements[0]})"
-            if not whole and any(isinstance(n, (ast.BinOp, ast.AugAssign)) for n in ast.walk(loop)):
+            if not whole and any(isinstance(n, (ast.BinOp, ast.AugAssign, ast.Call)) for n in ast.walk(loop)):
                 return f"{where} ({_head(loop)}) works on numbers"
             if whole and over_arrays is None:
                 over_arrays = f"{where} ({_head(loop)}) steps through whole-array operations ({whole[0]})"
     return over_arrays
 
 
-def _functions(fn: Any, depth: int = _DEPTH, seen: Optional[set] = None) -> Iterator[tuple[Any, ast.AST]]:
-    """``fn``'s syntax tree and those of the user's functions it calls, to ``depth`` calls deep."""
-    seen = set() if seen is None else seen
-    tree = _tree(fn)
-    if tree is None or fn in seen:
-        return
-    seen.add(fn)
-    yield fn, tree
-    if depth > 0:
-        for call in (n for n in ast.walk(tree) if isinstance(n, ast.Call)):
-            callee = _callee(call, fn)
-            if callee is not None:
-                yield from _functions(callee, depth - 1, seen)
+class _Scan:
+    """One look at a function and the user's functions it calls: each parsed once, each callee's
+    operations found once (a helper called from four places, or recursively, is read once)."""
 
+    def __init__(self) -> None:
+        self._trees: dict[Any, Optional[ast.AST]] = {}
+        self._found: dict[Any, tuple[list[str], list[str]]] = {}
 
-def _operations(node: ast.AST, function: Any, depth: int) -> tuple[list[str], list[str]]:
-    """In ``node`` (and the user's functions it calls): the element accesses and the whole-array
-    operations, as written."""
-    elements: list[str] = []
-    whole: list[str] = []
-    for n in ast.walk(node):
-        if isinstance(n, ast.Subscript) and not (isinstance(n.value, ast.Attribute) and n.value.attr == "shape"):
-            index = n.slice
-            if any(isinstance(s, ast.Slice) for s in ast.walk(index)):
+    def tree(self, fn: Any) -> Optional[ast.AST]:
+        """``fn``'s ``def`` as a syntax tree (None where its source cannot be read)."""
+        if fn not in self._trees:
+            self._trees[fn] = _parsed(fn)
+        return self._trees[fn]
+
+    def functions(self, fn: Any, depth: int, seen: set) -> Iterator[tuple[Any, ast.AST]]:
+        """``fn``'s syntax tree and those of the user's functions it calls, to ``depth`` calls deep."""
+        tree = self.tree(fn)
+        if tree is None or fn in seen:
+            return
+        seen.add(fn)
+        yield fn, tree
+        if depth > 0:
+            for call in (n for n in ast.walk(tree) if isinstance(n, ast.Call)):
+                callee = _callee(call, fn)
+                if callee is not None:
+                    yield from self.functions(callee, depth - 1, seen)
+
+    def operations(self, node: ast.AST, function: Any, depth: int) -> tuple[list[str], list[str]]:
+        """In ``node`` (and the user's functions it calls): the element accesses and the whole-array
+        operations, as written."""
+        elements: list[str] = []
+        whole: list[str] = []
+        for n in ast.walk(node):
+            if isinstance(n, ast.Subscript) and not (isinstance(n.value, ast.Attribute) and n.value.attr == "shape"):
+                index = n.slice
+                if any(isinstance(s, ast.Slice) for s in ast.walk(index)):
+                    whole.append(ast.unparse(n))
+                elif not (isinstance(index, ast.Constant) and isinstance(index.value, str)):
+                    elements.append(ast.unparse(n))
+            elif isinstance(n, ast.BinOp) and isinstance(n.op, ast.MatMult):
                 whole.append(ast.unparse(n))
-            elif not (isinstance(index, ast.Constant) and isinstance(index.value, str)):
-                elements.append(ast.unparse(n))
-        elif isinstance(n, ast.BinOp) and isinstance(n.op, ast.MatMult):
-            whole.append(ast.unparse(n))
-        elif isinstance(n, ast.Call):
-            callee = _callee(n, function)
-            if callee is not None and depth > 0:
-                tree = _tree(callee)
-                for statement in getattr(tree, "body", ()):  # (not its annotations: tuple[float, float])
-                    inner_elements, inner_whole = _operations(statement, callee, depth - 1)
+            elif isinstance(n, ast.Call):
+                callee = _callee(n, function)
+                if callee is not None and depth > 0:
+                    inner_elements, inner_whole = self._callee_operations(callee, depth - 1)
                     elements += inner_elements
                     whole += inner_whole
-            elif _whole_array_call(n):
-                whole.append(ast.unparse(n.func))
-    return elements, whole
+                elif _whole_array_call(n):
+                    whole.append(ast.unparse(n.func))
+        return elements, whole
+
+    def _callee_operations(self, callee: Any, depth: int) -> tuple[list[str], list[str]]:
+        if callee not in self._found:
+            self._found[callee] = ([], [])  # (a recursive call finds nothing more)
+            elements: list[str] = []
+            whole: list[str] = []
+            for statement in getattr(self.tree(callee), "body", ()):  # (not its annotations: tuple[float, float])
+                inner_elements, inner_whole = self.operations(statement, callee, depth)
+                elements += inner_elements
+                whole += inner_whole
+            self._found[callee] = (elements, whole)
+        return self._found[callee]
 
 
 def _whole_array_call(call: ast.Call) -> bool:
@@ -185,7 +208,6 @@ def _callee(call: ast.Call, function: Any) -> Any:
     return value if isinstance(value, types.FunctionType) else None
 
 
-@functools.lru_cache(maxsize=256)
 def _parsed(fn: Any) -> Optional[ast.AST]:
     try:
         source = textwrap.dedent(inspect.getsource(fn))
@@ -193,13 +215,6 @@ def _parsed(fn: Any) -> Optional[ast.AST]:
     except (OSError, TypeError, SyntaxError, IndentationError):
         return None
     return module.body[0] if module.body else None
-
-
-def _tree(fn: Any) -> Optional[ast.AST]:
-    try:
-        return _parsed(fn)
-    except TypeError:  # (unhashable)
-        return None
 
 
 def _line(function: Any, node: ast.AST) -> int:

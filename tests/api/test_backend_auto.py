@@ -177,3 +177,31 @@ def test_auto_is_kept_through_pickling_and_grad_of_grad_looks_at_the_users_funct
 def test_an_unknown_backend_names_auto_among_the_choices():
     with pytest.raises(ValueError, match="'python', 'numba', 'auto'"):
         s2s_ad.grad(_case("mlp").function, backend="fast")
+
+
+def test_a_loop_calling_a_helper_and_a_recursive_helper_are_read_once_each(tmp_path):
+    pytest.importorskip("numba")
+    from conftest import module_from_source
+    module = module_from_source(tmp_path, "auto_helpers_", """
+def step(s, r):
+    return r * s * (1.0 - s)
+
+def iterate(r, n=50):
+    s = 0.5
+    for _ in range(n):
+        s = step(s, r)
+    return s
+
+def power(x, k):
+    return 1.0 if k == 0 else x * power(x, k - 1)
+
+def straight(x):
+    return power(x, 3) + step(x, 2.0)
+""")
+    looped = s2s_ad.grad(module.iterate, backend="auto")
+    assert looped.backend_chosen.backend == "numba" and "works on numbers" in looped.backend_chosen.reason
+    assert looped(3.2) == pytest.approx(numeric_grad(module.iterate, (3.2,), 0), rel=1e-5)
+    assert looped(3.2) == pytest.approx(s2s_ad.grad(module.iterate)(3.2), rel=1e-12)
+    straight = s2s_ad.grad(module.straight, backend="auto")  # (power calls itself: read once, no loop)
+    assert straight.backend_chosen.backend == "python"
+    assert straight(0.7) == pytest.approx(3 * 0.7 ** 2 + 2.0 * (1.0 - 2 * 0.7), rel=1e-12)
