@@ -117,6 +117,12 @@ class CompileFallbackWarning(UserWarning):
     in the message): the same generated code runs as Python, giving the same numbers."""
 
 
+class CacheDirectoryWarning(UserWarning):
+    """The disk cache of ``backend="numba"`` is in a directory another user owns or others could
+    write to (Numba loads pickled machine code from it): it is not used, and compiled code is kept in
+    memory only (the message names the directory and what to do; ``targets/numba/cache_safety.py``)."""
+
+
 class ExportError(Exception):
     """Raised by ``s2s-ad export`` (``export.py``) where the generated code cannot be written as a
     module that runs without s2s_ad: it names the helper or value that cannot be written, and

@@ -20,7 +20,7 @@ from conftest import module_from_source, numeric_grad
 numba = pytest.importorskip("numba")
 
 from s2s_ad.targets.numba import cache_safety  # noqa: E402
-from s2s_ad.targets.numba.cache_safety import CacheDirectoryWarning  # noqa: E402
+from s2s_ad import CacheDirectoryWarning  # noqa: E402
 
 
 @pytest.fixture(autouse=True)

@@ -23,10 +23,7 @@ import threading
 import warnings
 from typing import Callable, Optional
 
-
-class CacheDirectoryWarning(UserWarning):
-    """The disk cache of ``backend="numba"`` is in a directory others could write to: it is not
-    used, and compiled code is kept in memory only (the message names the directory and what to do)."""
+from ...core.errors import CacheDirectoryWarning
 
 
 _warned: set[str] = set()  # the directories already warned of, in this process
