@@ -76,6 +76,9 @@ def page(gradient: Shown, kinds: tuple) -> str:
     by.append(first.wrt)
     entry = gradient._adjoint(kinds).function if gradient.inner is None else gradient.function_for(kinds).function
     title = " ".join(f"∂/∂{','.join(w)}" for w in by) + f" {getattr(first.fn, '__name__', first.fn)}"
+    chosen = getattr(gradient, "backend_chosen", None)
+    if chosen is not None and chosen.asked == "auto":  # (which backend runs, in the page's title)
+        title += f" · backend='auto' chose {chosen.backend!r}"
     return explorer.page_for(first.fn, [entry], first.wrt, kinds, title)
 
 

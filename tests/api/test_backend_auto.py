@@ -88,6 +88,8 @@ def test_source_for_says_what_auto_chose_and_a_named_backend_says_nothing(tmp_pa
     assert shown.split("\n", 1)[1] == plain  # (the same code below it)
     assert s2s_ad.grad(case.function).backend_chosen.asked == "python"
     assert s2s_ad.source(case.function, backend="auto").startswith("# backend='auto' chose 'python': no loop")
+    page = s2s_ad.grad(case.function, backend="auto").html_for(*args)  # (the derivative explorer)
+    assert "<h1>∂/∂w1 mlp · backend=&#x27;auto&#x27; chose &#x27;python&#x27;</h1>" in page
     assert not s2s_ad.source(case.function).startswith("# backend=")
 
 
