@@ -132,3 +132,11 @@ def test_numbas_own_cache_directory_is_checked_too(tmp_path, monkeypatch):
     warned = _checked_gradient(_function(tmp_path, "numbas"))
     assert len(warned) == 1 and str(numbas) in str(warned[0].message)
     assert not list(numbas.rglob("*.nb*")) and not list(chosen.rglob("*.py"))
+
+
+def test_a_cache_directory_that_cannot_be_made_compiles_in_memory_without_a_warning(tmp_path, monkeypatch):
+    blocker = tmp_path / "a_file"
+    blocker.write_text("not a directory")
+    monkeypatch.setenv("S2S_AD_CACHE_DIR", str(blocker / "below"))
+    assert _checked_gradient(_function(tmp_path, "unmade")) == []
+    assert blocker.read_text() == "not a directory"

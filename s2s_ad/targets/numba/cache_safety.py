@@ -45,15 +45,15 @@ def _unsafe_because(path: str) -> Optional[str]:
     return None
 
 
-def _made_or_checked(path: str) -> Optional[str]:
-    """Make ``path`` owner-only where it is missing (its missing parents too); why it is unsafe, or None."""
+def _made(path: str) -> bool:
+    """Make ``path`` owner-only where it is missing (its missing parents too); whether it is there."""
     if not os.path.isdir(path):
         try:
             os.makedirs(path, mode=0o700, exist_ok=True)
             os.chmod(path, 0o700)  # (the umask may have taken bits; makedirs' mode is the leaf's alone)
-        except OSError as error:
-            return f"it cannot be created ({error.strerror})"
-    return _unsafe_because(path)
+        except OSError:
+            return False
+    return True
 
 
 def safe_directory(directory: str, stacklevel: Callable[[], int]) -> bool:
@@ -63,7 +63,9 @@ def safe_directory(directory: str, stacklevel: Callable[[], int]) -> bool:
     if not hasattr(os, "getuid"):
         return True
     for path in (os.path.dirname(directory), directory, os.path.join(directory, "__pycache__")):
-        reason = _made_or_checked(path)
+        if not _made(path):
+            return False  # (a directory that cannot be made: no disk cache, as before, and nothing to warn of)
+        reason = _unsafe_because(path)
         if reason is not None:
             _warn_once(path, reason, stacklevel)
             return False
