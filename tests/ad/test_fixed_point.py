@@ -22,6 +22,7 @@ CASES = [
     (F.in_a_loop, None, (0.2, 3), 0),
     (F.never_runs, None, (1.5,), 0),
     (F.two_states, None, (0.3,), 0),
+    (F.jacobi_like, None, (0.7, np.array([0.2, 0.5, 0.9])), (0, 1)),  # a loop inside, two states
 ]
 IDS = [case[0].__name__ for case in CASES]
 
@@ -53,8 +54,8 @@ def test_numba_equals_python(f, plain, args, wrt):
     np.testing.assert_allclose(compiled, _flat(s2s_ad.grad(f, wrt=wrt)(*args)), rtol=1e-12, atol=1e-14)
 
 
-@pytest.mark.parametrize("f, plain, args, wrt", [c for c in CASES if c[0] is not F.equilibrium],
-                         ids=[i for i in IDS if i != "equilibrium"])
+@pytest.mark.parametrize("f, plain, args, wrt", [c for c in CASES if c[0] not in (F.equilibrium, F.jacobi_like)],
+                         ids=[i for i in IDS if i not in ("equilibrium", "jacobi_like")])
 def test_forward_mode_and_second_order(f, plain, args, wrt):
     tangents = (1.0,) + tuple(None if isinstance(a, int) else 0.0 for a in args[1:])
     _, tangent = s2s_ad.jvp(f, args, tangents)

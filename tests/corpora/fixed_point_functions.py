@@ -90,3 +90,20 @@ def two_states(p):
         u = u_new
         v = v_new
     return u + np.sum(v ** 2)
+
+
+def jacobi_like(p, c):
+    x = 0.0
+    y = 0.0
+    err = 1.0
+    while s2s_ad.fixed_point(err > 1e-13):
+        s = 0.0
+        for j in range(3):
+            s = s + np.sin(x * c[j]) * p
+        x_new = 0.3 * s + 0.1
+        y_new = 0.5 * y + x_new * c[0]
+        err = abs(x_new - x) + abs(y_new - y)
+        x = x_new
+        y = y_new
+    return x + y * y
+c = np.array([0.2, 0.5, 0.9])
