@@ -13,10 +13,11 @@ from .api.sparse import hessian_sparsity, jacobian_sparsity
 from .api import dynamics as _dynamics  # registers the provider of rules/function_derivatives.py
 from .core.errors import CacheDirectoryWarning, CompileFallbackWarning, GradientCheckError, TransformError
 from .rules.registry import adjoint, tangent
-from .core.runtime import checkpointed, stop_gradient
+from .core.runtime import checkpointed, fixed_point, stop_gradient
 from .core.version import __version__
 
 __all__ = [
-    "CacheDirectoryWarning", "CompileFallbackWarning", "GradCheck", "GradientCheckError", "GradientFunction", "TransformError", "adjoint", "check_grad", "checkpointed", "grad", "hessian", "hessian_sparsity",
+    "CacheDirectoryWarning", "CompileFallbackWarning", "GradCheck", "GradientCheckError", "GradientFunction",
+    "TransformError", "adjoint", "check_grad", "checkpointed", "fixed_point", "grad", "hessian", "hessian_sparsity",
     "jacobian", "jacobian_sparsity", "jvp", "source", "stop_gradient", "tangent", "value_and_grad", "vjp",
 ]

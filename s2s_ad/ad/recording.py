@@ -21,7 +21,7 @@ from typing import Any, Callable, Optional, Union
 
 from ..core import ir, language, runtime
 from ..rules import registry as rules
-from . import binomial
+from . import binomial, fixed_point
 from .adjoints import Adjoints
 from ..memory.aliasing import Sharing
 from ..analysis.facts import Analysis
@@ -44,6 +44,7 @@ class Recorder:
         self.trips: dict[int, str] = {}  # sid of a loop -> name of its trip counter
         self.calls: dict[int, Any] = {}  # sid of a primal call statement -> the callee's split adjoint
         self.store_pushes: dict[int, str] = {}  # sid of a Store whose old slice the forward sweep records -> slot
+        self.fixed_points: dict[int, tuple[str, str]] = {}  # sid of a fixed-point loop -> its two states' slots
         self.checkpoints: dict[int, str] = {}  # sid of a checkpointed loop -> the slot of its segment snapshots
         # False while generating the first pass of a checkpointed loop, which records nothing.
         self.recording = True
@@ -260,6 +261,8 @@ class Recorder:
                 out.append(ir.If(stmt.test, self.forward_body(stmt.body), self.forward_body(stmt.orelse), stmt.line))
             elif isinstance(stmt, ir.For) and stmt.checkpoint is not None and self.recording:
                 out.extend(self.forward_checkpointed(stmt))
+            elif isinstance(stmt, ir.While) and stmt.fixed_point and self.recording:
+                out.extend(fixed_point.forward(self, stmt))
             elif isinstance(stmt, (ir.For, ir.While)):
                 counter = self.trips.get(stmt.sid)
                 inner = self.forward_body(stmt.body)
@@ -269,7 +272,8 @@ class Recorder:
                 if isinstance(stmt, ir.For):
                     out.append(ir.For(stmt.index, stmt.iterable, inner, stmt.line, stmt.exit))
                 else:
-                    out.append(ir.While(self.forward_block(stmt.test_block), stmt.test, inner, stmt.line, stmt.exit))
+                    out.append(ir.While(self.forward_block(stmt.test_block), stmt.test, inner, stmt.line, stmt.exit,
+                                          stmt.fixed_point))
             elif isinstance(stmt, ir.Store) and stmt.sid in self.store_pushes:  # record the slice it overwrites
                 out.append(ir.Push(self.store_pushes[stmt.sid], (self.overwritten(stmt),), stmt.line))
                 out.append(stmt)

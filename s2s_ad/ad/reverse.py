@@ -56,6 +56,7 @@ import operator
 from typing import Optional, Union
 
 from ..core import ir, language, runtime
+from . import fixed_point
 from .adjoints import Adjoints
 from ..memory.aliasing import Sharing, values_read
 from ..analysis.facts import Analysis
@@ -288,7 +289,9 @@ class ReverseSweep:
             self.adjoints.out, saved = reversed_body, self.adjoints.out
             self.adjoints.canonical(name)
             self.adjoints.out = saved
-        prologue = self.recorder.restore(body, reversed_body, f"each trip of the loop at line {stmt.line}")
+        # (a fixed-point loop's reverse runs its body again right before reversing it: nothing to record)
+        prologue = [] if isinstance(stmt, ir.While) and stmt.fixed_point else \
+            self.recorder.restore(body, reversed_body, f"each trip of the loop at line {stmt.line}")
         self.recorder.loops.pop()
         self.adjoints.pinned = outer_pinned
         for name in list(self.adjoints.adjoint):
@@ -297,6 +300,9 @@ class ReverseSweep:
         self.adjoints.line = stmt.line
         if isinstance(stmt, ir.For) and stmt.checkpoint is not None:
             self.recorder.reverse_checkpointed(stmt, prologue + reversed_body)
+            return
+        if isinstance(stmt, ir.While) and stmt.fixed_point:
+            fixed_point.reverse(self.recorder, stmt, prologue + reversed_body, carried, accumulators)
             return
         index, steps, backwards = self.reverse_steps(stmt)
         self.adjoints.emit(ir.For(index, steps, prologue + reversed_body, stmt.line, reverse=backwards))

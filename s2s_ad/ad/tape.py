@@ -213,14 +213,16 @@ def _shape(events: list) -> list:
 
 
 def _balanced(events: list) -> list:
-    """``events`` without a recording loop followed at once by its mirror (a replayed segment)."""
+    """``events`` without records followed at once by their mirror: a replayed segment (a recording
+    loop, then its reverse), or a fixed-point loop's body recorded and reversed at once."""
     out: list = []
     for event in events:
-        if out and out[-1][0] == "loop" and _shape([event]) == _mirror(_shape([out[-1]])) \
-                and _pushes_only(out[-1]):
-            out.pop()
-        else:
-            out.append(event)
+        out.append(event)
+        for size in range(1, len(out) // 2 + 1):
+            recorded, reversed_ = out[-2 * size:-size], out[-size:]
+            if all(_pushes_only(e) for e in recorded) and _shape(reversed_) == _mirror(_shape(recorded)):
+                del out[-2 * size:]
+                break
     return out
 
 

@@ -231,6 +231,9 @@ class While:
     body: list["Stmt"]
     line: Optional[int] = None
     exit: Optional[Expr] = None
+    # Set for a loop the user marked ``while fixed_point(test):``: reverse mode records nothing in it and
+    # reverses it as a fixed-point iteration of its own (``ad/fixed_point.py``).
+    fixed_point: bool = False
     sid: int = field(default_factory=lambda: next(_STATEMENT_IDS), compare=False, repr=False)
 
 

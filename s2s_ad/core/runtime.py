@@ -47,6 +47,22 @@ def checkpointed(steps: Any, every: Optional[int] = None, snapshots: Optional[in
     return steps
 
 
+def fixed_point(iterating: Any) -> bool:
+    """Mark a convergence loop: ``while s2s_ad.fixed_point(err > tol):``.
+
+    Run as plain Python it is ``bool(iterating)``.  The loop must compute the
+    fixed point of its body, ``x = G(x, p)``, iterated until the test fails.
+    Reverse mode then records nothing while the loop runs and reverses it as a
+    fixed-point iteration of its own (Christianson's two-phase adjoint): from
+    the converged state, ``w = x_bar + (dG/dx)^T w`` iterated as many times as
+    the forward loop ran, then ``p_bar += (dG/dp)^T w``.  Its memory is one
+    state whatever the number of iterations; the gradient is that of the fixed
+    point itself (the starting state gets none), which agrees with the fully
+    recorded loop's to the solver's tolerance.
+    """
+    return bool(iterating)
+
+
 class Snapshots(int):
     """``checkpointed(steps, snapshots=c)``'s ``c`` in generated code: a number of snapshots, where a
     plain int is ``every`` (iterations per segment).  Such a loop follows the binomial schedule

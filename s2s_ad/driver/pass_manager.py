@@ -238,7 +238,7 @@ SSA_PASSES: dict[str, SSAPass] = {p.name: p for p in [
             _only_checks(lambda fn, facts, c: check_constant_calls(fn, facts))),
     SSAPass("check_element_reads", "an element read after a write is a view or a copy, as the kinds say",
             lambda fn, facts, c: _derived_where_needed(check_element_reads(fn, facts), c.derive)),
-    SSAPass("check_checkpointed_draws", "a checkpointed loop drawing from a generator object is refused",
+    SSAPass("check_checkpointed_draws", "a checkpointed loop drawing from a generator object, or a fixed_point loop drawing at all, is refused",
             _only_checks(lambda fn, facts, c: c.check_draws(fn))),
     SSAPass("hoist_item_reads", "a tuple's item reads moved to where the tuple is made",
             lambda fn, facts, c: hoist_item_reads(fn, facts)),

@@ -319,6 +319,14 @@ def _check_checkpointed_draws(ssa: ir.Function) -> None:
                                      "a segment run again would draw other numbers; draw with np.random.* "
                                      "(replayed), or draw before the loop and pass the draws in",
                                      filename=ssa.filename, line=stmt.line)
+        if isinstance(stmt, ir.While) and stmt.fixed_point:
+            body = ir.Function(ssa.name, [], stmt.body)
+            seen: set = set()
+            if _draws_privately(body, seen) is not None or _any_may_draw(body, seen):
+                raise TransformError("a random draw (or a call that may draw) in a fixed_point loop",
+                                     "the adjoint runs the body again from the converged state, which would "
+                                     "draw other numbers; draw before the loop and pass the draws in, or drop "
+                                     "fixed_point", filename=ssa.filename, line=stmt.line)
 
 
 def _analysed(ssa: ir.Function, wrt: list[str], kinds: Kinds, guarded: bool = True, until: Optional[str] = None

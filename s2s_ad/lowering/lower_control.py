@@ -129,11 +129,14 @@ class ControlFlowLowering(Part):
     def while_loop(self, stmt: gast.While) -> None:
         targets = self.joins.carry(stmt)
         before = dict(self.scope.env)
+        fixed_point = self.loops.fixed_point_test(stmt)
         with self.state.new_block() as test_block:
-            test = self.ssa.flatten(self.state.converter.convert(stmt.test))
+            test = self.ssa.flatten(self.state.converter.convert(fixed_point or stmt.test))
         stale = self.writes.views_written_in(stmt)
         body, exit_flag = self._loop_body(stmt, targets, lambda: None)
         self.scope.raised = False  # (the loop may run no iteration)
         self.writes.views.stale -= stale
         self.scope.env = self.joins.after_loop(before, targets)
-        self.state.block.append(ir.While(test_block, test, body, stmt.lineno, exit_flag))
+        if fixed_point is not None:
+            self.loops.check_fixed_point(stmt, body, exit_flag)
+        self.state.block.append(ir.While(test_block, test, body, stmt.lineno, exit_flag, fixed_point is not None))

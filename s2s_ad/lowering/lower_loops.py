@@ -278,6 +278,34 @@ class LoopIteration(Part):
             value = self.ssa.flatten(ir.Call(runtime.snapshots, (value,)))
         return value
 
+    def fixed_point_test(self, stmt: gast.While) -> Optional[Any]:
+        """For ``while fixed_point(test):``, the test it marks; None for any other while loop."""
+        test = stmt.test
+        if not (isinstance(test, gast.Call) and self.state.converter.static(test.func) == (True, runtime.fixed_point)):
+            return None
+        if len(test.args) != 1 or test.keywords:
+            raise self.state.parsed.error("this use of fixed_point", "write while fixed_point(test):, the test "
+                                          "that keeps the iteration going (err > tol)", test)
+        return test.args[0]
+
+    def check_fixed_point(self, stmt: gast.While, body: list[ir.Stmt], exit_flag: Any) -> None:
+        """What the fixed-point adjoint needs of the loop: the body is ``x = G(x, p)`` alone, run again
+        from the converged state by the reverse sweep."""
+        if exit_flag is not None:
+            raise self.state.parsed.error("a fixed_point loop that can stop early", "its reverse sweep runs "
+                                          "the body again from the converged state, so only the test may end it: "
+                                          "drop break/return from the loop, or fixed_point", stmt)
+        if any(isinstance(s, ir.Store) for s in ir.walk(body)):
+            raise self.state.parsed.error("a fixed_point loop that writes into an array", "its reverse sweep "
+                                          "runs the body again from the converged state, which a write in place "
+                                          "would have changed; compute the new state as a new array "
+                                          "(x_new = ...; x = x_new), or drop fixed_point", stmt)
+        if any(isinstance(s, ir.Effect) and getattr(s.value, "fn", None) is not runtime.raise_exception
+               for s in ir.walk(body)):
+            raise self.state.parsed.error("print, assert, logging or warnings in a fixed_point loop", "the reverse "
+                                          "sweep runs the body again, which would repeat them; move them out of "
+                                          "the loop, or drop fixed_point", stmt)
+
     def check_checkpointed(self, stmt: gast.For, body: list[ir.Stmt], exit_flag: Any) -> None:
         if exit_flag is not None:
             raise self.state.parsed.error("a checkpointed loop that can stop early", "checkpointing needs the trip "
