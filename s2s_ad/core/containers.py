@@ -165,10 +165,16 @@ LIBRARY_FOLDERS = tuple(sorted({os.path.join(os.path.abspath(path), "") for key 
 
 
 def library_class(cls: type) -> bool:
-    """Whether ``cls`` is defined in a module of an installed package or of Python's standard library."""
+    """Whether ``cls`` is defined in a module of an installed package or of Python's standard library:
+    under this interpreter's library folders, or in any ``site-packages`` or ``dist-packages`` folder
+    (``pip install --user``'s, or another environment's on the path: still not the user's code)."""
     module = sys.modules.get(cls.__module__)
     filename = getattr(module, "__file__", None)
-    return isinstance(filename, str) and os.path.abspath(filename).startswith(LIBRARY_FOLDERS)
+    if not isinstance(filename, str):
+        return False
+    path = os.path.abspath(filename)
+    return path.startswith(LIBRARY_FOLDERS) or any(part in ("site-packages", "dist-packages")
+                                                   for part in path.split(os.sep))
 
 
 def _is_namedtuple(value: Any) -> bool:

@@ -1,0 +1,73 @@
+"""A class of an installed package is never read as the user's record, wherever the package was
+installed: under this interpreter's library folders, or in a ``site-packages`` folder elsewhere on
+the path (``pip install --user``, another environment's packages through a ``.pth`` file).  Read as
+the user's, scipy.stats' objects were refused (a property with a setter) where they ran before."""
+from __future__ import annotations
+
+import importlib
+import sys
+
+import numpy as np
+import pytest
+
+import s2s_ad
+from s2s_ad.core.containers import library_class
+
+PACKAGE = '''
+import numpy as np
+
+
+class Noise:
+    """An object of a package: a property with a setter, a method with no rule."""
+
+    def __init__(self):
+        self._scale = 0.5
+
+    @property
+    def scale(self):
+        return self._scale
+
+    @scale.setter
+    def scale(self, value):
+        self._scale = value
+
+    def draw(self, size):
+        return self._scale * np.ones(size)
+
+
+noise = Noise()
+'''
+
+
+@pytest.fixture
+def installed_elsewhere(tmp_path, monkeypatch):
+    folder = tmp_path / "lib" / "python3" / "site-packages"
+    (folder / "pkg_elsewhere").mkdir(parents=True)
+    (folder / "pkg_elsewhere" / "__init__.py").write_text(PACKAGE)
+    monkeypatch.syspath_prepend(str(folder))
+    module = importlib.import_module("pkg_elsewhere")
+    yield module
+    sys.modules.pop("pkg_elsewhere", None)
+
+
+def test_a_package_in_a_site_packages_folder_elsewhere_is_a_library(installed_elsewhere, tmp_path):
+    assert library_class(installed_elsewhere.Noise)
+    (tmp_path / "mine.py").write_text("class Mine:\n    pass\n")
+    sys.path.insert(0, str(tmp_path))
+    try:
+        mine = importlib.import_module("mine")
+        assert not library_class(mine.Mine)  # the user's own module, beside their script
+    finally:
+        sys.path.remove(str(tmp_path))
+        sys.modules.pop("mine", None)
+
+
+def test_its_object_is_called_not_read_as_a_record(installed_elsewhere, tmp_path):
+    namespace: dict = {"np": np, "pkg_elsewhere": installed_elsewhere}
+    source = "def f(x):\n    return np.sum(x * pkg_elsewhere.noise.draw(3))\n"
+    path = str(tmp_path / "user_code.py")  # the user's script, outside any package folder
+    with open(path, "w") as handle:
+        handle.write(source)
+    exec(compile(source, path, "exec"), namespace)
+    x = np.array([1.0, 2.0, 3.0])
+    np.testing.assert_allclose(s2s_ad.grad(namespace["f"])(x), 0.5 * np.ones(3), rtol=1e-15)
