@@ -26,6 +26,7 @@ from __future__ import annotations
 from collections.abc import Collection
 
 from ..core import ir
+from ..memory.aliasing import viewing_call
 
 
 class FormViolation(AssertionError):
@@ -131,6 +132,52 @@ def _reads_bound(expr: ir.Expr, bound: set[str], stmt: ir.Stmt, fn: ir.Function,
                                 f"(line {stmt.line}: {type(stmt).__name__}) where a path into it has not bound it")
 
 
+def _in_order(body: list[ir.Stmt], loops: tuple = ()) -> list[tuple[ir.Stmt, tuple]]:
+    """The statements of ``body``, nested ones included, in the order they are written, each with the
+    loops around it (outermost first)."""
+    out: list[tuple[ir.Stmt, tuple]] = []
+    for stmt in body:
+        out.append((stmt, loops))
+        inner = loops + (stmt.sid,) if isinstance(stmt, (ir.For, ir.While)) else loops
+        for block in _blocks(stmt):
+            out.extend(_in_order(block, inner))
+    return out
+
+
+def _blocks(stmt: ir.Stmt) -> list[list[ir.Stmt]]:
+    if isinstance(stmt, ir.If):
+        return [stmt.body, stmt.orelse]
+    if isinstance(stmt, ir.While):
+        return [stmt.test_block, stmt.body]
+    if isinstance(stmt, ir.For):
+        return [stmt.body]
+    return []
+
+
+def _names_or_views(value: ir.Expr, names: set[str]) -> bool:
+    if isinstance(value, ir.Var):
+        return value.name in names
+    return isinstance(value, ir.Call) and bool(value.args) and isinstance(value.args[0], ir.Var) \
+        and value.args[0].name in names and viewing_call(value)
+
+
+def _read_after(before: ir.Function, store: ir.Store, kept: set[int]) -> bool:
+    """Whether a statement still in the function that may run after ``store`` (written after it, or in a
+    loop around it) reads its array, or a name bound from it (a view taken before the write sees it)."""
+    order = _in_order(before.body)
+    at = next(i for i, (s, _) in enumerate(order) if s.sid == store.sid)
+    around = order[at][1]
+    later = [s for i, (s, loops) in enumerate(order)
+             if s.sid in kept and (i > at or (around and around[0] in loops))]
+    names = {store.array}
+    grown = True
+    while grown:  # the array's other names and views (aliasing.py's view calls), through one another too
+        bound = {s.target for s, _ in order if isinstance(s, ir.Assign) and _names_or_views(s.value, names)}
+        grown = not bound <= names
+        names |= bound
+    return any(n in names for s in later for e in ir.exprs_of(s) for n in ir.names_read(e))
+
+
 def check_no_primal_lost(before: ir.Function, fn: ir.Function, primal: Collection[int], after: str) -> None:
     """Raise ``FormViolation`` where a primal statement of ``before`` (its ``sid`` in ``primal``) is not in
     ``fn`` and something in ``fn`` still needed it (see the module docstring)."""
@@ -146,7 +193,7 @@ def check_no_primal_lost(before: ir.Function, fn: ir.Function, primal: Collectio
         if needed:
             why = (f"the primal statements left read {needed[0]!r}, which no primal statement binds now (a "
                    "statement rebuilt anew, not with dataclasses.replace, is no longer the primal's)")
-        elif isinstance(stmt, ir.Store) and stmt.array in read:
+        elif isinstance(stmt, ir.Store) and stmt.array in read and _read_after(before, stmt, kept):
             why = f"a write into {stmt.array!r}, which is read after it, is gone"
         elif isinstance(stmt, ir.Effect):
             why = "a call made for its effect (a check) is gone"

@@ -338,3 +338,29 @@ def test_the_array_api_rewrites_rebuild_a_statement_held_twice_once(monkeypatch)
     made = build_reverse(call_functions.checkpointed_helper, ("x",), (Array(1), NUMBER), compile_it=False,
                          target=target).source
     assert "run the segment again" in made and "element_read(steps" in made
+
+
+def _drop_the_first_store(fn, context):
+    store = next(s for s in ir.walk(fn.body) if s.sid in context.primal_sids and isinstance(s, ir.Store))
+    return dataclasses.replace(fn, body=ir.replace_statements(fn.body, {store.sid: ir.Comment("dropped")}))
+
+
+@pytest.mark.parametrize("source, lost", [
+    # the array (or a view taken before the write) read after it: a real loss
+    ("    w = x * 1.0\n    w[0] = 2.0 * w[1]\n    return np.sum(w * x)\n", True),
+    ("    w = x * 1.0\n    v = w[1:]\n    w[1] = 3.0\n    return np.sum(v * x)\n", True),
+    ("    w = x * 1.0\n    s = 0.0\n    for i in range(2):\n        s = s + w[0]\n        w[0] = x[1]\n"
+     "    return s\n", True),  # read before the write in the loop's body, so after it in the next trip
+    # read only before the write, by a value computed from it: the write is dead, dropping it loses nothing
+    ("    w = x * 1.0\n    a = np.sum(w[0] * 0.5)\n    w[0] = -a\n    return np.sum(x) * 2.0\n", False),
+])
+def test_the_checking_mode_tells_a_lost_write_from_a_dead_one(monkeypatch, tmp_path, source, lost):
+    from conftest import module_from_source
+    from s2s_ad.analysis.form_checks import FormViolation
+    f = module_from_source(tmp_path, "lost_writes_", "import numpy as np\n\ndef f(x):\n" + source).f
+    _broken_pipeline(monkeypatch, "reverse", _drop_the_first_store, (passes.ADJOINT,))
+    if lost:
+        with pytest.raises(FormViolation, match="_drop_the_first_store, .* a write into 'w', which is read after it"):
+            s2s_ad.source(f, args=(np.ones(3),))
+    else:
+        assert "d_x" in s2s_ad.source(f, args=(np.ones(3),))  # (no FormViolation)
