@@ -211,7 +211,7 @@ class GradientFunction:
         try:
             if _gettrace() is not None and debugging.stepping(_gettrace()):  # its next step: the generated code
                 return debugging.step_into(_gettrace(), self._called, args, kwargs)
-            if checkpoint_stats or checkpoint_caller[0] is not self:  # (stats() tells of this call alone)
+            if checkpoint_stats or checkpoint_caller[0]() is not self:  # (stats() tells of this call alone)
                 clear_checkpoint_stats(self)
             if kwargs or len(args) != self._n_params:
                 args = self._bind(args, kwargs)
@@ -251,7 +251,7 @@ class GradientFunction:
     def _called(self, args: tuple, kwargs: dict) -> Any:
         """A call, as ``__call__`` makes it but for its hot path (the generated code is called by
         ``_run`` alone: under a debugger, see debugging.py)."""
-        if checkpoint_stats or checkpoint_caller[0] is not self:
+        if checkpoint_stats or checkpoint_caller[0]() is not self:
             clear_checkpoint_stats(self)
         if kwargs or len(args) != self._n_params:
             args = self._bind(args, kwargs)

@@ -93,24 +93,31 @@ def checkpoint_stride(n: int, every: Optional[int] = None) -> int:
 checkpoint_stats: dict[Optional[int], dict[str, Any]] = {}
 
 
-checkpoint_caller: list[Any] = [None]  # the derivative whose call made checkpoint_stats
+class _NoCaller:
+    """Who made checkpoint_stats before any derivative's call did."""
+
+
+_NO_CALLER = _NoCaller()
+# The derivative whose call made checkpoint_stats, held weakly (a derivative dropped by the user, and the
+# function it holds, must be freed): ``checkpoint_caller[0]()`` is it.
+checkpoint_caller: list["weakref.ref[Any]"] = [weakref.ref(_NO_CALLER)]
 checkpoint_history: "weakref.WeakKeyDictionary[Any, list]" = weakref.WeakKeyDictionary()  # others' last
 
 
 def clear_checkpoint_stats(caller: Any = None) -> None:
     """A call of ``caller`` (a derivative) begins: what the last one counted is kept as its own."""
-    previous = checkpoint_caller[0]
-    if previous is not None and checkpoint_stats:
+    previous = checkpoint_caller[0]()
+    if previous is not None and previous is not _NO_CALLER and checkpoint_stats:
         checkpoint_history[previous] = [dict(entry) for entry in checkpoint_stats.values()]
     if caller is not None:
         checkpoint_history.pop(caller, None)
     checkpoint_stats.clear()
-    checkpoint_caller[0] = caller
+    checkpoint_caller[0] = weakref.ref(_NO_CALLER if caller is None else caller)
 
 
 def checkpoint_stats_of(caller: Any) -> list[dict[str, Any]]:
     """What the checkpointed loops on the binomial schedule counted in ``caller``'s last call."""
-    if checkpoint_caller[0] is caller:
+    if checkpoint_caller[0]() is caller:
         return [dict(entry) for entry in checkpoint_stats.values()]
     return [dict(entry) for entry in checkpoint_history.get(caller, [])]
 
