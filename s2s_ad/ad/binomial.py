@@ -28,7 +28,7 @@ schedule runs again, with the snapshots it keeps on the tape (at most ``c``).
 from __future__ import annotations
 
 import operator
-from typing import Protocol
+from typing import Optional, Protocol
 
 from ..core import ir, runtime
 from .adjoints import Adjoints
@@ -40,6 +40,7 @@ class Recorder(Protocol):
     adjoints: Adjoints
     recording: bool
     checkpoints: dict[int, str]
+    counted_trips: dict[int, str]
 
     def forward_block(self, body: list[ir.Stmt]) -> list[ir.Stmt]: ...
 
@@ -68,9 +69,12 @@ def _count(stmt: ir.For) -> ir.Expr:
     return ir.Call(len, (stmt.iterable,))
 
 
-def _schedule(stmt: ir.For, make: object) -> ir.Expr:
+def _schedule(stmt: ir.For, make: object, counted: Optional[str] = None) -> ir.Expr:
+    """``make(len(steps), c, line)``; ``counted``: the name of the trips a checkpointed while loop's
+    first pass counted (``online.py``), for its stats."""
     assert stmt.checkpoint is not None
-    return ir.Call(make, (_count(stmt), stmt.checkpoint, ir.Const(stmt.line)))
+    extra: tuple[ir.Expr, ...] = (ir.Var(counted),) if counted else ()
+    return ir.Call(make, (_count(stmt), stmt.checkpoint, ir.Const(stmt.line)) + extra)
 
 
 def _steps(stmt: ir.For, part: ir.Expr) -> ir.Expr:
@@ -93,7 +97,7 @@ def forward(recorder: Recorder, stmt: ir.For) -> list[ir.Stmt]:
     state = tuple(ir.Var(n) for n in recorder.loop_state(stmt))
     segments = ir.Call(runtime.revolve_forward, (ir.Var(schedule),) + state)
     last = _steps(stmt, ir.Call(runtime.revolve_last, (ir.Var(schedule),)))
-    return [ir.Assign(schedule, _schedule(stmt, runtime.revolve), stmt.line),
+    return [ir.Assign(schedule, _schedule(stmt, runtime.revolve, recorder.counted_trips.get(stmt.sid)), stmt.line),
             ir.Comment("checkpointed (binomial schedule): advance to the last step, keeping snapshots"),
             ir.For(segment, segments, _advance(recorder, stmt, segment), stmt.line),
             ir.Comment("and record the last step"),

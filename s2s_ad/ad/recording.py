@@ -21,7 +21,7 @@ from typing import Any, Callable, Optional, Union
 
 from ..core import ir, language, runtime
 from ..rules import registry as rules
-from . import binomial, fixed_point
+from . import binomial, fixed_point, online
 from .adjoints import Adjoints
 from ..memory.aliasing import Sharing
 from ..analysis.facts import Analysis
@@ -45,6 +45,8 @@ class Recorder:
         self.calls: dict[int, Any] = {}  # sid of a primal call statement -> the callee's split adjoint
         self.store_pushes: dict[int, str] = {}  # sid of a Store whose old slice the forward sweep records -> slot
         self.fixed_points: dict[int, tuple[str, str]] = {}  # sid of a fixed-point loop -> its two states' slots
+        self.online: dict[int, tuple[ir.For, str]] = {}  # sid of a checkpointed while -> its for loop, trips
+        self.counted_trips: dict[int, str] = {}  # sid of that for loop -> its trips (for the stats)
         self.checkpoints: dict[int, str] = {}  # sid of a checkpointed loop -> the slot of its segment snapshots
         # False while generating the first pass of a checkpointed loop, which records nothing.
         self.recording = True
@@ -263,6 +265,8 @@ class Recorder:
                 out.extend(self.forward_checkpointed(stmt))
             elif isinstance(stmt, ir.While) and stmt.fixed_point and self.recording:
                 out.extend(fixed_point.forward(self, stmt))
+            elif isinstance(stmt, ir.While) and stmt.sid in self.online and self.recording:
+                out.extend(online.forward(self, stmt))
             elif isinstance(stmt, (ir.For, ir.While)):
                 counter = self.trips.get(stmt.sid)
                 inner = self.forward_body(stmt.body)
@@ -273,7 +277,7 @@ class Recorder:
                     out.append(ir.For(stmt.index, stmt.iterable, inner, stmt.line, stmt.exit))
                 else:
                     out.append(ir.While(self.forward_block(stmt.test_block), stmt.test, inner, stmt.line, stmt.exit,
-                                          stmt.fixed_point))
+                                          stmt.fixed_point, stmt.checkpoint))
             elif isinstance(stmt, ir.Store) and stmt.sid in self.store_pushes:  # record the slice it overwrites
                 out.append(ir.Push(self.store_pushes[stmt.sid], (self.overwritten(stmt),), stmt.line))
                 out.append(stmt)

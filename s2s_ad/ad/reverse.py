@@ -56,7 +56,7 @@ import operator
 from typing import Optional, Union
 
 from ..core import ir, language, runtime
-from . import fixed_point
+from . import fixed_point, online
 from .adjoints import Adjoints
 from ..memory.aliasing import Sharing, values_read
 from ..analysis.facts import Analysis
@@ -300,6 +300,9 @@ class ReverseSweep:
         self.adjoints.line = stmt.line
         if isinstance(stmt, ir.For) and stmt.checkpoint is not None:
             self.recorder.reverse_checkpointed(stmt, prologue + reversed_body)
+            return
+        if isinstance(stmt, ir.While) and stmt.checkpoint is not None:
+            self.recorder.reverse_checkpointed(online.as_for(self.recorder, stmt), prologue + reversed_body)
             return
         if isinstance(stmt, ir.While) and stmt.fixed_point:
             fixed_point.reverse(self.recorder, stmt, prologue + reversed_body, carried, accumulators)

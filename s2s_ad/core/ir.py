@@ -234,6 +234,9 @@ class While:
     # Set for a loop the user marked ``while fixed_point(test):``: reverse mode records nothing in it and
     # reverses it as a fixed-point iteration of its own (``ad/fixed_point.py``).
     fixed_point: bool = False
+    # Set for ``while checkpointed(test, snapshots=c):`` (``snapshots(c)``): reverse mode counts its trips
+    # in a first pass, then follows the binomial schedule over them (``ad/online.py``).
+    checkpoint: Optional[Expr] = None
     sid: int = field(default_factory=lambda: next(_STATEMENT_IDS), compare=False, repr=False)
 
 

@@ -139,12 +139,14 @@ def _count(schedule: Schedule, segments: list, state: tuple) -> list:
     return segments
 
 
-def revolve(n: int, snapshots: int, line: Optional[int] = None) -> Schedule:
+def revolve(n: int, snapshots: int, line: Optional[int] = None, counted: int = 0) -> Schedule:
     """The binomial schedule of a checkpointed loop of ``n`` steps keeping at most ``snapshots``
-    states, for its forward sweep."""
+    states, for its forward sweep; ``counted``: the steps a checkpointed while loop ran unrecorded
+    to count them (``ad/online.py``), advances too."""
     schedule = Schedule(n, snapshots, line)
     stats = _stats(schedule)
     stats["steps"] += schedule.n
+    stats["advances"] += counted
     stats["runs"] += 1
     return schedule
 

@@ -312,7 +312,7 @@ def _check_checkpointed_draws(ssa: ir.Function) -> None:
     calls: the reverse sweep runs its segments again, which replays the global random states
     (``runtime.random_states``) but would draw new numbers from the object."""
     for stmt in ir.walk(ssa.body):
-        if isinstance(stmt, ir.For) and stmt.checkpoint is not None:
+        if isinstance(stmt, (ir.For, ir.While)) and stmt.checkpoint is not None:
             found = _draws_privately(ir.Function(ssa.name, [], stmt.body), set())
             if found:
                 raise TransformError(f"a draw from a generator object ({found}) in a checkpointed loop",

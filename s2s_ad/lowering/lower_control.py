@@ -14,7 +14,7 @@ from __future__ import annotations
 from typing import Any, Callable
 
 import gast
-from ..core import ir, language
+from ..core import ir, language, runtime
 from ..memory.aliasing import Chosen
 from .lower_joins import JoinLowering
 from .lower_loops import LoopIteration
@@ -130,8 +130,14 @@ class ControlFlowLowering(Part):
         targets = self.joins.carry(stmt)
         before = dict(self.scope.env)
         fixed_point = self.loops.fixed_point_test(stmt)
+        checkpointed = self.loops.while_checkpoint(stmt)
+        checkpoint = None
         with self.state.new_block() as test_block:
-            test = self.ssa.flatten(self.state.converter.convert(fixed_point or stmt.test))
+            test = self.ssa.flatten(self.state.converter.convert(
+                fixed_point or (checkpointed[0] if checkpointed else stmt.test)))
+        if checkpointed is not None:
+            checkpoint = self.ssa.flatten(ir.Call(runtime.snapshots, (self.ssa.flatten(
+                self.state.converter.convert(checkpointed[1])),)))
         stale = self.writes.views_written_in(stmt)
         body, exit_flag = self._loop_body(stmt, targets, lambda: None)
         self.scope.raised = False  # (the loop may run no iteration)
@@ -139,4 +145,7 @@ class ControlFlowLowering(Part):
         self.scope.env = self.joins.after_loop(before, targets)
         if fixed_point is not None:
             self.loops.check_fixed_point(stmt, body, exit_flag)
-        self.state.block.append(ir.While(test_block, test, body, stmt.lineno, exit_flag, fixed_point is not None))
+        if checkpoint is not None:
+            self.loops.check_checkpointed(stmt, body, exit_flag)
+        self.state.block.append(ir.While(test_block, test, body, stmt.lineno, exit_flag, fixed_point is not None,
+                                         checkpoint))

@@ -288,6 +288,18 @@ class LoopIteration(Part):
                                           "that keeps the iteration going (err > tol)", test)
         return test.args[0]
 
+    def while_checkpoint(self, stmt: gast.While) -> Optional[tuple[Any, Any]]:
+        """For ``while checkpointed(test, snapshots=c):``, the test and ``c``; None for another loop."""
+        test = stmt.test
+        if not (isinstance(test, gast.Call) and self.state.converter.static(test.func) == (True, runtime.checkpointed)):
+            return None
+        snapshots = [k.value for k in test.keywords if k.arg == "snapshots"]
+        if len(test.args) != 1 or len(snapshots) != 1 or len(test.keywords) != 1:
+            raise self.state.parsed.error("this use of checkpointed in a while loop", "a while loop's trip count "
+                                          "is not known in advance: write while checkpointed(test, snapshots=c): "
+                                          "(the binomial schedule over the trips a first pass counts)", test)
+        return test.args[0], snapshots[0]
+
     def check_fixed_point(self, stmt: gast.While, body: list[ir.Stmt], exit_flag: Any) -> None:
         """What the fixed-point adjoint needs of the loop: the body is ``x = G(x, p)`` alone, run again
         from the converged state by the reverse sweep."""

@@ -214,7 +214,8 @@ def _dead_loop(stmt: Union[ir.For, ir.While], live_after: set[str], sharing: Opt
         live_end = grown
     if isinstance(stmt, ir.For):
         return ir.For(stmt.index, stmt.iterable, body, stmt.line, stmt.exit, stmt.reverse, stmt.checkpoint), live_start
-    return ir.While(test_block, stmt.test, body, stmt.line, stmt.exit, stmt.fixed_point), live_start
+    return ir.While(test_block, stmt.test, body, stmt.line, stmt.exit, stmt.fixed_point,
+                    stmt.checkpoint), live_start
 
 
 def _exposed(body: list[ir.Stmt]) -> set[str]:
@@ -308,7 +309,7 @@ def _simplify_block(body: list[ir.Stmt], keep: set[int], written: frozenset = fr
         elif isinstance(stmt, ir.While):
             out.append(ir.While(_simplify_block(stmt.test_block, keep, written, changed), stmt.test,
                                 _simplify_block(stmt.body, keep, written, changed),
-                                stmt.line, stmt.exit, stmt.fixed_point))
+                                stmt.line, stmt.exit, stmt.fixed_point, stmt.checkpoint))
         else:
             out.append(stmt)
     return out
