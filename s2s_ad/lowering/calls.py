@@ -220,6 +220,14 @@ class CallConverter(ConverterPart):
         draws after them sees the numbers NumPy's own run would (``draws.seeds``)."""
         fn = self.statics.resolve(node.func)
         refuse_out(fn, node, self.error)  # np.multiply(a, b, out=c): what to write instead
+        held = self.local(node.func.value.id) if isinstance(node.func, gast.Attribute) \
+            and isinstance(node.func.value, gast.Name) else None
+        if isinstance(held, Record) and held.kind in ("object", "dataclass"):  # counter.add(v), its result dropped
+            raise self.error(f"the call of {held.cls.__name__}.{node.func.attr}() made for its effect", "a method "
+                             "that changes its object (self.total = ...) is not followed, and one that does not "
+                             "computes nothing here; return what it computes, or a new object, and assign it "
+                             f"(obj = obj.{node.func.attr}(...) with the method returning "
+                             f"{held.cls.__name__}(...))", node)
         if not reports(fn) and not seeds(fn):
             name = (f"{node.func.id}()" if isinstance(node.func, gast.Name) else
                     f".{node.func.attr}()" if isinstance(node.func, gast.Attribute) else "a function")

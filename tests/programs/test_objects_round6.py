@@ -108,7 +108,8 @@ SOURCE = pathlib.Path(orf.__file__).read_text().splitlines()
 
 
 @pytest.mark.parametrize("f, words", [
-    (orf.method_changing_its_object, "the call of .add() made for its effect"),
+    (orf.method_changing_its_object, "the call of Counter.add() made for its effect: a method that changes its "
+                                     "object (self.total = ...) is not followed"),
     (orf.attribute_store_through_another_name, "shape is used otherwise than by its attributes (line"),
     (orf.attribute_store_augmented, "never obj.v += d"),
     (orf.attribute_store_into_what_a_function_made, "the object was not made here by calling its class"),
