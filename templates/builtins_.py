@@ -9,6 +9,7 @@ import numpy as np
 from s2s_ad.rules import adjoint, declare, nondifferentiable
 
 nondifferentiable(int, round, bool, len, range, isinstance, slice)
+nondifferentiable(str, repr, format)  # a message's text (", ".join(str(v) for v in xs)): a string has no derivative
 # Calls refused outright, with what to write instead.
 declare(eval, refused="code built at run time cannot be transformed; write the expression out")
 declare(exec, refused="code built at run time cannot be transformed; write the statements out")

@@ -16,7 +16,7 @@ from s2s_ad.rules import adjoint, declare, fresh_arrays, nondifferentiable, tang
 from s2s_ad.core.runtime import (added_at, cells, cells_array, check_assertion, check_index, check_no_derivative, check_number_update,
                             check_view_kept,
                             check_one_number, check_view_update, checkpoint_stride, checkpointed, derivative_lost_by, draw,
-                            format_method, formatted, getitem_grad, held_apart, if_inexact, raise_exception, random_states,
+                            format_method, formatted, getitem_grad, joined, held_apart, if_inexact, raise_exception, random_states,
                             percent_formatted, revolve, revolve_forward, revolve_last, revolve_reverse, revolve_turn,
                             set_random_states, snapshots, split_piece, stop_gradient, stored_part, unbroadcast, unbroadcast_to,
                             writable_copy, zero_tangent, zeros_like)
@@ -28,7 +28,7 @@ nondifferentiable(stop_gradient, elementwise=True)
 nondifferentiable(checkpoint_stride, np.broadcast_shapes)
 # the binomial schedule of checkpointed(steps, snapshots=c): positions and counts (the state is read for its size)
 nondifferentiable(snapshots, revolve, revolve_forward, revolve_last, revolve_reverse, revolve_turn)
-nondifferentiable(formatted, percent_formatted, format_method, check_assertion, check_index, check_one_number, random_states,
+nondifferentiable(formatted, percent_formatted, format_method, joined, check_assertion, check_index, check_one_number, random_states,
                   set_random_states)  # strings, checks, states
 nondifferentiable(split_piece)  # where a piece of a split lies in its array: shapes and counts alone
 # a draw from a generator object (rng.normal()): a constant of each call, replayed in every pass (draws.py);

@@ -158,23 +158,27 @@ def user_object(value: Any) -> bool:
         and not is_data(value) and not _items(value)[0] and cls not in _REGISTRY and not library_class(cls)
 
 
-# Where installed packages and Python's standard library live: their code is not the user's.
+# Where installed packages and Python's standard library live: their code is not the user's.  Besides
+# this interpreter's own folders, any folder named site-packages or dist-packages is one: packages
+# another environment's site-packages lends through a .pth file, a system's dist-packages, the user's.
 LIBRARY_FOLDERS = tuple(sorted({os.path.join(os.path.abspath(path), "") for key in ("stdlib", "platstdlib",
                                                                                     "purelib", "platlib")
                                 if (path := sysconfig.get_paths().get(key))}))
+_PACKAGE_FOLDERS = (f"{os.sep}site-packages{os.sep}", f"{os.sep}dist-packages{os.sep}")
+
+
+def library_file(filename: str) -> bool:
+    """Whether the file ``filename`` belongs to an installed package or Python's standard library."""
+    path = os.path.abspath(filename)
+    return path.startswith(LIBRARY_FOLDERS) or any(folder in path for folder in _PACKAGE_FOLDERS)
 
 
 def library_class(cls: type) -> bool:
-    """Whether ``cls`` is defined in a module of an installed package or of Python's standard library:
-    under this interpreter's library folders, or in any ``site-packages`` or ``dist-packages`` folder
-    (``pip install --user``'s, or another environment's on the path: still not the user's code)."""
+    """Whether ``cls`` is defined in a module of an installed package or of Python's standard library
+    (``library_file``)."""
     module = sys.modules.get(cls.__module__)
     filename = getattr(module, "__file__", None)
-    if not isinstance(filename, str):
-        return False
-    path = os.path.abspath(filename)
-    return path.startswith(LIBRARY_FOLDERS) or any(part in ("site-packages", "dist-packages")
-                                                   for part in path.split(os.sep))
+    return isinstance(filename, str) and library_file(filename)
 
 
 def _is_namedtuple(value: Any) -> bool:

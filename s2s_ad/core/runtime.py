@@ -485,6 +485,11 @@ def format_method(text: str, *args: Any, **kwargs: Any) -> str:
     return text.format(*args, **kwargs)
 
 
+def joined(text: str, items: Any) -> str:
+    """``", ".join(parts)``: the string method, as Python runs it (a message, which carries no derivative)."""
+    return text.join(items)
+
+
 def check_index(index: Any, array: Any, axis: int) -> None:
     """Raise NumPy's IndexError where ``index`` is out of range for ``array``'s axis ``axis``: what compiled
     code checks, before the statement that indexes, where an index was not proven in range

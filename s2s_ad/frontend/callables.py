@@ -182,10 +182,7 @@ def _library_source_refused(fn: types.FunctionType, name: str) -> Optional[str]:
 def library_code(fn: Any) -> bool:
     """Whether ``fn`` was defined in an installed package or Python's standard library."""
     filename = getattr(getattr(fn, "__code__", None), "co_filename", "")
-    return bool(filename) and os.path.abspath(filename).startswith(_LIBRARY_FOLDERS)
-
-
-_LIBRARY_FOLDERS = containers.LIBRARY_FOLDERS
+    return bool(filename) and containers.library_file(filename)
 
 
 def reports(fn: Any) -> bool:

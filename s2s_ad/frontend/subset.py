@@ -82,6 +82,11 @@ def check_subset(function: gast.FunctionDef, nodes: list, body: list, refuse: Re
     # What a raise holds (raise ValueError(f"unknown {kind}")) never runs in differentiated code: the
     # lowering drops the raise with its branch, or refuses the raise itself.
     raised = IdentitySet(n for r in nodes if isinstance(r, gast.Raise) for n in all_nodes(r) if n is not r)
+    # A default (act=lambda z: z * z) is made where the def runs, not in the body: a function value the
+    # call passes on (lowering.helper_calls), never lowered here.
+    for default in [*function.args.defaults, *function.args.kw_defaults]:
+        for n in all_nodes(default) if default is not None else ():
+            raised.add(n)
     for node in nodes:  # first: a refused construct says more than a missing return
         if raised and node in raised:
             continue
@@ -209,6 +214,8 @@ def _check_target(refuse: Refuse, target: Any, tuple_ok: bool = True) -> None:
                          target)
         return
     if isinstance(target, gast.Attribute):
-        raise refuse("an assignment to an attribute", "the function must not mutate objects; "
-                     "return the new value instead", target)
+        raise refuse("an assignment to an attribute", getattr(target, "s2s_ad_refusal", None) or (
+            "the function must not change objects it is given; store into an object the function made and "
+            "holds by one name (obj.v = obj.v + d, never obj.v += d: on an array that writes the array "
+            "itself), or return the new value"), target)
     raise refuse(f"an assignment to {type(target).__name__}", "assign to plain names", target)

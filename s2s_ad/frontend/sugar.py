@@ -24,6 +24,8 @@ place, with
   same object Python's own evaluation of the target takes, so a write through a view, a row or an
   array a container holds is the memory model's, and one into a copy (``a[[0, 1]][0] = v``) is lost
   as NumPy loses it;
+* an attribute store into an object only one name holds (``state.v = w``) as that name bound to the
+  object with the attribute replaced (``attribute_stores.py``);
 * a generator expression that ``sum``, ``min``, ``max``, ``any``, ``all``,
   ``list``, ``tuple`` or ``sorted`` consume (``sum(v ** 2 for v in xs)``) as the
   list comprehension it amounts to (the function is pure: nothing can tell
@@ -41,6 +43,8 @@ from typing import Any
 
 import gast
 
+from .attribute_stores import rewrite_stores, stores_an_attribute
+
 # The node kinds this stage rewrites (with a call of a call's result: parse.py calls it only if the tree holds one).
 REWRITTEN = (gast.AnnAssign, gast.Lambda, gast.GeneratorExp)
 
@@ -48,7 +52,8 @@ REWRITTEN = (gast.AnnAssign, gast.Lambda, gast.GeneratorExp)
 def rewritten(node: Any) -> bool:
     """Whether ``rewrite`` changes ``node``: one of ``REWRITTEN``, a call of what a call returns, or a
     store into an element of an element."""
-    return isinstance(node, REWRITTEN) or _calls_a_result(node) or _stores_into_an_element_of_an_element(node)
+    return isinstance(node, REWRITTEN) or _calls_a_result(node) or _stores_into_an_element_of_an_element(node) \
+        or stores_an_attribute(node)
 
 
 def _stores_into_an_element_of_an_element(stmt: Any) -> bool:
@@ -79,12 +84,23 @@ def _calls_a_result(node: Any) -> bool:
 _CONSUMERS = ("sum", "min", "max", "any", "all", "list", "tuple", "sorted")
 
 
+def _joins_a_generator(call: Any) -> bool:
+    """``", ".join(<generator>)``: a string's join of one generator expression."""
+    return (isinstance(call, gast.Call) and isinstance(call.func, gast.Attribute) and call.func.attr == "join"
+            and isinstance(call.func.value, gast.Constant) and isinstance(call.func.value.value, str)
+            and len(call.args) == 1 and not call.keywords and isinstance(call.args[0], gast.GeneratorExp))
+
+
 def rewrite(node: gast.FunctionDef) -> None:
     """Rewrite ``node``'s statement lists in place (see the module docstring)."""
     taken = {n.id for n in gast.walk(node) if isinstance(n, gast.Name)}
+    rewrite_stores(node)  # state.v = w: state bound to the object with v replaced (attribute_stores.py)
     for call in list(gast.walk(node)):
         if (isinstance(call, gast.Call) and isinstance(call.func, gast.Name) and call.func.id in _CONSUMERS
                 and call.args and isinstance(call.args[0], gast.GeneratorExp)):
+            generator = call.args[0]
+            call.args[0] = _located(gast.ListComp(elt=generator.elt, generators=generator.generators), generator)
+        elif _joins_a_generator(call):  # ", ".join(f"{v:.3f}" for v in xs): join consumes it whole
             generator = call.args[0]
             call.args[0] = _located(gast.ListComp(elt=generator.elt, generators=generator.generators), generator)
     # A lambda inside a lambda (f = lambda t: (lambda u: u * t)(2.0)) is in a statement only once the

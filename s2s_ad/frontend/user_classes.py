@@ -21,6 +21,7 @@ import ast
 import dataclasses
 import inspect
 import operator
+import sys
 import textwrap
 import types
 from dataclasses import dataclass
@@ -136,6 +137,7 @@ def computed_layout(cls: type, node: Any) -> Union[Computed, str]:
     attributes: list[str] = [n.attr for n in gast.walk(node) if isinstance(n, gast.Attribute) and isinstance(
         n.ctx, gast.Store) and isinstance(n.value, gast.Name) and n.value.id == this]
     attributes = list(dict.fromkeys(attributes))  # (in the order of their first assignments)
+    _staticmethods_by_class(cls, node, this, attributes, taken)
     for read in gast.walk(node):
         if isinstance(read, gast.Attribute) and isinstance(read.value, gast.Name) and read.value.id == this \
                 and read.attr not in attributes:
@@ -170,6 +172,31 @@ def computed_layout(cls: type, node: Any) -> Union[Computed, str]:
     rewritten.body = [*rewritten.body, returned]
     rewritten.name = f"{name}_init"
     return Computed(rewritten, tuple(attributes))
+
+
+def _staticmethods_by_class(cls: type, node: Any, this: str, attributes: list, taken: set) -> None:
+    """``self.centre(v)`` in ``node`` (an ``__init__``), ``centre`` a staticmethod of ``cls`` (or a base)
+    that ``__init__`` does not assign: read as ``Normaliser.centre(v)``, what Python calls, where the
+    class is the module-level name it is known by and ``__init__`` does not shadow that name."""
+    module = sys.modules.get(cls.__module__)
+    if getattr(module, cls.__qualname__, None) is not cls or cls.__qualname__ in taken:
+        return
+    for parent in gast.walk(node):
+        for field_name, value in gast.iter_fields(parent):
+            items = value if isinstance(value, list) else [value]
+            for position, child in enumerate(items):
+                if not (isinstance(child, gast.Attribute) and isinstance(child.value, gast.Name)
+                        and child.value.id == this and isinstance(child.ctx, gast.Load)
+                        and child.attr not in attributes
+                        and isinstance(inspect.getattr_static(cls, child.attr, None), staticmethod)):
+                    continue
+                owner = gast.copy_location(gast.Name(id=cls.__qualname__, ctx=gast.Load(), annotation=None,
+                                                     type_comment=None), child.value)
+                read = gast.copy_location(gast.Attribute(value=owner, attr=child.attr, ctx=gast.Load()), child)
+                if isinstance(value, list):
+                    value[position] = read
+                else:
+                    setattr(parent, field_name, read)
 
 
 def record_layout(cls: type, next_init: NextInit) -> Union[Layout, str]:

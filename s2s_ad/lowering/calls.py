@@ -45,6 +45,7 @@ from ..frontend.parse import transparent
 from .function_values import Functions, function_constant
 from ..frontend.static_names import StaticNames
 from .builtin_calls import BuiltinCalls
+from ..frontend.attribute_stores import HANDS_ON, SET_ATTRIBUTE
 from .helper_calls import HelperCalls, leaves_a_function_default, returns_function
 from .object_calls import ObjectCalls
 from .protocols import ContainerProtocols
@@ -129,6 +130,8 @@ class CallConverter(ConverterPart):
         if not found:
             owner = self.convert(node.func.value) if isinstance(node.func, gast.Attribute) else None
             if isinstance(owner, Record):
+                if getattr(node, HANDS_ON, None) is not None:  # a method of an object stored into (attribute_stores.py)
+                    self.objects.not_handed_on(owner, node)
                 return self.objects.record_method(owner, node.func.attr, args, kwargs, node)
             if isinstance(owner, ir.Const) and is_plain_class(owner.value) and self.check_calls:
                 called = self.objects.class_method(owner.value, node.func.attr, args, kwargs, node)  # cls.make(w)
@@ -149,6 +152,13 @@ class CallConverter(ConverterPart):
             if isinstance(owner, ir.Const) and type(owner.value) is str and node.func.attr == "format":
                 # "{:.2f}".format(v): a string made as Python makes it, which carries no derivative
                 return ir.Call(runtime.format_method, (owner, *args), kwargs)
+            if isinstance(owner, ir.Const) and type(owner.value) is str and node.func.attr == "join" \
+                    and len(args) == 1 and not kwargs:  # ", ".join(f"{v:.3f}" for v in xs): a message
+                return ir.Call(runtime.joined, (owner, *args))
+            if isinstance(node.func, gast.Attribute) and node.func.attr == SET_ATTRIBUTE:  # (attribute_stores.py)
+                raise self.error("the assignment to an attribute", "the object was not made here by calling "
+                                 "its class (Obj(...)), so something else may hold it and see the store; make it "
+                                 "here, or make a new one (dataclasses.replace(obj, attr=v))", node)
             fn, args = self._method(node, args)
         fn = transparent(fn)  # functools.cache(f) calls f
         made = self.builtins.construct(fn, args, kwargs, node)
@@ -210,6 +220,14 @@ class CallConverter(ConverterPart):
         draws after them sees the numbers NumPy's own run would (``draws.seeds``)."""
         fn = self.statics.resolve(node.func)
         refuse_out(fn, node, self.error)  # np.multiply(a, b, out=c): what to write instead
+        held = self.local(node.func.value.id) if isinstance(node.func, gast.Attribute) \
+            and isinstance(node.func.value, gast.Name) else None
+        if isinstance(held, Record) and held.kind in ("object", "dataclass"):  # counter.add(v), its result dropped
+            raise self.error(f"the call of {held.cls.__name__}.{node.func.attr}() made for its effect", "a method "
+                             "that changes its object (self.total = ...) is not followed, and one that does not "
+                             "computes nothing here; return what it computes, or a new object, and assign it "
+                             f"(obj = obj.{node.func.attr}(...) with the method returning "
+                             f"{held.cls.__name__}(...))", node)
         if not reports(fn) and not seeds(fn):
             name = (f"{node.func.id}()" if isinstance(node.func, gast.Name) else
                     f".{node.func.attr}()" if isinstance(node.func, gast.Attribute) else "a function")

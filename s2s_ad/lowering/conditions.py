@@ -80,10 +80,18 @@ class ConditionConverter(ConverterPart):
         return ir.Call(COMPARISONS[op], (left, right))
 
     def if_exp(self, node: gast.IfExp) -> Any:
-        return self._make_choice(self.convert(node.test), self.convert(node.body), self.convert(node.orelse), node)
+        test = self.convert(node.test)
+        if isinstance(test, ir.Const) and _decided(test.value):  # (other.v if isinstance(other, Vec) else other)
+            return self.convert(node.body if test.value else node.orelse)  # only the branch Python runs
+        return self._make_choice(test, self.convert(node.body), self.convert(node.orelse), node)
 
     def bool_op(self, node: gast.BoolOp) -> Any:
-        values = [self.convert(v) for v in node.values]
+        values = []
+        for v in node.values:  # a value known while transforming ends the chain where Python's ends
+            values.append(self.convert(v))
+            last = values[-1]
+            if isinstance(last, ir.Const) and _decided(last.value) and bool(last.value) != isinstance(node.op, gast.And):
+                break
         result = values[-1]
         for value in reversed(values[:-1]):
             if isinstance(node.op, gast.And):
@@ -96,3 +104,9 @@ class ConditionConverter(ConverterPart):
         if not self.check_calls:  # a rule template: straight-line expressions only
             raise self.error("a conditional expression in a rule", "write the rule with np.where", node)
         return Choice(test, then, orelse)
+
+
+def _decided(value: Any) -> bool:
+    """Whether a test's constant ``value`` decides a branch while transforming (a bool, None, a number,
+    a string: never an array, whose truth Python asks of its items)."""
+    return type(value) in (bool, int, float, str, type(None))

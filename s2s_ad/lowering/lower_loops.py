@@ -119,7 +119,10 @@ class LoopIteration(Part):
             length, item = self.sequence(node.args[0])
             last = self.ssa.flatten(ir.Call(operator.sub, (length, ir.Const(1))))
             return ir.Call(operator.add, (last, ir.Const(1))), lambda k: item(ir.Call(operator.sub, (last, k)))
-        seq = self.ssa.flatten(self.state.converter.convert(node))  # range(...) too: a range object is indexed
+        seq = self.state.converter.convert(node)  # range(...) too: a range object is indexed
+        if isinstance(seq, Record):  # an object whose __iter__ returns iter() of an array: that array
+            seq = self.state.converter.calls.protocols.walked(seq, node)
+        seq = self.ssa.flatten(seq)
         return ir.Call(len, (seq,)), lambda k: ir.Call(operator.getitem, (seq, k))
 
     def static_elements(self, stmt: gast.For, it: Any = None) -> Optional[list]:
@@ -162,7 +165,9 @@ class LoopIteration(Part):
                     return None  # (strings need no unrolling: a loop that may stop early stays a loop)
                 sequences.append(keys)  # for name in ("w", "b"): the keys of a dict, most likely
                 continue
-            arg = self.state.converter.calls.iterated(arg, stmt)  # (not its attributes: its __iter__'s items)
+            arg = self.state.converter.calls.protocols.walked(arg, stmt)  # (not its attributes: its __iter__'s items)
+            if not isinstance(arg, Record):
+                return None  # __iter__ returns iter() of an array: walked as a loop (sequence)
             sequences.append(list(arg.items) if arg.sequence else [ir.Const(k) for k in arg.keys])
         if stops_early(stmt) or stmt.orelse:
             raise self.state.parsed.error("break, continue or return in a loop over a container", "the loop is "

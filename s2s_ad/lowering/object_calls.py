@@ -19,9 +19,10 @@ from typing import Any, Callable, Optional, cast
 
 import gast
 from ..core import ir
+from ..frontend.attribute_stores import MADE_BY, SET_ATTRIBUTE
 from ..frontend.callables import describe_callable
 from ..frontend.conversion import Choice, Converter, ConverterPart, Inline, Nested, Once, Record, is_plain_constant
-from ..frontend.parse import parse_rewritten
+from ..frontend.parse import parse_function, parse_rewritten
 from ..frontend.static_names import StaticNames
 from ..frontend.user_classes import (ComputesAttributes, Computed, Parameter, computed_layout, operator_methods,
                                      record_layout)
@@ -60,6 +61,8 @@ class ObjectCalls(ConverterPart):
             return Record(record.kind, record.cls, record.keys, record.items)
         if record.kind == "namedtuple" and name == "_replace" and not args:
             return self.replaced(record, kwargs, node)
+        if name == SET_ATTRIBUTE:  # state.v = w, state held by that name alone (frontend/attribute_stores.py)
+            return self.attribute_stored(record, args, node)
         if record.fields and name in record.keys:
             held = record.get(name)
             if isinstance(held, ir.Const) and callable(held.value):
@@ -83,6 +86,67 @@ class ObjectCalls(ConverterPart):
                                  f"(its fields are {', '.join(map(str, record.keys))})", node)
             record = record.replaced(key, value)
         return record
+
+    def attribute_stored(self, record: Record, args: list, node: Any) -> Record:
+        """``state.v = w``: the object with ``v`` replaced, where it is a new object of the user's class (or
+        a dataclass) made here, whose attribute ``v`` its ``__init__`` assigns, and no property of its
+        class could hand the object on; anything else is refused at the store's line."""
+        key = args[0].value
+        what = f"the assignment to {record.cls.__name__ if isinstance(record.cls, type) else 'an object'}.{key}"
+        if record.kind not in ("object", "dataclass"):
+            raise self.error(what, "only an object of your class or a dataclass made in the function is "
+                             "changed by a store; make a new one (dataclasses.replace(obj, attr=v))", node)
+        for maker in getattr(node, MADE_BY, None) or [None]:
+            made = self.statics.resolve(maker) if maker is not None else None
+            if not (isinstance(made, type) and issubclass(made, record.cls) or made is record.cls):
+                raise self.error(what, "the object was not made here by calling its class (Obj(...)), so "
+                                 "something else may hold it and see the store; make it here, or make a new "
+                                 "one (dataclasses.replace(obj, attr=v))", node)
+        params = getattr(record.cls, "__dataclass_params__", None)
+        if params is not None and params.frozen:
+            raise self.error(what, f"{record.cls.__name__} is a frozen dataclass (Python raises "
+                             "FrozenInstanceError); make a new one with dataclasses.replace", node)
+        if key not in record.keys:
+            raise self.error(what, f"{record.cls.__name__}'s __init__ does not assign {key} (it assigns "
+                             f"{', '.join(map(str, record.keys))}); assign it there first", node)
+        if any(isinstance(v, property) for klass in record.cls.__mro__ for v in vars(klass).values()):
+            raise self.error(what, f"{record.cls.__name__} defines a property, which could hand the object "
+                             "on; make a new object instead (dataclasses.replace(obj, attr=v))", node)
+        return record.replaced(key, args[1])
+
+    def not_handed_on(self, record: Record, node: Any) -> None:
+        """Refuse ``obj.method(...)`` of an object the function stores into unless the method, and every
+        method it calls on ``self`` or through ``super()``, reads ``self`` only by its attributes
+        (``self.w``, ``self.m(...)``, ``super().m(...)``): one that uses ``self`` otherwise (``return
+        self``, ``type(self)(...)``) could give the object to another name, which a store read as a new
+        binding of one name would not reach."""
+        pending, seen = [self.statics.class_attribute(record.cls, node.func.attr)], set()
+        while pending:
+            method = pending.pop()
+            if not inspect.isfunction(method) or method in seen:
+                continue  # (a staticmethod or classmethod is given no self; a field's function the call reads)
+            seen.add(method)
+            definition = parse_function(method).node
+            this = definition.args.args[0].id if definition.args.args else None
+            read = {id(n.value) for n in gast.walk(definition) if isinstance(n, gast.Attribute)}
+            for n in gast.walk(definition):
+                if not (isinstance(n, gast.Call) and isinstance(n.func, gast.Attribute)):
+                    continue
+                owner = n.func.value
+                if isinstance(owner, gast.Name) and owner.id == this:  # self.m(...)
+                    pending.append(self.statics.class_attribute(record.cls, n.func.attr))
+                elif isinstance(owner, gast.Call) and isinstance(owner.func, gast.Name) and owner.func.id == "super" \
+                        and not owner.args:  # super().m(...): any class's m along the object's MRO
+                    read.add(id(owner.func))
+                    pending.extend(vars(klass).get(n.func.attr) for klass in record.cls.__mro__)
+            loose = next((n for n in gast.walk(definition) if isinstance(n, gast.Name) and id(n) not in read
+                          and n.id in (this, "super") and n is not definition.args.args[0]), None)
+            if this is None or loose is not None:
+                raise self.error(f"the call of .{node.func.attr}() of a {record.cls.__name__} the function "
+                                 "stores into", f"{method.__qualname__} uses its object otherwise than by its "
+                                 "attributes (returns it or passes it on), so another name could hold the "
+                                 "object and not see the store; store into a new object, or keep the value in "
+                                 "a name of its own", node)
 
     def class_of(self, node: Any) -> Optional[type]:
         """The class of an object of the user's class a local name holds, named as ``type(self)`` or

@@ -22,6 +22,7 @@ import operator
 from typing import Any, Optional
 
 import gast
+import numpy as np
 
 from ..core import ir
 from ..frontend.conversion import Choice, ConverterPart, Record
@@ -64,6 +65,8 @@ class ContainerProtocols(ConverterPart):
         if isinstance(value, ir.Call) and value.fn is len and len(value.args) == 1 \
                 and isinstance(value.args[0], ir.Display):
             value = ir.Const(len(value.args[0].items))
+        if _array_length(value):
+            return value  # len(self.coefficients) of an array: its length where it runs, as Python's
         if not (isinstance(value, ir.Const) and type(value.value) is int and value.value >= 0):
             raise self.error(f"len() of an object of the class {record.cls.__name__}", f"{record.cls.__name__}."
                              "__len__ gives a value not known while transforming; s2s_ad needs lengths as "
@@ -75,6 +78,18 @@ class ContainerProtocols(ConverterPart):
         """What ``for item in obj`` walks: the items ``__iter__`` returns an iterator over, as a record
         of known length; ``record`` itself where it is not an object of the user's class (a list, a
         dict: read as Python reads them); refused where the class defines no ``__iter__``."""
+        walked = self.walked(record, node)
+        if not isinstance(walked, Record):
+            raise self.error(f"iteration of an object of the class {record.cls.__name__} here",
+                             f"{record.cls.__name__}.__iter__ returns an iterator over an array, whose items a "
+                             "for loop walks but sorted(), list(), tuple() and unpacking need known while "
+                             "transforming; loop over it with for, or return iter() of a list or tuple display "
+                             "(iter([self.a, self.b]))", node)
+        return walked
+
+    def walked(self, record: Record, node: Any) -> Any:
+        """``iterated``, or the array (an expression of the lowered IR) ``__iter__`` returns ``iter()`` of
+        (``return iter(self.coefficients)``): a ``for`` loop walks it at run time, as Python walks it."""
         method = self._method(record, "__iter__")
         if method is None:
             self.refuse(record, "iteration", node)
@@ -84,11 +99,13 @@ class ContainerProtocols(ConverterPart):
             walked = Record(walked.kind, list if walked.kind == "list" else tuple, tuple(range(len(walked.items))),
                             walked.items)
         if isinstance(walked, Record) and walked.kind == "object":
-            return self.iterated(walked, node)  # iter(self.inner): another object of yours
+            return self.walked(walked, node)  # iter(self.inner): another object of yours
+        if isinstance(walked, (ir.Var, ir.Call)) or (isinstance(walked, ir.Const) and isinstance(walked.value, np.ndarray)):
+            return walked  # an array (its kind checked where the loop reads it)
         if not isinstance(walked, Record) or walked.kind not in ("list", "tuple", "namedtuple", "dict"):
             raise self.error(f"iteration of an object of the class {record.cls.__name__}",
                              f"{record.cls.__name__}.__iter__ returns an iterator over a value whose items are not "
-                             "known while transforming; return iter() of a list or tuple display "
+                             "known while transforming; return iter() of an array, of a list or tuple display "
                              "(iter([self.a, self.b])) or of a list or tuple the object holds", node)
         if walked.kind == "dict":  # iter(self.table): its keys
             return Record("tuple", tuple, tuple(range(len(walked.keys))), tuple(ir.Const(k) for k in walked.keys))
@@ -140,6 +157,19 @@ class ContainerProtocols(ConverterPart):
                                    "(iter(self.items))", returned)
             returned = returned.args[0]
         return _folded(converter, returned)
+
+
+def _array_length(value: Any) -> bool:
+    """Whether ``value`` is a length computed where it runs: ``len()`` of an array, or a sum or product
+    of such lengths and non-negative integer constants (never negative, as ``len`` requires)."""
+    if isinstance(value, ir.Const):
+        return type(value.value) is int and value.value >= 0
+    if not isinstance(value, ir.Call) or isinstance(value, Record):
+        return False
+    if value.fn is len and len(value.args) == 1:
+        return isinstance(value.args[0], (ir.Var, ir.Call)) and not isinstance(value.args[0], Record)
+    return value.fn in (operator.add, operator.mul) and len(value.args) == 2 and all(
+        _array_length(a) for a in value.args) and not all(isinstance(a, ir.Const) for a in value.args)
 
 
 def _folded(converter: Any, node: Any) -> Any:

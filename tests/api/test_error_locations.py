@@ -41,6 +41,26 @@ def test_a_library_function_without_a_rule_is_refused_at_the_users_call_not_insi
     assert "expm" in error.construct and "no derivative rule" in error.hint and "@s2s_ad.adjoint" in error.hint
 
 
+def test_a_package_lent_from_another_environments_site_packages_is_a_librarys(tmp_path, monkeypatch):
+    """A package found in a site-packages folder this interpreter's own paths do not name (lent by a
+    .pth file from another environment, as SciPy is to a worktree's venv) is a library's: a call of
+    its function with no rule is refused at the user's line naming the call (it named the package's
+    own starred expression), and its objects are not read as the user's."""
+    lent = tmp_path / "other-env" / "lib" / "site-packages"
+    lent.mkdir(parents=True)
+    (lent / "lentpkg.py").write_text("def spread(x):\n    parts = [x, x]\n    return sum(*[parts])\n")
+    monkeypatch.syspath_prepend(str(lent))
+    script = tmp_path / "mine.py"
+    script.write_text("import lentpkg\n\n\ndef f(x):\n    y = x * 2.0\n    return lentpkg.spread(y)\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    import mine
+    with pytest.raises(s2s_ad.TransformError) as caught:
+        s2s_ad.grad(mine.f)(1.5)
+    error = caught.value
+    assert (error.filename, error.line) == (str(script), 6)
+    assert "lentpkg.spread" in error.construct and "no derivative rule" in error.hint, str(error)
+
+
 def test_a_library_function_without_a_rule_called_on_constants_simply_runs():
     np.testing.assert_allclose(s2s_ad.grad(ef.expm_of_a_constant)(1.5), np.sum(__import__("scipy").linalg.expm(np.eye(2))))
 

@@ -116,7 +116,7 @@ def object_returned(x):
 
 def object_sets_an_attribute_later(x):
     m = Model(x)
-    m.w = x * 3  # REFUSED: an assignment to an attribute
+    m.w = x * 3  # (m made here, held by m alone: m bound to the object with w replaced)
     return m.loss(x)
 
 

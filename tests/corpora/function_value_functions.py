@@ -220,14 +220,14 @@ def _penalty(z, kind=_squared, scale=0.5):
     return scale * np.sum(kind(z))
 
 
-def _shifted(z, f=lambda t: t * t + t):  # REFUSED
+def _shifted(z, f=lambda t: t * t + t):
     return np.sum(f(z))
 
 
 def helper_with_a_function_default(x):
     """A helper's parameter whose default is a function (act=np.tanh, a def of yours, a lambda), left
-    out by the call: the default called (it was refused as a default that is not a number). A lambda
-    as a default is refused at its line (helper_with_a_lambda_default)."""
+    out by the call: the default called (it was refused as a default that is not a number); a lambda
+    as a default too (helper_with_a_lambda_default)."""
     return _loss_of(x, 2.0) + _loss_of(x, 1.0, act=np.sin) + _penalty(x) + _penalty(x, scale=2.0)
 
 

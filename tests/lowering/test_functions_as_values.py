@@ -45,6 +45,7 @@ CASES = [
     fv.partial_of_a_partial,
     fv.helper_with_a_function_default,
     fv.registry_indexed_by_an_attribute,
+    fv.helper_with_a_lambda_default,
 ]
 
 
@@ -127,7 +128,6 @@ SOURCE = pathlib.Path(fv.__file__).read_text().splitlines()
                                    "module-level functions of the differentiated function's module"),
     (fv.factory_returning_a_function_on_one_path, "it returns a function on some paths only"),
     (fv.function_argument_returned, "the function 'act' used as a value"),
-    (fv.helper_with_a_lambda_default, "a lambda that is not bound to a name"),
 ], ids=lambda v: getattr(v, "__name__", None) or "")
 def test_what_stays_unsupported_is_refused_at_the_users_line(f, words):
     args = (X, np.sin) if f is fv.function_argument_returned else (X,)

@@ -44,6 +44,7 @@ CASES = [
     (cc.rows_updated_with_enumerate, (M,)),
     (cc.calls_a_helper_returning_a_list_of_tuples, (X,)),
     (cc.object_computed_in_init, (X,)),
+    (cc.object_sets_an_attribute_later, (X,)),
 ]
 
 
@@ -155,7 +156,6 @@ SOURCE = pathlib.Path(cc.__file__).read_text().splitlines()
 
 
 @pytest.mark.parametrize("f, words", [
-    (cc.object_sets_an_attribute_later, "an assignment to an attribute"),
     (cc.object_with_slots, "making a Slotted object: Slotted defines __slots__"),
     (cc.object_with_getattr, "making a Lookup object: Lookup defines __getattr__"),
     (cc.operator_that_may_not_apply, "the operator __add__ of a MaybeAdds: it may give NotImplemented"),
