@@ -1,0 +1,270 @@
+"""Vector forward mode (issue 34): ``jvp(..., batched=True)`` pushes p directions through one sweep of the
+tangent code (s2s_ad/api/batched.py); ``jacobian`` and ``hessian`` sweep ``chunk`` directions at a time.
+
+Oracles: p separate ``jvp`` calls, central differences, closed forms.  Each batched case also asserts
+that the sweep really was batched (``batched_sweep`` answers), and each fallback case that it was not, so
+that neither path can pass for the other."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import s2s_ad
+from s2s_ad.api.batched import Batched, NotBatched, batched_sweep
+from s2s_ad.api.gradient import GradientFunction, _tangent_function
+
+
+def elementwise(x, y):
+    return np.sin(x) * y + np.exp(0.1 * x) / (1.0 + y * y) - x ** 3
+
+
+def reductions(x, y):
+    return np.sum(x * x) * y + np.mean(np.cos(x)) - np.sum(x) * np.max(y)
+
+
+def reduce_axes(a, y):
+    return np.sum(np.sin(a) * 2.0, axis=0) * y + np.mean(a * a, axis=1).sum() - np.sum(a, axis=-1, keepdims=True)[0]
+
+
+def matmul_both_sides(a, y):
+    m = a.T @ a
+    return m @ np.sin(y) + (y @ a.T) @ a[:, 0] + np.dot(a, y)[1] * y
+
+
+def indexing_and_writes(x, y):
+    out = np.zeros(4)
+    for i in range(4):
+        out[i] = x[i] * y[i % 3] + x[(i + 1) % 4] ** 2
+    out[1:3] = out[1:3] * 2.0 + x[:2]
+    return out * x[::-1] + x[np.array([0, 0, 2, 3])]
+
+
+def loop_and_branch(x, y):
+    s = 0.0
+    v = x.copy()
+    for k in range(3):
+        if np.sum(v) > 0.5:
+            v = np.tanh(v) * y[k]
+        else:
+            v = v * v + y[k]
+        s = s + np.sum(v)
+    return v * s
+
+
+def shapes(a, y):
+    b = np.reshape(a, (3, 4)).T
+    return np.where(b > 0.0, b * 2.0, np.sin(b)).reshape(-1)[:5] * y[0] + np.transpose(b)[0, 1]
+
+
+def scalar_arguments(x, y):
+    return np.sin(x) * y[0] + x * x * np.sum(y)
+
+
+def no_batched_form(x, y):  # np.cumsum has no batched form in batched.py: one sweep per direction
+    return np.cumsum(x * y[0]) + x
+
+
+RNG = np.random.default_rng(34)
+V4, V3 = RNG.normal(size=4), RNG.normal(size=3)
+A43 = RNG.normal(size=(4, 3))
+A12 = RNG.normal(size=12)
+BATCHED = [
+    (elementwise, (V3.copy(), V3[::-1].copy())),
+    (reductions, (V4, V3)),
+    (reduce_axes, (A43, V3)),
+    (matmul_both_sides, (A43, V3)),
+    (indexing_and_writes, (V4, V3)),
+    (loop_and_branch, (V4 * 0.3, V3)),
+    (loop_and_branch, (V4 * 0.3 - 2.0, V3)),  # the other branch
+    (shapes, (A12, V3)),
+    (scalar_arguments, (0.7, V3)),
+]
+
+
+def _tangents(args, count, which):
+    return tuple(RNG.normal(size=(count,) + np.shape(a)) if k in which else None for k, a in enumerate(args))
+
+
+def _central(fn, args, tangents, eps=1e-6):
+    def at(s):
+        return np.asarray(fn(*(a if t is None else a + s * t for a, t in zip(args, tangents))), dtype=float)
+    return (at(eps) - at(-eps)) / (2 * eps)
+
+
+@pytest.mark.parametrize("fn, args", BATCHED, ids=lambda v: getattr(v, "__name__", ""))
+@pytest.mark.parametrize("which", [(0,), (0, 1)])
+def test_batched_jvp_equals_separate_calls_and_differences(fn, args, which):
+    count = 5
+    tangents = _tangents(args, count, which)
+    value, batched = s2s_ad.jvp(fn, args, tangents, batched=True)
+    np.testing.assert_allclose(value, fn(*args), rtol=1e-13, atol=1e-13)
+    assert batched.shape == (count,) + np.shape(value)
+    for d in range(count):
+        one = [None if t is None else t[d] for t in tangents]
+        np.testing.assert_allclose(batched[d], s2s_ad.jvp(fn, args, one)[1], rtol=1e-12, atol=1e-12)
+        np.testing.assert_allclose(batched[d], _central(fn, args, one), rtol=1e-5, atol=1e-6)
+    # it was one sweep: the tangent code took every direction at once
+    names = tuple(["x", "a"][fn.__code__.co_varnames[0] == "a"] if k == 0 else "y" for k in which)
+    code = _tangent_function(fn, names, args)
+    swept = batched_sweep(code, args, tuple(t for t in tangents if t is not None), count)
+    assert swept is not None
+    np.testing.assert_allclose(swept[1], batched, rtol=0, atol=0)
+
+
+def test_the_fallback_runs_one_sweep_per_direction_with_the_same_numbers():
+    args = (V4, V3)
+    tangents = _tangents(args, 4, (0, 1))
+    code = _tangent_function(no_batched_form, ("x", "y"), args)
+    assert batched_sweep(code, args, tuple(tangents), 4) is None  # np.cumsum: refused, not guessed
+    _, batched = s2s_ad.jvp(no_batched_form, args, tangents, batched=True)
+    for d in range(4):
+        one = [t[d] for t in tangents]
+        np.testing.assert_allclose(batched[d], s2s_ad.jvp(no_batched_form, args, one)[1], rtol=1e-13)
+        np.testing.assert_allclose(batched[d], _central(no_batched_form, args, one), rtol=1e-5, atol=1e-6)
+    J = s2s_ad.jacobian(no_batched_form, wrt=(0, 1), chunk=3)(*args)
+    np.testing.assert_allclose(J[0], np.tril(np.ones((4, 4))) * V3[0] + np.eye(4), rtol=1e-13)
+    np.testing.assert_allclose(J[1][:, 0], np.cumsum(V4), rtol=1e-13)
+
+
+def test_operations_without_an_exact_batched_form_are_refused():
+    t = Batched(np.ones((2, 3, 4, 5)))
+    with pytest.raises(NotBatched):
+        t[np.array([0, 1]), :, np.array([1, 2])]  # advanced indices apart: NumPy would move the axes
+    with pytest.raises(NotBatched):
+        float(Batched(np.ones(2)))
+    with pytest.raises(NotBatched):
+        np.asarray(t)
+    with pytest.raises(TypeError):
+        np.cumsum(t)
+    with pytest.raises(NotBatched):
+        t @ t
+    # the rank of a lower-rank tangent is lifted, never aligned with the direction axis
+    s = Batched(np.arange(3.0))  # three directions of a scalar tangent
+    np.testing.assert_array_equal((s * np.ones(3)).data, np.arange(3.0)[:, None] * np.ones((3, 3)))
+
+
+def test_batched_jvp_refuses_tangents_without_a_direction_axis():
+    with pytest.raises(ValueError, match="directions"):
+        s2s_ad.jvp(elementwise, (V3, V3), (V3, None), batched=True)
+    with pytest.raises(ValueError, match="one number of directions"):
+        s2s_ad.jvp(elementwise, (V3, V3), (np.ones((2, 3)), np.ones((3, 3))), batched=True)
+    with pytest.raises(ValueError, match="containers"):
+        s2s_ad.jvp(lambda d: d["a"] * 2.0, ({"a": V3},), ({"a": np.ones((2, 3))},), batched=True)
+
+
+def _reference_jacobian(fn, args, k):
+    columns = []
+    for index in np.ndindex(np.shape(args[k])):
+        unit = np.zeros(np.shape(args[k]))
+        unit[index] = 1.0
+        columns.append(s2s_ad.jvp(fn, args, tuple(unit if j == k else None for j in range(len(args))))[1])
+    return np.stack(columns, axis=-1).reshape(np.shape(fn(*args)) + np.shape(args[k]))
+
+
+@pytest.mark.parametrize("chunk", [1, 2, 5, 64])
+@pytest.mark.parametrize("fn, args", [(elementwise, (V3, V3)), (matmul_both_sides, (A43, V3)),
+                                      (indexing_and_writes, (V4, V3)), (loop_and_branch, (V4 * 0.3, V3))],
+                         ids=lambda v: getattr(v, "__name__", ""))
+def test_jacobian_in_chunks_equals_one_pass_per_element(fn, args, chunk):
+    J = s2s_ad.jacobian(fn, wrt=(0, 1), chunk=chunk)(*args)
+    for k in range(2):
+        if np.size(fn(*args)) >= np.size(args[0]) + np.size(args[1]):  # (forward mode: the chunked path)
+            np.testing.assert_allclose(J[k], _reference_jacobian(fn, args, k), rtol=1e-12, atol=1e-12)
+        for index in np.ndindex(np.shape(args[k])):
+            unit = np.zeros(np.shape(args[k]))
+            unit[index] = 1.0
+            tangents = tuple(unit if j == k else None for j in range(2))
+            np.testing.assert_allclose(J[k][(...,) + index], _central(fn, args, tangents), rtol=1e-5, atol=1e-6)
+
+
+def rosenbrock(x):
+    return np.sum(100.0 * (x[1:] - x[:-1] ** 2) ** 2 + (1.0 - x[:-1]) ** 2)
+
+
+def quartic(x, w):
+    return np.sum(np.sin(x) * w) ** 2 + x[0] * np.sum(x ** 4)
+
+
+def _rosenbrock_hessian(x):
+    n = len(x)
+    H = np.zeros((n, n))
+    for i in range(n - 1):
+        H[i, i] += 1200.0 * x[i] ** 2 - 400.0 * x[i + 1] + 2.0
+        H[i + 1, i + 1] += 200.0
+        H[i, i + 1] = H[i + 1, i] = -400.0 * x[i]
+    return H
+
+
+@pytest.mark.parametrize("chunk", [1, 3, 64])
+def test_hessian_in_chunks_equals_closed_form_and_one_pass_per_element(chunk):
+    x = RNG.normal(size=7)
+    np.testing.assert_allclose(s2s_ad.hessian(rosenbrock, chunk=chunk)(x), _rosenbrock_hessian(x), rtol=1e-12,
+                               atol=1e-9)
+    w = RNG.normal(size=7)
+    H = s2s_ad.hessian(quartic, wrt=(0, 1), chunk=chunk)(x, w)
+    H1 = s2s_ad.hessian(quartic, wrt=(0, 1), chunk=1)(x, w)
+    g = s2s_ad.grad(quartic, wrt=(0, 1))
+    for i in range(2):
+        for j in range(2):
+            np.testing.assert_allclose(H[i][j], H1[i][j], rtol=1e-12, atol=1e-12)
+            for index in range(7):  # column index of block (i, j): differences of the gradient by i
+                unit = np.zeros(7)
+                unit[index] = 1.0
+                shifted = [(x, w), (x, w)]
+                shifted = [tuple(a + s * unit if k == j else a for k, a in enumerate((x, w))) for s in (1e-6, -1e-6)]
+                column = (g(*shifted[0])[i] - g(*shifted[1])[i]) / 2e-6
+                np.testing.assert_allclose(H[i][j][:, index], column, rtol=1e-5, atol=1e-5)
+
+
+def stencil_energy(u):  # reverse sweep reads d_out[i], then zeroes it: the read must be a copy
+    out = np.zeros(len(u))
+    for i in range(1, len(u) - 1):
+        out[i] = u[i - 1] - 2.0 * u[i] + u[i + 1]
+    return np.sum(out * out * u)
+
+
+def test_element_reads_are_copies_and_scalar_updates_rebind():
+    u = RNG.normal(size=6)
+    np.testing.assert_allclose(s2s_ad.hessian(stencil_energy)(u), s2s_ad.hessian(stencil_energy, chunk=1)(u),
+                               rtol=1e-12, atol=1e-12)
+    t = Batched(np.arange(6.0).reshape(2, 3))
+    first = t[0]
+    t[0] = 0.0
+    np.testing.assert_array_equal(first.data, [0.0, 3.0])
+    alias = first
+    first += 1.0
+    np.testing.assert_array_equal(alias.data, [0.0, 3.0])  # a scalar's tangent is a number: += rebinds
+    row = t[0:2]
+    row += 1.0
+    np.testing.assert_array_equal(t.data, [[1.0, 2.0, 3.0], [1.0, 5.0, 6.0]])  # an array's: in place, as NumPy
+
+
+def test_the_hessian_sweep_is_batched():
+    x = RNG.normal(size=5)
+    code = _tangent_function(GradientFunction(rosenbrock, "x", with_value=False), ("x",), (x,))
+    swept = batched_sweep(code, (x,), (np.eye(5),), 5)
+    assert swept is not None
+    np.testing.assert_allclose(swept[1], _rosenbrock_hessian(x), rtol=1e-12, atol=1e-9)
+
+
+def test_chunk_must_be_a_positive_int():
+    with pytest.raises(ValueError, match="chunk"):
+        s2s_ad.jacobian(elementwise, chunk=0)
+    with pytest.raises(ValueError, match="chunk"):
+        s2s_ad.hessian(rosenbrock, chunk=2.5)
+
+
+def test_numba_batched_jvp_and_chunked_matrices_agree_with_python():
+    pytest.importorskip("numba")
+    args = (A43, V3)
+    tangents = _tangents(args, 3, (0, 1))
+    _, compiled = s2s_ad.jvp(matmul_both_sides, args, tangents, batched=True, backend="numba")
+    _, python = s2s_ad.jvp(matmul_both_sides, args, tangents, batched=True)
+    np.testing.assert_allclose(compiled, python, rtol=1e-12, atol=1e-12)
+    J = s2s_ad.jacobian(indexing_and_writes, wrt=(0, 1), chunk=3, backend="numba")(V4, V3)
+    J1 = s2s_ad.jacobian(indexing_and_writes, wrt=(0, 1), chunk=1)(V4, V3)
+    for a, b in zip(J, J1):
+        np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-12)
+    x = RNG.normal(size=6)
+    np.testing.assert_allclose(s2s_ad.hessian(rosenbrock, chunk=4, backend="numba")(x), _rosenbrock_hessian(x),
+                               rtol=1e-12, atol=1e-9)
