@@ -127,8 +127,8 @@ class Batched:
         return Batched(part.copy() if part.ndim == 1 and not _views(key) else part)
 
     def __setitem__(self, key: Any, value: Any) -> None:
-        view = self.data[_key(key)]
-        view[...] = _lifted(value, view.ndim - 1) if isinstance(value, Batched) else value
+        key = _key(key)  # (written by the key itself: an advanced index reads a copy)
+        self.data[key] = _lifted(value, self.data[key].ndim - 1) if isinstance(value, Batched) else value
 
     # elementwise: the operators go through the ufuncs
     def __array_ufunc__(self, ufunc: np.ufunc, method: str, *inputs: Any, **kwargs: Any) -> Any:

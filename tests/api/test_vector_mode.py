@@ -239,6 +239,51 @@ def test_element_reads_are_copies_and_scalar_updates_rebind():
     np.testing.assert_array_equal(t.data, [[1.0, 2.0, 2.0], [1.0, 5.0, 5.0]])  # an array's: in place, as NumPy
 
 
+def masked_gain(v, g):  # (tests/corpora/round3_user_programs.py)
+    c = v[v > 0.0]
+    c *= g
+    d = v[[3, 1, 2]]
+    d[0] = d[0] + g
+    b = v * 1.0
+    b[::-1] = b
+    return np.sum(c ** 2) + np.sum(d * b[:3])
+
+
+def masked_and_fancy_writes(v, g):  # writes by a mask and by a list of indices (advanced: not views)
+    c = v[v > 0.0]
+    c *= g
+    d = v[[3, 1, 2]]
+    d[0] = d[0] + g
+    b = v * 1.0
+    b[::-1] = b
+    e = np.zeros(4)
+    e[v > 0.0] = v[v > 0.0] ** 2
+    e[[0, 2]] = e[[0, 2]] * v[1]
+    return np.sum(c ** 2) + np.sum(d * b[:3]) + np.sum(e * v)
+
+
+def test_writes_by_masks_and_index_lists():
+    args = (np.array([0.3, -0.5, 0.7, 1.1]), 0.8)
+    H = s2s_ad.hessian(masked_and_fancy_writes)(*args)
+    np.testing.assert_allclose(H, s2s_ad.hessian(masked_and_fancy_writes, chunk=1)(*args), rtol=1e-12, atol=1e-12)
+    g = s2s_ad.grad(masked_and_fancy_writes)
+    for i in range(4):
+        step = np.zeros(4)
+        step[i] = 1e-6
+        column = (g(args[0] + step, args[1]) - g(args[0] - step, args[1])) / 2e-6
+        np.testing.assert_allclose(H[:, i], column, rtol=1e-5, atol=1e-5)
+    # the writes into c, d, b are swept batched (e's rescaling by a list, stored_part, runs per direction)
+    code = _tangent_function(GradientFunction(masked_gain, "v", with_value=False), ("v",), args)
+    swept = batched_sweep(code, args, (np.eye(4),), 4)
+    assert swept is not None
+    np.testing.assert_allclose(swept[1], s2s_ad.hessian(masked_gain, chunk=1)(*args), rtol=1e-12, atol=1e-12)
+    tangents = (RNG.normal(size=(3, 4)), RNG.normal(size=3))
+    _, batched = s2s_ad.jvp(masked_and_fancy_writes, args, tangents, batched=True)
+    for d in range(3):
+        np.testing.assert_allclose(batched[d], s2s_ad.jvp(masked_and_fancy_writes, args,
+                                                          (tangents[0][d], tangents[1][d]))[1], rtol=1e-12)
+
+
 def test_the_hessian_sweep_is_batched():
     x = RNG.normal(size=5)
     code = _tangent_function(GradientFunction(rosenbrock, "x", with_value=False), ("x",), (x,))
