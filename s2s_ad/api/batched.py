@@ -376,6 +376,29 @@ def _of_arrays(original: Callable) -> Callable:
     return of_arrays
 
 
+def _matmul_grad(side: str) -> Callable[[Callable], Callable]:
+    """``matmul_grad_a``/``_b`` (and ``dot_grad_*``), the adjoints of ``a @ b``, for vectors and matrices: written
+    with the operations ``Batched`` takes exactly (one of the three a tangent); stacks refused."""
+    def batched(original: Callable) -> Callable:
+        def matmul_grad(grad: Any, a: Any, b: Any) -> Any:
+            if not _has_batched((grad, a, b)):
+                return original(grad, a, b)
+            if sum(isinstance(v, Batched) for v in (grad, a, b)) != 1 or \
+                    not all(1 <= _ndim(v) <= 2 for v in (a, b)):
+                raise NotBatched(f"{original.__name__} beyond one tangent of vectors and matrices")
+            if _ndim(a) == 1 and _ndim(b) == 1:
+                return grad * (b if side == "a" else a)
+            if side == "a":  # grad @ b.T, an outer product where b is a vector
+                return grad[:, None] * b[None, :] if _ndim(b) == 1 else grad @ _t(b)
+            return a[:, None] * grad[None, :] if _ndim(a) == 1 else _t(a) @ grad  # a.T @ grad
+        return matmul_grad
+    return batched
+
+
+def _t(x: Any) -> Any:
+    return x.T if isinstance(x, Batched) or np.ndim(x) == 2 else x
+
+
 # Where a list is put here, the helpers that refused batched tangents are appended to it (to see which to batch).
 REFUSALS: Optional[list] = None
 
@@ -384,7 +407,9 @@ _HELPERS = {"getitem_grad": _getitem_grad, "if_inexact": _if_inexact, "writable_
             "zeros_like": _zeros_like,
             # np.shape, np.broadcast_to, .copy(), np.sum(axis=...), .reshape: all batched exactly
             "unbroadcast": _as_it_is, "unbroadcast_to": _as_it_is,
-            "add_tangent": _of_arrays, "mul_tangent": _of_arrays, "mul_tangent_cross": _of_arrays}
+            "add_tangent": _of_arrays, "mul_tangent": _of_arrays, "mul_tangent_cross": _of_arrays,
+            "matmul_grad_a": _matmul_grad("a"), "matmul_grad_b": _matmul_grad("b"),
+            "dot_grad_a": _matmul_grad("a"), "dot_grad_b": _matmul_grad("b")}
 
 
 def _ours(value: Any) -> bool:

@@ -284,6 +284,30 @@ def test_writes_by_masks_and_index_lists():
                                                           (tangents[0][d], tangents[1][d]))[1], rtol=1e-12)
 
 
+def matrix_products(x, w):  # the adjoints of a @ b with vectors and matrices on either side
+    m = w @ w.T
+    return np.sum(np.tanh(w @ x) ** 2) + (x @ w) @ x + np.dot(x, np.dot(m, x)) * np.sum(x @ m) + np.sum(np.sin(m))
+
+
+@pytest.mark.parametrize("by", [0, 1])
+def test_hessians_through_matrix_products_are_batched_and_right(by):
+    x, w = RNG.normal(size=4), RNG.normal(size=(4, 4)) * 0.5
+    args = (x, w)
+    H = s2s_ad.hessian(matrix_products, wrt=by)(*args)
+    np.testing.assert_allclose(H, s2s_ad.hessian(matrix_products, wrt=by, chunk=1)(*args), rtol=1e-12, atol=1e-12)
+    g = s2s_ad.grad(matrix_products, wrt=by)
+    for index in np.ndindex(args[by].shape):
+        step = np.zeros(args[by].shape)
+        step[index] = 1e-6
+        shifted = [tuple(a + sign * step if k == by else a for k, a in enumerate(args)) for sign in (1, -1)]
+        column = (g(*shifted[0]) - g(*shifted[1])) / 2e-6
+        np.testing.assert_allclose(H[(...,) + index], column, rtol=1e-5, atol=1e-5)
+    name = ("x", "w")[by]
+    code = _tangent_function(GradientFunction(matrix_products, name, with_value=False), (name,), args)
+    seeds = np.eye(args[by].size).reshape((-1,) + args[by].shape)
+    assert batched_sweep(code, args, (seeds,), len(seeds)) is not None
+
+
 def test_the_hessian_sweep_is_batched():
     x = RNG.normal(size=5)
     code = _tangent_function(GradientFunction(rosenbrock, "x", with_value=False), ("x",), (x,))
