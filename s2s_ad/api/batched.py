@@ -17,8 +17,9 @@ that NumPy's trailing alignment never pairs the direction axis with a primal axi
 """
 from __future__ import annotations
 
+import functools
 import numbers
-from types import BuiltinFunctionType, FunctionType
+from types import FunctionType
 from typing import Any, Callable, Optional
 
 import numpy as np
@@ -157,6 +158,15 @@ class Batched:
         if handler is None:
             return NotImplemented
         return handler(*args, **kwargs)
+
+    # comparisons elementwise, as NumPy's (an ``if`` on one then refuses: ``__bool__``)
+    def __eq__(self, other: Any) -> Any: return np.equal(self, other)
+    def __ne__(self, other: Any) -> Any: return np.not_equal(self, other)
+    def __lt__(self, other: Any) -> Any: return np.less(self, other)
+    def __le__(self, other: Any) -> Any: return np.less_equal(self, other)
+    def __gt__(self, other: Any) -> Any: return np.greater(self, other)
+    def __ge__(self, other: Any) -> Any: return np.greater_equal(self, other)
+    __hash__ = None  # type: ignore[assignment]
 
     def __add__(self, other: Any) -> Any: return np.add(self, other)
     def __radd__(self, other: Any) -> Any: return np.add(other, self)
@@ -437,7 +447,7 @@ def _replacements(function: FunctionType, count: int) -> list[tuple[dict, str, A
                 changes.append((names, name, _zero_tangent(count)))
             elif name in _HELPERS:
                 changes.append((names, name, _HELPERS[name](value)))
-            elif isinstance(value, (FunctionType, BuiltinFunctionType)) and _ours(value):
+            elif _ours(value.func if isinstance(value, functools.partial) else value):
                 changes.append((names, name, _guarded(value)))
     return changes
 
