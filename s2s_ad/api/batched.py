@@ -116,6 +116,9 @@ class Batched:
         shape = shape[0] if len(shape) == 1 else shape
         return _reshape(self, shape, order)
 
+    def ravel(self, order: str = "C") -> "Batched":
+        return _ravel(self, order)
+
     def transpose(self, *axes: Any) -> "Batched":
         return _transpose(self, axes[0] if len(axes) == 1 else (axes or None))
 
@@ -260,7 +263,44 @@ def _broadcast_to(a: Batched, shape: Any, **kwargs: Any) -> Batched:
     return Batched(np.broadcast_to(_lifted(a, len(shape)), (a.data.shape[0],) + shape))
 
 
+def _roll(a: Batched, shift: Any, axis: Any = None) -> Batched:
+    if not isinstance(a, Batched) or isinstance(shift, Batched):
+        raise NotBatched("np.roll by a tangent")
+    if axis is None:  # the flattened array rolled, shaped back
+        flat = a.data.reshape(a.data.shape[0], -1)
+        return Batched(np.roll(flat, shift, axis=1).reshape(a.data.shape))
+    return Batched(np.roll(a.data, shift, axis=_axes(axis, a.ndim)))
+
+
+def _ravel(a: Batched, order: str = "C") -> Batched:
+    if order != "C" or not isinstance(a, Batched):
+        raise NotBatched("ravel other than in C order")
+    return Batched(a.data.reshape(a.data.shape[0], -1))
+
+
+def _concatenate(arrays: Any, axis: Any = 0, out: Any = None, **kwargs: Any) -> Batched:
+    """Tangents joined (a plain array among them: the same in every direction)."""
+    arrays = list(arrays)
+    tangents = [a for a in arrays if isinstance(a, Batched)]
+    counts = {t.data.shape[0] for t in tangents}
+    if out is not None or kwargs or len(counts) != 1:
+        raise NotBatched("np.concatenate with options or of tangents of different numbers of directions")
+    count = counts.pop()
+    if axis is None:
+        parts = [a.data.reshape(count, -1) if isinstance(a, Batched) else np.broadcast_to(np.ravel(a), (count, np.size(a)))
+                 for a in arrays]
+        return Batched(np.concatenate(parts, axis=1))
+    ndim = _ndim(arrays[0])
+    if ndim == 0 or any(_ndim(a) != ndim for a in arrays):
+        raise NotBatched("np.concatenate of arrays of different ranks")
+    parts = [a.data if isinstance(a, Batched) else np.broadcast_to(a, (count,) + np.shape(a)) for a in arrays]
+    return Batched(np.concatenate(parts, axis=_axes(axis, ndim)))
+
+
 _FUNCTIONS: dict[Callable, Callable] = {
+    np.roll: _roll,
+    np.ravel: _ravel,
+    np.concatenate: _concatenate,
     np.sum: lambda a, axis=None, dtype=None, out=None, keepdims=False: _reduce(np.sum, a, axis, keepdims,
                                                                                  dtype=dtype, out=out),
     np.mean: lambda a, axis=None, dtype=None, out=None, keepdims=False: _reduce(np.mean, a, axis, keepdims,

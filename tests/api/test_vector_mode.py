@@ -56,6 +56,13 @@ def shapes(a, y):
     return np.where(b > 0.0, b * 2.0, np.sin(b)).reshape(-1)[:5] * y[0] + np.transpose(b)[0, 1]
 
 
+def rolled_and_joined(a, y):
+    m = a.reshape(3, 4)
+    r = np.roll(m, 1, axis=0) + np.roll(m, -1, axis=1) - 2.0 * m + np.roll(a, 2).reshape(3, 4)
+    wide = np.concatenate([m, m * m], axis=-1).ravel()[:5]
+    return np.concatenate([np.ravel(r * m), y * a[:3], np.ones(2), wide])
+
+
 def scalar_arguments(x, y):
     return np.sin(x) * y[0] + x * x * np.sum(y)
 
@@ -77,6 +84,7 @@ BATCHED = [
     (loop_and_branch, (V4 * 0.3, V3)),
     (loop_and_branch, (V4 * 0.3 - 2.0, V3)),  # the other branch
     (shapes, (A12, V3)),
+    (rolled_and_joined, (A12, V3)),
     (scalar_arguments, (0.7, V3)),
 ]
 
