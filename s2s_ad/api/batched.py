@@ -141,15 +141,23 @@ class Batched:
             return NotImplemented
         if ufunc is np.matmul:
             return _matmul(*inputs) if out is None else NotImplemented
-        ndim = max(_ndim(x) for x in inputs)
+        ndim, count = 0, -1  # (one loop: this runs for every elementwise operation of the sweep)
+        for x in inputs:
+            if type(x) is Batched:
+                rank = x.data.ndim - 1
+                if count != x.data.shape[0] and count != -1:
+                    raise NotBatched("tangents with different numbers of directions")
+                count = x.data.shape[0]
+            else:
+                rank = x.ndim if type(x) is np.ndarray else 0 if type(x) is float else _ndim(x)
+            ndim = rank if rank > ndim else ndim
+        if count == -1:
+            raise NotBatched("a batched output of plain operands")
         if out is not None:
             (target,) = out
-            if not isinstance(target, Batched) or target.ndim < ndim:
+            if not isinstance(target, Batched) or target.ndim < ndim or target.data.shape[0] != count:
                 return NotImplemented
             ndim = target.ndim
-        counts = {x.data.shape[0] for x in inputs if isinstance(x, Batched)}
-        if len(counts) != 1:
-            raise NotBatched("tangents with different numbers of directions")
         data = ufunc(*(_lifted(x, ndim) for x in inputs))
         if out is None:
             return Batched(data)

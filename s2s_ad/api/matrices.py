@@ -36,6 +36,9 @@ from ..driver.reach import whole_source
 
 # Directions per sweep of vector forward mode: a chunk's tangents take chunk times a value's memory.
 DEFAULT_CHUNK = 64
+# Fewer directions than this (a small problem, or a chunk's remainder) run one pass each (measured: a
+# Jacobian of 6 numbers as fast either way, of 2 or 3 half as fast again batched).
+FEWEST = 6
 
 
 class _MatrixOf(abc.ABC):
@@ -157,7 +160,8 @@ class Jacobian(_MatrixOf):
                 k, j = _which(sizes, start + d)
                 seeds[k].reshape(count, -1)[d, j] = 1.0
             draws.replay()
-            swept = batched_sweep(tangent_fn, values, tuple(seeds), count) if batching else None
+            # (a sweep of few directions costs more than one pass per direction: batching sets up ~0.2 ms)
+            swept = batched_sweep(tangent_fn, values, tuple(seeds), count) if batching and count >= FEWEST else None
             if swept is not None and not isinstance(swept[1], tuple):
                 columns += list(swept[1])
                 continue

@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 import s2s_ad
+from s2s_ad.api import matrices
 from s2s_ad.api.batched import Batched, NotBatched, batched_sweep
 from s2s_ad.api.gradient import GradientFunction, _tangent_function
 
@@ -119,7 +120,8 @@ def test_batched_jvp_equals_separate_calls_and_differences(fn, args, which):
     np.testing.assert_allclose(swept[1], batched, rtol=0, atol=0)
 
 
-def test_the_fallback_runs_one_sweep_per_direction_with_the_same_numbers():
+def test_the_fallback_runs_one_sweep_per_direction_with_the_same_numbers(monkeypatch):
+    monkeypatch.setattr(matrices, "FEWEST", 2)
     args = (V4, V3)
     tangents = _tangents(args, 4, (0, 1))
     code = _tangent_function(no_batched_form, ("x", "y"), args)
@@ -173,7 +175,8 @@ def _reference_jacobian(fn, args, k):
 @pytest.mark.parametrize("fn, args", [(elementwise, (V3, V3)), (matmul_both_sides, (A43, V3)),
                                       (indexing_and_writes, (V4, V3)), (loop_and_branch, (V4 * 0.3, V3))],
                          ids=lambda v: getattr(v, "__name__", ""))
-def test_jacobian_in_chunks_equals_one_pass_per_element(fn, args, chunk):
+def test_jacobian_in_chunks_equals_one_pass_per_element(fn, args, chunk, monkeypatch):
+    monkeypatch.setattr(matrices, "FEWEST", 2)  # (small chunks batched too: the path under test)
     J = s2s_ad.jacobian(fn, wrt=(0, 1), chunk=chunk)(*args)
     for k in range(2):
         if np.size(fn(*args)) >= np.size(args[0]) + np.size(args[1]):  # (forward mode: the chunked path)
@@ -204,7 +207,8 @@ def _rosenbrock_hessian(x):
 
 
 @pytest.mark.parametrize("chunk", [1, 3, 64])
-def test_hessian_in_chunks_equals_closed_form_and_one_pass_per_element(chunk):
+def test_hessian_in_chunks_equals_closed_form_and_one_pass_per_element(chunk, monkeypatch):
+    monkeypatch.setattr(matrices, "FEWEST", 2)
     x = RNG.normal(size=7)
     np.testing.assert_allclose(s2s_ad.hessian(rosenbrock, chunk=chunk)(x), _rosenbrock_hessian(x), rtol=1e-12,
                                atol=1e-9)
@@ -231,7 +235,8 @@ def stencil_energy(u):  # reverse sweep reads d_out[i], then zeroes it: the read
     return np.sum(out * out * u)
 
 
-def test_element_reads_are_copies_and_scalar_updates_rebind():
+def test_element_reads_are_copies_and_scalar_updates_rebind(monkeypatch):
+    monkeypatch.setattr(matrices, "FEWEST", 2)
     u = RNG.normal(size=6)
     np.testing.assert_allclose(s2s_ad.hessian(stencil_energy)(u), s2s_ad.hessian(stencil_energy, chunk=1)(u),
                                rtol=1e-12, atol=1e-12)
@@ -270,7 +275,8 @@ def masked_and_fancy_writes(v, g):  # writes by a mask and by a list of indices 
     return np.sum(c ** 2) + np.sum(d * b[:3]) + np.sum(e * v)
 
 
-def test_writes_by_masks_and_index_lists():
+def test_writes_by_masks_and_index_lists(monkeypatch):
+    monkeypatch.setattr(matrices, "FEWEST", 2)
     args = (np.array([0.3, -0.5, 0.7, 1.1]), 0.8)
     H = s2s_ad.hessian(masked_and_fancy_writes)(*args)
     np.testing.assert_allclose(H, s2s_ad.hessian(masked_and_fancy_writes, chunk=1)(*args), rtol=1e-12, atol=1e-12)
@@ -298,7 +304,8 @@ def matrix_products(x, w):  # the adjoints of a @ b with vectors and matrices on
 
 
 @pytest.mark.parametrize("by", [0, 1])
-def test_hessians_through_matrix_products_are_batched_and_right(by):
+def test_hessians_through_matrix_products_are_batched_and_right(by, monkeypatch):
+    monkeypatch.setattr(matrices, "FEWEST", 2)
     x, w = RNG.normal(size=4), RNG.normal(size=(4, 4)) * 0.5
     args = (x, w)
     H = s2s_ad.hessian(matrix_products, wrt=by)(*args)
@@ -324,6 +331,19 @@ def test_the_hessian_sweep_is_batched():
     np.testing.assert_allclose(swept[1], _rosenbrock_hessian(x), rtol=1e-12, atol=1e-9)
 
 
+def test_few_directions_run_one_pass_each(monkeypatch):
+    """A sweep sets up more than a small pass costs: fewer than matrices.FEWEST directions run one pass each."""
+    calls = []
+    real = matrices.batched_sweep
+    monkeypatch.setattr(matrices, "batched_sweep", lambda *a: calls.append(a[-1]) or real(*a))
+    x = RNG.normal(size=matrices.FEWEST + 3)
+    s2s_ad.jacobian(elementwise)(x, x)
+    assert calls == [x.size]
+    calls.clear()
+    s2s_ad.jacobian(elementwise, chunk=matrices.FEWEST + 1)(x, x)
+    assert calls == [matrices.FEWEST + 1]  # the remainder of 2 runs per direction
+
+
 def test_chunk_must_be_a_positive_int():
     with pytest.raises(ValueError, match="chunk"):
         s2s_ad.jacobian(elementwise, chunk=0)
@@ -331,7 +351,8 @@ def test_chunk_must_be_a_positive_int():
         s2s_ad.hessian(rosenbrock, chunk=2.5)
 
 
-def test_numba_batched_jvp_and_chunked_matrices_agree_with_python():
+def test_numba_batched_jvp_and_chunked_matrices_agree_with_python(monkeypatch):
+    monkeypatch.setattr(matrices, "FEWEST", 2)
     pytest.importorskip("numba")
     args = (A43, V3)
     tangents = _tangents(args, 3, (0, 1))
