@@ -152,7 +152,8 @@ class Jacobian(_MatrixOf):
         (vector mode, ``batched.py``); one sweep per direction where the code has no batched form."""
         tangent_fn = _tangent_function(self.fn, self.wrt, values, self._target)
         sizes = [int(np.size(values[i])) for i in positions]
-        total, columns, batching = sum(sizes), [], self._chunk > 1
+        total, columns = sum(sizes), []
+        batching = self._chunk > 1 and self._backend == "python"  # (compiled code takes one direction)
         for start in range(0, total, max(self._chunk, 1)):
             count = min(max(self._chunk, 1), total - start)
             seeds = [np.zeros((count,) + np.shape(values[i])) for i in positions]
