@@ -164,20 +164,19 @@ class Jacobian(_MatrixOf):
             # (a sweep of few directions costs more than one pass per direction: batching sets up ~0.2 ms)
             swept = batched_sweep(tangent_fn, values, tuple(seeds), count) if batching and count >= FEWEST else None
             if swept is not None and not isinstance(swept[1], tuple):
-                columns += list(swept[1])
+                columns.append(swept[1])  # (count,) + out.shape
                 continue
             batching = False  # (this code has no batched form: one sweep per direction from now on)
             for d in range(count):
                 tangents = [s[d] if isinstance(values[i], np.ndarray) else float(s[d]) for i, s in zip(positions, seeds)]
                 draws.replay()
-                columns.append(tangent_fn(*values, *tangents)[1])
+                columns.append(np.asarray(tangent_fn(*values, *tangents)[1])[None])
+        rows = np.concatenate(columns) if columns else np.zeros((0,) + np.shape(out))  # one per direction
         blocks, offset = [], 0
         for i, size in zip(positions, sizes):
-            mine = [np.asarray(c, dtype=float_dtype(values[i])) for c in columns[offset:offset + size]]
+            mine = np.moveaxis(np.asarray(rows[offset:offset + size], dtype=float_dtype(values[i])), 0, -1)
             offset += size
-            stacked = (np.stack(mine, axis=-1) if mine
-                       else np.zeros(np.shape(out) + (0,), dtype=float_dtype(values[i])))
-            blocks.append(stacked.reshape(np.shape(out) + np.shape(values[i])))
+            blocks.append(np.ascontiguousarray(mine.reshape(np.shape(out) + np.shape(values[i]))))
         return blocks
 
     def _reverse(self, values: tuple, positions: list[int], out: Any) -> list:
