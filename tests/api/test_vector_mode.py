@@ -366,3 +366,20 @@ def test_numba_batched_jvp_and_chunked_matrices_agree_with_python(monkeypatch):
     x = RNG.normal(size=6)
     np.testing.assert_allclose(s2s_ad.hessian(rosenbrock, chunk=4, backend="numba")(x), _rosenbrock_hessian(x),
                                rtol=1e-12, atol=1e-9)
+
+
+def repeated_reads(x):  # the adjoint of a read by an index list that repeats adds each part (np.add.at)
+    return np.sum(x[np.array([0, 0, 2])] ** 3 * x[1]) + np.sum(x[[1, 1]] * x[0]) \
+        + np.sum(x.reshape(2, 2)[np.array([0, 1, 1]), 1] ** 2)
+
+
+def test_hessians_through_repeated_index_reads(monkeypatch):
+    monkeypatch.setattr(matrices, "FEWEST", 2)
+    x = np.array([0.3, -0.7, 1.1, 0.5])
+    H = s2s_ad.hessian(repeated_reads)(x)
+    np.testing.assert_allclose(H, s2s_ad.hessian(repeated_reads, chunk=1)(x), rtol=1e-12, atol=1e-12)
+    g = s2s_ad.grad(repeated_reads)
+    for i, e in enumerate(np.eye(4)):
+        np.testing.assert_allclose(H[:, i], (g(x + 1e-6 * e) - g(x - 1e-6 * e)) / 2e-6, rtol=1e-5, atol=1e-6)
+    code = _tangent_function(GradientFunction(repeated_reads, "x", with_value=False), ("x",), (x,))
+    assert batched_sweep(code, (x,), (np.eye(4),), 4) is not None
