@@ -383,3 +383,12 @@ def test_hessians_through_repeated_index_reads(monkeypatch):
         np.testing.assert_allclose(H[:, i], (g(x + 1e-6 * e) - g(x - 1e-6 * e)) / 2e-6, rtol=1e-5, atol=1e-6)
     code = _tangent_function(GradientFunction(repeated_reads, "x", with_value=False), ("x",), (x,))
     assert batched_sweep(code, (x,), (np.eye(4),), 4) is not None
+
+
+def test_batched_jvp_of_a_gradient_gives_hessian_vector_products():
+    x = RNG.normal(size=5)
+    directions = RNG.normal(size=(3, 5))
+    g = s2s_ad.grad(rosenbrock)
+    value, products = s2s_ad.jvp(g, (x,), (directions,), batched=True)
+    np.testing.assert_allclose(value, g(x), rtol=1e-13)
+    np.testing.assert_allclose(products, directions @ _rosenbrock_hessian(x).T, rtol=1e-11, atol=1e-9)
