@@ -20,6 +20,7 @@ from .auto_backend import choose_backend
 from ..targets.target import NUMPY
 from .calling import _CACHE, _run, _TARGET, _target_of_arguments, _user_facing, refuse_what_is_not_a_def
 from .container_calls import owned_outputs
+from .batched import batched_sweep
 from .gradient import GradientFunction, _tangent_built, _without_prefix
 
 
@@ -52,7 +53,8 @@ def _leaf_tangents(fn: Callable, name: str, primal: Any, tangent: Any, kind: Any
 
 
 @_user_facing
-def jvp(fn: Callable, primals: Sequence[Any], tangents: Sequence[Any], backend: str = "python") -> tuple[Any, Any]:
+def jvp(fn: Callable, primals: Sequence[Any], tangents: Sequence[Any], backend: str = "python",
+        batched: bool = False) -> tuple[Any, Any]:
     """Forward mode: the value of ``fn`` and its derivative along a direction (docs/api.md).
 
     The tangent code runs each statement of ``fn`` followed by its tangent; no tape.
@@ -69,12 +71,17 @@ def jvp(fn: Callable, primals: Sequence[Any], tangents: Sequence[Any], backend: 
         string).
     backend : {"python", "numba", "auto"}, default "python"
         As for ``grad``: ``"numba"`` compiles the tangent code.
+    batched : bool, default False
+        Vector mode: each tangent (arrays and numbers only) carries a leading axis of ``p``
+        directions, shaped ``(p,) + primal shape``, and one sweep of the tangent code pushes
+        them all (``batched.py``).  Where the code has an operation with no batched form (or under
+        ``backend="numba"``), one sweep per direction, with the same numbers.
 
     Returns
     -------
     tuple
         ``(fn(*primals), derivative of fn along tangents)``, the second of the
-        result's shape and structure.
+        result's shape and structure (with ``batched``, a leading axis of ``p`` directions).
 
     Raises
     ------
@@ -85,7 +92,10 @@ def jvp(fn: Callable, primals: Sequence[Any], tangents: Sequence[Any], backend: 
         ``fn`` cannot be differentiated.
     """
     refuse_what_is_not_a_def("jvp", fn)
-    target = target_of(choose_backend(fn, backend, "jvp").backend)
+    backend = choose_backend(fn, backend, "jvp").backend
+    if batched:
+        return _batched_jvp(fn, primals, tangents, backend)
+    target = target_of(backend)
     params, args = _bound_primals(fn, primals)
     if not isinstance(tangents, (tuple, list)) or len(tangents) != len(primals):
         raise ValueError(f"jvp of {fn.__name__}: give one tangent per primal "
@@ -120,6 +130,60 @@ def jvp(fn: Callable, primals: Sequence[Any], tangents: Sequence[Any], backend: 
     if not target.alone(t_out):  # (as grad's gradients: see Target.alone)
         t_out = target.handed_out(t_out, args + tuple(tangent_args) + (out,))
     return out, t_out
+
+
+def _batched_jvp(fn: Callable, primals: Sequence[Any], tangents: Sequence[Any], backend: str) -> tuple[Any, Any]:
+    """``jvp(..., batched=True)``: one sweep of the tangent code for all directions where it has a batched
+    form, else one ``jvp`` per direction."""
+    params, args = _bound_primals(fn, primals)
+    if not isinstance(tangents, (tuple, list)) or len(tangents) != len(primals):
+        raise ValueError(f"jvp of {fn.__name__}: give one tangent per primal")
+    counts = set()
+    for name, primal, tangent in zip(params, primals, tangents):
+        if tangent is None:
+            continue
+        if isinstance(containers.structure_of(primal), containers.Tree) or not isinstance(
+                primal, (np.ndarray, float, int, np.number)):
+            raise ValueError(f"jvp of {fn.__name__} with batched=True: {name} is a {type(primal).__name__}; "
+                             "batched tangents are arrays of directions of arrays and numbers only "
+                             "(call jvp once per direction for containers)")
+        if np.ndim(tangent) != np.ndim(primal) + 1 or np.shape(tangent)[1:] != np.shape(primal):
+            raise ValueError(f"jvp of {fn.__name__} with batched=True: the tangent of {name} must be shaped "
+                             f"(directions,) + {np.shape(primal)}, not {np.shape(tangent)}")
+        counts.add(np.shape(tangent)[0])
+    if len(counts) != 1:
+        raise ValueError(f"jvp of {fn.__name__} with batched=True: give tangents with one number of directions "
+                         f"(a leading axis), not {sorted(counts) or 'none'}")
+    count = counts.pop()
+    swept = _one_sweep(fn, params, args, dict(zip(params, tangents)), count) if backend == "python" else None
+    if swept is not None:
+        return swept
+    each = [jvp(fn, primals, [None if t is None else t[d] for t in tangents], backend) for d in range(count)]
+    if not each:
+        raise ValueError(f"jvp of {fn.__name__} with batched=True: no directions (a leading axis of 0)")
+    firsts = [t for _, t in each]
+    if isinstance(firsts[0], tuple):
+        return each[0][0], tuple(np.stack([t[o] for t in firsts]) for o in range(len(firsts[0])))
+    return each[0][0], np.stack(firsts)
+
+
+def _one_sweep(fn: Callable, params: list[str], args: tuple, given: dict, count: int) -> Any:
+    """The batched jvp from one sweep (``batched.batched_sweep``), or None where it has no batched form."""
+    fn, params, args = _without_prefix(fn, params, args)
+    if _target_of_arguments(args, tuple(map(type, args)), NUMPY) is not NUMPY:
+        return None
+    kinds = NUMPY.argument_kinds(fn, args)
+    if any(isinstance(k, containers.Tree) for k in kinds):
+        return None
+    wrt, data = [], []
+    for p, a in zip(params, args):
+        if given.get(p) is not None:
+            if not arguments.differentiable(a):
+                return None  # (jvp says what is wrong with it)
+            wrt.append(p)
+            data.append(given[p])
+    built = _tangent_built(fn, tuple(wrt), kinds, NUMPY)
+    return batched_sweep(built.function, arguments.flat(args, kinds), tuple(data), count)
 
 
 def _gradient_jvp_by_leaf(gradient: "GradientFunction", params: list[str], args: tuple, kinds: tuple,

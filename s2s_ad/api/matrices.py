@@ -28,17 +28,28 @@ from .calling import _CACHE, _TARGET, Wrt, _resolve_wrt, _run, _user_facing, num
 from .gradient import GradientFunction, _tangent_function
 from .forward_mode import jvp
 from .pullback import _pullback
+from .batched import batched_sweep
 from ..core.arguments import float_dtype, kind_tree
 from ..core.draws import Draws
 from ..driver.pipeline import build_forward, leaf_kinds, may_draw_globally
 from ..driver.reach import whole_source
 
 
+# Directions per sweep of vector forward mode: a chunk's tangents take chunk times a value's memory.
+DEFAULT_CHUNK = 64
+# Fewer directions than this (a small problem, or a chunk's remainder) run one pass each (measured: a
+# Jacobian of 6 numbers as fast either way, of 2 or 3 half as fast again batched).
+FEWEST = 6
+
+
 class _MatrixOf(abc.ABC):
     """What a Jacobian and a Hessian share: the function, the parameters by name, and pickling."""
 
-    def __init__(self, fn: Callable, wrt: Wrt, backend: str = "python") -> None:
+    def __init__(self, fn: Callable, wrt: Wrt, backend: str = "python", chunk: int = DEFAULT_CHUNK) -> None:
         refuse_what_is_not_a_def(type(self).__name__.lower(), fn)
+        if not isinstance(chunk, int) or isinstance(chunk, bool) or chunk < 1:
+            raise ValueError(f"chunk must be a positive int (directions per sweep), not {chunk!r}")
+        self._chunk = chunk
         self.fn = fn
         self.wrt, self._several = _resolve_wrt(fn, wrt)
         self._asked = backend  # (pickled: "auto" chooses again)
@@ -50,7 +61,7 @@ class _MatrixOf(abc.ABC):
 
     def __reduce__(self) -> tuple:
         """Pickled by reference: the user's function and ``wrt`` (api.GradientFunction.__reduce__)."""
-        return (type(self), (self.fn, self.wrt if self._several else self.wrt[0], self._asked))
+        return (type(self), (self.fn, self.wrt if self._several else self.wrt[0], self._asked, self._chunk))
 
     @abc.abstractmethod
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
@@ -141,21 +152,35 @@ class Jacobian(_MatrixOf):
         return containers.unflatten(structure, [by_input(o) for o in range(len(outputs))])
 
     def _forward(self, values: tuple, positions: list[int], out: Any, draws: Draws) -> list:
+        """One column per input element, from sweeps of the tangent code pushing ``chunk`` directions at once
+        (vector mode, ``batched.py``); one sweep per direction where the code has no batched form."""
         tangent_fn = _tangent_function(self.fn, self.wrt, values, self._target)
-        zeros = [np.zeros_like(values[i], dtype=float) for i in positions]
-        blocks = []
-        for k, i in enumerate(positions):
-            columns = []
-            for index in np.ndindex(np.shape(values[i])):
-                tangents = [z if isinstance(values[j], np.ndarray) else 0.0 for j, z in zip(positions, zeros)]
-                unit = np.zeros(np.shape(values[i]))
-                unit[index] = 1.0
-                tangents[k] = unit if isinstance(values[i], np.ndarray) else 1.0
+        sizes = [int(np.size(values[i])) for i in positions]
+        total, columns = sum(sizes), []
+        batching = self._chunk > 1 and self._backend == "python"  # (compiled code takes one direction)
+        for start in range(0, total, max(self._chunk, 1)):
+            count = min(max(self._chunk, 1), total - start)
+            seeds = [np.zeros((count,) + np.shape(values[i])) for i in positions]
+            for d in range(count):
+                k, j = _which(sizes, start + d)
+                seeds[k].reshape(count, -1)[d, j] = 1.0
+            draws.replay()
+            # (a sweep of few directions costs more than one pass per direction: batching sets up ~0.2 ms)
+            swept = batched_sweep(tangent_fn, values, tuple(seeds), count) if batching and count >= FEWEST else None
+            if swept is not None and not isinstance(swept[1], tuple):
+                columns.append(swept[1])  # (count,) + out.shape
+                continue
+            batching = False  # (this code has no batched form: one sweep per direction from now on)
+            for d in range(count):
+                tangents = [s[d] if isinstance(values[i], np.ndarray) else float(s[d]) for i, s in zip(positions, seeds)]
                 draws.replay()
-                columns.append(np.asarray(tangent_fn(*values, *tangents)[1], dtype=float_dtype(values[i])))
-            stacked = (np.stack(columns, axis=-1) if columns
-                       else np.zeros(np.shape(out) + (0,), dtype=float_dtype(values[i])))
-            blocks.append(stacked.reshape(np.shape(out) + np.shape(values[i])))
+                columns.append(np.asarray(tangent_fn(*values, *tangents)[1])[None])
+        rows = np.concatenate(columns) if columns else np.zeros((0,) + np.shape(out))  # one per direction
+        blocks, offset = [], 0
+        for i, size in zip(positions, sizes):
+            mine = np.moveaxis(np.asarray(rows[offset:offset + size], dtype=float_dtype(values[i])), 0, -1)
+            offset += size
+            blocks.append(np.ascontiguousarray(mine.reshape(np.shape(out) + np.shape(values[i]))))
         return blocks
 
     def _reverse(self, values: tuple, positions: list[int], out: Any) -> list:
@@ -169,6 +194,15 @@ class Jacobian(_MatrixOf):
             for i in positions:
                 rows[i].append(np.asarray(adjoints[i], dtype=float_dtype(values[i])))
         return [np.stack(rows[i]).reshape(np.shape(out) + np.shape(values[i])) for i in positions]
+
+
+def _which(sizes: list[int], index: int) -> tuple[int, int]:
+    """The argument (position in ``sizes``) and the flat element of it that direction ``index`` seeds."""
+    for k, size in enumerate(sizes):
+        if index < size:
+            return k, index
+        index -= size
+    raise IndexError(index)
 
 
 def _owner(fn: Callable) -> Callable:
@@ -191,11 +225,12 @@ class _NoDraws:
 _NO_DRAWS = _NoDraws()
 
 
-def jacobian(fn: Callable, wrt: Wrt = 0, backend: str = "python", sparse: bool = False) -> Any:
+def jacobian(fn: Callable, wrt: Wrt = 0, backend: str = "python", sparse: bool = False,
+             chunk: int = DEFAULT_CHUNK) -> Any:
     """The Jacobian of ``fn``: every partial derivative of its result by ``wrt`` (docs/api.md).
 
-    Forward mode (one tangent pass per input element) where the inputs are fewer than
-    the outputs, reverse mode (one pullback per output element) otherwise.
+    Forward mode (tangent sweeps of ``chunk`` input elements each) where the inputs are fewer
+    than the outputs, reverse mode (one pullback per output element) otherwise.
 
     Parameters
     ----------
@@ -209,6 +244,11 @@ def jacobian(fn: Callable, wrt: Wrt = 0, backend: str = "python", sparse: bool =
         Find the sparsity pattern and a colouring once per argument kinds and return a
         ``scipy.sparse.csr_matrix`` shaped (outputs, inputs), both flattened, from one pass per
         colour (``sparse.SparseJacobian``; one ``wrt`` parameter; needs SciPy).
+    chunk : int, default 64
+        Directions pushed by one sweep of the tangent code (vector forward mode): the columns of a
+        forward-mode Jacobian, the Hessian-vector products of a Hessian, ``chunk`` at a time, their
+        tangents taking ``chunk`` times an argument's memory.  Where the code has an operation with no
+        batched form (and under ``backend="numba"``), one sweep per direction, as ``chunk=1``.
 
     Returns
     -------
@@ -227,7 +267,7 @@ def jacobian(fn: Callable, wrt: Wrt = 0, backend: str = "python", sparse: bool =
     if sparse:
         from .sparse import SparseJacobian  # (SciPy, an optional extra, is imported at a call)
         return SparseJacobian(fn, wrt, backend)
-    return Jacobian(fn, wrt, backend)
+    return Jacobian(fn, wrt, backend, chunk)
 
 
 class Hessian(_MatrixOf):
@@ -253,7 +293,7 @@ class Hessian(_MatrixOf):
             return self._by_leaf(gradient, full, kinds)
         by = self.wrt if self._several else self.wrt[0]
         rows = tuple(Jacobian(GradientFunction(self.fn, w, with_value=False, backend=self._backend), by,
-                              self._backend)(*args, **kwargs) for w in self.wrt)
+                              self._backend, self._chunk)(*args, **kwargs) for w in self.wrt)
         return rows if self._several else rows[0]
 
     @_user_facing
@@ -343,7 +383,8 @@ class Hessian(_MatrixOf):
         return pair(self.wrt[0], self.wrt[0])
 
 
-def hessian(fn: Callable, wrt: Wrt = 0, backend: str = "python", sparse: bool = False) -> Any:
+def hessian(fn: Callable, wrt: Wrt = 0, backend: str = "python", sparse: bool = False,
+             chunk: int = DEFAULT_CHUNK) -> Any:
     """The Hessian of a scalar function: forward mode over its gradient (docs/api.md).
 
     Parameters
@@ -359,6 +400,11 @@ def hessian(fn: Callable, wrt: Wrt = 0, backend: str = "python", sparse: bool = 
     sparse : bool, default False
         A ``scipy.sparse.csr_matrix`` from one Hessian-vector product per colour of the symmetric
         sparsity pattern, found and coloured once per argument kinds (``sparse.SparseHessian``).
+    chunk : int, default 64
+        Directions pushed by one sweep of the tangent code (vector forward mode): the columns of a
+        forward-mode Jacobian, the Hessian-vector products of a Hessian, ``chunk`` at a time, their
+        tangents taking ``chunk`` times an argument's memory.  Where the code has an operation with no
+        batched form (and under ``backend="numba"``), one sweep per direction, as ``chunk=1``.
 
     Returns
     -------
@@ -380,4 +426,4 @@ def hessian(fn: Callable, wrt: Wrt = 0, backend: str = "python", sparse: bool = 
     if sparse:
         from .sparse import SparseHessian
         return SparseHessian(fn, wrt, backend)
-    return Hessian(fn, wrt, backend)
+    return Hessian(fn, wrt, backend, chunk)

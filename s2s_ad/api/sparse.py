@@ -48,6 +48,7 @@ from . import colouring
 from .calling import Wrt, _resolve_wrt, _user_facing, numpy_arrays_only, refuse_what_is_not_a_def
 from .gradient import GradientFunction, _tangent_function
 from .pullback import _pullback
+from .batched import batched_sweep
 
 
 def scipy_sparse() -> Any:
@@ -280,9 +281,16 @@ class SparseJacobian(_Pattern):
         if plan.mode == "forward":
             tangent = self._tangent(values)
             products = np.empty((plan.sparsity.shape[0], count), dtype=dtype)
-            for c in range(count):
-                draws.replay()
-                products[:, c] = np.ravel(tangent(*values, _seed(value, (plan.colors == c).astype(float)))[1])
+            seeds = [np.asarray(_seed(value, (plan.colors == c).astype(float)), dtype=float) for c in range(count)]
+            draws.replay()  # one vector sweep for every colour (batched.py), else one pass per colour
+            swept = batched_sweep(tangent, values, (np.stack(seeds),), count) \
+                if count > 1 and self._backend == "python" else None
+            if swept is not None and not isinstance(swept[1], tuple):
+                products[...] = np.reshape(swept[1], (count, -1)).T
+            else:
+                for c in range(count):
+                    draws.replay()
+                    products[:, c] = np.ravel(tangent(*values, _seed(value, (plan.colors == c).astype(float)))[1])
             structure = plan.sparsity
             if verify:
                 direction = self._rng.standard_normal(plan.sparsity.shape[1])

@@ -305,6 +305,10 @@ def test_the_benchmark_runs_and_matches_the_dense_matrices():
                       r"\s+[\d.]+\s+[\d.]+\s+[\d.]+\s+[\d.]+\s+(\S+)$", printed, re.MULTILINE)
     assert len(rows) == 3 and all(float(diff) <= 1e-12 for _, _, diff in rows)
     assert int(rows[0][1]) <= 3 and int(rows[1][1]) <= 12 and int(rows[2][1]) <= 3
+    # vector forward mode against one pass per element and separate jvp calls: the same matrices
+    dense = re.findall(r"^(dense Jacobian 40->40|dense Hessian of 40)\s+(40 separate jvp calls|one pass per element)"
+                       r"\s+[\d.]+\s+[\d.]+\s+[\d.]+\s+(\S+)$", printed, re.MULTILINE)
+    assert len(dense) == 3 and all(float(diff) <= 1e-12 for _, _, diff in dense)
 
 
 def test_pickled_by_reference():
