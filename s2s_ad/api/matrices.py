@@ -180,7 +180,8 @@ class Jacobian(_MatrixOf):
         for i, size in zip(positions, sizes):
             mine = np.moveaxis(np.asarray(rows[offset:offset + size], dtype=float_dtype(values[i])), 0, -1)
             offset += size
-            blocks.append(np.ascontiguousarray(mine.reshape(np.shape(out) + np.shape(values[i]))))
+            # (np.array, not np.ascontiguousarray: that makes a number's block of shape () one of shape (1,))
+            blocks.append(np.array(mine.reshape(np.shape(out) + np.shape(values[i])), order="C"))
         return blocks
 
     def _reverse(self, values: tuple, positions: list[int], out: Any) -> list:

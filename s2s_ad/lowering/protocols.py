@@ -25,6 +25,7 @@ import gast
 import numpy as np
 
 from ..core import ir
+from ..rules import registry as rules
 from ..frontend.conversion import Choice, ConverterPart, Record
 from ..frontend.parse import parse_function
 from ..frontend.user_classes import read_as_container
@@ -168,7 +169,9 @@ def _array_length(value: Any) -> bool:
         return False
     if value.fn is len and len(value.args) == 1:
         return isinstance(value.args[0], (ir.Var, ir.Call)) and not isinstance(value.args[0], Record)
-    return value.fn in (operator.add, operator.mul) and len(value.args) == 2 and all(
+    # (a sum, or a product: the rules' facts; both keep non-negative integers non-negative)
+    closed = rules.fact(value.fn, "sum") == "+" or rules.fact(value.fn, "factors") == (0, 1)
+    return closed and len(value.args) == 2 and all(
         _array_length(a) for a in value.args) and not all(isinstance(a, ir.Const) for a in value.args)
 
 

@@ -1,0 +1,316 @@
+"""Vector mode's versions of NumPy's operations: a ``Batched`` tangent and what each supported
+operation does to it, keyed by the operation (as the Numba target's compiled rules are keyed by
+function beside that target).
+
+Input: tangents of ``p`` directions, data shaped ``(p,) + shape`` (a leading direction axis).
+Output: each supported operation's result as the one-direction tangent would be, direction by
+direction; every other operation raises (``NotBatched``, a ``TypeError`` from NumPy for a function
+with no entry, an ``AttributeError``), never a wrong number.  Operands of lower rank are lifted
+(``_lifted``) so that NumPy's trailing alignment never pairs the direction axis with a primal axis.
+Used by ``api/batched.py``, which runs the sweeps.
+"""
+from __future__ import annotations
+
+import numbers
+from typing import Any, Callable
+
+import numpy as np
+
+
+class NotBatched(TypeError):
+    """An operation the batched tangent has no exact form for: run one sweep per direction."""
+
+
+def _ndim(x: Any) -> int:
+    return x.ndim if isinstance(x, Batched) else np.ndim(x)
+
+
+def _lifted(x: Any, ndim: int) -> Any:
+    """``x`` ready to broadcast, NumPy's way, against data of logical rank ``ndim`` (plus the direction axis)."""
+    if isinstance(x, Batched):
+        return x.data.reshape((x.data.shape[0],) + (1,) * (ndim - x.ndim) + x.data.shape[1:])
+    if isinstance(x, (np.ndarray, np.generic, numbers.Number)):
+        return x
+    raise NotBatched(f"a batched tangent meets a {type(x).__name__}")
+
+
+def _axes(axis: Any, ndim: int) -> Any:
+    """Logical axes → axes of the data (after the direction axis)."""
+    if axis is None:
+        return tuple(range(1, ndim + 1))
+    if isinstance(axis, tuple):
+        return tuple(_axes(a, ndim) for a in axis)
+    axis = int(axis)
+    if not -ndim <= axis < ndim:
+        raise NotBatched(f"axis {axis} out of range")
+    return axis % ndim + 1
+
+
+def _key(key: Any) -> tuple:
+    """``key`` of a logical index as the key of the data: a leading ``:`` for the directions.  Refused where
+    advanced indices are apart (NumPy would move their axes in front of the direction axis)."""
+    key = key if isinstance(key, tuple) else (key,)
+    advanced = [i for i, k in enumerate(key) if not isinstance(k, (slice, type(None), type(Ellipsis)))]
+    arrays = any(not isinstance(key[i], numbers.Integral) for i in advanced)
+    if any(isinstance(k, Batched) for k in key):
+        raise NotBatched("an index that is a tangent")
+    if arrays and advanced and advanced[-1] - advanced[0] + 1 != len(advanced):
+        raise NotBatched("advanced indices apart from each other")
+    return (slice(None),) + key
+
+
+def _views(key: Any) -> bool:
+    """An index whose result NumPy gives as a view even where it has no axes (``...`` or ``None`` in it)."""
+    return any(k is Ellipsis or k is None for k in (key if isinstance(key, tuple) else (key,)))
+
+
+class Batched:
+    """``p`` tangents of one value: ``data`` shaped ``(p,) + shape``, every operation taken direction by direction."""
+
+    __slots__ = ("data",)
+    __array_priority__ = 1000.0
+
+    def __init__(self, data: np.ndarray) -> None:
+        self.data = data
+
+    @property
+    def shape(self) -> tuple:
+        return self.data.shape[1:]
+
+    @property
+    def ndim(self) -> int:
+        return self.data.ndim - 1
+
+    @property
+    def size(self) -> int:
+        return int(np.prod(self.shape))
+
+    @property
+    def dtype(self) -> Any:
+        return self.data.dtype
+
+    @property
+    def T(self) -> "Batched":
+        return Batched(self.data.transpose((0,) + tuple(range(self.ndim, 0, -1))))
+
+    def _refused(self, *_: Any, **__: Any) -> Any:
+        raise NotBatched("a batched tangent read as one value (bool, float, len, iter, array)")
+
+    __bool__ = __float__ = __int__ = __len__ = __iter__ = __array__ = __index__ = _refused
+
+    def copy(self) -> "Batched":
+        return Batched(self.data.copy())
+
+    def reshape(self, *shape: Any, order: str = "C") -> "Batched":
+        shape = shape[0] if len(shape) == 1 else shape
+        return _reshape(self, shape, order)
+
+    def ravel(self, order: str = "C") -> "Batched":
+        return _ravel(self, order)
+
+    def transpose(self, *axes: Any) -> "Batched":
+        return _transpose(self, axes[0] if len(axes) == 1 else (axes or None))
+
+    def sum(self, axis: Any = None, keepdims: bool = False) -> "Batched":
+        return _reduce(np.sum, self, axis, keepdims)
+
+    def __getitem__(self, key: Any) -> "Batched":
+        part = self.data[_key(key)]
+        # an element read is a copy in NumPy (a scalar): a later write into the array leaves it as it was
+        return Batched(part.copy() if part.ndim == 1 and not _views(key) else part)
+
+    def __setitem__(self, key: Any, value: Any) -> None:
+        key = _key(key)  # (written by the key itself: an advanced index reads a copy)
+        self.data[key] = _lifted(value, self.data[key].ndim - 1) if isinstance(value, Batched) else value
+
+    # elementwise: the operators go through the ufuncs
+    def __array_ufunc__(self, ufunc: np.ufunc, method: str, *inputs: Any, **kwargs: Any) -> Any:
+        out = kwargs.pop("out", None)
+        if method != "__call__" or kwargs or ufunc.nout != 1:
+            return NotImplemented
+        if ufunc is np.matmul:
+            return _matmul(*inputs) if out is None else NotImplemented
+        ndim, count = 0, -1  # (one loop: this runs for every elementwise operation of the sweep)
+        for x in inputs:
+            if type(x) is Batched:
+                rank = x.data.ndim - 1
+                if count != x.data.shape[0] and count != -1:
+                    raise NotBatched("tangents with different numbers of directions")
+                count = x.data.shape[0]
+            else:
+                rank = x.ndim if type(x) is np.ndarray else 0 if type(x) is float else _ndim(x)
+            ndim = rank if rank > ndim else ndim
+        if count == -1:
+            raise NotBatched("a batched output of plain operands")
+        if out is not None:
+            (target,) = out
+            if not isinstance(target, Batched) or target.ndim < ndim or target.data.shape[0] != count:
+                return NotImplemented
+            ndim = target.ndim
+        data = ufunc(*(_lifted(x, ndim) for x in inputs))
+        if out is None:
+            return Batched(data)
+        target.data[...] = data
+        return target
+
+    def __array_function__(self, func: Callable, types: Any, args: tuple, kwargs: dict) -> Any:
+        handler = _FUNCTIONS.get(func)
+        if handler is None:
+            return NotImplemented
+        return handler(*args, **kwargs)
+
+    # comparisons elementwise, as NumPy's (an ``if`` on one then refuses: ``__bool__``)
+    def __eq__(self, other: Any) -> Any: return np.equal(self, other)
+    def __ne__(self, other: Any) -> Any: return np.not_equal(self, other)
+    def __lt__(self, other: Any) -> Any: return np.less(self, other)
+    def __le__(self, other: Any) -> Any: return np.less_equal(self, other)
+    def __gt__(self, other: Any) -> Any: return np.greater(self, other)
+    def __ge__(self, other: Any) -> Any: return np.greater_equal(self, other)
+    __hash__ = None  # type: ignore[assignment]
+
+    def __add__(self, other: Any) -> Any: return np.add(self, other)
+    def __radd__(self, other: Any) -> Any: return np.add(other, self)
+    def __sub__(self, other: Any) -> Any: return np.subtract(self, other)
+    def __rsub__(self, other: Any) -> Any: return np.subtract(other, self)
+    def __mul__(self, other: Any) -> Any: return np.multiply(self, other)
+    def __rmul__(self, other: Any) -> Any: return np.multiply(other, self)
+    def __truediv__(self, other: Any) -> Any: return np.true_divide(self, other)
+    def __rtruediv__(self, other: Any) -> Any: return np.true_divide(other, self)
+    def __pow__(self, other: Any) -> Any: return np.power(self, other)
+    def __rpow__(self, other: Any) -> Any: return np.power(other, self)
+    def __neg__(self) -> Any: return np.negative(self)
+    def __pos__(self) -> Any: return self.copy()
+    def __matmul__(self, other: Any) -> Any: return _matmul(self, other)
+    def __rmatmul__(self, other: Any) -> Any: return _matmul(other, self)
+    # in place, as NumPy (the aliases of the array see the change)
+    def __iadd__(self, other: Any) -> Any: return _in_place(np.add, self, other)
+    def __isub__(self, other: Any) -> Any: return _in_place(np.subtract, self, other)
+    def __imul__(self, other: Any) -> Any: return _in_place(np.multiply, self, other)
+    def __itruediv__(self, other: Any) -> Any: return _in_place(np.true_divide, self, other)
+
+
+def _in_place(ufunc: Any, target: Batched, other: Any) -> Batched:
+    """``target op= other``: written into ``target``'s data, so that its aliases see it, as NumPy's; for a
+    scalar's tangent (a number, immutable, in one direction's sweep) a new one."""
+    return ufunc(target, other, out=(target,)) if target.ndim else ufunc(target, other)
+
+
+
+
+def _matmul(a: Any, b: Any) -> Batched:
+    """``a @ b`` with one of them a tangent (a product of two tangents is refused: it is not linear)."""
+    if isinstance(a, Batched) == isinstance(b, Batched):
+        raise NotBatched("a product of two tangents")
+    if _ndim(a) == 0 or _ndim(b) == 0:
+        raise NotBatched("matmul of a scalar")
+    if isinstance(a, Batched):  # t @ B: every direction's rows times B
+        if np.ndim(b) > 2 or (a.ndim == 1 and np.ndim(b) > 2):
+            raise NotBatched("matmul of a tangent with a stack of matrices")
+        return Batched(np.matmul(a.data, b))
+    if np.ndim(a) > 2:  # A @ t
+        raise NotBatched("matmul of a stack of matrices with a tangent")
+    if b.ndim == 1:  # (m, n) @ (n,) per direction: (p, n) @ A.T
+        return Batched(np.matmul(b.data, np.transpose(a)))
+    return Batched(np.matmul(a, b.data))
+
+
+def _dot(a: Any, b: Any, out: Any = None) -> Any:
+    if out is not None or _ndim(a) > 2 or _ndim(b) > 2:
+        raise NotBatched("np.dot beyond matrices")
+    if _ndim(a) == 0 or _ndim(b) == 0:
+        return np.multiply(a, b)
+    return _matmul(a, b)
+
+
+def _reduce(reduction: Callable, a: Batched, axis: Any = None, keepdims: bool = False, **kwargs: Any) -> Batched:
+    if any(v is not None for v in kwargs.values()):
+        raise NotBatched(f"{reduction.__name__} with {sorted(kwargs)}")
+    return Batched(np.asarray(reduction(a.data, axis=_axes(axis, a.ndim), keepdims=keepdims)))
+
+
+def _reshape(a: Batched, shape: Any, order: str = "C", **kwargs: Any) -> Batched:
+    if order != "C" or kwargs:
+        raise NotBatched("reshape other than in C order")
+    shape = (shape,) if isinstance(shape, numbers.Integral) else tuple(shape)
+    return Batched(a.data.reshape((a.data.shape[0],) + shape))
+
+
+def _transpose(a: Batched, axes: Any = None) -> Batched:
+    order = range(a.ndim - 1, -1, -1) if axes is None else [int(x) % a.ndim for x in axes]
+    return Batched(a.data.transpose((0,) + tuple(x + 1 for x in order)))
+
+
+def _where(condition: Any, x: Any, y: Any) -> Batched:
+    if isinstance(condition, Batched):
+        raise NotBatched("a tangent as a condition")
+    ndim = max(_ndim(condition), _ndim(x), _ndim(y))
+    return Batched(np.where(condition, _lifted(x, ndim), _lifted(y, ndim)))
+
+
+def _like(a: Any, dtype: Any = None, **kwargs: Any) -> Batched:
+    if kwargs or not isinstance(a, Batched):
+        raise NotBatched("zeros_like with options")
+    return Batched(np.zeros_like(a.data, dtype=dtype))
+
+
+def _broadcast_to(a: Batched, shape: Any, **kwargs: Any) -> Batched:
+    shape = (shape,) if isinstance(shape, numbers.Integral) else tuple(shape)
+    if kwargs or not isinstance(a, Batched):
+        raise NotBatched("broadcast_to with options")
+    return Batched(np.broadcast_to(_lifted(a, len(shape)), (a.data.shape[0],) + shape))
+
+
+def _roll(a: Batched, shift: Any, axis: Any = None) -> Batched:
+    if not isinstance(a, Batched) or isinstance(shift, Batched):
+        raise NotBatched("np.roll by a tangent")
+    if axis is None:  # the flattened array rolled, shaped back
+        flat = a.data.reshape(a.data.shape[0], -1)
+        return Batched(np.roll(flat, shift, axis=1).reshape(a.data.shape))
+    return Batched(np.roll(a.data, shift, axis=_axes(axis, a.ndim)))
+
+
+def _ravel(a: Batched, order: str = "C") -> Batched:
+    if order != "C" or not isinstance(a, Batched):
+        raise NotBatched("ravel other than in C order")
+    return Batched(a.data.reshape(a.data.shape[0], -1))
+
+
+def _concatenate(arrays: Any, axis: Any = 0, out: Any = None, **kwargs: Any) -> Batched:
+    """Tangents joined (a plain array among them: the same in every direction)."""
+    arrays = list(arrays)
+    tangents = [a for a in arrays if isinstance(a, Batched)]
+    counts = {t.data.shape[0] for t in tangents}
+    if out is not None or kwargs or len(counts) != 1:
+        raise NotBatched("np.concatenate with options or of tangents of different numbers of directions")
+    count = counts.pop()
+    if axis is None:
+        parts = [a.data.reshape(count, -1) if isinstance(a, Batched) else np.broadcast_to(np.ravel(a), (count, np.size(a)))
+                 for a in arrays]
+        return Batched(np.concatenate(parts, axis=1))
+    ndim = _ndim(arrays[0])
+    if ndim == 0 or any(_ndim(a) != ndim for a in arrays):
+        raise NotBatched("np.concatenate of arrays of different ranks")
+    parts = [a.data if isinstance(a, Batched) else np.broadcast_to(a, (count,) + np.shape(a)) for a in arrays]
+    return Batched(np.concatenate(parts, axis=_axes(axis, ndim)))
+
+
+_FUNCTIONS: dict[Callable, Callable] = {
+    np.roll: _roll,
+    np.ravel: _ravel,
+    np.concatenate: _concatenate,
+    np.sum: lambda a, axis=None, dtype=None, out=None, keepdims=False: _reduce(np.sum, a, axis, keepdims,
+                                                                                 dtype=dtype, out=out),
+    np.mean: lambda a, axis=None, dtype=None, out=None, keepdims=False: _reduce(np.mean, a, axis, keepdims,
+                                                                                  dtype=dtype, out=out),
+    np.dot: _dot,
+    np.matmul: lambda a, b: _matmul(a, b),
+    np.reshape: _reshape,
+    np.transpose: _transpose,
+    np.where: _where,
+    np.zeros_like: _like,
+    np.broadcast_to: _broadcast_to,
+    np.copy: lambda a, order="K", subok=False: a.copy(),
+    np.shape: lambda a: a.shape,
+    np.ndim: lambda a: a.ndim,
+    np.size: lambda a, axis=None: a.size if axis is None else a.shape[axis],
+}
