@@ -147,3 +147,15 @@ def test_no_modules_import_each_other_even_for_annotations():
 
 def test_the_circle_test_would_see_a_circle():
     assert _cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+
+
+def test_every_package_folder_is_installed():
+    """pyproject.toml lists the packages a wheel holds: a folder missing there is missing from an install
+    (an editable one finds it anyway, so only a clean install would fail)."""
+    root = Path(s2s_ad.__file__).resolve().parent
+    text = (root.parent / "pyproject.toml").read_text()
+    listed = text.split("packages = [", 1)[1].split("]", 1)[0]
+    names = {"s2s_ad." + ".".join(p.parent.relative_to(root).parts) for p in root.rglob("__init__.py")
+             if p.parent != root}
+    missing = sorted(n for n in names if f'"{n}"' not in listed)
+    assert not missing, f"pyproject.toml's packages lack {missing}"
