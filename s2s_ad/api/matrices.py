@@ -16,7 +16,7 @@ import abc
 import functools
 import inspect
 from types import FunctionType
-from typing import Any, Callable
+from typing import Any, Callable, Optional
 
 import numpy as np
 
@@ -45,8 +45,9 @@ FEWEST = 6
 class _MatrixOf(abc.ABC):
     """What a Jacobian and a Hessian share: the function, the parameters by name, and pickling."""
 
-    def __init__(self, fn: Callable, wrt: Wrt, backend: str = "python", chunk: int = DEFAULT_CHUNK) -> None:
+    def __init__(self, fn: Callable, wrt: Wrt, backend: str = "python", chunk: Optional[int] = DEFAULT_CHUNK) -> None:
         refuse_what_is_not_a_def(type(self).__name__.lower(), fn)
+        chunk = DEFAULT_CHUNK if chunk is None else chunk  # (None: the default, as the API contract writes it)
         if not isinstance(chunk, int) or isinstance(chunk, bool) or chunk < 1:
             raise ValueError(f"chunk must be a positive int (directions per sweep), not {chunk!r}")
         self._chunk = chunk
@@ -227,7 +228,7 @@ _NO_DRAWS = _NoDraws()
 
 
 def jacobian(fn: Callable, wrt: Wrt = 0, backend: str = "python", sparse: bool = False,
-             chunk: int = DEFAULT_CHUNK) -> Any:
+             chunk: Optional[int] = DEFAULT_CHUNK) -> Any:
     """The Jacobian of ``fn``: every partial derivative of its result by ``wrt`` (docs/api.md).
 
     Forward mode (tangent sweeps of ``chunk`` input elements each) where the inputs are fewer
@@ -245,7 +246,7 @@ def jacobian(fn: Callable, wrt: Wrt = 0, backend: str = "python", sparse: bool =
         Find the sparsity pattern and a colouring once per argument kinds and return a
         ``scipy.sparse.csr_matrix`` shaped (outputs, inputs), both flattened, from one pass per
         colour (``sparse.SparseJacobian``; one ``wrt`` parameter; needs SciPy).
-    chunk : int, default 64
+    chunk : int or None, default 64 (None: 64)
         Directions pushed by one sweep of the tangent code (vector forward mode): the columns of a
         forward-mode Jacobian, the Hessian-vector products of a Hessian, ``chunk`` at a time, their
         tangents taking ``chunk`` times an argument's memory.  Where the code has an operation with no
@@ -385,7 +386,7 @@ class Hessian(_MatrixOf):
 
 
 def hessian(fn: Callable, wrt: Wrt = 0, backend: str = "python", sparse: bool = False,
-             chunk: int = DEFAULT_CHUNK) -> Any:
+             chunk: Optional[int] = DEFAULT_CHUNK) -> Any:
     """The Hessian of a scalar function: forward mode over its gradient (docs/api.md).
 
     Parameters
@@ -401,7 +402,7 @@ def hessian(fn: Callable, wrt: Wrt = 0, backend: str = "python", sparse: bool = 
     sparse : bool, default False
         A ``scipy.sparse.csr_matrix`` from one Hessian-vector product per colour of the symmetric
         sparsity pattern, found and coloured once per argument kinds (``sparse.SparseHessian``).
-    chunk : int, default 64
+    chunk : int or None, default 64 (None: 64)
         Directions pushed by one sweep of the tangent code (vector forward mode): the columns of a
         forward-mode Jacobian, the Hessian-vector products of a Hessian, ``chunk`` at a time, their
         tangents taking ``chunk`` times an argument's memory.  Where the code has an operation with no

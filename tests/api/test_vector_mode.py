@@ -351,6 +351,12 @@ def test_chunk_must_be_a_positive_int():
         s2s_ad.hessian(rosenbrock, chunk=2.5)
 
 
+def test_chunk_none_is_the_default_as_the_contract_writes_it():
+    x = np.linspace(0.1, 0.9, 8)
+    np.testing.assert_array_equal(s2s_ad.jacobian(elementwise, chunk=None)(x, 0.5), s2s_ad.jacobian(elementwise)(x, 0.5))
+    np.testing.assert_array_equal(s2s_ad.hessian(rosenbrock, chunk=None)(x), s2s_ad.hessian(rosenbrock)(x))
+
+
 def test_numba_batched_jvp_and_chunked_matrices_agree_with_python(monkeypatch):
     monkeypatch.setattr(matrices, "FEWEST", 2)
     pytest.importorskip("numba")
