@@ -245,9 +245,11 @@ def test_the_seed_examples_export(tmp_path, example):
 
 
 @pytest.mark.slow
-def test_every_user_program_exports_or_is_refused_and_agrees(tmp_path):
+def test_every_user_program_exports_or_is_refused_and_agrees(tmp_path, monkeypatch):
     """tests/corpora/user_programs.py (simulations, in-place updates, np.linalg, loops with early exits...):
     each exported, for any arguments and for the case's, and its gradient equal to s2s_ad.grad's."""
+    from conftest import TESTS
+    monkeypatch.syspath_prepend(str(TESTS / "programs"))  # (its cases; not on the path where only this folder runs)
     import test_user_programs
     import user_programs
 
