@@ -308,33 +308,32 @@ class LoopIteration(Part):
     def check_fixed_point(self, stmt: gast.While, body: list[ir.Stmt], exit_flag: Any) -> None:
         """What the fixed-point adjoint needs of the loop: the body is ``x = G(x, p)`` alone, run again
         from the converged state by the reverse sweep."""
-        if exit_flag is not None:
-            raise self.state.parsed.error("a fixed_point loop that can stop early", "its reverse sweep runs "
-                                          "the body again from the converged state, so only the test may end it: "
-                                          "drop break/return from the loop, or fixed_point", stmt)
-        if any(isinstance(s, ir.Store) for s in ir.walk(body)):
-            raise self.state.parsed.error("a fixed_point loop that writes into an array", "its reverse sweep "
-                                          "runs the body again from the converged state, which a write in place "
-                                          "would have changed; compute the new state as a new array "
-                                          "(x_new = ...; x = x_new), or drop fixed_point", stmt)
-        if any(isinstance(s, ir.Effect) and getattr(s.value, "fn", None) is not runtime.raise_exception
-               for s in ir.walk(body)):
-            raise self.state.parsed.error("print, assert, logging or warnings in a fixed_point loop", "the reverse "
-                                          "sweep runs the body again, which would repeat them; move them out of "
-                                          "the loop, or drop fixed_point", stmt)
+        self._check_run_again(stmt, body, exit_flag, "fixed_point", (
+            "its reverse sweep runs the body again from the converged state, so only the test may end it: drop "
+            "break/return from the loop, or fixed_point",
+            "its reverse sweep runs the body again from the converged state, which a write in place would have "
+            "changed; compute the new state as a new array (x_new = ...; x = x_new), or drop fixed_point",
+            "the reverse sweep runs the body again, which would repeat them; move them out of the loop, or drop "
+            "fixed_point"))
 
-    def check_checkpointed(self, stmt: gast.For, body: list[ir.Stmt], exit_flag: Any) -> None:
+    def check_checkpointed(self, stmt: Any, body: list[ir.Stmt], exit_flag: Any) -> None:
+        """What checkpointing needs of the loop (a for loop, or a while loop on the binomial schedule)."""
+        self._check_run_again(stmt, body, exit_flag, "checkpointed", (
+            "checkpointing needs the trip count in advance: drop break/return from the loop, or checkpointed",
+            "a segment run again would see the later values; carry the values in variables, or drop checkpointed",
+            "the reverse sweep runs each segment again, which would repeat them; move them out of the loop, or "
+            "drop checkpointed"))
+
+    def _check_run_again(self, stmt: Any, body: list[ir.Stmt], exit_flag: Any, marker: str,
+                         why: tuple[str, str, str]) -> None:
+        """A loop whose body the reverse sweep runs again: no early exit, no write in place, no effect
+        (``why``: what to say of each).  A raise may stay: run again on the values it saw, a raise that
+        did not run then does not run now."""
+        early, writes, effects = why
         if exit_flag is not None:
-            raise self.state.parsed.error("a checkpointed loop that can stop early", "checkpointing needs the trip "
-                                          "count in advance: drop break/return from the loop, or checkpointed", stmt)
+            raise self.state.parsed.error(f"a {marker} loop that can stop early", early, stmt)
         if any(isinstance(s, ir.Store) for s in ir.walk(body)):
-            raise self.state.parsed.error("a checkpointed loop that writes into an array", "a segment run again "
-                                          "would see the later values; carry the values in variables, or drop "
-                                          "checkpointed", stmt)
-        # (a raise may stay: a segment run again sees the values it saw, so a raise that did not run
-        # then does not run now)
+            raise self.state.parsed.error(f"a {marker} loop that writes into an array", writes, stmt)
         if any(isinstance(s, ir.Effect) and getattr(s.value, "fn", None) is not runtime.raise_exception
                for s in ir.walk(body)):
-            raise self.state.parsed.error("print, assert, logging or warnings in a checkpointed loop", "the reverse "
-                                          "sweep runs each segment again, which would repeat them; move them out of "
-                                          "the loop, or drop checkpointed", stmt)
+            raise self.state.parsed.error(f"print, assert, logging or warnings in a {marker} loop", effects, stmt)
