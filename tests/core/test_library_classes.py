@@ -52,14 +52,16 @@ def installed_elsewhere(tmp_path, monkeypatch):
 
 def test_a_package_in_a_site_packages_folder_elsewhere_is_a_library(installed_elsewhere, tmp_path):
     assert library_class(installed_elsewhere.Noise)
-    (tmp_path / "mine.py").write_text("class Mine:\n    pass\n")
+    # A name no other test uses: a module of the same name imported earlier in this process would be found first.
+    (tmp_path / "users_own_records.py").write_text("class Mine:\n    pass\n")
     sys.path.insert(0, str(tmp_path))
+    importlib.invalidate_caches()
     try:
-        mine = importlib.import_module("mine")
+        mine = importlib.import_module("users_own_records")
         assert not library_class(mine.Mine)  # the user's own module, beside their script
     finally:
         sys.path.remove(str(tmp_path))
-        sys.modules.pop("mine", None)
+        sys.modules.pop("users_own_records", None)
 
 
 def test_its_object_is_called_not_read_as_a_record(installed_elsewhere, tmp_path):
