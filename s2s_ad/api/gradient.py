@@ -48,6 +48,7 @@ import inspect
 import operator
 import threading
 import warnings
+import weakref
 from typing import TYPE_CHECKING, Any, Callable, Optional
 
 import numpy as np
@@ -109,6 +110,9 @@ class GradientFunction:
         self.inner = fn if isinstance(fn, GradientFunction) else None
         self._with_value = with_value
         self._lock = threading.Lock()
+        # How checkpoint_stats names its caller (core/runtime.py): made once, so that every call compares
+        # references rather than calling one (the check is on every call's hot path).
+        self._as_caller = weakref.ref(self)
         # The self-check (selfcheck.py): switched on here, or for the whole program by S2S_AD_CHECK,
         # read once, now, so the hot path pays one attribute test.  Its own generator: the user's
         # np.random state is left alone.
@@ -211,8 +215,8 @@ class GradientFunction:
         try:
             if _gettrace() is not None and debugging.stepping(_gettrace()):  # its next step: the generated code
                 return debugging.step_into(_gettrace(), self._called, args, kwargs)
-            if checkpoint_stats or checkpoint_caller[0]() is not self:  # (stats() tells of this call alone)
-                clear_checkpoint_stats(self)
+            if checkpoint_stats or checkpoint_caller[0] is not self._as_caller:  # (stats() tells of this call alone)
+                clear_checkpoint_stats(self, self._as_caller)
             if kwargs or len(args) != self._n_params:
                 args = self._bind(args, kwargs)
             if self._check:  # the self-check's forward pass replays the draws this call makes (draws.py)
@@ -251,8 +255,8 @@ class GradientFunction:
     def _called(self, args: tuple, kwargs: dict) -> Any:
         """A call, as ``__call__`` makes it but for its hot path (the generated code is called by
         ``_run`` alone: under a debugger, see debugging.py)."""
-        if checkpoint_stats or checkpoint_caller[0]() is not self:
-            clear_checkpoint_stats(self)
+        if checkpoint_stats or checkpoint_caller[0] is not self._as_caller:
+            clear_checkpoint_stats(self, self._as_caller)
         if kwargs or len(args) != self._n_params:
             args = self._bind(args, kwargs)
         if self._check:

@@ -104,15 +104,16 @@ checkpoint_caller: list["weakref.ref[Any]"] = [weakref.ref(_NO_CALLER)]
 checkpoint_history: "weakref.WeakKeyDictionary[Any, list]" = weakref.WeakKeyDictionary()  # others' last
 
 
-def clear_checkpoint_stats(caller: Any = None) -> None:
-    """A call of ``caller`` (a derivative) begins: what the last one counted is kept as its own."""
+def clear_checkpoint_stats(caller: Any = None, reference: "Optional[weakref.ref[Any]]" = None) -> None:
+    """A call of ``caller`` (a derivative) begins: what the last one counted is kept as its own.
+    ``reference``: the caller's own weak reference to itself, which ``checkpoint_caller`` then holds."""
     previous = checkpoint_caller[0]()
     if previous is not None and previous is not _NO_CALLER and checkpoint_stats:
         checkpoint_history[previous] = [dict(entry) for entry in checkpoint_stats.values()]
     if caller is not None:
         checkpoint_history.pop(caller, None)
     checkpoint_stats.clear()
-    checkpoint_caller[0] = weakref.ref(_NO_CALLER if caller is None else caller)
+    checkpoint_caller[0] = reference if reference is not None else weakref.ref(_NO_CALLER if caller is None else caller)
 
 
 def checkpoint_stats_of(caller: Any) -> list[dict[str, Any]]:
