@@ -26,6 +26,7 @@ import numpy as np
 from ..core import runtime
 from ..driver.reach import _called, is_generated
 from ..targets.batched.rules import Batched, NotBatched, _key, _lifted, _ndim
+from ..core.identity import IdentitySet
 
 
 def _zero_tangent(count: int) -> Callable:
@@ -181,13 +182,13 @@ def _ours(value: Any) -> bool:
 def _replacements(function: FunctionType, count: int) -> list[tuple[dict, str, Any]]:
     """For every generated module ``function`` runs, its helpers' batched (or refusing) stand-ins."""
     changes: list[tuple[dict, str, Any]] = []
-    seen, stack = set(), [function]
+    seen, stack = IdentitySet(), [function]
     while stack:
         current = stack.pop()
         names = current.__globals__
-        if id(names) in seen:
+        if names in seen:
             continue
-        seen.add(id(names))
+        seen.add(names)
         stack.extend(_called(current))
         for name, value in names.items():
             if value is np:

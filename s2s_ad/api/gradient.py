@@ -110,9 +110,7 @@ class GradientFunction:
         self.inner = fn if isinstance(fn, GradientFunction) else None
         self._with_value = with_value
         self._lock = threading.Lock()
-        # How checkpoint_stats names its caller (core/runtime.py): made once, so that every call compares
-        # references rather than calling one (the check is on every call's hot path).
-        self._as_caller = weakref.ref(self)
+        self._as_caller = weakref.ref(self)  # how checkpoint_stats names its caller: compared on every call
         # The self-check (selfcheck.py): switched on here, or for the whole program by S2S_AD_CHECK,
         # read once, now, so the hot path pays one attribute test.  Its own generator: the user's
         # np.random state is left alone.
@@ -210,8 +208,7 @@ class GradientFunction:
         return tuple(bound.arguments.values())
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        # (a TransformError leaves without s2s_ad's frames: the traceback ends at the user's call; a try
-        # costs nothing where nothing is raised)
+        # (a TransformError leaves without our frames, ending at the user's call; a try costs nothing unraised)
         try:
             if _gettrace() is not None and debugging.stepping(_gettrace()):  # its next step: the generated code
                 return debugging.step_into(_gettrace(), self._called, args, kwargs)

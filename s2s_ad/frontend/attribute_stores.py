@@ -16,6 +16,7 @@ from __future__ import annotations
 from typing import Any, Optional
 
 import gast
+from ..core.identity import IdentitySet
 
 # The method name the lowering reads as "this object, its attribute replaced" (read before any method
 # of the object's class).
@@ -40,12 +41,12 @@ def refusal(function: gast.FunctionDef, target: gast.Attribute) -> str:
 
 def rewrite_stores(function: gast.FunctionDef) -> None:
     """Rewrite every attribute store of ``function``'s own statements that ``_not_private`` allows."""
-    nested = {id(n) for d in gast.walk(function) if d is not function and isinstance(d, (gast.FunctionDef, gast.Lambda))
-              for n in gast.walk(d)}
+    nested = IdentitySet(n for d in gast.walk(function) if d is not function and isinstance(d, (gast.FunctionDef, gast.Lambda))
+                         for n in gast.walk(d))
     checked: dict[str, Optional[str]] = {}
     makers: dict[str, list] = {}
     for parent in list(gast.walk(function)):
-        if id(parent) in nested:
+        if parent in nested:
             continue
         for field_name in ("body", "orelse"):
             block = getattr(parent, field_name, None)
@@ -93,16 +94,16 @@ def _not_private(function: gast.FunctionDef, name: str) -> Optional[str]:
               if isinstance(a, gast.Name)]
     if name in params:
         return f"{name} is a parameter: the store would change the caller's object, which s2s_ad does not do"
-    own = {id(n) for n in gast.walk(function)} - {id(n) for d in gast.walk(function) if d is not function
-                                                  and isinstance(d, (gast.FunctionDef, gast.Lambda))
-                                                  for n in gast.walk(d)}
-    read_as_attribute = set()
-    stored = set()
+    nested = IdentitySet(n for d in gast.walk(function) if d is not function
+                         and isinstance(d, (gast.FunctionDef, gast.Lambda)) for n in gast.walk(d))
+    own = IdentitySet(n for n in gast.walk(function) if n not in nested)
+    read_as_attribute = IdentitySet()
+    stored = IdentitySet()
     for node in gast.walk(function):
         if isinstance(node, gast.Attribute) and isinstance(node.value, gast.Name) and node.value.id == name:
-            if isinstance(node.ctx, gast.Store) and id(node) not in own:
+            if isinstance(node.ctx, gast.Store) and node not in own:
                 return f"a nested def or lambda stores into {name}"
-            read_as_attribute.add(id(node.value))
+            read_as_attribute.add(node.value)
         if isinstance(node, gast.Call) and isinstance(node.func, gast.Attribute) \
                 and isinstance(node.func.value, gast.Name) and node.func.value.id == name:
             setattr(node, HANDS_ON, name)  # name.method(...): the lowering checks it does not hand the object on
@@ -112,12 +113,12 @@ def _not_private(function: gast.FunctionDef, name: str) -> Optional[str]:
             for target in node.targets:
                 for bound in gast.walk(target):
                     if isinstance(bound, gast.Name) and bound.id == name and isinstance(bound.ctx, gast.Store):
-                        if target is not bound or not isinstance(node.value, gast.Call) or id(node) not in own:
+                        if target is not bound or not isinstance(node.value, gast.Call) or node not in own:
                             return f"{name} is bound otherwise than by name = <a call> (line {node.lineno})"
-                        stored.add(id(bound))
+                        stored.add(bound)
     for node in gast.walk(function):
-        if isinstance(node, gast.Name) and node.id == name and id(node) not in read_as_attribute \
-                and id(node) not in stored:
+        if isinstance(node, gast.Name) and node.id == name and node not in read_as_attribute \
+                and node not in stored:
             return (f"{name} is used otherwise than by its attributes (line {getattr(node, 'lineno', '?')}: passed "
                     "on, held by a container or another name, returned, or bound by a loop), so another name may "
                     "hold the same object")

@@ -27,6 +27,7 @@ from ..frontend.static_names import StaticNames
 from ..frontend.user_classes import (ComputesAttributes, Computed, Parameter, computed_layout, operator_methods,
                                      record_layout)
 from .helper_calls import HelperCalls
+from ..core.identity import IdentitySet
 
 _DICT_METHODS = ("items", "keys", "values", "get")
 
@@ -128,7 +129,7 @@ class ObjectCalls(ConverterPart):
             seen.add(method)
             definition = parse_function(method).node
             this = definition.args.args[0].id if definition.args.args else None
-            read = {id(n.value) for n in gast.walk(definition) if isinstance(n, gast.Attribute)}
+            read = IdentitySet(n.value for n in gast.walk(definition) if isinstance(n, gast.Attribute))
             for n in gast.walk(definition):
                 if not (isinstance(n, gast.Call) and isinstance(n.func, gast.Attribute)):
                     continue
@@ -137,9 +138,9 @@ class ObjectCalls(ConverterPart):
                     pending.append(self.statics.class_attribute(record.cls, n.func.attr))
                 elif isinstance(owner, gast.Call) and isinstance(owner.func, gast.Name) and owner.func.id == "super" \
                         and not owner.args:  # super().m(...): any class's m along the object's MRO
-                    read.add(id(owner.func))
+                    read.add(owner.func)
                     pending.extend(vars(klass).get(n.func.attr) for klass in record.cls.__mro__)
-            loose = next((n for n in gast.walk(definition) if isinstance(n, gast.Name) and id(n) not in read
+            loose = next((n for n in gast.walk(definition) if isinstance(n, gast.Name) and n not in read
                           and n.id in (this, "super") and n is not definition.args.args[0]), None)
             if this is None or loose is not None:
                 raise self.error(f"the call of .{node.func.attr}() of a {record.cls.__name__} the function "

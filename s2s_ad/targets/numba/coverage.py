@@ -22,6 +22,7 @@ import gast
 
 from ...rules import registry as rules
 from ...rules.rule import Rule
+from ...core.identity import IdentityMap
 
 
 def _callee(node: Any, namespace: dict) -> Any:
@@ -53,19 +54,19 @@ def missing_calls() -> dict[Any, tuple[str, ...]]:
     cpu_target.target_context.refresh()  # (NumPy's implementations in Numba register as it loads them)
     typing = cpu_target.typing_context
     typing.refresh()
-    known: dict[int, bool] = {}
+    known: IdentityMap[Any, bool] = IdentityMap()
 
     def implemented(fn: Any) -> bool:
-        if id(fn) not in known:
+        if fn not in known:
             if rules.fact(fn, "folds") is not None:  # (rewritten when the code is made, for the usual arguments)
-                known[id(fn)] = True
+                known[fn] = True
                 return True
             try:
                 typing.resolve_value_type(NUMBA.implementation(fn))
-                known[id(fn)] = True
+                known[fn] = True
             except Exception:  # (Numba's TypingError, or any refusal to type the object)
-                known[id(fn)] = False
-        return known[id(fn)]
+                known[fn] = False
+        return known[fn]
 
     rules.load_templates()
     found: dict[Any, tuple[str, ...]] = {}
