@@ -17,9 +17,9 @@ from s2s_ad.core.runtime import (added_at, cells, cells_array, check_assertion, 
                             check_view_kept,
                             check_one_number, check_view_update, checkpoint_stride, checkpointed, derivative_lost_by, draw,
                             format_method, formatted, getitem_grad, joined, held_apart, if_inexact, raise_exception, random_states,
-                            percent_formatted, revolve, revolve_forward, revolve_last, revolve_reverse, revolve_turn,
-                            set_random_states, snapshots, split_piece, stop_gradient, stored_part, unbroadcast, unbroadcast_to,
-                            writable_copy, zero_tangent, zeros_like)
+                            percent_formatted, positions_grad, retaken_view, revolve, revolve_forward, revolve_last, revolve_reverse, revolve_turn,
+                            set_random_states, snapshots, split_piece, stale_grad, stop_gradient, stored_part, unbroadcast, unbroadcast_to,
+                            view_positions, writable_copy, zero_tangent, zeros_like)
 
 nondifferentiable(zeros_like, zero_tangent)
 declare(checkpointed, refused="checkpointed(...) marks a loop: write it as the loop's iterable, "
@@ -117,3 +117,35 @@ declare(if_inexact, view=True)  # its first argument (not like)
 # unbroadcast and unbroadcast_to hand back the adjoint itself where it has the shape already (the
 # examples of equal shapes show it): two adjoints made from one are then one object.
 declare(unbroadcast, unbroadcast_to, view=True)
+
+
+# A view read after a write into its array, where no chain of steps takes it again
+# (lower_views.ViewRetaking.by_positions): its elements are the array's at positions that view_positions
+# finds where the code runs (or, no view of the array there, the value itself).
+nondifferentiable(view_positions)
+fresh_arrays(view_positions, positions_grad)
+declare(retaken_view, may_view=True)  # the value itself where it is no view of the array
+declare(retaken_view, zero_derivative=("positions",))
+declare(positions_grad, zero_derivative=("positions", "base"))
+declare(stale_grad, zero_derivative=("positions",))
+declare(stale_grad, view=True)  # the adjoint itself where the value was no view of the array
+_TAKEN = np.array([[1, 3], [5, 7]])  # a view b[:, 1::2] of a 2x4 b: its positions
+_KEPT = np.full((2, 2), -1)
+
+
+@adjoint(retaken_view, linear=True, examples=({"base": (2, 4), "stale": (2, 2), "positions": _TAKEN},
+                                              {"base": (2, 4), "stale": (2, 2), "positions": _KEPT}))
+def retaken_view_rule(out, base, stale, positions, d_out):
+    d_base = positions_grad(d_out, positions, base)
+    d_stale = stale_grad(d_out, positions)
+
+
+@adjoint(positions_grad, linear=True, examples=({"grad": (2, 2), "positions": _TAKEN, "base": (2, 4)},
+                                                {"grad": (2, 2), "positions": _KEPT, "base": (2, 4)}))
+def positions_grad_rule(out, grad, positions, base, d_out):
+    d_grad = retaken_view(d_out, zeros_like(grad), positions)
+
+
+@adjoint(stale_grad, linear=True, examples=({"grad": (2, 2), "positions": _TAKEN}, {"grad": (2, 2), "positions": _KEPT}))
+def stale_grad_rule(out, grad, positions, d_out):
+    d_grad = stale_grad(d_out, positions)

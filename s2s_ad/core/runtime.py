@@ -411,6 +411,78 @@ def check_view_kept(view: Any, base: Any, name: str, filename: str, line: int) -
                              "one number) to say so", filename=filename, line=line)
 
 
+# -- a view read after a write into its array, where no chain of steps takes it again -----------------
+# (lower_views.ViewRetaking.by_positions: a view carried out of the iteration that took it, a recursive
+# helper's, one joined over a loop).  Generated code writes into an array it made in place, so a view of
+# it shows the write by itself; what the derivative needs is where the view's elements lie in the array.
+
+def view_positions(view: Any, base: Any, name: str = "the value", filename: Optional[str] = None,
+                   line: Optional[int] = None) -> Any:
+    """Where each element of ``view`` lies in ``base``: flat (C-order) positions of ``base``, an
+    integer array of the view's shape; -1 for one number (read by index: a copy, which the write did
+    not reach).  An array that is no view of ``base``'s elements here is refused, naming ``name`` at
+    ``filename:line``: the generated code may hold a copy where NumPy's would be a view (a value the
+    reverse sweep records), so no value is kept as it was on that ground; a container (which may
+    hold views of ``base``) is refused too."""
+    if isinstance(view, (np.generic, numbers.Number)):
+        return np.full((), -1, dtype=np.intp)
+    if not isinstance(view, np.ndarray):
+        raise TransformError(f"reading {name} after its array was written", f"{name} is a "
+                             f"{type(view).__name__} that may hold views of that array, taken where they "
+                             "cannot be taken again; copy each view where you take it (.copy())",
+                             filename=filename, line=line)
+    if view.size == 0:
+        return np.zeros(view.shape, dtype=np.intp)
+    if isinstance(base, np.ndarray) and view.dtype == base.dtype and np.may_share_memory(view, base):
+        found = _addresses(base).reshape(-1)
+        order = np.argsort(found, kind="stable")
+        ordered = found[order]
+        wanted = _addresses(view).reshape(-1)
+        at = np.minimum(np.searchsorted(ordered, wanted), ordered.size - 1)
+        if np.array_equal(ordered[at], wanted):
+            return order[at].reshape(view.shape)
+    raise TransformError(f"reading {name} after its array was written", f"{name} may be a view of that array, "
+                         "taken where it cannot be taken again, and is not one here as s2s_ad computes it; copy "
+                         "it where you take it (.copy())", filename=filename, line=line)
+
+
+def _addresses(a: np.ndarray) -> np.ndarray:
+    """The byte address of every element of ``a``, in an array of its shape."""
+    addresses = np.full(a.shape, a.__array_interface__["data"][0], dtype=np.int64)
+    for axis, (length, stride) in enumerate(zip(a.shape, a.strides)):
+        steps = np.arange(length, dtype=np.int64) * stride
+        addresses += steps.reshape((length,) + (1,) * (a.ndim - axis - 1))
+    return addresses
+
+
+def retaken_view(base: Any, stale: Any, positions: Any) -> Any:
+    """``stale``, a view of ``base`` bound before a write into ``base``, read after it, as NumPy's view
+    shows it now: ``base``'s elements at ``positions`` (``view_positions``: the same values, since
+    generated code writes into ``base`` in place, taken as a function of ``base`` for the derivative);
+    ``stale`` itself where it is one number (or empty)."""
+    return stale if _kept(positions) else np.take(base, positions)
+
+
+def _kept(positions: Any) -> bool:
+    """``positions`` say the value read was one number or empty (``view_positions``), kept as it was."""
+    return bool(positions.size == 0 or positions.reshape(-1)[0] < 0)
+
+
+def positions_grad(grad: Any, positions: Any, base: Any) -> Any:
+    """The adjoint ``retaken_view`` gives ``base``: ``grad`` added into zeros shaped like ``base`` at
+    ``positions`` (a view's elements are distinct: no position repeats)."""
+    out = np.zeros(np.shape(base), dtype=np.result_type(grad, 1.0))
+    if not _kept(positions):
+        out.reshape(-1)[positions.reshape(-1)] = np.reshape(grad, -1)
+    return out
+
+
+def stale_grad(grad: Any, positions: Any) -> Any:
+    """The adjoint ``retaken_view`` gives ``stale``: ``grad`` where it is no view of the array written,
+    else zeros (the derivative went to the array)."""
+    return grad if _kept(positions) else np.zeros(np.shape(grad), dtype=np.result_type(grad, 1.0))
+
+
 def split_piece(shape: tuple, how: str, sections: Any, axis: Any, k: int) -> tuple:
     """The basic index of piece ``k`` of ``np.<how>(a, sections, axis)`` (``how``: split, array_split,
     hsplit, vsplit or dsplit) for an array ``a`` of shape ``shape``: ``a[index]`` is that piece, the

@@ -123,6 +123,9 @@ class ViewRetaking(Part):
                 chosen = self.chosen_again(value.name, name, user)
                 if chosen is not None:
                     return chosen
+                positioned = self.by_positions(value, name, array, user)
+                if positioned is not None:
+                    return positioned
                 raise self.state.refusal(f"reading {name} after {array} was written", hint)
             if value.name in self.facts.joined_elements or array not in self.state.buffers:
                 # first = out[0]: one number if out is 1-d and 0 a number, which only the kinds tell
@@ -153,6 +156,9 @@ class ViewRetaking(Part):
         step reads a name of a block that has ended (an index computed in a branch)."""
         for made, call, kind in steps:
             if not self.facts.visible(ir.Call(call.fn, tuple(call.args[1:]), call.kwargs)):
+                positioned = self.by_positions(ir.Var(steps[-1][0]), name, array, user)
+                if positioned is not None:
+                    return positioned
                 raise self.state.refusal(f"reading {name} after {array} was written", f"{name} was taken "
                                          f"from {array} with values of a branch or loop that has ended, where it "
                                          "cannot be taken again; copy it where you take it (.copy())")
@@ -174,6 +180,34 @@ class ViewRetaking(Part):
                 self.check_view(current, taken_from, name)
             self.facts.retaken[key] = current
         return current
+
+    def by_positions(self, value: ir.Var, name: str, array: str, user: bool) -> Optional[ir.Expr]:
+        """``value``, which may view ``array`` (an array the function made, and nothing else), read after
+        a write into ``array`` where no chain of steps takes it again (taken in an iteration that has
+        ended, by a recursive helper, joined over a loop): where the code runs, the positions of its
+        elements in ``array`` (``runtime.view_positions``: -1 for one number, which the write did not
+        reach; an array that is no view of ``array`` there is refused, since generated code may hold a
+        copy where NumPy's value is a view), then the view as it is now, as a function of ``array``
+        (``runtime.retaken_view``: generated code writes into ``array`` in place).  None where ``value``
+        may be a value already taken again so (a copy: ``Views.positioned``), an early return's result,
+        or a view of another array."""
+        if array not in self.state.buffers or value.name in self.views.positioned or \
+                value.name in self.state.exit_results or \
+                any(root != array for root, _ in self.views.views_of(value.name)):
+            return None
+        # (emitted as they are: flattening would read value again, as a view of an array written since)
+        positions = self.state.names.fresh("positions")
+        found = ir.Call(runtime.view_positions, (value, ir.Var(array), ir.Const(name),
+                                                 ir.Const(self.state.parsed.filename), ir.Const(self.state.line)))
+        self.state.block.append(ir.Assign(positions, found, self.state.line))
+        self.state.host.made(positions, found)
+        again = ir.Call(runtime.retaken_view, (ir.Var(array), value, ir.Var(positions)))
+        taken = self.state.names.claim(name) if user else self.state.names.fresh(name)
+        self.state.block.append(ir.Assign(taken, again, self.state.line))
+        self.state.host.made(taken, again)
+        if user:
+            self.scope.env[name] = ir.Var(taken)
+        return ir.Var(taken)
 
     def chosen_again(self, view: str, name: str, user: bool) -> Optional[ir.Var]:
         """``lo`` of ``lo, hi = (b[:2], b[2:]) if c else (b[2:], b[:2])``, read after a write into ``b``:

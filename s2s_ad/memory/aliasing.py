@@ -50,7 +50,7 @@ from typing import Any, Callable, Optional, Sequence
 
 import numpy as np
 
-from ..core import ir
+from ..core import ir, runtime
 from ..core.identity import Identity
 from ..rules import registry as rules
 
@@ -90,6 +90,10 @@ class Views:
         self.others: dict[str, list[tuple[str, int]]] = {}  # a joined name's further arrays, as seen
         self.made: dict[str, Any] = {}  # SSA name -> the call (atoms for arguments) or display that made it
         self.made_in: dict[str, Optional[Identity]] = {}  # SSA name -> the nested block it was made in
+        # names that may hold a view taken again by its positions (runtime.retaken_view: a copy with the
+        # view's values), itself or through a container, a join or a call: no view where the code runs, so
+        # never the value whose positions view_positions looks for (lower_views.ViewRetaking.by_positions)
+        self.positioned: set[str] = set()
 
     def root_of(self, expr: Any) -> Optional[str]:
         if isinstance(expr, ir.Var):
@@ -102,6 +106,8 @@ class Views:
         return None
 
     def bound(self, name: str, value: Any) -> None:
+        if self._holds_positioned(value):
+            self.positioned.add(name)
         if isinstance(value, ir.Display):  # t = (b[:2], b[2:]): every item's array, each as its item saw it
             self.joined(name, value)
             return
@@ -116,6 +122,8 @@ class Views:
             for item in value.items:
                 self.joined(name, item)
             return
+        if self._holds_positioned(value):
+            self.positioned.add(name)
         if not (isinstance(value, ir.Var) and value.name in self.root):
             return
         for root, seen in self.views_of(value.name):
@@ -125,6 +133,17 @@ class Views:
                 self.others.setdefault(name, []).append((root, seen))
         if value.name in self.stale:
             self.stale.add(name)
+
+    def _holds_positioned(self, expr: Any) -> bool:
+        """``expr`` may hold a value in ``positioned`` (followed as ``root_of`` follows views)."""
+        if isinstance(expr, ir.Var):
+            return expr.name in self.positioned
+        if isinstance(expr, ir.Display):
+            return any(self._holds_positioned(e) for e in expr.items)
+        if isinstance(expr, ir.Call):
+            return expr.fn is runtime.retaken_view or (_may_view(expr.fn, expr) and any(
+                self._holds_positioned(e) for e in _passed_on(expr)))
+        return False
 
     def views_of(self, name: str) -> list[tuple[str, int]]:
         """Each array ``name`` may view, with the number of writes into it when it was bound."""
@@ -195,6 +214,8 @@ def retake_kind(call: ir.Call, held: Any = None, integers: frozenset[str] | set[
     checks where it runs (``np.reshape``: a view of a C-contiguous array; ``B[0]``: a row of a matrix,
     one number of a vector); else None (not a view to take again).  ``integers``: names holding an
     integer (a range loop's index), basic parts too."""
+    if call.fn is runtime.retaken_view:  # a view taken again by its positions: the same, by the same ones
+        return "always"
     if call.fn is operator.getitem:
         parts = ir.index_parts(call.args[1])
         basic = all(_basic_part(p) or (isinstance(p, ir.Var) and p.name in integers) for p in parts)

@@ -32,6 +32,7 @@ import numpy as np
 
 from ...rules import registry as rules
 from ...core import runtime
+from . import view_positions
 
 # Numba's, set by register() (this module is imported to spell code that no one compiles, too: the
 # code s2s_ad.source(..., backend="numba") shows needs no Numba)
@@ -148,6 +149,7 @@ def _register():
     overload(runtime.check_assertion)(_check_assertion)
     overload(runtime.check_one_number)(_check_one_number)
     overload(runtime.check_view_kept)(_check_view_kept)
+    view_positions.register(overload, types)
     overload(runtime.raise_exception)(_raise_exception)
     from . import rules as numba_rules  # noqa: F401 (declares s2s_ad's compiled versions)
     for helper, factory in rules.compiled_versions("numba").items():  # (rules.compiled: numba.rules', users')
