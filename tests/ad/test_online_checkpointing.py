@@ -100,8 +100,9 @@ def stops_early(x, c):
 def writes(x, c):
     y = np.array([x, x])
     while s2s_ad.checkpointed(y[0] < 10.0, snapshots=c):
-        y[0] = y[0] * 1.5
-    return y[0]
+        y[1] = y[0] + 1.0
+        y = y * 1.5
+    return y[0] + y[1]
 
 
 
@@ -109,7 +110,7 @@ def writes(x, c):
 @pytest.mark.parametrize("f, construct", [
     (every, "this use of checkpointed in a while loop"),
     (stops_early, "a checkpointed loop that can stop early"),
-    (writes, "a checkpointed loop that writes into an array"),
+    (writes, "a checkpointed loop that writes in place into y, which it also binds again"),
 ])
 def test_what_it_cannot_follow_is_refused_at_its_line(f, construct):
     with pytest.raises(s2s_ad.TransformError, match=construct) as caught:
