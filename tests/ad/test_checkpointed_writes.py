@@ -4,6 +4,8 @@ body writes into, a restore copies them back in place, the advances write again 
 array's adjoint is carried through the reverse sweeps.  The gradient equals the unmarked loop's bit
 for bit, on the binomial schedule, the square-root segments and the online (while) form; the advances
 stay Revolve's ``t(n, c)``; forward mode and second order go through it."""
+import warnings
+
 import numpy as np
 import pytest
 
@@ -90,3 +92,20 @@ def test_run_as_python_the_marked_loops_are_the_plain_ones():
     for name in NAMES:
         f, plain = _pair(name)
         assert f(U0, 0.5, 7, 2) == plain(U0, 0.5, 7, 2)
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_numba_compiles_them_with_pythons_numbers_and_counts(name):
+    """The schedule compiles (targets/numba/revolve.py), the snapshots' copies and restores too: no
+    CompileFallbackWarning, Python's gradient to 1e-12 and the same stats."""
+    pytest.importorskip("numba")
+    f, _ = _pair(name)
+    compiled, python = s2s_ad.grad(f, wrt=(0, 1), backend="numba"), s2s_ad.grad(f, wrt=(0, 1))
+    for n, c in [(0, 2), (1, 1), (2, 3), (9, 2), (30, 3)]:
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", s2s_ad.CompileFallbackWarning)  # (a fallback says so: none here)
+            ours = compiled(U0, 0.5, n, c)
+        theirs = python(U0, 0.5, n, c)
+        np.testing.assert_allclose(ours[0], theirs[0], rtol=1e-12, atol=1e-12)
+        assert ours[1] == pytest.approx(theirs[1], rel=1e-12, abs=1e-12)
+        assert compiled.stats() == python.stats()
