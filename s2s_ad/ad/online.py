@@ -68,7 +68,7 @@ def forward(recorder: Recorder, stmt: ir.While) -> list[ir.Stmt]:
     for array in recorder.written_before(loop):  # written in place while counting: copied, put back in place
         keep = fresh(f"start_{array}")
         before.append(ir.Assign(keep, ir.Call(language.copy, (ir.Var(array),)), line))
-        after.append(ir.Store(array, ir.Slice(None, None, None), ir.Var(keep), line))
+        after.append(ir.Store(array, ir.Const(Ellipsis), ir.Var(keep), line))
     if recorder.draws(loop):  # the count's draws are drawn again by the schedule: the states put back
         states = fresh("states_before")
         before.append(ir.Assign(states, ir.Call(runtime.random_states, ()), line))

@@ -105,29 +105,8 @@ class Recorder:
                    for s in ir.walk(stmt.body) for e in ir.exprs_of(s))
 
     def written_before(self, stmt: ir.For) -> tuple[str, ...]:
-        """The arrays made before the loop that its body writes into (``out[i] = u``, ``x[j] = ...``):
-        names the body reads without binding them, sharing memory a store of the body writes.  A
-        snapshot holds a copy of each, and a restore copies it back in place (other names may view
-        them).  Refuses a write into what a carried name held before the loop (``u[j] = ...`` where
-        ``u`` is bound again in the body): a restore binds a carried name, and could not put the
-        array from before the loop back."""
-        stores = [s for s in ir.walk(stmt.body) if isinstance(s, ir.Store)]
-        if not stores:
-            return ()
-        written = frozenset(r for s in stores for r in self.sharing.of(s.array))
-        bound = ir.assigned_names(stmt.body) | {stmt.index}
-        free = {n for s in ir.walk(stmt.body) for e in ir.exprs_of(s) for n in ir.names_read(e)} - bound
-        made = frozenset(r for n in bound for r in self.sharing.of(n) if r in bound)
-        for name in self.loop_state(stmt):
-            if (self.sharing.of(name) & written) - made:
-                shown = re.sub(r"_[0-9]+$", "", name)  # (the SSA version's suffix off: the name as written)
-                raise TransformError(
-                    f"a checkpointed loop that writes in place into {shown}, which it also binds again",
-                    f"its first step writes into the array {shown} held before the loop, which a snapshot "
-                    f"cannot put back (a restore binds {shown} anew); write into a copy made in the loop "
-                    f"({shown} = {shown}.copy() first), or into an array the loop does not bind again",
-                    filename=self.filename, line=stmt.line)
-        return tuple(sorted(n for n in free if self.sharing.of(n) & written))
+        """The arrays made before the loop that its body writes into (``written_before``)."""
+        return written_before(stmt, self.sharing, self.loop_state(stmt), self.filename)
 
     def snapshot_slot(self, stmt: ir.For) -> tuple[tuple[str, ...], list[ir.Stmt], list[ir.Stmt], list[ir.Stmt]]:
         """Declare the slot of the loop's snapshots: the names a restore binds, the statements before
@@ -140,7 +119,7 @@ class Recorder:
         for array in self.written_before(stmt):
             kept = self.adjoints.fresh(f"kept_{array}")
             state = state + (kept,)
-            replay.append(ir.Store(array, ir.Slice(None, None, None), ir.Var(kept), stmt.line))
+            replay.append(ir.Store(array, ir.Const(Ellipsis), ir.Var(kept), stmt.line))
         if self.draws(stmt):  # the states as the first pass left them come back after the last segment
             after, rng = self.adjoints.fresh("states_after"), self.adjoints.fresh("segment_states")
             setup = [ir.Assign(after, ir.Call(runtime.random_states, ()), stmt.line)]
@@ -353,6 +332,32 @@ class Recorder:
         if self.facts.part_class(stmt.array, stmt.index) == SCALAR:
             return old
         return ir.Call(language.copy, (old,))
+
+
+def written_before(stmt: ir.For, sharing: Sharing, state: tuple[str, ...], filename: Optional[str]) -> tuple[str, ...]:
+    """The arrays made before the loop that its body writes into (``out[i] = u``, ``x[j] = ...``):
+    names the body reads without binding them, sharing memory a store of the body writes.  A
+    snapshot holds a copy of each, and a restore copies it back in place (other names may view
+    them).  Refuses a write into what a carried name (of ``state``) held before the loop
+    (``u[j] = ...`` where ``u`` is bound again in the body): a restore binds a carried name, and
+    could not put the array from before the loop back."""
+    stores = [s for s in ir.walk(stmt.body) if isinstance(s, ir.Store)]
+    if not stores:
+        return ()
+    written = frozenset(r for s in stores for r in sharing.of(s.array))
+    bound = ir.assigned_names(stmt.body) | {stmt.index}
+    free = {n for s in ir.walk(stmt.body) for e in ir.exprs_of(s) for n in ir.names_read(e)} - bound
+    made = frozenset(r for n in bound for r in sharing.of(n) if r in bound)
+    for name in state:
+        if (sharing.of(name) & written) - made:
+            shown = re.sub(r"_[0-9]+$", "", name)  # (the SSA version's suffix off: the name as written)
+            raise TransformError(
+                f"a checkpointed loop that writes in place into the array {shown} held before it, and binds "
+                f"{shown} again", f"a restore binds {shown} to its snapshot and cannot put that array back; "
+                f"write into a copy made in the loop ({shown} = {shown}.copy() first), or into an array the "
+                f"loop does not bind again",
+                filename=filename, line=stmt.line)
+    return tuple(sorted(n for n in free if sharing.of(n) & written))
 
 
 def _is_merge(stmt: ir.Stmt) -> bool:

@@ -115,7 +115,7 @@ def writes(x, c):
 @pytest.mark.parametrize("f, construct", [
     (every, "this use of checkpointed in a while loop"),
     (stops_early, "a checkpointed loop that can stop early"),
-    (writes, "a checkpointed loop that writes in place into y, which it also binds again"),
+    (writes, "a checkpointed loop that writes in place into the array y held before it"),
 ])
 def test_what_it_cannot_follow_is_refused_at_its_line(f, construct):
     with pytest.raises(s2s_ad.TransformError, match=construct) as caught:

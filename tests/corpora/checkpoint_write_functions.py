@@ -126,6 +126,23 @@ def online_ring_plain(x0, k, n, c):
     return np.sum(x * x)
 
 
+def scalar_cell(u0, k, n, c):
+    """A 0-d array written in place: the restore writes ``a[...]`` (``a[:]`` would not do)."""
+    a = np.zeros(())
+    a[...] = np.sum(u0 * u0)
+    for i in s2s_ad.checkpointed(range(n), snapshots=c):
+        a[()] = a[()] * 0.5 + np.sin(a[()]) * k
+    return a[()] * 2.0
+
+
+def scalar_cell_plain(u0, k, n, c):
+    a = np.zeros(())
+    a[...] = np.sum(u0 * u0)
+    for i in range(n):
+        a[()] = a[()] * 0.5 + np.sin(a[()]) * k
+    return a[()] * 2.0
+
+
 def writes_what_it_binds_again(u0, k, n, c):
     """Refused: ``u[0] = ...`` writes, at the first step, the array ``u`` held before the loop."""
     u = u0 * 1.0
