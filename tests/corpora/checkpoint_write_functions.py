@@ -126,6 +126,28 @@ def online_ring_plain(x0, k, n, c):
     return np.sum(x * x)
 
 
+def through_a_view(u0, k, n, c):
+    """Writes through a view made before the loop, a store before it and one after it (whose reverses
+    read the array as it was there)."""
+    x = u0 * 1.0
+    x[0] = np.sin(x[1]) * k
+    view = x[1:]
+    for i in s2s_ad.checkpointed(range(n), snapshots=c):
+        view[i % 2] = view[i % 2] * x[0] + k * np.cos(view[(i + 1) % 2])
+    x[2] = x[2] * x[0]
+    return np.sum(x * x) + np.sum(view)
+
+
+def through_a_view_plain(u0, k, n, c):
+    x = u0 * 1.0
+    x[0] = np.sin(x[1]) * k
+    view = x[1:]
+    for i in range(n):
+        view[i % 2] = view[i % 2] * x[0] + k * np.cos(view[(i + 1) % 2])
+    x[2] = x[2] * x[0]
+    return np.sum(x * x) + np.sum(view)
+
+
 def scalar_cell(u0, k, n, c):
     """A 0-d array written in place: the restore writes ``a[...]`` (``a[:]`` would not do)."""
     a = np.zeros(())
