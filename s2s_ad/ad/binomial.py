@@ -48,6 +48,8 @@ class Recorder(Protocol):
 
     def loop_state(self, stmt: ir.For) -> tuple[str, ...]: ...
 
+    def written_before(self, stmt: ir.For) -> tuple[str, ...]: ...
+
     def snapshot_values(self, stmt: ir.For) -> tuple[ir.Expr, ...]: ...
 
     def snapshot_slot(self, stmt: ir.For) -> tuple[tuple[str, ...], list[ir.Stmt], list[ir.Stmt], list[ir.Stmt]]: ...
@@ -94,7 +96,7 @@ def _advance(recorder: Recorder, stmt: ir.For, segment: str) -> list[ir.Stmt]:
 def forward(recorder: Recorder, stmt: ir.For) -> list[ir.Stmt]:
     """The first pass: advance to the last step keeping the schedule's snapshots, record the last step."""
     schedule, segment = recorder.adjoints.fresh("schedule"), recorder.adjoints.fresh("segment")
-    state = tuple(ir.Var(n) for n in recorder.loop_state(stmt))
+    state = tuple(ir.Var(n) for n in recorder.loop_state(stmt) + recorder.written_before(stmt))
     segments = ir.Call(runtime.revolve_forward, (ir.Var(schedule),) + state)
     last = _steps(stmt, ir.Call(runtime.revolve_last, (ir.Var(schedule),)))
     return [ir.Assign(schedule, _schedule(stmt, runtime.revolve, recorder.counted_trips.get(stmt.sid)), stmt.line),
@@ -111,7 +113,7 @@ def reverse(recorder: Recorder, stmt: ir.For, reversed_body: list[ir.Stmt]) -> N
     schedule, last, turn, segment = fresh("schedule"), fresh("last"), fresh("turn"), fresh("segment")
     state, setup, replay, teardown = recorder.snapshot_slot(stmt)
     one = _steps(stmt, ir.Slice(ir.Var(turn), ir.Call(operator.add, (ir.Var(turn), ir.Const(1))), None))
-    restored = tuple(ir.Var(n) for n in recorder.loop_state(stmt))
+    restored = tuple(ir.Var(n) for n in recorder.loop_state(stmt) + recorder.written_before(stmt))
     segments = ir.Call(runtime.revolve_turn, (ir.Var(schedule), ir.Var(turn)) + restored)
     again = ([ir.Pop(recorder.checkpoints[stmt.sid], state, stmt.line)] if state else []) + replay + [
         ir.Comment("restore the newest snapshot, advance as the schedule says, record this step"),

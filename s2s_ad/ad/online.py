@@ -23,7 +23,7 @@ from __future__ import annotations
 import operator
 from typing import Protocol
 
-from ..core import ir, runtime
+from ..core import ir, language, runtime
 from .adjoints import Adjoints
 
 
@@ -40,6 +40,8 @@ class Recorder(Protocol):
     def forward_checkpointed(self, stmt: ir.For) -> list[ir.Stmt]: ...
 
     def loop_state(self, stmt: ir.For) -> tuple[str, ...]: ...
+
+    def written_before(self, stmt: ir.For) -> tuple[str, ...]: ...
 
     def draws(self, stmt: ir.For) -> bool: ...
 
@@ -63,6 +65,10 @@ def forward(recorder: Recorder, stmt: ir.While) -> list[ir.Stmt]:
     kept = {name: fresh(f"start_{name}") for name in state}
     before: list[ir.Stmt] = [ir.Assign(keep, ir.Var(name), line) for name, keep in kept.items()]
     after: list[ir.Stmt] = [ir.Assign(name, ir.Var(keep), line) for name, keep in kept.items()]
+    for array in recorder.written_before(loop):  # written in place while counting: copied, put back in place
+        keep = fresh(f"start_{array}")
+        before.append(ir.Assign(keep, ir.Call(language.copy, (ir.Var(array),)), line))
+        after.append(ir.Store(array, ir.Const(Ellipsis), ir.Var(keep), line))
     if recorder.draws(loop):  # the count's draws are drawn again by the schedule: the states put back
         states = fresh("states_before")
         before.append(ir.Assign(states, ir.Call(runtime.random_states, ()), line))

@@ -16,10 +16,12 @@ each push and pop is made from a slot of it, so they pair up.
 from __future__ import annotations
 
 import operator
+import re
 from collections import Counter
 from typing import Any, Callable, Optional, Union
 
 from ..core import ir, language, runtime
+from ..core.errors import TransformError
 from ..rules import registry as rules
 from . import binomial, fixed_point, online
 from .adjoints import Adjoints
@@ -51,6 +53,7 @@ class Recorder:
         # False while generating the first pass of a checkpointed loop, which records nothing.
         self.recording = True
         self.snapshots: set[str] = set()  # views the forward sweep copies where it binds them
+        self.filename: Optional[str] = None  # the function's file, for the refusals made here
 
     # -- slots of the plan -------------------------------------------------
 
@@ -90,7 +93,8 @@ class Recorder:
 
     @staticmethod
     def loop_state(stmt: ir.For) -> tuple[str, ...]:
-        """The values one iteration hands the next: all a segment needs to run again."""
+        """The values one iteration hands the next (with ``written_before``, all a segment needs to
+        run again)."""
         return tuple(sorted(ir.loop_carried(stmt.body)))
 
     @staticmethod
@@ -100,18 +104,27 @@ class Recorder:
         return any(isinstance(e, ir.Call) and not rules.is_known(e.fn) and not isinstance(e.fn, ir.Part)
                    for s in ir.walk(stmt.body) for e in ir.exprs_of(s))
 
+    def written_before(self, stmt: ir.For) -> tuple[str, ...]:
+        """The arrays made before the loop that its body writes into (``written_before``)."""
+        return written_before(stmt, self.sharing, self.loop_state(stmt), self.filename)
+
     def snapshot_slot(self, stmt: ir.For) -> tuple[tuple[str, ...], list[ir.Stmt], list[ir.Stmt], list[ir.Stmt]]:
         """Declare the slot of the loop's snapshots: the names a restore binds, the statements before
-        the loop's reverse, after each restore (random states put back) and after the reverse."""
+        the loop's reverse, after each restore (random states put back, arrays the loop writes copied
+        back in place) and after the reverse."""
         state = self.loop_state(stmt)
         setup: list[ir.Stmt] = []
         replay: list[ir.Stmt] = []
         teardown: list[ir.Stmt] = []
+        for array in self.written_before(stmt):
+            kept = self.adjoints.fresh(f"kept_{array}")
+            state = state + (kept,)
+            replay.append(ir.Store(array, ir.Const(Ellipsis), ir.Var(kept), stmt.line))
         if self.draws(stmt):  # the states as the first pass left them come back after the last segment
             after, rng = self.adjoints.fresh("states_after"), self.adjoints.fresh("segment_states")
             setup = [ir.Assign(after, ir.Call(runtime.random_states, ()), stmt.line)]
             state = state + (rng,)
-            replay = [ir.Effect(ir.Call(runtime.set_random_states, (ir.Var(rng),)), stmt.line)]
+            replay.append(ir.Effect(ir.Call(runtime.set_random_states, (ir.Var(rng),)), stmt.line))
             teardown = [ir.Effect(ir.Call(runtime.set_random_states, (ir.Var(after),)), stmt.line)]
         if state:
             self.loops.append(stmt)  # one record per segment: no more than the loop's trips
@@ -122,8 +135,12 @@ class Recorder:
         return state, setup, replay, teardown
 
     def snapshot_values(self, stmt: ir.For) -> tuple[ir.Expr, ...]:
-        """What a snapshot keeps: the loop's state, and the random states where the loop draws."""
-        kept: tuple[ir.Expr, ...] = tuple(ir.Var(n) for n in self.loop_state(stmt))
+        """What a snapshot keeps: the loop's state (a copy of what the body may write into), copies of
+        the arrays made before the loop that it writes into, and the random states where it draws."""
+        kept: tuple[ir.Expr, ...] = tuple(
+            ir.Call(language.copy, (ir.Var(n),)) if self.sharing.may_change(n) else ir.Var(n)
+            for n in self.loop_state(stmt))
+        kept += tuple(ir.Call(language.copy, (ir.Var(n),)) for n in self.written_before(stmt))
         return kept + ((ir.Call(runtime.random_states, ()),) if self.draws(stmt) else ())
 
     def reverse_checkpointed(self, stmt: ir.For, reversed_body: list[ir.Stmt]) -> None:
@@ -278,7 +295,8 @@ class Recorder:
                 else:
                     out.append(ir.While(self.forward_block(stmt.test_block), stmt.test, inner, stmt.line, stmt.exit,
                                           stmt.fixed_point, stmt.checkpoint))
-            elif isinstance(stmt, ir.Store) and stmt.sid in self.store_pushes:  # record the slice it overwrites
+            elif isinstance(stmt, ir.Store) and stmt.sid in self.store_pushes and self.recording:
+                # record the slice it overwrites (an advance of a checkpointed loop records nothing)
                 out.append(ir.Push(self.store_pushes[stmt.sid], (self.overwritten(stmt),), stmt.line))
                 out.append(stmt)
             elif isinstance(stmt, ir.Assign) and isinstance(stmt.value, ir.Call) and stmt.sid in self.calls \
@@ -314,6 +332,32 @@ class Recorder:
         if self.facts.part_class(stmt.array, stmt.index) == SCALAR:
             return old
         return ir.Call(language.copy, (old,))
+
+
+def written_before(stmt: ir.For, sharing: Sharing, state: tuple[str, ...], filename: Optional[str]) -> tuple[str, ...]:
+    """The arrays made before the loop that its body writes into (``out[i] = u``, ``x[j] = ...``):
+    names the body reads without binding them, sharing memory a store of the body writes.  A
+    snapshot holds a copy of each, and a restore copies it back in place (other names may view
+    them).  Refuses a write into what a carried name (of ``state``) held before the loop
+    (``u[j] = ...`` where ``u`` is bound again in the body): a restore binds a carried name, and
+    could not put the array from before the loop back."""
+    stores = [s for s in ir.walk(stmt.body) if isinstance(s, ir.Store)]
+    if not stores:
+        return ()
+    written = frozenset(r for s in stores for r in sharing.of(s.array))
+    bound = ir.assigned_names(stmt.body) | {stmt.index}
+    free = {n for s in ir.walk(stmt.body) for e in ir.exprs_of(s) for n in ir.names_read(e)} - bound
+    made = frozenset(r for n in bound for r in sharing.of(n) if r in bound)
+    for name in state:
+        if (sharing.of(name) & written) - made:
+            shown = re.sub(r"_[0-9]+$", "", name)  # (the SSA version's suffix off: the name as written)
+            raise TransformError(
+                f"a checkpointed loop that writes in place into the array {shown} held before it, and binds "
+                f"{shown} again", f"a restore binds {shown} to its snapshot and cannot put that array back; "
+                f"write into a copy made in the loop ({shown} = {shown}.copy() first), or into an array the "
+                f"loop does not bind again",
+                filename=filename, line=stmt.line)
+    return tuple(sorted(n for n in free if sharing.of(n) & written))
 
 
 def _is_merge(stmt: ir.Stmt) -> bool:

@@ -87,6 +87,7 @@ class ReverseSweep:
         self.sharing = sharing or Sharing(fn, only_if_written=True)
         self.adjoints = Adjoints(fn, wrt, facts)
         self.recorder = Recorder(self.adjoints, facts, self.sharing, PlanDraft("tape"))
+        self.recorder.filename = fn.filename
         self.stores = StoreAdjoints(fn, self.adjoints, self.recorder, facts, self.sharing, unrestored)
         self.assignments = AssignmentAdjoints(fn, self.adjoints, self.recorder, self.stores, facts, callee, split,
                                               slices_in_place)

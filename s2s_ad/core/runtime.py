@@ -140,6 +140,20 @@ def _count(schedule: Schedule, segments: list, state: tuple) -> list:
     return segments
 
 
+def add_checkpoint_stats(line: Optional[int], snapshots: int, steps: int, advances: int, taped: int,
+                         peak_snapshots: int, peak_bytes: int, runs: int) -> None:
+    """Add what a compiled sweep of a checkpointed loop counted (``targets/numba/revolve.py``) to its
+    stats, as the Python schedule's calls add theirs."""
+    stats = checkpoint_stats.setdefault(line, dict(
+        line=line, steps=0, snapshots=int(snapshots), advances=0, taped=0, peak_snapshots=0, peak_bytes=0, runs=0))
+    stats["steps"] += int(steps)
+    stats["advances"] += int(advances)
+    stats["taped"] += int(taped)
+    stats["peak_snapshots"] = max(stats["peak_snapshots"], int(peak_snapshots))
+    stats["peak_bytes"] = max(stats["peak_bytes"], int(peak_bytes))
+    stats["runs"] += int(runs)
+
+
 def revolve(n: int, snapshots: int, line: Optional[int] = None, counted: int = 0) -> Schedule:
     """The binomial schedule of a checkpointed loop of ``n`` steps keeping at most ``snapshots``
     states, for its forward sweep; ``counted``: the steps a checkpointed while loop ran unrecorded

@@ -320,19 +320,20 @@ class LoopIteration(Part):
         """What checkpointing needs of the loop (a for loop, or a while loop on the binomial schedule)."""
         self._check_run_again(stmt, body, exit_flag, "checkpointed", (
             "checkpointing needs the trip count in advance: drop break/return from the loop, or checkpointed",
-            "a segment run again would see the later values; carry the values in variables, or drop checkpointed",
+            None,  # (writes into arrays are followed: the snapshots hold those arrays, ad/recording.py)
             "the reverse sweep runs each segment again, which would repeat them; move them out of the loop, or "
             "drop checkpointed"))
 
     def _check_run_again(self, stmt: Any, body: list[ir.Stmt], exit_flag: Any, marker: str,
-                         why: tuple[str, str, str]) -> None:
-        """A loop whose body the reverse sweep runs again: no early exit, no write in place, no effect
+                         why: tuple[str, Optional[str], str]) -> None:
+        """A loop whose body the reverse sweep runs again: no early exit, no write in place (unless
+        ``why`` says None for it: checkpointed loops' snapshots hold the arrays written), no effect
         (``why``: what to say of each).  A raise may stay: run again on the values it saw, a raise that
         did not run then does not run now."""
         early, writes, effects = why
         if exit_flag is not None:
             raise self.state.parsed.error(f"a {marker} loop that can stop early", early, stmt)
-        if any(isinstance(s, ir.Store) for s in ir.walk(body)):
+        if writes is not None and any(isinstance(s, ir.Store) for s in ir.walk(body)):
             raise self.state.parsed.error(f"a {marker} loop that writes into an array", writes, stmt)
         if any(isinstance(s, ir.Effect) and getattr(s.value, "fn", None) is not runtime.raise_exception
                for s in ir.walk(body)):

@@ -42,11 +42,16 @@ def test_equal_to_the_recorded_loop_with_the_advances_counted(f, plain, args, wr
     assert entry["taped"] == n and entry["peak_snapshots"] <= c
 
 
-def test_numba_runs_it_as_python_with_the_same_numbers():
+@pytest.mark.parametrize("f, plain, args, wrt, trips", CASES, ids=[case[0].__name__ for case in CASES])
+def test_numba_compiles_it_with_pythons_numbers_and_counts(f, plain, args, wrt, trips):
     pytest.importorskip("numba")
-    with pytest.warns(s2s_ad.CompileFallbackWarning, match="binomial schedule"):
-        compiled = s2s_ad.grad(F.orbit, wrt=(0, 1), backend="numba")(0.7, 0.01, 3)
-    assert compiled == s2s_ad.grad(F.orbit, wrt=(0, 1))(0.7, 0.01, 3)
+    df = s2s_ad.grad(f, wrt=wrt, backend="numba")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", s2s_ad.CompileFallbackWarning)  # (a fallback says so: none here)
+        compiled = _flat(df(*args, 3))
+    python = s2s_ad.grad(f, wrt=wrt)
+    np.testing.assert_allclose(compiled, _flat(python(*args, 3)), rtol=1e-12, atol=1e-12)
+    assert df.stats() == python.stats()
 
 
 def test_forward_mode_and_second_order():
@@ -100,8 +105,9 @@ def stops_early(x, c):
 def writes(x, c):
     y = np.array([x, x])
     while s2s_ad.checkpointed(y[0] < 10.0, snapshots=c):
-        y[0] = y[0] * 1.5
-    return y[0]
+        y[1] = y[0] + 1.0
+        y = y * 1.5
+    return y[0] + y[1]
 
 
 
@@ -109,7 +115,7 @@ def writes(x, c):
 @pytest.mark.parametrize("f, construct", [
     (every, "this use of checkpointed in a while loop"),
     (stops_early, "a checkpointed loop that can stop early"),
-    (writes, "a checkpointed loop that writes into an array"),
+    (writes, "a checkpointed loop that writes in place into the array y held before it"),
 ])
 def test_what_it_cannot_follow_is_refused_at_its_line(f, construct):
     with pytest.raises(s2s_ad.TransformError, match=construct) as caught:

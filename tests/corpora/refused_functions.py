@@ -178,3 +178,11 @@ def iterating_an_object(x):
     for item in p:  # REFUSED: Python raises TypeError: '_Point' object is not iterable
         total = total + item
     return total
+
+
+def checkpointed_write_into_what_it_binds_again(x):
+    u = x * 1.0
+    for i in s2s_ad.checkpointed(range(3), snapshots=2):  # REFUSED: writes in place into the array u held before it, and binds u again
+        u[0] = u[1] * 2.0
+        u = u * 0.9
+    return np.sum(u)

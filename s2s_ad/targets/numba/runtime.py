@@ -151,6 +151,8 @@ def _register():
     overload(runtime.check_view_kept)(_check_view_kept)
     view_positions.register(overload, types)
     overload(runtime.raise_exception)(_raise_exception)
+    from . import revolve as compiled_revolve
+    compiled_revolve.register(overload, types)  # (the binomial schedule of checkpointed(..., snapshots=c))
     from . import rules as numba_rules  # noqa: F401 (declares s2s_ad's compiled versions)
     for helper, factory in rules.compiled_versions("numba").items():  # (rules.compiled: numba.rules', users')
         overload(helper)(factory(types))

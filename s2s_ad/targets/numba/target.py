@@ -319,10 +319,6 @@ def _not_to_compile(emitted: Any) -> Optional[str]:
     bound = list(emitted.namespace.globals.values())
     if _DRAWS.search(emitted.source) or any(_draws(value) for value in bound):
         return "it draws random numbers, and Numba's generators are not NumPy's or Python's"
-    from ...core import runtime
-    if any(value is runtime.revolve for value in bound):
-        return ("it walks the binomial schedule of checkpointed(..., snapshots=c), a Python object (the "
-                "default checkpointed(steps), of sqrt(n) segments, compiles)")
     return None
 
 
@@ -368,10 +364,10 @@ def _compiler_fingerprint() -> str:
     the files declaring the compiled versions (``rules.compiled``, target "numba": ``numba.rules``'
     modules and users' templates; edited in a checkout, their machine code on disk must not be taken
     for the new one's) and the kernels they share."""
-    from . import kernels as numba_kernels, rules as numba_rules, runtime as numba_runtime
+    from . import kernels as numba_kernels, revolve as numba_revolve, rules as numba_rules, runtime as numba_runtime
     from ...rules import registry as rules
     digest = hashlib.sha256(repr(sorted(_OPTIONS.items())).encode())
-    files = [numba_runtime.__file__ or "", numba_kernels.__file__ or "", __file__]
+    files = [numba_runtime.__file__ or "", numba_kernels.__file__ or "", numba_revolve.__file__ or "", __file__]
     declaring = {factory.__code__.co_filename for factory in rules.compiled_versions("numba").values()}
     folder = os.path.dirname(numba_rules.__file__ or "")
     declaring |= {os.path.join(folder, name) for name in os.listdir(folder) if name.endswith(".py")}
