@@ -23,7 +23,7 @@ from typing import Any, Callable, Optional
 
 import numpy as np
 
-from ..core import runtime
+from ..core import arguments, runtime
 from ..driver.reach import _called, is_generated
 from ..targets.batched.rules import Batched, NotBatched, _key, _lifted, _ndim
 
@@ -111,6 +111,18 @@ class _NumPy:
             raise NotBatched("array of a tangent with a dtype or options")
         return a.copy()
 
+    @staticmethod
+    def full(shape: Any, fill_value: Any, dtype: Any = None, **kwargs: Any) -> Any:
+        """``np.full`` of a tangent (an adjoint spread over a reduction's input): the tangent broadcast
+        to ``shape`` in every direction."""
+        if not isinstance(fill_value, Batched):
+            return np.full(shape, fill_value, dtype=dtype, **kwargs)
+        shape = (shape,) if isinstance(shape, (int, np.integer)) else tuple(shape)
+        if kwargs or fill_value.ndim > len(shape):
+            raise NotBatched("np.full of a tangent with options or of a higher rank than the shape")
+        data = np.broadcast_to(_lifted(fill_value, len(shape)), (fill_value.data.shape[0],) + shape)
+        return Batched(np.array(data, dtype=dtype))
+
 
 _NUMPY = _NumPy()
 
@@ -118,6 +130,21 @@ def _zeros_like(original: Callable) -> Callable:
     def zeros_like(value: Any) -> Any:
         return Batched(np.zeros_like(value.data)) if isinstance(value, Batched) else original(value)
     return zeros_like
+
+
+def _adjoint_zeros(count: int) -> Callable[[Callable], Callable]:
+    """``zeros_like`` in a batched reverse sweep, where it starts an adjoint that others are added into in
+    place (``d_y[i] += ...``): zeros in every direction, as a ``Batched`` (of an array or a number)."""
+    def batched(original: Callable) -> Callable:
+        def zeros_like(value: Any) -> Any:
+            if isinstance(value, Batched):
+                return Batched(np.zeros_like(value.data))
+            if isinstance(value, (np.ndarray, np.generic, int, float)) and not isinstance(value, bool):
+                zero = original(value)
+                return Batched(np.zeros((count,) + np.shape(zero), dtype=np.result_type(zero)))
+            return original(value)  # (a list's, a string's: as they are, refused where met with an adjoint)
+        return zeros_like
+    return batched
 
 
 def _as_it_is(original: Callable) -> Callable:
@@ -178,8 +205,10 @@ def _ours(value: Any) -> bool:
         module.startswith("s2s_ad.") or module.startswith("templates"))
 
 
-def _replacements(function: FunctionType, count: int) -> list[tuple[dict, str, Any]]:
-    """For every generated module ``function`` runs, its helpers' batched (or refusing) stand-ins."""
+def _replacements(function: FunctionType, count: int, reverse: bool = False) -> list[tuple[dict, str, Any]]:
+    """For every generated module ``function`` runs, its helpers' batched (or refusing) stand-ins; with
+    ``reverse``, for a reverse sweep whose adjoints are batched (``zeros_like`` starts one)."""
+    helpers = dict(_HELPERS, zeros_like=_adjoint_zeros(count)) if reverse else _HELPERS
     changes: list[tuple[dict, str, Any]] = []
     seen, stack = set(), [function]
     while stack:
@@ -194,11 +223,32 @@ def _replacements(function: FunctionType, count: int) -> list[tuple[dict, str, A
                 changes.append((names, name, _NUMPY))
             elif name == "zero_tangent":
                 changes.append((names, name, _zero_tangent(count)))
-            elif name in _HELPERS:
-                changes.append((names, name, _HELPERS[name](value)))
+            elif name in helpers:
+                changes.append((names, name, helpers[name](value)))
             elif _ours(value.func if isinstance(value, functools.partial) else value):
                 changes.append((names, name, _guarded(value)))
     return changes
+
+
+class _BatchedHelpers:
+    """While in it, the generated modules ``function`` runs (and the helpers they call) see the batched forms
+    of their helpers and of ``np`` (``_replacements``); on leaving, their own again."""
+
+    def __init__(self, function: FunctionType, count: int, reverse: bool = False) -> None:
+        self._changes = _replacements(function, count, reverse)
+        self._saved = [(names, name, names[name]) for names, name, _ in self._changes]
+
+    def __enter__(self) -> None:
+        for names, name, value in self._changes:
+            names[name] = value
+
+    def __exit__(self, *_: Any) -> None:
+        for names, name, value in self._saved:
+            names[name] = value
+
+
+# what a sweep with an operation that has no batched form raises (see the module's docstring)
+_REFUSED = (NotBatched, TypeError, AttributeError, ValueError, IndexError)
 
 
 def batched_sweep(function: Callable, primals: tuple, tangents: tuple, count: int) -> Optional[tuple]:
@@ -207,20 +257,36 @@ def batched_sweep(function: Callable, primals: tuple, tangents: tuple, count: in
     an operation with no batched form (or ``function`` is compiled): the caller runs one sweep per direction."""
     if not isinstance(function, FunctionType) or not is_generated(function):
         return None  # (compiled code takes arrays only)
-    changes = _replacements(function, count)
-    saved = [(names, name, names[name]) for names, name, _ in changes]
-    for names, name, value in changes:
-        names[name] = value
     try:
-        out, t_out = function(*primals, *(Batched(np.array(t, dtype=np.result_type(t, float))) for t in tangents))
-        t_out = tuple(_unbatched(t, o, count) for t, o in zip(t_out, out)) if isinstance(t_out, tuple) \
-            else _unbatched(t_out, out, count)
-    except (NotBatched, TypeError, AttributeError, ValueError, IndexError):
+        with _BatchedHelpers(function, count):
+            out, t_out = function(*primals, *(Batched(np.array(t, dtype=np.result_type(t, float)))
+                                              for t in tangents))
+            t_out = tuple(_unbatched(t, o, count) for t, o in zip(t_out, out)) if isinstance(t_out, tuple) \
+                else _unbatched(t_out, out, count)
+    except _REFUSED:
         return None
-    finally:
-        for names, name, value in saved:
-            names[name] = value
     return out, t_out
+
+
+def batched_pullback(backward: Callable, cotangent: Any, tape: Any, primals: tuple, count: int) -> Optional[tuple]:
+    """Vector reverse mode: the adjoints of ``primals`` (the generated code's flat arguments), each shaped
+    ``(count,) + primal.shape``, from one run of the split adjoint's reverse part ``backward(cotangent, tape)``
+    with ``cotangent`` (an array, or a tuple of them for a container result) holding ``count`` directions on a
+    leading axis.  The adjoint rules are the ordinary reverse sweep's; each adjoint is a ``Batched``, and every
+    operation on it is taken direction by direction or refused, as in ``batched_sweep``.  ``None`` where the
+    sweep has an operation with no batched form (the tape may be consumed and overwritten slices put back:
+    the caller records it again) or ``backward`` is compiled: the caller pulls back one direction at a time."""
+    if not isinstance(backward, FunctionType) or not is_generated(backward):
+        return None
+    seeds = tuple(Batched(np.array(c, dtype=np.result_type(c, float))) for c in cotangent) \
+        if isinstance(cotangent, tuple) else Batched(np.array(cotangent, dtype=np.result_type(cotangent, float)))
+    try:
+        with _BatchedHelpers(backward, count, reverse=True):
+            adjoints = backward(seeds, tape)[:-1]
+            return tuple(None if a is None and not arguments.differentiable(p) else _unbatched(a, p, count)
+                         for a, p in zip(adjoints, primals))
+    except _REFUSED:
+        return None
 
 
 def _unbatched(tangent: Any, primal: Any, count: int) -> np.ndarray:

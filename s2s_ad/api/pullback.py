@@ -27,6 +27,7 @@ from ..targets.numba.target import users_stacklevel
 from .calling import _compiled, numpy_arrays_only, _run, _TARGET, _user_facing, refuse_what_is_not_a_def
 from .gradient import GradientFunction, _without_prefix
 from .forward_mode import _bound_primals
+from .batched import batched_pullback
 
 
 @_user_facing
@@ -154,9 +155,22 @@ class Pullback:
         self.__name__ = f"vjp_{getattr(made_from[0], '__name__', 'f')}"
 
     @_user_facing
-    def __call__(self, cotangent: Any) -> tuple:
+    def __call__(self, cotangent: Any, batched: bool = False) -> tuple:
+        if batched:
+            return self._batched(cotangent)
         fn, split, kinds, args = self._made_from[0], self._split, self._kinds, self._args
         cotangent = _matching_cotangent(fn, cotangent, self._result, self._tree)
+        adjoints = _run(split.backward, (cotangent, self._taped()))
+        # each adjoint with its primal's type: float32 stays float32, a 0-d array a 0-d array (as grad)
+        adjoints = arguments.regroup(tuple(map(like, self._flat_args, adjoints[:-1])), kinds)
+        # a string or None primal (a static argument) has no derivative: None, as jvp takes for its tangent
+        return _TARGET.handed_out(tuple(None if isinstance(kinds[i], Constant) else adjoints[i]
+                                        for i in self._positions), args + (self._out, cotangent))
+
+    def _taped(self) -> Any:
+        """The tape one run of the reverse sweep consumes: the forward sweep's, or, where the reverse sweep
+        puts overwritten slices back and has run before, the forward sweep's again (its draws replayed)."""
+        split = self._split
         taped = _TARGET.tape().for_backward(self._tape)  # the backward part may consume what it is handed
         if split.restores and self._pulled:  # the first call put overwritten slices back: record them again
             self._draws.replay()
@@ -165,12 +179,40 @@ class Pullback:
             finally:
                 self._draws.finish()
         self._pulled = True
-        adjoints = _run(split.backward, (cotangent, taped))
-        # each adjoint with its primal's type: float32 stays float32, a 0-d array a 0-d array (as grad)
-        adjoints = arguments.regroup(tuple(map(like, self._flat_args, adjoints[:-1])), kinds)
-        # a string or None primal (a static argument) has no derivative: None, as jvp takes for its tangent
-        return _TARGET.handed_out(tuple(None if isinstance(kinds[i], Constant) else adjoints[i]
-                                        for i in self._positions), args + (self._out, cotangent))
+        return taped
+
+    def _batched(self, cotangents: Any) -> tuple:
+        """``vjp_fn(cotangents, batched=True)``: each leaf of ``cotangents`` with a leading axis of ``p``
+        directions, pulled back by one run of the reverse sweep (``batched.batched_pullback``), or one run
+        per direction where the sweep has an operation with no batched form; each adjoint gets the leading
+        axis (a container's leaves each)."""
+        fn, kinds = self._made_from[0], self._kinds
+        name = getattr(fn, "__name__", "f")
+        structure = containers.structure_of(self._result)
+        try:
+            pairs = list(zip(containers.leaves(cotangents, structure), containers.leaves(self._result, structure)))
+        except ValueError as exc:
+            raise ValueError(f"vjp of {name} with batched=True: the cotangents must have the result's structure, "
+                             f"each leaf with a leading axis of directions: {exc}") from None
+        for c, o in pairs:
+            if np.ndim(c) != np.ndim(o) + 1 or np.shape(c)[1:] != np.shape(o):
+                raise ValueError(f"vjp of {name} with batched=True: a cotangent must be shaped (directions,) + "
+                                 f"{np.shape(o)} (the result's shape after a leading axis), not {np.shape(c)}")
+        counts = {np.shape(c)[0] for c, _ in pairs}
+        if len(counts) != 1 or 0 in counts:
+            raise ValueError(f"vjp of {name} with batched=True: give cotangents with one number of directions "
+                             f"(a leading axis, at least 1), not {sorted(counts)}")
+        count = counts.pop()
+        leaves = [_inexact(np.asarray(c)) for c, _ in pairs]
+        seeds = tuple(leaves) if self._tree is not None else leaves[0] if len(leaves) == 1 else None
+        swept = None if seeds is None or count < 2 else \
+            batched_pullback(self._split.backward, seeds, self._taped(), self._flat_args, count)
+        if swept is None:  # one reverse sweep per direction
+            each = [self(containers.unflatten(structure, [c[d] for c in leaves]) if isinstance(
+                structure, containers.Tree) else leaves[0][d]) for d in range(count)]
+            return tuple(_stacked([e[k] for e in each]) for k in range(len(self._positions)))
+        adjoints = arguments.regroup(tuple(map(_batched_like, self._flat_args, swept)), kinds)
+        return tuple(None if isinstance(kinds[i], Constant) else adjoints[i] for i in self._positions)
 
     def __reduce__(self) -> tuple:
         if self._drew:
@@ -202,6 +244,29 @@ def _matching_cotangent(fn: Callable, cotangent: Any, out: Any, tree: Any) -> An
     if tree is not None:
         return tuple(_inexact(c) for c, _ in pairs)
     return _inexact(cotangent) if len(pairs) == 1 else cotangent
+
+
+def _batched_like(primal: Any, adjoints: Any) -> Any:
+    """``p`` adjoints of ``primal`` (a leading axis) with the dtype ``like`` gives each: a float32 primal's
+    float32; None stays None."""
+    if adjoints is None or not isinstance(primal, (np.ndarray, np.generic)):
+        return adjoints
+    want = primal.dtype
+    if want.kind in "fc" and adjoints.dtype != want and (
+            adjoints.dtype.kind == want.kind or (adjoints.dtype.kind == "f" and want.kind == "c")):
+        return np.asarray(adjoints, dtype=want)
+    return adjoints
+
+
+def _stacked(adjoints: list) -> Any:
+    """One adjoint per direction (an array, a number, a container of them, or None) stacked on a leading axis."""
+    if adjoints[0] is None:
+        return None
+    structure = containers.structure_of(adjoints[0])
+    if not isinstance(structure, containers.Tree):
+        return np.stack([np.asarray(a) for a in adjoints])
+    leaves = [containers.leaves(a, structure) for a in adjoints]
+    return containers.unflatten(structure, [_stacked([one[k] for one in leaves]) for k in range(len(leaves[0]))])
 
 
 def _inexact(cotangent: Any) -> Any:

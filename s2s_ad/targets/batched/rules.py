@@ -269,6 +269,15 @@ def _roll(a: Batched, shift: Any, axis: Any = None) -> Batched:
     return Batched(np.roll(a.data, shift, axis=_axes(axis, a.ndim)))
 
 
+def _expand_dims(a: Batched, axis: Any) -> Batched:
+    """New axes at the logical positions ``axis`` (counted in the result, as NumPy's), after the directions."""
+    axes = axis if isinstance(axis, tuple) else (axis,)
+    ndim = a.ndim + len(axes)
+    if not all(isinstance(x, numbers.Integral) and -ndim <= int(x) < ndim for x in axes):
+        raise NotBatched("np.expand_dims with an axis out of range")
+    return Batched(np.expand_dims(a.data, tuple(int(x) % ndim + 1 for x in axes)))
+
+
 def _ravel(a: Batched, order: str = "C") -> Batched:
     if order != "C" or not isinstance(a, Batched):
         raise NotBatched("ravel other than in C order")
@@ -297,6 +306,7 @@ def _concatenate(arrays: Any, axis: Any = 0, out: Any = None, **kwargs: Any) -> 
 _FUNCTIONS: dict[Callable, Callable] = {
     np.roll: _roll,
     np.ravel: _ravel,
+    np.expand_dims: _expand_dims,
     np.concatenate: _concatenate,
     np.sum: lambda a, axis=None, dtype=None, out=None, keepdims=False: _reduce(np.sum, a, axis, keepdims,
                                                                                  dtype=dtype, out=out),
