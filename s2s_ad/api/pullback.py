@@ -58,6 +58,9 @@ def vjp(fn: Callable, *primals: Any, backend: str = "python") -> tuple[Any, Call
         ``(fn(*primals), vjp_fn)``.  ``vjp_fn(cotangent)``, the cotangent of the result's
         shape and structure, returns a tuple with one adjoint per primal, each of its
         primal's type and shape (``None`` for a string or ``None`` primal).
+        ``vjp_fn(cotangents, batched=True)``: each leaf of ``cotangents`` with a leading axis
+        of ``p`` directions, pulled back by one reverse sweep (one per direction where an
+        operation has no batched form); each adjoint gets the leading axis.
 
     Raises
     ------
