@@ -23,7 +23,7 @@ from typing import Any, Callable, Optional
 
 import numpy as np
 
-from ..core import arguments, runtime
+from ..core import arguments, containers, runtime
 from ..driver.reach import _called, is_generated
 from ..targets.batched.rules import Batched, NotBatched, _key, _lifted, _ndim
 
@@ -261,8 +261,7 @@ def batched_sweep(function: Callable, primals: tuple, tangents: tuple, count: in
         with _BatchedHelpers(function, count):
             out, t_out = function(*primals, *(Batched(np.array(t, dtype=np.result_type(t, float)))
                                               for t in tangents))
-            t_out = tuple(_unbatched(t, o, count) for t, o in zip(t_out, out)) if isinstance(t_out, tuple) \
-                else _unbatched(t_out, out, count)
+            t_out = _unbatched(t_out, out, count)
     except _REFUSED:
         return None
     return out, t_out
@@ -289,9 +288,31 @@ def batched_pullback(backward: Callable, cotangent: Any, tape: Any, primals: tup
         return None
 
 
-def _unbatched(tangent: Any, primal: Any, count: int) -> np.ndarray:
+def stacked(values: list) -> Any:
+    """One derivative per direction (an array, a number, a container of them, or None) stacked on a leading
+    axis: a container's leaves each."""
+    if values[0] is None:
+        return None
+    structure = containers.structure_of(values[0])
+    if not isinstance(structure, containers.Tree):
+        return np.stack([np.asarray(v) for v in values])
+    leaves = [containers.leaves(v, structure) for v in values]
+    return containers.unflatten(structure, [stacked([one[k] for one in leaves]) for k in range(len(leaves[0]))])
+
+
+def direction(value: Any, d: int) -> Any:
+    """Direction ``d`` of ``value``, an array with a leading axis of directions or a container of them."""
+    structure = containers.structure_of(value)
+    if not isinstance(structure, containers.Tree):
+        return value[d]
+    return containers.unflatten(structure, [leaf[d] for leaf in containers.leaves(value, structure)])
+
+
+def _unbatched(tangent: Any, primal: Any, count: int) -> Any:
     """The data of a batched tangent of the result; a tangent that is all zero (no direction reached it)
-    as ``count`` zeros of the result's shape."""
+    as ``count`` zeros of the result's shape; of a tuple or list result, a tuple or list of them."""
+    if isinstance(primal, (tuple, list)) and type(tangent) is type(primal) and len(tangent) == len(primal):
+        return type(primal)(_unbatched(t, o, count) for t, o in zip(tangent, primal))  # (a tuple result's)
     if isinstance(tangent, Batched):
         if tangent.data.shape[0] != count or tangent.shape != np.shape(primal):
             raise NotBatched("a result tangent of another shape")

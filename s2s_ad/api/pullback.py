@@ -27,7 +27,7 @@ from ..targets.numba.target import users_stacklevel
 from .calling import _compiled, numpy_arrays_only, _run, _TARGET, _user_facing, refuse_what_is_not_a_def
 from .gradient import GradientFunction, _without_prefix
 from .forward_mode import _bound_primals
-from .batched import batched_pullback
+from .batched import batched_pullback, stacked
 
 
 @_user_facing
@@ -213,7 +213,7 @@ class Pullback:
         if swept is None:  # one reverse sweep per direction
             each = [self(containers.unflatten(structure, [c[d] for c in leaves]) if isinstance(
                 structure, containers.Tree) else leaves[0][d]) for d in range(count)]
-            return tuple(_stacked([e[k] for e in each]) for k in range(len(self._positions)))
+            return tuple(stacked([e[k] for e in each]) for k in range(len(self._positions)))
         adjoints = arguments.regroup(tuple(map(_batched_like, self._flat_args, swept)), kinds)
         return tuple(None if isinstance(kinds[i], Constant) else adjoints[i] for i in self._positions)
 
@@ -259,17 +259,6 @@ def _batched_like(primal: Any, adjoints: Any) -> Any:
             adjoints.dtype.kind == want.kind or (adjoints.dtype.kind == "f" and want.kind == "c")):
         return np.asarray(adjoints, dtype=want)
     return adjoints
-
-
-def _stacked(adjoints: list) -> Any:
-    """One adjoint per direction (an array, a number, a container of them, or None) stacked on a leading axis."""
-    if adjoints[0] is None:
-        return None
-    structure = containers.structure_of(adjoints[0])
-    if not isinstance(structure, containers.Tree):
-        return np.stack([np.asarray(a) for a in adjoints])
-    leaves = [containers.leaves(a, structure) for a in adjoints]
-    return containers.unflatten(structure, [_stacked([one[k] for one in leaves]) for k in range(len(leaves[0]))])
 
 
 def _inexact(cotangent: Any) -> Any:

@@ -158,8 +158,10 @@ def test_batched_jvp_refuses_tangents_without_a_direction_axis():
         s2s_ad.jvp(elementwise, (V3, V3), (V3, None), batched=True)
     with pytest.raises(ValueError, match="one number of directions"):
         s2s_ad.jvp(elementwise, (V3, V3), (np.ones((2, 3)), np.ones((3, 3))), batched=True)
-    with pytest.raises(ValueError, match="containers"):
-        s2s_ad.jvp(lambda d: d["a"] * 2.0, ({"a": V3},), ({"a": np.ones((2, 3))},), batched=True)
+    with pytest.raises(ValueError, match=r"must be shaped \(directions,\) \+ \(3,\)"):  # (a container's leaf)
+        s2s_ad.jvp(lambda d: d["a"] * 2.0, ({"a": V3},), ({"a": np.ones(3)},), batched=True)
+    with pytest.raises(ValueError, match="containers"):  # (neither an array, a number nor a container)
+        s2s_ad.jvp(lambda s: 2.0, ("text",), ("text",), batched=True)
 
 
 def _reference_jacobian(fn, args, k):
