@@ -154,6 +154,7 @@ class Pullback:
         self._out, self._tape, self._tree, self._result = out, tape, tree, result
         self._positions, self._draws, self._made_from = positions, draws, made_from
         self._pulled = False
+        self._batches = True  # until a batched reverse sweep meets an operation with no batched form
         self._drew = draws.drew()
         self.__name__ = f"vjp_{getattr(made_from[0], '__name__', 'f')}"
 
@@ -169,6 +170,11 @@ class Pullback:
         # a string or None primal (a static argument) has no derivative: None, as jvp takes for its tangent
         return _TARGET.handed_out(tuple(None if isinstance(kinds[i], Constant) else adjoints[i]
                                         for i in self._positions), args + (self._out, cotangent))
+
+    @property
+    def adjoint_size(self) -> int:
+        """The numbers of one pullback's adjoints, of every argument (what the reverse sweep makes)."""
+        return sum(int(np.size(a)) for a in self._flat_args if not isinstance(a, str))
 
     def _taped(self) -> Any:
         """The tape one run of the reverse sweep consumes: the forward sweep's, or, where the reverse sweep
@@ -208,9 +214,10 @@ class Pullback:
         count = counts.pop()
         leaves = [_inexact(np.asarray(c)) for c, _ in pairs]
         seeds = tuple(leaves) if self._tree is not None else leaves[0] if len(leaves) == 1 else None
-        swept = None if seeds is None or count < 2 else \
+        swept = None if seeds is None or count < 2 or not self._batches else \
             batched_pullback(self._split.backward, seeds, self._taped(), self._flat_args, count)
-        if swept is None:  # one reverse sweep per direction
+        if swept is None:  # one reverse sweep per direction (and from now on: the tape is the same)
+            self._batches = self._batches and (seeds is None or count < 2)
             each = [self(containers.unflatten(structure, [c[d] for c in leaves]) if isinstance(
                 structure, containers.Tree) else leaves[0][d]) for d in range(count)]
             return tuple(stacked([e[k] for e in each]) for k in range(len(self._positions)))

@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 
 import s2s_ad
+from s2s_ad.api import matrices
 from s2s_ad.api import pullback as pullback_module
 
 
@@ -315,3 +316,40 @@ def test_a_batched_pullback_under_numba_equals_one_pullback_per_direction(monkey
     assert swept == [True]
     _, python_fn = s2s_ad.vjp(element_writes, V4, V3)
     _assert_same(batched, [python_fn(c) for c in cotangents])
+
+
+def wide(a, y):  # more inputs than outputs: reverse mode, one row per output element
+    out = np.zeros(5)
+    for i in range(5):
+        if a[i % 4, 0] > 0:
+            out[i] = np.sum(np.sin(a[i % 4]) * y) + y[i % 3] ** 2
+        else:
+            out[i] = np.sum(a[i % 4] ** 2) * y[0]
+    return out * np.mean(a)
+
+
+def wide_without_a_batched_form(a, y):
+    return np.cumsum(np.sum(a * y, axis=1)) * y[0]
+
+
+@pytest.mark.parametrize("chunk", [1, 2, 3, 64])
+@pytest.mark.parametrize("fn", [wide, wide_without_a_batched_form])
+def test_a_reverse_mode_jacobian_in_chunks_equals_one_pullback_per_row_and_differences(fn, chunk, monkeypatch):
+    monkeypatch.setattr(matrices, "FEWEST", 2)  # (small chunks batched too: the path under test)
+    args = (A43, V3)
+    out, vjp_fn = s2s_ad.vjp(fn, *args)  # (before the spy: the first call loads the rules, whose checks pull back)
+    swept = _spy(monkeypatch)
+    J = s2s_ad.jacobian(fn, wrt=(0, 1), chunk=chunk)(*args)
+    batches = [n for n in [chunk] * (out.size // chunk) + [out.size % chunk] if n >= 2]
+    # one reverse sweep per chunk of rows; where refused, once (the pullback remembers it), then one per row
+    assert swept == ([True] * len(batches) if fn is wide else [False] * min(len(batches), 1))
+    for k in range(2):
+        assert J[k].shape == out.shape + np.shape(args[k])
+        for row in range(out.size):
+            np.testing.assert_allclose(J[k][row], vjp_fn(np.eye(out.size)[row])[k], rtol=1e-12, atol=1e-12)
+        for index in np.ndindex(np.shape(args[k])):
+            unit = np.zeros(np.shape(args[k]))
+            unit[index] = 1.0
+            tangents = tuple(unit if j == k else np.zeros(np.shape(args[j])) for j in range(2))
+            step = (fn(*_shifted(args, tangents, 1e-6)) - fn(*_shifted(args, tangents, -1e-6))) / 2e-6
+            np.testing.assert_allclose(J[k][(...,) + index], step, rtol=1e-5, atol=1e-6)
