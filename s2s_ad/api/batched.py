@@ -25,7 +25,7 @@ import numpy as np
 
 from ..core import arguments, containers, runtime
 from ..driver.reach import _called, is_generated
-from ..targets.batched.rules import Batched, NotBatched, _key, _lifted, _ndim
+from ..targets.batched.rules import Batched, NotBatched, _axes, _key, _lifted, _ndim
 
 
 def _zero_tangent(count: int) -> Callable:
@@ -181,6 +181,30 @@ def _matmul_grad(side: str) -> Callable[[Callable], Callable]:
     return batched
 
 
+def _joined_grad(kind: str) -> Callable[[Callable], Callable]:
+    """``concatenate_grad``/``stack_grad`` (templates/numpy_shape.py), the adjoints of ``np.concatenate`` and
+    ``np.stack`` of a list or tuple: the batched adjoint split (or sliced) along the same logical axis, one
+    piece per item, as the one-direction one is; of an array (NumPy iterating it), refused."""
+    def batched(original: Callable) -> Callable:
+        def joined_grad(grad: Any, arrays: Any, axis: Any = 0) -> Any:
+            if not isinstance(grad, Batched):
+                return original(grad, arrays, axis)
+            if not isinstance(arrays, (list, tuple)) or _has_batched(arrays):
+                raise NotBatched(f"{original.__name__} of an array, or of tangents")
+            count = grad.data.shape[0]
+            if kind == "stack":
+                moved = np.moveaxis(grad.data, _axes(axis, grad.ndim), 1)
+                return [Batched(moved[:, i]) for i in range(moved.shape[1])]
+            if axis is None:
+                flat = grad.data.reshape(count, -1)
+                parts = np.split(flat, np.cumsum([np.size(a) for a in arrays])[:-1], axis=1)
+                return [Batched(p.reshape((count,) + np.shape(a))) for p, a in zip(parts, arrays)]
+            return [Batched(p) for p in np.split(grad.data, np.cumsum([np.shape(a)[axis] for a in arrays])[:-1],
+                                                 axis=_axes(axis, grad.ndim))]
+        return joined_grad
+    return batched
+
+
 def _t(x: Any) -> Any:
     return x.T if isinstance(x, Batched) or np.ndim(x) == 2 else x
 
@@ -195,7 +219,8 @@ _HELPERS = {"getitem_grad": _getitem_grad, "if_inexact": _if_inexact, "writable_
             "unbroadcast": _as_it_is, "unbroadcast_to": _as_it_is,
             "add_tangent": _of_arrays, "mul_tangent": _of_arrays, "mul_tangent_cross": _of_arrays,
             "matmul_grad_a": _matmul_grad("a"), "matmul_grad_b": _matmul_grad("b"),
-            "dot_grad_a": _matmul_grad("a"), "dot_grad_b": _matmul_grad("b")}
+            "dot_grad_a": _matmul_grad("a"), "dot_grad_b": _matmul_grad("b"),
+            "concatenate_grad": _joined_grad("concatenate"), "stack_grad": _joined_grad("stack")}
 
 
 def _ours(value: Any) -> bool:
@@ -267,14 +292,16 @@ def batched_sweep(function: Callable, primals: tuple, tangents: tuple, count: in
     return out, t_out
 
 
-def batched_pullback(backward: Callable, cotangent: Any, tape: Any, primals: tuple, count: int) -> Optional[tuple]:
+def batched_pullback(backward: Callable, cotangent: Any, tape: Any, primals: tuple, count: int,
+                     wanted: Optional[set] = None) -> Optional[tuple]:
     """Vector reverse mode: the adjoints of ``primals`` (the generated code's flat arguments), each shaped
     ``(count,) + primal.shape``, from one run of the split adjoint's reverse part ``backward(cotangent, tape)``
     with ``cotangent`` (an array, or a tuple of them for a container result) holding ``count`` directions on a
     leading axis.  The adjoint rules are the ordinary reverse sweep's; each adjoint is a ``Batched``, and every
     operation on it is taken direction by direction or refused, as in ``batched_sweep``.  ``None`` where the
     sweep has an operation with no batched form (the tape may be consumed and overwritten slices put back:
-    the caller records it again) or ``backward`` is compiled: the caller pulls back one direction at a time."""
+    the caller records it again) or ``backward`` is compiled: the caller pulls back one direction at a time.
+    Only the adjoints of the positions ``wanted`` (all where None) are given; the others are None.""" 
     if not isinstance(backward, FunctionType) or not is_generated(backward):
         return None
     seeds = tuple(Batched(np.array(c, dtype=np.result_type(c, float))) for c in cotangent) \
@@ -282,8 +309,9 @@ def batched_pullback(backward: Callable, cotangent: Any, tape: Any, primals: tup
     try:
         with _BatchedHelpers(backward, count, reverse=True):
             adjoints = backward(seeds, tape)[:-1]
-            return tuple(None if a is None and not arguments.differentiable(p) else _unbatched(a, p, count)
-                         for a, p in zip(adjoints, primals))
+            return tuple(None if (a is None and not arguments.differentiable(p)) or (
+                wanted is not None and i not in wanted) else _unbatched(a, p, count)
+                for i, (a, p) in enumerate(zip(adjoints, primals)))
     except _REFUSED:
         return None
 

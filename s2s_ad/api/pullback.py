@@ -214,8 +214,11 @@ class Pullback:
         count = counts.pop()
         leaves = [_inexact(np.asarray(c)) for c, _ in pairs]
         seeds = tuple(leaves) if self._tree is not None else leaves[0] if len(leaves) == 1 else None
+        # the flat positions (leaves) of the parameters whose adjoints are returned: no others are copied out
+        starts = np.cumsum([0] + [containers.count(k) if isinstance(k, containers.Tree) else 1 for k in kinds])
+        wanted = {j for i in self._positions for j in range(starts[i], starts[i + 1])}
         swept = None if seeds is None or count < 2 or not self._batches else \
-            batched_pullback(self._split.backward, seeds, self._taped(), self._flat_args, count)
+            batched_pullback(self._split.backward, seeds, self._taped(), self._flat_args, count, wanted)
         if swept is None:  # one reverse sweep per direction (and from now on: the tape is the same)
             self._batches = self._batches and (seeds is None or count < 2)
             each = [self(containers.unflatten(structure, [c[d] for c in leaves]) if isinstance(

@@ -74,6 +74,14 @@ def dict_argument(p, y):
     return np.tanh(p["w"] * y) + p["b"] * np.sum(y)
 
 
+def joined(a, y):  # np.concatenate (by an axis and flattened) and np.stack of lists: adjoints split back
+    m = a.reshape(3, 4)
+    wide = np.concatenate([m, np.sin(m) * y[:, None]], axis=1)
+    flat = np.concatenate([m, m * m], axis=None)[:5]
+    both = np.stack([np.sum(wide, axis=0)[:4], np.cos(m[0])], axis=0)
+    return np.concatenate([wide.ravel()[:6], flat, both.ravel() * y[0]])
+
+
 def no_batched_form(x, y):  # np.cumsum has no batched form: one reverse sweep per direction
     out = np.zeros(4)
     for i in range(4):
@@ -92,6 +100,7 @@ def refused_after_writes(x, y):  # the reverse sweep puts slices back before it 
 RNG = np.random.default_rng(3434)
 V4, V3 = RNG.normal(size=4), RNG.normal(size=3)
 A43 = RNG.normal(size=(4, 3))
+A12 = RNG.normal(size=12)
 CASES = [
     (elementwise, (V3.copy(), V3[::-1].copy())),
     (loop_and_branch, (V4 * 0.3, V3)),
@@ -104,6 +113,7 @@ CASES = [
     (number_argument, (0.7, V3)),
     (dict_result, (V4, V3)),
     (dict_argument, ({"w": V3, "b": 0.4}, V3[::-1].copy())),
+    (joined, (A12, V3)),
 ]
 IDS = [f"{fn.__name__}-{k}" for k, (fn, _) in enumerate(CASES)]
 
@@ -353,3 +363,23 @@ def test_a_reverse_mode_jacobian_in_chunks_equals_one_pullback_per_row_and_diffe
             tangents = tuple(unit if j == k else np.zeros(np.shape(args[j])) for j in range(2))
             step = (fn(*_shifted(args, tangents, 1e-6)) - fn(*_shifted(args, tangents, -1e-6))) / 2e-6
             np.testing.assert_allclose(J[k][(...,) + index], step, rtol=1e-5, atol=1e-6)
+
+
+def joined_scalar(a, y):
+    return np.sum(joined(a, y) ** 2)
+
+
+def test_a_hessian_through_joined_arrays_batched_equals_one_pass_per_element(monkeypatch):
+    """Forward over reverse: the tangent code of the gradient runs the batched adjoints of np.concatenate
+    and np.stack too (their pieces split along the same axis in every direction)."""
+    monkeypatch.setattr(matrices, "FEWEST", 2)
+    swept, real = [], matrices.batched_sweep
+    monkeypatch.setattr(matrices, "batched_sweep", lambda *a: swept.append(real(*a)) or swept[-1])
+    H = s2s_ad.hessian(joined_scalar, chunk=64)(A12, V3)
+    assert len(swept) == 1 and swept[0] is not None  # one sweep of 12 directions
+    H1 = s2s_ad.hessian(joined_scalar, chunk=1)(A12, V3)
+    np.testing.assert_allclose(H, H1, rtol=1e-12, atol=1e-12)
+    g = s2s_ad.grad(joined_scalar)
+    for j in range(12):
+        e = np.eye(12)[j] * 1e-6
+        np.testing.assert_allclose(H[:, j], (g(A12 + e, V3) - g(A12 - e, V3)) / 2e-6, rtol=1e-5, atol=1e-6)
