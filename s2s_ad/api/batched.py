@@ -23,9 +23,9 @@ from typing import Any, Callable, Optional
 
 import numpy as np
 
-from ..core import runtime
+from ..core import arguments, containers, runtime
 from ..driver.reach import _called, is_generated
-from ..targets.batched.rules import Batched, NotBatched, _key, _lifted, _ndim
+from ..targets.batched.rules import Batched, NotBatched, _axes, _key, _lifted, _ndim
 from ..core.identity import IdentitySet
 
 
@@ -112,6 +112,18 @@ class _NumPy:
             raise NotBatched("array of a tangent with a dtype or options")
         return a.copy()
 
+    @staticmethod
+    def full(shape: Any, fill_value: Any, dtype: Any = None, **kwargs: Any) -> Any:
+        """``np.full`` of a tangent (an adjoint spread over a reduction's input): the tangent broadcast
+        to ``shape`` in every direction."""
+        if not isinstance(fill_value, Batched):
+            return np.full(shape, fill_value, dtype=dtype, **kwargs)
+        shape = (shape,) if isinstance(shape, (int, np.integer)) else tuple(shape)
+        if kwargs or fill_value.ndim > len(shape):
+            raise NotBatched("np.full of a tangent with options or of a higher rank than the shape")
+        data = np.broadcast_to(_lifted(fill_value, len(shape)), (fill_value.data.shape[0],) + shape)
+        return Batched(np.array(data, dtype=dtype))
+
 
 _NUMPY = _NumPy()
 
@@ -119,6 +131,21 @@ def _zeros_like(original: Callable) -> Callable:
     def zeros_like(value: Any) -> Any:
         return Batched(np.zeros_like(value.data)) if isinstance(value, Batched) else original(value)
     return zeros_like
+
+
+def _adjoint_zeros(count: int) -> Callable[[Callable], Callable]:
+    """``zeros_like`` in a batched reverse sweep, where it starts an adjoint that others are added into in
+    place (``d_y[i] += ...``): zeros in every direction, as a ``Batched`` (of an array or a number)."""
+    def batched(original: Callable) -> Callable:
+        def zeros_like(value: Any) -> Any:
+            if isinstance(value, Batched):
+                return Batched(np.zeros_like(value.data))
+            if isinstance(value, (np.ndarray, np.generic, int, float)) and not isinstance(value, bool):
+                zero = original(value)
+                return Batched(np.zeros((count,) + np.shape(zero), dtype=np.result_type(zero)))
+            return original(value)  # (a list's, a string's: as they are, refused where met with an adjoint)
+        return zeros_like
+    return batched
 
 
 def _as_it_is(original: Callable) -> Callable:
@@ -155,6 +182,30 @@ def _matmul_grad(side: str) -> Callable[[Callable], Callable]:
     return batched
 
 
+def _joined_grad(kind: str) -> Callable[[Callable], Callable]:
+    """``concatenate_grad``/``stack_grad`` (templates/numpy_shape.py), the adjoints of ``np.concatenate`` and
+    ``np.stack`` of a list or tuple: the batched adjoint split (or sliced) along the same logical axis, one
+    piece per item, as the one-direction one is; of an array (NumPy iterating it), refused."""
+    def batched(original: Callable) -> Callable:
+        def joined_grad(grad: Any, arrays: Any, axis: Any = 0) -> Any:
+            if not isinstance(grad, Batched):
+                return original(grad, arrays, axis)
+            if not isinstance(arrays, (list, tuple)) or _has_batched(arrays):
+                raise NotBatched(f"{original.__name__} of an array, or of tangents")
+            count = grad.data.shape[0]
+            if kind == "stack":
+                moved = np.moveaxis(grad.data, _axes(axis, grad.ndim), 1)
+                return [Batched(moved[:, i]) for i in range(moved.shape[1])]
+            if axis is None:
+                flat = grad.data.reshape(count, -1)
+                parts = np.split(flat, np.cumsum([np.size(a) for a in arrays])[:-1], axis=1)
+                return [Batched(p.reshape((count,) + np.shape(a))) for p, a in zip(parts, arrays)]
+            return [Batched(p) for p in np.split(grad.data, np.cumsum([np.shape(a)[axis] for a in arrays])[:-1],
+                                                 axis=_axes(axis, grad.ndim))]
+        return joined_grad
+    return batched
+
+
 def _t(x: Any) -> Any:
     return x.T if isinstance(x, Batched) or np.ndim(x) == 2 else x
 
@@ -169,7 +220,8 @@ _HELPERS = {"getitem_grad": _getitem_grad, "if_inexact": _if_inexact, "writable_
             "unbroadcast": _as_it_is, "unbroadcast_to": _as_it_is,
             "add_tangent": _of_arrays, "mul_tangent": _of_arrays, "mul_tangent_cross": _of_arrays,
             "matmul_grad_a": _matmul_grad("a"), "matmul_grad_b": _matmul_grad("b"),
-            "dot_grad_a": _matmul_grad("a"), "dot_grad_b": _matmul_grad("b")}
+            "dot_grad_a": _matmul_grad("a"), "dot_grad_b": _matmul_grad("b"),
+            "concatenate_grad": _joined_grad("concatenate"), "stack_grad": _joined_grad("stack")}
 
 
 def _ours(value: Any) -> bool:
@@ -179,8 +231,10 @@ def _ours(value: Any) -> bool:
         module.startswith("s2s_ad.") or module.startswith("templates"))
 
 
-def _replacements(function: FunctionType, count: int) -> list[tuple[dict, str, Any]]:
-    """For every generated module ``function`` runs, its helpers' batched (or refusing) stand-ins."""
+def _replacements(function: FunctionType, count: int, reverse: bool = False) -> list[tuple[dict, str, Any]]:
+    """For every generated module ``function`` runs, its helpers' batched (or refusing) stand-ins; with
+    ``reverse``, for a reverse sweep whose adjoints are batched (``zeros_like`` starts one)."""
+    helpers = dict(_HELPERS, zeros_like=_adjoint_zeros(count)) if reverse else _HELPERS
     changes: list[tuple[dict, str, Any]] = []
     seen, stack = IdentitySet(), [function]
     while stack:
@@ -195,11 +249,32 @@ def _replacements(function: FunctionType, count: int) -> list[tuple[dict, str, A
                 changes.append((names, name, _NUMPY))
             elif name == "zero_tangent":
                 changes.append((names, name, _zero_tangent(count)))
-            elif name in _HELPERS:
-                changes.append((names, name, _HELPERS[name](value)))
+            elif name in helpers:
+                changes.append((names, name, helpers[name](value)))
             elif _ours(value.func if isinstance(value, functools.partial) else value):
                 changes.append((names, name, _guarded(value)))
     return changes
+
+
+class _BatchedHelpers:
+    """While in it, the generated modules ``function`` runs (and the helpers they call) see the batched forms
+    of their helpers and of ``np`` (``_replacements``); on leaving, their own again."""
+
+    def __init__(self, function: FunctionType, count: int, reverse: bool = False) -> None:
+        self._changes = _replacements(function, count, reverse)
+        self._saved = [(names, name, names[name]) for names, name, _ in self._changes]
+
+    def __enter__(self) -> None:
+        for names, name, value in self._changes:
+            names[name] = value
+
+    def __exit__(self, *_: Any) -> None:
+        for names, name, value in self._saved:
+            names[name] = value
+
+
+# what a sweep with an operation that has no batched form raises (see the module's docstring)
+_REFUSED = (NotBatched, TypeError, AttributeError, ValueError, IndexError)
 
 
 def batched_sweep(function: Callable, primals: tuple, tangents: tuple, count: int) -> Optional[tuple]:
@@ -208,25 +283,65 @@ def batched_sweep(function: Callable, primals: tuple, tangents: tuple, count: in
     an operation with no batched form (or ``function`` is compiled): the caller runs one sweep per direction."""
     if not isinstance(function, FunctionType) or not is_generated(function):
         return None  # (compiled code takes arrays only)
-    changes = _replacements(function, count)
-    saved = [(names, name, names[name]) for names, name, _ in changes]
-    for names, name, value in changes:
-        names[name] = value
     try:
-        out, t_out = function(*primals, *(Batched(np.array(t, dtype=np.result_type(t, float))) for t in tangents))
-        t_out = tuple(_unbatched(t, o, count) for t, o in zip(t_out, out)) if isinstance(t_out, tuple) \
-            else _unbatched(t_out, out, count)
-    except (NotBatched, TypeError, AttributeError, ValueError, IndexError):
+        with _BatchedHelpers(function, count):
+            out, t_out = function(*primals, *(Batched(np.array(t, dtype=np.result_type(t, float)))
+                                              for t in tangents))
+            t_out = _unbatched(t_out, out, count)
+    except _REFUSED:
         return None
-    finally:
-        for names, name, value in saved:
-            names[name] = value
     return out, t_out
 
 
-def _unbatched(tangent: Any, primal: Any, count: int) -> np.ndarray:
+def batched_pullback(backward: Callable, cotangent: Any, tape: Any, primals: tuple, count: int,
+                     wanted: Optional[set] = None) -> Optional[tuple]:
+    """Vector reverse mode: the adjoints of ``primals`` (the generated code's flat arguments), each shaped
+    ``(count,) + primal.shape``, from one run of the split adjoint's reverse part ``backward(cotangent, tape)``
+    with ``cotangent`` (an array, or a tuple of them for a container result) holding ``count`` directions on a
+    leading axis.  The adjoint rules are the ordinary reverse sweep's; each adjoint is a ``Batched``, and every
+    operation on it is taken direction by direction or refused, as in ``batched_sweep``.  ``None`` where the
+    sweep has an operation with no batched form (the tape may be consumed and overwritten slices put back:
+    the caller records it again) or ``backward`` is compiled: the caller pulls back one direction at a time.
+    Only the adjoints of the positions ``wanted`` (all where None) are given; the others are None.""" 
+    if not isinstance(backward, FunctionType) or not is_generated(backward):
+        return None
+    seeds = tuple(Batched(np.array(c, dtype=np.result_type(c, float))) for c in cotangent) \
+        if isinstance(cotangent, tuple) else Batched(np.array(cotangent, dtype=np.result_type(cotangent, float)))
+    try:
+        with _BatchedHelpers(backward, count, reverse=True):
+            adjoints = backward(seeds, tape)[:-1]
+            return tuple(None if (a is None and not arguments.differentiable(p)) or (
+                wanted is not None and i not in wanted) else _unbatched(a, p, count)
+                for i, (a, p) in enumerate(zip(adjoints, primals)))
+    except _REFUSED:
+        return None
+
+
+def stacked(values: list) -> Any:
+    """One derivative per direction (an array, a number, a container of them, or None) stacked on a leading
+    axis: a container's leaves each."""
+    if values[0] is None:
+        return None
+    structure = containers.structure_of(values[0])
+    if not isinstance(structure, containers.Tree):
+        return np.stack([np.asarray(v) for v in values])
+    leaves = [containers.leaves(v, structure) for v in values]
+    return containers.unflatten(structure, [stacked([one[k] for one in leaves]) for k in range(len(leaves[0]))])
+
+
+def direction(value: Any, d: int) -> Any:
+    """Direction ``d`` of ``value``, an array with a leading axis of directions or a container of them."""
+    structure = containers.structure_of(value)
+    if not isinstance(structure, containers.Tree):
+        return value[d]
+    return containers.unflatten(structure, [leaf[d] for leaf in containers.leaves(value, structure)])
+
+
+def _unbatched(tangent: Any, primal: Any, count: int) -> Any:
     """The data of a batched tangent of the result; a tangent that is all zero (no direction reached it)
-    as ``count`` zeros of the result's shape."""
+    as ``count`` zeros of the result's shape; of a tuple or list result, a tuple or list of them."""
+    if isinstance(primal, (tuple, list)) and type(tangent) is type(primal) and len(tangent) == len(primal):
+        return type(primal)(_unbatched(t, o, count) for t, o in zip(tangent, primal))  # (a tuple result's)
     if isinstance(tangent, Batched):
         if tangent.data.shape[0] != count or tangent.shape != np.shape(primal):
             raise NotBatched("a result tangent of another shape")

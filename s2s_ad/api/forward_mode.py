@@ -20,7 +20,7 @@ from .auto_backend import choose_backend
 from ..targets.target import NUMPY
 from .calling import _CACHE, _run, _TARGET, _target_of_arguments, _user_facing, refuse_what_is_not_a_def
 from .container_calls import owned_outputs
-from .batched import batched_sweep
+from .batched import batched_sweep, direction, stacked
 from .gradient import GradientFunction, _tangent_built, _without_prefix
 
 
@@ -72,9 +72,9 @@ def jvp(fn: Callable, primals: Sequence[Any], tangents: Sequence[Any], backend: 
     backend : {"python", "numba", "auto"}, default "python"
         As for ``grad``: ``"numba"`` compiles the tangent code.
     batched : bool, default False
-        Vector mode: each tangent (arrays and numbers only) carries a leading axis of ``p``
-        directions, shaped ``(p,) + primal shape``, and one sweep of the tangent code pushes
-        them all (``batched.py``).  Where the code has an operation with no batched form (or under
+        Vector mode: each tangent carries a leading axis of ``p`` directions, shaped
+        ``(p,) + primal shape`` (a container's, each leaf), and one sweep of the tangent code
+        pushes them all (``batched.py``).  Where the code has an operation with no batched form (or under
         ``backend="numba"``), one sweep per direction, with the same numbers.
 
     Returns
@@ -134,7 +134,8 @@ def jvp(fn: Callable, primals: Sequence[Any], tangents: Sequence[Any], backend: 
 
 def _batched_jvp(fn: Callable, primals: Sequence[Any], tangents: Sequence[Any], backend: str) -> tuple[Any, Any]:
     """``jvp(..., batched=True)``: one sweep of the tangent code for all directions where it has a batched
-    form, else one ``jvp`` per direction."""
+    form, else one ``jvp`` per direction.  A container's tangent has its structure, each leaf with the
+    leading axis of directions."""
     params, args = _bound_primals(fn, primals)
     if not isinstance(tangents, (tuple, list)) or len(tangents) != len(primals):
         raise ValueError(f"jvp of {fn.__name__}: give one tangent per primal")
@@ -142,29 +143,36 @@ def _batched_jvp(fn: Callable, primals: Sequence[Any], tangents: Sequence[Any], 
     for name, primal, tangent in zip(params, primals, tangents):
         if tangent is None:
             continue
-        if isinstance(containers.structure_of(primal), containers.Tree) or not isinstance(
-                primal, (np.ndarray, float, int, np.number)):
+        structure = containers.structure_of(primal)
+        if isinstance(structure, containers.Tree):
+            try:
+                pairs = list(zip(containers.leaves(primal, structure), containers.leaves(tangent, structure)))
+            except ValueError as exc:
+                raise ValueError(f"jvp of {fn.__name__} with batched=True: the tangent of {name} must have its "
+                                 f"structure, each leaf with a leading axis of directions: {exc}") from None
+        elif not isinstance(primal, (np.ndarray, float, int, np.number)):
             raise ValueError(f"jvp of {fn.__name__} with batched=True: {name} is a {type(primal).__name__}; "
-                             "batched tangents are arrays of directions of arrays and numbers only "
-                             "(call jvp once per direction for containers)")
-        if np.ndim(tangent) != np.ndim(primal) + 1 or np.shape(tangent)[1:] != np.shape(primal):
-            raise ValueError(f"jvp of {fn.__name__} with batched=True: the tangent of {name} must be shaped "
-                             f"(directions,) + {np.shape(primal)}, not {np.shape(tangent)}")
-        counts.add(np.shape(tangent)[0])
+                             "batched tangents are arrays of directions of arrays and numbers, or containers "
+                             "(dict, list, tuple, dataclass) of them (call jvp once per direction for others)")
+        else:
+            pairs = [(primal, tangent)]
+        for leaf, t in pairs:
+            if np.ndim(t) != np.ndim(leaf) + 1 or np.shape(t)[1:] != np.shape(leaf):
+                raise ValueError(f"jvp of {fn.__name__} with batched=True: the tangent of {name} (or of a leaf "
+                                 f"of it) must be shaped (directions,) + {np.shape(leaf)}, not {np.shape(t)}")
+            counts.add(np.shape(t)[0])
     if len(counts) != 1:
         raise ValueError(f"jvp of {fn.__name__} with batched=True: give tangents with one number of directions "
                          f"(a leading axis), not {sorted(counts) or 'none'}")
     count = counts.pop()
+    if count == 0:
+        raise ValueError(f"jvp of {fn.__name__} with batched=True: no directions (a leading axis of 0)")
     swept = _one_sweep(fn, params, args, dict(zip(params, tangents)), count) if backend == "python" else None
     if swept is not None:
         return swept
-    each = [jvp(fn, primals, [None if t is None else t[d] for t in tangents], backend) for d in range(count)]
-    if not each:
-        raise ValueError(f"jvp of {fn.__name__} with batched=True: no directions (a leading axis of 0)")
-    firsts = [t for _, t in each]
-    if isinstance(firsts[0], tuple):
-        return each[0][0], tuple(np.stack([t[o] for t in firsts]) for o in range(len(firsts[0])))
-    return each[0][0], np.stack(firsts)
+    each = [jvp(fn, primals, [None if t is None else direction(t, d) for t in tangents], backend)
+            for d in range(count)]
+    return each[0][0], stacked([t for _, t in each])
 
 
 def _one_sweep(fn: Callable, params: list[str], args: tuple, given: dict, count: int) -> Any:
@@ -173,17 +181,28 @@ def _one_sweep(fn: Callable, params: list[str], args: tuple, given: dict, count:
     if _target_of_arguments(args, tuple(map(type, args)), NUMPY) is not NUMPY:
         return None
     kinds = NUMPY.argument_kinds(fn, args)
-    if any(isinstance(k, containers.Tree) for k in kinds):
-        return None
+    if isinstance(fn, GradientFunction) and any(isinstance(k, containers.Tree) for k in kinds):
+        return None  # (forward over the gradient by leaf: one direction at a time)
     wrt, data = [], []
-    for p, a in zip(params, args):
-        if given.get(p) is not None:
-            if not arguments.differentiable(a):
-                return None  # (jvp says what is wrong with it)
-            wrt.append(p)
+    for p, a, k in zip(params, args, kinds):
+        if given.get(p) is None:
+            continue
+        if isinstance(k, containers.Tree):  # each leaf's directions; a leaf with no derivative, zeros
+            data += [t if arguments.differentiable(leaf) else np.zeros((count,) + np.shape(leaf))
+                     for leaf, t in zip(containers.leaves(a, k), containers.leaves(given[p], k))]
+        elif arguments.differentiable(a):
             data.append(given[p])
+        else:
+            return None  # (jvp says what is wrong with it)
+        wrt.append(p)
     built = _tangent_built(fn, tuple(wrt), kinds, NUMPY)
-    return batched_sweep(built.function, arguments.flat(args, kinds), tuple(data), count)
+    swept = batched_sweep(built.function, arguments.flat(args, kinds), tuple(data), count)
+    if swept is None:
+        return None
+    out, t_out = owned_outputs(NUMPY, built.function, swept[0], args), swept[1]
+    if built.result_tree is not None:
+        return containers.unflatten(built.result_tree, out), containers.unflatten(built.result_tree, t_out)
+    return out, t_out
 
 
 def _gradient_jvp_by_leaf(gradient: "GradientFunction", params: list[str], args: tuple, kinds: tuple,

@@ -27,6 +27,7 @@ from ..targets.numba.target import users_stacklevel
 from .calling import _compiled, numpy_arrays_only, _run, _TARGET, _user_facing, refuse_what_is_not_a_def
 from .gradient import GradientFunction, _without_prefix
 from .forward_mode import _bound_primals
+from .batched import batched_pullback, stacked
 
 
 @_user_facing
@@ -57,6 +58,9 @@ def vjp(fn: Callable, *primals: Any, backend: str = "python") -> tuple[Any, Call
         ``(fn(*primals), vjp_fn)``.  ``vjp_fn(cotangent)``, the cotangent of the result's
         shape and structure, returns a tuple with one adjoint per primal, each of its
         primal's type and shape (``None`` for a string or ``None`` primal).
+        ``vjp_fn(cotangents, batched=True)``: each leaf of ``cotangents`` with a leading axis
+        of ``p`` directions, pulled back by one reverse sweep (one per direction where an
+        operation has no batched form); each adjoint gets the leading axis.
 
     Raises
     ------
@@ -150,13 +154,32 @@ class Pullback:
         self._out, self._tape, self._tree, self._result = out, tape, tree, result
         self._positions, self._draws, self._made_from = positions, draws, made_from
         self._pulled = False
+        self._batches = True  # until a batched reverse sweep meets an operation with no batched form
         self._drew = draws.drew()
         self.__name__ = f"vjp_{getattr(made_from[0], '__name__', 'f')}"
 
     @_user_facing
-    def __call__(self, cotangent: Any) -> tuple:
+    def __call__(self, cotangent: Any, batched: bool = False) -> tuple:
+        if batched:
+            return self._batched(cotangent)
         fn, split, kinds, args = self._made_from[0], self._split, self._kinds, self._args
         cotangent = _matching_cotangent(fn, cotangent, self._result, self._tree)
+        adjoints = _run(split.backward, (cotangent, self._taped()))
+        # each adjoint with its primal's type: float32 stays float32, a 0-d array a 0-d array (as grad)
+        adjoints = arguments.regroup(tuple(map(like, self._flat_args, adjoints[:-1])), kinds)
+        # a string or None primal (a static argument) has no derivative: None, as jvp takes for its tangent
+        return _TARGET.handed_out(tuple(None if isinstance(kinds[i], Constant) else adjoints[i]
+                                        for i in self._positions), args + (self._out, cotangent))
+
+    @property
+    def adjoint_size(self) -> int:
+        """The numbers of one pullback's adjoints, of every argument (what the reverse sweep makes)."""
+        return sum(int(np.size(a)) for a in self._flat_args if not isinstance(a, str))
+
+    def _taped(self) -> Any:
+        """The tape one run of the reverse sweep consumes: the forward sweep's, or, where the reverse sweep
+        puts overwritten slices back and has run before, the forward sweep's again (its draws replayed)."""
+        split = self._split
         taped = _TARGET.tape().for_backward(self._tape)  # the backward part may consume what it is handed
         if split.restores and self._pulled:  # the first call put overwritten slices back: record them again
             self._draws.replay()
@@ -165,12 +188,44 @@ class Pullback:
             finally:
                 self._draws.finish()
         self._pulled = True
-        adjoints = _run(split.backward, (cotangent, taped))
-        # each adjoint with its primal's type: float32 stays float32, a 0-d array a 0-d array (as grad)
-        adjoints = arguments.regroup(tuple(map(like, self._flat_args, adjoints[:-1])), kinds)
-        # a string or None primal (a static argument) has no derivative: None, as jvp takes for its tangent
-        return _TARGET.handed_out(tuple(None if isinstance(kinds[i], Constant) else adjoints[i]
-                                        for i in self._positions), args + (self._out, cotangent))
+        return taped
+
+    def _batched(self, cotangents: Any) -> tuple:
+        """``vjp_fn(cotangents, batched=True)``: each leaf of ``cotangents`` with a leading axis of ``p``
+        directions, pulled back by one run of the reverse sweep (``batched.batched_pullback``), or one run
+        per direction where the sweep has an operation with no batched form; each adjoint gets the leading
+        axis (a container's leaves each)."""
+        fn, kinds = self._made_from[0], self._kinds
+        name = getattr(fn, "__name__", "f")
+        structure = containers.structure_of(self._result)
+        try:
+            pairs = list(zip(containers.leaves(cotangents, structure), containers.leaves(self._result, structure)))
+        except ValueError as exc:
+            raise ValueError(f"vjp of {name} with batched=True: the cotangents must have the result's structure, "
+                             f"each leaf with a leading axis of directions: {exc}") from None
+        for c, o in pairs:
+            if np.ndim(c) != np.ndim(o) + 1 or np.shape(c)[1:] != np.shape(o):
+                raise ValueError(f"vjp of {name} with batched=True: a cotangent must be shaped (directions,) + "
+                                 f"{np.shape(o)} (the result's shape after a leading axis), not {np.shape(c)}")
+        counts = {np.shape(c)[0] for c, _ in pairs}
+        if len(counts) != 1 or 0 in counts:
+            raise ValueError(f"vjp of {name} with batched=True: give cotangents with one number of directions "
+                             f"(a leading axis, at least 1), not {sorted(counts)}")
+        count = counts.pop()
+        leaves = [_inexact(np.asarray(c)) for c, _ in pairs]
+        seeds = tuple(leaves) if self._tree is not None else leaves[0] if len(leaves) == 1 else None
+        # the flat positions (leaves) of the parameters whose adjoints are returned: no others are copied out
+        starts = np.cumsum([0] + [containers.count(k) if isinstance(k, containers.Tree) else 1 for k in kinds])
+        wanted = {j for i in self._positions for j in range(starts[i], starts[i + 1])}
+        swept = None if seeds is None or count < 2 or not self._batches else \
+            batched_pullback(self._split.backward, seeds, self._taped(), self._flat_args, count, wanted)
+        if swept is None:  # one reverse sweep per direction (and from now on: the tape is the same)
+            self._batches = self._batches and (seeds is None or count < 2)
+            each = [self(containers.unflatten(structure, [c[d] for c in leaves]) if isinstance(
+                structure, containers.Tree) else leaves[0][d]) for d in range(count)]
+            return tuple(stacked([e[k] for e in each]) for k in range(len(self._positions)))
+        adjoints = arguments.regroup(tuple(map(_batched_like, self._flat_args, swept)), kinds)
+        return tuple(None if isinstance(kinds[i], Constant) else adjoints[i] for i in self._positions)
 
     def __reduce__(self) -> tuple:
         if self._drew:
@@ -202,6 +257,18 @@ def _matching_cotangent(fn: Callable, cotangent: Any, out: Any, tree: Any) -> An
     if tree is not None:
         return tuple(_inexact(c) for c, _ in pairs)
     return _inexact(cotangent) if len(pairs) == 1 else cotangent
+
+
+def _batched_like(primal: Any, adjoints: Any) -> Any:
+    """``p`` adjoints of ``primal`` (a leading axis) with the dtype ``like`` gives each: a float32 primal's
+    float32; None stays None."""
+    if adjoints is None or not isinstance(primal, (np.ndarray, np.generic)):
+        return adjoints
+    want = primal.dtype
+    if want.kind in "fc" and adjoints.dtype != want and (
+            adjoints.dtype.kind == want.kind or (adjoints.dtype.kind == "f" and want.kind == "c")):
+        return np.asarray(adjoints, dtype=want)
+    return adjoints
 
 
 def _inexact(cotangent: Any) -> Any:

@@ -64,6 +64,12 @@ def rolled_and_joined(a, y):
     return np.concatenate([np.ravel(r * m), y * a[:3], np.ones(2), wide])
 
 
+def stacked(a, y):
+    m = a.reshape(3, 4)
+    both = np.stack([m[0] * y[0], np.cos(m[1])], axis=-1)  # (4, 2)
+    return np.stack([both.ravel()[:3], y * m[2, :3]]).ravel()
+
+
 def scalar_arguments(x, y):
     return np.sin(x) * y[0] + x * x * np.sum(y)
 
@@ -86,6 +92,7 @@ BATCHED = [
     (loop_and_branch, (V4 * 0.3 - 2.0, V3)),  # the other branch
     (shapes, (A12, V3)),
     (rolled_and_joined, (A12, V3)),
+    (stacked, (A12, V3)),
     (scalar_arguments, (0.7, V3)),
 ]
 
@@ -158,8 +165,10 @@ def test_batched_jvp_refuses_tangents_without_a_direction_axis():
         s2s_ad.jvp(elementwise, (V3, V3), (V3, None), batched=True)
     with pytest.raises(ValueError, match="one number of directions"):
         s2s_ad.jvp(elementwise, (V3, V3), (np.ones((2, 3)), np.ones((3, 3))), batched=True)
-    with pytest.raises(ValueError, match="containers"):
-        s2s_ad.jvp(lambda d: d["a"] * 2.0, ({"a": V3},), ({"a": np.ones((2, 3))},), batched=True)
+    with pytest.raises(ValueError, match=r"must be shaped \(directions,\) \+ \(3,\)"):  # (a container's leaf)
+        s2s_ad.jvp(lambda d: d["a"] * 2.0, ({"a": V3},), ({"a": np.ones(3)},), batched=True)
+    with pytest.raises(ValueError, match="containers"):  # (neither an array, a number nor a container)
+        s2s_ad.jvp(lambda s: 2.0, ("text",), ("text",), batched=True)
 
 
 def _reference_jacobian(fn, args, k):

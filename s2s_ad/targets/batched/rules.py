@@ -269,6 +269,15 @@ def _roll(a: Batched, shift: Any, axis: Any = None) -> Batched:
     return Batched(np.roll(a.data, shift, axis=_axes(axis, a.ndim)))
 
 
+def _expand_dims(a: Batched, axis: Any) -> Batched:
+    """New axes at the logical positions ``axis`` (counted in the result, as NumPy's), after the directions."""
+    axes = axis if isinstance(axis, tuple) else (axis,)
+    ndim = a.ndim + len(axes)
+    if not all(isinstance(x, numbers.Integral) and -ndim <= int(x) < ndim for x in axes):
+        raise NotBatched("np.expand_dims with an axis out of range")
+    return Batched(np.expand_dims(a.data, tuple(int(x) % ndim + 1 for x in axes)))
+
+
 def _ravel(a: Batched, order: str = "C") -> Batched:
     if order != "C" or not isinstance(a, Batched):
         raise NotBatched("ravel other than in C order")
@@ -294,10 +303,24 @@ def _concatenate(arrays: Any, axis: Any = 0, out: Any = None, **kwargs: Any) -> 
     return Batched(np.concatenate(parts, axis=_axes(axis, ndim)))
 
 
+def _stack(arrays: Any, axis: Any = 0, out: Any = None, **kwargs: Any) -> Batched:
+    """Tangents stacked along a new logical axis (a plain array among them: the same in every direction)."""
+    arrays = list(arrays)
+    counts = {a.data.shape[0] for a in arrays if isinstance(a, Batched)}
+    ndim = _ndim(arrays[0]) if arrays else -1
+    if out is not None or kwargs or len(counts) != 1 or any(_ndim(a) != ndim for a in arrays):
+        raise NotBatched("np.stack with options, of arrays of different ranks or numbers of directions")
+    count = counts.pop()
+    parts = [a.data if isinstance(a, Batched) else np.broadcast_to(a, (count,) + np.shape(a)) for a in arrays]
+    return Batched(np.stack(parts, axis=_axes(axis, ndim + 1)))
+
+
 _FUNCTIONS: dict[Callable, Callable] = {
     np.roll: _roll,
     np.ravel: _ravel,
+    np.expand_dims: _expand_dims,
     np.concatenate: _concatenate,
+    np.stack: _stack,
     np.sum: lambda a, axis=None, dtype=None, out=None, keepdims=False: _reduce(np.sum, a, axis, keepdims,
                                                                                  dtype=dtype, out=out),
     np.mean: lambda a, axis=None, dtype=None, out=None, keepdims=False: _reduce(np.mean, a, axis, keepdims,
