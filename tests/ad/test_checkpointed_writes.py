@@ -18,9 +18,8 @@ U0 = np.array([0.3, 0.5, 0.7])
 TANGENT = np.array([1.0, 0.3, -0.2])
 NAMES = ["trajectory", "ring", "accumulate", "sqrt_segments", "online_trajectory", "online_ring", "through_a_view",
          "scalar_cell"]
-# (scalar_cell, a 0-d array, is left out of the Numba comparison: its tape of 0-d records does not compile,
-# and the unmarked loop's compiled gradient is wrong there, all zeros: a bug of the Numba target's 0-d
-# element reads, apart from checkpointing)
+# (scalar_cell, a 0-d array, is left out of the Numba comparison: its tape of 0-d records does not compile.
+# Its unmarked loop's compiled gradient, once all zeros, is tested in tests/targets/test_numba_zero_d_arrays.py)
 COMPILED = NAMES[:-1]
 
 

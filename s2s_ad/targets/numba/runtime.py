@@ -393,7 +393,7 @@ def _writable_copy(grad, like):
             def copied(grad, like):
                 if grad.shape != like.shape:
                     raise ValueError("writable_copy: the adjoint's shape is not the value's")
-                return np.ascontiguousarray(grad).copy()
+                return grad.copy()  # (C-contiguous, of grad's rank: Numba's ascontiguousarray makes a 0-d array 1-d)
             return copied
         if _is_number(grad):
             return lambda grad, like: np.full(like.shape, float(grad))
