@@ -149,3 +149,20 @@ def test_vjps_split_form_warning_names_the_users_call():
         value, pull = s2s_ad.vjp(CASES[0][1], CASES[0][2](), backend="numba")
     assert [w.filename for w in said if w.category is CompileFallbackWarning] == [__file__]
     np.testing.assert_allclose(pull(1.0)[0], s2s_ad.grad(CASES[0][1])(CASES[0][2]()), rtol=1e-12)
+
+
+def _rosenbrock_vectorised(x):
+    return np.sum(100.0 * (x[1:] - x[:-1] ** 2) ** 2 + (1.0 - x[:-1]) ** 2)
+
+
+def test_a_hessian_of_products_and_sums_compiles_under_numba():
+    # add_tangent, mul_tangent and the cross terms of a * b have compiled versions (operators.py beside
+    # the target): the forward-over-reverse code of straight-line NumPy compiles, no fallback
+    x = np.linspace(0.1, 0.9, 7)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", CompileFallbackWarning)
+        hessian = s2s_ad.hessian(_rosenbrock_vectorised, backend="numba")(x)
+    np.testing.assert_allclose(hessian, s2s_ad.hessian(_rosenbrock_vectorised)(x), rtol=1e-12, atol=1e-12)
+    gradient = s2s_ad.grad(_rosenbrock_vectorised)
+    columns = [(gradient(x + 1e-6 * e) - gradient(x - 1e-6 * e)) / 2e-6 for e in np.eye(x.size)]
+    np.testing.assert_allclose(hessian, np.array(columns), rtol=1e-5, atol=1e-5)
