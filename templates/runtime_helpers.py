@@ -140,8 +140,8 @@ def retaken_view_rule(out, base, stale, positions, d_out):
     d_stale = stale_grad(d_out, positions)
 
 
-@adjoint(positions_grad, linear=True, examples=({"grad": (2, 2), "positions": _TAKEN, "base": (2, 4)},
-                                                {"grad": (2, 2), "positions": _KEPT, "base": (2, 4)}))
+@adjoint(positions_grad, linear=True, examples=({"grad": (2, 2), "positions": _TAKEN, "base": np.zeros((2, 4))},
+                                                {"grad": (2, 2), "positions": _KEPT, "base": np.zeros((2, 4))}))
 def positions_grad_rule(out, grad, positions, base, d_out):
     d_grad = retaken_view(d_out, zeros_like(grad), positions)
 
