@@ -1,6 +1,7 @@
 """Random programs that share memory between names (issue 31): views of a vector ``b`` and a matrix
 ``M`` the function made, taken every way NumPy takes them (slices, steps, rows, columns, ``.T``,
-reshapes, splits, a helper's or a lambda's result, a choice by a conditional expression or an ``if``),
+reshapes, splits, a helper's or a lambda's result, a recursive helper's, a choice by a conditional expression
+or an ``if``, a view taken in a loop by its index and carried out of it, or chosen in a loop),
 carried in tuples, dicts, namedtuples, dataclasses and objects, then written through one name (the
 array, or a view, or an in-place update ``b += ...`` of the array a container also holds) in straight
 code, loops and branches, and read through another.  ``make_program(seed)`` returns the source of ``f(x)``, ``x`` of
@@ -8,6 +9,7 @@ six numbers; NumPy's own run of it is the oracle for the value, differences for 
 from __future__ import annotations
 
 import random
+import re
 
 HEADER = '''import numpy as np
 from collections import namedtuple
@@ -38,6 +40,12 @@ def rows_of(m):
     return [m[0], m[1]]
 
 
+def tail(v, k):
+    if k == 0:
+        return v
+    return tail(v[1:], k - 1)
+
+
 '''
 
 # views of b (six numbers) and of M (2 x 3): (expression, whether a write through it reaches b or M)
@@ -46,6 +54,9 @@ VECTOR_VIEWS = ["b[1:4]", "b[::2]", "b[2:]", "b[:-1][1:]", "b.reshape(2, 3)", "b
                 "(lambda v: v[:2])(b)", "b.reshape(3, 2).T"]
 MATRIX_VIEWS = ["M[0]", "M[1]", "M[:, 1]", "M.T", "M[:, 1:]", "M.T[2]", "rows_of(M)[1]", "M.reshape(6)",
                 "M[1:, ::2]"]
+# views taken in a loop over t in range(3), by t: carried out of the loop (the last iteration's)
+LOOP_VIEWS = ["b[t:t + 2]", "b[t::2]", "b[t + 1:]", "M[:, t]", "M[:, t:]", "tail(b, t)", "b.reshape(2, 3)[:, t]",
+              "b[t:t + 3].reshape(3, 1)", "M.T[t]"]
 CONTAINERS = ["({v}, b)[0]", '{{"k": {v}}}["k"]', "Pair({v}, M).a", "Held({v}).v", "Box({v}).v"]
 VALUES = ["x[{i}] * x[{j}]", "np.sin(x[{i}])", "x[{i}] ** 2", "2.0 * x[{i}] - x[{j}]", "np.exp(0.3 * x[{i}])"]
 
@@ -93,7 +104,17 @@ def make_program(seed: int) -> str:
             lines.append(f"    {name} = {source} if x[{rng.randrange(6)}] > 0 else {other}")
             read.append(name)
             continue
-        if choice < 0.3:  # chosen by an if statement, of the same shape on both paths
+        if choice < 0.35:  # taken in a loop by its index, read after the loop (or chosen in it by a test)
+            taken = rng.choice(LOOP_VIEWS)
+            if choice < 0.27:
+                lines += ["    for t in range(3):", f"        {name} = {taken}"]
+            else:
+                first = re.sub(r"\bt\b", "0", taken)  # (the view before the loop: t = 0's)
+                lines += [f"    {name} = {first}", "    for t in range(3):",
+                          f"        if x[t] > {rng.choice(['0', '0.5', '-0.5'])}:", f"            {name} = {taken}"]
+            read.append(name)
+            continue
+        if choice < 0.5:  # chosen by an if statement, of the same shape on both paths
             lines += [f"    if x[{rng.randrange(6)}] > 0:", f"        {name} = {source}", "    else:",
                       f"        {name} = {source} * 1.0"]
             read.append(name)
