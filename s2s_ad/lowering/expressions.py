@@ -390,5 +390,5 @@ def _fold_template(template: Callable) -> tuple[tuple[str, ...], ir.Expr]:
 
 
 def _is_object(value: Any) -> bool:
-    """An object of the user's own class (its operators are its methods)."""
-    return isinstance(value, Record) and value.kind == "object"
+    """An object of the user's own class or a dataclass (its operators are its class's methods)."""
+    return isinstance(value, Record) and value.kind in ("object", "dataclass")

@@ -206,7 +206,7 @@ class ObjectCalls(ConverterPart):
         if right is not None and self._reflected_first(left, right, reflected):
             choices.reverse()
         for owner, name, args in choices:
-            if not (isinstance(owner, Record) and owner.kind == "object" and name):
+            if not (isinstance(owner, Record) and owner.kind in ("object", "dataclass") and name):
                 continue
             method = self.statics.class_attribute(owner.cls, name)
             if method is None:
@@ -225,7 +225,8 @@ class ObjectCalls(ConverterPart):
     def _reflected_first(self, left: Any, right: Any, reflected: str) -> bool:
         """Python calls ``right.__radd__(left)`` before ``left.__add__(right)`` where the right operand's
         class derives from the left's and defines the reflected method otherwise than it does."""
-        if not (isinstance(left, Record) and isinstance(right, Record) and left.kind == right.kind == "object"
+        if not (isinstance(left, Record) and isinstance(right, Record) and left.kind in ("object", "dataclass")
+                and right.kind in ("object", "dataclass")
                 and reflected and right.cls is not left.cls and issubclass(right.cls, left.cls)):
             return False
         method = self.statics.class_attribute(right.cls, reflected)
