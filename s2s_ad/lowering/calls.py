@@ -100,6 +100,9 @@ class CallConverter(ConverterPart):
             found, fn = True, callee.value
         else:
             found, fn = self.statics.callee(node.func)
+        held = self.statics.global_object(fn) if found and self.check_calls else None
+        if held is not None:  # LAYER(x): a module-level object of your class, its __call__
+            return self.objects.record_method(held, "__call__", args, kwargs, node)
         if found and self.check_calls and inspect.ismethod(fn) and is_plain_class(fn.__self__) \
                 and isinstance(node.func, gast.Attribute):  # Model.make(w): a classmethod of your class
             called = self.objects.class_method(fn.__self__, node.func.attr, args, kwargs, node)
@@ -191,10 +194,15 @@ class CallConverter(ConverterPart):
         return [value(a) for a in args], tuple((k, value(v)) for k, v in kwargs)
 
     def _item_called(self, func: Any) -> Any:
-        """``fs[0](x)``, ``fs[-1](x)``: the function a list or tuple of functions holds at a constant index."""
+        """``fs[0](x)``, ``fs[-1](x)``: the function a list or tuple of functions holds at a constant index;
+        ``layers[0]``: an object of your class a list, tuple or dict holds (called: its ``__call__``)."""
         if not (isinstance(func, gast.Subscript) and isinstance(func.value, gast.Name)):
             return None
         held = self.local(func.value.id)
+        if isinstance(held, Record) or (held is None and self.statics.objects_table(
+                self.statics.lookup(func.value)) is not None):  # layers[0](x): an object's __call__
+            item = self.convert(func)
+            return item if isinstance(item, Record) and item.kind in ("object", "dataclass") else None
         if not isinstance(held, Functions):
             return None
         key = self._constant_key(func.slice)

@@ -74,6 +74,9 @@ class ObjectCalls(ConverterPart):
             return self.call_method_of(ir.Const(record.cls), method.__func__, args, kwargs, node)
         if inspect.isfunction(method):  # self.method(x): the class's function, with self
             return self.helpers.call_value(method, [record] + args, kwargs, node)
+        if name == "__call__" and record.kind in ("object", "dataclass"):
+            raise self.error(f"a call of a {record.cls.__name__} object", f"{record.cls.__name__} defines no "
+                             "__call__ (Python raises TypeError: not callable); call one of its methods", node)
         raise self.error(f"the method .{name}() of a {record.cls.__name__}", "a dict supports d[k], d.get, "
                          ".items(), .keys(), .values() and .copy(); a dataclass, namedtuple or object its fields "
                          "and the methods defined in its class", node)

@@ -212,6 +212,27 @@ def sorted_members_of_an_iterable_object(x):
     return np.sum(best.v * last.v) + np.sum(middle.v)
 
 
+class Layer:
+    def __init__(self, w, b=0.0):
+        self.w = w
+        self.b = b
+
+    def __call__(self, x):
+        return np.tanh(self.w * x + self.b)
+
+
+LAYERS = [Layer(0.5), Layer(2.0, -0.3)]
+NAMED = {"first": Layer(1.2), "last": Layer(0.8, 0.1)}
+ONE = Layer(1.5)
+
+
+def module_level_callable_objects(x):
+    h = x
+    for layer in LAYERS:  # a module-level list of objects of your class, each called: its __call__
+        h = layer(h)
+    return np.sum(h) + np.sum(ONE(x)) + np.sum(LAYERS[1](x) * NAMED["last"](h)) + np.sum(NAMED["first"](x))
+
+
 # -- refused ------------------------------------------------------------------------------------
 
 
@@ -285,3 +306,15 @@ def sum_without_radd(x):
 def unpacking_too_many(x):
     a, b, c = Pair(x, x)  # REFUSED
     return np.sum(a * b * c)
+
+
+class NotCallable:
+    def __init__(self):
+        self.w = 2.0
+
+
+NOT_CALLABLE = NotCallable()
+
+
+def calling_an_object_without_call(x):
+    return np.sum(NOT_CALLABLE(x))  # REFUSED

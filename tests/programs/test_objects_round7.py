@@ -33,6 +33,7 @@ CASES = [
     orf.unpacked_objects,
     orf.listed_and_iterated,
     orf.sorted_members_of_an_iterable_object,
+    orf.module_level_callable_objects,
 ]
 
 
@@ -82,6 +83,19 @@ def test_operators_follow_the_methods_python_calls():
     assert value == pytest.approx(orf.sum_of_objects(X.copy()), rel=1e-14)
 
 
+def test_a_module_level_object_changed_makes_the_code_again():
+    gradient = s2s_ad.grad(orf.module_level_callable_objects)
+    before = gradient(X.copy())
+    saved = orf.LAYERS[0].w
+    try:
+        orf.LAYERS[0].w = -0.7  # read as it is now: the next call transforms again
+        np.testing.assert_allclose(gradient(X.copy()), numeric_grad(orf.module_level_callable_objects, (X.copy(),), 0),
+                                   rtol=1e-6, atol=1e-7)
+        assert not np.allclose(gradient(X.copy()), before)
+    finally:
+        orf.LAYERS[0].w = saved
+
+
 def test_sorted_objects_are_in_pythons_order():
     for f in (orf.sorted_by_a_field, orf.sorted_namedtuples, orf.sorted_members_of_an_iterable_object):
         value, _ = s2s_ad.value_and_grad(f)(X.copy())
@@ -109,6 +123,7 @@ SOURCE = pathlib.Path(orf.__file__).read_text().splitlines()
     (orf.sum_without_radd, "sum() of NoReflected objects: sum starts at 0, and 0 + a NoReflected needs "
                            "NoReflected.__radd__"),
     (orf.unpacking_too_many, "an unpacking of a container: 2 items of a Pair (its __iter__'s) into 3 names"),
+    (orf.calling_an_object_without_call, "a call of a NotCallable object: NotCallable defines no __call__"),
 ], ids=lambda v: getattr(v, "__name__", None) or "")
 def test_what_cannot_be_followed_is_refused_at_the_line_before_running(f, words):
     with pytest.raises(s2s_ad.TransformError) as caught:
