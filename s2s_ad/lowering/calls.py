@@ -100,9 +100,6 @@ class CallConverter(ConverterPart):
             found, fn = True, callee.value
         else:
             found, fn = self.statics.callee(node.func)
-        held = self.statics.global_object(fn) if found and self.check_calls else None
-        if held is not None:  # LAYER(x): a module-level object of your class, its __call__
-            return self.objects.record_method(held, "__call__", args, kwargs, node)
         if found and self.check_calls and inspect.ismethod(fn) and is_plain_class(fn.__self__) \
                 and isinstance(node.func, gast.Attribute):  # Model.make(w): a classmethod of your class
             called = self.objects.class_method(fn.__self__, node.func.attr, args, kwargs, node)
@@ -164,6 +161,10 @@ class CallConverter(ConverterPart):
                                  "here, or make a new one (dataclasses.replace(obj, attr=v))", node)
             fn, args = self._method(node, args)
         fn = transparent(fn)  # functools.cache(f) calls f
+        held = self.statics.global_object(fn) if found and self.check_calls \
+            and not type(fn).__module__.startswith("s2s_ad.") else None  # (a gradient called: refused below)
+        if held is not None and not _has_rule(fn):  # LAYER(x): a module-level object of your class, its __call__
+            return self.objects.record_method(held, "__call__", args, kwargs, node)
         if fn is sum and args and len(args) + len(kwargs) <= 2:
             summed = self._summed_objects(args, kwargs, node)
             if summed is not None:
@@ -325,6 +326,14 @@ class CallConverter(ConverterPart):
         if pack and len(args) > 1:
             args = [ir.Display("tuple", tuple(args))]
         return fn, [self.convert(func.value)] + args
+
+
+def _has_rule(fn: Any) -> bool:
+    """Whether the callable object ``fn`` has a rule of its own (an unhashable one has none)."""
+    try:
+        return rules.is_known(fn)
+    except TypeError:
+        return False
 
 
 def maybe_object(value: Any) -> bool:
