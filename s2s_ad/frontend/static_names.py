@@ -127,6 +127,17 @@ class StaticNames(ConverterPart):
             self.resolver.snapshot.record_item(value, key, item)
         return Record(type(value).__name__, type(value), keys, tuple(ir.Const(v) for v in items))
 
+    def objects_table(self, value: Any) -> Optional[Record]:
+        """A module-level list, tuple or dict holding objects of the user's classes (``LAYERS =
+        [Layer(0.5), Layer(2.0)]``): a record of its items as ``global_object`` reads them, every item
+        recorded; None for other values (or where an item is of no kind s2s_ad reads)."""
+        if type(value) not in (dict, list, tuple):
+            return None
+        held = self._held(value, _NONE_SEEN)
+        if not (isinstance(held, Record) and any(isinstance(i, Record) and i.kind == "object" for i in held.items)):
+            return None
+        return held
+
     def global_object(self, value: Any, _seen: IdentitySet = _NONE_SEEN) -> Optional[Record]:
         """A module-level object of a class of Python code whose attributes can be read
         (``containers.unreadable_class``): a record of its attributes as constants (numbers, strings,

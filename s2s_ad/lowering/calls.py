@@ -31,7 +31,7 @@ from __future__ import annotations
 import functools
 import inspect
 import operator
-from typing import Any, Union
+from typing import Any, Optional, Union
 
 import gast
 from ..core import containers, ir, runtime
@@ -161,6 +161,14 @@ class CallConverter(ConverterPart):
                                  "here, or make a new one (dataclasses.replace(obj, attr=v))", node)
             fn, args = self._method(node, args)
         fn = transparent(fn)  # functools.cache(f) calls f
+        held = self.statics.global_object(fn) if found and self.check_calls \
+            and not type(fn).__module__.startswith("s2s_ad.") else None  # (a gradient called: refused below)
+        if held is not None and not _has_rule(fn):  # LAYER(x): a module-level object of your class, its __call__
+            return self.objects.record_method(held, "__call__", args, kwargs, node)
+        if fn is sum and args and len(args) + len(kwargs) <= 2:
+            summed = self._summed_objects(args, kwargs, node)
+            if summed is not None:
+                return summed
         made = self.builtins.construct(fn, args, kwargs, node)
         if made is not None:
             return made
@@ -187,10 +195,15 @@ class CallConverter(ConverterPart):
         return [value(a) for a in args], tuple((k, value(v)) for k, v in kwargs)
 
     def _item_called(self, func: Any) -> Any:
-        """``fs[0](x)``, ``fs[-1](x)``: the function a list or tuple of functions holds at a constant index."""
+        """``fs[0](x)``, ``fs[-1](x)``: the function a list or tuple of functions holds at a constant index;
+        ``layers[0]``: an object of your class a list, tuple or dict holds (called: its ``__call__``)."""
         if not (isinstance(func, gast.Subscript) and isinstance(func.value, gast.Name)):
             return None
         held = self.local(func.value.id)
+        if isinstance(held, Record) or (held is None and self.statics.objects_table(
+                self.statics.lookup(func.value)) is not None):  # layers[0](x): an object's __call__
+            item = self.convert(func)
+            return item if isinstance(item, Record) and item.kind in ("object", "dataclass") else None
         if not isinstance(held, Functions):
             return None
         key = self._constant_key(func.slice)
@@ -264,6 +277,34 @@ class CallConverter(ConverterPart):
         iterator over (``protocols.iterated``); refused where Python would not iterate it."""
         return self.protocols.iterated(record, node)
 
+    def _summed_objects(self, args: list, kwargs: tuple, node: Any) -> Optional[Any]:
+        """``sum(vectors)``, ``sum(vectors, Vec(zeros))`` of a list or tuple of known length holding
+        objects of the user's classes (or dataclasses), or started by one: ``start + v0 + v1 ...`` as
+        Python adds them, each ``+`` the class's ``__add__`` or ``__radd__`` (``0 + v0`` is
+        ``v0.__radd__(0)``; a sum a method gives back is known once lowered, as in ``v * 2.0 + w``);
+        None for a sum of numbers or arrays."""
+        start = args[1] if len(args) == 2 else dict(kwargs).get("start", ir.Const(0))
+        given = args[0]
+        items = given.items if isinstance(given, ir.Display) or (isinstance(given, Record) and given.sequence) \
+            else None
+        if items is None or not any(isinstance(v, Record) and v.kind in ("object", "dataclass")
+                                    for v in (start, *items)):
+            return None
+        first = items[0] if items else None
+        if isinstance(start, ir.Const) and type(start.value) is int and start.value == 0 \
+                and isinstance(first, Record) and first.kind in ("object", "dataclass") \
+                and self.statics.class_attribute(first.cls, "__radd__") is None:
+            raise self.error(f"sum() of {first.cls.__name__} objects", f"sum starts at 0, and 0 + a "
+                             f"{first.cls.__name__} needs {first.cls.__name__}.__radd__ (Python raises TypeError); "
+                             f"give the start: sum(items, {first.cls.__name__}(...))", node)
+        total = start
+        for item in items:
+            if maybe_object(total) or maybe_object(item):
+                total = ir.Call(operator.add, (total, item))  # (SSABuilder.object_operator: once lowered)
+            else:
+                total = self.objects.operator_method(operator.add, total, item, node)
+        return total
+
     def _method(self, node: gast.Call, args: list) -> tuple[Any, list]:
         func = node.func
         if not isinstance(func, gast.Attribute):
@@ -285,6 +326,14 @@ class CallConverter(ConverterPart):
         if pack and len(args) > 1:
             args = [ir.Display("tuple", tuple(args))]
         return fn, [self.convert(func.value)] + args
+
+
+def _has_rule(fn: Any) -> bool:
+    """Whether the callable object ``fn`` has a rule of its own (an unhashable one has none)."""
+    try:
+        return rules.is_known(fn)
+    except TypeError:
+        return False
 
 
 def maybe_object(value: Any) -> bool:

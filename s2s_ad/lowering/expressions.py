@@ -139,6 +139,9 @@ class ExpressionConverter:
         held = self.statics.global_object(value)
         if held is not None:  # CALC.k, CALC.method(x): a module-level object of your class, read as it is now
             return held
+        held = self.statics.objects_table(value)
+        if held is not None:  # for layer in LAYERS: a module-level list of objects of your classes
+            return held
         if containers.user_object(value):
             reason = containers.unreadable_class(type(value)) or f"{type(value).__name__} objects have no __dict__"
             raise self.error(f"the module-level {type(value).__name__} object {name}", f"{reason}, so its "
@@ -390,5 +393,5 @@ def _fold_template(template: Callable) -> tuple[tuple[str, ...], ir.Expr]:
 
 
 def _is_object(value: Any) -> bool:
-    """An object of the user's own class (its operators are its methods)."""
-    return isinstance(value, Record) and value.kind == "object"
+    """An object of the user's own class or a dataclass (its operators are its class's methods)."""
+    return isinstance(value, Record) and value.kind in ("object", "dataclass")

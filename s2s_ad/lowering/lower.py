@@ -277,9 +277,12 @@ class Lowering(Part):
                 self.containers.note_sharing(target.id, value)
                 self.scope.env[target.id] = value
                 return
+            kind = value.cls.__name__
+            if isinstance(value, Record) and value.kind in ("object", "dataclass"):  # a, b = obj: its __iter__'s
+                value, kind = self.state.converter.calls.protocols.iterated(value, target), f"{kind} (its __iter__'s)"
             if not value.sequence or len(value.items) != len(target.elts):
                 raise self.state.parsed.error("an unpacking of a container", f"{len(value.items)} items of a "
-                                              f"{value.cls.__name__} into {len(target.elts)} names", target)
+                                              f"{kind} into {len(target.elts)} names", target)
             for element, item in zip(target.elts, value.items):
                 self.bind(element, item)
             return

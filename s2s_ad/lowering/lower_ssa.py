@@ -220,7 +220,7 @@ class SSABuilder(Part):
         """``v * 3.0 + w`` where ``v * 3.0`` is a method of the user's class giving back an object:
         the operands settled first, then, if one is an object, the operator is its method."""
         operands = [self.flatten(a) if self.makes_record(a) else a for a in expr.args]
-        if not any(isinstance(o, Record) and o.kind == "object" for o in operands):
+        if not any(isinstance(o, Record) and o.kind in ("object", "dataclass") for o in operands):
             return self.flatten(ir.Call(expr.fn, tuple(operands), expr.kwargs))
         at = SimpleNamespace(lineno=self.state.line, col_offset=None)
         right = operands[1] if len(operands) == 2 else None

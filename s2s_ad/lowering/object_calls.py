@@ -75,6 +75,9 @@ class ObjectCalls(ConverterPart):
             return self.call_method_of(ir.Const(record.cls), method.__func__, args, kwargs, node)
         if inspect.isfunction(method):  # self.method(x): the class's function, with self
             return self.helpers.call_value(method, [record] + args, kwargs, node)
+        if name == "__call__" and record.kind in ("object", "dataclass"):
+            raise self.error(f"a call of a {record.cls.__name__} object", f"{record.cls.__name__} defines no "
+                             "__call__ (Python raises TypeError: not callable); call one of its methods", node)
         raise self.error(f"the method .{name}() of a {record.cls.__name__}", "a dict supports d[k], d.get, "
                          ".items(), .keys(), .values() and .copy(); a dataclass, namedtuple or object its fields "
                          "and the methods defined in its class", node)
@@ -207,7 +210,7 @@ class ObjectCalls(ConverterPart):
         if right is not None and self._reflected_first(left, right, reflected):
             choices.reverse()
         for owner, name, args in choices:
-            if not (isinstance(owner, Record) and owner.kind == "object" and name):
+            if not (isinstance(owner, Record) and owner.kind in ("object", "dataclass") and name):
                 continue
             method = self.statics.class_attribute(owner.cls, name)
             if method is None:
@@ -226,7 +229,8 @@ class ObjectCalls(ConverterPart):
     def _reflected_first(self, left: Any, right: Any, reflected: str) -> bool:
         """Python calls ``right.__radd__(left)`` before ``left.__add__(right)`` where the right operand's
         class derives from the left's and defines the reflected method otherwise than it does."""
-        if not (isinstance(left, Record) and isinstance(right, Record) and left.kind == right.kind == "object"
+        if not (isinstance(left, Record) and isinstance(right, Record) and left.kind in ("object", "dataclass")
+                and right.kind in ("object", "dataclass")
                 and reflected and right.cls is not left.cls and issubclass(right.cls, left.cls)):
             return False
         method = self.statics.class_attribute(right.cls, reflected)

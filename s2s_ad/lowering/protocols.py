@@ -10,9 +10,10 @@ of known length: ``return iter([self.a, self.b])``, ``return iter(self.items)``)
 an index the value ``__getitem__`` returns (``return self.items[i]``,
 ``return self.a if i == 0 else self.b``).  A method is followed where its body is
 one ``return`` statement (after a docstring), read with ``self`` bound to the
-record and its parameters to the arguments; anything else, a generator
-(``yield``) among them, is a located ``TransformError`` naming the class and the
-method's line.  Where the class defines no such method, ``user_classes.read_as_container``
+record and its parameters to the arguments; an ``__iter__`` may also be a
+generator of ``yield``, ``yield from`` and ``for`` loops over containers of
+known length (its items read in order: ``_yielded``).  Anything else is a
+located ``TransformError`` naming the class and the method's line.  Where the class defines no such method, ``user_classes.read_as_container``
 says what Python does (TypeError, or a method s2s_ad does not follow).
 """
 from __future__ import annotations
@@ -27,7 +28,7 @@ import numpy as np
 from ..core import ir
 from ..rules import registry as rules
 from ..frontend.conversion import Choice, ConverterPart, Record
-from ..frontend.parse import parse_function
+from ..frontend.parse import parse_function, parse_rewritten
 from ..frontend.user_classes import read_as_container
 
 _FOLDED = {gast.Lt: operator.lt, gast.LtE: operator.le, gast.Gt: operator.gt, gast.GtE: operator.ge,
@@ -124,11 +125,13 @@ class ContainerProtocols(ConverterPart):
         """The value ``method`` returns, called on ``record`` with ``args``, read while lowering: its body
         one ``return`` statement.  ``iterator``: it returns ``iter(...)`` of a container, given back."""
         owner = f"{record.cls.__name__}.{method.__name__}"
-        if method.__code__.co_flags & (inspect.CO_GENERATOR | inspect.CO_ASYNC_GENERATOR):
-            raise self.error(f"{owner}, a generator", "s2s_ad does not run generators (yield); return "
+        generator = bool(method.__code__.co_flags & inspect.CO_GENERATOR)
+        if method.__code__.co_flags & inspect.CO_ASYNC_GENERATOR or (generator and not iterator):
+            raise self.error(f"{owner}, a generator", "s2s_ad follows a generator only as __iter__; return "
                              "iter() of a list or tuple display (iter([self.a, self.b])) or of a list the "
                              "object holds (iter(self.items))", node)
-        parsed = parse_function(method)
+        yields: dict[int, str] = {}
+        parsed = parse_rewritten(method, lambda d: _unyielded(d, yields)) if generator else parse_function(method)
         if self.resolver.record:
             self.resolver.snapshot.record_code(method)  # (redefined later: the code is old)
             self.resolver.snapshot.include(parsed.resolver.snapshot)
@@ -138,6 +141,8 @@ class ContainerProtocols(ConverterPart):
                 and isinstance(body[0].value.value, str):
             body = body[1:]
         positional = definition.args.args
+        if generator:
+            return self._yielded(record, owner, parsed, body, yields)
         if len(body) != 1 or not isinstance(body[0], gast.Return) or body[0].value is None:
             raise parsed.error(f"{owner}, called by {_protocol(method.__name__)}", "s2s_ad follows such a method "
                                "where its body is one return statement; write it so, or call a method of "
@@ -158,6 +163,78 @@ class ContainerProtocols(ConverterPart):
                                    "(iter(self.items))", returned)
             returned = returned.args[0]
         return _folded(converter, returned)
+
+    def _yielded(self, record: Record, owner: str, parsed: Any, body: list, yields: dict[int, str]) -> ir.Display:
+        """What an ``__iter__`` written as a generator yields, in order, read while lowering: its body
+        ``yield`` and ``yield from`` statements, and ``for`` loops over containers of known length whose
+        bodies are such statements (``for layer in self.layers: yield layer``); a bare ``return`` ends it.
+        ``yields``: the statements that were ``yield`` ("yield") or ``yield from`` ("from"), by ``id``."""
+        positional = parsed.node.args.args
+        if parsed.node.args.vararg or parsed.node.args.kwonlyargs or len(positional) != 1:
+            raise parsed.error(owner, "it must take self alone, as Python calls it", parsed.node)
+        names: dict[str, Any] = {positional[0].id: record}
+        make: Any = type(self.host)
+        converter = make(lambda name: names.get(name), parsed.resolver, parsed.error)
+        items: list = []
+
+        def walk(statements: list) -> bool:  # (False: a return ended it)
+            for stmt in statements:
+                if yields.get(id(stmt)) == "yield":
+                    items.append(converter.convert(stmt.value))
+                elif yields.get(id(stmt)) == "from":
+                    items.extend(self._known_items(converter.convert(stmt.value), owner, parsed, stmt))
+                elif isinstance(stmt, gast.For) and isinstance(stmt.target, gast.Name) and not stmt.orelse:
+                    for item in self._known_items(converter.convert(stmt.iter), owner, parsed, stmt):
+                        names[stmt.target.id] = item
+                        if not walk(stmt.body):
+                            return False
+                elif isinstance(stmt, gast.Return) and (stmt.value is None or isinstance(stmt.value, gast.Constant)
+                                                        and stmt.value.value is None):
+                    return False
+                else:
+                    raise parsed.error(f"{owner}, a generator called by iteration", "s2s_ad follows a generator "
+                                       "__iter__ whose body is yield, yield from, and for loops over a list or "
+                                       "tuple of known length of such statements (for a in self.items: yield a); "
+                                       "or return iter([self.a, self.b])", stmt)
+            return True
+
+        walk(body)
+        return ir.Display("tuple", tuple(items))
+
+    def _known_items(self, value: Any, owner: str, parsed: Any, stmt: Any) -> tuple:
+        """The items of a container of known length a generator walks (``yield from self.items``)."""
+        if isinstance(value, ir.Display):
+            return value.items
+        if isinstance(value, Record) and value.kind == "object":
+            value = self.iterated(value, stmt)
+        if isinstance(value, Record) and value.sequence:
+            return value.items
+        if isinstance(value, Record) and value.kind == "dict":
+            return tuple(ir.Const(k) for k in value.keys)
+        raise parsed.error(f"{owner}, a generator called by iteration", "its loop or yield from walks a value "
+                           "whose items are not known while transforming (an array, say); yield from a list or "
+                           "tuple the object holds (for a in self.items: yield a), or return iter(self.v) of "
+                           "an array, which a for loop walks", stmt)
+
+
+def _unyielded(definition: gast.FunctionDef, yields: dict[int, str]) -> None:
+    """A generator's ``yield v`` and ``yield from v`` statements made assignments of ``v`` (so that the
+    subset check reads the body), each noted in ``yields`` by its ``id``; a ``yield`` elsewhere stays
+    (and is refused by the check); a final ``return None`` added, as the check asks."""
+    for node in list(gast.walk(definition)):
+        for field in ("body", "orelse"):
+            statements = getattr(node, field, None)
+            if not isinstance(statements, list):
+                continue
+            for i, stmt in enumerate(statements):
+                value = stmt.value if isinstance(stmt, gast.Expr) else None
+                if isinstance(value, (gast.Yield, gast.YieldFrom)) and value.value is not None:
+                    target = gast.Name(id="_yielded", ctx=gast.Store(), annotation=None, type_comment=None)
+                    statements[i] = gast.copy_location(gast.Assign(targets=[target], value=value.value,
+                                                                   type_comment=None), stmt)
+                    yields[id(statements[i])] = "yield" if isinstance(value, gast.Yield) else "from"
+    end = gast.Return(value=gast.Constant(value=None, kind=None))
+    definition.body.append(gast.copy_location(end, definition.body[-1]))
 
 
 def _array_length(value: Any) -> bool:

@@ -70,14 +70,48 @@ class _RunTime:
     __str__ = __repr__ = __format__ = __getitem__ = __iter__ = _refuse
 
 
+class _Fields:
+    """An object of the user's class or a dataclass (a record), standing in while the order is decided:
+    its data fields read by name (``o.w``), each as ``known_value`` gives it; anything else (a property, a
+    method, a comparison of objects, which would run the class's code) is not read."""
+
+    def __init__(self, record: Record) -> None:
+        self.cls = record.cls
+        self.fields = dict(zip(record.keys, record.items))
+
+    def __getattr__(self, name: str) -> Any:  # (operator.attrgetter("w") as a key)
+        if name.startswith("__"):
+            raise AttributeError(name)
+        return self.field(name)
+
+    def field(self, name: str) -> Any:
+        if name not in self.fields:
+            raise Unreadable(f"the key function reads .{name} of a {self.cls.__name__}, which is not one of its "
+                             f"data fields ({', '.join(map(str, self.fields)) or 'none'})")
+        return known_value(self.fields[name])
+
+    def _refuse(self, *args: Any, **kwargs: Any) -> Any:
+        raise Unreadable(f"the order would compare or compute with {self.cls.__name__} objects themselves, "
+                         "which runs their class's code; sort by a field (key=lambda o: o.w)")
+
+    __lt__ = __le__ = __gt__ = __ge__ = __eq__ = __ne__ = __hash__ = __bool__ = __len__ = __iter__ = _refuse
+    __getitem__ = __add__ = __radd__ = __sub__ = __rsub__ = __mul__ = __rmul__ = __neg__ = _refuse
+
+
 def known_value(item: Any) -> Any:
     """An item as Python sees it while lowering: a constant's value, a tuple or list of known length of
-    such, a ``_RunTime`` for anything computed at run time."""
+    such, an object's or dataclass's fields (``_Fields``), a ``_RunTime`` for anything computed at run
+    time."""
     if isinstance(item, ir.Const):
         return item.value
     if isinstance(item, ir.Display):
         parts = [known_value(i) for i in item.items]
         return parts if item.kind == "list" else tuple(parts)
+    if isinstance(item, Record) and item.kind in ("object", "dataclass"):
+        return _Fields(item)
+    if isinstance(item, Record) and item.kind == "namedtuple" and isinstance(item.cls, type) \
+            and issubclass(item.cls, tuple):
+        return item.cls(*(known_value(i) for i in item.items))  # (p.w and p[0], compared as a tuple)
     if isinstance(item, Record) and item.sequence:
         parts = [known_value(i) for i in item.items]
         return parts if item.kind == "list" else tuple(parts)
@@ -169,6 +203,14 @@ def _evaluate(node: Any, name: Callable[[str], Any]) -> Any:  # noqa: C901 (one 
         return _COMPARE[type(node.ops[0])](ev(node.left), ev(node.comparators[0]))
     if isinstance(node, gast.IfExp):
         return ev(node.body) if ev(node.test) else ev(node.orelse)
+    if isinstance(node, gast.Attribute) and isinstance(node.ctx, gast.Load):
+        owner = ev(node.value)
+        if isinstance(owner, _RunTime):
+            raise DependsOnRunTime()
+        if isinstance(owner, _Fields):
+            return owner.field(node.attr)  # o.w: a field of an object of yours or of a dataclass
+        if isinstance(owner, tuple) and node.attr in getattr(type(owner), "_fields", ()):
+            return getattr(owner, node.attr)  # p.w of a namedtuple
     if isinstance(node, gast.Call) and not node.keywords:
         if isinstance(node.func, gast.Attribute):
             owner = ev(node.func.value)

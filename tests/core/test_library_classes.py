@@ -73,3 +73,63 @@ def test_its_object_is_called_not_read_as_a_record(installed_elsewhere, tmp_path
     exec(compile(source, path, "exec"), namespace)
     x = np.array([1.0, 2.0, 3.0])
     np.testing.assert_allclose(s2s_ad.grad(namespace["f"])(x), 0.5 * np.ones(3), rtol=1e-15)
+
+
+CHECKOUT = '''
+import numpy as np
+
+from .core import Noise
+
+
+class Softplus:
+    def __init__(self, beta):
+        self.beta = beta
+
+    def __call__(self, x):
+        return np.log1p(np.exp(self.beta * x)) / self.beta
+
+
+def smooth_sum(x, beta=2.0):
+    return np.sum(Softplus(beta)(x))
+
+
+noise = Noise()
+'''
+
+
+def test_a_source_checkout_on_the_path_is_read_as_the_users_code(tmp_path):
+    # A library's checkout (a pyproject.toml beside the package, no site-packages folder above it), on the
+    # path as PYTHONPATH or an editable install puts it: no rule tells it from the user's own project, so
+    # it is read as the user's code (docs/containers.md): its source followed, derivatives through it, and
+    # what cannot be read refused naming why, as for a class of the user's; never read otherwise.
+    (tmp_path / "pyproject.toml").write_text('[project]\nname = "checkout_lib_r7"\n')
+    (tmp_path / "checkout_lib_r7").mkdir()
+    (tmp_path / "checkout_lib_r7" / "__init__.py").write_text(CHECKOUT)
+    (tmp_path / "checkout_lib_r7" / "core.py").write_text(PACKAGE)
+    sys.path.insert(0, str(tmp_path))
+    importlib.invalidate_caches()
+    try:
+        lib = importlib.import_module("checkout_lib_r7")
+        assert not library_class(lib.Softplus)
+        namespace: dict = {"np": np, "lib": lib}
+        source = ("def made_inside(x):\n    return np.sum(lib.Softplus(3.0)(x))\n\n\n"
+                  "def through_its_function(x):\n    return lib.smooth_sum(x) + lib.smooth_sum(x, 0.5)\n\n\n"
+                  "def its_module_object(x):\n    return np.sum(x * lib.noise.draw(3))\n")
+        path = str(tmp_path / "user_script_r7.py")
+        with open(path, "w") as handle:
+            handle.write(source)
+        exec(compile(source, path, "exec"), namespace)
+        x = np.array([-0.5, 0.25, 1.5])
+
+        def sigmoid(t):
+            return 1.0 / (1.0 + np.exp(-t))
+        np.testing.assert_allclose(s2s_ad.grad(namespace["made_inside"])(x), sigmoid(3.0 * x), rtol=1e-12)
+        np.testing.assert_allclose(s2s_ad.grad(namespace["through_its_function"])(x),
+                                   sigmoid(2.0 * x) + sigmoid(0.5 * x), rtol=1e-12)
+        with pytest.raises(s2s_ad.TransformError, match="Noise.scale is a property with a setter") as caught:
+            s2s_ad.grad(namespace["its_module_object"])(x)  # (installed, the same object is called unread)
+        assert caught.value.filename == path and caught.value.line == 10
+    finally:
+        sys.path.remove(str(tmp_path))
+        for name in ("checkout_lib_r7", "checkout_lib_r7.core"):
+            sys.modules.pop(name, None)

@@ -161,14 +161,15 @@ class Generated:
         self.a = a
         self.b = b
 
-    def __iter__(self):
+    def __iter__(self):  # (a generator of yields and for loops over known containers is followed)
         yield self.a
-        yield self.b
+        if self.b is not None:  # REFUSED (an if: not followed)
+            yield self.b
 
 
 def generator_iter(x):
     total = 0.0
-    for item in Generated(x, x):  # REFUSED
+    for item in Generated(x, x):
         total = total + np.sum(item)
     return total
 

@@ -154,7 +154,8 @@ SOURCE = pathlib.Path(oo.__file__).read_text().splitlines()
 
 
 @pytest.mark.parametrize("f, args, words", [
-    (oo.generator_iter, (), "Generated.__iter__, a generator: s2s_ad does not run generators"),
+    (oo.generator_iter, (), "Generated.__iter__, a generator called by iteration: s2s_ad follows a generator __iter__ whose body "
+                             "is yield, yield from, and for loops"),
     (oo.len_of_two_statements, (), "Counted.__len__, called by len(): s2s_ad follows such a method where its "
                                    "body is one return statement"),
     (oo.iterated_by_getitem_alone, (), "iteration of an object of the class OnlyGetitem: OnlyGetitem defines "
