@@ -87,6 +87,11 @@ def helper_returns_shared(fn: Any) -> bool:
     return shares
 
 
+def _an_object(value: Any) -> bool:
+    """An object of the user's class (or a dataclass's) while lowering."""
+    return isinstance(value, Record) and value.kind in ("object", "dataclass")
+
+
 def _holds_a_function(value: Any) -> bool:
     """A function, or a display holding one at any depth (an unrolled ``enumerate(zip(fs, ws))``'s item)."""
     if isinstance(value, ir.Display):
@@ -190,8 +195,13 @@ class Lowering(Part):
                 self.scope.env[call.func.value.id] = computed_now(functions, self.ssa.flatten)
                 return
             items = self.state.converter.convert(call.func.value)
+            item = self.state.converter.convert(call.args[0])
+            if _an_object(item) or (isinstance(items, Record) and any(map(_an_object, items.items))):
+                # layers.append(Layer(w)) in straight-line code or a loop unrolled (lower_loops.known_items)
+                self.scope.env[call.func.value.id] = self.containers.appended(items, item, call)
+                return
             self.bind(gast.Name(id=call.func.value.id, ctx=gast.Store(), annotation=None, type_comment=None),
-                      ir.Call(runtime.list_append, (items, self.state.converter.convert(call.args[0]))))
+                      ir.Call(runtime.list_append, (items, item)))
         elif isinstance(stmt, gast.Return):
             self.ret(stmt)
         elif isinstance(stmt, gast.If):

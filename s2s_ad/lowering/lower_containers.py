@@ -22,7 +22,7 @@ from typing import Any, Iterator
 
 import gast
 from ..core import containers, ir, language
-from ..core.identity import IdentitySet
+from ..core.identity import Identity, IdentitySet
 from .expressions import Record
 from .lower_ssa import SSABuilder
 from .lower_state import LoweringState, Part
@@ -192,6 +192,30 @@ class ContainerLowering(Part):
                    "only a dict can be written into, with a constant key")
             raise self.state.parsed.error(f"an assignment into {written_as or name + '[...]'}", why, target)
         self.scope.env[name] = record.replaced(key.value, self.settle(value))
+
+    def appended(self, items: Any, item: Any, call: gast.Call) -> Record:
+        """``layers.append(Layer(w))``: a list made while transforming (empty before, or of known items)
+        with ``item`` after its items; a list made at run time, or one a loop run as a loop grows, is
+        refused at the append's line (its length must be known while transforming)."""
+        name = call.func.value.id
+        if isinstance(items, Record) and items.kind == "list":
+            held = items.items
+        elif isinstance(items, ir.Display) and items.kind == "list":
+            held = items.items
+        else:
+            held = None
+        grown_in_a_loop = any(scope == Identity(self.scope) and name in before
+                              for scope, before in self.state.runtime_loops)
+        if held is None or grown_in_a_loop:
+            shown = item.cls.__name__ if isinstance(item, Record) else "an item"
+            raise self.state.parsed.error(f"the append of a {shown} to {name!r} where the list's length is not "
+                                          "known while transforming", "a list of objects is made while "
+                                          "transforming: write it as an explicit list ([Layer(w1), Layer(w2)]), "
+                                          "or append to a list made empty ([]) in a loop over a tuple or list "
+                                          "display, a parameter given one, zip or enumerate of such, or range "
+                                          "with constant bounds (no break, continue or return)", call)
+        settled = self.settle(ir.Display("list", tuple(held) + (item,)))
+        return settled if isinstance(settled, Record) else _record(ir.Display("list", ()), (settled,))
 
     def record_pairs(self, template: Record, value: Any, user_name: str) -> list[tuple[str, Any]]:
         """(merge variable, value) for each data item of a container joined at an ``if`` or a loop."""

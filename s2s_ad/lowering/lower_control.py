@@ -15,6 +15,7 @@ from typing import Any, Callable
 
 import gast
 from ..core import ir, language, runtime
+from ..core.identity import Identity
 from ..memory.aliasing import Chosen
 from .lower_joins import JoinLowering
 from .lower_loops import LoopIteration
@@ -78,9 +79,13 @@ class ControlFlowLowering(Part):
         exit_test, stmts = None, loop.body
         if stmts and isinstance(stmts[-1], gast.If) and isinstance(stmts[-1].body[0], gast.Break):
             exit_test, stmts = stmts[-1].test, stmts[:-1]
-        with self.state.new_block() as body:
-            prologue()
-            self.lower_statements(stmts)
+        self.state.runtime_loops.append((Identity(self.scope), frozenset(self.scope.env)))
+        try:
+            with self.state.new_block() as body:
+                prologue()
+                self.lower_statements(stmts)
+        finally:
+            self.state.runtime_loops.pop()
         self.joins.check_carried_views(targets)
         self.joins.carry_returned(loop, targets, self.scope.env)
         self.joins.merge_into(body, self.scope.env, targets, self.state.line)

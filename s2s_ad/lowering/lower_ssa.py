@@ -230,6 +230,7 @@ class SSABuilder(Part):
         """Bind a tuple or list display to a name (SSA: ``t = (a, b)``)."""
         name = self.state.names.fresh(base)
         self.state.block.append(ir.Assign(name, display, self.state.line))
+        self.state.displays[name] = display
         self.state.host.made(name, display)
         return ir.Var(name)
 

@@ -119,6 +119,10 @@ class LoweringState:
         self.inline_view_helpers = False  # helpers that may hand back views of an array written later
         self.open_blocks: list[Identity] = []  # the blocks being lowered, innermost last (the body's not)
         self.helpers_inlined: list[Any] = []
+        # the loops run as loops being lowered: each its scope's env and the names bound before it
+        # (a list one of them grows by an object cannot be made while transforming)
+        self.runtime_loops: list[tuple[Identity, frozenset]] = []
+        self.displays: dict[str, ir.Display] = {}  # an SSA name bound to a tuple or list display -> the display
 
     @property
     def parsed(self) -> ParsedFunction:
