@@ -110,3 +110,13 @@ def comprehension_over_an_array(x):  # refused, at the comprehension's line
     for l in layers:
         h = l.forward(h)
     return np.sum(h)
+
+
+def made_in_a_loop_run_as_a_loop(x, n):  # the list is made afresh in each step: no refusal
+    h = x
+    for _ in range(n):
+        layers = [Layer(w) for w in (x[0], 0.5)]
+        for l in layers:
+            h = l.forward(h)
+        h = ComprehendedNet((x[1], 0.3)).forward(h)
+    return np.sum(h)

@@ -91,3 +91,9 @@ def test_a_loop_of_unknown_length_is_refused_at_its_line(f, marker):
     message = str(refused.value)
     assert f"object_round8_functions.py:{line}" in message
     assert "length is not known while transforming" in message and "explicit list" in message
+
+
+def test_lists_of_objects_made_in_each_step_of_a_loop_run_as_a_loop():
+    f = orf.made_in_a_loop_run_as_a_loop
+    np.testing.assert_allclose(s2s_ad.grad(f)(X.copy(), 3), numeric_grad(f, (X.copy(), 3), 0), rtol=1e-6,
+                               atol=1e-8)
