@@ -67,6 +67,34 @@ def shown_here(node: Any, value: Any) -> bool:
         and not all(isinstance(i, ir.Const) for i in value.items)
 
 
+def known_items(value: Any, displays: dict) -> Optional[list]:
+    """The items of a list or tuple whose length is known while lowering: a display, a constant
+    tuple or list, a name bound to a display (``displays``: a parameter given one); None for anything else."""
+    if isinstance(value, ir.Var):
+        value = displays.get(value.name)
+    if isinstance(value, ir.Display):
+        return list(value.items)
+    if isinstance(value, ir.Const) and type(value.value) in (tuple, list):
+        return [ir.Const(v) for v in value.value]
+    return None
+
+
+def object_appended(converter: Any, stmt: gast.For) -> Optional[gast.Expr]:
+    """The first ``name.append(Cls(...))`` in the loop's body, ``Cls`` the user's class (``layers.append(
+    Layer(w))``, as a list comprehension of objects becomes: the list is made while transforming, the
+    loop unrolled where its length is known); None if none."""
+    for node in all_nodes(stmt):
+        if is_append(node) and isinstance(node.value.args[0], gast.Call):
+            func = root = node.value.args[0].func
+            while isinstance(root, gast.Attribute):
+                root = root.value
+            if isinstance(root, gast.Name) and converter.local(root.id) is None:
+                found, fn = converter.statics.callee(func)
+                if found and is_plain_class(fn):
+                    return node
+    return None
+
+
 class LoopIteration(Part):
     """The indices and elements of for loops."""
 
@@ -160,7 +188,8 @@ class LoopIteration(Part):
                     return None  # (run as a loop, as before: it may stop early)
                 sequences.append(list(arg.items))
                 continue
-            known = self.known_items(arg) if self.appends_an_object(stmt) else None
+            known = known_items(arg, self.state.displays) if object_appended(self.state.converter, stmt) is not None \
+                else None
             if known is not None:  # layers.append(Layer(w)) for w in ws: unrolled, the list made while transforming
                 sequences.append(known)
                 continue
@@ -210,44 +239,14 @@ class LoopIteration(Part):
             return None
         index = stmt.target.id
         steps = range(*(a.value for a in args))
-        if (self.appends_a_function(stmt, nodes) or self.appends_an_object(stmt)) and len(steps) <= UNROLLED_APPENDS:
+        if (self.appends_a_function(stmt, nodes) or object_appended(self.state.converter, stmt) is not None) \
+                and len(steps) <= UNROLLED_APPENDS:
             return [ir.Const(i) for i in steps]  # fs.append(lambda v, k=k: v * k): each item another function
         if not any(isinstance(n, gast.Subscript) and isinstance(n.value, gast.Name)
                    and isinstance(self.scope.env.get(n.value.id), Record)
                    and any(isinstance(m, gast.Name) and m.id == index for m in all_nodes(n.slice)) for n in nodes):
             return None
         return [ir.Const(i) for i in steps]
-
-    def known_items(self, value: Any) -> Optional[list]:
-        """The items of a list or tuple whose length is known while lowering: a display, a constant
-        tuple or list, a name bound to a display (a parameter given one); None for anything else."""
-        if isinstance(value, ir.Var):
-            value = self.state.displays.get(value.name)
-        if isinstance(value, ir.Display):
-            return list(value.items)
-        if isinstance(value, ir.Const) and type(value.value) in (tuple, list):
-            return [ir.Const(v) for v in value.value]
-        return None
-
-    def appends_an_object(self, stmt: gast.For) -> bool:
-        """Whether the loop's body appends an object of the user's class made there (``layers.append(
-        Layer(w))``, as a list comprehension of objects becomes): the list is made while transforming."""
-        return self.object_appended(stmt) is not None
-
-    def object_appended(self, stmt: gast.For) -> Optional[gast.Expr]:
-        """The first ``name.append(Cls(...))`` in the loop's body, ``Cls`` the user's class; None if none."""
-        statics = self.state.converter.statics
-        for node in all_nodes(stmt):
-            if is_append(node) and isinstance(node.value.args[0], gast.Call):
-                func = node.value.args[0].func
-                root = func
-                while isinstance(root, gast.Attribute):
-                    root = root.value
-                if isinstance(root, gast.Name) and self.state.converter.local(root.id) is None:
-                    found, fn = statics.callee(func)
-                    if found and is_plain_class(fn):
-                        return node
-        return None
 
     def appends_a_function(self, stmt: gast.For, nodes: list) -> bool:
         """Whether the loop's body appends a function to a list (a lambda or def made in the body, a
