@@ -341,3 +341,36 @@ def fuzz_examples(request) -> int:
     if request.config.getoption("--soak"):
         return 20_000
     return int(os.environ.get("S2S_FUZZ_EXAMPLES", "300"))
+
+
+def second_differences(f: Callable, x: Any, h: float = 1e-4) -> Any:
+    """The Hessian of ``f`` at ``x`` by central differences of ``f`` itself (independent of s2s_ad)."""
+    n = x.size
+    eye = np.eye(n) * h
+    hessian = np.empty((n, n))
+    for i in range(n):
+        for j in range(n):
+            hessian[i, j] = (f(x + eye[i] + eye[j]) - f(x + eye[i] - eye[j]) - f(x - eye[i] + eye[j])
+                             + f(x - eye[i] - eye[j])) / (4 * h * h)
+    return hessian
+
+
+def assert_numba_agrees_with_differences(f: Callable, x: Any) -> None:
+    """grad, jvp and the Hessian of ``f`` (one vector of three numbers) under backend="numba" against
+    central differences; a fallback to Python says so, and the numbers must be right either way."""
+    import warnings
+
+    import pytest
+    import s2s_ad
+    pytest.importorskip("numba")
+    want = numeric_grad(f, (x.copy(),), 0)
+    tangent = np.array([0.3, -0.7, 1.1])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        gradient = s2s_ad.grad(f, backend="numba")(x.copy())
+        value, derivative = s2s_ad.jvp(f, (x.copy(),), (tangent,), backend="numba")
+        hessian = s2s_ad.hessian(f, backend="numba")(x.copy())
+    np.testing.assert_allclose(gradient, want, rtol=1e-6, atol=1e-7)
+    assert value == pytest.approx(f(x.copy()), rel=1e-12)
+    assert float(derivative) == pytest.approx(float(want @ tangent), rel=1e-6, abs=1e-7)
+    np.testing.assert_allclose(hessian, second_differences(f, x.copy()), rtol=1e-4, atol=1e-5)

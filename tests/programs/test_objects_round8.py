@@ -8,14 +8,13 @@ not known is refused at the append's line, before anything runs."""
 from __future__ import annotations
 
 import pathlib
-import warnings
 
 import numpy as np
 import pytest
 
 import object_round8_functions as orf
 import s2s_ad
-from conftest import assert_every_mode, numeric_grad
+from conftest import assert_every_mode, numeric_grad, second_differences, assert_numba_agrees_with_differences
 
 X = np.array([0.6, -1.1, 0.9])
 
@@ -29,18 +28,6 @@ CASES = [
 ]
 
 
-def second_differences(f, x, h=1e-4):
-    """The Hessian of ``f`` at ``x`` by central differences of ``f`` itself (independent of s2s_ad)."""
-    n = x.size
-    eye = np.eye(n) * h
-    hessian = np.empty((n, n))
-    for i in range(n):
-        for j in range(n):
-            hessian[i, j] = (f(x + eye[i] + eye[j]) - f(x + eye[i] - eye[j]) - f(x - eye[i] + eye[j])
-                             + f(x - eye[i] - eye[j])) / (4 * h * h)
-    return hessian
-
-
 @pytest.mark.parametrize("f", CASES, ids=lambda f: f.__name__)
 def test_every_mode_agrees_with_differences(f):
     assert_every_mode(f, X.copy())
@@ -50,18 +37,7 @@ def test_every_mode_agrees_with_differences(f):
 
 @pytest.mark.parametrize("f", CASES, ids=lambda f: f.__name__)
 def test_numba_backend_grad_jvp_and_hessian_agree_with_differences(f):
-    pytest.importorskip("numba")
-    want = numeric_grad(f, (X.copy(),), 0)
-    tangent = np.array([0.3, -0.7, 1.1])
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # (a fallback to Python says so; the numbers must be right either way)
-        gradient = s2s_ad.grad(f, backend="numba")(X.copy())
-        value, derivative = s2s_ad.jvp(f, (X.copy(),), (tangent,), backend="numba")
-        hessian = s2s_ad.hessian(f, backend="numba")(X.copy())
-    np.testing.assert_allclose(gradient, want, rtol=1e-6, atol=1e-7)
-    assert value == pytest.approx(f(X.copy()), rel=1e-12)
-    assert float(derivative) == pytest.approx(float(want @ tangent), rel=1e-6, abs=1e-7)
-    np.testing.assert_allclose(hessian, second_differences(f, X.copy()), rtol=1e-4, atol=1e-5)
+    assert_numba_agrees_with_differences(f, X.copy())
 
 
 def test_comprehension_of_objects_matches_closed_form():
