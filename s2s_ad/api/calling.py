@@ -23,6 +23,7 @@ from ..driver.cache import TransformCache, name_the_users_line
 from ..core import debugging
 from ..core.errors import NotADef, TransformError
 from ..frontend.parse import transparent
+from ..frontend.callables import made_by_s2s_ad
 from ..frontend.snapshot import Snapshot, quick_function
 from ..driver.pipeline import Built
 from ..targets.target import NUMPY, Target
@@ -266,11 +267,11 @@ def refuse_what_is_not_a_def(what: str, fn: Any) -> None:
     ufunc or function (``np.sin``, ``np.sum``), a builtin (``abs``), any callable without Python code
     of its own (after ``_unwrap``: a partial's or a bound method's function is looked at).  The error is
     a ``TransformError`` and a ``TypeError`` at once (``NotADef``), saying to wrap it in a def."""
-    plain = _unwrap(fn)[0] if not type(fn).__module__.startswith("s2s_ad") else fn
+    plain = _unwrap(fn)[0] if not made_by_s2s_ad(fn) else fn
     plain = transparent(plain)  # functools.cache(f) is f
     numpys_own = (getattr(plain, "__module__", None) or "").split(".")[0] == "numpy"  # (np.sum, a def before NumPy 1.25)
     if (isinstance(plain, (types.FunctionType, type)) and not numpys_own) \
-            or type(plain).__module__.startswith("s2s_ad") or not callable(plain):
+            or made_by_s2s_ad(plain) or not callable(plain):
         return
     name = spelled(plain)
     raise NotADef(f"{what} of {name}", f"{name} ({type(plain).__name__}) is no function written with def: only "
@@ -282,7 +283,7 @@ def _callable_object(value: Any) -> bool:
     """An instance of the user's class with a ``__call__`` written in Python (not one of s2s_ad's own)."""
     call = getattr(type(value), "__call__", None)
     return (not isinstance(value, type) and inspect.isfunction(call)
-            and not type(value).__module__.startswith("s2s_ad"))
+            and not made_by_s2s_ad(value))
 
 
 def _parameters_of(fn: Callable) -> tuple:

@@ -13,6 +13,7 @@ from typing import Any, Callable, Optional
 
 from ..core.kinds import UNKNOWN
 from ..driver.pipeline import STAGES, build_forward, build_reverse
+from ..frontend.callables import made_by_s2s_ad
 from ..driver.reach import whole_source
 from ..targets.backends import target_of
 from .auto_backend import choose_backend, headed
@@ -169,8 +170,8 @@ def source(fn: Callable, wrt: Wrt = 0, mode: str = "reverse", stage: str = "opti
 
 def _refuse_api_object(fn: Any) -> None:
     """``source`` of something whose code is not what it is given: say what to pass instead."""
-    module = getattr(fn, "__module__", None) or ""
-    if module.partition(".")[0] == "s2s_ad" or type(fn).__module__.partition(".")[0] == "s2s_ad":
+    module = getattr(fn, "__module__", None)
+    if isinstance(module, str) and module.partition(".")[0] == "s2s_ad" or made_by_s2s_ad(fn):
         raise TypeError(f"source of {fn!r}, which is s2s_ad's own: pass the function you differentiate, "
                         "source(f, ...), or a gradient, source(grad(f), mode='forward'); a gradient's own code "
                         "is grad(f).source_for(*args), a Hessian's hessian(f).source_for(*args)")

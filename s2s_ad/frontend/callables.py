@@ -96,6 +96,14 @@ def _held_name(owner: Any) -> Optional[str]:
     return None
 
 
+def made_by_s2s_ad(value: Any) -> bool:
+    """Whether ``value`` is an object of one of s2s_ad's own classes (a gradient function, a rule).  A
+    Cython type's ``__module__`` is a descriptor, not a string, on Python 3.10 (``np.random.default_rng``):
+    such a type is no one of ours."""
+    module = getattr(type(value), "__module__", None)
+    return isinstance(module, str) and (module == "s2s_ad" or module.startswith("s2s_ad."))
+
+
 def is_user_function(fn: Any) -> bool:
     """A plain Python function with no rule: transformed and called through its own adjoint."""
     return isinstance(fn, types.FunctionType) and not rules.is_known(fn)

@@ -36,8 +36,8 @@ from typing import Any, Optional, Union
 import gast
 from ..core import containers, ir, runtime
 from ..rules import registry as rules
-from ..frontend.callables import (DISTRIBUTION_METHODS, check_callee, describe_callable, is_user_function, refuse_out,
-                                  reports)
+from ..frontend.callables import (DISTRIBUTION_METHODS, check_callee, describe_callable, is_user_function,
+                                  made_by_s2s_ad, refuse_out, reports)
 from ..frontend.conversion import (Bound, Converter, ConverterPart, Dispatch, Inline, Known, MethodCall, Nested,
                                    Pending, Record)
 from ..core.draws import DRAW_METHODS, seeds
@@ -162,7 +162,7 @@ class CallConverter(ConverterPart):
             fn, args = self._method(node, args)
         fn = transparent(fn)  # functools.cache(f) calls f
         held = self.statics.global_object(fn) if found and self.check_calls \
-            and not type(fn).__module__.startswith("s2s_ad.") else None  # (a gradient called: refused below)
+            and not made_by_s2s_ad(fn) else None  # (a gradient called: refused below)
         if held is not None and not _has_rule(fn):  # LAYER(x): a module-level object of your class, its __call__
             return self.objects.record_method(held, "__call__", args, kwargs, node)
         if fn is sum and args and len(args) + len(kwargs) <= 2:

@@ -248,3 +248,14 @@ def test_a_draw_method_of_your_own_class_is_its_method_not_a_draw():
     # an object of your class passed in is read by its class (tests/lowering/test_objects_from_outside.py): its
     # .normal() is the method Python calls, not a random draw
     np.testing.assert_allclose(s2s_ad.grad(not_a_generator)(X, Box()), np.full_like(X, 2.0), rtol=1e-15)
+
+
+def test_a_cython_function_is_no_object_of_s2s_ad():
+    """On Python 3.10 the ``__module__`` of a Cython function's type is a descriptor, not a string
+    (``np.random.default_rng``): asking whether it is one of s2s_ad's own objects must say no, not fail
+    (CI of stop 43 failed there on the draws above)."""
+    from s2s_ad.frontend.callables import made_by_s2s_ad
+
+    assert not made_by_s2s_ad(np.random.default_rng)
+    assert not made_by_s2s_ad(np.random.default_rng(0).normal)
+    assert made_by_s2s_ad(s2s_ad.grad(noise_made_here))

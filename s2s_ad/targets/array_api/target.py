@@ -271,7 +271,7 @@ def _is_foreign_array(value: Any) -> bool:
 def _library_of(cls: type) -> Optional[str]:
     """The library of an array type array-api-compat knows without ``__array_namespace__`` (PyTorch's
     tensors, Dask's arrays), else None."""
-    module = (getattr(cls, "__module__", None) or "").split(".")[0]
+    module = str(getattr(cls, "__module__", "")).split(".")[0]  # (a Cython type's is a descriptor)
     if module == "torch" and cls.__name__ == "Tensor" or module == "dask" and cls.__name__ == "Array":
         return module
     return None
@@ -282,7 +282,7 @@ def target_for(value: Any) -> ArrayAPITarget:
     try:
         from array_api_compat import array_namespace
     except ImportError:
-        raise ImportError(f"arrays of {type(value).__module__.split('.')[0]} ({type(value).__name__}) are "
+        raise ImportError(f"arrays of {str(type(value).__module__).split('.')[0]} ({type(value).__name__}) are "
                           "differentiated through their own namespace, which needs the optional extra "
                           "array-api-compat: pip install 's2s_ad[arrays]' (s2s_ad converts nothing to NumPy)") from None
     xp = array_namespace(value)
