@@ -16,10 +16,11 @@ from typing import Any
 import numpy as np
 
 from s2s_ad.core.kinds import matmul_dims, transposed_dims
-from s2s_ad.rules import adjoint, declare, fresh_arrays, fresh_values, nondifferentiable, spell_module, tangent
+from s2s_ad.rules import (adjoint, batched, data_axis, declare, fresh_arrays, fresh_values, nondifferentiable,
+                          spell_module, tangent)
 from s2s_ad.core.runtime import unbroadcast, unbroadcast_to
 from .numpy_reductions import as_floats, expand_reduced
-from .numpy_shape import as_given, diagonal_grad
+from .numpy_shape import as_given, diagonal_grad, diagonal_grad_batched
 
 
 # -- helpers: what the code these rules generate calls where a shape is known only at run time
@@ -1379,3 +1380,18 @@ declare(kron_spread, zero_derivative=("other",))
 declare(einsum_grad, cross_grad, zero_derivative=("like",))
 declare(solve_columns, kron_blocks, kron_spread, svd_checked, qr_checked, norm_weight, view=True)  # their first argument
 declare(multi_dot_grad, returns_sequence=True)
+
+
+# -- batched forms (vector mode, docs/api.md): each takes its directions on a leading axis --------
+
+@batched(np.trace, directions=("a",))
+def trace_batched(a, offset=0, axis1=0, axis2=1, dtype=None, out=None):
+    if out is not None:
+        raise TypeError("np.trace with out= has no batched form")
+    return np.trace(a, offset, data_axis(axis1, a.ndim - 1), data_axis(axis2, a.ndim - 1), dtype=dtype)
+
+
+@batched(trace_grad, directions=("grad",))
+def trace_grad_batched(grad, a, offset=0, axis1=0, axis2=1):
+    length = np.diagonal(np.zeros(np.shape(a), dtype=bool), offset, axis1, axis2).shape[-1]
+    return diagonal_grad_batched(np.broadcast_to(grad[..., np.newaxis], grad.shape + (length,)), a, offset, axis1, axis2)

@@ -11,7 +11,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from s2s_ad.rules import adjoint, declare, fresh_arrays, nondifferentiable, tangent
+from s2s_ad.rules import adjoint, batched, data_axis, declare, fresh_arrays, nondifferentiable, tangent
 from s2s_ad.core.runtime import unbroadcast
 
 
@@ -851,3 +851,52 @@ declare(cumsum_grad, quantile_linear, quantile_scatter, zero_derivative=("a",))
 declare(quantile_slope, zero_derivative=("a", "q"))
 declare(expand_quantiles, zero_derivative=("like",))
 declare(expand_reduced, expand_quantiles, view=True)  # their first argument
+
+
+# -- batched forms (vector mode, docs/api.md): each takes its directions on a leading axis --------
+
+@batched(np.cumsum, directions=("a",))
+def cumsum_batched(a, axis=None, dtype=None, out=None):
+    if out is not None:
+        raise TypeError("np.cumsum with out= has no batched form")
+    if axis is None:  # the flattened array of each direction
+        return np.cumsum(np.reshape(a, (a.shape[0], -1)), axis=1, dtype=dtype)
+    return np.cumsum(a, axis=data_axis(axis, a.ndim - 1), dtype=dtype)
+
+
+@batched(cumsum_grad, directions=("grad",))
+def cumsum_grad_batched(grad, a, axis=None):
+    if axis is None:
+        flat = np.reshape(grad, (grad.shape[0], -1))
+        return np.reshape(np.cumsum(flat[:, ::-1], axis=1)[:, ::-1], (grad.shape[0],) + np.shape(a))
+    axis = data_axis(axis, grad.ndim - 1)
+    return np.flip(np.cumsum(np.flip(grad, axis), axis), axis)
+
+
+def _lifted_to(data: np.ndarray, ndim: int) -> np.ndarray:
+    """Directions' data of rank below ``ndim`` (+1) with length-1 axes after the direction axis, as NumPy
+    aligns a value of lower rank against one of rank ``ndim``."""
+    return np.reshape(data, data.shape[:1] + (1,) * (ndim + 1 - data.ndim) + data.shape[1:])
+
+
+def _new_axes(axis: Any, ndim: int) -> tuple:
+    """The axes ``np.expand_dims(x, axis)`` adds to a result of rank ``ndim``, as axes of its directions' data."""
+    return tuple(data_axis(x, ndim) for x in (axis if isinstance(axis, tuple) else (axis,)))
+
+
+@batched(broadcast_reduced, directions=("grad",))
+def broadcast_reduced_batched(grad, like, axis=None, keepdims=False):
+    shape = np.shape(like)
+    if axis is not None and not keepdims:
+        grad = np.expand_dims(grad, _new_axes(axis, len(shape)))
+    spread = np.empty(grad.shape[:1] + shape, dtype=np.result_type(grad, 1.0))
+    spread[...] = _lifted_to(grad, len(shape))
+    return spread
+
+
+@batched(expand_reduced, directions=("x",))
+def expand_reduced_batched(x, axis=None, keepdims=False):
+    if axis is None or keepdims:
+        return x
+    added = axis if isinstance(axis, tuple) else (axis,)
+    return np.expand_dims(x, _new_axes(axis, x.ndim - 1 + len(added)))

@@ -14,7 +14,7 @@ from typing import Any, Literal
 import numpy as np
 
 from s2s_ad.core.kinds import same_dims, same_rank_dims
-from s2s_ad.rules import adjoint, declare, fresh_arrays, method_alias, tangent
+from s2s_ad.rules import adjoint, batched, data_axis, declare, fresh_arrays, method_alias, tangent
 from s2s_ad.core.runtime import unbroadcast
 
 
@@ -845,3 +845,216 @@ declare(diff_piece, zero_derivative=("a", "prepend", "append"))
 declare(append_grad, view=True)  # its first argument
 declare(concatenate_grad, stack_grad, joined_grad, may_view=True)  # pieces of their first argument
 declare(concatenate_grad, stack_grad, joined_grad, returns_sequence=True)
+
+
+# -- batched forms (vector mode, docs/api.md): each takes its directions on a leading axis, and gives,
+# direction by direction, what the operation gives; an option without one raises TypeError ----------
+
+def _data_axes(axis: Any, ndim: int) -> Any:
+    """Axes of a value of rank ``ndim`` (None: all) as axes of its directions' data."""
+    if axis is None:
+        return tuple(range(1, ndim + 1))
+    if isinstance(axis, (tuple, list)):
+        return tuple(data_axis(x, ndim) for x in axis)
+    return data_axis(axis, ndim)
+
+
+def _rank(data: np.ndarray) -> int:
+    return data.ndim - 1
+
+
+@batched(np.take_along_axis, directions=("arr",))
+def take_along_axis_batched(arr, indices, axis):
+    if axis is None:
+        return np.take_along_axis(np.reshape(arr, (arr.shape[0], -1)), np.ravel(indices)[None], axis=1)
+    return np.take_along_axis(arr, np.asarray(indices)[None], axis=data_axis(axis, _rank(arr)))
+
+
+@batched(take_along_axis_grad, directions=("grad",))
+def take_along_axis_grad_batched(grad, arr, indices, axis):
+    count = grad.shape[0]
+    if axis is None:
+        result = np.zeros((count, np.size(arr)), dtype=np.result_type(grad, 1.0))
+        np.add.at(result, (slice(None), np.ravel(indices)), np.reshape(grad, (count, -1)))
+        return np.reshape(result, (count,) + np.shape(arr))
+    result = np.zeros((count,) + np.shape(arr), dtype=np.result_type(grad, 1.0))
+    ndim = np.ndim(arr)
+    axis = axis % ndim
+    index = tuple(np.asarray(indices) if d == axis else
+                  np.reshape(np.arange(result.shape[d + 1]), [-1 if k == d else 1 for k in range(ndim)])
+                  for d in range(ndim))
+    np.add.at(result, (slice(None),) + index, grad)
+    return result
+
+
+@batched(sort_grad, directions=("grad",))
+def sort_grad_batched(grad, a, axis=-1):
+    return take_along_axis_grad_batched(grad, a, np.argsort(a, axis=axis, kind="stable"), axis)
+
+
+@batched(np.tile, directions=("A",))
+def tile_batched(A, reps):
+    reps = tuple(np.atleast_1d(reps).tolist())
+    shape = A.shape[1:]
+    ndim = max(len(shape), len(reps))
+    full = np.reshape(A, (A.shape[0],) + (1,) * (ndim - len(shape)) + shape)
+    return np.tile(full, (1,) + (1,) * (ndim - len(reps)) + reps)
+
+
+@batched(tile_grad, directions=("grad",))
+def tile_grad_batched(grad, a, reps):
+    shape = np.shape(a)
+    reps = tuple(np.atleast_1d(reps).tolist())
+    ndim = max(len(shape), len(reps))
+    shape_full = (1,) * (ndim - len(shape)) + tuple(shape)
+    reps_full = (1,) * (ndim - len(reps)) + reps
+    split = [n for pair in zip(reps_full, shape_full) for n in pair]
+    summed = np.sum(np.reshape(grad, [grad.shape[0]] + split), axis=tuple(range(1, 2 * ndim + 1, 2)))
+    return np.reshape(summed, (grad.shape[0],) + tuple(shape))
+
+
+@batched(np.flip, directions=("m",))
+def flip_batched(m, axis=None):
+    return np.flip(m, _data_axes(axis, _rank(m)))
+
+
+@batched(np.fliplr, directions=("m",))
+def fliplr_batched(m):
+    if _rank(m) < 2:
+        raise TypeError("np.fliplr of fewer than two axes")
+    return np.flip(m, 2)
+
+
+@batched(np.flipud, directions=("m",))
+def flipud_batched(m):
+    if _rank(m) < 1:
+        raise TypeError("np.flipud of a number")
+    return np.flip(m, 1)
+
+
+@batched(np.diff, directions=("a",))
+def diff_batched(a, n=1, axis=-1, **options):
+    if options or _rank(a) == 0:
+        raise TypeError("np.diff with prepend= or append=, or of a number, has no batched form")
+    return np.diff(a, n, axis=data_axis(axis, _rank(a)))
+
+
+@batched(diff_grad, directions=("grad",))
+def diff_grad_batched(grad, a, n=1, axis=-1):
+    widths = [(0, 0)] * grad.ndim
+    axis = data_axis(axis, _rank(grad))
+    widths[axis] = (1, 1)
+    for _ in range(n):
+        grad = -np.diff(np.pad(grad, widths), axis=axis)
+    return np.reshape(grad, (grad.shape[0],) + np.shape(a))
+
+
+@batched(np.repeat, directions=("a",))
+def repeat_batched(a, repeats, axis=None):
+    if axis is None:
+        return np.repeat(np.reshape(a, (a.shape[0], -1)), repeats, axis=1)
+    return np.repeat(a, repeats, axis=data_axis(axis, _rank(a)))
+
+
+@batched(repeat_grad, directions=("grad",))
+def repeat_grad_batched(grad, a, repeats, axis=None):
+    shape = np.shape(a)
+    n = int(np.prod(shape)) if axis is None else shape[axis]
+    moved = np.moveaxis(grad, 1 if axis is None else data_axis(axis, len(shape)), 1)
+    owner = np.repeat(np.arange(n), np.broadcast_to(np.asarray(repeats, dtype=np.intp), (n,)))
+    result = np.zeros((grad.shape[0], n) + moved.shape[2:], dtype=np.result_type(grad, 1.0))
+    np.add.at(result, (slice(None), owner), moved)
+    if axis is None:
+        return np.reshape(result, (grad.shape[0],) + shape)
+    return np.moveaxis(result, 1, data_axis(axis, len(shape)))
+
+
+@batched(np.squeeze, directions=("a",))
+def squeeze_batched(a, axis=None):
+    if axis is None:
+        return np.reshape(a, (a.shape[0],) + tuple(n for n in a.shape[1:] if n != 1))
+    return np.squeeze(a, _data_axes(axis, _rank(a)))
+
+
+@batched(np.swapaxes, directions=("a",))
+def swapaxes_batched(a, axis1, axis2):
+    return np.swapaxes(a, data_axis(axis1, _rank(a)), data_axis(axis2, _rank(a)))
+
+
+@batched(np.moveaxis, directions=("a",))
+def moveaxis_batched(a, source, destination):
+    return np.moveaxis(a, _data_axes(source, _rank(a)), _data_axes(destination, _rank(a)))
+
+
+@batched(np.diagonal, directions=("a",))
+def diagonal_batched(a, offset=0, axis1=0, axis2=1):
+    return np.diagonal(a, offset, data_axis(axis1, _rank(a)), data_axis(axis2, _rank(a)))
+
+
+@batched(diagonal_grad, directions=("grad",))
+def diagonal_grad_batched(grad, a, offset=0, axis1=0, axis2=1):
+    result = np.zeros((grad.shape[0],) + np.shape(a), dtype=np.result_type(grad, 1.0))
+    ndim = np.ndim(a)
+    view = np.moveaxis(result, (data_axis(axis1, ndim), data_axis(axis2, ndim)), (-2, -1))
+    i = np.arange(grad.shape[-1]) if grad.ndim > 1 else np.arange(0)
+    view[..., i + max(-offset, 0), i + max(offset, 0)] = grad
+    return result
+
+
+@batched(np.diag, directions=("v",))
+def diag_batched(v, k=0):
+    if _rank(v) == 2:
+        return np.diagonal(v, k, 1, 2)
+    if _rank(v) != 1:
+        raise TypeError("np.diag of other than a vector or a matrix")
+    size = v.shape[1] + abs(k)
+    result = np.zeros((v.shape[0], size, size), dtype=v.dtype)
+    i = np.arange(v.shape[1])
+    result[:, i + max(-k, 0), i + max(k, 0)] = v
+    return result
+
+
+@batched(diag_grad, directions=("grad",))
+def diag_grad_batched(grad, v, k=0):
+    if np.ndim(v) == 1:
+        return np.array(np.diagonal(grad, k, 1, 2))
+    return diagonal_grad_batched(grad, v, k)
+
+
+def _triangle(m: np.ndarray, k: int, lower: bool) -> np.ndarray:
+    if _rank(m) < 2:
+        raise TypeError("np.tril or np.triu of fewer than two axes")
+    rows, columns = m.shape[-2:]
+    kept = np.tri(rows, columns, k, dtype=bool) if lower else ~np.tri(rows, columns, k - 1, dtype=bool)
+    return np.where(kept, m, np.zeros(1, dtype=m.dtype))
+
+
+@batched(np.tril, directions=("m",))
+def tril_batched(m, k=0):
+    return _triangle(m, k, True)
+
+
+@batched(np.triu, directions=("m",))
+def triu_batched(m, k=0):
+    return _triangle(m, k, False)
+
+
+@batched(np.take, directions=("a",))
+def take_batched(a, indices, axis=None, out=None, mode="raise"):
+    if out is not None:
+        raise TypeError("np.take with out= has no batched form")
+    if axis is None:
+        return np.take(np.reshape(a, (a.shape[0], -1)), indices, axis=1, mode=mode)
+    return np.take(a, indices, axis=data_axis(axis, _rank(a)), mode=mode)
+
+
+@batched(take_grad, directions=("grad",))
+def take_grad_batched(grad, a, indices, axis=None):
+    count = grad.shape[0]
+    if axis is None:
+        result = np.zeros((count, np.size(a)), dtype=np.result_type(grad, 1.0))
+        np.add.at(result, (slice(None), np.ravel(indices)), np.reshape(grad, (count, -1)))
+        return np.reshape(result, (count,) + np.shape(a))
+    result = np.zeros((count,) + np.shape(a), dtype=np.result_type(grad, 1.0))
+    np.add.at(result, (slice(None),) * data_axis(axis, np.ndim(a)) + (indices,), grad)
+    return result

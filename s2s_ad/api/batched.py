@@ -25,7 +25,8 @@ import numpy as np
 
 from ..core import arguments, containers, runtime
 from ..driver.reach import _called, is_generated
-from ..targets.batched.rules import Batched, NotBatched, _axes, _key, _lifted, _ndim
+from ..rules.batched_forms import BatchedForm, form_of
+from ..targets.batched.rules import Batched, NotBatched, _axes, _key, _lifted, _ndim, run_declared
 from ..core.identity import IdentitySet
 
 
@@ -206,6 +207,13 @@ def _joined_grad(kind: str) -> Callable[[Callable], Callable]:
     return batched
 
 
+def _declared(declared: BatchedForm) -> Callable:
+    """A template's helper with a batched form declared beside it (``rules.batched``)."""
+    def batched_helper(*args: Any, **kwargs: Any) -> Any:
+        return run_declared(declared, args, kwargs)
+    return batched_helper
+
+
 def _t(x: Any) -> Any:
     return x.T if isinstance(x, Batched) or np.ndim(x) == 2 else x
 
@@ -251,6 +259,8 @@ def _replacements(function: FunctionType, count: int, reverse: bool = False) -> 
                 changes.append((names, name, _zero_tangent(count)))
             elif name in helpers:
                 changes.append((names, name, helpers[name](value)))
+            elif callable(value) and (declared := form_of(value)) is not None:
+                changes.append((names, name, _declared(declared)))
             elif _ours(value.func if isinstance(value, functools.partial) else value):
                 changes.append((names, name, _guarded(value)))
     return changes

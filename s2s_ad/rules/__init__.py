@@ -8,8 +8,9 @@ by ``rule_facts`` where the tests or the debug mode ask.  Stands on ``core`` alo
 This package's face hands on the names templates and users write (``from s2s_ad.rules import
 adjoint, tangent, declare``); the engine imports ``registry`` itself.
 """
+from .batched_forms import batched, data_axis
 from .registry import (FACTS, Rule, adjoint, compiled, declare, fresh_arrays, fresh_values, load_template_module,
                        load_templates, method_alias, nondifferentiable, spell_module, tangent, when_imported)
 
-__all__ = ["FACTS", "Rule", "adjoint", "compiled", "declare", "fresh_arrays", "fresh_values", "load_template_module",
-           "load_templates", "method_alias", "nondifferentiable", "spell_module", "tangent", "when_imported"]
+__all__ = ["FACTS", "Rule", "adjoint", "batched", "compiled", "data_axis", "declare", "fresh_arrays", "fresh_values",
+           "load_template_module", "load_templates", "method_alias", "nondifferentiable", "spell_module", "tangent", "when_imported"]

@@ -16,6 +16,8 @@ from typing import Any, Callable
 
 import numpy as np
 
+from ...rules.batched_forms import BatchedForm, form_of
+
 
 class NotBatched(TypeError):
     """An operation the batched tangent has no exact form for: run one sweep per direction."""
@@ -155,9 +157,10 @@ class Batched:
 
     def __array_function__(self, func: Callable, types: Any, args: tuple, kwargs: dict) -> Any:
         handler = _FUNCTIONS.get(func)
-        if handler is None:
-            return NotImplemented
-        return handler(*args, **kwargs)
+        if handler is not None:
+            return handler(*args, **kwargs)
+        declared = form_of(func)
+        return NotImplemented if declared is None else run_declared(declared, args, kwargs)
 
     # comparisons elementwise, as NumPy's (an ``if`` on one then refuses: ``__bool__``)
     def __eq__(self, other: Any) -> Any: return np.equal(self, other)
@@ -187,6 +190,45 @@ class Batched:
     def __isub__(self, other: Any) -> Any: return _in_place(np.subtract, self, other)
     def __imul__(self, other: Any) -> Any: return _in_place(np.multiply, self, other)
     def __itruediv__(self, other: Any) -> Any: return _in_place(np.true_divide, self, other)
+
+
+def _holds_batched(value: Any) -> bool:
+    return isinstance(value, Batched) or isinstance(value, (list, tuple)) and any(map(_holds_batched, value))
+
+
+def run_declared(declared: BatchedForm, args: tuple, kwargs: dict) -> Any:
+    """``declared.fn(*args, **kwargs)`` with some arguments ``Batched``, by the form the templates declare
+    (``rules.batched``): each argument it names as directions given as its data, the result wrapped again.
+    A ``Batched`` anywhere else, or directions of different counts, refuse (``NotBatched``); with no
+    ``Batched`` at all, the operation itself runs."""
+    try:
+        bound = declared.signature.bind(*args, **kwargs)
+    except TypeError as error:
+        raise NotBatched(f"{declared.form.__name__}: {error}") from None
+    count, given = None, []
+    for name, value in bound.arguments.items():
+        if type(value) is Batched and name in declared.directions:
+            if count is not None and count != value.data.shape[0]:
+                raise NotBatched("tangents with different numbers of directions")
+            count = value.data.shape[0]
+            bound.arguments[name] = value.data
+            given.append(name)
+        elif _holds_batched(value) or (name in declared.directions and isinstance(value, dict)):
+            raise NotBatched(f"{declared.form.__name__} takes no directions in {name!r}")
+    if count is None:
+        return declared.fn(*args, **kwargs)
+    if len(given) != sum(name in bound.arguments for name in declared.directions):
+        raise NotBatched(f"{declared.form.__name__}: an argument of directions given as one value")
+    return _wrapped(declared.form(*bound.args, **bound.kwargs), count)
+
+
+def _wrapped(result: Any, count: int) -> Any:
+    if isinstance(result, (list, tuple)):
+        return type(result)(_wrapped(r, count) for r in result)
+    result = np.asarray(result)
+    if result.ndim == 0 or result.shape[0] != count:
+        raise NotBatched("a batched form gave no leading axis of directions")
+    return Batched(result)
 
 
 def _in_place(ufunc: Any, target: Batched, other: Any) -> Batched:
