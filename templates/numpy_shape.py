@@ -1058,3 +1058,22 @@ def take_grad_batched(grad, a, indices, axis=None):
     result = np.zeros((count,) + np.shape(a), dtype=np.result_type(grad, 1.0))
     np.add.at(result, (slice(None),) * data_axis(axis, np.ndim(a)) + (indices,), grad)
     return result
+
+
+@batched(diff_piece, directions=("grad",))
+def diff_piece_batched(grad, a, n=1, axis=-1, prepend=None, append=None, which=1):
+    count = grad.shape[0]
+    a = np.asarray(a)
+    axis = axis % max(a.ndim, 1)
+    before, after = _diff_width(prepend, axis), _diff_width(append, axis)
+    whole = list(np.shape(a))
+    whole[axis] += before + after
+    grad = diff_grad_batched(grad, np.empty(whole, dtype=np.result_type(a, 1.0)), n, axis)
+    start, stop = ((0, before), (before, before + a.shape[axis]), (before + a.shape[axis], whole[axis]))[which]
+    piece = np.take(grad, np.arange(start, stop), axis=axis + 1)
+    like = (prepend, a, append)[which]
+    if like is None:
+        return np.zeros(count)
+    if np.ndim(like) == 0:
+        return np.sum(np.reshape(piece, (count, -1)), axis=1)
+    return np.reshape(piece, (count,) + np.shape(like))

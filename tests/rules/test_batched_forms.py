@@ -64,7 +64,7 @@ FORWARD_UNBATCHED: dict[str, int] = {
     "s2s_ad.templates.numpy_reductions.quantile_linear": 1,
     "s2s_ad.templates.numpy_reductions.quantile_scatter": 1, "s2s_ad.templates.numpy_reductions.quantile_slope": 1,
     "s2s_ad.templates.numpy_reductions.where_filled": 1, "s2s_ad.templates.numpy_reductions.where_kept": 2,
-    "s2s_ad.templates.numpy_shape.append_grad": 1, "s2s_ad.templates.numpy_shape.diff_piece": 2,
+    "s2s_ad.templates.numpy_shape.append_grad": 1,
     "s2s_ad.templates.numpy_shape.gradient_grad": 3, "s2s_ad.templates.numpy_shape.joined_grad": 2,
     "s2s_ad.templates.numpy_shape.pad_grad": 5, "s2s_ad.templates.numpy_shape.pad_jvp": 4,
     "s2s_ad.templates.numpy_signal.gather": 3, "s2s_ad.templates.numpy_signal.pair_means": 2,
@@ -87,7 +87,7 @@ FORWARD_UNBATCHED: dict[str, int] = {
 REVERSE_UNBATCHED: dict[str, int] = {
     "builtins.sum": 6, "numpy.append": 3, "numpy.column_stack": 4, "numpy.concatenate": 3, "numpy.convolve": 10,
     "numpy.corrcoef": 4, "numpy.correlate": 10, "numpy.cov": 7, "numpy.cross": 8, "numpy.cumprod": 4,
-    "numpy.diff": 6, "numpy.dot": 6, "numpy.dstack": 5, "numpy.einsum": 11, "numpy.fft.fftshift": 5,
+    "numpy.dot": 6, "numpy.dstack": 5, "numpy.einsum": 11, "numpy.fft.fftshift": 5,
     "numpy.fft.ifftshift": 5, "numpy.gradient": 6, "numpy.hstack": 6, "numpy.inner": 4, "numpy.interp": 5,
     "numpy.kron": 3, "numpy.linalg.cholesky": 5, "numpy.linalg.eigvalsh": 5, "numpy.linalg.inv": 1,
     "numpy.linalg.matrix_power": 4, "numpy.linalg.multi_dot": 4, "numpy.linalg.pinv": 6, "numpy.linalg.solve": 5,

@@ -327,8 +327,9 @@ def _ravel(a: Batched, order: str = "C") -> Batched:
 
 
 def _concatenate(arrays: Any, axis: Any = 0, out: Any = None, **kwargs: Any) -> Batched:
-    """Tangents joined (a plain array among them: the same in every direction)."""
-    arrays = list(arrays)
+    """Tangents joined (a plain array among them: the same in every direction; a list holding tangents, as
+    NumPy reads it, their stack)."""
+    arrays = [_stack(a) if isinstance(a, (list, tuple)) and _holds_batched(a) else a for a in arrays]
     tangents = [a for a in arrays if isinstance(a, Batched)]
     counts = {t.data.shape[0] for t in tangents}
     if out is not None or kwargs or len(counts) != 1:
