@@ -1077,3 +1077,51 @@ def diff_piece_batched(grad, a, n=1, axis=-1, prepend=None, append=None, which=1
     if np.ndim(like) == 0:
         return np.sum(np.reshape(piece, (count, -1)), axis=1)
     return np.reshape(piece, (count,) + np.shape(like))
+
+
+def _joined_batched(tup: list, how: str) -> np.ndarray:
+    """``np.<how>(tup)`` of directions' data (how: hstack, vstack, dstack, column_stack): each item shaped as
+    NumPy shapes it before joining (a reshape adding length-1 axes), joined along the same axis.  (An array
+    given as ``tup``, which NumPy iterates along its first axis, arrives as one array: refused.)"""
+    if not isinstance(tup, list):
+        raise TypeError("a join of an array's rows has no batched form")
+    parts, axis = _joined_parts([np.empty(t.shape[1:]) for t in tup], how)
+    return np.concatenate([np.reshape(t, t.shape[:1] + p.shape) for t, p in zip(tup, parts)], axis=axis + 1)
+
+
+@batched(np.hstack, directions=("tup",))
+def hstack_batched(tup, *, dtype=None, casting="same_kind"):
+    if dtype is not None:
+        raise TypeError("np.hstack with dtype= has no batched form")
+    return _joined_batched(tup, "hstack")
+
+
+@batched(np.vstack, directions=("tup",))
+def vstack_batched(tup, *, dtype=None, casting="same_kind"):
+    if dtype is not None:
+        raise TypeError("np.vstack with dtype= has no batched form")
+    return _joined_batched(tup, "vstack")
+
+
+@batched(np.dstack, directions=("tup",))
+def dstack_batched(tup):
+    return _joined_batched(tup, "dstack")
+
+
+@batched(np.column_stack, directions=("tup",))
+def column_stack_batched(tup):
+    return _joined_batched(tup, "column_stack")
+
+
+@batched(joined_grad, directions=("grad",))
+def joined_grad_batched(grad, arrays, how):
+    count = grad.shape[0]
+    parts, axis = _joined_parts(arrays, how)
+    pieces = np.split(grad, np.cumsum([p.shape[axis] for p in parts])[:-1], axis=axis + 1)
+    pieces = [np.reshape(piece, (count,) + np.shape(a)) for piece, a in zip(pieces, arrays)]
+    if not isinstance(arrays, np.ndarray):
+        return pieces
+    whole = np.zeros((count,) + np.shape(arrays), dtype=np.result_type(grad, 1.0))
+    for i, piece in enumerate(pieces):
+        whole[:, i] = piece
+    return whole

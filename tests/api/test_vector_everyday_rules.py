@@ -1,6 +1,6 @@
 """Vector mode through the everyday rules given batched forms (issue 34): np.cumsum, np.sort, np.tile,
 flips, np.diff, np.repeat, squeeze/swapaxes/moveaxis, diag/diagonal/trace/tril/triu, np.take and
-take_along_axis, and reductions along axes, in functions written as users write them.
+take_along_axis, reductions along axes, np.hstack/vstack/column_stack, in functions written as users write them.
 
 Each function's Jacobian (forward sweeps in chunks) and its pullback of every row at once (a batched
 reverse sweep) are asserted batched, not run one direction per pass, and compared with central
@@ -63,6 +63,12 @@ def reduced_along_axes(x):
                            np.sum(m, axis=1, keepdims=True).ravel()])
 
 
+def stacked_up(x):
+    m = x.reshape(2, 3)
+    return np.concatenate([np.hstack([x[:2] ** 2, np.ones(1), x[3:]]), np.vstack([m[0], np.sin(m[1])]).ravel(),
+                           np.column_stack([x[:3], x[3:] * x[0]]).ravel()])
+
+
 def _twins(jnp):
     """The functions above written with ``jax.numpy``."""
     def running(x):
@@ -104,12 +110,16 @@ def _twins(jnp):
         m = jnp.sin(x).reshape(2, 3)
         return jnp.concatenate([jnp.sum(m * x.reshape(2, 3), axis=0), jnp.mean(m ** 2, axis=1),
                                 jnp.max(m, axis=1) * x[:2], jnp.sum(m, axis=1, keepdims=True).ravel()])
-    return {f.__name__: f for f in (running, sorted_values, tiled, flipped_and_differenced, repeated, axes_moved,
+    def stacked_up(x):
+        m = x.reshape(2, 3)
+        return jnp.concatenate([jnp.hstack([x[:2] ** 2, jnp.ones(1), x[3:]]), jnp.vstack([m[0], jnp.sin(m[1])]).ravel(),
+                                jnp.column_stack([x[:3], x[3:] * x[0]]).ravel()])
+    return {f.__name__: f for f in (stacked_up, running, sorted_values, tiled, flipped_and_differenced, repeated, axes_moved,
                                     diagonals, taken, reduced_along_axes)}
 
 
 FUNCTIONS = [running, sorted_values, tiled, flipped_and_differenced, repeated, axes_moved, diagonals, taken,
-             reduced_along_axes]
+             reduced_along_axes, stacked_up]
 X = np.array([0.3, -1.2, 0.7, 1.9, -0.4, 1.1])  # (distinct values: sort and max have one derivative here)
 
 

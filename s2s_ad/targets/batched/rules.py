@@ -205,18 +205,28 @@ def run_declared(declared: BatchedForm, args: tuple, kwargs: dict) -> Any:
         bound = declared.signature.bind(*args, **kwargs)
     except TypeError as error:
         raise NotBatched(f"{declared.form.__name__}: {error}") from None
-    count, given = None, []
+    counts, given = set(), []
     for name, value in bound.arguments.items():
         if type(value) is Batched and name in declared.directions:
-            if count is not None and count != value.data.shape[0]:
-                raise NotBatched("tangents with different numbers of directions")
-            count = value.data.shape[0]
+            counts.add(value.data.shape[0])
             bound.arguments[name] = value.data
             given.append(name)
+        elif name in declared.directions and isinstance(value, (list, tuple)) and _holds_batched(value) and \
+                not any(isinstance(v, (list, tuple)) and _holds_batched(v) for v in value):
+            counts.update(v.data.shape[0] for v in value if type(v) is Batched)
+            given.append(name)  # (a sequence of them, np.hstack's: filled in below, once the count is known)
         elif _holds_batched(value) or (name in declared.directions and isinstance(value, dict)):
             raise NotBatched(f"{declared.form.__name__} takes no directions in {name!r}")
-    if count is None:
+    if not counts:
         return declared.fn(*args, **kwargs)
+    if len(counts) != 1:
+        raise NotBatched("tangents with different numbers of directions")
+    count = counts.pop()
+    for name in given:  # a plain array among tangents is the same in every direction
+        value = bound.arguments[name]
+        if isinstance(value, (list, tuple)):
+            bound.arguments[name] = [v.data if type(v) is Batched else np.broadcast_to(v, (count,) + np.shape(v))
+                                     for v in value]
     if len(given) != sum(name in bound.arguments for name in declared.directions):
         raise NotBatched(f"{declared.form.__name__}: an argument of directions given as one value")
     return _wrapped(declared.form(*bound.args, **bound.kwargs), count)
