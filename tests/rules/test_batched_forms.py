@@ -117,8 +117,11 @@ def _label(rule: rules.Rule) -> str:
     module = getattr(fn, "__module__", None)
     if module is None and hasattr(fn, "__self__"):  # np.add.accumulate
         return f"numpy.{fn.__self__.__name__}.{fn.__name__}"
+    if isinstance(fn, np.ufunc):  # (a ufunc's __module__ is None before NumPy 2)
+        return f"numpy.{fn.__name__}"
     name = getattr(fn, "__qualname__", None) or getattr(fn, "__name__", rule.name)
-    return f"{module}.{name}".replace("numpy.linalg._linalg", "numpy.linalg").replace("_operator", "operator")
+    label = f"{module}.{name}".replace("numpy.linalg._linalg", "numpy.linalg").replace("_operator", "operator")
+    return "numpy.trapezoid" if label == "numpy.trapz" else label  # (its name before NumPy 2)
 
 
 def _built_in(rule: rules.Rule) -> bool:
@@ -215,8 +218,11 @@ def _assert_listed(refused: dict, walked: set, listed: dict, name: str) -> None:
     """The rules refused are those listed (of those walked: SciPy's where SciPy is installed), with as many
     examples refused each."""
     known = {label: n for label, n in listed.items() if label in walked}
-    new = {label: n for label, n in refused.items() if known.get(label) != n}
+    # (at most as many: an older NumPy may build fewer of a rule's examples, np.linalg.cholesky's on 1.23)
+    new = {label: n for label, n in refused.items() if n > known.get(label, 0)}
     assert not new, (f"refused by a batched sweep (give a batched form beside the rule, rules.batched, or list "
                      f"it in {name}): {new}")
     gone = {label: n for label, n in known.items() if label not in refused}
-    assert not gone, f"batched now, take off {name}: {gone}"
+    # (the lists were taken on NumPy 2; on 1.x np.linalg.slogdet's examples sweep batched: nothing to take off)
+    if int(np.__version__.split(".")[0]) >= 2:
+        assert not gone, f"batched now, take off {name}: {gone}"
