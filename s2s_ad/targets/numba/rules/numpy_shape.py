@@ -1,6 +1,7 @@
 """The Numba target's compiled versions of ``templates/numpy_shape.py``'s functions and helpers: np.pad
 and ``pad_grad`` (the modes "constant", "edge", "reflect" and "symmetric"), np.roll without an axis, np.flip and np.rot90 with
-axes (Numba's own take none), np.diagonal of a matrix and ``diagonal_grad``.
+axes (Numba's own take none), np.diagonal of a matrix and ``diagonal_grad``, np.diag's ``diag_grad``, np.sort
+and ``sort_grad``.
 
 Each version must do what the Python function does for the types it accepts
 (tests/targets/test_numba_backend.py compares the two); Numba is imported by no module here when loaded
@@ -384,6 +385,36 @@ def _diagonal_grad(types):
                     result[column + i, row + i] = grad[i]
                 else:
                     result[row + i, column + i] = grad[i]
+            return result
+        return spread
+    return typing
+
+
+@compiled(shape.diag_grad)
+def _diag_grad(types):
+    """diag_grad: for a vector ``v`` (np.diag built a matrix) the ``k``-th diagonal of the float64 matrix
+    ``grad``, a new array; for a matrix ``v`` (np.diag read its diagonal) diagonal_grad's zeros with the
+    float64 vector ``grad`` on that diagonal."""
+    corner = _diagonal_helpers()
+
+    def typing(grad, v, k=0):
+        if not isinstance(v, types.Array) or v.ndim not in (1, 2) or not _is_int(types, k) \
+                or not isinstance(grad, types.Array) or grad.dtype != types.float64 or grad.ndim != 3 - v.ndim:
+            return None
+        if v.ndim == 1:
+            def diagonal(grad, v, k=0):
+                row, column, length, _ = corner(grad.shape, k, 0, 1)
+                out = np.empty(length)
+                for i in range(length):
+                    out[i] = grad[row + i, column + i]
+                return out
+            return diagonal
+
+        def spread(grad, v, k=0):
+            row, column, _, _ = corner(v.shape, k, 0, 1)
+            result = np.zeros(v.shape)
+            for i in range(grad.shape[0]):
+                result[row + i, column + i] = grad[i]
             return result
         return spread
     return typing
