@@ -188,6 +188,32 @@ def test_cumprod_prod_others_and_cumprod_grad_compiled_give_numpys_and_the_helpe
         cumprod(np.ones((2, 3)), 2)
 
 
+def test_diff_piece_compiled_gives_the_helpers_numbers():
+    """np.diff's adjoint, nothing prepended or appended: the helper's numbers exactly along any axis, n
+    0 to 3; 0.0 for the missing prepended and appended values."""
+    from s2s_ad.targets.numba import runtime
+    from s2s_ad.targets.numba.rules.numpy_shape import shape
+    runtime.register()
+    sent_back = numba.njit(lambda grad, a, n, axis: (shape.diff_piece(grad, a, n, axis, None, None, 1),
+                                                     shape.diff_piece(grad, a, n, axis, None, None, 0),
+                                                     shape.diff_piece(grad, a, n, axis, None, None, 2)))
+    diff_grad = numba.njit(lambda grad, a, n, axis: shape.diff_grad(grad, a, n, axis))
+    rng = np.random.default_rng(7)
+    for a_shape in [(6,), (5, 4), (3, 4, 5)]:
+        a = rng.standard_normal(a_shape)
+        for axis in range(-a.ndim, a.ndim):
+            for n in range(4):
+                grad = rng.standard_normal(np.diff(a, n, axis).shape)
+                got = sent_back(grad, a, n, axis)
+                want = shape.diff_piece(grad, a, n, axis, None, None, 1)
+                assert got[0].dtype == want.dtype and got[0].shape == want.shape
+                np.testing.assert_array_equal(got[0], want)
+                np.testing.assert_array_equal(np.signbit(got[0]), np.signbit(want))
+                assert got[1:] == (0.0, 0.0) == (shape.diff_piece(grad, a, n, axis, None, None, 0),
+                                                 shape.diff_piece(grad, a, n, axis, None, None, 2))
+                np.testing.assert_array_equal(diff_grad(grad, a, n, axis), shape.diff_grad(grad, a, n, axis))
+
+
 def test_the_docs_table_of_what_compiles_is_the_registrys():
     pytest.importorskip("scipy.special")  # the docs' table is made where SciPy is installed
     printed = subprocess.run([sys.executable, "-m", "s2s_ad.api.rule_table", "--numba"], capture_output=True,
@@ -206,7 +232,8 @@ def test_every_rule_is_listed_with_whether_it_compiles_and_the_everyday_ones_do(
                if rule.namespace.get("__name__", "").startswith("s2s_ad.templates")}
     assert set(listed) == builtin  # every rule of s2s_ad's templates, once
     for fn in (np.cumsum, np.sort, np.linalg.solve, np.interp, np.pad, np.trace, np.dot, np.matmul, np.sum,
-               np.mean, np.sin, np.exp, np.where, np.einsum, np.diag, np.prod, np.cumprod):
+               np.mean, np.sin, np.exp, np.where, np.einsum, np.diag, np.prod, np.cumprod,
+               np.diff, np.ediff1d, np.nanprod, np.nancumprod):
         assert listed[fn] == (), (fn, listed[fn])
     assert "cov_data" in listed[np.cov]  # (no compiled version: runs as Python, said)
 

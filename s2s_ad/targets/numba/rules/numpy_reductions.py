@@ -491,3 +491,13 @@ def _cumprod_grad(types):
         position = _axis_position(a.ndim)
         return lambda grad, a, axis=None: others(a, grad, position(axis), True)
     return typing
+
+
+@compiled(template("numpy_reductions")._filled_ones)
+def _filled_ones(types):
+    """_filled_ones (np.nanprod's and np.nancumprod's reading of ``a``) of a float64 array: NaN as 1."""
+    def typing(a):
+        if not _float64_array(types, a):
+            return None
+        return lambda a: np.where(np.isnan(a), 1.0, a)
+    return typing
