@@ -40,6 +40,49 @@ def einsum_product(x):
     return np.sum(np.einsum("ij,jk->ik", x, x))
 
 
+def einsum_contractions(x):
+    return np.einsum("ij,ij", x, np.sin(x)) + np.sum(np.einsum("ij,j,ik->k", x, x[0], x) ** 2)
+
+
+def einsum_diagonal_and_spread(x):
+    return np.sum(np.einsum("ii->", x * x) * x) + np.sum(np.einsum("ij->j", x) ** 2 * np.einsum("i,j->ij", x[0], x[1, :1]))
+
+
+def diag_of_matrix(x):
+    return np.sum(np.diag(x) ** 2 * np.arange(3.0)) + np.sum(np.diag(x, 1) ** 3)
+
+
+def diag_of_vector(v):
+    return np.sum(np.diag(v) @ np.diag(v * v, -1)[1:, :3]) + np.sum(np.sin(np.diag(v, 2)))
+
+
+def prod_flat_and_rows(x):
+    return np.prod(x) + np.sum(np.prod(x, axis=1) ** 2) + np.sum(np.prod(x, axis=0))
+
+
+def cumprod_flat_and_axes(x):
+    return np.sum(np.cumprod(x) ** 2) + np.sum(np.cumprod(x, axis=1) * x) + np.sum(np.cumprod(x, axis=0) ** 3)
+
+
+def diff_once_and_twice(x):
+    return np.sum(np.diff(x) ** 2) + np.sum(np.diff(x * x, 2) ** 3)
+
+
+def ediff1d_joined(x):
+    return np.sum(np.ediff1d(x, to_end=x[0] * 2.0, to_begin=np.array([1.0, -1.0])) ** 2)
+
+
+def nanprod_and_nancumprod(x):
+    data = np.where(np.arange(x.size).reshape(x.shape) == 5, np.nan, 0.0) + x
+    return np.nanprod(data) + np.sum(np.nancumprod(data) ** 2)  # (Numba's np.nancumprod takes no axis)
+
+
+def _with_a_zero(shape):
+    x = np.linspace(0.3, 1.4, int(np.prod(shape))).reshape(shape)
+    x.flat[x.size // 2] = 0.0  # (the helpers multiply, never divide: a zero is fine)
+    return x
+
+
 def solve_vector(x):
     a = np.eye(3) * 4.0 + x
     return np.sum(np.linalg.solve(a, np.ones(3)) ** 2)
@@ -104,7 +147,18 @@ CASES: list[tuple[str, Callable, Callable[[], Any], bool]] = [
     ("np.cumsum(axis=0): cumsum_grad", cumsum_axis0, lambda: np.linspace(0.1, 1.0, 6).reshape(3, 2), True),
     ("np.sort: sort_grad", sort_vector, lambda: np.array([0.3, -1.0, 2.0, 0.7, 0.35]), True),
     ("np.sort(axis=1): sort_grad", sort_rows, lambda: np.array([[0.3, -1.0, 2.0], [0.7, 0.1, -0.4]]), True),
-    ("np.einsum: einsum_grad", einsum_product, lambda: np.linspace(0.1, 1.0, 9).reshape(3, 3), False),
+    ("np.einsum: einsum_grad", einsum_product, lambda: np.linspace(0.1, 1.0, 9).reshape(3, 3), True),
+    ("np.einsum (contractions): einsum_grad", einsum_contractions, lambda: np.linspace(0.1, 1.0, 9).reshape(3, 3),
+     True),
+    ("np.einsum (diagonal, spread): einsum_grad", einsum_diagonal_and_spread,
+     lambda: np.linspace(0.1, 1.0, 9).reshape(3, 3), True),
+    ("np.diag (of a matrix): diag_grad", diag_of_matrix, lambda: np.linspace(0.1, 1.0, 12).reshape(3, 4), True),
+    ("np.diag (of a vector): diag_grad", diag_of_vector, lambda: np.linspace(0.1, 1.0, 3), True),
+    ("np.prod (flat, axis=0, axis=1): prod_others", prod_flat_and_rows, lambda: _with_a_zero((3, 4)), True),
+    ("np.cumprod (flat, axis=0, axis=1): cumprod_grad", cumprod_flat_and_axes, lambda: _with_a_zero((3, 4)), True),
+    ("np.diff (n=1, n=2): diff_piece", diff_once_and_twice, lambda: np.array([0.3, -1.0, 2.0, 0.7, 0.35, 1.1]), True),
+    ("np.ediff1d (joined values): diff_grad", ediff1d_joined, lambda: np.array([0.3, -1.0, 2.0, 0.7, 0.35]), True),
+    ("np.nanprod, np.nancumprod: _filled_ones", nanprod_and_nancumprod, lambda: _with_a_zero((3, 4)), True),
     ("np.linalg.solve (vector): solve_columns", solve_vector, lambda: np.linspace(0.1, 1.0, 9).reshape(3, 3), True),
     ("np.linalg.solve (matrix): solve_columns", solve_matrix, lambda: np.linspace(0.1, 1.0, 9).reshape(3, 3), True),
     ("np.interp (x): interp_segments", interp_points, lambda: np.array([-0.5, 0.5, 1.2, 2.7, 3.5]), True),

@@ -159,7 +159,7 @@ def test_a_function_numba_cannot_compile_falls_back_once_naming_the_construct_an
         import numpy as np
 
         def padded_energy(x):
-            y = np.einsum("ij,jk->ik", x, x)
+            y = np.einsum("...ij,jk->...ik", x, x)  # ("..." has no compiled version)
             return np.sum(y ** 3)
     """)
     x = np.linspace(0.1, 1.0, 6).reshape(2, 3) @ np.ones((3, 2))

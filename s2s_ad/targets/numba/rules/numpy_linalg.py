@@ -1,13 +1,15 @@
 """The Numba target's compiled versions of ``templates/numpy_linalg.py``'s helpers: matmul's and dot's
 adjoints (``matmul_grad_a``, ``matmul_grad_b``, ``dot_grad_a``, ``dot_grad_b``) for float vectors and
-matrices, and ``inverse_axes`` (which the adjoint of ``.T`` and ``np.transpose`` calls).
+matrices, ``inverse_axes`` (which the adjoint of ``.T`` and ``np.transpose`` calls), ``solve_columns``,
+``trace_grad``, and np.einsum with ``einsum_grad`` (a loop nest written for the subscripts).
 
 Each version must do what the Python helper does for the types it accepts (tests/targets/test_numba_backend.py
 compares the two); Numba is imported by no module here when loaded (``numba.rules``).
 """
 from __future__ import annotations
 
-from typing import Any
+import functools
+from typing import Any, Optional
 
 import numpy as np
 
@@ -175,4 +177,148 @@ def _trace_grad(types):
                         out[i, j] = grad
             return out
         return spread
+    return typing
+
+
+# -- np.einsum and einsum_grad: subscripts of letters, float64 operands, by a loop nest -----------------
+# The subscripts are constants in generated code: Numba types them as literals, and each version is
+# written for its subscripts and ranks (one loop per letter, each operand read at its letters' indexes,
+# a length 1 broadcast as NumPy broadcasts it).  Not compiled: "..." (broadcast axes), operands of other
+# dtypes or of no axes, and np.einsum of one operand that sums nothing (NumPy's result is a view there).
+
+def _einsum_terms(subscripts: str, ndims: tuple[int, ...]) -> Optional[tuple[list[str], str]]:
+    """The operands' terms and the output's term of ``subscripts`` for operands of ``ndims`` axes, as
+    np.einsum reads them (no "->": the letters met once, sorted); None where the versions do not compile."""
+    spec = subscripts.replace(" ", "")
+    inputs, arrow, output = spec.partition("->")
+    terms = inputs.split(",")
+    if "." in spec or len(terms) != len(ndims) or any(len(t) != n or n == 0 for t, n in zip(terms, ndims)):
+        return None
+    letters = "".join(terms)
+    if not arrow:
+        output = "".join(sorted(c for c in set(letters) if letters.count(c) == 1))
+    if not all(c.isascii() and c.isalpha() for c in letters + output) or len(set(output)) != len(output) \
+            or any(c not in letters for c in output):
+        return None
+    return terms, output
+
+
+def _einsum_source(signature: str, bound: list[str], read: list[tuple[str, str]], into: tuple[str, str, str],
+                   shaped: list[tuple[str, str]], zeros: str) -> str:
+    """A function ``signature`` that binds ``bound``, takes each letter's length from the arrays
+    ``shaped`` (name, term: equal lengths or 1, NumPy's broadcasting; a letter repeated within one term of
+    one length), and sums the product of the arrays ``read`` (a name with no term: a number) over every
+    letter into ``into`` (name, term, and the array of ``shaped`` whose shape it has, "" for the
+    lengths of its letters; made by ``zeros``, a number where the term is empty)."""
+    letters = "".join(dict.fromkeys("".join(term for _, term in shaped)))
+    lines = [f"def impl({signature}):"] + [f"    {line}" for line in bound]
+    lines += [f"    n_{c} = 1" for c in letters]
+    for name, term in shaped:
+        for axis, c in enumerate(term):
+            first = term.index(c)
+            if first < axis:  # (a diagonal: the same length, no broadcasting)
+                lines.append(f"    if {name}.shape[{axis}] != {name}.shape[{first}]:")
+                lines.append(f"        raise ValueError('einsum: the lengths of a repeated subscript differ')")
+            lines.append(f"    n_{c} = _joined(n_{c}, {name}.shape[{axis}])")
+    for name, term in shaped:  # (a step of 0 reads a length 1 broadcast)
+        lines += [f"    s_{name}_{axis} = 1 if {name}.shape[{axis}] == n_{c} else 0" for axis, c in enumerate(term)]
+    target, target_term, target_shape = into
+    lines.append(f"    {target} = {zeros}")
+    depth = "    "
+    for c in letters:
+        lines.append(f"{depth}for i_{c} in range(n_{c}):")
+        depth += "    "
+
+    def element(name: str, term: str, steps: str) -> str:
+        if not term:
+            return name
+        if not steps:
+            return f"{name}[{', '.join(f'i_{c}' for c in term)}]"
+        return f"{name}[{', '.join(f'i_{c} * s_{steps}_{axis}' for axis, c in enumerate(term))}]"
+    product = " * ".join(element(name, term, name) for name, term in read)
+    lines.append(f"{depth}{element(target, target_term, target_shape)} += {product}")
+    lines.append(f"    return {target}")
+    return "\n".join(lines) + "\n"
+
+
+@functools.cache
+def _einsum_joined() -> Any:
+    from numba.extending import register_jitable
+
+    @register_jitable
+    def joined(n, m):
+        """The length of a letter met with lengths ``n`` and ``m`` (1 gives way), as NumPy broadcasts."""
+        if n == 1 or n == m:
+            return m
+        if m == 1:
+            return n
+        raise ValueError("einsum: operands could not be broadcast together")
+    return joined
+
+
+def _einsum_function(source: str) -> Any:
+    namespace: dict[str, Any] = {"np": np, "_joined": _einsum_joined()}
+    exec(compile(source, "<s2s_ad numba einsum>", "exec"), namespace)
+    return namespace["impl"]
+
+
+def _float_arrays(types: Any, *operands: Any) -> bool:
+    return all(isinstance(x, types.Array) and x.dtype == types.float64 and x.ndim >= 1 for x in operands)
+
+
+@compiled(np.einsum)
+def _einsum(types):
+    """np.einsum(subscripts, *operands) of float64 arrays (Numba has none): the sum of products over
+    the letters no output axis keeps, a number where the output has no axes (NumPy's float64)."""
+    def typing(subscripts, *operands):
+        if not isinstance(subscripts, types.StringLiteral) or not _float_arrays(types, *operands):
+            return None
+        parsed = _einsum_terms(subscripts.literal_value, tuple(op.ndim for op in operands))
+        if parsed is None:
+            return None
+        terms, output = parsed
+        if len(terms) == 1 and set(output) == set(terms[0]):
+            return None  # (nothing summed: NumPy's result is a view of the operand)
+        names = [f"a{i}" for i in range(len(terms))]
+        shape = "".join(f"n_{c}, " for c in output)
+        source = _einsum_source("subscripts, *operands", [f"{n} = operands[{i}]" for i, n in enumerate(names)],
+                                list(zip(names, terms)), ("out", output, ""), list(zip(names, terms)),
+                                f"np.zeros(({shape}))" if output else "0.0")
+        return _einsum_function(source)
+    return typing
+
+
+@compiled(linalg.einsum_grad)
+def _einsum_grad(types):
+    """einsum_grad: the adjoint of operand ``which`` (shaped like ``like``) summed, for every letter,
+    from the result's adjoint times the other operands; a letter repeated in the operand's term fills a
+    diagonal, one its term alone has is spread, a length 1 of ``like`` sums what was broadcast."""
+    def typing(grad, subscripts, which, like, *slots):
+        if not isinstance(subscripts, types.StringLiteral) or not isinstance(which, types.IntegerLiteral):
+            return None
+        count = subscripts.literal_value.count(",") + 1
+        mine = which.literal_value
+        if not 0 <= mine < count <= len(slots) or not _float_arrays(types, like) \
+                or not _float_arrays(types, *(slots[i] for i in range(count) if i != mine)):
+            return None
+        parsed = _einsum_terms(subscripts.literal_value, tuple(like.ndim if i == mine else slots[i].ndim
+                                                               for i in range(count)))
+        if parsed is None:
+            return None
+        terms, output = parsed
+        number = isinstance(grad, (types.Float, types.Integer)) and not isinstance(grad, types.Boolean)
+        if not number and not (_float_arrays(types, grad) and grad.ndim == len(output)):
+            return None  # (a number: the adjoint of every element of the result, as broadcast)
+        others = [(f"a{i}", terms[i]) for i in range(count) if i != mine]
+        bound = [f"{name} = slots[{name[1:]}]" for name, _ in others]
+        for i in range(count, len(slots)):  # (a slot past the operands holding 0: a missing tangent, zeros)
+            if isinstance(slots[i], (types.Float, types.Integer)):
+                bound += [f"if slots[{i}] == 0:", "    return np.zeros(like.shape)"]
+            elif not isinstance(slots[i], (types.NoneType, types.Omitted)):
+                return None
+        shaped = ([] if number else [("grad", output)]) + others + [("like", terms[mine])]
+        source = _einsum_source("grad, subscripts, which, like, *slots", bound,
+                                [("grad", "" if number else output)] + others,
+                                ("out", terms[mine], "like"), shaped, "np.zeros(like.shape)")
+        return _einsum_function(source)
     return typing

@@ -1,5 +1,6 @@
 """The Numba target's compiled versions of ``templates/numpy_reductions.py``'s functions where Numba has
-none: np.sum, np.mean, np.prod, np.max, np.min (and np.amax, np.amin) with ``axis=`` and ``keepdims=``.
+none: np.sum, np.mean, np.prod, np.max, np.min (and np.amax, np.amin) with ``axis=`` and ``keepdims=``;
+np.cumsum and np.cumprod along an axis, and the helpers ``cumsum_grad``, ``prod_others``, ``cumprod_grad``.
 
 Numba's own np.sum/np.max ... take no keepdims (and np.max, np.min, np.mean, np.prod no axis); these
 are tried only where its own refuse the call.  The numbers are NumPy's, in NumPy's order: a sum over
@@ -301,7 +302,7 @@ for _name, _reduction in (("sum", np.sum), ("mean", np.mean), ("prod", np.prod),
     compiled(_reduction)(_compiled_reduction(_name))
 
 
-# -- np.cumsum along an axis, and cumsum_grad: sequential sums, as NumPy's add.accumulate -------------
+# -- np.cumsum and np.cumprod along an axis, and cumsum_grad: sequential, as NumPy's accumulate -------
 
 def _float_array(types: Any, value: Any) -> bool:
     return isinstance(value, types.Array) and value.dtype in (types.float64, types.float32)
@@ -309,12 +310,13 @@ def _float_array(types: Any, value: Any) -> bool:
 
 @functools.cache
 def _accumulation() -> Any:
-    """``accumulated(a, position, backwards)``: the running sums of a float array along the axis
-    ``position`` (from its end where ``backwards``), each line added in order, as np.cumsum does."""
+    """``accumulated(a, position, backwards, product)``: the running sums (products where ``product``) of
+    a float array along the axis ``position`` (from its end where ``backwards``), each line added
+    (multiplied) in order, as np.cumsum (np.cumprod) does."""
     from numba.extending import register_jitable
 
     @register_jitable
-    def accumulated(a, position, backwards):
+    def accumulated(a, position, backwards, product):
         flat = np.ascontiguousarray(a).reshape(-1)
         outer = 1
         for j in range(position):
@@ -334,7 +336,10 @@ def _accumulation() -> Any:
                 out[first] = total
                 for step in range(1, count):
                     i = count - 1 - step if backwards else step
-                    total += flat[base + i * inner]
+                    if product:
+                        total *= flat[base + i * inner]
+                    else:
+                        total += flat[base + i * inner]
                     out[base + i * inner] = total
         return out.reshape(a.shape)
 
@@ -362,7 +367,21 @@ def _cumsum(types):
                 or isinstance(axis, types.Boolean) or not _is_none(types, dtype) or not _is_none(types, out):
             return None
         position = _axis_position(a.ndim)
-        return lambda a, axis=None, dtype=None, out=None: accumulated(a, position(axis), False)
+        return lambda a, axis=None, dtype=None, out=None: accumulated(a, position(axis), False, False)
+    return typing
+
+
+@compiled(np.cumprod)
+def _cumprod(types):
+    """np.cumprod(a, axis) of a float array along an int axis (Numba's own takes no axis)."""
+    accumulated = _accumulation()
+
+    def typing(a, axis=None, dtype=None, out=None):
+        if not _float_array(types, a) or a.ndim == 0 or not isinstance(axis, types.Integer) \
+                or isinstance(axis, types.Boolean) or not _is_none(types, dtype) or not _is_none(types, out):
+            return None
+        position = _axis_position(a.ndim)
+        return lambda a, axis=None, dtype=None, out=None: accumulated(a, position(axis), False, True)
     return typing
 
 
@@ -377,9 +396,108 @@ def _cumsum_grad(types):
         if _is_none(types, axis):
             if grad.ndim != 1 or not isinstance(a, types.Array):
                 return None
-            return lambda grad, a, axis=None: accumulated(grad, 0, True).reshape(a.shape)
+            return lambda grad, a, axis=None: accumulated(grad, 0, True, False).reshape(a.shape)
         if not isinstance(axis, types.Integer) or isinstance(axis, types.Boolean):
             return None
         position = _axis_position(grad.ndim)
-        return lambda grad, a, axis=None: accumulated(grad, position(axis), True)
+        return lambda grad, a, axis=None: accumulated(grad, position(axis), True, False)
+    return typing
+
+
+# -- np.prod's prod_others and np.cumprod's cumprod_grad: products along each line, without dividing ----
+
+@functools.cache
+def _products() -> Any:
+    """``others(a, g, position, cumulative)``: along each line of the float64 array ``a`` on the axis
+    ``position``, the product of the elements before each times (``cumulative`` False) the product of
+    those after it, as prod_others; or (True) times r_i = g_i + a_{i+1} r_{i+1} (``g`` shaped as ``a``),
+    as cumprod_grad: the same multiplications in the same order as the helpers' cumulative products."""
+    from numba.extending import register_jitable
+
+    @register_jitable
+    def others(a, g, position, cumulative):
+        flat = np.ascontiguousarray(a).reshape(-1)
+        given = np.ascontiguousarray(g).reshape(-1)
+        if cumulative and given.size != flat.size:
+            raise ValueError("cumprod_grad: the adjoint's shape is not the array's")
+        outer = 1
+        for j in range(position):
+            outer *= a.shape[j]
+        inner = 1
+        for j in range(position + 1, a.ndim):
+            inner *= a.shape[j]
+        count = a.shape[position]
+        out = np.empty(flat.size)
+        for p in range(outer):
+            for k in range(inner):
+                base = p * count * inner + k
+                before = 1.0
+                for i in range(count):
+                    out[base + i * inner] = before
+                    before = before * flat[base + i * inner]
+                after = 1.0
+                for step in range(count):
+                    i = count - 1 - step
+                    if cumulative:
+                        after = given[base + i * inner] + (flat[base + (i + 1) * inner] * after if step else 0.0)
+                    out[base + i * inner] = out[base + i * inner] * after
+                    if not cumulative:
+                        after = after * flat[base + i * inner]
+        return out.reshape(a.shape)
+
+    return others
+
+
+def _float64_array(types: Any, value: Any) -> bool:
+    return isinstance(value, types.Array) and value.dtype == types.float64 and value.ndim >= 1
+
+
+def _int_axis(types: Any, axis: Any) -> bool:
+    return isinstance(axis, types.Integer) and not isinstance(axis, types.Boolean)
+
+
+@compiled(template("numpy_reductions").prod_others)
+def _prod_others(types):
+    """prod_others of a float64 array, flat (axis None) or along an int axis."""
+    others = _products()
+
+    def typing(a, axis=None):
+        if not _float64_array(types, a):
+            return None
+        if _is_none(types, axis):
+            return lambda a, axis=None: others(a.reshape(-1), a.reshape(-1), 0, False).reshape(a.shape)
+        if not _int_axis(types, axis):
+            return None
+        position = _axis_position(a.ndim)
+        return lambda a, axis=None: others(a, a, position(axis), False)
+    return typing
+
+
+@compiled(template("numpy_reductions").cumprod_grad)
+def _cumprod_grad(types):
+    """cumprod_grad of a float64 array ``a`` and a float64 ``grad`` of its cumulative product's shape,
+    flat (axis None: ``grad`` a vector) or along an int axis."""
+    others = _products()
+
+    def typing(grad, a, axis=None):
+        if not _float64_array(types, a) or not _float64_array(types, grad):
+            return None
+        if _is_none(types, axis):
+            if grad.ndim != 1:
+                return None
+            return lambda grad, a, axis=None: others(np.ascontiguousarray(a).reshape(-1), grad, 0, True).reshape(a.shape)
+        if not _int_axis(types, axis) or grad.ndim != a.ndim:
+            return None
+        position = _axis_position(a.ndim)
+        return lambda grad, a, axis=None: others(a, grad, position(axis), True)
+    return typing
+
+
+@compiled(template("numpy_reductions")._filled_ones)
+def _filled_ones(types):
+    """_filled_ones (np.nanprod's and np.nancumprod's reading of ``a``) of a float64 array: NaN as 1."""
+    def typing(a):
+        if not _float64_array(types, a):
+            return None
+        return lambda a: np.where(np.isnan(a), 1.0, a)
     return typing

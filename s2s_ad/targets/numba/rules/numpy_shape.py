@@ -1,6 +1,7 @@
 """The Numba target's compiled versions of ``templates/numpy_shape.py``'s functions and helpers: np.pad
 and ``pad_grad`` (the modes "constant", "edge", "reflect" and "symmetric"), np.roll without an axis, np.flip and np.rot90 with
-axes (Numba's own take none), np.diagonal of a matrix and ``diagonal_grad``.
+axes (Numba's own take none), np.diagonal of a matrix and ``diagonal_grad``, np.diag's ``diag_grad``, np.sort
+and ``sort_grad``, np.diff's ``diff_piece`` (nothing prepended or appended) and ``diff_grad``.
 
 Each version must do what the Python function does for the types it accepts
 (tests/targets/test_numba_backend.py compares the two); Numba is imported by no module here when loaded
@@ -386,6 +387,105 @@ def _diagonal_grad(types):
                     result[row + i, column + i] = grad[i]
             return result
         return spread
+    return typing
+
+
+@compiled(shape.diag_grad)
+def _diag_grad(types):
+    """diag_grad: for a vector ``v`` (np.diag built a matrix) the ``k``-th diagonal of the float64 matrix
+    ``grad``, a new array; for a matrix ``v`` (np.diag read its diagonal) diagonal_grad's zeros with the
+    float64 vector ``grad`` on that diagonal."""
+    corner = _diagonal_helpers()
+
+    def typing(grad, v, k=0):
+        if not isinstance(v, types.Array) or v.ndim not in (1, 2) or not _is_int(types, k) \
+                or not isinstance(grad, types.Array) or grad.dtype != types.float64 or grad.ndim != 3 - v.ndim:
+            return None
+        if v.ndim == 1:
+            def diagonal(grad, v, k=0):
+                row, column, length, _ = corner(grad.shape, k, 0, 1)
+                out = np.empty(length)
+                for i in range(length):
+                    out[i] = grad[row + i, column + i]
+                return out
+            return diagonal
+
+        def spread(grad, v, k=0):
+            row, column, _, _ = corner(v.shape, k, 0, 1)
+            result = np.zeros(v.shape)
+            for i in range(grad.shape[0]):
+                result[row + i, column + i] = grad[i]
+            return result
+        return spread
+    return typing
+
+
+@functools.cache
+def _undifferenced() -> Any:
+    """``undiff(grad, position, n, like)``: the transpose of differencing ``n`` times along the axis
+    ``position`` applied to the float64 array ``grad`` (each round -np.diff of it padded with a zero at
+    both ends, as diff_grad), shaped as ``like``."""
+    from numba.extending import register_jitable
+
+    @register_jitable
+    def undiff(grad, position, n, like):
+        current = np.ascontiguousarray(grad).reshape(-1)
+        outer = 1
+        for j in range(position):
+            outer *= grad.shape[j]
+        inner = 1
+        for j in range(position + 1, grad.ndim):
+            inner *= grad.shape[j]
+        count = grad.shape[position]
+        for _ in range(n):
+            longer = np.empty(outer * (count + 1) * inner)
+            for p in range(outer):
+                for k in range(inner):
+                    for j in range(count + 1):
+                        left = current[(p * count + j - 1) * inner + k] if j > 0 else 0.0
+                        right = current[(p * count + j) * inner + k] if j < count else 0.0
+                        longer[(p * (count + 1) + j) * inner + k] = -(right - left)
+            current = longer
+            count += 1
+        if current.size != like.size:
+            raise ValueError("diff_piece: the adjoint's shape does not fit the array's")
+        return current.reshape(like.shape)
+
+    return undiff
+
+
+@compiled(shape.diff_piece)
+def _diff_piece(types):
+    """diff_piece of np.diff(a, n, axis) with nothing prepended or appended: for ``a`` (``which`` 1) the
+    float64 ``grad`` sent back through ``n`` differences along ``axis``, shaped as ``a``; for the missing
+    prepended and appended values (``which`` 0, 2) the number 0.0, as the helper returns."""
+    undiff = _undifferenced()
+
+    def typing(grad, a, n=1, axis=-1, prepend=None, append=None, which=1):
+        if not (_is_none(types, prepend) and _is_none(types, append)) or not isinstance(which, types.IntegerLiteral):
+            return None
+        if which.literal_value in (0, 2):
+            return lambda grad, a, n=1, axis=-1, prepend=None, append=None, which=1: 0.0
+        if which.literal_value != 1 or not isinstance(a, types.Array) or a.ndim == 0 \
+                or not isinstance(grad, types.Array) or grad.dtype != types.float64 or grad.ndim != a.ndim \
+                or not _is_int(types, n) or not _is_int(types, axis):
+            return None
+        ndim = a.ndim
+        return lambda grad, a, n=1, axis=-1, prepend=None, append=None, which=1: undiff(grad, axis % ndim, n, a)
+    return typing
+
+
+@compiled(shape.diff_grad)
+def _diff_grad(types):
+    """diff_grad (np.ediff1d's adjoint calls it) of a float64 ``grad`` with as many axes as ``a``."""
+    undiff = _undifferenced()
+
+    def typing(grad, a, n=1, axis=-1):
+        if not isinstance(a, types.Array) or a.ndim == 0 or not isinstance(grad, types.Array) \
+                or grad.dtype != types.float64 or grad.ndim != a.ndim or not _is_int(types, n) or not _is_int(types, axis):
+            return None
+        ndim = a.ndim
+        return lambda grad, a, n=1, axis=-1: undiff(grad, axis % ndim, n, a)
     return typing
 
 
