@@ -83,6 +83,15 @@ def row_by_the_loop_index_carried_out(x):
     return np.sum(v * v) + np.sum(M) * x[0]
 
 
+def row_of_zeros_carried_out_of_a_loop(x):
+    # (was in refused_functions.py: the row a loop's last trip took, read after a write, found by positions)
+    out = np.zeros((2, 2))
+    for i in range(2):
+        row = out[i]
+    out[1, 0] = 2.0 * x[0]
+    return np.sum(row) * x[1]
+
+
 def slice_reshaped_in_a_loop(b, x):
     c = b * 1.0
     for t in range(2):
@@ -101,7 +110,7 @@ def calls_a_helper_whose_view_is_recorded(x):
 FUNCTIONS = [transpose_sliced_in_a_loop, column_of_a_reshape_in_a_loop, reshape_of_a_slice_in_a_loop,
              view_recorded_each_trip, helpers_view_read_after_a_write, row_or_its_copy_by_an_if,
              number_or_its_copy_by_an_if, row_by_the_loop_index_carried_out,
-             calls_a_helper_whose_view_is_recorded]
+             row_of_zeros_carried_out_of_a_loop, calls_a_helper_whose_view_is_recorded]
 
 
 # Refused where the code runs, naming the line: a row carried out of a loop that is a copy on the last
