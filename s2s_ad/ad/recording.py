@@ -25,6 +25,7 @@ from ..core.errors import TransformError
 from ..rules import registry as rules
 from . import binomial, fixed_point, online
 from .adjoints import Adjoints
+from .kept_views import KeptViews
 from ..memory.aliasing import Sharing
 from ..analysis.facts import Analysis
 from ..analysis.inference import SCALAR
@@ -52,7 +53,8 @@ class Recorder:
         self.checkpoints: dict[int, str] = {}  # sid of a checkpointed loop -> the slot of its segment snapshots
         # False while generating the first pass of a checkpointed loop, which records nothing.
         self.recording = True
-        self.snapshots: set[str] = set()  # views the forward sweep copies where it binds them
+        self.snapshots: set[str] = set()  # views the forward sweep copies in place where it binds them
+        self.kept = KeptViews()  # views the reverse sweep reads as they were, copied beside the primal ones
         self.filename: Optional[str] = None  # the function's file, for the refusals made here
 
     # -- slots of the plan -------------------------------------------------
@@ -197,7 +199,7 @@ class Recorder:
         reads = {n for s in ir.walk(reversed_body) for e in ir.exprs_of(s) for n in ir.names_read(e)}
         # (a nested loop's index is not among them: the reversed loop binds it again)
         bound = [t for s in body if not isinstance(s, ir.For) for t in ir.targets_of(s)]
-        bound += sorted(self._if_merges(body)) + [self.trips[s.sid] for s in body if s.sid in self.trips]
+        bound += sorted(_if_merges(body)) + [self.trips[s.sid] for s in body if s.sid in self.trips]
         bound_set = set(bound)
         recompute: list[ir.Assign] = []
         record: list[str] = []
@@ -249,14 +251,6 @@ class Recorder:
             _rewrite(reversed_body, visit)
         return shapes
 
-    @staticmethod
-    def _if_merges(body: list[ir.Stmt]) -> set[str]:
-        """The values the ``if`` statements of ``body`` bind on both paths: the merge copies closing
-        each branch.  (A merge copy earlier in a branch starts a loop there: it is bound on that
-        path only, and the branch's own block records it.)"""
-        return {name for s in body if isinstance(s, ir.If)
-                for branch in (s.body, s.orelse) for name in ir.loop_carried(branch)}
-
     def _cheap(self, stmt: ir.Assign) -> bool:
         """Worth recomputing rather than recording (and safe to: see below)."""
         value = stmt.value
@@ -306,11 +300,14 @@ class Recorder:
                 out.append(ir.Unpack((stmt.target, self.tape), forward, stmt.line))
                 if stmt.target in self.snapshots:
                     out.append(ir.Assign(stmt.target, ir.Call(language.copy, (ir.Var(stmt.target),)), stmt.line))
+                out += self.kept.after(stmt)
             elif isinstance(stmt, ir.Assign) and stmt.target in self.snapshots and not stmt.merge:
-                # a view of an array written later: the reverse sweep must read what it holds now
+                # a view of an array written later, not kept apart: the reverse sweep must read what it holds now
                 out.append(ir.Assign(stmt.target, ir.Call(language.copy, (stmt.value,)), stmt.line))
             else:
                 out.append(stmt)
+                out += self.kept.after(stmt)  # (a view the reverse sweep reads: its copy, kept_views.py)
+        self.kept.mark(out)
         return out
 
     def forward_body(self, body: list[ir.Stmt]) -> list[ir.Stmt]:
@@ -358,6 +355,14 @@ def written_before(stmt: ir.For, sharing: Sharing, state: tuple[str, ...], filen
                 f"loop does not bind again",
                 filename=filename, line=stmt.line)
     return tuple(sorted(n for n in free if sharing.of(n) & written))
+
+
+def _if_merges(body: list[ir.Stmt]) -> set[str]:
+    """The values the ``if`` statements of ``body`` bind on both paths: the merge copies closing
+    each branch.  (A merge copy earlier in a branch starts a loop there: it is bound on that
+    path only, and the branch's own block records it.)"""
+    return {name for s in body if isinstance(s, ir.If)
+            for branch in (s.body, s.orelse) for name in ir.loop_carried(branch)}
 
 
 def _is_merge(stmt: ir.Stmt) -> bool:

@@ -106,7 +106,9 @@ class ReverseSweep:
             self.adjoints.pinned.add(result.name)  # the seed's name is fixed: never alias it
         self.recorder.tape = self.recorder.draft.tape = self.adjoints.fresh("tape")
         sweep = self.reverse_block(self.fn.body[:-1])
-        self.recorder.snapshots = self._snapshots(sweep)
+        # (views it reads that a later store writes: copied beside the primal ones, or in place)
+        self.recorder.snapshots = self.recorder.kept.choose(self.fn.body, self._snapshots(sweep),
+                                                            self.adjoints.fresh)
         self.adjoints.line = None
         self.adjoints.out = sweep
         restored = {n for s in ir.walk(sweep) if isinstance(s, (ir.Assign, ir.Unpack, ir.Pop))
@@ -120,6 +122,10 @@ class ReverseSweep:
         forward = self.recorder.forward_block(self.fn.body[:-1]) + self.kept
         if not self.with_value:
             forward += self._result_check(result, last.line)
+        if self.recorder.kept.twins:  # the reverse sweep and its records read the views' copies
+            forward = self.recorder.kept.read_copies(forward)
+            self.adjoints.out = self.recorder.kept.read_copies(self.adjoints.out)
+            self.recorder.kept.plan_reading_copies(self.recorder.draft)
         finish = ir.Return(gradient if beside is None else ir.Display("tuple", (beside, gradient)))
         if self.split:
             self.cut(forward, gradient, seed)

@@ -12,6 +12,7 @@ array itself (``store_through_view``).
 """
 from __future__ import annotations
 
+import dataclasses
 import operator
 from typing import Any, Optional
 
@@ -127,6 +128,13 @@ class ViewRetaking(Part):
                 if positioned is not None:
                     return positioned
                 raise self.state.refusal(f"reading {name} after {array} was written", hint)
+            if value.name in self.facts.joined_elements and array in self.state.buffers:
+                # v = M[1] on one path of an if, M[1] * 1.0 on the other: chosen again by its test, each
+                # path's value read as it is now (a row taken again, or one number the kinds choose);
+                # v = M[t] carried out of a loop: by its elements' positions (-1: one number, kept)
+                again = self.chosen_again(value.name, name, user) or self.by_positions(value, name, array, user)
+                if again is not None:
+                    return again
             if value.name in self.facts.joined_elements or array not in self.state.buffers:
                 # first = out[0]: one number if out is 1-d and 0 a number, which only the kinds tell
                 self.state.element_reads.append(ir.ElementRead(array, name, parts, self.state.line, hint))
@@ -230,7 +238,13 @@ class ViewRetaking(Part):
         branches, nows = [], []
         for item in items:
             with self.state.new_block() as block:
+                reads = len(self.state.element_reads)
                 now = self.current(item)
+                if isinstance(kept, ir.Var):  # (an item a[i] of its path: one number there is the value chosen,
+                    # bound where both paths meet, the item's own name being of its path only)
+                    self.state.element_reads[reads:] = [
+                        dataclasses.replace(r, kept=kept.name) if r.kept == item.name else r
+                        for r in self.state.element_reads[reads:]]
                 # (an item not written since is read through the value chosen, bound where both paths meet:
                 # the item itself is a name of its own path only)
                 block.append(ir.Assign(merged, self.as_it_was(kept) if now == item else now, self.state.line,

@@ -121,14 +121,6 @@ def walrus(x):
     return x
 
 
-def view_read_after_write(x):
-    out = np.zeros((2, 2))
-    for i in range(2):
-        row = out[i]  # (a view taken again after the write must be taken by the same steps on every path)
-    out[1, 0] = 2.0 * x[0]
-    return np.sum(row) * x[1]  # REFUSED: reading row after out was written
-
-
 def _square(v):
     return v * v
 

@@ -5,6 +5,8 @@ through the view; s2s_ad finds where the view's elements lie in the array where 
 (``runtime.view_positions``).  Used by tests/memory/test_views_by_positions.py."""
 import numpy as np
 
+import s2s_ad
+
 
 def slice_of_the_last_iteration(x):
     b = x * 1.0
@@ -97,7 +99,8 @@ FUNCTIONS = [slice_of_the_last_iteration, slice_rebound_after_each_write, column
 
 
 # Refused, naming the line: a list of views taken in a loop (where the code runs), a view the reverse
-# sweep's recording holds as a copy (where the code runs), a write through such a view (when transformed).
+# sweep's recording holds as a copy (beside a checkpointed loop, whose segments run again; where the
+# code runs), a write through such a view (when transformed).
 
 def list_of_views_from_a_loop(x):
     b = x * 1.0
@@ -108,12 +111,15 @@ def list_of_views_from_a_loop(x):
     return np.sum(vs[1] * vs[2])
 
 
-def transpose_sliced_in_a_loop(x):
+def transpose_sliced_beside_a_checkpointed_loop(x):
     M = np.outer(x[:2], x[2:4]) + 0.5
     for k in range(2):
         T = M.T[k:]
+    s = 0.0
+    for i in s2s_ad.checkpointed(range(2)):
+        s = s + x[i] * s
     M[0, 1] = x[0] * 3.0
-    return np.sum(T * T)
+    return np.sum(T * T) + s
 
 
 def write_through_the_view(x):

@@ -113,12 +113,14 @@ def test_a_slice_read_then_overwritten_agrees_with_jax():
 
 
 def test_only_views_the_reverse_sweep_reads_are_copied():
+    # the primal keeps NumPy's view, the reverse sweep reads a copy bound beside it (ad/kept_views.py)
     source = s2s_ad.source(af.slice_squared)
-    assert "y_part = np.copy(y[0:2])" in source  # the square's adjoint reads it after the write
+    assert "y_part = y[0:2]" in source and "y_part_kept = np.copy(y_part)" in source  # the square's adjoint
+    assert "d_power * 2 * y_part_kept" in source  # reads it after the write
     source = s2s_ad.source(af.tail_sine)
-    assert "np.copy(y[1:])" in source  # cos(y[1:]) is read after the write
+    assert "y_part_kept = np.copy(y_part)" in source  # cos(y[1:]) is read after the write
     # a view whose adjoint nothing reads is not copied: the sum's adjoint needs no values
-    assert "np.copy(y[" not in s2s_ad.source(af.slice_sum_shifted)
+    assert "_kept = np.copy(" not in s2s_ad.source(af.slice_sum_shifted)
 
 
 # -- 3. a local array handed to a helper and written afterwards ---------------------------

@@ -68,10 +68,11 @@ def test_a_list_of_views_taken_in_a_loop_is_refused_where_the_code_runs():
 
 
 def test_a_view_the_recording_holds_as_a_copy_is_refused_not_read_as_it_was():
-    # M.T[k:] is recorded for the reverse sweep as a copy (M is written later): no view of M where the
-    # code runs, though NumPy's T is one; refused rather than read with the old values
+    # M.T[k:] is recorded for the reverse sweep as a copy (M is written later) taking the view's place
+    # where a checkpointed loop's segments run again (elsewhere a copy beside it: test_kept_views.py):
+    # no view of M where the code runs, though NumPy's T is one; refused rather than read with the old values
     with pytest.raises(TransformError, match="T may be a view of that array.*copy it where you take it"):
-        s2s_ad.grad(vf.transpose_sliced_in_a_loop)(X.copy())
+        s2s_ad.grad(vf.transpose_sliced_beside_a_checkpointed_loop)(X.copy())
 
 
 def test_a_write_through_such_a_view_is_refused_before_anything_runs():
