@@ -357,9 +357,9 @@ def _axis_position(ndim: int) -> Any:
     return position
 
 
-@compiled(np.cumsum)
-def _cumsum(types):
-    """np.cumsum(a, axis) of a float array along an int axis (Numba's own takes no axis)."""
+def _accumulated_along_an_axis(types, product):
+    """The typing of np.cumsum (``product`` False) or np.cumprod (True) of a float array along an int axis
+    (Numba's own take no axis)."""
     accumulated = _accumulation()
 
     def typing(a, axis=None, dtype=None, out=None):
@@ -367,22 +367,20 @@ def _cumsum(types):
                 or isinstance(axis, types.Boolean) or not _is_none(types, dtype) or not _is_none(types, out):
             return None
         position = _axis_position(a.ndim)
-        return lambda a, axis=None, dtype=None, out=None: accumulated(a, position(axis), False, False)
+        return lambda a, axis=None, dtype=None, out=None: accumulated(a, position(axis), False, product)
     return typing
+
+
+@compiled(np.cumsum)
+def _cumsum(types):
+    """np.cumsum(a, axis) of a float array along an int axis."""
+    return _accumulated_along_an_axis(types, False)
 
 
 @compiled(np.cumprod)
 def _cumprod(types):
-    """np.cumprod(a, axis) of a float array along an int axis (Numba's own takes no axis)."""
-    accumulated = _accumulation()
-
-    def typing(a, axis=None, dtype=None, out=None):
-        if not _float_array(types, a) or a.ndim == 0 or not isinstance(axis, types.Integer) \
-                or isinstance(axis, types.Boolean) or not _is_none(types, dtype) or not _is_none(types, out):
-            return None
-        position = _axis_position(a.ndim)
-        return lambda a, axis=None, dtype=None, out=None: accumulated(a, position(axis), False, True)
-    return typing
+    """np.cumprod(a, axis) of a float array along an int axis."""
+    return _accumulated_along_an_axis(types, True)
 
 
 @compiled(template("numpy_reductions").cumsum_grad)
