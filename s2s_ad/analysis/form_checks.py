@@ -36,20 +36,69 @@ class FormViolation(AssertionError):
 def check_bound_before_read(fn: ir.Function, after: str) -> None:
     """Raise ``FormViolation`` where ``fn`` reads a name some path into the read has not bound."""
     tape = {fn.plan.tape} if fn.plan is not None else set()  # (bound where the target writes the tape)
-    _bound_through(fn.body, set(fn.params) | set(fn.constants) | tape, {}, fn, after)
+    _bound_through(fn.body, set(fn.params) | set(fn.constants) | tape, NOTHING_KNOWN, fn, after)
 
 
-# What an ``if`` on a name (not bound again since) bound on each side, and what was known there of
-# the ``if``s inside it: a later ``if`` on that name (the reverse sweep's, replaying the forward
-# sweep's branch) takes the same side.
-Branches = dict[tuple[str, bool], tuple[set[str], "Branches"]]
+class Branches:
+    """What an ``if`` on a name (not bound again since) bound on each side, and what was known there of
+    the ``if``s inside it: a later ``if`` on that name (the reverse sweep's, replaying the forward
+    sweep's branch) takes the same side.  It also holds every test name and every bound name found in
+    it, inner ones included, so that a statement binding or releasing none of them (nearly every one)
+    leaves it as it is: rebuilding it at each statement grew as the square of an elif chain's length
+    (500 branches took minutes)."""
+
+    __slots__ = ("sides", "tests", "_names")
+
+    def __init__(self, sides: dict[tuple[str, bool], tuple[set[str], Branches]] | None = None,
+                 tests: set[str] | None = None) -> None:
+        """``tests``, where given, holds at least every test name of ``sides`` (more only costs a
+        rebuild that changes nothing)."""
+        self.sides = sides or {}
+        if tests is None:
+            tests = set()
+            for (test, _), (_, inner) in self.sides.items():
+                tests.add(test)
+                tests |= inner.tests
+        self.tests: set[str] = tests
+        self._names: set[str] | None = None
+
+    @property
+    def names(self) -> set[str]:
+        """Every name bound in these branches, inner ones included (found when a ``del`` first asks:
+        the chains' joins would otherwise copy every branch's names at every ``if``)."""
+        if self._names is None:
+            self._names = set()
+            for bound, inner in self.sides.values():
+                self._names |= bound | inner.names
+        return self._names
+
+    def get(self, key: tuple[str, bool]) -> tuple[set[str], Branches]:
+        return self.sides.get(key, (set(), NOTHING_KNOWN))
+
+    def joined(self, other: Branches) -> Branches:
+        if not other.sides:
+            return self
+        return Branches({**self.sides, **other.sides}, self.tests | other.tests)
+
+    def less(self, other: Branches) -> Branches:
+        """These branches but those ``other`` also holds."""
+        return Branches({key: self.sides[key] for key in self.sides.keys() - other.sides.keys()}, self.tests)
+
+    def with_if(self, test: str, yes: tuple[set[str], Branches], no: tuple[set[str], Branches]) -> Branches:
+        """These branches and what an ``if test:`` bound on each side (and knew of the ``if``s inside)."""
+        return Branches({**self.sides, (test, True): yes, (test, False): no},
+                        self.tests | {test} | yes[1].tests | no[1].tests)
+
+    def forget(self, rebound: Collection[str], released: Collection[str]) -> Branches:
+        """These branches after the names ``rebound`` were bound again (an ``if`` on them tells nothing
+        now) and ``released`` let go of (``del``)."""
+        if self.tests.isdisjoint(rebound) and (not released or self.names.isdisjoint(released)):
+            return self
+        return Branches({key: (names - set(released), inner.forget(rebound, released))
+                         for key, (names, inner) in self.sides.items() if key[0] not in rebound})
 
 
-def _forget(branches: Branches, rebound: set[str], released: set[str]) -> Branches:
-    """``branches`` after the names ``rebound`` were bound again (an ``if`` on them tells nothing now)
-    and ``released`` let go of (``del``)."""
-    return {key: (names - released, _forget(inner, rebound, released))
-            for key, (names, inner) in branches.items() if key[0] not in rebound}
+NOTHING_KNOWN = Branches()
 
 
 def _bound_through(body: list[ir.Stmt], bound: set[str], branches: Branches, fn: ir.Function,
@@ -65,28 +114,28 @@ def _bound_through(body: list[ir.Stmt], bound: set[str], branches: Branches, fn:
             _reads_bound(expr, bound, stmt, fn, after)
         if isinstance(stmt, ir.Release):
             bound -= set(stmt.names)
-            branches = _forget(branches, set(), set(stmt.names))
+            branches = branches.forget((), stmt.names)
         elif isinstance(stmt, ir.If):
             test = stmt.test.name if isinstance(stmt.test, ir.Var) else ""
             ends = []
             for side, block in ((True, stmt.body), (False, stmt.orelse)):
-                known, inner = branches.get((test, side), (set(), {}))
-                ends.append(_bound_through(block, bound | known, {**branches, **inner}, fn, after))
+                known, inner = branches.get((test, side))
+                ends.append(_bound_through(block, bound | known, branches.joined(inner), fn, after))
             (yes, in_yes), (no, in_no) = ends
             # an entry keeps only what its side added: the branches known before the if stay known after
             # it anyway, and copying them into every entry grew as the square of an elif chain's length
-            in_yes = {key: value for key, value in in_yes.items() if key not in branches}
-            in_no = {key: value for key, value in in_no.items() if key not in branches}
             if test:
-                branches = {**branches, (test, True): (yes - bound, in_yes), (test, False): (no - bound, in_no)}
+                branches = branches.with_if(test, (yes - bound, in_yes.less(branches)),
+                                            (no - bound, in_no.less(branches)))
             bound = yes & no
         elif isinstance(stmt, (ir.For, ir.While)):
             released = {n for s in ir.walk([stmt]) if isinstance(s, ir.Release) for n in s.names}
-            branches = _forget(branches, ir.assigned_names([stmt]), released)
+            branches = branches.forget(ir.assigned_names([stmt]), released)
             bound = _loop(stmt, bound, branches, fn, after)
         else:
-            bound.update(ir.targets_of(stmt))
-            branches = _forget(branches, set(ir.targets_of(stmt)), set())
+            targets = ir.targets_of(stmt)
+            bound.update(targets)
+            branches = branches.forget(targets, ())
     return bound, branches
 
 
@@ -98,9 +147,9 @@ def _loop(stmt: ir.Stmt, bound: set[str], branches: Branches, fn: ir.Function, a
         # reversed(steps):`` (the reverse loop's carried elements) bound its side for every trip
         walked = stmt.iterable.args[0] if isinstance(stmt.iterable, ir.Call) and stmt.iterable.fn is reversed \
             and len(stmt.iterable.args) == 1 else stmt.iterable
-        known, inner_branches = branches.get((walked.name, True), (set(), {})) if isinstance(walked, ir.Var) \
-            else (set(), {})
-        branches = {**branches, **inner_branches}
+        known, inner_branches = branches.get((walked.name, True)) if isinstance(walked, ir.Var) \
+            else (set(), NOTHING_KNOWN)
+        branches = branches.joined(inner_branches)
         entry = bound | known | {stmt.index}
         while True:
             inner = _bound_through(stmt.body, entry, branches, fn, after)[0]

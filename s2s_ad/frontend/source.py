@@ -78,6 +78,14 @@ def _find_source(fn: types.FunctionType) -> tuple[list[str], int]:
     supply the lines) by scanning the file of every module loaded, tens of milliseconds once Numba
     is in; given the function, by its ``__module__``: asked so where that module's globals are the
     function's own, the same module the scan would find."""
+    code = fn.__code__
+    if code.co_filename.startswith("<s2s_ad "):
+        # code s2s_ad generated (its text in linecache, its def on its first line): read as inspect
+        # would, without the scan, which a Hessian of a deep chain of helpers asked thousands of times
+        lines = linecache.getlines(code.co_filename)
+        start = code.co_firstlineno - 1
+        if 0 <= start < len(lines) and lines[start].lstrip().startswith("def "):
+            return lines, start
     module = sys.modules.get(getattr(fn, "__module__", None) or "")
     if module is not None and getattr(module, "__dict__", None) is fn.__globals__:
         return inspect.findsource(fn)  # (a function: inspect reads its __code__, as below, with this module)
