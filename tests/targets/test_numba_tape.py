@@ -197,7 +197,14 @@ def test_recursion_falls_back_with_the_same_numbers():
 def test_the_hessian_of_a_loop_with_backend_numba():
     fn = PROGRAMS.logistic
     args = (3.1, 0.2, 40)
-    compiled = s2s_ad.hessian(fn, wrt=(0, 1), backend="numba")(*args)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", s2s_ad.CompileFallbackWarning)
+        compiled = s2s_ad.hessian(fn, wrt=(0, 1), backend="numba")(*args)
+    # forward mode over the Python backend's gradient reads its tape of the loop, a tuple nested one level
+    # deeper at every trip: said, and run as Python, before Numba spends minutes searching for its type
+    # (it took 222 s in the suite, then failed at the recursion limit)
+    assert any("holding tape's value of the trip before" in str(w.message) for w in caught), \
+        [str(w.message) for w in caught]
     python = s2s_ad.hessian(fn, wrt=(0, 1))(*args)
     np.testing.assert_allclose(np.array(compiled, dtype=float), np.array(python, dtype=float), rtol=1e-10)
     step = 1e-5

@@ -319,7 +319,50 @@ def _not_to_compile(emitted: Any) -> Optional[str]:
     bound = list(emitted.namespace.globals.values())
     if _DRAWS.search(emitted.source) or any(_draws(value) for value in bound):
         return "it draws random numbers, and Numba's generators are not NumPy's or Python's"
+    nested = next((name for fn in emitted.functions for name in _tuples_holding_themselves(fn.body)), None)
+    if nested is not None:
+        return (f"a loop makes {nested} a tuple holding {nested}'s value of the trip before (as the Python "
+                f"backend's tape of a loop does, which forward mode reads): its type is another at every trip, "
+                f"which Numba cannot type")
     return None
+
+
+def _tuples_holding_themselves(body: list) -> Iterator[str]:
+    """The names a loop of ``body`` rebinds to a tuple that holds, through names bound to names and
+    tuples, the name's own earlier value (``items = (x, tape); tape = items``): a type nested one level
+    deeper at every trip.  Numba searches for a type that holds all of them until Python's recursion
+    limit stops it, after minutes (a Hessian of a checkpointed loop took eleven), so the code is not
+    handed to it."""
+    for loop in ir.walk(body):
+        if not isinstance(loop, (ir.For, ir.While)):
+            continue
+        holds: dict[str, set[tuple[str, bool]]] = {}  # target -> (name its value holds or is, held in a tuple)
+        for stmt in ir.walk([loop]):
+            if isinstance(stmt, ir.Assign) and isinstance(stmt.value, ir.Var):
+                holds.setdefault(stmt.target, set()).add((stmt.value.name, False))
+            elif isinstance(stmt, ir.Assign) and isinstance(stmt.value, ir.Display) and stmt.value.kind == "tuple":
+                for item in stmt.value.items:
+                    if isinstance(item, ir.Var):
+                        holds.setdefault(stmt.target, set()).add((item.name, True))
+        # (a name bound to another first: ``tape``, of ``items = (x, tape); tape = items``, not ``items``)
+        for name in sorted(holds, key=lambda name: any(in_tuple for _, in_tuple in holds[name])):
+            if _reaches_itself_through_a_tuple(name, holds):
+                yield name
+                break
+
+
+def _reaches_itself_through_a_tuple(start: str, holds: dict[str, set[tuple[str, bool]]]) -> bool:
+    seen: set[tuple[str, bool]] = set()
+    stack = [(held, in_tuple) for held, in_tuple in holds.get(start, ())]
+    while stack:
+        name, through_tuple = stack.pop()
+        if name == start and through_tuple:
+            return True
+        if (name, through_tuple) in seen:
+            continue
+        seen.add((name, through_tuple))
+        stack.extend((held, through_tuple or in_tuple) for held, in_tuple in holds.get(name, ()))
+    return False
 
 
 def _draws(value: Any) -> bool:
