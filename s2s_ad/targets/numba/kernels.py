@@ -65,3 +65,23 @@ def summed_line() -> Any:
             total += flat[base + i * inner]
         return total
     return summed
+
+
+@functools.cache
+def lengths_around() -> Any:
+    """``around(shape, position)``: (the count of elements before the axis ``position`` of an array of
+    that shape, the axis's length, the count after it): a C-contiguous array read as
+    ``flat[(p * count + i) * inner + k]``, the lines along the axis one per (p, k).  Inlined where it
+    is called (register_jitable): it is a few multiplications."""
+    from numba.extending import register_jitable
+
+    @register_jitable
+    def around(shape: Any, position: int) -> tuple[int, int, int]:
+        outer = 1
+        for j in range(position):
+            outer *= shape[j]
+        inner = 1
+        for j in range(position + 1, len(shape)):
+            inner *= shape[j]
+        return outer, shape[position], inner
+    return around

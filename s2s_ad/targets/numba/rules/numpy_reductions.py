@@ -21,7 +21,7 @@ from typing import Any, Callable
 import numpy as np
 
 from ....rules import compiled
-from ..kernels import summed_line
+from ..kernels import lengths_around, summed_line
 from .template_modules import template
 
 
@@ -58,6 +58,7 @@ def _reduction_kernels() -> Any:
     """The compiled pieces of every reduction's compiled version, built once per process (Numba imported):
     each typing specialisation calls these rather than compiling its own copies, and is given only the
     path its argument types take (one axis, or several; a sum of floats, or a product, or integers)."""
+    around = lengths_around()
     from numba.extending import register_jitable
     summed = summed_line()
 
@@ -86,21 +87,11 @@ def _reduction_kernels() -> Any:
             raise ValueError("axis out of bounds")  # (run again as Python: NumPy's AxisError)
         return axis + ndim if axis < 0 else axis
 
-    @register_jitable
-    def around(a, position):
-        """(the element count before the axis, along it, after it)."""
-        outer = 1
-        for j in range(position):
-            outer *= a.shape[j]
-        inner = 1
-        for j in range(position + 1, a.ndim):
-            inner *= a.shape[j]
-        return outer, a.shape[position], inner
 
     @register_jitable
     def summed_floats(a, position):
         """np.sum of floats over one axis of a C-contiguous array, as a flat array, in NumPy's order."""
-        outer, count, inner = around(a, position)
+        outer, count, inner = around(a.shape, position)
         flat = a.reshape(-1)
         out = np.empty(outer * inner)
         for p in range(outer):
@@ -111,7 +102,7 @@ def _reduction_kernels() -> Any:
     @register_jitable
     def folded(a, position, product, zero):
         """np.prod (product) or np.sum of integers over one axis, in order, as a flat array."""
-        outer, count, inner = around(a, position)
+        outer, count, inner = around(a.shape, position)
         flat = a.reshape(-1)
         out = np.full(outer * inner, zero)
         for p in range(outer):
@@ -129,7 +120,7 @@ def _reduction_kernels() -> Any:
     @register_jitable
     def extreme_line(a, position, larger):
         """np.max (larger) or np.min over one axis, as a flat array (NaN wins, as in NumPy; any order)."""
-        outer, count, inner = around(a, position)
+        outer, count, inner = around(a.shape, position)
         if count == 0:
             raise ValueError("zero-size array to reduction operation which has no identity")
         flat = np.ascontiguousarray(a).reshape(-1)
@@ -313,18 +304,13 @@ def _accumulation() -> Any:
     """``accumulated(a, position, backwards, product)``: the running sums (products where ``product``) of
     a float array along the axis ``position`` (from its end where ``backwards``), each line added
     (multiplied) in order, as np.cumsum (np.cumprod) does."""
+    around = lengths_around()
     from numba.extending import register_jitable
 
     @register_jitable
     def accumulated(a, position, backwards, product):
         flat = np.ascontiguousarray(a).reshape(-1)
-        outer = 1
-        for j in range(position):
-            outer *= a.shape[j]
-        inner = 1
-        for j in range(position + 1, a.ndim):
-            inner *= a.shape[j]
-        count = a.shape[position]
+        outer, count, inner = around(a.shape, position)
         out = np.empty(flat.size, a.dtype)
         for p in range(outer):
             for k in range(inner):
@@ -410,6 +396,7 @@ def _products() -> Any:
     ``position``, the product of the elements before each times (``cumulative`` False) the product of
     those after it, as prod_others; or (True) times r_i = g_i + a_{i+1} r_{i+1} (``g`` shaped as ``a``),
     as cumprod_grad: the same multiplications in the same order as the helpers' cumulative products."""
+    around = lengths_around()
     from numba.extending import register_jitable
 
     @register_jitable
@@ -418,13 +405,7 @@ def _products() -> Any:
         given = np.ascontiguousarray(g).reshape(-1)
         if cumulative and given.size != flat.size:
             raise ValueError("cumprod_grad: the adjoint's shape is not the array's")
-        outer = 1
-        for j in range(position):
-            outer *= a.shape[j]
-        inner = 1
-        for j in range(position + 1, a.ndim):
-            inner *= a.shape[j]
-        count = a.shape[position]
+        outer, count, inner = around(a.shape, position)
         out = np.empty(flat.size)
         for p in range(outer):
             for k in range(inner):

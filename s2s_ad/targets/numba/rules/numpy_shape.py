@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from ....rules import compiled
-from ..kernels import summed_line
+from ..kernels import lengths_around, summed_line
 from .template_modules import template
 
 shape = template("numpy_shape")
@@ -151,6 +151,7 @@ def _pad_grad(types):
     ``_sliced_pad_grad``; for "reflect" and "symmetric" (reflect_type "even"), each element of
     ``grad`` added to the element it copies (``mirrored``), in C order (the template's matrix products
     add the same terms: equal to rounding)."""
+    around = lengths_around()
     widths = _pad_helpers()
     summed = summed_line()
     mirrored = _mirrored()
@@ -186,13 +187,7 @@ def _pad_grad(types):
                 before, after, n = sides[axis, 0], sides[axis, 1], array.shape[axis]
                 if before == 0 and after == 0:
                     continue
-                outer = 1
-                for j in range(axis):
-                    outer *= dims[j]
-                inner = 1
-                for j in range(axis + 1, ndim):
-                    inner *= dims[j]
-                full = dims[axis]
+                outer, full, inner = around(dims, axis)
                 middle = np.empty(outer * n * inner)
                 for p in range(outer):
                     for i in range(n):
@@ -425,18 +420,13 @@ def _undifferenced() -> Any:
     """``undiff(grad, position, n, like)``: the transpose of differencing ``n`` times along the axis
     ``position`` applied to the float64 array ``grad`` (each round -np.diff of it padded with a zero at
     both ends, as diff_grad), shaped as ``like``."""
+    around = lengths_around()
     from numba.extending import register_jitable
 
     @register_jitable
     def undiff(grad, position, n, like):
         current = np.ascontiguousarray(grad).reshape(-1)
-        outer = 1
-        for j in range(position):
-            outer *= grad.shape[j]
-        inner = 1
-        for j in range(position + 1, grad.ndim):
-            inner *= grad.shape[j]
-        count = grad.shape[position]
+        outer, count, inner = around(grad.shape, position)
         for _ in range(n):
             longer = np.empty(outer * (count + 1) * inner)
             for p in range(outer):
@@ -495,6 +485,7 @@ def _diff_grad(types):
 def _lines() -> Any:
     """``along(a, axis, undo)``: each line of the float array ``a`` along ``axis`` sorted (``undo``
     None) or, as sort_grad, ``undo``'s line sent back to where a stable sort of ``a``'s took it from."""
+    around = lengths_around()
     from numba.extending import register_jitable
 
     @register_jitable
@@ -507,13 +498,7 @@ def _lines() -> Any:
         given = np.ascontiguousarray(undo).reshape(-1)
         if not sorting and given.size != flat.size:
             raise ValueError("sort_grad: the adjoint's shape is not the array's")
-        outer = 1
-        for j in range(position):
-            outer *= a.shape[j]
-        inner = 1
-        for j in range(position + 1, ndim):
-            inner *= a.shape[j]
-        count = a.shape[position]
+        outer, count, inner = around(a.shape, position)
         out = np.zeros(flat.size, flat.dtype if sorting else given.dtype)
         line = np.empty(count, flat.dtype)
         for p in range(outer):
