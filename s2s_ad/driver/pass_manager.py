@@ -41,6 +41,7 @@ from ..analysis.inference import SCALAR
 from ..analysis.lost_derivatives import guard_lost_derivatives_kept
 from ..passes.carried_elements import carry_elements
 from ..passes.dead_element_stores import drop_dead_element_stores
+from ..passes.draw_arguments import draws_by_position
 from ..analysis.factcheck import run_passes
 from ..passes.fills import fold_fills
 from ..passes.hoist import hoist_invariants, hoist_item_reads
@@ -119,6 +120,9 @@ PASSES: dict[str, Pass] = {p.name: p for p in [
     Pass("release_dead_arrays", (ADJOINT, PARTS), "del after an array temporary's last read: its memory reused",
          lambda fn, c: release_dead_arrays(fn, c.arrays, c.known), after=("carry_elements",),
          chosen_by_target=True),
+    Pass("draws_by_position", (ADJOINT, PARTS, TANGENT),
+         "a generator's draws without keywords, which a compiled call cannot pass (its defaults filled in)",
+         lambda fn, c: draws_by_position(fn), optimizes=False, chosen_by_target=True),
     Pass("rewrite_for_array_api", (ADJOINT, PARTS, TANGENT),
          "NumPy's meaning kept where another library's differs (writes, keywords, element reads), the rest refused",
          _numpys_meaning_kept, after=("optimize", "release_dead_arrays"), optimizes=False, chosen_by_target=True),
@@ -126,8 +130,8 @@ PASSES: dict[str, Pass] = {p.name: p for p in [
 
 REVERSE: tuple[str, ...] = ("optimize", "preaccumulate", "drop_unread_records", "fold_fills", "check_tape", SPLIT,
                             "drop_dead_element_stores", "keep_cells", "carry_elements", "release_dead_arrays",
-                            "rewrite_for_array_api")
-FORWARD: tuple[str, ...] = ("optimize", "rewrite_for_array_api")
+                            "draws_by_position", "rewrite_for_array_api")
+FORWARD: tuple[str, ...] = ("optimize", "draws_by_position", "rewrite_for_array_api")
 PIPELINES = {"reverse": REVERSE, "forward": FORWARD}
 
 

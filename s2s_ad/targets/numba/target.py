@@ -99,7 +99,7 @@ class NumbaTarget(NumPyTarget):
     def passes(self, form: str) -> tuple[str, ...]:
         # no lists of floats (Numba types a list by its items) and no ``del`` (Numba refuses it; its
         # reference counts free a temporary at its last use)
-        return ("fold_fills", "drop_dead_element_stores")
+        return ("fold_fills", "drop_dead_element_stores", "draws_by_position")
 
     def spellings(self, obj: Any) -> Iterator[Spelling]:
         if obj is reversed:  # Numba has no reversed(): bound to the runtime's (a range's reverse)
@@ -314,11 +314,15 @@ _DRAWS = re.compile(r"\b(?:np\.random|random)\.\w+\(")
 
 def _not_to_compile(emitted: Any) -> Optional[str]:
     """Why the module's code must run as Python although Numba might compile it, if it must: it draws
-    random numbers (Numba's generators are its own, not NumPy's or Python's: other numbers, and a
-    derivative that replays the draws of a pass would replay none)."""
+    random numbers from a global generator, a generator it holds as a constant or the states a
+    checkpointed loop keeps (Numba's global generators are its own, not NumPy's or Python's: other
+    numbers, and a derivative that replays the draws of a pass would replay none).  Draws from a
+    generator object the code reads as a value (``runtime.draw``) compile where ``numba.draws``
+    reproduces NumPy's numbers, and Numba refuses the rest by name."""
     bound = list(emitted.namespace.globals.values())
     if _DRAWS.search(emitted.source) or any(_draws(value) for value in bound):
-        return "it draws random numbers, and Numba's generators are not NumPy's or Python's"
+        return ("it draws random numbers from a global generator, and Numba's are not NumPy's or Python's (draws "
+                "from an np.random.Generator passed in compile)")
     nested = next((name for fn in emitted.functions for name in _tuples_holding_themselves(fn.body)), None)
     if nested is not None:
         return (f"a loop makes {nested} a tuple holding {nested}'s value of the trip before (as the Python "
@@ -367,11 +371,11 @@ def _reaches_itself_through_a_tuple(start: str, holds: dict[str, set[tuple[str, 
 
 def _draws(value: Any) -> bool:
     """Whether a global of generated code may draw from a random generator (np.random's functions,
-    ``random``'s, a generator's methods, the engine's ``draw``, the states a checkpointed loop keeps)."""
+    ``random``'s, a generator's methods bound as constants, the states a checkpointed loop keeps)."""
     import random
 
     from ...core import runtime
-    if value is runtime.draw or value is runtime.random_states or value is runtime.set_random_states:
+    if value is runtime.random_states or value is runtime.set_random_states:
         return True
     owner = getattr(value, "__self__", None)
     if isinstance(owner, (np.random.RandomState, np.random.Generator, random.Random)):
@@ -616,6 +620,10 @@ def _first_reason(text: str, bound: Optional[dict] = None) -> str:
     it cannot type (a derivative rule's helper: named as one, ``bound`` being the code's globals), or
     its first line of substance."""
     call = re.search(r">>> (.+)", text)
+    if "No implementation of function" in text and call and call.group(1).strip().startswith("draw("):
+        return ("the draw " + call.group(1).strip()[:120] + " is not one Numba makes as NumPy does: compiled draws are "
+                "those of an np.random.Generator argument, with numbers for the distribution's parameters "
+                "(docs/rules.md lists the methods)")
     if "No implementation of function" in text and call:
         return f"Numba has no implementation of {call.group(1).strip()}"[:240]
     untyped = re.search(r"Untyped global name '([^']+)'", text)
