@@ -27,23 +27,23 @@ COUNT = 3
 # Rules whose examples a batched forward sweep still refuses, by the label ``_label`` gives, with how many
 # of their examples it refuses (a function batched in everyday use may refuse an option, np.sum's where=):
 # each runs one tangent sweep per direction.  Mostly linear algebra, statistics, signal processing and the
-# SciPy rules, whose helpers have no batched form yet, and bilinear NumPy functions (einsum, outer, ...).
+# SciPy rules, whose helpers have no batched form yet (np.einsum, np.outer, np.inner, np.vdot, np.kron
+# and np.tensordot sweep batched: their tangents are linear in one operand, targets/batched/rules.py).
 FORWARD_UNBATCHED: dict[str, int] = {
     "builtins.sorted": 1, "builtins.sum": 2, "numpy.add.accumulate": 4, "numpy.add.reduce": 6, "numpy.append": 3,
     "numpy.array_split": 3, "numpy.asanyarray": 4, "numpy.atleast_1d": 2, "numpy.atleast_2d": 2,
     "numpy.atleast_3d": 2, "numpy.average": 5, "numpy.column_stack": 3, "numpy.concatenate": 3,
     "numpy.convolve": 10, "numpy.corrcoef": 4, "numpy.correlate": 10, "numpy.cov": 7, "numpy.cross": 8,
     "numpy.cumprod": 4, "numpy.diff": 3, "numpy.dot": 5, "numpy.dsplit": 2, "numpy.dstack": 3, "numpy.ediff1d": 5,
-    "numpy.einsum": 11, "numpy.fft.fftshift": 5, "numpy.fft.ifftshift": 5, "numpy.float64": 2, "numpy.gradient": 8,
-    "numpy.hsplit": 3, "numpy.hstack": 4, "numpy.inner": 4, "numpy.interp": 5, "numpy.kron": 3,
-    "numpy.linalg.cholesky": 5, "numpy.linalg.eigh": 5, "numpy.linalg.eigvalsh": 5, "numpy.linalg.inv": 1,
+    "numpy.fft.fftshift": 5, "numpy.fft.ifftshift": 5, "numpy.float64": 2, "numpy.gradient": 8,
+    "numpy.hsplit": 3, "numpy.hstack": 4, "numpy.interp": 5, "numpy.linalg.cholesky": 5, "numpy.linalg.eigh": 5, "numpy.linalg.eigvalsh": 5, "numpy.linalg.inv": 1,
     "numpy.linalg.matrix_power": 4, "numpy.linalg.multi_dot": 4, "numpy.linalg.pinv": 6, "numpy.linalg.qr": 3,
     "numpy.linalg.slogdet": 2, "numpy.linalg.solve": 5, "numpy.linalg.svd": 11, "numpy.matmul": 1, "numpy.mean": 3,
     "numpy.median": 4, "numpy.meshgrid": 6, "numpy.multiply.accumulate": 5, "numpy.nancumprod": 4,
-    "numpy.outer": 2, "numpy.pad": 19, "numpy.percentile": 6, "numpy.polyval": 6, "numpy.prod": 4,
+    "numpy.pad": 19, "numpy.percentile": 6, "numpy.polyval": 6, "numpy.prod": 4,
     "numpy.quantile": 10, "numpy.real": 3, "numpy.real_if_close": 2, "numpy.rollaxis": 5, "numpy.rot90": 2,
-    "numpy.split": 4, "numpy.stack": 2, "numpy.sum": 5, "numpy.tensordot": 4, "numpy.trapezoid": 7,
-    "numpy.vdot": 3, "numpy.vsplit": 2, "numpy.vstack": 4, "operator.matmul": 1, "s2s_ad.core.runtime.added_at": 2,
+    "numpy.split": 4, "numpy.stack": 2, "numpy.sum": 5, "numpy.trapezoid": 7,
+    "numpy.vsplit": 2, "numpy.vstack": 4, "operator.matmul": 1, "s2s_ad.core.runtime.added_at": 2,
     "s2s_ad.core.runtime.held_apart": 2, "s2s_ad.core.runtime.item": 3, "s2s_ad.core.runtime.list_append": 2,
     "s2s_ad.core.runtime.positions_grad": 2, "s2s_ad.core.runtime.retaken_view": 2,
     "s2s_ad.core.runtime.stale_grad": 2, "s2s_ad.core.runtime.stored_part": 2,
@@ -86,13 +86,12 @@ FORWARD_UNBATCHED: dict[str, int] = {
 REVERSE_UNBATCHED: dict[str, int] = {
     "builtins.sum": 6, "numpy.append": 3, "numpy.concatenate": 3, "numpy.convolve": 10, "numpy.corrcoef": 4,
     "numpy.correlate": 10, "numpy.cov": 7, "numpy.cross": 8, "numpy.cumprod": 4, "numpy.dot": 6,
-    "numpy.einsum": 11, "numpy.fft.fftshift": 5, "numpy.fft.ifftshift": 5, "numpy.gradient": 6, "numpy.inner": 4,
-    "numpy.interp": 5, "numpy.kron": 3, "numpy.linalg.cholesky": 5, "numpy.linalg.eigvalsh": 5,
+    "numpy.einsum": 11, "numpy.fft.fftshift": 5, "numpy.fft.ifftshift": 5, "numpy.gradient": 6, "numpy.interp": 5, "numpy.kron": 3, "numpy.linalg.cholesky": 5, "numpy.linalg.eigvalsh": 5,
     "numpy.linalg.inv": 1, "numpy.linalg.matrix_power": 4, "numpy.linalg.multi_dot": 4, "numpy.linalg.pinv": 6,
     "numpy.linalg.solve": 5, "numpy.linalg.svd": 6, "numpy.matmul": 1, "numpy.mean": 3, "numpy.median": 4,
     "numpy.meshgrid": 1, "numpy.multiply.accumulate": 5, "numpy.nancumprod": 4, "numpy.pad": 19,
     "numpy.percentile": 6, "numpy.prod": 4, "numpy.quantile": 10, "numpy.rot90": 2, "numpy.stack": 2,
-    "numpy.sum": 4, "numpy.tensordot": 4, "numpy.trapezoid": 7, "operator.matmul": 1,
+    "numpy.sum": 4, "numpy.trapezoid": 7, "operator.matmul": 1,
     "s2s_ad.core.runtime.positions_grad": 2, "s2s_ad.core.runtime.retaken_view": 2,
     "s2s_ad.core.runtime.stale_grad": 2, "s2s_ad.templates.numpy_creation.astype": 3,
     "s2s_ad.templates.numpy_creation.cast_derivative": 2, "s2s_ad.templates.numpy_index_tricks.columns_joined": 4,

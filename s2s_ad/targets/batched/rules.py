@@ -368,6 +368,108 @@ def _stack(arrays: Any, axis: Any = 0, out: Any = None, **kwargs: Any) -> Batche
     return Batched(np.stack(parts, axis=_axes(axis, ndim + 1)))
 
 
+# -- products linear in one operand: a tangent times a plain array (of two tangents: refused, not linear) --
+
+
+def _one_tangent(name: str, a: Any, b: Any) -> None:
+    if isinstance(a, Batched) == isinstance(b, Batched):
+        raise NotBatched(f"np.{name} of two tangents" if isinstance(a, Batched) else f"np.{name} of no tangent")
+    if not all(isinstance(x, (Batched, np.ndarray, np.generic, numbers.Number)) for x in (a, b)):
+        raise NotBatched(f"np.{name} of a {type(a if not isinstance(a, Batched) else b).__name__}")
+
+
+def _outer(a: Any, b: Any, out: Any = None) -> Batched:
+    """``np.outer``: both operands flattened, every product of an element of one and of the other."""
+    _one_tangent("outer", a, b)
+    if out is not None:
+        raise NotBatched("np.outer with out=")
+    if isinstance(a, Batched):
+        return Batched(a.data.reshape(a.data.shape[0], -1, 1) * np.ravel(b)[None, None, :])
+    return Batched(np.ravel(a)[None, :, None] * b.data.reshape(b.data.shape[0], 1, -1))
+
+
+def _inner(a: Any, b: Any) -> Batched:
+    """``np.inner``: the sum over the last axes of both (a number times an array where one has none)."""
+    _one_tangent("inner", a, b)
+    if _ndim(a) == 0 or _ndim(b) == 0:
+        return np.multiply(a, b)
+    if isinstance(a, Batched):  # (p,) + a's axes but the last, then b's
+        return Batched(np.tensordot(a.data, b, axes=([-1], [-1])))
+    result = np.tensordot(a, b.data, axes=([-1], [-1]))  # a's axes but the last, (p,), b's but the last
+    return Batched(np.moveaxis(result, _ndim(a) - 1, 0))
+
+
+def _vdot(a: Any, b: Any) -> Batched:
+    """``np.vdot``: the flattened operands' dot product, the first conjugated."""
+    _one_tangent("vdot", a, b)
+    if _ndim(a) == 0 or _ndim(b) == 0:
+        raise NotBatched("np.vdot of a number")  # (NumPy's own: sizes must match)
+    if isinstance(a, Batched):
+        return Batched(np.conjugate(a.data.reshape(a.data.shape[0], -1)) @ np.ravel(b))
+    return Batched(b.data.reshape(b.data.shape[0], -1) @ np.conjugate(np.ravel(a)))
+
+
+def _kron(a: Any, b: Any) -> Batched:
+    """``np.kron``: the operand of lower rank given leading axes of one first, as NumPy does, so that the
+    direction axis meets an axis of length one (its blocks stay each direction's)."""
+    _one_tangent("kron", a, b)
+    ndim = max(_ndim(a), _ndim(b))
+
+    def lifted(x: Any) -> Any:
+        if isinstance(x, Batched):
+            return x.data.reshape((x.data.shape[0],) + (1,) * (ndim - x.ndim) + x.shape)
+        return np.reshape(x, (1,) * (ndim + 1 - np.ndim(x)) + np.shape(x))
+    return Batched(np.kron(lifted(a), lifted(b)))
+
+
+def _tensordot(a: Any, b: Any, axes: Any = 2) -> Batched:
+    """``np.tensordot``: the tangent's axes counted after its direction axis, which leads the result."""
+    _one_tangent("tensordot", a, b)
+    na, nb = _ndim(a), _ndim(b)
+    if isinstance(axes, numbers.Integral):
+        if not 0 <= int(axes) <= min(na, nb):
+            raise NotBatched("np.tensordot summing more axes than an operand has")
+        summed_a, summed_b = list(range(na - int(axes), na)), list(range(int(axes)))
+    else:
+        try:
+            first, second = axes
+        except (TypeError, ValueError):
+            raise NotBatched("np.tensordot with axes NumPy reads otherwise") from None
+        first = [first] if isinstance(first, numbers.Integral) else list(first)
+        second = [second] if isinstance(second, numbers.Integral) else list(second)
+        if len(first) != len(second) or not all(-n <= int(x) < n for xs, n in ((first, na), (second, nb)) for x in xs):
+            raise NotBatched("np.tensordot with axes out of range")
+        summed_a, summed_b = [int(x) % na for x in first], [int(x) % nb for x in second]
+    if isinstance(a, Batched):
+        return Batched(np.tensordot(a.data, b, axes=([x + 1 for x in summed_a], summed_b)))
+    result = np.tensordot(a, b.data, axes=(summed_a, [x + 1 for x in summed_b]))  # a's kept axes, (p,), b's kept
+    return Batched(np.moveaxis(result, na - len(summed_a), 0))
+
+
+def _einsum(subscripts: Any, *operands: Any, out: Any = None, **kwargs: Any) -> Batched:
+    """``np.einsum`` in its subscripts form with one tangent among the operands: a label of its own for the
+    direction axis, on that operand and first in the output.  Implicit output (no ``->``) is NumPy's: the
+    broadcast axes of ``...`` first, then the labels used once, in the order of their characters."""
+    tangents = [i for i, op in enumerate(operands) if isinstance(op, Batched)]
+    if not isinstance(subscripts, str) or out is not None or len(tangents) != 1 or \
+            any(isinstance(op, (list, tuple)) for op in operands):
+        raise NotBatched("np.einsum other than of subscripts, with one tangent among its operands")
+    inputs, arrow, output = subscripts.replace(" ", "").partition("->")
+    terms = inputs.split(",")
+    letters = [c for term in terms for c in term.replace("...", "")]
+    if len(terms) != len(operands) or not all(c.isalpha() for c in letters + list(output.replace("...", ""))) \
+            or any(term.count(".") not in (0, 3) for term in terms + [output]):
+        raise NotBatched("np.einsum subscripts NumPy would refuse")
+    if not arrow:
+        once = sorted(c for c in set(letters) if letters.count(c) == 1)
+        output = ("..." if any("..." in term for term in terms) else "") + "".join(once)
+    free = next(c for c in "ZYXWVUTSRQPONMLKJIHGFEDCBAzyxwvutsrqponmlkjihgfedcba" if c not in letters)
+    which = tangents[0]
+    terms[which] = free + terms[which]
+    data = [op.data if isinstance(op, Batched) else op for op in operands]
+    return Batched(np.einsum(",".join(terms) + "->" + free + output, *data, **kwargs))
+
+
 _FUNCTIONS: dict[Callable, Callable] = {
     np.roll: _roll,
     np.ravel: _ravel,
@@ -379,6 +481,12 @@ _FUNCTIONS: dict[Callable, Callable] = {
     np.mean: lambda a, axis=None, dtype=None, out=None, keepdims=False: _reduce(np.mean, a, axis, keepdims,
                                                                                   dtype=dtype, out=out),
     np.dot: _dot,
+    np.outer: _outer,
+    np.inner: _inner,
+    np.vdot: _vdot,
+    np.kron: _kron,
+    np.tensordot: _tensordot,
+    np.einsum: _einsum,
     np.matmul: lambda a, b: _matmul(a, b),
     np.reshape: _reshape,
     np.transpose: _transpose,
