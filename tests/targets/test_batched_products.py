@@ -96,3 +96,31 @@ def test_a_product_of_two_tangents_is_refused_not_guessed():
             product(t, t)
     with pytest.raises(NotBatched):
         np.einsum("i,i", t, t)
+
+
+def stacked_products(x):
+    A = x[:12].reshape(2, 2, 3)  # a stack of two 2x3 matrices
+    B = np.sin(x[:6]).reshape(3, 2)
+    v = x[3:6]
+    return np.concatenate([np.ravel(A @ B), np.ravel(v @ A.reshape(2, 3, 2)), np.ravel(B.T @ A.transpose(0, 2, 1))])
+
+
+@pytest.mark.parametrize("shapes", [((3,), (4, 3, 2)), ((4, 2, 3), (3,)), ((5, 1, 2, 3), (4, 3, 2)), ((2, 3), (1, 4, 3, 2))],
+                         ids=str)
+def test_matmul_of_stacks_takes_the_directions_of_either_operand(shapes):
+    rng = np.random.default_rng(9)
+    a, b = rng.normal(size=shapes[0]), rng.normal(size=shapes[1])
+    ta, tb = rng.normal(size=(3,) + shapes[0]), rng.normal(size=(3,) + shapes[1])
+    np.testing.assert_allclose((Batched(ta) @ b).data, np.stack([t @ b for t in ta]), rtol=1e-13)
+    np.testing.assert_allclose((a @ Batched(tb)).data, np.stack([a @ t for t in tb]), rtol=1e-13)
+
+
+def test_a_jacobian_through_stacked_matmuls_is_one_sweep_and_right():
+    x = np.linspace(-1.0, 1.2, 12)
+    code = _tangent_function(stacked_products, ("x",), (x,))
+    directions = np.eye(12)
+    swept = batched_module.batched_sweep(code, (x,), (directions,), 12)
+    assert swept is not None
+    np.testing.assert_allclose(swept[1].T, _central_jacobian(stacked_products, x), rtol=1e-6, atol=1e-8)
+    np.testing.assert_allclose(s2s_ad.jacobian(stacked_products)(x), _central_jacobian(stacked_products, x),
+                               rtol=1e-6, atol=1e-8)

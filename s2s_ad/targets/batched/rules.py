@@ -250,20 +250,22 @@ def _in_place(ufunc: Any, target: Batched, other: Any) -> Batched:
 
 
 def _matmul(a: Any, b: Any) -> Batched:
-    """``a @ b`` with one of them a tangent (a product of two tangents is refused: it is not linear)."""
+    """``a @ b`` with one of them a tangent (a product of two tangents is refused: it is not linear), of
+    vectors, matrices and stacks of them: the tangent's data lifted to the rank of the other operand first,
+    so that NumPy's broadcasting of the stacks never pairs the direction axis with an axis of the other."""
     if isinstance(a, Batched) == isinstance(b, Batched):
         raise NotBatched("a product of two tangents")
     if _ndim(a) == 0 or _ndim(b) == 0:
         raise NotBatched("matmul of a scalar")
-    if isinstance(a, Batched):  # t @ B: every direction's rows times B
-        if np.ndim(b) > 2 or (a.ndim == 1 and np.ndim(b) > 2):
-            raise NotBatched("matmul of a tangent with a stack of matrices")
-        return Batched(np.matmul(a.data, b))
-    if np.ndim(a) > 2:  # A @ t
-        raise NotBatched("matmul of a stack of matrices with a tangent")
-    if b.ndim == 1:  # (m, n) @ (n,) per direction: (p, n) @ A.T
-        return Batched(np.matmul(b.data, np.transpose(a)))
-    return Batched(np.matmul(a, b.data))
+    ndim = max(_ndim(a), _ndim(b))
+    if isinstance(a, Batched):
+        if a.ndim == 1 and np.ndim(b) > 2:  # (k,) @ a stack: each direction a row (1, k), the row axis dropped
+            rows = a.data.reshape((a.data.shape[0],) + (1,) * (np.ndim(b) - 1) + a.shape)
+            return Batched(np.matmul(rows, b)[..., 0, :])
+        return Batched(np.matmul(_lifted(a, ndim) if a.ndim > 1 else a.data, b))
+    if b.ndim == 1:  # A @ t, t a vector per direction: the directions as columns, moved to the front
+        return Batched(b.data @ a if np.ndim(a) == 1 else np.moveaxis(np.matmul(a, b.data.T), -1, 0))
+    return Batched(np.matmul(a, _lifted(b, ndim)))
 
 
 def _dot(a: Any, b: Any, out: Any = None) -> Any:
