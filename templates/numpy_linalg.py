@@ -1395,3 +1395,9 @@ def trace_batched(a, offset=0, axis1=0, axis2=1, dtype=None, out=None):
 def trace_grad_batched(grad, a, offset=0, axis1=0, axis2=1):
     length = np.diagonal(np.zeros(np.shape(a), dtype=bool), offset, axis1, axis2).shape[-1]
     return diagonal_grad_batched(np.broadcast_to(grad[..., np.newaxis], grad.shape + (length,)), a, offset, axis1, axis2)
+
+
+@batched(solve_columns, directions=("x",))
+def solve_columns_batched(x, a, b):
+    vectors = np.ndim(b) == 1 if _SOLVE_VECTORS_ONLY_1D else np.ndim(b) == np.ndim(a) - 1
+    return np.expand_dims(x, -1) if vectors and np.ndim(x) >= 2 else x

@@ -900,3 +900,48 @@ def expand_reduced_batched(x, axis=None, keepdims=False):
         return x
     added = axis if isinstance(axis, tuple) else (axis,)
     return np.expand_dims(x, _new_axes(axis, x.ndim - 1 + len(added)))
+
+
+@batched(where_kept, directions=("grad",))
+def where_kept_batched(grad, where=True):
+    rank = np.ndim(where) if np.ndim(where) > grad.ndim - 1 else grad.ndim - 1  # (this module's max is a rule)
+    return np.where(where, _lifted_to(grad, rank), 0.0)
+
+
+@batched(cumprod_jvp, directions=("t",))
+def cumprod_jvp_batched(a, t, axis=None):
+    # cumprod_jvp's recursion with each direction's carry side by side: the same products, in the same order
+    a = as_floats(a, t)
+    t = np.broadcast_to(np.asarray(_lifted_to(t, a.ndim), dtype=a.dtype), t.shape[:1] + a.shape)
+    if axis is None:
+        a, t, axis = np.ravel(a), np.reshape(t, (t.shape[0], -1)), 0
+    axis = data_axis(axis, a.ndim) - 1
+    a, t = np.moveaxis(a, axis, 0), np.moveaxis(t, axis + 1, 1)
+    result = np.zeros_like(t)
+    product = np.ones(a.shape[1:])
+    carry = np.zeros(t.shape[:1] + a.shape[1:])
+    for i in range(a.shape[0]):
+        carry = carry * a[i] + product * t[:, i]
+        product = product * a[i]
+        result[:, i] = carry
+    return np.moveaxis(result, 1, axis + 1)
+
+
+@batched(cumprod_grad, directions=("grad",))
+def cumprod_grad_batched(grad, a, axis=None):
+    # cumprod_grad's backward recursion with each direction's carry side by side
+    a = as_floats(a)
+    shape = a.shape
+    if axis is None:
+        a, axis = np.ravel(a), 0
+    axis = data_axis(axis, a.ndim) - 1
+    g = np.broadcast_to(np.asarray(_lifted_to(grad, a.ndim), dtype=a.dtype), grad.shape[:1] + a.shape)
+    a, g = np.moveaxis(a, axis, 0), np.moveaxis(g, axis + 1, 1)
+    n = a.shape[0]
+    before = np.concatenate([np.ones((1,) + a.shape[1:]), np.cumprod(a[:-1], axis=0)], axis=0)
+    rest = np.zeros(g.shape[:1] + a.shape, dtype=a.dtype)
+    carry = np.zeros(g.shape[:1] + a.shape[1:])
+    for i in range(n - 1, -1, -1):
+        carry = g[:, i] + (a[i + 1] * carry if i + 1 < n else 0.0)
+        rest[:, i] = carry
+    return np.reshape(np.moveaxis(before * rest, 1, axis + 1), grad.shape[:1] + shape)

@@ -1,6 +1,7 @@
 """Vector mode through products linear in one operand (issue 34): ``np.einsum``, ``np.outer``,
-``np.inner``, ``np.vdot``, ``np.kron`` and ``np.tensordot`` take a tangent of ``p`` directions in any one
-operand in one sweep.  Oracles: the same tangent code one direction at a time, central differences
+``np.inner``, ``np.vdot``, ``np.kron``, ``np.tensordot``, ``@`` of stacks and ``np.dot`` beyond matrices take a
+tangent of ``p`` directions in any one operand in one sweep; so do ``np.linalg.solve``'s right-hand side,
+``np.cumprod`` and reductions with ``where=`` or ``initial=``.  Oracles: the same tangent code one direction at a time, central differences
 of the function, and JAX's ``jacfwd`` where JAX is installed."""
 import numpy as np
 import pytest
@@ -124,3 +125,45 @@ def test_a_jacobian_through_stacked_matmuls_is_one_sweep_and_right():
     np.testing.assert_allclose(swept[1].T, _central_jacobian(stacked_products, x), rtol=1e-6, atol=1e-8)
     np.testing.assert_allclose(s2s_ad.jacobian(stacked_products)(x), _central_jacobian(stacked_products, x),
                                rtol=1e-6, atol=1e-8)
+
+
+MASK = np.array([[True, False, True], [False, True, True]])
+
+
+def solves_and_reductions(x):
+    A = np.array([[3.0, 1.0, 0.5], [0.2, 4.0, 1.0], [0.3, 0.1, 2.5]]) + np.diag(x[:3])
+    M = x[3:9].reshape(2, 3)
+    y = np.linalg.solve(A, x[:3] ** 2)  # a vector right-hand side
+    Y = np.linalg.solve(A, M.T)  # columns
+    return np.concatenate([y, np.ravel(Y), np.cumprod(M, axis=1).ravel(), np.cumprod(x[:4]),
+                           [np.sum(M, where=MASK), np.mean(M ** 2, where=MASK), np.prod(M, where=MASK),
+                            np.sum(x[:3], initial=x[9])],
+                           np.sum(M, axis=0, where=MASK), np.dot(x[:8].reshape(2, 2, 2), x[8:10]).ravel(),
+                           np.dot(M, x[:6].reshape(3, 2)).ravel(), np.dot(x[:8].reshape(2, 2, 2), M[:, :2]).ravel()])
+
+
+@pytest.mark.parametrize("f", [solves_and_reductions], ids=lambda f: f.__name__)
+def test_solves_cumulative_products_and_masked_reductions_sweep_batched_and_agree(f):
+    x = np.linspace(0.3, 1.4, 10)
+    code = _tangent_function(f, ("x",), (x,))
+    swept = batched_module.batched_sweep(code, (x,), (np.eye(10),), 10)
+    assert swept is not None  # one sweep
+    expected = _central_jacobian(f, x)
+    np.testing.assert_allclose(swept[1].T, expected, rtol=1e-6, atol=1e-8)
+    np.testing.assert_allclose(s2s_ad.jacobian(f)(x), expected, rtol=1e-6, atol=1e-8)
+
+
+def test_a_batched_pullback_through_solves_and_masked_reductions_is_one_sweep():
+    def f(x):  # (np.dot beyond matrices pulls back one direction at a time: dot_grad_a has no batched form)
+        A = np.array([[3.0, 1.0, 0.5], [0.2, 4.0, 1.0], [0.3, 0.1, 2.5]]) + np.diag(x[:3])
+        M = x[3:9].reshape(2, 3)
+        return np.concatenate([np.linalg.solve(A, x[:3] ** 2), np.ravel(np.linalg.solve(A, M.T)),
+                               np.cumprod(M, axis=1).ravel(), np.cumprod(x[:4]),
+                               [np.sum(M, where=MASK), np.mean(M ** 2, where=MASK), np.prod(M, where=MASK),
+                                np.sum(x[:3], initial=x[9])], np.sum(M, axis=0, where=MASK)])
+    x = np.linspace(0.3, 1.4, 10)
+    expected = _central_jacobian(f, x)
+    pullback = s2s_ad.vjp(f, x)[1]
+    cotangents = np.random.default_rng(2).normal(size=(3, expected.shape[0]))
+    np.testing.assert_allclose(pullback(cotangents, batched=True)[0], cotangents @ expected, rtol=1e-6, atol=1e-8)
+    assert pullback._batches  # one reverse sweep took the three directions

@@ -269,17 +269,41 @@ def _matmul(a: Any, b: Any) -> Batched:
 
 
 def _dot(a: Any, b: Any, out: Any = None) -> Any:
-    if out is not None or _ndim(a) > 2 or _ndim(b) > 2:
-        raise NotBatched("np.dot beyond matrices")
+    """``np.dot``: of vectors and matrices, ``@``; beyond them, the sum over ``a``'s last axis and ``b``'s
+    second to last (its only one for a vector), as ``np.tensordot`` orders the result."""
+    if out is not None:
+        raise NotBatched("np.dot with out=")
     if _ndim(a) == 0 or _ndim(b) == 0:
         return np.multiply(a, b)
-    return _matmul(a, b)
+    if _ndim(a) <= 2 and _ndim(b) <= 2:
+        return _matmul(a, b)
+    return _tensordot(a, b, axes=([_ndim(a) - 1], [_ndim(b) - 2 if _ndim(b) >= 2 else 0]))
 
 
-def _reduce(reduction: Callable, a: Batched, axis: Any = None, keepdims: bool = False, **kwargs: Any) -> Batched:
+def _reduce(reduction: Callable, a: Batched, axis: Any = None, keepdims: bool = False, where: Any = True,
+            **kwargs: Any) -> Batched:
+    """``np.sum``/``np.mean`` of a tangent, over the logical axes; ``where=`` a mask of at most the tangent's
+    rank (NumPy aligns it with the trailing axes, after the direction axis); ``dtype=``, ``out=`` refused."""
     if any(v is not None for v in kwargs.values()):
         raise NotBatched(f"{reduction.__name__} with {sorted(kwargs)}")
-    return Batched(np.asarray(reduction(a.data, axis=_axes(axis, a.ndim), keepdims=keepdims)))
+    if isinstance(where, Batched) or np.ndim(where) > _ndim(a):
+        raise NotBatched(f"{reduction.__name__} with where= of a tangent or of a higher rank")
+    if not isinstance(a, Batched):
+        raise NotBatched(f"{reduction.__name__} of a plain array")
+    return Batched(np.asarray(reduction(a.data, axis=_axes(axis, a.ndim), keepdims=keepdims, where=where)))
+
+
+def _sum(a: Any, axis: Any = None, dtype: Any = None, out: Any = None, keepdims: bool = False,
+         initial: Any = None, where: Any = True) -> Batched:
+    """``np.sum`` of a tangent; ``initial=`` a number (the same in every direction) or a tangent (added)."""
+    total = _reduce(np.sum, a, axis, keepdims, where, dtype=dtype, out=out)
+    if initial is None:
+        return total
+    if isinstance(initial, Batched):
+        if initial.ndim:
+            raise NotBatched("np.sum with an initial= that is not one number")
+        return total + initial
+    return Batched(total.data + initial)
 
 
 def _reshape(a: Batched, shape: Any, order: str = "C", **kwargs: Any) -> Batched:
@@ -472,16 +496,34 @@ def _einsum(subscripts: Any, *operands: Any, out: Any = None, **kwargs: Any) -> 
     return Batched(np.einsum(",".join(terms) + "->" + free + output, *data, **kwargs))
 
 
+def _solve(a: Any, b: Any) -> Batched:
+    """``np.linalg.solve(a, b)`` with ``b`` a tangent (linear in it; a tangent ``a`` is refused): every
+    direction's right-hand sides solved with the one matrix, as columns of one system where ``b`` is a
+    vector, else as a stack lifted to ``a``'s rank."""
+    if not isinstance(b, Batched) or isinstance(a, Batched) or np.ndim(a) < 2:
+        raise NotBatched("np.linalg.solve other than of a tangent right-hand side")
+    if b.ndim == 1:
+        if np.ndim(a) != 2:
+            raise NotBatched("np.linalg.solve of a stack of matrices and a vector")
+        return Batched(np.linalg.solve(a, b.data.T).T)
+    if b.ndim < 2 or (b.ndim == np.ndim(a) - 1 and not _SOLVE_VECTORS_ONLY_1D):
+        raise NotBatched("np.linalg.solve of a stack of vectors (NumPy 1's reading)")
+    return Batched(np.linalg.solve(a, _lifted(b, max(np.ndim(a), b.ndim))))
+
+
+# NumPy 2 reads a right-hand side of one axis alone as a vector (NumPy 1: one axis fewer than the matrices)
+_SOLVE_VECTORS_ONLY_1D = np.lib.NumpyVersion(np.__version__) >= "2.0.0"
+
+
 _FUNCTIONS: dict[Callable, Callable] = {
     np.roll: _roll,
     np.ravel: _ravel,
     np.expand_dims: _expand_dims,
     np.concatenate: _concatenate,
     np.stack: _stack,
-    np.sum: lambda a, axis=None, dtype=None, out=None, keepdims=False: _reduce(np.sum, a, axis, keepdims,
-                                                                                 dtype=dtype, out=out),
-    np.mean: lambda a, axis=None, dtype=None, out=None, keepdims=False: _reduce(np.mean, a, axis, keepdims,
-                                                                                  dtype=dtype, out=out),
+    np.sum: _sum,
+    np.mean: lambda a, axis=None, dtype=None, out=None, keepdims=False, *, where=True:
+        _reduce(np.mean, a, axis, keepdims, where, dtype=dtype, out=out),
     np.dot: _dot,
     np.outer: _outer,
     np.inner: _inner,
@@ -489,6 +531,7 @@ _FUNCTIONS: dict[Callable, Callable] = {
     np.kron: _kron,
     np.tensordot: _tensordot,
     np.einsum: _einsum,
+    np.linalg.solve: _solve,
     np.matmul: lambda a, b: _matmul(a, b),
     np.reshape: _reshape,
     np.transpose: _transpose,
