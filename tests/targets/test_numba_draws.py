@@ -1,6 +1,7 @@
 """Under ``backend="numba"``, draws from an ``np.random.Generator`` passed in compile, and give NumPy's
 numbers (issue 36): the oracle is NumPy's own generator from the same seed, and, for derivatives,
 the Python backend and central differences.  Draws Numba cannot reproduce run as Python, saying so."""
+import functools
 import inspect
 import warnings
 
@@ -37,6 +38,7 @@ REGIMES = {
 CALLS = [(method, args) for method, regimes in REGIMES.items() for args in regimes]
 
 
+@functools.lru_cache(maxsize=None)
 def _drawing_all():
     """A compiled function making every draw of CALLS in turn from one generator (one compile)."""
     numba_runtime.register()
