@@ -35,7 +35,7 @@ class KeptViews:
 
     def __init__(self) -> None:
         self.twins: dict[str, str] = {}  # a view's SSA name -> the name of its copy
-        self.primal: set[int] = set()  # ids of the forward sweep's statements that run the primal code
+        self.primal: set[int] = set()  # identities (sid) of the forward sweep's statements that run the primal code
 
     def choose(self, body: list[ir.Stmt], snapshots: set[str], fresh: Callable[[str], str]) -> set[str]:
         """Name the copies of ``snapshots``; returns the names to be copied in place instead."""
@@ -75,7 +75,7 @@ class KeptViews:
     def mark(self, block: list[ir.Stmt]) -> None:
         """The statements of a forward block that run the primal code (and bind the copies): their
         reads stay NumPy's values.  (Pushes are the recording's, added to the block later.)"""
-        self.primal.update(id(s) for s in block if not isinstance(s, ir.Push))
+        self.primal.update(s.sid for s in block if not isinstance(s, ir.Push))
 
     def _renamed(self, expr: ir.Expr) -> ir.Expr:
         twins = self.twins
@@ -89,7 +89,7 @@ class KeptViews:
         """``block`` with every statement but the primal ones reading (and popping into) the copies."""
         out: list[ir.Stmt] = []
         for stmt in block:
-            if id(stmt) not in self.primal:
+            if stmt.sid not in self.primal:
                 stmt = self._reading_copies(stmt)
             out.append(ir.with_blocks(stmt, self.read_copies))
         return out

@@ -76,7 +76,24 @@ def by_position(call: ir.Call) -> Optional[ir.Call]:
 
 
 def draws_by_position(fn: ir.Function) -> ir.Function:
-    """``fn`` with the keywords of its draws passed by position (the module docstring)."""
+    """``fn`` with the keywords of its draws passed by position (the module docstring).  Only the
+    statements making such a draw are rebuilt, each once, whatever the places it holds (a checkpointed
+    loop's body runs again in the reverse sweep: the same statement in two places keeps one identity);
+    a function without one is returned as it is."""
+    replaced: dict[int, ir.Stmt] = {}
+    for stmt in ir.walk(fn.body):
+        if stmt.sid not in replaced and isinstance(stmt, _REBUILT) and \
+                any(by_position(call) is not None for expr in ir.exprs_of(stmt) for call in ir.calls_in(expr)):
+            replaced[stmt.sid] = _with_draws_by_position(stmt)
+    return dataclasses.replace(fn, body=ir.replace_statements(fn.body, replaced)) if replaced else fn
+
+
+# the statements whose expressions a draw can be in (lowering binds a call's result before an ``if`` or a loop
+# reads it: their tests and iterables are names)
+_REBUILT = (ir.Assign, ir.Unpack, ir.Effect, ir.Return, ir.Store, ir.Push)
+
+
+def _with_draws_by_position(stmt: ir.Stmt) -> ir.Stmt:
     def visit(expr: ir.Expr) -> Optional[ir.Expr]:
         return by_position(expr) if isinstance(expr, ir.Call) else None
-    return dataclasses.replace(fn, body=ir.transformed(fn.body, visit))
+    return ir.transformed([stmt], visit)[0]
