@@ -443,7 +443,7 @@ def _kron(a: Any, b: Any) -> Batched:
 
     def lifted(x: Any) -> Any:
         if isinstance(x, Batched):
-            return x.data.reshape((x.data.shape[0],) + (1,) * (ndim - x.ndim) + x.shape)
+            return _lifted(x, ndim)
         return np.reshape(x, (1,) * (ndim + 1 - np.ndim(x)) + np.shape(x))
     return Batched(np.kron(lifted(a), lifted(b)))
 
