@@ -212,18 +212,20 @@ class GradientFunction:
         try:
             if _gettrace() is not None and debugging.stepping(_gettrace()):  # its next step: the generated code
                 return debugging.step_into(_gettrace(), self._called, args, kwargs)
-            if checkpoint_stats or checkpoint_caller[0] is not self._as_caller:  # (stats() tells of this call alone)
-                clear_checkpoint_stats(self, self._as_caller)
             if kwargs or len(args) != self._n_params:
                 args = self._bind(args, kwargs)
             if self._check:  # the self-check's forward pass replays the draws this call makes (draws.py)
                 self._draws.current = Draws(self.owner, args)
             # The hot path: the last call's types (arrays' shapes and dtypes) and code, one generated test;
-            # for numbers, else one dictionary look-up and the snapshot's quick check.
+            # for numbers, else one dictionary look-up and the snapshot's quick check.  (``_hit`` is a test
+            # only while the checkpoints' stats are as this function's last call left them, empty and its
+            # own: ``checkpoint_stats_changed``; else the path below clears them, so stats() tells of this call.)
             function = self._hit(args)
             if function.__class__ is tuple:  # the last call's arrays' shapes and dtypes: (function, target, as_is)
                 return self._ran(function[0], args, function[1], function[2])
             if function is False:
+                if checkpoint_stats or checkpoint_caller[0] is not self._as_caller:
+                    clear_checkpoint_stats(self, self._as_caller)
                 types = self._types_of(args)
                 found = self._by_types.get(types)
                 if found is None or (found[0][1] is not None and not found[0][1]()):
@@ -248,6 +250,11 @@ class GradientFunction:
             if BARE_RAISE_KEEPS_THE_TRIMMED_TRACEBACK:
                 raise
             raise exc
+
+    def checkpoint_stats_changed(self) -> None:
+        """The checkpoints' stats were counted into, or cleared for another derivative
+        (``runtime.clear_checkpoint_stats``): the next call takes the path that clears them."""
+        self._hit = _never_hit
 
     def _called(self, args: tuple, kwargs: dict) -> Any:
         """A call, as ``__call__`` makes it but for its hot path (the generated code is called by

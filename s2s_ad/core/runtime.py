@@ -104,10 +104,21 @@ checkpoint_caller: list["weakref.ref[Any]"] = [weakref.ref(_NO_CALLER)]
 checkpoint_history: "weakref.WeakKeyDictionary[Any, list]" = weakref.WeakKeyDictionary()  # others' last
 
 
+def _stats_left(owner: Any) -> None:
+    """The stats are no longer as ``owner``'s last call left them (counted into, or cleared for another
+    derivative): a derivative whose cached calls skip clearing them (``checkpoint_stats_changed``, the
+    API's ``GradientFunction``) takes the path that clears them at its next call."""
+    changed = getattr(owner, "checkpoint_stats_changed", None)
+    if changed is not None:
+        changed()
+
+
 def clear_checkpoint_stats(caller: Any = None, reference: "Optional[weakref.ref[Any]]" = None) -> None:
     """A call of ``caller`` (a derivative) begins: what the last one counted is kept as its own.
     ``reference``: the caller's own weak reference to itself, which ``checkpoint_caller`` then holds."""
     previous = checkpoint_caller[0]()
+    if previous is not caller:
+        _stats_left(previous)
     if previous is not None and previous is not _NO_CALLER and checkpoint_stats:
         checkpoint_history[previous] = [dict(entry) for entry in checkpoint_stats.values()]
     if caller is not None:
@@ -124,6 +135,8 @@ def checkpoint_stats_of(caller: Any) -> list[dict[str, Any]]:
 
 
 def _stats(schedule: Schedule) -> dict[str, Any]:
+    if not checkpoint_stats:
+        _stats_left(checkpoint_caller[0]())
     return checkpoint_stats.setdefault(schedule.line, dict(
         line=schedule.line, steps=0, snapshots=schedule.c, advances=0, taped=0, peak_snapshots=0,
         peak_bytes=0, runs=0))
@@ -144,6 +157,8 @@ def add_checkpoint_stats(line: Optional[int], snapshots: int, steps: int, advanc
                          peak_snapshots: int, peak_bytes: int, runs: int) -> None:
     """Add what a compiled sweep of a checkpointed loop counted (``targets/numba/revolve.py``) to its
     stats, as the Python schedule's calls add theirs."""
+    if not checkpoint_stats:
+        _stats_left(checkpoint_caller[0]())
     stats = checkpoint_stats.setdefault(line, dict(
         line=line, steps=0, snapshots=int(snapshots), advances=0, taped=0, peak_snapshots=0, peak_bytes=0, runs=0))
     stats["steps"] += int(steps)

@@ -322,6 +322,22 @@ def test_stats_tell_what_the_last_call_did():
     assert s2s_ad.grad(logistic_plain)(3.1, 0.2, 5, 2) and s2s_ad.grad(logistic_plain).stats() == []
 
 
+def test_cached_calls_tell_their_own_stats_between_others_calls():
+    """A cached call skips clearing the stats only while they are as its own last call left them: the
+    same call three times counts once each time; a function without checkpoints called between two
+    calls of one with them has no stats of its own and leaves the other's alone."""
+    plain, counted = s2s_ad.grad(logistic_plain), s2s_ad.grad(logistic)
+    for _ in range(3):  # (the second and third calls are cached ones)
+        counted(3.1, 0.2, 5, 2)
+        assert counted.stats()[0]["steps"] == 5 and counted.stats()[0]["runs"] == 1
+        plain(3.1, 0.2, 5, 2)
+        plain(3.1, 0.2, 5, 2)
+        assert plain.stats() == [] and counted.stats()[0]["runs"] == 1
+    runtime.clear_checkpoint_stats()  # (anyone's: the next cached call of each clears for itself)
+    counted(3.1, 0.2, 7, 2)
+    assert counted.stats()[0]["steps"] == 7 and counted.stats()[0]["runs"] == 1 and plain.stats() == []
+
+
 def stepped(u, k, n):
     for t in s2s_ad.checkpointed(range(n), snapshots=3):
         u = np.sin(u) * k + 0.1
