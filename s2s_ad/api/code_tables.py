@@ -32,7 +32,7 @@ from ..driver.cache import is_current
 from ..driver.pipeline import Built
 from ..driver.reach import whole_source
 from ..targets.target import Target
-from .calling import _current, _entry, _hit_function, _SHAPES_KEPT, _shapes_of, _target_of_arguments, Entry
+from .calling import _current, _entry, _hit_function, _never_hit, _SHAPES_KEPT, _shapes_of, _target_of_arguments, Entry
 from .derivative import Tabled
 
 
@@ -101,6 +101,12 @@ def typed_entry(gradient: Tabled, args: tuple, types: tuple) -> tuple[Optional[E
     table[1][table[0](args)] = (entry, hit)
     remember_hit(gradient, types, hit)
     return entry, kinds, target
+
+
+def forget_hit(gradient: Tabled) -> None:
+    """The checkpoints' stats are no longer as the last call left them (``runtime._stats_left``): no hit
+    until the path that clears them has run."""
+    gradient._hit = _never_hit
 
 
 def remember_hit(gradient: Tabled, types: tuple, hit: Callable[[tuple], Any]) -> None:

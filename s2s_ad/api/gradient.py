@@ -188,6 +188,7 @@ class GradientFunction:
     _specialise = code_tables.specialise
     _typed_entry = code_tables.typed_entry
     _remember_hit = code_tables.remember_hit
+    checkpoint_stats_changed = code_tables.forget_hit  # (runtime: the stats counted into, or cleared for another)
     _call_with_containers = container_calls.call_with_containers  # (leaves in, structures out)
 
     # What it shows of its code (showing.py)
@@ -217,9 +218,7 @@ class GradientFunction:
             if self._check:  # the self-check's forward pass replays the draws this call makes (draws.py)
                 self._draws.current = Draws(self.owner, args)
             # The hot path: the last call's types (arrays' shapes and dtypes) and code, one generated test;
-            # for numbers, else one dictionary look-up and the snapshot's quick check.  (``_hit`` is a test
-            # only while the checkpoints' stats are as this function's last call left them, empty and its
-            # own: ``checkpoint_stats_changed``; else the path below clears them, so stats() tells of this call.)
+            # for numbers, else one dictionary look-up and the snapshot's quick check (no hit: stats cleared).
             function = self._hit(args)
             if function.__class__ is tuple:  # the last call's arrays' shapes and dtypes: (function, target, as_is)
                 return self._ran(function[0], args, function[1], function[2])
@@ -251,14 +250,8 @@ class GradientFunction:
                 raise
             raise exc
 
-    def checkpoint_stats_changed(self) -> None:
-        """The checkpoints' stats were counted into, or cleared for another derivative
-        (``runtime.clear_checkpoint_stats``): the next call takes the path that clears them."""
-        self._hit = _never_hit
-
     def _called(self, args: tuple, kwargs: dict) -> Any:
-        """A call, as ``__call__`` makes it but for its hot path (the generated code is called by
-        ``_run`` alone: under a debugger, see debugging.py)."""
+        """A call as ``__call__`` makes it but for its hot path (under a debugger: debugging.py)."""
         if checkpoint_stats or checkpoint_caller[0] is not self._as_caller:
             clear_checkpoint_stats(self, self._as_caller)
         if kwargs or len(args) != self._n_params:
