@@ -134,12 +134,16 @@ def checkpoint_stats_of(caller: Any) -> list[dict[str, Any]]:
     return [dict(entry) for entry in checkpoint_history.get(caller, [])]
 
 
-def _stats(schedule: Schedule) -> dict[str, Any]:
+def _stats_entry(line: Optional[int], snapshots: int) -> dict[str, Any]:
+    """The stats of the checkpointed loop at ``line`` in this call, made empty where it has none yet."""
     if not checkpoint_stats:
         _stats_left(checkpoint_caller[0]())
-    return checkpoint_stats.setdefault(schedule.line, dict(
-        line=schedule.line, steps=0, snapshots=schedule.c, advances=0, taped=0, peak_snapshots=0,
-        peak_bytes=0, runs=0))
+    return checkpoint_stats.setdefault(line, dict(
+        line=line, steps=0, snapshots=int(snapshots), advances=0, taped=0, peak_snapshots=0, peak_bytes=0, runs=0))
+
+
+def _stats(schedule: Schedule) -> dict[str, Any]:
+    return _stats_entry(schedule.line, schedule.c)
 
 
 def _count(schedule: Schedule, segments: list, state: tuple) -> list:
@@ -157,10 +161,7 @@ def add_checkpoint_stats(line: Optional[int], snapshots: int, steps: int, advanc
                          peak_snapshots: int, peak_bytes: int, runs: int) -> None:
     """Add what a compiled sweep of a checkpointed loop counted (``targets/numba/revolve.py``) to its
     stats, as the Python schedule's calls add theirs."""
-    if not checkpoint_stats:
-        _stats_left(checkpoint_caller[0]())
-    stats = checkpoint_stats.setdefault(line, dict(
-        line=line, steps=0, snapshots=int(snapshots), advances=0, taped=0, peak_snapshots=0, peak_bytes=0, runs=0))
+    stats = _stats_entry(line, snapshots)
     stats["steps"] += int(steps)
     stats["advances"] += int(advances)
     stats["taped"] += int(taped)
