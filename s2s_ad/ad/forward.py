@@ -30,7 +30,8 @@ from typing import Any, Callable, Optional
 from ..core import ir, language, runtime
 from ..rules import registry as rules
 from ..rules.rule import Rule, bind_arguments, is_default
-from ..memory.aliasing import Sharing, shared_operands
+from ..memory.aliasing import shared_operands
+from ..memory.sharing import Sharing
 from ..analysis.activity import differentiable_operands
 from ..analysis.facts import Analysis
 from ..analysis.inference import SCALAR

@@ -1,7 +1,7 @@
 """What the forward sweep records, and how the reverse sweep gets it back.
 
 Input: the SSA function being reversed, its ``Analysis`` and may-alias facts
-(``aliasing.Sharing``), and the reverse sweep's ledger (``adjoints.Adjoints``:
+(``sharing.Sharing``), and the reverse sweep's ledger (``adjoints.Adjoints``:
 fresh names, the statements being emitted, the definitions of SSA names).
 ``Recorder`` is the recording part of ``reverse.ReverseSweep``: inside loops,
 the values the reverse sweep reads but the next iteration overwrites are
@@ -26,7 +26,7 @@ from ..rules import registry as rules
 from . import binomial, fixed_point, online
 from .adjoints import Adjoints
 from .kept_views import KeptViews
-from ..memory.aliasing import Sharing
+from ..memory.sharing import Sharing
 from ..analysis.facts import Analysis
 from ..analysis.inference import SCALAR
 from ..core.kinds import UNKNOWN

@@ -58,7 +58,8 @@ from typing import Optional, Union
 from ..core import ir, language, runtime
 from . import fixed_point, online
 from .adjoints import Adjoints
-from ..memory.aliasing import Sharing, values_read
+from ..memory.aliasing import values_read
+from ..memory.sharing import Sharing
 from ..analysis.facts import Analysis
 from ..analysis.inference import SCALAR
 from .assignment_adjoints import AssignmentAdjoints, CalleeBuilder

@@ -19,7 +19,7 @@ import operator
 
 from ..core import ir, language, runtime
 from .adjoints import Adjoints
-from ..memory.aliasing import Sharing
+from ..memory.sharing import Sharing
 from ..analysis.facts import Analysis
 from ..analysis.inference import SCALAR
 from ..core.errors import TransformError

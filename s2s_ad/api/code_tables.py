@@ -121,7 +121,7 @@ def _as_returned(derivative: Tabled, function: Callable, args: tuple,
     """The test under which the gradient a cached call's code returns is handed over as it is,
     for calls like ``args`` (``Target.as_returned``), where there is one: a derivative returning
     the gradient by one argument, with no value and no self-check, of code that returns only
-    new objects of its own (``aliasing.fresh_returns``)."""
+    new objects of its own (``sharing.fresh_returns``)."""
     if derivative._check or derivative._value_used or len(derivative.wrt) != 1 \
             or not getattr(function, "fresh_returns", False):
         return None

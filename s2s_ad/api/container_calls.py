@@ -52,7 +52,7 @@ def owned_outputs(target: Target, function: Optional[Callable], values: Any, hel
     the caller gets them, sharing memory with nothing the caller holds (docs/api.md): not only the
     arguments in ``held`` but a module-level array the function returned, and what an earlier call
     returned.  Copied unless the code that made them returns only new objects of its own
-    (``aliasing.fresh_returns``); then compared with ``held`` alone.  Arrays that cannot be written
+    (``sharing.fresh_returns``); then compared with ``held`` alone.  Arrays that cannot be written
     (JAX's) are never copied: nothing can see them shared."""
     if getattr(function, "fresh_returns", False) or getattr(target, "memory", None) == "immutable":
         return target.handed_out(values, held)

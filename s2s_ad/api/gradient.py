@@ -368,7 +368,7 @@ def _self_check(gradient: GradientFunction, args: tuple, value: Any, gradients: 
 
 def _surely_fresh(function: Callable, gradient: Any) -> bool:
     """The gradient (an array or a tuple of values) needs no copy because the code that made it returns
-    only new objects of its own (``aliasing.fresh_returns``, proven on the generated code) and each
+    only new objects of its own (``sharing.fresh_returns``, proven on the generated code) and each
     array is writable.  For the Numba target, whose arrays ``Target.alone`` cannot read (each is
     based on a memory record of Numba's), this spares comparing them with every argument."""
     if not getattr(function, "fresh_returns", False):

@@ -16,9 +16,9 @@ one job (``naming.py`` chooses the names):
 * ``lower_ssa``: an expression's tree flattened into statements;
 * ``lower_containers``: containers as static records;
 * ``lower_writes``: stores, in-place updates, ``np.add.at``, and the views
-  they show through (with its parts ``lower_view_facts``, what is known of
-  each name's views; ``lower_views``, views read after a write and written
-  through; ``lower_updates``, ``x op= v``);
+  they show through, consulting the memory model's record of each name's
+  views (``memory.views``), with its parts ``lower_views`` (views read after
+  a write and written through) and ``lower_updates`` (``x op= v``);
 * ``lower_joins``: the merge variables at the joins of ifs and loops;
 * ``lower_calls``: the user's functions inlined at their calls;
 * ``lower_control``: blocks, ifs and loops (the statements within them
@@ -51,7 +51,7 @@ from typing import Any, Optional
 import gast
 from ..core import containers, ir, runtime
 from ..core.kinds import Opaque
-from ..memory.aliasing import returns_shared
+from ..memory.sharing import returns_shared
 from .desugar import desugar
 from .expressions import Bound, Dispatch, ExpressionConverter, Inline, Known, Nested, Record
 from .function_values import Functions, computed_now, function_appended, function_value

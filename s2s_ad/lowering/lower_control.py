@@ -116,9 +116,9 @@ class ControlFlowLowering(Part):
         def prologue() -> None:
             if index_user is not None:  # range: the loop's own index
                 self.scope.env[index_user] = ir.Var(index)
-                self.writes.range_indices.add(index)
+                self.writes.views.integers.add(index)
             elif element is not None:  # for row in B: the index walks range(len(B)), so row = B[k] is a row
-                self.writes.range_indices.add(index)
+                self.writes.views.integers.add(index)
                 self.state.host.bind(stmt.target, element(ir.Var(index)))
 
         stale = self.writes.views_written_in(stmt)

@@ -113,8 +113,8 @@ class JoinLowering(Part):
                 value = value.var
             if isinstance(value, ir.Var):  # an array another name holds, joined into this one
                 holders = sorted(k for k in holding.get(value.name, ()) if k != user_name)
-                if holders or value.name in self.writes.merged_from:
-                    self.writes.merged_from[merged] = holders[0] if holders else self.writes.merged_from[value.name]
+                if holders or value.name in self.writes.views.merged_from:
+                    self.writes.views.merged_from[merged] = holders[0] if holders else self.writes.views.merged_from[value.name]
             reads_targets = {n for n in ir.names_read(value) if n in merged_names and n != merged}
             if (isinstance(value, ir.Display) and any(True for _ in ir.names_read(value))) or reads_targets:
                 name = self.state.names.fresh("items" if isinstance(value, ir.Display) else f"{user_name}_next")
@@ -123,16 +123,16 @@ class JoinLowering(Part):
                 value = ir.Var(name)
             copies.append((merged, value))
             if isinstance(value, ir.Var) and value.name != merged:
-                self.writes.merge_sources.setdefault(merged, set()).add(value.name)
+                self.writes.views.merge_sources.setdefault(merged, set()).add(value.name)
             self.writes.views.joined(merged, value)
             others = [k for k in holding.get(value.name, ()) if k != user_name] if isinstance(value, ir.Var) else []
             self.writes.join_ownership(merged, value, others, user_name)
-            if (isinstance(value, ir.Var) and value.name in self.writes.element_index
-                    and value.name in self.writes.view_values and merged not in self.writes.element_index):
+            if (isinstance(value, ir.Var) and value.name in self.writes.views.element_index
+                    and value.name in self.writes.views.view_values and merged not in self.writes.views.element_index):
                 # s = b[1] carried through a loop: one number (checked by the kinds) or a view of b
-                self.writes.element_index[merged] = self.writes.element_index[value.name]
-                self.writes.view_values[merged] = self.writes.view_values[value.name]
-                self.writes.joined_elements.add(merged)
+                self.writes.views.element_index[merged] = self.writes.views.element_index[value.name]
+                self.writes.views.view_values[merged] = self.writes.views.view_values[value.name]
+                self.writes.views.joined_elements.add(merged)
         for merged, value in copies:
             if not (isinstance(value, ir.Var) and value.name == merged):
                 block.append(ir.Assign(merged, value, line, merge=True))
@@ -244,12 +244,12 @@ class JoinLowering(Part):
                 self.join_functions(v, m, [self.scope.env.get(v)] + inside, node)
         self.merge_into(self.state.block, self.scope.env, targets, node.lineno)
         updated = updated_in_place(node.body)
-        view_index = self.writes.view_index
+        view_index = self.writes.views.view_index
         for v, m in targets.items():  # a view carried through the loop (block *= x in its body)
             start = self.scope.env.get(v)
             if v in updated and isinstance(m, str) and isinstance(start, ir.Var) and start.name in view_index:
                 view_index[m] = view_index[start.name]  # checked at the end of the body
-                self.writes.carried_views.add(m)
+                self.writes.views.carried_views.add(m)
         self.scope.env.update({v: self.joined_value(m) for v, m in targets.items()})
         return targets
 
@@ -273,11 +273,11 @@ class JoinLowering(Part):
         """A loop-carried name taken to be a view (``carry``) must be that view again at the end of
         the body (the same array by the same index), or the body read it as something it may not be."""
         for v, m in targets.items():
-            if m not in self.writes.carried_views:
+            if m not in self.writes.views.carried_views:
                 continue
             value = self.scope.env.get(v)
-            found = self.writes.view_index.get(value.name) if isinstance(value, ir.Var) else None
-            base, index, _ = self.writes.view_index[m]
+            found = self.writes.views.view_index.get(value.name) if isinstance(value, ir.Var) else None
+            base, index, _ = self.writes.views.view_index[m]
             if value != ir.Var(m) and (found is None or found[0] != base or found[1] is not index):
                 raise self.state.refusal(f"{v}, a view of {base} carried through a loop", f"{v} is a view of "
                                          f"{base} before the loop and something else after an iteration; take the view "

@@ -3,7 +3,7 @@
 Lowering one function (``lower.py``) is done by parts with one job each:
 ``lower_ssa`` (values to SSA statements), ``lower_containers`` (static
 records), ``lower_writes`` (stores, in-place updates and the views they show
-through; its parts ``lower_view_facts``, ``lower_views``, ``lower_updates``), ``lower_joins`` (the merges at if and loop joins), ``lower_calls``
+through; its parts ``lower_views``, ``lower_updates``; the views are ``memory.views``'s), ``lower_joins`` (the merges at if and loop joins), ``lower_calls``
 (inlining), ``lower_loops`` (what a for loop walks), ``lower_control`` (blocks,
 ifs and loops), and the driver in ``lower.py`` (statements).  They share this module's objects:
 

@@ -1,7 +1,7 @@
 """In-place updates (``x op= v``) while lowering (stage 2, lower).
 
 A part of ``lower_writes.WriteLowering``.  Input: an ``AugAssign`` of the user's, with the facts of
-``lower_view_facts.ViewFacts``.  Output, emitted into ``LoweringState.block``: into an array the
+the memory model (``memory.views.Views``).  Output, emitted into ``LoweringState.block``: into an array the
 function made, a store of the whole array (as NumPy changes it); through a basic-index view of one,
 a store into that array and the view taken again after it (``update_through_view``, with a run-time
 check where the view may be one number); where the value updated may be an object other names see
@@ -20,9 +20,9 @@ import gast
 from ..core import ir, runtime
 from ..rules import registry as rules
 from .expressions import BINARY_OPERATORS
+from ..memory.views import Views
 from .lower_ssa import SSABuilder
 from .lower_state import LoweringState, Part
-from .lower_view_facts import ViewFacts
 
 
 def _operator_sign(fn: Any) -> str:
@@ -37,11 +37,10 @@ def _operator_sign(fn: Any) -> str:
 class UpdateLowering(Part):
     """``x op= v``: a store into the array updated, or a new binding checked to be a number."""
 
-    def __init__(self, state: LoweringState, ssa: SSABuilder, facts: ViewFacts) -> None:
+    def __init__(self, state: LoweringState, ssa: SSABuilder, views: Views) -> None:
         super().__init__(state)
         self.ssa = ssa
-        self.facts = facts
-        self.views = facts.views
+        self.views = views
 
     def augmented(self, stmt: gast.AugAssign) -> None:
         """``target op= value``: into an array the function made, a store of the whole array (as NumPy
@@ -60,7 +59,7 @@ class UpdateLowering(Part):
                 return
             if self.update_through_view(stmt, current, value):
                 return
-            if current.name in self.views.root and current.name not in self.facts.unpacked_items:
+            if current.name in self.views.root and current.name not in self.views.unpacked_items:
                 raise self.state.parsed.error(f"an in-place update of {stmt.target.id}", f"{stmt.target.id} may be "
                                               f"a view of {self.views.root[current.name]}; write into that array by "
                                               "index instead", stmt)
@@ -76,7 +75,7 @@ class UpdateLowering(Part):
         """``row *= 3`` where ``row = M[1]`` (a basic index of an array the function made): NumPy changes
         ``M``, so this is ``M[1] = row * 3``, and ``row`` is ``M[1]`` again, a view taken after the
         write: later reads of both see the change.  False where ``row`` is not such a view."""
-        found = self.facts.view_index.get(current.name)
+        found = self.views.view_index.get(current.name)
         if found is None:
             return False
         base, index, keeps = found
@@ -123,18 +122,18 @@ class UpdateLowering(Part):
             return ir.InPlace(value, name, f"the same object as {others[0]}",
                               owned=value in self.state.buffers and value not in self.views.root, **at)
         owned = value in self.state.buffers and value not in self.views.root
-        if value in self.facts.merged_from:
-            return ir.InPlace(value, name, f"the same object as {self.facts.merged_from[value]} on some paths",
+        if value in self.views.merged_from:
+            return ir.InPlace(value, name, f"the same object as {self.views.merged_from[value]} on some paths",
                               owned=owned, **at)
-        if value in self.facts.holders:
-            return ir.InPlace(value, name, f"shared with {self.facts.holders[value]} (a view of it, a list holding it, "
+        if value in self.views.holders:
+            return ir.InPlace(value, name, f"shared with {self.views.holders[value]} (a view of it, a list holding it, "
                               f"or what a function returned for it)", owned=owned, **at)
         other = self.other_reference(name, value)
         if other is not None:
             owned = value in self.state.buffers and value not in self.views.root
             return ir.InPlace(value, name, other, owned=owned, **at)
-        if value in self.facts.view_values:
-            base, integers, keeps = self.facts.view_values[value]
+        if value in self.views.view_values:
+            base, integers, keeps = self.views.view_values[value]
             return ir.InPlace(value, name, f"a view of {base}", base=base, integers=integers, keeps_dimension=keeps,
                               **at)
         return None
@@ -144,7 +143,7 @@ class UpdateLowering(Part):
         or a branch's merge variable is the object it was given on some path)."""
         found, todo = {value}, [value]
         while todo:
-            for source in self.facts.merge_sources.get(todo.pop(), ()):
+            for source in self.views.merge_sources.get(todo.pop(), ()):
                 if source not in found:
                     found.add(source)
                     todo.append(source)

@@ -3,7 +3,7 @@
 A part of ``lower_writes.WriteLowering``.  NumPy shows a write into an array through every view of
 it; SSA form has no such sharing.  Input: a view's SSA name read after its array was written, or a
 store ``v[index] = value`` into a view ``v`` of an array the function made, with the facts of
-``lower_view_facts.ViewFacts``.  Output, emitted into ``LoweringState.block``: the view taken again
+the memory model (``memory.views.Views``).  Output, emitted into ``LoweringState.block``: the view taken again
 from the array as it is now (a slice: ``view_now``; by the chain of calls that took it:
 ``retake_chain``; chosen again by the test that chose it: ``chosen_again``), a deferred check that
 it is one number (``ir.ElementRead``) or a view (``runtime.check_view_kept``), or a located
@@ -21,9 +21,9 @@ from ..core import ir, language, runtime
 from ..core.identity import Identity
 from ..rules import registry as rules
 from ..memory.aliasing import Chosen
+from ..memory.views import Views
 from .lower_ssa import SSABuilder
 from .lower_state import LoweringState, Part
-from .lower_view_facts import ViewFacts
 from .naming import describe
 
 
@@ -84,11 +84,10 @@ def _write_steps(steps: list[tuple[str, ir.Call, str]]) -> Optional[list[tuple[i
 class ViewRetaking(Part):
     """Views read after a write into their array, taken again (or checked, or refused); writes through them."""
 
-    def __init__(self, state: LoweringState, ssa: SSABuilder, facts: ViewFacts) -> None:
+    def __init__(self, state: LoweringState, ssa: SSABuilder, views: Views) -> None:
         super().__init__(state)
         self.ssa = ssa
-        self.facts = facts
-        self.views = facts.views
+        self.views = views
 
     def current(self, value: ir.Var) -> ir.Expr:
         """``value`` read now, wherever it is read from (a user's name, an item of a tuple, a dict, a
@@ -102,10 +101,10 @@ class ViewRetaking(Part):
         bound, what NumPy's view shows now (taken again), a deferred check that it is one number (a
         copy), or a refusal.  ``user``: ``name`` is the user's local (retaken under it)."""
         array = self.views.outdated(value.name)
-        if array is not None and self.facts.retakes(value.name, array):
+        if array is not None and self.views.retakes(value.name, array):
             # a slice of an array this function made (row = m[1:3, :]) shows the array as it is
             # now, as NumPy's view would: take it again here, under the same user's name
-            base, index, _ = self.facts.view_index[value.name]
+            base, index, _ = self.views.view_index[value.name]
             view = ir.Call(operator.getitem, (ir.Var(base), index))
             if not user:
                 return self.ssa.flatten(view)
@@ -116,8 +115,8 @@ class ViewRetaking(Part):
                     f"what a function returned for it), "
                     f"and NumPy would show the new values through it; copy it where you take it (.copy()), "
                     f"or use float(...) for one number")
-            parts = self.facts.element_index.get(value.name)
-            if parts is None or self.facts.view_values.get(value.name, (None,))[0] != array:
+            parts = self.views.element_index.get(value.name)
+            if parts is None or self.views.view_values.get(value.name, (None,))[0] != array:
                 steps = self.views.chain(value.name, array) if not self.views.others.get(value.name) else None
                 if steps is not None:
                     return self.retake_chain(name, array, steps, user)
@@ -128,14 +127,14 @@ class ViewRetaking(Part):
                 if positioned is not None:
                     return positioned
                 raise self.state.refusal(f"reading {name} after {array} was written", hint)
-            if value.name in self.facts.joined_elements and array in self.state.buffers:
+            if value.name in self.views.joined_elements and array in self.state.buffers:
                 # v = M[1] on one path of an if, M[1] * 1.0 on the other: chosen again by its test, each
                 # path's value read as it is now (a row taken again, or one number the kinds choose);
                 # v = M[t] carried out of a loop: by its elements' positions (-1: one number, kept)
                 again = self.chosen_again(value.name, name, user) or self.by_positions(value, name, array, user)
                 if again is not None:
                     return again
-            if value.name in self.facts.joined_elements or array not in self.state.buffers:
+            if value.name in self.views.joined_elements or array not in self.state.buffers:
                 # first = out[0]: one number if out is 1-d and 0 a number, which only the kinds tell
                 self.state.element_reads.append(ir.ElementRead(array, name, parts, self.state.line, hint))
                 return value
@@ -163,7 +162,7 @@ class ViewRetaking(Part):
         else NumPy's copy keeps the old values, and the read is refused there.  Refused here where a
         step reads a name of a block that has ended (an index computed in a branch)."""
         for made, call, kind in steps:
-            if not self.facts.visible(ir.Call(call.fn, tuple(call.args[1:]), call.kwargs)):
+            if not self.views.visible(ir.Call(call.fn, tuple(call.args[1:]), call.kwargs), self.state.open_blocks):
                 positioned = self.by_positions(ir.Var(steps[-1][0]), name, array, user)
                 if positioned is not None:
                     return positioned
@@ -174,8 +173,8 @@ class ViewRetaking(Part):
         for index, (made, call, kind) in enumerate(steps):
             last = user and index == len(steps) - 1
             key = (made, self.views.writes[array], Identity(self.state.block))  # (a retake in a branch is its own)
-            if key in self.facts.retaken and not last:  # r0, r1 = M after a write into b: M is taken again once
-                current = self.facts.retaken[key]
+            if key in self.views.retaken and not last:  # r0, r1 = M after a write into b: M is taken again once
+                current = self.views.retaken[key]
                 continue
             again = ir.Call(call.fn, (current,) + tuple(call.args[1:]), call.kwargs)
             taken_from = current
@@ -186,7 +185,7 @@ class ViewRetaking(Part):
                 current = self.ssa.flatten(again)
             if kind == "contiguous":
                 self.check_view(current, taken_from, name)
-            self.facts.retaken[key] = current
+            self.views.retaken[key] = current
         return current
 
     def by_positions(self, value: ir.Var, name: str, array: str, user: bool) -> Optional[ir.Expr]:
@@ -288,7 +287,7 @@ class ViewRetaking(Part):
             return False
         chain = self.views.chain(view.name, root)
         steps = _write_steps(chain) if chain is not None else None
-        if steps is None or not all(self.facts.visible(ir.Call(call.fn, tuple(call.args[1:]), call.kwargs))
+        if steps is None or not all(self.views.visible(ir.Call(call.fn, tuple(call.args[1:]), call.kwargs), self.state.open_blocks)
                                     for call, _, _ in steps):
             return False
         index = self.ssa.flatten(self.state.converter.convert(target.slice))

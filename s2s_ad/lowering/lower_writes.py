@@ -22,10 +22,10 @@ in ``LoweringState.block`` that compute what NumPy would:
 It also keeps whether a merge variable is an array the function owns
 (``join_ownership``, called by the joins).
 
-This module makes the stores, ``np.add.at`` and the ownership of merge variables; its parts are
-modules of their own: ``lower_view_facts`` (what is known of each name's views, which
-``WriteLowering`` is, with the writes made on it), ``lower_views`` (views read after a write, taken
-again, and stores through a view) and ``lower_updates`` (``x op= v``).
+This module makes the stores, ``np.add.at`` and the ownership of merge variables; what is known of
+each name's views is the memory model's (``memory.views.Views``, which every part consults); its
+parts are modules of their own: ``lower_views`` (views read after a write, taken again, and stores
+through a view) and ``lower_updates`` (``x op= v``).
 """
 from __future__ import annotations
 
@@ -35,10 +35,11 @@ from typing import Any, Optional
 import gast
 from ..core import ir, language, runtime
 from ..memory.aliasing import Chosen, retake_kind
+from ..memory.views import Views
+from .lower_scan import updated_in_place
 from .lower_ssa import SSABuilder
-from .lower_state import LoweringState
+from .lower_state import LoweringState, Part
 from .lower_updates import UpdateLowering
-from .lower_view_facts import ViewFacts
 from .lower_views import ViewRetaking
 from ..core.nodes import all_nodes
 
@@ -48,16 +49,39 @@ def _is_add_at(fn: Any) -> bool:
     return language.is_scatter_add(fn)
 
 
-class WriteLowering(ViewFacts):
-    """Stores, in-place updates, and the views of the arrays they change: the facts of the views
-    (``ViewFacts``) and the writes made on them, with its parts for views read and written through
-    (``lower_views``) and in-place updates (``lower_updates``)."""
+def _writes_arrays(node: Any) -> bool:
+    """Whether the function ``node`` writes into an array anywhere: a store (``v[i] = y``), an update
+    (``v += y``, which may be an array's) or a scatter (``np.add.at``)."""
+    return bool(updated_in_place([node])) or any(
+        isinstance(n, gast.Call) and isinstance(n.func, gast.Attribute) and n.func.attr == "at" for n in all_nodes(node))
+
+
+class WriteLowering(Part):
+    """Stores, in-place updates, and the views of the arrays they change: the memory model's record of
+    the function's views (``views``) and the writes made on them, with its parts for views read and
+    written through (``lower_views``) and in-place updates (``lower_updates``)."""
 
     def __init__(self, state: LoweringState, ssa: SSABuilder) -> None:
         super().__init__(state)
         self.ssa = ssa
-        self.retaking = ViewRetaking(state, ssa, self)
-        self.updates = UpdateLowering(state, ssa, self)
+        self.views = Views(state.buffers, enabled=not state.generated, helper_shares=state.helper_shares)
+        # the function writes into an array somewhere (a store, an update, np.add.at): views matter
+        self.writes_arrays = _writes_arrays(state.parsed.node)
+        self.retaking = ViewRetaking(state, ssa, self.views)
+        self.updates = UpdateLowering(state, ssa, self.views)
+
+    def bound_item(self, name: str, value: Any) -> None:
+        """``name = value``: what ``name`` may view (``Views.bound_item``)."""
+        self.views.bound_item(name, value)
+
+    def unpacked(self, name: str) -> None:
+        """``name`` is an item of a value unpacked by position (``Views.unpacked``)."""
+        self.views.unpacked(name)
+
+    def passes_written(self, call: ir.Call) -> bool:
+        """Whether ``call`` is given an array this function writes into somewhere, or a view of one."""
+        return self.writes_arrays and any(
+            isinstance(a, ir.Var) and (a.name in self.state.buffers or a.name in self.views.root) for a in call.args)
 
     def bound(self, user_name: str, name: str, value: Any) -> None:
         """Remember what the SSA name ``name``, just bound to the user's ``user_name`` from ``value``,
@@ -65,9 +89,9 @@ class WriteLowering(ViewFacts):
         assigned ``name``, as it became)."""
         self.bound_item(name, value)
         emitted = self.state.block[-1] if self.state.block else None
-        if name not in self.element_index and isinstance(emitted, ir.Assign) and emitted.target == name:
-            self.note_element(name, emitted.value)  # b[v > 0.0]: the kinds decide on the name it became
-        self.note_holders(user_name, value)
+        if name not in self.views.element_index and isinstance(emitted, ir.Assign) and emitted.target == name:
+            self.views.note_element(name, emitted.value)  # b[v > 0.0]: the kinds decide on the name it became
+        self.views.note_holders(user_name, value)
 
     def emitted(self, name: str, value: Any) -> None:
         """``name = value`` was just emitted (a call of atoms, a tuple or list display, the merge of a
@@ -203,12 +227,12 @@ class WriteLowering(ViewFacts):
             return
         owned = (isinstance(value, ir.Var) and value.name in self.state.buffers and not others
                  and value.name not in self.views.root)
-        if merged not in self.joins_owned:
-            self.joins_owned[merged] = owned
+        if merged not in self.views.joins_owned:
+            self.views.joins_owned[merged] = owned
             if owned:
                 self.state.buffers.add(merged)
-        elif self.joins_owned[merged] and not owned:
-            self.joins_owned[merged] = False
+        elif self.views.joins_owned[merged] and not owned:
+            self.views.joins_owned[merged] = False
             self.state.buffers.discard(merged)
             if self.views.writes[merged]:
                 why = (f"the same object as {others[0]}" if others else

@@ -1,7 +1,9 @@
 """The memory model: which names may share storage, and how a view is taken again.
 
-Input: IR statements (from lowering, or a function in SSA form).  Output: answers to the one
-question every later stage asks, whether two values may share memory, and for a view its base
-and the steps that take it again after a write (``aliasing``).  Consulted by lowering, the
-reverse and forward generators and the targets; stands on ``core`` and ``rules``.
+One model in three modules: ``aliasing`` states NumPy's rules (which calls give views, how a view is
+taken again and written back, which values are new objects); ``views`` applies them to a function
+being lowered (every view knows its base and the steps that took it; the writes into each base
+since), which lowering consults at each read and write; ``sharing`` applies them to IR, for the
+reverse and forward generators, the passes and the targets (which values may be one object, which
+need a copy).  Input: IR statements.  Output: answers only.  Stands on ``core`` and ``rules``.
 """

@@ -40,7 +40,8 @@ from typing import Any, Callable, Optional, Union
 
 from ..core import ir, language, runtime
 from ..rules import registry as rules
-from ..memory.aliasing import Sharing, values_read
+from ..memory.aliasing import values_read
+from ..memory.sharing import Sharing
 from ..frontend.callables import is_user_function
 from ..core.draws import is_draw
 
@@ -245,7 +246,7 @@ def remove_dead(body: list[ir.Stmt], numbers: frozenset[str] = frozenset()) -> l
 
 
 class _LazySharing:
-    """``aliasing.Sharing.of_block`` of a block, computed the first time a store looks dead."""
+    """``sharing.Sharing.of_block`` of a block, computed the first time a store looks dead."""
 
     def __init__(self, body: list[ir.Stmt], numbers: frozenset[str] = frozenset()) -> None:
         self.body = body

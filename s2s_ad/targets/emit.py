@@ -27,7 +27,7 @@ import astor
 
 from ..core import ir, language
 from ..core.identity import IdentityMap
-from ..memory.aliasing import fresh_returns
+from ..memory.sharing import fresh_returns
 from .linetext import LineText, constant_hint, declared_operators
 from .target import NUMPY, Target
 
@@ -368,7 +368,7 @@ class Emitted:
     namespace: Namespace
     name: str
     origins: list = field(default_factory=list)  # per source line: the user's line it came from, or None
-    # Every array the (first) function returns is a new object of its own (aliasing.fresh_returns)
+    # Every array the (first) function returns is a new object of its own (sharing.fresh_returns)
     fresh_returns: bool = False
     # What the target's ``finish`` may reason about: the functions as printed (their tape written by the
     # target), and the kinds of the first one's parameters that every call of the code has (by name).

@@ -241,7 +241,7 @@ class Target(abc.ABC):
         be, or with ``copy_all`` always)."""
 
     def as_returned(self, primal: Any) -> Optional[Callable[[Any], bool]]:
-        """For code that returns only new objects of its own (``aliasing.fresh_returns``), a quick
+        """For code that returns only new objects of its own (``sharing.fresh_returns``), a quick
         test of the gradient by ``primal`` it returned (``primal``: an argument of a call of the
         types, shapes and dtypes a cached entry is kept for): true only where ``like`` would leave
         the gradient as it is and ``handed_out`` would not copy it, so that the API hands it over

@@ -317,7 +317,7 @@ def through_rule(x, y):
 
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_gradients_proven_new_are_handed_out_without_a_comparison(backend, monkeypatch):
-    """White-box: where the generated code returns only arrays it made (``aliasing.fresh_returns``),
+    """White-box: where the generated code returns only arrays it made (``sharing.fresh_returns``),
     the call hands them out without comparing them with the arguments (``handed_out`` is not called),
     and they are independent all the same; where a rule's adjoint returns an argument, the fact is
     not claimed and the comparison copies it."""

@@ -114,7 +114,7 @@ def test_lowering_walks_a_block_a_fixed_number_of_times(tmp_path, monkeypatch):
 
 
 # The parts of lowering, each below the ones after it (lower.py's docstring): a part imports only parts before it.
-LOWERING_PARTS = ["lower_scan", "lower_state", "lower_ssa", "lower_containers", "lower_view_facts", "lower_views",
+LOWERING_PARTS = ["lower_scan", "lower_state", "lower_ssa", "lower_containers", "lower_views",
                   "lower_updates", "lower_writes", "lower_loops", "lower_joins", "lower_calls", "lower_control", "lower"]
 
 

@@ -17,7 +17,7 @@ import pytest
 
 import s2s_ad
 from s2s_ad.core import ir
-from s2s_ad.memory.aliasing import Sharing, returns_shared
+from s2s_ad.memory.sharing import Sharing, returns_shared
 from s2s_ad.core.kinds import NUMBER, Array
 from s2s_ad.driver.pipeline import lowered
 

@@ -1,6 +1,6 @@
 """A part of an array the forward sweep overwrote is put back in the reverse sweep only where
 something reads it there: a value recorded as a number shares no memory with the array it was
-read from (``aliasing.Sharing.of_block`` told the analysis's numbers, ``tape.drop_unread_records``).
+read from (``sharing.Sharing.of_block`` told the analysis's numbers, ``tape.drop_unread_records``).
 
 Oracles: central differences, and the primal's own results (a returned array is what the primal
 returned).
