@@ -5,7 +5,8 @@ Input: a generated function's IR (adjoint or tangent) after the other passes, fo
 ``rewrite_for_array_api`` of the declared pipelines, which the target names in ``passes``)
 
 * ``functional_stores``: for an immutable library (JAX), each write ``a[i] op= v`` into an array the
-  code just made and no other name can see (an adjoint's accumulator, ``writable_copy``/``zeros_like``)
+  code just made and no other name may share (an adjoint's accumulator, ``writable_copy``/``zeros_like``;
+  the memory model's ``sharing.Sharing`` decides)
   written as ``a = updated_at(a, i, v, "add")`` (``a.at[i].add(v)``); the writes left are refused;
 * ``elements_copied``: for a library whose one-element read is a view (PyTorch, CuPy), each read
   ``a[i]`` of an array the function made as ``element_read(a, i)`` (a copy where it is one element,
@@ -24,6 +25,7 @@ from typing import Any, Callable, Iterator, Optional, Protocol, runtime_checkabl
 
 from ...core import ir, runtime
 from ...core.identity import IdentityMap
+from ...memory.sharing import Sharing
 
 
 def range_names(body: list[ir.Stmt]) -> set[str]:
@@ -78,34 +80,39 @@ def _placed(body: list[ir.Stmt], loops: tuple = ()) -> Iterator[tuple[ir.Stmt, t
             yield from _placed(block, inner)
 
 
-def functional_stores(body: list[ir.Stmt], updated_at: Callable) -> list[ir.Stmt]:
+def functional_stores(fn: ir.Function, updated_at: Callable) -> list[ir.Stmt]:
     """For an immutable library: each write ``a[i] op= v`` into an array the code itself just made
-    with no other name for it (``writable_copy``, ``zeros_like``: an adjoint's accumulator), written
-    ``a = updated_at(a, i, v, "add")`` (JAX's ``a.at[i].add(v)``).  Functional and in-place writes
-    mean the same there: between the array's making and its last write no statement reads ``a`` (so
-    no other name, no view, can see the writes), and none that does is in a loop with a write.  The
-    writes that are not so (an array of the user's, written) are left, and refused by ``check``."""
+    (``writable_copy``, ``zeros_like``: an adjoint's accumulator) that the memory model says no other
+    name may share (``sharing.Sharing``: no view of it, no container or tape slot holding it, no name
+    bound to it), written ``a = updated_at(a, i, v, "add")`` (JAX's ``a.at[i].add(v)``).  Functional
+    and in-place writes then mean the same: only a name sharing the array's memory could show the
+    difference.  The writes that are not so (an array of the user's, written) are left, and refused
+    by ``check``."""
+    body = fn.body
     placed = list(_placed(body))
+    sharing: Optional[Sharing] = None
     replaced: dict[int, ir.Stmt] = {}
-    for at, (stmt, loops) in enumerate(placed):
+    for at, (stmt, _) in enumerate(placed):
         how = _update_of(stmt)
         if how is None or not isinstance(stmt, ir.Store):  # (_update_of: Store statements only)
             continue
         name = stmt.array
-        made = None  # the statement that last bound the array before this write
-        for before in range(at - 1, -1, -1):
-            if name in ir.targets_of(placed[before][0]):
-                made = before
-                break
+        made = _bound_by(placed, at, name)  # the statement that last bound the array before this write
         if made is None or not _makes_fresh(placed[made][0]):
             continue
-        writes = [i for i in range(made + 1, len(placed)) if _writes_into(placed[i][0], name)
-                  and _bound_by(placed, i, name) == made]
-        write_loops = {loop for i in writes for loop in placed[i][1]} - set(placed[made][1])
-        if _unread_between(placed, name, made, writes[-1], write_loops, writes):
+        sharing = sharing or Sharing(fn)
+        if _alone(sharing, name, fn.params):
             update = ir.Call(updated_at, (ir.Var(name), stmt.index, stmt.value, ir.Const(how)))
             replaced[stmt.sid] = ir.Assign(name, update, stmt.line)
     return ir.replace_statements(body, replaced) if replaced else body
+
+
+def _alone(sharing: Sharing, name: str, params: list[str]) -> bool:
+    """No name but ``name`` may share its memory (a parameter, a view, a container, a tape slot)."""
+    mine = sharing.of(name)
+    if mine & set(params):
+        return False
+    return not any(other != name and sharing.roots[other] & mine for other in sharing.roots)
 
 
 def _update_of(stmt: ir.Stmt) -> Optional[str]:
@@ -114,10 +121,6 @@ def _update_of(stmt: ir.Stmt) -> Optional[str]:
     if not isinstance(stmt, ir.Store):
         return None
     return "set" if stmt.op is None else "add" if stmt.op is operator.add else None
-
-
-def _writes_into(stmt: ir.Stmt, name: str) -> bool:
-    return isinstance(stmt, ir.Store) and stmt.array == name
 
 
 def _makes_fresh(stmt: ir.Stmt) -> bool:
@@ -132,22 +135,6 @@ def _bound_by(placed: list, at: int, name: str) -> Optional[int]:
         if name in ir.targets_of(placed[before][0]):
             return before
     return None
-
-
-def _unread_between(placed: list, name: str, made: int, last: int, write_loops: set, writes: list) -> bool:
-    """No statement but the writes reads ``name`` after ``made`` up to ``last``, nor anywhere inside a
-    loop holding a write (its next iteration writes after the read)."""
-    for i, (stmt, loops) in enumerate(placed):
-        if i <= made or i in writes or isinstance(stmt, (ir.If, ir.For, ir.While)) and not _reads_in_header(stmt, name):
-            continue
-        reads = any(name in ir.names_read(e) for e in ir.exprs_of(stmt))
-        if reads and (i <= last or write_loops & set(loops)):
-            return False
-    return True
-
-
-def _reads_in_header(stmt: ir.Stmt, name: str) -> bool:
-    return any(name in ir.names_read(e) for e in ir.exprs_of(stmt))
 
 
 # The standard's functions that take by keyword alone what NumPy's take by position: how many
@@ -266,7 +253,7 @@ def numpys_meaning_kept(fn: ir.Function, target: Rewriting) -> ir.Function:
     passed by keyword (``keyword_arguments``), and its element reads copied where the library's are
     views (``elements_copied``).  The pass ``rewrite_for_array_api`` (driver/pass_manager.py)."""
     if not target.writes_through_views:
-        fn = dataclasses.replace(fn, body=functional_stores(fn.body, target.updated_at))
+        fn = dataclasses.replace(fn, body=functional_stores(fn, target.updated_at))
     target.check(fn)
     fn = dataclasses.replace(fn, body=keyword_arguments(fn.body, target.standard_name))
     if target.element_views:
