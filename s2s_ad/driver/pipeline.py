@@ -117,10 +117,15 @@ def lowered(fn: Callable, kinds: Optional[Kinds] = None, has_aux: bool = False, 
             structures[p] = k
     try:
         ssa = lower(parsed, structures, has_aux, inline_helpers, inline_small_helpers, inline_view_helpers)
-        stores = _updates_of_shared_arrays(ssa, kinds)
-        if stores:  # b += v where b is an array d["a"] also holds: as NumPy, a write into that array
+        stores: frozenset[tuple[int, int]] = frozenset()
+        found = _updates_of_shared_arrays(ssa, kinds)
+        while found - stores:  # b += v where b is an array d["a"] also holds: as NumPy, a write into that array
+            # (each found may show the next: b += v; b *= w, whose first update, once a store, leaves
+            # b the array d["a"] holds for the second too)
+            stores |= found
             parsed = updates_as_stores(parsed, stores)
             ssa = lower(parsed, structures, has_aux, inline_helpers, inline_small_helpers, inline_view_helpers)
+            found = _updates_of_shared_arrays(ssa, kinds)
     except TransformError as refusal:
         raise blamed(parsed, refusal) from None
     ir.check_ssa(ssa)

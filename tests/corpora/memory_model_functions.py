@@ -349,7 +349,26 @@ def update_in_loop_seen_by_transposed_reshape(x):
     return np.sum(v ** 2) + np.sum(b * x)
 
 
-UPDATES = [update_in_while_loop_seen_by_reshape, update_in_loop_seen_by_transposed_reshape, update_held_by_dict, update_held_by_namedtuple, update_seen_by_view_in_loop, update_held_by_list_in_loop,
+def two_updates_of_an_array_two_containers_hold(x):
+    b = x * 2.0
+    d = {"a": b}
+    p = Pair(b, x)
+    b += x ** 2  # once a write into the array d and p hold, b is still that array for the next update
+    b *= 1.5
+    return np.sum(d["a"] * p.a) + np.sum(p.b)
+
+
+def two_updates_in_a_loop_seen_by_a_view(x):
+    b = x * 1.0
+    c = b[1:]
+    for _ in range(3):
+        b *= 0.9
+        b += 0.1 * x
+    return np.sum(c ** 2)
+
+
+UPDATES = [two_updates_of_an_array_two_containers_hold, two_updates_in_a_loop_seen_by_a_view,
+           update_in_while_loop_seen_by_reshape, update_in_loop_seen_by_transposed_reshape, update_held_by_dict, update_held_by_namedtuple, update_seen_by_view_in_loop, update_held_by_list_in_loop,
            update_held_by_dataclass, update_held_by_object, update_of_same_array_under_two_names,
            update_seen_through_helper_result, update_in_while_loop_seen_by_view, update_of_number_keeps_the_container]
 FUNCTIONS += UPDATES
