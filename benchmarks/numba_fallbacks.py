@@ -140,6 +140,22 @@ def float32_loop(x):
     return total
 
 
+
+def concatenate_list(x):
+    joined = np.concatenate([x, np.sin(x[1:])])
+    return np.sum(joined ** 2)
+
+
+def stack_rows(x):
+    M = np.stack([x, x ** 2], axis=1)
+    return np.sum(M[:, 0] * M[:, 1])
+
+
+def hstack_and_vstack(x):
+    side = np.hstack((x[1:], x[:1] * 3.0))
+    rows = np.vstack((x, side))
+    return np.sum(rows[1] * rows[0] ** 2)
+
 # (name, the function, its argument, whether it is expected to compile)
 CASES: list[tuple[str, Callable, Callable[[], Any], bool]] = [
     ("np.cumsum (flat): cumsum_grad", cumsum_flat, lambda: np.linspace(0.1, 1.0, 5), True),
@@ -171,6 +187,9 @@ CASES: list[tuple[str, Callable, Callable[[], Any], bool]] = [
     ("np.trace(offset=1): trace_grad", trace_offset, lambda: np.linspace(0.1, 1.0, 12).reshape(3, 4), True),
     ("np.dot(int matrix, x): dot_grad_b", dot_integer_matrix, lambda: np.linspace(0.1, 1.0, 6).reshape(3, 2), True),
     ("np.dot(int vector, x): dot_grad_b", dot_integer_vector, lambda: np.linspace(0.1, 1.0, 3), True),
+    ("np.concatenate (a list): concatenate_grad", concatenate_list, lambda: np.linspace(0.1, 1.0, 5), True),
+    ("np.stack (a list, axis=1): stack_grad", stack_rows, lambda: np.linspace(0.1, 1.0, 5), True),
+    ("np.hstack, np.vstack: joined_grad", hstack_and_vstack, lambda: np.linspace(0.1, 1.0, 5), True),
     ("float32 arguments (array)", float32_product, lambda: np.linspace(0.1, 1.0, 5).astype(np.float32), False),
     ("float32 arguments (loop)", float32_loop, lambda: np.linspace(0.1, 1.0, 5).astype(np.float32), False),
 ]

@@ -6,7 +6,8 @@ Input: the Python helpers, imported from the template modules they are defined i
 (``s2s_ad.templates.<module>``, through ``template_modules.template``).  Output: one factory per helper, declared in
 the rule registry's table of the "numba" target; ``numba.runtime`` imports this package before
 reading that table (``rules.compiled_versions("numba")``) and registers each factory's typing function
-as a Numba overload.  One module here per template module it serves, named after it.  Nothing here
+as a Numba overload.  One module here per template module it serves, named after it
+(numpy_shape's adjoints of joining arrays apart, in numpy_joining, with np.concatenate and np.stack of a list).  Nothing here
 imports Numba when loaded: each factory is handed ``numba.types`` and imports what else it needs.
 
 Every version must do what its Python helper does for the types it accepts (returning None where it
@@ -14,4 +15,5 @@ does not compile a call, which then runs as Python); tests/targets/test_numba_ba
 """
 from __future__ import annotations
 
-from . import numpy_creation, numpy_linalg, numpy_reductions, numpy_shape, numpy_signal, operators  # (declare them)
+from . import (numpy_creation, numpy_joining, numpy_linalg, numpy_reductions, numpy_shape, numpy_signal,  # (declare them)
+               operators)

@@ -1,0 +1,316 @@
+"""The Numba target's compiled versions of ``templates/numpy_shape.py``'s adjoints of joining arrays:
+``concatenate_grad`` (np.concatenate), ``stack_grad`` (np.stack) and ``joined_grad`` (np.hstack,
+np.vstack, np.dstack, np.column_stack); and np.concatenate and np.stack of a list of arrays (Numba's
+own join tuples only, and a list is what users write: ``np.concatenate([a, b])``).
+
+Input: the adjoint of the joined array, the arrays joined (a list or tuple of float or integer arrays
+of one rank: NumPy joins no other under these rules' compiled form) and how they were joined.  Output:
+a list of one piece per array, of that array's shape, cut from the adjoint along the axis they were
+joined on: each piece a new array (the Python helpers hand out views of the adjoint; no generated code
+writes into either).  Arrays of different ranks, numbers among them, one array given for the sequence
+(NumPy iterates it) or a joining not known when compiling run as Python.
+
+Each version must do what the Python function does for the types it accepts
+(tests/targets/test_numba_joining.py compares the two); Numba is imported by no module here when loaded
+(``numba.rules``).
+"""
+from __future__ import annotations
+
+import functools
+from typing import Any, Optional
+
+import numpy as np
+
+from ....rules import compiled
+from .template_modules import template
+
+shape = template("numpy_shape")
+
+
+def _rank_of_items(types: Any, arrays: Any) -> Optional[int]:
+    """The rank every item of ``arrays`` has (a list or tuple of arrays of one rank), else None."""
+    if isinstance(arrays, (types.List, types.UniTuple)):
+        items = [arrays.dtype]
+    elif isinstance(arrays, types.BaseTuple) and len(arrays) > 0:
+        items = list(arrays.types)
+    else:
+        return None
+    if not all(isinstance(item, types.Array) for item in items):
+        return None
+    ranks = {item.ndim for item in items}
+    return ranks.pop() if len(ranks) == 1 else None
+
+
+def _float_adjoint(types: Any, grad: Any) -> bool:
+    return isinstance(grad, types.Array) and grad.dtype in (types.float64, types.float32)
+
+
+@functools.cache
+def _cutting() -> Any:
+    """``shapes_of_tuple(arrays)`` and ``shapes_of_items(arrays)`` (each item's shape, in a list: of a tuple
+    of arrays of different layouts, of a list or a tuple of one type) and
+    ``cut(grad, axis, sizes, shapes)``: ``grad`` cut along ``axis`` into pieces of ``sizes`` positions,
+    each reshaped to its entry of ``shapes`` (compiled functions, Numba imported, built once)."""
+    from numba import literal_unroll
+    from numba.extending import register_jitable
+
+    @register_jitable
+    def shapes_of_tuple(arrays):  # (items of different types: a loop unrolled)
+        shapes = []
+        for item in literal_unroll(arrays):
+            shapes.append(item.shape)
+        return shapes
+
+    @register_jitable
+    def shapes_of_items(arrays):  # (a list or a tuple of one type: indexed at run time)
+        shapes = []
+        for item in arrays:
+            shapes.append(item.shape)
+        return shapes
+
+    @register_jitable
+    def cut(grad, axis, sizes, shapes):
+        whole = np.ascontiguousarray(grad)
+        outer = 1
+        for d in range(axis):
+            outer *= whole.shape[d]
+        inner = 1
+        for d in range(axis + 1, whole.ndim):
+            inner *= whole.shape[d]
+        total = 0
+        for size in sizes:
+            total += size
+        if total != whole.shape[axis]:
+            raise ValueError("the adjoint's length along the joined axis is not the arrays' together")
+        lined = whole.reshape((outer, whole.shape[axis], inner))
+        pieces = []
+        start = 0
+        for i in range(len(sizes)):
+            stop = start + sizes[i]
+            pieces.append(np.ascontiguousarray(lined[:, start:stop, :]).reshape(shapes[i]))
+            start = stop
+        return pieces
+
+    return shapes_of_tuple, shapes_of_items, cut
+
+
+def _shapes_and_cut(types: Any, arrays: Any) -> tuple[Any, Any]:
+    """``shapes_of(arrays)`` for the type of ``arrays``, and ``cut`` (``_cutting``)."""
+    shapes_of_tuple, shapes_of_items, cut = _cutting()
+    return (shapes_of_items if isinstance(arrays, (types.List, types.UniTuple)) else shapes_of_tuple), cut
+
+
+@functools.cache
+def _axis_in() -> Any:
+    """``axis_in(axis, ndim)``: a NumPy axis (negative from the end) as a position; out of range raises."""
+    from numba.extending import register_jitable
+
+    @register_jitable
+    def axis_in(axis, ndim):
+        if axis < -ndim or axis >= ndim:
+            raise ValueError("axis is out of bounds for array")
+        return axis + ndim if axis < 0 else axis
+
+    return axis_in
+
+
+def _given_axis(types: Any, axis: Any) -> str:
+    """"int", "none" or "" (neither, or not known when compiling)."""
+    if type(axis) is int or isinstance(axis, types.Integer) and not isinstance(axis, types.Boolean) or \
+            isinstance(axis, types.Omitted) and type(axis.value) is int:
+        return "int"
+    if axis is None or isinstance(axis, types.NoneType) or isinstance(axis, types.Omitted) and axis.value is None:
+        return "none"
+    return ""
+
+
+@compiled(shape.concatenate_grad)
+def _concatenate_grad(types):
+    """concatenate_grad: the adjoint cut along the axis by the arrays' lengths there (axis None: the
+    flattened adjoint cut by their sizes, each piece given its array's shape)."""
+    axis_in = _axis_in()
+
+    def typing(grad, arrays, axis=0):
+        rank, given = _rank_of_items(types, arrays), _given_axis(types, axis)
+        if not _float_adjoint(types, grad) or rank is None or rank == 0 or not given:
+            return None
+        shapes_of, cut = _shapes_and_cut(types, arrays)
+        if given == "none":
+            def flattened(grad, arrays, axis=0):
+                shapes = shapes_of(arrays)
+                sizes = []
+                for s in shapes:
+                    n = 1
+                    for length in s:
+                        n *= length
+                    sizes.append(n)
+                return cut(grad.ravel(), 0, sizes, shapes)
+            return flattened
+
+        def along(grad, arrays, axis=0):
+            at = axis_in(axis, rank)
+            shapes = shapes_of(arrays)
+            return cut(grad, at, [s[at] for s in shapes], shapes)
+        return along
+    return typing
+
+
+@compiled(shape.stack_grad)
+def _stack_grad(types):
+    """stack_grad: one position of the new axis per array, each piece of the array's shape."""
+    axis_in = _axis_in()
+
+    def typing(grad, arrays, axis=0):
+        rank = _rank_of_items(types, arrays)
+        if not _float_adjoint(types, grad) or rank is None or _given_axis(types, axis) != "int" or \
+                grad.ndim != rank + 1:
+            return None
+        shapes_of, cut = _shapes_and_cut(types, arrays)
+
+        def pieces(grad, arrays, axis=0):
+            shapes = shapes_of(arrays)
+            return cut(grad, axis_in(axis, rank + 1), [1 for _ in shapes], shapes)
+        return pieces
+    return typing
+
+
+def _joining(types: Any, how: Any) -> Optional[str]:
+    name = how.literal_value if isinstance(how, types.StringLiteral) else how if isinstance(how, str) else None
+    return name if name in ("hstack", "vstack", "dstack", "column_stack") else None
+
+
+def _joined_axis(how: str, rank: int) -> tuple[int, Optional[int]]:
+    """The axis ``np.<how>`` joins arrays of ``rank`` on, after it raised them to its rank (atleast_1d,
+    atleast_2d, atleast_3d, a column), and the axis of the array itself that gives each one's length
+    there (None: one position each; -1: the array's size, a vector or a number made a vector)."""
+    if how == "hstack":
+        return (0, -1) if rank <= 1 else (1, 1)
+    if how == "vstack":
+        return (0, None) if rank <= 1 else (0, 0)
+    if how == "dstack":
+        return (2, None) if rank <= 2 else (2, 2)
+    return (1, None) if rank <= 1 else (1, 1)  # column_stack
+
+
+@compiled(shape.joined_grad)
+def _joined_grad(types):
+    """joined_grad: the adjoint cut along the axis np.hstack/vstack/dstack/column_stack joined on, each
+    piece of its array's shape."""
+    def typing(grad, arrays, how):
+        rank, joining = _rank_of_items(types, arrays), _joining(types, how)
+        if not _float_adjoint(types, grad) or rank is None or joining is None:
+            return None
+        shapes_of, cut = _shapes_and_cut(types, arrays)
+        axis, own = _joined_axis(joining, rank)
+        if own is None:
+            return lambda grad, arrays, how: cut(grad, axis, [1 for _ in shapes_of(arrays)], shapes_of(arrays))
+        if own == -1:
+            def sized(grad, arrays, how):
+                shapes = shapes_of(arrays)
+                sizes = []
+                for s in shapes:
+                    n = 1
+                    for length in s:
+                        n *= length
+                    sizes.append(n)
+                return cut(grad, axis, sizes, shapes)
+            return sized
+        return lambda grad, arrays, how: cut(grad, axis, [s[own] for s in shapes_of(arrays)], shapes_of(arrays))
+    return typing
+
+
+@functools.cache
+def _joining_lists() -> Any:
+    """``concatenated(arrays, at)`` and ``stacked(arrays, at)``: the arrays of a list (one dtype, one rank,
+    as Numba types a list) put one after another along the axis ``at`` (stacked: along a new axis
+    there), NumPy's result; shapes that do not fit raise ValueError (compiled, Numba imported, built
+    once)."""
+    from numba.cpython.unsafe.tuple import tuple_setitem
+    from numba.extending import register_jitable
+
+    @register_jitable
+    def checked(arrays, at, new):
+        """The arrays' length together along ``at`` (stacked: their count); shapes that differ elsewhere raise."""
+        if len(arrays) == 0:
+            raise ValueError("need at least one array to concatenate")
+        first = arrays[0]
+        total = 0
+        for a in arrays:
+            for d in range(first.ndim):
+                if (new or d != at) and a.shape[d] != first.shape[d]:
+                    raise ValueError("all the input array dimensions except for the concatenation axis must match")
+            total += 1 if new else a.shape[at]
+        return total
+
+    @register_jitable
+    def put(arrays, at, new, shape):
+        """A new array of ``shape`` holding the arrays one after another along ``at``."""
+        outer = 1
+        for d in range(at):
+            outer *= shape[d]
+        inner = 1
+        for d in range(at + 1, len(shape)):
+            inner *= shape[d]
+        out = np.empty((outer, shape[at], inner), arrays[0].dtype)
+        start = 0
+        for a in arrays:
+            length = 1 if new else a.shape[at]
+            out[:, start:start + length, :] = np.ascontiguousarray(a).reshape((outer, length, inner))
+            start += length
+        return out.reshape(shape)
+
+    @register_jitable
+    def concatenated(arrays, at):
+        total = checked(arrays, at, False)
+        return put(arrays, at, False, tuple_setitem(arrays[0].shape, at, total))
+
+    @register_jitable
+    def stacked(arrays, at):
+        total = checked(arrays, at, True)
+        return put(arrays, at, True, tuple_setitem(np.expand_dims(arrays[0], at).shape, at, total))
+
+    return concatenated, stacked
+
+
+def _list_of_arrays(types: Any, arrays: Any) -> bool:
+    return isinstance(arrays, types.List) and isinstance(arrays.dtype, types.Array) and arrays.dtype.ndim >= 1
+
+
+@compiled(np.concatenate)
+def _concatenate(types):
+    """np.concatenate(a list of arrays, an int axis or None) (Numba's own joins tuples only, and of them
+    none with axis=None)."""
+    concatenated, axis_in = _joining_lists()[0], _axis_in()
+
+    def typing(arrays, axis=0, out=None, dtype=None, casting="same_kind"):
+        given = _given_axis(types, axis)
+        if not _list_of_arrays(types, arrays) or not given or not _is_none(types, out) \
+                or not _is_none(types, dtype) or not isinstance(casting, (str, types.Omitted)):
+            return None
+        if given == "none":  # (each array flattened, in C order, as NumPy's)
+            return lambda arrays, axis=0, out=None, dtype=None, casting="same_kind": \
+                concatenated([np.ascontiguousarray(a).reshape(-1) for a in arrays], 0)
+        rank = arrays.dtype.ndim
+        return lambda arrays, axis=0, out=None, dtype=None, casting="same_kind": \
+            concatenated(arrays, axis_in(axis, rank))
+    return typing
+
+
+@compiled(np.stack)
+def _stack(types):
+    """np.stack(a list of arrays, an int axis) (Numba's own stacks tuples only)."""
+    stacked, axis_in = _joining_lists()[1], _axis_in()
+
+    def typing(arrays, axis=0, out=None, dtype=None, casting="same_kind"):
+        if not _list_of_arrays(types, arrays) or _given_axis(types, axis) != "int" or not _is_none(types, out) \
+                or not _is_none(types, dtype) or not isinstance(casting, (str, types.Omitted)):
+            return None
+        rank = arrays.dtype.ndim
+        return lambda arrays, axis=0, out=None, dtype=None, casting="same_kind": \
+            stacked(arrays, axis_in(axis, rank + 1))
+    return typing
+
+
+def _is_none(types: Any, value: Any) -> bool:
+    return value is None or isinstance(value, types.NoneType) or \
+        (isinstance(value, types.Omitted) and value.value is None)
