@@ -262,12 +262,15 @@ def _joining_lists() -> Any:
     @register_jitable
     def concatenated(arrays, at):
         total = checked(arrays, at, False)
-        return put(arrays, at, False, tuple_setitem(arrays[0].shape, at, total))
+        # (tuple_setitem is an intrinsic: mypy reads the typing context's parameters as its own)
+        shape = tuple_setitem(arrays[0].shape, at, total)  # type: ignore[call-arg]
+        return put(arrays, at, False, shape)
 
     @register_jitable
     def stacked(arrays, at):
         total = checked(arrays, at, True)
-        return put(arrays, at, True, tuple_setitem(np.expand_dims(arrays[0], at).shape, at, total))
+        shape = tuple_setitem(np.expand_dims(arrays[0], at).shape, at, total)  # type: ignore[call-arg]
+        return put(arrays, at, True, shape)
 
     return concatenated, stacked
 
