@@ -263,13 +263,13 @@ def _joining_lists() -> Any:
     def concatenated(arrays, at):
         total = checked(arrays, at, False)
         # (tuple_setitem is an intrinsic: mypy reads the typing context's parameters as its own)
-        shape = tuple_setitem(arrays[0].shape, at, total)  # type: ignore[call-arg]
+        shape: tuple = tuple_setitem(arrays[0].shape, at, total)  # type: ignore[call-arg]
         return put(arrays, at, False, shape)
 
     @register_jitable
     def stacked(arrays, at):
         total = checked(arrays, at, True)
-        shape = tuple_setitem(np.expand_dims(arrays[0], at).shape, at, total)  # type: ignore[call-arg]
+        shape: tuple = tuple_setitem(np.expand_dims(arrays[0], at).shape, at, total)  # type: ignore[call-arg]
         return put(arrays, at, True, shape)
 
     return concatenated, stacked
