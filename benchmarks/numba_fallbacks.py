@@ -156,6 +156,17 @@ def hstack_and_vstack(x):
     rows = np.vstack((x, side))
     return np.sum(rows[1] * rows[0] ** 2)
 
+
+def tile_and_repeat(x):
+    T = np.tile(x, (2, 1))
+    R = np.repeat(np.outer(x, x), 2, axis=1)
+    return np.sum(T[1] * T[0] ** 2) + np.sum(np.sin(R))
+
+
+def take_rows(x):
+    M = np.outer(x, x)
+    return np.sum(np.take(M, np.array([0, 2, 2]), axis=0) ** 2) + np.take(x, 1) * np.sum(np.take(x, np.array([0, 0])))
+
 # (name, the function, its argument, whether it is expected to compile)
 CASES: list[tuple[str, Callable, Callable[[], Any], bool]] = [
     ("np.cumsum (flat): cumsum_grad", cumsum_flat, lambda: np.linspace(0.1, 1.0, 5), True),
@@ -190,6 +201,8 @@ CASES: list[tuple[str, Callable, Callable[[], Any], bool]] = [
     ("np.concatenate (a list): concatenate_grad", concatenate_list, lambda: np.linspace(0.1, 1.0, 5), True),
     ("np.stack (a list, axis=1): stack_grad", stack_rows, lambda: np.linspace(0.1, 1.0, 5), True),
     ("np.hstack, np.vstack: joined_grad", hstack_and_vstack, lambda: np.linspace(0.1, 1.0, 5), True),
+    ("np.tile, np.repeat(axis=1): tile_grad, repeat_grad", tile_and_repeat, lambda: np.linspace(0.1, 1.0, 4), True),
+    ("np.take (axis=0, flat): take_grad", take_rows, lambda: np.linspace(0.1, 1.0, 4), True),
     ("float32 arguments (array)", float32_product, lambda: np.linspace(0.1, 1.0, 5).astype(np.float32), False),
     ("float32 arguments (loop)", float32_loop, lambda: np.linspace(0.1, 1.0, 5).astype(np.float32), False),
 ]

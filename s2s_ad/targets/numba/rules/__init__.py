@@ -7,7 +7,8 @@ Input: the Python helpers, imported from the template modules they are defined i
 the rule registry's table of the "numba" target; ``numba.runtime`` imports this package before
 reading that table (``rules.compiled_versions("numba")``) and registers each factory's typing function
 as a Numba overload.  One module here per template module it serves, named after it
-(numpy_shape's adjoints of joining arrays apart, in numpy_joining, with np.concatenate and np.stack of a list).  Nothing here
+(numpy_shape's adjoints of joining arrays apart, in numpy_joining, with np.concatenate and np.stack of a list;
+its rules that copy elements in numpy_copies: np.tile, np.repeat, np.take's adjoints, np.ndim).  Nothing here
 imports Numba when loaded: each factory is handed ``numba.types`` and imports what else it needs.
 
 Every version must do what its Python helper does for the types it accepts (returning None where it
@@ -15,5 +16,5 @@ does not compile a call, which then runs as Python); tests/targets/test_numba_ba
 """
 from __future__ import annotations
 
-from . import (numpy_creation, numpy_joining, numpy_linalg, numpy_reductions, numpy_shape, numpy_signal,  # (declare them)
-               operators)
+from . import (numpy_copies, numpy_creation, numpy_joining, numpy_linalg,  # (declare them)
+               numpy_reductions, numpy_shape, numpy_signal, operators)
