@@ -167,6 +167,12 @@ def take_rows(x):
     M = np.outer(x, x)
     return np.sum(np.take(M, np.array([0, 2, 2]), axis=0) ** 2) + np.take(x, 1) * np.sum(np.take(x, np.array([0, 0])))
 
+
+def trapezoids(x):
+    y = np.sin(x) * x
+    return np.trapezoid(y, dx=0.1) + np.trapezoid(y ** 2, np.cumsum(x * x + 0.5)) + \
+        np.sum(np.trapezoid(np.outer(x, x), axis=0))
+
 # (name, the function, its argument, whether it is expected to compile)
 CASES: list[tuple[str, Callable, Callable[[], Any], bool]] = [
     ("np.cumsum (flat): cumsum_grad", cumsum_flat, lambda: np.linspace(0.1, 1.0, 5), True),
@@ -203,6 +209,8 @@ CASES: list[tuple[str, Callable, Callable[[], Any], bool]] = [
     ("np.hstack, np.vstack: joined_grad", hstack_and_vstack, lambda: np.linspace(0.1, 1.0, 5), True),
     ("np.tile, np.repeat(axis=1): tile_grad, repeat_grad", tile_and_repeat, lambda: np.linspace(0.1, 1.0, 4), True),
     ("np.take (axis=0, flat): take_grad", take_rows, lambda: np.linspace(0.1, 1.0, 4), True),
+    ("np.trapezoid (dx, x, axis=0): pair_means, trapezoid_widths", trapezoids, lambda: np.linspace(0.1, 1.0, 4),
+     True),
     ("float32 arguments (array)", float32_product, lambda: np.linspace(0.1, 1.0, 5).astype(np.float32), False),
     ("float32 arguments (loop)", float32_loop, lambda: np.linspace(0.1, 1.0, 5).astype(np.float32), False),
 ]

@@ -548,3 +548,19 @@ def _sort_grad(types):
             return None
         return lambda grad, a, axis=-1: along(a, axis, grad, False)
     return typing
+
+
+@compiled(np.expand_dims)
+def _expand_dims_of_a_number(types):
+    """np.expand_dims(a number, axis) (Numba's own takes arrays): a vector of that one number, for the axis
+    0 or -1 (any other raises, as NumPy's AxisError)."""
+    def typing(a, axis):
+        if not isinstance(a, (types.Float, types.Integer)) or isinstance(a, types.Boolean) or not _is_int(types, axis):
+            return None
+
+        def one(a, axis):
+            if axis != 0 and axis != -1:
+                raise ValueError("axis is out of bounds for array")
+            return np.full(1, a)
+        return one
+    return typing

@@ -1,6 +1,10 @@
 """The Numba target's compiled versions of ``templates/numpy_signal.py``'s helpers of np.interp's
 adjoint: ``interp_segments`` (the segment each point is read on), ``gather`` (``np.take`` of a 1-d
-array) and ``scatter`` (its transpose: ``np.add.at`` into zeros).
+array) and ``scatter`` (its transpose: ``np.add.at`` into zeros); and of np.trapezoid's (Numba's
+own computes the primal; np.trapezoid with ``axis=`` given is here): ``pair_means`` and
+``pair_means_transpose`` along any axis, and ``trapezoid_widths`` and ``trapezoid_width_adjoint``
+where the widths are ``dx`` or the differences of sample points of one axis along samples of one
+axis (other shapes run as Python).
 
 Each version must do what the Python helper does for the types it accepts
 (tests/targets/test_numba_rule_coverage.py compares the two); Numba is imported by no module here when loaded
@@ -8,6 +12,7 @@ Each version must do what the Python helper does for the types it accepts
 """
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 import numpy as np
@@ -104,4 +109,161 @@ def _scatter(types):
                 total[positions[i]] += values[i]
             return total
         return added
+    return typing
+
+
+# -- np.trapezoid's helpers ------------------------------------------------------------------------
+
+@functools.cache
+def _pairs() -> Any:
+    """``means(y, at)`` and ``spread(grad, at)`` (compiled, Numba imported, built once): the mean of each
+    two neighbours along the axis ``at`` (one fewer there), and its transpose (one more there)."""
+    from numba.cpython.unsafe.tuple import tuple_setitem
+    from numba.extending import register_jitable
+
+    @register_jitable
+    def around(shape, at):
+        outer = 1
+        for d in range(at):
+            outer *= shape[d]
+        inner = 1
+        for d in range(at + 1, len(shape)):
+            inner *= shape[d]
+        return outer, inner
+
+    @register_jitable
+    def means(y, at):
+        outer, inner = around(y.shape, at)
+        n = y.shape[at]
+        if n == 0:
+            raise ValueError("pair means of an empty axis")
+        lined = np.ascontiguousarray(y).reshape((outer, n, inner))
+        out = 0.5 * (lined[:, 1:, :] + lined[:, :n - 1, :])
+        lengths: tuple = tuple_setitem(y.shape, at, n - 1)  # type: ignore[call-arg]  # (an intrinsic)
+        return out.reshape(lengths)
+
+    @register_jitable
+    def spread(grad, at):
+        outer, inner = around(grad.shape, at)
+        n = grad.shape[at]
+        lined = np.ascontiguousarray(grad).reshape((outer, n, inner))
+        out = np.zeros((outer, n + 1, inner), lined.dtype)
+        out[:, 1:, :] += 0.5 * lined
+        out[:, :n, :] += 0.5 * lined
+        lengths: tuple = tuple_setitem(grad.shape, at, n + 1)  # type: ignore[call-arg]  # (an intrinsic)
+        return out.reshape(lengths)
+
+    @register_jitable
+    def axis_in(axis, ndim):
+        if axis < -ndim or axis >= ndim:
+            raise ValueError("axis is out of bounds for array")
+        return axis + ndim if axis < 0 else axis
+
+    return means, spread, axis_in
+
+
+def _float_array(types: Any, value: Any) -> bool:
+    return isinstance(value, types.Array) and value.ndim >= 1 and value.dtype in (types.float64, types.float32)
+
+
+def _int(types: Any, value: Any) -> bool:
+    return type(value) is int or isinstance(value, types.Integer) and not isinstance(value, types.Boolean)
+
+
+@compiled(signal.pair_means)
+def _pair_means(types):
+    """pair_means: the mean of each two neighbours along an int axis, of a float array."""
+    means, _, axis_in = _pairs()
+
+    def typing(y, axis):
+        if not _float_array(types, y) or not _int(types, axis):
+            return None
+        return lambda y, axis: means(y, axis_in(axis, y.ndim))
+    return typing
+
+
+@compiled(signal.pair_means_transpose)
+def _pair_means_transpose(types):
+    """pair_means_transpose: each neighbour half of each mean it is in, along an int axis."""
+    _, spread, axis_in = _pairs()
+
+    def typing(grad, axis):
+        if not _float_array(types, grad) or not _int(types, axis):
+            return None
+        return lambda grad, axis: spread(grad, axis_in(axis, grad.ndim))
+    return typing
+
+
+def _none(types: Any, value: Any) -> bool:
+    return value is None or isinstance(value, types.NoneType) or \
+        (isinstance(value, types.Omitted) and value.value is None)
+
+
+@compiled(signal.trapezoid_widths)
+def _trapezoid_widths(types):
+    """trapezoid_widths: ``dx`` where no sample points are given; the differences of sample points of one
+    axis along samples of one axis (where the samples have more axes, the widths' rank depends on the axis:
+    that runs as Python)."""
+    def typing(y, x, dx, axis):
+        if not _float_array(types, y) or not _int(types, axis):
+            return None
+        if _none(types, x):
+            return lambda y, x, dx, axis: dx
+        if isinstance(x, types.Array) and x.ndim == 1 and y.ndim == 1 and _real(types, x.dtype):
+            return lambda y, x, dx, axis: np.diff(x) * 1.0
+        return None
+    return typing
+
+
+@compiled(signal.trapezoid_width_adjoint)
+def _trapezoid_width_adjoint(types):
+    """trapezoid_width_adjoint: 0.0 where no sample points were given; the differences' adjoint sent back
+    to sample points of one axis from an adjoint of one axis."""
+    def typing(grad, y, x, axis):
+        if not _int(types, axis):
+            return None
+        if _none(types, x):
+            return lambda grad, y, x, axis: 0.0
+        if isinstance(x, types.Array) and x.ndim == 1 and _float_array(types, grad) and grad.ndim == 1 \
+                and grad.dtype == types.float64:
+            def sent_back(grad, y, x, axis):
+                if grad.shape[0] + 1 != x.shape[0]:
+                    raise ValueError("the adjoint is not one shorter than the sample points")
+                out = np.zeros(x.shape[0])
+                out[1:] += grad
+                out[:-1] -= grad
+                return out
+            return sent_back
+        return None
+    return typing
+
+
+_TRAPEZOID = np.trapezoid if hasattr(np, "trapezoid") else getattr(np, "trapz")  # (as the template names it)
+
+
+@compiled(_TRAPEZOID)
+def _trapezoid_along(types):
+    """np.trapezoid(y, x=None, dx, axis) with ``axis`` given (Numba's own takes none): the sum of ``dx`` times
+    each pair mean along the axis; with sample points of one axis, of samples of one axis."""
+    means, _, axis_in = _pairs()
+
+    def typing(y, x=None, dx=1.0, axis=-1):
+        if not _float_array(types, y) or isinstance(axis, types.Omitted) or not _int(types, axis) or \
+                not (_real(types, dx) or isinstance(dx, (float, int)) or isinstance(dx, types.Omitted)):
+            return None  # (no axis given: Numba's own)
+        if _none(types, x) and y.ndim == 1:
+            return lambda y, x=None, dx=1.0, axis=-1: np.sum(means(y, axis_in(axis, 1)) * dx)
+        if _none(types, x):
+            def along(y, x=None, dx=1.0, axis=-1):
+                at = axis_in(axis, y.ndim)
+                return np.sum(means(y, at) * dx, axis=at)
+            return along
+        if isinstance(x, types.Array) and x.ndim == 1 and y.ndim == 1 and _real(types, x.dtype):
+            def sampled(y, x=None, dx=1.0, axis=-1):
+                axis_in(axis, 1)
+                if x.shape[0] != y.shape[0]:
+                    raise ValueError("operands could not be broadcast together")
+                return np.sum(np.diff(x) * means(y, 0))
+            return sampled
+        return None
     return typing
