@@ -374,3 +374,26 @@ def assert_numba_agrees_with_differences(f: Callable, x: Any) -> None:
     assert value == pytest.approx(f(x.copy()), rel=1e-12)
     assert float(derivative) == pytest.approx(float(want @ tangent), rel=1e-6, abs=1e-7)
     np.testing.assert_allclose(hessian, second_differences(f, x.copy()), rtol=1e-4, atol=1e-5)
+
+
+def compiled_by_numba(source: str, names: dict) -> Callable:
+    """The function ``f`` that ``source`` defines (``names`` its globals), compiled by Numba with
+    s2s_ad's compiled versions registered: how a test calls a compiled rule as generated code does."""
+    import numba
+    from s2s_ad.targets.numba import runtime
+    runtime.register()
+    namespace = dict(names)
+    exec(source, namespace)
+    return numba.njit(namespace["f"])
+
+
+def check_compiled_gradient(fn: Callable, x: np.ndarray) -> None:
+    """``value_and_grad(fn, backend="numba")`` at ``x`` compiles (a ``CompileFallbackWarning`` fails the
+    test), its value is ``fn``'s and its gradient central differences'."""
+    import warnings
+    import s2s_ad
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", s2s_ad.CompileFallbackWarning)
+        value, gradient = s2s_ad.value_and_grad(fn, backend="numba")(x)
+    np.testing.assert_allclose(value, fn(x), rtol=1e-12)
+    np.testing.assert_allclose(gradient, numeric_grad(fn, (x,), 0), rtol=1e-6, atol=1e-8)

@@ -8,13 +8,11 @@ their numbers and shapes, and raise where NumPy raises); gradients of functions 
 """
 from __future__ import annotations
 
-import warnings
 
 import numpy as np
 import pytest
 
-import s2s_ad
-from conftest import module_from_source, numeric_grad, optional_import
+from conftest import check_compiled_gradient, compiled_by_numba, module_from_source, optional_import
 
 numba = optional_import("numba")
 pytestmark = pytest.mark.skipif(numba is None, reason="numba is not installed (pip install 's2s_ad[numba]')")
@@ -23,13 +21,8 @@ RNG = np.random.default_rng(11)
 
 
 def _compiled(source):
-    """A function of ``source`` (``def f(...)``) compiled by Numba, s2s_ad's versions registered."""
-    from s2s_ad.targets.numba import runtime
-    from s2s_ad.targets.numba.rules.numpy_copies import shape
-    runtime.register()
-    namespace = {"np": np, "shape": shape}
-    exec(source, namespace)
-    return numba.njit(namespace["f"])
+    """``f`` of ``source`` compiled by Numba, reading NumPy and the template's helpers."""
+    return compiled_by_numba(source, {"np": np, "shape": _helpers()})
 
 
 def _helpers():
@@ -123,9 +116,4 @@ def columns_of_a_split(x):
 @pytest.mark.parametrize("name", ["tiled_and_repeated", "taken_in_a_loop", "columns_of_a_split"])
 def test_gradients_of_copies_compile_and_agree_with_differences(name, tmp_path_factory):
     fn = getattr(module_from_source(tmp_path_factory.mktemp("copies"), "copies_", PROGRAMS), name)
-    x = np.array([0.7, -1.1, 0.4, 1.3])
-    with warnings.catch_warnings():
-        warnings.simplefilter("error", s2s_ad.CompileFallbackWarning)  # (a fallback fails the test)
-        value, gradient = s2s_ad.value_and_grad(fn, backend="numba")(x)
-    np.testing.assert_allclose(value, fn(x), rtol=1e-12)
-    np.testing.assert_allclose(gradient, numeric_grad(fn, (x,), 0), rtol=1e-6, atol=1e-8)
+    check_compiled_gradient(fn, np.array([0.7, -1.1, 0.4, 1.3]))

@@ -7,13 +7,11 @@ np.trapezoid, compiled (asserted: no fallback), against central differences.
 """
 from __future__ import annotations
 
-import warnings
 
 import numpy as np
 import pytest
 
-import s2s_ad
-from conftest import module_from_source, numeric_grad, optional_import
+from conftest import check_compiled_gradient, compiled_by_numba, module_from_source, optional_import
 
 numba = optional_import("numba")
 pytestmark = pytest.mark.skipif(numba is None, reason="numba is not installed (pip install 's2s_ad[numba]')")
@@ -22,12 +20,8 @@ RNG = np.random.default_rng(5)
 
 
 def _compiled(source):
-    from s2s_ad.targets.numba import runtime
-    from s2s_ad.targets.numba.rules.numpy_signal import signal
-    runtime.register()
-    namespace = {"np": np, "signal": signal}
-    exec(source, namespace)
-    return numba.njit(namespace["f"])
+    """``f`` of ``source`` compiled by Numba, reading NumPy and the template's helpers."""
+    return compiled_by_numba(source, {"np": np, "signal": _signal()})
 
 
 def _signal():
@@ -97,9 +91,4 @@ def running_integral(x):
 @pytest.mark.parametrize("name", ["energy", "integrated_rows", "running_integral"])
 def test_gradients_of_trapezoids_compile_and_agree_with_differences(name, tmp_path_factory):
     fn = getattr(module_from_source(tmp_path_factory.mktemp("trapezoid"), "trapezoid_", PROGRAMS), name)
-    x = np.array([0.7, -1.1, 0.4, 1.3])
-    with warnings.catch_warnings():
-        warnings.simplefilter("error", s2s_ad.CompileFallbackWarning)  # (a fallback fails the test)
-        value, gradient = s2s_ad.value_and_grad(fn, backend="numba")(x)
-    np.testing.assert_allclose(value, fn(x), rtol=1e-12)
-    np.testing.assert_allclose(gradient, numeric_grad(fn, (x,), 0), rtol=1e-6, atol=1e-8)
+    check_compiled_gradient(fn, np.array([0.7, -1.1, 0.4, 1.3]))

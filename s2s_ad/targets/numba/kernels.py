@@ -85,3 +85,17 @@ def lengths_around() -> Any:
             inner *= shape[j]
         return outer, shape[position], inner
     return around
+
+
+@functools.cache
+def axis_position() -> Any:
+    """``axis_in(axis, ndim)``: NumPy's axis (negative counts from the end) as a position in
+    ``range(ndim)``; out of range raises ValueError (NumPy's AxisError is one).  Inlined where called."""
+    from numba.extending import register_jitable
+
+    @register_jitable
+    def axis_in(axis: int, ndim: int) -> int:
+        if axis < -ndim or axis >= ndim:
+            raise ValueError("axis is out of bounds for array")
+        return axis + ndim if axis < 0 else axis
+    return axis_in

@@ -20,18 +20,16 @@ from typing import Any, Optional
 import numpy as np
 
 from ....rules import compiled
+from ..kernels import axis_position, lengths_around
+from .argument_types import axis_form, is_int
 from .template_modules import template
 
 shape = template("numpy_shape")
 
 
-def _is_int(types: Any, value: Any) -> bool:
-    return type(value) is int or isinstance(value, types.Integer) and not isinstance(value, types.Boolean)
-
-
 def _reps_length(types: Any, reps: Any) -> Optional[int]:
     """How many counts ``reps`` gives np.tile (an int: one), or None where it is not ints."""
-    if _is_int(types, reps):
+    if is_int(types, reps):
         return 1
     if isinstance(reps, types.UniTuple) and isinstance(reps.dtype, types.Integer) and len(reps) > 0:
         return len(reps)
@@ -77,7 +75,7 @@ def _tile(types):
         count = _reps_length(types, reps)
         if not isinstance(A, types.Array) or A.ndim == 0 or count is None:
             return None
-        return _made(_tile_source("tiled", A.ndim, count, _is_int(types, reps), False), "tiled")
+        return _made(_tile_source("tiled", A.ndim, count, is_int(types, reps), False), "tiled")
     return typing
 
 
@@ -89,7 +87,7 @@ def _tile_grad(types):
         if not isinstance(a, types.Array) or a.ndim == 0 or count is None or not isinstance(grad, types.Array) \
                 or grad.dtype not in (types.float64, types.float32) or grad.ndim != max(a.ndim, count):
             return None
-        return _made(_tile_source("tile_summed", a.ndim, count, _is_int(types, reps), True), "tile_summed")
+        return _made(_tile_source("tile_summed", a.ndim, count, is_int(types, reps), True), "tile_summed")
     return typing
 
 
@@ -114,20 +112,11 @@ def _repeating() -> Any:
                 raise ValueError("repeats may not contain negative values.")
         return counts
 
-    @register_jitable
-    def around(shape, at):
-        """The lengths before and after the axis ``at``."""
-        outer = 1
-        for d in range(at):
-            outer *= shape[d]
-        inner = 1
-        for d in range(at + 1, len(shape)):
-            inner *= shape[d]
-        return outer, inner
+    around = lengths_around()
 
     @register_jitable
     def repeated(a, counts, at):
-        outer, inner = around(a.shape, at)
+        outer, _, inner = around(a.shape, at)
         lined = np.ascontiguousarray(a).reshape((outer, a.shape[at], inner))
         out = np.empty((outer, counts.sum(), inner), a.dtype)
         k = 0
@@ -140,7 +129,7 @@ def _repeating() -> Any:
 
     @register_jitable
     def gathered(grad, a_shape, counts, at):
-        outer, inner = around(a_shape, at)
+        outer, _, inner = around(a_shape, at)
         total = counts.sum()
         if grad.size != outer * total * inner:
             raise ValueError("the adjoint is not of the repeated shape")
@@ -157,40 +146,18 @@ def _repeating() -> Any:
 
 
 def _counts(types: Any, repeats: Any) -> bool:
-    return _is_int(types, repeats) or isinstance(repeats, types.Array) and isinstance(repeats.dtype, types.Integer) \
+    return is_int(types, repeats) or isinstance(repeats, types.Array) and isinstance(repeats.dtype, types.Integer) \
         and repeats.ndim <= 1
-
-
-def _axis_kind(types: Any, axis: Any) -> str:
-    """"int", "none" or "" (neither)."""
-    if _is_int(types, axis) or isinstance(axis, types.Omitted) and type(axis.value) is int:
-        return "int"
-    if axis is None or isinstance(axis, types.NoneType) or isinstance(axis, types.Omitted) and axis.value is None:
-        return "none"
-    return ""
-
-
-@functools.cache
-def _axis_in() -> Any:
-    from numba.extending import register_jitable
-
-    @register_jitable
-    def axis_in(axis, ndim):
-        if axis < -ndim or axis >= ndim:
-            raise ValueError("axis is out of bounds for array")
-        return axis + ndim if axis < 0 else axis
-
-    return axis_in
 
 
 @compiled(np.repeat)
 def _repeat(types):
     """np.repeat(a, repeats, axis) along an int axis or with axis=None given (Numba's own takes no axis)."""
     counts_of, repeated, _ = _repeating()
-    axis_in = _axis_in()
+    axis_in = axis_position()
 
     def typing(a, repeats, axis=None):
-        kind = _axis_kind(types, axis)
+        kind = axis_form(types, axis)
         if not isinstance(a, types.Array) or a.ndim == 0 or not _counts(types, repeats) or not kind \
                 or axis is None or isinstance(axis, types.Omitted):
             return None  # (no axis given: Numba's own)
@@ -206,10 +173,10 @@ def _repeat(types):
 def _repeat_grad(types):
     """repeat_grad: each element (along ``axis``: each position of it) the sum of its copies' adjoints."""
     counts_of, _, gathered = _repeating()
-    axis_in = _axis_in()
+    axis_in = axis_position()
 
     def typing(grad, a, repeats, axis=None):
-        kind = _axis_kind(types, axis)
+        kind = axis_form(types, axis)
         if not isinstance(a, types.Array) or a.ndim == 0 or not _counts(types, repeats) or not kind or \
                 not isinstance(grad, types.Array) or grad.dtype not in (types.float64, types.float32):
             return None
@@ -226,16 +193,11 @@ def _scattering() -> Any:
     """``scattered(grad, a_shape, flat_indices, at)`` (compiled, built once): zeros of ``a_shape``, each
     adjoint of ``grad`` (seen as (before, taken, after) around the axis ``at``) added at its index."""
     from numba.extending import register_jitable
+    around = lengths_around()
 
     @register_jitable
     def scattered(grad, a_shape, indices, at):
-        outer = 1
-        for d in range(at):
-            outer *= a_shape[d]
-        inner = 1
-        for d in range(at + 1, len(a_shape)):
-            inner *= a_shape[d]
-        n = a_shape[at]
+        outer, n, inner = around(a_shape, at)
         if grad.size != outer * indices.size * inner:
             raise ValueError("the adjoint is not of the taken shape")
         lined = np.ascontiguousarray(grad).reshape((outer, indices.size, inner))
@@ -254,12 +216,12 @@ def _scattering() -> Any:
 def _take_grad(types):
     """take_grad: zeros of ``a``'s shape, each adjoint added at the index it was taken from (repeats add up)."""
     scattered = _scattering()
-    axis_in = _axis_in()
+    axis_in = axis_position()
 
     def typing(grad, a, indices, axis=None):
-        kind = _axis_kind(types, axis)
-        taken = _is_int(types, indices) or isinstance(indices, types.Array) and isinstance(indices.dtype, types.Integer)
-        one = isinstance(grad, types.Float) and _is_int(types, indices)  # (one element taken: its adjoint a number)
+        kind = axis_form(types, axis)
+        taken = is_int(types, indices) or isinstance(indices, types.Array) and isinstance(indices.dtype, types.Integer)
+        one = isinstance(grad, types.Float) and is_int(types, indices)  # (one element taken: its adjoint a number)
         if not isinstance(a, types.Array) or a.ndim == 0 or not taken or not kind or not one and \
                 (not isinstance(grad, types.Array) or grad.dtype not in (types.float64, types.float32)):
             return None

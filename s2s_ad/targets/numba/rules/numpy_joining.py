@@ -22,6 +22,8 @@ from typing import Any, Optional
 import numpy as np
 
 from ....rules import compiled
+from ..kernels import axis_position, lengths_around
+from .argument_types import axis_form, is_none
 from .template_modules import template
 
 shape = template("numpy_shape")
@@ -53,6 +55,7 @@ def _cutting() -> Any:
     each reshaped to its entry of ``shapes`` (compiled functions, Numba imported, built once)."""
     from numba import literal_unroll
     from numba.extending import register_jitable
+    around = lengths_around()
 
     @register_jitable
     def shapes_of_tuple(arrays):  # (items of different types: a loop unrolled)
@@ -71,12 +74,7 @@ def _cutting() -> Any:
     @register_jitable
     def cut(grad, axis, sizes, shapes):
         whole = np.ascontiguousarray(grad)
-        outer = 1
-        for d in range(axis):
-            outer *= whole.shape[d]
-        inner = 1
-        for d in range(axis + 1, whole.ndim):
-            inner *= whole.shape[d]
+        outer, _, inner = around(whole.shape, axis)
         total = 0
         for size in sizes:
             total += size
@@ -100,38 +98,14 @@ def _shapes_and_cut(types: Any, arrays: Any) -> tuple[Any, Any]:
     return (shapes_of_items if isinstance(arrays, (types.List, types.UniTuple)) else shapes_of_tuple), cut
 
 
-@functools.cache
-def _axis_in() -> Any:
-    """``axis_in(axis, ndim)``: a NumPy axis (negative from the end) as a position; out of range raises."""
-    from numba.extending import register_jitable
-
-    @register_jitable
-    def axis_in(axis, ndim):
-        if axis < -ndim or axis >= ndim:
-            raise ValueError("axis is out of bounds for array")
-        return axis + ndim if axis < 0 else axis
-
-    return axis_in
-
-
-def _given_axis(types: Any, axis: Any) -> str:
-    """"int", "none" or "" (neither, or not known when compiling)."""
-    if type(axis) is int or isinstance(axis, types.Integer) and not isinstance(axis, types.Boolean) or \
-            isinstance(axis, types.Omitted) and type(axis.value) is int:
-        return "int"
-    if axis is None or isinstance(axis, types.NoneType) or isinstance(axis, types.Omitted) and axis.value is None:
-        return "none"
-    return ""
-
-
 @compiled(shape.concatenate_grad)
 def _concatenate_grad(types):
     """concatenate_grad: the adjoint cut along the axis by the arrays' lengths there (axis None: the
     flattened adjoint cut by their sizes, each piece given its array's shape)."""
-    axis_in = _axis_in()
+    axis_in = axis_position()
 
     def typing(grad, arrays, axis=0):
-        rank, given = _rank_of_items(types, arrays), _given_axis(types, axis)
+        rank, given = _rank_of_items(types, arrays), axis_form(types, axis)
         if not _float_adjoint(types, grad) or rank is None or rank == 0 or not given:
             return None
         shapes_of, cut = _shapes_and_cut(types, arrays)
@@ -158,11 +132,11 @@ def _concatenate_grad(types):
 @compiled(shape.stack_grad)
 def _stack_grad(types):
     """stack_grad: one position of the new axis per array, each piece of the array's shape."""
-    axis_in = _axis_in()
+    axis_in = axis_position()
 
     def typing(grad, arrays, axis=0):
         rank = _rank_of_items(types, arrays)
-        if not _float_adjoint(types, grad) or rank is None or _given_axis(types, axis) != "int" or \
+        if not _float_adjoint(types, grad) or rank is None or axis_form(types, axis) != "int" or \
                 grad.ndim != rank + 1:
             return None
         shapes_of, cut = _shapes_and_cut(types, arrays)
@@ -227,6 +201,7 @@ def _joining_lists() -> Any:
     once)."""
     from numba.cpython.unsafe.tuple import tuple_setitem
     from numba.extending import register_jitable
+    around = lengths_around()
 
     @register_jitable
     def checked(arrays, at, new):
@@ -245,13 +220,8 @@ def _joining_lists() -> Any:
     @register_jitable
     def put(arrays, at, new, shape):
         """A new array of ``shape`` holding the arrays one after another along ``at``."""
-        outer = 1
-        for d in range(at):
-            outer *= shape[d]
-        inner = 1
-        for d in range(at + 1, len(shape)):
-            inner *= shape[d]
-        out = np.empty((outer, shape[at], inner), arrays[0].dtype)
+        outer, length, inner = around(shape, at)
+        out = np.empty((outer, length, inner), arrays[0].dtype)
         start = 0
         for a in arrays:
             length = 1 if new else a.shape[at]
@@ -283,12 +253,12 @@ def _list_of_arrays(types: Any, arrays: Any) -> bool:
 def _concatenate(types):
     """np.concatenate(a list of arrays, an int axis or None) (Numba's own joins tuples only, and of them
     none with axis=None)."""
-    concatenated, axis_in = _joining_lists()[0], _axis_in()
+    concatenated, axis_in = _joining_lists()[0], axis_position()
 
     def typing(arrays, axis=0, out=None, dtype=None, casting="same_kind"):
-        given = _given_axis(types, axis)
-        if not _list_of_arrays(types, arrays) or not given or not _is_none(types, out) \
-                or not _is_none(types, dtype) or not isinstance(casting, (str, types.Omitted)):
+        given = axis_form(types, axis)
+        if not _list_of_arrays(types, arrays) or not given or not is_none(types, out) \
+                or not is_none(types, dtype) or not isinstance(casting, (str, types.Omitted)):
             return None
         if given == "none":  # (each array flattened, in C order, as NumPy's)
             return lambda arrays, axis=0, out=None, dtype=None, casting="same_kind": \
@@ -302,18 +272,14 @@ def _concatenate(types):
 @compiled(np.stack)
 def _stack(types):
     """np.stack(a list of arrays, an int axis) (Numba's own stacks tuples only)."""
-    stacked, axis_in = _joining_lists()[1], _axis_in()
+    stacked, axis_in = _joining_lists()[1], axis_position()
 
     def typing(arrays, axis=0, out=None, dtype=None, casting="same_kind"):
-        if not _list_of_arrays(types, arrays) or _given_axis(types, axis) != "int" or not _is_none(types, out) \
-                or not _is_none(types, dtype) or not isinstance(casting, (str, types.Omitted)):
+        if not _list_of_arrays(types, arrays) or axis_form(types, axis) != "int" or not is_none(types, out) \
+                or not is_none(types, dtype) or not isinstance(casting, (str, types.Omitted)):
             return None
         rank = arrays.dtype.ndim
         return lambda arrays, axis=0, out=None, dtype=None, casting="same_kind": \
             stacked(arrays, axis_in(axis, rank + 1))
     return typing
 
-
-def _is_none(types: Any, value: Any) -> bool:
-    return value is None or isinstance(value, types.NoneType) or \
-        (isinstance(value, types.Omitted) and value.value is None)

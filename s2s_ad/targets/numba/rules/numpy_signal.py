@@ -18,6 +18,8 @@ from typing import Any
 import numpy as np
 
 from ....rules import compiled
+from ..kernels import axis_position, lengths_around
+from .argument_types import is_int, is_none
 from .template_modules import template
 
 signal = template("numpy_signal")
@@ -121,20 +123,11 @@ def _pairs() -> Any:
     from numba.cpython.unsafe.tuple import tuple_setitem
     from numba.extending import register_jitable
 
-    @register_jitable
-    def around(shape, at):
-        outer = 1
-        for d in range(at):
-            outer *= shape[d]
-        inner = 1
-        for d in range(at + 1, len(shape)):
-            inner *= shape[d]
-        return outer, inner
+    around = lengths_around()
 
     @register_jitable
     def means(y, at):
-        outer, inner = around(y.shape, at)
-        n = y.shape[at]
+        outer, n, inner = around(y.shape, at)
         if n == 0:
             raise ValueError("pair means of an empty axis")
         lined = np.ascontiguousarray(y).reshape((outer, n, inner))
@@ -144,8 +137,7 @@ def _pairs() -> Any:
 
     @register_jitable
     def spread(grad, at):
-        outer, inner = around(grad.shape, at)
-        n = grad.shape[at]
+        outer, n, inner = around(grad.shape, at)
         lined = np.ascontiguousarray(grad).reshape((outer, n, inner))
         out = np.zeros((outer, n + 1, inner), lined.dtype)
         out[:, 1:, :] += 0.5 * lined
@@ -153,21 +145,11 @@ def _pairs() -> Any:
         lengths: tuple = tuple_setitem(grad.shape, at, n + 1)  # type: ignore[call-arg]  # (an intrinsic)
         return out.reshape(lengths)
 
-    @register_jitable
-    def axis_in(axis, ndim):
-        if axis < -ndim or axis >= ndim:
-            raise ValueError("axis is out of bounds for array")
-        return axis + ndim if axis < 0 else axis
-
-    return means, spread, axis_in
+    return means, spread, axis_position()
 
 
 def _float_array(types: Any, value: Any) -> bool:
     return isinstance(value, types.Array) and value.ndim >= 1 and value.dtype in (types.float64, types.float32)
-
-
-def _int(types: Any, value: Any) -> bool:
-    return type(value) is int or isinstance(value, types.Integer) and not isinstance(value, types.Boolean)
 
 
 @compiled(signal.pair_means)
@@ -176,7 +158,7 @@ def _pair_means(types):
     means, _, axis_in = _pairs()
 
     def typing(y, axis):
-        if not _float_array(types, y) or not _int(types, axis):
+        if not _float_array(types, y) or not is_int(types, axis):
             return None
         return lambda y, axis: means(y, axis_in(axis, y.ndim))
     return typing
@@ -188,15 +170,10 @@ def _pair_means_transpose(types):
     _, spread, axis_in = _pairs()
 
     def typing(grad, axis):
-        if not _float_array(types, grad) or not _int(types, axis):
+        if not _float_array(types, grad) or not is_int(types, axis):
             return None
         return lambda grad, axis: spread(grad, axis_in(axis, grad.ndim))
     return typing
-
-
-def _none(types: Any, value: Any) -> bool:
-    return value is None or isinstance(value, types.NoneType) or \
-        (isinstance(value, types.Omitted) and value.value is None)
 
 
 @compiled(signal.trapezoid_widths)
@@ -205,9 +182,9 @@ def _trapezoid_widths(types):
     axis along samples of one axis (where the samples have more axes, the widths' rank depends on the axis:
     that runs as Python)."""
     def typing(y, x, dx, axis):
-        if not _float_array(types, y) or not _int(types, axis):
+        if not _float_array(types, y) or not is_int(types, axis):
             return None
-        if _none(types, x):
+        if is_none(types, x):
             return lambda y, x, dx, axis: dx
         if isinstance(x, types.Array) and x.ndim == 1 and y.ndim == 1 and _real(types, x.dtype):
             return lambda y, x, dx, axis: np.diff(x) * 1.0
@@ -220,9 +197,9 @@ def _trapezoid_width_adjoint(types):
     """trapezoid_width_adjoint: 0.0 where no sample points were given; the differences' adjoint sent back
     to sample points of one axis from an adjoint of one axis."""
     def typing(grad, y, x, axis):
-        if not _int(types, axis):
+        if not is_int(types, axis):
             return None
-        if _none(types, x):
+        if is_none(types, x):
             return lambda grad, y, x, axis: 0.0
         if isinstance(x, types.Array) and x.ndim == 1 and _float_array(types, grad) and grad.ndim == 1 \
                 and grad.dtype == types.float64:
@@ -248,12 +225,12 @@ def _trapezoid_along(types):
     means, _, axis_in = _pairs()
 
     def typing(y, x=None, dx=1.0, axis=-1):
-        if not _float_array(types, y) or isinstance(axis, types.Omitted) or not _int(types, axis) or \
+        if not _float_array(types, y) or isinstance(axis, types.Omitted) or not is_int(types, axis) or \
                 not (_real(types, dx) or isinstance(dx, (float, int)) or isinstance(dx, types.Omitted)):
             return None  # (no axis given: Numba's own)
-        if _none(types, x) and y.ndim == 1:
+        if is_none(types, x) and y.ndim == 1:
             return lambda y, x=None, dx=1.0, axis=-1: np.sum(means(y, axis_in(axis, 1)) * dx)
-        if _none(types, x):
+        if is_none(types, x):
             def along(y, x=None, dx=1.0, axis=-1):
                 at = axis_in(axis, y.ndim)
                 return np.sum(means(y, at) * dx, axis=at)
