@@ -89,12 +89,22 @@ def _cutting() -> Any:
             start = stop
         return pieces
 
-    return shapes_of_tuple, shapes_of_items, cut
+    @register_jitable
+    def element_counts(shapes):  # (each shape's count of elements: an array's size)
+        counts = []
+        for s in shapes:
+            n = 1
+            for length in s:
+                n *= length
+            counts.append(n)
+        return counts
+
+    return shapes_of_tuple, shapes_of_items, cut, element_counts
 
 
 def _shapes_and_cut(types: Any, arrays: Any) -> tuple[Any, Any]:
     """``shapes_of(arrays)`` for the type of ``arrays``, and ``cut`` (``_cutting``)."""
-    shapes_of_tuple, shapes_of_items, cut = _cutting()
+    shapes_of_tuple, shapes_of_items, cut, _ = _cutting()
     return (shapes_of_items if isinstance(arrays, (types.List, types.UniTuple)) else shapes_of_tuple), cut
 
 
@@ -109,16 +119,11 @@ def _concatenate_grad(types):
         if not _float_adjoint(types, grad) or rank is None or rank == 0 or not given:
             return None
         shapes_of, cut = _shapes_and_cut(types, arrays)
+        element_counts = _cutting()[3]
         if given == "none":
             def flattened(grad, arrays, axis=0):
                 shapes = shapes_of(arrays)
-                sizes = []
-                for s in shapes:
-                    n = 1
-                    for length in s:
-                        n *= length
-                    sizes.append(n)
-                return cut(grad.ravel(), 0, sizes, shapes)
+                return cut(grad.ravel(), 0, element_counts(shapes), shapes)
             return flattened
 
         def along(grad, arrays, axis=0):
@@ -176,18 +181,13 @@ def _joined_grad(types):
             return None
         shapes_of, cut = _shapes_and_cut(types, arrays)
         axis, own = _joined_axis(joining, rank)
+        element_counts = _cutting()[3]
         if own is None:
             return lambda grad, arrays, how: cut(grad, axis, [1 for _ in shapes_of(arrays)], shapes_of(arrays))
         if own == -1:
             def sized(grad, arrays, how):
                 shapes = shapes_of(arrays)
-                sizes = []
-                for s in shapes:
-                    n = 1
-                    for length in s:
-                        n *= length
-                    sizes.append(n)
-                return cut(grad, axis, sizes, shapes)
+                return cut(grad, axis, element_counts(shapes), shapes)
             return sized
         return lambda grad, arrays, how: cut(grad, axis, [s[own] for s in shapes_of(arrays)], shapes_of(arrays))
     return typing
