@@ -97,7 +97,8 @@ def _repeating() -> Any:
     (compiled, Numba imported, built once): NumPy's counts broadcast to an axis of length ``n``
     (negative raise), the copies of ``a`` along the axis ``at``, and each position of ``a`` along it
     the sum of its copies' adjoints."""
-    from numba.cpython.unsafe.tuple import tuple_setitem
+    from numba.cpython.unsafe import tuple as unsafe_tuple
+    tuple_setitem: Any = unsafe_tuple.tuple_setitem  # (an intrinsic: its typing is Numba's, not mypy's)
     from numba.extending import register_jitable
 
     @register_jitable
@@ -124,7 +125,7 @@ def _repeating() -> Any:
             for _ in range(counts[i]):
                 out[:, k, :] = lined[:, i, :]
                 k += 1
-        lengths: tuple = tuple_setitem(a.shape, at, counts.sum())  # type: ignore[call-arg]  # (an intrinsic)
+        lengths: tuple = tuple_setitem(a.shape, at, counts.sum())
         return out.reshape(lengths)
 
     @register_jitable

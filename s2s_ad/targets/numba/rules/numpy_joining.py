@@ -199,7 +199,8 @@ def _joining_lists() -> Any:
     as Numba types a list) put one after another along the axis ``at`` (stacked: along a new axis
     there), NumPy's result; shapes that do not fit raise ValueError (compiled, Numba imported, built
     once)."""
-    from numba.cpython.unsafe.tuple import tuple_setitem
+    from numba.cpython.unsafe import tuple as unsafe_tuple
+    tuple_setitem: Any = unsafe_tuple.tuple_setitem  # (an intrinsic: its typing is Numba's, not mypy's)
     from numba.extending import register_jitable
     around = lengths_around()
 
@@ -232,14 +233,13 @@ def _joining_lists() -> Any:
     @register_jitable
     def concatenated(arrays, at):
         total = checked(arrays, at, False)
-        # (tuple_setitem is an intrinsic: mypy reads the typing context's parameters as its own)
-        shape: tuple = tuple_setitem(arrays[0].shape, at, total)  # type: ignore[call-arg]
+        shape: tuple = tuple_setitem(arrays[0].shape, at, total)
         return put(arrays, at, False, shape)
 
     @register_jitable
     def stacked(arrays, at):
         total = checked(arrays, at, True)
-        shape: tuple = tuple_setitem(np.expand_dims(arrays[0], at).shape, at, total)  # type: ignore[call-arg]
+        shape: tuple = tuple_setitem(np.expand_dims(arrays[0], at).shape, at, total)
         return put(arrays, at, True, shape)
 
     return concatenated, stacked

@@ -120,7 +120,8 @@ def _scatter(types):
 def _pairs() -> Any:
     """``means(y, at)`` and ``spread(grad, at)`` (compiled, Numba imported, built once): the mean of each
     two neighbours along the axis ``at`` (one fewer there), and its transpose (one more there)."""
-    from numba.cpython.unsafe.tuple import tuple_setitem
+    from numba.cpython.unsafe import tuple as unsafe_tuple
+    tuple_setitem: Any = unsafe_tuple.tuple_setitem  # (an intrinsic: its typing is Numba's, not mypy's)
     from numba.extending import register_jitable
 
     around = lengths_around()
@@ -132,7 +133,7 @@ def _pairs() -> Any:
             raise ValueError("pair means of an empty axis")
         lined = np.ascontiguousarray(y).reshape((outer, n, inner))
         out = 0.5 * (lined[:, 1:, :] + lined[:, :n - 1, :])
-        lengths: tuple = tuple_setitem(y.shape, at, n - 1)  # type: ignore[call-arg]  # (an intrinsic)
+        lengths: tuple = tuple_setitem(y.shape, at, n - 1)
         return out.reshape(lengths)
 
     @register_jitable
@@ -142,7 +143,7 @@ def _pairs() -> Any:
         out = np.zeros((outer, n + 1, inner), lined.dtype)
         out[:, 1:, :] += 0.5 * lined
         out[:, :n, :] += 0.5 * lined
-        lengths: tuple = tuple_setitem(grad.shape, at, n + 1)  # type: ignore[call-arg]  # (an intrinsic)
+        lengths: tuple = tuple_setitem(grad.shape, at, n + 1)
         return out.reshape(lengths)
 
     return means, spread, axis_position()
