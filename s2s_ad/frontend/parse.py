@@ -36,6 +36,7 @@ from .chains import flatten_long_chains
 from ..core.nodes import all_nodes
 from .snapshot import _ABSENT, Snapshot
 from .source import _check_source_runs, _compiles_to, _def_compiled_alone, _read_source, _source_changed, _source_lines
+from .list_sharing import check_list_sharing
 from .subset import _check_params, check_subset
 
 # (tests/frontend/test_source_reading.py reads _source_lines from here)
@@ -327,3 +328,4 @@ def _check_subset(parsed: ParsedFunction) -> None:
         parsed.nodes = all_nodes(parsed.node)
         body = parsed.node.body[len(parsed.node.body) - len(body):]  # the docstring still left out
     check_subset(parsed.node, parsed.nodes, body, parsed.error)
+    check_list_sharing(parsed.node, body, parsed.error)

@@ -465,7 +465,7 @@ CORPUS = ["aliasing_functions", "cache_functions", "call_functions", "checkpoint
           "everyday_numpy_functions", "recording_plan_functions", "speed_functions",
           "aliasing_ownership_functions", "visible_functions", "everyday_container_class_functions",
           "export_functions", "array_library_functions", "release_functions", "short_helper_functions",
-          "memory_model_functions", "held_memory_functions", "class_hierarchy_functions",
+          "memory_model_functions", "list_growth_functions", "held_memory_functions", "class_hierarchy_functions",
           "function_value_functions", "class_idiom_functions", "idiom_round3_functions",
           "outside_object_functions", "nested_keyword_functions",
           "function_list_functions", "computing_init_functions", "fixed_point_functions",

@@ -1,0 +1,153 @@
+"""Lists grown while another name holds them: refused before anything runs.
+
+Lowering treats a list as a value: ``items.append(v)`` and ``items += [v]`` bind ``items`` to a new,
+longer list.  Python grows the one list object, so every other holder sees it grow: a name bound to
+it (``b = items``), a tuple, list or dict holding it, the caller of a helper that grows a list it was
+given.  Where such a holder is read after the list grew, the value would differ from Python's: a
+wrong number.  This check finds every list the function grows and refuses the function where the
+list may be held elsewhere at the time, naming the line where another holder took it.
+
+Input: a function's gast tree (after ``sugar.py``) and its body without the docstring.  Output:
+nothing, or a ``TransformError`` (through ``refuse``) at the first holder of a grown list.
+
+A list grown here (``items.append(v)``, ``items += [...]`` where ``items`` is a list) is accepted
+when every binding of its name makes a new list (a display, a comprehension, ``list(...)``,
+``sorted(...)``, ``a + b``), it is not a parameter (the caller's list), and each read of it
+lets no other object hold it: the list grown, an item or slice read, a call of ``len``, ``sum``,
+``np.*``, ``math.*`` and the like (which make new objects), an iteration, a test, an arithmetic
+operand, ``return``.  Any other read (``b = items``, ``(items, x)``, ``f(items)`` for a user's
+function, a closure) is a holder; it is harmless where it comes after the statement of the function's
+top level that grows the list last (the list no longer grows then).
+"""
+from __future__ import annotations
+
+from typing import Any, Callable, Optional
+
+import gast
+
+from ..core.errors import TransformError
+
+Refuse = Callable[[str, str, Any], TransformError]
+
+# Builtins that read a list and keep no hold of it (their result is a new object, or a number).
+_READERS = frozenset({"len", "sum", "max", "min", "sorted", "tuple", "list", "enumerate", "zip", "reversed",
+                      "any", "all", "print", "str", "repr", "float", "int", "isinstance", "abs", "range"})
+# Modules whose functions make arrays or numbers of a list they are given.
+_MODULES = frozenset({"np", "numpy", "math"})
+# List methods that grow nothing and keep no hold: their results are numbers or new lists.
+_READING_METHODS = frozenset({"copy", "index", "count"})
+
+
+def check_list_sharing(function: gast.FunctionDef, body: list, refuse: Refuse) -> None:
+    """Refuse ``function`` where a list it grows may be held by another name or object (see the
+    module docstring)."""
+    grown = _grown_lists(body)
+    if not grown:
+        return
+    params = {a.id for a in function.args.posonlyargs + function.args.args + function.args.kwonlyargs}
+    parents = _parents(function)
+    last_growth = {name: max(position for position, _ in at) for name, at in grown.items()}
+    for position, stmt in enumerate(body):
+        for node in gast.walk(stmt):
+            if not isinstance(node, gast.Name) or node.id not in grown:
+                continue
+            name = node.id
+            if isinstance(node.ctx, gast.Param) or name in params:
+                raise refuse(f"growing the list {name!r}, an argument", "the caller's list would grow too, which "
+                             "s2s_ad does not follow; build a new list (items = items + [v]) and return it",
+                             grown[name][0][1])
+            if isinstance(node.ctx, gast.Store):
+                if not _makes_new_list(parents, node) and position <= last_growth[name]:
+                    raise refuse(f"growing the list {name!r}, bound to a list another name may hold",
+                                 "make it a new list where it is bound (items = list(other)), or build a new "
+                                 "list at each step (items = items + [v])", node)
+                continue
+            if isinstance(node.ctx, gast.Load) and not _lets_no_one_hold(parents, node) \
+                    and position <= last_growth[name]:
+                raise refuse(f"the in-place update of {name} (line {grown[name][-1][1].lineno}: append or +=), a "
+                             "list that another name or object takes here",
+                             "Python grows the one list, so the other holder would see it grow, which s2s_ad "
+                             "does not follow: let the other take the list once it is complete, or build a "
+                             "new list at each step (items = items + [v])", node)
+
+
+def _grown_lists(body: list) -> dict[str, list[tuple[int, Any]]]:
+    """The names of the lists ``body`` grows, each with where: (the top-level statement's position,
+    the growing statement)."""
+    lists = _list_names(body)
+    grown: dict[str, list[tuple[int, Any]]] = {}
+    for position, stmt in enumerate(body):
+        for node in gast.walk(stmt):
+            name = _grows(node, lists)
+            if name is not None:
+                grown.setdefault(name, []).append((position, node))
+    return grown
+
+
+def _list_names(body: list) -> set[str]:
+    """Names some statement binds to a new list (a display or comprehension)."""
+    return {target.id for stmt in body for node in gast.walk(stmt) if isinstance(node, gast.Assign)
+            and isinstance(node.value, (gast.List, gast.ListComp))
+            for target in node.targets if isinstance(target, gast.Name)}
+
+
+def _grows(node: Any, lists: set[str]) -> Optional[str]:
+    """The name of the list the statement ``node`` grows in place, or None."""
+    if isinstance(node, gast.Expr) and isinstance(node.value, gast.Call):
+        func = node.value.func
+        if isinstance(func, gast.Attribute) and func.attr == "append" and isinstance(func.value, gast.Name):
+            return str(func.value.id)
+    if (isinstance(node, gast.AugAssign) and isinstance(node.op, gast.Add) and isinstance(node.target, gast.Name)
+            and (node.target.id in lists or isinstance(node.value, (gast.List, gast.ListComp)))):
+        return str(node.target.id)
+    return None
+
+
+def _parents(tree: Any) -> dict[int, Any]:
+    return {id(child): node for node in gast.walk(tree) for child in gast.iter_child_nodes(node)}
+
+
+def _makes_new_list(parents: dict[int, Any], target: gast.Name) -> bool:
+    """True if the binding that stores ``target`` makes a new list: ``target = <new list>``, or the
+    list grown in place (``target += [...]``)."""
+    stmt = parents.get(id(target))
+    if isinstance(stmt, gast.AugAssign):
+        return stmt.target is target
+    if not (isinstance(stmt, gast.Assign) and target in stmt.targets):
+        return False  # unpacked, a loop's index, a comprehension's variable: any object
+    value = stmt.value
+    if isinstance(value, (gast.List, gast.ListComp)):
+        return True
+    if isinstance(value, gast.BinOp) and isinstance(value.op, (gast.Add, gast.Mult)):
+        return True
+    return (isinstance(value, gast.Call) and isinstance(value.func, gast.Name)
+            and value.func.id in ("list", "sorted"))
+
+
+def _lets_no_one_hold(parents: dict[int, Any], node: gast.Name) -> bool:
+    """True if the read ``node`` of a list lets no other object hold it (see the module docstring)."""
+    parent = parents.get(id(node))
+    if isinstance(parent, gast.Attribute):
+        call = parents.get(id(parent))
+        if parent.attr == "append":
+            return isinstance(call, gast.Call) and call.func is parent and isinstance(parents.get(id(call)), gast.Expr)
+        return parent.attr in _READING_METHODS and isinstance(call, gast.Call) and call.func is parent
+    if isinstance(parent, gast.Subscript):
+        return parent.value is node
+    if isinstance(parent, gast.Call):
+        return node in parent.args and _reading_call(parent.func)
+    if isinstance(parent, (gast.For, gast.comprehension)):
+        return parent.iter is node
+    if isinstance(parent, (gast.Compare, gast.BoolOp, gast.UnaryOp, gast.BinOp, gast.FormattedValue)):
+        return True
+    if isinstance(parent, (gast.If, gast.While, gast.IfExp)):
+        return parent.test is node
+    return isinstance(parent, gast.Return)
+
+
+def _reading_call(func: Any) -> bool:
+    if isinstance(func, gast.Name):
+        return func.id in _READERS
+    while isinstance(func, gast.Attribute):
+        func = func.value
+    return isinstance(func, gast.Name) and func.id in _MODULES
