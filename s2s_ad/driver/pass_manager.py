@@ -45,6 +45,7 @@ from ..passes.draw_arguments import draws_by_position
 from ..analysis.factcheck import run_passes
 from ..passes.fills import fold_fills
 from ..passes.hoist import hoist_invariants, hoist_item_reads
+from ..passes.appends import grow_lists_in_place
 from ..passes.optimize import optimize
 from ..passes.preaccumulate import preaccumulated
 from ..passes.release import release_dead_arrays
@@ -120,6 +121,9 @@ PASSES: dict[str, Pass] = {p.name: p for p in [
     Pass("release_dead_arrays", (ADJOINT, PARTS), "del after an array temporary's last read: its memory reused",
          lambda fn, c: release_dead_arrays(fn, c.arrays, c.known), after=("carry_elements",),
          chosen_by_target=True),
+    Pass("grow_lists_in_place", (ADJOINT, PARTS, TANGENT),
+         "an append no later read can tell from a new list grows its list (no copy per append)",
+         lambda fn, c: grow_lists_in_place(fn), after=("optimize", "release_dead_arrays"), chosen_by_target=True),
     Pass("draws_by_position", (ADJOINT, PARTS, TANGENT),
          "a generator's draws without keywords, which a compiled call cannot pass (its defaults filled in)",
          lambda fn, c: draws_by_position(fn), optimizes=False, chosen_by_target=True),
@@ -130,8 +134,8 @@ PASSES: dict[str, Pass] = {p.name: p for p in [
 
 REVERSE: tuple[str, ...] = ("optimize", "preaccumulate", "drop_unread_records", "fold_fills", "check_tape", SPLIT,
                             "drop_dead_element_stores", "keep_cells", "carry_elements", "release_dead_arrays",
-                            "draws_by_position", "rewrite_for_array_api")
-FORWARD: tuple[str, ...] = ("optimize", "draws_by_position", "rewrite_for_array_api")
+                            "grow_lists_in_place", "draws_by_position", "rewrite_for_array_api")
+FORWARD: tuple[str, ...] = ("optimize", "grow_lists_in_place", "draws_by_position", "rewrite_for_array_api")
 PIPELINES = {"reverse": REVERSE, "forward": FORWARD}
 
 

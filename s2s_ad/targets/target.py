@@ -381,7 +381,8 @@ class NumPyTarget(Target):
     _tape: TapeForm = ListTape()
 
     def passes(self, form: str) -> tuple[str, ...]:
-        return ("fold_fills", "drop_dead_element_stores", "keep_cells", "carry_elements", "release_dead_arrays")
+        return ("fold_fills", "drop_dead_element_stores", "keep_cells", "carry_elements", "release_dead_arrays",
+                "grow_lists_in_place")
 
     def roots(self) -> dict[str, Any]:
         return {"np": np, "math": math}

@@ -99,7 +99,7 @@ class NumbaTarget(NumPyTarget):
     def passes(self, form: str) -> tuple[str, ...]:
         # no lists of floats (Numba types a list by its items) and no ``del`` (Numba refuses it; its
         # reference counts free a temporary at its last use)
-        return ("fold_fills", "drop_dead_element_stores", "draws_by_position")
+        return ("fold_fills", "drop_dead_element_stores", "grow_lists_in_place", "draws_by_position")
 
     def spellings(self, obj: Any) -> Iterator[Spelling]:
         if obj is reversed:  # Numba has no reversed(): bound to the runtime's (a range's reverse)
