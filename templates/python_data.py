@@ -45,7 +45,7 @@ def sum(out, iterable, start=0, *, d_out):
     d_start = unbroadcast(d_out, start)
 
 
-@tangent(sum_items_adjoint, may_view=True, returns_sequence=True, examples=({"grad": (3,), "iterable": [np.zeros(3), 0.5]},
+@tangent(sum_items_adjoint, may_view=True, returns_sequence=True, shape_only=1, examples=({"grad": (3,), "iterable": [np.zeros(3), 0.5]},
                                       {"grad": (3,), "iterable": np.zeros((4, 3))}))
 def sum_items_adjoint_rule(out, grad, iterable, *, t_grad):  # linear in the adjoint it spreads
     t_out = sum_items_adjoint(t_grad, iterable)

@@ -30,8 +30,10 @@ from ..core.errors import TransformError
 Refuse = Callable[[str, str, Any], TransformError]
 
 # Builtins that read a list and keep no hold of it (their result is a new object, or a number).
-_READERS = frozenset({"len", "sum", "max", "min", "sorted", "tuple", "list", "enumerate", "zip", "reversed",
-                      "any", "all", "print", "str", "repr", "float", "int", "isinstance", "abs", "range"})
+_READERS = frozenset({"len", "sum", "max", "min", "sorted", "tuple", "list", "any", "all", "print", "str", "repr",
+                      "float", "int", "isinstance", "abs", "range"})
+# Builtins whose result reads the list later, as it is then: harmless only as the loop's iterable.
+_LAZY_READERS = frozenset({"enumerate", "zip", "reversed", "iter"})
 # Modules whose functions make arrays or numbers of a list they are given.
 _MODULES = frozenset({"np", "numpy", "math"})
 # List methods that grow nothing and keep no hold: their results are numbers or new lists.
@@ -135,6 +137,9 @@ def _lets_no_one_hold(parents: dict[int, Any], node: gast.Name) -> bool:
     if isinstance(parent, gast.Subscript):
         return parent.value is node
     if isinstance(parent, gast.Call):
+        if isinstance(parent.func, gast.Name) and parent.func.id in _LAZY_READERS:
+            loop = parents.get(id(parent))
+            return node in parent.args and isinstance(loop, (gast.For, gast.comprehension)) and loop.iter is parent
         return node in parent.args and _reading_call(parent.func)
     if isinstance(parent, (gast.For, gast.comprehension)):
         return parent.iter is node

@@ -30,7 +30,7 @@ import operator
 from typing import Iterable, Optional
 
 from ..core import ir, runtime
-from .aliasing import new_object
+from .aliasing import may_view, new_object, passed_on
 
 
 def appends_in_place(fn: ir.Function) -> frozenset[int]:
@@ -169,27 +169,37 @@ def _returned_reads(expr: ir.Expr, candidates: set[str], spoilt: set[str]) -> No
 
 
 def _bare_reads(expr: ir.Expr, candidates: set[str], spoilt: set[str]) -> None:
-    """Add to ``spoilt`` each candidate ``expr`` reads other than as an operand of a call that makes a
-    new object of its own (or reads an item, or a length)."""
+    """Add to ``spoilt`` each candidate ``expr`` reads where another object may come to hold its list:
+    anywhere but as an operand of a call whose result holds no list it is given (a new object, a
+    number, an item, an adjoint read off the list's shape)."""
     if isinstance(expr, ir.Var):
         if expr.name in candidates:
             spoilt.add(expr.name)
         return
-    if isinstance(expr, ir.Call) and _consumes(expr):
+    if isinstance(expr, ir.Call):
+        held = _held_by_result(expr)
         for arg in ir.children(expr):
-            if not isinstance(arg, ir.Var):
+            if not isinstance(arg, ir.Var) or any(arg is h for h in held):
                 _bare_reads(arg, candidates, spoilt)
         return
     for child in ir.children(expr):
         _bare_reads(child, candidates, spoilt)
 
 
-def _consumes(call: ir.Call) -> bool:
-    """True if ``call`` makes nothing that holds its operands' lists: its result is a new object of
-    its own (an array made from a list, a number), an item of a list, or a length."""
+# Builtins whose result holds none of the lists they are given: a number, an item, a new list or tuple.
+_ITEM_OR_NEW = (len, sum, sorted, tuple, list, operator.getitem)
+
+
+def _held_by_result(call: ir.Call) -> tuple[ir.Expr, ...]:
+    """The operands of ``call`` its result may hold (``aliasing.passed_on``): every one for a list grown
+    (``list_append``), a user's function or a part of one; none for a call making a new object."""
     if call.fn is runtime.list_append:
-        return False  # (its result holds every item, lists included)
-    return call.fn is len or call.fn is operator.getitem or new_object(call, lambda helper: True)
+        return tuple(ir.children(call))
+    if any(call.fn is f for f in _ITEM_OR_NEW) or (call.fn in (max, min) and len(call.args) == 1):
+        return ()
+    if not may_view(call.fn, call) and new_object(call, lambda helper: True):
+        return ()
+    return passed_on(call) if may_view(call.fn, call) else tuple(ir.children(call))
 
 
 def one_list_at_a_time(fn: ir.Function) -> list[frozenset[str]]:

@@ -112,7 +112,14 @@ def built_by_a_helper_returning_a_new_list(x):
     return np.sum(np.array(a))
 
 
-GROWN = [squares_in_a_loop, length_read_each_trip, two_lists_side_by_side, appended_in_branches, rows_stacked,
+def summed_by_sum(x):
+    out = []
+    for i in range(len(x)):
+        out.append(x[i] ** 2 * 0.5 + x[0] * x[i])
+    return sum(out)
+
+
+GROWN = [summed_by_sum, squares_in_a_loop, length_read_each_trip, two_lists_side_by_side, appended_in_branches, rows_stacked,
          recurrence_reading_the_last_item, grown_in_a_while_loop, grown_by_plus_equals, a_copy_grown_apart,
          a_new_list_per_outer_trip, named_again_once_complete, built_by_a_helper_returning_a_new_list]
 

@@ -65,7 +65,7 @@ def test_the_generated_code_grows_the_list_in_place():
 
 @pytest.mark.skipif(numba is None, reason="numba is not installed (pip install 's2s_ad[numba]')")
 @pytest.mark.parametrize("f", [lg.squares_in_a_loop, lg.appended_in_branches, lg.a_new_list_per_outer_trip,
-                               lg.grown_in_a_while_loop],
+                               lg.grown_in_a_while_loop, lg.summed_by_sum, lg.recurrence_reading_the_last_item],
                          ids=lambda f: f.__name__)
 def test_numba_compiles_lists_built_by_append(f):
     check_compiled_gradient(f, X.copy())

@@ -398,6 +398,15 @@ def _writable_copy(grad, like):
             return copied
         if _is_number(grad):
             return lambda grad, like: np.full(like.shape, float(grad))
+    if isinstance(like, types.List) and _is_number(like.dtype):  # a list of numbers: an array of its length
+        if isinstance(grad, types.Array) and isinstance(grad.dtype, types.Float) and grad.ndim == 1:
+            def copied_items(grad, like):
+                if len(grad) != len(like):
+                    raise ValueError("writable_copy: the adjoint's shape is not the value's")
+                return grad.copy()
+            return copied_items
+        if _is_number(grad):
+            return lambda grad, like: np.full(len(like), float(grad))
     return None
 
 

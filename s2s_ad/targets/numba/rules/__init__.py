@@ -17,4 +17,4 @@ does not compile a call, which then runs as Python); tests/targets/test_numba_ba
 from __future__ import annotations
 
 from . import (numpy_copies, numpy_creation, numpy_joining, numpy_linalg,  # (declare them)
-               numpy_reductions, numpy_shape, numpy_signal, operators)
+               numpy_reductions, numpy_shape, numpy_signal, operators, python_data)
