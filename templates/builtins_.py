@@ -56,6 +56,7 @@ def float(out, x, d_out):
 # Facts about operations with no rule here (see s2s_ad.rules.FACTS).
 declare(len, int, bool, counts=True)
 declare(len, axis_length=0)  # len(x) is x.shape[0]
+declare(len, sum, sorted, tuple, list, holds_no_list=True)  # (a number, or a new tuple or list of the items)
 declare(bool, isinstance, compares=True)  # truth values
 declare(int, arithmetic=True)
 # Pure on values known while transforming: folded on constants, and callable by a sort key decided then

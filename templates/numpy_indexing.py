@@ -21,3 +21,4 @@ def getitem(out, a, b, d_out):
 
 # An element read moves with its array: (x + c)[i] is x[i] + c (shift_invariance.py)
 declare(operator.getitem, shift="index")
+declare(operator.getitem, holds_no_list=True)  # of a list: an item, or a new list (a slice copies)

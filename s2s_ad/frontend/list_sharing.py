@@ -40,9 +40,22 @@ _MODULES = frozenset({"np", "numpy", "math"})
 _READING_METHODS = frozenset({"copy", "index", "count"})
 
 
+# The attribute of an ``items += [...]`` node that ``check_list_sharing`` marks: ``items`` is a list in
+# every binding of the function (lowering's fact: a longer list, never a write into an array it holds).
+_EXTENDS = "s2s_ad_extends_a_list"
+
+
+def extends_a_list(update: Any) -> bool:
+    """True if the augmented assignment ``update`` (checked by ``check_list_sharing``) makes its list
+    longer: its target is a list wherever the function binds it."""
+    return bool(getattr(update, _EXTENDS, False))
+
+
 def check_list_sharing(function: gast.FunctionDef, body: list, refuse: Refuse) -> None:
     """Refuse ``function`` where a list it grows may be held by another name or object (see the
-    module docstring)."""
+    module docstring); mark each ``items += [...]`` whose ``items`` is a list wherever it is bound
+    (``extends_a_list``)."""
+    _mark_list_extensions(function, body)
     grown = _grown_lists(body)
     if not grown:
         return
@@ -156,3 +169,61 @@ def _reading_call(func: Any) -> bool:
     while isinstance(func, gast.Attribute):
         func = func.value
     return isinstance(func, gast.Name) and func.id in _MODULES
+
+
+def _mark_list_extensions(function: gast.FunctionDef, body: list) -> None:
+    """Mark the ``items += ...`` of ``body`` (its own scope, nested functions left out) where every
+    binding of ``items`` makes a list: a display, a comprehension, ``list(...)``, ``sorted(...)``, ``+``
+    with a list, or ``+=`` itself; never a parameter, a loop's index or an unpacked item."""
+    params = {a.id for a in function.args.posonlyargs + function.args.args + function.args.kwonlyargs}
+    stores: dict[str, list[Any]] = {}
+    updates: list[Any] = []
+    for node in _own_scope(body):
+        if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Store):
+            stores.setdefault(node.id, []).append(node)
+        if isinstance(node, gast.AugAssign) and isinstance(node.target, gast.Name) and isinstance(node.op, gast.Add):
+            updates.append(node)
+    if not updates:
+        return
+    parents = _parents(function)
+    lists = {name for name in stores if name not in params}
+    changed = True
+    while changed:
+        changed = False
+        for name in list(lists):
+            if not all(_binds_a_list(parents.get(id(target)), target, lists) for target in stores[name]):
+                lists.discard(name)
+                changed = True
+    for update in updates:
+        if update.target.id in lists:
+            setattr(update, _EXTENDS, True)
+
+
+def _own_scope(body: list) -> list:
+    """The nodes of ``body``, without those of the functions and lambdas defined in it."""
+    found: list = []
+    stack = list(reversed(body))
+    while stack:
+        node = stack.pop()
+        found.append(node)
+        if not isinstance(node, (gast.FunctionDef, gast.Lambda)):
+            stack.extend(reversed(list(gast.iter_child_nodes(node))))
+    return found
+
+
+def _binds_a_list(stmt: Any, target: gast.Name, lists: set[str]) -> bool:
+    if isinstance(stmt, gast.AugAssign):
+        return stmt.target is target
+    if not (isinstance(stmt, gast.Assign) and target in stmt.targets):
+        return False
+    return _a_list(stmt.value, lists)
+
+
+def _a_list(value: Any, lists: set[str]) -> bool:
+    if isinstance(value, (gast.List, gast.ListComp)):
+        return True
+    if isinstance(value, gast.Name):
+        return value.id in lists
+    if isinstance(value, gast.BinOp) and isinstance(value.op, gast.Add):
+        return _a_list(value.left, lists) and _a_list(value.right, lists)  # (an array + [v] is an array)
+    return isinstance(value, gast.Call) and isinstance(value.func, gast.Name) and value.func.id in ("list", "sorted")

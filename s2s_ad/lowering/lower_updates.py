@@ -18,6 +18,7 @@ from typing import Any, Optional
 
 import gast
 from ..core import ir, runtime
+from ..frontend.list_sharing import extends_a_list
 from ..rules import registry as rules
 from .expressions import BINARY_OPERATORS
 from ..memory.views import Views
@@ -49,6 +50,9 @@ class UpdateLowering(Part):
         op = BINARY_OPERATORS[type(stmt.op)]
         current = self.state.converter.convert(stmt.target)
         value = ir.Call(op, (current, self.state.converter.convert(stmt.value)))
+        if extends_a_list(stmt):  # items += [v]: a longer list (no other holder sees it: list_sharing)
+            self.state.host.bind(stmt.target, value)
+            return
         if isinstance(stmt.target, gast.Name) and isinstance(current, ir.Var):
             if current.name in self.state.buffers and current.name not in self.state.maybe_numbers:
                 # out += x changes the array itself, as NumPy does

@@ -34,6 +34,7 @@ from typing import Any, Optional
 
 import gast
 from ..core import ir, language, runtime
+from ..frontend.list_sharing import extends_a_list
 from ..memory.aliasing import Chosen, retake_kind
 from ..memory.views import Views
 from .lower_scan import updated_in_place
@@ -210,7 +211,8 @@ class WriteLowering(Part):
             if (isinstance(node, gast.Subscript) and isinstance(node.ctx, gast.Store)
                     and isinstance(node.value, gast.Name)):
                 written.add(node.value.id)
-            elif isinstance(node, gast.AugAssign) and isinstance(node.target, gast.Name):
+            elif isinstance(node, gast.AugAssign) and isinstance(node.target, gast.Name) \
+                    and not extends_a_list(node):  # (a longer list writes into no array)
                 written.add(node.target.id)
         roots = {self.views.root_of(self.scope.env.get(name)) for name in written} - {None}
         marked = {name for name in self.views.root

@@ -26,10 +26,10 @@ backward liveness over the blocks, loops to a fixed point).
 """
 from __future__ import annotations
 
-import operator
 from typing import Iterable, Optional
 
 from ..core import ir, runtime
+from ..rules import registry as rules
 from .aliasing import may_view, new_object, passed_on
 
 
@@ -186,16 +186,12 @@ def _bare_reads(expr: ir.Expr, candidates: set[str], spoilt: set[str]) -> None:
         _bare_reads(child, candidates, spoilt)
 
 
-# Builtins whose result holds none of the lists they are given: a number, an item, a new list or tuple.
-_ITEM_OR_NEW = (len, sum, sorted, tuple, list, operator.getitem)
-
-
 def _held_by_result(call: ir.Call) -> tuple[ir.Expr, ...]:
     """The operands of ``call`` its result may hold (``aliasing.passed_on``): every one for a list grown
     (``list_append``), a user's function or a part of one; none for a call making a new object."""
     if call.fn is runtime.list_append:
         return tuple(ir.children(call))
-    if any(call.fn is f for f in _ITEM_OR_NEW) or (call.fn in (max, min) and len(call.args) == 1):
+    if rules.fact(call.fn, "holds_no_list"):
         return ()
     if not may_view(call.fn, call) and new_object(call, lambda helper: True):
         return ()

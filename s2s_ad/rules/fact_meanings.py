@@ -50,6 +50,9 @@ FACTS: dict[str, str] = {
     "sum": '"+": the sum of its two arguments, where a zero one drops out (operator.add); '
            '"-": their difference (operator.sub)',
     "returns_operand": "True: the result may be one of the arguments itself (max, min)",
+    "holds_no_list": "True: the result is never a list it is given, nor holds one: a number, an item of it, a "
+                     "new list or array (len, sum, sorted, operator.getitem: a list grown later is not seen through "
+                     "it, memory/lists.py)",
     "retake": '"always": the result is a view of the first argument whenever that is an array, its geometry '
               'fixed by the other arguments and shapes alone, so called again after a write into the argument it '
               'shows what the first result shows (np.transpose, np.split); "contiguous": the same where the first '

@@ -112,6 +112,16 @@ def built_by_a_helper_returning_a_new_list(x):
     return np.sum(np.array(a))
 
 
+def plus_equals_after_an_append_loop(x):
+    # (lowering took a += [...] for a write into the array np.sin made, which the list holds: a crash)
+    a = [x[0]]
+    for i in range(4):
+        a.append(np.sin(x[0]))
+    for i in range(2):
+        a += [np.sin(x[2])]
+    return sum(a)
+
+
 def summed_by_sum(x):
     out = []
     for i in range(len(x)):
@@ -119,7 +129,7 @@ def summed_by_sum(x):
     return sum(out)
 
 
-GROWN = [summed_by_sum, squares_in_a_loop, length_read_each_trip, two_lists_side_by_side, appended_in_branches, rows_stacked,
+GROWN = [plus_equals_after_an_append_loop, summed_by_sum, squares_in_a_loop, length_read_each_trip, two_lists_side_by_side, appended_in_branches, rows_stacked,
          recurrence_reading_the_last_item, grown_in_a_while_loop, grown_by_plus_equals, a_copy_grown_apart,
          a_new_list_per_outer_trip, named_again_once_complete, built_by_a_helper_returning_a_new_list]
 
