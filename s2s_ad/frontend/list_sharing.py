@@ -130,6 +130,8 @@ def _makes_new_list(parents: dict[int, Any], target: gast.Name) -> bool:
         return stmt.target is target
     if not (isinstance(stmt, gast.Assign) and target in stmt.targets):
         return False  # unpacked, a loop's index, a comprehension's variable: any object
+    if len(stmt.targets) > 1:
+        return False  # a = b = []: one list under two names
     value = stmt.value
     if isinstance(value, (gast.List, gast.ListComp)):
         return True

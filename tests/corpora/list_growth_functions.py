@@ -192,9 +192,15 @@ def a_helper_grows_the_callers_list(x):
     return np.sum(np.array(a)) * 10 + np.sum(np.array(c))
 
 
+def one_list_under_two_names(x):
+    a = b = []
+    a.append(x[0] * 2)
+    return sum(b) + x[1]
+
+
 # (function, the function and the text of the line refused: where the other holder takes the list, or where
 # a helper grows the list it was given)
 HELD = [(f, f, text) for f, text in [
     (another_name_then_growth, "b = a"), (a_tuple_holds_it, "t = (a, x[1])"), (another_name_read_in_the_loop, "b = a"),
     (a_dict_holds_it, 'd = {"k": a}'), (plus_equals_with_another_name, "b = a"),
-    (an_outer_list_holds_it, "outer = [inner]")]] + [(a_helper_grows_the_callers_list, _appended_to, "items.append(v)")]
+    (an_outer_list_holds_it, "outer = [inner]"), (one_list_under_two_names, "a = b = []")]] + [(a_helper_grows_the_callers_list, _appended_to, "items.append(v)")]
