@@ -180,15 +180,18 @@ def _mark_list_extensions(function: gast.FunctionDef, body: list) -> None:
     params = {a.id for a in function.args.posonlyargs + function.args.args + function.args.kwonlyargs}
     stores: dict[str, list[Any]] = {}
     updates: list[Any] = []
-    for node in _own_scope(body):
-        if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Store):
+    for node in gast.walk(function):  # (every binding of the name, nested scopes' too: one not a list spoils it)
+        if isinstance(node, gast.Name) and isinstance(node.ctx, (gast.Store, gast.Param)):
             stores.setdefault(node.id, []).append(node)
+    for node in _own_scope(body):
         if isinstance(node, gast.AugAssign) and isinstance(node.target, gast.Name) and isinstance(node.op, gast.Add):
             updates.append(node)
     if not updates:
         return
     parents = _parents(function)
-    lists = {name for name in stores if name not in params}
+    # (a name some statement binds to a new list: one bound by += alone may be anything, an array)
+    lists = {name for name in stores if name not in params and any(
+        isinstance(parents.get(id(target)), gast.Assign) for target in stores[name])}
     changed = True
     while changed:
         changed = False

@@ -319,13 +319,12 @@ def _parse_at(source: str, firstline: int) -> gast.Module:
 def _check_subset(parsed: ParsedFunction) -> None:
     """Every node of the tree in ``parsed.nodes`` (the everyday statements rewritten into the subset
     first: sugar.py), and the tree checked against the subset (subset.py)."""
+    parsed.nodes = all_nodes(parsed.node)
+    if any(sugar.rewritten(node) for node in parsed.nodes):
+        sugar.rewrite(parsed.node)  # (it may add statements: a lambda called where made becomes a def)
+        parsed.nodes = all_nodes(parsed.node)
     body = parsed.node.body
     if body and isinstance(body[0], gast.Expr) and isinstance(body[0].value, gast.Constant):
         body = body[1:]  # the docstring
-    parsed.nodes = all_nodes(parsed.node)
-    if any(sugar.rewritten(node) for node in parsed.nodes):
-        sugar.rewrite(parsed.node)
-        parsed.nodes = all_nodes(parsed.node)
-        body = parsed.node.body[len(parsed.node.body) - len(body):]  # the docstring still left out
     check_subset(parsed.node, parsed.nodes, body, parsed.error)
     check_list_sharing(parsed.node, body, parsed.error)

@@ -122,6 +122,15 @@ def plus_equals_after_an_append_loop(x):
     return sum(a)
 
 
+def array_updated_after_a_lambda(x):
+    # (not a list: the lambda called where it is made became a def before this statement, and the check that
+    # tells a list's += from an array's missed b's first binding, so b += ... lost the view v's update)
+    b = np.sin(x)
+    v = (lambda t: t[:2])(b)
+    b += x * 2.0
+    return np.sum(v) * x[0] + np.sum(b * b)
+
+
 def summed_by_sum(x):
     out = []
     for i in range(len(x)):
@@ -129,7 +138,7 @@ def summed_by_sum(x):
     return sum(out)
 
 
-GROWN = [plus_equals_after_an_append_loop, summed_by_sum, squares_in_a_loop, length_read_each_trip, two_lists_side_by_side, appended_in_branches, rows_stacked,
+GROWN = [array_updated_after_a_lambda, plus_equals_after_an_append_loop, summed_by_sum, squares_in_a_loop, length_read_each_trip, two_lists_side_by_side, appended_in_branches, rows_stacked,
          recurrence_reading_the_last_item, grown_in_a_while_loop, grown_by_plus_equals, a_copy_grown_apart,
          a_new_list_per_outer_trip, named_again_once_complete, built_by_a_helper_returning_a_new_list]
 
