@@ -16,8 +16,9 @@ What makes an append's list one the answer covers (its *family*, the names that 
 list object): names bound only to a list display (``[]``, ``[a, b]``), to another family name, or to
 a ``list_append`` of one; never a parameter (the caller's list), never anything else.  Each family
 name may be read only where no other object comes to hold the list: as the list an append grows,
-copied to a family name, handed to a call whose result is a new object of its own
-(``aliasing.new_object``: ``np.array(items)``, ``len(items)``), as the list an item is read from, or
+copied to a family name, handed to a call whose result holds no list it is given (declared
+``holds_no_list`` in templates: ``len``, ``sum``, an item read; a new object, ``aliasing.new_object``:
+``np.array(items)``; an operand ``aliasing.passed_on`` leaves out, such as one read for its shape), or
 returned.  A family read anywhere else (pushed to the tape, put in a tuple, iterated, handed to a
 user's function or a view-making call) is left as it is.  Then an append grows its list in place
 when, of its family, only the name it binds is live after it: the list as it was before the append
