@@ -55,12 +55,12 @@ def check_list_sharing(function: gast.FunctionDef, body: list, refuse: Refuse) -
     """Refuse ``function`` where a list it grows may be held by another name or object (see the
     module docstring); mark each ``items += [...]`` whose ``items`` is a list wherever it is bound
     (``extends_a_list``)."""
-    _mark_list_extensions(function, body)
+    parents = _parents(function)
+    _mark_list_extensions(function, body, parents)
     grown = _grown_lists(body)
     if not grown:
         return
     params = {a.id for a in function.args.posonlyargs + function.args.args + function.args.kwonlyargs}
-    parents = _parents(function)
     last_growth = {name: max(position for position, _ in at) for name, at in grown.items()}
     for position, stmt in enumerate(body):
         for node in gast.walk(stmt):
@@ -173,22 +173,19 @@ def _reading_call(func: Any) -> bool:
     return isinstance(func, gast.Name) and func.id in _MODULES
 
 
-def _mark_list_extensions(function: gast.FunctionDef, body: list) -> None:
+def _mark_list_extensions(function: gast.FunctionDef, body: list, parents: dict[int, Any]) -> None:
     """Mark the ``items += ...`` of ``body`` (its own scope, nested functions left out) where every
     binding of ``items`` makes a list: a display, a comprehension, ``list(...)``, ``sorted(...)``, ``+``
     with a list, or ``+=`` itself; never a parameter, a loop's index or an unpacked item."""
+    updates = [node for node in _own_scope(body) if isinstance(node, gast.AugAssign)
+               and isinstance(node.target, gast.Name) and isinstance(node.op, gast.Add)]
+    if not updates:
+        return
     params = {a.id for a in function.args.posonlyargs + function.args.args + function.args.kwonlyargs}
     stores: dict[str, list[Any]] = {}
-    updates: list[Any] = []
     for node in gast.walk(function):  # (every binding of the name, nested scopes' too: one not a list spoils it)
         if isinstance(node, gast.Name) and isinstance(node.ctx, (gast.Store, gast.Param)):
             stores.setdefault(node.id, []).append(node)
-    for node in _own_scope(body):
-        if isinstance(node, gast.AugAssign) and isinstance(node.target, gast.Name) and isinstance(node.op, gast.Add):
-            updates.append(node)
-    if not updates:
-        return
-    parents = _parents(function)
     # (a name some statement binds to a new list: one bound by += alone may be anything, an array)
     lists = {name for name in stores if name not in params and any(
         isinstance(parents.get(id(target)), gast.Assign) for target in stores[name])}
