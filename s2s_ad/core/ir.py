@@ -383,29 +383,44 @@ def with_blocks(stmt: Stmt, rebuild: Callable[[list[Stmt]], list[Stmt]]) -> Stmt
 def transformed(body: list[Stmt], visit: Callable[[Expr], Optional[Expr]]) -> list[Stmt]:
     """``body`` with every expression its statements read, nested blocks' too, rebuilt by ``transform``
     with ``visit`` (a Store's array, a name, stays as it is)."""
-    def expr(e: Expr) -> Expr:
-        return transform(e, visit)
+    return _expressions_rebuilt(body, lambda e: transform(e, visit), lambda array: array)
+
+
+def _expressions_rebuilt(body: list[Stmt], expr: Callable[[Expr], Expr], array: Callable[[str], str]
+                         ) -> list[Stmt]:
+    """``body`` with every statement's expressions rebuilt by ``expr`` (a Store's array name by ``array``),
+    nested blocks' too.  A statement found in two places (a checkpointed loop's body, run again in the
+    reverse sweep, is the forward sweep's statements) is rebuilt once and the one result put in both:
+    two rebuilt copies would share an identity (``check_identities``)."""
+    done: dict[int, Stmt] = {}
 
     def maybe(e: Optional[Expr]) -> Optional[Expr]:
-        return None if e is None else transform(e, visit)
+        return None if e is None else expr(e)
 
-    out: list[Stmt] = []
-    for stmt in body:
+    def block(stmts: list[Stmt]) -> list[Stmt]:
+        return [one(stmt) for stmt in stmts]
+
+    def one(stmt: Stmt) -> Stmt:
+        if stmt.sid in done:
+            return done[stmt.sid]
+        new = stmt
         if isinstance(stmt, (Assign, Unpack, Effect, Return)):
-            stmt = dataclasses.replace(stmt, value=expr(stmt.value))
+            new = dataclasses.replace(stmt, value=expr(stmt.value))
         elif isinstance(stmt, Store):
-            stmt = dataclasses.replace(stmt, index=expr(stmt.index), value=expr(stmt.value))
+            new = dataclasses.replace(stmt, array=array(stmt.array), index=expr(stmt.index), value=expr(stmt.value))
         elif isinstance(stmt, Push):
-            stmt = dataclasses.replace(stmt, values=tuple(expr(v) for v in stmt.values))
+            new = dataclasses.replace(stmt, values=tuple(expr(v) for v in stmt.values))
         elif isinstance(stmt, If):
-            stmt = dataclasses.replace(stmt, test=expr(stmt.test))
+            new = dataclasses.replace(stmt, test=expr(stmt.test))
         elif isinstance(stmt, For):
-            stmt = dataclasses.replace(stmt, iterable=expr(stmt.iterable), exit=maybe(stmt.exit),
-                                       checkpoint=maybe(stmt.checkpoint))
+            new = dataclasses.replace(stmt, iterable=expr(stmt.iterable), exit=maybe(stmt.exit),
+                                      checkpoint=maybe(stmt.checkpoint))
         elif isinstance(stmt, While):
-            stmt = dataclasses.replace(stmt, test=expr(stmt.test), exit=maybe(stmt.exit))
-        out.append(with_blocks(stmt, lambda block: transformed(block, visit)))
-    return out
+            new = dataclasses.replace(stmt, test=expr(stmt.test), exit=maybe(stmt.exit))
+        done[stmt.sid] = new = with_blocks(new, block)
+        return new
+
+    return block(body)
 
 
 def block_key(body: list[Stmt]) -> tuple[int, ...]:
@@ -441,57 +456,32 @@ def shared_identities(body: list[Stmt]) -> list[Stmt]:
 
 def replace_statements(body: list[Stmt], replaced: dict[int, Any]) -> list[Stmt]:
     """``body`` with statements swapped by identity (``sid``) (``None``: dropped; a list: several in its place),
-    nested blocks rebuilt."""
-    out: list[Stmt] = []
-    for stmt in body:
-        if stmt.sid in replaced:
+    nested blocks rebuilt (a statement found in two places, once: see ``_expressions_rebuilt``)."""
+    done: dict[int, Stmt] = {}
+
+    def block(stmts: list[Stmt]) -> list[Stmt]:
+        out: list[Stmt] = []
+        for stmt in stmts:
+            if stmt.sid not in replaced:
+                if stmt.sid not in done:
+                    done[stmt.sid] = with_blocks(stmt, block)
+                out.append(done[stmt.sid])
+                continue
             found = replaced[stmt.sid]
             if isinstance(found, list):
                 out.extend(found)
             elif found is not None:
                 out.append(found)
-            continue
-        if isinstance(stmt, If):
-            stmt = dataclasses.replace(stmt, body=replace_statements(stmt.body, replaced),
-                                       orelse=replace_statements(stmt.orelse, replaced))
-        elif isinstance(stmt, For):
-            stmt = dataclasses.replace(stmt, body=replace_statements(stmt.body, replaced))
-        elif isinstance(stmt, While):
-            stmt = dataclasses.replace(stmt, test_block=replace_statements(stmt.test_block, replaced),
-                                       body=replace_statements(stmt.body, replaced))
-        out.append(stmt)
-    return out
+        return out
+
+    return block(body)
 
 
 def renamed(body: list[Stmt], mapping: dict[str, str]) -> list[Stmt]:
-    """``body`` with every read of a name in ``mapping`` reading its replacement instead (statements
-    that read none are kept as they are)."""
+    """``body`` with every read of a name in ``mapping`` reading its replacement instead (a Store's
+    array too), nested blocks' too."""
     swap: dict[str, Expr] = {old: Var(new) for old, new in mapping.items()}
-
-    def expr(e: Expr) -> Expr:
-        return substitute(e, swap)
-
-    def maybe(e: Optional[Expr]) -> Optional[Expr]:
-        return None if e is None else substitute(e, swap)
-
-    out: list[Stmt] = []
-    for stmt in body:
-        if isinstance(stmt, (Assign, Unpack, Effect, Return)):
-            stmt = dataclasses.replace(stmt, value=expr(stmt.value))
-        elif isinstance(stmt, Store):
-            stmt = dataclasses.replace(stmt, array=mapping.get(stmt.array, stmt.array), index=expr(stmt.index),
-                                       value=expr(stmt.value))
-        elif isinstance(stmt, If):
-            stmt = dataclasses.replace(stmt, test=expr(stmt.test), body=renamed(stmt.body, mapping),
-                                       orelse=renamed(stmt.orelse, mapping))
-        elif isinstance(stmt, For):
-            stmt = dataclasses.replace(stmt, iterable=expr(stmt.iterable), body=renamed(stmt.body, mapping),
-                                       exit=maybe(stmt.exit), checkpoint=maybe(stmt.checkpoint))
-        elif isinstance(stmt, While):
-            stmt = dataclasses.replace(stmt, test_block=renamed(stmt.test_block, mapping), test=expr(stmt.test),
-                                       body=renamed(stmt.body, mapping), exit=maybe(stmt.exit))
-        out.append(stmt)
-    return out
+    return _expressions_rebuilt(body, lambda e: substitute(e, swap), lambda array: mapping.get(array, array))
 
 
 def walk(body: list[Stmt]) -> Iterator[Stmt]:

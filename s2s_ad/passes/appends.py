@@ -27,7 +27,7 @@ def grow_lists_in_place(fn: ir.Function) -> ir.Function:
     if not grown:
         return fn
     reads = _read_counts(fn.body)
-    fn = dataclasses.replace(fn, body=_rewritten(fn.body, grown, reads))
+    fn = dataclasses.replace(fn, body=_rewritten(fn.body, grown, reads, {}))
     for family in one_list_at_a_time(fn):
         fn = dataclasses.replace(fn, body=_one_name(fn.body, family))
     return fn
@@ -42,12 +42,22 @@ def _one_name(body: list[ir.Stmt], family: frozenset[str]) -> list[ir.Stmt]:
 
 
 def _targets_renamed(body: list[ir.Stmt], mapping: dict[str, str]) -> list[ir.Stmt]:
-    out: list[ir.Stmt] = []
-    for stmt in body:
-        if isinstance(stmt, ir.Assign) and stmt.target in mapping:
-            stmt = dataclasses.replace(stmt, target=mapping[stmt.target])
-        out.append(ir.with_blocks(stmt, lambda block: _targets_renamed(block, mapping)))
-    return out
+    """``body`` with the assignments to a name of ``mapping`` assigning its replacement (a statement
+    found in two places, a checkpointed loop's run again, rebuilt once: one identity, one object)."""
+    done: dict[int, ir.Stmt] = {}
+
+    def block(stmts: list[ir.Stmt]) -> list[ir.Stmt]:
+        return [one(stmt) for stmt in stmts]
+
+    def one(stmt: ir.Stmt) -> ir.Stmt:
+        if stmt.sid not in done:
+            new = stmt
+            if isinstance(stmt, ir.Assign) and stmt.target in mapping:
+                new = dataclasses.replace(stmt, target=mapping[stmt.target])
+            done[stmt.sid] = ir.with_blocks(new, block)
+        return done[stmt.sid]
+
+    return block(body)
 
 
 def _without_self_copies(body: list[ir.Stmt]) -> list[ir.Stmt]:
@@ -64,14 +74,19 @@ def _read_counts(body: list[ir.Stmt]) -> dict[str, int]:
     return counts
 
 
-def _rewritten(body: list[ir.Stmt], grown: frozenset[int], reads: dict[str, int]) -> list[ir.Stmt]:
+def _rewritten(body: list[ir.Stmt], grown: frozenset[int], reads: dict[str, int],
+               done: dict[int, ir.Stmt]) -> list[ir.Stmt]:
+    """``body`` with the appends ``grown`` written in place; ``done``: the statements rebuilt so far, by
+    identity (a statement found in two places, a checkpointed loop's run again, is rebuilt once)."""
     out: list[ir.Stmt] = []
     dropped: set[int] = set()  # merges ``items = new`` left out: ``items`` is the grown list already
     for i, stmt in enumerate(body):
         if i in dropped:
             continue
         if stmt.sid not in grown:
-            out.append(ir.with_blocks(stmt, lambda block: _rewritten(block, grown, reads)))
+            if stmt.sid not in done:
+                done[stmt.sid] = ir.with_blocks(stmt, lambda block: _rewritten(block, grown, reads, done))
+            out.append(done[stmt.sid])
             continue
         assert isinstance(stmt, ir.Assign) and isinstance(stmt.value, ir.Call)
         items, item = stmt.value.args
@@ -79,7 +94,7 @@ def _rewritten(body: list[ir.Stmt], grown: frozenset[int], reads: dict[str, int]
         out.append(ir.Effect(ir.Call(list.append, (items, item)), stmt.line))
         merge = _merge_back(body, i, items.name, stmt.target) if reads.get(stmt.target, 0) == 1 else None
         if merge is None:
-            out.append(dataclasses.replace(stmt, value=items))
+            out.append(done.setdefault(stmt.sid, dataclasses.replace(stmt, value=items)))
         else:
             dropped.add(merge)
     return out

@@ -8,6 +8,8 @@ refusal, each gave a wrong number, silently).
 """
 import numpy as np
 
+import s2s_ad
+
 
 def squares_in_a_loop(x):
     out = []
@@ -138,7 +140,31 @@ def summed_by_sum(x):
     return sum(out)
 
 
-GROWN = [array_updated_after_a_lambda, plus_equals_after_an_append_loop, summed_by_sum, squares_in_a_loop, length_read_each_trip, two_lists_side_by_side, appended_in_branches, rows_stacked,
+def beside_a_checkpointed_loop(x):
+    # (the reverse sweep runs the checkpointed loop's statements again, the very statements of the forward
+    # sweep; the pass growing the list rebuilt each place apart, two statements with one identity: a crash)
+    out = []
+    for i in range(len(x)):
+        out.append(x[i] ** 2)
+    s = sum(out)
+    for i in s2s_ad.checkpointed(range(len(x))):
+        if s > 0.0:
+            s = s * 0.7 + x[i]
+        else:
+            s = s * 0.9 - 0.1 * x[i]
+    return s + np.sum(np.array(out) * x)
+
+
+def grown_in_a_checkpointed_loop(x):
+    out = []
+    s = 0.5
+    for i in s2s_ad.checkpointed(range(len(x)), every=2):
+        s = s * 0.8 + np.sin(x[i] * s)
+        out.append(s * x[i])
+    return np.sum(np.array(out) * x) + s
+
+
+GROWN = [beside_a_checkpointed_loop, grown_in_a_checkpointed_loop, array_updated_after_a_lambda, plus_equals_after_an_append_loop, summed_by_sum, squares_in_a_loop, length_read_each_trip, two_lists_side_by_side, appended_in_branches, rows_stacked,
          recurrence_reading_the_last_item, grown_in_a_while_loop, grown_by_plus_equals, a_copy_grown_apart,
          a_new_list_per_outer_trip, named_again_once_complete, built_by_a_helper_returning_a_new_list]
 
