@@ -15,7 +15,7 @@ import numpy as np
 from s2s_ad.rules import adjoint, declare, fresh_arrays, nondifferentiable, tangent
 from s2s_ad.core.runtime import (added_at, cells, cells_array, check_assertion, check_index, check_no_derivative, check_number_update,
                             check_view_kept,
-                            check_one_number, check_view_update, checkpoint_stride, checkpointed, derivative_lost_by, draw,
+                            check_one_number, check_view_update, checkpoint_stride, checkpointed, derivative_lost_by, draw, float_stack,
                             format_method, formatted, getitem_grad, joined, held_apart, if_inexact, raise_exception, random_states,
                             percent_formatted, positions_grad, retaken_view, revolve, revolve_forward, revolve_last, revolve_reverse, revolve_turn,
                             set_random_states, snapshots, split_piece, stale_grad, stop_gradient, stored_part, unbroadcast, unbroadcast_to,
@@ -39,6 +39,11 @@ fresh_arrays(zeros_like, zero_tangent, writable_copy, getitem_grad, added_at)
 # may hand back its argument (another dtype or rank stays as it is).  Generated code's own, never read back.
 nondifferentiable(cells, cells_array)
 declare(cells, cells_array, may_view=True)
+# The Numba target's preallocated tape slot, read back by forward mode over a gradient compiled by Numba
+# (a Hessian): made empty, its records stored into it (their tangents into a tangent stack of its shape)
+nondifferentiable(float_stack)
+fresh_arrays(float_stack)
+declare(float_stack, shape_from="argument")
 
 
 @adjoint(unbroadcast, linear=True, examples=({"grad": (2, 3), "like": np.zeros(3)}, {"grad": (3,), "like": 0.5},

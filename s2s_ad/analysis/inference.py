@@ -103,6 +103,11 @@ class _Inference:
         self.offsets: dict[str, tuple[Any, int]] = {}
         bound = Counter(t for stmt in ir.walk(fn.body) for t in ir.targets_of(stmt))
         self.bound_once = frozenset(name for name, count in bound.items() if count == 1)
+        # names bound once to a range (steps = range(n)): read at a number, an int (forward mode over a
+        # gradient's code reads its loops over a range held in a name so: i = steps[k])
+        self.ranges = frozenset(stmt.target for stmt in ir.walk(fn.body)
+                                if isinstance(stmt, ir.Assign) and stmt.target in self.bound_once
+                                and isinstance(stmt.value, ir.Call) and stmt.value.fn is range)
 
     def fresh(self, key: object) -> int:
         """The class of its own that ``key`` (a statement, an expression, or a tuple naming one) gets, the
@@ -249,6 +254,9 @@ class _Inference:
                 and isinstance(args[1], ir.Const):
             self.set(target, NUMBER, stmt)  # n = x.shape[0]
             self.record_length(target, self.shapes[args[0].name], args[1].value)
+        elif fn is operator.getitem and isinstance(args[0], ir.Var) and args[0].name in self.ranges \
+                and self.kind_of(args[1]) == NUMBER:
+            self.set(target, NUMBER, stmt)  # steps[k], steps = range(n): an int
         elif fn is operator.getitem and isinstance(sequence := self.kind_of(args[0]), Sequence):
             self.set(target, _item_kind(sequence, args[1]), stmt)
         elif self.result_kind is not None and is_user_function(fn):

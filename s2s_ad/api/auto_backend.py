@@ -15,9 +15,11 @@ one that steps through whole-array operations (``total = total + padded[i:i + h]
 (measured: deblur's nine slices 2.0x, a 20-step ``tanh(w @ x)`` 1.1x (256x64 by 64x64) to 13x
 (16x16) faster compiled).  Code without loops (straight-line NumPy calls: mlp, softmax
 cross-entropy; a formula of numbers) is "python".  Where Numba is not installed, "python", saying so.  Nothing is timed: the choice is made from the
-source, once, when the derivative is made.  ``hessian``'s "auto" is "python" for now: its
-forward mode over the gradient falls back to Python under Numba on loops (over ``range`` steps
-taped by the gradient), which would only add a compile.
+source, once, when the derivative is made.  ``hessian``'s "auto" is "python": its forward mode
+over the gradient compiles under Numba only where the gradient's tape can be preallocated float
+arrays (``ReadBackSlotTape``: every value its loops record proven a float64, each recording loop a
+``for`` over a range with no inner loop), which is decided on the generated gradient for the
+arguments' kinds, after this choice; elsewhere it would fall back to Python after a compile.
 """
 from __future__ import annotations
 
@@ -66,8 +68,12 @@ def choose_backend(fn: Callable, backend: str, what: str = "grad") -> BackendCho
         return BackendChoice("python", "auto", "vjp's split form (a tape handed from the forward call to the "
                                                "pullback) runs as Python under either backend")
     if what == "hessian":
-        return BackendChoice("python", "auto", "a Hessian's forward mode over the gradient does not compile "
-                                               "under Numba yet (it would fall back to Python after a compile)")
+        return BackendChoice("python", "auto", "a Hessian's forward mode over the gradient compiles under Numba "
+                                               "only where every value the gradient's loops record is proven a "
+                                               "float64 and each recording loop is a for over a range with no "
+                                               "inner loop, known only once the gradient is built (elsewhere it "
+                                               "falls back to Python after a compile); pass backend='numba' for "
+                                               "such loops")
     found = _loop(_plain(fn))
     if found is not None:
         return BackendChoice("numba", "auto", found + ": loops run compiled, without the interpreter's cost "

@@ -43,25 +43,28 @@ def adjoint(gradient: Building, kinds: tuple, target: Optional[Target] = None,
 
 
 @_user_facing
-def function_for(gradient: Building, kinds: tuple) -> Built:
+def function_for(gradient: Building, kinds: tuple, source: Target = SOURCE) -> Built:
     """This derivative as a plain generated function of the same parameters, returning
     exactly what a call returns, for arguments of these kinds.  It is valid input to
-    the transformer: that is how the next order is taken."""
+    the transformer: that is how the next order is taken.  ``source``: the target writing a
+    first derivative's adjoint, the one the reading target asks for (``Target.read_back``: Numba's
+    forward mode reads a tape of arrays; reverse mode, and the Python backend, nested tuples)."""
     params = list(gradient._signature.parameters)
+    read_by = () if source is SOURCE else (source.name,)
     refuse_constant_wrt(gradient.fn, gradient._signature, gradient.wrt, kinds)
     if any(isinstance(k, containers.Tree) for k in kinds):
         if gradient.inner is not None or gradient._has_aux:
             raise TypeError(f"higher derivatives of {gradient!r} with containers (dict, list, tuple, dataclass) "
                             "as arguments: use s2s_ad.hessian, or pass the arrays as separate arguments")
         # A function of the leaves returning the gradient's leaves (a tuple if more than one).
-        built = adjoint(gradient, kinds, SOURCE, with_value=False)  # read back by the next level: its tape in tuples
+        built = adjoint(gradient, kinds, source, with_value=False)  # read back by the next level
         leaf_params = list(inspect.signature(built.function).parameters)[:-1]
         by = tuple(leaf_params[i] for i in arguments.leaf_positions(params, kinds, gradient.wrt))
-        return _CACHE.get(gradient.owner, gradient.key + (kinds,), lambda: build_gradient_only(
+        return _CACHE.get(gradient.owner, gradient.key + (kinds,) + read_by, lambda: build_gradient_only(
             gradient.fn, built, leaf_params, by, False, lost_outside(gradient.fn, kinds, leaf_params, by)))
     if gradient.inner is None:  # (no value: forward mode over it would only carry the value's tangent along)
-        built = adjoint(gradient, kinds, SOURCE, with_value=False)  # read back by the next level: its tape in tuples
-        return _CACHE.get(gradient.owner, gradient.key + (kinds,), lambda: build_gradient_only(
+        built = adjoint(gradient, kinds, source, with_value=False)  # read back by the next level
+        return _CACHE.get(gradient.owner, gradient.key + (kinds,) + read_by, lambda: build_gradient_only(
             gradient.fn, built, params, gradient.wrt, gradient._wrap_single,
             lost_outside(gradient.fn, kinds, params, gradient.wrt), has_aux=gradient._has_aux))
     gradient.inner.check_scalar_result(kinds)

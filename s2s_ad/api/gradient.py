@@ -414,7 +414,7 @@ def _tangent_built(fn: Callable, wrt: tuple[str, ...], kinds: tuple, target: Tar
         if any(isinstance(k, containers.Tree) for k in kinds):
             raise TypeError(f"forward mode over {fn!r} with containers (dict, list, tuple, dataclass) as "
                             "arguments: use s2s_ad.hessian, or pass the arrays as separate arguments")
-        fn = fn.function_for(kinds).function
+        fn = fn.function_for(kinds, target.read_back()).function
     key = ("forward", getattr(fn, "__code__", None), wrt, kinds)
     return _CACHE.get(fn, key, lambda: build_forward(fn, wrt, kinds, target=target), target)
 

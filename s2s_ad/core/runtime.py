@@ -249,6 +249,8 @@ def zeros_like(value: Any) -> Any:
     """The zero gradient of ``value``: ``0.0`` for a number, else an array of zeros."""
     if isinstance(value, (int, float)):
         return 0.0
+    if value.__class__ is RecordStack:  # (its tangent records: zeros where nothing is recorded yet)
+        return np.full(value.shape, 0.0, dtype=object).view(RecordStack)
     if _ragged(value) or _holds_adjoints(value):
         return ragged_zeros(value)
     dtype = np.result_type(value, 1.0) if isinstance(value, (np.ndarray, np.generic)) else float
@@ -620,6 +622,20 @@ def added_at(a: Any, index: Any, value: Any) -> np.ndarray:
     out = np.array(a, dtype=np.result_type(a, value, 1.0))
     np.add.at(out, index, value)
     return out
+
+
+class RecordStack(np.ndarray):
+    """What ``float_stack`` makes when run as Python: an array of objects, told apart from the arrays of
+    objects that hold a ragged adjoint (``ragged_zeros``) by its class, so that its zero tangent, in
+    forward mode over code that records into it (a Hessian's gradient read back), is one of its shape."""
+
+
+def float_stack(shape: Any) -> np.ndarray:
+    """A tape slot of float64 records, preallocated (the Numba target's tape, ``targets/numba/tape.py``):
+    compiled, ``np.empty(shape)``; run as Python, an array of objects (``RecordStack``), which gives back
+    each value as it was pushed (a float stays a float; a complex or an array, which Numba refuses to
+    store, is not cast)."""
+    return np.empty(shape, dtype=object).view(RecordStack)
 
 
 def list_append(items: list, item: Any) -> list:

@@ -191,6 +191,12 @@ class Target(abc.ABC):
         function without a rule): ``obj`` itself unless this target has its own version."""
         return obj
 
+    def read_back(self) -> "Target":
+        """The target writing a gradient that forward mode reads back for code this target runs (a
+        Hessian, ``jvp`` of a gradient): ``SOURCE``, the tape in nested tuples, unless this target
+        compiles a form of its own better (Numba: preallocated arrays)."""
+        return SOURCE
+
     # -- the tape and stores ---------------------------------------------------------------------
 
     @abc.abstractmethod
@@ -430,7 +436,7 @@ class SourceLanguageTarget(NumPyTarget):
     (see the module docstring)."""
 
     name = "source"
-    _tape = TupleTape()
+    _tape: TapeForm = TupleTape()
 
     def passes(self, form: str) -> tuple[str, ...]:
         return ("fold_fills",)  # no ``del``, no lists of floats: the code stays in the subset the transformer reads

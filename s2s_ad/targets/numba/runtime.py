@@ -50,13 +50,6 @@ def matmul(a, b):
     return np.matmul(a, b)
 
 
-def float_stack(shape):
-    """A tape slot of float64 records, preallocated (``numba.tape``): compiled, ``np.empty(shape)``;
-    run as Python (the fallback), an array of objects, which gives back each value as it was pushed
-    (a float stays a float; a complex or an array, which Numba refuses to store, is not cast)."""
-    return np.empty(shape, dtype=object)
-
-
 # math's functions that raise where their result leaves the reals (ValueError: "math domain error")
 # or overflows (OverflowError: "math range error"), where Numba's give nan or inf.  Each maps to
 # whether an infinite result of a finite argument is an overflow (exp) or outside the domain (log(0)),
@@ -130,7 +123,7 @@ def _register():
         return numba_overload(function, jit_options=_JIT_OPTIONS)
 
     overload(reversed_steps)(_reversed_steps)
-    overload(float_stack)(_float_stack)
+    overload(runtime.float_stack)(_float_stack)
     overload(matmul)(_matmul)
     overload(operator.getitem)(_range_slice)
     overload(runtime.zeros_like)(_zeros_like)
@@ -238,12 +231,22 @@ def _reversed_steps(steps):
 
 
 def _range_slice(steps, index):
-    """``steps[:trips]``, the trips a loop that stopped early made (its reverse runs over them)."""
+    """``steps[:trips]``, the trips a loop that stopped early made (its reverse runs over them); and
+    ``steps[k]``, the trip ``k`` of a loop over a range held in a name (forward mode over a gradient's
+    code reads its loops so), as Python's range gives it: negative ``k`` from the end, IndexError past it."""
     if isinstance(steps, types.RangeType) and isinstance(index, types.SliceType):
         def sliced(steps, index):
             start, stop, step = index.indices(len(steps))
             return range(steps.start + start * steps.step, steps.start + stop * steps.step, step * steps.step)
         return sliced
+    if isinstance(steps, types.RangeType) and isinstance(index, types.Integer):
+        def trip(steps, index):
+            n = len(steps)
+            k = index + n if index < 0 else index
+            if k < 0 or k >= n:
+                raise IndexError("range object index out of range")
+            return steps.start + k * steps.step
+        return trip
     return None
 
 

@@ -52,9 +52,9 @@ from typing import Any, Optional
 import numpy as np
 
 from ...core import ir, language
+from ...core.runtime import float_stack
 from ...rules import registry as rules
 from ...core.kinds import Number
-from .runtime import float_stack
 from ..target import TapeForm, TupleTape, popped_from, pushed_onto
 
 
@@ -73,11 +73,14 @@ class SlotTape(TapeForm):
         pushes = [s for s in ir.walk(fn.body) if isinstance(s, ir.Push)]
         if not pushes:
             return fn
+        return self._spelled(fn, pushes, _array_slots(fn, pushes))
+
+    def _spelled(self, fn: ir.Function, pushes: list[ir.Push], arrays: dict[str, tuple[ir.For, int]]
+                 ) -> ir.Function:
+        """``fn`` with the slots ``arrays`` preallocated arrays (each with the loop that records it and
+        its pushes per trip), the other slots lists."""
+        assert fn.plan is not None
         taken = ir.NameSet(set(fn.params) | ir.assigned_names(fn.body))
-        floats = _FloatProof(fn)
-        kinds = {slot.name: [v.kind for v in slot.values] for slot in fn.plan.slots}
-        arrays = {slot: loop for slot, loop in _preallocatable(fn.body).items()
-                  if all(floats.proves(v, k) for p in pushes if p.slot == slot for v, k in zip(p.values, kinds[slot]))}
         stacks = {slot.name: ir.fresh_name(f"tape_{_identifier(slot.name)}", taken) for slot in fn.plan.slots}
         tops = {name: ir.fresh_name(f"top_{_identifier(name)}", taken) for name in arrays}
         replaced: dict[int, Any] = {}
@@ -100,6 +103,42 @@ class SlotTape(TapeForm):
 
     def empty(self) -> Any:
         return None  # (the tape handed to a split adjoint's forward part: the nested tuples')
+
+
+class ReadBackSlotTape(SlotTape):
+    """The tape of a gradient that forward mode reads back to compile it with Numba (a Hessian under
+    ``backend="numba"``: forward mode over the gradient's code): every slot a preallocated array, or,
+    where one slot cannot be (a ``while`` loop, an inner loop, a value not provably float64, a tape
+    handed to a helper's part), the nested tuples of the code read back (``TupleTape``), as for the
+    Python backend (Numba cannot type them: that code runs as Python, saying so in a warning).
+
+    Why not lists for the others: forward mode reads the records back as the transformer reads any
+    code, and an array written element by element is code it differentiates (the tangent records
+    in a tangent array of the same shape), where ``stack.pop()`` is not."""
+
+    def spell(self, fn: ir.Function) -> ir.Function:
+        if fn.plan is None:
+            return fn
+        tape = fn.plan.tape
+        pushes = [s for s in ir.walk(fn.body) if isinstance(s, ir.Push)]
+        threaded = tape in fn.params or any(tape in ir.targets_of(s) and not isinstance(s, (ir.Push, ir.Pop))
+                                            for s in ir.walk(fn.body))
+        if not pushes or threaded:
+            return self._threaded.spell(fn)
+        arrays = _array_slots(fn, pushes)
+        if set(arrays) != {p.slot for p in pushes}:
+            return self._threaded.spell(fn)
+        return self._spelled(fn, pushes, arrays)
+
+
+def _array_slots(fn: ir.Function, pushes: list[ir.Push]) -> dict[str, tuple[ir.For, int]]:
+    """The slots of ``fn``'s plan that can be preallocated arrays of float64 (see the module docstring),
+    each with the loop that records it and the most pushes one trip makes."""
+    assert fn.plan is not None
+    floats = _FloatProof(fn)
+    kinds = {slot.name: [v.kind for v in slot.values] for slot in fn.plan.slots}
+    return {slot: loop for slot, loop in _preallocatable(fn.body).items()
+            if all(floats.proves(v, k) for p in pushes if p.slot == slot for v, k in zip(p.values, kinds[slot]))}
 
 
 def _identifier(text: str) -> str:

@@ -81,8 +81,8 @@ from ...analysis import index_ranges
 from ...core import ir
 from ...core.errors import CompileFallbackWarning
 from .cache_safety import safe_directory
-from .tape import SlotTape, proven_stacks
-from ..target import Capabilities, NumPyTarget, Spelling, TapeForm
+from .tape import ReadBackSlotTape, SlotTape, proven_stacks
+from ..target import Capabilities, NumPyTarget, SourceLanguageTarget, Spelling, TapeForm, Target
 
 
 class NumbaTarget(NumPyTarget):
@@ -120,6 +120,9 @@ class NumbaTarget(NumPyTarget):
 
     def tape(self) -> TapeForm:
         return self._tape
+
+    def read_back(self) -> Target:
+        return READ_BACK
 
     def store(self, stmt: ir.Store) -> list[ir.Stmt]:
         """``a[i] op= v`` as ``a[i] = a[i] op v``: Numba's in-place operators on an array do not buffer
@@ -166,6 +169,19 @@ class NumbaTarget(NumPyTarget):
 
 
 NUMBA = NumbaTarget()
+
+
+class ReadBackForNumba(SourceLanguageTarget):
+    """The code of a gradient that forward mode reads back for Numba to compile (a Hessian under
+    ``backend="numba"``): the source language (``SOURCE``), its tape in preallocated arrays where every
+    slot can be one (``ReadBackSlotTape``), which Numba types, where nested tuples it cannot."""
+
+    name = "source for numba"
+    capabilities = Capabilities(inlines_helpers=True)  # no tape handed to a helper's part: arrays, not tuples
+    _tape = ReadBackSlotTape()
+
+
+READ_BACK = ReadBackForNumba()
 
 
 _WHOLE = ir.Display("tuple", (ir.Const(Ellipsis),))
