@@ -134,7 +134,13 @@ class ReverseSweep:
         body = forward + sweep + [finish]
         params = self.fn.params + [seed] + ([self.recorder.tape] if self.split else [])
         return ir.Function("d_" + self.fn.name, params, body, self.fn.filename, self.fn.firstline,
-                           self.fn.docstring, dict(self.fn.constants), plan=self.recorder.draft.done())
+                           self.fn.docstring, dict(self.fn.constants), plan=self.recorder.draft.done(),
+                           differentiated=self._differentiated_arrays())
+
+    def _differentiated_arrays(self) -> frozenset[str]:
+        """The parameters the gradient is taken by that are arrays: where code runs, arrays of floats (the
+        API refuses an integer or boolean array; Numba's target runs other dtypes than float64 as Python)."""
+        return frozenset(p for p in self.wrt if isinstance(self.facts.fact(ir.Var(p)), Array))
 
     def _returned_beside(self, result: ir.Expr, restored: set[str], put_back: frozenset[str]) -> Optional[ir.Expr]:
         """What the adjoint returns beside the gradient: the value, or with ``has_aux`` the pair of

@@ -307,6 +307,9 @@ class Function:
     derivative_free: frozenset[str] = frozenset()
     # Adjoint form: what the forward sweep records and the reverse sweep reads back (plan.RecordingPlan).
     plan: Any = None
+    # Adjoint form: the parameters the gradient is taken by that are arrays (SSA names): arrays of floats
+    # where code runs (the API refuses to differentiate by an integer or boolean array)
+    differentiated: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True)

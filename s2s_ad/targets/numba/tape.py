@@ -273,6 +273,9 @@ class _FloatProof:
                     self._values.setdefault(name, []).append(stmt.value if isinstance(stmt, ir.Assign) else None)
         for name in fn.params:  # a parameter may be anything
             self._values.setdefault(name, []).append(None)
+        # but an array the gradient is taken by holds floats: float64 where Numba runs the code (the API
+        # refuses an integer or boolean array, and the target runs other float dtypes as Python)
+        self._float_parameters = fn.differentiated
         self._proven: dict[tuple[str, str], bool] = {}
 
     def proves(self, expr: ir.Expr, kind: Any) -> bool:
@@ -315,7 +318,10 @@ class _FloatProof:
         return self._proven[key]
 
     def _float_array(self, name: str, rank: Optional[int]) -> bool:
-        """``name`` is only ever a float64 array made here (of one dimension, where ``rank`` is 1)."""
+        """``name`` is only ever a float64 array made here (of one dimension, where ``rank`` is 1), or is
+        an array the gradient is taken by (its rank unknown here: where ``rank`` is None)."""
+        if name in self._float_parameters and rank is None:
+            return True
         values = self._values.get(name, [None])
         return all(isinstance(v, ir.Call) and _float_array_maker(v)
                    and (rank is None or (len(v.args) == 1 and self._length_or_refused(v.args[0]))) for v in values)
