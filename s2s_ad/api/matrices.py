@@ -98,8 +98,10 @@ class Jacobian(_MatrixOf):
             arguments.refuse_integer_wrt("jacobian", self.fn, params[i], values[i])
         # The states of the generators a pass may draw from, put back before each pass; not read where
         # no pass can draw (reading and putting them back costs more than a small function's pass).
+        # (a gradient's passes draw where the function it differentiates may)
+        user = self.fn.fn if isinstance(self.fn, GradientFunction) else self.fn
         draws = Draws(_owner(self.fn), values) \
-            if not isinstance(self.fn, FunctionType) or may_draw_globally(self.fn) else _NO_DRAWS
+            if not isinstance(user, FunctionType) or may_draw_globally(user) else _NO_DRAWS
         try:
             return self._blocks(params, values, positions, draws)
         finally:
@@ -177,6 +179,12 @@ class Jacobian(_MatrixOf):
                 columns.append(swept[1])  # (count,) + out.shape
                 continue
             batching = False  # (this code has no batched form: one sweep per direction from now on)
+            # (compiled code: every direction in one call, where the passes draw nothing to put back)
+            together = None if getattr(draws, "moved", False) else \
+                self._target.directions(tangent_fn, values, positions, seeds, out)
+            if together is not None:
+                columns.append(together)
+                continue
             for d in range(count):
                 tangents = [s[d] if isinstance(values[i], np.ndarray) else float(s[d]) for i, s in zip(positions, seeds)]
                 draws.replay()

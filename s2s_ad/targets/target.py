@@ -191,6 +191,13 @@ class Target(abc.ABC):
         function without a rule): ``obj`` itself unless this target has its own version."""
         return obj
 
+    def directions(self, run: Callable, values: tuple, positions: list[int], seeds: list[Any], out: Any) -> Any:
+        """The tangents of ``run``'s result (``run``: tangent code this target made, called as
+        ``run(*values, *tangents)``) along every direction of ``seeds`` (one array per moved position,
+        the directions on its leading axis), stacked, in one call; None (the default) where the
+        caller is to call ``run`` once per direction."""
+        return None
+
     def read_back(self) -> "Target":
         """The target writing a gradient that forward mode reads back for code this target runs (a
         Hessian, ``jvp`` of a gradient): ``SOURCE``, the tape in nested tuples, unless this target

@@ -294,3 +294,35 @@ def test_the_hessian_benchmark_runs_compiled_and_agrees_with_the_python_backend(
                       done.stdout, re.MULTILINE)
     assert len(rows) == 3, done.stdout
     assert all(float(difference) <= 1e-12 and fell == "no" for _, difference, fell in rows), rows
+
+
+def test_every_direction_in_one_compiled_call_gives_the_calls_one_by_ones_numbers():
+    """A forward-mode Jacobian and Hessians under backend="numba" run their directions in one compiled
+    loop (targets/numba/directions.py); where the passes draw random numbers, one call per direction."""
+    def spread(x):
+        out = np.zeros(2 * x.shape[0])
+        for i in range(x.shape[0]):
+            out[2 * i] = np.sin(x[i]) * x[0]
+            out[2 * i + 1] = x[i] ** 2 * x[-1]
+        return out
+
+    def noisy(x, w, rng):
+        s = 0.0
+        for i in range(x.shape[0]):
+            s = s + np.sin(x[i] * s * w + rng.normal()) * x[i]
+        return s
+
+    x = np.linspace(0.1, 1.0, 7)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", CompileFallbackWarning)
+        jacobian = s2s_ad.jacobian(spread, backend="numba")(x)
+    assert not caught, [str(w.message) for w in caught]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", CompileFallbackWarning)  # (a draw's records: the tape of tuples)
+        hessian = s2s_ad.hessian(noisy, wrt=(0, 1), backend="numba")(x, 0.7, np.random.default_rng(5))
+    np.testing.assert_array_equal(jacobian, s2s_ad.jacobian(spread)(x))
+    np.testing.assert_allclose(jacobian[:, 0], (spread(x + 1e-6 * np.eye(7)[0]) - spread(x - 1e-6 * np.eye(7)[0])) / 2e-6,
+                               rtol=1e-6, atol=1e-9)
+    python = s2s_ad.hessian(noisy, wrt=(0, 1))(x, 0.7, np.random.default_rng(5))
+    for mine, theirs in zip(np.array(hessian, dtype=object).ravel(), np.array(python, dtype=object).ravel()):
+        np.testing.assert_allclose(mine, theirs, rtol=1e-12, atol=1e-15)

@@ -124,6 +124,10 @@ class NumbaTarget(NumPyTarget):
     def read_back(self) -> Target:
         return READ_BACK
 
+    def directions(self, run: Callable, values: tuple, positions: list[int], seeds: list[Any], out: Any) -> Any:
+        from .directions import tangents_of_directions
+        return tangents_of_directions(run, values, positions, seeds, out)
+
     def store(self, stmt: ir.Store) -> list[ir.Stmt]:
         """``a[i] op= v`` as ``a[i] = a[i] op v``: Numba's in-place operators on an array do not buffer
         a right side that overlaps the left (``a[1:] += a[:-1]`` adds values it has just written, where
