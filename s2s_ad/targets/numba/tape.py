@@ -66,9 +66,7 @@ class SlotTape(TapeForm):
     def spell(self, fn: ir.Function) -> ir.Function:
         if fn.plan is None:
             return fn
-        tape = fn.plan.tape
-        if tape in fn.params or any(tape in ir.targets_of(s) and not isinstance(s, (ir.Push, ir.Pop))
-                                    for s in ir.walk(fn.body)):
+        if _threads_its_tape(fn):
             return self._threaded.spell(fn)
         pushes = [s for s in ir.walk(fn.body) if isinstance(s, ir.Push)]
         if not pushes:
@@ -119,16 +117,22 @@ class ReadBackSlotTape(SlotTape):
     def spell(self, fn: ir.Function) -> ir.Function:
         if fn.plan is None:
             return fn
-        tape = fn.plan.tape
         pushes = [s for s in ir.walk(fn.body) if isinstance(s, ir.Push)]
-        threaded = tape in fn.params or any(tape in ir.targets_of(s) and not isinstance(s, (ir.Push, ir.Pop))
-                                            for s in ir.walk(fn.body))
-        if not pushes or threaded:
+        if not pushes or _threads_its_tape(fn):
             return self._threaded.spell(fn)
         arrays = _array_slots(fn, pushes)
         if set(arrays) != {p.slot for p in pushes}:
             return self._threaded.spell(fn)
         return self._spelled(fn, pushes, arrays)
+
+
+def _threads_its_tape(fn: ir.Function) -> bool:
+    """Whether ``fn`` hands its tape to another or takes it (a split adjoint's part, a helper's call kept
+    as a call): then it is written as the nested tuples, threaded through those calls."""
+    assert fn.plan is not None
+    tape = fn.plan.tape
+    return tape in fn.params or any(tape in ir.targets_of(s) and not isinstance(s, (ir.Push, ir.Pop))
+                                    for s in ir.walk(fn.body))
 
 
 def _array_slots(fn: ir.Function, pushes: list[ir.Push]) -> dict[str, tuple[ir.For, int]]:
