@@ -1,6 +1,6 @@
 """``backend="auto"``: the Python backend or Numba's, chosen by the shape of the user's code.
 
-Input: the function given to ``grad``, ``value_and_grad``, ``jvp``, ``jacobian`` or ``hessian`` and
+Input: the function given to ``grad``, ``value_and_grad``, ``jvp``, ``vjp``, ``jacobian`` or ``hessian`` and
 the ``backend=`` asked for.  Output: a ``BackendChoice``, the backend that runs ("python" or
 "numba") and why, which a gradient keeps as ``backend_chosen`` (and ``source_for`` prints as its
 first line where the choice was "auto's").
@@ -20,6 +20,9 @@ over the gradient compiles under Numba only where the gradient's tape can be pre
 arrays (``ReadBackSlotTape``: every value its loops record proven a float64, each recording loop a
 ``for`` over a range with no inner loop), which is decided on the generated gradient for the
 arguments' kinds, after this choice; elsewhere it would fall back to Python after a compile.
+``vjp``'s "numba" runs the Python backend's parts, without a warning, where the Numba target cannot
+emit them apart (``numba/handed.py``: a slot recorded in a ``while`` loop, an inner loop, a value
+not proven a float64), which is known once they are built: no compile is tried then.
 """
 from __future__ import annotations
 
@@ -64,9 +67,6 @@ def choose_backend(fn: Callable, backend: str, what: str = "grad") -> BackendCho
     if importlib.util.find_spec("numba") is None:
         return BackendChoice("python", "auto", "Numba is not installed (pip install 's2s_ad[numba]' to have "
                                                "loops over elements compiled)")
-    if what == "vjp":
-        return BackendChoice("python", "auto", "vjp's split form (a tape handed from the forward call to the "
-                                               "pullback) runs as Python under either backend")
     if what == "hessian":
         return BackendChoice("python", "auto", "a Hessian's forward mode over the gradient compiles under Numba "
                                                "only where every value the gradient's loops record is proven a "

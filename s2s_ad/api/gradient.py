@@ -60,10 +60,11 @@ from ..core.arguments import kind_of
 from ..driver.cache import name_the_users_line
 from ..core import debugging
 from ..core.draws import Draws
-from ..core.errors import TransformError, place
+from ..core.errors import CompileFallbackWarning, TransformError, place
 from ..driver.pipeline import Built, build_forward
 from ..targets.backends import target_of
 from ..targets.target import NUMPY, Target
+from ..targets.numba.target import users_stacklevel
 from .auto_backend import BackendChoice, choose_backend
 from .selfcheck import NoForwardMode, SelfCheckSkipped, dot_product_test, switched_on_by_environment
 from .calling import (_CACHE, _compiled, _default_tails, Entry, _gettrace, _never_hit, _parameters_of, _resolve_wrt,
@@ -410,13 +411,28 @@ def _tangent_function(fn: Callable, wrt: tuple[str, ...], args: tuple, target: T
 @_user_facing
 def _tangent_built(fn: Callable, wrt: tuple[str, ...], kinds: tuple, target: Target = NUMPY) -> Built:
     """The forward-mode code of ``fn`` (or of the plain function a gradient generates) for these kinds."""
+    gradient = fn
     if isinstance(fn, GradientFunction):
         if any(isinstance(k, containers.Tree) for k in kinds):
             raise TypeError(f"forward mode over {fn!r} with containers (dict, list, tuple, dataclass) as "
                             "arguments: use s2s_ad.hessian, or pass the arrays as separate arguments")
         fn = fn.function_for(kinds, target.read_back()).function
     key = ("forward", getattr(fn, "__code__", None), wrt, kinds)
-    return _CACHE.get(fn, key, lambda: build_forward(fn, wrt, kinds, target=target), target)
+    built = _CACHE.get(fn, key, lambda: build_forward(fn, wrt, kinds, target=target), target)
+    why = target.refused(built.function) if gradient is not fn else None
+    if why is None:
+        return built
+    # Forward mode over a gradient the compiler refuses (its tape read back as tuples): the Python backend's
+    # code, which the Python target's passes made for Python, runs instead of this target's run as Python.
+    if built.function not in _REFUSALS_SAID:  # (said once: a Hessian asks for its tangent code at each call)
+        _REFUSALS_SAID.add(built.function)
+        warnings.warn(CompileFallbackWarning(
+            f"backend={target.backend!r} cannot compile forward mode over {gradient!r}: {why}; the Python "
+            "backend's code runs instead (the same numbers, at Python's speed)"), stacklevel=users_stacklevel())
+    return _tangent_built(gradient, wrt, kinds, NUMPY)
+
+
+_REFUSALS_SAID: "weakref.WeakSet[Callable]" = weakref.WeakSet()  # tangent code whose refusal was said
 
 
 def _without_prefix(fn: Callable, params: list[str], args: tuple) -> tuple[Callable, list[str], tuple]:

@@ -22,7 +22,7 @@ from ..core.kinds import Constant
 from ..driver.pipeline import build_split, check_lost_arguments
 from ..targets.backends import target_of
 from .auto_backend import choose_backend
-from ..targets.target import NUMPY
+from ..targets.target import NUMPY, Target
 from ..targets.numba.target import users_stacklevel
 from .calling import _compiled, numpy_arrays_only, _run, _TARGET, _user_facing, refuse_what_is_not_a_def
 from .gradient import GradientFunction, _without_prefix
@@ -70,26 +70,29 @@ def vjp(fn: Callable, *primals: Any, backend: str = "python") -> tuple[Any, Call
         ``fn`` cannot be differentiated.
     """
     refuse_what_is_not_a_def("vjp", fn)
-    if target_of(choose_backend(fn, backend, "vjp").backend) is not NUMPY:
-        warnings.warn(_split_form_fallback(fn, backend), stacklevel=users_stacklevel())
-    return _pullback(fn, primals, None)
+    chosen = choose_backend(fn, backend, "vjp")
+    return _pullback(fn, primals, None, target=target_of(chosen.backend), warn=chosen.asked != "auto")
 
 
-def _split_form_fallback(fn: Callable, backend: str) -> Warning:
-    """The warning of a vjp asked of a compiling backend: its split form runs as Python."""
+def _split_form_fallback(fn: Callable, target: Target) -> Warning:
+    """The warning of a vjp asked of a compiling backend whose parts it could not emit apart: its split
+    form runs as Python."""
     return CompileFallbackWarning(
-        f"vjp of {getattr(fn, '__qualname__', fn)} with backend={backend!r}: the split form (a tape handed from "
-        "the forward sweep to each vjp_fn call) runs as Python (the same numbers); grad, value_and_grad and jvp "
-        "compile")
+        f"vjp of {getattr(fn, '__qualname__', fn)} with backend={target.backend!r}: the split form (a tape handed "
+        "from the forward sweep to each vjp_fn call) runs as Python (the same numbers): it compiles where each "
+        "value a loop records is proven a float64 and each such loop is a for over a range with no inner "
+        "loop; grad and value_and_grad compile the rest")
 
 
 def _pullback(fn: Callable, primals: Sequence[Any], wrt: Optional[Sequence[str]],
-              keep: bool = True) -> tuple[Any, "Pullback"]:
+              keep: bool = True, target: Target = NUMPY, warn: bool = True) -> tuple[Any, "Pullback"]:
     """``vjp``, its derivatives wanted by the parameters ``wrt`` alone (all the primals where None):
     only those are refused where a rule inside would lose their derivative (a constant ``c`` beside
     them, or a default, may reach ``np.pad(a, 1, constant_values=c)``).  With ``keep`` the pullback
     holds copies of ``fn`` and ``primals`` (``_kept``); without, the caller promises not to change
-    them while it uses the pullback (``jacobian``'s rows, pulled back at once)."""
+    them while it uses the pullback (``jacobian``'s rows, pulled back at once).  A ``target`` other than
+    NumPy's runs the parts where it can emit them apart (``Target.handed_split``), else the Python
+    backend's parts run, said in a warning where ``warn``."""
     if isinstance(fn, GradientFunction):
         raise TypeError("vjp of a gradient would be reverse over reverse, which s2s_ad does not do; "
                         "use s2s_ad.jvp of the gradient, or s2s_ad.hessian (forward over reverse)")
@@ -101,13 +104,18 @@ def _pullback(fn: Callable, primals: Sequence[Any], wrt: Optional[Sequence[str]]
     visible = params[:len(primals)]
     fn, params, args = _without_prefix(fn, params, args)
     kinds = _TARGET.argument_kinds(fn, args)
-    split = build_split(fn, kinds, _TARGET)
+    split = build_split(fn, kinds, target, api=target is not NUMPY)
+    if not split.handed and target is not NUMPY:  # the Python backend's parts, which its passes made for Python
+        if warn:
+            warnings.warn(_split_form_fallback(original, target), stacklevel=users_stacklevel())
+        target = NUMPY
+        split = build_split(fn, kinds, target)
     flat_args = arguments.flat(args, kinds)
     wanted = set(arguments.leaf_positions(params, kinds, visible if wrt is None else wrt))
     # every argument wanted is differentiated: a float one whose derivative a rule loses is refused
     check_lost_arguments(split, tuple(a if i in wanted else None for i, a in enumerate(flat_args)))
     draws = Draws(fn, args)  # a forward part run again (below) replays them
-    out, tape = _run(_compiled(split.forward), flat_args + (_TARGET.tape().empty(),))
+    out, tape = _run(_compiled(split.forward), flat_args + (target.tape().empty(),))
     # The backward part puts back what the forward part overwrote, in arrays the result may be, and
     # the tape keeps referring to them: the caller gets arrays of its own.
     out = _TARGET.handed_out(out, args, copy_all=True)
@@ -115,7 +123,7 @@ def _pullback(fn: Callable, primals: Sequence[Any], wrt: Optional[Sequence[str]]
     result = containers.unflatten(tree, out) if tree is not None else out
     positions = [params.index(p) for p in visible]
     pullback = Pullback(split, kinds, args, flat_args, out, tape, tree, result, positions, draws,
-                        made_from=(original, tuple(primals), None if wrt is None else tuple(wrt)))
+                        made_from=(original, tuple(primals), None if wrt is None else tuple(wrt)), target=target)
     return result, pullback
 
 
@@ -149,12 +157,16 @@ class Pullback:
     forward sweep again (refused where that sweep drew random numbers: the draws would differ)."""
 
     def __init__(self, split: Any, kinds: tuple, args: tuple, flat_args: tuple, out: Any, tape: Any,
-                 tree: Any, result: Any, positions: list[int], draws: Draws, made_from: tuple) -> None:
+                 tree: Any, result: Any, positions: list[int], draws: Draws, made_from: tuple,
+                 target: Target = NUMPY) -> None:
         self._split, self._kinds, self._args, self._flat_args = split, kinds, args, flat_args
         self._out, self._tape, self._tree, self._result = out, tape, tree, result
         self._positions, self._draws, self._made_from = positions, draws, made_from
         self._pulled = False
-        self._batches = True  # until a batched reverse sweep meets an operation with no batched form
+        self._target = target  # (its tape form: the tape handed to the parts)
+        # until a batched reverse sweep meets an operation with no batched form; a compiled backward part
+        # takes no batched tangent (each direction is one compiled call)
+        self._batches = not split.handed
         self._drew = draws.drew()
         self.__name__ = f"vjp_{getattr(made_from[0], '__name__', 'f')}"
 
@@ -180,11 +192,12 @@ class Pullback:
         """The tape one run of the reverse sweep consumes: the forward sweep's, or, where the reverse sweep
         puts overwritten slices back and has run before, the forward sweep's again (its draws replayed)."""
         split = self._split
-        taped = _TARGET.tape().for_backward(self._tape)  # the backward part may consume what it is handed
+        tape_form = self._target.tape()
+        taped = tape_form.for_backward(self._tape)  # the backward part may consume what it is handed
         if split.restores and self._pulled:  # the first call put overwritten slices back: record them again
             self._draws.replay()
             try:
-                taped = _run(split.forward, self._flat_args + (_TARGET.tape().empty(),))[1]
+                taped = _run(split.forward, self._flat_args + (tape_form.empty(),))[1]
             finally:
                 self._draws.finish()
         self._pulled = True
@@ -232,15 +245,15 @@ class Pullback:
             raise TypeError(f"this vjp_fn of {getattr(self._made_from[0], '__qualname__', 'f')} cannot be "
                             "pickled: its forward sweep drew random numbers, which another process would "
                             "draw differently; pickle the function and its primals and call vjp there")
-        return (_pullback_again, self._made_from)
+        return (_pullback_again, self._made_from + (self._target.backend,))
 
     def __repr__(self) -> str:
         return f"<vjp_fn of {getattr(self._made_from[0], '__qualname__', self._made_from[0])!s}>"
 
 
-def _pullback_again(fn: Callable, primals: tuple, wrt: Optional[tuple]) -> Pullback:
-    """An unpickled ``vjp_fn``: the forward sweep run again in this process."""
-    return _pullback(fn, primals, wrt)[1]
+def _pullback_again(fn: Callable, primals: tuple, wrt: Optional[tuple], backend: str = "python") -> Pullback:
+    """An unpickled ``vjp_fn``: the forward sweep run again in this process, by the same backend."""
+    return _pullback(fn, primals, wrt, target=target_of(backend))[1]
 
 
 def _matching_cotangent(fn: Callable, cotangent: Any, out: Any, tree: Any) -> Any:

@@ -119,6 +119,9 @@ class SplitAdjoint:
         # a tape serves one backward call only.  Unknown (True) until built.
         self.restores = True
         self.result_tree: Any = None  # a container result's structure (containers.py), when called from the API
+        # Whether its parts were emitted apart, each run as the target runs code (compiled by Numba), the
+        # tape handed between them in the target's form (``Target.handed_split``; the API's vjp only)
+        self.handed = False
         # Parameter positions whose float a rule inside would lose the derivative of, with where
         # (lost_derivatives.lost_derivative_parameters): the caller checks its argument there.
         self.lost: dict = {}

@@ -204,6 +204,19 @@ class Target(abc.ABC):
         compiles a form of its own better (Numba: preallocated arrays)."""
         return SOURCE
 
+    def refused(self, function: Callable) -> Optional[str]:
+        """Why ``function`` (code this target finished) will run as Python although this target compiles,
+        where that is known before it runs; None (the default) where it is not so known."""
+        return None
+
+    def handed_split(self, forward: ir.Function, backward: ir.Function
+                     ) -> Optional[tuple[ir.Function, ir.Function]]:
+        """The API's split form (``vjp``) as two functions this target runs apart, the tape handed from
+        the first to the second in a form of this target's own (their pushes and pops written, each
+        part emitted and finished alone: Numba compiles both); None (the default) where the parts
+        are emitted together and their tape is ``tape()``'s."""
+        return None
+
     # -- the tape and stores ---------------------------------------------------------------------
 
     @abc.abstractmethod

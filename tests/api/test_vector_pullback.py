@@ -323,7 +323,8 @@ def test_a_batched_pullback_under_numba_equals_one_pullback_per_direction(monkey
         out, vjp_fn = s2s_ad.vjp(element_writes, V4, V3, backend="numba")
     cotangents = RNG.normal(size=(4, 4))
     batched = vjp_fn(cotangents, batched=True)
-    assert swept == [True]
+    # parts compiled apart (numba/handed.py) take one compiled call per direction; parts run as Python, one sweep
+    assert swept == ([] if vjp_fn._split.handed else [True])
     _, python_fn = s2s_ad.vjp(element_writes, V4, V3)
     _assert_same(batched, [python_fn(c) for c in cotangents])
 

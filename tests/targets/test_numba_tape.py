@@ -231,6 +231,9 @@ def test_the_hessian_of_a_while_loop_reads_a_tape_of_tuples_back_and_runs_as_pyt
     # a while loop's record count is not known on entry: the tape read back is the nested tuples, a type
     # nested one level deeper at every trip, said and run as Python before Numba spends minutes on it
     assert any("value of the trip before" in str(w.message) for w in caught), [str(w.message) for w in caught]
+    # and the Python backend's code runs (its passes made it for Python), not the Numba target's run as Python
+    assert any("the Python backend's code runs instead" in str(w.message) and w.filename == __file__
+               for w in caught), [(str(w.message), w.filename) for w in caught]
     python = s2s_ad.hessian(fn, wrt=(0, 1))(*args)
     np.testing.assert_allclose(np.array(compiled, dtype=float), np.array(python, dtype=float), rtol=1e-12)
     gradient = s2s_ad.grad(fn, wrt=(0, 1))

@@ -71,7 +71,7 @@ class SlotTape(TapeForm):
         pushes = [s for s in ir.walk(fn.body) if isinstance(s, ir.Push)]
         if not pushes:
             return fn
-        return self._spelled(fn, pushes, _array_slots(fn, pushes))
+        return self._spelled(fn, pushes, array_slots(fn, pushes))
 
     def _spelled(self, fn: ir.Function, pushes: list[ir.Push], arrays: dict[str, tuple[ir.For, int]]
                  ) -> ir.Function:
@@ -79,15 +79,15 @@ class SlotTape(TapeForm):
         its pushes per trip), the other slots lists."""
         assert fn.plan is not None
         taken = ir.NameSet(set(fn.params) | ir.assigned_names(fn.body))
-        stacks = {slot.name: ir.fresh_name(f"tape_{_identifier(slot.name)}", taken) for slot in fn.plan.slots}
-        tops = {name: ir.fresh_name(f"top_{_identifier(name)}", taken) for name in arrays}
+        stacks = {slot.name: ir.fresh_name(f"tape_{identifier(slot.name)}", taken) for slot in fn.plan.slots}
+        tops = {name: ir.fresh_name(f"top_{identifier(name)}", taken) for name in arrays}
         replaced: dict[int, Any] = {}
         for stmt in ir.walk(fn.body):
             if isinstance(stmt, ir.Push):
-                replaced[stmt.sid] = _array_push(stacks[stmt.slot], tops[stmt.slot], stmt) \
+                replaced[stmt.sid] = array_push(stacks[stmt.slot], tops[stmt.slot], stmt) \
                     if stmt.slot in arrays else pushed_onto(stacks[stmt.slot], stmt)
             elif isinstance(stmt, ir.Pop):
-                replaced[stmt.sid] = _array_pop(stacks[stmt.slot], tops[stmt.slot], stmt) \
+                replaced[stmt.sid] = array_pop(stacks[stmt.slot], tops[stmt.slot], stmt) \
                     if stmt.slot in arrays else popped_from(stacks[stmt.slot], stmt)
         pushed = {p.slot for p in pushes}
         lists: list[ir.Stmt] = [ir.Assign(stacks[s.name], ir.Display("list", ()), s.line)
@@ -95,7 +95,7 @@ class SlotTape(TapeForm):
         made: dict[int, list[ir.Stmt]] = {}  # the arrays, made just before the loop that records them
         for slot, (loop, per_trip) in arrays.items():
             width = len(fn.plan.slot(slot).values)
-            made.setdefault(loop.sid, []).extend(_allocation(stacks[slot], tops[slot], loop, per_trip, width))
+            made.setdefault(loop.sid, []).extend(allocation(stacks[slot], tops[slot], loop, per_trip, width))
         body = [new for stmt in fn.body for new in made.get(stmt.sid, []) + [stmt]]
         return dataclasses.replace(fn, body=lists + ir.replace_statements(body, replaced))
 
@@ -120,7 +120,7 @@ class ReadBackSlotTape(SlotTape):
         pushes = [s for s in ir.walk(fn.body) if isinstance(s, ir.Push)]
         if not pushes or _threads_its_tape(fn):
             return self._threaded.spell(fn)
-        arrays = _array_slots(fn, pushes)
+        arrays = array_slots(fn, pushes)
         if set(arrays) != {p.slot for p in pushes}:
             return self._threaded.spell(fn)
         return self._spelled(fn, pushes, arrays)
@@ -135,7 +135,7 @@ def _threads_its_tape(fn: ir.Function) -> bool:
                                     for s in ir.walk(fn.body))
 
 
-def _array_slots(fn: ir.Function, pushes: list[ir.Push]) -> dict[str, tuple[ir.For, int]]:
+def array_slots(fn: ir.Function, pushes: list[ir.Push]) -> dict[str, tuple[ir.For, int]]:
     """The slots of ``fn``'s plan that can be preallocated arrays of float64 (see the module docstring),
     each with the loop that records it and the most pushes one trip makes."""
     assert fn.plan is not None
@@ -145,7 +145,7 @@ def _array_slots(fn: ir.Function, pushes: list[ir.Push]) -> dict[str, tuple[ir.F
             if all(floats.proves(v, k) for p in pushes if p.slot == slot for v, k in zip(p.values, kinds[slot]))}
 
 
-def _identifier(text: str) -> str:
+def identifier(text: str) -> str:
     return "".join(c if c.isalnum() else "_" for c in text).strip("_") or "slot"
 
 
@@ -154,7 +154,7 @@ def _identifier(text: str) -> str:
 def _preallocatable(body: list[ir.Stmt]) -> dict[str, tuple[ir.For, int]]:
     """The slots pushed only inside one loop over a ``range`` at the top of ``body`` (through
     branches, in no inner loop), each with that loop and the most pushes one trip makes."""
-    ranges = _range_names(body)
+    ranges = range_names(body)
     found: dict[str, tuple[ir.For, int]] = {}
     elsewhere: set[str] = set()
     for stmt in body:
@@ -171,7 +171,7 @@ def _preallocatable(body: list[ir.Stmt]) -> dict[str, tuple[ir.For, int]]:
     return {slot: entry for slot, entry in found.items() if slot not in elsewhere}
 
 
-def _range_names(body: list[ir.Stmt]) -> set[str]:
+def range_names(body: list[ir.Stmt]) -> set[str]:
     """The names bound once in the function, to ``range(...)``."""
     bound: dict[str, int] = {}
     ranges: set[str] = set()
@@ -203,7 +203,7 @@ def _pushes_per_trip(block: list[ir.Stmt]) -> tuple[dict[str, int], set[str]]:
 
 # -- the statements ------------------------------------------------------------------------------
 
-def _allocation(stack: str, top: str, loop: ir.For, per_trip: int, width: int) -> list[ir.Stmt]:
+def allocation(stack: str, top: str, loop: ir.For, per_trip: int, width: int) -> list[ir.Stmt]:
     """``tape_s = float_stack(len(steps))`` (times the pushes per trip; ``(..., width)`` for a record of
     several values) and ``top_s = 0``."""
     size: ir.Expr = ir.Call(len, (loop.iterable,))
@@ -217,13 +217,13 @@ def _at(top: str, column: int, width: int) -> ir.Expr:
     return ir.Var(top) if width == 1 else ir.Display("tuple", (ir.Var(top), ir.Const(column)))
 
 
-def _array_push(stack: str, top: str, push: ir.Push) -> list[ir.Stmt]:
+def array_push(stack: str, top: str, push: ir.Push) -> list[ir.Stmt]:
     width = len(push.values)
     stores: list[ir.Stmt] = [ir.Store(stack, _at(top, i, width), v, push.line) for i, v in enumerate(push.values)]
     return stores + [ir.Assign(top, ir.Call(operator.add, (ir.Var(top), ir.Const(1))), push.line)]
 
 
-def _array_pop(stack: str, top: str, pop: ir.Pop) -> list[ir.Stmt]:
+def array_pop(stack: str, top: str, pop: ir.Pop) -> list[ir.Stmt]:
     width = len(pop.targets)
     reads: list[ir.Stmt] = [ir.Assign(t, ir.Call(operator.getitem, (ir.Var(stack), _at(top, i, width))), pop.line)
                             for i, t in enumerate(pop.targets)]
@@ -382,7 +382,7 @@ def proven_stacks(fn: ir.Function) -> frozenset[str]:
     for stmt in ir.walk(fn.body):
         for name in ir.targets_of(stmt):
             assigned[name] = assigned.get(name, 0) + 1
-    ranges = _range_names(fn.body)
+    ranges = range_names(fn.body)
     proven: set[str] = set()
     for position, stmt in enumerate(fn.body[:-1]):
         made, top = _stack_made(stmt), _counter_start(fn.body[position + 1])

@@ -81,6 +81,7 @@ from ...analysis import index_ranges
 from ...core import ir
 from ...core.errors import CompileFallbackWarning
 from .cache_safety import safe_directory
+from .handed import handed_parts
 from .tape import ReadBackSlotTape, SlotTape, proven_stacks
 from ..target import Capabilities, NumPyTarget, SourceLanguageTarget, Spelling, TapeForm, Target
 
@@ -123,6 +124,13 @@ class NumbaTarget(NumPyTarget):
 
     def read_back(self) -> Target:
         return READ_BACK
+
+    def refused(self, function: Callable) -> Optional[str]:
+        return getattr(function, "refused", None)
+
+    def handed_split(self, forward: ir.Function, backward: ir.Function
+                     ) -> Optional[tuple[ir.Function, ir.Function]]:
+        return handed_parts(forward, backward)
 
     def directions(self, run: Callable, values: tuple, positions: list[int], seeds: list[Any], out: Any) -> Any:
         from .directions import tangents_of_directions
@@ -277,6 +285,7 @@ def _compiled(function: Callable, emitted: Any) -> Callable:
                               stacklevel=users_stacklevel())
 
     for wrapper in (run, checked):  # (the dispatcher and what runs now, the options and why: for tests)
+        setattr(wrapper, "refused", refused)  # (NumbaTarget.refused: known before the first call)
         setattr(wrapper, "compiled", dispatcher)
         setattr(wrapper, "state", state)
         setattr(wrapper, "options", options)
