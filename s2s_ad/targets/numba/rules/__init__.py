@@ -8,7 +8,8 @@ the rule registry's table of the "numba" target; ``numba.runtime`` imports this 
 reading that table (``rules.compiled_versions("numba")``) and registers each factory's typing function
 as a Numba overload.  One module here per template module it serves, named after it
 (numpy_shape's adjoints of joining arrays apart, in numpy_joining, with np.concatenate and np.stack of a list;
-its rules that copy elements in numpy_copies: np.tile, np.repeat, np.take's adjoints, np.ndim).  Nothing here
+its rules that copy elements in numpy_copies: np.tile, np.repeat, np.take's adjoints, np.ndim; the helpers of
+its factorizations and determinants in numpy_linalg_factors).  Nothing here
 imports Numba when loaded: each factory is handed ``numba.types`` and imports what else it needs.
 
 Every version must do what its Python helper does for the types it accepts (returning None where it
@@ -16,5 +17,5 @@ does not compile a call, which then runs as Python); tests/targets/test_numba_ba
 """
 from __future__ import annotations
 
-from . import (numpy_copies, numpy_creation, numpy_joining, numpy_linalg,  # (declare them)
+from . import (numpy_copies, numpy_creation, numpy_joining, numpy_linalg, numpy_linalg_factors,  # (declare them)
                numpy_reductions, numpy_shape, numpy_signal, operators, python_data)

@@ -1,6 +1,6 @@
 """The Numba target's compiled versions of ``templates/numpy_shape.py``'s functions and helpers: np.pad
 and ``pad_grad`` (the modes "constant", "edge", "reflect" and "symmetric"), np.roll without an axis, np.flip and np.rot90 with
-axes (Numba's own take none), np.diagonal of a matrix and ``diagonal_grad``, np.diag's ``diag_grad``, np.sort
+axes (Numba's own take none), np.expand_dims of a tuple of axes, np.diagonal of a matrix and ``diagonal_grad``, np.diag's ``diag_grad``, np.sort
 and ``sort_grad``, np.diff's ``diff_piece`` (nothing prepended or appended) and ``diff_grad``.
 
 Each version must do what the Python function does for the types it accepts
@@ -256,6 +256,64 @@ def _is_int(types: Any, value: Any) -> bool:
     the typing function the default itself, or ``types.Omitted`` of it)."""
     return type(value) is int or isinstance(value, types.Integer) or \
         (isinstance(value, types.Omitted) and type(value.value) is int)
+
+
+@compiled(np.expand_dims)
+def _expand_dims(types):
+    """np.expand_dims of a number and one axis, 0 or -1 (Numba's own takes arrays): a vector of that one number
+    (any other axis raises, as NumPy's AxisError); and of a tuple of axes (Numba's own takes one int): of a
+    float64 number, a new array, of a C-ordered array, a view, as NumPy's (a reshape inserting the axes of
+    length 1)."""
+    from numba.cpython.unsafe import tuple as unsafe_tuple
+    tuple_setitem: Any = unsafe_tuple.tuple_setitem
+
+    def typing(a, axis):
+        if isinstance(a, (types.Float, types.Integer)) and not isinstance(a, types.Boolean) and _is_int(types, axis):
+            def one(a, axis):
+                if axis != 0 and axis != -1:
+                    raise ValueError("axis is out of bounds for array")
+                return np.full(1, a)
+            return one
+        if not (isinstance(axis, types.UniTuple) and isinstance(axis.dtype, types.Integer)):
+            return None
+        if isinstance(a, types.Float):
+            ndim = 0
+        elif isinstance(a, types.Array) and a.layout == "C":
+            ndim = a.ndim
+        else:
+            return None
+        out_ndim = ndim + len(axis)
+        ones = (1,) * out_ndim  # (a constant of the compiled code: Numba multiplies no tuple)
+        from numba.extending import register_jitable
+
+        @register_jitable
+        def inserted_axes(axis):
+            inserted = np.zeros(out_ndim, dtype=np.bool_)
+            for k in axis:
+                position = k + out_ndim if k < 0 else k
+                if position < 0 or position >= out_ndim or inserted[position]:
+                    raise ValueError("np.expand_dims: an axis out of range, or repeated")
+                inserted[position] = True
+            return inserted
+
+        if ndim == 0:
+            def number_expanded(a, axis):
+                inserted_axes(axis)
+                return np.full(ones, a)
+            return number_expanded
+
+        def expanded(a, axis):
+            array = np.asarray(a)
+            inserted = inserted_axes(axis)
+            shape = ones
+            j = 0
+            for i in range(out_ndim):
+                if not inserted[i]:
+                    shape = tuple_setitem(shape, i, array.shape[j])
+                    j += 1
+            return array.reshape(shape)
+        return expanded
+    return typing
 
 
 @compiled(np.flip)
@@ -547,20 +605,4 @@ def _sort_grad(types):
                 isinstance(axis, types.Boolean):
             return None
         return lambda grad, a, axis=-1: along(a, axis, grad, False)
-    return typing
-
-
-@compiled(np.expand_dims)
-def _expand_dims_of_a_number(types):
-    """np.expand_dims(a number, axis) (Numba's own takes arrays): a vector of that one number, for the axis
-    0 or -1 (any other raises, as NumPy's AxisError)."""
-    def typing(a, axis):
-        if not isinstance(a, (types.Float, types.Integer)) or isinstance(a, types.Boolean) or not _is_int(types, axis):
-            return None
-
-        def one(a, axis):
-            if axis != 0 and axis != -1:
-                raise ValueError("axis is out of bounds for array")
-            return np.full(1, a)
-        return one
     return typing
