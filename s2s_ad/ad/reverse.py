@@ -135,7 +135,12 @@ class ReverseSweep:
         params = self.fn.params + [seed] + ([self.recorder.tape] if self.split else [])
         return ir.Function("d_" + self.fn.name, params, body, self.fn.filename, self.fn.firstline,
                            self.fn.docstring, dict(self.fn.constants), plan=self.recorder.draft.done(),
-                           differentiated=self._differentiated_arrays())
+                           differentiated=self._differentiated_arrays(), numbers=self._number_parameters())
+
+    def _number_parameters(self) -> frozenset[str]:
+        """The parameters every call passes a number for (an int or a float, not a truth value)."""
+        kinds = {p: self.facts.fact(ir.Var(p)) for p in self.fn.params}
+        return frozenset(p for p, kind in kinds.items() if isinstance(kind, Number) and not kind.truth)
 
     def _differentiated_arrays(self) -> frozenset[str]:
         """The parameters the gradient is taken by that are arrays: where code runs, arrays of floats (the

@@ -26,7 +26,8 @@ it, never a guess.  A value the analysis knows is a number (its kind in the
 plan) is a float64 if it is a float constant, an arithmetic operation with
 one operand a float64 (``arithmetic=True`` in templates/), a NumPy ufunc of
 one argument whose result is always inexact, an element of an array made
-here as floats (``makes_floats=`` in templates/: ``np.zeros(n)``), or a
+here as floats (``makes_floats=`` in templates/: ``np.zeros(n)``) or by such a
+ufunc (``np.exp(z)``), or an element of an array the gradient is taken by, or a
 name one of whose assignments is one of
 these (Numba gives a name one type, the join of its assignments': an ``int``
 joined with a float64 is a float64, as the list form stored it too; a cycle
@@ -280,6 +281,7 @@ class _FloatProof:
         # but an array the gradient is taken by holds floats: float64 where Numba runs the code (the API
         # refuses an integer or boolean array, and the target runs other float dtypes as Python)
         self._float_parameters = fn.differentiated
+        self._number_parameters = fn.numbers  # (an int, or a float np.zeros refuses where Numba runs it)
         self._proven: dict[tuple[str, str], bool] = {}
 
     def proves(self, expr: ir.Expr, kind: Any) -> bool:
@@ -323,18 +325,23 @@ class _FloatProof:
 
     def _float_array(self, name: str, rank: Optional[int]) -> bool:
         """``name`` is only ever a float64 array made here (of one dimension, where ``rank`` is 1), or is
-        an array the gradient is taken by (its rank unknown here: where ``rank`` is None)."""
+        an array the gradient is taken by, or the result of a NumPy ufunc of one argument whose loops all
+        give inexact numbers (``np.exp(z)``: float64 where Numba runs the code, or a complex, which Numba
+        refuses to store in a float64 array) (their rank unknown here: where ``rank`` is None)."""
         if name in self._float_parameters and rank is None:
             return True
         values = self._values.get(name, [None])
-        return all(isinstance(v, ir.Call) and _float_array_maker(v)
-                   and (rank is None or (len(v.args) == 1 and self._length_or_refused(v.args[0]))) for v in values)
+        return all(isinstance(v, ir.Call) and (
+            (_float_array_maker(v) and (rank is None or (len(v.args) == 1 and self._length_or_refused(v.args[0]))))
+            or (rank is None and _inexact_ufunc(v.fn) and len(v.args) == 1 and not v.kwargs)) for v in values)
 
     def _length_or_refused(self, shape: ir.Expr) -> bool:
         """``np.zeros(shape)`` makes a vector, or refuses ``shape``: an int, or an int plus, minus or
         times a number (a float is refused; so is an array, by Numba)."""
         if self._is("int", shape):
             return True
+        if isinstance(shape, ir.Var) and shape.name in self._number_parameters:
+            return True  # (a parameter every call passes a number for: an int, or a float Numba refuses)
         if isinstance(shape, ir.Var):
             values = self._values.get(shape.name, [None])
             return all(v is not None and not isinstance(v, ir.Var) and self._length_or_refused(v) for v in values)
