@@ -216,15 +216,41 @@ def _read_after(before: ir.Function, store: ir.Store, kept: set[int]) -> bool:
     order = _in_order(before.body)
     at = next(i for i, (s, _) in enumerate(order) if s.sid == store.sid)
     around = order[at][1]
-    later = [s for i, (s, loops) in enumerate(order)
-             if s.sid in kept and (i > at or (around and around[0] in loops))]
     names = {store.array}
     grown = True
     while grown:  # the array's other names and views (aliasing.py's view calls), through one another too
         bound = {s.target for s, _ in order if isinstance(s, ir.Assign) and _names_or_views(s.value, names)}
         grown = not bound <= names
         names |= bound
-    return any(n in names for s in later for e in ir.exprs_of(s) for n in ir.names_read(e))
+    # a statement before the store in its loop runs at the next trip: it sees the write only through names
+    # the trip has not bound anew before reading them
+    fresh = _bound_anew_each_trip(order, around[0], names) if len(around) == 1 else set()
+    for i, (s, loops) in enumerate(order):
+        if s.sid not in kept or not (i > at or (around and around[0] in loops)):
+            continue
+        seen = names if i > at else names - fresh
+        if any(n in seen for e in ir.exprs_of(s) for n in ir.names_read(e)):
+            return True
+    return False
+
+
+def _bound_anew_each_trip(order: list[tuple[ir.Stmt, tuple]], loop: int, names: set[str]) -> set[str]:
+    """The ``names`` every trip of the loop ``loop`` (not nested in another) binds at its top level before
+    any statement of the trip reads them: what the trip reads by those names is what it bound."""
+    loop_stmt = next(s for s, _ in order if s.sid == loop)
+    assert isinstance(loop_stmt, (ir.For, ir.While))
+    fresh: set[str] = set()
+    read: set[str] = set()
+    for stmt in (loop_stmt.test_block if isinstance(loop_stmt, ir.While) else []) + loop_stmt.body:
+        inside = [s for s, _ in _in_order([stmt])]
+        reads = {n for s in inside for e in ir.exprs_of(s) for n in ir.names_read(e)}
+        read |= reads
+        # (a name bound from one of the names not yet bound anew, ``c = b`` before ``b = ...``, holds the
+        # array of the trip before)
+        if isinstance(stmt, ir.Assign) and stmt.target in names and stmt.target not in read \
+                and not (reads & names) - fresh:
+            fresh.add(stmt.target)
+    return fresh
 
 
 def check_no_primal_lost(before: ir.Function, fn: ir.Function, primal: Collection[int], after: str) -> None:
