@@ -30,7 +30,7 @@ from .forward_mode import jvp
 from .pullback import _pullback
 from .batched import batched_sweep
 from ..core.arguments import float_dtype, kind_tree
-from ..core.draws import Draws
+from ..core.draws import NO_DRAWS, Draws
 from ..driver.pipeline import build_forward, leaf_kinds, may_draw_globally
 from ..driver.reach import whole_source
 
@@ -101,7 +101,7 @@ class Jacobian(_MatrixOf):
         # (a gradient's passes draw where the function it differentiates may)
         user = self.fn.fn if isinstance(self.fn, GradientFunction) else self.fn
         draws = Draws(_owner(self.fn), values) \
-            if not isinstance(user, FunctionType) or may_draw_globally(user) else _NO_DRAWS
+            if not isinstance(user, FunctionType) or may_draw_globally(user) else NO_DRAWS
         try:
             return self._blocks(params, values, positions, draws)
         finally:
@@ -239,18 +239,6 @@ def _owner(fn: Callable) -> Callable:
     return fn.owner if isinstance(fn, GradientFunction) else fn
 
 
-class _NoDraws:
-    """``draws.Draws`` for a function that draws nothing (``pipeline.may_draw_globally``): nothing to
-    put back."""
-
-    def replay(self) -> None:
-        pass
-
-    def finish(self) -> None:
-        pass
-
-
-_NO_DRAWS = _NoDraws()
 
 
 def jacobian(fn: Callable, wrt: Wrt = 0, backend: str = "python", sparse: bool = False,

@@ -10,16 +10,17 @@ from __future__ import annotations
 
 import copy
 import warnings
+from types import FunctionType
 from typing import Any, Callable, Optional, Sequence
 
 import numpy as np
 
 from ..core import arguments, containers
 from ..core.arguments import like
-from ..core.draws import Draws
+from ..core.draws import NO_DRAWS, Draws, NoDraws
 from ..core.errors import CompileFallbackWarning
 from ..core.kinds import Constant
-from ..driver.pipeline import build_split, check_lost_arguments
+from ..driver.pipeline import build_split, check_lost_arguments, may_draw_globally
 from ..targets.backends import target_of
 from .auto_backend import choose_backend
 from ..targets.target import NUMPY, Target
@@ -114,7 +115,8 @@ def _pullback(fn: Callable, primals: Sequence[Any], wrt: Optional[Sequence[str]]
     wanted = set(arguments.leaf_positions(params, kinds, visible if wrt is None else wrt))
     # every argument wanted is differentiated: a float one whose derivative a rule loses is refused
     check_lost_arguments(split, tuple(a if i in wanted else None for i, a in enumerate(flat_args)))
-    draws = Draws(fn, args)  # a forward part run again (below) replays them
+    # a forward part run again (below) replays the draws; not read where no pass can draw
+    draws = Draws(fn, args) if not isinstance(fn, FunctionType) or may_draw_globally(fn) else NO_DRAWS
     out, tape = _run(_compiled(split.forward), flat_args + (target.tape().empty(),))
     # The backward part puts back what the forward part overwrote, in arrays the result may be, and
     # the tape keeps referring to them: the caller gets arrays of its own.
@@ -157,7 +159,7 @@ class Pullback:
     forward sweep again (refused where that sweep drew random numbers: the draws would differ)."""
 
     def __init__(self, split: Any, kinds: tuple, args: tuple, flat_args: tuple, out: Any, tape: Any,
-                 tree: Any, result: Any, positions: list[int], draws: Draws, made_from: tuple,
+                 tree: Any, result: Any, positions: list[int], draws: "Draws | NoDraws", made_from: tuple,
                  target: Target = NUMPY) -> None:
         self._split, self._kinds, self._args, self._flat_args = split, kinds, args, flat_args
         self._out, self._tape, self._tree, self._result = out, tape, tree, result

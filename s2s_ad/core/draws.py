@@ -234,3 +234,20 @@ class Draws:
         """After the last pass: every generator as the first pass left it (one call's draws)."""
         if self.after is not None and self.moved:
             self._put(self.after)
+
+
+class NoDraws:
+    """``Draws`` of a call that cannot draw (``pipeline.may_draw_globally`` says so of its function):
+    nothing to read or to put back (reading the states costs more than a small function's pass)."""
+
+    def drew(self) -> bool:
+        return False
+
+    def replay(self) -> None:
+        pass
+
+    def finish(self) -> None:
+        pass
+
+
+NO_DRAWS = NoDraws()
