@@ -227,9 +227,11 @@ class _Builder:
 class _Printer:
     """Lays statements out as indented lines with ``# line N`` comments."""
 
-    def __init__(self, builder: _Builder, ranges: Optional[dict[str, ir.Call]] = None) -> None:
+    def __init__(self, builder: _Builder, ranges: Optional[dict[str, ir.Call]] = None,
+                 unprinted: frozenset[str] = frozenset()) -> None:
         self.builder = builder
         self.ranges = ranges or {}  # a reverse loop's range, where the target counts down (_counted_ranges)
+        self.unprinted = unprinted  # ranges read only by loops counting down (_read_only_counting_down)
         self.lines: list[str] = []
         self.origins: list[Optional[int]] = []  # per printed line: the user's line it came from
         self.last_line: Optional[int] = None
@@ -244,10 +246,14 @@ class _Printer:
         self.origins.extend([line if line is not None else self.last_line] * len(parts))
 
     def block(self, body: list[ir.Stmt], depth: int) -> None:
-        if not any(not isinstance(s, ir.Comment) for s in body):
+        if not any(not isinstance(s, ir.Comment) and not self._unprinted(s) for s in body):
             self.put(depth, "pass", None)
         for stmt in body:
-            self.statement(stmt, depth)
+            if not self._unprinted(stmt):
+                self.statement(stmt, depth)
+
+    def _unprinted(self, stmt: ir.Stmt) -> bool:
+        return isinstance(stmt, ir.Assign) and stmt.target in self.unprinted
 
     def _exit(self, flag: Optional[ir.Expr], depth: int) -> None:
         if flag is not None:
@@ -409,7 +415,8 @@ def emit_module(functions: list[tuple[ir.Function, Optional[dict[str, str]], Opt
     origins: list[Optional[int]] = [None] * len(lines)
     for fn, defaults, docstring in functions:
         params = ", ".join(f"{p}={defaults[p]}" if defaults and p in defaults else p for p in fn.params)
-        printer = _Printer(builder, _counted_ranges(fn) if target.capabilities.counts_down else None)
+        ranges = _counted_ranges(fn) if target.capabilities.counts_down else None
+        printer = _Printer(builder, ranges, _read_only_counting_down(fn, ranges or {}))
         printer.lines = [f"def {fn.name}({params}):"]
         printer.origins = [None]
         if docstring:
@@ -442,6 +449,17 @@ def _counted_ranges(fn: ir.Function) -> dict[str, ir.Call]:
                isinstance(b, ir.Var) and len(bound.get(b.name, ())) <= 1 for b in bounds):
             found[name] = stmt.value
     return found
+
+
+def _read_only_counting_down(fn: ir.Function, ranges: dict[str, ir.Call]) -> frozenset[str]:
+    """The counted ranges ``fn`` reads only as the iterables of reverse loops, which run ``range(stop - 1,
+    start - 1, -1)`` instead: their own assignments are not printed (dead in the printed code: a split
+    adjoint's backward part, which makes a range again from what the forward part handed it)."""
+    if not ranges:
+        return frozenset()
+    read = {n for s in ir.walk(fn.body) for e in ir.exprs_of(s) for n in ir.names_read(e)
+            if not (isinstance(s, ir.For) and s.reverse and e is s.iterable)}
+    return frozenset(name for name in ranges if name not in read)
 
 
 def _counting_down(steps: ir.Call, text: Callable[[ir.Expr], str]) -> str:
