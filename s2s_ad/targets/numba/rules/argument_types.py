@@ -25,3 +25,13 @@ def axis_form(types: Any, axis: Any) -> str:
     if is_int(types, axis) or isinstance(axis, types.Omitted) and type(axis.value) is int:
         return "int"
     return "none" if is_none(types, axis) else ""
+
+
+def known(types: Any, value: Any, kind: type) -> Any:
+    """The value of an argument of Python type ``kind`` (bool, str) where it is known when compiling: a
+    literal, a default left out, or the default itself; else None."""
+    if isinstance(value, types.Omitted):
+        value = value.value
+    elif isinstance(value, types.Literal):
+        value = value.literal_value
+    return value if isinstance(value, kind) else None

@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 
 from ....rules import compiled
+from .argument_types import is_none, known
 from .template_modules import template
 
 linalg = template("numpy_linalg")
@@ -25,27 +26,6 @@ linalg = template("numpy_linalg")
 def _matrix(types: Any, x: Any) -> bool:
     """A float64 matrix (two dimensions)."""
     return isinstance(x, types.Array) and x.ndim == 2 and x.dtype == types.float64
-
-
-def _literal_bool(types: Any, flag: Any) -> Any:
-    """A flag's value where it is known when compiling (a literal, a default), else None."""
-    if isinstance(flag, bool):
-        return flag
-    if isinstance(flag, types.BooleanLiteral):
-        return flag.literal_value
-    if isinstance(flag, types.Omitted) and isinstance(flag.value, bool):
-        return flag.value
-    return None
-
-
-def _literal_text(types: Any, text: Any) -> Any:
-    if isinstance(text, str):
-        return text
-    if isinstance(text, types.StringLiteral):
-        return text.literal_value
-    if isinstance(text, types.Omitted) and isinstance(text.value, str):
-        return text.value
-    return None
 
 
 # -- cholesky: which triangle, the factor as the lower one ---------------------------------------------
@@ -65,12 +45,12 @@ def _transposed_if(types):
     """transposed_if(x, flag) for a matrix and a flag known when compiling (a literal): its transpose (a
     view, as np.swapaxes's) or itself; a missing tangent (a number) as it is."""
     def typing(x, flag):
-        known = _literal_bool(types, flag)
+        flagged = known(types, flag, bool)
         if isinstance(x, (types.Float, types.Integer)):
             return lambda x, flag: x
-        if known is None or not (isinstance(x, types.Array) and x.ndim == 2):
+        if flagged is None or not (isinstance(x, types.Array) and x.ndim == 2):
             return None
-        return (lambda x, flag: x.T) if known else (lambda x, flag: x)
+        return (lambda x, flag: x.T) if flagged else (lambda x, flag: x)
     return typing
 
 
@@ -99,10 +79,10 @@ def _cholesky(types):
     """np.linalg.cholesky(a, upper=...) of a float64 matrix (Numba's own takes no ``upper``): the lower
     factor, or its transpose as a C-ordered array of its own (NumPy's upper factor, the same numbers)."""
     def typing(a, upper=False):
-        known = _literal_bool(types, upper)
-        if not _matrix(types, a) or known is None or isinstance(upper, (bool, types.Omitted)):
+        flagged = known(types, upper, bool)
+        if not _matrix(types, a) or flagged is None or isinstance(upper, (bool, types.Omitted)):
             return None  # (no upper given: Numba's own)
-        if known:
+        if flagged:
             return lambda a, upper=False: np.ascontiguousarray(np.linalg.cholesky(a).T)
         return lambda a, upper=False: np.linalg.cholesky(a)
     return typing
@@ -113,7 +93,7 @@ def _eigh(types):
     """np.linalg.eigh(a, "L") of a float64 matrix (Numba's own takes no ``UPLO``, and reads the lower
     triangle, as NumPy's "L": the same LAPACK routine; "U" runs as Python)."""
     def typing(a, UPLO="L"):
-        if not _matrix(types, a) or isinstance(UPLO, (str, types.Omitted)) or _literal_text(types, UPLO) != "L":
+        if not _matrix(types, a) or isinstance(UPLO, (str, types.Omitted)) or known(types, UPLO, str) != "L":
             return None  # (no UPLO given: Numba's own)
         return lambda a, UPLO="L": np.linalg.eigh(a)
     return typing
@@ -129,12 +109,12 @@ def _hermitian_seen(types):
     """hermitian_seen(t, hermitian) of a matrix, ``hermitian`` known when compiling: the lower triangle
     mirrored, or ``t`` itself; a missing tangent (a number) as it is."""
     def typing(t, hermitian):
-        known = _literal_bool(types, hermitian)
+        flagged = known(types, hermitian, bool)
         if isinstance(t, (types.Float, types.Integer)):
             return lambda t, hermitian: t
-        if known is None or not _matrix(types, t):
+        if flagged is None or not _matrix(types, t):
             return None
-        if not known:
+        if not flagged:
             return lambda t, hermitian: t
         mirrored = _jitted(_mirrored_lower)
         return lambda t, hermitian: mirrored(t)
@@ -145,12 +125,12 @@ def _hermitian_seen(types):
 def _hermitian_adjoint(types):
     """hermitian_adjoint(g, hermitian) of a matrix, ``hermitian`` known when compiling."""
     def typing(g, hermitian):
-        known = _literal_bool(types, hermitian)
+        flagged = known(types, hermitian, bool)
         if isinstance(g, (types.Float, types.Integer)):
             return lambda g, hermitian: g
-        if known is None or not _matrix(types, g):
+        if flagged is None or not _matrix(types, g):
             return None
-        if not known:
+        if not flagged:
             return lambda g, hermitian: g
 
         def adjoint(g, hermitian):
@@ -240,7 +220,7 @@ def _qr_checked(types):
     """qr_checked(q, a, mode) of a matrix with mode known when compiling: ``q``, or the Python helper's
     ValueError where the rule does not cover the call."""
     def typing(q, a, mode="reduced"):
-        text = _literal_text(types, mode)
+        text = known(types, mode, str)
         if text not in ("reduced", "complete") or not _matrix(types, a):
             return None
         complete = text == "complete"
@@ -294,8 +274,7 @@ def _jitted(function: Any) -> Any:
 
 def _no_order(types: Any, ord: Any) -> bool:
     """``ord`` is None or "fro" (the 2-norm of the elements), as the compiled code sees it."""
-    return ord is None or isinstance(ord, types.NoneType) or _literal_text(types, ord) == "fro" or \
-        (isinstance(ord, types.Omitted) and ord.value is None)
+    return is_none(types, ord) or known(types, ord, str) == "fro"
 
 
 @compiled(linalg.norm_order)

@@ -16,28 +16,13 @@ import numpy as np
 
 from ....rules import compiled
 from ..kernels import lengths_around, summed_line
+from .argument_types import is_none, known
 from .template_modules import template
 
 shape = template("numpy_shape")
 
 
 # -- np.pad and pad_grad: the modes "constant" (zeros) and "edge" ---------------------------------
-
-def _static_mode(types: Any, mode: Any) -> Any:
-    """A mode known when compiling ("constant" where not given); None where known only at run time."""
-    if isinstance(mode, str):  # (the typing function's own default: not given)
-        return mode
-    if isinstance(mode, types.StringLiteral):
-        return mode.literal_value
-    if isinstance(mode, types.Omitted) and isinstance(mode.value, str):
-        return mode.value
-    return None
-
-
-def _is_none(types: Any, value: Any) -> bool:
-    return value is None or isinstance(value, types.NoneType) or \
-        (isinstance(value, types.Omitted) and value.value is None)
-
 
 def _pad_width_compiles(types: Any, pad_width: Any) -> bool:
     """An int, (n,), (before, after), or one such tuple per axis: the forms ``np.asarray`` reads compiled."""
@@ -108,7 +93,7 @@ def _pad(types):
     mirrored = _mirrored()
 
     def typing(array, pad_width, mode="constant"):
-        kind = _static_mode(types, mode)
+        kind = known(types, mode, str)
         if not isinstance(array, types.Array) or array.ndim == 0 or kind not in _PAD_MODES or \
                 not isinstance(array.dtype, (types.Float, types.Integer)) or not _pad_width_compiles(types, pad_width):
             return None
@@ -159,15 +144,15 @@ def _pad_grad(types):
     tuple_setitem: Any = unsafe_tuple.tuple_setitem  # (an intrinsic: its typing is Numba's, not mypy's)
 
     def typing(grad, array, pad_width, mode="constant", stat_length=None, reflect_type="even"):
-        kind = _static_mode(types, mode)
+        kind = known(types, mode, str)
         if not isinstance(array, types.Array) or not isinstance(grad, types.Array) or grad.dtype != types.float64 \
                 or grad.ndim != array.ndim or array.ndim == 0 or kind not in _PAD_MODES \
-                or not _pad_width_compiles(types, pad_width) or not _is_none(types, stat_length):
+                or not _pad_width_compiles(types, pad_width) or not is_none(types, stat_length):
             return None
         edge = kind == "edge"
         ndim = array.ndim
         if kind in ("reflect", "symmetric"):
-            if _static_mode(types, reflect_type) != "even":
+            if known(types, reflect_type, str) != "even":
                 return None
             return _mirrored_pad_grad(widths, mirrored, tuple_setitem, ndim, kind == "symmetric")
 
@@ -236,7 +221,7 @@ def _mirrored_pad_grad(widths: Any, mirrored: Any, tuple_setitem: Any, ndim: int
 def _roll(types):
     """np.roll(a, shift, None) (backend="numba": Numba's own takes no axis): its roll of the flattened array."""
     def typing(a, shift, axis=None):
-        if isinstance(a, types.Array) and isinstance(shift, types.Integer) and _is_none(types, axis):
+        if isinstance(a, types.Array) and isinstance(shift, types.Integer) and is_none(types, axis):
             def rolled(a, shift, axis=None):
                 flat = np.ascontiguousarray(a).reshape(-1)  # (in NumPy's order: C's)
                 n = flat.size
@@ -510,7 +495,7 @@ def _diff_piece(types):
     undiff = _undifferenced()
 
     def typing(grad, a, n=1, axis=-1, prepend=None, append=None, which=1):
-        if not (_is_none(types, prepend) and _is_none(types, append)) or not isinstance(which, types.IntegerLiteral):
+        if not (is_none(types, prepend) and is_none(types, append)) or not isinstance(which, types.IntegerLiteral):
             return None
         if which.literal_value in (0, 2):
             return lambda grad, a, n=1, axis=-1, prepend=None, append=None, which=1: 0.0
@@ -588,7 +573,7 @@ def _sort(types):
 
     def typing(a, axis=-1, kind=None, order=None):
         if not _sortable(types, a) or not _is_int(types, axis) or isinstance(axis, types.Boolean) or \
-                not _is_none(types, kind) or not _is_none(types, order):
+                not is_none(types, kind) or not is_none(types, order):
             return None
         return lambda a, axis=-1, kind=None, order=None: along(a, axis, a, True)
     return typing
