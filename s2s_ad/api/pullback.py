@@ -48,10 +48,11 @@ def vjp(fn: Callable, *primals: Any, backend: str = "python") -> tuple[Any, Call
     *primals
         The arguments of ``fn``.
     backend : {"python", "numba", "auto"}, default "python"
-        Keyword only.  The split form (the forward sweep here, the reverse sweep at each
-        ``vjp_fn`` call, a tape handed from one to the other) runs as Python under either:
-        with ``"numba"`` a ``CompileFallbackWarning`` says so (``grad``, ``value_and_grad``
-        and ``jvp`` compile).
+        Keyword only.  Under ``"numba"`` the split form's two parts (the forward sweep here,
+        the reverse sweep at each ``vjp_fn`` call) compile apart, the tape handed from one to
+        the other as a tuple of arrays, where every value a loop records is proven a float64
+        recorded in a ``for`` loop over a range with no inner loop; elsewhere the Python
+        backend's parts run, a ``CompileFallbackWarning`` says so (under ``"auto"``, nothing).
 
     Returns
     -------
