@@ -17,7 +17,7 @@ from ..core import arguments, containers
 from ..driver.pipeline import build_forward, leaf_kinds
 from ..targets.backends import target_of
 from .auto_backend import choose_backend
-from ..targets.target import NUMPY
+from ..targets.target import NUMPY, Target
 from .calling import _CACHE, _run, _TARGET, _target_of_arguments, _user_facing, refuse_what_is_not_a_def
 from .container_calls import owned_outputs
 from .batched import batched_sweep, direction, stacked
@@ -74,8 +74,9 @@ def jvp(fn: Callable, primals: Sequence[Any], tangents: Sequence[Any], backend: 
     batched : bool, default False
         Vector mode: each tangent carries a leading axis of ``p`` directions, shaped
         ``(p,) + primal shape`` (a container's, each leaf), and one sweep of the tangent code
-        pushes them all (``batched.py``).  Where the code has an operation with no batched form (or under
-        ``backend="numba"``), one sweep per direction, with the same numbers.
+        pushes them all (``batched.py``; under ``backend="numba"``, the compiled vector tangent code).
+        Where the code has an operation with no batched form, one sweep per direction, with the same
+        numbers.
 
     Returns
     -------
@@ -167,7 +168,7 @@ def _batched_jvp(fn: Callable, primals: Sequence[Any], tangents: Sequence[Any], 
     count = counts.pop()
     if count == 0:
         raise ValueError(f"jvp of {fn.__name__} with batched=True: no directions (a leading axis of 0)")
-    swept = _one_sweep(fn, params, args, dict(zip(params, tangents)), count) if backend == "python" else None
+    swept = _one_sweep(fn, params, args, dict(zip(params, tangents)), count, target_of(backend))
     if swept is not None:
         return swept
     each = [jvp(fn, primals, [None if t is None else direction(t, d) for t in tangents], backend)
@@ -175,12 +176,13 @@ def _batched_jvp(fn: Callable, primals: Sequence[Any], tangents: Sequence[Any], 
     return each[0][0], stacked([t for _, t in each])
 
 
-def _one_sweep(fn: Callable, params: list[str], args: tuple, given: dict, count: int) -> Any:
-    """The batched jvp from one sweep (``batched.batched_sweep``), or None where it has no batched form."""
+def _one_sweep(fn: Callable, params: list[str], args: tuple, given: dict, count: int, target: Target) -> Any:
+    """The batched jvp from one sweep (``batched.batched_sweep``; a compiler's: its vector tangent code,
+    ``Target.vector_sweep``), or None where it has no batched form."""
     fn, params, args = _without_prefix(fn, params, args)
-    if _target_of_arguments(args, tuple(map(type, args)), NUMPY) is not NUMPY:
+    if _target_of_arguments(args, tuple(map(type, args)), target) is not target:
         return None
-    kinds = NUMPY.argument_kinds(fn, args)
+    kinds = target.argument_kinds(fn, args)
     if isinstance(fn, GradientFunction) and any(isinstance(k, containers.Tree) for k in kinds):
         return None  # (forward over the gradient by leaf: one direction at a time)
     wrt, data = [], []
@@ -195,11 +197,15 @@ def _one_sweep(fn: Callable, params: list[str], args: tuple, given: dict, count:
         else:
             return None  # (jvp says what is wrong with it)
         wrt.append(p)
-    built = _tangent_built(fn, tuple(wrt), kinds, NUMPY)
-    swept = batched_sweep(built.function, arguments.flat(args, kinds), tuple(data), count)
+    built = _tangent_built(fn, tuple(wrt), kinds, target)
+    values = arguments.flat(args, kinds)
+    if target is NUMPY:
+        swept = batched_sweep(built.function, values, tuple(data), count)
+    else:  # (the seeds as float64 arrays, as the compiled tangent code's are)
+        swept = target.vector_sweep(built.function, values, [np.asarray(t, dtype=np.float64) for t in data])
     if swept is None:
         return None
-    out, t_out = owned_outputs(NUMPY, built.function, swept[0], args), swept[1]
+    out, t_out = owned_outputs(target, built.function, swept[0], args), swept[1]
     if built.result_tree is not None:
         return containers.unflatten(built.result_tree, out), containers.unflatten(built.result_tree, t_out)
     return out, t_out

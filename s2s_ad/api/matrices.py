@@ -168,10 +168,7 @@ class Jacobian(_MatrixOf):
         batching = self._chunk > 1 and self._backend == "python"  # (compiled code takes one direction)
         for start in range(0, total, max(self._chunk, 1)):
             count = min(max(self._chunk, 1), total - start)
-            seeds = [np.zeros((count,) + np.shape(values[i])) for i in positions]
-            for d in range(count):
-                k, j = _which(sizes, start + d)
-                seeds[k].reshape(count, -1)[d, j] = 1.0
+            seeds = _unit_seeds(sizes, [np.shape(values[i]) for i in positions], start, count)
             draws.replay()
             # (a sweep of few directions costs more than one pass per direction: batching sets up ~0.2 ms)
             swept = batched_sweep(tangent_fn, values, tuple(seeds), count) if batching and count >= FEWEST else None
@@ -224,13 +221,18 @@ class Jacobian(_MatrixOf):
         return [np.stack(rows[i]).reshape(np.shape(out) + np.shape(values[i])) for i in positions]
 
 
-def _which(sizes: list[int], index: int) -> tuple[int, int]:
-    """The argument (position in ``sizes``) and the flat element of it that direction ``index`` seeds."""
-    for k, size in enumerate(sizes):
-        if index < size:
-            return k, index
-        index -= size
-    raise IndexError(index)
+def _unit_seeds(sizes: list[int], shapes: list[tuple], start: int, count: int) -> list[np.ndarray]:
+    """The seeds of directions ``start`` to ``start + count`` (of all inputs' elements, in order): per input,
+    ``count`` arrays of its shape on a leading axis, direction ``d`` a one at the element it seeds."""
+    seeds, offset = [], 0
+    for size, shape in zip(sizes, shapes):
+        seed = np.zeros((count, size))
+        first, last = max(start, offset), min(start + count, offset + size)  # (the directions in this input)
+        if first < last:
+            seed[np.arange(first - start, last - start), np.arange(first - offset, last - offset)] = 1.0
+        seeds.append(seed.reshape((count,) + shape))
+        offset += size
+    return seeds
 
 
 def _owner(fn: Callable) -> Callable:

@@ -45,6 +45,7 @@ from .pass_manager import (ADJOINT, FORWARD, PARTS, SSA, TANGENT, PassContext, S
 from ..frontend.parse import ParsedFunction, parse_function, transparent
 from ..frontend.snapshot import Snapshot
 from ..ad.reverse import reverse
+from ..ad.vector_forward import vector_tangents
 from ..frontend.shared_updates import updates_as_stores
 from ..ad.tape import split_parts
 from ..targets.target import NUMPY, Target
@@ -402,7 +403,28 @@ def _build_paused(fn: Callable, wrt: tuple[str, ...], kinds: Kinds, stage: str, 
     emitted = emit(generated, header, defaults=defaults, docstring=docstring, target=target,
                    kinds=_called_with(ssa.params, kinds, generated.params[-1] if mode == "reverse" else None))
     function = compile_emitted(emitted, origin) if compile_it else None
+    if function is not None and mode == "forward" and target.capabilities.vector_tangents:
+        _with_vector_tangents(function, generated, ssa, ssa_wrt, kinds, header, target, origin)
     return Built(emitted.source, function, _snapshot(parsed, emitted), ssa.result_tree, ssa.aux_tree)
+
+
+def _with_vector_tangents(function: Callable, tangent: ir.Function, ssa: ir.Function, ssa_wrt: list[str],
+                          kinds: Kinds, header: list[str], target: Target, origin: str) -> None:
+    """Give ``function`` (the tangent code just compiled) its vector version as ``function.vector``
+    (``ad/vector_forward.py``; ``None`` and why where it has none), for the target's ``directions``."""
+    called = _called_with(ssa.params, kinds, None)
+    tangent_params = tangent.params[len(ssa.params):]
+    called.update({t: called[p] for t, p in zip(tangent_params, ssa_wrt) if p in called})
+    vector, why = vector_tangents(tangent, tangent_params, called)
+    if vector is None:
+        setattr(function, "vector", None)
+        setattr(function, "not_vector", why)
+        return
+    emitted = emit(vector, header[:1] + ["Vector mode: every tangent carries the directions on a leading axis."],
+                   docstring="Return (value, the tangents along each direction of the tangents' leading axis).",
+                   target=target)
+    setattr(function, "vector", compile_emitted(emitted, origin))
+    setattr(function, "not_vector", "")
 
 
 def _passed(generated: ir.Function, mode: str, stage: str, context: PassContext) -> ir.Function:

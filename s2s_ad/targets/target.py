@@ -148,6 +148,10 @@ class Capabilities:
     # Printing (``emit``): a reverse loop over ``range(n)`` or ``range(a, b)`` (bound once, its bounds
     # too) written ``range(n - 1, -1, -1)``: a compiler makes better code of a constant step.
     counts_down: bool = False
+    # Forward mode (``ad/vector_forward.py``): beside the tangent code, its vector version (every tangent
+    # with a leading axis of directions) for ``directions`` to run, by a target whose tangent code pushes
+    # one direction a run (a compiler's: the Python target's vector mode wraps tangents at run time).
+    vector_tangents: bool = False
 
 
 class Target(abc.ABC):
@@ -196,6 +200,13 @@ class Target(abc.ABC):
         ``run(*values, *tangents)``) along every direction of ``seeds`` (one array per moved position,
         the directions on its leading axis), stacked, in one call; None (the default) where the
         caller is to call ``run`` once per direction."""
+        return None
+
+    def vector_sweep(self, run: Callable, values: tuple, seeds: list[Any]) -> Optional[tuple[Any, Any]]:
+        """``(value, tangents)`` of ``run`` (tangent code this target made) along every direction of
+        ``seeds`` (one float64 array per tangent parameter, the directions on its leading axis) from one
+        run of its vector version (``Capabilities.vector_tangents``), the tangents stacked on that axis;
+        None (the default) where there is none."""
         return None
 
     def read_back(self) -> "Target":

@@ -128,6 +128,13 @@ def _register():
     overload(operator.getitem)(_range_slice)
     overload(runtime.zeros_like)(_zeros_like)
     overload(runtime.zero_tangent)(_zeros_like)
+    overload(runtime.direction_sum)(_direction_sum)
+    overload(runtime.direction_mean)(_direction_mean)
+    overload(runtime.direction_copy)(_direction_copy)
+    overload(runtime.direction_reshape)(_direction_reshape)
+    overload(runtime.direction_matmul)(_direction_matmul)
+    overload(runtime.matmul_direction)(_matmul_direction)
+    overload(runtime.direction_unbroadcast)(_direction_unbroadcast)
     overload(runtime.unbroadcast)(_unbroadcast)
     overload(runtime.unbroadcast_to)(_unbroadcast_to)
     overload(runtime.writable_copy)(_writable_copy)
@@ -271,6 +278,91 @@ def _zeros_like(value):
         if value.dtype == types.float32:
             return lambda value: np.zeros(value.shape, np.float32)
         return lambda value: np.zeros(value.shape)  # (float64: integers' adjoints are floats)
+    return None
+
+
+def _direction_sum(tangents):
+    if isinstance(tangents, types.Array) and tangents.ndim >= 2:
+        def summed(tangents):
+            out = np.empty(tangents.shape[0], tangents.dtype)
+            for d in range(tangents.shape[0]):
+                out[d] = np.sum(tangents[d])
+            return out
+        return summed
+    return None
+
+
+def _direction_mean(tangents):
+    if isinstance(tangents, types.Array) and tangents.ndim >= 2:
+        def averaged(tangents):
+            out = np.empty(tangents.shape[0], tangents.dtype)
+            for d in range(tangents.shape[0]):
+                out[d] = np.mean(tangents[d])
+            return out
+        return averaged
+    return None
+
+
+def _direction_copy(tangents, like):
+    if isinstance(tangents, types.Array) and isinstance(tangents.dtype, types.Float) and (
+            _is_number(like) and tangents.ndim == 1 or isinstance(like, types.Array) and tangents.ndim == like.ndim + 1):
+        def copied(tangents, like):
+            if tangents.shape[1:] != np.shape(like):  # (broadcast rows: not compiled, the caller's loop runs)
+                raise ValueError("direction_copy: the tangents' rows are not shaped like the value")
+            return tangents.copy()
+        return copied
+    return None
+
+
+def _direction_reshape(tangents, shape):
+    if isinstance(tangents, types.Array) and isinstance(shape, types.BaseTuple):
+        # (a copy where the rows are not contiguous: vector_forward reshapes only what no store writes into)
+        return lambda tangents, shape: np.ascontiguousarray(tangents).reshape((tangents.shape[0],) + shape)
+    return None
+
+
+def _direction_unbroadcast(tangents, like):
+    if not isinstance(tangents, types.Array):
+        return None
+    if _is_number(like) and tangents.ndim == 1:
+        return lambda tangents, like: tangents
+    if _is_number(like):
+        return lambda tangents, like: runtime.direction_sum(tangents)
+    if isinstance(like, types.Array) and tangents.ndim == like.ndim + 1:
+        def unbroadcast(tangents, like):
+            if tangents.shape[1:] == like.shape:
+                return tangents
+            out = np.empty((tangents.shape[0],) + like.shape)
+            for d in range(tangents.shape[0]):
+                out[d] = runtime.unbroadcast_to(tangents[d], like.shape)
+            return out
+        return unbroadcast
+    return None
+
+
+def _direction_matmul(tangents, b):
+    if isinstance(tangents, types.Array) and tangents.ndim == 3 and isinstance(b, types.Array) and b.ndim in (1, 2):
+        def multiplied(tangents, b):
+            first = np.ascontiguousarray(tangents[0]) @ b
+            out = np.empty((tangents.shape[0],) + first.shape)
+            out[0] = first
+            for d in range(1, tangents.shape[0]):
+                out[d] = np.ascontiguousarray(tangents[d]) @ b
+            return out
+        return multiplied
+    return None
+
+
+def _matmul_direction(a, tangents):
+    if isinstance(tangents, types.Array) and tangents.ndim == 3 and isinstance(a, types.Array) and a.ndim in (1, 2):
+        def multiplied(a, tangents):
+            first = a @ np.ascontiguousarray(tangents[0])
+            out = np.empty((tangents.shape[0],) + first.shape)
+            out[0] = first
+            for d in range(1, tangents.shape[0]):
+                out[d] = a @ np.ascontiguousarray(tangents[d])
+            return out
+        return multiplied
     return None
 
 

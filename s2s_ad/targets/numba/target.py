@@ -94,7 +94,8 @@ class NumbaTarget(NumPyTarget):
     # helpers inlined: no tape crosses a call.  Counting down: reversed_steps' range has its step at run
     # time, and a loop down a constant step of -1 is about a third faster on building's reverse sweep,
     # which LLVM then treats as a counted loop.
-    capabilities = Capabilities(inlines_helpers=True, counts_down=True)
+    # Vector tangents: a Jacobian's directions pushed through one run of typed code (directions.py).
+    capabilities = Capabilities(inlines_helpers=True, counts_down=True, vector_tangents=True)
     _tape = SlotTape()
 
     def passes(self, form: str) -> tuple[str, ...]:
@@ -135,6 +136,10 @@ class NumbaTarget(NumPyTarget):
     def directions(self, run: Callable, values: tuple, positions: list[int], seeds: list[Any], out: Any) -> Any:
         from .directions import tangents_of_directions
         return tangents_of_directions(run, values, positions, seeds, out)
+
+    def vector_sweep(self, run: Callable, values: tuple, seeds: list[Any]) -> Optional[tuple[Any, Any]]:
+        from .directions import vector_sweep
+        return vector_sweep(run, values, seeds)
 
     def store(self, stmt: ir.Store) -> list[ir.Stmt]:
         """``a[i] op= v`` as ``a[i] = a[i] op v``: Numba's in-place operators on an array do not buffer
