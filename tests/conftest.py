@@ -187,6 +187,21 @@ def module_from_source(folder: Any, prefix: str, source: str) -> Any:
     return module
 
 
+def programs_from_source(prefix: str, source: str) -> Any:
+    """``module_from_source`` of dedented ``source`` in a temporary folder of its own (a test module's
+    programs, written where s2s_ad can read their source)."""
+    import tempfile
+    import textwrap
+    return module_from_source(tempfile.mkdtemp(prefix=prefix), prefix, textwrap.dedent(source))
+
+
+@pytest.fixture
+def own_numba_cache(tmp_path_factory: Any, monkeypatch: Any) -> None:
+    """The Numba target's disk cache in the session's temporary folder (the compiled-path tests use it:
+    ``pytest.mark.usefixtures("own_numba_cache")``), not the user's."""
+    monkeypatch.setenv("S2S_AD_CACHE_DIR", str(tmp_path_factory.getbasetemp() / "s2s_ad_cache"))
+
+
 def function_from_file(tmp_path: Any, name: str, source: str) -> Callable:
     """``f`` of a module written to ``tmp_path`` from ``source`` and imported (s2s_ad reads source with inspect)."""
     path = tmp_path / f"{name}.py"

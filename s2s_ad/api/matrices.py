@@ -335,8 +335,11 @@ class Hessian(_MatrixOf):
     @_user_facing
     def source_for(self, *args: Any, **kwargs: Any) -> str:
         """The generated code a call with these arguments runs (nothing is run): forward mode over the
-        gradient by each ``wrt``, with every generated module it calls (``reach.py``)."""
-        return headed(whole_source(*self._tangent_functions(args, kwargs)), self.backend_chosen)
+        gradient by each ``wrt``, with every generated module it calls (``reach.py``), and under a
+        compiler its vector version, which pushes a chunk of directions in one run where there is one."""
+        functions = self._tangent_functions(args, kwargs)
+        vectors = [getattr(f, "vector", None) for f in functions]
+        return headed(whole_source(*functions, *[v for v in vectors if v is not None]), self.backend_chosen)
 
     @_user_facing
     def html_for(self, *args: Any, **kwargs: Any) -> str:

@@ -259,7 +259,7 @@ def zeros_like(value: Any) -> Any:
 
 def direction_sum(tangents: Any) -> Any:
     """The sum of each direction's tangent (vector forward mode: the directions on the leading axis,
-    ``ad/vector_forward.py``): ``np.sum`` over every other axis, a vector of one number per direction."""
+    ``ad/vector``): ``np.sum`` over every other axis, a vector of one number per direction."""
     return np.sum(tangents, axis=tuple(range(1, np.ndim(tangents))))
 
 

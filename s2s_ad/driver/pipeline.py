@@ -45,7 +45,7 @@ from .pass_manager import (ADJOINT, FORWARD, PARTS, SSA, TANGENT, PassContext, S
 from ..frontend.parse import ParsedFunction, parse_function, transparent
 from ..frontend.snapshot import Snapshot
 from ..ad.reverse import reverse
-from ..ad.vector_forward import vector_tangents
+from ..ad.vector import vector_tangents
 from ..frontend.shared_updates import updates_as_stores
 from ..ad.tape import split_parts
 from ..targets.target import NUMPY, Target
@@ -411,7 +411,7 @@ def _build_paused(fn: Callable, wrt: tuple[str, ...], kinds: Kinds, stage: str, 
 def _with_vector_tangents(function: Callable, tangent: ir.Function, ssa: ir.Function, ssa_wrt: list[str],
                           kinds: Kinds, header: list[str], target: Target, origin: str) -> None:
     """Give ``function`` (the tangent code just compiled) its vector version as ``function.vector``
-    (``ad/vector_forward.py``; ``None`` and why where it has none), for the target's ``directions``."""
+    (``ad/vector``; ``None`` and why where it has none), for the target's ``directions``."""
     called = _called_with(ssa.params, kinds, None)
     tangent_params = tangent.params[len(ssa.params):]
     called.update({t: called[p] for t, p in zip(tangent_params, ssa_wrt) if p in called})

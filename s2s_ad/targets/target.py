@@ -148,7 +148,7 @@ class Capabilities:
     # Printing (``emit``): a reverse loop over ``range(n)`` or ``range(a, b)`` (bound once, its bounds
     # too) written ``range(n - 1, -1, -1)``: a compiler makes better code of a constant step.
     counts_down: bool = False
-    # Forward mode (``ad/vector_forward.py``): beside the tangent code, its vector version (every tangent
+    # Forward mode (``ad/vector``): beside the tangent code, its vector version (every tangent
     # with a leading axis of directions) for ``directions`` to run, by a target whose tangent code pushes
     # one direction a run (a compiler's: the Python target's vector mode wraps tangents at run time).
     vector_tangents: bool = False

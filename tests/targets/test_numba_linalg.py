@@ -8,24 +8,19 @@ compiled version stops being used fails here.
 """
 from __future__ import annotations
 
-import textwrap
 import warnings
 
 import numpy as np
 import pytest
 
 import s2s_ad
-from conftest import module_from_source as _module_in, numeric_grad, optional_import
+from conftest import numeric_grad, optional_import, programs_from_source
 
 numba = optional_import("numba")
-pytestmark = pytest.mark.skipif(numba is None, reason="numba is not installed (pip install 's2s_ad[numba]')")
+pytestmark = [pytest.mark.skipif(numba is None, reason="numba is not installed (pip install 's2s_ad[numba]')"),
+              pytest.mark.usefixtures("own_numba_cache")]
 
 from s2s_ad import CompileFallbackWarning  # noqa: E402
-
-
-@pytest.fixture(autouse=True)
-def _own_cache_directory(tmp_path_factory, monkeypatch):
-    monkeypatch.setenv("S2S_AD_CACHE_DIR", str(tmp_path_factory.getbasetemp() / "s2s_ad_cache"))
 
 
 PROGRAMS = None
@@ -34,8 +29,7 @@ PROGRAMS = None
 def _programs():
     global PROGRAMS
     if PROGRAMS is None:
-        import tempfile
-        PROGRAMS = _module_in(tempfile.mkdtemp(prefix="numba_linalg_"), "numba_linalg_program_", textwrap.dedent("""
+        PROGRAMS = programs_from_source("numba_linalg_program_", """
             import numpy as np
 
             def squared_det(a):
@@ -76,7 +70,7 @@ def _programs():
 
             def expanded(a):
                 return np.sum(np.expand_dims(a[0], (0, 2)) * np.expand_dims(np.sum(a), (-2, -1)))
-        """))
+        """)
     return PROGRAMS
 
 
@@ -127,7 +121,7 @@ def test_a_singular_matrix_gives_the_python_backends_cofactors_and_log_det_deriv
 
 
 def test_the_upper_triangle_of_eigh_and_a_stack_of_matrices_run_as_python_saying_so():
-    source = textwrap.dedent("""
+    module = programs_from_source("numba_linalg_python_", """
         import numpy as np
 
         def upper_eigenvalues(a):
@@ -136,8 +130,6 @@ def test_the_upper_triangle_of_eigh_and_a_stack_of_matrices_run_as_python_saying
         def stacked_determinants(a):
             return np.sum(np.linalg.det(a) ** 2)
     """)
-    import tempfile
-    module = _module_in(tempfile.mkdtemp(prefix="numba_linalg_py_"), "numba_linalg_python_", source)
     _, symmetric, _ = _matrices()
     stack = np.stack([symmetric, symmetric + np.eye(4)])
     for fn, arg in ((module.upper_eigenvalues, symmetric), (module.stacked_determinants, stack)):

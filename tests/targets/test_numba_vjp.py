@@ -8,35 +8,23 @@ back, so a form that silently stops being chosen fails here.
 from __future__ import annotations
 
 import pickle
-import textwrap
 import warnings
 
 import numpy as np
 import pytest
 
 import s2s_ad
-from conftest import module_from_source as _module_in, numeric_grad, optional_import
+from conftest import numeric_grad, optional_import, programs_from_source
 
 numba = optional_import("numba")
-pytestmark = pytest.mark.skipif(numba is None, reason="numba is not installed (pip install 's2s_ad[numba]')")
+pytestmark = [pytest.mark.skipif(numba is None, reason="numba is not installed (pip install 's2s_ad[numba]')"),
+              pytest.mark.usefixtures("own_numba_cache")]
 
 from s2s_ad import CompileFallbackWarning  # noqa: E402
 
 
-@pytest.fixture(autouse=True)
-def _own_cache_directory(tmp_path_factory, monkeypatch):
-    monkeypatch.setenv("S2S_AD_CACHE_DIR", str(tmp_path_factory.getbasetemp() / "s2s_ad_cache"))
-
-
-_FOLDER = None
-
-
 def program(source):
-    global _FOLDER
-    if _FOLDER is None:
-        import tempfile
-        _FOLDER = tempfile.mkdtemp(prefix="numba_vjp_")
-    return _module_in(_FOLDER, "numba_vjp_program_", textwrap.dedent(source))
+    return programs_from_source("numba_vjp_program_", source)
 
 
 PROGRAMS = program("""

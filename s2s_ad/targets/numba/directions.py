@@ -7,7 +7,7 @@ result, stacked on a new leading axis, or None where that cannot be done here, a
 calls ``run`` once per direction, as before.  Two ways, the first that serves:
 
 * **vector mode** (``vector_sweep``): one run of ``run.vector``, the tangent code with every tangent
-  carrying the directions on a leading axis (``ad/vector_forward.py``, made beside ``run`` where each
+  carrying the directions on a leading axis (``ad/vector``, made beside ``run`` where each
   of its statements has an exact vector form): the primal is computed once for all directions, and a
   matrix product of the primal with a tangent becomes one product with all of them (a dense Jacobian
   of ``tanh(W @ x)`` of 200 numbers: 2.9 ms to 0.9 ms here);
@@ -61,7 +61,7 @@ def tangents_of_directions(run: Callable[..., Any], values: tuple, positions: li
 
 def vector_sweep(run: Callable[..., Any], values: tuple, seeds: list[np.ndarray]) -> Optional[tuple[Any, Any]]:
     """``(value, tangents)`` from one call of ``run``'s vector version (``run.vector``: every tangent with
-    the directions on a leading axis, ``ad/vector_forward.py``), the tangents stacked on that axis; or
+    the directions on a leading axis, ``ad/vector``), the tangents stacked on that axis; or
     None where it has none, where a value is not a real number or array (its zeros are float64), or
     where it does not compile (not tried again: the caller's other ways run)."""
     state, vector = getattr(run, "state", None), getattr(run, "vector", None)

@@ -316,7 +316,7 @@ def _direction_copy(tangents, like):
 
 def _direction_reshape(tangents, shape):
     if isinstance(tangents, types.Array) and isinstance(shape, types.BaseTuple):
-        # (a copy where the rows are not contiguous: vector_forward reshapes only what no store writes into)
+        # (a copy where the rows are not contiguous: ad/vector reshapes only what no store writes into)
         return lambda tangents, shape: np.ascontiguousarray(tangents).reshape((tangents.shape[0],) + shape)
     return None
 

@@ -1,0 +1,307 @@
+"""Vector mode's expressions: a tangent statement's value with the directions on a leading axis.
+
+Input: an expression of a tangent statement and the function's ``Facts``.  Output: ``Expressions.expr``
+gives the expression whose value is, direction by direction on its leading axis, what the one-direction
+code's value was (an ``ir.Expr``, its logical rank, and whether it carries the direction axis), or
+raises ``NotVector``; ``scalar_form`` gives a number's tangent for one direction ``d`` (``t[d]``), for a
+loop over the directions that allocates nothing.  The rules, each exact, every other form refused:
+
+* a sum, difference or negation of tangents, and a product or quotient of one tangent by primal values
+  (``operator`` and NumPy's ufuncs); ``np.where`` of a primal condition: elementwise, where NumPy aligns
+  trailing axes, a tangent of lower rank than the result is first given axes after the direction axis
+  (``t[:, None]``), so the direction axis never meets a primal axis;
+* an index of integers, slices and ``None`` (``t[i, 1:]`` as ``t[:, i, 1:]``);
+* ``np.sum`` and ``np.mean`` (of every axis, or of one constant axis), ``@`` and ``np.dot`` of a tangent and
+  a primal vector or matrix, ``np.copy``, ``np.reshape`` and ``np.ravel`` of a tangent no store writes into;
+* the runtime's and the templates' helpers forward mode writes: ``writable_copy``, ``if_inexact``,
+  ``unbroadcast``, ``add_tangent`` of arrays or numbers, ``matmul_grad_a``/``matmul_grad_b`` of vectors and
+  matrices (each direction's helper, spelled for all directions at once: ``runtime.direction_*``).
+"""
+from __future__ import annotations
+
+import dataclasses
+import operator
+from typing import Callable, Optional
+
+import numpy as np
+
+from ...core import ir, runtime
+from .facts import (MATMULS, PRODUCTS, QUOTIENTS, SIGNS, SUMS, Facts, NotVector, helper, name_of,
+                    product_adjoints, reads, shown)
+
+ALL = ir.Slice(None, None, None)
+
+
+@dataclasses.dataclass(frozen=True)
+class Value:
+    """A rewritten expression: its logical rank (the one-direction code's), and whether it carries the
+    direction axis in front."""
+
+    expr: ir.Expr
+    rank: Optional[int]
+    directed: bool
+
+
+class Expressions:
+    """The vector forms of a tangent function's expressions (see the module docstring).  ``copies``: a
+    read that picks a number from an array a store may write into is copied (``np.copy(t[:, i])``): the
+    one-direction code held a number, which a later write does not change, where the column is a view
+    (not needed where every number's tangent is held in a buffer of its own, ``statements.py``)."""
+
+    def __init__(self, facts: Facts, copies: bool) -> None:
+        self.facts = facts
+        self.copies = copies
+
+    def expr(self, e: ir.Expr) -> Value:
+        facts = self.facts
+        if isinstance(e, ir.Var):
+            return Value(e, facts.rank_of_name(e.name), e.name in facts.tangents)
+        if isinstance(e, ir.Const):
+            return Value(e, facts.rank_of(e), False)
+        if not isinstance(e, ir.Call):
+            raise NotVector(f"{shown(e)} in a tangent's value")
+        if not (reads(e) & facts.tangents):
+            return Value(e, facts.rank_of(e), False)
+        form = self._form_of(e)
+        if form is None:
+            raise NotVector(f"{name_of(e.fn)} of a tangent")
+        return form(e)
+
+    def _form_of(self, e: ir.Call) -> Optional[Callable[[ir.Call], Value]]:
+        """The rule for a call that reads a tangent, or None."""
+        fn, arity, keywords = e.fn, len(e.args), bool(e.kwargs)
+        if fn in SUMS or fn in SIGNS:
+            return None if keywords else self.linear
+        if fn in PRODUCTS or fn in QUOTIENTS:
+            return None if keywords else self.scaled
+        if fn is np.where and arity == 3 and not keywords:
+            return self.choice
+        if fn is operator.getitem and arity == 2:
+            return self.index
+        if fn is np.sum or fn is np.mean:
+            return self.reduction
+        if fn in MATMULS and arity == 2 and not keywords:
+            return self.matmul
+        if fn is np.copy and arity == 1 and not keywords:  # (a new array in both codes)
+            return lambda e: self._same(e, self.expr(e.args[0]))
+        if fn is np.reshape or fn is np.ravel:
+            return self.reshape
+        if keywords:
+            return None
+        if fn is runtime.writable_copy and arity == 2:
+            return self.copy
+        if fn is runtime.if_inexact and arity == 2:  # (the tangent, or its zeros: by the primal's dtype)
+            return lambda e: self._same(e, self.expr(e.args[0]), self._primal(e.args[1]))
+        if fn is runtime.unbroadcast and arity == 2:
+            return self.unbroadcast
+        if fn in product_adjoints() and arity == 3:
+            return self.product_adjoint
+        if fn is helper("add_tangent") and arity == 4 and None not in map(self.facts.rank_of, e.args[2:]):
+            # (of two arrays or numbers, as the ranks of a and b prove: the tangents added; of sequences, joined)
+            return lambda e: self.elementwise(operator.add, [self.expr(a) for a in e.args[:2]])
+        return None
+
+    def _same(self, e: ir.Call, first: Value, *rest: ir.Expr) -> Value:
+        """``e`` with its first argument rewritten: a call that keeps its rank and direction axis."""
+        return Value(ir.Call(e.fn, (first.expr,) + tuple(rest)), first.rank, first.directed)
+
+    def _primal(self, e: ir.Expr) -> ir.Expr:
+        if reads(e) & self.facts.tangents:
+            raise NotVector(f"a primal argument reads a tangent ({shown(e)})")
+        return e
+
+    def linear(self, e: ir.Call) -> Value:
+        return self.elementwise(e.fn, [self.expr(a) for a in e.args])
+
+    def scaled(self, e: ir.Call) -> Value:
+        operands = [self.expr(a) for a in e.args]
+        if sum(o.directed for o in operands) != 1 or (e.fn in QUOTIENTS and not operands[0].directed):
+            raise NotVector(f"{name_of(e.fn)} not linear in the tangents")
+        return self.elementwise(e.fn, operands)
+
+    def choice(self, e: ir.Call) -> Value:
+        self._primal(e.args[0])
+        return self.elementwise(e.fn, [self.expr(a) for a in e.args])
+
+    def elementwise(self, fn: object, operands: list[Value]) -> Value:
+        ranks = [o.rank for o in operands]
+        if any(r is None for r in ranks):
+            raise NotVector(f"{name_of(fn)} of operands of unknown rank")
+        result = max(r for r in ranks if r is not None)
+        args = tuple(self.lifted(o, result).expr if o.directed else o.expr for o in operands)
+        return Value(ir.Call(fn, args), result, True)
+
+    def lifted(self, value: Value, to: int) -> Value:
+        """``value`` (directed) with axes of length one after the direction axis up to logical rank ``to``."""
+        assert value.rank is not None
+        if value.rank >= to:
+            return value
+        key = ir.Display("tuple", (ALL,) + (ir.Const(None),) * (to - value.rank))
+        return Value(ir.Call(operator.getitem, (value.expr, key)), to, True)
+
+    def index(self, e: ir.Call) -> Value:
+        array = self.expr(e.args[0])
+        self._primal(e.args[1])
+        if not array.directed:
+            raise NotVector("an index of a primal by a tangent")
+        key, picked = self.key(e.args[1], array.rank)
+        assert array.rank is not None
+        result = array.rank - picked
+        read: ir.Expr = ir.Call(operator.getitem, (array.expr, key))
+        if result == 0 and self.copies and self.facts.may_change(e.args[0]):
+            read = ir.Call(np.copy, (read,))  # (a number in the one-direction code: not a view of the column)
+        return Value(read, result, True)
+
+    def key(self, index: ir.Expr, array_rank: Optional[int]) -> tuple[ir.Expr, int]:
+        """The key of the data (the direction axis first) and how many axes the logical key picks."""
+        items, picked = self.facts.key_parts(index, array_rank)
+        return ir.Display("tuple", (ALL,) + items), picked
+
+    def reduction(self, e: ir.Call) -> Value:
+        """``np.sum`` or ``np.mean`` of a tangent over every axis or one constant axis (``keepdims`` off)."""
+        operand = self.expr(e.args[0])
+        if not operand.directed or operand.rank is None:
+            raise NotVector(f"{name_of(e.fn)} of a tangent of unknown rank")
+        keywords = dict(e.kwargs)
+        keep = keywords.pop("keepdims", ir.Const(False))
+        axis = e.args[1] if len(e.args) == 2 else keywords.pop("axis", None) if len(e.args) == 1 else None
+        if len(e.args) > 2 or keywords or not (isinstance(keep, ir.Const) and keep.value is False):
+            raise NotVector(f"{name_of(e.fn)} with more than an axis")
+        if operand.rank == 0:  # (of a number: the number)
+            return operand
+        if axis is None or isinstance(axis, ir.Const) and axis.value is None:
+            whole = runtime.direction_sum if e.fn is np.sum else runtime.direction_mean
+            return Value(ir.Call(whole, (operand.expr,)), 0, True)
+        if not (isinstance(axis, ir.Const) and isinstance(axis.value, int) and not isinstance(axis.value, bool)
+                and -operand.rank <= axis.value < operand.rank):
+            raise NotVector(f"{name_of(e.fn)} over an axis that is not one constant")
+        moved = axis.value % operand.rank + 1
+        return Value(ir.Call(e.fn, (operand.expr,), (("axis", ir.Const(moved)),)), operand.rank - 1, True)
+
+    def reshape(self, e: ir.Call) -> Value:
+        """``np.reshape(t, shape)`` or ``np.ravel(t)`` of a tangent no store writes into: each direction's
+        rows reshaped (a copy where the directions' data is not contiguous, which only a write through
+        the one-direction code's view could tell apart, and there is none)."""
+        operand = self.expr(e.args[0])
+        if e.kwargs or not isinstance(e.args[0], ir.Var) or self.facts.may_change(e.args[0]):
+            raise NotVector(f"{name_of(e.fn)} of a tangent a store may write into")
+        if e.fn is np.ravel and len(e.args) == 1:
+            shape: ir.Expr = ir.Display("tuple", (ir.Const(-1),))
+        elif e.fn is np.reshape and len(e.args) == 2:
+            shape = self._primal(e.args[1])
+            if isinstance(shape, ir.Const) and isinstance(shape.value, tuple):
+                shape = ir.Display("tuple", tuple(ir.Const(v) for v in shape.value))
+            elif not isinstance(shape, ir.Display) and self.facts.rank_of(shape) == 0:
+                shape = ir.Display("tuple", (shape,))
+        else:
+            raise NotVector(f"{name_of(e.fn)} with options")
+        length = self.facts.shape_length(shape)
+        if length is None:
+            raise NotVector(f"{name_of(e.fn)} to a shape of unknown length")
+        return Value(ir.Call(runtime.direction_reshape, (operand.expr, shape)), length, True)
+
+    def _of_primal_rank(self, e: ir.Call, what: str) -> tuple[Value, int]:
+        """A helper's tangent (its first argument) and the rank of its primal ``like`` (its second)."""
+        tangent = self.expr(e.args[0])
+        like = self.facts.rank_of(self._primal(e.args[1]))
+        if not tangent.directed or like is None or tangent.rank is None or tangent.rank > like:
+            raise NotVector(f"{what} of a tangent of unknown rank")
+        return self.lifted(tangent, like), like
+
+    def unbroadcast(self, e: ir.Call) -> Value:
+        """``unbroadcast(t, like)``: each direction's tangent summed to ``like``'s shape."""
+        tangent, like = self._of_primal_rank(e, "unbroadcast")
+        return Value(ir.Call(runtime.direction_unbroadcast, (tangent.expr, e.args[1])), like, True)
+
+    def copy(self, e: ir.Call) -> Value:
+        """``writable_copy(t, like)``: a fresh array per direction, shaped like the primal ``like``."""
+        tangent, like = self._of_primal_rank(e, "writable_copy")
+        return Value(ir.Call(runtime.direction_copy, (tangent.expr, e.args[1])), like, True)
+
+    def product_adjoint(self, e: ir.Call) -> Value:
+        """``matmul_grad_a(g, a, b)`` or ``matmul_grad_b(g, a, b)`` (the adjoints of ``a @ b``), linear in the
+        tangent ``g``, of vectors and matrices (a stack of matrices refused)."""
+        g = self.expr(e.args[0])
+        for primal in e.args[1:]:
+            self._primal(primal)
+        a, b = (self.facts.rank_of(x) for x in e.args[1:])
+        if not g.directed or (a, b) not in ((2, 1), (1, 1), (1, 2)):
+            raise NotVector(f"{name_of(e.fn)} of ranks {a} and {b}")
+        if e.fn is product_adjoints()[1]:  # a.T @ g, g * a, outer(a, g): per direction
+            if a == 2:
+                return Value(ir.Call(operator.matmul, (g.expr, e.args[1])), 1, True)
+            column = e.args[1] if b == 1 else \
+                ir.Call(operator.getitem, (e.args[1], ir.Display("tuple", (ALL, ir.Const(None)))))
+            return self.elementwise(operator.mul, [g, Value(column, b, False)])
+        if b == 2:  # b @ g per direction: g @ b.T
+            return Value(ir.Call(operator.matmul, (g.expr, ir.Call(np.transpose, (e.args[2],)))), 1, True)
+        return self.elementwise(operator.mul, [self.lifted(g, a), Value(e.args[2], 1, False)])
+
+    def matmul(self, e: ir.Call) -> Value:
+        """``@`` (or ``np.dot``, the same below three axes) of a tangent and a primal: each direction's
+        product.  A tangent vector times a matrix is one product of the directions' rows (``T @ M.T`` for
+        ``M @ t``); a tangent of more axes runs a product per direction (``direction_matmul``)."""
+        a, b = (self.expr(x) for x in e.args)
+        if a.directed == b.directed:
+            raise NotVector("a product of two tangents")
+        if a.rank is None or b.rank is None or a.rank == 0 or b.rank == 0 or (e.fn is np.dot and max(a.rank, b.rank) > 2):
+            raise NotVector("@ of a number, or of operands of unknown rank")
+        result = max(a.rank, b.rank) if min(a.rank, b.rank) >= 2 else a.rank + b.rank - 2
+        tangent, other = (a, b) if a.directed else (b, a)
+        assert tangent.rank is not None and other.rank is not None
+        if other.rank > 2:  # (its leading axes would meet the directions')
+            raise NotVector("@ of a tangent and a stack of matrices")
+        if tangent.rank == 1:
+            if a.directed or other.rank == 1:  # t @ M, t @ v, v @ t: the rows of the data times the primal
+                return Value(ir.Call(operator.matmul, (tangent.expr, other.expr)), result, True)
+            transposed = ir.Call(np.transpose, (other.expr,))  # M @ t: (t @ M.T) per direction
+            return Value(ir.Call(operator.matmul, (tangent.expr, transposed)), result, True)
+        multiplied = runtime.direction_matmul if a.directed else runtime.matmul_direction
+        return Value(ir.Call(multiplied, (a.expr, b.expr)), result, True)
+
+    # -- one direction of a number's tangent ------------------------------------------------------
+
+    def scalar_form(self, e: ir.Expr, d: ir.Var, hoist: Callable[[ir.Expr], ir.Var]) -> Optional[ir.Expr]:
+        """``e``, a number's tangent, for the one direction ``d``: each number's tangent read as ``t[d]``
+        (``numbers``: its buffer), an element of a tangent array as ``t[d, i]``; a primal call computed
+        once before the loop over the directions (``hoist`` binds it); None where ``e`` holds anything
+        else (an array's tangent, a call with no elementwise form)."""
+        facts = self.facts
+        if isinstance(e, ir.Const):
+            return e if facts.rank_of(e) == 0 else None
+        if isinstance(e, ir.Var):
+            if facts.rank_of_name(e.name) != 0:
+                return None
+            return ir.Call(operator.getitem, (e, d)) if e.name in facts.tangents else e
+        if not isinstance(e, ir.Call) or e.kwargs:
+            return None
+        if not (reads(e) & facts.tangents):
+            return hoist(e) if facts.rank_of(e) == 0 else None
+        if e.fn is operator.getitem and len(e.args) == 2 and isinstance(e.args[0], ir.Var):
+            try:
+                items, picked = facts.key_parts(e.args[1], facts.rank_of_name(e.args[0].name))
+            except NotVector:
+                return None
+            if picked != facts.rank_of_name(e.args[0].name) or reads(e.args[1]) & facts.tangents \
+                    or not all(isinstance(i, (ir.Var, ir.Const)) for i in items):
+                return None
+            return ir.Call(operator.getitem, (e.args[0], ir.Display("tuple", (d,) + items)))
+        if e.fn in SUMS or e.fn in SIGNS or e.fn in PRODUCTS or e.fn in QUOTIENTS:
+            moved = [bool(reads(a) & facts.tangents) for a in e.args]
+            if (e.fn in PRODUCTS and sum(moved) != 1) or (e.fn in QUOTIENTS and moved != [True, False]):
+                return None
+            fn = e.fn
+        elif e.fn is runtime.if_inexact and len(e.args) == 2:
+            return self._scalar_call(e.fn, (e.args[0],), (e.args[1],), d, hoist)
+        elif e.fn is helper("add_tangent") and len(e.args) == 4 and all(facts.rank_of(a) == 0 for a in e.args[2:]):
+            return self._scalar_call(operator.add, e.args[:2], (), d, hoist)
+        else:
+            return None
+        return self._scalar_call(fn, e.args, (), d, hoist)
+
+    def _scalar_call(self, fn: object, args: tuple[ir.Expr, ...], primal: tuple[ir.Expr, ...], d: ir.Var,
+                     hoist: Callable[[ir.Expr], ir.Var]) -> Optional[ir.Expr]:
+        forms = [self.scalar_form(a, d, hoist) for a in args]
+        if any(f is None for f in forms):
+            return None
+        return ir.Call(fn, tuple(f for f in forms if f is not None) + tuple(self._primal(p) for p in primal))
