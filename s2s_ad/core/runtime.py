@@ -291,6 +291,16 @@ def direction_unbroadcast(tangents: Any, like: Any) -> Any:
         np.zeros((0,) + shape)
 
 
+def direction_trace(tangents: Any) -> Any:
+    """``np.trace`` of each direction's tangent, a matrix (the directions on the leading axis)."""
+    return np.trace(tangents, axis1=1, axis2=2)
+
+
+def direction_cumsum(tangents: Any) -> Any:
+    """``np.cumsum`` of each direction's tangent, a vector."""
+    return np.cumsum(tangents, axis=1)
+
+
 def direction_matmul(tangents: Any, b: Any) -> Any:
     """``t @ b`` for each direction's tangent ``t`` (of two axes or more; ``b`` a vector or matrix)."""
     return np.matmul(tangents, b)

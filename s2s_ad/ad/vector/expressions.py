@@ -12,7 +12,8 @@ loop over the directions that allocates nothing.  The rules, each exact, every o
   (``t[:, None]``), so the direction axis never meets a primal axis;
 * an index of integers, slices and ``None`` (``t[i, 1:]`` as ``t[:, i, 1:]``);
 * ``np.sum`` and ``np.mean`` (of every axis, or of one constant axis), ``@`` and ``np.dot`` of a tangent and
-  a primal vector or matrix, ``np.copy``, ``np.reshape`` and ``np.ravel`` of a tangent no store writes into;
+  a primal vector or matrix, ``np.outer`` of vectors, ``np.trace`` of a matrix, ``np.cumsum`` of a vector,
+  ``np.transpose``, ``np.copy``, ``np.reshape`` and ``np.ravel`` of a tangent no store writes into;
 * the runtime's and the templates' helpers forward mode writes: ``writable_copy``, ``if_inexact``,
   ``unbroadcast``, ``add_tangent`` of arrays or numbers, ``matmul_grad_a``/``matmul_grad_b`` of vectors and
   matrices (each direction's helper, spelled for all directions at once: ``runtime.direction_*``).
@@ -88,6 +89,12 @@ class Expressions:
             return self.reshape
         if keywords:
             return None
+        if fn is np.transpose and arity in (1, 2):
+            return self.transpose
+        if fn is np.outer and arity == 2:
+            return self.outer
+        if (fn is np.trace or fn is np.cumsum) and arity == 1:
+            return self.per_direction
         if fn is runtime.writable_copy and arity == 2:
             return self.copy
         if fn is runtime.if_inexact and arity == 2:  # (the tangent, or its zeros: by the primal's dtype)
@@ -200,6 +207,42 @@ class Expressions:
             raise NotVector(f"{name_of(e.fn)} to a shape of unknown length")
         return Value(ir.Call(runtime.direction_reshape, (operand.expr, shape)), length, True)
 
+    def transpose(self, e: ir.Call) -> Value:
+        """``np.transpose(t)`` or ``np.transpose(t, axes)``: the same axes moved, the directions first (a view,
+        as the one-direction code's)."""
+        operand = self.expr(e.args[0])
+        if not operand.directed or operand.rank is None:
+            raise NotVector("np.transpose of a tangent of unknown rank")
+        if len(e.args) == 1:
+            axes = tuple(reversed(range(operand.rank)))
+        elif isinstance(e.args[1], ir.Const) and isinstance(e.args[1].value, tuple) and \
+                sorted(e.args[1].value) == list(range(operand.rank)):
+            axes = e.args[1].value
+        else:
+            raise NotVector("np.transpose by axes that are not constant")
+        moved = ir.Const((0,) + tuple(a + 1 for a in axes))
+        return Value(ir.Call(np.transpose, (operand.expr, moved)), operand.rank, True)
+
+    def outer(self, e: ir.Call) -> Value:
+        """``np.outer`` of a tangent vector and a primal vector: a column times a row, per direction."""
+        a, b = (self.expr(x) for x in e.args)
+        if a.directed == b.directed or a.rank != 1 or b.rank != 1:
+            raise NotVector("np.outer of two tangents, or of what is not a vector")
+        if a.directed:  # (each direction's column: a new axis after the vector's, not before as a lift's)
+            column = ir.Call(operator.getitem, (a.expr, ir.Display("tuple", (ALL, ALL, ir.Const(None)))))
+            return self.elementwise(operator.mul, [Value(column, 2, True), b])
+        column = ir.Call(operator.getitem, (a.expr, ir.Display("tuple", (ALL, ir.Const(None)))))
+        return self.elementwise(operator.mul, [Value(column, 2, False), self.lifted(b, 2)])
+
+    def per_direction(self, e: ir.Call) -> Value:
+        """``np.trace`` of a matrix's tangent, ``np.cumsum`` of a vector's: each direction's
+        (``runtime.direction_trace``, ``direction_cumsum``)."""
+        operand = self.expr(e.args[0])
+        want, helper_fn, rank = (2, runtime.direction_trace, 0) if e.fn is np.trace else (1, runtime.direction_cumsum, 1)
+        if not operand.directed or operand.rank != want:
+            raise NotVector(f"{name_of(e.fn)} of a tangent of rank {operand.rank}")
+        return Value(ir.Call(helper_fn, (operand.expr,)), rank, True)
+
     def _of_primal_rank(self, e: ir.Call, what: str) -> tuple[Value, int]:
         """A helper's tangent (its first argument) and the rank of its primal ``like`` (its second)."""
         tangent = self.expr(e.args[0])
@@ -235,7 +278,11 @@ class Expressions:
             return self.elementwise(operator.mul, [g, Value(column, b, False)])
         if b == 2:  # b @ g per direction: g @ b.T
             return Value(ir.Call(operator.matmul, (g.expr, ir.Call(np.transpose, (e.args[2],)))), 1, True)
-        return self.elementwise(operator.mul, [self.lifted(g, a), Value(e.args[2], 1, False)])
+        if a == 1:  # g * b, g a number
+            return self.elementwise(operator.mul, [g, Value(e.args[2], 1, False)])
+        # outer(g, b): each direction's g as a column (a new axis after its own, not before as a lift's)
+        column = ir.Call(operator.getitem, (g.expr, ir.Display("tuple", (ALL, ALL, ir.Const(None)))))
+        return self.elementwise(operator.mul, [Value(column, 2, True), Value(e.args[2], 1, False)])
 
     def matmul(self, e: ir.Call) -> Value:
         """``@`` (or ``np.dot``, the same below three axes) of a tangent and a primal: each direction's

@@ -159,6 +159,20 @@ class Facts:
             return None if held is None else held - picked
         if getattr(fn, "__module__", None) == "math" or fn is float:  # (a float, whatever it is given)
             return 0
+        if e.kwargs:
+            return None
+        if fn is np.outer or fn is np.cumsum and len(args) == 1:  # (of the flattened operands)
+            return 2 if fn is np.outer else 1
+        if fn is np.transpose and args:
+            return self.rank_of(args[0])
+        if fn is np.trace and len(args) == 1:
+            held = self.rank_of(args[0])
+            return None if held is None or held < 2 else held - 2
+        if fn in MATMULS and len(args) == 2:
+            a, b = (self.rank_of(x) for x in args)
+            if a is None or b is None or a == 0 or b == 0 or (fn is np.dot and max(a, b) > 2):
+                return None
+            return max(a, b) if min(a, b) >= 2 else a + b - 2
         if (isinstance(fn, np.ufunc) or fn in SUMS | SIGNS | PRODUCTS | QUOTIENTS | _COMPARISONS
                 or fn in (operator.pow, abs, operator.abs)) and not e.kwargs:
             ranks = [self.rank_of(a) for a in args]

@@ -133,6 +133,8 @@ def _register():
     overload(runtime.direction_copy)(_direction_copy)
     overload(runtime.direction_reshape)(_direction_reshape)
     overload(runtime.direction_matmul)(_direction_matmul)
+    overload(runtime.direction_trace)(_direction_trace)
+    overload(runtime.direction_cumsum)(_direction_cumsum)
     overload(runtime.matmul_direction)(_matmul_direction)
     overload(runtime.direction_unbroadcast)(_direction_unbroadcast)
     overload(runtime.unbroadcast)(_unbroadcast)
@@ -337,6 +339,28 @@ def _direction_unbroadcast(tangents, like):
                 out[d] = runtime.unbroadcast_to(tangents[d], like.shape)
             return out
         return unbroadcast
+    return None
+
+
+def _direction_trace(tangents):
+    if isinstance(tangents, types.Array) and tangents.ndim == 3:
+        def traced(tangents):
+            out = np.empty(tangents.shape[0], tangents.dtype)
+            for d in range(tangents.shape[0]):
+                out[d] = np.trace(tangents[d])
+            return out
+        return traced
+    return None
+
+
+def _direction_cumsum(tangents):
+    if isinstance(tangents, types.Array) and tangents.ndim == 2:
+        def summed(tangents):
+            out = np.empty(tangents.shape, tangents.dtype)
+            for d in range(tangents.shape[0]):
+                out[d] = np.cumsum(tangents[d])
+            return out
+        return summed
     return None
 
 
