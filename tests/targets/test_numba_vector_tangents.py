@@ -95,6 +95,10 @@ PROGRAMS = programs_from_source("numba_vector_program_", """
     def layer(x, W):
         return np.sum(np.tanh(W @ x)) + np.sum(np.sin(x @ W))
 
+    def quartic(x, W):
+        y = W @ x
+        return np.sum(y ** 4) / 4.0 + np.dot(x, W @ W.T @ x)
+
     def stencil(u, k):
         n = u.shape[0]
         new = u.copy()
@@ -167,7 +171,8 @@ def test_jacobian_runs_the_vector_code_and_matches_the_python_backend_and_differ
 
 HESSIANS = [("energy", (RNG.normal(size=N), W), 0), ("rosenbrock", (RNG.normal(size=N),), 0),
             ("layer", (RNG.normal(size=N), W), 0),
-            ("layer", (RNG.normal(size=N), W), 1)]  # by the matrix: the adjoints of @ as outer products
+            ("layer", (RNG.normal(size=N), W), 1),  # by the matrix: the adjoints of @ as outer products
+            ("quartic", (RNG.normal(size=N), W), 0)]  # np.dot's adjoints, the tangent as either operand
 
 
 @pytest.mark.parametrize("name, args, wrt", HESSIANS, ids=[f"{n}-{w}" for n, _, w in HESSIANS])

@@ -83,7 +83,7 @@ class Expressions:
             return self.reduction
         if fn in MATMULS and arity == 2 and not keywords:
             return self.matmul
-        if fn is np.copy and arity == 1 and not keywords:  # (a new array in both codes)
+        if (fn is np.copy or fn is np.asarray) and arity == 1 and not keywords:  # (a new array, or itself, in both)
             return lambda e: self._same(e, self.expr(e.args[0]))
         if fn is np.reshape or fn is np.ravel:
             return self.reshape
@@ -213,7 +213,7 @@ class Expressions:
         operand = self.expr(e.args[0])
         if not operand.directed or operand.rank is None:
             raise NotVector("np.transpose of a tangent of unknown rank")
-        if len(e.args) == 1:
+        if len(e.args) == 1 or isinstance(e.args[1], ir.Const) and e.args[1].value is None:
             axes = tuple(reversed(range(operand.rank)))
         elif isinstance(e.args[1], ir.Const) and isinstance(e.args[1].value, tuple) and \
                 sorted(e.args[1].value) == list(range(operand.rank)):
@@ -224,8 +224,10 @@ class Expressions:
         return Value(ir.Call(np.transpose, (operand.expr, moved)), operand.rank, True)
 
     def outer(self, e: ir.Call) -> Value:
+        return self.outer_of(self.expr(e.args[0]), self.expr(e.args[1]))
+
+    def outer_of(self, a: Value, b: Value) -> Value:
         """``np.outer`` of a tangent vector and a primal vector: a column times a row, per direction."""
-        a, b = (self.expr(x) for x in e.args)
         if a.directed == b.directed or a.rank != 1 or b.rank != 1:
             raise NotVector("np.outer of two tangents, or of what is not a vector")
         if a.directed:  # (each direction's column: a new axis after the vector's, not before as a lift's)
@@ -262,36 +264,37 @@ class Expressions:
         return Value(ir.Call(runtime.direction_copy, (tangent.expr, e.args[1])), like, True)
 
     def product_adjoint(self, e: ir.Call) -> Value:
-        """``matmul_grad_a(g, a, b)`` or ``matmul_grad_b(g, a, b)`` (the adjoints of ``a @ b``), linear in the
-        tangent ``g``, of vectors and matrices (a stack of matrices refused)."""
-        g = self.expr(e.args[0])
-        for primal in e.args[1:]:
-            self._primal(primal)
-        a, b = (self.facts.rank_of(x) for x in e.args[1:])
-        if not g.directed or (a, b) not in ((2, 1), (1, 1), (1, 2)):
-            raise NotVector(f"{name_of(e.fn)} of ranks {a} and {b}")
-        if e.fn is product_adjoints()[1]:  # a.T @ g, g * a, outer(a, g): per direction
-            if a == 2:
-                return Value(ir.Call(operator.matmul, (g.expr, e.args[1])), 1, True)
-            column = e.args[1] if b == 1 else \
-                ir.Call(operator.getitem, (e.args[1], ir.Display("tuple", (ALL, ir.Const(None)))))
-            return self.elementwise(operator.mul, [g, Value(column, b, False)])
-        if b == 2:  # b @ g per direction: g @ b.T
-            return Value(ir.Call(operator.matmul, (g.expr, ir.Call(np.transpose, (e.args[2],)))), 1, True)
-        if a == 1:  # g * b, g a number
-            return self.elementwise(operator.mul, [g, Value(e.args[2], 1, False)])
-        # outer(g, b): each direction's g as a column (a new axis after its own, not before as a lift's)
-        column = ir.Call(operator.getitem, (g.expr, ir.Display("tuple", (ALL, ALL, ir.Const(None)))))
-        return self.elementwise(operator.mul, [Value(column, 2, True), Value(e.args[2], 1, False)])
+        """``matmul_grad_a(g, a, b)`` (``dot_grad_a``), shaped as ``a``: ``outer(g, b)``, ``g * b`` or ``b @ g``;
+        ``matmul_grad_b(g, a, b)``, shaped as ``b``: ``a.T @ g``, ``g * a`` or ``outer(a, g)``; of vectors and
+        matrices (a stack refused).  Each is linear in ``g`` and in the operand it multiplies, either of
+        which may be the tangent; the third operand gives only its shape."""
+        for_a = e.fn in product_adjoints()[::2]
+        g, a, b = (self.expr(x) for x in e.args)
+        shaped_by = a if for_a else b  # (its value is not read: only its rank)
+        if shaped_by.directed or g.directed == (b if for_a else a).directed or \
+                (a.rank, b.rank) not in ((2, 1), (1, 1), (1, 2)):
+            raise NotVector(f"{name_of(e.fn)} of ranks {a.rank} and {b.rank}, or by a tangent of its shape")
+        if for_a:
+            if (a.rank, b.rank) == (2, 1):
+                return self.outer_of(g, b)
+            return self.elementwise(operator.mul, [g, b]) if a.rank == 1 and b.rank == 1 else self.product_of(b, g)
+        if (a.rank, b.rank) == (2, 1):
+            return self.product_of(g, a)  # (a.T @ g: g @ a)
+        return self.elementwise(operator.mul, [g, a]) if b.rank == 1 else self.outer_of(a, g)
 
     def matmul(self, e: ir.Call) -> Value:
-        """``@`` (or ``np.dot``, the same below three axes) of a tangent and a primal: each direction's
+        a, b = (self.expr(x) for x in e.args)
+        if e.fn is np.dot and a.rank is not None and b.rank is not None and max(a.rank, b.rank) > 2:
+            raise NotVector("np.dot of a stack of matrices")
+        return self.product_of(a, b)
+
+    def product_of(self, a: Value, b: Value) -> Value:
+        """``a @ b`` (or ``np.dot``, the same below three axes), one of them a tangent: each direction's
         product.  A tangent vector times a matrix is one product of the directions' rows (``T @ M.T`` for
         ``M @ t``); a tangent of more axes runs a product per direction (``direction_matmul``)."""
-        a, b = (self.expr(x) for x in e.args)
         if a.directed == b.directed:
-            raise NotVector("a product of two tangents")
-        if a.rank is None or b.rank is None or a.rank == 0 or b.rank == 0 or (e.fn is np.dot and max(a.rank, b.rank) > 2):
+            raise NotVector("a product of two tangents, or of no tangent")
+        if a.rank is None or b.rank is None or a.rank == 0 or b.rank == 0:
             raise NotVector("@ of a number, or of operands of unknown rank")
         result = max(a.rank, b.rank) if min(a.rank, b.rank) >= 2 else a.rank + b.rank - 2
         tangent, other = (a, b) if a.directed else (b, a)

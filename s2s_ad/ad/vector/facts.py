@@ -149,7 +149,7 @@ class Facts:
                                                           for _, v in e.kwargs):
             return 0  # (over every axis)
         if fn in product_adjoints() and len(args) == 3:
-            return self.rank_of(args[1] if fn is product_adjoints()[0] else args[2])  # (shaped as a, as b)
+            return self.rank_of(args[1] if fn in product_adjoints()[::2] else args[2])  # (shaped as a, as b)
         if fn is operator.getitem and len(args) == 2 and not (reads(e) & self.tangents):
             held = self.rank_of(args[0])
             try:
@@ -196,9 +196,11 @@ def tangent_names(fn: ir.Function, params: list[str]) -> set[str]:
             return tangents
 
 
-def product_adjoints() -> tuple[Any, Any]:
-    """The templates' ``matmul_grad_a`` and ``matmul_grad_b`` (the adjoints of ``a @ b``)."""
-    return helper("matmul_grad_a"), helper("matmul_grad_b")
+def product_adjoints() -> tuple[Any, Any, Any, Any]:
+    """The templates' ``matmul_grad_a``, ``matmul_grad_b`` (the adjoints of ``a @ b``), ``dot_grad_a`` and
+    ``dot_grad_b`` (of ``np.dot(a, b)``: the same where neither is a stack of matrices, the only ranks
+    vector mode takes), the adjoints of ``a`` at even positions."""
+    return helper("matmul_grad_a"), helper("matmul_grad_b"), helper("dot_grad_a"), helper("dot_grad_b")
 
 
 def helper(name: str) -> Any:
