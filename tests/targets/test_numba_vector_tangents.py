@@ -99,6 +99,11 @@ PROGRAMS = programs_from_source("numba_vector_program_", """
         y = W @ x
         return np.sum(y ** 4) / 4.0 + np.dot(x, W @ W.T @ x)
 
+    def logsumexp(x, W):
+        z = W @ x
+        m = np.max(z)
+        return m + np.log(np.sum(np.exp(z - m))) + 0.5 * np.sum(x * x)
+
     def stencil(u, k):
         n = u.shape[0]
         new = u.copy()
@@ -172,7 +177,8 @@ def test_jacobian_runs_the_vector_code_and_matches_the_python_backend_and_differ
 HESSIANS = [("energy", (RNG.normal(size=N), W), 0), ("rosenbrock", (RNG.normal(size=N),), 0),
             ("layer", (RNG.normal(size=N), W), 0),
             ("layer", (RNG.normal(size=N), W), 1),  # by the matrix: the adjoints of @ as outer products
-            ("quartic", (RNG.normal(size=N), W), 0)]  # np.dot's adjoints, the tangent as either operand
+            ("quartic", (RNG.normal(size=N), W), 0),  # np.dot's adjoints, the tangent as either operand
+            ("logsumexp", (RNG.normal(size=N), W), 1)]  # np.max's tangent: np.sum(..., keepdims=False) compiled
 
 
 @pytest.mark.parametrize("name, args, wrt", HESSIANS, ids=[f"{n}-{w}" for n, _, w in HESSIANS])

@@ -177,7 +177,10 @@ def _reduction_compiler(types: Any, name: str) -> Callable[..., Any]:
         keep = _static_bool(types, keepdims)
         ordered = name in ("sum", "mean", "prod")
         removed = _reduced_count(types, a.ndim, axis, tuples=not ordered)
-        if keep is None or removed is None or (_is_none(types, axis) and not keep):
+        # (of every axis, no keepdims given: Numba's own; keepdims=False given, as np.max's tangent writes
+        # it, Numba's own takes no such argument: this one)
+        if keep is None or removed is None or (_is_none(types, axis) and not keep
+                                               and not isinstance(keepdims, types.BooleanLiteral)):
             return None  # (Numba's own, or not compiled)
         if ordered and (a.layout != "C" or not (isinstance(axis, types.Integer) or a.ndim == 1)):
             return None  # (NumPy's order is compiled for one axis of a C-contiguous array)
