@@ -3,8 +3,8 @@
 Input: an expression of a tangent statement and the function's ``Facts``.  Output: ``Expressions.expr``
 gives the expression whose value is, direction by direction on its leading axis, what the one-direction
 code's value was (an ``ir.Expr``, its logical rank, and whether it carries the direction axis), or
-raises ``NotVector``; ``scalar_form`` gives a number's tangent for one direction ``d`` (``t[d]``), for a
-loop over the directions that allocates nothing.  The rules, each exact, every other form refused:
+raises ``NotVector`` (a number's tangent for one direction at a time is ``numbers.py``'s).  The rules,
+each exact, every other form refused:
 
 * a sum, difference or negation of tangents, and a product or quotient of one tangent by primal values
   (``operator`` and NumPy's ufuncs); ``np.where`` of a primal condition: elementwise, where NumPy aligns
@@ -308,50 +308,3 @@ class Expressions:
             return Value(ir.Call(operator.matmul, (tangent.expr, transposed)), result, True)
         multiplied = runtime.direction_matmul if a.directed else runtime.matmul_direction
         return Value(ir.Call(multiplied, (a.expr, b.expr)), result, True)
-
-    # -- one direction of a number's tangent ------------------------------------------------------
-
-    def scalar_form(self, e: ir.Expr, d: ir.Var, hoist: Callable[[ir.Expr], ir.Var]) -> Optional[ir.Expr]:
-        """``e``, a number's tangent, for the one direction ``d``: each number's tangent read as ``t[d]``
-        (``numbers``: its buffer), an element of a tangent array as ``t[d, i]``; a primal call computed
-        once before the loop over the directions (``hoist`` binds it); None where ``e`` holds anything
-        else (an array's tangent, a call with no elementwise form)."""
-        facts = self.facts
-        if isinstance(e, ir.Const):
-            return e if facts.rank_of(e) == 0 else None
-        if isinstance(e, ir.Var):
-            if facts.rank_of_name(e.name) != 0:
-                return None
-            return ir.Call(operator.getitem, (e, d)) if e.name in facts.tangents else e
-        if not isinstance(e, ir.Call) or e.kwargs:
-            return None
-        if not (reads(e) & facts.tangents):
-            return hoist(e) if facts.rank_of(e) == 0 else None
-        if e.fn is operator.getitem and len(e.args) == 2 and isinstance(e.args[0], ir.Var):
-            try:
-                items, picked = facts.key_parts(e.args[1], facts.rank_of_name(e.args[0].name))
-            except NotVector:
-                return None
-            if picked != facts.rank_of_name(e.args[0].name) or reads(e.args[1]) & facts.tangents \
-                    or not all(isinstance(i, (ir.Var, ir.Const)) for i in items):
-                return None
-            return ir.Call(operator.getitem, (e.args[0], ir.Display("tuple", (d,) + items)))
-        if e.fn in SUMS or e.fn in SIGNS or e.fn in PRODUCTS or e.fn in QUOTIENTS:
-            moved = [bool(reads(a) & facts.tangents) for a in e.args]
-            if (e.fn in PRODUCTS and sum(moved) != 1) or (e.fn in QUOTIENTS and moved != [True, False]):
-                return None
-            fn = e.fn
-        elif e.fn is runtime.if_inexact and len(e.args) == 2:
-            return self._scalar_call(e.fn, (e.args[0],), (e.args[1],), d, hoist)
-        elif e.fn is helper("add_tangent") and len(e.args) == 4 and all(facts.rank_of(a) == 0 for a in e.args[2:]):
-            return self._scalar_call(operator.add, e.args[:2], (), d, hoist)
-        else:
-            return None
-        return self._scalar_call(fn, e.args, (), d, hoist)
-
-    def _scalar_call(self, fn: object, args: tuple[ir.Expr, ...], primal: tuple[ir.Expr, ...], d: ir.Var,
-                     hoist: Callable[[ir.Expr], ir.Var]) -> Optional[ir.Expr]:
-        forms = [self.scalar_form(a, d, hoist) for a in args]
-        if any(f is None for f in forms):
-            return None
-        return ir.Call(fn, tuple(f for f in forms if f is not None) + tuple(self._primal(p) for p in primal))

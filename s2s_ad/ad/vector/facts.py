@@ -34,7 +34,7 @@ ZEROS_LIKE = frozenset({runtime.zero_tangent, runtime.zeros_like, np.zeros_like}
 _SAME_RANK = ZEROS_LIKE | {np.copy, np.asarray, runtime.writable_copy}  # (the first argument's rank; like's)
 _COMPARISONS = frozenset({operator.lt, operator.le, operator.gt, operator.ge, operator.eq, operator.ne})
 _REDUCTIONS = frozenset({np.sum, np.mean, np.max, np.min, np.prod, np.amax, np.amin})
-_MADE_OF_SHAPE = frozenset({np.zeros, np.ones, np.full, np.empty})  # (as many axes as the shape has items)
+_MADE_OF_SHAPE: frozenset[Any] = frozenset({np.zeros, np.ones, np.full, np.empty})  # (as many axes as its shape has items)
 
 
 class NotVector(Exception):
@@ -75,7 +75,7 @@ class Facts:
 
     def is_integer(self, name: str) -> bool:
         """Whether ``name`` is a number read as an index (an integer: Python's indexing refuses a float)."""
-        return rank(self.kinds.get(name, ir.Var)) == 0 and name not in self.tangents
+        return name in self.kinds and rank(self.kinds[name]) == 0 and name not in self.tangents
 
     def shape_length(self, e: ir.Expr) -> Optional[int]:
         """The length of a shape: a tuple display, ``np.shape(a)`` of ``a`` of known rank, a name bound

@@ -41,6 +41,7 @@ from ...core import ir
 from ...core.kinds import Kind
 from .expressions import ALL, Expressions
 from .facts import ZEROS_LIKE, Facts, NotVector, reads, shown
+from .numbers import OneDirection
 
 
 def vector_tangents(fn: ir.Function, tangent_params: list[str], kinds: dict[str, Kind]
@@ -69,6 +70,7 @@ class _Vectorizer:
         self.facts = facts
         self.numbers = numbers  # the numbers' tangents, each in a buffer of its own
         self.expressions = Expressions(facts, copies=not numbers)
+        self.one_direction = OneDirection(facts)
         self.taken = ir.NameSet(ir.assigned_names(fn.body) | set(fn.params))
         self.count = ir.Var(ir.fresh_name("directions", self.taken))
         self.each = ir.Var(ir.fresh_name("each_direction", self.taken))  # the range the loops over directions run
@@ -172,7 +174,7 @@ class _Vectorizer:
                 hoisted.append(ir.Assign(name, e))
                 return ir.Var(name)
 
-            one = self.expressions.scalar_form(stmt.value, self.d, hoist)
+            one = self.one_direction.scalar_form(stmt.value, self.d, hoist)
             if one is not None:
                 # (no line of their own: the primal statement before them names the user's line)
                 return hoisted + [ir.For(self.d.name, self.each, [ir.Store(stmt.target, self.d, one)])]
@@ -189,8 +191,8 @@ class _Vectorizer:
             facts.has_rank(target, facts.rank_of(like))
             if facts.rank_of(like) == 0:
                 return ir.Const(0.0) if target in self.numbers else ir.Call(np.zeros, (self.count,))
-            shape = ir.Call(operator.add, (ir.Display("tuple", (self.count,)), ir.Call(np.shape, (like,))))
-            return ir.Call(np.zeros, (shape,))
+            rows = ir.Call(operator.add, (ir.Display("tuple", (self.count,)), ir.Call(np.shape, (like,))))
+            return ir.Call(np.zeros, (rows,))
         if isinstance(value, ir.Call) and value.fn is np.zeros and len(value.args) == 1 and not value.kwargs:
             shape = value.args[0]
             if isinstance(shape, ir.Display) and shape.kind == "tuple":
