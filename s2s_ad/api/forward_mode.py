@@ -103,8 +103,8 @@ def jvp(fn: Callable, primals: Sequence[Any], tangents: Sequence[Any], backend: 
                          f"({len(primals)} primals, {len(tangents) if isinstance(tangents, (tuple, list)) else 'no tuple of'} tangents)")
     given = dict(zip(params, tangents))  # by name: a method's self or a default has none
     fn, params, args = _without_prefix(fn, params, args)
-    target = _target_of_arguments(args, tuple(map(type, args)), target)  # (another library's arrays: theirs)
-    if target is not NUMPY and isinstance(fn, GradientFunction):
+    asked, target = target, _target_of_arguments(args, tuple(map(type, args)), target)  # (another library's arrays: theirs)
+    if target is not asked and isinstance(fn, GradientFunction):
         raise TypeError(f"jvp of {fn!r}: higher derivatives are taken of NumPy arrays only, not of arrays of "
                         f"{getattr(target, 'library', target.name)}")
     check_tangent: Callable[..., Any] = getattr(target, "check_tangent", _check_tangent)  # (another library's)

@@ -104,6 +104,13 @@ PROGRAMS = programs_from_source("numba_vector_program_", """
         m = np.max(z)
         return m + np.log(np.sum(np.exp(z - m))) + 0.5 * np.sum(x * x)
 
+    def banded(u):
+        r = u ** 3 - 2.0 * u
+        for k in range(1, 4):
+            r[k:] += 0.1 * k * np.sin(u[:-k])
+            r[:-k] -= 0.2 * u[k:] ** 2
+        return r
+
     def stencil(u, k):
         n = u.shape[0]
         new = u.copy()
@@ -244,3 +251,24 @@ def test_an_operation_with_no_vector_form_is_refused_with_its_name():
     from s2s_ad.core.kinds import Array
     vector, why = vector_tangents(t, ["t_x"], {"x": Array(1), "t_x": Array(1)})
     assert vector is None and "roll of a tangent" in why
+
+
+def test_a_hessian_vector_product_compiles_one_direction_too():
+    """``jvp(grad(f), ..., backend="numba")``: forward mode over the gradient, compiled (it was refused as
+    if NumPy's arrays under Numba were another library's)."""
+    x, t = RNG.normal(size=N), RNG.normal(size=N)
+    gradient = s2s_ad.grad(PROGRAMS.energy)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        compiled = s2s_ad.jvp(gradient, (x, W), (t, None), backend="numba")[1]
+    np.testing.assert_allclose(compiled, s2s_ad.hessian(PROGRAMS.energy)(x, W) @ t, rtol=1e-12, atol=1e-12)
+
+
+def test_a_sparse_jacobian_evaluates_its_colours_in_one_vector_run():
+    u = RNG.normal(size=40)
+    sparse = s2s_ad.jacobian(PROGRAMS.banded, sparse=True, backend="numba")
+    sparse(u)  # (the pattern found and coloured)
+    got = sparse(u * 1.1)
+    assert int(sparse.colors.max()) + 1 == 7
+    assert _tangent_code(PROGRAMS.banded, 0, (u,)).state.get("vector") is True
+    np.testing.assert_allclose(got.toarray(), s2s_ad.jacobian(PROGRAMS.banded)(u * 1.1), rtol=1e-12, atol=1e-13)
