@@ -31,10 +31,9 @@ from typing import Any, Callable, Optional
 
 import numpy as np
 
-# Fewer directions than this run the one-direction code (a compiled loop over them, or the caller's calls)
-# until the vector code has been compiled for a call of more: compiling it costs a second or more, and
-# a few directions gain little from it (a sparse Hessian of 3 colours: first call 2.4 s to 8.0 s with
-# it, later calls 0.39 ms to 0.56 ms).
+# Fewer directions than this run the one-direction code (a compiled loop over them, or the caller's calls):
+# compiling the vector code costs a second or more, and a few directions gain little from it, or lose
+# (a sparse Hessian of 3 colours: first call 2.4 s to 8.0 s with it, later calls 0.39 ms to 0.56 ms).
 FEWEST = 6
 # (the moved positions, the number of values) -> the jitted loop (Numba compiles it per argument types)
 _DRIVERS: dict[tuple[tuple[int, ...], int], Callable[..., Any]] = {}
@@ -72,8 +71,8 @@ def vector_sweep(run: Callable[..., Any], values: tuple, seeds: list[np.ndarray]
     state, vector = getattr(run, "state", None), getattr(run, "vector", None)
     if state is None or vector is None or state.get("vector") is False or vector.refused is not None:
         return None
-    if len(seeds[0]) < FEWEST and state.get("vector") is not True:
-        return None  # (not compiled yet, for too few directions to pay for compiling it)
+    if len(seeds[0]) < FEWEST:
+        return None  # (too few directions to gain from it, or to pay for compiling it)
     if not all(isinstance(v, (float, int)) or isinstance(v, np.ndarray) and (v.dtype.kind in "iub" or v.dtype == np.float64)
                for v in values):
         return None
