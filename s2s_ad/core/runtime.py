@@ -257,58 +257,22 @@ def zeros_like(value: Any) -> Any:
     return np.zeros(_adjoint_shape(value), dtype=dtype)
 
 
-def direction_sum(tangents: Any) -> Any:
-    """The sum of each direction's tangent (vector forward mode: the directions on the leading axis,
-    ``ad/vector``): ``np.sum`` over every other axis, a vector of one number per direction."""
-    return np.sum(tangents, axis=tuple(range(1, np.ndim(tangents))))
 
 
-def direction_mean(tangents: Any) -> Any:
-    """The mean of each direction's tangent (``direction_sum``'s, divided by one direction's size)."""
-    return np.mean(tangents, axis=tuple(range(1, np.ndim(tangents))))
 
 
-def direction_copy(tangents: Any, like: Any) -> np.ndarray:
-    """``writable_copy`` of each direction's tangent: a fresh float array shaped ``(directions,) +
-    np.shape(like)`` holding ``tangents`` (their axes after the first aligned with ``like``'s)."""
-    copy = np.empty((np.shape(tangents)[0],) + np.shape(like), dtype=np.result_type(tangents, 1.0))
-    copy[...] = tangents
-    return copy
 
 
-def direction_reshape(tangents: Any, shape: Any) -> np.ndarray:
-    """``np.reshape`` of each direction's tangent (the directions on the leading axis) to ``shape``."""
-    return np.reshape(tangents, (np.shape(tangents)[0],) + tuple(shape))
 
 
-def direction_unbroadcast(tangents: Any, like: Any) -> Any:
-    """``unbroadcast`` of each direction's tangent (of ``like``'s rank at least) to ``like``'s shape: itself
-    where its rows are so shaped, else summed over the axes NumPy broadcast (spread first where smaller)."""
-    shape = np.shape(like)
-    if np.shape(tangents)[1:] == shape:
-        return tangents
-    return np.stack([unbroadcast_to(t, shape) for t in tangents]) if len(tangents) else \
-        np.zeros((0,) + shape)
 
 
-def direction_trace(tangents: Any) -> Any:
-    """``np.trace`` of each direction's tangent, a matrix (the directions on the leading axis)."""
-    return np.trace(tangents, axis1=1, axis2=2)
 
 
-def direction_cumsum(tangents: Any) -> Any:
-    """``np.cumsum`` of each direction's tangent, a vector."""
-    return np.cumsum(tangents, axis=1)
 
 
-def direction_matmul(tangents: Any, b: Any) -> Any:
-    """``t @ b`` for each direction's tangent ``t`` (of two axes or more; ``b`` a vector or matrix)."""
-    return np.matmul(tangents, b)
 
 
-def matmul_direction(a: Any, tangents: Any) -> Any:
-    """``a @ t`` for each direction's tangent ``t`` (of two axes or more; ``a`` a vector or matrix)."""
-    return np.matmul(a, tangents)
 
 
 def cells(array: Any) -> Any:

@@ -16,7 +16,7 @@ each exact, every other form refused:
   ``np.transpose``, ``np.copy``, ``np.reshape`` and ``np.ravel`` of a tangent no store writes into;
 * the runtime's and the templates' helpers forward mode writes: ``writable_copy``, ``if_inexact``,
   ``unbroadcast``, ``add_tangent`` of arrays or numbers, ``matmul_grad_a``/``matmul_grad_b`` of vectors and
-  matrices (each direction's helper, spelled for all directions at once: ``runtime.direction_*``).
+  matrices (each direction's helper, spelled for all directions at once: ``core/directions.py``).
 """
 from __future__ import annotations
 
@@ -26,7 +26,7 @@ from typing import Callable, Optional
 
 import numpy as np
 
-from ...core import ir, runtime
+from ...core import directions as per_direction, ir, runtime
 from .facts import (MATMULS, PRODUCTS, QUOTIENTS, SIGNS, SUMS, Facts, NotVector, helper, name_of,
                     product_adjoints, reads, shown)
 
@@ -177,7 +177,7 @@ class Expressions:
         if operand.rank == 0:  # (of a number: the number)
             return operand
         if axis is None or isinstance(axis, ir.Const) and axis.value is None:
-            whole = runtime.direction_sum if e.fn is np.sum else runtime.direction_mean
+            whole = per_direction.direction_sum if e.fn is np.sum else per_direction.direction_mean
             return Value(ir.Call(whole, (operand.expr,)), 0, True)
         if not (isinstance(axis, ir.Const) and isinstance(axis.value, int) and not isinstance(axis.value, bool)
                 and -operand.rank <= axis.value < operand.rank):
@@ -205,7 +205,7 @@ class Expressions:
         length = self.facts.shape_length(shape)
         if length is None:
             raise NotVector(f"{name_of(e.fn)} to a shape of unknown length")
-        return Value(ir.Call(runtime.direction_reshape, (operand.expr, shape)), length, True)
+        return Value(ir.Call(per_direction.direction_reshape, (operand.expr, shape)), length, True)
 
     def transpose(self, e: ir.Call) -> Value:
         """``np.transpose(t)`` or ``np.transpose(t, axes)``: the same axes moved, the directions first (a view,
@@ -238,9 +238,10 @@ class Expressions:
 
     def per_direction(self, e: ir.Call) -> Value:
         """``np.trace`` of a matrix's tangent, ``np.cumsum`` of a vector's: each direction's
-        (``runtime.direction_trace``, ``direction_cumsum``)."""
+        (``per_direction.direction_trace``, ``direction_cumsum``)."""
         operand = self.expr(e.args[0])
-        want, helper_fn, rank = (2, runtime.direction_trace, 0) if e.fn is np.trace else (1, runtime.direction_cumsum, 1)
+        want, helper_fn, rank = (2, per_direction.direction_trace, 0) if e.fn is np.trace else \
+            (1, per_direction.direction_cumsum, 1)
         if not operand.directed or operand.rank != want:
             raise NotVector(f"{name_of(e.fn)} of a tangent of rank {operand.rank}")
         return Value(ir.Call(helper_fn, (operand.expr,)), rank, True)
@@ -256,12 +257,12 @@ class Expressions:
     def unbroadcast(self, e: ir.Call) -> Value:
         """``unbroadcast(t, like)``: each direction's tangent summed to ``like``'s shape."""
         tangent, like = self._of_primal_rank(e, "unbroadcast")
-        return Value(ir.Call(runtime.direction_unbroadcast, (tangent.expr, e.args[1])), like, True)
+        return Value(ir.Call(per_direction.direction_unbroadcast, (tangent.expr, e.args[1])), like, True)
 
     def copy(self, e: ir.Call) -> Value:
         """``writable_copy(t, like)``: a fresh array per direction, shaped like the primal ``like``."""
         tangent, like = self._of_primal_rank(e, "writable_copy")
-        return Value(ir.Call(runtime.direction_copy, (tangent.expr, e.args[1])), like, True)
+        return Value(ir.Call(per_direction.direction_copy, (tangent.expr, e.args[1])), like, True)
 
     def product_adjoint(self, e: ir.Call) -> Value:
         """``matmul_grad_a(g, a, b)`` (``dot_grad_a``), shaped as ``a``: ``outer(g, b)``, ``g * b`` or ``b @ g``;
@@ -306,5 +307,5 @@ class Expressions:
                 return Value(ir.Call(operator.matmul, (tangent.expr, other.expr)), result, True)
             transposed = ir.Call(np.transpose, (other.expr,))  # M @ t: (t @ M.T) per direction
             return Value(ir.Call(operator.matmul, (tangent.expr, transposed)), result, True)
-        multiplied = runtime.direction_matmul if a.directed else runtime.matmul_direction
+        multiplied = per_direction.direction_matmul if a.directed else per_direction.matmul_direction
         return Value(ir.Call(multiplied, (a.expr, b.expr)), result, True)

@@ -31,7 +31,7 @@ from typing import Any
 import numpy as np
 
 from ...rules import registry as rules
-from ...core import runtime
+from ...core import directions as per_direction, runtime
 from . import draws, view_positions
 
 # Numba's, set by register() (this module is imported to spell code that no one compiles, too: the
@@ -128,15 +128,15 @@ def _register():
     overload(operator.getitem)(_range_slice)
     overload(runtime.zeros_like)(_zeros_like)
     overload(runtime.zero_tangent)(_zeros_like)
-    overload(runtime.direction_sum)(_direction_sum)
-    overload(runtime.direction_mean)(_direction_mean)
-    overload(runtime.direction_copy)(_direction_copy)
-    overload(runtime.direction_reshape)(_direction_reshape)
-    overload(runtime.direction_matmul)(_direction_matmul)
-    overload(runtime.direction_trace)(_direction_trace)
-    overload(runtime.direction_cumsum)(_direction_cumsum)
-    overload(runtime.matmul_direction)(_matmul_direction)
-    overload(runtime.direction_unbroadcast)(_direction_unbroadcast)
+    overload(per_direction.direction_sum)(_direction_sum)
+    overload(per_direction.direction_mean)(_direction_mean)
+    overload(per_direction.direction_copy)(_direction_copy)
+    overload(per_direction.direction_reshape)(_direction_reshape)
+    overload(per_direction.direction_matmul)(_direction_matmul)
+    overload(per_direction.direction_trace)(_direction_trace)
+    overload(per_direction.direction_cumsum)(_direction_cumsum)
+    overload(per_direction.matmul_direction)(_matmul_direction)
+    overload(per_direction.direction_unbroadcast)(_direction_unbroadcast)
     overload(runtime.unbroadcast)(_unbroadcast)
     overload(runtime.unbroadcast_to)(_unbroadcast_to)
     overload(runtime.writable_copy)(_writable_copy)
@@ -329,7 +329,7 @@ def _direction_unbroadcast(tangents, like):
     if _is_number(like) and tangents.ndim == 1:
         return lambda tangents, like: tangents
     if _is_number(like):
-        return lambda tangents, like: runtime.direction_sum(tangents)
+        return lambda tangents, like: per_direction.direction_sum(tangents)
     if isinstance(like, types.Array) and tangents.ndim == like.ndim + 1:
         def unbroadcast(tangents, like):
             if tangents.shape[1:] == like.shape:
