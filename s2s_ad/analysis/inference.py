@@ -51,7 +51,8 @@ def _ranks_and_items(kind: dict[str, Kind]) -> tuple[dict[str, int], dict[str, t
     return ndim, items
 
 
-def infer(fn: ir.Function, kinds: dict[str, Any], result_kind: Optional[ResultKind] = None
+def infer(fn: ir.Function, kinds: dict[str, Any], result_kind: Optional[ResultKind] = None,
+          unpacked: Optional[dict[str, Kind]] = None, ignored: frozenset[str] = frozenset()
           ) -> tuple[dict[str, ShapeClass], dict[str, Kind]]:
     """Each value's shape class and ``Kind``, as a fixed point over loops and branches.
 
@@ -61,9 +62,14 @@ def infer(fn: ir.Function, kinds: dict[str, Any], result_kind: Optional[ResultKi
     back edges' facts carried from the pass before, until a pass changes
     nothing.  Passes are bounded; should they not settle (they do: merges only
     ever widen), the facts are computed once more with every merge unknown,
-    which holds whatever the loops do.
+    which holds whatever the loops do.  ``unpacked``: the kinds of names an
+    ``Unpack`` binds, where the caller knows them (the value a helper's
+    tangent code hands back, to vector mode); others an ``Unpack`` binds have none.  ``ignored``: names
+    whose statements are not analysed and that get no facts (vector mode's tangents: what it asks of
+    inference is the primal's ranks, which never read a tangent; a chain of carried tangents would
+    otherwise take a pass per link to settle).
     """
-    state = _Inference(fn, kinds, result_kind)
+    state = _Inference(fn, kinds, result_kind, unpacked or {}, ignored)
     if not any(isinstance(s, (ir.For, ir.While)) for s in ir.walk(fn.body)):
         return state.run_pass()  # every value is read after it is set: one pass settles all
     merges = {s.target for s in ir.walk(fn.body) if isinstance(s, ir.Assign) and s.merge}
@@ -85,9 +91,12 @@ def _pass_limit(merges: int) -> int:
 class _Inference:
     """One function's facts, recomputed by ``run_pass`` until they settle (see ``infer``)."""
 
-    def __init__(self, fn: ir.Function, kinds: dict[str, Any], result_kind: Optional[ResultKind]) -> None:
+    def __init__(self, fn: ir.Function, kinds: dict[str, Any], result_kind: Optional[ResultKind],
+                 unpacked: dict[str, Kind], ignored: frozenset[str] = frozenset()) -> None:
         self.fn = fn
+        self.ignored = ignored  # (see ``infer``)
         self.params = {p: as_fact(kinds.get(p)) for p in fn.params}
+        self.unpacked = unpacked  # the kinds of names an ``Unpack`` binds, where the caller knows them
         self.result_kind = result_kind
         self.counter = itertools.count()
         self.fresh_for: dict[object, int] = {}
@@ -218,11 +227,17 @@ class _Inference:
         for stmt in ir.walk(self.fn.body):
             if isinstance(stmt, ir.For):
                 self.set(stmt.index, NUMBER, stmt)  # the index of a range
+            elif isinstance(stmt, ir.Assign) and stmt.target in self.ignored:
+                continue
             elif isinstance(stmt, ir.Assign) and stmt.merge:
                 self.merge(stmt)
             elif isinstance(stmt, ir.Assign):
                 self.assignment(stmt)
                 self.shifted_length(stmt)
+            elif isinstance(stmt, ir.Unpack):
+                for target in stmt.targets:
+                    if target in self.unpacked and target not in self.ignored:
+                        self.set(target, self.unpacked[target], stmt)
         return dict(self.shape), dict(self.kind)
 
     def merge(self, stmt: ir.Assign) -> None:

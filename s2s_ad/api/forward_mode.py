@@ -177,8 +177,9 @@ def _batched_jvp(fn: Callable, primals: Sequence[Any], tangents: Sequence[Any], 
 
 
 def _one_sweep(fn: Callable, params: list[str], args: tuple, given: dict, count: int, target: Target) -> Any:
-    """The batched jvp from one sweep (``batched.batched_sweep``; a compiler's: its vector tangent code,
-    ``Target.vector_sweep``), or None where it has no batched form."""
+    """The batched jvp from one sweep of the vector tangent code (``Target.vector_sweep``), on the Python
+    backend else of the tangent code with its tangents wrapped (``batched.batched_sweep``); or None where
+    it has no batched form."""
     fn, params, args = _without_prefix(fn, params, args)
     if _target_of_arguments(args, tuple(map(type, args)), target) is not target:
         return None
@@ -199,10 +200,12 @@ def _one_sweep(fn: Callable, params: list[str], args: tuple, given: dict, count:
         wrt.append(p)
     built = _tangent_built(fn, tuple(wrt), kinds, target)
     values = arguments.flat(args, kinds)
-    if target is NUMPY:
+    # (a compiler's seeds as float64 arrays, as its tangent code's are; the Python backend's as given, its
+    # vector code taking float64 only: other tangents keep their dtype, wrapped at run time)
+    seeds = list(data) if target is NUMPY else [np.asarray(t, dtype=np.float64) for t in data]
+    swept = target.vector_sweep(built.function, values, seeds)
+    if swept is None and target is NUMPY:
         swept = batched_sweep(built.function, values, tuple(data), count)
-    else:  # (the seeds as float64 arrays, as the compiled tangent code's are)
-        swept = target.vector_sweep(built.function, values, [np.asarray(t, dtype=np.float64) for t in data])
     if swept is None:
         return None
     out, t_out = owned_outputs(target, built.function, swept[0], args), swept[1]

@@ -170,8 +170,13 @@ class Jacobian(_MatrixOf):
             count = min(max(self._chunk, 1), total - start)
             seeds = _unit_seeds(sizes, [np.shape(values[i]) for i in positions], start, count)
             draws.replay()
-            # (a sweep of few directions costs more than one pass per direction: batching sets up ~0.2 ms)
-            swept = batched_sweep(tangent_fn, values, tuple(seeds), count) if batching and count >= FEWEST else None
+            # (the vector version, of two directions or more: one direction runs the one-direction code)
+            swept = self._target.vector_sweep(tangent_fn, values, seeds) \
+                if self._backend == "python" and count > 1 else None
+            if swept is None and batching and count >= FEWEST:
+                # (each tangent wrapped at run time; a sweep of few directions so costs more than one pass
+                # per direction: batching sets up ~0.2 ms)
+                swept = batched_sweep(tangent_fn, values, tuple(seeds), count)
             if swept is not None and not isinstance(swept[1], tuple):
                 columns.append(swept[1])  # (count,) + out.shape
                 continue
@@ -335,8 +340,8 @@ class Hessian(_MatrixOf):
     @_user_facing
     def source_for(self, *args: Any, **kwargs: Any) -> str:
         """The generated code a call with these arguments runs (nothing is run): forward mode over the
-        gradient by each ``wrt``, with every generated module it calls (``reach.py``), and under a
-        compiler its vector version, which pushes a chunk of directions in one run where there is one."""
+        gradient by each ``wrt``, with every generated module it calls (``reach.py``), and its vector
+        version, which pushes a chunk of directions in one run, where there is one."""
         functions = self._tangent_functions(args, kwargs)
         vectors = [getattr(f, "vector", None) for f in functions]
         return headed(whole_source(*functions, *[v for v in vectors if v is not None]), self.backend_chosen)

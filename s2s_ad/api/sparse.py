@@ -283,11 +283,11 @@ class SparseJacobian(_Pattern):
             products = np.empty((plan.sparsity.shape[0], count), dtype=dtype)
             seeds = [np.asarray(_seed(value, (plan.colors == c).astype(float)), dtype=float) for c in range(count)]
             draws.replay()  # one vector sweep for every colour (batched.py), else one pass per colour
-            if self._backend == "python":
-                swept = batched_sweep(tangent, values, (np.stack(seeds),), count) if count > 1 else None
-            else:  # (a compiler's vector code, where the passes draw nothing to put back)
-                swept = None if getattr(draws, "moved", False) else \
-                    self._target.vector_sweep(tangent, values, [np.stack(seeds)])
+            swept = None
+            if self._backend == "python" or not getattr(draws, "moved", False):  # (compiled: none to put back)
+                swept = self._target.vector_sweep(tangent, values, [np.stack(seeds)])
+            if swept is None and self._backend == "python" and count > 1:
+                swept = batched_sweep(tangent, values, (np.stack(seeds),), count)
             if swept is not None and not isinstance(swept[1], tuple):
                 products[...] = np.reshape(swept[1], (count, -1)).T
             else:

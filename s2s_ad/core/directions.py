@@ -34,6 +34,16 @@ def direction_copy(tangents: Any, like: Any) -> np.ndarray:
     return copy
 
 
+def direction_kept(tangents: Any, like: Any) -> np.ndarray:
+    """``direction_copy`` of tangents just computed by arithmetic (a new array no name holds): the array
+    itself where it already has the copy's shape and a float dtype, as a copy would be (a compiler's
+    version copies: its branches must give one type)."""
+    if type(tangents) is np.ndarray and tangents.shape[1:] == np.shape(like) and tangents.dtype.kind == "f" \
+            and tangents.dtype == np.result_type(tangents, 1.0):
+        return tangents
+    return direction_copy(tangents, like)
+
+
 def direction_reshape(tangents: Any, shape: Any) -> np.ndarray:
     """``np.reshape`` of each direction's tangent (the directions on the leading axis) to ``shape``."""
     return np.reshape(tangents, (np.shape(tangents)[0],) + tuple(shape))

@@ -135,7 +135,8 @@ class TangentCallee:
 
     ``jvp(*args, *tangents)`` returns ``(result, tangent of the result)``;
     tangents are passed for the arguments that carry one, in order.
-    Generated code calls it as ``t_helper.jvp(...)``.
+    Generated code calls it as ``t_helper.jvp(...)``; vector mode's code (``ad/vector``) calls
+    ``t_helper.vector(...)``, the same with every tangent carrying a leading axis of directions.
     """
 
     generated_parts = ("jvp",)
@@ -147,6 +148,12 @@ class TangentCallee:
         self.source = ""
         self.snapshot: Any = None
         self.result_tree: Any = None  # a container result's structure (containers.py)
+        self.primal_count: Optional[int] = None  # how many of jvp's arguments are values (the rest tangents)
+
+    @property
+    def vector(self) -> Optional[Callable]:
+        """jvp's vector version (``ad/vector``), where the target made one."""
+        return getattr(self.jvp, "vector", None)
 
     def __repr__(self) -> str:
         return f"<tangent function of {self.qualname}>"

@@ -5,7 +5,7 @@ name is a ``<s2s_ad ...>`` pseudo-file whose text ``linecache`` holds).
 Output: ``reached(function)``, each generated module its code calls into,
 transitively, once, in the order first reached (depth first): a helper's
 split adjoint (``d_helper.forward``/``backward``), a tangent callee
-(``t_helper.jvp``), the function a higher derivative's wrapper calls (the
+(``t_helper.jvp``, or from vector code ``t_helper.vector``), the function a higher derivative's wrapper calls (the
 level below, as forward mode over it).  Each comes as a ``GeneratedModule``:
 its file name, its lines, and for each line where it came from in the
 user's code (``(user's file, line)``, following a higher derivative's
@@ -53,8 +53,8 @@ def _called(function: types.FunctionType) -> Iterator[types.FunctionType]:
     for value in list(function.__globals__.values()):
         if isinstance(value, SplitAdjoint):
             parts: list = [value.forward, value.backward]
-        elif isinstance(value, TangentCallee):
-            parts = [value.jvp]
+        elif isinstance(value, TangentCallee):  # (vector code calls the helper's vector version)
+            parts = [value.vector if getattr(function, "pushes_directions", False) else value.jvp]
         else:
             parts = [getattr(value, "__wrapped__", value)]
         yield from (part for part in parts if is_generated(part) and part is not function)

@@ -149,9 +149,12 @@ class Capabilities:
     # too) written ``range(n - 1, -1, -1)``: a compiler makes better code of a constant step.
     counts_down: bool = False
     # Forward mode (``ad/vector``): beside the tangent code, its vector version (every tangent
-    # with a leading axis of directions) for ``directions`` to run, by a target whose tangent code pushes
-    # one direction a run (a compiler's: the Python target's vector mode wraps tangents at run time).
+    # with a leading axis of directions), which ``vector_sweep`` runs.
     vector_tangents: bool = False
+    # Vector mode: a number's tangent computed one direction at a time, in a loop over the directions
+    # (a compiler keeps each in a register); else as one array of all directions (an interpreter pays
+    # for every trip of a loop).
+    loops_over_directions: bool = False
 
 
 class Target(abc.ABC):
@@ -415,6 +418,9 @@ class NumPyTarget(Target):
 
     name = "numpy"
     backend = "python"  # the API's name for it
+    # Vector tangents: a dense Jacobian of tanh(W @ x) of 200 numbers in 0.47 ms against 1.2 ms with each
+    # tangent wrapped at run time (``targets/batched``), which stays for the code vector mode refuses.
+    capabilities = Capabilities(vector_tangents=True)
     _tape: TapeForm = ListTape()
 
     def passes(self, form: str) -> tuple[str, ...]:
@@ -436,6 +442,18 @@ class NumPyTarget(Target):
 
     def store(self, stmt: ir.Store) -> list[ir.Stmt]:
         return [stmt]  # in place: a[i] = v, a[i] += v
+
+    def vector_sweep(self, run: Callable, values: tuple, seeds: list[Any]) -> Optional[tuple[Any, Any]]:
+        vector = getattr(run, "vector", None)
+        if vector is None or not takes_directions(values, seeds):
+            return None
+        try:
+            out, swept = vector(*values, *seeds)
+        except Exception:  # (the one-direction code runs instead, and raises what the user's code raises)
+            return None
+        if not (isinstance(swept, np.ndarray) and swept.shape[:1] == (len(seeds[0]),)):
+            return None
+        return out, swept
 
     # Plain functions, as ``alone``: the API's hot path calls them for every call.
     argument_kinds = staticmethod(arguments.kinds_of)
@@ -467,10 +485,19 @@ class SourceLanguageTarget(NumPyTarget):
     (see the module docstring)."""
 
     name = "source"
+    capabilities = Capabilities()  # (code read back and transformed again: no vector version beside it)
     _tape: TapeForm = TupleTape()
 
     def passes(self, form: str) -> tuple[str, ...]:
         return ("fold_fills",)  # no ``del``, no lists of floats: the code stays in the subset the transformer reads
+
+
+def takes_directions(values: tuple, seeds: list[Any]) -> bool:
+    """Whether vector code (``ad/vector``) gives the one-direction code's numbers for these arguments:
+    every value a real number or an array of integers, truths or float64 (the tangents' zeros it makes
+    are float64), and every seed a float64 array."""
+    return all(isinstance(v, (float, int)) or isinstance(v, np.ndarray) and (v.dtype.kind in "iub" or v.dtype == np.float64)
+               for v in values) and all(isinstance(s, np.ndarray) and s.dtype == np.float64 for s in seeds)
 
 
 NUMPY = NumPyTarget()  # the default target

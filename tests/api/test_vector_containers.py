@@ -3,8 +3,8 @@ or returns dicts, lists, tuples, namedtuples or dataclasses of arrays and number
 carries the leading axis of directions, and so does each leaf of the result's tangent.
 
 Oracles: one ``jvp`` per direction, central differences, and ``jax.vmap`` of ``jax.jvp``.  Each batched case
-asserts that one sweep of the tangent code took every direction (``batched_sweep`` answered), so that the
-fallback (one sweep per direction, also tested) cannot pass for it."""
+asserts that one sweep of the tangent code took every direction (its vector version or ``batched_sweep``
+answered), so that the fallback (one sweep per direction, also tested) cannot pass for it."""
 from __future__ import annotations
 
 import dataclasses
@@ -15,6 +15,7 @@ import pytest
 
 import s2s_ad
 from s2s_ad.api import forward_mode
+from s2s_ad.targets.target import NUMPY
 
 
 class Pair(NamedTuple):
@@ -132,14 +133,23 @@ def _central(fn, args, tangents, eps=1e-6):
 
 
 def _spy(monkeypatch):
-    swept = []
-    real = forward_mode.batched_sweep
+    """Whether each sweep asked answered: the tangent code's vector version (``Target.vector_sweep``) or,
+    where it has none, the tangent code with its tangents wrapped (``batched_sweep``); a pair of asks for
+    one sweep counts as one."""
+    swept: list[bool] = []
+    wrapped, vector = forward_mode.batched_sweep, type(NUMPY).vector_sweep
 
-    def spy(*args):
-        result = real(*args)
+    def wrapped_spy(*args):
+        result = wrapped(*args)
+        swept[-1] = result is not None
+        return result
+
+    def vector_spy(*args):
+        result = vector(*args)
         swept.append(result is not None)
         return result
-    monkeypatch.setattr(forward_mode, "batched_sweep", spy)
+    monkeypatch.setattr(forward_mode, "batched_sweep", wrapped_spy)
+    monkeypatch.setattr(type(NUMPY), "vector_sweep", vector_spy)
     return swept
 
 

@@ -12,6 +12,7 @@ import pytest
 import s2s_ad
 from s2s_ad.api import matrices
 from s2s_ad.api.batched import Batched, NotBatched, batched_sweep
+from s2s_ad.targets.target import NUMPY
 from s2s_ad.api.gradient import GradientFunction, _tangent_function
 
 
@@ -341,7 +342,9 @@ def test_the_hessian_sweep_is_batched():
 
 
 def test_few_directions_run_one_pass_each(monkeypatch):
-    """A sweep sets up more than a small pass costs: fewer than matrices.FEWEST directions run one pass each."""
+    """A sweep with its tangents wrapped sets up more than a small pass costs: where the code has no vector
+    version, fewer than matrices.FEWEST directions run one pass each."""
+    monkeypatch.setattr(type(NUMPY), "vector_sweep", lambda *a: None)
     calls = []
     real = matrices.batched_sweep
     monkeypatch.setattr(matrices, "batched_sweep", lambda *a: calls.append(a[-1]) or real(*a))
@@ -351,6 +354,23 @@ def test_few_directions_run_one_pass_each(monkeypatch):
     calls.clear()
     s2s_ad.jacobian(elementwise, chunk=matrices.FEWEST + 1)(x, x)
     assert calls == [matrices.FEWEST + 1]  # the remainder of 2 runs per direction
+
+
+def test_the_vector_version_takes_every_chunk_few_directions_too(monkeypatch):
+    """The tangent code's vector version (``ad/vector``) sets nothing up: a chunk of any size is one run
+    of it, and the wrapped sweep is not asked; the Jacobian equals one pass per element and differences."""
+    runs, real = [], type(NUMPY).vector_sweep
+    monkeypatch.setattr(type(NUMPY), "vector_sweep", lambda *a: runs.append(len(a[3][0])) or real(*a))
+    monkeypatch.setattr(matrices, "batched_sweep", lambda *a: pytest.fail("the wrapped sweep ran"))
+    x, y = RNG.normal(size=matrices.FEWEST + 3), RNG.normal(size=matrices.FEWEST + 3)
+    J = s2s_ad.jacobian(reductions, chunk=matrices.FEWEST + 1)(x, y)
+    assert runs == [matrices.FEWEST + 1, 2]
+    monkeypatch.undo()
+    np.testing.assert_allclose(J, s2s_ad.jacobian(reductions, chunk=1)(x, y), rtol=1e-13, atol=1e-14)
+    for i in range(x.size):
+        e = np.eye(x.size)[i] * 1e-6
+        np.testing.assert_allclose(J[:, i] if J.ndim == 2 else J[i], (reductions(x + e, y) - reductions(x - e, y)) / 2e-6,
+                                   rtol=1e-6, atol=1e-7)
 
 
 def test_chunk_must_be_a_positive_int():

@@ -568,6 +568,41 @@ def test_a_second_process_loads_the_compiled_code_from_the_disk_cache(tmp_path):
     assert list(tmp_path.glob("numba/d_poly_loop_*.py"))
 
 
+_CACHED_HESSIAN = textwrap.dedent("""
+    import sys, warnings
+    import numpy as np
+    sys.path.insert(0, {root!r})
+    sys.path.insert(0, {folder!r})
+    import s2s_ad
+    from s2s_ad.api.gradient import GradientFunction, _tangent_function
+    from s2s_ad.targets.numba.target import NUMBA
+    warnings.simplefilter("error", s2s_ad.CompileFallbackWarning)
+    from chained import rosenbrock
+    x = np.linspace(-1.0, 1.0, 5)
+    print(s2s_ad.hessian(rosenbrock, backend="numba")(x).tolist())
+    tangent = _tangent_function(GradientFunction(rosenbrock, "x", with_value=False), ("x",), (x,), NUMBA)
+    print("hits", sum(tangent.compiled.stats.cache_hits.values()))
+""")
+
+
+def test_a_second_process_loads_a_hessians_compiled_code_from_the_disk_cache(tmp_path):
+    """The cache file's name digests the functions the code calls (``zero_tangent``, whose generator
+    expression's repr held its address, another in every process: the Hessian compiled again each time)."""
+    folder = tmp_path / "programs"
+    folder.mkdir()
+    (folder / "chained.py").write_text("import numpy as np\n\n\ndef rosenbrock(x):\n"
+                                       "    return np.sum(100.0 * (x[1:] - x[:-1] ** 2) ** 2 + (1.0 - x[:-1]) ** 2)\n")
+    environment = {**os.environ, "S2S_AD_CACHE_DIR": str(tmp_path / "cache")}
+    script = _CACHED_HESSIAN.format(root=str(ROOT), folder=str(folder))
+    runs = [subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=environment,
+                           timeout=300) for _ in range(2)]
+    assert all(run.returncode == 0 for run in runs), [run.stderr for run in runs]
+    assert runs[0].stdout.splitlines()[0] == runs[1].stdout.splitlines()[0]
+    assert "hits 0" in runs[0].stdout and "hits 1" in runs[1].stdout
+    written = [p.name for p in (tmp_path / "cache").glob("numba/jvp_gradient_rosenbrock_*.py")]
+    assert len([name for name in written if "_directions_" not in name]) == 1, written  # (one for both processes)
+
+
 def test_a_changed_function_or_global_gets_code_of_its_own(tmp_path, monkeypatch):
     monkeypatch.setenv("S2S_AD_CACHE_DIR", str(tmp_path))
     first = module_from_source("""
@@ -861,6 +896,24 @@ def test_roll_of_the_flattened_array_compiled_gives_numpys_array():
         for a in (rng.standard_normal(shape), rng.integers(0, 9, shape), rng.standard_normal(shape[::-1]).T):
             for shift in (0, 1, -1, 7, -13):
                 assert _compare(compiled, lambda a, shift: np.roll(a, shift, None), (a, shift), f"roll {shape} {shift}")
+
+
+@pytest.mark.slow
+def test_roll_along_an_axis_compiled_gives_numpys_array():
+    """Numba's own np.roll takes no axis: the compiled version rolls each line along it (a negative axis
+    counted from the end, a shift larger than the axis or negative taken modulo its length)."""
+    by_position = _njit("lambda a, shift, axis: np.roll(a, shift, axis)")
+    by_keyword = _njit("lambda a, shift: np.roll(a, shift, axis=-1)")
+    rng = np.random.default_rng(1)
+    ran, shapes = 0, [(5,), (3, 4), (2, 0), (0, 3), (2, 3, 4)]
+    for shape in shapes:
+        for a in (rng.standard_normal(shape), rng.integers(0, 9, shape), rng.standard_normal(shape[::-1]).T):
+            for shift in (0, 1, -1, 7, -13):
+                for axis in range(-len(shape), len(shape)):
+                    ran += _compare(by_position, lambda a, shift, axis: np.roll(a, shift, axis), (a, shift, axis),
+                                    f"roll {shape} {shift} along {axis}")
+                ran += _compare(by_keyword, lambda a, shift: np.roll(a, shift, axis=-1), (a, shift), f"roll {shape}")
+    assert ran == sum(3 * 5 * (2 * len(shape) + 1) for shape in shapes)  # (every one compiled)
 
 
 @pytest.mark.slow

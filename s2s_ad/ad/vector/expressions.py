@@ -13,7 +13,7 @@ each exact, every other form refused:
 * an index of integers, slices and ``None`` (``t[i, 1:]`` as ``t[:, i, 1:]``);
 * ``np.sum`` and ``np.mean`` (of every axis, or of one constant axis), ``@`` and ``np.dot`` of a tangent and
   a primal vector or matrix, ``np.outer`` of vectors, ``np.trace`` of a matrix, ``np.cumsum`` of a vector,
-  ``np.transpose``, ``np.copy``, ``np.reshape`` and ``np.ravel`` of a tangent no store writes into;
+  ``np.copy``; those that move data between axes (reshapes, transposes, rolls, joins): ``axes.py``;
 * the runtime's and the templates' helpers forward mode writes: ``writable_copy``, ``if_inexact``,
   ``unbroadcast``, ``add_tangent`` of arrays or numbers, ``matmul_grad_a``/``matmul_grad_b`` of vectors and
   matrices (each direction's helper, spelled for all directions at once: ``core/directions.py``).
@@ -27,23 +27,12 @@ from typing import Callable, Optional
 import numpy as np
 
 from ...core import directions as per_direction, ir, runtime
+from .axes import AxisForms
 from .facts import (MATMULS, PRODUCTS, QUOTIENTS, SIGNS, SUMS, Facts, NotVector, helper, name_of,
                     product_adjoints, reads, shown)
+from .values import ALL, Value
 
-ALL = ir.Slice(None, None, None)
-
-
-@dataclasses.dataclass(frozen=True)
-class Value:
-    """A rewritten expression: its logical rank (the one-direction code's), and whether it carries the
-    direction axis in front."""
-
-    expr: ir.Expr
-    rank: Optional[int]
-    directed: bool
-
-
-class Expressions:
+class Expressions(AxisForms):
     """The vector forms of a tangent function's expressions (see the module docstring).  ``copies``: a
     read that picks a number from an array a store may write into is copied (``np.copy(t[:, i])``): the
     one-direction code held a number, which a later write does not change, where the column is a view
@@ -87,6 +76,10 @@ class Expressions:
             return lambda e: self._same(e, self.expr(e.args[0]))
         if fn is np.reshape or fn is np.ravel:
             return self.reshape
+        if fn is np.roll or fn is np.expand_dims:
+            return self.along_axis
+        if fn is np.concatenate or fn is np.stack:
+            return self.joined
         if keywords:
             return None
         if fn is np.transpose and arity in (1, 2):
@@ -185,44 +178,6 @@ class Expressions:
         moved = axis.value % operand.rank + 1
         return Value(ir.Call(e.fn, (operand.expr,), (("axis", ir.Const(moved)),)), operand.rank - 1, True)
 
-    def reshape(self, e: ir.Call) -> Value:
-        """``np.reshape(t, shape)`` or ``np.ravel(t)`` of a tangent no store writes into: each direction's
-        rows reshaped (a copy where the directions' data is not contiguous, which only a write through
-        the one-direction code's view could tell apart, and there is none)."""
-        operand = self.expr(e.args[0])
-        if e.kwargs or not isinstance(e.args[0], ir.Var) or self.facts.may_change(e.args[0]):
-            raise NotVector(f"{name_of(e.fn)} of a tangent a store may write into")
-        if e.fn is np.ravel and len(e.args) == 1:
-            shape: ir.Expr = ir.Display("tuple", (ir.Const(-1),))
-        elif e.fn is np.reshape and len(e.args) == 2:
-            shape = self._primal(e.args[1])
-            if isinstance(shape, ir.Const) and isinstance(shape.value, tuple):
-                shape = ir.Display("tuple", tuple(ir.Const(v) for v in shape.value))
-            elif not isinstance(shape, ir.Display) and self.facts.rank_of(shape) == 0:
-                shape = ir.Display("tuple", (shape,))
-        else:
-            raise NotVector(f"{name_of(e.fn)} with options")
-        length = self.facts.shape_length(shape)
-        if length is None:
-            raise NotVector(f"{name_of(e.fn)} to a shape of unknown length")
-        return Value(ir.Call(per_direction.direction_reshape, (operand.expr, shape)), length, True)
-
-    def transpose(self, e: ir.Call) -> Value:
-        """``np.transpose(t)`` or ``np.transpose(t, axes)``: the same axes moved, the directions first (a view,
-        as the one-direction code's)."""
-        operand = self.expr(e.args[0])
-        if not operand.directed or operand.rank is None:
-            raise NotVector("np.transpose of a tangent of unknown rank")
-        if len(e.args) == 1 or isinstance(e.args[1], ir.Const) and e.args[1].value is None:
-            axes = tuple(reversed(range(operand.rank)))
-        elif isinstance(e.args[1], ir.Const) and isinstance(e.args[1].value, tuple) and \
-                sorted(e.args[1].value) == list(range(operand.rank)):
-            axes = e.args[1].value
-        else:
-            raise NotVector("np.transpose by axes that are not constant")
-        moved = ir.Const((0,) + tuple(a + 1 for a in axes))
-        return Value(ir.Call(np.transpose, (operand.expr, moved)), operand.rank, True)
-
     def outer(self, e: ir.Call) -> Value:
         return self.outer_of(self.expr(e.args[0]), self.expr(e.args[1]))
 
@@ -260,9 +215,14 @@ class Expressions:
         return Value(ir.Call(per_direction.direction_unbroadcast, (tangent.expr, e.args[1])), like, True)
 
     def copy(self, e: ir.Call) -> Value:
-        """``writable_copy(t, like)``: a fresh array per direction, shaped like the primal ``like``."""
+        """``writable_copy(t, like)``: a fresh array per direction, shaped like the primal ``like``; where ``t``
+        is arithmetic's result, a new array no name holds, itself when so shaped (``direction_kept``)."""
         tangent, like = self._of_primal_rank(e, "writable_copy")
-        return Value(ir.Call(per_direction.direction_copy, (tangent.expr, e.args[1])), like, True)
+        value = e.args[0]
+        fresh = isinstance(value, ir.Call) and (value.fn in SUMS or value.fn in SIGNS or value.fn in PRODUCTS
+                                                or value.fn in QUOTIENTS)
+        copied = per_direction.direction_kept if fresh else per_direction.direction_copy
+        return Value(ir.Call(copied, (tangent.expr, e.args[1])), like, True)
 
     def product_adjoint(self, e: ir.Call) -> Value:
         """``matmul_grad_a(g, a, b)`` (``dot_grad_a``), shaped as ``a``: ``outer(g, b)``, ``g * b`` or ``b @ g``;

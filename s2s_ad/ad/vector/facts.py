@@ -33,7 +33,9 @@ MATMULS = frozenset({operator.matmul, np.matmul, np.dot})
 ZEROS_LIKE = frozenset({runtime.zero_tangent, runtime.zeros_like, np.zeros_like})
 _SAME_RANK = ZEROS_LIKE | {np.copy, np.asarray, runtime.writable_copy}  # (the first argument's rank; like's)
 _COMPARISONS = frozenset({operator.lt, operator.le, operator.gt, operator.ge, operator.eq, operator.ne})
-_REDUCTIONS = frozenset({np.sum, np.mean, np.max, np.min, np.prod, np.amax, np.amin})
+# (of every axis, with no options: a number)
+_REDUCTIONS = frozenset({np.sum, np.mean, np.max, np.min, np.prod, np.amax, np.amin, np.var, np.std, np.median,
+                         np.average, np.ptp, np.linalg.norm})
 _MADE_OF_SHAPE: frozenset[Any] = frozenset({np.zeros, np.ones, np.full, np.empty})  # (as many axes as its shape has items)
 
 
@@ -46,9 +48,9 @@ class Facts:
 
     def __init__(self, fn: ir.Function, tangent_params: list[str], kinds: dict[str, Kind]) -> None:
         self.fn = fn
-        self.kinds = infer(fn, kinds)[1]
-        self.kinds.update({name: kind for name, kind in kinds.items() if name not in self.kinds})
         self.tangents = tangent_names(fn, tangent_params)
+        self.kinds = infer(fn, kinds, unpacked=helper_results(fn), ignored=frozenset(self.tangents))[1]
+        self.kinds.update({name: kind for name, kind in kinds.items() if name not in self.kinds})
         self.tangent_ranks: dict[str, Optional[int]] = {t: rank(kinds[t]) if t in kinds else None
                                                          for t in tangent_params}
         self.shapes: dict[str, int] = {}  # names bound to np.shape(a): the shape's length
@@ -89,8 +91,8 @@ class Facts:
         return 1 if self.rank_of(e) == 0 else None
 
     def known_ranks(self) -> None:
-        """The ranks of primal values inference leaves unknown (``zeros_like(x)``, an element of it) that
-        ``rank_of`` finds, and the shapes' lengths, for values assigned once."""
+        """The ranks of primal values inference leaves unknown (``zeros_like(x)``, an element of it, ``np.var``)
+        that ``rank_of`` finds, and the shapes' lengths of values assigned once; then ``merged_ranks``."""
         assigned = Counter(t for stmt in ir.walk(self.fn.body) for t in ir.targets_of(stmt))
         for stmt in ir.walk(self.fn.body):
             if not (isinstance(stmt, ir.Assign) and assigned[stmt.target] == 1 and stmt.target not in self.tangents):
@@ -103,6 +105,33 @@ class Facts:
                 found = self.rank_of(stmt.value)
                 if found is not None:
                     self.kinds[stmt.target] = NUMBER if found == 0 else Array(found)
+        self.merged_ranks()
+
+    def merged_ranks(self) -> None:
+        """The ranks of primal names assigned more than once (a loop's carried value, a branch's) that
+        inference leaves unknown: each the rank every value it is given has.  Found optimistically (a
+        name takes the rank its known values agree on, to a fixed point through the loops), then kept only
+        if every value of every name so ranked has exactly that rank; else none is kept."""
+        values: dict[str, list[ir.Expr]] = {}
+        for stmt in ir.walk(self.fn.body):
+            for target in ir.targets_of(stmt):
+                if target not in self.tangents and self.rank_of_name(target) is None:
+                    values.setdefault(target, []).append(stmt.value if isinstance(stmt, ir.Assign) else ir.Var(target))
+        guessed: dict[str, int] = {}
+        changed = True
+        while changed:
+            changed = False
+            for target, given in values.items():
+                if target in guessed:
+                    continue
+                known = {r for r in map(self.rank_of, given) if r is not None}
+                if len(known) == 1:
+                    guessed[target] = known.pop()
+                    self.kinds[target] = NUMBER if guessed[target] == 0 else Array(guessed[target])
+                    changed = True
+        if any(self.rank_of(v) != guessed[t] for t in guessed for v in values[t]):
+            for target in guessed:  # (not every value agrees: none is known)
+                del self.kinds[target]
 
     def key_parts(self, index: ir.Expr, array_rank: Optional[int]) -> tuple[tuple[ir.Expr, ...], int]:
         """The items of an index of integers, slices and ``None``, and how many axes it picks net of the new
@@ -145,9 +174,13 @@ class Facts:
             return 0
         if fn in (runtime.unbroadcast, runtime.if_inexact) and len(args) == 2:
             return self.rank_of(args[1] if fn is runtime.unbroadcast else args[0])
-        if fn in _REDUCTIONS and len(args) == 1 and all(isinstance(v, ir.Const) and v.value in (None, False)
+        if fn in _REDUCTIONS and len(args) == 1 and all(isinstance(v, ir.Const) and (v.value is None or v.value is False)
                                                           for _, v in e.kwargs):
             return 0  # (over every axis)
+        if fn in _REDUCTIONS and len(args) == 1 and all(
+                isinstance(v, ir.Const) and (v.value is True if k == "keepdims" else v.value is None)
+                for k, v in e.kwargs) and "keepdims" in dict(e.kwargs):
+            return self.rank_of(args[0])  # (over every axis, each kept)
         if fn in product_adjoints() and len(args) == 3:
             return self.rank_of(args[1] if fn in product_adjoints()[::2] else args[2])  # (shaped as a, as b)
         if fn is operator.getitem and len(args) == 2 and not (reads(e) & self.tangents):
@@ -159,6 +192,17 @@ class Facts:
             return None if held is None else held - picked
         if getattr(fn, "__module__", None) == "math" or fn is float:  # (a float, whatever it is given)
             return 0
+        if fn is np.roll and args:
+            return self.rank_of(args[0])
+        if fn is np.expand_dims and len(args) + len(e.kwargs) == 2:  # (by one axis: a tuple's adds more)
+            axis = dict(e.kwargs).get("axis", args[-1])
+            held = self.rank_of(args[0])
+            one = isinstance(axis, ir.Const) and isinstance(axis.value, int)
+            return None if held is None or not one else held + 1
+        if (fn is np.concatenate or fn is np.stack) and args and isinstance(args[0], ir.Display) and args[0].items:
+            items = {self.rank_of(item) for item in args[0].items}
+            held = items.pop() if len(items) == 1 else None
+            return None if held is None else held + (fn is np.stack)
         if e.kwargs:
             return None
         if fn is np.outer or fn is np.cumsum and len(args) == 1:  # (of the flattened operands)
@@ -183,17 +227,50 @@ class Facts:
 def tangent_names(fn: ir.Function, params: list[str]) -> set[str]:
     """The tangent parameters and every name computed from one, or stored a value computed from one."""
     tangents = set(params)
-    while True:
-        before = len(tangents)
-        for stmt in ir.walk(fn.body):
-            if isinstance(stmt, ir.Assign) and reads(stmt.value) & tangents:
-                tangents.add(stmt.target)
-            elif isinstance(stmt, ir.Store) and (reads(stmt.value) | reads(stmt.index)) & tangents:
-                tangents.add(stmt.array)
-            elif isinstance(stmt, ir.Unpack) and reads(stmt.value) & tangents:
-                tangents.update(stmt.targets)
-        if len(tangents) == before:
-            return tangents
+    made_from: dict[str, set[str]] = {}  # a name -> the names a statement reading it binds or stores into
+    for stmt in ir.walk(fn.body):
+        if isinstance(stmt, ir.Unpack) and helper_tangent_call(stmt) is not None:
+            tangents.update(stmt.targets[1:])  # (``y, t_y = t_helper.jvp(...)``: the value is primal)
+            continue
+        if isinstance(stmt, ir.Assign):
+            made, read = {stmt.target}, reads(stmt.value)
+        elif isinstance(stmt, ir.Store):
+            made, read = {stmt.array}, reads(stmt.value) | reads(stmt.index)
+        elif isinstance(stmt, ir.Unpack):
+            made, read = set(stmt.targets), reads(stmt.value)
+        else:
+            continue
+        for name in read:
+            made_from.setdefault(name, set()).update(made)
+    unfollowed = list(tangents)  # (followed once each: a chain of carried values costs its length)
+    while unfollowed:
+        for name in made_from.get(unfollowed.pop(), ()):
+            if name not in tangents:
+                tangents.add(name)
+                unfollowed.append(name)
+    return tangents
+
+
+def helper_tangent_call(stmt: ir.Unpack) -> Any:
+    """The helper's tangent function (a ``TangentCallee``) that ``stmt`` calls, ``y, t_y =
+    t_helper.jvp(...)`` (a helper not inlined), or None."""
+    call = stmt.value
+    if isinstance(call, ir.Call) and isinstance(call.fn, ir.Part) and call.fn.name == "jvp":
+        return call.fn.owner
+    return None
+
+
+def helper_results(fn: ir.Function) -> dict[str, Kind]:
+    """The kinds of the values helpers' tangent code hands back (``y`` of ``y, t_y = t_helper.jvp(...)``), by
+    the rank of the tangent its vector version returns, where it has one."""
+    found: dict[str, Kind] = {}
+    for stmt in ir.walk(fn.body):
+        if not isinstance(stmt, ir.Unpack):
+            continue
+        result_rank = getattr(getattr(helper_tangent_call(stmt), "vector", None), "result_rank", None)
+        if result_rank is not None:
+            found[stmt.targets[0]] = NUMBER if result_rank == 0 else Array(result_rank)
+    return found
 
 
 def product_adjoints() -> tuple[Any, Any, Any, Any]:

@@ -5,12 +5,13 @@ tangent parameters, and the kinds every call passes (a tangent parameter has its
 ``vector_tangents`` returns an ``ir.Function`` of the same parameters and result whose tangents carry a
 leading axis of directions, ``(p,) + shape``, so that one run computes the primal once and all ``p``
 tangents together; or ``None`` and the reason, where a statement has no exact vector form here (the
-caller then runs the one-direction code once per direction).
+caller then runs the one-direction code once per direction, or on the Python backend wraps its tangents
+at run time, ``targets/batched``).
 
-Why: a compiled tangent function pushes one direction a run, and each run computes the primal again: a
-dense Jacobian of ``tanh(W @ x)`` of 200 numbers recomputed ``W @ x`` 200 times.  The Python backend's
-vector mode wraps each tangent at run time (``targets/batched``); a compiler needs the leading axis in
-the code itself (as Tapenade's vector tangent mode writes it).
+Why: a tangent function pushes one direction a run, and each run computes the primal again: a dense
+Jacobian of ``tanh(W @ x)`` of 200 numbers recomputed ``W @ x`` 200 times.  Written in the code itself
+(as Tapenade's vector tangent mode writes it), the leading axis compiles, and on the Python backend
+costs no wrapper at run time (that Jacobian: 0.47 ms against 1.2 ms wrapped).
 
 Two forms of a tangent, by its rank (``facts.py`` finds ranks and which names are tangents):
 
@@ -18,54 +19,74 @@ Two forms of a tangent, by its rank (``facts.py`` finds ranks and which names ar
   ``expressions.py`` (``t_y = w @ t_x`` as ``t_y = t_x @ np.transpose(w)``); its views are views of the
   same rows of the same base, so the vector code shares memory where the one-direction code does;
 * a **number's** tangent is a buffer of ``p`` numbers of its own, made once at the top, each assignment
-  written into it (``t_s[:] = ...``), and where its value is a number's arithmetic, one direction at a
-  time, ``for d in range(directions): t_s[d] = t_a[d] * c``: a loop over elements then allocates
-  nothing, where an array a statement would cost more than the primal work it saves.  A number holds no
-  view, and a buffer is only ever written whole or element by element, so no name shares it.
+  written into it (``t_s[:] = ...``), and for compiled code (``loops_over_directions``), where its value
+  is a number's arithmetic, one direction at a time, ``for d in range(directions): t_s[d] = t_a[d] * c``:
+  a loop over elements then allocates nothing, where an array a statement would cost more than the
+  primal work it saves.  A number holds no view, and a buffer is only ever written whole or element by
+  element, so no name shares it: a number's tangent a helper hands back is copied into its buffer.
+
+A helper the code calls and does not inline (``y, t_y = t_helper.jvp(...)``, the Python backend's) is
+called by its own vector version, ``t_helper.vector(...)``, made when the helper's tangent code is.
 
 The first pass finds every tangent's rank (each number's tangent an array, its reads of an element
-copied); the second writes the numbers' buffers.  Where no tangent is computed on a whole array (a loop
-over elements, numbers all through), there is no vector form: one pass per direction keeps each number
-in a register, and measured here was about twice as fast as the buffers (a Jacobian of a 200-element
-stencil loop: 0.65 ms against 1.25 ms), the primal work it repeats being as cheap as the tangent's.
+copied); the second writes the numbers' buffers.  For compiled code, where no tangent is computed on a
+whole array (a loop over elements, numbers all through), there is no vector form: one pass per direction
+keeps each number in a register, and measured here was about twice as fast as the buffers (a Jacobian of
+a 200-element stencil loop: 0.65 ms against 1.25 ms), the primal work it repeats being as cheap as the
+tangent's.  On the Python backend every statement costs the interpreter alike, and the vector form is
+the faster (a 40-element heat-equation loop's Jacobian: 1.0 ms against 5.1 ms wrapped).
 """
 from __future__ import annotations
 
 import dataclasses
 import operator
-from typing import Optional
+from typing import NamedTuple, Optional
 
 import numpy as np
 
 from ...core import ir
 from ...core.kinds import Kind
-from .expressions import ALL, Expressions
-from .facts import ZEROS_LIKE, Facts, NotVector, reads, shown
+from .expressions import Expressions
+from .values import ALL
+from .facts import ZEROS_LIKE, Facts, NotVector, helper_tangent_call, reads, shown
 from .numbers import OneDirection
 
 
-def vector_tangents(fn: ir.Function, tangent_params: list[str], kinds: dict[str, Kind]
-                    ) -> tuple[Optional[ir.Function], str]:
-    """``fn`` pushing a leading axis of directions through its tangents (see the module docstring), and
-    ``""``; or ``None`` and why not."""
+class Vectorized(NamedTuple):
+    """What ``vector_tangents`` made of a tangent function."""
+
+    function: Optional[ir.Function]  # None where it has no vector form
+    why: str  # why not ("" where it has one)
+    result_rank: Optional[int] = None  # the rank of the result's tangent, without the direction axis
+
+
+def vector_tangents(fn: ir.Function, tangent_params: list[str], kinds: dict[str, Kind],
+                    loops_over_directions: bool = True) -> Vectorized:
+    """``fn`` pushing a leading axis of directions through its tangents (see the module docstring); or
+    ``None`` and why not.  ``loops_over_directions``: a number's arithmetic written one
+    direction at a time (compiled code keeps each in a register); else all directions at once (an
+    interpreter pays for every trip of a loop, NumPy for every array)."""
     try:
         if not tangent_params:
             raise NotVector("no tangent parameter")
         facts = Facts(fn, tangent_params, kinds)
         first = _Vectorizer(fn, tangent_params, facts, numbers=frozenset())
         first.run()  # (every tangent's rank)
-        if not first.array_work:
+        if not first.array_work and loops_over_directions:
             raise NotVector("its tangents are numbers and elements of arrays, one at a time: one pass per "
                             "direction, each in registers, is faster than a vector of directions per number")
         numbers = frozenset(t for t, r in facts.tangent_ranks.items() if r == 0)
-        return _Vectorizer(fn, tangent_params, facts, numbers).run(), ""
+        second = _Vectorizer(fn, tangent_params, facts, numbers, loops_over_directions)
+        return Vectorized(second.run(), "", second.result_rank)
     except NotVector as why:
-        return None, str(why)
+        return Vectorized(None, str(why))
 
 
 class _Vectorizer:
-    def __init__(self, fn: ir.Function, tangent_params: list[str], facts: Facts, numbers: frozenset[str]) -> None:
+    def __init__(self, fn: ir.Function, tangent_params: list[str], facts: Facts, numbers: frozenset[str],
+                 loops_over_directions: bool = True) -> None:
         self.fn = fn
+        self.loops_over_directions = loops_over_directions
         self.params = tangent_params
         self.facts = facts
         self.numbers = numbers  # the numbers' tangents, each in a buffer of its own
@@ -78,19 +99,24 @@ class _Vectorizer:
         # tangent values computed on whole arrays (not an element read, a copy or the zeros a tangent starts
         # from): where there are none, vector mode saves too little to pay for itself (vector_tangents)
         self.array_work = 0
+        self.result_rank: Optional[int] = None
 
     def run(self) -> ir.Function:
-        shape = ir.Call(np.shape, (ir.Var(self.params[0]),))
-        top: list[ir.Stmt] = [ir.Assign(self.count.name, ir.Call(operator.getitem, (shape, ir.Const(0))))]
         body = self.block(self.fn.body)
+        buffers: list[ir.Stmt] = []
         if self.numbers:
-            top.append(ir.Assign(self.each.name, ir.Call(range, (self.count,))))
+            if self.loops_over_directions:
+                buffers.append(ir.Assign(self.each.name, ir.Call(range, (self.count,))))
             assigned = ir.assigned_names(self.fn.body)
             for name in sorted(self.numbers):  # (a parameter's, where the code assigns it: a copy of the seeds)
                 made = ir.Call(np.copy, (ir.Var(name),)) if name in self.params else ir.Call(np.zeros, (self.count,))
                 if name not in self.params or name in assigned:
-                    top.append(ir.Assign(name, made))
-        return dataclasses.replace(self.fn, name=self.fn.name + "_directions", body=top + body)
+                    buffers.append(ir.Assign(name, made))
+        read = {n for stmt in ir.walk(buffers + body) for e in ir.exprs_of(stmt) for n in ir.names_read(e)}
+        if self.count.name in read:  # (the number of directions, where a statement reads it)
+            shape = ir.Call(np.shape, (ir.Var(self.params[0]),))
+            buffers.insert(0, ir.Assign(self.count.name, ir.Call(operator.getitem, (shape, ir.Const(0)))))
+        return dataclasses.replace(self.fn, name=self.fn.name + "_directions", body=buffers + body)
 
     def block(self, body: list[ir.Stmt]) -> list[ir.Stmt]:
         return [out for stmt in body for out in self.statement(stmt)]
@@ -121,7 +147,38 @@ class _Vectorizer:
             return [dataclasses.replace(stmt, value=self.result(stmt.value))]
         if isinstance(stmt, (ir.Comment, ir.Release)):
             return [stmt]
+        if isinstance(stmt, ir.Unpack) and helper_tangent_call(stmt) is not None:
+            return self.helper_call(stmt)
         return self.primal(stmt)  # (an Effect or Unpack of primal values)
+
+    def helper_call(self, stmt: ir.Unpack) -> list[ir.Stmt]:
+        """``y, t_y = t_helper.jvp(*values, *tangents)`` (a helper not inlined): the helper's own vector
+        version called with the tangents' directions, where it has one.  A number's tangent comes back
+        as an array the helper may share with an argument's (``return s``): copied into its buffer."""
+        call, owner = stmt.value, helper_tangent_call(stmt)
+        assert isinstance(call, ir.Call) and len(stmt.targets) == 2
+        vector = getattr(owner, "vector", None)
+        primals = getattr(owner, "primal_count", None)
+        if vector is None or primals is None:
+            why = getattr(getattr(owner, "jvp", None), "not_vector", "") or "not built yet (recursion)"
+            raise NotVector(f"a call of {owner!r}, which has no vector version: {why}")
+        for arg in call.args[:primals]:
+            self.primal_expr(arg)
+        tangents = []
+        for arg in call.args[primals:]:
+            rewritten = self.expressions.expr(arg)
+            if not rewritten.directed or rewritten.rank is None:
+                raise NotVector(f"a helper's tangent argument with no direction axis ({shown(arg)})")
+            tangents.append(rewritten.expr)
+        value, t_value = stmt.targets
+        self.facts.has_rank(t_value, getattr(vector, "result_rank", None))  # (its value's: facts.helper_results)
+        self.array_work += 1
+        pushed = ir.Call(ir.Part(owner, "vector"), call.args[:primals] + tuple(tangents))
+        if t_value not in self.numbers:
+            return [dataclasses.replace(stmt, value=pushed)]
+        fresh = ir.fresh_name("handed_back", self.taken)
+        return [dataclasses.replace(stmt, targets=(value, fresh), value=pushed),
+                ir.Store(t_value, ALL, ir.Var(fresh), stmt.line)]
 
     def primal(self, stmt: ir.Stmt) -> list[ir.Stmt]:
         """A statement of the primal, as it is; refused if it reads a tangent (nothing primal may)."""
@@ -146,6 +203,7 @@ class _Vectorizer:
         rewritten = self.expressions.expr(tangent)
         if not rewritten.directed:
             raise NotVector("a tangent result that carries no direction")
+        self.result_rank = rewritten.rank
         return dataclasses.replace(value, items=(primal, rewritten.expr))
 
     def tangent_value(self, target: str, value: ir.Expr) -> ir.Expr:
@@ -166,7 +224,7 @@ class _Vectorizer:
     def into_buffer(self, stmt: ir.Assign) -> list[ir.Stmt]:
         """A number's tangent written into its buffer: one direction at a time where its value is a
         number's arithmetic (primal calls in it computed once, before), else all directions at once."""
-        if reads(stmt.value) & self.facts.tangents:
+        if reads(stmt.value) & self.facts.tangents and self.loops_over_directions:
             hoisted: list[ir.Stmt] = []
 
             def hoist(e: ir.Expr) -> ir.Var:

@@ -31,6 +31,8 @@ from typing import Any, Callable, Optional
 
 import numpy as np
 
+from ..target import takes_directions
+
 # Fewer directions than this run the one-direction code (a compiled loop over them, or the caller's calls):
 # compiling the vector code costs a second or more, and a few directions gain little from it, or lose
 # (a sparse Hessian of 3 colours: first call 2.4 s to 8.0 s with it, later calls 0.39 ms to 0.56 ms).
@@ -73,10 +75,7 @@ def vector_sweep(run: Callable[..., Any], values: tuple, seeds: list[np.ndarray]
         return None
     if len(seeds[0]) < FEWEST:
         return None  # (too few directions to gain from it, or to pay for compiling it)
-    if not all(isinstance(v, (float, int)) or isinstance(v, np.ndarray) and (v.dtype.kind in "iub" or v.dtype == np.float64)
-               for v in values):
-        return None
-    if any(not (isinstance(s, np.ndarray) and s.dtype == np.float64) for s in seeds):
+    if not takes_directions(values, seeds):
         return None
     try:
         out, swept = vector.state["run"](*values, *seeds)

@@ -128,12 +128,13 @@ def _register():
     overload(operator.getitem)(_range_slice)
     overload(runtime.zeros_like)(_zeros_like)
     overload(runtime.zero_tangent)(_zeros_like)
-    overload(per_direction.direction_sum)(_direction_sum)
-    overload(per_direction.direction_mean)(_direction_mean)
+    overload(per_direction.direction_sum)(_each_direction_reduced(np.sum, lambda rank: rank >= 2))
+    overload(per_direction.direction_mean)(_each_direction_reduced(np.mean, lambda rank: rank >= 2))
     overload(per_direction.direction_copy)(_direction_copy)
+    overload(per_direction.direction_kept)(_direction_copy)  # (always a copy: one type from both ways)
     overload(per_direction.direction_reshape)(_direction_reshape)
     overload(per_direction.direction_matmul)(_direction_matmul)
-    overload(per_direction.direction_trace)(_direction_trace)
+    overload(per_direction.direction_trace)(_each_direction_reduced(np.trace, lambda rank: rank == 3))
     overload(per_direction.direction_cumsum)(_direction_cumsum)
     overload(per_direction.matmul_direction)(_matmul_direction)
     overload(per_direction.direction_unbroadcast)(_direction_unbroadcast)
@@ -283,26 +284,19 @@ def _zeros_like(value):
     return None
 
 
-def _direction_sum(tangents):
-    if isinstance(tangents, types.Array) and tangents.ndim >= 2:
-        def summed(tangents):
-            out = np.empty(tangents.shape[0], tangents.dtype)
-            for d in range(tangents.shape[0]):
-                out[d] = np.sum(tangents[d])
-            return out
-        return summed
-    return None
-
-
-def _direction_mean(tangents):
-    if isinstance(tangents, types.Array) and tangents.ndim >= 2:
-        def averaged(tangents):
-            out = np.empty(tangents.shape[0], tangents.dtype)
-            for d in range(tangents.shape[0]):
-                out[d] = np.mean(tangents[d])
-            return out
-        return averaged
-    return None
+def _each_direction_reduced(reduce, takes):
+    """The overload of a per-direction reduction to a number (``direction_sum``: ``reduce`` np.sum) of
+    tangents whose rank, with the direction axis, ``takes`` accepts: one reduction per direction."""
+    def typed(tangents):
+        if isinstance(tangents, types.Array) and takes(tangents.ndim):
+            def reduced(tangents):
+                out = np.empty(tangents.shape[0], tangents.dtype)
+                for d in range(tangents.shape[0]):
+                    out[d] = reduce(tangents[d])
+                return out
+            return reduced
+        return None
+    return typed
 
 
 def _direction_copy(tangents, like):
@@ -339,17 +333,6 @@ def _direction_unbroadcast(tangents, like):
                 out[d] = runtime.unbroadcast_to(tangents[d], like.shape)
             return out
         return unbroadcast
-    return None
-
-
-def _direction_trace(tangents):
-    if isinstance(tangents, types.Array) and tangents.ndim == 3:
-        def traced(tangents):
-            out = np.empty(tangents.shape[0], tangents.dtype)
-            for d in range(tangents.shape[0]):
-                out[d] = np.trace(tangents[d])
-            return out
-        return traced
     return None
 
 

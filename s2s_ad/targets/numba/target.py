@@ -95,7 +95,8 @@ class NumbaTarget(NumPyTarget):
     # time, and a loop down a constant step of -1 is about a third faster on building's reverse sweep,
     # which LLVM then treats as a counted loop.
     # Vector tangents: a Jacobian's directions pushed through one run of typed code (directions.py).
-    capabilities = Capabilities(inlines_helpers=True, counts_down=True, vector_tangents=True)
+    capabilities = Capabilities(inlines_helpers=True, counts_down=True, vector_tangents=True,
+                                loops_over_directions=True)
     _tape = SlotTape()
 
     def passes(self, form: str) -> tuple[str, ...]:
@@ -616,15 +617,26 @@ def _fingerprint(value: Any) -> Optional[str]:
         items = [_fingerprint(v) for v in value]
         return None if any(i is None for i in items) else "(" + ", ".join(i for i in items if i is not None) + ")"
     if isinstance(value, types.FunctionType):
-        code = value.__code__
-        return f"function {value.__module__}.{value.__qualname__} {hashlib.sha256(code.co_code).hexdigest()} " \
-               f"{code.co_consts!r} {code.co_names!r}"
+        return f"function {value.__module__}.{value.__qualname__} {_code_fingerprint(value.__code__)}"
     if isinstance(value, (types.BuiltinFunctionType, np.ufunc, type)):
         return f"{type(value).__name__} {getattr(value, '__module__', '')}.{getattr(value, '__qualname__', value)}"
     py_func = getattr(value, "py_func", None)  # a Numba dispatcher
     if isinstance(py_func, types.FunctionType):
         return "jitted " + (_fingerprint(py_func) or "")
     return None
+
+
+def _code_fingerprint(code: types.CodeType) -> str:
+    """A digest of what ``code`` does: its bytecode, names and constants, a nested function's or generator
+    expression's code by its own digest (their repr holds the address they were loaded at, another in
+    every process: a disk cache keyed by it was never read again)."""
+    digest = hashlib.sha256(code.co_code)
+    for constant in code.co_consts:  # (a frozenset's order is its strings' hashes: another in every process)
+        digest.update((_code_fingerprint(constant) if isinstance(constant, types.CodeType) else
+                       repr(sorted(map(repr, constant))) if isinstance(constant, frozenset) else repr(constant)).encode())
+        digest.update(b"\0")
+    digest.update(repr(code.co_names).encode())
+    return digest.hexdigest()
 
 
 _GENERATED_LINE = re.compile(r'File "([^"]*)", line (\d+)')

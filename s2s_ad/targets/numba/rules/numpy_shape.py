@@ -1,5 +1,5 @@
 """The Numba target's compiled versions of ``templates/numpy_shape.py``'s functions and helpers: np.pad
-and ``pad_grad`` (the modes "constant", "edge", "reflect" and "symmetric"), np.roll without an axis, np.flip and np.rot90 with
+and ``pad_grad`` (the modes "constant", "edge", "reflect" and "symmetric"), np.roll without an axis or along one, np.flip and np.rot90 with
 axes (Numba's own take none), np.expand_dims of a tuple of axes, np.diagonal of a matrix and ``diagonal_grad``, np.diag's ``diag_grad``, np.sort
 and ``sort_grad``, np.diff's ``diff_piece`` (nothing prepended or appended) and ``diff_grad``.
 
@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from ....rules import compiled
-from ..kernels import lengths_around, summed_line
+from ..kernels import axis_position, lengths_around, summed_line
 from .argument_types import is_none, known
 from .template_modules import template
 
@@ -219,8 +219,25 @@ def _mirrored_pad_grad(widths: Any, mirrored: Any, tuple_setitem: Any, ndim: int
 
 @compiled(np.roll)
 def _roll(types):
-    """np.roll(a, shift, None) (backend="numba": Numba's own takes no axis): its roll of the flattened array."""
+    """np.roll(a, shift, None) and np.roll(a, shift, axis) by an int along an int axis (backend="numba":
+    Numba's own takes no axis): the flattened array rolled, or each line along the axis."""
+    around, axis_in = lengths_around(), axis_position()
+
     def typing(a, shift, axis=None):
+        if isinstance(a, types.Array) and isinstance(shift, types.Integer) and isinstance(axis, types.Integer) \
+                and not isinstance(axis, types.Boolean) and a.ndim >= 1:
+            def rolled_along(a, shift, axis=None):
+                flat = np.ascontiguousarray(a).reshape(-1)  # (C's order: lines ``inner`` apart)
+                outer, count, inner = around(a.shape, axis_in(axis, a.ndim))
+                out = np.empty_like(flat)
+                if count:
+                    k, line = shift % count, count * inner
+                    for p in range(outer):  # (each line: its last k rows first, then the others)
+                        base = p * line
+                        out[base + k * inner:base + line] = flat[base:base + line - k * inner]
+                        out[base:base + k * inner] = flat[base + line - k * inner:base + line]
+                return out.reshape(a.shape)
+            return rolled_along
         if isinstance(a, types.Array) and isinstance(shift, types.Integer) and is_none(types, axis):
             def rolled(a, shift, axis=None):
                 flat = np.ascontiguousarray(a).reshape(-1)  # (in NumPy's order: C's)
