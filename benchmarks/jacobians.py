@@ -5,15 +5,16 @@ pass per element; ratios taken in one run.
 
 Three problems: a tridiagonal residual of 2,000 unknowns, a 2-D Brusselator reaction-diffusion
 residual on a 32x32 periodic grid (2,048 unknowns), and the Hessian of a chained Rosenbrock
-function of 2,000 variables.  For each: the colours, the dense matrix's time (one pass per input
-element), the sparse matrix's first call (the pattern, found by one NaN-tangent pass per input
-element, its colouring, and the passes) and its later calls (one pass per colour and one pass that
-checks the kept pattern), the least time over a few repeats, and the largest difference from the
-dense matrix.  Then vector forward mode (``jacobian``/``hessian``, 64 directions per sweep of the
+function of 2,000 variables.  For each: the colours, the dense matrix's time (a call after the first:
+one sweep per chunk of input elements), the sparse matrix's first call (the pattern, found by one
+NaN-tangent pass per input element, its colouring, and the passes) and its later calls (one pass per
+colour and one pass that checks the kept pattern), the least time over a few repeats, and the largest
+difference from the dense matrix.  Then vector forward mode (``jacobian``/``hessian``, 64 directions per sweep of the
 tangent code): a dense Jacobian of a map from 200 numbers to 200 against 200 separate ``jvp`` calls and
 against one pass per element (``chunk=1``), and a dense Hessian of a function of 200 numbers against
-one pass per element.  With ``--backend numba`` every column is compiled: vector mode is one run of the
-tangent code's vector version per chunk (``s2s_ad/ad/vector``), one pass per element the compiled
+one pass per element.  Vector mode is one run of the tangent code's vector version per chunk
+(``s2s_ad/ad/vector``; on the Python backend, where it has none, the tangent code with its tangents
+wrapped, ``s2s_ad/api/batched.py``).  With ``--backend numba`` every column is compiled: one pass per element the compiled
 tangent code run once per direction inside one compiled loop, and each separate ``jvp`` a call of the
 compiled tangent code.  ``--quick`` takes small sizes (a test runs it so).
 """
@@ -105,6 +106,7 @@ def compare(name: str, dense_of: Callable, sparse_of: Any, args: tuple, repeats:
     first = sparse_of(*args)
     first_call = time.perf_counter() - start
     again, matrix = seconds(lambda: sparse_of(*args), repeats)
+    dense_of(*args)  # (built, and under numba compiled or loaded from the disk cache, before timing)
     dense_time, dense = seconds(lambda: dense_of(*args), 2)
     difference = float(np.max(np.abs(matrix.toarray() - dense)))
     same_first = float(np.max(np.abs(first.toarray() - dense)))
