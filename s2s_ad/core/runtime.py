@@ -333,6 +333,17 @@ def zero_tangent(value: Any) -> Any:
     return tail
 
 
+def write_into(array: Any, index: Any, value: Any) -> None:
+    """``array[index] = value``: a write of a slice as the Numba target spells it
+    (``passes/slice_writes.py``; compiled by ``targets/numba/slice_writes.py``)."""
+    array[index] = value
+
+
+def add_into(array: Any, index: Any, value: Any) -> None:
+    """``array[index] += value``, spelled as ``write_into``."""
+    array[index] += value
+
+
 def writable_copy(grad: Any, like: Any) -> np.ndarray:
     """A fresh float array of ``like``'s shape holding ``grad``, for in-place updates; for a tuple or list
     of items of different shapes (a ``(h, c)`` state of an array and a number carried through a loop), an

@@ -51,6 +51,7 @@ from ..passes.preaccumulate import preaccumulated
 from ..passes.release import release_dead_arrays
 from ..passes.scalar_cells import keep_cells
 from ..passes.shift_invariance import cut_shift_invariant
+from ..passes.slice_writes import writes_by_call
 from ..ad.tape import TapeViolation, check_tape, drop_unread_records
 from ..targets.array_api.rewrites import Rewriting, numpys_meaning_kept
 from ..targets.target import Target
@@ -127,6 +128,10 @@ PASSES: dict[str, Pass] = {p.name: p for p in [
     Pass("draws_by_position", (ADJOINT, PARTS, TANGENT),
          "a generator's draws without keywords, which a compiled call cannot pass (its defaults filled in)",
          lambda fn, c: draws_by_position(fn), optimizes=False, chosen_by_target=True),
+    Pass("slice_writes_by_call", (ADJOINT, PARTS, TANGENT),
+         "a write of a slice as write_into/add_into, which Numba compiles without formatting a shape error",
+         lambda fn, c: writes_by_call(fn, c.facts.kinds), after=("optimize", "release_dead_arrays", "draws_by_position"),
+         chosen_by_target=True),
     Pass("rewrite_for_array_api", (ADJOINT, PARTS, TANGENT),
          "NumPy's meaning kept where another library's differs (writes, keywords, element reads), the rest refused",
          _numpys_meaning_kept, after=("optimize", "release_dead_arrays"), optimizes=False, chosen_by_target=True),
@@ -134,8 +139,9 @@ PASSES: dict[str, Pass] = {p.name: p for p in [
 
 REVERSE: tuple[str, ...] = ("optimize", "preaccumulate", "drop_unread_records", "fold_fills", "check_tape", SPLIT,
                             "drop_dead_element_stores", "keep_cells", "carry_elements", "release_dead_arrays",
-                            "grow_lists_in_place", "draws_by_position", "rewrite_for_array_api")
-FORWARD: tuple[str, ...] = ("optimize", "grow_lists_in_place", "draws_by_position", "rewrite_for_array_api")
+                            "grow_lists_in_place", "draws_by_position", "slice_writes_by_call", "rewrite_for_array_api")
+FORWARD: tuple[str, ...] = ("optimize", "grow_lists_in_place", "draws_by_position", "slice_writes_by_call",
+                            "rewrite_for_array_api")
 PIPELINES = {"reverse": REVERSE, "forward": FORWARD}
 
 

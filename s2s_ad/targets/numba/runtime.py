@@ -32,7 +32,7 @@ import numpy as np
 
 from ...rules import registry as rules
 from ...core import directions as per_direction, runtime
-from . import draws, view_positions
+from . import draws, slice_writes, view_positions
 
 # Numba's, set by register() (this module is imported to spell code that no one compiles, too: the
 # code s2s_ad.source(..., backend="numba") shows needs no Numba)
@@ -154,6 +154,7 @@ def _register():
     overload(runtime.check_view_kept)(_check_view_kept)
     view_positions.register(overload, types)
     draws.register(overload, types)  # (a Generator argument's draws: NumPy's numbers)
+    slice_writes.register(types)  # (write_into, add_into: their own options)
     overload(runtime.raise_exception)(_raise_exception)
     from . import revolve as compiled_revolve
     compiled_revolve.register(overload, types)  # (the binomial schedule of checkpointed(..., snapshots=c))

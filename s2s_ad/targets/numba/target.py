@@ -102,7 +102,9 @@ class NumbaTarget(NumPyTarget):
     def passes(self, form: str) -> tuple[str, ...]:
         # no lists of floats (Numba types a list by its items) and no ``del`` (Numba refuses it; its
         # reference counts free a temporary at its last use)
-        return ("fold_fills", "drop_dead_element_stores", "grow_lists_in_place", "draws_by_position")
+        # (a write of a slice by call: Numba's own formats shapes into an error message, seconds to compile)
+        return ("fold_fills", "drop_dead_element_stores", "grow_lists_in_place", "draws_by_position",
+                "slice_writes_by_call")
 
     def spellings(self, obj: Any) -> Iterator[Spelling]:
         if obj is reversed:  # Numba has no reversed(): bound to the runtime's (a range's reverse)
