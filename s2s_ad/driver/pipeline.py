@@ -46,6 +46,7 @@ from ..frontend.parse import ParsedFunction, parse_function, transparent
 from ..frontend.snapshot import Snapshot
 from ..ad.reverse import reverse
 from ..ad.vector import vector_tangents
+from ..passes.slice_writes import writes_as_stores
 from ..frontend.shared_updates import updates_as_stores
 from ..ad.tape import split_parts
 from ..targets.target import NUMPY, Target
@@ -416,7 +417,7 @@ def _with_vector_tangents(function: Callable, tangent: ir.Function, ssa: ir.Func
     tangent_params = tangent.params[len(ssa.params):]
     called.update({t: called[p] for t, p in zip(tangent_params, ssa_wrt) if p in called})
     try:
-        vector, why, result_rank = vector_tangents(tangent, tangent_params, called,
+        vector, why, result_rank = vector_tangents(writes_as_stores(tangent), tangent_params, called,
                                                    target.capabilities.loops_over_directions)
     except Exception as error:  # (a fault of vector mode's: the one-direction code stands; checking, it is raised)
         if switched_on_by_environment():

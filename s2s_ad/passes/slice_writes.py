@@ -5,7 +5,9 @@ Input: a function of any form (adjoint, split parts, tangent).  Output: the same
 integers the primal's facts know as numbers, ``None``) is ``write_into(array, index, value)`` or
 ``add_into(array, index, value)``, the index's slices as ``slice(...)`` calls; each keeps the store's
 identity and line.  Every other statement is left as it was.  Both helpers are the store itself in
-Python (``core/runtime.py``): the code means what it meant, whatever runs it.
+Python (``core/runtime.py``): the code means what it meant, whatever runs it.  ``writes_as_stores``
+turns the calls back into the stores they were (vector mode builds its code from the tangent code's
+stores).
 
 Why: Numba compiles every write of an array into a slice with a call that formats the shapes into its
 error message, and compiling that formatting (its string joins and conversions) took about 5 of the 8
@@ -39,7 +41,7 @@ def writes_by_call(fn: ir.Function, kinds: dict[str, Any]) -> ir.Function:
 def _write_call(store: ir.Store, kinds: dict[str, Any]) -> Optional[ir.Call]:
     if store.op is None:
         helper = runtime.write_into
-    elif store.op in (operator.add, np.add):
+    elif store.op is operator.add:
         helper = runtime.add_into
     else:
         return None
@@ -72,3 +74,27 @@ def _as_value(part: ir.Expr) -> ir.Expr:
         return part
     bounds = [part.lower, part.upper] + ([part.step] if part.step is not None else [])
     return ir.Call(slice, tuple(ir.Const(None) if b is None else b for b in bounds))
+
+
+def writes_as_stores(fn: ir.Function) -> ir.Function:
+    """``fn`` with each ``write_into``/``add_into`` call back as the store it was, identity and line kept:
+    the form a reader of stores takes (vector mode builds its code from the tangent code's stores)."""
+    replaced: dict[int, ir.Stmt] = {}
+    for stmt in ir.walk(fn.body):
+        if isinstance(stmt, ir.Effect) and isinstance(stmt.value, ir.Call) and \
+                stmt.value.fn in (runtime.write_into, runtime.add_into) and stmt.sid not in replaced:
+            array, index, value = stmt.value.args
+            assert isinstance(array, ir.Var)
+            parts = tuple(_as_part(part) for part in ir.index_parts(index))
+            replaced[stmt.sid] = ir.Store(array.name, parts[0] if len(parts) == 1 else ir.Display("tuple", parts),
+                                          value, stmt.line, op=operator.add if stmt.value.fn is runtime.add_into else None,
+                                          sid=stmt.sid)
+    return dataclasses.replace(fn, body=ir.replace_statements(fn.body, replaced)) if replaced else fn
+
+
+def _as_part(value: ir.Expr) -> ir.Expr:
+    """``_as_value`` undone: ``slice(lower, upper, step)`` as an index's slice."""
+    if not (isinstance(value, ir.Call) and value.fn is slice):
+        return value
+    bounds = [None if isinstance(b, ir.Const) and b.value is None else b for b in value.args] + [None] * (3 - len(value.args))
+    return ir.Slice(bounds[0], bounds[1], bounds[2])

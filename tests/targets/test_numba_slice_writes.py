@@ -3,6 +3,7 @@
 compiled versions (``targets/numba/slice_writes.py``) copy by loops instead of Numba's store, which
 compiles a shape-formatting error message for seconds.  Oracles: NumPy's own store on the same
 arrays, and for gradients central differences and the Python backend."""
+import operator
 import warnings
 
 import numpy as np
@@ -11,7 +12,7 @@ import pytest
 import s2s_ad
 from s2s_ad.core import ir, runtime
 from s2s_ad.core.kinds import NUMBER
-from s2s_ad.passes.slice_writes import writes_by_call
+from s2s_ad.passes.slice_writes import writes_as_stores, writes_by_call
 from tests.conftest import check_compiled_gradient, compiled_by_numba, numeric_grad
 
 numba = pytest.importorskip("numba")
@@ -27,12 +28,23 @@ def _rewritten(store: ir.Store, kinds=None) -> ir.Stmt:
 
 
 def test_a_store_of_a_slice_becomes_a_call_keeping_the_stores_identity_and_line():
-    store = _store("a", ir.Display("tuple", (ir.Slice(ir.Var("i"), ir.Var("n"), None), ir.Const(2))), op=np.add)
+    store = _store("a", ir.Display("tuple", (ir.Slice(ir.Var("i"), ir.Var("n"), None), ir.Const(2))), op=operator.add)
     made = _rewritten(store)
     assert isinstance(made, ir.Effect) and made.sid == store.sid and made.line == 7
     assert made.value.fn is runtime.add_into
     index = made.value.args[1]
     assert isinstance(index, ir.Display) and index.items[0] == ir.Call(slice, (ir.Var("i"), ir.Var("n")))
+
+
+def test_the_calls_turn_back_into_the_stores_they_were():
+    """Vector mode reads stores: it takes the tangent code with the calls turned back."""
+    stores = [_store("a", ir.Display("tuple", (ir.Slice(None, ir.Var("n"), ir.Const(2)), ir.Var("i"))), op=operator.add),
+              _store("a", ir.Slice(ir.Var("i"), None, None))]
+    fn = ir.Function("f", ["a", "v"], stores + [ir.Return(ir.Var("a"))])
+    called = writes_by_call(fn, {"i": NUMBER, "n": NUMBER})
+    assert all(isinstance(s, ir.Effect) for s in called.body[:2])
+    back = writes_as_stores(called).body[:2]
+    assert back == stores[:2] and [s.sid for s in back[:2]] == [s.sid for s in stores]
 
 
 @pytest.mark.parametrize("index", [
