@@ -135,17 +135,20 @@ class ReverseSweep:
         params = self.fn.params + [seed] + ([self.recorder.tape] if self.split else [])
         return ir.Function("d_" + self.fn.name, params, body, self.fn.filename, self.fn.firstline,
                            self.fn.docstring, dict(self.fn.constants), plan=self.recorder.draft.done(),
-                           differentiated=self._differentiated_arrays(), numbers=self._number_parameters())
+                           differentiated=self._differentiated_arrays(), vectors=self._differentiated_arrays(rank=1),
+                           numbers=self._number_parameters())
 
     def _number_parameters(self) -> frozenset[str]:
         """The parameters every call passes a number for (an int or a float, not a truth value)."""
         kinds = {p: self.facts.fact(ir.Var(p)) for p in self.fn.params}
         return frozenset(p for p, kind in kinds.items() if isinstance(kind, Number) and not kind.truth)
 
-    def _differentiated_arrays(self) -> frozenset[str]:
-        """The parameters the gradient is taken by that are arrays: where code runs, arrays of floats (the
-        API refuses an integer or boolean array; Numba's target runs other dtypes than float64 as Python)."""
-        return frozenset(p for p in self.wrt if isinstance(self.facts.fact(ir.Var(p)), Array))
+    def _differentiated_arrays(self, rank: Optional[int] = None) -> frozenset[str]:
+        """The parameters the gradient is taken by that are arrays (of ``rank`` axes, where it is given): where
+        code runs, arrays of floats (the API refuses an integer or boolean array; Numba's target runs other
+        dtypes than float64 as Python)."""
+        return frozenset(p for p in self.wrt if isinstance(self.facts.fact(ir.Var(p)), Array)
+                         and (rank is None or self.facts.fact(ir.Var(p)).rank == rank))
 
     def _returned_beside(self, result: ir.Expr, restored: set[str], put_back: frozenset[str]) -> Optional[ir.Expr]:
         """What the adjoint returns beside the gradient: the value, or with ``has_aux`` the pair of

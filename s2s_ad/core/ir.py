@@ -310,6 +310,8 @@ class Function:
     # Adjoint form: the parameters the gradient is taken by that are arrays (SSA names): arrays of floats
     # where code runs (the API refuses to differentiate by an integer or boolean array)
     differentiated: frozenset[str] = frozenset()
+    # Adjoint form: those of them known to be vectors (one axis)
+    vectors: frozenset[str] = frozenset()
     # Adjoint form: the parameters every call passes a number for (an int or a float; SSA names)
     numbers: frozenset[str] = frozenset()
 

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 import s2s_ad
-from conftest import numeric_grad, optional_import, programs_from_source
+from conftest import numeric_grad, optional_import, programs_from_source, second_differences
 
 numba = optional_import("numba")
 pytestmark = [pytest.mark.skipif(numba is None, reason="numba is not installed (pip install 's2s_ad[numba]')"),
@@ -202,6 +202,31 @@ def test_the_hessian_of_a_loop_with_backend_numba():
         down[i] -= step
         row = (np.array(s2s_ad.grad(fn, wrt=(0, 1))(*up)) - np.array(s2s_ad.grad(fn, wrt=(0, 1))(*down))) / (2 * step)
         np.testing.assert_allclose(np.array(compiled, dtype=float)[i], row, rtol=1e-5, atol=1e-8)
+
+
+HEAT = program("""
+import numpy as np
+
+def heat(u):
+    out = np.zeros_like(u)
+    for i in range(1, u.shape[0] - 1):
+        out[i] = u[i - 1] - 2.0 * u[i] + u[i + 1] + u[i] ** 2
+    return np.sum(out ** 2)
+""")
+
+
+def test_the_hessian_of_a_loop_writing_elements_of_an_array_like_its_argument_compiles():
+    """The elements a loop overwrites in ``np.zeros_like(u)`` are float64 where ``u`` is a vector of the
+    gradient: recorded in a preallocated array, so the Hessian's forward mode compiles (it ran as
+    Python, saying so)."""
+    x = np.linspace(0.1, 1.0, 9)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", s2s_ad.CompileFallbackWarning)
+        hessian = s2s_ad.hessian(HEAT.heat, backend="numba")
+        compiled = hessian(x)
+    assert "float_stack" in hessian.source_for(x)
+    np.testing.assert_allclose(compiled, s2s_ad.hessian(HEAT.heat)(x), rtol=1e-12)
+    np.testing.assert_allclose(compiled, second_differences(HEAT.heat, x), rtol=1e-4, atol=1e-5)
 
 
 def test_the_hessian_of_a_while_loop_reads_a_tape_of_tuples_back_and_runs_as_python_saying_so():

@@ -492,6 +492,8 @@ def _unbroadcast_to(grad, shape):
 
 
 def _writable_copy(grad, like):
+    if _is_number(like) and _is_number(grad):  # (a number's adjoint: nothing updates it in place; its value)
+        return lambda grad, like: float(grad)
     if isinstance(like, types.Array):
         if isinstance(grad, types.Array) and isinstance(grad.dtype, types.Float) and grad.ndim == like.ndim:
             def copied(grad, like):

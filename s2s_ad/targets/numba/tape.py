@@ -259,6 +259,10 @@ def _float_array_maker(call: ir.Call) -> bool:
     return not call.kwargs and len(call.args) == rules.fact(call.fn, "makes_floats", -1)
 
 
+# calls making an array of their argument's dtype and shape: a float64 array of a float64 array
+_SAME_DTYPE = frozenset({np.zeros_like, np.ones_like, np.empty_like, np.copy})
+
+
 class _FloatProof:
     """Which recorded values Numba types as float64, or as what it refuses to store in a float64
     array (see the module docstring)."""
@@ -283,6 +287,8 @@ class _FloatProof:
         self._float_parameters = fn.differentiated
         self._number_parameters = fn.numbers  # (an int, or a float np.zeros refuses where Numba runs it)
         self._proven: dict[tuple[str, str], bool] = {}
+        self._vectors = fn.vectors  # (those of them with one axis)
+        self._looked_at: set[str] = set()  # the arrays ``_float_array`` is proving now
 
     def proves(self, expr: ir.Expr, kind: Any) -> bool:
         """``expr``, recorded with the analysis's ``kind`` for it (None: unknown), is a float64.
@@ -328,12 +334,20 @@ class _FloatProof:
         an array the gradient is taken by, or the result of a NumPy ufunc of one argument whose loops all
         give inexact numbers (``np.exp(z)``: float64 where Numba runs the code, or a complex, which Numba
         refuses to store in a float64 array) (their rank unknown here: where ``rank`` is None)."""
-        if name in self._float_parameters and rank is None:
+        if name in self._float_parameters and (rank is None or rank == 1 and name in self._vectors):
             return True
-        values = self._values.get(name, [None])
-        return all(isinstance(v, ir.Call) and (
-            (_float_array_maker(v) and (rank is None or (len(v.args) == 1 and self._length_or_refused(v.args[0]))))
-            or (rank is None and _inexact_ufunc(v.fn) and len(v.args) == 1 and not v.kwargs)) for v in values)
+        if name in self._looked_at:  # (a cycle of assignments proves nothing by itself)
+            return False
+        self._looked_at.add(name)
+        try:
+            values = self._values.get(name, [None])
+            return all(isinstance(v, ir.Call) and (
+                (_float_array_maker(v) and (rank is None or (len(v.args) == 1 and self._length_or_refused(v.args[0]))))
+                or (rank is None and _inexact_ufunc(v.fn) and len(v.args) == 1 and not v.kwargs)
+                or (v.fn in _SAME_DTYPE and len(v.args) == 1 and not v.kwargs and isinstance(v.args[0], ir.Var)
+                    and self._float_array(v.args[0].name, rank))) for v in values)
+        finally:
+            self._looked_at.discard(name)
 
     def _length_or_refused(self, shape: ir.Expr) -> bool:
         """``np.zeros(shape)`` makes a vector, or refuses ``shape``: an int, or an int plus, minus or
