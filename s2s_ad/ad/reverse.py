@@ -147,8 +147,8 @@ class ReverseSweep:
         """The parameters the gradient is taken by that are arrays (of ``rank`` axes, where it is given): where
         code runs, arrays of floats (the API refuses an integer or boolean array; Numba's target runs other
         dtypes than float64 as Python)."""
-        return frozenset(p for p in self.wrt if isinstance(self.facts.fact(ir.Var(p)), Array)
-                         and (rank is None or self.facts.fact(ir.Var(p)).rank == rank))
+        arrays = {p: self.facts.fact(ir.Var(p)) for p in self.wrt}
+        return frozenset(p for p, kind in arrays.items() if isinstance(kind, Array) and rank in (None, kind.rank))
 
     def _returned_beside(self, result: ir.Expr, restored: set[str], put_back: frozenset[str]) -> Optional[ir.Expr]:
         """What the adjoint returns beside the gradient: the value, or with ``has_aux`` the pair of
