@@ -81,15 +81,25 @@ def writes_as_stores(fn: ir.Function) -> ir.Function:
     the form a reader of stores takes (vector mode builds its code from the tangent code's stores)."""
     replaced: dict[int, ir.Stmt] = {}
     for stmt in ir.walk(fn.body):
-        if isinstance(stmt, ir.Effect) and isinstance(stmt.value, ir.Call) and \
-                stmt.value.fn in (runtime.write_into, runtime.add_into) and stmt.sid not in replaced:
-            array, index, value = stmt.value.args
+        written = _written(stmt)
+        if written is not None and stmt.sid not in replaced:
+            array, index, value = written[0].args
             assert isinstance(array, ir.Var)
             parts = tuple(_as_part(part) for part in ir.index_parts(index))
             replaced[stmt.sid] = ir.Store(array.name, parts[0] if len(parts) == 1 else ir.Display("tuple", parts),
-                                          value, stmt.line, op=operator.add if stmt.value.fn is runtime.add_into else None,
-                                          sid=stmt.sid)
+                                          value, stmt.line, op=written[1], sid=stmt.sid)
     return dataclasses.replace(fn, body=ir.replace_statements(fn.body, replaced)) if replaced else fn
+
+
+def _written(stmt: ir.Stmt) -> Optional[tuple[ir.Call, Any]]:
+    """The call of ``stmt``, a ``write_into`` or ``add_into``, and the update it makes (None: a plain
+    write); None where ``stmt`` is neither."""
+    call = stmt.value if isinstance(stmt, ir.Effect) else None
+    if isinstance(call, ir.Call) and call.fn is runtime.write_into:
+        return call, None
+    if isinstance(call, ir.Call) and call.fn is runtime.add_into:
+        return call, operator.add
+    return None
 
 
 def _as_part(value: ir.Expr) -> ir.Expr:
