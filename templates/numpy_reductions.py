@@ -313,13 +313,30 @@ def _share_all(out, a, axis=None, keepdims=False, where=True):
     return np.size(out) / np.maximum(np.size(a), 1)  # scale the small one (an empty a: 0)
 
 
+def _share_one(out, a, axis=None, keepdims=False, where=True):
+    return 1.0 / np.maximum(np.size(a), 1)  # a whole-array mean: one result (out itself is not read)
+
+
+def _share_chosen(where=True, axis=None, keepdims=False):
+    """The fold of ``where_share``: without ``where=``, the mean of the whole array shares 1 / n (its
+    result then need not be computed for its size: ``grad`` of ``np.mean(...)`` reads no value), else
+    the result's size over the array's; an axis or keepdims not known when the code is made counts as
+    given (``NOT_CONSTANT``, which is neither None nor false)."""
+    if where is not True:
+        return None
+    return _share_one if axis is None and not keepdims else _share_all
+
+
+setattr(_share_chosen, "takes_unknown", True)  # (called with rules.NOT_CONSTANT for what is not a constant)
+
+
 def _no_initial(out, initial=None, axis=None, keepdims=False):
     return 0.0
 
 
 declare(where_kept, folds=lambda where=True: _kept_grad if where is True else None)
 declare(where_filled, folds=lambda where=True: _kept_a if where is True else None)
-declare(where_share, folds=lambda where=True: _share_all if where is True else None)
+declare(where_share, folds=_share_chosen)
 declare(initial_ties, folds=lambda initial=None: _no_initial if initial is None else None)
 nondifferentiable(where_share, initial_ties)
 

@@ -354,11 +354,15 @@ def _fold_call(expr: ir.Expr) -> Optional[ir.Expr]:
     arguments = {name: value if isinstance(value, (ir.Var, ir.Const, ir.Call, ir.Slice, ir.Display)) else ir.Const(value)
                  for name, value in bound.arguments.items()}
     constants = {}
+    takes_unknown = getattr(choose, "takes_unknown", False)  # (it chooses for what is not known too)
     for name in inspect.signature(choose).parameters:
         value = arguments.get(name)
-        if not isinstance(value, ir.Const):
+        if isinstance(value, ir.Const):
+            constants[name] = value.value
+        elif takes_unknown:
+            constants[name] = rules.NOT_CONSTANT
+        else:
             return None
-        constants[name] = value.value
     template = choose(**constants)
     if template is None:
         return None

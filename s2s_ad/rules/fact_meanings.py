@@ -69,7 +69,8 @@ FACTS: dict[str, str] = {
 
     "folds": "a function of some of the helper's parameters (named as it names them) giving, for constant "
              "values of those, a template to use instead (a function whose body is return <expression> of "
-             "the helper's parameters), or None: expand_reduced(m, 1, True) is m",
+             "the helper's parameters), or None: expand_reduced(m, 1, True) is m; marked takes_unknown = True, it "
+             "is called whatever the arguments, with NOT_CONSTANT for those not constants",
     "foldable": "True: on constant numbers, computed once when the code is generated",
     "total_on_numbers": "True: cannot raise on numbers, so may be moved out of a loop that may not run",
     "total_if_nonzero": "positions: cannot raise on numbers where the arguments at these positions are "
