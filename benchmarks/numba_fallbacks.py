@@ -7,6 +7,7 @@ tests/targets/test_numba_rule_coverage.py, which asserts that every case compile
 """
 from __future__ import annotations
 
+import math
 import os
 import warnings
 from typing import Any, Callable
@@ -173,6 +174,35 @@ def trapezoids(x):
     return np.trapezoid(y, dx=0.1) + np.trapezoid(y ** 2, np.cumsum(x * x + 0.5)) + \
         np.sum(np.trapezoid(np.outer(x, x), axis=0))
 
+
+def take_along_rows(x):
+    grid = np.outer(x, x[::-1])
+    picks = np.take_along_axis(grid, np.array([[0, 4], [2, 2], [1, -1], [3, 0], [4, 4]]), axis=1)
+    firsts = np.take_along_axis(grid, np.array([[1, 0, 2, 1, 3]]), axis=0)  # (one row of indices: broadcast)
+    ranked = np.take_along_axis(x, np.argsort(x), axis=0)
+    return np.sum(picks ** 2) + np.sum(firsts * ranked) + np.sum(np.take_along_axis(x, np.array([2, 0, 2]), axis=None) ** 3)
+
+
+def append_flat_and_rows(x):
+    joined = np.append(x, x[:2] * 3.0)
+    rows = np.append(np.outer(x, x), np.outer(x[:2], x) * 2.0, axis=0)
+    return np.sum(joined ** 2) + np.sum(np.sin(rows))
+
+
+def fft_shifts(x):
+    grid = np.outer(x, x + 1.0)
+    return np.sum(np.fft.fftshift(x) * np.arange(x.shape[0])) + \
+        np.sum(np.fft.ifftshift(grid, axes=1) * np.arange(grid.size).reshape(grid.shape)) + \
+        np.sum(np.fft.fftshift(grid, axes=(0, 1)) ** 2)
+
+
+def math_remainders(x):
+    total = 0.0
+    for i in range(x.shape[0]):
+        total += math.fmod(x[i] * 7.0, 1.3) ** 2 + math.remainder(x[i] * 5.0, 0.9) * x[i]
+    return total
+
+
 # (name, the function, its argument, whether it is expected to compile)
 CASES: list[tuple[str, Callable, Callable[[], Any], bool]] = [
     ("np.cumsum (flat): cumsum_grad", cumsum_flat, lambda: np.linspace(0.1, 1.0, 5), True),
@@ -211,6 +241,11 @@ CASES: list[tuple[str, Callable, Callable[[], Any], bool]] = [
     ("np.take (axis=0, flat): take_grad", take_rows, lambda: np.linspace(0.1, 1.0, 4), True),
     ("np.trapezoid (dx, x, axis=0): pair_means, trapezoid_widths", trapezoids, lambda: np.linspace(0.1, 1.0, 4),
      True),
+    ("np.take_along_axis (axis=1, None): take_along_axis_grad", take_along_rows,
+     lambda: np.array([0.3, -1.0, 2.0, 0.7, 0.35]), True),
+    ("np.append (flat, axis=0): append_grad", append_flat_and_rows, lambda: np.linspace(0.1, 1.0, 4), True),
+    ("np.fft.fftshift, ifftshift", fft_shifts, lambda: np.linspace(0.1, 1.0, 5), True),
+    ("math.fmod, math.remainder", math_remainders, lambda: np.array([0.31, 0.77, 1.23, 2.2]), True),
     ("float32 arguments (array)", float32_product, lambda: np.linspace(0.1, 1.0, 5).astype(np.float32), False),
     ("float32 arguments (loop)", float32_loop, lambda: np.linspace(0.1, 1.0, 5).astype(np.float32), False),
 ]

@@ -229,3 +229,13 @@ def gamma(out, x, d_out):
 @adjoint(digamma, elementwise=True, domain=(0.3, 4.0))
 def digamma_rule(out, x, d_out):
     d_x = d_out * trigamma(x)  # trigamma has no rule: a third derivative of lgamma is refused
+
+
+# What each of these gives is a Python float, whatever numbers it is given (ints too): the compiled
+# tape keeps such values in float64 arrays (targets/numba/tape.py).  Checked on the examples (rule_facts).
+declare(*[f for f in (math.sin, math.cos, math.tan, math.exp, math.log, math.log10, math.log2, math.log1p,
+                      math.expm1, math.sqrt, math.tanh, math.sinh, math.cosh, math.asin, math.acos, math.atan,
+                      math.atan2, math.hypot, math.pow, math.fabs, math.asinh, math.acosh, math.atanh,
+                      math.degrees, math.radians, math.fmod, math.remainder, math.erf, math.erfc, math.lgamma,
+                      math.gamma, getattr(math, "cbrt", None), getattr(math, "exp2", None)) if f is not None],
+        returns_float=True)

@@ -37,6 +37,7 @@ FACTS: dict[str, str] = {
                    "kinds.matmul_dims; it may raise TypeError for keywords it does not take)",
     "returns_sequence": "True: the result may be a tuple or list (np.linalg.eigh, np.split)",
     "arithmetic": "True: on numbers, the result is a number, never a 0-d array (operator.add, abs)",
+    "returns_float": "True: on numbers, ints included, the result is a Python float (math.sin, math.fmod)",
     "fill_operand": "True: elementwise on arrays: an operand filled to its shape with one value "
                     "(np.full) gives the result the 0-d array of that value (np.asarray) gives where both "
                     "have one shape, in values and dtype (NumPy 1, which typed a 0-d array by its value: "

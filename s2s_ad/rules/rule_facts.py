@@ -14,7 +14,7 @@ Checks, for each example (``example_call`` turns one into arguments, as EXAMPLES
 - sharing: a result (or an item of one) that shares memory with an input must be declared
   ``view`` (the first input), ``may_view`` or ``returns_operand``; a fresh one must never share;
 - shape and type: ``elementwise`` (the broadcast shape), ``result_dims``, ``result_rank``,
-  ``reduction``, ``counts``, ``arithmetic``, ``fill_operand``, ``items``, ``returns_sequence``; a differentiable
+  ``reduction``, ``counts``, ``arithmetic``, ``returns_float``, ``fill_operand``, ``items``, ``returns_sequence``; a differentiable
   result of float inputs is floats;
 - linearity: ``linear`` (in all differentiable inputs together) and ``bilinear`` (in each);
 - ``shape_only``: other values of the same shape give the same result; ``zero_derivative``: a value
@@ -290,6 +290,9 @@ def _check_shapes(rule: Any, result: Any, call: ExampleCall, facts: Mapping[str,
     if facts.get("arithmetic") and call.args and all(type(a) in (int, float) for a in call.args) \
             and not call.kwargs and isinstance(result, np.ndarray):
         found.append("the rule declares arithmetic (a number on numbers), but NumPy returns a 0-d array")
+    if facts.get("returns_float") and call.args and all(type(a) in (int, float) for a in call.args) \
+            and not call.kwargs and type(result) is not float:
+        found.append(f"the rule declares returns_float (a Python float on numbers), but it returns {result!r}")
     return found
 
 

@@ -12,6 +12,7 @@ turns on in conftest.py).
 from __future__ import annotations
 
 import inspect
+import math
 import os
 import textwrap
 from typing import Any
@@ -240,6 +241,14 @@ def shaped_as_told(a, shape):
     return np.reshape(a, shape)
 
 
+def numpy_sine(a):
+    return np.sin(a)  # a np.float64 on a float, not a Python float
+
+
+def python_sine(a):
+    return math.sin(a)
+
+
 WRONG_FACTS = [
     (transposed_copy, {"examples": ({"a": (2, 3)},), "elementwise": True}, "broadcast shape"),
     (sums_rows, {"examples": ({"a": (2, 3)},), "result_dims": lambda a: a}, "result_dims"),
@@ -261,6 +270,8 @@ WRONG_FACTS = [
      None),
     (cut_in_halves, {"examples": ({"a": (4,), "indices_or_sections": 2},), "items": 2, "returns_sequence": True,
                      "may_view": True, "retake": "always", "write_back": "pieces"}, None),
+    (numpy_sine, {"examples": ({"a": ()},), "returns_float": True}, "returns_float"),
+    (python_sine, {"examples": ({"a": ()},), "returns_float": True}, None),
 ]
 
 

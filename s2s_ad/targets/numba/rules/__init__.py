@@ -9,7 +9,7 @@ reading that table (``rules.compiled_versions("numba")``) and registers each fac
 as a Numba overload.  One module here per template module it serves, named after it
 (numpy_shape's adjoints of joining arrays apart, in numpy_joining, with np.concatenate and np.stack of a list;
 its rules that copy elements in numpy_copies: np.tile, np.repeat, np.take's adjoints, np.ndim; the helpers of
-its factorizations and determinants in numpy_linalg_factors).  Nothing here
+its factorizations and determinants in numpy_linalg_factors; the adjoints of np.take_along_axis and np.append, np.fft's shifts and np.asanyarray in numpy_pieces).  Nothing here
 imports Numba when loaded: each factory is handed ``numba.types`` and imports what else it needs.
 
 Every version must do what its Python helper does for the types it accepts (returning None where it
@@ -18,4 +18,4 @@ does not compile a call, which then runs as Python); tests/targets/test_numba_ba
 from __future__ import annotations
 
 from . import (numpy_copies, numpy_creation, numpy_joining, numpy_linalg, numpy_linalg_factors,  # (declare them)
-               numpy_reductions, numpy_shape, numpy_signal, operators, python_data)
+               numpy_pieces, numpy_reductions, numpy_shape, numpy_signal, operators, pymath, python_data)
