@@ -18,6 +18,9 @@ import s2s_ad
 from s2s_ad.api import colouring
 from conftest import optional_import
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # the repository's top: benchmarks/ (not installed)
+from benchmarks.jacobians import brusselator, rosenbrock, tridiagonal  # noqa: E402  (the benchmark's own problems)
+
 sparse = pytest.importorskip("scipy.sparse")
 numba = optional_import("numba")
 BACKENDS = ["python", pytest.param("numba", marks=pytest.mark.skipif(
@@ -41,27 +44,6 @@ def tridiagonal_loop(u):
         r[i] += u[i] ** 3
     r[n - 1] = 2.0 * u[n - 1] - u[n - 2] + u[n - 1] ** 3
     return r
-
-
-def tridiagonal(u):
-    r = 2.0 * u + u ** 3
-    r[1:] -= u[:-1]
-    r[:-1] -= u[1:]
-    return r
-
-
-def brusselator(y, n):
-    u = y[:n * n].reshape(n, n)
-    v = y[n * n:].reshape(n, n)
-    lap_u = np.roll(u, 1, axis=0) + np.roll(u, -1, axis=0) + np.roll(u, 1, axis=1) + np.roll(u, -1, axis=1) - 4.0 * u
-    lap_v = np.roll(v, 1, axis=0) + np.roll(v, -1, axis=0) + np.roll(v, 1, axis=1) + np.roll(v, -1, axis=1) - 4.0 * v
-    du = 1.0 + u * u * v - 4.4 * u + 10.0 * lap_u
-    dv = 3.4 * u - u * u * v + 10.0 * lap_v
-    return np.concatenate([du.ravel(), dv.ravel()])
-
-
-def rosenbrock(x):
-    return np.sum(100.0 * (x[1:] - x[:-1] ** 2) ** 2 + (1.0 - x[:-1]) ** 2)
 
 
 def branch(x):
