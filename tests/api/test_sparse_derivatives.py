@@ -18,10 +18,9 @@ import s2s_ad
 from s2s_ad.api import colouring
 from conftest import optional_import
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # the repository's top: benchmarks/ (not installed)
-from benchmarks.jacobians import brusselator, rosenbrock, tridiagonal  # noqa: E402  (the benchmark's own problems)
-
 sparse = pytest.importorskip("scipy.sparse")
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # the repository's top: benchmarks/ (not installed)
+from benchmarks.jacobians import brusselator, rosenbrock, tridiagonal  # noqa: E402  (the benchmark's problems; it needs SciPy)
 numba = optional_import("numba")
 BACKENDS = ["python", pytest.param("numba", marks=pytest.mark.skipif(
     numba is None, reason="numba is not installed (pip install 's2s_ad[numba]')"))]
