@@ -99,3 +99,11 @@ def axis_position() -> Any:
             raise ValueError("axis is out of bounds for array")
         return axis + ndim if axis < 0 else axis
     return axis_in
+
+
+@functools.cache
+def tuple_setitem() -> Any:
+    """Numba's ``tuple_setitem(t, i, v)``: ``t`` with its item ``i`` replaced (an index tuple changed in
+    one axis, in compiled code).  An intrinsic: its typing is Numba's, not mypy's."""
+    from numba.cpython.unsafe import tuple as unsafe_tuple
+    return unsafe_tuple.tuple_setitem

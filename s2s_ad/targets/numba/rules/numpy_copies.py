@@ -20,7 +20,7 @@ from typing import Any, Optional
 import numpy as np
 
 from ....rules import compiled
-from ..kernels import axis_position, lengths_around
+from ..kernels import axis_position, lengths_around, tuple_setitem as shared_tuple_setitem
 from .argument_types import axis_form, is_int
 from .template_modules import template
 
@@ -97,8 +97,7 @@ def _repeating() -> Any:
     (compiled, Numba imported, built once): NumPy's counts broadcast to an axis of length ``n``
     (negative raise), the copies of ``a`` along the axis ``at``, and each position of ``a`` along it
     the sum of its copies' adjoints."""
-    from numba.cpython.unsafe import tuple as unsafe_tuple
-    tuple_setitem: Any = unsafe_tuple.tuple_setitem  # (an intrinsic: its typing is Numba's, not mypy's)
+    tuple_setitem = shared_tuple_setitem()
     from numba.extending import register_jitable
 
     @register_jitable

@@ -22,7 +22,7 @@ from typing import Any, Optional
 import numpy as np
 
 from ....rules import compiled
-from ..kernels import axis_position, lengths_around
+from ..kernels import axis_position, lengths_around, tuple_setitem as shared_tuple_setitem
 from .argument_types import axis_form, is_none
 from .template_modules import template
 
@@ -199,8 +199,7 @@ def _joining_lists() -> Any:
     as Numba types a list) put one after another along the axis ``at`` (stacked: along a new axis
     there), NumPy's result; shapes that do not fit raise ValueError (compiled, Numba imported, built
     once)."""
-    from numba.cpython.unsafe import tuple as unsafe_tuple
-    tuple_setitem: Any = unsafe_tuple.tuple_setitem  # (an intrinsic: its typing is Numba's, not mypy's)
+    tuple_setitem = shared_tuple_setitem()
     from numba.extending import register_jitable
     around = lengths_around()
 

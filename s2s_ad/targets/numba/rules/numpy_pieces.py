@@ -17,13 +17,12 @@ Each version must do what the Python function does for the types it accepts
 """
 from __future__ import annotations
 
-import functools
 from typing import Any
 
 import numpy as np
 
 from ....rules import compiled
-from ..kernels import axis_position
+from ..kernels import axis_position, tuple_setitem as shared_tuple_setitem
 from .argument_types import axis_form, is_int, is_none, known
 from .template_modules import template
 
@@ -38,19 +37,13 @@ def _integers(types: Any, value: Any) -> bool:
     return isinstance(value, types.Array) and isinstance(value.dtype, types.Integer)
 
 
-@functools.cache
-def _tuple_setitem() -> Any:
-    from numba.cpython.unsafe import tuple as unsafe_tuple
-    return unsafe_tuple.tuple_setitem  # (an intrinsic: its typing is Numba's, not mypy's)
-
-
 @compiled(shape.take_along_axis_grad)
 def _take_along_axis_grad(types):
     """take_along_axis_grad: zeros of ``arr``'s shape, each adjoint added where its index took it from
     (repeats add up); along an axis, ``indices`` and ``arr`` broadcast against each other on the other
     axes (either may have length 1 there), as NumPy reads them."""
     axis_in = axis_position()
-    tuple_setitem = _tuple_setitem()
+    tuple_setitem = shared_tuple_setitem()
 
     def typing(grad, arr, indices, axis):
         if not _floats(types, grad) or not isinstance(arr, types.Array) or arr.ndim == 0 \
@@ -109,7 +102,7 @@ def _append_grad(types):
     shaped as that one; along no axis the flat adjoint's first ``arr.size`` elements and the rest, along
     an axis the first ``arr.shape[axis]`` positions there and the rest."""
     axis_in = axis_position()
-    tuple_setitem = _tuple_setitem()
+    tuple_setitem = shared_tuple_setitem()
 
     def typing(grad, arr, values, axis, which):
         part = known(types, which, int)
@@ -184,7 +177,7 @@ def _shift_factory(inverse: bool) -> Any:
     (back by as much): ``out[i] = x[(i - shift) % n]`` along each axis shifted, as np.roll."""
     def factory(types):
         axis_in = axis_position()
-        tuple_setitem = _tuple_setitem()
+        tuple_setitem = shared_tuple_setitem()
 
         def typing(x, axes=None):
             if not _shifts(types, x, axes):

@@ -21,7 +21,7 @@ from typing import Any, Callable
 import numpy as np
 
 from ....rules import compiled
-from ..kernels import lengths_around, summed_line
+from ..kernels import lengths_around, summed_line, tuple_setitem as shared_tuple_setitem
 from .template_modules import template
 
 
@@ -223,8 +223,7 @@ def _shaper(register_jitable: Any, to_fixed_tuple: Any, keep: bool, rank: int) -
 def _line_shaper(register_jitable: Any, keep: bool, rank: int) -> Any:
     """``shaped(values, a, position)``: a reduction over the one axis ``position`` given the result's shape
     (a number for rank 0): ``a``'s shape, that axis removed (kept as 1 with ``keep``)."""
-    from numba.cpython.unsafe import tuple as unsafe_tuple
-    tuple_setitem: Any = unsafe_tuple.tuple_setitem  # (an intrinsic: its typing is Numba's, not mypy's)
+    tuple_setitem = shared_tuple_setitem()
     if rank == 0:
         return register_jitable(lambda values, a, position: values[0])
     if keep:

@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from ....rules import compiled
-from ..kernels import axis_position, lengths_around, summed_line
+from ..kernels import axis_position, lengths_around, summed_line, tuple_setitem as shared_tuple_setitem
 from .argument_types import is_none, known
 from .template_modules import template
 
@@ -87,8 +87,7 @@ _PAD_MODES = ("constant", "edge", "reflect", "symmetric")
 def _pad(types):
     """np.pad(array, pad_width, "constant" | "edge" | "reflect" | "symmetric") of a float or integer array
     (Numba has no np.pad): the same elements copied, zeros in "constant"'s border."""
-    from numba.cpython.unsafe import tuple as unsafe_tuple
-    tuple_setitem: Any = unsafe_tuple.tuple_setitem  # (an intrinsic: its typing is Numba's, not mypy's)
+    tuple_setitem = shared_tuple_setitem()
     widths = _pad_helpers()
     mirrored = _mirrored()
 
@@ -140,8 +139,7 @@ def _pad_grad(types):
     widths = _pad_helpers()
     summed = summed_line()
     mirrored = _mirrored()
-    from numba.cpython.unsafe import tuple as unsafe_tuple
-    tuple_setitem: Any = unsafe_tuple.tuple_setitem  # (an intrinsic: its typing is Numba's, not mypy's)
+    tuple_setitem = shared_tuple_setitem()
 
     def typing(grad, array, pad_width, mode="constant", stat_length=None, reflect_type="even"):
         kind = known(types, mode, str)
@@ -266,8 +264,7 @@ def _expand_dims(types):
     (any other axis raises, as NumPy's AxisError); and of a tuple of axes (Numba's own takes one int): of a
     float64 number, a new array, of a C-ordered array, a view, as NumPy's (a reshape inserting the axes of
     length 1)."""
-    from numba.cpython.unsafe import tuple as unsafe_tuple
-    tuple_setitem: Any = unsafe_tuple.tuple_setitem
+    tuple_setitem = shared_tuple_setitem()
 
     def typing(a, axis):
         if isinstance(a, (types.Float, types.Integer)) and not isinstance(a, types.Boolean) and _is_int(types, axis):

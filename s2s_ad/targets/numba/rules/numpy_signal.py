@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from ....rules import compiled
-from ..kernels import axis_position, lengths_around
+from ..kernels import axis_position, lengths_around, tuple_setitem as shared_tuple_setitem
 from .argument_types import is_int, is_none
 from .template_modules import template
 
@@ -120,8 +120,7 @@ def _scatter(types):
 def _pairs() -> Any:
     """``means(y, at)`` and ``spread(grad, at)`` (compiled, Numba imported, built once): the mean of each
     two neighbours along the axis ``at`` (one fewer there), and its transpose (one more there)."""
-    from numba.cpython.unsafe import tuple as unsafe_tuple
-    tuple_setitem: Any = unsafe_tuple.tuple_setitem  # (an intrinsic: its typing is Numba's, not mypy's)
+    tuple_setitem = shared_tuple_setitem()
     from numba.extending import register_jitable
 
     around = lengths_around()
