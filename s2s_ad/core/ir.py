@@ -295,6 +295,10 @@ class Function:
     # dimensions as the index has integers, else a view showing the write.  The pipeline checks them
     # once argument kinds are known (checks.check_element_reads).
     element_reads: list["ElementRead"] = field(default_factory=list)
+    # Reads lowering found it cannot follow where the code lowered so far is the final one: the pipeline
+    # raises the first once no further lowering rewrites an update as a store (pipeline.lowered), which
+    # may make the read a plain one.
+    refused_reads: list[Exception] = field(default_factory=list)
     # Containers (containers.py): the SSA parameters holding each container parameter's leaves, the
     # structure of a container result (returned as a tuple of its leaves) and, for has_aux, the
     # auxiliary result (an atom or a display of atoms) and its structure.

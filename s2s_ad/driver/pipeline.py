@@ -128,6 +128,8 @@ def lowered(fn: Callable, kinds: Optional[Kinds] = None, has_aux: bool = False, 
             parsed = updates_as_stores(parsed, stores)
             ssa = lower(parsed, structures, has_aux, inline_helpers, inline_small_helpers, inline_view_helpers)
             found = _updates_of_shared_arrays(ssa, kinds)
+        if ssa.refused_reads:
+            raise ssa.refused_reads[0]
     except TransformError as refusal:
         raise blamed(parsed, refusal) from None
     ir.check_ssa(ssa)

@@ -8,9 +8,10 @@ the rewrite is made only where, in the whole function, ``state`` is never a para
 object would change), is bound only by ``state = <call>`` (a new object, at its own statement), and
 is read only as ``state.<attribute>`` or ``state.method(...)`` (never passed on, held by a container
 or another name, or returned); no nested ``def`` or lambda stores into it; and (checked while
-lowering: ``HANDS_ON``) no method called on it gives back the object itself or anything holding it.  ``state.v += d`` is not rewritten (on an array, Python's
-``+=`` writes the array itself, which another name may hold).  What is not rewritten stays an
-attribute store, which ``subset.py`` refuses with ``refusal``'s words."""
+lowering: ``HANDS_ON``) no method called on it gives back the object itself or anything holding it.  ``state.v += d``
+reaches here already split by ``sugar.py`` into a read, a name's update (which the memory model follows:
+on an array, Python's ``+=`` writes the array itself, which other names may hold) and this store.
+What is not rewritten stays an attribute store, which ``subset.py`` refuses with ``refusal``'s words."""
 from __future__ import annotations
 
 from typing import Any, Optional

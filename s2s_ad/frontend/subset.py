@@ -216,6 +216,5 @@ def _check_target(refuse: Refuse, target: Any, tuple_ok: bool = True) -> None:
     if isinstance(target, gast.Attribute):
         raise refuse("an assignment to an attribute", getattr(target, "s2s_ad_refusal", None) or (
             "the function must not change objects it is given; store into an object the function made and "
-            "holds by one name (obj.v = obj.v + d, never obj.v += d: on an array that writes the array "
-            "itself), or return the new value"), target)
+            "holds by one name, or return the new value"), target)
     raise refuse(f"an assignment to {type(target).__name__}", "assign to plain names", target)

@@ -24,6 +24,9 @@ place, with
   same object Python's own evaluation of the target takes, so a write through a view, a row or an
   array a container holds is the memory model's, and one into a copy (``a[[0, 1]][0] = v``) is lost
   as NumPy loses it;
+* an attribute updated in place (``state.v += w``) as Python runs it: the attribute read into a name
+  of its own, that name updated (``state_v += w``: on an array, NumPy changes the array itself, which
+  the memory model follows to every name that sees it), and stored back (``state.v = state_v``);
 * an attribute store into an object only one name holds (``state.v = w``) as that name bound to the
   object with the attribute replaced (``attribute_stores.py``);
 * a generator expression that ``sum``, ``min``, ``max``, ``any``, ``all``,
@@ -53,7 +56,13 @@ def rewritten(node: Any) -> bool:
     """Whether ``rewrite`` changes ``node``: one of ``REWRITTEN``, a call of what a call returns, or a
     store into an element of an element."""
     return isinstance(node, REWRITTEN) or _calls_a_result(node) or _stores_into_an_element_of_an_element(node) \
-        or stores_an_attribute(node)
+        or stores_an_attribute(node) or _updates_an_attribute(node)
+
+
+def _updates_an_attribute(stmt: Any) -> bool:
+    """``name.attr op= value``."""
+    return isinstance(stmt, gast.AugAssign) and isinstance(stmt.target, gast.Attribute) \
+        and isinstance(stmt.target.value, gast.Name)
 
 
 def _stores_into_an_element_of_an_element(stmt: Any) -> bool:
@@ -94,6 +103,7 @@ def _joins_a_generator(call: Any) -> bool:
 def rewrite(node: gast.FunctionDef) -> None:
     """Rewrite ``node``'s statement lists in place (see the module docstring)."""
     taken = {n.id for n in gast.walk(node) if isinstance(n, gast.Name)}
+    _split_attribute_updates(node, taken)  # state.v += w: read, updated by a name, stored back
     rewrite_stores(node)  # state.v = w: state bound to the object with v replaced (attribute_stores.py)
     for call in list(gast.walk(node)):
         if (isinstance(call, gast.Call) and isinstance(call.func, gast.Name) and call.func.id in _CONSUMERS
@@ -133,6 +143,34 @@ def _rewrite_blocks(node: gast.FunctionDef, taken: set) -> None:
                         new_block.extend(_defaults(stmt.targets[0].id, stmt.value, stmt, taken))
                     new_block.append(_statement(stmt))
                 setattr(parent, field_name, new_block)
+
+
+def _split_attribute_updates(node: gast.FunctionDef, taken: set) -> None:
+    """Every ``obj.attr op= v`` of ``node``'s statement lists as ``obj_attr = obj.attr``, ``obj_attr op= v``,
+    ``obj.attr = obj_attr``: what Python does (the attribute's ``__iadd__``, whose result is stored
+    back), in statements the rest reads: the update is a name's (lower_updates.py decides whether it
+    changes an array other names see), and the store is an attribute store (attribute_stores.py, or
+    refused where the object may be another's)."""
+    for parent in list(gast.walk(node)):
+        for field_name in ("body", "orelse"):
+            block = getattr(parent, field_name, None)
+            if not (isinstance(block, list) and any(map(_updates_an_attribute, block))):
+                continue
+            new_block: list = []
+            for stmt in block:
+                if not _updates_an_attribute(stmt):
+                    new_block.append(stmt)
+                    continue
+                target = stmt.target
+                read = _located(gast.Attribute(value=_located(gast.Name(id=target.value.id, ctx=gast.Load(),
+                                                                        annotation=None, type_comment=None), target.value),
+                                               attr=target.attr, ctx=gast.Load()), target)
+                item = _assigned_before(f"{target.value.id}_{target.attr}", read, stmt, new_block, taken)
+                updated = _located(gast.Name(id=item.id, ctx=gast.Store(), annotation=None, type_comment=None), item)
+                updated.written_as = ast.unparse(gast.gast_to_ast(target))  # what a refusal names: state.v
+                new_block.append(_located(gast.AugAssign(target=updated, op=stmt.op, value=stmt.value), stmt))
+                new_block.append(_located(gast.Assign(targets=[target], value=item, type_comment=None), stmt))
+            setattr(parent, field_name, new_block)
 
 
 def _element_bound_first(stmt: Any, assigns: list, taken: set) -> Any:

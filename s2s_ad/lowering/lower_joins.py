@@ -25,7 +25,7 @@ from ..core.identity import IdentityMap, IdentitySet
 from .expressions import Bound, Dispatch, Known, Nested, Record
 from .function_values import Functions
 from .lower_containers import ContainerLowering
-from .lower_scan import binders, reads_among, stored_among, updated_in_place
+from .lower_scan import binders, only_updated_in_place, reads_among, stored_among, updated_in_place
 from .lower_state import LoweringState, Part
 from .lower_writes import WriteLowering
 from ..core.nodes import all_nodes
@@ -227,7 +227,12 @@ class JoinLowering(Part):
         return inside the loop (``desugar.py``'s), unbound before it, gets its merge variables at the end
         of the body instead (``carry_returned``): only then is its structure known (a pair, a dict)."""
         joined = self.joined(node)
-        read = set(reads_among(all_nodes(node)))
+        nodes = all_nodes(node)
+        # An array the function made, only updated in place in the loop (b += x), is one array through
+        # every iteration: it stays its own name, as b[...] = b + x leaves it, so a view of it taken before
+        # the loop is taken again where it is read (lower_views), which a merge variable would hide.
+        joined = [v for v in joined if not (self.owned_array(v) and only_updated_in_place(v, nodes))]
+        read = set(reads_among(nodes))
         self.returned_in[node] = [v for v in joined if v in self.state.exit_results and v not in self.scope.env
                                       and v not in read]
         joined = [v for v in joined if v not in self.returned_in[node]]
@@ -252,6 +257,13 @@ class JoinLowering(Part):
                 self.writes.views.carried_views.add(m)
         self.scope.env.update({v: self.joined_value(m) for v, m in targets.items()})
         return targets
+
+    def owned_array(self, name: str) -> bool:
+        """Whether the user's ``name`` holds an array the function made (and surely no number), which
+        ``name op= v`` writes in place (``UpdateLowering.augmented``)."""
+        value = self.scope.env.get(name)
+        return isinstance(value, ir.Var) and value.name in self.state.buffers \
+            and value.name not in self.state.maybe_numbers
 
     def carry_returned(self, node: Any, targets: dict[str, Any], env: dict) -> None:
         """The merge variables of the results the loop ``node`` returns from its body (``carry``), from what

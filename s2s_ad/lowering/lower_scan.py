@@ -11,6 +11,7 @@ from typing import Any, Iterator
 
 import gast
 
+from ..core.identity import IdentitySet
 from ..core.nodes import all_nodes
 
 
@@ -85,3 +86,17 @@ def is_append(node: Any) -> bool:
             and isinstance(node.value.func, gast.Attribute) and node.value.func.attr == "append"
             and isinstance(node.value.func.value, gast.Name) and len(node.value.args) == 1
             and not node.value.keywords)
+
+
+def only_updated_in_place(name: str, nodes: list) -> bool:
+    """Whether ``nodes`` (a loop's, all of them) bind ``name`` only as the target of ``name op= v``:
+    no assignment, ``for`` target, append, def or ``del`` of it, and no nested def or lambda that
+    mentions it (its names are its own)."""
+    updated = IdentitySet(n.target for n in nodes if isinstance(n, gast.AugAssign) and isinstance(n.target, gast.Name))
+    nested = IdentitySet(m for n in nodes if isinstance(n, (gast.FunctionDef, gast.Lambda)) for m in all_nodes(n))
+    binds = [n for n in nodes if isinstance(n, gast.Name) and n.id == name and isinstance(n.ctx, (gast.Store, gast.Del))]
+    if not binds or any(n in nested for n in nodes if isinstance(n, gast.Name) and n.id == name):
+        return False
+    defined = any(isinstance(n, gast.FunctionDef) and n.name == name for n in nodes)
+    appended = any(is_append(n) and n.value.func.value.id == name for n in nodes)
+    return not defined and not appended and all(n in updated for n in binds)

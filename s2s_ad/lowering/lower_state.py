@@ -111,6 +111,7 @@ class LoweringState:
         self.aux_tree: Any = None
         self.in_place: list[ir.InPlace] = []
         self.element_reads: list[ir.ElementRead] = []  # see ir.Function.element_reads
+        self.refused_reads: list[Exception] = []  # see ir.Function.refused_reads
         # Lower every call of the user's helpers in place (lower.lower's inline_helpers), but for a
         # helper already being so lowered: a recursive call stays a call.
         self.inline_helpers = False

@@ -14,10 +14,11 @@ from __future__ import annotations
 import ast
 import dataclasses
 import operator
-from typing import Any, Optional
+from typing import Any, Iterator, Optional
 
 import gast
 from ..core import ir, runtime
+from ..frontend.conversion import Record
 from ..frontend.list_sharing import extends_a_list
 from ..rules import registry as rules
 from .expressions import BINARY_OPERATORS
@@ -35,6 +36,15 @@ def _operator_sign(fn: Any) -> str:
     return ast.unparse(ast.BinOp(ast.Name("a"), syntax(), ast.Name("b"))).split()[1]
 
 
+def _leaves(record: Record) -> Iterator[Any]:
+    """The values a record holds, those of the records it holds included."""
+    for item in record.items:
+        if isinstance(item, Record):
+            yield from _leaves(item)
+        else:
+            yield item
+
+
 class UpdateLowering(Part):
     """``x op= v``: a store into the array updated, or a new binding checked to be a number."""
 
@@ -42,6 +52,7 @@ class UpdateLowering(Part):
         super().__init__(state)
         self.ssa = ssa
         self.views = views
+        self.storing_back: Optional[str] = None  # the dict an item's update stores into (update_an_item)
 
     def augmented(self, stmt: gast.AugAssign) -> None:
         """``target op= value``: into an array the function made, a store of the whole array (as NumPy
@@ -49,6 +60,9 @@ class UpdateLowering(Part):
         value may be shared, a new binding with a run-time check that it is a number (``ir.InPlace``)."""
         op = BINARY_OPERATORS[type(stmt.op)]
         current = self.state.converter.convert(stmt.target)
+        if isinstance(current, ir.Var) and self.dict_item(stmt.target) is not None:
+            self.update_an_item(stmt, current)
+            return
         value = ir.Call(op, (current, self.state.converter.convert(stmt.value)))
         if extends_a_list(stmt):  # items += [v]: a longer list (no other holder sees it: list_sharing)
             self.state.host.bind(stmt.target, value)
@@ -63,17 +77,47 @@ class UpdateLowering(Part):
                 return
             if self.update_through_view(stmt, current, value):
                 return
+            shown = getattr(stmt.target, "written_as", stmt.target.id)  # state.v, for state_v (sugar.py)
             if current.name in self.views.root and current.name not in self.views.unpacked_items:
-                raise self.state.parsed.error(f"an in-place update of {stmt.target.id}", f"{stmt.target.id} may be "
+                raise self.state.parsed.error(f"an in-place update of {shown}", f"{shown} may be "
                                               f"a view of {self.views.root[current.name]}; write into that array by "
                                               "index instead", stmt)
             update = self.shared(stmt.target.id, current.name, stmt)
             if update is None and current.name in self.views.root:  # u, w = pair(x); u += x
-                update = ir.InPlace(current.name, stmt.target.id, f"an item of {self.views.root[current.name]} "
+                update = ir.InPlace(current.name, shown, f"an item of {self.views.root[current.name]} "
                                     f"(a row, where that is an array)", stmt.lineno, stmt.col_offset + 1)
             if update is not None:
-                self.state.in_place.append(self.guarded(update))
+                self.state.in_place.append(self.guarded(dataclasses.replace(update, name=shown)))
         self.state.host.bind(stmt.target, value)
+
+    def dict_item(self, target: Any) -> Optional[Record]:
+        """The dict record of ``d["k"]``, a constant key's item of a dict the function made; else None."""
+        if not (isinstance(target, gast.Subscript) and isinstance(target.value, gast.Name)):
+            return None
+        record = self.scope.env.get(target.value.id)
+        return record if isinstance(record, Record) and record.kind == "dict" else None
+
+    def update_an_item(self, stmt: gast.AugAssign, current: ir.Var) -> None:
+        """``d["k"] op= v`` where the item is a value that may be an array: Python calls the item's own
+        ``__iadd__`` (NumPy changes that array, and every name that views or holds it sees the change),
+        then stores what it returned as the item.  So the update is the one a name bound to the item
+        makes (a store into an array the function made, one through a view of it, a checked new binding
+        where others may see it, or a refusal), and its result is stored back as the item.  The dict is
+        no other holder of the item where it holds it once: the store back gives it the new value."""
+        assert isinstance(stmt.target, gast.Subscript) and isinstance(stmt.target.value, gast.Name)
+        holder = stmt.target.value.id
+        shown = ast.unparse(gast.gast_to_ast(stmt.target))  # d["k"]: what refusals and checks name
+        item = gast.Name(id=shown, ctx=gast.Store(), annotation=None, type_comment=None)
+        ast.copy_location(item, stmt.target)
+        record = self.scope.env[holder]
+        held_once = sum(1 for i in _leaves(record) if i == current) == 1
+        self.scope.env[shown] = current
+        self.storing_back = holder if held_once else None
+        try:
+            self.augmented(ast.copy_location(gast.AugAssign(target=item, op=stmt.op, value=stmt.value), stmt))
+        finally:
+            self.storing_back = None
+        self.state.host.bind(stmt.target, self.scope.env.pop(shown))
 
     def update_through_view(self, stmt: gast.AugAssign, current: ir.Var, value: ir.Call) -> bool:
         """``row *= 3`` where ``row = M[1]`` (a basic index of an array the function made): NumPy changes
@@ -166,6 +210,6 @@ class UpdateLowering(Part):
             items = getattr(held, "items", None)
             return isinstance(items, (tuple, list)) and any(holds(i) for i in items)
         for other, held in self.scope.env.items():
-            if other != name and holds(held):
+            if other != name and other != self.storing_back and holds(held):
                 return f"shared with {other} (the same object, a view of it, or a container holding it)"
         return None

@@ -100,6 +100,17 @@ class ViewRetaking(Part):
         """``value``, read now under the name ``name``: where it may view an array written since it was
         bound, what NumPy's view shows now (taken again), a deferred check that it is one number (a
         copy), or a refusal.  ``user``: ``name`` is the user's local (retaken under it)."""
+        through = self.views.written_through_merge(value.name)
+        if through is not None:
+            # (refused once the lowering is final: an update lowered as a name's new binding here may
+            # become a store when the kinds are known, and the name then no merge variable)
+            written = next((k for k, v in self.scope.env.items() if v == ir.Var(through[0])), "the array it views")
+            self.state.refused_reads.append(self.state.refusal(f"reading {name} after {written} was written", (
+                f"{name} may be a view of an array written in place under a name (or an item) that a loop or "
+                f"branch binds to other arrays too, so NumPy's view shows the write on some paths or iterations "
+                f"only; copy it where you take it (.copy()), or keep the array in a name of its own that is only "
+                f"updated in place (b += v)")))
+            return value
         array = self.views.outdated(value.name)
         if array is not None and self.views.retakes(value.name, array):
             # a slice of an array this function made (row = m[1:3, :]) shows the array as it is

@@ -206,15 +206,21 @@ class WriteLowering(Part):
     def views_written_in(self, loop: Any) -> set[str]:
         """Mark views bound before ``loop`` of arrays it writes into: a second iteration would read them
         after a write.  Returns the names marked (the caller unmarks them after the loop)."""
-        written = set()
+        written, stored = set(), set()
         for node in all_nodes(loop):
             if (isinstance(node, gast.Subscript) and isinstance(node.ctx, gast.Store)
                     and isinstance(node.value, gast.Name)):
                 written.add(node.value.id)
+                stored.add(node.value.id)
             elif isinstance(node, gast.AugAssign) and isinstance(node.target, gast.Name) \
                     and not extends_a_list(node):  # (a longer list writes into no array)
                 written.add(node.target.id)
         roots = {self.views.root_of(self.scope.env.get(name)) for name in written} - {None}
+        for name in written:  # a merge variable the loop surely writes into may be the arrays joined into it
+            value = self.scope.env.get(name)
+            if isinstance(value, ir.Var) and value.name in self.state.buffers and (
+                    name in stored or value.name not in self.state.maybe_numbers):
+                self.views.writing_through(value.name)
         marked = {name for name in self.views.root
                   if any(root in roots for root, _ in self.views.views_of(name))} - self.views.stale
         self.views.stale |= marked

@@ -110,9 +110,11 @@ class ObjectCalls(ConverterPart):
         if params is not None and params.frozen:
             raise self.error(what, f"{record.cls.__name__} is a frozen dataclass (Python raises "
                              "FrozenInstanceError); make a new one with dataclasses.replace", node)
-        if key not in record.keys:
-            raise self.error(what, f"{record.cls.__name__}'s __init__ does not assign {key} (it assigns "
-                             f"{', '.join(map(str, record.keys))}); assign it there first", node)
+        if key not in record.keys:  # a new attribute, in the object's __dict__ as Python adds it
+            fixed = _attributes_fixed(record.cls)
+            if fixed is not None:
+                raise self.error(what, f"{record.cls.__name__} {fixed}, so Python may refuse or redirect a "
+                                 f"new attribute {key}; assign it in __init__ first", node)
         if any(isinstance(v, property) for klass in record.cls.__mro__ for v in vars(klass).values()):
             raise self.error(what, f"{record.cls.__name__} defines a property, which could hand the object "
                              "on; make a new object instead (dataclasses.replace(obj, attr=v))", node)
@@ -334,3 +336,14 @@ class ObjectCalls(ConverterPart):
             self.resolver.snapshot.record_code(init)
             self.resolver.snapshot.record_defaults(init)
         return owner, init
+
+
+def _attributes_fixed(cls: type) -> Optional[str]:
+    """Why an object of ``cls`` may not take a new attribute as a plain store into its ``__dict__``
+    (``__slots__``, or a ``__setattr__`` of its own); None where it does."""
+    for klass in cls.__mro__[:-1]:  # (object's own are Python's plain store)
+        if "__slots__" in vars(klass):
+            return f"declares __slots__ (in {klass.__name__})"
+        if "__setattr__" in vars(klass):
+            return f"defines __setattr__ (in {klass.__name__})"
+    return None

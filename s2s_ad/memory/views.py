@@ -77,6 +77,10 @@ class Views:
         self.unpacked_items: set[str] = set()
         self.joins_owned: dict[str, bool] = {}  # merge variable -> every value joined so far is owned
         self.merge_sources: dict[str, set[str]] = {}  # merge variable -> the SSA names joined into it
+        # array -> a merge variable that may be it (and other arrays on other paths), written into in place:
+        # a view of the array then shows the write on some paths only (a branch or loop that also binds the
+        # name to another array), which no view taken again from the array follows (lower_views refuses it)
+        self.written_through: dict[str, str] = {}
         # (a view's name, the writes into its array then, the block) -> the view taken again after them there
         self.retaken: dict[tuple[str, int, Identity], ir.Expr] = {}
 
@@ -137,13 +141,41 @@ class Views:
 
     def wrote(self, array: str) -> None:
         self.writes[array] += 1
+        self.writing_through(array)
+
+    def writing_through(self, merged: str) -> None:
+        """A write into ``merged`` (about to happen, or made) is one into each array joined into it, on
+        some paths: remembered in ``written_through``."""
+        for source in self.joined_into(merged):
+            self.written_through.setdefault(source, merged)
+
+    def joined_into(self, merged: str) -> set[str]:
+        """The names joined into the merge variable ``merged``, and those joined into them, but itself."""
+        found: set[str] = set()
+        todo = [merged]
+        while todo:
+            for source in self.merge_sources.get(todo.pop(), ()):
+                if source not in found and source != merged:
+                    found.add(source)
+                    todo.append(source)
+        return found
+
+    def written_through_merge(self, name: str) -> Optional[tuple[str, str]]:
+        """``(array, merged)`` where ``name`` may view ``array``, which was written into as the merge
+        variable ``merged`` (``written_through``); else None."""
+        if not self.enabled or name not in self.root:
+            return None
+        for root, _ in self.views_of(name):
+            if root in self.written_through:
+                return root, self.written_through[root]
+        return None
 
     def outdated(self, name: str) -> Optional[str]:
         """The array ``name`` views, if it has been written since ``name`` was bound."""
         if not self.enabled or name not in self.root:
             return None
         for root, seen in self.views_of(name):
-            if name in self.stale or self.writes[root] > seen:
+            if name in self.stale or self.writes[root] > seen or root in self.written_through:
                 return root
         return None
 

@@ -367,11 +367,149 @@ def two_updates_in_a_loop_seen_by_a_view(x):
     return np.sum(c ** 2)
 
 
+# Updates through the container's own item or attribute (d["k"] += v, obj.v += v): Python calls the
+# item's __iadd__, so NumPy changes the array every other name sees, then stores it back.
+def item_of_dict_viewing_an_array_updated(x):
+    b = x * 1.5
+    d = {"v": b[::2]}
+    d["v"] *= x[::2]
+    return np.sum(b * x)
+
+
+def item_of_dict_held_by_a_name_updated(x):
+    a = np.zeros(2)
+    d = {"v": a}
+    d["v"] += x[:2]
+    return np.sum(a * x[2:])
+
+
+def row_held_by_dict_updated(x):
+    m = np.outer(x[:2], x[1:])
+    d = {"row": m[1]}
+    d["row"] -= x[:3]
+    return np.sum(m ** 2)
+
+
+def numbers_and_array_of_a_dict_updated_in_a_loop(x):
+    d = {"s": 0.0, "acc": np.zeros(2)}
+    for i in range(2):
+        d["s"] += x[i] ** 2
+        d["acc"] += x[2 * i:2 * i + 2] * (i + 1.0)
+    return d["s"] + np.sum(d["acc"] ** 2)
+
+
+def attribute_viewing_an_array_updated(x):
+    b = x * 2.0
+    box = Box(b[1:3])
+    box.v += x[:2]
+    return np.sum(b ** 2)
+
+
+def attribute_held_by_a_name_updated(x):
+    a = np.sin(x)
+    box = Box(a)
+    box.v *= 2.0
+    return np.sum(a * x)
+
+
+def attribute_seen_by_a_view_updated_in_a_loop(x):
+    box = Box(np.ones(4))
+    tail = box.v[1:]
+    for _ in range(2):
+        box.v += x
+        box.v *= x
+    return np.sum(tail) + np.sum(box.v)
+
+
+UPDATES_THROUGH_HOLDERS = [item_of_dict_viewing_an_array_updated, item_of_dict_held_by_a_name_updated,
+                           row_held_by_dict_updated, numbers_and_array_of_a_dict_updated_in_a_loop,
+                           attribute_viewing_an_array_updated, attribute_held_by_a_name_updated]
+
+
+# An array the function made (np.ones: it starts out constant), viewed before a loop that only updates it
+# in place: every iteration writes the one array, and the view shows each write.
+def made_array_viewed_then_updated_in_a_loop(x):
+    b = np.ones(4)
+    tail = b[1:]
+    for _ in range(2):
+        b += x
+        b *= x
+    return np.sum(tail) + np.sum(b)
+
+
+def view_read_in_a_loop_before_each_update(x):
+    b = np.ones(4)
+    head = b[:2]
+    s = 0.0
+    for i in range(3):
+        s = s + np.sum(head ** 2)
+        b += x
+    return s
+
+
+def row_of_a_made_matrix_updated_in_nested_loops(x):
+    m = np.ones((2, 4))
+    row = m[1]
+    for i in range(2):
+        for j in range(2):
+            m += np.outer(x[:2], x) * (i + j + 1.0)
+    return np.sum(row ** 2)
+
+
+def made_array_viewed_then_updated_in_a_while_loop(x):
+    b = np.ones(4)
+    head = b[:3]
+    k = 0
+    while k < 3:
+        b *= x
+        k += 1
+    return np.sum(head)
+
+
+UPDATES_IN_LOOPS = [made_array_viewed_then_updated_in_a_loop, view_read_in_a_loop_before_each_update,
+                    row_of_a_made_matrix_updated_in_nested_loops, made_array_viewed_then_updated_in_a_while_loop]
+
+
+def view_of_an_array_updated_then_replaced_in_a_loop(x):
+    b = np.ones(4)
+    head = b[:2]
+    for _ in range(2):
+        b += x  # the first iteration writes the array head views, the second a new one
+        b = b * 2.0
+    return np.sum(head) + np.sum(b)
+
+
+def view_of_a_dict_item_updated_in_a_loop(x):
+    d = {"v": np.ones(4)}
+    tail = d["v"][1:]
+    for _ in range(2):
+        d["v"] += x
+    return np.sum(tail)
+
+
+def views_of_arrays_made_in_either_branch_then_updated(x):
+    if x[0] > 0:
+        b = np.zeros(4)
+        v = b[1:]
+    else:
+        b = np.ones(4)
+        v = b[1:]
+    b += x  # b is one of two arrays, v a view of one of them: refused where v is read
+    return np.sum(v ** 2)
+
+
+def item_held_twice_by_a_dict_updated(x):
+    a = np.ones(4) * x[0]
+    d = {"u": a, "w": a}
+    d["u"] += x
+    return np.sum(d["w"] * x)
+
+
 UPDATES = [two_updates_of_an_array_two_containers_hold, two_updates_in_a_loop_seen_by_a_view,
            update_in_while_loop_seen_by_reshape, update_in_loop_seen_by_transposed_reshape, update_held_by_dict, update_held_by_namedtuple, update_seen_by_view_in_loop, update_held_by_list_in_loop,
            update_held_by_dataclass, update_held_by_object, update_of_same_array_under_two_names,
            update_seen_through_helper_result, update_in_while_loop_seen_by_view, update_of_number_keeps_the_container]
-FUNCTIONS += UPDATES
+FUNCTIONS += UPDATES + UPDATES_THROUGH_HOLDERS + UPDATES_IN_LOOPS
 
 
 def view_chosen_by_an_if_statement_then_write(x):

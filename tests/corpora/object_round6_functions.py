@@ -329,7 +329,7 @@ def attribute_store_through_another_name(x):
 
 def attribute_store_augmented(x):
     shape = Shape(x[0])
-    shape.size += 1.0  # REFUSED
+    shape.size += 1.0  # the attribute read, updated (a number: a new one) and stored back
     return shape.area()
 
 
@@ -357,3 +357,32 @@ def attribute_store_after_a_method_handing_the_object_on(x):
     other = handle.itself()  # REFUSED
     handle.w = 2.0 * handle.w
     return other.w
+
+
+class Bag:
+    """No __init__: every attribute is added by a store, as Python adds it to the object's __dict__."""
+
+
+class WithDefault:
+    scale = 2.0
+
+    def energy(self, v):
+        return self.scale * np.sum(v ** 2)
+
+
+def attributes_added_to_an_object_without_init(x):
+    y = x + 1.0
+    bag = Bag()
+    bag.part = y[1:]
+    bag.part *= bag.part  # a view of y: y changes too
+    bag.total = 0.0
+    for i in range(x.shape[0]):
+        bag.total = bag.total + y[i] * x[i]
+    return bag.total
+
+
+def class_attribute_shadowed_by_a_store(x):
+    d = WithDefault()
+    before = d.energy(x)  # the class's scale
+    d.scale = x[0]
+    return before + d.energy(x)

@@ -85,6 +85,39 @@ def test_an_update_of_an_argument_another_name_holds_is_still_refused_naming_the
     assert "memory_model_functions.py" in str(raised.value) and "in-place update" in str(raised.value)
 
 
+def test_an_update_through_an_item_the_dict_holds_twice_is_refused_naming_the_item():
+    # d["u"] and d["w"] are one array: NumPy's += changes it for both, which a new item would not
+    with pytest.raises(TransformError) as raised:
+        s2s_ad.grad(mf.item_held_twice_by_a_dict_updated)(X.copy())
+    message = str(raised.value)
+    assert "memory_model_functions.py" in message and "in-place update of d['u']" in message
+
+
+@pytest.mark.parametrize("f, line", [
+    (mf.view_of_an_array_updated_then_replaced_in_a_loop, "return np.sum(head) + np.sum(b)"),
+    (mf.view_of_a_dict_item_updated_in_a_loop, "return np.sum(tail)"),
+    (mf.attribute_seen_by_a_view_updated_in_a_loop, "return np.sum(tail) + np.sum(box.v)"),
+    (mf.views_of_arrays_made_in_either_branch_then_updated, "return np.sum(v ** 2)"),
+], ids=lambda v: getattr(v, "__name__", "line"))
+def test_a_view_of_an_array_a_loop_writes_on_some_iterations_only_is_refused_where_read(f, line):
+    with pytest.raises(TransformError, match="written in place under a name") as raised:
+        s2s_ad.grad(f)(X.copy())
+    source = open(mf.__file__).read().splitlines()
+    assert source[raised.value.line - 1].strip() == line
+
+
+def test_an_attribute_update_of_an_object_the_function_is_given_is_refused():
+    box = mf.Box(X.copy())
+
+    def shifted(x, box):
+        box.v += x
+        return np.sum(box.v * x)
+
+    with pytest.raises(TransformError, match="box is a parameter"):
+        s2s_ad.grad(shifted)(X.copy(), box)
+    np.testing.assert_array_equal(box.v, X)
+
+
 jax = optional_import("jax")
 
 

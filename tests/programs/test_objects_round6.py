@@ -35,6 +35,9 @@ CASES = [
     orf.operators_with_numbers_on_both_sides,
     orf.overridden_forward_through_call,
     orf.attribute_store_then_method,
+    orf.attribute_store_augmented,
+    orf.attributes_added_to_an_object_without_init,
+    orf.class_attribute_shadowed_by_a_store,
 ]
 
 
@@ -87,7 +90,6 @@ SOURCE = pathlib.Path(orf.__file__).read_text().splitlines()
     (orf.method_changing_its_object, "the call of Counter.add() made for its effect: a method that changes its "
                                      "object (self.total = ...) is not followed"),
     (orf.attribute_store_through_another_name, "shape is used otherwise than by its attributes (line"),
-    (orf.attribute_store_augmented, "never obj.v += d"),
     (orf.attribute_store_into_what_a_function_made, "the object was not made here by calling its class"),
     (orf.attribute_store_into_a_module_object, "the object was not made here by calling its class"),
     (orf.attribute_store_after_a_method_handing_the_object_on, "Handle.itself uses its object otherwise than by "
