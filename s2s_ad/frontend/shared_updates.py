@@ -21,6 +21,7 @@ from ..core.nodes import all_nodes
 from .parse import ParsedFunction
 
 _BLOCKS = ("body", "orelse", "finalbody")
+UPDATED_IN_PLACE = "s2s_ad_updated_in_place"  # (the attribute of a store's target that was the user's b op= v)
 
 
 def updates_as_stores(parsed: ParsedFunction, places: frozenset[tuple[int, int]]) -> ParsedFunction:
@@ -45,6 +46,7 @@ def _statement(stmt: Any, places: frozenset[tuple[int, int]]) -> Any:
         name = stmt.target.id
         whole = gast.Subscript(value=gast.Name(id=name, ctx=gast.Load(), annotation=None, type_comment=None),
                                slice=gast.Constant(value=Ellipsis, kind=None), ctx=gast.Store())
+        setattr(whole, UPDATED_IN_PLACE, True)  # (what a refusal of the store names: the user's update)
         value = gast.BinOp(left=gast.Name(id=name, ctx=gast.Load(), annotation=None, type_comment=None),
                            op=stmt.op, right=stmt.value)
         store = gast.Assign(targets=[whole], value=value, type_comment=None)

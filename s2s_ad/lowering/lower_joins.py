@@ -16,7 +16,7 @@ are kept across the join (``lower_writes``).
 from __future__ import annotations
 
 from collections import Counter
-from typing import Any, Optional
+from typing import Any, Iterator, Optional
 
 import gast
 
@@ -61,9 +61,12 @@ class JoinLowering(Part):
             n.ctx, gast.Store) and isinstance(n.value, gast.Name) and isinstance(env.get(n.value.id), Record)}
         return sorted(v for v in stored if v in env or self.scope.reads[v] > inside[v])
 
-    def targets(self, joined: list[str], branches: list[dict], loop: bool) -> dict[str, Any]:
-        """Merge targets: a fresh name per joined user name; for a container, a template of merge variables."""
+    def targets(self, joined: list[str], branches: list[dict], loop: bool, before: Optional[dict] = None
+                ) -> dict[str, Any]:
+        """Merge targets: a fresh name per joined user name; for a container, a template of merge variables.
+        None for a name every branch binds to the same value bound before them (``before``'s)."""
         targets: dict[str, Any] = {}
+        earlier = [x for x in (before or {}).values() if isinstance(x, ir.Var)]
         for v in joined:
             values = [b.get(v) for b in branches]
             if any(isinstance(x, (Known, Bound, Functions)) for x in values):
@@ -77,6 +80,8 @@ class JoinLowering(Part):
                 if not loop and all(x is values[0] for x in values):
                     continue  # unchanged on both paths
                 targets[v] = self.containers.template(values, loop, v)
+            elif not loop and values[0] in earlier and all(x == values[0] for x in values):
+                continue  # the same array on every path (b += v into an array the function made, on one)
             else:
                 targets[v] = self.state.names.fresh(v)
         return targets
@@ -103,8 +108,8 @@ class JoinLowering(Part):
         merged_names = {m for _, m, _ in pairs}
         holding: dict[str, list[str]] = {}  # value name -> the user names that hold it (one walk of env)
         for k, v in env.items():
-            if isinstance(v, ir.Var):
-                holding.setdefault(v.name, []).append(k)
+            for held in _held_names(v):  # (itself, or an item of a dict, list, tuple or object it is)
+                holding.setdefault(held, []).append(k)
         copies = []
         for user_name, merged, value in pairs:
             if isinstance(value, Nested):
@@ -123,7 +128,7 @@ class JoinLowering(Part):
                 value = ir.Var(name)
             copies.append((merged, value))
             if isinstance(value, ir.Var) and value.name != merged:
-                self.writes.views.merge_sources.setdefault(merged, set()).add(value.name)
+                self.writes.views.join(merged, value.name)
             self.writes.views.joined(merged, value)
             others = [k for k in holding.get(value.name, ()) if k != user_name] if isinstance(value, ir.Var) else []
             self.writes.join_ownership(merged, value, others, user_name)
@@ -200,13 +205,18 @@ class JoinLowering(Part):
                         env[v] = _displays_as_records(env[v])
                 for env in envs:
                     env.setdefault(v, _never_read(_displays_as_records(shown)))
-        targets = self.targets(joined, envs, loop=False)
+        targets = self.targets(joined, envs, loop=False, before=before)
         for v, m in targets.items():
             if not isinstance(m, Record):
                 self.join_functions(v, m, [env.get(v) for env in envs], stmt)
         for (block, _), env in zip(paths, envs):
             self.merge_into(block, env, targets, stmt.lineno)
-        return {**before, **{v: self.joined_value(m) for v, m in targets.items()}}
+        # a name every path binds to the same value bound before the if (an array updated in place on one
+        # path) needs no merge variable (targets): it holds that value after the if
+        earlier = [x for x in before.values() if isinstance(x, ir.Var)]
+        same = {v: envs[0][v] for v in joined if v not in targets and all(v in env for env in envs)
+                and envs[0][v] in earlier and all(env[v] == envs[0][v] for env in envs)}
+        return {**before, **same, **{v: self.joined_value(m) for v, m in targets.items()}}
 
     def after_loop(self, before: dict, targets: dict[str, Any], ran: Optional[dict] = None) -> dict[str, Any]:
         """The env after a loop entered with the env ``before``: each carried name holds its merge variable.
@@ -312,3 +322,14 @@ def _never_read(record: Record) -> Record:
         item.value is None or isinstance(item.value, (int, float)) or language.is_array_value(item.value))
         else ir.Const(None) for item in record.items)
     return Record(record.kind, record.cls, record.keys, items)
+
+
+def _held_names(value: Any) -> Iterator[str]:
+    """The SSA names of the arrays (or numbers) ``value`` is or holds: itself, a display's items, a
+    record's items, theirs in turn (an array a dict holds is seen through the dict: a write into it is
+    one into the dict's item)."""
+    if isinstance(value, ir.Var):
+        yield value.name
+    elif isinstance(value, (Record, ir.Display)):
+        for item in value.items:
+            yield from _held_names(item)

@@ -170,9 +170,10 @@ class UpdateLowering(Part):
             return ir.InPlace(value, name, f"the same object as {others[0]}",
                               owned=value in self.state.buffers and value not in self.views.root, **at)
         owned = value in self.state.buffers and value not in self.views.root
-        if value in self.views.merged_from:
+        if value in self.views.merged_from:  # (made by the function on every path: NumPy's store, once an array)
+            made = owned or self.views.joins_made.get(value, False)
             return ir.InPlace(value, name, f"the same object as {self.views.merged_from[value]} on some paths",
-                              owned=owned, **at)
+                              owned=made, **at)
         if value in self.views.holders:
             return ir.InPlace(value, name, f"shared with {self.views.holders[value]} (a view of it, a list holding it, "
                               f"or what a function returned for it)", owned=owned, **at)

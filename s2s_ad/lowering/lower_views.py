@@ -92,14 +92,32 @@ class ViewRetaking(Part):
     def current(self, value: ir.Var) -> ir.Expr:
         """``value`` read now, wherever it is read from (a user's name, an item of a tuple, a dict, a
         record): a view of an array written since it was bound is taken again, or refused."""
+        if not self.state.generated:
+            self.refuse_written_alias(value, value.name)
         if self.state.generated or self.views.outdated(value.name) is None:
             return value
         return self.view_now(value, value.name, user=False)
+
+    def refuse_written_alias(self, value: ir.Var, name: str) -> None:
+        """A deferred refusal (``refused_reads``) of reading ``value``, a merge variable one of whose
+        paths' arrays was written since the paths joined: NumPy's value shows the write on that path only."""
+        written = self.views.aliases_written.get(value.name)
+        if written is None or (value.name in self.views.root and any(
+                root == written for root, _ in self.views.views_of(value.name))):
+            return  # (a view of that array on some path: taken again by its steps or positions, or refused)
+        array = next((k for k, v in self.scope.env.items() if v == ir.Var(written)), "the array it is on some paths")
+        self.state.refused_reads.append(self.state.refusal(f"reading {name} after {array} was written", (
+            f"{name} is that array on some paths into a branch or loop and another array on others, and the "
+            f"array was written since (through a view, by index or in place), so what {name} shows depends on "
+            f"the path; write into the array before the branch or loop, or copy it where the paths join "
+            f"({name} = {name}.copy())")))
 
     def view_now(self, value: ir.Var, name: str, user: bool = True) -> ir.Expr:
         """``value``, read now under the name ``name``: where it may view an array written since it was
         bound, what NumPy's view shows now (taken again), a deferred check that it is one number (a
         copy), or a refusal.  ``user``: ``name`` is the user's local (retaken under it)."""
+        if not self.state.generated:
+            self.refuse_written_alias(value, name)
         through = self.views.written_through_merge(value.name)
         if through is not None:
             # (refused once the lowering is final: an update lowered as a name's new binding here may

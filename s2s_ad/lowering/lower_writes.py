@@ -35,6 +35,7 @@ from typing import Any, Optional
 import gast
 from ..core import ir, language, runtime
 from ..frontend.list_sharing import extends_a_list
+from ..frontend.shared_updates import UPDATED_IN_PLACE
 from ..memory.aliasing import Chosen, retake_kind
 from ..memory.views import Views
 from .lower_scan import updated_in_place
@@ -173,6 +174,16 @@ class WriteLowering(Part):
         if isinstance(array, ir.Var) and array.name in self.views.root and not self.state.generated:
             raise self.state.parsed.error(what, f"{name} may be a view of {self.views.root[array.name]}; "
                                           f"{instead} instead", node)
+        if isinstance(array, ir.Var) and array.name in self.views.merged_from and not self.state.generated:
+            holder = self.views.merged_from[array.name]
+            if getattr(node, UPDATED_IN_PLACE, False):  # the user's b += v, lowered again as this store
+                raise self.state.parsed.error(
+                    f"the in-place update of {name}", f"{name} is the same object as {holder} on some paths, and "
+                    f"NumPy would change that array too; write {name} = {name} + ... (a new array), or copy it first",
+                    node)
+            raise self.state.parsed.error(what, f"{name} is the same object as {holder} on some paths into this "
+                                          f"loop or branch only, and writing into it would change that array on "
+                                          f"those paths; copy it first: {name} = {name}.copy()", node)
         if not (isinstance(array, ir.Var) and array.name in self.state.buffers):
             raise self.state.parsed.error(
                 what, f"{name} is not an array this function created (an argument, or a view of one), and {verb} "
@@ -233,6 +244,9 @@ class WriteLowering(Part):
         the body keeps, or the write is refused there."""
         if value == ir.Var(merged):
             return
+        made = (isinstance(value, ir.Var) and (value.name in self.state.buffers or self.views.joins_made.get(value.name, False))
+                and value.name not in self.views.root)
+        self.views.joins_made[merged] = self.views.joins_made.get(merged, True) and made
         owned = (isinstance(value, ir.Var) and value.name in self.state.buffers and not others
                  and value.name not in self.views.root)
         if merged not in self.views.joins_owned:

@@ -76,11 +76,19 @@ class Views:
         # items of a value unpacked by position (u, w = pair(x)): a tuple's items, or an array's rows
         self.unpacked_items: set[str] = set()
         self.joins_owned: dict[str, bool] = {}  # merge variable -> every value joined so far is owned
+        # merge variable -> every value joined so far is an array the function made (a view of none), held
+        # by other names or not: an update of it is NumPy's store once the kinds prove an array (InPlace.owned)
+        self.joins_made: dict[str, bool] = {}
         self.merge_sources: dict[str, set[str]] = {}  # merge variable -> the SSA names joined into it
         # array -> a merge variable that may be it (and other arrays on other paths), written into in place:
         # a view of the array then shows the write on some paths only (a branch or loop that also binds the
         # name to another array), which no view taken again from the array follows (lower_views refuses it)
         self.written_through: dict[str, str] = {}
+        # the reverse: merge variable -> an array joined into it and written since the join (through a view,
+        # by index or by an update): a read of the merge variable shows the write on the paths where it is
+        # that array only, which SSA's copy does not follow (lower_views refuses the read)
+        self.aliases_written: dict[str, str] = {}
+        self.joined_to: dict[str, set[str]] = {}  # an SSA name -> the merge variables it was joined into
         # (a view's name, the writes into its array then, the block) -> the view taken again after them there
         self.retaken: dict[tuple[str, int, Identity], ir.Expr] = {}
 
@@ -142,6 +150,20 @@ class Views:
     def wrote(self, array: str) -> None:
         self.writes[array] += 1
         self.writing_through(array)
+        todo, seen = [array], {array}
+        while todo:  # every merge variable (of a merge variable...) this array was joined into, since the join
+            for merged in self.joined_to.get(todo.pop(), ()):
+                if merged not in seen:
+                    seen.add(merged)
+                    self.aliases_written.setdefault(merged, array)
+                    todo.append(merged)
+
+    def join(self, merged: str, source: str) -> None:
+        """``source`` joined into the merge variable ``merged`` (one path's value)."""
+        self.merge_sources.setdefault(merged, set()).add(source)
+        self.joined_to.setdefault(source, set()).add(merged)
+        if source in self.aliases_written:  # (a value already shown stale, joined on: stale in its turn)
+            self.aliases_written.setdefault(merged, self.aliases_written[source])
 
     def writing_through(self, merged: str) -> None:
         """A write into ``merged`` (about to happen, or made) is one into each array joined into it, on

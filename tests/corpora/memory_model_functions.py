@@ -466,8 +466,30 @@ def made_array_viewed_then_updated_in_a_while_loop(x):
     return np.sum(head)
 
 
+def made_array_held_by_a_dict_updated_in_a_branch_and_after_it(x):
+    b = np.full(4, 0.5)
+    held = {"k": b}
+    if x[0] > 0:
+        b += x[2] * x
+    b *= x
+    return np.sum(held["k"] ** 2)
+
+
+def same_array_bound_on_both_paths_then_updated(x):
+    b = np.ones(4)
+    v = b[1:]
+    if x[0] > 0:
+        c = b
+    else:
+        c = b
+    c += x
+    return np.sum(v ** 2)
+
+
 UPDATES_IN_LOOPS = [made_array_viewed_then_updated_in_a_loop, view_read_in_a_loop_before_each_update,
-                    row_of_a_made_matrix_updated_in_nested_loops, made_array_viewed_then_updated_in_a_while_loop]
+                    row_of_a_made_matrix_updated_in_nested_loops, made_array_viewed_then_updated_in_a_while_loop,
+                    made_array_held_by_a_dict_updated_in_a_branch_and_after_it,
+                    same_array_bound_on_both_paths_then_updated]
 
 
 def view_of_an_array_updated_then_replaced_in_a_loop(x):
@@ -496,6 +518,24 @@ def views_of_arrays_made_in_either_branch_then_updated(x):
         v = b[1:]
     b += x  # b is one of two arrays, v a view of one of them: refused where v is read
     return np.sum(v ** 2)
+
+
+def array_a_list_holds_on_some_paths_updated(x):
+    b = np.full(4, 0.5)
+    holder = [b]
+    if x[0] < 0:
+        b = b * 2.0
+    b *= x  # the array holder holds where x[0] >= 0, a new one else
+    return np.sum(holder[0] ** 2)
+
+
+def array_written_through_a_view_after_a_branch_that_may_replace_it(x):
+    b = np.ones(4)
+    v = b.reshape(2, 2)
+    if x[0] > 0:
+        b = b * 2.0
+    v[0] = np.exp(0.3 * x[:2])
+    return np.sum(b * b)  # b is the array v views on one path only
 
 
 def item_held_twice_by_a_dict_updated(x):

@@ -3,8 +3,10 @@
 reshapes, splits, a helper's or a lambda's result, a recursive helper's, a choice by a conditional expression
 or an ``if``, a view taken in a loop by its index and carried out of it, or chosen in a loop),
 carried in tuples, dicts, namedtuples, dataclasses and objects, then written through one name (the
-array, or a view, or an in-place update ``b += ...`` of the array a container also holds) in straight
-code, loops and branches, and read through another.  ``make_program(seed)`` returns the source of ``f(x)``, ``x`` of
+array, or a view, or an in-place update ``b += ...`` of the array a container also holds, or of the
+dict's item or object's attribute holding it, ``held['k'] *= ...``) in straight code, loops and
+branches, and read through another; ``b`` starts as a value of ``x`` or as a constant array
+(``np.ones(6)``), which a loop then updates in place.  ``make_program(seed)`` returns the source of ``f(x)``, ``x`` of
 six numbers; NumPy's own run of it is the oracle for the value, differences for the gradient."""
 from __future__ import annotations
 
@@ -65,9 +67,15 @@ def _value(rng: random.Random) -> str:
     return rng.choice(VALUES).format(i=rng.randrange(6), j=rng.randrange(6))
 
 
-def _write(rng: random.Random, views: list[str]) -> str:
-    """One write: into b or M by index, through a view's name, or an in-place update of b or M."""
-    kind = rng.randrange(7)
+def _write(rng: random.Random, views: list[str], through: str = "") -> str:
+    """One write: into b or M by index, through a view's name, an in-place update of b or M, or one of
+    the dict's item or object's attribute ``through`` that holds b (``held['k'] += ...``); or b bound to
+    a new array, after which an in-place update of b changes what only some paths' b is."""
+    kind = rng.randrange(9)
+    if kind == 7 and through:
+        return f"{through} {rng.choice(['+=', '-=', '*='])} {_value(rng)} * x"
+    if kind >= 7:  # b bound to a new array (on one path, or one iteration): what holds or views it keeps the old
+        return f"b = b * {_value(rng)}"
     if kind == 5:
         return f"b {rng.choice(['+=', '-=', '*='])} {_value(rng)} * x"
     if kind == 6:
@@ -88,13 +96,17 @@ def _write(rng: random.Random, views: list[str]) -> str:
 
 def make_program(seed: int) -> str:
     rng = random.Random(seed)
-    lines = ["def f(x):", f"    b = {rng.choice(['x * 1.0', 'np.sin(x)', 'x + 0.5', 'x ** 2'])}",
-             "    M = np.outer(x[:2], x[2:5]) * 1.0"]
+    # b starts as a value of x (maybe a number until the kinds are known) or as an array made constant
+    # (an array for certain: its in-place updates are stores from the first lowering on)
+    start = rng.choice(['x * 1.0', 'np.sin(x)', 'x + 0.5', 'x ** 2', 'np.ones(6)', 'np.full(6, 0.5)'])
+    lines = ["def f(x):", f"    b = {start}", "    M = np.outer(x[:2], x[2:5]) * 1.0"]
     views, read = [], []
+    through = ""
     if rng.random() < 0.3:  # the array itself held by another name
         holder = rng.choice(["held = {'k': b}", "held = [b, M]", "held = Pair(b, M)", "held = Box(b)", "held = b"])
         lines.append(f"    {holder}")
         read.append({"{": "held['k']", "[": "held[0]", "P": "held.a", "B": "held.v"}.get(holder[7], "held"))
+        through = {"{": "held['k']", "B": "held.v"}.get(holder[7], "")  # updated in place through the holder
     for k in range(rng.randint(2, 4)):
         source = rng.choice(VECTOR_VIEWS + MATRIX_VIEWS)
         name = f"v{k}"
@@ -131,14 +143,14 @@ def make_program(seed: int) -> str:
         lines += ["    parts = (b[:2], M[1])", "    p0, p1 = parts"]
         read += ["p0", "p1"]
     for _ in range(rng.randint(1, 3)):
-        write = _write(rng, views)
+        write = _write(rng, views, through)
         shape = rng.randrange(3)
         if shape == 0:
             lines.append(f"    {write}")
         elif shape == 1:
             lines += ["    for t in range(2):", f"        {write.replace('x[0]', 'x[t]')}"]
         else:
-            lines += ["    if x[0] > 0:", f"        {write}", "    else:", f"        {_write(rng, views)}"]
+            lines += ["    if x[0] > 0:", f"        {write}", "    else:", f"        {_write(rng, views, through)}"]
     terms = [f"np.sum({name} * {name})" if rng.random() < 0.5 else f"np.sum({name}) * x[{rng.randrange(6)}]"
              for name in read]
     terms.append("np.sum(b * b)" if rng.random() < 0.5 else "np.sum(M) * x[1]")

@@ -85,6 +85,18 @@ def test_an_update_of_an_argument_another_name_holds_is_still_refused_naming_the
     assert "memory_model_functions.py" in str(raised.value) and "in-place update" in str(raised.value)
 
 
+@pytest.mark.parametrize("f, words, line", [
+    (mf.array_a_list_holds_on_some_paths_updated, "b is the same object as holder on some paths",
+     "b *= x  # the array holder holds where x[0] >= 0, a new one else"),
+    (mf.array_written_through_a_view_after_a_branch_that_may_replace_it, "b is that array on some paths",
+     "return np.sum(b * b)  # b is the array v views on one path only"),
+], ids=lambda v: getattr(v, "__name__", "_"))
+def test_an_array_that_is_another_names_on_some_paths_only_is_refused_where_written_or_read(f, words, line):
+    with pytest.raises(TransformError, match=words) as raised:
+        s2s_ad.grad(f)(X.copy())
+    assert open(mf.__file__).read().splitlines()[raised.value.line - 1].strip() == line
+
+
 def test_an_update_through_an_item_the_dict_holds_twice_is_refused_naming_the_item():
     # d["u"] and d["w"] are one array: NumPy's += changes it for both, which a new item would not
     with pytest.raises(TransformError) as raised:
