@@ -31,6 +31,15 @@ from .lower_writes import WriteLowering
 from ..core.nodes import all_nodes
 
 
+def held_before(values: list, before: Optional[dict]) -> Optional[ir.Var]:
+    """The array every path binds a name to (``values``, one per path), where some name held it before
+    the branch (``before``'s env): the name needs no merge variable after the join."""
+    first = values[0]
+    if before is None or not isinstance(first, ir.Var) or any(x != first for x in values):
+        return None
+    return first if any(isinstance(x, ir.Var) and x == first for x in before.values()) else None
+
+
 class JoinLowering(Part):
     """Merge variables at the joins of ifs and loops, and the defs a name may hold there."""
 
@@ -66,7 +75,6 @@ class JoinLowering(Part):
         """Merge targets: a fresh name per joined user name; for a container, a template of merge variables.
         None for a name every branch binds to the same value bound before them (``before``'s)."""
         targets: dict[str, Any] = {}
-        earlier = [x for x in (before or {}).values() if isinstance(x, ir.Var)]
         for v in joined:
             values = [b.get(v) for b in branches]
             if any(isinstance(x, (Known, Bound, Functions)) for x in values):
@@ -80,7 +88,7 @@ class JoinLowering(Part):
                 if not loop and all(x is values[0] for x in values):
                     continue  # unchanged on both paths
                 targets[v] = self.containers.template(values, loop, v)
-            elif not loop and values[0] in earlier and all(x == values[0] for x in values):
+            elif not loop and held_before(values, before) is not None:
                 continue  # the same array on every path (b += v into an array the function made, on one)
             else:
                 targets[v] = self.state.names.fresh(v)
@@ -213,9 +221,8 @@ class JoinLowering(Part):
             self.merge_into(block, env, targets, stmt.lineno)
         # a name every path binds to the same value bound before the if (an array updated in place on one
         # path) needs no merge variable (targets): it holds that value after the if
-        earlier = [x for x in before.values() if isinstance(x, ir.Var)]
-        same = {v: envs[0][v] for v in joined if v not in targets and all(v in env for env in envs)
-                and envs[0][v] in earlier and all(env[v] == envs[0][v] for env in envs)}
+        same = {v: held for v in joined if v not in targets
+                and (held := held_before([env.get(v) for env in envs], before)) is not None}
         return {**before, **same, **{v: self.joined_value(m) for v, m in targets.items()}}
 
     def after_loop(self, before: dict, targets: dict[str, Any], ran: Optional[dict] = None) -> dict[str, Any]:

@@ -92,11 +92,12 @@ class ViewRetaking(Part):
     def current(self, value: ir.Var) -> ir.Expr:
         """``value`` read now, wherever it is read from (a user's name, an item of a tuple, a dict, a
         record): a view of an array written since it was bound is taken again, or refused."""
-        if not self.state.generated:
-            self.refuse_written_alias(value, value.name)
-        if self.state.generated or self.views.outdated(value.name) is None:
+        if self.state.generated:
             return value
-        return self.view_now(value, value.name, user=False)
+        if self.views.outdated(value.name) is None:
+            self.refuse_written_alias(value, value.name)
+            return value
+        return self.view_now(value, value.name, user=False)  # (which refuses a written alias itself)
 
     def refuse_written_alias(self, value: ir.Var, name: str) -> None:
         """A deferred refusal (``refused_reads``) of reading ``value``, a merge variable one of whose
