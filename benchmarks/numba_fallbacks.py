@@ -141,7 +141,6 @@ def float32_loop(x):
     return total
 
 
-
 def concatenate_list(x):
     joined = np.concatenate([x, np.sin(x[1:])])
     return np.sum(joined ** 2)

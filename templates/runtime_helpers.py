@@ -13,8 +13,8 @@ body calls.)
 import numpy as np
 
 from s2s_ad.rules import adjoint, declare, fresh_arrays, nondifferentiable, tangent
-from s2s_ad.core.runtime import (added_at, cells, cells_array, check_assertion, check_index, check_no_derivative, check_number_update,
-                            check_view_kept,
+from s2s_ad.core.runtime import (added_at, cells, cells_array, check_assertion, check_bound, check_index, check_no_derivative,
+                            check_number_update, check_view_kept,
                             check_one_number, check_view_update, checkpoint_stride, checkpointed, derivative_lost_by, draw, float_stack,
                             format_method, formatted, getitem_grad, joined, held_apart, if_inexact, raise_exception, random_states,
                             percent_formatted, positions_grad, retaken_view, revolve, revolve_forward, revolve_last, revolve_reverse, revolve_turn,
@@ -28,8 +28,8 @@ nondifferentiable(stop_gradient, elementwise=True)
 nondifferentiable(checkpoint_stride, np.broadcast_shapes)
 # the binomial schedule of checkpointed(steps, snapshots=c): positions and counts (the state is read for its size)
 nondifferentiable(snapshots, revolve, revolve_forward, revolve_last, revolve_reverse, revolve_turn)
-nondifferentiable(formatted, percent_formatted, format_method, joined, check_assertion, check_index, check_one_number, random_states,
-                  set_random_states)  # strings, checks, states
+nondifferentiable(formatted, percent_formatted, format_method, joined, check_assertion, check_bound, check_index,
+                  check_one_number, random_states, set_random_states)  # strings, checks, states
 nondifferentiable(split_piece)  # where a piece of a split lies in its array: shapes and counts alone
 # a draw from a generator object (rng.normal()): a constant of each call, replayed in every pass (draws.py);
 # one whose arguments depend on the inputs is refused (analysis.check_constant_calls)
@@ -84,8 +84,6 @@ def stored_part_rule(out, grad, index, value, t_grad):
     t_out = stored_part(t_grad, index, value)
 
 
-
-
 @tangent(if_inexact, examples=({"grad": (3,), "like": np.zeros(3)}, {"grad": (3,), "like": np.arange(3)}))
 def if_inexact_rule(out, grad, like, t_grad):
     t_out = if_inexact(t_grad, like)  # linear in grad; the dtype of like decides
@@ -105,8 +103,8 @@ declare(unbroadcast, unbroadcast_to, odd=True)  # linear in the adjoint they red
 declare(zeros_like, zero_tangent, if_inexact, shaped_like=0)  # (a number: zeros_like gives 0.0)
 declare(writable_copy, unbroadcast, shaped_like=1)  # like their second argument, or they raise
 # Generated code's own checks and reports, which run where the primal computation runs.
-declare(check_assertion, check_index, check_one_number, set_random_states, check_number_update, raise_exception,
-        check_no_derivative, check_view_update, check_view_kept, derivative_lost_by, reports=True)
+declare(check_assertion, check_bound, check_index, check_one_number, set_random_states, check_number_update,
+        raise_exception, check_no_derivative, check_view_update, check_view_kept, derivative_lost_by, reports=True)
 
 
 # Inputs the helpers read for their shape, their length or their sorting order only: a varied

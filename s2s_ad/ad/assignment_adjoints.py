@@ -176,8 +176,6 @@ class AssignmentAdjoints:
             self.adjoints.distribute(self.adjoints.adjoint[stmt.target], stmt.value, stmt, elementwise=False)
         del self.adjoints.adjoint[stmt.target]
 
-
-
     def _tuples_read_by_item(self, body: list[ir.Stmt], params: Iterable[str] = ()) -> set[str]:
         """Tuples (of known items) read only as ``t[k]`` in the block that makes them (for a parameter,
         the function's body: a helper given ``(W, b)``): their adjoint is a tuple of the items'

@@ -246,8 +246,6 @@ def _owner(fn: Callable) -> Callable:
     return fn.owner if isinstance(fn, GradientFunction) else fn
 
 
-
-
 def jacobian(fn: Callable, wrt: Wrt = 0, backend: str = "python", sparse: bool = False,
              chunk: Optional[int] = DEFAULT_CHUNK) -> Any:
     """The Jacobian of ``fn``: every partial derivative of its result by ``wrt`` (docs/api.md).

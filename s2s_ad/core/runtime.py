@@ -257,24 +257,6 @@ def zeros_like(value: Any) -> Any:
     return np.zeros(_adjoint_shape(value), dtype=dtype)
 
 
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
 def cells(array: Any) -> Any:
     """A one-dimensional float64 array's values as a list of Python floats, for a loop that reads
     and writes them one by one (``scalar_cells``: the Python target's reverse loops); anything else
@@ -450,6 +432,15 @@ def derivative_lost_by(value: Any, function: str, name: str, filename: str, line
     gradient is not taken by whose float would reach a rule input without a derivative (``function``'s
     ``name``, at ``filename:line``).  It does nothing when it runs; forward mode over the gradient by
     that parameter turns it into ``check_no_derivative`` (``lost_derivatives.guard_lost_derivatives``)."""
+
+
+def check_bound(value: Any, name: str, filename: str, line: int) -> None:
+    """Before a read of the user's ``name`` that a branch or loop binds on some paths only (lowering gives
+    it None on the others): raise Python's UnboundLocalError where this path left it unbound, as the
+    user's function does (the gradient's code may not compute every value the function reads)."""
+    if value is None:
+        raise UnboundLocalError(f"{name} is read at line {line} of {filename}, but no path that reached the "
+                                f"read bound it (a loop that ran no trip, or a branch not taken)")
 
 
 def check_view_update(array: Any, parts: int, name: str, hint: str, filename: str, line: int) -> None:

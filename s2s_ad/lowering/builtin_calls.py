@@ -30,7 +30,6 @@ from .object_calls import ObjectCalls
 from .protocols import ContainerProtocols
 
 
-
 def _only_your_classes(cls: type) -> bool:
     """``cls`` and its bases are classes of Python code (``object`` aside): no number or array is one."""
     return is_plain_class(cls) and all(k is object or k.__flags__ & _HEAP_TYPE for k in cls.__mro__)

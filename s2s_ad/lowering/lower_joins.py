@@ -104,6 +104,8 @@ class JoinLowering(Part):
         """
         pairs: list[tuple[str, str, Any]] = []
         for user_name, merged in targets.items():
+            if user_name not in env and isinstance(merged, str) and user_name not in self.state.exit_results:
+                self.state.maybe_unbound[merged] = user_name  # (unbound on this path: None, checked where read)
             value = env.get(user_name, ir.Const(None))
             if isinstance(merged, Record):
                 pairs += [(user_name, m, v) for m, v in self.containers.record_pairs(merged, value, user_name)]

@@ -103,6 +103,9 @@ class LoweringState:
         # return, which runs only where one was set (a path that leaves it unbound never reads it)
         self.exit_results: set[str] = set()
         self.maybe_numbers: set[str] = set()  # buffers that may be numbers (np.exp(x)): += rebinds them
+        # merge variables of a user's name that a branch or loop binds on some paths only (None on the
+        # others): each read of the name is checked first (runtime.check_bound), as Python raises there
+        self.maybe_unbound: dict[str, str] = {}
         # the parts of the result
         self.params: dict[str, str] = {}  # SSA name of each parameter -> the user's name
         self.groups: dict[str, list[str]] = {}

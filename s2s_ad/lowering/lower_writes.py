@@ -43,6 +43,7 @@ from .lower_ssa import SSABuilder
 from .lower_state import LoweringState, Part
 from .lower_updates import UpdateLowering
 from .lower_views import ViewRetaking
+from ..core.identity import Identity
 from ..core.nodes import all_nodes
 
 
@@ -136,8 +137,20 @@ class WriteLowering(Part):
         """What the user's local ``name`` holds now (``None`` if it is not a local)."""
         value = self.scope.env.get(name)
         if isinstance(value, ir.Var):
+            if value.name in self.state.maybe_unbound and not self.state.generated:
+                self.check_bound(value, name)
             return self.view_now(value, name)
         return value
+
+    def check_bound(self, value: ir.Var, name: str) -> None:
+        """Before a read of ``name``, whose merge variable ``value`` is None on a path that left it unbound:
+        raise UnboundLocalError there, as Python does (once per statement and block: ``m * m`` checks once)."""
+        key = (Identity(self.state.block), runtime.check_bound, value.name)
+        if key not in self.state.computed:
+            self.state.block.append(ir.Effect(ir.Call(runtime.check_bound, (
+                value, ir.Const(name), ir.Const(self.state.parsed.filename), ir.Const(self.state.line))),
+                self.state.line))
+            self.state.computed[key] = value
 
     def view_now(self, value: ir.Var, name: str, user: bool = True) -> ir.Expr:
         """``value``, read now under the name ``name`` (``lower_views``)."""

@@ -31,7 +31,6 @@ from ..rules import registry as rules
 from ..frontend.conversion import Known, Nested, Record, is_plain_constant
 
 
-
 def runs_while_transforming(fn: Any) -> bool:
     """Whether a key function may call ``fn`` while the order is decided: a pure function of values
     known now (declared ``foldable`` with its template: ``len``, ``abs``, ``str``, ``round``...)."""

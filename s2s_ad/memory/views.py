@@ -226,8 +226,6 @@ class Views:
             name = made.args[0].name
         return steps[::-1]
 
-
-
     def bound_item(self, name: str, value: Any) -> None:
         """``name = value`` where ``value`` is what it was computed from: the array it may view, and how."""
         self.bound(name, value)

@@ -110,8 +110,6 @@ def writes(x, c):
     return y[0] + y[1]
 
 
-
-
 @pytest.mark.parametrize("f, construct", [
     (every, "this use of checkpointed in a while loop"),
     (stops_early, "a checkpointed loop that can stop early"),

@@ -510,7 +510,7 @@ def as_they_are() -> tuple:
     return (runtime.checkpointed, runtime.snapshots, runtime.checkpoint_stride, runtime.revolve, runtime.revolve_forward,
             runtime.revolve_last, runtime.revolve_reverse, runtime.revolve_turn, runtime.stop_gradient,
             runtime.check_number_update, runtime.derivative_lost_by, runtime.check_view_update,
-            runtime.formatted, runtime.percent_formatted, runtime.format_method, runtime.check_assertion, runtime.check_one_number, runtime.check_view_kept,
-            runtime.split_piece,
+            runtime.formatted, runtime.percent_formatted, runtime.format_method, runtime.check_assertion,
+            runtime.check_one_number, runtime.check_view_kept, runtime.check_bound, runtime.split_piece,
             runtime.raise_exception, runtime.list_append,
             runtime.item, numpy_linalg.inverse_axes)

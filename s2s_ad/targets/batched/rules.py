@@ -247,8 +247,6 @@ def _in_place(ufunc: Any, target: Batched, other: Any) -> Batched:
     return ufunc(target, other, out=(target,)) if target.ndim else ufunc(target, other)
 
 
-
-
 def _matmul(a: Any, b: Any) -> Batched:
     """``a @ b`` with one of them a tangent (a product of two tangents is refused: it is not linear), of
     vectors, matrices and stacks of them: the tangent's data lifted to the rank of the other operand first,

@@ -127,6 +127,7 @@ def _register():
     overload(matmul)(_matmul)
     overload(operator.getitem)(_range_slice)
     overload(runtime.zeros_like)(_zeros_like)
+    overload(shape)(_shape)
     overload(runtime.zero_tangent)(_zeros_like)
     overload(per_direction.direction_sum)(_each_direction_reduced(np.sum, lambda rank: rank >= 2))
     overload(per_direction.direction_mean)(_each_direction_reduced(np.mean, lambda rank: rank >= 2))
@@ -151,6 +152,7 @@ def _register():
     overload(runtime.check_index)(_check_index)
     overload(runtime.check_assertion)(_check_assertion)
     overload(runtime.check_one_number)(_check_one_number)
+    overload(runtime.check_bound)(_check_bound)
     overload(runtime.check_view_kept)(_check_view_kept)
     view_positions.register(overload, types)
     draws.register(overload, types)  # (a Generator argument's draws: NumPy's numbers)
@@ -274,6 +276,8 @@ def _float_stack(shape):
 
 
 def _zeros_like(value):
+    if isinstance(value, types.Optional):
+        return _zeros_like_unbound(value.type)
     if _is_number(value):
         return lambda value: 0.0
     if isinstance(value, types.Array):
@@ -283,6 +287,41 @@ def _zeros_like(value):
             return lambda value: np.zeros(value.shape, np.float32)
         return lambda value: np.zeros(value.shape)  # (float64: integers' adjoints are floats)
     return None
+
+
+def _zeros_like_unbound(inner):
+    """``zeros_like`` of a name a loop binds first (``None`` before it: Numba's Optional of ``inner``): the
+    zero of ``inner`` where it holds a value; where it holds None (the reverse sweep's reset of the value
+    before the first trip, which no statement reads), a zero of the same type, as one type needs."""
+    if _is_number(inner):
+        return lambda value: 0.0
+    if isinstance(inner, types.Array):
+        dtype = np.complex128 if isinstance(inner.dtype, types.Complex) else (
+            np.float32 if inner.dtype == types.float32 else np.float64)
+        empty = (0,) * inner.ndim
+
+        def zeros(value):
+            if value is None:
+                return np.zeros(empty, dtype)
+            return np.zeros(value.shape, dtype)
+        return zeros
+    return None
+
+
+def shape(a):
+    """``np.shape(a)`` (compiled: also of a name a loop binds first, Numba's Optional, which Numba's
+    np.shape refuses; None there raises TypeError, as Python's code fails on it)."""
+    return np.shape(a)
+
+
+def _shape(a):
+    if isinstance(a, types.Optional):
+        if _is_number(a.type):
+            return lambda a: ()
+        if isinstance(a.type, types.Array):
+            return lambda a: a.shape  # (Numba checks the value is not None)
+        return None
+    return lambda a: np.shape(a)
 
 
 def _each_direction_reduced(reduce, takes):
@@ -576,6 +615,16 @@ def _check_view_kept(view, base, name, filename, line):
     def refuse(view, base, name, filename, line):
         raise TypeError("a value read after its array was written is a copy here, not a view")
     return refuse
+
+
+def _check_bound(value, name, filename, line):
+    # only a name Numba types as an Optional (None before a loop or on a branch) may be unbound
+    if isinstance(value, (types.Optional, types.NoneType)):
+        def check(value, name, filename, line):
+            if value is None:
+                raise UnboundLocalError("a name is read where no path bound it")
+        return check
+    return lambda value, name, filename, line: None
 
 
 def _check_one_number(value, name):

@@ -157,10 +157,20 @@ class NumbaTarget(NumPyTarget):
         """``fn`` with each read by an index that is Ellipsis alone (``b[...]``, the whole of an array that
         a write through a view of it reads: lower_writes, store_adjoints) written ``b[(...,)]``, the same
         index to NumPy: Numba types ``b[...]`` but cannot lower the read, where it compiles the tuple.
-        (Numba compiles a store ``b[...] = v``: left as it is.)"""
-        if not any(_reads_whole(call) for stmt in ir.walk(fn.body) for e in ir.exprs_of(stmt) for call in ir.calls_in(e)):
+        (Numba compiles a store ``b[...] = v``: left as it is.)  And ``np.shape(v)`` of a name bound to
+        None on some path (a name a loop or branch binds first: Numba's Optional, which its np.shape
+        refuses) as the runtime's ``shape(v)``."""
+        calls = [call for stmt in ir.walk(fn.body) for e in ir.exprs_of(stmt) for call in ir.calls_in(e)]
+        optional = _bound_to_none(fn.body)
+        if not any(_reads_whole(call) or _shape_of(call, optional) for call in calls):
             return fn  # (most code: nothing rebuilt)
-        return dataclasses.replace(fn, body=ir.transformed(fn.body, _whole_as_tuple))
+        from . import runtime as numba_runtime
+
+        def rewritten(e: ir.Expr) -> Optional[ir.Expr]:
+            if isinstance(e, ir.Call) and _shape_of(e, optional):
+                return ir.Call(numba_runtime.shape, e.args)
+            return _whole_as_tuple(e)
+        return dataclasses.replace(fn, body=ir.transformed(fn.body, rewritten))
 
     def checked_indexes(self, fn: ir.Function, kinds: dict[str, Any]) -> ir.Function:
         """``fn`` with ``check_index`` before the few accesses not proven in range (``index_ranges``):
@@ -222,6 +232,18 @@ def _whole_as_tuple(e: ir.Expr) -> Optional[ir.Expr]:
         assert isinstance(e, ir.Call)
         return ir.Call(e.fn, (e.args[0], _WHOLE), e.kwargs)
     return None
+
+
+def _bound_to_none(body: list[ir.Stmt]) -> set[str]:
+    """The names ``body`` binds to None somewhere (a merge variable of a name unbound on some path)."""
+    return {stmt.target for stmt in ir.walk(body) if isinstance(stmt, ir.Assign)
+            and isinstance(stmt.value, ir.Const) and stmt.value.value is None}
+
+
+def _shape_of(call: ir.Call, names: set[str]) -> bool:
+    """Whether ``call`` is ``np.shape(v)`` of one of ``names``."""
+    return call.fn is np.shape and len(call.args) == 1 and not call.kwargs and isinstance(call.args[0], ir.Var) \
+        and call.args[0].name in names
 
 
 def _raising_math(obj: Any) -> bool:
