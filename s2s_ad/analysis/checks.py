@@ -54,12 +54,12 @@ def check_in_place(fn: ir.Function, facts: Analysis, kinds: dict[str, Any]
             raise TransformError(
                 f"the in-place update of {update.name}", f"{update.name} is {update.shared}, and Python would "
                 f"change that list too (+= extends a list in place); write {update.name} = {update.name} + ... "
-                f"(a new list)", filename=fn.filename, line=update.line, column=update.column)
+                f"(a new list)", filename=update.filename or fn.filename, line=update.line, column=update.column)
         if array:
             raise TransformError(
                 f"the in-place update of {update.name}", f"{update.name} is {update.shared}, and NumPy would "
                 f"change that array too; write {update.name} = {update.name} + ... (a new array), or copy it "
-                f"first", filename=fn.filename, line=update.line, column=update.column)
+                f"first", filename=update.filename or fn.filename, line=update.line, column=update.column)
         if update.guard is not None and _proven_number(update, facts, kinds, definitions):
             dropped.append(update.guard)
     return _without_checks(fn, facts, dropped)

@@ -30,6 +30,17 @@ def updates_as_stores(parsed: ParsedFunction, places: frozenset[tuple[int, int]]
     return dataclasses.replace(parsed, node=node, nodes=all_nodes(node))
 
 
+def body_with_stores(node: Any, places: frozenset[tuple[int, int]]) -> Any:
+    """A function's node (a helper lowered in place of its call, its body a copy) with ``b op= v`` at
+    each of ``places`` (lines and columns of its file) written ``b[...] = b op v``."""
+    return _rebuilt(node, places) if places else node
+
+
+def places_in(stores: frozenset[tuple[str, int, int]], filename: str) -> frozenset[tuple[int, int]]:
+    """The lines and columns of ``stores`` (each a file, a line and a column) in ``filename``."""
+    return frozenset((line, column) for file, line, column in stores if file == filename)
+
+
 def _rebuilt(node: Any, places: frozenset[tuple[int, int]]) -> Any:
     """A shallow copy of ``node`` whose statement blocks hold the rewritten statements."""
     changed = copy.copy(node)

@@ -53,7 +53,7 @@ from ..core import containers, ir, runtime
 from ..core.kinds import Opaque
 from ..memory.sharing import returns_shared
 from .desugar import desugar
-from .expressions import Bound, Dispatch, ExpressionConverter, Inline, Known, Nested, Record
+from .expressions import Bound, Dispatch, ExpressionConverter, Inline, Known, Nested, Record, is_user_function
 from .function_values import Functions, computed_now, function_appended, function_value
 from .lower_calls import CallLowering
 from .lower_containers import ContainerLowering
@@ -64,6 +64,7 @@ from .lower_scan import is_append, names_read, reads_among
 from .lower_ssa import SSABuilder
 from .lower_state import LoweringState, Part
 from .lower_writes import WriteLowering
+from ..frontend.argument_updates import updated_parameters
 from ..frontend.parse import ParsedFunction, parse_function
 
 
@@ -217,6 +218,9 @@ class Lowering(Part):
             if self.writes.adds_at(stmt.value):
                 self.writes.add_at(stmt.value, stmt)
                 return
+            if self.updates_its_arguments(stmt.value):  # normalise(b): a helper that updates b in place
+                self.ssa.flatten(self.state.converter.convert(stmt.value))
+                return
             self.effect(self.state.converter.effect(stmt.value))
         elif isinstance(stmt, gast.Raise):
             # One a constant test removes (``else: raise ValueError(...)`` after ``if KIND == "relu"``
@@ -338,6 +342,14 @@ class Lowering(Part):
             if isinstance(bound, ir.Var):  # an item of a tuple, not a view
                 self.writes.unpacked(bound.name)
 
+    def updates_its_arguments(self, call: gast.Call) -> bool:
+        """``helper(b, c)`` as a statement, where ``helper`` is a function of the user's that updates a
+        parameter in place (``argument_updates``): what it does to ``b`` is what matters, and the call
+        is lowered as any call of it (in place where it is a helper the lowering inlines; otherwise an
+        array given there is refused), its result dropped."""
+        fn = self.state.converter.statics.resolve(call.func) if isinstance(call.func, gast.Name) else None
+        return fn is not None and is_user_function(fn) and bool(updated_parameters(fn))
+
     def effect(self, call: ir.Call) -> None:
         """A call made for its effect (print, logging, assert): its arguments flattened, the call a
         statement of its own, which the derivative code keeps where the primal computation runs."""
@@ -364,8 +376,8 @@ class Lowering(Part):
 
 
 def lower(parsed: ParsedFunction, structures: Optional[dict] = None, has_aux: bool = False,
-          inline_helpers: bool = False, inline_small_helpers: bool = False, inline_view_helpers: bool = False
-          ) -> ir.Function:
+          inline_helpers: bool = False, inline_small_helpers: bool = False, inline_view_helpers: bool = False,
+          stores: frozenset[tuple[str, int, int]] = frozenset()) -> ir.Function:
     """Lower a parsed function to SSA form (see the module docstring).  ``structures`` gives the
     containers.Tree of each container parameter (a ``containers.Static``: the parameter's value, a
     string the code is specialised on); ``has_aux``: the function returns ``(value, aux)``;
@@ -373,8 +385,11 @@ def lower(parsed: ParsedFunction, structures: Optional[dict] = None, has_aux: bo
     cannot thread a tape through calls asks for it: ``Capabilities.inlines_helpers``);
     ``inline_small_helpers``: only the short ones (``lower_ssa.small_helper``), the others stay calls;
     ``inline_view_helpers`` (implied by ``inline_small_helpers``): those that may hand back views of an
-    array the function writes into (``SSABuilder.hands_views_of_written``)."""
+    array the function writes into (``SSABuilder.hands_views_of_written``).  ``stores``: the updates
+    ``b op= v`` of a helper lowered in place (its file, line and column) to lower as the store
+    ``b[...] = b op v`` (``pipeline.lowered``: the argument kinds prove an array other names hold)."""
     lowering = Lowering(parsed, structures, has_aux, inline_helpers, inline_small_helpers, inline_view_helpers)
+    lowering.state.stores = stores
     try:
         return lowering.run()
     finally:

@@ -31,6 +31,7 @@ from .lower_scan import names_read, stored_names
 from .lower_ssa import SSABuilder
 from .lower_state import LoweringState, Part, Scope
 from ..frontend.parse import ParsedFunction
+from ..frontend.shared_updates import body_with_stores, places_in
 
 
 class CallLowering(Part):
@@ -73,6 +74,8 @@ class CallLowering(Part):
         body = copy.deepcopy(node.body)
         function = gast.FunctionDef(name=node.name, args=node.args, body=body, decorator_list=[], returns=None,
                                     type_comment=None)
+        # an update of an argument shared with the caller, as the kinds proved (pipeline.lowered): a store
+        function = body_with_stores(function, places_in(self.state.stores, (callee or self.state.parsed).filename))
         own = stored_names(function) | set(params)
         desugar(function, own | set(self.scope.reads) | self.state.names.taken)
         if getattr(function, "exit_result", None):

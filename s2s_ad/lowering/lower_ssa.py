@@ -21,7 +21,7 @@ from typing import Any, Callable, Optional
 
 import gast
 
-from ..core import ir, language
+from ..core import ir, language, runtime
 from ..core.identity import Identity
 from ..rules import registry as rules
 from ..memory.aliasing import Chosen, new_object
@@ -31,6 +31,7 @@ from ..frontend.conversion import MethodCall
 from .lower_state import Part
 from ..frontend.user_classes import operator_methods
 from .naming import describe
+from ..frontend.argument_updates import updated_parameters
 from ..frontend.parse import parse_function
 
 
@@ -138,6 +139,7 @@ class SSABuilder(Part):
                 self.state.inline_helpers or (len(self.state.helpers_inlined) < SMALL_HELPER_DEPTH and (
                     (self.state.inline_small_helpers and small_helper(expr.fn, self.state.filename))
                     or (self.state.inline_view_helpers and self.hands_views_of_written(expr))
+                    or (self.state.inline_view_helpers and updated_parameters(expr.fn))
                     or returns_a_dict(expr.fn, self.state.filename)))):
             return self.inline_helper(expr.fn, expr.args)
         if any(self.makes_record(a) for a in expr.args) and operator_methods(expr.fn) is not None:
@@ -151,6 +153,8 @@ class SSABuilder(Part):
         if first is not None:
             args = (self.flatten(first) if isinstance(first, Record) else first,) + args
         kwargs = tuple((k, self.flatten(v)) for k, v in expr.kwargs)
+        if is_user_function(expr.fn) and not self.state.generated:
+            self.guard_updated_arguments(expr.fn, args)
         if expr.fn is operator.getitem and isinstance(args[0], ir.Display):
             index, items = args[1], args[0].items
             if isinstance(index, ir.Const) and isinstance(index.value, int) and -len(items) <= index.value < len(items):
@@ -173,6 +177,22 @@ class SSABuilder(Part):
         if key is not None:
             self.state.computed[key] = ir.Var(target)
         return ir.Var(target)
+
+    def guard_updated_arguments(self, fn: Callable, args: tuple) -> None:
+        """A call of the user's ``fn`` kept as a call, where ``fn`` updates a parameter in place: the
+        argument passed there must be a number (whose ``+=`` only rebinds), checked where the code runs
+        (an ``InPlace`` record: refused while transforming where the kinds prove an array).  NumPy would
+        change the caller's array, which a call run as Python, or differentiated apart, hides."""
+        for update in updated_parameters(fn):
+            if update.position < len(args) and isinstance(args[update.position], ir.Var):
+                passed, shared = args[update.position], f"the argument {update.name} of {fn.__name__}"
+                filename = parse_function(fn).filename
+                guard = ir.Effect(ir.Call(runtime.check_number_update, (
+                    passed, ir.Const(update.name), ir.Const(shared), ir.Const(filename), ir.Const(update.line))),
+                    self.state.line)
+                self.state.block.append(guard)
+                self.state.in_place.append(ir.InPlace(passed.name, update.name, shared, update.line, update.column,
+                                                      filename=filename, guard=guard))
 
     def hands_views_of_written(self, call: ir.Call) -> bool:
         """A helper given an array the function writes into (or a view of one) that may hand back a view

@@ -98,6 +98,9 @@ class LoweringState:
         # Values already computed in this statement, by block: (Identity(block), operation) -> the atom.
         # Forgotten at each statement and each store, so a reused value is never stale.
         self.computed: dict[tuple, ir.Var] = {}
+        self.callers: list[Scope] = []  # the scopes of the functions the current one is lowered in place for
+        # updates b op= v (file, line, column) of helpers lowered in place, to lower as b[...] = b op v
+        self.stores: frozenset[tuple[str, int, int]] = frozenset()
         self.buffers: set[str] = set()  # arrays this function created: the only ones it may write into
         # the names desugar.py gives the result of a function with an early return: read only by its last
         # return, which runs only where one was set (a path that leaves it unbound never reads it)
@@ -150,15 +153,29 @@ class LoweringState:
             self.block = outer
 
     def enter(self, scope: Scope) -> Scope:
-        """Make ``scope`` the body being lowered (names resolved and errors located in its parse);
-        returns the scope it replaces, for ``leave``."""
+        """Make ``scope`` the body being lowered (names resolved and errors located in its parse): a
+        function lowered in place of its call; returns the scope it replaces (the caller's), for ``leave``."""
         outer, self.scope = self.scope, scope
+        self.callers.append(outer)
         self.converter.resolver, self.converter.error = scope.parsed.resolver, scope.parsed.error
         return outer
 
     def leave(self, outer: Scope) -> None:
         """Make ``outer`` (what ``enter`` returned) the body being lowered again."""
-        self.enter(outer)
+        assert self.callers and self.callers[-1] is outer
+        self.callers.pop()
+        self.scope = outer
+        self.converter.resolver, self.converter.error = outer.parsed.resolver, outer.parsed.error
+
+    def holders(self, name: str) -> Iterator[tuple[str, Any]]:
+        """Every other user's name, with what it holds, that can see an object ``name`` holds now: the
+        other names of the body being lowered, and every name of the callers it is lowered in place
+        for (an argument a helper updates in place is the caller's array: ``v *= c`` changes ``b``)."""
+        for other, held in self.scope.env.items():
+            if other != name:
+                yield other, held
+        for caller in reversed(self.callers):
+            yield from caller.env.items()
 
     def release(self) -> None:
         """Drop the converter and the driver: they hold bound methods of the parts, a reference cycle

@@ -85,7 +85,8 @@ class UpdateLowering(Part):
             update = self.shared(stmt.target.id, current.name, stmt)
             if update is None and current.name in self.views.root:  # u, w = pair(x); u += x
                 update = ir.InPlace(current.name, shown, f"an item of {self.views.root[current.name]} "
-                                    f"(a row, where that is an array)", stmt.lineno, stmt.col_offset + 1)
+                                    f"(a row, where that is an array)", stmt.lineno, stmt.col_offset + 1,
+                                    filename=self.scope.parsed.filename)
             if update is not None:
                 self.state.in_place.append(self.guarded(dataclasses.replace(update, name=shown)))
         self.state.host.bind(stmt.target, value)
@@ -162,10 +163,10 @@ class UpdateLowering(Part):
 
     def shared(self, name: str, value: str, stmt: Any) -> Optional[ir.InPlace]:
         """An ``InPlace`` record if ``value`` (what ``name`` holds) may be an object other names see."""
-        at = dict(line=stmt.lineno, column=stmt.col_offset + 1)
+        at = dict(line=stmt.lineno, column=stmt.col_offset + 1, filename=self.scope.parsed.filename)
         if value in self.state.params:
             return ir.InPlace(value, name, f"the argument {self.state.params[value]}", **at)
-        others = sorted(k for k, v in self.scope.env.items() if k != name and v == ir.Var(value))
+        others = sorted({k for k, v in self.state.holders(name) if v == ir.Var(value)})
         if others:
             return ir.InPlace(value, name, f"the same object as {others[0]}",
                               owned=value in self.state.buffers and value not in self.views.root, **at)
@@ -210,7 +211,7 @@ class UpdateLowering(Part):
                     self.views.views_of(held.name) if held.name in self.views.root else ()))
             items = getattr(held, "items", None)
             return isinstance(items, (tuple, list)) and any(holds(i) for i in items)
-        for other, held in self.scope.env.items():
-            if other != name and other != self.storing_back and holds(held):
+        for other, held in self.state.holders(name):
+            if other != self.storing_back and holds(held):
                 return f"shared with {other} (the same object, a view of it, or a container holding it)"
         return None

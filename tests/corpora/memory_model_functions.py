@@ -808,3 +808,96 @@ NESTED_STORES = [store_through_a_list_of_views, update_through_rows_in_loops, st
                  store_into_an_array_a_dict_holds, store_three_deep, store_through_a_row_in_a_branch,
                  row_bound_then_stored_through_the_matrix]
 FUNCTIONS += NESTED_STORES
+
+
+# A helper that updates its argument in place (v *= c; v[0] = c) and returns it: NumPy changes the
+# caller's array, which every name holding it sees; the result is that same array.
+def scaled_in_place(v, c):
+    v *= c
+    return v
+
+
+def first_set(v, c):
+    v[0] = c
+    return v
+
+
+def scaled_twice_in_a_loop(v, c):
+    for _ in range(2):
+        v *= c
+    return v
+
+
+def copied_then_scaled(v, c):
+    v = v.copy()
+    v *= c
+    return v
+
+
+def helper_updates_the_array_its_result_is(x):
+    b = x * 1.0
+    out = scaled_in_place(b, x[1])
+    return np.sum(b * x) + np.sum(out)
+
+
+def helper_result_updated_again(x):
+    b = x * 1.0
+    out = scaled_in_place(b, x[1])
+    out += 1.0
+    return np.sum(b * x)
+
+
+def helper_result_rebinds_the_name(x):
+    b = x * 1.0
+    b = scaled_in_place(b, x[0])
+    b = scaled_twice_in_a_loop(b, x[1])
+    return np.sum(b * x)
+
+
+def helper_stores_into_its_argument(x):
+    b = x * 1.0
+    first_set(b, x[2])
+    out = first_set(b, x[3] * x[0])
+    return np.sum(b * x) + np.sum(out)
+
+
+def helper_updates_a_view_it_is_given(x):
+    b = x * 1.0
+    r = scaled_in_place(b[1:3], x[0])
+    return np.sum(b * x) + np.sum(r)
+
+
+def helper_copies_first(x):
+    b = x * 1.0
+    out = copied_then_scaled(b, x[1])
+    return np.sum(b * x) + np.sum(out * out)
+
+
+def helper_given_a_number(x):
+    s = x[0] * 1.0
+    out = scaled_in_place(s, x[1])
+    out += 1.0
+    return s * out
+
+
+HELPERS_UPDATING_ARGUMENTS = [helper_updates_the_array_its_result_is, helper_result_updated_again,
+                              helper_result_rebinds_the_name, helper_stores_into_its_argument,
+                              helper_updates_a_view_it_is_given, helper_copies_first, helper_given_a_number]
+FUNCTIONS += HELPERS_UPDATING_ARGUMENTS
+
+
+def added_recursively(v, k):
+    v += 1.0
+    if k > 0:
+        return added_recursively(v, k - 1)
+    return v
+
+
+def recursive_helper_updates_its_argument(x):
+    b = x * 1.0
+    out = added_recursively(b, 2)
+    return np.sum(b * x) + np.sum(out)
+
+
+def helper_updates_the_argument_it_is_passed(x):
+    return np.sum(scaled_in_place(x, 2.0))

@@ -39,8 +39,9 @@ The generator is made of features, each switched on or off in ``FEATURES``
   the read is refused with a documented TransformError, so the program carries
   the marker ``# refusal-ok``);
 - ``array_helpers``: helpers that take an array, write into a local array and
-  return it; and helpers that write into the array they are given (a
-  documented refusal, marked);
+  return it; and helpers that write into the array they are given (the caller's
+  array changes, as in NumPy; where the call stays a call, a documented refusal,
+  marked);
 - ``nested_defs``: nested functions capturing arrays, calling each other,
   called in loops, and redefined under the same name;
 - ``broadcast_loops``: values whose shape changes from trip to trip
@@ -501,7 +502,7 @@ class ProgramWriter:
         elif variant == "local_zeros":
             body = ("    b = np.zeros(3)\n    for j in range(3):\n        b[j] = a[j] * s + a[2 - j]\n"
                     "    b[0:2] *= a[1:3]\n    return b\n")
-        else:  # writes into the caller's local array: refused (writes_into_argument)
+        else:  # writes into the caller's local array: lowered in place (the caller's array changes), or refused
             body = "    a[0] = a[0] * s" + _REFUSAL_MARK + "\n    return a\n"
             self.refusal_ok = True
         self.helpers.append(f"def {helper}(a, s):\n{body}")

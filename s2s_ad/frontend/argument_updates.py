@@ -1,0 +1,98 @@
+"""Which parameters a user's function may update in place (a syntactic fact about its source).
+
+Input: a user's function (parsed by ``parse.parse_function``).  Output: ``updated_parameters``: for
+each parameter the body updates in place before it rebinds it (``v *= c``, ``v[i] = x``,
+``v[i] += x``), its position, name and the line and column of the first such update.  Nested
+functions and lambdas are their own scopes and are not looked into.
+
+Why: NumPy changes the caller's array when a helper updates its argument in place.  A helper lowered
+in place of its call (``lower_calls.inline``) shows the update to the caller's names; a call kept as
+a call runs the helper as Python where its result carries no derivative, so the caller would never
+see the update in its derivative.  The lowering lowers such helpers in place, and guards a call it
+keeps (``lower_ssa.SSABuilder.guard_updated_arguments``): an array passed there is refused, a number
+(whose ``+=`` only rebinds) passes.
+"""
+from __future__ import annotations
+
+from typing import Any, Callable, NamedTuple
+
+import gast
+
+from .parse import parse_function
+
+
+class ParameterUpdate(NamedTuple):
+    position: int
+    name: str
+    line: int
+    column: int
+
+
+def updated_parameters(fn: Callable) -> tuple[ParameterUpdate, ...]:
+    """The parameters of ``fn`` its body updates in place before rebinding them (see the module
+    docstring); () where its source cannot be read (its own lowering says why, where it is called)."""
+    try:
+        node = parse_function(fn).node
+    except Exception:
+        return ()
+    params = [a.id for a in node.args.args]
+    rebound: set[str] = set()
+    found: dict[str, ParameterUpdate] = {}
+    for stmt, top in _statements(node.body, True):
+        for name, at in _updates(stmt):
+            if name in params and name not in rebound and name not in found:
+                found[name] = ParameterUpdate(params.index(name), name, at.lineno, at.col_offset + 1)
+        if top:  # (a name rebound in a branch or loop may still be the argument after it)
+            rebound |= _rebinds(stmt)
+    return tuple(sorted(found.values()))
+
+
+def _statements(body: list, top: bool) -> list:
+    """The statements of ``body`` in source order, each with whether it is a statement of the function's
+    own body (``top``), nested blocks' too (not nested functions' or classes')."""
+    out = []
+    for stmt in body:
+        out.append((stmt, top))
+        if isinstance(stmt, (gast.FunctionDef, gast.AsyncFunctionDef, gast.ClassDef)):
+            continue
+        for block in ("body", "orelse", "finalbody"):
+            out += _statements(getattr(stmt, block, None) or [], False)
+        for handler in getattr(stmt, "handlers", None) or []:
+            out += _statements(handler.body, False)
+    return out
+
+
+def _updates(stmt: Any) -> list[tuple[str, Any]]:
+    """The names ``stmt`` updates in place: ``v op= x``, a store into ``v[...]`` or ``v[...] op= x``."""
+    if isinstance(stmt, gast.AugAssign):
+        targets = [stmt.target]
+    elif isinstance(stmt, (gast.Assign, gast.AnnAssign)):
+        targets = stmt.targets if isinstance(stmt, gast.Assign) else [stmt.target]
+        targets = [t for t in targets if isinstance(t, gast.Subscript)]
+    else:
+        return []
+    names = []
+    for target in targets:
+        inner = target
+        while isinstance(inner, gast.Subscript):
+            inner = inner.value
+        if isinstance(inner, gast.Name):
+            names.append((inner.id, stmt))
+    return names
+
+
+def _rebinds(stmt: Any) -> set[str]:
+    """The names ``stmt`` binds anew (``v = ...``, a loop's target): later updates are of another object."""
+    targets: list = []
+    if isinstance(stmt, gast.Assign):
+        targets = stmt.targets
+    elif isinstance(stmt, gast.AnnAssign):
+        targets = [stmt.target]
+    elif isinstance(stmt, gast.For):
+        targets = [stmt.target]
+    names = set()
+    for target in targets:
+        for node in gast.walk(target):
+            if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Store):
+                names.add(node.id)
+    return names
