@@ -18,7 +18,12 @@ from typing import Any, Callable, NamedTuple
 
 import gast
 
-from .parse import parse_function
+from .parse import source_tree
+
+
+# methods of a list, a dict or an array that change it in place
+_CHANGING_METHODS = frozenset({"append", "extend", "insert", "pop", "remove", "clear", "sort", "reverse", "update",
+                               "setdefault", "popitem", "fill", "resize", "put", "itemset", "partition"})
 
 
 class ParameterUpdate(NamedTuple):
@@ -32,7 +37,7 @@ def updated_parameters(fn: Callable) -> tuple[ParameterUpdate, ...]:
     """The parameters of ``fn`` its body updates in place before rebinding them (see the module
     docstring); () where its source cannot be read (its own lowering says why, where it is called)."""
     try:
-        node = parse_function(fn).node
+        node = source_tree(fn)  # (a helper the subset refuses may still run, kept as a call)
     except Exception:
         return ()
     params = [a.id for a in node.args.args]
@@ -63,7 +68,12 @@ def _statements(body: list, top: bool) -> list:
 
 
 def _updates(stmt: Any) -> list[tuple[str, Any]]:
-    """The names ``stmt`` updates in place: ``v op= x``, a store into ``v[...]`` or ``v[...] op= x``."""
+    """The names ``stmt`` updates in place: ``v op= x``, a store into ``v[...]`` or ``v[...] op= x``, a
+    method that changes a list or an array (``v.append(x)``, ``v.sort()``)."""
+    if isinstance(stmt, gast.Expr) and isinstance(stmt.value, gast.Call) \
+            and isinstance(stmt.value.func, gast.Attribute) and stmt.value.func.attr in _CHANGING_METHODS \
+            and isinstance(stmt.value.func.value, gast.Name):
+        return [(stmt.value.func.value.id, stmt)]
     if isinstance(stmt, gast.AugAssign):
         targets = [stmt.target]
     elif isinstance(stmt, (gast.Assign, gast.AnnAssign)):

@@ -229,6 +229,12 @@ def parse_rewritten(fn: types.FunctionType, rewrite: Callable[[gast.FunctionDef]
     return parsed
 
 
+def source_tree(fn: Callable) -> gast.FunctionDef:
+    """``fn``'s def as parsed, not checked against the subset (what a syntactic question about a
+    function the lowering may not differentiate asks: ``argument_updates``)."""
+    return _parse_tree(_plain_function(transparent(fn))).node
+
+
 def _parse_tree(fn: types.FunctionType) -> ParsedFunction:
     """``fn``'s def parsed (its source still the code that runs), not yet checked against the subset."""
     source, filename, firstline = _read_source(fn)

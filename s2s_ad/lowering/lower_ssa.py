@@ -22,6 +22,7 @@ from typing import Any, Callable, Optional
 import gast
 
 from ..core import ir, language, runtime
+from ..core.errors import TransformError
 from ..core.identity import Identity
 from ..rules import registry as rules
 from ..memory.aliasing import Chosen, new_object
@@ -184,6 +185,13 @@ class SSABuilder(Part):
         (an ``InPlace`` record: refused while transforming where the kinds prove an array).  NumPy would
         change the caller's array, which a call run as Python, or differentiated apart, hides."""
         for update in updated_parameters(fn):
+            if update.position < len(args) and isinstance(args[update.position], ir.Display) \
+                    and args[update.position].kind == "list":
+                raise TransformError(
+                    f"the update of {update.name} in {fn.__name__}", f"{update.name} is a list the caller holds, "
+                    f"which Python changes in place, and the call of {fn.__name__} is not lowered in place here; "
+                    f"build a new list in {fn.__name__} and return it, and assign it where you call it",
+                    filename=parse_function(fn).filename, line=update.line, column=update.column)
             if update.position < len(args) and isinstance(args[update.position], ir.Var):
                 passed, shared = args[update.position], f"the argument {update.name} of {fn.__name__}"
                 filename = parse_function(fn).filename

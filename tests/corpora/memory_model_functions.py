@@ -901,3 +901,25 @@ def recursive_helper_updates_its_argument(x):
 
 def helper_updates_the_argument_it_is_passed(x):
     return np.sum(scaled_in_place(x, 2.0))
+
+
+def first_item_scaled(items, c):
+    items[0] = items[0] * c
+    return items
+
+
+def grown(items, v):
+    items.append(v)
+    return 0.0
+
+
+def helper_stores_into_a_list_it_is_given(x):
+    items = [x * 1.0, x[1]]
+    first_item_scaled(items, x[3])  # (its result dropped: the list changed in place is what matters)
+    return np.sum(items[0] * x)
+
+
+def helper_grows_a_list_it_is_given(x):
+    items = [x[0]]
+    z = grown(items, x[1] * 2.0)
+    return sum(items) * x[2]

@@ -100,6 +100,17 @@ def test_a_helper_updating_an_array_it_cannot_show_the_caller_is_refused_at_its_
     assert "in-place update of v" in str(raised.value)
 
 
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("f, helper", [(mf.helper_stores_into_a_list_it_is_given, mf.first_item_scaled),
+                                       (mf.helper_grows_a_list_it_is_given, mf.grown)], ids=["store", "append"])
+def test_a_helper_changing_a_list_it_is_given_is_refused_at_its_line(f, helper, backend):
+    """Python changes the caller's list; the helper's result unused, the call would run as Python and its
+    change stay unseen by the derivative: refused at the helper's line whether or not its result is read."""
+    with pytest.raises(TransformError) as raised:
+        s2s_ad.grad(f, backend=backend)(X.copy())
+    assert f"memory_model_functions.py:{helper.__code__.co_firstlineno + 1}" in str(raised.value)
+
+
 @pytest.mark.parametrize("f, words, line", [
     (mf.array_a_list_holds_on_some_paths_updated, "b is the same object as holder on some paths",
      "b *= x  # the array holder holds where x[0] >= 0, a new one else"),
