@@ -136,7 +136,7 @@ class UpdateLowering(Part):
                     f"{stmt.target.id} = {stmt.target.id} {_operator_sign(value.fn)} ... (a new number)")
             guard = ir.Effect(ir.Call(runtime.check_view_update, (
                 ir.Var(base), ir.Const(len(parts)), ir.Const(stmt.target.id), ir.Const(hint),
-                ir.Const(self.state.parsed.filename), ir.Const(self.state.line))), self.state.line)
+                ir.Const(self.scope.parsed.filename), ir.Const(self.state.line))), self.state.line)
             self.state.block.append(guard)
         updated = self.ssa.flatten(value)  # row * 3, row read as it is now (taken again if it was stale)
         store = ir.Store(base, index, updated, self.state.line)
@@ -156,7 +156,7 @@ class UpdateLowering(Part):
         """``update`` with a run-time check, emitted here, that the value updated is a number:
         NumPy changes an array (a 0-d one too) in place, and the other names sharing it would see that."""
         guard = ir.Effect(ir.Call(runtime.check_number_update, (
-            ir.Var(update.value), ir.Const(update.name), ir.Const(update.shared), ir.Const(self.state.parsed.filename),
+            ir.Var(update.value), ir.Const(update.name), ir.Const(update.shared), ir.Const(self.scope.parsed.filename),
             ir.Const(update.line))), self.state.line)
         self.state.block.append(guard)
         return dataclasses.replace(update, guard=guard)

@@ -235,7 +235,7 @@ class ViewRetaking(Part):
         # (emitted as they are: flattening would read value again, as a view of an array written since)
         positions = self.state.names.fresh("positions")
         found = ir.Call(runtime.view_positions, (value, ir.Var(array), ir.Const(name),
-                                                 ir.Const(self.state.parsed.filename), ir.Const(self.state.line)))
+                                                 ir.Const(self.scope.parsed.filename), ir.Const(self.state.line)))
         self.state.block.append(ir.Assign(positions, found, self.state.line))
         self.state.host.made(positions, found)
         again = ir.Call(runtime.retaken_view, (ir.Var(array), value, ir.Var(positions)))
@@ -301,7 +301,7 @@ class ViewRetaking(Part):
         """Where the code runs, refuse if ``view``, taken from ``base`` by a step that makes a view only
         sometimes, is a copy (``runtime.check_view_kept``)."""
         self.state.block.append(ir.Effect(ir.Call(runtime.check_view_kept, (
-            view, base, ir.Const(name), ir.Const(self.state.parsed.filename), ir.Const(self.state.line))),
+            view, base, ir.Const(name), ir.Const(self.scope.parsed.filename), ir.Const(self.state.line))),
             self.state.line))
 
     def store_through_view(self, view: ir.Var, target: gast.Subscript, value: ir.Expr) -> bool:

@@ -148,7 +148,7 @@ class WriteLowering(Part):
         key = (Identity(self.state.block), runtime.check_bound, value.name)
         if key not in self.state.computed:
             self.state.block.append(ir.Effect(ir.Call(runtime.check_bound, (
-                value, ir.Const(name), ir.Const(self.state.parsed.filename), ir.Const(self.state.line))),
+                value, ir.Const(name), ir.Const(self.scope.parsed.filename), ir.Const(self.state.line))),
                 self.state.line))
             self.state.computed[key] = value
 
