@@ -127,3 +127,30 @@ def test_a_branch_not_taken_leaves_the_name_unbound_as_in_python(programs):
         with pytest.raises(UnboundLocalError, match="v is read at line"):
             s2s_ad.grad(programs.taken_only_sometimes, backend=backend)(x)
     np.testing.assert_allclose(s2s_ad.grad(programs.taken_only_sometimes)(-x), [0.0, 1.0, 1.0, 0.0])
+
+
+HELPER = '''
+def last_of(v, n):
+    for i in range(n):
+        last = v[i] * 2.0
+    return last * v[0]
+'''
+
+
+@pytest.mark.parametrize("backend", ["python", "numba"])
+def test_the_check_in_a_helper_lowered_in_place_names_the_helpers_file(tmp_path_factory, backend):
+    """The name unbound in a helper of another file, lowered in place of its call: the error names the
+    helper's file and line, where the read is."""
+    folder = tmp_path_factory.mktemp("first_bound_helper")
+    helper = module_from_source(folder, "first_bound_helper_", HELPER)
+
+    def caller(x, n):
+        return helper.last_of(x * 1.0, n) + np.sum(x)
+
+    x = np.array([1.0, 2.0, 3.0])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", s2s_ad.CompileFallbackWarning)
+        gradient = s2s_ad.grad(caller, backend=backend)
+        np.testing.assert_allclose(gradient(x, 2), [5.0, 3.0, 1.0])  # (2 x[1] x[0] + sum(x))
+        with pytest.raises(UnboundLocalError, match=f"line 5 of {helper.__file__}"):
+            gradient(x, 0)
