@@ -1,9 +1,10 @@
 """Which parameters a user's function may update in place (a syntactic fact about its source).
 
-Input: a user's function (parsed by ``parse.parse_function``).  Output: ``updated_parameters``: for
+Input: a user's function's def, as parsed (``parse.source_tree``).  Output: ``updated_in``: for
 each parameter the body updates in place before it rebinds it (``v *= c``, ``v[i] = x``,
-``v[i] += x``), its position, name and the line and column of the first such update.  Nested
-functions and lambdas are their own scopes and are not looked into.
+``v[i] += x``, ``v.append(x)``), its position, name and the line and column of the first such update.
+Nested functions and lambdas are their own scopes and are not looked into.  (``parse.updated_parameters``
+asks it of a function.)
 
 Why: NumPy changes the caller's array when a helper updates its argument in place.  A helper lowered
 in place of its call (``lower_calls.inline``) shows the update to the caller's names; a call kept as
@@ -14,11 +15,9 @@ keeps (``lower_ssa.SSABuilder.guard_updated_arguments``): an array passed there 
 """
 from __future__ import annotations
 
-from typing import Any, Callable, NamedTuple
+from typing import Any, NamedTuple
 
 import gast
-
-from .parse import source_tree
 
 
 # methods of a list, a dict or an array that change it in place
@@ -33,13 +32,8 @@ class ParameterUpdate(NamedTuple):
     column: int
 
 
-def updated_parameters(fn: Callable) -> tuple[ParameterUpdate, ...]:
-    """The parameters of ``fn`` its body updates in place before rebinding them (see the module
-    docstring); () where its source cannot be read (its own lowering says why, where it is called)."""
-    try:
-        node = source_tree(fn)  # (a helper the subset refuses may still run, kept as a call)
-    except Exception:
-        return ()
+def updated_in(node: Any) -> tuple[ParameterUpdate, ...]:
+    """The parameters the def ``node`` updates in place before rebinding them (see the module docstring)."""
     params = [a.id for a in node.args.args]
     rebound: set[str] = set()
     found: dict[str, ParameterUpdate] = {}

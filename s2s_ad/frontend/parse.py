@@ -37,7 +37,8 @@ from ..core.nodes import all_nodes
 from .snapshot import _ABSENT, Snapshot
 from .source import _check_source_runs, _compiles_to, _def_compiled_alone, _read_source, _source_changed, _source_lines
 from .list_sharing import check_list_sharing
-from .subset import _check_params, check_subset
+from .argument_updates import ParameterUpdate, updated_in
+from .subset import _check_params, always_returns, check_subset
 
 # (tests/frontend/test_source_reading.py reads _source_lines from here)
 __all__ = ["ParsedFunction", "Resolver", "_source_lines", "is_generated", "parse_function", "transparent"]
@@ -229,6 +230,16 @@ def parse_rewritten(fn: types.FunctionType, rewrite: Callable[[gast.FunctionDef]
     return parsed
 
 
+def updated_parameters(fn: Callable) -> tuple[ParameterUpdate, ...]:
+    """The parameters of ``fn`` its body updates in place before rebinding them (``argument_updates``);
+    () where its source cannot be read (its own lowering says why, where it is called).  Read from the
+    source as parsed, not checked: a helper the subset refuses may still run, kept as a call."""
+    try:
+        return updated_in(source_tree(fn))
+    except Exception:
+        return ()
+
+
 def source_tree(fn: Callable) -> gast.FunctionDef:
     """``fn``'s def as parsed, not checked against the subset (what a syntactic question about a
     function the lowering may not differentiate asks: ``argument_updates``)."""
@@ -332,5 +343,12 @@ def _check_subset(parsed: ParsedFunction) -> None:
     body = parsed.node.body
     if body and isinstance(body[0], gast.Expr) and isinstance(body[0].value, gast.Constant):
         body = body[1:]  # the docstring
+    if body and not always_returns(body) and updated_in(parsed.node):
+        # a helper that only changes what it is given (def normalise(v): v /= np.sum(v)) returns None,
+        # as Python's does: its call is lowered where it is made (lower.updates_its_arguments)
+        returned = gast.Return(value=gast.Constant(value=None, kind=None))
+        parsed.node.body.append(gast.copy_location(returned, parsed.node.body[-1]))
+        parsed.nodes = all_nodes(parsed.node)
+        body = body + [returned]
     check_subset(parsed.node, parsed.nodes, body, parsed.error)
     check_list_sharing(parsed.node, body, parsed.error)

@@ -64,8 +64,7 @@ from .lower_scan import is_append, names_read, reads_among
 from .lower_ssa import SSABuilder
 from .lower_state import LoweringState, Part
 from .lower_writes import WriteLowering
-from ..frontend.argument_updates import updated_parameters
-from ..frontend.parse import ParsedFunction, parse_function
+from ..frontend.parse import ParsedFunction, parse_function, updated_parameters
 
 
 # code object of a user's function -> whether it may return an argument (or a view of one)

@@ -32,8 +32,7 @@ from ..frontend.conversion import MethodCall
 from .lower_state import Part
 from ..frontend.user_classes import operator_methods
 from .naming import describe
-from ..frontend.argument_updates import updated_parameters
-from ..frontend.parse import parse_function
+from ..frontend.parse import parse_function, updated_parameters
 
 
 # A helper this short, of assignments and one return, is lowered in place even where the target keeps

@@ -923,3 +923,58 @@ def helper_grows_a_list_it_is_given(x):
     items = [x[0]]
     z = grown(items, x[1] * 2.0)
     return sum(items) * x[2]
+
+
+# Helpers that only change what they are given (no return: Python's None), called as statements.
+def normalise(v):
+    v /= np.sum(v)
+
+
+def clip_first(v, c):
+    if v[0] > c:
+        v[0] = c
+
+
+def scale_rows(M, s):
+    for i in range(M.shape[0]):
+        M[i] *= s[i]
+
+
+def normalised_in_place(x):
+    b = np.exp(x)
+    normalise(b)
+    return np.sum(b * np.arange(4.0))
+
+
+def clipped_in_place(x):
+    b = x * 2.0
+    clip_first(b, 0.4)
+    return np.sum(b ** 2)
+
+
+def rows_scaled_in_place(x):
+    M = np.outer(x, x[:2]).T * 1.0
+    scale_rows(M, x[2:])
+    return np.sum(M ** 2)
+
+
+def view_normalised_in_place(x):
+    b = np.exp(x)
+    normalise(b[1:3])
+    return np.sum(b * x)
+
+
+def number_given_to_normalise(x):
+    s = x[0] * 1.0
+    normalise(s)  # (a number: /= rebinds the helper's own name, s is unchanged)
+    return s * x[1]
+
+
+HELPERS_CHANGING_ONLY = [normalised_in_place, clipped_in_place, rows_scaled_in_place, view_normalised_in_place,
+                         number_given_to_normalise]
+FUNCTIONS += HELPERS_CHANGING_ONLY
+
+
+def argument_normalised(x):
+    normalise(x)
+    return np.sum(x)

@@ -86,16 +86,17 @@ def test_an_update_of_an_argument_another_name_holds_is_still_refused_naming_the
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
-@pytest.mark.parametrize("f", [mf.recursive_helper_updates_its_argument, mf.helper_updates_the_argument_it_is_passed],
-                         ids=lambda f: f.__name__)
+@pytest.mark.parametrize("f", [mf.recursive_helper_updates_its_argument, mf.helper_updates_the_argument_it_is_passed,
+                               mf.argument_normalised], ids=lambda f: f.__name__)
 def test_a_helper_updating_an_array_it_cannot_show_the_caller_is_refused_at_its_line(f, backend):
     """A helper that updates its argument in place, called where it stays a call (a recursive one), or
     given the function's own argument: refused naming the helper's line, never a derivative that
     misses the write."""
     with pytest.raises(TransformError) as raised:
         s2s_ad.grad(f, backend=backend)(X.copy())
-    line = mf.scaled_in_place.__code__.co_firstlineno + 1 if f is mf.helper_updates_the_argument_it_is_passed \
-        else mf.added_recursively.__code__.co_firstlineno + 1
+    helper = {mf.helper_updates_the_argument_it_is_passed: mf.scaled_in_place,
+              mf.argument_normalised: mf.normalise}.get(f, mf.added_recursively)
+    line = helper.__code__.co_firstlineno + 1
     assert f"memory_model_functions.py:{line}" in str(raised.value)
     assert "in-place update of v" in str(raised.value)
 
