@@ -30,6 +30,7 @@ class ParameterUpdate(NamedTuple):
     name: str
     line: int
     column: int
+    filename: str = ""  # the helper's file, where ``parse.updated_parameters`` read it
 
 
 def updated_in(node: Any) -> tuple[ParameterUpdate, ...]:

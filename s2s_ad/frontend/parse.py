@@ -25,6 +25,7 @@ import inspect
 import linecache
 import textwrap
 import types
+import weakref
 from dataclasses import dataclass, field
 from typing import Any, Callable, Optional, cast
 
@@ -231,13 +232,29 @@ def parse_rewritten(fn: types.FunctionType, rewrite: Callable[[gast.FunctionDef]
 
 
 def updated_parameters(fn: Callable) -> tuple[ParameterUpdate, ...]:
-    """The parameters of ``fn`` its body updates in place before rebinding them (``argument_updates``);
-    () where its source cannot be read (its own lowering says why, where it is called).  Read from the
-    source as parsed, not checked: a helper the subset refuses may still run, kept as a call."""
+    """The parameters of ``fn`` its body updates in place before rebinding them (``argument_updates``),
+    each with the helper's file; () where its source cannot be read (its own lowering says why, where it
+    is called).  Read from the source as parsed, not checked: a helper the subset refuses may still run,
+    kept as a call.  Asked at every call site the lowering meets, so kept per code object (a function
+    defined again has a new one)."""
     try:
-        return updated_in(source_tree(fn))
+        plain = _plain_function(transparent(fn))
+        code = plain.__code__
     except Exception:
         return ()
+    found = _UPDATED_PARAMETERS.get(code)
+    if found is None:
+        try:
+            parsed = _parse_tree(plain)
+            found = tuple(update._replace(filename=parsed.filename) for update in updated_in(parsed.node))
+        except Exception:
+            found = ()
+        _UPDATED_PARAMETERS[code] = found
+    return found
+
+
+_UPDATED_PARAMETERS: "weakref.WeakKeyDictionary[types.CodeType, tuple[ParameterUpdate, ...]]" = \
+    weakref.WeakKeyDictionary()
 
 
 def source_tree(fn: Callable) -> gast.FunctionDef:

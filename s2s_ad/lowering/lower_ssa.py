@@ -190,10 +190,10 @@ class SSABuilder(Part):
                     f"the update of {update.name} in {fn.__name__}", f"{update.name} is a list the caller holds, "
                     f"which Python changes in place, and the call of {fn.__name__} is not lowered in place here; "
                     f"build a new list in {fn.__name__} and return it, and assign it where you call it",
-                    filename=parse_function(fn).filename, line=update.line, column=update.column)
+                    filename=update.filename, line=update.line, column=update.column)
             if update.position < len(args) and isinstance(args[update.position], ir.Var):
                 passed, shared = args[update.position], f"the argument {update.name} of {fn.__name__}"
-                filename = parse_function(fn).filename
+                filename = update.filename
                 guard = ir.Effect(ir.Call(runtime.check_number_update, (
                     passed, ir.Const(update.name), ir.Const(shared), ir.Const(filename), ir.Const(update.line))),
                     self.state.line)
