@@ -24,7 +24,7 @@ from ..core import debugging
 from ..core.errors import NotADef, TransformError
 from ..frontend.parse import transparent
 from ..frontend.callables import made_by_s2s_ad
-from ..frontend.snapshot import Snapshot, quick_function
+from ..frontend.snapshot import QUICK_ERRORS, Snapshot, quick_function
 from ..driver.pipeline import Built
 from ..targets.target import NUMPY, Target
 
@@ -175,24 +175,60 @@ def _never_hit(args: tuple) -> Any:
     return False
 
 
+# what the hot path's run gives where its test fails (no gradient is this object)
+_MISSED = object()
+
+
+def _never_runs(args: tuple) -> Any:
+    return _MISSED
+
+
 def _hit_function(owner: Callable, types: tuple, entry: Entry, arrays: Optional[tuple] = None, args: tuple = (),
                   target: Optional[Target] = None, as_is: Optional[Callable[[Any], bool]] = None
                   ) -> Callable[[tuple], Any]:
     """A function of a call's arguments, true only where the call may run ``entry``'s code, in one
-    generated expression, the hot path's only call before the generated code: each argument of
-    exactly the type in ``types``, the snapshot's quick tests passing; for a ``_by_shapes`` entry
-    (``arrays``: its table's positions of arrays and of NumPy's among them) each array of the shape
-    and NumPy's of the very dtype of ``args``'s.  What it gives then: the entry's function (of a
-    ``_by_types`` entry, for numbers), or ``(function, target, as_is)`` (of a ``_by_shapes`` entry,
-    whose results the API checks, ``_ran``, unless ``as_is`` passes them: ``_as_returned``); else
-    False.  Where the entry has no snapshot, the test holds the code of ``owner`` (the user's
-    function) instead: replaced in place, the call takes the slow path, which reads its parameters
-    again.  (Its names start with ``h``, the snapshot's with ``q``.)"""
+    generated expression, the hot path's only call before the generated code (``_hit_tests``).  What
+    it gives then: the entry's function (of a ``_by_types`` entry, for numbers), or ``(function, target,
+    as_is)`` (of a ``_by_shapes`` entry, whose results the API checks, ``_ran``, unless ``as_is``
+    passes them: ``_as_returned``); else False."""
     namespace: dict[str, Any] = {"hresult": entry[0] if arrays is None else (entry[0], target, as_is)}
+    return quick_function("hit", "args", _hit_tests(owner, types, entry, arrays, args, namespace), namespace,
+                          result="hresult")
+
+
+def _run_function(owner: Callable, types: tuple, entry: Entry) -> Callable[[tuple], Any]:
+    """For a ``_by_types`` entry of a derivative whose calls return what its code returns
+    (``GradientFunction._bare``): the hot path in one generated function, which runs the entry's
+    function where ``_hit_tests`` pass for a call of exactly ``len(types)`` arguments, returning what
+    it returns, and gives ``_MISSED`` otherwise (asked where no debugger or other tracer is on, whose
+    stepping takes the slower path: ``GradientFunction.__call__``, ``debugging.py``).  Test and run in one frame: a call of a gradient of
+    a few flops is about twice its generated code, no more.  The function runs outside the test's
+    ``try``: an error of the user's code is never read as a failed test."""
+    namespace: dict[str, Any] = {"hfunction": entry[0], "hMISSED": _MISSED, "QUICK_ERRORS": QUICK_ERRORS}
+    names = [f"a{i}" for i in range(len(types))]
+    tests = _hit_tests(owner, types, entry, None, (), namespace, names)
+    # (the arguments unpacked: a call of another count raises ValueError, and the run is a plain call)
+    text = (f"def run(args):\n    try:\n        ({''.join(n + ', ' for n in names)}) = args\n"
+            f"        passed = {' and '.join(tests)}\n"
+            "    except QUICK_ERRORS:\n        passed = False\n"
+            f"    return hfunction({', '.join(names)}) if passed else hMISSED\n")
+    exec(text, namespace)  # noqa: S102 (our own text)
+    return namespace.pop("run")
+
+
+def _hit_tests(owner: Callable, types: tuple, entry: Entry, arrays: Optional[tuple], args: tuple,
+               namespace: dict[str, Any], names: Optional[list[str]] = None) -> list[str]:
+    """The tests (expressions of ``args`` and of names put in ``namespace``) that hold only where a
+    call may run ``entry``'s code: each argument of exactly the type in ``types``, the snapshot's
+    quick tests passing; for a ``_by_shapes`` entry (``arrays``: its table's positions of arrays and
+    of NumPy's among them) each array of the shape and NumPy's of the very dtype of ``args``'s.  Where
+    the entry has no snapshot, the tests hold the code of ``owner`` (the user's function) instead:
+    replaced in place, the call takes the slow path, which reads its parameters again.  (Its names
+    start with ``h``, the snapshot's with ``q``; the arguments are ``args[i]``, or ``names`` where given.)"""
     tests = []
     for i, t in enumerate(types):
         namespace[f"htype{i}"] = t
-        tests.append(f"args[{i}].__class__ is htype{i}")
+        tests.append(f"{names[i] if names is not None else f'args[{i}]'}.__class__ is htype{i}")
     positions, numpy_arrays = arrays if arrays is not None else ((), ())
     for i in positions:
         namespace[f"hshape{i}"] = args[i].shape
@@ -205,12 +241,12 @@ def _hit_function(owner: Callable, types: tuple, entry: Entry, arrays: Optional[
         namespace.update(howner=owner, hcode=getattr(owner, "__code__", None))
         tests.append("getattr(howner, '__code__', None) is hcode")
     else:
-        quick = snapshot.quick_tests(namespace)
+        quick = snapshot.quick_tests(namespace, held=owner)  # (the derivative holds its function)
         if quick is None:  # (no quick tests to be made: the full check)
             namespace["hsnapshot"] = snapshot
             quick = ["hsnapshot.valid()"]
         tests += quick
-    return quick_function("hit", "args", tests, namespace, result="hresult")
+    return tests
 
 
 def _current(entry: Entry) -> bool:

@@ -16,7 +16,9 @@ on its contents).  ``_by_kinds`` holds ``Built`` records; ``_by_types`` and ``_b
 against their snapshot at each call (which holds the function's code: replaced, the call takes the
 slow path, which reads the parameters again).  The hot path's first question, ``_hit``: the
 function of the entry the last such call ran, where this call's arguments have its types (and
-arrays' shapes and dtypes) and its code is current, else False.
+arrays' shapes and dtypes) and its code is current, else False.  Before it, for calls of numbers
+whose code's result is returned as it is, ``_run_hit``: the same test and the run, in one frame
+(``calling._run_function``).
 """
 
 from __future__ import annotations
@@ -32,7 +34,7 @@ from ..driver.cache import is_current
 from ..driver.pipeline import Built
 from ..driver.reach import whole_source
 from ..targets.target import Target
-from .calling import _current, _entry, _hit_function, _never_hit, _SHAPES_KEPT, _shapes_of, _target_of_arguments, Entry
+from .calling import _current, _entry, _hit_function, _never_hit, _never_runs, _run_function, _SHAPES_KEPT, _shapes_of, _target_of_arguments, Entry
 from .derivative import Tabled
 
 
@@ -61,7 +63,9 @@ def specialise(gradient: Tabled, args: tuple, kinds: Optional[tuple] = None,
             and not any(isinstance(a, np.generic) and a.dtype != np.float64 for a in args):  # those take like
         types = gradient._types_of(args)
         entry = _entry(built, gradient._target, args)
-        gradient._by_types[types] = (entry, _hit_function(gradient.owner, types, entry))
+        run = _run_function(gradient.owner, types, entry) if gradient._bare and gradient._n_params == len(types) \
+            else _never_runs  # (a method or partial binds its arguments first; a result to finish: _ran)
+        gradient._by_types[types] = (entry, _hit_function(gradient.owner, types, entry), run)
     return built
 
 
@@ -106,14 +110,14 @@ def typed_entry(gradient: Tabled, args: tuple, types: tuple) -> tuple[Optional[E
 def forget_hit(gradient: Tabled) -> None:
     """The checkpoints' stats are no longer as the last call left them (``runtime._stats_left``): no hit
     until the path that clears them has run."""
-    gradient._hit = _never_hit
+    gradient._hit, gradient._run_hit = _never_hit, _never_runs
 
 
 def remember_hit(gradient: Tabled, types: tuple, hit: Callable[[tuple], Any]) -> None:
     """The hot path's test becomes ``hit`` (of a ``_by_shapes`` entry), unless ``_by_types`` serves
     calls of these types (numbers whose gradients need no look: its own hit is the faster)."""
     if types not in gradient._by_types:
-        gradient._hit = hit
+        gradient._hit, gradient._run_hit = hit, _never_runs
 
 
 def _as_returned(derivative: Tabled, function: Callable, args: tuple,

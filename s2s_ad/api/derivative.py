@@ -59,6 +59,7 @@ class Tabled(Derivative, Protocol):
     """What code_tables.py reads and writes: the tables of code per signature, and the hot path's test."""
 
     _hit: Callable[[tuple], Any]
+    _run_hit: Callable[[tuple], Any]
     _last_source: Optional[str]
     _last_kinds: Optional[tuple]
 
@@ -75,7 +76,11 @@ class Tabled(Derivative, Protocol):
     @property
     def _types_of(self) -> Callable[[tuple], tuple]: ...
     @property
-    def _by_types(self) -> dict[tuple, tuple[Entry, Callable[[tuple], Any]]]: ...
+    def _by_types(self) -> dict[tuple, tuple[Entry, Callable[[tuple], Any], Callable[[tuple], Any]]]: ...
+    @property
+    def _bare(self) -> bool: ...
+    @property
+    def _n_params(self) -> int: ...
     @property
     def _by_shapes(self) -> dict[tuple, tuple[Callable[[tuple], tuple], dict, Target, tuple]]: ...
     @property

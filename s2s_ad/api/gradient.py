@@ -67,7 +67,7 @@ from ..targets.target import NUMPY, Target
 from ..targets.numba.target import users_stacklevel
 from .auto_backend import BackendChoice, choose_backend
 from .selfcheck import NoForwardMode, SelfCheckSkipped, dot_product_test, switched_on_by_environment
-from .calling import (_CACHE, _compiled, _default_tails, Entry, _gettrace, _never_hit, _parameters_of, _resolve_wrt,
+from .calling import (_CACHE, _compiled, _default_tails, Entry, _gettrace, _MISSED, _never_hit, _never_runs, _parameters_of, _resolve_wrt,
                       _run, _target_of_arguments, _types_of, _unwrap, _user_facing, without_our_frames, Wrt,
                       BARE_RAISE_KEEPS_THE_TRIMMED_TRACEBACK,
                       refuse_what_is_not_a_def)
@@ -149,8 +149,9 @@ class GradientFunction:
         self._positions = [list(self._signature.parameters).index(w) for w in self.wrt]
         self._primals_of = operator.itemgetter(*self._positions)  # the argument, or a tuple of them
         # The tables of the code per signature, empty: code_tables.py fills them, and says what each holds.
-        self._by_types: dict[tuple, tuple[Entry, Callable[[tuple], Any]]] = {}  # (with _hit_function's)
+        self._by_types: dict[tuple, tuple[Entry, Callable[[tuple], Any], Callable[[tuple], Any]]] = {}  # (hit, run)
         self._hit: Callable[[tuple], Any] = _never_hit  # (the hot path's first question)
+        self._run_hit: Callable[[tuple], Any] = _never_runs  # (before it, for numbers: the run itself)
         self._by_shapes: dict[tuple, tuple[Callable[[tuple], tuple], dict, Target, tuple]] = {}
         self._by_kinds: dict[tuple, Built] = {}
         self._wrap_single = self._several and len(self.wrt) == 1
@@ -212,8 +213,17 @@ class GradientFunction:
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         # (a TransformError leaves without our frames, ending at the user's call; a try costs nothing unraised)
         try:
-            if _gettrace() is not None and debugging.stepping(_gettrace()):  # its next step: the generated code
-                return debugging.step_into(_gettrace(), self._called, args, kwargs)
+            if _gettrace() is not None:  # a debugger stepping: its next step is the generated code
+                if debugging.stepping(_gettrace()):
+                    return debugging.step_into(_gettrace(), self._called, args, kwargs)
+            elif not kwargs:  # numbers of the last call's types: its code run, its result returned (calling.py)
+                try:
+                    returned = self._run_hit(args)
+                except Exception as exc:
+                    name_the_users_line(exc)
+                    raise
+                if returned is not _MISSED:
+                    return returned
             if kwargs or len(args) != self._n_params:
                 args = self._bind(args, kwargs)
             if self._check:  # the self-check's forward pass replays the draws this call makes (draws.py)
@@ -230,7 +240,7 @@ class GradientFunction:
                 found = self._by_types.get(types)
                 if found is None or (found[0][1] is not None and not found[0][1]()):
                     return self._call_typed(args, types)
-                function, self._hit = found[0][0], found[1]
+                function, self._hit, self._run_hit = found[0][0], found[1], found[2]
             try:  # _run, inlined: this is every cached call
                 returned = function(*args)
             except Exception as exc:

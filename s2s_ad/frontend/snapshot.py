@@ -90,18 +90,20 @@ def quick_function(name: str, parameters: str, tests: list[str], namespace: dict
 
 
 def quick_tests(names: tuple, attributes: tuple, codes: tuple, cells: tuple, defaults: tuple,
-                generation: Optional[list], namespace: dict[str, Any]) -> list[str]:
+                generation: Optional[list], namespace: dict[str, Any], held: Any = None) -> list[str]:
     """``Snapshot.quick``'s tests, as expressions of names put in ``namespace``: ``_identity_check``'s,
     and those of ``cells`` (each closure cell still holding the very object recorded, a weakly held
     one still alive), of ``defaults`` (each helper's ``__defaults__`` the very tuple recorded, with no
     keyword-only defaults) and, where ``generation`` (a one-item list) is given, the rules'
     generation the one the rules were last found current at: all true only where ``Snapshot.valid``
-    is.  The names start with ``q``."""
+    is.  The names start with ``q``.  ``held``: a function the caller of the tests holds anyway, whose
+    code is tested without following the weak reference to it."""
     namespace.update({"qABSENT": _ABSENT, "qrules": rules, "qgeneration": generation})
     tests = []
     for i, (function, code) in enumerate(codes):  # (a function gone is None: an AttributeError)
-        namespace.update({f"qf{i}": function, f"qc{i}": code})
-        tests.append(f"qf{i}().__code__ is qc{i}")
+        held_here = held is not None and function() is held
+        namespace.update({f"qf{i}": held if held_here else function, f"qc{i}": code})
+        tests.append(f"qf{i}.__code__ is qc{i}" if held_here else f"qf{i}().__code__ is qc{i}")
     tests += _identity_tests(names, attributes, (), namespace, prefix="q", absent="qABSENT")
     for i, (function, index, held) in enumerate(cells):
         namespace[f"qcf{i}"] = function
@@ -330,15 +332,17 @@ class Snapshot:
             quick = self._quick = quick_function("quick", "", tests, namespace) if tests is not None else _never
         return quick
 
-    def quick_tests(self, namespace: dict[str, Any]) -> Optional[list[str]]:
+    def quick_tests(self, namespace: dict[str, Any], held: Any = None) -> Optional[list[str]]:
         """``quick``'s tests, as expressions of names (starting with ``q``) put in ``namespace``, for
         a caller to fold into an expression of its own; None where there are none to make (keyword-only
-        defaults recorded: a dict changed in place, which ``valid()`` compares by its items)."""
+        defaults recorded: a dict changed in place, which ``valid()`` compares by its items).  ``held``:
+        a function the caller holds (the module function's ``held``)."""
         defaults = tuple(self.defaults.values())
         if any(keyword_defaults is not None for _, _, keyword_defaults in defaults):
             return None
         return quick_tests(tuple(self.names.values()), tuple(self.attributes.values()), tuple(self.codes.values()),
-                           tuple(self.cells.values()), defaults, self._generation if self.rules else None, namespace)
+                           tuple(self.cells.values()), defaults, self._generation if self.rules else None, namespace,
+                           held)
 
     def valid(self) -> bool:
         identical = self._identical

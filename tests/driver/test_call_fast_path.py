@@ -11,6 +11,7 @@ and big integers run as Python, with a ``CompileFallbackWarning``).
 """
 from __future__ import annotations
 
+import math
 import textwrap
 import warnings
 
@@ -294,6 +295,39 @@ def test_the_last_calls_test_serves_repeated_calls(backend):
     assert on_arrays._hit((np.arange(4.0), np.arange(4.0))) is False
     assert on_arrays._hit((a.astype(np.float32), b)) is False
     assert on_arrays._hit((a, 1.0)) is False
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_the_run_of_a_call_of_numbers_serves_only_its_own_types_and_count(backend):
+    """White-box: a repeated call of numbers runs in one generated function (``_run_hit``), which
+    gives a gradient only for the very types and count of the call it was made for; other calls
+    (another count, a subclass, a NumPy number, a keyword, an error in the code) take the slower
+    path, and each result is the closed form's."""
+    gradient = s2s_ad.grad(poly, wrt=(0, 1), backend=backend)
+    gradient(3.0, 2.0)
+    gradient(3.0, 2.0)
+    run = gradient._run_hit
+    assert run((3.0, 2.0)) == pytest.approx((2.0 * 3.0 * 2.0 + 3.0, 9.0))
+
+    class MyFloat(float):
+        pass
+
+    missed = run((3.0,)), run((3.0, 2.0, 5.0)), run((MyFloat(3.0), 2.0)), run((np.float64(3.0), 2.0))
+    assert not any(isinstance(result, tuple) for result in missed)
+    with pytest.raises(TypeError):
+        gradient(3.0, 2.0, 5.0)  # (d_out is not the caller's to pass: Python's binding refuses a third)
+    assert gradient(x=3.0, y=2.0) == pytest.approx((15.0, 9.0))
+    assert gradient(MyFloat(1.0), 2.0) == pytest.approx((7.0, 1.0))
+    assert gradient(3.0, 2.0) == pytest.approx((15.0, 9.0))
+    rooted = s2s_ad.grad(root_of_product, wrt=(0, 1), backend=backend)
+    assert rooted(2.0, 8.0) == pytest.approx((1.0, 0.25))
+    assert rooted(2.0, 8.0) == pytest.approx((1.0, 0.25))  # (by its run)
+    with pytest.raises(ValueError, match="math domain error"):  # raised in the run: not read as a miss
+        rooted(-2.0, 8.0)
+
+
+def root_of_product(x, y):
+    return math.sqrt(x * y)
 
 
 def _entry_functions(gradient):
