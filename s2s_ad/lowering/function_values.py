@@ -56,16 +56,20 @@ def is_function_object(value: Any) -> bool:
 
 
 def function_named(converter: Any, node: Any) -> Optional[Any]:
-    """The function ``node`` names (a local name holding one, a global, ``np.tanh``), else None."""
+    """The function ``node`` names (a local name holding one, a global, ``np.tanh``, an item of a
+    module-level dict by a constant key: ``ACTS[kind]``), else None."""
     if isinstance(node, gast.Name):
         held = converter.local(node.id)
         if isinstance(held, (Nested, Known, Bound)):
             return held
         if held is not None:
             return None
-    if not isinstance(node, (gast.Name, gast.Attribute)):
+    if isinstance(node, gast.Subscript):  # (what a call of it would call: StaticNames.callee)
+        found, value = converter.statics.callee(node)
+    elif isinstance(node, (gast.Name, gast.Attribute)):
+        found, value = converter.statics.static(node)
+    else:
         return None
-    found, value = converter.statics.static(node)
     return Known(value) if found and is_function_object(value) else None
 
 

@@ -113,6 +113,11 @@ def module_level_list_of_functions(x):
     return np.sum(h) + LOSSES["l1_smooth"](x)
 
 
+def module_level_dict_item_bound_to_a_name(x, loss="l1_smooth"):
+    measure = LOSSES[loss]  # (the code is made for the string the call passes)
+    return measure(x - 0.3) + measure(x * x)
+
+
 def module_level_dict_of_functions_looped(x):
     total = 0.0
     for name in LOSSES:

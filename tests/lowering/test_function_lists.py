@@ -20,6 +20,7 @@ CASES = [fl.name_bound_to_functions, fl.layers_of_functions, fl.lambdas_in_a_lis
          fl.functions_in_a_loop_in_a_loop, fl.lambda_reads_a_name_when_called, fl.dict_of_functions_by_key,
          fl.loop_over_the_keys_of_a_dict_of_functions, fl.functions_enumerated_and_zipped,
          fl.module_level_list_of_functions, fl.module_level_dict_of_functions_looped,
+         fl.module_level_dict_item_bound_to_a_name,
          fl.lambda_made_in_a_loop_called_after_it, fl.def_made_in_a_loop_called_after_it,
          fl.lambdas_appended_with_their_defaults, fl.lambdas_appended_read_names_when_called,
          fl.lambdas_appended_called_by_index, fl.functions_paired_with_numbers,
@@ -70,6 +71,20 @@ def test_a_module_level_list_of_functions_changed_makes_the_code_again():
             np.testing.assert_allclose(gradient(X.copy()), want, rtol=1e-12)
     finally:
         fl.ACTIVATIONS[:] = saved
+
+
+def test_a_module_level_dicts_item_bound_to_a_name_follows_the_key_and_the_dict():
+    gradient = s2s_ad.grad(fl.module_level_dict_item_bound_to_a_name)
+    x = X.copy()
+    for loss in ("l2", "l1_smooth", "l2"):
+        want = assert_gradient_matches(fl.module_level_dict_item_bound_to_a_name, (x, loss))
+        np.testing.assert_allclose(gradient(x, loss), want, rtol=1e-12)
+    saved = fl.LOSSES["l2"]
+    try:
+        fl.LOSSES["l2"] = lambda r: np.sum(np.sin(r))  # the item replaced: the code is made again
+        np.testing.assert_allclose(gradient(x, "l2"), np.cos(x - 0.3) + np.cos(x * x) * 2.0 * x, rtol=1e-12)
+    finally:
+        fl.LOSSES["l2"] = saved
 
 
 @pytest.mark.parametrize("f, words", [
