@@ -209,6 +209,8 @@ class LineText:
             raise _GiveUp
         if isinstance(value, (bytes, type(None))):
             return repr(value)
+        if value is Ellipsis:  # g[...] = v: the user's spelling
+            return "..."
         return self.bind(value, constant_hint(value))
 
     def _negative(self, operand: str, parent: int) -> str:
