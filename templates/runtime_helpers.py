@@ -13,7 +13,7 @@ body calls.)
 import numpy as np
 
 from s2s_ad.rules import adjoint, declare, fresh_arrays, nondifferentiable, tangent
-from s2s_ad.core.runtime import (added_at, cells, cells_array, check_assertion, check_bound, check_index, check_no_derivative,
+from s2s_ad.core.runtime import (added_at, cells, cells_array, check_assertion, check_bound, check_index, check_out_cast, check_no_derivative,
                             check_number_update, check_view_kept,
                             check_one_number, check_view_update, checkpoint_stride, checkpointed, derivative_lost_by, draw, float_stack,
                             format_method, formatted, getitem_grad, joined, held_apart, if_inexact, raise_exception, random_states,
@@ -28,7 +28,7 @@ nondifferentiable(stop_gradient, elementwise=True)
 nondifferentiable(checkpoint_stride, np.broadcast_shapes)
 # the binomial schedule of checkpointed(steps, snapshots=c): positions and counts (the state is read for its size)
 nondifferentiable(snapshots, revolve, revolve_forward, revolve_last, revolve_reverse, revolve_turn)
-nondifferentiable(formatted, percent_formatted, format_method, joined, check_assertion, check_bound, check_index,
+nondifferentiable(formatted, percent_formatted, format_method, joined, check_assertion, check_bound, check_out_cast, check_index,
                   check_one_number, random_states, set_random_states)  # strings, checks, states
 nondifferentiable(split_piece)  # where a piece of a split lies in its array: shapes and counts alone
 # a draw from a generator object (rng.normal()): a constant of each call, replayed in every pass (draws.py);
@@ -103,7 +103,7 @@ declare(unbroadcast, unbroadcast_to, odd=True)  # linear in the adjoint they red
 declare(zeros_like, zero_tangent, if_inexact, shaped_like=0)  # (a number: zeros_like gives 0.0)
 declare(writable_copy, unbroadcast, shaped_like=1)  # like their second argument, or they raise
 # Generated code's own checks and reports, which run where the primal computation runs.
-declare(check_assertion, check_bound, check_index, check_one_number, set_random_states, check_number_update,
+declare(check_assertion, check_bound, check_out_cast, check_index, check_one_number, set_random_states, check_number_update,
         raise_exception, check_no_derivative, check_view_update, check_view_kept, derivative_lost_by, reports=True)
 
 

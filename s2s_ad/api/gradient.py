@@ -250,11 +250,11 @@ class GradientFunction:
             if self._bare:  # the gradient alone, the code computed no value
                 return returned
             if not self._value_used:
-                return self._finish(args, None, returned)
+                return _finished(self, args, None, returned)
             value, gradient = returned
             if value.__class__ is not float and not _one_number(value):
                 self._refuse_result(value)
-            return self._finish(args, value, gradient)
+            return _finished(self, args, value, gradient)
         except TransformError as exc:
             without_our_frames(exc)
             if BARE_RAISE_KEEPS_THE_TRIMMED_TRACEBACK:
@@ -316,25 +316,10 @@ class GradientFunction:
         gradient = tuple(map(like_primal, primals, gradient)) if len(self.wrt) > 1 else like_primal(primals, gradient)
         if gradient.__class__ is not float and not _surely_fresh(function, gradient) and not target.alone(gradient):
             gradient = target.handed_out(gradient, args)
-        return gradient if self._bare else self._finish(args, value, gradient, target is self._target)
+        return gradient if self._bare else _finished(self, args, value, gradient, target is self._target)
 
     def _refuse_result(self, value: Any) -> None:  # grad of a function whose result is not a number
         check_one_number(value, self.fn.__name__)
-
-    def _finish(self, args: tuple, value: Any, gradient: Any, numpy_arrays: bool = True) -> Any:
-        """What a call returns, from the value and the gradient(s): with the value
-        (``value_and_grad``), a single ``wrt`` given as a tuple, after the self-check (of NumPy's
-        arrays: another library's are not checked, and a warning says so)."""
-        if self._check and not numpy_arrays:
-            warnings.warn(SelfCheckSkipped(f"the self-check of {self!r} compares with forward mode on NumPy arrays: "
-                                           "skipped for arrays of another library"), stacklevel=4)
-        elif self._check:
-            _self_check(self, args, value, gradient if self._several and not self._wrap_single else (gradient,))
-        if self._wrap_single:
-            gradient = (gradient,)
-        if value.__class__ is np.ndarray:  # a 0-d array the function returned: maybe the caller's own
-            value = value.copy()
-        return (value, gradient) if self._with_value else gradient
 
     def __repr__(self) -> str:
         return f"<gradient of {getattr(self.fn, '__qualname__', self.fn)!s} with respect to {', '.join(self.wrt)}>"
@@ -345,6 +330,23 @@ if TYPE_CHECKING:
                                    ) -> tuple[Building, Tabled, CalledWithContainers, Shown, Pickled]:
         """(for mypy alone: a GradientFunction is what each of its parts takes, derivative.py)"""
         return gradient, gradient, gradient, gradient, gradient
+
+
+def _finished(derivative: GradientFunction, args: tuple, value: Any, gradient: Any, numpy_arrays: bool = True) -> Any:
+    """What a call returns, from the value and the gradient(s): with the value
+    (``value_and_grad``), a single ``wrt`` given as a tuple, after the self-check (of NumPy's
+    arrays: another library's are not checked, and a warning says so)."""
+    if derivative._check and not numpy_arrays:
+        warnings.warn(SelfCheckSkipped(f"the self-check of {derivative!r} compares with forward mode on NumPy "
+                                       "arrays: skipped for arrays of another library"), stacklevel=4)
+    elif derivative._check:
+        several = derivative._several and not derivative._wrap_single
+        _self_check(derivative, args, value, gradient if several else (gradient,))
+    if derivative._wrap_single:
+        gradient = (gradient,)
+    if value.__class__ is np.ndarray:  # a 0-d array the function returned: maybe the caller's own
+        value = value.copy()
+    return (value, gradient) if derivative._with_value else gradient
 
 
 def _self_check(gradient: GradientFunction, args: tuple, value: Any, gradients: tuple) -> None:

@@ -443,6 +443,20 @@ def check_bound(value: Any, name: str, filename: str, line: int) -> None:
                                 f"read bound it (a loop that ran no trip, or a branch not taken)")
 
 
+def check_out_cast(value: Any, out: Any, function: str, filename: str, line: int) -> None:
+    """Before ``out[...] = value`` that stands for ``function(..., out=out)`` (a NumPy ufunc writing its
+    result into ``out``): raise NumPy's error where that call raises it, which the store would not
+    (it casts any dtype into any other): ``out`` not an array, or a result whose dtype does not cast
+    to ``out``'s under the ufunc's rule (``same_kind``: a float result into an integer array)."""
+    if not isinstance(out, np.ndarray):
+        raise TypeError(f"{function}(..., out=...) at line {line} of {filename}: out must be an array, "
+                        f"not {type(out).__name__}")
+    dtype = np.result_type(value)
+    if not np.can_cast(dtype, out.dtype, casting="same_kind"):
+        raise TypeError(f"{function}(..., out=...) at line {line} of {filename}: cannot cast the result "
+                        f"from {dtype} to {out.dtype} with casting rule 'same_kind', as NumPy's ufunc refuses")
+
+
 def check_view_update(array: Any, parts: int, name: str, hint: str, filename: str, line: int) -> None:
     """Before ``name op= v`` with ``name = array[i]`` runs as a write into ``array`` (NumPy's meaning
     where ``array[i]`` is a view): refuse where ``array`` has no more dimensions than the index has

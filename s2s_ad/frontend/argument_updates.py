@@ -2,7 +2,7 @@
 
 Input: a user's function's def, as parsed (``parse.source_tree``).  Output: ``updated_in``: for
 each parameter the body updates in place before it rebinds it (``v *= c``, ``v[i] = x``,
-``v[i] += x``, ``v.append(x)``), its position, name and the line and column of the first such update.
+``v[i] += x``, ``v.append(x)``, ``np.exp(v, out=v)``), its position, name and the line and column of the first such update.
 Nested functions and lambdas are their own scopes and are not looked into.  (``parse.updated_parameters``
 asks it of a function.)
 
@@ -64,7 +64,11 @@ def _statements(body: list, top: bool) -> list:
 
 def _updates(stmt: Any) -> list[tuple[str, Any]]:
     """The names ``stmt`` updates in place: ``v op= x``, a store into ``v[...]`` or ``v[...] op= x``, a
-    method that changes a list or an array (``v.append(x)``, ``v.sort()``)."""
+    method that changes a list or an array (``v.append(x)``, ``v.sort()``), a call writing into ``v``
+    (or a part of it) by ``out=`` (``np.exp(v, out=v)``)."""
+    outs = _written_by_out(stmt)
+    if outs:
+        return outs
     if isinstance(stmt, gast.Expr) and isinstance(stmt.value, gast.Call) \
             and isinstance(stmt.value.func, gast.Attribute) and stmt.value.func.attr in _CHANGING_METHODS \
             and isinstance(stmt.value.func.value, gast.Name):
@@ -79,6 +83,21 @@ def _updates(stmt: Any) -> list[tuple[str, Any]]:
     names = []
     for target in targets:
         inner = target
+        while isinstance(inner, gast.Subscript):
+            inner = inner.value
+        if isinstance(inner, gast.Name):
+            names.append((inner.id, stmt))
+    return names
+
+
+def _written_by_out(stmt: Any) -> list[tuple[str, Any]]:
+    """The names a simple statement's calls write into by ``out=`` (``np.multiply(a, b, out=v[1:])``)."""
+    if not isinstance(stmt, (gast.Expr, gast.Assign, gast.AugAssign, gast.AnnAssign, gast.Return)):
+        return []
+    names = []
+    calls = [node for node in gast.walk(stmt) if isinstance(node, gast.Call)]
+    for keyword in (keyword for call in calls for keyword in call.keywords if keyword.arg == "out"):
+        inner = keyword.value
         while isinstance(inner, gast.Subscript):
             inner = inner.value
         if isinstance(inner, gast.Name):

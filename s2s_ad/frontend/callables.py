@@ -14,6 +14,8 @@ import sys
 import types
 from typing import Any, Optional
 
+import numpy as np
+
 from ..core import containers, ir, language
 from ..rules import registry as rules
 from ..rules.rule import ArgumentMismatch, bind_arguments
@@ -237,9 +239,10 @@ def refuse_out(fn: Any, node: Any, error: ErrorBuilder) -> None:
     rest = ", ".join(operands + [f"{k.arg}={spelled(k.value)}" for k in keywords if k.arg != "out"])
     result = f" {symbol} ".join(operands) if symbol and len(operands) == 2 and len(keywords) == 1 else f"{func}({rest})"
     target = spelled(out)
-    raise error(f"{func}(..., out={target})", f"out= (writing the result into an array that exists) is not "
-                f"supported; write {target} = {result} for a new array, or {target}[...] = {result} to write "
-                f"into {target}", node)
+    where = ("is supported for a ufunc in a statement of its own, with no where= (np.exp(g, out=g)), not here"
+             if isinstance(fn, np.ufunc) and fn.nout == 1 else "is not supported")
+    raise error(f"{func}(..., out={target})", f"out= (writing the result into an array that exists) {where}; write "
+                f"{target} = {result} for a new array, or {target}[...] = {result} to write into {target}", node)
 
 
 def check_callee(fn: Any, node: Any, args: tuple, kwargs: tuple, error: ErrorBuilder, snapshot: Snapshot) -> None:

@@ -29,6 +29,11 @@ place, with
   the memory model follows to every name that sees it), and stored back (``state.v = state_v``);
 * an attribute store into an object only one name holds (``state.v = w``) as that name bound to the
   object with the attribute replaced (``attribute_stores.py``);
+* a statement calling a NumPy function with ``out=`` (``np.exp(g, out=g)``, ``np.multiply(a, b,
+  out=c[1:])``; spelled ``np.`` or ``numpy.``, no ``where=``) as the store it makes,
+  ``c[...] = np.multiply(a, b)``, the call marked ``writes_out`` (the lowering checks that it is a
+  ufunc of one result and that its result casts to ``c`` as NumPy's rule allows): every analysis of
+  stores and views sees the write;
 * a generator expression that ``sum``, ``min``, ``max``, ``any``, ``all``,
   ``list``, ``tuple`` or ``sorted`` consume (``sum(v ** 2 for v in xs)``) as the
   list comprehension it amounts to (the function is pure: nothing can tell
@@ -56,7 +61,41 @@ def rewritten(node: Any) -> bool:
     """Whether ``rewrite`` changes ``node``: one of ``REWRITTEN``, a call of what a call returns, or a
     store into an element of an element."""
     return isinstance(node, REWRITTEN) or _calls_a_result(node) or _stores_into_an_element_of_an_element(node) \
-        or stores_an_attribute(node) or _updates_an_attribute(node)
+        or stores_an_attribute(node) or _updates_an_attribute(node) or _writes_into_out(node)
+
+
+def _writes_into_out(stmt: Any) -> bool:
+    """``np.exp(g, out=g)`` as a statement: a call of a function spelled from ``np`` or ``numpy`` with
+    one ``out=`` keyword (a name, or subscripts of one), no ``where=`` and no ``**``."""
+    if not (isinstance(stmt, gast.Expr) and isinstance(stmt.value, gast.Call)):
+        return False
+    call = stmt.value
+    root = call.func
+    while isinstance(root, gast.Attribute):
+        root = root.value
+    if not (isinstance(call.func, gast.Attribute) and isinstance(root, gast.Name) and root.id in ("np", "numpy")):
+        return False
+    outs = [k for k in call.keywords if k.arg == "out"]
+    if len(outs) != 1 or any(k.arg in (None, "where") for k in call.keywords) \
+            or any(isinstance(a, gast.Starred) for a in call.args):
+        return False
+    inner = outs[0].value
+    while isinstance(inner, gast.Subscript):
+        inner = inner.value
+    return isinstance(inner, gast.Name)
+
+
+def _out_as_store(stmt: gast.Expr) -> gast.Assign:
+    """``np.f(a, out=c)`` as ``c[...] = np.f(a)``, the call marked ``writes_out``."""
+    call = stmt.value
+    out = next(k.value for k in call.keywords if k.arg == "out")
+    plain = _located(gast.Call(func=call.func, args=call.args, keywords=[k for k in call.keywords if k.arg != "out"]),
+                     call)
+    plain.writes_out = ast.unparse(gast.gast_to_ast(out))  # (what a refusal or a check names: c)
+    store = _located(gast.Subscript(value=out, slice=_located(gast.Constant(value=Ellipsis, kind=None), out),
+                                    ctx=gast.Store()), out)
+    store.written_as = f"{plain.writes_out} (out= of {ast.unparse(gast.gast_to_ast(call.func))})"
+    return _located(gast.Assign(targets=[store], value=plain, type_comment=None), stmt)
 
 
 def _updates_an_attribute(stmt: Any) -> bool:
@@ -136,6 +175,8 @@ def _rewrite_blocks(node: gast.FunctionDef, taken: set) -> None:
             if isinstance(block, list) and block and isinstance(block[0], gast.stmt):
                 new_block: list = []
                 for stmt in block:
+                    if _writes_into_out(stmt):  # np.exp(g, out=g): g[...] = np.exp(g)
+                        stmt = _out_as_store(stmt)
                     if _stores_into_an_element_of_an_element(stmt):
                         stmt = _element_bound_first(stmt, new_block, taken)
                     new_block.extend(_hoisted_lambdas(stmt, taken))

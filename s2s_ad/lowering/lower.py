@@ -180,6 +180,9 @@ class Lowering(Part):
         if isinstance(stmt, gast.Assign):
             # h = act, act = np.tanh, layers = [relu, np.tanh]: h names the same function (a factory's result,
             # as desugar.py returns it, too), or the display the functions
+            if getattr(stmt.value, "writes_out", None) is not None:  # c[...] = np.exp(g): out=c (sugar.py)
+                self.bind(stmt.targets[0], self.writes.result_into_out(stmt.value, stmt.targets[0]))
+                return
             value = function_value(self.state.converter, stmt.value)
             if isinstance(value, Functions):  # layers = [(np.tanh, 0.5 * s)]: its numbers computed here
                 value = computed_now(value, self.ssa.flatten)

@@ -29,10 +29,12 @@ through a view) and ``lower_updates`` (``x op= v``).
 """
 from __future__ import annotations
 
+import ast
 import operator
 from typing import Any, Optional
 
 import gast
+import numpy as np
 from ..core import ir, language, runtime
 from ..frontend.list_sharing import extends_a_list
 from ..frontend.shared_updates import UPDATED_IN_PLACE
@@ -226,6 +228,31 @@ class WriteLowering(Part):
         self.state.block.append(ir.Store(array.name, ir.Const(Ellipsis), added, self.state.line))
         self.state.computed.clear()
         self.views.wrote(array.name)
+
+    def result_into_out(self, call: gast.Call, target: gast.Subscript) -> ir.Expr:
+        """The value stored by ``c[...] = np.f(a)``, which sugar.py made of the user's ``np.f(a, out=c)``:
+        the call's result, where ``np.f`` is a ufunc of one result, after NumPy's checks of ``out``
+        (an array, into whose dtype the result casts under the ufunc's ``same_kind`` rule:
+        ``runtime.check_out_cast``); the store itself is any ``c[...] = v``'s (into an array this
+        function made, through a view, refused into an argument).  Any other function is refused."""
+        fn = self.state.converter.resolve(call.func)
+        if not (isinstance(fn, np.ufunc) and fn.nout == 1):
+            spelled = ast.unparse(gast.gast_to_ast(call.func))
+            raise self.state.refusal(f"{spelled}(..., out={call.writes_out})", "out= (writing the result into an "
+                                     "array that exists) is supported for NumPy's ufuncs of one result "
+                                     f"(np.exp, np.multiply, ...); write {call.writes_out}[...] = {spelled}(...) to "
+                                     f"write into {call.writes_out}")
+        value = self.ssa.flatten(self.state.converter.convert(call))
+        out = self.state.converter.convert(target.value)
+        if isinstance(out, ir.Const) and not language.is_array_value(out.value):
+            raise self.state.refusal(f"np.{fn.__name__}(..., out={call.writes_out})", f"{call.writes_out} is "
+                                     f"{type(out.value).__name__}, not an array, and NumPy raises TypeError here; "
+                                     f"write {call.writes_out} = np.{fn.__name__}(...)")
+        out = self.ssa.flatten(out)
+        self.state.block.append(ir.Effect(ir.Call(runtime.check_out_cast, (
+            value, out, ir.Const(f"np.{fn.__name__}"), ir.Const(self.scope.parsed.filename),
+            ir.Const(self.state.line))), self.state.line))
+        return value
 
     def views_written_in(self, loop: Any) -> set[str]:
         """Mark views bound before ``loop`` of arrays it writes into: a second iteration would read them

@@ -102,7 +102,7 @@ def item_with_an_index(x):
 
 def multiply_into(a, b):
     c = np.empty_like(a)
-    np.multiply(a, b, out=c)
+    np.multiply(a, b, out=c, where=a > 0)
     return np.sum(c)
 
 
@@ -130,10 +130,12 @@ def test_out_is_refused_saying_what_to_write_instead():
         s2s_ad.grad(multiply_into)(np.ones(2), np.ones(2))
     assert str(caught.value) == (
         f"{_line(multiply_into, 2)}:5: cannot differentiate np.multiply(..., out=c): out= (writing the result into "
-        "an array that exists) is not supported; write c = a * b for a new array, or c[...] = a * b to write into c")
+        "an array that exists) is supported for a ufunc in a statement of its own, with no where= (np.exp(g, out=g)), "
+        "not here; write c = np.multiply(a, b, where=a > 0) for a new array, or c[...] = np.multiply(a, b, "
+        "where=a > 0) to write into c")
     with pytest.raises(s2s_ad.TransformError) as caught:
         s2s_ad.grad(sine_into)(np.ones(2))
     assert str(caught.value) == (
         f"{_line(sine_into, 2)}:9: cannot differentiate np.sin(..., out=c): out= (writing the result into "
-        "an array that exists) is not supported; write c = np.sin(a) for a new array, or c[...] = np.sin(a) to "
-        "write into c")
+        "an array that exists) is supported for a ufunc in a statement of its own, with no where= "
+        "(np.exp(g, out=g)), not here; write c = np.sin(a) for a new array, or c[...] = np.sin(a) to write into c")

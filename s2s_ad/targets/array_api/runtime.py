@@ -303,6 +303,24 @@ class Engine:
         if inexact:
             runtime.check_no_derivative(0.5, function, name, filename, line)  # (raises its refusal)
 
+    def check_out_cast(self, value: Any, out: Any, function: str, filename: str, line: int) -> None:
+        """``runtime.check_out_cast`` of this namespace's arrays: ``out`` one of them, and a real or
+        complex result written into an integer or boolean ``out`` refused, as NumPy's ufunc refuses it."""
+        xp = self.xp
+        dtype = getattr(out, "dtype", None)
+        if dtype is None or isinstance(out, (int, float, complex)):
+            runtime.check_out_cast(value, out, function, filename, line)  # (raises NumPy's refusal)
+            return
+        kinds = ("real floating", "complex floating")
+        value_dtype = getattr(value, "dtype", None)
+        inexact = isinstance(value, (float, complex)) if value_dtype is None else xp.isdtype(value_dtype, kinds)
+        if inexact and not xp.isdtype(dtype, kinds) or (
+                value_dtype is not None and xp.isdtype(value_dtype, "complex floating")
+                and not xp.isdtype(dtype, "complex floating")):
+            raise TypeError(f"{function}(..., out=...) at line {line} of {filename}: cannot cast the result "
+                            f"from {value_dtype or type(value).__name__} to {dtype} with casting rule "
+                            "'same_kind', as NumPy's ufunc refuses")
+
     def getitem_grad(self, grad: Any, a: Any, index: Any) -> Any:
         xp = self.xp
         shape = self.own.shape(a)
@@ -493,6 +511,7 @@ def engine_names() -> IdentityMap[Any, str]:
            runtime.zeros_like: "zeros_like", runtime.zero_tangent: "zero_tangent",
            runtime.writable_copy: "writable_copy", runtime.held_apart: "held_apart",
            runtime.if_inexact: "if_inexact", runtime.check_no_derivative: "check_no_derivative",
+           runtime.check_out_cast: "check_out_cast",
            runtime.getitem_grad: "getitem_grad", runtime.stored_part: "stored_part", numpy_shape.concatenate_grad: "concatenate_grad",
            operators.mul_adjoint: "mul_adjoint", operators.mul_tangent: "mul_tangent",
            numpy_creation.astype: "astype", numpy_creation.cast_derivative: "cast_derivative",

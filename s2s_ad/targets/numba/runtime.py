@@ -153,6 +153,7 @@ def _register():
     overload(runtime.check_assertion)(_check_assertion)
     overload(runtime.check_one_number)(_check_one_number)
     overload(runtime.check_bound)(_check_bound)
+    overload(runtime.check_out_cast)(_check_out_cast)
     overload(runtime.check_view_kept)(_check_view_kept)
     view_positions.register(overload, types)
     draws.register(overload, types)  # (a Generator argument's draws: NumPy's numbers)
@@ -625,6 +626,24 @@ def _check_bound(value, name, filename, line):
                 raise UnboundLocalError("a name is read where no path bound it")
         return check
     return lambda value, name, filename, line: None
+
+
+def _check_out_cast(value, out, function, filename, line):
+    # decided from the types: where NumPy's ufunc would refuse out=, raise, and the call runs again as
+    # Python (numba.target), whose check raises the message naming the function and the line
+    from numba.np.numpy_support import as_dtype
+    if isinstance(out, types.Array):
+        try:
+            result = as_dtype(value.dtype if isinstance(value, types.Array) else value)
+            fits = bool(np.can_cast(result, as_dtype(out.dtype), casting="same_kind"))
+        except NotImplementedError:  # (a type with no NumPy dtype: Python's check decides)
+            fits = False
+        if fits:
+            return lambda value, out, function, filename, line: None
+
+    def refuse(value, out, function, filename, line):
+        raise TypeError("a ufunc's result does not cast into its out= array")
+    return refuse
 
 
 def _check_one_number(value, name):
