@@ -56,6 +56,14 @@ def in_a_loop(x):
     return np.sum(acc)
 
 
+def in_a_checkpointed_loop(x):
+    y = x * 1.0
+    for _ in s2s_ad.checkpointed(range(6)):  # (its checks run again with each segment: they only raise)
+        np.tanh(y, out=y)
+        np.multiply(y, x, out=y)
+    return np.sum(y)
+
+
 def held_by_a_list(x):
     y = x * 1.0
     parts = [y, x]
@@ -74,7 +82,7 @@ def helper_writes_the_callers_array(x):
 
 
 FUNCTIONS = [exp_in_place, into_a_slice, through_a_view_seen_by_its_base, view_taken_before_the_write, in_a_loop,
-             held_by_a_list, helper_writes_the_callers_array]
+             in_a_checkpointed_loop, held_by_a_list, helper_writes_the_callers_array]
 
 
 @pytest.mark.parametrize("f", FUNCTIONS, ids=lambda f: f.__name__)
