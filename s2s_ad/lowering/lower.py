@@ -269,6 +269,9 @@ class Lowering(Part):
     def passes_written(self, call: ir.Call) -> bool:
         return self.writes.passes_written(call)
 
+    def store_through_view(self, view: ir.Var, target: Any, value: ir.Expr) -> bool:
+        return self.writes.retaking.store_through_view(view, target, value)
+
     def bind(self, target: Any, value: Any) -> None:
         """Assign ``value`` (an IR tree, a record, a def) to the gast ``target``: a user's name is bound
         to the atom holding it (a new SSA name where it is computed), a subscript is a store (into an
@@ -342,7 +345,7 @@ class Lowering(Part):
             self.bind(element, ir.Call(operator.getitem, (whole, ir.Const(i))))
             bound = self.scope.env.get(element.id) if isinstance(element, gast.Name) else None
             if isinstance(bound, ir.Var):  # an item of a tuple, not a view
-                self.writes.unpacked(bound.name)
+                self.writes.unpacked(bound.name, whole.name if isinstance(whole, ir.Var) else bound.name)
 
     def updates_its_arguments(self, call: gast.Call) -> bool:
         """``helper(b, c)`` as a statement, where ``helper`` is a function of the user's that updates a

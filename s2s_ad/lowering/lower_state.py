@@ -74,6 +74,10 @@ class Lowerer(Protocol):
     def passes_written(self, call: ir.Call) -> bool:
         """``call`` is given an array the function writes into somewhere, or a view of one."""
 
+    def store_through_view(self, view: ir.Var, target: Any, value: ir.Expr) -> bool:
+        """``target = value`` (a subscript of the name holding ``view``) written into the array ``view``
+        views, as NumPy writes it; False where it is no view to write through that way."""
+
 
 class LoweringState:
     """What the parts of one lowering share (see the module docstring)."""

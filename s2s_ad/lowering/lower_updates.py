@@ -45,6 +45,13 @@ def _leaves(record: Record) -> Iterator[Any]:
             yield item
 
 
+def _whole_of(name: gast.Name) -> gast.Subscript:
+    """``name[...]``, the store ``name op= v`` makes into the array ``name`` views."""
+    whole = gast.Subscript(value=gast.Name(id=name.id, ctx=gast.Load(), annotation=None, type_comment=None),
+                           slice=gast.Constant(value=Ellipsis, kind=None), ctx=gast.Store())
+    return ast.copy_location(whole, name)
+
+
 class UpdateLowering(Part):
     """``x op= v``: a store into the array updated, or a new binding checked to be a number."""
 
@@ -77,6 +84,9 @@ class UpdateLowering(Part):
                 return
             if self.update_through_view(stmt, current, value):
                 return
+            if current.name in self.views.root and self.state.host.store_through_view(
+                    current, _whole_of(stmt.target), value):  # a, b = np.split(y, [2]); a *= 3: into y
+                return
             shown = getattr(stmt.target, "written_as", stmt.target.id)  # state.v, for state_v (sugar.py)
             if current.name in self.views.root and current.name not in self.views.unpacked_items:
                 raise self.state.parsed.error(f"an in-place update of {shown}", f"{shown} may be "
@@ -86,6 +96,11 @@ class UpdateLowering(Part):
             if update is None and current.name in self.views.root:  # u, w = pair(x); u += x
                 update = ir.InPlace(current.name, shown, f"an item of {self.views.root[current.name]} "
                                     f"(a row, where that is an array)", stmt.lineno, stmt.col_offset + 1,
+                                    filename=self.scope.parsed.filename)
+            elif update is None and current.name in self.views.unpacked_items:  # r0, r1 = m; a, b = np.split(x, 2)
+                update = ir.InPlace(current.name, shown, f"an item unpacked from "
+                                    f"{self.views.unpacked_items[current.name]} (a row of an array, or a piece of "
+                                    "np.split's, shares its memory)", stmt.lineno, stmt.col_offset + 1,
                                     filename=self.scope.parsed.filename)
             if update is not None:
                 self.state.in_place.append(self.guarded(dataclasses.replace(update, name=shown)))

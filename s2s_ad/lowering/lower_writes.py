@@ -79,9 +79,9 @@ class WriteLowering(Part):
         """``name = value``: what ``name`` may view (``Views.bound_item``)."""
         self.views.bound_item(name, value)
 
-    def unpacked(self, name: str) -> None:
-        """``name`` is an item of a value unpacked by position (``Views.unpacked``)."""
-        self.views.unpacked(name)
+    def unpacked(self, name: str, whole: str) -> None:
+        """``name`` is an item of ``whole``, a value unpacked by position (``Views.unpacked``)."""
+        self.views.unpacked(name, whole)
 
     def passes_written(self, call: ir.Call) -> bool:
         """Whether ``call`` is given an array this function writes into somewhere, or a view of one."""

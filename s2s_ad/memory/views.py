@@ -73,8 +73,9 @@ class Views:
         self.holders: dict[str, str] = {}  # SSA name -> a user's name that may view or hold its array
         self.element_index: dict[str, tuple] = {}  # a[i, j] by atoms only: the index's parts
         self.joined_elements: set[str] = set()  # merge variables that may be such an a[i, j] (never retaken)
-        # items of a value unpacked by position (u, w = pair(x)): a tuple's items, or an array's rows
-        self.unpacked_items: set[str] = set()
+        # items of a value unpacked by position (u, w = pair(x)): a tuple's items, or an array's rows;
+        # each with the name of the value unpacked, which it may share memory with
+        self.unpacked_items: dict[str, str] = {}
         self.joins_owned: dict[str, bool] = {}  # merge variable -> every value joined so far is owned
         # merge variable -> every value joined so far is an array the function made (a view of none), held
         # by other names or not: an update of it is NumPy's store once the kinds prove an array (InPlace.owned)
@@ -231,12 +232,13 @@ class Views:
         self.bound(name, value)
         self.note_view(name, value)
 
-    def unpacked(self, name: str) -> None:
-        """``name`` is an item of a value unpacked by position (``u, w = pair(x)``): an item of a tuple,
-        or a row of an array, never an index's view (its facts are forgotten)."""
+    def unpacked(self, name: str, whole: str) -> None:
+        """``name`` is an item of ``whole``, a value unpacked by position (``u, w = pair(x)``): an item of a
+        tuple, or a row of an array, never an index's view (its facts are forgotten); it may share memory
+        with what ``whole`` holds or views (a row of an argument, a piece of ``np.split``'s)."""
         for facts in (self.view_values, self.view_index, self.element_index):
             facts.pop(name, None)
-        self.unpacked_items.add(name)
+        self.unpacked_items[name] = whole
 
     def visible(self, expr: Any, open_blocks: Sequence[Identity]) -> bool:
         """Every name ``expr`` reads was made in one of ``open_blocks`` (those enclosing the statement
