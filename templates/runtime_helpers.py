@@ -105,6 +105,8 @@ declare(writable_copy, unbroadcast, shaped_like=1)  # like their second argument
 # Generated code's own checks and reports, which run where the primal computation runs.
 declare(check_assertion, check_bound, check_out_cast, check_index, check_one_number, set_random_states, check_number_update,
         raise_exception, check_no_derivative, check_view_update, check_view_kept, derivative_lost_by, reports=True)
+declare(raise_exception, check_out_cast, check_bound, check_index, check_view_update, check_number_update,
+        only_raises=True)  # (run again with a segment of a checkpointed loop, they raise where they raised)
 
 
 # Inputs the helpers read for their shape, their length or their sorting order only: a varied

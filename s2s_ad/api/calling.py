@@ -200,10 +200,10 @@ def _run_function(owner: Callable, types: tuple, entry: Entry) -> Callable[[tupl
     """For a ``_by_types`` entry of a derivative whose calls return what its code returns
     (``GradientFunction._bare``): the hot path in one generated function, which runs the entry's
     function where ``_hit_tests`` pass for a call of exactly ``len(types)`` arguments, returning what
-    it returns, and gives ``_MISSED`` otherwise (asked where no debugger or other tracer is on, whose
-    stepping takes the slower path: ``GradientFunction.__call__``, ``debugging.py``).  Test and run in one frame: a call of a gradient of
-    a few flops is about twice its generated code, no more.  The function runs outside the test's
-    ``try``: an error of the user's code is never read as a failed test."""
+    it returns, and gives ``_MISSED`` otherwise.  (``GradientFunction.__call__`` asks it only where no
+    debugger or other tracer is on: stepping takes the slower path, ``debugging.py``.)  Test and run
+    in one frame: a call of a gradient of a few flops is about twice its generated code, no more.  The
+    function runs outside the test's ``try``: an error of the user's code is never read as a failed test."""
     namespace: dict[str, Any] = {"hfunction": entry[0], "hMISSED": _MISSED, "QUICK_ERRORS": QUICK_ERRORS}
     names = [f"a{i}" for i in range(len(types))]
     tests = _hit_tests(owner, types, entry, None, (), namespace, names)

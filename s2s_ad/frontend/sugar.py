@@ -30,7 +30,7 @@ place, with
 * an attribute store into an object only one name holds (``state.v = w``) as that name bound to the
   object with the attribute replaced (``attribute_stores.py``);
 * a statement calling a NumPy function with ``out=`` (``np.exp(g, out=g)``, ``np.multiply(a, b,
-  out=c[1:])``; spelled ``np.`` or ``numpy.``, no ``where=``) as the store it makes,
+  out=c[1:])``; spelled ``np.`` or ``numpy.``, no ``where=`` or ``casting=``) as the store it makes,
   ``c[...] = np.multiply(a, b)``, the call marked ``writes_out`` (the lowering checks that it is a
   ufunc of one result and that its result casts to ``c`` as NumPy's rule allows): every analysis of
   stores and views sees the write;
@@ -66,7 +66,7 @@ def rewritten(node: Any) -> bool:
 
 def _writes_into_out(stmt: Any) -> bool:
     """``np.exp(g, out=g)`` as a statement: a call of a function spelled from ``np`` or ``numpy`` with
-    one ``out=`` keyword (a name, or subscripts of one), no ``where=`` and no ``**``."""
+    one ``out=`` keyword (a name, or subscripts of one), no ``where=``, ``casting=`` or ``**``."""
     if not (isinstance(stmt, gast.Expr) and isinstance(stmt.value, gast.Call)):
         return False
     call = stmt.value
@@ -76,7 +76,7 @@ def _writes_into_out(stmt: Any) -> bool:
     if not (isinstance(call.func, gast.Attribute) and isinstance(root, gast.Name) and root.id in ("np", "numpy")):
         return False
     outs = [k for k in call.keywords if k.arg == "out"]
-    if len(outs) != 1 or any(k.arg in (None, "where") for k in call.keywords) \
+    if len(outs) != 1 or any(k.arg in (None, "where", "casting") for k in call.keywords) \
             or any(isinstance(a, gast.Starred) for a in call.args):
         return False
     inner = outs[0].value

@@ -21,6 +21,7 @@ from typing import Any, Callable, Optional
 import gast
 
 from ..core import ir, runtime
+from ..rules import registry as rules
 from ..core.identity import IdentitySet
 from .expressions import Record
 from .function_values import Functions, function_named, functions_shown
@@ -364,18 +365,12 @@ class LoopIteration(Part):
         """A loop whose body the reverse sweep runs again: no early exit, no write in place (unless
         ``why`` says None for it: checkpointed loops' snapshots hold the arrays written), no effect
         (``why``: what to say of each).  A raise may stay: run again on the values it saw, a raise that
-        did not run then does not run now; so may the checks the lowering adds (``_ONLY_RAISING``)."""
+        did not run then does not run now; so may the checks the lowering adds (the fact ``only_raises``)."""
         early, writes, effects = why
         if exit_flag is not None:
             raise self.state.parsed.error(f"a {marker} loop that can stop early", early, stmt)
         if writes is not None and any(isinstance(s, ir.Store) for s in ir.walk(body)):
             raise self.state.parsed.error(f"a {marker} loop that writes into an array", writes, stmt)
-        if any(isinstance(s, ir.Effect) and getattr(s.value, "fn", None) not in _ONLY_RAISING
+        if any(isinstance(s, ir.Effect) and not rules.fact(getattr(s.value, "fn", None), "only_raises")
                for s in ir.walk(body)):
             raise self.state.parsed.error(f"print, assert, logging or warnings in a {marker} loop", effects, stmt)
-
-
-# Effects that do nothing but raise (the user's raise, and the lowering's own checks of what NumPy or
-# Python would refuse): run again on the values they saw, they raise where they raised.
-_ONLY_RAISING = (runtime.raise_exception, runtime.check_out_cast, runtime.check_bound, runtime.check_index,
-                 runtime.check_view_update, runtime.check_number_update)

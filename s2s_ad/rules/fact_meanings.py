@@ -105,6 +105,9 @@ FACTS: dict[str, str] = {
                             "elements reach it an array",
     "reports": "True: it only reports (prints, logs, warns), so it may be called for its effect alone, where "
                "the primal computation runs (print, logging.info, a Logger's info method)",
+    "only_raises": "True: a check that does nothing but raise (runtime.check_bound, the user's raise): run "
+                   "again on the values it saw, it raises where it raised, so a loop whose body the reverse "
+                   "sweep runs again (checkpointed, fixed_point) may hold it",
     "variadic": "the function that computes it over the items of one argument; called with more than two "
                 "arguments, it is folded over them pairwise (max: np.max, so max(xs) is np.max(xs) and "
                 "max(a, b, c) is max(max(a, b), c))",
