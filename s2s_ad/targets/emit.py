@@ -155,7 +155,7 @@ class _Builder:
         if isinstance(value, (int, float)) and not isinstance(value, bool) and math.copysign(1, value) < 0:
             # -0.5 as minus 0.5: astor then parenthesises it by precedence, (-0.5) ** 2, never -0.5 ** 2
             return ast.UnaryOp(op=ast.USub(), operand=ast.Constant(value=-value))
-        if isinstance(value, (int, float, complex, str, bytes, bool, type(None))):
+        if isinstance(value, (int, float, complex, str, bytes, bool, type(None))) or value is Ellipsis:
             return ast.Constant(value=value)
         return _name(self.ns.bind(value, constant_hint(value)))
 

@@ -297,6 +297,7 @@ def test_the_last_calls_test_serves_repeated_calls(backend):
     assert on_arrays._hit((a, 1.0)) is False
 
 
+@pytest.mark.self_check_off  # (a self-checked call has a result to finish: it takes the _hit path, tested above)
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_the_run_of_a_call_of_numbers_serves_only_its_own_types_and_count(backend):
     """White-box: a repeated call of numbers runs in one generated function (``_run_hit``), which
