@@ -18,4 +18,4 @@ does not compile a call, which then runs as Python); tests/targets/test_numba_ba
 from __future__ import annotations
 
 from . import (numpy_copies, numpy_creation, numpy_joining, numpy_linalg, numpy_linalg_factors,  # (declare them)
-               numpy_pieces, numpy_reductions, numpy_shape, numpy_signal, operators, pymath, python_data)
+               numpy_padding, numpy_pieces, numpy_reductions, numpy_shape, numpy_signal, operators, pymath, python_data)
