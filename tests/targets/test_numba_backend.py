@@ -889,6 +889,33 @@ def test_pad_and_pad_grad_compiled_give_numpys_and_the_helpers_numbers(mode):
 
 
 @pytest.mark.slow
+@pytest.mark.parametrize("mode", ["reflect", "symmetric"])
+def test_pad_by_reflection_compiled_gives_numpys_elements_and_the_helpers_adjoint(mode):
+    """The compiled np.pad's mirrored modes (one and two axes by their own loops, more by the general
+    one) copy NumPy's elements, borders wider than the axis included; pad_grad adds each element of
+    the adjoint into the one it copies (in another order than the template's products: to rounding)."""
+    pad_grad = _template_helper("numpy_shape", "pad_grad")
+    pad = _njit(f"lambda a, w: np.pad(a, w, mode={mode!r})")
+    grad = _njit(f"lambda g, a, w: pad_grad(g, a, w, {mode!r}, None, 'even')", pad_grad=pad_grad)
+    rng = np.random.default_rng(4)
+    ran = 0
+    for shape in [(1,), (5,), (3, 4), (1, 6), (2, 3, 4)]:
+        widths = [0, 1, 7, (2, 9), tuple((i + 1, 2 * i) for i in range(len(shape)))]
+        for a in (rng.standard_normal(shape), rng.integers(-9, 9, shape)):
+            for w in widths:
+                what = f"np.pad({a.dtype} {shape}, {w}, {mode!r})"
+                ran += _compare(pad, lambda a, w: np.pad(a, w, mode=mode), (a, w), what)
+                if a.dtype != np.float64:
+                    continue
+                g = rng.standard_normal(np.pad(a, w).shape)
+                for seed in (g, np.asfortranarray(g)):
+                    np.testing.assert_allclose(grad(seed, a, w), pad_grad(seed, a, w, mode, None, "even"),
+                                               rtol=1e-13, atol=1e-13, err_msg="pad_grad " + what)
+                    ran += 1
+    assert ran > 70
+
+
+@pytest.mark.slow
 def test_roll_of_the_flattened_array_compiled_gives_numpys_array():
     compiled = _njit("lambda a, shift: np.roll(a, shift, None)")
     rng = np.random.default_rng(0)
