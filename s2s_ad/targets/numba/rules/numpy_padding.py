@@ -84,15 +84,17 @@ def _mirrored() -> Any:
 
 
 @functools.cache
-def _axis_sources() -> Any:
-    """``sources(before, n, after, edge, mirror, symmetric)``: for each position of an axis of length
-    ``n`` padded by ``before`` and ``after``, the position of the element np.pad copies there, -1 in
-    "constant"'s border (a zero).  An axis of length 0 padded in another mode is refused by the caller."""
+def _axis_sources(kind: str) -> Any:
+    """``sources(before, n, after)``: for each position of an axis of length ``n`` padded by
+    ``before`` and ``after`` in the mode ``kind``, the position of the element np.pad copies there,
+    -1 in "constant"'s border (a zero).  One per mode, its mode a constant: Numba compiles the one
+    branch the mode takes.  An axis of length 0 padded in another mode is refused by the caller."""
     from numba.extending import register_jitable
     mirrored = _mirrored()
+    edge, mirror, symmetric = kind == "edge", kind in ("reflect", "symmetric"), kind == "symmetric"
 
     @register_jitable
-    def sources(before, n, after, edge, mirror, symmetric):
+    def sources(before, n, after):
         out = np.empty(before + n + after, np.intp)
         for i in range(out.size):
             at = i - before
@@ -132,8 +134,6 @@ def _pad(types):
     tuple_setitem = shared_tuple_setitem()
     widths = _pad_helpers()
     mirrored = _mirrored()
-    sources = _axis_sources()
-
     def typing(array, pad_width, mode="constant"):
         kind = known(types, mode, str)
         if not isinstance(array, types.Array) or array.ndim == 0 or kind not in _PAD_MODES or \
@@ -143,11 +143,12 @@ def _pad(types):
         mirror = kind in ("reflect", "symmetric")
         symmetric = kind == "symmetric"
         sides_of = _checked_sides(widths, edge, mirror)
+        sources = _axis_sources(kind)
         copies = edge or mirror  # (every position has an element to copy: no zeros to write first)
         if array.ndim == 1:
             def padded_1(array, pad_width, mode="constant"):
                 sides = sides_of(array, pad_width)
-                at = sources(sides[0, 0], array.shape[0], sides[0, 1], edge, mirror, symmetric)
+                at = sources(sides[0, 0], array.shape[0], sides[0, 1])
                 out = np.empty(at.size, array.dtype) if copies else np.zeros(at.size, array.dtype)
                 for i in range(at.size):
                     if at[i] >= 0:
@@ -157,8 +158,8 @@ def _pad(types):
         if array.ndim == 2:
             def padded_2(array, pad_width, mode="constant"):
                 sides = sides_of(array, pad_width)
-                rows = sources(sides[0, 0], array.shape[0], sides[0, 1], edge, mirror, symmetric)
-                columns = sources(sides[1, 0], array.shape[1], sides[1, 1], edge, mirror, symmetric)
+                rows = sources(sides[0, 0], array.shape[0], sides[0, 1])
+                columns = sources(sides[1, 0], array.shape[1], sides[1, 1])
                 size = (rows.size, columns.size)
                 out = np.empty(size, array.dtype) if copies else np.zeros(size, array.dtype)
                 left, w = max(sides[1, 0], 0), array.shape[1]  # (max: no negative-index test in the copies)
@@ -376,7 +377,7 @@ def _sliced_pad_grad(widths: Any, ndim: int, edge: bool) -> Any:
 def _mirrored_pad_grad(widths: Any, ndim: int, symmetric: bool) -> Any:
     """pad_grad of "reflect" or "symmetric" (reflect_type "even"): each element of ``grad`` added to the
     element of ``array`` it is a copy of, in C order."""
-    sources = _axis_sources()
+    sources = _axis_sources("symmetric" if symmetric else "reflect")
     mirrored = _mirrored()
     tuple_setitem = shared_tuple_setitem()
     sides_of = _grad_sides(widths, ndim, "an empty axis padded by reflection")
@@ -384,8 +385,8 @@ def _mirrored_pad_grad(widths: Any, ndim: int, symmetric: bool) -> Any:
     if ndim == 2:
         def undone_2(grad, array, pad_width, mode="constant", stat_length=None, reflect_type="even"):
             sides = sides_of(grad, array, pad_width)
-            rows = sources(sides[0, 0], array.shape[0], sides[0, 1], False, True, symmetric)
-            columns = sources(sides[1, 0], array.shape[1], sides[1, 1], False, True, symmetric)
+            rows = sources(sides[0, 0], array.shape[0], sides[0, 1])
+            columns = sources(sides[1, 0], array.shape[1], sides[1, 1])
             result = np.zeros(array.shape)
             for i in range(rows.size):
                 for j in range(columns.size):
