@@ -190,7 +190,7 @@ class UpdateLowering(Part):
             made = owned or self.views.joins_made.get(value, False)
             return ir.InPlace(value, name, f"the same object as {self.views.merged_from[value]} on some paths",
                               owned=made, **at)
-        if value in self.views.holders:
+        if self.views.holders.get(value, name) != name:  # (a name holding its own value says nothing)
             return ir.InPlace(value, name, f"shared with {self.views.holders[value]} (a view of it, a list holding it, "
                               f"or what a function returned for it)", owned=owned, **at)
         other = self.other_reference(name, value)

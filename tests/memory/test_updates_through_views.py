@@ -86,3 +86,26 @@ def test_an_update_of_an_item_unpacked_from_an_argument_is_refused_at_its_line(f
                        "from .* shares its memory.*NumPy would change that array too") as refused:
         s2s_ad.grad(f)(arg.copy())
     assert f"test_updates_through_views.py:{f.__code__.co_firstlineno + 2}" in str(refused.value)
+
+
+def _halves(x):
+    n = x.shape[0] // 2
+    return x[:n], x[n:]
+
+
+def helpers_piece_of_the_argument_updated(x):
+    lo, hi = _halves(x)
+    lo *= 3.0
+    return np.sum(lo * hi)
+
+
+@pytest.mark.parametrize("backend", ["python", pytest.param("numba", marks=pytest.mark.skipif(
+    numba is None, reason="numba is not installed (pip install 's2s_ad[numba]')"))])
+def test_an_update_of_a_piece_a_helper_returned_is_refused_naming_no_name_as_shared_with_itself(backend):
+    """The helper is inlined under backend="numba", where the refusal once read "lo is shared with lo"."""
+    with pytest.raises(s2s_ad.TransformError, match="the in-place update of lo: lo is an item unpacked from .*NumPy "
+                       "would change that array too") as refused:
+        s2s_ad.grad(helpers_piece_of_the_argument_updated, backend=backend)(X.copy())
+    assert "shared with lo" not in str(refused.value)
+    line = helpers_piece_of_the_argument_updated.__code__.co_firstlineno + 2
+    assert f"test_updates_through_views.py:{line}" in str(refused.value)
