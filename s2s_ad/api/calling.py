@@ -196,6 +196,38 @@ def _hit_function(owner: Callable, types: tuple, entry: Entry, arrays: Optional[
                           result="hresult")
 
 
+class Unfinished:
+    """What the hot path of a call with arrays gives where the gradient its code returned is not
+    handed over as it is (``_run_function_of_arrays``): the gradient, and the function and target
+    that made it, for ``GradientFunction._handed`` to finish."""
+
+    __slots__ = ("gradient", "function", "target")
+
+    def __init__(self, gradient: Any, function: Callable, target: Target) -> None:
+        self.gradient, self.function, self.target = gradient, function, target
+
+
+def _run_function_of_arrays(owner: Callable, types: tuple, entry: Entry, arrays: tuple, args: tuple,
+                            target: Target, as_is: Callable[[Any], bool], wrapped: bool) -> Callable[[tuple], Any]:
+    """``_run_function`` for a ``_by_shapes`` entry (the arrays' shapes and dtypes tested too, as
+    ``_hit_function``'s) of a derivative whose calls return the gradient alone: where the tests pass
+    it runs the entry's function and hands over the gradient it returns where ``as_is`` passes it (a
+    tuple of it where ``wrapped``), else gives it back ``Unfinished``.  Where they fail: ``_MISSED``."""
+    namespace: dict[str, Any] = {"hfunction": entry[0], "hMISSED": _MISSED, "QUICK_ERRORS": QUICK_ERRORS,
+                                 "has_is": as_is, "hUnfinished": Unfinished, "htarget": target}
+    names = [f"a{i}" for i in range(len(types))]
+    tests = _hit_tests(owner, types, entry, arrays, args, namespace, names)
+    given = "(gradient,)" if wrapped else "gradient"
+    text = (f"def run(args):\n    try:\n        ({''.join(n + ', ' for n in names)}) = args\n"
+            f"        passed = {' and '.join(tests)}\n"
+            "    except QUICK_ERRORS:\n        passed = False\n"
+            "    if not passed:\n        return hMISSED\n"
+            f"    gradient = hfunction({', '.join(names)})\n"
+            f"    return {given} if has_is(gradient) else hUnfinished(gradient, hfunction, htarget)\n")
+    exec(text, namespace)  # noqa: S102 (our own text)
+    return namespace.pop("run")
+
+
 def _run_function(owner: Callable, types: tuple, entry: Entry) -> Callable[[tuple], Any]:
     """For a ``_by_types`` entry of a derivative whose calls return what its code returns
     (``GradientFunction._bare``): the hot path in one generated function, which runs the entry's

@@ -18,7 +18,8 @@ slow path, which reads the parameters again).  The hot path's first question, ``
 function of the entry the last such call ran, where this call's arguments have its types (and
 arrays' shapes and dtypes) and its code is current, else False.  Before it, for calls of numbers
 whose code's result is returned as it is, ``_run_hit``: the same test and the run, in one frame
-(``calling._run_function``).
+(``calling._run_function``); for calls with arrays whose gradient alone is returned, the test, the
+run and the look that hands the gradient over as returned (``calling._run_function_of_arrays``).
 """
 
 from __future__ import annotations
@@ -34,7 +35,7 @@ from ..driver.cache import is_current
 from ..driver.pipeline import Built
 from ..driver.reach import whole_source
 from ..targets.target import Target
-from .calling import _current, _entry, _hit_function, _never_hit, _never_runs, _run_function, _SHAPES_KEPT, _shapes_of, _target_of_arguments, Entry
+from .calling import _current, _entry, _hit_function, _never_hit, _never_runs, _run_function, _run_function_of_arrays, _SHAPES_KEPT, _shapes_of, _target_of_arguments, Entry
 from .derivative import Tabled
 
 
@@ -80,7 +81,7 @@ def typed_entry(gradient: Tabled, args: tuple, types: tuple) -> tuple[Optional[E
     if table is not None:
         found = table[1].get(table[0](args))
         if found is not None and _current(found[0]):
-            remember_hit(gradient, types, found[1])
+            remember_hit(gradient, types, found[1], found[2])
             return found[0], (), table[2]
         target = table[2]
     else:
@@ -102,8 +103,11 @@ def typed_entry(gradient: Tabled, args: tuple, types: tuple) -> tuple[Optional[E
         table[1].clear()
     as_is = _as_returned(gradient, entry[0], args, target)
     hit = _hit_function(gradient.owner, types, entry, table[3], args, target, as_is)
-    table[1][table[0](args)] = (entry, hit)
-    remember_hit(gradient, types, hit)
+    # (the test and the run in one frame, where the gradient alone is returned: _run_function_of_arrays)
+    run = _run_function_of_arrays(gradient.owner, types, entry, table[3], args, target, as_is, gradient._wrap_single) \
+        if as_is is not None and gradient._bare and gradient._n_params == len(types) else _never_runs
+    table[1][table[0](args)] = (entry, hit, run)
+    remember_hit(gradient, types, hit, run)
     return entry, kinds, target
 
 
@@ -113,11 +117,13 @@ def forget_hit(gradient: Tabled) -> None:
     gradient._hit, gradient._run_hit = _never_hit, _never_runs
 
 
-def remember_hit(gradient: Tabled, types: tuple, hit: Callable[[tuple], Any]) -> None:
-    """The hot path's test becomes ``hit`` (of a ``_by_shapes`` entry), unless ``_by_types`` serves
-    calls of these types (numbers whose gradients need no look: its own hit is the faster)."""
+def remember_hit(gradient: Tabled, types: tuple, hit: Callable[[tuple], Any],
+                 run: Callable[[tuple], Any] = _never_runs) -> None:
+    """The hot path's test becomes ``hit`` (of a ``_by_shapes`` entry), and its run ``run`` (the
+    entry's, where it has one), unless ``_by_types`` serves calls of these types (numbers whose
+    gradients need no look: its own hit is the faster)."""
     if types not in gradient._by_types:
-        gradient._hit, gradient._run_hit = hit, _never_runs
+        gradient._hit, gradient._run_hit = hit, run
 
 
 def _as_returned(derivative: Tabled, function: Callable, args: tuple,

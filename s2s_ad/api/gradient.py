@@ -68,7 +68,7 @@ from ..targets.numba.target import users_stacklevel
 from .auto_backend import BackendChoice, choose_backend
 from .selfcheck import NoForwardMode, SelfCheckSkipped, dot_product_test, switched_on_by_environment
 from .calling import (_CACHE, _compiled, _default_tails, Entry, _gettrace, _MISSED, _never_hit, _never_runs, _parameters_of, _resolve_wrt,
-                      _run, _target_of_arguments, _types_of, _unwrap, _user_facing, without_our_frames, Wrt,
+                      _run, _target_of_arguments, _types_of, Unfinished, _unwrap, _user_facing, without_our_frames, Wrt,
                       BARE_RAISE_KEEPS_THE_TRIMMED_TRACEBACK,
                       refuse_what_is_not_a_def)
 # The parts of a GradientFunction, each a module of its own: it holds their functions as its methods.
@@ -223,7 +223,9 @@ class GradientFunction:
                     name_the_users_line(exc)
                     raise
                 if returned is not _MISSED:
-                    return returned
+                    # (arrays: a gradient the API does not hand over as it is comes back to be finished)
+                    return returned if returned.__class__ is not Unfinished else \
+                        self._handed(returned.function, args, returned.target, None, returned.gradient)
             if kwargs or len(args) != self._n_params:
                 args = self._bind(args, kwargs)
             if self._check:  # the self-check's forward pass replays the draws this call makes (draws.py)
@@ -279,7 +281,7 @@ class GradientFunction:
         if table is not None:  # a cached call with arrays: the entry for their shapes (and NumPy's dtypes)
             found = table[1].get(table[0](args))
             if found is not None and found[0][1] is not None and found[0][1]():
-                self._remember_hit(types, found[1])
+                self._remember_hit(types, found[1], found[2])
                 return self._ran(found[0][0], args, table[2])
         # (an entry's quick check tests the function's code: replaced, none serves, and it comes here;
         # one without a snapshot, which has no quick check, too)
@@ -307,6 +309,11 @@ class GradientFunction:
         value, gradient = _run(function, args) if self._value_used else (None, _run(function, args))
         if as_is is not None and as_is(gradient):  # (_as_returned)
             return (gradient,) if self._wrap_single else gradient
+        return self._handed(function, args, target, value, gradient)
+
+    def _handed(self, function: Callable, args: tuple, target: Target, value: Any, gradient: Any) -> Any:
+        """What a call returns, from what ``function`` (for ``target``) returned on ``args``: the value
+        checked to be a number, each gradient like its primal and the caller's own."""
         if self._value_used and value.__class__ is not float and value.__class__ is not np.float64 \
                 and not _one_number(value):
             self._refuse_result(value)
