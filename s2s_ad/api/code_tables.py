@@ -35,7 +35,8 @@ from ..driver.cache import is_current
 from ..driver.pipeline import Built
 from ..driver.reach import whole_source
 from ..targets.target import Target
-from .calling import _current, _entry, _hit_function, _never_hit, _never_runs, _run_function, _run_function_of_arrays, _SHAPES_KEPT, _shapes_of, _target_of_arguments, Entry
+from .calling import (_current, _entry, _hit_function, _never_hit, _never_runs, _run_function, _run_function_of_arrays,
+                      _SHAPES_KEPT, _shapes_of, _target_of_arguments, Entry)
 from .derivative import Tabled
 
 

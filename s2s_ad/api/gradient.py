@@ -225,7 +225,7 @@ class GradientFunction:
                 if returned is not _MISSED:
                     # (arrays: a gradient the API does not hand over as it is comes back to be finished)
                     return returned if returned.__class__ is not Unfinished else \
-                        self._handed(returned.function, args, returned.target, None, returned.gradient)
+                        _handed(self, returned.function, args, returned.target, None, returned.gradient)
             if kwargs or len(args) != self._n_params:
                 args = self._bind(args, kwargs)
             if self._check:  # the self-check's forward pass replays the draws this call makes (draws.py)
@@ -309,21 +309,7 @@ class GradientFunction:
         value, gradient = _run(function, args) if self._value_used else (None, _run(function, args))
         if as_is is not None and as_is(gradient):  # (_as_returned)
             return (gradient,) if self._wrap_single else gradient
-        return self._handed(function, args, target, value, gradient)
-
-    def _handed(self, function: Callable, args: tuple, target: Target, value: Any, gradient: Any) -> Any:
-        """What a call returns, from what ``function`` (for ``target``) returned on ``args``: the value
-        checked to be a number, each gradient like its primal and the caller's own."""
-        if self._value_used and value.__class__ is not float and value.__class__ is not np.float64 \
-                and not _one_number(value):
-            self._refuse_result(value)
-        # gradients of their arguments' dtypes, arrays of their own
-        primals = self._primals_of(args)
-        like_primal = target.like
-        gradient = tuple(map(like_primal, primals, gradient)) if len(self.wrt) > 1 else like_primal(primals, gradient)
-        if gradient.__class__ is not float and not _surely_fresh(function, gradient) and not target.alone(gradient):
-            gradient = target.handed_out(gradient, args)
-        return gradient if self._bare else _finished(self, args, value, gradient, target is self._target)
+        return _handed(self, function, args, target, value, gradient)
 
     def _refuse_result(self, value: Any) -> None:  # grad of a function whose result is not a number
         check_one_number(value, self.fn.__name__)
@@ -337,6 +323,22 @@ if TYPE_CHECKING:
                                    ) -> tuple[Building, Tabled, CalledWithContainers, Shown, Pickled]:
         """(for mypy alone: a GradientFunction is what each of its parts takes, derivative.py)"""
         return gradient, gradient, gradient, gradient, gradient
+
+
+def _handed(derivative: GradientFunction, function: Callable, args: tuple, target: Target, value: Any,
+            gradient: Any) -> Any:
+    """What a call returns, from what ``function`` (for ``target``) returned on ``args``: the value
+    checked to be a number, each gradient like its primal and the caller's own."""
+    if derivative._value_used and value.__class__ is not float and value.__class__ is not np.float64 \
+            and not _one_number(value):
+        derivative._refuse_result(value)
+    # gradients of their arguments' dtypes, arrays of their own
+    primals = derivative._primals_of(args)
+    like_primal = target.like
+    gradient = tuple(map(like_primal, primals, gradient)) if len(derivative.wrt) > 1 else like_primal(primals, gradient)
+    if gradient.__class__ is not float and not _surely_fresh(function, gradient) and not target.alone(gradient):
+        gradient = target.handed_out(gradient, args)
+    return gradient if derivative._bare else _finished(derivative, args, value, gradient, target is derivative._target)
 
 
 def _finished(derivative: GradientFunction, args: tuple, value: Any, gradient: Any, numpy_arrays: bool = True) -> Any:
