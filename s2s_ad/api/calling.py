@@ -210,7 +210,8 @@ class Unfinished:
 def _run_function_of_arrays(owner: Callable, types: tuple, entry: Entry, arrays: tuple, args: tuple,
                             target: Target, as_is: Callable[[Any], bool], wrapped: bool) -> Callable[[tuple], Any]:
     """``_run_function`` for a ``_by_shapes`` entry (the arrays' shapes and dtypes tested too, as
-    ``_hit_function``'s) of a derivative whose calls return the gradient alone: where the tests pass
+    ``_hit_function``'s) whose gradient may be handed over as returned (``as_is``: no value, no
+    self-check, by one argument): where the tests pass
     it runs the entry's function and hands over the gradient it returns where ``as_is`` passes it (a
     tuple of it where ``wrapped``), else gives it back ``Unfinished``.  Where they fail: ``_MISSED``."""
     namespace: dict[str, Any] = {"hfunction": entry[0], "hMISSED": _MISSED, "QUICK_ERRORS": QUICK_ERRORS,

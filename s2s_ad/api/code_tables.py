@@ -18,8 +18,9 @@ slow path, which reads the parameters again).  The hot path's first question, ``
 function of the entry the last such call ran, where this call's arguments have its types (and
 arrays' shapes and dtypes) and its code is current, else False.  Before it, for calls of numbers
 whose code's result is returned as it is, ``_run_hit``: the same test and the run, in one frame
-(``calling._run_function``); for calls with arrays whose gradient alone is returned, the test, the
-run and the look that hands the gradient over as returned (``calling._run_function_of_arrays``).
+(``calling._run_function``); for calls with arrays of a gradient by one argument, the test, the
+run and the look that hands the gradient over as returned (``calling._run_function_of_arrays``), where
+no value or self-check comes with it.
 """
 
 from __future__ import annotations
@@ -104,9 +105,10 @@ def typed_entry(gradient: Tabled, args: tuple, types: tuple) -> tuple[Optional[E
         table[1].clear()
     as_is = _as_returned(gradient, entry[0], args, target)
     hit = _hit_function(gradient.owner, types, entry, table[3], args, target, as_is)
-    # (the test and the run in one frame, where the gradient alone is returned: _run_function_of_arrays)
+    # (the test and the run in one frame, where the gradient may be handed over as returned, alone or in a
+    # one-tuple: no value, no self-check; _run_function_of_arrays)
     run = _run_function_of_arrays(gradient.owner, types, entry, table[3], args, target, as_is, gradient._wrap_single) \
-        if as_is is not None and gradient._bare and gradient._n_params == len(types) else _never_runs
+        if as_is is not None and gradient._n_params == len(types) else _never_runs
     table[1][table[0](args)] = (entry, hit, run)
     remember_hit(gradient, types, hit, run)
     return entry, kinds, target
