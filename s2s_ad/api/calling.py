@@ -199,7 +199,7 @@ def _hit_function(owner: Callable, types: tuple, entry: Entry, arrays: Optional[
 class Unfinished:
     """What the hot path of a call with arrays gives where the gradient its code returned is not
     handed over as it is (``_run_function_of_arrays``): the gradient, and the function and target
-    that made it, for ``GradientFunction._handed`` to finish."""
+    that made it, for ``gradient._handed`` to finish (``like`` its primal, the caller's own)."""
 
     __slots__ = ("gradient", "function", "target")
 
@@ -211,9 +211,9 @@ def _run_function_of_arrays(owner: Callable, types: tuple, entry: Entry, arrays:
                             target: Target, as_is: Callable[[Any], bool], wrapped: bool) -> Callable[[tuple], Any]:
     """``_run_function`` for a ``_by_shapes`` entry (the arrays' shapes and dtypes tested too, as
     ``_hit_function``'s) whose gradient may be handed over as returned (``as_is``: no value, no
-    self-check, by one argument): where the tests pass
-    it runs the entry's function and hands over the gradient it returns where ``as_is`` passes it (a
-    tuple of it where ``wrapped``), else gives it back ``Unfinished``.  Where they fail: ``_MISSED``."""
+    self-check, by one argument): where the tests pass it runs the entry's function and hands over
+    the gradient it returns where ``as_is`` passes it (a tuple of it where ``wrapped``), else gives it
+    back ``Unfinished``.  Where they fail: ``_MISSED``."""
     namespace: dict[str, Any] = {"hfunction": entry[0], "hMISSED": _MISSED, "QUICK_ERRORS": QUICK_ERRORS,
                                  "has_is": as_is, "hUnfinished": Unfinished, "htarget": target}
     names = [f"a{i}" for i in range(len(types))]
