@@ -111,6 +111,7 @@ def _axis_sources(kind: str) -> Any:
     return sources
 
 
+@functools.cache
 def _checked_sides(widths: Any, edge: bool, mirror: bool) -> Any:
     """``sides(array, pad_width)``: the (ndim, 2) widths, after NumPy's refusal of an empty axis padded
     in a mode that copies elements."""
@@ -134,6 +135,7 @@ def _pad(types):
     tuple_setitem = shared_tuple_setitem()
     widths = _pad_helpers()
     mirrored = _mirrored()
+
     def typing(array, pad_width, mode="constant"):
         kind = known(types, mode, str)
         if not isinstance(array, types.Array) or array.ndim == 0 or kind not in _PAD_MODES or \
@@ -230,6 +232,7 @@ def _pad_grad(types):
     return typing
 
 
+@functools.cache
 def _grad_sides(widths: Any, ndim: int, refusal: str) -> Any:
     """``sides_of(grad, array, pad_width)``: the (ndim, 2) widths, once ``grad`` is checked to have the
     padded shape and no empty axis is padded (``refusal``: np.pad refuses it in that mode)."""
