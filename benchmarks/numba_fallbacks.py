@@ -130,6 +130,28 @@ def dot_integer_vector(x):
     return np.dot(np.arange(3), x) ** 2
 
 
+def linspace_between(x):
+    return np.sum(np.linspace(x[0], x[1], 5) ** 2) + np.sum(np.sin(np.linspace(x[0], x[2], 4, endpoint=False)))
+
+
+def convolve_and_correlate(x):
+    kernel = np.array([0.5, -1.0, 2.0])
+    return np.sum(np.convolve(x, kernel) ** 2) + np.sum(np.convolve(x, kernel[:2], "same") ** 3) \
+        + np.sum(np.correlate(x, kernel, "valid") ** 2) + np.sum(np.correlate(kernel, x, "same") ** 2)
+
+
+def polyval_coefficients(c):
+    return np.sum(np.polyval(c, XP) ** 2) + np.polyval(c, 0.7) ** 3
+
+
+def polyval_points(x):
+    return np.sum(np.polyval(np.array([0.5, -1.0, 2.0, 0.25]), x) ** 2)
+
+
+def cross_rows(x):
+    return np.sum(np.cross(x, x[0]) ** 2 * XP[1:]) + np.sum(np.cross(x[1], x[2] * x[3]) ** 3)
+
+
 def float32_product(x):
     return np.sum(x * x * 2.0)
 
@@ -245,6 +267,13 @@ CASES: list[tuple[str, Callable, Callable[[], Any], bool]] = [
     ("np.append (flat, axis=0): append_grad", append_flat_and_rows, lambda: np.linspace(0.1, 1.0, 4), True),
     ("np.fft.fftshift, ifftshift", fft_shifts, lambda: np.linspace(0.1, 1.0, 5), True),
     ("math.fmod, math.remainder", math_remainders, lambda: np.array([0.31, 0.77, 1.23, 2.2]), True),
+    ("np.linspace (endpoint=True, False): linspace_weights", linspace_between, lambda: np.array([0.3, 1.7, -0.4]),
+     True),
+    ("np.convolve, np.correlate (full, same, valid): as_full", convolve_and_correlate,
+     lambda: np.linspace(0.1, 1.0, 5), True),
+    ("np.polyval (coefficients): polynomial_powers", polyval_coefficients, lambda: np.array([0.3, -1.0, 2.0]), True),
+    ("np.polyval (points): polynomial_derivative", polyval_points, lambda: np.linspace(-1.0, 1.0, 5), True),
+    ("np.cross (rows, 3-vectors): cross_grad", cross_rows, lambda: np.linspace(0.1, 1.0, 12).reshape(4, 3), True),
     ("float32 arguments (array)", float32_product, lambda: np.linspace(0.1, 1.0, 5).astype(np.float32), False),
     ("float32 arguments (loop)", float32_loop, lambda: np.linspace(0.1, 1.0, 5).astype(np.float32), False),
 ]

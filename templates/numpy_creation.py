@@ -34,10 +34,12 @@ def cast_derivative(d: Any, dtype: Any) -> Any:
     return np.zeros(np.shape(d))
 
 
-def linspace_weights(num: int, endpoint: bool = True, ndim: int = 0) -> np.ndarray:
+def linspace_weights(num: int, endpoint: bool = True, points: Any = None) -> np.ndarray:
     """How much of ``stop`` each point of ``np.linspace(start, stop, num, endpoint)`` holds
-    (``1 -`` that of ``start``), shaped to broadcast against ``ndim``-dimensional endpoints."""
-    return np.reshape(np.linspace(0.0, 1.0, num, endpoint=endpoint), (-1,) + (1,) * ndim)
+    (``1 -`` that of ``start``), shaped to broadcast against ``points``, the result of that call
+    (the points along its first axis, the endpoints' axes after it); a vector where None."""
+    trailing = 0 if points is None else np.ndim(points) - 1
+    return np.reshape(np.linspace(0.0, 1.0, num, endpoint=endpoint), (-1,) + (1,) * trailing)
 
 nondifferentiable(np.zeros, np.ones, np.empty, np.zeros_like, np.ones_like, np.empty_like, np.eye, np.identity)
 nondifferentiable(np.shape, np.ndim, np.size, attributes={"shape": np.shape, "ndim": np.ndim, "size": np.size})
@@ -108,14 +110,14 @@ def copy(out, a, t_a):
                                 {"start": (2, 3), "stop": (3,), "num": 3}), makes_floats=2)
 def linspace(out, start, stop, num=50, endpoint=True, *, d_out):
     # out[k] = start + (stop - start) * w[k]: the endpoints are inputs, not constants
-    weights = linspace_weights(num, endpoint, np.ndim(out) - 1)
+    weights = linspace_weights(num, endpoint, out)
     d_start = unbroadcast(np.sum(d_out * (1.0 - weights), axis=0), start)
     d_stop = unbroadcast(np.sum(d_out * weights, axis=0), stop)
 
 
 @tangent(np.linspace)
 def linspace(out, start, stop, num=50, endpoint=True, *, t_start, t_stop):
-    weights = linspace_weights(num, endpoint, np.ndim(out) - 1)
+    weights = linspace_weights(num, endpoint, out)
     t_out = t_start * (1.0 - weights) + t_stop * weights + np.zeros(np.shape(out))
 
 

@@ -19,7 +19,7 @@ from .numpy_creation import linspace_weights
                                 {"start": (2,), "stop": (2,), "num": 3, "base": (2,)}), domain=(0.2, 0.8))
 def logspace(out, start, stop, num=50, endpoint=True, base=10.0, *, d_out):
     # out = base ** y with y = linspace(start, stop): d y = d out * out * log(base)
-    weights = linspace_weights(num, endpoint, np.ndim(out) - 1)
+    weights = linspace_weights(num, endpoint, out)
     moving = d_out * out * np.log(base)
     d_start = unbroadcast(np.sum(moving * (1.0 - weights), axis=0), start)
     d_stop = unbroadcast(np.sum(moving * weights, axis=0), stop)
@@ -28,7 +28,7 @@ def logspace(out, start, stop, num=50, endpoint=True, base=10.0, *, d_out):
 
 @tangent(np.logspace)
 def logspace(out, start, stop, num=50, endpoint=True, base=10.0, *, t_start, t_stop, t_base):
-    weights = linspace_weights(num, endpoint, np.ndim(out) - 1)
+    weights = linspace_weights(num, endpoint, out)
     t_out = out * (np.log(base) * (t_start * (1.0 - weights) + t_stop * weights)
                    + t_base * np.linspace(start, stop, num, endpoint) / base)
 

@@ -121,12 +121,20 @@ def polynomial_derivative(p):
     return np.asarray(p)[:-1] * np.reshape(np.arange(count - 1, 0, -1), (count - 1,) + (1,) * (np.ndim(p) - 1))
 
 
+def coefficient_axes(p, out):
+    """The shape np.polyval's adjoint sums the products of each coefficient to: the coefficients' first
+    axis, a 1 for each axis of ``out`` the points give it, then the coefficients' other axes."""
+    return np.shape(p)[:1] + (1,) * (np.ndim(out) + 1 - np.ndim(p)) + np.shape(p)[1:]
+
+
+nondifferentiable(coefficient_axes)
+
+
 @adjoint(np.polyval, factors=(0,), examples=({"p": (3,), "x": (4,)}, {"p": (4,), "x": ()}, {"p": (1,), "x": (3,)},
                                              {"p": (3,), "x": (2, 3)}, {"p": (3, 2), "x": (2,)}, {"p": (3, 2), "x": ()}))
 def polyval(out, p, x, d_out):
     # out = sum_k p[k] x**(n-1-k): each coefficient's adjoint summed over the points it is read at
-    d_p = np.reshape(unbroadcast_to(d_out * polynomial_powers(p, x, out),
-                                    np.shape(p)[:1] + (1,) * (np.ndim(out) + 1 - np.ndim(p)) + np.shape(p)[1:]), np.shape(p))
+    d_p = np.reshape(unbroadcast_to(d_out * polynomial_powers(p, x, out), coefficient_axes(p, out)), np.shape(p))
     d_x = unbroadcast(d_out * np.polyval(polynomial_derivative(p), x), x)
 
 

@@ -1,7 +1,8 @@
 """The Numba target's compiled versions of ``templates/numpy_linalg.py``'s helpers: matmul's and dot's
 adjoints (``matmul_grad_a``, ``matmul_grad_b``, ``dot_grad_a``, ``dot_grad_b``) for float vectors and
 matrices, ``inverse_axes`` (which the adjoint of ``.T`` and ``np.transpose`` calls), ``solve_columns``,
-``trace_grad``, and np.einsum with ``einsum_grad`` (a loop nest written for the subscripts).
+``trace_grad``, np.einsum with ``einsum_grad`` (a loop nest written for the subscripts), and ``cross_grad``
+(np.cross's adjoint) of 3-vectors along the last axis.
 
 Each version must do what the Python helper does for the types it accepts (tests/targets/test_numba_backend.py
 compares the two); Numba is imported by no module here when loaded (``numba.rules``).
@@ -321,4 +322,44 @@ def _einsum_grad(types):
                                 [("grad", "" if number else output)] + others,
                                 ("out", terms[mine], "like"), shaped, "np.zeros(like.shape)")
         return _einsum_function(source)
+    return typing
+
+
+# -- np.cross's adjoint ---------------------------------------------------------------------------
+
+@compiled(linalg.cross_grad)
+def _cross_grad(types):
+    """cross_grad of 3-vectors along the last axis of each operand (the axes -1 or the last, no
+    ``axis=``): ``sign * cross(other, grad)``, NumPy's products and differences, where ``other`` is
+    shaped like ``grad`` or one 3-vector, and ``like`` is shaped like ``grad`` or one 3-vector (the
+    rows' results then summed in order).  Other shapes and axes (2-vectors, another axis) raise
+    ValueError here and run as Python."""
+    def typing(grad, other, like, axis_other, axis_like, axisc, axis, sign):
+        floats = all(isinstance(x, types.Array) and x.dtype == types.float64 and x.ndim >= 1 for x in (grad, other))
+        axes = all(isinstance(a, types.Integer) and not isinstance(a, types.Boolean)
+                   for a in (axis_other, axis_like, axisc))
+        if not (floats and axes and isinstance(like, types.Array) and like.ndim >= 1
+                and (other.ndim in (1, grad.ndim)) and (like.ndim in (1, grad.ndim))
+                and isinstance(axis, types.NoneType) and isinstance(sign, (types.Float, types.Integer))):
+            return None
+
+        def crossed(grad, other, like, axis_other, axis_like, axisc, axis, sign):
+            last = (axis_other % other.ndim == other.ndim - 1 and axis_like % like.ndim == like.ndim - 1
+                    and axisc % grad.ndim == grad.ndim - 1)
+            if not last or grad.shape[-1] != 3 or other.shape[-1] != 3 or like.shape[-1] != 3 \
+                    or (other.ndim > 1 and other.shape != grad.shape) or (like.ndim > 1 and like.shape != grad.shape):
+                raise ValueError("cross_grad: shapes or axes the compiled version leaves to Python")
+            g = np.ascontiguousarray(grad).reshape(-1, 3)
+            o = np.ascontiguousarray(other).reshape(-1, 3)
+            rows = g.shape[0]
+            summed = like.ndim == 1 and grad.ndim > 1
+            out = np.zeros((1 if summed else rows, 3))
+            for r in range(rows):
+                q = r if o.shape[0] > 1 else 0
+                at = 0 if summed else r
+                out[at, 0] += (o[q, 1] * g[r, 2] - o[q, 2] * g[r, 1]) * sign
+                out[at, 1] += (o[q, 2] * g[r, 0] - o[q, 0] * g[r, 2]) * sign
+                out[at, 2] += (o[q, 0] * g[r, 1] - o[q, 1] * g[r, 0]) * sign
+            return out.reshape(like.shape)
+        return crossed
     return typing

@@ -4,7 +4,10 @@ array) and ``scatter`` (its transpose: ``np.add.at`` into zeros); and of np.trap
 own computes the primal; np.trapezoid with ``axis=`` given is here): ``pair_means`` and
 ``pair_means_transpose`` along any axis, and ``trapezoid_widths`` and ``trapezoid_width_adjoint``
 where the widths are ``dx`` or the differences of sample points of one axis along samples of one
-axis (other shapes run as Python).
+axis (other shapes run as Python); ``as_full`` (the adjoints of np.convolve and np.correlate, whose
+own calls Numba compiles); np.polyval (Numba has none) of a vector of coefficients, and its rules'
+``polynomial_powers``, ``polynomial_derivative`` and ``coefficient_axes`` (a matrix of coefficients runs
+as Python).
 
 Each version must do what the Python helper does for the types it accepts
 (tests/targets/test_numba_rule_coverage.py compares the two); Numba is imported by no module here when loaded
@@ -243,4 +246,146 @@ def _trapezoid_along(types):
                 return np.sum(np.diff(x) * means(y, 0))
             return sampled
         return None
+    return typing
+
+
+# -- np.convolve's and np.correlate's adjoints ---------------------------------------------------
+
+@compiled(signal.as_full)
+def _as_full(types):
+    """as_full: the adjoint of ``mode``'s result of np.convolve(a, v) (np.correlate with ``correlating``)
+    placed in zeros the length of the full result, from where ``convolution_start`` says that mode's
+    result starts ("full": 0; "valid": the shorter length less one; any other mode, as there, "same":
+    centred, rounded up where np.correlate reverses its arguments); widths np.pad refuses raise
+    ValueError."""
+    def typing(grad, a, v, mode, correlating):
+        if not (_vector(types, grad) and grad.dtype == types.float64 and _vector(types, a) and _vector(types, v)
+                and isinstance(mode, (types.UnicodeType, types.StringLiteral))
+                and isinstance(correlating, types.Boolean)):
+            return None
+
+        def placed(grad, a, v, mode, correlating):
+            n, m = a.shape[0], v.shape[0]
+            if mode == "full":
+                start = 0
+            elif mode == "valid":
+                start = min(n, m) - 1
+            else:
+                start = (n + m - 1 - max(n, m) + (1 if correlating and n < m else 0)) // 2
+            count = grad.shape[0]
+            if start < 0 or n + m - 1 - start - count < 0:
+                raise ValueError("as_full: negative widths of padding")
+            out = np.zeros(n + m - 1)
+            out[start:start + count] = grad
+            return out
+        return placed
+    return typing
+
+
+# -- np.polyval and its rules' helpers --------------------------------------------------------------
+
+def _float_vector(types: Any, value: Any) -> bool:
+    return isinstance(value, types.Array) and value.ndim == 1 and value.dtype == types.float64
+
+
+def _points(types: Any, x: Any) -> str:
+    """"number" (an int or a float), "array" (of float64) or "" (anything else: run as Python)."""
+    if _real(types, x):
+        return "number"
+    return "array" if isinstance(x, types.Array) and x.dtype == types.float64 else ""
+
+
+@compiled(np.polyval)
+def _polyval(types):
+    """np.polyval(p, x) of a float64 vector of coefficients (highest power first) at a number or at each
+    point of a float64 array (Numba has no np.polyval): NumPy's Horner steps ``y = y * x + p[k]`` from
+    0.0, in its order (the same numbers bit for bit); a number for a number, an array shaped like ``x``."""
+    def typing(p, x):
+        points = _points(types, x)
+        if not _float_vector(types, p) or not points:
+            return None
+        if points == "number":
+            def at_number(p, x):
+                y = 0.0
+                point = float(x)
+                for k in range(p.shape[0]):
+                    y = y * point + p[k]
+                return y
+            return at_number
+
+        def at_points(p, x):
+            flat = np.ascontiguousarray(x).reshape(-1)
+            out = np.zeros(flat.size)
+            for i in range(flat.size):
+                y = 0.0
+                point = flat[i]
+                for k in range(p.shape[0]):
+                    y = y * point + p[k]
+                out[i] = y
+            return out.reshape(x.shape)
+        return at_points
+    return typing
+
+
+@compiled(signal.polynomial_powers)
+def _polynomial_powers(types):
+    """polynomial_powers: ``x ** (n - 1 - k)`` for each of the n coefficients (NumPy's float power: to
+    rounding), stacked along a new first axis, each shaped like ``out``, for a vector of coefficients."""
+    def typing(p, x, out):
+        points = _points(types, x)
+        if not _float_vector(types, p) or not points:
+            return None
+        if points == "number" and _real(types, out):
+            def of_number(p, x, out):
+                count = p.shape[0]
+                powers = np.empty(count)
+                for k in range(count):
+                    powers[k] = float(x) ** float(count - 1 - k)
+                return powers
+            return of_number
+        if points != "array" or not isinstance(out, types.Array) or out.ndim != x.ndim:
+            return None
+
+        def of_points(p, x, out):
+            if x.shape != out.shape:
+                raise ValueError("polynomial_powers: points not shaped like the values")
+            count = p.shape[0]
+            flat = np.ascontiguousarray(x).reshape(-1)
+            powers = np.empty((count, flat.size))
+            for k in range(count):
+                exponent = float(count - 1 - k)
+                for i in range(flat.size):
+                    powers[k, i] = flat[i] ** exponent
+            return powers.reshape((count,) + x.shape)
+        return of_points
+    return typing
+
+
+@compiled(signal.polynomial_derivative)
+def _polynomial_derivative(types):
+    """polynomial_derivative: ``p[k] * (n - 1 - k)`` for all but the last of the n coefficients of a
+    float64 vector (np.polyder's coefficients, NumPy's products bit for bit)."""
+    def typing(p):
+        if not _float_vector(types, p):
+            return None
+
+        def derived(p):
+            count = p.shape[0]
+            out = np.empty(max(count - 1, 0))
+            for k in range(count - 1):
+                out[k] = p[k] * float(count - 1 - k)
+            return out
+        return derived
+    return typing
+
+
+@compiled(signal.coefficient_axes)
+def _coefficient_axes(types):
+    """coefficient_axes: ``p``'s first length, a 1 for each axis ``out`` has beyond ``p``'s others, then
+    ``p``'s other lengths (the count of 1s is known from the ranks when compiling)."""
+    def typing(p, out):
+        if not isinstance(p, types.Array) or p.ndim < 1 or not (_real(types, out) or isinstance(out, types.Array)):
+            return None
+        ones = (1,) * max(0, (out.ndim if isinstance(out, types.Array) else 0) + 1 - p.ndim)
+        return lambda p, out: p.shape[:1] + ones + p.shape[1:]
     return typing
