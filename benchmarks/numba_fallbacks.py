@@ -152,6 +152,17 @@ def cross_rows(x):
     return np.sum(np.cross(x, x[0]) ** 2 * XP[1:]) + np.sum(np.cross(x[1], x[2] * x[3]) ** 3)
 
 
+def median_and_quantiles(x):
+    return np.median(x) ** 2 + np.quantile(x * x, 0.3) + np.percentile(np.sin(x), 75.0) ** 3
+
+
+def gamma_family(x):
+    total = 0.0
+    for i in range(x.shape[0]):
+        total = total + math.lgamma(x[i]) * math.gamma(x[i] * 0.5 + 1.0)
+    return total
+
+
 def float32_product(x):
     return np.sum(x * x * 2.0)
 
@@ -274,6 +285,9 @@ CASES: list[tuple[str, Callable, Callable[[], Any], bool]] = [
     ("np.polyval (coefficients): polynomial_powers", polyval_coefficients, lambda: np.array([0.3, -1.0, 2.0]), True),
     ("np.polyval (points): polynomial_derivative", polyval_points, lambda: np.linspace(-1.0, 1.0, 5), True),
     ("np.cross (rows, 3-vectors): cross_grad", cross_rows, lambda: np.linspace(0.1, 1.0, 12).reshape(4, 3), True),
+    ("np.median, np.quantile, np.percentile (whole array): quantile_scatter", median_and_quantiles,
+     lambda: np.array([[0.3, -1.0, 2.0], [0.7, 0.35, -0.2]]), True),
+    ("math.lgamma, math.gamma: digamma", gamma_family, lambda: np.array([0.3, 1.7, 2.5, 4.1]), True),
     ("float32 arguments (array)", float32_product, lambda: np.linspace(0.1, 1.0, 5).astype(np.float32), False),
     ("float32 arguments (loop)", float32_loop, lambda: np.linspace(0.1, 1.0, 5).astype(np.float32), False),
 ]

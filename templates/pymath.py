@@ -21,8 +21,8 @@ def digamma(x: float) -> float:
     series (error below 1e-14); reflected for negative x.
     """
     x = float(x)
-    if x <= 0.0 and x == math.floor(x):
-        return math.nan  # a pole
+    if x <= 0.0 and (math.isinf(x) or x == math.floor(x)):
+        return math.nan  # a pole (-inf too: math.floor of it would raise)
     if x < 0.0:
         return digamma(1.0 - x) - math.pi / math.tan(math.pi * x)
     shift = 0.0
@@ -37,10 +37,11 @@ def digamma(x: float) -> float:
 def trigamma(x: float) -> float:
     """psi'(x), the derivative of ``digamma`` (recurrence, asymptotic series, reflection)."""
     x = float(x)
-    if x <= 0.0 and x == math.floor(x):
+    if x <= 0.0 and (math.isinf(x) or x == math.floor(x)):
         return math.inf
     if x < 0.0:
-        return -trigamma(1.0 - x) + (math.pi / math.sin(math.pi * x)) ** 2
+        reflection = math.pi / math.sin(math.pi * x)
+        return -trigamma(1.0 - x) + reflection * reflection  # (a product: the compiled version's square too)
     shift = 0.0
     while x < 10.0:
         shift += 1.0 / (x * x)

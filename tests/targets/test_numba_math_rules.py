@@ -77,3 +77,22 @@ def test_a_loop_of_math_calls_compiles_its_gradient_pullback_and_hessian():
     columns = [(s2s_ad.grad(_wrapped_phases)(x + eps * e) - s2s_ad.grad(_wrapped_phases)(x - eps * e)) / (2 * eps)
                for e in np.eye(x.size)]
     np.testing.assert_allclose(hessian, np.array(columns).T, rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("name", ["digamma", "trigamma"])
+def test_digamma_and_trigamma_compiled_are_the_helpers_bit_for_bit(name):
+    from s2s_ad.targets.numba.rules.pymath import gamma_family
+    helper = getattr(gamma_family, name)
+    f = compiled_by_numba(f"def f(x):\n    return family.{name}(x)\n", {"family": gamma_family})
+    rng = np.random.default_rng(3)
+    points = VALUES + [-3.0, -0.5, -2.25, 9.999, 10.0, 12.5, 1e-8, -1e-8, 250.0, -250.5]
+    points += list(rng.uniform(-20.0, 30.0, 200)) + [int(v) for v in (1, 2, 7, 40)]
+    for x in points:
+        try:
+            want = helper(x)
+        except ZeroDivisionError:  # (trigamma of 1e-300: 1 / x**2, x**2 gone to 0; run again as Python)
+            with pytest.raises(ZeroDivisionError):
+                f(x)
+            continue
+        got = f(x)
+        assert _same(got, want), (name, x, got, want)

@@ -1,6 +1,8 @@
 """The Numba target's compiled versions of ``templates/numpy_reductions.py``'s functions where Numba has
 none: np.sum, np.mean, np.prod, np.max, np.min (and np.amax, np.amin) with ``axis=`` and ``keepdims=``;
-np.cumsum and np.cumprod along an axis, and the helpers ``cumsum_grad``, ``prod_others``, ``cumprod_grad``.
+np.cumsum and np.cumprod along an axis, and the helpers ``cumsum_grad``, ``prod_others``, ``cumprod_grad``;
+and the helpers of the adjoints of np.median, np.quantile and np.percentile over a whole array at one
+quantile, by the linear method (``quantile_scatter``, ``quantile_slope``, ``trailing_axes``).
 
 Numba's own np.sum/np.max ... take no keepdims (and np.max, np.min, np.mean, np.prod no axis); these
 are tried only where its own refuse the call.  The numbers are NumPy's, in NumPy's order: a sum over
@@ -503,4 +505,107 @@ def _filled_ones(types):
         if not _float64_array(types, a):
             return None
         return lambda a: np.where(np.isnan(a), 1.0, a)
+    return typing
+
+
+# -- np.median's, np.quantile's and np.percentile's adjoints: a whole array, one quantile --------------
+# As the helpers plan it (``_quantile_plan``): the array flattened in C's order, sorted stably (NumPy's
+# and Numba's mergesort order ties and NaN alike), the quantile at ``q * (n - 1)`` between the neighbours
+# ``low`` (its floor, clipped) and ``high`` (the next, clipped), ``fraction`` the part past ``low``.
+
+def _whole_linear_quantile(types: Any, a: Any, q: Any, axis: Any, keepdims: Any, method: Any) -> bool:
+    """The case compiled: a float64 array, a number q, no axis, no keepdims, the linear method."""
+    return isinstance(a, types.Array) and a.dtype == types.float64 and a.ndim >= 1 \
+        and isinstance(q, (types.Float, types.Integer)) and not isinstance(q, types.Boolean) \
+        and _is_none(types, axis) and _static_bool(types, keepdims) is False and _static_str(types, method) == "linear"
+
+
+def _static_str(types: Any, value: Any) -> Any:
+    """A literal or omitted str argument's value; None where it is known only at run time."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, types.Omitted):
+        return value.value if isinstance(value.value, str) else None
+    if isinstance(value, types.StringLiteral):
+        return value.literal_value
+    return None
+
+
+def _neighbours() -> Any:
+    """``neighbours(n, q)`` (compiled, built once): ``low``, ``high`` and ``fraction`` of the helpers' plan."""
+    from numba.extending import register_jitable
+
+    @register_jitable
+    def neighbours(n, q):
+        position = float(q) * (n - 1)
+        low = min(max(int(np.floor(position)), 0), n - 1)
+        return low, min(max(low + 1, 0), n - 1), position - low
+    return neighbours
+
+
+@compiled(template("numpy_reductions").quantile_scatter)
+def _quantile_scatter(types):
+    """quantile_scatter of a whole float64 array at one quantile (linear method): the adjoint shared by
+    the two neighbours, ``1 - fraction`` and ``fraction`` of it (with ``slope``, ``-(n - 1)`` and ``n - 1``),
+    put back where the stable sort took them from; shaped like ``a``."""
+    neighbours = _neighbours()
+
+    def typing(grad, a, q, axis=None, keepdims=False, slope=False, method="linear"):
+        if not _whole_linear_quantile(types, a, q, axis, keepdims, method) or \
+                not isinstance(grad, (types.Float, types.Integer)) or isinstance(grad, types.Boolean) or \
+                not (_static_bool(types, slope) is not None or isinstance(slope, types.Boolean)):
+            return None
+
+        def scattered(grad, a, q, axis=None, keepdims=False, slope=False, method="linear"):
+            flat = np.ascontiguousarray(a).reshape(-1)
+            n = flat.size
+            order = np.argsort(flat, kind="mergesort")
+            low, high, fraction = neighbours(n, q)
+            part = float(grad)
+            below, above = (-(n - 1.0), n - 1.0) if slope else (1.0 - fraction, fraction)
+            ordered = np.zeros(n)
+            ordered[low] += part * below
+            ordered[high] += part * above
+            result = np.zeros(n)
+            for k in range(n):
+                result[order[k]] = ordered[k]
+            return result.reshape(a.shape)
+        return scattered
+    return typing
+
+
+@compiled(template("numpy_reductions").quantile_slope)
+def _quantile_slope(types):
+    """quantile_slope of a whole float64 array at one quantile (linear method): ``n - 1`` times the gap of
+    ``values`` (a float64 array shaped like ``a``) between the two neighbours."""
+    neighbours = _neighbours()
+
+    def typing(values, a, q, axis=None, keepdims=False, method="linear"):
+        if not _whole_linear_quantile(types, a, q, axis, keepdims, method) or \
+                not (isinstance(values, types.Array) and values.dtype == types.float64 and values.ndim == a.ndim):
+            return None
+
+        def slope(values, a, q, axis=None, keepdims=False, method="linear"):
+            if values.shape != a.shape:
+                raise ValueError("quantile_slope: values not shaped like the array")
+            flat = np.ascontiguousarray(a).reshape(-1)
+            taken = np.ascontiguousarray(values).reshape(-1)
+            n = flat.size
+            order = np.argsort(flat, kind="mergesort")
+            low, high, _ = neighbours(n, q)
+            return (taken[order[high]] - taken[order[low]]) * (n - 1)
+        return slope
+    return typing
+
+
+@compiled(template("numpy_reductions").trailing_axes)
+def _trailing_axes(types):
+    """trailing_axes: the axes of the quantiles after q's own (known from the ranks when compiling)."""
+    def typing(q, out):
+        ranks = [x.ndim if isinstance(x, types.Array) else 0 if isinstance(x, (types.Float, types.Integer)) else None
+                 for x in (q, out)]
+        if None in ranks:
+            return None
+        axes = tuple(range(ranks[0], ranks[1]))
+        return lambda q, out: axes
     return typing

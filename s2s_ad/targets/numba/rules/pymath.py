@@ -1,5 +1,6 @@
 """The Numba target's compiled versions of the ``math`` functions of ``templates/pymath.py`` that Numba
-lacks: ``math.fmod``, ``math.remainder`` and (Python 3.11 on) ``math.cbrt``.
+lacks: ``math.fmod``, ``math.remainder`` and (Python 3.11 on) ``math.cbrt``; and of its helpers
+``digamma`` and ``trigamma`` (the derivatives of ``math.lgamma`` and ``math.gamma``, and theirs).
 
 Input: Python floats or ints (Numba's ``Float`` and ``Integer`` types, bools excluded).  Output:
 Python's float, computed as CPython computes it, and ``ValueError("math domain error")`` where Python
@@ -18,6 +19,9 @@ from typing import Any
 import numpy as np
 
 from ....rules import compiled
+from .template_modules import template
+
+gamma_family = template("pymath")
 
 
 def _numbers(types: Any, *values: Any) -> bool:
@@ -82,3 +86,63 @@ if hasattr(math, "cbrt"):
                 return None
             return lambda x: np.cbrt(float(x))
         return typing
+
+
+# -- the gamma family's derivatives ------------------------------------------------------------------
+# The helpers' steps in their order (a reflection for a negative x, then the recurrence up to 10 and the
+# asymptotic series), with the same libm functions CPython's math calls: the same numbers bit for bit.
+
+@compiled(gamma_family.digamma)
+def _digamma(types):
+    """digamma(x) of a number: NaN at a pole (0 and the negative integers), else as the helper."""
+    def typing(x):
+        if not _numbers(types, x):
+            return None
+
+        def digamma(x):
+            value = float(x)
+            if value <= 0.0 and value == np.floor(value):
+                return math.nan  # a pole
+            reflection = 0.0
+            if value < 0.0:
+                reflection = math.pi / math.tan(math.pi * value)
+                value = 1.0 - value
+            shift = 0.0
+            while value < 10.0:
+                shift -= 1.0 / value
+                value += 1.0
+            inv = 1.0 / (value * value)
+            series = inv * (1.0 / 12 - inv * (1.0 / 120 - inv * (1.0 / 252 - inv * (1.0 / 240 - inv * (1.0 / 132)))))
+            psi = shift + math.log(value) - 0.5 / value - series
+            return psi - reflection if float(x) < 0.0 else psi
+        return digamma
+    return typing
+
+
+@compiled(gamma_family.trigamma)
+def _trigamma(types):
+    """trigamma(x) of a number: inf at a pole, else as the helper."""
+    def typing(x):
+        if not _numbers(types, x):
+            return None
+
+        def trigamma(x):
+            value = float(x)
+            if value <= 0.0 and value == np.floor(value):
+                return math.inf
+            reflection = 0.0
+            if value < 0.0:
+                root = math.pi / math.sin(math.pi * value)
+                reflection = root * root
+                value = 1.0 - value
+            shift = 0.0
+            while value < 10.0:
+                shift += 1.0 / (value * value)
+                value += 1.0
+            inv = 1.0 / (value * value)
+            series = (1.0 / value) * (1.0 + 1.0 / (2.0 * value)
+                                      + inv * (1.0 / 6 - inv * (1.0 / 30 - inv * (1.0 / 42 - inv / 30))))
+            psi1 = shift + series
+            return -psi1 + reflection if float(x) < 0.0 else psi1
+        return trigamma
+    return typing
