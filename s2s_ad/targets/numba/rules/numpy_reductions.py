@@ -602,10 +602,16 @@ def _quantile_slope(types):
 def _trailing_axes(types):
     """trailing_axes: the axes of the quantiles after q's own (known from the ranks when compiling)."""
     def typing(q, out):
-        ranks = [x.ndim if isinstance(x, types.Array) else 0 if isinstance(x, (types.Float, types.Integer)) else None
-                 for x in (q, out)]
-        if None in ranks:
+        ranks = [_rank_of(types, x) for x in (q, out)]
+        if ranks[0] < 0 or ranks[1] < 0:
             return None
         axes = tuple(range(ranks[0], ranks[1]))
         return lambda q, out: axes
     return typing
+
+
+def _rank_of(types: Any, value: Any) -> int:
+    """An array's rank, 0 for a number, -1 for anything else."""
+    if isinstance(value, types.Array):
+        return int(value.ndim)
+    return 0 if isinstance(value, (types.Float, types.Integer)) else -1
