@@ -156,6 +156,12 @@ def median_and_quantiles(x):
     return np.median(x) ** 2 + np.quantile(x * x, 0.3) + np.percentile(np.sin(x), 75.0) ** 3
 
 
+def meshgrid_surface(x):
+    across, down = np.meshgrid(x, x[:3] * 2.0)
+    deep, wide = np.meshgrid(x[:2], x[1:], indexing="ij")
+    return np.sum(np.sin(across) * down ** 2) + np.sum(deep * wide ** 2)
+
+
 def gamma_family(x):
     total = 0.0
     for i in range(x.shape[0]):
@@ -287,6 +293,7 @@ CASES: list[tuple[str, Callable, Callable[[], Any], bool]] = [
     ("np.cross (rows, 3-vectors): cross_grad", cross_rows, lambda: np.linspace(0.1, 1.0, 12).reshape(4, 3), True),
     ("np.median, np.quantile, np.percentile (whole array): quantile_scatter", median_and_quantiles,
      lambda: np.array([[0.3, -1.0, 2.0], [0.7, 0.35, -0.2]]), True),
+    ("np.meshgrid (xy, ij): meshgrid_others", meshgrid_surface, lambda: np.array([0.3, -1.0, 2.0, 0.7]), True),
     ("math.lgamma, math.gamma: digamma", gamma_family, lambda: np.array([0.3, 1.7, 2.5, 4.1]), True),
     ("float32 arguments (array)", float32_product, lambda: np.linspace(0.1, 1.0, 5).astype(np.float32), False),
     ("float32 arguments (loop)", float32_loop, lambda: np.linspace(0.1, 1.0, 5).astype(np.float32), False),

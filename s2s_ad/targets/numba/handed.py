@@ -107,7 +107,19 @@ def _crosses(value: ir.Expr, kind: Any, params: list[str], bindings: dict[str, l
         return isinstance(value, ir.Const) and isinstance(value.value, (int, float, bool, complex))
     if value.name in params:
         return True
-    return all(isinstance(v, ir.Call) and _numpys(v.fn) for v in bindings.get(value.name, [None]))
+    return all(_numpys_result(v, bindings) for v in bindings.get(value.name, [None]))
+
+
+def _numpys_result(bound: Optional[ir.Expr], bindings: dict[str, list[Optional[ir.Expr]]]) -> bool:
+    """A call of NumPy's own or an operator but indexing, or an item by a constant position of a name
+    bound only to such calls (``across = grids[0]`` of ``grids = np.meshgrid(x, y)``)."""
+    if isinstance(bound, ir.Call) and _numpys(bound.fn):
+        return True
+    if not (isinstance(bound, ir.Call) and bound.fn is operator.getitem and len(bound.args) == 2):
+        return False
+    whole, position = bound.args
+    return isinstance(whole, ir.Var) and isinstance(position, ir.Const) and type(position.value) is int and \
+        all(isinstance(v, ir.Call) and _numpys(v.fn) for v in bindings.get(whole.name, [None]))
 
 
 def _numpys(fn: Any) -> bool:

@@ -17,5 +17,6 @@ does not compile a call, which then runs as Python); tests/targets/test_numba_ba
 """
 from __future__ import annotations
 
-from . import (numpy_copies, numpy_creation, numpy_joining, numpy_linalg, numpy_linalg_factors,  # (declare them)
-               numpy_padding, numpy_pieces, numpy_reductions, numpy_shape, numpy_signal, operators, pymath, python_data)
+from . import (numpy_copies, numpy_creation, numpy_grids, numpy_joining, numpy_linalg,  # (declare them)
+               numpy_linalg_factors, numpy_padding, numpy_pieces, numpy_reductions, numpy_shape, numpy_signal,
+               operators, pymath, python_data)
