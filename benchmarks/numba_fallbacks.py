@@ -162,6 +162,14 @@ def meshgrid_surface(x):
     return np.sum(np.sin(across) * down ** 2) + np.sum(deep * wide ** 2)
 
 
+def weighted_average(x):
+    return np.average(x * x, weights=np.arange(1.0, x.size + 1.0)) ** 2 + np.average(np.sin(x), weights=x * x)
+
+
+def kron_products(x):
+    return np.sum(np.kron(x, x[:2] * 3.0) ** 2) + np.sum(np.kron(np.outer(x, x[1:]), np.eye(2)) ** 2)
+
+
 def gamma_family(x):
     total = 0.0
     for i in range(x.shape[0]):
@@ -294,6 +302,8 @@ CASES: list[tuple[str, Callable, Callable[[], Any], bool]] = [
     ("np.median, np.quantile, np.percentile (whole array): quantile_scatter", median_and_quantiles,
      lambda: np.array([[0.3, -1.0, 2.0], [0.7, 0.35, -0.2]]), True),
     ("np.meshgrid (xy, ij): meshgrid_others", meshgrid_surface, lambda: np.array([0.3, -1.0, 2.0, 0.7]), True),
+    ("np.average (weights): average_weights", weighted_average, lambda: np.array([0.3, -1.0, 2.0, 0.7]), True),
+    ("np.kron: kron_blocks, kron_spread, kron_axes", kron_products, lambda: np.array([0.3, -1.0, 2.0]), True),
     ("math.lgamma, math.gamma: digamma", gamma_family, lambda: np.array([0.3, 1.7, 2.5, 4.1]), True),
     ("float32 arguments (array)", float32_product, lambda: np.linspace(0.1, 1.0, 5).astype(np.float32), False),
     ("float32 arguments (loop)", float32_loop, lambda: np.linspace(0.1, 1.0, 5).astype(np.float32), False),

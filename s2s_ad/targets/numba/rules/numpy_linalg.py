@@ -1,8 +1,10 @@
 """The Numba target's compiled versions of ``templates/numpy_linalg.py``'s helpers: matmul's and dot's
 adjoints (``matmul_grad_a``, ``matmul_grad_b``, ``dot_grad_a``, ``dot_grad_b``) for float vectors and
 matrices, ``inverse_axes`` (which the adjoint of ``.T`` and ``np.transpose`` calls), ``solve_columns``,
-``trace_grad``, np.einsum with ``einsum_grad`` (a loop nest written for the subscripts), and ``cross_grad``
-(np.cross's adjoint) of 3-vectors along the last axis.
+``trace_grad``, np.einsum with ``einsum_grad`` (a loop nest written for the subscripts), ``cross_grad``
+(np.cross's adjoint) of 3-vectors along the last axis, and np.kron's adjoint's ``kron_blocks``,
+``kron_spread`` and ``kron_axes`` (reshapes and axes whose lengths the ranks fix when compiling; the
+kron of two numbers runs as Python).
 
 Each version must do what the Python helper does for the types it accepts (tests/targets/test_numba_backend.py
 compares the two); Numba is imported by no module here when loaded (``numba.rules``).
@@ -362,4 +364,85 @@ def _cross_grad(types):
                 out[at, 2] += (o[q, 0] * g[r, 1] - o[q, 1] * g[r, 0]) * sign
             return out.reshape(like.shape)
         return crossed
+    return typing
+
+
+# -- np.kron's adjoint: its blocks and spreads (reshapes, the ranks known when compiling) ---------------
+
+def _interleaving(types: Any) -> Any:
+    """``interleaved(first, second, template)`` (compiled, built once): the lengths of ``first`` and
+    ``second`` (of one count) taken in turn, written into ``template`` (a tuple of twice that count)."""
+    from numba.extending import register_jitable
+    from ..kernels import tuple_setitem
+    setitem = tuple_setitem()
+
+    @register_jitable
+    def interleaved(first, second, template):
+        shape = template
+        for k in range(len(first)):
+            shape = setitem(shape, 2 * k, first[k])
+            shape = setitem(shape, 2 * k + 1, second[k])
+        return shape
+    return interleaved
+
+
+def _rank(types: Any, value: Any) -> int:
+    """An array's rank, 0 for a number, -1 for anything else."""
+    if isinstance(value, types.Array):
+        return int(value.ndim)
+    return 0 if isinstance(value, (types.Float, types.Integer)) and not isinstance(value, types.Boolean) else -1
+
+
+@compiled(linalg.kron_blocks)
+def _kron_blocks(types):
+    """kron_blocks: ``grad`` reshaped to the lengths of ``a`` and ``b`` in turn (each padded with leading
+    1s to the larger rank), a copy where ``grad`` is not C-contiguous."""
+    interleaved = _interleaving(types)
+
+    def typing(grad, a, b):
+        ranks = (_rank(types, a), _rank(types, b))
+        if not isinstance(grad, types.Array) or min(ranks) < 0 or max(ranks) == 0:
+            return None  # (two numbers: run as Python)
+        nd = max(ranks)
+        pad_a, pad_b, template = (1,) * (nd - ranks[0]), (1,) * (nd - ranks[1]), (0,) * (2 * nd)
+
+        def blocks(grad, a, b):
+            shape = interleaved(pad_a + np.shape(a), pad_b + np.shape(b), template)
+            return np.ascontiguousarray(grad).reshape(shape)
+        return blocks
+    return typing
+
+
+@compiled(linalg.kron_spread)
+def _kron_spread(types):
+    """kron_spread: ``x`` reshaped with a 1 in turn with each of its lengths (before them for operand 1,
+    after them for operand 0), padded with leading 1s to the larger rank; ``which`` a literal."""
+    interleaved = _interleaving(types)
+
+    def typing(x, other, which):
+        ranks = (_rank(types, x), _rank(types, other))
+        if min(ranks) < 0 or max(ranks) == 0 or not isinstance(which, types.IntegerLiteral) \
+                or which.literal_value not in (0, 1):
+            return None  # (two numbers: run as Python)
+        nd = max(ranks)
+        pad, ones, template = (1,) * (nd - ranks[0]), (1,) * nd, (0,) * (2 * nd)
+        first = which.literal_value == 0
+
+        def spread(x, other, which):
+            lengths = pad + np.shape(x)
+            shape = interleaved(lengths, ones, template) if first else interleaved(ones, lengths, template)
+            return np.ascontiguousarray(np.asarray(x)).reshape(shape)
+        return spread
+    return typing
+
+
+@compiled(linalg.kron_axes)
+def _kron_axes(types):
+    """kron_axes: every other axis of the blocks, from 1 for operand 0 and from 0 for operand 1."""
+    def typing(a, b, which):
+        ranks = (_rank(types, a), _rank(types, b))
+        if min(ranks) < 0 or not isinstance(which, types.IntegerLiteral):
+            return None
+        axes = linalg.kron_axes(np.zeros((1,) * ranks[0]), np.zeros((1,) * ranks[1]), which.literal_value)
+        return lambda a, b, which: axes
     return typing

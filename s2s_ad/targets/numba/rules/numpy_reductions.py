@@ -1,8 +1,9 @@
 """The Numba target's compiled versions of ``templates/numpy_reductions.py``'s functions where Numba has
 none: np.sum, np.mean, np.prod, np.max, np.min (and np.amax, np.amin) with ``axis=`` and ``keepdims=``;
 np.cumsum and np.cumprod along an axis, and the helpers ``cumsum_grad``, ``prod_others``, ``cumprod_grad``;
-and the helpers of the adjoints of np.median, np.quantile and np.percentile over a whole array at one
-quantile, by the linear method (``quantile_scatter``, ``quantile_slope``, ``trailing_axes``).
+the helpers of the adjoints of np.median, np.quantile and np.percentile over a whole array at one
+quantile, by the linear method (``quantile_scatter``, ``quantile_slope``, ``trailing_axes``); and np.average's
+``average_weights`` without an axis (Numba's np.average takes none).
 
 Numba's own np.sum/np.max ... take no keepdims (and np.max, np.min, np.mean, np.prod no axis); these
 are tried only where its own refuse the call.  The numbers are NumPy's, in NumPy's order: a sum over
@@ -615,3 +616,18 @@ def _rank_of(types: Any, value: Any) -> int:
     if isinstance(value, types.Array):
         return int(value.ndim)
     return 0 if isinstance(value, (types.Float, types.Integer)) else -1
+
+
+@compiled(template("numpy_reductions").average_weights)
+def _average_weights(types):
+    """average_weights with no axis: a 0-d array of 1.0 where there are no weights, else the weights
+    themselves (as np.asarray hands an array back; its rule declares it may be a view)."""
+    def typing(a, weights, axis=None):
+        if not isinstance(a, types.Array) or not _is_none(types, axis):
+            return None
+        if _is_none(types, weights):
+            return lambda a, weights, axis=None: np.ones(())
+        if isinstance(weights, types.Array) and isinstance(weights.dtype, (types.Float, types.Integer)):
+            return lambda a, weights, axis=None: weights
+        return None
+    return typing
