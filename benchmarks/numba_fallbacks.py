@@ -170,6 +170,11 @@ def kron_products(x):
     return np.sum(np.kron(x, x[:2] * 3.0) ** 2) + np.sum(np.kron(np.outer(x, x[1:]), np.eye(2)) ** 2)
 
 
+def covariances(x):
+    return np.sum(np.cov(x) ** 2) + np.sum(np.corrcoef(x[0], x[1] * x[2]) ** 3) \
+        + np.sum(np.cov(x, rowvar=False, ddof=0) * np.arange(16.0).reshape(4, 4))
+
+
 def gamma_family(x):
     total = 0.0
     for i in range(x.shape[0]):
@@ -304,6 +309,8 @@ CASES: list[tuple[str, Callable, Callable[[], Any], bool]] = [
     ("np.meshgrid (xy, ij): meshgrid_others", meshgrid_surface, lambda: np.array([0.3, -1.0, 2.0, 0.7]), True),
     ("np.average (weights): average_weights", weighted_average, lambda: np.array([0.3, -1.0, 2.0, 0.7]), True),
     ("np.kron: kron_blocks, kron_spread, kron_axes", kron_products, lambda: np.array([0.3, -1.0, 2.0]), True),
+    ("np.cov, np.corrcoef: cov_data, cov_matrix_adjoint, correlation_adjoint", covariances,
+     lambda: np.array([[0.3, -1.0, 2.0, 0.7], [0.35, 1.1, -0.4, 0.9], [1.5, 0.2, -0.8, 0.6]]), True),
     ("math.lgamma, math.gamma: digamma", gamma_family, lambda: np.array([0.3, 1.7, 2.5, 4.1]), True),
     ("float32 arguments (array)", float32_product, lambda: np.linspace(0.1, 1.0, 5).astype(np.float32), False),
     ("float32 arguments (loop)", float32_loop, lambda: np.linspace(0.1, 1.0, 5).astype(np.float32), False),

@@ -19,4 +19,4 @@ from __future__ import annotations
 
 from . import (numpy_copies, numpy_creation, numpy_grids, numpy_joining, numpy_linalg,  # (declare them)
                numpy_linalg_factors, numpy_padding, numpy_pieces, numpy_reductions, numpy_shape, numpy_signal,
-               operators, pymath, python_data)
+               numpy_statistics, operators, pymath, python_data)
