@@ -175,6 +175,10 @@ def covariances(x):
         + np.sum(np.cov(x, rowvar=False, ddof=0) * np.arange(16.0).reshape(4, 4))
 
 
+def gradients(x):
+    return np.sum(np.gradient(x) ** 2) + np.sum(np.gradient(np.sin(x), 0.5, edge_order=2) ** 3)
+
+
 def gamma_family(x):
     total = 0.0
     for i in range(x.shape[0]):
@@ -311,6 +315,8 @@ CASES: list[tuple[str, Callable, Callable[[], Any], bool]] = [
     ("np.kron: kron_blocks, kron_spread, kron_axes", kron_products, lambda: np.array([0.3, -1.0, 2.0]), True),
     ("np.cov, np.corrcoef: cov_data, cov_matrix_adjoint, correlation_adjoint", covariances,
      lambda: np.array([[0.3, -1.0, 2.0, 0.7], [0.35, 1.1, -0.4, 0.9], [1.5, 0.2, -0.8, 0.6]]), True),
+    ("np.gradient (a vector, edge_order 1 and 2): gradient_grad", gradients,
+     lambda: np.array([0.3, -1.0, 2.0, 0.7, 0.35]), True),
     ("math.lgamma, math.gamma: digamma", gamma_family, lambda: np.array([0.3, 1.7, 2.5, 4.1]), True),
     ("float32 arguments (array)", float32_product, lambda: np.linspace(0.1, 1.0, 5).astype(np.float32), False),
     ("float32 arguments (loop)", float32_loop, lambda: np.linspace(0.1, 1.0, 5).astype(np.float32), False),

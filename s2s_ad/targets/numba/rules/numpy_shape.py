@@ -1,7 +1,8 @@
 """The Numba target's compiled versions of ``templates/numpy_shape.py``'s functions and helpers (np.pad and
 ``pad_grad``: numpy_padding): np.roll without an axis or along one, np.flip and np.rot90 with
 axes (Numba's own take none), np.expand_dims of a tuple of axes, np.diagonal of a matrix and ``diagonal_grad``, np.diag's ``diag_grad``, np.sort
-and ``sort_grad``, np.diff's ``diff_piece`` (nothing prepended or appended) and ``diff_grad``.
+and ``sort_grad``, np.diff's ``diff_piece`` (nothing prepended or appended) and ``diff_grad``; np.gradient of
+a vector at a uniform spacing (Numba has none) and its adjoint's ``gradient_grad``.
 
 Each version must do what the Python function does for the types it accepts
 (tests/targets/test_numba_backend.py compares the two); Numba is imported by no module here when loaded
@@ -413,4 +414,91 @@ def _sort_grad(types):
                 isinstance(axis, types.Boolean):
             return None
         return lambda grad, a, axis=-1: along(a, axis, grad, False)
+    return typing
+
+
+# -- np.gradient of a vector, uniform spacing ---------------------------------------------------------
+# NumPy's formulas for one axis and a number as the spacing: (f[i+1] - f[i-1]) / (2 dx) inside, one-sided
+# differences at the ends (edge_order 1) or NumPy's three-point ones (edge_order 2).  The adjoint is
+# ``gradient_grad``'s: D^T grad, D np.gradient of the identity, built entry by entry as NumPy computes
+# each (an entry NumPy computes as 0 stays 0: the dense product, as the helper's, not a sparse one).
+
+def _gradient_case(types: Any, f: Any, spacing: Any, axis: Any, edge_order: Any) -> int:
+    """The edge order of a compiled call (1 or 2), else 0: a float64 vector, a number as the spacing,
+    no axis (or 0 or -1 as a literal), the edge order a literal or left out."""
+    if isinstance(spacing, types.Omitted):
+        spacing = spacing.value
+    number = isinstance(spacing, (int, float)) and not isinstance(spacing, bool) or \
+        isinstance(spacing, (types.Float, types.Integer)) and not isinstance(spacing, types.Boolean)
+    if isinstance(axis, types.Omitted):
+        axis = axis.value
+    if isinstance(axis, types.IntegerLiteral):
+        axis = axis.literal_value
+    along = axis is None or isinstance(axis, types.NoneType) or axis in (0, -1)
+    order = edge_order.value if isinstance(edge_order, types.Omitted) else \
+        edge_order.literal_value if isinstance(edge_order, types.IntegerLiteral) else edge_order
+    vector = isinstance(f, types.Array) and f.ndim == 1 and f.dtype == types.float64
+    return order if vector and number and along and order in (1, 2) else 0
+
+
+def _gradient_kernel() -> Any:
+    """``differences(f, dx, order)`` (compiled, built once): np.gradient of the vector ``f``."""
+    from numba.extending import register_jitable
+
+    @register_jitable
+    def differences(f, dx, order):
+        n = f.shape[0]
+        if n < order + 1:
+            raise ValueError("Shape of array too small to calculate a numerical gradient, "
+                             "at least (edge_order + 1) elements are required.")
+        out = np.empty(n)
+        for i in range(1, n - 1):
+            out[i] = (f[i + 1] - f[i - 1]) / (2.0 * dx)
+        if order == 1:
+            out[0] = (f[1] - f[0]) / dx
+            out[n - 1] = (f[n - 1] - f[n - 2]) / dx
+        else:
+            out[0] = -1.5 / dx * f[0] + 2.0 / dx * f[1] + -0.5 / dx * f[2]
+            out[n - 1] = 0.5 / dx * f[n - 3] + -2.0 / dx * f[n - 2] + 1.5 / dx * f[n - 1]
+        return out
+    return differences
+
+
+@compiled(np.gradient)
+def _gradient(types):
+    """np.gradient(f, spacing) of a float64 vector at a uniform spacing (a number), edge order 1 or 2:
+    NumPy's differences bit for bit."""
+    differences = _gradient_kernel()
+
+    def typing(f, spacing=1.0, axis=None, edge_order=1):
+        order = _gradient_case(types, f, spacing, axis, edge_order)
+        if not order:
+            return None
+        return lambda f, spacing=1.0, axis=None, edge_order=1: differences(f, float(spacing), order)
+    return typing
+
+
+@compiled(shape.gradient_grad)
+def _gradient_grad(types):
+    """gradient_grad of a float64 vector at a uniform spacing: D^T grad, D (np.gradient of the identity)
+    built entry by entry as NumPy computes each, the product by Numba's BLAS (to rounding)."""
+    differences = _gradient_kernel()
+
+    def typing(grad, f, spacing=1.0, axis=None, edge_order=1):
+        order = _gradient_case(types, f, spacing, axis, edge_order)
+        if not order or not (isinstance(grad, types.Array) and grad.ndim == 1 and grad.dtype == types.float64):
+            return None
+
+        def adjoint(grad, f, spacing=1.0, axis=None, edge_order=1):
+            n = f.shape[0]
+            if grad.shape[0] != n:
+                raise ValueError("gradient_grad: an adjoint not shaped like the vector")
+            along = np.empty((n, n))
+            unit = np.zeros(n)
+            for j in range(n):  # (column j: np.gradient of the j-th unit vector)
+                unit[j] = 1.0
+                along[:, j] = differences(unit, float(spacing), order)
+                unit[j] = 0.0
+            return np.ascontiguousarray(along.T) @ np.ascontiguousarray(grad)
+        return adjoint
     return typing
