@@ -13,7 +13,7 @@ import s2s_ad
 from s2s_ad.core import ir, runtime
 from s2s_ad.core.kinds import NUMBER
 from s2s_ad.passes.slice_writes import writes_as_stores, writes_by_call
-from tests.conftest import check_compiled_gradient, compiled_by_numba, numeric_grad
+from conftest import check_compiled_gradient, compiled_by_numba, numeric_grad
 
 numba = pytest.importorskip("numba")
 
