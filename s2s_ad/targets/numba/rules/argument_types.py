@@ -27,6 +27,20 @@ def axis_form(types: Any, axis: Any) -> str:
     return "none" if is_none(types, axis) else ""
 
 
+def is_truth(types: Any, value: Any) -> bool:
+    """A truth value: given (a bool, literal or not) or a default left out."""
+    if isinstance(value, types.Omitted):
+        value = value.value
+    return type(value) is bool or isinstance(value, types.Boolean)
+
+
+def rank_of(types: Any, value: Any) -> int:
+    """An array's rank, 0 for a number (not a truth value), -1 for anything else."""
+    if isinstance(value, types.Array):
+        return int(value.ndim)
+    return 0 if isinstance(value, (types.Float, types.Integer)) and not isinstance(value, types.Boolean) else -1
+
+
 def known(types: Any, value: Any, kind: type) -> Any:
     """The value of an argument of Python type ``kind`` (bool, str) where it is known when compiling: a
     literal, a default left out, or the default itself; else None."""

@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 
 from ....rules import compiled
-from .argument_types import is_int, is_none, known
+from .argument_types import is_int, is_none, is_truth, known
 from .template_modules import template
 
 creation = template("numpy_creation")
@@ -41,7 +41,7 @@ def _linspace_weights(types):
     raises ValueError, as NumPy does.  Shaped (num, 1, ...) with as many 1s as ``points`` has axes
     after its first."""
     def typing(num, endpoint=True, points=None):
-        if not isinstance(num, types.Integer) or isinstance(num, types.Boolean) or not _flag(types, endpoint):
+        if not isinstance(num, types.Integer) or isinstance(num, types.Boolean) or not is_truth(types, endpoint):
             return None
         if is_none(types, points):
             trailing = 0
@@ -66,13 +66,6 @@ def _linspace_weights(types):
     return typing
 
 
-def _flag(types: Any, value: Any) -> bool:
-    """A truth value: given (a bool, literal or not) or a default left out."""
-    if isinstance(value, types.Omitted):
-        value = value.value
-    return type(value) is bool or isinstance(value, types.Boolean)
-
-
 @compiled(np.linspace)
 def _linspace(types):
     """np.linspace(start, stop, num, endpoint) of two numbers with ``endpoint=`` given (Numba's own
@@ -83,7 +76,7 @@ def _linspace(types):
     def typing(start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis=0):
         counted = is_int(types, num) or isinstance(num, types.Omitted) and type(num.value) is int
         plain = known(types, retstep, bool) is False and is_none(types, dtype) and known(types, axis, int) == 0
-        if isinstance(endpoint, types.Omitted) or not (_flag(types, endpoint) and counted and plain
+        if isinstance(endpoint, types.Omitted) or not (is_truth(types, endpoint) and counted and plain
                                                        and _number(types, start) and _number(types, stop)):
             return None  # (no endpoint given: Numba's own)
 

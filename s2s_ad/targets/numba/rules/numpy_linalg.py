@@ -17,6 +17,7 @@ from typing import Any, Optional
 import numpy as np
 
 from ....rules import compiled
+from .argument_types import rank_of
 from .template_modules import template
 
 linalg = template("numpy_linalg")
@@ -386,13 +387,6 @@ def _interleaving(types: Any) -> Any:
     return interleaved
 
 
-def _rank(types: Any, value: Any) -> int:
-    """An array's rank, 0 for a number, -1 for anything else."""
-    if isinstance(value, types.Array):
-        return int(value.ndim)
-    return 0 if isinstance(value, (types.Float, types.Integer)) and not isinstance(value, types.Boolean) else -1
-
-
 @compiled(linalg.kron_blocks)
 def _kron_blocks(types):
     """kron_blocks: ``grad`` reshaped to the lengths of ``a`` and ``b`` in turn (each padded with leading
@@ -400,7 +394,7 @@ def _kron_blocks(types):
     interleaved = _interleaving(types)
 
     def typing(grad, a, b):
-        ranks = (_rank(types, a), _rank(types, b))
+        ranks = (rank_of(types, a), rank_of(types, b))
         if not isinstance(grad, types.Array) or min(ranks) < 0 or max(ranks) == 0:
             return None  # (two numbers: run as Python)
         nd = max(ranks)
@@ -420,7 +414,7 @@ def _kron_spread(types):
     interleaved = _interleaving(types)
 
     def typing(x, other, which):
-        ranks = (_rank(types, x), _rank(types, other))
+        ranks = (rank_of(types, x), rank_of(types, other))
         if min(ranks) < 0 or max(ranks) == 0 or not isinstance(which, types.IntegerLiteral) \
                 or which.literal_value not in (0, 1):
             return None  # (two numbers: run as Python)
@@ -440,7 +434,7 @@ def _kron_spread(types):
 def _kron_axes(types):
     """kron_axes: every other axis of the blocks, from 1 for operand 0 and from 0 for operand 1."""
     def typing(a, b, which):
-        ranks = (_rank(types, a), _rank(types, b))
+        ranks = (rank_of(types, a), rank_of(types, b))
         if min(ranks) < 0 or not isinstance(which, types.IntegerLiteral):
             return None
         axes = linalg.kron_axes(np.zeros((1,) * ranks[0]), np.zeros((1,) * ranks[1]), which.literal_value)

@@ -25,6 +25,7 @@ import numpy as np
 
 from ....rules import compiled
 from ..kernels import lengths_around, summed_line, tuple_setitem as shared_tuple_setitem
+from .argument_types import known, rank_of
 from .template_modules import template
 
 
@@ -518,18 +519,7 @@ def _whole_linear_quantile(types: Any, a: Any, q: Any, axis: Any, keepdims: Any,
     """The case compiled: a float64 array, a number q, no axis, no keepdims, the linear method."""
     return isinstance(a, types.Array) and a.dtype == types.float64 and a.ndim >= 1 \
         and isinstance(q, (types.Float, types.Integer)) and not isinstance(q, types.Boolean) \
-        and _is_none(types, axis) and _static_bool(types, keepdims) is False and _static_str(types, method) == "linear"
-
-
-def _static_str(types: Any, value: Any) -> Any:
-    """A literal or omitted str argument's value; None where it is known only at run time."""
-    if isinstance(value, str):
-        return value
-    if isinstance(value, types.Omitted):
-        return value.value if isinstance(value.value, str) else None
-    if isinstance(value, types.StringLiteral):
-        return value.literal_value
-    return None
+        and _is_none(types, axis) and _static_bool(types, keepdims) is False and known(types, method, str) == "linear"
 
 
 def _neighbours() -> Any:
@@ -603,19 +593,12 @@ def _quantile_slope(types):
 def _trailing_axes(types):
     """trailing_axes: the axes of the quantiles after q's own (known from the ranks when compiling)."""
     def typing(q, out):
-        ranks = [_rank_of(types, x) for x in (q, out)]
+        ranks = [rank_of(types, x) for x in (q, out)]
         if ranks[0] < 0 or ranks[1] < 0:
             return None
         axes = tuple(range(ranks[0], ranks[1]))
         return lambda q, out: axes
     return typing
-
-
-def _rank_of(types: Any, value: Any) -> int:
-    """An array's rank, 0 for a number, -1 for anything else."""
-    if isinstance(value, types.Array):
-        return int(value.ndim)
-    return 0 if isinstance(value, (types.Float, types.Integer)) else -1
 
 
 @compiled(template("numpy_reductions").average_weights)

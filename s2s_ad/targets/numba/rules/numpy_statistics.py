@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 
 from ....rules import compiled
-from .argument_types import is_int, is_none
+from .argument_types import is_int, is_none, is_truth
 from .template_modules import template
 
 statistics = template("numpy_statistics")
@@ -27,12 +27,6 @@ statistics = template("numpy_statistics")
 
 def _floats(types: Any, value: Any) -> bool:
     return isinstance(value, types.Array) and value.dtype == types.float64 and value.ndim in (1, 2)
-
-
-def _truth(types: Any, value: Any) -> bool:
-    if isinstance(value, types.Omitted):
-        value = value.value
-    return type(value) is bool or isinstance(value, types.Boolean)
 
 
 def _kernels() -> Any:
@@ -59,7 +53,7 @@ def _cov_data(types):
     rows, _ = _kernels()
 
     def typing(m, y, rowvar):
-        if not _floats(types, m) or not _truth(types, rowvar):
+        if not _floats(types, m) or not is_truth(types, rowvar):
             return None
         if is_none(types, y):
             return lambda m, y, rowvar: rows(m, rowvar)
@@ -73,7 +67,7 @@ def _cov_data(types):
 def _cov_divisor(types):
     """cov_divisor: the number of observations less ``ddof`` (None: 0 with ``bias``, else 1)."""
     def typing(data, bias, ddof):
-        if not isinstance(data, types.Array) or data.ndim != 2 or not _truth(types, bias):
+        if not isinstance(data, types.Array) or data.ndim != 2 or not is_truth(types, bias):
             return None
         if is_none(types, ddof):
             return lambda data, bias, ddof: data.shape[1] - (0 if bias else 1)
@@ -109,10 +103,9 @@ def _cov_data_adjoint(types):
     def typing(grad, m, y, rowvar, which):
         first = isinstance(which, types.IntegerLiteral) and which.literal_value == 0
         second = isinstance(which, types.IntegerLiteral) and which.literal_value == 1
-        if not (isinstance(grad, types.Array) and grad.ndim == 2 and _floats(types, m) and _truth(types, rowvar)) or \
+        if not (isinstance(grad, types.Array) and grad.ndim == 2 and _floats(types, m) and is_truth(types, rowvar)) or \
                 not (first and (is_none(types, y) or _floats(types, y)) or second and _floats(types, y)):
             return None
-        ndim = (m if first else y).ndim
 
         def back(grad, m, y, rowvar, which):
             count = rows(m, rowvar).shape[0]
@@ -121,8 +114,6 @@ def _cov_data_adjoint(types):
             if not rowvar and np.atleast_2d(v).shape[0] != 1:
                 part = part.T
             return np.ascontiguousarray(part).reshape(v.shape)
-        if ndim not in (1, 2):
-            return None
         return back
     return typing
 
