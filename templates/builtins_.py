@@ -9,6 +9,9 @@ import numpy as np
 from s2s_ad.rules import adjoint, declare, nondifferentiable
 
 nondifferentiable(int, round, bool, len, range, isinstance, slice)
+# A range made inside a loop (an inner loop's range(3), range(i)) is made again in the reverse sweep from
+# its numbers, not recorded on the tape at each trip of the outer loop.
+declare(range, cheap=True)
 nondifferentiable(str, repr, format)  # a message's text (", ".join(str(v) for v in xs)): a string has no derivative
 # Calls refused outright, with what to write instead.
 declare(eval, refused="code built at run time cannot be transformed; write the expression out")
