@@ -13,7 +13,9 @@ backend, ``backend="numba"``, first with an empty ``NUMBA_CACHE_DIR``, then agai
 process reading that cache), ``hand-numba`` (the hand gradient's twin compiled with
 ``numba.njit(cache=True)``, the same two ways: the floor of a compiled first call), ``jax.jit`` (``jax.jit(jax.grad(f))`` of the workload as written,
 integer arguments static) and ``jax.jit scan`` (``jax_rewrites.py``: the loop rewritten as a
-``lax.scan``; a rewrite, labelled as one).  A probe prints one JSON line: the first call's
+``lax.scan``; a rewrite, labelled as one); ``s2s_ad-auto`` (``backend="auto"``, where it chose Numba
+compiling in a thread while the calls run as Python: ``python -m benchmarks.first_calls auto``
+prints its first call, when the compiled code was ready, and the steady call).  A probe prints one JSON line: the first call's
 seconds, the steady call's (the minimum over a few repeats), and the largest difference from
 the NumPy hand gradient; or why it could not run.
 
@@ -43,7 +45,7 @@ from typing import Any, Callable, Optional, Sequence
 TIME_LIMIT = 60.0           # seconds per probe process
 MEMORY_LIMIT = 6 << 30      # bytes of address space per probe process
 MEMORY_STEPS = 1_000_000    # poly_loop's steps in the memory measurement
-CONTENDERS = ("s2s_ad", "s2s_ad-numba", "hand-numba", "jax.jit", "jax.jit scan")
+CONTENDERS = ("s2s_ad", "s2s_ad-numba", "s2s_ad-auto", "hand-numba", "jax.jit", "jax.jit scan")
 _ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 _OUT_OF_MEMORY_SIGNS = ("MemoryError", "bad_alloc", "RESOURCE_EXHAUSTED", "Cannot allocate memory",
                         "out of memory", "Out of memory")
@@ -125,9 +127,9 @@ def _as_tuple(gradient: Any) -> tuple:
 def _make_gradient(contender: str, case: Any, args: tuple) -> tuple[Callable[..., Any], tuple]:
     """The contender's gradient of ``case`` and the arguments it takes; raises ``LookupError``
     with the reason where the contender has none."""
-    if contender == "s2s_ad":
+    if contender in ("s2s_ad", "s2s_ad-auto"):
         import s2s_ad
-        return s2s_ad.grad(case.function, wrt=case.wrt), args
+        return s2s_ad.grad(case.function, wrt=case.wrt, backend="auto" if contender == "s2s_ad-auto" else "python"), args
     if contender == "s2s_ad-numba":
         from benchmarks import compiled
         made = compiled.s2s_ad_numba(case)
@@ -190,7 +192,7 @@ def probe_first_call(contender: str, workload: str) -> dict[str, Any]:
     start = time.perf_counter()
     _import_library(contender)
     imports = time.perf_counter() - start
-    if contender == "s2s_ad-numba":  # a fallback to the Python backend is reported, never timed as compiled
+    if contender in ("s2s_ad-numba", "s2s_ad-auto"):  # a fallback to the Python backend is reported, never timed as compiled
         import warnings
 
         import s2s_ad
@@ -204,10 +206,34 @@ def probe_first_call(contender: str, workload: str) -> dict[str, Any]:
         return {"failure": str(missing)}
     except Exception as exc:  # a tracer that refuses the workload: reported, not fatal
         return {"failure": f"{type(exc).__name__}: {(str(exc).splitlines() or [''])[0][:120]}"}
+    extra: dict[str, Any] = {"imports": imports}
+    if contender == "s2s_ad-auto":  # (Numba compiling in a thread: the steady call is the compiled one)
+        waited = getattr(gradient, "wait_compiled")()
+        extra.update(compiled_after=time.perf_counter() - start, chose=gradient.backend_chosen.backend,  # type: ignore[attr-defined]
+                     compiled=waited)
+        result = gradient(*call_args)
     steady = best_seconds_each({"call": (gradient, call_args)}, QUICK)["call"]
     hand = _as_tuple(case.hand_gradient(*args))
     error = max_abs_difference(tuple(np.asarray(g) for g in _as_tuple(result)), hand)
-    return {"first_call": first, "steady": steady, "max_error": error, "extra": {"imports": imports}}
+    return {"first_call": first, "steady": steady, "max_error": error, "extra": extra}
+
+
+def auto_first_calls(workloads: Sequence[str]) -> None:
+    """``backend="auto"``'s first calls, each in a new process with an empty Numba cache folder: the
+    first call, when the compiled code was ready (counted from the same start; Numba compiling in a
+    thread where auto chose it), and the steady call after it."""
+    print("| workload | auto chose | first call | compiled code ready after | steady call |")
+    print("|---|---|---:|---:|---:|")
+    for workload in workloads:
+        with tempfile.TemporaryDirectory(prefix="s2s_ad_numba_cache_") as folder:
+            found = run_probe(["probe", "s2s_ad-auto", workload], {"NUMBA_CACHE_DIR": folder})
+        if found.failure is not None or found.first_call is None or found.steady is None:
+            print(f"| {workload} | {found.failure} | | | |", flush=True)
+            continue
+        extra = found.extra or {}
+        ready = f"{extra['compiled_after']:.2f} s" if extra.get("chose") == "numba" else "(Python backend)"
+        print(f"| {workload} | {extra.get('chose')} | {found.first_call * 1e3:.0f} ms | {ready} | "
+              f"{found.steady * 1e6:.1f} us |", flush=True)
 
 
 def _status_kib(key: str) -> int:
@@ -352,7 +378,8 @@ def memory_of_long_loop(contenders: Sequence[str], steps: int = MEMORY_STEPS) ->
 
 def main(argv: Sequence[str]) -> int:
     """``[--memory-limit BYTES] probe CONTENDER WORKLOAD`` or ``... memory CONTENDER STEPS``: one
-    JSON line on stdout.  The limit is set before anything else is imported."""
+    JSON line on stdout.  The limit is set before anything else is imported.  ``auto [WORKLOAD ...]``:
+    the table of ``auto_first_calls``."""
     if len(argv) >= 2 and argv[0] == "--memory-limit":
         import resource  # Unix only, as the probes are
         limit = int(argv[1])
@@ -360,6 +387,10 @@ def main(argv: Sequence[str]) -> int:
         argv = argv[2:]
     if len(argv) == 3 and argv[0] == "probe":
         print(json.dumps(probe_first_call(argv[1], argv[2])))
+        return 0
+    if argv and argv[0] == "auto":  # auto [WORKLOAD ...]: the table of auto_first_calls
+        from benchmarks.cases import CASES
+        auto_first_calls(argv[1:] or [case.name for case in CASES])
         return 0
     if len(argv) == 3 and argv[0] == "memory":
         print(json.dumps(probe_memory(argv[1], int(argv[2]))))

@@ -103,7 +103,9 @@ class GradientFunction:
         self._has_aux = has_aux
         # which backend runs (backend="auto": chosen by the code's shape, auto_backend.py), and why
         self.backend_chosen: BackendChoice = choose_backend(fn, backend)
-        self._target = target_of(self.backend_chosen.backend)  # whose code runs and checks the results (target.py)
+        # whose code runs and checks the results (target.py); "auto"'s Numba compiles in a thread, the calls
+        # running the code as Python meanwhile: no call waits for a compile (numba/background.py)
+        self._target = target_of(self.backend_chosen.backend, in_background=_compiles_in_background(self.backend_chosen, fn))
         # what pickling and copying rebuild this derivative from (pickling.py)
         self._made_from = (fn, wrt, with_value, has_aux, bool(check), backend)
         fn, self._prefix, self._fixed = _unwrap(fn) if not isinstance(fn, GradientFunction) else (fn, (), {})
@@ -314,6 +316,13 @@ class GradientFunction:
     def _refuse_result(self, value: Any) -> None:  # grad of a function whose result is not a number
         check_one_number(value, self.fn.__name__)
 
+    def wait_compiled(self, timeout: Optional[float] = None) -> bool:
+        """Wait up to ``timeout`` seconds (None: as long as it takes) for the compiles this derivative's
+        calls started in the background (``backend="auto"`` choosing Numba); whether none is under way
+        now.  Later calls then run the compiled code (or, where Numba could not compile it, say so)."""
+        started = [getattr(built.function, "background", None) for built in list(self._by_kinds.values())]
+        return all(compiling.wait(timeout) for compiling in started if compiling is not None)
+
     def __repr__(self) -> str:
         return f"<gradient of {getattr(self.fn, '__qualname__', self.fn)!s} with respect to {', '.join(self.wrt)}>"
 
@@ -323,6 +332,13 @@ if TYPE_CHECKING:
                                    ) -> tuple[Building, Tabled, CalledWithContainers, Shown, Pickled]:
         """(for mypy alone: a GradientFunction is what each of its parts takes, derivative.py)"""
         return gradient, gradient, gradient, gradient, gradient
+
+
+def _compiles_in_background(chosen: BackendChoice, fn: Callable) -> bool:
+    """Whether Numba compiles a derivative's code in a thread, the calls running it as Python meanwhile:
+    where "auto" chose Numba (a first call never waits seconds for what the choice was made for), for
+    the user's function (a gradient of a gradient compiles as asked)."""
+    return chosen.asked == "auto" and chosen.backend == "numba" and not isinstance(fn, GradientFunction)
 
 
 def _handed(derivative: GradientFunction, function: Callable, args: tuple, target: Target, value: Any,

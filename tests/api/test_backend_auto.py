@@ -42,13 +42,16 @@ def _against_python_and_differences(case, backend="auto"):
     args = case.make_args(True)
     wrt = case.argnums
     df = s2s_ad.grad(case.function, wrt=wrt, backend=backend)
+    by_python = s2s_ad.grad(case.function, wrt=wrt)(*args)
     with warnings.catch_warnings():
         warnings.simplefilter("error", s2s_ad.CompileFallbackWarning)
-        chosen = df(*args)
-    by_python = s2s_ad.grad(case.function, wrt=wrt)(*args)
-    for i, got, expected in zip(wrt, chosen, by_python):
-        np.testing.assert_allclose(got, expected, rtol=1e-11, atol=1e-13)
-        np.testing.assert_allclose(got, numeric_grad(case.function, args, i), rtol=2e-5, atol=1e-7)
+        first = df(*args)  # (where Numba was chosen: run as Python while Numba compiles in a thread)
+        assert df.wait_compiled(timeout=600)
+        compiled = df(*args)  # (then the compiled code)
+    for chosen in (first, compiled):
+        for i, got, expected in zip(wrt, chosen, by_python):
+            np.testing.assert_allclose(got, expected, rtol=1e-11, atol=1e-13)
+            np.testing.assert_allclose(got, numeric_grad(case.function, args, i), rtol=2e-5, atol=1e-7)
     return df
 
 
@@ -161,13 +164,18 @@ def loss(y):
     rnn = s2s_ad.grad(module.rnn, backend="auto")
     assert rnn.backend_chosen.backend == "numba" and "whole-array operations (w @ x)" in rnn.backend_chosen.reason
     w, x = np.eye(3) * 0.5 + 0.1, np.array([0.2, -0.4, 0.9])
-    np.testing.assert_allclose(rnn(w, x), numeric_grad(module.rnn, (w, x), 0), rtol=1e-6, atol=1e-9)
-    np.testing.assert_allclose(rnn(w, x), s2s_ad.grad(module.rnn)(w, x), rtol=1e-13)
     loss = s2s_ad.grad(module.loss, backend="auto")
     assert loss.backend_chosen.backend == "numba" and "out[i]" in loss.backend_chosen.reason
     y = np.array([0.3, 1.0, -2.0, 0.5])
-    np.testing.assert_allclose(loss(y), numeric_grad(module.loss, (y,), 0), rtol=1e-6, atol=1e-9)
-    np.testing.assert_allclose(loss(y), s2s_ad.grad(module.loss)(y), rtol=1e-13)
+    for compiled in (False, True):  # while Numba compiles (the code run as Python), then compiled
+        if compiled:
+            assert rnn.wait_compiled(timeout=600) and loss.wait_compiled(timeout=600)
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", s2s_ad.CompileFallbackWarning)
+            np.testing.assert_allclose(rnn(w, x), numeric_grad(module.rnn, (w, x), 0), rtol=1e-6, atol=1e-9)
+            np.testing.assert_allclose(rnn(w, x), s2s_ad.grad(module.rnn)(w, x), rtol=1e-13)
+            np.testing.assert_allclose(loss(y), numeric_grad(module.loss, (y,), 0), rtol=1e-6, atol=1e-9)
+            np.testing.assert_allclose(loss(y), s2s_ad.grad(module.loss)(y), rtol=1e-13)
 
 
 def test_auto_is_kept_through_pickling_and_grad_of_grad_looks_at_the_users_function():

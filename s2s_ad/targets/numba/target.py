@@ -80,6 +80,7 @@ import numpy as np
 from ...analysis import index_ranges
 from ...core import ir
 from ...core.errors import CompileFallbackWarning
+from .background import Background
 from .cache_safety import safe_directory
 from .handed import handed_parts
 from .tape import ReadBackSlotTape, SlotTape, proven_stacks
@@ -98,6 +99,12 @@ class NumbaTarget(NumPyTarget):
     capabilities = Capabilities(inlines_helpers=True, counts_down=True, vector_tangents=True,
                                 loops_over_directions=True)
     _tape = SlotTape()
+
+    def __init__(self, background: bool = False) -> None:
+        # background: Numba compiles in a thread, the calls meanwhile run the code as Python
+        # (background.py; backend="auto"'s grad and value_and_grad).  A target of its own, so that
+        # the code built for it (TransformCache keys on the target) is never handed to backend="numba".
+        self.background = background
 
     def passes(self, form: str) -> tuple[str, ...]:
         # no lists of floats (Numba types a list by its items) and no ``del`` (Numba refuses it; its
@@ -178,7 +185,7 @@ class NumbaTarget(NumPyTarget):
         return index_ranges.with_checks(fn, kinds, proven_stacks(fn))
 
     def finish(self, function: Callable, emitted: Any) -> Callable:
-        return _compiled(function, emitted)
+        return _compiled(function, emitted, self.background)
 
     def runner(self, function: Callable, args: tuple) -> Callable:
         """``function``'s ``checked`` (the compiled code without ``run``'s look at each argument's
@@ -199,6 +206,7 @@ class NumbaTarget(NumPyTarget):
 
 
 NUMBA = NumbaTarget()
+NUMBA_IN_BACKGROUND = NumbaTarget(background=True)
 
 
 class ReadBackForNumba(SourceLanguageTarget):
@@ -258,9 +266,11 @@ def _raising_math(obj: Any) -> bool:
 
 # -- compiling, with the fallback ---------------------------------------------------------------
 
-def _compiled(function: Callable, emitted: Any) -> Callable:
+def _compiled(function: Callable, emitted: Any, background: bool = False) -> Callable:
     """A function running ``function`` compiled by Numba at its first call (for each new type of
-    arguments), or ``function`` itself from the first time Numba cannot compile it."""
+    arguments), or ``function`` itself from the first time Numba cannot compile it.  ``background``:
+    the first call starts the compile in a thread and runs ``function``, as every call does until the
+    compile is over (``background.py``)."""
     from . import runtime as numba_runtime  # numba imported here, at the first build for this target
 
     numba_runtime.register()
@@ -276,6 +286,10 @@ def _compiled(function: Callable, emitted: Any) -> Callable:
     passed = _passed_globals(emitted)
     if passed:  # the compiled code takes the module's arrays as arguments (see _passed_globals)
         state["run"] = _with_globals_passed(state["run"], function, tuple(emitted.namespace.globals[n] for n in passed))
+    # (in a thread only where the call runs the dispatcher itself: its types are the call's arguments')
+    compiling: Optional[Background] = Background(dispatcher) \
+        if background and state["run"] is dispatcher and hasattr(dispatcher, "py_func") \
+        else None
 
     @functools.wraps(function)
     def run(*args: Any) -> Any:
@@ -292,9 +306,19 @@ def _compiled(function: Callable, emitted: Any) -> Callable:
 
     def checked(*args: Any) -> Any:
         """``run`` for arguments known to be of no narrow dtype (``NumbaTarget.runner``)."""
+        nonlocal compiling
         current = state["run"]
         if current is function:
             return function(*args)
+        if compiling is not None:  # compiling in a thread (background.py): Python's code runs until it is over
+            if not compiling.ready and compiling.failed is None:
+                compiling.start(args)
+            if compiling.failed is not None:  # Numba could not compile it: said here, in the caller's thread
+                fall_back(compiling.failed)
+                return function(*args)
+            if not compiling.ready:
+                return function(*args)
+            compiling = None  # (compiled: the hot path tests no more than this)
         try:
             return current(*args)
         except (_Refused, *errors) as refused:  # Numba cannot compile it: the Python code runs from now on
@@ -320,6 +344,7 @@ def _compiled(function: Callable, emitted: Any) -> Callable:
         setattr(wrapper, "state", state)
         setattr(wrapper, "options", options)
         setattr(wrapper, "unproven", unproven)
+        setattr(wrapper, "background", compiling)
     setattr(run, "checked", checked)
     setattr(checked, "fresh_returns", getattr(function, "fresh_returns", False))  # (run has it: functools.wraps)
     return run
