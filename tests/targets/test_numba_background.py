@@ -7,6 +7,7 @@ compile back until it lets it go (``_held``): nothing here depends on how fast t
 """
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import textwrap
@@ -35,6 +36,12 @@ PROGRAMS = programs_from_source("numba_background_program_", """
         return np.sum((temp - 2.0) ** 2) + 0.1 * np.sum(heat ** 2)
 
     def heating_again(heat, a, b):  # (built code is shared by derivatives of one function: a test's own)
+        temp = np.zeros(heat.shape[0] + 1)
+        for t in range(heat.shape[0]):
+            temp[t + 1] = temp[t] + a * (1.5 - temp[t]) + b * heat[t]
+        return np.sum((temp - 2.0) ** 2) + 0.1 * np.sum(heat ** 2)
+
+    def heating_forked(heat, a, b):
         temp = np.zeros(heat.shape[0] + 1)
         for t in range(heat.shape[0]):
             temp[t + 1] = temp[t] + a * (1.5 - temp[t]) + b * heat[t]
@@ -167,3 +174,31 @@ def test_a_process_that_ends_while_numba_compiles_ends_cleanly(tmp_path):
     expected = numeric_grad(PROGRAMS.smoothed, (np.array([0.4, -1.0, 2.5, 0.3]),), 0)[1]
     assert float(first) == pytest.approx(expected, rel=1e-6)
     assert under_way == "True"  # (the process ended while the compile was under way)
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="os.fork is POSIX's")
+def test_a_fork_waits_for_a_compile_under_way_and_the_child_runs_the_compiled_code(_held):
+    """A child forked in the middle of a compile would hold Numba's compiler lock with no thread to
+    release it: the fork waits for the compile, and the child runs the machine code it left."""
+    args = (HEAT, 0.3, 0.7)
+    expected = _expected(args)
+    df = s2s_ad.grad(PROGRAMS.heating_forked, backend="auto")
+    np.testing.assert_allclose(df(*args), expected, rtol=1e-13)
+    run = _built(df)
+    assert not run.background.ready
+    threading.Timer(0.5, _held.set).start()  # (lets the held compile go while the fork waits for it)
+    read, write = os.pipe()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)  # (3.12+: forking a process that has threads)
+        child = os.fork()
+    if child == 0:  # pragma: no cover (the child's own report goes through the pipe)
+        try:
+            ok = run.background.ready and np.allclose(df(*args), expected, rtol=1e-12) \
+                and len(run.compiled.signatures) == 1 and run.state["run"] is run.compiled
+            os.write(write, b"ok" if ok else b"not compiled")
+        finally:
+            os._exit(0)
+    os.close(write)
+    said = os.read(read, 100)
+    os.waitpid(child, 0)
+    assert run.background.ready and said == b"ok"

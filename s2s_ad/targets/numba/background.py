@@ -16,11 +16,14 @@ beside it.  Where Numba cannot compile the code, the next call says so (``Compil
 from the caller's thread, as a first call would) and runs Python from then on.
 
 At the interpreter's exit, compiles under way are waited for (``_wait_at_exit``): LLVM torn down
-under a running compile could crash the process as it ends.
+under a running compile could crash the process as it ends.  So they are before ``os.fork``: a child
+forked in the middle of one would hold Numba's compiler lock (and LLVM's own) with no thread to
+release them, and hang at its first compile.
 """
 from __future__ import annotations
 
 import atexit
+import os
 import threading
 from typing import Any, Optional
 
@@ -108,3 +111,7 @@ def wait_for_compiles(timeout: Optional[float] = None) -> bool:
 @atexit.register
 def _wait_at_exit() -> None:
     wait_for_compiles()
+
+
+if hasattr(os, "register_at_fork"):  # (not on Windows, which does not fork)
+    os.register_at_fork(before=wait_for_compiles)
