@@ -170,6 +170,14 @@ def kron_products(x):
     return np.sum(np.kron(x, x[:2] * 3.0) ** 2) + np.sum(np.kron(np.outer(x, x[1:]), np.eye(2)) ** 2)
 
 
+def contractions(x):
+    m = np.outer(x, x[::-1]) + 0.5
+    cube = np.reshape(np.outer(m, x), (4, 4, 4))
+    inner = np.sum(np.inner(m, x) ** 2) + np.inner(x, x) + np.sum(np.inner(cube, m) ** 2)
+    dotted = np.sum(np.tanh(np.tensordot(m, m, axes=1))) + np.sum(np.tensordot(cube, m) ** 2)
+    return inner + dotted + np.sum(np.tensordot(cube, m, axes=([2, 0], [0, 1])) ** 2) + np.sum(np.tensordot(x, m, 0))
+
+
 def covariances(x):
     return np.sum(np.cov(x) ** 2) + np.sum(np.corrcoef(x[0], x[1] * x[2]) ** 3) \
         + np.sum(np.cov(x, rowvar=False, ddof=0) * np.arange(16.0).reshape(4, 4))
@@ -313,6 +321,8 @@ CASES: list[tuple[str, Callable, Callable[[], Any], bool]] = [
     ("np.meshgrid (xy, ij): meshgrid_others", meshgrid_surface, lambda: np.array([0.3, -1.0, 2.0, 0.7]), True),
     ("np.average (weights): average_weights", weighted_average, lambda: np.array([0.3, -1.0, 2.0, 0.7]), True),
     ("np.kron: kron_blocks, kron_spread, kron_axes", kron_products, lambda: np.array([0.3, -1.0, 2.0]), True),
+    ("np.inner, np.tensordot (axes 0, 1, 2, pairs): tensordot_adjoint_plan", contractions,
+     lambda: np.array([0.3, -1.0, 2.0, 0.7]), True),
     ("np.cov, np.corrcoef: cov_data, cov_matrix_adjoint, correlation_adjoint", covariances,
      lambda: np.array([[0.3, -1.0, 2.0, 0.7], [0.35, 1.1, -0.4, 0.9], [1.5, 0.2, -0.8, 0.6]]), True),
     ("np.gradient (a vector, edge_order 1 and 2): gradient_grad", gradients,

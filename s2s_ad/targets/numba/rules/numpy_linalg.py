@@ -4,7 +4,8 @@ matrices, ``inverse_axes`` (which the adjoint of ``.T`` and ``np.transpose`` cal
 ``trace_grad``, np.einsum with ``einsum_grad`` (a loop nest written for the subscripts), ``cross_grad``
 (np.cross's adjoint) of 3-vectors along the last axis, and np.kron's adjoint's ``kron_blocks``,
 ``kron_spread`` and ``kron_axes`` (reshapes and axes whose lengths the ranks fix when compiling; the
-kron of two numbers runs as Python).
+kron of two numbers runs as Python), and np.tensordot and np.inner (Numba has neither) with their adjoints'
+``inner_axes`` and ``tensordot_adjoint_plan``, where the count of contracted axes is known when compiling.
 
 Each version must do what the Python helper does for the types it accepts (tests/targets/test_numba_backend.py
 compares the two); Numba is imported by no module here when loaded (``numba.rules``).
@@ -439,4 +440,243 @@ def _kron_axes(types):
             return None
         axes = linalg.kron_axes(np.zeros((1,) * ranks[0]), np.zeros((1,) * ranks[1]), which.literal_value)
         return lambda a, b, which: axes
+    return typing
+
+
+# -- np.tensordot and np.inner, and the plan of their adjoints -------------------------------------------
+# A contraction compiles where the count of axes it contracts is known when compiling (the result's rank
+# follows from it): ``axes`` an int literal (or tensordot's default, 2), a pair of ints (np.inner's last
+# axes, ``inner_axes``) or a pair of int tuples of one length (what ``tensordot_adjoint_plan`` returns);
+# which axes they are may be known only when running.  As NumPy computes it: both operands transposed
+# so the contracted axes meet, made contiguous, reshaped to matrices and multiplied (Numba's matrix
+# product: BLAS, as NumPy's; the same sums, to the rounding of the BLAS each links).
+
+def _contracted_count(types: Any, axes: Any) -> Optional[int]:
+    """How many axes of each operand ``axes`` contracts, where its type says so; else None."""
+    if isinstance(axes, types.Omitted) or type(axes) is int:  # (the default left out, or the default itself)
+        value = axes.value if isinstance(axes, types.Omitted) else axes
+        return value if type(value) is int and value >= 0 else None
+    if isinstance(axes, types.IntegerLiteral):
+        return axes.literal_value if axes.literal_value >= 0 else None
+    if not isinstance(axes, types.BaseTuple) or len(axes) != 2:
+        return None
+    if all(isinstance(side, types.Integer) and not isinstance(side, types.Boolean) for side in axes):
+        return 1
+    lengths = [_listed_length(types, side) for side in axes]
+    return lengths[0] if lengths[0] is not None and lengths[0] == lengths[1] else None
+
+
+def _listed_length(types: Any, side: Any) -> Optional[int]:
+    """How many axes one side of tensordot's ``axes`` lists: a tuple of ints, or a list of ints written out
+    in the code (Numba keeps a list literal's items as its ``initial_value``; the length is checked again
+    when running: ``_axes_arrays``)."""
+    def integer(t: Any) -> bool:
+        return isinstance(t, types.Integer) and not isinstance(t, types.Boolean)
+    if isinstance(side, types.BaseTuple) and all(integer(t) for t in side):
+        return len(side)
+    if isinstance(side, types.List) and integer(side.dtype) and getattr(side, "initial_value", None) is not None:
+        return len(side.initial_value)
+    return None
+
+
+def _axes_arrays(types: Any, axes: Any, count: int) -> Any:
+    """``lists(axes, na, nb)`` (compiled, for this type of ``axes``): the contracted axes of each operand as
+    int arrays, each made non-negative (NumPy's ``% ndim``), in ``axes``'s order."""
+    from numba.extending import register_jitable
+
+    if isinstance(axes, (types.Omitted, types.IntegerLiteral)) or type(axes) is int:
+        @register_jitable
+        def last_and_first(axes, na, nb):
+            return np.arange(na - count, na), np.arange(0, count)
+        return last_and_first
+    if count == 0:  # (two empty tuples: an outer product)
+        @register_jitable
+        def none_each(axes, na, nb):
+            return np.empty(0, np.int64), np.empty(0, np.int64)
+        return none_each
+    if isinstance(axes[0], types.Integer):
+        @register_jitable
+        def one_each(axes, na, nb):
+            return np.array([axes[0] % na]), np.array([axes[1] % nb])
+        return one_each
+
+    @register_jitable
+    def listed(axes, na, nb):
+        if len(axes[0]) != count or len(axes[1]) != count:  # (a list grown since it was written: Python's code)
+            raise ValueError("tensordot: the axes changed length")
+        first, second = np.empty(count, np.int64), np.empty(count, np.int64)
+        for i in range(count):
+            first[i] = axes[0][i] % na
+            second[i] = axes[1][i] % nb
+        return first, second
+    return listed
+
+
+def _contraction_helpers(types: Any) -> Any:
+    """``(free, as_tuple)``, compiled: an operand's axes not among ``contracted`` (ascending), and an int
+    array as a tuple of a length known when compiling (the empty tuple for 0)."""
+    from numba.extending import register_jitable
+    from numba.np.unsafe import ndarray as unsafe_ndarray
+    to_fixed_tuple: Any = unsafe_ndarray.to_fixed_tuple  # (an intrinsic: its typing is Numba's, not mypy's)
+
+    @register_jitable
+    def free(contracted, rank):
+        kept = np.empty(rank - contracted.size, np.int64)
+        n = 0
+        for axis in range(rank):
+            if not np.any(contracted == axis):
+                if n == kept.size:  # (an axis contracted twice: NumPy refuses it too)
+                    raise ValueError("tensordot: an axis is contracted twice")
+                kept[n] = axis
+                n += 1
+        return kept
+
+    def as_tuple(length: int) -> Any:
+        if length == 0:
+            return register_jitable(lambda values: ())
+        return register_jitable(lambda values: to_fixed_tuple(values, length))
+    return free, as_tuple
+
+
+def _contraction(types: Any, na: int, nb: int, count: int, lists: Any, as_number: bool) -> Any:
+    """``contract(a, b, axes)`` (compiled) for float64 arrays of ranks ``na`` and ``nb`` contracting ``count``
+    axes each: NumPy's tensordot (a 0-d array where nothing is left, a number where ``as_number``)."""
+    from numba.extending import register_jitable
+    from ..kernels import tuple_setitem
+    free, as_tuple = _contraction_helpers(types)
+    setitem = tuple_setitem()
+    order_a, order_b = as_tuple(na), as_tuple(nb)
+    rank = na + nb - 2 * count
+    template_shape = (0,) * rank
+
+    if rank == 0:  # (nothing left: no lengths to write into a shape)
+        @register_jitable
+        def shaped(product, a, b, fa, fb):
+            return product.reshape(())
+    else:
+        @register_jitable
+        def shaped(product, a, b, fa, fb):
+            shape = template_shape
+            for i in range(fa.size):
+                shape = setitem(shape, i, a.shape[fa[i]])
+            for i in range(fb.size):
+                shape = setitem(shape, fa.size + i, b.shape[fb[i]])
+            return product.reshape(shape)
+
+    @register_jitable
+    def contract(a, b, axes):
+        ca, cb = lists(axes, na, nb)
+        fa, fb = free(ca, na), free(cb, nb)
+        m, k, n = 1, 1, 1
+        for i in range(count):
+            if a.shape[ca[i]] != b.shape[cb[i]]:
+                raise ValueError("shape-mismatch for sum")
+            k *= a.shape[ca[i]]
+        for i in range(fa.size):
+            m *= a.shape[fa[i]]
+        for i in range(fb.size):
+            n *= b.shape[fb[i]]
+        left = np.ascontiguousarray(np.transpose(a, order_a(np.concatenate((fa, ca))))).reshape((m, k))
+        right = np.ascontiguousarray(np.transpose(b, order_b(np.concatenate((cb, fb))))).reshape((k, n))
+        product = np.zeros((m, n)) if m == 0 or n == 0 or k == 0 else left @ right
+        if as_number:
+            return product[0, 0]
+        return shaped(product, a, b, fa, fb)
+    return contract
+
+
+def _float_operands(types: Any, a: Any, b: Any) -> tuple[int, int]:
+    """The ranks of ``a`` and ``b`` where each is a float64 array or number, else (-1, -1)."""
+    if not all(isinstance(x, types.Float) and x == types.float64 or isinstance(x, types.Array) and x.dtype == types.float64
+               for x in (a, b)):
+        return -1, -1
+    return rank_of(types, a), rank_of(types, b)
+
+
+@compiled(np.tensordot)
+def _tensordot(types):
+    """np.tensordot(a, b, axes) of float64 arrays where the count of contracted axes is known when compiling
+    (Numba has none); a number times an array (axes 0) as their product, as NumPy's."""
+    def typing(a, b, axes=2):
+        na, nb = _float_operands(types, a, b)
+        count = _contracted_count(types, axes)
+        if min(na, nb) < 0 or count is None or count > min(na, nb):
+            return None
+        if min(na, nb) == 0:
+            if count != 0 or max(na, nb) == 0:
+                return None  # (two numbers: run as Python, whose result is a 0-d array)
+            return lambda a, b, axes=2: a * b
+        contract = _contraction(types, na, nb, count, _axes_arrays(types, axes, count), False)
+        return lambda a, b, axes=2: contract(a, b, axes)
+    return typing
+
+
+@compiled(np.inner)
+def _inner(types):
+    """np.inner(a, b) of float64 arrays (Numba has none): tensordot over the last axis of each, a number for
+    two vectors, as NumPy's."""
+    def typing(a, b):
+        na, nb = _float_operands(types, a, b)
+        if min(na, nb) < 1:
+            return None  # (a number's inner is a product: run as Python)
+        contract = _contraction(types, na, nb, 1, _axes_arrays(types, types.UniTuple(types.int64, 2), 1),
+                                na == 1 and nb == 1)
+        return lambda a, b: contract(a, b, (na - 1, nb - 1))
+    return typing
+
+
+@compiled(linalg.inner_axes)
+def _inner_axes(types):
+    """inner_axes: the last axis of each (a pair of ints), for arrays; two numbers or one run as Python."""
+    def typing(a, b):
+        na, nb = rank_of(types, a), rank_of(types, b)
+        if min(na, nb) < 1:
+            return None
+        return lambda a, b: (na - 1, nb - 1)
+    return typing
+
+
+@compiled(linalg.tensordot_adjoint_plan)
+def _tensordot_adjoint_plan(types):
+    """tensordot_adjoint_plan for arrays, ``axes`` of a count known when compiling, ``which`` a literal: the
+    axes of the adjoint's own tensordot as a pair of int tuples and the permutation as a tuple, each of a
+    length known when compiling (what the compiled np.tensordot and np.transpose take)."""
+    from numba.extending import register_jitable
+    free, as_tuple = _contraction_helpers(types)
+
+    @register_jitable
+    def partners(ordered, by, of):
+        """For each axis in ``ordered`` (sorted), the axis of the other operand that ``of`` pairs with it."""
+        out = np.empty(ordered.size, np.int64)
+        for t in range(ordered.size):
+            for p in range(by.size):
+                if by[p] == ordered[t]:
+                    out[t] = of[p]
+        return out
+
+    def typing(a, b, axes, which):
+        na, nb = rank_of(types, a), rank_of(types, b)
+        count = _contracted_count(types, axes)
+        if min(na, nb) < 1 or count is None or count > min(na, nb) or not isinstance(which, types.IntegerLiteral) \
+                or which.literal_value not in (0, 1):
+            return None
+        lists = _axes_arrays(types, axes, count)
+        fa, fb = na - count, nb - count
+        if which.literal_value == 0:  # tensordot(grad, b): grad's free_b axes with b's free axes
+            first, second, permuted = as_tuple(fb), as_tuple(fb), as_tuple(na)
+
+            def plan_a(a, b, axes, which):
+                ca, cb = lists(axes, na, nb)
+                free_a, free_b = free(ca, na), free(cb, nb)
+                order = np.concatenate((free_a, partners(np.sort(cb), cb, ca)))
+                return (first(np.arange(fa, fa + fb)), second(free_b)), permuted(np.argsort(order))
+            return plan_a
+        first, second, permuted = as_tuple(fa), as_tuple(fa), as_tuple(nb)
+
+        def plan_b(a, b, axes, which):  # tensordot(a, grad): a's free axes with grad's first ones
+            ca, cb = lists(axes, na, nb)
+            free_a, free_b = free(ca, na), free(cb, nb)
+            order = np.concatenate((partners(np.sort(ca), ca, cb), free_b))
+            return (first(free_a), second(np.arange(0, fa))), permuted(np.argsort(order))
+        return plan_b
     return typing
