@@ -170,6 +170,11 @@ def kron_products(x):
     return np.sum(np.kron(x, x[:2] * 3.0) ** 2) + np.sum(np.kron(np.outer(x, x[1:]), np.eye(2)) ** 2)
 
 
+def exp_below_the_maximum(x):
+    m = np.outer(x, x[::-1])
+    return np.sum(np.exp(m - np.max(m))) + np.mean(m, keepdims=True)[0, 0]
+
+
 def contractions(x):
     m = np.outer(x, x[::-1]) + 0.5
     cube = np.reshape(np.outer(m, x), (4, 4, 4))
@@ -321,6 +326,8 @@ CASES: list[tuple[str, Callable, Callable[[], Any], bool]] = [
     ("np.meshgrid (xy, ij): meshgrid_others", meshgrid_surface, lambda: np.array([0.3, -1.0, 2.0, 0.7]), True),
     ("np.average (weights): average_weights", weighted_average, lambda: np.array([0.3, -1.0, 2.0, 0.7]), True),
     ("np.kron: kron_blocks, kron_spread, kron_axes", kron_products, lambda: np.array([0.3, -1.0, 2.0]), True),
+    ("np.max, np.mean of a matrix (its ties counted by np.sum of a mask, keepdims)", exp_below_the_maximum,
+     lambda: np.array([0.3, -1.0, 2.0, 0.7]), True),
     ("np.inner, np.tensordot (axes 0, 1, 2, pairs): tensordot_adjoint_plan", contractions,
      lambda: np.array([0.3, -1.0, 2.0, 0.7]), True),
     ("np.cov, np.corrcoef: cov_data, cov_matrix_adjoint, correlation_adjoint", covariances,

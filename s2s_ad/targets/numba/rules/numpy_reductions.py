@@ -1,5 +1,6 @@
 """The Numba target's compiled versions of ``templates/numpy_reductions.py``'s functions where Numba has
-none: np.sum, np.mean, np.prod, np.max, np.min (and np.amax, np.amin) with ``axis=`` and ``keepdims=``;
+none: np.sum, np.mean, np.prod, np.max, np.min (and np.amax, np.amin) with ``axis=`` and ``keepdims=`` (of every
+axis with ``keepdims=``: integers in any order, floats of a C-contiguous array as one line, NumPy's order);
 np.cumsum and np.cumprod along an axis, and the helpers ``cumsum_grad``, ``prod_others``, ``cumprod_grad``;
 the helpers of the adjoints of np.median, np.quantile and np.percentile over a whole array at one
 quantile, by the linear method (``quantile_scatter``, ``quantile_slope``, ``trailing_axes``); and np.average's
@@ -208,10 +209,18 @@ def _reduction_compiler(types: Any, name: str) -> Callable[..., Any]:
         if keep is None or removed is None or (_is_none(types, axis) and not keep
                                                and not isinstance(keepdims, types.BooleanLiteral)):
             return None  # (Numba's own, or not compiled)
-        if ordered and (a.layout != "C" or not (isinstance(axis, types.Integer) or a.ndim == 1)):
-            return None  # (NumPy's order is compiled for one axis of a C-contiguous array)
         floats = a.dtype == types.float64
         integers = isinstance(a.dtype, (types.Integer, types.Boolean))
+        if ordered and _is_none(types, axis) and a.ndim > 1 and (integers or floats and a.layout == "C") \
+                and not (name == "mean" and not floats):
+            # (every axis of an array of integers, in any order: the same sum; of a C-contiguous one of floats,
+            # its elements in memory order, which NumPy reduces as one line)
+            product = name == "prod"
+            zero_whole: Any = (1.0 if product else 0.0) if floats else \
+                (np.uint64 if isinstance(a.dtype, types.Integer) and not a.dtype.signed else np.int64)(product)
+            return _fold_whole(kernels, floats and not product, product, zero_whole, name == "mean", keep, a.ndim)
+        if ordered and (a.layout != "C" or not (isinstance(axis, types.Integer) or a.ndim == 1)):
+            return None  # (NumPy's order is compiled for one axis of a C-contiguous array)
         if not (floats or integers) or name == "mean" and not floats:
             return None
         rank = a.ndim if keep else a.ndim - removed
@@ -307,6 +316,24 @@ def _fold_over_axis(kernels: Any, register_jitable: Any, pairwise: bool, product
             values = values / a.shape[position]
         return shaped(values, a, position)
     return folds
+
+
+def _fold_whole(kernels: Any, pairwise: bool, product: bool, zero: Any, average: bool, keep: bool, ndim: int) -> Any:
+    """The compiled np.sum, np.mean or np.prod of every element (``axis=None``) with ``keepdims`` given: the
+    elements as one line (``_reduction_compiler`` says when that is NumPy's order), then the shape of ones
+    (``keep``) or a number."""
+    floats, folded = kernels.summed_floats, kernels.folded
+    ones = (1,) * ndim
+
+    def whole(a, axis=None, out=None, keepdims=False):
+        line = np.ascontiguousarray(a).reshape(-1)
+        values = floats(line, 0) if pairwise else folded(line, 0, product, zero)
+        if average:
+            if line.size == 0:
+                raise ZeroDivisionError("mean of an empty array")  # (run again as Python: NaN, warned)
+            values = values / line.size
+        return values.reshape(ones) if keep else values[0]
+    return whole
 
 
 def _compiled_reduction(name: str) -> Callable[[Any], Callable[..., Any]]:
