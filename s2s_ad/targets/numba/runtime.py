@@ -436,6 +436,10 @@ def _getitem_grad(grad, a, index):
             out[index] = grad
             return out
         return scattered
+    if isinstance(index, types.Array) and isinstance(index.dtype, types.Boolean) and index.ndim == a.ndim \
+            and a.dtype == types.float64 and (isinstance(grad, types.Float) or isinstance(grad, types.Array)
+                                              and grad.ndim == 1 and grad.dtype == types.float64):
+        return _scattered_through_a_mask
     if isinstance(index, types.Array) and isinstance(index.dtype, types.Integer) and index.ndim == 1 \
             and a.ndim == 1 and isinstance(grad, types.Array) and grad.ndim == 1:
         def added(grad, a, index):  # np.add.at: a repeated position adds each part
@@ -449,6 +453,22 @@ def _getitem_grad(grad, a, index):
     return None
 
 
+def _scattered_through_a_mask(grad, a, index):
+    """getitem_grad of ``a[mask]``, a boolean mask of ``a``'s shape: ``grad`` (one number, or one per element
+    selected, in C order: NumPy's) written where the mask is true, zeros elsewhere."""
+    if a.shape != index.shape:
+        raise IndexError("boolean index did not match indexed array")  # (run again as Python: NumPy's words)
+    chosen = index.ravel()
+    out = np.zeros(a.size)
+    spread = np.broadcast_to(np.asarray(grad), (np.count_nonzero(chosen),))  # (a number, or one per element)
+    n = 0
+    for k in range(chosen.size):
+        if chosen[k]:
+            out[k] = spread[n]
+            n += 1
+    return out.reshape(a.shape)
+
+
 def _numbers(a):
     """A list or tuple of numbers (of one kind: a list's items are typed alike)."""
     if isinstance(a, types.List):
@@ -458,16 +478,52 @@ def _numbers(a):
 
 
 def _stored_part(grad, index, value):
+    if not isinstance(grad, types.Array) or grad.dtype != types.float64 or grad.ndim == 0 \
+            or not (isinstance(value, types.Array) or _is_number(value)):
+        return None
+    if isinstance(index, types.Array) and index.ndim == grad.ndim and isinstance(index.dtype, types.Boolean):
+        return _stored_through_a_mask
+    if isinstance(index, types.Array) and index.ndim == 1 and isinstance(index.dtype, types.Integer) \
+            and not isinstance(index.dtype, types.Boolean):
+        return _stored_at_positions
     # a basic index naming an array part: no element twice, so grad[index] whole (copied) is the part
-    # (an index naming one element, or a repeating one, is not compiled)
-    if not isinstance(grad, types.Array) or grad.dtype != types.float64 or not _basic_index(index):
+    # (an index naming one element is not compiled)
+    if not _basic_index(index):
         return None
     parts = index.types if isinstance(index, types.BaseTuple) else (index,)
     if sum(isinstance(p, types.Integer) for p in parts) >= grad.ndim or len(parts) > grad.ndim:
         return None
-    if not (isinstance(value, types.Array) or _is_number(value)):
-        return None
     return lambda grad, index, value: runtime.unbroadcast(grad[index].copy(), value)
+
+
+def _stored_through_a_mask(grad, index, value):
+    """stored_part of ``array[mask] = value``, a boolean mask of the array's shape: the elements it selects,
+    in C order (NumPy's), each once."""
+    if grad.shape != index.shape:
+        raise IndexError("boolean index did not match indexed array")  # (run again as Python: NumPy's words)
+    elements, chosen = grad.ravel(), index.ravel()
+    part = np.empty(np.count_nonzero(chosen))
+    n = 0
+    for k in range(chosen.size):
+        if chosen[k]:
+            part[n] = elements[k]
+            n += 1
+    return runtime.unbroadcast(part, value)
+
+
+def _stored_at_positions(grad, index, value):
+    """stored_part of ``array[positions] = value``, positions along the first axis: the rows named, where a
+    position named twice takes the adjoint only at its last write (the one NumPy keeps)."""
+    part = grad[index].copy()
+    count = grad.shape[0]
+    kept = np.full(count, -1)
+    for p in range(index.size):
+        position = index[p] + count if index[p] < 0 else index[p]
+        kept[position] = p
+    for p in range(index.size):
+        if kept[index[p] + count if index[p] < 0 else index[p]] != p:
+            part[p] = 0.0
+    return runtime.unbroadcast(part, value)
 
 
 def _list_append(items, item):

@@ -1,5 +1,6 @@
 """The Numba target's compiled versions of ``templates/numpy_creation.py``'s np.full for an array
-``fill_value`` (Numba's own np.full takes a number only), np.linspace with ``endpoint=`` given (Numba's
+``fill_value`` (Numba's own np.full takes a number only), np.array of an array (a copy: Numba's own takes
+lists and tuples), np.linspace with ``endpoint=`` given (Numba's
 own takes none), and ``linspace_weights`` (the adjoints and tangents of np.linspace and np.logspace).
 
 Each version must do what the Python function does for the types it accepts
@@ -29,6 +30,17 @@ def _full(types):
             isinstance(shape, types.Tuple) and len(shape) == 0
         if shaped and isinstance(fill_value, types.Array) and dtype is None:
             return lambda shape, fill_value, dtype=None: np.broadcast_to(fill_value, shape).copy()
+        return None
+    return typing
+
+
+@compiled(np.array)
+def _array(types):
+    """np.array(an array) (backend="numba"; Numba's own takes lists and tuples): a copy, of its dtype and
+    shape, as NumPy's (which keeps a Fortran-ordered array's order: the same numbers)."""
+    def typing(object, dtype=None):
+        if isinstance(object, types.Array) and is_none(types, dtype):
+            return lambda object, dtype=None: object.copy()
         return None
     return typing
 
