@@ -457,8 +457,10 @@ def _read_only_counting_down(fn: ir.Function, ranges: dict[str, ir.Call]) -> fro
     adjoint's backward part, which makes a range again from what the forward part handed it)."""
     if not ranges:
         return frozenset()
+    # (only an iterable that is the range's name is printed counting down: ``reversed(steps[:trips])``,
+    # a loop cut short by a break, reads the range itself)
     read = {n for s in ir.walk(fn.body) for e in ir.exprs_of(s) for n in ir.names_read(e)
-            if not (isinstance(s, ir.For) and s.reverse and e is s.iterable)}
+            if not (isinstance(s, ir.For) and s.reverse and e is s.iterable and isinstance(e, ir.Var))}
     return frozenset(name for name in ranges if name not in read)
 
 

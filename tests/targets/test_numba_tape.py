@@ -342,3 +342,41 @@ def test_every_direction_in_one_compiled_call_gives_the_calls_one_by_ones_number
     python = s2s_ad.hessian(noisy, wrt=(0, 1))(x, 0.7, np.random.default_rng(5))
     for mine, theirs in zip(np.array(hessian, dtype=object).ravel(), np.array(python, dtype=object).ravel()):
         np.testing.assert_allclose(mine, theirs, rtol=1e-12, atol=1e-15)
+
+
+def test_a_helpers_loop_left_by_a_return_reverses_over_its_trips_under_numba():
+    # the helper's backward part (its split parts kept: a helper of keyword-only parameters is called too)
+    # loops over ``reversed(steps[:trips])``: the range must be printed there (a reverse loop over the
+    # range's name alone counts down without it; this one reads it).  Before: NameError: steps.
+    module = program("""
+        import math
+        import numpy as np
+
+        def scaled(p, q=0.5, *, r=2.0):
+            return p * q + r * np.sin(p)
+
+        def settle(p, q):
+            if p > 0.8:
+                return p * np.sum(q)
+            s = p
+            for k in range(3):
+                s = s * 0.9 + q[k] * 0.3
+                if s > 1.2:
+                    return s * p
+            return s + p * 0.5
+
+        def f(x, v, n):
+            e = 0.0
+            for i in range(n):
+                e = e * 0.5 + settle(math.atan(np.mean(v)) * x, v[::-1])
+            return e + scaled(x, r=1.5)
+    """)
+    for x, v in ((0.7, np.array([0.3, 2.5, 0.9, 4.0])), (0.2, np.array([0.1, 0.2, 0.3, 0.4])),
+                 (0.5, np.array([0.9, 1.0, 2.0, 3.0]))):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", CompileFallbackWarning)  # (whether the helper's parts compile: not asked)
+            got = s2s_ad.grad(module.f, wrt=(0, 1), backend="numba")(x, v, 3)
+        expected = s2s_ad.grad(module.f, wrt=(0, 1))(x, v, 3)
+        for mine, theirs, i in zip(got, expected, (0, 1)):
+            np.testing.assert_allclose(mine, theirs, rtol=1e-13)
+            np.testing.assert_allclose(mine, numeric_grad(module.f, (x, v, 3), i), rtol=1e-6, atol=1e-9)
