@@ -460,7 +460,7 @@ def _scattered_through_a_mask(grad, a, index):
         raise IndexError("boolean index did not match indexed array")  # (run again as Python: NumPy's words)
     chosen = index.ravel()
     out = np.zeros(a.size)
-    spread = np.broadcast_to(np.asarray(grad), (np.count_nonzero(chosen),))  # (a number, or one per element)
+    spread = np.broadcast_to(np.asarray(grad), (int(np.count_nonzero(chosen)),))  # (a number, or one per element)
     n = 0
     for k in range(chosen.size):
         if chosen[k]:
