@@ -211,14 +211,14 @@ def _reduction_compiler(types: Any, name: str) -> Callable[..., Any]:
             return None  # (Numba's own, or not compiled)
         floats = a.dtype == types.float64
         integers = isinstance(a.dtype, (types.Integer, types.Boolean))
+        product = name == "prod"
+        zero: Any = (1.0 if product else 0.0) if floats else \
+            (np.uint64 if isinstance(a.dtype, types.Integer) and not a.dtype.signed else np.int64)(product)
         if ordered and _is_none(types, axis) and a.ndim > 1 and (integers or floats and a.layout == "C") \
                 and not (name == "mean" and not floats):
             # (every axis of an array of integers, in any order: the same sum; of a C-contiguous one of floats,
             # its elements in memory order, which NumPy reduces as one line)
-            product = name == "prod"
-            zero_whole: Any = (1.0 if product else 0.0) if floats else \
-                (np.uint64 if isinstance(a.dtype, types.Integer) and not a.dtype.signed else np.int64)(product)
-            return _fold_whole(kernels, floats and not product, product, zero_whole, name == "mean", keep, a.ndim)
+            return _fold_whole(kernels, floats and not product, product, zero, name == "mean", keep, a.ndim)
         if ordered and (a.layout != "C" or not (isinstance(axis, types.Integer) or a.ndim == 1)):
             return None  # (NumPy's order is compiled for one axis of a C-contiguous array)
         if not (floats or integers) or name == "mean" and not floats:
@@ -227,9 +227,6 @@ def _reduction_compiler(types: Any, name: str) -> Callable[..., Any]:
         if name in ("max", "min"):
             return _extreme_over_axes(kernels, register_jitable, to_fixed_tuple, name == "max", keep, rank,
                                       one=removed == 1, given=isinstance(axis, types.Integer) or _is_none(types, axis))
-        product = name == "prod"
-        zero: Any = (1.0 if product else 0.0) if floats else \
-            (np.uint64 if isinstance(a.dtype, types.Integer) and not a.dtype.signed else np.int64)(product)
         return _fold_over_axis(kernels, register_jitable, floats and not product, product, zero,
                                name == "mean", keep, rank)
     return typing
