@@ -199,6 +199,11 @@ def gamma_family(x):
     return total
 
 
+def spreads(x):
+    return (np.sum(np.var(x, axis=0)) + np.sum(np.std(x, axis=1, ddof=1) ** 2)
+            + np.var(x, keepdims=True)[0, 0] * 0.5 + np.std(x, ddof=1) + np.sum(np.var(x, axis=-1, keepdims=True)))
+
+
 def float32_product(x):
     return np.sum(x * x * 2.0)
 
@@ -335,8 +340,13 @@ CASES: list[tuple[str, Callable, Callable[[], Any], bool]] = [
     ("np.gradient (a vector, edge_order 1 and 2): gradient_grad", gradients,
      lambda: np.array([0.3, -1.0, 2.0, 0.7, 0.35]), True),
     ("math.lgamma, math.gamma: digamma", gamma_family, lambda: np.array([0.3, 1.7, 2.5, 4.1]), True),
-    ("float32 arguments (array)", float32_product, lambda: np.linspace(0.1, 1.0, 5).astype(np.float32), False),
-    ("float32 arguments (loop)", float32_loop, lambda: np.linspace(0.1, 1.0, 5).astype(np.float32), False),
+    ("np.var, np.std (axis, ddof, keepdims)", spreads,
+     lambda: np.array([[0.3, -1.0, 2.0, 0.7], [0.35, 1.1, -0.4, 0.9], [1.5, 0.2, -0.8, 0.6]]), True),
+    ("float32 arguments (array): computed in float64, cast back", float32_product,
+     lambda: np.linspace(0.1, 1.0, 5).astype(np.float32), True),
+    ("float32 arguments (loop): computed in float64, cast back", float32_loop,
+     lambda: np.linspace(0.1, 1.0, 5).astype(np.float32), True),
+    ("np.longdouble arguments", float32_product, lambda: np.linspace(0.1, 1.0, 5).astype(np.longdouble), False),
 ]
 
 

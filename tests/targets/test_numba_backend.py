@@ -152,6 +152,61 @@ def test_examples_that_loop_compile_or_name_why_and_agree(index):
     print(name, "fell back:" if fallbacks else "compiled", [str(w.message) for w in fallbacks])
 
 
+def test_a_loop_checkpointed_every_k_trips_compiles_and_agrees():
+    """``checkpointed(range(n), every=3)`` (the shared generators' programs ran it as Python: Numba had
+    no ``checkpoint_stride`` of an int ``every``); ``every=0`` raises Python's ValueError."""
+    module = module_from_source("""
+        import numpy as np
+        import s2s_ad
+
+        def relax(x, n, every):
+            s = 0.3
+            w = x * 0.5
+            for i in s2s_ad.checkpointed(range(n), every=every):
+                if s > 0.5:
+                    s = s * 0.7 + np.sum(w) * 0.1
+                else:
+                    s = s * 0.9 - 0.1 * i
+                w = w * 0.8 + np.tanh(s * x) * 0.2
+            return s + np.sum(w ** 2)
+    """)
+    x = np.linspace(0.1, 1.0, 4)
+    df = s2s_ad.grad(module.relax, backend="numba")
+    for n in (0, 1, 5, 10):
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            got = df(x, n, 3)
+        _assert_same(got, s2s_ad.grad(module.relax)(x, n, 3))
+        np.testing.assert_allclose(got, numeric_grad(lambda x: module.relax(x, n, 3), (x,), 0), rtol=1e-6, atol=1e-9)
+    with pytest.raises(ValueError, match="every=0"):
+        df(x, 5, 0)
+
+
+def test_positions_written_as_a_list_literal_compile_repeats_and_masks_included():
+    """``b[[3, 1, 3]]``, ``c[[0, 2]] = ...`` and ``b[[True, False, ...]]``: NumPy reads the list as an
+    index array (a mask), which the Numba target writes as ``np.array([...])`` (Numba indexes by arrays
+    only: these ran as Python)."""
+    module = module_from_source("""
+        import numpy as np
+
+        def picked(b, x):
+            part = b[[3, 1, 3]]
+            c = b * 1.0
+            c[[0, 2]] = x * part[:2]
+            kept = b[[True, False, True, True, False]]
+            return np.sum(part * c[:3] ** 2) + np.sum(np.sin(kept))
+    """)
+    b = np.linspace(0.1, 1.0, 5)
+    df = s2s_ad.grad(module.picked, wrt=(0, 1), backend="numba")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        got = df(b, 0.7)
+    assert "np.array([3, 1, 3])" in df.source
+    _assert_same(got, s2s_ad.grad(module.picked, wrt=(0, 1))(b, 0.7))
+    np.testing.assert_allclose(got[0], numeric_grad(module.picked, (b, 0.7), 0), rtol=1e-6, atol=1e-9)
+    np.testing.assert_allclose(got[1], numeric_grad(module.picked, (b, 0.7), 1), rtol=1e-6, atol=1e-9)
+
+
 # -- what cannot compile falls back, saying what and where -----------------------------------------
 
 def test_a_function_numba_cannot_compile_falls_back_once_naming_the_construct_and_line():
@@ -360,7 +415,7 @@ def test_code_that_draws_random_numbers_runs_as_python_saying_so():
     np.testing.assert_array_equal(compiled, s2s_ad.grad(module.noisy)(x))
 
 
-def test_float32_arguments_run_as_python_and_float64_ones_compiled():
+def test_float32_arguments_run_the_float64_code_compiled_and_get_float32_back():
     module = module_from_source("""
         import numpy as np
 
@@ -372,14 +427,18 @@ def test_float32_arguments_run_as_python_and_float64_ones_compiled():
     """)
     df = s2s_ad.grad(module.energy, backend="numba")
     x32 = np.linspace(0.1, 1.0, 5, dtype=np.float32)
-    with pytest.warns(CompileFallbackWarning, match="float32"):
-        got = df(x32)
-    assert got.dtype == np.float32
-    np.testing.assert_array_equal(got, s2s_ad.grad(module.energy)(x32))
     x64 = x32.astype(np.float64)
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        _assert_same(df(x64), s2s_ad.grad(module.energy)(x64))
+        first = df(x32)  # (a new key's first call runs as Python: NumPy's types, kept for the later calls)
+        got = df(x32)
+        wide = df(x64)
+    np.testing.assert_array_equal(first, s2s_ad.grad(module.energy)(x32))
+    assert got.dtype == first.dtype == np.float32
+    # the float64 code ran on the float32 values, its result rounded once (tests/targets/test_numba_narrow.py)
+    np.testing.assert_array_equal(got, wide.astype(np.float32))
+    np.testing.assert_allclose(got, s2s_ad.grad(module.energy)(x32), rtol=1e-6)
+    _assert_same(wide, s2s_ad.grad(module.energy)(x64))
 
 
 def test_unknown_backend_and_missing_numba_are_said_when_the_derivative_is_made(monkeypatch):
@@ -846,6 +905,22 @@ def test_reductions_over_axes_compiled_give_numpys_numbers(name):
                 what = f"np.{name}({a.dtype} {a.shape}, axis={axis}, keepdims={keepdims})"
                 ran += _compare(compiled, lambda a, axis: python(a, axis=axis, keepdims=keepdims), (a, axis), what,
                                 exact_zero_sign=name in ("sum", "mean", "prod"))  # (NumPy's max of -0.0, 0.0: either)
+    assert ran > 60
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", ["var", "std"])
+def test_var_and_std_with_options_compiled_give_numpys_numbers(name):
+    """np.var and np.std with axis=, ddof= or keepdims= (NumPy's steps, each a compiled reduction): bit for
+    bit, NaN and infinities included; ddof past the count raises, and the call runs as Python (NumPy's NaN)."""
+    ran = 0
+    python = getattr(np, name)
+    for options in ("axis=axis", "axis=axis, ddof=1", "axis=axis, keepdims=True", "axis=axis, ddof=2, keepdims=True"):
+        compiled = _njit(f"lambda a, axis: np.{name}(a, {options})")
+        for a in _reduction_inputs():
+            for axis in (None, 0, 1, -1, 2):
+                what = f"np.{name}({a.dtype} {a.shape}, {options}, axis={axis})"
+                ran += _compare(compiled, lambda a, axis: eval(f"np.{name}(a, {options})"), (a, axis), what)
     assert ran > 60
 
 

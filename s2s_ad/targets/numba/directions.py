@@ -19,8 +19,9 @@ calls ``run`` once per direction, as before.  Two ways, the first that serves:
 
 Only where it gives the same numbers as the calls one by one: the tangent function runs compiled (it
 has not fallen back, it is not refused, it takes no module arrays as extra arguments), no argument has
-a narrow float dtype (those calls run as Python), the result's tangent is a float64 array (a number, a
-tuple: the calls one by one; a batched ``jvp`` takes a number's too, from vector mode), and the function
+a narrow float dtype (the calls one by one: the target's ``run`` widens each, ``narrow.py``), the
+result's tangent is a float64 array (a number, a tuple: the calls one by one; a batched ``jvp`` takes a
+number's too, from vector mode), and the function
 draws no random numbers (each pass would need the generators put back).  A way that raises or does
 not compile is not tried again for that function.
 """

@@ -632,7 +632,13 @@ def _checkpoint_stride(n, every=None):
                 root += 1
             return root + 1
         return square_root_segments
-    return None  # (every=k or snapshots=c: a Python int subclass Numba does not see: not compiled)
+    if isinstance(every, types.Integer):  # checkpointed(..., every=k)
+        def given(n, every=None):
+            if every < 1:  # (the call then runs as Python, which raises naming the value)
+                raise ValueError("checkpointed(..., every=k): a segment needs at least one iteration")
+            return every
+        return given
+    return None
 
 
 def _check_number_update(value, name, shared, filename, line):

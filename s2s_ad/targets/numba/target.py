@@ -55,7 +55,8 @@ without the disk cache.  ``S2S_AD_CACHE_DIR`` names the directory (default:
 ``$XDG_CACHE_HOME/s2s_ad`` or ``~/.cache/s2s_ad``), made owner-only (0700); one that others could
 write to, or another user owns, is not used (``cache_safety.py``: warned of once, compiled in memory).
 
-A call of float32 (or other narrow) data runs as Python (``_NARROW``): ``run`` looks at each
+A call of float32 (or float16, complex64) data runs the float64 code compiled and casts its results
+to the types NumPy's run gives them (``narrow.py``; long double data runs as Python): ``run`` looks at each
 argument's dtype; a cached call of the API skips the look (``NumbaTarget.runner`` decides it once
 for the arguments' types and dtypes, which key the call, and hands out ``run``'s ``checked`` part).
 
@@ -83,6 +84,9 @@ from ...core.errors import CompileFallbackWarning
 from .background import Background
 from .cache_safety import safe_directory
 from .handed import handed_parts
+from .list_indexes import positions_as_arrays
+from .names import names_kept_apart
+from .narrow import NARROW, UNCOMPILED, NarrowCalls
 from .tape import ReadBackSlotTape, SlotTape, proven_stacks
 from ..target import Capabilities, NumPyTarget, SourceLanguageTarget, Spelling, TapeForm, Target
 
@@ -166,7 +170,10 @@ class NumbaTarget(NumPyTarget):
         index to NumPy: Numba types ``b[...]`` but cannot lower the read, where it compiles the tuple.
         (Numba compiles a store ``b[...] = v``: left as it is.)  And ``np.shape(v)`` of a name bound to
         None on some path (a name a loop or branch binds first: Numba's Optional, which its np.shape
-        refuses) as the runtime's ``shape(v)``."""
+        refuses) as the runtime's ``shape(v)``.  Its names first kept apart for Numba's fused kernels
+        (``names.py``: ``d_y`` and ``d_y_1`` collide there), and a list literal of positions indexing
+        an array written as an array (``list_indexes.py``: Numba indexes by arrays only)."""
+        fn = positions_as_arrays(names_kept_apart(fn))
         calls = [call for stmt in ir.walk(fn.body) for e in ir.exprs_of(stmt) for call in ir.calls_in(e)]
         optional = _bound_to_none(fn.body)
         if not any(_reads_whole(call) or _shape_of(call, optional) for call in calls):
@@ -297,11 +304,8 @@ def _compiled(function: Callable, emitted: Any, background: bool = False) -> Cal
             for arg in args:
                 if arg.__class__ in _NO_DTYPE:
                     continue
-                if getattr(arg, "dtype", _WIDE).char in _NARROW:  # this call runs as Python (said once)
-                    if not state.get("narrow"):
-                        state["narrow"] = function
-                        warnings.warn(CompileFallbackWarning(_narrow_message(emitted, arg)), stacklevel=users_stacklevel())
-                    return function(*args)
+                if getattr(arg, "dtype", _WIDE).char in _NARROW:  # computed in float64, cast back (narrow.py)
+                    return narrow_calls(args) if refused is None else checked(*args)
         return checked(*args)
 
     def checked(*args: Any) -> Any:
@@ -331,6 +335,14 @@ def _compiled(function: Callable, emitted: Any, background: bool = False) -> Cal
             fall_back(raised)
             return result
 
+    def say_narrow(why: str) -> None:
+        if not state.get("narrow"):
+            state["narrow"] = function
+            warnings.warn(CompileFallbackWarning(f"backend='numba' runs {emitted.name} as Python for {why}"),
+                          stacklevel=users_stacklevel())
+
+    narrow_calls = NarrowCalls(function, checked, say_narrow)
+
     def fall_back(reason: BaseException) -> None:
         with lock:
             if state["run"] is not function:
@@ -350,18 +362,11 @@ def _compiled(function: Callable, emitted: Any, background: bool = False) -> Cal
     return run
 
 
-# Float types narrower or wider than float64: Numba computes with them differently from NumPy 2 (a
-# float32 array times a Python float is float64 in Numba, float32 in NumPy), so calls with them run as
-# Python.  (np.longdouble and complex256 too: Numba has none.)
-_NARROW = frozenset("efgFG")
+# Float types narrower or wider than float64: a call with them computes in float64 and casts back
+# (float16, float32, complex64) or runs as Python (long double): ``narrow.py``
+_NARROW = NARROW | UNCOMPILED
 _NO_DTYPE = frozenset({float, int, bool, complex, str, type(None)})  # (what run's look finds no dtype on)
 _WIDE = np.dtype(np.float64)
-
-
-def _narrow_message(emitted: Any, arg: Any) -> str:
-    return (f"backend='numba' runs {emitted.name} as Python for arguments of dtype {arg.dtype}: Numba computes "
-            "float32 (and float16, longdouble) arithmetic differently from NumPy (a float32 array times a "
-            "Python float is float64 there); float64 arguments run compiled")
 
 
 # s2s_ad's own folder: its frames (and generated code's) are not the user's call site

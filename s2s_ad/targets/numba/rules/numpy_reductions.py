@@ -345,6 +345,46 @@ for _name, _reduction in (("sum", np.sum), ("mean", np.mean), ("prod", np.prod),
     compiled(_reduction)(_compiled_reduction(_name))
 
 
+# -- np.var and np.std with axis=, ddof= or keepdims=: NumPy's own steps, each a compiled version above ----
+
+def _spread(types: Any, root: bool) -> Callable[..., Any]:
+    """The typing function of np.var (np.std: ``root``) of a C-contiguous float64 array over one axis or
+    all of them, with ``ddof`` and ``keepdims``: NumPy's ``_var``, step by step (the sum of the axis kept,
+    divided by the count; the array less it, squared; its sum over the axis, divided by the count less
+    ddof), each step the same compiled reduction, so the same numbers in the same order.  Of a whole
+    array with no option given: Numba's own."""
+    kernels = _reduction_kernels()
+    one_axis = kernels.one_axis
+
+    def typing(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False):
+        if not (isinstance(a, types.Array) and a.dtype == types.float64 and a.layout == "C" and a.ndim >= 1):
+            return None
+        if not (_is_none(types, dtype) and _is_none(types, out)) or _static_bool(types, keepdims) is None:
+            return None
+        whole = _is_none(types, axis)
+        if not whole and not (isinstance(axis, types.Integer) and not isinstance(axis, types.Boolean)):
+            return None
+        if not isinstance(ddof, (int, types.Integer, types.Omitted)) or isinstance(ddof, types.Boolean):
+            return None
+        if whole and isinstance(ddof, (int, types.Omitted)) and isinstance(keepdims, (bool, types.Omitted)):
+            return None  # (np.var(a): Numba's own)
+
+        def spread(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False):
+            count = a.size if axis is None else a.shape[one_axis(a.ndim, axis)]
+            if count - ddof <= 0:
+                raise ZeroDivisionError("degrees of freedom <= 0")  # (run again as Python: NumPy's NaN, warned)
+            centred = a - np.sum(a, axis=axis, keepdims=True) / count
+            squares = centred * centred
+            variance = np.sum(squares, axis=axis, keepdims=keepdims) / (count - ddof)
+            return np.sqrt(variance) if root else variance
+        return spread
+    return typing
+
+
+compiled(np.var)(lambda types: _spread(types, root=False))
+compiled(np.std)(lambda types: _spread(types, root=True))
+
+
 # -- np.cumsum and np.cumprod along an axis, and cumsum_grad: sequential, as NumPy's accumulate -------
 
 def _float_array(types: Any, value: Any) -> bool:
