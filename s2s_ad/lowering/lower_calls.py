@@ -65,7 +65,9 @@ class CallLowering(Part):
                                               "as separate arguments to recurse", node)
             raise self.state.parsed.error(f"the recursive nested function {node.name!r}",
                                           "define it at module level to recurse", node)
-        params = [a.id for a in node.args.args]
+        # (a function defined elsewhere is called with every parameter bound by position, its keyword-only
+        # ones after the others, defaults filled in: the converter binds them by its signature)
+        params = [a.id for a in node.args.args + (node.args.kwonlyargs if callee is not None else [])]
         defaults = node.args.defaults if callee is None else []
         given = self._placed(call, params, len(params) - len(defaults))
         args = [self.passed(a) if isinstance(a, (Nested, Known, Bound)) else self.containers.settle(a)

@@ -207,6 +207,38 @@ def test_positions_written_as_a_list_literal_compile_repeats_and_masks_included(
     np.testing.assert_allclose(got[1], numeric_grad(module.picked, (b, 0.7), 1), rtol=1e-6, atol=1e-9)
 
 
+def test_helpers_with_keyword_only_parameters_are_lowered_in_place_and_compile():
+    """``def kh(p, q=0.5, *, r=2.0)`` called by position, by keyword and with its defaults, and a helper
+    given a tuple with keyword-only options: lowered in place (the Numba target inlines helpers; they
+    stayed calls, which Numba cannot compile, and the function ran as Python)."""
+    module = module_from_source("""
+        import numpy as np
+
+        def kh(p, q=0.5, *, r=2.0):
+            return p * q + r * np.sin(p)
+
+        def energy(pair, *, scale=2.0, shift=0.1):
+            a, b = pair
+            return scale * np.sum(a * b) + shift * np.sum(a)
+
+        def f(x, v):
+            a = kh(np.mean(v), 0.5, r=3.0)
+            b = kh(q=x, p=v[1])
+            c = kh(v[2])
+            return a * b + c + energy((x * v, v), shift=0.5) + energy((v, v), scale=x)
+    """)
+    v = np.linspace(0.1, 1.0, 4)
+    df = s2s_ad.grad(module.f, wrt=(0, 1), backend="numba")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        got = df(0.3, v)
+    assert "kh" not in df.source.split("reverse sweep")[0].replace("# ", "")  # (no call left)
+    python = s2s_ad.grad(module.f, wrt=(0, 1))(0.3, v)
+    _assert_same(got, python)
+    np.testing.assert_allclose(got[0], numeric_grad(module.f, (0.3, v), 0), rtol=1e-7, atol=1e-9)
+    np.testing.assert_allclose(got[1], numeric_grad(module.f, (0.3, v), 1), rtol=1e-7, atol=1e-9)
+
+
 # -- what cannot compile falls back, saying what and where -----------------------------------------
 
 def test_a_function_numba_cannot_compile_falls_back_once_naming_the_construct_and_line():
