@@ -837,6 +837,9 @@ def sort_grad_rule(out, grad, a, axis=-1, *, t_grad):
 # (tests/rules/test_rule_facts_against_numpy.py): generated code that writes into it copies first.
 declare(pad_grad, pad_jvp, zero_derivative=("array",))
 declare(concatenate_grad, stack_grad, joined_grad, zero_derivative=("arrays",))
+# (their pieces are the adjoint's, in a new list: the list of arrays joined is read for its shapes only,
+# so a list built by appends is grown in place, memory/lists.py)
+declare(concatenate_grad, stack_grad, joined_grad, holds_no_list=True)
 declare(repeat_grad, tile_grad, diagonal_grad, diff_grad, take_grad, sort_grad, zero_derivative=("a",))
 declare(diag_grad, zero_derivative=("v",))
 declare(append_grad, zero_derivative=("arr", "values"))

@@ -17,7 +17,7 @@ Each version must do what the Python function does for the types it accepts
 from __future__ import annotations
 
 import functools
-from typing import Any, Optional
+from typing import Any, Callable, Optional
 
 import numpy as np
 
@@ -282,3 +282,25 @@ def _stack(types):
             stacked(arrays, axis_in(axis, rank + 1))
     return typing
 
+
+
+def _stacked_by_rank(types: Any, vertical: bool) -> Callable[..., Any]:
+    """np.vstack (``vertical``) or np.hstack of a list of arrays of one rank: NumPy's own definitions, each
+    array made at least 2-d (vstack) or 1-d (hstack), then joined along the first axis (vstack; hstack of
+    vectors) or the second (hstack); Numba's own take tuples only."""
+    concatenated, stacked = _joining_lists()
+
+    def typing(tup, dtype=None, casting="same_kind"):
+        if not _list_of_arrays(types, tup) or not is_none(types, dtype) or not isinstance(casting, (str, types.Omitted)):
+            return None
+        if tup.dtype.ndim == 1:  # (vectors: rows of a matrix, or one long vector)
+            if vertical:
+                return lambda tup, dtype=None, casting="same_kind": stacked(tup, 0)
+            return lambda tup, dtype=None, casting="same_kind": concatenated(tup, 0)
+        at = 0 if vertical else 1
+        return lambda tup, dtype=None, casting="same_kind": concatenated(tup, at)
+    return typing
+
+
+compiled(np.vstack)(lambda types: _stacked_by_rank(types, vertical=True))
+compiled(np.hstack)(lambda types: _stacked_by_rank(types, vertical=False))
