@@ -24,6 +24,7 @@ from ..core import ir, language, runtime
 from ..analysis.facts import Analysis
 from ..analysis.inference import SCALAR
 from ..core.kinds import Kind, Number, derivative_kind
+from ..memory.lists import made_lists
 
 
 class Adjoints:
@@ -41,6 +42,7 @@ class Adjoints:
         self.definitions = {s.target: s for s in ir.walk(fn.body) if isinstance(s, ir.Assign) and not s.merge}
         # Adjoints updated in place (d_a[i] = ...): always held in an array the sweep owns.
         self.owned: set[str] = set()
+        self.lists = made_lists(fn)  # names holding a list the function makes (their adjoints: lists)
 
     # -- names and emission ------------------------------------------------
 
@@ -105,8 +107,10 @@ class Adjoints:
         through, where an alias is safe), later ones add."""
         current = self.adjoint.get(name)
         target = self.adjoint_name(name)
+        # (a list's adjoints are lists, one piece per item, which + would join: added item by item)
+        add = runtime.adjoints_added if name in self.lists else operator.add
         if name in self.owned and current is not None:  # a sum is a new array: still ours
-            self.assign(target, ir.Call(operator.add, (current, contribution)))
+            self.assign(target, ir.Call(add, (current, contribution)))
             return
         if current is None:
             if isinstance(contribution, ir.Var) and self._may_alias(name):
@@ -114,7 +118,7 @@ class Adjoints:
                 return
             self.assign(target, contribution)
         else:
-            self.assign(target, ir.Call(operator.add, (current, contribution)))
+            self.assign(target, ir.Call(add, (current, contribution)))
         self.adjoint[name] = ir.Var(target)
 
     def _may_alias(self, name: str) -> bool:

@@ -336,6 +336,8 @@ def writable_copy(grad: Any, like: Any) -> np.ndarray:
         for i in range(len(copy)):
             copy[i] = copy[i] + (grad[i] if itemwise else grad)
         return copy
+    if isinstance(grad, (list, tuple)):  # a list's adjoint as pieces (stack_grad's): a row per piece
+        grad = np.asarray(grad)
     copy = np.empty(np.shape(like), dtype=np.result_type(grad, 1.0))
     copy[...] = grad  # filled in place, as in broadcast_reduced
     return copy
@@ -679,6 +681,16 @@ def list_append(items: list, item: Any) -> list:
     list): it is read row by row, never added to.
     """
     return [*items, item]
+
+
+def adjoints_added(current: Any, contribution: Any) -> Any:
+    """Two adjoints of one list added: item by item where either is a list or tuple (a list's adjoint,
+    one piece per item: ``+`` would join the two lists), else with ``+`` (an array with a row per item)."""
+    if isinstance(current, (list, tuple)) or isinstance(contribution, (list, tuple)):
+        if len(current) != len(contribution):
+            raise ValueError(f"two adjoints of one list with {len(current)} and {len(contribution)} items")
+        return [a + b for a, b in zip(current, contribution)]
+    return current + contribution
 
 
 def getitem_grad(grad: Any, a: Any, index: Any) -> np.ndarray:

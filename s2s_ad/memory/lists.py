@@ -83,13 +83,22 @@ def _sources(stmt: ir.Stmt) -> Optional[tuple[str, ...]]:
     return None if appended is None else (appended,)
 
 
-def _families(fn: ir.Function) -> list[frozenset[str]]:
-    """The families of ``fn`` (names holding lists made here, joined where one may hold another's list)
-    whose every read is one that lets no other object hold the list."""
+def made_lists(fn: ir.Function) -> frozenset[str]:
+    """The names of ``fn`` that hold a list ``fn`` makes, whatever path ran: each bound only to a list
+    display, a ``list_append`` of such a name or a copy of one (never a parameter).  (Their adjoints are
+    lists too, one piece per item, which ``+`` would join: ``ad.adjoints`` adds them item by item.)"""
+    return frozenset(_made_lists(fn, _bindings(fn)))
+
+
+def _bindings(fn: ir.Function) -> dict[str, list[ir.Stmt]]:
     bindings: dict[str, list[ir.Stmt]] = {}
     for stmt in ir.walk(fn.body):
         for target in ir.targets_of(stmt):
             bindings.setdefault(target, []).append(stmt)
+    return bindings
+
+
+def _made_lists(fn: ir.Function, bindings: dict[str, list[ir.Stmt]]) -> set[str]:
     candidates = {name for name, stmts in bindings.items()
                   if name not in fn.params and all(_sources(s) is not None for s in stmts)}
     changed = True
@@ -99,6 +108,14 @@ def _families(fn: ir.Function) -> list[frozenset[str]]:
             if any(source not in candidates for s in bindings[name] for source in _sources(s) or ()):
                 candidates.discard(name)
                 changed = True
+    return candidates
+
+
+def _families(fn: ir.Function) -> list[frozenset[str]]:
+    """The families of ``fn`` (names holding lists made here, joined where one may hold another's list)
+    whose every read is one that lets no other object hold the list."""
+    bindings = _bindings(fn)
+    candidates = _made_lists(fn, bindings)
     if not candidates:
         return []
     joined = _Joined(candidates)

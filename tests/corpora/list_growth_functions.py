@@ -164,7 +164,34 @@ def grown_in_a_checkpointed_loop(x):
     return np.sum(np.array(out) * x) + s
 
 
-GROWN = [beside_a_checkpointed_loop, grown_in_a_checkpointed_loop, array_updated_after_a_lambda, plus_equals_after_an_append_loop, summed_by_sum, squares_in_a_loop, length_read_each_trip, two_lists_side_by_side, appended_in_branches, rows_stacked,
+def joined_twice(x):
+    # two whole-list adjoints (np.stack's and np.concatenate's, each a list of pieces) added item by item:
+    # + of the two lists joined them, and the reverse loop read the second's pieces only (a wrong number)
+    rows = []
+    for i in range(3):
+        rows.append(np.sin(x * (i + 1.0)))
+    return np.sum(np.stack(rows) ** 2) + np.sum(np.concatenate(rows) * x[0]) + np.sum(np.vstack(rows)[1])
+
+
+def walked_then_stacked(x):
+    # the list walked (its adjoint updated item by item) and stacked (its adjoint a list of pieces)
+    rows = []
+    for i in range(3):
+        rows.append(x * (i + 1.0))
+    total = 0.0
+    for row in rows:
+        total = total + np.sum(row ** 2)
+    return total + np.sum(np.tanh(np.stack(rows)))
+
+
+def joined_and_indexed(x):
+    rows = []
+    for i in range(2):
+        rows.append(np.cos(x[1:] * (i + 0.5)))
+    return np.sum(np.hstack(rows) ** 2) + np.sum(rows[1] * x[:-1]) + np.sum(np.stack(rows, axis=1))
+
+
+GROWN = [joined_twice, walked_then_stacked, joined_and_indexed, beside_a_checkpointed_loop, grown_in_a_checkpointed_loop, array_updated_after_a_lambda, plus_equals_after_an_append_loop, summed_by_sum, squares_in_a_loop, length_read_each_trip, two_lists_side_by_side, appended_in_branches, rows_stacked,
          recurrence_reading_the_last_item, grown_in_a_while_loop, grown_by_plus_equals, a_copy_grown_apart,
          a_new_list_per_outer_trip, named_again_once_complete, built_by_a_helper_returning_a_new_list]
 

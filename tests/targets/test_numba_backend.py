@@ -239,6 +239,33 @@ def test_helpers_with_keyword_only_parameters_are_lowered_in_place_and_compile()
     np.testing.assert_allclose(got[1], numeric_grad(module.f, (0.3, v), 1), rtol=1e-7, atol=1e-9)
 
 
+def test_a_list_of_arrays_built_by_appends_then_joined_compiles():
+    """``rows.append(...)`` in a loop, then np.stack, np.concatenate and np.vstack of the list: the join's
+    adjoint reads the list for its shapes only (``holds_no_list``), so the appends grow the list in place,
+    which Numba types (a new list per append, from ``[]``, it cannot: the function ran as Python)."""
+    module = module_from_source("""
+        import numpy as np
+
+        def joined(x, M):
+            rows = []
+            for i in range(3):
+                rows.append(np.tanh(M[i, :]) * (i + x))
+            pieces = []
+            for i in range(2):
+                pieces.append(M[i, 1:] * x)
+            return np.sum(np.stack(rows) ** 2) + np.sum(np.concatenate(pieces) * 0.5) + np.sum(np.vstack(rows)[1])
+    """)
+    M = np.linspace(-1.0, 1.0, 12).reshape(3, 4)
+    df = s2s_ad.grad(module.joined, wrt=(0, 1), backend="numba")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        got = df(0.3, M)
+    assert "list_append" not in df.source
+    _assert_same(got, s2s_ad.grad(module.joined, wrt=(0, 1))(0.3, M))
+    np.testing.assert_allclose(got[0], numeric_grad(module.joined, (0.3, M), 0), rtol=1e-7, atol=1e-9)
+    np.testing.assert_allclose(got[1], numeric_grad(module.joined, (0.3, M), 1), rtol=1e-7, atol=1e-9)
+
+
 # -- what cannot compile falls back, saying what and where -----------------------------------------
 
 def test_a_function_numba_cannot_compile_falls_back_once_naming_the_construct_and_line():

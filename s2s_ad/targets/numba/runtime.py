@@ -146,6 +146,7 @@ def _register():
     overload(runtime.getitem_grad)(_getitem_grad)
     overload(runtime.stored_part)(_stored_part)
     overload(runtime.list_append)(_list_append)
+    overload(runtime.adjoints_added)(_adjoints_added)
     overload(runtime.checkpoint_stride)(_checkpoint_stride)
     overload(runtime.check_number_update)(_check_number_update)
     overload(runtime.item)(_item)
@@ -534,6 +535,19 @@ def _list_append(items, item):
             out.append(item)
             return out
         return appended
+    return None
+
+
+def _adjoints_added(current, contribution):
+    # a list's two adjoints (lists of pieces of one type) added piece by piece; arrays and numbers with +
+    if isinstance(current, types.List) and isinstance(contribution, types.List) and current.dtype == contribution.dtype:
+        def by_piece(current, contribution):
+            if len(current) != len(contribution):
+                raise ValueError("two adjoints of one list with different numbers of items")
+            return [current[i] + contribution[i] for i in range(len(current))]
+        return by_piece
+    if isinstance(current, (types.Array, types.Number)) and isinstance(contribution, (types.Array, types.Number)):
+        return lambda current, contribution: current + contribution
     return None
 
 
