@@ -25,6 +25,7 @@ from ..analysis.facts import Analysis
 from ..analysis.inference import SCALAR
 from ..core.kinds import Kind, Number, derivative_kind
 from ..memory.lists import made_lists
+from ..rules import registry as rules
 
 
 class Adjoints:
@@ -42,7 +43,7 @@ class Adjoints:
         self.definitions = {s.target: s for s in ir.walk(fn.body) if isinstance(s, ir.Assign) and not s.merge}
         # Adjoints updated in place (d_a[i] = ...): always held in an array the sweep owns.
         self.owned: set[str] = set()
-        self.lists = made_lists(fn)  # names holding a list the function makes (their adjoints: lists)
+        self.lists = _sequences(fn)  # names that may hold a list or tuple (their adjoints: sequences too)
 
     # -- names and emission ------------------------------------------------
 
@@ -145,6 +146,27 @@ class Adjoints:
             self.assign(target, ir.Call(runtime.writable_copy, (current, ir.Var(name))))
         self.adjoint[name] = ir.Var(target)
         self.owned.add(name)
+
+
+def _sequences(fn: ir.Function) -> frozenset[str]:
+    """The names of ``fn`` that may hold a list or tuple whose adjoint is one too (a piece per item, which
+    ``+`` would join): a list the function makes (``memory.lists.made_lists``), the result of a call
+    declared ``returns_sequence`` (np.split, np.linalg.eigh), and a copy of either."""
+    found = set(made_lists(fn))
+    copies = []
+    for stmt in ir.walk(fn.body):
+        if isinstance(stmt, ir.Assign) and isinstance(stmt.value, ir.Call) and rules.fact(stmt.value.fn, "returns_sequence"):
+            found.add(stmt.target)
+        elif isinstance(stmt, ir.Assign) and isinstance(stmt.value, ir.Var):
+            copies.append((stmt.target, stmt.value.name))
+    grown = True
+    while grown:
+        grown = False
+        for target, source in copies:
+            if source in found and target not in found:
+                found.add(target)
+                grown = True
+    return frozenset(found)
 
 
 def zero_of(kind: Kind, value: ir.Expr) -> ir.Expr:
