@@ -392,6 +392,23 @@ def with_blocks(stmt: Stmt, rebuild: Callable[[list[Stmt]], list[Stmt]]) -> Stmt
     return stmt
 
 
+def statements_rebuilt(body: list[Stmt], rebuild: Callable[[Stmt], Stmt]) -> list[Stmt]:
+    """``body`` with each statement, nested blocks' too, replaced by what ``rebuild`` makes of it (its
+    blocks then rebuilt the same way); a statement found in two places (a checkpointed loop's body, run
+    again in the reverse sweep) is rebuilt once and the one result put in both."""
+    done: dict[int, Stmt] = {}
+
+    def block(stmts: list[Stmt]) -> list[Stmt]:
+        return [one(stmt) for stmt in stmts]
+
+    def one(stmt: Stmt) -> Stmt:
+        if stmt.sid not in done:
+            done[stmt.sid] = with_blocks(rebuild(stmt), block)
+        return done[stmt.sid]
+
+    return block(body)
+
+
 def transformed(body: list[Stmt], visit: Callable[[Expr], Optional[Expr]]) -> list[Stmt]:
     """``body`` with every expression its statements read, nested blocks' too, rebuilt by ``transform``
     with ``visit`` (a Store's array, a name, stays as it is)."""

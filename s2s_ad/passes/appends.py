@@ -42,22 +42,12 @@ def _one_name(body: list[ir.Stmt], family: frozenset[str]) -> list[ir.Stmt]:
 
 
 def _targets_renamed(body: list[ir.Stmt], mapping: dict[str, str]) -> list[ir.Stmt]:
-    """``body`` with the assignments to a name of ``mapping`` assigning its replacement (a statement
-    found in two places, a checkpointed loop's run again, rebuilt once: one identity, one object)."""
-    done: dict[int, ir.Stmt] = {}
-
-    def block(stmts: list[ir.Stmt]) -> list[ir.Stmt]:
-        return [one(stmt) for stmt in stmts]
-
-    def one(stmt: ir.Stmt) -> ir.Stmt:
-        if stmt.sid not in done:
-            new = stmt
-            if isinstance(stmt, ir.Assign) and stmt.target in mapping:
-                new = dataclasses.replace(stmt, target=mapping[stmt.target])
-            done[stmt.sid] = ir.with_blocks(new, block)
-        return done[stmt.sid]
-
-    return block(body)
+    """``body`` with the assignments to a name of ``mapping`` assigning its replacement."""
+    def renamed(stmt: ir.Stmt) -> ir.Stmt:
+        if isinstance(stmt, ir.Assign) and stmt.target in mapping:
+            return dataclasses.replace(stmt, target=mapping[stmt.target])
+        return stmt
+    return ir.statements_rebuilt(body, renamed)
 
 
 def _without_self_copies(body: list[ir.Stmt]) -> list[ir.Stmt]:

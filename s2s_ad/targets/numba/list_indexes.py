@@ -79,19 +79,10 @@ def positions_as_arrays(fn: ir.Function) -> ir.Function:
 
 
 def _stores_rewritten(body: list[ir.Stmt]) -> list[ir.Stmt]:
-    done: dict[int, ir.Stmt] = {}
-
-    def block(stmts: list[ir.Stmt]) -> list[ir.Stmt]:
-        return [one(stmt) for stmt in stmts]
-
-    def one(stmt: ir.Stmt) -> ir.Stmt:
-        if stmt.sid not in done:
-            new = stmt
-            if isinstance(stmt, ir.Store):
-                index = _as_array(stmt.index)
-                if index is not stmt.index:
-                    new = dataclasses.replace(stmt, index=index)
-            done[stmt.sid] = ir.with_blocks(new, block)
-        return done[stmt.sid]
-
-    return block(body)
+    def rewritten(stmt: ir.Stmt) -> ir.Stmt:
+        if isinstance(stmt, ir.Store):
+            index = _as_array(stmt.index)
+            if index is not stmt.index:
+                return dataclasses.replace(stmt, index=index)
+        return stmt
+    return ir.statements_rebuilt(body, rewritten)

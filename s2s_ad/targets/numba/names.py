@@ -86,23 +86,13 @@ def _apart(candidate: str, kept: set[str]) -> bool:
 
 def _bindings_renamed(body: list[ir.Stmt], mapping: dict[str, str]) -> list[ir.Stmt]:
     """``body`` with each name a statement binds (an assignment's, an unpacking's, a pop's, a loop's
-    index) that ``mapping`` names bound as its replacement; a statement found in two places (a
-    checkpointed loop's run again) rebuilt once."""
-    done: dict[int, ir.Stmt] = {}
-
-    def block(stmts: list[ir.Stmt]) -> list[ir.Stmt]:
-        return [one(stmt) for stmt in stmts]
-
-    def one(stmt: ir.Stmt) -> ir.Stmt:
-        if stmt.sid not in done:
-            new = stmt
-            if isinstance(stmt, ir.Assign) and stmt.target in mapping:
-                new = dataclasses.replace(stmt, target=mapping[stmt.target])
-            elif isinstance(stmt, (ir.Unpack, ir.Pop)) and any(t in mapping for t in stmt.targets):
-                new = dataclasses.replace(stmt, targets=tuple(mapping.get(t, t) for t in stmt.targets))
-            elif isinstance(stmt, ir.For) and stmt.index in mapping:
-                new = dataclasses.replace(stmt, index=mapping[stmt.index])
-            done[stmt.sid] = ir.with_blocks(new, block)
-        return done[stmt.sid]
-
-    return block(body)
+    index) that ``mapping`` names bound as its replacement."""
+    def renamed(stmt: ir.Stmt) -> ir.Stmt:
+        if isinstance(stmt, ir.Assign) and stmt.target in mapping:
+            return dataclasses.replace(stmt, target=mapping[stmt.target])
+        if isinstance(stmt, (ir.Unpack, ir.Pop)) and any(t in mapping for t in stmt.targets):
+            return dataclasses.replace(stmt, targets=tuple(mapping.get(t, t) for t in stmt.targets))
+        if isinstance(stmt, ir.For) and stmt.index in mapping:
+            return dataclasses.replace(stmt, index=mapping[stmt.index])
+        return stmt
+    return ir.statements_rebuilt(body, renamed)
