@@ -23,7 +23,8 @@ from typing import Any, Optional
 from ..core import ir, language, runtime
 from ..analysis.facts import Analysis
 from ..analysis.inference import SCALAR
-from ..core.kinds import Kind, Number, derivative_kind
+from ..core.kinds import Array, Kind, Number, derivative_kind
+from ..frontend.callables import is_user_function
 from ..memory.lists import made_lists
 from ..rules import registry as rules
 
@@ -43,7 +44,7 @@ class Adjoints:
         self.definitions = {s.target: s for s in ir.walk(fn.body) if isinstance(s, ir.Assign) and not s.merge}
         # Adjoints updated in place (d_a[i] = ...): always held in an array the sweep owns.
         self.owned: set[str] = set()
-        self.lists = _sequences(fn)  # names that may hold a list or tuple (their adjoints: sequences too)
+        self.lists = _sequences(fn, facts.kinds)  # names that may hold a list or tuple (adjoints: sequences too)
 
     # -- names and emission ------------------------------------------------
 
@@ -148,14 +149,17 @@ class Adjoints:
         self.owned.add(name)
 
 
-def _sequences(fn: ir.Function) -> frozenset[str]:
+def _sequences(fn: ir.Function, kinds: dict[str, Kind]) -> frozenset[str]:
     """The names of ``fn`` that may hold a list or tuple whose adjoint is one too (a piece per item, which
     ``+`` would join): a list the function makes (``memory.lists.made_lists``), the result of a call
-    declared ``returns_sequence`` (np.split, np.linalg.eigh), and a copy of either."""
+    declared ``returns_sequence`` (np.split, np.linalg.eigh) or of a user's function not proven a number
+    or an array (a helper that builds and returns a list), and a copy of any of them."""
     found = set(made_lists(fn))
     copies = []
     for stmt in ir.walk(fn.body):
-        if isinstance(stmt, ir.Assign) and isinstance(stmt.value, ir.Call) and rules.fact(stmt.value.fn, "returns_sequence"):
+        if isinstance(stmt, ir.Assign) and isinstance(stmt.value, ir.Call) and (
+                rules.fact(stmt.value.fn, "returns_sequence") or (
+                    is_user_function(stmt.value.fn) and not isinstance(kinds.get(stmt.target), (Array, Number)))):
             found.add(stmt.target)
         elif isinstance(stmt, ir.Assign) and isinstance(stmt.value, ir.Var):
             copies.append((stmt.target, stmt.value.name))

@@ -197,7 +197,20 @@ def split_then_joined_twice(x):
     return np.sum(np.stack(parts) ** 2) + np.sum(np.concatenate(parts) * x[0])
 
 
-GROWN = [split_then_joined_twice, joined_twice, walked_then_stacked, joined_and_indexed, beside_a_checkpointed_loop, grown_in_a_checkpointed_loop, array_updated_after_a_lambda, plus_equals_after_an_append_loop, summed_by_sum, squares_in_a_loop, length_read_each_trip, two_lists_side_by_side, appended_in_branches, rows_stacked,
+def _rows_of(x):
+    rows = []
+    for i in range(3):  # (a loop: under the Python backend the helper stays a call)
+        rows.append(x * (i + 1.0))
+    return rows
+
+
+def a_helpers_list_joined_twice(x):
+    # the list a user's helper returns, its kind unknown: its two adjoints added item by item too
+    rows = _rows_of(x)
+    return np.sum(np.stack(rows) ** 2) + np.sum(np.concatenate(rows) * x[0])
+
+
+GROWN = [a_helpers_list_joined_twice, split_then_joined_twice, joined_twice, walked_then_stacked, joined_and_indexed, beside_a_checkpointed_loop, grown_in_a_checkpointed_loop, array_updated_after_a_lambda, plus_equals_after_an_append_loop, summed_by_sum, squares_in_a_loop, length_read_each_trip, two_lists_side_by_side, appended_in_branches, rows_stacked,
          recurrence_reading_the_last_item, grown_in_a_while_loop, grown_by_plus_equals, a_copy_grown_apart,
          a_new_list_per_outer_trip, named_again_once_complete, built_by_a_helper_returning_a_new_list]
 
