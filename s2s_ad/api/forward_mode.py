@@ -9,6 +9,7 @@ over the plain function it generates (a Hessian-vector product).
 from __future__ import annotations
 
 import inspect
+from types import FunctionType
 from typing import Any, Callable, Sequence
 
 import numpy as np
@@ -28,6 +29,9 @@ def _bound_primals(fn: Callable, primals: Sequence[Any]) -> tuple[list[str], tup
     """Parameter names and the full argument tuple (defaults filled in) for positional primals."""
     if not isinstance(primals, (tuple, list)):
         raise TypeError(f"primals must be a tuple of arguments, not {type(primals).__name__}")
+    plain = _plainly_bound(fn, primals)
+    if plain is not None:
+        return plain
     signature = inspect.signature(fn)
     try:
         bound = signature.bind(*primals)
@@ -35,6 +39,28 @@ def _bound_primals(fn: Callable, primals: Sequence[Any]) -> tuple[list[str], tup
         raise TypeError(f"the primals do not fit {fn.__name__}{signature}: {exc}") from None
     bound.apply_defaults()
     return list(signature.parameters), tuple(bound.arguments.values())
+
+
+# a code object's flags for ``*args`` and ``**kwargs`` (the ``inspect`` module's CO_VARARGS, CO_VARKEYWORDS)
+_STARRED = inspect.CO_VARARGS | inspect.CO_VARKEYWORDS
+
+
+def _plainly_bound(fn: Callable, primals: Sequence[Any]) -> "tuple[list[str], tuple] | None":
+    """``_bound_primals`` of a plain function read from its code object, without building a signature
+    (``inspect.signature`` costs about 15 us, more than a compiled pendulum's forward sweep): where ``fn``
+    is a ``def`` with no starred or keyword-only parameters and no ``__wrapped__`` or ``__signature__``
+    (which ``inspect.signature`` follows), given between its required and all its positional parameters.
+    None elsewhere: the signature decides (and words a mismatch)."""
+    if type(fn) is not FunctionType or "__wrapped__" in fn.__dict__ or "__signature__" in fn.__dict__:
+        return None
+    code = fn.__code__
+    count = code.co_argcount
+    defaults = fn.__defaults__ or ()
+    if code.co_flags & _STARRED or code.co_kwonlyargcount or not count - len(defaults) <= len(primals) <= count:
+        return None
+    filled = tuple(primals) + defaults[len(defaults) - (count - len(primals)):] if len(primals) < count \
+        else tuple(primals)
+    return list(code.co_varnames[:count]), filled
 
 
 _check_tangent = arguments.checked_tangent

@@ -137,10 +137,25 @@ def _kept(fn: Callable, primals: tuple) -> tuple[Callable, tuple]:
     a pickled one reads: JAX's behaviour (docs/api.md, vjp).  ``deepcopy`` keeps one copy of an
     object given twice.  Where an argument cannot be deep-copied (it holds a module, a lock), its
     arrays and those of the lists, tuples and dicts holding them are copied."""
+    if type(fn) is FunctionType and all(type(p) in _ATOMS or _plain_array(p) for p in primals):
+        copies: dict[int, np.ndarray] = {}  # an array given twice is copied once, as deepcopy does
+        for p in primals:
+            if type(p) is np.ndarray and id(p) not in copies:
+                copies[id(p)] = p.copy(order="K")  # its layout kept, as deepcopy keeps it
+        return fn, tuple(copies.get(id(p), p) for p in primals)
     try:
         return copy.deepcopy((fn, primals))
     except Exception:  # (whatever an object's __deepcopy__ or __reduce_ex__ raises)
         return fn, tuple(_arrays_copied(p) for p in primals)
+
+
+# what deepcopy hands back as it is (a plain function, too: ``copy`` treats functions as atoms)
+_ATOMS = frozenset((float, int, bool, complex, str, type(None)))
+
+
+def _plain_array(value: Any) -> bool:
+    """A NumPy array of numbers (not of objects, which deepcopy copies one by one)."""
+    return type(value) is np.ndarray and value.dtype.kind != "O"
 
 
 def _arrays_copied(value: Any) -> Any:

@@ -57,6 +57,36 @@ def test_a_step_taken_after_vjp_changes_nothing_the_pullback_returns(f, backend)
     np.testing.assert_allclose(out, f(X))
 
 
+def weighted_pair(x, y, k=2.0):
+    """Two arrays and a default: the pullback's copies of the primals are made without deepcopy."""
+    return np.sin(x) * y + k * x * x
+
+
+@pytest.mark.parametrize("backend", backends())
+def test_one_array_given_twice_then_changed_after_vjp(backend):
+    x = X.copy()
+    cotangent = np.array([1.0, -0.5, 2.0])
+    diagonal = np.cos(X) * X + np.sin(X) + 4.0 * X  # d/dx of sin(x) * x + 2 x^2, elementwise
+    _, pullback = pullback_of(weighted_pair, x, x, backend=backend)
+    x[:] = 7.0
+    dx, dy = pullback(cotangent)
+    np.testing.assert_allclose(dx + dy, diagonal * cotangent, rtol=1e-12)
+    np.testing.assert_allclose(dx, numeric_pullback(lambda v: weighted_pair(v, X), X, cotangent), rtol=1e-6)
+
+
+@pytest.mark.parametrize("backend", backends())
+def test_a_fortran_ordered_argument_changed_after_vjp(backend):
+    a = np.asfortranarray(np.arange(6.0).reshape(2, 3) / 5.0)
+    b = np.ones((2, 3))
+    expected_a, expected_b = np.cos(a) * b + 4.0 * a, np.sin(a)
+    _, pullback = pullback_of(weighted_pair, a, b, backend=backend)
+    a[:] = -1.0
+    b *= 3.0
+    da, db = pullback(np.ones((2, 3)))
+    np.testing.assert_allclose(da, expected_a, rtol=1e-12)
+    np.testing.assert_allclose(db, expected_b, rtol=1e-12)
+
+
 def test_a_pickled_pullback_pulls_back_at_the_point_vjp_was_called_at():
     x = X.copy()
     cotangent = np.array([1.0, -0.5, 2.0])
