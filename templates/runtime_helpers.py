@@ -13,6 +13,7 @@ body calls.)
 import numpy as np
 
 from s2s_ad.rules import adjoint, declare, fresh_arrays, nondifferentiable, tangent
+from s2s_ad.core.number_functions import cos_of_number, sin_of_number
 from s2s_ad.core.runtime import (added_at, cells, cells_array, check_assertion, check_bound, check_index, check_out_cast, check_no_derivative,
                             check_number_update, check_view_kept,
                             check_one_number, check_view_update, checkpoint_stride, checkpointed, derivative_lost_by, draw, float_stack,
@@ -154,3 +155,16 @@ def positions_grad_rule(out, grad, positions, base, d_out):
 @adjoint(stale_grad, linear=True, examples=({"grad": (2, 2), "positions": _TAKEN}, {"grad": (2, 2), "positions": _KEPT}))
 def stale_grad_rule(out, grad, positions, d_out):
     d_grad = stale_grad(d_out, positions)
+
+
+# The Python target's adjoint products (s2s_ad/passes/number_math.py): NumPy's sin and cos of
+# one number, by math's where it gives the same number.  Never in code read back (the source target takes no
+# such pass); their rules are NumPy's functions' all the same, so that code which holds them differentiates.
+@adjoint(sin_of_number, elementwise=True)
+def sin_of_number_rule(out, x, d_out):
+    d_x = d_out * np.cos(x)
+
+
+@adjoint(cos_of_number, elementwise=True)
+def cos_of_number_rule(out, x, d_out):
+    d_x = -d_out * np.sin(x)

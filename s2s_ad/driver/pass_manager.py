@@ -46,6 +46,7 @@ from ..analysis.factcheck import run_passes
 from ..passes.fills import fold_fills
 from ..passes.hoist import hoist_invariants, hoist_item_reads
 from ..passes.appends import grow_lists_in_place
+from ..passes.number_math import math_on_numbers
 from ..passes.optimize import optimize
 from ..passes.preaccumulate import preaccumulated
 from ..passes.release import release_dead_arrays
@@ -125,6 +126,10 @@ PASSES: dict[str, Pass] = {p.name: p for p in [
     Pass("grow_lists_in_place", (ADJOINT, PARTS, TANGENT),
          "an append no later read can tell from a new list grows its list (no copy per append)",
          lambda fn, c: grow_lists_in_place(fn), after=("optimize", "release_dead_arrays"), chosen_by_target=True),
+    Pass("math_on_numbers", (ADJOINT, PARTS),
+         "an adjoint times np.sin or np.cos of a number by math's function: the adjoints stay Python floats",
+         lambda fn, c: math_on_numbers(fn, c.primal_sids, c.known, lambda name: c.facts.rank_of(ir.Var(name)) == 0),
+         after=("optimize",), chosen_by_target=True),
     Pass("draws_by_position", (ADJOINT, PARTS, TANGENT),
          "a generator's draws without keywords, which a compiled call cannot pass (its defaults filled in)",
          lambda fn, c: draws_by_position(fn), optimizes=False, chosen_by_target=True),
@@ -139,7 +144,8 @@ PASSES: dict[str, Pass] = {p.name: p for p in [
 
 REVERSE: tuple[str, ...] = ("optimize", "preaccumulate", "drop_unread_records", "fold_fills", "check_tape", SPLIT,
                             "drop_dead_element_stores", "keep_cells", "carry_elements", "release_dead_arrays",
-                            "grow_lists_in_place", "draws_by_position", "slice_writes_by_call", "rewrite_for_array_api")
+                            "grow_lists_in_place", "math_on_numbers", "draws_by_position", "slice_writes_by_call",
+                            "rewrite_for_array_api")
 FORWARD: tuple[str, ...] = ("optimize", "grow_lists_in_place", "draws_by_position", "slice_writes_by_call",
                             "rewrite_for_array_api")
 PIPELINES = {"reverse": REVERSE, "forward": FORWARD}

@@ -172,7 +172,8 @@ class Target(abc.ABC):
         promotion rules, and Numba's); "drop_dead_element_stores", "keep_cells", "carry_elements",
         "release_dead_arrays": the reverse loops' stores nothing reads left out, their adjoint vectors
         as lists of Python floats, the element a trip writes for the next kept in a local, ``del``
-        after an array's last read.  None by default."""
+        after an array's last read; "math_on_numbers": an adjoint times ``np.cos`` of a number written
+        with ``math``'s function (a Python float, not NumPy's float64).  None by default."""
         return ()
 
     def __repr__(self) -> str:
@@ -425,7 +426,7 @@ class NumPyTarget(Target):
 
     def passes(self, form: str) -> tuple[str, ...]:
         return ("fold_fills", "drop_dead_element_stores", "keep_cells", "carry_elements", "release_dead_arrays",
-                "grow_lists_in_place")
+                "grow_lists_in_place", "math_on_numbers")
 
     def roots(self) -> dict[str, Any]:
         return {"np": np, "math": math}

@@ -31,7 +31,7 @@ from typing import Any
 import numpy as np
 
 from ...rules import registry as rules
-from ...core import directions as per_direction, runtime
+from ...core import directions as per_direction, number_functions, runtime
 from . import draws, slice_writes, view_positions
 
 # Numba's, set by register() (this module is imported to spell code that no one compiles, too: the
@@ -148,6 +148,8 @@ def _register():
     overload(runtime.list_append)(_list_append)
     overload(runtime.adjoints_added)(_adjoints_added)
     overload(runtime.checkpoint_stride)(_checkpoint_stride)
+    for by_number, by_numpy in ((number_functions.sin_of_number, np.sin), (number_functions.cos_of_number, np.cos)):
+        overload(by_number)(_numpys(by_numpy))  # (the Python target's: NumPy's own function compiles as fast)
     overload(runtime.check_number_update)(_check_number_update)
     overload(runtime.item)(_item)
     overload(runtime.check_index)(_check_index)
@@ -536,6 +538,13 @@ def _list_append(items, item):
             return out
         return appended
     return None
+
+
+def _numpys(function):
+    """The compiled version of a helper that is NumPy's ``function`` of one argument, computed otherwise in Python."""
+    def typed(x):
+        return lambda x: function(x)
+    return typed
 
 
 def _adjoints_added(current, contribution):

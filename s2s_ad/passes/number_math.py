@@ -1,0 +1,90 @@
+"""The Python target's adjoint products by ``np.sin`` or ``np.cos`` of a number, written with
+``core.number_functions`` (``math``'s speed on floats).
+
+Input: a generated adjoint-form or split-part ``ir.Function`` for the NumPy target, the identities of
+the primal's statements and the names the primal's facts know, with the rank of each.
+Output: the same function where a statement the generator wrote (not the user's) assigns
+
+    d_x = d_out * np.cos(x)          (or -d_out * np.cos(x), np.cos(x) * d_out, d_x + d_out * np.cos(x))
+
+with ``x`` a value of the primal proven a number (rank 0) and ``d_out`` and ``d_x`` the generator's own
+names (an adjoint): ``d_x = d_out * cos_of_number(x)``; ``np.sin`` likewise.
+
+Why only there: ``cos_of_number`` hands back a Python float where NumPy gave its float64, and the two
+differ where Python raises: a Python float divided by zero raises ``ZeroDivisionError`` where NumPy
+gives an infinity.  A product with an adjoint is an adjoint, and adjoints are never divided by (a
+rule's adjoint is linear in ``d_out``), so the float only meets products and sums.  The user's own
+statements, run again in the reverse sweep or not, keep NumPy's functions; so does a value the
+generator recomputes (recomputed values are arithmetic and indexing only: ``recording._cheap``).
+"""
+from __future__ import annotations
+
+import dataclasses
+import operator
+from typing import Any, Callable, Optional
+
+import numpy as np
+
+from ..core import ir
+from ..core.number_functions import cos_of_number, sin_of_number
+
+_BY_NUMBER: dict[Any, Callable[[Any], Any]] = {np.sin: sin_of_number, np.cos: cos_of_number}
+
+
+def math_on_numbers(fn: ir.Function, primal: frozenset[int], known: set[str],
+                    is_number: Callable[[str], bool]) -> ir.Function:
+    """``fn`` with its adjoint products of the form above written with ``number_functions``; ``primal``
+    holds the user's statements' identities, ``known`` the names the primal's facts know,
+    ``is_number`` whether one of those is proven a number."""
+    changed = False
+
+    def rebuild(stmt: ir.Stmt) -> ir.Stmt:
+        nonlocal changed
+        if stmt.sid in primal or not isinstance(stmt, ir.Assign) or stmt.target in known:
+            return stmt
+        value = _by_number(stmt.value, known, is_number)
+        if value is None:
+            return stmt
+        changed = True
+        return dataclasses.replace(stmt, value=value)
+
+    body = ir.statements_rebuilt(list(fn.body), rebuild)
+    return dataclasses.replace(fn, body=body) if changed else fn
+
+
+def _by_number(value: ir.Expr, known: set[str], is_number: Callable[[str], bool]) -> Optional[ir.Call]:
+    """``value``, a product of an adjoint and ``np.cos(x)`` of a number ``x`` (or an adjoint plus such a
+    product), with the number's function; None where it is no such product."""
+    if isinstance(value, ir.Call) and value.fn is operator.add and len(value.args) == 2 and not value.kwargs:
+        for i in (0, 1):
+            product = _by_number(value.args[i], known, is_number)
+            if product is not None and _adjoint(value.args[1 - i], known):
+                return ir.Call(operator.add, (product, value.args[1]) if i == 0 else (value.args[0], product))
+        return None
+    if not (isinstance(value, ir.Call) and value.fn is operator.mul and len(value.args) == 2 and not value.kwargs):
+        return None
+    args = list(value.args)
+    for i, (factor, other) in enumerate(((args[0], args[1]), (args[1], args[0]))):
+        replacement = _function_of_number(factor, known, is_number)
+        if replacement is not None and _adjoint(other, known):
+            args[i] = replacement
+            return ir.Call(operator.mul, tuple(args))
+    return None
+
+
+def _function_of_number(expr: ir.Expr, known: set[str], is_number: Callable[[str], bool]) -> Optional[ir.Call]:
+    if not (isinstance(expr, ir.Call) and len(expr.args) == 1 and not expr.kwargs):
+        return None
+    by_number = _BY_NUMBER.get(expr.fn) if isinstance(expr.fn, np.ufunc) else None
+    argument = expr.args[0]
+    if by_number is None or not isinstance(argument, ir.Var) or argument.name not in known \
+            or not is_number(argument.name):
+        return None
+    return ir.Call(by_number, (argument,))
+
+
+def _adjoint(expr: ir.Expr, known: set[str]) -> bool:
+    """A name of the generator's (an adjoint: no fact of the primal's knows it), or its negation."""
+    if isinstance(expr, ir.Call) and expr.fn is operator.neg and len(expr.args) == 1:
+        expr = expr.args[0]
+    return isinstance(expr, ir.Var) and expr.name not in known
