@@ -127,7 +127,7 @@ PASSES: dict[str, Pass] = {p.name: p for p in [
          "an append no later read can tell from a new list grows its list (no copy per append)",
          lambda fn, c: grow_lists_in_place(fn), after=("optimize", "release_dead_arrays"), chosen_by_target=True),
     Pass("math_on_numbers", (ADJOINT, PARTS),
-         "an adjoint times np.sin or np.cos of a number by math's function: the adjoints stay Python floats",
+         "in a reverse loop, an adjoint times np.sin or np.cos of a number by math's (on_a_number): Python floats",
          lambda fn, c: math_on_numbers(fn, c.primal_sids, c.known, lambda name: c.facts.rank_of(ir.Var(name)) == 0),
          after=("optimize",), chosen_by_target=True),
     Pass("draws_by_position", (ADJOINT, PARTS, TANGENT),

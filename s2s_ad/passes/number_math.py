@@ -1,44 +1,45 @@
-"""The Python target's adjoint products by ``np.sin`` or ``np.cos`` of a number, written with
-``core.number_functions`` (``math``'s speed on floats).
+"""The Python target's reverse loops: an adjoint times ``np.sin`` or ``np.cos`` of a number, written with
+the function's ``on_a_number`` (``core.number_functions``: ``math``'s speed on floats).
 
 Input: a generated adjoint-form or split-part ``ir.Function`` for the NumPy target, the identities of
 the primal's statements and the names the primal's facts know, with the rank of each.
-Output: the same function where a statement the generator wrote (not the user's) assigns
+Output: the same function where a statement the generator wrote (not the user's) in a reverse loop
+assigns
 
     d_x = d_out * np.cos(x)          (or -d_out * np.cos(x), np.cos(x) * d_out, d_x + d_out * np.cos(x))
 
-with ``x`` a value of the primal proven a number (rank 0) and ``d_out`` and ``d_x`` the generator's own
-names (an adjoint): ``d_x = d_out * cos_of_number(x)``; ``np.sin`` likewise.
+with ``x`` a value of the primal proven a number (rank 0), ``d_out`` and ``d_x`` the generator's own
+names (an adjoint) and ``np.cos`` a function declared ``on_a_number`` (templates/): ``d_x = d_out *
+cos_of_number(x)``.
 
 Why only there: ``cos_of_number`` hands back a Python float where NumPy gave its float64, and the two
 differ where Python raises: a Python float divided by zero raises ``ZeroDivisionError`` where NumPy
 gives an infinity.  A product with an adjoint is an adjoint, and adjoints are never divided by (a
 rule's adjoint is linear in ``d_out``), so the float only meets products and sums.  The user's own
 statements, run again in the reverse sweep or not, keep NumPy's functions; so does a value the
-generator recomputes (recomputed values are arithmetic and indexing only: ``recording._cheap``).
+generator recomputes (recomputed values are arithmetic and indexing only: ``recording._cheap``).  Only
+in reverse loops, where an adjoint kept a Python float saves work each trip: elsewhere one call costs
+too little to change the type the code gives (a gradient may then be a Python float where it was
+NumPy's float64, the same number).
 """
 from __future__ import annotations
 
 import dataclasses
 import operator
-from typing import Any, Callable, Optional
-
-import numpy as np
+from typing import Callable, Optional
 
 from ..core import ir
-from ..core.number_functions import cos_of_number, sin_of_number
-
-_BY_NUMBER: dict[Any, Callable[[Any], Any]] = {np.sin: sin_of_number, np.cos: cos_of_number}
+from ..rules import registry as rules
 
 
 def math_on_numbers(fn: ir.Function, primal: frozenset[int], known: set[str],
                     is_number: Callable[[str], bool]) -> ir.Function:
-    """``fn`` with its adjoint products of the form above written with ``number_functions``; ``primal``
-    holds the user's statements' identities, ``known`` the names the primal's facts know,
+    """``fn`` with its reverse loops' adjoint products of the form above written with ``on_a_number``;
+    ``primal`` holds the user's statements' identities, ``known`` the names the primal's facts know,
     ``is_number`` whether one of those is proven a number."""
     changed = False
 
-    def rebuild(stmt: ir.Stmt) -> ir.Stmt:
+    def in_loop(stmt: ir.Stmt) -> ir.Stmt:
         nonlocal changed
         if stmt.sid in primal or not isinstance(stmt, ir.Assign) or stmt.target in known:
             return stmt
@@ -48,7 +49,12 @@ def math_on_numbers(fn: ir.Function, primal: frozenset[int], known: set[str],
         changed = True
         return dataclasses.replace(stmt, value=value)
 
-    body = ir.statements_rebuilt(list(fn.body), rebuild)
+    def outside(stmt: ir.Stmt) -> ir.Stmt:
+        if isinstance(stmt, ir.For) and stmt.reverse:
+            return dataclasses.replace(stmt, body=ir.statements_rebuilt(stmt.body, in_loop))
+        return stmt
+
+    body = ir.statements_rebuilt(list(fn.body), outside)
     return dataclasses.replace(fn, body=body) if changed else fn
 
 
@@ -75,12 +81,12 @@ def _by_number(value: ir.Expr, known: set[str], is_number: Callable[[str], bool]
 def _function_of_number(expr: ir.Expr, known: set[str], is_number: Callable[[str], bool]) -> Optional[ir.Call]:
     if not (isinstance(expr, ir.Call) and len(expr.args) == 1 and not expr.kwargs):
         return None
-    by_number = _BY_NUMBER.get(expr.fn) if isinstance(expr.fn, np.ufunc) else None
+    on_a_number = rules.fact(expr.fn, "on_a_number")
     argument = expr.args[0]
-    if by_number is None or not isinstance(argument, ir.Var) or argument.name not in known \
+    if on_a_number is None or not isinstance(argument, ir.Var) or argument.name not in known \
             or not is_number(argument.name):
         return None
-    return ir.Call(by_number, (argument,))
+    return ir.Call(on_a_number, (argument,))
 
 
 def _adjoint(expr: ir.Expr, known: set[str]) -> bool:

@@ -20,7 +20,9 @@ Checks, for each example (``example_call`` turns one into arguments, as EXAMPLES
 - ``shape_only``: other values of the same shape give the same result; ``zero_derivative``: a value
   nudged by a billionth gives the same result;
 - ``shift``: the result moves as declared when the arguments are shifted or scaled (a reduction's by
-  values that vary along the axes it keeps).
+  values that vary along the axes it keeps);
+- ``on_a_number``: the declared function gives NumPy's result on each element of the example, as a
+  Python float and as NumPy's float64 (within one ulp), and NumPy's own result on the whole array.
 
 This module imports no other part of s2s_ad but ``kinds`` (the registry calls it, in the debug
 mode ``S2S_AD_CHECK_RULES=1``, without a cycle).
@@ -383,6 +385,26 @@ def _check_floats(rule: Any, result: Any, call: ExampleCall) -> list[str]:
     return []
 
 
+def _check_on_a_number(rule: Any, result: Any, call: ExampleCall, facts: Mapping[str, Any]) -> list[str]:
+    """``on_a_number`` (see rules.FACTS): on each element of a one-argument call's float64 example, as a
+    Python float and as NumPy's float64, the declared function gives NumPy's element of the result
+    within one ulp (a NumPy may have vector code of its own), a float; on the array itself, NumPy's result."""
+    on_a_number = facts.get("on_a_number")
+    if on_a_number is None:
+        return []
+    if len(call.args) != 1 or call.kwargs or np.result_type(call.args[0]) != np.float64:
+        return []  # (an example of another dtype, or with options: nothing to compare)
+    values, found = np.asarray(call.args[0]), []
+    for value, want in zip(values.ravel().tolist(), np.asarray(result).ravel().tolist()):
+        for number in (value, np.float64(value)):
+            got = on_a_number(number)
+            if not isinstance(got, float) or abs(got - want) > np.spacing(abs(want)):
+                found.append(f"on_a_number({number!r}) gives {got!r}, NumPy {want!r}")
+    if values.ndim and not np.array_equal(on_a_number(values), result):
+        found.append("on_a_number of the example array differs from NumPy's result")
+    return found[:3]
+
+
 def _combine(a: Any, b: Any, alpha: float, beta: float) -> Any:
     if isinstance(a, list):
         return [_combine(x, y, alpha, beta) for x, y in zip(a, b)]
@@ -566,6 +588,7 @@ def contradictions(rule: Any, examples: Sequence[dict], facts: Mapping[str, Any]
         problems += _check_shape_only(rule, result, call, facts, rng)
         problems += _check_zero_derivative(rule, result, call, facts, rng)
         problems += _check_shift(rule, result, call, facts, example, rng)
+        problems += _check_on_a_number(rule, result, call, facts)
         differentiable = [n for n in rule.differentiable_inputs() if n in call.differentiable]
         if rule.form == "linear":
             problems += _check_linear(rule, call, differentiable, rng, "linear=True")

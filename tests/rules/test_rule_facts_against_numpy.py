@@ -21,6 +21,7 @@ import numpy as np
 import pytest
 
 import s2s_ad
+from s2s_ad.core.number_functions import cos_of_number, sin_of_number
 from s2s_ad.rules import rule_facts
 from s2s_ad.rules import registry as rules
 from s2s_ad.rules.rule_facts import examples_of
@@ -250,6 +251,8 @@ def python_sine(a):
 
 
 WRONG_FACTS = [
+    (numpy_sine, {"examples": ({"a": (5,)},), "elementwise": True, "on_a_number": cos_of_number}, "on_a_number"),
+    (numpy_sine, {"examples": ({"a": (5,)},), "elementwise": True, "on_a_number": sin_of_number}, None),
     (transposed_copy, {"examples": ({"a": (2, 3)},), "elementwise": True}, "broadcast shape"),
     (sums_rows, {"examples": ({"a": (2, 3)},), "result_dims": lambda a: a}, "result_dims"),
     (sums_rows, {"examples": ({"a": (2, 3)},), "result_rank": lambda a: a}, "result_rank"),
