@@ -158,7 +158,7 @@ def stale_grad_rule(out, grad, positions, d_out):
 
 
 # The Python target's adjoint products (s2s_ad/passes/number_math.py): NumPy's sin and cos of
-# one number, by math's where it gives the same number.  Never in code read back (the source target takes no
+# one number, by math's (within a few ulps of NumPy's).  Never in code read back (the source target takes no
 # such pass); their rules are NumPy's functions' all the same, so that code which holds them differentiates.
 @adjoint(sin_of_number, elementwise=True)
 def sin_of_number_rule(out, x, d_out):

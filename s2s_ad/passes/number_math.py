@@ -20,7 +20,7 @@ statements, run again in the reverse sweep or not, keep NumPy's functions; so do
 generator recomputes (recomputed values are arithmetic and indexing only: ``recording._cheap``).  Only
 in reverse loops, where an adjoint kept a Python float saves work each trip: elsewhere one call costs
 too little to change the type the code gives (a gradient may then be a Python float where it was
-NumPy's float64, the same number).
+NumPy's float64, to a few ulps).
 """
 from __future__ import annotations
 

@@ -38,9 +38,10 @@ FACTS: dict[str, str] = {
     "returns_sequence": "True: the result may be a tuple or list (np.linalg.eigh, np.split)",
     "arithmetic": "True: on numbers, the result is a number, never a 0-d array (operator.add, abs)",
     "returns_float": "True: on numbers, ints included, the result is a Python float (math.sin, math.fmod)",
-    "on_a_number": "a function of one argument giving the function's value on a number as a Python float where "
-                   "the number is a Python float or NumPy's float64 (math's speed), and the function's own result "
-                   "elsewhere (np.sin: number_functions.sin_of_number; read by passes/number_math.py)",
+    "on_a_number": "a function of one argument giving the function's value on a number (within four ulps of "
+                   "NumPy's) as a Python float where the number is a Python float or NumPy's float64 (math's "
+                   "speed), and the function's own result elsewhere (np.sin: number_functions.sin_of_number; "
+                   "read by passes/number_math.py)",
     "fill_operand": "True: elementwise on arrays: an operand filled to its shape with one value "
                     "(np.full) gives the result the 0-d array of that value (np.asarray) gives where both "
                     "have one shape, in values and dtype (NumPy 1, which typed a 0-d array by its value: "

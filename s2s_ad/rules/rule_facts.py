@@ -385,10 +385,14 @@ def _check_floats(rule: Any, result: Any, call: ExampleCall) -> list[str]:
     return []
 
 
+_ULPS = 4  # how far a twin declared ``on_a_number`` may be from NumPy's value (see below)
+
+
 def _check_on_a_number(rule: Any, result: Any, call: ExampleCall, facts: Mapping[str, Any]) -> list[str]:
     """``on_a_number`` (see rules.FACTS): on each element of a one-argument call's float64 example, as a
     Python float and as NumPy's float64, the declared function gives NumPy's element of the result
-    within one ulp (a NumPy may have vector code of its own), a float; on the array itself, NumPy's result."""
+    within four ulps (``_ULPS``: NumPy 1.22 to 1.26 compute float64 sin and cos by vector code of their
+    own on AVX-512 machines, 3 ulps from the C library's seen), a float; on the array, NumPy's result."""
     on_a_number = facts.get("on_a_number")
     if on_a_number is None:
         return []
@@ -398,7 +402,8 @@ def _check_on_a_number(rule: Any, result: Any, call: ExampleCall, facts: Mapping
     for value, want in zip(values.ravel().tolist(), np.asarray(result).ravel().tolist()):
         for number in (value, np.float64(value)):
             got = on_a_number(number)
-            if not isinstance(got, float) or abs(got - want) > np.spacing(abs(want)):
+            # (near a zero of the function, ulps of 1e-3: vector code's error there is absolute)
+            if not isinstance(got, float) or abs(got - want) > _ULPS * np.spacing(max(abs(want), 1e-3)):
                 found.append(f"on_a_number({number!r}) gives {got!r}, NumPy {want!r}")
     if values.ndim and not np.array_equal(on_a_number(values), result):
         found.append("on_a_number of the example array differs from NumPy's result")
