@@ -8,9 +8,9 @@ several rounds (the layers taking turns in each), in nanoseconds per call, of:
 * ``grad``: ``s2s_ad.grad(f, wrt=...)`` called, what the user pays (the API layer on top);
 * with Numba installed, ``hand-numba`` (the twin in ``numba_twins.py`` compiled by ``numba.njit``),
   ``dispatcher`` (Numba's dispatcher of the generated code, called alone), ``run`` (the wrapper
-  ``targets/numba/target.py`` puts around it: fallback and dtype checks; a cached call of the gradient runs
-  its ``checked`` part, the dtypes known from the call's key) and ``grad-numba``
-  (``backend="numba"``).
+  ``targets/numba/target.py`` puts around it: fallback and dtype checks; a cached call of the gradient
+  skips it, the dtypes known from the call's key: once the code has compiled and run, its generated
+  test calls the dispatcher itself, ``checked.direct``) and ``grad-numba`` (``backend="numba"``).
 
 ``grad`` minus ``generated`` (and ``grad-numba`` minus ``dispatcher``) is the API layer's cost:
 reading the arguments' kinds, finding the cached code, unpacking the result.  Ratios only mean

@@ -219,12 +219,14 @@ def _run_function_of_arrays(owner: Callable, types: tuple, entry: Entry, arrays:
     names = [f"a{i}" for i in range(len(types))]
     tests = _hit_tests(owner, types, entry, arrays, args, namespace, names)
     given = "(gradient,)" if wrapped else "gradient"
+    inline = getattr(as_is, "inline", None)  # (the look written out: no call of its own)
+    looks = inline("gradient", namespace) if inline is not None else "has_is(gradient)"
     text = (f"def run(args):\n    try:\n        ({''.join(n + ', ' for n in names)}) = args\n"
             f"        passed = {' and '.join(tests)}\n"
             "    except QUICK_ERRORS:\n        passed = False\n"
             "    if not passed:\n        return hMISSED\n"
-            f"    gradient = hfunction({', '.join(names)})\n"
-            f"    return {given} if has_is(gradient) else hUnfinished(gradient, hfunction, htarget)\n")
+            + _running(entry[0], names, "gradient = ", namespace) +
+            f"    return {given} if {looks} else hUnfinished(gradient, hfunction, htarget)\n")
     exec(text, namespace)  # noqa: S102 (our own text)
     return namespace.pop("run")
 
@@ -244,9 +246,28 @@ def _run_function(owner: Callable, types: tuple, entry: Entry) -> Callable[[tupl
     text = (f"def run(args):\n    try:\n        ({''.join(n + ', ' for n in names)}) = args\n"
             f"        passed = {' and '.join(tests)}\n"
             "    except QUICK_ERRORS:\n        passed = False\n"
-            f"    return hfunction({', '.join(names)}) if passed else hMISSED\n")
+            "    if not passed:\n        return hMISSED\n"
+            + _running(entry[0], names, "return ", namespace))
     exec(text, namespace)  # noqa: S102 (our own text)
     return namespace.pop("run")
+
+
+def _running(function: Callable, names: list[str], into: str, namespace: dict[str, Any]) -> str:
+    """The lines of a generated run that call ``function`` (``hfunction``) on ``names``, starting
+    ``into`` (``"return "``, ``"gradient = "``).  Where ``function`` carries ``direct`` (a one-item
+    list: what a call of it comes down to once its code has compiled and run, else None; the Numba
+    target's ``checked``), they call that without ``function``'s frame, and ``function`` where it is
+    None or raises (which then runs it again and decides: falls back to Python, or raises the user's
+    error from the Python code)."""
+    call = f"({', '.join(names)})"
+    direct = getattr(function, "direct", None)
+    if direct is None:
+        return f"    {into}hfunction{call}\n"
+    namespace["hdirect"] = direct
+    # (the fallback's call outside the handler: an error it raises is the user's, with no Numba error as its context)
+    return ("    direct = hdirect[0]\n    if direct is not None:\n        try:\n"
+            f"            {into}direct{call}\n        except Exception:\n            direct = None\n"
+            f"    if direct is None:\n        {into}hfunction{call}\n")
 
 
 def _hit_tests(owner: Callable, types: tuple, entry: Entry, arrays: Optional[tuple], args: tuple,
@@ -259,16 +280,17 @@ def _hit_tests(owner: Callable, types: tuple, entry: Entry, arrays: Optional[tup
     replaced in place, the call takes the slow path, which reads its parameters again.  (Its names
     start with ``h``, the snapshot's with ``q``; the arguments are ``args[i]``, or ``names`` where given.)"""
     tests = []
+    given = names if names is not None else [f"args[{i}]" for i in range(len(types))]
     for i, t in enumerate(types):
         namespace[f"htype{i}"] = t
-        tests.append(f"{names[i] if names is not None else f'args[{i}]'}.__class__ is htype{i}")
+        tests.append(f"{given[i]}.__class__ is htype{i}")
     positions, numpy_arrays = arrays if arrays is not None else ((), ())
     for i in positions:
         namespace[f"hshape{i}"] = args[i].shape
-        tests.append(f"args[{i}].shape == hshape{i}")
+        tests.append(f"{given[i]}.shape == hshape{i}")
         if i in numpy_arrays:  # (the very dtype object: another one equal to it takes the dictionary's look-up)
             namespace[f"hdtype{i}"] = args[i].dtype
-            tests.append(f"args[{i}].dtype is hdtype{i}")
+            tests.append(f"{given[i]}.dtype is hdtype{i}")
     snapshot = entry[2]
     if snapshot is None:
         namespace.update(howner=owner, hcode=getattr(owner, "__code__", None))

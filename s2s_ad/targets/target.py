@@ -287,7 +287,9 @@ class Target(abc.ABC):
         types, shapes and dtypes a cached entry is kept for): true only where ``like`` would leave
         the gradient as it is and ``handed_out`` would not copy it, so that the API hands it over
         untouched.  None (the default) where the target has no such test: every gradient then takes
-        ``like`` and the ownership check."""
+        ``like`` and the ownership check.  The test may carry ``inline(name, namespace)``: the same
+        test as a Python expression of ``name``, the objects it names put in ``namespace``, which a
+        generated caller writes out in place of a call."""
         return None
 
     @abc.abstractmethod
@@ -473,6 +475,14 @@ class NumPyTarget(Target):
 
         def writable_of_its_dtype(gradient: Any) -> bool:
             return gradient.__class__ is np.ndarray and gradient.dtype == dtype and gradient.flags.writeable
+
+        def inline(name: str, namespace: dict[str, Any]) -> str:
+            # the same test as an expression, for a generated caller to write out (calling.py): the
+            # dtype object itself first (NumPy's and Numba's results hold the canonical one), else equal
+            namespace.update(rNDARRAY=np.ndarray, rDTYPE=dtype)
+            return (f"({name}.__class__ is rNDARRAY and ({name}.dtype is rDTYPE or {name}.dtype == rDTYPE)"
+                    f" and {name}.flags.writeable)")
+        setattr(writable_of_its_dtype, "inline", inline)
         return writable_of_its_dtype
 
     # A plain function, not a method: the reference counts it reads are calibrated for a call

@@ -493,9 +493,59 @@ def test_the_as_returned_test_passes_only_writable_arrays_of_the_arguments_dtype
     dtype, of a subclass or of a number; no test for a primal that is not an array."""
     from s2s_ad.targets.target import NUMPY
     as_is = NUMPY.as_returned(np.zeros(3))
-    assert as_is(np.ones(2)) and as_is(np.ones(2, dtype=np.dtype("<f8")))
+    namespace: dict = {}
+    written_out = as_is.inline("result", namespace)  # (what a generated run writes in place of the call)
+
+    def both(value):
+        inline = eval(written_out, {**namespace, "result": value})  # noqa: S307 (the library's own text)
+        assert bool(inline) == as_is(value)
+        return as_is(value)
+
+    assert both(np.ones(2)) and both(np.ones(2, dtype=np.dtype("<f8")))
     read_only = np.ones(2)
     read_only.flags.writeable = False
     for other in (read_only, np.ones(2, np.float32), np.ma.ones(2), 1.0, np.float64(1.0)):
-        assert not as_is(other)
+        assert not both(other)
     assert NUMPY.as_returned(1.0) is None and NUMPY.as_returned(np.float64(1.0)) is None
+
+
+@pytest.mark.skipif(numba is None, reason="numba is not installed (pip install 's2s_ad[numba]')")
+@pytest.mark.self_check_off  # (a self-checked call has a result to finish: it takes the _hit path)
+@pytest.mark.parametrize("with_arrays", [False, True])
+def test_the_compiled_code_called_directly_hands_a_failure_to_the_checked_path(with_arrays, monkeypatch):
+    """White-box: once a call has compiled and run the code, the hot path calls Numba's dispatcher
+    itself (``checked.direct``); where that raises, ``checked`` runs the call as ever.  A failure of
+    the compiled code alone (stood in for by a function that raises) still gives the right gradient,
+    and the dispatcher is called directly again afterwards; the user's own error (an index out of
+    range) is raised as Python raises it, and the next call's numbers are right."""
+    monkeypatch.setenv("S2S_AD_CHECK", "0")
+
+    def pick(x, k):
+        return x[k] * x[0] + 3.0 * x[k]
+
+    x = np.array([1.5, -2.0, 0.5]) if with_arrays else None
+    if with_arrays:
+        gradient = s2s_ad.grad(pick, wrt=0, backend="numba")
+        call, expected = (lambda k: gradient(x, k)), (lambda k: np.eye(3)[k] * (x[0] + 3.0) + np.eye(3)[0] * x[k])
+    else:
+        gradient = s2s_ad.grad(poly, wrt=(0, 1), backend="numba")
+        call, expected = (lambda y: gradient(1.5, float(y))), (lambda y: (2 * 1.5 * y + 3.0, 1.5 * 1.5))
+    for _ in range(2):
+        np.testing.assert_allclose(call(1), expected(1))
+    run = next(iter(gradient._by_kinds.values())).function
+    direct = run.checked.direct
+    assert direct[0] is run.compiled  # (compiled and run: the hot path's call)
+    stood_in = []
+
+    def failing(*args):
+        stood_in.append(args)
+        raise RuntimeError("a failure of the compiled code alone")
+
+    direct[0] = failing
+    np.testing.assert_allclose(call(2), expected(2))
+    assert len(stood_in) == 1 and direct[0] is run.compiled  # (checked ran it, and it is direct again)
+    if with_arrays:
+        with pytest.raises(IndexError):
+            call(7)
+    np.testing.assert_allclose(call(1), expected(1))
+    assert run.state["run"] is run.compiled and direct[0] is run.compiled

@@ -298,6 +298,12 @@ def _compiled(function: Callable, emitted: Any, background: bool = False) -> Cal
         if background and state["run"] is dispatcher and hasattr(dispatcher, "py_func") \
         else None
 
+    # What a call of ``checked`` comes down to once the code has compiled and run (the dispatcher, or
+    # the wrapper passing it the module's arrays), None before and from a fallback on: the API's hot
+    # path calls it without ``checked``'s frame and tests, and calls ``checked`` where it raises, which
+    # then runs it again and decides as ever (``calling._run_function``).
+    direct: list[Optional[Callable]] = [None]
+
     @functools.wraps(function)
     def run(*args: Any) -> Any:
         if state["run"] is not function:
@@ -324,7 +330,7 @@ def _compiled(function: Callable, emitted: Any, background: bool = False) -> Cal
                 return function(*args)
             compiling = None  # (compiled: the hot path tests no more than this)
         try:
-            return current(*args)
+            returned = current(*args)
         except (_Refused, *errors) as refused:  # Numba cannot compile it: the Python code runs from now on
             fall_back(refused)
             return function(*args)
@@ -334,6 +340,9 @@ def _compiled(function: Callable, emitted: Any, background: bool = False) -> Cal
             result = function(*args)
             fall_back(raised)
             return result
+        if direct[0] is not current and state["run"] is current:  # (compiled and run: see ``direct``)
+            direct[0] = current
+        return returned
 
     def say_narrow(why: str) -> None:
         if not state.get("narrow"):
@@ -345,6 +354,7 @@ def _compiled(function: Callable, emitted: Any, background: bool = False) -> Cal
 
     def fall_back(reason: BaseException) -> None:
         with lock:
+            direct[0] = None
             if state["run"] is not function:
                 state["run"] = function
                 warnings.warn(CompileFallbackWarning(_fallback_message(function, emitted, reason)),
@@ -358,6 +368,7 @@ def _compiled(function: Callable, emitted: Any, background: bool = False) -> Cal
         setattr(wrapper, "unproven", unproven)
         setattr(wrapper, "background", compiling)
     setattr(run, "checked", checked)
+    setattr(checked, "direct", direct)  # (checked's alone: run looks at dtypes first)
     setattr(checked, "fresh_returns", getattr(function, "fresh_returns", False))  # (run has it: functools.wraps)
     return run
 
