@@ -223,34 +223,47 @@ def _read_after(before: ir.Function, store: ir.Store, kept: set[int]) -> bool:
         grown = not bound <= names
         names |= bound
     # a statement before the store in its loop runs at the next trip: it sees the write only through names
-    # the trip has not bound anew before reading them
-    fresh = _bound_anew_each_trip(order, around[0], names) if len(around) == 1 else set()
+    # the trip has not bound anew, on every path, before reading them
+    stale = _stale_readers(around[0], order, names) if len(around) == 1 else None
     for i, (s, loops) in enumerate(order):
         if s.sid not in kept or not (i > at or (around and around[0] in loops)):
             continue
-        seen = names if i > at else names - fresh
-        if any(n in seen for e in ir.exprs_of(s) for n in ir.names_read(e)):
+        if i < at and stale is not None:
+            if s.sid in stale:
+                return True
+        elif any(n in names for e in ir.exprs_of(s) for n in ir.names_read(e)):
             return True
     return False
 
 
-def _bound_anew_each_trip(order: list[tuple[ir.Stmt, tuple]], loop: int, names: set[str]) -> set[str]:
-    """The ``names`` every trip of the loop ``loop`` (not nested in another) binds at its top level before
-    any statement of the trip reads them: what the trip reads by those names is what it bound."""
+def _stale_readers(loop: int, order: list[tuple[ir.Stmt, tuple]], names: set[str]) -> set[int]:
+    """The statements of the loop ``loop`` (not nested in another; nested statements included) that read
+    one of ``names`` where some path from the top of a trip reaches them without binding it anew: what
+    they read may be the array a write of the trip before changed.  A name counts as bound anew after a
+    statement binds it from nothing among the stale ``names`` (``B = np.zeros_like(M)``; ``c = b`` before
+    ``b = ...`` holds the array of the trip before), after both branches of an ``if`` bind it anew, never
+    by a loop nested in it (which may run no trip)."""
     loop_stmt = next(s for s, _ in order if s.sid == loop)
     assert isinstance(loop_stmt, (ir.For, ir.While))
-    fresh: set[str] = set()
-    read: set[str] = set()
-    for stmt in (loop_stmt.test_block if isinstance(loop_stmt, ir.While) else []) + loop_stmt.body:
-        inside = [s for s, _ in _in_order([stmt])]
-        reads = {n for s in inside for e in ir.exprs_of(s) for n in ir.names_read(e)}
-        read |= reads
-        # (a name bound from one of the names not yet bound anew, ``c = b`` before ``b = ...``, holds the
-        # array of the trip before)
-        if isinstance(stmt, ir.Assign) and stmt.target in names and stmt.target not in read \
-                and not (reads & names) - fresh:
-            fresh.add(stmt.target)
-    return fresh
+    stale: set[int] = set()
+
+    def through(block: list[ir.Stmt], fresh: frozenset[str]) -> frozenset[str]:
+        for stmt in block:
+            reads = {n for e in ir.exprs_of(stmt) for n in ir.names_read(e)}
+            if reads & (names - fresh):
+                stale.add(stmt.sid)
+            if isinstance(stmt, ir.If):
+                fresh = through(stmt.body, fresh) & through(stmt.orelse, fresh)
+            elif isinstance(stmt, ir.For):
+                through(stmt.body, fresh)
+            elif isinstance(stmt, ir.While):
+                through(stmt.body, through(stmt.test_block, fresh))
+            elif isinstance(stmt, ir.Assign) and stmt.target in names and not reads & (names - fresh):
+                fresh = fresh | {stmt.target}
+        return fresh
+
+    through((loop_stmt.test_block if isinstance(loop_stmt, ir.While) else []) + loop_stmt.body, frozenset())
+    return stale
 
 
 def check_no_primal_lost(before: ir.Function, fn: ir.Function, primal: Collection[int], after: str) -> None:

@@ -360,6 +360,17 @@ def _drop_the_first_store(fn, context):
     # the array made anew at the top of each trip before any read: the next trip cannot see the write
     ("    s = 0.0\n    for i in range(2):\n        w = x * 1.0\n        s = s + w[0]\n        w[0] = 2.0\n"
      "    return s\n", False, "forward"),
+    # made anew at the top of a branch each trip takes or skips whole (a `continue`), read and written
+    # only there: dead (the shared generators' gen and gen2 found the check refusing it)
+    ("    s = 0.0\n    for i in range(3):\n        if i == 1:\n            continue\n        w = x * 1.0\n"
+     "        s = s + w[0]\n        w[0] = 2.0\n    return s\n", False, "forward"),
+    ("    s = 0.0\n    for i in range(3):\n        if i == 1:\n            continue\n        w = x * 1.0\n"
+     "        if w[1] > -1e9:\n            s = s + x[0]\n        w[0] = 2.0\n    return s\n", False, "forward"),
+    ("    s = 0.0\n    for i in range(3):\n        if i != 1:\n            w = x * 1.0\n            s = s + w[0]\n"
+     "            w[0] = 2.0\n    return s\n", False, "forward"),
+    # made anew on one branch alone: a trip down the other reads what the trip before wrote
+    ("    s = 0.0\n    w = x * 1.0\n    for i in range(3):\n        if i == 0:\n            w = x * 1.0\n"
+     "        s = s + w[0]\n        w[0] = 2.0 * x[1]\n    return s\n", True, "reverse"),
 ])
 def test_the_checking_mode_tells_a_lost_write_from_a_dead_one(monkeypatch, tmp_path, source, lost, mode):
     from conftest import module_from_source
