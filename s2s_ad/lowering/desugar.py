@@ -47,6 +47,14 @@ def _at(node: Any, line: int) -> Any:
     return node
 
 
+def _guarded(test: Any, body: list, line: int) -> gast.If:
+    """``if test: body``, the ``if`` and its test at ``line``; the statements of ``body`` keep their own
+    lines (what the generated code's ``# line`` comments and an error's note name)."""
+    guard = gast.If(test=_at(test, line), body=body, orelse=[])
+    guard.lineno, guard.col_offset, guard.end_lineno, guard.end_col_offset = line, 0, line, 0
+    return guard
+
+
 def _true() -> gast.Constant:
     return gast.Constant(value=True, kind=None)
 
@@ -169,7 +177,7 @@ class Desugar:
                 if rest:
                     rest_body, _ = self.block(rest)
                     if rest_body:
-                        out.append(_at(gast.If(test=self._continuing(), body=rest_body, orelse=[]), rest[0].lineno))
+                        out.append(_guarded(self._continuing(), rest_body, rest[0].lineno))
                 return out, True
         return out, False
 

@@ -125,3 +125,53 @@ def test_loop_carried_values_are_updated_together(n):
 def test_a_nested_loop_whose_outer_loop_may_not_run(n):
     # regression: the inner loop's starting copy was taken for an outer loop value (unbound when n = 0)
     assert_gradient_matches(cf.loop_in_a_loop_that_may_not_run, (0.5, n))
+
+
+_AFTER_EARLY_EXITS = '''import numpy as np
+
+
+def after_continue(x):
+    s = 0.0
+    for i in range(3):
+        if i == 1:
+            continue
+        w = x * 1.0
+        s = s + w[0]
+        s = s + w[i + 5]  # out of range: after_continue
+    return s
+
+
+def after_break(x):
+    s = 0.0
+    for i in range(3):
+        if s > 100.0:
+            break
+        s = s + x[0]
+        s = s + x[i + 5]  # out of range: after_break
+    return s
+
+
+def after_a_return_in_a_loop(x):
+    for i in range(3):
+        if x[0] > 100.0:
+            return x[0]
+    t = x * 2.0
+    return t[7]  # out of range: after_a_return_in_a_loop
+'''
+
+
+@pytest.mark.parametrize("name", ["after_continue", "after_break", "after_a_return_in_a_loop"])
+def test_an_error_after_an_early_exit_names_its_own_line(tmp_path, name):
+    """The statements after a ``continue``, ``break`` or ``return`` run under a guard the rewrite adds;
+    each keeps its own line: an error's note and the generated code's ``# line`` comments name it,
+    not the guard's first statement."""
+    from conftest import module_from_source
+    module = module_from_source(tmp_path, "early_exits_", _AFTER_EARLY_EXITS)
+    function = getattr(module, name)
+    marked = 1 + next(i for i, text in enumerate(_AFTER_EARLY_EXITS.splitlines())
+                      if text.endswith(f"# out of range: {name}"))
+    with pytest.raises(IndexError) as caught:
+        s2s_ad.grad(function)(np.ones(3))
+    note = "\n".join(getattr(caught.value, "__notes__", []))
+    assert f"generated from line {marked} of " in note, note
+    assert f"# line {marked}" in s2s_ad.grad(function).source_for(np.ones(3))
