@@ -12,7 +12,7 @@ import builtins
 import numpy as np
 
 from s2s_ad.rules import adjoint, tangent
-from s2s_ad.core.runtime import adjoints_added, list_append, unbroadcast, unbroadcast_to
+from s2s_ad.core.runtime import adjoints_added, list_append, list_with, list_without, unbroadcast, unbroadcast_to
 
 
 @adjoint(list_append, linear=True, examples=({"items": [(), ()], "item": ()}, {"items": [(3,), (3,)], "item": (3,)}),
@@ -20,6 +20,19 @@ from s2s_ad.core.runtime import adjoints_added, list_append, unbroadcast, unbroa
 def list_append_rule(out, items, item, d_out):  # not named list_append: that would hide the helper
     d_items = d_out[:-1]
     d_item = d_out[-1]
+
+
+@adjoint(list_with, linear=True, zero_derivative=("index",), may_view=True, returns_sequence=True,
+         examples=({"items": [(), (), ()], "index": 1, "item": ()}, {"items": [(3,), (3,)], "index": -2, "item": (3,)}))
+def list_with_rule(out, items, index, item, d_out):  # items[index] = item: the item written over gets nothing
+    d_items = list_without(d_out, index)
+    d_item = d_out[index]
+
+
+@adjoint(list_without, linear=True, zero_derivative=("index",), returns_sequence=True,
+         examples=({"grad": [(), (), ()], "index": 1}, {"grad": (2, 3), "index": -1}))
+def list_without_rule(out, grad, index, d_out):  # a piece made zero: its own adjoint (forward over reverse)
+    d_grad = list_without(d_out, index)
 
 
 @adjoint(adjoints_added, linear=True, returns_sequence=True,

@@ -15,6 +15,7 @@ no state, and is itself differentiable by ``templates/runtime_helpers.py``
 from __future__ import annotations
 
 import math
+from operator import index as operator_index
 import numbers
 from typing import Any, Callable, Optional
 
@@ -681,6 +682,30 @@ def list_append(items: list, item: Any) -> list:
     list): it is read row by row, never added to.
     """
     return [*items, item]
+
+
+def list_with(items: Any, index: Any, item: Any) -> Any:
+    """A new list: ``items`` with the item at ``index`` replaced by ``item``.  What ``items[index] = item``
+    means in differentiated code (the frontend's ``list_sharing`` proved no other name holds the list);
+    an index out of range or not an integer raises as Python does.  ``items`` may also be an array of
+    rows (a zero tangent or adjoint of a list): a copy with that row replaced."""
+    changed = items.copy() if isinstance(items, np.ndarray) else list(items)
+    changed[operator_index(index)] = item
+    return changed
+
+
+def list_set(items: list, index: Any, item: Any) -> None:
+    """``items[index] = item``: ``list_with`` written in place where no later read can tell the list as it
+    was from the new one (``memory.lists``; the pass ``grow_lists_in_place``)."""
+    items[operator_index(index)] = item
+
+
+def list_without(grad: Any, index: Any) -> Any:
+    """The adjoint of ``items`` in ``items[index] = item``: ``grad`` (a list's adjoint: an array with a row
+    per item, or a piece per item) with the piece at ``index`` zero: the item written over reaches no value."""
+    kept = grad.copy() if isinstance(grad, np.ndarray) else list(grad)
+    kept[index] = zeros_like(kept[index])
+    return kept
 
 
 def adjoints_added(current: Any, contribution: Any) -> Any:

@@ -124,7 +124,7 @@ PASSES: dict[str, Pass] = {p.name: p for p in [
          lambda fn, c: release_dead_arrays(fn, c.arrays, c.known), after=("carry_elements",),
          chosen_by_target=True),
     Pass("grow_lists_in_place", (ADJOINT, PARTS, TANGENT),
-         "an append no later read can tell from a new list grows its list (no copy per append)",
+         "an append or item write no later read can tell from a new list changes its list (no copy per change)",
          lambda fn, c: grow_lists_in_place(fn), after=("optimize", "release_dead_arrays"), chosen_by_target=True),
     Pass("math_on_numbers", (ADJOINT, PARTS),
          "in a reverse loop, an adjoint times np.sin or np.cos of a number by math's (on_a_number): Python floats",

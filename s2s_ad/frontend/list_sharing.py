@@ -1,18 +1,22 @@
-"""Lists grown while another name holds them: refused before anything runs.
+"""Lists grown or written into while another name holds them: refused before anything runs.
 
 Lowering treats a list as a value: ``items.append(v)`` and ``items += [v]`` bind ``items`` to a new,
-longer list.  Python grows the one list object, so every other holder sees it grow: a name bound to
-it (``b = items``), a tuple, list or dict holding it, the caller of a helper that grows a list it was
-given.  Where such a holder is read after the list grew, the value would differ from Python's: a
-wrong number.  This check finds every list the function grows and refuses the function where the
-list may be held elsewhere at the time, naming the line where another holder took it.
+longer list, ``items[i] = v`` to a new list with that item replaced.  Python changes the one list
+object, so every other holder sees the change: a name bound to it (``b = items``), a tuple, list or
+dict holding it, the caller of a helper that changes a list it was given, a loop walking it.  Where
+such a holder is read after the change, the value would differ from Python's: a wrong number.  This
+check finds every list the function changes and refuses the function where the list may be held
+elsewhere at the time, naming the line where another holder took it; and a list changed inside a
+loop that walks it (``for v in items``, ``enumerate(items)``), whose later trips Python would give the
+changed items.  It marks the changes lowering makes new lists of (``extends_a_list``,
+``stores_into_a_list``): those into a name that is a list wherever the function binds it.
 
 Input: a function's gast tree (after ``sugar.py``) and its body without the docstring.  Output:
 nothing, or a ``TransformError`` (through ``refuse``) at the first holder of a grown list.
 
-A list grown here (``items.append(v)``, ``items += [...]`` where ``items`` is a list) is accepted
-when every binding of its name makes a new list (a display, a comprehension, ``list(...)``,
-``sorted(...)``, ``a + b``), it is not a parameter (the caller's list), and each read of it
+A list changed here (``items.append(v)``, ``items += [...]``, ``items[i] = v``, ``items[i] += v`` where
+``items`` is a list) is accepted when every binding of its name makes a new list (a display, a
+comprehension, ``list(...)``, ``sorted(...)``, ``a + b``, ``[v] * n``), it is not a parameter (the caller's list), and each read of it
 lets no other object hold it: the list grown, an item or slice read, a call of ``len``, ``sum``,
 ``np.*``, ``math.*`` and the like (which make new objects), an iteration, a test, an arithmetic
 operand, ``return``.  Any other read (``b = items``, ``(items, x)``, ``f(items)`` for a user's
@@ -43,6 +47,9 @@ _READING_METHODS = frozenset({"copy", "index", "count"})
 # The attribute of an ``items += [...]`` node that ``check_list_sharing`` marks: ``items`` is a list in
 # every binding of the function (lowering's fact: a longer list, never a write into an array it holds).
 _EXTENDS = "s2s_ad_extends_a_list"
+# The attribute of the target ``items[i]`` of a store or an update that ``check_list_sharing`` marks:
+# ``items`` is a list in every binding of the function (lowering's fact: a new list, the item replaced).
+_INTO_A_LIST = "s2s_ad_into_a_list"
 
 
 def extends_a_list(update: Any) -> bool:
@@ -51,15 +58,22 @@ def extends_a_list(update: Any) -> bool:
     return bool(getattr(update, _EXTENDS, False))
 
 
+def stores_into_a_list(target: Any) -> bool:
+    """True if ``target``, the ``items[i]`` of a store or an in-place update checked by
+    ``check_list_sharing``, is an item of a list: ``items`` is a list wherever the function binds it."""
+    return bool(getattr(target, _INTO_A_LIST, False))
+
+
 def check_list_sharing(function: gast.FunctionDef, body: list, refuse: Refuse) -> None:
-    """Refuse ``function`` where a list it grows may be held by another name or object (see the
-    module docstring); mark each ``items += [...]`` whose ``items`` is a list wherever it is bound
-    (``extends_a_list``)."""
+    """Refuse ``function`` where a list it grows or writes an item into may be held by another name or
+    object (see the module docstring); mark each ``items += [...]`` whose ``items`` is a list wherever
+    it is bound (``extends_a_list``), and each ``items[i]`` stored into or updated (``stores_into_a_list``)."""
     parents = _parents(function)
     _mark_list_extensions(function, body, parents)
     grown = _grown_lists(body)
     if not grown:
         return
+    _refuse_changes_while_walked(body, grown, refuse)
     params = {a.id for a in function.args.posonlyargs + function.args.args + function.args.kwonlyargs}
     last_growth = {name: max(position for position, _ in at) for name, at in grown.items()}
     for position, stmt in enumerate(body):
@@ -73,17 +87,43 @@ def check_list_sharing(function: gast.FunctionDef, body: list, refuse: Refuse) -
                              grown[name][0][1])
             if isinstance(node.ctx, gast.Store):
                 if not _makes_new_list(parents, node) and position <= last_growth[name]:
-                    raise refuse(f"growing the list {name!r}, bound to a list another name may hold",
-                                 "make it a new list where it is bound (items = list(other)), or build a new "
-                                 "list at each step (items = items + [v])", node)
+                    raise refuse(f"{_changing(grown[name][-1][1])} the list {name!r}, bound to a list another "
+                                 "name may hold", "make it a new list where it is bound (items = list(other)), "
+                                 "or build a new list at each step (items = items + [v])", node)
                 continue
             if isinstance(node.ctx, gast.Load) and not _lets_no_one_hold(parents, node) \
                     and position <= last_growth[name]:
-                raise refuse(f"the in-place update of {name} (line {grown[name][-1][1].lineno}: append or +=), a "
+                change = grown[name][-1][1]
+                how = "an item written" if isinstance(change, gast.Subscript) else "append or +="
+                raise refuse(f"the in-place update of {name} (line {change.lineno}: {how}), a "
                              "list that another name or object takes here",
-                             "Python grows the one list, so the other holder would see it grow, which s2s_ad "
+                             "Python changes the one list, so the other holder would see the change, which s2s_ad "
                              "does not follow: let the other take the list once it is complete, or build a "
                              "new list at each step (items = items + [v])", node)
+
+
+def _refuse_changes_while_walked(body: list, grown: dict[str, list[tuple[int, Any]]], refuse: Refuse) -> None:
+    """Refuse a list grown or written into by a loop that walks it (``for v in items``, through
+    ``enumerate``, ``zip``, ``reversed`` or ``iter``): Python's loop reads each item when it comes to it,
+    so it sees the change, where the lowered loop walks the list as it was when the loop began."""
+    for loop in (n for n in _own_scope(body) if isinstance(n, gast.For)):
+        inside = {id(n) for stmt in loop.body + loop.orelse for n in gast.walk(stmt)}
+        for name in sorted(_walked_lazily(loop.iter) & grown.keys()):
+            change = next((node for _, node in grown[name] if id(node) in inside), None)
+            if change is not None:
+                raise refuse(f"{_changing(change)} the list {name!r} in a loop that walks it", "Python's loop reads "
+                             "each item when it comes to it, so it would see the change; loop over "
+                             f"range(len({name})) and read {name}[i], or walk a copy (for v in list({name}))", change)
+
+
+def _walked_lazily(iterable: Any) -> set[str]:
+    """The names whose list a loop over ``iterable`` reads item by item as it goes: the iterable itself,
+    or one given to ``enumerate``, ``zip``, ``reversed`` or ``iter``."""
+    if isinstance(iterable, gast.Name):
+        return {iterable.id}
+    if isinstance(iterable, gast.Call) and isinstance(iterable.func, gast.Name) and iterable.func.id in _LAZY_READERS:
+        return {name for arg in iterable.args for name in _walked_lazily(arg)}
+    return set()
 
 
 def _grown_lists(body: list) -> dict[str, list[tuple[int, Any]]]:
@@ -107,7 +147,9 @@ def _list_names(body: list) -> set[str]:
 
 
 def _grows(node: Any, lists: set[str]) -> Optional[str]:
-    """The name of the list the statement ``node`` grows in place, or None."""
+    """The name of the list the statement ``node`` grows or writes an item into in place, or None."""
+    if isinstance(node, gast.Subscript) and stores_into_a_list(node):
+        return str(node.value.id)
     if isinstance(node, gast.Expr) and isinstance(node.value, gast.Call):
         func = node.value.func
         if isinstance(func, gast.Attribute) and func.attr == "append" and isinstance(func.value, gast.Name):
@@ -116,6 +158,11 @@ def _grows(node: Any, lists: set[str]) -> Optional[str]:
             and (node.target.id in lists or isinstance(node.value, (gast.List, gast.ListComp)))):
         return str(node.target.id)
     return None
+
+
+def _changing(change: Any) -> str:
+    """How a refusal names the change ``change`` (a node ``_grows`` found) makes to its list."""
+    return "writing an item into" if isinstance(change, gast.Subscript) else "growing"
 
 
 def _parents(tree: Any) -> dict[int, Any]:
@@ -177,9 +224,13 @@ def _mark_list_extensions(function: gast.FunctionDef, body: list, parents: dict[
     """Mark the ``items += ...`` of ``body`` (its own scope, nested functions left out) where every
     binding of ``items`` makes a list: a display, a comprehension, ``list(...)``, ``sorted(...)``, ``+``
     with a list, or ``+=`` itself; never a parameter, a loop's index or an unpacked item."""
-    updates = [node for node in _own_scope(body) if isinstance(node, gast.AugAssign)
+    own = _own_scope(body)
+    updates = [node for node in own if isinstance(node, gast.AugAssign)
                and isinstance(node.target, gast.Name) and isinstance(node.op, gast.Add)]
-    if not updates:
+    # (items[i] = v and items[i] += v of the function's own scope: a nested def's store is its own)
+    items = [node for node in own if isinstance(node, gast.Subscript) and isinstance(node.ctx, gast.Store)
+             and isinstance(node.value, gast.Name)]
+    if not updates and not items:
         return
     params = {a.id for a in function.args.posonlyargs + function.args.args + function.args.kwonlyargs}
     stores: dict[str, list[Any]] = {}
@@ -199,6 +250,9 @@ def _mark_list_extensions(function: gast.FunctionDef, body: list, parents: dict[
     for update in updates:
         if update.target.id in lists:
             setattr(update, _EXTENDS, True)
+    for item in items:
+        if item.value.id in lists:
+            setattr(item, _INTO_A_LIST, True)
 
 
 def _own_scope(body: list) -> list:
@@ -228,4 +282,7 @@ def _a_list(value: Any, lists: set[str]) -> bool:
         return value.id in lists
     if isinstance(value, gast.BinOp) and isinstance(value.op, gast.Add):
         return _a_list(value.left, lists) and _a_list(value.right, lists)  # (an array + [v] is an array)
+    if isinstance(value, gast.BinOp) and isinstance(value.op, gast.Mult):  # [0.0] * n, n * [0.0]
+        # ([0.0] * a of an array a is an array: runtime.list_with writes into a copy of it, as NumPy would)
+        return isinstance(value.left, (gast.List, gast.ListComp)) or isinstance(value.right, (gast.List, gast.ListComp))
     return isinstance(value, gast.Call) and isinstance(value.func, gast.Name) and value.func.id in ("list", "sorted")

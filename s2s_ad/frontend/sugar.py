@@ -231,6 +231,7 @@ def _element_bound_first(stmt: Any, assigns: list, taken: set) -> Any:
         holder = _assigned_before(f"{inner.id}_item", read, stmt, assigns, taken)
     store = _located(gast.Subscript(value=holder, slice=target.slice, ctx=gast.Store()), target)
     store.written_as = ast.unparse(gast.gast_to_ast(target))  # what a refusal names: the user's a[i][j]
+    store.holder_written_as = ast.unparse(gast.gast_to_ast(target.value))  # and the element written into: a[i]
     if isinstance(stmt, gast.Assign):
         return _located(gast.Assign(targets=[store], value=stmt.value, type_comment=None), stmt)
     return _located(gast.AugAssign(target=store, op=stmt.op, value=stmt.value), stmt)

@@ -64,6 +64,7 @@ from .lower_scan import is_append, names_read, reads_among
 from .lower_ssa import SSABuilder
 from .lower_state import LoweringState, Part
 from .lower_writes import WriteLowering
+from ..frontend.list_sharing import stores_into_a_list
 from ..frontend.parse import ParsedFunction, parse_function, updated_parameters
 
 
@@ -277,6 +278,12 @@ class Lowering(Part):
         to the atom holding it (a new SSA name where it is computed), a subscript is a store (into an
         array, or a dict's item), a tuple unpacks it."""
         if isinstance(target, gast.Subscript):
+            if stores_into_a_list(target):  # items[i] = v: items a list the function made, no one else holds
+                replaced = self.containers.store_list_item(target, value)
+                if replaced is not None:
+                    self.bind(gast.Name(id=target.value.id, ctx=gast.Store(), annotation=None, type_comment=None),
+                              replaced)
+                return
             if isinstance(self.scope.env.get(target.value.id), Record):
                 self.containers.store_item(target, value)  # d["k"] = v: a new record
             else:

@@ -21,7 +21,7 @@ import operator
 from typing import Any, Iterator
 
 import gast
-from ..core import containers, ir, language
+from ..core import containers, ir, language, runtime
 from ..core.identity import Identity, IdentitySet
 from .expressions import Record
 from .lower_ssa import SSABuilder
@@ -186,12 +186,42 @@ class ContainerLowering(Part):
             written_as = getattr(target, "written_as", None)  # a[i][j] = v, its outer element named by sugar.py
             why = ("it is an argument (writing into it would change the caller's data); make a new dict: "
                    f"{name} = dict({name}, key=value)" if self.within_params(record) else
-                   "the items of a list are read, not written into: build the list anew with the new item, "
-                   "or hold the numbers in an array (np.array([...])) and write into that" if record.kind == "list" else
+                   f"{getattr(target, 'holder_written_as', name)} is not a list this function made and alone holds "
+                   "here (an argument's, an item of another container, one another name or a nested function may see, "
+                   "or one bound to something other than a list on some path): build the list anew with the new "
+                   "item, or hold the numbers in an array (np.array([...])) and write into that"
+                   if record.kind == "list" else
                    f"{name} is the same dict as {shared[0]}; copy it first: {name} = dict({name})" if shared else
                    "only a dict can be written into, with a constant key")
             raise self.state.parsed.error(f"an assignment into {written_as or name + '[...]'}", why, target)
         self.scope.env[name] = record.replaced(key.value, self.settle(value))
+
+    def store_list_item(self, target: gast.Subscript, value: Any) -> Any:
+        """``items[i] = value`` into a list the function made (``list_sharing`` marked it: no other name holds
+        the list): the new list with that item replaced (``runtime.list_with``), which the caller binds to
+        ``items``; a list of containers or objects (a record) by a constant index, its record with that item
+        replaced, bound here (None returned).  A slice, or an index computed at run time into a record, is refused."""
+        name = target.value.id
+        items = self.scope.env.get(name)
+        written = f"an assignment into {getattr(target, 'written_as', None) or name + '[...]'}"
+        if isinstance(target.slice, gast.Slice):
+            raise self.state.parsed.error(written, f"an assignment into a slice of the list {name} may change its "
+                                          f"length; build the new list: {name} = {name}[:i] + [...] + {name}[j:]", target)
+        key = self.state.converter.convert(target.slice)
+        if isinstance(items, Record):
+            position = key.value if isinstance(key, ir.Const) and type(key.value) is int else None
+            if position is None or not -len(items.items) <= position < len(items.items):
+                raise self.state.parsed.error(written, f"{name} holds containers or objects, so its structure must be "
+                                              "known while transforming: write the item's position as a constant "
+                                              f"within its {len(items.items)} items", target)
+            self.scope.env[name] = items.replaced(position % len(items.items), self.settle(value))
+            return None
+        if isinstance(value, Record):
+            raise self.state.parsed.error(written, f"{name} is a list made while the code runs, and a container or "
+                                          "object cannot be one of its items; build the list of them as a display "
+                                          "([a, b]) or by appends in a loop of known length", target)
+        current = self.state.converter.convert(gast.Name(id=name, ctx=gast.Load(), annotation=None, type_comment=None))
+        return ir.Call(runtime.list_with, (current, key, value))
 
     def appended(self, items: Any, item: Any, call: gast.Call) -> Record:
         """``layers.append(Layer(w))``: a list made while transforming (empty before, or of known items)

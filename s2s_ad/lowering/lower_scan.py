@@ -13,11 +13,12 @@ import gast
 
 from ..core.identity import IdentitySet
 from ..core.nodes import all_nodes
+from ..frontend.list_sharing import stores_into_a_list
 
 
 def stored_names(node: Any) -> set[str]:
-    """User names assigned anywhere inside ``node`` (loop targets, appended lists and the names
-    of nested defs included; a def ``node`` itself does not bind its own name inside)."""
+    """User names assigned anywhere inside ``node`` (loop targets, appended lists, lists written into
+    by item and the names of nested defs included; a def ``node`` itself does not bind its own name inside)."""
     return stored_among(all_nodes(node))
 
 
@@ -25,6 +26,7 @@ def stored_among(nodes: list) -> set[str]:
     """``stored_names`` of a tree given as the list of its nodes."""
     names = {n.id for n in nodes if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)}
     names |= {n.name for n in nodes[1:] if isinstance(n, gast.FunctionDef)}
+    names |= {n.value.id for n in nodes if isinstance(n, gast.Subscript) and stores_into_a_list(n)}  # a new list
     return names | {n.value.func.value.id for n in nodes if is_append(n)}
 
 

@@ -198,3 +198,7 @@ class Part:
     @property
     def scope(self) -> Scope:
         return self.state.scope
+
+    def user_name_of(self, name: str) -> str:
+        """A user's name bound now to the SSA name ``name`` (what a refusal shows), else ``name`` itself."""
+        return next((k for k, v in self.scope.env.items() if v == ir.Var(name) and k.isidentifier()), name)

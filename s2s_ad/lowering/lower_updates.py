@@ -19,7 +19,7 @@ from typing import Any, Iterator, Optional
 import gast
 from ..core import ir, runtime
 from ..frontend.conversion import Record
-from ..frontend.list_sharing import extends_a_list
+from ..frontend.list_sharing import extends_a_list, stores_into_a_list
 from ..rules import registry as rules
 from .expressions import BINARY_OPERATORS
 from ..memory.views import Views
@@ -66,6 +66,9 @@ class UpdateLowering(Part):
         changes it); through a view of one, a store into that array (``update_through_view``); where the
         value may be shared, a new binding with a run-time check that it is a number (``ir.InPlace``)."""
         op = BINARY_OPERATORS[type(stmt.op)]
+        if isinstance(stmt.target, gast.Subscript) and stores_into_a_list(stmt.target):
+            self.update_a_list_item(stmt)
+            return
         current = self.state.converter.convert(stmt.target)
         if isinstance(current, ir.Var) and self.dict_item(stmt.target) is not None:
             self.update_an_item(stmt, current)
@@ -90,17 +93,17 @@ class UpdateLowering(Part):
             shown = getattr(stmt.target, "written_as", stmt.target.id)  # state.v, for state_v (sugar.py)
             if current.name in self.views.root and current.name not in self.views.unpacked_items:
                 raise self.state.parsed.error(f"an in-place update of {shown}", f"{shown} may be "
-                                              f"a view of {self.views.root[current.name]}; write into that array by "
+                                              f"a view of {self.user_name_of(self.views.root[current.name])}; write into that array by "
                                               "index instead", stmt)
             update = self.shared(stmt.target.id, current.name, stmt)
             if update is None and current.name in self.views.root:  # u, w = pair(x); u += x
-                update = ir.InPlace(current.name, shown, f"an item of {self.views.root[current.name]} "
+                update = ir.InPlace(current.name, shown, f"an item of {self.user_name_of(self.views.root[current.name])} "
                                     f"(a row, where that is an array)", stmt.lineno, stmt.col_offset + 1,
                                     filename=self.scope.parsed.filename)
             elif update is None and current.name in self.views.unpacked_items:  # r0, r1 = m; a, b = np.split(x, 2)
                 update = ir.InPlace(current.name, shown, f"an item unpacked from "
-                                    f"{self.views.unpacked_items[current.name]} (a row of an array, or a piece of "
-                                    "np.split's, shares its memory)", stmt.lineno, stmt.col_offset + 1,
+                                    f"{self.user_name_of(self.views.unpacked_items[current.name])} (a row of an array, "
+                                    "a piece of np.split's or an array a list holds shares its memory)", stmt.lineno, stmt.col_offset + 1,
                                     filename=self.scope.parsed.filename)
             if update is not None:
                 self.state.in_place.append(self.guarded(dataclasses.replace(update, name=shown)))
@@ -134,6 +137,35 @@ class UpdateLowering(Part):
         finally:
             self.storing_back = None
         self.state.host.bind(stmt.target, self.scope.env.pop(shown))
+
+    def update_a_list_item(self, stmt: gast.AugAssign) -> None:
+        """``items[i] op= v`` into a list the function made: Python reads the item, updates it (an array in
+        place, which every name, view or container holding it sees; a number, a new one) and stores what
+        the update gave back as the item.  So it is lowered as those three steps, the item held meanwhile
+        under the name ``items[i]`` (refusals and checks name it so): a read, ``x op= v`` of a name, and
+        the store of ``runtime.list_with`` (the index, an expression of numbers, computed again there)."""
+        target = stmt.target
+        assert isinstance(target, gast.Subscript) and isinstance(target.value, gast.Name)
+        shown = ast.unparse(gast.gast_to_ast(target))
+        holder = self.scope.env.get(target.value.id)
+        arrays = [root for root in self.views.roots_of(holder) if root in self.state.buffers
+                  and root not in self.state.maybe_numbers] if isinstance(holder, ir.Var) else []
+        if any(not self.views.visible(ir.Var(root), self.state.open_blocks) for root in arrays):
+            # (one name in the generated code for the array each trip made: which item is which is not known)
+            raise self.state.parsed.error(f"the in-place update of {shown}", f"{target.value.id} holds arrays made "
+                                          "in a loop or comprehension, and the update would change one of them in "
+                                          f"place; write {shown} = {shown} {_operator_sign(BINARY_OPERATORS[type(stmt.op)])} "
+                                          "... (a new array)", stmt)
+
+        def item(ctx: Any) -> gast.Name:
+            return ast.copy_location(gast.Name(id=shown, ctx=ctx, annotation=None, type_comment=None), target)
+        read = ast.copy_location(gast.Subscript(value=target.value, slice=target.slice, ctx=gast.Load()), target)
+        self.state.host.bind(item(gast.Store()), self.state.converter.convert(read))
+        held, holder = self.scope.env.get(shown), self.scope.env.get(target.value.id)
+        if isinstance(held, ir.Var) and isinstance(holder, ir.Var):  # an item of the list, never an index's view
+            self.views.unpacked(held.name, holder.name)
+        self.augmented(ast.copy_location(gast.AugAssign(target=item(gast.Store()), op=stmt.op, value=stmt.value), stmt))
+        self.state.host.bind(target, self.scope.env.pop(shown))
 
     def update_through_view(self, stmt: gast.AugAssign, current: ir.Var, value: ir.Call) -> bool:
         """``row *= 3`` where ``row = M[1]`` (a basic index of an array the function made): NumPy changes

@@ -36,9 +36,9 @@ from typing import Any, Optional
 import gast
 import numpy as np
 from ..core import ir, language, runtime
-from ..frontend.list_sharing import extends_a_list
+from ..frontend.list_sharing import extends_a_list, stores_into_a_list
 from ..frontend.shared_updates import UPDATED_IN_PLACE
-from ..memory.aliasing import Chosen, retake_kind
+from ..memory.aliasing import Chosen, retake_kind, shared_operands
 from ..memory.views import Views
 from .lower_scan import updated_in_place
 from .lower_ssa import SSABuilder
@@ -171,7 +171,8 @@ class WriteLowering(Part):
         elif isinstance(array, ir.Var) and array.name in self.views.root \
                 and self.retaking.store_through_view(array, target, value):
             return
-        array = self.check_writable(name, array, f"an assignment into {name}[...]",
+        shown = getattr(target, "holder_written_as", name)  # parts["head"] where sugar.py named it parts_item
+        array = self.check_writable(shown, array, f"an assignment into {getattr(target, 'written_as', name + '[...]')}",
                                     "write into that array by index", "writing", target)
         index = self.ssa.flatten(self.state.converter.convert(target.slice))
         value = self.ssa.flatten(value)
@@ -187,7 +188,7 @@ class WriteLowering(Part):
         through the view."""
         # (code s2s_ad generated writes only into adjoints it owns: reverse.py decided that)
         if isinstance(array, ir.Var) and array.name in self.views.root and not self.state.generated:
-            raise self.state.parsed.error(what, f"{name} may be a view of {self.views.root[array.name]}; "
+            raise self.state.parsed.error(what, f"{name} may be a view of {self.user_name_of(self.views.root[array.name])}; "
                                           f"{instead} instead", node)
         if isinstance(array, ir.Var) and array.name in self.views.merged_from and not self.state.generated:
             holder = self.views.merged_from[array.name]
@@ -200,10 +201,31 @@ class WriteLowering(Part):
                                           f"loop or branch only, and writing into it would change that array on "
                                           f"those paths; copy it first: {name} = {name}.copy()", node)
         if not (isinstance(array, ir.Var) and array.name in self.state.buffers):
+            if isinstance(array, ir.Var) and not self.from_an_argument(array.name):
+                raise self.state.parsed.error(what, f"{name} is not an array this function created, as far as "
+                                              f"s2s_ad can tell (a list or tuple taken from a container or a call, an "
+                                              f"item of one, or another object), and other names may hold it too; "
+                                              f"{verb} into an array the function owns instead: {name} = "
+                                              f"np.array({name}), or {name} = {name}.copy()", node)
             raise self.state.parsed.error(
                 what, f"{name} is not an array this function created (an argument, or a view of one), and {verb} "
                 f"into it would change the caller's data; copy it first: {name} = {name}.copy()", node)
         return array
+
+    def from_an_argument(self, name: str) -> bool:
+        """Whether the SSA name ``name`` may be an argument or hold or view one: followed through what made
+        each name (a view, an item of a container, a helper's result) to the function's parameters."""
+        seen, todo = {name}, [name]
+        while todo:
+            current = todo.pop()
+            if current in self.state.params:
+                return True
+            made = self.views.made.get(current)
+            for operand in (shared_operands(made) if made is not None else ()):
+                if operand not in seen:
+                    seen.add(operand)
+                    todo.append(operand)
+        return False
 
     def adds_at(self, call: gast.Call) -> bool:
         """``np.add.at(name, index, value)``: in code s2s_ad generated, a new value of ``name``
@@ -257,9 +279,13 @@ class WriteLowering(Part):
     def views_written_in(self, loop: Any) -> set[str]:
         """Mark views bound before ``loop`` of arrays it writes into: a second iteration would read them
         after a write.  Returns the names marked (the caller unmarks them after the loop)."""
-        written, stored = set(), set()
+        written, stored, items_updated = set(), set(), set()
         for node in all_nodes(loop):
-            if (isinstance(node, gast.Subscript) and isinstance(node.ctx, gast.Store)
+            if isinstance(node, gast.AugAssign) and stores_into_a_list(node.target):
+                items_updated.add(node.target.value.id)  # out[i] += v: an array item changes in place
+            elif isinstance(node, gast.Subscript) and stores_into_a_list(node):
+                continue  # out[i] = v into a list: a new list, no array written into
+            elif (isinstance(node, gast.Subscript) and isinstance(node.ctx, gast.Store)
                     and isinstance(node.value, gast.Name)):
                 written.add(node.value.id)
                 stored.add(node.value.id)
@@ -267,6 +293,9 @@ class WriteLowering(Part):
                     and not extends_a_list(node):  # (a longer list writes into no array)
                 written.add(node.target.id)
         roots = {self.views.root_of(self.scope.env.get(name)) for name in written} - {None}
+        for name in items_updated:  # the arrays the list holds (a number item is rebound, written into by none)
+            roots |= {root for root in self.views.roots_of(self.scope.env.get(name))
+                      if root in self.state.buffers and root not in self.state.maybe_numbers}
         for name in written:  # a merge variable the loop surely writes into may be the arrays joined into it
             value = self.scope.env.get(name)
             if isinstance(value, ir.Var) and value.name in self.state.buffers and (

@@ -1,6 +1,7 @@
-"""The memory model for lists: which appends of generated code may grow their list in place.
+"""The memory model for lists: which appends and item writes of generated code may change their list in place.
 
-Lowering writes ``items.append(x)`` as a new list, ``items_2 = list_append(items_1, x)``: in a
+Lowering writes ``items.append(x)`` as a new list, ``items_2 = list_append(items_1, x)`` (and
+``items[i] = x`` as ``items_2 = list_with(items_1, i, x)``, which this module treats alike): in a
 function that is transformed again (forward mode over a gradient) every value stays what it was
 when it was bound.  Code that runs pays for that with a copy of the whole list per append
 (quadratic in its length: 30,000 appends took a second), and Numba cannot type an empty list handed
@@ -27,6 +28,7 @@ backward liveness over the blocks, loops to a fixed point).
 """
 from __future__ import annotations
 
+import operator
 from typing import Iterable, Optional
 
 from ..core import ir, runtime
@@ -62,9 +64,12 @@ def _grown_in_place(stmt: ir.Stmt) -> Optional[str]:
 
 
 def _appended(stmt: ir.Stmt) -> Optional[str]:
-    """The name of the list a ``target = list_append(name, item)`` grows, else None."""
-    if (isinstance(stmt, ir.Assign) and isinstance(stmt.value, ir.Call) and stmt.value.fn is runtime.list_append
-            and len(stmt.value.args) == 2 and not stmt.value.kwargs and isinstance(stmt.value.args[0], ir.Var)):
+    """The name of the list a ``target = list_append(name, item)`` grows or a ``target = list_with(name,
+    index, item)`` writes an item into, else None."""
+    if (isinstance(stmt, ir.Assign) and isinstance(stmt.value, ir.Call) and not stmt.value.kwargs
+            and (stmt.value.fn is runtime.list_append and len(stmt.value.args) == 2
+                 or stmt.value.fn is runtime.list_with and len(stmt.value.args) == 3)
+            and isinstance(stmt.value.args[0], ir.Var)):
         return stmt.value.args[0].name
     return None
 
@@ -77,6 +82,9 @@ def _sources(stmt: ir.Stmt) -> Optional[tuple[str, ...]]:
     value = stmt.value
     if isinstance(value, ir.Display) and value.kind == "list":
         return ()
+    if isinstance(value, ir.Call) and value.fn is operator.mul and len(value.args) == 2 and any(
+            isinstance(a, ir.Display) and a.kind == "list" for a in value.args):
+        return ()  # [0.0] * n: a new list (of an array n, a new array, which the same steps change alike)
     if isinstance(value, ir.Var):
         return (value.name,)
     appended = _appended(stmt)
@@ -159,7 +167,8 @@ def _read_elsewhere(body: list[ir.Stmt], candidates: set[str]) -> set[str]:
                 continue  # a copy to a family name
             appended = _appended(stmt)
             if appended is not None:
-                _bare_reads(stmt.value.args[1], candidates, spoilt)  # type: ignore[union-attr]
+                for read in stmt.value.args[1:]:  # type: ignore[union-attr]
+                    _bare_reads(read, candidates, spoilt)  # (the item appended or written, and its index)
                 continue
         if isinstance(stmt, ir.Return):
             _returned_reads(stmt.value, candidates, spoilt)
@@ -207,7 +216,7 @@ def _bare_reads(expr: ir.Expr, candidates: set[str], spoilt: set[str]) -> None:
 def _held_by_result(call: ir.Call) -> tuple[ir.Expr, ...]:
     """The operands of ``call`` its result may hold (``aliasing.passed_on``): every one for a list grown
     (``list_append``), a user's function or a part of one; none for a call making a new object."""
-    if call.fn is runtime.list_append:
+    if call.fn is runtime.list_append or call.fn is runtime.list_with:
         return tuple(ir.children(call))
     if rules.fact(call.fn, "holds_no_list"):
         return ()

@@ -94,25 +94,38 @@ class Views:
         self.retaken: dict[tuple[str, int, Identity], ir.Expr] = {}
 
     def root_of(self, expr: Any) -> Optional[str]:
+        """The first of ``roots_of(expr)``, or None."""
+        return next(iter(self.roots_of(expr)), None)
+
+    def roots_of(self, expr: Any) -> list[str]:
+        """Every array the value of ``expr`` may view or hold, in the order of its operands: a list grown
+        or written into (``list_append``, ``list_with``) or a helper's result may hold several."""
         if isinstance(expr, ir.Var):
-            return expr.name if expr.name in self.buffers else self.root.get(expr.name)
+            if expr.name in self.buffers:
+                return [expr.name]
+            return [root for root, _ in self.views_of(expr.name)] if expr.name in self.root else []
         if isinstance(expr, ir.Display) or (isinstance(expr, ir.Call) and may_view(expr.fn, expr) and (
                 listed_view(expr.fn, expr) or self.helper_shares(expr.fn))):
             # (a view's index or shape shares nothing: v[v > 0.0] may view v, never the mask)
-            roots = [self.root_of(e) for e in (expr.items if isinstance(expr, ir.Display) else passed_on(expr))]
-            return next((r for r in roots if r is not None), None)
-        return None
+            roots: list[str] = []
+            for e in (expr.items if isinstance(expr, ir.Display) else passed_on(expr)):
+                roots.extend(r for r in self.roots_of(e) if r not in roots)
+            return roots
+        return []
 
     def bound(self, name: str, value: Any) -> None:
-        """``name = value`` (a call of atoms, a display): the array ``name`` may view, as it is now."""
+        """``name = value`` (a call of atoms, a display): the arrays ``name`` may view, as they are now (every
+        one: a write into any of them is seen through ``name``)."""
         if self._holds_positioned(value):
             self.positioned.add(name)
         if isinstance(value, ir.Display):  # t = (b[:2], b[2:]): every item's array, each as its item saw it
             self.joined(name, value)
             return
-        root = self.root_of(value) if not isinstance(value, ir.Var) else None
-        if root is not None:
-            self.root[name], self.seen[name] = root, self.writes[root]
+        roots = self.roots_of(value) if not isinstance(value, ir.Var) else []
+        if roots:
+            self.root[name], self.seen[name] = roots[0], self.writes[roots[0]]
+            if len(roots) > 1:  # (a binding made again, as a loop's body is lowered again, replaces them)
+                self.others[name] = [(root, self.writes[root]) for root in roots[1:]]
 
     def joined(self, name: str, value: Any) -> None:
         """``name = value`` joins control flow (a branch's value, a loop's carried one): ``name`` may
@@ -128,7 +141,7 @@ class Views:
         for root, seen in self.views_of(value.name):
             if name not in self.root:
                 self.root[name], self.seen[name] = root, seen
-            else:
+            elif (root, seen) not in self.others.get(name, ()):  # (joined again, a loop lowered again: once)
                 self.others.setdefault(name, []).append((root, seen))
         if value.name in self.stale:
             self.stale.add(name)

@@ -1,10 +1,13 @@
-"""Lists grown in place: ``items.append(item)`` where no one can see the list as it was.
+"""Lists changed in place: ``items.append(item)``, ``list_set(items, index, item)`` where no one can see
+the list as it was.
 
-Input: a generated ``ir.Function`` whose appends are ``new = list_append(items, item)`` (lowering's
-form: a new list per append), after the passes before it.  Output: the same function where the
-memory model for lists (``memory.lists.appends_in_place``) proves that no name read later can hold
-the list as it was, the append written ``items.append(item)``; then ``new = items``, or, where the
-next statement is the loop's merge ``items = new`` and nothing else reads ``new``, neither.
+Input: a generated ``ir.Function`` whose appends are ``new = list_append(items, item)`` and whose item
+writes ``new = list_with(items, index, item)`` (lowering's form: a new list per change), after the
+passes before it.  Output: the same function where the memory model for lists
+(``memory.lists.appends_in_place``) proves that no name read later can hold the list as it was, the
+change written in place, ``items.append(item)`` or ``list_set(items, index, item)``; then
+``new = items``, or, where the next statement is the loop's merge ``items = new`` and nothing else
+reads ``new``, neither.
 
 Why: a new list per append copies the whole list each time, quadratic in its length (a loop of
 30,000 appends took a second in its gradient, and its tangent code as long), and Numba cannot type
@@ -17,7 +20,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Optional
 
-from ..core import ir
+from ..core import ir, runtime
 from ..memory.lists import appends_in_place, one_list_at_a_time
 
 
@@ -79,9 +82,12 @@ def _rewritten(body: list[ir.Stmt], grown: frozenset[int], reads: dict[str, int]
             out.append(done[stmt.sid])
             continue
         assert isinstance(stmt, ir.Assign) and isinstance(stmt.value, ir.Call)
-        items, item = stmt.value.args
+        items = stmt.value.args[0]
         assert isinstance(items, ir.Var)
-        out.append(ir.Effect(ir.Call(list.append, (items, item)), stmt.line))
+        if stmt.value.fn is runtime.list_with:  # items[index] = item
+            out.append(ir.Effect(ir.Call(runtime.list_set, stmt.value.args), stmt.line))
+        else:
+            out.append(ir.Effect(ir.Call(list.append, stmt.value.args), stmt.line))
         merge = _merge_back(body, i, items.name, stmt.target) if reads.get(stmt.target, 0) == 1 else None
         if merge is None:
             out.append(done.setdefault(stmt.sid, dataclasses.replace(stmt, value=items)))

@@ -25,7 +25,7 @@ SPECIAL = {"with_random_noise", "noise_in_a_loop", "noise_from_a_generator", "fl
            "noise_in_a_checkpointed_loop", "helper_draws_in_a_checkpointed_loop",
            "generator_draws_in_a_checkpointed_loop", "vector_of_generator_noise",
            "cast_to_int_carries_nothing", "chained_middle_is_random",
-           "chained_short_circuit", "list_of_zeros_written"}
+           "chained_short_circuit"}
 FUNCTIONS = [fn for name, fn in inspect.getmembers(ef, inspect.isfunction)
              if fn.__module__ == ef.__name__ and not name.startswith("_") and name not in SPECIAL]
 POINTS = [X, np.array([-0.6, 0.2, 0.9]), np.array([1.2, -0.3, 0.5])]
@@ -221,12 +221,17 @@ def _function_passed_to_numpy(x):
     return np.sum(np.apply_along_axis(ef._helper, 0, x))
 
 
+def test_an_item_written_into_a_joined_list():  # (refused before items of lists could be written)
+    x0, _, x2 = X
+    expected = np.array([6.0 * x0, 0.0, 1.0])  # ys[0] * ys[1] + ys[2] = 3 x0^2 + x2
+    np.testing.assert_allclose(s2s_ad.grad(_writes_into_a_joined_list)(X), expected, rtol=1e-15)
+
+
 def test_a_lambda_in_a_list_called_by_its_index():  # (refused before functions were values: issue 33)
     np.testing.assert_allclose(s2s_ad.grad(_lambda_in_a_list)(X), np.eye(X.size)[0] * 2.0, rtol=1e-12)
 
 
 @pytest.mark.parametrize("fn, words", [
-    (_writes_into_a_joined_list, "ys is not an array this function created"),
     (_function_passed_to_numpy, "a function passed as an argument"),
     (_lambda_with_star_args, "the parameters of the lambda"),
 ])

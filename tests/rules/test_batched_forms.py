@@ -41,7 +41,8 @@ FORWARD_UNBATCHED: dict[str, int] = {
     "numpy.split": 4, "numpy.stack": 2, "numpy.trapezoid": 7,
     "numpy.vsplit": 2, "numpy.vstack": 4, "s2s_ad.core.runtime.added_at": 2,
     "s2s_ad.core.runtime.adjoints_added": 2, "s2s_ad.core.runtime.held_apart": 2, "s2s_ad.core.runtime.item": 3,
-    "s2s_ad.core.runtime.list_append": 2,
+    "s2s_ad.core.runtime.list_append": 2, "s2s_ad.core.runtime.list_with": 2,
+    "s2s_ad.core.runtime.list_without": 2,
     "s2s_ad.core.runtime.positions_grad": 2, "s2s_ad.core.runtime.retaken_view": 2,
     "s2s_ad.core.runtime.stale_grad": 2, "s2s_ad.core.runtime.stored_part": 2,
     "s2s_ad.templates.numpy_creation.astype": 3, "s2s_ad.templates.numpy_creation.cast_derivative": 2,
@@ -79,7 +80,7 @@ FORWARD_UNBATCHED: dict[str, int] = {
 }
 # Likewise for a batched reverse sweep (one pullback per direction).
 REVERSE_UNBATCHED: dict[str, int] = {
-    "builtins.sum": 6, "numpy.append": 3, "numpy.concatenate": 3, "numpy.convolve": 10, "numpy.corrcoef": 4,
+    "builtins.sum": 6, "s2s_ad.core.runtime.list_without": 1, "numpy.append": 3, "numpy.concatenate": 3, "numpy.convolve": 10, "numpy.corrcoef": 4,
     "numpy.correlate": 10, "numpy.cov": 7, "numpy.cross": 8, "numpy.dot": 6,
     "numpy.einsum": 11, "numpy.fft.fftshift": 5, "numpy.fft.ifftshift": 5, "numpy.gradient": 6, "numpy.interp": 5, "numpy.kron": 3, "numpy.linalg.cholesky": 5, "numpy.linalg.eigvalsh": 5,
     "numpy.linalg.matrix_power": 4, "numpy.linalg.multi_dot": 4, "numpy.linalg.pinv": 6,

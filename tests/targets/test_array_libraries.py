@@ -301,8 +301,9 @@ def test_nothing_of_these_libraries_is_imported_unless_their_arrays_are_passed(t
 _EVERYDAY_LEFT_OUT = {  # draws (refused for every library: their generators are NumPy's), prints
     "with_random_noise", "noise_in_a_loop", "noise_from_a_generator", "chained_middle_is_random",
     "chained_short_circuit", "with_opaque_constant", "with_fstring_print",
+    "list_of_zeros_written",  # (ys[0] + ys[1] * ys[2] of list items: add_adjoint has no version for other libraries)
     # refused for NumPy's arrays too
-    "generator_draws_in_a_checkpointed_loop", "helper_draws_in_a_checkpointed_loop", "list_of_zeros_written",
+    "generator_draws_in_a_checkpointed_loop", "helper_draws_in_a_checkpointed_loop",
     "noise_in_a_checkpointed_loop", "vector_of_generator_noise"}
 # Writes into arrays of the user's: refused for JAX (immutable) and Dask (a write is not seen through
 # arrays made from the one written, as NumPy's views see it), naming the line.

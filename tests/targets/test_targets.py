@@ -192,7 +192,7 @@ _EVERYDAY_LEFT_OUT = {  # draws (each run draws other numbers), float32 rounding
     "with_random_noise", "noise_in_a_loop", "noise_from_a_generator", "float32_buffer",
     "noise_in_a_checkpointed_loop", "helper_draws_in_a_checkpointed_loop", "generator_draws_in_a_checkpointed_loop",
     "vector_of_generator_noise", "cast_to_int_carries_nothing", "chained_middle_is_random",
-    "chained_short_circuit", "list_of_zeros_written"}
+    "chained_short_circuit"}
 # Run by default (the rest of the corpus is slow): NumPy calls, branches, loops, stores into arrays,
 # a scatter-add, helpers, numbers only, and a 2-d seed.
 _FAST = {"returns_in_both_branches", "write_into_copy", "index_updates_in_a_loop", "repeated_fancy_index_update",

@@ -17,6 +17,7 @@ import importlib
 
 import functools
 import math
+import operator
 import numbers
 import types
 from typing import Any, Callable, Optional
@@ -268,6 +269,19 @@ class Engine:
                                  + (self.own.shape(value[0]) if value else ()), dtype=self.own.float64)
         return self.xp.zeros(self.own.shape(value), dtype=self.own._float_dtype(value, None))
 
+    def list_without(self, grad: Any, index: Any) -> Any:
+        """``runtime.list_without`` for this library: a list's adjoint with the piece at ``index`` zero (an
+        array with a row per item is masked, as arrays that take no write by index are too)."""
+        if isinstance(grad, (list, tuple)):
+            kept = list(grad)
+            kept[index] = self.zeros_like(kept[index])
+            return kept
+        xp = self.xp
+        rows = self.own.shape(grad)[0]
+        keep = xp.arange(rows) != (operator.index(index) % rows)
+        return xp.where(xp.reshape(keep, (rows,) + (1,) * (len(self.own.shape(grad)) - 1)), grad,
+                        xp.zeros_like(grad))
+
     def zero_tangent(self, value: Any) -> Any:
         if not isinstance(value, tuple):
             return None if value is None else self.zeros_like(value)
@@ -509,6 +523,7 @@ def engine_names() -> IdentityMap[Any, str]:
                                                                           "numpy_shape", "operators"))
     ops = {runtime.unbroadcast: "unbroadcast", runtime.unbroadcast_to: "unbroadcast_to",
            runtime.zeros_like: "zeros_like", runtime.zero_tangent: "zero_tangent",
+           runtime.list_without: "list_without",
            runtime.writable_copy: "writable_copy", runtime.held_apart: "held_apart",
            runtime.if_inexact: "if_inexact", runtime.check_no_derivative: "check_no_derivative",
            runtime.check_out_cast: "check_out_cast",
@@ -531,5 +546,5 @@ def as_they_are() -> tuple:
             runtime.check_number_update, runtime.derivative_lost_by, runtime.check_view_update,
             runtime.formatted, runtime.percent_formatted, runtime.format_method, runtime.check_assertion,
             runtime.check_one_number, runtime.check_view_kept, runtime.check_bound, runtime.split_piece,
-            runtime.raise_exception, runtime.list_append,
+            runtime.raise_exception, runtime.list_append, runtime.list_with, runtime.list_set,
             runtime.item, numpy_linalg.inverse_axes)

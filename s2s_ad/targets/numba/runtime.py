@@ -146,6 +146,9 @@ def _register():
     overload(runtime.getitem_grad)(_getitem_grad)
     overload(runtime.stored_part)(_stored_part)
     overload(runtime.list_append)(_list_append)
+    overload(runtime.list_with)(_list_with)
+    overload(runtime.list_set)(_list_set)
+    overload(runtime.list_without)(_list_without)
     overload(runtime.adjoints_added)(_adjoints_added)
     overload(runtime.checkpoint_stride)(_checkpoint_stride)
     for by_number, by_numpy in ((number_functions.sin_of_number, np.sin), (number_functions.cos_of_number, np.cos)):
@@ -537,6 +540,50 @@ def _list_append(items, item):
             out.append(item)
             return out
         return appended
+    return None
+
+
+def _list_with(items, index, item):
+    # a new list (or array of rows), the item at index replaced (the items of a list are of one type)
+    if isinstance(index, types.Integer) and (isinstance(items, types.Array) or (
+            isinstance(items, types.List) and items.dtype == item)):
+        def replaced(items, index, item):
+            out = items.copy()
+            out[index] = item
+            return out
+        return replaced
+    return None
+
+
+def _list_set(items, index, item):
+    # items[index] = item, in place (a list whose items are of one type)
+    if isinstance(items, types.List) and items.dtype == item and isinstance(index, types.Integer):
+        def set_item(items, index, item):
+            items[index] = item
+        return set_item
+    return None
+
+
+def _list_without(grad, index):
+    # a list's adjoint with the piece at index zero: a row of an array, or a number or array of a list
+    if isinstance(grad, types.Array) and isinstance(index, types.Integer):
+        def row_zeroed(grad, index):
+            out = grad.copy()
+            out[index] = 0.0
+            return out
+        return row_zeroed
+    if isinstance(grad, types.List) and isinstance(index, types.Integer) and isinstance(grad.dtype, types.Array):
+        def array_zeroed(grad, index):
+            out = grad.copy()
+            out[index] = np.zeros_like(out[index])
+            return out
+        return array_zeroed
+    if isinstance(grad, types.List) and isinstance(index, types.Integer) and isinstance(grad.dtype, types.Float):
+        def number_zeroed(grad, index):
+            out = grad.copy()
+            out[index] = 0.0
+            return out
+        return number_zeroed
     return None
 
 
