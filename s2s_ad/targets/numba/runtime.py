@@ -32,7 +32,7 @@ import numpy as np
 
 from ...rules import registry as rules
 from ...core import directions as per_direction, number_functions, runtime
-from . import draws, slice_writes, view_positions
+from . import draws, lists, slice_writes, view_positions
 
 # Numba's, set by register() (this module is imported to spell code that no one compiles, too: the
 # code s2s_ad.source(..., backend="numba") shows needs no Numba)
@@ -145,11 +145,7 @@ def _register():
     overload(runtime.if_inexact)(_if_inexact)
     overload(runtime.getitem_grad)(_getitem_grad)
     overload(runtime.stored_part)(_stored_part)
-    overload(runtime.list_append)(_list_append)
-    overload(runtime.list_with)(_list_with)
-    overload(runtime.list_set)(_list_set)
-    overload(runtime.list_without)(_list_without)
-    overload(runtime.adjoints_added)(_adjoints_added)
+    lists.register(overload)
     overload(runtime.checkpoint_stride)(_checkpoint_stride)
     for by_number, by_numpy in ((number_functions.sin_of_number, np.sin), (number_functions.cos_of_number, np.cos)):
         overload(by_number)(_numpys(by_numpy))  # (the Python target's: NumPy's own function compiles as fast)
@@ -532,79 +528,11 @@ def _stored_at_positions(grad, index, value):
     return runtime.unbroadcast(part, value)
 
 
-def _list_append(items, item):
-    # a new list, items then item (the items of a list are of one type: item's must be it exactly)
-    if isinstance(items, types.List) and items.dtype == item:
-        def appended(items, item):
-            out = items.copy()
-            out.append(item)
-            return out
-        return appended
-    return None
-
-
-def _list_with(items, index, item):
-    # a new list (or array of rows), the item at index replaced (the items of a list are of one type)
-    if isinstance(index, types.Integer) and (isinstance(items, types.Array) or (
-            isinstance(items, types.List) and items.dtype == item)):
-        def replaced(items, index, item):
-            out = items.copy()
-            out[index] = item
-            return out
-        return replaced
-    return None
-
-
-def _list_set(items, index, item):
-    # items[index] = item, in place (a list whose items are of one type)
-    if isinstance(items, types.List) and items.dtype == item and isinstance(index, types.Integer):
-        def set_item(items, index, item):
-            items[index] = item
-        return set_item
-    return None
-
-
-def _list_without(grad, index):
-    # a list's adjoint with the piece at index zero: a row of an array, or a number or array of a list
-    if isinstance(grad, types.Array) and isinstance(index, types.Integer):
-        def row_zeroed(grad, index):
-            out = grad.copy()
-            out[index] = 0.0
-            return out
-        return row_zeroed
-    if isinstance(grad, types.List) and isinstance(index, types.Integer) and isinstance(grad.dtype, types.Array):
-        def array_zeroed(grad, index):
-            out = grad.copy()
-            out[index] = np.zeros_like(out[index])
-            return out
-        return array_zeroed
-    if isinstance(grad, types.List) and isinstance(index, types.Integer) and isinstance(grad.dtype, types.Float):
-        def number_zeroed(grad, index):
-            out = grad.copy()
-            out[index] = 0.0
-            return out
-        return number_zeroed
-    return None
-
-
 def _numpys(function):
     """The compiled version of a helper that is NumPy's ``function`` of one argument, computed otherwise in Python."""
     def typed(x):
         return lambda x: function(x)
     return typed
-
-
-def _adjoints_added(current, contribution):
-    # a list's two adjoints (lists of pieces of one type) added piece by piece; arrays and numbers with +
-    if isinstance(current, types.List) and isinstance(contribution, types.List) and current.dtype == contribution.dtype:
-        def by_piece(current, contribution):
-            if len(current) != len(contribution):
-                raise ValueError("two adjoints of one list with different numbers of items")
-            return [current[i] + contribution[i] for i in range(len(current))]
-        return by_piece
-    if isinstance(current, (types.Array, types.Number)) and isinstance(contribution, (types.Array, types.Number)):
-        return lambda current, contribution: current + contribution
-    return None
 
 
 def _unbroadcast(grad, like):
