@@ -11,9 +11,18 @@ or another name, or returned); no nested ``def`` or lambda stores into it; and (
 lowering: ``HANDS_ON``) no method called on it gives back the object itself or anything holding it.  ``state.v += d``
 reaches here already split by ``sugar.py`` into a read, a name's update (which the memory model follows:
 on an array, Python's ``+=`` writes the array itself, which other names may hold) and this store.
-What is not rewritten stays an attribute store, which ``subset.py`` refuses with ``refusal``'s words."""
+What is not rewritten stays an attribute store, which ``subset.py`` refuses with ``refusal``'s words.
+
+A method called on such an object for its effect, ``state.step(dt)`` as a statement, is read the same
+way: ``state = state.CHANGED_BY("step", dt)``, which the lowering reads as the method's body run on the
+object, giving back the object as the body left it (``object_calls.changed_by``: there the method's
+``self`` is a parameter held by that name alone, ``PRIVATE_SELF``, and each return gives back ``self``).
+The statement as written is kept (``ORIGINAL``): where the name holds no object of the user's class (a
+list a call made, whose ``append`` is Python's), the lowering lowers that instead.  A name bound by a
+call of a builtin (``list(...)``, ``dict(...)``) keeps its statements as written."""
 from __future__ import annotations
 
+import builtins
 from typing import Any, Optional
 
 import gast
@@ -25,12 +34,30 @@ SET_ATTRIBUTE = "__s2s_ad_set_attribute__"
 REFUSAL = "s2s_ad_refusal"  # (the attribute of a store's target left as it is: why)
 HANDS_ON = "s2s_ad_hands_on"  # (a method call's node: what it gives back must not hold the object)
 MADE_BY = "s2s_ad_made_by"  # (the attribute of that call's node holding the callees that made the object)
+# The method name the lowering reads as "this object as its method ``name`` leaves it" (a call made for
+# its effect on an object held by one name alone: object_calls.changed_by).
+CHANGED_BY = "__s2s_ad_changed_by__"
+ORIGINAL = "s2s_ad_original"  # (the attribute of that rewritten statement holding the statement as written)
+# (the attribute of a method's def read as changing its object: the name of its self, held by the caller's
+# name alone, so that stores into it and changing calls on it are rewritten as for a name made here)
+PRIVATE_SELF = "s2s_ad_private_self"
+GIVEN_BACK = "s2s_ad_given_back"  # (a read of that self the rewrite added: return self)
+# The maker of a private self: the caller checked that a class made the object (changed_by).
+MADE_BY_CALLER = "the caller's object"
 
 
 def stores_an_attribute(stmt: Any) -> bool:
     """``name.attr = value`` (one target)."""
     return (isinstance(stmt, gast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], gast.Attribute)
             and isinstance(stmt.targets[0].value, gast.Name))
+
+
+def changes_its_object(stmt: Any) -> bool:
+    """``name.method(...)`` as a statement (no ``*args`` or ``**kwargs``)."""
+    call = stmt.value if isinstance(stmt, gast.Expr) else None
+    return (isinstance(call, gast.Call) and isinstance(call.func, gast.Attribute) and isinstance(call.func.value, gast.Name)
+            and not call.func.attr.startswith("__s2s_ad") and not any(isinstance(a, gast.Starred) for a in call.args)
+            and all(k.arg is not None for k in call.keywords))
 
 
 def refusal(function: gast.FunctionDef, target: gast.Attribute) -> str:
@@ -54,14 +81,18 @@ def rewrite_stores(function: gast.FunctionDef) -> None:
             if not (isinstance(block, list) and block and isinstance(block[0], gast.stmt)):
                 continue
             for position, stmt in enumerate(block):
-                if not stores_an_attribute(stmt):
+                changing = changes_its_object(stmt)
+                if not stores_an_attribute(stmt) and not changing:
                     continue
-                target = stmt.targets[0]
+                target = stmt.value.func if changing else stmt.targets[0]
                 name = target.value.id
                 if name not in checked:  # (before any store into it is rewritten)
                     checked[name] = _not_private(function, name)
                     makers[name] = _makers(function, name)
-                if checked[name] is None:
+                if changing:
+                    if checked[name] is None and makers[name] and not _made_by_a_builtin(makers[name]):
+                        block[position] = _changed(stmt, name, makers[name])
+                elif checked[name] is None:
                     block[position] = _rebinding(stmt, target, name, makers[name])
                 else:  # (subset.py refuses the store, saying why)
                     setattr(target, REFUSAL, refusal(function, target))
@@ -69,7 +100,10 @@ def rewrite_stores(function: gast.FunctionDef) -> None:
 
 def _makers(function: gast.FunctionDef, name: str) -> list:
     """The callees of ``name = <call>`` in ``function``: each must make a new object (a class), which the
-    lowering checks (a function could hand back an object something else holds)."""
+    lowering checks (a function could hand back an object something else holds); for the ``self`` of a
+    method read as changing its object (``PRIVATE_SELF``), ``MADE_BY_CALLER``: its caller checked its."""
+    if getattr(function, PRIVATE_SELF, None) == name:
+        return [MADE_BY_CALLER]
     return [n.value.func for n in gast.walk(function) if isinstance(n, gast.Assign) and len(n.targets) == 1
             and isinstance(n.targets[0], gast.Name) and n.targets[0].id == name and isinstance(n.value, gast.Call)]
 
@@ -87,13 +121,39 @@ def _rebinding(stmt: gast.Assign, target: gast.Attribute, name: str, makers: lis
     return gast.copy_location(gast.Assign(targets=[bound], value=call, type_comment=None), stmt)
 
 
+def _made_by_a_builtin(makers: list) -> bool:
+    """Whether a maker is a builtin by name (``list(...)``, ``dict(...)``): a container whose own
+    methods change it, whose statements stay as written.  (A name no call binds here, a module's
+    ``logging.info(...)``, has no makers and stays as written too.)"""
+    return any(isinstance(m, gast.Name) and hasattr(builtins, m.id) for m in makers)
+
+
+def _changed(stmt: gast.Expr, name: str, makers: list) -> gast.Assign:
+    """``name = name.CHANGED_BY("method", *args, **kwargs)``, on the statement's line, holding ``makers``
+    (``MADE_BY``) and the statement as written (``ORIGINAL``)."""
+    call = stmt.value
+
+    def located(node: Any) -> Any:
+        return gast.copy_location(node, call)
+    owner = located(gast.Name(id=name, ctx=gast.Load(), annotation=None, type_comment=None))
+    changed = located(gast.Call(func=located(gast.Attribute(value=owner, attr=CHANGED_BY, ctx=gast.Load())),
+                                args=[located(gast.Constant(value=call.func.attr, kind=None)), *call.args],
+                                keywords=list(call.keywords)))
+    setattr(changed, MADE_BY, makers)
+    bound = located(gast.Name(id=name, ctx=gast.Store(), annotation=None, type_comment=None))
+    rewritten = gast.copy_location(gast.Assign(targets=[bound], value=changed, type_comment=None), stmt)
+    setattr(rewritten, ORIGINAL, stmt)
+    return rewritten
+
+
 def _not_private(function: gast.FunctionDef, name: str) -> Optional[str]:
     """Why another part of the program may see the object ``name`` holds, so a store into it is not a new
     binding of ``name`` alone; None where only ``name`` holds it (see the module docstring)."""
     args = function.args
     params = [a.id for a in [*getattr(args, "posonlyargs", []), *args.args, *args.kwonlyargs]
               if isinstance(a, gast.Name)]
-    if name in params:
+    private_self = getattr(function, PRIVATE_SELF, None) == name
+    if name in params and not private_self:
         return f"{name} is a parameter: the store would change the caller's object, which s2s_ad does not do"
     nested = IdentitySet(n for d in gast.walk(function) if d is not function
                          and isinstance(d, (gast.FunctionDef, gast.Lambda)) for n in gast.walk(d))
@@ -114,13 +174,19 @@ def _not_private(function: gast.FunctionDef, name: str) -> Optional[str]:
             for target in node.targets:
                 for bound in gast.walk(target):
                     if isinstance(bound, gast.Name) and bound.id == name and isinstance(bound.ctx, gast.Store):
-                        if target is not bound or not isinstance(node.value, gast.Call) or node not in own:
+                        if target is not bound or not isinstance(node.value, gast.Call) or node not in own \
+                                or private_self:  # (a method's self bound again: the caller's object is not)
                             return f"{name} is bound otherwise than by name = <a call> (line {node.lineno})"
                         stored.add(bound)
     for node in gast.walk(function):
         if isinstance(node, gast.Name) and node.id == name and node not in read_as_attribute \
-                and node not in stored:
+                and node not in stored and not getattr(node, GIVEN_BACK, False) \
+                and not (private_self and node is _first_parameter(function)):
             return (f"{name} is used otherwise than by its attributes (line {getattr(node, 'lineno', '?')}: passed "
                     "on, held by a container or another name, returned, or bound by a loop), so another name may "
                     "hold the same object")
     return None
+
+
+def _first_parameter(function: gast.FunctionDef) -> Any:
+    return function.args.args[0] if function.args.args else None

@@ -51,17 +51,19 @@ from typing import Any
 
 import gast
 
-from .attribute_stores import rewrite_stores, stores_an_attribute
+from .attribute_stores import changes_its_object, rewrite_stores, stores_an_attribute
 
 # The node kinds this stage rewrites (with a call of a call's result: parse.py calls it only if the tree holds one).
 REWRITTEN = (gast.AnnAssign, gast.Lambda, gast.GeneratorExp)
 
 
 def rewritten(node: Any) -> bool:
-    """Whether ``rewrite`` changes ``node``: one of ``REWRITTEN``, a call of what a call returns, or a
-    store into an element of an element."""
+    """Whether ``rewrite`` changes ``node``: one of ``REWRITTEN``, a call of what a call returns, a
+    store into an element of an element, into an attribute or an ``out=``, or a method called for its
+    effect (which ``attribute_stores`` may read as changing its object)."""
     return isinstance(node, REWRITTEN) or _calls_a_result(node) or _stores_into_an_element_of_an_element(node) \
-        or stores_an_attribute(node) or _updates_an_attribute(node) or _writes_into_out(node)
+        or stores_an_attribute(node) or _updates_an_attribute(node) or _writes_into_out(node) \
+        or changes_its_object(node)
 
 
 def _writes_into_out(stmt: Any) -> bool:

@@ -236,11 +236,15 @@ class CallConverter(ConverterPart):
         held = self.local(node.func.value.id) if isinstance(node.func, gast.Attribute) \
             and isinstance(node.func.value, gast.Name) else None
         if isinstance(held, Record) and held.kind in ("object", "dataclass"):  # counter.add(v), its result dropped
+            owner = node.func.value.id
             raise self.error(f"the call of {held.cls.__name__}.{node.func.attr}() made for its effect", "a method "
-                             "that changes its object (self.total = ...) is not followed, and one that does not "
-                             "computes nothing here; return what it computes, or a new object, and assign it "
-                             f"(obj = obj.{node.func.attr}(...) with the method returning "
-                             f"{held.cls.__name__}(...))", node)
+                             "called for its effect is followed on an object the function made by calling its "
+                             "class and holds by one name alone (used only as name.attr and name.method(...): "
+                             f"never passed on, put in a container, returned or given another name); {owner} is "
+                             "not held so here (or its class was not called to make it), so the change could be "
+                             f"seen elsewhere; make the object here and use it only so, or have the method return "
+                             f"a new object and assign it ({owner} = {owner}.{node.func.attr}(...), the method "
+                             f"returning {held.cls.__name__}(...))", node)
         if not reports(fn) and not seeds(fn):
             name = (f"{node.func.id}()" if isinstance(node.func, gast.Name) else
                     f".{node.func.attr}()" if isinstance(node.func, gast.Attribute) else "a function")

@@ -64,6 +64,7 @@ from .lower_scan import is_append, names_read, reads_among
 from .lower_ssa import SSABuilder
 from .lower_state import LoweringState, Part
 from .lower_writes import WriteLowering
+from ..frontend.attribute_stores import ORIGINAL
 from ..frontend.list_sharing import stores_into_a_list
 from ..frontend.parse import ParsedFunction, parse_function, updated_parameters
 
@@ -179,6 +180,10 @@ class Lowering(Part):
     def statement(self, stmt: Any) -> None:
         self.state.computed.clear()
         if isinstance(stmt, gast.Assign):
+            original = getattr(stmt, ORIGINAL, None)
+            if original is not None and not _an_object(self.scope.env.get(stmt.targets[0].id)):
+                self.statement(original)  # lst.append(v) of a list a call made: as written (attribute_stores.py)
+                return
             # h = act, act = np.tanh, layers = [relu, np.tanh]: h names the same function (a factory's result,
             # as desugar.py returns it, too), or the display the functions
             if getattr(stmt.value, "writes_out", None) is not None:  # c[...] = np.exp(g): out=c (sugar.py)

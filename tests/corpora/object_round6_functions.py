@@ -282,7 +282,8 @@ def overridden_forward_through_call(x):
 
 
 class Counter:
-    """A method that changes its object (self.total = ...): refused where it is called."""
+    """A method that changes its object (self.total = ...), called for its effect on an object the
+    function made and holds by one name alone: followed (its ``return self`` dropped by the caller)."""
 
     def __init__(self, scale):
         self.scale = scale
@@ -299,7 +300,7 @@ class Counter:
 def method_changing_its_object(x):
     counter = Counter(x[0])
     for k in range(3):
-        counter.add(x[k] ** 2)  # REFUSED
+        counter.add(x[k] ** 2)
     return counter.mean(3.0)
 
 
