@@ -276,12 +276,20 @@ def math_remainders(x):
     return total
 
 
+def sorted_items(x):
+    ranked = sorted(x)
+    downward = sorted(x, reverse=True)
+    return ranked[-1] * 2.0 + ranked[0] * ranked[1] + downward[0] * downward[-1]
+
+
 # (name, the function, its argument, whether it is expected to compile)
 CASES: list[tuple[str, Callable, Callable[[], Any], bool]] = [
     ("np.cumsum (flat): cumsum_grad", cumsum_flat, lambda: np.linspace(0.1, 1.0, 5), True),
     ("np.cumsum(axis=1): cumsum_grad", cumsum_axis, lambda: np.linspace(0.1, 1.0, 6).reshape(2, 3), True),
     ("np.cumsum(axis=0): cumsum_grad", cumsum_axis0, lambda: np.linspace(0.1, 1.0, 6).reshape(3, 2), True),
     ("np.sort: sort_grad", sort_vector, lambda: np.array([0.3, -1.0, 2.0, 0.7, 0.35]), True),
+    ("sorted (an array's items, reverse=True too): sorted_adjoint", sorted_items,
+     lambda: np.array([0.3, -1.0, 2.0, 0.7, 0.35]), True),
     ("np.sort(axis=1): sort_grad", sort_rows, lambda: np.array([[0.3, -1.0, 2.0], [0.7, 0.1, -0.4]]), True),
     ("np.einsum: einsum_grad", einsum_product, lambda: np.linspace(0.1, 1.0, 9).reshape(3, 3), True),
     ("np.einsum (contractions): einsum_grad", einsum_contractions, lambda: np.linspace(0.1, 1.0, 9).reshape(3, 3),

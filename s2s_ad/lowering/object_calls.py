@@ -19,8 +19,7 @@ from typing import Any, Callable, Optional, cast
 
 import gast
 from ..core import ir
-from ..frontend.attribute_stores import (CHANGED_BY, GIVEN_BACK, MADE_BY, MADE_BY_CALLER, PRIVATE_SELF,
-                                        SET_ATTRIBUTE)
+from ..frontend.attribute_stores import CHANGED_BY, SET_ATTRIBUTE
 from ..frontend.callables import describe_callable
 from ..frontend.conversion import Choice, Converter, ConverterPart, Inline, Nested, Once, Record, is_plain_constant
 from ..frontend.parse import parse_function, parse_rewritten
@@ -28,6 +27,7 @@ from ..frontend.static_names import StaticNames
 from ..frontend.user_classes import (ComputesAttributes, Computed, Parameter, computed_layout, operator_methods,
                                      record_layout)
 from .helper_calls import HelperCalls
+from .object_stores import ObjectStores
 from ..core.identity import IdentitySet
 
 _DICT_METHODS = ("items", "keys", "values", "get")
@@ -44,6 +44,7 @@ class ObjectCalls(ConverterPart):
         super().__init__(host)
         self.statics = statics
         self.helpers = helpers  # (a method is a call of the class's function: bound or inlined there)
+        self.stores = ObjectStores(host, statics, helpers)  # (obj.v = w, obj.step(dt): the object changed)
 
     def record_method(self, record: Record, name: str, args: list, kwargs: tuple, node: Any) -> Any:
         """``d.items()``, ``d.get(k)``, ``self.method(x)``, ``self.fn(x)`` (a function held by an object)."""
@@ -64,9 +65,9 @@ class ObjectCalls(ConverterPart):
         if record.kind == "namedtuple" and name == "_replace" and not args:
             return self.replaced(record, kwargs, node)
         if name == SET_ATTRIBUTE:  # state.v = w, state held by that name alone (frontend/attribute_stores.py)
-            return self.attribute_stored(record, args, node)
+            return self.stores.attribute_stored(record, args, node)
         if name == CHANGED_BY:  # state.step(dt) as a statement, state held so
-            return self.changed_by(record, args, kwargs, node)
+            return self.stores.changed_by(record, args, kwargs, node)
         if record.fields and name in record.keys:
             held = record.get(name)
             if isinstance(held, ir.Const) and callable(held.value):
@@ -93,65 +94,6 @@ class ObjectCalls(ConverterPart):
                                  f"(its fields are {', '.join(map(str, record.keys))})", node)
             record = record.replaced(key, value)
         return record
-
-    def attribute_stored(self, record: Record, args: list, node: Any) -> Record:
-        """``state.v = w``: the object with ``v`` replaced, where it is a new object of the user's class (or
-        a dataclass) made here, whose attribute ``v`` its ``__init__`` assigns, and no property of its
-        class could hand the object on; anything else is refused at the store's line."""
-        key = args[0].value
-        what = f"the assignment to {record.cls.__name__ if isinstance(record.cls, type) else 'an object'}.{key}"
-        if record.kind not in ("object", "dataclass"):
-            raise self.error(what, "only an object of your class or a dataclass made in the function is "
-                             "changed by a store; make a new one (dataclasses.replace(obj, attr=v))", node)
-        self._made_here(record, node, what)
-        params = getattr(record.cls, "__dataclass_params__", None)
-        if params is not None and params.frozen:
-            raise self.error(what, f"{record.cls.__name__} is a frozen dataclass (Python raises "
-                             "FrozenInstanceError); make a new one with dataclasses.replace", node)
-        if key not in record.keys:  # a new attribute, in the object's __dict__ as Python adds it
-            fixed = _attributes_fixed(record.cls)
-            if fixed is not None:
-                raise self.error(what, f"{record.cls.__name__} {fixed}, so Python may refuse or redirect a "
-                                 f"new attribute {key}; assign it in __init__ first", node)
-        if any(isinstance(v, property) for klass in record.cls.__mro__ for v in vars(klass).values()):
-            raise self.error(what, f"{record.cls.__name__} defines a property, which could hand the object "
-                             "on; make a new object instead (dataclasses.replace(obj, attr=v))", node)
-        return record.replaced(key, args[1])
-
-    def _made_here(self, record: Record, node: Any, what: str) -> None:
-        """Refuse ``what`` unless each call that binds the object's name (``MADE_BY``) is its class: a
-        new object, which nothing else holds (a method's ``self`` held so: its caller checked)."""
-        for maker in getattr(node, MADE_BY, None) or [None]:
-            if maker == MADE_BY_CALLER:
-                continue
-            made = self.statics.resolve(maker) if maker is not None else None
-            if not (isinstance(made, type) and issubclass(made, record.cls) or made is record.cls):
-                raise self.error(what, "the object was not made here by calling its class (Obj(...)), so "
-                                 "something else may hold it and see the store; make it here, or make a new "
-                                 "one (dataclasses.replace(obj, attr=v))", node)
-
-    def changed_by(self, record: Record, args: list, kwargs: tuple, node: Any) -> Inline:
-        """``state.step(dt)`` as a statement, ``state`` an object the function made and holds by that name
-        alone (``attribute_stores.CHANGED_BY``): the method's body lowered in place on the object, its
-        ``self`` held as the caller's name is (its stores and changing calls read as new bindings of
-        ``self``), each return giving back ``self``: the object as the method leaves it, which the caller's
-        name is bound to."""
-        name = args[0].value
-        what = f"the call of {record.cls.__name__}.{name}() made for its effect"
-        if record.kind not in ("object", "dataclass"):
-            raise self.error(what, "only a method of an object of your class changes it here", node)
-        method = self.statics.class_attribute(record.cls, name)
-        if not inspect.isfunction(method):
-            raise self.error(what, f"{record.cls.__name__}.{name} is not a plain method of the class (a "
-                             "staticmethod, classmethod or other attribute), whose call for its effect computes "
-                             "nothing s2s_ad can follow; assign its result", node)
-        self._made_here(record, node, what)
-        if set(method.__code__.co_freevars) - {"__class__"}:
-            raise self.error(what, f"{record.cls.__name__}.{name} reads names of the function that defines the "
-                             "class; define the class at module level", node)
-        parsed = parse_rewritten(method, _as_changing_its_object)
-        bound = self.helpers.bind_user_call(method, [record] + list(args[1:]), kwargs, node)
-        return Inline(Nested(parsed.node, closed=True, callee=parsed), bound)
 
     def not_handed_on(self, record: Record, node: Any) -> None:
         """Refuse ``obj.method(...)`` of an object the function stores into unless the method, and every
@@ -369,44 +311,3 @@ class ObjectCalls(ConverterPart):
             self.resolver.snapshot.record_code(init)
             self.resolver.snapshot.record_defaults(init)
         return owner, init
-
-
-def _attributes_fixed(cls: type) -> Optional[str]:
-    """Why an object of ``cls`` may not take a new attribute as a plain store into its ``__dict__``
-    (``__slots__``, or a ``__setattr__`` of its own); None where it does."""
-    for klass in cls.__mro__[:-1]:  # (object's own are Python's plain store)
-        if "__slots__" in vars(klass):
-            return f"declares __slots__ (in {klass.__name__})"
-        if "__setattr__" in vars(klass):
-            return f"defines __setattr__ (in {klass.__name__})"
-    return None
-
-
-def _as_changing_its_object(node: gast.FunctionDef) -> None:
-    """A method's def (parsed, before the sugar) read as changing its object (``changed_by``): its
-    ``self`` held by the caller's name alone (``PRIVATE_SELF``), so that the sugar reads stores into it
-    and changing calls on it as new bindings of ``self`` where nothing else can see it; each return
-    gives back ``self`` (a value it returned is the caller's to drop: the call is a statement), as does
-    the end of the body."""
-    if not node.args.args or node.args.vararg or node.args.kwarg:
-        return  # (the binding of the call says why; *args is refused where the body is lowered)
-    this = node.args.args[0].id
-    setattr(node, PRIVATE_SELF, this)
-
-    def given_back(at: Any) -> gast.Return:
-        read = gast.Name(id=this, ctx=gast.Load(), annotation=None, type_comment=None)
-        setattr(read, GIVEN_BACK, True)
-        return gast.copy_location(gast.Return(value=gast.copy_location(read, at)), at)
-
-    def rewrite(block: list) -> None:
-        for position, stmt in enumerate(block):
-            if isinstance(stmt, gast.Return):
-                block[position] = given_back(stmt)
-            elif not isinstance(stmt, (gast.FunctionDef, gast.ClassDef)):
-                for field in ("body", "orelse"):
-                    inner = getattr(stmt, field, None)
-                    if isinstance(inner, list):
-                        rewrite(inner)
-    rewrite(node.body)
-    if not node.body or not isinstance(node.body[-1], gast.Return):
-        node.body.append(given_back(node.body[-1] if node.body else node))
