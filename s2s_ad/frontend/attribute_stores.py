@@ -37,6 +37,9 @@ MADE_BY = "s2s_ad_made_by"  # (the attribute of that call's node holding the cal
 # The method name the lowering reads as "this object as its method ``name`` leaves it" (a call made for
 # its effect on an object held by one name alone: object_calls.changed_by).
 CHANGED_BY = "__s2s_ad_changed_by__"
+# ... and "this object as the method leaves it, with what the method returned": ``name, y =
+# name.GIVING("method", ...)`` for ``y = name.method(...)``
+GIVING = "__s2s_ad_changed_giving__"
 ORIGINAL = "s2s_ad_original"  # (the attribute of that rewritten statement holding the statement as written)
 # (the attribute of a method's def read as changing its object: the name of its self, held by the caller's
 # name alone, so that stores into it and changing calls on it are rewritten as for a name made here)
@@ -60,6 +63,19 @@ def changes_its_object(stmt: Any) -> bool:
             and all(k.arg is not None for k in call.keywords))
 
 
+def gives_and_may_change(stmt: Any) -> bool:
+    """``y = name.method(...)`` (or ``a, b = name.method(...)``: names only), the call as
+    ``changes_its_object`` takes it."""
+    return (isinstance(stmt, gast.Assign) and len(stmt.targets) == 1 and _names_only(stmt.targets[0])
+            and changes_its_object(gast.Expr(value=stmt.value)))
+
+
+def _names_only(target: Any) -> bool:
+    if isinstance(target, gast.Name):
+        return True
+    return isinstance(target, (gast.Tuple, gast.List)) and bool(target.elts) and all(map(_names_only, target.elts))
+
+
 def refusal(function: gast.FunctionDef, target: gast.Attribute) -> str:
     """Why the store into ``target`` (``name.attr``) of ``function`` is not read as a new binding."""
     name = target.value.id if isinstance(target.value, gast.Name) else "the object"
@@ -81,15 +97,15 @@ def rewrite_stores(function: gast.FunctionDef) -> None:
             if not (isinstance(block, list) and block and isinstance(block[0], gast.stmt)):
                 continue
             for position, stmt in enumerate(block):
-                changing = changes_its_object(stmt)
-                if not stores_an_attribute(stmt) and not changing:
+                changing, giving = changes_its_object(stmt), gives_and_may_change(stmt)
+                if not stores_an_attribute(stmt) and not changing and not giving:
                     continue
-                target = stmt.value.func if changing else stmt.targets[0]
+                target = stmt.value.func if changing or giving else stmt.targets[0]
                 name = target.value.id
                 if name not in checked:  # (before any store into it is rewritten)
                     checked[name] = _not_private(function, name)
                     makers[name] = _makers(function, name)
-                if changing:
+                if changing or giving:
                     if checked[name] is None and makers[name] and not _made_by_a_builtin(makers[name]):
                         block[position] = _changed(stmt, name, makers[name])
                 elif checked[name] is None:
@@ -128,19 +144,26 @@ def _made_by_a_builtin(makers: list) -> bool:
     return any(isinstance(m, gast.Name) and hasattr(builtins, m.id) for m in makers)
 
 
-def _changed(stmt: gast.Expr, name: str, makers: list) -> gast.Assign:
-    """``name = name.CHANGED_BY("method", *args, **kwargs)``, on the statement's line, holding ``makers``
-    (``MADE_BY``) and the statement as written (``ORIGINAL``)."""
+def _changed(stmt: Any, name: str, makers: list) -> gast.Assign:
+    """``name = name.CHANGED_BY("method", *args, **kwargs)`` (for ``y = name.method(...)``: ``name, y =
+    name.GIVING(...)``), on the statement's line, holding ``makers`` (``MADE_BY``) and the statement as
+    written (``ORIGINAL``)."""
     call = stmt.value
+    giving = isinstance(stmt, gast.Assign)
 
     def located(node: Any) -> Any:
         return gast.copy_location(node, call)
     owner = located(gast.Name(id=name, ctx=gast.Load(), annotation=None, type_comment=None))
-    changed = located(gast.Call(func=located(gast.Attribute(value=owner, attr=CHANGED_BY, ctx=gast.Load())),
+    changed = located(gast.Call(func=located(gast.Attribute(value=owner, attr=GIVING if giving else CHANGED_BY,
+                                                            ctx=gast.Load())),
                                 args=[located(gast.Constant(value=call.func.attr, kind=None)), *call.args],
                                 keywords=list(call.keywords)))
     setattr(changed, MADE_BY, makers)
-    bound = located(gast.Name(id=name, ctx=gast.Store(), annotation=None, type_comment=None))
+    if giving:  # (what the method gives back must not hold the object: the lowering checks)
+        setattr(changed, HANDS_ON, name)
+    bound: Any = located(gast.Name(id=name, ctx=gast.Store(), annotation=None, type_comment=None))
+    if giving:  # (the object first, then the user's target: name, y = ...; y = name's own result where y is name)
+        bound = located(gast.Tuple(elts=[bound, stmt.targets[0]], ctx=gast.Store()))
     rewritten = gast.copy_location(gast.Assign(targets=[bound], value=changed, type_comment=None), stmt)
     setattr(rewritten, ORIGINAL, stmt)
     return rewritten
@@ -154,7 +177,12 @@ def _not_private(function: gast.FunctionDef, name: str) -> Optional[str]:
               if isinstance(a, gast.Name)]
     private_self = getattr(function, PRIVATE_SELF, None) == name
     if name in params and not private_self:
-        return f"{name} is a parameter: the store would change the caller's object, which s2s_ad does not do"
+        why = f"{name} is a parameter: the store would change the caller's object, which s2s_ad does not do"
+        if name == params[0] and name == "self":  # (a method changing its object, called where s2s_ad cannot follow it)
+            why += (" (a method changing its object is followed where it is called in a statement of its own, "
+                    "obj.step(dt) or y = obj.step(dt), on an object the function made by calling its class and "
+                    "holds by that name alone)")
+        return why
     nested = IdentitySet(n for d in gast.walk(function) if d is not function
                          and isinstance(d, (gast.FunctionDef, gast.Lambda)) for n in gast.walk(d))
     own = IdentitySet(n for n in gast.walk(function) if n not in nested)

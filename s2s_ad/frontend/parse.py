@@ -231,6 +231,13 @@ def parse_rewritten(fn: types.FunctionType, rewrite: Callable[[gast.FunctionDef]
     return parsed
 
 
+def def_as_written(fn: types.FunctionType) -> gast.FunctionDef:
+    """``fn``'s def as written, neither rewritten nor checked against the subset: for a scan of the names
+    it reads (``object_calls.not_handed_on``), where a store the subset refuses in it is the lowering's
+    to judge (a method changing its object, ``attribute_stores.PRIVATE_SELF``)."""
+    return _parse_tree(fn).node
+
+
 def updated_parameters(fn: Callable) -> tuple[ParameterUpdate, ...]:
     """The parameters of ``fn`` its body updates in place before rebinding them (``argument_updates``),
     each with the helper's file; () where its source cannot be read (its own lowering says why, where it

@@ -51,7 +51,7 @@ from typing import Any
 
 import gast
 
-from .attribute_stores import changes_its_object, rewrite_stores, stores_an_attribute
+from .attribute_stores import changes_its_object, gives_and_may_change, rewrite_stores, stores_an_attribute
 
 # The node kinds this stage rewrites (with a call of a call's result: parse.py calls it only if the tree holds one).
 REWRITTEN = (gast.AnnAssign, gast.Lambda, gast.GeneratorExp)
@@ -63,7 +63,7 @@ def rewritten(node: Any) -> bool:
     effect (which ``attribute_stores`` may read as changing its object)."""
     return isinstance(node, REWRITTEN) or _calls_a_result(node) or _stores_into_an_element_of_an_element(node) \
         or stores_an_attribute(node) or _updates_an_attribute(node) or _writes_into_out(node) \
-        or changes_its_object(node)
+        or changes_its_object(node) or gives_and_may_change(node)
 
 
 def _writes_into_out(stmt: Any) -> bool:

@@ -181,7 +181,7 @@ class Lowering(Part):
         self.state.computed.clear()
         if isinstance(stmt, gast.Assign):
             original = getattr(stmt, ORIGINAL, None)
-            if original is not None and not _an_object(self.scope.env.get(stmt.targets[0].id)):
+            if original is not None and not _an_object(self.scope.env.get(stmt.value.func.value.id)):
                 self.statement(original)  # lst.append(v) of a list a call made: as written (attribute_stores.py)
                 return
             # h = act, act = np.tanh, layers = [relu, np.tanh]: h names the same function (a factory's result,

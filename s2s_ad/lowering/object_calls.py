@@ -19,10 +19,10 @@ from typing import Any, Callable, Optional, cast
 
 import gast
 from ..core import ir
-from ..frontend.attribute_stores import CHANGED_BY, SET_ATTRIBUTE
+from ..frontend.attribute_stores import CHANGED_BY, GIVING, SET_ATTRIBUTE
 from ..frontend.callables import describe_callable
 from ..frontend.conversion import Choice, Converter, ConverterPart, Inline, Nested, Once, Record, is_plain_constant
-from ..frontend.parse import parse_function, parse_rewritten
+from ..frontend.parse import def_as_written, parse_function, parse_rewritten
 from ..frontend.static_names import StaticNames
 from ..frontend.user_classes import (ComputesAttributes, Computed, Parameter, computed_layout, operator_methods,
                                      record_layout)
@@ -66,8 +66,8 @@ class ObjectCalls(ConverterPart):
             return self.replaced(record, kwargs, node)
         if name == SET_ATTRIBUTE:  # state.v = w, state held by that name alone (frontend/attribute_stores.py)
             return self.stores.attribute_stored(record, args, node)
-        if name == CHANGED_BY:  # state.step(dt) as a statement, state held so
-            return self.stores.changed_by(record, args, kwargs, node)
+        if name in (CHANGED_BY, GIVING):  # state.step(dt) as a statement (y = state.step(dt)), state held so
+            return self.stores.changed_by(record, args, kwargs, node, giving=name == GIVING)
         if record.fields and name in record.keys:
             held = record.get(name)
             if isinstance(held, ir.Const) and callable(held.value):
@@ -101,13 +101,14 @@ class ObjectCalls(ConverterPart):
         (``self.w``, ``self.m(...)``, ``super().m(...)``): one that uses ``self`` otherwise (``return
         self``, ``type(self)(...)``) could give the object to another name, which a store read as a new
         binding of one name would not reach."""
-        pending, seen = [self.statics.class_attribute(record.cls, node.func.attr)], set()
+        called = node.func.attr if node.func.attr != GIVING else node.args[0].value  # (y = obj.m(x): m)
+        pending, seen = [self.statics.class_attribute(record.cls, called)], set()
         while pending:
             method = pending.pop()
             if not inspect.isfunction(method) or method in seen:
                 continue  # (a staticmethod or classmethod is given no self; a field's function the call reads)
             seen.add(method)
-            definition = parse_function(method).node
+            definition = def_as_written(method)
             this = definition.args.args[0].id if definition.args.args else None
             read = IdentitySet(n.value for n in gast.walk(definition) if isinstance(n, gast.Attribute))
             for n in gast.walk(definition):
@@ -123,7 +124,7 @@ class ObjectCalls(ConverterPart):
             loose = next((n for n in gast.walk(definition) if isinstance(n, gast.Name) and n not in read
                           and n.id in (this, "super") and n is not definition.args.args[0]), None)
             if this is None or loose is not None:
-                raise self.error(f"the call of .{node.func.attr}() of a {record.cls.__name__} the function "
+                raise self.error(f"the call of .{called}() of a {record.cls.__name__} the function "
                                  "stores into", f"{method.__qualname__} uses its object otherwise than by its "
                                  "attributes (returns it or passes it on), so another name could hold the "
                                  "object and not see the store; store into a new object, or keep the value in "

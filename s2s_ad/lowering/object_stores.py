@@ -66,14 +66,16 @@ class ObjectStores(ConverterPart):
                                  "something else may hold it and see the store; make it here, or make a new "
                                  "one (dataclasses.replace(obj, attr=v))", node)
 
-    def changed_by(self, record: Record, args: list, kwargs: tuple, node: Any) -> Inline:
+    def changed_by(self, record: Record, args: list, kwargs: tuple, node: Any, giving: bool = False) -> Inline:
         """``state.step(dt)`` as a statement, ``state`` an object the function made and holds by that name
         alone (``attribute_stores.CHANGED_BY``): the method's body lowered in place on the object, its
         ``self`` held as the caller's name is (its stores and changing calls read as new bindings of
         ``self``), each return giving back ``self``: the object as the method leaves it, which the caller's
-        name is bound to."""
+        name is bound to.  Where the call's result is bound too (``giving``, ``y = state.step(dt)``:
+        ``attribute_stores.GIVING``), each return gives back the pair of the object so and what the method
+        returned (which ``ObjectCalls.not_handed_on`` has checked does not hold the object)."""
         name = args[0].value
-        what = f"the call of {record.cls.__name__}.{name}() made for its effect"
+        what = f"the call of {record.cls.__name__}.{name}()" + ("" if giving else " made for its effect")
         if record.kind not in ("object", "dataclass"):
             raise self.error(what, "only a method of an object of your class changes it here", node)
         method = self.statics.class_attribute(record.cls, name)
@@ -85,7 +87,7 @@ class ObjectStores(ConverterPart):
         if set(method.__code__.co_freevars) - {"__class__"}:
             raise self.error(what, f"{record.cls.__name__}.{name} reads names of the function that defines the "
                              "class; define the class at module level", node)
-        parsed = parse_rewritten(method, _as_changing_its_object)
+        parsed = parse_rewritten(method, _giving_back_its_object if giving else _as_changing_its_object)
         bound = self.helpers.bind_user_call(method, [record] + list(args[1:]), kwargs, node)
         return Inline(Nested(parsed.node, closed=True, callee=parsed), bound)
 
@@ -101,7 +103,13 @@ def _attributes_fixed(cls: type) -> Optional[str]:
     return None
 
 
-def _as_changing_its_object(node: gast.FunctionDef) -> None:
+def _giving_back_its_object(node: gast.FunctionDef) -> None:
+    """``_as_changing_its_object`` for a call whose result is bound too: each return gives back the pair
+    ``(self, value)`` (``None`` for a bare return and at the end of the body)."""
+    _as_changing_its_object(node, giving=True)
+
+
+def _as_changing_its_object(node: gast.FunctionDef, giving: bool = False) -> None:
     """A method's def (parsed, before the sugar) read as changing its object (``changed_by``): its
     ``self`` held by the caller's name alone (``PRIVATE_SELF``), so that the sugar reads stores into it
     and changing calls on it as new bindings of ``self`` where nothing else can see it; each return
@@ -112,15 +120,18 @@ def _as_changing_its_object(node: gast.FunctionDef) -> None:
     this = node.args.args[0].id
     setattr(node, PRIVATE_SELF, this)
 
-    def given_back(at: Any) -> gast.Return:
-        read = gast.Name(id=this, ctx=gast.Load(), annotation=None, type_comment=None)
+    def given_back(at: Any, value: Any = None) -> gast.Return:
+        read: Any = gast.copy_location(gast.Name(id=this, ctx=gast.Load(), annotation=None, type_comment=None), at)
         setattr(read, GIVEN_BACK, True)
-        return gast.copy_location(gast.Return(value=gast.copy_location(read, at)), at)
+        if giving:
+            value = value if value is not None else gast.copy_location(gast.Constant(value=None, kind=None), at)
+            read = gast.copy_location(gast.Tuple(elts=[read, value], ctx=gast.Load()), at)
+        return gast.copy_location(gast.Return(value=read), at)
 
     def rewrite(block: list) -> None:
         for position, stmt in enumerate(block):
             if isinstance(stmt, gast.Return):
-                block[position] = given_back(stmt)
+                block[position] = given_back(stmt, stmt.value)
             elif not isinstance(stmt, (gast.FunctionDef, gast.ClassDef)):
                 for field in ("body", "orelse"):
                     inner = getattr(stmt, field, None)

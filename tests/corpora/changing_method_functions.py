@@ -213,3 +213,78 @@ def method_storing_into_a_frozen_dataclass(x):
     f = Fixed(x[0])
     f.bump()
     return f.v
+
+
+class Layer:
+    """A layer whose forward pass keeps its input and counts its calls: a method that changes its
+    object and returns a value, called as y = layer.forward(x)."""
+
+    def __init__(self, w):
+        self.w = w
+        self.cache = None
+        self.calls = 0
+
+    def forward(self, x):
+        self.cache = x
+        self.calls += 1
+        return np.tanh(self.w * x)
+
+    def input_norm(self):
+        return np.sum(self.cache ** 2)
+
+
+def caching_forward_pass(x):
+    layer = Layer(x)
+    h = layer.forward(x[0])
+    h2 = layer.forward(h)
+    return np.sum(h2) + layer.input_norm() * layer.calls
+
+
+def forward_in_a_loop(x):
+    layer = Layer(0.5)
+    h = x
+    for _ in range(3):
+        h = layer.forward(h)
+    return np.sum(h) * layer.calls + layer.input_norm()
+
+
+class Queue:
+    def __init__(self, v):
+        self.items = v
+
+    def pop_front(self):
+        head = self.items[0]
+        self.items = self.items[1:]
+        return head
+
+    def itself(self):
+        return self
+
+
+def values_popped(x):
+    q = Queue(x * 2.0)
+    a = q.pop_front()
+    b = q.pop_front()
+    return a * b + np.sum(q.items)
+
+
+def method_returning_its_object(x):
+    q = Queue(x)
+    same = q.itself()  # REFUSED
+    q.items = q.items * 2.0
+    return np.sum(same.items)
+
+
+class Walk:
+    def __init__(self, state):
+        self.state = state
+
+    def next(self):
+        self.state = self.state * 0.9 + 0.3  # REFUSED
+        return self.state
+
+
+def changing_calls_inside_an_expression(x):
+    w = Walk(x[0])
+    a, b = w.next(), w.next()
+    return a * b + x[1] * w.state

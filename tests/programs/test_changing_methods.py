@@ -1,5 +1,5 @@
 """Methods called for their effect (``body.step(dt)``, ``opt.update(g)``, ``tally.add(v)`` as
-statements) on an object the function made by calling its class and holds by one name alone: the
+statements, and ``h = layer.forward(x)``, a method changing its object and returning a value) on an object the function made by calling its class and holds by one name alone: the
 method's body runs on the object and the name holds the object as the method left it, as in Python
 (tests/corpora/changing_method_functions.py).  Each in every mode on the Python backend against
 central differences, and grad, jvp and the Hessian on the Numba backend; where another part of the
@@ -26,6 +26,9 @@ CASES = [
     cmf.in_place_update_seen_through_another_name,
     cmf.fluent_method_called_for_its_effect,
     cmf.changed_in_a_while_loop,
+    cmf.caching_forward_pass,
+    cmf.forward_in_a_loop,
+    cmf.values_popped,
 ]
 
 
@@ -76,6 +79,8 @@ SOURCE = pathlib.Path(cmf.__file__).read_text().splitlines()
     (cmf.method_passing_its_object_on, "self is used otherwise than by its attributes"),
     (cmf.method_updating_an_argument_in_place, "self.a is the argument x"),
     (cmf.method_storing_into_a_frozen_dataclass, "Fixed is a frozen dataclass"),
+    (cmf.method_returning_its_object, "Queue.itself uses its object otherwise than by its attributes"),
+    (cmf.changing_calls_inside_an_expression, "called in a statement of its own"),
 ], ids=lambda v: getattr(v, "__name__", None) or "")
 def test_what_cannot_be_followed_is_refused_at_the_users_line_before_running(f, words):
     with pytest.raises(s2s_ad.TransformError) as caught:
@@ -83,3 +88,14 @@ def test_what_cannot_be_followed_is_refused_at_the_users_line_before_running(f, 
     assert words in str(caught.value), str(caught.value)
     assert caught.value.filename == cmf.__file__
     assert "# REFUSED" in SOURCE[caught.value.line - 1], (caught.value.line, SOURCE[caught.value.line - 1])
+
+
+def test_a_forward_pass_that_keeps_its_input_against_the_closed_form():
+    # h = tanh(x0 x), h2 = tanh(x h); the layer's cache is h and it counted 2 calls
+    def written_out(x):
+        h = np.tanh(x * x[0])
+        h2 = np.tanh(x * h)
+        return np.sum(h2) + np.sum(h ** 2) * 2
+    assert cmf.caching_forward_pass(X) == pytest.approx(written_out(X), rel=1e-15)
+    np.testing.assert_allclose(s2s_ad.grad(cmf.caching_forward_pass)(X.copy()), s2s_ad.grad(written_out)(X.copy()),
+                               rtol=1e-13)
