@@ -334,6 +334,7 @@ class InPlace:
     # the update is lowered again as the store NumPy makes (``pipeline.lowered``), not refused
     owned: bool = False
     filename: Optional[str] = None  # the file of the update's line (a helper lowered in place: the helper's)
+    site: tuple = ()  # the calls inlined around it, where it was lowered (frontend/shared_updates.Store)
     # The run-time check before the new binding that the value is a number (``Effect``); the
     # pipeline drops it where the kinds prove that (checks.check_in_place).
     guard: Optional["Effect"] = field(default=None, compare=False)

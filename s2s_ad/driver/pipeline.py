@@ -47,7 +47,7 @@ from ..frontend.snapshot import Snapshot
 from ..ad.reverse import reverse
 from ..ad.vector import vector_tangents
 from ..passes.slice_writes import writes_as_stores
-from ..frontend.shared_updates import places_in, updates_as_stores
+from ..frontend.shared_updates import Store, places_in, updates_as_stores
 from ..ad.tape import split_parts
 from ..targets.target import NUMPY, Target
 
@@ -119,13 +119,14 @@ def lowered(fn: Callable, kinds: Optional[Kinds] = None, has_aux: bool = False, 
             structures[p] = k
     try:
         ssa = lower(parsed, structures, has_aux, inline_helpers, inline_small_helpers, inline_view_helpers)
-        stores: frozenset[tuple[str, int, int]] = frozenset()
+        stores: frozenset[Store] = frozenset()
         found = _updates_of_shared_arrays(ssa, kinds)
         original = parsed
         while found - stores:  # b += v where b is an array d["a"] also holds: as NumPy, a write into that array
             # (each found may show the next: b += v; b *= w, whose first update, once a store, leaves
             # b the array d["a"] holds for the second too; one in a helper lowered in place is rewritten
-            # where the helper's body is lowered: ``stores`` names each by its file)
+            # where the helper's body is lowered: ``stores`` names each by its file and the calls inlined
+            # around it, so that a helper inlined at two calls is rewritten at the one the kinds proved)
             stores |= found
             parsed = updates_as_stores(original, places_in(stores, original.filename))
             ssa = lower(parsed, structures, has_aux, inline_helpers, inline_small_helpers, inline_view_helpers,
@@ -140,7 +141,7 @@ def lowered(fn: Callable, kinds: Optional[Kinds] = None, has_aux: bool = False, 
     return parsed, ssa
 
 
-def _updates_of_shared_arrays(ssa: ir.Function, kinds: Optional[Kinds]) -> frozenset[tuple[str, int, int]]:
+def _updates_of_shared_arrays(ssa: ir.Function, kinds: Optional[Kinds]) -> frozenset[Store]:
     """Where (line, column) ``name op= value`` updates an array the function made that another name
     also holds (a container, a view, a loop's earlier value), as the argument kinds prove: lowered as
     the store ``name[...] = name op value``, NumPy's meaning (lowering took it for a number's new
@@ -152,7 +153,7 @@ def _updates_of_shared_arrays(ssa: ir.Function, kinds: Optional[Kinds]) -> froze
         facts = analyse(ssa, [], dict(zip(ssa.params, leaf_kinds(kinds))), result_kind)
     except TransformError:
         return frozenset()  # (the function's own analysis refuses it again, naming why)
-    return frozenset((u.filename, u.line, u.column) for u in candidates
+    return frozenset((u.filename, u.line, u.column, u.site) for u in candidates
                      if (facts.rank_of(ir.Var(u.value)) or 0) > 0 and not isinstance(facts.fact(ir.Var(u.value)), SequenceKind)
                      and u.line is not None and u.column is not None and u.filename is not None)
 

@@ -36,9 +36,16 @@ def body_with_stores(node: Any, places: frozenset[tuple[int, int]]) -> Any:
     return _rebuilt(node, places) if places else node
 
 
-def places_in(stores: frozenset[tuple[str, int, int]], filename: str) -> frozenset[tuple[int, int]]:
-    """The lines and columns of ``stores`` (each a file, a line and a column) in ``filename``."""
-    return frozenset((line, column) for file, line, column in stores if file == filename)
+# An update ``b op= v`` to lower as a store: its file, line and column, and where it was lowered: the calls
+# inlined around it (each the caller's file, line and the count of calls inlined before it on that
+# statement; () in the differentiated function itself).  A helper inlined at two calls is two sites: the
+# kinds may prove an array at one and a number at the other.
+Store = tuple[str, int, int, tuple]
+
+
+def places_in(stores: frozenset[Store], filename: str, site: tuple = ()) -> frozenset[tuple[int, int]]:
+    """The lines and columns of ``stores`` in ``filename`` lowered at ``site``."""
+    return frozenset((line, column) for file, line, column, where in stores if file == filename and where == site)
 
 
 def _rebuilt(node: Any, places: frozenset[tuple[int, int]]) -> Any:

@@ -65,6 +65,7 @@ from .lower_ssa import SSABuilder
 from .lower_state import LoweringState, Part
 from .lower_writes import WriteLowering
 from ..frontend.attribute_stores import ORIGINAL
+from ..frontend.shared_updates import Store
 from ..frontend.list_sharing import stores_into_a_list
 from ..frontend.parse import ParsedFunction, parse_function, updated_parameters
 
@@ -179,6 +180,7 @@ class Lowering(Part):
 
     def statement(self, stmt: Any) -> None:
         self.state.computed.clear()
+        self.state.inlined_here = 0
         if isinstance(stmt, gast.Assign):
             original = getattr(stmt, ORIGINAL, None)
             if original is not None and not _an_object(self.scope.env.get(stmt.value.func.value.id)):
@@ -394,7 +396,7 @@ class Lowering(Part):
 
 def lower(parsed: ParsedFunction, structures: Optional[dict] = None, has_aux: bool = False,
           inline_helpers: bool = False, inline_small_helpers: bool = False, inline_view_helpers: bool = False,
-          stores: frozenset[tuple[str, int, int]] = frozenset()) -> ir.Function:
+          stores: frozenset[Store] = frozenset()) -> ir.Function:
     """Lower a parsed function to SSA form (see the module docstring).  ``structures`` gives the
     containers.Tree of each container parameter (a ``containers.Static``: the parameter's value, a
     string the code is specialised on); ``has_aux``: the function returns ``(value, aux)``;

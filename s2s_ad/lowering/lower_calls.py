@@ -77,7 +77,10 @@ class CallLowering(Part):
         function = gast.FunctionDef(name=node.name, args=node.args, body=body, decorator_list=[], returns=None,
                                     type_comment=None)
         # an update of an argument shared with the caller, as the kinds proved (pipeline.lowered): a store
-        function = body_with_stores(function, places_in(self.state.stores, (callee or self.state.parsed).filename))
+        site = self.state.site + ((self.state.parsed.filename, self.state.line, self.state.inlined_here),)
+        self.state.inlined_here += 1
+        function = body_with_stores(function, places_in(self.state.stores, (callee or self.state.parsed).filename,
+                                                        site))
         own = stored_names(function) | set(params)
         desugar(function, own | set(self.scope.reads) | self.state.names.taken)
         if getattr(function, "exit_result", None):
@@ -98,6 +101,8 @@ class CallLowering(Part):
                                        raised=self.scope.raised))  # a raise in it ends its body only
         self.inlining.add(key)
         line = self.state.line  # the caller's, for what its statement computes after the call
+        around, counted = self.state.site, self.state.inlined_here
+        self.state.site, self.state.inlined_here = site, 0
         try:
             for stmt in function.body[:-1]:
                 self.state.line = stmt.lineno
@@ -126,6 +131,7 @@ class CallLowering(Part):
                     result = self.containers.settle(converted)
         finally:
             self.state.line = line
+            self.state.site, self.state.inlined_here = around, counted
             self.inlining.discard(key)
             self.state.leave(outer)
             if callee is not None:

@@ -199,7 +199,7 @@ class SSABuilder(Part):
                     self.state.line)
                 self.state.block.append(guard)
                 self.state.in_place.append(ir.InPlace(passed.name, update.name, shared, update.line, update.column,
-                                                      filename=filename, guard=guard))
+                                                      filename=filename, guard=guard, site=self.state.site))
 
     def hands_views_of_written(self, call: ir.Call) -> bool:
         """A helper given an array the function writes into (or a view of one) that may hand back a view

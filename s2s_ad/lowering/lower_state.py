@@ -36,6 +36,7 @@ from ..core.identity import Identity
 from .expressions import ExpressionConverter, Inline
 from .naming import Names
 from ..frontend.parse import ParsedFunction, is_generated
+from ..frontend.shared_updates import Store
 
 
 @dataclasses.dataclass
@@ -104,7 +105,11 @@ class LoweringState:
         self.computed: dict[tuple, ir.Var] = {}
         self.callers: list[Scope] = []  # the scopes of the functions the current one is lowered in place for
         # updates b op= v (file, line, column) of helpers lowered in place, to lower as b[...] = b op v
-        self.stores: frozenset[tuple[str, int, int]] = frozenset()
+        self.stores: frozenset[Store] = frozenset()
+        # the calls inlined around the statement lowered now (shared_updates.Store), and how many were
+        # inlined on that statement so far
+        self.site: tuple = ()
+        self.inlined_here = 0
         self.buffers: set[str] = set()  # arrays this function created: the only ones it may write into
         # the names desugar.py gives the result of a function with an early return: read only by its last
         # return, which runs only where one was set (a path that leaves it unbound never reads it)

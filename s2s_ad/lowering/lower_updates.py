@@ -210,7 +210,8 @@ class UpdateLowering(Part):
 
     def shared(self, name: str, value: str, stmt: Any) -> Optional[ir.InPlace]:
         """An ``InPlace`` record if ``value`` (what ``name`` holds) may be an object other names see."""
-        at = dict(line=stmt.lineno, column=stmt.col_offset + 1, filename=self.scope.parsed.filename)
+        at = dict(line=stmt.lineno, column=stmt.col_offset + 1, filename=self.scope.parsed.filename,
+                  site=self.state.site)
         if value in self.state.params:
             return ir.InPlace(value, name, f"the argument {self.state.params[value]}", **at)
         others = sorted({k for k, v in self.state.holders(name) if v == ir.Var(value)})

@@ -288,3 +288,26 @@ def changing_calls_inside_an_expression(x):
     w = Walk(x[0])
     a, b = w.next(), w.next()
     return a * b + x[1] * w.state
+
+
+class Scaler:
+    """A method whose in-place update meets a number at its first call and an array at the later ones."""
+
+    def __init__(self, b, s):
+        self.b = b
+        self.s = s
+
+    def spread(self, k):
+        self.s *= 0.3 * (self.b * self.s)  # a number times an array: a new array, held by the object
+
+    def shrink(self, k):
+        self.s *= 0.3 * k  # (the first call's s a number, the last's the array spread made)
+
+
+def an_update_that_meets_a_number_then_an_array(x):
+    sc = Scaler(x[1:3] * 1.0, x[2])
+    if x[0] > 0:
+        sc.shrink(0.3)
+    sc.spread(x[0])
+    sc.shrink(x[1])
+    return np.sum(sc.b ** 2) + np.sum(sc.s ** 2)

@@ -29,6 +29,7 @@ CASES = [
     cmf.caching_forward_pass,
     cmf.forward_in_a_loop,
     cmf.values_popped,
+    cmf.an_update_that_meets_a_number_then_an_array,
 ]
 
 
