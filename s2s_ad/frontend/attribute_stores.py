@@ -47,6 +47,10 @@ PRIVATE_SELF = "s2s_ad_private_self"
 GIVEN_BACK = "s2s_ad_given_back"  # (a read of that self the rewrite added: return self)
 # The maker of a private self: the caller checked that a class made the object (changed_by).
 MADE_BY_CALLER = "the caller's object"
+# (the attribute of a CHANGED_BY or GIVING call's node: the methods the function calls on that name in
+# statements of their own, and whether it stores into the name's attributes: where none of those changes
+# the object, a method's value may hold it, as any method's may)
+CHANGES_OF_NAME = "s2s_ad_changes_of_name"
 
 
 def stores_an_attribute(stmt: Any) -> bool:
@@ -89,6 +93,7 @@ def rewrite_stores(function: gast.FunctionDef) -> None:
                          for n in gast.walk(d))
     checked: dict[str, Optional[str]] = {}
     makers: dict[str, list] = {}
+    changes = _changes_by_name(function, nested)
     for parent in list(gast.walk(function)):
         if parent in nested:
             continue
@@ -107,7 +112,7 @@ def rewrite_stores(function: gast.FunctionDef) -> None:
                     makers[name] = _makers(function, name)
                 if changing or giving:
                     if checked[name] is None and makers[name] and not _made_by_a_builtin(makers[name]):
-                        block[position] = _changed(stmt, name, makers[name])
+                        block[position] = _changed(stmt, name, makers[name], changes[name])
                 elif checked[name] is None:
                     block[position] = _rebinding(stmt, target, name, makers[name])
                 else:  # (subset.py refuses the store, saying why)
@@ -144,7 +149,23 @@ def _made_by_a_builtin(makers: list) -> bool:
     return any(isinstance(m, gast.Name) and hasattr(builtins, m.id) for m in makers)
 
 
-def _changed(stmt: Any, name: str, makers: list) -> gast.Assign:
+def _changes_by_name(function: gast.FunctionDef, nested: Any) -> dict[str, tuple[frozenset, bool]]:
+    """For each name of ``function``'s own statements: the methods called on it in statements of their own
+    (``changes_its_object``, ``gives_and_may_change``), and whether an attribute of it is stored into."""
+    calls: dict[str, set] = {}
+    stored: set[str] = set()
+    for stmt in gast.walk(function):
+        if stmt in nested:
+            continue
+        if changes_its_object(stmt) or gives_and_may_change(stmt):
+            func = stmt.value.func
+            calls.setdefault(func.value.id, set()).add(func.attr)
+        elif stores_an_attribute(stmt):
+            stored.add(stmt.targets[0].value.id)
+    return {name: (frozenset(calls.get(name, ())), name in stored) for name in set(calls) | stored}
+
+
+def _changed(stmt: Any, name: str, makers: list, changes: tuple[frozenset, bool]) -> gast.Assign:
     """``name = name.CHANGED_BY("method", *args, **kwargs)`` (for ``y = name.method(...)``: ``name, y =
     name.GIVING(...)``), on the statement's line, holding ``makers`` (``MADE_BY``) and the statement as
     written (``ORIGINAL``)."""
@@ -159,8 +180,7 @@ def _changed(stmt: Any, name: str, makers: list) -> gast.Assign:
                                 args=[located(gast.Constant(value=call.func.attr, kind=None)), *call.args],
                                 keywords=list(call.keywords)))
     setattr(changed, MADE_BY, makers)
-    if giving:  # (what the method gives back must not hold the object: the lowering checks)
-        setattr(changed, HANDS_ON, name)
+    setattr(changed, CHANGES_OF_NAME, changes)  # (whether what the method gives back may hold the object)
     bound: Any = located(gast.Name(id=name, ctx=gast.Store(), annotation=None, type_comment=None))
     if giving:  # (the object first, then the user's target: name, y = ...; y = name's own result where y is name)
         bound = located(gast.Tuple(elts=[bound, stmt.targets[0]], ctx=gast.Store()))

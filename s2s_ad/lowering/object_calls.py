@@ -67,7 +67,7 @@ class ObjectCalls(ConverterPart):
         if name == SET_ATTRIBUTE:  # state.v = w, state held by that name alone (frontend/attribute_stores.py)
             return self.stores.attribute_stored(record, args, node)
         if name in (CHANGED_BY, GIVING):  # state.step(dt) as a statement (y = state.step(dt)), state held so
-            return self.stores.changed_by(record, args, kwargs, node, giving=name == GIVING)
+            return self.called_on_its_own(record, args, kwargs, node, giving=name == GIVING)
         if record.fields and name in record.keys:
             held = record.get(name)
             if isinstance(held, ir.Const) and callable(held.value):
@@ -94,6 +94,24 @@ class ObjectCalls(ConverterPart):
                                  f"(its fields are {', '.join(map(str, record.keys))})", node)
             record = record.replaced(key, value)
         return record
+
+    def called_on_its_own(self, record: Record, args: list, kwargs: tuple, node: Any, giving: bool) -> Any:
+        """``obj.m(...)`` (``y = obj.m(...)``) in a statement of its own, ``obj`` held by that name alone
+        (``attribute_stores``): a method that changes the object is lowered on it
+        (``ObjectStores.changed_by``), its value checked not to hold the object; a value of one that does
+        not is the method's as any call's, paired with the object as it is (checked so only where the
+        function changes the object elsewhere, as a method's value always was)."""
+        called = args[0].value
+        if self.stores.changes_its_object(record, called):
+            if giving:
+                self.not_handed_on(record, node)
+            return self.stores.changed_by(record, args, kwargs, node, giving)
+        if not giving:
+            return self.stores.changed_by(record, args, kwargs, node, giving, made_here=False)
+        if self.stores.changed_somewhere(record, node):
+            self.not_handed_on(record, node)
+        value = self.record_method(record, called, list(args[1:]), kwargs, node)
+        return Record("tuple", tuple, (0, 1), (record, value))
 
     def not_handed_on(self, record: Record, node: Any) -> None:
         """Refuse ``obj.method(...)`` of an object the function stores into unless the method, and every

@@ -15,9 +15,9 @@ import inspect
 from typing import Any, Optional
 
 import gast
-from ..frontend.attribute_stores import GIVEN_BACK, MADE_BY, MADE_BY_CALLER, PRIVATE_SELF
+from ..frontend.attribute_stores import CHANGES_OF_NAME, GIVEN_BACK, MADE_BY, MADE_BY_CALLER, PRIVATE_SELF
 from ..frontend.conversion import Converter, ConverterPart, Inline, Nested, Record
-from ..frontend.parse import parse_rewritten
+from ..frontend.parse import def_as_written, parse_rewritten
 from ..frontend.static_names import StaticNames
 from .helper_calls import HelperCalls
 
@@ -66,7 +66,42 @@ class ObjectStores(ConverterPart):
                                  "something else may hold it and see the store; make it here, or make a new "
                                  "one (dataclasses.replace(obj, attr=v))", node)
 
-    def changed_by(self, record: Record, args: list, kwargs: tuple, node: Any, giving: bool = False) -> Inline:
+    def changes_its_object(self, record: Record, name: str) -> bool:
+        """Whether ``record``'s method ``name`` may change its object: it stores into an attribute of its
+        ``self`` (or into an item of one), or calls on ``self`` (or through ``super()``, any class's along the
+        object's MRO) a method that may;
+        read off the defs as written.  (A staticmethod, a classmethod or a field's function is given no
+        ``self``.)"""
+        pending, seen = [self.statics.class_attribute(record.cls, name)], set()
+        while pending:
+            method = pending.pop()
+            if not inspect.isfunction(method) or method in seen:
+                continue
+            seen.add(method)
+            definition = def_as_written(method)
+            this = definition.args.args[0].id if definition.args.args else None
+            for n in gast.walk(definition):
+                target = n
+                while isinstance(target, (gast.Subscript, gast.Attribute)) and isinstance(target.ctx, gast.Store):
+                    target = target.value  # self.v = w, self.v[i] = w, self.v.w = u: a change of self
+                    if isinstance(target, gast.Name) and target.id == this:
+                        return True
+                if isinstance(n, gast.Call) and isinstance(n.func, gast.Attribute):
+                    owner = n.func.value
+                    if isinstance(owner, gast.Name) and owner.id == this:
+                        pending.append(self.statics.class_attribute(record.cls, n.func.attr))
+                    elif isinstance(owner, gast.Call) and isinstance(owner.func, gast.Name) and owner.func.id == "super":
+                        pending.extend(vars(klass).get(n.func.attr) for klass in record.cls.__mro__)  # any along the MRO
+        return False
+
+    def changed_somewhere(self, record: Record, node: Any) -> bool:
+        """Whether the function changes the object the call ``node`` (``attribute_stores.GIVING``) is made
+        on elsewhere: a store into its attributes, or a method changing it called in a statement."""
+        called, stored = getattr(node, CHANGES_OF_NAME, (frozenset(), True))
+        return stored or any(self.changes_its_object(record, name) for name in called)
+
+    def changed_by(self, record: Record, args: list, kwargs: tuple, node: Any, giving: bool = False,
+                   made_here: bool = True) -> Inline:
         """``state.step(dt)`` as a statement, ``state`` an object the function made and holds by that name
         alone (``attribute_stores.CHANGED_BY``): the method's body lowered in place on the object, its
         ``self`` held as the caller's name is (its stores and changing calls read as new bindings of
@@ -83,7 +118,8 @@ class ObjectStores(ConverterPart):
             raise self.error(what, f"{record.cls.__name__}.{name} is not a plain method of the class (a "
                              "staticmethod, classmethod or other attribute), whose call for its effect computes "
                              "nothing s2s_ad can follow; assign its result", node)
-        self._made_here(record, node, what)
+        if made_here:  # (a method that changes nothing may be called on any object)
+            self._made_here(record, node, what)
         if set(method.__code__.co_freevars) - {"__class__"}:
             raise self.error(what, f"{record.cls.__name__}.{name} reads names of the function that defines the "
                              "class; define the class at module level", node)

@@ -471,7 +471,7 @@ CORPUS = ["aliasing_functions", "cache_functions", "call_functions", "checkpoint
           "function_list_functions", "computing_init_functions", "fixed_point_functions",
           "online_checkpoint_functions", "object_round6_functions",
           "checkpoint_write_functions", "object_round7_functions", "object_round8_functions", "views_by_positions_functions",
-          "kept_views_functions"]
+          "kept_views_functions", "changing_method_functions"]
 
 
 def test_the_corpus_lists_every_function_module_of_the_tests():

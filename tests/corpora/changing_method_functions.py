@@ -311,3 +311,19 @@ def an_update_that_meets_a_number_then_an_array(x):
     sc.spread(x[0])
     sc.shrink(x[1])
     return np.sum(sc.b ** 2) + np.sum(sc.s ** 2)
+
+
+def _doubled_items(queue):
+    return queue.items * 2.0
+
+
+class Helped(Queue):
+    def doubled(self):
+        return _doubled_items(self)  # passes its object on: fine where nothing changes the object
+
+
+def values_of_methods_on_an_object_nothing_changes(x):
+    q = Helped(x)
+    same = q.itself()  # the object itself: nothing changes it, so two names may hold it
+    twice = q.doubled()
+    return np.sum(same.items * q.items) + np.sum(twice * x)

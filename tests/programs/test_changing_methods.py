@@ -30,6 +30,7 @@ CASES = [
     cmf.forward_in_a_loop,
     cmf.values_popped,
     cmf.an_update_that_meets_a_number_then_an_array,
+    cmf.values_of_methods_on_an_object_nothing_changes,
 ]
 
 
@@ -100,3 +101,9 @@ def test_a_forward_pass_that_keeps_its_input_against_the_closed_form():
     assert cmf.caching_forward_pass(X) == pytest.approx(written_out(X), rel=1e-15)
     np.testing.assert_allclose(s2s_ad.grad(cmf.caching_forward_pass)(X.copy()), s2s_ad.grad(written_out)(X.copy()),
                                rtol=1e-13)
+
+
+def test_values_of_methods_that_change_nothing_are_any_calls():
+    # x * x + 2 x * x: 6 x
+    np.testing.assert_allclose(s2s_ad.grad(cmf.values_of_methods_on_an_object_nothing_changes)(X.copy()), 6 * X,
+                               rtol=1e-14)
