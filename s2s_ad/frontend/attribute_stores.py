@@ -15,7 +15,7 @@ What is not rewritten stays an attribute store, which ``subset.py`` refuses with
 
 A method called on such an object for its effect, ``state.step(dt)`` as a statement, is read the same
 way: ``state = state.CHANGED_BY("step", dt)``, which the lowering reads as the method's body run on the
-object, giving back the object as the body left it (``object_calls.changed_by``: there the method's
+object, giving back the object as the body left it (``object_stores.changed_by``: there the method's
 ``self`` is a parameter held by that name alone, ``PRIVATE_SELF``, and each return gives back ``self``).
 The statement as written is kept (``ORIGINAL``): where the name holds no object of the user's class (a
 list a call made, whose ``append`` is Python's), the lowering lowers that instead.  A name bound by a
@@ -35,7 +35,7 @@ REFUSAL = "s2s_ad_refusal"  # (the attribute of a store's target left as it is: 
 HANDS_ON = "s2s_ad_hands_on"  # (a method call's node: what it gives back must not hold the object)
 MADE_BY = "s2s_ad_made_by"  # (the attribute of that call's node holding the callees that made the object)
 # The method name the lowering reads as "this object as its method ``name`` leaves it" (a call made for
-# its effect on an object held by one name alone: object_calls.changed_by).
+# its effect on an object held by one name alone: object_stores.changed_by).
 CHANGED_BY = "__s2s_ad_changed_by__"
 # ... and "this object as the method leaves it, with what the method returned": ``name, y =
 # name.GIVING("method", ...)`` for ``y = name.method(...)``
