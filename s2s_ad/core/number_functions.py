@@ -8,7 +8,10 @@ where ``math`` raises (an infinity), NumPy's function itself (its NaN, and its w
 Why: ``np.cos(x)`` on one number costs about four times ``math.cos(x)``, and hands back NumPy's
 float64, whose arithmetic with Python floats costs three times theirs.  The Python target writes a
 reverse loop's adjoint products (``d_x = d_out * np.cos(x)``) with these (``passes/number_math.py``),
-which keeps its adjoints Python floats.  The two agree to a few ulps: bit for bit on 400,000 numbers on
+which keeps its adjoints Python floats.  The pass hands over the adjoint the value multiplies (and the
+one the product is added to): a Python float is weakly typed (NEP 50), so its product with NumPy's
+float32 is a float32 where NumPy's float64 made a float64; a float32 adjoint (or any but a Python
+float or float64) keeps NumPy's function, and the product its precision.  The two agree to a few ulps: bit for bit on 400,000 numbers on
 the machine this was written on (AMD EPYC, AVX-512, NumPy 2.4.6: NumPy's float64 ``sin`` and ``cos`` call
 the C library's, as ``math``'s do); NumPy 1.22 to 1.26 on AVX-512 machines compute them by vector code
 of their own, up to 3 ulps from the C library's in the tests (the fact ``on_a_number`` allows four,
@@ -24,9 +27,12 @@ from typing import Any
 import numpy as np
 
 
-def sin_of_number(x: Any) -> Any:
-    """``np.sin(x)``, by ``math.sin`` where ``x`` is a Python float or NumPy's float64."""
-    if x.__class__ is float or x.__class__ is np.float64:
+def sin_of_number(x: Any, factor: Any = 1.0, addend: Any = 0.0) -> Any:
+    """``np.sin(x)``, by ``math.sin`` where ``x`` is a Python float or NumPy's float64, and so are the
+    ``factor`` that multiplies the value and the ``addend`` the product is added to."""
+    f, a = factor.__class__, addend.__class__
+    if (x.__class__ is float or x.__class__ is np.float64) and (f is float or f is np.float64) and \
+            (a is float or a is np.float64):
         try:
             return math.sin(x)
         except ValueError:  # (an infinity)
@@ -34,9 +40,12 @@ def sin_of_number(x: Any) -> Any:
     return np.sin(x)
 
 
-def cos_of_number(x: Any) -> Any:
-    """``np.cos(x)``, by ``math.cos`` where ``x`` is a Python float or NumPy's float64."""
-    if x.__class__ is float or x.__class__ is np.float64:
+def cos_of_number(x: Any, factor: Any = 1.0, addend: Any = 0.0) -> Any:
+    """``np.cos(x)``, by ``math.cos`` where ``x`` is a Python float or NumPy's float64, and so are the
+    ``factor`` that multiplies the value and the ``addend`` the product is added to."""
+    f, a = factor.__class__, addend.__class__
+    if (x.__class__ is float or x.__class__ is np.float64) and (f is float or f is np.float64) and \
+            (a is float or a is np.float64):
         try:
             return math.cos(x)
         except ValueError:  # (an infinity)

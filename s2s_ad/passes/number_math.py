@@ -10,7 +10,9 @@ assigns
 
 with ``x`` a value of the primal proven a number (rank 0), ``d_out`` and ``d_x`` the generator's own
 names (an adjoint) and ``np.cos`` a function declared ``on_a_number`` (templates/): ``d_x = d_out *
-cos_of_number(x)``.
+cos_of_number(x, d_out)`` (``d_x + d_out * cos_of_number(x, d_out, d_x)``): the adjoints beside it
+decide at run time whether ``math``'s Python float may meet them (not a float32: NEP 50 would round the
+product to float32 where NumPy's float64 made it float64).
 
 Why only there: ``cos_of_number`` hands back a Python float where NumPy gave its float64, and the two
 differ where Python raises: a Python float divided by zero raises ``ZeroDivisionError`` where NumPy
@@ -58,27 +60,35 @@ def math_on_numbers(fn: ir.Function, primal: frozenset[int], known: set[str],
     return dataclasses.replace(fn, body=body) if changed else fn
 
 
-def _by_number(value: ir.Expr, known: set[str], is_number: Callable[[str], bool]) -> Optional[ir.Call]:
+def _by_number(value: ir.Expr, known: set[str], is_number: Callable[[str], bool],
+               addend: Optional[ir.Expr] = None) -> Optional[ir.Call]:
     """``value``, a product of an adjoint and ``np.cos(x)`` of a number ``x`` (or an adjoint plus such a
-    product), with the number's function; None where it is no such product."""
+    product), with the number's function, handed the adjoint it multiplies and the one the product is
+    added to (their types decide: ``number_functions``); None where it is no such product."""
     if isinstance(value, ir.Call) and value.fn is operator.add and len(value.args) == 2 and not value.kwargs:
         for i in (0, 1):
-            product = _by_number(value.args[i], known, is_number)
-            if product is not None and _adjoint(value.args[1 - i], known):
+            other = value.args[1 - i]
+            product = _by_number(value.args[i], known, is_number, _unnegated(other)) \
+                if _adjoint(other, known) else None
+            if product is not None:
                 return ir.Call(operator.add, (product, value.args[1]) if i == 0 else (value.args[0], product))
         return None
     if not (isinstance(value, ir.Call) and value.fn is operator.mul and len(value.args) == 2 and not value.kwargs):
         return None
     args = list(value.args)
     for i, (factor, other) in enumerate(((args[0], args[1]), (args[1], args[0]))):
-        replacement = _function_of_number(factor, known, is_number)
-        if replacement is not None and _adjoint(other, known):
+        if not _adjoint(other, known):
+            continue
+        beside = (_unnegated(other),) + ((addend,) if addend is not None else ())
+        replacement = _function_of_number(factor, known, is_number, beside)
+        if replacement is not None:
             args[i] = replacement
             return ir.Call(operator.mul, tuple(args))
     return None
 
 
-def _function_of_number(expr: ir.Expr, known: set[str], is_number: Callable[[str], bool]) -> Optional[ir.Call]:
+def _function_of_number(expr: ir.Expr, known: set[str], is_number: Callable[[str], bool],
+                        beside: tuple[ir.Expr, ...]) -> Optional[ir.Call]:
     if not (isinstance(expr, ir.Call) and len(expr.args) == 1 and not expr.kwargs):
         return None
     on_a_number = rules.fact(expr.fn, "on_a_number")
@@ -86,7 +96,14 @@ def _function_of_number(expr: ir.Expr, known: set[str], is_number: Callable[[str
     if on_a_number is None or not isinstance(argument, ir.Var) or argument.name not in known \
             or not is_number(argument.name):
         return None
-    return ir.Call(on_a_number, (argument,))
+    return ir.Call(on_a_number, (argument,) + beside)
+
+
+def _unnegated(expr: ir.Expr) -> ir.Expr:
+    """An adjoint without its negation (``-d_out``: ``d_out``, of the same type)."""
+    if isinstance(expr, ir.Call) and expr.fn is operator.neg and len(expr.args) == 1:
+        return expr.args[0]
+    return expr
 
 
 def _adjoint(expr: ir.Expr, known: set[str]) -> bool:

@@ -51,6 +51,8 @@ import dataclasses
 import operator
 from typing import Any, Iterator, Optional
 
+import numpy as np
+
 from ..memory import aliasing
 from ..core import ir, language, runtime
 from ..rules import registry as rules
@@ -59,13 +61,16 @@ from ..rules import registry as rules
 def keep_cells(fn: ir.Function, known: set[str]) -> ir.Function:
     """``fn`` with the adjoint vectors its top-level reverse loops read and write element by
     element kept as lists there (see the module docstring); ``fn`` itself where there are none."""
+    if mentions_narrow_floats(fn):
+        return fn
     integers = integer_names(fn)
     body = list(fn.body)
     loops = [stmt for stmt in body if isinstance(stmt, ir.For) and stmt.reverse]
+    around = tuple(ir.Var(param) for param in fn.params)
     for loop in loops:
         for name in sorted(element_vectors(body, _at(body, loop), known, integers)):
             if _taint_is_harmless(body, _at(body, loop), name):
-                body = _converted(body, _at(body, loop), name)
+                body = _converted(body, _at(body, loop), name, around)
     return dataclasses.replace(fn, body=body) if len(body) != len(fn.body) else fn
 
 
@@ -352,13 +357,53 @@ def _passes_floats(fn: Any) -> bool:
         module == runtime.__name__
 
 
+# -- floats narrower than float64 ------------------------------------------------------------------
+
+_NARROW = (np.dtype(np.float16), np.dtype(np.float32), np.dtype(np.complex64))
+
+
+def mentions_narrow_floats(fn: ir.Function) -> bool:
+    """Whether ``fn`` may make a float narrower than float64 of what its parameters are not: it calls
+    ``np.float32`` (``np.float16``, ``np.complex64``), passes one as a value (``dtype=np.float32``,
+    ``.astype("float32")``), or reads a global array or number of one.  A Python float meets such a
+    value as a float32 where NumPy's float64 met it as a float64 (NEP 50): lists of Python floats would
+    round to float32 what NumPy computed in float64.  (Of the parameters, ``cells`` asks when it runs.)"""
+    if any(_narrow(value) for value in fn.constants.values()):
+        return True
+    for stmt in ir.walk(fn.body):
+        for expr in ir.exprs_of(stmt):
+            if _narrow_in(expr):
+                return True
+    return False
+
+
+def _narrow_in(expr: ir.Expr) -> bool:
+    if isinstance(expr, ir.Const) and _narrow(expr.value):
+        return True
+    if isinstance(expr, ir.Call) and _narrow(expr.fn):
+        return True
+    return any(_narrow_in(child) for child in ir.children(expr))
+
+
+def _narrow(value: Any) -> bool:
+    """A narrow float type, dtype, dtype's name, or a number or array of one."""
+    if isinstance(value, (np.ndarray, np.generic)):
+        return value.dtype in _NARROW
+    if isinstance(value, (type, np.dtype, str)):
+        try:
+            return np.dtype(value) in _NARROW
+        except (TypeError, ValueError, SyntaxError):
+            return False
+    return False
+
+
 # -- the conversion ------------------------------------------------------------------------------
 
-def _converted(body: list[ir.Stmt], position: int, name: str) -> list[ir.Stmt]:
-    """``body`` with ``name = cells(name)`` before its loop at ``position`` and, where anything
+def _converted(body: list[ir.Stmt], position: int, name: str, around: tuple[ir.Var, ...]) -> list[ir.Stmt]:
+    """``body`` with ``name = cells(name, *around)`` before its loop at ``position`` and, where anything
     after the loop reads ``name``, ``name = cells_array(name)`` after it."""
     loop = body[position]
-    before = ir.Assign(name, ir.Call(runtime.cells, (ir.Var(name),)), getattr(loop, "line", None))
+    before = ir.Assign(name, ir.Call(runtime.cells, (ir.Var(name),) + around), getattr(loop, "line", None))
     out = body[:position] + [before, loop]
     if any(name in _names_in(stmt) for stmt in body[position + 1:]):
         out.append(ir.Assign(name, ir.Call(runtime.cells_array, (ir.Var(name),)), getattr(loop, "line", None)))

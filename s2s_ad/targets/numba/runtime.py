@@ -530,8 +530,8 @@ def _stored_at_positions(grad, index, value):
 
 def _numpys(function):
     """The compiled version of a helper that is NumPy's ``function`` of one argument, computed otherwise in Python."""
-    def typed(x):
-        return lambda x: function(x)
+    def typed(x, factor=1.0, addend=0.0):
+        return lambda x, factor=1.0, addend=0.0: function(x)
     return typed
 
 
