@@ -14,7 +14,8 @@ import numpy as np
 
 from s2s_ad.rules import adjoint, declare, fresh_arrays, nondifferentiable, tangent
 from s2s_ad.core.number_functions import cos_of_number, sin_of_number
-from s2s_ad.core.runtime import (added_at, cells, cells_array, check_assertion, check_bound, check_index, check_out_cast, check_no_derivative,
+from s2s_ad.core.float_lists import cells, cells_array
+from s2s_ad.core.runtime import (added_at, check_assertion, check_bound, check_index, check_out_cast, check_no_derivative,
                             check_number_update, check_view_kept,
                             check_one_number, check_view_update, checkpoint_stride, checkpointed, derivative_lost_by, draw, float_stack,
                             format_method, formatted, getitem_grad, joined, held_apart, if_inexact, raise_exception, random_states,

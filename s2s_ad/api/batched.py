@@ -154,6 +154,15 @@ def _as_it_is(original: Callable) -> Callable:
     return original
 
 
+def _of_a_number(original: Callable) -> Callable:
+    """``cos_of_number(x, d_out, d_x)`` (core/number_functions.py): ``x`` is a value of the primal, never
+    batched; the adjoints beside it, batched, are arrays of directions, whose dtype NumPy's function keeps."""
+    def of_a_number(x: Any, factor: Any = 1.0, addend: Any = 0.0) -> Any:
+        return original(x, factor.data if isinstance(factor, Batched) else factor,
+                        addend.data if isinstance(addend, Batched) else addend)
+    return of_a_number
+
+
 def _of_arrays(original: Callable) -> Callable:
     """``add_tangent``, ``mul_tangent`` (templates/operators.py): for array and number operands, ``+`` and the
     product rule, which ``Batched`` takes exactly; for sequences (concatenation, repetition) refused."""
@@ -226,6 +235,7 @@ _HELPERS = {"getitem_grad": _getitem_grad, "if_inexact": _if_inexact, "writable_
             "zeros_like": _zeros_like,
             # np.shape, np.broadcast_to, .copy(), np.sum(axis=...), .reshape: all batched exactly
             "unbroadcast": _as_it_is, "unbroadcast_to": _as_it_is,
+            "sin_of_number": _of_a_number, "cos_of_number": _of_a_number,
             "add_tangent": _of_arrays, "mul_tangent": _of_arrays, "mul_tangent_cross": _of_arrays,
             "matmul_grad_a": _matmul_grad("a"), "matmul_grad_b": _matmul_grad("b"),
             "dot_grad_a": _matmul_grad("a"), "dot_grad_b": _matmul_grad("b"),

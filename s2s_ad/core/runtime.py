@@ -20,7 +20,6 @@ import numbers
 from typing import Any, Callable, Optional
 
 import random
-import types
 import weakref
 
 import numpy as np
@@ -257,51 +256,6 @@ def zeros_like(value: Any) -> Any:
         return ragged_zeros(value)
     dtype = np.result_type(value, 1.0) if isinstance(value, (np.ndarray, np.generic)) else float
     return np.zeros(_adjoint_shape(value), dtype=dtype)
-
-
-def cells(array: Any, *around: Any) -> Any:
-    """A one-dimensional float64 array's values as a list of Python floats, for a loop that reads
-    and writes them one by one (``scalar_cells``: the Python target's reverse loops), where no value in
-    ``around`` (the function's parameters and the free names it reads) is of a float type narrower
-    than float64; anything else as it is (the loop's code runs on either).
-
-    Why ``around``: a Python float is weakly typed (NEP 50), so a product of one with NumPy's float32
-    is a float32 where the product of NumPy's float64 with it was a float64; a list's Python floats
-    meeting a float32 would round the adjoints to float32."""
-    if array.__class__ is np.ndarray and array.ndim == 1 and array.dtype == np.float64 and \
-            all(_wide(value) for value in around):
-        return array.tolist()
-    return array
-
-
-# The types whose values a Python float meets as NumPy's float64 would: their arithmetic with it is
-# float64 or wider.
-_WIDE_TYPES = frozenset({float, int, bool, complex, np.float64, np.complex128, np.int64, np.int32, np.int16,
-                         np.int8, np.uint64, np.uint32, np.uint16, np.uint8, np.bool_, type(None), str})
-
-
-def _wide(value: Any) -> bool:
-    """Whether ``value`` meets a Python float as NumPy's float64 would (see ``cells``): a number or
-    array of integers, truths, float64 or complex128; a function or module (never arithmetic).
-    Anything else (float32, float16, a container, an object, another library's array) is not."""
-    kind = value.__class__
-    if kind in _WIDE_TYPES:
-        return True
-    if kind is np.ndarray:
-        return value.dtype.kind in "iub" or value.dtype == np.float64 or value.dtype == np.complex128
-    return isinstance(value, _NEVER_ARITHMETIC)
-
-
-_NEVER_ARITHMETIC = (types.FunctionType, types.BuiltinFunctionType, types.MethodType, np.ufunc, type,
-                     types.ModuleType)
-
-
-def cells_array(values: Any) -> Any:
-    """The float64 array of what ``cells`` made a list of (each value converted as a store into a
-    float64 array converts it); anything else as it is."""
-    if values.__class__ is list:
-        return np.array(values, dtype=np.float64)
-    return values
 
 
 def _ragged(value: Any) -> bool:

@@ -45,7 +45,7 @@ import operator
 from dataclasses import dataclass
 from typing import Optional
 
-from ..core import ir, runtime
+from ..core import float_lists, ir
 from .dead_element_stores import counts_down_from_nonnegative, named, offset, offset_names, range_step
 from .scalar_cells import element_read, sum_sign
 
@@ -91,7 +91,7 @@ def _lists_before(body: list[ir.Stmt], position: int) -> set[str]:
     for stmt in reversed(body[:position]):
         if isinstance(stmt, ir.Comment):
             continue
-        if not (isinstance(stmt, ir.Assign) and isinstance(stmt.value, ir.Call) and stmt.value.fn is runtime.cells):
+        if not (isinstance(stmt, ir.Assign) and isinstance(stmt.value, ir.Call) and stmt.value.fn is float_lists.cells):
             break
         found.add(stmt.target)
     return found

@@ -54,7 +54,7 @@ from typing import Any, Iterator, Optional
 import numpy as np
 
 from ..memory import aliasing
-from ..core import ir, language, runtime
+from ..core import float_lists, ir, language, runtime
 from ..rules import registry as rules
 
 
@@ -354,7 +354,7 @@ def _passes_floats(fn: Any) -> bool:
     if fn.__class__.__name__ == "ufunc":
         return True
     return module in ("_operator", "operator", "math", "builtins") or module.startswith("numpy") or \
-        module == runtime.__name__
+        module in (runtime.__name__, float_lists.__name__)
 
 
 # -- floats narrower than float64 ------------------------------------------------------------------
@@ -403,10 +403,10 @@ def _converted(body: list[ir.Stmt], position: int, name: str, around: tuple[ir.V
     """``body`` with ``name = cells(name, *around)`` before its loop at ``position`` and, where anything
     after the loop reads ``name``, ``name = cells_array(name)`` after it."""
     loop = body[position]
-    before = ir.Assign(name, ir.Call(runtime.cells, (ir.Var(name),) + around), getattr(loop, "line", None))
+    before = ir.Assign(name, ir.Call(float_lists.cells, (ir.Var(name),) + around), getattr(loop, "line", None))
     out = body[:position] + [before, loop]
     if any(name in _names_in(stmt) for stmt in body[position + 1:]):
-        out.append(ir.Assign(name, ir.Call(runtime.cells_array, (ir.Var(name),)), getattr(loop, "line", None)))
+        out.append(ir.Assign(name, ir.Call(float_lists.cells_array, (ir.Var(name),)), getattr(loop, "line", None)))
     return out + body[position + 1:]
 
 

@@ -128,7 +128,7 @@ def test_the_carried_read_moves_before_the_loop():
     write = ir.Store("d_y", ir.Var("t"), ir.Call(operator.mul, (ir.Var("d_v"), ir.Const(0.5))), op=operator.add)
     body = [ir.Assign("steps", ir.Call(range, (ir.Var("n"),))),
             ir.Assign("d_y", ir.Call(np.zeros, (ir.Var("n"),))),
-            ir.Assign("d_y", ir.Call(s2s_ad.core.runtime.cells, (ir.Var("d_y"),)))]
+            ir.Assign("d_y", ir.Call(s2s_ad.core.float_lists.cells, (ir.Var("d_y"),)))]
     ret = [ir.Return(ir.Const(0.0))]
     fn = ir.Function("d_f", ["n"], body + [ir.For("t", ir.Var("steps"), [read, write], reverse=True)] + ret)
     made = carry_elements(fn)

@@ -12,7 +12,7 @@ import pytest
 
 import s2s_ad
 from s2s_ad.core import ir
-from s2s_ad.core import runtime
+from s2s_ad.core import float_lists, runtime
 from s2s_ad.passes.scalar_cells import keep_cells
 from conftest import numeric_grad
 
@@ -140,7 +140,7 @@ def test_an_element_reaching_a_power_or_a_floor_division_leaves_the_array_alone(
     assert keep_cells(fn, {"x"}) is fn
     converted = keep_cells(_reverse_loop(operator.mul), {"x"})
     assert [type(s).__name__ for s in converted.body] == ["Assign", "Assign", "Assign", "For", "Assign", "Return"]
-    assert converted.body[2].value.fn is runtime.cells and converted.body[4].value.fn is runtime.cells_array
+    assert converted.body[2].value.fn is float_lists.cells and converted.body[4].value.fn is float_lists.cells_array
 
 
 def test_an_index_not_proven_an_integer_leaves_the_array_alone():
@@ -219,6 +219,6 @@ def test_float64_parameters_still_take_lists():
     x = np.linspace(0.1, 1.3, 30)
     df = s2s_ad.grad(scaled_recurrence, wrt="x")
     assert "d_y = cells(d_y, x, s, d_out)" in df.source_for(x, 0.97)
-    assert runtime.cells(np.zeros(3), x, 0.97, 1.0) == [0.0, 0.0, 0.0]
-    assert runtime.cells(np.zeros(3), x, np.float32(0.97), 1.0).__class__ is np.ndarray
-    assert runtime.cells(np.zeros(3), x.astype(np.float32), 0.97).__class__ is np.ndarray
+    assert float_lists.cells(np.zeros(3), x, 0.97, 1.0) == [0.0, 0.0, 0.0]
+    assert float_lists.cells(np.zeros(3), x, np.float32(0.97), 1.0).__class__ is np.ndarray
+    assert float_lists.cells(np.zeros(3), x.astype(np.float32), 0.97).__class__ is np.ndarray
