@@ -14,7 +14,7 @@ import numpy as np
 
 from s2s_ad.rules import adjoint, declare, fresh_arrays, nondifferentiable, tangent
 from s2s_ad.core.number_functions import cos_of_number, sin_of_number
-from s2s_ad.core.float_lists import cells, cells_array
+from s2s_ad.core.float_lists import cells, cells_array, float64_as_float
 from s2s_ad.core.runtime import (added_at, check_assertion, check_bound, check_index, check_out_cast, check_no_derivative,
                             check_number_update, check_view_kept,
                             check_one_number, check_view_update, checkpoint_stride, checkpointed, derivative_lost_by, draw, float_stack,
@@ -39,8 +39,8 @@ nondifferentiable(draw)
 fresh_arrays(zeros_like, zero_tangent, writable_copy, getitem_grad, added_at)
 # The Python target's reverse loops (s2s_ad/passes/scalar_cells.py): an adjoint vector as a list and back; each
 # may hand back its argument (another dtype or rank stays as it is).  Generated code's own, never read back.
-nondifferentiable(cells, cells_array)
-declare(cells, cells_array, may_view=True)
+nondifferentiable(cells, cells_array, float64_as_float)
+declare(cells, cells_array, float64_as_float, may_view=True)
 # The Numba target's preallocated tape slot, read back by forward mode over a gradient compiled by Numba
 # (a Hessian): made empty, its records stored into it (their tangents into a tangent stack of its shape)
 nondifferentiable(float_stack)

@@ -60,3 +60,15 @@ def cells_array(values: Any) -> Any:
     if values.__class__ is list:
         return np.array(values, dtype=np.float64)
     return values
+
+
+def float64_as_float(value: Any, cells_of: Any) -> Any:
+    """``value`` as the Python float of the same number where it is NumPy's float64 and ``cells_of`` (the
+    vector its loop reads) was made a list; anything else as it is (``passes/primal_cells.py``: a value a
+    forward loop records for the reverse sweep, which then computes in Python floats)."""
+    if value.__class__ is _FLOAT64 and cells_of.__class__ is list:
+        return float(value)
+    return value
+
+
+_FLOAT64 = np.float64  # (one global read on each call, not two)

@@ -31,8 +31,8 @@ def sin_of_number(x: Any, factor: Any = 1.0, addend: Any = 0.0) -> Any:
     """``np.sin(x)``, by ``math.sin`` where ``x`` is a Python float or NumPy's float64, and so are the
     ``factor`` that multiplies the value and the ``addend`` the product is added to."""
     f, a = factor.__class__, addend.__class__
-    if (x.__class__ is float or x.__class__ is np.float64) and (f is float or f is np.float64) and \
-            (a is float or a is np.float64):
+    if (x.__class__ is float or x.__class__ is _FLOAT64) and (f is float or f is _FLOAT64) and \
+            (a is float or a is _FLOAT64):
         try:
             return math.sin(x)
         except ValueError:  # (an infinity)
@@ -44,10 +44,13 @@ def cos_of_number(x: Any, factor: Any = 1.0, addend: Any = 0.0) -> Any:
     """``np.cos(x)``, by ``math.cos`` where ``x`` is a Python float or NumPy's float64, and so are the
     ``factor`` that multiplies the value and the ``addend`` the product is added to."""
     f, a = factor.__class__, addend.__class__
-    if (x.__class__ is float or x.__class__ is np.float64) and (f is float or f is np.float64) and \
-            (a is float or a is np.float64):
+    if (x.__class__ is float or x.__class__ is _FLOAT64) and (f is float or f is _FLOAT64) and \
+            (a is float or a is _FLOAT64):
         try:
             return math.cos(x)
         except ValueError:  # (an infinity)
             pass
     return np.cos(x)
+
+
+_FLOAT64 = np.float64  # (one global read in each test, not two)

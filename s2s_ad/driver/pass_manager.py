@@ -50,6 +50,7 @@ from ..passes.number_math import math_on_numbers
 from ..passes.optimize import optimize
 from ..passes.preaccumulate import preaccumulated
 from ..passes.release import release_dead_arrays
+from ..passes.primal_cells import keep_primal_cells
 from ..passes.scalar_cells import keep_cells
 from ..passes.shift_invariance import cut_shift_invariant
 from ..passes.slice_writes import writes_by_call
@@ -118,6 +119,9 @@ PASSES: dict[str, Pass] = {p.name: p for p in [
          lambda fn, c: drop_dead_element_stores(fn, c.known), chosen_by_target=True),
     Pass("keep_cells", (ADJOINT, PARTS), "a reverse loop's adjoint vector as a list of Python floats",
          lambda fn, c: keep_cells(fn, c.known), after=("drop_dead_element_stores",), chosen_by_target=True),
+    Pass("keep_primal_cells", (ADJOINT, PARTS), "a forward loop's float64 vector it fills as a list of Python floats",
+         lambda fn, c: keep_primal_cells(fn, c.primal_sids, c.facts.rank_of), after=("keep_cells",),
+         chosen_by_target=True),
     Pass("carry_elements", (ADJOINT, PARTS), "the element one trip writes for the next kept in a local",
          lambda fn, c: carry_elements(fn), after=("keep_cells",), chosen_by_target=True),
     Pass("release_dead_arrays", (ADJOINT, PARTS), "del after an array temporary's last read: its memory reused",
@@ -143,9 +147,9 @@ PASSES: dict[str, Pass] = {p.name: p for p in [
 ]}
 
 REVERSE: tuple[str, ...] = ("optimize", "preaccumulate", "drop_unread_records", "fold_fills", "check_tape", SPLIT,
-                            "drop_dead_element_stores", "keep_cells", "carry_elements", "release_dead_arrays",
-                            "grow_lists_in_place", "math_on_numbers", "draws_by_position", "slice_writes_by_call",
-                            "rewrite_for_array_api")
+                            "drop_dead_element_stores", "keep_cells", "keep_primal_cells", "carry_elements",
+                            "release_dead_arrays", "grow_lists_in_place", "math_on_numbers", "draws_by_position",
+                            "slice_writes_by_call", "rewrite_for_array_api")
 FORWARD: tuple[str, ...] = ("optimize", "grow_lists_in_place", "draws_by_position", "slice_writes_by_call",
                             "rewrite_for_array_api")
 PIPELINES = {"reverse": REVERSE, "forward": FORWARD}

@@ -169,9 +169,10 @@ class Target(abc.ABC):
         takes on a function of ``form`` (``ir.ADJOINT``, ``ir.PARTS``, ``ir.TANGENT``), by name: a
         target names passes, it never imports or hosts one.  "fold_fills": the spread adjoint of a
         reduction that is only multiplied becomes a 0-d factor the product broadcasts (NumPy's
-        promotion rules, and Numba's); "drop_dead_element_stores", "keep_cells", "carry_elements",
-        "release_dead_arrays": the reverse loops' stores nothing reads left out, their adjoint vectors
-        as lists of Python floats, the element a trip writes for the next kept in a local, ``del``
+        promotion rules, and Numba's); "drop_dead_element_stores", "keep_cells", "keep_primal_cells",
+        "carry_elements", "release_dead_arrays": the reverse loops' stores nothing reads left out, their
+        adjoint vectors (and the vectors a forward loop fills) as lists of Python floats, the element a
+        trip writes for the next kept in a local, ``del``
         after an array's last read; "math_on_numbers": an adjoint times ``np.cos`` of a number written
         with ``math``'s function (a Python float, not NumPy's float64).  None by default."""
         return ()
@@ -427,8 +428,8 @@ class NumPyTarget(Target):
     _tape: TapeForm = ListTape()
 
     def passes(self, form: str) -> tuple[str, ...]:
-        return ("fold_fills", "drop_dead_element_stores", "keep_cells", "carry_elements", "release_dead_arrays",
-                "grow_lists_in_place", "math_on_numbers")
+        return ("fold_fills", "drop_dead_element_stores", "keep_cells", "keep_primal_cells", "carry_elements",
+                "release_dead_arrays", "grow_lists_in_place", "math_on_numbers")
 
     def roots(self) -> dict[str, Any]:
         return {"np": np, "math": math}
