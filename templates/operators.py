@@ -255,6 +255,8 @@ declare(operator.neg, np.negative, shift="negation")
 # On Python floats these may raise or give a complex number where NumPy's float64 gives inf or NaN, other
 # than by dividing by zero: (-8.0) ** (1 / 3) is complex, 10.0 ** 400 raises OverflowError.
 declare(operator.pow, operator.floordiv, operator.mod, pow, divmod, python_floats_differ=True)
+# ... and by dividing by zero: 1.0 / 0.0 raises ZeroDivisionError where NumPy's float64 gives inf
+declare(operator.truediv, zero_divisor_raises=True)
 
 
 @tangent(operator.add, elementwise=True)

@@ -4,7 +4,8 @@ Input: a generated adjoint-form or split-part ``ir.Function`` ready for the NumP
 ``keep_cells``; its tape still pushes and pops), the identities of the primal's statements and the
 rank the primal's facts give a value (0: a number).
 Output: the same function where, for some vectors ``a`` the user made with ``np.zeros(n)``,
-``np.ones(n)`` or ``np.empty(n)`` (float64, one axis) and a top-level forward loop reads and writes
+``np.ones(n)`` or ``np.empty(n)`` (declared ``makes_floats``: float64; one axis) and a top-level forward
+loop reads and writes
 element by element only,
 
     a = cells(a, *parameters)      # before the loop: a list, where no parameter is a float32
@@ -27,8 +28,8 @@ the loop records that is NumPy's float64 is recorded as the Python float of the 
 (``float64_as_float``; anything else as it is).  What differs is where a Python float behaves
 otherwise than NumPy's float64, and the pass leaves a vector alone where a value computed from its
 elements may reach such an operation: ``**``, ``//``, ``%``, a function that is neither NumPy's,
-``math``'s, a builtin nor s2s_ad's (``scalar_cells._taint_is_harmless``), and a division the user
-wrote (a Python float divided by zero raises where NumPy gives ``inf``); and where a float narrower
+``math``'s, a builtin nor s2s_ad's (``scalar_cells.taint_is_harmless``), and a division the user
+wrote (declared ``zero_divisor_raises``: a Python float divided by zero raises where NumPy gives ``inf``); and where a float narrower
 than float64 may meet them (a Python float is weakly typed: ``cells`` asks of the parameters, and
 ``scalar_cells.mentions_narrow_floats`` of the code).
 
@@ -42,16 +43,12 @@ only names it has are its own.
 from __future__ import annotations
 
 import dataclasses
-import operator
-from typing import Callable, Optional
-
-import numpy as np
+from typing import Any, Callable, Optional
 
 from ..core import float_lists, ir
-from .scalar_cells import _last_binding, _names_in, _only_elements, _taint_is_harmless, _tainted_names, \
-    integer_names, mentions_narrow_floats
-
-_MAKERS = (np.zeros, np.ones, np.empty)  # with one positional argument and no keyword: float64
+from ..rules import registry as rules
+from .scalar_cells import element_read, integer_names, last_binding, mentions_narrow_floats, names_in, \
+    only_elements, reads_tainted, taint_is_harmless, tainted_names
 
 
 def keep_primal_cells(fn: ir.Function, primal: frozenset[int], rank_of: Callable[[ir.Expr], Optional[int]]
@@ -68,7 +65,7 @@ def keep_primal_cells(fn: ir.Function, primal: frozenset[int], rank_of: Callable
             position = _at_sid(body, sid)
             loop = body[position]
             assert isinstance(loop, ir.For)
-            if _taint_is_harmless(body, position, name) and not _divides(body, loop, name, primal):
+            if taint_is_harmless(body, position, name) and not _divides(body, loop, name, primal):
                 body = _converted(body, position, name, around, rank_of)
     return dataclasses.replace(fn, body=body) if len(body) != len(fn.body) else fn
 
@@ -90,12 +87,12 @@ def _filled_vectors(body: list[ir.Stmt], position: int, integers: set[str],
         mine = [s for s in stores if s.array == name]
         if any(s.op is not None or not _a_number(s.value, rank_of) for s in mine):
             continue
-        binding = _last_binding(body, name, position)
+        binding = last_binding(body, name, position)
         if binding is None or not _made_float64_vector(body[binding], rank_of):
             continue
         if not all(_only_stored_into(stmt, name) for stmt in body[binding + 1:position]):
             continue
-        if _only_elements(loop.body, name, integers):
+        if only_elements(loop.body, name, integers):
             found.add(name)
     return found
 
@@ -110,8 +107,8 @@ def _made_float64_vector(stmt: ir.Stmt, rank_of: Callable[[ir.Expr], Optional[in
     """``a = np.zeros(n)`` (``np.ones``, ``np.empty``): one positional argument, no dtype, one axis."""
     assert isinstance(stmt, ir.Assign)
     value = stmt.value
-    return isinstance(value, ir.Call) and any(value.fn is maker for maker in _MAKERS) and \
-        len(value.args) == 1 and not value.kwargs and rank_of(ir.Var(stmt.target)) == 1
+    return isinstance(value, ir.Call) and not value.kwargs and \
+        _fact(value.fn, "makes_floats", -1) == len(value.args) and rank_of(ir.Var(stmt.target)) == 1
 
 
 def _only_stored_into(stmt: ir.Stmt, name: str) -> bool:
@@ -130,26 +127,17 @@ def _only_stored_into(stmt: ir.Stmt, name: str) -> bool:
 def _divides(body: list[ir.Stmt], loop: ir.For, name: str, primal: frozenset[int]) -> bool:
     """Whether a division the user wrote may divide a value computed from ``name``'s elements (or by
     one): a Python float divided by a zero Python number raises where NumPy's float64 gives ``inf``."""
-    tainted = _tainted_names(body, loop, name)
+    tainted = tainted_names(body, loop, name)
     in_loop = {s.sid for s in ir.walk(loop.body)}
 
     def divides(expr: ir.Expr, inside: bool) -> bool:
-        if isinstance(expr, ir.Call) and expr.fn in (operator.truediv, np.divide, np.true_divide) and \
-                any(_reads(arg, tainted, name if inside else None) for arg in expr.args):
+        if isinstance(expr, ir.Call) and _fact(expr.fn, "zero_divisor_raises", False) and \
+                any(reads_tainted(arg, tainted, name if inside else None) for arg in expr.args):
             return True
         return any(divides(child, inside) for child in ir.children(expr))
 
     return any(divides(e, stmt.sid in in_loop) for stmt in ir.walk(body) if stmt.sid in primal
                for e in ir.exprs_of(stmt))
-
-
-def _reads(expr: ir.Expr, tainted: set[str], cells_of: Optional[str]) -> bool:
-    if isinstance(expr, ir.Var):
-        return expr.name in tainted
-    if cells_of is not None and isinstance(expr, ir.Call) and expr.fn is operator.getitem and \
-            isinstance(expr.args[0], ir.Var) and expr.args[0].name == cells_of:
-        return True
-    return any(_reads(child, tainted, cells_of) for child in ir.children(expr))
 
 
 # -- the conversion ------------------------------------------------------------------------------
@@ -161,7 +149,7 @@ def _converted(body: list[ir.Stmt], position: int, name: str, around: tuple[ir.V
     and, where anything after the loop reads it, ``name = cells_array(name)`` after the loop."""
     loop = body[position]
     assert isinstance(loop, ir.For)
-    tainted = _tainted_names(body, loop, name)
+    tainted = tainted_names(body, loop, name)
     made_in_loop = {t for s in ir.walk(loop.body) if isinstance(s, ir.Assign) for t in ir.targets_of(s)}
 
     def rewritten(stmt: ir.Stmt) -> ir.Stmt:
@@ -180,8 +168,15 @@ def _converted(body: list[ir.Stmt], position: int, name: str, around: tuple[ir.V
     before = ir.Assign(name, ir.Call(float_lists.cells, (ir.Var(name),) + around), line)
     after = ir.Assign(name, ir.Call(float_lists.cells_array, (ir.Var(name),)), line)
     rest = body[position + 1:]
-    read_later = any(name in _names_in(stmt) for stmt in rest)
+    read_later = any(name in names_in(stmt) for stmt in rest)
     return body[:position] + [before, new_loop] + ([after] if read_later else []) + rest
+
+
+def _fact(fn: Any, name: str, default: Any) -> Any:
+    try:
+        return rules.fact(fn, name, default)
+    except TypeError:  # (an unhashable callable: no facts)
+        return default
 
 
 def _a_python_float(expr: ir.Expr) -> bool:
@@ -190,6 +185,5 @@ def _a_python_float(expr: ir.Expr) -> bool:
 
 def _element_of(loop: ir.For, target: str, name: str) -> bool:
     """Whether ``target`` is bound in ``loop`` to an element read of ``name`` alone (already a Python float)."""
-    return any(isinstance(s, ir.Assign) and s.target == target and isinstance(s.value, ir.Call)
-               and s.value.fn is operator.getitem and isinstance(s.value.args[0], ir.Var)
-               and s.value.args[0].name == name for s in ir.walk(loop.body))
+    return any(isinstance(s, ir.Assign) and s.target == target and element_read(s.value, name)
+               for s in ir.walk(loop.body))

@@ -69,7 +69,7 @@ def keep_cells(fn: ir.Function, known: set[str]) -> ir.Function:
     around = tuple(ir.Var(param) for param in fn.params)
     for loop in loops:
         for name in sorted(element_vectors(body, _at(body, loop), known, integers)):
-            if _taint_is_harmless(body, _at(body, loop), name):
+            if taint_is_harmless(body, _at(body, loop), name):
                 body = _converted(body, _at(body, loop), name, around)
     return dataclasses.replace(fn, body=body) if len(body) != len(fn.body) else fn
 
@@ -89,17 +89,17 @@ def element_vectors(body: list[ir.Stmt], position: int, known: set[str], integer
     written = {s.array for s in ir.walk(loop.body) if isinstance(s, ir.Store)}
     found = set()
     for name in written - known:
-        binding = _last_binding(body, name, position)
+        binding = last_binding(body, name, position)
         if binding is None:
             continue
-        if any(name in _names_in(stmt) for stmt in body[binding + 1:position]):
+        if any(name in names_in(stmt) for stmt in body[binding + 1:position]):
             continue
-        if _only_elements(loop.body, name, integers):
+        if only_elements(loop.body, name, integers):
             found.add(name)
     return found
 
 
-def _last_binding(body: list[ir.Stmt], name: str, position: int) -> Optional[int]:
+def last_binding(body: list[ir.Stmt], name: str, position: int) -> Optional[int]:
     """Where ``name`` is last bound before ``body[position]``, if every binding of it is a top-level
     assignment before that statement and the last one a call making a new array (``d_s = np.full(...)``
     then ``d_s = writable_copy(d_s, s)``: the second)."""
@@ -118,7 +118,7 @@ def _last_binding(body: list[ir.Stmt], name: str, position: int) -> Optional[int
     return at if fresh else None
 
 
-def _only_elements(block: list[ir.Stmt], name: str, integers: set[str]) -> bool:
+def only_elements(block: list[ir.Stmt], name: str, integers: set[str]) -> bool:
     """Whether every read of ``name`` in ``block`` is ``name[i]`` and every write ``name[i] (op)= v``,
     ``i`` an integer, and nothing binds it there."""
     for stmt in ir.walk(block):
@@ -288,13 +288,13 @@ def _length(expr: ir.Expr, shapes: set[str]) -> bool:
 
 # -- what the Python floats reach ----------------------------------------------------------------
 
-def _taint_is_harmless(body: list[ir.Stmt], position: int, name: str) -> bool:
+def taint_is_harmless(body: list[ir.Stmt], position: int, name: str) -> bool:
     """Whether no value computed from ``name``'s elements in the loop at ``body[position]`` reaches an
     operation where a Python float behaves otherwise than NumPy's float64 short of raising on a
     zero divisor (see the module docstring)."""
     loop = body[position]
     assert isinstance(loop, ir.For)
-    tainted = _tainted_names(body, loop, name)
+    tainted = tainted_names(body, loop, name)
 
     def harmless(expr: ir.Expr) -> bool:
         if not isinstance(expr, ir.Call):
@@ -312,7 +312,7 @@ def _taint_is_harmless(body: list[ir.Stmt], position: int, name: str) -> bool:
     return True
 
 
-def _tainted_names(body: list[ir.Stmt], loop: ir.For, name: str) -> set[str]:
+def tainted_names(body: list[ir.Stmt], loop: ir.For, name: str) -> set[str]:
     """The names bound (anywhere, flow-insensitively) to a value computed from an element of
     ``name`` read in ``loop``, or from another such name."""
     in_loop = {s.sid for s in ir.walk(loop.body)}
@@ -322,7 +322,7 @@ def _tainted_names(body: list[ir.Stmt], loop: ir.For, name: str) -> set[str]:
         for stmt in ir.walk(body):
             inside = stmt.sid in in_loop
             for expr in ir.exprs_of(stmt):
-                if _reads(expr, tainted, name if inside else None):
+                if reads_tainted(expr, tainted, name if inside else None):
                     grown.update(ir.targets_of(stmt))
         if grown == tainted:
             return tainted
@@ -332,15 +332,15 @@ def _tainted_names(body: list[ir.Stmt], loop: ir.For, name: str) -> set[str]:
 def _carries(expr: ir.Expr, tainted: set[str], loop: ir.For, name: str) -> bool:
     """Whether an argument of the call ``expr`` may be a Python float from ``name``'s cells."""
     assert isinstance(expr, ir.Call)
-    return any(_reads(arg, tainted, name) for arg in ir.children(expr))
+    return any(reads_tainted(arg, tainted, name) for arg in ir.children(expr))
 
 
-def _reads(expr: ir.Expr, tainted: set[str], cells_of: Optional[str]) -> bool:
+def reads_tainted(expr: ir.Expr, tainted: set[str], cells_of: Optional[str]) -> bool:
     if isinstance(expr, ir.Var):
         return expr.name in tainted
     if cells_of is not None and element_read(expr, cells_of):
         return True
-    return any(_reads(child, tainted, cells_of) for child in ir.children(expr))
+    return any(reads_tainted(child, tainted, cells_of) for child in ir.children(expr))
 
 
 def _passes_floats(fn: Any) -> bool:
@@ -405,12 +405,12 @@ def _converted(body: list[ir.Stmt], position: int, name: str, around: tuple[ir.V
     loop = body[position]
     before = ir.Assign(name, ir.Call(float_lists.cells, (ir.Var(name),) + around), getattr(loop, "line", None))
     out = body[:position] + [before, loop]
-    if any(name in _names_in(stmt) for stmt in body[position + 1:]):
+    if any(name in names_in(stmt) for stmt in body[position + 1:]):
         out.append(ir.Assign(name, ir.Call(float_lists.cells_array, (ir.Var(name),)), getattr(loop, "line", None)))
     return out + body[position + 1:]
 
 
-def _names_in(stmt: ir.Stmt) -> set[str]:
+def names_in(stmt: ir.Stmt) -> set[str]:
     """Every name a statement (its nested blocks included) reads or writes into."""
     return set(_names_iter(stmt))
 

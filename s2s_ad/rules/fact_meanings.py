@@ -107,6 +107,9 @@ FACTS: dict[str, str] = {
                             "float64 gives inf or NaN, other than by dividing by zero (operator.pow: "
                             "(-8.0) ** (1 / 3) is complex): scalar_cells keeps an adjoint vector whose "
                             "elements reach it an array",
+    "zero_divisor_raises": "True: on Python numbers a zero divisor raises ZeroDivisionError where NumPy's "
+                           "float64 gives inf or NaN (operator.truediv): primal_cells keeps a vector whose "
+                           "elements reach a division the user wrote an array",
     "reports": "True: it only reports (prints, logs, warns), so it may be called for its effect alone, where "
                "the primal computation runs (print, logging.info, a Logger's info method)",
     "only_raises": "True: a check that does nothing but raise (runtime.check_bound, the user's raise): run "
