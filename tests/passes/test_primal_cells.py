@@ -88,7 +88,9 @@ def test_a_float32_parameter_keeps_the_arrays_and_float64_precision():
 
 @pytest.mark.parametrize("fn", [divided, summed_inside, float32_made])
 def test_a_division_of_an_element_a_whole_array_read_or_another_dtype_leaves_the_array(fn):
+    # (float32 arithmetic: the sweeps round apart, and the observations are float32 too, so that the
+    # self-check, S2S_AD_CHECK=1, which reads the arguments' precision, allows float32's rounding)
+    observed, rounding = (OBSERVED.astype(np.float32), 1e-5) if fn is float32_made else (OBSERVED, 1e-12)
     df = s2s_ad.grad(fn, wrt="length")
-    assert "x = cells(x" not in df.source_for(0.7, OBSERVED)
-    rounding = 1e-5 if fn is float32_made else 1e-12  # (float32 arithmetic: the sweeps round apart)
-    assert df(0.7, OBSERVED) == pytest.approx(_forward_mode_gradient(fn, (0.7, OBSERVED), 0), rel=rounding)
+    assert "x = cells(x" not in df.source_for(0.7, observed)
+    assert df(0.7, observed) == pytest.approx(_forward_mode_gradient(fn, (0.7, observed), 0), rel=rounding)
