@@ -5,8 +5,7 @@ Input: a generated adjoint-form or split-part ``ir.Function`` ready for the NumP
 rank the primal's facts give a value (0: a number).
 Output: the same function where, for some vectors ``a`` the user made with ``np.zeros(n)``,
 ``np.ones(n)`` or ``np.empty(n)`` (declared ``makes_floats``: float64; one axis) and a top-level forward
-loop reads and writes
-element by element only,
+loop reads and writes element by element only,
 
     a = cells(a, *parameters)      # before the loop: a list, where no parameter is a float32
     for t in steps:
@@ -18,8 +17,8 @@ element by element only,
 Why: a time-stepping loop written into preallocated arrays (``theta[t + 1] = theta[t] + dt *
 omega[t]``) reads NumPy scalars, whose arithmetic costs three times a Python float's, and the
 values it records for the reverse sweep make that sweep's adjoints NumPy scalars too.  A hand-written
-gradient keeps such a loop's state in Python floats; on the benchmarks' pendulum the forward loop
-and the reverse loop after it then run in 1.2 times the hand-written gradient's time, not 1.9.
+gradient keeps such a loop's state in Python floats; on the benchmarks' pendulum the gradient then
+takes 1.25 to 1.42 times the hand-written one's time (three runs, docs/performance.md), not 1.9.
 
 The numbers stay NumPy's.  A store ``a[i] = v`` into a float64 vector keeps ``float(v)``, for ``v``
 proven a number: the same double, so each read gives the value the array would hold, as a Python
@@ -29,8 +28,8 @@ the loop records that is NumPy's float64 is recorded as the Python float of the 
 otherwise than NumPy's float64, and the pass leaves a vector alone where a value computed from its
 elements may reach such an operation: ``**``, ``//``, ``%``, a function that is neither NumPy's,
 ``math``'s, a builtin nor s2s_ad's (``scalar_cells.taint_is_harmless``), and a division the user
-wrote (declared ``zero_divisor_raises``: a Python float divided by zero raises where NumPy gives ``inf``); and where a float narrower
-than float64 may meet them (a Python float is weakly typed: ``cells`` asks of the parameters, and
+wrote (declared ``zero_divisor_raises``: a Python float divided by zero raises where NumPy gives
+``inf``); and where a float narrower than float64 may meet them (a Python float is weakly typed: ``cells`` asks of the parameters, and
 ``scalar_cells.mentions_narrow_floats`` of the code).
 
 Which vectors: bound at the top level only, before the loop, the last time by ``np.zeros(n)``,
