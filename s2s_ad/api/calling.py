@@ -237,19 +237,59 @@ def _run_function(owner: Callable, types: tuple, entry: Entry) -> Callable[[tupl
     function where ``_hit_tests`` pass for a call of exactly ``len(types)`` arguments, returning what
     it returns, and gives ``_MISSED`` otherwise.  (``GradientFunction.__call__`` asks it only where no
     debugger or other tracer is on: stepping takes the slower path, ``debugging.py``.)  Test and run
-    in one frame: a call of a gradient of a few flops is about twice its generated code, no more.  The
-    function runs outside the test's ``try``: an error of the user's code is never read as a failed test."""
+    in one frame; its twin, ``_as_call``, is the gradient's ``__call__`` itself.  The function runs
+    outside the test's ``try``: an error of the user's code is never read as a failed test."""
     namespace: dict[str, Any] = {"hfunction": entry[0], "hMISSED": _MISSED, "QUICK_ERRORS": QUICK_ERRORS}
     names = [f"a{i}" for i in range(len(types))]
     tests = _hit_tests(owner, types, entry, None, (), namespace, names)
     # (the arguments unpacked: a call of another count raises ValueError, and the run is a plain call)
+    running = _running(entry[0], names, "return ", namespace)
     text = (f"def run(args):\n    try:\n        ({''.join(n + ', ' for n in names)}) = args\n"
             f"        passed = {' and '.join(tests)}\n"
             "    except QUICK_ERRORS:\n        passed = False\n"
-            "    if not passed:\n        return hMISSED\n"
-            + _running(entry[0], names, "return ", namespace))
+            "    if not passed:\n        return hMISSED\n" + running)
     exec(text, namespace)  # noqa: S102 (our own text)
-    return namespace.pop("run")
+    run = namespace.pop("run")
+    run.as_call = _as_call(names, tests, running, namespace)
+    return run
+
+
+def _as_call(names: list[str], tests: list[str], running: str, namespace: dict[str, Any]) -> Callable:
+    """The twin of a ``_run_function`` run that a gradient takes as its class's ``__call__``
+    (``code_tables.use_hit``): the same tests and run, of the call's arguments themselves, so that a
+    cached call of a gradient of numbers is the call of one generated function, which calls the
+    code.  (Through the run, ``GradientFunction.__call__`` packs the arguments twice and adds a frame:
+    a third of the cost of a call of a gradient of a few flops.)  Any other call, with keywords, of
+    another count or type, or under a debugger, goes the whole way (``call_in_full``).  Its
+    parameters are positional-only, so that no keyword of the user's function takes one's place;
+    one the call leaves out is ``hABSENT``, whose type is no argument's."""
+    namespace.update(hABSENT=_ABSENT, hgettrace=sys.gettrace, hraised=_raised_from_the_code)
+    given = ", ".join(names)
+    text = (f"def call(hself, {''.join(n + '=hABSENT, ' for n in names)}/, *rest, **kwargs):\n"
+            f"    try:\n        passed = {' and '.join(tests)} and not rest and not kwargs and hgettrace() is None\n"
+            "    except QUICK_ERRORS:\n        passed = False\n"
+            "    if not passed:\n"
+            f"        return hself.call_in_full(*[a for a in ({given},) if a is not hABSENT], *rest, **kwargs)\n"
+            "    try:\n" + "".join("    " + line + "\n" for line in running.splitlines()) +
+            "    except Exception as exc:\n        if hraised(exc):\n            raise exc\n        raise\n")
+    exec(text, namespace)  # noqa: S102 (our own text)
+    return namespace.pop("call")
+
+
+# what a generated ``call`` holds for an argument a call leaves out (no argument's type is its type)
+_ABSENT = object()
+
+
+def _raised_from_the_code(exc: Exception) -> bool:
+    """An error the generated code raised in a cached call, as ``GradientFunction.__call__`` treats
+    it: named by the user's line it came from; a ``TransformError`` without our frames.  Whether the
+    handler must raise it again by name (before Python 3.11, where a bare ``raise`` would put back
+    the frames)."""
+    name_the_users_line(exc)
+    if not isinstance(exc, TransformError):
+        return False
+    without_our_frames(exc)
+    return not BARE_RAISE_KEEPS_THE_TRIMMED_TRACEBACK
 
 
 def _running(function: Callable, names: list[str], into: str, namespace: dict[str, Any]) -> str:

@@ -117,7 +117,23 @@ def typed_entry(gradient: Tabled, args: tuple, types: tuple) -> tuple[Optional[E
 def forget_hit(gradient: Tabled) -> None:
     """The checkpoints' stats are no longer as the last call left them (``runtime._stats_left``): no hit
     until the path that clears them has run."""
-    gradient._hit, gradient._run_hit = _never_hit, _never_runs
+    use_hit(gradient, _never_hit, _never_runs)
+
+
+def use_hit(gradient: Tabled, hit: Callable[[tuple], Any], run: Callable[[tuple], Any]) -> None:
+    """The hot path's test and run become ``hit`` and ``run``; where ``run`` has a twin to be called
+    as the gradient itself (``calling._as_call``: a cached call of a gradient of numbers), that is the
+    ``__call__`` of the gradient's own class, made the first time (a subclass of its class for this
+    object alone: Python looks a call's method up on the type), else its class's full ``__call__``."""
+    gradient._hit, gradient._run_hit = hit, run
+    call = getattr(run, "as_call", None)
+    own = type(gradient)
+    if call is not None and not own.__dict__.get("_of_one_object", False):
+        own = type(own.__name__, (own,), {"_of_one_object": True, "__qualname__": own.__qualname__,
+                                          "__module__": own.__module__, "__doc__": own.__doc__})
+        object.__setattr__(gradient, "__class__", own)
+    if own.__dict__.get("_of_one_object", False):
+        own.__call__ = call if call is not None else own.call_in_full  # type: ignore[method-assign]
 
 
 def remember_hit(gradient: Tabled, types: tuple, hit: Callable[[tuple], Any],
@@ -126,7 +142,7 @@ def remember_hit(gradient: Tabled, types: tuple, hit: Callable[[tuple], Any],
     entry's, where it has one), unless ``_by_types`` serves calls of these types (numbers whose
     gradients need no look: its own hit is the faster)."""
     if types not in gradient._by_types:
-        gradient._hit, gradient._run_hit = hit, run
+        use_hit(gradient, hit, run)
 
 
 def _as_returned(derivative: Tabled, function: Callable, args: tuple,

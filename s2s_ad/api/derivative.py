@@ -60,6 +60,8 @@ class Tabled(Derivative, Protocol):
 
     _hit: Callable[[tuple], Any]
     _run_hit: Callable[[tuple], Any]
+
+    def call_in_full(self, *args: Any, **kwargs: Any) -> Any: ...
     _last_source: Optional[str]
     _last_kinds: Optional[tuple]
 

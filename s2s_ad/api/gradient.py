@@ -244,7 +244,8 @@ class GradientFunction:
                 found = self._by_types.get(types)
                 if found is None or (found[0][1] is not None and not found[0][1]()):
                     return self._call_typed(args, types)
-                function, self._hit, self._run_hit = found[0][0], found[1], found[2]
+                function = found[0][0]
+                code_tables.use_hit(self, found[1], found[2])
             try:  # _run, inlined: this is every cached call
                 returned = function(*args)
             except Exception as exc:
@@ -264,6 +265,10 @@ class GradientFunction:
             if BARE_RAISE_KEEPS_THE_TRIMMED_TRACEBACK:
                 raise
             raise exc
+
+    # (what a call of this object runs where the cached call of its own class's __call__ does not serve:
+    # code_tables.use_hit)
+    call_in_full = __call__
 
     def _called(self, args: tuple, kwargs: dict) -> Any:
         """A call as ``__call__`` makes it but for its hot path (under a debugger: debugging.py)."""

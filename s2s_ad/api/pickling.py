@@ -23,12 +23,19 @@ def by_reference(gradient: Pickled) -> Union[str, tuple]:
     is itself what its module names (``@s2s_ad.grad`` on a ``def``) is pickled as that name."""
     if _named_by_its_module(gradient):
         return str(getattr(gradient, "__qualname__"))  # (set by functools.update_wrapper)
-    return (type(gradient), gradient._made_from)
+    return (made_as(gradient), gradient._made_from)
 
 
 def copied(gradient: P, memo: dict) -> P:
     """A deep copy: the same derivative made again from the same function and options."""
-    return type(gradient)(*gradient._made_from)
+    return made_as(gradient)(*gradient._made_from)
+
+
+def made_as(obj: Any) -> type:
+    """The class ``obj`` was made as: a gradient whose cached calls run a ``__call__`` of its own has
+    a class for itself alone (``code_tables.use_hit``), a subclass of that one."""
+    own = type(obj)
+    return own.__base__ if own.__dict__.get("_of_one_object", False) else own  # type: ignore[return-value]
 
 
 def _named_by_its_module(obj: Any) -> bool:

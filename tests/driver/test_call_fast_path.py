@@ -549,3 +549,61 @@ def test_the_compiled_code_called_directly_hands_a_failure_to_the_checked_path(w
             call(7)
     np.testing.assert_allclose(call(1), expected(1))
     assert run.state["run"] is run.compiled and direct[0] is run.compiled
+
+
+def named_like_the_hot_calls_parameters(a0, hself, rest=1.0, kwargs=2.0):
+    return a0 * hself * rest + kwargs * a0
+
+
+@pytest.mark.self_check_off  # (a self-checked call has a result to finish: it takes the _hit path)
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_a_cached_call_of_numbers_is_one_generated_call_serving_only_its_own(backend):
+    """White-box: once a call of numbers has its run (above), the gradient's own class calls the code
+    in one generated function (``code_tables.use_hit``); a call of another count or type, with
+    keywords or under a trace function goes the whole way, and gets the closed form's numbers.  The
+    object stays a ``GradientFunction``, copied and pickled as one; an error the code raises names the
+    user's line."""
+    import copy
+    import pickle
+    import sys
+    from s2s_ad.api.gradient import GradientFunction
+    gradient = s2s_ad.grad(poly, wrt=(0, 1), backend=backend)
+    full = GradientFunction.__call__
+    assert gradient(3.0, 2.0) == pytest.approx((15.0, 9.0))
+    assert gradient(3.0, 2.0) == pytest.approx((15.0, 9.0))
+    assert type(gradient).__call__ is not full and isinstance(gradient, GradientFunction)
+
+    class MyFloat(float):
+        pass
+
+    with pytest.raises(TypeError, match="too many positional arguments"):
+        gradient(3.0, 2.0, 5.0)
+    assert gradient(x=3.0, y=2.0) == pytest.approx((15.0, 9.0))
+    assert gradient(3.0, y=2.0) == pytest.approx((15.0, 9.0))
+    assert gradient(MyFloat(1.0), 2.0) == pytest.approx((7.0, 1.0))
+    assert gradient(np.float64(1.0), 2.0) == pytest.approx((7.0, 1.0))
+    with pytest.raises(TypeError, match="is an integer"):
+        gradient(1, 2.0)
+    assert gradient(2.0, 1.0) == pytest.approx((7.0, 4.0))
+    before = sys.gettrace()
+    sys.settrace(lambda frame, event, arg: None)
+    try:
+        assert gradient(2.0, 1.0) == pytest.approx((7.0, 4.0))
+    finally:
+        sys.settrace(before)
+    for made in (copy.deepcopy(gradient), pickle.loads(pickle.dumps(gradient)), copy.copy(gradient)):
+        assert type(made) is GradientFunction
+        assert made(3.0, 2.0) == pytest.approx((15.0, 9.0))
+    named = s2s_ad.grad(named_like_the_hot_calls_parameters, wrt=(0, 1, 2, 3), backend=backend)
+    expected = (2.0 * 3.0 + 5.0, 7.0 * 3.0, 14.0, 7.0)
+    for _ in range(3):
+        assert named(7.0, 2.0, 3.0, 5.0) == pytest.approx(expected)
+    assert named(7.0, hself=2.0, rest=3.0, kwargs=5.0) == pytest.approx(expected)
+    assert named(a0=7.0, hself=2.0, kwargs=5.0, rest=3.0) == pytest.approx(expected)
+    rooted = s2s_ad.grad(root_of_product, wrt=(0, 1), backend=backend)
+    for _ in range(3):
+        assert rooted(2.0, 8.0) == pytest.approx((1.0, 0.25))
+    with pytest.raises(ValueError, match="math domain error") as raised:
+        rooted(-2.0, 8.0)
+    if sys.version_info >= (3, 11):  # (notes: Python 3.11 and later)
+        assert any("generated from line" in note for note in raised.value.__notes__)
