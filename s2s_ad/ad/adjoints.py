@@ -86,6 +86,8 @@ class Adjoints:
             return
         if isinstance(operand, ir.Display):
             if not (isinstance(contribution, ir.Display) and len(contribution.items) == len(operand.items)):
+                if elementwise:  # NumPy made an array of the display, which the operation may have broadcast
+                    contribution = ir.Call(runtime.unbroadcast, (contribution, operand))
                 whole = self.fresh(f"parts_{stmt.target}")
                 self.assign(whole, contribution)
                 contribution = ir.Display("tuple", tuple(

@@ -345,7 +345,7 @@ class TangentSweep:
         seed = self.tangent_of(operand)
         if seed is None:  # (called only for the operands that have a tangent)
             raise AssertionError(f"line {stmt.line}: {name} of {describe_callable(call.fn)} has no tangent")
-        mapping[rule.seeds[0]] = seed
+        mapping[rule.seeds[0]] = self.as_array(operand, seed)
         for local, tree in template_ir(rule):
             value = instantiate(tree, mapping)
             if local == "d_" + name:
@@ -356,6 +356,13 @@ class TangentSweep:
                 mapping[local] = ir.Var(temp)
         raise AssertionError(f"rule {rule.name} has no d_{name}")
 
+    @staticmethod
+    def as_array(operand: ir.Expr, tangent: ir.Expr) -> ir.Expr:
+        """The tangent of an elementwise operation's operand as the array NumPy makes of the operand:
+        a display's (``np.sin([a, x * a])``) is a display of its items' tangents, which a rule's
+        arithmetic would take for a list (``-t_x`` of a list raises, ``2 * t_x`` repeats it)."""
+        return ir.Call(language.asarray, (tangent,)) if isinstance(operand, ir.Display) else tangent
+
     def from_template(self, rule: Rule, stmt: ir.Assign) -> ir.Expr:
         call = ir.call_of(stmt)
         bound = bind_arguments(rule, call.args, call.kwargs)
@@ -364,6 +371,8 @@ class TangentSweep:
         for seed in rule.seeds:
             primal = mapping.get(seed[2:], ir.Const(None))
             tangent = self.tangent_of(primal)
+            if tangent is not None and rule.elementwise:
+                tangent = self.as_array(primal, tangent)
             mapping[seed] = tangent if tangent is not None else self.zero_of(primal)
         result = None
         for local, tree in template_ir(rule):

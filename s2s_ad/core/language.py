@@ -33,6 +33,7 @@ arange = np.arange  # its result is a 1-d array
 reshape = np.reshape
 zeros = np.zeros
 size = np.size
+asarray = np.asarray  # a display's tangents as the array NumPy makes of the display, in an elementwise rule
 
 # Modules whose functions draw from a global random generator (its state must be replayed).
 DRAWING_MODULES = ("numpy.random", "random")
