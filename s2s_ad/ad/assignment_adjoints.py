@@ -27,7 +27,7 @@ from ..analysis.activity import differentiable_operands
 from ..analysis.facts import Analysis
 from ..analysis.lost_derivatives import lost_derivative_check
 from ..core.errors import TransformError
-from ..lowering.expressions import describe_callable, instantiate, is_user_function, template_ir
+from ..lowering.expressions import describe_callable, instantiate, is_user_function, template_ir, template_operands
 from ..core.kinds import Sequence as SequenceKind
 from .recording import Recorder
 from .store_adjoints import StoreAdjoints
@@ -106,9 +106,7 @@ class AssignmentAdjoints:
         bound = bind_arguments(rule, call.args, call.kwargs)
         rule = rules.for_ranks(rule, lambda name: None if is_default(bound[name]) else
                                self.facts.rank_of(bound[name]))  # a variant for known ranks (d_out @ b.T)
-        mapping: dict[str, ir.Expr] = {
-            name: ir.Const(value.value) if is_default(value) else value for name, value in bound.items()
-        }
+        mapping = template_operands(rule, bound, is_default)
         mapping[rule.result] = ir.Var(stmt.target)
         mapping[rule.seeds[0]] = self.adjoints.adjoint[stmt.target]
         for name, tree in template_ir(rule):

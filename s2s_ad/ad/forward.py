@@ -36,7 +36,8 @@ from ..analysis.activity import differentiable_operands
 from ..analysis.facts import Analysis
 from ..analysis.inference import SCALAR
 from ..core.errors import TransformError
-from ..lowering.expressions import describe_callable, fold_declared, instantiate, is_user_function, template_ir
+from ..lowering.expressions import (describe_callable, fold_declared, instantiate, is_user_function, template_ir,
+                                    template_operands)
 from ..core.kinds import UNKNOWN, Sequence, derivative_kind
 
 # Builds (or finds) the tangent function of a user function for argument kinds
@@ -340,7 +341,7 @@ class TangentSweep:
         """``d_<name>`` of an elementwise adjoint, with the operand's tangent as the seed."""
         call = ir.call_of(stmt)
         bound = bind_arguments(rule, call.args, call.kwargs)
-        mapping: dict[str, ir.Expr] = {n: ir.Const(v.value) if is_default(v) else v for n, v in bound.items()}
+        mapping = template_operands(rule, bound, is_default)
         mapping[rule.result] = ir.Var(stmt.target)
         seed = self.tangent_of(operand)
         if seed is None:  # (called only for the operands that have a tangent)
@@ -366,10 +367,11 @@ class TangentSweep:
     def from_template(self, rule: Rule, stmt: ir.Assign) -> ir.Expr:
         call = ir.call_of(stmt)
         bound = bind_arguments(rule, call.args, call.kwargs)
-        mapping: dict[str, ir.Expr] = {n: ir.Const(v.value) if is_default(v) else v for n, v in bound.items()}
+        mapping = template_operands(rule, bound, is_default)
         mapping[rule.result] = ir.Var(stmt.target)
         for seed in rule.seeds:
-            primal = mapping.get(seed[2:], ir.Const(None))
+            written = bound.get(seed[2:])  # (a display's tangent is its items': mapping holds its array)
+            primal = written if isinstance(written, ir.Display) else mapping.get(seed[2:], ir.Const(None))
             tangent = self.tangent_of(primal)
             if tangent is not None and rule.elementwise:
                 tangent = self.as_array(primal, tangent)

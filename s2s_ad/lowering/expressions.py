@@ -326,6 +326,20 @@ def template_ir(rule: Rule) -> tuple[tuple[str, ir.Expr], ...]:
     return cached
 
 
+def template_operands(rule: Rule, bound: dict[str, Any], is_default: Callable[[Any], bool]) -> dict[str, ir.Expr]:
+    """What a rule's template reads for each input of a call (``bind_arguments``'s ``bound``): the
+    argument, a default as a constant, and for an elementwise rule a list or tuple written in the call
+    (``np.arctan2([x, 1.0], a)``) as the array NumPy makes of it, which the template's arithmetic
+    takes as an array (``x1 * x1`` of a list raises; ``2 * x1`` would repeat it)."""
+    def operand(value: Any) -> ir.Expr:
+        if is_default(value):
+            return ir.Const(value.value)
+        if rule.elementwise and isinstance(value, ir.Display):
+            return ir.Call(language.asarray, (value,))
+        return value
+    return {name: operand(value) for name, value in bound.items()}
+
+
 def instantiate(tree: ir.Expr, mapping: dict[str, ir.Expr]) -> ir.Expr:
     """A template's expression with its names replaced by the call's, and the helpers it calls
     folded where their declared ``folds`` says so for the constants they get."""

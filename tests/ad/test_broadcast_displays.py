@@ -2,8 +2,10 @@
 
 NumPy makes an array of the display, which the operation broadcasts like any other operand; its
 items' adjoints are then the parts of the result's adjoint summed over the axes broadcasting added
-(``Adjoints.distribute``).  Before, each item took its row of the unreduced adjoint: ``[x] * a`` gave
-``a[0]``'s part alone, a wrong number with no warning.  Each function here is checked against central
+(``Adjoints.distribute``), and a rule's template reads the display as that array
+(``lowering.expressions.template_operands``).  Before, each item took its row of the unreduced
+adjoint: ``[x] * a`` gave ``a[0]``'s part alone, a wrong number with no warning; and templates doing
+arithmetic on the operand (``np.arctan2``, ``np.power``, forward mode's ``-t``) raised on a list.  Each function here is checked against central
 differences by every argument, on both backends, and in forward mode, a Hessian and a vector-valued
 pullback; against JAX where installed.
 """
@@ -54,6 +56,18 @@ def a_list_of_arrays(x, a):
     return np.sum(np.sin([a, x * a]) * [[1.0], [2.0]] * x)
 
 
+def a_power_of_a_list(x, a):  # (the rules' templates read the display as NumPy's array: x1 ** (x2 - 1))
+    return np.sum(np.power([x, 2.0], a))
+
+
+def arctan2_of_a_list(x, a):  # (x1 * x1 + x2 * x2 of a list raised)
+    return np.sum(np.arctan2([x, 1.0], a))
+
+
+def a_list_minus_an_array(x, a):
+    return np.sum(([x, x] - a) ** 2) + np.mean(a / [x, 2.0])
+
+
 def items_in_a_loop(x, a):
     total = 0.0
     for i in range(3):
@@ -66,7 +80,8 @@ THREE_BY_TWO = np.arange(6.0).reshape(3, 2) + 1.0
 TWO_BY_THREE = np.arange(6.0).reshape(2, 3) + 1.0
 CASES = [(one_item_times_an_array, THREE), (an_array_times_two_items, THREE_BY_TWO), (a_ufunc_of_a_list, THREE),
          (a_list_plus_an_array, THREE), (a_column_of_lists, TWO_BY_THREE), (a_tuple_times_an_array, THREE),
-         (a_list_of_arrays, THREE), (items_in_a_loop, THREE_BY_TWO)]
+         (a_list_of_arrays, THREE), (items_in_a_loop, THREE_BY_TWO), (a_power_of_a_list, THREE_BY_TWO),
+         (arctan2_of_a_list, THREE_BY_TWO), (a_list_minus_an_array, THREE_BY_TWO)]
 IDS = [case[0].__name__ for case in CASES]
 
 
