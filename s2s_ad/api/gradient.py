@@ -266,9 +266,7 @@ class GradientFunction:
                 raise
             raise exc
 
-    # (what a call of this object runs where the cached call of its own class's __call__ does not serve:
-    # code_tables.use_hit)
-    call_in_full = __call__
+    call_in_full = __call__  # (where the __call__ of this object's own class does not serve: code_tables.use_hit)
 
     def _called(self, args: tuple, kwargs: dict) -> Any:
         """A call as ``__call__`` makes it but for its hot path (under a debugger: debugging.py)."""
