@@ -26,6 +26,13 @@ def astype(a: Any, dtype: Any) -> np.ndarray:
     return np.asarray(a).astype(dtype)
 
 
+def copy_method(a: Any) -> Any:
+    """``a.copy()`` as Python calls it: an array's copy, or a list's new list.  Lowering's ``x.copy()``
+    where the analysis cannot tell whether ``x`` is an array; where it can, the call is NumPy's
+    ``np.copy`` (``passes/method_copies.py``), which would make an array of a list."""
+    return a.copy()
+
+
 def cast_derivative(d: Any, dtype: Any) -> Any:
     """A derivative carried through a cast to ``dtype``: itself (in floats) for a cast to a
     floating type; zeros for a cast to integers or booleans, which carries no derivative."""
@@ -44,12 +51,17 @@ def linspace_weights(num: int, endpoint: bool = True, points: Any = None) -> np.
 nondifferentiable(np.zeros, np.ones, np.empty, np.zeros_like, np.ones_like, np.empty_like, np.eye, np.identity)
 nondifferentiable(np.shape, np.ndim, np.size, attributes={"shape": np.shape, "ndim": np.ndim, "size": np.size})
 fresh_arrays(np.zeros, np.ones, np.empty, np.full, np.zeros_like, np.ones_like, np.empty_like, np.full_like,
-             np.arange, np.linspace, np.eye, np.identity, np.copy, np.array, astype, cast_derivative)
+             np.arange, np.linspace, np.eye, np.identity, np.copy, np.array, astype, cast_derivative, copy_method)
 
 
-@adjoint(np.copy, linear=True, method="copy", examples=({"a": (3,)}, {"a": (2, 3)}), shape_from="like")
+@adjoint(np.copy, linear=True, examples=({"a": (3,)}, {"a": (2, 3)}), shape_from="like")
 def copy(out, a, d_out):
     d_a = d_out
+
+
+@adjoint(copy_method, linear=True, method="copy", examples=({"a": (3,)}, {"a": (2, 3)}), kind_of_argument=True)
+def copy_method_rule(out, a, d_out):
+    d_a = d_out  # (a list's adjoint, its items' adjoints, passes through as an array's does)
 
 
 @adjoint(np.array, examples=({"object": (3,)}, {"object": (3,), "dtype": "int32"}))
@@ -103,6 +115,11 @@ def arange(out, start, stop=None, step=None, *, dtype=None, t_start, t_step):
 @tangent(np.copy)
 def copy(out, a, t_a):
     t_out = np.copy(t_a)  # a new array, like the copy: writes into it must not reach t_a
+
+
+@tangent(copy_method)
+def copy_method_rule(out, a, t_a):
+    t_out = copy_method(t_a)  # a new array or list, like the copy
 
 
 @adjoint(np.linspace, examples=({"start": (), "stop": (), "num": 5}, {"start": (), "stop": (), "num": 4, "endpoint": False},

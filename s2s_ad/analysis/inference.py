@@ -265,6 +265,12 @@ class _Inference:
             self.shape[target] = self.class_of(value, stmt)
             return
         fn, args = value.fn, value.args
+        if rules.fact(fn, "kind_of_argument") and len(args) == 1 and not value.kwargs:  # x.copy()
+            if not isinstance(self.kind_of(args[0]), (Array, Number)):
+                self.set(target, self.kind_of(args[0]), stmt)  # (a list's copy is a list: whatever x is)
+                return
+            value = ir.Call(language.copy, args)  # an array's: np.copy, as passes/method_copies.py spells it
+            fn = value.fn
         if fn is operator.getitem and isinstance(args[0], ir.Var) and args[0].name in self.shapes \
                 and isinstance(args[1], ir.Const):
             self.set(target, NUMBER, stmt)  # n = x.shape[0]

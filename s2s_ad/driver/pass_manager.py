@@ -58,6 +58,7 @@ from ..ad.tape import TapeViolation, check_tape, drop_unread_records
 from ..targets.array_api.rewrites import Rewriting, numpys_meaning_kept
 from ..targets.target import Target
 from ..passes.view_checks import drop_proven_view_checks
+from ..passes.method_copies import copies_of_arrays_by_numpy
 
 ENVIRONMENT_VARIABLE = "S2S_AD_CHECK_PASSES"
 ADJOINT, PARTS, TANGENT = ir.ADJOINT, ir.PARTS, ir.TANGENT  # the forms (ir.py)
@@ -254,6 +255,8 @@ def _only_checks(check: Callable[[ir.Function, Analysis, SSAContext], None]
 
 
 SSA_PASSES: dict[str, SSAPass] = {p.name: p for p in [
+    SSAPass("copies_of_arrays_by_numpy", "x.copy() as np.copy(x) where the kinds prove x an array (a list's copy "
+            "is a list)", lambda fn, facts, c: copies_of_arrays_by_numpy(fn, facts)),
     SSAPass("check_in_place", "in-place updates the facts cannot prove right are refused or checked",
             lambda fn, facts, c: check_in_place(fn, facts, c.kinds)),
     SSAPass("drop_proven_view_checks", "run-time checks that a view stayed one, left out where the kinds prove it",

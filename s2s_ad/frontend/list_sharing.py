@@ -184,6 +184,11 @@ def _makes_new_list(parents: dict[int, Any], target: gast.Name) -> bool:
         return True
     if isinstance(value, gast.BinOp) and isinstance(value.op, (gast.Add, gast.Mult)):
         return True
+    if isinstance(value, gast.Call) and isinstance(value.func, gast.Attribute) and value.func.attr == "copy" \
+            and not value.args and not value.keywords:
+        return True  # (a list's copy is a new list; an array's, an array: no list another name holds)
+    if isinstance(value, gast.Call) and _reading_call(value.func) and isinstance(value.func, gast.Attribute):
+        return True  # (np.zeros(3), np.asarray(a): an array, or a new list, np.split's: none another name holds)
     return (isinstance(value, gast.Call) and isinstance(value.func, gast.Name)
             and value.func.id in ("list", "sorted"))
 
@@ -282,6 +287,9 @@ def _a_list(value: Any, lists: set[str]) -> bool:
         return value.id in lists
     if isinstance(value, gast.BinOp) and isinstance(value.op, gast.Add):
         return _a_list(value.left, lists) and _a_list(value.right, lists)  # (an array + [v] is an array)
+    if isinstance(value, gast.Call) and isinstance(value.func, gast.Attribute) and value.func.attr == "copy" \
+            and not value.args and not value.keywords:  # items.copy() of a list: a list
+        return _a_list(value.func.value, lists)
     if isinstance(value, gast.BinOp) and isinstance(value.op, gast.Mult):  # [0.0] * n, n * [0.0]
         # ([0.0] * a of an array a is an array: runtime.list_with writes into a copy of it, as NumPy would)
         return isinstance(value.left, (gast.List, gast.ListComp)) or isinstance(value.right, (gast.List, gast.ListComp))

@@ -159,6 +159,9 @@ class CallConverter(ConverterPart):
                 raise self.error("the assignment to an attribute", "the object was not made here by calling "
                                  "its class (Obj(...)), so something else may hold it and see the store; make it "
                                  "here, or make a new one (dataclasses.replace(obj, attr=v))", node)
+            if isinstance(node.func, gast.Attribute) and node.func.attr == "copy" and not args and not kwargs \
+                    and isinstance(owner, ir.Display) and owner.kind == "list":
+                return owner  # (a list's copy: lowering's lists are values; np.copy's would be an array)
             fn, args = self._method(node, args)
         fn = transparent(fn)  # functools.cache(f) calls f
         held = self.statics.global_object(fn) if found and self.check_calls \

@@ -60,8 +60,8 @@ class ObjectCalls(ConverterPart):
                 parts = {"keys": [ir.Const(k) for k in record.keys], "values": list(record.items),
                          "items": [ir.Display("tuple", (ir.Const(k), v)) for k, v in zip(record.keys, record.items)]}
                 return Record("tuple", tuple, tuple(range(len(parts[name]))), tuple(parts[name]))
-        if record.kind == "dict" and name == "copy" and not args and not kwargs:
-            return Record(record.kind, record.cls, record.keys, record.items)
+        if record.kind in ("dict", "list") and name == "copy" and not args and not kwargs:
+            return Record(record.kind, record.cls, record.keys, record.items)  # (a value: lowering's containers)
         if record.kind == "namedtuple" and name == "_replace" and not args:
             return self.replaced(record, kwargs, node)
         if name == SET_ATTRIBUTE:  # state.v = w, state held by that name alone (frontend/attribute_stores.py)

@@ -20,6 +20,8 @@ FACTS: dict[str, str] = {
                        "constant in them (a threshold, a truth value): a varied argument there carries no "
                        "derivative.  A varied argument for any other input the rule gives no derivative in "
                        "is refused (np.linalg.pinv: ('rcond', 'rtol'))",
+    "kind_of_argument": "True: the result is of its one argument's kind, shape and all (a copy made by the "
+                        "argument's own method: an array's is an array, a list's a list)",
     "counts": "True: the result is one number whatever the argument (len, np.size)",
     "shape_from": '"argument": the first argument is the shape of the result (np.zeros); '
                   '"like": the result is shaped like the first argument (np.zeros_like)',

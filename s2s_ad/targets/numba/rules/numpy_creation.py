@@ -1,7 +1,7 @@
 """The Numba target's compiled versions of ``templates/numpy_creation.py``'s np.full for an array
 ``fill_value`` (Numba's own np.full takes a number only), np.array of an array (a copy: Numba's own takes
 lists and tuples), np.linspace with ``endpoint=`` given (Numba's
-own takes none), and ``linspace_weights`` (the adjoints and tangents of np.linspace and np.logspace).
+own takes none), ``copy_method`` (``x.copy()`` of a list or an array), and ``linspace_weights`` (the adjoints and tangents of np.linspace and np.logspace).
 
 Each version must do what the Python function does for the types it accepts
 (tests/targets/test_numba_backend.py compares the two); Numba is imported by no module here when loaded
@@ -41,6 +41,17 @@ def _array(types):
     def typing(object, dtype=None):
         if isinstance(object, types.Array) and is_none(types, dtype):
             return lambda object, dtype=None: object.copy()
+        return None
+    return typing
+
+
+@compiled(creation.copy_method)
+def _copy_method(types):
+    """copy_method(a), ``a.copy()`` of a value the analysis could not prove an array (a list, or an array
+    after all): the value's own copy, as Python's method makes it."""
+    def typing(a):
+        if isinstance(a, (types.Array, types.List)):
+            return lambda a: a.copy()
         return None
     return typing
 

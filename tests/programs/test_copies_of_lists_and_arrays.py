@@ -1,0 +1,138 @@
+"""``x.copy()`` of a list and of an array, and ``+=`` of a list into an array.
+
+A list's ``copy()`` is a list; NumPy's ``np.copy``, which the method used to mean whatever ``x`` was,
+makes an array of it, and ``items.copy() + [v]`` then added ``v`` to each item instead of
+appending it: a wrong number with no warning (``np.sum(np.array(items.copy() + [3 * x]))`` by ``x``
+gave 9 where it is 6).  Now a list the lowering sees is copied as itself, and a value it cannot
+tell from a list (a helper's result, a list grown in a loop) is copied by its own method, spelled
+``np.copy`` where the analysis proves an array (``passes/method_copies.py``).  And ``b = a.copy()``
+or ``b = np.zeros(2)`` followed by ``b += [x, y]`` is an array's in-place sum, no longer refused as
+growing a list.  Each function is checked against central differences on both backends and in
+forward mode.
+"""
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+
+import s2s_ad
+from conftest import numeric_grad, optional_import
+
+numba = optional_import("numba")
+BACKENDS = ["python", pytest.param("numba", marks=pytest.mark.skipif(
+    numba is None, reason="numba is not installed (pip install 's2s_ad[numba]')"))]
+
+
+def grown(x, n):
+    out = []
+    for i in range(n):
+        out.append(x * (i + 1))
+    return out
+
+
+def a_displayed_lists_copy(x, a):
+    items = [x]
+    more = items.copy()
+    return np.sum(np.array(more + [2.0 * x]) * a[:, :1])
+
+
+def a_parameters_copy(x, items, a):
+    more = items.copy()
+    return np.sum(np.array(more + [2.0 * x]) * a[:, :1])
+
+
+def a_comprehensions_copy(x, a):
+    items = [x * i for i in range(1, 3)]
+    more = items.copy()
+    return np.sum(np.array(more + [2.0 * x]) * a[:, :1])
+
+
+def a_helpers_list_copied(x, a):
+    items = grown(x, 2)
+    more = items.copy()
+    return np.sum(np.array(more + [3.0 * x]))
+
+
+def a_list_grown_in_a_loop_copied_and_grown(x, n):
+    items = []
+    for i in range(n):
+        items.append(x * (i + 1))
+    more = items.copy()
+    more += [3.0 * x]
+    more.append(x * x)
+    return np.sum(np.array(more)) + len(items)
+
+
+def a_copy_appended_to(x, a):
+    items = [x, 2.0]
+    more = items.copy()
+    more.append(3.0 * x)
+    more += [x]
+    return np.sum(np.array(more) ** 2) + len(items)
+
+
+def an_arrays_copy_plus_a_list(x, a):
+    b = a[0].copy()
+    b += [x, x * x]
+    return np.sum(b ** 2)
+
+
+def zeros_plus_a_list(x, a):
+    b = np.zeros(2)
+    b += [x, x * x]
+    return np.sum((b * a) ** 2)
+
+
+def copies_of_copies(x, a):
+    b = a.copy()
+    b[0, 0] = x
+    c = b.copy()
+    c *= 2.0
+    return np.sum(c * b)
+
+
+A = np.arange(6.0).reshape(3, 2) + 1.0
+CASES = [(a_displayed_lists_copy, (1.7, A)), (a_parameters_copy, (1.7, [1.0, 2.0], A)),
+         (a_comprehensions_copy, (1.7, A)), (a_helpers_list_copied, (1.7, A)),
+         (a_list_grown_in_a_loop_copied_and_grown, (1.7, 3)), (a_copy_appended_to, (1.7, A)),
+         (an_arrays_copy_plus_a_list, (1.7, A)), (zeros_plus_a_list, (1.7, A)), (copies_of_copies, (1.7, A))]
+IDS = [case[0].__name__ for case in CASES]
+
+
+@pytest.fixture(autouse=True)
+def _quiet_fallbacks():
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", s2s_ad.CompileFallbackWarning)
+        yield
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("case", CASES, ids=IDS)
+def test_gradients_against_differences(case, backend):
+    fn, args = case
+    got = s2s_ad.grad(fn, backend=backend)(*args)
+    assert got == pytest.approx(numeric_grad(fn, args, 0), rel=1e-6)
+
+
+FLOATS_ONLY = [case for case in CASES if not any(isinstance(a, int) for a in case[1])]  # (jvp: float arguments)
+
+
+@pytest.mark.parametrize("case", FLOATS_ONLY, ids=[case[0].__name__ for case in FLOATS_ONLY])
+def test_forward_mode_against_differences(case):
+    fn, args = case
+    tangents = (1.0,) + tuple(np.zeros_like(a) if isinstance(a, np.ndarray) else [0.0] * len(a) for a in args[1:])
+    _, tangent = s2s_ad.jvp(fn, args, tangents)
+    assert tangent == pytest.approx(numeric_grad(fn, args, 0), rel=1e-6)
+
+
+def test_an_arrays_copy_is_numpys_and_a_lists_its_own_method():
+    """White-box: the generated code copies a proven array by ``np.copy`` and a value that may be a
+    list by its own method."""
+    arrays = s2s_ad.grad(copies_of_copies)
+    arrays(1.7, A)
+    assert "np.copy(a)" in arrays.source and "copy_method" not in arrays.source
+    lists = s2s_ad.grad(a_list_grown_in_a_loop_copied_and_grown)
+    lists(1.7, 3)
+    assert "copy_method(" in lists.source
