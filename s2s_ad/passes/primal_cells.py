@@ -42,7 +42,7 @@ only names it has are its own.
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, Callable, Optional
+from typing import Callable, Optional
 
 from ..core import float_lists, ir
 from ..rules import registry as rules
@@ -107,7 +107,7 @@ def _made_float64_vector(stmt: ir.Stmt, rank_of: Callable[[ir.Expr], Optional[in
     assert isinstance(stmt, ir.Assign)
     value = stmt.value
     return isinstance(value, ir.Call) and not value.kwargs and \
-        _fact(value.fn, "makes_floats", -1) == len(value.args) and rank_of(ir.Var(stmt.target)) == 1
+        rules.fact(value.fn, "makes_floats", -1) == len(value.args) and rank_of(ir.Var(stmt.target)) == 1
 
 
 def _only_stored_into(stmt: ir.Stmt, name: str) -> bool:
@@ -130,7 +130,7 @@ def _divides(body: list[ir.Stmt], loop: ir.For, name: str, primal: frozenset[int
     in_loop = {s.sid for s in ir.walk(loop.body)}
 
     def divides(expr: ir.Expr, inside: bool) -> bool:
-        if isinstance(expr, ir.Call) and _fact(expr.fn, "zero_divisor_raises", False) and \
+        if isinstance(expr, ir.Call) and rules.fact(expr.fn, "zero_divisor_raises", False) and \
                 any(reads_tainted(arg, tainted, name if inside else None) for arg in expr.args):
             return True
         return any(divides(child, inside) for child in ir.children(expr))
@@ -169,13 +169,6 @@ def _converted(body: list[ir.Stmt], position: int, name: str, around: tuple[ir.V
     rest = body[position + 1:]
     read_later = any(name in names_in(stmt) for stmt in rest)
     return body[:position] + [before, new_loop] + ([after] if read_later else []) + rest
-
-
-def _fact(fn: Any, name: str, default: Any) -> Any:
-    try:
-        return rules.fact(fn, name, default)
-    except TypeError:  # (an unhashable callable: no facts)
-        return default
 
 
 def _a_python_float(expr: ir.Expr) -> bool:

@@ -166,10 +166,7 @@ def _integer(expr: ir.Expr, integers: set[str]) -> bool:
 
 
 def _declares_length(fn: Any) -> bool:
-    try:
-        return rules.fact(fn, "axis_length") is not None
-    except TypeError:  # (an unhashable callable)
-        return False
+    return rules.fact(fn, "axis_length") is not None
 
 
 def _index_arithmetic(fn: Any) -> bool:
@@ -179,10 +176,7 @@ def _index_arithmetic(fn: Any) -> bool:
 
 def sum_sign(fn: Any) -> Optional[int]:
     """+1 for a sum, -1 for a difference (``rules.FACTS``' "sum": ``+``, ``np.add``...), else None."""
-    try:
-        fact = rules.fact(fn, "sum")
-    except TypeError:  # (an unhashable callable)
-        return None
+    fact = rules.fact(fn, "sum")
     return {"+": 1, "-": -1}.get(fact) if isinstance(fact, str) else None
 
 
