@@ -34,8 +34,11 @@ def test_gradient_equals_the_recorded_loops_exactly(name, n, c):
     f, plain = _pair(name)
     ours = s2s_ad.grad(f, wrt=(0, 1))(U0, 0.5, n, c)
     stored = s2s_ad.grad(plain, wrt=(0, 1))(U0, 0.5, n, c)
-    np.testing.assert_array_equal(ours[0], stored[0])  # the same arithmetic in the same order
-    assert ours[1] == stored[1]
+    # The same arithmetic in the same order, but that one loop's reverse sweep may take math.cos where the other
+    # takes np.cos (passes/number_math.py): on NumPy 1.x, whose sin and cos are its own, they differ by an ulp.
+    ulps = 0 if np.lib.NumpyVersion(np.__version__) >= "2.0.0" else 4
+    np.testing.assert_array_max_ulp(ours[0], stored[0], maxulp=ulps)
+    np.testing.assert_array_max_ulp(np.float64(ours[1]), np.float64(stored[1]), maxulp=ulps)
 
 
 @pytest.mark.parametrize("name", NAMES)

@@ -1,4 +1,6 @@
 """Loops and branches against finite differences, on inputs that take different paths."""
+import sys
+
 import numpy as np
 import pytest
 
@@ -172,6 +174,7 @@ def test_an_error_after_an_early_exit_names_its_own_line(tmp_path, name):
                       if text.endswith(f"# out of range: {name}"))
     with pytest.raises(IndexError) as caught:
         s2s_ad.grad(function)(np.ones(3))
-    note = "\n".join(getattr(caught.value, "__notes__", []))
-    assert f"generated from line {marked} of " in note, note
+    if sys.version_info >= (3, 11):  # (exceptions carry notes from Python 3.11 on)
+        note = "\n".join(getattr(caught.value, "__notes__", []))
+        assert f"generated from line {marked} of " in note, note
     assert f"# line {marked}" in s2s_ad.grad(function).source_for(np.ones(3))
