@@ -10,7 +10,9 @@ several rounds (the layers taking turns in each), in nanoseconds per call, of:
   ``dispatcher`` (Numba's dispatcher of the generated code, called alone), ``run`` (the wrapper
   ``targets/numba/target.py`` puts around it: fallback and dtype checks; a cached call of the gradient
   skips it, the dtypes known from the call's key: once the code has compiled and run, its generated
-  test calls the dispatcher itself, ``checked.direct``) and ``grad-numba`` (``backend="numba"``).
+  test calls the dispatcher itself, ``checked.direct``, and for arguments that are all floats the
+  compiled overload's entry point, ``targets/numba/entry_points.py``) and ``grad-numba``
+  (``backend="numba"``).
 
 ``grad`` minus ``generated`` (and ``grad-numba`` minus ``dispatcher``) is the API layer's cost:
 reading the arguments' kinds, finding the cached code, unpacking the result.  Ratios only mean

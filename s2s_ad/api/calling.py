@@ -243,7 +243,7 @@ def _run_function(owner: Callable, types: tuple, entry: Entry) -> Callable[[tupl
     names = [f"a{i}" for i in range(len(types))]
     tests = _hit_tests(owner, types, entry, None, (), namespace, names)
     # (the arguments unpacked: a call of another count raises ValueError, and the run is a plain call)
-    running = _running(entry[0], names, "return ", namespace)
+    running = _running(entry[0], names, "return ", namespace, types)
     text = (f"def run(args):\n    try:\n        ({''.join(n + ', ' for n in names)}) = args\n"
             f"        passed = {' and '.join(tests)}\n"
             "    except QUICK_ERRORS:\n        passed = False\n"
@@ -292,7 +292,8 @@ def _raised_from_the_code(exc: Exception) -> bool:
     return not BARE_RAISE_KEEPS_THE_TRIMMED_TRACEBACK
 
 
-def _running(function: Callable, names: list[str], into: str, namespace: dict[str, Any]) -> str:
+def _running(function: Callable, names: list[str], into: str, namespace: dict[str, Any],
+             types: tuple = ()) -> str:
     """The lines of a generated run that call ``function`` (``hfunction``) on ``names``, starting
     ``into`` (``"return "``, ``"gradient = "``).  Where ``function`` carries ``direct`` (a one-item
     list: what a call of it comes down to once its code has compiled and run, else None; the Numba
@@ -305,9 +306,21 @@ def _running(function: Callable, names: list[str], into: str, namespace: dict[st
         return f"    {into}hfunction{call}\n"
     namespace["hdirect"] = direct
     # (the fallback's call outside the handler: an error it raises is the user's, with no Numba error as its context)
-    return ("    direct = hdirect[0]\n    if direct is not None:\n        try:\n"
-            f"            {into}direct{call}\n        except Exception:\n            direct = None\n"
-            f"    if direct is None:\n        {into}hfunction{call}\n")
+    lines = ("    direct = hdirect[0]\n    if direct is not None:\n        try:\n"
+             f"            {into}direct{call}\n        except Exception:\n            direct = None\n"
+             f"    if direct is None:\n        {into}hfunction{call}\n")
+    entry_slot = getattr(function, "entry_slot", None)
+    found = entry_slot(types) if entry_slot is not None and into == "return " else None
+    if found is None:
+        return lines
+    # Calls of floats alone: the compiled overload's entry point, where there is one (the Numba target's
+    # ``entry_points.py``), else, or where it raises, the way above (which runs the call again and decides)
+    slot, defaults = found
+    namespace["hentry"] = slot
+    passed = [*names, *(f"hdefault{i}" for i in range(len(defaults)))]
+    namespace.update((f"hdefault{i}", value) for i, value in enumerate(defaults))
+    return ("    entry = hentry[0]\n    if entry is not None:\n        try:\n"
+            f"            return entry({', '.join(passed)})\n        except Exception:\n            pass\n" + lines)
 
 
 def _hit_tests(owner: Callable, types: tuple, entry: Entry, arrays: Optional[tuple], args: tuple,

@@ -517,7 +517,9 @@ def test_the_compiled_code_called_directly_hands_a_failure_to_the_checked_path(w
     itself (``checked.direct``); where that raises, ``checked`` runs the call as ever.  A failure of
     the compiled code alone (stood in for by a function that raises) still gives the right gradient,
     and the dispatcher is called directly again afterwards; the user's own error (an index out of
-    range) is raised as Python raises it, and the next call's numbers are right."""
+    range) is raised as Python raises it, and the next call's numbers are right.  A call of floats
+    alone calls the overload's entry point before the dispatcher (``entry_points.py``): the same
+    numbers as the dispatcher's; where it raises, the dispatcher's way runs the call."""
     monkeypatch.setenv("S2S_AD_CHECK", "0")
 
     def pick(x, k):
@@ -541,9 +543,25 @@ def test_the_compiled_code_called_directly_hands_a_failure_to_the_checked_path(w
         stood_in.append(args)
         raise RuntimeError("a failure of the compiled code alone")
 
+    if not with_arrays:  # (a call of floats alone calls the overload's entry point first: entry_points.py)
+        slot, defaults = run.checked.entry_slot((float, float))
+        assert slot[0] is not None and defaults == (1.0,)
+        assert slot[0](1.5, 3.0, *defaults) == run.compiled(1.5, 3.0)
+        entry, slot[0] = slot[0], failing
+        np.testing.assert_allclose(call(2), expected(2))  # (the entry raised: the dispatcher ran it)
+        assert len(stood_in) == 1 and direct[0] is run.compiled
+        slot[0] = None
+        np.testing.assert_allclose(call(3), expected(3))
+        slot[0] = entry
+        stood_in.clear()
     direct[0] = failing
     np.testing.assert_allclose(call(2), expected(2))
-    assert len(stood_in) == 1 and direct[0] is run.compiled  # (checked ran it, and it is direct again)
+    # (arrays: checked ran it, and it is direct again; floats: the entry point ran it, not the dispatcher)
+    assert len(stood_in) == int(with_arrays) and direct[0] is (run.compiled if with_arrays else failing)
+    if not with_arrays:
+        slot[0] = None
+        np.testing.assert_allclose(call(2), expected(2))
+        assert len(stood_in) == 1 and direct[0] is run.compiled
     if with_arrays:
         with pytest.raises(IndexError):
             call(7)

@@ -83,6 +83,7 @@ from ...core import ir
 from ...core.errors import CompileFallbackWarning
 from .background import Background
 from .cache_safety import safe_directory
+from .entry_points import EntryPoints
 from .handed import handed_parts
 from .list_indexes import positions_as_arrays
 from .names import names_kept_apart
@@ -303,6 +304,16 @@ def _compiled(function: Callable, emitted: Any, background: bool = False) -> Cal
     # path calls it without ``checked``'s frame and tests, and calls ``checked`` where it raises, which
     # then runs it again and decides as ever (``calling._run_function``).
     direct: list[Optional[Callable]] = [None]
+    # A hot path of Python floats alone calls the overload's entry point itself (entry_points.py)
+    entries = EntryPoints(dispatcher) if state["run"] is dispatcher and hasattr(dispatcher, "py_func") else None
+
+    def entry_slot(types: tuple) -> Optional[tuple[list[Optional[Callable]], tuple]]:
+        if entries is None:
+            return None
+        found = entries.slot(types)
+        if found is not None and direct[0] is not None:
+            entries.fill()  # (compiled and run already: the overload may be there)
+        return found
 
     @functools.wraps(function)
     def run(*args: Any) -> Any:
@@ -342,6 +353,8 @@ def _compiled(function: Callable, emitted: Any, background: bool = False) -> Cal
             return result
         if direct[0] is not current and state["run"] is current:  # (compiled and run: see ``direct``)
             direct[0] = current
+        if entries is not None and len(dispatcher.overloads) != entries.overloads_seen and state["run"] is current:
+            entries.fill()  # (a new overload compiled for this call)
         return returned
 
     def say_narrow(why: str) -> None:
@@ -355,6 +368,8 @@ def _compiled(function: Callable, emitted: Any, background: bool = False) -> Cal
     def fall_back(reason: BaseException) -> None:
         with lock:
             direct[0] = None
+            if entries is not None:
+                entries.clear()
             if state["run"] is not function:
                 state["run"] = function
                 warnings.warn(CompileFallbackWarning(_fallback_message(function, emitted, reason)),
@@ -369,6 +384,7 @@ def _compiled(function: Callable, emitted: Any, background: bool = False) -> Cal
         setattr(wrapper, "background", compiling)
     setattr(run, "checked", checked)
     setattr(checked, "direct", direct)  # (checked's alone: run looks at dtypes first)
+    setattr(checked, "entry_slot", entry_slot)
     setattr(checked, "fresh_returns", getattr(function, "fresh_returns", False))  # (run has it: functools.wraps)
     return run
 
