@@ -88,7 +88,7 @@ def check_list_sharing(function: gast.FunctionDef, body: list, refuse: Refuse) -
             if isinstance(node.ctx, gast.Store):
                 if not _makes_new_list(parents, node) and position <= last_growth[name]:
                     raise refuse(f"{_changing(grown[name][-1][1])} the list {name!r}, bound to a list another "
-                                 "name may hold", "make it a new list where it is bound (items = list(other)), "
+                                 "name may hold", f"make it a new list where it is bound ({_copied_binding(parents, node)}), "
                                  "or build a new list at each step (items = items + [v])", node)
                 continue
             if isinstance(node.ctx, gast.Load) and not _lets_no_one_hold(parents, node) \
@@ -113,7 +113,7 @@ def _refuse_changes_while_walked(body: list, grown: dict[str, list[tuple[int, An
             if change is not None:
                 raise refuse(f"{_changing(change)} the list {name!r} in a loop that walks it", "Python's loop reads "
                              "each item when it comes to it, so it would see the change; loop over "
-                             f"range(len({name})) and read {name}[i], or walk a copy (for v in list({name}))", change)
+                             f"range(len({name})) and read {name}[i], or walk a copy (for v in {name}.copy())", change)
 
 
 def _walked_lazily(iterable: Any) -> set[str]:
@@ -184,8 +184,7 @@ def _makes_new_list(parents: dict[int, Any], target: gast.Name) -> bool:
         return True
     if isinstance(value, gast.BinOp) and isinstance(value.op, (gast.Add, gast.Mult)):
         return True
-    if isinstance(value, gast.Call) and isinstance(value.func, gast.Attribute) and value.func.attr == "copy" \
-            and not value.args and not value.keywords:
+    if _a_copy_call(value):
         return True  # (a list's copy is a new list; an array's, an array: no list another name holds)
     if isinstance(value, gast.Call) and _reading_call(value.func) and isinstance(value.func, gast.Attribute):
         return True  # (np.zeros(3), np.asarray(a): an array, or a new list, np.split's: none another name holds)
@@ -287,10 +286,23 @@ def _a_list(value: Any, lists: set[str]) -> bool:
         return value.id in lists
     if isinstance(value, gast.BinOp) and isinstance(value.op, gast.Add):
         return _a_list(value.left, lists) and _a_list(value.right, lists)  # (an array + [v] is an array)
-    if isinstance(value, gast.Call) and isinstance(value.func, gast.Attribute) and value.func.attr == "copy" \
-            and not value.args and not value.keywords:  # items.copy() of a list: a list
+    if _a_copy_call(value):  # items.copy() of a list: a list
         return _a_list(value.func.value, lists)
     if isinstance(value, gast.BinOp) and isinstance(value.op, gast.Mult):  # [0.0] * n, n * [0.0]
         # ([0.0] * a of an array a is an array: runtime.list_with writes into a copy of it, as NumPy would)
         return isinstance(value.left, (gast.List, gast.ListComp)) or isinstance(value.right, (gast.List, gast.ListComp))
     return isinstance(value, gast.Call) and isinstance(value.func, gast.Name) and value.func.id in ("list", "sorted")
+
+
+def _a_copy_call(value: Any) -> bool:
+    """``x.copy()``: a call of a ``copy`` method with no arguments."""
+    return isinstance(value, gast.Call) and isinstance(value.func, gast.Attribute) and value.func.attr == "copy" \
+        and not value.args and not value.keywords
+
+
+def _copied_binding(parents: dict[int, Any], target: gast.Name) -> str:
+    """The binding of ``target`` written as a copy: ``items = other.copy()`` for ``items = other``."""
+    stmt = parents.get(id(target))
+    value = stmt.value if isinstance(stmt, gast.Assign) else None
+    source = value.id if isinstance(value, gast.Name) else "other"
+    return f"{target.id} = {source}.copy()"

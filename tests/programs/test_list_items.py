@@ -254,3 +254,61 @@ def test_an_array_the_list_holds_from_its_display_is_taken_again():
         a[1] = x[0] * x[2]
         return np.sum(lst[1] * x)
     assert_gradient_matches(held_from_the_display, (X.copy(),))
+
+
+def _grown_under_another_name(x):
+    items = [x[0], 2.0 * x[1]]
+    other = items
+    other.append(x[2] * x[0])
+    return sum(items) * sum(other)
+
+
+def _grown_under_another_name_as_suggested(x):
+    items = [x[0], 2.0 * x[1]]
+    other = items.copy()
+    other.append(x[2] * x[0])
+    return sum(items) * sum(other)
+
+
+def _grown_while_walked(x):
+    items = [x[0]]
+    for v in items:
+        if len(items) < 3:
+            items.append(v * x[1])
+    return sum(items)
+
+
+def _grown_while_walked_as_suggested(x):
+    items = [x[0]]
+    for i in range(2):
+        items.append(x[i + 1] * x[0])
+    for v in items.copy():
+        items.append(v * x[1])
+    return sum(items)
+
+
+@pytest.mark.parametrize("refused, rewritten, suggestion", [
+    (_grown_under_another_name, _grown_under_another_name_as_suggested, "other = items.copy()"),
+    (_grown_while_walked, _grown_while_walked_as_suggested, "for v in items.copy()"),
+])
+def test_a_refusal_of_a_shared_list_suggests_a_copy_that_is_differentiated(refused, rewritten, suggestion):
+    """The refusals of a list grown under two names, or while a loop walks it, suggest a copy
+    (``x.copy()``: a list made at run time as well as a display); the function written so is
+    differentiated right, against central differences and forward mode."""
+    with pytest.raises(s2s_ad.TransformError) as caught:
+        s2s_ad.grad(refused)(X)
+    assert suggestion in caught.value.hint
+    assert_gradient_matches(rewritten, (X.copy(),))
+
+
+@pytest.mark.parametrize("rewritten", [_grown_under_another_name_as_suggested, _grown_while_walked_as_suggested])
+def test_a_list_copied_as_suggested_compiles_under_numba(rewritten):
+    """The rewrites above under ``backend="numba"``: compiled with no fallback to Python (the adjoint
+    of a list of numbers made at run time, an array of zeros, is compiled: ``numba/runtime.py``'s
+    ``zeros_like``), the same numbers as the Python backend."""
+    pytest.importorskip("numba", reason="numba is not installed (pip install 's2s_ad[numba]')")
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", s2s_ad.CompileFallbackWarning)
+        compiled = s2s_ad.grad(rewritten, backend="numba")(X.copy())
+    np.testing.assert_allclose(compiled, s2s_ad.grad(rewritten)(X.copy()), rtol=1e-13)

@@ -289,6 +289,8 @@ def _zeros_like(value):
         if value.dtype == types.float32:
             return lambda value: np.zeros(value.shape, np.float32)
         return lambda value: np.zeros(value.shape)  # (float64: integers' adjoints are floats)
+    if isinstance(value, types.List) and _is_number(value.dtype):
+        return lambda value: np.zeros(len(value))  # (a list of numbers' adjoint: an array of float64, as Python's)
     return None
 
 
