@@ -71,6 +71,17 @@ def sum_items_adjoint_rule(out, grad, iterable, *, t_grad):  # linear in the adj
     t_out = sum_items_adjoint(t_grad, iterable)
 
 
+@adjoint(builtins.list, linear=True, examples=({"iterable": [(), (), ()]}, {"iterable": [(2,), (2,)]}, {"iterable": (4,)},
+                                                {"iterable": (3, 2)}), returns_sequence=True, may_view=True)
+def list(out, iterable, d_out):  # list(items) of a list made at run time (a display's is its items): the same items
+    d_iterable = np.asarray(d_out)  # (a list's adjoint is an array, one row per item; an array's too)
+
+
+@tangent(builtins.list)
+def list(out, iterable, t_iterable):
+    t_out = t_iterable
+
+
 def sorted_order(iterable, reverse=False):
     """Where each item of ``sorted(iterable, reverse=reverse)`` (numbers) came from: a stable sort, as
     Python's; reversed, the items compare the other way round (ties keep their order, as in Python)."""

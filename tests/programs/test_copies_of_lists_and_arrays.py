@@ -136,3 +136,61 @@ def test_an_arrays_copy_is_numpys_and_a_lists_its_own_method():
     lists = s2s_ad.grad(a_list_grown_in_a_loop_copied_and_grown)
     lists(1.7, 3)
     assert "copy_method(" in lists.source
+
+
+def a_grown_lists_list_grown(x, n):
+    items = []
+    for i in range(n):
+        items.append(x * (i + 1.0))
+    more = list(items)
+    more.append(x * x)
+    return sum(more) * more[1]
+
+
+def a_grown_list_walked_by_its_list(x, n):
+    items = []
+    for i in range(n):
+        items.append(x * (i + 1.0))
+    for v in list(items):
+        items.append(v * v)
+    return sum(items)
+
+
+def an_arrays_rows_listed(x, a):
+    rows = list(a * x)
+    rows.append(a[0] * 2.0)
+    return np.sum(np.array(rows) ** 2) + len(rows)
+
+
+LISTED = [(a_grown_lists_list_grown, (1.7, 3)), (a_grown_list_walked_by_its_list, (1.7, 3)),
+          (an_arrays_rows_listed, (1.7, A))]
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("case", LISTED, ids=[case[0].__name__ for case in LISTED])
+def test_list_of_a_list_made_at_run_time(case, backend):
+    """``list(items)`` of a list grown in a loop, or of an array's rows: the rule of ``list`` (the same
+    items; templates/python_data.py), against central differences, on both backends."""
+    fn, args = case
+    got = s2s_ad.grad(fn, backend=backend)(*args)
+    assert got == pytest.approx(numeric_grad(fn, args, 0), rel=1e-6)
+
+
+def updated_through_a_lists_item(x, n):
+    items = []
+    for i in range(n):
+        items.append(x * (i + 1.0))
+    other = list(items)
+    t = other[1]
+    t += x
+    return np.sum(items[1] ** 2)
+
+
+def test_an_update_through_an_item_of_a_lists_list_is_refused():
+    """``list(items)`` holds the same arrays as ``items``: an update through one of them is seen
+    through both names, which the derivative would not follow.  The rule of ``list`` declares that
+    its result may hold its argument's arrays (``may_view``), so the memory model refuses the update,
+    naming its line."""
+    with pytest.raises(s2s_ad.TransformError, match="may be a view") as caught:
+        s2s_ad.grad(updated_through_a_lists_item)(np.array([1.0, 2.0, 3.0]), 2)
+    assert caught.value.line is not None

@@ -305,7 +305,8 @@ def _compiled(function: Callable, emitted: Any, background: bool = False) -> Cal
     # then runs it again and decides as ever (``calling._run_function``).
     direct: list[Optional[Callable]] = [None]
     # A hot path of Python floats alone calls the overload's entry point itself (entry_points.py)
-    entries = EntryPoints(dispatcher) if state["run"] is dispatcher and hasattr(dispatcher, "py_func") else None
+    entries = EntryPoints(dispatcher) if state["run"] is dispatcher and hasattr(dispatcher, "py_func") \
+        and hasattr(dispatcher, "overloads") else None
 
     def entry_slot(types: tuple) -> Optional[tuple[list[Optional[Callable]], tuple]]:
         if entries is None:
