@@ -299,6 +299,10 @@ class Function:
     # raises the first once no further lowering rewrites an update as a store (pipeline.lowered), which
     # may make the read a plain one.
     refused_reads: list[Exception] = field(default_factory=list)
+    # Writes through an item of ``x.copy()`` where lowering could not tell ``x`` an array from a list (a list's
+    # copy holds the list's own arrays, which the write changes for both): the argument of each such copy and
+    # the refusal the pipeline raises unless the argument kinds prove it an array or a number (pipeline.lowered).
+    writes_into_copies: list[tuple["Expr", Exception]] = field(default_factory=list)
     # Containers (containers.py): the SSA parameters holding each container parameter's leaves, the
     # structure of a container result (returned as a tuple of its leaves) and, for has_aux, the
     # auxiliary result (an atom or a display of atoms) and its structure.

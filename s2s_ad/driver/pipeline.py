@@ -36,7 +36,7 @@ from ..targets.emit import Emitted, emit, emit_module
 from ..lowering.expressions import is_user_function
 from ..analysis.factdump import report
 from ..ad.forward import forward
-from ..core.kinds import NUMBER, UNKNOWN, Array, Constant, Kind, Opaque, argument_text, callee_kind
+from ..core.kinds import NUMBER, UNKNOWN, Array, Constant, Kind, Number, Opaque, argument_text, callee_kind
 from ..core.kinds import Sequence as SequenceKind
 from ..lowering.lower import lower
 from ..core.nesting import bounded
@@ -134,6 +134,7 @@ def lowered(fn: Callable, kinds: Optional[Kinds] = None, has_aux: bool = False, 
             found = _updates_of_shared_arrays(ssa, kinds)
         if ssa.refused_reads:
             raise ssa.refused_reads[0]
+        _refuse_writes_into_copies_of_lists(ssa, kinds)
     except TransformError as refusal:
         raise blamed(parsed, refusal) from None
     ir.check_ssa(ssa)
@@ -156,6 +157,23 @@ def _updates_of_shared_arrays(ssa: ir.Function, kinds: Optional[Kinds]) -> froze
     return frozenset((u.filename, u.line, u.column, u.site) for u in candidates
                      if (facts.rank_of(ir.Var(u.value)) or 0) > 0 and not isinstance(facts.fact(ir.Var(u.value)), SequenceKind)
                      and u.line is not None and u.column is not None and u.filename is not None)
+
+
+def _refuse_writes_into_copies_of_lists(ssa: ir.Function, kinds: Optional[Kinds]) -> None:
+    """Raise the refusal of a write through an item of ``x.copy()`` (``ir.Function.writes_into_copies``)
+    unless the argument kinds prove ``x`` an array or a number, whose copy is new memory throughout: a
+    list's copy holds the list's own arrays, so the write would change them under both names."""
+    if not ssa.writes_into_copies:
+        return
+    if kinds is None:
+        raise ssa.writes_into_copies[0][1]
+    try:
+        facts = analyse(ssa, [], dict(zip(ssa.params, leaf_kinds(kinds))), result_kind)
+    except TransformError:
+        return  # (the function's own analysis refuses it again, naming why)
+    for argument, refusal in ssa.writes_into_copies:
+        if not isinstance(facts.fact(argument), (Array, Number)):
+            raise refusal
 
 
 def leaf_kinds(kinds: Kinds) -> tuple:

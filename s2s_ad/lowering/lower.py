@@ -174,7 +174,7 @@ class Lowering(Part):
         docstring = gast.get_docstring(node) if hasattr(gast, "get_docstring") else None
         return ir.Function(node.name, params, body, self.state.parsed.filename, node.lineno, docstring,
                            in_place=self.state.in_place, element_reads=self.state.element_reads,
-                           refused_reads=self.state.refused_reads,
+                           refused_reads=self.state.refused_reads, writes_into_copies=self.state.writes_into_copies,
                            groups=self.state.groups, result_tree=self.state.result_tree, aux=self.state.aux,
                            aux_tree=self.state.aux_tree)
 

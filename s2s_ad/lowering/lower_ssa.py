@@ -171,6 +171,8 @@ class SSABuilder(Part):
         self.state.host.made(target, call)
         if rules.makes_fresh_array(expr.fn):
             self.state.buffers.add(target)
+            if rules.fact(expr.fn, "kind_of_argument") and len(args) == 1:
+                self.state.maybe_list_copies[target] = args[0]
         elif new_object(call, self.state.helper_shares):
             self.state.buffers.add(target)  # written into by index only: += rebinds a number
             self.state.maybe_numbers.add(target)

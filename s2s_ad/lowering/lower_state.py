@@ -115,6 +115,10 @@ class LoweringState:
         # return, which runs only where one was set (a path that leaves it unbound never reads it)
         self.exit_results: set[str] = set()
         self.maybe_numbers: set[str] = set()  # buffers that may be numbers (np.exp(x)): += rebinds them
+        # buffers bound by x.copy() of a value lowering cannot tell an array from a list (-> x): a list's copy
+        # holds the list's own arrays, so a write through an item of it is deferred (ir.Function.writes_into_copies)
+        self.maybe_list_copies: dict[str, ir.Expr] = {}
+        self.writes_into_copies: list[tuple[ir.Expr, Exception]] = []
         # merge variables of a user's name that a branch or loop binds on some paths only (None on the
         # others): each read of the name is checked first (runtime.check_bound), as Python raises there
         self.maybe_unbound: dict[str, str] = {}

@@ -25,6 +25,7 @@ from .expressions import BINARY_OPERATORS
 from ..memory.views import Views
 from .lower_ssa import SSABuilder
 from .lower_state import LoweringState, Part
+from .lower_views import defer_write_into_copy
 
 
 def _operator_sign(fn: Any) -> str:
@@ -175,6 +176,8 @@ class UpdateLowering(Part):
         if found is None:
             return False
         base, index, keeps = found
+        if base in self.state.maybe_list_copies:  # (a list's copy: row may be the list's own array)
+            defer_write_into_copy(self.state, self.scope.env, base, stmt.target.id)
         if not keeps:  # M[1] is a row only if M has more dimensions than the index has parts
             parts = index.items if isinstance(index, ir.Display) else (index,)
             array = next((k for k, v in self.scope.env.items() if v == ir.Var(base)), base)

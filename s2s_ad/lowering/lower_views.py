@@ -36,6 +36,18 @@ def _item(value: Any, index: int, made: dict[str, Any]) -> Any:
     return None
 
 
+def defer_write_into_copy(state: LoweringState, env: dict, copy: str, view: str) -> None:
+    """A write through ``view``, part of the buffer ``copy`` made by ``x.copy()`` of a value lowering cannot
+    tell an array from a list: lowered as an array's (a write into the copy alone), and refused by the
+    pipeline unless the kinds prove ``x`` an array (a list's copy holds the list's own arrays)."""
+    shown = next((k for k, v in env.items() if v == ir.Var(copy)), copy)
+    state.writes_into_copies.append((state.maybe_list_copies[copy], state.refusal(
+        f"the write through {view}, part of {shown}", f"{shown} is a copy made by .copy() of a value that may be a "
+        "list, and a list's copy holds the list's own arrays: the write would change them for both names, "
+        f"which s2s_ad does not follow; write {view} = {view} * 1.0 first (an array of its own), or build "
+        "the arrays afresh")))
+
+
 def _writes_back(call: ir.Call) -> bool:
     """A view step a write goes back through: an index (a store there), or a rule declaring how
     (``write_back``: a reshape of the whole, or a transpose without axes)."""
@@ -320,6 +332,8 @@ class ViewRetaking(Part):
         if steps is None or not all(self.views.visible(ir.Call(call.fn, tuple(call.args[1:]), call.kwargs), self.state.open_blocks)
                                     for call, _, _ in steps):
             return False
+        if root in self.state.maybe_list_copies:
+            defer_write_into_copy(self.state, self.scope.env, root, target.value.id)
         index = self.ssa.flatten(self.state.converter.convert(target.slice))
         value = self.ssa.flatten(value)
         if isinstance(value, ir.Display):  # b[[1, 2]] = [x, y]: a store writes one value
