@@ -190,12 +190,40 @@ def _rewritten(outside: _Outside, loop: ir.For, name: str, read_at: int, write_a
         body.append(carried)
     else:
         body.insert(write_at - 1, carried)  # (the read, before it, is gone)
+    body = _earlier_update_folded(body, next(i for i, s in enumerate(body) if s is carried), name, write.index)
     body = _unused_offsets_dropped(outside, loop, body)
     last = ir.Call(operator.getitem, (loop.iterable, ir.Const(-1)))
     first = last if c == 0 else ir.Call(operator.add, (last, ir.Const(c)))
     first_read = ir.If(loop.iterable, [ir.Assign(read.target, ir.Call(operator.getitem, (ir.Var(name), first)),
                                                  read.line)], [], read.line)
     return dataclasses.replace(loop, body=body), first_read
+
+
+def _earlier_update_folded(body: list[ir.Stmt], carried_at: int, name: str, index: ir.Expr) -> list[ir.Stmt]:
+    """``body`` where the carried ``local = name[i] + w`` at ``carried_at`` also adds the ``v`` of an
+    earlier ``name[i] += v`` of the trip, which then goes: nothing between the two names ``name`` or
+    binds ``i`` or a name ``v`` reads, and the carried element is read by no later trip and by nothing
+    after it in this one (``_carried``), so the store was seen by the carried read alone.  The sums
+    are the same, in the same order: ``(name[i] + v) + w``."""
+    carried = body[carried_at]
+    assert isinstance(carried, ir.Assign) and isinstance(carried.value, ir.Call)
+    if not isinstance(index, ir.Var):
+        return body
+    for at in range(carried_at - 1, -1, -1):
+        stmt = body[at]
+        if not named(stmt, name):
+            continue
+        if not (isinstance(stmt, ir.Store) and _adds(stmt) and isinstance(stmt.index, ir.Var)
+                and stmt.index.name == index.name):
+            return body
+        read = {index.name} | set(ir.names_read(stmt.value))
+        if any(set(ir.targets_of(s)) & read for s in ir.walk(body[at + 1:carried_at])):
+            return body
+        element, addend = carried.value.args
+        value = ir.Call(carried.value.fn, (ir.Call(stmt.op, (element, stmt.value)), addend))
+        folded = dataclasses.replace(carried, value=value)
+        return body[:at] + body[at + 1:carried_at] + [folded] + body[carried_at + 1:]
+    return body
 
 
 def _unused_offsets_dropped(outside: _Outside, loop: ir.For, body: list[ir.Stmt]) -> list[ir.Stmt]:

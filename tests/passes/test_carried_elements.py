@@ -154,3 +154,37 @@ def test_the_carried_read_moves_before_the_loop():
     ahead = ir.Assign("d_w", ir.Call(getitem, (ir.Var("d_y"), ir.Call(operator.add, (ir.Var("t"), ir.Const(2))))))
     fn = ir.Function("d_f", ["n"], body + [ir.For("t", ir.Var("steps"), [ahead, read, write], reverse=True)] + ret)
     assert carry_elements(fn) is fn
+
+
+def test_an_earlier_update_of_the_carried_element_joins_the_carried_sum():
+    """White-box: ``d_y[t] += d_a`` before the carried update of ``d_y[t]`` goes, its addend joining
+    the carried sum in the order the two stores added (``(d_y[t] + d_a) + w``); a rebinding of
+    ``d_a`` between the two, or a read of ``d_y`` between them, keeps the store."""
+    import operator
+    getitem = operator.getitem
+    plus_one = ir.Call(operator.add, (ir.Var("t"), ir.Const(1)))
+    read = ir.Assign("d_v", ir.Call(getitem, (ir.Var("d_y"), plus_one)))
+    first = ir.Store("d_y", ir.Var("t"), ir.Var("d_a"), op=operator.add)
+    addend = ir.Assign("d_a", ir.Call(operator.mul, (ir.Var("d_v"), ir.Const(3.0))))
+    write = ir.Store("d_y", ir.Var("t"), ir.Call(operator.mul, (ir.Var("d_v"), ir.Const(0.5))), op=operator.add)
+    body = [ir.Assign("steps", ir.Call(range, (ir.Var("n"),))),
+            ir.Assign("d_y", ir.Call(np.zeros, (ir.Var("n"),))),
+            ir.Assign("d_y", ir.Call(s2s_ad.core.float_lists.cells, (ir.Var("d_y"),)))]
+    ret = [ir.Return(ir.Const(0.0))]
+    fn = ir.Function("d_f", ["n"], body + [ir.For("t", ir.Var("steps"), [read, addend, first, write], reverse=True)] + ret)
+    loop = carry_elements(fn).body[4]
+    assert [type(s) for s in loop.body] == [ir.Assign, ir.Assign]
+    carried = loop.body[1].value
+    assert carried.fn is operator.add and carried.args[0].fn is operator.add
+    assert carried.args[0].args[1] == ir.Var("d_a") and carried.args[0].args[0].fn is getitem
+    # d_a bound again between the update and the carried one: the update stays
+    again = ir.Assign("d_a", ir.Const(2.0))
+    fn = ir.Function("d_f", ["n"], body + [ir.For("t", ir.Var("steps"), [read, addend, first, again, write],
+                                                  reverse=True)] + ret)
+    assert sum(isinstance(s, ir.Store) for s in carry_elements(fn).body[4].body) == 1
+    # d_y read between them: the update stays
+    peek = ir.Assign("d_p", ir.Call(getitem, (ir.Var("d_y"), ir.Var("t"))))
+    fn = ir.Function("d_f", ["n"], body + [ir.For("t", ir.Var("steps"), [read, addend, first, peek, write],
+                                                  reverse=True)] + ret)
+    made = carry_elements(fn)
+    assert made is fn or sum(isinstance(s, ir.Store) for s in made.body[-2].body) >= 1
