@@ -84,12 +84,15 @@ def object_appended(converter: Any, stmt: gast.For) -> Optional[gast.Expr]:
     """The first ``name.append(Cls(...))`` in the loop's body, ``Cls`` the user's class (``layers.append(
     Layer(w))``, as a list comprehension of objects becomes: the list is made while transforming, the
     loop unrolled where its length is known); None if none."""
+    # (a name the loop binds, its own variable first, is a local even before lowering has seen it:
+    # ``[v.copy() for v in items]`` calls a method of the loop's variable, no class of a global)
+    bound_here = {n.id for n in all_nodes(stmt) if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)}
     for node in all_nodes(stmt):
         if is_append(node) and isinstance(node.value.args[0], gast.Call):
             func = root = node.value.args[0].func
             while isinstance(root, gast.Attribute):
                 root = root.value
-            if isinstance(root, gast.Name) and converter.local(root.id) is None:
+            if isinstance(root, gast.Name) and root.id not in bound_here and converter.local(root.id) is None:
                 found, fn = converter.statics.callee(func)
                 if found and is_plain_class(fn):
                     return node

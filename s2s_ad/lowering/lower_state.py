@@ -211,3 +211,18 @@ class Part:
     def user_name_of(self, name: str) -> str:
         """A user's name bound now to the SSA name ``name`` (what a refusal shows), else ``name`` itself."""
         return next((k for k, v in self.scope.env.items() if v == ir.Var(name) and k.isidentifier()), name)
+
+    def view_refusal_hint(self, shown: str, root: str, instead: str) -> str:
+        """Why a write through ``shown``, a view of (or an item sharing) the SSA value ``root``, is refused,
+        and what to write instead: ``instead`` (into ``root``'s array) where a name of the user's holds that
+        array; where none does (an expression's value, an array a comprehension or a loop appended to a
+        list, whose loop variable is gone), there is no such array to write into, and the hint says what to
+        write."""
+        owner = self.user_name_of(root)
+        code = getattr(self.state.parsed.fn, "__code__", None)
+        if owner != root and (code is None or owner in code.co_varnames + code.co_cellvars):
+            return f"{shown} may be a view of {owner}; {instead} instead"
+        return (f"{shown} shares memory with an array the function made where no name of its own holds it now "
+                "(an expression's value, or an item a comprehension or a loop put into a list), and other names may "
+                "hold it too; give that array its final values where it is made, or keep such arrays as rows of one "
+                "array (np.array(...)) and write into that by index")

@@ -93,9 +93,8 @@ class UpdateLowering(Part):
                 return
             shown = getattr(stmt.target, "written_as", stmt.target.id)  # state.v, for state_v (sugar.py)
             if current.name in self.views.root and current.name not in self.views.unpacked_items:
-                raise self.state.parsed.error(f"an in-place update of {shown}", f"{shown} may be "
-                                              f"a view of {self.user_name_of(self.views.root[current.name])}; write into that array by "
-                                              "index instead", stmt)
+                raise self.state.parsed.error(f"an in-place update of {shown}", self.view_refusal_hint(
+                    shown, self.views.root[current.name], "write into that array by index"), stmt)
             update = self.shared(stmt.target.id, current.name, stmt)
             if update is None and current.name in self.views.root:  # u, w = pair(x); u += x
                 update = ir.InPlace(current.name, shown, f"an item of {self.user_name_of(self.views.root[current.name])} "

@@ -188,8 +188,7 @@ class WriteLowering(Part):
         through the view."""
         # (code s2s_ad generated writes only into adjoints it owns: reverse.py decided that)
         if isinstance(array, ir.Var) and array.name in self.views.root and not self.state.generated:
-            raise self.state.parsed.error(what, f"{name} may be a view of {self.user_name_of(self.views.root[array.name])}; "
-                                          f"{instead} instead", node)
+            raise self.state.parsed.error(what, self.view_refusal_hint(name, self.views.root[array.name], instead), node)
         if isinstance(array, ir.Var) and array.name in self.views.merged_from and not self.state.generated:
             holder = self.views.merged_from[array.name]
             if getattr(node, UPDATED_IN_PLACE, False):  # the user's b += v, lowered again as this store

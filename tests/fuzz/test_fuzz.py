@@ -56,7 +56,8 @@ _FOLDER = Path(tempfile.mkdtemp(prefix="s2s_ad_fuzz_"))
 _FLOATS = (0, 1, 2, 3)  # x, y, v, m: the arguments differentiated
 # The refusals docs/supported-python.md documents for the constructs the generator marks (# refusal-ok)
 _DOCUMENTED_REFUSALS = (r"may be a view of", r"is not an array this function created",
-                        r"NumPy would change that array too", r"may be a view of .*write into that array by index")
+                        r"NumPy would change that array too", r"may be a view of .*write into that array by index",
+                        r"shares memory with an array the function made where no name of its own holds it now")
 
 
 def arguments(seed: int) -> list:

@@ -116,13 +116,14 @@ _JIT_OPTIONS: Any = dict(error_model="python", boundscheck=True)  # (Any: numba 
 def _register():
     global types
     from numba import types as numba_types
-    from numba.extending import overload as numba_overload
+    from numba.extending import overload as numba_overload, register_jitable
     types = numba_types
 
     def overload(function):
         return numba_overload(function, jit_options=_JIT_OPTIONS)
 
     overload(reversed_steps)(_reversed_steps)
+    register_jitable(**_JIT_OPTIONS)(_items_shape)
     overload(runtime.float_stack)(_float_stack)
     overload(matmul)(_matmul)
     overload(operator.getitem)(_range_slice)
@@ -291,7 +292,24 @@ def _zeros_like(value):
         return lambda value: np.zeros(value.shape)  # (float64: integers' adjoints are floats)
     if isinstance(value, types.List) and _is_number(value.dtype):
         return lambda value: np.zeros(len(value))  # (a list of numbers' adjoint: an array of float64, as Python's)
+    if isinstance(value, types.List) and isinstance(value.dtype, types.Array) and value.dtype.dtype == types.float64:
+        def rows(value):  # (a list of equal arrays' adjoint: one array, an axis in front for the items)
+            return np.zeros((len(value),) + _items_shape(value))
+        return rows
     return None
+
+
+def _items_shape(items):
+    """The shape of each of ``items``, a non-empty list of arrays of one shape (compiled: ``register``).  An empty list, or arrays
+    of different shapes (whose adjoint is an array of objects, or of rank 1 for no item: Python's
+    ``runtime.zeros_like``) raise, and the call runs again as Python."""
+    if len(items) == 0:
+        raise ValueError("an empty list of arrays: its adjoint's shape is Python's to decide")
+    shape = items[0].shape
+    for item in items:
+        if item.shape != shape:
+            raise ValueError("the list's arrays differ in shape")
+    return shape
 
 
 def _zeros_like_unbound(inner):
@@ -432,6 +450,10 @@ def _getitem_grad(grad, a, index):
             out[index] = grad
             return out
         return picked
+    if isinstance(a, types.List) and isinstance(a.dtype, types.Array) and a.dtype.dtype == types.float64 \
+            and isinstance(index, types.Integer) and (isinstance(grad, types.Float) and grad == types.float64 or
+                                                     isinstance(grad, types.Array) and grad.dtype == types.float64):
+        return _picked_from_a_list_of_arrays
     if not isinstance(a, types.Array) or not (_is_number(grad) or isinstance(grad, types.Array)):
         return None
     if _basic_index(index):
@@ -455,6 +477,16 @@ def _getitem_grad(grad, a, index):
             return out
         return added
     return None
+
+
+def _picked_from_a_list_of_arrays(grad, a, index):
+    """getitem_grad of ``items[k]``, a list of float64 arrays: as NumPy's adjoint of such a list, one array
+    with an axis in front for the items, ``grad`` in row ``k``.  Items of different shapes have an adjoint
+    of objects (``runtime.getitem_grad``), which compiled code cannot make: it raises, and the call runs
+    again as Python."""
+    out = np.zeros((len(a),) + _items_shape(a))
+    out[index] = grad
+    return out
 
 
 def _scattered_through_a_mask(grad, a, index):
