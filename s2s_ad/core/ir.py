@@ -287,21 +287,17 @@ class Function:
     docstring: Optional[str] = None
     # Names bound in the generated module's globals (arrays, user black boxes).
     constants: dict[str, Any] = field(default_factory=dict)
-    # ``name op= value`` statements that change an object in place in Python but were lowered as a
-    # new binding: right for numbers, wrong for an array another name shares.  The pipeline checks
-    # them once argument kinds are known (checks.check_in_place).
+    # ``name op= value`` statements (in place in Python) lowered as a new binding: right for numbers, wrong
+    # for an array another name shares; checked once argument kinds are known (checks.check_in_place).
     in_place: list["InPlace"] = field(default_factory=list)
-    # Reads of ``a[i]`` (integer index) after ``a`` was written: a number if ``a`` has as many
-    # dimensions as the index has integers, else a view showing the write.  The pipeline checks them
-    # once argument kinds are known (checks.check_element_reads).
+    # Reads of ``a[i]`` (integer index) after ``a`` was written: a number if ``a`` has as many dimensions as
+    # the index has integers, else a view showing the write; checked once kinds are known (checks.py).
     element_reads: list["ElementRead"] = field(default_factory=list)
-    # Reads lowering found it cannot follow where the code lowered so far is the final one: the pipeline
-    # raises the first once no further lowering rewrites an update as a store (pipeline.lowered), which
-    # may make the read a plain one.
+    # Reads lowering cannot follow if the code lowered so far is final: the pipeline raises the first once no
+    # further lowering rewrites an update as a store (pipeline.lowered), which may make the read a plain one.
     refused_reads: list[Exception] = field(default_factory=list)
-    # Writes through an item of ``x.copy()`` where lowering could not tell ``x`` an array from a list (a list's
-    # copy holds the list's own arrays, which the write changes for both): the argument of each such copy and
-    # the refusal the pipeline raises unless the argument kinds prove it an array or a number (pipeline.lowered).
+    # Writes through an item of ``x.copy()``, ``x`` maybe a list (whose copy holds its arrays): each copy's
+    # argument and the refusal raised unless the kinds prove it an array or a number (pipeline.lowered).
     writes_into_copies: list[tuple["Expr", Exception]] = field(default_factory=list)
     # Containers (containers.py): the SSA parameters holding each container parameter's leaves, the
     # structure of a container result (returned as a tuple of its leaves) and, for has_aux, the
@@ -315,8 +311,8 @@ class Function:
     derivative_free: frozenset[str] = frozenset()
     # Adjoint form: what the forward sweep records and the reverse sweep reads back (plan.RecordingPlan).
     plan: Any = None
-    # Adjoint form: the parameters the gradient is taken by that are arrays (SSA names): arrays of floats
-    # where code runs (the API refuses to differentiate by an integer or boolean array)
+    # Adjoint form: the parameters the gradient is taken by that are arrays (SSA names; of floats: the API
+    # refuses to differentiate by an integer or boolean array)
     differentiated: frozenset[str] = frozenset()
     # Adjoint form: those of them known to be vectors (one axis)
     vectors: frozenset[str] = frozenset()

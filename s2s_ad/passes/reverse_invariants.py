@@ -7,7 +7,8 @@ reversed(steps)``, a statement
 
     ratio = -9.81 / length
 
-whose value is arithmetic (``+ - * / // % **``, negation) on constants and on names proven numbers
+whose value is arithmetic (operations declared ``arithmetic`` in templates/: ``+ - * /``, powers,
+negation, ``abs``...) on constants and on names proven numbers
 that nothing in the loop binds, and whose target the loop binds there alone, reads nowhere before it
 in a trip and nothing after the loop names, runs once before the loop, under ``if steps:`` (joined
 to the test ``carry_elements`` wrote there, if any).
@@ -28,14 +29,11 @@ forward sweep had already raised.
 from __future__ import annotations
 
 import dataclasses
-import operator
 from typing import Callable
 
 from ..core import ir
+from ..rules import registry as rules
 from .dead_element_stores import counts_down_from_nonnegative, named
-
-_ARITHMETIC = frozenset({operator.add, operator.sub, operator.mul, operator.truediv, operator.floordiv,
-                         operator.mod, operator.pow, operator.neg, operator.pos})
 
 
 def hoist_reverse_invariants(fn: ir.Function, is_number: Callable[[str], bool]) -> ir.Function:
@@ -90,5 +88,12 @@ def _arithmetic_on_numbers(expr: ir.Expr, is_number: Callable[[str], bool]) -> b
         return isinstance(expr.value, (int, float)) and not isinstance(expr.value, bool)
     if isinstance(expr, ir.Var):
         return is_number(expr.name)
-    return isinstance(expr, ir.Call) and expr.fn in _ARITHMETIC and not expr.kwargs \
+    return isinstance(expr, ir.Call) and not expr.kwargs and _arithmetic(expr.fn) \
         and all(_arithmetic_on_numbers(a, is_number) for a in expr.args)
+
+
+def _arithmetic(fn: object) -> bool:
+    try:
+        return bool(rules.fact(fn, "arithmetic"))
+    except TypeError:  # (an unhashable callable)
+        return False
