@@ -146,6 +146,11 @@ def _repeating() -> Any:
 
 
 def _counts(types: Any, repeats: Any) -> bool:
+    """An int, or integers in a vector, a list or a tuple (``counts_of`` reads each by ``np.asarray``)."""
+    if isinstance(repeats, types.List):
+        return isinstance(repeats.dtype, types.Integer) and not isinstance(repeats.dtype, types.Boolean)
+    if isinstance(repeats, types.BaseTuple):  # (a tuple the code spells: its items' literal types)
+        return all(isinstance(t, types.Integer) and not isinstance(t, types.Boolean) for t in repeats.types)
     return is_int(types, repeats) or isinstance(repeats, types.Array) and isinstance(repeats.dtype, types.Integer) \
         and repeats.ndim <= 1
 
@@ -157,10 +162,16 @@ def _repeat(types):
     axis_in = axis_position()
 
     def typing(a, repeats, axis=None):
+        if not isinstance(a, types.Array) or a.ndim == 0 or not _counts(types, repeats):
+            return None
+        if axis is None or isinstance(axis, types.Omitted):  # no axis given: Numba's own, but for counts in a
+            if is_int(types, repeats) or isinstance(repeats, types.Array):  # list or tuple, which it takes not
+                return None
+            return lambda a, repeats, axis=None: repeated(np.ascontiguousarray(a).reshape(-1),
+                                                          counts_of(repeats, a.size), 0)
         kind = axis_form(types, axis)
-        if not isinstance(a, types.Array) or a.ndim == 0 or not _counts(types, repeats) or not kind \
-                or axis is None or isinstance(axis, types.Omitted):
-            return None  # (no axis given: Numba's own)
+        if not kind:
+            return None
         if kind == "none":  # (given as None: the flattened array's elements repeated)
             return lambda a, repeats, axis=None: repeated(np.ascontiguousarray(a).reshape(-1),
                                                           counts_of(repeats, a.size), 0)

@@ -1,7 +1,7 @@
 """The Numba target's compiled versions of ``templates/numpy_shape.py``'s functions and helpers (np.pad and
 ``pad_grad``: numpy_padding): np.roll without an axis or along one, np.flip and np.rot90 with
 axes (Numba's own take none), np.expand_dims of a tuple of axes, np.diagonal of a matrix and ``diagonal_grad``, np.diag's ``diag_grad``, np.sort
-and ``sort_grad``, np.diff's ``diff_piece`` (nothing prepended or appended) and ``diff_grad``; np.gradient of
+and ``sort_grad``, np.diff along an axis and its ``diff_piece`` (nothing prepended or appended) and ``diff_grad``; np.gradient of
 a vector at a uniform spacing (Numba has none) and its adjoint's ``gradient_grad``.
 
 Each version must do what the Python function does for the types it accepts
@@ -309,6 +309,59 @@ def _undifferenced() -> Any:
         return current.reshape(like.shape)
 
     return undiff
+
+
+@functools.cache
+def _differencing() -> Any:
+    """``differenced(a, n, axis)``: np.diff of ``a``, ``n`` (at least 1) times along ``axis`` (an int,
+    negative from the end); an axis out of range raises, and the call runs again as Python (NumPy's
+    AxisError).  An axis left shorter than ``n`` ends with no element, as NumPy's."""
+    around, tuple_setitem = lengths_around(), shared_tuple_setitem()
+    from numba.extending import register_jitable
+
+    @register_jitable
+    def differenced(a, n, axis):
+        ndim = a.ndim
+        if axis < -ndim or axis >= ndim:
+            raise ValueError("axis out of bounds")
+        position = axis + ndim if axis < 0 else axis
+        outer, count, inner = around(a.shape, position)
+        current = np.ascontiguousarray(a).reshape(-1)
+        for _ in range(n):
+            if count == 0:
+                break
+            shorter = np.empty(outer * (count - 1) * inner, a.dtype)
+            for p in range(outer):
+                for j in range(count - 1):
+                    for k in range(inner):
+                        shorter[(p * (count - 1) + j) * inner + k] = \
+                            current[(p * count + j + 1) * inner + k] - current[(p * count + j) * inner + k]
+            current = shorter
+            count -= 1
+        return current.reshape(tuple_setitem(a.shape, position, count))
+
+    return differenced
+
+
+@compiled(np.diff)
+def _diff(types):
+    """np.diff(a, n, axis) along an int axis given (Numba's own differences the last axis only) of an
+    array of numbers, nothing prepended or appended.  ``n`` 0 hands back ``a`` itself in NumPy, and a
+    negative one raises there: both run as Python (the call raises here, and runs again)."""
+    differenced = _differencing()
+
+    def typing(a, n=1, axis=-1, prepend=None, append=None):
+        if not isinstance(a, types.Array) or a.ndim == 0 or not isinstance(a.dtype, (types.Float, types.Integer)) \
+                or isinstance(a.dtype, types.Boolean) or not (is_none(types, prepend) and is_none(types, append)) \
+                or isinstance(axis, types.Omitted) or not _is_int(types, n) or not _is_int(types, axis):
+            return None  # (no axis: Numba's own)
+
+        def along(a, n=1, axis=-1, prepend=None, append=None):
+            if n < 1:
+                raise ValueError("np.diff: n below 1 is NumPy's to answer")
+            return differenced(a, n, axis)
+        return along
+    return typing
 
 
 @compiled(shape.diff_piece)
