@@ -69,3 +69,37 @@ def test_repeat_counts_in_a_list_or_tuple_are_numpys():
     np.testing.assert_array_equal(flat(m), np.repeat(m, (1, 0, 2, 1, 1, 3)))
     with pytest.raises(ValueError):  # (counts of the wrong length: NumPy's ValueError too)
         numba.njit(lambda m: np.repeat(m, [2, 1, 1], axis=0))(m)
+
+
+def test_argsort_along_an_axis_stably_and_squeeze_of_an_axis_are_numpys():
+    from s2s_ad.targets.numba import runtime
+    runtime.register()
+    x = np.array([[3.0, 1.0, 1.0, 2.0], [0.5, 0.5, 0.1, 9.0], [2.0, 2.0, 2.0, 2.0]])
+    for kind in ("stable", "mergesort"):
+        for axis in (-1, 0, 1):
+            got = numba.njit(lambda a, axis: np.argsort(a, axis=axis, kind="stable"))(x, axis)
+            np.testing.assert_array_equal(got, np.argsort(x, axis=axis, kind=kind))
+    for shape, axis in [((1, 2, 3), 0), ((2, 1, 3), 1), ((2, 3, 1), -1), ((1,), 0), ((1, 4), -2)]:
+        a = np.arange(float(np.prod(shape))).reshape(shape)
+        got = numba.njit(lambda a, axis: np.squeeze(a, axis))(a, axis)
+        np.testing.assert_array_equal(got, np.squeeze(a, axis))
+        assert got.shape == np.squeeze(a, axis).shape
+    with pytest.raises(ValueError):  # (an axis longer than 1: NumPy's ValueError too)
+        numba.njit(lambda a: np.squeeze(a, 0))(np.ones((2, 1)))
+
+
+def sorted_and_squeezed(x):
+    m = np.exp(x).reshape(1, 2, 3)
+    return np.sum(np.squeeze(m, 0) ** 2) + np.sum(np.sort(x * x[::-1]) * x)
+
+
+def test_a_jacobian_through_sort_and_squeeze_compiles():
+    """np.sort's forward mode reads np.argsort(kind="stable") along an axis, and np.squeeze had no compiled
+    version: a Hessian (forward over reverse) through them ran as Python.  Against the Python backend."""
+    x = np.linspace(0.2, 1.4, 6) ** 1.5
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", s2s_ad.CompileFallbackWarning)
+        got = s2s_ad.grad(sorted_and_squeezed, backend="numba")(x)
+        jac = s2s_ad.hessian(sorted_and_squeezed, backend="numba")(x)
+    np.testing.assert_allclose(got, s2s_ad.grad(sorted_and_squeezed)(x), rtol=1e-13, atol=1e-13)
+    np.testing.assert_allclose(jac, s2s_ad.hessian(sorted_and_squeezed)(x), rtol=1e-12, atol=1e-12)

@@ -1,7 +1,7 @@
 """The Numba target's compiled versions of ``templates/numpy_shape.py``'s functions and helpers (np.pad and
 ``pad_grad``: numpy_padding): np.roll without an axis or along one, np.flip and np.rot90 with
 axes (Numba's own take none), np.expand_dims of a tuple of axes, np.diagonal of a matrix and ``diagonal_grad``, np.diag's ``diag_grad``, np.sort
-and ``sort_grad``, np.diff along an axis and its ``diff_piece`` (nothing prepended or appended) and ``diff_grad``; np.gradient of
+and ``sort_grad``, np.argsort along an axis (stably), np.squeeze of an axis, np.diff along an axis and its ``diff_piece`` (nothing prepended or appended) and ``diff_grad``; np.gradient of
 a vector at a uniform spacing (Numba has none) and its adjoint's ``gradient_grad``.
 
 Each version must do what the Python function does for the types it accepts
@@ -453,6 +453,83 @@ def _sort(types):
                 not is_none(types, kind) or not is_none(types, order):
             return None
         return lambda a, axis=-1, kind=None, order=None: along(a, axis, a, True)
+    return typing
+
+
+@functools.cache
+def _orders() -> Any:
+    """``orders_along(a, axis)``: for each line of ``a`` along ``axis``, the positions a stable sort of
+    the line takes its elements from (np.argsort(kind="stable")), as int64."""
+    around = lengths_around()
+    from numba.extending import register_jitable
+
+    @register_jitable
+    def orders_along(a, axis):
+        ndim = a.ndim
+        if axis < -ndim or axis >= ndim:
+            raise ValueError("axis out of bounds")  # (run again as Python: NumPy's AxisError)
+        position = axis + ndim if axis < 0 else axis
+        flat = np.ascontiguousarray(a).reshape(-1)
+        outer, count, inner = around(a.shape, position)
+        out = np.empty(flat.size, np.int64)
+        line = np.empty(count, flat.dtype)
+        for p in range(outer):
+            for k in range(inner):
+                base = p * count * inner + k
+                for i in range(count):
+                    line[i] = flat[base + i * inner]
+                order = np.argsort(line, kind="mergesort")  # (Numba's merge sort: stable)
+                for i in range(count):
+                    out[base + i * inner] = order[i]
+        return out.reshape(a.shape)
+
+    return orders_along
+
+
+@compiled(np.argsort)
+def _argsort(types):
+    """np.argsort(a, axis, kind="stable" or "mergesort") of a float array along an int axis (Numba's own
+    takes no axis, and no kind "stable"; the forward mode of np.sort writes it).  NumPy's default kind is
+    not stable, so the order of equal elements is its own: left to Numba's, or to Python."""
+    orders_along = _orders()
+
+    def typing(a, axis=-1, kind=None, order=None):
+        stable = isinstance(kind, types.StringLiteral) and kind.literal_value in ("stable", "mergesort")
+        if not _sortable(types, a) or not _is_int(types, axis) or isinstance(axis, types.Boolean) or not stable \
+                or not is_none(types, order):
+            return None
+        return lambda a, axis=-1, kind=None, order=None: orders_along(a, axis)
+    return typing
+
+
+@compiled(np.squeeze)
+def _squeeze(types):
+    """np.squeeze(a, axis) of an int axis (Numba has no np.squeeze; with no axis the result's rank
+    depends on the lengths, which a compiled type cannot): ``a`` without that axis, which must have
+    length 1 (else it raises, and the call runs again as Python: NumPy's error)."""
+    tuple_setitem = shared_tuple_setitem()
+
+    def typing(a, axis=None):
+        if not isinstance(a, types.Array) or a.ndim == 0 or not isinstance(axis, types.Integer) \
+                or isinstance(axis, types.Boolean):
+            return None
+        ndim = a.ndim
+        if ndim == 1:  # (one number left: a 0-d array)
+            def only(a, axis=None):
+                if axis < -1 or axis > 0 or a.shape[0] != 1:
+                    raise ValueError("cannot select an axis to squeeze out which has size not equal to one")
+                return np.ascontiguousarray(a).reshape(())
+            return only
+
+        def squeezed(a, axis=None):
+            if axis < -ndim or axis >= ndim or a.shape[axis % ndim] != 1:
+                raise ValueError("cannot select an axis to squeeze out which has size not equal to one")
+            position = axis % ndim
+            kept = a.shape[1:]
+            for j in range(ndim - 1):  # (the lengths before the axis, then those after it)
+                kept = tuple_setitem(kept, j, a.shape[j] if j < position else a.shape[j + 1])
+            return np.ascontiguousarray(a).reshape(kept)
+        return squeezed
     return typing
 
 
