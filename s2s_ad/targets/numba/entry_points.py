@@ -53,9 +53,9 @@ class EntryPoints:
 
     def fill(self) -> None:
         """Put in each empty slot the entry point of its overload, where Numba has compiled it (after
-        a call of the dispatcher that ran: ``target.checked``)."""
-        if len(self.dispatcher.overloads) == self.overloads_seen:
-            return
+        a call of the dispatcher that ran where its count of overloads is no longer ``overloads_seen``,
+        tested in ``target.checked`` itself to spare a method call on the path every uncached call
+        takes; and where a slot is asked for)."""
         self.overloads_seen = len(self.dispatcher.overloads)
         from numba.core import types as numba_types
         for count, (slot, defaults) in self.slots.items():
