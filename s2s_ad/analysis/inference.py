@@ -117,6 +117,11 @@ class _Inference:
         self.ranges = frozenset(stmt.target for stmt in ir.walk(fn.body)
                                 if isinstance(stmt, ir.Assign) and stmt.target in self.bound_once
                                 and isinstance(stmt.value, ir.Call) and stmt.value.fn is range)
+        # names bound once to the pieces of np.split and its family (declared write_back="pieces"): a list
+        # of arrays of the split array's rank, so an item read by a number is such an array
+        self.pieces = {stmt.target: stmt.value.args[0] for stmt in ir.walk(fn.body)
+                       if isinstance(stmt, ir.Assign) and stmt.target in self.bound_once
+                       and isinstance(stmt.value, ir.Call) and stmt.value.args and _splits(stmt.value.fn)}
 
     def fresh(self, key: object) -> int:
         """The class of its own that ``key`` (a statement, an expression, or a tuple naming one) gets, the
@@ -278,6 +283,10 @@ class _Inference:
         elif fn is operator.getitem and isinstance(args[0], ir.Var) and args[0].name in self.ranges \
                 and self.kind_of(args[1]) == NUMBER:
             self.set(target, NUMBER, stmt)  # steps[k], steps = range(n): an int
+        elif fn is operator.getitem and isinstance(args[0], ir.Var) and args[0].name in self.pieces \
+                and self.kind_of(args[1]) == NUMBER:
+            split = self.kind_of(self.pieces[args[0].name])  # parts[k] of parts = np.split(x, ...)
+            self.set(target, Array(split.rank if isinstance(split, Array) else None), stmt)
         elif fn is operator.getitem and isinstance(sequence := self.kind_of(args[0]), Sequence):
             self.set(target, _item_kind(sequence, args[1]), stmt)
         elif self.result_kind is not None and is_user_function(fn):
@@ -371,6 +380,14 @@ class _Inference:
                      broadcast_dims(*(self.dims(a, stmt) for a in operands)))  # numeric in any case
         self.kind[stmt.target] = kind
         self.shape[stmt.target] = classes.pop() if len(classes) == 1 else _dims_class(kind) or self.fresh(stmt)
+
+
+def _splits(fn: Any) -> bool:
+    """np.split and its family (declared ``write_back="pieces"``): a list of pieces of the array."""
+    try:
+        return rules.fact(fn, "write_back") == "pieces"
+    except TypeError:  # an unhashable callable
+        return False
 
 
 def _returns_numeric(fn: Any) -> bool:

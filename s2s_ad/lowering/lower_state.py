@@ -220,7 +220,7 @@ class Part:
         write."""
         owner = self.user_name_of(root)
         code = getattr(self.state.parsed.fn, "__code__", None)
-        if owner != root and (code is None or owner in code.co_varnames + code.co_cellvars):
+        if code is None or owner in code.co_varnames + code.co_cellvars:  # (an SSA name may be the user's own)
             return f"{shown} may be a view of {owner}; {instead} instead"
         return (f"{shown} shares memory with an array the function made where no name of its own holds it now "
                 "(an expression's value, or an item a comprehension or a loop put into a list), and other names may "
