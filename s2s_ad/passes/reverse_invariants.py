@@ -46,7 +46,8 @@ def hoist_reverse_invariants(fn: ir.Function, is_number: Callable[[str], bool]) 
             body.append(stmt)
             continue
         after = fn.body[position + 1:]
-        moved = [s for s in stmt.body if _invariant(s, stmt, after, is_number)]
+        changed_in_loop = _changed_in(stmt)
+        moved = [s for s in stmt.body if _invariant(s, stmt, changed_in_loop, after, is_number)]
         if not moved:
             body.append(stmt)
             continue
@@ -65,13 +66,20 @@ def _tests(guard: ir.If, iterable: ir.Expr) -> bool:
     return isinstance(guard.test, ir.Var) and isinstance(iterable, ir.Var) and guard.test.name == iterable.name
 
 
-def _invariant(stmt: ir.Stmt, loop: ir.For, after: list[ir.Stmt], is_number: Callable[[str], bool]) -> bool:
-    """Whether ``stmt``, at the top level of ``loop``'s body, may run once before the loop."""
+def _changed_in(loop: ir.For) -> set[str]:
+    """The names ``loop`` binds, stores into or releases in any trip."""
+    changed = {loop.index} | ir.assigned_names(loop.body)
+    changed |= {s.array for s in ir.walk(loop.body) if isinstance(s, ir.Store)}
+    changed |= {n for s in ir.walk(loop.body) if isinstance(s, ir.Release) for n in s.names}
+    return changed
+
+
+def _invariant(stmt: ir.Stmt, loop: ir.For, changed_in_loop: set[str], after: list[ir.Stmt],
+               is_number: Callable[[str], bool]) -> bool:
+    """Whether ``stmt``, at the top level of ``loop``'s body (whose trips change ``changed_in_loop``),
+    may run once before the loop."""
     if not (isinstance(stmt, ir.Assign) and _arithmetic_on_numbers(stmt.value, is_number)):
         return False
-    changed_in_loop = {loop.index} | ir.assigned_names(loop.body)
-    changed_in_loop |= {s.array for s in ir.walk(loop.body) if isinstance(s, ir.Store)}
-    changed_in_loop |= {n for s in ir.walk(loop.body) if isinstance(s, ir.Release) for n in s.names}
     if any(name in changed_in_loop for name in ir.names_read(stmt.value)):
         return False
     target = stmt.target

@@ -402,10 +402,25 @@ def _diff_grad(types):
 # -- np.sort along an axis, and sort_grad: each line sorted, stably for the adjoint -------------------
 
 @functools.cache
+def _line_reader() -> Any:
+    """``read_line(flat, base, inner, line)``: fills ``line`` with the line of the flattened array
+    ``flat`` that starts at ``base`` and steps by ``inner`` (the elements after the axis)."""
+    from numba.extending import register_jitable
+
+    @register_jitable
+    def read_line(flat, base, inner, line):
+        for i in range(line.size):
+            line[i] = flat[base + i * inner]
+
+    return read_line
+
+
+@functools.cache
 def _lines() -> Any:
     """``along(a, axis, undo)``: each line of the float array ``a`` along ``axis`` sorted (``undo``
     None) or, as sort_grad, ``undo``'s line sent back to where a stable sort of ``a``'s took it from."""
     around = lengths_around()
+    read_line = _line_reader()
     from numba.extending import register_jitable
 
     @register_jitable
@@ -424,8 +439,7 @@ def _lines() -> Any:
         for p in range(outer):
             for k in range(inner):
                 base = p * count * inner + k
-                for i in range(count):
-                    line[i] = flat[base + i * inner]
+                read_line(flat, base, inner, line)
                 if sorting:
                     ordered = np.sort(line)
                     for i in range(count):
@@ -461,6 +475,7 @@ def _orders() -> Any:
     """``orders_along(a, axis)``: for each line of ``a`` along ``axis``, the positions a stable sort of
     the line takes its elements from (np.argsort(kind="stable")), as int64."""
     around = lengths_around()
+    read_line = _line_reader()
     from numba.extending import register_jitable
 
     @register_jitable
@@ -476,8 +491,7 @@ def _orders() -> Any:
         for p in range(outer):
             for k in range(inner):
                 base = p * count * inner + k
-                for i in range(count):
-                    line[i] = flat[base + i * inner]
+                read_line(flat, base, inner, line)
                 order = np.argsort(line, kind="mergesort")  # (Numba's merge sort: stable)
                 for i in range(count):
                     out[base + i * inner] = order[i]
