@@ -220,6 +220,16 @@ def concatenate_list(x):
     return np.sum(joined ** 2)
 
 
+def concatenate_with_numbers(x):
+    joined = np.concatenate([[x[0] * x[1]], x, (2.0, x[2])])   # (numbers in lists beside an array)
+    return np.sum(joined ** 2)
+
+
+def argsort_rows(x):
+    m = np.outer(x, x[::-1])
+    return np.sum(np.take_along_axis(m, np.argsort(m, axis=1)[:, :2], axis=1) ** 2)
+
+
 def stack_rows(x):
     M = np.stack([x, x ** 2], axis=1)
     return np.sum(M[:, 0] * M[:, 1])
@@ -316,6 +326,9 @@ CASES: list[tuple[str, Callable, Callable[[], Any], bool]] = [
     ("np.dot(int matrix, x): dot_grad_b", dot_integer_matrix, lambda: np.linspace(0.1, 1.0, 6).reshape(3, 2), True),
     ("np.dot(int vector, x): dot_grad_b", dot_integer_vector, lambda: np.linspace(0.1, 1.0, 3), True),
     ("np.concatenate (a list): concatenate_grad", concatenate_list, lambda: np.linspace(0.1, 1.0, 5), True),
+    ("np.concatenate (numbers in lists beside arrays)", concatenate_with_numbers, lambda: np.linspace(0.1, 1.0, 5),
+     True),
+    ("np.argsort(axis=1), default kind", argsort_rows, lambda: np.array([0.3, -1.0, 2.0, 0.7]), True),
     ("np.stack (a list, axis=1): stack_grad", stack_rows, lambda: np.linspace(0.1, 1.0, 5), True),
     ("np.hstack, np.vstack: joined_grad", hstack_and_vstack, lambda: np.linspace(0.1, 1.0, 5), True),
     ("np.tile, np.repeat(axis=1): tile_grad, repeat_grad", tile_and_repeat, lambda: np.linspace(0.1, 1.0, 4), True),

@@ -75,10 +75,18 @@ def test_argsort_along_an_axis_stably_and_squeeze_of_an_axis_are_numpys():
     from s2s_ad.targets.numba import runtime
     runtime.register()
     x = np.array([[3.0, 1.0, 1.0, 2.0], [0.5, 0.5, 0.1, 9.0], [2.0, 2.0, 2.0, 2.0]])
-    for kind in ("stable", "mergesort"):
-        for axis in (-1, 0, 1):
-            got = numba.njit(lambda a, axis: np.argsort(a, axis=axis, kind="stable"))(x, axis)
-            np.testing.assert_array_equal(got, np.argsort(x, axis=axis, kind=kind))
+    orders = {"stable": numba.njit(lambda a, axis: np.argsort(a, axis=axis, kind="stable")),
+              "mergesort": numba.njit(lambda a, axis: np.argsort(a, axis=axis, kind="mergesort")),
+              "quicksort": numba.njit(lambda a, axis: np.argsort(a, axis=axis, kind="quicksort")),
+              None: numba.njit(lambda a, axis: np.argsort(a, axis=axis))}
+    for kind, order in orders.items():
+        for axis in (-1, 0, 1):  # (lines of 16 or fewer: NumPy's default kind keeps ties in order too)
+            np.testing.assert_array_equal(order(x, axis), np.argsort(x, axis=axis, kind=kind))
+    ties = np.round(np.random.default_rng(3).normal(size=(3, 40)))  # (long lines: NumPy's order of ties is its own)
+    for axis in (0, 1):
+        got = orders[None](ties, axis)
+        np.testing.assert_array_equal(got, np.argsort(ties, axis=axis, kind="stable"))
+        np.testing.assert_array_equal(np.take_along_axis(ties, got, axis), np.sort(ties, axis=axis))
     for shape, axis in [((1, 2, 3), 0), ((2, 1, 3), 1), ((2, 3, 1), -1), ((1,), 0), ((1, 4), -2)]:
         a = np.arange(float(np.prod(shape))).reshape(shape)
         got = numba.njit(lambda a, axis: np.squeeze(a, axis))(a, axis)
@@ -91,6 +99,21 @@ def test_argsort_along_an_axis_stably_and_squeeze_of_an_axis_are_numpys():
 def sorted_and_squeezed(x):
     m = np.exp(x).reshape(1, 2, 3)
     return np.sum(np.squeeze(m, 0) ** 2) + np.sum(np.sort(x * x[::-1]) * x)
+
+
+def smallest_two_of_each_row(x):
+    m = x.reshape(2, 3)
+    order = np.argsort(m, axis=1)
+    return np.sum(np.take_along_axis(m, order[:, :2], axis=1) ** 2)
+
+
+def test_a_gradient_through_argsort_along_an_axis_compiles():
+    """np.argsort(m, axis=1) of NumPy's default kind ran as Python."""
+    x = np.array([0.3, -1.2, 0.8, 1.0, 2.0, -0.5])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", s2s_ad.CompileFallbackWarning)
+        got = s2s_ad.grad(smallest_two_of_each_row, backend="numba")(x)
+    np.testing.assert_allclose(got, numeric_grad(smallest_two_of_each_row, (x,), 0), rtol=1e-7, atol=1e-9)
 
 
 def test_a_jacobian_through_sort_and_squeeze_compiles():

@@ -108,6 +108,30 @@ def test_concatenate_and_stack_of_a_list_are_numpys(axis):
     np.testing.assert_array_equal(flattened([M23, N43]), np.concatenate([M23, N43], axis=None))
 
 
+def test_a_display_mixing_numbers_and_arrays_joins_as_numpy():
+    """A list of numbers beside arrays is a vector to NumPy: joined (and cut back) as NumPy does, ints
+    among floats promoted as NumPy promotes them."""
+    from s2s_ad.targets.numba import runtime
+    runtime.register()
+    concatenate = numba.njit(lambda t, a: np.concatenate([[t, 2.0 * t], a, (t, 1.0)]))
+    np.testing.assert_array_equal(concatenate(0.5, V3), np.concatenate([[0.5, 1.0], V3, (0.5, 1.0)]))
+    whole = numba.njit(lambda k, a: np.concatenate([[k], a], axis=None))
+    assert whole(3, np.arange(2)).dtype == np.concatenate([[3], np.arange(2)]).dtype
+    np.testing.assert_array_equal(whole(3, V3), np.concatenate([[3], V3]))
+    rows = numba.njit(lambda t, a: np.vstack([[t, t, t], a]))
+    np.testing.assert_array_equal(rows(0.5, V3), np.vstack([[0.5, 0.5, 0.5], V3]))
+    with pytest.raises(ValueError):
+        rows(0.5, W3)  # (NumPy raises too: rows of 3 and 5)
+    shape = _shape_helpers()
+    cut = numba.njit(lambda g, t, a: shape.concatenate_grad(g, [[t], a], 0))
+    grad = np.arange(4.0)
+    pieces = cut(grad, 0.5, V3)
+    expected = shape.concatenate_grad(grad, [[0.5], V3], 0)
+    assert len(pieces) == 2
+    for got, want in zip(pieces, expected):
+        np.testing.assert_array_equal(got, want)
+
+
 PROGRAMS = '''
 import numpy as np
 
@@ -125,6 +149,19 @@ def rows_stacked_and_cut(x):
     cols = np.column_stack((x, side))
     return np.sum(M * M) + np.sum(top[1]) + np.sum(cols[:, 1] * x)
 
+def a_number_prepended(x):
+    total = 0.0
+    for k in range(x.shape[0]):
+        total = total + x[k] ** 2
+    joined = np.concatenate([[total], x * 2.0])   # (a list of a number beside an array)
+    return np.sum(joined ** 2)
+
+def numbers_around_a_vector(x):
+    row = np.hstack([[x[0] * 3.0, 1.0], x, (x[3], 2.0)])
+    table = np.vstack([(x[1], 1.0, 2.0, x[2]), x])
+    flat = np.concatenate(((x[1], x[0]), x * x), axis=None)
+    return np.sum(row ** 3) + np.sum(table[0] * table[1]) + np.sum(np.sin(flat))
+
 def flattened_pieces(x):
     A = np.outer(x[:2], x[2:])
     joined = np.concatenate([A, x[1:3].reshape(1, 2)], axis=None)  # (a list: Numba's own takes no axis=None)
@@ -132,7 +169,8 @@ def flattened_pieces(x):
 '''
 
 
-@pytest.mark.parametrize("name", ["joined_in_a_loop", "rows_stacked_and_cut", "flattened_pieces"])
+@pytest.mark.parametrize("name", ["joined_in_a_loop", "rows_stacked_and_cut", "flattened_pieces",
+                                  "a_number_prepended", "numbers_around_a_vector"])
 def test_gradients_of_joins_compile_and_agree_with_differences(name, tmp_path_factory):
     fn = getattr(module_from_source(tmp_path_factory.mktemp("joins"), "joins_", PROGRAMS), name)
     check_compiled_gradient(fn, np.array([0.7, -1.1, 0.4, 1.3]))

@@ -7,8 +7,11 @@ Input: the adjoint of the joined array, the arrays joined (a list or tuple of fl
 of one rank: NumPy joins no other under these rules' compiled form) and how they were joined.  Output:
 a list of one piece per array, of that array's shape, cut from the adjoint along the axis they were
 joined on: each piece a new array (the Python helpers hand out views of the adjoint; no generated code
-writes into either).  Arrays of different ranks, numbers among them, one array given for the sequence
-(NumPy iterates it) or a joining not known when compiling run as Python.
+writes into either).  A display mixing arrays with lists or tuples of numbers (``np.concatenate([[t],
+x])``, prepending a number) is joined as the tuple of their ``np.asarray``: a list of numbers is a
+vector to NumPy, and its piece of the adjoint a vector too.  Arrays of different ranks, bare numbers
+among them, one array given for the sequence (NumPy iterates it) or a joining not known when compiling
+run as Python.
 
 Each version must do what the Python function does for the types it accepts
 (tests/targets/test_numba_joining.py compares the two); Numba is imported by no module here when loaded
@@ -41,6 +44,50 @@ def _rank_of_items(types: Any, arrays: Any) -> Optional[int]:
         return None
     ranks = {item.ndim for item in items}
     return ranks.pop() if len(ranks) == 1 else None
+
+
+def _mixed_items(types: Any, arrays: Any) -> Optional[int]:
+    """The count of items of ``arrays``, a list display or tuple mixing arrays with lists or tuples of
+    numbers (each such item a vector to NumPy), all of one rank once so read; else None (arrays of one
+    type alone take the paths above)."""
+    if not isinstance(arrays, (types.LiteralList, types.BaseTuple)) or isinstance(arrays, types.UniTuple) \
+            or len(arrays.types) == 0:
+        return None
+    ranks = set()
+    for item in arrays.types:
+        if isinstance(item, types.Array) and item.ndim >= 1:
+            ranks.add(item.ndim)
+        elif _numbers_sequence(types, item):
+            ranks.add(1)
+        else:
+            return None
+    if len(ranks) != 1 or all(isinstance(item, types.Array) for item in arrays.types):
+        return None
+    return len(arrays.types)
+
+
+def _mixed_rank(types: Any, arrays: Any) -> int:
+    """The rank of the items of a mixed display (``_mixed_items``): a list of numbers among them, 1."""
+    return 1 if _numbers_sequence(types, arrays.types[0]) else arrays.types[0].ndim
+
+
+def _numbers_sequence(types: Any, item: Any) -> bool:
+    """A list or tuple of numbers of one kind (booleans aside: NumPy joins them as booleans)."""
+    if isinstance(item, (types.List, types.UniTuple)):
+        return isinstance(item.dtype, (types.Float, types.Integer)) and not isinstance(item.dtype, types.Boolean)
+    return False
+
+
+@functools.cache
+def _as_arrays(count: int) -> Any:
+    """``as_arrays(items)``: the tuple of ``np.asarray`` of each of ``count`` items (compiled; Numba reads
+    a mixed display's items by constant index only, so written out for the count)."""
+    from numba.extending import register_jitable
+    items = ", ".join(f"np.asarray(items[{k}])" for k in range(count))
+    namespace: dict[str, Any] = {"np": np}
+    exec(compile(f"def as_arrays(items):\n    return ({items},)\n", f"<s2s_ad numba as_arrays {count}>", "exec"),
+         namespace)
+    return register_jitable(namespace["as_arrays"])
 
 
 def _float_adjoint(types: Any, grad: Any) -> bool:
@@ -115,7 +162,10 @@ def _concatenate_grad(types):
     axis_in = axis_position()
 
     def typing(grad, arrays, axis=0):
-        rank, given = _rank_of_items(types, arrays), axis_form(types, axis)
+        rank, given, mixed = _rank_of_items(types, arrays), axis_form(types, axis), _mixed_items(types, arrays)
+        if mixed is not None and _float_adjoint(types, grad) and given:
+            as_arrays = _as_arrays(mixed)
+            return lambda grad, arrays, axis=0: shape.concatenate_grad(grad, as_arrays(arrays), axis)
         if not _float_adjoint(types, grad) or rank is None or rank == 0 or not given:
             return None
         shapes_of, cut = _shapes_and_cut(types, arrays)
@@ -176,7 +226,10 @@ def _joined_grad(types):
     """joined_grad: the adjoint cut along the axis np.hstack/vstack/dstack/column_stack joined on, each
     piece of its array's shape."""
     def typing(grad, arrays, how):
-        rank, joining = _rank_of_items(types, arrays), _joining(types, how)
+        rank, joining, mixed = _rank_of_items(types, arrays), _joining(types, how), _mixed_items(types, arrays)
+        if mixed is not None and _float_adjoint(types, grad) and joining is not None:
+            as_arrays = _as_arrays(mixed)
+            return lambda grad, arrays, how: shape.joined_grad(grad, as_arrays(arrays), how)
         if not _float_adjoint(types, grad) or rank is None or joining is None:
             return None
         shapes_of, cut = _shapes_and_cut(types, arrays)
@@ -255,9 +308,18 @@ def _concatenate(types):
     concatenated, axis_in = _joining_lists()[0], axis_position()
 
     def typing(arrays, axis=0, out=None, dtype=None, casting="same_kind"):
-        given = axis_form(types, axis)
-        if not _list_of_arrays(types, arrays) or not given or not is_none(types, out) \
-                or not is_none(types, dtype) or not isinstance(casting, (str, types.Omitted)):
+        given, mixed = axis_form(types, axis), _mixed_items(types, arrays)
+        if not is_none(types, out) or not is_none(types, dtype) or not isinstance(casting, (str, types.Omitted)):
+            return None
+        if mixed is not None and given == "int":  # (Numba's own joins the tuple)
+            as_arrays = _as_arrays(mixed)
+            return lambda arrays, axis=0, out=None, dtype=None, casting="same_kind": \
+                np.concatenate(as_arrays(arrays), axis)
+        if mixed is not None and given == "none" and _mixed_rank(types, arrays) == 1:  # (vectors: axis 0)
+            as_arrays = _as_arrays(mixed)
+            return lambda arrays, axis=0, out=None, dtype=None, casting="same_kind": \
+                np.concatenate(as_arrays(arrays), 0)
+        if not _list_of_arrays(types, arrays) or not given:
             return None
         if given == "none":  # (each array flattened, in C order, as NumPy's)
             return lambda arrays, axis=0, out=None, dtype=None, casting="same_kind": \
@@ -291,7 +353,13 @@ def _stacked_by_rank(types: Any, vertical: bool) -> Callable[..., Any]:
     concatenated, stacked = _joining_lists()
 
     def typing(tup, dtype=None, casting="same_kind"):
-        if not _list_of_arrays(types, tup) or not is_none(types, dtype) or not isinstance(casting, (str, types.Omitted)):
+        if not is_none(types, dtype) or not isinstance(casting, (str, types.Omitted)):
+            return None
+        mixed = _mixed_items(types, tup)
+        if mixed is not None:  # (Numba's own joins the tuple)
+            as_arrays, join = _as_arrays(mixed), np.vstack if vertical else np.hstack
+            return lambda tup, dtype=None, casting="same_kind": join(as_arrays(tup))
+        if not _list_of_arrays(types, tup):
             return None
         if tup.dtype.ndim == 1:  # (vectors: rows of a matrix, or one long vector)
             if vertical:

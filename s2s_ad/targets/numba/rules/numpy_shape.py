@@ -502,15 +502,20 @@ def _orders() -> Any:
 
 @compiled(np.argsort)
 def _argsort(types):
-    """np.argsort(a, axis, kind="stable" or "mergesort") of a float array along an int axis (Numba's own
-    takes no axis, and no kind "stable"; the forward mode of np.sort writes it).  NumPy's default kind is
-    not stable, so the order of equal elements is its own: left to Numba's, or to Python."""
+    """np.argsort(a, axis, kind) of a float array along an int axis given (Numba's own takes no axis, and
+    no kind "stable"; the forward mode of np.sort writes it), by a stable sort of each line.  For the
+    kinds "stable" and "mergesort" that is NumPy's order; for its default kind (or "quicksort") NumPy
+    leaves the order of equal elements unspecified (it differs by machine: SIMD sorts), and the stable
+    order is one it may give (on lines of 16 or fewer, the one it gives).  With no axis given, Numba's
+    own argsort of a vector."""
     orders_along = _orders()
 
     def typing(a, axis=-1, kind=None, order=None):
         stable = isinstance(kind, types.StringLiteral) and kind.literal_value in ("stable", "mergesort")
-        if not _sortable(types, a) or not _is_int(types, axis) or isinstance(axis, types.Boolean) or not stable \
-                or not is_none(types, order):
+        default = is_none(types, kind) or isinstance(kind, types.StringLiteral) and kind.literal_value == "quicksort"
+        given = isinstance(axis, types.Integer) and not isinstance(axis, types.Boolean)
+        if not _sortable(types, a) or not _is_int(types, axis) or isinstance(axis, types.Boolean) \
+                or not (stable or default and given) or not is_none(types, order):
             return None
         return lambda a, axis=-1, kind=None, order=None: orders_along(a, axis)
     return typing
