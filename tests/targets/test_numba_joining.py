@@ -108,6 +108,42 @@ def test_concatenate_and_stack_of_a_list_are_numpys(axis):
     np.testing.assert_array_equal(flattened([M23, N43]), np.concatenate([M23, N43], axis=None))
 
 
+@pytest.mark.parametrize("join", [np.column_stack, np.dstack, np.hstack, np.vstack])
+def test_joins_of_a_list_by_rank_are_numpys(join):
+    """np.column_stack and np.dstack of a list (forward mode writes them so) and np.hstack, np.vstack:
+    NumPy's shapes and elements for vectors, matrices and arrays of three axes."""
+    from s2s_ad.targets.numba import runtime
+    runtime.register()
+    joined = numba.njit(lambda a, b: join([a, b, a]))
+    for a in (V3, M23, RNG.normal(size=(2, 3, 4))):
+        got, want = joined(a, 2.0 * a), join([a, 2.0 * a, a])
+        assert got.shape == want.shape
+        np.testing.assert_array_equal(got, want)
+
+
+def columns_and_depths(x):
+    m = np.column_stack([x, x * 2.0])
+    return np.sum(m ** 3) + np.sum(np.dstack([x, x * x]) ** 2)
+
+
+def test_forward_mode_through_column_stack_of_a_list_compiles():
+    """jvp and a Hessian (forward over reverse) write np.column_stack of a list of tangents: it ran as
+    Python.  Against the Python backend."""
+    import warnings
+    import s2s_ad
+    x = np.array([0.3, -1.2, 0.8, 1.1])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", s2s_ad.CompileFallbackWarning)
+        value, tangent = s2s_ad.jvp(columns_and_depths, (x,), (x[::-1].copy(),), backend="numba")
+        hessian = s2s_ad.hessian(columns_and_depths, backend="numba")(x)
+    want_value, want_tangent = s2s_ad.jvp(columns_and_depths, (x,), (x[::-1].copy(),))
+    np.testing.assert_allclose([value, tangent], [want_value, want_tangent], rtol=1e-13)
+    h, d = 1e-6, x[::-1]
+    differences = (columns_and_depths(x + h * d) - columns_and_depths(x - h * d)) / (2 * h)
+    np.testing.assert_allclose(tangent, differences, rtol=1e-7)
+    np.testing.assert_allclose(hessian, s2s_ad.hessian(columns_and_depths)(x), rtol=1e-13, atol=1e-13)
+
+
 def test_a_display_mixing_numbers_and_arrays_joins_as_numpy():
     """A list of numbers beside arrays is a vector to NumPy: joined (and cut back) as NumPy does, ints
     among floats promoted as NumPy promotes them."""

@@ -345,30 +345,68 @@ def _stack(types):
     return typing
 
 
-
-def _stacked_by_rank(types: Any, vertical: bool) -> Callable[..., Any]:
-    """np.vstack (``vertical``) or np.hstack of a list of arrays of one rank: NumPy's own definitions, each
-    array made at least 2-d (vstack) or 1-d (hstack), then joined along the first axis (vstack; hstack of
-    vectors) or the second (hstack); Numba's own take tuples only."""
+def _stacked_by_rank(types: Any, how: str) -> Callable[..., Any]:
+    """np.vstack, np.hstack, np.column_stack or np.dstack (``how``) of a list of arrays of one rank: NumPy's
+    own definitions, each array made at least 2-d (vstack), 1-d (hstack), a column (column_stack: a
+    vector) or 3-d (dstack), then joined along the first axis, the second or the third; Numba's own take
+    tuples only.  A display mixing arrays with lists or tuples of numbers: Numba's own of the tuple of
+    their ``np.asarray``."""
     concatenated, stacked = _joining_lists()
+    joins: dict[str, Callable[..., Any]] = {"vstack": np.vstack, "hstack": np.hstack,
+                                             "column_stack": np.column_stack, "dstack": np.dstack}
+    own = joins[how]
 
     def typing(tup, dtype=None, casting="same_kind"):
         if not is_none(types, dtype) or not isinstance(casting, (str, types.Omitted)):
             return None
         mixed = _mixed_items(types, tup)
-        if mixed is not None:  # (Numba's own joins the tuple)
-            as_arrays, join = _as_arrays(mixed), np.vstack if vertical else np.hstack
-            return lambda tup, dtype=None, casting="same_kind": join(as_arrays(tup))
+        if mixed is not None:
+            as_arrays = _as_arrays(mixed)
+            return lambda tup, dtype=None, casting="same_kind": own(as_arrays(tup))
         if not _list_of_arrays(types, tup):
             return None
-        if tup.dtype.ndim == 1:  # (vectors: rows of a matrix, or one long vector)
-            if vertical:
-                return lambda tup, dtype=None, casting="same_kind": stacked(tup, 0)
-            return lambda tup, dtype=None, casting="same_kind": concatenated(tup, 0)
-        at = 0 if vertical else 1
-        return lambda tup, dtype=None, casting="same_kind": concatenated(tup, at)
+        return _joined_list(how, tup.dtype.ndim, concatenated, stacked)
     return typing
 
 
-compiled(np.vstack)(lambda types: _stacked_by_rank(types, vertical=True))
-compiled(np.hstack)(lambda types: _stacked_by_rank(types, vertical=False))
+def _joined_list(how: str, rank: int, concatenated: Any, stacked: Any) -> Callable[..., Any]:
+    """The compiled join ``how`` of a list of arrays of ``rank`` (``_stacked_by_rank``)."""
+    if how == "vstack":
+        if rank == 1:  # (vectors: the rows of a matrix)
+            return lambda tup, dtype=None, casting="same_kind": stacked(tup, 0)
+        return lambda tup, dtype=None, casting="same_kind": concatenated(tup, 0)
+    if how == "hstack":
+        at = 0 if rank == 1 else 1  # (vectors: one long vector)
+        return lambda tup, dtype=None, casting="same_kind": concatenated(tup, at)
+    if how == "column_stack":
+        if rank == 1:  # (vectors: the columns of a matrix)
+            return lambda tup, dtype=None, casting="same_kind": stacked(tup, 1)
+        return lambda tup, dtype=None, casting="same_kind": concatenated(tup, 1)
+    if rank == 1:  # dstack of vectors of length n: (1, n, k)
+        def deep(tup, dtype=None, casting="same_kind"):
+            columns = stacked(tup, 1)
+            return columns.reshape((1,) + columns.shape)
+        return deep
+    if rank == 2:
+        return lambda tup, dtype=None, casting="same_kind": stacked(tup, 2)
+    return lambda tup, dtype=None, casting="same_kind": concatenated(tup, 2)
+
+
+@compiled(np.vstack)
+def _vstack(types):
+    return _stacked_by_rank(types, "vstack")
+
+
+@compiled(np.hstack)
+def _hstack(types):
+    return _stacked_by_rank(types, "hstack")
+
+
+@compiled(np.column_stack)
+def _column_stack(types):
+    return _stacked_by_rank(types, "column_stack")
+
+
+@compiled(np.dstack)
+def _dstack(types):
+    return _stacked_by_rank(types, "dstack")
