@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from conftest import compiled_by_numba, optional_import
+from conftest import check_compiled_gradient, compiled_by_numba, optional_import
 
 numba = optional_import("numba")
 pytestmark = pytest.mark.skipif(numba is None, reason="numba is not installed (pip install 's2s_ad[numba]')")
@@ -95,3 +95,51 @@ def test_asanyarray_compiled_is_the_array_itself_or_a_0d_array():
     f = _compiled("def f(x):\n    return np.asanyarray(x)\n")
     assert f(x) is not None and np.shares_memory(f(x), x)
     np.testing.assert_array_equal(f(2.5), np.asanyarray(2.5))
+
+
+SPLITS = [((7,), "split", "7", 0), ((7,), "array_split", "3", 0), ((4, 6), "split", "3", 1),
+          ((4, 6), "array_split", "4", -1), ((4, 6), "split", "[1, 3]", 0), ((4, 6), "array_split", "(2, -1)", 1),
+          ((4, 6), "split", "[5, 2, 9]", 1), ((4, 6), "hsplit", "2", 0), ((4, 6), "vsplit", "[3]", 0),
+          ((2, 3, 4), "dsplit", "2", 0), ((6,), "hsplit", "3", 0), ((5,), "array_split", "np.array([1, 4])", 0)]
+
+
+@pytest.mark.parametrize("shape, how, sections, axis", SPLITS)
+def test_split_piece_compiled_is_the_helpers(shape, how, sections, axis):
+    """Each piece's index, as the generated code writes the call (``how`` and ``axis`` constants),
+    against the Python helper, and the piece it picks against NumPy's own piece."""
+    from s2s_ad.core import runtime
+    a = np.arange(float(np.prod(shape))).reshape(shape)
+    pieces = getattr(np, how)(a, *((eval(sections),) if how.endswith(("hsplit", "vsplit", "dsplit"))
+                                   else (eval(sections), axis)))
+    source = (f"def f(a, k):\n    return a[split_piece(a.shape, {how!r}, {sections}, {axis}, k)].copy()\n")
+    piece = compiled_by_numba(source, {"np": np, "split_piece": runtime.split_piece})
+    for k in range(-len(pieces), len(pieces)):
+        got = piece(a, k)
+        np.testing.assert_array_equal(got, a[runtime.split_piece(a.shape, how, eval(sections), axis, k)])
+        np.testing.assert_array_equal(got, pieces[k])
+        assert got.shape == pieces[k].shape
+
+
+def test_split_piece_of_no_piece_raises():
+    from s2s_ad.core import runtime
+    piece = compiled_by_numba("def f(a):\n    return a[split_piece(a.shape, 'split', 0, 0, 0)].copy()\n",
+                              {"np": np, "split_piece": runtime.split_piece})
+    with pytest.raises(ValueError):
+        piece(np.zeros(4))
+    with pytest.raises(ZeroDivisionError):  # (NumPy raises too, and so the Python run the call goes on to)
+        np.split(np.zeros(4), 0)
+
+
+def written_through_pieces(x):
+    y = x * 1.0
+    first, second = np.split(y, 2)
+    first[0] = 3.0 * second[1]
+    grid = np.outer(x, x)
+    left, right = np.hsplit(grid, 2)
+    right[1, :] = left[0, :] * x[0]
+    return np.sum(y ** 2) + np.sum(grid ** 2)
+
+
+def test_a_write_through_a_split_piece_compiles():
+    """split_piece (where a piece lies, for the write's store) ran as Python."""
+    check_compiled_gradient(written_through_pieces, np.array([0.3, -1.2, 0.8, 1.1]))

@@ -1,7 +1,8 @@
 """The Numba target's compiled versions of rules that move elements about, from ``templates/numpy_shape.py``,
 ``numpy_fft.py`` and ``numpy_conversion.py``: ``take_along_axis_grad`` (np.take_along_axis's adjoint, and so
 np.sort's along an axis of None), ``append_grad`` (np.append's), np.fft.fftshift and ifftshift (Numba has
-neither), and np.asanyarray (an ndarray is its own).
+neither), np.asanyarray (an ndarray is its own), and ``split_piece`` (where a piece of np.split's family
+lies in the array split: a write through the piece is a store there).
 
 Input: float64 adjoints, arrays of any rank, integer index arrays, axes as ints (a tuple of ints for the
 shifts) or None.  Output: the Python helper's numbers and shape: a new array, or for ``append_grad`` along no
@@ -17,10 +18,12 @@ Each version must do what the Python function does for the types it accepts
 """
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 import numpy as np
 
+from ....core import runtime as core_runtime
 from ....rules import compiled
 from ..kernels import axis_position, tuple_setitem as shared_tuple_setitem
 from .argument_types import axis_form, is_int, is_none, known
@@ -228,3 +231,88 @@ def _asanyarray(types):
             return lambda a, dtype=None, order=None: np.asarray(a)
         return None
     return typing
+
+
+# -- split_piece: where piece k of np.split's family lies in the array split ------------------------------
+
+@compiled(core_runtime.split_piece)
+def _split_piece(types):
+    """split_piece(shape, how, sections, axis, k): the basic index of piece ``k`` of ``np.<how>(a, sections,
+    axis)`` (a write through a piece is a store into ``a`` there), NumPy's bounds: a count gives the first
+    ``n % count`` pieces one item more, indices cut where Python's slices would.  ``how`` and ``axis`` are
+    the constants the generated code writes, so the index's count of slices is known when compiling; a
+    count of no piece raises (the call runs again as Python, as NumPy's error)."""
+    def typing(shape, how, sections, axis, k):
+        if not isinstance(shape, types.UniTuple) or not isinstance(shape.dtype, types.Integer) \
+                or not isinstance(how, types.StringLiteral) or not isinstance(k, types.Integer):
+            return None
+        at = _split_axis(types, how.literal_value, len(shape), axis)
+        if at is None:
+            return None
+        if isinstance(sections, types.Integer) and not isinstance(sections, types.Boolean):
+            return _piece_at(at, _pieces_helpers()[0])
+        if isinstance(sections, (types.List, types.Array)) and getattr(sections, "ndim", 1) == 1 and \
+                isinstance(sections.dtype, types.Integer) and not isinstance(sections.dtype, types.Boolean):
+            return _piece_at(at, _pieces_helpers()[1])
+        if isinstance(sections, types.BaseTuple) and len(sections) > 0 and all(
+                isinstance(t, types.Integer) and not isinstance(t, types.Boolean) for t in sections.types):
+            return _piece_at(at, _pieces_helpers()[1], len(sections))  # ((2, -1): ints of two literal types)
+        return None
+    return typing
+
+
+def _split_axis(types: Any, how: str, ndim: int, axis: Any) -> Any:
+    """The axis ``np.<how>`` splits an array of ``ndim`` axes along, as ``split_piece`` reads it; None where
+    not known when compiling."""
+    if ndim == 0:
+        return None
+    if how == "hsplit":
+        return 1 if ndim > 1 else 0
+    if how == "vsplit":
+        return 0
+    if how == "dsplit":
+        return 2 if ndim > 2 else None
+    if how not in ("split", "array_split") or not isinstance(axis, types.IntegerLiteral):
+        return None
+    return axis.literal_value % ndim
+
+
+@functools.cache
+def _pieces_helpers() -> Any:
+    """``counted(length, count, k)`` and ``cut(length, cuts, k)``: the bounds of piece ``k`` of an axis of
+    ``length`` split into ``count`` pieces, or cut at the indices ``cuts`` (compiled, built once)."""
+    from numba.extending import register_jitable
+
+    @register_jitable
+    def counted(length, count, k):
+        if count <= 0:
+            raise ValueError("number sections must be larger than 0.")
+        each, extra = length // count, length % count
+        k = k % count
+        start = k * each + min(k, extra)
+        return start, start + each + (1 if k < extra else 0)
+
+    @register_jitable
+    def cut(length, cuts, k):
+        n = len(cuts) + 1
+        k = k % n
+        start = 0 if k == 0 else cuts[k - 1]
+        return start, length if k == n - 1 else cuts[k]
+
+    return counted, cut
+
+
+@functools.cache
+def _piece_at(at: int, bounds: Any, items: int = 0) -> Any:
+    """The compiled ``split_piece`` for an axis ``at``: ``at`` whole slices, then the piece's (written out
+    for ``at``: the index's type is a tuple of that length); the cuts of a tuple of ``items`` ints read
+    into an array first (its items may be of different literal types, which no loop indexes)."""
+    from numba.extending import register_jitable
+    whole = "slice(None), " * at
+    cuts = f"np.array([{', '.join(f'sections[{i}]' for i in range(items))}], np.int64)" if items else "sections"
+    source = ("def piece(shape, how, sections, axis, k):\n"
+              f"    start, stop = bounds(shape[{at}], {cuts}, k)\n"
+              f"    return ({whole}slice(start, stop),)\n")
+    namespace: dict[str, Any] = {"bounds": bounds, "np": np}
+    exec(compile(source, f"<s2s_ad numba split_piece {at}>", "exec"), namespace)
+    return register_jitable(namespace["piece"])
