@@ -29,7 +29,7 @@ from .kept_views import KeptViews
 from ..memory.sharing import Sharing
 from ..analysis.facts import Analysis
 from ..analysis.inference import SCALAR
-from ..core.kinds import UNKNOWN
+from ..core.kinds import UNKNOWN, Array, Number
 from .plan import PlanDraft
 
 
@@ -299,11 +299,12 @@ class Recorder:
                 forward = ir.Call(ir.Part(self.calls[stmt.sid], "forward"), call.args + (ir.Var(self.tape),))
                 out.append(ir.Unpack((stmt.target, self.tape), forward, stmt.line))
                 if stmt.target in self.snapshots:
-                    out.append(ir.Assign(stmt.target, ir.Call(language.copy, (ir.Var(stmt.target),)), stmt.line))
+                    out.append(ir.Assign(stmt.target, ir.Call(self.snapshot_copy(stmt.target), (ir.Var(stmt.target),)),
+                                         stmt.line))
                 out += self.kept.after(stmt)
             elif isinstance(stmt, ir.Assign) and stmt.target in self.snapshots and not stmt.merge:
                 # a view of an array written later, not kept apart: the reverse sweep must read what it holds now
-                out.append(ir.Assign(stmt.target, ir.Call(language.copy, (stmt.value,)), stmt.line))
+                out.append(ir.Assign(stmt.target, ir.Call(self.snapshot_copy(stmt.target), (stmt.value,)), stmt.line))
             else:
                 out.append(stmt)
                 out += self.kept.after(stmt)  # (a view the reverse sweep reads: its copy, kept_views.py)
@@ -321,6 +322,12 @@ class Recorder:
             slot, values = record
             out.insert(at, ir.Push(slot, values))
         return out
+
+    def snapshot_copy(self, name: str) -> Callable[..., Any]:
+        """How a snapshot of ``name`` gets memory of its own: np.copy where the facts know an array or a
+        number; else ``runtime.held_apart``, which copies a list's or tuple's arrays item by item (a list of
+        np.array_split's pieces of different lengths, which np.copy would stack, or fail to)."""
+        return language.copy if isinstance(self.facts.fact(ir.Var(name)), (Array, Number)) else runtime.held_apart
 
     def overwritten(self, stmt: ir.Store) -> ir.Expr:
         """``np.copy(a[i])``: what the store ``a[i] = v`` overwrites, recorded before it runs; ``a[i]``

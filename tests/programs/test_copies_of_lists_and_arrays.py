@@ -320,3 +320,38 @@ def test_a_copy_of_a_split_piece_is_an_arrays_copy(backend):
     for i, gradient in enumerate(got):
         want = numeric_grad(a_split_pieces_copy_written_through_a_view, (w, 0.7), i)
         np.testing.assert_allclose(gradient, want, rtol=1e-6, atol=1e-8)
+
+
+def pieces_of_different_lengths_written_through(x):
+    top, bottom = np.array_split(np.outer(x, x), [3], axis=0)
+    bottom[0, :] *= x[0]
+    parts = np.array_split(x * 2.0, 3)
+    parts[1][0] = parts[0][0] * x[2]
+    return np.sum(top) + np.sum(bottom ** 2) + np.sum(parts[1] ** 2) + np.sum(parts[2])
+
+
+def equal_pieces_written_through(x):
+    parts = np.array_split(np.outer(x, x), 2, axis=1)
+    parts[1][0, :] = parts[0][1, :] * x[2]
+    return np.sum(parts[1] ** 2) + np.sum(np.sin(parts[0]))
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_a_write_through_pieces_of_an_unnamed_array(backend):
+    """np.array_split of an array no name holds, a piece then written through: the forward sweep keeps
+    the list of pieces as it was for the reverse one, and kept it with np.copy, which stacks a list of
+    equal arrays and raised ValueError on pieces of different lengths (now each piece is copied).
+    Against central differences."""
+    x = np.array([0.3, -1.2, 0.8, 1.1])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", s2s_ad.CompileFallbackWarning)  # (pieces of different lengths: Python)
+        got = s2s_ad.grad(pieces_of_different_lengths_written_through, backend=backend)(x)
+    np.testing.assert_allclose(got, numeric_grad(pieces_of_different_lengths_written_through, (x,), 0),
+                               rtol=1e-7, atol=1e-9)
+    if backend == "numba":  # (pieces of one shape compile: the adjoint a row per piece)
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", s2s_ad.CompileFallbackWarning)
+            got = s2s_ad.grad(equal_pieces_written_through, backend=backend)(x)
+    else:
+        got = s2s_ad.grad(equal_pieces_written_through, backend=backend)(x)
+    np.testing.assert_allclose(got, numeric_grad(equal_pieces_written_through, (x,), 0), rtol=1e-7, atol=1e-9)

@@ -143,6 +143,7 @@ def _register():
     overload(runtime.unbroadcast)(_unbroadcast)
     overload(runtime.unbroadcast_to)(_unbroadcast_to)
     overload(runtime.writable_copy)(_writable_copy)
+    overload(runtime.held_apart)(_held_apart)
     overload(runtime.if_inexact)(_if_inexact)
     overload(runtime.getitem_grad)(_getitem_grad)
     overload(runtime.stored_part)(_stored_part)
@@ -619,6 +620,17 @@ def _unbroadcast_to(grad, shape):
     return summed
 
 
+def _held_apart(value):
+    """held_apart of an array (its copy), a number (itself) or a list of arrays (a new list of their copies)."""
+    if isinstance(value, types.Array):
+        return lambda value: value.copy()
+    if _is_number(value):
+        return lambda value: value
+    if isinstance(value, types.List) and isinstance(value.dtype, types.Array):
+        return lambda value: [item.copy() for item in value]
+    return None
+
+
 def _writable_copy(grad, like):
     if _is_number(like) and _is_number(grad):  # (a number's adjoint: nothing updates it in place; its value)
         return lambda grad, like: float(grad)
@@ -640,6 +652,13 @@ def _writable_copy(grad, like):
             return copied_items
         if _is_number(grad):
             return lambda grad, like: np.full(len(like), float(grad))
+    if isinstance(like, types.List) and isinstance(like.dtype, types.Array) and isinstance(grad, types.Array) \
+            and isinstance(grad.dtype, types.Float) and grad.ndim == like.dtype.ndim + 1:
+        def copied_rows(grad, like):  # (a list of equal arrays' adjoint: a row per item; ragged ones raise)
+            if grad.shape != (len(like),) + _items_shape(like):
+                raise ValueError("writable_copy: the adjoint's shape is not the value's")
+            return grad.copy()
+        return copied_rows
     return None
 
 

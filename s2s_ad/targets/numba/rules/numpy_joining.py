@@ -10,8 +10,9 @@ joined on: each piece a new array (the Python helpers hand out views of the adjo
 writes into either).  A display mixing arrays with lists or tuples of numbers (``np.concatenate([[t],
 x])``, prepending a number) is joined as the tuple of their ``np.asarray``: a list of numbers is a
 vector to NumPy, and its piece of the adjoint a vector too.  Arrays of different ranks, bare numbers
-among them, one array given for the sequence (NumPy iterates it) or a joining not known when compiling
-run as Python.
+among them, or a joining not known when compiling run as Python.  np.concatenate of one array given for
+the sequence joins its rows, as NumPy iterates it (the adjoint of a list of equal arrays is such an
+array).
 
 Each version must do what the Python function does for the types it accepts
 (tests/targets/test_numba_joining.py compares the two); Numba is imported by no module here when loaded
@@ -319,6 +320,11 @@ def _concatenate(types):
             as_arrays = _as_arrays(mixed)
             return lambda arrays, axis=0, out=None, dtype=None, casting="same_kind": \
                 np.concatenate(as_arrays(arrays), 0)
+        if isinstance(arrays, types.Array) and arrays.ndim >= 2 and given:  # (NumPy iterates its first axis)
+            if given == "none":
+                return lambda arrays, axis=0, out=None, dtype=None, casting="same_kind": np.ravel(arrays).copy()
+            return lambda arrays, axis=0, out=None, dtype=None, casting="same_kind": \
+                concatenated([arrays[i] for i in range(arrays.shape[0])], axis_in(axis, arrays.ndim - 1))
         if not _list_of_arrays(types, arrays) or not given:
             return None
         if given == "none":  # (each array flattened, in C order, as NumPy's)
