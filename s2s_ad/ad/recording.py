@@ -299,12 +299,13 @@ class Recorder:
                 forward = ir.Call(ir.Part(self.calls[stmt.sid], "forward"), call.args + (ir.Var(self.tape),))
                 out.append(ir.Unpack((stmt.target, self.tape), forward, stmt.line))
                 if stmt.target in self.snapshots:
-                    out.append(ir.Assign(stmt.target, ir.Call(self.snapshot_copy(stmt.target), (ir.Var(stmt.target),)),
-                                         stmt.line))
+                    copied = ir.Call(_snapshot_copy(self.facts, stmt.target), (ir.Var(stmt.target),))
+                    out.append(ir.Assign(stmt.target, copied, stmt.line))
                 out += self.kept.after(stmt)
             elif isinstance(stmt, ir.Assign) and stmt.target in self.snapshots and not stmt.merge:
                 # a view of an array written later, not kept apart: the reverse sweep must read what it holds now
-                out.append(ir.Assign(stmt.target, ir.Call(self.snapshot_copy(stmt.target), (stmt.value,)), stmt.line))
+                copied = ir.Call(_snapshot_copy(self.facts, stmt.target), (stmt.value,))
+                out.append(ir.Assign(stmt.target, copied, stmt.line))
             else:
                 out.append(stmt)
                 out += self.kept.after(stmt)  # (a view the reverse sweep reads: its copy, kept_views.py)
@@ -323,12 +324,6 @@ class Recorder:
             out.insert(at, ir.Push(slot, values))
         return out
 
-    def snapshot_copy(self, name: str) -> Callable[..., Any]:
-        """How a snapshot of ``name`` gets memory of its own: np.copy where the facts know an array or a
-        number; else ``runtime.held_apart``, which copies a list's or tuple's arrays item by item (a list of
-        np.array_split's pieces of different lengths, which np.copy would stack, or fail to)."""
-        return language.copy if isinstance(self.facts.fact(ir.Var(name)), (Array, Number)) else runtime.held_apart
-
     def overwritten(self, stmt: ir.Store) -> ir.Expr:
         """``np.copy(a[i])``: what the store ``a[i] = v`` overwrites, recorded before it runs; ``a[i]``
         itself where the facts show it is one element (a number, which the store cannot change)."""
@@ -336,6 +331,13 @@ class Recorder:
         if self.facts.part_class(stmt.array, stmt.index) == SCALAR:
             return old
         return ir.Call(language.copy, (old,))
+
+
+def _snapshot_copy(facts: Analysis, name: str) -> Callable[..., Any]:
+    """How a snapshot of ``name`` gets memory of its own: np.copy where the facts know an array or a number;
+    else ``runtime.held_apart``, which copies a list's or tuple's arrays item by item (a list of
+    np.array_split's pieces of different lengths, which np.copy would stack, or fail to)."""
+    return language.copy if isinstance(facts.fact(ir.Var(name)), (Array, Number)) else runtime.held_apart
 
 
 def written_before(stmt: ir.For, sharing: Sharing, state: tuple[str, ...], filename: Optional[str]) -> tuple[str, ...]:
