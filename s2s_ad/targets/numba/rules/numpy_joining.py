@@ -398,21 +398,16 @@ def _joined_list(how: str, rank: int, concatenated: Any, stacked: Any) -> Callab
     return lambda tup, dtype=None, casting="same_kind": concatenated(tup, 2)
 
 
-@compiled(np.vstack)
-def _vstack(types):
-    return _stacked_by_rank(types, "vstack")
+def _stack_factory(how: str) -> Callable[[Any], Callable[..., Any]]:
+    """The registry's factory for ``np.<how>`` (a function of its own: the compiled-code fingerprint reads
+    each factory's ``__code__``)."""
+    def factory(types: Any) -> Callable[..., Any]:
+        return _stacked_by_rank(types, how)
+    return factory
 
 
-@compiled(np.hstack)
-def _hstack(types):
-    return _stacked_by_rank(types, "hstack")
-
-
-@compiled(np.column_stack)
-def _column_stack(types):
-    return _stacked_by_rank(types, "column_stack")
-
-
-@compiled(np.dstack)
-def _dstack(types):
-    return _stacked_by_rank(types, "dstack")
+_JOINS: list[tuple[str, Callable[..., Any]]] = [("vstack", np.vstack), ("hstack", np.hstack),
+                                              ("column_stack", np.column_stack), ("dstack", np.dstack)]
+for _how, _join in _JOINS:
+    compiled(_join)(_stack_factory(_how))
+del _how, _join
