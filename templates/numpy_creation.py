@@ -11,7 +11,7 @@ from __future__ import annotations
 import types
 
 import random
-from typing import Any
+from typing import Any, Optional
 
 import numpy as np
 
@@ -168,6 +168,15 @@ def _matrix(*ranks: int) -> int:
 
 
 declare(np.eye, np.identity, result_rank=_matrix)
+
+
+def _linspaced(*ranks: int) -> Optional[int]:
+    """np.linspace(start, stop[, num, endpoint]): an axis of points before the endpoints' own axes; with
+    ``retstep`` given (a fifth argument) a tuple, whose rank this does not tell."""
+    return 1 + max(ranks[:2]) if 2 <= len(ranks) <= 4 else None
+
+
+declare(np.linspace, result_rank=_linspaced)
 # Makers of random generators, by the keyword of their seed: one made without a seed is refused (draws.py).
 declare(np.random.default_rng, np.random.RandomState, np.random.PCG64, np.random.PCG64DXSM, np.random.MT19937,
         np.random.Philox, np.random.SFC64, seeded_by="seed")
