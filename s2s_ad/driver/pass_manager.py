@@ -45,6 +45,7 @@ from ..passes.draw_arguments import draws_by_position
 from ..analysis.factcheck import run_passes
 from ..passes.fills import fold_fills
 from ..passes.hoist import hoist_invariants, hoist_item_reads
+from ..passes.repeated_values import merge_repeated_values
 from ..passes.appends import grow_lists_in_place
 from ..passes.number_math import math_on_numbers
 from ..passes.reverse_invariants import hoist_reverse_invariants
@@ -276,6 +277,8 @@ SSA_PASSES: dict[str, SSAPass] = {p.name: p for p in [
             lambda fn, facts, c: hoist_item_reads(fn, facts)),
     SSAPass("hoist_invariants", "loop-invariant arithmetic on numbers moved out of its loop",
             lambda fn, facts, c: hoist_invariants(fn, facts)),
+    SSAPass("merge_repeated_values", "a number one block computes twice (t + 1, theta[t] on two lines) computed once",
+            lambda fn, facts, c: merge_repeated_values(fn, facts)),
     SSAPass("cut_shift_invariant", "values the result does not depend on (a softmax's maximum) carry no derivative",
             lambda fn, facts, c: cut_shift_invariant(fn, facts, c.derive)),
     SSAPass("guard_lost_derivatives", "a check before each call whose rule would lose a derivative",

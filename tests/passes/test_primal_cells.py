@@ -61,7 +61,7 @@ def test_a_pendulum_keeps_its_state_in_lists_and_its_gradient_is_forward_modes()
     args = (1.2, 0.4, OBSERVED)
     source = df.source_for(*args)
     assert "theta = cells(theta, length, damping, observed, dt, d_out)" in source
-    assert "omega[t_plus] = float(total_1)" in source
+    assert "omega[t_plus_1] = float(total_1)" in source
     assert "float64_as_float(sin, theta)" in source
     assert "theta = cells_array(theta)" in source
     got = df(*args)
