@@ -33,6 +33,7 @@ from typing import Any, Callable, Optional
 import numpy as np
 
 from ..target import takes_directions
+from .kernels import written_out
 
 # Fewer directions than this run the one-direction code (a compiled loop over them, or the caller's calls):
 # compiling the vector code costs a second or more, and a few directions gain little from it, or lose
@@ -116,6 +117,4 @@ def _compiled_driver(positions: tuple[int, ...], arity: int) -> Callable[..., An
         f"        swept[d] = {call}",
         "    return swept",
     ])
-    namespace: dict[str, Any] = {"np": np}
-    exec(compile(source, f"<s2s_ad directions {positions} of {arity}>", "exec"), namespace)
-    return numba.njit(nogil=True)(namespace["sweep"])
+    return numba.njit(nogil=True)(written_out(source, "sweep", f"directions {positions} of {arity}"))

@@ -11,6 +11,17 @@ from __future__ import annotations
 import functools
 from typing import Any
 
+import numpy as np
+
+
+def written_out(source: str, name: str, label: str, **around: Any) -> Any:
+    """The function ``name`` that ``source`` defines: code written out for one case's types (a count of
+    items, an axis, the operands of an einsum), which Numba compiles where it cannot loop over them.
+    Its globals are NumPy as ``np`` and ``around``; ``label`` names it in a traceback."""
+    namespace: dict[str, Any] = {"np": np, **around}
+    exec(compile(source, f"<s2s_ad numba {label}>", "exec"), namespace)  # noqa: S102 (our own text)
+    return namespace[name]
+
 
 @functools.cache
 def pairwise_sum() -> Any:

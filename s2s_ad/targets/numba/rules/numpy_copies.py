@@ -20,7 +20,7 @@ from typing import Any, Optional
 import numpy as np
 
 from ....rules import compiled
-from ..kernels import axis_position, lengths_around, tuple_setitem as shared_tuple_setitem
+from ..kernels import axis_position, lengths_around, tuple_setitem as shared_tuple_setitem, written_out
 from .argument_types import axis_form, is_int
 from .template_modules import template
 
@@ -62,12 +62,6 @@ def _tile_source(name: str, rank: int, count: int, reps_int: bool, adjoint: bool
     return "\n".join(body) + "\n"
 
 
-def _made(source: str, name: str) -> Any:
-    namespace: dict[str, Any] = {"np": np}
-    exec(compile(source, f"<s2s_ad numba {name}>", "exec"), namespace)
-    return namespace[name]
-
-
 @compiled(np.tile)
 def _tile(types):
     """np.tile(A, reps) of an array of rank 1 or more, ``reps`` an int or a tuple of ints."""
@@ -75,7 +69,7 @@ def _tile(types):
         count = _reps_length(types, reps)
         if not isinstance(A, types.Array) or A.ndim == 0 or count is None:
             return None
-        return _made(_tile_source("tiled", A.ndim, count, is_int(types, reps), False), "tiled")
+        return written_out(_tile_source("tiled", A.ndim, count, is_int(types, reps), False), "tiled", "tiled")
     return typing
 
 
@@ -87,7 +81,8 @@ def _tile_grad(types):
         if not isinstance(a, types.Array) or a.ndim == 0 or count is None or not isinstance(grad, types.Array) \
                 or grad.dtype not in (types.float64, types.float32) or grad.ndim != max(a.ndim, count):
             return None
-        return _made(_tile_source("tile_summed", a.ndim, count, is_int(types, reps), True), "tile_summed")
+        return written_out(_tile_source("tile_summed", a.ndim, count, is_int(types, reps), True), "tile_summed",
+                           "tile_summed")
     return typing
 
 

@@ -26,7 +26,7 @@ from typing import Any, Callable, Optional
 import numpy as np
 
 from ....rules import compiled
-from ..kernels import axis_position, lengths_around, tuple_setitem as shared_tuple_setitem
+from ..kernels import axis_position, lengths_around, tuple_setitem as shared_tuple_setitem, written_out
 from .argument_types import axis_form, is_none
 from .template_modules import template
 
@@ -85,10 +85,8 @@ def _as_arrays(count: int) -> Any:
     a mixed display's items by constant index only, so written out for the count)."""
     from numba.extending import register_jitable
     items = ", ".join(f"np.asarray(items[{k}])" for k in range(count))
-    namespace: dict[str, Any] = {"np": np}
-    exec(compile(f"def as_arrays(items):\n    return ({items},)\n", f"<s2s_ad numba as_arrays {count}>", "exec"),
-         namespace)
-    return register_jitable(namespace["as_arrays"])
+    source = f"def as_arrays(items):\n    return ({items},)\n"
+    return register_jitable(written_out(source, "as_arrays", f"as_arrays {count}"))
 
 
 def _float_adjoint(types: Any, grad: Any) -> bool:

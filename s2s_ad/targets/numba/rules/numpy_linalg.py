@@ -18,6 +18,7 @@ from typing import Any, Optional
 import numpy as np
 
 from ....rules import compiled
+from ..kernels import written_out
 from .argument_types import rank_of
 from .template_modules import template
 
@@ -262,9 +263,7 @@ def _einsum_joined() -> Any:
 
 
 def _einsum_function(source: str) -> Any:
-    namespace: dict[str, Any] = {"np": np, "_joined": _einsum_joined()}
-    exec(compile(source, "<s2s_ad numba einsum>", "exec"), namespace)
-    return namespace["impl"]
+    return written_out(source, "impl", "einsum", _joined=_einsum_joined())
 
 
 def _float_arrays(types: Any, *operands: Any) -> bool:

@@ -25,7 +25,7 @@ import numpy as np
 
 from ....core import runtime as core_runtime
 from ....rules import compiled
-from ..kernels import axis_position, tuple_setitem as shared_tuple_setitem
+from ..kernels import axis_position, tuple_setitem as shared_tuple_setitem, written_out
 from .argument_types import axis_form, is_int, is_none, known
 from .template_modules import template
 
@@ -313,6 +313,4 @@ def _piece_at(at: int, bounds: Any, items: int = 0) -> Any:
     source = ("def piece(shape, how, sections, axis, k):\n"
               f"    start, stop = bounds(shape[{at}], {cuts}, k)\n"
               f"    return ({whole}slice(start, stop),)\n")
-    namespace: dict[str, Any] = {"bounds": bounds, "np": np}
-    exec(compile(source, f"<s2s_ad numba split_piece {at}>", "exec"), namespace)
-    return register_jitable(namespace["piece"])
+    return register_jitable(written_out(source, "piece", f"split_piece {at}", bounds=bounds))
