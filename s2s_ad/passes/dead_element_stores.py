@@ -62,7 +62,16 @@ def drop_dead_element_stores(fn: ir.Function, known: set[str]) -> ir.Function:
 def counts_down_from_nonnegative(fn: ir.Function, loop: ir.For) -> bool:
     """Whether ``loop`` runs backwards over a range whose values are non-negative and that steps
     by a positive constant, and runs every trip (no checkpoints, no early exit)."""
-    if not loop.reverse or loop.checkpoint is not None or loop.exit is not None:
+    return loop.reverse and _every_trip_of_a_range(fn, loop)
+
+
+def counts_up(fn: ir.Function, loop: ir.For) -> bool:
+    """Whether ``loop`` runs forwards over such a range, every trip."""
+    return not loop.reverse and _every_trip_of_a_range(fn, loop)
+
+
+def _every_trip_of_a_range(fn: ir.Function, loop: ir.For) -> bool:
+    if loop.checkpoint is not None or loop.exit is not None:
         return False
     if not isinstance(loop.iterable, ir.Var) or loop.iterable.name in fn.params:
         return False

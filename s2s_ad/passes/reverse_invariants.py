@@ -1,4 +1,5 @@
-"""A reverse loop's recomputed arithmetic that no trip changes runs once, before the loop.
+"""A loop's arithmetic that no trip changes runs once, before the loop: a reverse loop's recomputed
+values (``hoist_reverse_invariants``), and a forward loop's own (``hoist_forward_invariants``).
 
 Input: a generated adjoint-form ``ir.Function`` (optimized), and ``is_number``, whether a name the
 primal's facts know is proven a number.
@@ -25,6 +26,13 @@ raise (``length`` zero); the loop runs a trip exactly when ``steps``, a range
 (``dead_element_stores.counts_down_from_nonnegative``), is not empty, and then the forward loop
 computed the same quotient of the same numbers before, so the moved statement raises only where the
 forward sweep had already raised.
+
+The forward loop (a top-level ``for t in steps`` of the adjoint form, ``steps`` a range): the same
+statements move, under the same guard, for the same reason (the pendulum's forward loop divides by
+``length`` each trip where the hand-written one divides once).  Lowering's ``hoist_invariants`` moves
+only what cannot raise, as it writes no guard; here the guard makes a division safe to move: it runs
+where the loop's first trip would have run it.  After the loop the target holds what the last trip
+gave it (the same value), and nothing where the loop made no trip, as before.
 """
 from __future__ import annotations
 
@@ -33,19 +41,34 @@ from typing import Callable
 
 from ..core import ir
 from ..rules import registry as rules
-from .dead_element_stores import counts_down_from_nonnegative, named
+from .dead_element_stores import counts_down_from_nonnegative, counts_up, named
 
 
 def hoist_reverse_invariants(fn: ir.Function, is_number: Callable[[str], bool]) -> ir.Function:
     """``fn`` with its top-level reverse loops' trip-invariant arithmetic moved before them (see the
     module docstring); ``fn`` itself where there is none."""
+    return _hoisted(fn, is_number, reverse=True)
+
+
+def hoist_forward_invariants(fn: ir.Function, is_number: Callable[[str], bool]) -> ir.Function:
+    """``fn`` with its top-level forward loops' trip-invariant arithmetic moved before them, under the
+    loop's test (see the module docstring); ``fn`` itself where there is none."""
+    return _hoisted(fn, is_number, reverse=False)
+
+
+def _hoisted(fn: ir.Function, is_number: Callable[[str], bool], reverse: bool) -> ir.Function:
     body: list[ir.Stmt] = []
     changed = False
     for position, stmt in enumerate(fn.body):
-        if not (isinstance(stmt, ir.For) and counts_down_from_nonnegative(fn, stmt)):
+        walked = isinstance(stmt, ir.For) and (
+            counts_down_from_nonnegative(fn, stmt) if reverse else counts_up(fn, stmt))
+        if not walked:
             body.append(stmt)
             continue
-        after = fn.body[position + 1:]
+        assert isinstance(stmt, ir.For)
+        # (after a forward loop its target holds the value moved, as after the last trip: what the
+        # code after it does with the name is its own; a reverse loop's local is its alone)
+        after = fn.body[position + 1:] if reverse else []
         changed_in_loop = _changed_in(stmt)
         moved = [s for s in stmt.body if _invariant(s, stmt, changed_in_loop, after, is_number)]
         if not moved:

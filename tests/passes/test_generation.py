@@ -154,10 +154,14 @@ def divides_in_a_loop(x, n):
     return s
 
 
-def test_only_what_cannot_raise_leaves_a_loop():
+def test_what_may_raise_leaves_a_loop_only_under_its_test():
     assert s2s_ad.grad(divides_in_a_loop)(0.0, 0) == 0.0  # a loop that never runs divides by nothing
-    text = s2s_ad.source(divides_in_a_loop, args=(2.0, 3))
-    assert text.split("# reverse sweep")[0].index("1.0 / x") > text.index("for ")
+    with pytest.raises(ZeroDivisionError):  # one that runs divides, as the user's does
+        s2s_ad.grad(divides_in_a_loop)(0.0, 3)
+    ssa = s2s_ad.source(divides_in_a_loop, args=(2.0, 3), stage="hoist_invariants")
+    assert ssa.index("1.0 / x") > ssa.index("for ")  # (lowering moves what cannot raise: it writes no test)
+    forward = s2s_ad.source(divides_in_a_loop, args=(2.0, 3)).split("# reverse sweep")[0]
+    assert "    if steps:" in forward and forward.index("if steps:") < forward.index("1.0 / x") < forward.index("for ")
 
 
 def test_arrays_stay_in_the_loop():

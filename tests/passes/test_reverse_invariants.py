@@ -1,5 +1,5 @@
-"""A reverse loop's recomputed arithmetic that no trip changes runs once, before the loop
-(s2s_ad/passes/reverse_invariants.py).
+"""A loop's arithmetic that no trip changes runs once, before the loop: a reverse loop's recomputed
+values and a forward loop's own (s2s_ad/passes/reverse_invariants.py).
 
 The functions are time-stepping loops whose step divides by a parameter (what the pass is for) and
 loops it must leave alone (the quotient's operand changes in the loop; a value recomputed from an
@@ -17,7 +17,7 @@ import pytest
 
 import s2s_ad
 from s2s_ad.core import ir
-from s2s_ad.passes.reverse_invariants import hoist_reverse_invariants
+from s2s_ad.passes.reverse_invariants import hoist_forward_invariants, hoist_reverse_invariants
 from conftest import numeric_grad
 
 
@@ -68,6 +68,10 @@ def _reverse_loop(source):
     return source[source.index("    for t in reversed(steps):"):]
 
 
+def _forward_loop(source):
+    return source[source.index("    for t in steps:"):source.index("# reverse sweep")]
+
+
 # (function, a statement the reverse loop must not hold, or must hold (False))
 CASES = [(swing, "ratio = -9.81 / length", True), (decaying, "ratio = rate / scale", False),
          (by_element, "/ rate", False)]
@@ -84,6 +88,8 @@ def test_gradients_match_differences(function, statement, hoisted, n):
     if n:
         assert (statement not in loop) if hoisted else (statement in loop), loop
         assert (statement in df.source_for(*args)) or not hoisted
+        forward = _forward_loop(df.source_for(*args))
+        assert (statement not in forward) if hoisted else (statement in forward), forward
 
 
 @pytest.mark.parametrize("function", [swing, decaying])
@@ -91,10 +97,12 @@ def test_the_same_numbers_as_without_the_pass(function, monkeypatch):
     args, wrt = _args(function, 14)
     got = s2s_ad.grad(function, wrt=wrt)(*args)
     from s2s_ad.driver import pass_manager as passes
-    unchanged = dataclasses.replace(passes.PASSES["hoist_reverse_invariants"], run=lambda fn, context: fn)
-    monkeypatch.setitem(passes.PASSES, "hoist_reverse_invariants", unchanged)
+    for name in ("hoist_reverse_invariants", "hoist_forward_invariants"):
+        unchanged = dataclasses.replace(passes.PASSES[name], run=lambda fn, context: fn)
+        monkeypatch.setitem(passes.PASSES, name, unchanged)
     copy = _copy(function)
-    assert "ratio = " in _reverse_loop(s2s_ad.grad(copy, wrt=wrt).source_for(*args))
+    source = s2s_ad.grad(copy, wrt=wrt).source_for(*args)
+    assert "ratio = " in _reverse_loop(source) and "ratio = " in _forward_loop(source)
     want = s2s_ad.grad(copy, wrt=wrt)(*args)
     for a, b in zip(got, want):
         np.testing.assert_array_equal(a, b)
@@ -145,3 +153,21 @@ def test_what_moves_and_what_stays():
                                                    ir.For("t", ir.Var("steps"), [quotient, use]),
                                                    ir.Return(ir.Var("d_a"))])
     assert hoist_reverse_invariants(forward, numbers) is forward
+
+
+def test_a_forward_loop_divides_once_before_it_under_its_test():
+    """White-box: the forward loop's quotient moves under ``if steps:``, also where a later statement
+    names its target (it holds the value moved, as after the last trip); a reverse loop's stays for
+    the reverse pass."""
+    numbers = {"a", "b"}.__contains__
+    quotient = ir.Assign("q", ir.Call(operator.truediv, (ir.Var("a"), ir.Var("b"))))
+    use = ir.Assign("d_a", ir.Call(operator.mul, (ir.Var("q"), ir.Var("t"))))
+    head = [ir.Assign("steps", ir.Call(range, (ir.Var("n"),)))]
+    fn = ir.Function("d_f", ["n", "a", "b"], head + [ir.For("t", ir.Var("steps"), [quotient, use]),
+                                                     ir.Assign("d_b", ir.Var("q")), ir.Return(ir.Var("d_a"))])
+    made = hoist_forward_invariants(fn, numbers)
+    guard, loop = made.body[1], made.body[2]
+    assert isinstance(guard, ir.If) and guard.test == ir.Var("steps") and guard.body == [quotient]
+    assert loop.body == [use]
+    assert hoist_forward_invariants(_loop_function([quotient, use]), numbers).body[1].reverse  # (unchanged)
+    assert hoist_reverse_invariants(fn, numbers) is fn
