@@ -250,6 +250,8 @@ declare(operator.add, operator.sub, operator.mul, operator.truediv, operator.neg
 # (x s)(y t) is xy st, (x s)/(y t) is x/y s/t, -(x + c) is -x - c: how scales and shifts pass through
 # them (shift_invariance.py; + and - say it with sum=)
 declare(operator.mul, np.multiply, shift="product")
+declare(operator.mul, np.multiply, linear_in=(0, 1))
+declare(operator.truediv, np.divide, operator.neg, np.negative, linear_in=(0,))
 declare(operator.truediv, np.divide, shift="quotient")
 declare(operator.neg, np.negative, shift="negation")
 # On Python floats these may raise or give a complex number where NumPy's float64 gives inf or NaN, other

@@ -49,6 +49,7 @@ from ..passes.repeated_values import merge_repeated_values
 from ..passes.appends import grow_lists_in_place
 from ..passes.number_math import math_on_numbers
 from ..passes.reverse_invariants import hoist_forward_invariants, hoist_reverse_invariants
+from ..passes.invariant_factors import sum_before_factors
 from ..passes.optimize import optimize
 from ..passes.preaccumulate import preaccumulated
 from ..passes.release import release_dead_arrays
@@ -131,12 +132,17 @@ PASSES: dict[str, Pass] = {p.name: p for p in [
          "a reverse loop's recomputed arithmetic that no trip changes run once before it, under the loop's test",
          lambda fn, c: hoist_reverse_invariants(fn, lambda name: c.facts.rank_of(ir.Var(name)) == 0),
          after=("optimize", "carry_elements"), chosen_by_target=True),
+    Pass("sum_before_factors", (ADJOINT, PARTS),
+         "a reverse loop's sum of products by a factor no trip changes summed first, multiplied once after it",
+         lambda fn, c: sum_before_factors(fn, lambda name: c.facts.rank_of(ir.Var(name)) == 0),
+         after=("hoist_reverse_invariants",), chosen_by_target=True),
     Pass("hoist_forward_invariants", (ADJOINT, PARTS),
          "a forward loop's arithmetic that no trip changes run once before it, under the loop's test (a division too)",
          lambda fn, c: hoist_forward_invariants(fn, lambda name: c.facts.rank_of(ir.Var(name)) == 0),
          after=("optimize", "keep_primal_cells"), chosen_by_target=True),
     Pass("release_dead_arrays", (ADJOINT, PARTS), "del after an array temporary's last read: its memory reused",
-         lambda fn, c: release_dead_arrays(fn, c.arrays, c.known), after=("carry_elements", "hoist_reverse_invariants", "hoist_forward_invariants"),
+         lambda fn, c: release_dead_arrays(fn, c.arrays, c.known),
+         after=("carry_elements", "hoist_reverse_invariants", "sum_before_factors", "hoist_forward_invariants"),
          chosen_by_target=True),
     Pass("grow_lists_in_place", (ADJOINT, PARTS, TANGENT),
          "an append or item write no later read can tell from a new list changes its list (no copy per change)",
@@ -159,7 +165,8 @@ PASSES: dict[str, Pass] = {p.name: p for p in [
 
 REVERSE: tuple[str, ...] = ("optimize", "preaccumulate", "drop_unread_records", "fold_fills", "check_tape", SPLIT,
                             "drop_dead_element_stores", "keep_cells", "keep_primal_cells", "carry_elements",
-                            "hoist_reverse_invariants", "hoist_forward_invariants", "release_dead_arrays", "grow_lists_in_place",
+                            "hoist_reverse_invariants", "sum_before_factors", "hoist_forward_invariants", "release_dead_arrays",
+                            "grow_lists_in_place",
                             "math_on_numbers", "draws_by_position",
                             "slice_writes_by_call", "rewrite_for_array_api")
 FORWARD: tuple[str, ...] = ("optimize", "grow_lists_in_place", "draws_by_position", "slice_writes_by_call",

@@ -69,7 +69,7 @@ def _hoisted(fn: ir.Function, is_number: Callable[[str], bool], reverse: bool) -
         # (after a forward loop its target holds the value moved, as after the last trip: what the
         # code after it does with the name is its own; a reverse loop's local is its alone)
         after = fn.body[position + 1:] if reverse else []
-        changed_in_loop = _changed_in(stmt)
+        changed_in_loop = changed_in(stmt)
         moved = [s for s in stmt.body if _invariant(s, stmt, changed_in_loop, after, is_number)]
         if not moved:
             body.append(stmt)
@@ -89,7 +89,7 @@ def _tests(guard: ir.If, iterable: ir.Expr) -> bool:
     return isinstance(guard.test, ir.Var) and isinstance(iterable, ir.Var) and guard.test.name == iterable.name
 
 
-def _changed_in(loop: ir.For) -> set[str]:
+def changed_in(loop: ir.For) -> set[str]:
     """The names ``loop`` binds, stores into or releases in any trip."""
     changed = {loop.index} | ir.assigned_names(loop.body)
     changed |= {s.array for s in ir.walk(loop.body) if isinstance(s, ir.Store)}
@@ -101,7 +101,7 @@ def _invariant(stmt: ir.Stmt, loop: ir.For, changed_in_loop: set[str], after: li
                is_number: Callable[[str], bool]) -> bool:
     """Whether ``stmt``, at the top level of ``loop``'s body (whose trips change ``changed_in_loop``),
     may run once before the loop."""
-    if not (isinstance(stmt, ir.Assign) and _arithmetic_on_numbers(stmt.value, is_number)):
+    if not (isinstance(stmt, ir.Assign) and arithmetic_on_numbers(stmt.value, is_number)):
         return False
     if any(name in changed_in_loop for name in ir.names_read(stmt.value)):
         return False
@@ -114,13 +114,13 @@ def _invariant(stmt: ir.Stmt, loop: ir.For, changed_in_loop: set[str], after: li
     return not any(isinstance(s, ir.Release) and target in s.names for s in ir.walk(after))
 
 
-def _arithmetic_on_numbers(expr: ir.Expr, is_number: Callable[[str], bool]) -> bool:
+def arithmetic_on_numbers(expr: ir.Expr, is_number: Callable[[str], bool]) -> bool:
     if isinstance(expr, ir.Const):
         return isinstance(expr.value, (int, float)) and not isinstance(expr.value, bool)
     if isinstance(expr, ir.Var):
         return is_number(expr.name)
     return isinstance(expr, ir.Call) and not expr.kwargs and _arithmetic(expr.fn) \
-        and all(_arithmetic_on_numbers(a, is_number) for a in expr.args)
+        and all(arithmetic_on_numbers(a, is_number) for a in expr.args)
 
 
 def _arithmetic(fn: object) -> bool:

@@ -54,6 +54,8 @@ FACTS: dict[str, str] = {
                         "(operator.add: (add_adjoint, add_tangent), defined in templates/operators.py)",
     "cheap": "True: on numbers, cheaper to compute again in the reverse sweep than to record",
     "factors": "positions: the result is zero where the argument at any of them is zero (operator.mul: (0, 1))",
+    "linear_in": "positions: the result is linear in the argument there, the others held (operator.mul: (0, 1); "
+                 "operator.truediv: (0,), the numerator)",
     "sum": '"+": the sum of its two arguments, where a zero one drops out (operator.add); '
            '"-": their difference (operator.sub)',
     "returns_operand": "True: the result may be one of the arguments itself (max, min)",

@@ -445,6 +445,16 @@ def _check_linear(rule: Any, call: ExampleCall, names: Sequence[str], rng: np.ra
     return []
 
 
+def _check_linear_in(rule: Any, call: ExampleCall, facts: Mapping[str, Any], rng: np.random.Generator) -> list[str]:
+    """The declared ``linear_in`` positions: f linear in each of those inputs, the others held."""
+    problems: list[str] = []
+    for position in facts.get("linear_in", ()):
+        name = rule.inputs[position] if position < len(rule.inputs) else ""
+        if name in call.differentiable:
+            problems += _check_linear(rule, call, [name], rng, f"linear_in={facts['linear_in']}")
+    return problems
+
+
 def _redraw(value: Any, rng: np.random.Generator, domain: Sequence[float]) -> Any:
     if isinstance(value, list):
         return [_redraw(v, rng, domain) for v in value]
@@ -594,6 +604,7 @@ def contradictions(rule: Any, examples: Sequence[dict], facts: Mapping[str, Any]
         problems += _check_zero_derivative(rule, result, call, facts, rng)
         problems += _check_shift(rule, result, call, facts, example, rng)
         problems += _check_on_a_number(rule, result, call, facts)
+        problems += _check_linear_in(rule, call, facts, rng)
         differentiable = [n for n in rule.differentiable_inputs() if n in call.differentiable]
         if rule.form == "linear":
             problems += _check_linear(rule, call, differentiable, rng, "linear=True")

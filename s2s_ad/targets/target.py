@@ -175,7 +175,8 @@ class Target(abc.ABC):
         trip writes for the next kept in a local, ``del``
         after an array's last read; "hoist_reverse_invariants", "hoist_forward_invariants": a reverse
         loop's recomputed arithmetic, and a forward loop's own, that no trip changes run once before it
-        (under the loop's test); "math_on_numbers": an adjoint times ``np.cos`` of a number written
+        (under the loop's test); "sum_before_factors": a reverse loop's sum of products by such a factor
+        summed first and multiplied once; "math_on_numbers": an adjoint times ``np.cos`` of a number written
         with ``math``'s function (a Python float, not NumPy's float64).  None by default."""
         return ()
 
@@ -431,8 +432,8 @@ class NumPyTarget(Target):
 
     def passes(self, form: str) -> tuple[str, ...]:
         return ("fold_fills", "drop_dead_element_stores", "keep_cells", "keep_primal_cells", "carry_elements",
-                "hoist_reverse_invariants", "hoist_forward_invariants", "release_dead_arrays", "grow_lists_in_place",
-                "math_on_numbers")
+                "hoist_reverse_invariants", "sum_before_factors", "hoist_forward_invariants", "release_dead_arrays",
+                "grow_lists_in_place", "math_on_numbers")
 
     def roots(self) -> dict[str, Any]:
         return {"np": np, "math": math}

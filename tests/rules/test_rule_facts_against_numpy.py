@@ -274,6 +274,8 @@ WRONG_FACTS = [
     (cut_in_halves, {"examples": ({"a": (4,), "indices_or_sections": 2},), "items": 2, "returns_sequence": True,
                      "may_view": True, "retake": "always", "write_back": "pieces"}, None),
     (numpy_sine, {"examples": ({"a": ()},), "returns_float": True}, "returns_float"),
+    (scaled_by, {"examples": ({"a": (3,), "scale": 2.0},), "linear_in": (0, 1)}, None),  # a product: in each
+    (numpy_sine, {"examples": ({"a": (5,)},), "linear_in": (0,)}, "linear_in"),
     (python_sine, {"examples": ({"a": ()},), "returns_float": True}, None),
 ]
 
